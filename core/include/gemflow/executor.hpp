@@ -1,0 +1,82 @@
+#pragma once
+// Running a workflow: validation, dependency order, parallel independent branches, progress,
+// cooperative cancellation, per-node errors, a content-hashed result cache and provenance.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gemflow/data.hpp"
+#include "gemflow/registry.hpp"
+#include "gemflow/workflow.hpp"
+
+namespace gemflow {
+
+enum class NodeState { Idle, Queued, Running, Done, Cached, Failed, Cancelled, Skipped };
+[[nodiscard]] const char* to_string(NodeState s) noexcept;
+
+/// An event reported while running (from worker threads; handlers must be thread-safe).
+struct RunEvent {
+  enum class Kind { State, Progress, Log };
+  Kind kind = Kind::State;
+  std::string node;
+  NodeState state = NodeState::Idle;
+  double progress = 0.0;   ///< [0, 1] for Progress
+  LogLevel level = LogLevel::Info;
+  std::string message;     ///< progress message, log line or error text
+};
+
+/// Results of earlier runs keyed by the node key (hash of type + version, parameters and the
+/// keys of its inputs). Shared between runs in a Studio session; thread-safe.
+class ResultCache {
+ public:
+  [[nodiscard]] std::optional<std::map<std::string, Value>> find(const std::string& key) const;
+  void store(const std::string& key, std::map<std::string, Value> outputs);
+  void clear();
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::map<std::string, Value>> entries_;
+};
+
+struct RunOptions {
+  std::filesystem::path out_dir;       ///< created if missing; default "<cwd>/out/<name>"
+  int jobs = 0;                         ///< parallel nodes; 0 = hardware threads
+  std::string device;                   ///< overrides every `device` param when not ""
+  std::function<void(const RunEvent&)> on_event;
+  const std::atomic<bool>* cancel = nullptr;  ///< set to true to cancel
+  std::string until;                    ///< run only this node and what it depends on
+  ResultCache* cache = nullptr;         ///< reuse results whose key is unchanged
+  bool write_provenance = true;         ///< write out_dir/provenance.json
+};
+
+struct NodeResult {
+  NodeState state = NodeState::Idle;
+  std::string error;                    ///< failure text (for Failed)
+  double seconds = 0.0;
+  std::string key;                      ///< content hash (hex)
+  std::map<std::string, Value> outputs;
+};
+
+struct RunResult {
+  std::map<std::string, NodeResult> nodes;
+  std::vector<Diagnostic> diagnostics;  ///< validation errors (nothing ran when non-empty)
+  bool cancelled = false;
+  std::filesystem::path provenance;     ///< written file ("" when not written)
+  [[nodiscard]] bool ok() const;        ///< no diagnostics, not cancelled, no node failed
+};
+
+/// Validates then runs `wf`. Never throws for node failures: a node that throws is Failed
+/// with its message, nodes downstream of it are Skipped, other branches finish.
+[[nodiscard]] RunResult run_workflow(const Workflow& wf, const Registry& registry, const RunOptions& options);
+
+/// Hex xxh3-64 of a file's bytes (provenance input hashes).
+[[nodiscard]] std::string hash_file(const std::filesystem::path& file);
+
+}  // namespace gemflow

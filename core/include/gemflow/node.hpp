@@ -1,0 +1,312 @@
+#pragma once
+// Nodes: the unit of work in a workflow. A node type declares each port and parameter once,
+// as a typed member; the registry builds the NodeSpec (the schema read by the YAML loader,
+// validation, `gemflow nodes`, Studio's inspector and the docs) from those declarations.
+//
+//   class Smooth final : public gemflow::Node {
+//    public:
+//     static gemflow::NodeInfo info() {
+//       return {.id = "distgeom.triangle_smoothing", .version = 1, .title = "Triangle smoothing",
+//               .category = "Distance geometry", .doc = "..."};
+//     }
+//     gemflow::Input<gemflow::DistanceBounds> bounds{this, "bounds", "Bounds to smooth"};
+//     gemflow::Output<gemflow::DistanceBounds> smoothed{this, "smoothed", "Triangle-closed bounds"};
+//     gemflow::Param<double> tol{this, "tolerance", 1e-9, {.min = 0, .unit = "Å", .doc = "..."}};
+//     void execute(gemflow::NodeContext& ctx) override;
+//   };
+//
+// A fresh instance is created for every execution; parameters and inputs are set before
+// execute() is called and outputs read after it returns.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "gemflow/data.hpp"
+#include "gemflow/device.hpp"
+#include "gemflow/error.hpp"
+#include "gemflow/param.hpp"
+
+namespace gemflow {
+
+/// Identity and documentation of a node type.
+struct NodeInfo {
+  std::string id;        ///< namespaced, "plugin.name"
+  int version = 1;       ///< bumped when parameters or ports change meaning
+  std::string title;     ///< shown in Studio's palette
+  std::string category;  ///< palette group
+  std::string doc;       ///< brief; inputs/outputs/params are documented on their declarations
+  bool stochastic = false;  ///< uses a seed; same seed, same device → same result
+};
+
+struct PortSpec {
+  std::string name;
+  std::string type;  ///< DataType<T>::name
+  bool optional = false;
+  std::string doc;
+};
+
+/// The full, generated description of a node type.
+struct NodeSpec {
+  NodeInfo info;
+  std::vector<PortSpec> inputs;
+  std::vector<PortSpec> outputs;
+  std::vector<ParamSpec> params;
+
+  [[nodiscard]] const PortSpec* input(std::string_view name) const;
+  [[nodiscard]] const PortSpec* output(std::string_view name) const;
+  [[nodiscard]] const ParamSpec* param(std::string_view name) const;
+};
+
+enum class LogLevel { Debug, Info, Warning, Error };
+
+/// What a running node may use: progress, cancellation, logging, its device, output files.
+/// Implemented by the executor; thread-safe for the node's own use.
+class NodeContext {
+ public:
+  virtual ~NodeContext() = default;
+  [[nodiscard]] virtual const std::string& node_id() const = 0;
+  /// Reports progress in [0, 1] with an optional short message. Cheap; call it freely.
+  virtual void progress(double fraction, std::string_view message = {}) = 0;
+  /// True once the run was cancelled. Check at least every ~100 ms of work.
+  [[nodiscard]] virtual bool cancelled() const = 0;
+  void throw_if_cancelled() const {
+    if (cancelled()) throw Cancelled();
+  }
+  virtual void log(LogLevel level, std::string_view message) = 0;
+  void info(std::string_view m) { log(LogLevel::Info, m); }
+  void warn(std::string_view m) { log(LogLevel::Warning, m); }
+  /// The run's output folder (created before the run starts).
+  [[nodiscard]] virtual const std::filesystem::path& output_dir() const = 0;
+  /// Records an input file read by this node (hashed into provenance; never overwritten).
+  virtual void add_input_file(const std::filesystem::path& file) = 0;
+  /// Writes `file` atomically: `write` fills a temporary file in the same folder, which is
+  /// renamed over `file` only when `write` returns. Refuses (InputError) to overwrite a file
+  /// that any node of the run read. Records the file in provenance.
+  virtual void write_file(const std::filesystem::path& file,
+                          const std::function<void(const std::filesystem::path& tmp)>& write) = 0;
+  /// Adds a key/value to this node's provenance record (e.g. "device_used", "iterations").
+  virtual void record(std::string_view key, const ParamValue& value) = 0;
+  /// Device override for the whole run ("" when none), applied by Param<Device>.
+  [[nodiscard]] virtual const std::string& device_override() const = 0;
+};
+
+class Node;
+
+namespace detail {
+struct InputSlot {
+  PortSpec spec;
+  Value value;
+};
+struct OutputSlot {
+  PortSpec spec;
+  Value value;
+};
+struct ParamSlot {
+  ParamSpec spec;
+  ParamValue value;
+};
+}  // namespace detail
+
+/// Base class of every node type. See the file comment for the declaration pattern.
+class Node {
+ public:
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  virtual ~Node() = default;
+
+  /// Does the work. Throw gemflow::Error (or any exception) to fail the node.
+  virtual void execute(NodeContext& ctx) = 0;
+
+  // ---- used by the framework ----
+  [[nodiscard]] std::vector<PortSpec> input_specs() const;
+  [[nodiscard]] std::vector<PortSpec> output_specs() const;
+  [[nodiscard]] std::vector<ParamSpec> param_specs() const;
+  /// Sets an input value; throws Error when the port is unknown or the type differs.
+  void set_input(std::string_view port, Value v);
+  /// Sets a parameter (already checked against its spec); throws Error when unknown.
+  void set_param(std::string_view name, ParamValue v);
+  [[nodiscard]] const Value& output(std::string_view port) const;
+
+ protected:
+  template <class T>
+  friend class Input;
+  template <class T>
+  friend class Output;
+  template <class T>
+  friend class Param;
+  friend class DeviceParam;
+  friend class PathParam;
+  template <class E>
+  friend class Choice;
+  std::size_t add_input(PortSpec s);
+  std::size_t add_output(PortSpec s);
+  std::size_t add_param(ParamSpec s);
+  std::vector<detail::InputSlot> inputs_;
+  std::vector<detail::OutputSlot> outputs_;
+  std::vector<detail::ParamSlot> params_;
+};
+
+/// Port flags.
+enum class PortUse { Required, Optional };
+
+/// An input port carrying DataType<T>.
+template <class T>
+class Input {
+ public:
+  Input(Node* owner, std::string name, std::string doc, PortUse use = PortUse::Required)
+      : owner_(owner),
+        slot_(owner->add_input({std::move(name), std::string(DataType<T>::name),
+                                use == PortUse::Optional, std::move(doc)})) {}
+  /// True when a value was given (always true for required ports at execute time).
+  [[nodiscard]] bool connected() const { return !owner_->inputs_[slot_].value.empty(); }
+  /// The value; throws Error for an unconnected port.
+  [[nodiscard]] std::shared_ptr<const T> get() const { return owner_->inputs_[slot_].value.template as<T>(); }
+  const T& operator*() const { return *get(); }
+
+ private:
+  Node* owner_;
+  std::size_t slot_;
+};
+
+/// An output port carrying DataType<T>.
+template <class T>
+class Output {
+ public:
+  Output(Node* owner, std::string name, std::string doc)
+      : owner_(owner),
+        slot_(owner->add_output({std::move(name), std::string(DataType<T>::name), false, std::move(doc)})) {}
+  void set(std::shared_ptr<const T> v) { owner_->outputs_[slot_].value = Value::of<T>(std::move(v)); }
+  void set(T v) { set(std::make_shared<const T>(std::move(v))); }
+
+ private:
+  Node* owner_;
+  std::size_t slot_;
+};
+
+/// Options of a parameter declaration (designated initialisers).
+struct ParamOptions {
+  std::optional<double> min, max;
+  std::string unit;
+  std::string doc;
+};
+
+namespace detail {
+template <class T>
+constexpr ParamKind kind_of() {
+  if constexpr (std::is_same_v<T, bool>) return ParamKind::Bool;
+  else if constexpr (std::is_integral_v<T>) return ParamKind::Int;
+  else if constexpr (std::is_floating_point_v<T>) return ParamKind::Float;
+  else return ParamKind::String;
+}
+}  // namespace detail
+
+/// A parameter of type bool, an integer type, double/float or std::string.
+template <class T>
+class Param {
+ public:
+  Param(Node* owner, std::string name, T default_value, ParamOptions o = {})
+      : owner_(owner) {
+    ParamSpec s;
+    s.name = std::move(name);
+    s.kind = detail::kind_of<T>();
+    s.default_value = to_value(default_value);
+    s.min = o.min;
+    s.max = o.max;
+    s.unit = std::move(o.unit);
+    s.doc = std::move(o.doc);
+    slot_ = owner->add_param(std::move(s));
+  }
+  [[nodiscard]] T value() const {
+    const ParamValue& v = owner_->params_[slot_].value;
+    if constexpr (std::is_same_v<T, bool>) return std::get<bool>(v);
+    else if constexpr (std::is_integral_v<T>) return static_cast<T>(std::get<std::int64_t>(v));
+    else if constexpr (std::is_floating_point_v<T>)
+      return static_cast<T>(std::holds_alternative<double>(v) ? std::get<double>(v)
+                                                              : static_cast<double>(std::get<std::int64_t>(v)));
+    else return std::get<std::string>(v);
+  }
+  T operator*() const { return value(); }
+
+ private:
+  static ParamValue to_value(const T& v) {
+    if constexpr (std::is_same_v<T, bool>) return v;
+    else if constexpr (std::is_integral_v<T>) return static_cast<std::int64_t>(v);
+    else if constexpr (std::is_floating_point_v<T>) return static_cast<double>(v);
+    else return std::string(v);
+  }
+  Node* owner_;
+  std::size_t slot_ = 0;
+};
+
+/// A required-or-defaulted file path. Input paths resolve against the workflow file's folder,
+/// output paths against the run's output folder; value() is the resolved absolute path.
+class PathParam {
+ public:
+  enum class Mode { Read, Write };
+  PathParam(Node* owner, std::string name, Mode mode, std::string doc, std::string default_value = {});
+  [[nodiscard]] std::filesystem::path value() const;
+  std::filesystem::path operator*() const { return value(); }
+
+ private:
+  Node* owner_;
+  std::size_t slot_ = 0;
+};
+
+/// A choice among named enumerators: the YAML holds the name, the code gets the enum.
+///   Choice<Method> method{this, "method", Method::Cholesky,
+///                         {{Method::Cholesky, "cholesky"}, {Method::Eigen, "eigen"}}, {.doc = "..."}};
+template <class E>
+class Choice {
+ public:
+  Choice(Node* owner, std::string name, E default_value,
+         std::initializer_list<std::pair<E, const char*>> names, ParamOptions o = {})
+      : owner_(owner), names_(names) {
+    ParamSpec s;
+    s.name = std::move(name);
+    s.kind = ParamKind::Choice;
+    for (auto& [e, n] : names_) {
+      s.choices.emplace_back(n);
+      if (e == default_value) s.default_value = std::string(n);
+    }
+    s.doc = std::move(o.doc);
+    s.unit = std::move(o.unit);
+    slot_ = owner->add_param(std::move(s));
+  }
+  [[nodiscard]] E value() const {
+    const auto& text = std::get<std::string>(owner_->params_[slot_].value);
+    for (auto& [e, n] : names_)
+      if (text == n) return e;
+    throw Error("invalid choice '" + text + "'");
+  }
+  E operator*() const { return value(); }
+
+ private:
+  Node* owner_;
+  std::vector<std::pair<E, const char*>> names_;
+  std::size_t slot_ = 0;
+};
+
+/// The standard `device` parameter: auto | cpu | cuda | cuda:N. `resolve(ctx)` applies the
+/// run's --device override, resolves it (DeviceError when a requested CUDA device is absent),
+/// logs the choice for `auto` and records "device_used" in provenance.
+class DeviceParam {
+ public:
+  explicit DeviceParam(Node* owner, std::string default_value = "auto");
+  [[nodiscard]] std::string requested() const;
+  [[nodiscard]] Device resolve(NodeContext& ctx) const;
+
+ private:
+  Node* owner_;
+  std::size_t slot_ = 0;
+};
+
+}  // namespace gemflow

@@ -1,0 +1,50 @@
+#pragma once
+// Parameter values and their specs: the single description that the YAML loader, the CLI
+// (`gemflow nodes`, `--set`), Studio's inspector and the docs all read.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace gemflow {
+
+/// Kind of a parameter, which fixes its YAML form and its editor in Studio.
+enum class ParamKind {
+  Bool,        ///< true/false
+  Int,         ///< 64-bit integer, optional [min, max]
+  Float,       ///< double, optional [min, max], unit
+  String,      ///< free text
+  Choice,      ///< one of `choices`
+  InputPath,   ///< file read by the node; relative paths resolve against the workflow file
+  OutputPath,  ///< file written by the node; relative paths resolve against the output folder
+  Device,      ///< "auto", "cpu", "cuda" or "cuda:N"
+};
+[[nodiscard]] const char* to_string(ParamKind k) noexcept;
+
+/// A parameter value. Int and Float params also accept an integer literal for Float.
+using ParamValue = std::variant<bool, std::int64_t, double, std::string>;
+
+/// Text form of a value as written in YAML ("true", "12", "0.5", "cholesky").
+[[nodiscard]] std::string format_param(const ParamValue& v);
+
+/// Declaration of one parameter.
+struct ParamSpec {
+  std::string name;
+  ParamKind kind = ParamKind::Float;
+  ParamValue default_value;
+  bool required = false;             ///< no usable default: the workflow must set it
+  std::optional<double> min, max;    ///< inclusive limits for Int and Float
+  std::vector<std::string> choices;  ///< for Choice
+  std::string unit;                  ///< "Å", "kcal/mol", "" for none
+  std::string doc;
+
+  /// Parses YAML scalar text into a value of this kind (without checking limits).
+  /// Returns the reason on failure ("expected a number, got 'abc'").
+  [[nodiscard]] std::variant<ParamValue, std::string> parse(const std::string& text) const;
+  /// Checks a value against kind, limits and choices; nullopt when valid, else the reason
+  /// ("2.5 is above the maximum 2 Å"). This is the one validation path used everywhere.
+  [[nodiscard]] std::optional<std::string> check(const ParamValue& v) const;
+};
+
+}  // namespace gemflow

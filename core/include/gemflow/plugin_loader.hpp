@@ -1,0 +1,52 @@
+#pragma once
+// Loading plugins with Boost.DLL. A plugin that fails to load is recorded with its file and
+// the reason; it never stops the others.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gemflow/registry.hpp"
+
+namespace gemflow {
+
+struct PluginRecord {
+  std::filesystem::path file;
+  std::string name;         ///< from the plugin ("" when unreadable)
+  std::string version;
+  std::string fingerprint;
+  bool loaded = false;
+  std::string error;        ///< why it was refused ("" when loaded)
+  std::vector<std::string> node_ids;  ///< nodes it registered
+};
+
+/// Loads plugins into a Registry. Libraries stay loaded for the life of the process (values
+/// created by a plugin may outlive any host object), so there is no unload.
+class PluginHost {
+ public:
+  explicit PluginHost(Registry& registry) : registry_(registry) {}
+
+  /// Loads one file: checks it is a shared library exporting the Gemflow entry points, that
+  /// its API version and fingerprint match the host, then calls its register function.
+  /// Failures (not a library, missing symbol, version/fingerprint mismatch, exception in
+  /// registration, duplicate node id) are returned in the record and nodes registered before
+  /// a failure are kept only when registration completed.
+  PluginRecord load(const std::filesystem::path& file);
+  /// Loads every `*.so` in a folder (sorted by name). A missing folder is not an error.
+  void load_directory(const std::filesystem::path& dir);
+  /// Search path: the install's plugin folder (next to the executable: ../lib/gemflow/plugins),
+  /// then each entry of GEMFLOW_PLUGIN_PATH (':'-separated), then `extra`.
+  [[nodiscard]] static std::vector<std::filesystem::path> search_path(
+      const std::vector<std::filesystem::path>& extra = {});
+  /// Loads every folder of search_path(extra).
+  void load_all(const std::vector<std::filesystem::path>& extra = {});
+
+  [[nodiscard]] const std::vector<PluginRecord>& records() const noexcept { return records_; }
+  /// The host's own fingerprint, for `gemflow plugins --doctor`.
+  [[nodiscard]] static std::string host_fingerprint();
+
+ private:
+  Registry& registry_;
+  std::vector<PluginRecord> records_;
+};
+
+}  // namespace gemflow

@@ -1,0 +1,67 @@
+#pragma once
+// The registry of node types and data types known to a host (built-in plus plugins).
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gemflow/data.hpp"
+#include "gemflow/node.hpp"
+
+namespace gemflow {
+
+struct TypeInfo {
+  std::string name;
+  std::string doc;
+  std::string origin;  ///< plugin file that registered it, or "core"
+};
+
+struct NodeEntry {
+  NodeSpec spec;
+  std::function<std::unique_ptr<Node>()> create;
+  std::string origin;  ///< plugin file that registered it, or "core"
+};
+
+/// Node types concept: a Node subclass with `static NodeInfo info()` and a default constructor.
+template <class N>
+concept NodeType = std::is_base_of_v<Node, N> && std::is_default_constructible_v<N> &&
+                   requires { { N::info() } -> std::convertible_to<NodeInfo>; };
+
+class Registry {
+ public:
+  Registry();  ///< registers the SDK's standard data types
+
+  /// Registers a node type. Throws Error when the id is already registered (naming both
+  /// origins), when a port type is not registered, or when a spec is malformed.
+  void add_node(NodeEntry entry);
+  template <NodeType N>
+  void add_node(std::string origin) {
+    auto proto = std::make_unique<N>();
+    add_node(NodeEntry{NodeSpec{N::info(), proto->input_specs(), proto->output_specs(), proto->param_specs()},
+                       [] { return std::unique_ptr<Node>(std::make_unique<N>()); }, std::move(origin)});
+  }
+  /// Registers a data type; re-registering the same name from the same origin is a no-op.
+  void add_type(TypeInfo info);
+  template <class T>
+  void add_type(std::string origin) {
+    add_type({std::string(DataType<T>::name), std::string(DataType<T>::doc), std::move(origin)});
+  }
+
+  [[nodiscard]] const NodeEntry* find_node(std::string_view id) const;
+  [[nodiscard]] const TypeInfo* find_type(std::string_view name) const;
+  [[nodiscard]] std::vector<const NodeEntry*> nodes() const;  ///< sorted by id
+  [[nodiscard]] std::vector<std::string> node_ids() const;
+  [[nodiscard]] std::vector<const TypeInfo*> types() const;
+
+ private:
+  std::map<std::string, NodeEntry, std::less<>> nodes_;
+  std::map<std::string, TypeInfo, std::less<>> types_;
+};
+
+/// Closest candidate to `name` by edit distance (case-insensitive), or "" when nothing is
+/// reasonably close. Used for "did you mean ...?" hints everywhere.
+[[nodiscard]] std::string nearest_name(std::string_view name, const std::vector<std::string>& candidates);
+
+}  // namespace gemflow

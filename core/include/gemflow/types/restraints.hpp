@@ -1,0 +1,46 @@
+#pragma once
+// Distance restraints (NOE and others), as read from NEF or Xplor-NIH .tbl files.
+#include <string>
+#include <vector>
+
+#include "gemflow/types/structure.hpp"
+
+namespace gemflow {
+
+/// One atom selection of a restraint, as written in the file: chain/segment, residue number,
+/// residue name and an atom name that may contain wildcards or pseudo-atom names.
+struct AtomSelector {
+  std::string chain;
+  int residue_number = 0;
+  std::string residue;   ///< may be empty when the file does not say
+  std::string atom;      ///< as in the file, e.g. "HB%", "HG1#", "QB", "H*"
+};
+
+/// One distance restraint. Ambiguous restraints (several alternative atom pairs, from `or`
+/// in .tbl or repeated ids in NEF) hold one entry per alternative in `pairs`; the distance
+/// applies to the r^-6 sum (or the minimum) over all expanded atom pairs.
+/// `atoms_a[k]`/`atoms_b[k]` are the Structure atom indices a selection expanded to
+/// (empty when no structure was given to resolve against).
+struct DistanceRestraint {
+  int id = 0;                 ///< restraint id from the file (NEF restraint_id, or running index)
+  std::string origin;         ///< "file:line" of the restraint's first line
+  struct Alternative {
+    AtomSelector a, b;
+    std::vector<std::size_t> atoms_a, atoms_b;
+  };
+  std::vector<Alternative> alternatives;
+  double lower = 0.0;         ///< Å
+  double upper = 0.0;         ///< Å
+  double target = 0.0;        ///< Å (0 when not given)
+  double weight = 1.0;
+  double pseudo_correction = 0.0;  ///< Å added to `upper` for pseudo-atom/wildcard selections
+};
+
+/// A set of restraints plus the report of how they matched a structure.
+struct RestraintSet {
+  std::string source;  ///< file they were read from
+  std::vector<DistanceRestraint> restraints;
+  std::vector<std::string> warnings;  ///< mismatches found while resolving (counts, examples)
+};
+
+}  // namespace gemflow

@@ -1,0 +1,17 @@
+#include "gemflow/error.hpp"
+
+namespace gemflow {
+
+std::string SourceLocation::str() const {
+  std::string s = file;
+  if (line > 0) {
+    s += ":" + std::to_string(line);
+    if (column > 0) s += ":" + std::to_string(column);
+  }
+  return s;
+}
+
+InputError::InputError(SourceLocation where, const std::string& message)
+    : Error(where.file.empty() ? message : where.str() + ": " + message), where_(std::move(where)) {}
+
+}  // namespace gemflow

@@ -1,0 +1,119 @@
+#include "gemflow/node.hpp"
+
+#include <fmt/format.h>
+
+namespace gemflow {
+
+namespace {
+template <class V>
+const auto* find_named(const V& v, std::string_view name) {
+  for (const auto& x : v)
+    if (x.name == name) return &x;
+  return static_cast<const typename V::value_type*>(nullptr);
+}
+}  // namespace
+
+const PortSpec* NodeSpec::input(std::string_view name) const { return find_named(inputs, name); }
+const PortSpec* NodeSpec::output(std::string_view name) const { return find_named(outputs, name); }
+const ParamSpec* NodeSpec::param(std::string_view name) const { return find_named(params, name); }
+
+std::vector<PortSpec> Node::input_specs() const {
+  std::vector<PortSpec> r;
+  for (const auto& s : inputs_) r.push_back(s.spec);
+  return r;
+}
+std::vector<PortSpec> Node::output_specs() const {
+  std::vector<PortSpec> r;
+  for (const auto& s : outputs_) r.push_back(s.spec);
+  return r;
+}
+std::vector<ParamSpec> Node::param_specs() const {
+  std::vector<ParamSpec> r;
+  for (const auto& s : params_) r.push_back(s.spec);
+  return r;
+}
+
+void Node::set_input(std::string_view port, Value v) {
+  for (auto& s : inputs_)
+    if (s.spec.name == port) {
+      if (!v.empty() && v.type() != s.spec.type)
+        throw Error(fmt::format("input '{}' expects {}, got {}", port, s.spec.type, v.type()));
+      s.value = std::move(v);
+      return;
+    }
+  throw Error(fmt::format("no input port '{}'", port));
+}
+
+void Node::set_param(std::string_view name, ParamValue v) {
+  for (auto& s : params_)
+    if (s.spec.name == name) {
+      // Float params accept integers; store them as double so value() has one path.
+      if (s.spec.kind == ParamKind::Float && std::holds_alternative<std::int64_t>(v))
+        v = static_cast<double>(std::get<std::int64_t>(v));
+      s.value = std::move(v);
+      return;
+    }
+  throw Error(fmt::format("no parameter '{}'", name));
+}
+
+const Value& Node::output(std::string_view port) const {
+  for (const auto& s : outputs_)
+    if (s.spec.name == port) return s.value;
+  throw Error(fmt::format("no output port '{}'", port));
+}
+
+std::size_t Node::add_input(PortSpec s) {
+  inputs_.push_back({std::move(s), {}});
+  return inputs_.size() - 1;
+}
+std::size_t Node::add_output(PortSpec s) {
+  outputs_.push_back({std::move(s), {}});
+  return outputs_.size() - 1;
+}
+std::size_t Node::add_param(ParamSpec s) {
+  ParamValue v = s.default_value;
+  params_.push_back({std::move(s), std::move(v)});
+  return params_.size() - 1;
+}
+
+PathParam::PathParam(Node* owner, std::string name, Mode mode, std::string doc, std::string default_value)
+    : owner_(owner) {
+  ParamSpec s;
+  s.name = std::move(name);
+  s.kind = mode == Mode::Read ? ParamKind::InputPath : ParamKind::OutputPath;
+  s.required = default_value.empty();
+  s.default_value = std::move(default_value);
+  s.doc = std::move(doc);
+  slot_ = owner->add_param(std::move(s));
+}
+
+std::filesystem::path PathParam::value() const {
+  return std::get<std::string>(owner_->params_[slot_].value);
+}
+
+DeviceParam::DeviceParam(Node* owner, std::string default_value) : owner_(owner) {
+  ParamSpec s;
+  s.name = "device";
+  s.kind = ParamKind::Device;
+  s.default_value = std::move(default_value);
+  s.doc = "Where to run: auto (CUDA when a device is present, else CPU), cpu, cuda or cuda:N. "
+          "cuda fails when no device is present.";
+  slot_ = owner->add_param(std::move(s));
+}
+
+std::string DeviceParam::requested() const { return std::get<std::string>(owner_->params_[slot_].value); }
+
+Device DeviceParam::resolve(NodeContext& ctx) const {
+  const std::string text = ctx.device_override().empty() ? requested() : ctx.device_override();
+  auto req = DeviceRequest::parse(text);
+  if (!req) throw Error(fmt::format("parameter 'device': '{}' is not a device (auto, cpu, cuda, cuda:N)", text));
+  Device d = resolve_device(*req);
+  if (req->kind == DeviceRequest::Kind::Auto) {
+    ctx.info(d.is_cuda() ? fmt::format("device auto: using {} ({})", d.str(), cuda_device_name(d.index))
+                         : std::string("device auto: no CUDA device, using cpu"));
+  }
+  ctx.record("device_used", d.str());
+  return d;
+}
+
+}  // namespace gemflow

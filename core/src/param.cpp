@@ -1,0 +1,125 @@
+#include "gemflow/param.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "gemflow/device.hpp"
+
+namespace gemflow {
+
+const char* to_string(ParamKind k) noexcept {
+  switch (k) {
+    case ParamKind::Bool: return "bool";
+    case ParamKind::Int: return "int";
+    case ParamKind::Float: return "float";
+    case ParamKind::String: return "string";
+    case ParamKind::Choice: return "choice";
+    case ParamKind::InputPath: return "input path";
+    case ParamKind::OutputPath: return "output path";
+    case ParamKind::Device: return "device";
+  }
+  return "?";
+}
+
+std::string format_param(const ParamValue& v) {
+  struct {
+    std::string operator()(bool b) const { return b ? "true" : "false"; }
+    std::string operator()(std::int64_t i) const { return std::to_string(i); }
+    std::string operator()(double d) const {
+      // Shortest text that reads back to the same double, always with a '.' or exponent.
+      std::string s = fmt::format("{}", d);
+      if (std::isfinite(d) && s.find_first_of(".eE") == std::string::npos) s += ".0";
+      return s;
+    }
+    std::string operator()(const std::string& s) const { return s; }
+  } f;
+  return std::visit(f, v);
+}
+
+namespace {
+bool parse_int(const std::string& t, std::int64_t& out) {
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+  return ec == std::errc() && p == t.data() + t.size() && !t.empty();
+}
+bool parse_double(const std::string& t, double& out) {
+  if (t.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(t.c_str(), &end);
+  return end == t.c_str() + t.size() && std::isfinite(out);
+}
+}  // namespace
+
+std::variant<ParamValue, std::string> ParamSpec::parse(const std::string& text) const {
+  switch (kind) {
+    case ParamKind::Bool:
+      if (text == "true" || text == "True" || text == "yes" || text == "on") return ParamValue{true};
+      if (text == "false" || text == "False" || text == "no" || text == "off") return ParamValue{false};
+      return fmt::format("expected true or false, got '{}'", text);
+    case ParamKind::Int: {
+      std::int64_t i = 0;
+      if (parse_int(text, i)) return ParamValue{i};
+      return fmt::format("expected an integer, got '{}'", text);
+    }
+    case ParamKind::Float: {
+      double d = 0;
+      if (parse_double(text, d)) return ParamValue{d};
+      return fmt::format("expected a number, got '{}'", text);
+    }
+    case ParamKind::String:
+    case ParamKind::Choice:
+    case ParamKind::InputPath:
+    case ParamKind::OutputPath:
+    case ParamKind::Device:
+      return ParamValue{text};
+  }
+  return std::string("unknown parameter kind");
+}
+
+std::optional<std::string> ParamSpec::check(const ParamValue& v) const {
+  const std::string u = unit.empty() ? "" : " " + unit;
+  auto range = [&](double x) -> std::optional<std::string> {
+    if (min && x < *min) return fmt::format("{} is below the minimum {}{}", format_param(v), *min, u);
+    if (max && x > *max) return fmt::format("{} is above the maximum {}{}", format_param(v), *max, u);
+    return std::nullopt;
+  };
+  switch (kind) {
+    case ParamKind::Bool:
+      if (!std::holds_alternative<bool>(v)) return "expected true or false";
+      return std::nullopt;
+    case ParamKind::Int:
+      if (!std::holds_alternative<std::int64_t>(v)) return "expected an integer";
+      return range(static_cast<double>(std::get<std::int64_t>(v)));
+    case ParamKind::Float:
+      if (std::holds_alternative<std::int64_t>(v)) return range(static_cast<double>(std::get<std::int64_t>(v)));
+      if (!std::holds_alternative<double>(v)) return "expected a number";
+      if (!std::isfinite(std::get<double>(v))) return "expected a finite number";
+      return range(std::get<double>(v));
+    case ParamKind::Choice: {
+      if (!std::holds_alternative<std::string>(v)) return "expected one of the choices";
+      const auto& s = std::get<std::string>(v);
+      for (const auto& c : choices)
+        if (c == s) return std::nullopt;
+      std::string all;
+      for (const auto& c : choices) all += (all.empty() ? "" : ", ") + c;
+      return fmt::format("'{}' is not one of: {}", s, all);
+    }
+    case ParamKind::Device:
+      if (!std::holds_alternative<std::string>(v) || !DeviceRequest::parse(std::get<std::string>(v)))
+        return fmt::format("'{}' is not a device (auto, cpu, cuda, cuda:N)", format_param(v));
+      return std::nullopt;
+    case ParamKind::InputPath:
+    case ParamKind::OutputPath:
+      if (!std::holds_alternative<std::string>(v)) return "expected a path";
+      if (required && std::get<std::string>(v).empty()) return "a path is required";
+      return std::nullopt;
+    case ParamKind::String:
+      if (!std::holds_alternative<std::string>(v)) return "expected text";
+      return std::nullopt;
+  }
+  return "unknown parameter kind";
+}
+
+}  // namespace gemflow

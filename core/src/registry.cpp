@@ -1,0 +1,116 @@
+#include "gemflow/registry.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gemflow/types.hpp"
+
+namespace gemflow {
+
+Registry::Registry() {
+  add_type<Matrix<double>>("core");
+  add_type<Matrix<float>>("core");
+  add_type<DistanceBounds>("core");
+  add_type<Structure>("core");
+  add_type<RestraintSet>("core");
+  add_type<Table>("core");
+}
+
+void Registry::add_type(TypeInfo info) {
+  auto it = types_.find(info.name);
+  if (it != types_.end()) {
+    if (it->second.origin == info.origin) return;
+    throw Error(fmt::format("data type '{}' registered twice: by {} and by {}", info.name,
+                            it->second.origin, info.origin));
+  }
+  std::string key = info.name;
+  types_.emplace(std::move(key), std::move(info));
+}
+
+void Registry::add_node(NodeEntry e) {
+  const auto& id = e.spec.info.id;
+  if (id.empty() || id.find('.') == std::string::npos)
+    throw Error(fmt::format("node id '{}' from {} is not namespaced (plugin.name)", id, e.origin));
+  if (auto it = nodes_.find(id); it != nodes_.end())
+    throw Error(fmt::format("duplicate node id '{}': registered by {} and by {}", id, it->second.origin, e.origin));
+  std::set<std::string> names;
+  auto unique = [&](const std::string& what, const std::string& n) {
+    if (!names.insert(n).second)
+      throw Error(fmt::format("node '{}': {} name '{}' declared twice", id, what, n));
+  };
+  for (const auto* ports : {&e.spec.inputs, &e.spec.outputs}) {
+    names.clear();
+    for (const auto& p : *ports) {
+      unique("port", p.name);
+      if (!find_type(p.type))
+        throw Error(fmt::format("node '{}': port '{}' has unregistered type '{}'", id, p.name, p.type));
+    }
+  }
+  names.clear();
+  for (const auto& p : e.spec.params) {
+    unique("parameter", p.name);
+    if (!p.required)
+      if (auto why = p.check(p.default_value))
+        throw Error(fmt::format("node '{}': default of parameter '{}' is invalid: {}", id, p.name, *why));
+  }
+  std::string key = id;
+  nodes_.emplace(std::move(key), std::move(e));
+}
+
+const NodeEntry* Registry::find_node(std::string_view id) const {
+  auto it = nodes_.find(id);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+const TypeInfo* Registry::find_type(std::string_view name) const {
+  auto it = types_.find(name);
+  return it == types_.end() ? nullptr : &it->second;
+}
+std::vector<const NodeEntry*> Registry::nodes() const {
+  std::vector<const NodeEntry*> r;
+  for (const auto& [k, v] : nodes_) r.push_back(&v);
+  return r;
+}
+std::vector<std::string> Registry::node_ids() const {
+  std::vector<std::string> r;
+  for (const auto& [k, v] : nodes_) r.push_back(k);
+  return r;
+}
+std::vector<const TypeInfo*> Registry::types() const {
+  std::vector<const TypeInfo*> r;
+  for (const auto& [k, v] : types_) r.push_back(&v);
+  return r;
+}
+
+std::string nearest_name(std::string_view name, const std::vector<std::string>& candidates) {
+  auto lower = [](std::string_view s) {
+    std::string r(s);
+    for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+  };
+  const std::string a = lower(name);
+  std::string best;
+  std::size_t best_d = SIZE_MAX;
+  for (const auto& cand : candidates) {
+    const std::string b = lower(cand);
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      cur[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j)
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      std::swap(prev, cur);
+    }
+    if (prev[b.size()] < best_d) {
+      best_d = prev[b.size()];
+      best = cand;
+    }
+  }
+  // Close enough: at most a third of the longer name differs.
+  const std::size_t limit = std::max<std::size_t>(2, std::max(a.size(), best.size()) / 3);
+  return best_d <= limit ? best : std::string();
+}
+
+}  // namespace gemflow
