@@ -1,0 +1,10 @@
+#pragma once
+#include <gemflow/plugin.hpp>
+
+namespace gemflow::distgeom {
+/// distgeom.triangle_smoothing (nodes/smoothing_nodes.cpp).
+void register_smoothing_nodes(PluginRegistrar& r);
+/// distgeom.bounds, bounds_from_structure, metrize, metric_matrix, embed, refine, compare
+/// (nodes/embedding_nodes.cpp).
+void register_embedding_nodes(PluginRegistrar& r);
+}  // namespace gemflow::distgeom

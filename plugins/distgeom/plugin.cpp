@@ -1,0 +1,11 @@
+// The distgeom plugin: distance geometry from bounds to refined structures.
+#include <gemflow/plugin.hpp>
+
+#include "register.hpp"
+
+static void register_distgeom(gemflow::PluginRegistrar& r) {
+  gemflow::distgeom::register_smoothing_nodes(r);
+  gemflow::distgeom::register_embedding_nodes(r);
+}
+
+GEMFLOW_PLUGIN("distgeom", "0.1.0", register_distgeom)
