@@ -15,6 +15,10 @@
 function(gemflow_plugin_tree name)
   cmake_parse_arguments(P "" "" "ALGO_LIBRARIES;CUDA_LIBRARIES;NODE_LIBRARIES;TEST_LIBRARIES" ${ARGN})
   set(dir ${CMAKE_CURRENT_SOURCE_DIR})
+  if(NOT EXISTS ${dir}/plugin.cpp)
+    message(STATUS "Gemflow: plugin ${name} has no plugin.cpp yet; skipped")
+    return()
+  endif()
   string(TOUPPER ${name} NAME_UPPER)
   set(algo gemflow_${name}_algo)
 
@@ -42,6 +46,9 @@ function(gemflow_plugin_tree name)
   endif()
 
   file(GLOB nodes_src CONFIGURE_DEPENDS ${dir}/nodes/*.cpp)
+  if(NOT nodes_src)
+    message(FATAL_ERROR "plugin ${name}: plugin.cpp exists but nodes/ has no .cpp")
+  endif()
   add_library(gemflow_${name}_nodes STATIC ${nodes_src})
   target_include_directories(gemflow_${name}_nodes PUBLIC ${dir}/nodes)
   target_link_libraries(gemflow_${name}_nodes PUBLIC gemflow::core ${algo} ${P_NODE_LIBRARIES}
