@@ -1,0 +1,6 @@
+// Scaffold: nodes are added here as they land.
+#include "register.hpp"
+
+namespace gemflow::distgeom {
+void register_embedding_nodes(PluginRegistrar& /*r*/) {}
+}  // namespace gemflow::distgeom
