@@ -1,0 +1,181 @@
+// Plugin loader: every broken plugin is refused with its reason, before registration, and
+// never hides or damages the good ones.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gemflow/plugin.hpp"
+#include "gemflow/plugin_loader.hpp"
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+namespace gemflow {
+namespace {
+
+fs::path plugin(const std::string& c) {
+  return fs::path(GEMFLOW_TEST_PLUGIN_DIR) / c / ("libgemflow_" + c + ".so");
+}
+
+TEST(PluginLoader, GoodPluginRegistersItsNodes) {
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord r = host.load(plugin("testnodes"));
+  ASSERT_TRUE(r.loaded) << r.error;
+  EXPECT_EQ(r.name, "testnodes");
+  EXPECT_EQ(r.version, "1.0.0");
+  EXPECT_EQ(r.fingerprint, PluginHost::host_fingerprint());
+  EXPECT_THAT(r.node_ids, ::testing::Contains("test.add"));
+  EXPECT_EQ(r.node_ids.size(), 8u);
+  const NodeEntry* add = reg.find_node("test.add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->origin, plugin("testnodes").string());
+  ASSERT_EQ(add->spec.inputs.size(), 2u);
+  EXPECT_EQ(add->spec.inputs[0].type, "Matrix<f64>");
+  // The factory builds working nodes.
+  auto node = add->create();
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(node->output_specs().at(0).name, "sum");
+  ASSERT_EQ(host.records().size(), 1u);
+}
+
+TEST(PluginLoader, LoadingTheSameFileTwiceIsHarmless) {
+  Registry reg;
+  PluginHost host(reg);
+  ASSERT_TRUE(host.load(plugin("testnodes")).loaded);
+  const PluginRecord again = host.load(plugin("testnodes"));
+  EXPECT_TRUE(again.loaded) << again.error;
+  EXPECT_EQ(host.records().size(), 1u);
+}
+
+TEST(PluginLoader, WrongApiVersionIsRefusedBeforeRegistration) {
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord r = host.load(plugin("bad_api"));
+  EXPECT_FALSE(r.loaded);
+  EXPECT_THAT(r.error, HasSubstr("plugin API version 999"));
+  EXPECT_THAT(r.error, HasSubstr("expects 1"));
+  EXPECT_EQ(r.name, "bad_api");
+  EXPECT_EQ(r.file, plugin("bad_api"));
+  EXPECT_TRUE(r.node_ids.empty());
+}
+
+TEST(PluginLoader, WrongFingerprintNamesTheDifferingField) {
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord r = host.load(plugin("bad_fingerprint"));
+  EXPECT_FALSE(r.loaded);
+  EXPECT_THAT(r.error, HasSubstr("sdk=0.0.0-other (host: sdk=" GEMFLOW_SDK_VERSION ")"));
+  // The compiler field differs too but is informative only.
+  EXPECT_THAT(r.error, ::testing::Not(HasSubstr("compiler")));
+}
+
+TEST(PluginLoader, ThrowingRegistrationLeavesNoNodeBehind) {
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord r = host.load(plugin("register_throws"));
+  EXPECT_FALSE(r.loaded);
+  EXPECT_THAT(r.error, HasSubstr("registration failed: cannot open the licence file"));
+  EXPECT_EQ(reg.find_node("test_throws.first"), nullptr);
+  EXPECT_TRUE(reg.node_ids().empty());
+}
+
+TEST(PluginLoader, DuplicateNodeIdNamesBothFilesAndKeepsTheFirst) {
+  Registry reg;
+  PluginHost host(reg);
+  ASSERT_TRUE(host.load(plugin("testnodes")).loaded);
+  const PluginRecord r = host.load(plugin("duplicate"));
+  EXPECT_FALSE(r.loaded);
+  EXPECT_THAT(r.error, HasSubstr("duplicate node id 'test.add'"));
+  EXPECT_THAT(r.error, HasSubstr(plugin("testnodes").string()));
+  EXPECT_THAT(r.error, HasSubstr(plugin("duplicate").string()));
+  // Nothing of the refused plugin stays; the first owner still works.
+  EXPECT_EQ(reg.find_node("test_dup.unique"), nullptr);
+  EXPECT_EQ(reg.find_node("test.add")->origin, plugin("testnodes").string());
+  EXPECT_EQ(reg.find_node("test.add")->spec.inputs.size(), 2u);
+}
+
+TEST(PluginLoader, MissingRegisterSymbol) {
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord r = host.load(plugin("no_register"));
+  EXPECT_FALSE(r.loaded);
+  EXPECT_THAT(r.error, HasSubstr("gemflow_plugin_register missing"));
+  EXPECT_EQ(r.name, "no_register");
+}
+
+TEST(PluginLoader, GarbageFileIsNotALibrary) {
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord r = host.load(plugin("garbage"));
+  EXPECT_FALSE(r.loaded);
+  EXPECT_THAT(r.error, HasSubstr("not a loadable shared library"));
+  EXPECT_TRUE(r.name.empty());
+}
+
+TEST(PluginLoader, MissingFile) {
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord r = host.load(fs::path(GEMFLOW_TEST_PLUGIN_DIR) / "nope" / "libgemflow_nope.so");
+  EXPECT_FALSE(r.loaded);
+  EXPECT_EQ(r.error, "no such file");
+}
+
+// One folder with every broken plugin and the good one: each is reported, the good one loads.
+TEST(PluginLoader, BrokenPluginsNeverHideTheGoodOne) {
+  const fs::path dir = fs::temp_directory_path() / ("gemflow_loader_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* c : {"bad_api", "bad_fingerprint", "register_throws", "no_register", "garbage", "testnodes"})
+    fs::copy_file(plugin(c), dir / plugin(c).filename());
+  std::ofstream(dir / "README.txt") << "not a plugin, not a .so: ignored\n";
+  Registry reg;
+  PluginHost host(reg);
+  host.load_directory(dir);
+  ASSERT_EQ(host.records().size(), 6u);  // sorted by file name
+  int loaded = 0;
+  for (const auto& r : host.records()) {
+    EXPECT_EQ(r.file.parent_path(), fs::canonical(dir));
+    if (r.loaded) {
+      ++loaded;
+      EXPECT_EQ(r.file.filename(), "libgemflow_testnodes.so");
+    } else {
+      EXPECT_FALSE(r.error.empty()) << r.file;
+    }
+  }
+  EXPECT_EQ(loaded, 1);
+  EXPECT_NE(reg.find_node("test.sleep"), nullptr);
+  EXPECT_EQ(host.records().front().file.filename(), "libgemflow_bad_api.so");
+  fs::remove_all(dir);
+}
+
+TEST(PluginLoader, SearchPathOrder) {
+  ::setenv("GEMFLOW_PLUGIN_PATH", "/tmp/gf_a::/tmp/gf_b", 1);
+  const auto path = PluginHost::search_path({"/tmp/gf_c", "/tmp/gf_a"});
+  ::unsetenv("GEMFLOW_PLUGIN_PATH");
+  // <exe>/../lib/gemflow/plugins first, then the environment, then extra; duplicates once.
+  // (the install's folder relative to the prefix may differ from the build's lib/gemflow/plugins)
+  ASSERT_GE(path.size(), 4u);
+  const fs::path exe = fs::read_symlink("/proc/self/exe");
+  EXPECT_EQ(path[0].parent_path().parent_path().parent_path(),
+            fs::weakly_canonical(exe.parent_path().parent_path()));
+  const std::size_t n = path.size();
+  EXPECT_EQ(path[n - 3], "/tmp/gf_a");
+  EXPECT_EQ(path[n - 2], "/tmp/gf_b");
+  EXPECT_EQ(path[n - 1], "/tmp/gf_c");
+}
+
+TEST(PluginLoader, LoadAllUsesTheEnvironment) {
+  ::setenv("GEMFLOW_PLUGIN_PATH", (fs::path(GEMFLOW_TEST_PLUGIN_DIR) / "testnodes").c_str(), 1);
+  Registry reg;
+  PluginHost host(reg);
+  host.load_all();
+  ::unsetenv("GEMFLOW_PLUGIN_PATH");
+  EXPECT_NE(reg.find_node("test.constant"), nullptr);
+}
+
+}  // namespace
+}  // namespace gemflow
