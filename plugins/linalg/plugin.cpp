@@ -1,0 +1,8 @@
+// The linalg plugin: dense factorisations.
+#include <gemflow/plugin.hpp>
+
+#include "register.hpp"
+
+static void register_linalg(gemflow::PluginRegistrar& r) { gemflow::linalg::register_cholesky_nodes(r); }
+
+GEMFLOW_PLUGIN("linalg", "0.1.0", register_linalg)

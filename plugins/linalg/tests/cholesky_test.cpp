@@ -1,0 +1,187 @@
+// Tests of the CPU Cholesky factorisations against brute-force reconstruction.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gemflow/linalg/cholesky.hpp>
+
+namespace {
+using gemflow::linalg::cholesky;
+using gemflow::linalg::pivoted_cholesky;
+
+// B Bᵀ + shift·I with B n×r, entries N(0,1); row-major n×n.
+std::vector<double> gram(std::size_t n, std::size_t r, double shift, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g;
+  std::vector<double> b(n * r), a(n * n, 0.0);
+  for (auto& x : b) x = g(rng);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (std::size_t k = 0; k < r; ++k) s += b[i * r + k] * b[j * r + k];
+      a[i * n + j] = s + (i == j ? shift : 0.0);
+    }
+  return a;
+}
+
+double frob(const std::vector<double>& a) {
+  double s = 0;
+  for (double x : a) s += x * x;
+  return std::sqrt(s);
+}
+
+// ‖A − L Lᵀ‖_F / ‖A‖_F with L taken from the row-major lower triangle (k columns).
+double residual(const std::vector<double>& a, const std::vector<double>& l, std::size_t n, std::size_t k,
+                const std::vector<std::size_t>* perm = nullptr) {
+  std::vector<double> d(n * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (std::size_t c = 0; c < k; ++c) s += l[i * n + c] * l[j * n + c];
+      const std::size_t pi = perm ? (*perm)[i] : i, pj = perm ? (*perm)[j] : j;
+      d[i * n + j] = a[pi * n + pj] - s;
+    }
+  return frob(d) / frob(a);
+}
+
+TEST(Cholesky, ReconstructsSpdMatrices) {
+  for (std::size_t n : {1u, 2u, 7u, 65u, 130u, 301u}) {
+    auto a = gram(n, n, 0.5, static_cast<unsigned>(n));
+    auto l = a;
+    ASSERT_EQ(cholesky(l, n), 0) << n;
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_GT(l[i * n + i], 0.0);
+      for (std::size_t j = i + 1; j < n; ++j) ASSERT_EQ(l[i * n + j], 0.0) << "upper not cleared";
+    }
+    EXPECT_LT(residual(a, l, n, n), 1e-14) << "n=" << n;
+  }
+}
+
+TEST(Cholesky, KnownFactor) {
+  // A = L Lᵀ with L = [[2,0,0],[1,3,0],[-1,2,1]].
+  std::vector<double> a{4, 2, -2, 2, 10, 5, -2, 5, 6};
+  ASSERT_EQ(cholesky(a, 3), 0);
+  const std::vector<double> l{2, 0, 0, 1, 3, 0, -1, 2, 1};
+  for (int i = 0; i < 9; ++i) EXPECT_NEAR(a[i], l[i], 1e-15) << i;
+}
+
+TEST(Cholesky, ReportsFailingLeadingMinor) {
+  for (std::size_t k : {1u, 4u, 9u, 40u}) {
+    const std::size_t n = 40;
+    auto a = gram(n, n, 1.0, 7);
+    // Make the Schur complement of the order-(k-1) block negative at k-1:
+    // a(k-1,k-1) := s − 0.25 where s = a_kᵀ A11⁻¹ a_k (computed by factoring the block).
+    double s = 0;
+    if (k > 1) {
+      const std::size_t m = k - 1;
+      std::vector<double> b(m * m);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < m; ++j) b[i * m + j] = a[i * n + j];
+      ASSERT_EQ(cholesky(b, m), 0);
+      std::vector<double> y(m);  // L y = a_k
+      for (std::size_t i = 0; i < m; ++i) {
+        double t = a[(k - 1) * n + i];
+        for (std::size_t j = 0; j < i; ++j) t -= b[i * m + j] * y[j];
+        y[i] = t / b[i * m + i];
+        s += y[i] * y[i];
+      }
+    }
+    a[(k - 1) * n + (k - 1)] = s - 0.25;
+    EXPECT_EQ(cholesky(a, n), static_cast<int>(k)) << "k=" << k;
+  }
+}
+
+TEST(Cholesky, FloatMatchesDouble) {
+  const std::size_t n = 50;
+  auto a = gram(n, n, 1.0, 3);
+  std::vector<float> af(a.begin(), a.end());
+  ASSERT_EQ(cholesky(std::span<float>(af), n), 0);
+  ASSERT_EQ(cholesky(a, n), 0);
+  for (std::size_t i = 0; i < n * n; ++i) EXPECT_NEAR(af[i], a[i], 2e-4 * (1 + std::abs(a[i])));
+}
+
+TEST(Cholesky, RejectsWrongSize) {
+  std::vector<double> a(5);
+  EXPECT_THROW((void)cholesky(a, 2), std::invalid_argument);
+  EXPECT_THROW((void)pivoted_cholesky(a, 2), std::invalid_argument);
+}
+
+TEST(PivotedCholesky, FindsRankOfPsdMatrix) {
+  for (std::size_t n : {10u, 70u, 200u})
+    for (std::size_t r : {1u, 3u, 4u, 9u}) {
+      const auto a = gram(n, r, 0.0, static_cast<unsigned>(n + r));
+      auto l = a;
+      const auto res = pivoted_cholesky(l, n);
+      EXPECT_EQ(res.rank, r) << "n=" << n;
+      EXPECT_TRUE(res.rank_deficient);
+      EXPECT_LE(res.next_pivot, res.tolerance);
+      EXPECT_LT(residual(a, l, n, res.rank, &res.permutation), 1e-12) << "n=" << n << " r=" << r;
+      // The permutation is a permutation.
+      std::vector<int> seen(n, 0);
+      for (auto p : res.permutation) ++seen.at(p);
+      for (int s : seen) EXPECT_EQ(s, 1);
+      // Pivots are non-increasing (complete pivoting).
+      for (std::size_t k = 1; k < res.rank; ++k) EXPECT_LE(l[k * n + k], l[(k - 1) * n + (k - 1)] * (1 + 1e-12));
+    }
+}
+
+TEST(PivotedCholesky, FullRankIsNotDeficient) {
+  const std::size_t n = 90;
+  const auto a = gram(n, n, 0.1, 11);
+  auto l = a;
+  const auto res = pivoted_cholesky(l, n);
+  EXPECT_EQ(res.rank, n);
+  EXPECT_FALSE(res.rank_deficient);
+  EXPECT_EQ(res.next_pivot, 0.0);
+  EXPECT_LT(residual(a, l, n, n, &res.permutation), 1e-13);
+}
+
+TEST(PivotedCholesky, RankLimitMatchesLeadingColumnsOfDpstrf) {
+  const std::size_t n = 150;
+  const auto a = gram(n, 20, 0.0, 5);
+  auto full = a;
+  const auto rf = pivoted_cholesky(full, n);
+  ASSERT_EQ(rf.rank, 20u);
+  for (std::size_t k : {1u, 3u, 4u, 12u}) {
+    auto part = a;
+    const auto rp = pivoted_cholesky(part, n, k);
+    ASSERT_EQ(rp.rank, k);
+    EXPECT_FALSE(rp.rank_deficient);
+    for (std::size_t c = 0; c < k; ++c) EXPECT_EQ(rp.permutation[c], rf.permutation[c]) << "pivot " << c;
+    // next_pivot is the (k+1)-th pivot of the full factorisation, squared.
+    const double lkk = full[k * n + k];
+    EXPECT_NEAR(rp.next_pivot, lkk * lkk, 1e-9 * lkk * lkk);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t c = 0; c < n; ++c) {
+        // Rows of the full factor are in its own permutation: compare by original row.
+        if (c < k) {
+          // row i of part ↔ original rp.permutation[i]; find it in rf.
+          std::size_t j = 0;
+          while (rf.permutation[j] != rp.permutation[i]) ++j;
+          EXPECT_NEAR(part[i * n + c], full[j * n + c], 1e-10);
+        } else {
+          EXPECT_EQ(part[i * n + c], 0.0);
+        }
+      }
+  }
+}
+
+TEST(PivotedCholesky, RankLimitedApproximationOfIndefiniteMatrix) {
+  // A metric matrix with noise is indefinite; the rank-3 pivoted factor still exists and
+  // stops at the limit without deficiency.
+  const std::size_t n = 60;
+  auto a = gram(n, 3, 0.0, 9);
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> g(0.0, 1e-3);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j <= i; ++j) a[i * n + j] = a[j * n + i] = a[i * n + j] + g(rng);
+  auto l = a;
+  const auto res = pivoted_cholesky(l, n, 3, 0.0);
+  EXPECT_EQ(res.rank, 3u);
+  EXPECT_FALSE(res.rank_deficient);
+  EXPECT_LT(residual(a, l, n, 3, &res.permutation), 5e-3);
+}
+
+}  // namespace
