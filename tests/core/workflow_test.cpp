@@ -1,1 +1,350 @@
+// Workflow YAML: diagnostics (location, node, parameter, hint), canonical round trip,
+// overrides, graph checks.
+#include <fstream>
+
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "gemflow/workflow.hpp"
+#include "test_support.hpp"
+
+namespace gemflow {
+namespace {
+
+using ::testing::HasSubstr;
+using test::all;
+using test::testnodes;
+
+LoadResult parse(const std::string& text) { return parse_workflow(text, "w.yaml", testnodes()); }
+
+// The one diagnostic of a result (fails the test when there is not exactly one error).
+Diagnostic only_error(const LoadResult& r) {
+  std::vector<Diagnostic> errors;
+  for (const auto& d : r.diagnostics)
+    if (d.severity == Diagnostic::Severity::Error) errors.push_back(d);
+  EXPECT_EQ(errors.size(), 1u) << all(r.diagnostics);
+  return errors.empty() ? Diagnostic{} : errors.front();
+}
+
+TEST(Workflow, LoadsAGoodFile) {
+  const auto r = parse(R"(gemflow: 1
+name: sum
+description: adds two numbers
+nodes:
+  a: {type: test.constant, params: {value: 2}}
+  b: {type: test.constant, params: {value: 0.5}}
+  sum: {type: test.add}
+links:
+  - a.value -> sum.a
+  - b.value->sum.b
+editor: {a: {pos: [10, -20.5]}}
+)");
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  EXPECT_TRUE(r.diagnostics.empty()) << all(r.diagnostics);
+  const Workflow& wf = *r.workflow;
+  EXPECT_EQ(wf.name, "sum");
+  EXPECT_EQ(wf.description, "adds two numbers");
+  ASSERT_EQ(wf.nodes.size(), 3u);
+  EXPECT_EQ(wf.nodes[0].id, "a");
+  EXPECT_EQ(wf.nodes[0].type_version, 1);  // filled from the registry
+  ASSERT_NE(wf.nodes[0].param("value"), nullptr);
+  EXPECT_EQ(std::get<double>(*wf.nodes[0].param("value")), 2.0);  // integer literal → float
+  EXPECT_EQ(wf.nodes[0].param_where.at("value").str(), "w.yaml:5:44");
+  EXPECT_EQ(wf.nodes[0].where.str(), "w.yaml:5:3");
+  ASSERT_EQ(wf.links.size(), 2u);
+  EXPECT_EQ(wf.links[1].str(), "b.value -> sum.b");
+  EXPECT_EQ(wf.links[1].where.str(), "w.yaml:10:5");
+  ASSERT_TRUE(wf.nodes[0].pos.has_value());
+  EXPECT_EQ((*wf.nodes[0].pos)[1], -20.5);
+  EXPECT_FALSE(wf.nodes[1].pos.has_value());
+  EXPECT_EQ(topological_order(wf), (std::vector<std::string>{"a", "b", "sum"}));
+}
+
+TEST(Workflow, TypoInNodeTypeSuggestsTheNearest) {
+  const auto d = only_error(parse("gemflow: 1\nnodes:\n  c: {type: test.constnt}\n"));
+  EXPECT_EQ(d.str(), "w.yaml:3:13: error: node 'c': unknown node type 'test.constnt' "
+                     "(did you mean 'test.constant'?)");
+  EXPECT_EQ(d.where.line, 3);
+  EXPECT_EQ(d.where.column, 13);
+}
+
+TEST(Workflow, UnknownParameterSuggestsTheNearest) {
+  const auto d = only_error(parse("gemflow: 1\nnodes:\n  c: {type: test.constant, params: {valeu: 3}}\n"));
+  EXPECT_EQ(d.node, "c");
+  EXPECT_EQ(d.param, "valeu");
+  EXPECT_EQ(d.hint, "did you mean 'value'?");
+  EXPECT_EQ(d.str(), "w.yaml:3:37: error: node 'c', parameter 'valeu': 'test.constant' has no parameter "
+                     "'valeu' (did you mean 'value'?)");
+}
+
+TEST(Workflow, ValueOutOfRangeNamesLimitAndUnit) {
+  const auto r = parse("gemflow: 1\nnodes:\n  p:\n    type: test.params\n    params:\n      scale: 2.5\n"
+                       "      count: 0\n      mode: exakt\n      flag: maybe\n      device: gpu\n");
+  ASSERT_EQ(r.diagnostics.size(), 5u) << all(r.diagnostics);
+  // Sorted by position.
+  EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:6:14: error: node 'p', parameter 'scale': 2.5 is above the maximum 2 Å");
+  EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:7:14: error: node 'p', parameter 'count': 0 is below the minimum 1");
+  EXPECT_EQ(r.diagnostics[2].str(), "w.yaml:8:13: error: node 'p', parameter 'mode': 'exakt' is not one of: "
+                                    "fast, exact (did you mean 'exact'?)");
+  EXPECT_EQ(r.diagnostics[3].str(), "w.yaml:9:13: error: node 'p', parameter 'flag': expected true or false, "
+                                    "got 'maybe'");
+  EXPECT_THAT(r.diagnostics[4].str(), HasSubstr("w.yaml:10:15: error: node 'p', parameter 'device': 'gpu' is not "
+                                                "a device"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.workflow.has_value());
+}
+
+TEST(Workflow, IntegerParameterRejectsAFraction) {
+  const auto d = only_error(parse("gemflow: 1\nnodes:\n  p: {type: test.params, params: {count: 2.5}}\n"));
+  EXPECT_EQ(d.message, "expected an integer, got '2.5'");
+}
+
+TEST(Workflow, MissingLinkEndpoints) {
+  const auto r = parse(R"(gemflow: 1
+nodes:
+  a: {type: test.constant}
+  s: {type: test.add}
+links:
+  - a.value -> s.a
+  - a.valu -> s.b
+  - nosuch.value -> s.b
+)");
+  ASSERT_EQ(r.diagnostics.size(), 3u) << all(r.diagnostics);
+  EXPECT_EQ(r.diagnostics[0].str(),
+            "w.yaml:4:3: error: node 's', port 'b': required input (Matrix<f64>) is not connected");
+  EXPECT_EQ(r.diagnostics[1].str(),
+            "w.yaml:7:5: error: node 'a', port 'valu': link 'a.valu -> s.b': 'test.constant' has no output port "
+            "'valu' (outputs: value) (did you mean 'value'?)");
+  EXPECT_EQ(r.diagnostics[2].str(), "w.yaml:8:5: error: link 'nosuch.value -> s.b': no node 'nosuch'");
+}
+
+TEST(Workflow, LinkTypeMismatchAndDoubleFeed) {
+  const auto r = parse(R"(gemflow: 1
+nodes:
+  r: {type: test.read_text, params: {path: x.txt}}
+  a: {type: test.constant}
+  s: {type: test.add}
+links:
+  - r.lines -> s.a
+  - a.value -> s.b
+  - a.value -> s.b
+)");
+  ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
+  EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:7:5: error: node 's', port 'a': link 'r.lines -> s.a': output type "
+                                    "Table does not fit input type Matrix<f64>");
+  EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:9:5: error: node 's', port 'b': input already fed by 'a.value -> s.b' "
+                                    "(line 8); an input takes one link");
+}
+
+TEST(Workflow, RequiredParameterMissing) {
+  const auto d = only_error(parse("gemflow: 1\nnodes:\n  r: {type: test.read_text}\n"));
+  EXPECT_EQ(d.param, "path");
+  EXPECT_THAT(d.str(), HasSubstr("w.yaml:3:3: error: node 'r', parameter 'path': required input path parameter "
+                                 "is not set"));
+}
+
+TEST(Workflow, CycleIsNamedNodeByNode) {
+  const auto r = parse(R"(gemflow: 1
+nodes:
+  start: {type: test.constant}
+  s1: {type: test.sleep}
+  s2: {type: test.sleep}
+  s3: {type: test.sleep}
+  s4: {type: test.add}
+links:
+  - s2.out -> s3.in
+  - s3.out -> s1.in
+  - s1.out -> s2.in
+  - start.value -> s4.a
+  - s3.out -> s4.b
+)");
+  const auto d = only_error(r);
+  EXPECT_EQ(d.message, "the workflow has a cycle: s1 -> s2 -> s3 -> s1");
+  EXPECT_THROW((void)topological_order(*r.workflow), Error);
+  const auto self = only_error(parse("gemflow: 1\nnodes:\n  s: {type: test.sleep}\nlinks: [s.out -> s.in]\n"));
+  EXPECT_EQ(self.message, "the workflow has a cycle: s -> s");
+}
+
+TEST(Workflow, YamlSyntaxErrorHasParserPosition) {
+  const auto r = parse("gemflow: 1\nnodes:\n  a: {type: test.sleep, params: {seconds: [1, 2}}\n");
+  EXPECT_FALSE(r.workflow.has_value());
+  const auto d = only_error(r);
+  EXPECT_EQ(d.str(), "w.yaml:3:48: error: YAML syntax error: illegal flow end");
+}
+
+TEST(Workflow, NewerFormatIsRefusedClearly) {
+  const auto r = parse("gemflow: 2\nnodes:\n  a: {type: test.future_node, params: {x: 1}}\n");
+  EXPECT_FALSE(r.workflow.has_value());
+  const auto d = only_error(r);
+  EXPECT_EQ(d.str(), "w.yaml:1:10: error: written by a newer Gemflow (format 2); this one reads format 1");
+}
+
+TEST(Workflow, MissingFormatVersion) {
+  const auto d = only_error(parse("nodes:\n  a: {type: test.constant}\n"));
+  EXPECT_EQ(d.str(), "w.yaml:1:1: error: missing format version: start the file with 'gemflow: 1'");
+}
+
+TEST(Workflow, UnknownKeysAreErrorsWithHints) {
+  const auto r = parse("gemflow: 1\nnodes:\n  a: {type: test.constant, parms: {value: 1}}\nlink: []\n");
+  ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
+  EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:3:28: error: node 'a': unknown node key 'parms' (expected: type, "
+                                    "version, params) (did you mean 'params'?)");
+  EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:4:1: error: unknown top-level key 'link' (expected: gemflow, name, "
+                                    "description, nodes, links, editor) (did you mean 'links'?)");
+  const auto e = only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant}\neditor: {a: {pso: [0, 0]}}\n"));
+  EXPECT_EQ(e.hint, "did you mean 'pos'?");
+}
+
+TEST(Workflow, DuplicateKeysAreErrors) {
+  const auto d = only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant}\n  a: {type: test.sleep}\n"));
+  EXPECT_EQ(d.str(), "w.yaml:4:3: error: node id 'a' given twice");
+}
+
+TEST(Workflow, NewerNodeVersionIsAnError) {
+  const auto d = only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant, version: 7}\n"));
+  EXPECT_THAT(d.message, HasSubstr("saved with version 7 of 'test.constant', but the installed plugin has version 1"));
+  const auto r = parse("gemflow: 1\nnodes:\n  p: {type: test.params, version: 1}\n");
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].severity, Diagnostic::Severity::Warning);
+  EXPECT_TRUE(r.ok());
+}
+
+TEST(Workflow, IoErrorBecomesADiagnostic) {
+  const auto r = load_workflow("/nonexistent/w.yaml", testnodes());
+  EXPECT_FALSE(r.ok());
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].str(), "/nonexistent/w.yaml: error: no such file");
+}
+
+constexpr const char* kEveryKind = R"(gemflow: 1
+name: every-kind
+description: "Every parameter kind: quoted, with a line\nbreak"
+nodes:
+  p: {type: test.params, version: 2, params: {flag: true, count: 7, scale: 1e-09, label: "Å and \"quotes\", commas: too", mode: exact, input: ../data/my file.txt, output: sub/out.txt, device: "cuda:0"}}
+  q: {type: test.params, version: 2, params: {label: "true", scale: 2.0, input: "", count: -0}}
+  c: {type: test.constant, version: 1, params: {value: -0.1}}
+  s: {type: test.sleep, version: 1}
+links:
+  - c.value -> s.in
+editor:
+  p: {pos: [0, 0]}
+  s: {pos: [12.5, -3]}
+)";
+
+TEST(Workflow, RoundTripIsStableForEveryParameterKind) {
+  const auto r1 = parse(kEveryKind);
+  ASSERT_TRUE(r1.workflow) << all(r1.diagnostics);
+  // q.input is a required path set to "": an error, but the model is complete.
+  const std::string t1 = to_yaml(*r1.workflow);
+  const auto r2 = parse(t1);
+  ASSERT_TRUE(r2.workflow) << all(r2.diagnostics) << t1;
+  const std::string t2 = to_yaml(*r2.workflow);
+  EXPECT_EQ(t1, t2);
+  // The canonical text of this file is the file itself but for "count: -0".
+  std::string expected = kEveryKind;
+  expected.replace(expected.find("count: -0"), 9, "count: 0");
+  EXPECT_EQ(t1, expected);
+  // Values survive with their types.
+  const NodeInstance& p = r2.workflow->nodes[0];
+  EXPECT_EQ(std::get<bool>(*p.param("flag")), true);
+  EXPECT_EQ(std::get<std::int64_t>(*p.param("count")), 7);
+  EXPECT_EQ(std::get<double>(*p.param("scale")), 1e-9);
+  EXPECT_EQ(std::get<std::string>(*p.param("label")), "Å and \"quotes\", commas: too");
+  EXPECT_EQ(std::get<std::string>(*p.param("input")), "../data/my file.txt");
+  EXPECT_EQ(std::get<std::string>(*p.param("device")), "cuda:0");
+  EXPECT_EQ(r2.workflow->description, "Every parameter kind: quoted, with a line\nbreak");
+  EXPECT_EQ(std::get<std::string>(*r2.workflow->nodes[1].param("label")), "true");
+  EXPECT_EQ(std::get<double>(*r2.workflow->nodes[2].param("value")), -0.1);
+  EXPECT_EQ((*r2.workflow->nodes[3].pos)[0], 12.5);
+}
+
+TEST(Workflow, SaveIsAtomicAndReloads) {
+  test::TempDir dir;
+  auto r = parse(kEveryKind);
+  ASSERT_TRUE(r.workflow);
+  const auto file = dir / "w.yaml";
+  std::ofstream(file) << "old content\n";
+  save_workflow(*r.workflow, file);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++entries;
+  EXPECT_EQ(entries, 1u);  // no temporary file left behind
+  const auto back = load_workflow(file, testnodes());
+  ASSERT_TRUE(back.workflow);
+  EXPECT_EQ(to_yaml(*back.workflow), to_yaml(*r.workflow));
+  EXPECT_EQ(back.workflow->file, file);
+  EXPECT_EQ(back.workflow->base_dir(), dir.path());
+  EXPECT_THROW(save_workflow(*r.workflow, "/nonexistent/dir/w.yaml"), Error);
+}
+
+TEST(Workflow, ApplyOverride) {
+  auto r = parse("gemflow: 1\nnodes:\n  p: {type: test.params, params: {count: 2}}\n  c: {type: test.constant}\n");
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  Workflow& wf = *r.workflow;
+  EXPECT_FALSE(apply_override(wf, "p.count=9", testnodes()));
+  EXPECT_EQ(std::get<std::int64_t>(*wf.find("p")->param("count")), 9);
+  EXPECT_FALSE(apply_override(wf, "c.value=-1.5", testnodes()));
+  EXPECT_EQ(std::get<double>(*wf.find("c")->param("value")), -1.5);
+  EXPECT_FALSE(apply_override(wf, "p.input=data/x.txt", testnodes()));
+  EXPECT_EQ(std::get<std::string>(*wf.find("p")->param("input")),
+            (std::filesystem::current_path() / "data/x.txt").string());
+  EXPECT_FALSE(apply_override(wf, "p.label=a=b", testnodes()));  // first '=' splits
+  EXPECT_EQ(std::get<std::string>(*wf.find("p")->param("label")), "a=b");
+
+  const std::string before = to_yaml(wf);
+  auto d = apply_override(wf, "p.count=11", testnodes());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->str(), "--set p.count=11: error: node 'p', parameter 'count': 11 is above the maximum 10");
+  d = apply_override(wf, "p.cont=3", testnodes());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->hint, "did you mean 'count'?");
+  d = apply_override(wf, "pp.count=3", testnodes());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->hint, "did you mean 'p'?");
+  d = apply_override(wf, "p.mode=exakt", testnodes());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->hint, "did you mean 'exact'?");
+  EXPECT_TRUE(apply_override(wf, "p.count", testnodes()));
+  EXPECT_TRUE(apply_override(wf, "count=3", testnodes()));
+  EXPECT_EQ(to_yaml(wf), before);  // failed overrides change nothing
+}
+
+TEST(Workflow, ValidateAModelBuiltInCode) {
+  Workflow wf;
+  NodeInstance a;
+  a.id = "a";
+  a.type = "test.constant";
+  a.params.emplace_back("value", std::int64_t{3});  // integer for a float: accepted
+  NodeInstance s;
+  s.id = "s";
+  s.type = "test.add";
+  wf.nodes = {a, s};
+  wf.links.push_back({"a", "value", "s", "a", {}});
+  auto ds = validate(wf, testnodes());
+  ASSERT_EQ(ds.size(), 1u) << all(ds);
+  EXPECT_EQ(ds[0].str(), "error: node 's', port 'b': required input (Matrix<f64>) is not connected");
+  wf.links.push_back({"a", "value", "s", "b", {}});
+  EXPECT_TRUE(validate(wf, testnodes()).empty());
+  wf.nodes.push_back(a);
+  ds = validate(wf, testnodes());
+  ASSERT_EQ(ds.size(), 1u) << all(ds);
+  EXPECT_EQ(ds[0].message, "node id used twice");
+}
+
+TEST(Workflow, TopologicalOrderIsStable) {
+  const auto r = parse(R"(gemflow: 1
+nodes:
+  sum: {type: test.add}
+  z: {type: test.constant}
+  y: {type: test.constant}
+  late: {type: test.sleep}
+links:
+  - sum.sum -> late.in
+  - z.value -> sum.a
+  - y.value -> sum.b
+)");
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  EXPECT_EQ(topological_order(*r.workflow), (std::vector<std::string>{"z", "y", "sum", "late"}));
+}
+
+}  // namespace
+}  // namespace gemflow

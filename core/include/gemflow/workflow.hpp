@@ -33,6 +33,7 @@ struct Diagnostic {
   SourceLocation where;
   std::string node;     ///< node id, "" when not about a node
   std::string param;    ///< parameter or port name, "" when none
+  bool is_port = false; ///< `param` names a port (str() says "port 'y'")
   std::string message;
   std::string hint;     ///< e.g. "did you mean 'distgeom.embed'?"
   /// "file:line:col: error: node 'x', parameter 'y': message (did you mean 'z'?)"
@@ -99,7 +100,9 @@ struct LoadResult {
 void save_workflow(const Workflow& wf, const std::filesystem::path& file);
 
 /// Applies "node.param=value" (from `--set`); returns a diagnostic when the node or parameter
-/// is unknown or the value is invalid, and leaves the workflow unchanged then.
+/// is unknown or the value is invalid, and leaves the workflow unchanged then. A relative
+/// input path given here is made absolute against the current directory (where the user typed
+/// it), not against the workflow file.
 [[nodiscard]] std::optional<Diagnostic> apply_override(Workflow& wf, const std::string& assignment,
                                                        const Registry& registry);
 
