@@ -1,0 +1,17 @@
+#pragma once
+#include <gemflow/error.hpp>
+#include <gemflow/plugin.hpp>
+
+#include "gemflow/io/errors.hpp"
+
+namespace gemflow::io {
+/// io.read_structure, io.write_structure (nodes/structure_nodes.cpp).
+void register_structure_nodes(PluginRegistrar& r);
+/// io.read_restraints (nodes/restraint_nodes.cpp).
+void register_restraint_nodes(PluginRegistrar& r);
+
+/// The core error for a ParseError of the io algorithms (same file and line).
+inline InputError to_input_error(const ParseError& e) {
+  return InputError(SourceLocation{e.file(), e.line(), 0}, e.message());
+}
+}  // namespace gemflow::io
