@@ -1,1 +1,711 @@
-// TODO(foundation): being implemented
+#include "gemflow/executor.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <ctime>
+#include <deque>
+#include <fstream>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <xxhash.h>
+
+#include "gemflow/config.hpp"
+#include "gemflow/device.hpp"
+#include "gemflow/plugin_loader.hpp"
+
+namespace gemflow {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const char* to_string(NodeState s) noexcept {
+  switch (s) {
+    case NodeState::Idle: return "idle";
+    case NodeState::Queued: return "queued";
+    case NodeState::Running: return "running";
+    case NodeState::Done: return "done";
+    case NodeState::Cached: return "cached";
+    case NodeState::Failed: return "failed";
+    case NodeState::Cancelled: return "cancelled";
+    case NodeState::Skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::optional<std::map<std::string, Value>> ResultCache::find(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second;
+}
+void ResultCache::store(const std::string& key, std::map<std::string, Value> outputs) {
+  std::lock_guard lock(mutex_);
+  entries_[key] = std::move(outputs);
+}
+void ResultCache::clear() {
+  std::lock_guard lock(mutex_);
+  entries_.clear();
+}
+
+bool RunResult::ok() const {
+  if (!diagnostics.empty() || cancelled) return false;
+  return std::none_of(nodes.begin(), nodes.end(), [](const auto& kv) {
+    return kv.second.state == NodeState::Failed || kv.second.state == NodeState::Cancelled;
+  });
+}
+
+namespace {
+
+std::string hex64(XXH64_hash_t h) { return fmt::format("{:016x}", static_cast<std::uint64_t>(h)); }
+
+std::string hash_text(const std::string& s) { return hex64(XXH3_64bits(s.data(), s.size())); }
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+json to_json(const ParamValue& v) {
+  return std::visit([](const auto& x) { return json(x); }, v);
+}
+
+// Same file? Existing files by identity (links, "..", bind mounts), others by canonical path.
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) {
+    const bool eq = fs::equivalent(a, b, ec);
+    if (!ec) return eq;
+  }
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+// Writes `text` to `file` atomically (temporary file in the same folder + rename).
+void write_atomically(const fs::path& file, const std::string& text) {
+  const fs::path tmp = file.parent_path() / fmt::format(".{}.tmp{}", file.filename().string(), ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw Error("cannot write " + file.string());
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    std::error_code ec2;
+    fs::remove(tmp, ec2);
+    throw Error(fmt::format("cannot write {}: {}", file.string(), ec.message()));
+  }
+}
+
+struct FileRecord {
+  fs::path file;
+  std::string hash;
+};
+
+// Everything about one node of the run.
+struct NodeRun {
+  const NodeInstance* inst = nullptr;
+  const NodeEntry* entry = nullptr;
+  std::size_t order = 0;                              // position in the dependency order
+  std::vector<std::pair<std::string, ParamValue>> params;  // resolved, every spec param
+  std::vector<std::size_t> succ;                      // downstream nodes (indices)
+  struct In {
+    std::string port;
+    std::size_t from;
+    std::string from_port;
+  };
+  std::vector<In> inputs;
+  std::size_t pending = 0;  // upstream nodes not finished yet
+  bool finished = false;
+  NodeResult result;
+  // Written by the node's context (its own threads): guarded by `mutex`.
+  std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
+  std::vector<FileRecord> input_files, output_files;
+  std::map<std::string, ParamValue> records;
+  std::vector<std::string> log;
+};
+
+class Run;
+
+class Context final : public NodeContext {
+ public:
+  Context(Run& run, NodeRun& node) : run_(run), node_(node) {}
+  const std::string& node_id() const override { return node_.inst->id; }
+  void progress(double fraction, std::string_view message) override;
+  bool cancelled() const override;
+  void log(LogLevel level, std::string_view message) override;
+  const fs::path& output_dir() const override;
+  void add_input_file(const fs::path& file) override;
+  void write_file(const fs::path& file, const std::function<void(const fs::path& tmp)>& write) override;
+  void record(std::string_view key, const ParamValue& value) override;
+  const std::string& device_override() const override;
+
+ private:
+  Run& run_;
+  NodeRun& node_;
+  std::chrono::steady_clock::time_point last_progress_{};
+  double last_fraction_ = -1.0;
+  std::string last_message_;
+};
+
+class Run {
+ public:
+  Run(const Workflow& wf, const Registry& registry, const RunOptions& options)
+      : wf_(wf), registry_(registry), opt_(options) {}
+
+  RunResult execute();
+
+  // ---- used by Context ----
+  void emit(const RunEvent& e) {
+    if (!opt_.on_event) return;
+    std::lock_guard lock(event_mutex_);
+    try {
+      opt_.on_event(e);
+    } catch (...) {  // a failing observer must not break the run
+    }
+  }
+  bool cancelled() const { return opt_.cancel && opt_.cancel->load(std::memory_order_relaxed); }
+  const fs::path& out_dir() const { return out_dir_; }
+  const std::string& device() const { return opt_.device; }
+  const fs::path& base_dir() const { return base_dir_; }
+
+  // Registers a file read by `reader`; returns its hash.
+  std::string note_read(const fs::path& file, const std::string& reader) {
+    std::lock_guard lock(files_mutex_);
+    reads_.emplace_back(file, reader);
+    return hash_or_missing(file);
+  }
+  // Throws InputError when `file` is read by the run or was written by another node.
+  void claim_write(const fs::path& file, const std::string& writer) {
+    std::lock_guard lock(files_mutex_);
+    for (const auto& [r, reader] : reads_)
+      if (same_file(file, r))
+        throw InputError(fmt::format("refusing to overwrite {}: it is an input of this run (read by node '{}')",
+                                     file.string(), reader));
+    for (const auto& [w, other] : writes_)
+      if (other != writer && same_file(file, w))
+        throw InputError(fmt::format("refusing to overwrite {}: node '{}' already wrote it in this run",
+                                     file.string(), other));
+    writes_.emplace_back(file, writer);
+  }
+  static std::string hash_or_missing(const fs::path& file) {
+    try {
+      return hash_file(file);
+    } catch (const Error&) {
+      return "missing";
+    }
+  }
+
+ private:
+  bool prepare(RunResult& r);
+  void compute_keys();
+  void worker();
+  void run_node(std::size_t i);
+  void finish(std::size_t i, NodeState state, std::vector<RunEvent>& events);
+  void write_provenance(RunResult& r);
+
+  const Workflow& wf_;
+  const Registry& registry_;
+  const RunOptions& opt_;
+  fs::path out_dir_, base_dir_;
+  std::string started_;
+  std::deque<NodeRun> nodes_;  // deque: stable addresses
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::set<std::pair<std::size_t, std::size_t>> ready_;  // (order, index)
+  std::size_t finished_ = 0;
+  std::mutex event_mutex_, files_mutex_;
+  std::vector<std::pair<fs::path, std::string>> reads_, writes_;
+};
+
+// ---- Context ----
+
+void Context::progress(double fraction, std::string_view message) {
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  const auto now = std::chrono::steady_clock::now();
+  // Throttle: at most ~20 events per second unless the message changes or the node is done.
+  if (fraction < 1.0 && message == last_message_ && now - last_progress_ < std::chrono::milliseconds(50) &&
+      std::abs(fraction - last_fraction_) < 0.1)
+    return;
+  last_progress_ = now;
+  last_fraction_ = fraction;
+  last_message_ = std::string(message);
+  RunEvent e;
+  e.kind = RunEvent::Kind::Progress;
+  e.node = node_.inst->id;
+  e.state = NodeState::Running;
+  e.progress = fraction;
+  e.message = std::string(message);
+  run_.emit(e);
+}
+
+bool Context::cancelled() const { return run_.cancelled(); }
+
+void Context::log(LogLevel level, std::string_view message) {
+  {
+    std::lock_guard lock(*node_.mutex);
+    static const char* names[] = {"debug", "info", "warning", "error"};
+    node_.log.push_back(fmt::format("{}: {}", names[static_cast<int>(level)], message));
+  }
+  RunEvent e;
+  e.kind = RunEvent::Kind::Log;
+  e.node = node_.inst->id;
+  e.state = NodeState::Running;
+  e.level = level;
+  e.message = std::string(message);
+  run_.emit(e);
+}
+
+const fs::path& Context::output_dir() const { return run_.out_dir(); }
+
+void Context::add_input_file(const fs::path& file) {
+  const fs::path abs = (file.is_relative() ? run_.base_dir() / file : file).lexically_normal();
+  {
+    std::lock_guard lock(*node_.mutex);
+    for (const auto& f : node_.input_files)
+      if (f.file == abs) return;
+  }
+  const std::string h = run_.note_read(abs, node_.inst->id);
+  std::lock_guard lock(*node_.mutex);
+  node_.input_files.push_back({abs, h});
+}
+
+void Context::write_file(const fs::path& file, const std::function<void(const fs::path& tmp)>& write) {
+  const fs::path abs = (file.is_relative() ? run_.out_dir() / file : file).lexically_normal();
+  run_.claim_write(abs, node_.inst->id);
+  std::error_code ec;
+  if (!abs.parent_path().empty()) fs::create_directories(abs.parent_path(), ec);
+  if (ec) throw Error(fmt::format("cannot create the folder of {}: {}", abs.string(), ec.message()));
+  static std::atomic<unsigned> counter{0};
+  const fs::path tmp = abs.parent_path() / fmt::format(".{}.tmp{}-{}", abs.filename().string(), ::getpid(), counter++);
+  try {
+    write(tmp);
+    if (!fs::exists(tmp)) throw Error(fmt::format("writing {} produced no file", abs.string()));
+    fs::rename(tmp, abs);
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+  const std::string h = Run::hash_or_missing(abs);
+  std::lock_guard lock(*node_.mutex);
+  node_.output_files.push_back({abs, h});
+}
+
+void Context::record(std::string_view key, const ParamValue& value) {
+  std::lock_guard lock(*node_.mutex);
+  node_.records[std::string(key)] = value;
+}
+
+const std::string& Context::device_override() const { return run_.device(); }
+
+// ---- Run ----
+
+bool Run::prepare(RunResult& r) {
+  for (auto& d : validate(wf_, registry_)) {
+    if (d.severity == Diagnostic::Severity::Error) {
+      r.diagnostics.push_back(std::move(d));
+    } else {
+      RunEvent e;
+      e.kind = RunEvent::Kind::Log;
+      e.node = d.node;
+      e.level = LogLevel::Warning;
+      e.message = d.str();
+      emit(e);
+    }
+  }
+  if (!opt_.device.empty() && !DeviceRequest::parse(opt_.device)) {
+    Diagnostic d;
+    d.message = fmt::format("device '{}' is not a device (auto, cpu, cuda, cuda:N)", opt_.device);
+    r.diagnostics.push_back(std::move(d));
+  }
+  if (!opt_.until.empty() && !wf_.find(opt_.until)) {
+    Diagnostic d;
+    d.node = opt_.until;
+    d.message = "no such node to run until";
+    std::vector<std::string> ids;
+    for (const auto& n : wf_.nodes) ids.push_back(n.id);
+    if (auto near = nearest_name(opt_.until, ids); !near.empty()) d.hint = fmt::format("did you mean '{}'?", near);
+    r.diagnostics.push_back(std::move(d));
+  }
+  if (!r.diagnostics.empty()) return false;
+
+  base_dir_ = wf_.base_dir();
+  if (!opt_.out_dir.empty()) {
+    out_dir_ = fs::absolute(opt_.out_dir).lexically_normal();
+  } else {
+    std::string name = wf_.name;
+    if (name.empty()) name = wf_.file.empty() ? "workflow" : wf_.file.stem().string();
+    out_dir_ = fs::current_path() / "out" / name;
+  }
+  std::error_code ec;
+  fs::create_directories(out_dir_, ec);
+  if (ec || !fs::is_directory(out_dir_)) {
+    Diagnostic d;
+    d.where.file = out_dir_.string();
+    d.message = fmt::format("cannot create the output folder: {}", ec ? ec.message() : "not a folder");
+    r.diagnostics.push_back(std::move(d));
+    return false;
+  }
+
+  // Nodes of this run: all, or `until` and its ancestors; in dependency order.
+  const std::vector<std::string> order = topological_order(wf_);
+  std::set<std::string> wanted;
+  if (opt_.until.empty()) {
+    wanted.insert(order.begin(), order.end());
+  } else {
+    std::vector<std::string> stack{opt_.until};
+    while (!stack.empty()) {
+      const std::string id = stack.back();
+      stack.pop_back();
+      if (!wanted.insert(id).second) continue;
+      for (const auto& l : wf_.links)
+        if (l.to_node == id) stack.push_back(l.from_node);
+    }
+  }
+  std::map<std::string, std::size_t> index;
+  for (const auto& id : order) {
+    if (!wanted.count(id)) continue;
+    NodeRun n;
+    n.inst = wf_.find(id);
+    n.entry = registry_.find_node(n.inst->type);
+    n.order = nodes_.size();
+    index[id] = nodes_.size();
+    nodes_.push_back(std::move(n));
+  }
+  for (const auto& l : wf_.links) {
+    auto a = index.find(l.from_node), b = index.find(l.to_node);
+    if (a == index.end() || b == index.end()) continue;
+    NodeRun& to = nodes_[b->second];
+    to.inputs.push_back({l.to_port, a->second, l.from_port});
+    auto& succ = nodes_[a->second].succ;
+    if (std::find(succ.begin(), succ.end(), b->second) == succ.end()) {
+      succ.push_back(b->second);
+      ++to.pending;
+    }
+  }
+  // Resolved parameters: every parameter of the spec, paths made absolute.
+  for (auto& n : nodes_) {
+    for (const auto& ps : n.entry->spec.params) {
+      const ParamValue* given = n.inst->param(ps.name);
+      ParamValue v = given ? *given : ps.default_value;
+      if (ps.kind == ParamKind::Float && std::holds_alternative<std::int64_t>(v))
+        v = static_cast<double>(std::get<std::int64_t>(v));
+      if ((ps.kind == ParamKind::InputPath || ps.kind == ParamKind::OutputPath) &&
+          !std::get<std::string>(v).empty()) {
+        const fs::path p = std::get<std::string>(v);
+        if (p.is_relative())
+          v = ((ps.kind == ParamKind::InputPath ? base_dir_ : out_dir_) / p).lexically_normal().string();
+      }
+      n.params.emplace_back(ps.name, std::move(v));
+    }
+  }
+  return true;
+}
+
+void Run::compute_keys() {
+  for (auto& n : nodes_) {
+    std::string s = fmt::format("type={}\nversion={}\n", n.entry->spec.info.id, n.entry->spec.info.version);
+    for (std::size_t k = 0; k < n.params.size(); ++k) {
+      const ParamSpec& ps = n.entry->spec.params[k];
+      const auto& [name, v] = n.params[k];
+      std::string text = format_param(v);
+      if (ps.kind == ParamKind::Device && !opt_.device.empty()) text = opt_.device;
+      s += fmt::format("param {}={}\n", name, text);
+      if (ps.kind == ParamKind::InputPath && !std::get<std::string>(v).empty()) {
+        const std::string h = note_read(std::get<std::string>(v), n.inst->id);
+        s += fmt::format("file {}={}\n", name, h);
+        n.input_files.push_back({std::get<std::string>(v), h});
+      }
+    }
+    auto inputs = n.inputs;
+    std::sort(inputs.begin(), inputs.end(), [](const auto& a, const auto& b) { return a.port < b.port; });
+    for (const auto& in : inputs)
+      s += fmt::format("input {}={}:{}\n", in.port, nodes_[in.from].result.key, in.from_port);
+    n.result.key = hash_text(s);
+  }
+}
+
+void Run::finish(std::size_t i, NodeState state, std::vector<RunEvent>& events) {
+  // Called with mutex_ held.
+  NodeRun& n = nodes_[i];
+  if (n.finished) return;
+  n.finished = true;
+  n.result.state = state;
+  ++finished_;
+  RunEvent e;
+  e.kind = RunEvent::Kind::State;
+  e.node = n.inst->id;
+  e.state = state;
+  e.message = n.result.error;
+  e.progress = state == NodeState::Done || state == NodeState::Cached ? 1.0 : 0.0;
+  events.push_back(e);
+  const bool ok = state == NodeState::Done || state == NodeState::Cached;
+  for (std::size_t s : n.succ) {
+    if (nodes_[s].finished) continue;
+    if (ok) {
+      if (--nodes_[s].pending == 0) ready_.emplace(nodes_[s].order, s);
+    } else {
+      NodeRun& d = nodes_[s];
+      if (state == NodeState::Cancelled) {
+        d.result.error.clear();
+        finish(s, NodeState::Cancelled, events);
+      } else {
+        d.result.error = fmt::format("skipped: upstream node '{}' {}", n.inst->id,
+                                     state == NodeState::Failed ? "failed" : "did not run");
+        finish(s, NodeState::Skipped, events);
+      }
+    }
+  }
+}
+
+void Run::run_node(std::size_t i) {
+  NodeRun& n = nodes_[i];
+  const std::string label = fmt::format("node '{}' ({})", n.inst->id, n.inst->type);
+  // Inputs (upstream nodes are finished; their results no longer change).
+  std::vector<std::pair<std::string, Value>> inputs;
+  for (const auto& in : n.inputs) {
+    const auto& outs = nodes_[in.from].result.outputs;
+    auto it = outs.find(in.from_port);
+    inputs.emplace_back(in.port, it == outs.end() ? Value() : it->second);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  NodeState state = NodeState::Done;
+  std::string error;
+  std::map<std::string, Value> outputs;
+
+  // Cache: same key, and every output file still present.
+  bool cached = false;
+  if (opt_.cache) {
+    if (auto hit = opt_.cache->find(n.result.key)) {
+      cached = true;
+      for (std::size_t k = 0; k < n.params.size(); ++k)
+        if (n.entry->spec.params[k].kind == ParamKind::OutputPath) {
+          std::error_code ec;
+          const auto& p = std::get<std::string>(n.params[k].second);
+          if (!p.empty() && !fs::exists(p, ec)) cached = false;
+        }
+      if (cached) outputs = std::move(*hit);
+    }
+  }
+  if (cached) {
+    state = NodeState::Cached;
+  } else {
+    RunEvent e;
+    e.kind = RunEvent::Kind::State;
+    e.node = n.inst->id;
+    e.state = NodeState::Running;
+    emit(e);
+    try {
+      std::unique_ptr<Node> node = n.entry->create();
+      if (!node) throw Error("the node factory returned nothing");
+      for (const auto& [name, v] : n.params) node->set_param(name, v);
+      for (auto& [port, v] : inputs) {
+        if (v.empty())
+          throw Error(fmt::format("input '{}' has no value", port));
+        node->set_input(port, std::move(v));
+      }
+      Context ctx(*this, n);
+      node->execute(ctx);
+      for (const auto& o : n.entry->spec.outputs) {
+        const Value& v = node->output(o.name);
+        if (!v.empty()) outputs.emplace(o.name, v);
+      }
+      // Outputs that feed a node of this run must be set.
+      for (std::size_t s : n.succ)
+        for (const auto& in : nodes_[s].inputs)
+          if (in.from == i && !outputs.count(in.from_port))
+            throw Error(fmt::format("output '{}' was not set (it feeds {}.{})", in.from_port,
+                                    nodes_[s].inst->id, in.port));
+      if (opt_.cache) opt_.cache->store(n.result.key, outputs);
+    } catch (const Cancelled&) {
+      state = NodeState::Cancelled;
+      error = "cancelled";
+    } catch (const std::exception& ex) {
+      state = NodeState::Failed;
+      error = fmt::format("{}: {}", label, ex.what());
+    } catch (...) {
+      state = NodeState::Failed;
+      error = fmt::format("{}: unknown exception", label);
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<RunEvent> events;
+  {
+    std::lock_guard lock(mutex_);
+    n.result.seconds = seconds;
+    n.result.error = error;
+    n.result.outputs = std::move(outputs);
+    finish(i, state, events);
+  }
+  cv_.notify_all();
+  for (const auto& e : events) emit(e);
+}
+
+void Run::worker() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return !ready_.empty() || finished_ == nodes_.size(); });
+    if (ready_.empty()) return;  // everything finished
+    const std::size_t i = ready_.begin()->second;
+    ready_.erase(ready_.begin());
+    if (cancelled()) {
+      std::vector<RunEvent> events;
+      nodes_[i].result.error = "cancelled before it started";
+      finish(i, NodeState::Cancelled, events);
+      lock.unlock();
+      cv_.notify_all();
+      for (const auto& e : events) emit(e);
+      lock.lock();
+      continue;
+    }
+    lock.unlock();
+    run_node(i);
+    lock.lock();
+  }
+}
+
+void Run::write_provenance(RunResult& r) {
+  json j;
+  j["gemflow"] = {{"version", GEMFLOW_SDK_VERSION},
+                  {"fingerprint", PluginHost::host_fingerprint()},
+                  {"built_with_cuda", built_with_cuda()},
+                  {"cuda_devices", cuda_device_count()}};
+  json w = {{"name", wf_.name}, {"format", wf_.format}};
+  if (!wf_.file.empty()) {
+    const fs::path f = fs::absolute(wf_.file).lexically_normal();
+    w["file"] = f.string();
+    w["xxh3"] = hash_or_missing(f);
+  } else {
+    w["file"] = nullptr;
+  }
+  w["effective"] = to_yaml(wf_);  // after --set overrides
+  j["workflow"] = w;
+  j["date"] = started_;
+  j["finished"] = utc_now();
+  j["host"] = host_name();
+  j["device_override"] = opt_.device;
+  j["until"] = opt_.until;
+  j["output_dir"] = out_dir_.string();
+  j["cancelled"] = r.cancelled;
+  json nodes = json::object();
+  for (const auto& n : nodes_) {
+    json jn;
+    jn["type"] = n.inst->type;
+    jn["version"] = n.entry->spec.info.version;
+    jn["plugin"] = n.entry->origin;
+    json params = json::object();
+    for (const auto& [k, v] : n.params) params[k] = to_json(v);
+    jn["params"] = params;
+    jn["state"] = to_string(n.result.state);
+    jn["seconds"] = n.result.seconds;
+    jn["key"] = n.result.key;
+    json rec = json::object();
+    for (const auto& [k, v] : n.records) rec[k] = to_json(v);
+    jn["records"] = rec;
+    auto files = [](const std::vector<FileRecord>& fsv) {
+      json a = json::array();
+      for (const auto& f : fsv) a.push_back({{"file", f.file.string()}, {"xxh3", f.hash}});
+      return a;
+    };
+    jn["inputs"] = files(n.input_files);
+    jn["outputs"] = files(n.output_files);
+    if (!n.result.error.empty()) jn["error"] = n.result.error;
+    if (!n.log.empty()) jn["log"] = n.log;
+    nodes[n.inst->id] = jn;
+  }
+  j["nodes"] = nodes;
+  const fs::path file = out_dir_ / "provenance.json";
+  write_atomically(file, j.dump(2) + "\n");
+  r.provenance = file;
+}
+
+RunResult Run::execute() {
+  RunResult r;
+  started_ = utc_now();
+  if (!prepare(r)) return r;
+  compute_keys();
+
+  for (const auto& n : nodes_) {
+    RunEvent e;
+    e.kind = RunEvent::Kind::State;
+    e.node = n.inst->id;
+    e.state = NodeState::Queued;
+    emit(e);
+  }
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].pending == 0) ready_.emplace(nodes_[i].order, i);
+
+  unsigned jobs = opt_.jobs > 0 ? static_cast<unsigned>(opt_.jobs) : std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::max<unsigned>(1, std::min<unsigned>(jobs, static_cast<unsigned>(nodes_.size())));
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned k = 0; k < jobs && !nodes_.empty(); ++k) pool.emplace_back([this] { worker(); });
+  }
+
+  for (auto& n : nodes_) {
+    if (n.result.state == NodeState::Cancelled) r.cancelled = true;
+    r.nodes[n.inst->id] = n.result;
+  }
+  if (cancelled()) r.cancelled = true;
+  if (opt_.write_provenance) {
+    try {
+      write_provenance(r);
+    } catch (const std::exception& e) {
+      RunEvent ev;
+      ev.kind = RunEvent::Kind::Log;
+      ev.level = LogLevel::Error;
+      ev.message = fmt::format("cannot write the provenance record: {}", e.what());
+      emit(ev);
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+RunResult run_workflow(const Workflow& wf, const Registry& registry, const RunOptions& options) {
+  Run run(wf, registry, options);
+  return run.execute();
+}
+
+std::string hash_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read {}", file.string()));
+  XXH3_state_t* st = XXH3_createState();
+  if (!st) throw Error("out of memory");
+  XXH3_64bits_reset(st);
+  std::vector<char> buf(1 << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = in.gcount();
+    if (got > 0) XXH3_64bits_update(st, buf.data(), static_cast<std::size_t>(got));
+  }
+  const bool bad = in.bad();
+  const XXH64_hash_t h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  if (bad) throw InputError(fmt::format("error reading {}", file.string()));
+  return hex64(h);
+}
+
+}  // namespace gemflow
