@@ -1,1 +1,508 @@
+// Executor: order, parallel branches, failure isolation, cancellation, cache, until, atomic
+// writes, provenance.
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gemflow/config.hpp"
+#include "gemflow/executor.hpp"
+#include "gemflow/types.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+namespace gemflow {
+namespace {
+
+using test::all;
+using test::TempDir;
+
+// Counts executions and measures concurrency; `rendezvous` waits (up to 20 s) until that many
+// probes run at the same time, which proves branches overlap without timing anything.
+struct ProbeStats {
+  std::atomic<int> executions{0}, running{0}, max_running{0};
+};
+ProbeStats g_probe;
+
+class Probe final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "probe.count", .title = "Probe", .category = "Test"}; }
+  Input<MatrixF64> in{this, "in", "Passed through", PortUse::Optional};
+  Output<MatrixF64> out{this, "out", "in + 1, or 1"};
+  Param<int> rendezvous{this, "rendezvous", 0, {.min = 0, .doc = "Wait until this many probes run"}};
+  Param<int> salt{this, "salt", 0, {.doc = "Changes the key only"}};
+  void execute(NodeContext& ctx) override {
+    ++g_probe.executions;
+    const int now = ++g_probe.running;
+    int seen = g_probe.max_running.load();
+    while (now > seen && !g_probe.max_running.compare_exchange_weak(seen, now)) {
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (*rendezvous > 0 && g_probe.max_running.load() < *rendezvous) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        --g_probe.running;
+        throw Error("the other probes never ran at the same time");
+      }
+      ctx.throw_if_cancelled();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    --g_probe.running;
+    out.set(MatrixF64(1, 1, in.connected() ? (*in)(0, 0) + 1 : 1.0));
+  }
+};
+
+// Sets no output although its output is linked.
+class Lazy final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "probe.lazy", .title = "Lazy", .category = "Test"}; }
+  Output<MatrixF64> out{this, "out", "never set"};
+  void execute(NodeContext&) override {}
+};
+
+const Registry& registry() {
+  static const Registry reg = [] {
+    Registry r = test::testnodes();
+    r.add_node<Probe>("executor_test");
+    r.add_node<Lazy>("executor_test");
+    return r;
+  }();
+  return reg;
+}
+
+Workflow load(const TempDir& dir, const std::string& text, const std::string& name = "w.yaml") {
+  const fs::path file = dir / name;
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << text;
+  auto r = load_workflow(file, registry());
+  EXPECT_TRUE(r.ok()) << all(r.diagnostics);
+  return r.workflow ? *r.workflow : Workflow{};
+}
+
+std::string read(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+double scalar(const RunResult& r, const std::string& node, const std::string& port) {
+  return (*r.nodes.at(node).outputs.at(port).as<MatrixF64>())(0, 0);
+}
+
+// Thread-safe event log.
+struct Events {
+  std::mutex m;
+  std::vector<RunEvent> list;
+  std::function<void(const RunEvent&)> handler() {
+    return [this](const RunEvent& e) {
+      std::lock_guard lock(m);
+      list.push_back(e);
+    };
+  }
+  // Index of the first state event (node, state), or -1.
+  int index(const std::string& node, NodeState s) {
+    std::lock_guard lock(m);
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (list[i].kind == RunEvent::Kind::State && list[i].node == node && list[i].state == s)
+        return static_cast<int>(i);
+    return -1;
+  }
+};
+
+TEST(Executor, RunsInDependencyOrderWithValues) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  sum: {type: test.add}
+  a: {type: test.constant, params: {value: 2}}
+  b: {type: test.constant, params: {value: 0.25}}
+  twice: {type: test.add}
+links:
+  - a.value -> sum.a
+  - b.value -> sum.b
+  - sum.sum -> twice.a
+  - sum.sum -> twice.b
+)");
+  Events ev;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.on_event = ev.handler();
+  o.jobs = 4;
+  const RunResult r = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  EXPECT_EQ(scalar(r, "sum", "sum"), 2.25);
+  EXPECT_EQ(scalar(r, "twice", "sum"), 4.5);
+  for (const auto& [id, n] : r.nodes) {
+    EXPECT_EQ(n.state, NodeState::Done) << id;
+    EXPECT_EQ(n.key.size(), 16u);
+  }
+  // A node starts only after all of its inputs are done.
+  EXPECT_LT(ev.index("a", NodeState::Done), ev.index("sum", NodeState::Running));
+  EXPECT_LT(ev.index("b", NodeState::Done), ev.index("sum", NodeState::Running));
+  EXPECT_LT(ev.index("sum", NodeState::Done), ev.index("twice", NodeState::Running));
+  EXPECT_GE(ev.index("twice", NodeState::Queued), 0);
+  EXPECT_EQ(r.provenance, dir / "out" / "provenance.json");
+}
+
+TEST(Executor, IndependentBranchesOverlap) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  p1: {type: probe.count, params: {rendezvous: 3}}
+  p2: {type: probe.count, params: {rendezvous: 3}}
+  p3: {type: probe.count, params: {rendezvous: 3}}
+)");
+  g_probe.max_running = 0;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.jobs = 3;
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_TRUE(r.ok()) << r.nodes.at("p1").error;
+  EXPECT_EQ(g_probe.max_running.load(), 3);
+}
+
+TEST(Executor, JobsLimitsConcurrency) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  p1: {type: probe.count, params: {salt: 1}}
+  p2: {type: probe.count, params: {salt: 2}}
+  p3: {type: probe.count, params: {salt: 3}}
+  p4: {type: probe.count, params: {salt: 4}}
+)");
+  g_probe.max_running = 0;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.jobs = 1;
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(g_probe.max_running.load(), 1);
+}
+
+TEST(Executor, FailureSkipsDownstreamOnlyAndOtherBranchesFinish) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  c: {type: test.constant, params: {value: 1}}
+  f: {type: test.fail, params: {message: "no convergence after 12 iterations"}}
+  after: {type: test.sleep, params: {seconds: 0}}
+  after2: {type: test.add}
+  other: {type: test.sleep, params: {seconds: 0.05}}
+  other2: {type: probe.count}
+links:
+  - c.value -> f.in
+  - f.out -> after.in
+  - after.out -> after2.a
+  - c.value -> after2.b
+  - c.value -> other.in
+  - other.out -> other2.in
+)");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.jobs = 2;
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(r.cancelled);
+  EXPECT_EQ(r.nodes.at("f").state, NodeState::Failed);
+  EXPECT_EQ(r.nodes.at("f").error, "node 'f' (test.fail): no convergence after 12 iterations");
+  EXPECT_EQ(r.nodes.at("after").state, NodeState::Skipped);
+  EXPECT_EQ(r.nodes.at("after2").state, NodeState::Skipped);
+  EXPECT_THAT(r.nodes.at("after").error, HasSubstr("upstream node 'f' failed"));
+  EXPECT_EQ(r.nodes.at("c").state, NodeState::Done);
+  EXPECT_EQ(r.nodes.at("other").state, NodeState::Done);
+  EXPECT_EQ(r.nodes.at("other2").state, NodeState::Done);
+  EXPECT_EQ(scalar(r, "other2", "out"), 2.0);
+}
+
+TEST(Executor, CancelStopsTheRunningNodeAndTheRest) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  long: {type: test.sleep, params: {seconds: 120}}
+  after: {type: probe.count}
+  later: {type: test.sleep, params: {seconds: 120}}
+links:
+  - long.out -> after.in
+)");
+  std::atomic<bool> cancel{false};
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.jobs = 1;
+  o.cancel = &cancel;
+  o.on_event = [&](const RunEvent& e) {
+    if (e.kind == RunEvent::Kind::Progress && e.node == "long") cancel = true;
+  };
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.nodes.at("long").state, NodeState::Cancelled);
+  EXPECT_EQ(r.nodes.at("after").state, NodeState::Cancelled);
+  EXPECT_EQ(r.nodes.at("later").state, NodeState::Cancelled);
+  EXPECT_LT(r.nodes.at("long").seconds, 60.0);
+  // The provenance record says so.
+  const auto j = nlohmann::json::parse(read(r.provenance));
+  EXPECT_EQ(j["cancelled"], true);
+  EXPECT_EQ(j["nodes"]["long"]["state"], "cancelled");
+}
+
+TEST(Executor, CacheReusesUnchangedNodes) {
+  TempDir dir;
+  std::ofstream(dir / "in.txt") << "one\ntwo\n";
+  Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  r: {type: test.read_text, params: {path: in.txt}}
+  p1: {type: probe.count}
+  p2: {type: probe.count}
+  q: {type: probe.count}
+links:
+  - r.size -> p1.in
+  - p1.out -> p2.in
+)");
+  ResultCache cache;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.cache = &cache;
+  g_probe.executions = 0;
+  const RunResult r1 = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r1.ok());
+  EXPECT_EQ(g_probe.executions.load(), 3);
+  EXPECT_EQ(scalar(r1, "p2", "out"), 10.0);  // 8 bytes + 1 + 1
+
+  const RunResult r2 = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(g_probe.executions.load(), 3);  // nothing re-ran
+  for (const auto& [id, n] : r2.nodes) {
+    EXPECT_EQ(n.state, NodeState::Cached) << id;
+    EXPECT_EQ(n.key, r1.nodes.at(id).key) << id;
+  }
+  EXPECT_EQ(scalar(r2, "p2", "out"), 10.0);
+
+  // A parameter change re-runs that node and what depends on it, nothing else.
+  ASSERT_FALSE(apply_override(wf, "p1.salt=5", registry()));
+  const RunResult r3 = run_workflow(wf, registry(), o);
+  EXPECT_EQ(r3.nodes.at("r").state, NodeState::Cached);
+  EXPECT_EQ(r3.nodes.at("p1").state, NodeState::Done);
+  EXPECT_EQ(r3.nodes.at("p2").state, NodeState::Done);
+  EXPECT_EQ(r3.nodes.at("q").state, NodeState::Cached);
+  EXPECT_NE(r3.nodes.at("p2").key, r1.nodes.at("p2").key);
+  EXPECT_EQ(g_probe.executions.load(), 5);
+
+  // Changing the content of an input file changes the keys downstream of it.
+  std::ofstream(dir / "in.txt") << "one\ntwo\nthree\n";
+  const RunResult r4 = run_workflow(wf, registry(), o);
+  EXPECT_EQ(r4.nodes.at("r").state, NodeState::Done);
+  EXPECT_EQ(r4.nodes.at("p2").state, NodeState::Done);
+  EXPECT_EQ(r4.nodes.at("q").state, NodeState::Cached);
+  EXPECT_EQ(scalar(r4, "p2", "out"), 16.0);
+}
+
+TEST(Executor, UntilRunsOnlyTheNodeAndItsAncestors) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  a: {type: test.constant, params: {value: 1}}
+  b: {type: test.constant, params: {value: 2}}
+  s: {type: test.add}
+  after: {type: probe.count}
+  unrelated: {type: probe.count}
+links:
+  - a.value -> s.a
+  - b.value -> s.b
+  - s.sum -> after.in
+)");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.until = "s";
+  const RunResult r = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.nodes.size(), 3u);
+  EXPECT_TRUE(r.nodes.count("a") && r.nodes.count("b") && r.nodes.count("s"));
+  EXPECT_EQ(scalar(r, "s", "sum"), 3.0);
+
+  o.until = "aftr";
+  const RunResult bad = run_workflow(wf, registry(), o);
+  ASSERT_EQ(bad.diagnostics.size(), 1u);
+  EXPECT_EQ(bad.diagnostics[0].hint, "did you mean 'after'?");
+  EXPECT_TRUE(bad.nodes.empty());
+}
+
+TEST(Executor, ValidationErrorsRunNothing) {
+  TempDir dir;
+  auto lr = parse_workflow("gemflow: 1\nnodes:\n  s: {type: test.add}\n  p: {type: probe.count}\n",
+                           dir / "w.yaml", registry());
+  ASSERT_TRUE(lr.workflow);
+  g_probe.executions = 0;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  const RunResult r = run_workflow(*lr.workflow, registry(), o);
+  EXPECT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
+  EXPECT_TRUE(r.nodes.empty());
+  EXPECT_EQ(g_probe.executions.load(), 0);
+  EXPECT_FALSE(fs::exists(dir / "out" / "provenance.json"));
+  EXPECT_TRUE(r.provenance.empty());
+}
+
+TEST(Executor, AtomicWriteNeverLeavesAPartialFile) {
+  TempDir dir;
+  fs::create_directories(dir / "out");
+  std::ofstream(dir / "out" / "result.txt") << "previous result\n";
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  c: {type: test.constant, params: {value: 1.5}}
+  bad: {type: test.write_text, params: {path: result.txt, text: partial, fail_midway: true}}
+  good: {type: test.write_text, params: {path: sub/good.txt, text: numbers}}
+links:
+  - c.value -> good.value
+)");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_EQ(r.nodes.at("bad").state, NodeState::Failed);
+  EXPECT_THAT(r.nodes.at("bad").error, HasSubstr("failed midway through writing"));
+  EXPECT_EQ(read(dir / "out" / "result.txt"), "previous result\n");  // untouched
+  EXPECT_EQ(r.nodes.at("good").state, NodeState::Done);
+  EXPECT_EQ(read(dir / "out" / "sub" / "good.txt"), "numbers\n1.5\n");
+  // No temporary file anywhere.
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "out"))
+    if (e.is_regular_file()) files.push_back(fs::relative(e.path(), dir / "out").string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"provenance.json", "result.txt", "sub/good.txt"}));
+}
+
+TEST(Executor, RefusesToOverwriteAnInputOfTheRun) {
+  TempDir dir;
+  std::ofstream(dir / "data.txt") << "precious\n";
+  fs::create_directories(dir / "elsewhere");
+  // The writer runs first (file order, one job) and names the input through another path.
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  w: {type: test.write_text, params: {path: ../elsewhere/../data.txt, text: overwritten}}
+  r: {type: test.read_text, params: {path: data.txt}}
+)");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.jobs = 1;
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_EQ(r.nodes.at("w").state, NodeState::Failed);
+  EXPECT_THAT(r.nodes.at("w").error, HasSubstr("refusing to overwrite"));
+  EXPECT_THAT(r.nodes.at("w").error, HasSubstr("read by node 'r'"));
+  EXPECT_EQ(r.nodes.at("r").state, NodeState::Done);
+  EXPECT_EQ(read(dir / "data.txt"), "precious\n");
+
+  // Through a symbolic link too.
+  fs::create_symlink(dir / "data.txt", dir / "out" / "link.txt");
+  const Workflow wf2 = load(dir, R"(gemflow: 1
+nodes:
+  r: {type: test.read_text, params: {path: data.txt}}
+  w: {type: test.write_text, params: {path: link.txt, text: overwritten}}
+)", "w2.yaml");
+  const RunResult r2 = run_workflow(wf2, registry(), o);
+  EXPECT_EQ(r2.nodes.at("w").state, NodeState::Failed);
+  EXPECT_EQ(read(dir / "data.txt"), "precious\n");
+}
+
+TEST(Executor, ProvenanceRecordsEverythingNeededToReproduce) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+name: prov
+nodes:
+  r: {type: test.read_text, params: {path: in.txt}}
+  s: {type: test.sleep, params: {seconds: 0}}
+  w: {type: test.write_text, params: {path: out.txt, text: hello}}
+  d: {type: test.device}
+  f: {type: test.fail}
+links:
+  - r.size -> s.in
+  - s.out -> w.value
+)", "sub/w.yaml");
+  std::ofstream(dir / "sub" / "in.txt") << "abc";
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.device = "cpu";
+  const RunResult r = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r.diagnostics.empty()) << all(r.diagnostics);
+  const auto j = nlohmann::json::parse(read(dir / "out" / "provenance.json"));
+  EXPECT_EQ(j["gemflow"]["version"], GEMFLOW_SDK_VERSION);
+  EXPECT_EQ(j["gemflow"]["fingerprint"], PluginHost::host_fingerprint());
+  EXPECT_EQ(j["workflow"]["file"], (dir / "sub" / "w.yaml").string());
+  EXPECT_EQ(j["workflow"]["xxh3"], hash_file(dir / "sub" / "w.yaml"));
+  EXPECT_EQ(j["workflow"]["name"], "prov");
+  EXPECT_TRUE(std::regex_match(j["date"].get<std::string>(),
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+  EXPECT_FALSE(j["host"].get<std::string>().empty());
+  EXPECT_EQ(j["device_override"], "cpu");
+  const auto& jr = j["nodes"]["r"];
+  EXPECT_EQ(jr["type"], "test.read_text");
+  EXPECT_EQ(jr["version"], 1);
+  EXPECT_EQ(jr["state"], "done");
+  EXPECT_EQ(jr["params"]["path"], (dir / "sub" / "in.txt").string());  // resolved
+  ASSERT_EQ(jr["inputs"].size(), 1u);                                  // param + add_input_file: once
+  EXPECT_EQ(jr["inputs"][0]["xxh3"], hash_file(dir / "sub" / "in.txt"));
+  EXPECT_EQ(jr["key"], r.nodes.at("r").key);
+  EXPECT_EQ(j["nodes"]["s"]["records"]["slept_seconds"], 0.0);
+  EXPECT_GE(j["nodes"]["s"]["seconds"].get<double>(), 0.0);
+  const auto& jw = j["nodes"]["w"];
+  EXPECT_EQ(jw["params"]["path"], (dir / "out" / "out.txt").string());
+  ASSERT_EQ(jw["outputs"].size(), 1u);
+  EXPECT_EQ(jw["outputs"][0]["file"], (dir / "out" / "out.txt").string());
+  EXPECT_EQ(jw["outputs"][0]["xxh3"], hash_file(dir / "out" / "out.txt"));
+  EXPECT_EQ(read(dir / "out" / "out.txt"), "hello\n3\n");
+  EXPECT_EQ(j["nodes"]["d"]["records"]["device_used"], "cpu");
+  EXPECT_EQ(j["nodes"]["f"]["state"], "failed");
+  EXPECT_EQ(j["nodes"]["f"]["error"], "node 'f' (test.fail): intentional failure");
+  EXPECT_THAT(j["workflow"]["effective"].get<std::string>(), HasSubstr("r: {type: test.read_text"));
+}
+
+TEST(Executor, DeviceOverrideReachesDeviceParams) {
+  TempDir dir;
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  d: {type: test.device, params: {device: auto}}\n");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.device = "cpu";
+  RunResult r = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(std::get<std::string>(r.nodes.at("d").outputs.at("table").as<Table>()->rows[0][0]), "cpu");
+  o.device = "cuda:99";
+  r = run_workflow(wf, registry(), o);
+  EXPECT_EQ(r.nodes.at("d").state, NodeState::Failed);
+  EXPECT_THAT(r.nodes.at("d").error, HasSubstr("cuda:99 requested"));
+  o.device = "gpu";
+  r = run_workflow(wf, registry(), o);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_THAT(r.diagnostics[0].message, HasSubstr("'gpu' is not a device"));
+}
+
+TEST(Executor, UnsetLinkedOutputFailsTheProducer) {
+  TempDir dir;
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  l: {type: probe.lazy}\n  p: {type: probe.count}\n"
+                                "links: [l.out -> p.in]\n");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_EQ(r.nodes.at("l").state, NodeState::Failed);
+  EXPECT_EQ(r.nodes.at("l").error, "node 'l' (probe.lazy): output 'out' was not set (it feeds p.in)");
+  EXPECT_EQ(r.nodes.at("p").state, NodeState::Skipped);
+}
+
+TEST(Executor, HashFileIsXxh3) {
+  TempDir dir;
+  std::ofstream(dir / "empty");
+  EXPECT_EQ(hash_file(dir / "empty"), "2d06800538d394c2");  // XXH3-64 of no bytes (xxHash spec)
+  std::ofstream(dir / "a") << "a";
+  std::ofstream(dir / "b") << "b";
+  EXPECT_NE(hash_file(dir / "a"), hash_file(dir / "b"));
+  EXPECT_THROW((void)hash_file(dir / "missing"), InputError);
+}
+
+}  // namespace
+}  // namespace gemflow
