@@ -1,1 +1,134 @@
+// Registry: node specs from declarations, duplicate and malformed registrations, nearest_name.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "gemflow/registry.hpp"
+#include "gemflow/types.hpp"
+
+namespace gemflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+class Smooth final : public Node {
+ public:
+  enum class Method { Floyd, Dijkstra };
+  static NodeInfo info() {
+    return {.id = "reg.smooth", .version = 3, .title = "Smooth", .category = "Test", .doc = "Smooths"};
+  }
+  Input<DistanceBounds> bounds{this, "bounds", "Bounds to smooth"};
+  Input<Structure> ref{this, "reference", "Optional reference", PortUse::Optional};
+  Output<DistanceBounds> smoothed{this, "smoothed", "Triangle-closed bounds"};
+  Param<double> tol{this, "tolerance", 1e-9, {.min = 0, .unit = "Å", .doc = "Tolerance"}};
+  Param<int> iters{this, "iterations", 100, {.min = 1, .max = 1000, .doc = "Iterations"}};
+  Choice<Method> method{this, "method", Method::Dijkstra,
+                        {{Method::Floyd, "floyd"}, {Method::Dijkstra, "dijkstra"}}, {.doc = "Algorithm"}};
+  PathParam file{this, "log", PathParam::Mode::Write, "Log file", "smooth.log"};
+  DeviceParam device{this};
+  void execute(NodeContext&) override {}
+};
+
+struct Unregistered {};
+}  // namespace
+template <>
+struct DataType<Unregistered> {
+  static constexpr std::string_view name = "Unregistered";
+  static constexpr std::string_view doc = "";
+  static std::string summary(const Unregistered&) { return ""; }
+};
+namespace {
+
+class BadPort final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.bad_port"}; }
+  Input<Unregistered> in{this, "in", "?"};
+  void execute(NodeContext&) override {}
+};
+class BadDefault final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.bad_default"}; }
+  Param<double> x{this, "x", 5.0, {.max = 1.0}};
+  void execute(NodeContext&) override {}
+};
+class TwiceParam final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.twice"}; }
+  Param<double> a{this, "a", 0.0};
+  Param<int> b{this, "a", 0};
+  void execute(NodeContext&) override {}
+};
+class NoNamespace final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "smooth"}; }
+  void execute(NodeContext&) override {}
+};
+
+TEST(Registry, SpecIsGeneratedFromDeclarations) {
+  Registry r;
+  r.add_node<Smooth>("libgemflow_reg.so");
+  const NodeEntry* e = r.find_node("reg.smooth");
+  ASSERT_NE(e, nullptr);
+  const NodeSpec& s = e->spec;
+  EXPECT_EQ(s.info.version, 3);
+  ASSERT_EQ(s.inputs.size(), 2u);
+  EXPECT_EQ(s.inputs[0].type, "DistanceBounds");
+  EXPECT_FALSE(s.inputs[0].optional);
+  EXPECT_TRUE(s.inputs[1].optional);
+  EXPECT_EQ(s.output("smoothed")->type, "DistanceBounds");
+  ASSERT_EQ(s.params.size(), 5u);
+  EXPECT_EQ(s.param("tolerance")->unit, "Å");
+  EXPECT_EQ(s.param("iterations")->kind, ParamKind::Int);
+  EXPECT_EQ(std::get<std::string>(s.param("method")->default_value), "dijkstra");
+  EXPECT_EQ(s.param("method")->choices, (std::vector<std::string>{"floyd", "dijkstra"}));
+  EXPECT_EQ(s.param("log")->kind, ParamKind::OutputPath);
+  EXPECT_FALSE(s.param("log")->required);
+  EXPECT_EQ(s.param("device")->kind, ParamKind::Device);
+  EXPECT_EQ(e->origin, "libgemflow_reg.so");
+  EXPECT_EQ(r.node_ids(), (std::vector<std::string>{"reg.smooth"}));
+  EXPECT_NE(r.find_type("Matrix<f64>"), nullptr);
+}
+
+TEST(Registry, DuplicateNodeIdNamesBothOrigins) {
+  Registry r;
+  r.add_node<Smooth>("a.so");
+  try {
+    r.add_node<Smooth>("b.so");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "duplicate node id 'reg.smooth': registered by a.so and by b.so");
+  }
+}
+
+TEST(Registry, MalformedSpecsAreRefused) {
+  Registry r;
+  EXPECT_THAT([&] { r.add_node<BadPort>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("port 'in' has unregistered type 'Unregistered'")));
+  EXPECT_THAT([&] { r.add_node<BadDefault>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("default of parameter 'x' is invalid: 5.0 is above")));
+  EXPECT_THAT([&] { r.add_node<TwiceParam>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("parameter name 'a' declared twice")));
+  EXPECT_THAT([&] { r.add_node<NoNamespace>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("not namespaced")));
+  EXPECT_TRUE(r.node_ids().empty());
+}
+
+TEST(Registry, DataTypeFromTwoOrigins) {
+  Registry r;
+  EXPECT_NO_THROW(r.add_type<Table>("core"));
+  EXPECT_THAT([&] { r.add_type<Table>("other.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("data type 'Table' registered twice")));
+}
+
+TEST(NearestName, SuggestsCloseNamesOnly) {
+  const std::vector<std::string> ids = {"distgeom.embed", "distgeom.triangle_smoothing", "io.read_structure"};
+  EXPECT_EQ(nearest_name("distgeom.embd", ids), "distgeom.embed");
+  EXPECT_EQ(nearest_name("DistGeom.Embed", ids), "distgeom.embed");  // case-insensitive
+  EXPECT_EQ(nearest_name("io.read_structur", ids), "io.read_structure");
+  EXPECT_EQ(nearest_name("triangle", ids), "");  // too far from everything
+  EXPECT_EQ(nearest_name("x", {}), "");
+  EXPECT_EQ(nearest_name("cont", {"count", "scale"}), "count");
+  EXPECT_EQ(nearest_name("zzzz", {"count", "scale"}), "");
+}
+
+}  // namespace
+}  // namespace gemflow
