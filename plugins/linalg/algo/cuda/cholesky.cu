@@ -1,0 +1,457 @@
+// GPU Cholesky (lower, column-major): blocked, recursive and cuSOLVER paths, fp64 and fp32
+// (with optional 3×TF32 GEMMs). See gemflow/linalg/cholesky_cuda.hpp.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "context.cuh"
+#include "cuda_check.cuh"
+#include "potrf_kernels.cuh"
+
+namespace gemflow::linalg::cuda {
+namespace detail {
+
+void require_free_memory(std::size_t bytes, const std::string& what) {
+  std::size_t free_b = 0, total_b = 0;
+  GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+  // keep 64 MiB for the libraries' own scratch
+  const std::size_t margin = std::size_t{64} << 20;
+  if (bytes + margin > free_b) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s: needs %.2f GiB of device memory, %.2f GiB free of %.2f GiB", what.c_str(),
+                  bytes / 1073741824.0, free_b / 1073741824.0, total_b / 1073741824.0);
+    throw CudaError(buf);
+  }
+}
+
+// ---- kernels ---------------------------------------------------------------------------
+
+/// One-block leaf factorisation of the n×n (n ≤ NB) diagonal block at a (lda); folds a failure
+/// into st->info as offset + k (first failure wins: leaves run in diagonal order).
+template <class T, int NB, int TY>
+__global__ void __launch_bounds__(32 * TY) potrf_leaf_kernel(T* a, std::int64_t lda, int n, std::int64_t offset,
+                                                             DeviceStatus* st) {
+  extern __shared__ unsigned char smem_raw[];
+  T* s = reinterpret_cast<T*>(smem_raw);
+  load_lower<T, NB>(s, a, lda, n);
+  const int fail = potrf_shared<T, NB, TY>(s, n);
+  store_lower<T, NB>(a, lda, s, n);
+  if (fail && threadIdx.x == 0 && threadIdx.y == 0 && st->info == 0) st->info = offset + fail;
+}
+
+/// After a cuSOLVER potrf of the nb×nb block at a: info = offset + min(devInfo, first diagonal
+/// of L that is not a positive finite number) when no earlier failure was recorded.
+template <class T>
+__global__ void fold_info_kernel(const T* a, std::int64_t lda, int nb, std::int64_t offset, DeviceStatus* st) {
+  __shared__ int first;
+  if (threadIdx.x == 0) first = INT_MAX;
+  __syncthreads();
+  const int li = st->local_info;
+  const int limit = li > 0 ? li - 1 : nb;
+  for (int j = threadIdx.x; j < limit; j += blockDim.x)
+    if (bad_pivot(a[j + j * lda])) atomicMin(&first, j + 1);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int cand = first;
+    if (li > 0) cand = min(cand, li);
+    if (cand != INT_MAX && st->info == 0) st->info = offset + cand;
+  }
+}
+
+/// Flags the first column < info−1 (all columns when info = 0) of the lower triangle holding a
+/// NaN/Inf, and the failing pivot itself. One warp per column.
+template <class T>
+__global__ void scan_nonfinite_kernel(const T* a, std::int64_t lda, std::int64_t n, DeviceStatus* st) {
+  const long long info = st->info;
+  const std::int64_t limit = info > 0 ? info - 1 : n;
+  const std::int64_t warp = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  const std::int64_t nwarps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / 32;
+  for (std::int64_t j = warp; j < limit; j += nwarps) {
+    bool bad = false;
+    for (std::int64_t i = j + lane; i < n; i += 32) bad |= !isfinite(a[i + j * lda]);
+    if (__any_sync(0xffffffffu, bad) && lane == 0) atomicMin(&st->nonfinite_col, static_cast<long long>(j + 1));
+  }
+  if (info > 0 && warp == 0 && lane == 0 && !isfinite(a[(info - 1) + (info - 1) * lda]))
+    atomicMin(&st->nonfinite_col, info);
+}
+
+/// Splits the rows×k block a (lda) for a 3×TF32 product into dst (ld rows, 3k columns):
+/// first operand [hi | hi | lo], second operand [hi | lo | hi], hi = tf32(x), lo = x − hi.
+__global__ void split_tf32_kernel(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t k, float* dst,
+                                  bool first_operand) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= rows) return;
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < k; j += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
+    const float x = a[i + j * lda];
+    unsigned int u;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
+    const float hi = __uint_as_float(u);
+    const float lo = x - hi;
+    dst[i + j * rows] = hi;
+    dst[i + (j + k) * rows] = first_operand ? hi : lo;
+    dst[i + (j + 2 * k) * rows] = first_operand ? lo : hi;
+  }
+}
+
+// ---- BLAS / LAPACK dispatch --------------------------------------------------------------
+
+inline int as_int(std::int64_t v) { return static_cast<int>(v); }
+
+template <class T>
+struct Lib;
+
+template <>
+struct Lib<double> {
+  static constexpr const char* name = "fp64";
+  static cublasStatus_t trsm(cublasHandle_t h, int m, int k, const double* l, int ldl, double* b, int ldb) {
+    const double one = 1.0;
+    return cublasDtrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, k, &one, l,
+                       ldl, b, ldb);
+  }
+  static cublasStatus_t syrk(cublasHandle_t h, int m, int k, const double* a, int lda, double* c, int ldc) {
+    const double minus_one = -1.0, one = 1.0;
+    return cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m, k, &minus_one, a, lda, &one, c, ldc);
+  }
+  static cublasStatus_t gemm_nt(cublasHandle_t h, int m, int n, int k, const double* a, int lda, const double* b,
+                                int ldb, double* c, int ldc) {
+    const double minus_one = -1.0, one = 1.0;
+    return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a, lda, b, ldb, &one, c, ldc);
+  }
+  static cusolverStatus_t potrf_lwork(cusolverDnHandle_t h, int n, double* a, int lda, int* lw) {
+    return cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, lw);
+  }
+  static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double* a, int lda, double* w, int lw, int* info) {
+    return cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, w, lw, info);
+  }
+};
+
+template <>
+struct Lib<float> {
+  static constexpr const char* name = "fp32";
+  static cublasStatus_t trsm(cublasHandle_t h, int m, int k, const float* l, int ldl, float* b, int ldb) {
+    const float one = 1.0f;
+    return cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, k, &one, l,
+                       ldl, b, ldb);
+  }
+  static cublasStatus_t syrk(cublasHandle_t h, int m, int k, const float* a, int lda, float* c, int ldc) {
+    const float minus_one = -1.0f, one = 1.0f;
+    return cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m, k, &minus_one, a, lda, &one, c, ldc);
+  }
+  static cublasStatus_t gemm_nt(cublasHandle_t h, int m, int n, int k, const float* a, int lda, const float* b,
+                                int ldb, float* c, int ldc) {
+    const float minus_one = -1.0f, one = 1.0f;
+    return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a, lda, b, ldb, &one, c, ldc);
+  }
+  static cusolverStatus_t potrf_lwork(cusolverDnHandle_t h, int n, float* a, int lda, int* lw) {
+    return cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, lw);
+  }
+  static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, float* a, int lda, float* w, int lw, int* info) {
+    return cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, w, lw, info);
+  }
+};
+
+// Tuned defaults (docs/performance.md, "GPU Cholesky").
+constexpr std::int64_t kDefaultBase = 128;
+constexpr std::int64_t kDefaultTrsmBase = 512;
+constexpr std::int64_t kDefaultSyrkBase = 512;
+constexpr std::int64_t kDefaultBlock = 256;
+constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
+
+/// Split point of a recursion: about n/2, rounded up to a multiple of 128 (32 for small n).
+inline std::int64_t split_point(std::int64_t n) {
+  std::int64_t h = n / 2;
+  const std::int64_t q = n >= 512 ? 128 : (n >= 64 ? 32 : 1);
+  h = (h + q - 1) / q * q;
+  return std::clamp<std::int64_t>(h, 1, n - 1);
+}
+
+template <class T>
+void launch_leaf(T* a, std::int64_t lda, std::int64_t n, std::int64_t offset, DeviceStatus* st, cudaStream_t s) {
+  if (n <= 32) {
+    potrf_leaf_kernel<T, 32, 8><<<1, dim3(32, 8), shared_bytes<T, 32>(), s>>>(a, lda, int(n), offset, st);
+  } else if (n <= 64) {
+    potrf_leaf_kernel<T, 64, 16><<<1, dim3(32, 16), shared_bytes<T, 64>(), s>>>(a, lda, int(n), offset, st);
+  } else {
+    potrf_leaf_kernel<T, 128, 32><<<1, dim3(32, 32), shared_bytes<T, 128>(), s>>>(a, lda, int(n), offset, st);
+  }
+  GF_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void enable_leaf_smem() {
+  static const bool done = [] {
+    GF_CUDA_TRY(cudaFuncSetAttribute(potrf_leaf_kernel<T, 128, 32>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     int(shared_bytes<T, 128>())));
+    GF_CUDA_TRY(cudaFuncSetAttribute(potrf_leaf_kernel<T, 64, 16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     int(shared_bytes<T, 64>())));
+    return true;
+  }();
+  (void)done;
+}
+
+/// One factorisation: the algorithms over a fixed matrix, options and workspace.
+template <class T>
+struct Factor {
+  GpuCholesky::Impl& ctx;
+  T* a;
+  std::int64_t lda;
+  CholeskyOptions opt;
+  T* lwork_ptr = nullptr;  // cuSOLVER workspace
+  int lwork = 0;
+  float* split = nullptr;  // 3×TF32 operands
+
+  T* at(std::int64_t i, std::int64_t j) const { return a + i + j * lda; }
+
+  void leaf(std::int64_t off, std::int64_t n, bool force_cusolver = false) {
+    if (n <= kOwnLeafMax && !force_cusolver) {
+      launch_leaf<T>(at(off, off), lda, n, off, ctx.status, ctx.stream);
+      return;
+    }
+    GF_CUSOLVER_TRY(Lib<T>::potrf(ctx.solver, as_int(n), at(off, off), as_int(lda), lwork_ptr, lwork,
+                                  &ctx.status->local_info));
+    fold_info_kernel<T><<<1, 256, 0, ctx.stream>>>(at(off, off), lda, as_int(n), off, ctx.status);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  // C (m×n, ldc) −= A (m×k, lda_) · B (n×k, ldb)ᵀ
+  void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const T* A, std::int64_t lda_, const T* B,
+               std::int64_t ldb, T* C, std::int64_t ldc) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (opt.fp32_mode != Fp32Mode::exact) {
+        const float minus_one = -1.0f, one = 1.0f;
+        if (opt.fp32_mode == Fp32Mode::tf32) {
+          GF_CUBLAS_TRY(cublasGemmEx(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_T, as_int(m), as_int(n), as_int(k), &minus_one, A,
+                                     CUDA_R_32F, as_int(lda_), B, CUDA_R_32F, as_int(ldb), &one, C, CUDA_R_32F,
+                                     as_int(ldc), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+          return;
+        }
+        float* xa = split;
+        float* xb = split + m * 3 * k;
+        const dim3 blk(128, 4);
+        const auto gy = [&](std::int64_t kk) { return unsigned(std::min<std::int64_t>((kk + 3) / 4, 4096)); };
+        split_tf32_kernel<<<dim3(unsigned((m + 127) / 128), gy(k)), blk, 0, ctx.stream>>>(A, lda_, m, k, xa, true);
+        GF_CUDA_CHECK_LAUNCH();
+        split_tf32_kernel<<<dim3(unsigned((n + 127) / 128), gy(k)), blk, 0, ctx.stream>>>(B, ldb, n, k, xb, false);
+        GF_CUDA_CHECK_LAUNCH();
+        GF_CUBLAS_TRY(cublasGemmEx(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_T, as_int(m), as_int(n), as_int(3 * k), &minus_one,
+                                   xa, CUDA_R_32F, as_int(m), xb, CUDA_R_32F, as_int(n), &one, C, CUDA_R_32F,
+                                   as_int(ldc), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+        return;
+      }
+    }
+    GF_CUBLAS_TRY(Lib<T>::gemm_nt(ctx.blas, as_int(m), as_int(n), as_int(k), A, as_int(lda_), B, as_int(ldb), C,
+                                  as_int(ldc)));
+  }
+
+  // B (m×k, ldb) ← B · L⁻ᵀ, L the k×k lower triangle at l (ld lda)
+  void trsm(std::int64_t m, std::int64_t k, const T* l, T* b, std::int64_t ldb) {
+    if (k <= opt.trsm_base) {
+      GF_CUBLAS_TRY(Lib<T>::trsm(ctx.blas, as_int(m), as_int(k), l, as_int(lda), b, as_int(ldb)));
+      return;
+    }
+    const std::int64_t k1 = split_point(k), k2 = k - k1;
+    trsm(m, k1, l, b, ldb);
+    // B2 −= X1 · L21ᵀ
+    gemm_nt(m, k2, k1, b, ldb, l + k1, lda, b + k1 * ldb, ldb);
+    trsm(m, k2, l + k1 + k1 * lda, b + k1 * ldb, ldb);
+  }
+
+  // C (m×m lower, ld lda) −= A (m×k, ld lda) Aᵀ
+  void syrk(std::int64_t m, std::int64_t k, const T* A, T* C) {
+    if (m <= opt.syrk_base) {
+      GF_CUBLAS_TRY(Lib<T>::syrk(ctx.blas, as_int(m), as_int(k), A, as_int(lda), C, as_int(lda)));
+      return;
+    }
+    const std::int64_t m1 = split_point(m), m2 = m - m1;
+    syrk(m1, k, A, C);
+    gemm_nt(m2, m1, k, A + m1, lda, A, lda, C + m1, lda);
+    syrk(m2, k, A + m1, C + m1 + m1 * lda);
+  }
+
+  void recursive(std::int64_t off, std::int64_t n) {
+    if (n <= opt.base) {
+      leaf(off, n);
+      return;
+    }
+    const std::int64_t n1 = split_point(n), n2 = n - n1;
+    recursive(off, n1);
+    trsm(n2, n1, at(off, off), at(off + n1, off), lda);
+    syrk(n2, n1, at(off + n1, off), at(off + n1, off + n1));
+    recursive(off + n1, n2);
+  }
+
+  void blocked(std::int64_t n) {
+    const std::int64_t nb = opt.block;
+    for (std::int64_t j = 0; j < n; j += nb) {
+      const std::int64_t b = std::min(nb, n - j), rest = n - j - b;
+      leaf(j, b);
+      if (rest == 0) break;
+      GF_CUBLAS_TRY(Lib<T>::trsm(ctx.blas, as_int(rest), as_int(b), at(j, j), as_int(lda), at(j + b, j), as_int(lda)));
+      GF_CUBLAS_TRY(Lib<T>::syrk(ctx.blas, as_int(rest), as_int(b), at(j + b, j), as_int(lda), at(j + b, j + b),
+                                 as_int(lda)));
+    }
+  }
+};
+
+template <class T>
+CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt) {
+  if (n < 0) throw std::invalid_argument("GpuCholesky::factor: n = " + std::to_string(n) + " < 0");
+  if (lda < std::max<std::int64_t>(1, n))
+    throw std::invalid_argument("GpuCholesky::factor: lda = " + std::to_string(lda) + " < max(1, n = " +
+                                std::to_string(n) + ")");
+  if (n > INT_MAX || lda > INT_MAX)
+    throw std::invalid_argument("GpuCholesky::factor: n or lda exceeds cuBLAS's int range");
+  if (n == 0) return {};
+  if (a == nullptr) throw std::invalid_argument("GpuCholesky::factor: null matrix pointer");
+  if (opt.base <= 0) opt.base = kDefaultBase;
+  if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
+  if (opt.syrk_base <= 0) opt.syrk_base = kDefaultSyrkBase;
+  if (opt.block <= 0) opt.block = kDefaultBlock;
+  const bool fp32 = std::is_same_v<T, float>;
+  if (fp32 && opt.fp32_mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive)
+    throw std::invalid_argument("GpuCholesky::factor: fp32_mode tf32x3/tf32 needs algo = recursive");
+  enable_leaf_smem<T>();
+
+  // workspace: cuSOLVER potrf work for the largest cuSOLVER leaf, then the 3×TF32 operands
+  std::int64_t largest_leaf = 0;
+  switch (opt.algo) {
+    case CholeskyAlgo::recursive: largest_leaf = std::min(n, opt.base); break;
+    case CholeskyAlgo::blocked: largest_leaf = std::min(n, opt.block); break;
+    case CholeskyAlgo::cusolver: largest_leaf = n; break;
+  }
+  int lwork = 0;
+  const bool need_solver = opt.algo == CholeskyAlgo::cusolver || largest_leaf > kOwnLeafMax;
+  if (need_solver) GF_CUSOLVER_TRY(Lib<T>::potrf_lwork(ctx.solver, as_int(largest_leaf), a, as_int(lda), &lwork));
+  std::size_t split_floats = 0;
+  if (fp32 && opt.fp32_mode == Fp32Mode::tf32x3 && n > opt.base) {
+    // largest GEMM: (m + n)·3k ≤ 3·n·split_point(n)
+    split_floats = 3 * static_cast<std::size_t>(n) * static_cast<std::size_t>(split_point(n));
+  }
+  const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
+  char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + sizeof(float) * split_floats,
+                                              std::string("GpuCholesky::factor (") + Lib<T>::name + ", n = " +
+                                                  std::to_string(n) + ")"));
+  Factor<T> f{ctx, a, lda, opt};
+  f.lwork_ptr = reinterpret_cast<T*>(ws);
+  f.lwork = lwork;
+  f.split = reinterpret_cast<float*>(ws + lwork_bytes);
+
+  ctx.reset_status();
+  switch (opt.algo) {
+    case CholeskyAlgo::recursive: f.recursive(0, n); break;
+    case CholeskyAlgo::blocked: f.blocked(n); break;
+    case CholeskyAlgo::cusolver: f.leaf(0, n, true); break;
+  }
+  const std::int64_t warps = std::min<std::int64_t>(n, 132 * 64);
+  scan_nonfinite_kernel<T><<<unsigned((warps * 32 + 255) / 256), 256, 0, ctx.stream>>>(a, lda, n, ctx.status);
+  GF_CUDA_CHECK_LAUNCH();
+  const DeviceStatus st = ctx.read_status();
+  CholeskyStatus out;
+  out.info = st.info;
+  if (st.nonfinite_col != LLONG_MAX) {
+    out.non_finite = true;
+    if (out.info == 0) out.info = st.nonfinite_col;
+  }
+  return out;
+}
+
+template CholeskyStatus factor_impl<double>(GpuCholesky::Impl&, double*, std::int64_t, std::int64_t, CholeskyOptions);
+template CholeskyStatus factor_impl<float>(GpuCholesky::Impl&, float*, std::int64_t, std::int64_t, CholeskyOptions);
+
+}  // namespace detail
+
+// ---- Impl --------------------------------------------------------------------------------
+
+GpuCholesky::Impl::Impl(cudaStream_t s) : stream(s) {
+  try {
+    GF_CUDA_TRY(cudaGetDevice(&device));
+    GF_CUBLAS_TRY(cublasCreate(&blas));
+    GF_CUBLAS_TRY(cublasSetStream(blas, stream));
+    GF_CUSOLVER_TRY(cusolverDnCreate(&solver));
+    GF_CUSOLVER_TRY(cusolverDnSetStream(solver, stream));
+    GF_CUDA_TRY(cudaMalloc(&status, sizeof(detail::DeviceStatus)));
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+GpuCholesky::Impl::~Impl() { release(); }
+
+void GpuCholesky::Impl::release() noexcept {
+  if (ws) GF_CUDA_TRY_NO_THROW(cudaFree(ws));
+  if (status) GF_CUDA_TRY_NO_THROW(cudaFree(status));
+  if (solver) GF_CUDA_TRY_NO_THROW(cusolverDnDestroy(solver));
+  if (blas) GF_CUDA_TRY_NO_THROW(cublasDestroy(blas));
+  ws = nullptr;
+  status = nullptr;
+  solver = nullptr;
+  blas = nullptr;
+}
+
+void* GpuCholesky::Impl::workspace(std::size_t bytes, const std::string& what) {
+  if (bytes <= ws_bytes) return ws;
+  detail::require_free_memory(bytes > ws_bytes ? bytes - ws_bytes : 0, what);
+  GF_CUDA_TRY(cudaStreamSynchronize(stream));
+  if (ws) {
+    GF_CUDA_TRY(cudaFree(ws));
+    ws = nullptr;
+    ws_bytes = 0;
+  }
+  GF_CUDA_TRY(cudaMalloc(&ws, bytes));
+  ws_bytes = bytes;
+  return ws;
+}
+
+void GpuCholesky::Impl::reset_status() {
+  static const detail::DeviceStatus init{0, LLONG_MAX, 0, 0};
+  GF_CUDA_TRY(cudaMemcpyAsync(status, &init, sizeof init, cudaMemcpyHostToDevice, stream));
+}
+
+detail::DeviceStatus GpuCholesky::Impl::read_status() {
+  detail::DeviceStatus st{};
+  GF_CUDA_TRY(cudaMemcpyAsync(&st, status, sizeof st, cudaMemcpyDeviceToHost, stream));
+  GF_CUDA_TRY(cudaStreamSynchronize(stream));
+  return st;
+}
+
+// ---- public ------------------------------------------------------------------------------
+
+int device_count() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+std::string CholeskyStatus::message() const {
+  if (info == 0) return "ok";
+  std::string m = "leading minor of order " + std::to_string(info) + " is not positive definite";
+  if (non_finite) m += " (NaN/Inf in the matrix or its factor)";
+  return m;
+}
+
+GpuCholesky::GpuCholesky(Stream stream) : impl_(std::make_unique<Impl>(static_cast<cudaStream_t>(stream))) {}
+GpuCholesky::~GpuCholesky() = default;
+
+CholeskyStatus GpuCholesky::factor(double* a, std::int64_t n, std::int64_t lda, const CholeskyOptions& options) {
+  return detail::factor_impl<double>(*impl_, a, n, lda, options);
+}
+CholeskyStatus GpuCholesky::factor(float* a, std::int64_t n, std::int64_t lda, const CholeskyOptions& options) {
+  return detail::factor_impl<float>(*impl_, a, n, lda, options);
+}
+
+Stream GpuCholesky::stream() const noexcept { return impl_->stream; }
+std::size_t GpuCholesky::workspace_bytes() const noexcept { return impl_->ws_bytes; }
+
+}  // namespace gemflow::linalg::cuda

@@ -1,0 +1,143 @@
+// Batched Cholesky of many small SPD matrices in one launch (lower, column-major).
+// n ≤ 64: one block per matrix, the whole lower triangle in shared memory (potrf_shared).
+// 64 < n ≤ 512: one block per matrix, left-looking over panels of P columns held in shared
+// memory; each thread owns rows and accumulates P columns in registers.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "context.cuh"
+#include "cuda_check.cuh"
+#include "potrf_kernels.cuh"
+
+namespace gemflow::linalg::cuda {
+namespace detail {
+
+template <class T, int NB, int TY>
+__global__ void __launch_bounds__(32 * TY) potrf_batched_small_kernel(T* a, int n, std::int64_t lda, std::int64_t stride,
+                                                                      int* info) {
+  __shared__ T s[NB * (NB + 1)];
+  T* A = a + static_cast<std::int64_t>(blockIdx.x) * stride;
+  load_lower<T, NB>(s, A, lda, n);
+  const int fail = potrf_shared<T, NB, TY>(s, n);
+  store_lower<T, NB>(A, lda, s, n);
+  if (threadIdx.x == 0 && threadIdx.y == 0) info[blockIdx.x] = fail;
+}
+
+template <class T, int P>
+__global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, std::int64_t lda, std::int64_t stride,
+                                                                  int* info) {
+  extern __shared__ unsigned char smem_raw[];
+  T* rows = reinterpret_cast<T*>(smem_raw);  // rows[k*P + c] = L(j0 + c, k), k < j0
+  T* v = rows + static_cast<std::size_t>(P) * n;  // v[c*n + i] = panel column j0 + c, row i
+  T* A = a + static_cast<std::int64_t>(blockIdx.x) * stride;
+  const int tid = threadIdx.x, nt = blockDim.x;
+  int fail = 0;
+  for (int j0 = 0; j0 < n && !fail; j0 += P) {
+    const int nb = min(P, n - j0);
+    for (int idx = tid; idx < P * j0; idx += nt) {
+      const int c = idx % P, k = idx / P;
+      rows[k * P + c] = c < nb ? A[(j0 + c) + static_cast<std::int64_t>(k) * lda] : T(0);
+    }
+    __syncthreads();
+    for (int i = j0 + tid; i < n; i += nt) {
+      T acc[P];
+#pragma unroll
+      for (int c = 0; c < P; ++c) acc[c] = (c < nb && i >= j0 + c) ? A[i + static_cast<std::int64_t>(j0 + c) * lda] : T(0);
+      for (int k = 0; k < j0; ++k) {
+        const T l = A[i + static_cast<std::int64_t>(k) * lda];
+#pragma unroll
+        for (int c = 0; c < P; ++c) acc[c] -= l * rows[k * P + c];
+      }
+#pragma unroll
+      for (int c = 0; c < P; ++c) v[c * n + i] = acc[c];
+    }
+    __syncthreads();
+    for (int c = 0; c < nb; ++c) {
+      const int jj = j0 + c;
+      const T p = v[c * n + jj];
+      if (bad_pivot(p)) {
+        fail = jj + 1;
+        break;
+      }
+      const T ljj = sqrt(p), inv = T(1) / ljj;
+      __syncthreads();
+      for (int i = jj + 1 + tid; i < n; i += nt) v[c * n + i] *= inv;
+      if (tid == 0) v[c * n + jj] = ljj;
+      __syncthreads();
+      for (int i = jj + 1 + tid; i < n; i += nt) {
+        const T li = v[c * n + i];
+        for (int c2 = c + 1; c2 < nb; ++c2)
+          if (i >= j0 + c2) v[c2 * n + i] -= li * v[c * n + j0 + c2];
+      }
+      __syncthreads();
+    }
+    const int done = fail ? fail - 1 - j0 : nb;
+    for (int c = 0; c < done; ++c)
+      for (int i = j0 + c + tid; i < n; i += nt) A[i + static_cast<std::int64_t>(j0 + c) * lda] = v[c * n + i];
+    __syncthreads();
+  }
+  if (tid == 0) info[blockIdx.x] = fail;
+}
+
+template <class T>
+constexpr int panel_width() {
+  return sizeof(T) == 8 ? 8 : 16;
+}
+
+template <class T>
+std::vector<int> factor_batched_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
+                                     std::int64_t batch) {
+  const std::string what = "GpuCholesky::factor_batched";
+  if (batch < 0) throw std::invalid_argument(what + ": batch = " + std::to_string(batch) + " < 0");
+  if (n < 0 || n > 512) throw std::invalid_argument(what + ": n = " + std::to_string(n) + " outside [0, 512]");
+  if (batch > INT_MAX) throw std::invalid_argument(what + ": batch exceeds 2^31 - 1");
+  if (n == 0 || batch == 0) return std::vector<int>(static_cast<std::size_t>(batch), 0);
+  if (lda < n) throw std::invalid_argument(what + ": lda = " + std::to_string(lda) + " < n = " + std::to_string(n));
+  if (batch > 1 && stride < lda * (n - 1) + n)
+    throw std::invalid_argument(what + ": stride = " + std::to_string(stride) + " makes matrices overlap (lda·(n−1)+n = " +
+                                std::to_string(lda * (n - 1) + n) + ")");
+  if (a == nullptr) throw std::invalid_argument(what + ": null matrix pointer");
+  int* info = static_cast<int*>(ctx.workspace(sizeof(int) * static_cast<std::size_t>(batch), what));
+  const unsigned grid = static_cast<unsigned>(batch);
+  const int nn = static_cast<int>(n);
+  if (n <= 16) {
+    potrf_batched_small_kernel<T, 16, 4><<<grid, dim3(32, 4), 0, ctx.stream>>>(a, nn, lda, stride, info);
+  } else if (n <= 32) {
+    potrf_batched_small_kernel<T, 32, 8><<<grid, dim3(32, 8), 0, ctx.stream>>>(a, nn, lda, stride, info);
+  } else if (n <= 64) {
+    potrf_batched_small_kernel<T, 64, 8><<<grid, dim3(32, 8), 0, ctx.stream>>>(a, nn, lda, stride, info);
+  } else {
+    constexpr int P = panel_width<T>();
+    const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);
+    static const bool attr = [] {
+      GF_CUDA_TRY(cudaFuncSetAttribute(potrf_batched_panel_kernel<T, P>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(2 * sizeof(T) * P * 512)));
+      return true;
+    }();
+    (void)attr;
+    potrf_batched_panel_kernel<T, P><<<grid, 256, smem, ctx.stream>>>(a, nn, lda, stride, info);
+  }
+  GF_CUDA_CHECK_LAUNCH();
+  std::vector<int> out(static_cast<std::size_t>(batch));
+  GF_CUDA_TRY(cudaMemcpyAsync(out.data(), info, sizeof(int) * out.size(), cudaMemcpyDeviceToHost, ctx.stream));
+  GF_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+  return out;
+}
+
+}  // namespace detail
+
+std::vector<int> GpuCholesky::factor_batched(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
+                                             std::int64_t batch) {
+  return detail::factor_batched_impl<double>(*impl_, a, n, lda, stride, batch);
+}
+std::vector<int> GpuCholesky::factor_batched(float* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
+                                             std::int64_t batch) {
+  return detail::factor_batched_impl<float>(*impl_, a, n, lda, stride, batch);
+}
+
+}  // namespace gemflow::linalg::cuda

@@ -1,0 +1,53 @@
+#pragma once
+// GpuCholesky::Impl: handles, stream, device status words and the growing workspace.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "cuda_check.cuh"
+
+namespace gemflow::linalg::cuda::detail {
+
+/// Device-side status of one factorisation (written by kernels, read back once at the end).
+struct DeviceStatus {
+  long long info;           ///< first failing leading minor (1-based), 0 = none yet
+  long long nonfinite_col;  ///< 1 + first column holding a NaN/Inf, LLONG_MAX = none
+  int local_info;           ///< devInfo of the last cuSOLVER call
+  int pad;
+};
+
+inline constexpr std::size_t align_up(std::size_t bytes, std::size_t a = 256) { return (bytes + a - 1) / a * a; }
+
+/// Throws CudaError when `bytes` more device bytes are not free.
+void require_free_memory(std::size_t bytes, const std::string& what);
+
+}  // namespace gemflow::linalg::cuda::detail
+
+namespace gemflow::linalg::cuda {
+
+struct GpuCholesky::Impl {
+  cudaStream_t stream = nullptr;
+  int device = 0;
+  cublasHandle_t blas = nullptr;
+  cusolverDnHandle_t solver = nullptr;
+  detail::DeviceStatus* status = nullptr;  // device
+  void* ws = nullptr;
+  std::size_t ws_bytes = 0;
+
+  explicit Impl(cudaStream_t s);
+  ~Impl();
+  void release() noexcept;
+  /// A workspace of at least `bytes` (contents undefined); grows after a memory check.
+  void* workspace(std::size_t bytes, const std::string& what);
+  /// Resets the status words on the stream (info = 0, nonfinite_col = none).
+  void reset_status();
+  /// Copies the status back (synchronises the stream).
+  detail::DeviceStatus read_status();
+};
+
+}  // namespace gemflow::linalg::cuda

@@ -1,0 +1,81 @@
+#pragma once
+// Small Cholesky kernels shared by the recursive leaves and the batched path.
+// Column-major, lower, LAPACK dpotf2 arithmetic (right-looking, column scaled by 1/ljj).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "context.cuh"
+
+namespace gemflow::linalg::cuda::detail {
+
+template <class T>
+__device__ __forceinline__ bool bad_pivot(T d) {
+  return !(d > T(0)) || isinf(d);  // ≤ 0, NaN or +Inf
+}
+
+/// Factors the n×n lower triangle (n ≤ NB) held in shared memory s (ld = NB + 1) in place.
+/// Block of 32 × TY threads. Returns 0 or the 1-based failing pivot (uniform over the block).
+/// One barrier per column: column j is scaled lazily during step j+1 (nobody reads it again).
+template <class T, int NB, int TY>
+__device__ int potrf_shared(T* s, int n) {
+  constexpr int LD = NB + 1;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  int fail = 0;
+  T prev_inv = T(0), prev_ljj = T(0);
+  for (int j = 0; j < n; ++j) {
+    const T p = s[j + j * LD];
+    if (bad_pivot(p)) {
+      fail = j + 1;
+      break;
+    }
+    const T ljj = sqrt(p);
+    const T inv = T(1) / ljj;
+    // finish column j-1 (scaled by its own 1/ljj): nobody reads it any more.
+    if (j > 0 && ty == 0) {
+      for (int r = j + tx; r < n; r += 32) s[r + (j - 1) * LD] *= prev_inv;
+      if (tx == 0) s[(j - 1) + (j - 1) * LD] = prev_ljj;
+    }
+    // trailing update A(r, c) -= l(r) l(c), j < c ≤ r < n
+    for (int c = j + 1 + ty; c < n; c += TY) {
+      const T lc = s[c + j * LD] * inv;
+      for (int r = c + ((tx - (c - j - 1)) % 32 + 32) % 32; r < n; r += 32) {
+        s[r + c * LD] -= (s[r + j * LD] * inv) * lc;
+      }
+    }
+    prev_inv = inv;
+    prev_ljj = ljj;
+    __syncthreads();
+  }
+  // finish the last column that completed
+  const int last = fail ? fail - 2 : n - 1;
+  if (last >= 0 && ty == 0) {
+    for (int r = last + 1 + tx; r < n; r += 32) s[r + last * LD] *= prev_inv;
+    if (tx == 0) s[last + last * LD] = prev_ljj;
+  }
+  __syncthreads();
+  return fail;
+}
+
+/// Copies the lower triangle of the n×n column-major matrix a (lda) into s (ld NB+1).
+template <class T, int NB>
+__device__ void load_lower(T* s, const T* a, std::int64_t lda, int n) {
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x, nt = blockDim.x * blockDim.y;
+  for (int c = 0; c < n; ++c)
+    for (int r = c + tid; r < n; r += nt) s[r + c * (NB + 1)] = a[r + c * lda];
+  __syncthreads();
+}
+
+template <class T, int NB>
+__device__ void store_lower(T* a, std::int64_t lda, const T* s, int n) {
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x, nt = blockDim.x * blockDim.y;
+  for (int c = 0; c < n; ++c)
+    for (int r = c + tid; r < n; r += nt) a[r + c * lda] = s[r + c * (NB + 1)];
+}
+
+template <class T, int NB>
+constexpr std::size_t shared_bytes() {
+  return sizeof(T) * static_cast<std::size_t>(NB) * (NB + 1);
+}
+
+}  // namespace gemflow::linalg::cuda::detail

@@ -1,0 +1,248 @@
+// Mixed-precision SPD solve: fp32 Cholesky (recursive, optionally 3×TF32), fp32 triangular
+// solves, fp64 residuals and iterative refinement to fp64 backward error (LAPACK dsposv's scheme;
+// Langou et al., SC 2006), fp64 cuSOLVER fallback.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "context.cuh"
+#include "cuda_check.cuh"
+
+namespace gemflow::linalg::cuda {
+namespace detail {
+
+/// Owned device allocation (memory checked first).
+class DeviceBuffer {
+ public:
+  DeviceBuffer(std::size_t bytes, const std::string& what) {
+    require_free_memory(bytes, what);
+    GF_CUDA_TRY(cudaMalloc(&p_, std::max<std::size_t>(bytes, 1)));
+  }
+  ~DeviceBuffer() { GF_CUDA_TRY_NO_THROW(cudaFree(p_)); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <class T>
+  T* as(std::size_t byte_offset = 0) const {
+    return reinterpret_cast<T*>(static_cast<char*>(p_) + byte_offset);
+  }
+
+ private:
+  void* p_ = nullptr;
+};
+
+/// As (ld n) = fp32(lower triangle of A); counts entries beyond the fp32 range.
+__global__ void demote_lower_kernel(const double* a, std::int64_t lda, std::int64_t n, float* as, int* overflow) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  for (std::int64_t j = blockIdx.y; j <= i && j < n; j += gridDim.y) {
+    const double v = a[i + j * lda];
+    if (fabs(v) > static_cast<double>(FLT_MAX) && isfinite(v)) atomicAdd(overflow, 1);
+    as[i + j * n] = static_cast<float>(v);
+  }
+}
+
+__global__ void demote_kernel(const double* r, std::int64_t ldr, std::int64_t n, std::int64_t nrhs, float* rs) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) rs[i + j * n] = static_cast<float>(r[i + j * ldr]);
+}
+
+__global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_t nrhs, double* x, std::int64_t ldx) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) x[i + j * ldx] += static_cast<double>(ds[i + j * n]);
+}
+
+__device__ __forceinline__ double nan_max(double a, double b) { return (a != a || b > a) ? b : a; }
+__device__ __forceinline__ double nan_max2(double a, double b) { return (a != a) ? a : nan_max(a, b); }
+
+/// out[j] = max_i |m(i, j)| (NaN propagates). One block per column.
+__global__ void colmax_kernel(const double* m, std::int64_t ld, std::int64_t n, double* out) {
+  __shared__ double s[32];
+  double x = 0.0;
+  const std::int64_t j = blockIdx.x;
+  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) x = nan_max2(x, fabs(m[i + j * ld]));
+  for (int o = 16; o > 0; o >>= 1) x = nan_max2(x, __shfl_down_sync(0xffffffffu, x, o));
+  if (threadIdx.x % 32 == 0) s[threadIdx.x / 32] = x;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    x = threadIdx.x < blockDim.x / 32 ? s[threadIdx.x] : 0.0;
+    for (int o = 16; o > 0; o >>= 1) x = nan_max2(x, __shfl_down_sync(0xffffffffu, x, o));
+    if (threadIdx.x == 0) out[j] = x;
+  }
+}
+
+/// rowsum[i] = Σ_j |A(i,j)| of the symmetric A from its lower triangle: thread i sums its row
+/// left of the diagonal (coalesced over i), then the column below the diagonal.
+__global__ void sym_rowsum_kernel(const double* a, std::int64_t lda, std::int64_t n, double* rowsum) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  double s = 0.0;
+  for (std::int64_t k = 0; k < i; ++k) s += fabs(a[i + k * lda]);
+  for (std::int64_t k = i; k < n; ++k) s += fabs(a[k + i * lda]);
+  rowsum[i] = s;
+}
+
+inline dim3 grid2(std::int64_t n, std::int64_t cols) {
+  return dim3(static_cast<unsigned>((n + 255) / 256), static_cast<unsigned>(std::clamp<std::int64_t>(cols, 1, 1024)));
+}
+
+template <class T>
+T max_of(const std::vector<T>& v) {
+  T m = 0;
+  for (T x : v) m = (x != x || x > m) ? x : m;
+  return m;
+}
+
+}  // namespace detail
+
+// Declared in cholesky.cu.
+namespace detail {
+template <class T>
+CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt);
+}
+
+MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
+                                          std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,
+                                          const MixedSolveOptions& options) {
+  using namespace detail;
+  const std::string what = "GpuCholesky::solve_mixed";
+  if (n < 0 || nrhs < 0)
+    throw std::invalid_argument(what + ": n = " + std::to_string(n) + ", nrhs = " + std::to_string(nrhs) + " must be ≥ 0");
+  MixedSolveResult res;
+  res.tolerance = options.tolerance >= 0 ? options.tolerance : std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -53);
+  if (n == 0 || nrhs == 0) {
+    res.converged = true;
+    return res;
+  }
+  if (lda < n || ldb < n || ldx < n)
+    throw std::invalid_argument(what + ": lda, ldb and ldx must be ≥ n = " + std::to_string(n));
+  if (n > INT_MAX || nrhs > INT_MAX) throw std::invalid_argument(what + ": n or nrhs exceeds cuBLAS's int range");
+  if (a == nullptr || b == nullptr || x == nullptr) throw std::invalid_argument(what + ": null pointer");
+  auto& ctx = *impl_;
+  const cudaStream_t s = ctx.stream;
+  const std::size_t nn = static_cast<std::size_t>(n), nr = static_cast<std::size_t>(nrhs);
+  const std::size_t as_b = align_up(sizeof(float) * nn * nn), xs_b = align_up(sizeof(float) * nn * nr),
+                    r_b = align_up(sizeof(double) * nn * nr), v_b = align_up(sizeof(double) * std::max(nn, 2 * nr));
+  DeviceBuffer buf(as_b + xs_b + r_b + v_b + 256, what + " (n = " + std::to_string(n) + ")");
+  float* as = buf.as<float>();
+  float* xs = buf.as<float>(as_b);
+  double* r = buf.as<double>(as_b + xs_b);
+  double* vec = buf.as<double>(as_b + xs_b + r_b);
+  int* overflow = buf.as<int>(as_b + xs_b + r_b + v_b);
+
+  // ‖A‖∞ and ‖b_j‖∞
+  sym_rowsum_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(a, lda, n, vec);
+  GF_CUDA_CHECK_LAUNCH();
+  std::vector<double> rowsum(nn), bmax(nr), rmax(nr), xmax(nr);
+  GF_CUDA_TRY(cudaMemcpyAsync(rowsum.data(), vec, sizeof(double) * nn, cudaMemcpyDeviceToHost, s));
+  colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(b, ldb, n, vec);
+  GF_CUDA_CHECK_LAUNCH();
+  GF_CUDA_TRY(cudaMemcpyAsync(bmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
+
+  // fp32 copy of A and its factor
+  GF_CUDA_TRY(cudaMemsetAsync(overflow, 0, sizeof(int), s));
+  demote_lower_kernel<<<grid2(n, n), 256, 0, s>>>(a, lda, n, as, overflow);
+  GF_CUDA_CHECK_LAUNCH();
+  int n_overflow = 0;
+  GF_CUDA_TRY(cudaMemcpyAsync(&n_overflow, overflow, sizeof(int), cudaMemcpyDeviceToHost, s));
+  GF_CUDA_TRY(cudaStreamSynchronize(s));
+  const double anorm = max_of(rowsum);
+
+  bool fp32_ok = n_overflow == 0;
+  if (fp32_ok) {
+    CholeskyOptions fo;
+    fo.algo = CholeskyAlgo::recursive;
+    fo.fp32_mode = options.factor_mode;
+    res.fp32_status = factor_impl<float>(ctx, as, n, n, fo);
+    fp32_ok = res.fp32_status.ok();
+  }
+
+  const auto residual_and_eta = [&]() -> double {
+    GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
+                                  cudaMemcpyDeviceToDevice, s));
+    const double minus_one = -1.0, one = 1.0;
+    GF_CUBLAS_TRY(cublasDsymm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), &minus_one, a,
+                              int(lda), x, int(ldx), &one, r, int(n)));
+    colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(r, n, n, vec);
+    GF_CUDA_CHECK_LAUNCH();
+    colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(x, ldx, n, vec + nrhs);
+    GF_CUDA_CHECK_LAUNCH();
+    GF_CUDA_TRY(cudaMemcpyAsync(rmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
+    GF_CUDA_TRY(cudaMemcpyAsync(xmax.data(), vec + nrhs, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
+    GF_CUDA_TRY(cudaStreamSynchronize(s));
+    double eta = 0.0;
+    for (std::size_t j = 0; j < nr; ++j) {
+      const double den = anorm * xmax[j] + bmax[j];
+      const double e = den > 0 ? rmax[j] / den : (rmax[j] > 0 ? INFINITY : 0.0);
+      eta = (e != e || e > eta) ? e : eta;
+    }
+    return eta;
+  };
+
+  if (fp32_ok) {
+    // x = 0, r = b; then x += solve32(r), r = b − A x until η ≤ tol
+    GF_CUDA_TRY(cudaMemset2DAsync(x, sizeof(double) * ldx, 0, sizeof(double) * nn, nr, s));
+    GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
+                                  cudaMemcpyDeviceToDevice, s));
+    const float one = 1.0f;
+    for (int it = 0;; ++it) {
+      demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs);
+      GF_CUDA_CHECK_LAUNCH();
+      GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                                int(n), int(nrhs), &one, as, int(n), xs, int(n)));
+      GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
+                                int(n), int(nrhs), &one, as, int(n), xs, int(n)));
+      add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx);
+      GF_CUDA_CHECK_LAUNCH();
+      const double eta = residual_and_eta();
+      res.backward_error.push_back(eta);
+      res.iterations = it;
+      if (eta <= res.tolerance) {
+        res.converged = true;
+        break;
+      }
+      // stop on NaN, on no progress, or at the iteration limit
+      if (!(eta == eta) || it >= options.max_iterations ||
+          (it > 0 && !(eta < res.backward_error[static_cast<std::size_t>(it) - 1])))
+        break;
+    }
+  }
+  res.status = res.fp32_status;
+  if (res.converged) return res;
+  if (!options.fallback_fp64) return res;
+
+  // fp64 fallback: cuSOLVER potrf + potrs on a copy of A
+  res.used_fp64_fallback = true;
+  int lwork = 0;
+  DeviceBuffer a64(align_up(sizeof(double) * nn * nn) + 256, what + " fp64 fallback (n = " + std::to_string(n) + ")");
+  double* af = a64.as<double>();
+  int* dinfo = a64.as<int>(align_up(sizeof(double) * nn * nn));
+  GF_CUDA_TRY(cudaMemcpy2DAsync(af, sizeof(double) * nn, a, sizeof(double) * lda, sizeof(double) * nn, nn,
+                                cudaMemcpyDeviceToDevice, s));
+  GF_CUSOLVER_TRY(cusolverDnDpotrf_bufferSize(ctx.solver, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), &lwork));
+  auto* work = static_cast<double*>(ctx.workspace(sizeof(double) * std::max(lwork, 1), what + " fp64 fallback"));
+  GF_CUSOLVER_TRY(cusolverDnDpotrf(ctx.solver, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), work, lwork, dinfo));
+  int info = 0;
+  GF_CUDA_TRY(cudaMemcpyAsync(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost, s));
+  GF_CUDA_TRY(cudaStreamSynchronize(s));
+  res.status = CholeskyStatus{};
+  res.status.info = info;
+  if (info != 0) return res;
+  GF_CUDA_TRY(cudaMemcpy2DAsync(x, sizeof(double) * ldx, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
+                                cudaMemcpyDeviceToDevice, s));
+  GF_CUSOLVER_TRY(cusolverDnDpotrs(ctx.solver, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), af, int(n), x, int(ldx), dinfo));
+  const double eta = residual_and_eta();
+  if (!(eta == eta)) res.status.non_finite = true;
+  res.backward_error.push_back(eta);
+  return res;
+}
+
+}  // namespace gemflow::linalg::cuda

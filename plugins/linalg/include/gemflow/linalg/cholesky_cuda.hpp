@@ -1,0 +1,170 @@
+#pragma once
+// Cholesky factorisations on a CUDA GPU: launcher header, usable from plain C++ (no CUDA types;
+// the stream is an opaque pointer to a cudaStream_t).
+//
+// Layout: every matrix is COLUMN-MAJOR (cuBLAS/LAPACK convention), element (i, j) at
+// a[i + j * lda], lda ≥ n, all pointers are DEVICE pointers unless a name says `host`.
+// Only the LOWER triangle (i ≥ j) is read and, for factorisations, overwritten with L such that
+// A = L Lᵀ; the strict upper triangle is never read nor written. A row-major n×n buffer read as
+// column-major is Aᵀ: its row-major lower triangle is the column-major upper one, so a row-major
+// caller must mirror the lower triangle into the upper one first (or pass a transposed copy).
+//
+// Errors: std::invalid_argument for bad sizes / options; CudaError (below) for every failed
+// CUDA, cuBLAS or cuSOLVER call (the text names the call, file:line and the error string) and
+// for too little device memory (checked with cudaMemGetInfo before any allocation). A matrix
+// that is not positive definite is NOT an exception: it is reported like LAPACK's INFO.
+//
+// Sources:
+//  - blocked: LAPACK dpotrf (right-looking: POTRF diagonal block, TRSM panel, SYRK trailing).
+//  - recursive: Gustavson, "Recursion leads to automatic variable blocking for dense
+//    linear-algebra algorithms", IBM J. Res. Dev. 41(6), 1997; Ahmad & Peise, "Recursive
+//    algorithms for dense linear algebra: the ReLAPACK collection", 2016 (RELAPACK_dpotrf):
+//    halves of POTRF / TRSM / SYRK so that almost all flops land in large GEMMs.
+//  - cusolver: cusolverDn<t>potrf, the baseline and fallback.
+//  - 3×TF32: Ootomo & Yokota, "Recovering single precision accuracy from Tensor Cores while
+//    surpassing the FP32 theoretical peak performance", IJHPCA 2022 (hi/lo split, three TF32
+//    products, the lo·lo term dropped).
+//  - mixed solve: Langou et al., "Exploiting the performance of 32 bit floating point arithmetic
+//    in obtaining 64 bit accuracy", SC 2006 (LAPACK dsposv); Haidar et al., SC 2018.
+//  - pivoted: LAPACK dpstf2 (Higham 1990; Lucas, LAPACK Working Note 161).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gemflow/linalg/cholesky.hpp>  // PivotedCholesky (the same result type as the CPU path)
+
+namespace gemflow::linalg::cuda {
+
+/// An opaque cudaStream_t. Every call enqueues its work on this stream; calls that return host
+/// results (info, ranks, refinement history) synchronise that stream before returning.
+using Stream = void*;
+
+/// A failed CUDA / cuBLAS / cuSOLVER call, or too little device memory.
+class CudaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Number of usable CUDA devices; 0 when there is no driver or no device. Never throws.
+[[nodiscard]] int device_count() noexcept;
+
+enum class CholeskyAlgo {
+  blocked,    ///< iterative right-looking reference (cuSOLVER POTRF on nb×nb, cuBLAS TRSM/SYRK)
+  recursive,  ///< recursive halves down to a tuned base case; GEMMs through cuBLAS (default)
+  cusolver,   ///< one cusolverDn<t>potrf call
+};
+
+/// How the fp32 recursive algorithm does its GEMMs (ignored for fp64; blocked and cusolver
+/// accept only `exact`).
+enum class Fp32Mode {
+  exact,   ///< cublasSgemm (IEEE fp32 FMA, no tensor cores)
+  tf32x3,  ///< accuracy restored: A·Bᵀ ≈ Ahi·Bhiᵀ + Ahi·Bloᵀ + Alo·Bhiᵀ on TF32 tensor cores
+  tf32,    ///< one TF32 product (≈ 1e-3 relative error; for refinement solves only)
+};
+
+/// Tuning and algorithm choice. Sizes of 0 select the tuned defaults (docs/performance.md).
+struct CholeskyOptions {
+  CholeskyAlgo algo = CholeskyAlgo::recursive;
+  Fp32Mode fp32_mode = Fp32Mode::exact;
+  std::int64_t base = 0;       ///< recursive: POTRF leaves of at most this order (cuSOLVER)
+  std::int64_t trsm_base = 0;  ///< recursive: TRSM leaves of at most this order (cuBLAS trsm)
+  std::int64_t syrk_base = 0;  ///< recursive: SYRK leaves of at most this order (cuBLAS syrk)
+  std::int64_t block = 0;      ///< blocked: panel width nb
+};
+
+/// Outcome of a factorisation, with LAPACK's INFO convention.
+struct CholeskyStatus {
+  /// 0: success. k ≥ 1: the leading minor of order k is not positive definite (its pivot was
+  /// ≤ 0 or NaN); L is complete in columns < k−1 only, the rest of the lower triangle is
+  /// undefined.
+  std::int64_t info = 0;
+  /// A NaN or Inf was found in the input/factor (info is then ≥ 1, never 0).
+  bool non_finite = false;
+  [[nodiscard]] bool ok() const noexcept { return info == 0; }
+  /// "ok", "leading minor of order k is not positive definite", or "... (NaN/Inf)".
+  [[nodiscard]] std::string message() const;
+};
+
+/// Mixed-precision SPD solve options.
+struct MixedSolveOptions {
+  /// How the fp32 factor is computed (recursive algorithm). tf32x3 keeps the factor at fp32
+  /// accuracy; tf32 is faster but converges only for κ(A) ≲ 1e3.
+  Fp32Mode factor_mode = Fp32Mode::tf32x3;
+  int max_iterations = 30;  ///< refinement steps before the fp64 fallback (LAPACK dsposv: 30)
+  /// Stop when the normwise backward error η ≤ tolerance; < 0 selects √n · 2⁻⁵³ (dsposv).
+  double tolerance = -1.0;
+  bool fallback_fp64 = true;  ///< on non-convergence / fp32 failure: cuSOLVER fp64 potrf+potrs
+};
+
+/// Result of a mixed-precision solve.
+struct MixedSolveResult {
+  /// η_k = max over right-hand sides of ‖b − A x_k‖∞ / (‖A‖∞ ‖x_k‖∞ + ‖b‖∞) (Rigal–Gaches
+  /// normwise backward error), k = 0 after the first fp32 solve, then one per refinement step.
+  std::vector<double> backward_error;
+  int iterations = 0;          ///< refinement steps taken (corrections applied)
+  bool converged = false;      ///< the refinement reached the tolerance
+  bool used_fp64_fallback = false;
+  CholeskyStatus fp32_status;  ///< status of the fp32 factorisation
+  CholeskyStatus status;       ///< final status (info ≥ 1: A is not SPD even in fp64)
+  double tolerance = 0.0;      ///< the tolerance used
+};
+
+/// Cholesky factorisations bound to one stream. Owns a cuBLAS and a cuSOLVER handle and a
+/// workspace that grows on demand (device memory checked before each growth). Not thread-safe:
+/// use one object per host thread / stream.
+class GpuCholesky {
+ public:
+  /// Binds to the current CUDA device and to `stream` (nullptr: the legacy default stream).
+  explicit GpuCholesky(Stream stream);
+  ~GpuCholesky();
+  GpuCholesky(const GpuCholesky&) = delete;
+  GpuCholesky& operator=(const GpuCholesky&) = delete;
+
+  /// A = L Lᵀ in place (lower, column-major, see the file comment). n ≥ 0, lda ≥ max(1, n).
+  /// Synchronises the stream and returns the status. Deterministic for a given device,
+  /// library version and options (no atomics in the arithmetic).
+  CholeskyStatus factor(double* a, std::int64_t n, std::int64_t lda, const CholeskyOptions& options = {});
+  CholeskyStatus factor(float* a, std::int64_t n, std::int64_t lda, const CholeskyOptions& options = {});
+
+  /// `batch` independent factorisations in one launch: matrix b at a + b·stride (column-major,
+  /// lda ≥ n, stride ≥ lda·n), 1 ≤ n ≤ 512. n ≤ 64: the whole matrix in shared memory; larger:
+  /// left-looking panels in shared memory. Returns info per matrix (LAPACK convention; a NaN
+  /// pivot counts as not positive). Synchronises the stream.
+  std::vector<int> factor_batched(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
+                                  std::int64_t batch);
+  std::vector<int> factor_batched(float* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
+                                  std::int64_t batch);
+
+  /// Pivoted (rank-revealing) Cholesky of a symmetric positive semidefinite A (lower triangle
+  /// read, A not modified), stopping after `max_rank` pivots (0 = up to n) or when the largest
+  /// remaining diagonal is ≤ tolerance (< 0: n·ε·max diag A). Exactly the steps of LAPACK dpstf2
+  /// and of the CPU gemflow::linalg::pivoted_cholesky (largest remaining diagonal, lowest
+  /// position on ties). Outer-product, one thread block, O(n·r²) work for r pivots: meant for
+  /// small r (the distance-geometry embedding asks for 3–4). On return l (n × max_rank
+  /// columns, ldl ≥ n) holds L in pivot order, zero above its diagonal and in columns ≥ rank:
+  /// A(perm[i], perm[j]) ≈ Σ_k l(i,k) l(j,k). Throws CudaError naming the first non-finite
+  /// diagonal when the Schur complement becomes NaN/Inf. Synchronises the stream.
+  PivotedCholesky factor_pivoted(const double* a, std::int64_t n, std::int64_t lda, std::int64_t max_rank,
+                                 double tolerance, double* l, std::int64_t ldl);
+
+  /// Solves A X = B (A n×n SPD, lower triangle read, B and X n×nrhs, fp64): factor a fp32 copy
+  /// of A (recursive, options.factor_mode), solve in fp32, then refine in fp64 (residuals with
+  /// cublasDsymm) until the backward error is at fp64 level. A and B are not modified.
+  MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
+                               std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,
+                               const MixedSolveOptions& options = {});
+
+  [[nodiscard]] Stream stream() const noexcept;
+  /// Device bytes the workspace holds now.
+  [[nodiscard]] std::size_t workspace_bytes() const noexcept;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gemflow::linalg::cuda

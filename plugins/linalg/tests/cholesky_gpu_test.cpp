@@ -1,0 +1,520 @@
+// GPU Cholesky (gemflow/linalg/cholesky_cuda.hpp) against LAPACK (LAPACKE) on fresh random
+// matrices. Skips without a CUDA device.
+//
+// Backward error β = ‖A − L Lᵀ‖_F / ‖A‖_F (LLᵀ formed in fp64 on the GPU). Bounds:
+//   fp64, fp32 exact, fp32 3×TF32:  β ≤ n·ε  and  β ≤ 10·max(β_LAPACK, ε)   (ε of the precision,
+//                                   β_LAPACK of dpotrf / spotrf on the same matrix)
+//   fp32 1×TF32 (refinement only):  β ≤ 4·2⁻¹¹ (TF32's unit roundoff is 2⁻¹¹)
+// Not-SPD matrices give LAPACK's INFO; NaN in the lower triangle at (i, j), i > j, gives
+// INFO = i + 1 (reference LAPACK's DISNAN check on the pivot) and non_finite.
+// The strict upper triangle and the padding rows (lda > n) are poisoned and must come back
+// bit-identical.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#if GEMFLOW_LINALG_HAVE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <lapacke.h>
+
+#include <gemflow/linalg/cholesky.hpp>
+#include <gemflow/linalg/cholesky_cuda.hpp>
+
+namespace {
+namespace gc = gemflow::linalg::cuda;
+using gc::CholeskyAlgo;
+using gc::CholeskyOptions;
+using gc::Fp32Mode;
+
+void ok(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+void ok(cublasStatus_t e, const char* what) {
+  if (e != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cublasGetStatusString(e));
+}
+
+template <class T>
+struct Dev {
+  T* p = nullptr;
+  std::size_t n = 0;
+  explicit Dev(std::size_t count) : n(count) { ok(cudaMalloc(&p, sizeof(T) * std::max<std::size_t>(count, 1)), "cudaMalloc"); }
+  ~Dev() { cudaFree(p); }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+  void put(const std::vector<T>& h) { ok(cudaMemcpy(p, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice), "H2D"); }
+  std::vector<T> get() const {
+    std::vector<T> h(n);
+    ok(cudaMemcpy(h.data(), p, sizeof(T) * n, cudaMemcpyDeviceToHost), "D2H");
+    return h;
+  }
+};
+
+struct Cublas {
+  cublasHandle_t h{};
+  Cublas() { ok(cublasCreate(&h), "cublasCreate"); }
+  ~Cublas() { cublasDestroy(h); }
+};
+
+constexpr double kPoison = -7.77e77;
+constexpr float kPoisonF = -7.77e37f;
+template <class T>
+T poison() {
+  return sizeof(T) == 8 ? T(kPoison) : T(kPoisonF);
+}
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 g(std::random_device{}());
+  return g;
+}
+
+/// Column-major n×n SPD A = G Gᵀ / n + shift·I (G n×n, N(0,1)) formed on the GPU, full storage.
+std::vector<double> random_spd(std::int64_t n, double shift, std::int64_t rank = -1) {
+  const std::int64_t r = rank < 0 ? n : rank;
+  std::normal_distribution<double> g;
+  std::vector<double> gh(static_cast<std::size_t>(n * std::max<std::int64_t>(r, 1)));
+  for (auto& x : gh) x = g(rng());
+  Dev<double> gd(gh.size()), ad(static_cast<std::size_t>(n * n));
+  gd.put(gh);
+  Cublas cb;
+  const double alpha = 1.0 / double(n), beta = 0.0;
+  if (r > 0)
+    ok(cublasDgemm(cb.h, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), int(r), &alpha, gd.p, int(n), gd.p, int(n), &beta,
+                   ad.p, int(n)),
+       "dgemm");
+  else
+    ok(cudaMemset(ad.p, 0, sizeof(double) * n * n), "memset");
+  auto a = ad.get();
+  for (std::int64_t i = 0; i < n; ++i) a[i + i * n] += shift;
+  // exact symmetry
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j + 1; i < n; ++i) a[j + i * n] = a[i + j * n];
+  return a;
+}
+
+/// A = M D Mᵀ, M unit lower (small random below the diagonal), D = 1 except D[k−1] = −1:
+/// leading minors 1..k−1 positive, minor k negative.
+std::vector<double> not_spd(std::int64_t n, std::int64_t k) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> m(static_cast<std::size_t>(n * n), 0.0), a(static_cast<std::size_t>(n * n), 0.0);
+  const double s = 0.5 / std::sqrt(double(n));
+  for (std::int64_t j = 0; j < n; ++j) {
+    m[j + j * n] = 1.0;
+    for (std::int64_t i = j + 1; i < n; ++i) m[i + j * n] = s * u(rng());
+  }
+  std::vector<double> d(static_cast<std::size_t>(n), 1.0);
+  d[static_cast<std::size_t>(k - 1)] = -1.0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j; i < n; ++i) {
+      double acc = 0;
+      for (std::int64_t c = 0; c <= j; ++c) acc += m[i + c * n] * d[static_cast<std::size_t>(c)] * m[j + c * n];
+      a[i + j * n] = a[j + i * n] = acc;
+    }
+  return a;
+}
+
+/// β = ‖A − L Lᵀ‖_F / ‖A‖_F for L = lower triangle of l (ld ldl), in fp64 on the GPU.
+template <class T>
+double backward_error(const std::vector<double>& a, const std::vector<T>& l, std::int64_t n, std::int64_t ldl) {
+  std::vector<double> lh(static_cast<std::size_t>(n * n), 0.0);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j; i < n; ++i) lh[i + j * n] = double(l[i + j * ldl]);
+  Dev<double> ld(lh.size()), cd(lh.size());
+  ld.put(lh);
+  Cublas cb;
+  const double one = 1.0, zero = 0.0;
+  ok(cublasDgemm(cb.h, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), int(n), &one, ld.p, int(n), ld.p, int(n), &zero, cd.p,
+                 int(n)),
+     "dgemm");
+  const auto c = cd.get();
+  double num = 0, den = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double e = a[i + j * n] - c[i + j * n];
+      num += e * e;
+      den += a[i + j * n] * a[i + j * n];
+    }
+  return std::sqrt(num / den);
+}
+
+template <class T>
+double eps() {
+  return std::numeric_limits<T>::epsilon();
+}
+
+struct Case {
+  const char* name;
+  CholeskyOptions opt;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  CholeskyOptions o;
+  o.algo = CholeskyAlgo::cusolver;
+  v.push_back({"cusolver", o});
+  o = {};
+  o.algo = CholeskyAlgo::blocked;
+  v.push_back({"blocked", o});
+  o.block = 48;  // own leaf kernel, many panels
+  v.push_back({"blocked_nb48", o});
+  o = {};
+  v.push_back({"recursive", o});
+  o.base = 256;  // cuSOLVER leaves, deep TRSM/SYRK recursion
+  o.trsm_base = 96;
+  o.syrk_base = 96;
+  v.push_back({"recursive_deep", o});
+  o = {};
+  o.base = 40;
+  v.push_back({"recursive_base40", o});
+  return v;
+}
+
+template <class T>
+std::vector<T> to_padded(const std::vector<double>& a, std::int64_t n, std::int64_t lda) {
+  std::vector<T> h(static_cast<std::size_t>(lda * std::max<std::int64_t>(n, 1)), poison<T>());
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j; i < n; ++i) h[i + j * lda] = T(a[i + j * n]);
+  return h;
+}
+
+template <class T>
+void expect_poison_kept(const std::vector<T>& h, std::int64_t n, std::int64_t lda, const std::string& ctx) {
+  std::int64_t bad = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < lda; ++i)
+      if ((i < j || i >= n) && std::memcmp(&h[i + j * lda], &(const T&)poison<T>(), sizeof(T)) != 0) ++bad;
+  EXPECT_EQ(bad, 0) << ctx << ": entries outside the lower triangle were written";
+}
+
+class GpuCholeskyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (gc::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU Cholesky tests skipped";
+  }
+};
+
+template <class T>
+int lapack_potrf(std::vector<T>& a, std::int64_t n) {
+  if constexpr (sizeof(T) == 8)
+    return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', int(n), a.data(), int(n));
+  else
+    return LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', int(n), a.data(), int(n));
+}
+
+template <class T>
+void check_spd_all(Fp32Mode mode, double bound_abs_factor) {
+  gc::GpuCholesky chol(nullptr);
+  for (std::int64_t n : {1, 2, 17, 64, 65, 1000, 2049}) {
+    const auto a = random_spd(n, 0.5);
+    // LAPACK reference
+    std::vector<T> ref(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) ref[i] = T(a[i]);
+    ASSERT_EQ(lapack_potrf(ref, n), 0);
+    const double beta_lapack = backward_error<T>(a, ref, n, n);
+    for (const auto& c : cases()) {
+      CholeskyOptions opt = c.opt;
+      opt.fp32_mode = mode;
+      if (mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive) continue;
+      const std::int64_t lda = n + 3;
+      auto h = to_padded<T>(a, n, lda);
+      Dev<T> d(h.size());
+      d.put(h);
+      const auto st = chol.factor(d.p, n, lda, opt);
+      const std::string ctx = std::string(c.name) + " n=" + std::to_string(n);
+      ASSERT_EQ(st.info, 0) << ctx << ": " << st.message();
+      EXPECT_FALSE(st.non_finite) << ctx;
+      const auto out = d.get();
+      expect_poison_kept(out, n, lda, ctx);
+      const double beta = backward_error<T>(a, out, n, lda);
+      EXPECT_LE(beta, bound_abs_factor * double(n) * eps<T>()) << ctx << " (LAPACK: " << beta_lapack << ")";
+      if (mode != Fp32Mode::tf32) {
+        EXPECT_LE(beta, 10.0 * std::max(beta_lapack, eps<T>())) << ctx << " (LAPACK: " << beta_lapack << ")";
+      }
+      // the factor itself is close to LAPACK's (A is well conditioned: κ ≤ 9)
+      double num = 0, den = 0;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = j; i < n; ++i) {
+          const double e = double(out[i + j * lda]) - double(ref[i + j * n]);
+          num += e * e;
+          den += double(ref[i + j * n]) * double(ref[i + j * n]);
+        }
+      if (mode != Fp32Mode::tf32) {
+        EXPECT_LE(std::sqrt(num / den), 100.0 * double(n) * eps<T>()) << ctx;
+      }
+    }
+  }
+}
+
+TEST_F(GpuCholeskyTest, Fp64AllAlgorithmsMatchLapack) { check_spd_all<double>(Fp32Mode::exact, 1.0); }
+TEST_F(GpuCholeskyTest, Fp32ExactAllAlgorithmsMatchLapack) { check_spd_all<float>(Fp32Mode::exact, 1.0); }
+TEST_F(GpuCholeskyTest, Fp32Tf32x3RestoresSpotrfAccuracy) { check_spd_all<float>(Fp32Mode::tf32x3, 1.0); }
+
+TEST_F(GpuCholeskyTest, Fp32Tf32WithinTf32Bound) {
+  gc::GpuCholesky chol(nullptr);
+  for (std::int64_t n : {65, 1000, 2049}) {
+    const auto a = random_spd(n, 0.5);
+    auto h = to_padded<float>(a, n, n);
+    Dev<float> d(h.size());
+    d.put(h);
+    CholeskyOptions o;
+    o.fp32_mode = Fp32Mode::tf32;
+    o.base = 64;
+    ASSERT_EQ(chol.factor(d.p, n, n, o).info, 0);
+    EXPECT_LE(backward_error<float>(a, d.get(), n, n), 4.0 * std::ldexp(1.0, -11)) << "n=" << n;
+  }
+}
+
+template <class T>
+void check_not_spd() {
+  gc::GpuCholesky chol(nullptr);
+  for (auto [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {2, 2}, {17, 1}, {65, 64}, {65, 65},
+                                                                       {300, 129}, {1000, 517}, {1000, 1000}}) {
+    const auto a = not_spd(n, k);
+    std::vector<T> ref(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) ref[i] = T(a[i]);
+    const int lapack_info = lapack_potrf(ref, n);
+    ASSERT_EQ(lapack_info, k) << "test matrix construction n=" << n;
+    for (const auto& c : cases()) {
+      auto h = to_padded<T>(a, n, n);
+      Dev<T> d(h.size());
+      d.put(h);
+      const auto st = chol.factor(d.p, n, n, c.opt);
+      EXPECT_EQ(st.info, lapack_info) << c.name << " n=" << n << " k=" << k;
+      EXPECT_FALSE(st.non_finite) << c.name << " n=" << n << " k=" << k;
+    }
+  }
+}
+
+TEST_F(GpuCholeskyTest, NotSpdGivesLapackInfoFp64) { check_not_spd<double>(); }
+TEST_F(GpuCholeskyTest, NotSpdGivesLapackInfoFp32) { check_not_spd<float>(); }
+
+TEST_F(GpuCholeskyTest, NanIsNeverSuccess) {
+  gc::GpuCholesky chol(nullptr);
+  for (auto [n, i, j] : std::vector<std::array<std::int64_t, 3>>{{1, 0, 0}, {17, 9, 3}, {1000, 700, 10}, {1000, 300, 300}}) {
+    auto a = random_spd(n, 0.5);
+    a[i + j * n] = std::numeric_limits<double>::quiet_NaN();
+    for (const auto& c : cases()) {
+      auto h = to_padded<double>(a, n, n);
+      Dev<double> d(h.size());
+      d.put(h);
+      const auto st = chol.factor(d.p, n, n, c.opt);
+      EXPECT_EQ(st.info, i + 1) << c.name << " NaN at (" << i << "," << j << ") n=" << n;
+      EXPECT_TRUE(st.non_finite) << c.name << " n=" << n;
+    }
+  }
+}
+
+TEST_F(GpuCholeskyTest, EmptyAndOneByOne) {
+  gc::GpuCholesky chol(nullptr);
+  EXPECT_EQ(chol.factor(static_cast<double*>(nullptr), 0, 1).info, 0);
+  Dev<double> d(1);
+  for (auto [v, info, root] : std::vector<std::array<double, 3>>{{4.0, 0, 2.0}, {-1.0, 1, 0}, {0.0, 1, 0}}) {
+    for (const auto& c : cases()) {
+      d.put({v});
+      const auto st = chol.factor(d.p, 1, 1, c.opt);
+      EXPECT_EQ(st.info, std::int64_t(info)) << c.name << " a=" << v;
+      if (info == 0) {
+        EXPECT_EQ(d.get()[0], root) << c.name;
+      }
+    }
+  }
+  EXPECT_THROW((void)chol.factor(d.p, 2, 1), std::invalid_argument);
+  EXPECT_THROW((void)chol.factor(d.p, -1, 1), std::invalid_argument);
+}
+
+template <class T>
+void check_batched() {
+  gc::GpuCholesky chol(nullptr);
+  for (std::int64_t n : {1, 2, 17, 33, 64, 65, 200, 512}) {
+    const std::int64_t batch = n >= 200 ? 6 : 37, lda = n + 1, stride = lda * n + 5;
+    std::vector<std::vector<double>> as;
+    std::vector<int> expect_info;
+    std::vector<T> h(static_cast<std::size_t>(stride * batch), poison<T>());
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const bool bad = b % 5 == 3;
+      const std::int64_t k = bad ? 1 + (b * 7919) % n : 0;
+      as.push_back(bad ? not_spd(n, k) : random_spd(n, 0.5));
+      expect_info.push_back(int(k));
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = j; i < n; ++i) h[b * stride + i + j * lda] = T(as.back()[i + j * n]);
+    }
+    Dev<T> d(h.size());
+    d.put(h);
+    const auto info = chol.factor_batched(d.p, n, lda, stride, batch);
+    const auto out = d.get();
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const std::string ctx = "batched n=" + std::to_string(n) + " b=" + std::to_string(b);
+      EXPECT_EQ(info[b], expect_info[b]) << ctx;
+      // one by one with the recursive algorithm
+      auto one = to_padded<T>(as[b], n, lda);
+      Dev<T> d1(one.size());
+      d1.put(one);
+      EXPECT_EQ(chol.factor(d1.p, n, lda).info, info[b]) << ctx;
+      std::vector<T> mine(out.begin() + b * stride, out.begin() + b * stride + lda * n);
+      std::vector<T> pad(out.begin() + b * stride, out.begin() + (b + 1) * stride);
+      expect_poison_kept(mine, n, lda, ctx);
+      if (b + 1 < batch) {
+        for (std::int64_t t = lda * n; t < stride; ++t) {
+          EXPECT_EQ(std::memcmp(&pad[t], &(const T&)poison<T>(), sizeof(T)), 0) << ctx << " gap written";
+        }
+      }
+      if (info[b] != 0) continue;
+      const auto single = d1.get();
+      double num = 0, den = 0;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = j; i < n; ++i) {
+          const double e = double(mine[i + j * lda]) - double(single[i + j * lda]);
+          num += e * e;
+          den += double(single[i + j * lda]) * double(single[i + j * lda]);
+        }
+      EXPECT_LE(std::sqrt(num / den), 100.0 * double(n) * eps<T>()) << ctx << ": batched differs from one-by-one";
+      EXPECT_LE(backward_error<T>(as[b], mine, n, lda), double(n) * eps<T>()) << ctx;
+    }
+  }
+}
+
+TEST_F(GpuCholeskyTest, BatchedEqualsOneByOneFp64) { check_batched<double>(); }
+TEST_F(GpuCholeskyTest, BatchedEqualsOneByOneFp32) { check_batched<float>(); }
+
+TEST_F(GpuCholeskyTest, PivotedMatchesCpuDpstf2Steps) {
+  gc::GpuCholesky chol(nullptr);
+  for (std::int64_t n : {17, 1000, 2049}) {
+    for (std::int64_t true_rank : {std::int64_t{3}, n}) {
+      const auto a = random_spd(n, true_rank == n ? 0.5 : 0.0, true_rank);
+      for (std::int64_t max_rank : {3, 4}) {
+        const std::string ctx = "n=" + std::to_string(n) + " rank=" + std::to_string(true_rank) +
+                                " max_rank=" + std::to_string(max_rank);
+        Dev<double> ad(a.size()), ld(static_cast<std::size_t>(n * max_rank));
+        ad.put(a);
+        ld.put(std::vector<double>(ld.n, std::numeric_limits<double>::quiet_NaN()));
+        const auto g = chol.factor_pivoted(ad.p, n, n, max_rank, -1.0, ld.p, n);
+        const auto l = ld.get();
+        for (double v : l) ASSERT_FALSE(std::isnan(v)) << ctx << ": L entry not written";
+        auto cpu_a = a;  // symmetric: row-major = column-major
+        const auto c = gemflow::linalg::pivoted_cholesky(cpu_a, std::size_t(n), std::size_t(max_rank), -1.0);
+        EXPECT_EQ(g.rank, c.rank) << ctx;
+        EXPECT_EQ(g.rank_deficient, c.rank_deficient) << ctx;
+        EXPECT_EQ(g.tolerance, c.tolerance) << ctx;
+        EXPECT_NEAR(g.next_pivot, c.next_pivot, 1e-12 * std::abs(a[0]) + 1e-14) << ctx;
+        EXPECT_EQ(g.rank, std::size_t(std::min(true_rank, max_rank))) << ctx;
+        ASSERT_EQ(g.permutation.size(), std::size_t(n));
+        for (std::size_t k = 0; k < g.rank; ++k) EXPECT_EQ(g.permutation[k], c.permutation[k]) << ctx << " pivot " << k;
+        double maxdiff = 0, maxl = 0;
+        for (std::int64_t k = 0; k < max_rank; ++k)
+          for (std::int64_t i = 0; i < n; ++i) {
+            const double cv = std::size_t(k) < c.rank ? cpu_a[i * n + k] : 0.0;
+            maxdiff = std::max(maxdiff, std::abs(l[i + k * n] - cv));
+            maxl = std::max(maxl, std::abs(cv));
+          }
+        EXPECT_LE(maxdiff, 1e-13 * maxl) << ctx << ": L differs from the CPU dpstf2 steps";
+        if (true_rank == 3) {
+          // P ᵀ A P ≈ L Lᵀ to rounding for an exactly rank-3 PSD matrix
+          double num = 0, den = 0;
+          for (std::int64_t j = 0; j < n; ++j)
+            for (std::int64_t i = 0; i < n; ++i) {
+              double s = 0;
+              for (std::int64_t k = 0; k < 3; ++k) s += l[i + k * n] * l[j + k * n];
+              const double av = a[g.permutation[i] + g.permutation[j] * n];
+              num += (av - s) * (av - s);
+              den += av * av;
+            }
+          EXPECT_LE(std::sqrt(num / den), double(n) * eps<double>()) << ctx;
+        }
+      }
+    }
+  }
+  // the full rank of a rank-3 PSD matrix agrees with LAPACK dpstrf
+  const std::int64_t n = 300;
+  const auto a = random_spd(n, 0.0, 3);
+  Dev<double> ad(a.size()), ld(static_cast<std::size_t>(n * n));
+  ad.put(a);
+  const auto g = chol.factor_pivoted(ad.p, n, n, 0, -1.0, ld.p, n);
+  auto la = a;
+  std::vector<lapack_int> piv(n);
+  lapack_int rank = 0;
+  ASSERT_GE(LAPACKE_dpstrf(LAPACK_COL_MAJOR, 'L', int(n), la.data(), int(n), piv.data(), &rank, -1.0), 0);
+  EXPECT_EQ(g.rank, std::size_t(rank));
+  EXPECT_EQ(g.rank, 3u);
+  EXPECT_TRUE(g.rank_deficient);
+}
+
+TEST_F(GpuCholeskyTest, MixedSolveReachesFp64BackwardError) {
+  gc::GpuCholesky chol(nullptr);
+  for (auto mode : {Fp32Mode::tf32x3, Fp32Mode::exact, Fp32Mode::tf32}) {
+    for (std::int64_t n : {1, 17, 1000, 2049}) {
+      for (std::int64_t nrhs : {1, 3}) {
+        const std::string ctx = "mode=" + std::to_string(int(mode)) + " n=" + std::to_string(n) +
+                                " nrhs=" + std::to_string(nrhs);
+        const auto a = random_spd(n, 0.5);
+        std::normal_distribution<double> g;
+        std::vector<double> b(static_cast<std::size_t>(n * nrhs));
+        for (auto& v : b) v = g(rng());
+        Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
+        ad.put(a);
+        bd.put(b);
+        xd.put(std::vector<double>(b.size(), std::numeric_limits<double>::quiet_NaN()));
+        gc::MixedSolveOptions o;
+        o.factor_mode = mode;
+        const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, nrhs, xd.p, n, o);
+        EXPECT_TRUE(r.converged) << ctx;
+        EXPECT_FALSE(r.used_fp64_fallback) << ctx;
+        ASSERT_FALSE(r.backward_error.empty()) << ctx;
+        EXPECT_LE(r.backward_error.back(), r.tolerance) << ctx;
+        for (std::size_t k = 1; k < r.backward_error.size(); ++k)
+          EXPECT_LT(r.backward_error[k], r.backward_error[k - 1]) << ctx << " step " << k;
+        // against LAPACK dposv in fp64 (κ(A) ≤ 9)
+        auto la = a;
+        auto lx = b;
+        ASSERT_EQ(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', int(n), int(nrhs), la.data(), int(n), lx.data(), int(n)), 0);
+        const auto x = xd.get();
+        double dmax = 0, xmax = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          dmax = std::max(dmax, std::abs(x[i] - lx[i]));
+          xmax = std::max(xmax, std::abs(lx[i]));
+        }
+        EXPECT_LE(dmax, 100.0 * double(n) * eps<double>() * xmax) << ctx;
+      }
+    }
+  }
+}
+
+TEST_F(GpuCholeskyTest, MixedSolveFallsBackOnIllConditioned) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 600;
+  const auto a = random_spd(n, 1e-11, n / 2);  // κ ≈ 1e11: beyond fp32
+  std::vector<double> b(static_cast<std::size_t>(n), 1.0);
+  Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
+  ad.put(a);
+  bd.put(b);
+  const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n);
+  EXPECT_TRUE(r.used_fp64_fallback);
+  EXPECT_EQ(r.status.info, 0) << r.status.message();
+  ASSERT_FALSE(r.backward_error.empty());
+  EXPECT_LE(r.backward_error.back(), r.tolerance);
+}
+
+TEST_F(GpuCholeskyTest, NotEnoughMemoryIsAClearError) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 1 << 20;  // 3×TF32 workspace of 3·n·n/2 floats: 6 TiB
+  Dev<float> d(1);
+  CholeskyOptions o;
+  o.fp32_mode = Fp32Mode::tf32x3;
+  try {
+    (void)chol.factor(d.p, n, n, o);
+    FAIL() << "expected CudaError";
+  } catch (const gc::CudaError& e) {
+    EXPECT_NE(std::string(e.what()).find("GiB free"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+#else
+TEST(GpuCholeskyTest, BuiltWithoutCuda) { GTEST_SKIP() << "Gemflow was built without CUDA: GPU Cholesky not built"; }
+#endif
