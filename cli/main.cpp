@@ -1,1 +1,133 @@
-int main() { return 0; }  // TODO(foundation): the gemflow command
+// gemflow: run, validate and inspect Gemflow workflows without the GUI.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "console.hpp"
+#include "gemflow/config.hpp"
+#include "gemflow/device.hpp"
+
+namespace {
+
+constexpr const char* kEpilog = R"(
+Exit codes:
+  0  success
+  1  a node failed (independent branches still ran to the end)
+  2  invalid workflow, unknown node type, or bad usage (options, --set, --device)
+  3  cancelled by Ctrl-C or SIGTERM (a second Ctrl-C quits at once)
+
+Environment:
+  GEMFLOW_PLUGIN_PATH  extra plugin folders, ':'-separated (searched after the install's
+                       plugin folder, before --plugin-path)
+  NO_COLOR             no colours on the terminal
+
+Documentation: docs/cli.md)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace gemflow::cli;
+
+  CLI::App app{"Gemflow: run, validate and inspect plugin-based scientific workflows.", "gemflow"};
+  app.footer(kEpilog);
+  app.fallthrough();  // global options may come after the sub-command
+  app.require_subcommand(1);
+  app.set_version_flag("--version",
+                       fmt::format("gemflow {}\n{}\nCUDA: {}", GEMFLOW_SDK_VERSION,
+                                   gemflow::PluginHost::host_fingerprint(),
+                                   gemflow::built_with_cuda() ? "built with CUDA " GEMFLOW_SDK_CUDA : "not in this build"),
+                       "Print the version and build fingerprint, then exit");
+
+  GlobalOptions g;
+  std::vector<std::string> plugin_paths;
+  app.add_option("--plugin-path", plugin_paths, "Also load the plugins of this folder (repeatable)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
+  app.add_flag("-v,--verbose", g.verbose, "Debug logging");
+  app.add_flag("-q,--quiet", g.quiet, "Only warnings and errors on stderr");
+
+  // run
+  RunArgs run;
+  std::string out_dir;
+  auto* run_cmd = app.add_subcommand("run", "Validate, then run a workflow");
+  run_cmd->add_option("workflow", run.workflow, "Workflow file (YAML)")->required()->type_name("W.yaml");
+  run_cmd->add_option("--set", run.sets, "Override a parameter: node.param=value (repeatable)")
+      ->type_name("NODE.PARAM=VALUE")
+      ->allow_extra_args(false);
+  run_cmd->add_option("--out", out_dir, "Output folder (default: ./out/<workflow name>)")->type_name("DIR");
+  run_cmd
+      ->add_option("--device", run.device, "Device for every node with a `device` parameter")
+      ->type_name("cpu|auto|cuda|cuda:N")
+      ->check(
+          [](const std::string& s) -> std::string {
+            return gemflow::DeviceRequest::parse(s) ? "" : "expected cpu, auto, cuda or cuda:N, got '" + s + "'";
+          },
+          "DEVICE");
+  run_cmd->add_option("-j,--jobs", run.jobs, "Nodes run in parallel (0: one per hardware thread)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  run_cmd->add_flag("--json", run.json, "One JSON object per event on stdout, then a summary object");
+  run_cmd->add_option("--until", run.until, "Run only NODE and what it depends on")->type_name("NODE");
+
+  // validate
+  ValidateArgs val;
+  auto* val_cmd = app.add_subcommand("validate", "Check a workflow without running it");
+  val_cmd->add_option("workflow", val.workflow, "Workflow file (YAML)")->required()->type_name("W.yaml");
+  val_cmd->add_option("--set", val.sets, "Override a parameter: node.param=value (repeatable)")
+      ->type_name("NODE.PARAM=VALUE")
+      ->allow_extra_args(false);
+
+  // nodes
+  NodesArgs nodes;
+  auto* nodes_cmd = app.add_subcommand("nodes", "List node types by category, or document one");
+  nodes_cmd->add_option("type", nodes.type, "Node type id (or a plugin prefix such as 'distgeom')")
+      ->type_name("TYPE");
+  nodes_cmd->add_flag("--json", nodes.json, "Print the specs as JSON");
+
+  // plugins
+  PluginsArgs plugins;
+  auto* plugins_cmd = app.add_subcommand("plugins", "Show each plugin file: loaded, or why not");
+  plugins_cmd->add_flag("--doctor", plugins.doctor,
+                        "Also show the host fingerprint, search path, CUDA devices and hints");
+
+  if (argc <= 1) {
+    std::cout << app.help();
+    return kExitInvalid;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitInvalid;
+  }
+  for (const auto& p : plugin_paths) g.plugin_paths.emplace_back(p);
+  if (!out_dir.empty()) run.out = out_dir;
+
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const char* term = std::getenv("TERM");
+  const bool dumb = term == nullptr || std::string(term) == "dumb";
+  const bool color = tty && !dumb && std::getenv("NO_COLOR") == nullptr;
+  // The live progress block only for `run` on a real terminal, not with --json or --quiet.
+  static Console console(tty && !dumb && !g.quiet && !run.json && *run_cmd, color);
+  install_logger(console, g.verbose, g.quiet);
+
+  int rc = kExitInvalid;
+  try {
+    if (*run_cmd) rc = run_command(run, g, console);
+    else if (*val_cmd) rc = validate_command(val, g, console);
+    else if (*nodes_cmd) rc = nodes_command(nodes, g, console);
+    else if (*plugins_cmd) rc = plugins_command(plugins, g, console);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    rc = kExitInvalid;
+  }
+  std::fflush(stdout);
+  spdlog::shutdown();
+  return rc;
+}

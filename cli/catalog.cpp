@@ -1,0 +1,309 @@
+// `gemflow nodes` and `gemflow plugins`: generated from the node specs and the plugin records.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "gemflow/config.hpp"
+#include "gemflow/device.hpp"
+#include "reporter.hpp"
+
+namespace gemflow::cli {
+namespace fs = std::filesystem;
+
+void load_plugins(PluginHost& host, const GlobalOptions& g, bool warn) {
+  for (const auto& p : g.plugin_paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) spdlog::warn("--plugin-path {}: not a folder", p.string());
+  }
+  host.load_all(g.plugin_paths);
+  if (!warn) return;
+  for (const auto& r : host.records())
+    if (!r.loaded) spdlog::warn("plugin {}: not loaded: {}", r.file.string(), r.error);
+}
+
+namespace {
+
+std::string first_sentence(const std::string& doc) {
+  std::string s = doc.substr(0, doc.find('\n'));
+  if (auto dot = s.find(". "); dot != std::string::npos) s = s.substr(0, dot + 1);
+  return s;
+}
+
+/// A value as it would be written in a workflow file.
+std::string yaml_scalar(const ParamSpec& p, const ParamValue& v) {
+  std::string text = format_param(v);
+  const bool is_text = std::holds_alternative<std::string>(v);
+  if (is_text && (p.kind == ParamKind::String || p.kind == ParamKind::InputPath ||
+                  p.kind == ParamKind::OutputPath)) {
+    const bool plain = !text.empty() && text.find_first_of(":{}[],&*#?|<>=!%@`'\"\\ ") == std::string::npos &&
+                       text.front() != '-';
+    if (!plain) {
+      std::string q = "\"";
+      for (char c : text) {
+        if (c == '"' || c == '\\') q += '\\';
+        q += c;
+      }
+      return q + "\"";
+    }
+  }
+  return text;
+}
+
+std::string limits_text(const ParamSpec& p) {
+  auto num = [](double x) { return fmt::format("{}", x); };
+  if (p.min && p.max) return fmt::format("range [{}, {}]", num(*p.min), num(*p.max));
+  if (p.min) return fmt::format("minimum {}", num(*p.min));
+  if (p.max) return fmt::format("maximum {}", num(*p.max));
+  return "";
+}
+
+nlohmann::json spec_json(const NodeEntry& e) {
+  const NodeSpec& s = e.spec;
+  auto ports = [](const std::vector<PortSpec>& ps) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& p : ps) a.push_back({{"name", p.name}, {"type", p.type}, {"optional", p.optional}, {"doc", p.doc}});
+    return a;
+  };
+  nlohmann::json params = nlohmann::json::array();
+  for (const auto& p : s.params) {
+    nlohmann::json j{{"name", p.name}, {"kind", to_string(p.kind)}, {"required", p.required},
+                     {"unit", p.unit}, {"doc", p.doc}, {"default", format_param(p.default_value)}};
+    if (p.min) j["min"] = *p.min;
+    if (p.max) j["max"] = *p.max;
+    if (!p.choices.empty()) j["choices"] = p.choices;
+    params.push_back(j);
+  }
+  return {{"id", s.info.id},       {"version", s.info.version}, {"title", s.info.title},
+          {"category", s.info.category}, {"doc", s.info.doc},   {"stochastic", s.info.stochastic},
+          {"origin", e.origin},    {"inputs", ports(s.inputs)}, {"outputs", ports(s.outputs)},
+          {"params", params}};
+}
+
+void print_ports(const char* title, const std::vector<PortSpec>& ports) {
+  fmt::print("\n{}:\n", title);
+  if (ports.empty()) fmt::print("  (none)\n");
+  for (const auto& p : ports) {
+    fmt::print("  {}: {}{}\n", p.name, p.type, p.optional ? " (optional)" : "");
+    if (!p.doc.empty()) fmt::print("      {}\n", p.doc);
+  }
+}
+
+void print_node_doc(const NodeEntry& e) {
+  const NodeSpec& s = e.spec;
+  fmt::print("{} — {} (version {})\n", s.info.id, s.info.title, s.info.version);
+  fmt::print("Category: {}    Plugin: {}\n", s.info.category.empty() ? "(none)" : s.info.category,
+             e.origin.empty() ? "core" : e.origin);
+  if (s.info.stochastic) fmt::print("Stochastic: takes a seed; the same seed on the same device gives the same result\n");
+  if (!s.info.doc.empty()) fmt::print("\n{}\n", s.info.doc);
+  print_ports("Inputs", s.inputs);
+  print_ports("Outputs", s.outputs);
+  fmt::print("\nParameters:\n");
+  if (s.params.empty()) fmt::print("  (none)\n");
+  for (const auto& p : s.params) {
+    std::string head = fmt::format("  {} ({}{})", p.name, to_string(p.kind), p.unit.empty() ? "" : ", " + p.unit);
+    std::vector<std::string> parts;
+    if (p.required) parts.push_back("required");
+    else parts.push_back("default " + yaml_scalar(p, p.default_value));
+    if (auto l = limits_text(p); !l.empty()) parts.push_back(l + (p.unit.empty() ? "" : " " + p.unit));
+    if (!p.choices.empty()) {
+      std::string c;
+      for (const auto& x : p.choices) c += (c.empty() ? "" : " | ") + x;
+      parts.push_back("choices: " + c);
+    }
+    if (p.kind == ParamKind::Device) parts.push_back("auto | cpu | cuda | cuda:N");
+    std::string line = head;
+    for (const auto& x : parts) line += "  " + x;
+    fmt::print("{}\n", line);
+    if (!p.doc.empty()) fmt::print("      {}\n", p.doc);
+  }
+  // A snippet to paste into a workflow.
+  std::string params;
+  for (const auto& p : s.params) {
+    if (p.kind == ParamKind::Device) continue;
+    params += fmt::format("{}{}: {}", params.empty() ? "" : ", ", p.name, p.required ? "..." : yaml_scalar(p, p.default_value));
+  }
+  std::string short_name = s.info.id.substr(s.info.id.rfind('.') + 1);
+  fmt::print("\nIn a workflow:\n  {}: {{type: {}{}}}\n", short_name, s.info.id,
+             params.empty() ? "" : ", params: {" + params + "}");
+}
+
+void print_list(const std::vector<const NodeEntry*>& entries) {
+  std::map<std::string, std::vector<const NodeEntry*>> by_cat;
+  std::size_t w = 0;
+  for (const auto* e : entries) {
+    by_cat[e->spec.info.category.empty() ? "Uncategorised" : e->spec.info.category].push_back(e);
+    w = std::max(w, e->spec.info.id.size());
+  }
+  bool first = true;
+  for (const auto& [cat, list] : by_cat) {
+    fmt::print("{}{}\n", first ? "" : "\n", cat);
+    first = false;
+    for (const auto* e : list) {
+      const std::string brief = first_sentence(e->spec.info.doc);
+      fmt::print("  {:<{}}  {}{}\n", e->spec.info.id, w, e->spec.info.title, brief.empty() ? "" : " — " + brief);
+    }
+  }
+}
+
+}  // namespace
+
+int nodes_command(const NodesArgs& args, const GlobalOptions& g, Console&) {
+  Registry registry;
+  PluginHost host(registry);
+  load_plugins(host, g, true);
+  const auto all = registry.nodes();
+
+  if (args.type.empty()) {
+    if (args.json) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto* e : all) a.push_back(spec_json(*e));
+      fmt::print("{}\n", a.dump(2));
+      return kExitOk;
+    }
+    if (all.empty()) {
+      spdlog::warn("no node types: no plugin was loaded (see `gemflow plugins --doctor`)");
+      return kExitOk;
+    }
+    print_list(all);
+    std::set<std::string> origins;
+    for (const auto* e : all) origins.insert(e->origin);
+    fmt::print("\n{} node type{} from {} plugin{}. `gemflow nodes TYPE` shows ports and parameters.\n",
+               all.size(), all.size() == 1 ? "" : "s", origins.size(), origins.size() == 1 ? "" : "s");
+    return kExitOk;
+  }
+
+  if (const NodeEntry* e = registry.find_node(args.type)) {
+    if (args.json) fmt::print("{}\n", spec_json(*e).dump(2));
+    else print_node_doc(*e);
+    return kExitOk;
+  }
+  // A plugin prefix ("test" or "test.") lists that plugin's nodes.
+  std::string prefix = args.type;
+  if (prefix.back() != '.') prefix += '.';
+  std::vector<const NodeEntry*> matching;
+  for (const auto* e : all)
+    if (e->spec.info.id.starts_with(prefix)) matching.push_back(e);
+  if (!matching.empty()) {
+    if (args.json) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto* e : matching) a.push_back(spec_json(*e));
+      fmt::print("{}\n", a.dump(2));
+    } else {
+      print_list(matching);
+    }
+    return kExitOk;
+  }
+  const std::string near = nearest_name(args.type, registry.node_ids());
+  spdlog::error("unknown node type '{}'{}", args.type, near.empty() ? " (`gemflow nodes` lists them)"
+                                                                    : fmt::format(" (did you mean '{}'?)", near));
+  return kExitInvalid;
+}
+
+int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console&) {
+  Registry registry;
+  PluginHost host(registry);
+  load_plugins(host, g, false);
+  const auto& records = host.records();
+  std::vector<std::string> hints;
+
+  if (args.doctor) {
+    fmt::print("Gemflow {}\n", GEMFLOW_SDK_VERSION);
+    fmt::print("Host fingerprint: {}\n", PluginHost::host_fingerprint());
+    const int n = cuda_device_count();
+    if (!built_with_cuda()) {
+      fmt::print("CUDA: not in this build (every node runs on the CPU)\n");
+      hints.push_back("this build has no CUDA support: rebuild with nvcc available (/usr/local/cuda) for the GPU paths");
+    } else {
+      fmt::print("CUDA: built with CUDA {}; {} device{} visible\n", GEMFLOW_SDK_CUDA, n, n == 1 ? "" : "s");
+      for (int i = 0; i < n; ++i) fmt::print("  cuda:{}  {}\n", i, cuda_device_name(i));
+      if (n == 0) {
+        const char* vis = std::getenv("CUDA_VISIBLE_DEVICES");
+        hints.push_back(fmt::format(
+            "no CUDA device visible: `device: auto` runs on the CPU, `cuda` fails. Check the driver (nvidia-smi){}",
+            vis ? fmt::format(" and CUDA_VISIBLE_DEVICES (= '{}')", vis) : ""));
+      }
+    }
+    std::set<std::string> env_dirs, extra_dirs;
+    if (const char* env = std::getenv("GEMFLOW_PLUGIN_PATH")) {
+      std::string s = env;
+      for (std::size_t a = 0; a <= s.size();) {
+        std::size_t b = s.find(':', a);
+        if (b == std::string::npos) b = s.size();
+        if (b > a) env_dirs.insert(s.substr(a, b - a));
+        a = b + 1;
+      }
+    }
+    for (const auto& p : g.plugin_paths) extra_dirs.insert(p.string());
+    fmt::print("Plugin search path (GEMFLOW_PLUGIN_PATH={}):\n", std::getenv("GEMFLOW_PLUGIN_PATH") ? std::getenv("GEMFLOW_PLUGIN_PATH") : "(unset)");
+    const auto path = PluginHost::search_path(g.plugin_paths);
+    std::size_t files = 0;
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      const auto& dir = path[i];
+      const char* from = extra_dirs.contains(dir.string()) ? "--plugin-path"
+                         : env_dirs.contains(dir.string()) ? "GEMFLOW_PLUGIN_PATH"
+                                                           : "install folder";
+      std::error_code ec;
+      std::string state;
+      if (!fs::is_directory(dir, ec)) {
+        state = "missing";
+        if (std::string(from) != "install folder")
+          hints.push_back(fmt::format("{} {} does not exist", from, dir.string()));
+      } else {
+        std::size_t count = 0;
+        for (const auto& f : fs::directory_iterator(dir, ec))
+          if (f.path().extension() == ".so") ++count;
+        files += count;
+        state = fmt::format("{} .so file{}", count, count == 1 ? "" : "s");
+      }
+      fmt::print("  {}. {}  ({}; {})\n", i + 1, dir.string(), from, state);
+    }
+    if (files == 0)
+      hints.push_back("no plugin files found: build the project (make) or add a folder with --plugin-path or GEMFLOW_PLUGIN_PATH");
+    fmt::print("\n");
+  }
+
+  if (records.empty()) fmt::print("No plugins found.\n");
+  std::size_t loaded = 0;
+  for (const auto& r : records) {
+    if (r.loaded) {
+      ++loaded;
+      fmt::print("loaded   {} {}  {}  ({} node{})\n", r.name, r.version, r.file.string(), r.node_ids.size(),
+                 r.node_ids.size() == 1 ? "" : "s");
+    } else {
+      fmt::print("FAILED   {}: {}\n", r.file.string(), r.error);
+      if (args.doctor) {
+        std::string lower = r.error;
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+        const std::string file = r.file.filename().string();
+        if (lower.find("fingerprint") != std::string::npos)
+          hints.push_back(fmt::format("{} was built with another SDK, C++ library or CUDA version (its fingerprint: {}): "
+                                      "rebuild it against this Gemflow", file, r.fingerprint.empty() ? "unreadable" : r.fingerprint));
+        else if (lower.find("api") != std::string::npos)
+          hints.push_back(fmt::format("{} was built for another plugin API: rebuild it against this Gemflow", file));
+        else if (lower.find("duplicate") != std::string::npos || lower.find("already") != std::string::npos)
+          hints.push_back(fmt::format("{} registers a node id that another plugin owns: remove one of the two files", file));
+        else
+          hints.push_back(fmt::format("{} cannot be used ({}): remove it from the plugin folder or rebuild it", file, r.error));
+      }
+    }
+  }
+  fmt::print("{} of {} plugin file{} loaded, {} node type{}.\n", loaded, records.size(), records.size() == 1 ? "" : "s",
+             registry.nodes().size(), registry.nodes().size() == 1 ? "" : "s");
+  if (args.doctor) {
+    if (hints.empty()) fmt::print("\nNo problems found.\n");
+    else {
+      fmt::print("\nHints:\n");
+      for (const auto& h : hints) fmt::print("  - {}\n", h);
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace gemflow::cli

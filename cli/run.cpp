@@ -1,0 +1,326 @@
+// `gemflow run` and `gemflow validate`.
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "gemflow/device.hpp"
+#include "gemflow/executor.hpp"
+#include "gemflow/workflow.hpp"
+#include "reporter.hpp"
+
+namespace gemflow::cli {
+namespace fs = std::filesystem;
+
+// ---- Cancellation: the handler only stores; a second signal exits at once. ----------------
+namespace {
+std::atomic<bool> g_cancel{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_cancel_signal(int) {
+  if (g_cancel.exchange(true)) _exit(kExitCancelled);
+}
+
+void install_cancel_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_cancel_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+void print_diagnostic(Console& console, const Diagnostic& d) {
+  std::string text = d.str();
+  if (console.color())
+    text = (d.severity == Diagnostic::Severity::Error ? "\x1b[31m" : "\x1b[33m") + text + "\x1b[0m";
+  console.line(text);
+}
+
+nlohmann::json diagnostic_json(const Diagnostic& d) {
+  return {{"event", "diagnostic"},
+          {"severity", d.severity == Diagnostic::Severity::Error ? "error" : "warning"},
+          {"file", d.where.file},
+          {"line", d.where.line},
+          {"column", d.where.column},
+          {"node", d.node},
+          {"param", d.param},
+          {"message", d.message},
+          {"hint", d.hint},
+          {"text", d.str()}};
+}
+
+bool has_error(const std::vector<Diagnostic>& ds) {
+  for (const auto& d : ds)
+    if (d.severity == Diagnostic::Severity::Error) return true;
+  return false;
+}
+
+/// Loads the file and applies --set; prints every diagnostic. nullopt when it is not runnable.
+std::optional<Workflow> load_for_run(const fs::path& file, const std::vector<std::string>& sets,
+                                     const Registry& registry, Console& console,
+                                     std::vector<Diagnostic>& all) {
+  LoadResult lr = load_workflow(file, registry);
+  for (const auto& d : lr.diagnostics) print_diagnostic(console, d);
+  all = lr.diagnostics;
+  if (!lr.ok() || !lr.workflow) return std::nullopt;
+  Workflow wf = std::move(*lr.workflow);
+  bool ok = true;
+  for (const auto& s : sets) {
+    if (auto d = apply_override(wf, s, registry)) {
+      print_diagnostic(console, *d);
+      all.push_back(*d);
+      if (d->severity == Diagnostic::Severity::Error) ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  if (!sets.empty()) {
+    // Overrides may change what validation sees; report only what is new.
+    std::set<std::string> seen;
+    for (const auto& d : all) seen.insert(d.str());
+    for (const auto& d : validate(wf, registry)) {
+      if (seen.contains(d.str())) continue;
+      print_diagnostic(console, d);
+      all.push_back(d);
+      if (d.severity == Diagnostic::Severity::Error) ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return wf;
+}
+
+std::string sanitize(std::string name) {
+  for (char& c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
+  if (name.empty() || name == "." || name == "..") name = "workflow";
+  return name;
+}
+
+/// A path as the user would type it: relative to the cwd when below it, else absolute.
+std::string display(const fs::path& p) {
+  if (p.empty()) return "";
+  std::error_code ec;
+  const fs::path rel = fs::relative(p, fs::current_path(ec), ec);
+  if (!ec && !rel.empty() && *rel.begin() != "..") return rel.string();
+  return p.string();
+}
+
+}  // namespace
+
+int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& console) {
+  Registry registry;
+  PluginHost host(registry);
+  load_plugins(host, g, true);
+  std::vector<Diagnostic> all;
+  auto wf = load_for_run(args.workflow, args.sets, registry, console, all);
+  if (!wf) {
+    std::size_t errors = 0;
+    for (const auto& d : all) errors += d.severity == Diagnostic::Severity::Error;
+    fmt::print("{}: invalid ({} error{})\n", args.workflow.string(), errors, errors == 1 ? "" : "s");
+    return kExitInvalid;
+  }
+  fmt::print("{}: valid ('{}', {} node{}, {} link{})\n", args.workflow.string(), wf->name, wf->nodes.size(),
+             wf->nodes.size() == 1 ? "" : "s", wf->links.size(), wf->links.size() == 1 ? "" : "s");
+  return kExitOk;
+}
+
+int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
+  const Reporter::Mode mode = args.json ? Reporter::Mode::Json
+                              : console.live() ? Reporter::Mode::Terminal
+                                               : Reporter::Mode::Plain;
+  auto emit = [&](const nlohmann::json& j) {
+    if (args.json) {
+      std::fputs((j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
+      std::fflush(stdout);
+    }
+  };
+  auto fail_early = [&](int code, const std::vector<Diagnostic>& ds, const std::string& why) {
+    for (const auto& d : ds) emit(diagnostic_json(d));
+    emit({{"event", "summary"}, {"workflow_file", args.workflow.string()}, {"ok", false},
+          {"exit_code", code}, {"error", why}});
+    return code;
+  };
+
+  Registry registry;
+  PluginHost host(registry);
+  load_plugins(host, g, true);
+
+  std::vector<Diagnostic> diags;
+  auto wf_opt = load_for_run(args.workflow, args.sets, registry, console, diags);
+  if (!wf_opt) return fail_early(kExitInvalid, diags, "invalid workflow");
+  const Workflow& wf = *wf_opt;
+
+  if (!args.until.empty() && !wf.find(args.until)) {
+    Diagnostic d;
+    d.where.file = args.workflow.string();
+    d.node = args.until;
+    d.message = "--until names no node of the workflow";
+    std::vector<std::string> ids;
+    for (const auto& n : wf.nodes) ids.push_back(n.id);
+    if (auto near = nearest_name(args.until, ids); !near.empty()) d.hint = fmt::format("did you mean '{}'?", near);
+    print_diagnostic(console, d);
+    return fail_early(kExitInvalid, {d}, "unknown --until node");
+  }
+
+  if (!args.device.empty()) {
+    // An explicit CUDA request for a device that is absent is an error, never a silent fallback.
+    try {
+      const auto req = DeviceRequest::parse(args.device);
+      if (!req) throw Error("'" + args.device + "' is not a device (auto, cpu, cuda, cuda:N)");
+      const Device d = resolve_device(*req);
+      spdlog::debug("--device {} resolves to {}", args.device, d.str());
+    } catch (const std::exception& e) {
+      spdlog::error("--device {}: {}", args.device, e.what());
+      return fail_early(kExitInvalid, {}, std::string("--device: ") + e.what());
+    }
+  }
+
+  RunOptions opt;
+  opt.out_dir = args.out ? fs::absolute(*args.out)
+                         : fs::absolute(fs::path("out") / sanitize(wf.name.empty() ? args.workflow.stem().string()
+                                                                                  : wf.name));
+  opt.jobs = args.jobs;
+  opt.device = args.device;
+  opt.until = args.until;
+  opt.cancel = &g_cancel;
+
+  Reporter reporter(mode, console, wf);
+  opt.on_event = [&reporter](const RunEvent& e) { reporter.on_event(e); };
+
+  install_cancel_handlers();
+  console.start_clock();
+  if (args.json)
+    reporter.emit_json({{"event", "start"}, {"workflow", wf.name}, {"workflow_file", args.workflow.string()},
+                        {"out_dir", opt.out_dir.string()}, {"nodes", wf.nodes.size()}});
+  else
+    spdlog::info("running '{}' ({} nodes) → {}", wf.name, wf.nodes.size(), display(opt.out_dir));
+
+  // Ticker: redraws the progress block and notices the first Ctrl-C.
+  std::mutex tick_mutex;
+  std::condition_variable tick_cv;
+  bool stop = false;
+  std::thread ticker([&] {
+    bool announced = false;
+    std::unique_lock lock(tick_mutex);
+    while (!tick_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return stop; })) {
+      if (!announced && g_cancel.load()) {
+        announced = true;
+        if (args.json) reporter.emit_json({{"event", "cancelling"}, {"t", console.elapsed()}});
+        spdlog::warn("cancelling: waiting for the running nodes to stop (Ctrl-C again quits at once)");
+      }
+      reporter.tick();
+    }
+  });
+
+  RunResult result;
+  std::string run_error;
+  try {
+    result = run_workflow(wf, registry, opt);
+  } catch (const std::exception& e) {
+    run_error = e.what();
+  }
+  {
+    std::lock_guard lock(tick_mutex);
+    stop = true;
+  }
+  tick_cv.notify_all();
+  ticker.join();
+  console.clear_live();
+  const double seconds = console.elapsed();
+
+  if (!run_error.empty()) {
+    spdlog::error("the run could not start: {}", run_error);
+    return fail_early(kExitInvalid, {}, run_error);
+  }
+  for (const auto& d : result.diagnostics) print_diagnostic(console, d);
+
+  int code = kExitOk;
+  bool any_failed = false;
+  for (const auto& [id, nr] : result.nodes) any_failed |= nr.state == NodeState::Failed;
+  if (has_error(result.diagnostics)) code = kExitInvalid;
+  else if (result.cancelled || g_cancel.load()) code = kExitCancelled;
+  else if (any_failed) code = kExitNodeFailed;
+
+  std::set<std::pair<std::string, std::string>> consumed;
+  for (const auto& l : wf.links) consumed.insert({l.from_node, l.from_port});
+
+  if (args.json) {
+    for (const auto& d : result.diagnostics) reporter.emit_json(diagnostic_json(d));
+    nlohmann::json nodes = nlohmann::json::object();
+    for (const auto& n : wf.nodes) {
+      auto it = result.nodes.find(n.id);
+      if (it == result.nodes.end()) continue;
+      const NodeResult& nr = it->second;
+      nlohmann::json outs = nlohmann::json::object();
+      for (const auto& [port, v] : nr.outputs)
+        outs[port] = {{"type", v.type()}, {"summary", v.summary()}, {"linked", consumed.contains({n.id, port})}};
+      nlohmann::json jn{{"type", n.type}, {"state", state_name(nr.state)}, {"seconds", nr.seconds},
+                        {"key", nr.key}, {"outputs", outs}};
+      if (!nr.error.empty()) jn["error"] = nr.error;
+      nodes[n.id] = jn;
+    }
+    reporter.emit_json({{"event", "summary"},
+                        {"workflow", wf.name},
+                        {"workflow_file", args.workflow.string()},
+                        {"ok", code == kExitOk},
+                        {"exit_code", code},
+                        {"cancelled", code == kExitCancelled},
+                        {"seconds", seconds},
+                        {"out_dir", opt.out_dir.string()},
+                        {"provenance", result.provenance.string()},
+                        {"nodes", nodes}});
+    return code;
+  }
+
+  // Human summary on stdout.
+  std::map<NodeState, int> counts;
+  for (const auto& [id, nr] : result.nodes) ++counts[nr.state];
+  std::string tally;
+  for (auto s : {NodeState::Done, NodeState::Cached, NodeState::Failed, NodeState::Skipped,
+                 NodeState::Cancelled, NodeState::Idle, NodeState::Queued, NodeState::Running})
+    if (counts[s] > 0) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", counts[s], state_name(s));
+  const char* verdict = code == kExitOk ? "finished" : code == kExitCancelled ? "cancelled" : code == kExitNodeFailed ? "failed" : "invalid";
+  fmt::print("\n'{}' {} after {:.2f} s: {}\n", wf.name, verdict, seconds, tally.empty() ? "nothing ran" : tally);
+
+  std::size_t wid = 4, wtype = 4;
+  for (const auto& n : wf.nodes) {
+    wid = std::max(wid, n.id.size());
+    wtype = std::max(wtype, n.type.size());
+  }
+  fmt::print("  {:<{}}  {:<{}}  {:<9}  {:>8}\n", "node", wid, "type", wtype, "state", "seconds");
+  for (const auto& n : wf.nodes) {
+    auto it = result.nodes.find(n.id);
+    if (it == result.nodes.end()) continue;
+    const NodeResult& nr = it->second;
+    fmt::print("  {:<{}}  {:<{}}  {:<9}  {:>8.2f}{}\n", n.id, wid, n.type, wtype, state_name(nr.state), nr.seconds,
+               nr.error.empty() ? "" : "  " + strip_node_prefix(n.id, nr.error));
+  }
+  bool header = false;
+  for (const auto& n : wf.nodes) {
+    auto it = result.nodes.find(n.id);
+    if (it == result.nodes.end()) continue;
+    for (const auto& [port, v] : it->second.outputs) {
+      if (consumed.contains({n.id, port}) || v.empty()) continue;
+      if (!header) fmt::print("Results:\n");
+      header = true;
+      fmt::print("  {}.{}  {}: {}\n", n.id, port, v.type(), v.summary());
+    }
+  }
+  fmt::print("Output folder: {}\n", display(opt.out_dir));
+  if (!result.provenance.empty()) fmt::print("Provenance:    {}\n", display(result.provenance));
+  std::fflush(stdout);
+  return code;
+}
+
+}  // namespace gemflow::cli

@@ -1,0 +1,565 @@
+// End-to-end tests of the `gemflow` command. Each test writes a small workflow over the testnodes
+// plugin into a fresh folder, runs the built executable as a subprocess (stdout and stderr
+// captured, optional signals) and checks the exit code, the messages and the files written.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gemflow/device.hpp"
+
+extern char** environ;
+
+namespace {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct Result {
+  int code = -1;         ///< exit status, or 128 + signal
+  std::string out, err;
+  double seconds = 0.0;  ///< wall time of the child
+};
+
+struct Options {
+  fs::path cwd;
+  double timeout = 60.0;
+  /// Called whenever new output arrived; may signal the child. Return nothing.
+  std::function<void(pid_t, const std::string& out, const std::string& err)> on_output;
+};
+
+/// Runs `gemflow args...` with stdout/stderr captured (posix_spawn + pipes + poll).
+Result run_gemflow(const std::vector<std::string>& args, const Options& opt = {}) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  if (!opt.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, opt.cwd.c_str());
+
+  std::vector<std::string> argv_s{GEMFLOW_EXE};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // Hermetic environment: no user plugin folders, no colours.
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) {
+    std::string v = *e;
+    if (v.starts_with("GEMFLOW_PLUGIN_PATH=") || v.starts_with("NO_COLOR=")) continue;
+    env_s.push_back(v);
+  }
+  env_s.push_back("NO_COLOR=1");
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  pid_t pid = 0;
+  const auto start = Clock::now();
+  const int rc = posix_spawn(&pid, GEMFLOW_EXE, &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (rc != 0) throw std::runtime_error(std::string("posix_spawn: ") + std::strerror(rc));
+
+  Result r;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  bool killed = false;
+  while (open_fds > 0) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (elapsed > opt.timeout && !killed) {
+      kill(pid, SIGKILL);
+      killed = true;
+    }
+    if (poll(fds, 2, 50) < 0 && errno != EINTR) break;
+    bool got = false;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[4096];
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
+        got = true;
+      } else {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+    if (opt.on_output && (got || open_fds > 0)) opt.on_output(pid, r.out, r.err);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::vector<nlohmann::json> v;
+  std::istringstream is(out);
+  for (std::string line; std::getline(is, line);) v.push_back(nlohmann::json::parse(line));  // throws if not JSON
+  return v;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("gemflow_cli_" + std::string(info->name()) + "_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  fs::path write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+  /// `gemflow ARGS... --plugin-path <testnodes>`
+  Result gemflow(std::vector<std::string> args, Options opt = {}) {
+    args.push_back("--plugin-path");
+    args.push_back(GEMFLOW_TESTNODES_DIR);
+    if (opt.cwd.empty()) opt.cwd = dir_;
+    return run_gemflow(args, opt);
+  }
+  fs::path dir_;
+};
+
+// a=2, b=3 → add → write "sum\n5\n" to result.txt
+const char* kSum = R"(gemflow: 1
+name: sum
+nodes:
+  a: {type: test.constant, params: {value: 2}}
+  b: {type: test.constant, params: {value: 3}}
+  add: {type: test.add}
+  write: {type: test.write_text, params: {path: result.txt, text: sum}}
+links:
+  - a.value -> add.a
+  - b.value -> add.b
+  - add.sum -> write.value
+)";
+
+#define EXPECT_CONTAINS(haystack, needle) \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "expected to find: " << (needle) << "\nin:\n" << (haystack)
+
+// ---- basics ------------------------------------------------------------------------------
+
+TEST_F(Cli, VersionAndHelp) {
+  auto v = run_gemflow({"--version"});
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_CONTAINS(v.out, "gemflow 0.");
+  EXPECT_CONTAINS(v.out, "sdk=");
+  auto h = run_gemflow({"--help"});
+  EXPECT_EQ(h.code, 0) << h.err;
+  EXPECT_CONTAINS(h.out, "Exit codes:");
+  EXPECT_CONTAINS(h.out, "3  cancelled");
+}
+
+TEST_F(Cli, UsageErrorsExit2) {
+  const auto wf = write("w.yaml", kSum);
+  EXPECT_EQ(run_gemflow({}).code, 2);
+  EXPECT_EQ(run_gemflow({"frobnicate"}).code, 2);
+  EXPECT_EQ(gemflow({"run"}).code, 2);                                // missing file
+  EXPECT_EQ(gemflow({"run", wf.string(), "--no-such-option"}).code, 2);
+  EXPECT_EQ(gemflow({"run", wf.string(), "-j", "-1"}).code, 2);
+  auto d = gemflow({"run", wf.string(), "--device", "gpu"});
+  EXPECT_EQ(d.code, 2);
+  EXPECT_CONTAINS(d.err, "cuda:N");
+  auto missing = gemflow({"run", (dir_ / "nope.yaml").string()});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_CONTAINS(missing.err, "nope.yaml");
+}
+
+// ---- running -----------------------------------------------------------------------------
+
+TEST_F(Cli, RunWritesOutputsAndProvenance) {
+  const auto wf = write("w.yaml", kSum);
+  auto r = gemflow({"run", wf.string(), "--out", (dir_ / "o").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(slurp(dir_ / "o" / "result.txt"), "sum\n5\n");
+  EXPECT_TRUE(fs::exists(dir_ / "o" / "provenance.json"));
+  // Summary: per-node state and where things are.
+  EXPECT_CONTAINS(r.out, "finished");
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  add +test\.add +done +\d+\.\d\d)"))) << r.out;
+  EXPECT_CONTAINS(r.out, "provenance.json");
+  // Plain (non-terminal) log lines with the elapsed time.
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(\[\d+\.\ds\] add: done)"))) << r.err;
+}
+
+TEST_F(Cli, DefaultOutputFolderIsOutSlashName) {
+  write("w.yaml", kSum);
+  auto r = gemflow({"run", "w.yaml"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(slurp(dir_ / "out" / "sum" / "result.txt"), "sum\n5\n");
+  EXPECT_CONTAINS(r.out, "out/sum");
+}
+
+TEST_F(Cli, SetOverridesAParameter) {
+  const auto wf = write("w.yaml", kSum);
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--set", "a.value=10", "--set", "write.text=total"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(slurp(dir_ / "o" / "result.txt"), "total\n13\n");
+  // The file is unchanged.
+  EXPECT_EQ(slurp(wf), kSum);
+}
+
+TEST_F(Cli, BadSetExits2WithoutRunning) {
+  const auto wf = write("w.yaml", kSum);
+  for (const char* bad : {"a.value=abc", "nosuch.value=1", "a.valeu=1", "a.value", "a=1"}) {
+    auto r = gemflow({"run", wf.string(), "--out", "o", "--set", bad});
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
+    EXPECT_CONTAINS(r.err, "error");
+    EXPECT_FALSE(fs::exists(dir_ / "o" / "result.txt")) << bad;
+  }
+  auto typo = gemflow({"run", wf.string(), "--set", "a.valeu=1"});
+  EXPECT_CONTAINS(typo.err, "did you mean 'value'");
+}
+
+TEST_F(Cli, FailedNodeExits1AndOtherBranchesFinish) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: partial
+nodes:
+  c: {type: test.constant, params: {value: 7}}
+  bad: {type: test.fail, params: {message: the detector is on fire}}
+  after: {type: test.write_text, params: {path: never.txt}}
+  good: {type: test.write_text, params: {path: good.txt, text: ok}}
+links:
+  - c.value -> bad.in
+  - bad.out -> after.value
+  - c.value -> good.value
+)");
+  auto r = gemflow({"run", wf.string(), "--out", "o", "-j", "1"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_CONTAINS(r.err, "the detector is on fire");
+  EXPECT_CONTAINS(r.err, "bad");
+  EXPECT_EQ(slurp(dir_ / "o" / "good.txt"), "ok\n7\n");
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "never.txt"));
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  bad +test\.fail +failed)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  after +test\.write_text +skipped)"))) << r.out;
+}
+
+TEST_F(Cli, UntilRunsOnlyTheNeededNodes) {
+  const auto wf = write("w.yaml", kSum);
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--until", "add", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "result.txt"));
+  const auto lines = json_lines(r.out);
+  const auto& nodes = lines.back()["nodes"];
+  EXPECT_EQ(nodes["add"]["state"], "done");
+  EXPECT_TRUE(!nodes.contains("write") || nodes["write"]["state"] != "done") << nodes.dump();
+  EXPECT_EQ(nodes["add"]["outputs"]["sum"]["type"], "Matrix<f64>") << nodes.dump();
+
+  auto bad = gemflow({"run", wf.string(), "--until", "addd"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_CONTAINS(bad.err, "did you mean 'add'");
+}
+
+TEST_F(Cli, DeviceCudaWithoutADeviceExits2) {
+  if (gemflow::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  const auto wf = write("w.yaml", "gemflow: 1\nname: dev\nnodes:\n  d: {type: test.device}\n");
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--device", "cuda:0"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_CONTAINS(r.err, "cuda");
+  auto cpu = gemflow({"run", wf.string(), "--out", "o", "--device", "cpu", "--json"});
+  ASSERT_EQ(cpu.code, 0) << cpu.err;
+  EXPECT_EQ(json_lines(cpu.out).back()["nodes"]["d"]["outputs"]["table"]["type"], "Table");
+}
+
+// ---- invalid workflows: exit 2, file:line, hints -----------------------------------------
+
+TEST_F(Cli, TypoInNodeTypeNamesFileLineAndHint) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: typo
+nodes:
+  a: {type: test.constant}
+  s: {type: test.ad}
+)");
+  auto r = gemflow({"run", wf.string(), "--out", "o"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "w.yaml:5:");
+  EXPECT_CONTAINS(r.err, "error:");
+  EXPECT_CONTAINS(r.err, "did you mean 'test.add'");
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "provenance.json"));
+  auto v = gemflow({"validate", wf.string()});
+  EXPECT_EQ(v.code, 2);
+  EXPECT_CONTAINS(v.err, "w.yaml:5:");
+}
+
+TEST_F(Cli, MissingRequiredLink) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: missing
+nodes:
+  a: {type: test.constant}
+  add: {type: test.add}
+links:
+  - a.value -> add.a
+)");
+  auto r = gemflow({"validate", wf.string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "w.yaml");
+  EXPECT_CONTAINS(r.err, "'add'");
+  EXPECT_CONTAINS(r.err, "'b'");
+  EXPECT_EQ(gemflow({"run", wf.string(), "--out", "o"}).code, 2);
+}
+
+TEST_F(Cli, CycleIsNamedNodeByNode) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: cycle
+nodes:
+  s1: {type: test.sleep, params: {seconds: 0}}
+  s2: {type: test.sleep, params: {seconds: 0}}
+links:
+  - s1.out -> s2.in
+  - s2.out -> s1.in
+)");
+  auto r = gemflow({"run", wf.string(), "--out", "o"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "cycle");
+  EXPECT_TRUE(r.err.find("s1 -> s2 -> s1") != std::string::npos || r.err.find("s2 -> s1 -> s2") != std::string::npos)
+      << r.err;
+}
+
+TEST_F(Cli, ParameterOutOfRange) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: range
+nodes:
+  p:
+    type: test.params
+    params: {count: 11, scale: 0.5}
+)");
+  auto r = gemflow({"run", wf.string(), "--out", "o"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "w.yaml:6:");
+  EXPECT_CONTAINS(r.err, "'count'");
+  EXPECT_CONTAINS(r.err, "maximum 10");
+  // The same limits apply to --set (the file itself must be valid).
+  const auto good = write("good.yaml", "gemflow: 1\nname: range\nnodes:\n  p: {type: test.params}\n");
+  auto over = gemflow({"run", good.string(), "--out", "o", "--set", "p.count=11"});
+  EXPECT_EQ(over.code, 2);
+  EXPECT_CONTAINS(over.err, "maximum 10");
+  auto scale = gemflow({"run", good.string(), "--out", "o", "--set", "p.scale=2.5"});
+  EXPECT_EQ(scale.code, 2);
+  EXPECT_CONTAINS(scale.err, "maximum 2 Å");
+  auto ok = gemflow({"run", good.string(), "--out", "o", "--set", "p.count=10", "--json"});
+  ASSERT_EQ(ok.code, 0) << ok.err;
+}
+
+TEST_F(Cli, YamlSyntaxError) {
+  const auto wf = write("w.yaml", "gemflow: 1\nname: broken\nnodes:\n  a: {type: test.constant\n  b: [\n");
+  auto r = gemflow({"validate", wf.string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(w\.yaml:\d+:\d+: error)"))) << r.err;
+}
+
+TEST_F(Cli, ValidateOk) {
+  const auto wf = write("w.yaml", kSum);
+  auto r = gemflow({"validate", wf.string()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "valid");
+  EXPECT_CONTAINS(r.out, "4 nodes, 3 links");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));  // validate runs nothing
+}
+
+// ---- machine output and cancellation ------------------------------------------------------
+
+TEST_F(Cli, JsonEmitsOneObjectPerLineAndASummary) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: json
+nodes:
+  c: {type: test.constant, params: {value: 1.5}}
+  s: {type: test.sleep, params: {seconds: 0.3}}
+  w: {type: test.write_text, params: {path: out.txt}}
+links:
+  - c.value -> s.in
+  - s.out -> w.value
+)");
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<nlohmann::json> lines;
+  ASSERT_NO_THROW(lines = json_lines(r.out)) << r.out;
+  ASSERT_GE(lines.size(), 4u);
+  int states = 0, progress = 0;
+  for (const auto& j : lines) {
+    ASSERT_TRUE(j.is_object());
+    ASSERT_TRUE(j.contains("event"));
+    if (j["event"] == "state") ++states;
+    if (j["event"] == "progress") {
+      ++progress;
+      EXPECT_EQ(j["node"], "s");
+      EXPECT_GE(j["progress"].get<double>(), 0.0);
+      EXPECT_LE(j["progress"].get<double>(), 1.0);
+    }
+  }
+  EXPECT_GE(states, 6);  // at least running + done for each of the 3 nodes
+  EXPECT_GE(progress, 1);
+  const auto& sum = lines.back();
+  EXPECT_EQ(sum["event"], "summary");
+  EXPECT_EQ(sum["exit_code"], 0);
+  EXPECT_EQ(sum["ok"], true);
+  EXPECT_EQ(sum["nodes"]["s"]["state"], "done");
+  EXPECT_GE(sum["nodes"]["s"]["seconds"].get<double>(), 0.29);
+  EXPECT_EQ(slurp(dir_ / "o" / "out.txt"), "\n1.5\n");
+  EXPECT_TRUE(fs::exists(sum["provenance"].get<std::string>()));
+}
+
+TEST_F(Cli, JsonReportsDiagnostics) {
+  const auto wf = write("w.yaml", "gemflow: 1\nname: j\nnodes:\n  a: {type: test.constnt}\n");
+  auto r = gemflow({"run", wf.string(), "--json"});
+  EXPECT_EQ(r.code, 2);
+  const auto lines = json_lines(r.out);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines.front()["event"], "diagnostic");
+  EXPECT_EQ(lines.front()["line"], 4);
+  EXPECT_EQ(lines.back()["event"], "summary");
+  EXPECT_EQ(lines.back()["exit_code"], 2);
+}
+
+TEST_F(Cli, SigintCancelsWithinASecondAndExits3) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: slow
+nodes:
+  s: {type: test.sleep, params: {seconds: 60}}
+  w: {type: test.write_text, params: {path: never.txt}}
+links:
+  - s.out -> w.value
+)");
+  Clock::time_point signalled{};
+  bool sent = false;
+  Options opt;
+  opt.timeout = 30;
+  opt.on_output = [&](pid_t pid, const std::string& out, const std::string&) {
+    if (sent) return;
+    std::istringstream is(out);
+    for (std::string line; std::getline(is, line);) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("event", "") == "progress" && j.value("node", "") == "s") {
+        kill(pid, SIGINT);
+        signalled = Clock::now();
+        sent = true;
+        return;
+      }
+    }
+  };
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--json"}, opt);
+  const double after = std::chrono::duration<double>(Clock::now() - signalled).count();
+  ASSERT_TRUE(sent) << r.out << r.err;
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_LT(after, 1.0);
+  const auto lines = json_lines(r.out);
+  EXPECT_EQ(lines.back()["event"], "summary");
+  EXPECT_EQ(lines.back()["cancelled"], true);
+  EXPECT_EQ(lines.back()["nodes"]["s"]["state"], "cancelled");
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "never.txt"));
+}
+
+TEST_F(Cli, SigtermCancelsToo) {
+  const auto wf = write("w.yaml", "gemflow: 1\nname: slow\nnodes:\n  s: {type: test.sleep, params: {seconds: 60}}\n");
+  bool sent = false;
+  Options opt;
+  opt.timeout = 30;
+  opt.on_output = [&](pid_t pid, const std::string&, const std::string& err) {
+    if (!sent && err.find("s: 0%") != std::string::npos) {
+      kill(pid, SIGTERM);
+      sent = true;
+    }
+  };
+  auto r = gemflow({"run", wf.string(), "--out", "o"}, opt);
+  ASSERT_TRUE(sent) << r.err;
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_CONTAINS(r.out, "cancelled");
+}
+
+// ---- catalogue: nodes and plugins ---------------------------------------------------------
+
+TEST_F(Cli, NodesListsByCategoryAndDocumentsOne) {
+  auto r = gemflow({"nodes"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"((^|\n)Test\n)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  test\.sleep +Sleep)"))) << r.out;
+
+  auto one = gemflow({"nodes", "test.sleep"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_CONTAINS(one.out, "test.sleep");
+  EXPECT_CONTAINS(one.out, "seconds (float, s)");
+  EXPECT_CONTAINS(one.out, "default 1.0");
+  EXPECT_CONTAINS(one.out, "range [0, 3600] s");
+  EXPECT_CONTAINS(one.out, "How long");
+  EXPECT_CONTAINS(one.out, "in: Matrix<f64> (optional)");
+  EXPECT_CONTAINS(one.out, "out: Matrix<f64>");
+
+  auto p = gemflow({"nodes", "test.params"});
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_CONTAINS(p.out, "choices: fast | exact");
+  EXPECT_CONTAINS(p.out, "range [1, 10]");
+  EXPECT_CONTAINS(p.out, "scale (float, Å)");
+
+  auto js = gemflow({"nodes", "test.params", "--json"});
+  ASSERT_EQ(js.code, 0) << js.err;
+  const auto j = nlohmann::json::parse(js.out);
+  EXPECT_EQ(j["id"], "test.params");
+  EXPECT_EQ(j["params"].size(), 8u);
+}
+
+TEST_F(Cli, UnknownNodeTypeHintsAndExits2) {
+  auto r = gemflow({"nodes", "test.slep"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "unknown node type 'test.slep'");
+  EXPECT_CONTAINS(r.err, "did you mean 'test.sleep'");
+}
+
+TEST_F(Cli, GarbagePluginDoesNotStopNodes) {
+  fs::create_directories(dir_ / "junk");
+  write("junk/libgemflow_junk.so", "this is not an ELF file\n");
+  auto r = gemflow({"nodes", "--plugin-path", (dir_ / "junk").string(), "--plugin-path", GEMFLOW_BAD_API_DIR});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "test.sleep");
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(warning: plugin .*libgemflow_junk\.so: not loaded: .+)"))) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(warning: plugin .*libgemflow_bad_api\.so: not loaded: .+)"))) << r.err;
+
+  auto p = gemflow({"plugins", "--plugin-path", (dir_ / "junk").string()});
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +testnodes 1\.0\.0 .*\(8 nodes\))"))) << p.out;
+  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(FAILED +.*libgemflow_junk\.so: .+)"))) << p.out;
+}
+
+TEST_F(Cli, PluginsDoctor) {
+  auto r = gemflow({"plugins", "--doctor", "--plugin-path", GEMFLOW_BAD_API_DIR, "--plugin-path",
+                    (dir_ / "absent").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "Host fingerprint: sdk=");
+  EXPECT_CONTAINS(r.out, "CUDA:");
+  EXPECT_CONTAINS(r.out, "Plugin search path");
+  EXPECT_CONTAINS(r.out, GEMFLOW_TESTNODES_DIR);
+  EXPECT_CONTAINS(r.out, "Hints:");
+  EXPECT_CONTAINS(r.out, "libgemflow_bad_api.so");
+  EXPECT_CONTAINS(r.out, "does not exist");
+}
+
+}  // namespace
