@@ -14,6 +14,7 @@ struct AtomSelector {
   int residue_number = 0;
   std::string residue;   ///< may be empty when the file does not say
   std::string atom;      ///< as in the file, e.g. "HB%", "HG1#", "QB", "H*"
+  int line = 0;          ///< line of this selection in the file (0 when unknown)
 };
 
 /// One distance restraint. Ambiguous restraints (several alternative atom pairs, from `or`
@@ -33,12 +34,15 @@ struct DistanceRestraint {
   double upper = 0.0;         ///< Å
   double target = 0.0;        ///< Å (0 when not given)
   double weight = 1.0;
-  double pseudo_correction = 0.0;  ///< Å added to `upper` for pseudo-atom/wildcard selections
+  /// Å to add to `upper` when the restraint is applied to pseudo-atoms (group centres) instead
+  /// of the expanded atoms (Wüthrich, Billeter & Braun 1983); `upper` is the file's value.
+  double pseudo_correction = 0.0;
 };
 
 /// A set of restraints plus the report of how they matched a structure.
 struct RestraintSet {
   std::string source;  ///< file they were read from
+  std::string format;  ///< "nef" or "xplor": the wildcard dialect of AtomSelector::atom
   std::vector<DistanceRestraint> restraints;
   std::vector<std::string> warnings;  ///< mismatches found while resolving (counts, examples)
 };

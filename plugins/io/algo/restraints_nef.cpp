@@ -1,0 +1,144 @@
+// NEF distance restraint reader.
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include "gemflow/io/errors.hpp"
+#include "gemflow/io/restraints_io.hpp"
+#include "gemflow/io/star.hpp"
+
+namespace gemflow::io {
+
+namespace {
+
+double number(const StarValue& v, const std::string& path, const std::string& what) {
+  double d = 0;
+  const char* b = v.text.data();
+  const char* e = b + v.text.size();
+  if (b != e && *b == '+') ++b;
+  auto [p, ec] = std::from_chars(b, e, d);
+  if (ec != std::errc() || p != e || !std::isfinite(d))
+    throw ParseError(path, v.line, "bad " + what + " '" + v.text + "' (expected a number)");
+  return d;
+}
+
+}  // namespace
+
+RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path) {
+  StarFile f = parse_star(text, path);
+  RestraintSet set;
+  set.source = path;
+  set.format = "nef";
+  std::size_t combination_rows = 0, insertion_codes = 0;
+  std::string insertion_example;
+  bool found = false;
+  for (const auto& block : f.blocks) {
+    for (const auto& frame : block.frames) {
+      for (const auto& loop : frame.loops) {
+        if (!loop.has_category("_nef_distance_restraint")) continue;
+        found = true;
+        auto need = [&](const char* tag) {
+          int c = loop.column(std::string("_nef_distance_restraint.") + tag);
+          if (c < 0)
+            throw ParseError(path, loop.line,
+                             std::string("_nef_distance_restraint loop has no ") + tag + " column");
+          return static_cast<std::size_t>(c);
+        };
+        auto opt = [&](const char* tag) { return loop.column(std::string("_nef_distance_restraint.") + tag); };
+        const std::size_t c_id = need("restraint_id");
+        const std::size_t c_chain[2] = {need("chain_code_1"), need("chain_code_2")};
+        const std::size_t c_seq[2] = {need("sequence_code_1"), need("sequence_code_2")};
+        const std::size_t c_res[2] = {need("residue_name_1"), need("residue_name_2")};
+        const std::size_t c_atom[2] = {need("atom_name_1"), need("atom_name_2")};
+        const int c_lower = opt("lower_limit"), c_upper = opt("upper_limit"), c_target = opt("target_value");
+        const int c_unc = opt("target_value_uncertainty"), c_weight = opt("weight");
+        const int c_comb = opt("restraint_combination_id");
+        if (c_upper < 0 && c_target < 0)
+          throw ParseError(path, loop.line, "_nef_distance_restraint loop has neither upper_limit nor target_value");
+        std::map<long long, std::size_t> index;  // restraint_id -> position in set.restraints (this loop)
+        for (std::size_t r = 0; r < loop.rows(); ++r) {
+          const StarValue& idv = loop.at(r, c_id);
+          const int line = idv.line;
+          auto get = [&](int c) -> const StarValue* {
+            if (c < 0) return nullptr;
+            const StarValue& v = loop.at(r, static_cast<std::size_t>(c));
+            return v.is_null() ? nullptr : &v;
+          };
+          if (idv.is_null()) throw ParseError(path, line, "restraint_id is missing ('.' or '?')");
+          const long long id = static_cast<long long>(number(idv, path, "restraint_id"));
+          if (get(c_comb)) ++combination_rows;
+          DistanceRestraint::Alternative alt;
+          for (int k = 0; k < 2; ++k) {
+            AtomSelector& sel = k == 0 ? alt.a : alt.b;
+            const std::string n = std::to_string(k + 1);
+            const StarValue& seq = loop.at(r, c_seq[k]);
+            if (seq.is_null()) throw ParseError(path, seq.line, "sequence_code_" + n + " is missing");
+            const char* b = seq.text.data();
+            const char* e = b + seq.text.size();
+            if (b != e && *b == '+') ++b;
+            auto [p, ec] = std::from_chars(b, e, sel.residue_number);
+            if (ec != std::errc())
+              throw ParseError(path, seq.line, "sequence_code_" + n + " '" + seq.text + "' is not a residue number");
+            if (p != e && insertion_codes++ == 0) insertion_example = "line " + std::to_string(seq.line) + ": " + seq.text;
+            if (const StarValue* v = get(static_cast<int>(c_chain[k]))) sel.chain = v->text;
+            if (const StarValue* v = get(static_cast<int>(c_res[k]))) sel.residue = v->text;
+            const StarValue& atom = loop.at(r, c_atom[k]);
+            if (atom.is_null()) throw ParseError(path, atom.line, "atom_name_" + n + " is missing");
+            sel.atom = atom.text;
+            sel.line = atom.line;
+          }
+          double lower = 0, upper = 0, target = 0, weight = 1;
+          if (const StarValue* v = get(c_lower)) lower = number(*v, path, "lower_limit");
+          if (const StarValue* v = get(c_target)) target = number(*v, path, "target_value");
+          if (const StarValue* v = get(c_upper)) {
+            upper = number(*v, path, "upper_limit");
+          } else if (get(c_target)) {
+            upper = target + (get(c_unc) ? number(*get(c_unc), path, "target_value_uncertainty") : 0.0);
+          } else {
+            throw ParseError(path, line, "restraint " + std::to_string(id) + " has neither upper_limit nor target_value");
+          }
+          if (const StarValue* v = get(c_weight)) weight = number(*v, path, "weight");
+          if (upper < lower)
+            throw ParseError(path, line, "restraint " + std::to_string(id) + ": upper_limit " + std::to_string(upper) +
+                                             " is below lower_limit " + std::to_string(lower));
+          auto it = index.find(id);
+          if (it == index.end()) {
+            DistanceRestraint dr;
+            dr.id = static_cast<int>(id);
+            dr.origin = path + ":" + std::to_string(line);
+            dr.lower = lower;
+            dr.upper = upper;
+            dr.target = target;
+            dr.weight = weight;
+            dr.alternatives.push_back(std::move(alt));
+            index.emplace(id, set.restraints.size());
+            set.restraints.push_back(std::move(dr));
+          } else {
+            DistanceRestraint& dr = set.restraints[it->second];
+            if (dr.lower != lower || dr.upper != upper || dr.target != target)
+              throw ParseError(path, line,
+                               "restraint " + std::to_string(id) + " has bounds that differ from its first row (" +
+                                   dr.origin + "): rows of one ambiguous restraint must share their bounds");
+            dr.alternatives.push_back(std::move(alt));
+          }
+        }
+      }
+    }
+  }
+  if (!found) throw ParseError(path, 0, "no _nef_distance_restraint loop (no distance restraint list in this NEF file)");
+  if (combination_rows > 0)
+    set.warnings.push_back(std::to_string(combination_rows) +
+                           " rows set restraint_combination_id, which is not interpreted (rows with one "
+                           "restraint_id are treated as alternatives)");
+  if (insertion_codes > 0)
+    set.warnings.push_back(std::to_string(insertion_codes) +
+                           " sequence codes carry a suffix (insertion code) that is ignored, e.g. " + insertion_example);
+  return set;
+}
+
+RestraintSet read_nef_distance_restraints(const std::string& path) {
+  return parse_nef_distance_restraints(read_text_file(path), path);
+}
+
+}  // namespace gemflow::io

@@ -1,0 +1,367 @@
+// NEF and Xplor-NIH restraint reading, resolution against 2KPU, error messages.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include <gemflow/types.hpp>
+
+#include "fake_context.hpp"
+#include "gemflow/io/errors.hpp"
+#include "gemflow/io/restraints_io.hpp"
+#include "gemflow/io/structure_io.hpp"
+
+using namespace gemflow;
+using namespace gemflow::io;
+using gemflow::io::testing::sample;
+using gemflow::io::testing::shared;
+using gemflow::io::testing::write_temp;
+
+namespace {
+
+using PairSet = std::set<std::pair<std::size_t, std::size_t>>;
+
+PairSet pairs_of(const DistanceRestraint& r) {
+  PairSet p;
+  for (const auto& alt : r.alternatives)
+    for (auto i : alt.atoms_a)
+      for (auto j : alt.atoms_b) p.emplace(std::min(i, j), std::max(i, j));
+  return p;
+}
+
+const Structure& model1() {
+  static const Structure s = read_pdb(sample("2kpu/2kpu.pdb"), {.model = 1});
+  return s;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ParseError& e) {
+    return e.what();
+  }
+  return "(no ParseError)";
+}
+
+#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+
+}  // namespace
+
+TEST(XplorRestraints, Counts2kpu) {
+  auto set = read_xplor_distance_restraints(sample("2kpu/2kpu_Xplor-NIH_distance.tbl"));
+  ASSERT_EQ(set.restraints.size(), 841u);
+  EXPECT_EQ(set.format, "xplor");
+  const auto& r0 = set.restraints[0];
+  EXPECT_EQ(r0.id, 1);
+  EXPECT_CONTAINS(r0.origin, "2kpu_Xplor-NIH_distance.tbl:1");
+  ASSERT_EQ(r0.alternatives.size(), 1u);
+  EXPECT_EQ(r0.alternatives[0].a.chain, "A");
+  EXPECT_EQ(r0.alternatives[0].a.residue_number, 19);
+  EXPECT_EQ(r0.alternatives[0].a.atom, "H");
+  EXPECT_EQ(r0.alternatives[0].b.residue_number, 20);
+  EXPECT_DOUBLE_EQ(r0.lower, 1.8);  // 1.800 - 0.000
+  EXPECT_DOUBLE_EQ(r0.upper, 3.5);  // 1.800 + 1.700
+  EXPECT_DOUBLE_EQ(r0.target, 1.8);
+  for (const auto& r : set.restraints) EXPECT_EQ(r.alternatives.size(), 1u) << r.origin;
+}
+
+TEST(NefRestraints, AgreesWithXplorRestraintByRestraint) {
+  auto nef = read_nef_distance_restraints(sample("2kpu/DhR29B_2kpu.nef"));
+  auto tbl = read_xplor_distance_restraints(sample("2kpu/2kpu_Xplor-NIH_distance.tbl"));
+  ASSERT_EQ(nef.restraints.size(), 841u);
+  ASSERT_EQ(tbl.restraints.size(), nef.restraints.size());
+  EXPECT_EQ(nef.format, "nef");
+  for (std::size_t k = 0; k < nef.restraints.size(); ++k) {
+    const auto &n = nef.restraints[k], &x = tbl.restraints[k];
+    ASSERT_EQ(n.id, static_cast<int>(k + 1));  // the .tbl comments give the NEF id in order
+    ASSERT_EQ(n.id, x.id);
+    ASSERT_NEAR(n.lower, x.lower, 1e-9) << n.origin << " vs " << x.origin;
+    ASSERT_NEAR(n.upper, x.upper, 1e-9) << n.origin << " vs " << x.origin;
+    ASSERT_EQ(n.alternatives.size(), 1u);
+    EXPECT_EQ(n.alternatives[0].a.residue_number, x.alternatives[0].a.residue_number) << n.origin;
+    EXPECT_EQ(n.alternatives[0].b.residue_number, x.alternatives[0].b.residue_number) << n.origin;
+  }
+  EXPECT_EQ(nef.restraints[0].alternatives[0].a.residue, "ASN");
+  EXPECT_EQ(nef.restraints[0].alternatives[0].a.line, 1333);
+}
+
+TEST(ResolveRestraints, BothFormatsResolveToTheSamePairsOn2kpuModel1) {
+  auto nef = read_nef_distance_restraints(sample("2kpu/DhR29B_2kpu.nef"));
+  auto tbl = read_xplor_distance_restraints(sample("2kpu/2kpu_Xplor-NIH_distance.tbl"));
+  auto rn = resolve_restraints(nef, model1());
+  auto rx = resolve_restraints(tbl, model1());
+  ASSERT_EQ(rn.restraints_out, 841u);  // every restraint resolves
+  ASSERT_EQ(rx.restraints_out, 841u);
+  EXPECT_EQ(rn.skipped, 0u);
+  EXPECT_EQ(rn.suggested_offset, 0);
+  // The Xplor-NIH export names one proton of a Phe/Tyr ring pair (HD1, HE1) where the NEF has
+  // the pair (HD%, HE%): symmetric ring protons, flipping fast, are one position for Xplor-NIH.
+  // Every other restraint resolves to exactly the same atom pairs.
+  const Structure& s = model1();
+  std::vector<int> ring_only;
+  for (std::size_t k = 0; k < 841; ++k) {
+    const auto &n = nef.restraints[k], &x = tbl.restraints[k];
+    const PairSet pn = pairs_of(n), px = pairs_of(x);
+    ASSERT_FALSE(px.empty());
+    if (pn == px) {
+      ASSERT_DOUBLE_EQ(n.pseudo_correction, x.pseudo_correction) << n.origin;
+      continue;
+    }
+    ASSERT_TRUE(std::includes(pn.begin(), pn.end(), px.begin(), px.end())) << n.origin << " vs " << x.origin;
+    for (int side = 0; side < 2; ++side) {
+      const auto& ns = side == 0 ? n.alternatives[0].a : n.alternatives[0].b;
+      const auto& xs = side == 0 ? x.alternatives[0].a : x.alternatives[0].b;
+      const auto& atoms = side == 0 ? n.alternatives[0].atoms_a : n.alternatives[0].atoms_b;
+      if (atoms == (side == 0 ? x.alternatives[0].atoms_a : x.alternatives[0].atoms_b)) continue;
+      const std::string res = s.atoms[atoms[0]].residue;
+      EXPECT_TRUE(res == "PHE" || res == "TYR") << n.origin << " " << ns.atom << " vs " << xs.atom;
+      EXPECT_TRUE((ns.atom == "HD%" && xs.atom == "HD1") || (ns.atom == "HE%" && xs.atom == "HE1"))
+          << n.origin << " " << ns.atom << " vs " << xs.atom;
+    }
+    ring_only.push_back(n.id);
+  }
+  EXPECT_EQ(ring_only.size(), 26u) << ::testing::PrintToString(ring_only);  // 815 identical
+  // No residue-name mismatch between the NEF and the deposited structure.
+  for (const auto& it : rn.items)
+    if (it.what.rfind("residue names differing", 0) == 0) {
+      EXPECT_EQ(it.count, 0u) << it.examples;
+    }
+}
+
+TEST(ResolveRestraints, PseudoAtomCorrections2kpu) {
+  auto nef = read_nef_distance_restraints(sample("2kpu/DhR29B_2kpu.nef"));
+  (void)resolve_restraints(nef, model1());
+  const Structure& s = model1();
+  std::map<double, int> by_value;
+  for (const auto& r : nef.restraints) ++by_value[r.pseudo_correction];
+  // Restraint 1: H 19 - H 20, single atoms.
+  EXPECT_EQ(nef.restraints[0].pseudo_correction, 0.0);
+  // Every restraint whose NEF names use '%' on one side has a correction >= 1 Å.
+  for (const auto& r : nef.restraints) {
+    const auto& alt = r.alternatives[0];
+    double want = 0;
+    for (const auto* sel : {&alt.a, &alt.b})
+      if (sel->atom.find_first_of("%xy") != std::string::npos) {
+        const auto& atoms = sel == &alt.a ? alt.atoms_a : alt.atoms_b;
+        const std::string res = s.atoms[atoms[0]].residue;
+        if (atoms.size() == 6) want += 2.4;  // Val/Leu both methyls
+        else if ((res == "PHE" || res == "TYR") && (sel->atom == "HD%" || sel->atom == "HE%")) want += 2.0;
+        else want += 1.0;  // methylene pair or methyl
+      }
+    ASSERT_DOUBLE_EQ(r.pseudo_correction, want) << r.origin << " " << alt.a.atom << " " << alt.b.atom;
+  }
+  EXPECT_GT(by_value[1.0], 100);
+}
+
+TEST(ResolveRestraints, AriaVariantParsesAndMatches) {
+  const std::string aria = shared("restraints/2kpu/2kpu_ARIA_distances.tbl");
+  if (aria.empty()) GTEST_SKIP() << "GEMFLOW_SHARED_DATA/restraints/2kpu/2kpu_ARIA_distances.tbl absent";
+  auto set = read_xplor_distance_restraints(aria);
+  ASSERT_EQ(set.restraints.size(), 841u);
+  std::size_t alternatives = 0;
+  for (const auto& r : set.restraints) alternatives += r.alternatives.size();
+  EXPECT_EQ(alternatives, 841u + 1141u);  // one per assign plus one per `or` line (grep -c)
+  EXPECT_DOUBLE_EQ(set.restraints[0].weight, 1.0);
+  EXPECT_EQ(set.restraints[0].alternatives[0].a.chain, "A");  // segid "   A" trimmed
+  auto tbl = read_xplor_distance_restraints(sample("2kpu/2kpu_Xplor-NIH_distance.tbl"));
+  auto ra = resolve_restraints(set, model1());
+  (void)resolve_restraints(tbl, model1());
+  ASSERT_EQ(ra.restraints_out, 841u);
+  // ARIA lists explicit alternatives, sometimes only some of the wildcard's pairs: its pairs
+  // are a subset of the .tbl's, equal for most restraints.
+  std::size_t same = 0;
+  for (std::size_t k = 0; k < 841; ++k) {
+    const PairSet pa = pairs_of(set.restraints[k]), px = pairs_of(tbl.restraints[k]);
+    same += pa == px;
+    EXPECT_TRUE(std::includes(px.begin(), px.end(), pa.begin(), pa.end())) << set.restraints[k].origin;
+    EXPECT_NEAR(set.restraints[k].lower, tbl.restraints[k].lower, 1e-9);
+    EXPECT_NEAR(set.restraints[k].upper, tbl.restraints[k].upper, 1e-9);
+  }
+  EXPECT_EQ(same, 572u);
+}
+
+TEST(ResolveRestraints, HaddockNestedOrSelections) {
+  auto set = read_xplor_distance_restraints(sample("restraints/haddock_air/e2a-hpr_air.tbl"));
+  ASSERT_EQ(set.restraints.size(), 20u);
+  const auto& r0 = set.restraints[0];
+  EXPECT_EQ(r0.alternatives.size(), 16u) << "assign (resid 38 and segid A) ((resid 15 ...) or ... 16 residues)";
+  EXPECT_EQ(r0.alternatives[0].a.atom, "*");
+  EXPECT_DOUBLE_EQ(r0.lower, 0.0);
+  EXPECT_DOUBLE_EQ(r0.upper, 2.0);
+  auto pdb = read_pdb(sample("restraints/haddock_air/e2a-hpr_1GGR.pdb"));
+  auto rep = resolve_restraints(set, pdb);
+  EXPECT_EQ(rep.restraints_out, 20u);
+  const auto& r0r = set.restraints[0];
+  // Whole residues: atom count of the first selection = atoms of residue A 38.
+  std::size_t n38 = 0;
+  for (const auto& a : pdb.atoms) n38 += a.segment == "A" && a.residue_number == 38;
+  EXPECT_EQ(r0r.alternatives[0].atoms_a.size(), n38);
+  EXPECT_GT(n38, 5u);
+  EXPECT_EQ(r0r.pseudo_correction, 0.0);
+  auto gap = read_xplor_distance_restraints(sample("restraints/haddock_air/antibody_unambig.tbl"));
+  ASSERT_EQ(gap.restraints.size(), 2u);
+  EXPECT_DOUBLE_EQ(gap.restraints[0].lower, 22.565);
+  EXPECT_DOUBLE_EQ(gap.restraints[0].upper, 22.565);
+  EXPECT_EQ(gap.restraints[1].alternatives[0].b.residue_number, 35);
+}
+
+TEST(ResolveRestraints, NamingVariantsAndPseudoAtoms) {
+  const Structure& s = model1();
+  auto first = [&](const char* name) {
+    for (const auto& a : s.atoms)
+      if (a.residue == name) return std::to_string(a.residue_number);
+    return std::string("?");
+  };
+  const std::string ala = first("ALA"), val = first("VAL"), leu = first("LEU"), phe = first("PHE");
+  const std::string tbl =
+      "! naming variants\n"
+      "assign (resid " + ala + " and name HN) (resid " + ala + " and name MB) 2.0 0.2 1.0\n"  // HN→H, MB methyl
+      "assign (resid " + val + " and name QQG) (resid " + leu + " and name QD1) 3.0 1.0 2.0\n"  // Val both methyls
+      "assign (resid " + phe + " and name QR) (resid 1 and name H) 3.0 1.0 2.0\n"  // Phe ring, N-terminal H1-3
+      "assign (resid " + phe + " and name HD#) (resid " + phe + " and name QB) 3.0 1.0 2.0\n";  // ring pair, CH2
+  auto set = parse_xplor_distance_restraints(tbl, "variants.tbl");
+  auto rep = resolve_restraints(set, s);
+  ASSERT_EQ(rep.restraints_out, 4u);
+  const auto& r = set.restraints;
+  EXPECT_EQ(r[0].alternatives[0].atoms_a.size(), 1u);
+  EXPECT_EQ(s.atoms[r[0].alternatives[0].atoms_a[0]].name, "H");
+  EXPECT_EQ(r[0].alternatives[0].atoms_b.size(), 3u);
+  EXPECT_DOUBLE_EQ(r[0].pseudo_correction, 1.0);
+  EXPECT_EQ(r[1].alternatives[0].atoms_a.size(), 6u);
+  EXPECT_DOUBLE_EQ(r[1].pseudo_correction, 2.4 + 1.0);
+  EXPECT_EQ(r[2].alternatives[0].atoms_a.size(), 5u);  // HD1 HD2 HE1 HE2 HZ
+  EXPECT_EQ(r[2].alternatives[0].atoms_b.size(), 3u);  // H1 H2 H3
+  EXPECT_DOUBLE_EQ(r[2].pseudo_correction, 2.4 + 1.0);
+  EXPECT_DOUBLE_EQ(r[3].pseudo_correction, 2.0 + 1.0);
+  EXPECT_DOUBLE_EQ(r[0].lower, 1.8);
+  EXPECT_DOUBLE_EQ(r[0].upper, 3.0);
+}
+
+TEST(ResolveRestraints, UnknownAtomIsOneClearErrorOrSkipped) {
+  const std::string tbl =
+      "assign (resid 19 and segid \"A\" and name H) (resid 20 and segid \"A\" and name H) 1.8 0.0 1.7\n"
+      "\n"
+      "assign (resid 23 and segid \"A\" and name H)\n"
+      "       (resid 24 and segid \"A\" and name HQ7) 1.8 0.0 3.2\n"
+      "assign (resid 500 and segid \"A\" and name H) (resid 24 and segid \"A\" and name H) 1.8 0.0 3.2\n";
+  const std::string path = write_temp("unknown_atom.tbl", tbl);
+  auto set = read_xplor_distance_restraints(path);
+  std::string e = error_of([&] { auto copy = set; (void)resolve_restraints(copy, model1()); });
+  EXPECT_CONTAINS(e, path + ":4:");
+  EXPECT_CONTAINS(e, "restraint 2");
+  EXPECT_CONTAINS(e, "'HQ7'");
+  EXPECT_CONTAINS(e, "A 24 SER");
+  auto rep = resolve_restraints(set, model1(), {.on_unknown_atom = UnknownAtomPolicy::Skip});
+  EXPECT_EQ(rep.restraints_out, 1u);
+  EXPECT_EQ(rep.skipped, 2u);
+  ASSERT_EQ(set.restraints.size(), 1u);
+  bool reported = false;
+  for (const auto& w : set.warnings) reported = reported || w.find("2 restraints skipped") != std::string::npos;
+  EXPECT_TRUE(reported);
+  // NEF: the line of the atom name.
+  const std::string nef =
+      "data_x\nsave_d\n_nef_distance_restraint_list.sf_category nef_distance_restraint_list\nloop_\n"
+      "_nef_distance_restraint.index\n_nef_distance_restraint.restraint_id\n"
+      "_nef_distance_restraint.chain_code_1\n_nef_distance_restraint.sequence_code_1\n"
+      "_nef_distance_restraint.residue_name_1\n_nef_distance_restraint.atom_name_1\n"
+      "_nef_distance_restraint.chain_code_2\n_nef_distance_restraint.sequence_code_2\n"
+      "_nef_distance_restraint.residue_name_2\n_nef_distance_restraint.atom_name_2\n"
+      "_nef_distance_restraint.lower_limit\n_nef_distance_restraint.upper_limit\n"
+      "1 1 A 19 ASN H A 20 THR H 1.8 3.5\n"
+      "2 2 A 19 ASN HB% A 20 THR HX9 1.8 3.5\n"
+      "stop_\nsave_\n";
+  auto nset = parse_nef_distance_restraints(nef, "u.nef");
+  EXPECT_CONTAINS(error_of([&] { (void)resolve_restraints(nset, model1()); }), "u.nef:18: restraint 2: atom 'HX9'");
+}
+
+TEST(ResolveRestraints, ResidueNumberOffsetIsReported) {
+  // The same NEF rows, numbered 5 higher than the structure.
+  const std::string nef =
+      "data_x\nsave_d\nloop_\n_nef_distance_restraint.restraint_id\n"
+      "_nef_distance_restraint.chain_code_1\n_nef_distance_restraint.sequence_code_1\n"
+      "_nef_distance_restraint.residue_name_1\n_nef_distance_restraint.atom_name_1\n"
+      "_nef_distance_restraint.chain_code_2\n_nef_distance_restraint.sequence_code_2\n"
+      "_nef_distance_restraint.residue_name_2\n_nef_distance_restraint.atom_name_2\n"
+      "_nef_distance_restraint.upper_limit\n"
+      "1 A 24 ASN CA A 25 THR CA 5.0\n2 A 28 ASN CA A 29 SER CA 5.0\n3 A 32 MET CA A 33 THR CA 5.0\n"
+      "stop_\nsave_\n";
+  auto set = parse_nef_distance_restraints(nef, "o.nef");
+  auto rep = resolve_restraints(set, model1());
+  EXPECT_EQ(rep.suggested_offset, -5);
+  ASSERT_FALSE(set.warnings.empty());
+  EXPECT_CONTAINS(set.warnings[0], "offset by -5");
+}
+
+TEST(XplorRestraints, MalformedFilesNameTheLine) {
+  EXPECT_CONTAINS(error_of([] {
+                    (void)parse_xplor_distance_restraints(
+                        "assign (resid 1 and name HA) (resid 2 and name HA 2.0 0.1 1.0\nassign (resid 3) (resid 4) 1 1 1\n",
+                        "p.tbl");
+                  }),
+                  "p.tbl:1:");
+  EXPECT_CONTAINS(error_of([] {
+                    (void)parse_xplor_distance_restraints(
+                        "{ header\n comment }\nassign (resid 1 and name HA)\n (resid 2 and name HA) 2.0 0.1\n", "n.tbl");
+                  }),
+                  "n.tbl:4: expected dplus (restraint 'assign' of line 3), found the end of the file");
+  EXPECT_CONTAINS(error_of([] {
+                    (void)read_xplor_distance_restraints(sample("2kpu/2kpu_Xplor-NIH_dihedral.tbl"));
+                  }),
+                  "third selection");
+  EXPECT_CONTAINS(error_of([] {
+                    (void)parse_xplor_distance_restraints("assign (not resid 1) (resid 2) 1 1 1\n", "x.tbl");
+                  }),
+                  "x.tbl:1: 'not' is not supported");
+  EXPECT_CONTAINS(error_of([] { (void)parse_xplor_distance_restraints("\nasign (resid 1) (resid 2) 1 1 1\n", "y.tbl"); }),
+                  "y.tbl:2: unexpected 'asign'");
+  EXPECT_CONTAINS(error_of([] {
+                    (void)parse_xplor_distance_restraints("assign (resid x1 and name HA) (resid 2) 1 1 1\n", "z.tbl");
+                  }),
+                  "z.tbl:1: bad resid 'x1'");
+  // Control statements and resid ranges are accepted.
+  auto set = parse_xplor_distance_restraints(
+      "set echo=off end\nnoe\n nres=100 class all\n assi (resid 3:5 and name CA) (resid 9 and name CA) 5 1 1\nend\n",
+      "c.tbl");
+  ASSERT_EQ(set.restraints.size(), 1u);
+  EXPECT_EQ(set.restraints[0].alternatives.size(), 3u);
+}
+
+TEST(NefRestraints, MalformedFilesNameTheLine) {
+  const std::string head =
+      "data_x\nsave_d\nloop_\n_nef_distance_restraint.restraint_id\n"
+      "_nef_distance_restraint.chain_code_1\n_nef_distance_restraint.sequence_code_1\n"
+      "_nef_distance_restraint.residue_name_1\n_nef_distance_restraint.atom_name_1\n"
+      "_nef_distance_restraint.chain_code_2\n_nef_distance_restraint.sequence_code_2\n"
+      "_nef_distance_restraint.residue_name_2\n_nef_distance_restraint.atom_name_2\n"
+      "_nef_distance_restraint.upper_limit\n";  // 13 lines
+  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H\nstop_\nsave_\n", "a.nef"); }),
+                  "a.nef:14: loop_ of line 3");
+  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H 4.x\nstop_\nsave_\n", "b.nef"); }),
+                  "b.nef:14: bad upper_limit '4.x'");
+  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER 'H A 2 SER H 4\nstop_\nsave_\n", "c.nef"); }),
+                  "c.nef:14: unterminated quoted value");
+  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H 4\nstop_\n", "d.nef"); }),
+                  "d.nef:2: save frame opened here is not closed");
+  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A one SER H A 2 SER H 4\nstop_\nsave_\n", "e.nef"); }),
+                  "e.nef:14: sequence_code_1 'one'");
+  // Ambiguous restraint: rows sharing an id; '.'/'?' and quoted strings.
+  auto set = parse_nef_distance_restraints(
+      head + "7 A 1 SER 'HB%' A 2 SER H 4.5\n7 A 1 SER HA A 2 SER H 4.5\n8 . 3 SER H A 2 SER H 4\nstop_\nsave_\n",
+      "f.nef");
+  ASSERT_EQ(set.restraints.size(), 2u);
+  EXPECT_EQ(set.restraints[0].alternatives.size(), 2u);
+  EXPECT_EQ(set.restraints[0].alternatives[0].a.atom, "HB%");
+  EXPECT_DOUBLE_EQ(set.restraints[0].lower, 0.0);
+  EXPECT_DOUBLE_EQ(set.restraints[0].upper, 4.5);
+  EXPECT_EQ(set.restraints[1].alternatives[0].a.chain, "");
+  EXPECT_CONTAINS(error_of([&] {
+                    (void)parse_nef_distance_restraints(head + "8 A 3 SER ? A 2 SER H 4\nstop_\nsave_\n", "g.nef");
+                  }),
+                  "g.nef:14: atom_name_1 is missing");
+  EXPECT_CONTAINS(error_of([&] {
+                    (void)parse_nef_distance_restraints(
+                        head + "7 A 1 SER HB2 A 2 SER H 4.5\n7 A 1 SER HB3 A 2 SER H 5.0\nstop_\nsave_\n", "h.nef");
+                  }),
+                  "h.nef:15: restraint 7 has bounds that differ");
+}
