@@ -10,6 +10,7 @@
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
 #include "gemflow/io/structure_io.hpp"
+#include "register.hpp"
 
 using namespace gemflow;
 using namespace gemflow::io;
@@ -364,4 +365,63 @@ TEST(NefRestraints, MalformedFilesNameTheLine) {
                         head + "7 A 1 SER HB2 A 2 SER H 4.5\n7 A 1 SER HB3 A 2 SER H 5.0\nstop_\nsave_\n", "h.nef");
                   }),
                   "h.nef:15: restraint 7 has bounds that differ");
+}
+
+TEST(RestraintNodes, ReadResolveAndReport) {
+  gemflow::Registry reg;
+  gemflow::PluginRegistrar r(reg, "io-test");
+  gemflow::io::register_structure_nodes(r);
+  gemflow::io::register_restraint_nodes(r);
+  const auto* entry = reg.find_node("io.read_restraints");
+  ASSERT_NE(entry, nullptr);
+  ASSERT_NE(entry->spec.param("on_unknown_atom"), nullptr);
+  EXPECT_EQ(entry->spec.param("on_unknown_atom")->choices, (std::vector<std::string>{"error", "skip"}));
+  gemflow::io::testing::FakeContext ctx;
+  auto structure = std::make_shared<const Structure>(model1());
+
+  auto node = entry->create();
+  node->set_param("path", sample("2kpu/DhR29B_2kpu.nef"));
+  node->set_input("structure", gemflow::Value::of<Structure>(structure));
+  node->execute(ctx);
+  auto set = node->output("restraints").as<RestraintSet>();
+  ASSERT_EQ(set->restraints.size(), 841u);
+  EXPECT_FALSE(set->restraints[0].alternatives[0].atoms_a.empty());
+  auto table = node->output("report").as<Table>();
+  ASSERT_EQ(table->columns, (std::vector<std::string>{"item", "count", "examples"}));
+  ASSERT_GE(table->rows.size(), 3u);
+  EXPECT_EQ(std::get<std::string>(table->rows[1][0]), "restraints resolved");
+  EXPECT_EQ(std::get<std::int64_t>(table->rows[1][1]), 841);
+
+  // Unknown atom: InputError with file:line; skip: counted.
+  const std::string bad = write_temp("node_unknown.tbl",
+                                     "assign (resid 19 and segid A and name H) (resid 20 and segid A and name H) 1.8 0 1.7\n"
+                                     "assign (resid 19 and segid A and name HZZ) (resid 20 and segid A and name H) 1.8 0 1.7\n");
+  auto n2 = entry->create();
+  n2->set_param("path", bad);
+  n2->set_input("structure", gemflow::Value::of<Structure>(structure));
+  try {
+    n2->execute(ctx);
+    ADD_FAILURE() << "no error";
+  } catch (const gemflow::InputError& e) {
+    EXPECT_EQ(e.where().file, bad);
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_CONTAINS(std::string(e.what()), "'HZZ'");
+  }
+  auto n3 = entry->create();
+  n3->set_param("path", bad);
+  n3->set_param("on_unknown_atom", std::string("skip"));
+  n3->set_input("structure", gemflow::Value::of<Structure>(structure));
+  n3->execute(ctx);
+  EXPECT_EQ(n3->output("restraints").as<RestraintSet>()->restraints.size(), 1u);
+  bool warned = false;
+  for (const auto& w : ctx.warnings) warned = warned || w.find("1 restraints skipped") != std::string::npos;
+  EXPECT_TRUE(warned);
+
+  // Without a structure: selectors only.
+  auto n4 = entry->create();
+  n4->set_param("path", sample("2kpu/2kpu_Xplor-NIH_distance.tbl"));
+  n4->execute(ctx);
+  auto s4 = n4->output("restraints").as<RestraintSet>();
+  ASSERT_EQ(s4->restraints.size(), 841u);
+  EXPECT_TRUE(s4->restraints[0].alternatives[0].atoms_a.empty());
 }
