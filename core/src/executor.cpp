@@ -557,9 +557,10 @@ void Run::run_node(std::size_t i) {
     n.result.error = error;
     n.result.outputs = std::move(outputs);
     finish(i, state, events);
+    // Emitted before any dependent can start, so observers see "done" before "running".
+    for (const auto& e : events) emit(e);
   }
   cv_.notify_all();
-  for (const auto& e : events) emit(e);
 }
 
 void Run::worker() {
@@ -573,10 +574,8 @@ void Run::worker() {
       std::vector<RunEvent> events;
       nodes_[i].result.error = "cancelled before it started";
       finish(i, NodeState::Cancelled, events);
-      lock.unlock();
-      cv_.notify_all();
       for (const auto& e : events) emit(e);
-      lock.lock();
+      cv_.notify_all();
       continue;
     }
     lock.unlock();

@@ -49,6 +49,8 @@ struct RunOptions {
   std::filesystem::path out_dir;       ///< created if missing; default "<cwd>/out/<name>"
   int jobs = 0;                         ///< parallel nodes; 0 = hardware threads
   std::string device;                   ///< overrides every `device` param when not ""
+  /// Called from worker threads, one call at a time (never concurrently); keep it short. A
+  /// node's final state is reported before any node depending on it starts.
   std::function<void(const RunEvent&)> on_event;
   const std::atomic<bool>* cancel = nullptr;  ///< set to true to cancel
   std::string until;                    ///< run only this node and what it depends on
