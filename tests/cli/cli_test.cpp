@@ -38,6 +38,7 @@ struct Result {
 struct Options {
   fs::path cwd;
   double timeout = 60.0;
+  bool stderr_tty = false;  ///< stderr on a pseudo-terminal (progress bar mode)
   /// Called whenever new output arrived; may signal the child. Return nothing.
   std::function<void(pid_t, const std::string& out, const std::string& err)> on_output;
 };
@@ -45,7 +46,18 @@ struct Options {
 /// Runs `gemflow args...` with stdout/stderr captured (posix_spawn + pipes + poll).
 Result run_gemflow(const std::vector<std::string>& args, const Options& opt = {}) {
   int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  if (opt.stderr_tty) {
+    // Master side read like a pipe; the child's stderr is the slave.
+    const int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) throw std::runtime_error("posix_openpt");
+    const int slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) throw std::runtime_error("pty slave");
+    err_pipe[0] = master;
+    err_pipe[1] = slave;
+  } else if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe");
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -62,10 +74,11 @@ Result run_gemflow(const std::vector<std::string>& args, const Options& opt = {}
   std::vector<std::string> env_s;
   for (char** e = environ; *e; ++e) {
     std::string v = *e;
-    if (v.starts_with("GEMFLOW_PLUGIN_PATH=") || v.starts_with("NO_COLOR=")) continue;
+    if (v.starts_with("GEMFLOW_PLUGIN_PATH=") || v.starts_with("NO_COLOR=") || v.starts_with("TERM=")) continue;
     env_s.push_back(v);
   }
   env_s.push_back("NO_COLOR=1");
+  if (opt.stderr_tty) env_s.push_back("TERM=xterm");
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -494,6 +507,30 @@ TEST_F(Cli, SigtermCancelsToo) {
   ASSERT_TRUE(sent) << r.err;
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_CONTAINS(r.out, "cancelled");
+}
+
+TEST_F(Cli, ProgressBarOnATerminal) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: bar
+nodes:
+  s: {type: test.sleep, params: {seconds: 0.6}}
+  t: {type: test.sleep, params: {seconds: 0.4}}
+)");
+  Options opt;
+  opt.stderr_tty = true;
+  auto r = gemflow({"run", wf.string(), "--out", "o", "-j", "2"}, opt);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The live block: a header, one bar line per running node, redrawn in place (cursor up, clear).
+  EXPECT_CONTAINS(r.err, "bar  ");
+  EXPECT_CONTAINS(r.err, "2 running");
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(  s +\[=+>? *\] +\d+%.*sleeping)"))) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(\x1b\[[23]A\r\x1b\[J)"))) << r.err;
+  EXPECT_CONTAINS(r.err, "s: done in");
+  // Not on a terminal: no escape sequences at all.
+  auto plain = gemflow({"run", wf.string(), "--out", "o"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.err.find('\x1b'), std::string::npos) << plain.err;
+  EXPECT_TRUE(std::regex_search(plain.err, std::regex(R"(\[\d+\.\ds\] s: \d+% sleeping)"))) << plain.err;
 }
 
 // ---- catalogue: nodes and plugins ---------------------------------------------------------
