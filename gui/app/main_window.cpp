@@ -1,0 +1,514 @@
+#include "app/main_window.hpp"
+
+#include <set>
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QCloseEvent>
+#include <QCoreApplication>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include "editor/graph_scene.hpp"
+#include "editor/graph_view.hpp"
+#include "editor/inspector.hpp"
+#include "editor/palette.hpp"
+#include "editor/style.hpp"
+#include "model/graph_model.hpp"
+#include "run/run_controller.hpp"
+#include "viewers/viewer_panel.hpp"
+
+namespace gemflow::studio {
+
+namespace {
+QString q(const std::string& s) { return QString::fromStdString(s); }
+constexpr const char* kSnippetMime = "application/x-gemflow-snippet";
+constexpr int kMaxRecent = 10;
+}  // namespace
+
+std::filesystem::path example_workflow(const std::string& name) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates;
+  const fs::path exe_dir = QCoreApplication::applicationDirPath().toStdString();
+  candidates.push_back(exe_dir / ".." / "share" / "gemflow" / "workflows" / name);
+#ifdef GEMFLOW_STUDIO_SOURCE_DIR
+  candidates.push_back(fs::path(GEMFLOW_STUDIO_SOURCE_DIR) / "workflows" / name);
+#endif
+  for (const auto& c : candidates)
+    if (fs::exists(c)) return fs::absolute(c).lexically_normal();
+  return {};
+}
+
+MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugins, QWidget* parent)
+    : QMainWindow(parent),
+      registry_(registry),
+      plugins_(std::move(plugins)),
+      model_(new GraphModel(registry, this)),
+      scene_(new GraphScene(*model_, this)),
+      view_(new GraphView(scene_)),
+      runs_(new RunController(registry, this)) {
+  setObjectName(QStringLiteral("GemflowStudio"));
+  resize(1400, 900);
+  central_ = new QStackedWidget;
+  welcome_ = build_welcome();
+  central_->addWidget(welcome_);
+  central_->addWidget(view_);
+  setCentralWidget(central_);
+  build_docks();
+  build_actions();
+  statusBar()->showMessage(tr("Ready"));
+
+  connect(model_->undo_stack(), &QUndoStack::cleanChanged, this, [this] { update_title(); });
+  connect(model_, &GraphModel::model_reset, this, [this] {
+    update_title();
+    scene_->reset_states();
+    runs_->clear_cache();
+    viewers_->follow({});
+  });
+  connect(model_, &GraphModel::name_changed, this, [this] { update_title(); });
+  // Anything that changes what a node computes makes it and its downstream stale.
+  connect(model_, &GraphModel::node_changed, this, [this](const QString& id) { invalidate_from(id.toStdString()); });
+  connect(model_, &GraphModel::link_added, this,
+          [this](const QString&, const QString&, const QString& to, const QString&) { invalidate_from(to.toStdString()); });
+  connect(model_, &GraphModel::link_removed, this,
+          [this](const QString&, const QString&, const QString& to, const QString&) { invalidate_from(to.toStdString()); });
+
+  connect(scene_, &GraphScene::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(inspector_, &InspectorWidget::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(scene_, &GraphScene::node_selected, this, [this](const QString& id) {
+    inspector_->show_node(id.toStdString());
+    if (auto* n = scene_->node_item(id.toStdString()))
+      inspector_->set_status(n->state() == NodeState::Idle ? QString() : state_text(n->state()) +
+                                                                            (n->message().isEmpty() ? QString() : QStringLiteral(": ") + n->message()),
+                             state_color(n->state()));
+    viewers_->follow(id.toStdString());
+  });
+  connect(scene_, &GraphScene::wire_selected, this,
+          [this](const QString& fn, const QString& fp, const QString&, const QString&) {
+            viewers_->follow(fn.toStdString(), fp.toStdString());
+          });
+  connect(scene_, &GraphScene::selection_cleared, this, [this] { inspector_->show_node({}); });
+  connect(palette_, &PaletteWidget::node_type_activated, this, [this](const QString& type) {
+    show_editor();
+    const QPointF p = scene_->free_position();
+    const std::string id = model_->add_node(type.toStdString(), {p.x(), p.y()});
+    if (!id.empty()) scene_->select_nodes({id});
+  });
+
+  connect(runs_, &RunController::node_state, this, [this](const QString& node, int st, double progress, const QString& msg) {
+    const auto s = static_cast<NodeState>(st);
+    scene_->set_node_state(node.toStdString(), s, progress, msg);
+    if (inspector_->node() == node.toStdString())
+      inspector_->set_status(state_text(s) + (s == NodeState::Running ? QStringLiteral(" %1 %").arg(static_cast<int>(progress * 100)) : QString()) +
+                                 (msg.isEmpty() ? QString() : QStringLiteral(": ") + msg),
+                             state_color(s));
+  });
+  connect(runs_, &RunController::log, this, &MainWindow::log);
+  connect(runs_, &RunController::finished, this, [this](bool, bool, const QString& summary) {
+    statusBar()->showMessage(summary, 15000);
+    on_run_finished();
+  });
+
+  for (const auto& p : plugins_) {
+    if (p.loaded)
+      log(static_cast<int>(LogLevel::Info), {},
+          tr("Plugin %1 %2: %3 node types (%4)").arg(q(p.name), q(p.version)).arg(p.node_ids.size()).arg(q(p.file.string())));
+    else
+      log(static_cast<int>(LogLevel::Error), {}, tr("Plugin %1 refused: %2").arg(q(p.file.string()), q(p.error)));
+  }
+  log(static_cast<int>(LogLevel::Info), {}, tr("%1 node types available").arg(registry_.nodes().size()));
+  update_title();
+  show_welcome();
+}
+
+MainWindow::~MainWindow() {
+  runs_->cancel();
+  runs_->wait();
+}
+
+// ---- layout -------------------------------------------------------------------------------
+
+QWidget* MainWindow::build_welcome() {
+  auto* w = new QWidget;
+  auto* lay = new QVBoxLayout(w);
+  lay->setContentsMargins(60, 40, 60, 40);
+  auto* title = new QLabel(tr("<h1>Gemflow Studio</h1><p>Wire plugin nodes into workflows, run them on the GPU or "
+                              "the CPU, and look at the results. The files are the same YAML that "
+                              "<code>gemflow run</code> reads.</p>"));
+  title->setWordWrap(true);
+  lay->addWidget(title);
+  const auto example = example_workflow();
+  auto* ex = new QPushButton(tr("Open the example: NMR structure from restraints (%1)")
+                                 .arg(example.empty() ? tr("not found") : q(example.filename().string())));
+  ex->setObjectName(QStringLiteral("welcome_example"));
+  ex->setEnabled(!example.empty());
+  ex->setToolTip(q(example.string()));
+  connect(ex, &QPushButton::clicked, this, [this, example] { open_file(q(example.string())); });
+  auto* nw = new QPushButton(tr("New workflow"));
+  connect(nw, &QPushButton::clicked, this, [this] { new_file(); });
+  auto* op = new QPushButton(tr("Open…"));
+  connect(op, &QPushButton::clicked, this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Open workflow"), {}, tr("Workflows (*.yaml *.yml)"));
+    if (!f.isEmpty()) open_file(f);
+  });
+  for (auto* b : {ex, nw, op}) {
+    b->setMinimumHeight(36);
+    lay->addWidget(b);
+  }
+  lay->addWidget(new QLabel(tr("<h3>Recent files</h3>")));
+  welcome_recent_ = new QListWidget;
+  connect(welcome_recent_, &QListWidget::itemActivated, this,
+          [this](QListWidgetItem* it) { open_file(it->data(Qt::UserRole).toString()); });
+  lay->addWidget(welcome_recent_, 1);
+  return w;
+}
+
+void MainWindow::build_docks() {
+  setDockOptions(AnimatedDocks | AllowTabbedDocks);
+  palette_ = new PaletteWidget(registry_);
+  auto* pd = new QDockWidget(tr("Palette"), this);
+  pd->setObjectName(QStringLiteral("palette"));
+  pd->setWidget(palette_);
+  addDockWidget(Qt::LeftDockWidgetArea, pd);
+
+  inspector_ = new InspectorWidget(*model_);
+  auto* id = new QDockWidget(tr("Inspector"), this);
+  id->setObjectName(QStringLiteral("inspector"));
+  id->setWidget(inspector_);
+  addDockWidget(Qt::RightDockWidgetArea, id);
+
+  viewers_ = new ViewerPanel(*model_, *runs_);
+  auto* vd = new QDockWidget(tr("Viewers"), this);
+  vd->setObjectName(QStringLiteral("viewers"));
+  vd->setWidget(viewers_);
+  addDockWidget(Qt::RightDockWidgetArea, vd);
+
+  log_ = new QPlainTextEdit;
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(5000);
+  auto* ld = new QDockWidget(tr("Log"), this);
+  ld->setObjectName(QStringLiteral("log"));
+  ld->setWidget(log_);
+  addDockWidget(Qt::BottomDockWidgetArea, ld);
+  resizeDocks({pd, id}, {230, 380}, Qt::Horizontal);
+  resizeDocks({ld}, {160}, Qt::Vertical);
+}
+
+void MainWindow::build_actions() {
+  auto* file = menuBar()->addMenu(tr("&File"));
+  auto* a_new = file->addAction(tr("&New"), this, [this] { new_file(); });
+  a_new->setShortcut(QKeySequence::New);
+  auto* a_open = file->addAction(tr("&Open…"), this, [this] {
+    if (!maybe_save()) return;
+    const QString f = QFileDialog::getOpenFileName(this, tr("Open workflow"), {}, tr("Workflows (*.yaml *.yml)"));
+    if (!f.isEmpty()) open_file(f, true);
+  });
+  a_open->setShortcut(QKeySequence::Open);
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  auto* a_save = file->addAction(tr("&Save"), this, [this] { save(); });
+  a_save->setShortcut(QKeySequence::Save);
+  auto* a_save_as = file->addAction(tr("Save &As…"), this, [this] { save_as(); });
+  a_save_as->setShortcut(QKeySequence::SaveAs);
+  file->addSeparator();
+  file->addAction(tr("&Welcome"), this, [this] { show_welcome(); });
+  file->addAction(tr("&Quit"), this, [this] { close(); })->setShortcut(QKeySequence::Quit);
+
+  auto* edit = menuBar()->addMenu(tr("&Edit"));
+  auto* undo = model_->undo_stack()->createUndoAction(this, tr("&Undo"));
+  undo->setShortcut(QKeySequence::Undo);
+  auto* redo = model_->undo_stack()->createRedoAction(this, tr("&Redo"));
+  redo->setShortcut(QKeySequence::Redo);
+  edit->addAction(undo);
+  edit->addAction(redo);
+  edit->addSeparator();
+  edit->addAction(tr("Cu&t"), this, [this] { copy_selection(true); })->setShortcut(QKeySequence::Cut);
+  edit->addAction(tr("&Copy"), this, [this] { copy_selection(false); })->setShortcut(QKeySequence::Copy);
+  edit->addAction(tr("&Paste"), this, [this] { paste(); })->setShortcut(QKeySequence::Paste);
+  edit->addAction(tr("&Duplicate"), this, [this] {
+    auto ids = model_->duplicate(scene_->selected_node_ids());
+    if (!ids.empty()) scene_->select_nodes(ids);
+  })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+  edit->addAction(tr("&Delete"), this, [this] { scene_->delete_selection(); })->setShortcut(QKeySequence::Delete);
+  edit->addAction(tr("Select &All"), this, [this] {
+    for (auto* n : scene_->node_items()) n->setSelected(true);
+  })->setShortcut(QKeySequence::SelectAll);
+
+  auto* viewm = menuBar()->addMenu(tr("&View"));
+  viewm->addAction(tr("&Fit to View"), this, [this] { view_->fit_to_view(); })->setShortcut(QKeySequence(Qt::Key_F));
+  viewm->addAction(tr("Zoom &In"), this, [this] { view_->scale(1.2, 1.2); })->setShortcut(QKeySequence::ZoomIn);
+  viewm->addAction(tr("Zoom &Out"), this, [this] { view_->scale(1 / 1.2, 1 / 1.2); })->setShortcut(QKeySequence::ZoomOut);
+  viewm->addSeparator();
+  for (auto* d : findChildren<QDockWidget*>()) viewm->addAction(d->toggleViewAction());
+
+  auto* runm = menuBar()->addMenu(tr("&Run"));
+  run_ = runm->addAction(tr("&Run"), this, [this] { run(false); });
+  run_->setShortcut(QKeySequence(Qt::Key_F5));
+  run_sel_ = runm->addAction(tr("Run to &Selected"), this, [this] { run(true); });
+  run_sel_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+  cancel_ = runm->addAction(tr("&Cancel"), this, [this] { cancel_run(); });
+  cancel_->setShortcut(QKeySequence(Qt::Key_Escape));
+  cancel_->setEnabled(false);
+  runm->addSeparator();
+  runm->addAction(tr("Clear Result &Cache"), this, [this] {
+    runs_->clear_cache();
+    scene_->reset_states();
+    viewers_->refresh();
+    log(static_cast<int>(LogLevel::Info), {}, tr("Result cache cleared: the next run recomputes every node."));
+  });
+
+  auto* tb = addToolBar(tr("Main"));
+  tb->setObjectName(QStringLiteral("main_toolbar"));
+  tb->addAction(a_new);
+  tb->addAction(a_open);
+  tb->addAction(a_save);
+  tb->addSeparator();
+  tb->addAction(undo);
+  tb->addAction(redo);
+  tb->addSeparator();
+  tb->addAction(run_);
+  tb->addAction(run_sel_);
+  tb->addAction(cancel_);
+  tb->addSeparator();
+  tb->addAction(tr("Fit"), this, [this] { view_->fit_to_view(); });
+  fill_recent();
+}
+
+// ---- documents ----------------------------------------------------------------------------
+
+void MainWindow::update_title() {
+  const auto& wf = model_->workflow();
+  const QString file = wf.file.empty() ? tr("unsaved") : q(wf.file.string());
+  setWindowTitle(QStringLiteral("%1 — %2[*] — Gemflow Studio").arg(q(wf.name), file));
+  setWindowModified(model_->modified());
+}
+
+bool MainWindow::maybe_save() {
+  if (!model_->modified() || !prompt_) return true;
+  const auto r = QMessageBox::warning(this, tr("Unsaved changes"),
+                                      tr("The workflow '%1' has unsaved changes. Save them?").arg(q(model_->workflow().name)),
+                                      QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  if (r == QMessageBox::Save) return save();
+  return r == QMessageBox::Discard;
+}
+
+bool MainWindow::open_file(const QString& path, bool force) {
+  if (!force && !maybe_save()) return false;
+  if (runs_->running()) {
+    runs_->cancel();
+    runs_->wait();
+  }
+  bool loaded = false;
+  const auto diags = model_->load(path.toStdString(), &loaded);
+  int errors = 0;
+  for (const auto& d : diags) {
+    errors += d.severity == Diagnostic::Severity::Error;
+    log(static_cast<int>(d.severity == Diagnostic::Severity::Error ? LogLevel::Error : LogLevel::Warning), q(d.node), q(d.str()));
+  }
+  if (!loaded) {
+    QMessageBox::critical(this, tr("Cannot open"),
+                          tr("%1 could not be read:\n%2").arg(path, diags.empty() ? tr("unknown error") : q(diags.front().str())));
+    return false;
+  }
+  add_recent(QFileInfo(path).absoluteFilePath());
+  log(static_cast<int>(LogLevel::Info), {},
+      tr("Opened %1: %2 nodes, %3 links%4")
+          .arg(path)
+          .arg(model_->workflow().nodes.size())
+          .arg(model_->workflow().links.size())
+          .arg(errors ? tr(", %1 problem(s) — see above").arg(errors) : QString()));
+  show_editor();
+  view_->fit_to_view();
+  return true;
+}
+
+bool MainWindow::save() {
+  if (model_->workflow().file.empty()) return save_as();
+  try {
+    model_->save(model_->workflow().file);
+  } catch (const std::exception& e) {
+    QMessageBox::critical(this, tr("Cannot save"), q(e.what()));
+    return false;
+  }
+  add_recent(q(model_->workflow().file.string()));
+  statusBar()->showMessage(tr("Saved %1").arg(q(model_->workflow().file.string())), 5000);
+  update_title();
+  return true;
+}
+
+bool MainWindow::save_as() {
+  QString f = QFileDialog::getSaveFileName(this, tr("Save workflow as"),
+                                           q(model_->workflow().file.empty() ? model_->workflow().name + ".yaml"
+                                                                              : model_->workflow().file.string()),
+                                           tr("Workflows (*.yaml *.yml)"));
+  if (f.isEmpty()) return false;
+  if (!f.endsWith(QStringLiteral(".yaml")) && !f.endsWith(QStringLiteral(".yml"))) f += QStringLiteral(".yaml");
+  try {
+    model_->save(f.toStdString());
+  } catch (const std::exception& e) {
+    QMessageBox::critical(this, tr("Cannot save"), q(e.what()));
+    return false;
+  }
+  add_recent(QFileInfo(f).absoluteFilePath());
+  update_title();
+  return true;
+}
+
+void MainWindow::new_file() {
+  if (!maybe_save()) return;
+  Workflow wf;
+  wf.name = "untitled";
+  model_->reset(std::move(wf));
+  show_editor();
+  view_->fit_to_view();
+}
+
+void MainWindow::add_recent(const QString& path) {
+  QSettings s;
+  QStringList list = s.value(QStringLiteral("recent_files")).toStringList();
+  list.removeAll(path);
+  list.prepend(path);
+  while (list.size() > kMaxRecent) list.removeLast();
+  s.setValue(QStringLiteral("recent_files"), list);
+  fill_recent();
+}
+
+void MainWindow::fill_recent() {
+  const QStringList list = QSettings().value(QStringLiteral("recent_files")).toStringList();
+  if (recent_menu_) {
+    recent_menu_->clear();
+    for (const QString& f : list) recent_menu_->addAction(f, this, [this, f] { open_file(f); });
+    recent_menu_->setEnabled(!list.isEmpty());
+  }
+  if (welcome_recent_) {
+    welcome_recent_->clear();
+    for (const QString& f : list) {
+      auto* it = new QListWidgetItem(QStringLiteral("%1 — %2").arg(QFileInfo(f).fileName(), f));
+      it->setData(Qt::UserRole, f);
+      if (!QFileInfo::exists(f)) it->setForeground(Qt::gray);
+      welcome_recent_->addItem(it);
+    }
+  }
+}
+
+void MainWindow::show_welcome() {
+  fill_recent();
+  central_->setCurrentWidget(welcome_);
+}
+
+void MainWindow::show_editor() { central_->setCurrentWidget(view_); }
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  if (!maybe_save()) {
+    e->ignore();
+    return;
+  }
+  runs_->cancel();
+  runs_->wait();
+  e->accept();
+}
+
+// ---- editing ----------------------------------------------------------------------------
+
+void MainWindow::copy_selection(bool cut) {
+  const auto ids = scene_->selected_node_ids();
+  if (ids.empty()) return;
+  const std::string text = model_->copy(ids);
+  auto* mime = new QMimeData;
+  mime->setData(kSnippetMime, QByteArray::fromStdString(text));
+  mime->setText(q(text));
+  QGuiApplication::clipboard()->setMimeData(mime);
+  paste_count_ = 0;
+  if (cut) scene_->delete_selection();
+}
+
+void MainWindow::paste() {
+  const QMimeData* mime = QGuiApplication::clipboard()->mimeData();
+  if (!mime) return;
+  const std::string text = mime->hasFormat(kSnippetMime) ? mime->data(kSnippetMime).toStdString() : mime->text().toStdString();
+  if (text.empty()) return;
+  ++paste_count_;
+  std::string err;
+  auto ids = model_->paste(text, {30.0 * paste_count_, 30.0 * paste_count_}, &err);
+  if (ids.empty()) {
+    statusBar()->showMessage(tr("Cannot paste: %1").arg(q(err)), 8000);
+    return;
+  }
+  show_editor();
+  scene_->select_nodes(ids);
+}
+
+void MainWindow::invalidate_from(const std::string& node) {
+  // The node and everything downstream of it show idle and lose their displayed outputs; the
+  // session cache still holds the results by content key, so undoing an edit re-uses them.
+  std::set<std::string> todo{node}, seen;
+  while (!todo.empty()) {
+    std::string cur = *todo.begin();
+    todo.erase(todo.begin());
+    if (!seen.insert(cur).second) continue;
+    for (const auto& l : model_->workflow().links)
+      if (l.from_node == cur) todo.insert(l.to_node);
+  }
+  for (const auto& id : seen) {
+    runs_->forget(id);
+    scene_->set_node_state(id, NodeState::Idle, 0, {});
+  }
+  viewers_->refresh();
+}
+
+// ---- running ----------------------------------------------------------------------------
+
+void MainWindow::run(bool selected) {
+  std::string until;
+  if (selected) {
+    const auto ids = scene_->selected_node_ids();
+    if (ids.size() != 1) {
+      statusBar()->showMessage(tr("Select exactly one node to run up to it."), 5000);
+      return;
+    }
+    until = ids.front();
+  }
+  if (runs_->running()) return;
+  // Nodes that will take part show as queued until their first event.
+  scene_->reset_states();
+  if (!runs_->start(model_->workflow(), until)) return;
+  run_->setEnabled(false);
+  run_sel_->setEnabled(false);
+  cancel_->setEnabled(true);
+}
+
+void MainWindow::cancel_run() { runs_->cancel(); }
+
+void MainWindow::on_run_finished() {
+  run_->setEnabled(true);
+  run_sel_->setEnabled(true);
+  cancel_->setEnabled(false);
+  viewers_->refresh();
+}
+
+void MainWindow::log(int level, const QString& node, const QString& text) {
+  static const char* colors[] = {"#909090", "#d0d0d0", "#e0a020", "#ff5050"};
+  static const char* names[] = {"debug", "info", "warning", "error"};
+  const int l = std::clamp(level, 0, 3);
+  log_->appendHtml(QStringLiteral("<span style='color:%1'>[%2]%3 %4</span>")
+                       .arg(QLatin1String(colors[l]), QLatin1String(names[l]),
+                            node.isEmpty() ? QString() : QStringLiteral(" <b>%1</b>:").arg(node.toHtmlEscaped()),
+                            text.toHtmlEscaped()));
+}
+
+QString MainWindow::log_text() const { return log_->toPlainText(); }
+
+}  // namespace gemflow::studio

@@ -1,0 +1,99 @@
+#pragma once
+// The Studio main window: the editor in the middle, palette / inspector / viewers / log docks,
+// File (New, Open, Recent, Save, Save As with an unsaved-changes prompt), Edit (undo, redo,
+// copy, paste, duplicate, delete), Run (run, run to selected, cancel) and a Welcome page.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <QMainWindow>
+
+#include <gemflow/plugin_loader.hpp>
+
+class QAction;
+class QListWidget;
+class QMenu;
+class QPlainTextEdit;
+class QStackedWidget;
+
+namespace gemflow::studio {
+
+class GraphModel;
+class GraphScene;
+class GraphView;
+class InspectorWidget;
+class PaletteWidget;
+class RunController;
+class ViewerPanel;
+
+/// The example opened from the Welcome page: workflows/nmr_structure.yaml from the source
+/// tree (in-tree builds) or <prefix>/share/gemflow/workflows; "" when not found.
+[[nodiscard]] std::filesystem::path example_workflow(const std::string& name = "nmr_structure.yaml");
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  MainWindow(const Registry& registry, std::vector<PluginRecord> plugins, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Opens a workflow (asks to save unsaved changes first unless `force`); false on failure
+  /// (the reason is logged and shown).
+  bool open_file(const QString& path, bool force = false);
+  bool save();
+  bool save_as();
+  void new_file();
+  /// Runs the whole graph, or (selected = true) up to the selected node.
+  void run(bool selected = false);
+  void cancel_run();
+  void show_welcome();
+  void show_editor();
+
+  [[nodiscard]] GraphModel& model() { return *model_; }
+  [[nodiscard]] GraphScene& scene() { return *scene_; }
+  [[nodiscard]] GraphView& view() { return *view_; }
+  [[nodiscard]] RunController& runs() { return *runs_; }
+  [[nodiscard]] ViewerPanel& viewers() { return *viewers_; }
+  [[nodiscard]] InspectorWidget& inspector() { return *inspector_; }
+  [[nodiscard]] PaletteWidget& palette() { return *palette_; }
+  [[nodiscard]] QString log_text() const;
+  /// Appends a line to the log panel.
+  void log(int level, const QString& node, const QString& text);
+  /// Skip the unsaved-changes prompt (tests).
+  void set_prompt_enabled(bool on) { prompt_ = on; }
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+
+ private:
+  void build_actions();
+  void build_docks();
+  QWidget* build_welcome();
+  bool maybe_save();
+  void update_title();
+  void add_recent(const QString& path);
+  void fill_recent();
+  void invalidate_from(const std::string& node);
+  void copy_selection(bool cut);
+  void paste();
+  void on_run_finished();
+
+  const Registry& registry_;
+  std::vector<PluginRecord> plugins_;
+  GraphModel* model_;
+  GraphScene* scene_;
+  GraphView* view_;
+  RunController* runs_;
+  PaletteWidget* palette_ = nullptr;
+  InspectorWidget* inspector_ = nullptr;
+  ViewerPanel* viewers_ = nullptr;
+  QPlainTextEdit* log_ = nullptr;
+  QStackedWidget* central_ = nullptr;
+  QWidget* welcome_ = nullptr;
+  QListWidget* welcome_recent_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  QAction *run_ = nullptr, *run_sel_ = nullptr, *cancel_ = nullptr;
+  bool prompt_ = true;
+  int paste_count_ = 0;
+};
+
+}  // namespace gemflow::studio

@@ -1,0 +1,348 @@
+#include "editor/graph_scene.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QGraphicsPathItem>
+#include <QGraphicsSceneMouseEvent>
+#include <QGraphicsView>
+#include <QKeyEvent>
+#include <QPen>
+#include <QToolTip>
+
+#include "editor/style.hpp"
+
+namespace gemflow::studio {
+
+namespace {
+QString q(const std::string& s) { return QString::fromStdString(s); }
+std::string s(const QString& t) { return t.toStdString(); }
+}  // namespace
+
+GraphScene::GraphScene(GraphModel& model, QObject* parent) : QGraphicsScene(parent), model_(model) {
+  setBackgroundBrush(QColor(0x26, 0x28, 0x2c));
+  setItemIndexMethod(QGraphicsScene::NoIndex);  // items move a lot; fine for thousands of nodes
+  connect(&model_, &GraphModel::model_reset, this, &GraphScene::rebuild);
+  connect(&model_, &GraphModel::node_added, this, [this](const QString& id) { add_node_item(s(id)); });
+  connect(&model_, &GraphModel::node_removed, this, [this](const QString& id) { remove_node_item(s(id)); });
+  connect(&model_, &GraphModel::node_moved, this, [this](const QString& id) { sync_pos(s(id)); });
+  connect(&model_, &GraphModel::link_added, this,
+          [this](const QString& fn, const QString& fp, const QString& tn, const QString& tp) {
+            Link l;
+            l.from_node = s(fn);
+            l.from_port = s(fp);
+            l.to_node = s(tn);
+            l.to_port = s(tp);
+            add_wire(l);
+          });
+  connect(&model_, &GraphModel::link_removed, this, &GraphScene::remove_wire);
+  connect(this, &QGraphicsScene::selectionChanged, this, &GraphScene::on_selection_changed);
+  rebuild();
+}
+
+NodeItem* GraphScene::node_item(const std::string& id) const {
+  auto it = nodes_.find(id);
+  return it == nodes_.end() ? nullptr : it->second;
+}
+
+std::vector<NodeItem*> GraphScene::node_items() const {
+  std::vector<NodeItem*> r;
+  for (const auto& [id, n] : nodes_) r.push_back(n);
+  return r;
+}
+
+std::vector<std::string> GraphScene::selected_node_ids() const {
+  std::vector<std::string> ids;
+  // Model order, so that copy/paste keeps the file order.
+  for (const auto& n : model_.workflow().nodes)
+    if (auto* item = node_item(n.id); item && item->isSelected()) ids.push_back(n.id);
+  return ids;
+}
+
+void GraphScene::rebuild() {
+  drag_from_ = nullptr;
+  drag_wire_ = nullptr;
+  wires_.clear();
+  nodes_.clear();
+  clear();
+  for (const auto& n : model_.workflow().nodes) add_node_item(n.id);
+  for (const auto& l : model_.workflow().links) add_wire(l);
+}
+
+NodeItem* GraphScene::add_node_item(const std::string& id) {
+  const NodeInstance* n = model_.workflow().find(id);
+  if (!n) return nullptr;
+  const NodeSpec* spec = model_.spec_of(id);
+  std::vector<PortSpec> ins, outs;
+  if (!spec) {  // unknown type: show the ports that links use, so the graph stays readable
+    for (const auto& l : model_.workflow().links) {
+      if (l.to_node == id && std::none_of(ins.begin(), ins.end(), [&](auto& p) { return p.name == l.to_port; }))
+        ins.push_back({l.to_port, "?", false, ""});
+      if (l.from_node == id &&
+          std::none_of(outs.begin(), outs.end(), [&](auto& p) { return p.name == l.from_port; }))
+        outs.push_back({l.from_port, "?", false, ""});
+    }
+  }
+  auto* item = new NodeItem(id, n->type, spec, ins, outs);
+  if (n->pos) item->setPos((*n->pos)[0], (*n->pos)[1]);
+  else item->setPos(free_position());
+  addItem(item);
+  nodes_[id] = item;
+  connect(item, &NodeItem::geometry_changed, this, [this, item] { update_wires_of(item); });
+  return item;
+}
+
+void GraphScene::remove_node_item(const std::string& id) {
+  auto it = nodes_.find(id);
+  if (it == nodes_.end()) return;
+  NodeItem* item = it->second;
+  if (drag_from_ && drag_from_->node() == item) {
+    clear_highlights();
+    delete drag_wire_;
+    drag_wire_ = nullptr;
+    drag_from_ = nullptr;
+  }
+  // Wires are removed by link_removed before the node; drop any left (defensive).
+  for (auto w = wires_.begin(); w != wires_.end();) {
+    if ((*w)->from()->node() == item || (*w)->to()->node() == item) {
+      delete *w;
+      w = wires_.erase(w);
+    } else {
+      ++w;
+    }
+  }
+  nodes_.erase(it);
+  delete item;
+}
+
+void GraphScene::add_wire(const Link& l) {
+  NodeItem* a = node_item(l.from_node);
+  NodeItem* b = node_item(l.to_node);
+  if (!a || !b) return;
+  PortItem* pa = a->port(l.from_port, true);
+  PortItem* pb = b->port(l.to_port, false);
+  if (!pa || !pb) return;
+  auto* w = new WireItem(pa, pb);
+  addItem(w);
+  wires_.push_back(w);
+}
+
+void GraphScene::remove_wire(const QString& fn, const QString& fp, const QString& tn, const QString& tp) {
+  for (auto it = wires_.begin(); it != wires_.end(); ++it) {
+    WireItem* w = *it;
+    if (q(w->from()->node()->id()) == fn && q(w->from()->spec().name) == fp && q(w->to()->node()->id()) == tn &&
+        q(w->to()->spec().name) == tp) {
+      wires_.erase(it);
+      delete w;
+      return;
+    }
+  }
+}
+
+void GraphScene::update_wires_of(NodeItem* n) {
+  for (auto* w : wires_)
+    if (w->from()->node() == n || w->to()->node() == n) w->update_path();
+}
+
+void GraphScene::sync_pos(const std::string& id) {
+  NodeItem* item = node_item(id);
+  const NodeInstance* n = model_.workflow().find(id);
+  if (!item || !n || !n->pos) return;
+  const QPointF p((*n->pos)[0], (*n->pos)[1]);
+  if (item->pos() != p) item->setPos(p);
+}
+
+QPointF GraphScene::free_position() const {
+  double x = 0, y = 0;
+  bool any = false;
+  for (const auto& [id, n] : nodes_) {
+    x = any ? std::max(x, n->pos().x()) : n->pos().x();
+    y = any ? std::min(y, n->pos().y()) : n->pos().y();
+    any = true;
+  }
+  return any ? QPointF(x + NodeItem::kWidth + 60, y) : QPointF(0, 0);
+}
+
+// ---- link dragging ----------------------------------------------------------------------
+
+void GraphScene::begin_link_drag(PortItem* port, QPointF scene_pos) {
+  if (!port->is_output()) {
+    if (const Link* l = model_.link_into(port->node()->id(), port->spec().name)) {
+      // Pick the link up: continue dragging from its source output.
+      const Link copy = *l;
+      NodeItem* src = node_item(copy.from_node);
+      model_.disconnect(copy);
+      if (src)
+        if (PortItem* out = src->port(copy.from_port, true)) port = out;
+    }
+  }
+  drag_from_ = port;
+  drag_wire_ = new QGraphicsPathItem;
+  drag_wire_->setPen(QPen(type_color(port->spec().type), 2.5, Qt::DashLine));
+  drag_wire_->setZValue(5);
+  addItem(drag_wire_);
+  // Light up the ports this one may link to; dim the others.
+  for (const auto& [id, n] : nodes_)
+    for (PortItem* p : n->ports()) {
+      if (p == port) continue;
+      LinkCheck c = port->is_output()
+                        ? model_.can_connect(port->node()->id(), port->spec().name, n->id(), p->spec().name)
+                        : model_.can_connect(n->id(), p->spec().name, port->node()->id(), port->spec().name);
+      p->set_highlight(c.ok() ? 1 : -1);
+    }
+  const QPointF a = port->anchor();
+  drag_wire_->setPath(port->is_output() ? WireItem::bezier(a, scene_pos) : WireItem::bezier(scene_pos, a));
+}
+
+void GraphScene::clear_highlights() {
+  for (const auto& [id, n] : nodes_)
+    for (PortItem* p : n->ports()) p->set_highlight(0);
+}
+
+LinkCheck GraphScene::link_ports(PortItem* a, PortItem* b, const QPoint* screen_pos) {
+  LinkCheck c;
+  if (a->is_output())
+    c = model_.connect(a->node()->id(), a->spec().name, b->node()->id(), b->spec().name);
+  else
+    c = model_.connect(b->node()->id(), b->spec().name, a->node()->id(), a->spec().name);
+  if (!c.ok()) {
+    last_refusal_ = tr("Cannot link: %1").arg(q(c.reason));
+    if (screen_pos) QToolTip::showText(*screen_pos, last_refusal_);
+    Q_EMIT message(last_refusal_);
+  }
+  return c;
+}
+
+void GraphScene::end_link_drag(QPointF scene_pos, QPoint screen_pos) {
+  PortItem* from = drag_from_;
+  drag_from_ = nullptr;
+  delete drag_wire_;
+  drag_wire_ = nullptr;
+  clear_highlights();
+  PortItem* target = nullptr;
+  for (QGraphicsItem* it : items(scene_pos)) {
+    if (it->type() == PortItem::Type) {
+      target = static_cast<PortItem*>(it);
+      break;
+    }
+    if (it->type() == NodeItem::Type) {
+      // Dropped on a node body: the first port that accepts the link, else its first port of
+      // the opposite direction (so that the refusal says why).
+      auto* n = static_cast<NodeItem*>(it);
+      PortItem* fallback = nullptr;
+      for (PortItem* p : n->ports()) {
+        if (p->is_output() == from->is_output()) continue;
+        if (!fallback) fallback = p;
+        LinkCheck c = from->is_output()
+                          ? model_.can_connect(from->node()->id(), from->spec().name, n->id(), p->spec().name)
+                          : model_.can_connect(n->id(), p->spec().name, from->node()->id(), from->spec().name);
+        if (c.ok()) {
+          target = p;
+          break;
+        }
+      }
+      if (!target) target = fallback;
+      if (!target && n != from->node()) {
+        last_refusal_ = tr("Cannot link: %1 has no %2")
+                            .arg(q(n->id()), from->is_output() ? tr("inputs") : tr("outputs"));
+        QToolTip::showText(screen_pos, last_refusal_);
+        Q_EMIT message(last_refusal_);
+      }
+      break;
+    }
+  }
+  if (target && target != from) link_ports(from, target, &screen_pos);
+}
+
+void GraphScene::mouseMoveEvent(QGraphicsSceneMouseEvent* e) {
+  if (drag_from_) {
+    const QPointF a = drag_from_->anchor();
+    drag_wire_->setPath(drag_from_->is_output() ? WireItem::bezier(a, e->scenePos())
+                                                : WireItem::bezier(e->scenePos(), a));
+    e->accept();
+    return;
+  }
+  QGraphicsScene::mouseMoveEvent(e);
+}
+
+void GraphScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* e) {
+  if (drag_from_) {
+    end_link_drag(e->scenePos(), e->screenPos());
+    e->accept();
+    return;
+  }
+  QGraphicsScene::mouseReleaseEvent(e);
+  commit_moves();
+}
+
+void GraphScene::commit_moves() {
+  std::vector<std::pair<std::string, Pos>> moves;
+  for (const auto& n : model_.workflow().nodes) {
+    NodeItem* item = node_item(n.id);
+    if (!item) continue;
+    const Pos p{std::round(item->pos().x()), std::round(item->pos().y())};
+    if (!n.pos || *n.pos != p) moves.emplace_back(n.id, p);
+  }
+  if (!moves.empty()) model_.move_nodes(moves);
+}
+
+void GraphScene::keyPressEvent(QKeyEvent* e) {
+  if ((e->key() == Qt::Key_Delete || e->key() == Qt::Key_Backspace) && !focusItem()) {
+    delete_selection();
+    e->accept();
+    return;
+  }
+  QGraphicsScene::keyPressEvent(e);
+}
+
+void GraphScene::delete_selection() {
+  std::vector<Link> links;
+  for (auto* w : wires_)
+    if (w->isSelected()) {
+      Link l;
+      l.from_node = w->from()->node()->id();
+      l.from_port = w->from()->spec().name;
+      l.to_node = w->to()->node()->id();
+      l.to_port = w->to()->spec().name;
+      links.push_back(l);
+    }
+  const auto ids = selected_node_ids();
+  if (links.empty() && ids.empty()) return;
+  model_.undo_stack()->beginMacro(tr("Delete selection"));
+  for (const auto& l : links) model_.disconnect(l);
+  model_.remove_nodes(ids);
+  model_.undo_stack()->endMacro();
+}
+
+void GraphScene::select_nodes(const std::vector<std::string>& ids) {
+  clearSelection();
+  for (const auto& id : ids)
+    if (auto* n = node_item(id)) n->setSelected(true);
+}
+
+void GraphScene::on_selection_changed() {
+  const auto sel = selectedItems();
+  for (QGraphicsItem* it : sel)
+    if (it->type() == NodeItem::Type) {
+      Q_EMIT node_selected(q(static_cast<NodeItem*>(it)->id()));
+      return;
+    }
+  for (QGraphicsItem* it : sel)
+    if (it->type() == WireItem::Type) {
+      auto* w = static_cast<WireItem*>(it);
+      Q_EMIT wire_selected(q(w->from()->node()->id()), q(w->from()->spec().name), q(w->to()->node()->id()),
+                           q(w->to()->spec().name));
+      return;
+    }
+  Q_EMIT selection_cleared();
+}
+
+void GraphScene::set_node_state(const std::string& id, NodeState st, double progress, const QString& msg) {
+  if (auto* n = node_item(id)) n->set_state(st, progress, msg);
+}
+
+void GraphScene::reset_states() {
+  for (const auto& [id, n] : nodes_) n->set_state(NodeState::Idle, 0, {});
+}
+
+}  // namespace gemflow::studio

@@ -1,0 +1,345 @@
+#include "editor/inspector.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QScrollArea>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <gemflow/device.hpp>
+
+#include "editor/style.hpp"
+
+namespace gemflow::studio {
+
+namespace {
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+std::string shortest(double x) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
+/// A spin box for Int and Float parameters that accepts exactly what ParamSpec accepts: text is
+/// parsed and checked by the spec; invalid text stays visible (red) but is never committed.
+class NumberSpin : public QDoubleSpinBox {
+ public:
+  explicit NumberSpin(const ParamSpec& spec) : spec_(spec) {
+    const bool is_int = spec.kind == ParamKind::Int;
+    setDecimals(is_int ? 0 : 323);
+    const double big = is_int ? 9.0e15 : std::numeric_limits<double>::max();
+    setRange(spec.min.value_or(-big), spec.max.value_or(big));
+    setKeyboardTracking(false);
+    setAccelerated(true);
+    if (!is_int) setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+    setCorrectionMode(QAbstractSpinBox::CorrectToPreviousValue);
+  }
+  QString textFromValue(double v) const override {
+    if (spec_.kind == ParamKind::Int) return QString::number(static_cast<qlonglong>(std::llround(v)));
+    return q(shortest(v));
+  }
+  double valueFromText(const QString& text) const override { return text.trimmed().toDouble(); }
+  QValidator::State validate(QString& text, int&) const override {
+    auto parsed = spec_.parse(text.trimmed().toStdString());
+    std::string why;
+    if (auto* e = std::get_if<std::string>(&parsed)) why = *e;
+    else if (auto c = spec_.check(std::get<ParamValue>(parsed))) why = *c;
+    const_cast<NumberSpin*>(this)->show_error(why);
+    return why.empty() ? QValidator::Acceptable : QValidator::Intermediate;
+  }
+  void fixup(QString&) const override {}
+  [[nodiscard]] ParamValue param_value() const {
+    if (spec_.kind == ParamKind::Int) return static_cast<std::int64_t>(std::llround(value()));
+    return value();
+  }
+  QString base_tooltip;
+
+ private:
+  void show_error(const std::string& why) {
+    setStyleSheet(why.empty() ? QString() : QStringLiteral("QDoubleSpinBox { color: #ff5050; }"));
+    setToolTip(why.empty() ? base_tooltip : QStringLiteral("<b>%1</b><br>%2").arg(q(why).toHtmlEscaped(), base_tooltip));
+  }
+  ParamSpec spec_;
+};
+
+QString spec_tooltip(const ParamSpec& p) {
+  QString t = QStringLiteral("<b>%1</b> (%2)").arg(q(p.name), QString::fromLatin1(to_string(p.kind)));
+  if (!p.doc.empty()) t += QStringLiteral("<br>") + q(p.doc).toHtmlEscaped();
+  if (p.min || p.max)
+    t += QStringLiteral("<br>Range: [%1, %2]%3")
+             .arg(p.min ? q(shortest(*p.min)) : QStringLiteral("-∞"), p.max ? q(shortest(*p.max)) : QStringLiteral("∞"),
+                  p.unit.empty() ? QString() : QStringLiteral(" ") + q(p.unit));
+  else if (!p.unit.empty())
+    t += QStringLiteral("<br>Unit: ") + q(p.unit);
+  if (!p.choices.empty()) {
+    QStringList c;
+    for (const auto& x : p.choices) c << q(x);
+    t += QStringLiteral("<br>Choices: ") + c.join(QStringLiteral(", "));
+  }
+  if (p.required) t += QStringLiteral("<br><i>Required.</i>");
+  else t += QStringLiteral("<br>Default: ") + q(format_param(p.default_value)).toHtmlEscaped();
+  return t;
+}
+}  // namespace
+
+InspectorWidget::InspectorWidget(GraphModel& model, QWidget* parent)
+    : QWidget(parent), model_(model), outer_(new QVBoxLayout(this)) {
+  outer_->setContentsMargins(4, 4, 4, 4);
+  connect(&model_, &GraphModel::node_changed, this, [this](const QString& id) {
+    if (id.toStdString() == node_) refresh_values();
+  });
+  connect(&model_, &GraphModel::node_removed, this, [this](const QString& id) {
+    if (id.toStdString() == node_) show_node({});
+  });
+  connect(&model_, &GraphModel::model_reset, this, [this] { show_node({}); });
+  show_node({});
+}
+
+QWidget* InspectorWidget::editor(const std::string& param) const {
+  auto it = editors_.find(param);
+  return it == editors_.end() ? nullptr : it->second;
+}
+
+void InspectorWidget::set_status(const QString& text, const QColor& color) {
+  if (!status_) return;
+  status_->setText(text);
+  status_->setStyleSheet(QStringLiteral("color: %1;").arg(color.name()));
+  status_->setVisible(!text.isEmpty());
+}
+
+void InspectorWidget::mark(QWidget* w, const QString& error, const QString& tooltip) {
+  if (error.isEmpty()) {
+    w->setStyleSheet({});
+    w->setToolTip(tooltip);
+  } else {
+    w->setStyleSheet(QStringLiteral("color: #ff5050; border: 1px solid #ff5050;"));
+    w->setToolTip(QStringLiteral("<b>%1</b><br>%2").arg(error.toHtmlEscaped(), tooltip));
+  }
+}
+
+bool InspectorWidget::apply(QWidget* w, const ParamSpec& spec, const std::variant<std::string, ParamValue>& v) {
+  ParamEdit e = std::holds_alternative<std::string>(v) ? model_.set_param_text(node_, spec.name, std::get<std::string>(v))
+                                                       : model_.set_param(node_, spec.name, std::get<ParamValue>(v));
+  mark(w, q(e.error), tooltips_[spec.name]);
+  if (!e.ok()) Q_EMIT message(QStringLiteral("%1: %2").arg(q(node_), q(e.error)));
+  return e.ok();
+}
+
+void InspectorWidget::show_node(const std::string& id) {
+  node_ = id;
+  editors_.clear();
+  refresh_.clear();
+  tooltips_.clear();
+  status_ = nullptr;
+  if (body_) {
+    body_->deleteLater();
+    body_ = nullptr;
+  }
+  auto* scroll = new QScrollArea;
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  body_ = scroll;
+  outer_->addWidget(scroll);
+  auto* page = new QWidget;
+  auto* lay = new QVBoxLayout(page);
+  scroll->setWidget(page);
+  const NodeInstance* n = model_.workflow().find(id);
+  if (!n) {
+    auto* l = new QLabel(tr("Select a node to edit its parameters."));
+    l->setWordWrap(true);
+    l->setEnabled(false);
+    lay->addWidget(l);
+    lay->addStretch();
+    return;
+  }
+  const NodeSpec* spec = model_.spec_of(id);
+  auto* title = new QLabel(QStringLiteral("<b>%1</b><br><small>%2%3</small>")
+                               .arg(q(id), q(n->type), spec ? QStringLiteral(" v%1").arg(spec->info.version) : QString()));
+  lay->addWidget(title);
+  status_ = new QLabel;
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  status_->setVisible(false);
+  lay->addWidget(status_);
+  if (!spec) {
+    auto* l = new QLabel(tr("No loaded plugin provides the type '%1'; its parameters are kept as written.").arg(q(n->type)));
+    l->setWordWrap(true);
+    l->setStyleSheet(QStringLiteral("color: #ff7070;"));
+    lay->addWidget(l);
+    lay->addStretch();
+    return;
+  }
+  if (!spec->info.doc.empty()) {
+    auto* doc = new QLabel(q(spec->info.doc));
+    doc->setWordWrap(true);
+    lay->addWidget(doc);
+  }
+  auto* form = new QFormLayout;
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  for (const ParamSpec& p : spec->params) {
+    tooltips_[p.name] = spec_tooltip(p);
+    QWidget* ed = make_editor(p);
+    auto* label = new QLabel(q(p.name) + (p.required ? QStringLiteral(" *") : QString()));
+    label->setToolTip(tooltips_[p.name]);
+    form->addRow(label, ed);
+  }
+  if (spec->params.empty()) form->addRow(new QLabel(tr("<i>No parameters.</i>")));
+  lay->addLayout(form);
+  // Ports, read-only.
+  QString ports;
+  for (const auto& p : spec->inputs)
+    ports += QStringLiteral("<span style='color:%1'>●</span> in <b>%2</b>: %3%4<br>")
+                 .arg(type_color(p.type).name(), q(p.name), q(p.type), p.optional ? tr(" (optional)") : QString());
+  for (const auto& p : spec->outputs)
+    ports += QStringLiteral("<span style='color:%1'>●</span> out <b>%2</b>: %3<br>").arg(type_color(p.type).name(), q(p.name), q(p.type));
+  if (!ports.isEmpty()) {
+    auto* l = new QLabel(ports);
+    l->setWordWrap(true);
+    lay->addWidget(l);
+  }
+  lay->addStretch();
+  refresh_values();
+}
+
+QWidget* InspectorWidget::make_editor(const ParamSpec& p) {
+  const QString tip = tooltips_[p.name];
+  const std::string name = p.name;
+  QWidget* result = nullptr;
+  switch (p.kind) {
+    case ParamKind::Bool: {
+      auto* cb = new QCheckBox;
+      connect(cb, &QCheckBox::toggled, this, [this, cb, p](bool on) { apply(cb, p, ParamValue{on}); });
+      refresh_[name] = [this, cb, name] {
+        const auto v = model_.param_value(node_, name);
+        QSignalBlocker b(cb);
+        cb->setChecked(v && std::holds_alternative<bool>(*v) && std::get<bool>(*v));
+      };
+      editors_[name] = result = cb;
+      break;
+    }
+    case ParamKind::Int:
+    case ParamKind::Float: {
+      auto* row = new QWidget;
+      auto* h = new QHBoxLayout(row);
+      h->setContentsMargins(0, 0, 0, 0);
+      auto* sb = new NumberSpin(p);
+      sb->base_tooltip = tip;
+      h->addWidget(sb, 1);
+      if (!p.unit.empty()) h->addWidget(new QLabel(q(p.unit)));
+      connect(sb, &QDoubleSpinBox::valueChanged, this, [this, sb, p] { apply(sb, p, sb->param_value()); });
+      refresh_[name] = [this, sb, name] {
+        const auto v = model_.param_value(node_, name);
+        if (!v) return;
+        QSignalBlocker b(sb);
+        if (auto* i = std::get_if<std::int64_t>(&*v)) sb->setValue(static_cast<double>(*i));
+        else if (auto* d = std::get_if<double>(&*v)) sb->setValue(*d);
+      };
+      editors_[name] = sb;
+      result = row;
+      break;
+    }
+    case ParamKind::Choice:
+    case ParamKind::Device: {
+      auto* combo = new QComboBox;
+      if (p.kind == ParamKind::Choice) {
+        for (const auto& c : p.choices) combo->addItem(q(c));
+      } else {
+        combo->setEditable(true);  // cuda:N for any N; checked by the spec
+        combo->addItems({QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")});
+        for (int i = 0; i < cuda_device_count(); ++i)
+          combo->addItem(QStringLiteral("cuda:%1").arg(i), q(cuda_device_name(i)));
+        connect(combo->lineEdit(), &QLineEdit::editingFinished, this,
+                [this, combo, p] { apply(combo, p, combo->currentText().trimmed().toStdString()); });
+      }
+      connect(combo, &QComboBox::activated, this,
+              [this, combo, p](int) { apply(combo, p, combo->currentText().toStdString()); });
+      refresh_[name] = [this, combo, name] {
+        const auto v = model_.param_value(node_, name);
+        if (!v) return;
+        QSignalBlocker b(combo);
+        const QString t = q(format_param(*v));
+        int i = combo->findText(t);
+        if (i < 0 && combo->isEditable()) combo->setEditText(t);
+        else combo->setCurrentIndex(i);
+      };
+      editors_[name] = result = combo;
+      break;
+    }
+    case ParamKind::InputPath:
+    case ParamKind::OutputPath:
+    case ParamKind::String: {
+      auto* edit = new QLineEdit;
+      QWidget* w = edit;
+      if (p.kind != ParamKind::String) {
+        w = new QWidget;
+        auto* h = new QHBoxLayout(w);
+        h->setContentsMargins(0, 0, 0, 0);
+        h->addWidget(edit, 1);
+        auto* pick = new QToolButton;
+        pick->setText(QStringLiteral("…"));
+        pick->setToolTip(p.kind == ParamKind::InputPath ? tr("Choose a file (stored relative to the workflow file)")
+                                                        : tr("Choose an output file"));
+        h->addWidget(pick);
+        connect(pick, &QToolButton::clicked, this, [this, edit, p] {
+          namespace fs = std::filesystem;
+          const fs::path base = model_.workflow().base_dir();
+          QString f = p.kind == ParamKind::InputPath
+                          ? QFileDialog::getOpenFileName(this, tr("Input file for %1").arg(q(p.name)), q(base.string()))
+                          : QFileDialog::getSaveFileName(this, tr("Output file for %1").arg(q(p.name)), q(base.string()));
+          if (f.isEmpty()) return;
+          fs::path chosen = f.toStdString();
+          if (p.kind == ParamKind::InputPath && !model_.workflow().file.empty()) {
+            fs::path rel = chosen.lexically_normal().lexically_relative(fs::absolute(base).lexically_normal());
+            if (!rel.empty()) chosen = rel;
+          }
+          edit->setText(q(chosen.generic_string()));
+          apply(edit, p, chosen.generic_string());
+        });
+      }
+      connect(edit, &QLineEdit::editingFinished, this, [this, edit, p] {
+        if (edit->isModified()) apply(edit, p, edit->text().toStdString());
+        edit->setModified(false);
+      });
+      refresh_[name] = [this, edit, name, kind = p.kind, tip] {
+        const auto v = model_.param_value(node_, name);
+        if (!v) return;
+        QSignalBlocker b(edit);
+        edit->setText(q(format_param(*v)));
+        mark(edit, {}, tip);
+        if (kind == ParamKind::InputPath && std::holds_alternative<std::string>(*v) && !std::get<std::string>(*v).empty()) {
+          namespace fs = std::filesystem;
+          fs::path f = std::get<std::string>(*v);
+          if (f.is_relative()) f = model_.workflow().base_dir() / f;
+          if (!fs::exists(f)) {
+            edit->setStyleSheet(QStringLiteral("color: #e0a020;"));
+            edit->setToolTip(tr("<b>File not found:</b> %1<br>%2").arg(q(f.string()).toHtmlEscaped(), tip));
+          }
+        }
+      };
+      editors_[name] = edit;
+      result = w;
+      break;
+    }
+  }
+  if (result) result->setToolTip(tip);
+  if (auto it = editors_.find(name); it != editors_.end()) it->second->setToolTip(tip);
+  return result;
+}
+
+void InspectorWidget::refresh_values() {
+  for (auto& [name, f] : refresh_) f();
+}
+
+}  // namespace gemflow::studio

@@ -1,0 +1,54 @@
+#pragma once
+// Inspector: the parameter editor of the selected node, generated from its ParamSpecs only
+// (no node-specific code). Bool → check box; Int/Float → spin box with the spec's limits and
+// unit; Choice → combo; Device → combo of the devices present; paths → text + file picker
+// (input paths relative to the workflow file); text → line edit. Tooltips come from the docs.
+// Every edit goes through GraphModel::set_param (ParamSpec::check): an invalid value is shown
+// red with the reason and never applied.
+#include <functional>
+#include <map>
+#include <string>
+
+#include <QWidget>
+
+#include "model/graph_model.hpp"
+
+class QFormLayout;
+class QLabel;
+class QVBoxLayout;
+
+namespace gemflow::studio {
+
+class InspectorWidget : public QWidget {
+  Q_OBJECT
+ public:
+  explicit InspectorWidget(GraphModel& model, QWidget* parent = nullptr);
+  /// Shows a node's parameters ("" clears).
+  void show_node(const std::string& id);
+  [[nodiscard]] const std::string& node() const { return node_; }
+  /// The editor widget of a parameter (for tests), nullptr when absent.
+  [[nodiscard]] QWidget* editor(const std::string& param) const;
+  /// Run state line under the title ("failed: message").
+  void set_status(const QString& text, const QColor& color);
+
+ Q_SIGNALS:
+  void message(const QString& text);
+
+ private:
+  QWidget* make_editor(const ParamSpec& spec);
+  void refresh_values();
+  /// Applies `text` (or `value`) to the parameter; marks `w` red with the reason on refusal.
+  bool apply(QWidget* w, const ParamSpec& spec, const std::variant<std::string, ParamValue>& v);
+  static void mark(QWidget* w, const QString& error, const QString& tooltip);
+
+  GraphModel& model_;
+  std::string node_;
+  QVBoxLayout* outer_;
+  QWidget* body_ = nullptr;
+  QLabel* status_ = nullptr;
+  std::map<std::string, QWidget*> editors_;
+  std::map<std::string, std::function<void()>> refresh_;
+  std::map<std::string, QString> tooltips_;
+};
+
+}  // namespace gemflow::studio

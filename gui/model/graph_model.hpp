@@ -1,0 +1,137 @@
+#pragma once
+// GraphModel: Studio's editable view of a gemflow::Workflow.
+//
+// The core Workflow stays the single source of truth: the scene, inspector and runner read it
+// through this class and change it only through the public editing functions, each of which
+// pushes an undo command (gui/model/commands.hpp) holding plain values (node ids, parameter
+// values, positions), never scene pointers. Every change is announced by a signal so views
+// can follow. No display is needed: the model is unit-tested headless.
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <QObject>
+#include <QString>
+#include <QUndoStack>
+
+#include <gemflow/registry.hpp>
+#include <gemflow/workflow.hpp>
+
+namespace gemflow::studio {
+
+using Pos = std::array<double, 2>;
+
+/// Answer of a link check: empty `reason` means the link is allowed.
+struct LinkCheck {
+  std::string reason;
+  [[nodiscard]] bool ok() const noexcept { return reason.empty(); }
+};
+
+/// Result of a parameter edit: empty `error` means the value was applied.
+struct ParamEdit {
+  std::string error;
+  [[nodiscard]] bool ok() const noexcept { return error.empty(); }
+};
+
+class GraphModel : public QObject {
+  Q_OBJECT
+ public:
+  explicit GraphModel(const Registry& registry, QObject* parent = nullptr);
+
+  [[nodiscard]] const Registry& registry() const noexcept { return registry_; }
+  [[nodiscard]] const Workflow& workflow() const noexcept { return wf_; }
+  [[nodiscard]] QUndoStack* undo_stack() noexcept { return &undo_; }
+  /// Spec of a node's type, nullptr when the type is unknown (plugin missing).
+  [[nodiscard]] const NodeSpec* spec_of(std::string_view node_id) const;
+  /// Effective parameter value: the one set in the file, else the spec default.
+  [[nodiscard]] std::optional<ParamValue> param_value(std::string_view node_id, std::string_view name) const;
+  /// Links into or out of a node.
+  [[nodiscard]] std::vector<Link> links_of(std::string_view node_id) const;
+  /// The link feeding an input port, if any.
+  [[nodiscard]] const Link* link_into(std::string_view node_id, std::string_view port) const;
+
+  // ---- documents ----------------------------------------------------------------------
+  /// Replaces the whole workflow (clears undo history, marks clean, emits reset()).
+  void reset(Workflow wf);
+  /// Loads a file; returns the diagnostics (errors included). When the YAML could be read into
+  /// a model (even with validation errors, e.g. a missing plugin) it replaces the current one.
+  /// `loaded` (optional) tells whether the model was replaced.
+  std::vector<Diagnostic> load(const std::filesystem::path& file, bool* loaded = nullptr);
+  /// Saves to `file` (atomic), records it as the workflow's file and marks the stack clean.
+  void save(const std::filesystem::path& file);
+  [[nodiscard]] bool modified() const { return !undo_.isClean(); }
+  [[nodiscard]] std::string to_yaml() const { return gemflow::to_yaml(wf_); }
+
+  // ---- editing (undoable) ---------------------------------------------------------------
+  /// Adds a node of `type` at `pos` with a fresh id derived from the type ("add", "add_2").
+  /// Returns the new id, or "" when the type is unknown.
+  std::string add_node(const std::string& type, Pos pos);
+  /// Removes nodes and every link touching them, as one undo step.
+  void remove_nodes(const std::vector<std::string>& ids);
+  /// Moves nodes; consecutive moves of the same node set merge into one undo step.
+  void move_nodes(const std::vector<std::pair<std::string, Pos>>& moves);
+  /// Sets a parameter after ParamSpec::check; an invalid value never reaches the model.
+  ParamEdit set_param(const std::string& node, const std::string& name, const ParamValue& value);
+  /// Parses text with ParamSpec::parse then behaves as set_param.
+  ParamEdit set_param_text(const std::string& node, const std::string& name, const std::string& text);
+  /// Checks a link without changing anything: unknown node/port, direction, types, input
+  /// already connected, self link and cycles ("would close the cycle a -> b -> a").
+  [[nodiscard]] LinkCheck can_connect(const std::string& from_node, const std::string& from_port,
+                                      const std::string& to_node, const std::string& to_port) const;
+  /// Adds the link when can_connect allows it; otherwise the model is unchanged.
+  LinkCheck connect(const std::string& from_node, const std::string& from_port, const std::string& to_node,
+                    const std::string& to_port);
+  /// Removes a link (matched by its four endpoints); false when absent.
+  bool disconnect(const Link& link);
+  /// Renames nothing, changes nothing: a YAML snippet (gemflow workflow text) of `ids` and the
+  /// links among them, for the clipboard.
+  [[nodiscard]] std::string copy(const std::vector<std::string>& ids) const;
+  /// Pastes a snippet made by copy(): ids that clash are remapped ("add" → "add_2"), links
+  /// follow, positions shift by `offset`. Returns the new ids; empty with `error` set when the
+  /// text is not a usable snippet (the model is then unchanged).
+  std::vector<std::string> paste(const std::string& yaml, Pos offset, std::string* error = nullptr);
+  /// copy + paste with an offset, as one undo step.
+  std::vector<std::string> duplicate(const std::vector<std::string>& ids, Pos offset = {30, 30});
+  /// Sets the workflow name (undoable).
+  void set_name(const std::string& name);
+
+  /// A fresh node id based on `base` that is not used in the workflow nor in `taken`.
+  [[nodiscard]] std::string unique_id(const std::string& base, const std::vector<std::string>& taken = {}) const;
+
+  // ---- raw mutators: used by the undo commands only (no undo, but signals) --------------
+  void raw_insert_node(const NodeInstance& n, std::size_t index);
+  void raw_erase_node(const std::string& id);
+  void raw_replace_node(const NodeInstance& n);  ///< same id: params/pos/type
+  void raw_set_pos(const std::string& id, std::optional<Pos> pos);
+  void raw_insert_link(const Link& l, std::size_t index);
+  void raw_erase_link(std::size_t index);
+  void raw_set_name(const std::string& name);
+  [[nodiscard]] std::optional<std::size_t> link_index(const Link& l) const;
+  [[nodiscard]] std::optional<std::size_t> node_index(std::string_view id) const;
+
+ Q_SIGNALS:
+  void model_reset();
+  void node_added(const QString& id);
+  void node_removed(const QString& id);
+  void node_changed(const QString& id);  ///< parameters or type changed
+  void node_moved(const QString& id);
+  void link_added(const QString& from_node, const QString& from_port, const QString& to_node,
+                  const QString& to_port);
+  void link_removed(const QString& from_node, const QString& from_port, const QString& to_node,
+                    const QString& to_port);
+  void name_changed();
+  /// Any change at all (after the specific signal).
+  void changed();
+
+ private:
+  const Registry& registry_;
+  Workflow wf_;
+  QUndoStack undo_;
+};
+
+/// True when both links join the same endpoints.
+[[nodiscard]] bool same_link(const Link& a, const Link& b);
+
+}  // namespace gemflow::studio

@@ -1,0 +1,136 @@
+#include "run/run_controller.hpp"
+
+#include <chrono>
+
+#include <QDir>
+#include <QMetaObject>
+#include <QPointer>
+#include <QStandardPaths>
+
+namespace gemflow::studio {
+
+namespace {
+QString q(const std::string& s) { return QString::fromStdString(s); }
+}  // namespace
+
+RunController::RunController(const Registry& registry, QObject* parent) : QObject(parent), registry_(registry) {}
+
+RunController::~RunController() {
+  cancel_ = true;
+  if (worker_.joinable()) worker_.join();
+}
+
+std::filesystem::path RunController::out_dir_for(const Workflow& wf) const {
+  std::filesystem::path base = out_dir_;
+  if (base.empty()) {
+    QString loc = QStandardPaths::writableLocation(QStandardPaths::CacheLocation);
+    if (loc.isEmpty()) loc = QDir::tempPath() + QStringLiteral("/gemflow-studio");
+    base = std::filesystem::path(loc.toStdString()) / "runs";
+  }
+  return base / (wf.name.empty() ? std::string("untitled") : wf.name);
+}
+
+bool RunController::start(const Workflow& wf, const std::string& until) {
+  if (running_) {
+    Q_EMIT log(static_cast<int>(LogLevel::Warning), {}, tr("A run is already going; cancel it first."));
+    return false;
+  }
+  if (worker_.joinable()) worker_.join();
+  running_ = true;
+  cancel_ = false;
+  RunOptions opt;
+  opt.out_dir = out_dir_for(wf);
+  opt.cancel = &cancel_;
+  opt.until = until;
+  opt.cache = &cache_;
+  // Worker threads → GUI thread: every event is copied into a queued call on this object.
+  QPointer<RunController> self(this);
+  opt.on_event = [self](const RunEvent& e) {
+    if (!self) return;
+    QMetaObject::invokeMethod(self, [self, e] { if (self) self->on_event(e); }, Qt::QueuedConnection);
+  };
+  Q_EMIT started(q(until));
+  Q_EMIT log(static_cast<int>(LogLevel::Info), {},
+             until.empty() ? tr("Run %1 → %2").arg(q(wf.name), q(opt.out_dir.string()))
+                           : tr("Run %1 up to %2 → %3").arg(q(wf.name), q(until), q(opt.out_dir.string())));
+  worker_ = std::thread([self, wf, opt, this] {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = std::make_shared<RunResult>();
+    try {
+      *r = run_workflow(wf, registry_, opt);
+    } catch (const std::exception& ex) {
+      Diagnostic d;
+      d.message = std::string("run failed: ") + ex.what();
+      r->diagnostics.push_back(d);
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (self) QMetaObject::invokeMethod(self, [self, r, s] { if (self) self->on_done(r, s); }, Qt::QueuedConnection);
+  });
+  return true;
+}
+
+void RunController::cancel() {
+  if (!running_) return;
+  cancel_ = true;
+  Q_EMIT log(static_cast<int>(LogLevel::Warning), {}, tr("Cancelling…"));
+}
+
+void RunController::wait() {
+  if (worker_.joinable()) worker_.join();
+}
+
+void RunController::clear_cache() {
+  cache_.clear();
+  results_.clear();
+}
+
+std::map<std::string, Value> RunController::outputs(const std::string& node) const {
+  auto it = results_.find(node);
+  return it == results_.end() ? std::map<std::string, Value>{} : it->second.outputs;
+}
+
+void RunController::on_event(const RunEvent& e) {
+  switch (e.kind) {
+    case RunEvent::Kind::State:
+      Q_EMIT node_state(q(e.node), static_cast<int>(e.state), e.state == NodeState::Done ? 1.0 : 0.0, q(e.message));
+      if (e.state == NodeState::Failed)
+        Q_EMIT log(static_cast<int>(LogLevel::Error), q(e.node), q(e.message));
+      break;
+    case RunEvent::Kind::Progress:
+      Q_EMIT node_state(q(e.node), static_cast<int>(NodeState::Running), e.progress, q(e.message));
+      break;
+    case RunEvent::Kind::Log:
+      Q_EMIT log(static_cast<int>(e.level), q(e.node), q(e.message));
+      break;
+  }
+}
+
+void RunController::on_done(std::shared_ptr<RunResult> r, double seconds) {
+  if (worker_.joinable()) worker_.join();
+  running_ = false;
+  int done = 0, cached = 0, failed = 0;
+  for (auto& [id, nr] : r->nodes) {
+    // Final states, also for nodes whose last event was dropped or never sent.
+    Q_EMIT node_state(q(id), static_cast<int>(nr.state), nr.state == NodeState::Done ? 1.0 : 0.0, q(nr.error));
+    if (nr.state == NodeState::Done || nr.state == NodeState::Cached) results_[id] = nr;
+    done += nr.state == NodeState::Done;
+    cached += nr.state == NodeState::Cached;
+    failed += nr.state == NodeState::Failed;
+  }
+  for (const auto& d : r->diagnostics) Q_EMIT log(static_cast<int>(LogLevel::Error), q(d.node), q(d.str()));
+  QString summary;
+  if (!r->diagnostics.empty())
+    summary = tr("Not run: %n validation error(s)", nullptr, static_cast<int>(r->diagnostics.size()));
+  else
+    summary = tr("%1 in %2 s: %3 run, %4 cached, %5 failed")
+                  .arg(r->cancelled ? tr("Cancelled") : (r->ok() ? tr("Finished") : tr("Finished with errors")))
+                  .arg(seconds, 0, 'f', 2)
+                  .arg(done)
+                  .arg(cached)
+                  .arg(failed);
+  if (!r->provenance.empty()) summary += tr("; provenance %1").arg(q(r->provenance.string()));
+  Q_EMIT log(static_cast<int>(r->ok() ? LogLevel::Info : LogLevel::Warning), {}, summary);
+  Q_EMIT finished(r->ok(), r->cancelled, summary);
+}
+
+}  // namespace gemflow::studio

@@ -1,0 +1,66 @@
+#pragma once
+// RunController: runs a snapshot of the workflow through gemflow::run_workflow on a worker
+// thread (never the UI thread) and marshals its events back to the GUI thread as queued
+// signals. Keeps a session ResultCache (only changed nodes re-run) and the latest outputs of
+// every node for the viewers.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <QObject>
+#include <QString>
+
+#include <gemflow/executor.hpp>
+
+namespace gemflow::studio {
+
+class RunController : public QObject {
+  Q_OBJECT
+ public:
+  explicit RunController(const Registry& registry, QObject* parent = nullptr);
+  ~RunController() override;
+
+  /// Starts a run of `wf` (copied) in the background; `until` runs only that node and what it
+  /// needs. Returns false (and emits log) when a run is already going.
+  bool start(const Workflow& wf, const std::string& until = {});
+  /// Asks the running nodes to stop (cooperative); finished() follows.
+  void cancel();
+  [[nodiscard]] bool running() const noexcept { return running_; }
+  /// Blocks until the worker thread has finished (tests, shutdown). Events still queued are
+  /// delivered by the event loop afterwards.
+  void wait();
+
+  /// Latest outputs of a node (empty when it has not produced any since it last changed).
+  [[nodiscard]] std::map<std::string, Value> outputs(const std::string& node) const;
+  [[nodiscard]] const std::map<std::string, NodeResult>& results() const { return results_; }
+  /// Forgets a node's outputs (its parameters changed).
+  void forget(const std::string& node) { results_.erase(node); }
+  void clear_cache();
+  /// Output folder of runs; default: <cache location>/runs/<workflow name>.
+  void set_out_dir(const std::filesystem::path& dir) { out_dir_ = dir; }
+  [[nodiscard]] std::filesystem::path out_dir_for(const Workflow& wf) const;
+  [[nodiscard]] ResultCache& cache() { return cache_; }
+
+ Q_SIGNALS:
+  void started(const QString& until);
+  void node_state(const QString& node, int state, double progress, const QString& message);
+  void log(int level, const QString& node, const QString& text);
+  /// After the run: ok, cancelled, a one-line summary.
+  void finished(bool ok, bool cancelled, const QString& summary);
+
+ private:
+  void on_event(const RunEvent& e);
+  void on_done(std::shared_ptr<RunResult> r, double seconds);
+
+  const Registry& registry_;
+  ResultCache cache_;
+  std::atomic<bool> cancel_{false};
+  bool running_ = false;
+  std::thread worker_;
+  std::map<std::string, NodeResult> results_;
+  std::filesystem::path out_dir_;
+};
+
+}  // namespace gemflow::studio

@@ -1,0 +1,184 @@
+#include "viewers/structure_viewer.hpp"
+
+#include <map>
+
+#include <QHBoxLayout>
+#include <QImage>
+#include <QLabel>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <vtkActor.h>
+#include <vtkCellArray.h>
+#include <vtkCellData.h>
+#include <vtkGlyph3DMapper.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkPolyDataMapper.h>
+#include <vtkProperty.h>
+#include <vtkRenderer.h>
+#include <vtkSmartPointer.h>
+#include <vtkSphereSource.h>
+#include <vtkTubeFilter.h>
+#include <vtkUnsignedCharArray.h>
+
+#include "viewers/structure_geometry.hpp"
+#include "viewers/vtk_view.hpp"
+
+namespace gemflow::studio {
+
+namespace {
+/// Sticks: every bond as two half-cylinders, each in its atom's colour (opacity for overlays).
+vtkSmartPointer<vtkActor> bond_actor(const std::vector<Atom>& atoms, const std::vector<Vec3>& xyz,
+                                     const std::vector<std::array<std::size_t, 2>>& bonds, double radius,
+                                     const std::array<double, 3>* flat_color) {
+  auto pts = vtkSmartPointer<vtkPoints>::New();
+  auto lines = vtkSmartPointer<vtkCellArray>::New();
+  auto colors = vtkSmartPointer<vtkUnsignedCharArray>::New();
+  colors->SetNumberOfComponents(3);
+  colors->SetName("colors");
+  for (auto [i, j] : bonds) {
+    const Vec3 &a = xyz[i], &b = xyz[j];
+    const double mid[3] = {(a[0] + b[0]) / 2, (a[1] + b[1]) / 2, (a[2] + b[2]) / 2};
+    const vtkIdType pa = pts->InsertNextPoint(a.data());
+    const vtkIdType pm = pts->InsertNextPoint(mid);
+    const vtkIdType pb = pts->InsertNextPoint(b.data());
+    const vtkIdType l1[2] = {pa, pm}, l2[2] = {pm, pb};
+    lines->InsertNextCell(2, l1);
+    lines->InsertNextCell(2, l2);
+    for (std::size_t k : {i, j}) {
+      const auto c = flat_color ? *flat_color : element_color(atoms[k].element);
+      const unsigned char rgb[3] = {static_cast<unsigned char>(c[0] * 255), static_cast<unsigned char>(c[1] * 255),
+                                    static_cast<unsigned char>(c[2] * 255)};
+      colors->InsertNextTypedTuple(rgb);
+    }
+  }
+  auto poly = vtkSmartPointer<vtkPolyData>::New();
+  poly->SetPoints(pts);
+  poly->SetLines(lines);
+  poly->GetCellData()->SetScalars(colors);
+  auto tubes = vtkSmartPointer<vtkTubeFilter>::New();
+  tubes->SetInputData(poly);
+  tubes->SetRadius(radius);
+  tubes->SetNumberOfSides(10);
+  tubes->CappingOn();
+  auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+  mapper->SetInputConnection(tubes->GetOutputPort());
+  mapper->SetScalarModeToUseCellData();
+  auto actor = vtkSmartPointer<vtkActor>::New();
+  actor->SetMapper(mapper);
+  return actor;
+}
+}  // namespace
+
+StructureViewer::StructureViewer(QWidget* parent)
+    : QWidget(parent), view_(new VtkView), model_box_(new QSpinBox), info_(new QLabel) {
+  auto* lay = new QVBoxLayout(this);
+  lay->setContentsMargins(0, 0, 0, 0);
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel(tr("Model")));
+  bar->addWidget(model_box_);
+  bar->addWidget(info_, 1);
+  info_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  lay->addLayout(bar);
+  lay->addWidget(view_, 1);
+  model_box_->setMinimum(1);
+  connect(model_box_, &QSpinBox::valueChanged, this, [this](int v) { set_model(v - 1); });
+}
+
+void StructureViewer::set_structure(std::shared_ptr<const Structure> s, const QString& label) {
+  s_ = std::move(s);
+  label_ = label;
+  model_ = 0;
+  {
+    QSignalBlocker b(model_box_);
+    model_box_->setMaximum(s_ ? std::max<int>(1, static_cast<int>(s_->model_count())) : 1);
+    model_box_->setValue(1);
+  }
+  rebuild();
+  view_->reset_camera();
+}
+
+void StructureViewer::set_reference(std::shared_ptr<const Structure> ref, const QString& label) {
+  ref_ = std::move(ref);
+  ref_label_ = label;
+  rebuild();
+}
+
+void StructureViewer::set_model(int index) {
+  model_ = index;
+  rebuild();
+}
+
+void StructureViewer::rebuild() {
+  vtkRenderer* ren = view_->renderer();
+  ren->RemoveAllViewProps();
+  atoms_shown_ = bonds_shown_ = 0;
+  rmsd_ = -1;
+  if (!s_ || s_->models.empty()) {
+    info_->setText(s_ ? tr("%1: no coordinates").arg(label_) : QString());
+    view_->update();
+    return;
+  }
+  const auto& xyz = s_->models[static_cast<std::size_t>(std::clamp<int>(model_, 0, static_cast<int>(s_->models.size()) - 1))];
+  const auto& atoms = s_->atoms;
+  // One glyph mapper per element: spheres scaled by a fraction of the covalent radius.
+  std::map<std::string, std::vector<std::size_t>> by_element;
+  for (std::size_t i = 0; i < atoms.size() && i < xyz.size(); ++i) by_element[atoms[i].element].push_back(i);
+  for (const auto& [el, idx] : by_element) {
+    auto pts = vtkSmartPointer<vtkPoints>::New();
+    pts->SetNumberOfPoints(static_cast<vtkIdType>(idx.size()));
+    for (std::size_t k = 0; k < idx.size(); ++k) pts->SetPoint(static_cast<vtkIdType>(k), xyz[idx[k]].data());
+    auto poly = vtkSmartPointer<vtkPolyData>::New();
+    poly->SetPoints(pts);
+    auto sphere = vtkSmartPointer<vtkSphereSource>::New();
+    sphere->SetRadius(0.35 * covalent_radius(el) + 0.1);
+    sphere->SetThetaResolution(16);
+    sphere->SetPhiResolution(12);
+    auto mapper = vtkSmartPointer<vtkGlyph3DMapper>::New();
+    mapper->SetInputData(poly);
+    mapper->SetSourceConnection(sphere->GetOutputPort());
+    mapper->ScalingOff();
+    auto actor = vtkSmartPointer<vtkActor>::New();
+    actor->SetMapper(mapper);
+    const auto c = element_color(el);
+    actor->GetProperty()->SetColor(c[0], c[1], c[2]);
+    actor->GetProperty()->SetSpecular(0.3);
+    ren->AddActor(actor);
+    atoms_shown_ += idx.size();
+  }
+  const auto bonds = s_->bonds.empty() ? perceive_bonds(atoms, xyz) : s_->bonds;
+  bonds_shown_ = bonds.size();
+  if (!bonds.empty()) ren->AddActor(bond_actor(atoms, xyz, bonds, 0.12, nullptr));
+  QString text = tr("%1: %2 atoms, %3 bonds%4, model %5/%6")
+                     .arg(label_)
+                     .arg(atoms_shown_)
+                     .arg(bonds_shown_)
+                     .arg(s_->bonds.empty() ? tr(" (perceived)") : QString())
+                     .arg(model_ + 1)
+                     .arg(s_->models.size());
+  // Reference overlay, superposed onto the shown model.
+  if (ref_ && !ref_->models.empty()) {
+    const auto pairs = match_atoms(*ref_, *s_);
+    const auto& rxyz = ref_->models.front();
+    if (auto sup = kabsch(rxyz, xyz, pairs)) {
+      std::vector<Vec3> moved(rxyz.size());
+      for (std::size_t i = 0; i < rxyz.size(); ++i) moved[i] = sup->apply(rxyz[i]);
+      const auto rb = ref_->bonds.empty() ? perceive_bonds(ref_->atoms, moved) : ref_->bonds;
+      const std::array<double, 3> grey{0.85, 0.75, 0.25};
+      auto actor = bond_actor(ref_->atoms, moved, rb, 0.06, &grey);
+      actor->GetProperty()->SetOpacity(0.6);
+      ren->AddActor(actor);
+      rmsd_ = sup->rmsd;
+      text += tr("; overlay %1: RMSD %2 Å over %3 atoms").arg(ref_label_).arg(sup->rmsd, 0, 'f', 3).arg(sup->pairs);
+    } else {
+      text += tr("; overlay %1: fewer than 3 matching atoms").arg(ref_label_);
+    }
+  }
+  info_->setText(text);
+  view_->update();
+}
+
+QImage StructureViewer::grab_frame() { return view_->grabFramebuffer(); }
+
+}  // namespace gemflow::studio
