@@ -33,9 +33,9 @@ struct Diagnostic {
   SourceLocation where;
   std::string node;     ///< node id, "" when not about a node
   std::string param;    ///< parameter or port name, "" when none
-  bool is_port = false; ///< `param` names a port (str() says "port 'y'")
   std::string message;
   std::string hint;     ///< e.g. "did you mean 'distgeom.embed'?"
+  bool is_port = false; ///< `param` names a port (str() says "port 'y'")
   /// "file:line:col: error: node 'x', parameter 'y': message (did you mean 'z'?)"
   [[nodiscard]] std::string str() const;
 };
