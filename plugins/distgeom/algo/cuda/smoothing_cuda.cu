@@ -1,0 +1,556 @@
+// Host dispatch of the CUDA triangle smoothing (declared in gemflow/distgeom/smoothing_cuda.hpp).
+#include <algorithm>
+#include <cmath>
+#include <climits>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cuda_check.cuh"
+#include "gemflow/distgeom/smoothing_cuda.hpp"
+#include "smoothing_kernels.cuh"
+
+namespace gemflow::distgeom::cuda {
+namespace {
+
+using detail::idx_t;
+
+// ---- small RAII helpers -----------------------------------------------------------------
+
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::size_t count) : count_(count) {
+    if (count) GF_CUDA_TRY(cudaMalloc(&ptr_, count * sizeof(T)));
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() {
+    if (ptr_) GF_CUDA_TRY_NOTHROW(cudaFree(ptr_));
+  }
+  T* get() const noexcept { return ptr_; }
+  std::size_t size() const noexcept { return count_; }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+class Event {
+ public:
+  Event() { GF_CUDA_TRY(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() { GF_CUDA_TRY_NOTHROW(cudaEventDestroy(e_)); }
+  cudaEvent_t get() const noexcept { return e_; }
+
+ private:
+  cudaEvent_t e_{};
+};
+
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    GF_CUDA_TRY(cudaGetDevice(&previous_));
+    if (device != previous_) GF_CUDA_TRY(cudaSetDevice(device));
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  ~DeviceGuard() { GF_CUDA_TRY_NOTHROW(cudaSetDevice(previous_)); }
+
+ private:
+  int previous_ = 0;
+};
+
+std::string fmt_value(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+int grid_for(idx_t count, int threads) {
+  int device = 0, sms = 0;
+  GF_CUDA_TRY(cudaGetDevice(&device));
+  GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const idx_t blocks = (count + threads - 1) / threads;
+  return static_cast<int>(std::max<idx_t>(1, std::min<idx_t>(blocks, 32ll * sms)));
+}
+
+constexpr std::size_t kStagingElems = std::size_t(1) << 23;  // 64 MiB of doubles
+
+void require_memory(std::size_t n, std::size_t bytes, const char* what) {
+  std::size_t free_b = 0, total_b = 0;
+  GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+  if (bytes > free_b) {
+    int device = 0;
+    GF_CUDA_TRY(cudaGetDevice(&device));
+    throw CudaError(std::string("triangle smoothing (") + what + ", n = " + std::to_string(n) +
+                    ") needs " + std::to_string(bytes) + " bytes of device memory, cuda:" +
+                    std::to_string(device) + " has " + std::to_string(free_b) + " free of " +
+                    std::to_string(total_b));
+  }
+}
+
+// ---- validation ---------------------------------------------------------------------------
+
+template <class T>
+void validate_impl(const T* lower, const T* upper, std::size_t n, std::size_t batch,
+                   double tolerance, Stream stream) {
+  GF_EXPECTS(tolerance >= 0, "triangle smoothing: tolerance must be >= 0 Å");
+  if (n == 0 || batch == 0) return;
+  DeviceArray<unsigned long long> first(1);
+  GF_CUDA_TRY(cudaMemsetAsync(first.get(), 0xff, sizeof(unsigned long long), stream));
+  const idx_t total = static_cast<idx_t>(n) * n * batch;
+  detail::validate_kernel<T><<<grid_for(total, 256), 256, 0, stream>>>(
+      lower, upper, static_cast<idx_t>(n), total, tolerance, first.get());
+  GF_CUDA_CHECK_LAUNCH("validate_kernel");
+  unsigned long long key = 0;
+  GF_CUDA_TRY(cudaMemcpyAsync(&key, first.get(), sizeof key, cudaMemcpyDeviceToHost, stream));
+  GF_CUDA_TRY(cudaStreamSynchronize(stream));
+  if (key == ~0ull) return;
+
+  const unsigned kind = static_cast<unsigned>(key & 7ull);
+  const std::size_t e = static_cast<std::size_t>((key & ~(3ull << 62)) >> 3);
+  const std::size_t nn = n * n, b = e / nn, i = (e % nn) / n, j = e % n;
+  T v[4];  // L(i,j), U(i,j), L(j,i), U(j,i)
+  const std::size_t et = b * nn + j * n + i;
+  GF_CUDA_TRY(cudaMemcpy(&v[0], lower + e, sizeof(T), cudaMemcpyDeviceToHost));
+  GF_CUDA_TRY(cudaMemcpy(&v[1], upper + e, sizeof(T), cudaMemcpyDeviceToHost));
+  GF_CUDA_TRY(cudaMemcpy(&v[2], lower + et, sizeof(T), cudaMemcpyDeviceToHost));
+  GF_CUDA_TRY(cudaMemcpy(&v[3], upper + et, sizeof(T), cudaMemcpyDeviceToHost));
+  BoundsDefect d;
+  d.i = i;
+  d.j = j;
+  d.lower = static_cast<double>(v[0]);
+  d.upper = static_cast<double>(v[1]);
+  d.lower_ji = static_cast<double>(v[2]);
+  d.upper_ji = static_cast<double>(v[3]);
+  using K = BoundsDefect::Kind;
+  const std::string lo = fmt_value(d.lower), up = fmt_value(d.upper);
+  std::string what;
+  switch (kind) {
+    case detail::kBadNaN: d.kind = K::NotANumber; what = "NaN"; break;
+    case detail::kBadNegative: d.kind = K::Negative; what = "negative bound"; break;
+    case detail::kBadInfLower: d.kind = K::InfiniteLower; what = "infinite lower bound"; break;
+    case detail::kBadDiagonal: d.kind = K::NonzeroDiagonal; what = "diagonal must be 0"; break;
+    case detail::kBadAsymmetric:
+      d.kind = K::NotSymmetric;
+      what = "not symmetric, (" + std::to_string(j) + ", " + std::to_string(i) + ") has lower " +
+             fmt_value(d.lower_ji) + " Å, upper " + fmt_value(d.upper_ji) + " Å";
+      break;
+    default:
+      d.kind = K::LowerAboveUpper;
+      what = "lower bound > upper bound + " + fmt_value(tolerance) + " Å";
+      break;
+  }
+  throw InvalidBounds("bounds " + (batch > 1 ? "of matrix " + std::to_string(b) + " " : "") +
+                          "(" + std::to_string(i) + ", " + std::to_string(j) + "): " + what +
+                          " (lower " + lo + " Å, upper " + up + " Å" +
+                          (std::is_same_v<T, float> ? ", as fp32" : "") + "); checked on the GPU "
+                          "before smoothing",
+                      b, d);
+}
+
+// ---- blocked closure ------------------------------------------------------------------------
+
+template <class P, class T>
+void configure_product_kernels() {
+  static const bool once = [] {
+    GF_CUDA_TRY(cudaFuncSetAttribute(detail::tile_product_kernel<P, T, true>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(P::smem_bytes)));
+    GF_CUDA_TRY(cudaFuncSetAttribute(detail::tile_product_kernel<P, T, false>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(P::smem_bytes)));
+    return true;
+  }();
+  (void)once;
+}
+
+/// One pivot block K: phase 1 (diagonal tile), phase 2 (pivot row), phase 3 (the rest).
+template <class T, int TB>
+void launch_pivot_block(T* lower, T* upper, int n, int K, cudaStream_t s) {
+  using P = detail::ProductPolicy<T, TB>;
+  constexpr int TD = TB / 4;
+  const int tiles = (n + TB - 1) / TB;
+  const idx_t diag = static_cast<idx_t>(K) * TB * (static_cast<idx_t>(n) + 1);
+  const int m = std::min(TB, n - K * TB);
+  detail::reg_closure_kernel<T, TD><<<1, TD * TD, 0, s>>>(lower + diag, upper + diag, n, m, 0);
+  GF_CUDA_CHECK_LAUNCH("reg_closure_kernel (phase 1)");
+  if (tiles == 1) return;
+  detail::tile_product_kernel<P, T, true><<<tiles, P::kThreads, P::smem_bytes, s>>>(
+      lower, upper, n, K);
+  GF_CUDA_CHECK_LAUNCH("tile_product_kernel (phase 2)");
+  const unsigned upper_tiles = static_cast<unsigned>(tiles) * (tiles + 1) / 2;
+  detail::tile_product_kernel<P, T, false><<<upper_tiles, P::kThreads, P::smem_bytes, s>>>(
+      lower, upper, n, K);
+  GF_CUDA_CHECK_LAUNCH("tile_product_kernel (phase 3)");
+}
+
+template <class T, int TB>
+bool blocked_closure(T* lower, T* upper, int n, cudaStream_t s, const Control& control) {
+  using P = detail::ProductPolicy<T, TB>;
+  configure_product_kernels<P, T>();
+  const int tiles = (n + TB - 1) / TB;
+  // Chunk: ~chunk_ms of work at a conservative rate (pairs = 1.5·n²·TB per pivot block).
+  const double rate = std::is_same_v<T, float> ? 6e12 : 3e12;  // add+min pairs per second
+  const double block_ms = 1.5 * double(n) * double(n) * TB / rate * 1e3;
+  const double chunk_blocks = std::max(control.chunk_ms, 0.0) / std::max(block_ms, 1e-9);
+  const int chunk = static_cast<int>(std::clamp(chunk_blocks, 1.0, double(tiles)));
+  Event done[2];
+  int issued = 0, previous_end = 0;
+  for (int K = 0; K < tiles;) {
+    const int end = std::min(tiles, K + chunk);
+    for (; K < end; ++K) launch_pivot_block<T, TB>(lower, upper, n, K, s);
+    GF_CUDA_TRY(cudaEventRecord(done[issued & 1].get(), s));
+    if (issued > 0) {  // keep one chunk queued while the host polls
+      GF_CUDA_TRY(cudaEventSynchronize(done[(issued - 1) & 1].get()));
+      if (control.progress) control.progress(static_cast<double>(previous_end) / tiles);
+      if (control.cancelled && control.cancelled()) {
+        GF_CUDA_TRY(cudaEventSynchronize(done[issued & 1].get()));
+        return false;
+      }
+    }
+    ++issued;
+    previous_end = end;
+  }
+  const dim3 mg((n + 31) / 32, (n + 31) / 32);
+  detail::mirror_upper_kernel<T><<<mg, dim3(32, 8), 0, s>>>(lower, upper, n);
+  GF_CUDA_CHECK_LAUNCH("mirror_upper_kernel");
+  if (control.progress) control.progress(1.0);
+  return true;
+}
+
+template <class T>
+bool smooth_impl(T* lower, T* upper, std::size_t n, Stream stream, const Control& control) {
+  if (n == 0) return true;
+  GF_EXPECTS(n <= INT_MAX / 2, "smooth_bounds_device: n too large");
+  int block = control.block;
+  if (block == 0) block = (std::is_same_v<T, float> && n >= 3072) ? 128 : 64;
+  GF_EXPECTS(block == 64 || (block == 128 && std::is_same_v<T, float>),
+             "smooth_bounds_device: Control::block must be 0, 64 or (fp32) 128");
+  if (control.cancelled && control.cancelled()) return false;
+  const int ni = static_cast<int>(n);
+  if constexpr (std::is_same_v<T, float>) {
+    if (block == 128) return blocked_closure<float, 128>(lower, upper, ni, stream, control);
+    return blocked_closure<float, 64>(lower, upper, ni, stream, control);
+  } else {
+    return blocked_closure<double, 64>(lower, upper, ni, stream, control);
+  }
+}
+
+// ---- consistency check ----------------------------------------------------------------------
+
+template <class T>
+std::vector<ConsistencyReport> consistency_impl(const T* lower, const T* upper, std::size_t n,
+                                                std::size_t batch, double tol, Stream stream) {
+  std::vector<ConsistencyReport> out(batch);
+  if (n == 0 || batch == 0) return out;
+  DeviceArray<unsigned long long> first(batch), count(batch);
+  DeviceArray<double> values(2 * batch);
+  GF_CUDA_TRY(cudaMemsetAsync(first.get(), 0xff, batch * sizeof(unsigned long long), stream));
+  GF_CUDA_TRY(cudaMemsetAsync(count.get(), 0, batch * sizeof(unsigned long long), stream));
+  const idx_t total = static_cast<idx_t>(n) * n * batch;
+  detail::consistency_kernel<T><<<grid_for(total, 256), 256, 0, stream>>>(
+      lower, upper, static_cast<idx_t>(n), total, tol, first.get(), count.get());
+  GF_CUDA_CHECK_LAUNCH("consistency_kernel");
+  detail::gather_first_kernel<T><<<grid_for(static_cast<idx_t>(batch), 256), 256, 0, stream>>>(
+      lower, upper, static_cast<idx_t>(n), static_cast<idx_t>(batch), first.get(), count.get(),
+      values.get());
+  GF_CUDA_CHECK_LAUNCH("gather_first_kernel");
+  std::vector<unsigned long long> f(batch), c(batch);
+  std::vector<double> v(2 * batch);
+  GF_CUDA_TRY(cudaMemcpyAsync(f.data(), first.get(), batch * sizeof(unsigned long long),
+                              cudaMemcpyDeviceToHost, stream));
+  GF_CUDA_TRY(cudaMemcpyAsync(c.data(), count.get(), batch * sizeof(unsigned long long),
+                              cudaMemcpyDeviceToHost, stream));
+  GF_CUDA_TRY(cudaMemcpyAsync(v.data(), values.get(), 2 * batch * sizeof(double),
+                              cudaMemcpyDeviceToHost, stream));
+  GF_CUDA_TRY(cudaStreamSynchronize(stream));
+  for (std::size_t b = 0; b < batch; ++b) {
+    if (c[b] == 0) continue;
+    auto& r = out[b];
+    r.consistent = false;
+    r.inconsistent_pairs = static_cast<std::size_t>(c[b]);
+    r.first_i = static_cast<std::size_t>(f[b] / n);
+    r.first_j = static_cast<std::size_t>(f[b] % n);
+    r.first_lower = v[2 * b];
+    r.first_upper = v[2 * b + 1];
+  }
+  return out;
+}
+
+// ---- batched closure ------------------------------------------------------------------------
+
+template <class T>
+void batched_impl(T* lower, T* upper, std::size_t n, std::size_t batch, Stream stream) {
+  GF_EXPECTS(n <= max_batched_n, "smooth_bounds_batched_device: n = " + std::to_string(n) +
+                                     " > max_batched_n = " + std::to_string(max_batched_n));
+  GF_EXPECTS(batch <= 0x7fffffffu, "smooth_bounds_batched_device: batch too large");
+  if (n == 0 || batch == 0) return;
+  const int ni = static_cast<int>(n);
+  const idx_t stride = static_cast<idx_t>(n) * n;
+  const unsigned grid = static_cast<unsigned>(batch);
+  if (n <= 32) {
+    detail::reg_closure_kernel<T, 8><<<grid, 64, 0, stream>>>(lower, upper, ni, ni, stride);
+    GF_CUDA_CHECK_LAUNCH("reg_closure_kernel<8> (batched)");
+    return;
+  }
+  if (n <= 64) {
+    detail::reg_closure_kernel<T, 16><<<grid, 256, 0, stream>>>(lower, upper, ni, ni, stride);
+    GF_CUDA_CHECK_LAUNCH("reg_closure_kernel<16> (batched)");
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (n <= 128) {
+      detail::reg_closure_kernel<T, 32><<<grid, 1024, 0, stream>>>(lower, upper, ni, ni,
+                                                                    stride);
+      GF_CUDA_CHECK_LAUNCH("reg_closure_kernel<32> (batched)");
+      return;
+    }
+  }
+  int device = 0, optin = 0;
+  GF_CUDA_TRY(cudaGetDevice(&device));
+  GF_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const std::size_t row_bytes = 2 * n * sizeof(T);
+  const std::size_t all_bytes = row_bytes + 2 * n * n * sizeof(T);
+  if (all_bytes <= static_cast<std::size_t>(optin)) {
+    GF_CUDA_TRY(cudaFuncSetAttribute(detail::stream_closure_kernel<T, true>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(all_bytes)));
+    detail::stream_closure_kernel<T, true><<<grid, 512, all_bytes, stream>>>(lower, upper, ni);
+    GF_CUDA_CHECK_LAUNCH("stream_closure_kernel<shared> (batched)");
+  } else {
+    detail::stream_closure_kernel<T, false><<<grid, 512, row_bytes, stream>>>(lower, upper, ni);
+    GF_CUDA_CHECK_LAUNCH("stream_closure_kernel<global> (batched)");
+  }
+}
+
+// ---- host-memory entry points ---------------------------------------------------------------
+
+/// Host doubles → device T (fp32 converts on the device through a staging buffer).
+template <class T>
+void upload(T* dst, const double* src, std::size_t count, double* staging,
+            std::size_t staging_count, cudaStream_t s) {
+  if constexpr (std::is_same_v<T, double>) {
+    GF_CUDA_TRY(cudaMemcpyAsync(dst, src, count * sizeof(double), cudaMemcpyHostToDevice, s));
+  } else {
+    for (std::size_t off = 0; off < count; off += staging_count) {
+      const std::size_t c = std::min(staging_count, count - off);
+      GF_CUDA_TRY(cudaMemcpyAsync(staging, src + off, c * sizeof(double),
+                                  cudaMemcpyHostToDevice, s));
+      detail::convert_kernel<T, double><<<grid_for(static_cast<idx_t>(c), 256), 256, 0, s>>>(
+          dst + off, staging, static_cast<idx_t>(c));
+      GF_CUDA_CHECK_LAUNCH("convert_kernel (upload)");
+    }
+  }
+}
+
+template <class T>
+void download(double* dst, const T* src, std::size_t count, double* staging,
+              std::size_t staging_count, cudaStream_t s) {
+  if constexpr (std::is_same_v<T, double>) {
+    GF_CUDA_TRY(cudaMemcpyAsync(dst, src, count * sizeof(double), cudaMemcpyDeviceToHost, s));
+  } else {
+    for (std::size_t off = 0; off < count; off += staging_count) {
+      const std::size_t c = std::min(staging_count, count - off);
+      detail::convert_kernel<double, T><<<grid_for(static_cast<idx_t>(c), 256), 256, 0, s>>>(
+          staging, src + off, static_cast<idx_t>(c));
+      GF_CUDA_CHECK_LAUNCH("convert_kernel (download)");
+      GF_CUDA_TRY(cudaMemcpyAsync(dst + off, staging, c * sizeof(double),
+                                  cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaStreamSynchronize(s));  // staging is reused
+    }
+  }
+  GF_CUDA_TRY(cudaStreamSynchronize(s));
+}
+
+template <class T>
+struct HostBuffers {
+  HostBuffers(std::size_t n, std::size_t count, const char* what)
+      : staging_count(std::is_same_v<T, float> ? std::min(count, kStagingElems) : 0) {
+    require_memory(n, device_bytes_needed(n, count / std::max<std::size_t>(1, n * n),
+                                          std::is_same_v<T, float> ? Precision::fp32
+                                                                   : Precision::fp64),
+                   what);
+    lower = std::make_unique<DeviceArray<T>>(count);
+    upper = std::make_unique<DeviceArray<T>>(count);
+    if (staging_count) staging = std::make_unique<DeviceArray<double>>(staging_count);
+  }
+  std::size_t staging_count;
+  std::unique_ptr<DeviceArray<T>> lower, upper;
+  std::unique_ptr<DeviceArray<double>> staging;
+  double* staging_ptr() const { return staging ? staging->get() : nullptr; }
+};
+
+template <class T>
+SmoothingResult host_impl(std::span<double> lower, std::span<double> upper, std::size_t n,
+                          Stream stream, const HostOptions& o) {
+  const std::size_t count = n * n;
+  HostBuffers<T> buf(n, count, "one matrix");
+  upload<T>(buf.lower->get(), lower.data(), count, buf.staging_ptr(), buf.staging_count, stream);
+  upload<T>(buf.upper->get(), upper.data(), count, buf.staging_ptr(), buf.staging_count, stream);
+  validate_impl<T>(buf.lower->get(), buf.upper->get(), n, 1, o.tolerance, stream);
+  SmoothingResult result;
+  if (!smooth_impl<T>(buf.lower->get(), buf.upper->get(), n, stream, o.control)) {
+    result.cancelled = true;
+    return result;
+  }
+  result.consistency =
+      consistency_impl<T>(buf.lower->get(), buf.upper->get(), n, 1, o.tolerance, stream)[0];
+  download<T>(lower.data(), buf.lower->get(), count, buf.staging_ptr(), buf.staging_count,
+              stream);
+  download<T>(upper.data(), buf.upper->get(), count, buf.staging_ptr(), buf.staging_count,
+              stream);
+  return result;
+}
+
+template <class T>
+std::vector<ConsistencyReport> host_batched_impl(std::span<double> lower,
+                                                 std::span<double> upper, std::size_t n,
+                                                 std::size_t batch, Stream stream,
+                                                 const HostOptions& o, bool* cancelled) {
+  const std::size_t count = n * n * batch;
+  HostBuffers<T> buf(n, count, "batched");
+  upload<T>(buf.lower->get(), lower.data(), count, buf.staging_ptr(), buf.staging_count, stream);
+  upload<T>(buf.upper->get(), upper.data(), count, buf.staging_ptr(), buf.staging_count, stream);
+  validate_impl<T>(buf.lower->get(), buf.upper->get(), n, batch, o.tolerance, stream);
+  const double rate = std::is_same_v<T, float> ? 1e12 : 5e11;  // conservative, small matrices
+  const double per_matrix_ms = 3.0 * double(n) * n * n / rate * 1e3;
+  const std::size_t per_launch = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::min(double(batch),
+                                           std::max(o.control.chunk_ms, 0.0) / per_matrix_ms)));
+  if (cancelled) *cancelled = false;
+  for (std::size_t b = 0; b < batch; b += per_launch) {
+    const std::size_t c = std::min(per_launch, batch - b);
+    batched_impl<T>(buf.lower->get() + b * n * n, buf.upper->get() + b * n * n, n, c, stream);
+    if (b + c < batch && (o.control.cancelled || o.control.progress)) {
+      GF_CUDA_TRY(cudaStreamSynchronize(stream));
+      if (o.control.progress) o.control.progress(double(b + c) / double(batch));
+      if (o.control.cancelled && o.control.cancelled()) {
+        if (cancelled) *cancelled = true;
+        return {};
+      }
+    }
+  }
+  auto reports = consistency_impl<T>(buf.lower->get(), buf.upper->get(), n, batch, o.tolerance,
+                                     stream);
+  download<T>(lower.data(), buf.lower->get(), count, buf.staging_ptr(), buf.staging_count,
+              stream);
+  download<T>(upper.data(), buf.upper->get(), count, buf.staging_ptr(), buf.staging_count,
+              stream);
+  return reports;
+}
+
+void check_host_sizes(std::span<double> lower, std::span<double> upper, std::size_t count,
+                      const char* fn) {
+  if (lower.size() != count || upper.size() != count)
+    throw std::invalid_argument(std::string(fn) + ": lower/upper have " +
+                                std::to_string(lower.size()) + "/" +
+                                std::to_string(upper.size()) + " elements, expected " +
+                                std::to_string(count));
+}
+
+}  // namespace
+
+// ---- public API -------------------------------------------------------------------------------
+
+std::size_t device_bytes_needed(std::size_t n, std::size_t batch, Precision p) noexcept {
+  const std::size_t count = n * n * batch;
+  const std::size_t elem = p == Precision::fp32 ? sizeof(float) : sizeof(double);
+  const std::size_t staging = p == Precision::fp32 ? std::min(count, kStagingElems) : 0;
+  return 2 * count * elem + staging * sizeof(double) + (std::size_t(1) << 20);
+}
+
+void require_device_memory(std::size_t n, std::size_t bytes) {
+  require_memory(n, bytes, "requested");
+}
+
+int device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+void validate_bounds_device(const float* l, const float* u, std::size_t n, double tol,
+                            Stream s) {
+  validate_impl(l, u, n, 1, tol, s);
+}
+void validate_bounds_device(const double* l, const double* u, std::size_t n, double tol,
+                            Stream s) {
+  validate_impl(l, u, n, 1, tol, s);
+}
+bool smooth_bounds_device(float* l, float* u, std::size_t n, Stream s, const Control& c) {
+  return smooth_impl(l, u, n, s, c);
+}
+bool smooth_bounds_device(double* l, double* u, std::size_t n, Stream s, const Control& c) {
+  return smooth_impl(l, u, n, s, c);
+}
+ConsistencyReport check_consistency_device(const float* l, const float* u, std::size_t n,
+                                           double tol, Stream s) {
+  return consistency_impl(l, u, n, 1, tol, s)[0];
+}
+ConsistencyReport check_consistency_device(const double* l, const double* u, std::size_t n,
+                                           double tol, Stream s) {
+  return consistency_impl(l, u, n, 1, tol, s)[0];
+}
+void validate_bounds_batched_device(const float* l, const float* u, std::size_t n,
+                                    std::size_t batch, double tol, Stream s) {
+  validate_impl(l, u, n, batch, tol, s);
+}
+void validate_bounds_batched_device(const double* l, const double* u, std::size_t n,
+                                    std::size_t batch, double tol, Stream s) {
+  validate_impl(l, u, n, batch, tol, s);
+}
+void smooth_bounds_batched_device(float* l, float* u, std::size_t n, std::size_t batch,
+                                  Stream s) {
+  batched_impl(l, u, n, batch, s);
+}
+void smooth_bounds_batched_device(double* l, double* u, std::size_t n, std::size_t batch,
+                                  Stream s) {
+  batched_impl(l, u, n, batch, s);
+}
+std::vector<ConsistencyReport> check_consistency_batched_device(const float* l, const float* u,
+                                                                std::size_t n, std::size_t batch,
+                                                                double tol, Stream s) {
+  return consistency_impl(l, u, n, batch, tol, s);
+}
+std::vector<ConsistencyReport> check_consistency_batched_device(const double* l,
+                                                                const double* u, std::size_t n,
+                                                                std::size_t batch, double tol,
+                                                                Stream s) {
+  return consistency_impl(l, u, n, batch, tol, s);
+}
+
+SmoothingResult smooth_bounds_cuda(std::span<double> lower, std::span<double> upper,
+                                   std::size_t n, Stream stream, const HostOptions& o) {
+  check_host_sizes(lower, upper, n * n, "smooth_bounds_cuda");
+  if (n == 0) return {};
+  DeviceGuard guard(o.device);
+  return o.precision == Precision::fp32 ? host_impl<float>(lower, upper, n, stream, o)
+                                        : host_impl<double>(lower, upper, n, stream, o);
+}
+
+std::vector<ConsistencyReport> smooth_bounds_batched_cuda(std::span<double> lower,
+                                                          std::span<double> upper,
+                                                          std::size_t n, std::size_t batch,
+                                                          Stream stream, const HostOptions& o,
+                                                          bool* cancelled) {
+  check_host_sizes(lower, upper, n * n * batch, "smooth_bounds_batched_cuda");
+  GF_EXPECTS(n <= max_batched_n, "smooth_bounds_batched_cuda: n = " + std::to_string(n) +
+                                     " > max_batched_n = " + std::to_string(max_batched_n));
+  if (cancelled) *cancelled = false;
+  if (n == 0 || batch == 0) return std::vector<ConsistencyReport>(batch);
+  DeviceGuard guard(o.device);
+  return o.precision == Precision::fp32
+             ? host_batched_impl<float>(lower, upper, n, batch, stream, o, cancelled)
+             : host_batched_impl<double>(lower, upper, n, batch, stream, o, cancelled);
+}
+
+}  // namespace gemflow::distgeom::cuda
