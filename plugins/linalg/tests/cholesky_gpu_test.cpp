@@ -119,9 +119,12 @@ std::vector<double> not_spd(std::int64_t n, std::int64_t k) {
   return a;
 }
 
-/// β = ‖A − L Lᵀ‖_F / ‖A‖_F for L = lower triangle of l (ld ldl), in fp64 on the GPU.
+/// β = ‖A − L Lᵀ‖_F / ‖A‖_F for L = lower triangle of l (ld ldl), in fp64 on the GPU; A is the
+/// matrix the factorisation saw, i.e. a rounded to T.
 template <class T>
-double backward_error(const std::vector<double>& a, const std::vector<T>& l, std::int64_t n, std::int64_t ldl) {
+double backward_error(const std::vector<double>& a64, const std::vector<T>& l, std::int64_t n, std::int64_t ldl) {
+  std::vector<double> a(a64.size());
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = double(T(a64[i]));
   std::vector<double> lh(static_cast<std::size_t>(n * n), 0.0);
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = j; i < n; ++i) lh[i + j * n] = double(l[i + j * ldl]);

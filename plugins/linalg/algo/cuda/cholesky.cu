@@ -66,7 +66,9 @@ __global__ void fold_info_kernel(const T* a, std::int64_t lda, int nb, std::int6
 }
 
 /// Flags the first column < info−1 (all columns when info = 0) of the lower triangle holding a
-/// NaN/Inf, and the failing pivot itself. One warp per column.
+/// NaN/Inf. One warp per column. Run on the input (info = 0: every column) and on the factor
+/// (the completed columns); a failing pivot itself is not inspected (cuSOLVER may leave
+/// sqrt(negative) = NaN there).
 template <class T>
 __global__ void scan_nonfinite_kernel(const T* a, std::int64_t lda, std::int64_t n, DeviceStatus* st) {
   const long long info = st->info;
@@ -79,8 +81,6 @@ __global__ void scan_nonfinite_kernel(const T* a, std::int64_t lda, std::int64_t
     for (std::int64_t i = j + lane; i < n; i += 32) bad |= !isfinite(a[i + j * lda]);
     if (__any_sync(0xffffffffu, bad) && lane == 0) atomicMin(&st->nonfinite_col, static_cast<long long>(j + 1));
   }
-  if (info > 0 && warp == 0 && lane == 0 && !isfinite(a[(info - 1) + (info - 1) * lda]))
-    atomicMin(&st->nonfinite_col, info);
 }
 
 /// Splits the rows×k block a (lda) for a 3×TF32 product into dst (ld rows, 3k columns):
@@ -159,9 +159,9 @@ struct Lib<float> {
 };
 
 // Tuned defaults (docs/performance.md, "GPU Cholesky").
-constexpr std::int64_t kDefaultBase = 128;
-constexpr std::int64_t kDefaultTrsmBase = 512;
-constexpr std::int64_t kDefaultSyrkBase = 512;
+constexpr std::int64_t kDefaultBase = 512;
+constexpr std::int64_t kDefaultTrsmBase = 1024;
+constexpr std::int64_t kDefaultSyrkBase = 1024;
 constexpr std::int64_t kDefaultBlock = 256;
 constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
 
@@ -345,13 +345,16 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   f.split = reinterpret_cast<float*>(ws + lwork_bytes);
 
   ctx.reset_status();
+  const std::int64_t warps = std::min<std::int64_t>(n, 132 * 64);
+  const unsigned scan_blocks = unsigned((warps * 32 + 255) / 256);
+  scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the input
+  GF_CUDA_CHECK_LAUNCH();
   switch (opt.algo) {
     case CholeskyAlgo::recursive: f.recursive(0, n); break;
     case CholeskyAlgo::blocked: f.blocked(n); break;
     case CholeskyAlgo::cusolver: f.leaf(0, n, true); break;
   }
-  const std::int64_t warps = std::min<std::int64_t>(n, 132 * 64);
-  scan_nonfinite_kernel<T><<<unsigned((warps * 32 + 255) / 256), 256, 0, ctx.stream>>>(a, lda, n, ctx.status);
+  scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the factor
   GF_CUDA_CHECK_LAUNCH();
   const DeviceStatus st = ctx.read_status();
   CholeskyStatus out;

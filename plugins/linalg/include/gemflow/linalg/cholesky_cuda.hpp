@@ -130,8 +130,9 @@ class GpuCholesky {
   CholeskyStatus factor(float* a, std::int64_t n, std::int64_t lda, const CholeskyOptions& options = {});
 
   /// `batch` independent factorisations in one launch: matrix b at a + b·stride (column-major,
-  /// lda ≥ n, stride ≥ lda·n), 1 ≤ n ≤ 512. n ≤ 64: the whole matrix in shared memory; larger:
-  /// left-looking panels in shared memory. Returns info per matrix (LAPACK convention; a NaN
+  /// lda ≥ n, stride ≥ lda·n), 1 ≤ n ≤ 512. n ≤ 32: one row per lane in registers (4–32 lanes
+  /// per matrix, shuffles); n ≤ 64: the whole matrix in shared memory; larger: left-looking
+  /// panels in shared memory. Returns info per matrix (LAPACK convention; a NaN
   /// pivot counts as not positive). Synchronises the stream.
   std::vector<int> factor_batched(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
                                   std::int64_t batch);
@@ -166,5 +167,22 @@ class GpuCholesky {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+// ---- Utilities for tests and benchmarks ----------------------------------------------------
+
+/// Fills the lower triangle of a (n×n, lda) with a symmetric random R + shift·I: R(i, j) uniform
+/// in (−1, 1) from a hash of (seed, min(i,j), max(i,j)), so the fp32 and fp64 fills of one seed
+/// agree to rounding. R's spectrum lies in about ±1.155·√n (Wigner semicircle, variance 1/3):
+/// shift = 1.3·√n gives an SPD matrix with κ ≈ 17. Asynchronous on `stream`.
+void fill_random_symmetric(double* a, std::int64_t n, std::int64_t lda, double shift, std::uint64_t seed, Stream stream);
+void fill_random_symmetric(float* a, std::int64_t n, std::int64_t lda, double shift, std::uint64_t seed, Stream stream);
+
+/// Probe estimate of the backward error of a factor, in fp64: max over `probes` random vectors v
+/// of ‖A v − L (Lᵀ v)‖₂ / (‖A‖_F ‖v‖₂), A symmetric from the lower triangle of a, L the lower
+/// triangle of l. O(n²) per probe. Synchronises the stream.
+double probe_backward_error(const double* a, std::int64_t lda, const double* l, std::int64_t ldl, std::int64_t n,
+                            int probes, Stream stream);
+double probe_backward_error(const float* a, std::int64_t lda, const float* l, std::int64_t ldl, std::int64_t n,
+                            int probes, Stream stream);
 
 }  // namespace gemflow::linalg::cuda

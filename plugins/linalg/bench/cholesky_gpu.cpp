@@ -1,0 +1,353 @@
+// GPU Cholesky benchmark: one table per precision (TF/s with n³/3 flops, ratio vs cuSOLVER
+// potrf in the same run, probe backward error), batched (GB/s vs cusolverDn<t>potrfBatched),
+// mixed-precision solve (vs cuSOLVER fp64 potrf + potrs), and an optional tuning sweep.
+// Each timing: call + stream sync + status read, on a freshly restored input (copied from a
+// pristine buffer outside the timed region), median of the repetitions after one warm-up.
+//
+//   linalg_bench_cholesky_gpu [--max-n N] [--sweep] [--only fp64,fp32,batched,mixed]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#if GEMFLOW_LINALG_HAVE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <gemflow/linalg/cholesky_cuda.hpp>
+
+namespace gc = gemflow::linalg::cuda;
+
+namespace {
+
+void ck(cudaError_t e, const char* w) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", w, cudaGetErrorString(e));
+    std::exit(2);
+  }
+}
+void ck(cusolverStatus_t e, const char* w) {
+  if (e != CUSOLVER_STATUS_SUCCESS) {
+    std::fprintf(stderr, "%s: cusolver status %d\n", w, int(e));
+    std::exit(2);
+  }
+}
+
+template <class T>
+struct Buf {
+  T* p = nullptr;
+  explicit Buf(std::size_t n) { ck(cudaMalloc(&p, sizeof(T) * std::max<std::size_t>(n, 1)), "cudaMalloc"); }
+  ~Buf() { cudaFree(p); }
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+};
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+/// median seconds of `reps` runs of f after `prep` (untimed) each, one warm-up first.
+double time_median(int reps, const std::function<void()>& prep, const std::function<void()>& f, cudaStream_t s) {
+  std::vector<double> t;
+  for (int r = -1; r < reps; ++r) {
+    prep();
+    ck(cudaStreamSynchronize(s), "sync");
+    const double t0 = now();
+    f();
+    ck(cudaStreamSynchronize(s), "sync");
+    if (r >= 0) t.push_back(now() - t0);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+int reps_for(std::int64_t n) { return n <= 4096 ? 7 : (n <= 8192 ? 5 : 3); }
+double tflops(std::int64_t n, double sec) { return double(n) * double(n) * double(n) / 3.0 / sec / 1e12; }
+
+struct Cusolver {
+  cusolverDnHandle_t h{};
+  explicit Cusolver(cudaStream_t s) {
+    ck(cusolverDnCreate(&h), "cusolverDnCreate");
+    ck(cusolverDnSetStream(h, s), "cusolverDnSetStream");
+  }
+  ~Cusolver() { cusolverDnDestroy(h); }
+};
+
+template <class T>
+void cusolver_potrf(Cusolver& cs, T* a, std::int64_t n, Buf<T>*& work, int& lwork, int* dinfo) {
+  int lw = 0;
+  if constexpr (sizeof(T) == 8)
+    ck(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), &lw), "bufferSize");
+  else
+    ck(cusolverDnSpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), &lw), "bufferSize");
+  if (lw > lwork || !work) {
+    delete work;
+    work = new Buf<T>(std::size_t(lw));
+    lwork = lw;
+  }
+  if constexpr (sizeof(T) == 8)
+    ck(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), work->p, lwork, dinfo), "Dpotrf");
+  else
+    ck(cusolverDnSpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), work->p, lwork, dinfo), "Spotrf");
+  int info = 0;
+  ck(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost), "info");
+  if (info != 0) std::printf("  !! cuSOLVER info = %d\n", info);
+}
+
+struct Cfg {
+  std::int64_t base, trsm, syrk;
+};
+
+template <class T>
+Cfg sweep(gc::GpuCholesky& chol, cudaStream_t s, std::vector<std::int64_t> sizes, gc::Fp32Mode mode, const char* label) {
+  std::printf("\n## Tuning sweep, %s (TF/s; base / trsm_base / syrk_base)\n", label);
+  std::vector<Cfg> cfgs;
+  for (std::int64_t b : {64, 128, 256, 512})
+    for (std::int64_t t : {256, 512, 1024, 1 << 30})
+      for (std::int64_t y : {256, 512, 1024}) cfgs.push_back({b, t, y});
+  std::vector<double> score(cfgs.size(), 0.0);
+  for (std::int64_t n : sizes) {
+    Buf<T> pristine(std::size_t(n * n)), a(std::size_t(n * n));
+    gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)), 42, s);
+    std::printf("n = %lld:", (long long)n);
+    double best = 0;
+    std::size_t bi = 0;
+    for (std::size_t c = 0; c < cfgs.size(); ++c) {
+      gc::CholeskyOptions o;
+      o.fp32_mode = mode;
+      o.base = cfgs[c].base;
+      o.trsm_base = cfgs[c].trsm;
+      o.syrk_base = cfgs[c].syrk;
+      const double t = time_median(
+          3, [&] { ck(cudaMemcpyAsync(a.p, pristine.p, sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s), "copy"); },
+          [&] {
+            if (chol.factor(a.p, n, n, o).info != 0) std::printf(" !!fail");
+          },
+          s);
+      const double tf = tflops(n, t);
+      score[c] += std::log(tf);
+      if (tf > best) best = tf, bi = c;
+    }
+    std::printf(" best %.1f TF/s at %lld/%lld/%lld\n", best, (long long)cfgs[bi].base, (long long)cfgs[bi].trsm,
+                (long long)cfgs[bi].syrk);
+  }
+  std::vector<std::size_t> idx(cfgs.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](auto x, auto y) { return score[x] > score[y]; });
+  std::printf("top configs by geometric mean over n:");
+  for (std::size_t k = 0; k < 5; ++k)
+    std::printf(" %lld/%lld/%lld (%.1f)", (long long)cfgs[idx[k]].base, (long long)cfgs[idx[k]].trsm,
+                (long long)cfgs[idx[k]].syrk, std::exp(score[idx[k]] / double(sizes.size())));
+  std::printf("\n");
+  return cfgs[idx[0]];
+}
+
+template <class T>
+void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32, const Cfg* tuned) {
+  std::printf("\n## %s Cholesky, lower, column-major (TF/s = n^3/3 / time; ratio vs cuSOLVER %s)\n",
+              fp32 ? "fp32" : "fp64", fp32 ? "spotrf" : "dpotrf");
+  struct Variant {
+    std::string name;
+    gc::CholeskyOptions o;
+  };
+  std::vector<Variant> vs;
+  gc::CholeskyOptions o;
+  o.algo = gc::CholeskyAlgo::blocked;
+  vs.push_back({"blocked", o});
+  o = {};
+  vs.push_back({"recursive", o});
+  if (tuned) {
+    o.base = tuned->base, o.trsm_base = tuned->trsm, o.syrk_base = tuned->syrk;
+    vs.push_back({"recursive(sweep-best)", o});
+  }
+  if (fp32) {
+    o = {};
+    o.fp32_mode = gc::Fp32Mode::tf32x3;
+    vs.push_back({"recursive 3xTF32", o});
+    if (tuned) {
+      o.base = tuned->base, o.trsm_base = tuned->trsm, o.syrk_base = tuned->syrk;
+      vs.push_back({"3xTF32(sweep-best)", o});
+    }
+    o = {};
+    o.fp32_mode = gc::Fp32Mode::tf32;
+    vs.push_back({"recursive 1xTF32", o});
+  }
+  std::printf("%7s | %-22s | %8s | %7s | %6s | %9s | %s\n", "n", "algorithm", "time ms", "TF/s", "ratio", "beta",
+              "beta/beta_cusolver");
+  Cusolver cs(s);
+  Buf<T>* work = nullptr;
+  int lwork = 0;
+  Buf<int> dinfo(1);
+  for (std::int64_t n = 1024; n <= max_n; n *= 2) {
+    std::size_t freeb = 0, totalb = 0;
+    ck(cudaMemGetInfo(&freeb, &totalb), "meminfo");
+    if (double(sizeof(T)) * n * n * 2.6 > double(freeb)) {
+      std::printf("%7lld | skipped: %.1f GiB free\n", (long long)n, freeb / 1073741824.0);
+      break;
+    }
+    Buf<T> pristine(std::size_t(n * n)), a(std::size_t(n * n));
+    gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)), 1234 + n, s);
+    const auto restore = [&] {
+      ck(cudaMemcpyAsync(a.p, pristine.p, sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s), "copy");
+    };
+    const int reps = reps_for(n);
+    const double t0 = time_median(reps, restore, [&] { cusolver_potrf<T>(cs, a.p, n, work, lwork, dinfo.p); }, s);
+    const double b0 = gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, s);
+    std::printf("%7lld | %-22s | %8.2f | %7.2f | %6.2f | %9.2e | %.2f\n", (long long)n, "cuSOLVER potrf", t0 * 1e3,
+                tflops(n, t0), 1.0, b0, 1.0);
+    for (const auto& v : vs) {
+      gc::CholeskyStatus st;
+      const double t = time_median(reps, restore, [&] { st = chol.factor(a.p, n, n, v.o); }, s);
+      const double b = gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, s);
+      std::printf("%7lld | %-22s | %8.2f | %7.2f | %6.2f | %9.2e | %.2f%s\n", (long long)n, v.name.c_str(), t * 1e3,
+                  tflops(n, t), t0 / t, b, b / b0, st.ok() ? "" : "  !! not ok");
+    }
+    std::fflush(stdout);
+  }
+  delete work;
+}
+
+template <class T>
+void batched(gc::GpuCholesky& chol, cudaStream_t s) {
+  std::printf("\n## batched %s (GB/s = 2·n²·sizeof·batch / time, read + write; ratio vs cusolverDn%spotrfBatched)\n",
+              sizeof(T) == 8 ? "fp64" : "fp32", sizeof(T) == 8 ? "D" : "S");
+  std::printf("%5s | %8s | %12s | %9s | %12s | %9s | %6s\n", "n", "batch", "cuSOLVER ms", "GB/s", "ours ms", "GB/s",
+              "ratio");
+  Cusolver cs(s);
+  for (std::int64_t n : {4, 8, 16, 32, 33, 64, 128, 256, 512}) {
+    // ≤ 1 GiB per buffer; ≤ 131072 matrices from n = 32 on (fp32 n = 32 with 262144 matrices
+    // crashed cusolverDnSpotrfBatched with an illegal address on the H200, 2026-11-29)
+    const std::int64_t cap = n >= 32 ? 131072 : (1 << 20);
+    const std::int64_t batch = std::min<std::int64_t>(cap, (std::int64_t(1) << 30) / (sizeof(T) * n * n));
+    const std::size_t total = std::size_t(batch * n * n);
+    Buf<T> pristine(total), a(total);
+    gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)) + 1.0, 7, s);
+    // replicate matrix 0 over the batch (same data in every slot)
+    for (std::int64_t filled = 1; filled < batch; filled *= 2) {
+      const std::int64_t cnt = std::min(filled, batch - filled);
+      ck(cudaMemcpyAsync(pristine.p + filled * n * n, pristine.p, sizeof(T) * cnt * n * n, cudaMemcpyDeviceToDevice, s),
+         "rep");
+    }
+    std::vector<T*> ptrs(static_cast<std::size_t>(batch));
+    for (std::int64_t b = 0; b < batch; ++b) ptrs[b] = a.p + b * n * n;
+    Buf<T*> dptrs(ptrs.size());
+    Buf<int> dinfo(ptrs.size());
+    ck(cudaMemcpy(dptrs.p, ptrs.data(), sizeof(T*) * ptrs.size(), cudaMemcpyHostToDevice), "ptrs");
+    const auto restore = [&] { ck(cudaMemcpyAsync(a.p, pristine.p, sizeof(T) * total, cudaMemcpyDeviceToDevice, s), "copy"); };
+    std::vector<int> hinfo(ptrs.size());
+    const double t0 = time_median(5, restore, [&] {
+      if constexpr (sizeof(T) == 8)
+        ck(cusolverDnDpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.p, int(n), dinfo.p, int(batch)), "batched");
+      else
+        ck(cusolverDnSpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.p, int(n), dinfo.p, int(batch)), "batched");
+      ck(cudaMemcpyAsync(hinfo.data(), dinfo.p, sizeof(int) * hinfo.size(), cudaMemcpyDeviceToHost, s), "info");
+    }, s);
+    int bad = 0;
+    const double t1 = time_median(5, restore, [&] {
+      const auto info = chol.factor_batched(a.p, n, n, n * n, batch);
+      bad = int(std::count_if(info.begin(), info.end(), [](int v) { return v != 0; }));
+    }, s);
+    const double bytes = 2.0 * double(sizeof(T)) * double(total);
+    std::printf("%5lld | %8lld | %12.3f | %9.1f | %12.3f | %9.1f | %6.2f%s\n", (long long)n, (long long)batch, t0 * 1e3,
+                bytes / t0 / 1e9, t1 * 1e3, bytes / t1 / 1e9, t0 / t1, bad ? "  !! info != 0" : "");
+    std::fflush(stdout);
+  }
+}
+
+void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n) {
+  std::printf("\n## mixed-precision SPD solve, 1 rhs, kappa ~ 17 (vs cuSOLVER fp64 Dpotrf + Dpotrs on a copy)\n");
+  std::printf("%7s | %10s | %-8s | %10s | %6s | %5s | %9s | %s\n", "n", "fp64 ms", "factor", "mixed ms", "ratio", "iters",
+              "eta", "fallback");
+  Cusolver cs(s);
+  for (std::int64_t n = 2048; n <= max_n; n *= 2) {
+    std::size_t freeb = 0, totalb = 0;
+    ck(cudaMemGetInfo(&freeb, &totalb), "meminfo");
+    if (8.0 * n * n * 3.2 > double(freeb)) break;
+    Buf<double> a(std::size_t(n * n)), af(std::size_t(n * n)), b(static_cast<std::size_t>(n)), x(static_cast<std::size_t>(n));
+    gc::fill_random_symmetric(a.p, n, n, 1.3 * std::sqrt(double(n)), 99 + n, s);
+    ck(cudaMemcpyAsync(b.p, a.p, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "b");  // b = column 0 of A
+    Buf<int> dinfo(1);
+    int lw = 0;
+    ck(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af.p, int(n), &lw), "bs");
+    Buf<double> work(static_cast<std::size_t>(lw));
+    const int reps = reps_for(n);
+    const double t0 = time_median(reps, [&] {
+      ck(cudaMemcpyAsync(x.p, b.p, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "copy");
+    }, [&] {
+      ck(cudaMemcpyAsync(af.p, a.p, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, s), "copy");
+      ck(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af.p, int(n), work.p, lw, dinfo.p), "potrf");
+      ck(cusolverDnDpotrs(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), 1, af.p, int(n), x.p, int(n), dinfo.p), "potrs");
+      int info = 0;
+      ck(cudaMemcpyAsync(&info, dinfo.p, sizeof(int), cudaMemcpyDeviceToHost, s), "info");
+    }, s);
+    for (auto mode : {gc::Fp32Mode::tf32x3, gc::Fp32Mode::tf32}) {
+      gc::MixedSolveOptions o;
+      o.factor_mode = mode;
+      gc::MixedSolveResult r;
+      const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.p, n, n, b.p, n, 1, x.p, n, o); }, s);
+      std::printf("%7lld | %10.2f | %-8s | %10.2f | %6.2f | %5d | %9.2e | %s\n", (long long)n, t0 * 1e3,
+                  mode == gc::Fp32Mode::tf32 ? "1xTF32" : "3xTF32", t1 * 1e3, t0 / t1, r.iterations,
+                  r.backward_error.empty() ? -1.0 : r.backward_error.back(), r.used_fp64_fallback ? "YES" : "no");
+    }
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t max_n = 32768;
+  bool do_sweep = false;
+  std::string only = "fp64,fp32,batched,mixed";
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--max-n") && i + 1 < argc) max_n = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--sweep")) do_sweep = true;
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--max-n N] [--sweep] [--only fp64,fp32,batched,mixed]\n", argv[0]);
+      return 1;
+    }
+  }
+  if (gc::device_count() == 0) {
+    std::printf("no CUDA device: nothing to measure\n");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  ck(cudaGetDeviceProperties(&prop, 0), "props");
+  std::printf("# GPU Cholesky benchmark on %s (%d SMs, %.0f GiB)\n", prop.name, prop.multiProcessorCount,
+              prop.totalGlobalMem / 1073741824.0);
+  cudaStream_t s;
+  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  try {
+    gc::GpuCholesky chol(s);
+    Cfg t64{0, 0, 0}, t32{0, 0, 0};
+    if (do_sweep) {
+      t64 = sweep<double>(chol, s, {4096, 8192, 16384}, gc::Fp32Mode::exact, "fp64");
+      t32 = sweep<float>(chol, s, {8192, 16384}, gc::Fp32Mode::tf32x3, "fp32 3xTF32");
+    }
+    if (only.find("fp64") != std::string::npos) table<double>(chol, s, max_n, false, do_sweep ? &t64 : nullptr);
+    if (only.find("fp32") != std::string::npos) table<float>(chol, s, max_n, true, do_sweep ? &t32 : nullptr);
+    if (only.find("batched") != std::string::npos) {
+      batched<double>(chol, s);
+      batched<float>(chol, s);
+    }
+    if (only.find("mixed") != std::string::npos) mixed(chol, s, max_n);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  cudaStreamDestroy(s);
+  return 0;
+}
+
+#else
+#include <cstdio>
+int main() {
+  std::printf("built without CUDA: nothing to measure\n");
+  return 0;
+}
+#endif
