@@ -599,4 +599,18 @@ TEST_F(Cli, PluginsDoctor) {
   EXPECT_CONTAINS(r.out, "does not exist");
 }
 
+// Every shipped workflow validates with the in-tree plugins (the install's plugin folder).
+TEST(ShippedWorkflows, Validate) {
+  const fs::path dir = fs::path(GEMFLOW_SOURCE_DIR) / "workflows";
+  std::vector<fs::path> files;
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".yaml") files.push_back(e.path());
+  if (files.empty()) GTEST_SKIP() << "no workflows/*.yaml yet";
+  for (const auto& f : files) {
+    auto r = run_gemflow({"validate", f.string()});
+    EXPECT_EQ(r.code, 0) << f << "\n" << r.err;
+  }
+}
+
 }  // namespace
