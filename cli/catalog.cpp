@@ -287,6 +287,11 @@ int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console&) {
                                       "rebuild it against this Gemflow", file, r.fingerprint.empty() ? "unreadable" : r.fingerprint));
         else if (lower.find("api") != std::string::npos)
           hints.push_back(fmt::format("{} was built for another plugin API: rebuild it against this Gemflow", file));
+        else if (lower.find("undefined symbol") != std::string::npos)
+          hints.push_back(fmt::format("{} refers to code that is not there (undefined symbol): it is out of date or "
+                                      "half-built; rebuild it (make)", file));
+        else if (lower.find("cannot open shared object") != std::string::npos)
+          hints.push_back(fmt::format("{} needs a library that is not installed: `ldd {}` names it", file, r.file.string()));
         else if (lower.find("duplicate") != std::string::npos || lower.find("already") != std::string::npos)
           hints.push_back(fmt::format("{} registers a node id that another plugin owns: remove one of the two files", file));
         else

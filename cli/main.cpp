@@ -68,9 +68,11 @@ int main(int argc, char** argv) {
           [](const std::string& s) -> std::string {
             return gemflow::DeviceRequest::parse(s) ? "" : "expected cpu, auto, cuda or cuda:N, got '" + s + "'";
           },
-          "DEVICE");
+          "");
   run_cmd->add_option("-j,--jobs", run.jobs, "Nodes run in parallel (0: one per hardware thread)")
-      ->check(CLI::NonNegativeNumber)
+      ->check([](const std::string& s) -> std::string {
+        return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos ? "" : "expected a count >= 0, got '" + s + "'";
+      }, "")
       ->type_name("N");
   run_cmd->add_flag("--json", run.json, "One JSON object per event on stdout, then a summary object");
   run_cmd->add_option("--until", run.until, "Run only NODE and what it depends on")->type_name("NODE");
