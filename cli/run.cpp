@@ -152,6 +152,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
     return code;
   };
 
+  install_cancel_handlers();  // a Ctrl-C while plugins load cancels the run before it starts
   Registry registry;
   PluginHost host(registry);
   load_plugins(host, g, true);
@@ -198,7 +199,6 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   Reporter reporter(mode, console, wf);
   opt.on_event = [&reporter](const RunEvent& e) { reporter.on_event(e); };
 
-  install_cancel_handlers();
   console.start_clock();
   if (args.json)
     reporter.emit_json({{"event", "start"}, {"workflow", wf.name}, {"workflow_file", args.workflow.string()},
