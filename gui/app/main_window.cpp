@@ -138,6 +138,9 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
 MainWindow::~MainWindow() {
   runs_->cancel();
   runs_->wait();
+  // Clearing the scene changes the selection: nobody may listen while the docks go away.
+  scene_->disconnect();
+  delete scene_;
 }
 
 // ---- layout -------------------------------------------------------------------------------

@@ -267,6 +267,8 @@ void GraphScene::mouseMoveEvent(QGraphicsSceneMouseEvent* e) {
 
 void GraphScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* e) {
   if (drag_from_) {
+    // The port that started the drag grabbed the mouse; this release never reaches it.
+    if (QGraphicsItem* g = mouseGrabberItem()) g->ungrabMouse();
     end_link_drag(e->scenePos(), e->screenPos());
     e->accept();
     return;

@@ -11,6 +11,7 @@
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
@@ -60,6 +61,22 @@ class NumberSpin : public QDoubleSpinBox {
     return why.empty() ? QValidator::Acceptable : QValidator::Intermediate;
   }
   void fixup(QString&) const override {}
+  /// Return/Enter or leaving the box with invalid text: keep the text, red, with the reason;
+  /// nothing is committed (QAbstractSpinBox would silently revert it).
+  void keyPressEvent(QKeyEvent* e) override {
+    if ((e->key() == Qt::Key_Return || e->key() == Qt::Key_Enter) && !error_.isEmpty()) {
+      e->accept();
+      return;
+    }
+    QDoubleSpinBox::keyPressEvent(e);
+  }
+  void focusOutEvent(QFocusEvent* e) override {
+    if (!error_.isEmpty()) {
+      QWidget::focusOutEvent(e);  // skip the spin box's revert
+      return;
+    }
+    QDoubleSpinBox::focusOutEvent(e);
+  }
   [[nodiscard]] ParamValue param_value() const {
     if (spec_.kind == ParamKind::Int) return static_cast<std::int64_t>(std::llround(value()));
     return value();
@@ -68,10 +85,12 @@ class NumberSpin : public QDoubleSpinBox {
 
  private:
   void show_error(const std::string& why) {
+    error_ = q(why);
     setStyleSheet(why.empty() ? QString() : QStringLiteral("QDoubleSpinBox { color: #ff5050; }"));
     setToolTip(why.empty() ? base_tooltip : QStringLiteral("<b>%1</b><br>%2").arg(q(why).toHtmlEscaped(), base_tooltip));
   }
   ParamSpec spec_;
+  QString error_;
 };
 
 QString spec_tooltip(const ParamSpec& p) {
