@@ -22,8 +22,13 @@ demo: build
 test: build
 	ctest --preset $(PRESET) -j $(JOBS)
 
+# Studio needs a display; it opens the NMR example (or its Welcome page when the file is absent).
 studio: build
-	$(BUILD)/bin/gemflow-studio workflows/nmr_structure.yaml
+	@if [ -z "$$DISPLAY" ] && [ -z "$$WAYLAND_DISPLAY" ]; then \
+	  echo "make studio: no display (DISPLAY is unset). Run it on a desktop, or: xvfb-run -a $(BUILD)/bin/gemflow-studio"; \
+	  exit 1; fi
+	@test -x $(BUILD)/bin/gemflow-studio || { echo "make studio: gemflow-studio was not built (Qt 6 or VTK missing? see the cmake output)"; exit 1; }
+	$(BUILD)/bin/gemflow-studio $(wildcard workflows/nmr_structure.yaml)
 
 clean:
 	rm -rf build out

@@ -163,6 +163,10 @@ void InspectorWidget::show_node(const std::string& id) {
   tooltips_.clear();
   status_ = nullptr;
   if (body_) {
+    // Hidden and detached now; deleted later because a signal of one of its editors may be
+    // what brought us here.
+    outer_->removeWidget(body_);
+    body_->hide();
     body_->deleteLater();
     body_ = nullptr;
   }

@@ -200,6 +200,10 @@ TEST_F(StudioGui, EditRunAndCache) {
   EXPECT_EQ(st["slow"], NodeState::Done);
   EXPECT_DOUBLE_EQ(w->runs().outputs("sum")["sum"].as<gemflow::MatrixF64>()->data()[0], 5.5);
 
+  w->scene().select_nodes({"sum"});
+  QCoreApplication::processEvents();
+  w->grab().save(QString::fromStdString((kOut / "editor_window.png").string()));
+
   // Run up to a selected node: only it and what it needs.
   ASSERT_TRUE(w->model().set_param("a", "value", -1.0).ok());
   w->scene().select_nodes({"sum"});
