@@ -1,6 +1,466 @@
-// Scaffold: nodes are added here as they land.
+// Distance-geometry nodes from bounds to a refined structure: distgeom.bounds,
+// bounds_from_structure, metrize, metric_matrix, embed, refine. Thin adapters over algo/.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gemflow/distgeom/bounds.hpp>
+#include <gemflow/distgeom/embedding.hpp>
+#include <gemflow/distgeom/geometry.hpp>
+#include <gemflow/distgeom/metrize.hpp>
+#include <gemflow/distgeom/refine.hpp>
+#include <gemflow/distgeom/smoothing.hpp>
+#include <gemflow/node.hpp>
+#include <gemflow/types.hpp>
+
+#include "dg_convert.hpp"
 #include "register.hpp"
 
 namespace gemflow::distgeom {
-void register_embedding_nodes(PluginRegistrar& /*r*/) {}
+namespace {
+using namespace nodes;
+
+DistanceBounds to_bounds(const BoundsResult& b, const Structure& s) {
+  DistanceBounds d;
+  const std::size_t n = b.n;
+  d.lower = Matrix<double>(n, n, b.lower);
+  d.upper = Matrix<double>(n, n, b.upper);
+  d.restraint = Matrix<int>(n, n, b.restraint);
+  d.atom_index = b.atoms;
+  for (auto i : b.atoms) d.labels.push_back(atom_label(s.atoms[i]));
+  return d;
+}
+
+const char* reason_text(SkipReason r) {
+  switch (r) {
+    case SkipReason::Unresolved: return "atoms not found in the structure";
+    case SkipReason::Hydrogen: return "involves a hydrogen dropped by 'hydrogens'";
+    case SkipReason::Ambiguous: return "ambiguous";
+    case SkipReason::SameAtom: return "both sides are the same atom";
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------------
+class BoundsNode final : public Node {
+ public:
+  enum class Hydrogens { All, Restrained, None };
+  static NodeInfo info() {
+    return {.id = "distgeom.bounds", .version = 1, .title = "Distance bounds from restraints",
+            .category = "Distance geometry",
+            .doc = "Distance bounds (Å) for distance geometry from a reference model's covalent geometry and NMR "
+                   "distance restraints.\n"
+                   "Inputs: structure (the model `model` supplies covalent geometry only); restraints (atoms "
+                   "resolved against that structure).\n"
+                   "Output: bounds, n×n lower/upper with labels \"A:12:ALA:CA\", atom_index into the structure "
+                   "and the restraint id per pair.\n"
+                   "Rules: bonds perceived by distance (covalent radii, Cordero 2008); 1-2 and 1-3 pairs = model "
+                   "distance ± tolerance_12/13; all pairs inside a peptide plane (C, N and their bonded atoms: "
+                   "CA(i), O(i), CA(i+1), H(i+1)/CD(i+1)) = model ± tolerance_plane. No other distance is taken "
+                   "from the model. A restraint with one atom pair: upper = restraint upper + pseudo correction, "
+                   "lower = max(restraint lower, vdW floor). A restraint expanding to N > 1 pairs (pseudo-atoms, "
+                   "wildcards) bounds the r^-6 sum: each pair gets the valid bound (upper + correction)·N^(1/6) + "
+                   "group spreads, and distgeom.refine applies the exact sum. Ambiguous restraints (several "
+                   "alternatives) bound no single pair: they are left out of the bounds and applied by "
+                   "distgeom.refine (counted in the log and provenance). Other pairs: lower = vdW floor "
+                   "(Bondi 1964 radii sum × vdw_scale; × vdw_scale_14 three bonds apart; polar H to N/O: "
+                   "hbond_floor), upper = diameter.\n"
+                   "Skipped restraints (atoms not found, hydrogens dropped) are listed in a warning.\n"
+                   "Device memory: none (CPU, O(n²) memory). Determinism: deterministic."};
+  }
+  Input<Structure> structure{this, "structure", "Reference structure: covalent geometry of model `model`"};
+  Input<RestraintSet> restraints{this, "restraints", "Distance restraints resolved against `structure`"};
+  Output<DistanceBounds> bounds{this, "bounds", "Lower/upper bounds (Å), not yet triangle-smoothed"};
+  Param<std::int64_t> model{this, "model", 1, {.min = 1, .doc = "Model (1-based) used for covalent geometry"}};
+  Choice<Hydrogens> hydrogens{this, "hydrogens", Hydrogens::All,
+                              {{Hydrogens::All, "all"}, {Hydrogens::Restrained, "restrained"}, {Hydrogens::None, "none"}},
+                              {.doc = "Hydrogens kept: all; restrained (only H named by a restraint, plus amide H); "
+                                      "none (restraints on H are then skipped)"}};
+  Param<double> vdw_scale{this, "vdw_scale", 0.8, {.min = 0, .max = 1.5, .doc = "Lower bound = scale × vdW radii sum"}};
+  Param<double> vdw_scale_14{this, "vdw_scale_14", 0.7, {.min = 0, .max = 1.5, .doc = "Scale for pairs three bonds apart"}};
+  Param<double> hbond_floor{this, "hbond_floor", 1.5, {.min = 0, .unit = "Å", .doc = "Floor between polar H and N/O"}};
+  Param<double> tolerance_12{this, "tolerance_12", 0.01, {.min = 0, .unit = "Å", .doc = "± on bonded distances"}};
+  Param<double> tolerance_13{this, "tolerance_13", 0.02, {.min = 0, .unit = "Å", .doc = "± on 1-3 distances"}};
+  Param<double> tolerance_plane{this, "tolerance_plane", 0.05, {.min = 0, .unit = "Å", .doc = "± on peptide-plane distances"}};
+  Param<double> bond_tolerance{this, "bond_tolerance", 0.45, {.min = 0, .unit = "Å", .doc = "Bond if d < r_cov sum + this"}};
+  Param<double> diameter{this, "diameter", 0.0, {.min = 0, .unit = "Å",
+                                                 .doc = "Upper bound of unrestrained pairs; 0 = extended chain length "
+                                                        "(3.8 Å per residue + 10 Å)"}};
+
+  void execute(NodeContext& ctx) override {
+    const auto& s = *structure;
+    const auto xyz = model_xyz(s, model.value(), "distgeom.bounds");
+    BoundsOptions o;
+    o.hydrogens = hydrogens.value() == Hydrogens::All ? HydrogenPolicy::All
+                  : hydrogens.value() == Hydrogens::None ? HydrogenPolicy::None : HydrogenPolicy::Restrained;
+    o.vdw_scale = vdw_scale.value();
+    o.vdw_scale_14 = vdw_scale_14.value();
+    o.hbond_floor = hbond_floor.value();
+    o.tolerance_12 = tolerance_12.value();
+    o.tolerance_13 = tolerance_13.value();
+    o.tolerance_plane = tolerance_plane.value();
+    o.bond_tolerance = bond_tolerance.value();
+    o.diameter = diameter.value();
+    const auto infos = atom_infos(s);
+    const auto rs = pair_restraints(*restraints);
+    BoundsResult b;
+    try {
+      b = restraint_bounds(infos, xyz, rs, o);
+    } catch (const std::runtime_error& e) {
+      throw InputError(std::string("distgeom.bounds: ") + e.what());
+    }
+    ctx.info("bounds: " + std::to_string(b.n) + " atoms, " + std::to_string(b.covalent_pairs) + " covalent pairs, " +
+             std::to_string(b.restraints_used) + " restraints used (" + std::to_string(b.grouped.size()) +
+             " pseudo-atom/wildcard, " + std::to_string(b.ambiguous.size()) + " ambiguous → refine), " +
+             std::to_string(b.skipped.size()) + " skipped, diameter " + std::to_string(b.diameter) + " Å");
+    if (!b.skipped.empty()) {
+      std::ostringstream m;
+      m << b.skipped.size() << " restraint(s) skipped:";
+      for (std::size_t k = 0; k < b.skipped.size() && k < 20; ++k)
+        m << " " << b.skipped[k].first << " (" << reason_text(b.skipped[k].second) << ")";
+      if (b.skipped.size() > 20) m << " ...";
+      ctx.warn(m.str());
+    }
+    if (!b.covalent_conflicts.empty())
+      ctx.warn(std::to_string(b.covalent_conflicts.size()) +
+               " restraint(s) name covalently fixed pairs; the covalent distance was kept");
+    ctx.record("atoms", static_cast<std::int64_t>(b.n));
+    ctx.record("restraints_used", static_cast<std::int64_t>(b.restraints_used));
+    ctx.record("restraints_skipped", static_cast<std::int64_t>(b.skipped.size()));
+    ctx.record("restraints_ambiguous", static_cast<std::int64_t>(b.ambiguous.size()));
+    ctx.record("restraints_grouped", static_cast<std::int64_t>(b.grouped.size()));
+    ctx.record("diameter", b.diameter);
+    bounds.set(to_bounds(b, s));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class BoundsFromStructureNode final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "distgeom.bounds_from_structure", .version = 1, .title = "Distance bounds from a structure",
+            .category = "Distance geometry",
+            .doc = "Bounds from the distances of one model, for reconstruction tests: every pair nearer than "
+                   "`cutoff` gets [d − tolerance, d + tolerance]; every other pair the vdW floor (Bondi radii × "
+                   "vdw_scale, at most the cutoff) and the diameter.\n"
+                   "Input: structure. Output: bounds (labels, atom_index).\n"
+                   "Device memory: none. Determinism: deterministic."};
+  }
+  Input<Structure> structure{this, "structure", "Structure whose model supplies the distances"};
+  Output<DistanceBounds> bounds{this, "bounds", "Lower/upper bounds (Å)"};
+  Param<std::int64_t> model{this, "model", 1, {.min = 1, .doc = "Model (1-based)"}};
+  Param<double> cutoff{this, "cutoff", 5.0, {.min = 0, .unit = "Å", .doc = "Pairs nearer than this are known"}};
+  Param<double> tolerance{this, "tolerance", 0.05, {.min = 0, .unit = "Å", .doc = "± around known distances"}};
+  Param<bool> hydrogens{this, "hydrogens", false, {.doc = "Keep hydrogens (false: heavy atoms only)"}};
+  Param<double> vdw_scale{this, "vdw_scale", 0.8, {.min = 0, .max = 1.5, .doc = "Floor = scale × vdW radii sum"}};
+  Param<double> diameter{this, "diameter", 0.0, {.min = 0, .unit = "Å", .doc = "0 = extended chain length"}};
+
+  void execute(NodeContext& ctx) override {
+    const auto& s = *structure;
+    const auto xyz = model_xyz(s, model.value(), "distgeom.bounds_from_structure");
+    StructureBoundsOptions o;
+    o.cutoff = cutoff.value();
+    o.tolerance = tolerance.value();
+    o.hydrogens = hydrogens.value();
+    o.vdw_scale = vdw_scale.value();
+    o.diameter = diameter.value();
+    const auto b = structure_bounds(atom_infos(s), xyz, o);
+    ctx.info(std::to_string(b.n) + " atoms, " + std::to_string(b.covalent_pairs) + " pairs under " +
+             std::to_string(o.cutoff) + " Å");
+    ctx.record("known_pairs", static_cast<std::int64_t>(b.covalent_pairs));
+    bounds.set(to_bounds(b, s));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class MetrizeNode final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "distgeom.metrize", .version = 1, .title = "Metrize (random distances)",
+            .category = "Distance geometry",
+            .doc = "Draws a distance matrix inside triangle-smoothed bounds.\n"
+                   "Input: bounds (smoothed). Output: distances, n×n Matrix<f64> (Å).\n"
+                   "Methods: none = each pair uniform in [L, U], O(n²) (milliseconds); partial = the distances of "
+                   "`atoms` random atoms are drawn one by one, each pick tightening the triangles through its "
+                   "atom, and the whole matrix is re-smoothed after each atom (triangle smoothing, O(n³) per "
+                   "atom: about 1-2 s per atom for n = 1500 on 2 CPU cores); the rest as for none. Full "
+                   "metrization (re-smoothing after every pick) would be O(n⁵) and is not offered.\n"
+                   "Source: Havel, Kuntz & Crippen 1983; Havel 1990 (partial metrization).\n"
+                   "Device memory: none (CPU). Determinism: the same seed gives the same matrix.",
+            .stochastic = true};
+  }
+  enum class Method { None, Partial };
+  Input<DistanceBounds> bounds{this, "bounds", "Triangle-smoothed bounds"};
+  Output<Matrix<double>> distances{this, "distances", "Distances (Å), n×n, symmetric"};
+  Choice<Method> method{this, "method", Method::None, {{Method::None, "none"}, {Method::Partial, "partial"}},
+                        {.doc = "none: independent uniform picks; partial: re-smooth after each of `atoms` atoms"}};
+  Param<std::int64_t> atoms{this, "atoms", 4, {.min = 0, .doc = "partial: number of atoms metrized"}};
+  Param<std::int64_t> seed{this, "seed", 1, {.min = 0, .doc = "Random seed"}};
+
+  void execute(NodeContext& ctx) override {
+    const auto& b = *bounds;
+    const std::size_t n = b.size();
+    MetrizeOptions o;
+    o.method = method.value() == Method::Partial ? MetrizeMethod::Partial : MetrizeMethod::None;
+    o.atoms = static_cast<std::size_t>(atoms.value());
+    o.seed = static_cast<std::uint64_t>(seed.value());
+    Resmoother resmooth = [&](std::span<double> lo, std::span<double> up, std::size_t m) {
+      SmoothingOptions so;
+      so.progress = [&](double) { return ctx.cancelled(); };
+      const auto rep = smooth_bounds(lo, up, m, so);
+      if (rep.cancelled) throw Cancelled();
+      if (!rep.consistent)
+        throw Error("distgeom.metrize: re-smoothing after a pick found inconsistent bounds at (" + b.labels.at(rep.i) +
+                    ", " + b.labels.at(rep.j) + ")");
+    };
+    std::vector<double> d;
+    try {
+      d = metrize(b.lower.span(), b.upper.span(), n, o, resmooth, [&](double f) {
+        ctx.progress(f);
+        return !ctx.cancelled();
+      });
+    } catch (const std::runtime_error& e) {
+      if (ctx.cancelled()) throw Cancelled();
+      throw InputError(std::string("distgeom.metrize: ") + e.what());
+    }
+    ctx.record("seed", seed.value());
+    distances.set(Matrix<double>(n, n, std::move(d)));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class MetricMatrixNode final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "distgeom.metric_matrix", .version = 1, .title = "Metric matrix", .category = "Distance geometry",
+            .doc = "Crippen–Havel metric matrix about the centroid: G_ij = (D_i0² + D_j0² − D_ij²)/2 with "
+                   "D_i0² = (1/n)Σ_j D_ij² − (1/n²)Σ_{j<k} D_jk² (Crippen & Havel 1988, ch. 6).\n"
+                   "Input: distances (n×n, Å). Output: metric (n×n, Å²); G = X Xᵀ for real centred points.\n"
+                   "Device memory: none. Determinism: deterministic."};
+  }
+  Input<Matrix<double>> distances{this, "distances", "Distance matrix (Å), n×n"};
+  Output<Matrix<double>> metric{this, "metric", "Metric matrix (Å²), n×n"};
+  void execute(NodeContext&) override {
+    const auto& d = *distances;
+    if (d.rows() != d.cols())
+      throw InputError("distgeom.metric_matrix: input 'distances' is " + std::to_string(d.rows()) + "×" +
+                       std::to_string(d.cols()) + ", not square");
+    Matrix<double> g(d.rows(), d.rows());
+    metric_matrix(d.span(), d.rows(), g.span());
+    metric.set(std::move(g));
+  }
+};
+
+// CA centres (N, C, CB around CA) of the bounds atoms with the handedness of the reference.
+std::vector<ChiralCheck> ca_centres(const DistanceBounds& b, const Structure& s, const std::vector<double>& xyz) {
+  std::map<std::tuple<std::string, int, std::string, std::string>, std::size_t> row;
+  for (std::size_t r = 0; r < b.atom_index.size(); ++r) {
+    const auto& a = s.atoms.at(b.atom_index[r]);
+    row[{a.chain, a.residue_number, a.insertion, a.name}] = r;
+  }
+  std::vector<ChiralCheck> out;
+  for (std::size_t r = 0; r < b.atom_index.size(); ++r) {
+    const auto& a = s.atoms[b.atom_index[r]];
+    if (a.name != "CA") continue;
+    auto f = [&](const char* nm) {
+      auto it = row.find({a.chain, a.residue_number, a.insertion, nm});
+      return it == row.end() ? SIZE_MAX : it->second;
+    };
+    const std::size_t n = f("N"), c = f("C"), cb = f("CB");
+    if (n == SIZE_MAX || c == SIZE_MAX || cb == SIZE_MAX) continue;
+    auto p = [&](std::size_t rr) { return &xyz[3 * b.atom_index[rr]]; };
+    const double v = chiral_volume(p(r), p(n), p(c), p(cb));
+    out.push_back({r, n, c, cb, v > 0 ? 1 : -1});
+  }
+  return out;
+}
+
+void check_bounds_structure(const DistanceBounds& b, const Structure& s, const char* who) {
+  for (auto i : b.atom_index)
+    if (i >= s.atoms.size())
+      throw InputError(std::string(who) + ": the bounds refer to atom " + std::to_string(i) +
+                       " but the structure has " + std::to_string(s.atoms.size()) + " atoms (not the same structure?)");
+}
+
+// ---------------------------------------------------------------------------------------------
+class EmbedNode final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "distgeom.embed", .version = 1, .title = "Embed (metric matrix → coordinates)",
+            .category = "Distance geometry",
+            .doc = "Coordinates X (n×dimensions) with G ≈ X Xᵀ.\n"
+                   "Inputs: metric (n×n, Å²); bounds (for atom identities); structure (optional: reference "
+                   "model whose Cα centres (N, C, CB around CA; L-amino acids) fix the handedness: when fewer "
+                   "than half of the embedded centres have the reference sign, the embedding is mirrored).\n"
+                   "Output: coordinates, Matrix<f64> n×dimensions (Å, centred).\n"
+                   "Methods: cholesky = pivoted Cholesky of G (linalg, LAPACK dpstf2 steps) to `rank` columns, "
+                   "then the best rank-`dimensions` approximation of L Lᵀ (rank = dimensions is the classical "
+                   "embedding on pivot atoms); eigen = the top eigenpairs (Spectra Lanczos).\n"
+                   "Device memory: none (CPU). Determinism: deterministic."};
+  }
+  enum class Method { Cholesky, Eigen };
+  Input<Matrix<double>> metric{this, "metric", "Metric matrix (Å²)"};
+  Input<DistanceBounds> bounds{this, "bounds", "Bounds whose atoms the rows are"};
+  Input<Structure> structure{this, "structure", "Reference for Cα handedness", PortUse::Optional};
+  Output<Matrix<double>> coordinates{this, "coordinates", "Embedded coordinates (Å), n×dimensions"};
+  Choice<Method> method{this, "method", Method::Cholesky, {{Method::Cholesky, "cholesky"}, {Method::Eigen, "eigen"}},
+                        {.doc = "Factorisation of the metric matrix"}};
+  Param<std::int64_t> dimensions{this, "dimensions", 4, {.min = 3, .max = 4,
+                                                         .doc = "3, or 4 for a 4D embedding squeezed by distgeom.refine"}};
+  Param<std::int64_t> rank{this, "rank", 0, {.min = 0, .doc = "cholesky: pivoted Cholesky columns; 0 = dimensions"}};
+  Param<std::int64_t> model{this, "model", 1, {.min = 1, .doc = "Reference model for handedness"}};
+
+  void execute(NodeContext& ctx) override {
+    const auto& g = *metric;
+    const auto& b = *bounds;
+    const std::size_t n = g.rows();
+    if (g.cols() != n || b.size() != n)
+      throw InputError("distgeom.embed: metric is " + std::to_string(g.rows()) + "×" + std::to_string(g.cols()) +
+                       " but the bounds have " + std::to_string(b.size()) + " atoms");
+    const auto dim = static_cast<std::size_t>(dimensions.value());
+    EmbedResult e;
+    try {
+      e = embed(g.span(), n, dim, method.value() == Method::Eigen ? EmbedMethod::Eigen : EmbedMethod::Cholesky,
+                static_cast<std::size_t>(rank.value()));
+    } catch (const std::runtime_error& err) {
+      throw InputError(std::string("distgeom.embed: ") + err.what());
+    }
+    std::ostringstream m;
+    m << "spectrum";
+    for (double v : e.spectrum) m << " " << v;
+    m << " (next " << e.next << ") Å²";
+    if (structure.connected()) {
+      const auto& s = *structure;
+      check_bounds_structure(b, s, "distgeom.embed");
+      const auto xyz = model_xyz(s, model.value(), "distgeom.embed");
+      const auto centres = ca_centres(b, s, xyz);
+      std::size_t ok = 0;
+      const bool flipped = fix_chirality(e.coords, dim, centres, &ok);
+      m << "; Cα handedness " << ok << "/" << centres.size() << (flipped ? " after mirroring" : "");
+      ctx.record("mirrored", flipped);
+    }
+    ctx.info(m.str());
+    coordinates.set(Matrix<double>(n, dim, std::move(e.coords)));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class RefineNode final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "distgeom.refine", .version = 1, .title = "Refine (DG error, L-BFGS)",
+            .category = "Distance geometry",
+            .doc = "Minimises the distance-geometry error (Crippen & Havel 1988; Havel 1991): "
+                   "Σ (d²/U² − 1)² over d > U, Σ (2L²/(L² + d²) − 1)² over d < L, w_chiral Σ (V − V₀)² over "
+                   "the tetrahedral and planar centres of the reference model (V₀ its volumes: covalent "
+                   "stereochemistry, incl. L-Cα), and r^-6 sums (Nilges 1993) for every restraint that expands "
+                   "to several atom pairs (pseudo-atoms, wildcards, ambiguous). L-BFGS (liblbfgs); a 4D input is "
+                   "squeezed to 3D by a rising penalty on the 4th coordinate.\n"
+                   "Inputs: coordinates (n×3 or n×4), bounds (unsmoothed: explicit pairs are those below the "
+                   "diameter), structure (reference: atom records and centres), restraints (optional).\n"
+                   "Outputs: structure (the bounds' atoms, one model), report (Table: metric, value).\n"
+                   "`mirror_trial`: also refines the mirror image and keeps the lower error (the handedness of "
+                   "a metrized embedding is close to random; the error decides, not the reference).\n"
+                   "Device memory: none (CPU). Determinism: deterministic."};
+  }
+  Input<Matrix<double>> coordinates{this, "coordinates", "Embedded coordinates (Å), n×3 or n×4"};
+  Input<DistanceBounds> bounds{this, "bounds", "Bounds (as built, before smoothing)"};
+  Input<Structure> structure{this, "structure", "Reference structure: atom records and chiral centres"};
+  Input<RestraintSet> restraints{this, "restraints", "Restraints for the r^-6 sum terms", PortUse::Optional};
+  Output<Structure> refined{this, "structure", "Refined structure (bounds atoms, one model)"};
+  Output<Table> report{this, "report", "Final error and violation counts"};
+  Param<std::int64_t> max_iterations{this, "max_iterations", 3000, {.min = 1, .doc = "L-BFGS iterations, all stages"}};
+  Param<double> w_chiral{this, "w_chiral", 0.1, {.min = 0, .doc = "Weight of the chiral volume terms (per Å⁶)"}};
+  Param<bool> mirror_trial{this, "mirror_trial", true, {.doc = "Also refine the mirror image; keep the lower error"}};
+  Param<std::int64_t> model{this, "model", 1, {.min = 1, .doc = "Reference model for chiral volumes"}};
+
+  void execute(NodeContext& ctx) override {
+    const auto& x = *coordinates;
+    const auto& b = *bounds;
+    const auto& s = *structure;
+    const std::size_t n = b.size();
+    if (x.rows() != n || (x.cols() != 3 && x.cols() != 4))
+      throw InputError("distgeom.refine: coordinates are " + std::to_string(x.rows()) + "×" + std::to_string(x.cols()) +
+                       ", expected " + std::to_string(n) + "×3 or ×4");
+    check_bounds_structure(b, s, "distgeom.refine");
+    const auto xyz = model_xyz(s, model.value(), "distgeom.refine");
+    // Centres of the covalent topology of the bounds atoms, volumes from the reference.
+    std::vector<AtomInfo> infos;
+    std::vector<double> sub;
+    for (auto i : b.atom_index) {
+      const auto& a = s.atoms[i];
+      infos.push_back({a.element, a.name, a.residue, a.chain, a.residue_number});
+      sub.insert(sub.end(), {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]});
+    }
+    const auto topo = perceive_topology(infos, sub);
+    std::vector<ChiralTerm> chir;
+    for (const auto& c : topo.centres)
+      chir.push_back({c[0], c[1], c[2], c[3], chiral_volume(&sub[3 * c[0]], &sub[3 * c[1]], &sub[3 * c[2]], &sub[3 * c[3]])});
+    std::vector<AmbiguousTerm> sums;
+    std::size_t skipped = 0;
+    if (restraints.connected()) {
+      std::vector<std::size_t> row_of(s.atoms.size(), SIZE_MAX);
+      for (std::size_t r = 0; r < n; ++r) row_of[b.atom_index[r]] = r;
+      sums = sum_terms(*restraints, row_of, &skipped);
+    }
+    RefineOptions o;
+    o.max_iterations = static_cast<std::size_t>(max_iterations.value());
+    o.w_chiral = w_chiral.value();
+    const int trials = mirror_trial.value() ? 2 : 1;
+    RefineResult best;
+    bool have = false;
+    for (int t = 0; t < trials; ++t) {
+      auto start = std::vector<double>(x.span().begin(), x.span().end());
+      if (t == 1)
+        for (std::size_t k = 0; k < start.size(); k += x.cols()) start[k] = -start[k];
+      auto res = refine(start, n, x.cols(), b.lower.span(), b.upper.span(), chir, sums, o,
+                        [&](double f, const std::string& msg) {
+                          ctx.progress((t + f) / trials, msg);
+                          return !ctx.cancelled();
+                        });
+      ctx.info(std::string(t ? "mirror" : "embedding") + ": DG error " + std::to_string(res.error) + " after " +
+               std::to_string(res.iterations) + " iterations");
+      if (!have || res.error < best.error) best = std::move(res);
+      have = true;
+    }
+    Structure out;
+    out.title = "distgeom.refine";
+    out.models.emplace_back();
+    for (std::size_t r = 0; r < n; ++r) {
+      out.atoms.push_back(s.atoms[b.atom_index[r]]);
+      out.models[0].push_back({best.coords[3 * r], best.coords[3 * r + 1], best.coords[3 * r + 2]});
+    }
+    for (auto [i, j] : topo.bonds) out.bonds.push_back({i, j});
+    Table t{{"metric", "value"}, {}};
+    t.rows.push_back({std::string("dg_error"), best.error});
+    t.rows.push_back({std::string("iterations"), static_cast<std::int64_t>(best.iterations)});
+    t.rows.push_back({std::string("upper_violations_gt_0_5A"), static_cast<std::int64_t>(best.upper_violations)});
+    t.rows.push_back({std::string("lower_violations_gt_0_5A"), static_cast<std::int64_t>(best.lower_violations)});
+    t.rows.push_back({std::string("max_bound_violation_A"), best.max_violation});
+    t.rows.push_back({std::string("chiral_wrong"), static_cast<std::int64_t>(best.chiral_wrong)});
+    t.rows.push_back({std::string("sum_restraints"), static_cast<std::int64_t>(sums.size())});
+    t.rows.push_back({std::string("sum_restraints_skipped"), static_cast<std::int64_t>(skipped)});
+    ctx.record("dg_error", best.error);
+    ctx.record("iterations", static_cast<std::int64_t>(best.iterations));
+    refined.set(std::move(out));
+    report.set(std::move(t));
+  }
+};
+
+}  // namespace
+
+void register_embedding_nodes(PluginRegistrar& r) {
+  r.add_node<BoundsNode>();
+  r.add_node<BoundsFromStructureNode>();
+  r.add_node<MetrizeNode>();
+  r.add_node<MetricMatrixNode>();
+  r.add_node<EmbedNode>();
+  r.add_node<RefineNode>();
+  register_compare_nodes(r);
+}
+
 }  // namespace gemflow::distgeom

@@ -7,4 +7,6 @@ void register_smoothing_nodes(PluginRegistrar& r);
 /// distgeom.bounds, bounds_from_structure, metrize, metric_matrix, embed, refine, compare
 /// (nodes/embedding_nodes.cpp).
 void register_embedding_nodes(PluginRegistrar& r);
+/// distgeom.compare, distgeom.report (nodes/compare_nodes.cpp); called by register_embedding_nodes.
+void register_compare_nodes(PluginRegistrar& r);
 }  // namespace gemflow::distgeom

@@ -1,0 +1,236 @@
+// Development driver / benchmark: the distance-geometry chain on 2KPU, stage by stage.
+// Usage: distgeom_bench_pipeline_2kpu [seed] [hydrogens: all|restrained|none] [dim] [method]
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gemflow/distgeom/bounds.hpp>
+#include <gemflow/distgeom/embedding.hpp>
+#include <gemflow/distgeom/geometry.hpp>
+#include <gemflow/distgeom/metrize.hpp>
+#include <gemflow/distgeom/refine.hpp>
+#include <gemflow/distgeom/smoothing.hpp>
+#include <gemflow/io/structure_io.hpp>
+
+using namespace gemflow;
+using namespace gemflow::distgeom;
+using clk = std::chrono::steady_clock;
+
+static double secs(clk::time_point a) { return std::chrono::duration<double>(clk::now() - a).count(); }
+
+int main(int argc, char** argv) {
+  const std::uint64_t seed = argc > 1 ? std::stoull(argv[1]) : 1;
+  const std::string hpol = argc > 2 ? argv[2] : "all";
+  const std::size_t dim = argc > 3 ? std::stoul(argv[3]) : 4;
+  const std::string meth = argc > 4 ? argv[4] : "cholesky";
+  const std::size_t iters = argc > 5 ? std::stoul(argv[5]) : 3000;
+  const std::string dir = std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/2kpu/";
+  auto t0 = clk::now();
+  io::ReadStructureOptions ro;
+  const Structure ens = io::read_pdb(dir + "2kpu.pdb");
+  const auto& atoms = ens.atoms;
+  const std::size_t na = atoms.size();
+  std::vector<AtomInfo> info;
+  std::vector<double> xyz;
+  for (std::size_t i = 0; i < na; ++i) {
+    info.push_back({atoms[i].element, atoms[i].name, atoms[i].residue, atoms[i].chain, atoms[i].residue_number});
+    for (int k = 0; k < 3; ++k) xyz.push_back(ens.models[0][i][k]);
+  }
+  // Temporary .tbl reading (until io.read_restraints lands).
+  std::vector<PairRestraint> rs;
+  std::ifstream tbl(dir + "2kpu_Xplor-NIH_distance.tbl");
+  std::regex re(R"re(resid (\d+) and segid "(\w)" and name ([\w#*%]+)\).*\(resid (\d+) and segid "(\w)" and name ([\w#*%]+)\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+).*NEF ID: (\d+))re");
+  auto select = [&](int res, const std::string& nm) {
+    std::vector<std::size_t> out;
+    std::string pre = nm;
+    bool wild = !nm.empty() && (nm.back() == '#' || nm.back() == '*' || nm.back() == '%');
+    if (wild) pre.pop_back();
+    for (std::size_t i = 0; i < na; ++i)
+      if (atoms[i].residue_number == res &&
+          (wild ? atoms[i].name.rfind(pre, 0) == 0 && atoms[i].name.size() > pre.size() : atoms[i].name == nm))
+        out.push_back(i);
+    return out;
+  };
+  std::map<int, int> longrange;
+  for (std::string line; std::getline(tbl, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, re)) continue;
+    PairRestraint r;
+    r.id = std::stoi(m[10]);
+    const int ra = std::stoi(m[1]), rb = std::stoi(m[4]);
+    auto a = select(ra, m[3]), b = select(rb, m[6]);
+    const double d = std::stod(m[7]), dm = std::stod(m[8]), dp = std::stod(m[9]);
+    r.lower = d - dm;
+    r.upper = d + dp;
+    const std::size_t big = std::max(a.size(), b.size());
+    r.correction = big > 3 ? 1.7 : big > 1 ? 1.0 : 0.0;
+    r.alternatives.push_back({a, b});
+    rs.push_back(r);
+    if (std::abs(ra - rb) >= 5) {
+      ++longrange[ra];
+      ++longrange[rb];
+    }
+  }
+  std::set<int> ordered;
+  for (auto [r, c] : longrange)
+    if (c >= 3) ordered.insert(r);
+  std::printf("read: %zu atoms, %zu restraints, ordered residues %zu (%.2fs)\n", na, rs.size(), ordered.size(), secs(t0));
+
+  BoundsOptions bo;
+  bo.hydrogens = hpol == "none" ? HydrogenPolicy::None : hpol == "restrained" ? HydrogenPolicy::Restrained : HydrogenPolicy::All;
+  t0 = clk::now();
+  auto b = restraint_bounds(info, xyz, rs, bo);
+  const std::size_t n = b.n;
+  std::printf("bounds: n=%zu covalent pairs %zu, used %zu skipped %zu, conflicts %zu, diameter %.1f, planes %zu centres %zu (%.2fs)\n",
+              n, b.covalent_pairs, b.restraints_used, b.skipped.size(), b.covalent_conflicts.size(), b.diameter,
+              b.topology.planes.size(), b.topology.centres.size(), secs(t0));
+  // Model 1 against the bounds.
+  std::vector<double> x1;
+  for (auto i : b.atoms) x1.insert(x1.end(), {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]});
+  {
+    std::size_t lv = 0, uv = 0, lv5 = 0, uv5 = 0;
+    double worst = 0, worstu = 0;
+    std::string wl, wu;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = i + 1; j < n; ++j) {
+        double s = 0;
+        for (int k = 0; k < 3; ++k) s += (x1[3 * i + k] - x1[3 * j + k]) * (x1[3 * i + k] - x1[3 * j + k]);
+        const double d = std::sqrt(s);
+        const double l = b.lower[i * n + j], u = b.upper[i * n + j];
+        if (d < l - 0.01) ++lv;
+        if (d > u + 0.01) ++uv;
+        if (d < l - 0.5) ++lv5;
+        if (d > u + 0.5) ++uv5;
+        if (d - u > worstu) {
+          worstu = d - u;
+          wu = atoms[b.atoms[i]].name + std::to_string(atoms[b.atoms[i]].residue_number) + "-" + atoms[b.atoms[j]].name +
+               std::to_string(atoms[b.atoms[j]].residue_number) + " d=" + std::to_string(d) + " U=" + std::to_string(u) + " r=" + std::to_string(b.restraint[i*n+j]);
+        }
+        if (l - d > worst) {
+          worst = l - d;
+          wl = atoms[b.atoms[i]].name + std::to_string(atoms[b.atoms[i]].residue_number) + "-" + atoms[b.atoms[j]].name +
+               std::to_string(atoms[b.atoms[j]].residue_number) + " d=" + std::to_string(d) + " L=" + std::to_string(l);
+        }
+      }
+    std::printf("model 1 vs bounds: lower viol %zu (>0.5: %zu), upper viol %zu (>0.5: %zu); worst lower %s upper %s\n", lv, lv5, uv,
+                uv5, wl.c_str(), wu.c_str());
+  }
+  auto lo = b.lower, up = b.upper;
+  t0 = clk::now();
+  SmoothingOptions so;
+  so.threads = 2;
+  auto rep = smooth_bounds(lo, up, n, so);
+  std::printf("smooth: consistent %d changed %zu (%.2fs)\n", rep.consistent, rep.changed_pairs, secs(t0));
+  t0 = clk::now();
+  MetrizeOptions mo;
+  mo.seed = seed;
+  auto d = metrize(lo, up, n, mo);
+  std::printf("metrize: (%.2fs)\n", secs(t0));
+  t0 = clk::now();
+  std::vector<double> g(n * n);
+  metric_matrix(d, n, g);
+  auto e = embed(g, n, dim, meth == "eigen" ? EmbedMethod::Eigen : EmbedMethod::Cholesky,
+                 std::getenv("KRANK") ? std::stoul(std::getenv("KRANK")) : 0);
+  std::printf("embed: spectrum %.1f %.1f %.1f next %.1f (%.2fs)\n", e.spectrum[0], e.spectrum[1], e.spectrum[2], e.next, secs(t0));
+  // Chirality from CA centres.
+  std::vector<ChiralCheck> checks;
+  std::vector<ChiralTerm> chir;
+  std::map<std::pair<int, std::string>, std::size_t> idx;
+  for (std::size_t i = 0; i < n; ++i) idx[{atoms[b.atoms[i]].residue_number, atoms[b.atoms[i]].name}] = i;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& a = atoms[b.atoms[i]];
+    if (a.name != "CA") continue;
+    auto fN = idx.find({a.residue_number, "N"}), fC = idx.find({a.residue_number, "C"}), fB = idx.find({a.residue_number, "CB"});
+    if (fN == idx.end() || fC == idx.end() || fB == idx.end()) continue;
+    const double v = chiral_volume(&x1[3 * i], &x1[3 * fN->second], &x1[3 * fC->second], &x1[3 * fB->second]);
+    checks.push_back({i, fN->second, fC->second, fB->second, v > 0 ? 1 : -1});
+  }
+  for (const auto& c : b.topology.centres)
+    chir.push_back({c[0], c[1], c[2], c[3], chiral_volume(&x1[3 * c[0]], &x1[3 * c[1]], &x1[3 * c[2]], &x1[3 * c[3]])});
+  std::size_t ok = 0;
+  const bool flipped = fix_chirality(e.coords, dim, checks, &ok);
+  std::printf("chirality: flipped %d, correct %zu/%zu\n", flipped, ok, checks.size());
+  t0 = clk::now();
+  RefineOptions rop;
+  rop.max_iterations = iters;
+  std::vector<AmbiguousTerm> amb;
+  {
+    std::vector<std::size_t> inv0(na, SIZE_MAX);
+    for (std::size_t i = 0; i < n; ++i) inv0[b.atoms[i]] = i;
+    for (const auto& r : rs) {
+      AmbiguousTerm t;
+      t.id = r.id;
+      t.upper = r.upper + r.correction;
+      bool okr = true;
+      for (const auto& [sa, sb] : r.alternatives)
+        for (auto ia : sa)
+          for (auto ib : sb) {
+            if (inv0[ia] == SIZE_MAX || inv0[ib] == SIZE_MAX) okr = false;
+            else if (ia != ib) t.pairs.push_back({inv0[ia], inv0[ib]});
+          }
+      if (okr && t.pairs.size() > 1) amb.push_back(std::move(t));
+    }
+    std::printf("r^-6 terms: %zu\n", amb.size());
+  }
+  auto rr = refine(e.coords, n, dim, b.lower, b.upper, chir, amb, rop);
+  if (std::getenv("MIRROR")) {
+    auto mc = e.coords;
+    for (std::size_t k = 0; k < mc.size(); k += dim) mc[k] = -mc[k];
+    auto rm = refine(mc, n, dim, b.lower, b.upper, chir, amb, rop);
+    std::printf("mirror trial: E=%.3f vs %.3f\n", rm.error, rr.error);
+    if (rm.error < rr.error) rr = rm;
+  }
+  std::printf("refine: E=%.3f it=%zu upper>0.5 %zu lower>0.5 %zu max %.2f chiral wrong %zu (%.2fs)\n", rr.error, rr.iterations,
+              rr.upper_violations, rr.lower_violations, rr.max_violation, rr.chiral_wrong, secs(t0));
+  // RMSD on the ordered backbone.
+  std::vector<double> pa, pb, ha, hb;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& a = atoms[b.atoms[i]];
+    if (!ordered.count(a.residue_number)) continue;
+    if (a.name == "N" || a.name == "CA" || a.name == "C") {
+      pa.insert(pa.end(), {rr.coords[3 * i], rr.coords[3 * i + 1], rr.coords[3 * i + 2]});
+      pb.insert(pb.end(), {x1[3 * i], x1[3 * i + 1], x1[3 * i + 2]});
+    }
+    if (a.element != "H") {
+      ha.insert(ha.end(), {rr.coords[3 * i], rr.coords[3 * i + 1], rr.coords[3 * i + 2]});
+      hb.insert(hb.end(), {x1[3 * i], x1[3 * i + 1], x1[3 * i + 2]});
+    }
+  }
+  // Restraint violations (r^-6 sum vs upper + correction).
+  std::vector<std::size_t> inv(na, SIZE_MAX);
+  for (std::size_t i = 0; i < n; ++i) inv[b.atoms[i]] = i;
+  std::size_t viol = 0, used = 0, viol_model = 0;
+  for (const auto& r : rs) {
+    double s = 0, s1 = 0;
+    bool okr = true;
+    for (const auto& [sa, sb] : r.alternatives)
+      for (auto ia : sa)
+        for (auto ib : sb) {
+          if (inv[ia] == SIZE_MAX || inv[ib] == SIZE_MAX) { okr = false; continue; }
+          const std::size_t i = inv[ia], j = inv[ib];
+          double q = 0, q1 = 0;
+          for (int k = 0; k < 3; ++k) {
+            q += std::pow(rr.coords[3 * i + k] - rr.coords[3 * j + k], 2);
+            q1 += std::pow(x1[3 * i + k] - x1[3 * j + k], 2);
+          }
+          s += std::pow(q, -3);
+          s1 += std::pow(q1, -3);
+        }
+    if (!okr) continue;
+    ++used;
+    if (std::pow(s, -1.0 / 6) > r.upper + r.correction + 0.5) ++viol;
+    if (std::pow(s1, -1.0 / 6) > r.upper + r.correction + 0.5) ++viol_model;
+  }
+  auto pm = pb;
+  for (std::size_t k = 0; k < pm.size(); k += 3) pm[k] = -pm[k];
+  std::printf("mirror-reference backbone RMSD %.2f\n", superposed_rmsd(pa, pm));
+  std::printf("RESULT seed %llu: backbone RMSD %.2f (%zu atoms) heavy %.2f, violations>0.5 %zu/%zu (model1: %zu)\n",
+              (unsigned long long)seed, superposed_rmsd(pa, pb), pa.size() / 3, superposed_rmsd(ha, hb), viol, used, viol_model);
+  return 0;
+}

@@ -1,0 +1,283 @@
+// distgeom.compare (superposition RMSD, restraint violations) and distgeom.report (report.json).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <gemflow/distgeom/geometry.hpp>
+#include <gemflow/node.hpp>
+#include <gemflow/types.hpp>
+
+#include "dg_convert.hpp"
+#include "register.hpp"
+
+namespace gemflow::distgeom {
+namespace {
+using namespace nodes;
+
+using ResidueKey = std::pair<std::string, int>;  // chain, number
+
+// "8-92", "A:8-40,A:45-92", "12" → set of (chain or "*", number).
+std::set<ResidueKey> parse_residues(const std::string& text) {
+  std::set<ResidueKey> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+    if (item.empty()) continue;
+    std::string chain = "*";
+    if (auto c = item.find(':'); c != std::string::npos) {
+      chain = item.substr(0, c);
+      item = item.substr(c + 1);
+    }
+    try {
+      const auto dash = item.find('-', 1);
+      const int a = std::stoi(item.substr(0, dash));
+      const int b = dash == std::string::npos ? a : std::stoi(item.substr(dash + 1));
+      for (int r = std::min(a, b); r <= std::max(a, b); ++r) out.insert({chain, r});
+    } catch (const std::exception&) {
+      throw InputError("distgeom.compare: parameter 'residues': cannot read '" + item +
+                       "' (expected e.g. \"8-92\" or \"A:8-40,A:45-92\")");
+    }
+  }
+  return out;
+}
+
+std::string format_ranges(const std::set<ResidueKey>& rs) {
+  std::ostringstream m;
+  std::string chain;
+  int start = 0, prev = 0;
+  bool open = false;
+  auto flush = [&] {
+    if (!open) return;
+    if (m.tellp() > 0) m << ",";
+    m << chain << ":" << start;
+    if (prev != start) m << "-" << prev;
+  };
+  for (const auto& [c, r] : rs) {
+    if (open && c == chain && r == prev + 1) {
+      prev = r;
+      continue;
+    }
+    flush();
+    chain = c;
+    start = prev = r;
+    open = true;
+  }
+  flush();
+  return m.str();
+}
+
+class CompareNode final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "distgeom.compare", .version = 1, .title = "Compare with a reference",
+            .category = "Distance geometry",
+            .doc = "Quality of a computed structure against a reference model and the restraints.\n"
+                   "Inputs: model (computed structure); reference (e.g. the deposited ensemble); restraints "
+                   "(optional, resolved against the reference).\n"
+                   "Outputs: report, Table (metric, value): backbone_rmsd_A (N, CA, C of the ordered residues, "
+                   "Kabsch superposition), heavy_rmsd_A (all non-hydrogen atoms of the ordered residues, own "
+                   "superposition), violations_gt_0_5A (restraints whose r^-6-summed distance exceeds upper + "
+                   "pseudo correction by more than `threshold`), max/mean violation, restraints_used (all atoms "
+                   "present in the model), restraints_skipped, ordered_residue_count, residue_count, "
+                   "ordered_residues; violations, Table (id, distance_A, upper_A, violation_A) per used "
+                   "restraint.\n"
+                   "Ordered region: `residues` when given, else the residues named by at least "
+                   "`min_long_range` restraints whose two residues are ≥ `long_range_separation` apart "
+                   "(chosen from the restraints only, never from the reference coordinates).\n"
+                   "Atoms are matched by chain, residue number, insertion code and name.\n"
+                   "Device memory: none. Determinism: deterministic."};
+  }
+  Input<Structure> model_in{this, "model", "Computed structure (first model used)"};
+  Input<Structure> reference{this, "reference", "Reference structure"};
+  Input<RestraintSet> restraints{this, "restraints", "Restraints resolved against the reference", PortUse::Optional};
+  Output<Table> report{this, "report", "Metrics: columns metric, value"};
+  Output<Table> violations{this, "violations", "Per restraint: id, distance_A, upper_A, violation_A"};
+  Param<std::int64_t> reference_model{this, "reference_model", 1, {.min = 1, .doc = "Model of the reference (1-based)"}};
+  Param<std::string> residues{this, "residues", "", {.doc = "Ordered residues, e.g. \"8-92\" or \"A:8-40,A:45-92\"; "
+                                                            "empty = from the restraints (see doc)"}};
+  Param<std::int64_t> min_long_range{this, "min_long_range", 3, {.min = 0, .doc = "Auto region: restraints per residue"}};
+  Param<std::int64_t> long_range_separation{this, "long_range_separation", 5,
+                                            {.min = 1, .doc = "Auto region: |i − j| of a long-range restraint"}};
+  Param<double> threshold{this, "threshold", 0.5, {.min = 0, .unit = "Å", .doc = "Violation threshold"}};
+
+  void execute(NodeContext& ctx) override {
+    const auto& m = *model_in;
+    const auto& ref = *reference;
+    if (m.models.empty()) throw InputError("distgeom.compare: input 'model' has no coordinates");
+    const auto rx = model_xyz(ref, reference_model.value(), "distgeom.compare");
+    const auto& mx = m.models[0];
+    const auto keys = atom_keys(m);
+    std::vector<std::size_t> in_model(ref.atoms.size(), SIZE_MAX);
+    for (std::size_t i = 0; i < ref.atoms.size(); ++i)
+      if (auto it = keys.find(atom_key(ref.atoms[i])); it != keys.end()) in_model[i] = it->second;
+
+    std::set<ResidueKey> all_res;
+    for (const auto& a : ref.atoms) all_res.insert({a.chain, a.residue_number});
+    // Ordered region.
+    std::set<ResidueKey> ordered;
+    if (!residues.value().empty()) {
+      for (auto [c, r] : parse_residues(residues.value()))
+        for (const auto& [c2, r2] : all_res)
+          if (r2 == r && (c == "*" || c == c2)) ordered.insert({c2, r2});
+    } else if (restraints.connected()) {
+      std::map<ResidueKey, int> count;
+      for (const auto& r : restraints.get()->restraints) {
+        std::set<ResidueKey> touched;
+        for (const auto& alt : r.alternatives)
+          for (auto ia : alt.atoms_a)
+            for (auto ib : alt.atoms_b) {
+              if (ia >= ref.atoms.size() || ib >= ref.atoms.size()) continue;
+              const auto& a = ref.atoms[ia];
+              const auto& b2 = ref.atoms[ib];
+              if (a.chain == b2.chain && std::abs(a.residue_number - b2.residue_number) < long_range_separation.value())
+                continue;
+              touched.insert(ResidueKey{a.chain, a.residue_number});
+              touched.insert(ResidueKey{b2.chain, b2.residue_number});
+            }
+        for (const auto& k : touched) ++count[k];
+      }
+      for (const auto& [k, c] : count)
+        if (c >= min_long_range.value()) ordered.insert(k);
+    } else {
+      ordered = all_res;
+    }
+    // RMSDs.
+    std::vector<double> bb_m, bb_r, hv_m, hv_r;
+    for (std::size_t i = 0; i < ref.atoms.size(); ++i) {
+      const auto& a = ref.atoms[i];
+      if (in_model[i] == SIZE_MAX || !ordered.count({a.chain, a.residue_number})) continue;
+      const auto& p = mx[in_model[i]];
+      const bool heavy = a.element != "H" && a.element != "D";
+      if (a.name == "N" || a.name == "CA" || a.name == "C") {
+        bb_m.insert(bb_m.end(), {p[0], p[1], p[2]});
+        bb_r.insert(bb_r.end(), {rx[3 * i], rx[3 * i + 1], rx[3 * i + 2]});
+      }
+      if (heavy) {
+        hv_m.insert(hv_m.end(), {p[0], p[1], p[2]});
+        hv_r.insert(hv_r.end(), {rx[3 * i], rx[3 * i + 1], rx[3 * i + 2]});
+      }
+    }
+    const double bb = bb_m.size() >= 9 ? superposed_rmsd(bb_m, bb_r) : std::nan("");
+    const double hv = hv_m.size() >= 9 ? superposed_rmsd(hv_m, hv_r) : std::nan("");
+    // Violations.
+    std::int64_t used = 0, skipped = 0, nviol = 0;
+    double vmax = 0, vsum = 0;
+    Table vt{{"id", "distance_A", "upper_A", "violation_A"}, {}};
+    if (restraints.connected())
+      for (const auto& r : restraints.get()->restraints) {
+        double sum = 0;
+        std::size_t pairs = 0;
+        bool ok = !r.alternatives.empty();
+        for (const auto& alt : r.alternatives) {
+          if (alt.atoms_a.empty() || alt.atoms_b.empty()) ok = false;
+          for (auto ia : alt.atoms_a)
+            for (auto ib : alt.atoms_b) {
+              if (ia >= in_model.size() || ib >= in_model.size() || in_model[ia] == SIZE_MAX || in_model[ib] == SIZE_MAX) {
+                ok = false;
+                continue;
+              }
+              if (ia == ib) continue;
+              const auto& p = mx[in_model[ia]];
+              const auto& q = mx[in_model[ib]];
+              const double s = (p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]);
+              sum += 1.0 / (s * s * s);
+              ++pairs;
+            }
+        }
+        if (!ok || pairs == 0) {
+          ++skipped;
+          continue;
+        }
+        ++used;
+        const double d = std::pow(sum, -1.0 / 6.0);
+        const double up = r.upper + r.pseudo_correction;
+        double v = std::max(0.0, d - up);
+        if (pairs == 1) v = std::max(v, r.lower - d);
+        if (v > threshold.value()) ++nviol;
+        vmax = std::max(vmax, v);
+        vsum += v;
+        vt.rows.push_back({Table::Cell{static_cast<std::int64_t>(r.id)}, Table::Cell{d}, Table::Cell{up}, Table::Cell{v}});
+      }
+    std::ostringstream thr;
+    thr << threshold.value();
+    std::string tname = thr.str();
+    std::replace(tname.begin(), tname.end(), '.', '_');
+    Table t{{"metric", "value"}, {}};
+    t.rows.push_back({std::string("backbone_rmsd_A"), bb});
+    t.rows.push_back({std::string("heavy_rmsd_A"), hv});
+    t.rows.push_back({std::string("backbone_atoms"), static_cast<std::int64_t>(bb_m.size() / 3)});
+    t.rows.push_back({std::string("heavy_atoms"), static_cast<std::int64_t>(hv_m.size() / 3)});
+    t.rows.push_back({"violations_gt_" + tname + "A", nviol});
+    t.rows.push_back({std::string("max_violation_A"), vmax});
+    t.rows.push_back({std::string("mean_violation_A"), used ? vsum / static_cast<double>(used) : 0.0});
+    t.rows.push_back({std::string("restraints_used"), used});
+    t.rows.push_back({std::string("restraints_skipped"), skipped});
+    t.rows.push_back({std::string("ordered_residue_count"), static_cast<std::int64_t>(ordered.size())});
+    t.rows.push_back({std::string("residue_count"), static_cast<std::int64_t>(all_res.size())});
+    t.rows.push_back({std::string("ordered_residues"), format_ranges(ordered)});
+    ctx.info("backbone RMSD " + std::to_string(bb) + " Å, heavy " + std::to_string(hv) + " Å over " +
+             std::to_string(ordered.size()) + "/" + std::to_string(all_res.size()) + " residues; " +
+             std::to_string(nviol) + "/" + std::to_string(used) + " restraints violated by > " + thr.str() + " Å");
+    report.set(std::move(t));
+    violations.set(std::move(vt));
+  }
+};
+
+class ReportNode final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "distgeom.report", .version = 1, .title = "Write report.json", .category = "Distance geometry",
+            .doc = "Writes metric tables (columns metric, value) as one JSON object {metric: value} (numbers stay "
+                   "numbers; NaN becomes null).\n"
+                   "Inputs: report (e.g. distgeom.compare's), extra (optional, e.g. distgeom.refine's report; its "
+                   "metrics are added, a duplicate name is an error).\n"
+                   "Output file: `path` (relative to the run's output folder), written atomically.\n"
+                   "Determinism: deterministic (keys sorted)."};
+  }
+  Input<Table> report{this, "report", "Metrics table (metric, value)"};
+  Input<Table> extra{this, "extra", "More metrics (metric, value)", PortUse::Optional};
+  PathParam path{this, "path", PathParam::Mode::Write, "JSON file to write", "report.json"};
+
+  void execute(NodeContext& ctx) override {
+    nlohmann::json j = nlohmann::json::object();
+    auto add = [&](const Table& t, const char* port) {
+      const int km = t.column("metric"), kv = t.column("value");
+      if (km < 0 || kv < 0)
+        throw InputError(std::string("distgeom.report: input '") + port + "' needs columns 'metric' and 'value'");
+      for (const auto& row : t.rows) {
+        const auto* name = std::get_if<std::string>(&row[static_cast<std::size_t>(km)]);
+        if (!name) throw InputError(std::string("distgeom.report: input '") + port + "': a metric name is not text");
+        if (j.contains(*name)) throw InputError("distgeom.report: metric '" + *name + "' appears twice");
+        const auto& v = row[static_cast<std::size_t>(kv)];
+        if (const auto* d = std::get_if<double>(&v)) j[*name] = std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json();
+        else if (const auto* i = std::get_if<std::int64_t>(&v)) j[*name] = *i;
+        else j[*name] = std::get<std::string>(v);
+      }
+    };
+    add(*report, "report");
+    if (extra.connected()) add(*extra, "extra");
+    const auto file = path.value();
+    ctx.write_file(file, [&](const std::filesystem::path& tmp) {
+      std::ofstream out(tmp);
+      out << j.dump(2) << "\n";
+      if (!out) throw Error("distgeom.report: cannot write " + tmp.string());
+    });
+  }
+};
+
+}  // namespace
+
+void register_compare_nodes(PluginRegistrar& r) {
+  r.add_node<CompareNode>();
+  r.add_node<ReportNode>();
+}
+
+}  // namespace gemflow::distgeom
