@@ -56,6 +56,13 @@ std::string yaml_scalar(const ParamSpec& p, const ParamValue& v) {
   return text;
 }
 
+/// Absolute, lexically normal form of a folder, for comparing search-path entries.
+std::string normal(const fs::path& p) {
+  std::string s = fs::absolute(p).lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
 std::string limits_text(const ParamSpec& p) {
   auto num = [](double x) { return fmt::format("{}", x); };
   if (p.min && p.max) return fmt::format("range [{}, {}]", num(*p.min), num(*p.max));
@@ -236,18 +243,18 @@ int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console&) {
       for (std::size_t a = 0; a <= s.size();) {
         std::size_t b = s.find(':', a);
         if (b == std::string::npos) b = s.size();
-        if (b > a) env_dirs.insert(s.substr(a, b - a));
+        if (b > a) env_dirs.insert(normal(s.substr(a, b - a)));
         a = b + 1;
       }
     }
-    for (const auto& p : g.plugin_paths) extra_dirs.insert(p.string());
+    for (const auto& p : g.plugin_paths) extra_dirs.insert(normal(p));
     fmt::print("Plugin search path (GEMFLOW_PLUGIN_PATH={}):\n", std::getenv("GEMFLOW_PLUGIN_PATH") ? std::getenv("GEMFLOW_PLUGIN_PATH") : "(unset)");
     const auto path = PluginHost::search_path(g.plugin_paths);
     std::size_t files = 0;
     for (std::size_t i = 0; i < path.size(); ++i) {
       const auto& dir = path[i];
-      const char* from = extra_dirs.contains(dir.string()) ? "--plugin-path"
-                         : env_dirs.contains(dir.string()) ? "GEMFLOW_PLUGIN_PATH"
+      const char* from = extra_dirs.contains(normal(dir)) ? "--plugin-path"
+                         : env_dirs.contains(normal(dir)) ? "GEMFLOW_PLUGIN_PATH"
                                                            : "install folder";
       std::error_code ec;
       std::string state;
