@@ -1,4 +1,5 @@
-// The io plugin: structures (PDB, mmCIF, VTP) and NMR distance restraints (NEF, Xplor-NIH .tbl).
+// The io plugin: structures (PDB, mmCIF, VTP), NMR distance restraints (NEF, Xplor-NIH .tbl),
+// dense matrices (Matrix Market, .npy, CSV) and tables (JSON, CSV).
 #include <gemflow/plugin.hpp>
 
 #include "register.hpp"
@@ -6,6 +7,8 @@
 static void register_io(gemflow::PluginRegistrar& r) {
   gemflow::io::register_structure_nodes(r);
   gemflow::io::register_restraint_nodes(r);
+  gemflow::io::register_matrix_nodes(r);
+  gemflow::io::register_table_nodes(r);
 }
 
 GEMFLOW_PLUGIN("io", "0.1.0", register_io)

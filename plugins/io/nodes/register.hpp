@@ -9,6 +9,10 @@ namespace gemflow::io {
 void register_structure_nodes(PluginRegistrar& r);
 /// io.read_restraints (nodes/restraint_nodes.cpp).
 void register_restraint_nodes(PluginRegistrar& r);
+/// io.read_matrix (nodes/matrix_nodes.cpp).
+void register_matrix_nodes(PluginRegistrar& r);
+/// io.write_table (nodes/table_nodes.cpp).
+void register_table_nodes(PluginRegistrar& r);
 
 /// The core error for a ParseError of the io algorithms (same file and line).
 inline InputError to_input_error(const ParseError& e) {
