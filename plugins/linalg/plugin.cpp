@@ -3,6 +3,9 @@
 
 #include "register.hpp"
 
-static void register_linalg(gemflow::PluginRegistrar& r) { gemflow::linalg::register_cholesky_nodes(r); }
+static void register_linalg(gemflow::PluginRegistrar& r) {
+  gemflow::linalg::register_cholesky_nodes(r);
+  gemflow::linalg::register_solve_nodes(r);
+}
 
 GEMFLOW_PLUGIN("linalg", "0.1.0", register_linalg)

@@ -1,0 +1,224 @@
+// SPD solves on the CPU and residual measures (see gemflow/linalg/spd_solve.hpp).
+#include "gemflow/linalg/spd_solve.hpp"
+
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "gemflow/linalg/cholesky.hpp"
+
+namespace gemflow::linalg {
+namespace {
+
+void check_sizes(std::size_t a, std::size_t n, std::size_t b, std::size_t nrhs, std::size_t x, const char* what) {
+  if (a != n * n || b != n * nrhs || x != n * nrhs)
+    throw std::invalid_argument(std::string(what) + ": sizes a = " + std::to_string(a) + ", b = " + std::to_string(b) +
+                                ", x = " + std::to_string(x) + " do not fit n = " + std::to_string(n) +
+                                ", nrhs = " + std::to_string(nrhs));
+  if (n > static_cast<std::size_t>(std::numeric_limits<lapack_int>::max()) ||
+      nrhs > static_cast<std::size_t>(std::numeric_limits<lapack_int>::max()))
+    throw std::invalid_argument(std::string(what) + ": n or nrhs exceeds LAPACK's int range");
+}
+
+/// Row-major n×k → column-major n×k (and back: the same with roles swapped).
+template <class To, class From>
+void to_col_major(std::span<const From> rm, std::size_t n, std::size_t k, std::vector<To>& cm) {
+  cm.resize(n * k);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < k; ++c) cm[i + c * n] = static_cast<To>(rm[i * k + c]);
+}
+template <class From>
+void from_col_major(const std::vector<From>& cm, std::size_t n, std::size_t k, std::span<double> rm) {
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < k; ++c) rm[i * k + c] = static_cast<double>(cm[i + c * n]);
+}
+
+/// Triangular solves with the row-major lower factor l (column-major upper U = Lᵀ, A = UᵀU).
+void potrs(const std::vector<double>& l, std::size_t n, std::vector<double>& bcm, std::size_t k) {
+  const lapack_int info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), static_cast<lapack_int>(k),
+                                         l.data(), static_cast<lapack_int>(n), bcm.data(), static_cast<lapack_int>(n));
+  if (info != 0) throw std::runtime_error("dpotrs: LAPACK argument " + std::to_string(-info) + " invalid");
+}
+void potrs(const std::vector<float>& l, std::size_t n, std::vector<float>& bcm, std::size_t k) {
+  const lapack_int info = LAPACKE_spotrs(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), static_cast<lapack_int>(k),
+                                         l.data(), static_cast<lapack_int>(n), bcm.data(), static_cast<lapack_int>(n));
+  if (info != 0) throw std::runtime_error("spotrs: LAPACK argument " + std::to_string(-info) + " invalid");
+}
+
+/// fp64 Cholesky solve; returns INFO.
+int solve_fp64(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t k,
+               std::span<double> x) {
+  std::vector<double> l(a.begin(), a.end());
+  const int info = cholesky(std::span<double>(l), n);
+  if (info != 0) return info;
+  std::vector<double> bc;
+  to_col_major<double>(b, n, k, bc);
+  potrs(l, n, bc, k);
+  from_col_major(bc, n, k, x);
+  return 0;
+}
+
+/// r = b − A x, column-major n×k, A symmetric from the lower triangle of the row-major a.
+void residual(std::span<const double> a, std::size_t n, const std::vector<double>& bcm, const std::vector<double>& xcm,
+              std::size_t k, std::vector<double>& rcm) {
+  rcm = bcm;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* ai = a.data() + i * n;
+    for (std::size_t c = 0; c < k; ++c) {
+      const double* xc = xcm.data() + c * n;
+      double s = 0.0;
+      for (std::size_t j = 0; j <= i; ++j) s += ai[j] * xc[j];
+      for (std::size_t j = i + 1; j < n; ++j) s += a[j * n + i] * xc[j];
+      rcm[i + c * n] -= s;
+    }
+  }
+}
+
+double col_max_abs(const std::vector<double>& cm, std::size_t n, std::size_t c) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::abs(cm[i + c * n]));
+  return m;
+}
+
+}  // namespace
+
+double symmetric_norm_inf(std::span<const double> a, std::size_t n) {
+  if (a.size() != n * n) throw std::invalid_argument("symmetric_norm_inf: a.size() != n*n");
+  std::vector<double> row(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j <= i; ++j) {
+      const double v = std::abs(a[i * n + j]);
+      row[i] += v;
+      if (j != i) row[j] += v;
+    }
+  return n ? *std::max_element(row.begin(), row.end()) : 0.0;
+}
+
+ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t nrhs,
+                             std::span<const double> x) {
+  check_sizes(a.size(), n, b.size(), nrhs, x.size(), "residual_norms");
+  ResidualNorms r;
+  r.a_norm_inf = symmetric_norm_inf(a, n);
+  std::vector<double> bc, xc, rc;
+  to_col_major<double>(b, n, nrhs, bc);
+  to_col_major<double>(x, n, nrhs, xc);
+  residual(a, n, bc, xc, nrhs, rc);
+  for (std::size_t c = 0; c < nrhs; ++c) {
+    const double rn = col_max_abs(rc, n, c), xn = col_max_abs(xc, n, c), bn = col_max_abs(bc, n, c);
+    r.residual_inf = std::max(r.residual_inf, rn);
+    const double rho = rn == 0.0 ? 0.0 : rn / (r.a_norm_inf * xn);
+    const double eta = rn == 0.0 ? 0.0 : rn / (r.a_norm_inf * xn + bn);
+    r.relative_residual = std::max(r.relative_residual, rho);
+    r.backward_error = std::max(r.backward_error, eta);
+  }
+  return r;
+}
+
+SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t nrhs,
+                             std::span<double> x, SolvePrecision precision, const RefinementOptions& refinement) {
+  check_sizes(a.size(), n, b.size(), nrhs, x.size(), "spd_solve_cpu");
+  SpdSolveResult res;
+  if (precision == SolvePrecision::fp64) {
+    res.method = "LAPACK dpotrf + dpotrs";
+    res.info = solve_fp64(a, n, b, nrhs, x);
+    return res;
+  }
+
+  // fp32 copy of A; values beyond the float range make the fp32 factor unusable.
+  std::vector<float> af(n * n);
+  bool overflow = false;
+  for (std::size_t i = 0; i < n * n; ++i) {
+    af[i] = static_cast<float>(a[i]);
+    if (std::isfinite(a[i]) && !std::isfinite(af[i])) overflow = true;
+  }
+  const int info32 = overflow ? -1 : cholesky(std::span<float>(af), n);
+
+  if (precision == SolvePrecision::fp32) {
+    res.method = "LAPACK spotrf + spotrs";
+    if (overflow) throw std::invalid_argument("spd_solve_cpu: entries of A overflow single precision");
+    res.info = info32;
+    if (info32 != 0) return res;
+    std::vector<float> bc;
+    to_col_major<float>(b, n, nrhs, bc);
+    potrs(af, n, bc, nrhs);
+    from_col_major(bc, n, nrhs, x);
+    return res;
+  }
+
+  // Mixed: fp32 factor, fp64 residuals.
+  res.method = "LAPACK spotrf + spotrs, fp64 refinement";
+  res.fp32_info = info32;
+  res.tolerance = refinement.tolerance >= 0 ? refinement.tolerance
+                                            : std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -53);
+  const double anorm = symmetric_norm_inf(a, n);
+  std::vector<double> bc, xc(n * nrhs, 0.0), rc;
+  to_col_major<double>(b, n, nrhs, bc);
+  auto eta_of = [&]() {
+    residual(a, n, bc, xc, nrhs, rc);
+    double eta = 0.0;
+    for (std::size_t c = 0; c < nrhs; ++c) {
+      const double rn = col_max_abs(rc, n, c);
+      if (!std::isfinite(rn)) return std::numeric_limits<double>::infinity();
+      if (rn > 0) eta = std::max(eta, rn / (anorm * col_max_abs(xc, n, c) + col_max_abs(bc, n, c)));
+    }
+    return eta;
+  };
+  // One fp32 solve of A d = r, scaled so that r fits single precision.
+  auto fp32_solve = [&](const std::vector<double>& rhs, std::vector<double>& out) {
+    out.assign(n * nrhs, 0.0);
+    std::vector<float> f(n * nrhs);
+    std::vector<double> scale(nrhs, 1.0);
+    for (std::size_t c = 0; c < nrhs; ++c) {
+      const double m = col_max_abs(rhs, n, c);
+      scale[c] = m > 0 ? m : 1.0;
+      for (std::size_t i = 0; i < n; ++i) f[i + c * n] = static_cast<float>(rhs[i + c * n] / scale[c]);
+    }
+    potrs(af, n, f, nrhs);
+    for (std::size_t c = 0; c < nrhs; ++c)
+      for (std::size_t i = 0; i < n; ++i) out[i + c * n] = static_cast<double>(f[i + c * n]) * scale[c];
+  };
+
+  if (info32 == 0 && n > 0 && nrhs > 0) {
+    fp32_solve(bc, xc);
+    double eta = eta_of();
+    res.backward_error.push_back(eta);
+    std::vector<double> d;
+    while (eta > res.tolerance && std::isfinite(eta) && res.iterations < refinement.max_iterations) {
+      fp32_solve(rc, d);
+      for (std::size_t i = 0; i < xc.size(); ++i) xc[i] += d[i];
+      ++res.iterations;
+      eta = eta_of();
+      res.backward_error.push_back(eta);
+    }
+    res.converged = eta <= res.tolerance;
+  } else if (info32 == 0) {
+    res.converged = true;  // nothing to solve
+  }
+  if (res.converged) {
+    from_col_major(xc, n, nrhs, x);
+    return res;
+  }
+  if (!refinement.fallback_fp64) {
+    res.info = info32;  // 0 when the factor worked but the refinement did not converge
+    from_col_major(xc, n, nrhs, x);
+    return res;
+  }
+  res.used_fp64_fallback = true;
+  res.method += " (fell back to dpotrf + dpotrs)";
+  res.info = solve_fp64(a, n, b, nrhs, x);
+  return res;
+}
+
+#if !defined(GEMFLOW_LINALG_HAVE_CUDA)
+bool spd_solve_cuda_built() noexcept { return false; }
+SpdSolveResult spd_solve_cuda(std::span<const double>, std::size_t, std::span<const double>, std::size_t,
+                              std::span<double>, SolvePrecision, SpdAlgorithm, int, const RefinementOptions&) {
+  throw std::runtime_error("spd_solve_cuda: Gemflow's linalg plugin was built without CUDA");
+}
+#endif
+
+}  // namespace gemflow::linalg

@@ -1,0 +1,184 @@
+// SPD solves on a CUDA GPU over GpuCholesky (see gemflow/linalg/spd_solve.hpp). Plain C++ on the
+// CUDA runtime and cuBLAS host APIs; compiled only when the plugin has its CUDA library.
+#include "gemflow/linalg/spd_solve.hpp"
+
+#if defined(GEMFLOW_LINALG_HAVE_CUDA)
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cuda/cuda_check.cuh"  // GF_CUDA_TRY, GF_CUBLAS_TRY (cublas_v2.h, cuda_runtime.h)
+#include "gemflow/linalg/cholesky_cuda.hpp"
+
+namespace gemflow::linalg {
+namespace {
+
+/// Owns a stream, a cuBLAS handle and device buffers; frees them on every exit path.
+struct GpuScope {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  std::vector<void*> buffers;
+  explicit GpuScope(int device) {
+    GF_CUDA_TRY(cudaSetDevice(device));
+    GF_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    GF_CUBLAS_TRY(cublasCreate(&blas));
+    GF_CUBLAS_TRY(cublasSetStream(blas, stream));
+  }
+  ~GpuScope() {
+    if (stream) GF_CUDA_TRY_NO_THROW(cudaStreamSynchronize(stream));
+    for (void* p : buffers) GF_CUDA_TRY_NO_THROW(cudaFree(p));
+    if (blas) GF_CUDA_TRY_NO_THROW(cublasDestroy(blas));
+    if (stream) GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(stream));
+  }
+  GpuScope(const GpuScope&) = delete;
+  GpuScope& operator=(const GpuScope&) = delete;
+  template <class T>
+  T* alloc(std::size_t count, const std::string& what) {
+    std::size_t free_b = 0, total_b = 0;
+    GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+    const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
+    if (bytes > free_b)
+      throw cuda::CudaError("spd_solve_cuda: " + what + " needs " + std::to_string(bytes >> 20) + " MiB, the device has " +
+                            std::to_string(free_b >> 20) + " MiB free");
+    void* p = nullptr;
+    GF_CUDA_TRY(cudaMalloc(&p, bytes));
+    buffers.push_back(p);
+    return static_cast<T*>(p);
+  }
+};
+
+cuda::CholeskyAlgo to_cuda(SpdAlgorithm a) {
+  switch (a) {
+    case SpdAlgorithm::blocked: return cuda::CholeskyAlgo::blocked;
+    case SpdAlgorithm::recursive: return cuda::CholeskyAlgo::recursive;
+    case SpdAlgorithm::cusolver: return cuda::CholeskyAlgo::cusolver;
+    case SpdAlgorithm::lapack: break;
+  }
+  throw std::invalid_argument("spd_solve_cuda: algorithm lapack runs on the CPU (use blocked, recursive or cusolver)");
+}
+
+const char* algo_name(SpdAlgorithm a) {
+  switch (a) {
+    case SpdAlgorithm::blocked: return "blocked";
+    case SpdAlgorithm::recursive: return "recursive";
+    case SpdAlgorithm::cusolver: return "cuSOLVER";
+    case SpdAlgorithm::lapack: return "lapack";
+  }
+  return "?";
+}
+
+/// Factor + two triangular solves in precision T; returns INFO.
+template <class T>
+int factor_and_solve(GpuScope& g, cuda::GpuCholesky& chol, std::span<const double> a, std::size_t n,
+                     std::span<const double> b, std::size_t k, std::span<double> x, SpdAlgorithm algorithm) {
+  // Column-major lower triangle = the row-major lower triangle of the input (mirrored).
+  std::vector<T> h(n * n);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t i = 0; i < n; ++i) h[i + j * n] = static_cast<T>(i >= j ? a[i * n + j] : a[j * n + i]);
+  std::vector<T> hb(n * k);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < k; ++c) hb[i + c * n] = static_cast<T>(b[i * k + c]);
+  T* da = g.alloc<T>(n * n, "A");
+  T* db = g.alloc<T>(n * k, "B");
+  GF_CUDA_TRY(cudaMemcpyAsync(da, h.data(), sizeof(T) * n * n, cudaMemcpyHostToDevice, g.stream));
+  GF_CUDA_TRY(cudaMemcpyAsync(db, hb.data(), sizeof(T) * n * k, cudaMemcpyHostToDevice, g.stream));
+  cuda::CholeskyOptions o;
+  o.algo = to_cuda(algorithm);
+  const auto status = chol.factor(da, static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), o);
+  if (!status.ok()) return static_cast<int>(status.info);
+  const int ni = static_cast<int>(n), ki = static_cast<int>(k);
+  const T one = 1;
+  // L y = b, then Lᵀ x = y.
+  if constexpr (std::is_same_v<T, double>) {
+    GF_CUBLAS_TRY(cublasDtrsm(g.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, ni,
+                              ki, &one, da, ni, db, ni));
+    GF_CUBLAS_TRY(cublasDtrsm(g.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, ni,
+                              ki, &one, da, ni, db, ni));
+  } else {
+    GF_CUBLAS_TRY(cublasStrsm(g.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, ni,
+                              ki, &one, da, ni, db, ni));
+    GF_CUBLAS_TRY(cublasStrsm(g.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, ni,
+                              ki, &one, da, ni, db, ni));
+  }
+  GF_CUDA_TRY(cudaMemcpyAsync(hb.data(), db, sizeof(T) * n * k, cudaMemcpyDeviceToHost, g.stream));
+  GF_CUDA_TRY(cudaStreamSynchronize(g.stream));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < k; ++c) x[i * k + c] = static_cast<double>(hb[i + c * n]);
+  return 0;
+}
+
+}  // namespace
+
+bool spd_solve_cuda_built() noexcept { return true; }
+
+SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t nrhs,
+                              std::span<double> x, SolvePrecision precision, SpdAlgorithm algorithm, int device,
+                              const RefinementOptions& refinement) {
+  if (a.size() != n * n || b.size() != n * nrhs || x.size() != n * nrhs)
+    throw std::invalid_argument("spd_solve_cuda: sizes do not fit n = " + std::to_string(n) +
+                                ", nrhs = " + std::to_string(nrhs));
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
+      nrhs > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::invalid_argument("spd_solve_cuda: n or nrhs exceeds cuBLAS's int range");
+  (void)to_cuda(algorithm);  // rejects lapack
+  SpdSolveResult res;
+  if (n == 0 || nrhs == 0) {
+    res.converged = true;
+    return res;
+  }
+  GpuScope g(device);
+  cuda::GpuCholesky chol(g.stream);
+  if (precision == SolvePrecision::fp64) {
+    res.method = std::string("GPU ") + algo_name(algorithm) + " Cholesky (fp64) + cuBLAS dtrsm";
+    res.info = factor_and_solve<double>(g, chol, a, n, b, nrhs, x, algorithm);
+    return res;
+  }
+  if (precision == SolvePrecision::fp32) {
+    res.method = std::string("GPU ") + algo_name(algorithm) + " Cholesky (fp32) + cuBLAS strsm";
+    res.info = factor_and_solve<float>(g, chol, a, n, b, nrhs, x, algorithm);
+    return res;
+  }
+  if (algorithm != SpdAlgorithm::recursive)
+    throw std::invalid_argument(std::string("spd_solve_cuda: precision mixed uses GpuCholesky::solve_mixed, whose fp32 "
+                                            "factor is the recursive algorithm; algorithm ") +
+                                algo_name(algorithm) + " is not available for it");
+  res.method = "GPU GpuCholesky::solve_mixed (recursive fp32 3xTF32 factor, fp64 refinement with cublasDsymm)";
+  std::vector<double> h(n * n), hb(n * nrhs);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t i = 0; i < n; ++i) h[i + j * n] = i >= j ? a[i * n + j] : a[j * n + i];
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < nrhs; ++c) hb[i + c * n] = b[i * nrhs + c];
+  double* da = g.alloc<double>(n * n, "A");
+  double* db = g.alloc<double>(n * nrhs, "B");
+  double* dx = g.alloc<double>(n * nrhs, "X");
+  GF_CUDA_TRY(cudaMemcpyAsync(da, h.data(), sizeof(double) * n * n, cudaMemcpyHostToDevice, g.stream));
+  GF_CUDA_TRY(cudaMemcpyAsync(db, hb.data(), sizeof(double) * n * nrhs, cudaMemcpyHostToDevice, g.stream));
+  cuda::MixedSolveOptions mo;
+  mo.max_iterations = refinement.max_iterations;
+  mo.tolerance = refinement.tolerance;
+  mo.fallback_fp64 = refinement.fallback_fp64;
+  const auto n64 = static_cast<std::int64_t>(n), k64 = static_cast<std::int64_t>(nrhs);
+  const cuda::MixedSolveResult m = chol.solve_mixed(da, n64, n64, db, n64, k64, dx, n64, mo);
+  GF_CUDA_TRY(cudaMemcpyAsync(hb.data(), dx, sizeof(double) * n * nrhs, cudaMemcpyDeviceToHost, g.stream));
+  GF_CUDA_TRY(cudaStreamSynchronize(g.stream));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < nrhs; ++c) x[i * nrhs + c] = hb[i + c * n];
+  res.info = static_cast<int>(m.status.info);
+  res.fp32_info = static_cast<int>(m.fp32_status.info);
+  res.backward_error = m.backward_error;
+  res.iterations = m.iterations;
+  res.converged = m.converged;
+  res.used_fp64_fallback = m.used_fp64_fallback;
+  res.tolerance = m.tolerance;
+  if (m.used_fp64_fallback) res.method += " (fell back to cuSOLVER fp64 potrf + potrs)";
+  return res;
+}
+
+}  // namespace gemflow::linalg
+
+#endif  // GEMFLOW_LINALG_HAVE_CUDA

@@ -1,0 +1,96 @@
+#pragma once
+// Solving A X = B for a symmetric positive definite A by Cholesky, on the CPU (LAPACK) or a CUDA
+// GPU (the GpuCholesky factorisations of cholesky_cuda.hpp), in fp64, fp32 or mixed precision
+// (fp32 factor, fp64 iterative refinement).
+//
+// Layout: A is n×n ROW-MAJOR and only its LOWER triangle (i ≥ j) is read, as in cholesky.hpp;
+// B and X are n×nrhs row-major (column c of X solves A x = column c of B).
+//
+// Norms and error measures (∞-norms, max over the right-hand sides c):
+//   relative residual  ρ = max_c ‖b_c − A x_c‖∞ / (‖A‖∞ ‖x_c‖∞)
+//   backward error     η = max_c ‖b_c − A x_c‖∞ / (‖A‖∞ ‖x_c‖∞ + ‖b_c‖∞)   (Rigal–Gaches)
+// ρ is the normwise backward error with respect to A alone. A backward-stable solve gives ρ of
+// order u = 2⁻⁵³ ≈ 1.1e-16 (fp64) times a modest function of n, whatever the condition number
+// κ(A); the forward error ‖x − x*‖/‖x*‖ is then about κ(A)·ρ. (Higham, "Accuracy and
+// Stability of Numerical Algorithms", 2nd ed., 2002, Thm 7.1 and 10.4.)
+//
+// Sources: LAPACK dpotrf/dpotrs and spotrf/spotrs; mixed precision: Langou et al., "Exploiting
+// the performance of 32 bit floating point arithmetic in obtaining 64 bit accuracy", SC 2006
+// (LAPACK dsposv: at most 30 steps, stop when the residual is at √n·u level, fp64 fallback).
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gemflow::linalg {
+
+enum class SolvePrecision {
+  fp64,   ///< factor and solve in double
+  fp32,   ///< factor and solve in single (x converted to double; no refinement)
+  mixed,  ///< fp32 factor, refinement with fp64 residuals until η ≤ tolerance (fp64 fallback)
+};
+
+/// Factorisation algorithm. `lapack` runs on the CPU, the others on a CUDA GPU (see
+/// cholesky_cuda.hpp: CholeskyAlgo).
+enum class SpdAlgorithm { lapack, blocked, recursive, cusolver };
+
+/// Iterative refinement of precision mixed.
+struct RefinementOptions {
+  int max_iterations = 30;    ///< refinement steps before the fp64 fallback (dsposv: 30)
+  double tolerance = -1.0;    ///< stop when η ≤ tolerance; < 0: √n · 2⁻⁵³ (dsposv)
+  bool fallback_fp64 = true;  ///< fp32 factor fails or no convergence: fp64 factor + solve
+};
+
+/// Outcome of a solve.
+struct SpdSolveResult {
+  /// 0: solved. k ≥ 1: the leading minor of order k is not positive definite (LAPACK INFO) in
+  /// the precision that decided (fp64; fp32 for precision fp32; mixed: the fp64 fallback, or
+  /// the fp32 factor when there is no fallback). X is then unspecified.
+  int info = 0;
+  int fp32_info = 0;  ///< mixed: the fp32 factor's INFO (≥ 1: it failed; −1: A overflows fp32)
+  std::vector<double> backward_error;   ///< mixed: η after the fp32 solve, then after each step
+  int iterations = 0;                   ///< mixed: refinement steps taken (corrections applied)
+  bool converged = false;               ///< mixed: refinement reached the tolerance
+  bool used_fp64_fallback = false;      ///< mixed: the answer came from the fp64 fallback
+  double tolerance = 0.0;               ///< mixed: the tolerance used
+  std::string method;                   ///< what ran, e.g. "LAPACK dpotrf + dpotrs"
+};
+
+/// CPU solve through LAPACK: fp64 = gemflow::linalg::cholesky (dpotrf) + dpotrs; fp32 =
+/// cholesky (spotrf) + spotrs; mixed = spotrf, spotrs, then per step r = b − A x in fp64
+/// (scaled into fp32 range), spotrs of the correction, x += d. a: n·n, b and x: n·nrhs.
+/// Throws std::invalid_argument for bad sizes. Deterministic for a given BLAS build.
+[[nodiscard]] SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span<const double> b,
+                                           std::size_t nrhs, std::span<double> x, SolvePrecision precision,
+                                           const RefinementOptions& refinement = {});
+
+/// True when this build has the CUDA path (GEMFLOW_LINALG_HAVE_CUDA).
+[[nodiscard]] bool spd_solve_cuda_built() noexcept;
+
+/// GPU solve on CUDA device `device` (ordinal) with a GpuCholesky bound to a fresh stream:
+/// fp64/fp32 = GpuCholesky::factor(algorithm) + two cuBLAS triangular solves (trsm) on the
+/// device; mixed = GpuCholesky::solve_mixed (its fp32 factor is always the recursive algorithm
+/// with 3×TF32 GEMMs, its tolerance √n·2⁻⁵³ unless given, fallback to cuSOLVER fp64), so
+/// `algorithm` must be recursive for mixed. A is uploaded column-major with the lower triangle
+/// of the row-major input (the same triangle the CPU reads). Throws std::invalid_argument for
+/// bad sizes or algorithm lapack, cuda::CudaError for CUDA failures and too little memory,
+/// std::runtime_error when built without CUDA.
+[[nodiscard]] SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::span<const double> b,
+                                            std::size_t nrhs, std::span<double> x, SolvePrecision precision,
+                                            SpdAlgorithm algorithm, int device,
+                                            const RefinementOptions& refinement = {});
+
+/// ‖A‖∞ (max row sum of |a_ij|) of the symmetric matrix whose lower triangle is stored in a.
+[[nodiscard]] double symmetric_norm_inf(std::span<const double> a, std::size_t n);
+
+/// Residual measures of X (see the file comment): A symmetric from its lower triangle.
+struct ResidualNorms {
+  double relative_residual = 0.0;  ///< ρ
+  double backward_error = 0.0;     ///< η (Rigal–Gaches)
+  double residual_inf = 0.0;       ///< max_c ‖b_c − A x_c‖∞
+  double a_norm_inf = 0.0;         ///< ‖A‖∞
+};
+[[nodiscard]] ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span<const double> b,
+                                           std::size_t nrhs, std::span<const double> x);
+
+}  // namespace gemflow::linalg

@@ -1,0 +1,320 @@
+// SPD solves on the CPU (fp64, fp32, mixed) and the linalg.spd_solve node with a fake context.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include <gemflow/device.hpp>
+#include <gemflow/linalg/spd_solve.hpp>
+#include <gemflow/node.hpp>
+#include <gemflow/plugin.hpp>
+#include <gemflow/types.hpp>
+
+#include "register.hpp"
+
+using namespace gemflow;
+using namespace gemflow::linalg;
+
+namespace {
+
+constexpr double kU = 0x1p-53;  // unit roundoff of fp64
+
+/// A = Q diag(d) Qᵀ with log-uniform d in [1, cond] (Q from Householder reflections of random
+/// vectors), row-major, exactly symmetrised.
+std::vector<double> spd_with_condition(std::size_t n, double cond, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g;
+  std::vector<double> a(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    a[i * n + i] = std::pow(cond, n > 1 ? static_cast<double>(i) / static_cast<double>(n - 1) : 0.0);
+  for (int r = 0; r < 3; ++r) {  // A ← H A H, H = I − 2 v vᵀ / vᵀv
+    std::vector<double> v(n), av(n, 0.0);
+    double vv = 0.0;
+    for (auto& x : v) {
+      x = g(rng);
+      vv += x * x;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) av[i] += a[i * n + j] * v[j];
+    double vav = 0.0;
+    for (std::size_t i = 0; i < n; ++i) vav += v[i] * av[i];
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        a[i * n + j] += -2.0 / vv * (v[i] * av[j] + av[i] * v[j]) + 4.0 * vav / (vv * vv) * v[i] * v[j];
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < i; ++j) a[j * n + i] = a[i * n + j];
+  return a;
+}
+
+std::vector<double> random_vec(std::size_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+/// Brute-force ρ = max_c ‖b − A x‖∞ / (‖A‖∞ ‖x‖∞) in long double (full A, row-major).
+double brute_rho(const std::vector<double>& a, std::size_t n, const std::vector<double>& b,
+                 const std::vector<double>& x, std::size_t k) {
+  long double anorm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    long double s = 0;
+    for (std::size_t j = 0; j < n; ++j) s += std::fabs(static_cast<long double>(a[i * n + j]));
+    anorm = std::max(anorm, s);
+  }
+  long double rho = 0;
+  for (std::size_t c = 0; c < k; ++c) {
+    long double rn = 0, xn = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      long double s = b[i * k + c];
+      for (std::size_t j = 0; j < n; ++j) s -= static_cast<long double>(a[i * n + j]) * x[j * k + c];
+      rn = std::max(rn, std::fabs(s));
+      xn = std::max(xn, std::fabs(static_cast<long double>(x[i * k + c])));
+    }
+    rho = std::max(rho, rn / (anorm * xn));
+  }
+  return static_cast<double>(rho);
+}
+
+class FakeContext final : public NodeContext {
+ public:
+  const std::string& node_id() const override { return id_; }
+  void progress(double, std::string_view) override {}
+  bool cancelled() const override { return false; }
+  void log(LogLevel, std::string_view m) override { logs.emplace_back(m); }
+  const std::filesystem::path& output_dir() const override { return out_; }
+  void add_input_file(const std::filesystem::path&) override {}
+  void write_file(const std::filesystem::path&, const std::function<void(const std::filesystem::path&)>&) override {}
+  void record(std::string_view k, const ParamValue& v) override { records[std::string(k)] = v; }
+  const std::string& device_override() const override { return override_; }
+  std::vector<std::string> logs;
+  std::map<std::string, ParamValue> records;
+  std::string override_;
+
+ private:
+  std::string id_ = "solve";
+  std::filesystem::path out_ = std::filesystem::temp_directory_path();
+};
+
+std::unique_ptr<Node> make_solve_node() {
+  static Registry reg;
+  static bool once = [] {
+    PluginRegistrar r(reg, "linalg-test");
+    register_solve_nodes(r);
+    return true;
+  }();
+  (void)once;
+  return reg.find_node("linalg.spd_solve")->create();
+}
+
+const Table::Cell& cell(const Table& t, const std::string& col) {
+  const int c = t.column(col);
+  EXPECT_GE(c, 0) << col;
+  return t.rows.at(0).at(static_cast<std::size_t>(c));
+}
+
+}  // namespace
+
+// ---- algorithms --------------------------------------------------------------------------------
+
+TEST(SpdSolveCpu, Fp64IsBackwardStableAndMatchesABruteForceResidual) {
+  for (std::size_t n : {1u, 7u, 61u, 200u}) {
+    const auto a = spd_with_condition(n, 1e8, 11 + static_cast<unsigned>(n));
+    const std::size_t k = 3;
+    const auto b = random_vec(n * k, 5);
+    std::vector<double> x(n * k, std::nan(""));
+    const auto r = spd_solve_cpu(a, n, b, k, x, SolvePrecision::fp64);
+    ASSERT_EQ(r.info, 0);
+    const auto norms = residual_norms(a, n, b, k, x);
+    const double rho = brute_rho(a, n, b, x, k);
+    // ρ is a backward error: O(u) whatever κ = 1e8; the bound n·u is the realistic form of
+    // Higham's γ_{3n+1}-type bounds (rounding errors grow like √n to n in practice).
+    EXPECT_LT(rho, static_cast<double>(n) * kU + kU) << "n = " << n;
+    // residual_norms computes r in fp64: agrees with the long-double residual to O(n·u·|A||x|).
+    EXPECT_NEAR(norms.relative_residual, rho, 4.0 * static_cast<double>(n) * kU) << n;
+    EXPECT_LE(norms.backward_error, norms.relative_residual);
+  }
+}
+
+TEST(SpdSolveCpu, Fp32ResidualIsSinglePrecisionLevel) {
+  const std::size_t n = 150;
+  const auto a = spd_with_condition(n, 1e3, 3);
+  const auto b = random_vec(n, 4);
+  std::vector<double> x(n);
+  const auto r = spd_solve_cpu(a, n, b, 1, x, SolvePrecision::fp32);
+  ASSERT_EQ(r.info, 0);
+  const double rho = brute_rho(a, n, b, x, 1);
+  const double u32 = 0x1p-24;
+  EXPECT_LT(rho, static_cast<double>(n) * u32);
+  EXPECT_GT(rho, 1e3 * kU);  // visibly single precision: tells fp32 from fp64
+}
+
+TEST(SpdSolveCpu, MixedRefinesToFp64BackwardErrorWithHistory) {
+  const std::size_t n = 180;
+  const auto a = spd_with_condition(n, 1e4, 8);
+  const auto b = random_vec(n * 2, 9);
+  std::vector<double> x(n * 2), x64(n * 2);
+  const auto r = spd_solve_cpu(a, n, b, 2, x, SolvePrecision::mixed);
+  ASSERT_EQ(r.info, 0);
+  EXPECT_EQ(r.fp32_info, 0);
+  EXPECT_TRUE(r.converged);
+  EXPECT_FALSE(r.used_fp64_fallback);
+  EXPECT_DOUBLE_EQ(r.tolerance, std::sqrt(static_cast<double>(n)) * kU);
+  ASSERT_EQ(r.backward_error.size(), static_cast<std::size_t>(r.iterations) + 1);
+  EXPECT_GT(r.backward_error.front(), 1e-10);  // the fp32 solve alone
+  EXPECT_LE(r.backward_error.back(), r.tolerance);
+  EXPECT_GE(r.iterations, 1);
+  EXPECT_LE(r.iterations, 6);  // κ·u32 ≈ 6e-4: each step gains ≈ 3 digits
+  // Same accuracy as the fp64 solve: forward difference within κ·n·u.
+  ASSERT_EQ(spd_solve_cpu(a, n, b, 2, x64, SolvePrecision::fp64).info, 0);
+  double diff = 0, xn = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    diff = std::max(diff, std::abs(x[i] - x64[i]));
+    xn = std::max(xn, std::abs(x64[i]));
+  }
+  EXPECT_LT(diff / xn, 1e4 * static_cast<double>(n) * kU);
+}
+
+TEST(SpdSolveCpu, MixedFallsBackWhenFp32CannotFactor) {
+  // κ = 1e12 ≫ 1/u32: the fp32 factor breaks down or refinement cannot converge.
+  const std::size_t n = 60;
+  const auto a = spd_with_condition(n, 1e12, 21);
+  const auto b = random_vec(n, 22);
+  std::vector<double> x(n);
+  const auto r = spd_solve_cpu(a, n, b, 1, x, SolvePrecision::mixed);
+  ASSERT_EQ(r.info, 0);
+  EXPECT_TRUE(r.used_fp64_fallback);
+  EXPECT_TRUE(r.fp32_info != 0 || !r.converged);
+  EXPECT_LT(brute_rho(a, n, b, x, 1), static_cast<double>(n) * kU);
+  // Without the fallback the failure is reported, not hidden.
+  RefinementOptions no_fb;
+  no_fb.fallback_fp64 = false;
+  const auto r2 = spd_solve_cpu(a, n, b, 1, x, SolvePrecision::mixed, no_fb);
+  EXPECT_FALSE(r2.used_fp64_fallback);
+  EXPECT_TRUE(r2.info != 0 || !r2.converged);
+}
+
+TEST(SpdSolveCpu, IndefiniteReportsTheFailingMinor) {
+  // Leading minors 2, −1: the second fails.
+  const std::vector<double> a = {2, 0, 0, 0, -1, 0, 0, 0, 3};
+  const std::vector<double> b = {1, 1, 1};
+  std::vector<double> x(3);
+  EXPECT_EQ(spd_solve_cpu(a, 3, b, 1, x, SolvePrecision::fp64).info, 2);
+  EXPECT_EQ(spd_solve_cpu(a, 3, b, 1, x, SolvePrecision::fp32).info, 2);
+  const auto m = spd_solve_cpu(a, 3, b, 1, x, SolvePrecision::mixed);
+  EXPECT_EQ(m.fp32_info, 2);
+  EXPECT_TRUE(m.used_fp64_fallback);
+  EXPECT_EQ(m.info, 2);
+  EXPECT_THROW((void)spd_solve_cpu(a, 2, b, 1, x, SolvePrecision::fp64), std::invalid_argument);
+}
+
+TEST(SpdSolveCpu, NormsOfTheSymmetricLowerTriangle) {
+  // Only the lower triangle is read: the upper one holds garbage here.
+  const std::vector<double> a = {4, 99, 99, -1, 5, 99, 2, 0.5, 6};
+  EXPECT_EQ(symmetric_norm_inf(a, 3), 8.5);  // rows: 4+1+2, 1+5+0.5, 2+0.5+6
+  const std::vector<double> x = {1, 1, 1}, b = {5, 4, 8.5};
+  const auto r = residual_norms(a, 3, b, 1, x);  // A·1 = (5, 4.5, 8.5): r = (0, −0.5, 0)
+  EXPECT_EQ(r.residual_inf, 0.5);
+  EXPECT_DOUBLE_EQ(r.relative_residual, 0.5 / 8.5);
+  EXPECT_DOUBLE_EQ(r.backward_error, 0.5 / (8.5 + 8.5));
+}
+
+// ---- node --------------------------------------------------------------------------------------
+
+TEST(SpdSolveNode, KnownSolutionReportOnCpu) {
+  const std::size_t n = 90;
+  const auto av = spd_with_condition(n, 1e6, 31);
+  auto node = make_solve_node();
+  node->set_input("matrix", Value::make(Matrix<double>(n, n, av)));
+  node->set_param("device", std::string("cpu"));
+  FakeContext ctx;
+  node->execute(ctx);
+  const auto x = node->output("solution").as<Matrix<double>>();
+  const auto t = node->output("report").as<Table>();
+  ASSERT_EQ(x->rows(), n);
+  ASSERT_EQ(t->rows.size(), 1u);
+  EXPECT_EQ(std::get<std::string>(cell(*t, "algorithm")), "lapack");
+  EXPECT_EQ(std::get<std::string>(cell(*t, "device")), "cpu");
+  EXPECT_EQ(std::get<std::string>(cell(*t, "precision")), "fp64");
+  EXPECT_EQ(std::get<std::string>(cell(*t, "refinement")), "none");
+  const double rho = std::get<double>(cell(*t, "relative_residual"));
+  const double fwd = std::get<double>(cell(*t, "forward_error"));
+  EXPECT_LT(rho, static_cast<double>(n) * kU);
+  double maxdev = 0;
+  for (double v : x->span()) maxdev = std::max(maxdev, std::abs(v - 1.0));
+  EXPECT_EQ(fwd, maxdev);
+  EXPECT_LT(fwd, 1e6 * static_cast<double>(n) * kU);  // κ·n·u
+  EXPECT_GE(std::get<double>(cell(*t, "seconds")), 0.0);
+  EXPECT_EQ(std::get<std::string>(ctx.records.at("device_used")), "cpu");
+}
+
+TEST(SpdSolveNode, GivenRhsMixedPrecisionReportsHistory) {
+  const std::size_t n = 40;
+  auto node = make_solve_node();
+  node->set_input("matrix", Value::make(Matrix<double>(n, n, spd_with_condition(n, 1e3, 41))));
+  node->set_input("rhs", Value::make(Matrix<double>(n, 2, random_vec(2 * n, 42))));
+  node->set_param("device", std::string("cpu"));
+  node->set_param("precision", std::string("mixed"));
+  FakeContext ctx;
+  node->execute(ctx);
+  const auto t = node->output("report").as<Table>();
+  EXPECT_TRUE(std::isnan(std::get<double>(cell(*t, "forward_error"))));
+  EXPECT_EQ(std::get<std::int64_t>(cell(*t, "nrhs")), 2);
+  EXPECT_NE(std::get<std::string>(cell(*t, "refinement")).find("converged"), std::string::npos);
+  const auto iters = std::get<std::int64_t>(cell(*t, "iterations"));
+  const auto history = std::get<std::string>(cell(*t, "backward_error_history"));
+  EXPECT_EQ(static_cast<std::int64_t>(std::count(history.begin(), history.end(), ' ')), iters);
+  EXPECT_LT(std::get<double>(cell(*t, "relative_residual")), static_cast<double>(n) * kU);
+}
+
+TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
+  auto expect_error = [](auto&& setup, const std::string& part, const std::string& override_device = "") {
+    auto node = make_solve_node();
+    setup(*node);
+    FakeContext ctx;
+    ctx.override_ = override_device;
+    try {
+      node->execute(ctx);
+      ADD_FAILURE() << "no error (expected '" << part << "')";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  const Matrix<double> indef(3, 3, std::vector<double>{2, 1, 0, 1, -1, 0, 0, 0, 3});
+  expect_error([&](Node& n) { n.set_input("matrix", Value::make(indef)); n.set_param("device", std::string("cpu")); },
+               "not positive definite: the leading minor of order 2");
+  expect_error([&](Node& n) { n.set_input("matrix", Value::make(indef)); }, "leading minor of order 2", "cpu");
+  expect_error([](Node& n) { n.set_input("matrix", Value::make(Matrix<double>(2, 3))); }, "must be square");
+  expect_error([](Node& n) { n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 2, 3, 4}))); },
+               "not symmetric: A(1, 0) = 3 but A(0, 1) = 2");
+  expect_error([](Node& n) {
+    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 0, std::nan("")})));
+  }, "NaN or infinity at (1, 1)");
+  expect_error([](Node& n) {
+    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 0, 1})));
+    n.set_input("rhs", Value::make(Matrix<double>(3, 1)));
+  }, "'rhs' has 3 rows");
+  // A GPU algorithm on the CPU, lapack on CUDA: refused, never rerouted.
+  const Matrix<double> eye(2, 2, std::vector<double>{1, 0, 0, 1});
+  expect_error([&](Node& n) {
+    n.set_input("matrix", Value::make(eye));
+    n.set_param("algorithm", std::string("recursive"));
+    n.set_param("device", std::string("cpu"));
+  }, "algorithm 'recursive' runs on a CUDA GPU, but the device is 'cpu'");
+  expect_error([&](Node& n) {
+    n.set_input("matrix", Value::make(eye));
+    n.set_param("algorithm", std::string("lapack"));
+    n.set_param("device", std::string("cuda"));
+  }, "lapack runs on the CPU, but the device is 'cuda'");
+  if (cuda_device_count() == 0) {
+    expect_error([&](Node& n) { n.set_input("matrix", Value::make(eye)); n.set_param("device", std::string("cuda")); },
+                 "cuda");
+    expect_error([&](Node& n) {
+      n.set_input("matrix", Value::make(eye));
+      n.set_param("algorithm", std::string("cusolver"));
+    }, "device auto resolved to cpu (no CUDA device found)");
+  }
+}
