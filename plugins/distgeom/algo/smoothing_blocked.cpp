@@ -340,6 +340,8 @@ SmoothingReport blocked_impl(std::span<T> lower, std::span<T> upper, std::size_t
 
 }  // namespace
 
+const char* smoothing_simd_target() { return pick_kernels<double>().isa; }
+
 SmoothingReport smooth_bounds(std::span<double> lower, std::span<double> upper, std::size_t n,
                               const SmoothingOptions& options) {
   return blocked_impl(lower, upper, n, options);

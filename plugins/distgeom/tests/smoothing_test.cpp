@@ -370,6 +370,46 @@ TEST(Smoothing, InconsistencyThreeAtomsHandComputed) {
   }
 }
 
+TEST(Smoothing, PathThroughBothCopiesOfThePivotNeedsTheLkkTerm) {
+  // Atoms 0..4, U = 1 from atom 4 to each of 0..3, U = 100 elsewhere, L_23 = 10 (else 0).
+  // The closure's L'_01 = L_23 − U'_02 − U'_31 = 10 − 2 − 2 = 6 needs the doubled-graph path
+  // 0→4→2→3'→4'→1', which visits both copies of the last pivot 4; per-k with only the two
+  // Crippen-Havel candidates gives L'_01 = 0 after one sweep. l_ik = max(L_ik, L_kk − U_ik)
+  // carries it (L_44 = 8 before step 4).
+  const std::size_t n = 5;
+  Bounds b{n, std::vector<double>(n * n, 0.0), std::vector<double>(n * n, 100.0), {}};
+  for (std::size_t i = 0; i < n; ++i) b.upper[i * n + i] = 0;
+  for (std::size_t i = 0; i < 4; ++i) b.upper[i * n + 4] = b.upper[4 * n + i] = 1;
+  b.lower[2 * n + 3] = b.lower[3 * n + 2] = 10;
+  const Closure orc = run_oracle(b), ref = run_reference(b);
+  EXPECT_EQ(orc.lower[0 * n + 1], 6.0);
+  EXPECT_TRUE(same(ref.lower, orc.lower, n, "reference/oracle L"));
+  EXPECT_TRUE(same(ref.upper, orc.upper, n, "reference/oracle U"));
+  for (std::size_t tile : {32, 64}) {
+    const Closure blk = run_blocked(b, tile, 2);
+    EXPECT_TRUE(same(blk.lower, orc.lower, n, "blocked/oracle L"));
+    EXPECT_TRUE(same(blk.upper, orc.upper, n, "blocked/oracle U"));
+  }
+  expect_explained(b, ref.report, gd::kDefaultSmoothingTolerance);
+  // The same structure spread over several tiles (atom 4 → 99, the others interleaved).
+  const std::size_t m = 100;
+  const std::size_t map[5] = {0, 40, 70, 35, 99};
+  Bounds big{m, std::vector<double>(m * m, 0.0), std::vector<double>(m * m, 100.0), {}};
+  for (std::size_t i = 0; i < m; ++i) big.upper[i * m + i] = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      big.lower[map[i] * m + map[j]] = b.lower[i * n + j];
+      big.upper[map[i] * m + map[j]] = b.upper[i * n + j];
+    }
+  const Closure borc = run_oracle(big);
+  EXPECT_EQ(borc.lower[map[0] * m + map[1]], 6.0);
+  const Closure bref = run_reference(big);
+  EXPECT_TRUE(same(bref.lower, borc.lower, m, "reference/oracle L"));
+  const Closure bblk = run_blocked(big, 32, 2);
+  EXPECT_TRUE(same(bblk.lower, borc.lower, m, "blocked/oracle L"));
+  EXPECT_TRUE(same(bblk.upper, borc.upper, m, "blocked/oracle U"));
+}
+
 TEST(Smoothing, InjectedContradictionIsFoundAndExplained) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));

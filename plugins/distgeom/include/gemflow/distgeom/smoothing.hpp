@@ -172,6 +172,9 @@ SmoothingReport smooth_bounds(std::span<double> lower, std::span<double> upper, 
 SmoothingReport smooth_bounds(std::span<float> lower, std::span<float> upper, std::size_t n,
                               const SmoothingOptions& options = {});
 
+/// The SIMD kernels smooth_bounds() runs on this CPU: "x86-64-v4", "x86-64-v3" or "baseline".
+[[nodiscard]] const char* smoothing_simd_target();
+
 /// Oracle for tests (small n): Floyd-Warshall on the explicit 2n-vertex doubled graph, fp64,
 /// O(8 n³). Writes U' and L' into the arrays; no validation beyond sizes.
 void smooth_bounds_doubled_graph_oracle(std::span<double> lower, std::span<double> upper, std::size_t n);
