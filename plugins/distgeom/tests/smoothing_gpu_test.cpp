@@ -71,13 +71,15 @@ Bounds random_bounds(std::size_t n, std::uint64_t seed, bool dyadic) {
   return b;
 }
 
-/// Plants a contradiction: L_ab = U_ac + U_cb + excess (c with finite upper bounds), U_ab ≥ L_ab.
+/// Plants a contradiction: L_ab = U_ac + U_cb + excess for a random c ∉ {a, b} (an infinite
+/// U_ac or U_cb is first set to 1000 Å, above every distance here), U_ab ≥ L_ab. n ≥ 3.
 void plant_contradiction(Bounds& in, std::size_t a, std::size_t b, double excess,
                          std::mt19937_64& rng) {
   const std::size_t n = in.n;
   std::size_t c = rng() % n;
-  while (c == a || c == b || !std::isfinite(in.upper[a * n + c] + in.upper[c * n + b]))
-    c = rng() % n;
+  while (c == a || c == b) c = rng() % n;
+  for (std::size_t x : {a, b})
+    if (!std::isfinite(in.upper[x * n + c])) in.upper[x * n + c] = in.upper[c * n + x] = 1000.0;
   const double l = in.upper[a * n + c] + in.upper[c * n + b] + excess;
   in.lower[a * n + b] = in.lower[b * n + a] = l;
   in.upper[a * n + b] = in.upper[b * n + a] = std::max(in.upper[a * n + b], l);

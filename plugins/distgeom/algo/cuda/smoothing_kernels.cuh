@@ -201,7 +201,9 @@ struct ProductPolicy {
   static constexpr int kThreads = 256;
   static constexpr int TD = 16;
   static constexpr int R = TB / TD;  // 8 (TB 128) or 4 (TB 64)
-  static constexpr int KC = 32;
+  static constexpr int KC = 32;   // pivots per stage, synchronous staging (phase 2)
+  static constexpr int KCA = 16;  // pivots per stage, cp.async double buffer (phase 3)
+  static_assert(2 * KCA == KC, "both stagings use the same shared memory");
   static constexpr int PAD = 16 / sizeof(T);
   static constexpr int LDS = TB + PAD;  // shared row stride (elements), 16-byte multiple
   static constexpr std::size_t smem_bytes = 4ull * KC * LDS * sizeof(T);
@@ -209,6 +211,45 @@ struct ProductPolicy {
   static constexpr int kUnroll = sizeof(T) == 8 ? 1 : 4;  // fp64: stay within 128 registers
   static_assert(R == 4 || R == 8, "4x4 or 8x8 register tiles");
 };
+
+/// Asynchronous 4- or 8-byte copy global → shared; src_bytes = 0 writes zero (src not read).
+template <class T>
+__device__ __forceinline__ void cp_async(T* dst, const T* src, bool valid) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const int n = valid ? static_cast<int>(sizeof(T)) : 0;
+  if constexpr (sizeof(T) == 4)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(n));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(n));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::); }
+
+/// Stages pivots [kc, kc + KCA) of the row panel, columns c0.. c0+TB, into (su, sl) [KCA][LDS]
+/// asynchronously. Columns ≥ n are zero-filled (they only feed outputs that are not stored);
+/// pivots ≥ kcount get the neutral pair (+∞, 0) by ordinary stores.
+template <class P, class T>
+__device__ __forceinline__ void stage_async(T* su, T* sl, const T* __restrict__ upper,
+                                            const T* __restrict__ lower, idx_t ldn, int n,
+                                            int k0, int kc, int kcount, int c0) {
+  constexpr int TB = P::TB, LDS = P::LDS;
+#pragma unroll 1  // cp.async does not wait: a rolled loop costs no latency and few registers
+  for (int it = 0; it < P::KCA * TB / P::kThreads; ++it) {
+    const int e = it * P::kThreads + threadIdx.x;
+    const int kk = e / TB, c = e % TB;
+    T* du = su + kk * LDS + c;
+    T* dl = sl + kk * LDS + c;
+    if (kc + kk < kcount) {
+      const bool ok = c0 + c < n;
+      const idx_t g = ok ? (k0 + kc + kk) * ldn + c0 + c : 0;
+      cp_async(du, upper + g, ok);
+      cp_async(dl, lower + g, ok);
+    } else {
+      *du = pos_inf<T>();
+      *dl = T(0);
+    }
+  }
+}
 
 __device__ __forceinline__ void decode_upper_tile(idx_t p, int& I, int& J) {
   // p = J(J+1)/2 + I, 0 ≤ I ≤ J
@@ -267,62 +308,24 @@ __global__ void __launch_bounds__(P::kThreads, P::kMinBlocks)
         }
 
   const int kcount = min(TB, n - k0);
-  for (int kc = 0; kc < kcount; kc += KC) {
-    __syncthreads();
-    // A panel rows k (pivots), columns i of tile I: A(k, i) = D(k0 + k, i0 + i).
-    for (int e = threadIdx.x; e < KC * TB; e += P::kThreads) {
-      const int kk = e / TB, i = e % TB;
-      const int gk = k0 + kc + kk, gi = i0 + i;
-      T uv = pos_inf<T>(), lv = T(0);
-      if (kc + kk < kcount && gi < n) {
-        uv = upper[gk * ldn + gi];
-        lv = lower[gk * ldn + gi];
-      }
-      a_u[kk * LDS + i] = uv;
-      a_l[kk * LDS + i] = lv;
-    }
-    if (!b_transposed) {
-      for (int e = threadIdx.x; e < KC * TB; e += P::kThreads) {
-        const int kk = e / TB, j = e % TB;
-        const int gk = k0 + kc + kk, gj = j0 + j;
-        T uv = pos_inf<T>(), lv = T(0);
-        if (kc + kk < kcount && gj < n) {
-          uv = upper[gk * ldn + gj];
-          lv = lower[gk * ldn + gj];
-        }
-        b_u[kk * LDS + j] = uv;
-        b_l[kk * LDS + j] = lv;
-      }
-    } else {
-      for (int e = threadIdx.x; e < KC * TB; e += P::kThreads) {
-        const int j = e / KC, kk = e % KC;
-        const int gk = k0 + kc + kk, gj = j0 + j;
-        T uv = pos_inf<T>(), lv = T(0);
-        if (kc + kk < kcount && gj < n) {
-          uv = upper[gj * ldn + gk];
-          lv = lower[gj * ldn + gk];
-        }
-        b_u[kk * LDS + j] = uv;
-        b_l[kk * LDS + j] = lv;
-      }
-    }
-    __syncthreads();
+  // C ⊕= A ⊗ B over `count` staged pivots at (su_a, sl_a, su_b, sl_b), row stride LDS.
+  auto multiply = [&](const T* sa_u, const T* sa_l, const T* sb_u, const T* sb_l, int count) {
 #pragma unroll P::kUnroll
-    for (int kk = 0; kk < KC; ++kk) {
+    for (int kk = 0; kk < count; ++kk) {
       T au[R], al[R], bu[R], bl[R];
 #pragma unroll
       for (int s = 0; s < NS; ++s) {
         T v[4];
-        load4(a_u + kk * LDS + 4 * ty + 64 * s, v);
+        load4(sa_u + kk * LDS + 4 * ty + 64 * s, v);
 #pragma unroll
         for (int a = 0; a < 4; ++a) au[4 * s + a] = v[a];
-        load4(a_l + kk * LDS + 4 * ty + 64 * s, v);
+        load4(sa_l + kk * LDS + 4 * ty + 64 * s, v);
 #pragma unroll
         for (int a = 0; a < 4; ++a) al[4 * s + a] = v[a];
-        load4(b_u + kk * LDS + 4 * tx + 64 * s, v);
+        load4(sb_u + kk * LDS + 4 * tx + 64 * s, v);
 #pragma unroll
         for (int a = 0; a < 4; ++a) bu[4 * s + a] = v[a];
-        load4(b_l + kk * LDS + 4 * tx + 64 * s, v);
+        load4(sb_l + kk * LDS + 4 * tx + 64 * s, v);
 #pragma unroll
         for (int a = 0; a < 4; ++a) bl[4 * s + a] = v[a];
       }
@@ -334,6 +337,75 @@ __global__ void __launch_bounds__(P::kThreads, P::kMinBlocks)
           l[a][b] = vmax(l[a][b], al[a] - bu[b]);
           l[a][b] = vmax(l[a][b], bl[b] - au[a]);
         }
+    }
+  };
+
+  if constexpr (!kPhase2) {
+    // Phase 3: double-buffered cp.async pipeline, KCA pivots per stage; stage s in
+    // [a_u a_l b_u b_l] + s * 4 * KCA * LDS.
+    constexpr int KCA = P::KCA, STAGE = 4 * KCA * LDS;
+    const int chunks = (kcount + KCA - 1) / KCA;
+    T* base = a_u;
+    stage_async<P>(base, base + KCA * LDS, upper, lower, ldn, n, k0, 0, kcount, i0);
+    stage_async<P>(base + 2 * KCA * LDS, base + 3 * KCA * LDS, upper, lower, ldn, n, k0, 0,
+                   kcount, j0);
+    cp_async_commit();
+    for (int c = 0; c < chunks; ++c) {
+      if (c + 1 < chunks) {
+        T* nb = base + ((c + 1) & 1) * STAGE;
+        stage_async<P>(nb, nb + KCA * LDS, upper, lower, ldn, n, k0, (c + 1) * KCA, kcount, i0);
+        stage_async<P>(nb + 2 * KCA * LDS, nb + 3 * KCA * LDS, upper, lower, ldn, n, k0,
+                       (c + 1) * KCA, kcount, j0);
+      }
+      cp_async_commit();
+      cp_async_wait_one();  // all but the newest group done: stage c has landed
+      __syncthreads();
+      const T* cb = base + (c & 1) * STAGE;
+      multiply(cb, cb + KCA * LDS, cb + 2 * KCA * LDS, cb + 3 * KCA * LDS, KCA);
+      __syncthreads();  // stage c & 1 is refilled in iteration c + 1
+    }
+  } else {
+    for (int kc = 0; kc < kcount; kc += KC) {
+      __syncthreads();
+      // A panel rows k (pivots), columns i of tile I: A(k, i) = D(k0 + k, i0 + i).
+      for (int e = threadIdx.x; e < KC * TB; e += P::kThreads) {
+        const int kk = e / TB, i = e % TB;
+        const int gk = k0 + kc + kk, gi = i0 + i;
+        T uv = pos_inf<T>(), lv = T(0);
+        if (kc + kk < kcount && gi < n) {
+          uv = upper[gk * ldn + gi];
+          lv = lower[gk * ldn + gi];
+        }
+        a_u[kk * LDS + i] = uv;
+        a_l[kk * LDS + i] = lv;
+      }
+      if (!b_transposed) {
+        for (int e = threadIdx.x; e < KC * TB; e += P::kThreads) {
+          const int kk = e / TB, j = e % TB;
+          const int gk = k0 + kc + kk, gj = j0 + j;
+          T uv = pos_inf<T>(), lv = T(0);
+          if (kc + kk < kcount && gj < n) {
+            uv = upper[gk * ldn + gj];
+            lv = lower[gk * ldn + gj];
+          }
+          b_u[kk * LDS + j] = uv;
+          b_l[kk * LDS + j] = lv;
+        }
+      } else {
+        for (int e = threadIdx.x; e < KC * TB; e += P::kThreads) {
+          const int j = e / KC, kk = e % KC;
+          const int gk = k0 + kc + kk, gj = j0 + j;
+          T uv = pos_inf<T>(), lv = T(0);
+          if (kc + kk < kcount && gj < n) {
+            uv = upper[gj * ldn + gk];
+            lv = lower[gj * ldn + gk];
+          }
+          b_u[kk * LDS + j] = uv;
+          b_l[kk * LDS + j] = lv;
+        }
+      }
+      __syncthreads();
+      multiply(a_u, a_l, b_u, b_l, KC);
     }
   }
 
