@@ -198,7 +198,6 @@ void MainWindow::build_docks() {
   auto* vd = new QDockWidget(tr("Viewers"), this);
   vd->setObjectName(QStringLiteral("viewers"));
   vd->setWidget(viewers_);
-  addDockWidget(Qt::RightDockWidgetArea, vd);
 
   log_ = new QPlainTextEdit;
   log_->setReadOnly(true);
@@ -207,8 +206,11 @@ void MainWindow::build_docks() {
   ld->setObjectName(QStringLiteral("log"));
   ld->setWidget(log_);
   addDockWidget(Qt::BottomDockWidgetArea, ld);
-  resizeDocks({pd, id}, {230, 380}, Qt::Horizontal);
-  resizeDocks({ld}, {160}, Qt::Vertical);
+  // Viewers get the wide bottom-right corner; the log sits left of them.
+  splitDockWidget(ld, vd, Qt::Horizontal);
+  resizeDocks({pd, id}, {230, 360}, Qt::Horizontal);
+  resizeDocks({ld, vd}, {450, 900}, Qt::Horizontal);
+  resizeDocks({vd}, {380}, Qt::Vertical);
 }
 
 void MainWindow::build_actions() {

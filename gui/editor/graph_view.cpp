@@ -34,8 +34,8 @@ void GraphView::fit_to_view() {
     return;
   }
   fitInView(r.adjusted(-40, -40, 40, 40), Qt::KeepAspectRatio);
-  if (zoom() > 1.5) {  // do not blow a two-node graph up to giant size
-    const double f = 1.5 / zoom();
+  if (zoom() > 1.0) {  // do not blow a two-node graph up to giant size
+    const double f = 1.0 / zoom();
     scale(f, f);
   }
 }

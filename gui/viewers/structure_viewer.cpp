@@ -6,6 +6,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <vtkActor.h>
@@ -79,6 +80,11 @@ StructureViewer::StructureViewer(QWidget* parent)
   bar->addWidget(new QLabel(tr("Model")));
   bar->addWidget(model_box_);
   bar->addWidget(info_, 1);
+  auto* reset = new QToolButton;
+  reset->setText(tr("Reset view"));
+  reset->setObjectName(QStringLiteral("reset_view"));
+  connect(reset, &QToolButton::clicked, this, [this] { view_->reset_camera(); });
+  bar->addWidget(reset);
   info_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   lay->addLayout(bar);
   lay->addWidget(view_, 1);

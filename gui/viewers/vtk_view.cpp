@@ -1,6 +1,7 @@
 #include "viewers/vtk_view.hpp"
 
 #include <QMouseEvent>
+#include <QOpenGLContext>
 #include <QSurfaceFormat>
 #include <QWheelEvent>
 
@@ -43,19 +44,46 @@ VtkView::VtkView(QWidget* parent)
   cb->SetClientData(this);
   cb->SetCallback([](vtkObject*, unsigned long, void* self, void*) { static_cast<VtkView*>(self)->update(); });
   interactor_->AddObserver(vtkCommand::RenderEvent, cb);
+  // The window draws in Qt's context: VTK asks through these events whether it is current and
+  // to make it current (vtkGenericOpenGLRenderWindow skips rendering otherwise).
+  auto make_current = vtkSmartPointer<vtkCallbackCommand>::New();
+  make_current->SetClientData(this);
+  make_current->SetCallback([](vtkObject*, unsigned long, void* self, void*) { static_cast<VtkView*>(self)->makeCurrent(); });
+  window_->AddObserver(vtkCommand::WindowMakeCurrentEvent, make_current);
+  auto is_current = vtkSmartPointer<vtkCallbackCommand>::New();
+  is_current->SetClientData(this);
+  is_current->SetCallback([](vtkObject*, unsigned long, void* self, void* data) {
+    auto* v = static_cast<VtkView*>(self);
+    *static_cast<bool*>(data) = v->context() && QOpenGLContext::currentContext() == v->context();
+  });
+  window_->AddObserver(vtkCommand::WindowIsCurrentEvent, is_current);
 }
 
 VtkView::~VtkView() {
+  if (context()) {
+    disconnect(context(), nullptr, this, nullptr);  // QOpenGLWidget destroys it after us
+    release_context();
+  }
+}
+
+void VtkView::release_context() {
+  // The widget moved to another window (e.g. a dock was floated): Qt destroys the GL context;
+  // VTK's shaders and buffers of that context must go with it, and are rebuilt on next render.
   makeCurrent();
-  window_->Finalize();
+  window_->SetIsCurrent(true);
+  window_->ReleaseGraphicsResources(window_);
+  window_->SetIsCurrent(false);
   doneCurrent();
 }
 
 void VtkView::initializeGL() {
+  connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, &VtkView::release_context, Qt::UniqueConnection);
   window_->SetOwnContext(false);
   // Qt binds its own framebuffer object before paintGL: VTK blits its frame into it.
   window_->SetFrameBlitModeToBlitToCurrent();
+  window_->SetIsCurrent(true);
   window_->OpenGLInitContext();
+  window_->SetIsCurrent(false);
   window_->SetReadyForRendering(true);
 }
 
@@ -67,11 +95,26 @@ void VtkView::resizeGL(int w, int h) {
 }
 
 void VtkView::paintGL() {
+  if (camera_pending_) {  // first frame at the real size after new content
+    fit_camera();
+    camera_pending_ = false;
+  }
+  window_->SetIsCurrent(true);
   window_->Render();
+  window_->SetIsCurrent(false);
+}
+
+void VtkView::fit_camera() {
+  // ResetCamera fits the bounding sphere, which leaves wide margins around elongated
+  // molecules; zoom in a little so that the content fills the view.
+  renderer_->ResetCamera();
+  renderer_->GetActiveCamera()->Zoom(1.4);
+  renderer_->ResetCameraClippingRange();
 }
 
 void VtkView::reset_camera() {
-  renderer_->ResetCamera();
+  fit_camera();
+  camera_pending_ = !isVisible() || width() < 2;
   update();
 }
 

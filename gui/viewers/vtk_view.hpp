@@ -39,9 +39,12 @@ class VtkView : public QOpenGLWidget {
 
  private:
   void forward_mouse(QMouseEvent* e, unsigned long event);
+  void release_context();
+  void fit_camera();
   vtkSmartPointer<vtkGenericOpenGLRenderWindow> window_;
   vtkSmartPointer<vtkGenericRenderWindowInteractor> interactor_;
   vtkSmartPointer<vtkRenderer> renderer_;
+  bool camera_pending_ = false;
 };
 
 }  // namespace gemflow::studio

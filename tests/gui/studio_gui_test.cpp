@@ -13,12 +13,14 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QImage>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <QToolButton>
 
 #include <gemflow/plugin_loader.hpp>
 #include <gemflow/types.hpp>
@@ -257,8 +259,18 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   gs::StructureViewer* sv = w->viewers().structure_viewer();
   EXPECT_EQ(sv->atom_count(), expected);
   EXPECT_GT(sv->bond_count(), expected * 9 / 10);  // a protein has about one bond per atom
-  sv->view()->resize(640, 480);
+  // A big, exposed viewer: float its dock.
+  auto* dock = w->findChild<QDockWidget*>(QStringLiteral("viewers"));
+  ASSERT_NE(dock, nullptr);
+  dock->setFloating(true);
+  dock->resize(900, 700);
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(dock));
+  QTest::qWait(100);
+  auto* reset = sv->findChild<QToolButton*>(QStringLiteral("reset_view"));
+  ASSERT_NE(reset, nullptr);
+  QTest::mouseClick(reset, Qt::LeftButton);  // fit the molecule to the new window size
   QTest::qWait(200);
+  EXPECT_GE(sv->view()->width(), 400);
   QImage shot = sv->grab_frame();
   ASSERT_FALSE(shot.isNull());
   fs::create_directories(kOut);
