@@ -237,6 +237,11 @@ SmoothingReport blocked_impl(std::span<T> lower, std::span<T> upper, std::size_t
       }
     }
 
+  if (opt.progress && opt.progress(0.0)) {  // after the O(n²) checks and copy, before the O(n³) work
+    SmoothingReport r;
+    r.cancelled = true;
+    return r;
+  }
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, nb * nb));
 

@@ -322,11 +322,12 @@ int main(int argc, char** argv) {
     o.tile = tile;
     const auto t0 = clk::now();
     auto last = t0, cancel_at = t0;
-    double max_gap = 0;
+    double first = -1, max_gap = 0;
     int calls = 0;
     o.progress = [&](double) {
       const auto now = clk::now();
-      max_gap = std::max(max_gap, std::chrono::duration<double>(now - last).count());
+      if (first < 0) first = std::chrono::duration<double>(now - t0).count();
+      else max_gap = std::max(max_gap, std::chrono::duration<double>(now - last).count());
       last = now;
       ++calls;
       if (now - t0 > std::chrono::milliseconds(300)) {
@@ -336,9 +337,9 @@ int main(int argc, char** argv) {
       return false;
     };
     const auto r = gd::smooth_bounds(std::span<double>(l), std::span<double>(u), b.n, o);
-    std::printf("cancel at n = 2000: cancelled %s, %d callbacks, largest gap between callbacks %.1f ms, "
-                "returned %.1f ms after the cancelling callback\n",
-                r.cancelled ? "yes" : "NO", calls, 1e3 * max_gap, 1e3 * since(cancel_at));
+    std::printf("cancel at n = 2000: cancelled %s; %d callbacks, the first %.1f ms after the call (input checks "
+                "and tiled copy), then at most %.1f ms apart; returned %.1f ms after the cancelling callback\n",
+                r.cancelled ? "yes" : "NO", calls, 1e3 * first, 1e3 * max_gap, 1e3 * since(cancel_at));
   }
   return 0;
 }

@@ -68,8 +68,9 @@ struct SmoothingOptions {
   /// Å: a pair is inconsistent when L'_ij > U'_ij + tolerance; input with L > U + tolerance
   /// is rejected. Must be ≥ 0.
   double tolerance = kDefaultSmoothingTolerance;
-  /// Progress / cancel callback: called after every block step and at least every ~20 ms of
-  /// work (cancellation takes effect within one tile, about a millisecond at tile 64).
+  /// Progress / cancel callback: called with 0 once the O(n²) input checks and copy are done,
+  /// then after every block step and about every 20 ms of work (cancellation takes effect
+  /// within one tile: well under a millisecond at tile 64), and with 1 at the end.
   CancelFn progress;
 };
 
