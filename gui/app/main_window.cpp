@@ -505,11 +505,12 @@ void MainWindow::on_run_finished() {
 }
 
 void MainWindow::log(int level, const QString& node, const QString& text) {
-  static const char* colors[] = {"#909090", "#d0d0d0", "#e0a020", "#ff5050"};
+  const QString text_color = log_->palette().color(QPalette::Text).name();
+  const QString colors[] = {QStringLiteral("#808080"), text_color, QStringLiteral("#c07000"), QStringLiteral("#d02020")};
   static const char* names[] = {"debug", "info", "warning", "error"};
   const int l = std::clamp(level, 0, 3);
   log_->appendHtml(QStringLiteral("<span style='color:%1'>[%2]%3 %4</span>")
-                       .arg(QLatin1String(colors[l]), QLatin1String(names[l]),
+                       .arg(colors[l], QLatin1String(names[l]),
                             node.isEmpty() ? QString() : QStringLiteral(" <b>%1</b>:").arg(node.toHtmlEscaped()),
                             text.toHtmlEscaped()));
 }

@@ -65,8 +65,34 @@ void GraphScene::rebuild() {
   wires_.clear();
   nodes_.clear();
   clear();
+  auto_layout();
   for (const auto& n : model_.workflow().nodes) add_node_item(n.id);
   for (const auto& l : model_.workflow().links) add_wire(l);
+}
+
+void GraphScene::auto_layout() {
+  // Files written by hand or by tools may have no editor section: place those nodes in
+  // columns by dependency depth. Layout only: not an edit (no undo step, not "modified").
+  const auto& wf = model_.workflow();
+  std::map<std::string, int> depth;
+  std::vector<std::string> order;
+  try {
+    order = topological_order(wf);
+  } catch (const std::exception&) {
+    for (const auto& n : wf.nodes) order.push_back(n.id);  // a cycle: file order
+  }
+  std::map<int, int> rows;
+  for (const auto& id : order) {
+    int d = 0;
+    for (const auto& l : wf.links)
+      if (l.to_node == id && depth.count(l.from_node)) d = std::max(d, depth[l.from_node] + 1);
+    depth[id] = d;
+    const NodeInstance* n = wf.find(id);
+    if (n && !n->pos) {
+      const int r = rows[d]++;
+      model_.raw_set_pos(id, Pos{d * (NodeItem::kWidth + 90.0), r * 150.0});
+    }
+  }
 }
 
 NodeItem* GraphScene::add_node_item(const std::string& id) {

@@ -59,6 +59,7 @@ class GraphScene : public QGraphicsScene {
 
  private:
   void rebuild();
+  void auto_layout();
   NodeItem* add_node_item(const std::string& id);
   void remove_node_item(const std::string& id);
   void add_wire(const Link& l);

@@ -219,6 +219,9 @@ TEST_F(StudioGui, CancelStopsTheRun) {
   if (!registry().find_node("test.sleep")) GTEST_SKIP() << "testnodes plugin not built";
   const auto f = write_file("sleep.yaml", "gemflow: 1\nname: studio-cancel\nnodes:\n  nap: {type: test.sleep, params: {seconds: 30}}\n");
   ASSERT_TRUE(w->open_file(QString::fromStdString(f.string()), true));
+  // No editor section: the node gets a layout position, which is not an edit.
+  EXPECT_TRUE(w->model().workflow().find("nap")->pos.has_value());
+  EXPECT_FALSE(w->model().modified());
   QSignalSpy done(&w->runs(), &gs::RunController::finished);
   QSignalSpy progress(&w->runs(), &gs::RunController::node_state);
   w->run();
