@@ -5,9 +5,12 @@
 // T×T row-major block) padded to B·T atoms with unconnected atoms (U = +inf, L = 0), which
 // take part in no finite path. Per block K:
 //   phase 1: tile (K, K) in place (pivots k, k' for k in K, one after the other);
-//   phase 2: tiles (K, J) and (I, K) in place, reading the finished (K, K);
+//   phase 2: tiles (K, J) in place, reading the finished (K, K);
 //   phase 3: every other tile (I, J) from the finished (I, K) and (K, J): a min-plus product
 //            whose pivot order no longer matters, so it is register-blocked.
+// The closure and every intermediate state are symmetric (a path i ⇝ j' reversed, with the
+// copies swapped, is a path j ⇝ i' of the same length), so phases 2 and 3 compute the tiles
+// with I ≤ J only and store their transposes as (J, I): about half the work.
 // Every entry always holds the length of a real path of the doubled graph and is never
 // worse than plain Floyd-Warshall's value at the same point, hence the result is exact
 // (Venkataraman, Sahni & Mukhopadhyaya 2003). Tiles of one phase are independent: threads
@@ -28,6 +31,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gemflow/distgeom/smoothing.hpp"
@@ -221,21 +225,27 @@ SmoothingReport blocked_impl(std::span<T> lower, std::span<T> upper, std::size_t
   T* const L = lbuf.get();
   auto tile_u = [&](std::size_t I, std::size_t J) { return U + (I * nb + J) * tt; };
   auto tile_l = [&](std::size_t I, std::size_t J) { return L + (I * nb + J) * tt; };
-  auto at = [&](std::size_t i, std::size_t j) { return ((i / t) * nb + j / t) * tt + (i % t) * t + j % t; };
 
   constexpr T inf = std::numeric_limits<T>::infinity();
-  const std::size_t np = nb * t;
-  for (std::size_t i = 0; i < np; ++i)
-    for (std::size_t j = 0; j < np; ++j) {
-      const std::size_t o = at(i, j);
-      if (i < n && j < n) {
-        U[o] = upper[i * n + j];
-        L[o] = lower[i * n + j];
-      } else {
-        U[o] = i == j ? T(0) : inf;
-        L[o] = T(0);
+  // Row i of the padded matrix ↔ row i % t of tiles (i / t, J), J = 0..nb-1.
+  auto copy_in = [&](std::span<const T> src, T* dst, bool is_upper) {
+    for (std::size_t i = 0; i < nb * t; ++i)
+      for (std::size_t J = 0; J < nb; ++J) {
+        T* d = dst + ((i / t) * nb + J) * tt + (i % t) * t;
+        const std::size_t real = i < n ? std::min(t, n - J * t) : 0;  // columns inside the matrix
+        if (real > 0) std::copy_n(src.data() + i * n + J * t, real, d);
+        std::fill(d + real, d + t, is_upper ? inf : T(0));
+        if (i >= n && i / t == J) d[i % t] = T(0);  // padded atoms: zero diagonal
       }
+  };
+  copy_in(upper, U, true);
+  copy_in(lower, L, false);
+  auto gather_row = [&](const T* src, std::size_t i, T* row) {
+    for (std::size_t J = 0; J < nb; ++J) {
+      const T* s = src + ((i / t) * nb + J) * tt + (i % t) * t;
+      std::copy_n(s, std::min(t, n - J * t), row + J * t);
     }
+  };
 
   if (opt.progress && opt.progress(0.0)) {  // after the O(n²) checks and copy, before the O(n³) work
     SmoothingReport r;
@@ -245,13 +255,30 @@ SmoothingReport blocked_impl(std::span<T> lower, std::span<T> upper, std::size_t
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, nb * nb));
 
-  const std::size_t n2 = 2 * (nb - 1);        // phase-2 tiles per block
-  const std::size_t n3 = (nb - 1) * (nb - 1);  // phase-3 tiles per block
+  // The state stays symmetric (D(i, j') = D(j, i'): reverse a path and swap the copies), so
+  // only tiles (I, J) with I ≤ J are computed; (J, I) is their transpose.
+  const std::size_t m = nb - 1;                // blocks other than K
+  const std::size_t n2 = m;                    // phase-2 tiles per block: (K, J)
+  const std::size_t n3 = m * (m + 1) / 2;      // phase-3 tiles per block: (I, J), I ≤ J
+  std::vector<std::pair<std::size_t, std::size_t>> upper_pairs;  // (p, q), p ≤ q < m
+  upper_pairs.reserve(n3);
+  for (std::size_t p = 0; p < m; ++p)
+    for (std::size_t q = p; q < m; ++q) upper_pairs.emplace_back(p, q);
+  auto mirror = [&](std::size_t I, std::size_t J) {  // tile (J, I) = tile (I, J)ᵀ
+    const T *su = tile_u(I, J), *sl = tile_l(I, J);
+    T *du = tile_u(J, I), *dl = tile_l(J, I);
+    for (std::size_t r = 0; r < t; ++r)
+      for (std::size_t c = 0; c < t; ++c) {
+        du[c * t + r] = su[r * t + c];
+        dl[c * t + r] = sl[r * t + c];
+      }
+  };
   std::atomic<std::size_t> next2{0}, next3{0};
   std::atomic<bool> stop{false};
   std::exception_ptr callback_error;
   std::barrier sync(static_cast<std::ptrdiff_t>(threads));
-  const double total = static_cast<double>(nb) * static_cast<double>(nb * nb);
+  const double per_step = 1.0 + static_cast<double>(n2 + n3);
+  const double total = static_cast<double>(nb) * per_step;
   using clock = std::chrono::steady_clock;
   auto last_call = clock::now();
 
@@ -261,7 +288,7 @@ SmoothingReport blocked_impl(std::span<T> lower, std::span<T> upper, std::size_t
     const auto now = clock::now();
     if (!force && now - last_call < std::chrono::milliseconds(20)) return;
     last_call = now;
-    const double done = static_cast<double>(K) * static_cast<double>(nb * nb) + 1.0 +
+    const double done = static_cast<double>(K) * per_step + 1.0 +
                         static_cast<double>(std::min(next2.load(), n2) + std::min(next3.load(), n3));
     try {
       if (opt.progress(std::min(1.0, done / total))) stop.store(true);
@@ -283,25 +310,22 @@ SmoothingReport blocked_impl(std::span<T> lower, std::span<T> upper, std::size_t
                      tile_l(K, K));
       }
       sync.arrive_and_wait();
-      // Phase 2: block row K (tiles (K, J)) and block column K (tiles (I, K)).
+      // Phase 2: block row K (tiles (K, J)); block column K is its transpose.
       for (std::size_t x; !stop.load(std::memory_order_relaxed) && (x = next2.fetch_add(1)) < n2;) {
-        const std::size_t o = x / 2 < K ? x / 2 : x / 2 + 1;  // the other block, skipping K
-        if (x % 2 == 0)
-          kern.inplace(t, tile_u(K, o), tile_l(K, o), tile_u(K, K), tile_l(K, K), tile_u(K, o), tile_l(K, o),
-                       tile_l(K, K));
-        else
-          kern.inplace(t, tile_u(o, K), tile_l(o, K), tile_u(o, K), tile_l(o, K), tile_u(K, K), tile_l(K, K),
-                       tile_l(K, K));
+        const std::size_t J = x < K ? x : x + 1;  // skip K
+        kern.inplace(t, tile_u(K, J), tile_l(K, J), tile_u(K, K), tile_l(K, K), tile_u(K, J), tile_l(K, J),
+                     tile_l(K, K));
+        mirror(K, J);
         if (id == 0) poll(K, false);
       }
       sync.arrive_and_wait();
-      // Phase 3: all tiles off block row and column K.
+      // Phase 3: tiles (I, J), I ≤ J, off block row and column K; (J, I) mirrored.
       for (std::size_t x; !stop.load(std::memory_order_relaxed) && (x = next3.fetch_add(1)) < n3;) {
-        std::size_t I = x / (nb - 1), J = x % (nb - 1);
-        I += I >= K;
-        J += J >= K;
+        const std::size_t I = upper_pairs[x].first + (upper_pairs[x].first >= K);
+        const std::size_t J = upper_pairs[x].second + (upper_pairs[x].second >= K);
         kern.minplus(t, tile_u(I, J), tile_l(I, J), tile_u(I, K), tile_l(I, K), tile_u(K, J), tile_l(K, J),
                      tile_l(K, K), lik.data());
+        if (I != J) mirror(I, J);
         if (id == 0) poll(K, false);
       }
       if (id == 0) poll(K, true);  // once per block step, before the others may read `stop`
@@ -316,7 +340,7 @@ SmoothingReport blocked_impl(std::span<T> lower, std::span<T> upper, std::size_t
       pool.emplace_back(worker, id);
     } catch (const std::system_error&) {
       // Fewer threads than asked: drop the missing participants; tiles are taken dynamically.
-      for (unsigned m = id; m < threads; ++m) sync.arrive_and_drop();
+      for (unsigned missing = id; missing < threads; ++missing) sync.arrive_and_drop();
       break;
     }
   }
@@ -330,16 +354,16 @@ SmoothingReport blocked_impl(std::span<T> lower, std::span<T> upper, std::size_t
     return report;
   }
   if (opt.progress) opt.progress(1.0);
-  report = detail::finish_report<T>(lower, upper, n, opt.tolerance, [&](std::size_t i, std::size_t j) {
-    const std::size_t o = at(i, j);
-    return std::pair<double, double>(L[o], U[o]);
+  std::vector<T> lrow(n), urow(n);
+  report = detail::finish_report<T>(lower, upper, n, opt.tolerance, [&](std::size_t i) {
+    gather_row(L, i, lrow.data());
+    gather_row(U, i, urow.data());
+    return std::pair<const T*, const T*>(lrow.data(), urow.data());
   });
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t o = at(i, j);
-      lower[i * n + j] = L[o];
-      upper[i * n + j] = U[o];
-    }
+  for (std::size_t i = 0; i < n; ++i) {
+    gather_row(L, i, lower.data() + i * n);
+    gather_row(U, i, upper.data() + i * n);
+  }
   return report;
 }
 

@@ -16,15 +16,18 @@ void require_valid_bounds(std::span<const T> lower, std::span<const T> upper, st
   if (auto d = check_bounds(lower, upper, n, tolerance)) throw std::invalid_argument(d->message());
 }
 
-/// Builds the report from the untouched input and the smoothed values `get(i, j)` →
-/// {L'_ij, U'_ij} (as double), explaining the first inconsistent pair from the input.
-template <class T, class Get>
+/// Builds the report from the untouched input and the smoothed rows: `get_row(i)` returns
+/// {pointer to row i of L', pointer to row i of U'} (n values of any floating type, compared
+/// after rounding to T: what the caller will receive). The first inconsistent pair is
+/// explained from the input.
+template <class T, class GetRow>
 SmoothingReport finish_report(std::span<const T> lower_in, std::span<const T> upper_in, std::size_t n,
-                              double tolerance, Get get) {
+                              double tolerance, GetRow get_row) {
   SmoothingReport r;
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [lrow, urow] = get_row(i);
     for (std::size_t j = i + 1; j < n; ++j) {
-      const auto [l, u] = get(i, j);
+      const double l = static_cast<T>(lrow[j]), u = static_cast<T>(urow[j]);
       if (l > u + tolerance) {
         if (r.consistent) {
           r.consistent = false;
@@ -38,6 +41,7 @@ SmoothingReport finish_report(std::span<const T> lower_in, std::span<const T> up
       if (l != static_cast<double>(lower_in[i * n + j]) || u != static_cast<double>(upper_in[i * n + j]))
         ++r.changed_pairs;
     }
+  }
   if (!r.consistent) r.path = explain_inconsistency(lower_in, upper_in, n, r.i, r.j);
   return r;
 }

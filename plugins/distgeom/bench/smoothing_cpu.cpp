@@ -271,7 +271,7 @@ int main(int argc, char** argv) {
   rows.push_back(std::string(markdown ? "| " : "") + "n" + sep + "reference s" + sep + "blocked 1 thr s" + sep +
                  "blocked s" + sep + "blocked fp32 s" + sep + "RDKit s" + sep + "ref/blocked" + sep +
                  "RDKit/blocked" + sep + "RDKit/blocked fp32" + sep + "entries != RDKit (>1e-9)" + sep +
-                 "max |diff| RDKit Å" + (markdown ? " |" : ""));
+                 "max abs diff vs RDKit, Å" + (markdown ? " |" : ""));
   if (markdown) rows.push_back("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (std::size_t n : sizes) {
     const Bounds b = make_bounds(n, 20240 + n);
