@@ -1,11 +1,13 @@
 // Development driver / benchmark: the distance-geometry chain on 2KPU, stage by stage.
-// Usage: distgeom_bench_pipeline_2kpu [seed] [hydrogens: all|restrained|none] [dim] [method]
+// Prints per-stage timings and quality (model 1 vs the bounds, RMSD, violations); no baseline
+// ratios: it is a development driver for docs/nmr-structure.md, not a speed benchmark.
+// Usage: distgeom_bench_pipeline_2kpu [seed] [all|restrained|none] [dim] [cholesky|eigen] [iterations]
+// MIRROR=1 also refines the mirror image (as distgeom.refine's mirror_trial); KRANK=k Cholesky rank.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include <gemflow/distgeom/metrize.hpp>
 #include <gemflow/distgeom/refine.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
+#include <gemflow/io/restraints_io.hpp>
 #include <gemflow/io/structure_io.hpp>
 
 using namespace gemflow;
@@ -42,36 +45,21 @@ int main(int argc, char** argv) {
     info.push_back({atoms[i].element, atoms[i].name, atoms[i].residue, atoms[i].chain, atoms[i].residue_number});
     for (int k = 0; k < 3; ++k) xyz.push_back(ens.models[0][i][k]);
   }
-  // Temporary .tbl reading (until io.read_restraints lands).
+  // Restraints through the io plugin (NEF), resolved against the structure.
+  RestraintSet set = io::read_distance_restraints(dir + "DhR29B_2kpu.nef");
+  (void)io::resolve_restraints(set, ens);
   std::vector<PairRestraint> rs;
-  std::ifstream tbl(dir + "2kpu_Xplor-NIH_distance.tbl");
-  std::regex re(R"re(resid (\d+) and segid "(\w)" and name ([\w#*%]+)\).*\(resid (\d+) and segid "(\w)" and name ([\w#*%]+)\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+).*NEF ID: (\d+))re");
-  auto select = [&](int res, const std::string& nm) {
-    std::vector<std::size_t> out;
-    std::string pre = nm;
-    bool wild = !nm.empty() && (nm.back() == '#' || nm.back() == '*' || nm.back() == '%');
-    if (wild) pre.pop_back();
-    for (std::size_t i = 0; i < na; ++i)
-      if (atoms[i].residue_number == res &&
-          (wild ? atoms[i].name.rfind(pre, 0) == 0 && atoms[i].name.size() > pre.size() : atoms[i].name == nm))
-        out.push_back(i);
-    return out;
-  };
   std::map<int, int> longrange;
-  for (std::string line; std::getline(tbl, line);) {
-    std::smatch m;
-    if (!std::regex_search(line, m, re)) continue;
-    PairRestraint r;
-    r.id = std::stoi(m[10]);
-    const int ra = std::stoi(m[1]), rb = std::stoi(m[4]);
-    auto a = select(ra, m[3]), b = select(rb, m[6]);
-    const double d = std::stod(m[7]), dm = std::stod(m[8]), dp = std::stod(m[9]);
-    r.lower = d - dm;
-    r.upper = d + dp;
-    const std::size_t big = std::max(a.size(), b.size());
-    r.correction = big > 3 ? 1.7 : big > 1 ? 1.0 : 0.0;
-    r.alternatives.push_back({a, b});
-    rs.push_back(r);
+  for (const auto& r : set.restraints) {
+    PairRestraint p;
+    p.id = r.id;
+    p.lower = r.lower;
+    p.upper = r.upper;
+    p.correction = r.pseudo_correction;
+    for (const auto& alt : r.alternatives) p.alternatives.push_back({alt.atoms_a, alt.atoms_b});
+    rs.push_back(p);
+    const auto& alt = r.alternatives.front();
+    const int ra = atoms[alt.atoms_a.front()].residue_number, rb = atoms[alt.atoms_b.front()].residue_number;
     if (std::abs(ra - rb) >= 5) {
       ++longrange[ra];
       ++longrange[rb];
