@@ -23,7 +23,7 @@ enum class EmbedMethod {
   /// of LᵀL (X = L V_dim). k = dim is the classical embedding on dim pivot atoms: exact for a
   /// rank-dim G. For metrized (noisy, indefinite) G the Schur complement turns indefinite
   /// after a few pivots and small pivots inflate L: measured on 2KPU the refined structures
-  /// are 3.7-7.4 Å from the deposited model against 2.7-2.9 Å with Eigen (docs/nmr-structure.md).
+  /// are 3.7-7.4 Å (backbone) from the deposited model against 2.7-3.2 Å with Eigen (docs/nmr-structure.md).
   Cholesky,
   Eigen      ///< the dim largest eigenpairs of G (Spectra, Lanczos), X = V Λ^{1/2}
 };
