@@ -162,8 +162,10 @@ SmoothingReport smooth_bounds_reference(std::span<float> lower, std::span<float>
 /// 2003). For each block K of `tile` atoms (pivots k, k' for k in K): (1) the diagonal tile,
 /// (2) the tiles of block row and column K, (3) all other tiles, in parallel over tiles on
 /// `threads` std::threads; U and L of a tile are updated together so the lower-bound update
-/// sees the same pivot values as the upper. Phase 3 is a min-plus product with
-/// register-blocked, branch-free SIMD inner loops (x86-64-v4/v3 clones where available).
+/// sees the same pivot values as the upper. Every state is symmetric, so only tiles (I, J)
+/// with I ≤ J are computed and (J, I) is stored as their transpose. Phase 3 is a min-plus
+/// product with register-blocked, branch-free SIMD inner loops (GCC/Clang vector
+/// extensions; x86-64-v4 / v3 / baseline versions chosen at run time).
 /// Computes in T (fp32 input stays fp32). Same errors and result as the reference up to
 /// rounding (bit-identical on exactly representable sums). Deterministic: the result does not
 /// depend on `threads`. Extra memory: two padded tile-major copies (2·n² elements).
