@@ -298,8 +298,9 @@ SmoothingReport blocked_impl(std::span<T> lower, std::span<T> upper, std::size_t
     }
   };
 
+  std::vector<std::vector<T>> scratch(threads, std::vector<T>(tt));  // l_ik per worker (phase 3)
   auto worker = [&](unsigned id) {
-    std::vector<T> lik(tt);
+    std::vector<T>& lik = scratch[id];
     for (std::size_t K = 0; K < nb; ++K) {
       if (stop.load()) break;  // read after a barrier: every worker sees the same value
       // Phase 1 (worker 0 alone; it also resets the phase counters).

@@ -98,11 +98,12 @@ class TriangleSmoothing final : public Node {
                    "copied from the input (ids describe the input bounds).\n"
                    "Parameters: algorithm (blocked: tiled parallel Floyd-Warshall; reference: O(n³) per-k "
                    "loop in fp64), tolerance (Å) for the L > U checks, precision (fp64 or fp32 arithmetic for "
-                   "blocked), threads (0 = all cores), device.\n"
+                   "blocked and cuda), threads (0 = all cores), device (cuda runs the GPU closure of "
+                   "smoothing_cuda.hpp, same result to rounding; algorithm and threads are then unused).\n"
                    "Errors: invalid input names the atom pair and values; inconsistent bounds name the first "
                    "pair with L' > U' + tolerance and the chain of input bounds (with restraint ids) whose "
                    "upper bounds sum to less than a lower bound.\n"
-                   "Device memory: none (CPU); CPU memory 2·n² extra values. Determinism: deterministic, "
+                   "Memory: CPU 2·n² extra values (cuda: see smoothing_cuda.hpp). Determinism: deterministic, "
                    "independent of threads; blocked and reference agree bit for bit when all sums of input "
                    "bounds are exact, else to rounding.\n"
                    "Source: Dress & Havel, Discrete Appl. Math. 19 (1988) 129-144; Crippen & Havel 1988; "
@@ -126,7 +127,7 @@ class TriangleSmoothing final : public Node {
                               "precision",
                               Precision::Fp64,
                               {{Precision::Fp64, "fp64"}, {Precision::Fp32, "fp32"}},
-                              {.doc = "Arithmetic of the blocked algorithm; fp32 is about twice as fast, "
+                              {.doc = "Arithmetic of the blocked and CUDA closures; fp32 is about twice as fast, "
                                       "relative rounding ~1e-7 per path sum (the reference is always fp64)"}};
   Param<std::int64_t> threads{this, "threads", 0,
                               {.min = 0, .max = 1024, .doc = "CPU threads for blocked; 0 = all cores"}};
