@@ -60,8 +60,9 @@ using CancelFn = std::function<bool(double fraction)>;
 
 /// Options of smooth_bounds().
 struct SmoothingOptions {
-  /// Tile edge (atoms): 0 = automatic (64), or one of 16, 32, 64, 128, 256. Any n works
-  /// (the tiled copy is padded with unconnected atoms).
+  /// Tile edge (atoms): 0 = automatic (64), else a multiple of 32 up to 1024 (the widest SIMD
+  /// column strip); std::invalid_argument otherwise. Any n works: the tiled copy is padded
+  /// with unconnected atoms (U = +inf, L = 0).
   std::size_t tile = 0;
   /// Worker threads including the caller: 0 = std::thread::hardware_concurrency().
   unsigned threads = 0;
@@ -168,8 +169,10 @@ SmoothingReport smooth_bounds_reference(std::span<float> lower, std::span<float>
 /// extensions; x86-64-v4 / v3 / baseline versions chosen at run time).
 /// Computes in T (fp32 input stays fp32). Same errors and result as the reference up to
 /// rounding (bit-identical on exactly representable sums). Deterministic: the result does not
-/// depend on `threads`. Extra memory: two padded tile-major copies (2·n² elements).
-/// On cancellation the arrays are left untouched.
+/// depend on `threads` (the result is exactly symmetric; the reference's may differ from
+/// symmetry by rounding on inconsistent bounds). Extra memory: two padded tile-major copies
+/// (2·n² elements). On cancellation the arrays are left untouched. Throws
+/// std::invalid_argument on invalid input, tile or tolerance; rethrows what `progress` throws.
 SmoothingReport smooth_bounds(std::span<double> lower, std::span<double> upper, std::size_t n,
                               const SmoothingOptions& options = {});
 SmoothingReport smooth_bounds(std::span<float> lower, std::span<float> upper, std::size_t n,
