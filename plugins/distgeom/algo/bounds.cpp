@@ -316,7 +316,9 @@ BoundsResult structure_bounds(std::span<const AtomInfo> atoms, std::span<const d
         up = d + o.tolerance;
         ++b.covalent_pairs;
       } else {
-        lo = std::min(o.cutoff, o.vdw_scale * (vdw_radius(sel_atoms[i].element) + vdw_radius(sel_atoms[j].element)));
+        const double vdw =
+            std::min(o.cutoff, o.vdw_scale * (vdw_radius(sel_atoms[i].element) + vdw_radius(sel_atoms[j].element)));
+        lo = o.unlisted_lower == UnlistedLower::Cutoff ? std::max(vdw, o.cutoff - o.tolerance) : vdw;
         up = std::max(b.diameter, d);  // never cut a real distance
       }
       b.lower[i * n + j] = b.lower[j * n + i] = lo;

@@ -37,7 +37,7 @@ void metric_matrix(std::span<const double> d, std::size_t n, std::span<double> g
 }
 
 EmbedResult embed(std::span<const double> g, std::size_t n, std::size_t dim, EmbedMethod method,
-                  std::size_t cholesky_rank) {
+                  std::size_t cholesky_rank, std::span<const unsigned char> pivot_candidates) {
   if (g.size() != n * n) throw std::invalid_argument("embed: metric matrix is not n×n");
   if (dim < 1 || dim > 4) throw std::invalid_argument("embed: dim must be 1..4");
   if (n < dim + 1) throw std::invalid_argument("embed: need more than dim points");
@@ -49,7 +49,11 @@ EmbedResult embed(std::span<const double> g, std::size_t n, std::size_t dim, Emb
     // of L Lᵀ through the small k×k eigenproblem LᵀL = V Σ Vᵀ: X = L V_dim.
     const std::size_t k_max = std::min(n, std::max(dim, cholesky_rank == 0 ? dim : cholesky_rank));
     std::vector<double> a(g.begin(), g.end());
-    const auto f = linalg::pivoted_cholesky(a, n, k_max, 0.0);
+    if (!pivot_candidates.empty() && pivot_candidates.size() != n)
+      throw std::invalid_argument("embed: " + std::to_string(pivot_candidates.size()) + " pivot candidate flags for " +
+                                  std::to_string(n) + " atoms");
+    const auto f = pivot_candidates.empty() ? linalg::pivoted_cholesky(a, n, k_max, 0.0)
+                                            : linalg::pivoted_cholesky_restricted(a, n, pivot_candidates, k_max, 0.0);
     r.next = f.next_pivot;
     if (f.rank < dim) {
       std::ostringstream m;
@@ -117,6 +121,27 @@ EmbedResult embed(std::span<const double> g, std::size_t n, std::size_t dim, Emb
     for (std::size_t i = 0; i < n; ++i) r.coords[i * dim + c] -= mean;
   }
   return r;
+}
+
+std::vector<unsigned char> tight_atoms(std::span<const double> lower, std::span<const double> upper, std::size_t n,
+                                       double fraction) {
+  if (lower.size() != n * n || upper.size() != n * n) throw std::invalid_argument("tight_atoms: bounds are not n×n");
+  if (!(fraction > 0.0)) throw std::invalid_argument("tight_atoms: fraction must be > 0");
+  std::vector<unsigned char> flag(n, 1);
+  if (fraction >= 1.0 || n == 0) return flag;
+  std::vector<double> score(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (std::size_t j = 0; j < n; ++j) s += upper[i * n + j] - lower[i * n + j];
+    score[i] = s / static_cast<double>(n);
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return score[a] < score[b]; });
+  const auto keep = std::min(n, std::max<std::size_t>(5, static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(n)))));
+  std::fill(flag.begin(), flag.end(), 0);
+  for (std::size_t k = 0; k < keep; ++k) flag[order[k]] = 1;
+  return flag;
 }
 
 bool fix_chirality(std::span<double> x, std::size_t dim, std::span<const ChiralCheck> centres,

@@ -3,6 +3,7 @@
 // ratios: it is a development driver for docs/nmr-structure.md, not a speed benchmark.
 // Usage: distgeom_bench_pipeline_2kpu [seed] [all|restrained|none] [dim] [cholesky|eigen] [iterations]
 // MIRROR=1 also refines the mirror image (as distgeom.refine's mirror_trial); KRANK=k Cholesky rank.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +19,9 @@
 #include <gemflow/distgeom/metrize.hpp>
 #include <gemflow/distgeom/refine.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
+#include <gemflow/linalg/cholesky.hpp>
+
+#include <Eigen/Dense>
 #include <gemflow/io/restraints_io.hpp>
 #include <gemflow/io/structure_io.hpp>
 
@@ -118,13 +122,86 @@ int main(int argc, char** argv) {
   t0 = clk::now();
   MetrizeOptions mo;
   mo.seed = seed;
-  auto d = metrize(lo, up, n, mo);
+  if (const char* pa = std::getenv("PARTIAL")) {
+    mo.method = MetrizeMethod::Partial;
+    mo.atoms = std::stoul(pa);
+  }
+  auto d = metrize(lo, up, n, mo, [&](std::span<double> l2, std::span<double> u2, std::size_t m) {
+    SmoothingOptions s2;
+    s2.threads = 2;
+    (void)smooth_bounds(l2, u2, m, s2);
+  });
   std::printf("metrize: (%.2fs)\n", secs(t0));
   t0 = clk::now();
   std::vector<double> g(n * n);
   metric_matrix(d, n, g);
+  if (std::getenv("DIAG")) {
+    // Low-rank structure of G: eigen spectrum and pivoted Cholesky residuals.
+    Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> gm(g.data(), (Eigen::Index)n, (Eigen::Index)n);
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Eigen::MatrixXd(gm), Eigen::EigenvaluesOnly);
+    Eigen::VectorXd ev = es.eigenvalues().reverse();
+    double tot = ev.squaredNorm(), top3 = ev.head(3).squaredNorm(), neg = 0;
+    for (Eigen::Index k = 0; k < ev.size(); ++k) if (ev(k) < 0) neg += -ev(k);
+    std::printf("G spectrum: %.0f %.0f %.0f | %.0f %.0f %.0f ... min %.0f; rank-3 rel.err %.3f; negative trace %.0f of trace %.0f\n",
+                ev(0), ev(1), ev(2), ev(3), ev(4), ev(5), ev(ev.size() - 1), std::sqrt((tot - top3) / tot), neg, ev.sum());
+    for (std::size_t k : {3u, 4u, 6u, 10u}) {
+      std::vector<double> a(g);
+      auto f = linalg::pivoted_cholesky(a, n, k, 0.0);
+      double err = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          double s2 = 0;
+          for (std::size_t c = 0; c < f.rank; ++c) s2 += a[i * n + c] * a[j * n + c];
+          const double r = g[f.permutation[i] * n + f.permutation[j]] - s2;
+          err += r * r;
+        }
+      std::printf("  cholesky k=%zu rank %zu next %.0f rel.err %.3f pivots:", k, f.rank, f.next_pivot, std::sqrt(err / tot));
+      for (std::size_t c = 0; c < f.rank; ++c) std::printf(" %s%d", atoms[b.atoms[f.permutation[c]]].name.c_str(), atoms[b.atoms[f.permutation[c]]].residue_number);
+      std::printf("\n");
+    }
+  }
   auto e = embed(g, n, dim, meth == "eigen" ? EmbedMethod::Eigen : EmbedMethod::Cholesky,
                  std::getenv("KRANK") ? std::stoul(std::getenv("KRANK")) : 0);
+  if (const char* pq = std::getenv("PQ")) {
+    // Experiment: pivots restricted to atoms with the tightest smoothed bounds (mean U'-L').
+    std::vector<double> gap(n, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) gap[i] += up[i * n + j] - lo[i * n + j];
+      gap[i] /= double(n);
+    }
+    auto sorted = gap;
+    std::sort(sorted.begin(), sorted.end());
+    const double thr = sorted[std::min(n - 1, std::size_t(std::stod(pq) * double(n)))];
+    const std::size_t K = std::getenv("KRANK") ? std::stoul(std::getenv("KRANK")) : dim;
+    std::vector<double> a(g);
+    std::vector<std::size_t> piv;
+    std::vector<double> L(n * K, 0.0);
+    std::vector<double> diag(n);
+    for (std::size_t i = 0; i < n; ++i) diag[i] = g[i * n + i];
+    for (std::size_t c = 0; c < K; ++c) {
+      std::size_t p = n;
+      for (std::size_t i = 0; i < n; ++i)
+        if (gap[i] <= thr && std::find(piv.begin(), piv.end(), i) == piv.end() && (p == n || diag[i] > diag[p])) p = i;
+      if (p == n || diag[p] <= 0) break;
+      const double lpp = std::sqrt(diag[p]);
+      for (std::size_t i = 0; i < n; ++i) {
+        double v = g[i * n + p];
+        for (std::size_t q = 0; q < c; ++q) v -= L[i * K + q] * L[p * K + q];
+        L[i * K + c] = v / lpp;
+      }
+      for (std::size_t i = 0; i < n; ++i) diag[i] -= L[i * K + c] * L[i * K + c];
+      piv.push_back(p);
+    }
+    const std::size_t k = piv.size();
+    Eigen::MatrixXd lm(n, k);
+    for (std::size_t i = 0; i < n; ++i) for (std::size_t c = 0; c < k; ++c) lm(i, c) = L[i * K + c];
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(lm.transpose() * lm);
+    Eigen::MatrixXd x = lm * es.eigenvectors().rowwise().reverse().leftCols(dim);
+    for (std::size_t i = 0; i < n; ++i) for (std::size_t c = 0; c < dim; ++c) e.coords[i * dim + c] = x(i, c);
+    std::printf("restricted pivots (gap <= %.1f, %zu columns):", thr, k);
+    for (auto q : piv) std::printf(" %s%d", atoms[b.atoms[q]].name.c_str(), atoms[b.atoms[q]].residue_number);
+    std::printf("\n");
+  }
   std::printf("embed: spectrum %.1f %.1f %.1f next %.1f (%.2fs)\n", e.spectrum[0], e.spectrum[1], e.spectrum[2], e.next, secs(t0));
   // Chirality from CA centres.
   std::vector<ChiralCheck> checks;

@@ -1,6 +1,7 @@
 // Distance-geometry nodes from bounds to a refined structure: distgeom.bounds,
 // bounds_from_structure, metrize, metric_matrix, embed, refine. Thin adapters over algo/.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -14,6 +15,7 @@
 #include <gemflow/distgeom/metrize.hpp>
 #include <gemflow/distgeom/refine.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
+#include <gemflow/distgeom/trials.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
 
@@ -43,6 +45,18 @@ const char* reason_text(SkipReason r) {
     case SkipReason::SameAtom: return "both sides are the same atom";
   }
   return "";
+}
+
+// Resolves a node's `device`. The metric matrix, the pivoted Cholesky and the trials have no
+// CUDA path yet: a resolved CUDA device runs them on the CPU and says so. A CUDA branch goes
+// where the callers test dev.is_cuda().
+Device resolve_cpu_only(NodeContext& ctx, const DeviceParam& param, const std::string& who) {
+  const Device dev = param.resolve(ctx);
+  if (dev.is_cuda()) {
+    ctx.info(who + ": no CUDA path yet, running on the CPU");
+    ctx.record("device_used", std::string("cpu"));
+  }
+  return dev;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -145,8 +159,10 @@ class BoundsFromStructureNode final : public Node {
     return {.id = "distgeom.bounds_from_structure", .version = 1, .title = "Distance bounds from a structure",
             .category = "Distance geometry",
             .doc = "Bounds from the distances of one model, for reconstruction tests: every pair nearer than "
-                   "`cutoff` gets [d − tolerance, d + tolerance]; every other pair the vdW floor (Bondi radii × "
-                   "vdw_scale, at most the cutoff) and the diameter.\n"
+                   "`cutoff` gets [d − tolerance, d + tolerance]; every other pair the diameter as upper bound "
+                   "and, as lower bound, cutoff − tolerance (`unlisted_lower: cutoff`: knowing every pair under "
+                   "the cutoff also says every other pair is not under it) or the vdW floor (`vdw`: Bondi radii × "
+                   "vdw_scale, at most the cutoff).\n"
                    "Input: structure. Output: bounds (labels, atom_index).\n"
                    "Device memory: none. Determinism: deterministic."};
   }
@@ -156,6 +172,10 @@ class BoundsFromStructureNode final : public Node {
   Param<double> cutoff{this, "cutoff", 5.0, {.min = 0, .unit = "Å", .doc = "Pairs nearer than this are known"}};
   Param<double> tolerance{this, "tolerance", 0.05, {.min = 0, .unit = "Å", .doc = "± around known distances"}};
   Param<bool> hydrogens{this, "hydrogens", false, {.doc = "Keep hydrogens (false: heavy atoms only)"}};
+  Choice<UnlistedLower> unlisted_lower{this, "unlisted_lower", UnlistedLower::Cutoff,
+                                       {{UnlistedLower::Cutoff, "cutoff"}, {UnlistedLower::Vdw, "vdw"}},
+                                       {.doc = "Lower bound of pairs at or beyond the cutoff: cutoff = cutoff − "
+                                               "tolerance; vdw = the vdW floor only"}};
   Param<double> vdw_scale{this, "vdw_scale", 0.8, {.min = 0, .max = 1.5, .doc = "Floor = scale × vdW radii sum"}};
   Param<double> diameter{this, "diameter", 0.0, {.min = 0, .unit = "Å", .doc = "0 = extended chain length"}};
 
@@ -168,6 +188,11 @@ class BoundsFromStructureNode final : public Node {
     o.hydrogens = hydrogens.value();
     o.vdw_scale = vdw_scale.value();
     o.diameter = diameter.value();
+    o.unlisted_lower = unlisted_lower.value();
+    if (o.unlisted_lower == UnlistedLower::Cutoff && o.tolerance >= o.cutoff)
+      throw InputError("distgeom.bounds_from_structure: parameter 'tolerance' = " + std::to_string(o.tolerance) +
+                       " Å is not below 'cutoff' = " + std::to_string(o.cutoff) +
+                       " Å, so 'unlisted_lower: cutoff' gives no lower bound");
     const auto b = structure_bounds(atom_infos(s), xyz, o);
     ctx.info(std::to_string(b.n) + " atoms, " + std::to_string(b.covalent_pairs) + " pairs under " +
              std::to_string(o.cutoff) + " Å");
@@ -240,15 +265,18 @@ class MetricMatrixNode final : public Node {
             .doc = "Crippen–Havel metric matrix about the centroid: G_ij = (D_i0² + D_j0² − D_ij²)/2 with "
                    "D_i0² = (1/n)Σ_j D_ij² − (1/n²)Σ_{j<k} D_jk² (Crippen & Havel 1988, ch. 6).\n"
                    "Input: distances (n×n, Å). Output: metric (n×n, Å²); G = X Xᵀ for real centred points.\n"
+                   "Device: CPU only for now (a CUDA device runs the CPU path and says so).\n"
                    "Device memory: none. Determinism: deterministic."};
   }
   Input<Matrix<double>> distances{this, "distances", "Distance matrix (Å), n×n"};
   Output<Matrix<double>> metric{this, "metric", "Metric matrix (Å²), n×n"};
-  void execute(NodeContext&) override {
+  DeviceParam device{this, "auto"};
+  void execute(NodeContext& ctx) override {
     const auto& d = *distances;
     if (d.rows() != d.cols())
       throw InputError("distgeom.metric_matrix: input 'distances' is " + std::to_string(d.rows()) + "×" +
                        std::to_string(d.cols()) + ", not square");
+    (void)resolve_cpu_only(ctx, device, "distgeom.metric_matrix");
     Matrix<double> g(d.rows(), d.rows());
     metric_matrix(d.span(), d.rows(), g.span());
     metric.set(std::move(g));
@@ -286,6 +314,64 @@ void check_bounds_structure(const DistanceBounds& b, const Structure& s, const c
                        " but the structure has " + std::to_string(s.atoms.size()) + " atoms (not the same structure?)");
 }
 
+// What the refinement needs beside the bounds: covalent centres of the bounds atoms with the
+// reference's volumes, and r^-6 sum terms of the restraints (nullptr: none).
+struct RefineInputs {
+  Topology topology;
+  std::vector<ChiralTerm> chirals;
+  std::vector<AmbiguousTerm> sums;
+  std::size_t skipped = 0;
+};
+
+RefineInputs refine_inputs(const DistanceBounds& b, const Structure& s, const std::vector<double>& xyz,
+                           const RestraintSet* restraints) {
+  RefineInputs in;
+  std::vector<AtomInfo> infos;
+  std::vector<double> sub;
+  for (auto i : b.atom_index) {
+    const auto& a = s.atoms[i];
+    infos.push_back({a.element, a.name, a.residue, a.chain, a.residue_number});
+    sub.insert(sub.end(), {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]});
+  }
+  in.topology = perceive_topology(infos, sub);
+  for (const auto& c : in.topology.centres)
+    in.chirals.push_back(
+        {c[0], c[1], c[2], c[3], chiral_volume(&sub[3 * c[0]], &sub[3 * c[1]], &sub[3 * c[2]], &sub[3 * c[3]])});
+  if (restraints) {
+    std::vector<std::size_t> row_of(s.atoms.size(), SIZE_MAX);
+    for (std::size_t r = 0; r < b.atom_index.size(); ++r) row_of[b.atom_index[r]] = r;
+    in.sums = sum_terms(*restraints, row_of, &in.skipped);
+  }
+  return in;
+}
+
+// The bounds' atoms (records from `s`) at `coords` (n×3, Å), one model, bonds of `topo`.
+Structure refined_structure(const DistanceBounds& b, const Structure& s, const std::vector<double>& coords,
+                            const Topology& topo, const char* title) {
+  Structure out;
+  out.title = title;
+  out.models.emplace_back();
+  for (std::size_t r = 0; r < b.atom_index.size(); ++r) {
+    out.atoms.push_back(s.atoms[b.atom_index[r]]);
+    out.models[0].push_back({coords[3 * r], coords[3 * r + 1], coords[3 * r + 2]});
+  }
+  for (auto [i, j] : topo.bonds) out.bonds.push_back({i, j});
+  return out;
+}
+
+Table refine_table(const RefineResult& best, std::size_t sums, std::size_t skipped) {
+  Table t{{"metric", "value"}, {}};
+  t.rows.push_back({std::string("dg_error"), best.error});
+  t.rows.push_back({std::string("iterations"), static_cast<std::int64_t>(best.iterations)});
+  t.rows.push_back({std::string("upper_violations_gt_0_5A"), static_cast<std::int64_t>(best.upper_violations)});
+  t.rows.push_back({std::string("lower_violations_gt_0_5A"), static_cast<std::int64_t>(best.lower_violations)});
+  t.rows.push_back({std::string("max_bound_violation_A"), best.max_violation});
+  t.rows.push_back({std::string("chiral_wrong"), static_cast<std::int64_t>(best.chiral_wrong)});
+  t.rows.push_back({std::string("sum_restraints"), static_cast<std::int64_t>(sums)});
+  t.rows.push_back({std::string("sum_restraints_skipped"), static_cast<std::int64_t>(skipped)});
+  return t;
+}
+
 // ---------------------------------------------------------------------------------------------
 class EmbedNode final : public Node {
  public:
@@ -299,7 +385,10 @@ class EmbedNode final : public Node {
                    "Output: coordinates, Matrix<f64> n×dimensions (Å, centred).\n"
                    "Methods: cholesky = pivoted Cholesky of G (linalg, LAPACK dpstf2 steps) to `rank` columns, "
                    "then the best rank-`dimensions` approximation of L Lᵀ (rank = dimensions is the classical "
-                   "embedding on pivot atoms); eigen = the top eigenpairs (Spectra Lanczos).\n"
+                   "embedding on pivot atoms); pivots are restricted to the `pivot_fraction` of atoms with the "
+                   "tightest bounds (mean U − L over their row of `bounds`: wire the smoothed bounds), the "
+                   "largest remaining diagonal first among them; eigen = the top eigenpairs (Spectra Lanczos).\n"
+                   "Device: CPU only for now (a CUDA device runs the CPU path and says so).\n"
                    "Device memory: none (CPU). Determinism: deterministic."};
   }
   enum class Method { Cholesky, Eigen };
@@ -312,7 +401,12 @@ class EmbedNode final : public Node {
   Param<std::int64_t> dimensions{this, "dimensions", 4, {.min = 3, .max = 4,
                                                          .doc = "3, or 4 for a 4D embedding squeezed by distgeom.refine"}};
   Param<std::int64_t> rank{this, "rank", 0, {.min = 0, .doc = "cholesky: pivoted Cholesky columns; 0 = dimensions"}};
+  Param<double> pivot_fraction{this, "pivot_fraction", 1.0,
+                               {.min = 0.01, .max = 1.0,
+                                .doc = "cholesky: pivots only among this fraction of atoms with the tightest bounds "
+                                       "(1 = every atom: plain complete pivoting)"}};
   Param<std::int64_t> model{this, "model", 1, {.min = 1, .doc = "Reference model for handedness"}};
+  DeviceParam device{this, "auto"};
 
   void execute(NodeContext& ctx) override {
     const auto& g = *metric;
@@ -322,10 +416,15 @@ class EmbedNode final : public Node {
       throw InputError("distgeom.embed: metric is " + std::to_string(g.rows()) + "×" + std::to_string(g.cols()) +
                        " but the bounds have " + std::to_string(b.size()) + " atoms");
     const auto dim = static_cast<std::size_t>(dimensions.value());
+    (void)resolve_cpu_only(ctx, device, "distgeom.embed");
+    const bool cholesky = method.value() == Method::Cholesky;
+    const auto pivots = cholesky && pivot_fraction.value() < 1.0
+                            ? tight_atoms(b.lower.span(), b.upper.span(), n, pivot_fraction.value())
+                            : std::vector<unsigned char>{};
     EmbedResult e;
     try {
-      e = embed(g.span(), n, dim, method.value() == Method::Eigen ? EmbedMethod::Eigen : EmbedMethod::Cholesky,
-                static_cast<std::size_t>(rank.value()));
+      e = embed(g.span(), n, dim, cholesky ? EmbedMethod::Cholesky : EmbedMethod::Eigen,
+                static_cast<std::size_t>(rank.value()), pivots);
     } catch (const std::runtime_error& err) {
       throw InputError(std::string("distgeom.embed: ") + err.what());
     }
@@ -388,25 +487,11 @@ class RefineNode final : public Node {
                        ", expected " + std::to_string(n) + "×3 or ×4");
     check_bounds_structure(b, s, "distgeom.refine");
     const auto xyz = model_xyz(s, model.value(), "distgeom.refine");
-    // Centres of the covalent topology of the bounds atoms, volumes from the reference.
-    std::vector<AtomInfo> infos;
-    std::vector<double> sub;
-    for (auto i : b.atom_index) {
-      const auto& a = s.atoms[i];
-      infos.push_back({a.element, a.name, a.residue, a.chain, a.residue_number});
-      sub.insert(sub.end(), {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]});
-    }
-    const auto topo = perceive_topology(infos, sub);
-    std::vector<ChiralTerm> chir;
-    for (const auto& c : topo.centres)
-      chir.push_back({c[0], c[1], c[2], c[3], chiral_volume(&sub[3 * c[0]], &sub[3 * c[1]], &sub[3 * c[2]], &sub[3 * c[3]])});
-    std::vector<AmbiguousTerm> sums;
-    std::size_t skipped = 0;
-    if (restraints.connected()) {
-      std::vector<std::size_t> row_of(s.atoms.size(), SIZE_MAX);
-      for (std::size_t r = 0; r < n; ++r) row_of[b.atom_index[r]] = r;
-      sums = sum_terms(*restraints, row_of, &skipped);
-    }
+    const auto in = refine_inputs(b, s, xyz, restraints.connected() ? restraints.get().get() : nullptr);
+    const auto& chir = in.chirals;
+    const auto& sums = in.sums;
+    const auto& topo = in.topology;
+    const std::size_t skipped = in.skipped;
     RefineOptions o;
     o.max_iterations = static_cast<std::size_t>(max_iterations.value());
     o.w_chiral = w_chiral.value();
@@ -417,37 +502,168 @@ class RefineNode final : public Node {
       auto start = std::vector<double>(x.span().begin(), x.span().end());
       if (t == 1)
         for (std::size_t k = 0; k < start.size(); k += x.cols()) start[k] = -start[k];
-      auto res = refine(start, n, x.cols(), b.lower.span(), b.upper.span(), chir, sums, o,
-                        [&](double f, const std::string& msg) {
-                          ctx.progress((t + f) / trials, msg);
-                          return !ctx.cancelled();
-                        });
+      RefineResult res;
+      try {
+        res = refine(start, n, x.cols(), b.lower.span(), b.upper.span(), chir, sums, o,
+                     [&](double f, const std::string& msg) {
+                       ctx.progress((t + f) / trials, msg);
+                       return !ctx.cancelled();
+                     });
+      } catch (const std::runtime_error&) {
+        if (ctx.cancelled()) throw Cancelled();
+        throw;
+      }
       ctx.info(std::string(t ? "mirror" : "embedding") + ": DG error " + std::to_string(res.error) + " after " +
                std::to_string(res.iterations) + " iterations");
       if (!have || res.error < best.error) best = std::move(res);
       have = true;
     }
-    Structure out;
-    out.title = "distgeom.refine";
-    out.models.emplace_back();
-    for (std::size_t r = 0; r < n; ++r) {
-      out.atoms.push_back(s.atoms[b.atom_index[r]]);
-      out.models[0].push_back({best.coords[3 * r], best.coords[3 * r + 1], best.coords[3 * r + 2]});
-    }
-    for (auto [i, j] : topo.bonds) out.bonds.push_back({i, j});
-    Table t{{"metric", "value"}, {}};
-    t.rows.push_back({std::string("dg_error"), best.error});
-    t.rows.push_back({std::string("iterations"), static_cast<std::int64_t>(best.iterations)});
-    t.rows.push_back({std::string("upper_violations_gt_0_5A"), static_cast<std::int64_t>(best.upper_violations)});
-    t.rows.push_back({std::string("lower_violations_gt_0_5A"), static_cast<std::int64_t>(best.lower_violations)});
-    t.rows.push_back({std::string("max_bound_violation_A"), best.max_violation});
-    t.rows.push_back({std::string("chiral_wrong"), static_cast<std::int64_t>(best.chiral_wrong)});
-    t.rows.push_back({std::string("sum_restraints"), static_cast<std::int64_t>(sums.size())});
-    t.rows.push_back({std::string("sum_restraints_skipped"), static_cast<std::int64_t>(skipped)});
+    Table t = refine_table(best, sums.size(), skipped);
     ctx.record("dg_error", best.error);
     ctx.record("iterations", static_cast<std::int64_t>(best.iterations));
-    refined.set(std::move(out));
+    refined.set(refined_structure(b, s, best.coords, topo, "distgeom.refine"));
     report.set(std::move(t));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class EmbedAndRefineNode final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "distgeom.embed_and_refine", .version = 1, .title = "Embed and refine (best of N trials)",
+            .category = "Distance geometry",
+            .doc = "Multi-start distance geometry: `trials` independent runs of the chain distgeom.metrize → "
+                   "metric_matrix → embed → refine, each with its own metrization seed (trial 0: `seed`; trial "
+                   "t: SplitMix64(seed + t·φ·2⁶⁴)), and keeps the trial whose refined structure has the lowest "
+                   "DG error (bounds, chiral volumes, r^-6 sums: never a reference structure). Trial 0 gives "
+                   "exactly what the separate nodes give with the same seed and parameters.\n"
+                   "Inputs: bounds (as built: refinement), smoothed (triangle-smoothed: metrization and Cholesky "
+                   "pivot choice), structure (reference model: atom records, covalent chiral volumes, Cα "
+                   "handedness), restraints (optional: r^-6 sums).\n"
+                   "Outputs: structure (the kept trial, bounds atoms, one model); report (Table metric/value: "
+                   "distgeom.refine's metrics of the kept trial + trials, best_trial, best_seed); trials (Table: "
+                   "trial, seed, dg_error, dg_error_other_hand, mirror_won, iterations, violations, kept).\n"
+                   "Parameters of the steps as on the separate nodes (metrize, metrize_atoms, method, "
+                   "dimensions, rank, pivot_fraction, max_iterations, w_chiral, mirror_trial).\n"
+                   "Threads: trials run in parallel (`threads`, 0 = all cores); partial metrization re-smooths "
+                   "single-threaded inside a trial. Cancellation is checked every ~20 ms.\n"
+                   "Device: CPU only for now (a CUDA device runs the CPU path and says so).\n"
+                   "Device memory: none. Memory: about 5 n² doubles per running trial.\n"
+                   "Determinism: the same seed gives the same result whatever the number of threads (trials are "
+                   "independent; ties go to the lower trial index).",
+            .stochastic = true};
+  }
+  enum class Method { Cholesky, Eigen };
+  enum class Metrize { None, Partial };
+  Input<DistanceBounds> bounds{this, "bounds", "Bounds as built (before smoothing): refinement"};
+  Input<DistanceBounds> smoothed{this, "smoothed", "Triangle-smoothed bounds: metrization and pivot choice"};
+  Input<Structure> structure{this, "structure", "Reference structure: atom records, chiral centres, Cα handedness"};
+  Input<RestraintSet> restraints{this, "restraints", "Restraints for the r^-6 sum terms", PortUse::Optional};
+  Output<Structure> refined{this, "structure", "Refined structure of the kept trial (bounds atoms, one model)"};
+  Output<Table> report{this, "report", "Metrics of the kept trial (metric, value)"};
+  Output<Table> trial_table{this, "trials", "One row per trial"};
+  Param<std::int64_t> trials{this, "trials", 4, {.min = 1, .max = 1000, .doc = "Number of trials"}};
+  Param<std::int64_t> seed{this, "seed", 1, {.min = 0, .doc = "Metrization seed of trial 0"}};
+  Choice<Metrize> metrize_method{this, "metrize", Metrize::None, {{Metrize::None, "none"}, {Metrize::Partial, "partial"}},
+                                 {.doc = "As distgeom.metrize's method"}};
+  Param<std::int64_t> metrize_atoms{this, "metrize_atoms", 4, {.min = 0, .doc = "partial: atoms metrized"}};
+  Choice<Method> method{this, "method", Method::Cholesky, {{Method::Cholesky, "cholesky"}, {Method::Eigen, "eigen"}},
+                        {.doc = "As distgeom.embed's method"}};
+  Param<std::int64_t> dimensions{this, "dimensions", 4, {.min = 3, .max = 4, .doc = "Embedding dimension"}};
+  Param<std::int64_t> rank{this, "rank", 0, {.min = 0, .doc = "cholesky: pivoted Cholesky columns; 0 = dimensions"}};
+  Param<double> pivot_fraction{this, "pivot_fraction", 1.0,
+                               {.min = 0.01, .max = 1.0,
+                                .doc = "cholesky: pivots only among this fraction of atoms with the tightest "
+                                       "smoothed bounds (1 = every atom)"}};
+  Param<std::int64_t> max_iterations{this, "max_iterations", 3000, {.min = 1, .doc = "L-BFGS iterations per hand"}};
+  Param<double> w_chiral{this, "w_chiral", 0.1, {.min = 0, .doc = "Weight of the chiral volume terms (per Å⁶)"}};
+  Param<bool> mirror_trial{this, "mirror_trial", true, {.doc = "Also refine each embedding's mirror image"}};
+  Param<std::int64_t> threads{this, "threads", 0, {.min = 0, .max = 1024, .doc = "Parallel trials; 0 = all cores"}};
+  Param<std::int64_t> model{this, "model", 1, {.min = 1, .doc = "Reference model (chiral volumes, handedness)"}};
+  DeviceParam device{this, "auto"};
+
+  void execute(NodeContext& ctx) override {
+    const std::string id = info().id;
+    const auto& b = *bounds;
+    const auto& sm = *smoothed;
+    const auto& s = *structure;
+    const std::size_t n = b.size();
+    if (sm.size() != n || sm.atom_index != b.atom_index)
+      throw InputError(id + ": inputs 'bounds' (" + std::to_string(n) + " atoms) and 'smoothed' (" +
+                       std::to_string(sm.size()) + " atoms) are not over the same atoms");
+    check_bounds_structure(b, s, id.c_str());
+    (void)resolve_cpu_only(ctx, device, id);
+    const auto xyz = model_xyz(s, model.value(), id);
+    const auto in = refine_inputs(b, s, xyz, restraints.connected() ? restraints.get().get() : nullptr);
+    const auto hands = ca_centres(b, s, xyz);
+
+    TrialOptions o;
+    o.trials = static_cast<std::size_t>(trials.value());
+    o.seed = static_cast<std::uint64_t>(seed.value());
+    o.metrize.method = metrize_method.value() == Metrize::Partial ? MetrizeMethod::Partial : MetrizeMethod::None;
+    o.metrize.atoms = static_cast<std::size_t>(metrize_atoms.value());
+    o.dim = static_cast<std::size_t>(dimensions.value());
+    o.method = method.value() == Method::Eigen ? EmbedMethod::Eigen : EmbedMethod::Cholesky;
+    o.cholesky_rank = static_cast<std::size_t>(rank.value());
+    o.pivot_fraction = pivot_fraction.value();
+    o.refine.max_iterations = static_cast<std::size_t>(max_iterations.value());
+    o.refine.w_chiral = w_chiral.value();
+    o.mirror_trial = mirror_trial.value();
+    o.threads = static_cast<unsigned>(threads.value());
+
+    std::atomic<bool> stop{false};
+    TrialProblem p;
+    p.n = n;
+    p.smoothed_lower = sm.lower.span();
+    p.smoothed_upper = sm.upper.span();
+    p.lower = b.lower.span();
+    p.upper = b.upper.span();
+    p.handedness = hands;
+    p.chirals = in.chirals;
+    p.ambiguous = in.sums;
+    p.resmooth = [&stop, &sm, id](std::span<double> lo, std::span<double> up, std::size_t m) {
+      SmoothingOptions so;
+      so.threads = 1;  // the trials are the parallelism; one thread keeps every trial deterministic
+      so.progress = [&stop](double) { return stop.load(std::memory_order_relaxed); };
+      const auto rep = smooth_bounds(lo, up, m, so);
+      if (rep.cancelled) throw std::runtime_error("cancelled");
+      if (!rep.consistent)
+        throw std::runtime_error("re-smoothing after a metrization pick found inconsistent bounds at (" +
+                                 sm.labels.at(rep.i) + ", " + sm.labels.at(rep.j) + ")");
+    };
+    TrialsResult r;
+    try {
+      r = run_trials(p, o, [&](double f) {
+        ctx.progress(f, "trials");
+        if (ctx.cancelled()) stop.store(true);
+        return !ctx.cancelled();
+      });
+    } catch (const std::runtime_error& e) {
+      if (ctx.cancelled()) throw Cancelled();
+      throw InputError(id + ": " + e.what());
+    }
+    Table tt{{"trial", "seed", "dg_error", "dg_error_other_hand", "mirror_won", "iterations",
+              "upper_violations_gt_0_5A", "lower_violations_gt_0_5A", "kept"},
+             {}};
+    for (std::size_t t = 0; t < r.trials.size(); ++t) {
+      const auto& x = r.trials[t];
+      tt.rows.push_back({static_cast<std::int64_t>(t), static_cast<std::int64_t>(x.seed), x.error,
+                         x.error_other_hand, static_cast<std::int64_t>(x.mirror_won),
+                         static_cast<std::int64_t>(x.iterations), static_cast<std::int64_t>(x.upper_violations),
+                         static_cast<std::int64_t>(x.lower_violations), static_cast<std::int64_t>(t == r.best)});
+      ctx.info("trial " + std::to_string(t) + " (seed " + std::to_string(x.seed) + "): DG error " +
+               std::to_string(x.error) + (x.mirror_won ? " (mirror image)" : "") + (t == r.best ? "  <- kept" : ""));
+    }
+    Table t = refine_table(r.refined, in.sums.size(), in.skipped);
+    t.rows.push_back({std::string("trials"), static_cast<std::int64_t>(r.trials.size())});
+    t.rows.push_back({std::string("best_trial"), static_cast<std::int64_t>(r.best)});
+    t.rows.push_back({std::string("best_seed"), static_cast<std::int64_t>(r.trials[r.best].seed)});
+    ctx.record("dg_error", r.refined.error);
+    ctx.record("best_trial", static_cast<std::int64_t>(r.best));
+    ctx.record("best_seed", static_cast<std::int64_t>(r.trials[r.best].seed));
+    refined.set(refined_structure(b, s, r.refined.coords, in.topology, "distgeom.embed_and_refine"));
+    report.set(std::move(t));
+    trial_table.set(std::move(tt));
   }
 };
 
@@ -460,6 +676,7 @@ void register_embedding_nodes(PluginRegistrar& r) {
   r.add_node<MetricMatrixNode>();
   r.add_node<EmbedNode>();
   r.add_node<RefineNode>();
+  r.add_node<EmbedAndRefineNode>();
   register_compare_nodes(r);
 }
 

@@ -42,7 +42,8 @@ int cholesky_impl(std::span<T> a, std::size_t n, F potrf, const char* what) {
 
 // Greedy pivoted Cholesky for the first `k` pivots: the steps of LAPACK dpstf2 on an
 // explicitly symmetric trailing block.
-PivotedCholesky partial_pivoted(std::span<double> a, std::size_t n, std::size_t k, double tol) {
+PivotedCholesky partial_pivoted(std::span<double> a, std::size_t n, std::size_t k, double tol,
+                                std::span<const unsigned char> cand = {}) {
   PivotedCholesky r;
   r.tolerance = tol;
   r.permutation.resize(n);
@@ -51,10 +52,17 @@ PivotedCholesky partial_pivoted(std::span<double> a, std::size_t n, std::size_t 
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = i + 1; j < n; ++j) at(i, j) = at(j, i);
   std::size_t j = 0;
+  // Candidate test by original index (row i of the permuted matrix is permutation[i]).
+  auto eligible = [&](std::size_t i) { return cand.empty() || cand[r.permutation[i]] != 0; };
   for (; j < k; ++j) {
-    std::size_t p = j;
-    for (std::size_t i = j + 1; i < n; ++i)
-      if (at(i, i) > at(p, p)) p = i;
+    std::size_t p = n;
+    for (std::size_t i = j; i < n; ++i)
+      if (eligible(i) && (p == n || at(i, i) > at(p, p))) p = i;
+    if (p == n) {  // no candidate left
+      r.rank_deficient = true;
+      r.next_pivot = -std::numeric_limits<double>::infinity();
+      break;
+    }
     const double ajj = at(p, p);
     if (!(ajj > tol)) {
       r.rank_deficient = true;
@@ -78,7 +86,8 @@ PivotedCholesky partial_pivoted(std::span<double> a, std::size_t n, std::size_t 
   r.rank = j;
   if (!r.rank_deficient && r.rank < n) {
     double m = -std::numeric_limits<double>::infinity();
-    for (std::size_t i = r.rank; i < n; ++i) m = std::max(m, at(i, i));
+    for (std::size_t i = r.rank; i < n; ++i)
+      if (eligible(i)) m = std::max(m, at(i, i));
     r.next_pivot = m;
   }
   return r;
@@ -122,6 +131,29 @@ PivotedCholesky pivoted_cholesky(std::span<double> a, std::size_t n, std::size_t
     if (r.rank < n) r.next_pivot = a[r.rank * n + r.rank];
   }
   // Keep L (n × rank, lower trapezoidal); clear the Schur complement and the upper triangle.
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      if (j > i || j >= r.rank) a[i * n + j] = 0.0;
+  return r;
+}
+
+PivotedCholesky pivoted_cholesky_restricted(std::span<double> a, std::size_t n, std::span<const unsigned char> candidates,
+                                            std::size_t max_rank, double tolerance) {
+  check_shape(a.size(), n, "pivoted_cholesky_restricted");
+  if (candidates.size() != n)
+    throw std::invalid_argument("pivoted_cholesky_restricted: " + std::to_string(candidates.size()) +
+                                " candidate flags for n = " + std::to_string(n));
+  PivotedCholesky r;
+  if (n == 0) return r;
+  double tol = tolerance;
+  if (tol < 0) {
+    double dmax = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < n; ++i) dmax = std::max(dmax, a[i * n + i]);
+    tol = static_cast<double>(n) * std::numeric_limits<double>::epsilon() * dmax;
+  }
+  const auto count = static_cast<std::size_t>(std::count_if(candidates.begin(), candidates.end(), [](unsigned char c) { return c != 0; }));
+  const std::size_t k = max_rank == 0 ? count : std::min(max_rank, n);
+  r = partial_pivoted(a, n, k, tol, candidates);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j)
       if (j > i || j >= r.rank) a[i * n + j] = 0.0;

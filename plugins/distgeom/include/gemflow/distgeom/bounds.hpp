@@ -127,10 +127,19 @@ struct BoundsResult {
                                             std::span<const PairRestraint> restraints,
                                             const BoundsOptions& options);
 
+/// Lower bound of the pairs that bounds_from_structure does not list (model distance ≥ cutoff).
+enum class UnlistedLower {
+  /// cutoff − tolerance: "every pair under the cutoff is known to ± tolerance" also says that
+  /// every other pair is at least the cutoff (within the same tolerance).
+  Cutoff,
+  Vdw  ///< the vdW floor only (vdw_scale × radii sum, at most the cutoff): ignores that knowledge
+};
+
 /// Bounds from a full structure (reconstruction tests): every pair with model distance
-/// d < cutoff gets [max(0, d − tolerance), d + tolerance]; every other pair gets the vdW floor
-/// (vdw_scale × radii sum, never above the cutoff) and the diameter (0 = auto_diameter).
+/// d < cutoff gets [max(0, d − tolerance), d + tolerance]; every other pair gets the lower
+/// bound chosen by `unlisted_lower` and the diameter (0 = auto_diameter) as upper bound.
 struct StructureBoundsOptions {
+  UnlistedLower unlisted_lower = UnlistedLower::Cutoff;
   double cutoff = 5.0;       ///< Å
   double tolerance = 0.05;   ///< Å
   double vdw_scale = 0.8;

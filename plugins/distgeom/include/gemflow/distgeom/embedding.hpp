@@ -41,10 +41,25 @@ struct EmbedResult {
 /// Coordinates X (n×dim) with G ≈ X Xᵀ. dim is 3 or 4 (4D embedding before refinement).
 /// Cholesky: see EmbedMethod::Cholesky (rows returned to atom order). Eigen: best rank-dim
 /// approximation in the Frobenius norm (Eckart–Young) restricted to non-negative eigenvalues.
+/// `pivot_candidates` (Cholesky only; empty = every atom): n flags, pivots are chosen only
+/// among the flagged atoms (linalg::pivoted_cholesky_restricted), e.g. from tight_atoms().
 /// Throws std::runtime_error when fewer than dim positive pivots/eigenvalues exist (the
 /// message says which and their values), std::invalid_argument on bad sizes.
 [[nodiscard]] EmbedResult embed(std::span<const double> g, std::size_t n, std::size_t dim, EmbedMethod method,
-                                std::size_t cholesky_rank = 0);
+                                std::size_t cholesky_rank = 0, std::span<const unsigned char> pivot_candidates = {});
+
+/// Pivot candidates for the Cholesky embedding: the atoms whose (smoothed) bounds are tightest.
+/// Score of atom i = mean over j of (U_ij − L_ij) (Å); the ceil(fraction · n) atoms with the
+/// lowest score (at least min(n, 5), ties by index) get flag 1. Why: complete pivoting on G
+/// picks the atoms farthest from the centroid, which after random metrization are the atoms
+/// whose distances are least determined (disordered termini: wide bounds draw long distances),
+/// and a rank-k Cholesky embedding places every atom from its k metrized distances to those
+/// pivots. Restricting the pivots to well-determined atoms keeps the complete-pivoting rule
+/// (largest Schur-complement diagonal, i.e. well spread) among atoms whose rows carry
+/// information. fraction ≥ 1 flags every atom. Measured on 2KPU: docs/nmr-structure.md.
+/// Throws std::invalid_argument on sizes or fraction ≤ 0.
+[[nodiscard]] std::vector<unsigned char> tight_atoms(std::span<const double> lower, std::span<const double> upper,
+                                                     std::size_t n, double fraction);
 
 /// A tetrahedral centre for the chirality check: atom indices of the centre and three
 /// neighbours, and the reference sign (+1 or −1) of chiral_volume(centre, a, b, c).

@@ -58,4 +58,20 @@ struct PivotedCholesky {
 [[nodiscard]] PivotedCholesky pivoted_cholesky(std::span<double> a, std::size_t n,
                                                std::size_t max_rank = 0, double tolerance = -1.0);
 
+/// Pivoted Cholesky with the pivots restricted to the rows i with candidates[i] != 0
+/// (original indices; candidates.size() == n): at each step the candidate with the largest
+/// remaining Schur-complement diagonal (lowest index on ties) is the pivot; every row is still
+/// eliminated, so L (n × rank) gives the Nyström approximation A ≈ C W⁻¹ Cᵀ on the chosen
+/// columns C (Williams & Seeger 2001; Harbrecht, Peters & Schneider, Appl. Numer. Math. 62
+/// (2012) 428 for pivoted Cholesky as low-rank approximation). Same layout and result fields
+/// as above; the pivots come first in `permutation`, the non-candidates after them.
+/// Stops after max_rank pivots (0 = as many as there are candidates), or when the largest
+/// candidate diagonal is ≤ tolerance (rank_deficient; next_pivot = that diagonal; −∞ when no
+/// candidate is left). `tolerance` < 0: n · ε · max(diag A). Always the O(n² · rank) dpstf2-style
+/// loop (no LAPACK call); with every row a candidate it equals the unrestricted partial path.
+/// Throws std::invalid_argument when a.size() != n*n or candidates.size() != n.
+[[nodiscard]] PivotedCholesky pivoted_cholesky_restricted(std::span<double> a, std::size_t n,
+                                                          std::span<const unsigned char> candidates,
+                                                          std::size_t max_rank = 0, double tolerance = -1.0);
+
 }  // namespace gemflow::linalg

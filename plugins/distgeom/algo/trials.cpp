@@ -1,0 +1,171 @@
+// Multi-start distance geometry (see gemflow/distgeom/trials.hpp).
+#include "gemflow/distgeom/trials.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace gemflow::distgeom {
+namespace {
+
+struct Cancelled {};  // internal: unwinds a worker's trial
+
+struct Outcome {
+  TrialSummary summary;
+  RefineResult refined;
+};
+
+Outcome one_trial(const TrialProblem& p, const TrialOptions& o, std::uint64_t seed, std::span<const unsigned char> pivots,
+                  const std::atomic<bool>& stop, std::atomic<double>& fraction) {
+  const std::size_t n = p.n;
+  MetrizeOptions mo = o.metrize;
+  mo.seed = seed;
+  const auto d = metrize(p.smoothed_lower, p.smoothed_upper, n, mo, p.resmooth, [&](double f) {
+    fraction.store(0.2 * f, std::memory_order_relaxed);
+    return !stop.load(std::memory_order_relaxed);
+  });
+  if (stop.load()) throw Cancelled{};
+  std::vector<double> g(n * n);
+  metric_matrix(d, n, g);
+  auto e = embed(g, n, o.dim, o.method, o.cholesky_rank, o.method == EmbedMethod::Cholesky ? pivots : std::span<const unsigned char>{});
+  Outcome out;
+  out.summary.seed = seed;
+  out.summary.spectrum = e.spectrum;
+  if (!p.handedness.empty()) (void)fix_chirality(e.coords, o.dim, p.handedness, &out.summary.chirality_correct);
+  const int hands = o.mirror_trial ? 2 : 1;
+  bool have = false;
+  double other = std::numeric_limits<double>::quiet_NaN();
+  for (int h = 0; h < hands; ++h) {
+    auto start = e.coords;
+    if (h == 1)
+      for (std::size_t k = 0; k < start.size(); k += o.dim) start[k] = -start[k];
+    auto r = refine(start, n, o.dim, p.lower, p.upper, p.chirals, p.ambiguous, o.refine,
+                    [&](double f, const std::string&) {
+                      fraction.store(0.2 + 0.8 * (h + f) / hands, std::memory_order_relaxed);
+                      return !stop.load(std::memory_order_relaxed);
+                    });
+    // Same rule as distgeom.refine's mirror trial: the mirror replaces only on a strictly lower error.
+    if (!have || r.error < out.refined.error) {
+      if (have) other = out.refined.error;
+      out.refined = std::move(r);
+      out.summary.mirror_won = h == 1;
+    } else {
+      other = r.error;
+    }
+    have = true;
+  }
+  const auto& r = out.refined;
+  out.summary.error = r.error;
+  out.summary.error_other_hand = other;
+  out.summary.iterations = r.iterations;
+  out.summary.upper_violations = r.upper_violations;
+  out.summary.lower_violations = r.lower_violations;
+  out.summary.max_violation = r.max_violation;
+  out.summary.chiral_wrong = r.chiral_wrong;
+  fraction.store(1.0, std::memory_order_relaxed);
+  return out;
+}
+
+}  // namespace
+
+std::uint64_t trial_seed(std::uint64_t seed, std::size_t t) {
+  if (t == 0) return seed;
+  std::uint64_t z = seed + static_cast<std::uint64_t>(t) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+TrialsResult run_trials(const TrialProblem& p, const TrialOptions& o, const std::function<bool(double)>& progress) {
+  const std::size_t n = p.n;
+  if (o.trials == 0) throw std::invalid_argument("run_trials: trials must be ≥ 1");
+  if (p.smoothed_lower.size() != n * n || p.smoothed_upper.size() != n * n || p.lower.size() != n * n ||
+      p.upper.size() != n * n)
+    throw std::invalid_argument("run_trials: bounds are not " + std::to_string(n) + "×" + std::to_string(n));
+  if (o.metrize.method == MetrizeMethod::Partial && !p.resmooth)
+    throw std::invalid_argument("run_trials: partial metrization needs a smoother");
+  const std::vector<unsigned char> pivots =
+      o.method == EmbedMethod::Cholesky && o.pivot_fraction < 1.0
+          ? tight_atoms(p.smoothed_lower, p.smoothed_upper, n, o.pivot_fraction)
+          : std::vector<unsigned char>{};
+
+  const std::size_t trials = o.trials;
+  unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, trials));
+  std::vector<std::optional<Outcome>> outcomes(trials);
+  std::vector<std::exception_ptr> errors(trials);
+  std::vector<std::atomic<double>> fractions(trials);
+  for (auto& f : fractions) f.store(0.0);
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::atomic<unsigned> running{threads};
+
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t t = next.fetch_add(1);
+      if (t >= trials || stop.load()) break;
+      try {
+        outcomes[t] = one_trial(p, o, trial_seed(o.seed, t), pivots, stop, fractions[t]);
+      } catch (const Cancelled&) {
+        break;
+      } catch (...) {
+        if (stop.load()) break;  // a cancelled refine/metrize throws runtime_error("cancelled")
+        errors[t] = std::current_exception();
+        stop.store(true);  // fail fast: the lowest failing trial is reported below
+        break;
+      }
+    }
+    running.fetch_sub(1);
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  bool cancelled = false;
+  try {
+    for (unsigned k = 0; k < threads; ++k) pool.emplace_back(worker);
+    while (running.load() > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      double sum = 0;
+      for (const auto& f : fractions) sum += f.load(std::memory_order_relaxed);
+      if (progress && !stop.load() && !progress(sum / static_cast<double>(trials))) {
+        cancelled = true;
+        stop.store(true);
+      }
+    }
+  } catch (...) {  // progress threw: stop the workers before unwinding
+    stop.store(true);
+    for (auto& th : pool) th.join();
+    throw;
+  }
+  for (auto& th : pool) th.join();
+  for (std::size_t t = 0; t < trials; ++t)
+    if (errors[t]) {
+      try {
+        std::rethrow_exception(errors[t]);
+      } catch (const std::exception& e) {
+        throw std::runtime_error("trial " + std::to_string(t) + " (seed " + std::to_string(trial_seed(o.seed, t)) +
+                                 "): " + e.what());
+      }
+    }
+  if (cancelled) throw std::runtime_error("cancelled");
+  TrialsResult res;
+  bool have = false;
+  for (std::size_t t = 0; t < trials; ++t) {
+    if (!outcomes[t]) throw std::logic_error("run_trials: trial " + std::to_string(t) + " did not run");
+    res.trials.push_back(outcomes[t]->summary);
+    if (!have || outcomes[t]->summary.error < res.trials[res.best].error) res.best = t;
+    have = true;
+  }
+  res.refined = std::move(outcomes[res.best]->refined);
+  if (progress) (void)progress(1.0);
+  return res;
+}
+
+}  // namespace gemflow::distgeom

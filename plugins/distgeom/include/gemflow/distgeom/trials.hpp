@@ -1,0 +1,83 @@
+#pragma once
+// Multi-start distance geometry: several seeded metrize → metric matrix → embed → refine
+// trials, the one with the lowest DG error kept.
+//
+// Each trial is the single chain of the separate nodes (distgeom.metrize, metric_matrix,
+// embed, refine) with its own metrization seed: trial 0 uses `seed` itself, trial t > 0 uses
+// trial_seed(seed, t). The choice uses only the DG error of the refined structure (bounds,
+// chiral volumes, r⁻⁶ sums): never a reference structure. Trials run in parallel threads;
+// every trial is deterministic and independent, and ties go to the lower trial index, so the
+// result does not depend on the number of threads. Sources: Havel, Prog. Biophys. Mol. Biol. 56
+// (1991) 43 (DG-II: many embeddings, ranked by the error function).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "gemflow/distgeom/embedding.hpp"
+#include "gemflow/distgeom/metrize.hpp"
+#include "gemflow/distgeom/refine.hpp"
+
+namespace gemflow::distgeom {
+
+struct TrialOptions {
+  std::size_t trials = 1;             ///< ≥ 1
+  std::uint64_t seed = 1;             ///< metrization seed of trial 0
+  MetrizeOptions metrize;             ///< method and atoms (its seed is replaced per trial)
+  std::size_t dim = 4;                ///< embedding dimension, 3 or 4
+  EmbedMethod method = EmbedMethod::Cholesky;
+  std::size_t cholesky_rank = 0;      ///< see embed()
+  double pivot_fraction = 1.0;        ///< Cholesky pivot candidates: tight_atoms(smoothed, fraction)
+  RefineOptions refine;
+  bool mirror_trial = true;           ///< also refine the mirror image of each embedding
+  unsigned threads = 0;               ///< parallel trials; 0 = hardware threads (capped at trials)
+};
+
+/// What one trial gave (the coordinates only for the kept trial).
+struct TrialSummary {
+  std::uint64_t seed = 0;
+  double error = 0.0;              ///< DG error of the refined structure (the kept hand)
+  double error_other_hand = 0.0;   ///< DG error of the other hand (NaN without mirror trial)
+  bool mirror_won = false;         ///< the mirror image refined to the lower error
+  std::size_t iterations = 0;
+  std::size_t upper_violations = 0, lower_violations = 0;
+  double max_violation = 0.0;
+  std::size_t chiral_wrong = 0;
+  std::size_t chirality_correct = 0;  ///< reference-handed centres after fix_chirality
+  std::vector<double> spectrum;       ///< EmbedResult::spectrum
+};
+
+struct TrialsResult {
+  std::vector<TrialSummary> trials;  ///< in trial order
+  std::size_t best = 0;              ///< index of the kept trial
+  RefineResult refined;              ///< the kept trial's refinement (coords n×3, Å)
+};
+
+/// Metrization seed of trial t: `seed` for t = 0, else SplitMix64(seed + t·0x9E3779B97F4A7C15)
+/// (Steele, Lea & Flood, OOPSLA 2014): distinct, well-mixed streams for neighbouring seeds.
+[[nodiscard]] std::uint64_t trial_seed(std::uint64_t seed, std::size_t t);
+
+/// Inputs that stay the same over the trials. Bounds are full symmetric n×n arrays (Å).
+struct TrialProblem {
+  std::size_t n = 0;
+  std::span<const double> smoothed_lower, smoothed_upper;  ///< triangle-smoothed (metrization, pivots)
+  std::span<const double> lower, upper;                    ///< as built (refinement; see refine())
+  std::span<const ChiralCheck> handedness;                 ///< fix_chirality after embedding (may be empty)
+  std::span<const ChiralTerm> chirals;
+  std::span<const AmbiguousTerm> ambiguous;
+  /// Partial metrization: re-smooths a trial's bounds (called from worker threads, one call per
+  /// trial at a time; must be thread-safe and deterministic). Required for MetrizeMethod::Partial.
+  Resmoother resmooth;
+};
+
+/// Runs the trials (see the file comment). `progress(fraction)` is called from the calling
+/// thread only, about every 50 ms; returning false cancels: the workers stop within one
+/// refinement callback (10 L-BFGS iterations) and run_trials throws std::runtime_error("cancelled").
+/// A failing trial (e.g. an embedding with too few positive pivots) fails the whole call with
+/// its message prefixed by "trial t (seed s): ". Throws std::invalid_argument on sizes or
+/// trials == 0.
+[[nodiscard]] TrialsResult run_trials(const TrialProblem& problem, const TrialOptions& options,
+                                      const std::function<bool(double)>& progress = {});
+
+}  // namespace gemflow::distgeom
