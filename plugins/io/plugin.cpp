@@ -9,6 +9,7 @@ static void register_io(gemflow::PluginRegistrar& r) {
   gemflow::io::register_restraint_nodes(r);
   gemflow::io::register_matrix_nodes(r);
   gemflow::io::register_table_nodes(r);
+  gemflow::io::register_molecule_nodes(r);
 }
 
 GEMFLOW_PLUGIN("io", "0.1.0", register_io)

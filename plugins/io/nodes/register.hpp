@@ -13,6 +13,8 @@ void register_restraint_nodes(PluginRegistrar& r);
 void register_matrix_nodes(PluginRegistrar& r);
 /// io.write_table (nodes/table_nodes.cpp).
 void register_table_nodes(PluginRegistrar& r);
+/// The MoleculeSet type and io.read_molecules (nodes/molecule_nodes.cpp).
+void register_molecule_nodes(PluginRegistrar& r);
 
 /// The core error for a ParseError of the io algorithms (same file and line).
 inline InputError to_input_error(const ParseError& e) {
