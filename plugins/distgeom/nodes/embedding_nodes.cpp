@@ -437,6 +437,10 @@ class EmbedNode final : public Node {
       check_bounds_structure(b, s, "distgeom.embed");
       const auto xyz = model_xyz(s, model.value(), "distgeom.embed");
       const auto centres = ca_centres(b, s, xyz);
+      if (centres.empty())
+        throw InputError("distgeom.embed: input 'structure' is connected to fix the handedness, but no residue has "
+                         "all of N, CA, C and CB among the bounds atoms (" + std::to_string(n) +
+                         " atoms); keep these atoms in the bounds or leave 'structure' unconnected");
       std::size_t ok = 0;
       const bool flipped = fix_chirality(e.coords, dim, centres, &ok);
       m << "; Cα handedness " << ok << "/" << centres.size() << (flipped ? " after mirroring" : "");
@@ -596,6 +600,9 @@ class EmbedAndRefineNode final : public Node {
     const auto xyz = model_xyz(s, model.value(), id);
     const auto in = refine_inputs(b, s, xyz, restraints.connected() ? restraints.get().get() : nullptr);
     const auto hands = ca_centres(b, s, xyz);
+    if (hands.empty())
+      ctx.warn(id + ": no residue has all of N, CA, C and CB among the bounds atoms: the hand of each embedding "
+                    "is left as it comes (the mirror trial still picks the lower DG error)");
 
     TrialOptions o;
     o.trials = static_cast<std::size_t>(trials.value());

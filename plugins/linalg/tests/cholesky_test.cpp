@@ -185,3 +185,48 @@ TEST(PivotedCholesky, RankLimitedApproximationOfIndefiniteMatrix) {
 }
 
 }  // namespace
+
+// ---- pivots restricted to candidate rows (Nyström on the chosen columns) --------------------
+
+TEST(PivotedCholeskyRestricted, AllCandidatesEqualsUnrestrictedPartialSteps) {
+  const std::size_t n = 37;
+  const auto a = gram(n, 6, 0.0, 21);
+  for (std::size_t k : {1u, 4u, 6u}) {
+    auto l1 = a, l2 = a;
+    const auto r1 = pivoted_cholesky(l1, n, k, 0.0);
+    const std::vector<unsigned char> all(n, 1);
+    const auto r2 = gemflow::linalg::pivoted_cholesky_restricted(l2, n, all, k, 0.0);
+    EXPECT_EQ(r1.rank, r2.rank);
+    EXPECT_EQ(r1.permutation, r2.permutation);
+    EXPECT_EQ(l1, l2) << "k = " << k;  // the same operations in the same order
+  }
+}
+
+TEST(PivotedCholeskyRestricted, PivotsOnlyAmongCandidatesAndReconstructsLowRank) {
+  // Rank-3 PSD matrix: any 3 independent columns give the exact Nyström reconstruction.
+  const std::size_t n = 50, r = 3;
+  const auto a = gram(n, r, 0.0, 5);
+  std::vector<unsigned char> cand(n, 0);
+  for (std::size_t i = 10; i < 20; ++i) cand[i] = 1;
+  auto l = a;
+  const auto res = gemflow::linalg::pivoted_cholesky_restricted(l, n, cand, 0, 1e-9);
+  ASSERT_EQ(res.rank, r);
+  EXPECT_TRUE(res.rank_deficient);
+  for (std::size_t k = 0; k < res.rank; ++k) EXPECT_TRUE(cand[res.permutation[k]]) << "pivot " << k;
+  // Greedy rule: the first pivot is the candidate with the largest diagonal (lowest index on ties).
+  std::size_t best = 10;
+  for (std::size_t i = 10; i < 20; ++i)
+    if (a[i * n + i] > a[best * n + best]) best = i;
+  EXPECT_EQ(res.permutation[0], best);
+  EXPECT_LT(residual(a, l, n, res.rank, &res.permutation), 1e-12);
+}
+
+TEST(PivotedCholeskyRestricted, RejectsWrongSizesAndStopsWithoutCandidates) {
+  std::vector<double> a{4, 1, 1, 3};
+  const std::vector<unsigned char> three(3, 1);
+  EXPECT_THROW((void)gemflow::linalg::pivoted_cholesky_restricted(a, 2, three), std::invalid_argument);
+  const std::vector<unsigned char> none(2, 0);
+  const auto r = gemflow::linalg::pivoted_cholesky_restricted(a, 2, none);
+  EXPECT_EQ(r.rank, 0u);
+  for (double v : a) EXPECT_EQ(v, 0.0);
+}

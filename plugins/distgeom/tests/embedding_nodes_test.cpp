@@ -1,0 +1,376 @@
+// Node-level tests of the distance-geometry chain (fake NodeContext): parameter validation,
+// error messages, cancellation of refine, trials = the separate chain, thread-independence.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gemflow/distgeom/refine.hpp>
+#include <gemflow/distgeom/smoothing.hpp>
+#include <gemflow/io/structure_io.hpp>
+#include <gemflow/node.hpp>
+#include <gemflow/registry.hpp>
+#include <gemflow/types.hpp>
+
+#include "register.hpp"
+
+namespace {
+using namespace gemflow;
+
+class FakeContext final : public NodeContext {
+ public:
+  const std::string& node_id() const override { return id_; }
+  void progress(double, std::string_view) override { ++progress_calls; }
+  bool cancelled() const override {
+    ++cancel_checks;
+    return cancel_after >= 0 && progress_calls >= cancel_after;
+  }
+  void log(LogLevel, std::string_view m) override { logs.emplace_back(m); }
+  const std::filesystem::path& output_dir() const override { return out_; }
+  void add_input_file(const std::filesystem::path&) override {}
+  void write_file(const std::filesystem::path&, const std::function<void(const std::filesystem::path&)>&) override {}
+  void record(std::string_view k, const ParamValue& v) override { records[std::string(k)] = v; }
+  const std::string& device_override() const override { return device; }
+
+  int cancel_after = -1;  ///< cancelled() once this many progress calls were made
+  int progress_calls = 0;
+  mutable int cancel_checks = 0;
+  std::string device;
+  std::vector<std::string> logs;
+  std::map<std::string, ParamValue> records;
+
+ private:
+  std::string id_ = "node";
+  std::filesystem::path out_ = std::filesystem::temp_directory_path();
+};
+
+Registry& registry() {
+  static Registry reg;
+  static bool once = [] {
+    PluginRegistrar r(reg, "distgeom-test");
+    distgeom::register_embedding_nodes(r);
+    return true;
+  }();
+  (void)once;
+  return reg;
+}
+
+std::unique_ptr<Node> make(const std::string& id) {
+  const auto* e = registry().find_node(id);
+  if (!e) throw std::logic_error(id + " not registered");
+  return e->create();
+}
+
+std::string error_of(Node& node, FakeContext& ctx) {
+  try {
+    node.execute(ctx);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// 2KPU model 1, residues 20-31 (a helix and its flanks): small enough for fast node runs.
+const Structure& peptide() {
+  static const Structure s = [] {
+    const Structure full = io::read_pdb(std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/2kpu/2kpu.pdb");
+    Structure out;
+    out.models.emplace_back();
+    for (std::size_t i = 0; i < full.atoms.size(); ++i)
+      if (full.atoms[i].residue_number >= 20 && full.atoms[i].residue_number <= 31) {
+        out.atoms.push_back(full.atoms[i]);
+        out.models[0].push_back(full.models[0][i]);
+      }
+    return out;
+  }();
+  return s;
+}
+
+struct Chain {
+  std::shared_ptr<const DistanceBounds> bounds, smoothed;
+};
+
+Chain bounds_chain(const std::string& unlisted = "cutoff") {
+  auto node = make("distgeom.bounds_from_structure");
+  node->set_input("structure", Value::make(peptide()));
+  node->set_param("unlisted_lower", unlisted);
+  FakeContext ctx;
+  node->execute(ctx);
+  Chain c;
+  c.bounds = node->output("bounds").as<DistanceBounds>();
+  DistanceBounds sm = *c.bounds;
+  const auto rep = distgeom::smooth_bounds(sm.lower.span(), sm.upper.span(), sm.size());
+  EXPECT_TRUE(rep.consistent);
+  c.smoothed = std::make_shared<const DistanceBounds>(std::move(sm));
+  return c;
+}
+
+double dist(const Structure& s, std::size_t i, std::size_t j) {
+  const auto& a = s.models[0][i];
+  const auto& b = s.models[0][j];
+  return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+}
+
+TEST(BoundsFromStructureNode, UnlistedPairsGetCutoffMinusToleranceOrVdw) {
+  const auto cut = bounds_chain("cutoff").bounds;
+  const auto vdw = bounds_chain("vdw").bounds;
+  const std::size_t n = cut->size();
+  ASSERT_EQ(vdw->size(), n);
+  std::size_t unlisted = 0, listed = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const double d = dist(peptide(), cut->atom_index[i], cut->atom_index[j]);
+      if (d < 5.0) {
+        ++listed;
+        EXPECT_NEAR(cut->lower(i, j), std::max(0.0, d - 0.05), 1e-12);
+        EXPECT_NEAR(cut->upper(i, j), d + 0.05, 1e-12);
+        EXPECT_EQ(vdw->lower(i, j), cut->lower(i, j));
+      } else {
+        ++unlisted;
+        EXPECT_DOUBLE_EQ(cut->lower(i, j), 4.95);
+        EXPECT_LE(vdw->lower(i, j), 5.0);
+        EXPECT_LT(vdw->lower(i, j), 4.0);  // 0.8 × Bondi sums of heavy atoms are ≤ 3.04 Å
+      }
+    }
+  EXPECT_GT(listed, 100u);
+  EXPECT_GT(unlisted, 100u);
+}
+
+TEST(BoundsFromStructureNode, ToleranceNotBelowCutoffIsAnErrorNamingTheParameters) {
+  auto node = make("distgeom.bounds_from_structure");
+  node->set_input("structure", Value::make(peptide()));
+  node->set_param("tolerance", 6.0);
+  FakeContext ctx;
+  const auto e = error_of(*node, ctx);
+  EXPECT_NE(e.find("parameter 'tolerance'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'cutoff'"), std::string::npos) << e;
+  EXPECT_NE(e.find("unlisted_lower: cutoff"), std::string::npos) << e;
+  // ... and allowed with the vdW floor.
+  node = make("distgeom.bounds_from_structure");
+  node->set_input("structure", Value::make(peptide()));
+  node->set_param("tolerance", 6.0);
+  node->set_param("unlisted_lower", std::string("vdw"));
+  FakeContext ctx2;
+  EXPECT_EQ(error_of(*node, ctx2), "(no error)");
+}
+
+TEST(DistgeomNodeSpecs, LimitsAndChoicesAreValidatedByTheSpec) {
+  const auto& reg = registry();
+  const auto* er = reg.find_node("distgeom.embed_and_refine");
+  ASSERT_NE(er, nullptr);
+  EXPECT_TRUE(er->spec.info.stochastic);
+  EXPECT_TRUE(er->spec.param("trials")->check(std::int64_t{0}).has_value());
+  EXPECT_FALSE(er->spec.param("trials")->check(std::int64_t{8}).has_value());
+  EXPECT_TRUE(er->spec.param("pivot_fraction")->check(0.0).has_value());
+  EXPECT_TRUE(er->spec.param("method")->check(std::string("qr")).has_value());
+  EXPECT_EQ(er->spec.param("device")->kind, ParamKind::Device);
+  const auto* em = reg.find_node("distgeom.embed");
+  EXPECT_TRUE(em->spec.param("dimensions")->check(std::int64_t{2}).has_value());
+  EXPECT_TRUE(em->spec.param("pivot_fraction")->check(1.5).has_value());
+  EXPECT_NE(em->spec.param("device"), nullptr);
+  EXPECT_NE(reg.find_node("distgeom.metric_matrix")->spec.param("device"), nullptr);
+  const auto* bs = reg.find_node("distgeom.bounds_from_structure");
+  EXPECT_TRUE(bs->spec.param("unlisted_lower")->check(std::string("none")).has_value());
+  EXPECT_EQ(std::get<std::string>(bs->spec.param("unlisted_lower")->default_value), "cutoff");
+}
+
+TEST(MetricMatrixNode, RejectsNonSquareDistances) {
+  auto node = make("distgeom.metric_matrix");
+  node->set_input("distances", Value::make(Matrix<double>(2, 3, 0.0)));
+  FakeContext ctx;
+  const auto e = error_of(*node, ctx);
+  EXPECT_NE(e.find("distgeom.metric_matrix: input 'distances' is 2×3, not square"), std::string::npos) << e;
+}
+
+TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {
+  const auto c = bounds_chain();
+  const std::size_t n = c.bounds->size();
+  {  // metric of the wrong size
+    auto node = make("distgeom.embed");
+    node->set_input("metric", Value::make(Matrix<double>(3, 3, 0.0)));
+    node->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+    FakeContext ctx;
+    const auto e = error_of(*node, ctx);
+    EXPECT_NE(e.find("metric is 3×3 but the bounds have " + std::to_string(n) + " atoms"), std::string::npos) << e;
+  }
+  {  // all points on a line: rank 1, the Cholesky embedding needs 3 positive pivots
+    Matrix<double> g(n, n, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) g(i, j) = (double(i) - n / 2.0) * (double(j) - n / 2.0);
+    auto node = make("distgeom.embed");
+    node->set_input("metric", Value::make(std::move(g)));
+    node->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+    node->set_param("dimensions", std::int64_t{3});
+    FakeContext ctx;
+    const auto e = error_of(*node, ctx);
+    EXPECT_NE(e.find("distgeom.embed: embed (cholesky): the metric matrix has only 1 positive pivots (need 3)"),
+              std::string::npos)
+        << e;
+  }
+  {  // handedness asked for, but the bounds hold no N, CA, C, CB of one residue
+    Structure s = peptide();
+    for (auto& a : s.atoms)
+      if (a.name == "CB") a.name = "CX";
+    Matrix<double> g(n, n, 0.0);
+    for (std::size_t i = 0; i < n; ++i) g(i, i) = 1.0 + double(i);
+    auto node = make("distgeom.embed");
+    node->set_input("metric", Value::make(std::move(g)));
+    node->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+    node->set_input("structure", Value::make(std::move(s)));
+    FakeContext ctx;
+    const auto e = error_of(*node, ctx);
+    EXPECT_NE(e.find("no residue has all of N, CA, C and CB"), std::string::npos) << e;
+  }
+}
+
+// The separate chain metrize -> metric_matrix -> embed -> refine for one seed.
+std::shared_ptr<const Structure> separate_chain(const Chain& c, std::int64_t seed, std::int64_t iterations) {
+  FakeContext ctx;
+  auto m = make("distgeom.metrize");
+  m->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
+  m->set_param("seed", seed);
+  m->execute(ctx);
+  auto g = make("distgeom.metric_matrix");
+  g->set_input("distances", m->output("distances"));
+  g->execute(ctx);
+  auto e = make("distgeom.embed");
+  e->set_input("metric", g->output("metric"));
+  e->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
+  e->set_input("structure", Value::make(peptide()));
+  e->set_param("pivot_fraction", 0.25);
+  e->execute(ctx);
+  auto r = make("distgeom.refine");
+  r->set_input("coordinates", e->output("coordinates"));
+  r->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+  r->set_input("structure", Value::make(peptide()));
+  r->set_param("max_iterations", iterations);
+  r->execute(ctx);
+  return r->output("structure").as<Structure>();
+}
+
+std::unique_ptr<Node> trials_node(const Chain& c, std::int64_t trials, std::int64_t threads, std::int64_t iterations) {
+  auto node = make("distgeom.embed_and_refine");
+  node->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+  node->set_input("smoothed", Value::of<DistanceBounds>(c.smoothed));
+  node->set_input("structure", Value::make(peptide()));
+  node->set_param("trials", trials);
+  node->set_param("threads", threads);
+  node->set_param("seed", std::int64_t{3});
+  node->set_param("pivot_fraction", 0.25);
+  node->set_param("max_iterations", iterations);
+  return node;
+}
+
+TEST(EmbedAndRefineNode, OneTrialIsExactlyTheSeparateChain) {
+  const auto c = bounds_chain();
+  const auto ref = separate_chain(c, 3, 400);
+  auto node = trials_node(c, 1, 1, 400);
+  FakeContext ctx;
+  node->execute(ctx);
+  const auto got = node->output("structure").as<Structure>();
+  ASSERT_EQ(got->models[0].size(), ref->models[0].size());
+  EXPECT_EQ(got->models[0], ref->models[0]);  // bit for bit
+}
+
+TEST(EmbedAndRefineNode, KeepsTheLowestDgErrorWhateverTheThreadCount) {
+  const auto c = bounds_chain();
+  std::shared_ptr<const Structure> first;
+  std::shared_ptr<const Table> first_trials;
+  for (std::int64_t threads : {1, 2, 3}) {
+    auto node = trials_node(c, 3, threads, 400);
+    FakeContext ctx;
+    node->execute(ctx);
+    const auto s = node->output("structure").as<Structure>();
+    const auto t = node->output("trials").as<Table>();
+    ASSERT_EQ(t->rows.size(), 3u);
+    // The kept trial has the lowest error; its seed is in the report.
+    const int ce = t->column("dg_error"), ck = t->column("kept");
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < 3; ++k)
+      if (std::get<double>(t->rows[k][ce]) < std::get<double>(t->rows[best][ce])) best = k;
+    for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(std::get<std::int64_t>(t->rows[k][ck]), k == best ? 1 : 0);
+    EXPECT_EQ(std::get<std::int64_t>(t->rows[0][t->column("seed")]), 3);  // trial 0 uses the seed itself
+    if (!first) {
+      first = s;
+      first_trials = t;
+    } else {
+      EXPECT_EQ(s->models[0], first->models[0]) << threads << " threads";
+      EXPECT_EQ(t->rows, first_trials->rows) << threads << " threads";
+    }
+  }
+}
+
+TEST(EmbedAndRefineNode, MismatchedBoundsAreAnInputError) {
+  const auto c = bounds_chain();
+  Chain other = c;
+  DistanceBounds fewer = *c.smoothed;
+  fewer.atom_index.pop_back();
+  other.smoothed = std::make_shared<const DistanceBounds>(fewer);
+  auto node = trials_node(other, 1, 1, 10);
+  FakeContext ctx;
+  const auto e = error_of(*node, ctx);
+  EXPECT_NE(e.find("'bounds'"), std::string::npos) << e;
+  EXPECT_NE(e.find("not over the same atoms"), std::string::npos) << e;
+}
+
+TEST(RefineNode, CancelStopsAtTheNextCheck) {
+  // The refinement reports progress (and checks cancellation) every 10 L-BFGS iterations:
+  // on this 100-atom problem that is well under 100 ms. Once cancelled() turns true the node
+  // must stop at that check with gemflow::Cancelled (not a node failure).
+  const auto c = bounds_chain();
+  FakeContext pre;
+  auto m = make("distgeom.metrize");
+  m->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
+  m->execute(pre);
+  auto g = make("distgeom.metric_matrix");
+  g->set_input("distances", m->output("distances"));
+  g->execute(pre);
+  auto e = make("distgeom.embed");
+  e->set_input("metric", g->output("metric"));
+  e->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
+  e->execute(pre);
+  auto r = make("distgeom.refine");
+  r->set_input("coordinates", e->output("coordinates"));
+  r->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+  r->set_input("structure", Value::make(peptide()));
+  r->set_param("max_iterations", std::int64_t{100000});
+  FakeContext ctx;
+  ctx.cancel_after = 5;
+  EXPECT_THROW(r->execute(ctx), Cancelled);
+  EXPECT_EQ(ctx.progress_calls, 5);  // no progress after the cancelling check
+}
+
+TEST(RefineAlgo, ChecksForCancellationAtLeastEveryTenIterations) {
+  const auto c = bounds_chain();
+  const std::size_t n = c.bounds->size();
+  std::vector<double> x(n * 3);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(double(i) * 1.7) * 10.0;  // a poor start
+  distgeom::RefineOptions o;
+  o.max_iterations = 600;
+  std::size_t calls = 0;
+  const auto res = distgeom::refine(x, n, 3, c.bounds->lower.span(), c.bounds->upper.span(), {}, {}, o,
+                                    [&](double, const std::string&) {
+                                      ++calls;
+                                      return true;
+                                    });
+  EXPECT_GE(calls, res.iterations / 10);
+}
+
+TEST(RefineNode, WrongCoordinateShapeIsNamed) {
+  const auto c = bounds_chain();
+  auto r = make("distgeom.refine");
+  r->set_input("coordinates", Value::make(Matrix<double>(c.bounds->size(), 2, 0.0)));
+  r->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+  r->set_input("structure", Value::make(peptide()));
+  FakeContext ctx;
+  const auto e = error_of(*r, ctx);
+  EXPECT_NE(e.find("coordinates are " + std::to_string(c.bounds->size()) + "×2, expected"), std::string::npos) << e;
+}
+
+}  // namespace
