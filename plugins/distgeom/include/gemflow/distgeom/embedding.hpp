@@ -22,8 +22,10 @@ enum class EmbedMethod {
   /// steps, O(n² k)), then the best rank-dim approximation of L Lᵀ from the k×k eigenproblem
   /// of LᵀL (X = L V_dim). k = dim is the classical embedding on dim pivot atoms: exact for a
   /// rank-dim G. For metrized (noisy, indefinite) G the Schur complement turns indefinite
-  /// after a few pivots and small pivots inflate L: measured on 2KPU the refined structures
-  /// are 3.7-7.4 Å (backbone) from the deposited model against 2.7-3.2 Å with Eigen (docs/nmr-structure.md).
+  /// after a few pivots, and complete pivoting picks the least determined atoms (disordered
+  /// termini); pivot_candidates from tight_atoms() fix the latter. Measured on 2KPU
+  /// (docs/nmr-structure.md): 3.2-4.4 Å backbone after 4 trials with restricted pivots, against
+  /// 4.5-6.5 Å single trials with unrestricted ones and ~3.1 Å with Eigen.
   Cholesky,
   Eigen      ///< the dim largest eigenpairs of G (Spectra, Lanczos), X = V Λ^{1/2}
 };
