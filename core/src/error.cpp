@@ -3,10 +3,16 @@
 namespace gemflow {
 
 std::string SourceLocation::str() const {
+  // Appended piece by piece: `":" + std::to_string(n)` trips GCC 12's -Wrestrict (a false
+  // positive in std::string's operator+).
   std::string s = file;
   if (line > 0) {
-    s += ":" + std::to_string(line);
-    if (column > 0) s += ":" + std::to_string(column);
+    s += ':';
+    s += std::to_string(line);
+    if (column > 0) {
+      s += ':';
+      s += std::to_string(column);
+    }
   }
   return s;
 }
