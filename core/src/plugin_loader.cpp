@@ -1,8 +1,15 @@
 #include "gemflow/plugin_loader.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -66,7 +73,10 @@ std::string fingerprint_mismatch(std::string_view plugin, std::string_view host)
   for (const auto& [k, v] : p)
     if (k != "compiler" && !find(h, k)) diffs.push_back(fmt::format("{}={} unknown to the host", k, v));
   std::string s;
-  for (const auto& d : diffs) s += (s.empty() ? "" : ", ") + d;
+  for (const auto& d : diffs) {
+    if (!s.empty()) s += ", ";
+    s += d;
+  }
   return s;
 }
 
@@ -74,6 +84,174 @@ fs::path normal(const fs::path& p) {
   std::error_code ec;
   auto c = fs::weakly_canonical(p, ec);
   return ec ? p.lexically_normal() : c;
+}
+
+// ---- Probe: load the file in a forked child first --------------------------------------------
+//
+// A library's load-time code (static constructors) runs inside dlopen; when it aborts or
+// crashes, no check can stop it from taking the process down. So each file is first opened in
+// a child process, which reports what it found and exits; the host opens only files whose
+// child came back. Cost: one fork per plugin file. GEMFLOW_PLUGIN_PROBE=0 turns it off.
+
+// What the child reports on its pipe: "name\0version\0fingerprint\0api\0error\0".
+constexpr int kProbeOk = 0;        // every check passed: the host may load it
+constexpr int kProbeRefused = 99;  // a check failed: the reason is on the pipe
+constexpr auto kProbeTimeout = std::chrono::seconds(60);
+
+struct ProbeResult {
+  enum class Kind { Ok, Refused, Crashed, Exited, TimedOut, NotRun } kind = Kind::NotRun;
+  std::string name, version, fingerprint, error;
+};
+
+bool probe_enabled() {
+  const char* e = std::getenv("GEMFLOW_PLUGIN_PROBE");
+  return !(e && std::string_view(e) == "0");
+}
+
+// The child: dlopen, read the entry points, compare version and fingerprint; never returns.
+[[noreturn]] void probe_child(const fs::path& file, int fd) {
+  std::string name, version, fingerprint, error;
+  int code = kProbeOk;
+  void* h = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  auto sym = [&](const char* s) { return h ? ::dlsym(h, s) : nullptr; };
+  if (!h) {
+    const char* err = ::dlerror();
+    std::string why = err ? err : "unknown error";
+    if (const std::string prefix = file.string() + ": "; why.starts_with(prefix)) why.erase(0, prefix.size());
+    error = "not a loadable shared library: " + why;
+    code = kProbeRefused;
+  } else {
+    if (auto* p = static_cast<const char*>(sym("gemflow_plugin_name"))) name = p;
+    if (auto* p = static_cast<const char*>(sym("gemflow_plugin_version"))) version = p;
+    if (auto* p = static_cast<const char*>(sym("gemflow_plugin_fingerprint"))) fingerprint = p;
+    const auto* api = static_cast<const int*>(sym("gemflow_plugin_api_version"));
+    if (!api) {
+      error = "not a Gemflow plugin: it does not export gemflow_plugin_api_version "
+              "(build it with GEMFLOW_PLUGIN from gemflow/plugin.hpp)";
+    } else if (*api != kPluginApiVersion) {
+      error = fmt::format("plugin API version {}, this Gemflow expects {}: rebuild the plugin against this SDK",
+                          *api, kPluginApiVersion);
+    } else if (!sym("gemflow_plugin_fingerprint")) {
+      error = "no build fingerprint (gemflow_plugin_fingerprint missing)";
+    } else if (auto diff = fingerprint_mismatch(fingerprint, PluginHost::host_fingerprint()); !diff.empty()) {
+      error = fmt::format("build fingerprint differs from the host: {}; rebuild the plugin against this SDK", diff);
+    } else if (!sym("gemflow_plugin_register")) {
+      error = "no register function (gemflow_plugin_register missing)";
+    }
+    if (!error.empty()) code = kProbeRefused;
+  }
+  std::string msg;
+  for (const std::string* f : {&name, &version, &fingerprint, &error}) {
+    msg += *f;
+    msg += '\0';
+  }
+  for (std::size_t off = 0; off < msg.size();) {
+    const ssize_t w = ::write(fd, msg.data() + off, msg.size() - off);
+    if (w <= 0) break;
+    off += static_cast<std::size_t>(w);
+  }
+  ::_exit(code);  // no atexit handlers, no static destructors of the host in the child
+}
+
+std::string signal_text(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev ? fmt::format("signal {}, SIG{}", sig, abbrev) : fmt::format("signal {}", sig);
+}
+
+// Last non-empty line of what the child wrote to stderr (assertion texts and the like).
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return "";
+  const std::size_t begin = text.rfind('\n', end);
+  std::string line = text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+  if (line.size() > 300) line = line.substr(0, 300) + "...";
+  return line;
+}
+
+ProbeResult probe(const fs::path& file) {
+  ProbeResult r;
+  int report[2], err[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return r;
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(report[0]);
+    ::close(report[1]);
+    return r;
+  }
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    for (int fd : {report[0], report[1], err[0], err[1]}) ::close(fd);
+    return r;  // cannot fork: load in the host as before
+  }
+  if (pid == 0) {
+    ::dup2(err[1], STDERR_FILENO);
+    probe_child(file, report[1]);
+  }
+  ::close(report[1]);
+  ::close(err[1]);
+  std::string out, errtext;
+  pollfd fds[2] = {{report[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  const auto deadline = std::chrono::steady_clock::now() + kProbeTimeout;
+  bool timed_out = false;
+  for (int open = 2; open > 0;) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      timed_out = true;
+      break;
+    }
+    if (::poll(fds, 2, 100) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[4096];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        std::string& dst = i == 0 ? out : errtext;
+        if (dst.size() < (1 << 16)) dst.append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        fds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+  ::close(report[0]);
+  ::close(err[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::string said = last_line(errtext);
+  const std::string tail = said.empty() ? "" : fmt::format(": {}", said);
+  if (timed_out) {
+    r.kind = ProbeResult::Kind::TimedOut;
+    r.error = fmt::format("did not finish loading within {} s (its load-time code hangs){}",
+                          kProbeTimeout.count(), tail);
+  } else if (WIFSIGNALED(status)) {
+    r.kind = ProbeResult::Kind::Crashed;
+    r.error = fmt::format("crashed while loading ({}){}", signal_text(WTERMSIG(status)), tail);
+  } else if (WIFEXITED(status) && (WEXITSTATUS(status) == kProbeOk || WEXITSTATUS(status) == kProbeRefused)) {
+    std::vector<std::string> fields;
+    for (std::size_t a = 0; a < out.size();) {
+      const std::size_t z = out.find('\0', a);
+      if (z == std::string::npos) break;
+      fields.push_back(out.substr(a, z - a));
+      a = z + 1;
+    }
+    if (fields.size() != 4) {
+      r.kind = ProbeResult::Kind::Exited;
+      r.error = fmt::format("its load-time code ended the process while loading (exit status {}){}",
+                            WEXITSTATUS(status), tail);
+    } else {
+      r.kind = WEXITSTATUS(status) == kProbeOk ? ProbeResult::Kind::Ok : ProbeResult::Kind::Refused;
+      r.name = fields[0];
+      r.version = fields[1];
+      r.fingerprint = fields[2];
+      r.error = fields[3];
+    }
+  } else {
+    r.kind = ProbeResult::Kind::Exited;
+    r.error = fmt::format("its load-time code ended the process while loading (exit status {}){}",
+                          WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail);
+  }
+  return r;
 }
 
 }  // namespace
@@ -96,6 +274,17 @@ PluginRecord PluginHost::load(const fs::path& file_in) {
 
   std::error_code fec;
   if (!fs::is_regular_file(rec.file, fec)) return fail("no such file");
+
+  // The probe (see above): files that crash, hang or fail a check are never opened here.
+  if (probe_enabled()) {
+    ProbeResult p = probe(rec.file);
+    if (p.kind != ProbeResult::Kind::NotRun && p.kind != ProbeResult::Kind::Ok) {
+      rec.name = std::move(p.name);
+      rec.version = std::move(p.version);
+      rec.fingerprint = std::move(p.fingerprint);
+      return fail(std::move(p.error));
+    }
+  }
 
   boost::dll::shared_library lib;
   std::error_code ec;

@@ -129,13 +129,14 @@ TEST(PluginLoader, BrokenPluginsNeverHideTheGoodOne) {
   const fs::path dir = fs::temp_directory_path() / ("gemflow_loader_test_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  for (const char* c : {"bad_api", "bad_fingerprint", "register_throws", "no_register", "garbage", "testnodes"})
+  for (const char* c :
+       {"bad_api", "bad_fingerprint", "register_throws", "no_register", "garbage", "abort_ctor", "testnodes"})
     fs::copy_file(plugin(c), dir / plugin(c).filename());
   std::ofstream(dir / "README.txt") << "not a plugin, not a .so: ignored\n";
   Registry reg;
   PluginHost host(reg);
   host.load_directory(dir);
-  ASSERT_EQ(host.records().size(), 6u);  // sorted by file name
+  ASSERT_EQ(host.records().size(), 7u);  // sorted by file name
   int loaded = 0;
   for (const auto& r : host.records()) {
     EXPECT_EQ(r.file.parent_path(), fs::canonical(dir));
@@ -148,8 +149,33 @@ TEST(PluginLoader, BrokenPluginsNeverHideTheGoodOne) {
   }
   EXPECT_EQ(loaded, 1);
   EXPECT_NE(reg.find_node("test.sleep"), nullptr);
-  EXPECT_EQ(host.records().front().file.filename(), "libgemflow_bad_api.so");
+  EXPECT_EQ(host.records().front().file.filename(), "libgemflow_abort_ctor.so");
   fs::remove_all(dir);
+}
+
+TEST(PluginLoader, AbortInLoadTimeCodeIsReportedNotFatal) {
+  // Without the probe child, this test process would die here.
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord r = host.load(plugin("abort_ctor"));
+  EXPECT_FALSE(r.loaded);
+  EXPECT_EQ(r.error, "crashed while loading (signal 6, SIGABRT): abort_ctor: cannot initialise the licence server");
+  EXPECT_TRUE(r.node_ids.empty());
+  // The host goes on: the good plugin loads after it.
+  EXPECT_TRUE(host.load(plugin("testnodes")).loaded);
+  EXPECT_NE(reg.find_node("test.sleep"), nullptr);
+}
+
+TEST(PluginLoader, ProbeReportsRefusalsWithTheSameReasons) {
+  // Refusals found in the child carry the plugin's name, version and the same text as before.
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord api = host.load(plugin("bad_api"));
+  EXPECT_FALSE(api.loaded);
+  EXPECT_THAT(api.error, HasSubstr("plugin API version 999, this Gemflow expects 1"));
+  EXPECT_EQ(api.name, "bad_api");
+  const PluginRecord none = host.load(plugin("no_register"));
+  EXPECT_EQ(none.error, "no register function (gemflow_plugin_register missing)");
 }
 
 TEST(PluginLoader, SearchPathOrder) {

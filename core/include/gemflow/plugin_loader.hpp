@@ -27,6 +27,10 @@ class PluginHost {
 
   /// Loads one file: checks it is a shared library exporting the Gemflow entry points, that
   /// its API version and fingerprint match the host, then calls its register function.
+  /// These checks run first in a forked child process (one fork per file), so that a library
+  /// whose load-time code aborts, crashes or exits is refused ("crashed while loading (signal
+  /// 6, SIGABRT)") instead of ending the host; it is then never opened in the host. The
+  /// environment variable GEMFLOW_PLUGIN_PROBE=0 skips the child (faster, not crash-safe).
   /// Failures (not a library, missing symbol, version/fingerprint mismatch, exception in
   /// registration, duplicate node id) are returned in the record and nodes registered before
   /// a failure are kept only when registration completed.
