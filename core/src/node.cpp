@@ -77,6 +77,10 @@ std::size_t Node::add_param(ParamSpec s) {
 }
 
 PathParam::PathParam(Node* owner, std::string name, Mode mode, std::string doc, std::string default_value)
+    : PathParam(owner, std::move(name), mode, std::move(doc), std::move(default_value), {}) {}
+
+PathParam::PathParam(Node* owner, std::string name, Mode mode, std::string doc, std::string default_value,
+                     std::vector<std::string> extensions)
     : owner_(owner) {
   ParamSpec s;
   s.name = std::move(name);
@@ -84,6 +88,7 @@ PathParam::PathParam(Node* owner, std::string name, Mode mode, std::string doc, 
   s.required = default_value.empty();
   s.default_value = std::move(default_value);
   s.doc = std::move(doc);
+  s.extensions = std::move(extensions);
   slot_ = owner->add_param(std::move(s));
 }
 

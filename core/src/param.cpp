@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cctype>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -43,6 +44,15 @@ namespace {
 bool parse_int(const std::string& t, std::int64_t& out) {
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
   return ec == std::errc() && p == t.data() + t.size() && !t.empty();
+}
+// ".json", ".json or .csv", ".pdb, .cif or .vtp"
+std::string join_or(const std::vector<std::string>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) s += i + 1 == v.size() ? " or " : ", ";
+    s += v[i];
+  }
+  return s;
 }
 bool parse_double(const std::string& t, double& out) {
   if (t.empty()) return false;
@@ -103,7 +113,10 @@ std::optional<std::string> ParamSpec::check(const ParamValue& v) const {
       for (const auto& c : choices)
         if (c == s) return std::nullopt;
       std::string all;
-      for (const auto& c : choices) all += (all.empty() ? "" : ", ") + c;
+      for (const auto& c : choices) {
+        if (!all.empty()) all += ", ";
+        all += c;
+      }
       return fmt::format("'{}' is not one of: {}", s, all);
     }
     case ParamKind::Device:
@@ -114,6 +127,22 @@ std::optional<std::string> ParamSpec::check(const ParamValue& v) const {
     case ParamKind::OutputPath:
       if (!std::holds_alternative<std::string>(v)) return "expected a path";
       if (required && std::get<std::string>(v).empty()) return "a path is required";
+      if (!extensions.empty() && !std::get<std::string>(v).empty()) {
+        std::string name = std::get<std::string>(v);
+        name = name.substr(name.find_last_of('/') + 1);
+        std::string lower = name;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        for (const auto& e : extensions) {
+          std::string le = e;
+          for (char& c : le) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          if (lower.size() > le.size() && lower.ends_with(le)) return std::nullopt;
+        }
+        const auto dot = name.find_last_of('.');
+        return fmt::format("'{}' {}; this node {} {}", name,
+                           dot == std::string::npos || dot == 0 ? std::string("has no file extension")
+                                                                : fmt::format("has the extension '{}'", name.substr(dot)),
+                           kind == ParamKind::InputPath ? "reads" : "writes", join_or(extensions));
+      }
       return std::nullopt;
     case ParamKind::String:
       if (!std::holds_alternative<std::string>(v)) return "expected text";

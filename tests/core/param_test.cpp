@@ -90,6 +90,21 @@ TEST(Param, ChoiceDevicePathString) {
   EXPECT_EQ(parsed<std::string>(spec(ParamKind::String), " spaced "), " spaced ");
 }
 
+TEST(Param, PathExtensionsAreChecked) {
+  auto out = spec(ParamKind::OutputPath);
+  out.extensions = {".json", ".csv"};
+  EXPECT_FALSE(out.check(std::string("report.json")));
+  EXPECT_FALSE(out.check(std::string("sub.dir/REPORT.CSV")));  // case-insensitive
+  EXPECT_FALSE(out.check(std::string()));                      // not required: empty is fine
+  EXPECT_EQ(*out.check(std::string("/a/w.yaml")), "'w.yaml' has the extension '.yaml'; this node writes .json or .csv");
+  EXPECT_EQ(*out.check(std::string("out.d/report")), "'report' has no file extension; this node writes .json or .csv");
+  EXPECT_EQ(*out.check(std::string(".json")), "'.json' has no file extension; this node writes .json or .csv");
+  auto in = spec(ParamKind::InputPath);
+  in.extensions = {".pdb", ".cif", ".tar.gz"};
+  EXPECT_FALSE(in.check(std::string("x.tar.gz")));
+  EXPECT_EQ(*in.check(std::string("x.gz")), "'x.gz' has the extension '.gz'; this node reads .pdb, .cif or .tar.gz");
+}
+
 TEST(Param, FormatRoundTrips) {
   const auto f = spec(ParamKind::Float);
   for (double x : {0.0, -0.1, 1.0, 1e-9, 6.02214076e23, 0.1 + 0.2, 1.0 / 3.0, -1e300}) {

@@ -249,10 +249,14 @@ class Param {
 
 /// A required-or-defaulted file path. Input paths resolve against the workflow file's folder,
 /// output paths against the run's output folder; value() is the resolved absolute path.
+/// `extensions` (lower case, with the dot: {".json", ".csv"}) lists the file types the node
+/// reads or writes; validation refuses other names before anything runs. Empty: any name.
 class PathParam {
  public:
   enum class Mode { Read, Write };
   PathParam(Node* owner, std::string name, Mode mode, std::string doc, std::string default_value = {});
+  PathParam(Node* owner, std::string name, Mode mode, std::string doc, std::string default_value,
+            std::vector<std::string> extensions);
   [[nodiscard]] std::filesystem::path value() const;
   std::filesystem::path operator*() const { return value(); }
 

@@ -38,11 +38,15 @@ struct ParamSpec {
   std::vector<std::string> choices;  ///< for Choice
   std::string unit;                  ///< "Å", "kcal/mol", "" for none
   std::string doc;
+  /// For InputPath and OutputPath: the file extensions the node can read or write, lower case
+  /// with the dot (".json", ".tar.gz"); matched case-insensitively against the end of the file
+  /// name. Empty: any name is accepted.
+  std::vector<std::string> extensions;
 
   /// Parses YAML scalar text into a value of this kind (without checking limits).
   /// Returns the reason on failure ("expected a number, got 'abc'").
   [[nodiscard]] std::variant<ParamValue, std::string> parse(const std::string& text) const;
-  /// Checks a value against kind, limits and choices; nullopt when valid, else the reason
+  /// Checks a value against kind, limits, choices and path extensions; nullopt when valid, else the reason
   /// ("2.5 is above the maximum 2 Å"). This is the one validation path used everywhere.
   [[nodiscard]] std::optional<std::string> check(const ParamValue& v) const;
 };

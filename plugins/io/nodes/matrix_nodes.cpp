@@ -27,7 +27,8 @@ class ReadMatrix final : public Node {
   }
   enum class Dup { Sum, Error };
   Output<Matrix<double>> matrix{this, "matrix", "The matrix, dense row-major, full (symmetric storage expanded)"};
-  PathParam path{this, "path", PathParam::Mode::Read, "Matrix file: .mtx (Matrix Market), .npy (NumPy) or .csv"};
+  PathParam path{this, "path", PathParam::Mode::Read, "Matrix file: .mtx (Matrix Market), .npy (NumPy) or .csv", "",
+                 {".mtx", ".npy", ".csv"}};
   Choice<Dup> duplicates{this, "duplicates", Dup::Sum, {{Dup::Sum, "sum"}, {Dup::Error, "error"}},
                          {.doc = "Matrix Market coordinate entries given twice: sum (add them, as finite-element "
                                  "assembly and scipy.io.mmread do; the count is logged) or error (naming both "

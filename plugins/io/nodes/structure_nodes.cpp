@@ -26,7 +26,8 @@ class ReadStructure final : public Node {
                    "errors naming file:line and the columns. Device memory: none (CPU only). Deterministic."};
   }
   Output<Structure> structure{this, "structure", "Atoms and coordinate models (Å)"};
-  PathParam path{this, "path", PathParam::Mode::Read, "Structure file: .pdb, .ent, .cif or .mmcif"};
+  PathParam path{this, "path", PathParam::Mode::Read, "Structure file: .pdb, .ent, .cif or .mmcif", "",
+                 {".pdb", ".ent", ".cif", ".mmcif"}};
   Param<int> model{this, "model", 0,
                    {.min = 0, .doc = "0 = all models; N = only model N (PDB MODEL N / mmCIF "
                                      "pdbx_PDB_model_num N; a file without models has model 1)"}};
@@ -66,7 +67,8 @@ class WriteStructure final : public Node {
   }
   Input<Structure> structure{this, "structure", "Structure to write"};
   PathParam path{this, "path", PathParam::Mode::Write,
-                 "Output file: .pdb, .ent, .cif, .mmcif or .vtp (relative: to the run's output folder)"};
+                 "Output file: .pdb, .ent, .cif, .mmcif or .vtp (relative: to the run's output folder)", "",
+                 {".pdb", ".ent", ".cif", ".mmcif", ".vtp"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();

@@ -46,7 +46,7 @@ class WriteTable final : public Node {
   }
   Input<Table> table{this, "table", "Table to write"};
   PathParam path{this, "path", PathParam::Mode::Write,
-                 "Output file: .json or .csv (relative: to the run's output folder)"};
+                 "Output file: .json or .csv (relative: to the run's output folder)", "", {".json", ".csv"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();
