@@ -1,8 +1,11 @@
 #include "gemflow/executor.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <condition_variable>
 #include <cstdio>
 #include <ctime>
@@ -100,13 +103,16 @@ bool same_file(const fs::path& a, const fs::path& b) {
 void write_atomically(const fs::path& file, const std::string& text) {
   const fs::path tmp = file.parent_path() / fmt::format(".{}.tmp{}", file.filename().string(), ::getpid());
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(fmt::format("cannot write {}: {}", file.string(), std::strerror(errno ? errno : EIO)));
     out << text;
     out.flush();
     if (!out) {
+      const int err = errno ? errno : EIO;
       std::error_code ec;
       fs::remove(tmp, ec);
-      throw Error("cannot write " + file.string());
+      throw Error(fmt::format("cannot write {}: {}", file.string(), std::strerror(err)));
     }
   }
   std::error_code ec;
@@ -192,17 +198,24 @@ class Run {
 
   // Registers a file read by `reader`; returns its hash.
   std::string note_read(const fs::path& file, const std::string& reader) {
-    std::lock_guard lock(files_mutex_);
-    reads_.emplace_back(file, reader);
+    note_input(file, fmt::format("an input of this run (read by node '{}')", reader));
     return hash_or_missing(file);
   }
-  // Throws InputError when `file` is read by the run or was written by another node.
+  // Registers a file that nothing may overwrite; `what` says why ("the workflow file of this run").
+  void note_input(const fs::path& file, std::string what) {
+    std::lock_guard lock(files_mutex_);
+    reads_.emplace_back(file, std::move(what));
+  }
+  // Throws InputError when `file` is an input of the run, the provenance record or was
+  // written by another node.
   void claim_write(const fs::path& file, const std::string& writer) {
     std::lock_guard lock(files_mutex_);
-    for (const auto& [r, reader] : reads_)
+    for (const auto& [r, what] : reads_)
       if (same_file(file, r))
-        throw InputError(fmt::format("refusing to overwrite {}: it is an input of this run (read by node '{}')",
-                                     file.string(), reader));
+        throw InputError(fmt::format("refusing to overwrite {}: it is {}", file.string(), what));
+    if (opt_.write_provenance && same_file(file, out_dir_ / "provenance.json"))
+      throw InputError(fmt::format("refusing to write {}: the run writes its provenance record there",
+                                   file.string()));
     for (const auto& [w, other] : writes_)
       if (other != writer && same_file(file, w))
         throw InputError(fmt::format("refusing to overwrite {}: node '{}' already wrote it in this run",
@@ -236,7 +249,9 @@ class Run {
   std::set<std::pair<std::size_t, std::size_t>> ready_;  // (order, index)
   std::size_t finished_ = 0;
   std::mutex event_mutex_, files_mutex_;
-  std::vector<std::pair<fs::path, std::string>> reads_, writes_;
+  std::vector<std::pair<fs::path, std::string>> reads_;   // file, what it is ("an input of ...")
+  std::vector<std::pair<fs::path, std::string>> writes_;  // file, writer node
+  unsigned jobs_used_ = 0;
 };
 
 // ---- Context ----
@@ -299,10 +314,34 @@ void Context::write_file(const fs::path& file, const std::function<void(const fs
   if (ec) throw Error(fmt::format("cannot create the folder of {}: {}", abs.string(), ec.message()));
   static std::atomic<unsigned> counter{0};
   const fs::path tmp = abs.parent_path() / fmt::format(".{}.tmp{}-{}", abs.filename().string(), ::getpid(), counter++);
+  // The temporary file is created here, so that a folder that cannot be written is reported
+  // with the file the user asked for and the system's reason, whatever the node's writer does.
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("cannot write {}: {}", abs.string(), std::strerror(errno)));
+  ::close(fd);
+  // Messages of the writer name the temporary file: name the real one instead.
+  auto renamed = [&](std::string text) {
+    const std::string t = tmp.string();
+    for (auto p = text.find(t); p != std::string::npos; p = text.find(t, p + abs.string().size()))
+      text.replace(p, t.size(), abs.string());
+    return text;
+  };
   try {
     write(tmp);
     if (!fs::exists(tmp)) throw Error(fmt::format("writing {} produced no file", abs.string()));
-    fs::rename(tmp, abs);
+    fs::rename(tmp, abs, ec);
+    if (ec) throw Error(fmt::format("cannot write {}: {}", abs.string(), ec.message()));
+  } catch (const Cancelled&) {
+    fs::remove(tmp, ec);
+    throw;
+  } catch (const InputError& e) {
+    fs::remove(tmp, ec);
+    if (std::string(e.what()).find(tmp.string()) == std::string::npos) throw;
+    throw InputError(renamed(e.what()));
+  } catch (const std::exception& e) {
+    fs::remove(tmp, ec);
+    if (std::string(e.what()).find(tmp.string()) == std::string::npos) throw;
+    throw Error(renamed(e.what()));
   } catch (...) {
     fs::remove(tmp, ec);
     throw;
@@ -358,6 +397,9 @@ bool Run::prepare(RunResult& r) {
     if (name.empty()) name = wf_.file.empty() ? "workflow" : wf_.file.stem().string();
     out_dir_ = fs::current_path() / "out" / name;
   }
+  // Files that must not be written, known before anything runs.
+  r.diagnostics = check_run_paths(wf_, registry_, out_dir_);
+  if (!r.diagnostics.empty()) return false;
   std::error_code ec;
   fs::create_directories(out_dir_, ec);
   if (ec || !fs::is_directory(out_dir_)) {
@@ -367,6 +409,20 @@ bool Run::prepare(RunResult& r) {
     r.diagnostics.push_back(std::move(d));
     return false;
   }
+  // A folder we cannot write into is found now, not after hours of compute.
+  {
+    const fs::path probe = out_dir_ / fmt::format(".gemflow-write-test-{}", ::getpid());
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      Diagnostic d;
+      d.message = fmt::format("cannot write to output folder {}: {}", out_dir_.string(), std::strerror(errno));
+      r.diagnostics.push_back(std::move(d));
+      return false;
+    }
+    ::close(fd);
+    fs::remove(probe, ec);
+  }
+  if (!wf_.file.empty()) note_input(fs::absolute(wf_.file).lexically_normal(), "the workflow file of this run");
 
   // Nodes of this run: all, or `until` and its ancestors; in dependency order.
   const std::vector<std::string> order = topological_order(wf_);
@@ -548,6 +604,14 @@ void Run::run_node(std::size_t i) {
       state = NodeState::Failed;
       error = fmt::format("{}: unknown exception", label);
     }
+    // Whatever a node throws once the run is cancelled is how it stopped, not a failure (a
+    // plugin may wrap the cancellation in its own exception). Its text goes to the node's log.
+    if (state == NodeState::Failed && cancelled()) {
+      std::lock_guard lock(*n.mutex);
+      n.log.push_back(fmt::format("info: stopped after the run was cancelled: {}", error));
+      state = NodeState::Cancelled;
+      error = "cancelled";
+    }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<RunEvent> events;
@@ -603,6 +667,15 @@ void Run::write_provenance(RunResult& r) {
   j["date"] = started_;
   j["finished"] = utc_now();
   j["host"] = host_name();
+  j["command_line"] = opt_.command_line;
+  j["jobs"] = {{"requested", opt_.jobs}, {"used", jobs_used_}};
+  json plugins = json::array();
+  if (opt_.plugins)
+    for (const auto& p : *opt_.plugins)
+      if (p.loaded)
+        plugins.push_back({{"name", p.name}, {"version", p.version}, {"file", p.file.string()},
+                           {"fingerprint", p.fingerprint}});
+  j["plugins"] = plugins;
   j["device_override"] = opt_.device;
   j["until"] = opt_.until;
   j["output_dir"] = out_dir_.string();
@@ -613,6 +686,12 @@ void Run::write_provenance(RunResult& r) {
     jn["type"] = n.inst->type;
     jn["version"] = n.entry->spec.info.version;
     jn["plugin"] = n.entry->origin;
+    if (opt_.plugins)
+      for (const auto& p : *opt_.plugins)
+        if (p.loaded && p.file.string() == n.entry->origin) {
+          jn["plugin_name"] = p.name;
+          jn["plugin_version"] = p.version;
+        }
     json params = json::object();
     for (const auto& [k, v] : n.params) params[k] = to_json(v);
     jn["params"] = params;
@@ -635,6 +714,12 @@ void Run::write_provenance(RunResult& r) {
   }
   j["nodes"] = nodes;
   const fs::path file = out_dir_ / "provenance.json";
+  {
+    std::lock_guard lock(files_mutex_);
+    for (const auto& [in, what] : reads_)
+      if (same_file(file, in))
+        throw InputError(fmt::format("refusing to overwrite {}: it is {}", file.string(), what));
+  }
   write_atomically(file, j.dump(2) + "\n");
   r.provenance = file;
 }
@@ -657,6 +742,7 @@ RunResult Run::execute() {
 
   unsigned jobs = opt_.jobs > 0 ? static_cast<unsigned>(opt_.jobs) : std::max(1u, std::thread::hardware_concurrency());
   jobs = std::max<unsigned>(1, std::min<unsigned>(jobs, static_cast<unsigned>(nodes_.size())));
+  jobs_used_ = jobs;
   {
     std::vector<std::jthread> pool;
     for (unsigned k = 0; k < jobs && !nodes_.empty(); ++k) pool.emplace_back([this] { worker(); });
@@ -682,6 +768,82 @@ RunResult Run::execute() {
 }
 
 }  // namespace
+
+std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& registry, const fs::path& out_dir_in) {
+  const fs::path out_dir = fs::absolute(out_dir_in).lexically_normal();
+  const fs::path base = wf.base_dir();
+  struct File {
+    fs::path path;
+    std::string what;       // "the workflow file of this run", "read by node 'a' (parameter 'path')"
+    const NodeInstance* node = nullptr;
+    std::string param;
+  };
+  auto where = [&](const File& f) {
+    if (!f.node) return SourceLocation{wf.file.string(), 0, 0};
+    if (auto it = f.node->param_where.find(f.param); it != f.node->param_where.end()) return it->second;
+    return f.node->where.file.empty() && f.node->where.line == 0 ? SourceLocation{wf.file.string(), 0, 0}
+                                                                   : f.node->where;
+  };
+  std::vector<File> inputs, outputs;
+  if (!wf.file.empty()) inputs.push_back({fs::absolute(wf.file).lexically_normal(), "the workflow file of this run"});
+  for (const auto& n : wf.nodes) {
+    const NodeEntry* e = registry.find_node(n.type);
+    if (!e) continue;  // reported by validate()
+    for (const auto& ps : e->spec.params) {
+      if (ps.kind != ParamKind::InputPath && ps.kind != ParamKind::OutputPath) continue;
+      const ParamValue* given = n.param(ps.name);
+      const ParamValue& v = given ? *given : ps.default_value;
+      if (!std::holds_alternative<std::string>(v) || std::get<std::string>(v).empty()) continue;
+      fs::path p = std::get<std::string>(v);
+      if (p.is_relative()) p = (ps.kind == ParamKind::InputPath ? base : out_dir) / p;
+      p = p.lexically_normal();
+      if (ps.kind == ParamKind::InputPath)
+        inputs.push_back({p, fmt::format("an input of this run (read by node '{}', parameter '{}')", n.id, ps.name),
+                          &n, ps.name});
+      else
+        outputs.push_back({p, "", &n, ps.name});
+    }
+  }
+  std::vector<Diagnostic> diags;
+  auto error = [&](const File& f, std::string message, std::string hint = {}) {
+    Diagnostic d;
+    d.where = where(f);
+    d.node = f.node ? f.node->id : "";
+    d.param = f.param;
+    d.message = std::move(message);
+    d.hint = std::move(hint);
+    diags.push_back(std::move(d));
+  };
+  const fs::path provenance = out_dir / "provenance.json";
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const File& o = outputs[k];
+    bool bad = false;
+    for (const auto& in : inputs)
+      if (same_file(o.path, in.path)) {
+        error(o, fmt::format("would overwrite {}: it is {}", o.path.string(), in.what),
+              "write to another file name");
+        bad = true;
+        break;
+      }
+    if (!bad && same_file(o.path, provenance)) {
+      error(o, fmt::format("would overwrite {}: the run writes its provenance record there", o.path.string()),
+            "write to another file name");
+      bad = true;
+    }
+    for (std::size_t m = 0; !bad && m < k; ++m)
+      if (same_file(o.path, outputs[m].path)) {
+        error(o, fmt::format("writes {}, which node '{}' (parameter '{}') writes too", o.path.string(),
+                             outputs[m].node->id, outputs[m].param));
+        bad = true;
+      }
+  }
+  for (const auto& in : inputs)
+    if (same_file(provenance, in.path)) {
+      error(in, fmt::format("the run's provenance record {} would overwrite {}", provenance.string(), in.what),
+            "choose another output folder (--out)");
+    }
+  return diags;
+}
 
 RunResult run_workflow(const Workflow& wf, const Registry& registry, const RunOptions& options) {
   Run run(wf, registry, options);

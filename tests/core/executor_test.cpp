@@ -12,6 +12,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include "gemflow/config.hpp"
 #include "gemflow/executor.hpp"
 #include "gemflow/types.hpp"
@@ -68,11 +71,44 @@ class Lazy final : public Node {
   void execute(NodeContext&) override {}
 };
 
+// Waits for the run to be cancelled, then stops with its own exception (not gemflow::Cancelled),
+// as a plugin that wraps cancellation in its own error type does.
+class Stubborn final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "probe.stubborn", .title = "Stubborn", .category = "Test"}; }
+  Output<MatrixF64> out{this, "out", "never set"};
+  void execute(NodeContext& ctx) override {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!ctx.cancelled()) {
+      if (std::chrono::steady_clock::now() > deadline) throw Error("never cancelled");
+      ctx.progress(0.5, "waiting");
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    throw std::runtime_error("optimizer interrupted");
+  }
+};
+
+// Writes JSON only; its writer names the temporary file in its error, as io writers do.
+class WriteJson final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "probe.write_json", .title = "Write JSON", .category = "Test"}; }
+  PathParam path{this, "path", PathParam::Mode::Write, "JSON file", "out.json", {".json"}};
+  Param<bool> fail{this, "fail", false, {.doc = "Fail in the writer, naming the temporary file"}};
+  void execute(NodeContext& ctx) override {
+    ctx.write_file(*path, [&](const fs::path& tmp) {
+      if (*fail) throw Error("cannot open " + tmp.string() + " for writing");
+      std::ofstream(tmp) << "{}\n";
+    });
+  }
+};
+
 const Registry& registry() {
   static const Registry reg = [] {
     Registry r = test::testnodes();
     r.add_node<Probe>("executor_test");
     r.add_node<Lazy>("executor_test");
+    r.add_node<Stubborn>("executor_test");
+    r.add_node<WriteJson>("executor_test");
     return r;
   }();
   return reg;
@@ -254,6 +290,64 @@ links:
   EXPECT_EQ(j["nodes"]["long"]["state"], "cancelled");
 }
 
+TEST(Executor, ANodeThatStopsWithItsOwnErrorAfterCancelIsCancelled) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  opt: {type: probe.stubborn}
+  after: {type: probe.count}
+  after2: {type: probe.count}
+links:
+  - opt.out -> after.in
+  - after.out -> after2.in
+)");
+  std::atomic<bool> cancel{false};
+  Events ev;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.cancel = &cancel;
+  o.on_event = [&, h = ev.handler()](const RunEvent& e) {
+    h(e);
+    if (e.kind == RunEvent::Kind::Progress && e.node == "opt") cancel = true;
+  };
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.nodes.at("opt").state, NodeState::Cancelled);
+  EXPECT_EQ(r.nodes.at("opt").error, "cancelled");
+  EXPECT_EQ(r.nodes.at("after").state, NodeState::Cancelled);  // not "skipped: upstream failed"
+  EXPECT_EQ(r.nodes.at("after2").state, NodeState::Cancelled);
+  EXPECT_GE(ev.index("opt", NodeState::Cancelled), 0);
+  EXPECT_EQ(ev.index("opt", NodeState::Failed), -1);
+  const auto j = nlohmann::json::parse(read(r.provenance));
+  EXPECT_EQ(j["nodes"]["opt"]["state"], "cancelled");
+  EXPECT_EQ(j["nodes"]["opt"]["log"][0],
+            "info: stopped after the run was cancelled: node 'opt' (probe.stubborn): optimizer interrupted");
+}
+
+TEST(Executor, ProvenanceRecordsCommandLineJobsAndPlugins) {
+  TempDir dir;
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  c: {type: test.constant}\n");
+  Registry reg;
+  PluginHost host(reg);
+  ASSERT_TRUE(host.load(fs::path(GEMFLOW_TEST_PLUGIN_DIR) / "testnodes" / "libgemflow_testnodes.so").loaded);
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.jobs = 3;
+  o.command_line = {"gemflow", "run", "w.yaml", "-j", "3"};
+  o.plugins = &host.records();
+  const RunResult r = run_workflow(wf, reg, o);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  const auto j = nlohmann::json::parse(read(r.provenance));
+  EXPECT_EQ(j["command_line"], nlohmann::json({"gemflow", "run", "w.yaml", "-j", "3"}));
+  EXPECT_EQ(j["jobs"]["requested"], 3);
+  EXPECT_EQ(j["jobs"]["used"], 1);  // one node
+  ASSERT_EQ(j["plugins"].size(), 1u);
+  EXPECT_EQ(j["plugins"][0]["name"], "testnodes");
+  EXPECT_EQ(j["plugins"][0]["version"], "1.0.0");
+  EXPECT_EQ(j["nodes"]["c"]["plugin_name"], "testnodes");
+  EXPECT_EQ(j["nodes"]["c"]["plugin_version"], "1.0.0");
+}
+
 TEST(Executor, CacheReusesUnchangedNodes) {
   TempDir dir;
   std::ofstream(dir / "in.txt") << "one\ntwo\n";
@@ -379,11 +473,11 @@ links:
   EXPECT_EQ(files, (std::vector<std::string>{"provenance.json", "result.txt", "sub/good.txt"}));
 }
 
-TEST(Executor, RefusesToOverwriteAnInputOfTheRun) {
+TEST(Executor, RefusesToOverwriteAnInputOfTheRunBeforeRunning) {
   TempDir dir;
   std::ofstream(dir / "data.txt") << "precious\n";
   fs::create_directories(dir / "elsewhere");
-  // The writer runs first (file order, one job) and names the input through another path.
+  // The writer names the input through another path: found before any node runs.
   const Workflow wf = load(dir, R"(gemflow: 1
 nodes:
   w: {type: test.write_text, params: {path: ../elsewhere/../data.txt, text: overwritten}}
@@ -393,13 +487,17 @@ nodes:
   o.out_dir = dir / "out";
   o.jobs = 1;
   const RunResult r = run_workflow(wf, registry(), o);
-  EXPECT_EQ(r.nodes.at("w").state, NodeState::Failed);
-  EXPECT_THAT(r.nodes.at("w").error, HasSubstr("refusing to overwrite"));
-  EXPECT_THAT(r.nodes.at("w").error, HasSubstr("read by node 'r'"));
-  EXPECT_EQ(r.nodes.at("r").state, NodeState::Done);
+  ASSERT_EQ(r.diagnostics.size(), 1u) << all(r.diagnostics);
+  EXPECT_EQ(r.diagnostics[0].str(),
+            fmt::format("{}:3:45: error: node 'w', parameter 'path': would overwrite {}: it is an input of this run "
+                        "(read by node 'r', parameter 'path') (write to another file name)",
+                        (dir / "w.yaml").string(), (dir / "data.txt").string()));
+  EXPECT_TRUE(r.nodes.empty());
+  EXPECT_FALSE(fs::exists(dir / "out"));
   EXPECT_EQ(read(dir / "data.txt"), "precious\n");
 
   // Through a symbolic link too.
+  fs::create_directories(dir / "out");
   fs::create_symlink(dir / "data.txt", dir / "out" / "link.txt");
   const Workflow wf2 = load(dir, R"(gemflow: 1
 nodes:
@@ -407,8 +505,113 @@ nodes:
   w: {type: test.write_text, params: {path: link.txt, text: overwritten}}
 )", "w2.yaml");
   const RunResult r2 = run_workflow(wf2, registry(), o);
-  EXPECT_EQ(r2.nodes.at("w").state, NodeState::Failed);
+  ASSERT_EQ(r2.diagnostics.size(), 1u) << all(r2.diagnostics);
+  EXPECT_THAT(r2.diagnostics[0].message, HasSubstr("read by node 'r'"));
   EXPECT_EQ(read(dir / "data.txt"), "precious\n");
+}
+
+TEST(Executor, TheWorkflowFileIsAnInputOfTheRun) {
+  TempDir dir;
+  RunOptions o;
+  o.out_dir = dir.path();  // outputs beside the workflow file
+  // A writer node aimed at the workflow file.
+  const std::string text = "gemflow: 1\nnodes:\n  w: {type: test.write_text, params: {path: self.yaml}}\n";
+  const Workflow wf = load(dir, text, "self.yaml");
+  const RunResult r = run_workflow(wf, registry(), o);
+  ASSERT_EQ(r.diagnostics.size(), 1u) << all(r.diagnostics);
+  EXPECT_EQ(r.diagnostics[0].message, fmt::format("would overwrite {}: it is the workflow file of this run",
+                                                  (dir / "self.yaml").string()));
+  EXPECT_TRUE(r.nodes.empty());
+  EXPECT_EQ(read(dir / "self.yaml"), text);
+
+  // A workflow file named provenance.json in the output folder: the record would replace it.
+  const std::string text2 = "gemflow: 1\nnodes:\n  c: {type: test.constant}\n";
+  const Workflow wf2 = load(dir, text2, "provenance.json");
+  const RunResult r2 = run_workflow(wf2, registry(), o);
+  ASSERT_EQ(r2.diagnostics.size(), 1u) << all(r2.diagnostics);
+  EXPECT_EQ(r2.diagnostics[0].str(),
+            fmt::format("{0}: error: the run's provenance record {0} would overwrite the workflow file of this run "
+                        "(choose another output folder (--out))",
+                        (dir / "provenance.json").string()));
+  EXPECT_EQ(read(dir / "provenance.json"), text2);
+
+  // Nor may a node write the provenance record, or two nodes one file.
+  const Workflow wf3 = load(dir, R"(gemflow: 1
+nodes:
+  a: {type: test.write_text, params: {path: provenance.json}}
+  b: {type: test.write_text, params: {path: x.txt}}
+  c: {type: test.write_text, params: {path: ./x.txt}}
+)", "w3.yaml");
+  const RunResult r3 = run_workflow(wf3, registry(), o);
+  ASSERT_EQ(r3.diagnostics.size(), 2u) << all(r3.diagnostics);
+  EXPECT_THAT(r3.diagnostics[0].str(), HasSubstr("w3.yaml:3:45: error: node 'a', parameter 'path': would overwrite"));
+  EXPECT_THAT(r3.diagnostics[0].message, HasSubstr("the run writes its provenance record there"));
+  EXPECT_THAT(r3.diagnostics[1].message, HasSubstr("which node 'b' (parameter 'path') writes too"));
+}
+
+TEST(Executor, OutputExtensionIsAValidationError) {
+  TempDir dir;
+  std::ofstream(dir / "w.yaml") << "gemflow: 1\nnodes:\n  j: {type: probe.write_json, params: {path: w.yaml}}\n";
+  const auto lr = load_workflow(dir / "w.yaml", registry());
+  EXPECT_FALSE(lr.ok());
+  ASSERT_EQ(lr.diagnostics.size(), 1u) << all(lr.diagnostics);
+  EXPECT_EQ(lr.diagnostics[0].str(), fmt::format("{}:3:46: error: node 'j', parameter 'path': 'w.yaml' has the "
+                                                 "extension '.yaml'; this node writes .json",
+                                                 (dir / "w.yaml").string()));
+}
+
+TEST(Executor, WriteErrorsNameTheRealFile) {
+  TempDir dir;
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  j: {type: probe.write_json, params: {fail: true}}\n");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_EQ(r.nodes.at("j").state, NodeState::Failed);
+  EXPECT_EQ(r.nodes.at("j").error, fmt::format("node 'j' (probe.write_json): cannot open {} for writing",
+                                               (dir / "out" / "out.json").string()));
+  for (const auto& f : fs::directory_iterator(dir / "out"))
+    EXPECT_EQ(f.path().filename(), "provenance.json") << "left behind: " << f.path();
+}
+
+// Runs `body` as user nobody when this process is root (root may write anywhere).
+template <class F>
+bool as_unprivileged(F body) {
+  const bool root = ::geteuid() == 0;
+  if (root && ::seteuid(65534) != 0) return false;
+  body();
+  if (root && ::seteuid(0) != 0) std::abort();
+  return true;
+}
+
+TEST(Executor, UnwritableOutputFolderIsFoundBeforeRunning) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  s: {type: test.sleep, params: {seconds: 0}}
+  w: {type: test.write_text, params: {path: sub/x.txt}}
+)");
+  const auto ro = fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                  fs::perms::others_read | fs::perms::others_exec;
+  fs::create_directories(dir / "ro");
+  fs::permissions(dir / "ro", ro);
+  RunOptions o;
+  o.out_dir = dir / "ro";
+  RunResult r;
+  if (!as_unprivileged([&] { r = run_workflow(wf, registry(), o); })) GTEST_SKIP() << "cannot drop root";
+  ASSERT_EQ(r.diagnostics.size(), 1u) << all(r.diagnostics);
+  EXPECT_EQ(r.diagnostics[0].str(),
+            fmt::format("error: cannot write to output folder {}: Permission denied", (dir / "ro").string()));
+  EXPECT_TRUE(r.nodes.empty());
+
+  // A writable output folder whose sub-folder is not: the node's error names the file and why.
+  fs::create_directories(dir / "rw" / "sub");
+  fs::permissions(dir / "rw", fs::perms::all);
+  fs::permissions(dir / "rw" / "sub", ro);
+  o.out_dir = dir / "rw";
+  ASSERT_TRUE(as_unprivileged([&] { r = run_workflow(wf, registry(), o); }));
+  EXPECT_TRUE(r.diagnostics.empty()) << all(r.diagnostics);
+  EXPECT_EQ(r.nodes.at("w").error, fmt::format("node 'w' (test.write_text): cannot write {}: Permission denied",
+                                               (dir / "rw" / "sub" / "x.txt").string()));
 }
 
 TEST(Executor, ProvenanceRecordsEverythingNeededToReproduce) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gemflow/data.hpp"
+#include "gemflow/plugin_loader.hpp"
 #include "gemflow/registry.hpp"
 #include "gemflow/workflow.hpp"
 
@@ -56,6 +57,9 @@ struct RunOptions {
   std::string until;                    ///< run only this node and what it depends on
   ResultCache* cache = nullptr;         ///< reuse results whose key is unchanged
   bool write_provenance = true;         ///< write out_dir/provenance.json
+  std::vector<std::string> command_line;  ///< recorded in provenance (e.g. argv of `gemflow run`)
+  /// Plugins of the host (name, version, file), recorded in provenance; nullptr: not recorded.
+  const std::vector<PluginRecord>* plugins = nullptr;
 };
 
 struct NodeResult {
@@ -75,8 +79,18 @@ struct RunResult {
 };
 
 /// Validates then runs `wf`. Never throws for node failures: a node that throws is Failed
-/// with its message, nodes downstream of it are Skipped, other branches finish.
+/// with its message, nodes downstream of it are Skipped, other branches finish. A node that
+/// throws anything once the run was cancelled is Cancelled, and so is everything downstream.
+/// Before any node runs, check_run_paths() and a test write into the output folder turn files
+/// that cannot or must not be written into diagnostics.
 [[nodiscard]] RunResult run_workflow(const Workflow& wf, const Registry& registry, const RunOptions& options);
+
+/// The checks of the run's files that need the output folder (`out_dir`, relative to the
+/// cwd), with file:line of the parameter: an output path (resolved) that is an input of the
+/// run (the workflow file, an InputPath of any node), `provenance.json` of the folder, or
+/// written by two nodes; and provenance.json overwriting an input. Errors only.
+[[nodiscard]] std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& registry,
+                                                      const std::filesystem::path& out_dir);
 
 /// Hex xxh3-64 of a file's bytes (provenance input hashes).
 [[nodiscard]] std::string hash_file(const std::filesystem::path& file);
