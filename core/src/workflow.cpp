@@ -8,6 +8,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -19,16 +20,65 @@ namespace fs = std::filesystem;
 // ---------------------------------------------------------------------------------------
 // Small model helpers
 
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i] (1-4), or 0 when s[i] starts none.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned min = 0;
+  unsigned cp = 0;
+  if ((c & 0xE0) == 0xC0) n = 2, min = 0x80, cp = c & 0x1Fu;
+  else if ((c & 0xF0) == 0xE0) n = 3, min = 0x800, cp = c & 0x0Fu;
+  else if ((c & 0xF8) == 0xF0) n = 4, min = 0x10000, cp = c & 0x07u;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3Fu);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;  // overlong, surrogate
+  return n;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+  std::string r;
+  r.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = utf8_sequence(text, i);
+    if (n == 0 || c < 0x20 || c == 0x7F) {
+      r += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else {
+      r.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return r;
+}
+
 std::string Diagnostic::str() const {
   std::string s;
-  if (!where.file.empty() || where.line > 0) s += where.str() + ": ";
+  if (!where.file.empty() || where.line > 0) {
+    s += where.str();
+    s += ": ";
+  }
   s += severity == Severity::Error ? "error: " : "warning: ";
   if (!node.empty()) s += fmt::format("node '{}'", node);
   if (!param.empty()) s += fmt::format("{}{} '{}'", node.empty() ? "" : ", ", is_port ? "port" : "parameter", param);
   if (!node.empty() || !param.empty()) s += ": ";
   s += message;
-  if (!hint.empty()) s += " (" + hint + ")";
-  return s;
+  if (!hint.empty()) {
+    s += " (";
+    s += hint;
+    s += ')';
+  }
+  return printable(s);
 }
 
 const ParamValue* NodeInstance::param(std::string_view name) const {
@@ -79,7 +129,10 @@ std::string did_you_mean(std::string_view name, const std::vector<std::string>& 
 
 std::string join(const std::vector<std::string>& v, std::string_view sep = ", ") {
   std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : std::string(sep)) + x;
+  for (const auto& x : v) {
+    if (!s.empty()) s += sep;
+    s += x;
+  }
   return s;
 }
 
@@ -107,6 +160,8 @@ struct ParseExtras {
   std::map<std::string, SourceLocation> type_where;           // node id → its `type:` value
   std::set<std::pair<std::string, std::string>> reported;     // (node, param) already reported
   std::map<std::pair<std::string, std::string>, SourceLocation> param_key_where;  // (node, param) → key
+  bool have_nodes = false;    // the file has a `nodes:` key
+  bool links_misspelled = false;  // no `links:`, but an unknown top-level key close to it
 };
 
 Diagnostic make_diag(SourceLocation where, std::string node, std::string param, std::string message,
@@ -130,6 +185,85 @@ std::string value_hint(const ParamSpec& spec, const ParamValue& v) {
   return {};
 }
 
+// A cycle of the link graph as node indices in link direction, starting at the node that comes
+// first in the file; empty when the graph is acyclic. `order` receives Kahn's order (file order
+// breaks ties) of the nodes outside cycles.
+std::vector<std::size_t> find_cycle(const Workflow& wf, std::vector<std::string>* order) {
+  const std::size_t n = wf.nodes.size();
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < n; ++i) index.emplace(wf.nodes[i].id, i);
+  std::vector<std::set<std::size_t>> succ(n);
+  std::vector<std::size_t> indeg(n, 0);
+  for (const auto& l : wf.links) {
+    auto a = index.find(l.from_node), b = index.find(l.to_node);
+    if (a == index.end() || b == index.end()) continue;
+    if (succ[a->second].insert(b->second).second) ++indeg[b->second];
+  }
+  std::set<std::size_t> ready;
+  for (std::size_t i = 0; i < n; ++i)
+    if (indeg[i] == 0) ready.insert(i);
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const std::size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    ++done;
+    if (order) order->push_back(wf.nodes[i].id);
+    for (std::size_t j : succ[i])
+      if (--indeg[j] == 0) ready.insert(j);
+  }
+  if (done == n) return {};
+
+  // A cycle remains among the nodes with indeg > 0: walk predecessors until one repeats.
+  std::vector<std::vector<std::size_t>> pred(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j : succ[i])
+      if (indeg[i] > 0 && indeg[j] > 0) pred[j].push_back(i);
+  std::size_t start = 0;
+  while (indeg[start] == 0) ++start;
+  std::vector<std::size_t> path;
+  std::map<std::size_t, std::size_t> pos;
+  std::size_t cur = start;
+  while (!pos.count(cur)) {
+    pos[cur] = path.size();
+    path.push_back(cur);
+    cur = *std::min_element(pred[cur].begin(), pred[cur].end());
+  }
+  // path[pos[cur]..] walks backwards along the cycle; return it forwards, starting at the
+  // node that comes first in the file.
+  std::vector<std::size_t> cycle(path.begin() + static_cast<std::ptrdiff_t>(pos[cur]), path.end());
+  std::reverse(cycle.begin(), cycle.end());
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+  return cycle;
+}
+
+std::string cycle_text(const Workflow& wf, const std::vector<std::size_t>& cycle) {
+  std::string text = "the workflow has a cycle: ";
+  for (std::size_t i : cycle) {
+    text += wf.nodes[i].id;
+    text += " -> ";
+  }
+  text += wf.nodes[cycle.front()].id;
+  return text;
+}
+
+// How early a diagnostic is listed: problems with the file's structure first (they explain
+// the others), then unknown node types, then everything else; file order within each group.
+int importance(const Diagnostic& d) {
+  static const char* structural[] = {"not a text file", "YAML syntax error", "unknown top-level key",
+                                     "missing format version", "missing 'nodes:'", "written by a newer",
+                                     "'gemflow:' must be", "format ", "a workflow is a YAML map",
+                                     "empty workflow file", "'nodes:' must be", "'links:' must be"};
+  for (const char* p : structural)
+    if (d.message.starts_with(p)) return 0;
+  if (d.message.starts_with("unknown node type") || d.message.starts_with("no type given") ||
+      d.message.starts_with("no 'type:' given"))
+    return 1;
+  return 2;
+}
+
+// At most this many "required input is not connected" errors are listed one by one.
+constexpr std::size_t kMaxUnconnected = 8;
+
 std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& registry, const ParseExtras* extras) {
   std::vector<Diagnostic> diags;
   auto node_loc = [&](const NodeInstance& n) { return n.where.file.empty() && n.where.line == 0
@@ -143,7 +277,7 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
       diags.push_back(make_diag(node_loc(n), n.id, "", "node id used twice"));
     if (!valid_id(n.id))
       diags.push_back(make_diag(node_loc(n), n.id, "",
-                                "invalid node id: use letters, digits, '_' and '-', starting with a letter"));
+                                "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_'"));
   }
 
   // Nodes: type, version, parameters.
@@ -194,8 +328,11 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
                                               ps.doc.empty() ? "" : " (" + ps.doc + ")")));
   }
 
-  // Links: endpoints, types, one link per input.
+  // Links: endpoints, types, one link per input. A link that touches a node of unknown type
+  // is not checked (the type error is the one to fix), but still counts as feeding its input.
   std::map<std::pair<std::string, std::string>, const Link*> fed;
+  std::set<std::pair<std::string, std::string>> targeted;  // (node, port) named by any link
+  for (const auto& l : wf.links) targeted.insert({l.to_node, l.to_port});
   for (const auto& l : wf.links) {
     const SourceLocation at = l.where.file.empty() && l.where.line == 0 ? SourceLocation{wf.file.string(), 0, 0}
                                                                         : l.where;
@@ -250,25 +387,51 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
       diags.push_back(std::move(d));
     }
   }
-  // Required inputs connected.
+  // Required inputs connected. Not checked when `links:` looks misspelled: that error says it.
+  std::size_t unconnected = 0;
+  const Diagnostic* last_unconnected = nullptr;
   for (const auto& n : wf.nodes) {
     const NodeEntry* e = registry.find_node(n.type);
-    if (!e) continue;
+    if (!e || (extras && extras->links_misspelled)) continue;
     for (const auto& p : e->spec.inputs)
-      if (!p.optional && !fed.count({n.id, p.name})) {
+      if (!p.optional && !targeted.count({n.id, p.name})) {
+        if (++unconnected > kMaxUnconnected) continue;
         auto d = make_diag(node_loc(n), n.id, p.name,
                            fmt::format("required input ({}) is not connected", p.type));
         d.is_port = true;
         diags.push_back(std::move(d));
+        last_unconnected = &diags.back();
       }
   }
-  // Cycles.
-  try {
-    (void)topological_order(wf);
-  } catch (const Error& e) {
-    SourceLocation at{wf.file.string(), 0, 0};
-    diags.push_back(make_diag(at, "", "", e.what()));
+  if (unconnected > kMaxUnconnected && last_unconnected) {
+    const SourceLocation at = last_unconnected->where;
+    diags.push_back(make_diag(at, "", "",
+                              fmt::format("{} more required inputs are not connected (is 'links:' complete?)",
+                                          unconnected - kMaxUnconnected)));
   }
+  // Cycles: located at the link that closes the cycle (the last of its links in the file).
+  if (const auto cycle = find_cycle(wf, nullptr); !cycle.empty()) {
+    const Link* closing = nullptr;
+    for (std::size_t k = 0; k < cycle.size(); ++k) {
+      const std::string& from = wf.nodes[cycle[k]].id;
+      const std::string& to = wf.nodes[cycle[(k + 1) % cycle.size()]].id;
+      for (const auto& l : wf.links)
+        if (l.from_node == from && l.to_node == to &&
+            (!closing || std::pair(l.where.line, l.where.column) > std::pair(closing->where.line, closing->where.column)))
+          closing = &l;
+    }
+    SourceLocation at{wf.file.string(), 0, 0};
+    std::string hint;
+    if (closing) {
+      if (closing->where.line > 0 || !closing->where.file.empty()) at = closing->where;
+      hint = fmt::format("the link '{}' closes it", closing->str());
+    }
+    diags.push_back(make_diag(at, "", "", cycle_text(wf, cycle), hint));
+  }
+  // An empty workflow runs, but does nothing: say so.
+  if (wf.nodes.empty() && (!extras || extras->have_nodes))
+    diags.push_back(make_diag(SourceLocation{wf.file.string(), 0, 0}, "", "", "the workflow has no nodes", {},
+                              Diagnostic::Severity::Warning));
   return diags;
 }
 
@@ -315,6 +478,7 @@ class Parser {
       if (allowed && std::find(allowed->begin(), allowed->end(), key) == allowed->end()) {
         error(k, node, "", fmt::format("unknown {} '{}' (expected: {})", what, key, join(*allowed)),
               did_you_mean(key, *allowed));
+        if (node.empty() && what == "top-level key") unknown_top_.emplace_back(key, diags_.size() - 1);
         continue;
       }
       r.emplace_back(it->first, it->second);
@@ -325,13 +489,15 @@ class Parser {
   static std::string scalar_text(const YAML::Node& v) { return v.IsNull() ? std::string() : v.Scalar(); }
 
   std::optional<Workflow> parse(const std::string& text) {
+    if (auto d = not_text(text)) {
+      diags_.push_back(std::move(*d));
+      return std::nullopt;
+    }
     YAML::Node root;
     try {
       root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
-      diags_.push_back(make_diag(e.mark.is_null() ? SourceLocation{file_, 0, 0}
-                                                  : SourceLocation{file_, e.mark.line + 1, e.mark.column + 1},
-                                 "", "", fmt::format("YAML syntax error: {}", e.msg)));
+      diags_.push_back(syntax_error(text, e));
       return std::nullopt;
     }
     if (!root.IsMap()) {
@@ -343,7 +509,7 @@ class Parser {
     Workflow wf;
     wf.file = file_;
     static const std::vector<std::string> top = {"gemflow", "name", "description", "nodes", "links", "editor"};
-    bool have_format = false, have_nodes = false;
+    bool have_format = false, have_nodes = false, have_links = false;
     YAML::Node editor;
     for (auto& [k, v] : entries(root, "", "top-level key", &top)) {
       const std::string key = k.Scalar();
@@ -378,8 +544,10 @@ class Parser {
         (key == "name" ? wf.name : wf.description) = scalar_text(v);
       } else if (key == "nodes") {
         have_nodes = true;
+        extras.have_nodes = true;
         parse_nodes(v, wf);
       } else if (key == "links") {
+        have_links = true;
         parse_links(v, wf);
       } else if (key == "editor") {
         editor = v;
@@ -390,6 +558,14 @@ class Parser {
                                  fmt::format("missing format version: start the file with 'gemflow: {}'",
                                              kWorkflowFormat)));
     if (!have_nodes) diags_.push_back(make_diag({file_, 1, 1}, "", "", "missing 'nodes:' section"));
+    // A misspelled `links:` would make every input look unconnected: say it once, here.
+    if (!have_links)
+      for (const auto& [key, index] : unknown_top_)
+        if (nearest_name(key, top) == "links") {
+          extras.links_misspelled = true;
+          diags_[index].message += "; without 'links:' no input is connected (those errors are not listed)";
+          break;
+        }
     if (editor) parse_editor(editor, wf);
     return wf;
   }
@@ -406,7 +582,7 @@ class Parser {
       n.id = k.Scalar();
       n.where = at(k);
       if (!valid_id(n.id)) {
-        error(k, n.id, "", "invalid node id: use letters, digits, '_' and '-', starting with a letter");
+        error(k, n.id, "", "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_'");
         continue;
       }
       if (!body.IsMap()) {
@@ -555,6 +731,82 @@ class Parser {
   ParseExtras extras;
 
  private:
+  // Binary data (a NUL byte) or bytes that are not UTF-8: a diagnostic naming the first one.
+  std::optional<Diagnostic> not_text(const std::string& text) const {
+    std::size_t i = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // UTF-8 byte order mark
+    if (text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF"))
+      return make_diag({file_, 1, 1}, "", "", "not a text file in UTF-8 (it starts with a UTF-16 byte order mark): "
+                                             "save it as UTF-8");
+    for (; i < text.size();) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      const std::size_t n = c == 0 ? 0 : utf8_sequence(text, i);
+      if (n == 0) {
+        const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
+        const auto nl = text.rfind('\n', i == 0 ? 0 : i - 1);
+        const int col = static_cast<int>(nl == std::string::npos || i == 0 ? i + 1 : i - nl);
+        return make_diag({file_, line, col}, "", "",
+                         fmt::format("not a text file (byte 0x{:02x} at offset {}{})", c, i,
+                                     c == 0 ? "" : ": not UTF-8"));
+      }
+      i += n;
+    }
+    return std::nullopt;
+  }
+
+  // yaml-cpp's message at its mark. For an unclosed '{' or '[' the mark is where the parser gave
+  // up (often the next line): point at the bracket instead. When the mark is the first token of
+  // its line, the mistake is usually at the end of the line before: say so.
+  Diagnostic syntax_error(const std::string& text, const YAML::Exception& e) const {
+    const std::string msg = printable(e.msg);
+    if (e.mark.is_null()) return make_diag({file_, 0, 0}, "", "", "YAML syntax error: " + msg);
+    const std::size_t pos = std::min<std::size_t>(static_cast<std::size_t>(std::max(e.mark.pos, 0)), text.size());
+    SourceLocation at{file_, e.mark.line + 1, e.mark.column + 1};
+    if (msg.find("flow not found") != std::string::npos) {
+      // Innermost bracket still open at the mark (quotes and comments skipped).
+      std::vector<std::pair<char, std::size_t>> open;
+      char quote = 0;
+      for (std::size_t i = 0; i < pos; ++i) {
+        const char c = text[i];
+        if (quote) {
+          if (c == quote) quote = 0;
+          continue;
+        }
+        if (c == '\'' || c == '"') quote = c;
+        else if (c == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(text[i - 1])))) {
+          while (i < pos && text[i] != '\n') ++i;
+        } else if (c == '{' || c == '[') open.emplace_back(c, i);
+        else if ((c == '}' || c == ']') && !open.empty()) open.pop_back();
+      }
+      if (!open.empty()) {
+        const std::size_t b = open.back().second;
+        const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(b), '\n'));
+        const auto nl = b == 0 ? std::string::npos : text.rfind('\n', b - 1);
+        const int col = static_cast<int>(nl == std::string::npos ? b + 1 : b - nl);
+        return make_diag({file_, line, col}, "", "",
+                         fmt::format("YAML syntax error: this '{}' is never closed (yaml-cpp: {} at line {}, "
+                                     "column {})",
+                                     open.back().first, msg, at.line, at.column));
+      }
+    }
+    // First token of its line? Then the previous non-blank line is the likely culprit.
+    const std::size_t line_start = pos == 0 ? 0 : text.rfind('\n', pos - 1) + 1;
+    const bool first_token = pos > line_start && text.find_first_not_of(" \t", line_start) == pos;
+    if (first_token && at.line > 1) {
+      int prev = at.line - 1;  // previous line with content
+      for (std::size_t p = line_start; prev > 1; --prev) {
+        const std::size_t end = p - 1;  // its '\n'
+        const std::size_t start = end == 0 ? 0 : text.rfind('\n', end - 1) + 1;
+        if (text.find_first_not_of(" \t\r", start) < end) break;
+        p = start;
+      }
+      return make_diag(at, "", "", fmt::format("YAML syntax error near here: {} (noticed at the start of this "
+                                               "line; the mistake is probably at the end of line {})",
+                                               msg, prev));
+    }
+    return make_diag(at, "", "", "YAML syntax error: " + msg);
+  }
+
+  std::vector<std::pair<std::string, std::size_t>> unknown_top_;  // unknown top-level key, its diagnostic
   std::string file_;
   const Registry& registry_;
   std::vector<Diagnostic>& diags_;
@@ -627,7 +879,8 @@ LoadResult parse_workflow(const std::string& text, const fs::path& filename, con
     r.diagnostics.insert(r.diagnostics.end(), more.begin(), more.end());
   }
   std::stable_sort(r.diagnostics.begin(), r.diagnostics.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    return std::pair(a.where.line, a.where.column) < std::pair(b.where.line, b.where.column);
+    return std::tuple(importance(a), a.where.line, a.where.column) <
+           std::tuple(importance(b), b.where.line, b.where.column);
   });
   return r;
 }
@@ -742,53 +995,10 @@ std::optional<Diagnostic> apply_override(Workflow& wf, const std::string& assign
 
 std::vector<std::string> topological_order(const Workflow& wf) {
   // Kahn's algorithm; ties broken by file order so that the order is stable.
-  const std::size_t n = wf.nodes.size();
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < n; ++i) index.emplace(wf.nodes[i].id, i);
-  std::vector<std::set<std::size_t>> succ(n);
-  std::vector<std::size_t> indeg(n, 0);
-  for (const auto& l : wf.links) {
-    auto a = index.find(l.from_node), b = index.find(l.to_node);
-    if (a == index.end() || b == index.end()) continue;
-    if (succ[a->second].insert(b->second).second) ++indeg[b->second];
-  }
-  std::set<std::size_t> ready;
-  for (std::size_t i = 0; i < n; ++i)
-    if (indeg[i] == 0) ready.insert(i);
   std::vector<std::string> order;
-  while (!ready.empty()) {
-    const std::size_t i = *ready.begin();
-    ready.erase(ready.begin());
-    order.push_back(wf.nodes[i].id);
-    for (std::size_t j : succ[i])
-      if (--indeg[j] == 0) ready.insert(j);
-  }
-  if (order.size() == n) return order;
-
-  // A cycle remains among the nodes with indeg > 0: walk predecessors until one repeats.
-  std::vector<std::vector<std::size_t>> pred(n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j : succ[i])
-      if (indeg[i] > 0 && indeg[j] > 0) pred[j].push_back(i);
-  std::size_t start = 0;
-  while (indeg[start] == 0) ++start;
-  std::vector<std::size_t> path;
-  std::map<std::size_t, std::size_t> pos;
-  std::size_t cur = start;
-  while (!pos.count(cur)) {
-    pos[cur] = path.size();
-    path.push_back(cur);
-    cur = *std::min_element(pred[cur].begin(), pred[cur].end());
-  }
-  // path[pos[cur]..] walks backwards along the cycle; print it forwards, starting at the
-  // node that comes first in the file.
-  std::vector<std::size_t> cycle(path.begin() + static_cast<std::ptrdiff_t>(pos[cur]), path.end());
-  std::reverse(cycle.begin(), cycle.end());
-  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
-  std::string text;
-  for (std::size_t i : cycle) text += wf.nodes[i].id + " -> ";
-  text += wf.nodes[cycle.front()].id;
-  throw Error("the workflow has a cycle: " + text);
+  const auto cycle = find_cycle(wf, &order);
+  if (!cycle.empty()) throw Error(cycle_text(wf, cycle));
+  return order;
 }
 
 }  // namespace gemflow

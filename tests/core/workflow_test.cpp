@@ -1,5 +1,6 @@
 // Workflow YAML: diagnostics (location, node, parameter, hint), canonical round trip,
 // overrides, graph checks.
+#include <algorithm>
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -109,13 +110,95 @@ links:
   - a.valu -> s.b
   - nosuch.value -> s.b
 )");
-  ASSERT_EQ(r.diagnostics.size(), 3u) << all(r.diagnostics);
+  // The bad links name s.b: "not connected" would be a second error about the same mistake.
+  ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
   EXPECT_EQ(r.diagnostics[0].str(),
-            "w.yaml:4:3: error: node 's', port 'b': required input (Matrix<f64>) is not connected");
-  EXPECT_EQ(r.diagnostics[1].str(),
             "w.yaml:7:5: error: node 'a', port 'valu': link 'a.valu -> s.b': 'test.constant' has no output port "
             "'valu' (outputs: value) (did you mean 'value'?)");
-  EXPECT_EQ(r.diagnostics[2].str(), "w.yaml:8:5: error: link 'nosuch.value -> s.b': no node 'nosuch'");
+  EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:8:5: error: link 'nosuch.value -> s.b': no node 'nosuch'");
+}
+
+TEST(Workflow, UnknownNodeTypeGivesOneErrorNotACascade) {
+  // s.b is fed by a node of unknown type, s.a by a link whose output port cannot be checked.
+  const auto r = parse(R"(gemflow: 1
+nodes:
+  a: {type: test.constnt}
+  s: {type: test.add}
+links:
+  - a.value -> s.a
+  - a.anything -> s.b
+)");
+  const auto d = only_error(r);
+  EXPECT_EQ(d.str(), "w.yaml:3:13: error: node 'a': unknown node type 'test.constnt' (did you mean "
+                     "'test.constant'?)");
+}
+
+TEST(Workflow, MisspelledLinksKeyIsReportedAloneAndFirst) {
+  const auto r = parse(R"(gemflow: 1
+nodes:
+  a: {type: test.constant}
+  s1: {type: test.add}
+  s2: {type: test.add}
+  w: {type: test.write_text, params: {path: x.txt, bogus: 1}}
+linkz:
+  - a.value -> s1.a
+)");
+  ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
+  EXPECT_EQ(r.diagnostics[0].str(),
+            "w.yaml:7:1: error: unknown top-level key 'linkz' (expected: gemflow, name, description, nodes, links, "
+            "editor); without 'links:' no input is connected (those errors are not listed) (did you mean 'links'?)");
+  EXPECT_THAT(r.diagnostics[1].str(), HasSubstr("w.yaml:6:52: error: node 'w', parameter 'bogus'"));
+}
+
+TEST(Workflow, UnconnectedInputsAreCapped) {
+  std::string text = "gemflow: 1\nnodes:\n";
+  for (int i = 0; i < 10; ++i) text += "  s" + std::to_string(i) + ": {type: test.add}\n";
+  const auto r = parse(text);
+  // 20 unconnected inputs: 8 listed, then one line for the other 12.
+  ASSERT_EQ(r.diagnostics.size(), 9u) << all(r.diagnostics);
+  EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:3:3: error: node 's0', port 'a': required input (Matrix<f64>) is not "
+                                    "connected");
+  EXPECT_EQ(r.diagnostics[8].str(), "w.yaml:6:3: error: 12 more required inputs are not connected (is 'links:' "
+                                    "complete?)");
+}
+
+TEST(Workflow, BinaryFileIsNotText) {
+  using namespace std::string_literals;
+  const auto nul = only_error(parse("gemflow: 1\nna\0me: x\n"s));
+  EXPECT_EQ(nul.str(), "w.yaml:2:3: error: not a text file (byte 0x00 at offset 13)");
+  const auto latin1 = only_error(parse("gemflow: 1\nname: caf\xe9\n"));
+  EXPECT_EQ(latin1.str(), "w.yaml:2:10: error: not a text file (byte 0xe9 at offset 20: not UTF-8)");
+  // Valid UTF-8 is text.
+  EXPECT_TRUE(parse("gemflow: 1\nname: \"2 Å\"\nnodes: {a: {type: test.constant}}\n").ok());
+}
+
+TEST(Workflow, EchoedTextIsEscaped) {
+  EXPECT_EQ(printable("a\x01" "b\tc\x97 Å\x7f"), "a\\x01b\\x09c\\x97 Å\\x7f");
+  // yaml-cpp quotes the offending character in its message: it must not reach the terminal raw.
+  const auto d = only_error(parse("gemflow: 1\nname: \"a\\\x01\"\nnodes: {}\n"));
+  const std::string s = d.str();
+  EXPECT_TRUE(std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x20; })) << s;
+  EXPECT_THAT(s, HasSubstr("\\x01"));
+}
+
+TEST(Workflow, EmptyNodesIsAWarning) {
+  const auto r = parse("gemflow: 1\nnodes: {}\n");
+  EXPECT_TRUE(r.ok());
+  ASSERT_EQ(r.diagnostics.size(), 1u) << all(r.diagnostics);
+  EXPECT_EQ(r.diagnostics[0].str(), "w.yaml: warning: the workflow has no nodes");
+}
+
+TEST(Workflow, UnclosedBraceIsLocatedAtTheBrace) {
+  const auto d = only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant\n  b: {type: test.constant}\n"));
+  EXPECT_EQ(d.where.line, 3);
+  EXPECT_EQ(d.where.column, 6);
+  EXPECT_THAT(d.message, HasSubstr("YAML syntax error: this '{' is never closed"));
+}
+
+TEST(Workflow, NodeIdRuleIsStatedAsEnforced) {
+  const auto d = only_error(parse("gemflow: 1\nnodes:\n  1a: {type: test.constant}\n"));
+  EXPECT_EQ(d.message, "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_'");
+  EXPECT_TRUE(parse("gemflow: 1\nnodes:\n  _a: {type: test.constant}\n").ok());
 }
 
 TEST(Workflow, LinkTypeMismatchAndDoubleFeed) {
@@ -160,6 +243,9 @@ links:
 )");
   const auto d = only_error(r);
   EXPECT_EQ(d.message, "the workflow has a cycle: s1 -> s2 -> s3 -> s1");
+  // Located at the link that closes it: the last of the cycle's links in the file.
+  EXPECT_EQ(d.str(), "w.yaml:11:5: error: the workflow has a cycle: s1 -> s2 -> s3 -> s1 (the link "
+                     "'s1.out -> s2.in' closes it)");
   EXPECT_THROW((void)topological_order(*r.workflow), Error);
   const auto self = only_error(parse("gemflow: 1\nnodes:\n  s: {type: test.sleep}\nlinks: [s.out -> s.in]\n"));
   EXPECT_EQ(self.message, "the workflow has a cycle: s -> s");
@@ -187,10 +273,12 @@ TEST(Workflow, MissingFormatVersion) {
 TEST(Workflow, UnknownKeysAreErrorsWithHints) {
   const auto r = parse("gemflow: 1\nnodes:\n  a: {type: test.constant, parms: {value: 1}}\nlink: []\n");
   ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
-  EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:3:28: error: node 'a': unknown node key 'parms' (expected: type, "
+  // Structural errors first: they explain the others.
+  EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:4:1: error: unknown top-level key 'link' (expected: gemflow, name, "
+                                    "description, nodes, links, editor); without 'links:' no input is connected "
+                                    "(those errors are not listed) (did you mean 'links'?)");
+  EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:3:28: error: node 'a': unknown node key 'parms' (expected: type, "
                                     "version, params) (did you mean 'params'?)");
-  EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:4:1: error: unknown top-level key 'link' (expected: gemflow, name, "
-                                    "description, nodes, links, editor) (did you mean 'links'?)");
   const auto e = only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant}\neditor: {a: {pso: [0, 0]}}\n"));
   EXPECT_EQ(e.hint, "did you mean 'pos'?");
 }

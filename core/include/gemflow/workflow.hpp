@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gemflow/error.hpp"
@@ -105,6 +106,10 @@ void save_workflow(const Workflow& wf, const std::filesystem::path& file);
 /// it), not against the workflow file.
 [[nodiscard]] std::optional<Diagnostic> apply_override(Workflow& wf, const std::string& assignment,
                                                        const Registry& registry);
+
+/// `text` with control characters and bytes that are not UTF-8 written as \xNN (valid UTF-8
+/// such as "Å" is kept): safe to echo file contents into a message or a terminal.
+[[nodiscard]] std::string printable(std::string_view text);
 
 /// Node ids in a dependency order (inputs first); throws Error naming a cycle.
 [[nodiscard]] std::vector<std::string> topological_order(const Workflow& wf);
