@@ -23,6 +23,10 @@ void Registry::add_type(TypeInfo info) {
   auto it = types_.find(info.name);
   if (it != types_.end()) {
     if (it->second.origin == info.origin) return;
+    // A plugin type header shared by several plugins (e.g. io's MoleculeSet, read by distgeom):
+    // each plugin that uses it registers it; the same name and doc is the same type. SDK types
+    // ("core") are never re-registered.
+    if (it->second.origin != "core" && info.origin != "core" && it->second.doc == info.doc) return;
     throw Error(fmt::format("data type '{}' registered twice: by {} and by {}", info.name,
                             it->second.origin, info.origin));
   }

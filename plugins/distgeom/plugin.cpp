@@ -6,6 +6,7 @@
 static void register_distgeom(gemflow::PluginRegistrar& r) {
   gemflow::distgeom::register_smoothing_nodes(r);
   gemflow::distgeom::register_embedding_nodes(r);
+  gemflow::distgeom::register_batch_nodes(r);
 }
 
 GEMFLOW_PLUGIN("distgeom", "0.1.0", register_distgeom)
