@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
@@ -38,14 +40,33 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
       for (const auto& loop : frame.loops) {
         if (!loop.has_category("_nef_distance_restraint")) continue;
         found = true;
-        auto need = [&](const char* tag) {
-          int c = loop.column(std::string("_nef_distance_restraint.") + tag);
-          if (c < 0)
-            throw ParseError(path, loop.line,
-                             std::string("_nef_distance_restraint loop has no ") + tag + " column");
-          return static_cast<std::size_t>(c);
-        };
         auto opt = [&](const char* tag) { return loop.column(std::string("_nef_distance_restraint.") + tag); };
+        // Required columns: the ids and the two atoms. An upper bound needs upper_limit, or else
+        // target_value with target_value_uncertainty. All missing ones are named at once, at the
+        // line of the loop_ header. Optional: index, restraint_combination_id (counted, not
+        // interpreted), weight (1), lower_limit (0), target_value (0), *_linear_limit (ignored).
+        {
+          std::vector<std::string> missing;
+          for (const char* tag : {"restraint_id", "chain_code_1", "sequence_code_1", "residue_name_1", "atom_name_1",
+                                  "chain_code_2", "sequence_code_2", "residue_name_2", "atom_name_2"})
+            if (opt(tag) < 0) missing.emplace_back(tag);
+          if (opt("upper_limit") < 0 && (opt("target_value") < 0 || opt("target_value_uncertainty") < 0))
+            missing.emplace_back(opt("target_value") < 0
+                                     ? "upper_limit"
+                                     : "upper_limit (or target_value_uncertainty, to use target_value + "
+                                       "target_value_uncertainty)");
+          if (!missing.empty()) {
+            std::string list;
+            for (std::size_t k = 0; k < missing.size(); ++k) {
+              if (k > 0) list += k + 1 == missing.size() ? " and " : ", ";
+              list += missing[k];
+            }
+            throw ParseError(path, loop.line,
+                             "_nef_distance_restraint loop has no " + list + " column" +
+                                 (missing.size() > 1 ? "s" : ""));
+          }
+        }
+        auto need = [&](const char* tag) { return static_cast<std::size_t>(opt(tag)); };
         const std::size_t c_id = need("restraint_id");
         const std::size_t c_chain[2] = {need("chain_code_1"), need("chain_code_2")};
         const std::size_t c_seq[2] = {need("sequence_code_1"), need("sequence_code_2")};
@@ -54,8 +75,10 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
         const int c_lower = opt("lower_limit"), c_upper = opt("upper_limit"), c_target = opt("target_value");
         const int c_unc = opt("target_value_uncertainty"), c_weight = opt("weight");
         const int c_comb = opt("restraint_combination_id");
-        if (c_upper < 0 && c_target < 0)
-          throw ParseError(path, loop.line, "_nef_distance_restraint loop has neither upper_limit nor target_value");
+        if (c_upper < 0)
+          set.warnings.push_back("line " + std::to_string(loop.line) +
+                                 ": the _nef_distance_restraint loop has no upper_limit column: upper bounds are "
+                                 "target_value + target_value_uncertainty");
         std::map<long long, std::size_t> index;  // restraint_id -> position in set.restraints (this loop)
         for (std::size_t r = 0; r < loop.rows(); ++r) {
           const StarValue& idv = loop.at(r, c_id);
@@ -93,10 +116,17 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
           if (const StarValue* v = get(c_target)) target = number(*v, path, "target_value");
           if (const StarValue* v = get(c_upper)) {
             upper = number(*v, path, "upper_limit");
-          } else if (get(c_target)) {
-            upper = target + (get(c_unc) ? number(*get(c_unc), path, "target_value_uncertainty") : 0.0);
+          } else if (get(c_target) && get(c_unc)) {
+            upper = target + number(*get(c_unc), path, "target_value_uncertainty");
           } else {
-            throw ParseError(path, line, "restraint " + std::to_string(id) + " has neither upper_limit nor target_value");
+            // A target alone is no upper bound: using it as one would be far too tight.
+            throw ParseError(path, line,
+                             "restraint " + std::to_string(id) + " has no upper bound: " +
+                                 (c_upper < 0 ? std::string("the loop (line ") + std::to_string(loop.line) +
+                                                    ") has no upper_limit column"
+                                              : std::string("upper_limit is '.'")) +
+                                 (get(c_target) ? ", and no target_value_uncertainty is given"
+                                                : ", and no target_value is given"));
           }
           if (const StarValue* v = get(c_weight)) weight = number(*v, path, "weight");
           if (upper < lower)

@@ -368,6 +368,57 @@ TEST(NefRestraints, MalformedFilesNameTheLine) {
                   "h.nef:15: restraint 7 has bounds that differ");
 }
 
+TEST(NefRestraints, RequiredColumnsAreNamedAtTheLoopHeader) {
+  auto loop = [](const std::vector<std::string>& tags, const std::string& rows) {
+    std::string t = "data_x\nsave_d\nloop_\n";  // loop_ on line 3
+    for (const auto& tag : tags) t += "_nef_distance_restraint." + tag + "\n";
+    return t + rows + "stop_\nsave_\n";
+  };
+  const std::vector<std::string> atoms = {"restraint_id", "chain_code_1", "sequence_code_1", "residue_name_1",
+                                          "atom_name_1",  "chain_code_2", "sequence_code_2", "residue_name_2",
+                                          "atom_name_2"};
+  // No upper_limit and no target: no upper bound can be derived.
+  auto no_upper = atoms;
+  no_upper.push_back("lower_limit");
+  EXPECT_EQ(error_of([&] { (void)parse_nef_distance_restraints(loop(no_upper, "1 A 1 SER H A 2 SER H 1.8\n"), "a.nef"); }),
+            "a.nef:3: _nef_distance_restraint loop has no upper_limit column");
+  // A target without its uncertainty is no upper bound either (the QA case: bounds far too tight).
+  auto target_only = atoms;
+  target_only.push_back("target_value");
+  EXPECT_EQ(error_of([&] { (void)parse_nef_distance_restraints(loop(target_only, "1 A 1 SER H A 2 SER H 3\n"), "b.nef"); }),
+            "b.nef:3: _nef_distance_restraint loop has no upper_limit (or target_value_uncertainty, to use "
+            "target_value + target_value_uncertainty) column");
+  // Several missing columns are named together.
+  std::vector<std::string> partial = {"restraint_id", "chain_code_1", "sequence_code_1", "atom_name_1",
+                                      "chain_code_2", "sequence_code_2", "residue_name_2", "upper_limit"};
+  EXPECT_EQ(error_of([&] { (void)parse_nef_distance_restraints(loop(partial, "1 A 1 H A 2 SER 4\n"), "c.nef"); }),
+            "c.nef:3: _nef_distance_restraint loop has no residue_name_1 and atom_name_2 columns");
+  // target_value + target_value_uncertainty columns: used, with a warning; a row without an
+  // uncertainty names the missing column.
+  auto with_unc = target_only;
+  with_unc.push_back("target_value_uncertainty");
+  auto set = parse_nef_distance_restraints(loop(with_unc, "1 A 1 SER H A 2 SER H 3.0 0.5\n"), "d.nef");
+  ASSERT_EQ(set.restraints.size(), 1u);
+  EXPECT_DOUBLE_EQ(set.restraints[0].upper, 3.5);
+  EXPECT_DOUBLE_EQ(set.restraints[0].target, 3.0);
+  ASSERT_EQ(set.warnings.size(), 1u);
+  EXPECT_EQ(set.warnings[0], "line 3: the _nef_distance_restraint loop has no upper_limit column: upper bounds are "
+                             "target_value + target_value_uncertainty");
+  EXPECT_EQ(error_of([&] {
+              (void)parse_nef_distance_restraints(loop(with_unc, "1 A 1 SER H A 2 SER H 3.0 0.5\n2 A 1 SER H A 3 SER H 3.0 .\n"),
+                                                  "e.nef");
+            }),
+            "e.nef:16: restraint 2 has no upper bound: the loop (line 3) has no upper_limit column, and no "
+            "target_value_uncertainty is given");
+  // upper_limit '.' in a row falls back the same way, and fails the same way.
+  auto both = with_unc;
+  both.push_back("upper_limit");
+  EXPECT_EQ(error_of([&] {
+              (void)parse_nef_distance_restraints(loop(both, "1 A 1 SER H A 2 SER H 3.0 . .\n"), "f.nef");
+            }),
+            "f.nef:16: restraint 1 has no upper bound: upper_limit is '.', and no target_value_uncertainty is given");
+}
+
 TEST(RestraintNodes, ReadResolveAndReport) {
   gemflow::Registry reg;
   gemflow::PluginRegistrar r(reg, "io-test");

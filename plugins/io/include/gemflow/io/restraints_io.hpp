@@ -19,13 +19,19 @@ namespace gemflow::io {
 /// NEF 1.1 specification, https://github.com/NMRExchangeFormat/NEF).
 /// - Rows sharing a restraint_id form one ambiguous restraint, one Alternative per row, in
 ///   file order; their bounds must agree (ParseError otherwise).
+/// - Required columns: restraint_id, chain_code_1/2, sequence_code_1/2, residue_name_1/2,
+///   atom_name_1/2, and upper_limit, or else both target_value and target_value_uncertainty
+///   (a warning says so). Optional: index, weight (1), lower_limit (0), target_value (0),
+///   restraint_combination_id, lower/upper_linear_limit (ignored). Missing required columns
+///   are all named in one ParseError at the line of the loop_ header.
 /// - lower = lower_limit ('.' → 0), upper = upper_limit ('.' → target_value +
-///   target_value_uncertainty, or target_value), target = target_value ('.' → 0), weight.
+///   target_value_uncertainty; a row with neither is an error: a target alone is no upper
+///   bound), target = target_value ('.' → 0), weight.
 /// - sequence_code must start with an integer (an insertion code suffix such as "10A" is
 ///   ignored with a warning); atom names keep NEF wildcards (format "nef").
 /// - restraint_combination_id is not interpreted (a warning counts the rows that set it).
 /// Errors (file:line): missing columns, non-numeric bounds or sequence codes, a restraint
-/// without upper_limit and target_value, no distance restraint loop at all.
+/// without an upper bound, no distance restraint loop at all.
 [[nodiscard]] RestraintSet read_nef_distance_restraints(const std::string& path);
 [[nodiscard]] RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path);
 
