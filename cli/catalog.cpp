@@ -1,5 +1,9 @@
 // `gemflow nodes` and `gemflow plugins`: generated from the node specs and the plugin records.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -30,10 +34,84 @@ void load_plugins(PluginHost& host, const GlobalOptions& g, bool warn) {
 
 namespace {
 
+// Abbreviations whose '.' never ends a sentence (lower case, without the final dot).
+bool is_abbreviation(std::string word) {
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::set<std::string> known = {"e.g", "i.e", "eg", "ie", "cf", "ch", "chap", "sec", "incl", "al",
+                                              "approx", "vs", "fig", "figs", "eq", "eqs", "ref", "refs", "resp",
+                                              "no", "nos", "vol", "pp", "p", "ca", "esp", "max", "min", "dept",
+                                              "dr", "prof", "st", "mr", "mrs", "ms", "ed", "eds", "viz", "sq"};
+  return known.contains(word);
+}
+
+// True when the '.' at text[i] ends a sentence: followed by white space and then a capital,
+// a digit, a quote or bracket (or nothing); not after an abbreviation ("e.g.", "ch.",
+// "incl.", "et al.") or a single capital initial ("J. Mol. Biol." style).
+bool ends_sentence(std::string_view t, std::size_t i) {
+  if (i + 1 < t.size() && !std::isspace(static_cast<unsigned char>(t[i + 1]))) return false;
+  std::size_t b = i;
+  while (b > 0 && !std::isspace(static_cast<unsigned char>(t[b - 1])) && t[b - 1] != '(') --b;
+  const std::string word(t.substr(b, i - b));
+  if (word.empty() || is_abbreviation(word)) return false;
+  if (word.size() == 1 && std::isupper(static_cast<unsigned char>(word[0]))) return false;
+  std::size_t n = i + 1;
+  while (n < t.size() && std::isspace(static_cast<unsigned char>(t[n]))) ++n;
+  if (n == t.size()) return true;
+  const auto c = static_cast<unsigned char>(t[n]);
+  return std::isupper(c) || std::isdigit(c) || c == '`' || c == '"' || c == '\'' || c == '(' || c >= 0x80;
+}
+
 std::string first_sentence(const std::string& doc) {
-  std::string s = doc.substr(0, doc.find('\n'));
-  if (auto dot = s.find(". "); dot != std::string::npos) s = s.substr(0, dot + 1);
+  const std::string s = doc.substr(0, doc.find('\n'));
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '.' && ends_sentence(s, i)) return s.substr(0, i + 1);
   return s;
+}
+
+// Code points of UTF-8 text (what a terminal shows, close enough for our text).
+std::size_t columns(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+/// Width to wrap to: the terminal's when stdout is one, else 100 columns.
+std::size_t output_width() {
+  winsize ws{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  return 100;
+}
+
+/// `text` wrapped at spaces to `width` columns: `first` starts the first line (it counts in
+/// the width), every further line starts with `indent` spaces. Words longer than a line stay whole.
+std::string wrap(std::string_view text, std::size_t width, std::string_view first, std::size_t indent) {
+  indent = std::min(indent, width / 2);
+  std::string out(first);
+  std::size_t col = columns(first);
+  bool line_empty = true;
+  for (std::size_t i = 0; i < text.size();) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i == text.size()) break;
+    std::size_t j = text.find(' ', i);
+    if (j == std::string_view::npos) j = text.size();
+    const std::string_view word = text.substr(i, j - i);
+    const std::size_t w = columns(word);
+    if (!line_empty && col + 1 + w > width) {
+      out += '\n';
+      out.append(indent, ' ');
+      col = indent;
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += w;
+    line_empty = false;
+    i = j;
+  }
+  return out;
 }
 
 /// A value as it would be written in a workflow file.
@@ -85,6 +163,7 @@ nlohmann::json spec_json(const NodeEntry& e) {
     if (p.min) j["min"] = *p.min;
     if (p.max) j["max"] = *p.max;
     if (!p.choices.empty()) j["choices"] = p.choices;
+    if (!p.extensions.empty()) j["extensions"] = p.extensions;
     params.push_back(j);
   }
   return {{"id", s.info.id},       {"version", s.info.version}, {"title", s.info.title},
@@ -93,24 +172,25 @@ nlohmann::json spec_json(const NodeEntry& e) {
           {"params", params}};
 }
 
-void print_ports(const char* title, const std::vector<PortSpec>& ports) {
+void print_ports(const char* title, const std::vector<PortSpec>& ports, std::size_t width) {
   fmt::print("\n{}:\n", title);
   if (ports.empty()) fmt::print("  (none)\n");
   for (const auto& p : ports) {
     fmt::print("  {}: {}{}\n", p.name, p.type, p.optional ? " (optional)" : "");
-    if (!p.doc.empty()) fmt::print("      {}\n", p.doc);
+    if (!p.doc.empty()) fmt::print("{}\n", wrap(p.doc, width, "      ", 6));
   }
 }
 
 void print_node_doc(const NodeEntry& e) {
   const NodeSpec& s = e.spec;
+  const std::size_t width = output_width();
   fmt::print("{} — {} (version {})\n", s.info.id, s.info.title, s.info.version);
   fmt::print("Category: {}    Plugin: {}\n", s.info.category.empty() ? "(none)" : s.info.category,
              e.origin.empty() ? "core" : e.origin);
   if (s.info.stochastic) fmt::print("Stochastic: takes a seed; the same seed on the same device gives the same result\n");
-  if (!s.info.doc.empty()) fmt::print("\n{}\n", s.info.doc);
-  print_ports("Inputs", s.inputs);
-  print_ports("Outputs", s.outputs);
+  if (!s.info.doc.empty()) fmt::print("\n{}\n", wrap(s.info.doc, width, "", 0));
+  print_ports("Inputs", s.inputs, width);
+  print_ports("Outputs", s.outputs, width);
   fmt::print("\nParameters:\n");
   if (s.params.empty()) fmt::print("  (none)\n");
   for (const auto& p : s.params) {
@@ -125,10 +205,21 @@ void print_node_doc(const NodeEntry& e) {
       parts.push_back("choices: " + c);
     }
     if (p.kind == ParamKind::Device) parts.push_back("auto | cpu | cuda | cuda:N");
-    std::string line = head;
-    for (const auto& x : parts) line += "  " + x;
-    fmt::print("{}\n", line);
-    if (!p.doc.empty()) fmt::print("      {}\n", p.doc);
+    if (!p.extensions.empty()) {
+      std::string x;
+      for (const auto& ext : p.extensions) {
+        if (!x.empty()) x += " | ";
+        x += ext;
+      }
+      parts.push_back("files: " + x);
+    }
+    std::string line;
+    for (const auto& x : parts) {
+      line += "  ";
+      line += x;
+    }
+    fmt::print("{}\n", wrap(line, width, head, 6));
+    if (!p.doc.empty()) fmt::print("{}\n", wrap(p.doc, width, "      ", 6));
   }
   // A snippet to paste into a workflow.
   std::string params;
@@ -138,7 +229,7 @@ void print_node_doc(const NodeEntry& e) {
   }
   std::string short_name = s.info.id.substr(s.info.id.rfind('.') + 1);
   fmt::print("\nIn a workflow:\n  {}: {{type: {}{}}}\n", short_name, s.info.id,
-             params.empty() ? "" : ", params: {" + params + "}");
+             params.empty() ? std::string() : fmt::format(", params: {{{}}}", params));
 }
 
 void print_list(const std::vector<const NodeEntry*>& entries) {
@@ -148,13 +239,15 @@ void print_list(const std::vector<const NodeEntry*>& entries) {
     by_cat[e->spec.info.category.empty() ? "Uncategorised" : e->spec.info.category].push_back(e);
     w = std::max(w, e->spec.info.id.size());
   }
+  const std::size_t width = output_width();
   bool first = true;
   for (const auto& [cat, list] : by_cat) {
     fmt::print("{}{}\n", first ? "" : "\n", cat);
     first = false;
     for (const auto* e : list) {
       const std::string brief = first_sentence(e->spec.info.doc);
-      fmt::print("  {:<{}}  {}{}\n", e->spec.info.id, w, e->spec.info.title, brief.empty() ? "" : " — " + brief);
+      const std::string text = brief.empty() ? e->spec.info.title : fmt::format("{} — {}", e->spec.info.title, brief);
+      fmt::print("{}\n", wrap(text, width, fmt::format("  {:<{}}  ", e->spec.info.id, w), w + 4));
     }
   }
 }
@@ -289,10 +382,24 @@ int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console&) {
         std::string lower = r.error;
         std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
         const std::string file = r.file.filename().string();
-        if (lower.find("fingerprint") != std::string::npos)
+        if (lower.starts_with("crashed while loading") || lower.starts_with("did not finish loading") ||
+            lower.starts_with("its load-time code"))
+          hints.push_back(fmt::format("{} fails in its own load-time code ({}), so Gemflow skipped it: remove it "
+                                      "from the plugin folder, or fix or rebuild it",
+                                      file, r.error));
+        else if (lower.starts_with("not a gemflow plugin"))
+          hints.push_back(fmt::format("{} is not a Gemflow plugin (it exports no Gemflow entry points): remove it "
+                                      "from the plugin folder",
+                                      file));
+        else if (lower.starts_with("not a loadable shared library") &&
+                 lower.find("cannot open shared object") == std::string::npos &&
+                 lower.find("undefined symbol") == std::string::npos)
+          hints.push_back(fmt::format("{} is not a shared library for this system: remove it from the plugin folder",
+                                      file));
+        else if (lower.find("fingerprint") != std::string::npos)
           hints.push_back(fmt::format("{} was built with another SDK, C++ library or CUDA version (its fingerprint: {}): "
                                       "rebuild it against this Gemflow", file, r.fingerprint.empty() ? "unreadable" : r.fingerprint));
-        else if (lower.find("api") != std::string::npos)
+        else if (lower.starts_with("plugin api version"))
           hints.push_back(fmt::format("{} was built for another plugin API: rebuild it against this Gemflow", file));
         else if (lower.find("undefined symbol") != std::string::npos)
           hints.push_back(fmt::format("{} refers to code that is not there (undefined symbol): it is out of date or "

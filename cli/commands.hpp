@@ -25,6 +25,7 @@ struct RunArgs {
   int jobs = 0;
   bool json = false;
   std::string until;
+  std::vector<std::string> command_line;  ///< argv, recorded in provenance
 };
 
 struct ValidateArgs {

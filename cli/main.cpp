@@ -26,6 +26,8 @@ Environment:
   GEMFLOW_PLUGIN_PATH  extra plugin folders, ':'-separated (searched after the install's
                        plugin folder, before --plugin-path)
   NO_COLOR             no colours on the terminal
+  GEMFLOW_PLUGIN_PROBE 0: load plugins without first trying each in a child process (the
+                       child keeps a plugin that crashes while loading from ending gemflow)
 
 Documentation: docs/cli.md)";
 
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& p : plugin_paths) g.plugin_paths.emplace_back(p);
   if (!out_dir.empty()) run.out = out_dir;
+  run.command_line.assign(argv, argv + argc);
 
   const bool tty = isatty(STDERR_FILENO) != 0;
   const char* term = std::getenv("TERM");

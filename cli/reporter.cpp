@@ -46,7 +46,7 @@ const char* level_name(LogLevel l) {
 }
 
 Reporter::Reporter(Mode mode, Console& console, const Workflow& wf)
-    : mode_(mode), console_(console), name_(wf.name) {
+    : mode_(mode), console_(console), name_(wf.name.empty() && !wf.file.empty() ? wf.file.stem().string() : wf.name) {
   for (const auto& n : wf.nodes) {
     order_.push_back(n.id);
     types_[n.id] = n.type;
@@ -111,7 +111,8 @@ void Reporter::on_event(const RunEvent& e) {
   }
 
   if (e.kind == RunEvent::Kind::Log) {
-    spdlog::log(to_spdlog(e.level), "{}: {}", e.node, e.message);
+    if (e.node.empty()) spdlog::log(to_spdlog(e.level), "{}", e.message);  // about the run, not a node
+    else spdlog::log(to_spdlog(e.level), "{}: {}", e.node, e.message);
     return;
   }
 
@@ -163,10 +164,12 @@ void Reporter::state_line(const std::string& node, const NodeView& v, const RunE
       spdlog::error("{}: failed: {}", node, e.message.empty() ? "(no message)" : strip_node_prefix(node, e.message));
       break;
     case NodeState::Skipped: {
+      // A consequence of the failure reported just before (and listed in the summary): info,
+      // so that -q shows the cause only.
       const std::string why = strip_node_prefix(node, e.message);
-      if (why.empty()) spdlog::warn("{}: skipped (an input was not produced)", node);
-      else if (why.starts_with("skipped")) spdlog::warn("{}: {}", node, why);
-      else spdlog::warn("{}: skipped: {}", node, why);
+      if (why.empty()) spdlog::info("{}: skipped (an input was not produced)", node);
+      else if (why.starts_with("skipped")) spdlog::info("{}: {}", node, why);
+      else spdlog::info("{}: skipped: {}", node, why);
       break;
     }
     case NodeState::Cancelled: spdlog::info("{}: cancelled", node); break;

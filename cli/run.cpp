@@ -100,6 +100,12 @@ std::optional<Workflow> load_for_run(const fs::path& file, const std::vector<std
   return wf;
 }
 
+/// The workflow's name, else its file's stem.
+std::string display_name(const Workflow& wf, const fs::path& file) {
+  if (!wf.name.empty()) return wf.name;
+  return file.empty() ? std::string("workflow") : file.stem().string();
+}
+
 std::string sanitize(std::string name) {
   for (char& c : name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
@@ -130,7 +136,17 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
     fmt::print("{}: invalid ({} error{})\n", args.workflow.string(), errors, errors == 1 ? "" : "s");
     return kExitInvalid;
   }
-  fmt::print("{}: valid ('{}', {} node{}, {} link{})\n", args.workflow.string(), wf->name, wf->nodes.size(),
+  // Paths checked against the default output folder (`gemflow run` without --out).
+  const fs::path out = fs::absolute(fs::path("out") / sanitize(display_name(*wf, args.workflow)));
+  const auto path_errors = check_run_paths(*wf, registry, out);
+  for (const auto& d : path_errors) print_diagnostic(console, d);
+  if (!path_errors.empty()) {
+    fmt::print("{}: invalid ({} error{})\n", args.workflow.string(), path_errors.size(),
+               path_errors.size() == 1 ? "" : "s");
+    return kExitInvalid;
+  }
+  fmt::print("{}: valid ('{}', {} node{}, {} link{})\n", args.workflow.string(), display_name(*wf, args.workflow),
+             wf->nodes.size(),
              wf->nodes.size() == 1 ? "" : "s", wf->links.size(), wf->links.size() == 1 ? "" : "s");
   return kExitOk;
 }
@@ -188,37 +204,49 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   }
 
   RunOptions opt;
-  opt.out_dir = args.out ? fs::absolute(*args.out)
-                         : fs::absolute(fs::path("out") / sanitize(wf.name.empty() ? args.workflow.stem().string()
-                                                                                  : wf.name));
+  const std::string name = display_name(wf, args.workflow);
+  opt.out_dir = args.out ? fs::absolute(*args.out) : fs::absolute(fs::path("out") / sanitize(name));
   opt.jobs = args.jobs;
   opt.device = args.device;
   opt.until = args.until;
   opt.cancel = &g_cancel;
+  opt.command_line = args.command_line;
+  opt.plugins = &host.records();
 
   Reporter reporter(mode, console, wf);
-  opt.on_event = [&reporter](const RunEvent& e) { reporter.on_event(e); };
+  // The first Ctrl-C is announced once ("cancelling"), before any event that follows from it,
+  // by whichever thread sees it first: the ticker, an event of the run, or the end of the run.
+  std::atomic<bool> announced{false};
+  auto announce_cancel = [&] {
+    if (!g_cancel.load() || announced.exchange(true)) return;
+    if (args.json) reporter.emit_json({{"event", "cancelling"}, {"t", console.elapsed()}});
+    spdlog::warn("cancelling: waiting for the running nodes to stop (Ctrl-C again quits at once)");
+  };
+  // Warnings already printed by load_for_run() come again from the run's own validation.
+  std::set<std::string> printed;
+  for (const auto& d : diags) printed.insert(d.str());
+  opt.on_event = [&](const RunEvent& e) {
+    announce_cancel();
+    if (e.kind == RunEvent::Kind::Log && e.node.empty() && printed.contains(e.message)) return;
+    reporter.on_event(e);
+  };
 
   console.start_clock();
   if (args.json)
-    reporter.emit_json({{"event", "start"}, {"workflow", wf.name}, {"workflow_file", args.workflow.string()},
+    reporter.emit_json({{"event", "start"}, {"workflow", name}, {"workflow_file", args.workflow.string()},
                         {"out_dir", opt.out_dir.string()}, {"nodes", wf.nodes.size()}});
   else
-    spdlog::info("running '{}' ({} nodes) → {}", wf.name, wf.nodes.size(), display(opt.out_dir));
+    spdlog::info("running '{}' ({} node{}) → {}", name, wf.nodes.size(), wf.nodes.size() == 1 ? "" : "s",
+                 display(opt.out_dir));
 
   // Ticker: redraws the progress block and notices the first Ctrl-C.
   std::mutex tick_mutex;
   std::condition_variable tick_cv;
   bool stop = false;
   std::thread ticker([&] {
-    bool announced = false;
     std::unique_lock lock(tick_mutex);
     while (!tick_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return stop; })) {
-      if (!announced && g_cancel.load()) {
-        announced = true;
-        if (args.json) reporter.emit_json({{"event", "cancelling"}, {"t", console.elapsed()}});
-        spdlog::warn("cancelling: waiting for the running nodes to stop (Ctrl-C again quits at once)");
-      }
+      announce_cancel();
       reporter.tick();
     }
   });
@@ -236,6 +264,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   }
   tick_cv.notify_all();
   ticker.join();
+  announce_cancel();  // a Ctrl-C in the last moments of the run
   console.clear_live();
   const double seconds = console.elapsed();
 
@@ -271,7 +300,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
       nodes[n.id] = jn;
     }
     reporter.emit_json({{"event", "summary"},
-                        {"workflow", wf.name},
+                        {"workflow", name},
                         {"workflow_file", args.workflow.string()},
                         {"ok", code == kExitOk},
                         {"exit_code", code},
@@ -291,7 +320,14 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
                  NodeState::Cancelled, NodeState::Idle, NodeState::Queued, NodeState::Running})
     if (counts[s] > 0) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", counts[s], state_name(s));
   const char* verdict = code == kExitOk ? "finished" : code == kExitCancelled ? "cancelled" : code == kExitNodeFailed ? "failed" : "invalid";
-  fmt::print("\n'{}' {} after {:.2f} s: {}\n", wf.name, verdict, seconds, tally.empty() ? "nothing ran" : tally);
+  if (code == kExitInvalid) {  // nothing ran: no table
+    std::size_t errors = 0;
+    for (const auto& d : result.diagnostics) errors += d.severity == Diagnostic::Severity::Error;
+    fmt::print("\n'{}' invalid ({} error{}): nothing ran\n", name, errors, errors == 1 ? "" : "s");
+    std::fflush(stdout);
+    return code;
+  }
+  fmt::print("\n'{}' {} after {:.2f} s: {}\n", name, verdict, seconds, tally.empty() ? "nothing ran" : tally);
 
   std::size_t wid = 4, wtype = 4;
   for (const auto& n : wf.nodes) {

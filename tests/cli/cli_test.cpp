@@ -599,6 +599,171 @@ TEST_F(Cli, PluginsDoctor) {
   EXPECT_CONTAINS(r.out, "does not exist");
 }
 
+// ---- QA findings -------------------------------------------------------------------------
+
+TEST_F(Cli, PluginThatAbortsWhileLoadingIsSkipped) {
+  const fs::path abort_dir = fs::path(GEMFLOW_TESTNODES_DIR).parent_path() / "abort_ctor";
+  auto r = gemflow({"nodes", "--plugin-path", abort_dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "test.sleep");
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex(R"(warning: plugin .*libgemflow_abort_ctor\.so: not loaded: crashed while loading \(signal 6, )"
+                        R"(SIGABRT\): abort_ctor: cannot initialise the licence server)")))
+      << r.err;
+
+  // A library that is not a plugin (the core library) and the crashing one, with matching hints.
+  fs::create_directories(dir_ / "plug");
+  fs::copy_file(fs::path(GEMFLOW_EXE).parent_path().parent_path() / "lib" / "libgemflow_core.so",
+                dir_ / "plug" / "libnotaplugin.so");
+  auto d = gemflow({"plugins", "--doctor", "--plugin-path", abort_dir.string(), "--plugin-path",
+                    (dir_ / "plug").string()});
+  ASSERT_EQ(d.code, 0) << d.err;
+  EXPECT_CONTAINS(d.out, "- libnotaplugin.so is not a Gemflow plugin (it exports no Gemflow entry points): remove it "
+                         "from the plugin folder");
+  EXPECT_CONTAINS(d.out, "- libgemflow_abort_ctor.so fails in its own load-time code (crashed while loading (signal 6, "
+                         "SIGABRT)");
+  EXPECT_EQ(d.out.find("was built for another plugin API"), std::string::npos) << d.out;
+}
+
+TEST_F(Cli, SigintWhileANodeRunsReportsCancelledNotFailed) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: slow
+nodes:
+  s: {type: test.sleep, params: {seconds: 60}}
+  w: {type: test.write_text, params: {path: never.txt}}
+links:
+  - s.out -> w.value
+)");
+  bool sent = false;
+  Options opt;
+  opt.timeout = 30;
+  opt.on_output = [&](pid_t pid, const std::string& out, const std::string&) {
+    if (!sent && out.find(R"("event":"progress")") != std::string::npos) {
+      kill(pid, SIGINT);
+      sent = true;
+    }
+  };
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--json"}, opt);
+  ASSERT_TRUE(sent) << r.out << r.err;
+  EXPECT_EQ(r.code, 3) << r.err;
+  const auto lines = json_lines(r.out);
+  int cancelling = -1, s_cancelled = -1, w_cancelled = -1;
+  for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
+    const auto& j = lines[static_cast<std::size_t>(i)];
+    if (j["event"] == "cancelling" && cancelling < 0) cancelling = i;
+    if (j["event"] == "state" && j["state"] == "cancelled" && j["node"] == "s") s_cancelled = i;
+    if (j["event"] == "state" && j["state"] == "cancelled" && j["node"] == "w") w_cancelled = i;
+    EXPECT_NE(j.value("state", ""), "failed") << j.dump();
+    EXPECT_NE(j.value("state", ""), "skipped") << j.dump();
+  }
+  ASSERT_GE(cancelling, 0) << r.out;
+  EXPECT_GT(s_cancelled, cancelling) << r.out;
+  EXPECT_GT(w_cancelled, cancelling) << r.out;
+  EXPECT_EQ(lines.back()["nodes"]["w"]["state"], "cancelled");
+  const auto prov = nlohmann::json::parse(slurp(dir_ / "o" / "provenance.json"));
+  EXPECT_EQ(prov["nodes"]["s"]["state"], "cancelled");
+  EXPECT_EQ(prov["nodes"]["w"]["state"], "cancelled");
+}
+
+TEST_F(Cli, WritingTheWorkflowFileIsInvalidBeforeAnythingRuns) {
+  // An absolute path: the same file whatever the output folder (validate assumes the default).
+  const std::string text = "gemflow: 1\nnodes:\n  s: {type: test.sleep, params: {seconds: 0}}\n"
+                           "  w: {type: test.write_text, params: {path: " + (dir_ / "self.yaml").string() + "}}\n";
+  const auto wf = write("self.yaml", text);
+  auto v = gemflow({"validate", wf.string()});
+  EXPECT_EQ(v.code, 2) << v.err;
+  EXPECT_CONTAINS(v.err, wf.string() + ":4:45: error: node 'w', parameter 'path': would overwrite " + wf.string() +
+                             ": it is the workflow file of this run (write to another file name)");
+  auto r = gemflow({"run", wf.string(), "--out", dir_.string()});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_CONTAINS(r.err, "it is the workflow file of this run");
+  EXPECT_EQ(r.out.find("node  "), std::string::npos) << "no summary table after an invalid workflow:\n" << r.out;
+  EXPECT_CONTAINS(r.out, "'self' invalid (1 error): nothing ran");
+  EXPECT_EQ(slurp(wf), text);
+
+  // provenance.json as the workflow, run into its own folder.
+  const std::string text2 = "gemflow: 1\nnodes:\n  c: {type: test.constant}\n";
+  const auto pj = write("provenance.json", text2);
+  auto p = gemflow({"run", pj.string(), "--out", dir_.string()});
+  EXPECT_EQ(p.code, 2) << p.err;
+  EXPECT_CONTAINS(p.err, "would overwrite the workflow file of this run");
+  EXPECT_EQ(slurp(pj), text2);
+}
+
+TEST_F(Cli, EmptyWorkflowWarnsAndNamesTheFile) {
+  const auto wf = write("nonodes.yaml", "gemflow: 1\nnodes: {}\n");
+  auto r = gemflow({"run", wf.string(), "--out", "o"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.err, "warning: the workflow has no nodes");
+  EXPECT_EQ(r.err.find("no nodes", r.err.find("no nodes") + 1), std::string::npos) << "warned twice:\n" << r.err;
+  EXPECT_CONTAINS(r.err, "running 'nonodes' (0 nodes)");
+  EXPECT_CONTAINS(r.out, "'nonodes' finished");
+}
+
+TEST_F(Cli, QuietShowsTheFailureButNotTheSkippedNodes) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+nodes:
+  bad: {type: test.fail, params: {message: the detector is on fire}}
+  a1: {type: test.write_text, params: {path: a1.txt}}
+  a2: {type: test.write_text, params: {path: a2.txt}}
+links:
+  - bad.out -> a1.value
+  - bad.out -> a2.value
+)");
+  auto r = gemflow({"run", wf.string(), "--out", "o", "-q"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_CONTAINS(r.err, "the detector is on fire");
+  EXPECT_EQ(r.err.find("skipped"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  a1 +test\.write_text +skipped)"))) << r.out;
+}
+
+TEST_F(Cli, BinaryWorkflowIsNotEchoedRaw) {
+  std::string bytes = "gemflow: 1\nname: \"";
+  bytes += std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10);
+  const auto wf = write("binary.yaml", bytes);
+  auto r = gemflow({"validate", wf.string()});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_CONTAINS(r.err, wf.string() + ":2:15: error: not a text file (byte 0x00 at offset 25)");
+  for (char c : r.err) ASSERT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << r.err;
+}
+
+TEST_F(Cli, ProvenanceRecordsTheCommandLineJobsAndPlugins) {
+  const auto wf = write("w.yaml", kSum);
+  auto r = gemflow({"run", wf.string(), "--out", "o", "-j", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(dir_ / "o" / "provenance.json"));
+  ASSERT_GE(j["command_line"].size(), 6u);
+  EXPECT_EQ(j["command_line"][1], "run");
+  EXPECT_EQ(j["command_line"][2], wf.string());
+  EXPECT_EQ(j["jobs"]["requested"], 2);
+  EXPECT_EQ(j["jobs"]["used"], 2);
+  bool testnodes = false;
+  for (const auto& p : j["plugins"]) testnodes |= p["name"] == "testnodes" && p["version"] == "1.0.0";
+  EXPECT_TRUE(testnodes) << j["plugins"].dump();
+  EXPECT_EQ(j["nodes"]["add"]["plugin_name"], "testnodes");
+}
+
+TEST_F(Cli, NodesSplitsSentencesAndWraps) {
+  auto r = gemflow({"nodes"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The brief is the first sentence: "i.e." does not end it, "should." does.
+  const std::string unwrapped = std::regex_replace(r.out, std::regex("\n +"), " ");
+  EXPECT_CONTAINS(unwrapped, "checking cancellation every 10 ms, i.e. the way long nodes should. test.write_text");
+  EXPECT_EQ(r.out.find("Used by the cancellation tests"), std::string::npos) << r.out;
+  auto one = gemflow({"nodes", "test.write_text"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  for (const auto* out : {&r.out, &one.out}) {
+    std::istringstream is(*out);
+    for (std::string line; std::getline(is, line);) {
+      std::size_t cols = 0;
+      for (char c : line) cols += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+      EXPECT_LE(cols, 100u) << line;
+    }
+  }
+  // Continuation lines of a list entry are indented under the text.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  test\.sleep +Sleep — Waits[^\n]*\n {10,}\S)"))) << r.out;
+}
+
 // Every shipped workflow validates with the in-tree plugins (the install's plugin folder).
 TEST(ShippedWorkflows, Validate) {
   const fs::path dir = fs::path(GEMFLOW_SOURCE_DIR) / "workflows";

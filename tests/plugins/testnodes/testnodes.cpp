@@ -82,7 +82,8 @@ class Sleep final : public Node {
  public:
   static NodeInfo info() {
     return {.id = "test.sleep", .version = 1, .title = "Sleep", .category = "Test",
-            .doc = "Waits `seconds`, reporting progress and checking cancellation every 10 ms."};
+            .doc = "Waits `seconds`, reporting progress and checking cancellation every 10 ms, i.e. the way "
+                   "long nodes should. Used by the cancellation tests."};
   }
   Input<Mat> in{this, "in", "Passed through", PortUse::Optional};
   Output<Mat> out{this, "out", "The input, else a 1×1 zero"};
