@@ -1,5 +1,6 @@
 #include "app/main_window.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <QAction>
@@ -80,6 +81,12 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
     viewers_->follow({});
   });
   connect(model_, &GraphModel::name_changed, this, [this] { update_title(); });
+  // A rename changes no result (node keys hash type, parameters and inputs, not ids).
+  connect(model_, &GraphModel::node_renamed, this, [this](const QString& from, const QString& to) {
+    runs_->rename(from.toStdString(), to.toStdString());
+    if (inspector_->node() == from.toStdString()) inspector_->show_node(to.toStdString());
+    if (viewers_->node() == from.toStdString()) viewers_->follow(to.toStdString(), viewers_->port());
+  });
   // Anything that changes what a node computes makes it and its downstream stale.
   connect(model_, &GraphModel::node_changed, this, [this](const QString& id) { invalidate_from(id.toStdString()); });
   connect(model_, &GraphModel::link_added, this,
@@ -208,9 +215,19 @@ void MainWindow::build_docks() {
   addDockWidget(Qt::BottomDockWidgetArea, ld);
   // Viewers get the wide bottom-right corner; the log sits left of them.
   splitDockWidget(ld, vd, Qt::Horizontal);
-  resizeDocks({pd, id}, {230, 360}, Qt::Horizontal);
-  resizeDocks({ld, vd}, {450, 900}, Qt::Horizontal);
-  resizeDocks({vd}, {380}, Qt::Vertical);
+  arrange_docks();
+}
+
+void MainWindow::arrange_docks() {
+  auto* pd = findChild<QDockWidget*>(QStringLiteral("palette"));
+  auto* id = findChild<QDockWidget*>(QStringLiteral("inspector"));
+  auto* ld = findChild<QDockWidget*>(QStringLiteral("log"));
+  auto* vd = findChild<QDockWidget*>(QStringLiteral("viewers"));
+  if (!pd || !id || !ld || !vd) return;
+  const int w = width(), h = height();
+  resizeDocks({pd, id}, {std::clamp(w * 13 / 100, 180, 260), std::clamp(w * 22 / 100, 300, 420)}, Qt::Horizontal);
+  resizeDocks({ld, vd}, {w * 34 / 100, w * 66 / 100}, Qt::Horizontal);
+  resizeDocks({vd}, {std::clamp(h * 42 / 100, 250, 600)}, Qt::Vertical);
 }
 
 void MainWindow::build_actions() {
@@ -506,7 +523,7 @@ void MainWindow::on_run_finished() {
 
 void MainWindow::log(int level, const QString& node, const QString& text) {
   const QString text_color = log_->palette().color(QPalette::Text).name();
-  const QString colors[] = {QStringLiteral("#808080"), text_color, QStringLiteral("#c07000"), QStringLiteral("#d02020")};
+  const QString colors[] = {QStringLiteral("#808080"), text_color, QStringLiteral("#e09a30"), QStringLiteral("#f05050")};
   static const char* names[] = {"debug", "info", "warning", "error"};
   const int l = std::clamp(level, 0, 3);
   log_->appendHtml(QStringLiteral("<span style='color:%1'>[%2]%3 %4</span>")

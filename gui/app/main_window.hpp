@@ -47,6 +47,9 @@ class MainWindow : public QMainWindow {
   void cancel_run();
   void show_welcome();
   void show_editor();
+  /// Sizes the docks for the window's current size: palette and inspector at the sides, the
+  /// log and the (wider) viewers along the bottom.
+  void arrange_docks();
 
   [[nodiscard]] GraphModel& model() { return *model_; }
   [[nodiscard]] GraphScene& scene() { return *scene_; }

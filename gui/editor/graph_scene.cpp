@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <QGraphicsPathItem>
 #include <QGraphicsSceneMouseEvent>
@@ -36,6 +37,16 @@ GraphScene::GraphScene(GraphModel& model, QObject* parent) : QGraphicsScene(pare
             add_wire(l);
           });
   connect(&model_, &GraphModel::link_removed, this, &GraphScene::remove_wire);
+  connect(&model_, &GraphModel::node_renamed, this, [this](const QString& from, const QString& to) {
+    auto it = nodes_.find(s(from));
+    if (it == nodes_.end()) return;
+    NodeItem* item = it->second;
+    nodes_.erase(it);
+    nodes_[s(to)] = item;
+    item->set_id(s(to));
+    for (auto* w : wires_)
+      if (w->from()->node() == item || w->to()->node() == item) w->update_tooltip();
+  });
   connect(this, &QGraphicsScene::selectionChanged, this, &GraphScene::on_selection_changed);
   rebuild();
 }
@@ -72,25 +83,58 @@ void GraphScene::rebuild() {
 
 void GraphScene::auto_layout() {
   // Files written by hand or by tools may have no editor section: place those nodes in
-  // columns by dependency depth. Layout only: not an edit (no undo step, not "modified").
+  // columns by dependency depth. A long chain wraps into bands of at most kMaxColumns columns
+  // stacked top to bottom (links back to the next band run along the gap between the bands),
+  // so that a ten-stage pipeline stays readable at a zoom that fits a screen.
+  // Layout only: not an edit (no undo step, not "modified").
+  constexpr int kMaxColumns = 6;
+  constexpr double kColumnGap = 110, kRowGap = 36, kBandGap = 90;
   const auto& wf = model_.workflow();
-  std::map<std::string, int> depth;
   std::vector<std::string> order;
   try {
     order = topological_order(wf);
   } catch (const std::exception&) {
     for (const auto& n : wf.nodes) order.push_back(n.id);  // a cycle: file order
   }
-  std::map<int, int> rows;
+  std::map<std::string, int> depth;
+  int max_depth = 0;
   for (const auto& id : order) {
     int d = 0;
     for (const auto& l : wf.links)
       if (l.to_node == id && depth.count(l.from_node)) d = std::max(d, depth[l.from_node] + 1);
     depth[id] = d;
-    const NodeInstance* n = wf.find(id);
-    if (n && !n->pos) {
-      const int r = rows[d]++;
-      model_.raw_set_pos(id, Pos{d * (NodeItem::kWidth + 90.0), r * 150.0});
+    max_depth = std::max(max_depth, d);
+  }
+  const int columns = max_depth + 1;
+  const int bands = (columns + kMaxColumns - 1) / kMaxColumns;
+  const int per_band = (columns + bands - 1) / bands;  // even bands: 10 columns → 5 + 5
+  auto height_of = [&](const NodeInstance& n) {
+    if (const NodeSpec* spec = model_.spec_of(n.id)) return NodeItem::height_for(spec->inputs.size(), spec->outputs.size());
+    std::set<std::string> in, out;
+    for (const auto& l : wf.links) {
+      if (l.to_node == n.id) in.insert(l.to_port);
+      if (l.from_node == n.id) out.insert(l.from_port);
+    }
+    return NodeItem::height_for(in.size(), out.size());
+  };
+  // Stack each column; a band is as tall as its tallest column.
+  std::map<std::pair<int, int>, std::vector<const NodeInstance*>> cells;  // (band, column)
+  for (const auto& id : order)
+    if (const NodeInstance* n = wf.find(id); n && !n->pos) cells[{depth[id] / per_band, depth[id] % per_band}].push_back(n);
+  if (cells.empty()) return;
+  std::vector<double> band_height(static_cast<std::size_t>(bands), 0.0);
+  for (const auto& [cell, nodes] : cells) {
+    double h = 0;
+    for (const auto* n : nodes) h += height_of(*n) + kRowGap;
+    band_height[static_cast<std::size_t>(cell.first)] = std::max(band_height[static_cast<std::size_t>(cell.first)], h - kRowGap);
+  }
+  std::vector<double> band_top(static_cast<std::size_t>(bands), 0.0);
+  for (std::size_t b = 1; b < band_top.size(); ++b) band_top[b] = band_top[b - 1] + band_height[b - 1] + kBandGap;
+  for (const auto& [cell, nodes] : cells) {
+    double y = band_top[static_cast<std::size_t>(cell.first)];
+    for (const auto* n : nodes) {
+      model_.raw_set_pos(n->id, Pos{cell.second * (NodeItem::kWidth + kColumnGap), y});
+      y += height_of(*n) + kRowGap;
     }
   }
 }

@@ -14,6 +14,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -122,8 +123,26 @@ InspectorWidget::InspectorWidget(GraphModel& model, QWidget* parent)
   connect(&model_, &GraphModel::node_removed, this, [this](const QString& id) {
     if (id.toStdString() == node_) show_node({});
   });
-  connect(&model_, &GraphModel::model_reset, this, [this] { show_node({}); });
+  connect(&model_, &GraphModel::model_reset, this, [this] {
+    workflow_description_ = nullptr;  // the old text belongs to the old workflow
+    show_node({});
+  });
+  connect(&model_, &GraphModel::name_changed, this, [this] {  // also undo/redo
+    const Workflow& wf = model_.workflow();
+    if (workflow_name_ && workflow_name_->text().trimmed().toStdString() != wf.name) {
+      workflow_name_->setText(q(wf.name));
+      mark(workflow_name_, {}, workflow_name_->toolTip());
+    }
+    if (workflow_description_ && workflow_description_->toPlainText().trimmed().toStdString() != wf.description) {
+      QSignalBlocker b(workflow_description_);
+      workflow_description_->setPlainText(q(wf.description));
+    }
+  });
   show_node({});
+}
+
+InspectorWidget::~InspectorWidget() {
+  if (workflow_description_) workflow_description_->removeEventFilter(this);
 }
 
 QWidget* InspectorWidget::editor(const std::string& param) const {
@@ -162,6 +181,12 @@ void InspectorWidget::show_node(const std::string& id) {
   refresh_.clear();
   tooltips_.clear();
   status_ = nullptr;
+  if (workflow_description_) {
+    commit_description();  // typed text is not lost by clicking a node
+    workflow_description_->removeEventFilter(this);
+  }
+  workflow_name_ = nullptr;
+  workflow_description_ = nullptr;
   if (body_) {
     // Hidden and detached now; deleted later because a signal of one of its editors may be
     // what brought us here.
@@ -173,6 +198,7 @@ void InspectorWidget::show_node(const std::string& id) {
   auto* scroll = new QScrollArea;
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // text wraps instead
   body_ = scroll;
   outer_->addWidget(scroll);
   auto* page = new QWidget;
@@ -180,16 +206,34 @@ void InspectorWidget::show_node(const std::string& id) {
   scroll->setWidget(page);
   const NodeInstance* n = model_.workflow().find(id);
   if (!n) {
-    auto* l = new QLabel(tr("Select a node to edit its parameters."));
-    l->setWordWrap(true);
-    l->setEnabled(false);
-    lay->addWidget(l);
-    lay->addStretch();
+    build_workflow_page(lay);
     return;
   }
   const NodeSpec* spec = model_.spec_of(id);
-  auto* title = new QLabel(QStringLiteral("<b>%1</b><br><small>%2%3</small>")
-                               .arg(q(id), q(n->type), spec ? QStringLiteral(" v%1").arg(spec->info.version) : QString()));
+  // The node id, editable: links follow a rename (GraphModel::rename_node, undoable).
+  auto* id_edit = new QLineEdit(q(id));
+  id_edit->setObjectName(QStringLiteral("node_id"));
+  QFont bold = id_edit->font();
+  bold.setBold(true);
+  id_edit->setFont(bold);
+  const QString id_tip = tr("Node id, used by links and in the file (letters, digits, '_' and '-'). "
+                            "Edit it to rename the node; its links follow.");
+  id_edit->setToolTip(id_tip);
+  connect(id_edit, &QLineEdit::editingFinished, this, [this, id_edit, id_tip] {
+    const std::string wanted = id_edit->text().trimmed().toStdString();
+    if (wanted == node_) {
+      mark(id_edit, {}, id_tip);
+      return;
+    }
+    const std::string why = model_.rename_node(node_, wanted);
+    mark(id_edit, q(why), id_tip);
+    if (!why.empty()) Q_EMIT message(tr("Cannot rename %1: %2").arg(q(node_), q(why)));
+  });
+  lay->addWidget(id_edit);
+  auto* title = new QLabel(QStringLiteral("<small>%1 — %2%3</small>")
+                               .arg(spec ? q(spec->info.title).toHtmlEscaped() : tr("unknown type"), q(n->type),
+                                    spec ? QStringLiteral(" v%1").arg(spec->info.version) : QString()));
+  title->setWordWrap(true);
   lay->addWidget(title);
   status_ = new QLabel;
   status_->setWordWrap(true);
@@ -234,6 +278,58 @@ void InspectorWidget::show_node(const std::string& id) {
   }
   lay->addStretch();
   refresh_values();
+}
+
+void InspectorWidget::build_workflow_page(QVBoxLayout* lay) {
+  // Nothing selected: the workflow's own fields (name, description), undoable.
+  const Workflow& wf = model_.workflow();
+  lay->addWidget(new QLabel(tr("<b>Workflow</b>")));
+  auto* form = new QFormLayout;
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  auto* name = new QLineEdit(q(wf.name));
+  name->setObjectName(QStringLiteral("workflow_name"));
+  name->setToolTip(tr("Name of the workflow (the file's <code>name:</code>); runs go to runs/&lt;name&gt;."));
+  connect(name, &QLineEdit::editingFinished, this, [this, name] {
+    const std::string v = name->text().trimmed().toStdString();
+    if (v.empty()) {
+      mark(name, tr("a workflow needs a name"), name->toolTip());
+      return;
+    }
+    model_.set_name(v);
+  });
+  form->addRow(tr("name"), name);
+  auto* desc = new QPlainTextEdit(q(wf.description));
+  desc->setObjectName(QStringLiteral("workflow_description"));
+  desc->setToolTip(tr("What the workflow does (the file's <code>description:</code>). Applied when the box loses focus."));
+  desc->setTabChangesFocus(true);
+  desc->installEventFilter(this);
+  form->addRow(tr("description"), desc);
+  lay->addLayout(form);
+  QString facts = tr("%n node(s)", nullptr, static_cast<int>(wf.nodes.size())) + QStringLiteral(", ") +
+                  tr("%n link(s)", nullptr, static_cast<int>(wf.links.size()));
+  facts += QStringLiteral("<br>") + (wf.file.empty() ? tr("not saved yet") : q(wf.file.string()).toHtmlEscaped());
+  auto* info = new QLabel(QStringLiteral("<small>%1</small>").arg(facts));
+  info->setWordWrap(true);
+  info->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  lay->addWidget(info);
+  auto* hint = new QLabel(tr("Select a node to edit its parameters."));
+  hint->setWordWrap(true);
+  hint->setEnabled(false);
+  lay->addWidget(hint);
+  lay->addStretch();
+  workflow_name_ = name;
+  workflow_description_ = desc;
+}
+
+void InspectorWidget::commit_description() {
+  if (!workflow_description_) return;
+  const std::string v = workflow_description_->toPlainText().trimmed().toStdString();
+  model_.set_description(v);
+}
+
+bool InspectorWidget::eventFilter(QObject* watched, QEvent* e) {
+  if (watched == workflow_description_ && e->type() == QEvent::FocusOut) commit_description();
+  return QWidget::eventFilter(watched, e);
 }
 
 QWidget* InspectorWidget::make_editor(const ParamSpec& p) {

@@ -4,7 +4,8 @@
 // unit; Choice → combo; Device → combo of the devices present; paths → text + file picker
 // (input paths relative to the workflow file); text → line edit. Tooltips come from the docs.
 // Every edit goes through GraphModel::set_param (ParamSpec::check): an invalid value is shown
-// red with the reason and never applied.
+// red with the reason and never applied. The node id is editable (rename; links follow). With
+// no node selected it edits the workflow's name and description.
 #include <functional>
 #include <map>
 #include <string>
@@ -15,6 +16,8 @@
 
 class QFormLayout;
 class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
 class QVBoxLayout;
 
 namespace gemflow::studio {
@@ -23,6 +26,7 @@ class InspectorWidget : public QWidget {
   Q_OBJECT
  public:
   explicit InspectorWidget(GraphModel& model, QWidget* parent = nullptr);
+  ~InspectorWidget() override;
   /// Shows a node's parameters ("" clears).
   void show_node(const std::string& id);
   [[nodiscard]] const std::string& node() const { return node_; }
@@ -31,11 +35,16 @@ class InspectorWidget : public QWidget {
   /// Run state line under the title ("failed: message").
   void set_status(const QString& text, const QColor& color);
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* e) override;
+
  Q_SIGNALS:
   void message(const QString& text);
 
  private:
   QWidget* make_editor(const ParamSpec& spec);
+  void build_workflow_page(QVBoxLayout* lay);
+  void commit_description();
   void refresh_values();
   /// Applies `text` (or `value`) to the parameter; marks `w` red with the reason on refusal.
   bool apply(QWidget* w, const ParamSpec& spec, const std::variant<std::string, ParamValue>& v);
@@ -46,6 +55,8 @@ class InspectorWidget : public QWidget {
   QVBoxLayout* outer_;
   QWidget* body_ = nullptr;
   QLabel* status_ = nullptr;
+  QLineEdit* workflow_name_ = nullptr;
+  QPlainTextEdit* workflow_description_ = nullptr;
   std::map<std::string, QWidget*> editors_;
   std::map<std::string, std::function<void()>> refresh_;
   std::map<std::string, QString> tooltips_;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <QGraphicsSceneMouseEvent>
+#include <QLineF>
 #include <QPainter>
 #include <QPainterPathStroker>
 #include <QStyleOptionGraphicsItem>
@@ -73,8 +75,7 @@ NodeItem::NodeItem(std::string id, std::string type, const NodeSpec* spec, const
   if (spec) doc_ = q(spec->info.doc);
   std::vector<PortSpec> ins = spec ? spec->inputs : extra_in;
   std::vector<PortSpec> outs = spec ? spec->outputs : extra_out;
-  const std::size_t rows = std::max<std::size_t>({ins.size(), outs.size(), 1});
-  height_ = kHeader + static_cast<double>(rows) * kRow + 10;
+  height_ = height_for(ins.size(), outs.size());
   for (std::size_t i = 0; i < ins.size(); ++i) {
     auto* p = new PortItem(this, ins[i], false);
     p->setPos(0, kHeader + (static_cast<double>(i) + 0.5) * kRow);
@@ -86,6 +87,11 @@ NodeItem::NodeItem(std::string id, std::string type, const NodeSpec* spec, const
     ports_.push_back(p);
   }
   update_tooltip();
+}
+
+double NodeItem::height_for(std::size_t inputs, std::size_t outputs) {
+  const std::size_t rows = std::max<std::size_t>({inputs, outputs, 1});
+  return kHeader + static_cast<double>(rows) * kRow + 10;
 }
 
 QRectF NodeItem::boundingRect() const { return {-2, -2, kWidth + 4, height_ + 4}; }
@@ -148,6 +154,12 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   }
 }
 
+void NodeItem::set_id(std::string id) {
+  id_ = std::move(id);
+  update_tooltip();
+  update();
+}
+
 void NodeItem::set_state(NodeState s, double progress, const QString& message) {
   state_ = s;
   progress_ = progress;
@@ -177,10 +189,14 @@ QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) 
 WireItem::WireItem(PortItem* from, PortItem* to) : from_(from), to_(to) {
   setFlags(ItemIsSelectable);
   setZValue(0);
-  setToolTip(QStringLiteral("%1.%2 → %3.%4 (%5)")
-                 .arg(q(from->node()->id()), q(from->spec().name), q(to->node()->id()), q(to->spec().name),
-                      q(from->spec().type)));
+  update_tooltip();
   update_path();
+}
+
+void WireItem::update_tooltip() {
+  setToolTip(QStringLiteral("%1.%2 → %3.%4 (%5)")
+                 .arg(q(from_->node()->id()), q(from_->spec().name), q(to_->node()->id()), q(to_->spec().name),
+                      q(from_->spec().type)));
 }
 
 QPainterPath WireItem::bezier(QPointF a, QPointF b) {
@@ -190,7 +206,39 @@ QPainterPath WireItem::bezier(QPointF a, QPointF b) {
   return path;
 }
 
-void WireItem::update_path() { setPath(bezier(from_->anchor(), to_->anchor())); }
+namespace {
+/// A polyline with its corners rounded (radius `r`, less on short segments).
+QPainterPath rounded_polyline(const std::vector<QPointF>& pts, double r) {
+  std::vector<QPointF> p;
+  for (const QPointF& x : pts)
+    if (p.empty() || QLineF(p.back(), x).length() > 0.5) p.push_back(x);
+  QPainterPath path(p.front());
+  for (std::size_t i = 1; i + 1 < p.size(); ++i) {
+    const double l1 = QLineF(p[i - 1], p[i]).length(), l2 = QLineF(p[i], p[i + 1]).length();
+    const double rr = std::min({r, l1 / 2, l2 / 2});
+    path.lineTo(p[i] + (p[i - 1] - p[i]) * (rr / l1));
+    path.quadTo(p[i], p[i] + (p[i + 1] - p[i]) * (rr / l2));
+  }
+  path.lineTo(p.back());
+  return path;
+}
+}  // namespace
+
+QPainterPath WireItem::route(QPointF a, QPointF b, const QRectF& from, const QRectF& to) {
+  constexpr double kStub = 22, kMinForward = 40;
+  if (b.x() >= a.x() + kMinForward) return bezier(a, b);
+  // Backward: along a horizontal lane in the gap between the nodes, else below both.
+  double lane;
+  if (to.top() > from.bottom() + 12) lane = (from.bottom() + to.top()) / 2;
+  else if (from.top() > to.bottom() + 12) lane = (to.bottom() + from.top()) / 2;
+  else lane = std::max(from.bottom(), to.bottom()) + 28;
+  const double x1 = a.x() + kStub, x2 = b.x() - kStub;
+  return rounded_polyline({a, {x1, a.y()}, {x1, lane}, {x2, lane}, {x2, b.y()}, b}, 14);
+}
+
+void WireItem::update_path() {
+  setPath(route(from_->anchor(), to_->anchor(), from_->node()->sceneBoundingRect(), to_->node()->sceneBoundingRect()));
+}
 
 QPainterPath WireItem::shape() const {
   QPainterPathStroker s;

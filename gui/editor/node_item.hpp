@@ -46,6 +46,8 @@ class NodeItem : public QGraphicsObject {
  public:
   enum { Type = UserType + 1 };
   static constexpr double kWidth = 190, kHeader = 40, kRow = 22;
+  /// Height of a node with that many input and output ports.
+  [[nodiscard]] static double height_for(std::size_t inputs, std::size_t outputs);
   /// `spec` is null for a type that no loaded plugin provides (drawn in red, ports from links).
   NodeItem(std::string id, std::string type, const NodeSpec* spec, const std::vector<PortSpec>& extra_in = {},
            const std::vector<PortSpec>& extra_out = {});
@@ -54,6 +56,8 @@ class NodeItem : public QGraphicsObject {
   void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override;
 
   [[nodiscard]] const std::string& id() const { return id_; }
+  /// After GraphModel renamed the node.
+  void set_id(std::string id);
   [[nodiscard]] const std::string& node_type() const { return type_; }
   [[nodiscard]] PortItem* port(const std::string& name, bool output) const;
   [[nodiscard]] const std::vector<PortItem*>& ports() const { return ports_; }
@@ -84,19 +88,25 @@ class NodeItem : public QGraphicsObject {
   QString doc_;
 };
 
-/// A link drawn as a cubic bezier from an output to an input, coloured by its type.
+/// A link from an output to an input, coloured by its type: a cubic bezier when the input is
+/// to the right of the output; otherwise a rounded orthogonal path that leaves the output to
+/// the right, runs back in the gap between (or below) the two nodes and enters the input
+/// from the left, so that it never doubles back over the nodes themselves.
 class WireItem : public QGraphicsPathItem {
  public:
   enum { Type = UserType + 3 };
   WireItem(PortItem* from, PortItem* to);
   [[nodiscard]] int type() const override { return Type; }
   void update_path();
+  void update_tooltip();
   [[nodiscard]] PortItem* from() const { return from_; }
   [[nodiscard]] PortItem* to() const { return to_; }
   [[nodiscard]] QPainterPath shape() const override;
   void paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget* w) override;
   /// The bezier between two points (also used for the wire being dragged).
   [[nodiscard]] static QPainterPath bezier(QPointF a, QPointF b);
+  /// The path of a wire from output anchor `a` (on node `from`) to input anchor `b` (on `to`).
+  [[nodiscard]] static QPainterPath route(QPointF a, QPointF b, const QRectF& from, const QRectF& to);
 
  private:
   PortItem* from_;

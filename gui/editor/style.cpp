@@ -2,7 +2,9 @@
 
 #include <map>
 
+#include <QApplication>
 #include <QHash>
+#include <QPalette>
 
 namespace gemflow::studio {
 
@@ -32,5 +34,35 @@ QColor state_color(NodeState s) {
 }
 
 QString state_text(NodeState s) { return QString::fromLatin1(to_string(s)); }
+
+void apply_studio_palette() {
+  const QColor window(0x2e, 0x31, 0x36), base(0x1f, 0x21, 0x25), text(0xe4, 0xe6, 0xea);
+  const QColor disabled(0x80, 0x84, 0x8c), accent(0x3d, 0x8e, 0xe0);
+  QPalette p;
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, QColor(0x28, 0x2b, 0x30));
+  p.setColor(QPalette::ToolTipBase, QColor(0x38, 0x3b, 0x42));
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::PlaceholderText, disabled);
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, QColor(0x3a, 0x3d, 0x44));
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::BrightText, QColor(0xff, 0x60, 0x60));
+  p.setColor(QPalette::Light, QColor(0x4a, 0x4e, 0x56));
+  p.setColor(QPalette::Midlight, QColor(0x40, 0x43, 0x4a));
+  p.setColor(QPalette::Mid, QColor(0x30, 0x33, 0x38));
+  p.setColor(QPalette::Dark, QColor(0x1a, 0x1c, 0x20));
+  p.setColor(QPalette::Shadow, QColor(0x10, 0x10, 0x12));
+  p.setColor(QPalette::Highlight, accent);
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::Link, QColor(0x6a, 0xb0, 0xff));
+  p.setColor(QPalette::LinkVisited, QColor(0xb0, 0x90, 0xff));
+  for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
+    p.setColor(QPalette::Disabled, role, disabled);
+  p.setColor(QPalette::Disabled, QPalette::Highlight, QColor(0x50, 0x54, 0x5c));
+  QApplication::setPalette(p);
+}
 
 }  // namespace gemflow::studio

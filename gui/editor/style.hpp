@@ -1,5 +1,6 @@
 #pragma once
-// Colours of Studio's editor: one per data type (ports and wires) and one per node state.
+// Colours of Studio: one per data type (ports and wires), one per node state, and the
+// application palette.
 #include <string>
 
 #include <QColor>
@@ -16,5 +17,8 @@ namespace gemflow::studio {
 [[nodiscard]] QColor state_color(NodeState s);
 /// Human-readable state ("running 42 %").
 [[nodiscard]] QString state_text(NodeState s);
+/// Studio's dark Fusion palette (panels match the editor's dark canvas). Call once, after the
+/// QApplication exists and its style is set.
+void apply_studio_palette();
 
 }  // namespace gemflow::studio

@@ -101,4 +101,27 @@ class RenameWorkflowCommand : public QUndoCommand {
   std::string before_, after_;
 };
 
+class SetDescriptionCommand : public QUndoCommand {
+ public:
+  SetDescriptionCommand(GraphModel& m, std::string before, std::string after);
+  void redo() override { m_.raw_set_description(after_); }
+  void undo() override { m_.raw_set_description(before_); }
+
+ private:
+  GraphModel& m_;
+  std::string before_, after_;
+};
+
+/// Renames a node (its links follow); undo renames it back.
+class RenameNodeCommand : public QUndoCommand {
+ public:
+  RenameNodeCommand(GraphModel& m, std::string from, std::string to);
+  void redo() override { m_.raw_rename_node(from_, to_); }
+  void undo() override { m_.raw_rename_node(to_, from_); }
+
+ private:
+  GraphModel& m_;
+  std::string from_, to_;
+};
+
 }  // namespace gemflow::studio

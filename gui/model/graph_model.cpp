@@ -1,6 +1,7 @@
 #include "model/graph_model.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <map>
 #include <set>
@@ -343,6 +344,29 @@ void GraphModel::set_name(const std::string& name) {
   undo_.push(new RenameWorkflowCommand(*this, wf_.name, name));
 }
 
+void GraphModel::set_description(const std::string& description) {
+  if (description == wf_.description) return;
+  undo_.push(new SetDescriptionCommand(*this, wf_.description, description));
+}
+
+std::string GraphModel::check_node_id(const std::string& node, const std::string& id) const {
+  // Same rule as the workflow loader (core/src/workflow.cpp, valid_id): links use '.'.
+  if (id.empty()) return "a node id cannot be empty";
+  const auto ok_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+  if (!(std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_') || !std::all_of(id.begin(), id.end(), ok_char))
+    return "invalid node id '" + id + "': use letters, digits, '_' and '-', starting with a letter";
+  if (id != node && wf_.find(id)) return "a node '" + id + "' already exists";
+  return {};
+}
+
+std::string GraphModel::rename_node(const std::string& node, const std::string& new_id) {
+  if (!wf_.find(node)) return "no node '" + node + "'";
+  if (new_id == node) return {};
+  if (std::string why = check_node_id(node, new_id); !why.empty()) return why;
+  undo_.push(new RenameNodeCommand(*this, node, new_id));
+  return {};
+}
+
 // ---- raw mutators -------------------------------------------------------------------------
 
 void GraphModel::raw_insert_node(const NodeInstance& n, std::size_t index) {
@@ -395,6 +419,24 @@ void GraphModel::raw_erase_link(std::size_t index) {
 void GraphModel::raw_set_name(const std::string& name) {
   wf_.name = name;
   Q_EMIT name_changed();
+  Q_EMIT changed();
+}
+
+void GraphModel::raw_set_description(const std::string& description) {
+  wf_.description = description;
+  Q_EMIT name_changed();
+  Q_EMIT changed();
+}
+
+void GraphModel::raw_rename_node(const std::string& from, const std::string& to) {
+  NodeInstance* n = wf_.find(from);
+  if (!n || wf_.find(to)) return;
+  n->id = to;
+  for (auto& l : wf_.links) {
+    if (l.from_node == from) l.from_node = to;
+    if (l.to_node == from) l.to_node = to;
+  }
+  Q_EMIT node_renamed(q(from), q(to));
   Q_EMIT changed();
 }
 

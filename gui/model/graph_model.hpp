@@ -96,6 +96,14 @@ class GraphModel : public QObject {
   std::vector<std::string> duplicate(const std::vector<std::string>& ids, Pos offset = {30, 30});
   /// Sets the workflow name (undoable).
   void set_name(const std::string& name);
+  /// Sets the workflow description (undoable; "" removes it from the file).
+  void set_description(const std::string& description);
+  /// Why `id` cannot be the new id of node `node` ("" when it can): the workflow format's rule
+  /// (letters, digits, '_' and '-', starting with a letter or '_') and uniqueness.
+  [[nodiscard]] std::string check_node_id(const std::string& node, const std::string& id) const;
+  /// Renames a node; its links and editor position follow (undoable). Returns "" on success,
+  /// else the reason, and the model is unchanged.
+  std::string rename_node(const std::string& node, const std::string& new_id);
 
   /// A fresh node id based on `base` that is not used in the workflow nor in `taken`.
   [[nodiscard]] std::string unique_id(const std::string& base, const std::vector<std::string>& taken = {}) const;
@@ -108,6 +116,8 @@ class GraphModel : public QObject {
   void raw_insert_link(const Link& l, std::size_t index);
   void raw_erase_link(std::size_t index);
   void raw_set_name(const std::string& name);
+  void raw_set_description(const std::string& description);
+  void raw_rename_node(const std::string& from, const std::string& to);
   [[nodiscard]] std::optional<std::size_t> link_index(const Link& l) const;
   [[nodiscard]] std::optional<std::size_t> node_index(std::string_view id) const;
 
@@ -121,7 +131,9 @@ class GraphModel : public QObject {
                   const QString& to_port);
   void link_removed(const QString& from_node, const QString& from_port, const QString& to_node,
                     const QString& to_port);
-  void name_changed();
+  void name_changed();  ///< name or description
+  /// A node's id changed (its links were updated in place; no link signals).
+  void node_renamed(const QString& from, const QString& to);
   /// Any change at all (after the specific signal).
   void changed();
 

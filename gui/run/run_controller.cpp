@@ -79,6 +79,13 @@ void RunController::wait() {
   if (worker_.joinable()) worker_.join();
 }
 
+void RunController::rename(const std::string& from, const std::string& to) {
+  auto node = results_.extract(from);
+  if (node.empty()) return;
+  node.key() = to;
+  results_.insert(std::move(node));
+}
+
 void RunController::clear_cache() {
   cache_.clear();
   results_.clear();

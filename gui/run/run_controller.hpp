@@ -35,6 +35,8 @@ class RunController : public QObject {
   /// Latest outputs of a node (empty when it has not produced any since it last changed).
   [[nodiscard]] std::map<std::string, Value> outputs(const std::string& node) const;
   [[nodiscard]] const std::map<std::string, NodeResult>& results() const { return results_; }
+  /// Keeps a renamed node's outputs under its new id.
+  void rename(const std::string& from, const std::string& to);
   /// Forgets a node's outputs (its parameters changed).
   void forget(const std::string& node) { results_.erase(node); }
   void clear_cache();

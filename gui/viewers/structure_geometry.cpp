@@ -146,4 +146,68 @@ std::vector<std::array<std::size_t, 2>> match_atoms(const Structure& mobile, con
   return pairs;
 }
 
+std::vector<std::vector<std::size_t>> backbone_traces(const std::vector<Atom>& atoms, const std::vector<Vec3>& coords,
+                                                     double max_gap) {
+  std::vector<std::vector<std::size_t>> traces;
+  std::map<std::string, std::size_t> open;  // chain → index of its current trace
+  const std::size_t n = std::min(atoms.size(), coords.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (atoms[i].name != "CA" || atoms[i].hetero || upper(atoms[i].element) != "C") continue;
+    auto it = open.find(atoms[i].chain);
+    if (it != open.end()) {
+      const Vec3& a = coords[traces[it->second].back()];
+      const Vec3& b = coords[i];
+      const double d = std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+      if (d <= max_gap) {
+        traces[it->second].push_back(i);
+        continue;
+      }
+    }
+    open[atoms[i].chain] = traces.size();
+    traces.push_back({i});
+  }
+  std::erase_if(traces, [](const auto& t) { return t.size() < 2; });
+  return traces;
+}
+
+PrincipalAxes principal_axes(const std::vector<Vec3>& coords) {
+  PrincipalAxes r;
+  r.axis = {Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{0, 0, 1}};
+  if (coords.empty()) return r;
+  Eigen::Vector3d c = Eigen::Vector3d::Zero();
+  for (const auto& p : coords) c += Eigen::Vector3d(p[0], p[1], p[2]);
+  c /= static_cast<double>(coords.size());
+  Eigen::Matrix3d cov = Eigen::Matrix3d::Zero();
+  for (const auto& p : coords) {
+    const Eigen::Vector3d d = Eigen::Vector3d(p[0], p[1], p[2]) - c;
+    cov += d * d.transpose();
+  }
+  Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> es(cov);  // ascending eigenvalues
+  Eigen::Vector3d e0 = es.eigenvectors().col(2), e1 = es.eigenvectors().col(1);
+  const Eigen::Vector3d e2 = e0.cross(e1);  // right-handed
+  const Eigen::Vector3d axes[3] = {e0, e1, e2};
+  r.centre = {c.x(), c.y(), c.z()};
+  for (int k = 0; k < 3; ++k) {
+    r.axis[static_cast<std::size_t>(k)] = {axes[k].x(), axes[k].y(), axes[k].z()};
+    double m = 0;
+    for (const auto& p : coords) m = std::max(m, std::abs((Eigen::Vector3d(p[0], p[1], p[2]) - c).dot(axes[k])));
+    r.half_extent[static_cast<std::size_t>(k)] = m;
+  }
+  return r;
+}
+
+std::array<double, 3> rainbow(double t) {
+  // Hue from 240° (blue) down to 0° (red), full saturation, bright.
+  t = std::clamp(t, 0.0, 1.0);
+  const double h = (1.0 - t) * 4.0;  // 4 = blue … 0 = red, in 60° sectors
+  const int i = std::min(3, static_cast<int>(h));
+  const double f = h - i;
+  switch (i) {
+    case 0: return {1.0, f, 0.0};          // red → yellow
+    case 1: return {1.0 - f, 1.0, 0.0};    // yellow → green
+    case 2: return {0.0, 1.0, f};          // green → cyan
+    default: return {0.0, 1.0 - f, 1.0};   // cyan → blue
+  }
+}
+
 }  // namespace gemflow::studio

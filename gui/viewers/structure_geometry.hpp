@@ -40,4 +40,23 @@ struct Superposition {
 /// names, else by (chain, residue number, atom name).
 [[nodiscard]] std::vector<std::array<std::size_t, 2>> match_atoms(const Structure& mobile, const Structure& target);
 
+/// Backbone traces for drawing: the Cα atoms (name "CA", not hetero) of each chain in file
+/// order, split where two consecutive Cα are more than `max_gap` Å apart (a chain break).
+/// Traces of fewer than 2 atoms are dropped. Indices into `atoms`.
+[[nodiscard]] std::vector<std::vector<std::size_t>> backbone_traces(const std::vector<Atom>& atoms,
+                                                                    const std::vector<Vec3>& coords,
+                                                                    double max_gap = 4.3);
+
+/// Principal axes of a point cloud: centroid, unit axes by decreasing variance (a
+/// right-handed frame) and the largest |projection| of a point on each axis (Å).
+struct PrincipalAxes {
+  Vec3 centre{};
+  std::array<Vec3, 3> axis{};
+  std::array<double, 3> half_extent{};
+};
+[[nodiscard]] PrincipalAxes principal_axes(const std::vector<Vec3>& coords);
+
+/// Rainbow colour (blue → green → red) for t in [0, 1], RGB in [0, 1]: N- to C-terminus.
+[[nodiscard]] std::array<double, 3> rainbow(double t);
+
 }  // namespace gemflow::studio

@@ -11,7 +11,9 @@
 
 #include <vtkActor.h>
 #include <vtkCellArray.h>
+#include <vtkCamera.h>
 #include <vtkCellData.h>
+#include <vtkPointData.h>
 #include <vtkGlyph3DMapper.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
@@ -70,6 +72,56 @@ vtkSmartPointer<vtkActor> bond_actor(const std::vector<Atom>& atoms, const std::
   actor->SetMapper(mapper);
   return actor;
 }
+/// A tube through the Cα atoms of one trace, coloured by position along the chain.
+vtkSmartPointer<vtkActor> backbone_actor(const std::vector<Vec3>& xyz, const std::vector<std::size_t>& trace) {
+  auto pts = vtkSmartPointer<vtkPoints>::New();
+  auto line = vtkSmartPointer<vtkCellArray>::New();
+  auto colors = vtkSmartPointer<vtkUnsignedCharArray>::New();
+  colors->SetNumberOfComponents(3);
+  colors->SetName("colors");
+  line->InsertNextCell(static_cast<vtkIdType>(trace.size()));
+  for (std::size_t k = 0; k < trace.size(); ++k) {
+    line->InsertCellPoint(pts->InsertNextPoint(xyz[trace[k]].data()));
+    const auto c = rainbow(static_cast<double>(k) / static_cast<double>(trace.size() - 1));
+    const unsigned char rgb[3] = {static_cast<unsigned char>(c[0] * 255), static_cast<unsigned char>(c[1] * 255),
+                                  static_cast<unsigned char>(c[2] * 255)};
+    colors->InsertNextTypedTuple(rgb);
+  }
+  auto poly = vtkSmartPointer<vtkPolyData>::New();
+  poly->SetPoints(pts);
+  poly->SetLines(line);
+  poly->GetPointData()->SetScalars(colors);
+  auto tube = vtkSmartPointer<vtkTubeFilter>::New();
+  tube->SetInputData(poly);
+  tube->SetRadius(0.55);
+  tube->SetNumberOfSides(14);
+  tube->CappingOn();
+  auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+  mapper->SetInputConnection(tube->GetOutputPort());
+  mapper->SetScalarModeToUsePointData();
+  auto actor = vtkSmartPointer<vtkActor>::New();
+  actor->SetMapper(mapper);
+  actor->GetProperty()->SetSpecular(0.4);
+  actor->GetProperty()->SetSpecularPower(30);
+  return actor;
+}
+
+/// Looks down the smallest principal axis with the largest one across the view, at the
+/// distance where the molecule's extent (plus atom radii) just fits the view's aspect ratio.
+void frame_axes(vtkRenderer* ren, const PrincipalAxes& a, double aspect) {
+  vtkCamera* cam = ren->GetActiveCamera();
+  const double margin = 2.0;  // Å: sphere radii and a little air
+  const double half_w = a.half_extent[0] + margin, half_h = a.half_extent[1] + margin;
+  const double half = std::max(half_h, half_w / std::max(aspect, 0.1)) * 1.04;
+  const double angle = cam->GetViewAngle() * 3.14159265358979323846 / 180.0;
+  const double d = half / std::tan(angle / 2) + a.half_extent[2];
+  const Vec3& c = a.centre;
+  const Vec3& z = a.axis[2];
+  cam->SetFocalPoint(c[0], c[1], c[2]);
+  cam->SetPosition(c[0] + z[0] * d, c[1] + z[1] * d, c[2] + z[2] * d);
+  cam->SetViewUp(a.axis[1][0], a.axis[1][1], a.axis[1][2]);
+  ren->ResetCameraClippingRange();
+}
 }  // namespace
 
 StructureViewer::StructureViewer(QWidget* parent)
@@ -119,7 +171,7 @@ void StructureViewer::set_model(int index) {
 void StructureViewer::rebuild() {
   vtkRenderer* ren = view_->renderer();
   ren->RemoveAllViewProps();
-  atoms_shown_ = bonds_shown_ = 0;
+  atoms_shown_ = bonds_shown_ = traces_shown_ = 0;
   rmsd_ = -1;
   if (!s_ || s_->models.empty()) {
     info_->setText(s_ ? tr("%1: no coordinates").arg(label_) : QString());
@@ -156,6 +208,15 @@ void StructureViewer::rebuild() {
   const auto bonds = s_->bonds.empty() ? perceive_bonds(atoms, xyz) : s_->bonds;
   bonds_shown_ = bonds.size();
   if (!bonds.empty()) ren->AddActor(bond_actor(atoms, xyz, bonds, 0.12, nullptr));
+  // Backbone: a tube through the Cα atoms of each chain, rainbow from N- to C-terminus, so
+  // that the fold reads at a glance among all the atoms.
+  for (const auto& trace : backbone_traces(atoms, xyz)) {
+    ren->AddActor(backbone_actor(xyz, trace));
+    ++traces_shown_;
+  }
+  // Frame the molecule along its principal axes: the longest across the (wide) view.
+  const PrincipalAxes axes = principal_axes(xyz);
+  view_->set_camera_fit([axes](vtkRenderer* r, double aspect) { frame_axes(r, axes, aspect); });
   QString text = tr("%1: %2 atoms, %3 bonds%4, model %5/%6")
                      .arg(label_)
                      .arg(atoms_shown_)
@@ -185,6 +246,6 @@ void StructureViewer::rebuild() {
   view_->update();
 }
 
-QImage StructureViewer::grab_frame() { return view_->grabFramebuffer(); }
+QImage StructureViewer::grab_frame() { return view_->grab_frame(); }
 
 }  // namespace gemflow::studio

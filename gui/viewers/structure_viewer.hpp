@@ -1,8 +1,9 @@
 #pragma once
 // 3D structure viewer (VTK): atoms as spheres coloured by element (one vtkGlyph3DMapper per
 // element), bonds as sticks coloured half by half (Structure::bonds, else perceived by
-// distance), a model selector for ensembles, and an optional reference overlay superposed by
-// Kabsch with its RMSD.
+// distance), a rainbow tube through the Cα atoms of each chain, a model selector for
+// ensembles, and an optional reference overlay superposed by Kabsch with its RMSD. The view is
+// framed along the molecule's principal axes.
 #include <memory>
 #include <string>
 
@@ -31,6 +32,8 @@ class StructureViewer : public QWidget {
 
   [[nodiscard]] std::size_t atom_count() const { return atoms_shown_; }
   [[nodiscard]] std::size_t bond_count() const { return bonds_shown_; }
+  /// Backbone traces drawn (Cα tubes; chain breaks split a chain).
+  [[nodiscard]] std::size_t trace_count() const { return traces_shown_; }
   [[nodiscard]] double overlay_rmsd() const { return rmsd_; }
   [[nodiscard]] VtkView* view() const { return view_; }
   /// The rendered frame (renders first).
@@ -44,7 +47,7 @@ class StructureViewer : public QWidget {
   std::shared_ptr<const Structure> s_, ref_;
   QString label_, ref_label_;
   int model_ = 0;
-  std::size_t atoms_shown_ = 0, bonds_shown_ = 0;
+  std::size_t atoms_shown_ = 0, bonds_shown_ = 0, traces_shown_ = 0;
   double rmsd_ = -1;
 };
 

@@ -82,6 +82,8 @@ void ViewerPanel::follow(const std::string& node, const std::string& port) {
 
 void ViewerPanel::refresh() { show_current(); }
 
+std::string ViewerPanel::port() const { return outputs_->currentData().toString().toStdString(); }
+
 void ViewerPanel::show_current() {
   const std::string port = outputs_->currentData().toString().toStdString();
   if (node_.empty() || port.empty()) {

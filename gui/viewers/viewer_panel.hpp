@@ -27,6 +27,9 @@ class ViewerPanel : public QWidget {
   ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent = nullptr);
   /// Follows a node: lists its outputs, shows `port` (or the first one).
   void follow(const std::string& node, const std::string& port = {});
+  /// The followed node ("" when none) and the output shown.
+  [[nodiscard]] const std::string& node() const { return node_; }
+  [[nodiscard]] std::string port() const;
   /// Re-reads the followed value (after a run).
   void refresh();
   /// Shows a value directly (also used by tests).

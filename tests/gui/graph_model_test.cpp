@@ -200,6 +200,65 @@ TEST_F(GraphModelTest, PasteRemapsIdsAndLinks) {
   EXPECT_EQ(m.to_yaml(), before);
 }
 
+TEST_F(GraphModelTest, RenameNodeCarriesLinksAndUndoes) {
+  build_chain();
+  const std::string before = m.to_yaml();
+  std::vector<std::pair<std::string, std::string>> renamed;
+  QObject::connect(&m, &gs::GraphModel::node_renamed,
+                   [&](const QString& a, const QString& b) { renamed.emplace_back(a.toStdString(), b.toStdString()); });
+  ASSERT_EQ(m.rename_node("add", "total"), "");
+  ASSERT_EQ(renamed.size(), 1u);
+  EXPECT_EQ(renamed[0], std::make_pair(std::string("add"), std::string("total")));
+  EXPECT_EQ(m.workflow().find("add"), nullptr);
+  ASSERT_NE(m.workflow().find("total"), nullptr);
+  std::vector<std::string> links;
+  for (const auto& l : m.workflow().links) links.push_back(l.str());
+  EXPECT_EQ(links, (std::vector<std::string>{"const.value -> total.a", "const_2.value -> total.b", "total.sum -> add_2.a"}));
+  // Position, type and file order are kept: only the id changes in the text.
+  std::string expected = before;
+  for (std::size_t at = 0; (at = expected.find("add:", at)) != std::string::npos;) {
+    if (at == 0 || expected[at - 1] == ' ') expected.replace(at, 3, "total");
+    at += 3;
+  }
+  for (const char* l : {"add.sum", "add.a", "add.b"}) {
+    const std::string from = l, to = "total" + from.substr(3);
+    for (std::size_t at = 0; (at = expected.find(from, at)) != std::string::npos; at += to.size())
+      if (at == 0 || expected[at - 1] == ' ') expected.replace(at, from.size(), to);
+  }
+  EXPECT_EQ(m.to_yaml(), expected);
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.to_yaml(), before);
+  m.undo_stack()->redo();
+  EXPECT_EQ(m.to_yaml(), expected);
+  // Refused: the format's id rule and uniqueness; the model does not change.
+  const std::string now = m.to_yaml();
+  const int steps = m.undo_stack()->count();
+  EXPECT_NE(m.rename_node("total", "2fast").find("invalid node id"), std::string::npos);
+  EXPECT_NE(m.rename_node("total", "a.b").find("invalid node id"), std::string::npos);
+  EXPECT_NE(m.rename_node("total", "").find("empty"), std::string::npos);
+  EXPECT_NE(m.rename_node("total", "const").find("already exists"), std::string::npos);
+  EXPECT_NE(m.rename_node("nope", "x").find("no node"), std::string::npos);
+  EXPECT_EQ(m.rename_node("total", "total"), "");  // no-op, no undo step
+  EXPECT_EQ(m.to_yaml(), now);
+  EXPECT_EQ(m.undo_stack()->count(), steps);
+  // What the loader accepts, the model accepts.
+  EXPECT_EQ(m.rename_node("total", "_sum-2"), "");
+}
+
+TEST_F(GraphModelTest, NameAndDescriptionAreUndoable) {
+  const std::string before = m.to_yaml();
+  m.set_name("my-flow");
+  m.set_description("Adds two constants.");
+  EXPECT_EQ(m.workflow().name, "my-flow");
+  EXPECT_NE(m.to_yaml().find("description: Adds two constants."), std::string::npos) << m.to_yaml();
+  EXPECT_TRUE(m.modified());
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.workflow().description, "");
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.to_yaml(), before);
+  EXPECT_FALSE(m.modified());
+}
+
 TEST_F(GraphModelTest, SaveAndLoadKeepLayout) {
   build_chain();
   ASSERT_TRUE(m.connect("const", "value", "add_2", "b").ok());

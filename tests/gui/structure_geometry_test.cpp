@@ -83,3 +83,66 @@ TEST(StructureGeometry, KabschRecoversRigidMotion) {
   EXPECT_GT(m->rmsd, 1.0);
   EXPECT_FALSE(gs::kabsch(mobile, target, {{0, 0}, {1, 1}}));
 }
+
+TEST(StructureGeometry, BackboneTracesSplitAtChainBreaksAndChains) {
+  // Chain A: 5 Cα 3.8 Å apart, then a 9 Å gap, then 3 more; chain B: 2 Cα. Side-chain atoms
+  // and a hetero "CA" (calcium) are not part of any trace.
+  std::vector<gemflow::Atom> atoms;
+  std::vector<Vec3> xyz;
+  auto add = [&](const char* name, const char* el, const char* chain, Vec3 p, bool het = false) {
+    gemflow::Atom a;
+    a.name = name;
+    a.element = el;
+    a.chain = chain;
+    a.hetero = het;
+    atoms.push_back(a);
+    xyz.push_back(p);
+  };
+  double x = 0;
+  for (int i = 0; i < 5; ++i, x += 3.8) {
+    add("N", "N", "A", {x - 1, 0, 0});
+    add("CA", "C", "A", {x, 0, 0});
+    add("CB", "C", "A", {x, 1.5, 0});
+  }
+  x += 9.0 - 3.8;
+  for (int i = 0; i < 3; ++i, x += 3.8) add("CA", "C", "A", {x, 0, 0});
+  add("CA", "CA", "A", {x + 1, 0, 0}, true);
+  add("CA", "C", "B", {0, 10, 0});
+  add("CA", "C", "B", {3.8, 10, 0});
+  add("CA", "C", "C", {0, 20, 0});  // a single Cα: no trace
+  const auto t = gs::backbone_traces(atoms, xyz);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0], (std::vector<std::size_t>{1, 4, 7, 10, 13}));
+  EXPECT_EQ(t[1], (std::vector<std::size_t>{15, 16, 17}));
+  EXPECT_EQ(t[2], (std::vector<std::size_t>{19, 20}));
+}
+
+TEST(StructureGeometry, PrincipalAxesOfAnOrientedBox) {
+  // Points on a 20 × 6 × 2 Å grid, rotated and shifted: the axes come back in order of
+  // extent, orthonormal and right-handed, with the half extents of the box.
+  const double th = 0.4;
+  const Vec3 shift{5, -3, 12};
+  std::vector<Vec3> pts;
+  for (double a = -10; a <= 10; a += 1)
+    for (double b = -3; b <= 3; b += 1)
+      for (double c = -1; c <= 1; c += 1)
+        pts.push_back({std::cos(th) * a - std::sin(th) * b + shift[0], std::sin(th) * a + std::cos(th) * b + shift[1], c + shift[2]});
+  const auto p = gs::principal_axes(pts);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(p.centre[k], shift[k], 1e-9);
+  EXPECT_NEAR(std::abs(p.axis[0][0] * std::cos(th) + p.axis[0][1] * std::sin(th)), 1.0, 1e-9);
+  EXPECT_NEAR(std::abs(-p.axis[1][0] * std::sin(th) + p.axis[1][1] * std::cos(th)), 1.0, 1e-9);
+  EXPECT_NEAR(std::abs(p.axis[2][2]), 1.0, 1e-9);
+  EXPECT_NEAR(p.half_extent[0], 10.0, 1e-9);
+  EXPECT_NEAR(p.half_extent[1], 3.0, 1e-9);
+  EXPECT_NEAR(p.half_extent[2], 1.0, 1e-9);
+  const auto& a = p.axis;
+  const Vec3 cross{a[0][1] * a[1][2] - a[0][2] * a[1][1], a[0][2] * a[1][0] - a[0][0] * a[1][2], a[0][0] * a[1][1] - a[0][1] * a[1][0]};
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(cross[k], a[2][k], 1e-12);
+}
+
+TEST(StructureGeometry, RainbowRunsFromBlueToRed) {
+  EXPECT_EQ(gs::rainbow(0.0), (std::array<double, 3>{0, 0, 1}));
+  EXPECT_EQ(gs::rainbow(0.5), (std::array<double, 3>{0, 1, 0}));
+  EXPECT_EQ(gs::rainbow(1.0), (std::array<double, 3>{1, 0, 0}));
+  EXPECT_EQ(gs::rainbow(2.0), gs::rainbow(1.0));
+}
