@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -58,6 +59,23 @@ gemflow::Registry& registry() {
     // Another plugin being half-built must not fail Studio's test; the parts that need a
     // plugin skip with a message when its nodes are missing.
     for (const auto& r : host.records())
+      if (!r.loaded) std::cerr << "note: plugin " << r.file << " not loaded: " << r.error << "\n";
+    loaded = true;
+  }
+  return reg;
+}
+
+/// The shipped plugins only (no test nodes): what a user's Studio has, for the NMR test and
+/// its screenshot.
+std::vector<gemflow::PluginRecord> shipped_records;
+gemflow::Registry& shipped_registry() {
+  static gemflow::Registry reg;
+  static bool loaded = false;
+  if (!loaded) {
+    gemflow::PluginHost host(reg);
+    host.load_directory(GEMFLOW_PLUGIN_BUILD_DIR);
+    shipped_records = host.records();
+    for (const auto& r : shipped_records)
       if (!r.loaded) std::cerr << "note: plugin " << r.file << " not loaded: " << r.error << "\n";
     loaded = true;
   }
@@ -144,6 +162,39 @@ PixelStats pixel_stats(const QImage& shot) {
   std::cout << "pixels on background: " << 100.0 * r.background << " %, off: " << 100.0 * r.off_background << " %, colours: " << r.colours
             << ", luminance sd: " << r.luminance_sd << "\n";
   return r;
+}
+
+/// A 256-colour copy of a screenshot for the docs (PNG of a third the size): the palette is
+/// the 256 most frequent colours at 5 bits per channel (a UI is mostly flat colours), each
+/// the mean of its pixels; pixels map to the nearest entry, without dithering.
+QImage to_256_colours(const QImage& shot) {
+  const QImage img = shot.convertToFormat(QImage::Format_RGB32);
+  struct Bin {
+    std::size_t n = 0;
+    double r = 0, g = 0, b = 0;
+  };
+  std::map<int, Bin> bins;
+  for (int y = 0; y < img.height(); ++y) {
+    const auto* line = reinterpret_cast<const QRgb*>(img.constScanLine(y));
+    for (int x = 0; x < img.width(); ++x) {
+      const QRgb c = line[x];
+      Bin& b = bins[((qRed(c) >> 3) << 10) | ((qGreen(c) >> 3) << 5) | (qBlue(c) >> 3)];
+      ++b.n;
+      b.r += qRed(c);
+      b.g += qGreen(c);
+      b.b += qBlue(c);
+    }
+  }
+  std::vector<const Bin*> order;
+  for (const auto& [key, b] : bins) order.push_back(&b);
+  std::sort(order.begin(), order.end(), [](const Bin* a, const Bin* b) { return a->n > b->n; });
+  QVector<QRgb> table;
+  for (std::size_t i = 0; i < order.size() && i < 256; ++i) {
+    const double n = static_cast<double>(order[i]->n);
+    table.push_back(qRgb(static_cast<int>(order[i]->r / n + 0.5), static_cast<int>(order[i]->g / n + 0.5),
+                         static_cast<int>(order[i]->b / n + 0.5)));
+  }
+  return img.convertToFormat(QImage::Format_Indexed8, table, Qt::ThresholdDither);
 }
 
 /// ATOM/HETATM records of the first model of a PDB file (the whole file when it has no MODEL).
@@ -442,10 +493,14 @@ TEST_F(StudioGui, RenameNodeAndEditWorkflowFields) {
 TEST_F(StudioGui, NmrWorkflowRunsAndShowsTheRefinedStructure) {
   const fs::path file = fs::path(GEMFLOW_SOURCE_DIR) / "workflows" / "nmr_structure.yaml";
   ASSERT_TRUE(fs::exists(file));
-  auto reference = gemflow::load_workflow(file, registry());
+  auto reference = gemflow::load_workflow(file, shipped_registry());
   ASSERT_TRUE(reference.workflow.has_value());
   for (const auto& n : reference.workflow->nodes)
-    if (!registry().find_node(n.type)) GTEST_SKIP() << "plugin node " << n.type << " not built";
+    if (!shipped_registry().find_node(n.type)) GTEST_SKIP() << "plugin node " << n.type << " not built";
+  // A window with the shipped plugins only, as a user sees it.
+  w = std::make_unique<gs::MainWindow>(shipped_registry(), shipped_records);
+  w->set_prompt_enabled(false);
+  w->runs().set_out_dir(kOut / "runs");
   ASSERT_TRUE(reference.ok()) << (reference.diagnostics.empty() ? "" : reference.diagnostics.front().str());
   // The refined structure: what the workflow writes to structure.pdb (io.write_structure).
   std::string producer, producer_port;
@@ -463,6 +518,8 @@ TEST_F(StudioGui, NmrWorkflowRunsAndShowsTheRefinedStructure) {
 
   // Big enough for a readable screenshot of the whole tool.
   w->resize(1600, 1000);
+  w->show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(w.get()));
   w->arrange_docks();
   QTest::qWait(50);
 
@@ -536,6 +593,10 @@ TEST_F(StudioGui, NmrWorkflowRunsAndShowsTheRefinedStructure) {
   const fs::path png = kOut / "studio-nmr.png";
   ASSERT_TRUE(window.save(QString::fromStdString(png.string())));
   std::cout << "screenshot: " << png.string() << " (" << window.width() << "x" << window.height() << ")\n";
+  // The README's copy (docs/images/studio-nmr.png): same pixels, 256 colours, small file.
+  const fs::path small_png = kOut / "studio-nmr-256.png";
+  ASSERT_TRUE(to_256_colours(window).save(QString::fromStdString(small_png.string()), "PNG", 0));
+  std::cout << "screenshot for the docs: " << small_png.string() << " (" << fs::file_size(small_png) / 1024 << " KiB)\n";
   // The window shot contains the rendered molecule too (what the README shows).
   const PixelStats ws = pixel_stats(window.copy(QRect(sv->view()->mapTo(w.get(), QPoint(0, 0)), sv->view()->size())));
   EXPECT_GT(ws.background, 0.2);
