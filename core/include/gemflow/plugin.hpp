@@ -18,7 +18,7 @@
 namespace gemflow {
 
 /// Bumped on any incompatible change to the plugin interface or the SDK's data types.
-inline constexpr int kPluginApiVersion = 1;
+inline constexpr int kPluginApiVersion = GEMFLOW_PLUGIN_API_VERSION;
 
 /// What a plugin sees of the host's registry during registration.
 class PluginRegistrar {

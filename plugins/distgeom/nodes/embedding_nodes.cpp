@@ -47,16 +47,19 @@ const char* reason_text(SkipReason r) {
   return "";
 }
 
-// Resolves a node's `device`. The metric matrix, the pivoted Cholesky and the trials have no
-// CUDA path yet: a resolved CUDA device runs them on the CPU and says so. A CUDA branch goes
-// where the callers test dev.is_cuda().
+// Resolves a node's `device` for nodes that have no CUDA path yet (metric matrix, pivoted
+// Cholesky, trials): `auto` runs on the CPU and says so; an explicit `cuda`/`cuda:N` (in the
+// node or through --device) fails loudly, never a silent CPU fallback. A CUDA branch goes here.
 Device resolve_cpu_only(NodeContext& ctx, const DeviceParam& param, const std::string& who) {
-  const Device dev = param.resolve(ctx);
-  if (dev.is_cuda()) {
-    ctx.info(who + ": no CUDA path yet, running on the CPU");
-    ctx.record("device_used", std::string("cpu"));
-  }
-  return dev;
+  const std::string text = ctx.device_override().empty() ? param.requested() : ctx.device_override();
+  const auto req = DeviceRequest::parse(text);
+  if (req && req->kind == DeviceRequest::Kind::Cuda)
+    throw DeviceError(who + ": device '" + text +
+                      "' requested, but this node has no CUDA path yet; use device: cpu or auto");
+  if (req && req->kind == DeviceRequest::Kind::Auto && cuda_device_count() > 0)
+    ctx.info(who + ": device auto: this node has no CUDA path yet, using cpu");
+  ctx.record("device_used", std::string("cpu"));
+  return Device{};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,18 +268,18 @@ class MetricMatrixNode final : public Node {
             .doc = "Crippen–Havel metric matrix about the centroid: G_ij = (D_i0² + D_j0² − D_ij²)/2 with "
                    "D_i0² = (1/n)Σ_j D_ij² − (1/n²)Σ_{j<k} D_jk² (Crippen & Havel 1988, ch. 6).\n"
                    "Input: distances (n×n, Å). Output: metric (n×n, Å²); G = X Xᵀ for real centred points.\n"
-                   "Device: CPU only for now (a CUDA device runs the CPU path and says so).\n"
+                   "Device: CPU only for now (auto runs on the CPU; cuda fails: no silent fallback).\n"
                    "Device memory: none. Determinism: deterministic."};
   }
   Input<Matrix<double>> distances{this, "distances", "Distance matrix (Å), n×n"};
   Output<Matrix<double>> metric{this, "metric", "Metric matrix (Å²), n×n"};
   DeviceParam device{this, "auto"};
   void execute(NodeContext& ctx) override {
+    (void)resolve_cpu_only(ctx, device, "distgeom.metric_matrix");
     const auto& d = *distances;
     if (d.rows() != d.cols())
       throw InputError("distgeom.metric_matrix: input 'distances' is " + std::to_string(d.rows()) + "×" +
                        std::to_string(d.cols()) + ", not square");
-    (void)resolve_cpu_only(ctx, device, "distgeom.metric_matrix");
     Matrix<double> g(d.rows(), d.rows());
     metric_matrix(d.span(), d.rows(), g.span());
     metric.set(std::move(g));
@@ -388,7 +391,7 @@ class EmbedNode final : public Node {
                    "embedding on pivot atoms); pivots are restricted to the `pivot_fraction` of atoms with the "
                    "tightest bounds (mean U − L over their row of `bounds`: wire the smoothed bounds), the "
                    "largest remaining diagonal first among them; eigen = the top eigenpairs (Spectra Lanczos).\n"
-                   "Device: CPU only for now (a CUDA device runs the CPU path and says so).\n"
+                   "Device: CPU only for now (auto runs on the CPU; cuda fails: no silent fallback).\n"
                    "Device memory: none (CPU). Determinism: deterministic."};
   }
   enum class Method { Cholesky, Eigen };
@@ -409,6 +412,7 @@ class EmbedNode final : public Node {
   DeviceParam device{this, "auto"};
 
   void execute(NodeContext& ctx) override {
+    (void)resolve_cpu_only(ctx, device, "distgeom.embed");
     const auto& g = *metric;
     const auto& b = *bounds;
     const std::size_t n = g.rows();
@@ -416,7 +420,6 @@ class EmbedNode final : public Node {
       throw InputError("distgeom.embed: metric is " + std::to_string(g.rows()) + "×" + std::to_string(g.cols()) +
                        " but the bounds have " + std::to_string(b.size()) + " atoms");
     const auto dim = static_cast<std::size_t>(dimensions.value());
-    (void)resolve_cpu_only(ctx, device, "distgeom.embed");
     const bool cholesky = method.value() == Method::Cholesky;
     const auto pivots = cholesky && pivot_fraction.value() < 1.0
                             ? tight_atoms(b.lower.span(), b.upper.span(), n, pivot_fraction.value())
@@ -551,7 +554,7 @@ class EmbedAndRefineNode final : public Node {
                    "dimensions, rank, pivot_fraction, max_iterations, w_chiral, mirror_trial).\n"
                    "Threads: trials run in parallel (`threads`, 0 = all cores); partial metrization re-smooths "
                    "single-threaded inside a trial. Cancellation is checked every ~20 ms.\n"
-                   "Device: CPU only for now (a CUDA device runs the CPU path and says so).\n"
+                   "Device: CPU only for now (auto runs on the CPU; cuda fails: no silent fallback).\n"
                    "Device memory: none. Memory: about 5 n² doubles per running trial.\n"
                    "Determinism: the same seed gives the same result whatever the number of threads (trials are "
                    "independent; ties go to the lower trial index).",
@@ -588,6 +591,7 @@ class EmbedAndRefineNode final : public Node {
 
   void execute(NodeContext& ctx) override {
     const std::string id = info().id;
+    (void)resolve_cpu_only(ctx, device, id);
     const auto& b = *bounds;
     const auto& sm = *smoothed;
     const auto& s = *structure;
@@ -596,7 +600,6 @@ class EmbedAndRefineNode final : public Node {
       throw InputError(id + ": inputs 'bounds' (" + std::to_string(n) + " atoms) and 'smoothed' (" +
                        std::to_string(sm.size()) + " atoms) are not over the same atoms");
     check_bounds_structure(b, s, id.c_str());
-    (void)resolve_cpu_only(ctx, device, id);
     const auto xyz = model_xyz(s, model.value(), id);
     const auto in = refine_inputs(b, s, xyz, restraints.connected() ? restraints.get().get() : nullptr);
     const auto hands = ca_centres(b, s, xyz);

@@ -374,3 +374,28 @@ TEST(RefineNode, WrongCoordinateShapeIsNamed) {
 }
 
 }  // namespace
+
+// Nodes without a CUDA path never fall back silently: an explicit cuda request (in the node or
+// through the run's --device override) fails loudly; cpu and auto run on the CPU and say so.
+TEST(CpuOnlyNodes, ExplicitCudaFailsLoudlyCpuAndAutoRecordCpu) {
+  for (const std::string id : {"distgeom.metric_matrix", "distgeom.embed", "distgeom.embed_and_refine"}) {
+    for (const bool via_override : {false, true}) {
+      auto node = make(id);
+      FakeContext ctx;
+      if (via_override) ctx.device = "cuda:1";
+      else node->set_param("device", std::string("cuda"));
+      const std::string err = error_of(*node, ctx);
+      EXPECT_NE(err.find("no CUDA path"), std::string::npos) << id << ": " << err;
+      EXPECT_EQ(ctx.records.count("device_used"), 0u) << id;
+    }
+  }
+  auto node = make("distgeom.metric_matrix");
+  node->set_input("distances", Value::make(Matrix<double>(3, 3, std::vector<double>{0, 1, 1, 1, 0, 1, 1, 1, 0})));
+  for (const std::string dev : {"cpu", "auto"}) {
+    FakeContext ctx;
+    node->set_param("device", dev);
+    EXPECT_EQ(error_of(*node, ctx), "(no error)") << dev;
+    ASSERT_EQ(ctx.records.count("device_used"), 1u);
+    EXPECT_EQ(std::get<std::string>(ctx.records.at("device_used")), "cpu");
+  }
+}
