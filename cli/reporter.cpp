@@ -9,20 +9,6 @@
 
 namespace gemflow::cli {
 
-std::string state_name(NodeState s) {
-  switch (s) {
-    case NodeState::Idle: return "idle";
-    case NodeState::Queued: return "queued";
-    case NodeState::Running: return "running";
-    case NodeState::Done: return "done";
-    case NodeState::Cached: return "cached";
-    case NodeState::Failed: return "failed";
-    case NodeState::Cancelled: return "cancelled";
-    case NodeState::Skipped: return "skipped";
-  }
-  return "unknown";
-}
-
 std::string strip_node_prefix(const std::string& node, const std::string& message) {
   const std::string prefix = "node '" + node + "'";
   if (!message.starts_with(prefix)) return message;
@@ -92,7 +78,7 @@ void Reporter::on_event(const RunEvent& e) {
     switch (e.kind) {
       case RunEvent::Kind::State:
         j["event"] = "state";
-        j["state"] = state_name(e.state);
+        j["state"] = gemflow::to_string(e.state);
         if (!e.message.empty()) j["message"] = e.message;
         break;
       case RunEvent::Kind::Progress:

@@ -56,8 +56,6 @@ class Reporter {
   std::mutex json_mutex_;
 };
 
-/// Lower-case state name used in lines and JSON ("running", "done", ...).
-[[nodiscard]] std::string state_name(NodeState s);
 /// `message` without a leading "node 'ID' (type): " (the id is printed beside it already).
 [[nodiscard]] std::string strip_node_prefix(const std::string& node, const std::string& message);
 /// "info", "warning", ...

@@ -294,7 +294,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
       nlohmann::json outs = nlohmann::json::object();
       for (const auto& [port, v] : nr.outputs)
         outs[port] = {{"type", v.type()}, {"summary", v.summary()}, {"linked", consumed.contains({n.id, port})}};
-      nlohmann::json jn{{"type", n.type}, {"state", state_name(nr.state)}, {"seconds", nr.seconds},
+      nlohmann::json jn{{"type", n.type}, {"state", gemflow::to_string(nr.state)}, {"seconds", nr.seconds},
                         {"key", nr.key}, {"outputs", outs}};
       if (!nr.error.empty()) jn["error"] = nr.error;
       nodes[n.id] = jn;
@@ -318,7 +318,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   std::string tally;
   for (auto s : {NodeState::Done, NodeState::Cached, NodeState::Failed, NodeState::Skipped,
                  NodeState::Cancelled, NodeState::Idle, NodeState::Queued, NodeState::Running})
-    if (counts[s] > 0) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", counts[s], state_name(s));
+    if (counts[s] > 0) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", counts[s], gemflow::to_string(s));
   const char* verdict = code == kExitOk ? "finished" : code == kExitCancelled ? "cancelled" : code == kExitNodeFailed ? "failed" : "invalid";
   if (code == kExitInvalid) {  // nothing ran: no table
     std::size_t errors = 0;
@@ -339,7 +339,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
     auto it = result.nodes.find(n.id);
     if (it == result.nodes.end()) continue;
     const NodeResult& nr = it->second;
-    fmt::print("  {:<{}}  {:<{}}  {:<9}  {:>8.2f}{}\n", n.id, wid, n.type, wtype, state_name(nr.state), nr.seconds,
+    fmt::print("  {:<{}}  {:<{}}  {:<9}  {:>8.2f}{}\n", n.id, wid, n.type, wtype, gemflow::to_string(nr.state), nr.seconds,
                nr.error.empty() ? "" : "  " + strip_node_prefix(n.id, nr.error));
   }
   bool header = false;

@@ -14,6 +14,7 @@
 #include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
 
+#include "bounds_text.hpp"
 #include "register.hpp"
 
 #if defined(GEMFLOW_DISTGEOM_HAVE_CUDA)
@@ -22,38 +23,13 @@
 
 namespace gemflow::distgeom {
 namespace {
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
-std::string label(const DistanceBounds& b, std::size_t i) {
-  if (i < b.labels.size() && !b.labels[i].empty()) return b.labels[i];
-  return "atom " + std::to_string(i);
-}
+using namespace text;
 
 /// "molecule 3 'TYR - Ideal conformer'"
 std::string molecule_text(const BoundsBatch& b, std::size_t k) {
   const std::size_t src = k < b.source.size() ? b.source[k] : k;
   const std::string name = k < b.names.size() ? b.names[k] : "";
   return "molecule " + std::to_string(src) + (name.empty() ? "" : " '" + name + "'");
-}
-
-/// The inconsistency of one molecule in its atom labels: the first pair and the chain of
-/// input bounds that contradicts a lower bound (explain_inconsistency).
-std::string inconsistency_text(const DistanceBounds& b, const SmoothingReport& r) {
-  std::string s = "L(" + label(b, r.i) + ", " + label(b, r.j) + ") = " + num(r.lower) + " Å > U = " + num(r.upper) + " Å";
-  if (r.path) {
-    const InconsistencyPath& p = *r.path;
-    s += "; path: " + label(b, p.atoms[0]);
-    for (std::size_t k = 0; k + 1 < p.atoms.size(); ++k) s += " -[U " + num(p.upper[k]) + "]- " + label(b, p.atoms[k + 1]);
-    s += "; its upper bounds sum to " + num(p.upper_sum) + " Å, but L(" + label(b, p.a()) + ", " + label(b, p.b()) +
-         ") = " + num(p.lower) + " Å (excess " + num(p.excess()) + " Å)";
-  }
-  s += "; " + std::to_string(r.inconsistent_pairs) + " pair(s) inconsistent";
-  return s;
 }
 
 class BoundsFromMolecules final : public Node {

@@ -9,6 +9,7 @@
 #include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
 
+#include "bounds_text.hpp"
 #include "register.hpp"
 
 #if defined(GEMFLOW_DISTGEOM_HAVE_CUDA)
@@ -18,67 +19,7 @@
 namespace gemflow::distgeom {
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
-/// "A:12:ALA:HA", or "atom 12" (0-based) when the bounds carry no labels.
-std::string label(const DistanceBounds& b, std::size_t i) {
-  if (i < b.labels.size() && !b.labels[i].empty()) return b.labels[i];
-  return "atom " + std::to_string(i);
-}
-
-/// ", restraint 117" when bounds.restraint names one for (i, j), else "".
-std::string restraint_of(const DistanceBounds& b, std::size_t i, std::size_t j) {
-  if (b.restraint.rows() != b.size() || b.restraint.cols() != b.size()) return "";
-  const int id = b.restraint(i, j);
-  return id >= 0 ? ", restraint " + std::to_string(id) : "";
-}
-
-std::string pair_text(const DistanceBounds& b, std::size_t i, std::size_t j) {
-  return "(" + label(b, i) + ", " + label(b, j) + ")";
-}
-
-/// The input-check failure, in the user's atom names.
-std::string defect_text(const DistanceBounds& b, const BoundsDefect& d) {
-  using K = BoundsDefect::Kind;
-  const std::string p = pair_text(b, d.i, d.j);
-  switch (d.kind) {
-    case K::Size: return d.message();
-    case K::NotANumber: return "bounds of " + p + " are NaN (lower " + num(d.lower) + ", upper " + num(d.upper) + ")";
-    case K::Negative:
-      return "negative bound for " + p + ": lower " + num(d.lower) + " Å, upper " + num(d.upper) + " Å";
-    case K::InfiniteLower: return "infinite lower bound for " + p;
-    case K::NonzeroDiagonal:
-      return "nonzero diagonal for " + label(b, d.i) + ": lower " + num(d.lower) + " Å, upper " + num(d.upper) +
-             " Å (must be 0)";
-    case K::NotSymmetric:
-      return "bounds are not symmetric for " + p + ": lower " + num(d.lower) + " vs " + num(d.lower_ji) +
-             " Å, upper " + num(d.upper) + " vs " + num(d.upper_ji) + " Å";
-    case K::LowerAboveUpper:
-      return "L" + p + " = " + num(d.lower) + " Å > U = " + num(d.upper) + " Å" + restraint_of(b, d.i, d.j);
-  }
-  return d.message();
-}
-
-/// "inconsistent bounds after smoothing: L(a, b)=5.1 Å > U=3.2 Å; path: a -[U 2, restraint 117]- c ..."
-std::string inconsistency_text(const DistanceBounds& b, const SmoothingReport& r) {
-  std::string s = "inconsistent bounds after smoothing: L" + pair_text(b, r.i, r.j) + "=" + num(r.lower) +
-                  " Å > U=" + num(r.upper) + " Å";
-  if (r.path) {
-    const InconsistencyPath& p = *r.path;
-    s += "; path: " + label(b, p.atoms[0]);
-    for (std::size_t k = 0; k + 1 < p.atoms.size(); ++k)
-      s += " -[U " + num(p.upper[k]) + restraint_of(b, p.atoms[k], p.atoms[k + 1]) + "]- " +
-           label(b, p.atoms[k + 1]);
-    s += "; its upper bounds sum to " + num(p.upper_sum) + " Å, but L" + pair_text(b, p.a(), p.b()) + " = " +
-         num(p.lower) + " Å" + restraint_of(b, p.a(), p.b()) + " (excess " + num(p.excess()) + " Å)";
-  }
-  s += "; " + std::to_string(r.inconsistent_pairs) + " pair(s) inconsistent";
-  return s;
-}
+using namespace text;
 
 class TriangleSmoothing final : public Node {
  public:
@@ -182,7 +123,7 @@ class TriangleSmoothing final : public Node {
     ctx.record("algorithm", dev.is_cuda() ? "cuda" : reference ? "reference" : "blocked");
     ctx.record("precision", reference ? "fp64" : (fp32 ? "fp32" : "fp64"));
     ctx.record("changed_pairs", static_cast<std::int64_t>(rep.changed_pairs));
-    if (!rep.consistent) throw Error(id + ": " + inconsistency_text(b, rep));
+    if (!rep.consistent) throw Error(id + ": inconsistent bounds after smoothing: " + inconsistency_text(b, rep));
     ctx.info("triangle smoothing: " + std::to_string(rep.changed_pairs) + " of " +
              std::to_string(n * (n > 0 ? n - 1 : 0) / 2) + " pairs tightened");
     ctx.progress(1.0);
