@@ -3,7 +3,7 @@ PRESET ?= ci
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 
-.PHONY: deps configure build demo test studio clean
+.PHONY: deps configure build runtime demo test studio clean
 
 deps:
 	@bash packaging/install-deps.sh
@@ -16,7 +16,11 @@ configure: deps $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# The demo needs only the command and the plugins, not the tests, benchmarks or Studio.
+runtime: configure
+	cmake --build $(BUILD) -j $(JOBS) --target runtime
+
+demo: runtime
 	@bash packaging/demo.sh $(BUILD)
 
 test: build

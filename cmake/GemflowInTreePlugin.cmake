@@ -54,6 +54,7 @@ function(gemflow_plugin_tree name)
   target_link_libraries(gemflow_${name}_nodes PUBLIC gemflow::core ${algo} ${P_NODE_LIBRARIES}
                         PRIVATE gemflow_warnings)
   gemflow_add_plugin(${name} SOURCES ${dir}/plugin.cpp LIBRARIES gemflow_${name}_nodes)
+  set_property(GLOBAL APPEND PROPERTY GEMFLOW_INTREE_PLUGINS gemflow_plugin_${name})
 
   if(GEMFLOW_BUILD_TESTS)
     foreach(kind unit gpu integration)
