@@ -29,7 +29,7 @@ class GpuBatch : public ::testing::Test {
 };
 
 std::shared_ptr<const BoundsBatch> run(const Nodes& nodes, const BoundsBatch& in, const std::string& device,
-                                       const std::string& precision, FakeContext& ctx,
+                                       const std::string& precision, RecordingContext& ctx,
                                        std::shared_ptr<const Table>* report = nullptr) {
   auto node = nodes.make("distgeom.smooth_batch");
   node->set_input("bounds", Value::make(in));
@@ -69,18 +69,18 @@ TEST_F(GpuBatch, SampleMoleculesMatchCpu) {
   io::MoleculeSet set;
   for (const auto& f : sample_molecule_files())
     for (auto& m : io::read_sdf(sample(f)).molecules) set.molecules.push_back(std::move(m));
-  FakeContext ctx;
+  RecordingContext ctx;
   auto bn = nodes.make("distgeom.bounds_from_molecules");
   bn->set_input("molecules", Value::make(set));
   bn->execute(ctx);
   const auto in = bn->output("bounds").as<BoundsBatch>();
-  FakeContext gctx, cctx;
+  RecordingContext gctx, cctx;
   std::shared_ptr<const Table> grep, crep;
   const auto gpu = run(nodes, *in, "cuda", "fp64", gctx, &grep);
   const auto cpu = run(nodes, *in, "cpu", "fp64", cctx, &crep);
-  EXPECT_EQ(std::get<std::int64_t>(gctx.records.at("cuda_batched")), 4);
-  EXPECT_EQ(std::get<std::int64_t>(gctx.records.at("cuda_padded_n")), 130);
-  EXPECT_EQ(std::get<std::int64_t>(gctx.records.at("cuda_one_by_one")), 0);
+  EXPECT_EQ(std::get<std::int64_t>(gctx.records().at("cuda_batched")), 4);
+  EXPECT_EQ(std::get<std::int64_t>(gctx.records().at("cuda_padded_n")), 130);
+  EXPECT_EQ(std::get<std::int64_t>(gctx.records().at("cuda_one_by_one")), 0);
   ASSERT_EQ(gpu->size(), 4u);
   for (std::size_t k = 0; k < 4; ++k) {
     SCOPED_TRACE(in->names[k]);
@@ -113,18 +113,18 @@ TEST_F(GpuBatch, RandomBatchesMatchCpu) {
   for (const char* precision : {"fp64", "fp32"}) {
     SCOPED_TRACE(precision);
     const bool fp32 = std::string(precision) == "fp32";
-    FakeContext gctx, cctx;
+    RecordingContext gctx, cctx;
     std::shared_ptr<const Table> grep, crep;
     const auto gpu = run(nodes, in, "cuda", precision, gctx, &grep);
     const auto cpu = run(nodes, in, "cpu", precision, cctx, &crep);
-    EXPECT_EQ(std::get<std::int64_t>(gctx.records.at("cuda_batched")), 58);
-    EXPECT_EQ(std::get<std::int64_t>(gctx.records.at("cuda_padded_n")), 256);
-    EXPECT_EQ(std::get<std::int64_t>(gctx.records.at("cuda_one_by_one")), 2);
+    EXPECT_EQ(std::get<std::int64_t>(gctx.records().at("cuda_batched")), 58);
+    EXPECT_EQ(std::get<std::int64_t>(gctx.records().at("cuda_padded_n")), 256);
+    EXPECT_EQ(std::get<std::int64_t>(gctx.records().at("cuda_one_by_one")), 2);
     ASSERT_EQ(grep->rows.size(), crep->rows.size());
     for (std::size_t k = 0; k < grep->rows.size(); ++k) EXPECT_EQ(grep->rows[k][5], crep->rows[k][5]) << k;
-    EXPECT_GE(std::get<std::int64_t>(gctx.records.at("skipped")), 5);
+    EXPECT_GE(std::get<std::int64_t>(gctx.records().at("skipped")), 5);
     if (!fp32) {
-      EXPECT_EQ(gctx.warnings, cctx.warnings);  // same molecules, pairs and explanations
+      EXPECT_EQ(gctx.warnings(), cctx.warnings());  // same molecules, pairs and explanations
     }
     ASSERT_EQ(gpu->source, cpu->source);
     for (std::size_t k = 0; k < gpu->size(); ++k) {

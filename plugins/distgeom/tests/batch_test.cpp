@@ -28,7 +28,7 @@ io::MoleculeSet sample_set() {
   return s;
 }
 
-std::shared_ptr<const BoundsBatch> bounds_of(const Nodes& nodes, const io::MoleculeSet& set, FakeContext& ctx) {
+std::shared_ptr<const BoundsBatch> bounds_of(const Nodes& nodes, const io::MoleculeSet& set, RecordingContext& ctx) {
   auto n = nodes.make("distgeom.bounds_from_molecules");
   n->set_input("molecules", Value::make(set));
   n->execute(ctx);
@@ -101,7 +101,7 @@ TEST(MoleculeBounds, TyrBracketsBondLengthsAndAngles) {
 // bit for bit (fp64), for several worker counts; every sample molecule is consistent.
 TEST(SmoothBatch, EqualsPerMatrixSmoothingOnSampleMolecules) {
   Nodes nodes;
-  FakeContext ctx;
+  RecordingContext ctx;
   const auto in = bounds_of(nodes, sample_set(), ctx);
   ASSERT_EQ(in->size(), 4u);
   EXPECT_EQ(in->bounds[3].size(), 130u);
@@ -186,7 +186,7 @@ TEST(SmoothBatch, RandomBatchesEqualPerMatrixSmoothing) {
 // on_inconsistent = skip it is dropped, counted and reported in the table.
 TEST(SmoothBatch, InconsistentMoleculeNamedOrSkipped) {
   Nodes nodes;
-  FakeContext ctx;
+  RecordingContext ctx;
   auto set = sample_set();
   const io::Molecule& hwb = set.molecules[2];
   const auto in = bounds_of(nodes, set, ctx);
@@ -217,22 +217,22 @@ TEST(SmoothBatch, InconsistentMoleculeNamedOrSkipped) {
   skip->set_input("bounds", Value::make(bad));
   skip->set_param("device", std::string("cpu"));
   skip->set_param("on_inconsistent", std::string("skip"));
-  FakeContext c2;
+  RecordingContext c2;
   skip->execute(c2);
   const auto out = skip->output("bounds").as<BoundsBatch>();
   const auto table = skip->output("report").as<Table>();
   ASSERT_EQ(out->size(), 3u);
   EXPECT_EQ(out->source, (std::vector<std::size_t>{0, 1, 3}));
   EXPECT_EQ(std::get<std::string>(table->rows[2][5]), "inconsistent (skipped)");
-  EXPECT_EQ(std::get<std::int64_t>(c2.records.at("skipped")), 1);
-  ASSERT_EQ(c2.warnings.size(), 1u);
-  EXPECT_NE(c2.warnings[0].find("molecule 2"), std::string::npos);
+  EXPECT_EQ(std::get<std::int64_t>(c2.records().at("skipped")), 1);
+  ASSERT_EQ(c2.warnings().size(), 1u);
+  EXPECT_NE(c2.warnings()[0].find("molecule 2"), std::string::npos);
 }
 
 // Invalid input bounds name the molecule and the atoms.
 TEST(SmoothBatch, InvalidBoundsNameMolecule) {
   Nodes nodes;
-  FakeContext ctx;
+  RecordingContext ctx;
   const auto in = bounds_of(nodes, sample_set(), ctx);
   BoundsBatch bad = *in;
   bad.bounds[1].lower(3, 5) = -1.0;

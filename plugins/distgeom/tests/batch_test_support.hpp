@@ -1,5 +1,5 @@
 #pragma once
-// Shared by batch_test.cpp and batch_gpu_test.cpp: a NodeContext without the executor, random
+// Shared by batch_test.cpp and batch_gpu_test.cpp: RecordingContext (gemflow/testing.hpp), random
 // bounds batches, the sample molecules and node helpers.
 #include <cmath>
 #include <filesystem>
@@ -17,34 +17,14 @@
 #include <gemflow/node.hpp>
 #include <gemflow/plugin.hpp>
 #include <gemflow/registry.hpp>
+#include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
 
 #include "register.hpp"
 
 namespace gemflow::distgeom::batch_testing {
 
-class FakeContext final : public NodeContext {
- public:
-  const std::string& node_id() const override { return id_; }
-  void progress(double, std::string_view) override {}
-  bool cancelled() const override { return false; }
-  void log(LogLevel l, std::string_view m) override { (l == LogLevel::Warning ? warnings : logs).emplace_back(m); }
-  const std::filesystem::path& output_dir() const override { return out_; }
-  void add_input_file(const std::filesystem::path&) override {}
-  void write_file(const std::filesystem::path&, const std::function<void(const std::filesystem::path&)>&) override {
-    throw std::logic_error("writes no files");
-  }
-  void record(std::string_view key, const ParamValue& v) override { records[std::string(key)] = v; }
-  const std::string& device_override() const override { return device; }
-
-  std::string device;
-  std::vector<std::string> logs, warnings;
-  std::map<std::string, ParamValue> records;
-
- private:
-  std::string id_ = "batch";
-  std::filesystem::path out_ = std::filesystem::temp_directory_path();
-};
+using gemflow::testing::RecordingContext;
 
 inline std::string sample(const std::string& rel) { return std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/" + rel; }
 

@@ -1,5 +1,6 @@
-// Node-level tests of the distance-geometry chain (fake NodeContext): parameter validation,
-// error messages, cancellation of refine, trials = the separate chain, thread-independence.
+// Node-level tests of the distance-geometry chain (gemflow::testing::RecordingContext): parameter
+// validation, error messages, cancellation of refine, trials = the separate chain,
+// thread-independence.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -16,39 +17,15 @@
 #include <gemflow/io/structure_io.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/registry.hpp>
+#include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
 
 #include "register.hpp"
 
 namespace {
 using namespace gemflow;
-
-class FakeContext final : public NodeContext {
- public:
-  const std::string& node_id() const override { return id_; }
-  void progress(double, std::string_view) override { ++progress_calls; }
-  bool cancelled() const override {
-    ++cancel_checks;
-    return cancel_after >= 0 && progress_calls >= cancel_after;
-  }
-  void log(LogLevel, std::string_view m) override { logs.emplace_back(m); }
-  const std::filesystem::path& output_dir() const override { return out_; }
-  void add_input_file(const std::filesystem::path&) override {}
-  void write_file(const std::filesystem::path&, const std::function<void(const std::filesystem::path&)>&) override {}
-  void record(std::string_view k, const ParamValue& v) override { records[std::string(k)] = v; }
-  const std::string& device_override() const override { return device; }
-
-  int cancel_after = -1;  ///< cancelled() once this many progress calls were made
-  int progress_calls = 0;
-  mutable int cancel_checks = 0;
-  std::string device;
-  std::vector<std::string> logs;
-  std::map<std::string, ParamValue> records;
-
- private:
-  std::string id_ = "node";
-  std::filesystem::path out_ = std::filesystem::temp_directory_path();
-};
+using gemflow::testing::error_of;
+using gemflow::testing::RecordingContext;
 
 Registry& registry() {
   static Registry reg;
@@ -65,15 +42,6 @@ std::unique_ptr<Node> make(const std::string& id) {
   const auto* e = registry().find_node(id);
   if (!e) throw std::logic_error(id + " not registered");
   return e->create();
-}
-
-std::string error_of(Node& node, FakeContext& ctx) {
-  try {
-    node.execute(ctx);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // 2KPU model 1, residues 20-31 (a helix and its flanks): small enough for fast node runs.
@@ -100,7 +68,7 @@ Chain bounds_chain(const std::string& unlisted = "cutoff") {
   auto node = make("distgeom.bounds_from_structure");
   node->set_input("structure", Value::make(peptide()));
   node->set_param("unlisted_lower", unlisted);
-  FakeContext ctx;
+  RecordingContext ctx;
   node->execute(ctx);
   Chain c;
   c.bounds = node->output("bounds").as<DistanceBounds>();
@@ -146,7 +114,7 @@ TEST(BoundsFromStructureNode, ToleranceNotBelowCutoffIsAnErrorNamingTheParameter
   auto node = make("distgeom.bounds_from_structure");
   node->set_input("structure", Value::make(peptide()));
   node->set_param("tolerance", 6.0);
-  FakeContext ctx;
+  RecordingContext ctx;
   const auto e = error_of(*node, ctx);
   EXPECT_NE(e.find("parameter 'tolerance'"), std::string::npos) << e;
   EXPECT_NE(e.find("'cutoff'"), std::string::npos) << e;
@@ -156,7 +124,7 @@ TEST(BoundsFromStructureNode, ToleranceNotBelowCutoffIsAnErrorNamingTheParameter
   node->set_input("structure", Value::make(peptide()));
   node->set_param("tolerance", 6.0);
   node->set_param("unlisted_lower", std::string("vdw"));
-  FakeContext ctx2;
+  RecordingContext ctx2;
   EXPECT_EQ(error_of(*node, ctx2), "(no error)");
 }
 
@@ -183,7 +151,7 @@ TEST(DistgeomNodeSpecs, LimitsAndChoicesAreValidatedByTheSpec) {
 TEST(MetricMatrixNode, RejectsNonSquareDistances) {
   auto node = make("distgeom.metric_matrix");
   node->set_input("distances", Value::make(Matrix<double>(2, 3, 0.0)));
-  FakeContext ctx;
+  RecordingContext ctx;
   const auto e = error_of(*node, ctx);
   EXPECT_NE(e.find("distgeom.metric_matrix: input 'distances' is 2×3, not square"), std::string::npos) << e;
 }
@@ -195,7 +163,7 @@ TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {
     auto node = make("distgeom.embed");
     node->set_input("metric", Value::make(Matrix<double>(3, 3, 0.0)));
     node->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
-    FakeContext ctx;
+    RecordingContext ctx;
     const auto e = error_of(*node, ctx);
     EXPECT_NE(e.find("metric is 3×3 but the bounds have " + std::to_string(n) + " atoms"), std::string::npos) << e;
   }
@@ -207,7 +175,7 @@ TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {
     node->set_input("metric", Value::make(std::move(g)));
     node->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
     node->set_param("dimensions", std::int64_t{3});
-    FakeContext ctx;
+    RecordingContext ctx;
     const auto e = error_of(*node, ctx);
     EXPECT_NE(e.find("distgeom.embed: embed (cholesky): the metric matrix has only 1 positive pivots (need 3)"),
               std::string::npos)
@@ -223,7 +191,7 @@ TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {
     node->set_input("metric", Value::make(std::move(g)));
     node->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
     node->set_input("structure", Value::make(std::move(s)));
-    FakeContext ctx;
+    RecordingContext ctx;
     const auto e = error_of(*node, ctx);
     EXPECT_NE(e.find("no residue has all of N, CA, C and CB"), std::string::npos) << e;
   }
@@ -231,7 +199,7 @@ TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {
 
 // The separate chain metrize -> metric_matrix -> embed -> refine for one seed.
 std::shared_ptr<const Structure> separate_chain(const Chain& c, std::int64_t seed, std::int64_t iterations) {
-  FakeContext ctx;
+  RecordingContext ctx;
   auto m = make("distgeom.metrize");
   m->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
   m->set_param("seed", seed);
@@ -271,7 +239,7 @@ TEST(EmbedAndRefineNode, OneTrialIsExactlyTheSeparateChain) {
   const auto c = bounds_chain();
   const auto ref = separate_chain(c, 3, 400);
   auto node = trials_node(c, 1, 1, 400);
-  FakeContext ctx;
+  RecordingContext ctx;
   node->execute(ctx);
   const auto got = node->output("structure").as<Structure>();
   ASSERT_EQ(got->models[0].size(), ref->models[0].size());
@@ -284,7 +252,7 @@ TEST(EmbedAndRefineNode, KeepsTheLowestDgErrorWhateverTheThreadCount) {
   std::shared_ptr<const Table> first_trials;
   for (std::int64_t threads : {1, 2, 3}) {
     auto node = trials_node(c, 3, threads, 400);
-    FakeContext ctx;
+    RecordingContext ctx;
     node->execute(ctx);
     const auto s = node->output("structure").as<Structure>();
     const auto t = node->output("trials").as<Table>();
@@ -313,7 +281,7 @@ TEST(EmbedAndRefineNode, MismatchedBoundsAreAnInputError) {
   fewer.atom_index.pop_back();
   other.smoothed = std::make_shared<const DistanceBounds>(fewer);
   auto node = trials_node(other, 1, 1, 10);
-  FakeContext ctx;
+  RecordingContext ctx;
   const auto e = error_of(*node, ctx);
   EXPECT_NE(e.find("'bounds'"), std::string::npos) << e;
   EXPECT_NE(e.find("not over the same atoms"), std::string::npos) << e;
@@ -324,7 +292,7 @@ TEST(RefineNode, CancelStopsAtTheNextCheck) {
   // on this 100-atom problem that is well under 100 ms. Once cancelled() turns true the node
   // must stop at that check with gemflow::Cancelled (not a node failure).
   const auto c = bounds_chain();
-  FakeContext pre;
+  RecordingContext pre;
   auto m = make("distgeom.metrize");
   m->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
   m->execute(pre);
@@ -340,10 +308,10 @@ TEST(RefineNode, CancelStopsAtTheNextCheck) {
   r->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
   r->set_input("structure", Value::make(peptide()));
   r->set_param("max_iterations", std::int64_t{100000});
-  FakeContext ctx;
-  ctx.cancel_after = 5;
+  RecordingContext ctx;
+  ctx.cancel_after_progress(5);
   EXPECT_THROW(r->execute(ctx), Cancelled);
-  EXPECT_EQ(ctx.progress_calls, 5);  // no progress after the cancelling check
+  EXPECT_EQ(ctx.progress_calls(), 5u);  // no progress after the cancelling check
 }
 
 TEST(RefineAlgo, ChecksForCancellationAtLeastEveryTenIterations) {
@@ -368,7 +336,7 @@ TEST(RefineNode, WrongCoordinateShapeIsNamed) {
   r->set_input("coordinates", Value::make(Matrix<double>(c.bounds->size(), 2, 0.0)));
   r->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
   r->set_input("structure", Value::make(peptide()));
-  FakeContext ctx;
+  RecordingContext ctx;
   const auto e = error_of(*r, ctx);
   EXPECT_NE(e.find("coordinates are " + std::to_string(c.bounds->size()) + "×2, expected"), std::string::npos) << e;
 }
@@ -381,21 +349,21 @@ TEST(CpuOnlyNodes, ExplicitCudaFailsLoudlyCpuAndAutoRecordCpu) {
   for (const std::string id : {"distgeom.metric_matrix", "distgeom.embed", "distgeom.embed_and_refine"}) {
     for (const bool via_override : {false, true}) {
       auto node = make(id);
-      FakeContext ctx;
-      if (via_override) ctx.device = "cuda:1";
+      RecordingContext ctx;
+      if (via_override) ctx.set_device_override("cuda:1");
       else node->set_param("device", std::string("cuda"));
       const std::string err = error_of(*node, ctx);
       EXPECT_NE(err.find("no CUDA path"), std::string::npos) << id << ": " << err;
-      EXPECT_EQ(ctx.records.count("device_used"), 0u) << id;
+      EXPECT_EQ(ctx.records().count("device_used"), 0u) << id;
     }
   }
   auto node = make("distgeom.metric_matrix");
   node->set_input("distances", Value::make(Matrix<double>(3, 3, std::vector<double>{0, 1, 1, 1, 0, 1, 1, 1, 0})));
   for (const std::string dev : {"cpu", "auto"}) {
-    FakeContext ctx;
+    RecordingContext ctx;
     node->set_param("device", dev);
     EXPECT_EQ(error_of(*node, ctx), "(no error)") << dev;
-    ASSERT_EQ(ctx.records.count("device_used"), 1u);
-    EXPECT_EQ(std::get<std::string>(ctx.records.at("device_used")), "cpu");
+    ASSERT_EQ(ctx.records().count("device_used"), 1u);
+    EXPECT_EQ(std::get<std::string>(ctx.records().at("device_used")), "cpu");
   }
 }

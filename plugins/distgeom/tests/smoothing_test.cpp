@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <gemflow/device.hpp>
+#include <gemflow/testing.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
 #include <gemflow/plugin.hpp>
 #include <gemflow/node.hpp>
@@ -589,31 +590,6 @@ TEST(Smoothing, ThrowingCallbackPropagatesWithoutDeadlock) {
 
 namespace {
 
-class FakeContext final : public gemflow::NodeContext {
- public:
-  const std::string& node_id() const override { return id_; }
-  void progress(double f, std::string_view) override { fractions.push_back(f); }
-  bool cancelled() const override { return cancel_after >= 0 && static_cast<int>(fractions.size()) > cancel_after; }
-  void log(gemflow::LogLevel, std::string_view m) override { logs.emplace_back(m); }
-  const std::filesystem::path& output_dir() const override { return out_; }
-  void add_input_file(const std::filesystem::path&) override {}
-  void write_file(const std::filesystem::path&, const std::function<void(const std::filesystem::path&)>&) override {
-    throw std::logic_error("smoothing writes no files");
-  }
-  void record(std::string_view key, const gemflow::ParamValue& v) override { records[std::string(key)] = v; }
-  const std::string& device_override() const override { return device; }
-
-  int cancel_after = -1;  ///< cancelled() once more than this many progress calls were made
-  std::string device;
-  std::vector<double> fractions;
-  std::vector<std::string> logs;
-  std::map<std::string, gemflow::ParamValue> records;
-
- private:
-  std::string id_ = "smooth";
-  std::filesystem::path out_ = std::filesystem::temp_directory_path();
-};
-
 struct NodeFixture {
   gemflow::Registry registry;
   std::unique_ptr<gemflow::Node> node;
@@ -636,15 +612,6 @@ gemflow::DistanceBounds to_distance_bounds(const Bounds& b) {
   }
   d.restraint = gemflow::Matrix<int>(b.n, b.n, -1);
   return d;
-}
-
-std::string node_error(NodeFixture& f, FakeContext& ctx) {
-  try {
-    f.node->execute(ctx);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace
@@ -677,12 +644,12 @@ TEST(SmoothingNode, SmoothsLikeTheAlgorithmOnEveryPath) {
     for (const char* precision : {"fp64", "fp32"}) {
       SCOPED_TRACE(std::string(algorithm) + " " + precision);
       NodeFixture f;
-      FakeContext ctx;
+      gemflow::testing::RecordingContext ctx;
       f.node->set_input("bounds", gemflow::Value::make(to_distance_bounds(b)));
       f.node->set_param("algorithm", std::string(algorithm));
       f.node->set_param("precision", std::string(precision));
       f.node->set_param("device", std::string("cpu"));
-      ASSERT_EQ(node_error(f, ctx), "(no error)");
+      ASSERT_EQ(gemflow::testing::error_of(*f.node, ctx), "(no error)");
       const auto out = f.node->output("bounds").as<gemflow::DistanceBounds>();
       ASSERT_EQ(out->size(), b.n);
       EXPECT_EQ(out->labels[7], "A:8:ALA:CA");
@@ -696,11 +663,11 @@ TEST(SmoothingNode, SmoothsLikeTheAlgorithmOnEveryPath) {
         EXPECT_TRUE(near(lo, ref.lower, b.n, tol, "L"));
         EXPECT_TRUE(near(up, ref.upper, b.n, tol, "U"));
       }
-      ASSERT_FALSE(ctx.fractions.empty());
-      EXPECT_EQ(ctx.fractions.back(), 1.0);
-      EXPECT_EQ(std::get<std::int64_t>(ctx.records.at("changed_pairs")),
+      ASSERT_FALSE(ctx.fractions().empty());
+      EXPECT_EQ(ctx.fractions().back(), 1.0);
+      EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("changed_pairs")),
                 static_cast<std::int64_t>(ref.report.changed_pairs));
-      EXPECT_EQ(std::get<std::string>(ctx.records.at("device_used")), "cpu");
+      EXPECT_EQ(std::get<std::string>(ctx.records().at("device_used")), "cpu");
     }
 }
 
@@ -711,10 +678,10 @@ TEST(SmoothingNode, InconsistencyNamesAtomsPathAndRestraints) {
   d.restraint(0, 2) = d.restraint(2, 0) = 117;
   d.restraint(0, 1) = d.restraint(1, 0) = 12;
   NodeFixture f;
-  FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   f.node->set_input("bounds", gemflow::Value::make(std::move(d)));
   f.node->set_param("device", std::string("cpu"));
-  EXPECT_EQ(node_error(f, ctx),
+  EXPECT_EQ(gemflow::testing::error_of(*f.node, ctx),
             "distgeom.triangle_smoothing: inconsistent bounds after smoothing: L(A:1:ALA:CA, A:2:ALA:CA)=2 Å > "
             "U=1 Å; path: A:1:ALA:CA -[U 1, restraint 12]- A:2:ALA:CA -[U 1]- A:3:ALA:CA; its upper bounds "
             "sum to 2 Å, but L(A:1:ALA:CA, A:3:ALA:CA) = 3 Å, restraint 117 (excess 1 Å); 3 pair(s) inconsistent");
@@ -725,10 +692,10 @@ TEST(SmoothingNode, InvalidInputNamesTheAtoms) {
   auto d = to_distance_bounds(b);
   d.restraint(1, 2) = d.restraint(2, 1) = 40;
   NodeFixture f;
-  FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   f.node->set_input("bounds", gemflow::Value::make(std::move(d)));
   f.node->set_param("device", std::string("cpu"));
-  EXPECT_EQ(node_error(f, ctx),
+  EXPECT_EQ(gemflow::testing::error_of(*f.node, ctx),
             "distgeom.triangle_smoothing: input 'bounds': L(A:2:ALA:CA, A:3:ALA:CA) = 2.5 Å > U = 2 Å, restraint 40");
 }
 
@@ -737,7 +704,7 @@ TEST(SmoothingNode, CudaDeviceIsAClearDeviceError) {
   if (gemflow::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present: covered by the GPU tests";
 #endif
   NodeFixture f;
-  FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   f.node->set_input("bounds", gemflow::Value::make(to_distance_bounds(metric_bounds(4, 1, true))));
   f.node->set_param("device", std::string("cuda"));
   EXPECT_THROW(f.node->execute(ctx), gemflow::DeviceError);
@@ -745,8 +712,8 @@ TEST(SmoothingNode, CudaDeviceIsAClearDeviceError) {
 
 TEST(SmoothingNode, CancelThrowsCancelled) {
   NodeFixture f;
-  FakeContext ctx;
-  ctx.cancel_after = 1;
+  gemflow::testing::RecordingContext ctx;
+  ctx.cancel_after_progress(2);  // cancelled once more than one progress call was made
   f.node->set_input("bounds", gemflow::Value::make(to_distance_bounds(metric_bounds(200, 2, false))));
   f.node->set_param("device", std::string("cpu"));
   EXPECT_THROW(f.node->execute(ctx), gemflow::Cancelled);

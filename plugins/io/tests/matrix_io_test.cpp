@@ -13,7 +13,9 @@
 
 #include <gemflow/types.hpp>
 
-#include "fake_context.hpp"
+#include <gemflow/testing.hpp>
+
+#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/matrix_io.hpp"
 #include "register.hpp"
@@ -492,14 +494,14 @@ TEST(MatrixNodes, ReadMatrixAndWriteTable) {
   gemflow::PluginRegistrar r(reg, "io-test");
   register_matrix_nodes(r);
   register_table_nodes(r);
-  gemflow::io::testing::FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   auto reader = reg.find_node("io.read_matrix")->create();
   reader->set_param("path", sample("spd/not_spd/full_symmetric_array_indefinite.mtx"));
   reader->execute(ctx);
   auto m = reader->output("matrix").as<Matrix<double>>();
   EXPECT_EQ(m->rows(), 4u);
   EXPECT_EQ((*m)(0, 3), 22.269603729248047);
-  EXPECT_EQ(ctx.inputs.size(), 1u);
+  EXPECT_EQ(ctx.input_files().size(), 1u);
 
   // Errors become InputError with the same file:line.
   auto bad = reg.find_node("io.read_matrix")->create();

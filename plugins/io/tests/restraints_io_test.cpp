@@ -7,7 +7,9 @@
 
 #include <gemflow/types.hpp>
 
-#include "fake_context.hpp"
+#include <gemflow/testing.hpp>
+
+#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
 #include "gemflow/io/structure_io.hpp"
@@ -428,7 +430,7 @@ TEST(RestraintNodes, ReadResolveAndReport) {
   ASSERT_NE(entry, nullptr);
   ASSERT_NE(entry->spec.param("on_unknown_atom"), nullptr);
   EXPECT_EQ(entry->spec.param("on_unknown_atom")->choices, (std::vector<std::string>{"error", "skip"}));
-  gemflow::io::testing::FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   auto structure = std::make_shared<const Structure>(model1());
 
   auto node = entry->create();
@@ -466,7 +468,7 @@ TEST(RestraintNodes, ReadResolveAndReport) {
   n3->execute(ctx);
   EXPECT_EQ(n3->output("restraints").as<RestraintSet>()->restraints.size(), 1u);
   bool warned = false;
-  for (const auto& w : ctx.warnings) warned = warned || w.find("1 restraints skipped") != std::string::npos;
+  for (const auto& w : ctx.warnings()) warned = warned || w.find("1 restraints skipped") != std::string::npos;
   EXPECT_TRUE(warned);
 
   // Without a structure: selectors only.

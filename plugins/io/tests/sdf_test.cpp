@@ -5,7 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "fake_context.hpp"
+#include <gemflow/testing.hpp>
+
+#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/molecules.hpp"
 #include "register.hpp"
@@ -209,12 +211,12 @@ TEST(ReadMoleculesNode, ReadsFileAndRegistersType) {
   ASSERT_NE(e, nullptr);
   auto node = e->create();
   node->set_param("path", std::string(sample("molecules/biotite_HWB.sdf")));
-  gemflow::io::testing::FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   node->execute(ctx);
   const auto set = node->output("molecules").as<MoleculeSet>();
   ASSERT_EQ(set->size(), 1u);
   EXPECT_EQ(set->molecules[0].atoms.size(), 32u);
-  EXPECT_EQ(ctx.inputs.size(), 1u);
+  EXPECT_EQ(ctx.input_files().size(), 1u);
   // A malformed file fails with an InputError naming file:line.
   const auto bad = write_temp("bad.sdf", "x\n\n\n  1  0  0  0  0  0  0  0  0  0999 V2000\n    zzz\nM  END\n");
   auto n2 = e->create();

@@ -8,7 +8,9 @@
 
 #include <gemflow/types.hpp>
 
-#include "fake_context.hpp"
+#include <gemflow/testing.hpp>
+
+#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/structure_io.hpp"
 #include "register.hpp"
@@ -314,11 +316,11 @@ TEST(StructureNodes, ReadAndWriteThroughNodes) {
   auto reader = reg.find_node("io.read_structure")->create();
   reader->set_param("path", std::string(sample("2kpu/2kpu.pdb")));
   reader->set_param("model", std::int64_t{2});
-  gemflow::io::testing::FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   reader->execute(ctx);
   auto s = reader->output("structure").as<Structure>();
   ASSERT_EQ(s->model_count(), 1u);
-  EXPECT_EQ(ctx.inputs.size(), 1u);
+  EXPECT_EQ(ctx.input_files().size(), 1u);
 
   auto out = std::filesystem::temp_directory_path() / "gemflow_io_node_rt.cif";
   auto writer = reg.find_node("io.write_structure")->create();

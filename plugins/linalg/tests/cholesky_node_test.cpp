@@ -1,4 +1,4 @@
-// Node-level tests of linalg.cholesky (fake NodeContext): parameter checks, error messages,
+// Node-level tests of linalg.cholesky (gemflow::testing::RecordingContext): parameter checks, error messages,
 // outputs against the factorisation.
 #include <gtest/gtest.h>
 
@@ -12,31 +12,13 @@
 
 #include <gemflow/node.hpp>
 #include <gemflow/registry.hpp>
+#include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
 
 #include "register.hpp"
 
 namespace {
 using namespace gemflow;
-
-class FakeContext final : public NodeContext {
- public:
-  const std::string& node_id() const override { return id_; }
-  void progress(double, std::string_view) override {}
-  bool cancelled() const override { return false; }
-  void log(LogLevel, std::string_view m) override { logs.emplace_back(m); }
-  const std::filesystem::path& output_dir() const override { return out_; }
-  void add_input_file(const std::filesystem::path&) override {}
-  void write_file(const std::filesystem::path&, const std::function<void(const std::filesystem::path&)>&) override {}
-  void record(std::string_view k, const ParamValue& v) override { records[std::string(k)] = v; }
-  const std::string& device_override() const override { return none_; }
-  std::vector<std::string> logs;
-  std::map<std::string, ParamValue> records;
-
- private:
-  std::string id_ = "chol", none_;
-  std::filesystem::path out_ = std::filesystem::temp_directory_path();
-};
 
 struct Fixture {
   Registry reg;
@@ -46,14 +28,7 @@ struct Fixture {
     linalg::register_cholesky_nodes(r);
     node = reg.find_node("linalg.cholesky")->create();
   }
-  std::string error(FakeContext& ctx) {
-    try {
-      node->execute(ctx);
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-    return "(no error)";
-  }
+  std::string error(NodeContext& ctx) { return gemflow::testing::error_of(*node, ctx); }
 };
 
 Matrix<double> mat(std::size_t r, std::size_t c, std::vector<double> v) { return Matrix<double>(r, c, std::move(v)); }
@@ -61,20 +36,20 @@ Matrix<double> mat(std::size_t r, std::size_t c, std::vector<double> v) { return
 TEST(CholeskyNode, FactorsAnSpdMatrix) {
   Fixture f;
   f.node->set_input("matrix", Value::make(mat(3, 3, {4, 2, -2, 2, 10, 5, -2, 5, 6})));
-  FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   f.node->execute(ctx);
   const auto l = f.node->output("factor").as<Matrix<double>>();
   const std::vector<double> ref{2, 0, 0, 1, 3, 0, -1, 2, 1};
   for (std::size_t k = 0; k < 9; ++k) EXPECT_NEAR(l->span()[k], ref[k], 1e-15) << k;
   EXPECT_TRUE(f.node->output("permutation").as<Table>()->rows.empty());
-  EXPECT_EQ(std::get<std::int64_t>(ctx.records.at("rank")), 3);
+  EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("rank")), 3);
 }
 
 TEST(CholeskyNode, NotPositiveDefiniteNamesTheLeadingMinor) {
   Fixture f;
   // Leading 2×2 minor 1·1 − 2·2 < 0: LAPACK stops at order 2.
   f.node->set_input("matrix", Value::make(mat(3, 3, {1, 2, 0, 2, 1, 0, 0, 0, 1})));
-  FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   const auto e = f.error(ctx);
   EXPECT_NE(e.find("linalg.cholesky"), std::string::npos) << e;
   EXPECT_NE(e.find("leading minor of order 2"), std::string::npos) << e;
@@ -86,20 +61,20 @@ TEST(CholeskyNode, RejectsNonSquareNonFiniteAndRankWithoutPivoting) {
   {
     Fixture f;
     f.node->set_input("matrix", Value::make(mat(2, 3, {1, 0, 0, 0, 1, 0})));
-    FakeContext ctx;
+    gemflow::testing::RecordingContext ctx;
     EXPECT_NE(f.error(ctx).find("must be square, got 2×3"), std::string::npos);
   }
   {
     Fixture f;
     f.node->set_input("matrix", Value::make(mat(2, 2, {1, std::nan(""), 0, 1})));
-    FakeContext ctx;
+    gemflow::testing::RecordingContext ctx;
     EXPECT_NE(f.error(ctx).find("NaN or infinity"), std::string::npos);
   }
   {
     Fixture f;
     f.node->set_input("matrix", Value::make(mat(2, 2, {1, 0, 0, 1})));
     f.node->set_param("rank", std::int64_t{1});
-    FakeContext ctx;
+    gemflow::testing::RecordingContext ctx;
     EXPECT_NE(f.error(ctx).find("parameter 'rank' = 1 needs 'pivoted: true'"), std::string::npos);
   }
   // Limits come from the spec (the one validation path).
@@ -119,7 +94,7 @@ TEST(CholeskyNode, PivotedGivesRankColumnsAndPermutation) {
   Fixture f;
   f.node->set_input("matrix", Value::make(mat(4, 4, a)));
   f.node->set_param("pivoted", true);
-  FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   f.node->execute(ctx);
   const auto l = f.node->output("factor").as<Matrix<double>>();
   const auto perm = f.node->output("permutation").as<Table>();
@@ -134,7 +109,7 @@ TEST(CholeskyNode, PivotedGivesRankColumnsAndPermutation) {
       const double llt = (*l)(i, 0) * (*l)(j, 0) + (*l)(i, 1) * (*l)(j, 1);
       EXPECT_NEAR(llt, a[p[i] * 4 + p[j]], 1e-12);
     }
-  EXPECT_EQ(std::get<std::int64_t>(ctx.records.at("rank")), 2);
+  EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("rank")), 2);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <gemflow/linalg/spd_solve.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/plugin.hpp>
+#include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
 
 #include "register.hpp"
@@ -78,26 +79,6 @@ double brute_rho(const std::vector<double>& a, std::size_t n, const std::vector<
   }
   return static_cast<double>(rho);
 }
-
-class FakeContext final : public NodeContext {
- public:
-  const std::string& node_id() const override { return id_; }
-  void progress(double, std::string_view) override {}
-  bool cancelled() const override { return false; }
-  void log(LogLevel, std::string_view m) override { logs.emplace_back(m); }
-  const std::filesystem::path& output_dir() const override { return out_; }
-  void add_input_file(const std::filesystem::path&) override {}
-  void write_file(const std::filesystem::path&, const std::function<void(const std::filesystem::path&)>&) override {}
-  void record(std::string_view k, const ParamValue& v) override { records[std::string(k)] = v; }
-  const std::string& device_override() const override { return override_; }
-  std::vector<std::string> logs;
-  std::map<std::string, ParamValue> records;
-  std::string override_;
-
- private:
-  std::string id_ = "solve";
-  std::filesystem::path out_ = std::filesystem::temp_directory_path();
-};
 
 std::unique_ptr<Node> make_solve_node() {
   static Registry reg;
@@ -230,7 +211,7 @@ TEST(SpdSolveNode, KnownSolutionReportOnCpu) {
   auto node = make_solve_node();
   node->set_input("matrix", Value::make(Matrix<double>(n, n, av)));
   node->set_param("device", std::string("cpu"));
-  FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   node->execute(ctx);
   const auto x = node->output("solution").as<Matrix<double>>();
   const auto t = node->output("report").as<Table>();
@@ -248,7 +229,7 @@ TEST(SpdSolveNode, KnownSolutionReportOnCpu) {
   EXPECT_EQ(fwd, maxdev);
   EXPECT_LT(fwd, 1e6 * static_cast<double>(n) * kU);  // κ·n·u
   EXPECT_GE(std::get<double>(cell(*t, "seconds")), 0.0);
-  EXPECT_EQ(std::get<std::string>(ctx.records.at("device_used")), "cpu");
+  EXPECT_EQ(std::get<std::string>(ctx.records().at("device_used")), "cpu");
 }
 
 TEST(SpdSolveNode, GivenRhsMixedPrecisionReportsHistory) {
@@ -258,7 +239,7 @@ TEST(SpdSolveNode, GivenRhsMixedPrecisionReportsHistory) {
   node->set_input("rhs", Value::make(Matrix<double>(n, 2, random_vec(2 * n, 42))));
   node->set_param("device", std::string("cpu"));
   node->set_param("precision", std::string("mixed"));
-  FakeContext ctx;
+  gemflow::testing::RecordingContext ctx;
   node->execute(ctx);
   const auto t = node->output("report").as<Table>();
   EXPECT_TRUE(std::isnan(std::get<double>(cell(*t, "forward_error"))));
@@ -274,8 +255,8 @@ TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
   auto expect_error = [](auto&& setup, const std::string& part, const std::string& override_device = "") {
     auto node = make_solve_node();
     setup(*node);
-    FakeContext ctx;
-    ctx.override_ = override_device;
+    gemflow::testing::RecordingContext ctx;
+    ctx.set_device_override(override_device);
     try {
       node->execute(ctx);
       ADD_FAILURE() << "no error (expected '" << part << "')";
