@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -185,8 +186,10 @@ void print_node_doc(const NodeEntry& e) {
   const NodeSpec& s = e.spec;
   const std::size_t width = output_width();
   fmt::print("{} — {} (version {})\n", s.info.id, s.info.title, s.info.version);
+  // The plugin's file name only: its folder is in `gemflow plugins` (and `nodes --json`), and a
+  // long install path must not break the wrapped layout.
   fmt::print("Category: {}    Plugin: {}\n", s.info.category.empty() ? "(none)" : s.info.category,
-             e.origin.empty() ? "core" : e.origin);
+             e.origin.empty() ? std::string("core") : std::filesystem::path(e.origin).filename().string());
   if (s.info.stochastic) fmt::print("Stochastic: takes a seed; the same seed on the same device gives the same result\n");
   if (!s.info.doc.empty()) fmt::print("\n{}\n", wrap(s.info.doc, width, "", 0));
   print_ports("Inputs", s.inputs, width);

@@ -752,6 +752,9 @@ TEST_F(Cli, NodesSplitsSentencesAndWraps) {
   EXPECT_EQ(r.out.find("Used by the cancellation tests"), std::string::npos) << r.out;
   auto one = gemflow({"nodes", "test.write_text"});
   ASSERT_EQ(one.code, 0) << one.err;
+  // The plugin is named by its file, not its path: a deep build or install folder must not
+  // break the layout (regression: a long clone path made this line 105 columns).
+  EXPECT_CONTAINS(one.out, "Plugin: libgemflow_testnodes.so\n");
   for (const auto* out : {&r.out, &one.out}) {
     std::istringstream is(*out);
     for (std::string line; std::getline(is, line);) {
