@@ -5,6 +5,8 @@
 // pristine buffer outside the timed region), median of the repetitions after one warm-up.
 //
 //   linalg_bench_cholesky_gpu [--max-n N] [--sweep] [--only fp64,fp32,batched,mixed]
+//                             [--batched-n 4,32,...] [--max-batch B] [--batched-reps R]
+//                             [--batched-precision fp64|fp32|both] [--no-batched-baseline]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -211,18 +213,26 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
   delete work;
 }
 
+struct BatchedOpts {
+  std::vector<std::int64_t> ns{4, 8, 16, 32, 33, 64, 128, 256, 512};
+  std::int64_t max_batch = 0;  // 0: the default caps below
+  int reps = 5;
+  bool baseline = true;  // time cusolverDn<t>potrfBatched too
+};
+
 template <class T>
-void batched(gc::GpuCholesky& chol, cudaStream_t s) {
+void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
   std::printf("\n## batched %s (GB/s = 2·n²·sizeof·batch / time, read + write; ratio vs cusolverDn%spotrfBatched)\n",
               sizeof(T) == 8 ? "fp64" : "fp32", sizeof(T) == 8 ? "D" : "S");
   std::printf("%5s | %8s | %12s | %9s | %12s | %9s | %6s\n", "n", "batch", "cuSOLVER ms", "GB/s", "ours ms", "GB/s",
               "ratio");
   Cusolver cs(s);
-  for (std::int64_t n : {4, 8, 16, 32, 33, 64, 128, 256, 512}) {
+  for (std::int64_t n : o.ns) {
     // ≤ 1 GiB per buffer; ≤ 131072 matrices from n = 32 on (fp32 n = 32 with 262144 matrices
     // crashed cusolverDnSpotrfBatched with an illegal address on the H200, 2026-11-29)
     const std::int64_t cap = n >= 32 ? 131072 : (1 << 20);
-    const std::int64_t batch = std::min<std::int64_t>(cap, (std::int64_t(1) << 30) / (sizeof(T) * n * n));
+    std::int64_t batch = std::min<std::int64_t>(cap, (std::int64_t(1) << 30) / (sizeof(T) * n * n));
+    if (o.max_batch > 0) batch = std::min(batch, o.max_batch);
     const std::size_t total = std::size_t(batch * n * n);
     Buf<T> pristine(total), a(total);
     gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)) + 1.0, 7, s);
@@ -239,7 +249,7 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s) {
     ck(cudaMemcpy(dptrs.p, ptrs.data(), sizeof(T*) * ptrs.size(), cudaMemcpyHostToDevice), "ptrs");
     const auto restore = [&] { ck(cudaMemcpyAsync(a.p, pristine.p, sizeof(T) * total, cudaMemcpyDeviceToDevice, s), "copy"); };
     std::vector<int> hinfo(ptrs.size());
-    const double t0 = time_median(5, restore, [&] {
+    const double t0 = !o.baseline ? 0.0 : time_median(o.reps, restore, [&] {
       if constexpr (sizeof(T) == 8)
         ck(cusolverDnDpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.p, int(n), dinfo.p, int(batch)), "batched");
       else
@@ -247,13 +257,17 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s) {
       ck(cudaMemcpyAsync(hinfo.data(), dinfo.p, sizeof(int) * hinfo.size(), cudaMemcpyDeviceToHost, s), "info");
     }, s);
     int bad = 0;
-    const double t1 = time_median(5, restore, [&] {
+    const double t1 = time_median(o.reps, restore, [&] {
       const auto info = chol.factor_batched(a.p, n, n, n * n, batch);
       bad = int(std::count_if(info.begin(), info.end(), [](int v) { return v != 0; }));
     }, s);
     const double bytes = 2.0 * double(sizeof(T)) * double(total);
-    std::printf("%5lld | %8lld | %12.3f | %9.1f | %12.3f | %9.1f | %6.2f%s\n", (long long)n, (long long)batch, t0 * 1e3,
-                bytes / t0 / 1e9, t1 * 1e3, bytes / t1 / 1e9, t0 / t1, bad ? "  !! info != 0" : "");
+    if (o.baseline)
+      std::printf("%5lld | %8lld | %12.3f | %9.1f | %12.3f | %9.1f | %6.2f%s\n", (long long)n, (long long)batch, t0 * 1e3,
+                  bytes / t0 / 1e9, t1 * 1e3, bytes / t1 / 1e9, t0 / t1, bad ? "  !! info != 0" : "");
+    else
+      std::printf("%5lld | %8lld | %12s | %9s | %12.3f | %9.1f | %6s%s\n", (long long)n, (long long)batch, "-", "-",
+                  t1 * 1e3, bytes / t1 / 1e9, "-", bad ? "  !! info != 0" : "");
     std::fflush(stdout);
   }
 }
@@ -303,12 +317,25 @@ int main(int argc, char** argv) {
   std::int64_t max_n = 32768;
   bool do_sweep = false;
   std::string only = "fp64,fp32,batched,mixed";
+  BatchedOpts bo;
+  std::string bprec = "both";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--max-n") && i + 1 < argc) max_n = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep")) do_sweep = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!std::strcmp(argv[i], "--batched-n") && i + 1 < argc) {
+      bo.ns.clear();
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) bo.ns.push_back(std::atoll(t));
+    } else if (!std::strcmp(argv[i], "--max-batch") && i + 1 < argc) bo.max_batch = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--batched-reps") && i + 1 < argc) bo.reps = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--batched-precision") && i + 1 < argc) bprec = argv[++i];
+    else if (!std::strcmp(argv[i], "--no-batched-baseline")) bo.baseline = false;
     else {
-      std::fprintf(stderr, "usage: %s [--max-n N] [--sweep] [--only fp64,fp32,batched,mixed]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--max-n N] [--sweep] [--only fp64,fp32,batched,mixed] [--batched-n 4,32,...]\n"
+                   "       [--max-batch B] [--batched-reps R] [--batched-precision fp64|fp32|both] "
+                   "[--no-batched-baseline]\n",
+                   argv[0]);
       return 1;
     }
   }
@@ -332,8 +359,8 @@ int main(int argc, char** argv) {
     if (only.find("fp64") != std::string::npos) table<double>(chol, s, max_n, false, do_sweep ? &t64 : nullptr);
     if (only.find("fp32") != std::string::npos) table<float>(chol, s, max_n, true, do_sweep ? &t32 : nullptr);
     if (only.find("batched") != std::string::npos) {
-      batched<double>(chol, s);
-      batched<float>(chol, s);
+      if (bprec != "fp32") batched<double>(chol, s, bo);
+      if (bprec != "fp64") batched<float>(chol, s, bo);
     }
     if (only.find("mixed") != std::string::npos) mixed(chol, s, max_n);
   } catch (const std::exception& e) {
