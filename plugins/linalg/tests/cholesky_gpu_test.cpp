@@ -9,10 +9,14 @@
 // INFO = i + 1 (reference LAPACK's DISNAN check on the pivot) and non_finite.
 // The strict upper triangle and the padding rows (lda > n) are poisoned and must come back
 // bit-identical.
+// Each test reseeds its matrices in SetUp and prints "GEMFLOW_TEST_SEED=<seed>"; set that variable
+// to reproduce a run. GEMFLOW_TEST_VERBOSE=1 prints β/(n·ε) for every algorithm and n.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -70,8 +74,21 @@ T poison() {
 }
 
 std::mt19937_64& rng() {
-  static std::mt19937_64 g(std::random_device{}());
+  static std::mt19937_64 g;
   return g;
+}
+
+/// Seed of this test's matrices: GEMFLOW_TEST_SEED if set (reproduce a failure), else random.
+/// Every test reseeds in SetUp and prints the seed.
+std::uint64_t test_seed() {
+  if (const char* e = std::getenv("GEMFLOW_TEST_SEED"); e && *e) return std::strtoull(e, nullptr, 0);
+  std::random_device rd;
+  return (std::uint64_t(rd()) << 32) ^ rd();
+}
+
+bool verbose() {
+  const char* e = std::getenv("GEMFLOW_TEST_VERBOSE");
+  return e && *e && *e != '0';
 }
 
 /// Column-major n×n SPD A = G Gᵀ / n + shift·I (G n×n, N(0,1)) formed on the GPU, full storage.
@@ -199,6 +216,10 @@ class GpuCholeskyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (gc::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU Cholesky tests skipped";
+    const std::uint64_t seed = test_seed();
+    rng().seed(seed);
+    std::printf("[   SEED   ] GEMFLOW_TEST_SEED=%llu\n", static_cast<unsigned long long>(seed));
+    RecordProperty("seed", std::to_string(seed));
   }
 };
 
@@ -235,6 +256,20 @@ void check_spd_all(Fp32Mode mode, double bound_abs_factor) {
       const auto out = d.get();
       expect_poison_kept(out, n, lda, ctx);
       const double beta = backward_error<T>(a, out, n, lda);
+      if (verbose())
+        std::printf("  %-17s n=%-5lld beta=%.3e  beta/(n eps)=%.3f  beta/(sqrt(n) eps)=%.3f  lapack/(n eps)=%.3f\n",
+                    c.name, static_cast<long long>(n), beta, beta / (double(n) * eps<T>()),
+                    beta / (std::sqrt(double(n)) * eps<T>()), beta_lapack / (double(n) * eps<T>()));
+      if (verbose() && n == 1) {
+        const T a11 = T(a[0]);
+        const T exact = T(std::sqrt(double(a11)));  // correctly rounded: sqrt of a T is never a tie in T
+        std::printf("  %-17s n=1 a=%.9e l=%.9e correctly_rounded=%.9e ulps_off=%lld\n", c.name, double(a11),
+                    double(out[0]), double(exact),
+                    static_cast<long long>(std::nextafter(exact, T(0)) == out[0] ? -1
+                                           : std::nextafter(exact, T(1e30)) == out[0] ? 1
+                                           : out[0] == exact                          ? 0
+                                                                                      : 99));
+      }
       EXPECT_LE(beta, bound_abs_factor * double(n) * eps<T>()) << ctx << " (LAPACK: " << beta_lapack << ")";
       if (mode != Fp32Mode::tf32) {
         EXPECT_LE(beta, 10.0 * std::max(beta_lapack, eps<T>())) << ctx << " (LAPACK: " << beta_lapack << ")";
