@@ -1,6 +1,7 @@
 // GPU triangle smoothing benchmark: one table, ratios against baselines run in this process.
 //
-//   distgeom_bench_smoothing_gpu [--quick]
+//   distgeom_bench_smoothing_gpu [--quick] [--sizes N,N,...] [--precision fp32|fp64|both]
+//                                [--no-batched]
 //
 // Rows: n, precision, our blocked closure (CUDA events, median), the per-pivot full-matrix
 // sweep of GPU Gems 2 ch. 43 (timed over the first P pivots and scaled by n/P: its cost per
@@ -130,10 +131,29 @@ double bench_batched(std::size_t n, std::size_t batch, cudaStream_t s) {
   return double(batch) / (median(times) * 1e-3);
 }
 
+std::vector<std::size_t> parse_sizes(char* text) {
+  std::vector<std::size_t> v;
+  for (char* t = std::strtok(text, ","); t; t = std::strtok(nullptr, ",")) v.push_back(std::strtoull(t, nullptr, 10));
+  return v;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false, batched = true;
+  std::vector<std::size_t> sizes;
+  std::string precision = "both";
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--no-batched")) batched = false;
+    else if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = parse_sizes(argv[++i]);
+    else if (!std::strcmp(argv[i], "--precision") && i + 1 < argc) precision = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--quick] [--sizes N,N,...] [--precision fp32|fp64|both] [--no-batched]\n",
+                   argv[0]);
+      return 1;
+    }
+  }
   if (gc::device_count() == 0) {
     std::printf("no CUDA device: nothing to measure\n");
     return 0;
@@ -156,10 +176,13 @@ int main(int argc, char** argv) {
 
   bench_one<float>(1024, ceil32, s);  // warm-up (module load, attributes)
   std::vector<Row> rows;
-  const std::vector<std::size_t> n32 = quick ? std::vector<std::size_t>{1024, 4096}
-                                             : std::vector<std::size_t>{1024, 2048, 4096, 8192, 16384};
-  const std::vector<std::size_t> n64 = quick ? std::vector<std::size_t>{1024, 4096}
-                                             : std::vector<std::size_t>{1024, 2048, 4096, 8192};
+  std::vector<std::size_t> n32 = quick ? std::vector<std::size_t>{1024, 4096}
+                                       : std::vector<std::size_t>{1024, 2048, 4096, 8192, 16384};
+  std::vector<std::size_t> n64 = quick ? std::vector<std::size_t>{1024, 4096}
+                                       : std::vector<std::size_t>{1024, 2048, 4096, 8192};
+  if (!sizes.empty()) n32 = n64 = sizes;
+  if (precision == "fp64") n32.clear();
+  if (precision == "fp32") n64.clear();
   for (auto n : n32) rows.push_back(bench_one<float>(n, ceil32, s));
   for (auto n : n64) rows.push_back(bench_one<double>(n, ceil64, s));
 
@@ -172,6 +195,10 @@ int main(int argc, char** argv) {
                 r.sweep_ms / r.ours_ms, r.rate / 1e9, 100.0 * r.rate / r.ceiling,
                 r.consistent ? "yes" : "NO");
 
+  if (!batched) {
+    CK(cudaStreamDestroy(s));
+    return 0;
+  }
   std::printf("\n| batched n | batch | fp32 molecules/s | fp64 molecules/s |\n|---|---|---|---|\n");
   struct B { std::size_t n, batch; };
   for (const B b : {B{32, 200000}, B{64, 100000}, B{128, 20000}, B{256, quick ? 500u : 4000u}}) {

@@ -408,6 +408,52 @@ TEST_F(GpuSmoothing, BatchedMatchesReferenceAndSingleMatrixPath) {
   }
 }
 
+// Lower bounds stored as −0 (e.g. from 0·(−1) upstream) on unconstrained atoms (U = +∞ to
+// everyone): every candidate L_ik − U_kj for such a pair is negative or −∞, so the closure
+// must keep L = 0. Guards the integer-compare max of the fp64 kernels, where the bit pattern
+// of −0 orders below every negative number.
+TEST_F(GpuSmoothing, NegativeZeroLowerBoundsOfUnconstrainedAtomsStayZero) {
+  for (std::size_t n : {3, 33, 65, 130, 500}) {
+    const auto seed = fresh_seed();
+    SCOPED_TRACE("n = " + std::to_string(n) + ", seed = " + std::to_string(seed));
+    Bounds in = random_bounds(n, seed, true);
+    for (std::size_t a = 0; a < n; a += 3)  // every third atom knows nothing
+      for (std::size_t j = 0; j < n; ++j) {
+        if (j == a) continue;
+        in.lower[a * n + j] = in.lower[j * n + a] = -0.0;
+        in.upper[a * n + j] = in.upper[j * n + a] = kInf;
+      }
+    Bounds ref = in;
+    ASSERT_TRUE(cpu_closure(ref).consistent);
+    const auto check = [&](const std::vector<double>& lower, const std::vector<double>& upper,
+                           const char* what) {
+      std::size_t negative = 0;
+      for (double x : lower) negative += std::signbit(x) && x != 0.0 ? 1 : 0;
+      EXPECT_EQ(negative, 0u) << what << ": negative lower bounds";
+      EXPECT_EQ(compare(lower, ref.lower).mismatches, 0u) << what << " L";
+      EXPECT_EQ(compare(upper, ref.upper).mismatches, 0u) << what << " U";
+    };
+    Bounds out;
+    gpu_closure<double>(in, out, 64);
+    check(out.lower, out.upper, "fp64");
+    gpu_closure<float>(in, out, 64);
+    check(out.lower, out.upper, "fp32");
+    if (n <= 256) {
+      Bounds two{n, in.lower, in.upper};
+      two.lower.insert(two.lower.end(), in.lower.begin(), in.lower.end());
+      two.upper.insert(two.upper.end(), in.upper.begin(), in.upper.end());
+      DeviceBounds<double> d(two.lower, two.upper);
+      gc::smooth_bounds_batched_device(d.lower(), d.upper(), n, 2, nullptr);
+      Bounds got;
+      d.fetch(got.lower, got.upper);
+      for (std::size_t b = 0; b < 2; ++b)
+        check(std::vector<double>(got.lower.begin() + b * n * n, got.lower.begin() + (b + 1) * n * n),
+              std::vector<double>(got.upper.begin() + b * n * n, got.upper.begin() + (b + 1) * n * n),
+              "batched fp64");
+    }
+  }
+}
+
 // Host entry point: results, inconsistency report, cancellation and progress.
 TEST_F(GpuSmoothing, HostEntryPoint) {
   const std::size_t n = 300;

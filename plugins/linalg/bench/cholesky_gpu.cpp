@@ -67,6 +67,29 @@ double time_median(int reps, const std::function<void()>& prep, const std::funct
   return t[t.size() / 2];
 }
 
+/// median milliseconds of `reps` runs of f (enqueued on s) timed with CUDA events around f
+/// alone, after `prep` (enqueued before the start event), one warm-up first.
+double time_events_ms(int reps, const std::function<void()>& prep, const std::function<void()>& f, cudaStream_t s) {
+  cudaEvent_t e0, e1;
+  ck(cudaEventCreate(&e0), "event");
+  ck(cudaEventCreate(&e1), "event");
+  std::vector<double> t;
+  for (int r = -1; r < reps; ++r) {
+    prep();
+    ck(cudaEventRecord(e0, s), "record");
+    f();
+    ck(cudaEventRecord(e1, s), "record");
+    ck(cudaEventSynchronize(e1), "sync");
+    float ms = 0;
+    ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+    if (r >= 0) t.push_back(ms);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 int reps_for(std::int64_t n) { return n <= 4096 ? 7 : (n <= 8192 ? 5 : 3); }
 double tflops(std::int64_t n, double sec) { return double(n) * double(n) * double(n) / 3.0 / sec / 1e12; }
 
@@ -214,7 +237,7 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
 }
 
 struct BatchedOpts {
-  std::vector<std::int64_t> ns{4, 8, 16, 32, 33, 64, 128, 256, 512};
+  std::vector<std::int64_t> ns{4, 8, 16, 24, 32, 33, 48, 64, 128, 256, 512};
   std::int64_t max_batch = 0;  // 0: the default caps below
   int reps = 5;
   bool baseline = true;  // time cusolverDn<t>potrfBatched too
@@ -222,10 +245,11 @@ struct BatchedOpts {
 
 template <class T>
 void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
-  std::printf("\n## batched %s (GB/s = 2·n²·sizeof·batch / time, read + write; ratio vs cusolverDn%spotrfBatched)\n",
+  std::printf("\n## batched %s (GB/s = 2·n²·sizeof·batch / time, read + write; ratio vs cusolverDn%spotrfBatched;\n"
+              "## device time between CUDA events, info left on the device for both)\n",
               sizeof(T) == 8 ? "fp64" : "fp32", sizeof(T) == 8 ? "D" : "S");
-  std::printf("%5s | %8s | %12s | %9s | %12s | %9s | %6s\n", "n", "batch", "cuSOLVER ms", "GB/s", "ours ms", "GB/s",
-              "ratio");
+  std::printf("%5s | %8s | %12s | %9s | %12s | %9s | %6s | %s\n", "n", "batch", "cuSOLVER ms", "GB/s", "ours ms", "GB/s",
+              "ratio", "max |ours - cuSOLVER| / |L|");
   Cusolver cs(s);
   for (std::int64_t n : o.ns) {
     // ≤ 1 GiB per buffer; ≤ 131072 matrices from n = 32 on (fp32 n = 32 with 262144 matrices
@@ -234,7 +258,7 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
     std::int64_t batch = std::min<std::int64_t>(cap, (std::int64_t(1) << 30) / (sizeof(T) * n * n));
     if (o.max_batch > 0) batch = std::min(batch, o.max_batch);
     const std::size_t total = std::size_t(batch * n * n);
-    Buf<T> pristine(total), a(total);
+    Buf<T> pristine(total), a(total), ref(o.baseline ? std::size_t(n * n) : 1);
     gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)) + 1.0, 7, s);
     // replicate matrix 0 over the batch (same data in every slot)
     for (std::int64_t filled = 1; filled < batch; filled *= 2) {
@@ -249,25 +273,49 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
     ck(cudaMemcpy(dptrs.p, ptrs.data(), sizeof(T*) * ptrs.size(), cudaMemcpyHostToDevice), "ptrs");
     const auto restore = [&] { ck(cudaMemcpyAsync(a.p, pristine.p, sizeof(T) * total, cudaMemcpyDeviceToDevice, s), "copy"); };
     std::vector<int> hinfo(ptrs.size());
-    const double t0 = !o.baseline ? 0.0 : time_median(o.reps, restore, [&] {
-      if constexpr (sizeof(T) == 8)
-        ck(cusolverDnDpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.p, int(n), dinfo.p, int(batch)), "batched");
-      else
-        ck(cusolverDnSpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.p, int(n), dinfo.p, int(batch)), "batched");
-      ck(cudaMemcpyAsync(hinfo.data(), dinfo.p, sizeof(int) * hinfo.size(), cudaMemcpyDeviceToHost, s), "info");
-    }, s);
-    int bad = 0;
-    const double t1 = time_median(o.reps, restore, [&] {
-      const auto info = chol.factor_batched(a.p, n, n, n * n, batch);
-      bad = int(std::count_if(info.begin(), info.end(), [](int v) { return v != 0; }));
-    }, s);
+    const auto count_bad = [&] {
+      ck(cudaMemcpy(hinfo.data(), dinfo.p, sizeof(int) * hinfo.size(), cudaMemcpyDeviceToHost), "info");
+      return int(std::count_if(hinfo.begin(), hinfo.end(), [](int v) { return v != 0; }));
+    };
+    double t0 = 0;
+    int bad0 = 0;
+    if (o.baseline) {
+      t0 = time_events_ms(o.reps, restore, [&] {
+        if constexpr (sizeof(T) == 8)
+          ck(cusolverDnDpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.p, int(n), dinfo.p, int(batch)),
+             "batched");
+        else
+          ck(cusolverDnSpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.p, int(n), dinfo.p, int(batch)),
+             "batched");
+      }, s);
+      bad0 = count_bad();
+      // keep the last matrix of cuSOLVER's result to compare with ours
+      ck(cudaMemcpyAsync(ref.p, a.p + (batch - 1) * n * n, sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s), "ref");
+    }
+    ck(cudaMemsetAsync(dinfo.p, 0x7f, sizeof(int) * hinfo.size(), s), "poison");
+    const double t1 = time_events_ms(o.reps, restore, [&] { chol.factor_batched_async(a.p, n, n, n * n, batch, dinfo.p); }, s);
+    const int bad = count_bad();
+    double diff = -1;
+    if (o.baseline) {
+      std::vector<T> x(std::size_t(n * n)), y(std::size_t(n * n));
+      ck(cudaMemcpy(x.data(), a.p + (batch - 1) * n * n, sizeof(T) * n * n, cudaMemcpyDeviceToHost), "x");
+      ck(cudaMemcpy(y.data(), ref.p, sizeof(T) * n * n, cudaMemcpyDeviceToHost), "y");
+      double num = 0, den = 0;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = j; i < n; ++i) {
+          num = std::max(num, std::abs(double(x[i + j * n]) - double(y[i + j * n])));
+          den = std::max(den, std::abs(double(y[i + j * n])));
+        }
+      diff = num / den;
+    }
     const double bytes = 2.0 * double(sizeof(T)) * double(total);
     if (o.baseline)
-      std::printf("%5lld | %8lld | %12.3f | %9.1f | %12.3f | %9.1f | %6.2f%s\n", (long long)n, (long long)batch, t0 * 1e3,
-                  bytes / t0 / 1e9, t1 * 1e3, bytes / t1 / 1e9, t0 / t1, bad ? "  !! info != 0" : "");
+      std::printf("%5lld | %8lld | %12.4f | %9.1f | %12.4f | %9.1f | %6.2f | %.1e%s%s\n", (long long)n, (long long)batch, t0,
+                  bytes / t0 / 1e6, t1, bytes / t1 / 1e6, t0 / t1, diff, bad ? "  !! info != 0" : "",
+                  bad0 ? "  !! cuSOLVER info != 0" : "");
     else
-      std::printf("%5lld | %8lld | %12s | %9s | %12.3f | %9.1f | %6s%s\n", (long long)n, (long long)batch, "-", "-",
-                  t1 * 1e3, bytes / t1 / 1e9, "-", bad ? "  !! info != 0" : "");
+      std::printf("%5lld | %8lld | %12s | %9s | %12.4f | %9.1f | %6s | -%s\n", (long long)n, (long long)batch, "-", "-", t1,
+                  bytes / t1 / 1e6, "-", bad ? "  !! info != 0" : "");
     std::fflush(stdout);
   }
 }

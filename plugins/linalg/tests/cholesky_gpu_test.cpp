@@ -366,10 +366,32 @@ TEST_F(GpuCholeskyTest, EmptyAndOneByOne) {
   EXPECT_THROW((void)chol.factor(d.p, -1, 1), std::invalid_argument);
 }
 
+// Regression: the `cusolver` algorithm at n = 1 gave √a up to 2 ulps low (cuSOLVER's own
+// rounding; backward error 4ε > n·ε). Every algorithm must return the correctly rounded root.
+template <class T>
+void check_one_by_one_rounding() {
+  gc::GpuCholesky chol(nullptr);
+  std::uniform_real_distribution<double> u(-8.0, 8.0);
+  Dev<T> d(1);
+  for (int t = 0; t < 200; ++t) {
+    const T a = T(std::exp2(u(rng())));
+    const T exact = T(std::sqrt(double(a)));  // correctly rounded: √ of a T is never a tie in T
+    for (const auto& c : cases()) {
+      d.put({a});
+      ASSERT_EQ(chol.factor(d.p, 1, 1, c.opt).info, 0) << c.name;
+      const T l = d.get()[0];
+      EXPECT_EQ(l, exact) << c.name << ": a = " << double(a) << ", l = " << double(l);
+    }
+  }
+}
+
+TEST_F(GpuCholeskyTest, OneByOneIsTheCorrectlyRoundedRootFp64) { check_one_by_one_rounding<double>(); }
+TEST_F(GpuCholeskyTest, OneByOneIsTheCorrectlyRoundedRootFp32) { check_one_by_one_rounding<float>(); }
+
 template <class T>
 void check_batched() {
   gc::GpuCholesky chol(nullptr);
-  for (std::int64_t n : {1, 2, 17, 33, 64, 65, 200, 512}) {
+  for (std::int64_t n : {1, 2, 3, 4, 5, 8, 9, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 200, 512}) {
     const std::int64_t batch = n >= 200 ? 6 : 37, lda = n + 1, stride = lda * n + 5;
     std::vector<std::vector<double>> as;
     std::vector<int> expect_info;
@@ -386,6 +408,15 @@ void check_batched() {
     d.put(h);
     const auto info = chol.factor_batched(d.p, n, lda, stride, batch);
     const auto out = d.get();
+    {  // the asynchronous entry point: same factors, info left on the device
+      Dev<T> d2(h.size());
+      d2.put(h);
+      Dev<int> dinfo{static_cast<std::size_t>(batch)};
+      dinfo.put(std::vector<int>(std::size_t(batch), -7));
+      chol.factor_batched_async(d2.p, n, lda, stride, batch, dinfo.p);
+      EXPECT_EQ(dinfo.get(), info) << "async info, n=" << n;
+      EXPECT_EQ(std::memcmp(d2.get().data(), out.data(), sizeof(T) * out.size()), 0) << "async factors, n=" << n;
+    }
     for (std::int64_t b = 0; b < batch; ++b) {
       const std::string ctx = "batched n=" + std::to_string(n) + " b=" + std::to_string(b);
       EXPECT_EQ(info[b], expect_info[b]) << ctx;

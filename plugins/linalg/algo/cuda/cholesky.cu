@@ -352,7 +352,9 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   switch (opt.algo) {
     case CholeskyAlgo::recursive: f.recursive(0, n); break;
     case CholeskyAlgo::blocked: f.blocked(n); break;
-    case CholeskyAlgo::cusolver: f.leaf(0, n, true); break;
+    // n = 1 is √a11: cusolverDn<t>potrf returns it up to 2 ulps below the correctly rounded
+    // value (CUDA 13.0, H200), which breaks the n·ε backward-error bound; our leaf rounds correctly.
+    case CholeskyAlgo::cusolver: f.leaf(0, n, /*force_cusolver=*/n > 1); break;
   }
   scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the factor
   GF_CUDA_CHECK_LAUNCH();

@@ -131,19 +131,23 @@ constexpr int panel_width() {
 }
 
 template <class T>
-std::vector<int> factor_batched_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
-                                     std::int64_t batch) {
+void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
+                           std::int64_t batch, int* info) {
   const std::string what = "GpuCholesky::factor_batched";
   if (batch < 0) throw std::invalid_argument(what + ": batch = " + std::to_string(batch) + " < 0");
   if (n < 0 || n > 512) throw std::invalid_argument(what + ": n = " + std::to_string(n) + " outside [0, 512]");
   if (batch > INT_MAX) throw std::invalid_argument(what + ": batch exceeds 2^31 - 1");
-  if (n == 0 || batch == 0) return std::vector<int>(static_cast<std::size_t>(batch), 0);
+  if (batch == 0) return;
+  if (info == nullptr) throw std::invalid_argument(what + ": null info pointer");
+  if (n == 0) {
+    GF_CUDA_TRY(cudaMemsetAsync(info, 0, sizeof(int) * static_cast<std::size_t>(batch), ctx.stream));
+    return;
+  }
   if (lda < n) throw std::invalid_argument(what + ": lda = " + std::to_string(lda) + " < n = " + std::to_string(n));
   if (batch > 1 && stride < lda * (n - 1) + n)
     throw std::invalid_argument(what + ": stride = " + std::to_string(stride) + " makes matrices overlap (lda·(n−1)+n = " +
                                 std::to_string(lda * (n - 1) + n) + ")");
   if (a == nullptr) throw std::invalid_argument(what + ": null matrix pointer");
-  int* info = static_cast<int*>(ctx.workspace(sizeof(int) * static_cast<std::size_t>(batch), what));
   const unsigned grid = static_cast<unsigned>(batch);
   const int nn = static_cast<int>(n);
   const auto reg_grid = [&](int width) { return static_cast<unsigned>((batch * width + 127) / 128); };
@@ -169,6 +173,16 @@ std::vector<int> factor_batched_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t 
     potrf_batched_panel_kernel<T, P><<<grid, 256, smem, ctx.stream>>>(a, nn, lda, stride, info);
   }
   GF_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+std::vector<int> factor_batched_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
+                                     std::int64_t batch) {
+  if (batch < 0)
+    throw std::invalid_argument("GpuCholesky::factor_batched: batch = " + std::to_string(batch) + " < 0");
+  if (batch == 0) return {};
+  int* info = static_cast<int*>(ctx.workspace(sizeof(int) * static_cast<std::size_t>(batch), "GpuCholesky::factor_batched"));
+  factor_batched_launch<T>(ctx, a, n, lda, stride, batch, info);
   std::vector<int> out(static_cast<std::size_t>(batch));
   GF_CUDA_TRY(cudaMemcpyAsync(out.data(), info, sizeof(int) * out.size(), cudaMemcpyDeviceToHost, ctx.stream));
   GF_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
@@ -176,6 +190,15 @@ std::vector<int> factor_batched_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t 
 }
 
 }  // namespace detail
+
+void GpuCholesky::factor_batched_async(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
+                                       std::int64_t batch, int* info) {
+  detail::factor_batched_launch<double>(*impl_, a, n, lda, stride, batch, info);
+}
+void GpuCholesky::factor_batched_async(float* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
+                                       std::int64_t batch, int* info) {
+  detail::factor_batched_launch<float>(*impl_, a, n, lda, stride, batch, info);
+}
 
 std::vector<int> GpuCholesky::factor_batched(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
                                              std::int64_t batch) {

@@ -54,7 +54,7 @@ class CudaError : public std::runtime_error {
 enum class CholeskyAlgo {
   blocked,    ///< iterative right-looking reference (cuSOLVER POTRF on nb×nb, cuBLAS TRSM/SYRK)
   recursive,  ///< recursive halves down to a tuned base case; GEMMs through cuBLAS (default)
-  cusolver,   ///< one cusolverDn<t>potrf call
+  cusolver,   ///< one cusolverDn<t>potrf call (n = 1: our correctly rounded √a11, see cholesky.cu)
 };
 
 /// How the fp32 recursive algorithm does its GEMMs (ignored for fp64; blocked and cusolver
@@ -138,6 +138,14 @@ class GpuCholesky {
                                   std::int64_t batch);
   std::vector<int> factor_batched(float* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
                                   std::int64_t batch);
+
+  /// factor_batched without the host round trip: enqueues the launch on the stream, writes the
+  /// per-matrix info into the DEVICE array `info` (batch ints) and returns at once (no sync),
+  /// like cusolverDn<t>potrfBatched. Argument errors throw before anything is enqueued.
+  void factor_batched_async(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride, std::int64_t batch,
+                            int* info);
+  void factor_batched_async(float* a, std::int64_t n, std::int64_t lda, std::int64_t stride, std::int64_t batch,
+                            int* info);
 
   /// Pivoted (rank-revealing) Cholesky of a symmetric positive semidefinite A (lower triangle
   /// read, A not modified), stopping after `max_rank` pivots (0 = up to n) or when the largest
