@@ -36,45 +36,80 @@ void metric_matrix(std::span<const double> d, std::size_t n, std::span<double> g
     for (std::size_t j = 0; j < n; ++j) g[i * n + j] = 0.5 * (d0[i] + d0[j] - d[i * n + j] * d[i * n + j]);
 }
 
+namespace {
+
+// Centre (the Cholesky factor is centred only when G is exactly centred).
+void centre(EmbedResult& r, std::size_t n) {
+  const std::size_t dim = r.dim;
+  for (std::size_t c = 0; c < dim; ++c) {
+    double mean = 0;
+    for (std::size_t i = 0; i < n; ++i) mean += r.coords[i * dim + c];
+    mean /= static_cast<double>(n);
+    for (std::size_t i = 0; i < n; ++i) r.coords[i * dim + c] -= mean;
+  }
+}
+
+}  // namespace
+
+std::size_t embed_cholesky_columns(std::size_t n, std::size_t dim, std::size_t cholesky_rank) noexcept {
+  return std::min(n, std::max(dim, cholesky_rank == 0 ? dim : cholesky_rank));
+}
+
+EmbedResult embed_from_pivoted_cholesky(const linalg::PivotedCholesky& f, const double* lp, std::size_t row_stride,
+                                        std::size_t col_stride, std::size_t n, std::size_t dim) {
+  if (f.permutation.size() != n)
+    throw std::invalid_argument("embed: pivoted factor has a permutation of " + std::to_string(f.permutation.size()) +
+                                " rows for n = " + std::to_string(n));
+  EmbedResult r;
+  r.dim = dim;
+  r.coords.assign(n * dim, 0.0);
+  r.next = f.next_pivot;
+  if (f.rank < dim) {
+    std::ostringstream m;
+    m << "embed (cholesky): the metric matrix has only " << f.rank << " positive pivots (need " << dim
+      << "); the next pivot is " << f.next_pivot << " Å²: the distances do not span " << dim << " dimensions";
+    throw std::runtime_error(m.str());
+  }
+  // The best rank-dim approximation of L Lᵀ through the small k×k eigenproblem LᵀL = V Σ Vᵀ: X = L V_dim.
+  const auto k = static_cast<Eigen::Index>(f.rank);
+  Eigen::MatrixXd l(static_cast<Eigen::Index>(n), k);
+  for (std::size_t row = 0; row < n; ++row)
+    for (Eigen::Index c = 0; c < k; ++c)
+      l(static_cast<Eigen::Index>(f.permutation[row]), c) =
+          lp[row * row_stride + static_cast<std::size_t>(c) * col_stride];
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(l.transpose() * l);
+  const Eigen::VectorXd sv = es.eigenvalues().reverse();
+  const Eigen::MatrixXd v = es.eigenvectors().rowwise().reverse();
+  const Eigen::MatrixXd x = l * v.leftCols(static_cast<Eigen::Index>(dim));
+  for (std::size_t c = 0; c < dim; ++c) r.spectrum.push_back(sv(static_cast<Eigen::Index>(c)));
+  if (static_cast<std::size_t>(k) > dim) r.next = sv(static_cast<Eigen::Index>(dim));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < dim; ++c)
+      r.coords[i * dim + c] = x(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c));
+  centre(r, n);
+  return r;
+}
+
 EmbedResult embed(std::span<const double> g, std::size_t n, std::size_t dim, EmbedMethod method,
                   std::size_t cholesky_rank, std::span<const unsigned char> pivot_candidates) {
   if (g.size() != n * n) throw std::invalid_argument("embed: metric matrix is not n×n");
   if (dim < 1 || dim > 4) throw std::invalid_argument("embed: dim must be 1..4");
   if (n < dim + 1) throw std::invalid_argument("embed: need more than dim points");
-  EmbedResult r;
-  r.dim = dim;
-  r.coords.assign(n * dim, 0.0);
   if (method == EmbedMethod::Cholesky) {
-    // Pivoted Cholesky G ≈ L Lᵀ with k ≥ dim columns, then the best rank-dim approximation
-    // of L Lᵀ through the small k×k eigenproblem LᵀL = V Σ Vᵀ: X = L V_dim.
-    const std::size_t k_max = std::min(n, std::max(dim, cholesky_rank == 0 ? dim : cholesky_rank));
+    // Pivoted Cholesky G ≈ L Lᵀ with k ≥ dim columns, then embed_from_pivoted_cholesky.
+    const std::size_t k_max = embed_cholesky_columns(n, dim, cholesky_rank);
     std::vector<double> a(g.begin(), g.end());
     if (!pivot_candidates.empty() && pivot_candidates.size() != n)
       throw std::invalid_argument("embed: " + std::to_string(pivot_candidates.size()) + " pivot candidate flags for " +
                                   std::to_string(n) + " atoms");
     const auto f = pivot_candidates.empty() ? linalg::pivoted_cholesky(a, n, k_max, 0.0)
                                             : linalg::pivoted_cholesky_restricted(a, n, pivot_candidates, k_max, 0.0);
-    r.next = f.next_pivot;
-    if (f.rank < dim) {
-      std::ostringstream m;
-      m << "embed (cholesky): the metric matrix has only " << f.rank << " positive pivots (need " << dim
-        << "); the next pivot is " << f.next_pivot << " Å²: the distances do not span " << dim << " dimensions";
-      throw std::runtime_error(m.str());
-    }
-    const auto k = static_cast<Eigen::Index>(f.rank);
-    Eigen::MatrixXd l(static_cast<Eigen::Index>(n), k);
-    for (std::size_t row = 0; row < n; ++row)
-      for (Eigen::Index c = 0; c < k; ++c)
-        l(static_cast<Eigen::Index>(f.permutation[row]), c) = a[row * n + static_cast<std::size_t>(c)];
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(l.transpose() * l);
-    const Eigen::VectorXd sv = es.eigenvalues().reverse();
-    const Eigen::MatrixXd v = es.eigenvectors().rowwise().reverse();
-    const Eigen::MatrixXd x = l * v.leftCols(static_cast<Eigen::Index>(dim));
-    for (std::size_t c = 0; c < dim; ++c) r.spectrum.push_back(sv(static_cast<Eigen::Index>(c)));
-    if (static_cast<std::size_t>(k) > dim) r.next = sv(static_cast<Eigen::Index>(dim));
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t c = 0; c < dim; ++c) r.coords[i * dim + c] = x(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c));
-  } else {
+    return embed_from_pivoted_cholesky(f, a.data(), n, 1, n, dim);
+  }
+  EmbedResult r;
+  r.dim = dim;
+  r.coords.assign(n * dim, 0.0);
+  {
     Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> gm(
         g.data(), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
     const Eigen::MatrixXd m = gm;  // symmetric: layout does not matter
@@ -113,13 +148,7 @@ EmbedResult embed(std::span<const double> g, std::size_t n, std::size_t dim, Emb
         r.coords[i * dim + k] = s * vectors(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k));
     }
   }
-  // Centre (the Cholesky factor is centred only when G is exactly centred).
-  for (std::size_t c = 0; c < dim; ++c) {
-    double mean = 0;
-    for (std::size_t i = 0; i < n; ++i) mean += r.coords[i * dim + c];
-    mean /= static_cast<double>(n);
-    for (std::size_t i = 0; i < n; ++i) r.coords[i * dim + c] -= mean;
-  }
+  centre(r, n);
   return r;
 }
 

@@ -24,7 +24,7 @@ struct Outcome {
 };
 
 Outcome one_trial(const TrialProblem& p, const TrialOptions& o, std::uint64_t seed, std::span<const unsigned char> pivots,
-                  const std::atomic<bool>& stop, std::atomic<double>& fraction) {
+                  const TrialEmbedder& embedder, const std::atomic<bool>& stop, std::atomic<double>& fraction) {
   const std::size_t n = p.n;
   MetrizeOptions mo = o.metrize;
   mo.seed = seed;
@@ -33,9 +33,15 @@ Outcome one_trial(const TrialProblem& p, const TrialOptions& o, std::uint64_t se
     return !stop.load(std::memory_order_relaxed);
   });
   if (stop.load()) throw Cancelled{};
-  std::vector<double> g(n * n);
-  metric_matrix(d, n, g);
-  auto e = embed(g, n, o.dim, o.method, o.cholesky_rank, o.method == EmbedMethod::Cholesky ? pivots : std::span<const unsigned char>{});
+  const auto cand = o.method == EmbedMethod::Cholesky ? pivots : std::span<const unsigned char>{};
+  EmbedResult e;
+  if (embedder) {
+    e = embedder(d, n, o.dim, o.method, o.cholesky_rank, cand);
+  } else {
+    std::vector<double> g(n * n);
+    metric_matrix(d, n, g);
+    e = embed(g, n, o.dim, o.method, o.cholesky_rank, cand);
+  }
   Outcome out;
   out.summary.seed = seed;
   out.summary.spectrum = e.spectrum;
@@ -109,11 +115,15 @@ TrialsResult run_trials(const TrialProblem& p, const TrialOptions& o, const std:
   std::atomic<unsigned> running{threads};
 
   auto worker = [&] {
+    TrialEmbedder embedder;  // this thread's (p.make_embedder), made before its first trial
+    bool made = false;
     for (;;) {
       const std::size_t t = next.fetch_add(1);
       if (t >= trials || stop.load()) break;
       try {
-        outcomes[t] = one_trial(p, o, trial_seed(o.seed, t), pivots, stop, fractions[t]);
+        if (!made && p.make_embedder) embedder = p.make_embedder();
+        made = true;
+        outcomes[t] = one_trial(p, o, trial_seed(o.seed, t), pivots, embedder, stop, fractions[t]);
       } catch (const Cancelled&) {
         break;
       } catch (...) {

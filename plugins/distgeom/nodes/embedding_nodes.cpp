@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
 
@@ -17,6 +19,9 @@
 #include <gemflow/distgeom/smoothing.hpp>
 #include <gemflow/distgeom/trials.hpp>
 #include <gemflow/node.hpp>
+#if GEMFLOW_DISTGEOM_HAVE_CUDA
+#include <gemflow/distgeom/embedding_cuda.hpp>
+#endif
 #include <gemflow/types.hpp>
 
 #include "dg_convert.hpp"
@@ -47,20 +52,47 @@ const char* reason_text(SkipReason r) {
   return "";
 }
 
-// Resolves a node's `device` for nodes that have no CUDA path yet (metric matrix, pivoted
-// Cholesky, trials): `auto` runs on the CPU and says so; an explicit `cuda`/`cuda:N` (in the
-// node or through --device) fails loudly, never a silent CPU fallback. A CUDA branch goes here.
-Device resolve_cpu_only(NodeContext& ctx, const DeviceParam& param, const std::string& who) {
+// Resolves a node's `device`. `no_cuda` empty: the node has a CUDA path for its parameters, so
+// DeviceParam::resolve decides (auto → cuda:0 when present, logged; an explicit cuda / cuda:N
+// that is absent → DeviceError; device_used recorded), as distgeom.triangle_smoothing does.
+// `no_cuda` = why these parameters have no CUDA path (it names the parameter): `auto` runs on the
+// CPU and logs why; an explicit cuda / cuda:N (node or --device override) fails loudly with that
+// reason, never a silent CPU fallback.
+Device resolve_node_device(NodeContext& ctx, const DeviceParam& param, const std::string& who,
+                           const std::string& no_cuda = {}) {
+  if (no_cuda.empty()) return param.resolve(ctx);
   const std::string text = ctx.device_override().empty() ? param.requested() : ctx.device_override();
   const auto req = DeviceRequest::parse(text);
   if (req && req->kind == DeviceRequest::Kind::Cuda)
-    throw DeviceError(who + ": device '" + text +
-                      "' requested, but this node has no CUDA path yet; use device: cpu or auto");
+    throw DeviceError(who + ": device '" + text + "' requested, but " + no_cuda + "; use device: cpu or auto");
   if (req && req->kind == DeviceRequest::Kind::Auto && cuda_device_count() > 0)
-    ctx.info(who + ": device auto: this node has no CUDA path yet, using cpu");
+    ctx.info(who + ": device auto: " + no_cuda + ", using cpu");
   ctx.record("device_used", std::string("cpu"));
   return Device{};
 }
+
+#if GEMFLOW_DISTGEOM_HAVE_CUDA
+// Runs `f` (GPU work) and turns a CUDA failure into a DeviceError naming the node and device.
+template <class F>
+auto on_gpu(const Device& dev, const std::string& who, F&& f) {
+  try {
+    return f();
+  } catch (const cuda::CudaError& e) {
+    throw DeviceError(who + ": " + dev.str() + ": " + e.what());
+  }
+}
+#endif
+
+// Why method: eigen stays on the CPU (embedding_cuda.hpp explains the choice).
+const std::string kEigenNoCuda =
+    "parameter 'method' = eigen has no CUDA path (the top eigenpairs are a CPU Lanczos iteration; "
+    "method: cholesky runs on the GPU)";
+
+#if !GEMFLOW_DISTGEOM_HAVE_CUDA
+[[noreturn]] void no_cuda_build(const Device& dev, const std::string& who) {
+  throw DeviceError(who + ": device " + dev.str() + " requested, but the distgeom plugin was built without CUDA");
+}
+#endif
 
 // ---------------------------------------------------------------------------------------------
 class BoundsNode final : public Node {
@@ -268,20 +300,35 @@ class MetricMatrixNode final : public Node {
             .doc = "Crippen–Havel metric matrix about the centroid: G_ij = (D_i0² + D_j0² − D_ij²)/2 with "
                    "D_i0² = (1/n)Σ_j D_ij² − (1/n²)Σ_{j<k} D_jk² (Crippen & Havel 1988, ch. 6).\n"
                    "Input: distances (n×n, Å). Output: metric (n×n, Å²); G = X Xᵀ for real centred points.\n"
-                   "Device: CPU only for now (auto runs on the CPU; cuda fails: no silent fallback).\n"
-                   "Device memory: none. Determinism: deterministic."};
+                   "Device: auto | cpu | cuda | cuda:N (auto takes cuda:0 when present and logs it). CUDA "
+                   "(embedding_cuda.hpp) performs the CPU's operations in its order: the same matrix, bit for "
+                   "bit on x86-64.\n"
+                   "Device memory: 2 n² + n doubles (cuda). Determinism: deterministic."};
   }
   Input<Matrix<double>> distances{this, "distances", "Distance matrix (Å), n×n"};
   Output<Matrix<double>> metric{this, "metric", "Metric matrix (Å²), n×n"};
   DeviceParam device{this, "auto"};
   void execute(NodeContext& ctx) override {
-    (void)resolve_cpu_only(ctx, device, "distgeom.metric_matrix");
+    const std::string id = info().id;
+    const Device dev = resolve_node_device(ctx, device, id);
     const auto& d = *distances;
     if (d.rows() != d.cols())
       throw InputError("distgeom.metric_matrix: input 'distances' is " + std::to_string(d.rows()) + "×" +
                        std::to_string(d.cols()) + ", not square");
     Matrix<double> g(d.rows(), d.rows());
-    metric_matrix(d.span(), d.rows(), g.span());
+    if (dev.is_cuda()) {
+#if GEMFLOW_DISTGEOM_HAVE_CUDA
+      on_gpu(dev, id, [&] {
+        cuda::GpuEmbedder gpu(dev.index);
+        gpu.metric_matrix(d.span(), d.rows(), g.span());
+        return 0;
+      });
+#else
+      no_cuda_build(dev, id);
+#endif
+    } else {
+      metric_matrix(d.span(), d.rows(), g.span());
+    }
     metric.set(std::move(g));
   }
 };
@@ -391,8 +438,12 @@ class EmbedNode final : public Node {
                    "embedding on pivot atoms); pivots are restricted to the `pivot_fraction` of atoms with the "
                    "tightest bounds (mean U − L over their row of `bounds`: wire the smoothed bounds), the "
                    "largest remaining diagonal first among them; eigen = the top eigenpairs (Spectra Lanczos).\n"
-                   "Device: CPU only for now (auto runs on the CPU; cuda fails: no silent fallback).\n"
-                   "Device memory: none (CPU). Determinism: deterministic."};
+                   "Device: auto | cpu | cuda | cuda:N. cholesky on CUDA: the pivoted Cholesky (restricted "
+                   "pivots included) runs on the GPU (linalg GpuCholesky::factor_pivoted, the CPU's pivot and "
+                   "stopping rules and arithmetic), the k×k eigenproblem and the handedness on the CPU: the "
+                   "same coordinates to rounding. eigen has no CUDA path: auto runs it on the CPU and logs "
+                   "why, cuda fails (parameter 'method').\n"
+                   "Device memory: 2 n² + n·rank doubles (cuda). Determinism: deterministic."};
   }
   enum class Method { Cholesky, Eigen };
   Input<Matrix<double>> metric{this, "metric", "Metric matrix (Å²)"};
@@ -412,7 +463,9 @@ class EmbedNode final : public Node {
   DeviceParam device{this, "auto"};
 
   void execute(NodeContext& ctx) override {
-    (void)resolve_cpu_only(ctx, device, "distgeom.embed");
+    const std::string id = info().id;
+    const bool cholesky = method.value() == Method::Cholesky;
+    const Device dev = resolve_node_device(ctx, device, id, cholesky ? std::string() : kEigenNoCuda);
     const auto& g = *metric;
     const auto& b = *bounds;
     const std::size_t n = g.rows();
@@ -420,14 +473,26 @@ class EmbedNode final : public Node {
       throw InputError("distgeom.embed: metric is " + std::to_string(g.rows()) + "×" + std::to_string(g.cols()) +
                        " but the bounds have " + std::to_string(b.size()) + " atoms");
     const auto dim = static_cast<std::size_t>(dimensions.value());
-    const bool cholesky = method.value() == Method::Cholesky;
     const auto pivots = cholesky && pivot_fraction.value() < 1.0
                             ? tight_atoms(b.lower.span(), b.upper.span(), n, pivot_fraction.value())
                             : std::vector<unsigned char>{};
     EmbedResult e;
     try {
-      e = embed(g.span(), n, dim, cholesky ? EmbedMethod::Cholesky : EmbedMethod::Eigen,
-                static_cast<std::size_t>(rank.value()), pivots);
+      if (dev.is_cuda()) {
+#if GEMFLOW_DISTGEOM_HAVE_CUDA
+        e = on_gpu(dev, id, [&] {
+          cuda::GpuEmbedder gpu(dev.index);
+          return gpu.embed(g.span(), n, dim, static_cast<std::size_t>(rank.value()), pivots);
+        });
+#else
+        no_cuda_build(dev, id);
+#endif
+      } else {
+        e = embed(g.span(), n, dim, cholesky ? EmbedMethod::Cholesky : EmbedMethod::Eigen,
+                  static_cast<std::size_t>(rank.value()), pivots);
+      }
+    } catch (const DeviceError&) {
+      throw;
     } catch (const std::runtime_error& err) {
       throw InputError(std::string("distgeom.embed: ") + err.what());
     }
@@ -554,8 +619,13 @@ class EmbedAndRefineNode final : public Node {
                    "dimensions, rank, pivot_fraction, max_iterations, w_chiral, mirror_trial).\n"
                    "Threads: trials run in parallel (`threads`, 0 = all cores); partial metrization re-smooths "
                    "single-threaded inside a trial. Cancellation is checked every ~20 ms.\n"
-                   "Device: CPU only for now (auto runs on the CPU; cuda fails: no silent fallback).\n"
-                   "Device memory: none. Memory: about 5 n² doubles per running trial.\n"
+                   "Device: auto | cpu | cuda | cuda:N. On CUDA each trial's metric matrix and pivoted "
+                   "Cholesky embedding run on the GPU (one stream and buffer set per worker thread, as "
+                   "distgeom.metric_matrix and distgeom.embed: the same embedding to rounding); metrization, "
+                   "the k×k eigenproblem and the refinement stay on the CPU. method: eigen has no CUDA path "
+                   "(auto: CPU with a log line; cuda fails naming 'method').\n"
+                   "Device memory: about 2 n² + n·rank doubles per worker thread (cuda). Memory: about 5 n² "
+                   "doubles per running trial.\n"
                    "Determinism: the same seed gives the same result whatever the number of threads (trials are "
                    "independent; ties go to the lower trial index).",
             .stochastic = true};
@@ -591,7 +661,8 @@ class EmbedAndRefineNode final : public Node {
 
   void execute(NodeContext& ctx) override {
     const std::string id = info().id;
-    (void)resolve_cpu_only(ctx, device, id);
+    const Device dev =
+        resolve_node_device(ctx, device, id, method.value() == Method::Eigen ? kEigenNoCuda : std::string());
     const auto& b = *bounds;
     const auto& sm = *smoothed;
     const auto& s = *structure;
@@ -641,6 +712,34 @@ class EmbedAndRefineNode final : public Node {
         throw std::runtime_error("re-smoothing after a metrization pick found inconsistent bounds at (" +
                                  sm.labels.at(rep.i) + ", " + sm.labels.at(rep.j) + ")");
     };
+    std::atomic<bool> gpu_failed{false};  // a CUDA error inside a trial is a DeviceError, not an InputError
+    if (dev.is_cuda()) {
+#if GEMFLOW_DISTGEOM_HAVE_CUDA
+      const int index = dev.index;
+      p.make_embedder = [index, &gpu_failed]() -> TrialEmbedder {
+        std::shared_ptr<cuda::GpuEmbedder> gpu;
+        try {
+          gpu = std::make_shared<cuda::GpuEmbedder>(index);  // this worker's stream and buffers
+        } catch (const cuda::CudaError&) {
+          gpu_failed.store(true);
+          throw;
+        }
+        return [gpu, &gpu_failed](std::span<const double> d, std::size_t m, std::size_t dim, EmbedMethod,
+                                  std::size_t rank_k, std::span<const unsigned char> cand) {
+          try {
+            return gpu->embed_distances(d, m, dim, rank_k, cand);
+          } catch (const cuda::CudaError&) {
+            gpu_failed.store(true);
+            throw;
+          }
+        };
+      };
+      ctx.info(id + ": metric matrix and pivoted Cholesky of every trial on " + dev.str() +
+               "; metrization, eigenproblem (k×k) and refinement on the CPU");
+#else
+      no_cuda_build(dev, id);
+#endif
+    }
     TrialsResult r;
     try {
       r = run_trials(p, o, [&](double f) {
@@ -650,6 +749,7 @@ class EmbedAndRefineNode final : public Node {
       });
     } catch (const std::runtime_error& e) {
       if (ctx.cancelled()) throw Cancelled();
+      if (gpu_failed.load()) throw DeviceError(id + ": " + dev.str() + ": " + e.what());
       throw InputError(id + ": " + e.what());
     }
     Table tt{{"trial", "seed", "dg_error", "dg_error_other_hand", "mirror_won", "iterations",

@@ -1,6 +1,6 @@
 // Node-level tests of the distance-geometry chain (gemflow::testing::RecordingContext): parameter
 // validation, error messages, cancellation of refine, trials = the separate chain,
-// thread-independence.
+// thread-independence, device resolution (no GPU needed).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <gemflow/distgeom/refine.hpp>
+#include <gemflow/device.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
 #include <gemflow/io/structure_io.hpp>
 #include <gemflow/node.hpp>
@@ -343,20 +344,82 @@ TEST(RefineNode, WrongCoordinateShapeIsNamed) {
 
 }  // namespace
 
-// Nodes without a CUDA path never fall back silently: an explicit cuda request (in the node or
-// through the run's --device override) fails loudly; cpu and auto run on the CPU and say so.
-TEST(CpuOnlyNodes, ExplicitCudaFailsLoudlyCpuAndAutoRecordCpu) {
+// Device resolution of the embedding nodes, testable without a GPU: an absent CUDA device (node
+// parameter or the run's --device override) is a DeviceError naming it, never a silent CPU
+// fallback; method: eigen has no CUDA path (DeviceError naming 'method' for an explicit cuda,
+// CPU with a log line for auto); cpu records cpu, auto records what it picked. The GPU results
+// themselves are checked in embedding_gpu_test.cpp.
+TEST(EmbeddingNodesDevice, AbsentCudaDeviceIsADeviceErrorNamingIt) {
+  const int count = cuda_device_count();
+  const std::string absent = "cuda:" + std::to_string(count);  // never present
   for (const std::string id : {"distgeom.metric_matrix", "distgeom.embed", "distgeom.embed_and_refine"}) {
     for (const bool via_override : {false, true}) {
       auto node = make(id);
       RecordingContext ctx;
-      if (via_override) ctx.set_device_override("cuda:1");
-      else node->set_param("device", std::string("cuda"));
-      const std::string err = error_of(*node, ctx);
-      EXPECT_NE(err.find("no CUDA path"), std::string::npos) << id << ": " << err;
+      if (via_override) ctx.set_device_override(absent);
+      else node->set_param("device", absent);
+      try {
+        node->execute(ctx);
+        ADD_FAILURE() << id << ": " << absent << " did not fail";
+      } catch (const DeviceError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("device " + absent + " requested"), std::string::npos) << id << ": " << m;
+        EXPECT_TRUE(m.find("no CUDA device is present") != std::string::npos ||
+                    m.find("CUDA device(s) are present") != std::string::npos ||
+                    m.find("built without CUDA") != std::string::npos)
+            << id << ": " << m;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << id << ": not a DeviceError: " << e.what();
+      }
       EXPECT_EQ(ctx.records().count("device_used"), 0u) << id;
     }
+    if (count == 0) {  // plain `cuda` on a machine without a device
+      auto node = make(id);
+      RecordingContext ctx;
+      node->set_param("device", std::string("cuda"));
+      EXPECT_THROW(node->execute(ctx), DeviceError) << id;
+    }
   }
+}
+
+TEST(EmbeddingNodesDevice, EigenHasNoCudaPathAndSaysSo) {
+  for (const std::string id : {"distgeom.embed", "distgeom.embed_and_refine"}) {
+    for (const std::string dev : {"cuda", "cuda:0"}) {
+      auto node = make(id);
+      node->set_param("method", std::string("eigen"));
+      node->set_param("device", dev);
+      RecordingContext ctx;
+      try {
+        node->execute(ctx);
+        ADD_FAILURE() << id << ": eigen on " << dev << " did not fail";
+      } catch (const DeviceError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find(id + ": device '" + dev + "' requested, but parameter 'method' = eigen has no CUDA path"),
+                  std::string::npos)
+            << m;
+      }
+    }
+  }
+  // auto + eigen: the CPU, with a log line when a device is present
+  const auto c = bounds_chain();
+  const std::size_t n = c.bounds->size();
+  Matrix<double> g(n, n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) g(i, i) = 1.0 + double(i);
+  auto node = make("distgeom.embed");
+  node->set_input("metric", Value::make(std::move(g)));
+  node->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+  node->set_param("method", std::string("eigen"));
+  RecordingContext ctx;
+  EXPECT_EQ(error_of(*node, ctx), "(no error)");
+  EXPECT_EQ(std::get<std::string>(ctx.records().at("device_used")), "cpu");
+  if (cuda_device_count() > 0) {
+    bool logged = false;
+    for (const auto& m : ctx.messages(LogLevel::Info)) logged |= m.find("eigen has no CUDA path") != std::string::npos;
+    EXPECT_TRUE(logged);
+  }
+}
+
+TEST(EmbeddingNodesDevice, CpuRecordsCpuAndAutoRecordsWhatItPicked) {
   auto node = make("distgeom.metric_matrix");
   node->set_input("distances", Value::make(Matrix<double>(3, 3, std::vector<double>{0, 1, 1, 1, 0, 1, 1, 1, 0})));
   for (const std::string dev : {"cpu", "auto"}) {
@@ -364,6 +427,11 @@ TEST(CpuOnlyNodes, ExplicitCudaFailsLoudlyCpuAndAutoRecordCpu) {
     node->set_param("device", dev);
     EXPECT_EQ(error_of(*node, ctx), "(no error)") << dev;
     ASSERT_EQ(ctx.records().count("device_used"), 1u);
-    EXPECT_EQ(std::get<std::string>(ctx.records().at("device_used")), "cpu");
+    const std::string want = dev == "cpu" || cuda_device_count() == 0 ? "cpu" : "cuda:0";
+    EXPECT_EQ(std::get<std::string>(ctx.records().at("device_used")), want) << dev;
+    const auto g = node->output("metric").as<Matrix<double>>();
+    // equilateral triangle of side 1: G_ii = 1/3, G_ij = −1/6
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t j = 0; j < 3; ++j) EXPECT_NEAR((*g)(i, j), i == j ? 1.0 / 3 : -1.0 / 6, 1e-15) << dev;
   }
 }

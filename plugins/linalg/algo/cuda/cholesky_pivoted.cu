@@ -3,6 +3,8 @@
 // diagonal (lowest position on ties), swap, one column of L, diagonal downdate. Products and
 // differences are not fused (__dmul_rn/__dsub_rn) and ljj divides, so the arithmetic is the
 // CPU reference's (gemflow::linalg::pivoted_cholesky) operation for operation.
+// Restricted variant (`allowed` flags by original row): the argmax runs over the allowed rows
+// only, as in gemflow::linalg::pivoted_cholesky_restricted; every row is still eliminated.
 #include <cuda_runtime.h>
 
 #include <cfloat>
@@ -67,23 +69,35 @@ __device__ __forceinline__ double sym_at(const double* a, std::int64_t lda, long
   return r >= c ? a[r + c * lda] : a[c + r * lda];
 }
 
+// `allowed` (nullptr = every row): pivots only among rows r (original index) with allowed[r] != 0.
+// kmax: pivots at most; kcols: columns of l (≥ kmax), those ≥ rank are zeroed. kmax < 0: the
+// number of allowed rows (counted here; pivoted_cholesky_restricted's max_rank = 0).
 __global__ void __launch_bounds__(kPivThreads) pivoted_kernel(const double* a, std::int64_t lda, std::int64_t n,
-                                                              std::int64_t kmax, double tol_in, double* l,
-                                                              std::int64_t ldl, double* d, long long* perm,
-                                                              PivotedOut* out) {
+                                                              std::int64_t kmax, std::int64_t kcols, double tol_in,
+                                                              double* l, std::int64_t ldl, double* d, long long* perm,
+                                                              const unsigned char* allowed, PivotedOut* out) {
   __shared__ ArgMax scratch[33];
   __shared__ int s_nonfinite;
+  __shared__ long long s_count;
   const int tid = threadIdx.x, nt = blockDim.x;
-  if (tid == 0) s_nonfinite = 0;
+  if (tid == 0) {
+    s_nonfinite = 0;
+    s_count = 0;
+  }
+  __syncthreads();
   ArgMax loc{-INFINITY, LLONG_MAX};
+  long long cnt = 0;
   for (std::int64_t i = tid; i < n; i += nt) {
     d[i] = a[i + i * lda];
     perm[i] = i;
     loc = better(loc, ArgMax{d[i], i});
+    if (allowed != nullptr && allowed[i] != 0) ++cnt;
   }
+  if (cnt) atomicAdd(reinterpret_cast<unsigned long long*>(&s_count), static_cast<unsigned long long>(cnt));
   __syncthreads();
-  const ArgMax dmax0 = block_argmax(loc, scratch);
+  const ArgMax dmax0 = block_argmax(loc, scratch);  // (syncs: s_count is complete)
   const double tol = tol_in < 0 ? static_cast<double>(n) * DBL_EPSILON * dmax0.v : tol_in;
+  if (kmax < 0) kmax = s_count;
   std::int64_t j = 0;
   bool deficient = false;
   double next = 0.0;
@@ -92,11 +106,16 @@ __global__ void __launch_bounds__(kPivThreads) pivoted_kernel(const double* a, s
     for (std::int64_t i = j + tid; i < n; i += nt) {
       const double v = d[i];
       if (!isfinite(v)) atomicMax(&s_nonfinite, 1);
-      best = better(best, ArgMax{v, i});
+      if (allowed == nullptr || allowed[perm[i]] != 0) best = better(best, ArgMax{v, i});
     }
     __syncthreads();
     if (s_nonfinite) break;
     best = block_argmax(best, scratch);
+    if (best.i == LLONG_MAX) {  // no allowed row left (restricted only)
+      deficient = true;
+      next = -INFINITY;
+      break;
+    }
     const double ajj = best.v;
     const long long p = best.i;
     if (!(ajj > tol)) {
@@ -132,8 +151,8 @@ __global__ void __launch_bounds__(kPivThreads) pivoted_kernel(const double* a, s
     }
     __syncthreads();
   }
-  // columns rank..kmax−1 of l are zero
-  for (std::int64_t c = j; c < kmax; ++c)
+  // columns rank..kcols−1 of l are zero
+  for (std::int64_t c = j; c < kcols; ++c)
     for (std::int64_t i = tid; i < n; i += nt) l[i + c * ldl] = 0.0;
   if (s_nonfinite) {
     ArgMax first{-INFINITY, LLONG_MAX};
@@ -145,9 +164,10 @@ __global__ void __launch_bounds__(kPivThreads) pivoted_kernel(const double* a, s
   } else if (tid == 0) {
     out->nonfinite_pos = -1;
   }
-  if (!deficient && j < n) {
+  if (!deficient && j < n && !s_nonfinite) {
     ArgMax m{-INFINITY, LLONG_MAX};
-    for (std::int64_t i = j + tid; i < n; i += nt) m = better(m, ArgMax{d[i], i});
+    for (std::int64_t i = j + tid; i < n; i += nt)
+      if (allowed == nullptr || allowed[perm[i]] != 0) m = better(m, ArgMax{d[i], i});
     __syncthreads();
     m = block_argmax(m, scratch);
     next = m.v;
@@ -164,7 +184,13 @@ __global__ void __launch_bounds__(kPivThreads) pivoted_kernel(const double* a, s
 
 PivotedCholesky GpuCholesky::factor_pivoted(const double* a, std::int64_t n, std::int64_t lda, std::int64_t max_rank,
                                             double tolerance, double* l, std::int64_t ldl) {
-  const std::string what = "GpuCholesky::factor_pivoted";
+  return factor_pivoted(a, n, lda, max_rank, tolerance, l, ldl, nullptr);
+}
+
+PivotedCholesky GpuCholesky::factor_pivoted(const double* a, std::int64_t n, std::int64_t lda, std::int64_t max_rank,
+                                            double tolerance, double* l, std::int64_t ldl,
+                                            const unsigned char* allowed) {
+  const std::string what = allowed ? "GpuCholesky::factor_pivoted (restricted)" : "GpuCholesky::factor_pivoted";
   if (n < 0) throw std::invalid_argument(what + ": n = " + std::to_string(n) + " < 0");
   if (max_rank < 0) throw std::invalid_argument(what + ": max_rank = " + std::to_string(max_rank) + " < 0");
   PivotedCholesky r;
@@ -173,14 +199,17 @@ PivotedCholesky GpuCholesky::factor_pivoted(const double* a, std::int64_t n, std
     throw std::invalid_argument(what + ": lda = " + std::to_string(lda) + " and ldl = " + std::to_string(ldl) +
                                 " must be ≥ n = " + std::to_string(n));
   if (a == nullptr || l == nullptr) throw std::invalid_argument(what + ": null pointer");
-  const std::int64_t kmax = max_rank == 0 ? n : std::min(max_rank, n);
+  const std::int64_t kcols = max_rank == 0 ? n : std::min(max_rank, n);
+  // Restricted with max_rank = 0: as many pivots as allowed rows (counted by the kernel).
+  const std::int64_t kmax = allowed != nullptr && max_rank == 0 ? -1 : kcols;
   auto& ctx = *impl_;
   const std::size_t d_bytes = detail::align_up(sizeof(double) * n), p_bytes = detail::align_up(sizeof(long long) * n);
   char* ws = static_cast<char*>(ctx.workspace(d_bytes + p_bytes + sizeof(detail::PivotedOut), what));
   auto* d = reinterpret_cast<double*>(ws);
   auto* perm = reinterpret_cast<long long*>(ws + d_bytes);
   auto* out = reinterpret_cast<detail::PivotedOut*>(ws + d_bytes + p_bytes);
-  detail::pivoted_kernel<<<1, detail::kPivThreads, 0, ctx.stream>>>(a, lda, n, kmax, tolerance, l, ldl, d, perm, out);
+  detail::pivoted_kernel<<<1, detail::kPivThreads, 0, ctx.stream>>>(a, lda, n, kmax, kcols, tolerance, l, ldl, d, perm,
+                                                                    allowed, out);
   GF_CUDA_CHECK_LAUNCH();
   detail::PivotedOut o{};
   std::vector<long long> p(static_cast<std::size_t>(n));

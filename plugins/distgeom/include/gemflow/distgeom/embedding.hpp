@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gemflow/linalg/cholesky.hpp"  // PivotedCholesky (embed_from_pivoted_cholesky)
+
 namespace gemflow::distgeom {
 
 /// Metric matrix about the centroid from distances d (n×n, Å, symmetric):
@@ -49,6 +51,21 @@ struct EmbedResult {
 /// message says which and their values), std::invalid_argument on bad sizes.
 [[nodiscard]] EmbedResult embed(std::span<const double> g, std::size_t n, std::size_t dim, EmbedMethod method,
                                 std::size_t cholesky_rank = 0, std::span<const unsigned char> pivot_candidates = {});
+
+/// Columns k of the pivoted Cholesky factor that embed() asks for: min(n, max(dim, cholesky_rank))
+/// with cholesky_rank = 0 meaning dim. The GPU path (embedding_cuda.hpp) uses the same k.
+[[nodiscard]] std::size_t embed_cholesky_columns(std::size_t n, std::size_t dim, std::size_t cholesky_rank) noexcept;
+
+/// The second half of the Cholesky embedding, shared by embed() and the GPU path: from the
+/// pivoted factor P ᵀ G P ≈ L Lᵀ (result `f`, L of n rows in pivot order, element (row, c) at
+/// l[row · row_stride + c · col_stride] for c < f.rank; row-major n×n: (n, 1), column-major with
+/// leading dimension ld: (1, ld)) to coordinates: the k×k eigenproblem LᵀL = V Σ Vᵀ (Eigen,
+/// k = f.rank), X = L V_dim, rows returned to atom order, centred; spectrum and next as embed().
+/// Throws std::runtime_error when f.rank < dim (embed()'s message), std::invalid_argument when
+/// f.permutation is not of size n.
+[[nodiscard]] EmbedResult embed_from_pivoted_cholesky(const linalg::PivotedCholesky& f, const double* l,
+                                                      std::size_t row_stride, std::size_t col_stride, std::size_t n,
+                                                      std::size_t dim);
 
 /// Pivot candidates for the Cholesky embedding: the atoms whose (smoothed) bounds are tightest.
 /// Score of atom i = mean over j of (U_ij − L_ij) (Å); the ceil(fraction · n) atoms with the

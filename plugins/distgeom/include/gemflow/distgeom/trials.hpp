@@ -58,6 +58,13 @@ struct TrialsResult {
 /// (Steele, Lea & Flood, OOPSLA 2014): distinct, well-mixed streams for neighbouring seeds.
 [[nodiscard]] std::uint64_t trial_seed(std::uint64_t seed, std::size_t t);
 
+/// A trial's metric matrix + embedding, replacing metric_matrix() then embed() (e.g. on a GPU:
+/// cuda::GpuEmbedder::embed_distances, embedding_cuda.hpp). Arguments: the trial's distances
+/// (n×n, Å) and embed()'s; the contract is embed()'s on metric_matrix(distances).
+using TrialEmbedder = std::function<EmbedResult(std::span<const double> distances, std::size_t n, std::size_t dim,
+                                                EmbedMethod method, std::size_t cholesky_rank,
+                                                std::span<const unsigned char> pivot_candidates)>;
+
 /// Inputs that stay the same over the trials. Bounds are full symmetric n×n arrays (Å).
 struct TrialProblem {
   std::size_t n = 0;
@@ -69,6 +76,11 @@ struct TrialProblem {
   /// Partial metrization: re-smooths a trial's bounds (called from worker threads, one call per
   /// trial at a time; must be thread-safe and deterministic). Required for MetrizeMethod::Partial.
   Resmoother resmooth;
+  /// Optional: called once on each worker thread, before its first trial; the embedder it
+  /// returns serves every trial of that thread (so it may hold per-thread state: a stream, device
+  /// buffers). Empty, or returning an empty function: metric_matrix() + embed() on the CPU.
+  /// Its exceptions fail the trial like embed()'s.
+  std::function<TrialEmbedder()> make_embedder;
 };
 
 /// Runs the trials (see the file comment). `progress(fraction)` is called from the calling

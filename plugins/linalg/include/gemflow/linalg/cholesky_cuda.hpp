@@ -159,6 +159,22 @@ class GpuCholesky {
   PivotedCholesky factor_pivoted(const double* a, std::int64_t n, std::int64_t lda, std::int64_t max_rank,
                                  double tolerance, double* l, std::int64_t ldl);
 
+  /// factor_pivoted with the pivots restricted to the rows r (ORIGINAL index) with
+  /// allowed[r] != 0; `allowed` is a DEVICE array of n flags, nullptr = every row (the overload
+  /// above). Exactly the steps of the CPU gemflow::linalg::pivoted_cholesky_restricted: each
+  /// step pivots on the allowed row with the largest remaining Schur-complement diagonal (lowest
+  /// position in the current pivot order on ties); every row is still eliminated, so l is the
+  /// Nyström factor on the chosen columns and `permutation` lists the pivots first. Stops after
+  /// max_rank pivots (0 = as many as there are allowed rows), or when the largest allowed
+  /// diagonal is ≤ tolerance (rank_deficient, next_pivot = that diagonal), or when no allowed
+  /// row is left (rank_deficient, next_pivot = −∞); otherwise next_pivot = the largest allowed
+  /// remaining diagonal (−∞ when none; 0 when rank = n). tolerance < 0: n·ε·max diag A over all
+  /// rows. l: n × (max_rank ? min(max_rank, n) : n) columns, zero in columns ≥ rank. A NaN/Inf
+  /// remaining diagonal in ANY row (allowed or not) throws CudaError. Synchronises the stream.
+  /// Source: as the CPU function (Harbrecht, Peters & Schneider, Appl. Numer. Math. 62 (2012) 428).
+  PivotedCholesky factor_pivoted(const double* a, std::int64_t n, std::int64_t lda, std::int64_t max_rank,
+                                 double tolerance, double* l, std::int64_t ldl, const unsigned char* allowed);
+
   /// Solves A X = B (A n×n SPD, lower triangle read, B and X n×nrhs, fp64): factor a fp32 copy
   /// of A (recursive, options.factor_mode), solve in fp32, then refine in fp64 (residuals with
   /// cublasDsymm) until the backward error is at fp64 level. A and B are not modified.
