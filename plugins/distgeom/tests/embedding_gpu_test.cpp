@@ -185,6 +185,7 @@ TEST_F(GpuEmbedding, DeviceLayoutsAreTransposesOfEachOther) {
 
 TEST_F(GpuEmbedding, CholeskyEmbeddingMatchesCpu) {
   gc::GpuEmbedder gpu(0);
+  int cpu_errors = 0;  // noisy 4D embeddings of few points may lack a 4th positive pivot
   for (std::size_t n : {5, 40, 333, 1200}) {
     const auto x = random_points(n, 3, rng_);
     for (double noise : {0.0, 0.08}) {
@@ -199,7 +200,25 @@ TEST_F(GpuEmbedding, CholeskyEmbeddingMatchesCpu) {
             const std::string ctx = "n=" + std::to_string(n) + " noise=" + std::to_string(noise) + " dim=" +
                                     std::to_string(dim) + " rank=" + std::to_string(rank) +
                                     (restricted ? " restricted" : "") + " seed " + std::to_string(seed_);
-            const auto c = gd::embed(g, n, dim, gd::EmbedMethod::Cholesky, rank, cand);
+            gd::EmbedResult c;
+            try {
+              c = gd::embed(g, n, dim, gd::EmbedMethod::Cholesky, rank, cand);
+            } catch (const std::runtime_error& err) {  // too few positive pivots: the GPU says the same
+              ++cpu_errors;
+              EXPECT_THROW(
+                  {
+                    try {
+                      (void)gpu.embed(g, n, dim, rank, cand);
+                    } catch (const std::runtime_error& ge) {
+                      EXPECT_EQ(std::string(ge.what()), std::string(err.what())) << ctx;
+                      throw;
+                    }
+                  },
+                  std::runtime_error)
+                  << ctx;
+              EXPECT_THROW((void)gpu.embed_distances(d, n, dim, rank, cand), std::runtime_error) << ctx;
+              continue;
+            }
             const auto e = gpu.embed(g, n, dim, rank, cand);
             expect_same_embedding(e, c, "embed " + ctx);
             const auto e2 = gpu.embed_distances(d, n, dim, rank, cand);
@@ -209,6 +228,7 @@ TEST_F(GpuEmbedding, CholeskyEmbeddingMatchesCpu) {
       }
     }
   }
+  EXPECT_LE(cpu_errors, 8) << "the comparison must mostly compare coordinates, not errors";
 }
 
 TEST_F(GpuEmbedding, OnlyTheLowerTriangleOfTheMetricIsReadLikeTheCpu) {
