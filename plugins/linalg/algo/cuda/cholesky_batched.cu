@@ -1,6 +1,7 @@
 // Batched Cholesky of many small SPD matrices in one launch (lower, column-major).
-// n ≤ 32: N ∈ {4, 8, 16, 32} lanes per matrix, one row per lane in registers, warp shuffles.
-// 32 < n ≤ 64: one block per matrix, the whole lower triangle in shared memory (potrf_shared).
+// n ≤ 8: 4 or 8 lanes per matrix, one row per lane in registers, warp shuffles.
+// 8 < n ≤ 64: one row per thread in registers, columns broadcast through shared memory,
+// software-pipelined (batched_kernels.cuh); 16, 32 or 64 threads per matrix.
 // 64 < n ≤ 512: one block per matrix, left-looking over panels of P columns held in shared
 // memory; each thread owns rows and accumulates P columns in registers.
 #include <cuda_runtime.h>
@@ -13,61 +14,11 @@
 
 #include "context.cuh"
 #include "cuda_check.cuh"
+#include "batched_kernels.cuh"
 #include "potrf_kernels.cuh"
 
 namespace gemflow::linalg::cuda {
 namespace detail {
-
-template <class T, int NB, int TY>
-__global__ void __launch_bounds__(32 * TY) potrf_batched_small_kernel(T* a, int n, std::int64_t lda, std::int64_t stride,
-                                                                      int* info) {
-  __shared__ T s[NB * (NB + 1)];
-  T* A = a + static_cast<std::int64_t>(blockIdx.x) * stride;
-  load_lower<T, NB>(s, A, lda, n);
-  const int fail = potrf_shared<T, NB, TY>(s, n);
-  store_lower<T, NB>(A, lda, s, n);
-  if (threadIdx.x == 0 && threadIdx.y == 0) info[blockIdx.x] = fail;
-}
-
-/// n ≤ N ≤ 32: N lanes per matrix, lane `row` holds row `row` of the lower triangle in
-/// registers; columns are broadcast with width-N shuffles (no barriers, no shared memory).
-/// Same arithmetic as potrf_shared (scale by 1/ljj, then rank-1 update). After a failed pivot
-/// the group keeps computing (no divergence inside a shuffle group); only the first failure is
-/// reported and the factor is then undefined, as documented.
-template <class T, int N>
-__global__ void __launch_bounds__(128) potrf_batched_reg_kernel(T* a, int n, std::int64_t lda, std::int64_t stride,
-                                                                std::int64_t batch, int* info) {
-  const int row = static_cast<int>(threadIdx.x % N);
-  const std::int64_t m = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / N;
-  const bool mvalid = m < batch;
-  const bool valid = mvalid && row < n;
-  T* A = a + (mvalid ? m : 0) * stride;
-  T r[N];
-#pragma unroll
-  for (int c = 0; c < N; ++c) r[c] = (valid && c <= row && c < n) ? A[row + c * lda] : T(0);
-  int fail = 0;
-#pragma unroll
-  for (int j = 0; j < N; ++j) {
-    if (j < n) {
-      const T p = __shfl_sync(0xffffffffu, r[j], j, N);
-      if (!fail && bad_pivot(p)) fail = j + 1;
-      const T ljj = sqrt(p), inv = T(1) / ljj;
-      if (row == j) r[j] = ljj;
-      else if (row > j) r[j] *= inv;
-#pragma unroll
-      for (int c = j + 1; c < N; ++c) {
-        if (c < n) {
-          const T lcj = __shfl_sync(0xffffffffu, r[j], c, N);
-          if (row >= c) r[c] -= r[j] * lcj;
-        }
-      }
-    }
-  }
-#pragma unroll
-  for (int c = 0; c < N; ++c)
-    if (valid && c <= row && c < n) A[row + c * lda] = r[c];
-  if (mvalid && row == 0) info[m] = fail;
-}
 
 template <class T, int P>
 __global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, std::int64_t lda, std::int64_t stride,
@@ -151,16 +102,30 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   const unsigned grid = static_cast<unsigned>(batch);
   const int nn = static_cast<int>(n);
   const auto reg_grid = [&](int width) { return static_cast<unsigned>((batch * width + 127) / 128); };
+  const auto bcast = [&](auto nc) {
+    constexpr int N = decltype(nc)::value;
+    constexpr int per_block = 128 / bcast_group<N>();
+    const auto grid = static_cast<unsigned>((batch + per_block - 1) / per_block);
+    potrf_batched_bcast_kernel<T, N><<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+  };
   if (n <= 4) {
     potrf_batched_reg_kernel<T, 4><<<reg_grid(4), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   } else if (n <= 8) {
     potrf_batched_reg_kernel<T, 8><<<reg_grid(8), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   } else if (n <= 16) {
-    potrf_batched_reg_kernel<T, 16><<<reg_grid(16), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+    bcast(std::integral_constant<int, 16>{});
+  } else if (n <= 24) {
+    bcast(std::integral_constant<int, 24>{});
   } else if (n <= 32) {
-    potrf_batched_reg_kernel<T, 32><<<reg_grid(32), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+    bcast(std::integral_constant<int, 32>{});
+  } else if (n <= 40) {
+    bcast(std::integral_constant<int, 40>{});
+  } else if (n <= 48) {
+    bcast(std::integral_constant<int, 48>{});
+  } else if (n <= 56) {
+    bcast(std::integral_constant<int, 56>{});
   } else if (n <= 64) {
-    potrf_batched_small_kernel<T, 64, 8><<<grid, dim3(32, 8), 0, ctx.stream>>>(a, nn, lda, stride, info);
+    bcast(std::integral_constant<int, 64>{});
   } else {
     constexpr int P = panel_width<T>();
     const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);
