@@ -57,6 +57,7 @@ cuda::CholeskyAlgo to_cuda(SpdAlgorithm a) {
     case SpdAlgorithm::blocked: return cuda::CholeskyAlgo::blocked;
     case SpdAlgorithm::recursive: return cuda::CholeskyAlgo::recursive;
     case SpdAlgorithm::cusolver: return cuda::CholeskyAlgo::cusolver;
+    case SpdAlgorithm::lookahead: return cuda::CholeskyAlgo::lookahead;
     case SpdAlgorithm::lapack: break;
   }
   throw std::invalid_argument("spd_solve_cuda: algorithm lapack runs on the CPU (use blocked, recursive or cusolver)");
@@ -67,6 +68,7 @@ const char* algo_name(SpdAlgorithm a) {
     case SpdAlgorithm::blocked: return "blocked";
     case SpdAlgorithm::recursive: return "recursive";
     case SpdAlgorithm::cusolver: return "cuSOLVER";
+    case SpdAlgorithm::lookahead: return "lookahead";
     case SpdAlgorithm::lapack: return "lapack";
   }
   return "?";

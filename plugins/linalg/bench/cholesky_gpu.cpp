@@ -189,6 +189,18 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     o.base = tuned->base, o.trsm_base = tuned->trsm, o.syrk_base = tuned->syrk;
     vs.push_back({"recursive(sweep-best)", o});
   }
+  for (std::int64_t nb : {512, 1024, 2048}) {
+    o = {};
+    o.algo = gc::CholeskyAlgo::lookahead;
+    o.block = nb;
+    vs.push_back({"lookahead nb " + std::to_string(nb), o});
+    if (fp32) {
+      o.fp32_mode = gc::Fp32Mode::tf32x3;
+      vs.push_back({"lookahead 3xTF32 nb " + std::to_string(nb), o});
+      o.fp32_mode = gc::Fp32Mode::tf32;
+      vs.push_back({"lookahead 1xTF32 nb " + std::to_string(nb), o});
+    }
+  }
   if (fp32) {
     o = {};
     o.fp32_mode = gc::Fp32Mode::tf32x3;

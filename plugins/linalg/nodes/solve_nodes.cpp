@@ -58,7 +58,7 @@ class SpdSolveNode final : public Node {
                    "Sources: LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; Higham, Accuracy and Stability "
                    "of Numerical Algorithms, 2002, ch. 7 and 10."};
   }
-  enum class Algo { Auto, Lapack, Blocked, Recursive, Cusolver };
+  enum class Algo { Auto, Lapack, Blocked, Recursive, Cusolver, Lookahead };
   enum class Prec { Fp64, Fp32, Mixed };
 
   Input<Matrix<double>> matrix{this, "matrix", "Symmetric positive definite matrix A, n×n"};
@@ -69,10 +69,11 @@ class SpdSolveNode final : public Node {
   DeviceParam device{this};
   Choice<Algo> algorithm{this, "algorithm", Algo::Auto,
                          {{Algo::Auto, "auto"}, {Algo::Lapack, "lapack"}, {Algo::Blocked, "blocked"},
-                          {Algo::Recursive, "recursive"}, {Algo::Cusolver, "cusolver"}},
-                         {.doc = "auto: lapack on the CPU, recursive on CUDA. lapack: CPU (dpotrf). blocked, "
-                                 "recursive, cusolver: CUDA only (see linalg/cholesky_cuda.hpp); mixed precision on "
-                                 "CUDA needs auto or recursive"}};
+                          {Algo::Recursive, "recursive"}, {Algo::Cusolver, "cusolver"},
+                          {Algo::Lookahead, "lookahead"}},
+                         {.doc = "auto: lapack on the CPU; on CUDA lookahead (recursive for precision mixed). "
+                                 "lapack: CPU (dpotrf). blocked, recursive, cusolver, lookahead: CUDA only (see "
+                                 "linalg/cholesky_cuda.hpp); mixed precision on CUDA needs auto or recursive"}};
   Choice<Prec> precision{this, "precision", Prec::Fp64,
                          {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}, {Prec::Mixed, "mixed"}},
                          {.doc = "fp64; fp32 (factor and solve in single, no refinement: ρ ≈ 1e-7 at best); "
@@ -128,8 +129,10 @@ class SpdSolveNode final : public Node {
     } else {
       dev = device.resolve(ctx);  // DeviceError when a requested CUDA device is absent
       if (algo == Algo::Auto) {
-        algo = dev.is_cuda() ? Algo::Recursive : Algo::Lapack;
-        ctx.info(std::string("algorithm auto: ") + (dev.is_cuda() ? "recursive (GPU)" : "lapack (CPU)"));
+        const bool mixed = *precision == Prec::Mixed;
+        algo = !dev.is_cuda() ? Algo::Lapack : (mixed ? Algo::Recursive : Algo::Lookahead);
+        ctx.info(std::string("algorithm auto: ") +
+                 (!dev.is_cuda() ? "lapack (CPU)" : (mixed ? "recursive (GPU)" : "lookahead (GPU)")));
       } else if (!dev.is_cuda()) {
         throw DeviceError("linalg.spd_solve: algorithm '" + algo_name(algo) + "' runs on a CUDA GPU, but the device " +
                           (req->kind == DeviceRequest::Kind::Auto ? "auto resolved to cpu (no CUDA device found)"
@@ -221,6 +224,7 @@ class SpdSolveNode final : public Node {
       case Algo::Blocked: return "blocked";
       case Algo::Recursive: return "recursive";
       case Algo::Cusolver: return "cusolver";
+      case Algo::Lookahead: return "lookahead";
     }
     return "?";
   }
@@ -232,6 +236,7 @@ class SpdSolveNode final : public Node {
       case Algo::Blocked: return SpdAlgorithm::blocked;
       case Algo::Recursive: return SpdAlgorithm::recursive;
       case Algo::Cusolver: return SpdAlgorithm::cusolver;
+      case Algo::Lookahead: return SpdAlgorithm::lookahead;
       default: return SpdAlgorithm::lapack;
     }
   }

@@ -192,6 +192,12 @@ std::vector<Case> cases() {
   o = {};
   o.base = 40;
   v.push_back({"recursive_base40", o});
+  o = {};
+  o.algo = CholeskyAlgo::lookahead;
+  v.push_back({"lookahead", o});
+  o.block = 96;  // many panels: every stream hand-over and the 2-stream split of the update
+  o.base = 40;
+  v.push_back({"lookahead_nb96", o});
   return v;
 }
 
@@ -244,7 +250,8 @@ void check_spd_all(Fp32Mode mode, double bound_abs_factor) {
     for (const auto& c : cases()) {
       CholeskyOptions opt = c.opt;
       opt.fp32_mode = mode;
-      if (mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive) continue;
+      if (mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive && opt.algo != CholeskyAlgo::lookahead)
+        continue;
       const std::int64_t lda = n + 3;
       auto h = to_padded<T>(a, n, lda);
       Dev<T> d(h.size());
@@ -305,6 +312,32 @@ TEST_F(GpuCholeskyTest, Fp32Tf32WithinTf32Bound) {
     o.base = 64;
     ASSERT_EQ(chol.factor(d.p, n, n, o).info, 0);
     EXPECT_LE(backward_error<float>(a, d.get(), n, n), 4.0 * std::ldexp(1.0, -11)) << "n=" << n;
+  }
+}
+
+// Regression: one TF32 GEMM over K = n/2 lost the hi·lo corrections in the truncating
+// tensor-core accumulation (β 13× spotrf's at n = 8192 on the H200). With K chunked, β stays
+// within 10× of cuSOLVER spotrf's on the same matrix.
+TEST_F(GpuCholeskyTest, Tf32x3WithinTenfoldOfSpotrfAtLargeN) {
+  const std::int64_t n = 8192;
+  gc::GpuCholesky chol(nullptr);
+  Dev<float> pristine(std::size_t(n * n)), a(std::size_t(n * n));
+  gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)), 77, nullptr);
+  const auto beta_of = [&](const CholeskyOptions& o) {
+    ok(cudaMemcpy(a.p, pristine.p, sizeof(float) * n * n, cudaMemcpyDeviceToDevice), "copy");
+    EXPECT_EQ(chol.factor(a.p, n, n, o).info, 0);
+    return gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, nullptr);
+  };
+  CholeskyOptions ref;
+  ref.algo = CholeskyAlgo::cusolver;
+  const double b0 = beta_of(ref);
+  for (auto algo : {CholeskyAlgo::recursive, CholeskyAlgo::lookahead}) {
+    CholeskyOptions o;
+    o.algo = algo;
+    o.fp32_mode = Fp32Mode::tf32x3;
+    const double b = beta_of(o);
+    EXPECT_LE(b, 10.0 * b0) << (algo == CholeskyAlgo::recursive ? "recursive" : "lookahead") << " 3xTF32: beta " << b
+                            << ", spotrf " << b0;
   }
 }
 

@@ -83,8 +83,16 @@ __global__ void scan_nonfinite_kernel(const T* a, std::int64_t lda, std::int64_t
   }
 }
 
-/// Splits the rows×k block a (lda) for a 3×TF32 product into dst (ld rows, 3k columns):
-/// first operand [hi | hi | lo], second operand [hi | lo | hi], hi = tf32(x), lo = x − hi.
+/// K-chunk of the 3×TF32 products: the tensor cores accumulate a chunk (truncating, not
+/// rounding), cuBLAS then adds it to C in fp32. Unchunked, the hi·lo corrections drown in a
+/// K = n/2 accumulation (β 77× spotrf's at n = 32k, H200); chunks of 512 keep β within a few
+/// spotrf's (docs/performance.md).
+constexpr std::int64_t kTf32x3Chunk = 512;
+
+/// Splits the rows×k block a (lda) for a 3×TF32 product into dst (ld rows, 3k columns), chunk by
+/// chunk of kTf32x3Chunk columns: chunk q (cq columns, from column q·C) occupies columns
+/// 3·q·C … 3·q·C + 3·cq − 1 as [hi | hi | lo] (first operand) or [hi | lo | hi] (second),
+/// hi = tf32(x) (round to nearest, ties away), lo = x − hi.
 __global__ void split_tf32_kernel(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t k, float* dst,
                                   bool first_operand) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -95,9 +103,11 @@ __global__ void split_tf32_kernel(const float* a, std::int64_t lda, std::int64_t
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
     const float hi = __uint_as_float(u);
     const float lo = x - hi;
-    dst[i + j * rows] = hi;
-    dst[i + (j + k) * rows] = first_operand ? hi : lo;
-    dst[i + (j + 2 * k) * rows] = first_operand ? lo : hi;
+    const std::int64_t q = j / kTf32x3Chunk, r = j - q * kTf32x3Chunk;
+    const std::int64_t cq = min(kTf32x3Chunk, k - q * kTf32x3Chunk), base = 3 * q * kTf32x3Chunk;
+    dst[i + (base + r) * rows] = hi;
+    dst[i + (base + cq + r) * rows] = first_operand ? hi : lo;
+    dst[i + (base + 2 * cq + r) * rows] = first_operand ? lo : hi;
   }
 }
 
@@ -164,6 +174,22 @@ constexpr std::int64_t kDefaultTrsmBase = 1024;
 constexpr std::int64_t kDefaultSyrkBase = 1024;
 constexpr std::int64_t kDefaultBlock = 256;
 constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
+constexpr std::int64_t kDefaultLookaheadBlock = 1024;  // n > 8192 (512 below)
+
+/// Points a cuSOLVER handle at `to` for a scope, back to `back` after it.
+class SolverStreamGuard {
+ public:
+  SolverStreamGuard(cusolverDnHandle_t h, cudaStream_t to, cudaStream_t back) : h_(h), back_(back) {
+    GF_CUSOLVER_TRY(cusolverDnSetStream(h_, to));
+  }
+  ~SolverStreamGuard() { (void)cusolverDnSetStream(h_, back_); }
+  SolverStreamGuard(const SolverStreamGuard&) = delete;
+  SolverStreamGuard& operator=(const SolverStreamGuard&) = delete;
+
+ private:
+  cusolverDnHandle_t h_;
+  cudaStream_t back_;
+};
 
 /// Split point of a recursion: about n/2, rounded up to a multiple of 128 (32 for small n).
 inline std::int64_t split_point(std::int64_t n) {
@@ -207,17 +233,19 @@ struct Factor {
   T* lwork_ptr = nullptr;  // cuSOLVER workspace
   int lwork = 0;
   float* split = nullptr;  // 3×TF32 operands
+  cudaStream_t stream = nullptr;  // where this object enqueues (cuSOLVER: ctx.solver's stream)
+  cublasHandle_t blas = nullptr;
 
   T* at(std::int64_t i, std::int64_t j) const { return a + i + j * lda; }
 
   void leaf(std::int64_t off, std::int64_t n, bool force_cusolver = false) {
     if (n <= kOwnLeafMax && !force_cusolver) {
-      launch_leaf<T>(at(off, off), lda, n, off, ctx.status, ctx.stream);
+      launch_leaf<T>(at(off, off), lda, n, off, ctx.status, stream);
       return;
     }
     GF_CUSOLVER_TRY(Lib<T>::potrf(ctx.solver, as_int(n), at(off, off), as_int(lda), lwork_ptr, lwork,
                                   &ctx.status->local_info));
-    fold_info_kernel<T><<<1, 256, 0, ctx.stream>>>(at(off, off), lda, as_int(n), off, ctx.status);
+    fold_info_kernel<T><<<1, 256, 0, stream>>>(at(off, off), lda, as_int(n), off, ctx.status);
     GF_CUDA_CHECK_LAUNCH();
   }
 
@@ -228,7 +256,7 @@ struct Factor {
       if (opt.fp32_mode != Fp32Mode::exact) {
         const float minus_one = -1.0f, one = 1.0f;
         if (opt.fp32_mode == Fp32Mode::tf32) {
-          GF_CUBLAS_TRY(cublasGemmEx(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_T, as_int(m), as_int(n), as_int(k), &minus_one, A,
+          GF_CUBLAS_TRY(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_T, as_int(m), as_int(n), as_int(k), &minus_one, A,
                                      CUDA_R_32F, as_int(lda_), B, CUDA_R_32F, as_int(ldb), &one, C, CUDA_R_32F,
                                      as_int(ldc), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
           return;
@@ -237,24 +265,28 @@ struct Factor {
         float* xb = split + m * 3 * k;
         const dim3 blk(128, 4);
         const auto gy = [&](std::int64_t kk) { return unsigned(std::min<std::int64_t>((kk + 3) / 4, 4096)); };
-        split_tf32_kernel<<<dim3(unsigned((m + 127) / 128), gy(k)), blk, 0, ctx.stream>>>(A, lda_, m, k, xa, true);
+        split_tf32_kernel<<<dim3(unsigned((m + 127) / 128), gy(k)), blk, 0, stream>>>(A, lda_, m, k, xa, true);
         GF_CUDA_CHECK_LAUNCH();
-        split_tf32_kernel<<<dim3(unsigned((n + 127) / 128), gy(k)), blk, 0, ctx.stream>>>(B, ldb, n, k, xb, false);
+        split_tf32_kernel<<<dim3(unsigned((n + 127) / 128), gy(k)), blk, 0, stream>>>(B, ldb, n, k, xb, false);
         GF_CUDA_CHECK_LAUNCH();
-        GF_CUBLAS_TRY(cublasGemmEx(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_T, as_int(m), as_int(n), as_int(3 * k), &minus_one,
-                                   xa, CUDA_R_32F, as_int(m), xb, CUDA_R_32F, as_int(n), &one, C, CUDA_R_32F,
-                                   as_int(ldc), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+        for (std::int64_t q0 = 0; q0 < k; q0 += kTf32x3Chunk) {
+          const std::int64_t cq = std::min(kTf32x3Chunk, k - q0);
+          GF_CUBLAS_TRY(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_T, as_int(m), as_int(n), as_int(3 * cq), &minus_one,
+                                     xa + 3 * q0 * m, CUDA_R_32F, as_int(m), xb + 3 * q0 * n, CUDA_R_32F, as_int(n),
+                                     &one, C, CUDA_R_32F, as_int(ldc), CUBLAS_COMPUTE_32F_FAST_TF32,
+                                     CUBLAS_GEMM_DEFAULT));
+        }
         return;
       }
     }
-    GF_CUBLAS_TRY(Lib<T>::gemm_nt(ctx.blas, as_int(m), as_int(n), as_int(k), A, as_int(lda_), B, as_int(ldb), C,
+    GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(m), as_int(n), as_int(k), A, as_int(lda_), B, as_int(ldb), C,
                                   as_int(ldc)));
   }
 
   // B (m×k, ldb) ← B · L⁻ᵀ, L the k×k lower triangle at l (ld lda)
   void trsm(std::int64_t m, std::int64_t k, const T* l, T* b, std::int64_t ldb) {
     if (k <= opt.trsm_base) {
-      GF_CUBLAS_TRY(Lib<T>::trsm(ctx.blas, as_int(m), as_int(k), l, as_int(lda), b, as_int(ldb)));
+      GF_CUBLAS_TRY(Lib<T>::trsm(blas, as_int(m), as_int(k), l, as_int(lda), b, as_int(ldb)));
       return;
     }
     const std::int64_t k1 = split_point(k), k2 = k - k1;
@@ -267,7 +299,7 @@ struct Factor {
   // C (m×m lower, ld lda) −= A (m×k, ld lda) Aᵀ
   void syrk(std::int64_t m, std::int64_t k, const T* A, T* C) {
     if (m <= opt.syrk_base) {
-      GF_CUBLAS_TRY(Lib<T>::syrk(ctx.blas, as_int(m), as_int(k), A, as_int(lda), C, as_int(lda)));
+      GF_CUBLAS_TRY(Lib<T>::syrk(blas, as_int(m), as_int(k), A, as_int(lda), C, as_int(lda)));
       return;
     }
     const std::int64_t m1 = split_point(m), m2 = m - m1;
@@ -294,10 +326,53 @@ struct Factor {
       const std::int64_t b = std::min(nb, n - j), rest = n - j - b;
       leaf(j, b);
       if (rest == 0) break;
-      GF_CUBLAS_TRY(Lib<T>::trsm(ctx.blas, as_int(rest), as_int(b), at(j, j), as_int(lda), at(j + b, j), as_int(lda)));
-      GF_CUBLAS_TRY(Lib<T>::syrk(ctx.blas, as_int(rest), as_int(b), at(j + b, j), as_int(lda), at(j + b, j + b),
+      GF_CUBLAS_TRY(Lib<T>::trsm(blas, as_int(rest), as_int(b), at(j, j), as_int(lda), at(j + b, j), as_int(lda)));
+      GF_CUBLAS_TRY(Lib<T>::syrk(blas, as_int(rest), as_int(b), at(j + b, j), as_int(lda), at(j + b, j + b),
                                  as_int(lda)));
     }
+  }
+
+  /// Right-looking blocked factorisation with lookahead one panel deep, over two streams of
+  /// ctx.lookahead(): `crit` (high priority) factors diagonal block k (recursive), solves its
+  /// panel (recursive TRSM), then updates the next block column; `bulk` (low priority) updates
+  /// the rest of the trailing matrix meanwhile, so the latency-bound diagonal work hides behind
+  /// the large GEMMs. `bulk_split`: the 3×TF32 operand buffer of the bulk stream.
+  void lookahead(std::int64_t n, float* bulk_split) {
+    auto& la = ctx.lookahead_streams();
+    Factor crit = *this, bulk = *this;
+    crit.stream = la.crit;
+    crit.blas = la.blas_crit;
+    bulk.stream = la.bulk;
+    bulk.blas = la.blas_bulk;
+    bulk.split = bulk_split;
+    SolverStreamGuard guard(ctx.solver, la.crit, stream);
+    GF_CUDA_TRY(cudaEventRecord(la.start, stream));
+    GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.start, 0));
+    GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.start, 0));
+    const std::int64_t nb = opt.block;
+    bool bulk_pending = false;
+    for (std::int64_t k = 0; k < n; k += nb) {
+      const std::int64_t b = std::min(nb, n - k), rest = n - k - b;
+      crit.recursive(k, b);
+      if (rest == 0) break;
+      crit.trsm(rest, b, at(k, k), at(k + b, k), lda);
+      GF_CUDA_TRY(cudaEventRecord(la.panel, la.crit));
+      // next block column: its columns were last written by the bulk update of step k − 1
+      if (bulk_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.bulk_done, 0));
+      const std::int64_t nxt = std::min(nb, rest), far = rest - nxt;
+      crit.syrk(nxt, b, at(k + b, k), at(k + b, k + b));
+      if (far > 0) {
+        crit.gemm_nt(far, nxt, b, at(k + b + nxt, k), lda, at(k + b, k), lda, at(k + b + nxt, k + b), lda);
+        GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.panel, 0));
+        bulk.syrk(far, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
+        GF_CUDA_TRY(cudaEventRecord(la.bulk_done, la.bulk));
+        bulk_pending = true;
+      }
+    }
+    GF_CUDA_TRY(cudaEventRecord(la.crit_done, la.crit));
+    GF_CUDA_TRY(cudaEventRecord(la.bulk_done, la.bulk));
+    GF_CUDA_TRY(cudaStreamWaitEvent(stream, la.crit_done, 0));
+    GF_CUDA_TRY(cudaStreamWaitEvent(stream, la.bulk_done, 0));
   }
 };
 
@@ -314,10 +389,12 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   if (opt.base <= 0) opt.base = kDefaultBase;
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
   if (opt.syrk_base <= 0) opt.syrk_base = kDefaultSyrkBase;
-  if (opt.block <= 0) opt.block = kDefaultBlock;
+  if (opt.block <= 0)
+    opt.block = opt.algo != CholeskyAlgo::lookahead ? kDefaultBlock : (n <= 8192 ? 512 : kDefaultLookaheadBlock);
   const bool fp32 = std::is_same_v<T, float>;
-  if (fp32 && opt.fp32_mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive)
-    throw std::invalid_argument("GpuCholesky::factor: fp32_mode tf32x3/tf32 needs algo = recursive");
+  if (fp32 && opt.fp32_mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive &&
+      opt.algo != CholeskyAlgo::lookahead)
+    throw std::invalid_argument("GpuCholesky::factor: fp32_mode tf32x3/tf32 needs algo = recursive or lookahead");
   enable_leaf_smem<T>();
 
   // workspace: cuSOLVER potrf work for the largest cuSOLVER leaf, then the 3×TF32 operands
@@ -326,14 +403,17 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     case CholeskyAlgo::recursive: largest_leaf = std::min(n, opt.base); break;
     case CholeskyAlgo::blocked: largest_leaf = std::min(n, opt.block); break;
     case CholeskyAlgo::cusolver: largest_leaf = n; break;
+    case CholeskyAlgo::lookahead: largest_leaf = std::min({n, opt.block, opt.base}); break;
   }
   int lwork = 0;
   const bool need_solver = opt.algo == CholeskyAlgo::cusolver || largest_leaf > kOwnLeafMax;
   if (need_solver) GF_CUSOLVER_TRY(Lib<T>::potrf_lwork(ctx.solver, as_int(largest_leaf), a, as_int(lda), &lwork));
   std::size_t split_floats = 0;
+  const bool two_streams = opt.algo == CholeskyAlgo::lookahead;
   if (fp32 && opt.fp32_mode == Fp32Mode::tf32x3 && n > opt.base) {
-    // largest GEMM: (m + n)·3k ≤ 3·n·split_point(n)
-    split_floats = 3 * static_cast<std::size_t>(n) * static_cast<std::size_t>(split_point(n));
+    // largest GEMM: (m + n)·3k ≤ 3·n·split_point(n); lookahead: k ≤ nb, one buffer per stream
+    split_floats = two_streams ? 6 * static_cast<std::size_t>(n) * static_cast<std::size_t>(std::min(n, opt.block))
+                               : 3 * static_cast<std::size_t>(n) * static_cast<std::size_t>(split_point(n));
   }
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
   char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + sizeof(float) * split_floats,
@@ -343,6 +423,8 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   f.lwork_ptr = reinterpret_cast<T*>(ws);
   f.lwork = lwork;
   f.split = reinterpret_cast<float*>(ws + lwork_bytes);
+  f.stream = ctx.stream;
+  f.blas = ctx.blas;
 
   ctx.reset_status();
   const std::int64_t warps = std::min<std::int64_t>(n, 132 * 64);
@@ -355,6 +437,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     // n = 1 is √a11: cusolverDn<t>potrf returns it up to 2 ulps below the correctly rounded
     // value (CUDA 13.0, H200), which breaks the n·ε backward-error bound; our leaf rounds correctly.
     case CholeskyAlgo::cusolver: f.leaf(0, n, /*force_cusolver=*/n > 1); break;
+    case CholeskyAlgo::lookahead: f.lookahead(n, f.split + split_floats / 2); break;
   }
   scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the factor
   GF_CUDA_CHECK_LAUNCH();
@@ -391,7 +474,40 @@ GpuCholesky::Impl::Impl(cudaStream_t s) : stream(s) {
 
 GpuCholesky::Impl::~Impl() { release(); }
 
+GpuCholesky::Impl::Lookahead& GpuCholesky::Impl::lookahead_streams() {
+  if (la.crit) return la;
+  try {
+    int least = 0, greatest = 0;
+    GF_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.crit, cudaStreamNonBlocking, greatest));
+    GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.bulk, cudaStreamNonBlocking, least));
+    GF_CUBLAS_TRY(cublasCreate(&la.blas_crit));
+    GF_CUBLAS_TRY(cublasSetStream(la.blas_crit, la.crit));
+    GF_CUBLAS_TRY(cublasCreate(&la.blas_bulk));
+    GF_CUBLAS_TRY(cublasSetStream(la.blas_bulk, la.bulk));
+    for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done})
+      GF_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+  } catch (...) {
+    release_lookahead();
+    throw;
+  }
+  return la;
+}
+
+void GpuCholesky::Impl::release_lookahead() noexcept {
+  for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done}) {
+    if (*e) GF_CUDA_TRY_NO_THROW(cudaEventDestroy(*e));
+    *e = nullptr;
+  }
+  if (la.blas_crit) GF_CUDA_TRY_NO_THROW(cublasDestroy(la.blas_crit));
+  if (la.blas_bulk) GF_CUDA_TRY_NO_THROW(cublasDestroy(la.blas_bulk));
+  if (la.crit) GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(la.crit));
+  if (la.bulk) GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(la.bulk));
+  la = {};
+}
+
 void GpuCholesky::Impl::release() noexcept {
+  release_lookahead();
   if (ws) GF_CUDA_TRY_NO_THROW(cudaFree(ws));
   if (status) GF_CUDA_TRY_NO_THROW(cudaFree(status));
   if (solver) GF_CUDA_TRY_NO_THROW(cusolverDnDestroy(solver));

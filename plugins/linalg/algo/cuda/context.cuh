@@ -38,10 +38,18 @@ struct GpuCholesky::Impl {
   detail::DeviceStatus* status = nullptr;  // device
   void* ws = nullptr;
   std::size_t ws_bytes = 0;
+  /// Streams, handles and events of CholeskyAlgo::lookahead, created on first use.
+  struct Lookahead {
+    cudaStream_t crit = nullptr, bulk = nullptr;
+    cublasHandle_t blas_crit = nullptr, blas_bulk = nullptr;
+    cudaEvent_t start = nullptr, panel = nullptr, bulk_done = nullptr, crit_done = nullptr;
+  } la;
 
   explicit Impl(cudaStream_t s);
   ~Impl();
   void release() noexcept;
+  Lookahead& lookahead_streams();
+  void release_lookahead() noexcept;
   /// A workspace of at least `bytes` (contents undefined); grows after a memory check.
   void* workspace(std::size_t bytes, const std::string& what);
   /// Resets the status words on the stream (info = 0, nonfinite_col = none).

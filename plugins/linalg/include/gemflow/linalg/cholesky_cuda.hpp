@@ -21,6 +21,10 @@
 //    algorithms for dense linear algebra: the ReLAPACK collection", 2016 (RELAPACK_dpotrf):
 //    halves of POTRF / TRSM / SYRK so that almost all flops land in large GEMMs.
 //  - cusolver: cusolverDn<t>potrf, the baseline and fallback.
+//  - lookahead: Kurzak & Dongarra, "Implementing linear algebra routines on multi-core
+//    processors with pipelining and a look-ahead", PARA 2006; Tomov, Dongarra & Baboulin,
+//    "Towards dense linear algebra for hybrid GPU accelerated manycore systems", Parallel
+//    Computing 36 (2010) (MAGMA dpotrf): the next panel's critical path overlaps the update.
 //  - 3×TF32: Ootomo & Yokota, "Recovering single precision accuracy from Tensor Cores while
 //    surpassing the FP32 theoretical peak performance", IJHPCA 2022 (hi/lo split, three TF32
 //    products, the lo·lo term dropped).
@@ -55,6 +59,9 @@ enum class CholeskyAlgo {
   blocked,    ///< iterative right-looking reference (cuSOLVER POTRF on nb×nb, cuBLAS TRSM/SYRK)
   recursive,  ///< recursive halves down to a tuned base case; GEMMs through cuBLAS (default)
   cusolver,   ///< one cusolverDn<t>potrf call (n = 1: our correctly rounded √a11, see cholesky.cu)
+  lookahead,  ///< right-looking, nb-wide panels, lookahead one panel deep on two streams: the
+              ///< diagonal block (recursive), its panel and the next block column on a high-priority
+              ///< stream while the rest of the trailing update runs on a low-priority one
 };
 
 /// How the fp32 recursive algorithm does its GEMMs (ignored for fp64; blocked and cusolver
@@ -72,7 +79,7 @@ struct CholeskyOptions {
   std::int64_t base = 0;       ///< recursive: POTRF leaves of at most this order (cuSOLVER)
   std::int64_t trsm_base = 0;  ///< recursive: TRSM leaves of at most this order (cuBLAS trsm)
   std::int64_t syrk_base = 0;  ///< recursive: SYRK leaves of at most this order (cuBLAS syrk)
-  std::int64_t block = 0;      ///< blocked: panel width nb
+  std::int64_t block = 0;      ///< blocked / lookahead: panel width nb (0: 256 / 512 up to n = 8192, 1024 above)
 };
 
 /// Outcome of a factorisation, with LAPACK's INFO convention.

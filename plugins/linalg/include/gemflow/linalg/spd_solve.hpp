@@ -32,7 +32,7 @@ enum class SolvePrecision {
 
 /// Factorisation algorithm. `lapack` runs on the CPU, the others on a CUDA GPU (see
 /// cholesky_cuda.hpp: CholeskyAlgo).
-enum class SpdAlgorithm { lapack, blocked, recursive, cusolver };
+enum class SpdAlgorithm { lapack, blocked, recursive, cusolver, lookahead };
 
 /// Iterative refinement of precision mixed.
 struct RefinementOptions {
