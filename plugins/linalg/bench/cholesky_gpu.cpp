@@ -4,7 +4,8 @@
 // Each timing: call + stream sync + status read, on a freshly restored input (copied from a
 // pristine buffer outside the timed region), median of the repetitions after one warm-up.
 //
-//   linalg_bench_cholesky_gpu [--max-n N] [--sweep] [--only fp64,fp32,batched,mixed]
+//   linalg_bench_cholesky_gpu [--min-n N] [--max-n N] [--sweep] [--lookahead-sweep]
+//                             [--only fp64,fp32,batched,mixed]
 //                             [--batched-n 4,32,...] [--max-batch B] [--batched-reps R]
 //                             [--batched-precision fp64|fp32|both] [--no-batched-baseline]
 #include <algorithm>
@@ -172,7 +173,8 @@ Cfg sweep(gc::GpuCholesky& chol, cudaStream_t s, std::vector<std::int64_t> sizes
 }
 
 template <class T>
-void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32, const Cfg* tuned) {
+void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32, const Cfg* tuned,
+           bool lookahead_sweep = false, std::int64_t min_n = 1024) {
   std::printf("\n## %s Cholesky, lower, column-major (TF/s = n^3/3 / time; ratio vs cuSOLVER %s)\n",
               fp32 ? "fp32" : "fp64", fp32 ? "spotrf" : "dpotrf");
   struct Variant {
@@ -189,7 +191,20 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     o.base = tuned->base, o.trsm_base = tuned->trsm, o.syrk_base = tuned->syrk;
     vs.push_back({"recursive(sweep-best)", o});
   }
+  if (lookahead_sweep) {  // nb × diagonal block: recursive (base 512) or one cuSOLVER potrf (base = nb)
+    vs.clear();
+    for (std::int64_t nb : {512, 1024, 2048, 4096})
+      for (bool cusolver_diag : {false, true}) {
+        o = {};
+        o.algo = gc::CholeskyAlgo::lookahead;
+        o.block = nb;
+        o.base = cusolver_diag ? nb : 512;
+        if (fp32) o.fp32_mode = gc::Fp32Mode::tf32x3;
+        vs.push_back({"la " + std::to_string(nb) + (cusolver_diag ? " cusolver" : " recursive"), o});
+      }
+  }
   for (std::int64_t nb : {512, 1024, 2048}) {
+    if (lookahead_sweep) break;
     o = {};
     o.algo = gc::CholeskyAlgo::lookahead;
     o.block = nb;
@@ -219,7 +234,7 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
   Buf<T>* work = nullptr;
   int lwork = 0;
   Buf<int> dinfo(1);
-  for (std::int64_t n = 1024; n <= max_n; n *= 2) {
+  for (std::int64_t n = min_n; n <= max_n; n *= 2) {
     std::size_t freeb = 0, totalb = 0;
     ck(cudaMemGetInfo(&freeb, &totalb), "meminfo");
     if (double(sizeof(T)) * n * n * 2.6 > double(freeb)) {
@@ -374,13 +389,15 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t max_n = 32768;
-  bool do_sweep = false;
+  std::int64_t max_n = 32768, min_n = 1024;
+  bool do_sweep = false, la_sweep = false;
   std::string only = "fp64,fp32,batched,mixed";
   BatchedOpts bo;
   std::string bprec = "both";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--max-n") && i + 1 < argc) max_n = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--min-n") && i + 1 < argc) min_n = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--lookahead-sweep")) la_sweep = true;
     else if (!std::strcmp(argv[i], "--sweep")) do_sweep = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--batched-n") && i + 1 < argc) {
@@ -392,7 +409,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--no-batched-baseline")) bo.baseline = false;
     else {
       std::fprintf(stderr,
-                   "usage: %s [--max-n N] [--sweep] [--only fp64,fp32,batched,mixed] [--batched-n 4,32,...]\n"
+                   "usage: %s [--min-n N] [--max-n N] [--sweep] [--lookahead-sweep] [--only fp64,fp32,batched,mixed]\n"
+                   "       [--batched-n 4,32,...]\n"
                    "       [--max-batch B] [--batched-reps R] [--batched-precision fp64|fp32|both] "
                    "[--no-batched-baseline]\n",
                    argv[0]);
@@ -416,8 +434,10 @@ int main(int argc, char** argv) {
       t64 = sweep<double>(chol, s, {4096, 8192, 16384}, gc::Fp32Mode::exact, "fp64");
       t32 = sweep<float>(chol, s, {8192, 16384}, gc::Fp32Mode::tf32x3, "fp32 3xTF32");
     }
-    if (only.find("fp64") != std::string::npos) table<double>(chol, s, max_n, false, do_sweep ? &t64 : nullptr);
-    if (only.find("fp32") != std::string::npos) table<float>(chol, s, max_n, true, do_sweep ? &t32 : nullptr);
+    if (only.find("fp64") != std::string::npos)
+      table<double>(chol, s, max_n, false, do_sweep ? &t64 : nullptr, la_sweep, min_n);
+    if (only.find("fp32") != std::string::npos)
+      table<float>(chol, s, max_n, true, do_sweep ? &t32 : nullptr, la_sweep, min_n);
     if (only.find("batched") != std::string::npos) {
       if (bprec != "fp32") batched<double>(chol, s, bo);
       if (bprec != "fp64") batched<float>(chol, s, bo);

@@ -174,7 +174,7 @@ constexpr std::int64_t kDefaultTrsmBase = 1024;
 constexpr std::int64_t kDefaultSyrkBase = 1024;
 constexpr std::int64_t kDefaultBlock = 256;
 constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
-constexpr std::int64_t kDefaultLookaheadBlock = 1024;  // n > 8192 (512 below)
+constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // best nb from 2048 to 32768 (docs/performance.md)
 
 /// Points a cuSOLVER handle at `to` for a scope, back to `back` after it.
 class SolverStreamGuard {
@@ -333,7 +333,8 @@ struct Factor {
   }
 
   /// Right-looking blocked factorisation with lookahead one panel deep, over two streams of
-  /// ctx.lookahead(): `crit` (high priority) factors diagonal block k (recursive), solves its
+  /// ctx.lookahead(): `crit` (high priority) factors diagonal block k (recursive with base
+  /// opt.base; by default base = nb: one cuSOLVER potrf), solves its
   /// panel (recursive TRSM), then updates the next block column; `bulk` (low priority) updates
   /// the rest of the trailing matrix meanwhile, so the latency-bound diagonal work hides behind
   /// the large GEMMs. `bulk_split`: the 3×TF32 operand buffer of the bulk stream.
@@ -386,11 +387,11 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     throw std::invalid_argument("GpuCholesky::factor: n or lda exceeds cuBLAS's int range");
   if (n == 0) return {};
   if (a == nullptr) throw std::invalid_argument("GpuCholesky::factor: null matrix pointer");
-  if (opt.base <= 0) opt.base = kDefaultBase;
+  if (opt.block <= 0)
+    opt.block = opt.algo != CholeskyAlgo::lookahead ? kDefaultBlock : kDefaultLookaheadBlock;
+  if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
   if (opt.syrk_base <= 0) opt.syrk_base = kDefaultSyrkBase;
-  if (opt.block <= 0)
-    opt.block = opt.algo != CholeskyAlgo::lookahead ? kDefaultBlock : (n <= 8192 ? 512 : kDefaultLookaheadBlock);
   const bool fp32 = std::is_same_v<T, float>;
   if (fp32 && opt.fp32_mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive &&
       opt.algo != CholeskyAlgo::lookahead)

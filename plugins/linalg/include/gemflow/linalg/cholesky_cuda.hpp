@@ -60,8 +60,9 @@ enum class CholeskyAlgo {
   recursive,  ///< recursive halves down to a tuned base case; GEMMs through cuBLAS (default)
   cusolver,   ///< one cusolverDn<t>potrf call (n = 1: our correctly rounded √a11, see cholesky.cu)
   lookahead,  ///< right-looking, nb-wide panels, lookahead one panel deep on two streams: the
-              ///< diagonal block (recursive), its panel and the next block column on a high-priority
-              ///< stream while the rest of the trailing update runs on a low-priority one
+              ///< diagonal block (cuSOLVER potrf), its panel (recursive TRSM) and the next block
+              ///< column on a high-priority stream while the rest of the trailing update runs on a
+              ///< low-priority one
 };
 
 /// How the fp32 recursive algorithm does its GEMMs (ignored for fp64; blocked and cusolver
@@ -76,10 +77,12 @@ enum class Fp32Mode {
 struct CholeskyOptions {
   CholeskyAlgo algo = CholeskyAlgo::recursive;
   Fp32Mode fp32_mode = Fp32Mode::exact;
-  std::int64_t base = 0;       ///< recursive: POTRF leaves of at most this order (cuSOLVER)
+  /// recursive: POTRF leaves of at most this order (cuSOLVER). lookahead: the diagonal blocks
+  /// are factored by the recursive algorithm with this base; 0 = nb, one cuSOLVER potrf each.
+  std::int64_t base = 0;
   std::int64_t trsm_base = 0;  ///< recursive: TRSM leaves of at most this order (cuBLAS trsm)
   std::int64_t syrk_base = 0;  ///< recursive: SYRK leaves of at most this order (cuBLAS syrk)
-  std::int64_t block = 0;      ///< blocked / lookahead: panel width nb (0: 256 / 512 up to n = 8192, 1024 above)
+  std::int64_t block = 0;      ///< blocked / lookahead: panel width nb (0: 256 / 2048)
 };
 
 /// Outcome of a factorisation, with LAPACK's INFO convention.
