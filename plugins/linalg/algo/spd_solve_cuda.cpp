@@ -60,7 +60,7 @@ cuda::CholeskyAlgo to_cuda(SpdAlgorithm a) {
     case SpdAlgorithm::lookahead: return cuda::CholeskyAlgo::lookahead;
     case SpdAlgorithm::lapack: break;
   }
-  throw std::invalid_argument("spd_solve_cuda: algorithm lapack runs on the CPU (use blocked, recursive or cusolver)");
+  throw std::invalid_argument("spd_solve_cuda: algorithm lapack runs on the CPU (use blocked, recursive, cusolver or lookahead)");
 }
 
 const char* algo_name(SpdAlgorithm a) {
@@ -145,11 +145,12 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
     res.info = factor_and_solve<float>(g, chol, a, n, b, nrhs, x, algorithm);
     return res;
   }
-  if (algorithm != SpdAlgorithm::recursive)
+  if (algorithm != SpdAlgorithm::recursive && algorithm != SpdAlgorithm::lookahead)
     throw std::invalid_argument(std::string("spd_solve_cuda: precision mixed uses GpuCholesky::solve_mixed, whose fp32 "
-                                            "factor is the recursive algorithm; algorithm ") +
+                                            "factor is the lookahead or the recursive algorithm; algorithm ") +
                                 algo_name(algorithm) + " is not available for it");
-  res.method = "GPU GpuCholesky::solve_mixed (recursive fp32 3xTF32 factor, fp64 refinement with cublasDsymm)";
+  res.method = std::string("GPU GpuCholesky::solve_mixed (") + algo_name(algorithm) +
+               " fp32 3xTF32 factor, fp64 refinement with cublasDsymm)";
   std::vector<double> h(n * n), hb(n * nrhs);
   for (std::size_t j = 0; j < n; ++j)
     for (std::size_t i = 0; i < n; ++i) h[i + j * n] = i >= j ? a[i * n + j] : a[j * n + i];
@@ -161,6 +162,7 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   GF_CUDA_TRY(cudaMemcpyAsync(da, h.data(), sizeof(double) * n * n, cudaMemcpyHostToDevice, g.stream));
   GF_CUDA_TRY(cudaMemcpyAsync(db, hb.data(), sizeof(double) * n * nrhs, cudaMemcpyHostToDevice, g.stream));
   cuda::MixedSolveOptions mo;
+  mo.factor_algo = to_cuda(algorithm);
   mo.max_iterations = refinement.max_iterations;
   mo.tolerance = refinement.tolerance;
   mo.fallback_fp64 = refinement.fallback_fp64;

@@ -191,17 +191,19 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     o.base = tuned->base, o.trsm_base = tuned->trsm, o.syrk_base = tuned->syrk;
     vs.push_back({"recursive(sweep-best)", o});
   }
-  if (lookahead_sweep) {  // nb × diagonal block: recursive (base 512) or one cuSOLVER potrf (base = nb)
+  if (lookahead_sweep) {  // nb × TRSM base × SYRK base (diagonal blocks: one cuSOLVER potrf)
     vs.clear();
-    for (std::int64_t nb : {512, 1024, 2048, 4096})
-      for (bool cusolver_diag : {false, true}) {
-        o = {};
-        o.algo = gc::CholeskyAlgo::lookahead;
-        o.block = nb;
-        o.base = cusolver_diag ? nb : 512;
-        if (fp32) o.fp32_mode = gc::Fp32Mode::tf32x3;
-        vs.push_back({"la " + std::to_string(nb) + (cusolver_diag ? " cusolver" : " recursive"), o});
-      }
+    for (std::int64_t nb : {1024, 2048})
+      for (std::int64_t tb : {256, 512, 1024})
+        for (std::int64_t sb : {512, 1024, 2048}) {
+          o = {};
+          o.algo = gc::CholeskyAlgo::lookahead;
+          o.block = nb;
+          o.trsm_base = tb;
+          o.syrk_base = sb;
+          if (fp32) o.fp32_mode = gc::Fp32Mode::tf32x3;
+          vs.push_back({"la " + std::to_string(nb) + " t" + std::to_string(tb) + " s" + std::to_string(sb), o});
+        }
   }
   for (std::int64_t nb : {512, 1024, 2048}) {
     if (lookahead_sweep) break;
@@ -373,13 +375,17 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n) {
       int info = 0;
       ck(cudaMemcpyAsync(&info, dinfo.p, sizeof(int), cudaMemcpyDeviceToHost, s), "info");
     }, s);
+    for (auto fa : {gc::CholeskyAlgo::lookahead, gc::CholeskyAlgo::recursive})
     for (auto mode : {gc::Fp32Mode::tf32x3, gc::Fp32Mode::tf32}) {
       gc::MixedSolveOptions o;
+      o.factor_algo = fa;
       o.factor_mode = mode;
       gc::MixedSolveResult r;
       const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.p, n, n, b.p, n, 1, x.p, n, o); }, s);
       std::printf("%7lld | %10.2f | %-8s | %10.2f | %6.2f | %5d | %9.2e | %s\n", (long long)n, t0 * 1e3,
-                  mode == gc::Fp32Mode::tf32 ? "1xTF32" : "3xTF32", t1 * 1e3, t0 / t1, r.iterations,
+                  fa == gc::CholeskyAlgo::lookahead ? (mode == gc::Fp32Mode::tf32 ? "la 1xTF32" : "la 3xTF32")
+                                                    : (mode == gc::Fp32Mode::tf32 ? "rc 1xTF32" : "rc 3xTF32"),
+                  t1 * 1e3, t0 / t1, r.iterations,
                   r.backward_error.empty() ? -1.0 : r.backward_error.back(), r.used_fp64_fallback ? "YES" : "no");
     }
     std::fflush(stdout);

@@ -49,7 +49,8 @@ class SpdSolveNode final : public Node {
                    "n: benchmark the algorithms with linalg's bench, not with this column).\n"
                    "CPU: LAPACK dpotrf + dpotrs (fp64), spotrf + spotrs (fp32), spotrf + fp64 refinement with an "
                    "fp64 fallback like LAPACK dsposv (mixed). CUDA: GpuCholesky factor (blocked, recursive or "
-                   "cuSOLVER) + cuBLAS trsm; mixed: GpuCholesky::solve_mixed (recursive 3×TF32 fp32 factor).\n"
+                   "cuSOLVER or lookahead) + cuBLAS trsm; mixed: GpuCholesky::solve_mixed (lookahead or recursive 3×TF32 "
+                   "fp32 factor).\n"
                    "Errors: not square, not symmetric, NaN/Inf, rhs rows ≠ n; not positive definite names the "
                    "leading minor k that fails; a GPU algorithm on the CPU or lapack on CUDA; device cuda without a "
                    "device. Never falls back to the CPU silently: device auto logs its choice.\n"
@@ -71,9 +72,9 @@ class SpdSolveNode final : public Node {
                          {{Algo::Auto, "auto"}, {Algo::Lapack, "lapack"}, {Algo::Blocked, "blocked"},
                           {Algo::Recursive, "recursive"}, {Algo::Cusolver, "cusolver"},
                           {Algo::Lookahead, "lookahead"}},
-                         {.doc = "auto: lapack on the CPU; on CUDA lookahead (recursive for precision mixed). "
-                                 "lapack: CPU (dpotrf). blocked, recursive, cusolver, lookahead: CUDA only (see "
-                                 "linalg/cholesky_cuda.hpp); mixed precision on CUDA needs auto or recursive"}};
+                         {.doc = "auto: lapack on the CPU, lookahead on CUDA. lapack: CPU (dpotrf). blocked, "
+                                 "recursive, cusolver, lookahead: CUDA only (see linalg/cholesky_cuda.hpp); mixed "
+                                 "precision on CUDA needs auto, lookahead or recursive"}};
   Choice<Prec> precision{this, "precision", Prec::Fp64,
                          {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}, {Prec::Mixed, "mixed"}},
                          {.doc = "fp64; fp32 (factor and solve in single, no refinement: ρ ≈ 1e-7 at best); "
@@ -123,16 +124,14 @@ class SpdSolveNode final : public Node {
     if (algo == Algo::Lapack) {
       if (req->kind == DeviceRequest::Kind::Cuda)
         throw InputError("parameter 'algorithm': lapack runs on the CPU, but the device is '" + request +
-                         "'; use algorithm auto, blocked, recursive or cusolver on CUDA, or device cpu");
+                         "'; use algorithm auto, blocked, recursive, cusolver or lookahead on CUDA, or device cpu");
       if (req->kind == DeviceRequest::Kind::Auto) ctx.info("device auto with algorithm lapack: using cpu");
       ctx.record("device_used", std::string("cpu"));
     } else {
       dev = device.resolve(ctx);  // DeviceError when a requested CUDA device is absent
       if (algo == Algo::Auto) {
-        const bool mixed = *precision == Prec::Mixed;
-        algo = !dev.is_cuda() ? Algo::Lapack : (mixed ? Algo::Recursive : Algo::Lookahead);
-        ctx.info(std::string("algorithm auto: ") +
-                 (!dev.is_cuda() ? "lapack (CPU)" : (mixed ? "recursive (GPU)" : "lookahead (GPU)")));
+        algo = dev.is_cuda() ? Algo::Lookahead : Algo::Lapack;
+        ctx.info(std::string("algorithm auto: ") + (dev.is_cuda() ? "lookahead (GPU)" : "lapack (CPU)"));
       } else if (!dev.is_cuda()) {
         throw DeviceError("linalg.spd_solve: algorithm '" + algo_name(algo) + "' runs on a CUDA GPU, but the device " +
                           (req->kind == DeviceRequest::Kind::Auto ? "auto resolved to cpu (no CUDA device found)"
@@ -146,9 +145,10 @@ class SpdSolveNode final : public Node {
     const SolvePrecision prec = *precision == Prec::Fp64   ? SolvePrecision::fp64
                                 : *precision == Prec::Fp32 ? SolvePrecision::fp32
                                                            : SolvePrecision::mixed;
-    if (dev.is_cuda() && prec == SolvePrecision::mixed && algo != Algo::Recursive)
+    if (dev.is_cuda() && prec == SolvePrecision::mixed && algo != Algo::Recursive && algo != Algo::Lookahead)
       throw InputError("parameter 'algorithm': precision mixed on CUDA uses GpuCholesky::solve_mixed, whose fp32 "
-                       "factor is the recursive algorithm; use algorithm auto or recursive, not " + algo_name(algo));
+                       "factor is the lookahead or the recursive algorithm; use algorithm auto, lookahead or "
+                       "recursive, not " + algo_name(algo));
     RefinementOptions ro;
     ro.max_iterations = static_cast<int>(max_iterations.value());
     ro.tolerance = tolerance.value();

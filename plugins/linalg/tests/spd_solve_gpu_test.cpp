@@ -50,9 +50,9 @@ TEST(SpdSolveGpu, MatchesLapackForEveryAlgorithmAndPrecision) {
     for (auto& v : b) v = u(rng);
     std::vector<double> ref(n * k);
     ASSERT_EQ(spd_solve_cpu(a, n, b, k, ref, SolvePrecision::fp64).info, 0);
-    for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver}) {
+    for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver, SpdAlgorithm::lookahead}) {
       for (auto prec : {SolvePrecision::fp64, SolvePrecision::fp32, SolvePrecision::mixed}) {
-        if (prec == SolvePrecision::mixed && algo != SpdAlgorithm::recursive) {
+        if (prec == SolvePrecision::mixed && algo != SpdAlgorithm::recursive && algo != SpdAlgorithm::lookahead) {
           std::vector<double> x(n * k);
           EXPECT_THROW((void)spd_solve_cuda(a, n, b, k, x, prec, algo, 0), std::invalid_argument);
           continue;
@@ -84,7 +84,7 @@ TEST(SpdSolveGpu, IndefiniteMinorAndBadAlgorithm) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";
   const std::vector<double> a = {2, 1, 0, 1, -1, 0, 0, 0, 3}, b = {1, 1, 1};
   std::vector<double> x(3);
-  for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver})
+  for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver, SpdAlgorithm::lookahead})
     EXPECT_EQ(spd_solve_cuda(a, 3, b, 1, x, SolvePrecision::fp64, algo, 0).info, 2);
   EXPECT_THROW((void)spd_solve_cuda(a, 3, b, 1, x, SolvePrecision::fp64, SpdAlgorithm::lapack, 0),
                std::invalid_argument);

@@ -1,4 +1,4 @@
-// Mixed-precision SPD solve: fp32 Cholesky (recursive, optionally 3×TF32), fp32 triangular
+// Mixed-precision SPD solve: fp32 Cholesky (lookahead or recursive, optionally 3×TF32), fp32 triangular
 // solves, fp64 residuals and iterative refinement to fp64 backward error (LAPACK dsposv's scheme;
 // Langou et al., SC 2006), fp64 cuSOLVER fallback.
 #include <cublas_v2.h>
@@ -126,6 +126,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     throw std::invalid_argument(what + ": lda, ldb and ldx must be ≥ n = " + std::to_string(n));
   if (n > INT_MAX || nrhs > INT_MAX) throw std::invalid_argument(what + ": n or nrhs exceeds cuBLAS's int range");
   if (a == nullptr || b == nullptr || x == nullptr) throw std::invalid_argument(what + ": null pointer");
+  if (options.factor_algo != CholeskyAlgo::lookahead && options.factor_algo != CholeskyAlgo::recursive)
+    throw std::invalid_argument(what + ": options.factor_algo must be lookahead or recursive");
   auto& ctx = *impl_;
   const cudaStream_t s = ctx.stream;
   const std::size_t nn = static_cast<std::size_t>(n), nr = static_cast<std::size_t>(nrhs);
@@ -159,7 +161,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   bool fp32_ok = n_overflow == 0;
   if (fp32_ok) {
     CholeskyOptions fo;
-    fo.algo = CholeskyAlgo::recursive;
+    fo.algo = options.factor_algo;
     fo.fp32_mode = options.factor_mode;
     res.fp32_status = factor_impl<float>(ctx, as, n, n, fo);
     fp32_ok = res.fp32_status.ok();

@@ -100,8 +100,10 @@ struct CholeskyStatus {
 
 /// Mixed-precision SPD solve options.
 struct MixedSolveOptions {
-  /// How the fp32 factor is computed (recursive algorithm). tf32x3 keeps the factor at fp32
-  /// accuracy; tf32 is faster but converges only for κ(A) ≲ 1e3.
+  /// Algorithm of the fp32 factor: lookahead or recursive (std::invalid_argument otherwise).
+  CholeskyAlgo factor_algo = CholeskyAlgo::lookahead;
+  /// How the fp32 factor does its GEMMs. tf32x3 keeps the factor at fp32 accuracy; tf32 is
+  /// faster but converges only for κ(A) ≲ 1e3.
   Fp32Mode factor_mode = Fp32Mode::tf32x3;
   int max_iterations = 30;  ///< refinement steps before the fp64 fallback (LAPACK dsposv: 30)
   /// Stop when the normwise backward error η ≤ tolerance; < 0 selects √n · 2⁻⁵³ (dsposv).
@@ -187,7 +189,7 @@ class GpuCholesky {
                                  double tolerance, double* l, std::int64_t ldl, const unsigned char* allowed);
 
   /// Solves A X = B (A n×n SPD, lower triangle read, B and X n×nrhs, fp64): factor a fp32 copy
-  /// of A (recursive, options.factor_mode), solve in fp32, then refine in fp64 (residuals with
+  /// of A (options.factor_algo and factor_mode), solve in fp32, then refine in fp64 (residuals with
   /// cublasDsymm) until the backward error is at fp64 level. A and B are not modified.
   MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
                                std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,
