@@ -31,34 +31,21 @@
 #include <gemflow/linalg/cholesky.hpp>
 #include <gemflow/linalg/cholesky_cuda.hpp>
 
+#include "gpu_test_support.hpp"
+
 namespace {
 namespace gc = gemflow::linalg::cuda;
 using gc::CholeskyAlgo;
 using gc::CholeskyOptions;
 using gc::Fp32Mode;
 
-void ok(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
+using gemflow::linalg::testing::Dev;
+using gemflow::linalg::testing::ok;
+using gemflow::linalg::testing::test_seed;
+
 void ok(cublasStatus_t e, const char* what) {
   if (e != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cublasGetStatusString(e));
 }
-
-template <class T>
-struct Dev {
-  T* p = nullptr;
-  std::size_t n = 0;
-  explicit Dev(std::size_t count) : n(count) { ok(cudaMalloc(&p, sizeof(T) * std::max<std::size_t>(count, 1)), "cudaMalloc"); }
-  ~Dev() { cudaFree(p); }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-  void put(const std::vector<T>& h) { ok(cudaMemcpy(p, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice), "H2D"); }
-  std::vector<T> get() const {
-    std::vector<T> h(n);
-    ok(cudaMemcpy(h.data(), p, sizeof(T) * n, cudaMemcpyDeviceToHost), "D2H");
-    return h;
-  }
-};
 
 struct Cublas {
   cublasHandle_t h{};
@@ -76,14 +63,6 @@ T poison() {
 std::mt19937_64& rng() {
   static std::mt19937_64 g;
   return g;
-}
-
-/// Seed of this test's matrices: GEMFLOW_TEST_SEED if set (reproduce a failure), else random.
-/// Every test reseeds in SetUp and prints the seed.
-std::uint64_t test_seed() {
-  if (const char* e = std::getenv("GEMFLOW_TEST_SEED"); e && *e) return std::strtoull(e, nullptr, 0);
-  std::random_device rd;
-  return (std::uint64_t(rd()) << 32) ^ rd();
 }
 
 bool verbose() {

@@ -30,37 +30,17 @@
 
 #include <gemflow/linalg/cholesky_cuda.hpp>
 
+#include "gpu_test_support.hpp"
+
 namespace {
 namespace gc = gemflow::linalg::cuda;
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kPoison = -7.77e77;
 
-void ok(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-template <class T>
-struct Dev {
-  T* p = nullptr;
-  std::size_t n = 0;
-  explicit Dev(std::size_t count) : n(count) { ok(cudaMalloc(&p, sizeof(T) * std::max<std::size_t>(count, 1)), "cudaMalloc"); }
-  ~Dev() { cudaFree(p); }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-  void put(const std::vector<T>& h) { ok(cudaMemcpy(p, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice), "H2D"); }
-  std::vector<T> get() const {
-    std::vector<T> h(n);
-    ok(cudaMemcpy(h.data(), p, sizeof(T) * n, cudaMemcpyDeviceToHost), "D2H");
-    return h;
-  }
-};
-
-std::uint64_t test_seed() {
-  if (const char* e = std::getenv("GEMFLOW_TEST_SEED"); e && *e) return std::strtoull(e, nullptr, 0);
-  std::random_device rd;
-  return (std::uint64_t{rd()} << 32) ^ rd();
-}
+using gemflow::linalg::testing::Dev;
+using gemflow::linalg::testing::ok;
+using gemflow::linalg::testing::test_seed;
 
 /// Symmetric PSD n×n (row-major = column-major) A = X Xᵀ + shift·I, X n×r. `integer`: X entries in
 /// {−2..2} (A integer: many exact diagonal ties). `dup`: rows of X copied from earlier rows with

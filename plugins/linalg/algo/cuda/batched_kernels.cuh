@@ -24,6 +24,21 @@
 
 namespace gemflow::linalg::cuda::detail {
 
+/// Row `row` of the lower triangle of an n×n column-major matrix into r[0..N) (zeros elsewhere).
+template <class T, int N>
+__device__ __forceinline__ void load_row(T (&r)[N], const T* A, std::int64_t lda, int row, int n, bool valid) {
+#pragma unroll
+  for (int c = 0; c < N; ++c) r[c] = (valid && c <= row && c < n) ? A[row + c * lda] : T(0);
+}
+
+/// The inverse of load_row: only the lower-triangle entries (c ≤ row < n) are written.
+template <class T, int N>
+__device__ __forceinline__ void store_row(T* A, std::int64_t lda, const T (&r)[N], int row, int n, bool valid) {
+#pragma unroll
+  for (int c = 0; c < N; ++c)
+    if (valid && c <= row && c < n) A[row + c * lda] = r[c];
+}
+
 /// n ≤ N ≤ 32: N lanes per matrix, lane `row` holds row `row` of the lower triangle in
 /// registers; columns are broadcast with width-N shuffles (no barriers, no shared memory).
 template <class T, int N>
@@ -35,8 +50,7 @@ __global__ void __launch_bounds__(128) potrf_batched_reg_kernel(T* a, int n, std
   const bool valid = mvalid && row < n;
   T* A = a + (mvalid ? m : 0) * stride;
   T r[N];
-#pragma unroll
-  for (int c = 0; c < N; ++c) r[c] = (valid && c <= row && c < n) ? A[row + c * lda] : T(0);
+  load_row<T, N>(r, A, lda, row, n, valid);
   int fail = 0;
 #pragma unroll
   for (int j = 0; j < N; ++j) {
@@ -55,9 +69,7 @@ __global__ void __launch_bounds__(128) potrf_batched_reg_kernel(T* a, int n, std
       }
     }
   }
-#pragma unroll
-  for (int c = 0; c < N; ++c)
-    if (valid && c <= row && c < n) A[row + c * lda] = r[c];
+  store_row<T, N>(A, lda, r, row, n, valid);
   if (mvalid && row == 0) info[m] = fail;
 }
 
@@ -111,8 +123,7 @@ __global__ void __launch_bounds__(128) potrf_batched_bcast_kernel(T* a, int n, s
   const bool valid = mvalid && row < n;
   T* A = a + (mvalid ? m : 0) * stride;
   T r[N];
-#pragma unroll
-  for (int c = 0; c < N; ++c) r[c] = (valid && c <= row && c < n) ? A[row + c * lda] : T(0);
+  load_row<T, N>(r, A, lda, row, n, valid);
   const auto sync = [&] {
     if constexpr (G <= 32) {
       __syncwarp();
@@ -160,9 +171,7 @@ __global__ void __launch_bounds__(128) potrf_batched_bcast_kernel(T* a, int n, s
     }
     t = tn;
   });
-#pragma unroll
-  for (int c = 0; c < N; ++c)
-    if (valid && c <= row && c < n) A[row + c * lda] = r[c];
+  store_row<T, N>(A, lda, r, row, n, valid);
   if (mvalid && row == 0) info[m] = fail;
 }
 
