@@ -135,7 +135,7 @@ TEST(SpdSolveWorkflow, CudaNeverFallsBackSilently) {
   require_built();
   if (gemflow::cuda_device_count() == 0) {
     const RunResult r = run_workflow("cuda_missing", "--device cuda");
-    EXPECT_NE(r.code, 0) << r.output;
+    EXPECT_EQ(r.code, 2) << r.output;  // docs/cli.md: an absent CUDA device for --device is exit 2
     EXPECT_TRUE(r.report.is_null());
     EXPECT_NE(r.output.find("cuda"), std::string::npos) << r.output;
     return;
