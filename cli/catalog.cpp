@@ -84,31 +84,41 @@ std::size_t output_width() {
 }
 
 /// `text` wrapped at spaces to `width` columns: `first` starts the first line (it counts in
-/// the width), every further line starts with `indent` spaces. Words longer than a line stay whole.
+/// the width), every further line starts with `indent` spaces. A newline in `text` starts a new
+/// line; a run of spaces between two words on one line is kept (the "  " between a parameter's
+/// fields); words longer than a line stay whole.
 std::string wrap(std::string_view text, std::size_t width, std::string_view first, std::size_t indent) {
   indent = std::min(indent, width / 2);
   std::string out(first);
   std::size_t col = columns(first);
-  bool line_empty = true;
+  bool line_empty = first.empty() || first.back() == ' ';
+  const auto new_line = [&] {
+    out += '\n';
+    out.append(indent, ' ');
+    col = indent;
+    line_empty = true;
+  };
   for (std::size_t i = 0; i < text.size();) {
-    while (i < text.size() && text[i] == ' ') ++i;
-    if (i == text.size()) break;
-    std::size_t j = text.find(' ', i);
+    if (text[i] == '\n') {
+      new_line();
+      ++i;
+      continue;
+    }
+    std::size_t gap = 0;
+    while (i < text.size() && text[i] == ' ') ++i, ++gap;
+    if (i == text.size() || text[i] == '\n') continue;
+    std::size_t j = text.find_first_of(" \n", i);
     if (j == std::string_view::npos) j = text.size();
     const std::string_view word = text.substr(i, j - i);
     const std::size_t w = columns(word);
-    if (!line_empty && col + 1 + w > width) {
-      out += '\n';
-      out.append(indent, ' ');
-      col = indent;
-      line_empty = true;
+    std::size_t sep = line_empty ? 0 : std::max<std::size_t>(gap, 1);
+    if (!line_empty && col + sep + w > width) {
+      new_line();
+      sep = 0;
     }
-    if (!line_empty) {
-      out += ' ';
-      ++col;
-    }
+    out.append(sep, ' ');
     out += word;
-    col += w;
+    col += sep + w;
     line_empty = false;
     i = j;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -65,10 +66,34 @@ Device resolve_node_device(NodeContext& ctx, const DeviceParam& param, const std
   const auto req = DeviceRequest::parse(text);
   if (req && req->kind == DeviceRequest::Kind::Cuda)
     throw DeviceError(who + ": device '" + text + "' requested, but " + no_cuda + "; use device: cpu or auto");
-  if (req && req->kind == DeviceRequest::Kind::Auto && cuda_device_count() > 0)
-    ctx.info(who + ": device auto: " + no_cuda + ", using cpu");
+  if (req && req->kind == DeviceRequest::Kind::Auto)
+    ctx.info(who + ": device auto: " + (cuda_device_count() > 0 ? no_cuda : std::string("no CUDA device")) +
+             ", using cpu");
   ctx.record("device_used", std::string("cpu"));
   return Device{};
+}
+
+// A distance matrix must be finite, ≥ 0, zero on the diagonal and symmetric to a few ulps
+// (|D_ij − D_ji| ≤ 8ε·max(D_ij, D_ji)); InputError naming the first offending entry (0-based).
+void check_distances(const Matrix<double>& d, const std::string& who) {
+  const std::size_t n = d.rows();
+  const auto where = [&](std::size_t i, std::size_t j) {
+    std::ostringstream s;
+    s << who << ": input 'distances' (" << i << ", " << j << ") = " << d(i, j) << " Å";
+    return s.str();
+  };
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      const double v = d(i, j);
+      if (!std::isfinite(v)) throw InputError(where(i, j) + " is not finite");
+      if (v < 0) throw InputError(where(i, j) + " is negative");
+      if (i == j && v != 0) throw InputError(where(i, j) + ": the diagonal of a distance matrix must be 0");
+      if (j > i && std::abs(v - d(j, i)) > 8 * std::numeric_limits<double>::epsilon() * std::max(v, d(j, i))) {
+        std::ostringstream s;
+        s << where(i, j) << " but (" << j << ", " << i << ") = " << d(j, i) << " Å: not symmetric";
+        throw InputError(s.str());
+      }
+    }
 }
 
 #if GEMFLOW_DISTGEOM_HAVE_CUDA
@@ -315,6 +340,7 @@ class MetricMatrixNode final : public Node {
     if (d.rows() != d.cols())
       throw InputError("distgeom.metric_matrix: input 'distances' is " + std::to_string(d.rows()) + "×" +
                        std::to_string(d.cols()) + ", not square");
+    check_distances(d, "distgeom.metric_matrix");
     Matrix<double> g(d.rows(), d.rows());
     if (dev.is_cuda()) {
 #if GEMFLOW_DISTGEOM_HAVE_CUDA

@@ -3,6 +3,8 @@
 // thread-independence, device resolution (no GPU needed).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -155,6 +157,33 @@ TEST(MetricMatrixNode, RejectsNonSquareDistances) {
   RecordingContext ctx;
   const auto e = error_of(*node, ctx);
   EXPECT_NE(e.find("distgeom.metric_matrix: input 'distances' is 2×3, not square"), std::string::npos) << e;
+}
+
+// Not a distance matrix: the first offending entry is named (QA: a negative, asymmetric
+// matrix used to give a non-symmetric "metric" silently).
+TEST(MetricMatrixNode, RejectsEntriesThatAreNotDistances) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    std::vector<double> d;
+    const char* expect;
+  };
+  for (const Case& c : {Case{{0, -1, 2, 5, 0, 1, 2, 1, 0}, "(0, 1) = -1 Å is negative"},
+                        Case{{0, 1, 2, 5, 0, 1, 2, 1, 0}, "(0, 1) = 1 Å but (1, 0) = 5 Å: not symmetric"},
+                        Case{{0, 1, 2, 1, 0.5, 1, 2, 1, 0}, "(1, 1) = 0.5 Å: the diagonal of a distance matrix must be 0"},
+                        Case{{0, 1, nan, 1, 0, 1, nan, 1, 0}, "(0, 2) = nan Å is not finite"}}) {
+    auto node = make("distgeom.metric_matrix");
+    node->set_input("distances", Value::make(Matrix<double>(3, 3, c.d)));
+    node->set_param("device", std::string("cpu"));
+    RecordingContext ctx;
+    const auto e = error_of(*node, ctx);
+    EXPECT_NE(e.find(std::string("distgeom.metric_matrix: input 'distances' ") + c.expect), std::string::npos) << e;
+  }
+  // symmetric to rounding is accepted
+  auto node = make("distgeom.metric_matrix");
+  node->set_input("distances", Value::make(Matrix<double>(2, 2, {0, 1.0, std::nextafter(1.0, 2.0), 0})));
+  node->set_param("device", std::string("cpu"));
+  RecordingContext ctx;
+  EXPECT_EQ(error_of(*node, ctx), "(no error)");
 }
 
 TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {

@@ -69,9 +69,8 @@ struct SpdSolveResult {
 
 /// GPU solve on CUDA device `device` (ordinal) with a GpuCholesky bound to a fresh stream:
 /// fp64/fp32 = GpuCholesky::factor(algorithm) + two cuBLAS triangular solves (trsm) on the
-/// device; mixed = GpuCholesky::solve_mixed (its fp32 factor is always the recursive algorithm
-/// with 3×TF32 GEMMs, its tolerance √n·2⁻⁵³ unless given, fallback to cuSOLVER fp64), so
-/// `algorithm` must be recursive for mixed. A is uploaded column-major with the lower triangle
+/// device; mixed = GpuCholesky::solve_mixed (its fp32 factor is `algorithm`, lookahead or
+/// recursive, with 3×TF32 GEMMs, its tolerance √n·2⁻⁵³ unless given, fallback to cuSOLVER fp64). A is uploaded column-major with the lower triangle
 /// of the row-major input (the same triangle the CPU reads). Throws std::invalid_argument for
 /// bad sizes or algorithm lapack, cuda::CudaError for CUDA failures and too little memory,
 /// std::runtime_error when built without CUDA.
