@@ -139,7 +139,8 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
 
   if (precision == SolvePrecision::fp32) {
     res.method = "LAPACK spotrf + spotrs";
-    if (overflow) throw std::invalid_argument("spd_solve_cpu: entries of A overflow single precision");
+    if (overflow)
+      throw std::invalid_argument("entries of A overflow single precision (|a| > 3.4e38): use precision fp64 or mixed");
     res.info = info32;
     if (info32 != 0) return res;
     std::vector<float> bc;

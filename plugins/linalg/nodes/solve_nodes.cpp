@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include <gemflow/linalg/spd_solve.hpp>
@@ -172,7 +173,7 @@ class SpdSolveNode final : public Node {
                        std::string(single ? " in single precision" : "") + ": the leading minor of order " +
                        std::to_string(r.info) + " (rows/columns 0.." + std::to_string(r.info - 1) +
                        ") is not positive" +
-                       (single ? " (κ(A) may be too large for fp32: use precision fp64 or mixed)" : ""));
+                       (single ? fp32_hint(a, static_cast<std::size_t>(r.info - 1)) : std::string()));
     }
     ctx.progress(0.9, "residuals");
 
@@ -239,6 +240,18 @@ class SpdSolveNode final : public Node {
       case Algo::Lookahead: return SpdAlgorithm::lookahead;
       default: return SpdAlgorithm::lapack;
     }
+  }
+  // Why an fp32 factorisation failed at pivot k: a diagonal entry below fp32's normal range
+  // flushes to (almost) zero; otherwise the condition number.
+  static std::string fp32_hint(const Matrix<double>& a, std::size_t k) {
+    const double akk = a(k, k);
+    if (akk != 0 && std::abs(akk) < std::numeric_limits<float>::min()) {
+      std::ostringstream s;
+      s << " (A(" << k << ", " << k << ") = " << akk
+        << " underflows single precision (|a| < 1.2e-38): use precision fp64 or mixed)";
+      return s.str();
+    }
+    return " (κ(A) may be too large for fp32: use precision fp64 or mixed)";
   }
   static void check_values(const Matrix<double>& m, const char* port) {
     for (std::size_t i = 0; i < m.rows(); ++i)

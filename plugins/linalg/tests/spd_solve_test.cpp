@@ -278,6 +278,18 @@ TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
     n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 0, 1})));
     n.set_input("rhs", Value::make(Matrix<double>(3, 1)));
   }, "'rhs' has 3 rows");
+  // fp32 out of range: overflow and underflow are named as such, with the precisions that work.
+  for (auto [v, part] : std::vector<std::pair<double, std::string>>{
+           {1e300, "entries of A overflow single precision (|a| > 3.4e38): use precision fp64 or mixed"},
+           {1e-320, "A(0, 0) = 9.99989e-321 underflows single precision (|a| < 1.2e-38): use precision fp64 or mixed"}}) {
+    auto node = make_solve_node();
+    node->set_input("matrix", Value::make(Matrix<double>(1, 1, std::vector<double>{v})));
+    node->set_param("device", std::string("cpu"));
+    node->set_param("precision", std::string("fp32"));
+    gemflow::testing::RecordingContext ctx;
+    EXPECT_NE(gemflow::testing::error_of(*node, ctx).find(part), std::string::npos)
+        << gemflow::testing::error_of(*node, ctx);
+  }
   // A GPU algorithm on the CPU, lapack on CUDA: refused, never rerouted.
   const Matrix<double> eye(2, 2, std::vector<double>{1, 0, 0, 1});
   expect_error([&](Node& n) {
