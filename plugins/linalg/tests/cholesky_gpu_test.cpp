@@ -403,7 +403,7 @@ TEST_F(GpuCholeskyTest, OneByOneIsTheCorrectlyRoundedRootFp32) { check_one_by_on
 template <class T>
 void check_batched() {
   gc::GpuCholesky chol(nullptr);
-  for (std::int64_t n : {1, 2, 3, 4, 5, 8, 9, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 200, 512}) {
+  for (std::int64_t n : {1, 2, 3, 4, 5, 8, 9, 12, 13, 16, 17, 24, 25, 28, 29, 31, 32, 33, 48, 63, 64, 65, 200, 512}) {
     const std::int64_t batch = n >= 200 ? 6 : 37, lda = n + 1, stride = lda * n + 5;
     std::vector<std::vector<double>> as;
     std::vector<int> expect_info;

@@ -112,10 +112,14 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     potrf_batched_reg_kernel<T, 4><<<reg_grid(4), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   } else if (n <= 8) {
     potrf_batched_reg_kernel<T, 8><<<reg_grid(8), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+  } else if (n <= 12) {
+    bcast(std::integral_constant<int, 12>{});
   } else if (n <= 16) {
     bcast(std::integral_constant<int, 16>{});
   } else if (n <= 24) {
     bcast(std::integral_constant<int, 24>{});
+  } else if (n <= 28) {
+    bcast(std::integral_constant<int, 28>{});
   } else if (n <= 32) {
     bcast(std::integral_constant<int, 32>{});
   } else if (n <= 40) {
