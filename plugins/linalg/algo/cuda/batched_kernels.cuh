@@ -105,9 +105,9 @@ __host__ __device__ constexpr int bcast_group() {
 /// n ≤ N ≤ 64, 128 threads per block, G = bcast_group<N>() threads per matrix (128/G matrices
 /// per block). Thread `row` of a group holds row `row` of its matrix in registers, all N
 /// columns: entries above the diagonal are updated too (never stored), which keeps the
-/// update loop free of predicates; a warp skips the columns right of its last row. Software-pipelined: at step j column j+1 is updated and
-/// published first, so the square root and reciprocal of pivot j+1 overlap the rest of step
-/// j's updates. Three column buffers: a thread may still read column j while another writes
+/// update loop free of predicates; a warp skips the columns right of its last row.
+/// Software-pipelined: at step j column j+1 is updated and published first, so the reciprocal
+/// square root of pivot j+1 overlaps the rest of step j's updates. Three column buffers: a thread may still read column j while another writes
 /// column j+1, and column j+2 is only written after everyone passed the barrier of j+1.
 template <class T, int N>
 __global__ void __launch_bounds__(128) potrf_batched_bcast_kernel(T* a, int n, std::int64_t lda,
@@ -173,6 +173,83 @@ __global__ void __launch_bounds__(128) potrf_batched_bcast_kernel(T* a, int n, s
   });
   store_row<T, N>(A, lda, r, row, n, valid);
   if (mvalid && row == 0) info[m] = fail;
+}
+
+/// 32 < n ≤ N ≤ 64: one warp per matrix (4 per block), lane l holds row l (columns < 32, all a
+/// row above 32 needs) and row l + 32 (N columns) in registers: half the threads of
+/// potrf_batched_bcast_kernel for the same rows, so more matrices fit on an SM, each broadcast
+/// load feeds two rows and the barrier is a warp sync. Same arithmetic and pipelining.
+template <class T, int N>
+__global__ void __launch_bounds__(128) potrf_batched_bcast2_kernel(T* a, int n, std::int64_t lda,
+                                                                   std::int64_t stride, std::int64_t batch,
+                                                                   int* info) {
+  static_assert(N > 32 && N <= 64, "two rows per lane: 32 < N ≤ 64");
+  constexpr int V = 16 / sizeof(T);
+  __shared__ __align__(16) T col[4][3][64];
+  const int group = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * 4 + group;
+  const bool mvalid = m < batch;
+  T* A = a + (mvalid ? m : 0) * stride;
+  T ra[32], rb[N];  // rows lane and lane + 32
+  load_row<T, 32>(ra, A, lda, lane, n, mvalid && lane < n);
+  load_row<T, N>(rb, A, lda, lane + 32, n, mvalid && lane + 32 < n);
+  int fail = 0;
+  T ta = T(0), tb = T(0);  // multipliers of the current column for rows lane and lane + 32
+  const auto pivot = [&](auto jc, T p, T& na, T& nb) {
+    constexpr int j = decltype(jc)::value;
+    if (!fail && bad_pivot(p)) fail = j + 1;
+    const T inv = rsqrt(p), ljj = p * inv;
+    na = T(0);
+    if constexpr (j < 32) {
+      const T la = ra[j] * inv;
+      ra[j] = lane == j ? ljj : la;
+      na = la * inv;
+    }
+    const T lb = rb[j] * inv;
+    rb[j] = lane + 32 == j ? ljj : lb;
+    nb = lb * inv;
+  };
+  const auto publish = [&](auto jc, T* buf) {
+    constexpr int j = decltype(jc)::value;
+    if constexpr (j < 32) buf[lane] = ra[j];
+    buf[lane + 32] = rb[j];
+  };
+  publish(std::integral_constant<int, 0>{}, col[group][0]);
+  __syncwarp();
+  pivot(std::integral_constant<int, 0>{}, col[group][0][0], ta, tb);
+  gemflow_unroll_for<N>([&](auto jc) {
+    constexpr int j = decltype(jc)::value;
+    if (j >= n) return;
+    const T* buf = col[group][j % 3];
+    T na = T(0), nb = T(0);
+    if constexpr (j + 1 < N) {
+      if (j + 1 < n) {
+        if constexpr (j + 1 < 32) ra[j + 1] -= ta * buf[j + 1];
+        rb[j + 1] -= tb * buf[j + 1];
+        T* next = col[group][(j + 1) % 3];
+        publish(std::integral_constant<int, j + 1>{}, next);
+        __syncwarp();
+        pivot(std::integral_constant<int, j + 1>{}, next[j + 1], na, nb);
+      }
+    }
+#pragma unroll
+    for (int c0 = (j + 2) / V * V; c0 < N; c0 += V) {
+      T v[V];
+      load16(buf + c0, v);
+#pragma unroll
+      for (int q = 0; q < V; ++q) {
+        const int c = c0 + q;
+        if (c < j + 2) continue;
+        if (j < 32 && c < 32) ra[c < 32 ? c : 0] -= ta * v[q];
+        rb[c] -= tb * v[q];
+      }
+    }
+    ta = na;
+    tb = nb;
+  });
+  store_row<T, 32>(A, lda, ra, lane, n, mvalid && lane < n);
+  store_row<T, N>(A, lda, rb, lane + 32, n, mvalid && lane + 32 < n);
+  if (mvalid && lane == 0) info[m] = fail;
 }
 
 }  // namespace gemflow::linalg::cuda::detail
