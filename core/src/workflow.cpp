@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -180,8 +181,12 @@ Diagnostic make_diag(SourceLocation where, std::string node, std::string param, 
 std::string value_hint(const ParamSpec& spec, const ParamValue& v) {
   if (spec.kind == ParamKind::Choice && std::holds_alternative<std::string>(v))
     return did_you_mean(std::get<std::string>(v), spec.choices);
-  if (spec.kind == ParamKind::Device && std::holds_alternative<std::string>(v))
+  if (spec.kind == ParamKind::Device && std::holds_alternative<std::string>(v)) {
+    std::string text = std::get<std::string>(v);
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (text.rfind("gpu", 0) == 0) return "a GPU is 'cuda' or 'cuda:N'";  // nearest by spelling would be 'cpu'
     return did_you_mean(std::get<std::string>(v), {"auto", "cpu", "cuda", "cuda:0"});
+  }
   return {};
 }
 

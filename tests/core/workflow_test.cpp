@@ -91,6 +91,9 @@ TEST(Workflow, ValueOutOfRangeNamesLimitAndUnit) {
                                     "got 'maybe'");
   EXPECT_THAT(r.diagnostics[4].str(), HasSubstr("w.yaml:10:15: error: node 'p', parameter 'device': 'gpu' is not "
                                                 "a device"));
+  // 'gpu' is nearest to 'cpu' by spelling, but means CUDA (QA finding): the hint says so.
+  EXPECT_THAT(r.diagnostics[4].str(), HasSubstr("(a GPU is 'cuda' or 'cuda:N')"));
+  EXPECT_THAT(r.diagnostics[4].str(), Not(HasSubstr("did you mean 'cpu'")));
   EXPECT_FALSE(r.ok());
   EXPECT_TRUE(r.workflow.has_value());
 }
