@@ -220,6 +220,16 @@ struct GpuEmbedder::Impl {
   }
 
   // Pivoted Cholesky of the column-major G in `g`, then the host half of embed().
+  /// Uploads the n×n distances d and forms their metric matrix in `g` with `layout`.
+  double* metric_on_device(std::span<const double> d, std::size_t n, MatrixLayout layout, const char* what) {
+    detail::check_grid(n, what);
+    const double* dd = upload(d, n, what);
+    auto* gd = static_cast<double*>(g.ensure(sizeof(double) * n * n, n, what));
+    auto* wd = static_cast<double*>(work.ensure(sizeof(double) * (n + 1), n, what));
+    metric_matrix_device(dd, n, gd, layout, wd, stream);
+    return gd;
+  }
+
   EmbedResult factor_and_embed(std::size_t n, std::size_t dim, std::size_t cholesky_rank,
                                std::span<const unsigned char> pivot_candidates, const char* what) {
     const std::size_t k = embed_cholesky_columns(n, dim, cholesky_rank);
@@ -277,12 +287,7 @@ void GpuEmbedder::metric_matrix(std::span<const double> d, std::size_t n, std::s
   if (n == 0) return;
   auto& m = *impl_;
   m.activate();
-  const char* what = "metric matrix (cuda)";
-  detail::check_grid(n, what);
-  const double* dd = m.upload(d, n, what);
-  auto* gd = static_cast<double*>(m.g.ensure(sizeof(double) * n * n, n, what));
-  auto* wd = static_cast<double*>(m.work.ensure(sizeof(double) * (n + 1), n, what));
-  metric_matrix_device(dd, n, gd, MatrixLayout::row_major, wd, m.stream);
+  const double* gd = m.metric_on_device(d, n, MatrixLayout::row_major, "metric matrix (cuda)");
   GF_CUDA_TRY(cudaMemcpyAsync(g.data(), gd, sizeof(double) * n * n, cudaMemcpyDeviceToHost, m.stream));
   GF_CUDA_TRY(cudaStreamSynchronize(m.stream));
 }
@@ -312,12 +317,8 @@ EmbedResult GpuEmbedder::embed_distances(std::span<const double> d, std::size_t 
   auto& m = *impl_;
   m.activate();
   const char* what = "metric matrix + embed (cholesky, cuda)";
-  detail::check_grid(n, what);
-  const double* dd = m.upload(d, n, what);
-  auto* gd = static_cast<double*>(m.g.ensure(sizeof(double) * n * n, n, what));
-  auto* wd = static_cast<double*>(m.work.ensure(sizeof(double) * (n + 1), n, what));
   // G(i, j) from d[i·n + j] stored column-major: GpuCholesky's lower triangle is the CPU's.
-  metric_matrix_device(dd, n, gd, MatrixLayout::col_major, wd, m.stream);
+  (void)m.metric_on_device(d, n, MatrixLayout::col_major, what);
   return m.factor_and_embed(n, dim, cholesky_rank, pivot_candidates, what);
 }
 
