@@ -143,9 +143,9 @@ class GpuCholesky {
 
   /// `batch` independent factorisations in one launch: matrix b at a + b·stride (column-major,
   /// lda ≥ n, stride ≥ lda·n), 1 ≤ n ≤ 512. n ≤ 64: one row per thread in registers (n ≤ 8:
-  /// 4 or 8 lanes per matrix, shuffles; else 16–64 threads per matrix, columns broadcast through
-  /// shared memory, pivot j+1 overlapped with the updates of step j); larger: left-looking
-  /// panels in shared memory. Returns info per matrix (LAPACK convention; a NaN
+  /// 4 or 8 lanes per matrix, shuffles; else 16–64 threads per matrix (fp32 n > 40: one warp,
+  /// two rows per lane), columns broadcast through shared memory, pivot j+1 overlapped with the
+  /// updates of step j); larger: left-looking panels in shared memory. Returns info per matrix (LAPACK convention; a NaN
   /// pivot counts as not positive). Synchronises the stream.
   std::vector<int> factor_batched(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
                                   std::int64_t batch);
