@@ -12,6 +12,7 @@
 #include "console.hpp"
 #include "gemflow/config.hpp"
 #include "gemflow/device.hpp"
+#include "gemflow/registry.hpp"
 
 namespace {
 
@@ -107,6 +108,20 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // `gemflow frobnicate`: name the unknown command instead of CLI11's "A subcommand is required".
+    const auto rest = app.remaining();
+    if (app.get_subcommands().empty() && !rest.empty() && !rest.front().empty() && rest.front()[0] != '-') {
+      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins"};
+      const std::string near = gemflow::nearest_name(rest.front(), commands);
+      std::cerr << "gemflow: unknown command '" << rest.front() << "'"
+                << (near.empty() ? std::string() : " (did you mean '" + near + "'?)")
+                << "; commands: run, validate, nodes, plugins (see gemflow --help)\n";
+      return kExitInvalid;
+    }
+    if (app.get_subcommands().empty() && !rest.empty() && rest.front().rfind("--", 0) == 0) {
+      std::cerr << "gemflow: unknown option '" << rest.front() << "' (see gemflow --help)\n";
+      return kExitInvalid;
+    }
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitInvalid;
   }

@@ -541,6 +541,14 @@ TEST_F(Cli, NodesListsByCategoryAndDocumentsOne) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"((^|\n)Test\n)"))) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  test\.sleep +Sleep)"))) << r.out;
 
+  // An unknown command is named, with the nearest one (QA: CLI11 said "A subcommand is required").
+  auto typo = gemflow({"vaildate", "w.yaml"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_CONTAINS(typo.err, "unknown command 'vaildate' (did you mean 'validate'?)");
+  auto bogus = gemflow({"--bogus"});
+  EXPECT_EQ(bogus.code, 2);
+  EXPECT_CONTAINS(bogus.err, "unknown option '--bogus'");
+
   auto one = gemflow({"nodes", "test.sleep"});
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_CONTAINS(one.out, "test.sleep");
