@@ -129,6 +129,9 @@ std::optional<std::string> ParamSpec::check(const ParamValue& v) const {
       if (required && std::get<std::string>(v).empty()) return "a path is required";
       if (!extensions.empty() && !std::get<std::string>(v).empty()) {
         std::string name = std::get<std::string>(v);
+        if (name.back() == '/')
+          return fmt::format("'{}' names a folder (it ends in '/'); this node {} a file: {}", name,
+                             kind == ParamKind::InputPath ? "reads" : "writes", join_or(extensions));
         name = name.substr(name.find_last_of('/') + 1);
         std::string lower = name;
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
