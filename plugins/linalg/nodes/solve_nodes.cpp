@@ -43,7 +43,8 @@ class SpdSolveNode final : public Node {
                    "precision, method, relative_residual ρ = max_c ‖b_c − A x_c‖∞ / (‖A‖∞ ‖x_c‖∞) (∞-norms; "
                    "the normwise backward error w.r.t. A, O(u) for a backward-stable solve whatever κ(A)), "
                    "backward_error η = ‖r‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞) (Rigal–Gaches), forward_error ‖x − 1‖∞ "
-                   "(NaN, i.e. null in JSON, when rhs is given; expect about κ(A)·ρ), refinement (what the mixed "
+                   "(NaN, i.e. null in JSON, when rhs is given; expect about κ(A)·ρ), norm (the norm of these "
+                   "columns: 'inf-norm'), refinement (what the mixed "
                    "refinement did, 'none' otherwise), iterations, backward_error_history (mixed: η after the "
                    "fp32 solve and after each step), seconds (the solve alone: factor, solves, refinement; on "
                    "CUDA also the transfers and the stream/cuBLAS/cuSOLVER handle set-up, which dominate for small "
@@ -204,7 +205,7 @@ class SpdSolveNode final : public Node {
     t.rows.push_back({static_cast<std::int64_t>(n), static_cast<std::int64_t>(k),
                       std::string(known ? "A·1 (exact solution 1)" : "input"), algo_name(algo), dev.str(),
                       precision_name(prec), r.method, norms.relative_residual, norms.backward_error, forward,
-                      std::string("inf"), refinement, static_cast<std::int64_t>(r.iterations), history, seconds});
+                      std::string("inf-norm"), refinement, static_cast<std::int64_t>(r.iterations), history, seconds});
     ctx.info(r.method + " on " + dev.str() + ": n = " + std::to_string(n) + ", relative residual " +
              sci(norms.relative_residual) + (known ? ", forward error " + sci(forward) : std::string()) + ", " +
              sci(seconds) + " s" + (prec == SolvePrecision::mixed ? "; " + refinement : std::string()));
