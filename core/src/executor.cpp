@@ -599,7 +599,12 @@ void Run::run_node(std::size_t i) {
       error = "cancelled";
     } catch (const std::exception& ex) {
       state = NodeState::Failed;
-      error = fmt::format("{}: {}", label, ex.what());
+      // Node messages often start with their own type ("linalg.spd_solve: ..."); the label names
+      // it already, so it is not said twice.
+      std::string_view what = ex.what();
+      const std::string own = n.inst->type + ": ";
+      if (what.starts_with(own)) what.remove_prefix(own.size());
+      error = fmt::format("{}: {}", label, what);
     } catch (...) {
       state = NodeState::Failed;
       error = fmt::format("{}: unknown exception", label);

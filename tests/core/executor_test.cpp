@@ -224,6 +224,21 @@ nodes:
   EXPECT_EQ(g_probe.max_running.load(), 1);
 }
 
+// A node message that starts with the node's own type is not prefixed with it twice.
+TEST(Executor, FailureMessageNamesTheNodeTypeOnce) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  f: {type: test.fail, params: {message: "test.fail: stuck at step 3"}}
+  g: {type: test.fail, params: {message: "other.type: kept"}}
+)");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_EQ(r.nodes.at("f").error, "node 'f' (test.fail): stuck at step 3");
+  EXPECT_EQ(r.nodes.at("g").error, "node 'g' (test.fail): other.type: kept");
+}
+
 TEST(Executor, FailureSkipsDownstreamOnlyAndOtherBranchesFinish) {
   TempDir dir;
   const Workflow wf = load(dir, R"(gemflow: 1
