@@ -410,8 +410,9 @@ TEST_F(GpuSmoothing, BatchedMatchesReferenceAndSingleMatrixPath) {
 
 // Lower bounds stored as −0 (e.g. from 0·(−1) upstream) on unconstrained atoms (U = +∞ to
 // everyone): every candidate L_ik − U_kj for such a pair is negative or −∞, so the closure
-// must keep L = 0. Guards the integer-compare max of the fp64 kernels, where the bit pattern
-// of −0 orders below every negative number.
+// must keep L = 0. Guards every min/max the kernels may use: with a signed-integer compare of
+// the bit patterns (a variant measured for fp64) −0 orders below every negative number, and
+// this test caught exactly that in the batched global-memory kernel.
 TEST_F(GpuSmoothing, NegativeZeroLowerBoundsOfUnconstrainedAtomsStayZero) {
   for (std::size_t n : {3, 33, 65, 130, 500}) {
     const auto seed = fresh_seed();

@@ -1,5 +1,6 @@
 #pragma once
-// Small Cholesky kernels shared by the recursive leaves and the batched path.
+// One-block Cholesky of a leaf in shared memory (the recursive and blocked algorithms' own leaves)
+// and the pivot test that the batched kernels share.
 // Column-major, lower, LAPACK dpotf2 arithmetic (right-looking, column scaled by 1/ljj).
 #include <cuda_runtime.h>
 
