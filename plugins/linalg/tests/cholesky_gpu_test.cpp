@@ -403,7 +403,8 @@ TEST_F(GpuCholeskyTest, OneByOneIsTheCorrectlyRoundedRootFp32) { check_one_by_on
 template <class T>
 void check_batched() {
   gc::GpuCholesky chol(nullptr);
-  for (std::int64_t n : {1, 2, 3, 4, 5, 8, 9, 12, 13, 16, 17, 24, 25, 28, 29, 31, 32, 33, 48, 63, 64, 65, 200, 512}) {
+  for (std::int64_t n : {1, 2, 3, 4, 5, 8, 9, 12, 13, 16, 17, 24, 25, 28, 29, 31, 32, 33, 40, 41, 48, 49, 56, 57, 63,
+                         64, 65, 200, 512}) {
     const std::int64_t batch = n >= 200 ? 6 : 37, lda = n + 1, stride = lda * n + 5;
     std::vector<std::vector<double>> as;
     std::vector<int> expect_info;
@@ -462,6 +463,50 @@ void check_batched() {
 
 TEST_F(GpuCholeskyTest, BatchedEqualsOneByOneFp64) { check_batched<double>(); }
 TEST_F(GpuCholeskyTest, BatchedEqualsOneByOneFp32) { check_batched<float>(); }
+
+// Every batched kernel (one per size class and precision) reports a non-finite or zero pivot as
+// LAPACK's info: NaN or +Inf on the diagonal, NaN below it (reaches pivot i through row i), an
+// exact zero pivot. Some kernels test each pivot, others find the first NaN on the diagonal of L.
+template <class T>
+void check_batched_non_finite() {
+  gc::GpuCholesky chol(nullptr);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (std::int64_t n : {3, 7, 9, 13, 16, 20, 25, 30, 33, 40, 44, 52, 60, 64, 100}) {
+    struct Case {
+      std::int64_t i, j;
+      double v;
+      const char* what;
+    };
+    const std::int64_t k = n / 2;
+    const std::vector<Case> cases = {{k, k, nan, "NaN pivot"},      {k, k, inf, "+Inf pivot"},
+                                     {n - 1, 0, nan, "NaN below"},  {k, k, 0.0, "zero pivot"},
+                                     {0, 0, -inf, "-Inf first"},    {n - 1, n - 1, nan, "NaN last"}};
+    const std::int64_t batch = std::int64_t(cases.size()) + 1, lda = n, stride = n * n;
+    std::vector<T> h(static_cast<std::size_t>(stride * batch));
+    for (std::int64_t b = 0; b < batch; ++b) {
+      auto a = random_spd(n, 0.5);
+      if (b < std::int64_t(cases.size())) {
+        const auto& c = cases[std::size_t(b)];
+        if (c.v == 0.0) {  // exactly singular leading minor k+1: row and column k zero
+          for (std::int64_t t = 0; t < n; ++t) a[k + t * n] = a[t + k * n] = 0.0;
+        } else {
+          a[c.i + c.j * n] = c.v;
+        }
+      }
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < n; ++i) h[b * stride + i + j * lda] = T(a[i + j * n]);
+    }
+    Dev<T> d(h.size());
+    d.put(h);
+    const auto info = chol.factor_batched(d.p, n, lda, stride, batch);
+    for (std::size_t b = 0; b < cases.size(); ++b)
+      EXPECT_EQ(info[b], int(cases[b].i) + 1) << cases[b].what << ", n=" << n;
+    EXPECT_EQ(info.back(), 0) << "SPD neighbour, n=" << n;
+  }
+}
+
+TEST_F(GpuCholeskyTest, BatchedNonFinitePivotsGiveLapackInfoFp64) { check_batched_non_finite<double>(); }
+TEST_F(GpuCholeskyTest, BatchedNonFinitePivotsGiveLapackInfoFp32) { check_batched_non_finite<float>(); }
 
 TEST_F(GpuCholeskyTest, PivotedMatchesCpuDpstf2Steps) {
   gc::GpuCholesky chol(nullptr);

@@ -1,19 +1,26 @@
 #pragma once
 // Batched small Cholesky kernels (lower, column-major, matrix b at a + b·stride), used by
-// cholesky_batched.cu. Both keep one row of the matrix per thread in registers; they differ in
-// how column j reaches the other rows at step j:
+// cholesky_batched.cu, which picks one per precision and size from measurements on an H200
+// (docs/performance.md). The first three keep one row of the matrix per thread in registers
+// and differ in how column j reaches the other rows at step j:
 //  - potrf_batched_reg_kernel: warp shuffles (N ≤ 32 lanes per matrix);
-//  - potrf_batched_bcast_kernel: a double-buffered column in shared memory, read back as
-//    broadcasts (two doubles or four floats per load), one barrier per column. Fewer
-//    instructions per update than shuffles (a 64-bit shuffle is two SHFL), and it spans two
-//    warps, so it reaches n = 64.
+//  - potrf_batched_bcast_kernel: a triple-buffered column in shared memory, read back as
+//    broadcasts (two doubles or four floats per load), one barrier per column; it spans two
+//    warps, so it reaches n = 64;
+//  - potrf_batched_bcast2_kernel: the same with two rows per lane (one warp per matrix).
 // Arithmetic of step j (LAPACK dpotf2 up to rounding): L(j,j) = √p, L(r,j) = A(r,j)/L(j,j) with
 // the reciprocal, A(r,c) −= t·A(c,j) with t = L(r,j)/L(j,j), so one FMA per update. The
-// broadcast kernel takes both from one rsqrt (L(j,j) = p·rsqrt(p), within an ulp or two of the
+// broadcast kernels take both from one rsqrt (L(j,j) = p·rsqrt(p), within an ulp or two of the
 // rounded √p): the correctly rounded sqrt and reciprocal cost more than the updates of a step
 // at n ≤ 32 in fp64. Backward error stays within n·ε (tests), for n ≥ 9 where it is used.
+//  - potrf_batched_dmma_kernel (fp64): the matrix as 8×8 tiles in the accumulators of the
+//    tensor cores' m8n8k4 fp64 MMA, one warp per matrix; pivots and the panel solve by
+//    shuffles, the trailing update (nearly all flops) by DMMA.
 // After a failed pivot the group keeps computing (no divergence at barriers); only the first
-// failure is reported (LAPACK info) and the factor is then undefined, as documented.
+// failure is reported (LAPACK info) and the factor is then undefined, as documented. The info
+// comes either from a test of each pivot or, where that measured faster (kNanInfo), from the
+// first NaN on the diagonal of the result: L(j,j) = p·rsqrt(p) is NaN exactly when p ≤ 0, p is
+// NaN or p = +Inf, and a failed pivot makes every later pivot NaN.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -96,6 +103,9 @@ __device__ __forceinline__ void load16(const float* p, float (&v)[4]) {
   v[3] = x.w;
 }
 
+/// "No failing pivot" in the min-reductions of the kNanInfo kernels.
+constexpr unsigned kNoFailure = 0xffffffffu;
+
 /// Threads per matrix of the broadcast kernel: N rounded up to 16, 32 or 64.
 template <int N>
 __host__ __device__ constexpr int bcast_group() {
@@ -109,10 +119,11 @@ __host__ __device__ constexpr int bcast_group() {
 /// Software-pipelined: at step j column j+1 is updated and published first, so the reciprocal
 /// square root of pivot j+1 overlaps the rest of step j's updates. Three column buffers: a thread may still read column j while another writes
 /// column j+1, and column j+2 is only written after everyone passed the barrier of j+1.
-template <class T, int N>
-__global__ void __launch_bounds__(128) potrf_batched_bcast_kernel(T* a, int n, std::int64_t lda,
-                                                                  std::int64_t stride, std::int64_t batch,
-                                                                  int* info) {
+/// MINB: minimum resident blocks per multiprocessor (__launch_bounds__), i.e. a register cap.
+template <class T, int N, int MINB = 1, bool kNanInfo = false>
+__global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, int n, std::int64_t lda,
+                                                                        std::int64_t stride, std::int64_t batch,
+                                                                        int* info) {
   constexpr int G = bcast_group<N>();
   constexpr int kGroups = 128 / G;
   constexpr int V = 16 / sizeof(T);  // elements per 16-byte broadcast load
@@ -137,7 +148,9 @@ __global__ void __launch_bounds__(128) potrf_batched_bcast_kernel(T* a, int n, s
   // t = L(row,j)/L(j,j), the multiplier of the raw column in the updates of step j.
   const auto pivot = [&](auto jc, T p) -> T {
     constexpr int j = decltype(jc)::value;
-    if (!fail && bad_pivot(p)) fail = j + 1;
+    if constexpr (!kNanInfo) {
+      if (!fail && bad_pivot(p)) fail = j + 1;
+    }
     const T inv = rsqrt(p), ljj = p * inv;  // one reciprocal square root (≤ 1 ulp fp64, 2 fp32)
     const T lr = r[j] * inv;
     r[j] = row == j ? ljj : lr;
@@ -172,6 +185,24 @@ __global__ void __launch_bounds__(128) potrf_batched_bcast_kernel(T* a, int n, s
     t = tn;
   });
   store_row<T, N>(A, lda, r, row, n, valid);
+  if constexpr (kNanInfo) {  // first NaN on the diagonal, minimum over the group
+    T diag = T(0);
+    gemflow_unroll_for<N>([&](auto jc) {
+      if (row == decltype(jc)::value) diag = r[decltype(jc)::value];
+    });
+    unsigned first = (row < n && isnan(diag)) ? unsigned(row + 1) : kNoFailure;
+    if constexpr (G <= 32) {
+      const unsigned mask = G == 32 ? 0xffffffffu : (((1u << G) - 1u) << (threadIdx.x % 32 / G * G));
+      first = __reduce_min_sync(mask, first);
+    } else {
+      __shared__ unsigned warp_first[kGroups][2];
+      first = __reduce_min_sync(0xffffffffu, first);
+      if (threadIdx.x % 32 == 0) warp_first[group][row / 32] = first;
+      sync();
+      first = min(warp_first[group][0], warp_first[group][1]);
+    }
+    fail = first == kNoFailure ? 0 : static_cast<int>(first);
+  }
   if (mvalid && row == 0) info[m] = fail;
 }
 
@@ -179,10 +210,10 @@ __global__ void __launch_bounds__(128) potrf_batched_bcast_kernel(T* a, int n, s
 /// row above 32 needs) and row l + 32 (N columns) in registers: half the threads of
 /// potrf_batched_bcast_kernel for the same rows, so more matrices fit on an SM, each broadcast
 /// load feeds two rows and the barrier is a warp sync. Same arithmetic and pipelining.
-template <class T, int N>
-__global__ void __launch_bounds__(128) potrf_batched_bcast2_kernel(T* a, int n, std::int64_t lda,
-                                                                   std::int64_t stride, std::int64_t batch,
-                                                                   int* info) {
+template <class T, int N, int MINB = 1>
+__global__ void __launch_bounds__(128, MINB) potrf_batched_bcast2_kernel(T* a, int n, std::int64_t lda,
+                                                                         std::int64_t stride, std::int64_t batch,
+                                                                         int* info) {
   static_assert(N > 32 && N <= 64, "two rows per lane: 32 < N ≤ 64");
   constexpr int V = 16 / sizeof(T);
   __shared__ __align__(16) T col[4][3][64];
@@ -249,6 +280,139 @@ __global__ void __launch_bounds__(128) potrf_batched_bcast2_kernel(T* a, int n, 
   });
   store_row<T, 32>(A, lda, ra, lane, n, mvalid && lane < n);
   store_row<T, N>(A, lda, rb, lane + 32, n, mvalid && lane + 32 < n);
+  if (mvalid && lane == 0) info[m] = fail;
+}
+
+/// D += A·B for one m8n8k4 fp64 tensor-core MMA (PTX mma.sync.aligned.m8n8k4.row.col.f64).
+/// Fragments, lane l: A(l/4, l%4), B(l%4, l/4), C/D(l/4, 2(l%4) + {0, 1}).
+/// sm_80 and later; the dispatch never launches the DMMA kernel on older devices.
+__device__ __forceinline__ void dmma_m8n8k4(double2& d, double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
+               : "+d"(d.x), "+d"(d.y)
+               : "d"(a), "d"(b));
+#else
+  (void)d, (void)a, (void)b;
+  __trap();
+#endif
+}
+
+/// fp64, n ≤ 8·NT ≤ 64, WPB warps per block, one warp per matrix. The lower triangle lives in
+/// NT(NT+1)/2 tiles of 8×8, each in the accumulator fragment of an m8n8k4 DMMA (lane l: row l/4,
+/// columns 2(l%4) and 2(l%4)+1 of the tile); the matrix is padded to 8·NT with the identity.
+/// Block column k: 8 pivots on the diagonal tile, each also solving the panel tiles below it
+/// (right-looking within the block column, one shuffle per tile and pivot; the arithmetic of the
+/// broadcast kernel); the panel goes through shared memory into operand layout (A(l/4, l%4) of
+/// a tile is also the B operand of its transpose), and the trailing tiles get A_ij −= L_ik·L_jkᵀ
+/// as two DMMAs per tile. Tiles are loaded negated and each block column turns positive when
+/// its turn comes, so that the DMMA's D = A·B + C adds the product to the negated trailing tiles
+/// (rounding is symmetric, so the values are those of the subtraction). Registers grow as NT²:
+/// 72 (NT = 3) to 246 (NT = 8) per thread on sm_90.
+template <int NT, int WPB, bool kNanInfo>
+__global__ void __launch_bounds__(32 * WPB)
+    potrf_batched_dmma_kernel(double* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
+  static_assert(NT >= 2 && NT <= 8, "8·NT ≤ 64");
+  constexpr int kTiles = NT * (NT + 1) / 2;
+  constexpr int LD = 8 + 2;  // padded tile row (doubles)
+  __shared__ __align__(16) double panel_smem[WPB][NT - 1][8][LD];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int r = lane >> 2, q = lane & 3;
+  const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
+  const bool mvalid = m < batch;
+  double* A = a + (mvalid ? m : 0) * stride;
+  double(*panel)[8][LD] = panel_smem[warp];
+  double2 t[kTiles];  // tile (i, j), j ≤ i, at i(i+1)/2 + j
+#pragma unroll
+  for (int i = 0; i < NT; ++i)
+#pragma unroll
+    for (int j = 0; j <= i; ++j) {
+      const int row = 8 * i + r, c0 = 8 * j + 2 * q;
+      double v[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = c0 + e;
+        v[e] = row == col ? -1.0 : 0.0;  // negated (see above)
+        if (mvalid && row < n && col < n && col <= row) v[e] = -A[row + col * lda];
+      }
+      t[i * (i + 1) / 2 + j] = make_double2(v[0], v[1]);
+    }
+  int fail = 0;
+#pragma unroll
+  for (int k = 0; k < NT; ++k) {
+#pragma unroll
+    for (int i = k; i < NT; ++i) {  // block column k back to its sign
+      double2& x = t[i * (i + 1) / 2 + k];
+      x.x = -x.x;
+      x.y = -x.y;
+    }
+#pragma unroll
+    for (int p = 0; p < 8; ++p) {
+      const double2& D = t[k * (k + 1) / 2 + k];
+      const double dv = (p & 1) ? D.y : D.x;  // column p of the diagonal tile, this lane's row
+      const double d = __shfl_sync(0xffffffffu, dv, 4 * p + (p >> 1));
+      if constexpr (!kNanInfo) {
+        if (!fail && bad_pivot(d)) fail = 8 * k + p + 1;
+      }
+      const double inv = rsqrt(d);
+      const double lc0 = __shfl_sync(0xffffffffu, dv, 8 * q + (p >> 1)) * inv;      // L(2q, p)
+      const double lc1 = __shfl_sync(0xffffffffu, dv, 8 * q + 4 + (p >> 1)) * inv;  // L(2q+1, p)
+      const int c0 = 2 * q, c1 = 2 * q + 1;
+#pragma unroll
+      for (int i = k; i < NT; ++i) {
+        double2& x = t[i * (i + 1) / 2 + k];
+        const double lr = __shfl_sync(0xffffffffu, (p & 1) ? x.y : x.x, 4 * r + (p >> 1)) * inv;  // L(row, p)
+        if (c0 > p)
+          x.x -= lr * lc0;
+        else if (c0 == p)
+          x.x = lr;
+        if (c1 > p)
+          x.y -= lr * lc1;
+        else if (c1 == p)
+          x.y = lr;
+      }
+    }
+    if (k + 1 < NT) {
+      double f0[NT],
+          f1[NT];  // L_ik in operand layout: columns q and q + 4 of row r
+      __syncwarp();
+#pragma unroll
+      for (int i = k + 1; i < NT; ++i)
+        *reinterpret_cast<double2*>(&panel[i - k - 1][r][2 * q]) = t[i * (i + 1) / 2 + k];
+      __syncwarp();
+#pragma unroll
+      for (int i = k + 1; i < NT; ++i) {
+        f0[i] = panel[i - k - 1][r][q];
+        f1[i] = panel[i - k - 1][r][q + 4];
+      }
+#pragma unroll
+      for (int j = k + 1; j < NT; ++j)
+#pragma unroll
+        for (int i = j; i < NT; ++i) {  // −A_ij += L_ik·L_jkᵀ
+          dmma_m8n8k4(t[i * (i + 1) / 2 + j], f0[i], f0[j]);
+          dmma_m8n8k4(t[i * (i + 1) / 2 + j], f1[i], f1[j]);
+        }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < NT; ++i)
+#pragma unroll
+    for (int j = 0; j <= i; ++j) {
+      const int row = 8 * i + r, c0 = 8 * j + 2 * q;
+      const double2 x = t[i * (i + 1) / 2 + j];
+      if (mvalid && row < n && c0 < n && c0 <= row) A[row + c0 * lda] = x.x;
+      if (mvalid && row < n && c0 + 1 < n && c0 + 1 <= row) A[row + (c0 + 1) * lda] = x.y;
+    }
+  if constexpr (kNanInfo) {  // first NaN on the diagonal, minimum over the warp
+    unsigned first = kNoFailure;
+#pragma unroll
+    for (int i = NT - 1; i >= 0; --i) {
+      const double2 x = t[i * (i + 1) / 2 + i];
+      if (r == 2 * q && 8 * i + r < n && isnan(x.x)) first = 8 * i + r + 1;
+      if (r == 2 * q + 1 && 8 * i + r < n && isnan(x.y)) first = 8 * i + r + 1;
+    }
+    first = __reduce_min_sync(0xffffffffu, first);
+    fail = first == kNoFailure ? 0 : static_cast<int>(first);
+  }
   if (mvalid && lane == 0) info[m] = fail;
 }
 
