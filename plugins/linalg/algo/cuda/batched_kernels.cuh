@@ -307,8 +307,9 @@ __device__ __forceinline__ void dmma_m8n8k4(double2& d, double a, double b) {
 /// as two DMMAs per tile. Tiles are loaded negated and each block column turns positive when
 /// its turn comes, so that the DMMA's D = A·B + C adds the product to the negated trailing tiles
 /// (rounding is symmetric, so the values are those of the subtraction). Registers grow as NT²:
-/// 72 (NT = 3) to 246 (NT = 8) per thread on sm_90.
-template <int NT, int WPB, bool kNanInfo>
+/// 72 (NT = 3) to 246 (NT = 8) per thread on sm_90. kWhole: n = 8·NT, loads and stores without
+/// bounds tests (a kernel that tests per tile whether it is whole ran slower at every n).
+template <int NT, int WPB, bool kNanInfo, bool kWhole>
 __global__ void __launch_bounds__(32 * WPB)
     potrf_batched_dmma_kernel(double* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   static_assert(NT >= 2 && NT <= 8, "8·NT ≤ 64");
@@ -319,7 +320,7 @@ __global__ void __launch_bounds__(32 * WPB)
   const int r = lane >> 2, q = lane & 3;
   const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
   const bool mvalid = m < batch;
-  double* A = a + (mvalid ? m : 0) * stride;
+  double* A = a + (mvalid ? m : 0) * stride;  // a warp past the batch reads matrix 0, stores nothing
   double(*panel)[8][LD] = panel_smem[warp];
   double2 t[kTiles];  // tile (i, j), j ≤ i, at i(i+1)/2 + j
 #pragma unroll
@@ -328,11 +329,17 @@ __global__ void __launch_bounds__(32 * WPB)
     for (int j = 0; j <= i; ++j) {
       const int row = 8 * i + r, c0 = 8 * j + 2 * q;
       double v[2];
+      if constexpr (kWhole) {  // n = 8·NT: no bounds per element (2× at n = 64)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int col = c0 + e;
-        v[e] = row == col ? -1.0 : 0.0;  // negated (see above)
-        if (mvalid && row < n && col < n && col <= row) v[e] = -A[row + col * lda];
+        for (int e = 0; e < 2; ++e) v[e] = (i > j || c0 + e <= row) ? -A[row + (c0 + e) * lda] : 0.0;
+      } else {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {  // unconditional loads (A(0,0) outside the triangle): no branches
+          const int col = c0 + e;
+          const bool in = row < n && col < n && col <= row;
+          const double x = A[in ? row + col * lda : 0];
+          v[e] = in ? -x : (row == col ? -1.0 : 0.0);  // negated (see above)
+        }
       }
       t[i * (i + 1) / 2 + j] = make_double2(v[0], v[1]);
     }
@@ -399,8 +406,13 @@ __global__ void __launch_bounds__(32 * WPB)
     for (int j = 0; j <= i; ++j) {
       const int row = 8 * i + r, c0 = 8 * j + 2 * q;
       const double2 x = t[i * (i + 1) / 2 + j];
-      if (mvalid && row < n && c0 < n && c0 <= row) A[row + c0 * lda] = x.x;
-      if (mvalid && row < n && c0 + 1 < n && c0 + 1 <= row) A[row + (c0 + 1) * lda] = x.y;
+      if constexpr (kWhole) {
+        if (mvalid && (i > j || c0 <= row)) A[row + c0 * lda] = x.x;
+        if (mvalid && (i > j || c0 + 1 <= row)) A[row + (c0 + 1) * lda] = x.y;
+      } else {
+        if (mvalid && row < n && c0 < n && c0 <= row) A[row + c0 * lda] = x.x;
+        if (mvalid && row < n && c0 + 1 < n && c0 + 1 <= row) A[row + (c0 + 1) * lda] = x.y;
+      }
     }
   if constexpr (kNanInfo) {  // first NaN on the diagonal, minimum over the warp
     unsigned first = kNoFailure;

@@ -2,7 +2,7 @@
 // n ≤ 8: 4 or 8 lanes per matrix, one row per lane in registers, warp shuffles.
 // 8 < n ≤ 64: one row per thread in registers, columns broadcast through shared memory,
 // software-pipelined (batched_kernels.cuh); 16, 32 or 64 threads per matrix; fp32 n > 32: two
-// rows per lane, one warp per matrix; fp64 17–24 and 33–64: 8×8 tiles in the accumulators of
+// rows per lane, one warp per matrix; fp64 17–24 and 32–64: 8×8 tiles in the accumulators of
 // the fp64 tensor cores (DMMA), one warp per matrix.
 // 64 < n ≤ 512: one block per matrix, left-looking over panels of P columns held in shared
 // memory; each thread owns rows and accumulates P columns in registers.
@@ -121,11 +121,17 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     const auto grid = static_cast<unsigned>((batch + 3) / 4);
     potrf_batched_bcast2_kernel<T, decltype(nc)::value, 4><<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
-  const auto dmma = [&](auto ntc, auto wpb, auto nan_info) {
-    constexpr int W = decltype(wpb)::value;
+  // n = 8·NT and other n are separate kernels (bounds tests compiled out), each with its
+  // measured way of finding the info.
+  const auto dmma = [&](auto ntc, auto wpb, auto nan_info, auto nan_info_whole) {
+    constexpr int NT = decltype(ntc)::value, W = decltype(wpb)::value;
     const auto grid = static_cast<unsigned>((batch + W - 1) / W);
-    potrf_batched_dmma_kernel<decltype(ntc)::value, W, decltype(nan_info)::value>
-        <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+    if (n == 8 * NT)
+      potrf_batched_dmma_kernel<NT, W, decltype(nan_info_whole)::value, true>
+          <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+    else
+      potrf_batched_dmma_kernel<NT, W, decltype(nan_info)::value, false>
+          <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
   if (n <= 4) {
     potrf_batched_reg_kernel<T, 4><<<reg_grid(4), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
@@ -144,13 +150,14 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
         else bcast(integral_constant<int, 64>{}, I1{}, No{});
       } else if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{});
-      else if (n <= 24) dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{});
+      else if (n <= 24) dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{});
       else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 6>{}, Yes{});
-      else if (n <= 32) bcast(integral_constant<int, 32>{}, integral_constant<int, 5>{}, Yes{});
-      else if (n <= 40) dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{});
-      else if (n <= 48) dmma(integral_constant<int, 6>{}, I1{}, No{});
-      else if (n <= 56) dmma(integral_constant<int, 7>{}, I1{}, Yes{});
-      else dmma(integral_constant<int, 8>{}, I1{}, No{});
+      else if (n < 32) bcast(integral_constant<int, 32>{}, integral_constant<int, 5>{}, Yes{});
+      else if (n == 32) dmma(integral_constant<int, 4>{}, I1{}, No{}, No{});
+      else if (n <= 40) dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, No{});
+      else if (n <= 48) dmma(integral_constant<int, 6>{}, I1{}, No{}, No{});
+      else if (n <= 56) dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{});
+      else dmma(integral_constant<int, 8>{}, I1{}, No{}, Yes{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{});

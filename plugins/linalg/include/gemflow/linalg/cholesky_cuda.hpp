@@ -145,7 +145,7 @@ class GpuCholesky {
   /// lda ≥ n, stride ≥ lda·n), 1 ≤ n ≤ 512. n ≤ 64: in registers (n ≤ 8: 4 or 8 lanes per
   /// matrix, one row per lane, shuffles; else one row per thread, 16–64 threads per matrix (fp32
   /// n > 32: one warp, two rows per lane), columns broadcast through shared memory, pivot j+1
-  /// overlapped with the updates of step j; fp64 17–24 and 33–64: one warp per matrix, 8×8 tiles
+  /// overlapped with the updates of step j; fp64 17–24 and 32–64: one warp per matrix, 8×8 tiles
   /// updated by the fp64 tensor cores); larger: left-looking panels in shared memory. Kernels
   /// chosen per size from H200 measurements (docs/performance.md). Returns info per matrix
   /// (LAPACK convention; a NaN pivot counts as not positive). Synchronises the stream.
