@@ -297,7 +297,8 @@ __device__ __forceinline__ void dmma_m8n8k4(double2& d, double a, double b) {
 #endif
 }
 
-/// fp64, n ≤ 8·NT ≤ 64, WPB warps per block, one warp per matrix. The lower triangle lives in
+/// n ≤ 8·NT ≤ 64, WPB warps per block, one warp per matrix, arithmetic in fp64 (T = float: the
+/// matrix is read as fp32, factored in fp64 and rounded to fp32 once). The lower triangle lives in
 /// NT(NT+1)/2 tiles of 8×8, each in the accumulator fragment of an m8n8k4 DMMA (lane l: row l/4,
 /// columns 2(l%4) and 2(l%4)+1 of the tile); the matrix is padded to 8·NT with the identity.
 /// Block column k: 8 pivots on the diagonal tile, each also solving the panel tiles below it
@@ -309,9 +310,9 @@ __device__ __forceinline__ void dmma_m8n8k4(double2& d, double a, double b) {
 /// (rounding is symmetric, so the values are those of the subtraction). Registers grow as NT²:
 /// 72 (NT = 3) to 246 (NT = 8) per thread on sm_90. kWhole: n = 8·NT, loads and stores without
 /// bounds tests (a kernel that tests per tile whether it is whole ran slower at every n).
-template <int NT, int WPB, bool kNanInfo, bool kWhole>
+template <class T, int NT, int WPB, bool kNanInfo, bool kWhole>
 __global__ void __launch_bounds__(32 * WPB)
-    potrf_batched_dmma_kernel(double* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
+    potrf_batched_dmma_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   static_assert(NT >= 2 && NT <= 8, "8·NT ≤ 64");
   constexpr int kTiles = NT * (NT + 1) / 2;
   constexpr int LD = 8 + 2;  // padded tile row (doubles)
@@ -320,7 +321,7 @@ __global__ void __launch_bounds__(32 * WPB)
   const int r = lane >> 2, q = lane & 3;
   const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
   const bool mvalid = m < batch;
-  double* A = a + (mvalid ? m : 0) * stride;  // a warp past the batch reads matrix 0, stores nothing
+  T* A = a + (mvalid ? m : 0) * stride;  // a warp past the batch reads matrix 0, stores nothing
   double(*panel)[8][LD] = panel_smem[warp];
   double2 t[kTiles];  // tile (i, j), j ≤ i, at i(i+1)/2 + j
 #pragma unroll
@@ -331,13 +332,14 @@ __global__ void __launch_bounds__(32 * WPB)
       double v[2];
       if constexpr (kWhole) {  // n = 8·NT: no bounds per element (2× at n = 64)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) v[e] = (i > j || c0 + e <= row) ? -A[row + (c0 + e) * lda] : 0.0;
+        for (int e = 0; e < 2; ++e)
+          v[e] = (i > j || c0 + e <= row) ? -static_cast<double>(A[row + (c0 + e) * lda]) : 0.0;
       } else {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {  // unconditional loads (A(0,0) outside the triangle): no branches
           const int col = c0 + e;
           const bool in = row < n && col < n && col <= row;
-          const double x = A[in ? row + col * lda : 0];
+          const double x = static_cast<double>(A[in ? row + col * lda : 0]);
           v[e] = in ? -x : (row == col ? -1.0 : 0.0);  // negated (see above)
         }
       }
@@ -407,11 +409,11 @@ __global__ void __launch_bounds__(32 * WPB)
       const int row = 8 * i + r, c0 = 8 * j + 2 * q;
       const double2 x = t[i * (i + 1) / 2 + j];
       if constexpr (kWhole) {
-        if (mvalid && (i > j || c0 <= row)) A[row + c0 * lda] = x.x;
-        if (mvalid && (i > j || c0 + 1 <= row)) A[row + (c0 + 1) * lda] = x.y;
+        if (mvalid && (i > j || c0 <= row)) A[row + c0 * lda] = static_cast<T>(x.x);
+        if (mvalid && (i > j || c0 + 1 <= row)) A[row + (c0 + 1) * lda] = static_cast<T>(x.y);
       } else {
-        if (mvalid && row < n && c0 < n && c0 <= row) A[row + c0 * lda] = x.x;
-        if (mvalid && row < n && c0 + 1 < n && c0 + 1 <= row) A[row + (c0 + 1) * lda] = x.y;
+        if (mvalid && row < n && c0 < n && c0 <= row) A[row + c0 * lda] = static_cast<T>(x.x);
+        if (mvalid && row < n && c0 + 1 < n && c0 + 1 <= row) A[row + (c0 + 1) * lda] = static_cast<T>(x.y);
       }
     }
   if constexpr (kNanInfo) {  // first NaN on the diagonal, minimum over the warp

@@ -1,9 +1,10 @@
 // Batched Cholesky of many small SPD matrices in one launch (lower, column-major).
 // n ≤ 8: 4 or 8 lanes per matrix, one row per lane in registers, warp shuffles.
 // 8 < n ≤ 64: one row per thread in registers, columns broadcast through shared memory,
-// software-pipelined (batched_kernels.cuh); 16, 32 or 64 threads per matrix; fp32 n > 32: two
-// rows per lane, one warp per matrix; fp64 17–24 and 32–64: 8×8 tiles in the accumulators of
-// the fp64 tensor cores (DMMA), one warp per matrix.
+// software-pipelined (batched_kernels.cuh); 16, 32 or 64 threads per matrix; fp64 17–24 and
+// 32–64, fp32 33–64: 8×8 tiles in the accumulators of the fp64 tensor cores (DMMA), one warp
+// per matrix (fp32 factored in fp64 and rounded once); without fp64 tensor cores, fp32 n > 32:
+// two rows per lane, one warp per matrix.
 // 64 < n ≤ 512: one block per matrix, left-looking over panels of P columns held in shared
 // memory; each thread owns rows and accumulates P columns in registers.
 #include <cuda_runtime.h>
@@ -127,10 +128,10 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     constexpr int NT = decltype(ntc)::value, W = decltype(wpb)::value;
     const auto grid = static_cast<unsigned>((batch + W - 1) / W);
     if (n == 8 * NT)
-      potrf_batched_dmma_kernel<NT, W, decltype(nan_info_whole)::value, true>
+      potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info_whole)::value, true>
           <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
     else
-      potrf_batched_dmma_kernel<NT, W, decltype(nan_info)::value, false>
+      potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info)::value, false>
           <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
   if (n <= 4) {
@@ -155,18 +156,23 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else if (n < 32) bcast(integral_constant<int, 32>{}, integral_constant<int, 5>{}, Yes{});
       else if (n == 32) dmma(integral_constant<int, 4>{}, I1{}, No{}, No{});
       else if (n <= 40) dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, No{});
-      else if (n <= 48) dmma(integral_constant<int, 6>{}, I1{}, No{}, No{});
+      else if (n <= 48) dmma(integral_constant<int, 6>{}, I1{}, Yes{}, No{});
       else if (n <= 56) dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{});
-      else dmma(integral_constant<int, 8>{}, I1{}, No{}, Yes{});
+      else dmma(integral_constant<int, 8>{}, I1{}, Yes{}, Yes{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{});
       else if (n <= 24) bcast(integral_constant<int, 24>{}, integral_constant<int, 8>{}, Yes{});
       else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 8>{}, Yes{});
       else if (n <= 32) bcast(integral_constant<int, 32>{}, integral_constant<int, 7>{}, Yes{});
-      else if (n <= 48) bcast2(integral_constant<int, 48>{});
-      else if (n <= 56) bcast2(integral_constant<int, 56>{});
-      else bcast2(integral_constant<int, 64>{});
+      else if (ctx.cc_major < 8) {
+        if (n <= 48) bcast2(integral_constant<int, 48>{});
+        else if (n <= 56) bcast2(integral_constant<int, 56>{});
+        else bcast2(integral_constant<int, 64>{});
+      } else if (n <= 40) dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, No{});
+      else if (n <= 48) dmma(integral_constant<int, 6>{}, I1{}, Yes{}, No{});
+      else if (n <= 56) dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{});
+      else dmma(integral_constant<int, 8>{}, I1{}, Yes{}, Yes{});
     }
   } else {
     constexpr int P = panel_width<T>();
