@@ -372,43 +372,25 @@ __global__ void __launch_bounds__(P::kThreads, P::kMinBlocks)
   } else {
     for (int kc = 0; kc < kcount; kc += KC) {
       __syncthreads();
-      // A panel rows k (pivots), columns i of tile I: A(k, i) = D(k0 + k, i0 + i).
-      for (int e = threadIdx.x; e < KC * TB; e += P::kThreads) {
-        const int kk = e / TB, i = e % TB;
-        const int gk = k0 + kc + kk, gi = i0 + i;
-        T uv = pos_inf<T>(), lv = T(0);
-        if (kc + kk < kcount && gi < n) {
-          uv = upper[gk * ldn + gi];
-          lv = lower[gk * ldn + gi];
-        }
-        a_u[kk * LDS + i] = uv;
-        a_l[kk * LDS + i] = lv;
-      }
-      if (!b_transposed) {
+      // Rows k (pivots) of a panel, columns x of the tile starting at g0: D(k0 + kc + k, g0 + x),
+      // or D(g0 + x, k0 + kc + k) when transposed; +∞ / 0 past the end.
+      const auto stage = [&](T* du, T* dl, int g0, bool transposed) {
         for (int e = threadIdx.x; e < KC * TB; e += P::kThreads) {
-          const int kk = e / TB, j = e % TB;
-          const int gk = k0 + kc + kk, gj = j0 + j;
+          const int kk = transposed ? e % KC : e / TB, x = transposed ? e / KC : e % TB;
+          const int gk = k0 + kc + kk, gx = g0 + x;
           T uv = pos_inf<T>(), lv = T(0);
-          if (kc + kk < kcount && gj < n) {
-            uv = upper[gk * ldn + gj];
-            lv = lower[gk * ldn + gj];
+          if (kc + kk < kcount && gx < n) {
+            const idx_t at = transposed ? gx * ldn + gk : gk * ldn + gx;
+            uv = upper[at];
+            lv = lower[at];
           }
-          b_u[kk * LDS + j] = uv;
-          b_l[kk * LDS + j] = lv;
+          du[kk * LDS + x] = uv;
+          dl[kk * LDS + x] = lv;
         }
-      } else {
-        for (int e = threadIdx.x; e < KC * TB; e += P::kThreads) {
-          const int j = e / KC, kk = e % KC;
-          const int gk = k0 + kc + kk, gj = j0 + j;
-          T uv = pos_inf<T>(), lv = T(0);
-          if (kc + kk < kcount && gj < n) {
-            uv = upper[gj * ldn + gk];
-            lv = lower[gj * ldn + gk];
-          }
-          b_u[kk * LDS + j] = uv;
-          b_l[kk * LDS + j] = lv;
-        }
-      }
+      };
+      stage(a_u, a_l, i0, false);  // A(k, i) = D(k0 + k, i0 + i)
+      if (b_transposed) stage(b_u, b_l, j0, true);
+      else stage(b_u, b_l, j0, false);
       __syncthreads();
       multiply(a_u, a_l, b_u, b_l, KC);
     }
