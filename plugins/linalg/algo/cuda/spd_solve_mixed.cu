@@ -171,8 +171,11 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
                                   cudaMemcpyDeviceToDevice, s));
     const double minus_one = -1.0, one = 1.0;
-    GF_CUBLAS_TRY(cublasDsymm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), &minus_one, a,
-                              int(lda), x, int(ldx), &one, r, int(n)));
+    if (nrhs == 1)  // SYMV: a memory-bound pass over the lower triangle (SYMM with one column is not)
+      GF_CUBLAS_TRY(cublasDsymv(ctx.blas, CUBLAS_FILL_MODE_LOWER, int(n), &minus_one, a, int(lda), x, 1, &one, r, 1));
+    else
+      GF_CUBLAS_TRY(cublasDsymm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), &minus_one, a,
+                                int(lda), x, int(ldx), &one, r, int(n)));
     colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(r, n, n, vec);
     GF_CUDA_CHECK_LAUNCH();
     colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(x, ldx, n, vec + nrhs);
@@ -198,10 +201,17 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     for (int it = 0;; ++it) {
       demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs);
       GF_CUDA_CHECK_LAUNCH();
-      GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                                int(n), int(nrhs), &one, as, int(n), xs, int(n)));
-      GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
-                                int(n), int(nrhs), &one, as, int(n), xs, int(n)));
+      if (nrhs == 1) {
+        GF_CUBLAS_TRY(cublasStrsv(ctx.blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, int(n), as,
+                                  int(n), xs, 1));
+        GF_CUBLAS_TRY(cublasStrsv(ctx.blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, int(n), as,
+                                  int(n), xs, 1));
+      } else {
+        GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                  CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));
+        GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                                  CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));
+      }
       add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx);
       GF_CUDA_CHECK_LAUNCH();
       const double eta = residual_and_eta();
