@@ -471,7 +471,7 @@ template <class T>
 void check_batched_non_finite() {
   gc::GpuCholesky chol(nullptr);
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  for (std::int64_t n : {3, 7, 9, 13, 16, 20, 25, 30, 33, 40, 44, 52, 60, 64, 100}) {
+  for (std::int64_t n : {3, 7, 9, 13, 16, 20, 24, 25, 30, 32, 33, 40, 44, 48, 52, 56, 60, 64, 100}) {
     struct Case {
       std::int64_t i, j;
       double v;

@@ -1,21 +1,19 @@
 #pragma once
 // Batched small Cholesky kernels (lower, column-major, matrix b at a + b·stride), used by
 // cholesky_batched.cu, which picks one per precision and size from measurements on an H200
-// (docs/performance.md). The first three keep one row of the matrix per thread in registers
-// and differ in how column j reaches the other rows at step j:
-//  - potrf_batched_reg_kernel: warp shuffles (N ≤ 32 lanes per matrix);
-//  - potrf_batched_bcast_kernel: a triple-buffered column in shared memory, read back as
-//    broadcasts (two doubles or four floats per load), one barrier per column; it spans two
-//    warps, so it reaches n = 64;
-//  - potrf_batched_bcast2_kernel: the same with two rows per lane (one warp per matrix).
+// (docs/performance.md). Needs sm_80 or newer (fp64 tensor-core MMA, __reduce_min_sync).
+//  - potrf_batched_reg_kernel (n ≤ 8): one row per lane, columns by warp shuffles;
+//  - potrf_batched_bcast_kernel (n ≤ 32): one row per thread, column j broadcast from a
+//    triple-buffered column in shared memory (two doubles or four floats per load), one warp
+//    sync per column;
+//  - potrf_batched_dmma_kernel (n ≤ 64, fp64 arithmetic for fp32 and fp64 data): the matrix as
+//    8×8 tiles in the accumulators of the tensor cores' m8n8k4 fp64 MMA, one warp per matrix;
+//    pivots and the panel solve by shuffles, the trailing update (nearly all flops) by DMMA.
 // Arithmetic of step j (LAPACK dpotf2 up to rounding): L(j,j) = √p, L(r,j) = A(r,j)/L(j,j) with
 // the reciprocal, A(r,c) −= t·A(c,j) with t = L(r,j)/L(j,j), so one FMA per update. The
-// broadcast kernels take both from one rsqrt (L(j,j) = p·rsqrt(p), within an ulp or two of the
-// rounded √p): the correctly rounded sqrt and reciprocal cost more than the updates of a step
-// at n ≤ 32 in fp64. Backward error stays within n·ε (tests), for n ≥ 9 where it is used.
-//  - potrf_batched_dmma_kernel (fp64): the matrix as 8×8 tiles in the accumulators of the
-//    tensor cores' m8n8k4 fp64 MMA, one warp per matrix; pivots and the panel solve by
-//    shuffles, the trailing update (nearly all flops) by DMMA.
+// broadcast and DMMA kernels take both from one rsqrt (L(j,j) = p·rsqrt(p), within an ulp or
+// two of the rounded √p): the correctly rounded sqrt and reciprocal cost more than the updates
+// of a step at n ≤ 32 in fp64. Backward error stays within n·ε (tests), for n ≥ 9 where used.
 // After a failed pivot the group keeps computing (no divergence at barriers); only the first
 // failure is reported (LAPACK info) and the factor is then undefined, as documented. The info
 // comes either from a test of each pivot or, where that measured faster (kNanInfo), from the
@@ -28,6 +26,10 @@
 #include <utility>
 
 #include "potrf_kernels.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "the batched Cholesky kernels need sm_80 or newer (set CMAKE_CUDA_ARCHITECTURES to 80 or above)"
+#endif
 
 namespace gemflow::linalg::cuda::detail {
 
@@ -106,19 +108,20 @@ __device__ __forceinline__ void load16(const float* p, float (&v)[4]) {
 /// "No failing pivot" in the min-reductions of the kNanInfo kernels.
 constexpr unsigned kNoFailure = 0xffffffffu;
 
-/// Threads per matrix of the broadcast kernel: N rounded up to 16, 32 or 64.
+/// Threads per matrix of the broadcast kernel: N rounded up to 16 or 32.
 template <int N>
 __host__ __device__ constexpr int bcast_group() {
-  return N <= 16 ? 16 : (N <= 32 ? 32 : 64);
+  static_assert(N <= 32, "the broadcast kernel holds at most 32 rows");
+  return N <= 16 ? 16 : 32;
 }
 
-/// n ≤ N ≤ 64, 128 threads per block, G = bcast_group<N>() threads per matrix (128/G matrices
-/// per block). Thread `row` of a group holds row `row` of its matrix in registers, all N
-/// columns: entries above the diagonal are updated too (never stored), which keeps the
-/// update loop free of predicates; a warp skips the columns right of its last row.
-/// Software-pipelined: at step j column j+1 is updated and published first, so the reciprocal
-/// square root of pivot j+1 overlaps the rest of step j's updates. Three column buffers: a thread may still read column j while another writes
-/// column j+1, and column j+2 is only written after everyone passed the barrier of j+1.
+/// n ≤ N ≤ 32, 128 threads per block, G = bcast_group<N>() threads per matrix (128/G matrices
+/// per block, within one warp). Thread `row` of a group holds row `row` of its matrix in
+/// registers, all N columns: entries above the diagonal are updated too (never stored), which
+/// keeps the update loop free of predicates. Software-pipelined: at step j column j+1 is
+/// updated and published first, so the reciprocal square root of pivot j+1 overlaps the rest
+/// of step j's updates. Three column buffers: a thread may still read column j while another
+/// writes column j+1, and column j+2 is only written after everyone passed the sync of j+1.
 /// MINB: minimum resident blocks per multiprocessor (__launch_bounds__), i.e. a register cap.
 template <class T, int N, int MINB = 1, bool kNanInfo = false>
 __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, int n, std::int64_t lda,
@@ -135,14 +138,7 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
   T* A = a + (mvalid ? m : 0) * stride;
   T r[N];
   load_row<T, N>(r, A, lda, row, n, valid);
-  const auto sync = [&] {
-    if constexpr (G <= 32) {
-      __syncwarp();
-    } else {
-      asm volatile("bar.sync %0, %1;" ::"r"(1 + group), "r"(G) : "memory");
-    }
-  };
-  const int warp_last = (row / 32) * 32 + 31;  // last row held by this thread's warp
+  const auto sync = [] { __syncwarp(); };
   int fail = 0;
   // Pivot of column j from its raw diagonal p: L(j,j) = √p, own L(row,j), returns
   // t = L(row,j)/L(j,j), the multiplier of the raw column in the updates of step j.
@@ -175,7 +171,6 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
     }
 #pragma unroll
     for (int c0 = (j + 2) / V * V; c0 < N; c0 += V) {
-      if (c0 > warp_last) break;  // warp-uniform: no row of this warp needs column c0 or later
       T v[V];
       load16(buf + c0, v);
 #pragma unroll
@@ -191,110 +186,17 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
       if (row == decltype(jc)::value) diag = r[decltype(jc)::value];
     });
     unsigned first = (row < n && isnan(diag)) ? unsigned(row + 1) : kNoFailure;
-    if constexpr (G <= 32) {
-      const unsigned mask = G == 32 ? 0xffffffffu : (((1u << G) - 1u) << (threadIdx.x % 32 / G * G));
-      first = __reduce_min_sync(mask, first);
-    } else {
-      __shared__ unsigned warp_first[kGroups][2];
-      first = __reduce_min_sync(0xffffffffu, first);
-      if (threadIdx.x % 32 == 0) warp_first[group][row / 32] = first;
-      sync();
-      first = min(warp_first[group][0], warp_first[group][1]);
-    }
+    const unsigned mask = G == 32 ? 0xffffffffu : (((1u << G) - 1u) << (threadIdx.x % 32 / G * G));
+    first = __reduce_min_sync(mask, first);
     fail = first == kNoFailure ? 0 : static_cast<int>(first);
   }
   if (mvalid && row == 0) info[m] = fail;
 }
 
-/// 32 < n ≤ N ≤ 64: one warp per matrix (4 per block), lane l holds row l (columns < 32, all a
-/// row above 32 needs) and row l + 32 (N columns) in registers: half the threads of
-/// potrf_batched_bcast_kernel for the same rows, so more matrices fit on an SM, each broadcast
-/// load feeds two rows and the barrier is a warp sync. Same arithmetic and pipelining.
-template <class T, int N, int MINB = 1>
-__global__ void __launch_bounds__(128, MINB) potrf_batched_bcast2_kernel(T* a, int n, std::int64_t lda,
-                                                                         std::int64_t stride, std::int64_t batch,
-                                                                         int* info) {
-  static_assert(N > 32 && N <= 64, "two rows per lane: 32 < N ≤ 64");
-  constexpr int V = 16 / sizeof(T);
-  __shared__ __align__(16) T col[4][3][64];
-  const int group = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * 4 + group;
-  const bool mvalid = m < batch;
-  T* A = a + (mvalid ? m : 0) * stride;
-  T ra[32], rb[N];  // rows lane and lane + 32
-  load_row<T, 32>(ra, A, lda, lane, n, mvalid && lane < n);
-  load_row<T, N>(rb, A, lda, lane + 32, n, mvalid && lane + 32 < n);
-  int fail = 0;
-  T ta = T(0), tb = T(0);  // multipliers of the current column for rows lane and lane + 32
-  const auto pivot = [&](auto jc, T p, T& na, T& nb) {
-    constexpr int j = decltype(jc)::value;
-    if (!fail && bad_pivot(p)) fail = j + 1;
-    const T inv = rsqrt(p), ljj = p * inv;
-    na = T(0);
-    if constexpr (j < 32) {
-      const T la = ra[j] * inv;
-      ra[j] = lane == j ? ljj : la;
-      na = la * inv;
-    }
-    const T lb = rb[j] * inv;
-    rb[j] = lane + 32 == j ? ljj : lb;
-    nb = lb * inv;
-  };
-  const auto publish = [&](auto jc, T* buf) {
-    constexpr int j = decltype(jc)::value;
-    if constexpr (j < 32) buf[lane] = ra[j];
-    buf[lane + 32] = rb[j];
-  };
-  publish(std::integral_constant<int, 0>{}, col[group][0]);
-  __syncwarp();
-  pivot(std::integral_constant<int, 0>{}, col[group][0][0], ta, tb);
-  gemflow_unroll_for<N>([&](auto jc) {
-    constexpr int j = decltype(jc)::value;
-    if (j >= n) return;
-    const T* buf = col[group][j % 3];
-    T na = T(0), nb = T(0);
-    if constexpr (j + 1 < N) {
-      if (j + 1 < n) {
-        if constexpr (j + 1 < 32) ra[j + 1] -= ta * buf[j + 1];
-        rb[j + 1] -= tb * buf[j + 1];
-        T* next = col[group][(j + 1) % 3];
-        publish(std::integral_constant<int, j + 1>{}, next);
-        __syncwarp();
-        pivot(std::integral_constant<int, j + 1>{}, next[j + 1], na, nb);
-      }
-    }
-#pragma unroll
-    for (int c0 = (j + 2) / V * V; c0 < N; c0 += V) {
-      T v[V];
-      load16(buf + c0, v);
-#pragma unroll
-      for (int q = 0; q < V; ++q) {
-        const int c = c0 + q;
-        if (c < j + 2) continue;
-        if (j < 32 && c < 32) ra[c < 32 ? c : 0] -= ta * v[q];
-        rb[c] -= tb * v[q];
-      }
-    }
-    ta = na;
-    tb = nb;
-  });
-  store_row<T, 32>(A, lda, ra, lane, n, mvalid && lane < n);
-  store_row<T, N>(A, lda, rb, lane + 32, n, mvalid && lane + 32 < n);
-  if (mvalid && lane == 0) info[m] = fail;
-}
-
-/// D += A·B for one m8n8k4 fp64 tensor-core MMA (PTX mma.sync.aligned.m8n8k4.row.col.f64).
-/// Fragments, lane l: A(l/4, l%4), B(l%4, l/4), C/D(l/4, 2(l%4) + {0, 1}).
-/// sm_80 and later; the dispatch never launches the DMMA kernel on older devices.
 __device__ __forceinline__ void dmma_m8n8k4(double2& d, double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
                : "+d"(d.x), "+d"(d.y)
                : "d"(a), "d"(b));
-#else
-  (void)d, (void)a, (void)b;
-  __trap();
-#endif
 }
 
 /// n ≤ 8·NT ≤ 64, WPB warps per block, one warp per matrix, arithmetic in fp64 (T = float: the

@@ -462,7 +462,6 @@ template CholeskyStatus factor_impl<float>(GpuCholesky::Impl&, float*, std::int6
 GpuCholesky::Impl::Impl(cudaStream_t s) : stream(s) {
   try {
     GF_CUDA_TRY(cudaGetDevice(&device));
-    GF_CUDA_TRY(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, device));
     GF_CUBLAS_TRY(cublasCreate(&blas));
     GF_CUBLAS_TRY(cublasSetStream(blas, stream));
     GF_CUSOLVER_TRY(cusolverDnCreate(&solver));

@@ -1,10 +1,9 @@
 // Batched Cholesky of many small SPD matrices in one launch (lower, column-major).
 // n ≤ 8: 4 or 8 lanes per matrix, one row per lane in registers, warp shuffles.
 // 8 < n ≤ 64: one row per thread in registers, columns broadcast through shared memory,
-// software-pipelined (batched_kernels.cuh); 16, 32 or 64 threads per matrix; fp64 17–24 and
-// 32–64, fp32 33–64: 8×8 tiles in the accumulators of the fp64 tensor cores (DMMA), one warp
-// per matrix (fp32 factored in fp64 and rounded once); without fp64 tensor cores, fp32 n > 32:
-// two rows per lane, one warp per matrix.
+// software-pipelined (batched_kernels.cuh), 16 or 32 threads per matrix; fp64 17–24 and 32–64,
+// fp32 33–64: 8×8 tiles in the accumulators of the fp64 tensor cores (DMMA), one warp per
+// matrix (fp32 factored in fp64 and rounded once). sm_80 or newer.
 // 64 < n ≤ 512: one block per matrix, left-looking over panels of P columns held in shared
 // memory; each thread owns rows and accumulates P columns in registers.
 #include <cuda_runtime.h>
@@ -118,10 +117,6 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     potrf_batched_bcast_kernel<T, N, decltype(minb)::value, decltype(nan_info)::value>
         <<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
-  const auto bcast2 = [&](auto nc) {
-    const auto grid = static_cast<unsigned>((batch + 3) / 4);
-    potrf_batched_bcast2_kernel<T, decltype(nc)::value, 4><<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
-  };
   // n = 8·NT and other n are separate kernels (bounds tests compiled out), each with its
   // measured way of finding the info.
   const auto dmma = [&](auto ntc, auto wpb, auto nan_info, auto nan_info_whole) {
@@ -138,42 +133,29 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     potrf_batched_reg_kernel<T, 4><<<reg_grid(4), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   } else if (n <= 8) {
     potrf_batched_reg_kernel<T, 8><<<reg_grid(8), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
-  } else if (n <= 64) {
+  } else if (n <= 32) {
     if constexpr (sizeof(T) == 8) {
-      if (ctx.cc_major < 8) {  // no fp64 tensor-core MMA: one row per thread throughout
-        if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{});
-        else if (n <= 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{});
-        else if (n <= 24) bcast(integral_constant<int, 24>{}, I1{}, No{});
-        else if (n <= 32) bcast(integral_constant<int, 32>{}, integral_constant<int, 5>{}, Yes{});
-        else if (n <= 40) bcast(integral_constant<int, 40>{}, I1{}, No{});
-        else if (n <= 48) bcast(integral_constant<int, 48>{}, I1{}, No{});
-        else if (n <= 56) bcast(integral_constant<int, 56>{}, I1{}, No{});
-        else bcast(integral_constant<int, 64>{}, I1{}, No{});
-      } else if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{});
+      if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{});
       else if (n <= 24) dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{});
       else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 6>{}, Yes{});
       else if (n < 32) bcast(integral_constant<int, 32>{}, integral_constant<int, 5>{}, Yes{});
-      else if (n == 32) dmma(integral_constant<int, 4>{}, I1{}, No{}, No{});
-      else if (n <= 40) dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, No{});
-      else if (n <= 48) dmma(integral_constant<int, 6>{}, I1{}, Yes{}, No{});
-      else if (n <= 56) dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{});
-      else dmma(integral_constant<int, 8>{}, I1{}, Yes{}, Yes{});
+      else dmma(integral_constant<int, 4>{}, I1{}, No{}, No{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{});
       else if (n <= 24) bcast(integral_constant<int, 24>{}, integral_constant<int, 8>{}, Yes{});
       else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 8>{}, Yes{});
-      else if (n <= 32) bcast(integral_constant<int, 32>{}, integral_constant<int, 7>{}, Yes{});
-      else if (ctx.cc_major < 8) {
-        if (n <= 48) bcast2(integral_constant<int, 48>{});
-        else if (n <= 56) bcast2(integral_constant<int, 56>{});
-        else bcast2(integral_constant<int, 64>{});
-      } else if (n <= 40) dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, No{});
-      else if (n <= 48) dmma(integral_constant<int, 6>{}, I1{}, Yes{}, No{});
-      else if (n <= 56) dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{});
-      else dmma(integral_constant<int, 8>{}, I1{}, Yes{}, Yes{});
+      else bcast(integral_constant<int, 32>{}, integral_constant<int, 7>{}, Yes{});
     }
+  } else if (n <= 40) {  // 32 < n ≤ 64: the DMMA kernel in both precisions
+    dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, No{});
+  } else if (n <= 48) {
+    dmma(integral_constant<int, 6>{}, I1{}, Yes{}, No{});
+  } else if (n <= 56) {
+    dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{});
+  } else if (n <= 64) {
+    dmma(integral_constant<int, 8>{}, I1{}, Yes{}, Yes{});
   } else {
     constexpr int P = panel_width<T>();
     const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);

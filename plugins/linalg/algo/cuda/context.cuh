@@ -33,7 +33,6 @@ namespace gemflow::linalg::cuda {
 struct GpuCholesky::Impl {
   cudaStream_t stream = nullptr;
   int device = 0;
-  int cc_major = 0;  ///< compute capability (≥ 8: fp64 tensor-core MMA)
   cublasHandle_t blas = nullptr;
   cusolverDnHandle_t solver = nullptr;
   detail::DeviceStatus* status = nullptr;  // device

@@ -143,11 +143,12 @@ class GpuCholesky {
 
   /// `batch` independent factorisations in one launch: matrix b at a + b·stride (column-major,
   /// lda ≥ n, stride ≥ lda·n), 1 ≤ n ≤ 512. n ≤ 64: in registers (n ≤ 8: 4 or 8 lanes per
-  /// matrix, one row per lane, shuffles; else one row per thread, 16–64 threads per matrix,
+  /// matrix, one row per lane, shuffles; else n ≤ 32: one row per thread, 16 or 32 threads per matrix,
   /// columns broadcast through shared memory, pivot j+1 overlapped with the updates of step j;
   /// fp64 17–24 and 32–64, fp32 33–64: one warp per matrix, 8×8 tiles updated by the fp64 tensor
   /// cores, fp32 factored in fp64 and rounded once); larger: left-looking panels in shared
-  /// memory. Kernels chosen per size from H200 measurements (docs/performance.md). Returns info
+  /// memory. Kernels chosen per size from H200 measurements (docs/performance.md); needs sm_80
+  /// or newer (the plugin builds for sm_90 by default). Returns info
   /// per matrix (LAPACK convention; a NaN pivot counts as not positive; fp32 33–64 tests its
   /// pivots in fp64, so a pivot that rounds to ≤ 0 only in fp32 arithmetic succeeds).
   /// Synchronises the stream.
@@ -194,7 +195,8 @@ class GpuCholesky {
 
   /// Solves A X = B (A n×n SPD, lower triangle read, B and X n×nrhs, fp64): factor a fp32 copy
   /// of A (options.factor_algo and factor_mode), solve in fp32, then refine in fp64 (residuals with
-  /// cublasDsymm) until the backward error is at fp64 level. A and B are not modified.
+  /// cublasDsymv for one right-hand side, cublasDsymm for more) until the backward error is at
+  /// fp64 level. A and B are not modified.
   MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
                                std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,
                                const MixedSolveOptions& options = {});
