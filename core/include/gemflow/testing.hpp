@@ -19,7 +19,9 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -29,6 +31,7 @@
 #include "gemflow/error.hpp"
 #include "gemflow/node.hpp"
 #include "gemflow/param.hpp"
+#include "gemflow/registry.hpp"
 
 namespace gemflow::testing {
 
@@ -196,6 +199,14 @@ class RecordingContext final : public NodeContext {
   std::map<std::string, ParamValue> records_;
   std::vector<std::filesystem::path> inputs_, written_;
 };
+
+/// A fresh node of type `id` from `registry` (what the executor does per workflow node).
+/// Throws std::logic_error naming `id` when no plugin registered that type.
+inline std::unique_ptr<Node> make_node(const Registry& registry, std::string_view id) {
+  const NodeEntry* e = registry.find_node(id);
+  if (e == nullptr) throw std::logic_error("node type '" + std::string(id) + "' is not registered");
+  return e->create();
+}
 
 /// Runs `node.execute(ctx)` and returns the what() of the exception it throws (any
 /// std::exception, gemflow::Cancelled included), or "(no error)".

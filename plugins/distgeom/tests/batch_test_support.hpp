@@ -41,7 +41,7 @@ struct Nodes {
     PluginRegistrar r(registry, "distgeom-test");
     register_batch_nodes(r);
   }
-  std::unique_ptr<Node> make(const std::string& id) const { return registry.find_node(id)->create(); }
+  std::unique_ptr<Node> make(const std::string& id) const { return gemflow::testing::make_node(registry, id); }
 };
 
 /// Random bounds of n points in a box of `side` Å: a fraction `known` of the pairs get

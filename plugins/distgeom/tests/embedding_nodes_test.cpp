@@ -41,11 +41,7 @@ Registry& registry() {
   return reg;
 }
 
-std::unique_ptr<Node> make(const std::string& id) {
-  const auto* e = registry().find_node(id);
-  if (!e) throw std::logic_error(id + " not registered");
-  return e->create();
-}
+std::unique_ptr<Node> make(const std::string& id) { return gemflow::testing::make_node(registry(), id); }
 
 // 2KPU model 1, residues 20-31 (a helix and its flanks): small enough for fast node runs.
 const Structure& peptide() {

@@ -495,7 +495,7 @@ TEST(MatrixNodes, ReadMatrixAndWriteTable) {
   register_matrix_nodes(r);
   register_table_nodes(r);
   gemflow::testing::RecordingContext ctx;
-  auto reader = reg.find_node("io.read_matrix")->create();
+  auto reader = gemflow::testing::make_node(reg, "io.read_matrix");
   reader->set_param("path", sample("spd/not_spd/full_symmetric_array_indefinite.mtx"));
   reader->execute(ctx);
   auto m = reader->output("matrix").as<Matrix<double>>();
@@ -504,7 +504,7 @@ TEST(MatrixNodes, ReadMatrixAndWriteTable) {
   EXPECT_EQ(ctx.input_files().size(), 1u);
 
   // Errors become InputError with the same file:line.
-  auto bad = reg.find_node("io.read_matrix")->create();
+  auto bad = gemflow::testing::make_node(reg, "io.read_matrix");
   bad->set_param("path", write_temp("dup.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n1 1 2\n"));
   bad->set_param("duplicates", std::string("error"));
   try {
@@ -522,7 +522,7 @@ TEST(MatrixNodes, ReadMatrixAndWriteTable) {
   const auto dir = std::filesystem::temp_directory_path() / "gemflow_io_tables";
   std::filesystem::create_directories(dir);
   for (const char* name : {"t.json", "t.csv"}) {
-    auto w = reg.find_node("io.write_table")->create();
+    auto w = gemflow::testing::make_node(reg, "io.write_table");
     w->set_input("table", Value::make<Table>(t));
     w->set_param("path", (dir / name).string());
     w->execute(ctx);
@@ -535,7 +535,7 @@ TEST(MatrixNodes, ReadMatrixAndWriteTable) {
   EXPECT_TRUE(j["rows"][1]["value"].is_null());
   EXPECT_EQ(read_file((dir / "t.csv").string()), "name,value,count\n\"a, \"\"quoted\"\"\",0.1,3\nb,nan,-1\n");
 
-  auto w = reg.find_node("io.write_table")->create();
+  auto w = gemflow::testing::make_node(reg, "io.write_table");
   w->set_input("table", Value::make<Table>(t));
   w->set_param("path", (dir / "t.txt").string());
   EXPECT_THROW(w->execute(ctx), InputError);

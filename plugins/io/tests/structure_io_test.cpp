@@ -313,7 +313,7 @@ TEST(StructureNodes, ReadAndWriteThroughNodes) {
   gemflow::Registry reg;
   gemflow::PluginRegistrar r(reg, "io-test");
   gemflow::io::register_structure_nodes(r);
-  auto reader = reg.find_node("io.read_structure")->create();
+  auto reader = gemflow::testing::make_node(reg, "io.read_structure");
   reader->set_param("path", std::string(sample("2kpu/2kpu.pdb")));
   reader->set_param("model", std::int64_t{2});
   gemflow::testing::RecordingContext ctx;
@@ -323,13 +323,13 @@ TEST(StructureNodes, ReadAndWriteThroughNodes) {
   EXPECT_EQ(ctx.input_files().size(), 1u);
 
   auto out = std::filesystem::temp_directory_path() / "gemflow_io_node_rt.cif";
-  auto writer = reg.find_node("io.write_structure")->create();
+  auto writer = gemflow::testing::make_node(reg, "io.write_structure");
   writer->set_input("structure", gemflow::Value::of<Structure>(s));
   writer->set_param("path", out.string());
   writer->execute(ctx);
   expect_same(*s, read_mmcif(out.string()), false);
 
-  auto bad = reg.find_node("io.read_structure")->create();
+  auto bad = gemflow::testing::make_node(reg, "io.read_structure");
   bad->set_param("path", write_temp("bad.pdb", atom_line("ATOM", 1, " N  ", ' ', "SER", 'A', 5, 0, 0, 0).replace(31, 4, "abcd")));
   try {
     bad->execute(ctx);

@@ -26,7 +26,7 @@ struct Fixture {
   Fixture() {
     PluginRegistrar r(reg, "linalg-test");
     linalg::register_cholesky_nodes(r);
-    node = reg.find_node("linalg.cholesky")->create();
+    node = gemflow::testing::make_node(reg, "linalg.cholesky");
   }
   std::string error(NodeContext& ctx) { return gemflow::testing::error_of(*node, ctx); }
 };

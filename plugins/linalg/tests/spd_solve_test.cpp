@@ -88,7 +88,7 @@ std::unique_ptr<Node> make_solve_node() {
     return true;
   }();
   (void)once;
-  return reg.find_node("linalg.spd_solve")->create();
+  return gemflow::testing::make_node(reg, "linalg.spd_solve");
 }
 
 const Table::Cell& cell(const Table& t, const std::string& col) {
