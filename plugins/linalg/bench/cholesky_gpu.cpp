@@ -191,27 +191,34 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     o.base = tuned->base, o.trsm_base = tuned->trsm, o.syrk_base = tuned->syrk;
     vs.push_back({"recursive(sweep-best)", o});
   }
-  if (lookahead_sweep) {  // nb × TRSM base × SYRK base (diagonal blocks: one cuSOLVER potrf)
+  if (lookahead_sweep) {  // panel width of the tensor-core panels (fp32: 3×TF32), against the library panels
     vs.clear();
-    for (std::int64_t nb : {1024, 2048})
-      for (std::int64_t tb : {256, 512, 1024})
-        for (std::int64_t sb : {512, 1024, 2048}) {
-          o = {};
-          o.algo = gc::CholeskyAlgo::lookahead;
-          o.block = nb;
-          o.trsm_base = tb;
-          o.syrk_base = sb;
-          if (fp32) o.fp32_mode = gc::Fp32Mode::tf32x3;
-          vs.push_back({"la " + std::to_string(nb) + " t" + std::to_string(tb) + " s" + std::to_string(sb), o});
-        }
+    o = {};
+    o.algo = gc::CholeskyAlgo::lookahead;
+    o.panel = gc::PanelAlgo::library;
+    o.block = 2048;
+    if (fp32) o.fp32_mode = gc::Fp32Mode::tf32x3;
+    vs.push_back({"la library nb 2048", o});
+    o.panel = gc::PanelAlgo::tiles;
+    for (std::int64_t nb : {256, 384, 512, 768, 1024, 1536, 2048}) {
+      o.block = nb;
+      vs.push_back({"la tiles nb " + std::to_string(nb), o});
+    }
   }
-  for (std::int64_t nb : {512, 1024, 2048}) {
+  if (!lookahead_sweep) {  // the previous default: cuSOLVER potrf + recursive TRSM panels
+    o = {};
+    o.algo = gc::CholeskyAlgo::lookahead;
+    o.panel = gc::PanelAlgo::library;
+    o.block = 2048;
+    vs.push_back({"la library nb 2048", o});
+  }
+  for (std::int64_t nb : {128, 256, 512, 1024, 2048}) {
     if (lookahead_sweep) break;
     o = {};
     o.algo = gc::CholeskyAlgo::lookahead;
     o.block = nb;
-    vs.push_back({"lookahead nb " + std::to_string(nb), o});
-    if (fp32) {
+    vs.push_back({"la tiles nb " + std::to_string(nb), o});
+    if (fp32 && nb >= 512) {
       o.fp32_mode = gc::Fp32Mode::tf32x3;
       vs.push_back({"lookahead 3xTF32 nb " + std::to_string(nb), o});
       o.fp32_mode = gc::Fp32Mode::tf32;

@@ -173,10 +173,19 @@ std::vector<Case> cases() {
   v.push_back({"recursive_base40", o});
   o = {};
   o.algo = CholeskyAlgo::lookahead;
-  v.push_back({"lookahead", o});
+  v.push_back({"lookahead", o});  // PanelAlgo::automatic
+  o.panel = gc::PanelAlgo::tiles;  // tensor-core panels, also for fp32
   o.block = 96;  // many panels: every stream hand-over and the 2-stream split of the update
+  v.push_back({"lookahead_tiles_nb96", o});
+  o.block = 300;  // panels of 128, 128 and 44 columns (a partial 8×8 tile)
+  v.push_back({"lookahead_tiles_nb300", o});
+  o = {};
+  o.algo = CholeskyAlgo::lookahead;
+  o.panel = gc::PanelAlgo::library;  // cuSOLVER potrf + recursive TRSM panels
+  v.push_back({"lookahead_library", o});
+  o.block = 96;
   o.base = 40;
-  v.push_back({"lookahead_nb96", o});
+  v.push_back({"lookahead_library_nb96", o});
   return v;
 }
 
@@ -317,6 +326,30 @@ TEST_F(GpuCholeskyTest, Tf32x3WithinTenfoldOfSpotrfAtLargeN) {
     const double b = beta_of(o);
     EXPECT_LE(b, 10.0 * b0) << (algo == CholeskyAlgo::recursive ? "recursive" : "lookahead") << " 3xTF32: beta " << b
                             << ", spotrf " << b0;
+  }
+}
+
+// Regression: the first tensor-core panels ran their sub-panel updates as 3×TF32 GEMMs even for
+// n ≤ nb, whose operand buffer is sized only for n > nb: on a fresh object the GEMMs read and
+// wrote past the workspace (illegal address on the H200). Every n < nb with several sub-panels.
+TEST_F(GpuCholeskyTest, Tf32x3LookaheadNarrowerThanOnePanel) {
+  for (std::int64_t n : {129, 300, 1000}) {
+    gc::GpuCholesky chol(nullptr);  // fresh: no workspace left over from larger calls
+    const auto a = random_spd(n, 0.5);
+    std::vector<float> ref(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) ref[i] = float(a[i]);
+    ASSERT_EQ(lapack_potrf(ref, n), 0);
+    const double beta_lapack = backward_error<float>(a, ref, n, n);
+    auto h = to_padded<float>(a, n, n);
+    Dev<float> d(h.size());
+    d.put(h);
+    CholeskyOptions o;
+    o.algo = CholeskyAlgo::lookahead;  // default nb (> n)
+    o.fp32_mode = Fp32Mode::tf32x3;
+    const auto st = chol.factor(d.p, n, n, o);
+    ASSERT_EQ(st.info, 0) << "n=" << n << ": " << st.message();
+    const double beta = backward_error<float>(a, d.get(), n, n);
+    EXPECT_LE(beta, 10.0 * std::max(beta_lapack, double(eps<float>()))) << "n=" << n;
   }
 }
 

@@ -193,12 +193,6 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
   if (mvalid && row == 0) info[m] = fail;
 }
 
-__device__ __forceinline__ void dmma_m8n8k4(double2& d, double a, double b) {
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
-               : "+d"(d.x), "+d"(d.y)
-               : "d"(a), "d"(b));
-}
-
 /// n ≤ 8·NT ≤ 64, WPB warps per block, one warp per matrix, arithmetic in fp64 (T = float: the
 /// matrix is read as fp32, factored in fp64 and rounded to fp32 once). The lower triangle lives in
 /// NT(NT+1)/2 tiles of 8×8, each in the accumulator fragment of an m8n8k4 DMMA (lane l: row l/4,

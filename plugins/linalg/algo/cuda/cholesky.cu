@@ -13,6 +13,7 @@
 
 #include "context.cuh"
 #include "cuda_check.cuh"
+#include "panel_kernels.cuh"
 #include "potrf_kernels.cuh"
 
 namespace gemflow::linalg::cuda {
@@ -174,7 +175,11 @@ constexpr std::int64_t kDefaultTrsmBase = 1024;
 constexpr std::int64_t kDefaultSyrkBase = 1024;
 constexpr std::int64_t kDefaultBlock = 256;
 constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
-constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // best nb from 2048 to 32768 (docs/performance.md)
+constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best nb from 2048 to 32768
+
+/// Default nb of the lookahead algorithm with tensor-core panels (H200 sweep, docs/performance.md:
+/// 512 at n = 4096–8192, 1024 at 16384, 2048 at 32768).
+inline std::int64_t default_tiles_block(std::int64_t n) { return n < 12288 ? 512 : (n < 24576 ? 1024 : 2048); }
 
 /// Points a cuSOLVER handle at `to` for a scope, back to `back` after it.
 class SolverStreamGuard {
@@ -221,6 +226,37 @@ void enable_leaf_smem() {
     return true;
   }();
   (void)done;
+}
+
+template <class T>
+void enable_panel_smem() {
+  static const bool done = [] {
+    GF_CUDA_TRY(cudaFuncSetAttribute(potrf_panel_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     int(panel_smem_bytes())));
+    return true;
+  }();
+  (void)done;
+}
+
+inline int sm_count() {
+  static const int n = [] {
+    int dev = 0, v = 0;
+    GF_CUDA_TRY(cudaGetDevice(&dev));
+    GF_CUDA_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
+    return std::max(v, 1);
+  }();
+  return n;
+}
+
+/// potrf_panel_kernel over the kb×kb block at d (ld lda) and the m rows below it.
+template <class T>
+void launch_panel(T* d, std::int64_t lda, std::int64_t kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
+                  cudaStream_t s) {
+  enable_panel_smem<T>();
+  const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
+  const unsigned grid = unsigned(1 + std::min<std::int64_t>(strips, sm_count()));
+  potrf_panel_kernel<T><<<grid, kPanelThreads, panel_smem_bytes(), s>>>(d, lda, int(kb), m, offset, st);
+  GF_CUDA_CHECK_LAUNCH();
 }
 
 /// One factorisation: the algorithms over a fixed matrix, options and workspace.
@@ -308,6 +344,23 @@ struct Factor {
     syrk(m2, k, A + m1, C + m1 + m1 * lda);
   }
 
+  /// Columns off … off + b − 1 (rows off … off + b + rest − 1), every earlier column already
+  /// applied: left-looking over sub-panels of kPanelNb columns (PanelAlgo::tiles).
+  void panel_tiles(std::int64_t off, std::int64_t b, std::int64_t rest) {
+    for (std::int64_t j = 0; j < b; j += kPanelNb) {
+      const std::int64_t jb = std::min<std::int64_t>(kPanelNb, b - j), below = rest + b - j - jb;
+      T* d = at(off + j, off + j);
+      if (j > 0) {  // the sub-panel −= its rows of the panel's finished columns times their transpose
+        // plain cuBLAS (fp32: exact SGEMM even in the TF32 modes): thin products, on the critical path
+        GF_CUBLAS_TRY(Lib<T>::syrk(blas, as_int(jb), as_int(j), at(off + j, off), as_int(lda), d, as_int(lda)));
+        if (below > 0)
+          GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(below), as_int(jb), as_int(j), at(off + j + jb, off), as_int(lda),
+                                        at(off + j, off), as_int(lda), d + jb, as_int(lda)));
+      }
+      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream);
+    }
+  }
+
   void recursive(std::int64_t off, std::int64_t n) {
     if (n <= opt.base) {
       leaf(off, n);
@@ -333,9 +386,9 @@ struct Factor {
   }
 
   /// Right-looking blocked factorisation with lookahead one panel deep, over two streams of
-  /// ctx.lookahead(): `crit` (high priority) factors diagonal block k (recursive with base
-  /// opt.base; by default base = nb: one cuSOLVER potrf), solves its
-  /// panel (recursive TRSM), then updates the next block column; `bulk` (low priority) updates
+  /// ctx.lookahead(): `crit` (high priority) factors panel k (PanelAlgo::tiles: panel_tiles;
+  /// library: diagonal block by the recursive algorithm with base opt.base, by default one
+  /// cuSOLVER potrf, then the recursive TRSM), then updates the next block column; `bulk` (low priority) updates
   /// the rest of the trailing matrix meanwhile, so the latency-bound diagonal work hides behind
   /// the large GEMMs. `bulk_split`: the 3×TF32 operand buffer of the bulk stream.
   void lookahead(std::int64_t n, float* bulk_split) {
@@ -354,9 +407,14 @@ struct Factor {
     bool bulk_pending = false;
     for (std::int64_t k = 0; k < n; k += nb) {
       const std::int64_t b = std::min(nb, n - k), rest = n - k - b;
-      crit.recursive(k, b);
-      if (rest == 0) break;
-      crit.trsm(rest, b, at(k, k), at(k + b, k), lda);
+      if (opt.panel == PanelAlgo::tiles) {
+        crit.panel_tiles(k, b, rest);
+        if (rest == 0) break;
+      } else {
+        crit.recursive(k, b);
+        if (rest == 0) break;
+        crit.trsm(rest, b, at(k, k), at(k + b, k), lda);
+      }
       GF_CUDA_TRY(cudaEventRecord(la.panel, la.crit));
       // next block column: its columns were last written by the bulk update of step k − 1
       if (bulk_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.bulk_done, 0));
@@ -387,8 +445,11 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     throw std::invalid_argument("GpuCholesky::factor: n or lda exceeds cuBLAS's int range");
   if (n == 0) return {};
   if (a == nullptr) throw std::invalid_argument("GpuCholesky::factor: null matrix pointer");
+  if (opt.panel == PanelAlgo::automatic) opt.panel = std::is_same_v<T, double> ? PanelAlgo::tiles : PanelAlgo::library;
   if (opt.block <= 0)
-    opt.block = opt.algo != CholeskyAlgo::lookahead ? kDefaultBlock : kDefaultLookaheadBlock;
+    opt.block = opt.algo != CholeskyAlgo::lookahead ? kDefaultBlock
+                : opt.panel == PanelAlgo::tiles        ? default_tiles_block(n)
+                                                       : kDefaultLookaheadBlock;
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
   if (opt.syrk_base <= 0) opt.syrk_base = kDefaultSyrkBase;
@@ -404,14 +465,19 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     case CholeskyAlgo::recursive: largest_leaf = std::min(n, opt.base); break;
     case CholeskyAlgo::blocked: largest_leaf = std::min(n, opt.block); break;
     case CholeskyAlgo::cusolver: largest_leaf = n; break;
-    case CholeskyAlgo::lookahead: largest_leaf = std::min({n, opt.block, opt.base}); break;
+    case CholeskyAlgo::lookahead:
+      largest_leaf = opt.panel == PanelAlgo::tiles ? 0 : std::min({n, opt.block, opt.base});
+      break;
   }
   int lwork = 0;
   const bool need_solver = opt.algo == CholeskyAlgo::cusolver || largest_leaf > kOwnLeafMax;
   if (need_solver) GF_CUSOLVER_TRY(Lib<T>::potrf_lwork(ctx.solver, as_int(largest_leaf), a, as_int(lda), &lwork));
   std::size_t split_floats = 0;
   const bool two_streams = opt.algo == CholeskyAlgo::lookahead;
-  if (fp32 && opt.fp32_mode == Fp32Mode::tf32x3 && n > opt.base) {
+  // 3×TF32 GEMMs run once n exceeds the largest piece factored without them: one panel (lookahead
+  // with tensor-core panels, whose own sub-panel updates are plain cuBLAS) or a recursive leaf
+  const std::int64_t gemm_free = two_streams && opt.panel == PanelAlgo::tiles ? opt.block : opt.base;
+  if (fp32 && opt.fp32_mode == Fp32Mode::tf32x3 && n > gemm_free) {
     // largest GEMM: (m + n)·3k ≤ 3·n·split_point(n); lookahead: k ≤ nb, one buffer per stream
     split_floats = two_streams ? 6 * static_cast<std::size_t>(n) * static_cast<std::size_t>(std::min(n, opt.block))
                                : 3 * static_cast<std::size_t>(n) * static_cast<std::size_t>(split_point(n));

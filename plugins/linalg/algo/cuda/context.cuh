@@ -18,7 +18,7 @@ struct DeviceStatus {
   long long info;           ///< first failing leading minor (1-based), 0 = none yet
   long long nonfinite_col;  ///< 1 + first column holding a NaN/Inf, LLONG_MAX = none
   int local_info;           ///< devInfo of the last cuSOLVER call
-  int pad;
+  unsigned int panel_loaded;  ///< potrf_panel_kernel: CTAs that have read the diagonal block (reset by CTA 0)
 };
 
 inline constexpr std::size_t align_up(std::size_t bytes, std::size_t a = 256) { return (bytes + a - 1) / a * a; }

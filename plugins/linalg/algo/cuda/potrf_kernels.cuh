@@ -15,6 +15,14 @@ __device__ __forceinline__ bool bad_pivot(T d) {
   return !(d > T(0)) || isinf(d);  // ≤ 0, NaN or +Inf
 }
 
+/// D += A·B on the fp64 tensor cores (sm_80+): m8n8k4, lane l = 4r + q holds A(r, q), B(q, r)
+/// and D(r, 2q), D(r, 2q + 1).
+__device__ __forceinline__ void dmma_m8n8k4(double2& d, double a, double b) {
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
+               : "+d"(d.x), "+d"(d.y)
+               : "d"(a), "d"(b));
+}
+
 /// Factors the n×n lower triangle (n ≤ NB) held in shared memory s (ld = NB + 1) in place.
 /// Block of 32 × TY threads. Returns 0 or the 1-based failing pivot (uniform over the block).
 /// One barrier per column: column j is scaled lazily during step j+1 (nobody reads it again).

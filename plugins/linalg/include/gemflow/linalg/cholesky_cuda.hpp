@@ -25,6 +25,8 @@
 //    processors with pipelining and a look-ahead", PARA 2006; Tomov, Dongarra & Baboulin,
 //    "Towards dense linear algebra for hybrid GPU accelerated manycore systems", Parallel
 //    Computing 36 (2010) (MAGMA dpotrf): the next panel's critical path overlaps the update.
+//  - tensor-core panels (PanelAlgo::tiles): our own kernel, see panel_kernels.cuh; TRSM through
+//    inverted diagonal blocks as in Du Croz & Higham, IMA J. Numer. Anal. 12 (1992).
 //  - 3×TF32: Ootomo & Yokota, "Recovering single precision accuracy from Tensor Cores while
 //    surpassing the FP32 theoretical peak performance", IJHPCA 2022 (hi/lo split, three TF32
 //    products, the lo·lo term dropped).
@@ -60,9 +62,8 @@ enum class CholeskyAlgo {
   recursive,  ///< recursive halves down to a tuned base case; GEMMs through cuBLAS (default)
   cusolver,   ///< one cusolverDn<t>potrf call (n = 1: our correctly rounded √a11, see cholesky.cu)
   lookahead,  ///< right-looking, nb-wide panels, lookahead one panel deep on two streams: the
-              ///< diagonal block (cuSOLVER potrf), its panel (recursive TRSM) and the next block
-              ///< column on a high-priority stream while the rest of the trailing update runs on a
-              ///< low-priority one
+              ///< panel (see PanelAlgo) and the next block column on a high-priority stream while
+              ///< the rest of the trailing update runs on a low-priority one
 };
 
 /// How the fp32 recursive algorithm does its GEMMs (ignored for fp64; blocked and cusolver
@@ -71,6 +72,16 @@ enum class Fp32Mode {
   exact,   ///< cublasSgemm (IEEE fp32 FMA, no tensor cores)
   tf32x3,  ///< accuracy restored: A·Bᵀ ≈ Ahi·Bhiᵀ + Ahi·Bloᵀ + Alo·Bhiᵀ on TF32 tensor cores
   tf32,    ///< one TF32 product (≈ 1e-3 relative error; for refinement solves only)
+};
+
+/// How CholeskyAlgo::lookahead factors each nb-wide panel (the diagonal block and the rows below).
+enum class PanelAlgo {
+  automatic,  ///< tiles for fp64, library for fp32 (faster there on an H200, docs/performance.md)
+  tiles,      ///< left-looking over 128-column sub-panels: a cuBLAS SYRK/GEMM brings a sub-panel up
+              ///< to date, then one fp64 tensor-core kernel factors its 128×128 diagonal block and
+              ///< solves the rows below through the inverted 8×8 diagonal tiles (panel_kernels.cuh)
+  library,    ///< cuSOLVER potrf of the diagonal block (the recursive algorithm when `base` < nb),
+              ///< then the recursive TRSM over cuBLAS
 };
 
 /// Tuning and algorithm choice. Sizes of 0 select the tuned defaults (docs/performance.md).
@@ -82,7 +93,8 @@ struct CholeskyOptions {
   std::int64_t base = 0;
   std::int64_t trsm_base = 0;  ///< recursive: TRSM leaves of at most this order (cuBLAS trsm)
   std::int64_t syrk_base = 0;  ///< recursive: SYRK leaves of at most this order (cuBLAS syrk)
-  std::int64_t block = 0;      ///< blocked / lookahead: panel width nb (0: 256 / 2048)
+  std::int64_t block = 0;      ///< blocked / lookahead: panel width nb (0: 256 / lookahead default)
+  PanelAlgo panel = PanelAlgo::automatic;  ///< lookahead only
 };
 
 /// Outcome of a factorisation, with LAPACK's INFO convention.

@@ -1,0 +1,294 @@
+#pragma once
+// Panel factorisation on the fp64 tensor cores: one launch factors a kb×kb diagonal block
+// (kb ≤ 128) and solves the m rows of the panel below it (L21 = A21·L11⁻ᵀ). The lookahead
+// algorithm's critical path is a chain of these (cholesky.cu, Factor::panel); cuSOLVER potrf
+// spends about 0.42 µs per column on this chain on an H200 (potrf(128) 52 µs, a 128-wide TRSM
+// ≥ 37 µs), which bounds every blocked algorithm built on it (docs/performance.md).
+//
+// Algorithm (every CTA, 16 warps): the diagonal block in shared memory as 8×8 tiles, warp i
+// owning tile row i. Right-looking over tile columns with one barrier each: in phase k every warp
+// i > k applies column k − 1 to its tiles (m8n8k4 DMMA), solves L_ik = A_ik·L_kk⁻ᵀ (two DMMAs
+// with the inverted diagonal tile), applies column k to its own diagonal tile, and warp k + 1,
+// whose diagonal tile is then complete, factors it in registers (scalar dpotf2, every lane
+// redundantly) and inverts it (forward substitution, one column per lane). Shared memory then
+// holds L with the inverted diagonal tiles, which is all a triangular solve needs: CTA 0 writes
+// the block back (after every other CTA has read it), CTAs ≥ 1 (each factored the block itself,
+// so none waits for another) solve 128-row strips of the panel, left-looking per 8-row strip,
+// X_k = (B_k − Σ_{m<k} X_m·L_kmᵀ)·L_kk⁻ᵀ, the strip in registers. Arithmetic in fp64 for fp32 and
+// fp64 data (fp32 is read, factored in fp64 and rounded once). TRSM through inverted diagonal
+// blocks: Du Croz & Higham, "Stability of methods for matrix inversion", IMA J. Numer. Anal. 12
+// (1992); as in MAGMA's trsm with inverted diagonal blocks (Haidar et al., 2015).
+//
+// Cost on an H200 (docs/performance.md): about 35 µs for a 128 block, 46 µs with any panel up to
+// 16k rows (cuSOLVER potrf(128) + cuBLAS TRSM: 50–150 µs); the critical path is the chain of 16
+// tile factors (≈ 1.5–1.9k cycles each) and the per-phase update/solve/barrier (≈ 1k cycles).
+//
+// Pivot failure at column j of the block (p ≤ 0, NaN or +Inf): info = offset + j + 1 through
+// st->info (first failure wins); columns < j of the block and their panel rows are still
+// complete (LAPACK's contract), the rest is undefined.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "context.cuh"
+#include "potrf_kernels.cuh"
+
+namespace gemflow::linalg::cuda::detail {
+
+constexpr int kPanelNb = 128;  ///< largest diagonal block of one launch
+constexpr int kPanelTiles = kPanelNb / 8;
+constexpr int kPanelWarps = 16;  ///< one tile row (8 rows) per warp
+constexpr int kPanelThreads = 32 * kPanelWarps;
+constexpr int kPanelStrip = 8 * kPanelWarps;  ///< panel rows per CTA pass
+constexpr int kPanelLd = kPanelNb + 4;        ///< shared row stride in doubles (conflict-free fragments)
+
+constexpr std::size_t panel_smem_bytes() {
+  return sizeof(double) * (static_cast<std::size_t>(kPanelNb) * kPanelLd + kPanelTiles * 64) + 16;
+}
+
+/// The accumulator tile acc (lane 4r + q: (r, 2q), (r, 2q + 1)) as the A operand of two
+/// m8n8k4 steps: a0 = acc(r, q), a1 = acc(r, 4 + q).
+__device__ __forceinline__ void acc_to_operand(const double2 acc, int r, int q, double& a0, double& a1) {
+  const int s0 = 4 * r + (q >> 1), s1 = s0 + 2;
+  const double x0 = __shfl_sync(0xffffffffu, acc.x, s0), y0 = __shfl_sync(0xffffffffu, acc.y, s0);
+  const double x1 = __shfl_sync(0xffffffffu, acc.x, s1), y1 = __shfl_sync(0xffffffffu, acc.y, s1);
+  a0 = (q & 1) ? y0 : x0;
+  a1 = (q & 1) ? y1 : x1;
+}
+
+/// 1/√d for a positive finite d (pivots that fail are replaced by 1 before), within about an ulp:
+/// the hardware approximation refined by one third-order Newton step. With CUDA's rsqrt the tile
+/// factor took 2044 cycles, with this and branch-free pivot tests 1700 (H200, one warp, microbenchmark).
+__device__ __forceinline__ double rsqrt_refined(double d) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(d));
+  const double r = fma(-d * y, y, 1.0);  // 1 − d·y²
+  return fma(y * r, fma(0.375, r, 0.5), y);
+}
+
+/// Factors the 8×8 diagonal tile held (lower part) in shared memory at t0 (row stride kPanelLd):
+/// every lane runs the pivots in registers (scalar dpotf2: the chain of eight rsqrt is the
+/// critical path), lane 0 writes the strict lower part of L_kk to ldiag (8×8 row-major, zero
+/// above: set by the caller), lanes 0–7 its diagonal (correctly rounded √, off the critical
+/// path) and column `lane` of L_kk⁻¹ over t0 (forward substitution, zeros above the diagonal).
+/// Returns 0 or the 1-based failing pivot within the tile; from a failure on, pivots are taken
+/// as 1 so that the values stay finite (the undefined region).
+__device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int lane) {
+  double t[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j <= i; ++j) t[i][j] = t0[i * kPanelLd + j];
+  int fail = 0;
+  double s[8], dsel = 1.0;  // s[j] = 1 / L(j, j); dsel: this lane's pivot (lanes 0–7)
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    double d = t[j][j];
+    fail = (fail == 0) & bad_pivot(d) ? j + 1 : fail;
+    d = fail ? 1.0 : d;
+    dsel = lane == j ? d : dsel;
+    s[j] = rsqrt_refined(d);
+#pragma unroll
+    for (int i = j + 1; i < 8; ++i) t[i][j] *= s[j];
+#pragma unroll
+    for (int c = j + 1; c < 8; ++c)
+#pragma unroll
+      for (int i = c; i < 8; ++i) t[i][c] = fma(-t[i][j], t[c][j], t[i][c]);
+  }
+  // column c = lane of the inverse: v_i = −s_i Σ_{c ≤ m < i} L(i, m) v_m, v_c = s_c
+  double acc[8], v[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) acc[i] = 0.0;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    v[i] = i < lane ? 0.0 : (i == lane ? s[i] : -acc[i] * s[i]);
+#pragma unroll
+    for (int r = i + 1; r < 8; ++r) acc[r] = fma(t[r][i], v[i], acc[r]);
+  }
+  __syncwarp();
+  if (lane == 0) {
+#pragma unroll
+    for (int i = 1; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < i; ++j) ldiag[i * 8 + j] = t[i][j];
+  }
+  if (lane < 8) {
+    ldiag[lane * 9] = sqrt(dsel);  // dpotf2's L(j, j) = √p, correctly rounded
+#pragma unroll
+    for (int i = 0; i < 8; ++i) t0[i * kPanelLd + lane] = v[i];
+  }
+  return fail;
+}
+
+/// a: the diagonal block (kb×kb, ld lda) with the m panel rows below it; offset: its global
+/// column (for info). Grid: 1 + G CTAs of kPanelThreads, panel_smem_bytes() dynamic shared
+/// memory; CTA 0 writes the block, CTA c ≥ 1 solves strips c − 1, c − 1 + G, … of kPanelStrip rows.
+template <class T>
+__global__ void __launch_bounds__(kPanelThreads, 1)
+    potrf_panel_kernel(T* a, std::int64_t lda, int kb, std::int64_t m, std::int64_t offset, DeviceStatus* st) {
+  extern __shared__ __align__(16) unsigned char panel_smem_raw[];
+  double* ls = reinterpret_cast<double*>(panel_smem_raw);  // ls[row * kPanelLd + col]
+  double* ldiag = ls + kPanelNb * kPanelLd;                 // kPanelTiles × 64
+  // failing pivot (1-based, 0 = none) of the tile factored in phase k − 1, at s_fail[k & 1]: two
+  // slots, so that the factor of phase k never overwrites what a slower warp has yet to read
+  int* s_fail = reinterpret_cast<int*>(ldiag + kPanelTiles * 64);
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int r = lane >> 2, q = lane & 3;
+
+  // load the lower triangle (identity beyond kb, zero above); all loads in flight at once
+  constexpr int kLoadRounds = 1, kPer = kPanelNb * kPanelNb / kPanelThreads / kLoadRounds;
+#pragma unroll 1
+  for (int round = 0; round < kLoadRounds; ++round) {
+    double v[kPer];
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const int e = tid + (round * kPer + u) * kPanelThreads, i = e & (kPanelNb - 1), j = e / kPanelNb;
+      v[u] = (i < kb && j <= i) ? static_cast<double>(a[i + j * lda]) : (i == j ? 1.0 : 0.0);
+    }
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const int e = tid + (round * kPer + u) * kPanelThreads, i = e & (kPanelNb - 1), j = e / kPanelNb;
+      ls[i * kPanelLd + j] = v[u];
+    }
+  }
+  for (int e = tid; e < kPanelTiles * 64; e += kPanelThreads) ldiag[e] = 0.0;  // upper parts stay 0
+  if (tid < 2) s_fail[tid] = 0;
+  __syncthreads();
+  // CTA 0 overwrites the block with L: it waits until every other CTA has read it (they never wait)
+  if (blockIdx.x != 0 && tid == 0) atomicAdd(&st->panel_loaded, 1u);
+
+  // Right-looking over tile columns, accumulators in shared memory, one barrier per column.
+  // Phase k: warp w > k applies column k − 1 to its tiles (w, k … w − 1) (that column of the other
+  // tile rows became visible at the last barrier), solves L_wk = A_wk·L_kk⁻ᵀ, applies column k to
+  // its own diagonal tile, and warp k + 1, whose diagonal tile is then complete, factors it.
+  const int nt = (kb + 7) / 8;
+  int nt_done = nt;  // tile columns whose L (and inverted diagonal tile) are usable
+  if (warp == 0) {
+    const int f = factor_invert_tile(ls, ldiag, lane);
+    if (f && lane == 0) s_fail[0] = f;
+  }
+  __syncthreads();
+  double lp0 = 0.0, lp1 = 0.0;  // −L_{w,k−1} as an A operand
+  int fail = 0;
+  for (int k = 0; k < nt; ++k) {
+    fail = s_fail[k & 1];  // the factor of tile k
+    if (warp > k && warp < nt) {
+      double* roww = ls + (8 * warp + r) * kPanelLd + 2 * q;
+      if (k > 0) {  // column k − 1 into tiles (w, j), k ≤ j < w, two independent tiles at a time
+        const double* b = ls + r * kPanelLd + 8 * (k - 1) + q;
+        int j = k;
+        for (; j + 1 < warp; j += 2) {
+          double2* t0 = reinterpret_cast<double2*>(roww + 8 * j);
+          double2 x0 = t0[0], x1 = t0[4];
+          const double* b0 = b + 8 * j * kPanelLd;
+          const double* b1 = b0 + 8 * kPanelLd;
+          const double c00 = b0[0], c01 = b0[4], c10 = b1[0], c11 = b1[4];
+          dmma_m8n8k4(x0, lp0, c00);
+          dmma_m8n8k4(x1, lp0, c10);
+          dmma_m8n8k4(x0, lp1, c01);
+          dmma_m8n8k4(x1, lp1, c11);
+          t0[0] = x0;
+          t0[4] = x1;
+        }
+        if (j < warp) {
+          double2* t0 = reinterpret_cast<double2*>(roww + 8 * j);
+          double2 x0 = t0[0];
+          const double* b0 = b + 8 * j * kPanelLd;
+          dmma_m8n8k4(x0, lp0, b0[0]);
+          dmma_m8n8k4(x0, lp1, b0[4]);
+          t0[0] = x0;
+        }
+      }
+      double2* tk = reinterpret_cast<double2*>(roww + 8 * k);
+      double a0, a1;
+      acc_to_operand(*tk, r, q, a0, a1);
+      const double* inv = ls + (8 * k + r) * kPanelLd + 8 * k + q;  // B(q, r) = L_kk⁻¹(r, q)
+      double2 x = make_double2(0.0, 0.0);
+      dmma_m8n8k4(x, a0, inv[0]);
+      dmma_m8n8k4(x, a1, inv[4]);
+      *tk = x;
+      acc_to_operand(x, r, q, a0, a1);  // L_wk(r, q), L_wk(r, 4 + q): also the B operand of L_wkᵀ
+      lp0 = -a0;
+      lp1 = -a1;
+      if (!fail) {
+        double2* tw = reinterpret_cast<double2*>(roww + 8 * warp);
+        double2 acc = *tw;
+        dmma_m8n8k4(acc, lp0, a0);
+        dmma_m8n8k4(acc, lp1, a1);
+        *tw = acc;
+        if (warp == k + 1) {
+          __syncwarp();
+          const int f = factor_invert_tile(ls + 8 * warp * kPanelLd + 8 * warp, ldiag + 64 * warp, lane);
+          if (f && lane == 0) s_fail[(k + 1) & 1] = 8 * warp + f;
+        }
+      }
+    }
+    __syncthreads();
+    if (fail) {
+      nt_done = k + 1;  // the failing tile column: its leading columns are complete
+      break;
+    }
+  }
+  if (blockIdx.x == 0) {
+    if (tid == 0) {
+      if (fail && st->info == 0)
+        atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull,
+                  static_cast<unsigned long long>(offset + fail));
+      while (atomicAdd(&st->panel_loaded, 0u) < gridDim.x - 1) __nanosleep(100);
+      st->panel_loaded = 0;  // the next launch on this stream starts from 0
+    }
+    __syncthreads();
+#pragma unroll 8
+    for (int e = tid; e < kPanelNb * kPanelNb; e += kPanelThreads) {
+      const int i = e & (kPanelNb - 1), j = e / kPanelNb;
+      if (i < kb && j <= i && j < 8 * nt_done)
+        a[i + j * lda] = static_cast<T>(i / 8 == j / 8 ? ldiag[64 * (j / 8) + (i % 8) * 8 + j % 8] : ls[i * kPanelLd + j]);
+    }
+    return;
+  }
+
+  // solve the panel strips: warp w owns rows 8w … 8w + 7 of the strip
+  const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
+  for (std::int64_t sidx = blockIdx.x - 1; sidx < strips; sidx += gridDim.x - 1) {
+    const std::int64_t row = kb + sidx * kPanelStrip + 8 * warp + r;
+    const bool rvalid = row < kb + m;
+    T* arow = a + (rvalid ? row : 0);
+    const auto load_b = [&](int k) {
+      const int c = 8 * k + 2 * q;
+      return make_double2((rvalid && c < kb) ? static_cast<double>(arow[c * lda]) : 0.0,
+                          (rvalid && c + 1 < kb) ? static_cast<double>(arow[(c + 1) * lda]) : 0.0);
+    };
+    // B tiles k + 1 … k + kAhead are in flight while tile k is solved (all 16 at once spill)
+    constexpr int kAhead = 4;
+    double2 t[kPanelTiles];  // B tiles, then −X tiles in operand layout (.x: columns q, .y: 4 + q)
+#pragma unroll
+    for (int k = 0; k <= kAhead; ++k) t[k] = load_b(k);
+#pragma unroll
+    for (int k = 0; k < kPanelTiles; ++k) {
+      if (k + kAhead + 1 < kPanelTiles) t[k + kAhead + 1] = load_b(k + kAhead + 1);
+      if (k < nt_done) {
+        double2 acc = t[k], acc2 = make_double2(0.0, 0.0);
+        const double* bk = ls + (8 * k + r) * kPanelLd + q;
+#pragma unroll
+        for (int mm = 0; mm < k; ++mm) {
+          dmma_m8n8k4((mm & 1) ? acc2 : acc, t[mm].x, bk[8 * mm]);
+          dmma_m8n8k4((mm & 1) ? acc2 : acc, t[mm].y, bk[8 * mm + 4]);
+        }
+        acc.x += acc2.x;
+        acc.y += acc2.y;
+        double a0, a1;
+        acc_to_operand(acc, r, q, a0, a1);
+        double2 x = make_double2(0.0, 0.0);
+        dmma_m8n8k4(x, a0, bk[8 * k]);
+        dmma_m8n8k4(x, a1, bk[8 * k + 4]);
+        const int c = 8 * k + 2 * q;
+        if (rvalid && c < kb) arow[c * lda] = static_cast<T>(x.x);
+        if (rvalid && c + 1 < kb) arow[(c + 1) * lda] = static_cast<T>(x.y);
+        acc_to_operand(x, r, q, a0, a1);
+        t[k] = make_double2(-a0, -a1);
+      }
+    }
+  }
+}
+
+}  // namespace gemflow::linalg::cuda::detail
