@@ -69,11 +69,11 @@ __global__ void centre_kernel(double* work, std::int64_t n) {
   for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) work[i] = __dsub_rn(__dmul_rn(work[i], inv), t);
 }
 
-// G(i, j) = 0.5 · ((D_i0² + D_j0²) − d(i, j)²), stored row- or column-major.
-template <bool ColMajor>
-__global__ void __launch_bounds__(kTile* kRows) metric_kernel(const double* __restrict__ d,
-                                                              const double* __restrict__ d0, std::int64_t n,
-                                                              double* __restrict__ g) {
+// out(i, j) = f(i, j, in[i·n + j]) for the kTile×kTile tile of this block, stored at i·n + j
+// (ColMajor = false) or, through a shared tile so that both sides stay coalesced, at i + j·n.
+template <bool ColMajor, class F>
+__device__ __forceinline__ void tile_map(const double* __restrict__ in, std::int64_t n, double* __restrict__ out,
+                                         F f) {
   __shared__ double tile[kTile][kTile + 1];
   const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
   const std::int64_t j0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
@@ -81,37 +81,34 @@ __global__ void __launch_bounds__(kTile* kRows) metric_kernel(const double* __re
   for (int r = ty; r < kTile; r += kRows) {
     const std::int64_t i = i0 + r, j = j0 + tx;
     if (i < n && j < n) {
-      const double v = d[i * n + j];
-      const double x = __dmul_rn(0.5, __dsub_rn(__dadd_rn(d0[i], d0[j]), __dmul_rn(v, v)));
+      const double x = f(i, j, in[i * n + j]);
       if constexpr (ColMajor) tile[r][tx] = x;
-      else g[i * n + j] = x;
+      else out[i * n + j] = x;
     }
   }
   if constexpr (ColMajor) {
     __syncthreads();
     for (int c = ty; c < kTile; c += kRows) {
       const std::int64_t i = i0 + tx, j = j0 + c;
-      if (i < n && j < n) g[i + j * n] = tile[tx][c];
+      if (i < n && j < n) out[i + j * n] = tile[tx][c];
     }
   }
+}
+
+// G(i, j) = 0.5 · ((D_i0² + D_j0²) − d(i, j)²), stored row- or column-major.
+template <bool ColMajor>
+__global__ void __launch_bounds__(kTile* kRows) metric_kernel(const double* __restrict__ d,
+                                                              const double* __restrict__ d0, std::int64_t n,
+                                                              double* __restrict__ g) {
+  tile_map<ColMajor>(d, n, g, [d0](std::int64_t i, std::int64_t j, double v) {
+    return __dmul_rn(0.5, __dsub_rn(__dadd_rn(d0[i], d0[j]), __dmul_rn(v, v)));
+  });
 }
 
 // out[i + j·n] = in[i·n + j] (row-major in → column-major out of the same matrix).
 __global__ void __launch_bounds__(kTile* kRows) transpose_kernel(const double* __restrict__ in, std::int64_t n,
                                                                  double* __restrict__ out) {
-  __shared__ double tile[kTile][kTile + 1];
-  const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
-  const std::int64_t j0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
-  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  for (int r = ty; r < kTile; r += kRows) {
-    const std::int64_t i = i0 + r, j = j0 + tx;
-    if (i < n && j < n) tile[r][tx] = in[i * n + j];
-  }
-  __syncthreads();
-  for (int c = ty; c < kTile; c += kRows) {
-    const std::int64_t i = i0 + tx, j = j0 + c;
-    if (i < n && j < n) out[i + j * n] = tile[tx][c];
-  }
+  tile_map<true>(in, n, out, [](std::int64_t, std::int64_t, double v) { return v; });
 }
 
 dim3 tile_grid(std::size_t n) {
