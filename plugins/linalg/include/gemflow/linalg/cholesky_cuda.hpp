@@ -88,12 +88,15 @@ enum class PanelAlgo {
 struct CholeskyOptions {
   CholeskyAlgo algo = CholeskyAlgo::recursive;
   Fp32Mode fp32_mode = Fp32Mode::exact;
-  /// recursive: POTRF leaves of at most this order (cuSOLVER). lookahead: the diagonal blocks
-  /// are factored by the recursive algorithm with this base; 0 = nb, one cuSOLVER potrf each.
+  /// recursive: POTRF leaves of at most this order (cuSOLVER). lookahead with library panels:
+  /// the diagonal blocks are factored by the recursive algorithm with this base; 0 = nb, one
+  /// cuSOLVER potrf each (unused by tensor-core panels).
   std::int64_t base = 0;
   std::int64_t trsm_base = 0;  ///< recursive: TRSM leaves of at most this order (cuBLAS trsm)
   std::int64_t syrk_base = 0;  ///< recursive: SYRK leaves of at most this order (cuBLAS syrk)
-  std::int64_t block = 0;      ///< blocked / lookahead: panel width nb (0: 256 / lookahead default)
+  /// blocked / lookahead: panel width nb. 0: 256 (blocked); lookahead with tensor-core panels
+  /// 512 below n = 12288, 1024 below 24576, else 2048; with library panels 2048.
+  std::int64_t block = 0;
   PanelAlgo panel = PanelAlgo::automatic;  ///< lookahead only
 };
 
