@@ -19,9 +19,10 @@
 // blocks: Du Croz & Higham, "Stability of methods for matrix inversion", IMA J. Numer. Anal. 12
 // (1992); as in MAGMA's trsm with inverted diagonal blocks (Haidar et al., 2015).
 //
-// Cost on an H200 (docs/performance.md): about 35 µs for a 128 block, 46 µs with any panel up to
-// 16k rows (cuSOLVER potrf(128) + cuBLAS TRSM: 50–150 µs); the critical path is the chain of 16
-// tile factors (≈ 1.5–1.9k cycles each) and the per-phase update/solve/barrier (≈ 1k cycles).
+// Cost on an H200 (docs/performance.md): about 34 µs for a 128 block, 43–45 µs with any panel up
+// to 16k rows (cuSOLVER potrf(128) + cuBLAS TRSM: 54–157 µs); the critical path is the chain of
+// 16 tile factors (≈ 1.6k cycles each), the per-phase update/solve/barrier (≈ 1k cycles) and
+// the load of the block (≈ 6k cycles, global memory).
 //
 // Pivot failure at column j of the block (p ≤ 0, NaN or +Inf): info = offset + j + 1 through
 // st->info (first failure wins); columns < j of the block and their panel rows are still
@@ -29,6 +30,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "context.cuh"
 #include "potrf_kernels.cuh"
@@ -44,6 +46,16 @@ constexpr int kPanelLd = kPanelNb + 4;        ///< shared row stride in doubles 
 
 constexpr std::size_t panel_smem_bytes() {
   return sizeof(double) * (static_cast<std::size_t>(kPanelNb) * kPanelLd + kPanelTiles * 64) + 16;
+}
+
+/// Element e (0 … 128² − 1) of the diagonal block handled by thread e % kPanelThreads in round
+/// e / kPanelThreads: each warp instruction covers an 8×4 block (lane l: row 8·bi + l % 8, column
+/// 4·bj + l / 8), i.e. four 64-byte column pieces in global memory and no shared-memory bank
+/// conflict beyond the two wavefronts of a 64-bit access (32 rows of one column: 8-way).
+__device__ __forceinline__ void panel_element(int e, int& i, int& j) {
+  const int b = e >> 5, l = e & 31;
+  i = 8 * (b & (kPanelTiles - 1)) + (l & 7);
+  j = 4 * (b / kPanelTiles) + (l >> 3);
 }
 
 /// The accumulator tile acc (lane 4r + q: (r, 2q), (r, 2q + 1)) as the A operand of two
@@ -135,19 +147,23 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int r = lane >> 2, q = lane & 3;
 
-  // load the lower triangle (identity beyond kb, zero above); all loads in flight at once
-  constexpr int kLoadRounds = 1, kPer = kPanelNb * kPanelNb / kPanelThreads / kLoadRounds;
+  // load the lower triangle (identity beyond kb, zero above), every load in flight at once (fp32
+  // in two rounds: one round spills with fp32 data)
+  constexpr int kLoadRounds = std::is_same_v<T, float> ? 2 : 1;
+  constexpr int kPer = kPanelNb * kPanelNb / kPanelThreads / kLoadRounds;
 #pragma unroll 1
   for (int round = 0; round < kLoadRounds; ++round) {
     double v[kPer];
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
-      const int e = tid + (round * kPer + u) * kPanelThreads, i = e & (kPanelNb - 1), j = e / kPanelNb;
+      int i, j;
+      panel_element(tid + (round * kPer + u) * kPanelThreads, i, j);
       v[u] = (i < kb && j <= i) ? static_cast<double>(a[i + j * lda]) : (i == j ? 1.0 : 0.0);
     }
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
-      const int e = tid + (round * kPer + u) * kPanelThreads, i = e & (kPanelNb - 1), j = e / kPanelNb;
+      int i, j;
+      panel_element(tid + (round * kPer + u) * kPanelThreads, i, j);
       ls[i * kPanelLd + j] = v[u];
     }
   }
@@ -240,9 +256,12 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
     __syncthreads();
 #pragma unroll 8
     for (int e = tid; e < kPanelNb * kPanelNb; e += kPanelThreads) {
-      const int i = e & (kPanelNb - 1), j = e / kPanelNb;
-      if (i < kb && j <= i && j < 8 * nt_done)
-        a[i + j * lda] = static_cast<T>(i / 8 == j / 8 ? ldiag[64 * (j / 8) + (i % 8) * 8 + j % 8] : ls[i * kPanelLd + j]);
+      int i, j;
+      panel_element(e, i, j);
+      if (i < kb && j <= i && j < 8 * nt_done) {
+        const double x = i / 8 == j / 8 ? ldiag[64 * (j / 8) + (i % 8) * 8 + j % 8] : ls[i * kPanelLd + j];
+        a[i + j * lda] = static_cast<T>(x);
+      }
     }
     return;
   }
@@ -253,41 +272,49 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
     const std::int64_t row = kb + sidx * kPanelStrip + 8 * warp + r;
     const bool rvalid = row < kb + m;
     T* arow = a + (rvalid ? row : 0);
-    const auto load_b = [&](int k) {
-      const int c = 8 * k + 2 * q;
-      return make_double2((rvalid && c < kb) ? static_cast<double>(arow[c * lda]) : 0.0,
-                          (rvalid && c + 1 < kb) ? static_cast<double>(arow[(c + 1) * lda]) : 0.0);
-    };
-    // B tiles k + 1 … k + kAhead are in flight while tile k is solved (all 16 at once spill)
-    constexpr int kAhead = 4;
-    double2 t[kPanelTiles];  // B tiles, then −X tiles in operand layout (.x: columns q, .y: 4 + q)
-#pragma unroll
-    for (int k = 0; k <= kAhead; ++k) t[k] = load_b(k);
-#pragma unroll
-    for (int k = 0; k < kPanelTiles; ++k) {
-      if (k + kAhead + 1 < kPanelTiles) t[k + kAhead + 1] = load_b(k + kAhead + 1);
-      if (k < nt_done) {
-        double2 acc = t[k], acc2 = make_double2(0.0, 0.0);
-        const double* bk = ls + (8 * k + r) * kPanelLd + q;
-#pragma unroll
-        for (int mm = 0; mm < k; ++mm) {
-          dmma_m8n8k4((mm & 1) ? acc2 : acc, t[mm].x, bk[8 * mm]);
-          dmma_m8n8k4((mm & 1) ? acc2 : acc, t[mm].y, bk[8 * mm + 4]);
-        }
-        acc.x += acc2.x;
-        acc.y += acc2.y;
-        double a0, a1;
-        acc_to_operand(acc, r, q, a0, a1);
-        double2 x = make_double2(0.0, 0.0);
-        dmma_m8n8k4(x, a0, bk[8 * k]);
-        dmma_m8n8k4(x, a1, bk[8 * k + 4]);
+    // kFull (kb = 128, no failure): no per-tile guards, so the compiler can overlap the tiles
+    const auto solve = [&](auto full) {
+      constexpr bool kFull = decltype(full)::value;
+      const auto load_b = [&](int k) {
         const int c = 8 * k + 2 * q;
-        if (rvalid && c < kb) arow[c * lda] = static_cast<T>(x.x);
-        if (rvalid && c + 1 < kb) arow[(c + 1) * lda] = static_cast<T>(x.y);
-        acc_to_operand(x, r, q, a0, a1);
-        t[k] = make_double2(-a0, -a1);
+        return make_double2((rvalid && (kFull || c < kb)) ? static_cast<double>(arow[c * lda]) : 0.0,
+                            (rvalid && (kFull || c + 1 < kb)) ? static_cast<double>(arow[(c + 1) * lda]) : 0.0);
+      };
+      // B tiles k + 1 … k + kAhead are in flight while tile k is solved (all 16 at once spill)
+      constexpr int kAhead = 4;
+      double2 t[kPanelTiles];  // B tiles, then −X tiles in operand layout (.x: columns q, .y: 4 + q)
+#pragma unroll
+      for (int k = 0; k <= kAhead; ++k) t[k] = load_b(k);
+#pragma unroll
+      for (int k = 0; k < kPanelTiles; ++k) {
+        if (k + kAhead + 1 < kPanelTiles) t[k + kAhead + 1] = load_b(k + kAhead + 1);
+        if (kFull || k < nt_done) {
+          double2 acc = t[k], acc2 = make_double2(0.0, 0.0);
+          const double* bk = ls + (8 * k + r) * kPanelLd + q;
+#pragma unroll
+          for (int mm = 0; mm < k; ++mm) {
+            dmma_m8n8k4((mm & 1) ? acc2 : acc, t[mm].x, bk[8 * mm]);
+            dmma_m8n8k4((mm & 1) ? acc2 : acc, t[mm].y, bk[8 * mm + 4]);
+          }
+          acc.x += acc2.x;
+          acc.y += acc2.y;
+          double a0, a1;
+          acc_to_operand(acc, r, q, a0, a1);
+          double2 x = make_double2(0.0, 0.0);
+          dmma_m8n8k4(x, a0, bk[8 * k]);
+          dmma_m8n8k4(x, a1, bk[8 * k + 4]);
+          const int c = 8 * k + 2 * q;
+          if (rvalid && (kFull || c < kb)) arow[c * lda] = static_cast<T>(x.x);
+          if (rvalid && (kFull || c + 1 < kb)) arow[(c + 1) * lda] = static_cast<T>(x.y);
+          acc_to_operand(x, r, q, a0, a1);
+          t[k] = make_double2(-a0, -a1);
+        }
       }
-    }
+    };
+    if (kb == kPanelNb && nt_done == kPanelTiles)
+      solve(std::true_type{});
+    else
+      solve(std::false_type{});
   }
 }
 
