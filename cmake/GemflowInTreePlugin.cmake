@@ -38,7 +38,9 @@ function(gemflow_plugin_tree name)
   file(GLOB cuda_src CONFIGURE_DEPENDS ${dir}/algo/cuda/*.cu)
   if(GEMFLOW_HAVE_CUDA AND cuda_src)
     add_library(gemflow_${name}_cuda STATIC ${cuda_src})
-    target_include_directories(gemflow_${name}_cuda PUBLIC ${dir}/include PRIVATE ${dir}/algo/cuda)
+    # core/include only for header-only CUDA helpers (gemflow/cuda_smem.hpp): no link to the core
+    target_include_directories(gemflow_${name}_cuda PUBLIC ${dir}/include
+                               PRIVATE ${dir}/algo/cuda ${PROJECT_SOURCE_DIR}/core/include)
     target_link_libraries(gemflow_${name}_cuda PUBLIC CUDA::cudart ${P_CUDA_LIBRARIES})
     target_compile_options(gemflow_${name}_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
     target_link_libraries(${algo} ${algo_scope} gemflow_${name}_cuda)

@@ -95,8 +95,9 @@ std::vector<double> random_spd(std::int64_t n, double shift, std::int64_t rank =
 }
 
 /// A = M D Mᵀ, M unit lower (small random below the diagonal), D = 1 except D[k−1] = −1:
-/// leading minors 1..k−1 positive, minor k negative.
-std::vector<double> not_spd(std::int64_t n, std::int64_t k) {
+/// leading minors 1..k−1 positive, minor k negative. Columns 0 … k−2 of A's Cholesky factor are
+/// those of M (D = 1 there); M is returned in *m_out when given.
+std::vector<double> not_spd(std::int64_t n, std::int64_t k, std::vector<double>* m_out = nullptr) {
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<double> m(static_cast<std::size_t>(n * n), 0.0), a(static_cast<std::size_t>(n * n), 0.0);
   const double s = 0.5 / std::sqrt(double(n));
@@ -112,6 +113,7 @@ std::vector<double> not_spd(std::int64_t n, std::int64_t k) {
       for (std::int64_t c = 0; c <= j; ++c) acc += m[i + c * n] * d[static_cast<std::size_t>(c)] * m[j + c * n];
       a[i + j * n] = a[j + i * n] = acc;
     }
+  if (m_out) *m_out = std::move(m);
   return a;
 }
 
@@ -331,26 +333,56 @@ TEST_F(GpuCholeskyTest, Tf32x3WithinTenfoldOfSpotrfAtLargeN) {
 
 // Regression: the first tensor-core panels ran their sub-panel updates as 3×TF32 GEMMs even for
 // n ≤ nb, whose operand buffer is sized only for n > nb: on a fresh object the GEMMs read and
-// wrote past the workspace (illegal address on the H200). Every n < nb with several sub-panels.
+// wrote past the workspace (illegal address on the H200). The same class: library panels whose
+// recursion base exceeds nb (GEMMs from n > nb on, buffer sized only for n > base).
 TEST_F(GpuCholeskyTest, Tf32x3LookaheadNarrowerThanOnePanel) {
   for (std::int64_t n : {129, 300, 1000}) {
-    gc::GpuCholesky chol(nullptr);  // fresh: no workspace left over from larger calls
     const auto a = random_spd(n, 0.5);
     std::vector<float> ref(a.size());
     for (std::size_t i = 0; i < a.size(); ++i) ref[i] = float(a[i]);
     ASSERT_EQ(lapack_potrf(ref, n), 0);
     const double beta_lapack = backward_error<float>(a, ref, n, n);
-    auto h = to_padded<float>(a, n, n);
-    Dev<float> d(h.size());
-    d.put(h);
-    CholeskyOptions o;
-    o.algo = CholeskyAlgo::lookahead;  // default nb (> n)
-    o.fp32_mode = Fp32Mode::tf32x3;
-    const auto st = chol.factor(d.p, n, n, o);
-    ASSERT_EQ(st.info, 0) << "n=" << n << ": " << st.message();
-    const double beta = backward_error<float>(a, d.get(), n, n);
-    EXPECT_LE(beta, 10.0 * std::max(beta_lapack, double(eps<float>()))) << "n=" << n;
+    const auto h = to_padded<float>(a, n, n);
+    CholeskyOptions tiles;
+    tiles.algo = CholeskyAlgo::lookahead;  // default nb (> n)
+    tiles.panel = gc::PanelAlgo::tiles;
+    tiles.fp32_mode = Fp32Mode::tf32x3;
+    CholeskyOptions library = tiles;  // panels of 128 factored by a recursion with base 1024 > nb
+    library.panel = gc::PanelAlgo::library;
+    library.block = 128;
+    library.base = 1024;
+    for (const auto& [name, o] : {std::pair{"tiles", tiles}, std::pair{"library base > nb", library}}) {
+      gc::GpuCholesky chol(nullptr);  // fresh: no workspace left over from larger calls
+      Dev<float> d(h.size());
+      d.put(h);
+      const auto st = chol.factor(d.p, n, n, o);
+      ASSERT_EQ(st.info, 0) << name << " n=" << n << ": " << st.message();
+      const double beta = backward_error<float>(a, d.get(), n, n);
+      EXPECT_LE(beta, 10.0 * std::max(beta_lapack, double(eps<float>()))) << name << " n=" << n;
+    }
   }
+}
+
+// Panels taller than 128 rows × the SM count: solve CTAs take several strips each, the grid is
+// capped at one CTA per SM (n = 17500: 136 strips below the first block on a 132-SM H200).
+TEST_F(GpuCholeskyTest, TilesPanelsWithMoreStripsThanSms) {
+  const std::int64_t n = 17500;
+  gc::GpuCholesky chol(nullptr);
+  Dev<double> pristine(std::size_t(n * n)), a(std::size_t(n * n));
+  gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)), 91, nullptr);
+  const auto beta_of = [&](const CholeskyOptions& o) {
+    ok(cudaMemcpy(a.p, pristine.p, sizeof(double) * n * n, cudaMemcpyDeviceToDevice), "copy");
+    EXPECT_EQ(chol.factor(a.p, n, n, o).info, 0);
+    return gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, nullptr);
+  };
+  CholeskyOptions ref;
+  ref.algo = CholeskyAlgo::cusolver;
+  const double b0 = beta_of(ref);
+  CholeskyOptions o;
+  o.algo = CholeskyAlgo::lookahead;
+  o.panel = gc::PanelAlgo::tiles;
+  const double b = beta_of(o);
+  EXPECT_LE(b, 10.0 * b0) << "tiles: beta " << b << ", cuSOLVER " << b0;
 }
 
 template <class T>
@@ -358,7 +390,8 @@ void check_not_spd() {
   gc::GpuCholesky chol(nullptr);
   for (auto [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {2, 2}, {17, 1}, {65, 64}, {65, 65},
                                                                        {300, 129}, {1000, 517}, {1000, 1000}}) {
-    const auto a = not_spd(n, k);
+    std::vector<double> m;
+    const auto a = not_spd(n, k, &m);
     std::vector<T> ref(a.size());
     for (std::size_t i = 0; i < a.size(); ++i) ref[i] = T(a[i]);
     const int lapack_info = lapack_potrf(ref, n);
@@ -370,6 +403,17 @@ void check_not_spd() {
       const auto st = chol.factor(d.p, n, n, c.opt);
       EXPECT_EQ(st.info, lapack_info) << c.name << " n=" << n << " k=" << k;
       EXPECT_FALSE(st.non_finite) << c.name << " n=" << n << " k=" << k;
+      // the documented partial result: columns < info − 1 are L's, every row (here: M's columns)
+      const auto out = d.get();
+      double worst = 0;
+      std::int64_t wi = 0, wj = 0;
+      for (std::int64_t j = 0; j + 1 < k; ++j)
+        for (std::int64_t i = j; i < n; ++i) {
+          const double e = std::abs(double(out[i + j * n]) - m[i + j * n]);
+          if (!(e <= worst)) worst = e, wi = i, wj = j;  // NaN counts as worst
+        }
+      EXPECT_LE(worst, 100.0 * double(n) * eps<T>())
+          << c.name << " n=" << n << " k=" << k << ": L(" << wi << "," << wj << ") off by " << worst;
     }
   }
 }

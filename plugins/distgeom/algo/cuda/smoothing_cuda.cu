@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <gemflow/cuda_smem.hpp>
+
 #include "cuda_check.cuh"
 #include "gemflow/distgeom/smoothing_cuda.hpp"
 #include "smoothing_kernels.cuh"
@@ -158,16 +160,8 @@ void validate_impl(const T* lower, const T* upper, std::size_t n, std::size_t ba
 
 template <class P, class T>
 void configure_product_kernels() {
-  static const bool once = [] {
-    GF_CUDA_TRY(cudaFuncSetAttribute(detail::tile_product_kernel<P, T, true>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(P::smem_bytes)));
-    GF_CUDA_TRY(cudaFuncSetAttribute(detail::tile_product_kernel<P, T, false>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(P::smem_bytes)));
-    return true;
-  }();
-  (void)once;
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(detail::tile_product_kernel<P, T, true>, P::smem_bytes));
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(detail::tile_product_kernel<P, T, false>, P::smem_bytes));
 }
 
 /// One pivot block K: phase 1 (diagonal tile), phase 2 (pivot row), phase 3 (the rest).

@@ -11,6 +11,8 @@
 #include <string>
 #include <type_traits>
 
+#include <gemflow/cuda_smem.hpp>
+
 #include "context.cuh"
 #include "cuda_check.cuh"
 #include "panel_kernels.cuh"
@@ -218,43 +220,20 @@ void launch_leaf(T* a, std::int64_t lda, std::int64_t n, std::int64_t offset, De
 
 template <class T>
 void enable_leaf_smem() {
-  static const bool done = [] {
-    GF_CUDA_TRY(cudaFuncSetAttribute(potrf_leaf_kernel<T, 128, 32>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     int(shared_bytes<T, 128>())));
-    GF_CUDA_TRY(cudaFuncSetAttribute(potrf_leaf_kernel<T, 64, 16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     int(shared_bytes<T, 64>())));
-    return true;
-  }();
-  (void)done;
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_leaf_kernel<T, 128, 32>, shared_bytes<T, 128>()));
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_leaf_kernel<T, 64, 16>, shared_bytes<T, 64>()));
 }
 
-template <class T>
-void enable_panel_smem() {
-  static const bool done = [] {
-    GF_CUDA_TRY(cudaFuncSetAttribute(potrf_panel_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     int(panel_smem_bytes())));
-    return true;
-  }();
-  (void)done;
-}
-
-inline int sm_count() {
-  static const int n = [] {
-    int dev = 0, v = 0;
-    GF_CUDA_TRY(cudaGetDevice(&dev));
-    GF_CUDA_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
-    return std::max(v, 1);
-  }();
-  return n;
-}
-
-/// potrf_panel_kernel over the kb×kb block at d (ld lda) and the m rows below it.
+/// potrf_panel_kernel over the kb×kb block at d (ld lda) and the m rows below it: one CTA per
+/// 128-row strip, at most one per SM of `device` (a CTA beyond them would wait for a second wave).
 template <class T>
 void launch_panel(T* d, std::int64_t lda, std::int64_t kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
-                  cudaStream_t s) {
-  enable_panel_smem<T>();
+                  cudaStream_t s, int device) {
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_panel_kernel<T>, panel_smem_bytes()));
+  int sms = 0;
+  GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
-  const unsigned grid = unsigned(1 + std::min<std::int64_t>(strips, sm_count()));
+  const unsigned grid = unsigned(std::clamp<std::int64_t>(strips, 1, std::max(sms, 1)));
   potrf_panel_kernel<T><<<grid, kPanelThreads, panel_smem_bytes(), s>>>(d, lda, int(kb), m, offset, st);
   GF_CUDA_CHECK_LAUNCH();
 }
@@ -357,7 +336,7 @@ struct Factor {
           GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(below), as_int(jb), as_int(j), at(off + j + jb, off), as_int(lda),
                                         at(off + j, off), as_int(lda), d + jb, as_int(lda)));
       }
-      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream);
+      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device);
     }
   }
 
@@ -476,7 +455,9 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   const bool two_streams = opt.algo == CholeskyAlgo::lookahead;
   // 3×TF32 GEMMs run once n exceeds the largest piece factored without them: one panel (lookahead
   // with tensor-core panels, whose own sub-panel updates are plain cuBLAS) or a recursive leaf
-  const std::int64_t gemm_free = two_streams && opt.panel == PanelAlgo::tiles ? opt.block : opt.base;
+  const std::int64_t gemm_free = !two_streams                    ? opt.base
+                                 : opt.panel == PanelAlgo::tiles ? opt.block
+                                                                 : std::min(opt.block, opt.base);
   if (fp32 && opt.fp32_mode == Fp32Mode::tf32x3 && n > gemm_free) {
     // largest GEMM: (m + n)·3k ≤ 3·n·split_point(n); lookahead: k ≤ nb, one buffer per stream
     split_floats = two_streams ? 6 * static_cast<std::size_t>(n) * static_cast<std::size_t>(std::min(n, opt.block))

@@ -15,6 +15,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <gemflow/cuda_smem.hpp>
+
 #include "context.cuh"
 #include "cuda_check.cuh"
 #include "batched_kernels.cuh"
@@ -159,12 +161,7 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   } else {
     constexpr int P = panel_width<T>();
     const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);
-    static const bool attr = [] {
-      GF_CUDA_TRY(cudaFuncSetAttribute(potrf_batched_panel_kernel<T, P>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       int(2 * sizeof(T) * P * 512)));
-      return true;
-    }();
-    (void)attr;
+    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_batched_panel_kernel<T, P>, 2 * sizeof(T) * P * 512));
     potrf_batched_panel_kernel<T, P><<<grid, 256, smem, ctx.stream>>>(a, nn, lda, stride, info);
   }
   GF_CUDA_CHECK_LAUNCH();

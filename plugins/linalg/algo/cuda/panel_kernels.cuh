@@ -11,9 +11,9 @@
 // with the inverted diagonal tile), applies column k to its own diagonal tile, and warp k + 1,
 // whose diagonal tile is then complete, factors it in registers (scalar dpotf2, every lane
 // redundantly) and inverts it (forward substitution, one column per lane). Shared memory then
-// holds L with the inverted diagonal tiles, which is all a triangular solve needs: CTA 0 writes
-// the block back (after every other CTA has read it), CTAs ≥ 1 (each factored the block itself,
-// so none waits for another) solve 128-row strips of the panel, left-looking per 8-row strip,
+// holds L with the inverted diagonal tiles, which is all a triangular solve needs: every CTA
+// factored the block itself (so none waits for another), the last one to have read it writes it
+// back, and each solves 128-row strips of the panel, left-looking per 8-row strip,
 // X_k = (B_k − Σ_{m<k} X_m·L_kmᵀ)·L_kk⁻ᵀ, the strip in registers. Arithmetic in fp64 for fp32 and
 // fp64 data (fp32 is read, factored in fp64 and rounded once). TRSM through inverted diagonal
 // blocks: Du Croz & Higham, "Stability of methods for matrix inversion", IMA J. Numer. Anal. 12
@@ -68,12 +68,15 @@ __device__ __forceinline__ void acc_to_operand(const double2 acc, int r, int q, 
   a1 = (q & 1) ? y1 : x1;
 }
 
-/// 1/√d for a positive finite d (pivots that fail are replaced by 1 before), within about an ulp:
+/// 1/√d for a positive finite d (pivots that fail are replaced by 1 before; subnormal d too), within about an ulp:
 /// the hardware approximation refined by one third-order Newton step. With CUDA's rsqrt the tile
 /// factor took 2044 cycles, with this and branch-free pivot tests 1700 (H200, one warp, microbenchmark).
 __device__ __forceinline__ double rsqrt_refined(double d) {
+  // the approximation flushes subnormal operands: scale those by 2^128 first (exact), and y by 2^64
+  const bool tiny = d < 2.2250738585072014e-308;
   double y;
-  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(d));
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(tiny ? d * 0x1p128 : d));
+  y = tiny ? y * 0x1p64 : y;
   const double r = fma(-d * y, y, 1.0);  // 1 − d·y²
   return fma(y * r, fma(0.375, r, 0.5), y);
 }
@@ -133,8 +136,9 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
 }
 
 /// a: the diagonal block (kb×kb, ld lda) with the m panel rows below it; offset: its global
-/// column (for info). Grid: 1 + G CTAs of kPanelThreads, panel_smem_bytes() dynamic shared
-/// memory; CTA 0 writes the block, CTA c ≥ 1 solves strips c − 1, c − 1 + G, … of kPanelStrip rows.
+/// column (for info). Grid: G ≥ 1 CTAs of kPanelThreads (at most one per SM: more would queue a
+/// second wave, each CTA factoring the block again), panel_smem_bytes() dynamic shared memory;
+/// CTA c solves strips c, c + G, … of kPanelStrip rows; st->panel_loaded must be 0 at launch.
 template <class T>
 __global__ void __launch_bounds__(kPanelThreads, 1)
     potrf_panel_kernel(T* a, std::int64_t lda, int kb, std::int64_t m, std::int64_t offset, DeviceStatus* st) {
@@ -144,6 +148,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   // failing pivot (1-based, 0 = none) of the tile factored in phase k − 1, at s_fail[k & 1]: two
   // slots, so that the factor of phase k never overwrites what a slower warp has yet to read
   int* s_fail = reinterpret_cast<int*>(ldiag + kPanelTiles * 64);
+  int* s_writer = s_fail + 2;  // this CTA writes the block back
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int r = lane >> 2, q = lane & 3;
 
@@ -170,8 +175,14 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   for (int e = tid; e < kPanelTiles * 64; e += kPanelThreads) ldiag[e] = 0.0;  // upper parts stay 0
   if (tid < 2) s_fail[tid] = 0;
   __syncthreads();
-  // CTA 0 overwrites the block with L: it waits until every other CTA has read it (they never wait)
-  if (blockIdx.x != 0 && tid == 0) atomicAdd(&st->panel_loaded, 1u);
+  // The last CTA to have read the block writes L over it (every CTA computes the same L), so none
+  // overwrites what another has yet to read, and none waits; it also resets the counter for the
+  // next launch on this stream (every CTA has counted by then).
+  if (tid == 0) {
+    const bool last = atomicAdd(&st->panel_loaded, 1u) == gridDim.x - 1;
+    if (last) st->panel_loaded = 0;
+    *s_writer = last;
+  }
 
   // Right-looking over tile columns, accumulators in shared memory, one barrier per column.
   // Phase k: warp w > k applies column k − 1 to its tiles (w, k … w − 1) (that column of the other
@@ -245,30 +256,26 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
       break;
     }
   }
-  if (blockIdx.x == 0) {
-    if (tid == 0) {
-      if (fail && st->info == 0)
-        atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull,
-                  static_cast<unsigned long long>(offset + fail));
-      while (atomicAdd(&st->panel_loaded, 0u) < gridDim.x - 1) __nanosleep(100);
-      st->panel_loaded = 0;  // the next launch on this stream starts from 0
+  if (*s_writer) {  // tile by tile: 136 tiles over 16 warps, each store four 64-byte pieces
+    if (fail && tid == 0 && st->info == 0)
+      atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull, static_cast<unsigned long long>(offset + fail));
+    for (int t = warp; t < kPanelTiles * (kPanelTiles + 1) / 2; t += kPanelWarps) {
+      int ti = static_cast<int>((sqrtf(8.0f * static_cast<float>(t) + 1.0f) - 1.0f) * 0.5f);
+      while ((ti + 1) * (ti + 2) / 2 <= t) ++ti;
+      while (ti * (ti + 1) / 2 > t) --ti;
+      const int tj = t - ti * (ti + 1) / 2;  // tile (ti, tj), tj ≤ ti
+      if (tj >= nt_done) continue;
+      const int i = 8 * ti + r, j = 8 * tj + 2 * q;
+      const double2 x = *reinterpret_cast<const double2*>(ti == tj ? ldiag + 64 * ti + 8 * r + 2 * q
+                                                                    : ls + i * kPanelLd + j);
+      if (i < kb && j <= i) a[i + j * lda] = static_cast<T>(x.x);  // j ≤ i < kb
+      if (i < kb && j + 1 <= i) a[i + (j + 1) * lda] = static_cast<T>(x.y);
     }
-    __syncthreads();
-#pragma unroll 8
-    for (int e = tid; e < kPanelNb * kPanelNb; e += kPanelThreads) {
-      int i, j;
-      panel_element(e, i, j);
-      if (i < kb && j <= i && j < 8 * nt_done) {
-        const double x = i / 8 == j / 8 ? ldiag[64 * (j / 8) + (i % 8) * 8 + j % 8] : ls[i * kPanelLd + j];
-        a[i + j * lda] = static_cast<T>(x);
-      }
-    }
-    return;
   }
 
   // solve the panel strips: warp w owns rows 8w … 8w + 7 of the strip
   const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
-  for (std::int64_t sidx = blockIdx.x - 1; sidx < strips; sidx += gridDim.x - 1) {
+  for (std::int64_t sidx = blockIdx.x; sidx < strips; sidx += gridDim.x) {
     const std::int64_t row = kb + sidx * kPanelStrip + 8 * warp + r;
     const bool rvalid = row < kb + m;
     T* arow = a + (rvalid ? row : 0);
