@@ -305,27 +305,38 @@ TEST_F(GpuCholeskyTest, Fp32Tf32WithinTf32Bound) {
   }
 }
 
+/// A random symmetric matrix of order n on the device (diagonal shifted by 1.3·√n, κ ≈ 17) and
+/// the probe backward error (gc::probe_backward_error) of factoring a fresh copy: large-n tests
+/// without a host reference.
+template <class T>
+struct DeviceProbe {
+  std::int64_t n;
+  gc::GpuCholesky chol{nullptr};
+  Dev<T> pristine, a;
+  DeviceProbe(std::int64_t order, std::uint64_t seed)
+      : n(order), pristine(std::size_t(order * order)), a(std::size_t(order * order)) {
+    gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)), seed, nullptr);
+  }
+  double beta(const CholeskyOptions& o) {
+    ok(cudaMemcpy(a.p, pristine.p, sizeof(T) * n * n, cudaMemcpyDeviceToDevice), "copy");
+    EXPECT_EQ(chol.factor(a.p, n, n, o).info, 0);
+    return gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, nullptr);
+  }
+};
+
 // Regression: one TF32 GEMM over K = n/2 lost the hi·lo corrections in the truncating
 // tensor-core accumulation (β 13× spotrf's at n = 8192 on the H200). With K chunked, β stays
 // within 10× of cuSOLVER spotrf's on the same matrix.
 TEST_F(GpuCholeskyTest, Tf32x3WithinTenfoldOfSpotrfAtLargeN) {
-  const std::int64_t n = 8192;
-  gc::GpuCholesky chol(nullptr);
-  Dev<float> pristine(std::size_t(n * n)), a(std::size_t(n * n));
-  gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)), 77, nullptr);
-  const auto beta_of = [&](const CholeskyOptions& o) {
-    ok(cudaMemcpy(a.p, pristine.p, sizeof(float) * n * n, cudaMemcpyDeviceToDevice), "copy");
-    EXPECT_EQ(chol.factor(a.p, n, n, o).info, 0);
-    return gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, nullptr);
-  };
+  DeviceProbe<float> probe(8192, 77);
   CholeskyOptions ref;
   ref.algo = CholeskyAlgo::cusolver;
-  const double b0 = beta_of(ref);
+  const double b0 = probe.beta(ref);
   for (auto algo : {CholeskyAlgo::recursive, CholeskyAlgo::lookahead}) {
     CholeskyOptions o;
     o.algo = algo;
     o.fp32_mode = Fp32Mode::tf32x3;
-    const double b = beta_of(o);
+    const double b = probe.beta(o);
     EXPECT_LE(b, 10.0 * b0) << (algo == CholeskyAlgo::recursive ? "recursive" : "lookahead") << " 3xTF32: beta " << b
                             << ", spotrf " << b0;
   }
@@ -366,22 +377,14 @@ TEST_F(GpuCholeskyTest, Tf32x3LookaheadNarrowerThanOnePanel) {
 // Panels taller than 128 rows × the SM count: solve CTAs take several strips each, the grid is
 // capped at one CTA per SM (n = 17500: 136 strips below the first block on a 132-SM H200).
 TEST_F(GpuCholeskyTest, TilesPanelsWithMoreStripsThanSms) {
-  const std::int64_t n = 17500;
-  gc::GpuCholesky chol(nullptr);
-  Dev<double> pristine(std::size_t(n * n)), a(std::size_t(n * n));
-  gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)), 91, nullptr);
-  const auto beta_of = [&](const CholeskyOptions& o) {
-    ok(cudaMemcpy(a.p, pristine.p, sizeof(double) * n * n, cudaMemcpyDeviceToDevice), "copy");
-    EXPECT_EQ(chol.factor(a.p, n, n, o).info, 0);
-    return gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, nullptr);
-  };
+  DeviceProbe<double> probe(17500, 91);
   CholeskyOptions ref;
   ref.algo = CholeskyAlgo::cusolver;
-  const double b0 = beta_of(ref);
+  const double b0 = probe.beta(ref);
   CholeskyOptions o;
   o.algo = CholeskyAlgo::lookahead;
   o.panel = gc::PanelAlgo::tiles;
-  const double b = beta_of(o);
+  const double b = probe.beta(o);
   EXPECT_LE(b, 10.0 * b0) << "tiles: beta " << b << ", cuSOLVER " << b0;
 }
 
