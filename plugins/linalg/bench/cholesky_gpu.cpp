@@ -205,7 +205,11 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       vs.push_back({"la tiles nb " + std::to_string(nb), o});
     }
   }
-  if (!lookahead_sweep) {  // the previous default: cuSOLVER potrf + recursive TRSM panels
+  if (!lookahead_sweep) {  // the default (PanelAlgo::automatic, nb by n), then the previous default:
+                          // cuSOLVER potrf + recursive TRSM panels
+    o = {};
+    o.algo = gc::CholeskyAlgo::lookahead;
+    vs.push_back({"lookahead (default)", o});
     o = {};
     o.algo = gc::CholeskyAlgo::lookahead;
     o.panel = gc::PanelAlgo::library;
