@@ -1,7 +1,7 @@
 #pragma once
 // Panel factorisation on the fp64 tensor cores: one launch factors a kb×kb diagonal block
 // (kb ≤ 128) and solves the m rows of the panel below it (L21 = A21·L11⁻ᵀ). The lookahead
-// algorithm's critical path is a chain of these (cholesky.cu, Factor::panel); cuSOLVER potrf
+// algorithm's critical path is a chain of these (cholesky.cu, Factor::panel_tiles); cuSOLVER potrf
 // spends about 0.42 µs per column on this chain on an H200 (potrf(128) 52 µs, a 128-wide TRSM
 // ≥ 37 µs), which bounds every blocked algorithm built on it (docs/performance.md).
 //
@@ -19,10 +19,13 @@
 // blocks: Du Croz & Higham, "Stability of methods for matrix inversion", IMA J. Numer. Anal. 12
 // (1992); as in MAGMA's trsm with inverted diagonal blocks (Haidar et al., 2015).
 //
-// Cost on an H200 (docs/performance.md): about 34 µs for a 128 block, 43–45 µs with any panel up
-// to 16k rows (cuSOLVER potrf(128) + cuBLAS TRSM: 54–157 µs); the critical path is the chain of
-// 16 tile factors (≈ 1.6k cycles each), the per-phase update/solve/barrier (≈ 1k cycles) and
-// the load of the block (≈ 6k cycles, global memory).
+// Cost on an H200 (docs/performance.md): about 35 µs for a 128 block, 46 µs with any panel up
+// to 16k rows, 60 µs at 32k (cuSOLVER potrf(128) + cuBLAS TRSM: 50–258 µs); the critical path is
+// the chain of 16 tile factors (≈ 1.6k cycles each), the per-phase update/solve/barrier (≈ 1k
+// cycles) and the load of the block (≈ 6k cycles, global memory).
+//
+// A NaN/Inf in the input can reach the earlier columns of its 8-column tile (0·Inf in the DMMA
+// with the inverted tile's zeros); the caller reports it as non-finite (CholeskyStatus).
 //
 // Pivot failure at column j of the block (p ≤ 0, NaN or +Inf): info = offset + j + 1 through
 // st->info (first failure wins); columns < j of the block and their panel rows are still
