@@ -78,13 +78,33 @@ void residual(std::span<const double> a, std::size_t n, const std::vector<double
   }
 }
 
+/// max_i |cm(i, c)|; NaN when the column holds a NaN (std::max would drop it: an infinite
+/// solution times a zero of A gives NaN residuals, which then read as 0).
 double col_max_abs(const std::vector<double>& cm, std::size_t n, std::size_t c) {
   double m = 0.0;
-  for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::abs(cm[i + c * n]));
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = std::abs(cm[i + c * n]);
+    if (std::isnan(v)) return v;
+    m = std::max(m, v);
+  }
   return m;
 }
 
+/// max(a, b) that keeps a NaN.
+double nan_max(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
+}
+
+
+
 }  // namespace
+
+void detail::require_finite_fp32_solution(std::span<const double> x) {
+  if (!std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); }))
+    throw std::runtime_error(
+        "the single-precision solution is not finite (it overflowed: A is too ill-conditioned or too badly "
+        "scaled for fp32); use precision fp64 or mixed");
+}
 
 double symmetric_norm_inf(std::span<const double> a, std::size_t n) {
   if (a.size() != n * n) throw std::invalid_argument("symmetric_norm_inf: a.size() != n*n");
@@ -109,11 +129,13 @@ ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span
   residual(a, n, bc, xc, nrhs, rc);
   for (std::size_t c = 0; c < nrhs; ++c) {
     const double rn = col_max_abs(rc, n, c), xn = col_max_abs(xc, n, c), bn = col_max_abs(bc, n, c);
-    r.residual_inf = std::max(r.residual_inf, rn);
-    const double rho = rn == 0.0 ? 0.0 : rn / (r.a_norm_inf * xn);
-    const double eta = rn == 0.0 ? 0.0 : rn / (r.a_norm_inf * xn + bn);
-    r.relative_residual = std::max(r.relative_residual, rho);
-    r.backward_error = std::max(r.backward_error, eta);
+    r.residual_inf = nan_max(r.residual_inf, rn);
+    // a non-finite solution is no solution, whatever its residual: ρ = η = ∞ (not 0 = r/∞)
+    const double inf = std::numeric_limits<double>::infinity();
+    const double rho = !std::isfinite(xn) ? inf : rn == 0.0 ? 0.0 : rn / (r.a_norm_inf * xn);
+    const double eta = !std::isfinite(xn) ? inf : rn == 0.0 ? 0.0 : rn / (r.a_norm_inf * xn + bn);
+    r.relative_residual = nan_max(r.relative_residual, rho);
+    r.backward_error = nan_max(r.backward_error, eta);
   }
   return r;
 }
@@ -147,6 +169,7 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     to_col_major<float>(b, n, nrhs, bc);
     potrs(af, n, bc, nrhs);
     from_col_major(bc, n, nrhs, x);
+    detail::require_finite_fp32_solution(x);
     return res;
   }
 
@@ -163,7 +186,8 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     double eta = 0.0;
     for (std::size_t c = 0; c < nrhs; ++c) {
       const double rn = col_max_abs(rc, n, c);
-      if (!std::isfinite(rn)) return std::numeric_limits<double>::infinity();
+      // an overflowed fp32 solve: not converged (dsposv goes on to its fp64 fallback)
+      if (!std::isfinite(rn) || !std::isfinite(col_max_abs(xc, n, c))) return std::numeric_limits<double>::infinity();
       if (rn > 0) eta = std::max(eta, rn / (anorm * col_max_abs(xc, n, c) + col_max_abs(bc, n, c)));
     }
     return eta;

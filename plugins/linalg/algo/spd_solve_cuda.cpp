@@ -143,6 +143,7 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   if (precision == SolvePrecision::fp32) {
     res.method = std::string("GPU ") + algo_name(algorithm) + " Cholesky (fp32) + cuBLAS strsm";
     res.info = factor_and_solve<float>(g, chol, a, n, b, nrhs, x, algorithm);
+    if (res.info == 0) detail::require_finite_fp32_solution(x);
     return res;
   }
   if (algorithm != SpdAlgorithm::recursive && algorithm != SpdAlgorithm::lookahead)

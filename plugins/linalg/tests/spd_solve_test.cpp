@@ -192,6 +192,27 @@ TEST(SpdSolveCpu, IndefiniteReportsTheFailingMinor) {
   EXPECT_THROW((void)spd_solve_cpu(a, 2, b, 1, x, SolvePrecision::fp64), std::invalid_argument);
 }
 
+// Regression (QA): an fp32 solve that overflowed (x = ±inf) reported success with ρ = 0: the
+// residual b − A x held NaN (0·inf), which std::max dropped, and r/‖x‖ = r/∞ = 0.
+TEST(SpdSolveCpu, OverflowingSinglePrecisionSolveIsNeverSuccess) {
+  // A = 1e-20·I, b = 1e20·(1, 2, 3): x = 1e40·(1, 2, 3), beyond fp32 (3.4e38), fine in fp64
+  const std::vector<double> a{1e-20, 0, 0, 0, 1e-20, 0, 0, 0, 1e-20}, b{1e20, 2e20, 3e20};
+  std::vector<double> x(3);
+  EXPECT_THROW((void)spd_solve_cpu(a, 3, b, 1, x, SolvePrecision::fp32), std::runtime_error);
+  // mixed: the same overflow (subnormal fp32 pivots here) is "not converged" → fp64 fallback
+  const std::vector<double> t{1e-45, 0, 0, 0, 1e-45, 0, 0, 0, 1e-45}, bt{8, 18, 10};
+  const auto r = spd_solve_cpu(t, 3, bt, 1, x, SolvePrecision::mixed);
+  EXPECT_EQ(r.info, 0);
+  EXPECT_TRUE(r.used_fp64_fallback);
+  EXPECT_FALSE(r.converged);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(x[i] / (bt[i] * 1e45), 1.0, 1e-14) << i;
+  // the measures of a non-finite solution are infinite, never 0
+  const std::vector<double> xinf{std::numeric_limits<double>::infinity(), 1, 1};
+  const auto nr = residual_norms(a, 3, b, 1, xinf);
+  EXPECT_FALSE(nr.relative_residual <= 1.0) << nr.relative_residual;
+  EXPECT_FALSE(nr.backward_error <= 1.0) << nr.backward_error;
+}
+
 TEST(SpdSolveCpu, NormsOfTheSymmetricLowerTriangle) {
   // Only the lower triangle is read: the upper one holds garbage here.
   const std::vector<double> a = {4, 99, 99, -1, 5, 99, 2, 0.5, 6};

@@ -186,7 +186,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     double eta = 0.0;
     for (std::size_t j = 0; j < nr; ++j) {
       const double den = anorm * xmax[j] + bmax[j];
-      const double e = den > 0 ? rmax[j] / den : (rmax[j] > 0 ? INFINITY : 0.0);
+      // an overflowed fp32 solve (x not finite) is not converged, whatever r/∞ would say
+      const double e = !std::isfinite(xmax[j]) ? INFINITY : den > 0 ? rmax[j] / den : (rmax[j] > 0 ? INFINITY : 0.0);
       eta = (e != e || e > eta) ? e : eta;
     }
     return eta;

@@ -58,8 +58,9 @@ struct SpdSolveResult {
 
 /// CPU solve through LAPACK: fp64 = gemflow::linalg::cholesky (dpotrf) + dpotrs; fp32 =
 /// cholesky (spotrf) + spotrs; mixed = spotrf, spotrs, then per step r = b − A x in fp64
-/// (scaled into fp32 range), spotrs of the correction, x += d. a: n·n, b and x: n·nrhs.
-/// Throws std::invalid_argument for bad sizes. Deterministic for a given BLAS build.
+/// (scaled into fp32 range), spotrs of the correction, x += d; a solve that overflows fp32 is
+/// not converged (fp64 fallback). a: n·n, b and x: n·nrhs. Throws std::invalid_argument for bad
+/// sizes, std::runtime_error when an fp32 solution overflows. Deterministic for a given BLAS build.
 [[nodiscard]] SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span<const double> b,
                                            std::size_t nrhs, std::span<double> x, SolvePrecision precision,
                                            const RefinementOptions& refinement = {});
@@ -78,6 +79,12 @@ struct SpdSolveResult {
                                             std::size_t nrhs, std::span<double> x, SolvePrecision precision,
                                             SpdAlgorithm algorithm, int device,
                                             const RefinementOptions& refinement = {});
+
+namespace detail {
+/// Throws std::runtime_error (the solve overflowed single precision; use fp64 or mixed) when x
+/// holds a NaN or an infinity: the fp32 paths of spd_solve_cpu and spd_solve_cuda.
+void require_finite_fp32_solution(std::span<const double> x);
+}  // namespace detail
 
 /// ‖A‖∞ (max row sum of |a_ij|) of the symmetric matrix whose lower triangle is stored in a.
 [[nodiscard]] double symmetric_norm_inf(std::span<const double> a, std::size_t n);
