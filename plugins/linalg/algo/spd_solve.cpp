@@ -244,6 +244,13 @@ SpdSolveResult spd_solve_cuda(std::span<const double>, std::size_t, std::span<co
                               std::span<double>, SolvePrecision, SpdAlgorithm, int, const RefinementOptions&) {
   throw std::runtime_error("spd_solve_cuda: Gemflow's linalg plugin was built without CUDA");
 }
+int cholesky_cuda(std::span<const double>, std::size_t, std::span<double>, SolvePrecision, SpdAlgorithm, int) {
+  throw std::runtime_error("cholesky_cuda: Gemflow's linalg plugin was built without CUDA");
+}
+PivotedCholesky pivoted_cholesky_cuda(std::span<const double>, std::size_t, std::size_t, double, std::span<double>,
+                                      int) {
+  throw std::runtime_error("pivoted_cholesky_cuda: Gemflow's linalg plugin was built without CUDA");
+}
 #endif
 
 }  // namespace gemflow::linalg

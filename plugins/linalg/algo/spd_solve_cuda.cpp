@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cuda/cuda_check.cuh"  // GF_CUDA_TRY, GF_CUBLAS_TRY (cublas_v2.h, cuda_runtime.h)
@@ -74,25 +75,60 @@ const char* algo_name(SpdAlgorithm a) {
   return "?";
 }
 
+/// A on the device, column-major n×n in precision T: its lower triangle is the row-major lower
+/// triangle of the input (mirrored, so the whole matrix is symmetric).
+template <class T>
+T* upload_symmetric(GpuScope& g, std::span<const double> a, std::size_t n) {
+  std::vector<T> h(n * n);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t i = 0; i < n; ++i) h[i + j * n] = static_cast<T>(i >= j ? a[i * n + j] : a[j * n + i]);
+  T* da = g.alloc<T>(n * n, "A");
+  GF_CUDA_TRY(cudaMemcpyAsync(da, h.data(), sizeof(T) * n * n, cudaMemcpyHostToDevice, g.stream));
+  GF_CUDA_TRY(cudaStreamSynchronize(g.stream));  // h is freed on return
+  return da;
+}
+
+/// Uploads A and factors it in place in precision T; returns the device factor and INFO.
+template <class T>
+std::pair<T*, int> upload_and_factor(GpuScope& g, cuda::GpuCholesky& chol, std::span<const double> a, std::size_t n,
+                                     SpdAlgorithm algorithm) {
+  T* da = upload_symmetric<T>(g, a, n);
+  cuda::CholeskyOptions o;
+  o.algo = to_cuda(algorithm);
+  const auto status = chol.factor(da, static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), o);
+  return {da, status.ok() ? 0 : static_cast<int>(status.info)};
+}
+
+/// Column-major device matrix (n × cols, ld n) → row-major host n×n, zero beyond `cols` and
+/// above the diagonal.
+template <class T>
+void download_lower(GpuScope& g, const T* dl, std::size_t n, std::size_t cols, std::span<double> l) {
+  std::vector<T> h(n * cols);
+  GF_CUDA_TRY(cudaMemcpyAsync(h.data(), dl, sizeof(T) * n * cols, cudaMemcpyDeviceToHost, g.stream));
+  GF_CUDA_TRY(cudaStreamSynchronize(g.stream));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) l[i * n + j] = j <= i && j < cols ? static_cast<double>(h[i + j * n]) : 0.0;
+}
+
+void check_factor_args(std::size_t a_size, std::size_t n, std::size_t l_size, const char* what) {
+  if (a_size != n * n || l_size != n * n)
+    throw std::invalid_argument(std::string(what) + ": a and l must hold n·n = " + std::to_string(n * n) +
+                                " values, got " + std::to_string(a_size) + " and " + std::to_string(l_size));
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::invalid_argument(std::string(what) + ": n exceeds cuBLAS's int range");
+}
+
 /// Factor + two triangular solves in precision T; returns INFO.
 template <class T>
 int factor_and_solve(GpuScope& g, cuda::GpuCholesky& chol, std::span<const double> a, std::size_t n,
                      std::span<const double> b, std::size_t k, std::span<double> x, SpdAlgorithm algorithm) {
-  // Column-major lower triangle = the row-major lower triangle of the input (mirrored).
-  std::vector<T> h(n * n);
-  for (std::size_t j = 0; j < n; ++j)
-    for (std::size_t i = 0; i < n; ++i) h[i + j * n] = static_cast<T>(i >= j ? a[i * n + j] : a[j * n + i]);
   std::vector<T> hb(n * k);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t c = 0; c < k; ++c) hb[i + c * n] = static_cast<T>(b[i * k + c]);
-  T* da = g.alloc<T>(n * n, "A");
   T* db = g.alloc<T>(n * k, "B");
-  GF_CUDA_TRY(cudaMemcpyAsync(da, h.data(), sizeof(T) * n * n, cudaMemcpyHostToDevice, g.stream));
   GF_CUDA_TRY(cudaMemcpyAsync(db, hb.data(), sizeof(T) * n * k, cudaMemcpyHostToDevice, g.stream));
-  cuda::CholeskyOptions o;
-  o.algo = to_cuda(algorithm);
-  const auto status = chol.factor(da, static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), o);
-  if (!status.ok()) return static_cast<int>(status.info);
+  const auto [da, info] = upload_and_factor<T>(g, chol, a, n, algorithm);
+  if (info != 0) return info;
   const int ni = static_cast<int>(n), ki = static_cast<int>(k);
   const T one = 1;
   // L y = b, then Lᵀ x = y.
@@ -117,6 +153,39 @@ int factor_and_solve(GpuScope& g, cuda::GpuCholesky& chol, std::span<const doubl
 }  // namespace
 
 bool spd_solve_cuda_built() noexcept { return true; }
+
+int cholesky_cuda(std::span<const double> a, std::size_t n, std::span<double> l, SolvePrecision precision,
+                  SpdAlgorithm algorithm, int device) {
+  check_factor_args(a.size(), n, l.size(), "cholesky_cuda");
+  (void)to_cuda(algorithm);  // rejects lapack
+  if (precision == SolvePrecision::mixed)
+    throw std::invalid_argument("cholesky_cuda: precision mixed is a solve (refinement), not a factorisation");
+  if (n == 0) return 0;
+  GpuScope g(device);
+  cuda::GpuCholesky chol(g.stream);
+  const auto run = [&]<class T>(T*) {
+    const auto [dl, info] = upload_and_factor<T>(g, chol, a, n, algorithm);
+    if (info == 0) download_lower(g, dl, n, n, l);
+    return info;
+  };
+  return precision == SolvePrecision::fp64 ? run(static_cast<double*>(nullptr)) : run(static_cast<float*>(nullptr));
+}
+
+PivotedCholesky pivoted_cholesky_cuda(std::span<const double> a, std::size_t n, std::size_t max_rank,
+                                      double tolerance, std::span<double> l, int device) {
+  check_factor_args(a.size(), n, l.size(), "pivoted_cholesky_cuda");
+  if (n == 0) return {};
+  GpuScope g(device);
+  cuda::GpuCholesky chol(g.stream);
+  const double* da = upload_symmetric<double>(g, a, n);
+  const std::size_t cols = max_rank > 0 ? std::min(max_rank, n) : n;
+  double* dl = g.alloc<double>(n * cols, "L");
+  PivotedCholesky r = chol.factor_pivoted(da, static_cast<std::int64_t>(n), static_cast<std::int64_t>(n),
+                                          static_cast<std::int64_t>(max_rank), tolerance, dl,
+                                          static_cast<std::int64_t>(n));
+  download_lower(g, dl, n, std::min(cols, r.rank), l);  // rows are in pivot order: L is trapezoidal
+  return r;
+}
 
 SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t nrhs,
                               std::span<double> x, SolvePrecision precision, SpdAlgorithm algorithm, int device,

@@ -1,15 +1,27 @@
-// linalg.cholesky: node adapter over gemflow/linalg/cholesky.hpp.
+// linalg.cholesky: node adapter over gemflow/linalg/cholesky.hpp (CPU) and the GPU factors of
+// gemflow/linalg/spd_solve.hpp (cholesky_cuda, pivoted_cholesky_cuda).
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include <gemflow/linalg/cholesky.hpp>
+#include <gemflow/linalg/spd_solve.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
 
+#include "placement.hpp"
 #include "register.hpp"
 
 namespace gemflow::linalg {
 namespace {
+
+std::string g6(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
 
 class CholeskyNode final : public Node {
  public:
@@ -18,21 +30,41 @@ class CholeskyNode final : public Node {
             .version = 1,
             .title = "Cholesky factorisation",
             .category = "Linear algebra",
-            .doc = "Cholesky factor of a symmetric matrix (CPU: LAPACK dpotrf; pivoted: dpstrf).\n"
-                   "Inputs: matrix, n×n Matrix<f64>, symmetric; only the lower triangle is read.\n"
+            .doc = "Cholesky factor of a symmetric matrix: A = L Lᵀ, or PᵀAP ≈ L Lᵀ with pivoting.\n"
+                   "Inputs: matrix, n×n Matrix<f64>, symmetric; only the lower triangle is read (a warning "
+                   "names the first pair that differs beyond rounding).\n"
                    "Outputs: factor, Matrix<f64> L, lower triangular, row-major. Plain: n×n with "
                    "A = L Lᵀ. Pivoted: n×rank (rows in pivot order) with PᵀAP ≈ L Lᵀ, i.e. "
                    "A(perm[k], perm[l]) ≈ (L Lᵀ)(k, l); permutation, Table (pivot, row): "
                    "pivot k was original row/column `row` (0-based); empty for the plain factor.\n"
-                   "Errors: a matrix that is not square; plain factorisation of a matrix that is "
-                   "not positive definite names the leading minor k that fails (LAPACK INFO).\n"
-                   "Device memory: none (CPU). Determinism: deterministic for a given BLAS build.\n"
-                   "Source: LAPACK dpotrf/dpstrf; Higham 1990; Lucas, LAWN 161."};
+                   "CPU (algorithm lapack): LAPACK dpotrf / spotrf (precision fp32), pivoted dpstrf (full rank) "
+                   "or dpstf2 steps (rank limit). CUDA: GpuCholesky::factor with algorithm blocked, recursive, "
+                   "cusolver or lookahead (auto: lookahead), fp64 or fp32; pivoted: GpuCholesky::factor_pivoted "
+                   "(dpstf2 steps, fp64). fp32 factors are returned as the single-precision values.\n"
+                   "Errors: a matrix that is not square, NaN/Inf; plain factorisation of a matrix that is not "
+                   "positive definite names the leading minor k that fails (LAPACK INFO); rank or tolerance "
+                   "without pivoted; pivoted with precision fp32 or a GPU algorithm; a GPU algorithm on the CPU, "
+                   "lapack on CUDA, device cuda without a device. Never falls back to the CPU silently: device "
+                   "auto logs its choice. A pivoted factor that stops at a negative pivot warns that the matrix "
+                   "is not positive semidefinite.\n"
+                   "Device memory: n² values (fp32: floats) plus the factorisation's workspace; pivoted: 2n² "
+                   "doubles. Determinism: deterministic for a given BLAS build / device and library version.\n"
+                   "Source: LAPACK dpotrf/dpstrf; Higham 1990; Lucas, LAWN 161; GPU algorithms: "
+                   "gemflow/linalg/cholesky_cuda.hpp."};
   }
+  enum class Prec { Fp64, Fp32 };
+
   Input<Matrix<double>> matrix{this, "matrix", "Symmetric matrix, n×n (lower triangle read)"};
   Output<Matrix<double>> factor{this, "factor", "Lower-triangular factor L (n×n, or n×rank when pivoted)"};
   Output<Table> permutation{this, "permutation",
                             "Pivot order: columns pivot, row (0-based); empty when not pivoted"};
+  DeviceParam device{this};
+  Choice<CholAlgo> algorithm = cholesky_algorithm_param(
+      this, "auto: lapack on the CPU, lookahead on CUDA. lapack: CPU (dpotrf). blocked, recursive, cusolver, "
+            "lookahead: CUDA only (see linalg/cholesky_cuda.hpp). Pivoted: auto or lapack");
+  Choice<Prec> precision{this, "precision", Prec::Fp64, {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}},
+                         {.doc = "fp64, or fp32 (factor in single precision: L to about 1e-7 relative; "
+                                 "not pivoted)"}};
   Param<bool> pivoted{this, "pivoted", false,
                       {.doc = "Complete diagonal pivoting for positive semidefinite matrices (dpstrf); "
                               "stops at the numerical rank instead of failing"}};
@@ -51,21 +83,54 @@ class CholeskyNode final : public Node {
     if (!pivoted.value() && rank.value() != 0)
       throw InputError("linalg.cholesky: parameter 'rank' = " + std::to_string(rank.value()) +
                        " needs 'pivoted: true'");
-    for (double v : a.span())
+    if (!pivoted.value() && tolerance.value() >= 0)
+      throw InputError("linalg.cholesky: parameter 'tolerance' = " + g6(tolerance.value()) +
+                       " needs 'pivoted: true' (the plain factorisation has no tolerance)");
+    if (pivoted.value() && *precision == Prec::Fp32)
+      throw InputError("linalg.cholesky: parameter 'precision': the pivoted factorisation runs in fp64 only");
+    if (pivoted.value() && *algorithm != CholAlgo::Auto && *algorithm != CholAlgo::Lapack)
+      throw InputError("linalg.cholesky: parameter 'algorithm' = " + algo_name(*algorithm) +
+                       " applies to the plain factorisation; pivoted takes auto (dpstf2 steps on CUDA) or lapack");
+    for (double v : a.span()) {
       if (!std::isfinite(v)) throw InputError("linalg.cholesky: input 'matrix' contains NaN or infinity");
-    Matrix<double> l = a;
-    ctx.progress(0.0, "factorising");
+      if (*precision == Prec::Fp32 && std::abs(v) > std::numeric_limits<float>::max())
+        throw InputError("linalg.cholesky: input 'matrix' has an entry " + g6(v) +
+                         " beyond single precision (|a| > 3.4e38): use precision fp64");
+    }
+    if (const auto ij = first_asymmetry(a))
+      ctx.warn("input 'matrix' is not symmetric: A(" + std::to_string(ij->first) + ", " +
+               std::to_string(ij->second) + ") = " + full_precision(a(ij->first, ij->second)) + " but A(" +
+               std::to_string(ij->second) + ", " + std::to_string(ij->first) + ") = " +
+               full_precision(a(ij->second, ij->first)) + " (0-based); the lower triangle is used");
+
+    const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.cholesky");
+    const bool fp32 = *precision == Prec::Fp32;
+    const std::string where = pivoted.value() ? (place.dev.is_cuda() ? "factor_pivoted" : "lapack")
+                                              : algo_name(place.algo);
+    ctx.throw_if_cancelled();
+    ctx.progress(0.0, "factorising (" + where + ", " + (fp32 ? "fp32" : "fp64") + ", " + place.dev.str() + ")");
+    ctx.record("algorithm", where);
+    ctx.record("precision", std::string(fp32 ? "fp32" : "fp64"));
     if (!pivoted.value()) {
-      const int info = cholesky(l.span(), n);
+      Matrix<double> l(n, n);
+      const int info = place.dev.is_cuda()
+                           ? cholesky_cuda(a.span(), n, l.span(), fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64,
+                                           to_spd(place.algo), place.dev.index)
+                           : factor_cpu(a, l, fp32);
       if (info > 0)
-        throw InputError("linalg.cholesky: the matrix is not positive definite: the leading minor of order " +
+        throw InputError("linalg.cholesky: the matrix is not positive definite" +
+                         std::string(fp32 ? " in single precision" : "") + ": the leading minor of order " +
                          std::to_string(info) + " (rows/columns 0.." + std::to_string(info - 1) +
                          ") is not positive; use 'pivoted: true' for a semidefinite matrix");
       factor.set(std::move(l));
       permutation.set(Table{{"pivot", "row"}, {}});
       ctx.record("rank", static_cast<std::int64_t>(n));
     } else {
-      const auto r = pivoted_cholesky(l.span(), n, static_cast<std::size_t>(rank.value()), tolerance.value());
+      Matrix<double> l = a;
+      const auto max_rank = static_cast<std::size_t>(rank.value());
+      const auto r = place.dev.is_cuda()
+                         ? pivoted_cholesky_cuda(a.span(), n, max_rank, tolerance.value(), l.span(), place.dev.index)
+                         : pivoted_cholesky(l.span(), n, max_rank, tolerance.value());
       Matrix<double> f(n, r.rank);
       for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < r.rank; ++j) f(i, j) = l(i, j);
@@ -77,11 +142,29 @@ class CholeskyNode final : public Node {
       ctx.record("rank", static_cast<std::int64_t>(r.rank));
       ctx.record("next_pivot", r.next_pivot);
       ctx.record("tolerance_used", r.tolerance);
-      if (r.rank_deficient)
+      if (r.rank_deficient && r.next_pivot < 0)
+        ctx.warn("rank " + std::to_string(r.rank) + " of " + std::to_string(n) + ": the next pivot " +
+                 g6(r.next_pivot) + " is negative, so the matrix is not positive semidefinite (indefinite); the "
+                 "factor covers its positive part only");
+      else if (r.rank_deficient)
         ctx.info("rank " + std::to_string(r.rank) + " of " + std::to_string(n) + ": next pivot " +
-                 std::to_string(r.next_pivot) + " ≤ tolerance " + std::to_string(r.tolerance));
+                 g6(r.next_pivot) + " ≤ tolerance " + g6(r.tolerance));
     }
     ctx.progress(1.0);
+  }
+
+ private:
+  /// CPU factor into l: dpotrf, or spotrf on a single-precision copy; returns INFO.
+  static int factor_cpu(const Matrix<double>& a, Matrix<double>& l, bool fp32) {
+    const std::size_t n = a.rows();
+    if (!fp32) {
+      l = a;
+      return cholesky(l.span(), n);
+    }
+    std::vector<float> f(a.span().begin(), a.span().end());
+    const int info = cholesky(std::span<float>(f), n);
+    for (std::size_t i = 0; i < n * n; ++i) l.span()[i] = static_cast<double>(f[i]);
+    return info;
   }
 };
 

@@ -11,6 +11,7 @@
 #include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
 
+#include "placement.hpp"
 #include "register.hpp"
 
 namespace gemflow::linalg {
@@ -19,12 +20,6 @@ namespace {
 std::string sci(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3e", v);
-  return buf;
-}
-
-std::string full(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 
@@ -61,7 +56,6 @@ class SpdSolveNode final : public Node {
                    "Sources: LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; Higham, Accuracy and Stability "
                    "of Numerical Algorithms, 2002, ch. 7 and 10."};
   }
-  enum class Algo { Auto, Lapack, Blocked, Recursive, Cusolver, Lookahead };
   enum class Prec { Fp64, Fp32, Mixed };
 
   Input<Matrix<double>> matrix{this, "matrix", "Symmetric positive definite matrix A, n×n"};
@@ -70,13 +64,10 @@ class SpdSolveNode final : public Node {
   Output<Matrix<double>> solution{this, "solution", "X, n×k, with A X = B"};
   Output<Table> report{this, "report", "One row: residuals, forward error, algorithm, device, precision, timings"};
   DeviceParam device{this};
-  Choice<Algo> algorithm{this, "algorithm", Algo::Auto,
-                         {{Algo::Auto, "auto"}, {Algo::Lapack, "lapack"}, {Algo::Blocked, "blocked"},
-                          {Algo::Recursive, "recursive"}, {Algo::Cusolver, "cusolver"},
-                          {Algo::Lookahead, "lookahead"}},
-                         {.doc = "auto: lapack on the CPU, lookahead on CUDA. lapack: CPU (dpotrf). blocked, "
-                                 "recursive, cusolver, lookahead: CUDA only (see linalg/cholesky_cuda.hpp); mixed "
-                                 "precision on CUDA needs auto, lookahead or recursive"}};
+  Choice<CholAlgo> algorithm = cholesky_algorithm_param(
+      this, "auto: lapack on the CPU, lookahead on CUDA. lapack: CPU (dpotrf). blocked, recursive, cusolver, "
+            "lookahead: CUDA only (see linalg/cholesky_cuda.hpp); mixed precision on CUDA needs auto, lookahead or "
+            "recursive");
   Choice<Prec> precision{this, "precision", Prec::Fp64,
                          {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}, {Prec::Mixed, "mixed"}},
                          {.doc = "fp64; fp32 (factor and solve in single, no refinement: ρ ≈ 1e-7 at best); "
@@ -118,36 +109,13 @@ class SpdSolveNode final : public Node {
     const std::size_t k = b.cols();
 
     // Device and algorithm: never a silent fallback.
-    const std::string request = ctx.device_override().empty() ? device.requested() : ctx.device_override();
-    const auto req = DeviceRequest::parse(request);
-    if (!req) throw InputError("parameter 'device': '" + request + "' is not a device (auto, cpu, cuda, cuda:N)");
-    Algo algo = *algorithm;
-    Device dev;
-    if (algo == Algo::Lapack) {
-      if (req->kind == DeviceRequest::Kind::Cuda)
-        throw InputError("parameter 'algorithm': lapack runs on the CPU, but the device is '" + request +
-                         "'; use algorithm auto, blocked, recursive, cusolver or lookahead on CUDA, or device cpu");
-      if (req->kind == DeviceRequest::Kind::Auto) ctx.info("device auto with algorithm lapack: using cpu");
-      ctx.record("device_used", std::string("cpu"));
-    } else {
-      dev = device.resolve(ctx);  // DeviceError when a requested CUDA device is absent
-      if (algo == Algo::Auto) {
-        algo = dev.is_cuda() ? Algo::Lookahead : Algo::Lapack;
-        ctx.info(std::string("algorithm auto: ") + (dev.is_cuda() ? "lookahead (GPU)" : "lapack (CPU)"));
-      } else if (!dev.is_cuda()) {
-        throw DeviceError("linalg.spd_solve: algorithm '" + algo_name(algo) + "' runs on a CUDA GPU, but the device " +
-                          (req->kind == DeviceRequest::Kind::Auto ? "auto resolved to cpu (no CUDA device found)"
-                                                                  : "is '" + request + "'") +
-                          "; use algorithm lapack or auto for the CPU");
-      }
-      if (dev.is_cuda() && !spd_solve_cuda_built())
-        throw DeviceError("linalg.spd_solve: device " + dev.str() + " requested but the linalg plugin was built "
-                          "without CUDA");
-    }
+    const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.spd_solve");
+    const CholAlgo algo = place.algo;
+    const Device& dev = place.dev;
     const SolvePrecision prec = *precision == Prec::Fp64   ? SolvePrecision::fp64
                                 : *precision == Prec::Fp32 ? SolvePrecision::fp32
                                                            : SolvePrecision::mixed;
-    if (dev.is_cuda() && prec == SolvePrecision::mixed && algo != Algo::Recursive && algo != Algo::Lookahead)
+    if (dev.is_cuda() && prec == SolvePrecision::mixed && algo != CholAlgo::Recursive && algo != CholAlgo::Lookahead)
       throw InputError("parameter 'algorithm': precision mixed on CUDA uses GpuCholesky::solve_mixed, whose fp32 "
                        "factor is the lookahead or the recursive algorithm; use algorithm auto, lookahead or "
                        "recursive, not " + algo_name(algo));
@@ -219,28 +187,8 @@ class SpdSolveNode final : public Node {
   }
 
  private:
-  static std::string algo_name(Algo a) {
-    switch (a) {
-      case Algo::Auto: return "auto";
-      case Algo::Lapack: return "lapack";
-      case Algo::Blocked: return "blocked";
-      case Algo::Recursive: return "recursive";
-      case Algo::Cusolver: return "cusolver";
-      case Algo::Lookahead: return "lookahead";
-    }
-    return "?";
-  }
   static std::string precision_name(SolvePrecision p) {
     return p == SolvePrecision::fp64 ? "fp64" : p == SolvePrecision::fp32 ? "fp32" : "mixed";
-  }
-  static SpdAlgorithm to_spd(Algo a) {
-    switch (a) {
-      case Algo::Blocked: return SpdAlgorithm::blocked;
-      case Algo::Recursive: return SpdAlgorithm::recursive;
-      case Algo::Cusolver: return SpdAlgorithm::cusolver;
-      case Algo::Lookahead: return SpdAlgorithm::lookahead;
-      default: return SpdAlgorithm::lapack;
-    }
   }
   // Why an fp32 factorisation failed at pivot k: a diagonal entry below fp32's normal range
   // flushes to (almost) zero; otherwise the condition number.
@@ -264,15 +212,13 @@ class SpdSolveNode final : public Node {
   /// Symmetric to rounding: |a_ij − a_ji| ≤ 8u·(|a_ij| + |a_ji|) (a matrix computed as B Bᵀ or
   /// expanded from symmetric storage passes; a non-symmetric one is refused, not half-read).
   static void check_symmetric(const Matrix<double>& a) {
-    constexpr double tol = 8.0 * std::numeric_limits<double>::epsilon() / 2.0;
-    for (std::size_t i = 0; i < a.rows(); ++i)
-      for (std::size_t j = 0; j < i; ++j) {
-        const double u = a(i, j), v = a(j, i);
-        if (std::abs(u - v) > tol * (std::abs(u) + std::abs(v)))
-          throw InputError("linalg.spd_solve: input 'matrix' is not symmetric: A(" + std::to_string(i) + ", " +
-                           std::to_string(j) + ") = " + full(u) + " but A(" + std::to_string(j) + ", " +
-                           std::to_string(i) + ") = " + full(v) + " (0-based)");
-      }
+    if (const auto ij = first_asymmetry(a)) {
+      const auto [i, j] = *ij;
+      throw InputError("linalg.spd_solve: input 'matrix' is not symmetric: A(" + std::to_string(i) + ", " +
+                       std::to_string(j) + ") = " + full_precision(a(i, j)) + " but A(" + std::to_string(j) + ", " +
+                       std::to_string(i) + ") = " + full_precision(a(j, i)) +
+                       " (0-based); symmetrise it, e.g. (A + Aᵀ)/2, if that is what you mean");
+    }
   }
 };
 

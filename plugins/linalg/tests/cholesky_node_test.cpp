@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <gemflow/device.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/registry.hpp>
 #include <gemflow/testing.hpp>
@@ -110,6 +111,80 @@ TEST(CholeskyNode, PivotedGivesRankColumnsAndPermutation) {
       EXPECT_NEAR(llt, a[p[i] * 4 + p[j]], 1e-12);
     }
   EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("rank")), 2);
+}
+
+TEST(CholeskyNode, Fp32FactorIsTheSinglePrecisionFactor) {
+  // 4 2 -2 / 2 10 5 / -2 5 6 = L Lᵀ with small integers: exact in fp32 too
+  Fixture f;
+  f.node->set_input("matrix", Value::make(mat(3, 3, {4, 2, -2, 2, 10, 5, -2, 5, 6})));
+  f.node->set_param("precision", std::string("fp32"));
+  f.node->set_param("device", std::string("cpu"));
+  gemflow::testing::RecordingContext ctx;
+  f.node->execute(ctx);
+  const auto l = f.node->output("factor").as<Matrix<double>>();
+  const std::vector<double> ref{2, 0, 0, 1, 3, 0, -1, 2, 1};
+  for (std::size_t k = 0; k < 9; ++k) EXPECT_EQ(l->span()[k], ref[k]) << k;
+  EXPECT_EQ(std::get<std::string>(ctx.records().at("precision")), "fp32");
+  // a value that fp32 rounds: L(1,0) = 0.1/2 is the single-precision quotient, not the double one
+  Fixture g;
+  g.node->set_input("matrix", Value::make(mat(2, 2, {4, 0.1, 0.1, 1})));
+  g.node->set_param("precision", std::string("fp32"));
+  gemflow::testing::RecordingContext ctx2;
+  g.node->execute(ctx2);
+  const auto l2 = g.node->output("factor").as<Matrix<double>>();
+  EXPECT_EQ((*l2)(1, 0), static_cast<double>(0.1f / 2.0f));
+  EXPECT_NE((*l2)(1, 0), 0.1 / 2.0);
+}
+
+TEST(CholeskyNode, DeviceAlgorithmAndPrecisionAreCheckedAndNamed) {
+  const auto run = [](std::vector<std::pair<std::string, ParamValue>> params, std::string device_override = "") {
+    Fixture f;
+    f.node->set_input("matrix", Value::make(mat(2, 2, {4, 2, 2, 5})));
+    for (auto& [k, v] : params) f.node->set_param(k, v);
+    gemflow::testing::RecordingContext ctx;
+    if (!device_override.empty()) ctx.set_device_override(device_override);
+    return f.error(ctx);
+  };
+  using P = std::vector<std::pair<std::string, ParamValue>>;
+  EXPECT_NE(run(P{{"tolerance", 0.5}}).find("parameter 'tolerance' = 0.5 needs 'pivoted: true'"), std::string::npos);
+  EXPECT_NE(run(P{{"pivoted", true}, {"precision", std::string("fp32")}}).find("parameter 'precision'"),
+            std::string::npos);
+  EXPECT_NE(run(P{{"pivoted", true}, {"algorithm", std::string("cusolver")}}).find("parameter 'algorithm' = cusolver"),
+            std::string::npos);
+  const auto gpu_on_cpu = run(P{{"algorithm", std::string("cusolver")}, {"device", std::string("cpu")}});
+  EXPECT_NE(gpu_on_cpu.find("algorithm 'cusolver' runs on a CUDA GPU"), std::string::npos) << gpu_on_cpu;
+  const auto lapack_on_cuda = run(P{{"algorithm", std::string("lapack")}}, "cuda");
+  EXPECT_NE(lapack_on_cuda.find("parameter 'algorithm': lapack runs on the CPU"), std::string::npos) << lapack_on_cuda;
+  EXPECT_NE(run(P{{"device", std::string("gpu")}}).find("parameter 'device': 'gpu' is not a device"),
+            std::string::npos);
+  if (gemflow::cuda_device_count() == 0) {  // no GPU here: an explicit cuda device is an error, never the CPU
+    const auto e = run(P{{"device", std::string("cuda")}});
+    EXPECT_NE(e.find("cuda"), std::string::npos) << e;
+  }
+}
+
+TEST(CholeskyNode, WarnsOnAsymmetryAndOnAnIndefinitePivotedMatrix) {
+  {
+    Fixture f;  // lower triangle [[4],[2,5]] used; the upper 3 differs
+    f.node->set_input("matrix", Value::make(mat(2, 2, {4, 3, 2, 5})));
+    gemflow::testing::RecordingContext ctx;
+    f.node->execute(ctx);
+    ASSERT_EQ(ctx.warnings().size(), 1u);
+    EXPECT_NE(ctx.warnings()[0].find("not symmetric: A(1, 0) = 2 but A(0, 1) = 3"), std::string::npos)
+        << ctx.warnings()[0];
+    EXPECT_EQ((*f.node->output("factor").as<Matrix<double>>())(1, 0), 1.0);  // 2 / √4
+  }
+  {
+    Fixture f;  // eigenvalues 3 and −1: indefinite
+    f.node->set_input("matrix", Value::make(mat(2, 2, {1, 2, 2, 1})));
+    f.node->set_param("pivoted", true);
+    gemflow::testing::RecordingContext ctx;
+    f.node->execute(ctx);
+    EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("rank")), 1);
+    ASSERT_EQ(ctx.warnings().size(), 1u);
+    EXPECT_NE(ctx.warnings()[0].find("the next pivot -3 is negative"), std::string::npos) << ctx.warnings()[0];
+    EXPECT_NE(ctx.warnings()[0].find("not positive semidefinite"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include <gemflow/linalg/cholesky.hpp>
 #include <gemflow/linalg/spd_solve.hpp>
 
 using namespace gemflow::linalg;
@@ -88,4 +89,60 @@ TEST(SpdSolveGpu, IndefiniteMinorAndBadAlgorithm) {
     EXPECT_EQ(spd_solve_cuda(a, 3, b, 1, x, SolvePrecision::fp64, algo, 0).info, 2);
   EXPECT_THROW((void)spd_solve_cuda(a, 3, b, 1, x, SolvePrecision::fp64, SpdAlgorithm::lapack, 0),
                std::invalid_argument);
+}
+
+// The factor alone (the linalg.cholesky node's GPU path) against the CPU factor.
+TEST(CholeskyCuda, FactorsMatchTheCpuFactor) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";
+  for (std::size_t n : {1u, 37u, 300u}) {
+    const auto a = random_spd(n, static_cast<unsigned>(n) + 5);
+    std::vector<double> ref = a;
+    ASSERT_EQ(cholesky(ref, n), 0);
+    std::vector<float> ref32(a.begin(), a.end());
+    ASSERT_EQ(cholesky(std::span<float>(ref32), n), 0);
+    for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver, SpdAlgorithm::lookahead})
+      for (auto prec : {SolvePrecision::fp64, SolvePrecision::fp32}) {
+        std::vector<double> l(n * n, std::nan(""));
+        ASSERT_EQ(cholesky_cuda(a, n, l, prec, algo, 0), 0);
+        const double tol = prec == SolvePrecision::fp64 ? 64 * kU * static_cast<double>(n) : 1e-5;
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = 0; j < n; ++j) {
+            const double want = prec == SolvePrecision::fp64 ? ref[i * n + j] : static_cast<double>(ref32[i * n + j]);
+            if (j > i) {
+              ASSERT_EQ(l[i * n + j], 0.0) << "above the diagonal, n = " << n;
+            } else {
+              ASSERT_NEAR(l[i * n + j], want, tol) << "n = " << n << " (" << i << ", " << j << ")";
+            }
+          }
+      }
+  }
+  const std::vector<double> indefinite = {2, 1, 0, 1, -1, 0, 0, 0, 3};
+  std::vector<double> l(9);
+  EXPECT_EQ(cholesky_cuda(indefinite, 3, l, SolvePrecision::fp64, SpdAlgorithm::lookahead, 0), 2);
+  EXPECT_THROW((void)cholesky_cuda(indefinite, 3, l, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0),
+               std::invalid_argument);
+}
+
+TEST(CholeskyCuda, PivotedMatchesTheCpuSteps) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";
+  // rank-3 PSD 50×50: B Bᵀ, B 50×3
+  const std::size_t n = 50, r = 3;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> b(n * r), a(n * n);
+  for (auto& v : b) v = u(rng);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (std::size_t k = 0; k < r; ++k) s += b[i * r + k] * b[j * r + k];
+      a[i * n + j] = s;
+    }
+  for (std::size_t max_rank : {std::size_t{2}, std::size_t{0}}) {
+    std::vector<double> cpu = a, gpu(n * n, std::nan(""));
+    const auto rc = pivoted_cholesky(cpu, n, max_rank, -1.0);
+    const auto rg = pivoted_cholesky_cuda(a, n, max_rank, -1.0, gpu, 0);
+    ASSERT_EQ(rg.rank, rc.rank) << "max_rank " << max_rank;
+    EXPECT_EQ(rg.permutation, rc.permutation) << "max_rank " << max_rank;
+    for (std::size_t i = 0; i < n * n; ++i) ASSERT_NEAR(gpu[i], cpu[i], 1e-12) << "max_rank " << max_rank << " at " << i;
+  }
 }

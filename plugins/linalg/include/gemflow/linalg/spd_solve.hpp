@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "gemflow/linalg/cholesky.hpp"  // PivotedCholesky
+
 namespace gemflow::linalg {
 
 enum class SolvePrecision {
@@ -79,6 +81,23 @@ struct SpdSolveResult {
                                             std::size_t nrhs, std::span<double> x, SolvePrecision precision,
                                             SpdAlgorithm algorithm, int device,
                                             const RefinementOptions& refinement = {});
+
+/// The factor alone on CUDA device `device` (the linalg.cholesky node): a (n×n row-major, lower
+/// triangle read) → l (n×n row-major, L on and below the diagonal, zero above), by
+/// GpuCholesky::factor with `algorithm` in fp64 or fp32 (fp32: the single-precision factor's
+/// values). Returns LAPACK's INFO (≥ 1: the leading minor of that order is not positive
+/// definite; l is then unspecified). Throws std::invalid_argument for bad sizes, algorithm
+/// lapack or precision mixed; cuda::CudaError for CUDA failures; std::runtime_error when built
+/// without CUDA.
+[[nodiscard]] int cholesky_cuda(std::span<const double> a, std::size_t n, std::span<double> l,
+                                SolvePrecision precision, SpdAlgorithm algorithm, int device);
+
+/// Pivoted Cholesky on CUDA device `device` (GpuCholesky::factor_pivoted: the steps of LAPACK
+/// dpstf2, fp64): the result and the layout of l (n×n row-major: columns < rank hold L, the rest
+/// zero) of gemflow::linalg::pivoted_cholesky on the same a. Throws like cholesky_cuda.
+[[nodiscard]] PivotedCholesky pivoted_cholesky_cuda(std::span<const double> a, std::size_t n,
+                                                    std::size_t max_rank, double tolerance, std::span<double> l,
+                                                    int device);
 
 namespace detail {
 /// Throws std::runtime_error (the solve overflowed single precision; use fp64 or mixed) when x

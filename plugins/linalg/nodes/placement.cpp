@@ -1,0 +1,89 @@
+// Shared device/algorithm resolution of the Cholesky-based nodes (see placement.hpp).
+#include "placement.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace gemflow::linalg {
+
+Choice<CholAlgo> cholesky_algorithm_param(Node* owner, std::string doc) {
+  return Choice<CholAlgo>(owner, "algorithm", CholAlgo::Auto,
+                          {{CholAlgo::Auto, "auto"},
+                           {CholAlgo::Lapack, "lapack"},
+                           {CholAlgo::Blocked, "blocked"},
+                           {CholAlgo::Recursive, "recursive"},
+                           {CholAlgo::Cusolver, "cusolver"},
+                           {CholAlgo::Lookahead, "lookahead"}},
+                          {.doc = std::move(doc)});
+}
+
+std::string algo_name(CholAlgo a) {
+  switch (a) {
+    case CholAlgo::Auto: return "auto";
+    case CholAlgo::Lapack: return "lapack";
+    case CholAlgo::Blocked: return "blocked";
+    case CholAlgo::Recursive: return "recursive";
+    case CholAlgo::Cusolver: return "cusolver";
+    case CholAlgo::Lookahead: return "lookahead";
+  }
+  return "?";
+}
+
+SpdAlgorithm to_spd(CholAlgo a) {
+  switch (a) {
+    case CholAlgo::Blocked: return SpdAlgorithm::blocked;
+    case CholAlgo::Recursive: return SpdAlgorithm::recursive;
+    case CholAlgo::Cusolver: return SpdAlgorithm::cusolver;
+    case CholAlgo::Lookahead: return SpdAlgorithm::lookahead;
+    default: return SpdAlgorithm::lapack;
+  }
+}
+
+Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
+                            const std::string& node) {
+  const std::string request = ctx.device_override().empty() ? device.requested() : ctx.device_override();
+  const auto req = DeviceRequest::parse(request);
+  if (!req) throw InputError("parameter 'device': '" + request + "' is not a device (auto, cpu, cuda, cuda:N)");
+  Placement p;
+  p.algo = requested;
+  if (requested == CholAlgo::Lapack) {
+    if (req->kind == DeviceRequest::Kind::Cuda)
+      throw InputError("parameter 'algorithm': lapack runs on the CPU, but the device is '" + request +
+                       "'; use algorithm auto, blocked, recursive, cusolver or lookahead on CUDA, or device cpu");
+    if (req->kind == DeviceRequest::Kind::Auto) ctx.info("device auto with algorithm lapack: using cpu");
+    ctx.record("device_used", std::string("cpu"));
+    return p;
+  }
+  p.dev = device.resolve(ctx);  // DeviceError when a requested CUDA device is absent
+  if (requested == CholAlgo::Auto) {
+    p.algo = p.dev.is_cuda() ? CholAlgo::Lookahead : CholAlgo::Lapack;
+    ctx.info(std::string("algorithm auto: ") + (p.dev.is_cuda() ? "lookahead (GPU)" : "lapack (CPU)"));
+  } else if (!p.dev.is_cuda()) {
+    throw DeviceError(node + ": algorithm '" + algo_name(requested) + "' runs on a CUDA GPU, but the device " +
+                      (req->kind == DeviceRequest::Kind::Auto ? "auto resolved to cpu (no CUDA device found)"
+                                                              : "is '" + request + "'") +
+                      "; use algorithm lapack or auto for the CPU");
+  }
+  if (p.dev.is_cuda() && !spd_solve_cuda_built())
+    throw DeviceError(node + ": device " + p.dev.str() + " requested but the linalg plugin was built without CUDA");
+  return p;
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> first_asymmetry(const Matrix<double>& a) {
+  constexpr double tol = 8.0 * std::numeric_limits<double>::epsilon() / 2.0;
+  for (std::size_t i = 0; i < a.rows(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      const double u = a(i, j), v = a(j, i);
+      if (std::abs(u - v) > tol * (std::abs(u) + std::abs(v))) return std::pair{i, j};
+    }
+  return std::nullopt;
+}
+
+std::string full_precision(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace gemflow::linalg

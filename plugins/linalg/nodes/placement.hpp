@@ -1,0 +1,45 @@
+#pragma once
+// What the Cholesky-based nodes (linalg.cholesky, linalg.spd_solve) share: the `algorithm`
+// parameter, its resolution against `device` (never a silent fallback: `auto` logs its choice),
+// and the symmetry test of the input matrix.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <gemflow/device.hpp>
+#include <gemflow/linalg/spd_solve.hpp>
+#include <gemflow/node.hpp>
+#include <gemflow/types.hpp>
+
+namespace gemflow::linalg {
+
+enum class CholAlgo { Auto, Lapack, Blocked, Recursive, Cusolver, Lookahead };
+
+/// The `algorithm` parameter: auto | lapack | blocked | recursive | cusolver | lookahead.
+Choice<CholAlgo> cholesky_algorithm_param(Node* owner, std::string doc);
+
+[[nodiscard]] std::string algo_name(CholAlgo a);
+/// The library's algorithm (lapack for Auto/Lapack).
+[[nodiscard]] SpdAlgorithm to_spd(CholAlgo a);
+
+struct Placement {
+  CholAlgo algo = CholAlgo::Lapack;  ///< resolved: never Auto
+  Device dev;                        ///< cpu or cuda:N
+};
+
+/// Resolves `device` (with the run's --device override) and `requested`: lapack runs on the CPU
+/// (InputError with a CUDA device), the other algorithms on CUDA (DeviceError when the device is
+/// the CPU or the plugin has no CUDA), auto picks lapack or lookahead and says so. `node` is the
+/// node type, for the messages.
+[[nodiscard]] Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
+                                          const std::string& node);
+
+/// The first (i, j), i > j, with |a_ij − a_ji| > 4ε·(|a_ij| + |a_ji|) (symmetric to rounding:
+/// a matrix computed as B Bᵀ or expanded from symmetric storage passes), or nothing.
+[[nodiscard]] std::optional<std::pair<std::size_t, std::size_t>> first_asymmetry(const Matrix<double>& a);
+
+/// "%.17g": a double that reads back to itself.
+[[nodiscard]] std::string full_precision(double v);
+
+}  // namespace gemflow::linalg
