@@ -112,7 +112,13 @@ Device DeviceParam::resolve(NodeContext& ctx) const {
   const std::string text = ctx.device_override().empty() ? requested() : ctx.device_override();
   auto req = DeviceRequest::parse(text);
   if (!req) throw Error(fmt::format("parameter 'device': '{}' is not a device (auto, cpu, cuda, cuda:N)", text));
-  Device d = resolve_device(*req);
+  Device d;
+  try {
+    d = resolve_device(*req);
+  } catch (const DeviceError& e) {  // name the parameter (and a --device override) in the message
+    throw DeviceError(fmt::format("parameter 'device' = {}{}: {}", text,
+                                  ctx.device_override().empty() ? "" : " (from --device)", e.what()));
+  }
   if (req->kind == DeviceRequest::Kind::Auto) {
     ctx.info(d.is_cuda() ? fmt::format("device auto: using {} ({})", d.str(), cuda_device_name(d.index))
                          : std::string("device auto: no CUDA device, using cpu"));

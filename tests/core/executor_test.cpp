@@ -694,6 +694,8 @@ TEST(Executor, DeviceOverrideReachesDeviceParams) {
   r = run_workflow(wf, registry(), o);
   EXPECT_EQ(r.nodes.at("d").state, NodeState::Failed);
   EXPECT_THAT(r.nodes.at("d").error, HasSubstr("cuda:99 requested"));
+  // the message names the parameter and where the request came from (QA: it named neither)
+  EXPECT_THAT(r.nodes.at("d").error, HasSubstr("parameter 'device' = cuda:99 (from --device)"));
   o.device = "gpu";
   r = run_workflow(wf, registry(), o);
   ASSERT_EQ(r.diagnostics.size(), 1u);

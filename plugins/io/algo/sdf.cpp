@@ -1,6 +1,8 @@
 // MDL SD files and molfiles, V2000 and V3000 (see gemflow/io/molecules.hpp).
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -321,7 +323,7 @@ MoleculeSet parse_sdf(std::string_view text, const std::string& path) {
 
 MoleculeSet read_sdf(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw ParseError(path, 0, "cannot open file");
+  if (!f) throw ParseError(path, 0, std::string("cannot open file: ") + std::strerror(errno));
   std::ostringstream ss;
   ss << f.rdbuf();
   return parse_sdf(ss.str(), path);
