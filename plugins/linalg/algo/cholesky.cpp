@@ -1,6 +1,7 @@
 // CPU Cholesky factorisations over LAPACKE (see gemflow/linalg/cholesky.hpp).
 #include "gemflow/linalg/cholesky.hpp"
 
+#include <cblas.h>
 #include <lapacke.h>
 
 #include <algorithm>
@@ -93,6 +94,91 @@ PivotedCholesky partial_pivoted(std::span<double> a, std::size_t n, std::size_t 
   return r;
 }
 
+/// LAPACK/BLAS of one precision for the blocked factorisation (column-major upper: A = UᵀU).
+template <class T>
+struct Lapack;
+template <>
+struct Lapack<double> {
+  static lapack_int potrf(lapack_int n, double* a, lapack_int lda) {
+    return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
+  }
+  // B (m×n) ← U⁻ᵀ B, U m×m upper
+  static void trsm(int m, int n, const double* u, int ldu, double* b, int ldb) {
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, m, n, 1.0, u, ldu, b, ldb);
+  }
+  // C (n×n upper) −= Aᵀ A, A k×n
+  static void syrk(int n, int k, const double* a, int lda, double* c, int ldc) {
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, n, k, -1.0, a, lda, 1.0, c, ldc);
+  }
+  // C (m×n) −= Aᵀ B, A k×m, B k×n
+  static void gemm_tn(int m, int n, int k, const double* a, int lda, const double* b, int ldb, double* c, int ldc) {
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, -1.0, a, lda, b, ldb, 1.0, c, ldc);
+  }
+};
+template <>
+struct Lapack<float> {
+  static lapack_int potrf(lapack_int n, float* a, lapack_int lda) {
+    return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
+  }
+  static void trsm(int m, int n, const float* u, int ldu, float* b, int ldb) {
+    cblas_strsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, m, n, 1.0f, u, ldu, b, ldb);
+  }
+  static void syrk(int n, int k, const float* a, int lda, float* c, int ldc) {
+    cblas_ssyrk(CblasColMajor, CblasUpper, CblasTrans, n, k, -1.0f, a, lda, 1.0f, c, ldc);
+  }
+  static void gemm_tn(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+    cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, -1.0f, a, lda, b, ldb, 1.0f, c, ldc);
+  }
+};
+
+/// Flops between two callbacks at most (≈ 50 ms on a few cores).
+constexpr double kFlopsPerCallback = 2e9;
+
+template <class T>
+int cholesky_blocked(std::span<T> a, std::size_t n, const FlopCallback& on_flops, std::size_t nb, const char* what) {
+  check_shape(a.size(), n, what);
+  if (n == 0) return 0;
+  nb = std::clamp<std::size_t>(nb, 1, n);
+  const double total = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / 3.0;
+  double done = 0.0;
+  const auto step = [&](double flops) {
+    done += flops;
+    return !on_flops || on_flops(std::min(1.0, done / total));
+  };
+  const int ld = static_cast<int>(n);
+  T* const m = a.data();  // column-major view: (i, j) at m[i + j·n]; its upper triangle is the row-major lower
+  for (std::size_t k = 0; k < n; k += nb) {
+    const std::size_t kb = std::min(nb, n - k), rest = n - k - kb;
+    T* const a11 = m + k + k * n;
+    const lapack_int info = Lapack<T>::potrf(static_cast<lapack_int>(kb), a11, ld);
+    if (info < 0) throw std::runtime_error(std::string(what) + ": LAPACK argument " + std::to_string(-info) + " invalid");
+    if (info > 0) {
+      zero_strict_upper(a, n);
+      return static_cast<int>(k) + static_cast<int>(info);
+    }
+    const double fkb = static_cast<double>(kb);
+    if (!step(fkb * fkb * fkb / 3.0)) return kCholeskyStopped;
+    if (rest == 0) break;
+    T* const a12 = m + k + (k + kb) * n;  // kb × rest
+    T* const a22 = a12 + kb;              // rest × rest
+    Lapack<T>::trsm(static_cast<int>(kb), static_cast<int>(rest), a11, ld, a12, ld);
+    if (!step(fkb * fkb * static_cast<double>(rest))) return kCholeskyStopped;
+    // A22 −= A12ᵀ A12 (upper), in column strips of at most kFlopsPerCallback
+    const auto width = static_cast<std::size_t>(kFlopsPerCallback / (2.0 * fkb * static_cast<double>(rest)));
+    const std::size_t w = std::clamp<std::size_t>(width, 64, rest);
+    for (std::size_t c0 = 0; c0 < rest; c0 += w) {
+      const std::size_t cw = std::min(w, rest - c0);
+      if (c0 > 0)
+        Lapack<T>::gemm_tn(static_cast<int>(c0), static_cast<int>(cw), static_cast<int>(kb), a12, ld, a12 + c0 * n, ld,
+                           a22 + c0 * n, ld);
+      Lapack<T>::syrk(static_cast<int>(cw), static_cast<int>(kb), a12 + c0 * n, ld, a22 + c0 + c0 * n, ld);
+      if (!step(fkb * static_cast<double>(cw) * static_cast<double>(2 * c0 + cw))) return kCholeskyStopped;
+    }
+  }
+  zero_strict_upper(a, n);
+  return 0;
+}
+
 }  // namespace
 
 int cholesky(std::span<double> a, std::size_t n) {
@@ -100,6 +186,12 @@ int cholesky(std::span<double> a, std::size_t n) {
 }
 int cholesky(std::span<float> a, std::size_t n) {
   return cholesky_impl(a, n, LAPACKE_spotrf, "cholesky (spotrf)");
+}
+int cholesky(std::span<double> a, std::size_t n, const FlopCallback& on_flops, std::size_t block) {
+  return cholesky_blocked(a, n, on_flops, block, "cholesky (blocked dpotrf)");
+}
+int cholesky(std::span<float> a, std::size_t n, const FlopCallback& on_flops, std::size_t block) {
+  return cholesky_blocked(a, n, on_flops, block, "cholesky (blocked spotrf)");
 }
 
 PivotedCholesky pivoted_cholesky(std::span<double> a, std::size_t n, std::size_t max_rank, double tolerance) {

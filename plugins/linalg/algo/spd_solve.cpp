@@ -49,11 +49,20 @@ void potrs(const std::vector<float>& l, std::size_t n, std::vector<float>& bcm, 
   if (info != 0) throw std::runtime_error("spotrs: LAPACK argument " + std::to_string(-info) + " invalid");
 }
 
+/// cholesky(a, n), through the cancellable blocked factorisation when there is a callback.
+template <class T>
+int factor(std::span<T> a, std::size_t n, const FlopCallback& on_flops) {
+  if (!on_flops) return cholesky(a, n);
+  const int info = cholesky(a, n, on_flops);
+  if (info == kCholeskyStopped) throw std::runtime_error("the factorisation was stopped");
+  return info;
+}
+
 /// fp64 Cholesky solve; returns INFO.
 int solve_fp64(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t k,
-               std::span<double> x) {
+               std::span<double> x, const FlopCallback& on_flops) {
   std::vector<double> l(a.begin(), a.end());
-  const int info = cholesky(std::span<double>(l), n);
+  const int info = factor(std::span<double>(l), n, on_flops);
   if (info != 0) return info;
   std::vector<double> bc;
   to_col_major<double>(b, n, k, bc);
@@ -141,12 +150,13 @@ ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span
 }
 
 SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t nrhs,
-                             std::span<double> x, SolvePrecision precision, const RefinementOptions& refinement) {
+                             std::span<double> x, SolvePrecision precision, const RefinementOptions& refinement,
+                             const FlopCallback& on_flops) {
   check_sizes(a.size(), n, b.size(), nrhs, x.size(), "spd_solve_cpu");
   SpdSolveResult res;
   if (precision == SolvePrecision::fp64) {
     res.method = "LAPACK dpotrf + dpotrs";
-    res.info = solve_fp64(a, n, b, nrhs, x);
+    res.info = solve_fp64(a, n, b, nrhs, x, on_flops);
     return res;
   }
 
@@ -157,7 +167,7 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     af[i] = static_cast<float>(a[i]);
     if (std::isfinite(a[i]) && !std::isfinite(af[i])) overflow = true;
   }
-  const int info32 = overflow ? -1 : cholesky(std::span<float>(af), n);
+  const int info32 = overflow ? -1 : factor(std::span<float>(af), n, on_flops);
 
   if (precision == SolvePrecision::fp32) {
     res.method = "LAPACK spotrf + spotrs";
@@ -234,7 +244,7 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
   }
   res.used_fp64_fallback = true;
   res.method += " (fell back to dpotrf + dpotrs)";
-  res.info = solve_fp64(a, n, b, nrhs, x);
+  res.info = solve_fp64(a, n, b, nrhs, x, on_flops);
   return res;
 }
 

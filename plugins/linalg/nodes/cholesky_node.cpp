@@ -116,7 +116,11 @@ class CholeskyNode final : public Node {
       const int info = place.dev.is_cuda()
                            ? cholesky_cuda(a.span(), n, l.span(), fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64,
                                            to_spd(place.algo), place.dev.index)
-                           : factor_cpu(a, l, fp32);
+                           : factor_cpu(a, l, fp32, [&](double f) {
+                               ctx.throw_if_cancelled();  // within ~2·10⁹ flops of a Ctrl-C
+                               ctx.progress(f, "factorising");
+                               return true;
+                             });
       if (info > 0)
         throw InputError("linalg.cholesky: the matrix is not positive definite" +
                          std::string(fp32 ? " in single precision" : "") + ": the leading minor of order " +
@@ -154,15 +158,15 @@ class CholeskyNode final : public Node {
   }
 
  private:
-  /// CPU factor into l: dpotrf, or spotrf on a single-precision copy; returns INFO.
-  static int factor_cpu(const Matrix<double>& a, Matrix<double>& l, bool fp32) {
+  /// CPU factor into l: blocked dpotrf, or spotrf on a single-precision copy; returns INFO.
+  static int factor_cpu(const Matrix<double>& a, Matrix<double>& l, bool fp32, const FlopCallback& on_flops) {
     const std::size_t n = a.rows();
     if (!fp32) {
       l = a;
-      return cholesky(l.span(), n);
+      return cholesky(l.span(), n, on_flops);
     }
     std::vector<float> f(a.span().begin(), a.span().end());
-    const int info = cholesky(std::span<float>(f), n);
+    const int info = cholesky(std::span<float>(f), n, on_flops);
     for (std::size_t i = 0; i < n * n; ++i) l.span()[i] = static_cast<double>(f[i]);
     return info;
   }

@@ -132,7 +132,11 @@ class SpdSolveNode final : public Node {
     if (dev.is_cuda()) {
       r = spd_solve_cuda(a.span(), n, b.span(), k, x.span(), prec, to_spd(algo), dev.index, ro);
     } else {
-      r = spd_solve_cpu(a.span(), n, b.span(), k, x.span(), prec, ro);
+      r = spd_solve_cpu(a.span(), n, b.span(), k, x.span(), prec, ro, [&](double f) {
+        ctx.throw_if_cancelled();  // within ~2·10⁹ flops of a Ctrl-C, not after the whole dpotrf
+        ctx.progress(0.9 * f, "factorising");
+        return true;
+      });
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ctx.throw_if_cancelled();

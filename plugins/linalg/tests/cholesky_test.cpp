@@ -1,6 +1,7 @@
 // Tests of the CPU Cholesky factorisations against brute-force reconstruction.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -100,6 +101,52 @@ TEST(Cholesky, FloatMatchesDouble) {
   ASSERT_EQ(cholesky(std::span<float>(af), n), 0);
   ASSERT_EQ(cholesky(a, n), 0);
   for (std::size_t i = 0; i < n * n; ++i) EXPECT_NEAR(af[i], a[i], 2e-4 * (1 + std::abs(a[i])));
+}
+
+// The cancellable blocked factorisation: LAPACK's factor to rounding, LAPACK's INFO, callbacks
+// that rise to 1, and a stop that returns at once.
+TEST(Cholesky, BlockedWithCallbackMatchesLapack) {
+  for (std::size_t n : {1u, 7u, 100u, 333u})
+    for (std::size_t block : {1u, 16u, 64u, 256u}) {
+      const auto a = gram(n, n, 1.0, static_cast<unsigned>(n));
+      auto ref = a;
+      ASSERT_EQ(cholesky(ref, n), 0);
+      auto l = a;
+      std::vector<double> fractions;
+      ASSERT_EQ(cholesky(l, n, [&](double f) { fractions.push_back(f); return true; }, block), 0);
+      double diff = 0, big = 0;
+      for (std::size_t i = 0; i < n * n; ++i) {
+        diff = std::max(diff, std::abs(l[i] - ref[i]));
+        big = std::max(big, std::abs(ref[i]));
+      }
+      EXPECT_LE(diff, 1e-13 * big) << "n=" << n << " block=" << block;
+      EXPECT_LE(residual(a, l, n, n), 1e-14 * double(n)) << "n=" << n << " block=" << block;
+      ASSERT_FALSE(fractions.empty());
+      EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+      EXPECT_NEAR(fractions.back(), 1.0, 1e-12) << "n=" << n << " block=" << block;
+      std::vector<float> lf(a.begin(), a.end()), rf(a.begin(), a.end());
+      ASSERT_EQ(cholesky(std::span<float>(rf), n), 0);
+      ASSERT_EQ(cholesky(std::span<float>(lf), n, {}, block), 0);
+      // fp32: the two summation orders differ by about κ·ε; compare backward errors instead
+      const std::vector<double> lfd(lf.begin(), lf.end()), rfd(rf.begin(), rf.end());
+      const double beta = residual(a, lfd, n, n), beta_lapack = residual(a, rfd, n, n);
+      EXPECT_LE(beta, 10.0 * std::max(beta_lapack, 0x1p-24 * double(n))) << "fp32 n=" << n << " block=" << block;
+    }
+  // not positive definite: LAPACK's leading minor, in any block
+  auto bad = gram(40, 40, 1.0, 7);
+  bad[9 * 40 + 9] = -1.0;
+  auto bad_ref = bad;
+  const int info = cholesky(bad_ref, 40);
+  ASSERT_GT(info, 0);
+  for (std::size_t block : {1u, 8u, 64u}) {
+    auto b = bad;
+    EXPECT_EQ(cholesky(b, 40, {}, block), info) << "block=" << block;
+  }
+  // stopped by the callback at its second call
+  auto s = gram(200, 200, 1.0, 1);
+  int calls = 0;
+  EXPECT_EQ(cholesky(s, 200, [&](double) { return ++calls < 2; }, 32), gemflow::linalg::kCholeskyStopped);
+  EXPECT_EQ(calls, 2);
 }
 
 TEST(Cholesky, RejectsWrongSize) {

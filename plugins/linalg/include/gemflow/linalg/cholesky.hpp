@@ -12,6 +12,7 @@
 // complete pivoting of a positive semidefinite matrix; Higham, "Analysis of the Cholesky
 // decomposition of a semi-definite matrix", 1990; Lucas, LAPACK Working Note 161, 2004).
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -23,6 +24,22 @@ namespace gemflow::linalg {
 /// Throws std::invalid_argument when a.size() != n*n.
 [[nodiscard]] int cholesky(std::span<double> a, std::size_t n);
 [[nodiscard]] int cholesky(std::span<float> a, std::size_t n);
+
+/// Progress and cancellation of a long factorisation: called with the fraction of the flops
+/// done (0 < f ≤ 1) every ~2·10⁹ flops or less; returning false stops it. It may also throw
+/// (a node's throw_if_cancelled): the exception leaves the factorisation, `a` partly factored.
+using FlopCallback = std::function<bool(double)>;
+/// What the cancellable overloads return when the callback stopped them.
+inline constexpr int kCholeskyStopped = -1;
+
+/// cholesky(a, n) as a right-looking blocked factorisation over LAPACK and BLAS: dpotrf
+/// (spotrf) on each `block`-wide diagonal block, TRSM on the rows below it, and the trailing
+/// SYRK/GEMM update in column strips of at most ~2·10⁹ flops, with `on_flops` called after each
+/// piece. The factor equals cholesky(a, n)'s up to rounding; unlike one dpotrf call, a large
+/// factorisation can be stopped within a fraction of a second. Returns INFO (as above) or
+/// kCholeskyStopped. Source: LAPACK dpotrf (the same algorithm, with the callback between steps).
+[[nodiscard]] int cholesky(std::span<double> a, std::size_t n, const FlopCallback& on_flops, std::size_t block = 256);
+[[nodiscard]] int cholesky(std::span<float> a, std::size_t n, const FlopCallback& on_flops, std::size_t block = 256);
 
 /// Result of a pivoted Cholesky factorisation P ᵀ A P = L Lᵀ of a positive semidefinite A.
 struct PivotedCholesky {
