@@ -12,6 +12,7 @@
 #include <limits>
 #include <new>
 #include <ostream>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "gemflow/io/errors.hpp"
@@ -343,6 +344,50 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
 
 Matrix<double> read_matrix_market(const std::string& path, const ReadMatrixOptions& options, MatrixFileInfo* info) {
   return parse_matrix_market(read_text_file(path), path, options, info);
+}
+
+// ---- writers -----------------------------------------------------------------------------------
+
+namespace {
+/// Shortest text that reads back to the same double.
+void put_number(std::ostream& out, double v) {
+  char buf[32];
+  const auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.write(buf, ec == std::errc() ? p - buf : 0);
+}
+}  // namespace
+
+void write_csv(std::ostream& out, const Matrix<double>& m) {
+  for (std::size_t i = 0; i < m.rows(); ++i) {
+    for (std::size_t j = 0; j < m.cols(); ++j) {
+      if (j) out.put(',');
+      put_number(out, m(i, j));
+    }
+    out.put('\n');
+  }
+}
+
+void write_matrix_market(std::ostream& out, const Matrix<double>& m) {
+  out << "%%MatrixMarket matrix array real general\n% written by Gemflow\n" << m.rows() << ' ' << m.cols() << '\n';
+  for (std::size_t j = 0; j < m.cols(); ++j)
+    for (std::size_t i = 0; i < m.rows(); ++i) {
+      put_number(out, m(i, j));
+      out.put('\n');
+    }
+}
+
+void write_matrix(std::ostream& out, const Matrix<double>& m, const std::string& path) {
+  const MatrixFormat format = matrix_format_from_path(path);  // ParseError for an unknown extension
+  for (std::size_t i = 0; i < m.rows(); ++i)
+    for (std::size_t j = 0; j < m.cols(); ++j)
+      if (!std::isfinite(m(i, j)))
+        throw std::invalid_argument("the matrix has a NaN or infinity at (" + std::to_string(i) + ", " +
+                                    std::to_string(j) + ") (0-based), which no reader of " + path + " would accept");
+  switch (format) {
+    case MatrixFormat::MatrixMarket: write_matrix_market(out, m); break;
+    case MatrixFormat::Npy: write_npy(out, m); break;
+    case MatrixFormat::Csv: write_csv(out, m); break;
+  }
 }
 
 // ---- NumPy .npy ------------------------------------------------------------------------------

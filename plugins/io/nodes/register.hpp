@@ -9,7 +9,7 @@ namespace gemflow::io {
 void register_structure_nodes(PluginRegistrar& r);
 /// io.read_restraints (nodes/restraint_nodes.cpp).
 void register_restraint_nodes(PluginRegistrar& r);
-/// io.read_matrix (nodes/matrix_nodes.cpp).
+/// io.read_matrix, io.write_matrix (nodes/matrix_nodes.cpp).
 void register_matrix_nodes(PluginRegistrar& r);
 /// io.write_table (nodes/table_nodes.cpp).
 void register_table_nodes(PluginRegistrar& r);

@@ -90,6 +90,20 @@ struct MatrixFileInfo {
 /// Writes `m` as .npy version 1.0, '<f8', C order (readable by numpy.load).
 void write_npy(std::ostream& out, const Matrix<double>& m);
 
+/// Writes `m` as CSV: one row per line, values separated by ',', each the shortest text that
+/// reads back to the same double (std::to_chars); no header. Read back exactly by read_csv.
+void write_csv(std::ostream& out, const Matrix<double>& m);
+
+/// Writes `m` as a Matrix Market array file, "%%MatrixMarket matrix array real general", the
+/// size line "M N", then the values column by column (the format's order), shortest round-trip
+/// text. Read back exactly by read_matrix_market.
+void write_matrix_market(std::ostream& out, const Matrix<double>& m);
+
+/// The format of a path by its extension (.mtx, .npy, .csv; case-insensitive): write_npy,
+/// write_csv or write_matrix_market on `out`. The values must be finite (the readers refuse
+/// NaN/Inf): std::invalid_argument naming the first one otherwise, or an unknown extension.
+void write_matrix(std::ostream& out, const Matrix<double>& m, const std::string& path);
+
 /// Reads a CSV file of numbers: fields separated by ',', optional spaces/tabs around them,
 /// one row per line (LF or CRLF), a leading UTF-8 BOM ignored. Blank lines and lines whose
 /// first character is '#' (numpy.savetxt headers) are skipped. The first remaining row is a
