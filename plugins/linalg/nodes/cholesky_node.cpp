@@ -41,7 +41,7 @@ class CholeskyNode final : public Node {
                    "or dpstf2 steps (rank limit). CUDA: GpuCholesky::factor with algorithm blocked, recursive, "
                    "cusolver or lookahead (auto: lookahead), fp64 or fp32; pivoted: GpuCholesky::factor_pivoted "
                    "(dpstf2 steps, fp64). fp32 factors are returned as the single-precision values.\n"
-                   "Errors: a matrix that is not square, NaN/Inf; plain factorisation of a matrix that is not "
+                   "Errors: a matrix that is not square or empty, NaN/Inf; plain factorisation of a matrix that is not "
                    "positive definite names the leading minor k that fails (LAPACK INFO); rank or tolerance "
                    "without pivoted; pivoted with precision fp32 or a GPU algorithm; a GPU algorithm on the CPU, "
                    "lapack on CUDA, device cuda without a device. Never falls back to the CPU silently: device "
@@ -80,6 +80,7 @@ class CholeskyNode final : public Node {
       throw InputError("linalg.cholesky: input 'matrix' must be square, got " + std::to_string(a.rows()) + "×" +
                        std::to_string(a.cols()));
     const std::size_t n = a.rows();
+    if (n == 0) throw InputError("linalg.cholesky: input 'matrix' is empty (0×0)");  // as linalg.spd_solve
     if (!pivoted.value() && rank.value() != 0)
       throw InputError("linalg.cholesky: parameter 'rank' = " + std::to_string(rank.value()) +
                        " needs 'pivoted: true'");

@@ -67,6 +67,12 @@ TEST(CholeskyNode, RejectsNonSquareNonFiniteAndRankWithoutPivoting) {
   }
   {
     Fixture f;
+    f.node->set_input("matrix", Value::make(Matrix<double>(0, 0)));
+    gemflow::testing::RecordingContext ctx;
+    EXPECT_NE(f.error(ctx).find("input 'matrix' is empty (0×0)"), std::string::npos);
+  }
+  {
+    Fixture f;
     f.node->set_input("matrix", Value::make(mat(2, 2, {1, std::nan(""), 0, 1})));
     gemflow::testing::RecordingContext ctx;
     EXPECT_NE(f.error(ctx).find("NaN or infinity"), std::string::npos);
