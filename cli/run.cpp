@@ -1,6 +1,7 @@
 // `gemflow run` and `gemflow validate`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -138,11 +139,13 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
   }
   // Paths checked against the default output folder (`gemflow run` without --out).
   const fs::path out = fs::absolute(fs::path("out") / sanitize(display_name(*wf, args.workflow)));
-  const auto path_errors = check_run_paths(*wf, registry, out);
-  for (const auto& d : path_errors) print_diagnostic(console, d);
-  if (!path_errors.empty()) {
-    fmt::print("{}: invalid ({} error{})\n", args.workflow.string(), path_errors.size(),
-               path_errors.size() == 1 ? "" : "s");
+  const auto path_diags = check_run_paths(*wf, registry, out);
+  for (const auto& d : path_diags) print_diagnostic(console, d);
+  const auto errors = static_cast<std::size_t>(std::count_if(path_diags.begin(), path_diags.end(), [](const auto& d) {
+    return d.severity == Diagnostic::Severity::Error;
+  }));
+  if (errors > 0) {
+    fmt::print("{}: invalid ({} error{})\n", args.workflow.string(), errors, errors == 1 ? "" : "s");
     return kExitInvalid;
   }
   fmt::print("{}: valid ('{}', {} node{}, {} link{})\n", args.workflow.string(), display_name(*wf, args.workflow),

@@ -361,18 +361,22 @@ const std::string& Context::device_override() const { return run_.device(); }
 // ---- Run ----
 
 bool Run::prepare(RunResult& r) {
-  for (auto& d : validate(wf_, registry_)) {
-    if (d.severity == Diagnostic::Severity::Error) {
-      r.diagnostics.push_back(std::move(d));
-    } else {
-      RunEvent e;
-      e.kind = RunEvent::Kind::Log;
-      e.node = d.node;
-      e.level = LogLevel::Warning;
-      e.message = d.str();
-      emit(e);
+  // errors stop the run before it starts; warnings are logged and the run goes on
+  const auto sort_out = [&](std::vector<Diagnostic> ds) {
+    for (auto& d : ds) {
+      if (d.severity == Diagnostic::Severity::Error) {
+        r.diagnostics.push_back(std::move(d));
+      } else {
+        RunEvent e;
+        e.kind = RunEvent::Kind::Log;
+        e.node = d.node;
+        e.level = LogLevel::Warning;
+        e.message = d.str();
+        emit(e);
+      }
     }
-  }
+  };
+  sort_out(validate(wf_, registry_));
   if (!opt_.device.empty() && !DeviceRequest::parse(opt_.device)) {
     Diagnostic d;
     d.message = fmt::format("device '{}' is not a device (auto, cpu, cuda, cuda:N)", opt_.device);
@@ -398,7 +402,7 @@ bool Run::prepare(RunResult& r) {
     out_dir_ = fs::current_path() / "out" / name;
   }
   // Files that must not be written, known before anything runs.
-  r.diagnostics = check_run_paths(wf_, registry_, out_dir_);
+  sort_out(check_run_paths(wf_, registry_, out_dir_));
   if (!r.diagnostics.empty()) return false;
   std::error_code ec;
   fs::create_directories(out_dir_, ec);
@@ -782,6 +786,7 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
     std::string what;       // "the workflow file of this run", "read by node 'a' (parameter 'path')"
     const NodeInstance* node = nullptr;
     std::string param;
+    bool given = false;  // set in the workflow (a default may name an optional file)
   };
   auto where = [&](const File& f) {
     if (!f.node) return SourceLocation{wf.file.string(), 0, 0};
@@ -804,7 +809,7 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
       p = p.lexically_normal();
       if (ps.kind == ParamKind::InputPath)
         inputs.push_back({p, fmt::format("an input of this run (read by node '{}', parameter '{}')", n.id, ps.name),
-                          &n, ps.name});
+                          &n, ps.name, given != nullptr});
       else
         outputs.push_back({p, "", &n, ps.name});
     }
@@ -847,6 +852,15 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
       error(in, fmt::format("the run's provenance record {} would overwrite {}", provenance.string(), in.what),
             "choose another output folder (--out)");
     }
+  // A missing input is found now, not when its node runs (a warning: a run --until another
+  // node does not need it; the reading node fails with the reason)
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (!in.node || !in.given || fs::exists(in.path, ec)) continue;
+    error(in, fmt::format("file not found: {}", in.path.string()),
+          fmt::format("relative paths start from the workflow's folder {}", base.string()));
+    diags.back().severity = Diagnostic::Severity::Warning;
+  }
   return diags;
 }
 

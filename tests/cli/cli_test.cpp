@@ -671,6 +671,21 @@ links:
   EXPECT_EQ(prov["nodes"]["w"]["state"], "cancelled");
 }
 
+// QA: `validate` said "valid" for a workflow whose input file is missing; now it warns with the
+// parameter's file:line (still valid: a run --until another node does not need the file), and
+// `run` warns before any node runs, then the reading node fails with the reason.
+TEST_F(Cli, MissingInputFileWarnsAtValidationAndBeforeTheRun) {
+  const auto wf = write("missing.yaml", "gemflow: 1\nnodes:\n  r: {type: test.read_text, params: {path: nope.txt}}\n");
+  auto v = gemflow({"validate", wf.string()});
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_CONTAINS(v.err, wf.string() + ":3:44: warning: node 'r', parameter 'path': file not found: " +
+                             (dir_ / "nope.txt").string());
+  EXPECT_CONTAINS(v.out, "valid");
+  auto r = gemflow({"run", wf.string(), "--out", (dir_ / "o").string()});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_CONTAINS(r.err, "file not found: " + (dir_ / "nope.txt").string());
+}
+
 TEST_F(Cli, WritingTheWorkflowFileIsInvalidBeforeAnythingRuns) {
   // An absolute path: the same file whatever the output folder (validate assumes the default).
   const std::string text = "gemflow: 1\nnodes:\n  s: {type: test.sleep, params: {seconds: 0}}\n"

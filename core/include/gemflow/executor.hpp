@@ -86,9 +86,10 @@ struct RunResult {
 [[nodiscard]] RunResult run_workflow(const Workflow& wf, const Registry& registry, const RunOptions& options);
 
 /// The checks of the run's files that need the output folder (`out_dir`, relative to the
-/// cwd), with file:line of the parameter: an output path (resolved) that is an input of the
-/// run (the workflow file, an InputPath of any node), `provenance.json` of the folder, or
-/// written by two nodes; and provenance.json overwriting an input. Errors only.
+/// cwd), with file:line of the parameter. Errors: an output path (resolved) that is an input of
+/// the run (the workflow file, an InputPath of any node), `provenance.json` of the folder, or
+/// written by two nodes; provenance.json overwriting an input. Warnings: an input file that
+/// does not exist (its node will fail; a run --until another node does not need it).
 [[nodiscard]] std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& registry,
                                                       const std::filesystem::path& out_dir);
 
