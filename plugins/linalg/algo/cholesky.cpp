@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace gemflow::linalg {
@@ -96,38 +97,29 @@ PivotedCholesky partial_pivoted(std::span<double> a, std::size_t n, std::size_t 
 
 /// LAPACK/BLAS of one precision for the blocked factorisation (column-major upper: A = UᵀU).
 template <class T>
-struct Lapack;
-template <>
-struct Lapack<double> {
-  static lapack_int potrf(lapack_int n, double* a, lapack_int lda) {
-    return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
+struct Lapack {
+  static constexpr bool kDouble = std::is_same_v<T, double>;
+  static lapack_int potrf(lapack_int n, T* a, lapack_int lda) {
+    if constexpr (kDouble) return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
+    else return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
   }
   // B (m×n) ← U⁻ᵀ B, U m×m upper
-  static void trsm(int m, int n, const double* u, int ldu, double* b, int ldb) {
-    cblas_dtrsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, m, n, 1.0, u, ldu, b, ldb);
+  static void trsm(int m, int n, const T* u, int ldu, T* b, int ldb) {
+    constexpr auto s = CblasColMajor;
+    if constexpr (kDouble) cblas_dtrsm(s, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, m, n, 1.0, u, ldu, b, ldb);
+    else cblas_strsm(s, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, m, n, 1.0f, u, ldu, b, ldb);
   }
   // C (n×n upper) −= Aᵀ A, A k×n
-  static void syrk(int n, int k, const double* a, int lda, double* c, int ldc) {
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, n, k, -1.0, a, lda, 1.0, c, ldc);
+  static void syrk(int n, int k, const T* a, int lda, T* c, int ldc) {
+    if constexpr (kDouble) cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, n, k, -1.0, a, lda, 1.0, c, ldc);
+    else cblas_ssyrk(CblasColMajor, CblasUpper, CblasTrans, n, k, -1.0f, a, lda, 1.0f, c, ldc);
   }
   // C (m×n) −= Aᵀ B, A k×m, B k×n
-  static void gemm_tn(int m, int n, int k, const double* a, int lda, const double* b, int ldb, double* c, int ldc) {
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, -1.0, a, lda, b, ldb, 1.0, c, ldc);
-  }
-};
-template <>
-struct Lapack<float> {
-  static lapack_int potrf(lapack_int n, float* a, lapack_int lda) {
-    return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
-  }
-  static void trsm(int m, int n, const float* u, int ldu, float* b, int ldb) {
-    cblas_strsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, m, n, 1.0f, u, ldu, b, ldb);
-  }
-  static void syrk(int n, int k, const float* a, int lda, float* c, int ldc) {
-    cblas_ssyrk(CblasColMajor, CblasUpper, CblasTrans, n, k, -1.0f, a, lda, 1.0f, c, ldc);
-  }
-  static void gemm_tn(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
-    cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, -1.0f, a, lda, b, ldb, 1.0f, c, ldc);
+  static void gemm_tn(int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c, int ldc) {
+    if constexpr (kDouble)
+      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, -1.0, a, lda, b, ldb, 1.0, c, ldc);
+    else
+      cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, -1.0f, a, lda, b, ldb, 1.0f, c, ldc);
   }
 };
 

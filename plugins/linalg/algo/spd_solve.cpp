@@ -104,8 +104,6 @@ double nan_max(double a, double b) {
   return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
 }
 
-
-
 }  // namespace
 
 void detail::require_finite_fp32_solution(std::span<const double> x) {
@@ -195,10 +193,10 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     residual(a, n, bc, xc, nrhs, rc);
     double eta = 0.0;
     for (std::size_t c = 0; c < nrhs; ++c) {
-      const double rn = col_max_abs(rc, n, c);
+      const double rn = col_max_abs(rc, n, c), xn = col_max_abs(xc, n, c);
       // an overflowed fp32 solve: not converged (dsposv goes on to its fp64 fallback)
-      if (!std::isfinite(rn) || !std::isfinite(col_max_abs(xc, n, c))) return std::numeric_limits<double>::infinity();
-      if (rn > 0) eta = std::max(eta, rn / (anorm * col_max_abs(xc, n, c) + col_max_abs(bc, n, c)));
+      if (!std::isfinite(rn) || !std::isfinite(xn)) return std::numeric_limits<double>::infinity();
+      if (rn > 0) eta = std::max(eta, rn / (anorm * xn + col_max_abs(bc, n, c)));
     }
     return eta;
   };

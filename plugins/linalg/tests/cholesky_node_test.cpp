@@ -165,7 +165,8 @@ TEST(CholeskyNode, DeviceAlgorithmAndPrecisionAreCheckedAndNamed) {
             std::string::npos);
   if (gemflow::cuda_device_count() == 0) {  // no GPU here: an explicit cuda device is an error, never the CPU
     const auto e = run(P{{"device", std::string("cuda")}});
-    EXPECT_NE(e.find("cuda"), std::string::npos) << e;
+    EXPECT_NE(e.find("parameter 'device' = cuda: "), std::string::npos) << e;
+    EXPECT_NE(e.find("no CUDA device is present"), std::string::npos) << e;
   }
 }
 
