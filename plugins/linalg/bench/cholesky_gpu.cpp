@@ -191,18 +191,34 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     o.base = tuned->base, o.trsm_base = tuned->trsm, o.syrk_base = tuned->syrk;
     vs.push_back({"recursive(sweep-best)", o});
   }
-  if (lookahead_sweep) {  // panel width of the tensor-core panels (fp32: 3×TF32), against the library panels
+  if (lookahead_sweep && !fp32) {  // panel width of the tensor-core panels, against the library panels
     vs.clear();
     o = {};
     o.algo = gc::CholeskyAlgo::lookahead;
     o.panel = gc::PanelAlgo::library;
     o.block = 2048;
-    if (fp32) o.fp32_mode = gc::Fp32Mode::tf32x3;
     vs.push_back({"la library nb 2048", o});
     o.panel = gc::PanelAlgo::tiles;
     for (std::int64_t nb : {256, 384, 512, 768, 1024, 1536, 2048}) {
       o.block = nb;
       vs.push_back({"la tiles nb " + std::to_string(nb), o});
+    }
+  }
+  if (lookahead_sweep && fp32) {  // 3×TF32 and 1×TF32, library panels against tensor-core panels of three widths
+    vs.clear();
+    for (auto mode : {gc::Fp32Mode::tf32x3, gc::Fp32Mode::tf32}) {
+      const std::string m = mode == gc::Fp32Mode::tf32 ? "1xTF32" : "3xTF32";
+      o = {};
+      o.algo = gc::CholeskyAlgo::lookahead;
+      o.fp32_mode = mode;
+      o.panel = gc::PanelAlgo::library;
+      o.block = 2048;
+      vs.push_back({m + " library 2048", o});
+      o.panel = gc::PanelAlgo::tiles;
+      for (std::int64_t nb : {512, 1024, 2048}) {
+        o.block = nb;
+        vs.push_back({m + " tiles " + std::to_string(nb), o});
+      }
     }
   }
   if (!lookahead_sweep) {  // the default (PanelAlgo::automatic, nb by n), then the previous default:
@@ -360,12 +376,12 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
   }
 }
 
-void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n) {
+void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64_t min_n) {
   std::printf("\n## mixed-precision SPD solve, 1 rhs, kappa ~ 17 (vs cuSOLVER fp64 Dpotrf + Dpotrs on a copy)\n");
-  std::printf("%7s | %10s | %-8s | %10s | %6s | %5s | %9s | %s\n", "n", "fp64 ms", "factor", "mixed ms", "ratio", "iters",
+  std::printf("%7s | %10s | %-18s | %10s | %6s | %5s | %9s | %s\n", "n", "fp64 ms", "factor", "mixed ms", "ratio", "iters",
               "eta", "fallback");
   Cusolver cs(s);
-  for (std::int64_t n = 2048; n <= max_n; n *= 2) {
+  for (std::int64_t n = std::max<std::int64_t>(2048, min_n); n <= max_n; n *= 2) {
     std::size_t freeb = 0, totalb = 0;
     ck(cudaMemGetInfo(&freeb, &totalb), "meminfo");
     if (8.0 * n * n * 3.2 > double(freeb)) break;
@@ -386,16 +402,28 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n) {
       int info = 0;
       ck(cudaMemcpyAsync(&info, dinfo.p, sizeof(int), cudaMemcpyDeviceToHost, s), "info");
     }, s);
-    for (auto fa : {gc::CholeskyAlgo::lookahead, gc::CholeskyAlgo::recursive})
-    for (auto mode : {gc::Fp32Mode::tf32x3, gc::Fp32Mode::tf32}) {
+    struct Variant {
+      const char* name;
+      gc::CholeskyAlgo algo;
+      gc::Fp32Mode mode;
+      gc::PanelAlgo panel;
+    };
+    using A = gc::CholeskyAlgo;
+    using M = gc::Fp32Mode;
+    using P = gc::PanelAlgo;
+    for (const Variant& v : {Variant{"la default 3xTF32", A::lookahead, M::tf32x3, P::automatic},
+                             Variant{"la library 3xTF32", A::lookahead, M::tf32x3, P::library},
+                             Variant{"la tiles 3xTF32", A::lookahead, M::tf32x3, P::tiles},
+                             Variant{"la library 1xTF32", A::lookahead, M::tf32, P::library},
+                             Variant{"la tiles 1xTF32", A::lookahead, M::tf32, P::tiles},
+                             Variant{"rc 1xTF32", A::recursive, M::tf32, P::automatic}}) {
       gc::MixedSolveOptions o;
-      o.factor_algo = fa;
-      o.factor_mode = mode;
+      o.factor_algo = v.algo;
+      o.factor_mode = v.mode;
+      o.factor_panel = v.panel;
       gc::MixedSolveResult r;
       const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.p, n, n, b.p, n, 1, x.p, n, o); }, s);
-      std::printf("%7lld | %10.2f | %-8s | %10.2f | %6.2f | %5d | %9.2e | %s\n", (long long)n, t0 * 1e3,
-                  fa == gc::CholeskyAlgo::lookahead ? (mode == gc::Fp32Mode::tf32 ? "la 1xTF32" : "la 3xTF32")
-                                                    : (mode == gc::Fp32Mode::tf32 ? "rc 1xTF32" : "rc 3xTF32"),
+      std::printf("%7lld | %10.2f | %-18s | %10.2f | %6.2f | %5d | %9.2e | %s\n", (long long)n, t0 * 1e3, v.name,
                   t1 * 1e3, t0 / t1, r.iterations,
                   r.backward_error.empty() ? -1.0 : r.backward_error.back(), r.used_fp64_fallback ? "YES" : "no");
     }
@@ -459,7 +487,7 @@ int main(int argc, char** argv) {
       if (bprec != "fp32") batched<double>(chol, s, bo);
       if (bprec != "fp64") batched<float>(chol, s, bo);
     }
-    if (only.find("mixed") != std::string::npos) mixed(chol, s, max_n);
+    if (only.find("mixed") != std::string::npos) mixed(chol, s, max_n, min_n);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -690,6 +690,53 @@ TEST_F(GpuCholeskyTest, MixedSolveReachesFp64BackwardError) {
   }
 }
 
+// The reported η_0 = ‖b − A x_0‖∞ / (‖A‖∞ ‖x_0‖∞ + ‖b‖∞) against the same formula on the host for
+// the returned x_0 (no refinement, no fallback): checks the one-pass ‖A‖∞ of the symmetric A from
+// its lower triangle (tile edges at n = 127, 128, 129, 300; the strict upper triangle holds
+// garbage that must not be read). η_0 ~ 1e-7 is resolved far above the fp64 rounding of r.
+TEST_F(GpuCholeskyTest, MixedSolveBackwardErrorMatchesHostFormula) {
+  gc::GpuCholesky chol(nullptr);
+  for (std::int64_t n : {1, 2, 127, 128, 129, 300, 1000}) {
+    const std::string ctx = "n=" + std::to_string(n);
+    auto a = random_spd(n, 0.5);
+    for (std::int64_t i = 0; i < n; ++i) a[i + i * n] += double(i % 7);  // unequal row sums
+    auto garbage = a;
+    for (std::int64_t j = 1; j < n; ++j)
+      for (std::int64_t i = 0; i < j; ++i) garbage[i + j * n] = 1e300;
+    std::vector<double> b(static_cast<std::size_t>(n));
+    std::normal_distribution<double> g;
+    for (auto& v : b) v = g(rng());
+    Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
+    ad.put(garbage);
+    bd.put(b);
+    gc::MixedSolveOptions o;
+    o.factor_mode = Fp32Mode::exact;
+    o.max_iterations = 0;
+    o.fallback_fp64 = false;
+    o.tolerance = 0.0;
+    const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    ASSERT_EQ(r.backward_error.size(), 1u) << ctx;
+    const auto x = xd.get();
+    long double anorm = 0, rnorm = 0, xnorm = 0, bnorm = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      long double row = 0, ri = b[i];
+      for (std::int64_t j = 0; j < n; ++j) {
+        row += std::abs(a[i + j * n]);
+        ri -= static_cast<long double>(a[i + j * n]) * x[j];
+      }
+      anorm = std::max(anorm, row);
+      rnorm = std::max(rnorm, std::abs(ri));
+      xnorm = std::max<long double>(xnorm, std::abs(x[i]));
+      bnorm = std::max<long double>(bnorm, std::abs(b[i]));
+    }
+    const double eta = double(rnorm / (anorm * xnorm + bnorm));
+    if (n > 1) {
+      EXPECT_GT(eta, 1e-12) << ctx;  // an fp32 solution: resolved, not rounding noise
+    }
+    EXPECT_NEAR(r.backward_error[0], eta, 1e-6 * eta + 1e-300) << ctx;
+  }
+}
+
 TEST_F(GpuCholeskyTest, MixedSolveFallsBackOnIllConditioned) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 600;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <initializer_list>
+#include <optional>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -17,6 +19,13 @@
 #include "cuda_check.cuh"
 #include "panel_kernels.cuh"
 #include "potrf_kernels.cuh"
+
+// Timeline hook for development harnesses that include this file: records a point on `stream`
+// after the named step (no-op in the library).
+#ifndef GF_CHOL_TRACE
+#define GF_CHOL_TRACE(stream, what, k) ((void)0)
+#endif
+
 
 namespace gemflow::linalg::cuda {
 namespace detail {
@@ -114,6 +123,13 @@ __global__ void split_tf32_kernel(const float* a, std::int64_t lda, std::int64_t
   }
 }
 
+/// c (lower triangle of the m×m block, ld ldc) += d (m×m, ld m), lower triangle only.
+__global__ void add_lower_kernel(float* c, std::int64_t ldc, const float* d, std::int64_t m) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= m) return;
+  for (std::int64_t j = blockIdx.y; j <= i; j += gridDim.y) c[i + j * ldc] += d[i + j * m];
+}
+
 // ---- BLAS / LAPACK dispatch --------------------------------------------------------------
 
 inline int as_int(std::int64_t v) { return static_cast<int>(v); }
@@ -134,8 +150,8 @@ struct Lib<double> {
     return cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m, k, &minus_one, a, lda, &one, c, ldc);
   }
   static cublasStatus_t gemm_nt(cublasHandle_t h, int m, int n, int k, const double* a, int lda, const double* b,
-                                int ldb, double* c, int ldc) {
-    const double minus_one = -1.0, one = 1.0;
+                                int ldb, double* c, int ldc, bool overwrite = false) {
+    const double minus_one = -1.0, one = overwrite ? 0.0 : 1.0;
     return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a, lda, b, ldb, &one, c, ldc);
   }
   static cusolverStatus_t potrf_lwork(cusolverDnHandle_t h, int n, double* a, int lda, int* lw) {
@@ -159,8 +175,8 @@ struct Lib<float> {
     return cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m, k, &minus_one, a, lda, &one, c, ldc);
   }
   static cublasStatus_t gemm_nt(cublasHandle_t h, int m, int n, int k, const float* a, int lda, const float* b,
-                                int ldb, float* c, int ldc) {
-    const float minus_one = -1.0f, one = 1.0f;
+                                int ldb, float* c, int ldc, bool overwrite = false) {
+    const float minus_one = -1.0f, one = overwrite ? 0.0f : 1.0f;
     return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a, lda, b, ldb, &one, c, ldc);
   }
   static cusolverStatus_t potrf_lwork(cusolverDnHandle_t h, int n, float* a, int lda, int* lw) {
@@ -175,13 +191,18 @@ struct Lib<float> {
 constexpr std::int64_t kDefaultBase = 512;
 constexpr std::int64_t kDefaultTrsmBase = 1024;
 constexpr std::int64_t kDefaultSyrkBase = 1024;
+constexpr std::int64_t kTf32SyrkBase = 2048;    // 1×TF32 (H200, n = 16k and 32k: 2048 best of 512–4096)
+constexpr std::int64_t kTf32x3SyrkBase = 4096;  // 3×TF32 (4096 best of 512–4096)
 constexpr std::int64_t kDefaultBlock = 256;
 constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
 constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best nb from 2048 to 32768
 
-/// Default nb of the lookahead algorithm with tensor-core panels (H200 sweep, docs/performance.md:
-/// 512 at n = 4096–8192, 1024 at 16384, 2048 at 32768).
-inline std::int64_t default_tiles_block(std::int64_t n) { return n < 12288 ? 512 : (n < 24576 ? 1024 : 2048); }
+/// Default nb of the lookahead algorithm with tensor-core panels (H200 sweeps, docs/performance.md:
+/// fp64 512 at n = 4096–8192, 1024 at 16384, 2048 at 32768; fp32 TF32 modes 1024 at 8192, 2048 from 16384).
+inline std::int64_t default_tiles_block(std::int64_t n, bool tf32) {
+  if (tf32) return n < 12288 ? 1024 : 2048;
+  return n < 12288 ? 512 : (n < 24576 ? 1024 : 2048);
+}
 
 /// Points a cuSOLVER handle at `to` for a scope, back to `back` after it.
 class SolverStreamGuard {
@@ -196,6 +217,28 @@ class SolverStreamGuard {
  private:
   cusolverDnHandle_t h_;
   cudaStream_t back_;
+};
+
+/// Sets the math mode of cuBLAS handles for a scope (Fp32Mode::tf32: every fp32 routine, SYRK
+/// and TRSM included, may use the TF32 tensor cores), back to the default after it.
+class BlasMathGuard {
+ public:
+  BlasMathGuard(std::initializer_list<cublasHandle_t> hs, cublasMath_t mode) {
+    for (cublasHandle_t h : hs) {
+      if (!h) continue;
+      GF_CUBLAS_TRY(cublasSetMathMode(h, mode));
+      h_[n_++] = h;
+    }
+  }
+  ~BlasMathGuard() {
+    for (int i = 0; i < n_; ++i) (void)cublasSetMathMode(h_[i], CUBLAS_DEFAULT_MATH);
+  }
+  BlasMathGuard(const BlasMathGuard&) = delete;
+  BlasMathGuard& operator=(const BlasMathGuard&) = delete;
+
+ private:
+  cublasHandle_t h_[3] = {};
+  int n_ = 0;
 };
 
 /// Split point of a recursion: about n/2, rounded up to a multiple of 128 (32 for small n).
@@ -248,6 +291,7 @@ struct Factor {
   T* lwork_ptr = nullptr;  // cuSOLVER workspace
   int lwork = 0;
   float* split = nullptr;  // 3×TF32 operands
+  float* square = nullptr;  // TF32 modes: syrk_base² scratch for the SYRK leaves
   cudaStream_t stream = nullptr;  // where this object enqueues (cuSOLVER: ctx.solver's stream)
   cublasHandle_t blas = nullptr;
 
@@ -264,16 +308,16 @@ struct Factor {
     GF_CUDA_CHECK_LAUNCH();
   }
 
-  // C (m×n, ldc) −= A (m×k, lda_) · B (n×k, ldb)ᵀ
+  // C (m×n, ldc) −= A (m×k, lda_) · B (n×k, ldb)ᵀ; overwrite: C = −A·Bᵀ
   void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const T* A, std::int64_t lda_, const T* B,
-               std::int64_t ldb, T* C, std::int64_t ldc) {
+               std::int64_t ldb, T* C, std::int64_t ldc, bool overwrite = false) {
     if constexpr (std::is_same_v<T, float>) {
       if (opt.fp32_mode != Fp32Mode::exact) {
-        const float minus_one = -1.0f, one = 1.0f;
+        const float minus_one = -1.0f, one = 1.0f, zero = 0.0f;
         if (opt.fp32_mode == Fp32Mode::tf32) {
           GF_CUBLAS_TRY(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_T, as_int(m), as_int(n), as_int(k), &minus_one, A,
-                                     CUDA_R_32F, as_int(lda_), B, CUDA_R_32F, as_int(ldb), &one, C, CUDA_R_32F,
-                                     as_int(ldc), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+                                     CUDA_R_32F, as_int(lda_), B, CUDA_R_32F, as_int(ldb), overwrite ? &zero : &one,
+                                     C, CUDA_R_32F, as_int(ldc), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
           return;
         }
         float* xa = split;
@@ -288,14 +332,30 @@ struct Factor {
           const std::int64_t cq = std::min(kTf32x3Chunk, k - q0);
           GF_CUBLAS_TRY(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_T, as_int(m), as_int(n), as_int(3 * cq), &minus_one,
                                      xa + 3 * q0 * m, CUDA_R_32F, as_int(m), xb + 3 * q0 * n, CUDA_R_32F, as_int(n),
-                                     &one, C, CUDA_R_32F, as_int(ldc), CUBLAS_COMPUTE_32F_FAST_TF32,
-                                     CUBLAS_GEMM_DEFAULT));
+                                     (overwrite && q0 == 0) ? &zero : &one, C, CUDA_R_32F, as_int(ldc),
+                                     CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
         }
         return;
       }
     }
     GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(m), as_int(n), as_int(k), A, as_int(lda_), B, as_int(ldb), C,
-                                  as_int(ldc)));
+                                  as_int(ldc), overwrite));
+  }
+
+  // fp32 TF32 modes: C (m×m lower, ld lda) −= A (m×k, ld lda) Aᵀ as the full square on the tensor
+  // cores (`exact_product`: plain SGEMM) into the scratch `square`, then its lower triangle into C,
+  // so the strict upper triangle of the matrix stays untouched. cuBLAS SSYRK stays on the fp32
+  // pipes even in TF32 math mode and is slow at these shapes (H200: m = 512, k = 2048 in 200 µs,
+  // a TF32 GEMM of the square in 27 µs; about 1/3 of the 1×TF32 factor's time at 32k).
+  void syrk_square(std::int64_t m, std::int64_t k, const float* A, float* C, bool exact_product) {
+    if (exact_product)
+      GF_CUBLAS_TRY(Lib<float>::gemm_nt(blas, as_int(m), as_int(m), as_int(k), A, as_int(lda), A, as_int(lda), square,
+                                        as_int(m), true));
+    else
+      gemm_nt(m, m, k, A, lda, A, lda, square, m, true);
+    const dim3 grid(unsigned((m + 255) / 256), unsigned(std::min<std::int64_t>(m, 512)));
+    add_lower_kernel<<<grid, 256, 0, stream>>>(C, lda, square, m);
+    GF_CUDA_CHECK_LAUNCH();
   }
 
   // B (m×k, ldb) ← B · L⁻ᵀ, L the k×k lower triangle at l (ld lda)
@@ -314,6 +374,12 @@ struct Factor {
   // C (m×m lower, ld lda) −= A (m×k, ld lda) Aᵀ
   void syrk(std::int64_t m, std::int64_t k, const T* A, T* C) {
     if (m <= opt.syrk_base) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (opt.fp32_mode != Fp32Mode::exact) {
+          syrk_square(m, k, A, C, false);
+          return;
+        }
+      }
       GF_CUBLAS_TRY(Lib<T>::syrk(blas, as_int(m), as_int(k), A, as_int(lda), C, as_int(lda)));
       return;
     }
@@ -330,13 +396,25 @@ struct Factor {
       const std::int64_t jb = std::min<std::int64_t>(kPanelNb, b - j), below = rest + b - j - jb;
       T* d = at(off + j, off + j);
       if (j > 0) {  // the sub-panel −= its rows of the panel's finished columns times their transpose
-        // plain cuBLAS (fp32: exact SGEMM even in the TF32 modes): thin products, on the critical path
-        GF_CUBLAS_TRY(Lib<T>::syrk(blas, as_int(jb), as_int(j), at(off + j, off), as_int(lda), d, as_int(lda)));
+        // thin products on the critical path: plain cuBLAS (fp32: exact SGEMM in exact and 3×TF32
+        // modes, the TF32 tensor cores in 1×TF32 mode through the handle's math mode); the
+        // diagonal block of a TF32 mode through syrk_square, SSYRK being slow
+        bool square_done = false;
+        if constexpr (std::is_same_v<T, float>) {
+          if (opt.fp32_mode != Fp32Mode::exact) {
+            syrk_square(jb, j, at(off + j, off), d, opt.fp32_mode == Fp32Mode::tf32x3);
+            square_done = true;
+          }
+        }
+        if (!square_done)
+          GF_CUBLAS_TRY(Lib<T>::syrk(blas, as_int(jb), as_int(j), at(off + j, off), as_int(lda), d, as_int(lda)));
         if (below > 0)
           GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(below), as_int(jb), as_int(j), at(off + j + jb, off), as_int(lda),
                                         at(off + j, off), as_int(lda), d + jb, as_int(lda)));
       }
+      GF_CHOL_TRACE(stream, "sub-update", off + j);
       launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device);
+      GF_CHOL_TRACE(stream, "sub-panel", off + j);
     }
   }
 
@@ -369,8 +447,9 @@ struct Factor {
   /// library: diagonal block by the recursive algorithm with base opt.base, by default one
   /// cuSOLVER potrf, then the recursive TRSM), then updates the next block column; `bulk` (low priority) updates
   /// the rest of the trailing matrix meanwhile, so the latency-bound diagonal work hides behind
-  /// the large GEMMs. `bulk_split`: the 3×TF32 operand buffer of the bulk stream.
-  void lookahead(std::int64_t n, float* bulk_split) {
+  /// the large GEMMs. `bulk_split`, `bulk_square`: the 3×TF32 operand buffer and the SYRK-leaf
+  /// scratch of the bulk stream.
+  void lookahead(std::int64_t n, float* bulk_split, float* bulk_square) {
     auto& la = ctx.lookahead_streams();
     Factor crit = *this, bulk = *this;
     crit.stream = la.crit;
@@ -378,6 +457,7 @@ struct Factor {
     bulk.stream = la.bulk;
     bulk.blas = la.blas_bulk;
     bulk.split = bulk_split;
+    bulk.square = bulk_square;
     SolverStreamGuard guard(ctx.solver, la.crit, stream);
     GF_CUDA_TRY(cudaEventRecord(la.start, stream));
     GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.start, 0));
@@ -394,6 +474,7 @@ struct Factor {
         if (rest == 0) break;
         crit.trsm(rest, b, at(k, k), at(k + b, k), lda);
       }
+      GF_CHOL_TRACE(la.crit, "panel", k);
       GF_CUDA_TRY(cudaEventRecord(la.panel, la.crit));
       // next block column: its columns were last written by the bulk update of step k − 1
       if (bulk_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.bulk_done, 0));
@@ -402,7 +483,10 @@ struct Factor {
       if (far > 0) {
         crit.gemm_nt(far, nxt, b, at(k + b + nxt, k), lda, at(k + b, k), lda, at(k + b + nxt, k + b), lda);
         GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.panel, 0));
+        GF_CHOL_TRACE(la.crit, "next column", k);
+        GF_CHOL_TRACE(la.bulk, "bulk start", k);
         bulk.syrk(far, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
+        GF_CHOL_TRACE(la.bulk, "bulk", k);
         GF_CUDA_TRY(cudaEventRecord(la.bulk_done, la.bulk));
         bulk_pending = true;
       }
@@ -424,14 +508,17 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     throw std::invalid_argument("GpuCholesky::factor: n or lda exceeds cuBLAS's int range");
   if (n == 0) return {};
   if (a == nullptr) throw std::invalid_argument("GpuCholesky::factor: null matrix pointer");
-  if (opt.panel == PanelAlgo::automatic) opt.panel = std::is_same_v<T, double> ? PanelAlgo::tiles : PanelAlgo::library;
+  const bool tf32_any = std::is_same_v<T, float> && opt.fp32_mode != Fp32Mode::exact;
+  // tensor-core panels for fp64 and the TF32 modes; exact fp32 keeps cuSOLVER's spotrf panels
+  if (opt.panel == PanelAlgo::automatic) opt.panel = std::is_same_v<T, double> || tf32_any ? PanelAlgo::tiles : PanelAlgo::library;
   if (opt.block <= 0)
     opt.block = opt.algo != CholeskyAlgo::lookahead ? kDefaultBlock
-                : opt.panel == PanelAlgo::tiles        ? default_tiles_block(n)
+                : opt.panel == PanelAlgo::tiles        ? default_tiles_block(n, tf32_any)
                                                        : kDefaultLookaheadBlock;
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
-  if (opt.syrk_base <= 0) opt.syrk_base = kDefaultSyrkBase;
+  if (opt.syrk_base <= 0)  // TF32 modes: leaves are tensor-core squares (syrk_square), larger is better
+    opt.syrk_base = !tf32_any ? kDefaultSyrkBase : opt.fp32_mode == Fp32Mode::tf32 ? kTf32SyrkBase : kTf32x3SyrkBase;
   const bool fp32 = std::is_same_v<T, float>;
   if (fp32 && opt.fp32_mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive &&
       opt.algo != CholeskyAlgo::lookahead)
@@ -458,22 +545,46 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   const std::int64_t gemm_free = !two_streams                    ? opt.base
                                  : opt.panel == PanelAlgo::tiles ? opt.block
                                                                  : std::min(opt.block, opt.base);
-  if (fp32 && opt.fp32_mode == Fp32Mode::tf32x3 && n > gemm_free) {
-    // largest GEMM: (m + n)·3k ≤ 3·n·split_point(n); lookahead: k ≤ nb, one buffer per stream
-    split_floats = two_streams ? 6 * static_cast<std::size_t>(n) * static_cast<std::size_t>(std::min(n, opt.block))
-                               : 3 * static_cast<std::size_t>(n) * static_cast<std::size_t>(split_point(n));
+  std::size_t square_floats = 0;  // per stream: SYRK leaves, and the tensor-core panels' diagonal updates
+  const auto streams = static_cast<std::size_t>(two_streams ? 2 : 1);
+  const auto leaf = static_cast<std::size_t>(std::min(n, opt.syrk_base));
+  if (fp32 && opt.fp32_mode != Fp32Mode::exact)
+    square_floats = std::max(leaf * leaf, two_streams && opt.panel == PanelAlgo::tiles
+                                              ? static_cast<std::size_t>(kPanelNb) * kPanelNb
+                                              : std::size_t{0});
+  if (fp32 && opt.fp32_mode != Fp32Mode::exact && n > gemm_free) {
+    if (opt.fp32_mode == Fp32Mode::tf32x3) {
+      // per stream, the largest GEMM: (m + n)·3k ≤ 3·n·kmax, and a SYRK leaf's 2·leaf·3·kmax,
+      // kmax = nb (lookahead) or split_point(n)
+      const auto kmax = static_cast<std::size_t>(two_streams ? std::min(n, opt.block) : split_point(n));
+      split_floats = streams * 3 * kmax * std::max(static_cast<std::size_t>(n), 2 * leaf);
+    }
   }
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
-  char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + sizeof(float) * split_floats,
+  const std::size_t split_bytes = align_up(sizeof(float) * split_floats);
+  char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + sizeof(float) * streams * square_floats,
                                               std::string("GpuCholesky::factor (") + Lib<T>::name + ", n = " +
                                                   std::to_string(n) + ")"));
   Factor<T> f{ctx, a, lda, opt};
   f.lwork_ptr = reinterpret_cast<T*>(ws);
   f.lwork = lwork;
   f.split = reinterpret_cast<float*>(ws + lwork_bytes);
+  f.square = reinterpret_cast<float*>(ws + lwork_bytes + split_bytes);
   f.stream = ctx.stream;
   f.blas = ctx.blas;
 
+  // 1×TF32 accepts TF32 rounding everywhere: cuBLAS's SYRK and TRSM leaves (and the sub-panel
+  // updates of tensor-core panels) then run on the tensor cores too, not on the fp32 pipes
+  std::optional<BlasMathGuard> tf32_math;
+  if (fp32 && opt.fp32_mode == Fp32Mode::tf32) {
+    if (two_streams) {
+      auto& la = ctx.lookahead_streams();
+      tf32_math.emplace(std::initializer_list<cublasHandle_t>{ctx.blas, la.blas_crit, la.blas_bulk},
+                        CUBLAS_TF32_TENSOR_OP_MATH);
+    } else {
+      tf32_math.emplace(std::initializer_list<cublasHandle_t>{ctx.blas}, CUBLAS_TF32_TENSOR_OP_MATH);
+    }
+  }
   ctx.reset_status();
   const std::int64_t warps = std::min<std::int64_t>(n, 132 * 64);
   const unsigned scan_blocks = unsigned((warps * 32 + 255) / 256);
@@ -485,7 +596,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     // n = 1 is √a11: cusolverDn<t>potrf returns it up to 2 ulps below the correctly rounded
     // value (CUDA 13.0, H200), which breaks the n·ε backward-error bound; our leaf rounds correctly.
     case CholeskyAlgo::cusolver: f.leaf(0, n, /*force_cusolver=*/n > 1); break;
-    case CholeskyAlgo::lookahead: f.lookahead(n, f.split + split_floats / 2); break;
+    case CholeskyAlgo::lookahead: f.lookahead(n, f.split + split_floats / 2, f.square + square_floats); break;
   }
   scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the factor
   GF_CUDA_CHECK_LAUNCH();

@@ -37,15 +37,58 @@ class DeviceBuffer {
   void* p_ = nullptr;
 };
 
-/// As (ld n) = fp32(lower triangle of A); counts entries beyond the fp32 range.
-__global__ void demote_lower_kernel(const double* a, std::int64_t lda, std::int64_t n, float* as, int* overflow) {
+constexpr int kNormTile = 128;  // demote_norm_kernel: rows and columns per block
+
+/// One pass over the lower triangle of A, one 128×128 tile per block (128 threads over rows × 2
+/// over columns): as (ld n) = fp32(A) on and below the diagonal, `overflow` counts finite entries
+/// beyond the fp32 range, and partial absolute row sums of the symmetric A, deterministic (no
+/// atomics): rowpart[by·n + i] = Σ |a_ij| over the tile's j ≤ i, colpart[bx·n + j] = Σ |a_ij| over
+/// the tile's i > j (the upper half of row j, by symmetry); zero where a tile has none.
+__global__ void __launch_bounds__(256) demote_norm_kernel(const double* a, std::int64_t lda, std::int64_t n, float* as,
+                                                          int* overflow, double* rowpart, double* colpart) {
+  __shared__ double s_col[4][kNormTile];
+  __shared__ double s_row[kNormTile];
+  const int x = threadIdx.x, y = threadIdx.y, lane = x % 32, w = x / 32;
+  const std::int64_t i0 = std::int64_t(blockIdx.x) * kNormTile, j0 = std::int64_t(blockIdx.y) * kNormTile;
+  const std::int64_t i = i0 + x;
+  if (j0 > i0 + kNormTile - 1) {  // above the diagonal: nothing to read
+    if (y == 0 && i < n) rowpart[blockIdx.y * n + i] = 0.0;
+    if (y == 0 && j0 + x < n) colpart[blockIdx.x * n + j0 + x] = 0.0;
+    return;
+  }
+  double row = 0.0;
+  int big = 0;
+  for (int t = 0; t < kNormTile / 2; ++t) {
+    const int jl = y + 2 * t;
+    const std::int64_t j = j0 + jl;
+    double v = 0.0;
+    if (i < n && j <= i) {
+      v = a[i + j * lda];
+      big += fabs(v) > static_cast<double>(FLT_MAX) && isfinite(v);
+      as[i + j * n] = static_cast<float>(v);
+    }
+    row += fabs(v);
+    double c = j < i ? fabs(v) : 0.0;
+    for (int o = 16; o > 0; o >>= 1) c += __shfl_down_sync(0xffffffffu, c, o);
+    if (lane == 0) s_col[w][jl] = c;
+  }
+  if (y == 1) s_row[x] = row;
+  if (big) atomicAdd(overflow, big);
+  __syncthreads();
+  if (y == 0) {
+    if (i < n) rowpart[blockIdx.y * n + i] = row + s_row[x];
+    if (j0 + x < n) colpart[blockIdx.x * n + j0 + x] = s_col[0][x] + s_col[1][x] + s_col[2][x] + s_col[3][x];
+  }
+}
+
+/// rowsum[i] = Σ_g rowpart[g·n + i] + colpart[g·n + i] over the `parts` tile rows/columns.
+__global__ void sum_parts_kernel(const double* rowpart, const double* colpart, std::int64_t n, std::int64_t parts,
+                                 double* rowsum) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
-  for (std::int64_t j = blockIdx.y; j <= i && j < n; j += gridDim.y) {
-    const double v = a[i + j * lda];
-    if (fabs(v) > static_cast<double>(FLT_MAX) && isfinite(v)) atomicAdd(overflow, 1);
-    as[i + j * n] = static_cast<float>(v);
-  }
+  double s = 0.0;
+  for (std::int64_t g = 0; g < parts; ++g) s += rowpart[g * n + i] + colpart[g * n + i];
+  rowsum[i] = s;
 }
 
 __global__ void demote_kernel(const double* r, std::int64_t ldr, std::int64_t n, std::int64_t nrhs, float* rs) {
@@ -77,17 +120,6 @@ __global__ void colmax_kernel(const double* m, std::int64_t ld, std::int64_t n, 
     for (int o = 16; o > 0; o >>= 1) x = nan_max2(x, __shfl_down_sync(0xffffffffu, x, o));
     if (threadIdx.x == 0) out[j] = x;
   }
-}
-
-/// rowsum[i] = Σ_j |A(i,j)| of the symmetric A from its lower triangle: thread i sums its row
-/// left of the diagonal (coalesced over i), then the column below the diagonal.
-__global__ void sym_rowsum_kernel(const double* a, std::int64_t lda, std::int64_t n, double* rowsum) {
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  double s = 0.0;
-  for (std::int64_t k = 0; k < i; ++k) s += fabs(a[i + k * lda]);
-  for (std::int64_t k = i; k < n; ++k) s += fabs(a[k + i * lda]);
-  rowsum[i] = s;
 }
 
 inline dim3 grid2(std::int64_t n, std::int64_t cols) {
@@ -133,26 +165,28 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const std::size_t nn = static_cast<std::size_t>(n), nr = static_cast<std::size_t>(nrhs);
   const std::size_t as_b = align_up(sizeof(float) * nn * nn), xs_b = align_up(sizeof(float) * nn * nr),
                     r_b = align_up(sizeof(double) * nn * nr), v_b = align_up(sizeof(double) * std::max(nn, 2 * nr));
-  DeviceBuffer buf(as_b + xs_b + r_b + v_b + 256, what + " (n = " + std::to_string(n) + ")");
+  const std::size_t parts = (nn + kNormTile - 1) / kNormTile, p_b = align_up(sizeof(double) * parts * nn);
+  DeviceBuffer buf(as_b + xs_b + r_b + v_b + 256 + 2 * p_b, what + " (n = " + std::to_string(n) + ")");
   float* as = buf.as<float>();
   float* xs = buf.as<float>(as_b);
   double* r = buf.as<double>(as_b + xs_b);
   double* vec = buf.as<double>(as_b + xs_b + r_b);
   int* overflow = buf.as<int>(as_b + xs_b + r_b + v_b);
+  double* rowpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256);
+  double* colpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + p_b);
 
-  // ‖A‖∞ and ‖b_j‖∞
-  sym_rowsum_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(a, lda, n, vec);
+  // fp32 copy of A and ‖A‖∞ in one pass, then ‖b_j‖∞
+  GF_CUDA_TRY(cudaMemsetAsync(overflow, 0, sizeof(int), s));
+  demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, overflow,
+                                                                                          rowpart, colpart);
+  GF_CUDA_CHECK_LAUNCH();
+  sum_parts_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(rowpart, colpart, n, std::int64_t(parts), vec);
   GF_CUDA_CHECK_LAUNCH();
   std::vector<double> rowsum(nn), bmax(nr), rmax(nr), xmax(nr);
   GF_CUDA_TRY(cudaMemcpyAsync(rowsum.data(), vec, sizeof(double) * nn, cudaMemcpyDeviceToHost, s));
   colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(b, ldb, n, vec);
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaMemcpyAsync(bmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
-
-  // fp32 copy of A and its factor
-  GF_CUDA_TRY(cudaMemsetAsync(overflow, 0, sizeof(int), s));
-  demote_lower_kernel<<<grid2(n, n), 256, 0, s>>>(a, lda, n, as, overflow);
-  GF_CUDA_CHECK_LAUNCH();
   int n_overflow = 0;
   GF_CUDA_TRY(cudaMemcpyAsync(&n_overflow, overflow, sizeof(int), cudaMemcpyDeviceToHost, s));
   GF_CUDA_TRY(cudaStreamSynchronize(s));
@@ -163,6 +197,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     CholeskyOptions fo;
     fo.algo = options.factor_algo;
     fo.fp32_mode = options.factor_mode;
+    fo.panel = options.factor_panel;
     res.fp32_status = factor_impl<float>(ctx, as, n, n, fo);
     fp32_ok = res.fp32_status.ok();
   }

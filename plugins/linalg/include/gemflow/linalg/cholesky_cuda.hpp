@@ -71,12 +71,14 @@ enum class CholeskyAlgo {
 enum class Fp32Mode {
   exact,   ///< cublasSgemm (IEEE fp32 FMA, no tensor cores)
   tf32x3,  ///< accuracy restored: A·Bᵀ ≈ Ahi·Bhiᵀ + Ahi·Bloᵀ + Alo·Bhiᵀ on TF32 tensor cores
-  tf32,    ///< one TF32 product (≈ 1e-3 relative error; for refinement solves only)
+  tf32,    ///< one TF32 product (≈ 1e-3 relative error; for refinement solves only); every
+           ///< product, TRSM leaves and panel updates included, on the TF32 tensor cores
 };
 
 /// How CholeskyAlgo::lookahead factors each nb-wide panel (the diagonal block and the rows below).
 enum class PanelAlgo {
-  automatic,  ///< tiles for fp64, library for fp32 (faster there on an H200, docs/performance.md)
+  automatic,  ///< tiles for fp64 and the fp32 TF32 modes, library for exact fp32 (H200 sweeps,
+              ///< docs/performance.md)
   tiles,      ///< left-looking over 128-column sub-panels: a cuBLAS SYRK/GEMM brings a sub-panel up
               ///< to date, then one fp64 tensor-core kernel factors its 128×128 diagonal block and
               ///< solves the rows below through the inverted 8×8 diagonal tiles (panel_kernels.cuh)
@@ -93,9 +95,13 @@ struct CholeskyOptions {
   /// cuSOLVER potrf each (unused by tensor-core panels).
   std::int64_t base = 0;
   std::int64_t trsm_base = 0;  ///< recursive: TRSM leaves of at most this order (cuBLAS trsm)
-  std::int64_t syrk_base = 0;  ///< recursive: SYRK leaves of at most this order (cuBLAS syrk)
+  /// recursive and lookahead: SYRK leaves of at most this order (0: 1024; fp32 1×TF32 2048 and
+  /// 3×TF32 4096, where a leaf is one tensor-core GEMM of the full square into scratch whose lower
+  /// triangle is then subtracted, cuBLAS SSYRK having no tensor-core path)
+  std::int64_t syrk_base = 0;
   /// blocked / lookahead: panel width nb. 0: 256 (blocked); lookahead with tensor-core panels
-  /// 512 below n = 12288, 1024 below 24576, else 2048; with library panels 2048.
+  /// fp64 512 below n = 12288, 1024 below 24576, else 2048, fp32 TF32 modes 1024 below n = 12288,
+  /// else 2048; with library panels 2048.
   std::int64_t block = 0;
   PanelAlgo panel = PanelAlgo::automatic;  ///< lookahead only
 };
@@ -122,6 +128,8 @@ struct MixedSolveOptions {
   /// How the fp32 factor does its GEMMs. tf32x3 keeps the factor at fp32 accuracy; tf32 is
   /// faster but converges only for κ(A) ≲ 1e3.
   Fp32Mode factor_mode = Fp32Mode::tf32x3;
+  /// Panels of a lookahead factor (CholeskyOptions::panel).
+  PanelAlgo factor_panel = PanelAlgo::automatic;
   int max_iterations = 30;  ///< refinement steps before the fp64 fallback (LAPACK dsposv: 30)
   /// Stop when the normwise backward error η ≤ tolerance; < 0 selects √n · 2⁻⁵³ (dsposv).
   double tolerance = -1.0;
