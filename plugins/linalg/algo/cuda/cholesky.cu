@@ -198,10 +198,11 @@ constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_
 constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best nb from 2048 to 32768
 
 /// Default nb of the lookahead algorithm with tensor-core panels (H200 sweeps, docs/performance.md:
-/// fp64 512 at n = 4096–8192, 1024 at 16384, 2048 at 32768; fp32 TF32 modes 1024 at 8192, 2048 from 16384).
+/// fp64 512 at n = 4096, 768–1024 at 8192, 1536 at 16384, 2048 at 32768; fp32 TF32 modes 512–1024
+/// up to 8192, 2048 from 16384).
 inline std::int64_t default_tiles_block(std::int64_t n, bool tf32) {
   if (tf32) return n < 12288 ? 1024 : 2048;
-  return n < 12288 ? 512 : (n < 24576 ? 1024 : 2048);
+  return n < 6144 ? 512 : (n < 12288 ? 1024 : (n < 24576 ? 1536 : 2048));
 }
 
 /// Points a cuSOLVER handle at `to` for a scope, back to `back` after it.
@@ -271,13 +272,13 @@ void enable_leaf_smem() {
 /// 128-row strip, at most one per SM of `device` (a CTA beyond them would wait for a second wave).
 template <class T>
 void launch_panel(T* d, std::int64_t lda, std::int64_t kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
-                  cudaStream_t s, int device) {
+                  cudaStream_t s, int device, const T* w = nullptr, std::int64_t ldw = 0) {
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_panel_kernel<T>, panel_smem_bytes()));
   int sms = 0;
   GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
   const unsigned grid = unsigned(std::clamp<std::int64_t>(strips, 1, std::max(sms, 1)));
-  potrf_panel_kernel<T><<<grid, kPanelThreads, panel_smem_bytes(), s>>>(d, lda, int(kb), m, offset, st);
+  potrf_panel_kernel<T><<<grid, kPanelThreads, panel_smem_bytes(), s>>>(d, lda, int(kb), m, offset, st, w, ldw);
   GF_CUDA_CHECK_LAUNCH();
 }
 
@@ -292,6 +293,7 @@ struct Factor {
   int lwork = 0;
   float* split = nullptr;  // 3×TF32 operands
   float* square = nullptr;  // TF32 modes: syrk_base² scratch for the SYRK leaves
+  T* panel_w = nullptr;     // tensor-core panels: n × kPanelNb scratch for a sub-panel's update
   cudaStream_t stream = nullptr;  // where this object enqueues (cuSOLVER: ctx.solver's stream)
   cublasHandle_t blas = nullptr;
 
@@ -343,16 +345,12 @@ struct Factor {
   }
 
   // fp32 TF32 modes: C (m×m lower, ld lda) −= A (m×k, ld lda) Aᵀ as the full square on the tensor
-  // cores (`exact_product`: plain SGEMM) into the scratch `square`, then its lower triangle into C,
-  // so the strict upper triangle of the matrix stays untouched. cuBLAS SSYRK stays on the fp32
-  // pipes even in TF32 math mode and is slow at these shapes (H200: m = 512, k = 2048 in 200 µs,
-  // a TF32 GEMM of the square in 27 µs; about 1/3 of the 1×TF32 factor's time at 32k).
-  void syrk_square(std::int64_t m, std::int64_t k, const float* A, float* C, bool exact_product) {
-    if (exact_product)
-      GF_CUBLAS_TRY(Lib<float>::gemm_nt(blas, as_int(m), as_int(m), as_int(k), A, as_int(lda), A, as_int(lda), square,
-                                        as_int(m), true));
-    else
-      gemm_nt(m, m, k, A, lda, A, lda, square, m, true);
+  // cores into the scratch `square`, then its lower triangle into C, so the strict upper triangle
+  // of the matrix stays untouched. cuBLAS SSYRK stays on the fp32 pipes even in TF32 math mode and
+  // is slow at these shapes (H200: m = 512, k = 2048 in 200 µs, a TF32 GEMM of the square in
+  // 27 µs; about 1/3 of the 1×TF32 factor's time at 32k).
+  void syrk_square(std::int64_t m, std::int64_t k, const float* A, float* C) {
+    gemm_nt(m, m, k, A, lda, A, lda, square, m, true);
     const dim3 grid(unsigned((m + 255) / 256), unsigned(std::min<std::int64_t>(m, 512)));
     add_lower_kernel<<<grid, 256, 0, stream>>>(C, lda, square, m);
     GF_CUDA_CHECK_LAUNCH();
@@ -376,7 +374,7 @@ struct Factor {
     if (m <= opt.syrk_base) {
       if constexpr (std::is_same_v<T, float>) {
         if (opt.fp32_mode != Fp32Mode::exact) {
-          syrk_square(m, k, A, C, false);
+          syrk_square(m, k, A, C);
           return;
         }
       }
@@ -395,25 +393,19 @@ struct Factor {
     for (std::int64_t j = 0; j < b; j += kPanelNb) {
       const std::int64_t jb = std::min<std::int64_t>(kPanelNb, b - j), below = rest + b - j - jb;
       T* d = at(off + j, off + j);
-      if (j > 0) {  // the sub-panel −= its rows of the panel's finished columns times their transpose
-        // thin products on the critical path: plain cuBLAS (fp32: exact SGEMM in exact and 3×TF32
-        // modes, the TF32 tensor cores in 1×TF32 mode through the handle's math mode); the
-        // diagonal block of a TF32 mode through syrk_square, SSYRK being slow
-        bool square_done = false;
-        if constexpr (std::is_same_v<T, float>) {
-          if (opt.fp32_mode != Fp32Mode::exact) {
-            syrk_square(jb, j, at(off + j, off), d, opt.fp32_mode == Fp32Mode::tf32x3);
-            square_done = true;
-          }
-        }
-        if (!square_done)
-          GF_CUBLAS_TRY(Lib<T>::syrk(blas, as_int(jb), as_int(j), at(off + j, off), as_int(lda), d, as_int(lda)));
-        if (below > 0)
-          GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(below), as_int(jb), as_int(j), at(off + j + jb, off), as_int(lda),
-                                        at(off + j, off), as_int(lda), d + jb, as_int(lda)));
+      const T* w = nullptr;
+      if (j > 0) {
+        // the sub-panel's update by the panel's finished columns, −A·A₀ᵀ over all its jb + below
+        // rows, in one GEMM into the scratch panel_w that the kernel adds as it reads (the
+        // diagonal block's upper half computed too, but not written to the matrix). Plain cuBLAS:
+        // fp64 DGEMM; fp32 exact SGEMM in exact and 3×TF32 modes (thin, on the critical path),
+        // the TF32 tensor cores in 1×TF32 mode through the handle's math mode.
+        GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(jb + below), as_int(jb), as_int(j), at(off + j, off), as_int(lda),
+                                      at(off + j, off), as_int(lda), panel_w, as_int(jb + below), true));
+        w = panel_w;
       }
       GF_CHOL_TRACE(stream, "sub-update", off + j);
-      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device);
+      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, w, jb + below);
       GF_CHOL_TRACE(stream, "sub-panel", off + j);
     }
   }
@@ -545,13 +537,15 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   const std::int64_t gemm_free = !two_streams                    ? opt.base
                                  : opt.panel == PanelAlgo::tiles ? opt.block
                                                                  : std::min(opt.block, opt.base);
-  std::size_t square_floats = 0;  // per stream: SYRK leaves, and the tensor-core panels' diagonal updates
+  std::size_t square_floats = 0;  // per stream: SYRK leaves of the TF32 modes
   const auto streams = static_cast<std::size_t>(two_streams ? 2 : 1);
   const auto leaf = static_cast<std::size_t>(std::min(n, opt.syrk_base));
-  if (fp32 && opt.fp32_mode != Fp32Mode::exact)
-    square_floats = std::max(leaf * leaf, two_streams && opt.panel == PanelAlgo::tiles
-                                              ? static_cast<std::size_t>(kPanelNb) * kPanelNb
-                                              : std::size_t{0});
+  if (fp32 && opt.fp32_mode != Fp32Mode::exact) square_floats = leaf * leaf;
+  // tensor-core panels: a sub-panel's pending update (the panel stream only)
+  const std::size_t panel_w_bytes =
+      two_streams && opt.panel == PanelAlgo::tiles && n > kPanelNb
+          ? align_up(sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(kPanelNb))
+          : 0;
   if (fp32 && opt.fp32_mode != Fp32Mode::exact && n > gemm_free) {
     if (opt.fp32_mode == Fp32Mode::tf32x3) {
       // per stream, the largest GEMM: (m + n)·3k ≤ 3·n·kmax, and a SYRK leaf's 2·leaf·3·kmax,
@@ -562,7 +556,8 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   }
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
   const std::size_t split_bytes = align_up(sizeof(float) * split_floats);
-  char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + sizeof(float) * streams * square_floats,
+  const std::size_t square_bytes = align_up(sizeof(float) * streams * square_floats);
+  char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + square_bytes + panel_w_bytes,
                                               std::string("GpuCholesky::factor (") + Lib<T>::name + ", n = " +
                                                   std::to_string(n) + ")"));
   Factor<T> f{ctx, a, lda, opt};
@@ -570,11 +565,12 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   f.lwork = lwork;
   f.split = reinterpret_cast<float*>(ws + lwork_bytes);
   f.square = reinterpret_cast<float*>(ws + lwork_bytes + split_bytes);
+  f.panel_w = panel_w_bytes ? reinterpret_cast<T*>(ws + lwork_bytes + split_bytes + square_bytes) : nullptr;
   f.stream = ctx.stream;
   f.blas = ctx.blas;
 
-  // 1×TF32 accepts TF32 rounding everywhere: cuBLAS's SYRK and TRSM leaves (and the sub-panel
-  // updates of tensor-core panels) then run on the tensor cores too, not on the fp32 pipes
+  // 1×TF32 accepts TF32 rounding everywhere: cuBLAS's TRSM leaves (library panels) and the
+  // sub-panel updates of tensor-core panels then run on the tensor cores too, not the fp32 pipes
   std::optional<BlasMathGuard> tf32_math;
   if (fp32 && opt.fp32_mode == Fp32Mode::tf32) {
     if (two_streams) {

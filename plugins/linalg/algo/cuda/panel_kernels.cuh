@@ -139,12 +139,16 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
 }
 
 /// a: the diagonal block (kb×kb, ld lda) with the m panel rows below it; offset: its global
-/// column (for info). Grid: G ≥ 1 CTAs of kPanelThreads (at most one per SM: more would queue a
-/// second wave, each CTA factoring the block again), panel_smem_bytes() dynamic shared memory;
-/// CTA c solves strips c, c + G, … of kPanelStrip rows; st->panel_loaded must be 0 at launch.
+/// column (for info). w (nullptr: none): a pending update of the same kb + m rows × kb columns
+/// (ld ldw), added to a as it is read (the caller's GEMM wrote the whole panel's update there in
+/// one call, the diagonal block's upper half included, which a itself must not receive).
+/// Grid: G ≥ 1 CTAs of kPanelThreads (at most one per SM: more would queue a second wave, each CTA
+/// factoring the block again), panel_smem_bytes() dynamic shared memory; CTA c solves strips c,
+/// c + G, … of kPanelStrip rows; st->panel_loaded must be 0 at launch.
 template <class T>
 __global__ void __launch_bounds__(kPanelThreads, 1)
-    potrf_panel_kernel(T* a, std::int64_t lda, int kb, std::int64_t m, std::int64_t offset, DeviceStatus* st) {
+    potrf_panel_kernel(T* a, std::int64_t lda, int kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
+                       const T* w, std::int64_t ldw) {
   extern __shared__ __align__(16) unsigned char panel_smem_raw[];
   double* ls = reinterpret_cast<double*>(panel_smem_raw);  // ls[row * kPanelLd + col]
   double* ldiag = ls + kPanelNb * kPanelLd;                 // kPanelTiles × 64
@@ -155,26 +159,34 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int r = lane >> 2, q = lane & 3;
 
-  // load the lower triangle (identity beyond kb, zero above), every load in flight at once (fp32
-  // in two rounds: one round spills with fp32 data)
-  constexpr int kLoadRounds = std::is_same_v<T, float> ? 2 : 1;
-  constexpr int kPer = kPanelNb * kPanelNb / kPanelThreads / kLoadRounds;
+  // load the lower triangle (identity beyond kb, zero above), every load of a round in flight at
+  // once: one round for fp64, two for fp32 or with a pending update w (one round spills there)
+  const auto load_block = [&](auto rounds) {
+    constexpr int kRounds = decltype(rounds)::value;
+    constexpr int kPer = kPanelNb * kPanelNb / kPanelThreads / kRounds;
 #pragma unroll 1
-  for (int round = 0; round < kLoadRounds; ++round) {
-    double v[kPer];
+    for (int round = 0; round < kRounds; ++round) {
+      double v[kPer];
 #pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      int i, j;
-      panel_element(tid + (round * kPer + u) * kPanelThreads, i, j);
-      v[u] = (i < kb && j <= i) ? static_cast<double>(a[i + j * lda]) : (i == j ? 1.0 : 0.0);
-    }
+      for (int u = 0; u < kPer; ++u) {
+        int i, j;
+        panel_element(tid + (round * kPer + u) * kPanelThreads, i, j);
+        const bool in = i < kb && j <= i;
+        v[u] = in ? static_cast<double>(a[i + j * lda]) : (i == j ? 1.0 : 0.0);
+        if (w && in) v[u] += static_cast<double>(w[i + j * ldw]);
+      }
 #pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      int i, j;
-      panel_element(tid + (round * kPer + u) * kPanelThreads, i, j);
-      ls[i * kPanelLd + j] = v[u];
+      for (int u = 0; u < kPer; ++u) {
+        int i, j;
+        panel_element(tid + (round * kPer + u) * kPanelThreads, i, j);
+        ls[i * kPanelLd + j] = v[u];
+      }
     }
-  }
+  };
+  if (std::is_same_v<T, float> || w)
+    load_block(std::integral_constant<int, 2>{});
+  else
+    load_block(std::integral_constant<int, 1>{});
   for (int e = tid; e < kPanelTiles * 64; e += kPanelThreads) ldiag[e] = 0.0;  // upper parts stay 0
   if (tid < 2) s_fail[tid] = 0;
   __syncthreads();
@@ -282,13 +294,20 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
     const std::int64_t row = kb + sidx * kPanelStrip + 8 * warp + r;
     const bool rvalid = row < kb + m;
     T* arow = a + (rvalid ? row : 0);
+    const T* wrow = w ? w + (rvalid ? row : 0) : nullptr;
     // kFull (kb = 128, no failure): no per-tile guards, so the compiler can overlap the tiles
     const auto solve = [&](auto full) {
       constexpr bool kFull = decltype(full)::value;
       const auto load_b = [&](int k) {
         const int c = 8 * k + 2 * q;
-        return make_double2((rvalid && (kFull || c < kb)) ? static_cast<double>(arow[c * lda]) : 0.0,
-                            (rvalid && (kFull || c + 1 < kb)) ? static_cast<double>(arow[(c + 1) * lda]) : 0.0);
+        const bool v0 = rvalid && (kFull || c < kb), v1 = rvalid && (kFull || c + 1 < kb);
+        double2 b = make_double2(v0 ? static_cast<double>(arow[c * lda]) : 0.0,
+                                 v1 ? static_cast<double>(arow[(c + 1) * lda]) : 0.0);
+        if (wrow) {
+          b.x += v0 ? static_cast<double>(wrow[c * ldw]) : 0.0;
+          b.y += v1 ? static_cast<double>(wrow[(c + 1) * ldw]) : 0.0;
+        }
+        return b;
       };
       // B tiles k + 1 … k + kAhead are in flight while tile k is solved (all 16 at once spill)
       constexpr int kAhead = 4;

@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
+#include <gemflow/cuda_smem.hpp>
+
 #include "context.cuh"
 #include "cuda_check.cuh"
+#include "trsv_kernels.cuh"
 
 namespace gemflow::linalg::cuda {
 namespace detail {
@@ -166,7 +169,12 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const std::size_t as_b = align_up(sizeof(float) * nn * nn), xs_b = align_up(sizeof(float) * nn * nr),
                     r_b = align_up(sizeof(double) * nn * nr), v_b = align_up(sizeof(double) * std::max(nn, 2 * nr));
   const std::size_t parts = (nn + kNormTile - 1) / kNormTile, p_b = align_up(sizeof(double) * parts * nn);
-  DeviceBuffer buf(as_b + xs_b + r_b + v_b + 256 + 2 * p_b, what + " (n = " + std::to_string(n) + ")");
+  // one right-hand side: our triangular solves (inverted diagonal blocks, flags and tickets)
+  const std::size_t nblk = (nn + kTrsvB - 1) / kTrsvB;
+  const std::size_t inv_b = nrhs == 1 ? align_up(sizeof(float) * nblk * kTrsvB * kTrsvB) : 0,
+                    flag_b = nrhs == 1 ? align_up(sizeof(unsigned) * 4) : 0;
+  DeviceBuffer buf(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b,
+                   what + " (n = " + std::to_string(n) + ")");
   float* as = buf.as<float>();
   float* xs = buf.as<float>(as_b);
   double* r = buf.as<double>(as_b + xs_b);
@@ -174,6 +182,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   int* overflow = buf.as<int>(as_b + xs_b + r_b + v_b);
   double* rowpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256);
   double* colpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + p_b);
+  float* inv = buf.as<float>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b);
+  auto* progress = buf.as<unsigned>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b);
 
   // fp32 copy of A and ‖A‖∞ in one pass, then ‖b_j‖∞
   GF_CUDA_TRY(cudaMemsetAsync(overflow, 0, sizeof(int), s));
@@ -234,14 +244,22 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
                                   cudaMemcpyDeviceToDevice, s));
     const float one = 1.0f;
+    if (nrhs == 1) {
+      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
+      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes()));
+      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes()));
+      trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, n, n, inv);
+      GF_CUDA_CHECK_LAUNCH();
+    }
     for (int it = 0;; ++it) {
       demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs);
       GF_CUDA_CHECK_LAUNCH();
-      if (nrhs == 1) {
-        GF_CUBLAS_TRY(cublasStrsv(ctx.blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, int(n), as,
-                                  int(n), xs, 1));
-        GF_CUBLAS_TRY(cublasStrsv(ctx.blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, int(n), as,
-                                  int(n), xs, 1));
+      if (nrhs == 1) {  // L y = r, Lᵀ d = y (trsv_kernels.cuh)
+        GF_CUDA_TRY(cudaMemsetAsync(progress, 0, sizeof(unsigned) * 4, s));
+        trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress);
+        GF_CUDA_CHECK_LAUNCH();
+        trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress + 2);
+        GF_CUDA_CHECK_LAUNCH();
       } else {
         GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                                   CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));

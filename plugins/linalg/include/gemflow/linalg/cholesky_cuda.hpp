@@ -79,9 +79,10 @@ enum class Fp32Mode {
 enum class PanelAlgo {
   automatic,  ///< tiles for fp64 and the fp32 TF32 modes, library for exact fp32 (H200 sweeps,
               ///< docs/performance.md)
-  tiles,      ///< left-looking over 128-column sub-panels: a cuBLAS SYRK/GEMM brings a sub-panel up
-              ///< to date, then one fp64 tensor-core kernel factors its 128×128 diagonal block and
-              ///< solves the rows below through the inverted 8×8 diagonal tiles (panel_kernels.cuh)
+  tiles,      ///< left-looking over 128-column sub-panels: one cuBLAS GEMM computes a sub-panel's
+              ///< update into scratch, then one fp64 tensor-core kernel adds it as it reads, factors
+              ///< the 128×128 diagonal block and solves the rows below through the inverted 8×8
+              ///< diagonal tiles (panel_kernels.cuh)
   library,    ///< cuSOLVER potrf of the diagonal block (the recursive algorithm when `base` < nb),
               ///< then the recursive TRSM over cuBLAS
 };
@@ -100,8 +101,8 @@ struct CholeskyOptions {
   /// triangle is then subtracted, cuBLAS SSYRK having no tensor-core path)
   std::int64_t syrk_base = 0;
   /// blocked / lookahead: panel width nb. 0: 256 (blocked); lookahead with tensor-core panels
-  /// fp64 512 below n = 12288, 1024 below 24576, else 2048, fp32 TF32 modes 1024 below n = 12288,
-  /// else 2048; with library panels 2048.
+  /// fp64 512 below n = 6144, 1024 below 12288, 1536 below 24576, else 2048, fp32 TF32 modes 1024
+  /// below n = 12288, else 2048; with library panels 2048.
   std::int64_t block = 0;
   PanelAlgo panel = PanelAlgo::automatic;  ///< lookahead only
 };
