@@ -738,6 +738,28 @@ TEST_F(GpuCholeskyTest, MixedSolveBackwardErrorMatchesHostFormula) {
   }
 }
 
+// The triangular solves of the refinement at more 128-row blocks than SMs (17500: 137 blocks, one
+// CTA per SM, so the later blocks start as earlier ones finish): b = A·e₀, so x = e₀.
+TEST_F(GpuCholeskyTest, MixedSolveWithMoreTriangularBlocksThanSms) {
+  const std::int64_t n = 17500;
+  gc::GpuCholesky chol(nullptr);
+  Dev<double> a(std::size_t(n * n)), x(static_cast<std::size_t>(n));
+  gc::fill_random_symmetric(a.p, n, n, 1.3 * std::sqrt(double(n)), 17, nullptr);  // κ ≈ 17
+  for (auto mode : {Fp32Mode::tf32, Fp32Mode::tf32x3}) {
+    gc::MixedSolveOptions o;
+    o.factor_mode = mode;
+    const auto r = chol.solve_mixed(a.p, n, n, a.p, n, 1, x.p, n, o);  // b = column 0 of A
+    const std::string ctx = mode == Fp32Mode::tf32 ? "1xTF32" : "3xTF32";
+    EXPECT_TRUE(r.converged) << ctx;
+    EXPECT_FALSE(r.used_fp64_fallback) << ctx;
+    EXPECT_LE(r.iterations, 3) << ctx;
+    const auto h = x.get();
+    double err = 0;
+    for (std::int64_t i = 0; i < n; ++i) err = std::max(err, std::abs(h[i] - (i == 0 ? 1.0 : 0.0)));
+    EXPECT_LE(err, 1e-12) << ctx;
+  }
+}
+
 TEST_F(GpuCholeskyTest, MixedSolveFallsBackOnIllConditioned) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 600;

@@ -26,7 +26,6 @@
 #define GF_CHOL_TRACE(stream, what, k) ((void)0)
 #endif
 
-
 namespace gemflow::linalg::cuda {
 namespace detail {
 
