@@ -220,7 +220,9 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
                                             "factor is the lookahead or the recursive algorithm; algorithm ") +
                                 algo_name(algorithm) + " is not available for it");
   res.method = std::string("GPU GpuCholesky::solve_mixed (") + algo_name(algorithm) +
-               " fp32 3xTF32 factor, fp64 refinement with cublasDsymm)";
+               " fp32 3xTF32 factor, fp64 refinement with " +
+               (nrhs == 1 ? "cublasDsymv residuals and our fp32 triangular solves)"
+                          : "cublasDsymm residuals and cublasStrsm solves)");
   std::vector<double> h(n * n), hb(n * nrhs);
   for (std::size_t j = 0; j < n; ++j)
     for (std::size_t i = 0; i < n; ++i) h[i + j * n] = i >= j ? a[i * n + j] : a[j * n + i];

@@ -663,27 +663,42 @@ void GpuCholesky::Impl::release_lookahead() noexcept {
 void GpuCholesky::Impl::release() noexcept {
   release_lookahead();
   if (ws) GF_CUDA_TRY_NO_THROW(cudaFree(ws));
+  if (solve_ws) GF_CUDA_TRY_NO_THROW(cudaFree(solve_ws));
   if (status) GF_CUDA_TRY_NO_THROW(cudaFree(status));
   if (solver) GF_CUDA_TRY_NO_THROW(cusolverDnDestroy(solver));
   if (blas) GF_CUDA_TRY_NO_THROW(cublasDestroy(blas));
   ws = nullptr;
+  ws_bytes = 0;
+  solve_ws = nullptr;
+  solve_ws_bytes = 0;
   status = nullptr;
   solver = nullptr;
   blas = nullptr;
 }
 
-void* GpuCholesky::Impl::workspace(std::size_t bytes, const std::string& what) {
-  if (bytes <= ws_bytes) return ws;
-  detail::require_free_memory(bytes > ws_bytes ? bytes - ws_bytes : 0, what);
+namespace {
+/// Grows the allocation p (have bytes) to at least `bytes` after a memory check; the old contents are lost.
+void* grow_buffer(void*& p, std::size_t& have, std::size_t bytes, const std::string& what, cudaStream_t stream) {
+  if (bytes <= have) return p;
+  detail::require_free_memory(bytes - have, what);
   GF_CUDA_TRY(cudaStreamSynchronize(stream));
-  if (ws) {
-    GF_CUDA_TRY(cudaFree(ws));
-    ws = nullptr;
-    ws_bytes = 0;
+  if (p) {
+    GF_CUDA_TRY(cudaFree(p));
+    p = nullptr;
+    have = 0;
   }
-  GF_CUDA_TRY(cudaMalloc(&ws, bytes));
-  ws_bytes = bytes;
-  return ws;
+  GF_CUDA_TRY(cudaMalloc(&p, bytes));
+  have = bytes;
+  return p;
+}
+}  // namespace
+
+void* GpuCholesky::Impl::workspace(std::size_t bytes, const std::string& what) {
+  return grow_buffer(ws, ws_bytes, bytes, what, stream);
+}
+
+void* GpuCholesky::Impl::solve_workspace(std::size_t bytes, const std::string& what) {
+  return grow_buffer(solve_ws, solve_ws_bytes, bytes, what, stream);
 }
 
 void GpuCholesky::Impl::reset_status() {
@@ -727,6 +742,6 @@ CholeskyStatus GpuCholesky::factor(float* a, std::int64_t n, std::int64_t lda, c
 }
 
 Stream GpuCholesky::stream() const noexcept { return impl_->stream; }
-std::size_t GpuCholesky::workspace_bytes() const noexcept { return impl_->ws_bytes; }
+std::size_t GpuCholesky::workspace_bytes() const noexcept { return impl_->ws_bytes + impl_->solve_ws_bytes; }
 
 }  // namespace gemflow::linalg::cuda

@@ -21,6 +21,15 @@
 namespace gemflow::linalg::cuda {
 namespace detail {
 
+/// Typed views into device memory at byte offsets.
+struct DeviceSpan {
+  void* p;
+  template <class T>
+  T* as(std::size_t byte_offset = 0) const {
+    return reinterpret_cast<T*>(static_cast<char*>(p) + byte_offset);
+  }
+};
+
 /// Owned device allocation (memory checked first).
 class DeviceBuffer {
  public:
@@ -33,7 +42,7 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   template <class T>
   T* as(std::size_t byte_offset = 0) const {
-    return reinterpret_cast<T*>(static_cast<char*>(p_) + byte_offset);
+    return DeviceSpan{p_}.as<T>(byte_offset);
   }
 
  private:
@@ -173,8 +182,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const std::size_t nblk = (nn + kTrsvB - 1) / kTrsvB;
   const std::size_t inv_b = nrhs == 1 ? align_up(sizeof(float) * nblk * kTrsvB * kTrsvB) : 0,
                     flag_b = nrhs == 1 ? align_up(sizeof(unsigned) * 4) : 0;
-  DeviceBuffer buf(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b,
-                   what + " (n = " + std::to_string(n) + ")");
+  const DeviceSpan buf{ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b,
+                                           what + " (n = " + std::to_string(n) + ")")};
   float* as = buf.as<float>();
   float* xs = buf.as<float>(as_b);
   double* r = buf.as<double>(as_b + xs_b);

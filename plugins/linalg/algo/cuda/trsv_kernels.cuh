@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   float* inv_s = reinterpret_cast<float*>(trsv_smem_raw);  // (r, c) at c·kTrsvInvLd + r
   double* red = reinterpret_cast<double*>(inv_s + kTrsvB * kTrsvInvLd);  // kTrsvGroups × kTrsvB
   double* z = red + kTrsvGroups * kTrsvB;                                 // kTrsvB
-  __shared__ int s_pos;
+  __shared__ int s_pos, s_ready;
   const int t = threadIdx.x;
   const int nblk = static_cast<int>((n + kTrsvB - 1) / kTrsvB);
   if (t == 0) s_pos = static_cast<int>(atomicAdd(progress + 1, 1u));
@@ -140,10 +140,21 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
       const int rr = e % kTrsvB, cc = e / kTrsvB;
       inv_s[cc * kTrsvInvLd + rr] = inv[std::int64_t(b) * kTrsvB * kTrsvB + e];
     }
+    // thread 0 polls (one request per CTA, not one per warp, on the line every CTA watches) and
+    // the barrier passes its acquire on to the other threads
+    const auto wait_for = [&](int at_least) {
+      __syncthreads();  // s_ready of the previous round has been read by every thread
+      if (t == 0) {
+        int v = static_cast<int>(trsv_ld_acquire(progress));
+        while (v < at_least) v = static_cast<int>(trsv_ld_acquire(progress));
+        s_ready = v;
+      }
+      __syncthreads();
+      return s_ready;
+    };
     int pp = 0;
     while (pp < pos - 1) {  // batches of published tiles, polling only when caught up
-      int ready = static_cast<int>(trsv_ld_acquire(progress));
-      while (ready <= pp) ready = static_cast<int>(trsv_ld_acquire(progress));
+      const int ready = wait_for(pp + 1);
       const int stop = ready < pos - 1 ? ready : pos - 1;
 #pragma unroll 1
       for (; pp < stop; ++pp) {
@@ -152,8 +163,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
         apply(pp, lv);
       }
     }
-    while (static_cast<int>(trsv_ld_acquire(progress)) < pos) {
-    }
+    wait_for(pos);
     apply(pos - 1, last);
   } else {
     for (int e = t; e < kTrsvB * kTrsvB; e += kTrsvThreads) {

@@ -150,9 +150,9 @@ struct MixedSolveResult {
   double tolerance = 0.0;      ///< the tolerance used
 };
 
-/// Cholesky factorisations bound to one stream. Owns a cuBLAS and a cuSOLVER handle and a
-/// workspace that grows on demand (device memory checked before each growth). Not thread-safe:
-/// use one object per host thread / stream.
+/// Cholesky factorisations bound to one stream. Owns a cuBLAS and a cuSOLVER handle and
+/// workspaces that grow on demand (device memory checked before each growth) and are kept until
+/// the object is destroyed. Not thread-safe: use one object per host thread / stream.
 class GpuCholesky {
  public:
   /// Binds to the current CUDA device and to `stream` (nullptr: the legacy default stream).
@@ -228,7 +228,8 @@ class GpuCholesky {
                                const MixedSolveOptions& options = {});
 
   [[nodiscard]] Stream stream() const noexcept;
-  /// Device bytes the workspace holds now.
+  /// Device bytes the workspaces hold now: the factorisation scratch, and after solve_mixed its
+  /// fp32 copy of A and vectors (about 4·n² bytes), kept for the next call.
   [[nodiscard]] std::size_t workspace_bytes() const noexcept;
 
   struct Impl;
