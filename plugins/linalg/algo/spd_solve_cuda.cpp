@@ -219,10 +219,6 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
     throw std::invalid_argument(std::string("spd_solve_cuda: precision mixed uses GpuCholesky::solve_mixed, whose fp32 "
                                             "factor is the lookahead or the recursive algorithm; algorithm ") +
                                 algo_name(algorithm) + " is not available for it");
-  res.method = std::string("GPU GpuCholesky::solve_mixed (") + algo_name(algorithm) +
-               " fp32 3xTF32 factor, fp64 refinement with " +
-               (nrhs == 1 ? "cublasDsymv residuals and our fp32 triangular solves)"
-                          : "cublasDsymm residuals and cublasStrsm solves)");
   std::vector<double> h(n * n), hb(n * nrhs);
   for (std::size_t j = 0; j < n; ++j)
     for (std::size_t i = 0; i < n; ++i) h[i + j * n] = i >= j ? a[i * n + j] : a[j * n + i];
@@ -240,6 +236,12 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   mo.fallback_fp64 = refinement.fallback_fp64;
   const auto n64 = static_cast<std::int64_t>(n), k64 = static_cast<std::int64_t>(nrhs);
   const cuda::MixedSolveResult m = chol.solve_mixed(da, n64, n64, db, n64, k64, dx, n64, mo);
+  res.method = std::string("GPU GpuCholesky::solve_mixed (") + algo_name(algorithm) + " fp32 " +
+               (m.escalated ? "1xTF32 factor, then 3xTF32 (escalated)"
+                            : m.factor_mode == cuda::Fp32Mode::tf32 ? "1xTF32 factor" : "3xTF32 factor") +
+               ", fp64 refinement with " +
+               (nrhs == 1 ? "cublasDsymv residuals and our fp32 triangular solves)"
+                          : "cublasDsymm residuals and cublasStrsm solves)");
   GF_CUDA_TRY(cudaMemcpyAsync(hb.data(), dx, sizeof(double) * n * nrhs, cudaMemcpyDeviceToHost, g.stream));
   GF_CUDA_TRY(cudaStreamSynchronize(g.stream));
   for (std::size_t i = 0; i < n; ++i)

@@ -425,7 +425,8 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
       const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.p, n, n, b.p, n, 1, x.p, n, o); }, s);
       std::printf("%7lld | %10.2f | %-18s | %10.2f | %6.2f | %5d | %9.2e | %s\n", (long long)n, t0 * 1e3, v.name,
                   t1 * 1e3, t0 / t1, r.iterations,
-                  r.backward_error.empty() ? -1.0 : r.backward_error.back(), r.used_fp64_fallback ? "YES" : "no");
+                  r.backward_error.empty() ? -1.0 : r.backward_error.back(),
+                  r.used_fp64_fallback ? "YES" : (r.escalated ? "escalated" : "no"));
     }
     std::fflush(stdout);
   }

@@ -670,6 +670,8 @@ TEST_F(GpuCholeskyTest, MixedSolveReachesFp64BackwardError) {
         const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, nrhs, xd.p, n, o);
         EXPECT_TRUE(r.converged) << ctx;
         EXPECT_FALSE(r.used_fp64_fallback) << ctx;
+        EXPECT_FALSE(r.escalated) << ctx;  // κ ≤ 9: 1×TF32 suffices
+        EXPECT_EQ(r.factor_mode, mode) << ctx;
         ASSERT_FALSE(r.backward_error.empty()) << ctx;
         EXPECT_LE(r.backward_error.back(), r.tolerance) << ctx;
         for (std::size_t k = 1; k < r.backward_error.size(); ++k)
@@ -758,6 +760,47 @@ TEST_F(GpuCholeskyTest, MixedSolveWithMoreTriangularBlocksThanSms) {
     for (std::int64_t i = 0; i < n; ++i) err = std::max(err, std::abs(h[i] - (i == 0 ? 1.0 : 0.0)));
     EXPECT_LE(err, 1e-12) << ctx;
   }
+}
+
+// κ ≈ 1e6: beyond a 1×TF32 factor (κ·2⁻¹¹ ≫ 1), within a 3×TF32 one. The default (tf32,
+// escalate) must end on the 3×TF32 factor without the fp64 fallback, at fp64 backward error;
+// without escalation the same solve needs the fallback.
+TEST_F(GpuCholeskyTest, MixedSolveEscalatesFromTf32ToTf32x3) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 600;
+  const auto a = random_spd(n, 4e-6);
+  std::vector<double> b(static_cast<std::size_t>(n));
+  std::normal_distribution<double> g;
+  for (auto& v : b) v = g(rng());
+  Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
+  ad.put(a);
+  bd.put(b);
+  gc::MixedSolveOptions o;  // defaults: tf32, escalate
+  ASSERT_EQ(o.factor_mode, Fp32Mode::tf32);
+  ASSERT_TRUE(o.escalate);
+  const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+  EXPECT_TRUE(r.escalated);
+  EXPECT_EQ(r.factor_mode, Fp32Mode::tf32x3);
+  EXPECT_TRUE(r.converged);
+  EXPECT_FALSE(r.used_fp64_fallback);
+  ASSERT_FALSE(r.backward_error.empty());
+  EXPECT_LE(r.backward_error.back(), r.tolerance);
+  EXPECT_LE(r.iterations, o.max_iterations);
+  // the solution against LAPACK dposv (κ ≈ 1e6: forward error up to κ·η)
+  auto la = a;
+  auto lx = b;
+  ASSERT_EQ(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', int(n), 1, la.data(), int(n), lx.data(), int(n)), 0);
+  const auto x = xd.get();
+  double dmax = 0, xmax = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    dmax = std::max(dmax, std::abs(x[i] - lx[i]));
+    xmax = std::max(xmax, std::abs(lx[i]));
+  }
+  EXPECT_LE(dmax, 1e-8 * xmax);
+  o.escalate = false;
+  const auto r2 = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+  EXPECT_FALSE(r2.escalated);
+  EXPECT_TRUE(r2.used_fp64_fallback);
 }
 
 TEST_F(GpuCholeskyTest, MixedSolveFallsBackOnIllConditioned) {

@@ -211,14 +211,33 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   GF_CUDA_TRY(cudaStreamSynchronize(s));
   const double anorm = max_of(rowsum);
 
-  bool fp32_ok = n_overflow == 0;
-  if (fp32_ok) {
+  // fp32 factor of the fp32 copy `as` (overwritten), in `mode`; false when it is not SPD there
+  const auto factor32 = [&](Fp32Mode mode) {
     CholeskyOptions fo;
     fo.algo = options.factor_algo;
-    fo.fp32_mode = options.factor_mode;
+    fo.fp32_mode = mode;
     fo.panel = options.factor_panel;
+    res.factor_mode = mode;
     res.fp32_status = factor_impl<float>(ctx, as, n, n, fo);
-    fp32_ok = res.fp32_status.ok();
+    if (res.fp32_status.ok() && nrhs == 1) {  // the inverted diagonal blocks of the triangular solves
+      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
+      trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, n, n, inv);
+      GF_CUDA_CHECK_LAUNCH();
+    }
+    return res.fp32_status.ok();
+  };
+  const bool may_escalate = options.escalate && options.factor_mode == Fp32Mode::tf32;
+  const auto escalate_factor = [&]() {  // a 3×TF32 factor of A in place of the 1×TF32 one
+    res.escalated = true;
+    demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, overflow,
+                                                                                            rowpart, colpart);
+    GF_CUDA_CHECK_LAUNCH();
+    return factor32(Fp32Mode::tf32x3);
+  };
+  bool fp32_ok = n_overflow == 0;
+  if (fp32_ok) {
+    fp32_ok = factor32(options.factor_mode);
+    if (!fp32_ok && may_escalate) fp32_ok = escalate_factor();
   }
 
   const auto residual_and_eta = [&]() -> double {
@@ -254,12 +273,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
                                   cudaMemcpyDeviceToDevice, s));
     const float one = 1.0f;
     if (nrhs == 1) {
-      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
       GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes()));
       GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes()));
-      trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, n, n, inv);
-      GF_CUDA_CHECK_LAUNCH();
     }
+    int stage_steps = 0;  // solves with the current factor
     for (int it = 0;; ++it) {
       demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs);
       GF_CUDA_CHECK_LAUNCH();
@@ -278,16 +295,29 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx);
       GF_CUDA_CHECK_LAUNCH();
       const double eta = residual_and_eta();
+      const double prev = res.backward_error.empty() ? INFINITY : res.backward_error.back();
       res.backward_error.push_back(eta);
       res.iterations = it;
+      ++stage_steps;
       if (eta <= res.tolerance) {
         res.converged = true;
         break;
       }
-      // stop on NaN, on no progress, or at the iteration limit
-      if (!(eta == eta) || it >= options.max_iterations ||
-          (it > 0 && !(eta < res.backward_error[static_cast<std::size_t>(it) - 1])))
-        break;
+      // stop (or escalate) on NaN, on no progress, or at the iteration limit
+      const bool stalled = !(eta == eta) || (stage_steps > 1 && !(eta < prev));
+      if (it >= options.max_iterations) break;
+      if (res.factor_mode == Fp32Mode::tf32 && may_escalate &&
+          (stalled || stage_steps > MixedSolveOptions::kEscalateSteps)) {
+        if (!escalate_factor()) break;
+        if (!(eta == eta)) {  // restart from x = 0 rather than from a NaN iterate
+          GF_CUDA_TRY(cudaMemset2DAsync(x, sizeof(double) * ldx, 0, sizeof(double) * nn, nr, s));
+          GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
+                                        cudaMemcpyDeviceToDevice, s));
+        }
+        stage_steps = 0;
+        continue;
+      }
+      if (stalled) break;
     }
   }
   res.status = res.fp32_status;
