@@ -94,6 +94,14 @@ std::vector<double> random_spd(std::int64_t n, double shift, std::int64_t rank =
   return a;
 }
 
+/// count standard normal values from the test generator.
+std::vector<double> random_normal(std::size_t count) {
+  std::normal_distribution<double> g;
+  std::vector<double> v(count);
+  for (auto& x : v) x = g(rng());
+  return v;
+}
+
 /// A = M D Mᵀ, M unit lower (small random below the diagonal), D = 1 except D[k−1] = −1:
 /// leading minors 1..k−1 positive, minor k negative. Columns 0 … k−2 of A's Cholesky factor are
 /// those of M (D = 1 there); M is returned in *m_out when given.
@@ -658,9 +666,7 @@ TEST_F(GpuCholeskyTest, MixedSolveReachesFp64BackwardError) {
         const std::string ctx = "mode=" + std::to_string(int(mode)) + " n=" + std::to_string(n) +
                                 " nrhs=" + std::to_string(nrhs);
         const auto a = random_spd(n, 0.5);
-        std::normal_distribution<double> g;
-        std::vector<double> b(static_cast<std::size_t>(n * nrhs));
-        for (auto& v : b) v = g(rng());
+        const auto b = random_normal(static_cast<std::size_t>(n * nrhs));
         Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
         ad.put(a);
         bd.put(b);
@@ -705,9 +711,7 @@ TEST_F(GpuCholeskyTest, MixedSolveBackwardErrorMatchesHostFormula) {
     auto garbage = a;
     for (std::int64_t j = 1; j < n; ++j)
       for (std::int64_t i = 0; i < j; ++i) garbage[i + j * n] = 1e300;
-    std::vector<double> b(static_cast<std::size_t>(n));
-    std::normal_distribution<double> g;
-    for (auto& v : b) v = g(rng());
+    const auto b = random_normal(static_cast<std::size_t>(n));
     Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
     ad.put(garbage);
     bd.put(b);
@@ -769,9 +773,7 @@ TEST_F(GpuCholeskyTest, MixedSolveEscalatesFromTf32ToTf32x3) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 600;
   const auto a = random_spd(n, 4e-6);
-  std::vector<double> b(static_cast<std::size_t>(n));
-  std::normal_distribution<double> g;
-  for (auto& v : b) v = g(rng());
+  const auto b = random_normal(static_cast<std::size_t>(n));
   Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
   ad.put(a);
   bd.put(b);
