@@ -805,6 +805,46 @@ TEST_F(GpuCholeskyTest, MixedSolveEscalatesFromTf32ToTf32x3) {
   EXPECT_TRUE(r2.used_fp64_fallback);
 }
 
+// Regression: an fp32 solve that overflows (A ~ 1e-36, x ~ 1e39 > FLT_MAX) gave η = ∞, the next
+// step turned x into NaN, and the column maxima dropped NaN, so η = 0 reported a NaN x as
+// converged. Now a non-finite iterate stops the fp32 stage (after the escalation, by default)
+// and the fp64 fallback solves it.
+TEST_F(GpuCholeskyTest, MixedSolveOverflowingFp32SolveFallsBack) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 300;
+  auto a = random_spd(n, 0.5);
+  for (auto& v : a) v *= 1e-36;
+  auto b = random_normal(static_cast<std::size_t>(n));
+  for (auto& v : b) v *= 1e3;
+  Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
+  ad.put(a);
+  bd.put(b);
+  auto la = a;
+  auto lx = b;
+  ASSERT_EQ(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', int(n), 1, la.data(), int(n), lx.data(), int(n)), 0);
+  double lmax = 0;
+  for (double v : lx) lmax = std::max(lmax, std::abs(v));
+  ASSERT_GT(lmax, 1e39);  // beyond fp32
+  for (auto mode : {Fp32Mode::tf32, Fp32Mode::tf32x3}) {
+    const std::string ctx = mode == Fp32Mode::tf32 ? "1xTF32 (escalates)" : "3xTF32";
+    gc::MixedSolveOptions o;
+    o.factor_mode = mode;
+    const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    EXPECT_TRUE(r.used_fp64_fallback) << ctx;
+    EXPECT_EQ(r.status.info, 0) << ctx;
+    EXPECT_FALSE(r.status.non_finite) << ctx;
+    ASSERT_FALSE(r.backward_error.empty()) << ctx;
+    EXPECT_LE(r.backward_error.back(), r.tolerance) << ctx;
+    const auto x = xd.get();
+    double dmax = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(std::isfinite(x[i])) << ctx << " x[" << i << "]";
+      dmax = std::max(dmax, std::abs(x[i] - lx[i]));
+    }
+    EXPECT_LE(dmax, 1e-10 * lmax) << ctx;
+  }
+}
+
 TEST_F(GpuCholeskyTest, MixedSolveFallsBackOnIllConditioned) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 600;

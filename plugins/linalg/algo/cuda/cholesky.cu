@@ -224,19 +224,26 @@ class SolverStreamGuard {
 class BlasMathGuard {
  public:
   BlasMathGuard(std::initializer_list<cublasHandle_t> hs, cublasMath_t mode) {
-    for (cublasHandle_t h : hs) {
-      if (!h) continue;
-      GF_CUBLAS_TRY(cublasSetMathMode(h, mode));
-      h_[n_++] = h;
+    try {
+      for (cublasHandle_t h : hs) {
+        if (!h) continue;
+        GF_CUBLAS_TRY(cublasSetMathMode(h, mode));
+        h_[n_++] = h;
+      }
+    } catch (...) {  // no destructor runs: put back the handles already switched
+      reset();
+      throw;
     }
   }
-  ~BlasMathGuard() {
-    for (int i = 0; i < n_; ++i) (void)cublasSetMathMode(h_[i], CUBLAS_DEFAULT_MATH);
-  }
+  ~BlasMathGuard() { reset(); }
   BlasMathGuard(const BlasMathGuard&) = delete;
   BlasMathGuard& operator=(const BlasMathGuard&) = delete;
 
  private:
+  void reset() noexcept {
+    for (int i = 0; i < n_; ++i) (void)cublasSetMathMode(h_[i], CUBLAS_DEFAULT_MATH);
+    n_ = 0;
+  }
   cublasHandle_t h_[3] = {};
   int n_ = 0;
 };

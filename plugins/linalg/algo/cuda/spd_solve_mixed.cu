@@ -115,21 +115,21 @@ __global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_
   for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) x[i + j * ldx] += static_cast<double>(ds[i + j * n]);
 }
 
-__device__ __forceinline__ double nan_max(double a, double b) { return (a != a || b > a) ? b : a; }
-__device__ __forceinline__ double nan_max2(double a, double b) { return (a != a) ? a : nan_max(a, b); }
+/// max(a, b) that keeps a NaN from either side (a NaN entry must make the column maximum NaN).
+__device__ __forceinline__ double nan_max(double a, double b) { return (a != a) ? a : (b != b || b > a) ? b : a; }
 
 /// out[j] = max_i |m(i, j)| (NaN propagates). One block per column.
 __global__ void colmax_kernel(const double* m, std::int64_t ld, std::int64_t n, double* out) {
   __shared__ double s[32];
   double x = 0.0;
   const std::int64_t j = blockIdx.x;
-  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) x = nan_max2(x, fabs(m[i + j * ld]));
-  for (int o = 16; o > 0; o >>= 1) x = nan_max2(x, __shfl_down_sync(0xffffffffu, x, o));
+  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) x = nan_max(x, fabs(m[i + j * ld]));
+  for (int o = 16; o > 0; o >>= 1) x = nan_max(x, __shfl_down_sync(0xffffffffu, x, o));
   if (threadIdx.x % 32 == 0) s[threadIdx.x / 32] = x;
   __syncthreads();
   if (threadIdx.x < 32) {
     x = threadIdx.x < blockDim.x / 32 ? s[threadIdx.x] : 0.0;
-    for (int o = 16; o > 0; o >>= 1) x = nan_max2(x, __shfl_down_sync(0xffffffffu, x, o));
+    for (int o = 16; o > 0; o >>= 1) x = nan_max(x, __shfl_down_sync(0xffffffffu, x, o));
     if (threadIdx.x == 0) out[j] = x;
   }
 }
@@ -303,13 +303,15 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
         res.converged = true;
         break;
       }
-      // stop (or escalate) on NaN, on no progress, or at the iteration limit
-      const bool stalled = !(eta == eta) || (stage_steps > 1 && !(eta < prev));
+      // stop (or escalate) on a non-finite iterate (η = ∞ for an overflowed x, NaN), on no
+      // progress, or at the iteration limit
+      const bool bad = !std::isfinite(eta);
+      const bool stalled = bad || (stage_steps > 1 && !(eta < prev));
       if (it >= options.max_iterations) break;
       if (res.factor_mode == Fp32Mode::tf32 && may_escalate &&
           (stalled || stage_steps > MixedSolveOptions::kEscalateSteps)) {
         if (!escalate_factor()) break;
-        if (!(eta == eta)) {  // restart from x = 0 rather than from a NaN iterate
+        if (bad) {  // restart from x = 0 rather than from a non-finite iterate
           GF_CUDA_TRY(cudaMemset2DAsync(x, sizeof(double) * ldx, 0, sizeof(double) * nn, nr, s));
           GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
                                         cudaMemcpyDeviceToDevice, s));
@@ -345,7 +347,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
                                 cudaMemcpyDeviceToDevice, s));
   GF_CUSOLVER_TRY(cusolverDnDpotrs(ctx.solver, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), af, int(n), x, int(ldx), dinfo));
   const double eta = residual_and_eta();
-  if (!(eta == eta)) res.status.non_finite = true;
+  if (!std::isfinite(eta)) res.status.non_finite = true;
   res.backward_error.push_back(eta);
   return res;
 }
