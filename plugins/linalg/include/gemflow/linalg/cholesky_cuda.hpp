@@ -229,9 +229,12 @@ class GpuCholesky {
                                  double tolerance, double* l, std::int64_t ldl, const unsigned char* allowed);
 
   /// Solves A X = B (A n×n SPD, lower triangle read, B and X n×nrhs, fp64): factor a fp32 copy
-  /// of A (options.factor_algo and factor_mode), solve in fp32, then refine in fp64 (residuals with
-  /// cublasDsymv for one right-hand side, cublasDsymm for more) until the backward error is at
-  /// fp64 level. A and B are not modified.
+  /// of A (options.factor_algo and factor_mode; 1×TF32 escalating to 3×TF32, see
+  /// MixedSolveOptions), solve in fp32 (one right-hand side: our synchronisation-free blocked
+  /// triangular solves, trsv_kernels.cuh; more: cuBLAS STRSM), then refine in fp64 (residuals with
+  /// cublasDsymv, or cublasDsymm for more right-hand sides) until the backward error is at fp64
+  /// level, else fall back to cuSOLVER fp64 potrf + potrs. A and B are not modified; the fp32 copy
+  /// stays in this object's workspace for the next call (workspace_bytes()).
   MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
                                std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,
                                const MixedSolveOptions& options = {});
