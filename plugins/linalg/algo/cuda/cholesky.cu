@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <initializer_list>
 #include <optional>
-#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -219,8 +219,8 @@ class SolverStreamGuard {
   cudaStream_t back_;
 };
 
-/// Sets the math mode of cuBLAS handles for a scope (Fp32Mode::tf32: every fp32 routine, SYRK
-/// and TRSM included, may use the TF32 tensor cores), back to the default after it.
+/// Sets the math mode of cuBLAS handles for a scope (Fp32Mode::tf32: cuBLAS's fp32 GEMMs and TRSMs
+/// may use the TF32 tensor cores; SSYRK has no such path), back to the default after it.
 class BlasMathGuard {
  public:
   BlasMathGuard(std::initializer_list<cublasHandle_t> hs, cublasMath_t mode) {
