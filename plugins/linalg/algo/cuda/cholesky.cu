@@ -192,6 +192,7 @@ constexpr std::int64_t kDefaultTrsmBase = 1024;
 constexpr std::int64_t kDefaultSyrkBase = 1024;
 constexpr std::int64_t kTf32SyrkBase = 2048;    // 1×TF32 (H200, n = 16k and 32k: 2048 best of 512–4096)
 constexpr std::int64_t kTf32x3SyrkBase = 4096;  // 3×TF32 (4096 best of 512–4096)
+constexpr std::int64_t kTilesSyrkBase = 2048;   // fp64 tensor-core panels below n = 24576 (16k: −3–4%)
 constexpr std::int64_t kDefaultBlock = 256;
 constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
 constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best nb from 2048 to 32768
@@ -515,8 +516,14 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
                                                        : kDefaultLookaheadBlock;
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
-  if (opt.syrk_base <= 0)  // TF32 modes: leaves are tensor-core squares (syrk_square), larger is better
-    opt.syrk_base = !tf32_any ? kDefaultSyrkBase : opt.fp32_mode == Fp32Mode::tf32 ? kTf32SyrkBase : kTf32x3SyrkBase;
+  if (opt.syrk_base <= 0) {  // TF32 modes: leaves are tensor-core squares (syrk_square), larger is better
+    if (tf32_any)
+      opt.syrk_base = opt.fp32_mode == Fp32Mode::tf32 ? kTf32SyrkBase : kTf32x3SyrkBase;
+    else if (opt.algo == CholeskyAlgo::lookahead && opt.panel == PanelAlgo::tiles && n < 24576)
+      opt.syrk_base = kTilesSyrkBase;
+    else
+      opt.syrk_base = kDefaultSyrkBase;
+  }
   const bool fp32 = std::is_same_v<T, float>;
   if (fp32 && opt.fp32_mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive &&
       opt.algo != CholeskyAlgo::lookahead)

@@ -96,9 +96,10 @@ struct CholeskyOptions {
   /// cuSOLVER potrf each (unused by tensor-core panels).
   std::int64_t base = 0;
   std::int64_t trsm_base = 0;  ///< recursive: TRSM leaves of at most this order (cuBLAS trsm)
-  /// recursive and lookahead: SYRK leaves of at most this order (0: 1024; fp32 1×TF32 2048 and
-  /// 3×TF32 4096, where a leaf is one tensor-core GEMM of the full square into scratch whose lower
-  /// triangle is then subtracted, cuBLAS SSYRK having no tensor-core path)
+  /// recursive and lookahead: SYRK leaves of at most this order (0: 1024; lookahead with
+  /// tensor-core panels below n = 24576: 2048; fp32 1×TF32 2048 and 3×TF32 4096, where a leaf is
+  /// one tensor-core GEMM of the full square into scratch whose lower triangle is then
+  /// subtracted, cuBLAS SSYRK having no tensor-core path)
   std::int64_t syrk_base = 0;
   /// blocked / lookahead: panel width nb. 0: 256 (blocked); lookahead with tensor-core panels
   /// fp64 512 below n = 6144, 1024 below 12288, 1536 below 24576, else 2048, fp32 TF32 modes 1024
