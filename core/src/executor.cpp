@@ -815,14 +815,18 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
     }
   }
   std::vector<Diagnostic> diags;
-  auto error = [&](const File& f, std::string message, std::string hint = {}) {
+  auto report = [&](Diagnostic::Severity severity, const File& f, std::string message, std::string hint) {
     Diagnostic d;
+    d.severity = severity;
     d.where = where(f);
     d.node = f.node ? f.node->id : "";
     d.param = f.param;
     d.message = std::move(message);
     d.hint = std::move(hint);
     diags.push_back(std::move(d));
+  };
+  auto error = [&](const File& f, std::string message, std::string hint = {}) {
+    report(Diagnostic::Severity::Error, f, std::move(message), std::move(hint));
   };
   const fs::path provenance = out_dir / "provenance.json";
   for (std::size_t k = 0; k < outputs.size(); ++k) {
@@ -857,9 +861,8 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
   for (const auto& in : inputs) {
     std::error_code ec;
     if (!in.node || !in.given || fs::exists(in.path, ec)) continue;
-    error(in, fmt::format("file not found: {}", in.path.string()),
-          fmt::format("relative paths start from the workflow's folder {}", base.string()));
-    diags.back().severity = Diagnostic::Severity::Warning;
+    report(Diagnostic::Severity::Warning, in, fmt::format("file not found: {}", in.path.string()),
+           fmt::format("relative paths start from the workflow's folder {}", base.string()));
   }
   return diags;
 }
