@@ -199,26 +199,32 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
 /// columns 2(l%4) and 2(l%4)+1 of the tile); the matrix is padded to 8·NT with the identity.
 /// Block column k: 8 pivots on the diagonal tile, each also solving the panel tiles below it
 /// (right-looking within the block column, one shuffle per tile and pivot; the arithmetic of the
-/// broadcast kernel); the panel goes through shared memory into operand layout (A(l/4, l%4) of
-/// a tile is also the B operand of its transpose), and the trailing tiles get A_ij −= L_ik·L_jkᵀ
-/// as two DMMAs per tile. Tiles are loaded negated and each block column turns positive when
-/// its turn comes, so that the DMMA's D = A·B + C adds the product to the negated trailing tiles
-/// (rounding is symmetric, so the values are those of the subtraction). Registers grow as NT²:
-/// 72 (NT = 3) to 246 (NT = 8) per thread on sm_90. kWhole: n = 8·NT, loads and stores without
-/// bounds tests (a kernel that tests per tile whether it is whole ran slower at every n).
-template <class T, int NT, int WPB, bool kNanInfo, bool kWhole>
+/// broadcast kernel); the panel goes through shared memory (two buffers, so one warp sync per
+/// block column) into operand layout (A(l/4, l%4) of a tile is also the B operand of its
+/// transpose), and the trailing tiles get A_ij −= L_ik·L_jkᵀ as two DMMAs per tile, block column
+/// k+1 first. Tiles are loaded negated and each block column turns positive when its turn comes,
+/// so that the DMMA's D = A·B + C adds the product to the negated trailing tiles (rounding is
+/// symmetric, so the values are those of the subtraction). Registers grow as NT²: 72 (NT = 3) to
+/// 246 (NT = 8) per thread on sm_90. kWhole: n = 8·NT, loads and stores without bounds tests (a
+/// kernel that tests per tile whether it is whole ran slower at every n); otherwise only the last
+/// tile row and column test against n (the others are inside the matrix for every n the kernel
+/// takes, 8(NT−1) < n). kDefer: the updates of block columns k+2… from step k are issued after
+/// the pivots of block column k+1 (same values, more independent work around the pivot chain;
+/// faster where the registers allow it, measured per size in cholesky_batched.cu).
+template <class T, int NT, int WPB, bool kNanInfo, bool kWhole, bool kDefer = false>
 __global__ void __launch_bounds__(32 * WPB)
     potrf_batched_dmma_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
+  // (Statement order matters here: equivalent rewrites of this kernel took up to 28 more
+  // registers, or spilled, and ran up to 25% slower.)
   static_assert(NT >= 2 && NT <= 8, "8·NT ≤ 64");
   constexpr int kTiles = NT * (NT + 1) / 2;
   constexpr int LD = 8 + 2;  // padded tile row (doubles)
-  __shared__ __align__(16) double panel_smem[WPB][NT - 1][8][LD];
+  __shared__ __align__(16) double panel_smem[WPB][2][NT - 1][8][LD];
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int r = lane >> 2, q = lane & 3;
   const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
   const bool mvalid = m < batch;
   T* A = a + (mvalid ? m : 0) * stride;  // a warp past the batch reads matrix 0, stores nothing
-  double(*panel)[8][LD] = panel_smem[warp];
   double2 t[kTiles];  // tile (i, j), j ≤ i, at i(i+1)/2 + j
 #pragma unroll
   for (int i = 0; i < NT; ++i)
@@ -232,16 +238,35 @@ __global__ void __launch_bounds__(32 * WPB)
           v[e] = (i > j || c0 + e <= row) ? -static_cast<double>(A[row + (c0 + e) * lda]) : 0.0;
       } else {
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {  // unconditional loads (A(0,0) outside the triangle): no branches
+        for (int e = 0; e < 2; ++e) {
           const int col = c0 + e;
-          const bool in = row < n && col < n && col <= row;
-          const double x = static_cast<double>(A[in ? row + col * lda : 0]);
+          // only the last tile row and column can leave the matrix (8(NT − 1) < n)
+          const bool in = (i < NT - 1 || row < n) && (j < NT - 1 || col < n) && (i > j || col <= row);
+          if (i < NT - 1 && i > j) {
+            v[e] = -static_cast<double>(A[row + col * lda]);
+            continue;
+          }
+          const double x = static_cast<double>(A[in ? row + col * lda : 0]);  // unconditional: no branches
           v[e] = in ? -x : (row == col ? -1.0 : 0.0);  // negated (see above)
         }
       }
       t[i * (i + 1) / 2 + j] = make_double2(v[0], v[1]);
     }
   int fail = 0;
+  double g0[NT], g1[NT];  // kDefer: step k − 1's panel operands
+  int gk = -1;
+  // −A_ij += L_ik·L_jkᵀ for the block columns j in [jlo, jhi)
+  const auto update = [&](int k, const double(&f0)[NT], const double(&f1)[NT], int jlo, int jhi) {
+#pragma unroll
+    for (int j = k + 1; j < NT; ++j) {
+      if (j < jlo || j >= jhi) continue;
+#pragma unroll
+      for (int i = j; i < NT; ++i) {
+        dmma_m8n8k4(t[i * (i + 1) / 2 + j], f0[i], f0[j]);
+        dmma_m8n8k4(t[i * (i + 1) / 2 + j], f1[i], f1[j]);
+      }
+    }
+  };
 #pragma unroll
   for (int k = 0; k < NT; ++k) {
 #pragma unroll
@@ -276,10 +301,13 @@ __global__ void __launch_bounds__(32 * WPB)
           x.y = lr;
       }
     }
+    if constexpr (kDefer) {  // the rest of step k − 1's update, after the pivots of k
+      if (gk == k - 1 && k >= 1) update(k - 1, g0, g1, k + 1, NT);
+    }
     if (k + 1 < NT) {
-      double f0[NT],
-          f1[NT];  // L_ik in operand layout: columns q and q + 4 of row r
-      __syncwarp();
+      double f0[NT], f1[NT];  // L_ik in operand layout: columns q and q + 4 of row r
+      // buffer k % 2: its last readers (step k − 2) have passed step k − 1's warp sync
+      double(*panel)[8][LD] = panel_smem[warp][k & 1];
 #pragma unroll
       for (int i = k + 1; i < NT; ++i)
         *reinterpret_cast<double2*>(&panel[i - k - 1][r][2 * q]) = t[i * (i + 1) / 2 + k];
@@ -289,13 +317,17 @@ __global__ void __launch_bounds__(32 * WPB)
         f0[i] = panel[i - k - 1][r][q];
         f1[i] = panel[i - k - 1][r][q + 4];
       }
+      update(k, f0, f1, k + 1, k + 2);  // block column k + 1 first: the next pivots need it
+      if constexpr (kDefer) {
 #pragma unroll
-      for (int j = k + 1; j < NT; ++j)
-#pragma unroll
-        for (int i = j; i < NT; ++i) {  // −A_ij += L_ik·L_jkᵀ
-          dmma_m8n8k4(t[i * (i + 1) / 2 + j], f0[i], f0[j]);
-          dmma_m8n8k4(t[i * (i + 1) / 2 + j], f1[i], f1[j]);
+        for (int i = 0; i < NT; ++i) {
+          g0[i] = f0[i];
+          g1[i] = f1[i];
         }
+        gk = k;
+      } else {
+        update(k, f0, f1, k + 2, NT);
+      }
     }
   }
 #pragma unroll
@@ -308,8 +340,11 @@ __global__ void __launch_bounds__(32 * WPB)
         if (mvalid && (i > j || c0 <= row)) A[row + c0 * lda] = static_cast<T>(x.x);
         if (mvalid && (i > j || c0 + 1 <= row)) A[row + (c0 + 1) * lda] = static_cast<T>(x.y);
       } else {
-        if (mvalid && row < n && c0 < n && c0 <= row) A[row + c0 * lda] = static_cast<T>(x.x);
-        if (mvalid && row < n && c0 + 1 < n && c0 + 1 <= row) A[row + (c0 + 1) * lda] = static_cast<T>(x.y);
+        const bool rin = i < NT - 1 || row < n;
+        const bool in0 = rin && (j < NT - 1 || c0 < n) && (i > j || c0 <= row);
+        const bool in1 = rin && (j < NT - 1 || c0 + 1 < n) && (i > j || c0 + 1 <= row);
+        if (mvalid && in0) A[row + c0 * lda] = static_cast<T>(x.x);
+        if (mvalid && in1) A[row + (c0 + 1) * lda] = static_cast<T>(x.y);
       }
     }
   if constexpr (kNanInfo) {  // first NaN on the diagonal, minimum over the warp

@@ -120,17 +120,22 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
         <<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
   // n = 8·NT and other n are separate kernels (bounds tests compiled out), each with its
-  // measured way of finding the info.
-  const auto dmma = [&](auto ntc, auto wpb, auto nan_info, auto nan_info_whole) {
+  // measured way of finding the info and whether to defer the trailing update (kDefer).
+  const auto dmma = [&](auto ntc, auto wpb, auto nan_info, auto nan_info_whole, auto defer, auto defer_whole) {
     constexpr int NT = decltype(ntc)::value, W = decltype(wpb)::value;
+    if (n <= 8 * (NT - 1) || n > 8 * NT)  // the kernel tests bounds only in its last tile row and column
+      throw std::logic_error(what + ": DMMA kernel with " + std::to_string(NT) + " tiles for n = " + std::to_string(n));
     const auto grid = static_cast<unsigned>((batch + W - 1) / W);
     if (n == 8 * NT)
-      potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info_whole)::value, true>
+      potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info_whole)::value, true, decltype(defer_whole)::value>
           <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
     else
-      potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info)::value, false>
+      potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info)::value, false, decltype(defer)::value>
           <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
+  constexpr bool kF32 = sizeof(T) == 4;
+  using F32 = std::bool_constant<kF32>;
+  using F64 = std::bool_constant<!kF32>;
   if (n <= 4) {
     potrf_batched_reg_kernel<T, 4><<<reg_grid(4), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   } else if (n <= 8) {
@@ -139,10 +144,10 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     if constexpr (sizeof(T) == 8) {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{});
-      else if (n <= 24) dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{});
+      else if (n <= 24) dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{}, No{}, No{});
       else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 6>{}, Yes{});
       else if (n < 32) bcast(integral_constant<int, 32>{}, integral_constant<int, 5>{}, Yes{});
-      else dmma(integral_constant<int, 4>{}, I1{}, No{}, No{});
+      else dmma(integral_constant<int, 4>{}, I1{}, No{}, No{}, No{}, Yes{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{});
@@ -151,13 +156,13 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else bcast(integral_constant<int, 32>{}, integral_constant<int, 7>{}, Yes{});
     }
   } else if (n <= 40) {  // 32 < n ≤ 64: the DMMA kernel in both precisions
-    dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, No{});
+    dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, F32{}, F32{}, F64{});
   } else if (n <= 48) {
-    dmma(integral_constant<int, 6>{}, I1{}, Yes{}, No{});
+    dmma(integral_constant<int, 6>{}, I1{}, No{}, No{}, No{}, Yes{});
   } else if (n <= 56) {
-    dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{});
+    dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{}, F32{}, Yes{});
   } else if (n <= 64) {
-    dmma(integral_constant<int, 8>{}, I1{}, Yes{}, Yes{});
+    dmma(integral_constant<int, 8>{}, I1{}, Yes{}, Yes{}, No{}, No{});
   } else {
     constexpr int P = panel_width<T>();
     const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);
