@@ -1,7 +1,7 @@
 // Batched Cholesky of many small SPD matrices in one launch (lower, column-major).
 // n ≤ 8: 4 or 8 lanes per matrix, one row per lane in registers, warp shuffles.
 // 8 < n ≤ 64: one row per thread in registers, columns broadcast through shared memory,
-// software-pipelined (batched_kernels.cuh), 16 or 32 threads per matrix; fp64 17–24 and 32–64,
+// software-pipelined (batched_kernels.cuh), 16 or 32 threads per matrix; fp64 17–64,
 // fp32 33–64: 8×8 tiles in the accumulators of the fp64 tensor cores (DMMA), one warp per
 // matrix (fp32 factored in fp64 and rounded once). sm_80 or newer.
 // 64 < n ≤ 512: one block per matrix, left-looking over panels of P columns held in shared
@@ -145,8 +145,6 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{});
       else if (n <= 24) dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{}, No{}, No{});
-      else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 6>{}, Yes{});
-      else if (n < 32) bcast(integral_constant<int, 32>{}, integral_constant<int, 5>{}, Yes{});
       else dmma(integral_constant<int, 4>{}, I1{}, No{}, No{}, No{}, Yes{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{});
