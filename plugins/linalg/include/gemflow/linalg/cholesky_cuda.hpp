@@ -179,14 +179,14 @@ class GpuCholesky {
 
   /// `batch` independent factorisations in one launch: matrix b at a + b·stride (column-major,
   /// lda ≥ n, stride ≥ lda·n), 1 ≤ n ≤ 512. n ≤ 64: in registers (n ≤ 8: 4 or 8 lanes per
-  /// matrix, one row per lane, shuffles; else n ≤ 32: one row per thread, 16 or 32 threads per matrix,
-  /// columns broadcast through shared memory, pivot j+1 overlapped with the updates of step j;
-  /// fp64 17–24 and 32–64, fp32 33–64: one warp per matrix, 8×8 tiles updated by the fp64 tensor
-  /// cores, fp32 factored in fp64 and rounded once); larger: left-looking panels in shared
-  /// memory. Kernels chosen per size from H200 measurements (docs/performance.md); needs sm_80
-  /// or newer (the plugin builds for sm_90 by default). Returns info
-  /// per matrix (LAPACK convention; a NaN pivot counts as not positive; fp32 33–64 tests its
-  /// pivots in fp64, so a pivot that rounds to ≤ 0 only in fp32 arithmetic succeeds).
+  /// matrix, one row per lane, shuffles; fp64 n ≤ 16 and fp32 n ≤ 32: one row per thread, 16 or
+  /// 32 threads per matrix, columns broadcast through shared memory, pivot j+1 overlapped with
+  /// the updates of step j; fp64 17–64 and fp32 33–64: one warp per matrix, 8×8 tiles updated by
+  /// the fp64 tensor cores, fp32 factored in fp64 and rounded once); larger: left-looking panels
+  /// in shared memory. Kernels chosen per size from H200 measurements (docs/performance.md);
+  /// needs sm_80 or newer (the plugin builds for sm_90 by default). Returns info per matrix
+  /// (LAPACK convention; a NaN pivot counts as not positive; fp32 33–64 tests its pivots in
+  /// fp64, so a pivot that rounds to ≤ 0 only in fp32 arithmetic succeeds).
   /// Synchronises the stream.
   std::vector<int> factor_batched(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
                                   std::int64_t batch);
