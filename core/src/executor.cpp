@@ -371,7 +371,7 @@ bool Run::prepare(RunResult& r) {
         e.kind = RunEvent::Kind::Log;
         e.node = d.node;
         e.level = LogLevel::Warning;
-        e.message = d.str();
+        e.message = d.log_str();  // the log line names the severity and the node
         emit(e);
       }
     }
@@ -861,8 +861,11 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
   for (const auto& in : inputs) {
     std::error_code ec;
     if (!in.node || !in.given || fs::exists(in.path, ec)) continue;
+    // --set made a relative path absolute against the current folder (apply_override)
+    const bool from_set = where(in).file.starts_with("--set ");
     report(Diagnostic::Severity::Warning, in, fmt::format("file not found: {}", in.path.string()),
-           fmt::format("relative paths start from the workflow's folder {}", base.string()));
+           from_set ? "a relative path given with --set starts from the current folder"
+                    : fmt::format("relative paths start from the workflow's folder {}", base.string()));
   }
   return diags;
 }

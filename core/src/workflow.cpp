@@ -63,24 +63,31 @@ std::string printable(std::string_view text) {
   return r;
 }
 
-std::string Diagnostic::str() const {
+namespace {
+std::string diagnostic_text(const Diagnostic& d, bool severity_and_node) {
   std::string s;
-  if (!where.file.empty() || where.line > 0) {
-    s += where.str();
+  if (!d.where.file.empty() || d.where.line > 0) {
+    s += d.where.str();
     s += ": ";
   }
-  s += severity == Severity::Error ? "error: " : "warning: ";
+  const std::string_view node = severity_and_node ? std::string_view(d.node) : std::string_view();
+  if (severity_and_node) s += d.severity == Diagnostic::Severity::Error ? "error: " : "warning: ";
   if (!node.empty()) s += fmt::format("node '{}'", node);
-  if (!param.empty()) s += fmt::format("{}{} '{}'", node.empty() ? "" : ", ", is_port ? "port" : "parameter", param);
-  if (!node.empty() || !param.empty()) s += ": ";
-  s += message;
-  if (!hint.empty()) {
+  if (!d.param.empty())
+    s += fmt::format("{}{} '{}'", node.empty() ? "" : ", ", d.is_port ? "port" : "parameter", d.param);
+  if (!node.empty() || !d.param.empty()) s += ": ";
+  s += d.message;
+  if (!d.hint.empty()) {
     s += " (";
-    s += hint;
+    s += d.hint;
     s += ')';
   }
   return printable(s);
 }
+}  // namespace
+
+std::string Diagnostic::str() const { return diagnostic_text(*this, true); }
+std::string Diagnostic::log_str() const { return diagnostic_text(*this, false); }
 
 const ParamValue* NodeInstance::param(std::string_view name) const {
   for (const auto& [k, v] : params)

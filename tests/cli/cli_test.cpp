@@ -686,6 +686,26 @@ TEST_F(Cli, MissingInputFileWarnsAtValidationAndBeforeTheRun) {
   EXPECT_CONTAINS(r.err, "file not found: " + (dir_ / "nope.txt").string());
 }
 
+// QA: a missing file given with --set (made absolute against the current folder) was hinted
+// at as relative to the workflow's folder, and the run's log line said "warning" twice.
+TEST_F(Cli, MissingSetPathHintsAtTheCurrentFolder) {
+  fs::create_directories(dir_ / "wf");
+  const auto wf = write("wf/missing.yaml", "gemflow: 1\nnodes:\n  r: {type: test.read_text, params: {path: a.txt}}\n");
+  fs::create_directories(dir_ / "elsewhere");
+  Options o;
+  o.cwd = dir_ / "elsewhere";
+  auto r = gemflow({"run", wf.string(), "--out", (dir_ / "o").string(), "--set", "r.path=nope.txt"}, o);
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::string expect = "--set r.path=nope.txt: parameter 'path': file not found: " +
+                             (dir_ / "elsewhere" / "nope.txt").string() +
+                             " (a relative path given with --set starts from the current folder)";
+  EXPECT_CONTAINS(r.err, expect);
+  EXPECT_EQ(r.err.find("workflow's folder"), std::string::npos) << r.err;
+  const auto line_start = r.err.rfind('\n', r.err.find(expect)) + 1;
+  const std::string line = r.err.substr(line_start, r.err.find('\n', line_start) - line_start);
+  EXPECT_EQ(line.find("warning"), line.rfind("warning")) << "said twice: " << line;
+}
+
 TEST_F(Cli, WritingTheWorkflowFileIsInvalidBeforeAnythingRuns) {
   // An absolute path: the same file whatever the output folder (validate assumes the default).
   const std::string text = "gemflow: 1\nnodes:\n  s: {type: test.sleep, params: {seconds: 0}}\n"

@@ -39,6 +39,9 @@ struct Diagnostic {
   bool is_port = false; ///< `param` names a port (str() says "port 'y'")
   /// "file:line:col: error: node 'x', parameter 'y': message (did you mean 'z'?)"
   [[nodiscard]] std::string str() const;
+  /// The same without the severity and the node ("file:line:col: parameter 'y': message (…)"),
+  /// for a log line that names both already.
+  [[nodiscard]] std::string log_str() const;
 };
 
 struct NodeInstance {
