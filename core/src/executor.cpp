@@ -1,4 +1,5 @@
 #include "gemflow/executor.hpp"
+#include "gemflow/memory.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -601,6 +602,12 @@ void Run::run_node(std::size_t i) {
     } catch (const Cancelled&) {
       state = NodeState::Cancelled;
       error = "cancelled";
+    } catch (const std::bad_alloc& ex) {  // an allocation the memory checks did not foresee
+      state = NodeState::Failed;
+      const auto avail = available_host_memory();
+      error = fmt::format("{}: out of memory ({}){}", label, ex.what(),
+                          avail ? fmt::format("; {:.2f} GiB available now", static_cast<double>(*avail) / (1u << 30))
+                                : std::string());
     } catch (const std::exception& ex) {
       state = NodeState::Failed;
       // Node messages often start with their own type ("linalg.spd_solve: ..."); the label names

@@ -125,6 +125,8 @@ Matrix<double> allocate(std::size_t rows, std::size_t cols, const std::string& p
     throw ParseError(path, line, std::to_string(rows) + "×" + std::to_string(cols) + " is too large for a dense matrix");
   try {
     return Matrix<double>(rows, cols, 0.0);
+  } catch (const OutOfMemory& e) {  // the Matrix's own check against the available memory
+    throw ParseError(path, line, e.what());
   } catch (const std::bad_alloc&) {
     const double gib = static_cast<double>(rows) * static_cast<double>(cols) * 8.0 / (1024.0 * 1024.0 * 1024.0);
     throw ParseError(path, line, std::to_string(rows) + "×" + std::to_string(cols) + " dense matrix needs " +

@@ -8,6 +8,7 @@
 
 #include <gemflow/linalg/cholesky.hpp>
 #include <gemflow/linalg/spd_solve.hpp>
+#include <gemflow/memory.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
 
@@ -108,6 +109,11 @@ class CholeskyNode final : public Node {
     const bool fp32 = *precision == Prec::Fp32;
     const std::string where = pivoted.value() ? (place.dev.is_cuda() ? "factor_pivoted" : "lapack")
                                               : algo_name(place.algo);
+    // the factor, an fp32 copy, a host staging copy for CUDA: known before anything is allocated
+    const double n2 = static_cast<double>(n) * static_cast<double>(n);
+    require_host_memory(static_cast<std::size_t>(n2 * (8.0 + (fp32 ? 4.0 : 0.0) + (place.dev.is_cuda() ? 8.0 : 0.0))),
+                        "linalg.cholesky: factorising a " + std::to_string(n) + "×" + std::to_string(n) + " matrix (" +
+                            (fp32 ? "fp32" : "fp64") + ", " + place.dev.str() + ")");
     ctx.throw_if_cancelled();
     ctx.progress(0.0, "factorising (" + where + ", " + (fp32 ? "fp32" : "fp64") + ", " + place.dev.str() + ")");
     ctx.record("algorithm", where);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include <gemflow/linalg/spd_solve.hpp>
+#include <gemflow/memory.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
 
@@ -123,6 +124,17 @@ class SpdSolveNode final : public Node {
     ro.max_iterations = static_cast<int>(max_iterations.value());
     ro.tolerance = tolerance.value();
 
+    // Memory for the factor: fp64 8n², fp32 4n², mixed 4n² + the fp64 fallback's 8n², CUDA a host
+    // staging copy of 8n² (spd_solve.cpp, spd_solve_cuda.cpp)
+    const double n2 = static_cast<double>(n) * static_cast<double>(n);
+    const double per = dev.is_cuda()                  ? 8.0
+                       : prec == SolvePrecision::fp64 ? 8.0
+                       : prec == SolvePrecision::fp32 ? 4.0
+                                                      : 12.0;
+    require_host_memory(static_cast<std::size_t>(n2 * per + 40.0 * static_cast<double>(n * k)),
+                        "linalg.spd_solve: solving with a " + std::to_string(n) + "×" + std::to_string(n) +
+                            " matrix (" + precision_name(prec) + ", " + dev.str() + ")");
+
     // Solve.
     ctx.throw_if_cancelled();
     ctx.progress(0.0, "factorising (" + algo_name(algo) + ", " + precision_name(prec) + ", " + dev.str() + ")");
@@ -159,7 +171,10 @@ class SpdSolveNode final : public Node {
     }
     std::string refinement = "none", history;
     if (prec == SolvePrecision::mixed) {
-      for (double e : r.backward_error) history += (history.empty() ? "" : " ") + sci(e);
+      for (double e : r.backward_error) {  // appended piece by piece: GCC 12's -Wrestrict false positive
+        if (!history.empty()) history += ' ';
+        history += sci(e);
+      }
       if (r.fp32_info != 0)
         refinement = r.fp32_info < 0 ? "A overflows fp32: fp64 fallback"
                                      : "fp32 factor failed at leading minor " + std::to_string(r.fp32_info) +

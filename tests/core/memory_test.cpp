@@ -1,0 +1,61 @@
+// Host memory checks (gemflow/memory.hpp) and the Matrix allocations that use them.
+#include <gemflow/memory.hpp>
+#include <gemflow/types/matrix.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace {
+
+using gemflow::Matrix;
+using gemflow::OutOfMemory;
+
+TEST(HostMemory, AvailableIsKnownOnLinux) {
+  const auto avail = gemflow::available_host_memory();
+  ASSERT_TRUE(avail.has_value());
+  EXPECT_GT(*avail, std::size_t{16} << 20);  // the test process itself is running
+}
+
+TEST(HostMemory, RequireNamesWhatAndHowMuch) {
+  EXPECT_NO_THROW(gemflow::require_host_memory(1024, "a small buffer"));
+  try {
+    gemflow::require_host_memory(std::size_t{1} << 62, "the test's request");
+    FAIL() << "4 EiB were granted";
+  } catch (const OutOfMemory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the test's request needs 4294967296.00 GiB of memory, "), std::string::npos) << what;
+    EXPECT_NE(what.find(" GiB available"), std::string::npos) << what;
+  }
+}
+
+// QA: a 45000×45000 matrix passed the reader and the solver's copy got the process killed by the
+// kernel (Linux overcommits); a Matrix that cannot fit now throws before it is filled.
+TEST(HostMemory, MatrixTooLargeForTheMachineThrowsNamingItsShape) {
+  const std::size_t n = std::size_t{1} << 20;  // 8 TiB of doubles
+  try {
+    Matrix<double> m(n, n);
+    FAIL() << "an 8 TiB matrix was allocated";
+  } catch (const OutOfMemory& e) {
+    EXPECT_NE(std::string(e.what()).find("a 1048576×1048576 matrix needs 8192.00 GiB of memory"), std::string::npos)
+        << e.what();
+  }
+  const Matrix<double> small(3, 2, 1.5);
+  Matrix<double> copy = small;  // copies are checked too, and still copy
+  EXPECT_EQ(copy.rows(), 3u);
+  EXPECT_EQ(copy(2, 1), 1.5);
+  Matrix<double> assigned(1, 1);
+  assigned = small;
+  EXPECT_EQ(assigned.cols(), 2u);
+  EXPECT_EQ(assigned(0, 0), 1.5);
+}
+
+TEST(HostMemory, MatrixShapeThatOverflowsIsRefusedNotWrapped) {
+  const std::size_t huge = std::numeric_limits<std::size_t>::max() / 4;
+  EXPECT_THROW((Matrix<double>(huge, 3)), OutOfMemory);
+  EXPECT_THROW((Matrix<double>(huge, 3, std::vector<double>(3))), std::invalid_argument);
+}
+
+}  // namespace
