@@ -1,17 +1,14 @@
 // MDL SD files and molfiles, V2000 and V3000 (see gemflow/io/molecules.hpp).
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/molecules.hpp"
+#include "gemflow/io/star.hpp"  // read_text_file
 
 namespace gemflow::io {
 namespace {
@@ -321,12 +318,6 @@ MoleculeSet parse_sdf(std::string_view text, const std::string& path) {
   return set;
 }
 
-MoleculeSet read_sdf(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw ParseError(path, 0, std::string("cannot open file: ") + std::strerror(errno));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return parse_sdf(ss.str(), path);
-}
+MoleculeSet read_sdf(const std::string& path) { return parse_sdf(read_text_file(path), path); }
 
 }  // namespace gemflow::io

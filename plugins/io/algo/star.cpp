@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -210,6 +211,9 @@ StarFile parse_star(std::string_view text, const std::string& path) {
 }
 
 std::string read_text_file(const std::string& path) {
+  // A folder opens like a file on Linux and reads as empty, which each parser would misreport.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ParseError(path, 0, "is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ParseError(path, 0, std::string("cannot open file: ") + std::strerror(errno));
   std::ostringstream ss;

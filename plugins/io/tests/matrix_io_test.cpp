@@ -18,6 +18,7 @@
 #include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/matrix_io.hpp"
+#include "gemflow/io/molecules.hpp"
 #include "register.hpp"
 
 using namespace gemflow;
@@ -485,6 +486,19 @@ TEST(MatrixFiles, FormatByExtension) {
   EXPECT_EQ(matrix_format_from_path("a.csv"), MatrixFormat::Csv);
   expect_error_at([] { (void)matrix_format_from_path("a.rsa"); }, 0, {"unknown matrix file extension '.rsa'"});
   expect_error_at([] { (void)read_matrix("/nonexistent/a.mtx"); }, 0, {"cannot open file: No such file or directory"});
+}
+
+// QA: a folder named like a matrix file read as an empty file ("empty file", "the magic string
+// is missing", "no data rows"); every reader now says what it is.
+TEST(MatrixFiles, FolderNamedLikeAMatrixFileIsRefusedAsAFolder) {
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_io_folders";
+  for (const char* name : {"d.mtx", "d.npy", "d.csv"}) {
+    std::filesystem::create_directories(dir / name);
+    const std::string path = (dir / name).string();
+    expect_error_at([&] { (void)read_matrix(path); }, 0, {path, "is a folder, not a file"});
+  }
+  std::filesystem::create_directories(dir / "m.sdf");
+  expect_error_at([&] { (void)read_sdf((dir / "m.sdf").string()); }, 0, {"is a folder, not a file"});
 }
 
 // ---- nodes -------------------------------------------------------------------------------------

@@ -70,7 +70,8 @@ struct StarFile {
 /// Reads and parses a file; ParseError when it cannot be read.
 [[nodiscard]] StarFile read_star_file(const std::string& path);
 
-/// Reads a whole file into a string; ParseError (file, line 0) when it cannot be opened.
+/// Reads a whole file into a string; ParseError (file, line 0) when it cannot be opened or is a
+/// folder. Every reader of the io plugin goes through it.
 [[nodiscard]] std::string read_text_file(const std::string& path);
 
 }  // namespace gemflow::io
