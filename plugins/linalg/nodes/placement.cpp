@@ -75,7 +75,8 @@ std::optional<std::pair<std::size_t, std::size_t>> first_asymmetry(const Matrix<
   for (std::size_t i = 0; i < a.rows(); ++i)
     for (std::size_t j = 0; j < i; ++j) {
       const double u = a(i, j), v = a(j, i);
-      if (std::abs(u - v) > tol * (std::abs(u) + std::abs(v))) return std::pair{i, j};
+      const double scale = std::max(std::abs(u) + std::abs(v), std::sqrt(std::abs(a(i, i)) * std::abs(a(j, j))));
+      if (std::abs(u - v) > tol * scale) return std::pair{i, j};
     }
   return std::nullopt;
 }

@@ -35,8 +35,11 @@ struct Placement {
 [[nodiscard]] Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
                                           const std::string& node);
 
-/// The first (i, j), i > j, with |a_ij − a_ji| > 4ε·(|a_ij| + |a_ji|) (symmetric to rounding:
-/// a matrix computed as B Bᵀ or expanded from symmetric storage passes), or nothing.
+/// The first (i, j), i > j, with |a_ij − a_ji| > 4ε·max(|a_ij| + |a_ji|, √|a_ii·a_jj|), or
+/// nothing: symmetric to rounding, entrywise (a matrix computed as B Bᵀ or expanded from
+/// symmetric storage passes) or against the diagonal, which is what a Cholesky factor's accuracy
+/// is measured against and invariant under diagonal scaling D A D (so a tiny entry facing a zero,
+/// 1e-300 against 0 beside unit diagonals, is rounding noise, not asymmetry).
 [[nodiscard]] std::optional<std::pair<std::size_t, std::size_t>> first_asymmetry(const Matrix<double>& a);
 
 /// "%.17g": a double that reads back to itself.

@@ -228,8 +228,8 @@ class SpdSolveNode final : public Node {
           throw InputError(std::string("linalg.spd_solve: input '") + port + "' has a NaN or infinity at (" +
                            std::to_string(i) + ", " + std::to_string(j) + ")");
   }
-  /// Symmetric to rounding: |a_ij − a_ji| ≤ 8u·(|a_ij| + |a_ji|) (a matrix computed as B Bᵀ or
-  /// expanded from symmetric storage passes; a non-symmetric one is refused, not half-read).
+  /// Symmetric to rounding (first_asymmetry: entrywise or against the diagonal); a
+  /// non-symmetric matrix is refused, not half-read.
   static void check_symmetric(const Matrix<double>& a) {
     if (const auto ij = first_asymmetry(a)) {
       const auto [i, j] = *ij;

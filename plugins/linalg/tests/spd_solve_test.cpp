@@ -272,6 +272,23 @@ TEST(SpdSolveNode, GivenRhsMixedPrecisionReportsHistory) {
   EXPECT_LT(std::get<double>(cell(*t, "relative_residual")), static_cast<double>(n) * kU);
 }
 
+// QA: the symmetry test was entrywise only, so rounding noise next to a zero (1e-300 against 0)
+// or a tiny entry beside a large diagonal was refused; it now also measures against √(a_ii·a_jj).
+TEST(SpdSolveNode, AsymmetryBelowTheDiagonalScaleIsRoundingNoise) {
+  for (const auto& a : {Matrix<double>(2, 2, std::vector<double>{1, 0, 1e-300, 1}),
+                        Matrix<double>(2, 2, std::vector<double>{1e6, 1.0001e-10, 1e-10, 1})}) {
+    auto node = make_solve_node();
+    node->set_input("matrix", Value::make(a));
+    node->set_param("device", std::string("cpu"));
+    gemflow::testing::RecordingContext ctx;
+    ASSERT_NO_THROW(node->execute(ctx)) << a(1, 0) << " vs " << a(0, 1);
+    const auto x = node->output("solution").as<Matrix<double>>();
+    // b = A·1 from the lower triangle: the solution is 1 to rounding
+    EXPECT_NEAR((*x)(0, 0), 1.0, 1e-12);
+    EXPECT_NEAR((*x)(1, 0), 1.0, 1e-12);
+  }
+}
+
 TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
   auto expect_error = [](auto&& setup, const std::string& part, const std::string& override_device = "") {
     auto node = make_solve_node();
@@ -292,6 +309,10 @@ TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
   expect_error([](Node& n) { n.set_input("matrix", Value::make(Matrix<double>(2, 3))); }, "must be square");
   expect_error([](Node& n) { n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 2, 3, 4}))); },
                "not symmetric: A(1, 0) = 3 but A(0, 1) = 2");
+  // the diagonal scale counts: 1e-4 against 0 beside unit diagonals is an asymmetry, not rounding
+  expect_error([](Node& n) {
+    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 1e-4, 1})));
+  }, "not symmetric: A(1, 0) = 0.0001 but A(0, 1) = 0");
   expect_error([](Node& n) {
     n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 0, std::nan("")})));
   }, "NaN or infinity at (1, 1)");
