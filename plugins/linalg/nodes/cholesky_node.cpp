@@ -132,7 +132,8 @@ class CholeskyNode final : public Node {
         throw InputError("linalg.cholesky: the matrix is not positive definite" +
                          std::string(fp32 ? " in single precision" : "") + ": the leading minor of order " +
                          std::to_string(info) + " (rows/columns 0.." + std::to_string(info - 1) +
-                         ") is not positive; use 'pivoted: true' for a semidefinite matrix");
+                         ") is not positive; if the matrix is positive semidefinite (singular), 'pivoted: true' "
+                         "factors it up to its numerical rank (and tells an indefinite one apart)");
       factor.set(std::move(l));
       permutation.set(Table{{"pivot", "row"}, {}});
       ctx.record("rank", static_cast<std::int64_t>(n));

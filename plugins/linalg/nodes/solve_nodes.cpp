@@ -120,6 +120,13 @@ class SpdSolveNode final : public Node {
       throw InputError("parameter 'algorithm': precision mixed on CUDA uses GpuCholesky::solve_mixed, whose fp32 "
                        "factor is the lookahead or the recursive algorithm; use algorithm auto, lookahead or "
                        "recursive, not " + algo_name(algo));
+    // η of an fp64 solution does not go below about ε = 2⁻⁵³: a smaller tolerance is never met and
+    // would run every step, then fall back to fp64 (QA: tolerance 0)
+    constexpr double kEps = 0x1p-53;
+    if (tolerance.value() >= 0 && tolerance.value() < kEps)
+      throw InputError("linalg.spd_solve: parameter 'tolerance' = " + sci(tolerance.value()) +
+                       " cannot be met: the backward error of an fp64 solution is about 2⁻⁵³ = 1.1e-16 at best; use "
+                       "at least that, or a negative value for the default √n·2⁻⁵³");
     RefinementOptions ro;
     ro.max_iterations = static_cast<int>(max_iterations.value());
     ro.tolerance = tolerance.value();

@@ -313,6 +313,14 @@ TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
   expect_error([](Node& n) {
     n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 1e-4, 1})));
   }, "not symmetric: A(1, 0) = 0.0001 but A(0, 1) = 0");
+  // QA: tolerance 0 ran every refinement step and then fell back to fp64
+  for (double tol : {0.0, 1e-17}) {
+    expect_error([tol](Node& n) {
+      n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
+      n.set_param("precision", std::string("mixed"));
+      n.set_param("tolerance", tol);
+    }, "cannot be met: the backward error of an fp64 solution is about 2⁻⁵³", "cpu");
+  }
   expect_error([](Node& n) {
     n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 0, std::nan("")})));
   }, "NaN or infinity at (1, 1)");
