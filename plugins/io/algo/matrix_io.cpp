@@ -688,6 +688,27 @@ std::vector<std::string> split_csv(std::string_view line, const std::string& pat
 
 }  // namespace
 
+/// A field holding two or more numbers separated by spaces, tabs or semicolons (a file written
+/// with another separator, e.g. numpy.savetxt's default): how to name that separator, else "".
+std::string other_separator(std::string_view field) {
+  const auto at = field.find_first_of(" \t;");
+  if (at == std::string_view::npos) return "";
+  const char sep = field[at];
+  std::size_t parts = 0;
+  for (std::size_t i = 0; i <= field.size();) {
+    const std::size_t j = std::min(field.find(sep, i), field.size());
+    const auto piece = trim(field.substr(i, j - i));
+    double v = 0;
+    if (!piece.empty()) {  // runs of spaces count as one separator
+      if (parse_real(piece, v) == Number::bad) return "";
+      ++parts;
+    }
+    i = j + 1;
+  }
+  if (parts < 2) return "";
+  return sep == ' ' ? "spaces" : sep == '\t' ? "tabs" : "semicolons";
+}
+
 Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixFileInfo* info) {
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF && static_cast<unsigned char>(text[1]) == 0xBB &&
       static_cast<unsigned char>(text[2]) == 0xBF)
@@ -712,9 +733,13 @@ Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixF
       const bool any_number = std::any_of(kinds.begin(), kinds.end(), [](Number n) { return n != Number::bad; });
       const bool all_number = std::all_of(kinds.begin(), kinds.end(), [](Number n) { return n != Number::bad; });
       if (!any_number) {  // a header row
-        for (std::size_t k = 0; k < fields.size(); ++k)
+        for (std::size_t k = 0; k < fields.size(); ++k) {
           if (fields[k].empty())
             throw ParseError(path, ln, "header field " + std::to_string(k + 1) + " is empty");
+          if (const auto sep = other_separator(fields[k]); !sep.empty())
+            throw ParseError(path, ln, "field " + std::to_string(k + 1) + " " + show(fields[k]) + " holds numbers "
+                                       "separated by " + sep + ": CSV fields are separated by commas");
+        }
         header = fields;
         continue;
       }
@@ -733,9 +758,13 @@ Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixF
     for (std::size_t k = 0; k < fields.size(); ++k) {
       if (kinds[k] == Number::non_finite)
         throw ParseError(path, ln, "field " + std::to_string(k + 1) + " " + show(fields[k]) + " is not a finite number");
-      if (kinds[k] == Number::bad)
-        throw ParseError(path, ln, "field " + std::to_string(k + 1) + " " +
-                                       (fields[k].empty() ? std::string("is empty") : show(fields[k]) + " is not a number"));
+      if (kinds[k] == Number::bad) {
+        const auto sep = other_separator(fields[k]);
+        const std::string why = fields[k].empty() ? std::string("is empty") : show(fields[k]) + " is not a number";
+        throw ParseError(path, ln, "field " + std::to_string(k + 1) + " " + why +
+                                       (sep.empty() ? "" : " (it holds numbers separated by " + sep +
+                                                               ": CSV fields are separated by commas)"));
+      }
     }
     values.insert(values.end(), row.begin(), row.end());
     ++rows;

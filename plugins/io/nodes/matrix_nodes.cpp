@@ -50,6 +50,7 @@ class ReadMatrix final : public Node {
       if (!fi.layout.empty()) what += " " + fi.layout;
       what += " " + fi.field + " " + fi.symmetry + ", " + std::to_string(fi.stored) + " stored entries";
       if (!fi.header.empty()) what += ", header row of " + std::to_string(fi.header.size()) + " names";
+      else if (fi.format == "csv") what += ", no header row (the first row is numbers)";
       ctx.info(what + ")");
       if (fi.duplicates > 0)
         ctx.warn(file.filename().string() + ": " + std::to_string(fi.duplicates) +
@@ -95,7 +96,7 @@ class WriteMatrix final : public Node {
       try {
         write_matrix(out, m, file.string());
       } catch (const ParseError& e) {  // the extension
-        throw InputError("parameter 'path': " + e.message());
+        throw InputError("parameter 'path': " + printable(e.message()));
       } catch (const std::invalid_argument& e) {
         throw InputError(std::string("input 'matrix': ") + e.what());
       }

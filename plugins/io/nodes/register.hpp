@@ -1,6 +1,7 @@
 #pragma once
 #include <gemflow/error.hpp>
 #include <gemflow/plugin.hpp>
+#include <gemflow/workflow.hpp>  // printable
 
 #include "gemflow/io/errors.hpp"
 
@@ -16,8 +17,9 @@ void register_table_nodes(PluginRegistrar& r);
 /// The MoleculeSet type and io.read_molecules (nodes/molecule_nodes.cpp).
 void register_molecule_nodes(PluginRegistrar& r);
 
-/// The core error for a ParseError of the io algorithms (same file and line).
+/// The core error for a ParseError of the io algorithms (same file and line); control bytes the
+/// message quotes from the file are written as \xNN (a NUL cut what() short).
 inline InputError to_input_error(const ParseError& e) {
-  return InputError(SourceLocation{e.file(), e.line(), 0}, e.message());
+  return InputError(SourceLocation{e.file(), e.line(), 0}, printable(e.message()));
 }
 }  // namespace gemflow::io

@@ -77,7 +77,7 @@ class WriteStructure final : public Node {
     try {
       format = structure_format_from_path(file.string());
     } catch (const ParseError& e) {
-      throw InputError("parameter 'path': " + e.message());
+      throw InputError("parameter 'path': " + printable(e.message()));
     }
     if (s.models.empty()) throw InputError("structure has no coordinate model to write");
     ctx.write_file(file, [&](const std::filesystem::path& tmp) {

@@ -475,6 +475,15 @@ TEST(Csv, MalformedRowsNameTheLine) {
   expect_error_at([] { (void)parse_csv("1,2\n3,abc\n", "r.csv"); }, 2, {"field 2 'abc' is not a number"});
   expect_error_at([] { (void)parse_csv("1,2\n3,\n", "r.csv"); }, 2, {"field 2 is empty"});
   expect_error_at([] { (void)parse_csv("1,2\n3,inf\n", "r.csv"); }, 2, {"not a finite number"});
+  // QA: numbers separated by spaces (numpy.savetxt's default) or semicolons were taken as a
+  // one-field header row ("no data rows after the header") or blamed on the next line
+  expect_error_at([] { (void)parse_csv("4.000000000000000000e+00 1.000000000000000000e+00\n", "s.csv"); }, 1,
+                  {"field 1 '4.000000000000000000e+00 1.0000000000000...' holds numbers separated by spaces: "
+                   "CSV fields are separated by commas"});
+  expect_error_at([] { (void)parse_csv("4;1\n1;3\n", "s.csv"); }, 1, {"separated by semicolons"});
+  expect_error_at([] { (void)parse_csv("a,b\n1\t2,3\n", "s.csv"); }, 2,
+                  {"field 1 '1\t2' is not a number (it holds numbers separated by tabs"});
+  EXPECT_EQ(parse_csv("x y,z\n1,2\n", "names.csv").rows(), 1u);  // names with spaces are still a header
   expect_error_at([] { (void)parse_csv("a,b\n# nothing\n", "r.csv"); }, 2, {"no data rows after the header"});
   expect_error_at([] { (void)parse_csv("", "r.csv"); }, 0, {"no data rows"});
   expect_error_at([] { (void)parse_csv("\"a,b\n", "r.csv"); }, 1, {"unterminated quoted field"});
@@ -527,6 +536,18 @@ TEST(MatrixNodes, ReadMatrixAndWriteTable) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.where().line, 4);
     EXPECT_NE(std::string(e.what()).find("already given on line 3"), std::string::npos) << e.what();
+  }
+  // QA: a NUL in the quoted line ended what() there; it is written as \x00 and the rest follows
+  auto nul = gemflow::testing::make_node(reg, "io.read_matrix");
+  const std::string nul_text =
+      std::string("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 4\n") + std::string("9\0x 2", 5) + "\n";
+  nul->set_param("path", write_temp("nul.mtx", nul_text));
+  try {
+    nul->execute(ctx);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 4);
+    EXPECT_NE(std::string(e.what()).find("9\\x00x 2'"), std::string::npos) << e.what();
   }
 
   Table t;
