@@ -236,8 +236,7 @@ void print_node_doc(const NodeEntry& e) {
   }
   // A snippet to paste into a workflow.
   std::string params;
-  for (const auto& p : s.params) {
-    if (p.kind == ParamKind::Device) continue;
+  for (const auto& p : s.params) {  // the device too (QA: it was left out; --device still overrides it)
     params += fmt::format("{}{}: {}", params.empty() ? "" : ", ", p.name, p.required ? "..." : yaml_scalar(p, p.default_value));
   }
   std::string short_name = s.info.id.substr(s.info.id.rfind('.') + 1);

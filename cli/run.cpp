@@ -227,7 +227,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   };
   // Warnings already printed by load_for_run() come again from the run's own validation.
   std::set<std::string> printed;
-  for (const auto& d : diags) printed.insert(d.str());
+  for (const auto& d : diags) printed.insert(d.log_str());  // as the run logs them (Run::prepare)
   opt.on_event = [&](const RunEvent& e) {
     announce_cancel();
     if (e.kind == RunEvent::Kind::Log && e.node.empty() && printed.contains(e.message)) return;

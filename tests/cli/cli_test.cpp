@@ -562,6 +562,9 @@ TEST_F(Cli, NodesListsByCategoryAndDocumentsOne) {
   EXPECT_CONTAINS(p.out, "choices: fast | exact");
   EXPECT_CONTAINS(p.out, "range [1, 10]");
   EXPECT_CONTAINS(p.out, "scale (float, Å)");
+  auto dev = gemflow({"nodes", "test.device"});
+  ASSERT_EQ(dev.code, 0) << dev.err;
+  EXPECT_CONTAINS(dev.out, "In a workflow:\n  device: {type: test.device, params: {device: auto");
 
   auto js = gemflow({"nodes", "test.params", "--json"});
   ASSERT_EQ(js.code, 0) << js.err;
