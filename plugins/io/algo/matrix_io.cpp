@@ -385,6 +385,10 @@ void write_matrix(std::ostream& out, const Matrix<double>& m, const std::string&
       if (!std::isfinite(m(i, j)))
         throw std::invalid_argument("the matrix has a NaN or infinity at (" + std::to_string(i) + ", " +
                                     std::to_string(j) + ") (0-based), which no reader of " + path + " would accept");
+  if (format == MatrixFormat::Csv && (m.rows() == 0 || m.cols() == 0))
+    throw std::invalid_argument("a " + std::to_string(m.rows()) + "×" + std::to_string(m.cols()) +
+                                " matrix has no CSV form (a CSV row needs a field, a file a row): write " +
+                                "it as .npy or .mtx");
   switch (format) {
     case MatrixFormat::MatrixMarket: write_matrix_market(out, m); break;
     case MatrixFormat::Npy: write_npy(out, m); break;

@@ -612,6 +612,24 @@ TEST(MatrixNodes, WriteMatrixRoundTripsEveryFormat) {
         << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "nan.csv"));  // nothing half-written
+  // QA: an empty matrix was written as a CSV file that no reader accepts; .npy and .mtx keep it
+  for (const auto& [r, c] : {std::pair<std::size_t, std::size_t>{0, 0}, {3, 0}}) {
+    auto empty = gemflow::testing::make_node(reg, "io.write_matrix");
+    empty->set_input("matrix", Value::make<Matrix<double>>(Matrix<double>(r, c)));
+    empty->set_param("path", (dir / "empty.csv").string());
+    try {
+      empty->execute(ctx);
+      ADD_FAILURE() << "no error for " << r << "×" << c;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("matrix has no CSV form"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "empty.csv"));
+    empty->set_param("path", (dir / "empty.npy").string());
+    empty->execute(ctx);
+    const Matrix<double> back = read_matrix((dir / "empty.npy").string());
+    EXPECT_EQ(back.rows(), r);
+    EXPECT_EQ(back.cols(), c);
+  }
   auto ext = gemflow::testing::make_node(reg, "io.write_matrix");
   ext->set_input("matrix", Value::make<Matrix<double>>(m));
   ext->set_param("path", (dir / "m.txt").string());
