@@ -3,10 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>

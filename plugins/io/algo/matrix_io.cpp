@@ -690,8 +690,6 @@ std::vector<std::string> split_csv(std::string_view line, const std::string& pat
   return out;
 }
 
-}  // namespace
-
 /// A field holding two or more numbers separated by spaces, tabs or semicolons (a file written
 /// with another separator, e.g. numpy.savetxt's default): how to name that separator, else "".
 std::string other_separator(std::string_view field) {
@@ -712,6 +710,8 @@ std::string other_separator(std::string_view field) {
   if (parts < 2) return "";
   return sep == ' ' ? "spaces" : sep == '\t' ? "tabs" : "semicolons";
 }
+
+}  // namespace
 
 Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixFileInfo* info) {
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF && static_cast<unsigned char>(text[1]) == 0xBB &&
