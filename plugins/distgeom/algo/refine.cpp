@@ -154,6 +154,11 @@ RefineResult refine(std::span<const double> coords, std::size_t n, std::size_t d
                     std::span<const AmbiguousTerm> ambiguous, const RefineOptions& o, const RefineProgress& progress) {
   if (dim != 3 && dim != 4) throw std::invalid_argument("refine: dim must be 3 or 4");
   if (coords.size() != n * dim) throw std::invalid_argument("refine: coordinates are not n×dim");
+  // NaN fails every violation test, so a NaN start would "refine" to a DG error of 0
+  for (std::size_t k = 0; k < coords.size(); ++k)
+    if (!std::isfinite(coords[k]))
+      throw std::invalid_argument("refine: the starting coordinate of atom " + std::to_string(k / dim) +
+                                  " is not finite (" + std::to_string(coords[k]) + ")");
   if (lower.size() != n * n || upper.size() != n * n) throw std::invalid_argument("refine: bounds are not n×n");
   for (const auto& c : chirals)
     if (std::max({c.centre, c.a, c.b, c.c}) >= n) throw std::invalid_argument("refine: chiral term atom out of range");

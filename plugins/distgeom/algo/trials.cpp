@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -18,13 +19,20 @@ namespace {
 
 struct Cancelled {};  // internal: unwinds a worker's trial
 
+std::string g6(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
 struct Outcome {
   TrialSummary summary;
   RefineResult refined;
 };
 
 Outcome one_trial(const TrialProblem& p, const TrialOptions& o, std::uint64_t seed, std::span<const unsigned char> pivots,
-                  const TrialEmbedder& embedder, const std::atomic<bool>& stop, std::atomic<double>& fraction) {
+                  const TrialEmbedder& embedder, const std::atomic<bool>& stop, std::atomic<double>& fraction,
+                  double max_upper) {
   const std::size_t n = p.n;
   MetrizeOptions mo = o.metrize;
   mo.seed = seed;
@@ -69,6 +77,16 @@ Outcome one_trial(const TrialProblem& p, const TrialOptions& o, std::uint64_t se
     have = true;
   }
   const auto& r = out.refined;
+  // A refinement that ends with non-finite coordinates (whose DG error can read 0: NaN fails
+  // every violation test), a bound violated by more than the largest upper bound, or a
+  // non-finite error has diverged: its structure is far outside every bound (QA: a pivoted
+  // Cholesky embedding at 2·10⁵ Å, DG error 10²⁶, reported as done).
+  if (!std::all_of(r.coords.begin(), r.coords.end(), [](double x) { return std::isfinite(x); }))
+    throw std::runtime_error("diverged: the refined coordinates are not finite");
+  if (!std::isfinite(r.error) || !(r.max_violation <= max_upper))
+    throw std::runtime_error("diverged: a bound is violated by " + g6(r.max_violation) +
+                             " Å, more than the largest upper bound " + g6(max_upper) + " Å (DG error " + g6(r.error) +
+                             ")");
   out.summary.error = r.error;
   out.summary.error_other_hand = other;
   out.summary.iterations = r.iterations;
@@ -103,6 +121,11 @@ TrialsResult run_trials(const TrialProblem& p, const TrialOptions& o, const std:
           ? tight_atoms(p.smoothed_lower, p.smoothed_upper, n, o.pivot_fraction)
           : std::vector<unsigned char>{};
 
+  double max_upper = 0.0;  // the largest finite upper bound: the divergence test of one_trial
+  for (double u : p.upper)
+    if (std::isfinite(u)) max_upper = std::max(max_upper, u);
+  if (max_upper <= 0.0) max_upper = std::numeric_limits<double>::infinity();  // no finite bound: no test
+
   const std::size_t trials = o.trials;
   unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, trials));
@@ -123,14 +146,14 @@ TrialsResult run_trials(const TrialProblem& p, const TrialOptions& o, const std:
       try {
         if (!made && p.make_embedder) embedder = p.make_embedder();
         made = true;
-        outcomes[t] = one_trial(p, o, trial_seed(o.seed, t), pivots, embedder, stop, fractions[t]);
+        outcomes[t] = one_trial(p, o, trial_seed(o.seed, o.first_trial + t), pivots, embedder, stop, fractions[t],
+                                max_upper);
       } catch (const Cancelled&) {
         break;
       } catch (...) {
         if (stop.load()) break;  // a cancelled refine/metrize throws runtime_error("cancelled")
-        errors[t] = std::current_exception();
-        stop.store(true);  // fail fast: the lowest failing trial is reported below
-        break;
+        errors[t] = std::current_exception();  // this trial is dropped; the others go on
+        fractions[t].store(1.0, std::memory_order_relaxed);
       }
     }
     running.fetch_sub(1);
@@ -155,24 +178,37 @@ TrialsResult run_trials(const TrialProblem& p, const TrialOptions& o, const std:
     throw;
   }
   for (auto& th : pool) th.join();
-  for (std::size_t t = 0; t < trials; ++t)
+  if (cancelled) throw std::runtime_error("cancelled");
+  TrialsResult res;
+  bool have = false;
+  std::string first_failure;
+  for (std::size_t t = 0; t < trials; ++t) {
+    const std::uint64_t seed = trial_seed(o.seed, o.first_trial + t);
+    TrialSummary sum;
     if (errors[t]) {
       try {
         std::rethrow_exception(errors[t]);
       } catch (const std::exception& e) {
-        throw std::runtime_error("trial " + std::to_string(t) + " (seed " + std::to_string(trial_seed(o.seed, t)) +
-                                 "): " + e.what());
+        sum.failure = e.what();
+      } catch (...) {
+        sum.failure = "unknown exception";
       }
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      sum.error = sum.error_other_hand = sum.max_violation = nan;
+      if (first_failure.empty())
+        first_failure = "trial " + std::to_string(o.first_trial + t) + " (seed " + std::to_string(seed) + "): " +
+                        sum.failure;
+    } else {
+      if (!outcomes[t]) throw std::logic_error("run_trials: trial " + std::to_string(t) + " did not run");
+      sum = outcomes[t]->summary;
+      if (!have || sum.error < res.trials[res.best].error) res.best = t;
+      have = true;
     }
-  if (cancelled) throw std::runtime_error("cancelled");
-  TrialsResult res;
-  bool have = false;
-  for (std::size_t t = 0; t < trials; ++t) {
-    if (!outcomes[t]) throw std::logic_error("run_trials: trial " + std::to_string(t) + " did not run");
-    res.trials.push_back(outcomes[t]->summary);
-    if (!have || outcomes[t]->summary.error < res.trials[res.best].error) res.best = t;
-    have = true;
+    sum.index = o.first_trial + t;
+    sum.seed = seed;
+    res.trials.push_back(std::move(sum));
   }
+  if (!have) throw std::runtime_error((trials > 1 ? "every trial failed; " : "") + first_failure);
   res.refined = std::move(outcomes[res.best]->refined);
   if (progress) (void)progress(1.0);
   return res;

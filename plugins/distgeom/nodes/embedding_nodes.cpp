@@ -634,13 +634,18 @@ class EmbedAndRefineNode final : public Node {
                    "metric_matrix → embed → refine, each with its own metrization seed (trial 0: `seed`; trial "
                    "t: SplitMix64(seed + t·φ·2⁶⁴)), and keeps the trial whose refined structure has the lowest "
                    "DG error (bounds, chiral volumes, r^-6 sums: never a reference structure). Trial 0 gives "
-                   "exactly what the separate nodes give with the same seed and parameters.\n"
+                   "exactly what the separate nodes give with the same seed and parameters; seed S with "
+                   "first_trial t and trials 1 repeats trial t of a run with seed S.\n"
+                   "Failed trials: a trial whose embedding fails (too few positive pivots) or whose refinement "
+                   "diverges (a bound violated by more than the largest upper bound, or a non-finite DG error) "
+                   "is logged as a warning and left out; the node fails only when every trial fails.\n"
                    "Inputs: bounds (as built: refinement), smoothed (triangle-smoothed: metrization and Cholesky "
                    "pivot choice), structure (reference model: atom records, covalent chiral volumes, Cα "
                    "handedness), restraints (optional: r^-6 sums).\n"
                    "Outputs: structure (the kept trial, bounds atoms, one model); report (Table metric/value: "
-                   "distgeom.refine's metrics of the kept trial + trials, best_trial, best_seed); trials (Table: "
-                   "trial, seed, dg_error, dg_error_other_hand, mirror_won, iterations, violations, kept).\n"
+                   "distgeom.refine's metrics of the kept trial + trials, failed_trials, best_trial, best_seed "
+                   "(unsigned 64-bit, as decimal text)); trials (Table: trial, seed (text), dg_error, "
+                   "dg_error_other_hand, mirror_won, iterations, violations, kept, failure).\n"
                    "Parameters of the steps as on the separate nodes (metrize, metrize_atoms, method, "
                    "dimensions, rank, pivot_fraction, max_iterations, w_chiral, mirror_trial).\n"
                    "Threads: trials run in parallel (`threads`, 0 = all cores); partial metrization re-smooths "
@@ -667,6 +672,11 @@ class EmbedAndRefineNode final : public Node {
   Output<Table> trial_table{this, "trials", "One row per trial"};
   Param<std::int64_t> trials{this, "trials", 4, {.min = 1, .max = 1000, .doc = "Number of trials"}};
   Param<std::int64_t> seed{this, "seed", 1, {.min = 0, .doc = "Metrization seed of trial 0"}};
+  Param<std::int64_t> first_trial{this, "first_trial", 0,
+                                  {.min = 0,
+                                   .doc = "Index of the first trial run (their seeds derive from `seed` and the "
+                                          "index): seed S, first_trial t, trials 1 repeats trial t of a run with "
+                                          "seed S exactly"}};
   Choice<Metrize> metrize_method{this, "metrize", Metrize::None, {{Metrize::None, "none"}, {Metrize::Partial, "partial"}},
                                  {.doc = "As distgeom.metrize's method"}};
   Param<std::int64_t> metrize_atoms{this, "metrize_atoms", 4, {.min = 0, .doc = "partial: atoms metrized"}};
@@ -707,6 +717,8 @@ class EmbedAndRefineNode final : public Node {
     TrialOptions o;
     o.trials = static_cast<std::size_t>(trials.value());
     o.seed = static_cast<std::uint64_t>(seed.value());
+    o.first_trial = static_cast<std::size_t>(first_trial.value());
+    o.first_trial = static_cast<std::size_t>(first_trial.value());
     o.metrize.method = metrize_method.value() == Metrize::Partial ? MetrizeMethod::Partial : MetrizeMethod::None;
     o.metrize.atoms = static_cast<std::size_t>(metrize_atoms.value());
     o.dim = static_cast<std::size_t>(dimensions.value());
@@ -778,25 +790,36 @@ class EmbedAndRefineNode final : public Node {
       if (gpu_failed.load()) throw DeviceError(id + ": " + dev.str() + ": " + e.what());
       throw InputError(id + ": " + e.what());
     }
+    // Seeds are unsigned 64-bit: written as decimal text, exact (an int64 cell wrapped them).
     Table tt{{"trial", "seed", "dg_error", "dg_error_other_hand", "mirror_won", "iterations",
-              "upper_violations_gt_0_5A", "lower_violations_gt_0_5A", "kept"},
+              "upper_violations_gt_0_5A", "lower_violations_gt_0_5A", "kept", "failure"},
              {}};
+    std::size_t failed = 0;
     for (std::size_t t = 0; t < r.trials.size(); ++t) {
       const auto& x = r.trials[t];
-      tt.rows.push_back({static_cast<std::int64_t>(t), static_cast<std::int64_t>(x.seed), x.error,
-                         x.error_other_hand, static_cast<std::int64_t>(x.mirror_won),
-                         static_cast<std::int64_t>(x.iterations), static_cast<std::int64_t>(x.upper_violations),
-                         static_cast<std::int64_t>(x.lower_violations), static_cast<std::int64_t>(t == r.best)});
-      ctx.info("trial " + std::to_string(t) + " (seed " + std::to_string(x.seed) + "): DG error " +
-               std::to_string(x.error) + (x.mirror_won ? " (mirror image)" : "") + (t == r.best ? "  <- kept" : ""));
+      const std::string label = "trial " + std::to_string(x.index) + " (seed " + std::to_string(x.seed) + ")";
+      tt.rows.push_back({static_cast<std::int64_t>(x.index), std::to_string(x.seed), x.error, x.error_other_hand,
+                         static_cast<std::int64_t>(x.mirror_won), static_cast<std::int64_t>(x.iterations),
+                         static_cast<std::int64_t>(x.upper_violations), static_cast<std::int64_t>(x.lower_violations),
+                         static_cast<std::int64_t>(t == r.best), x.failure});
+      if (!x.failure.empty()) {
+        ++failed;
+        if (gpu_failed.load()) throw DeviceError(id + ": " + dev.str() + ": " + label + ": " + x.failure);
+        ctx.warn(label + " failed, left out: " + x.failure);
+        continue;
+      }
+      ctx.info(label + ": DG error " + std::to_string(x.error) + (x.mirror_won ? " (mirror image)" : "") +
+               (t == r.best ? "  <- kept" : ""));
     }
+    const auto& kept = r.trials[r.best];
     Table t = refine_table(r.refined, in.sums.size(), in.skipped);
     t.rows.push_back({std::string("trials"), static_cast<std::int64_t>(r.trials.size())});
-    t.rows.push_back({std::string("best_trial"), static_cast<std::int64_t>(r.best)});
-    t.rows.push_back({std::string("best_seed"), static_cast<std::int64_t>(r.trials[r.best].seed)});
+    t.rows.push_back({std::string("failed_trials"), static_cast<std::int64_t>(failed)});
+    t.rows.push_back({std::string("best_trial"), static_cast<std::int64_t>(kept.index)});
+    t.rows.push_back({std::string("best_seed"), std::to_string(kept.seed)});
     ctx.record("dg_error", r.refined.error);
-    ctx.record("best_trial", static_cast<std::int64_t>(r.best));
-    ctx.record("best_seed", static_cast<std::int64_t>(r.trials[r.best].seed));
+    ctx.record("best_trial", static_cast<std::int64_t>(kept.index));
+    ctx.record("best_seed", std::to_string(kept.seed));
     refined.set(refined_structure(b, s, r.refined.coords, in.topology, "distgeom.embed_and_refine"));
     report.set(std::move(t));
     trial_table.set(std::move(tt));

@@ -17,6 +17,7 @@
 #include <gemflow/distgeom/refine.hpp>
 #include <gemflow/device.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
+#include <gemflow/distgeom/trials.hpp>
 #include <gemflow/io/structure_io.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/registry.hpp>
@@ -289,7 +290,7 @@ TEST(EmbedAndRefineNode, KeepsTheLowestDgErrorWhateverTheThreadCount) {
     for (std::size_t k = 1; k < 3; ++k)
       if (std::get<double>(t->rows[k][ce]) < std::get<double>(t->rows[best][ce])) best = k;
     for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(std::get<std::int64_t>(t->rows[k][ck]), k == best ? 1 : 0);
-    EXPECT_EQ(std::get<std::int64_t>(t->rows[0][t->column("seed")]), 3);  // trial 0 uses the seed itself
+    EXPECT_EQ(std::get<std::string>(t->rows[0][t->column("seed")]), "3");  // trial 0 uses the seed itself
     if (!first) {
       first = s;
       first_trials = t;
@@ -297,6 +298,94 @@ TEST(EmbedAndRefineNode, KeepsTheLowestDgErrorWhateverTheThreadCount) {
       EXPECT_EQ(s->models[0], first->models[0]) << threads << " threads";
       EXPECT_EQ(t->rows, first_trials->rows) << threads << " threads";
     }
+  }
+}
+
+// QA: best_seed was written as a wrapped signed integer that the seed parameter refused, so the
+// kept trial could not be repeated; now seed + first_trial repeat it exactly, seeds are exact text.
+TEST(EmbedAndRefineNode, TheKeptTrialRepeatsFromSeedAndFirstTrial) {
+  const auto c = bounds_chain();
+  auto node = trials_node(c, 3, 2, 400);
+  RecordingContext ctx;
+  node->execute(ctx);
+  const auto all = node->output("structure").as<Structure>();
+  const auto t = node->output("trials").as<Table>();
+  const auto rep = node->output("report").as<Table>();
+  std::int64_t best = -1;
+  std::string best_seed;
+  for (const auto& row : rep->rows) {
+    if (std::get<std::string>(row[0]) == "best_trial") best = std::get<std::int64_t>(row[1]);
+    if (std::get<std::string>(row[0]) == "best_seed") best_seed = std::get<std::string>(row[1]);
+  }
+  ASSERT_GE(best, 0);
+  EXPECT_EQ(best_seed, std::get<std::string>(t->rows[std::size_t(best)][t->column("seed")]));
+  EXPECT_EQ(std::get<std::string>(t->rows[1][t->column("seed")]), std::to_string(distgeom::trial_seed(3, 1)));
+  auto again = trials_node(c, 1, 1, 400);
+  again->set_param("first_trial", best);
+  RecordingContext ctx2;
+  again->execute(ctx2);
+  EXPECT_EQ(again->output("structure").as<Structure>()->models[0], all->models[0]);  // bit for bit
+  const auto t2 = again->output("trials").as<Table>();
+  EXPECT_EQ(std::get<std::int64_t>(t2->rows[0][t2->column("trial")]), best);
+  EXPECT_EQ(std::get<std::string>(t2->rows[0][t2->column("seed")]), best_seed);
+}
+
+// QA: one trial whose embedding failed failed the whole best-of-N node, and a nonsense structure
+// was kept and reported as done (here NaN coordinates, whose DG error read 0).
+TEST(EmbedAndRefineTrials, FailedAndDivergedTrialsAreLeftOut) {
+  const auto c = bounds_chain();
+  distgeom::TrialProblem p;
+  p.n = c.bounds->size();
+  p.smoothed_lower = c.smoothed->lower.span();
+  p.smoothed_upper = c.smoothed->upper.span();
+  p.lower = c.bounds->lower.span();
+  p.upper = c.bounds->upper.span();
+  distgeom::TrialOptions o;
+  o.trials = 4;
+  o.seed = 3;
+  o.threads = 2;
+  o.pivot_fraction = 0.25;
+  o.refine.max_iterations = 300;
+  const std::uint64_t throws = distgeom::trial_seed(3, 1), diverges = distgeom::trial_seed(3, 2);
+  std::atomic<bool> all_fail{false};
+  p.make_embedder = [&]() -> distgeom::TrialEmbedder {
+    return [&](std::span<const double> d, std::size_t n, std::size_t dim, distgeom::EmbedMethod m, std::size_t rank,
+               std::span<const unsigned char> cand) {
+      // the seed is not passed: recognise the trial by its distances (metrize's output for that seed)
+      std::vector<double> g(n * n);
+      distgeom::metric_matrix(d, n, g);
+      auto e = distgeom::embed(g, n, dim, m, rank, cand);
+      if (all_fail.load()) throw std::runtime_error("the metric matrix has only 3 positive pivots (need 4)");
+      for (std::uint64_t s : {throws, diverges}) {
+        const auto ds = distgeom::metrize(p.smoothed_lower, p.smoothed_upper, n, [&] {
+          auto x = o.metrize;
+          x.seed = s;
+          return x;
+        }());
+        if (std::equal(ds.begin(), ds.end(), d.begin())) {
+          if (s == throws) throw std::runtime_error("the metric matrix has only 3 positive pivots (need 4)");
+          for (double& x : e.coords) x = std::numeric_limits<double>::quiet_NaN();
+        }
+      }
+      return e;
+    };
+  };
+  const auto r = distgeom::run_trials(p, o);
+  ASSERT_EQ(r.trials.size(), 4u);
+  EXPECT_EQ(r.trials[1].failure, "the metric matrix has only 3 positive pivots (need 4)");
+  EXPECT_EQ(r.trials[2].failure.rfind("refine: the starting coordinate of atom 0 is not finite", 0), 0u)
+      << r.trials[2].failure;
+  EXPECT_TRUE(r.trials[0].failure.empty());
+  EXPECT_TRUE(r.trials[3].failure.empty());
+  EXPECT_TRUE(r.best == 0 || r.best == 3);
+  EXPECT_TRUE(std::isnan(r.trials[1].error));
+  all_fail = true;
+  try {
+    (void)distgeom::run_trials(p, o);
+    ADD_FAILURE() << "no error when every trial fails";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "every trial failed; trial 0 (seed 3): the metric matrix has only 3 positive "
+                                     "pivots (need 4)");
   }
 }
 

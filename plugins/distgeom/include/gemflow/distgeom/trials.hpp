@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gemflow/distgeom/embedding.hpp"
@@ -23,7 +24,10 @@ namespace gemflow::distgeom {
 
 struct TrialOptions {
   std::size_t trials = 1;             ///< ≥ 1
-  std::uint64_t seed = 1;             ///< metrization seed of trial 0
+  std::uint64_t seed = 1;             ///< base seed: trial t uses trial_seed(seed, first_trial + t)
+  /// Index of the first trial run: seed S with first_trial = t and trials = 1 repeats trial t of
+  /// a run with seed S exactly (a trial depends only on its seed and the problem).
+  std::size_t first_trial = 0;
   MetrizeOptions metrize;             ///< method and atoms (its seed is replaced per trial)
   std::size_t dim = 4;                ///< embedding dimension, 3 or 4
   EmbedMethod method = EmbedMethod::Cholesky;
@@ -36,7 +40,12 @@ struct TrialOptions {
 
 /// What one trial gave (the coordinates only for the kept trial).
 struct TrialSummary {
+  std::size_t index = 0;           ///< first_trial + position in the run
   std::uint64_t seed = 0;
+  /// Empty, or why the trial was dropped: it threw (e.g. too few positive pivots for the
+  /// embedding) or diverged (a bound violated by more than the largest upper bound, or a
+  /// non-finite DG error). Its numbers are then NaN / 0.
+  std::string failure;
   double error = 0.0;              ///< DG error of the refined structure (the kept hand)
   double error_other_hand = 0.0;   ///< DG error of the other hand (NaN without mirror trial)
   bool mirror_won = false;         ///< the mirror image refined to the lower error
@@ -49,8 +58,8 @@ struct TrialSummary {
 };
 
 struct TrialsResult {
-  std::vector<TrialSummary> trials;  ///< in trial order
-  std::size_t best = 0;              ///< index of the kept trial
+  std::vector<TrialSummary> trials;  ///< in trial order, failed ones included
+  std::size_t best = 0;              ///< position in `trials` of the kept trial (lowest DG error, not failed)
   RefineResult refined;              ///< the kept trial's refinement (coords n×3, Å)
 };
 
@@ -86,8 +95,10 @@ struct TrialProblem {
 /// Runs the trials (see the file comment). `progress(fraction)` is called from the calling
 /// thread only, about every 50 ms; returning false cancels: the workers stop within one
 /// refinement callback (10 L-BFGS iterations) and run_trials throws std::runtime_error("cancelled").
-/// A failing trial (e.g. an embedding with too few positive pivots) fails the whole call with
-/// its message prefixed by "trial t (seed s): ". Throws std::invalid_argument on sizes or
+/// A trial that fails (e.g. an embedding with too few positive pivots) or diverges is kept in
+/// the result with its reason (TrialSummary::failure) and not chosen; only when every trial
+/// fails does run_trials throw std::runtime_error with the first reason, prefixed by
+/// "every trial failed; trial t (seed s): ". Throws std::invalid_argument on sizes or
 /// trials == 0.
 [[nodiscard]] TrialsResult run_trials(const TrialProblem& problem, const TrialOptions& options,
                                       const std::function<bool(double)>& progress = {});
