@@ -867,6 +867,10 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
   // node does not need it; the reading node fails with the reason)
   for (const auto& in : inputs) {
     std::error_code ec;
+    if (in.node && in.given && fs::is_directory(in.path, ec)) {
+      report(Diagnostic::Severity::Warning, in, fmt::format("{} is a folder, not a file", in.path.string()), "");
+      continue;
+    }
     if (!in.node || !in.given || fs::exists(in.path, ec)) continue;
     // --set made a relative path absolute against the current folder (apply_override)
     const bool from_set = where(in).file.starts_with("--set ");

@@ -898,6 +898,12 @@ LoadResult parse_workflow(const std::string& text, const fs::path& filename, con
 }
 
 LoadResult load_workflow(const fs::path& file, const Registry& registry) {
+  std::error_code dir_ec;
+  if (fs::is_directory(file, dir_ec)) {  // opens like an empty file on Linux (QA: "empty workflow file")
+    LoadResult r;
+    r.diagnostics.push_back(make_diag({file.string(), 0, 0}, "", "", "is a folder, not a workflow file"));
+    return r;
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     LoadResult r;

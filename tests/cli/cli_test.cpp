@@ -709,6 +709,23 @@ TEST_F(Cli, MissingSetPathHintsAtTheCurrentFolder) {
   EXPECT_EQ(line.find("warning"), line.rfind("warning")) << "said twice: " << line;
 }
 
+// QA: a folder given as the workflow was reported as "1:1: empty workflow file".
+TEST_F(Cli, AFolderIsNotAWorkflowFile) {
+  fs::create_directories(dir_ / "wf.yaml");
+  for (const char* cmd : {"validate", "run"}) {
+    auto r = gemflow({cmd, (dir_ / "wf.yaml").string()});
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
+    EXPECT_CONTAINS(r.err, (dir_ / "wf.yaml").string() + ": error: is a folder, not a workflow file");
+  }
+  // an input parameter naming a folder is found at validation too, not only when the node runs
+  const auto wf =
+      write("folder_input.yaml", "gemflow: 1\nnodes:\n  r: {type: test.read_text, params: {path: wf.yaml}}\n");
+  auto v = gemflow({"validate", wf.string()});
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_CONTAINS(v.err,
+                  "warning: node 'r', parameter 'path': " + (dir_ / "wf.yaml").string() + " is a folder, not a file");
+}
+
 TEST_F(Cli, WritingTheWorkflowFileIsInvalidBeforeAnythingRuns) {
   // An absolute path: the same file whatever the output folder (validate assumes the default).
   const std::string text = "gemflow: 1\nnodes:\n  s: {type: test.sleep, params: {seconds: 0}}\n"
