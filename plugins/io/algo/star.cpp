@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "gemflow/io/errors.hpp"
 
@@ -175,13 +177,25 @@ StarFile parse_star(std::string_view text, const std::string& path) {
       }
       if (loop.tags.empty()) throw ParseError(path, loop.line, "loop_ without tags");
       int last_line = loop.line;
+      std::vector<std::pair<int, std::size_t>> per_line;  // (line, values starting on it), in order
       while (t.kind != Token::End && !is_tag(t) && !is_reserved(t)) {
         last_line = t.line;
+        if (per_line.empty() || per_line.back().first != t.line) per_line.emplace_back(t.line, 0);
+        ++per_line.back().second;
         loop.values.push_back(to_value(t));
         t = lex.next();
       }
       if (loop.values.size() % loop.tags.size() != 0) {
         std::size_t n = loop.values.size(), k = loop.tags.size();
+        // Rows laid out one per line (the usual layout): the first line that is not a whole row is
+        // the one at fault (QA: a row missing a value was reported at the end of the loop).
+        std::size_t whole = 0;
+        while (whole < per_line.size() && per_line[whole].second == k) ++whole;
+        if (whole >= 2 && whole < per_line.size() && per_line[whole].second < k)
+          throw ParseError(path, per_line[whole].first,
+                           "row " + std::to_string(whole + 1) + " of the loop_ of line " + std::to_string(loop.line) +
+                               " (" + loop.tags.front() + " ...) has " + std::to_string(per_line[whole].second) +
+                               " of " + std::to_string(k) + " values (the rows before it are one per line)");
         throw ParseError(path, last_line,
                          "loop_ of line " + std::to_string(loop.line) + " (" + loop.tags.front() + " ...) has " +
                              std::to_string(n) + " values for " + std::to_string(k) + " columns: the last row has " +

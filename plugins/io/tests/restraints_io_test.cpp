@@ -368,6 +368,14 @@ TEST(NefRestraints, MalformedFilesNameTheLine) {
                         head + "7 A 1 SER HB2 A 2 SER H 4.5\n7 A 1 SER HB3 A 2 SER H 5.0\nstop_\nsave_\n", "h.nef");
                   }),
                   "h.nef:15: restraint 7 has bounds that differ");
+  // QA: a row missing a value among rows laid out one per line was reported at the loop's end
+  const std::string row = "7 A 1 SER HA A 2 SER H 4.5\n";
+  EXPECT_CONTAINS(error_of([&] {
+                    (void)parse_nef_distance_restraints(
+                        head + row + row + "8 A 1 SER HA A 2 SER H\n" + row + row + "stop_\nsave_\n", "i.nef");
+                  }),
+                  "i.nef:16: row 3 of the loop_ of line 3 (_nef_distance_restraint.restraint_id ...) has 9 of 10 "
+                  "values (the rows before it are one per line)");
 }
 
 TEST(NefRestraints, RequiredColumnsAreNamedAtTheLoopHeader) {
