@@ -100,6 +100,8 @@ MoleculeBond make_bond(const Lines& in, int line, long a, long b, long order, st
 void read_v2000(Lines& in, Molecule& m, long na, long nb) {
   for (long i = 0; i < na; ++i) {
     const int ln = in.number();
+    if (in.done() && i > 0)  // cut off inside the block (QA: "file ends before the atom block")
+      in.fail(ln - 1, "file ends after " + std::to_string(i) + " of " + std::to_string(na) + " atoms");
     const auto l = in.next("the atom block");
     if (is_record_end(l) || l.starts_with("M  END"))
       in.fail(ln, "record ends after " + std::to_string(i) + " of " + std::to_string(na) + " atoms");
@@ -120,6 +122,8 @@ void read_v2000(Lines& in, Molecule& m, long na, long nb) {
   }
   for (long i = 0; i < nb; ++i) {
     const int ln = in.number();
+    if (in.done() && i > 0)
+      in.fail(ln - 1, "file ends after " + std::to_string(i) + " of " + std::to_string(nb) + " bonds");
     const auto l = in.next("the bond block");
     if (is_record_end(l) || l.starts_with("M  "))
       in.fail(ln, "record ends after " + std::to_string(i) + " of " + std::to_string(nb) + " bonds");

@@ -194,6 +194,10 @@ TEST(ReadSdf, ErrorsNameFileAndLine) {
   expect_parse_error([&] { (void)parse_sdf(bad, "f.sdf"); }, {"f.sdf:4:", "atom count (columns 1-3)"});
   // Truncated file.
   expect_parse_error([&] { (void)parse_sdf("x\n\n", "f.sdf"); }, {"f.sdf:", "file ends before"});
+  // QA: a file cut inside the atom block said "file ends before the atom block"
+  bad = "x\n\n\n  3  0  0  0  0  0  0  0  0  0999 V2000\n"
+        "    0.0000    0.0000    0.0000 C   0  0\n    1.0000    0.0000    0.0000 C   0  0\n";
+  expect_parse_error([&] { (void)parse_sdf(bad, "g.sdf"); }, {"g.sdf:6:", "file ends after 2 of 3 atoms"});
   // V3000 COUNTS disagreeing with the ATOM block.
   std::string v3 = slurp(sample("molecules/biotite_TYR.v3000.sdf"));
   v3.replace(v3.find("COUNTS 24 24"), 12, "COUNTS 25 24");
