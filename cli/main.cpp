@@ -63,7 +63,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--set", run.sets, "Override a parameter: node.param=value (repeatable)")
       ->type_name("NODE.PARAM=VALUE")
       ->allow_extra_args(false);
-  run_cmd->add_option("--out", out_dir, "Output folder (default: ./out/<workflow name>)")->type_name("DIR");
+  // QA: --out '' and --until '' were taken as "not given"
+  const CLI::Validator non_empty(
+      [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "", "NONEMPTY");
+  run_cmd->add_option("--out", out_dir, "Output folder (default: ./out/<workflow name>)")
+      ->type_name("DIR")
+      ->check(non_empty);
   run_cmd
       ->add_option("--device", run.device, "Device for every node with a `device` parameter")
       ->type_name("cpu|auto|cuda|cuda:N")
@@ -78,7 +83,9 @@ int main(int argc, char** argv) {
       }, "")
       ->type_name("N");
   run_cmd->add_flag("--json", run.json, "One JSON object per event on stdout, then a summary object");
-  run_cmd->add_option("--until", run.until, "Run only NODE and what it depends on")->type_name("NODE");
+  run_cmd->add_option("--until", run.until, "Run only NODE and what it depends on")
+      ->type_name("NODE")
+      ->check(non_empty);
 
   // validate
   ValidateArgs val;

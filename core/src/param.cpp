@@ -71,6 +71,11 @@ std::variant<ParamValue, std::string> ParamSpec::parse(const std::string& text) 
     case ParamKind::Int: {
       std::int64_t i = 0;
       if (parse_int(text, i)) return ParamValue{i};
+      {  // an integer, but beyond 64 bits: say so (QA: a seed ≥ 2^63 read as "expected an integer")
+        const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+        if (ec == std::errc::result_out_of_range && p == text.data() + text.size())
+          return fmt::format("{} is outside the range of a 64-bit integer [-2^63, 2^63 - 1]", text);
+      }
       return fmt::format("expected an integer, got '{}'", text);
     }
     case ParamKind::Float: {

@@ -548,6 +548,13 @@ TEST_F(Cli, NodesListsByCategoryAndDocumentsOne) {
   auto bogus = gemflow({"--bogus"});
   EXPECT_EQ(bogus.code, 2);
   EXPECT_CONTAINS(bogus.err, "unknown option '--bogus'");
+  // QA: an empty --out or --until was taken as not given
+  const auto any = write("any.yaml", "gemflow: 1\nnodes:\n  s: {type: test.sleep, params: {seconds: 0}}\n");
+  for (const char* opt : {"--out", "--until"}) {
+    auto empty = gemflow({"run", any.string(), opt, ""});
+    EXPECT_EQ(empty.code, 2) << opt << ": " << empty.err;
+    EXPECT_CONTAINS(empty.err, "must not be empty");
+  }
 
   auto one = gemflow({"nodes", "test.sleep"});
   ASSERT_EQ(one.code, 0) << one.err;
