@@ -295,6 +295,7 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
   // Nodes: type, version, parameters.
   for (const auto& n : wf.nodes) {
     const NodeEntry* e = registry.find_node(n.type);
+    if (!e && n.type.empty() && extras) continue;  // the parser said so already ("no 'type:' given")
     if (!e) {
       SourceLocation at = node_loc(n);
       if (extras)
@@ -643,6 +644,11 @@ class Parser {
     const std::string name = key.Scalar();
     n.param_where[name] = at(value.IsNull() ? key : value);
     extras.param_key_where[{n.id, name}] = at(key);
+    if (name == "<<") {  // yaml-cpp has no merge keys: it would be a parameter named '<<'
+      error(key, n.id, "", "YAML merge keys ('<<: *anchor') are not supported: write the parameters out");
+      extras.reported.insert({n.id, name});
+      return;
+    }
     if (!value.IsScalar() && !value.IsNull()) {
       error(value, n.id, name, "expected a single value, not a list or map");
       extras.reported.insert({n.id, name});

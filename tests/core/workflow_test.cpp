@@ -27,6 +27,18 @@ Diagnostic only_error(const LoadResult& r) {
   return errors.empty() ? Diagnostic{} : errors.front();
 }
 
+// QA: a node without a type got two errors on one line, and a YAML merge key was reported as a
+// parameter named '<<'.
+TEST(Workflow, MissingTypeIsOneErrorAndMergeKeysAreNamed) {
+  const auto d = only_error(parse("gemflow: 1\nnodes:\n  a: {params: {value: 2}}\n"));
+  EXPECT_EQ(d.message, "no 'type:' given");
+  EXPECT_EQ(d.where.str(), "w.yaml:3:3");
+  const auto m = only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant, params: &p {value: 2}}\n"
+                                  "  b: {type: test.constant, params: {<<: *p}}\n"));
+  EXPECT_THAT(m.message, HasSubstr("YAML merge keys ('<<: *anchor') are not supported"));
+  EXPECT_EQ(m.node, "b");
+}
+
 TEST(Workflow, LoadsAGoodFile) {
   const auto r = parse(R"(gemflow: 1
 name: sum
