@@ -166,8 +166,9 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   };
   auto fail_early = [&](int code, const std::vector<Diagnostic>& ds, const std::string& why) {
     for (const auto& d : ds) emit(diagnostic_json(d));
-    emit({{"event", "summary"}, {"workflow_file", args.workflow.string()}, {"ok", false},
-          {"exit_code", code}, {"error", why}});
+    // the keys of every summary (docs/cli.md), with nothing run
+    emit({{"event", "summary"}, {"workflow_file", args.workflow.string()}, {"ok", false}, {"exit_code", code},
+          {"cancelled", false}, {"seconds", console.elapsed()}, {"nodes", nlohmann::json::object()}, {"error", why}});
     return code;
   };
 

@@ -452,6 +452,10 @@ TEST_F(Cli, JsonReportsDiagnostics) {
   EXPECT_EQ(lines.front()["line"], 4);
   EXPECT_EQ(lines.back()["event"], "summary");
   EXPECT_EQ(lines.back()["exit_code"], 2);
+  // QA: the same keys as every summary (docs/cli.md)
+  EXPECT_EQ(lines.back()["cancelled"], false);
+  EXPECT_TRUE(lines.back()["seconds"].is_number());
+  EXPECT_TRUE(lines.back()["nodes"].is_object() && lines.back()["nodes"].empty());
 }
 
 TEST_F(Cli, SigintCancelsWithinASecondAndExits3) {
