@@ -788,7 +788,12 @@ class EmbedAndRefineNode final : public Node {
     } catch (const std::runtime_error& e) {
       if (ctx.cancelled()) throw Cancelled();
       if (gpu_failed.load()) throw DeviceError(id + ": " + dev.str() + ": " + e.what());
-      throw InputError(id + ": " + e.what());
+      const bool pivots = std::string_view(e.what()).find("positive pivots") != std::string_view::npos;
+      throw InputError(id + ": " + e.what() +
+                       (pivots && o.method == EmbedMethod::Cholesky
+                            ? std::string("; method eigen embeds from the largest eigenvalues and needs no positive "
+                                          "pivots")
+                            : std::string()));
     }
     // Seeds are unsigned 64-bit: written as decimal text, exact (an int64 cell wrapped them).
     Table tt{{"trial", "seed", "dg_error", "dg_error_other_hand", "mirror_won", "iterations",

@@ -389,6 +389,27 @@ TEST(EmbedAndRefineTrials, FailedAndDivergedTrialsAreLeftOut) {
   }
 }
 
+// Every trial failing names the first failure, and for too few positive pivots the eigen method.
+TEST(EmbedAndRefineNode, EveryTrialFailingIsAnErrorThatNamesTheWayOut) {
+  const auto c = bounds_chain();
+  DistanceBounds line = *c.bounds;  // exact distances of points on a line: metric matrix of rank 1
+  const std::size_t n = line.size();
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) line.lower(i, j) = line.upper(i, j) = 1.5 * std::abs(double(i) - double(j));
+  Chain flat;
+  flat.bounds = flat.smoothed = std::make_shared<const DistanceBounds>(line);
+  auto node = trials_node(flat, 3, 1, 10);
+  node->set_param("pivot_fraction", 1.0);
+  RecordingContext ctx;
+  const auto e = error_of(*node, ctx);
+  EXPECT_NE(e.find("every trial failed; trial 0 (seed 3): embed (cholesky): the metric matrix has only 1 positive "
+                   "pivots (need 4)"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("method eigen embeds from the largest eigenvalues and needs no positive pivots"), std::string::npos)
+      << e;
+}
+
 TEST(EmbedAndRefineNode, MismatchedBoundsAreAnInputError) {
   const auto c = bounds_chain();
   Chain other = c;
