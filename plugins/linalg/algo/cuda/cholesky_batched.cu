@@ -143,7 +143,8 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   } else if (n <= 32) {
     if constexpr (sizeof(T) == 8) {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{});
-      else if (n <= 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{});
+      else if (n < 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{});  // 60 registers
+      else if (n == 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{});
       else if (n <= 24) dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{}, No{}, No{});
       else dmma(integral_constant<int, 4>{}, I1{}, No{}, No{}, No{}, Yes{});
     } else {
