@@ -48,22 +48,39 @@ std::vector<unsigned char> bond_separation(const Topology& t, std::size_t n) {
   return sep;
 }
 
-}  // namespace
-
-double covalent_radius(const std::string& e) {
+// Cordero et al. 2008 (covalent) and Bondi 1964 (van der Waals), Å; the same elements in both.
+const std::map<std::string, double>& covalent_table() {
   static const std::map<std::string, double> r{{"H", 0.31}, {"D", 0.31}, {"C", 0.76}, {"N", 0.71}, {"O", 0.66},
                                                {"S", 1.05}, {"P", 1.07}, {"SE", 1.20}, {"F", 0.57}, {"CL", 1.02},
                                                {"BR", 1.20}, {"I", 1.39}};
-  auto it = r.find(e);
-  return it == r.end() ? 0.77 : it->second;
+  return r;
 }
-
-double vdw_radius(const std::string& e) {
+const std::map<std::string, double>& vdw_table() {
   static const std::map<std::string, double> r{{"H", 1.20}, {"D", 1.20}, {"C", 1.70}, {"N", 1.55}, {"O", 1.52},
                                                {"S", 1.80}, {"P", 1.80}, {"SE", 1.90}, {"F", 1.47}, {"CL", 1.75},
                                                {"BR", 1.85}, {"I", 1.98}};
-  auto it = r.find(e);
-  return it == r.end() ? 1.70 : it->second;
+  return r;
+}
+
+}  // namespace
+
+double covalent_radius(const std::string& e) {
+  auto it = covalent_table().find(e);
+  return it == covalent_table().end() ? 0.77 : it->second;
+}
+
+double vdw_radius(const std::string& e) {
+  auto it = vdw_table().find(e);
+  return it == vdw_table().end() ? 1.70 : it->second;
+}
+
+bool has_tabulated_radii(const std::string& e) { return covalent_table().count(e) && vdw_table().count(e); }
+
+std::vector<std::string> untabulated_elements(std::span<const std::string> elements) {
+  std::set<std::string> out;
+  for (const auto& e : elements)
+    if (!has_tabulated_radii(e)) out.insert(e.empty() ? std::string("(none)") : e);
+  return {out.begin(), out.end()};
 }
 
 double auto_diameter(std::size_t residues) { return 3.8 * static_cast<double>(std::max<std::size_t>(residues, 1)) + 10.0; }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <gemflow/distgeom/batch.hpp>
+#include <gemflow/distgeom/bounds.hpp>
 #include <gemflow/distgeom/molecule_bounds.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
 #include <gemflow/io/molecules.hpp>
@@ -78,6 +79,7 @@ class BoundsFromMolecules final : public Node {
     o.max_upper = max_upper.value();
     BoundsBatch out;
     std::size_t p12 = 0, p13 = 0, flat = 0;
+    std::vector<std::string> untabulated;  // elements given carbon's radii, for one warning
     const std::size_t count = in->molecules.size();
     for (std::size_t k = 0; k < count; ++k) {
       if (k % 64 == 0) {
@@ -92,6 +94,7 @@ class BoundsFromMolecules final : public Node {
       std::vector<double> xyz(3 * n);
       for (std::size_t i = 0; i < n; ++i) {
         el[i] = m.atoms[i].element;
+        if (!has_tabulated_radii(el[i])) untabulated.push_back(el[i]);
         for (int c = 0; c < 3; ++c) xyz[3 * i + static_cast<std::size_t>(c)] = m.atoms[i].xyz[static_cast<std::size_t>(c)];
       }
       std::vector<std::array<std::size_t, 2>> bonds;
@@ -121,6 +124,7 @@ class BoundsFromMolecules final : public Node {
       out.source.push_back(k);
     }
     if (flat > 5) ctx.warn(std::to_string(flat) + " molecules have only 2D coordinates");
+    if (auto w = text::untabulated_radii_warning(untabulated); !w.empty()) ctx.warn(w);
     ctx.info("bounds of " + std::to_string(count) + " molecule(s): " + std::to_string(p12) + " 1-2 and " +
              std::to_string(p13) + " 1-3 pairs from the 3D geometry");
     ctx.record("pairs_12", static_cast<std::int64_t>(p12));

@@ -1,6 +1,8 @@
 // Text about distance bounds in the user's atom names (see bounds_text.hpp).
 #include "bounds_text.hpp"
 
+#include <gemflow/distgeom/bounds.hpp>
+
 #include <cstdio>
 
 namespace gemflow::distgeom::text {
@@ -61,6 +63,15 @@ std::string inconsistency_text(const DistanceBounds& b, const SmoothingReport& r
   }
   s += "; " + std::to_string(r.inconsistent_pairs) + " pair(s) inconsistent";
   return s;
+}
+
+std::string untabulated_radii_warning(std::span<const std::string> elements) {
+  const auto missing = untabulated_elements(elements);
+  if (missing.empty()) return "";
+  std::string list;
+  for (const auto& e : missing) list += (list.empty() ? "" : ", ") + e;
+  return "no tabulated covalent and van der Waals radii for element(s) " + list +
+         ": carbon's (0.77 Å, 1.70 Å) are used for their bonds and vdW lower bounds";
 }
 
 }  // namespace gemflow::distgeom::text

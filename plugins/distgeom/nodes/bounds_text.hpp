@@ -2,6 +2,7 @@
 // User-facing text about distance bounds, in the user's atom names: shared by the smoothing
 // nodes so that the single and batched paths report input defects and inconsistencies alike.
 #include <cstddef>
+#include <span>
 #include <string>
 
 #include <gemflow/distgeom/smoothing.hpp>
@@ -22,5 +23,8 @@ std::string defect_text(const DistanceBounds& b, const BoundsDefect& d);
 /// "L(a, b)=5.1 Å > U=3.2 Å; path: a -[U 2, restraint 117]- c ...; N pair(s) inconsistent":
 /// the first inconsistent pair and the chain of input bounds that contradicts a lower bound.
 std::string inconsistency_text(const DistanceBounds& b, const SmoothingReport& r);
+/// "" or the warning that elements without tabulated radii (untabulated_elements) get carbon's
+/// (QA: an unknown element, a metal ion say, was given carbon's radii silently).
+std::string untabulated_radii_warning(std::span<const std::string> elements);
 
 }  // namespace gemflow::distgeom::text

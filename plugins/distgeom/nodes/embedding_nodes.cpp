@@ -26,6 +26,7 @@
 #include <gemflow/types.hpp>
 
 #include "dg_convert.hpp"
+#include "bounds_text.hpp"
 #include "register.hpp"
 
 namespace gemflow::distgeom {
@@ -108,6 +109,14 @@ auto on_gpu(const Device& dev, const std::string& who, F&& f) {
 }
 #endif
 
+// Elements without tabulated radii: a warning, once per node.
+void warn_untabulated(NodeContext& ctx, const std::vector<AtomInfo>& infos) {
+  std::vector<std::string> el;
+  el.reserve(infos.size());
+  for (const auto& a : infos) el.push_back(a.element);
+  if (auto w = text::untabulated_radii_warning(el); !w.empty()) ctx.warn(w);
+}
+
 // Why method: eigen stays on the CPU (embedding_cuda.hpp explains the choice).
 const std::string kEigenNoCuda =
     "parameter 'method' = eigen has no CUDA path (the top eigenpairs are a CPU Lanczos iteration; "
@@ -180,6 +189,7 @@ class BoundsNode final : public Node {
     o.bond_tolerance = bond_tolerance.value();
     o.diameter = diameter.value();
     const auto infos = atom_infos(s);
+    warn_untabulated(ctx, infos);
     const auto rs = pair_restraints(*restraints);
     BoundsResult b;
     try {
@@ -253,7 +263,9 @@ class BoundsFromStructureNode final : public Node {
       throw InputError("distgeom.bounds_from_structure: parameter 'tolerance' = " + std::to_string(o.tolerance) +
                        " Å is not below 'cutoff' = " + std::to_string(o.cutoff) +
                        " Å, so 'unlisted_lower: cutoff' gives no lower bound");
-    const auto b = structure_bounds(atom_infos(s), xyz, o);
+    const auto infos = atom_infos(s);
+    warn_untabulated(ctx, infos);
+    const auto b = structure_bounds(infos, xyz, o);
     ctx.info(std::to_string(b.n) + " atoms, " + std::to_string(b.covalent_pairs) + " pairs under " +
              std::to_string(o.cutoff) + " Å");
     ctx.record("known_pairs", static_cast<std::int64_t>(b.covalent_pairs));

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include <gemflow/distgeom/bounds.hpp>
 #include <gemflow/distgeom/molecule_bounds.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
 #include <gemflow/io/errors.hpp>
@@ -95,6 +96,29 @@ TEST(MoleculeBounds, TyrBracketsBondLengthsAndAngles) {
   EXPECT_NEAR(b.lower[1 * n + 22], 0.7 * (1.70 + 1.20), 1e-12);  // C2 … H23 (hydroxyl H)
   EXPECT_EQ(b.upper[1 * n + 22], 1000.0);
   EXPECT_THROW((void)molecule_bounds(el, xyz, std::vector<std::array<std::size_t, 2>>{{0, 24}}), std::invalid_argument);
+}
+
+// QA: an element without tabulated radii (a metal ion, 'XX') was given carbon's radii silently;
+// the node now says which elements, and the sample molecules (tabulated elements only) say nothing.
+TEST(MoleculeBounds, UntabulatedElementsAreNamedOnce) {
+  const Nodes nodes;
+  RecordingContext clean;
+  (void)bounds_of(nodes, sample_set(), clean);
+  for (const auto& w : clean.warnings()) EXPECT_EQ(w.find("no tabulated"), std::string::npos) << w;
+  io::MoleculeSet set = sample_set();
+  set.molecules.at(0).atoms.at(0).element = "ZN";
+  set.molecules.at(0).atoms.at(1).element = "XX";
+  set.molecules.back().atoms.at(0).element = "ZN";
+  RecordingContext ctx;
+  (void)bounds_of(nodes, set, ctx);
+  std::size_t hits = 0;
+  for (const auto& w : ctx.warnings())
+    if (w.find("no tabulated covalent and van der Waals radii for element(s) XX, ZN: carbon's (0.77 Å, 1.70 Å)") !=
+        std::string::npos)
+      ++hits;
+  EXPECT_EQ(hits, 1u);
+  EXPECT_TRUE(has_tabulated_radii("SE"));
+  EXPECT_FALSE(has_tabulated_radii("FE"));
 }
 
 // The batch node on the sample molecules equals smooth_bounds() run on each matrix alone,

@@ -27,6 +27,10 @@ struct AtomInfo {
 /// Van der Waals radius (Å) of an element; Bondi, J. Phys. Chem. 68 (1964) 441 (H 1.20 as in
 /// Bondi; unknown elements 1.70 Å).
 [[nodiscard]] double vdw_radius(const std::string& element);
+/// Whether both radius tables above hold `element` (false: the defaults, carbon's, are used).
+[[nodiscard]] bool has_tabulated_radii(const std::string& element);
+/// The elements of `elements` without tabulated radii, sorted and unique (for a warning).
+[[nodiscard]] std::vector<std::string> untabulated_elements(std::span<const std::string> elements);
 
 /// Covalent structure perceived from one model.
 struct Topology {
