@@ -88,6 +88,14 @@ class Stubborn final : public Node {
   }
 };
 
+// An allocation that fails inside the node (no memory check foresaw it).
+class Greedy final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "probe.greedy", .title = "Greedy", .category = "Test"}; }
+  Output<MatrixF64> out{this, "out", "never set"};
+  void execute(NodeContext&) override { throw std::bad_alloc(); }
+};
+
 // Writes JSON only; its writer names the temporary file in its error, as io writers do.
 class WriteJson final : public Node {
  public:
@@ -109,6 +117,7 @@ const Registry& registry() {
     r.add_node<Lazy>("executor_test");
     r.add_node<Stubborn>("executor_test");
     r.add_node<WriteJson>("executor_test");
+    r.add_node<Greedy>("executor_test");
     return r;
   }();
   return reg;
@@ -237,6 +246,19 @@ nodes:
   const RunResult r = run_workflow(wf, registry(), o);
   EXPECT_EQ(r.nodes.at("f").error, "node 'f' (test.fail): stuck at step 3");
   EXPECT_EQ(r.nodes.at("g").error, "node 'g' (test.fail): other.type: kept");
+}
+
+// A bad_alloc is reported as out of memory, naming the node and the memory available now.
+TEST(Executor, OutOfMemoryNamesTheNodeAndTheMemoryLeft) {
+  TempDir dir;
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  big: {type: probe.greedy}\n");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  const RunResult r = run_workflow(wf, registry(), o);
+  EXPECT_EQ(r.nodes.at("big").state, NodeState::Failed);
+  const std::string& e = r.nodes.at("big").error;
+  EXPECT_EQ(e.rfind("node 'big' (probe.greedy): out of memory (std::bad_alloc); ", 0), 0u) << e;
+  EXPECT_NE(e.find(" GiB available now"), std::string::npos) << e;
 }
 
 TEST(Executor, FailureSkipsDownstreamOnlyAndOtherBranchesFinish) {
