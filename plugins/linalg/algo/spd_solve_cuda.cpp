@@ -59,9 +59,10 @@ cuda::CholeskyAlgo to_cuda(SpdAlgorithm a) {
     case SpdAlgorithm::recursive: return cuda::CholeskyAlgo::recursive;
     case SpdAlgorithm::cusolver: return cuda::CholeskyAlgo::cusolver;
     case SpdAlgorithm::lookahead: return cuda::CholeskyAlgo::lookahead;
+    case SpdAlgorithm::tiled: return cuda::CholeskyAlgo::tiled;
     case SpdAlgorithm::lapack: break;
   }
-  throw std::invalid_argument("spd_solve_cuda: algorithm lapack runs on the CPU (use blocked, recursive, cusolver or lookahead)");
+  throw std::invalid_argument("spd_solve_cuda: algorithm lapack runs on the CPU (use blocked, recursive, cusolver, lookahead or tiled)");
 }
 
 const char* algo_name(SpdAlgorithm a) {
@@ -70,6 +71,7 @@ const char* algo_name(SpdAlgorithm a) {
     case SpdAlgorithm::recursive: return "recursive";
     case SpdAlgorithm::cusolver: return "cuSOLVER";
     case SpdAlgorithm::lookahead: return "lookahead";
+    case SpdAlgorithm::tiled: return "tiled";
     case SpdAlgorithm::lapack: return "lapack";
   }
   return "?";

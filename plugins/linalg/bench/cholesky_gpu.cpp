@@ -172,6 +172,22 @@ Cfg sweep(gc::GpuCholesky& chol, cudaStream_t s, std::vector<std::int64_t> sizes
   return cfgs[idx[0]];
 }
 
+/// Comma-separated substrings of variant names to run (empty: all); --variants.
+std::string g_variants;
+/// Orders of the fp64/fp32 tables (empty: min-n, doubling up to max-n); --sizes.
+std::vector<std::int64_t> g_sizes;
+
+bool variant_selected(const std::string& name) {
+  if (g_variants.empty()) return true;
+  std::size_t p = 0;
+  while (p <= g_variants.size()) {
+    const std::size_t e = std::min(g_variants.find(',', p), g_variants.size());
+    if (e > p && name.find(g_variants.substr(p, e - p)) != std::string::npos) return true;
+    p = e + 1;
+  }
+  return false;
+}
+
 template <class T>
 void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32, const Cfg* tuned,
            bool lookahead_sweep = false, std::int64_t min_n = 1024) {
@@ -227,6 +243,9 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     o.algo = gc::CholeskyAlgo::lookahead;
     vs.push_back({"lookahead (default)", o});
     o = {};
+    o.algo = gc::CholeskyAlgo::tiled;
+    vs.push_back({fp32 ? "tiled (fp64 arithmetic)" : "tiled", o});
+    o = {};
     o.algo = gc::CholeskyAlgo::lookahead;
     o.panel = gc::PanelAlgo::library;
     o.block = 2048;
@@ -263,7 +282,10 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
   Buf<T>* work = nullptr;
   int lwork = 0;
   Buf<int> dinfo(1);
-  for (std::int64_t n = min_n; n <= max_n; n *= 2) {
+  std::vector<std::int64_t> orders = g_sizes;
+  if (orders.empty())
+    for (std::int64_t n = min_n; n <= max_n; n *= 2) orders.push_back(n);
+  for (const std::int64_t n : orders) {
     std::size_t freeb = 0, totalb = 0;
     ck(cudaMemGetInfo(&freeb, &totalb), "meminfo");
     if (double(sizeof(T)) * n * n * 2.6 > double(freeb)) {
@@ -281,6 +303,7 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     std::printf("%7lld | %-22s | %8.2f | %7.2f | %6.2f | %9.2e | %.2f\n", (long long)n, "cuSOLVER potrf", t0 * 1e3,
                 tflops(n, t0), 1.0, b0, 1.0);
     for (const auto& v : vs) {
+      if (!variant_selected(v.name)) continue;
       gc::CholeskyStatus st;
       const double t = time_median(reps, restore, [&] { st = chol.factor(a.p, n, n, v.o); }, s);
       const double b = gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, s);
@@ -446,6 +469,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--lookahead-sweep")) la_sweep = true;
     else if (!std::strcmp(argv[i], "--sweep")) do_sweep = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!std::strcmp(argv[i], "--variants") && i + 1 < argc) g_variants = argv[++i];
+    else if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) {
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) g_sizes.push_back(std::atoll(t));
+    }
     else if (!std::strcmp(argv[i], "--batched-n") && i + 1 < argc) {
       bo.ns.clear();
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) bo.ns.push_back(std::atoll(t));
@@ -456,6 +483,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: %s [--min-n N] [--max-n N] [--sweep] [--lookahead-sweep] [--only fp64,fp32,batched,mixed]\n"
+                   "       [--variants NAME,...] (fp64/fp32 tables: variants whose name contains one of them)\n"
+                   "       [--sizes N,...] (fp64/fp32 tables: these orders instead of min-n doubling to max-n)\n"
                    "       [--batched-n 4,32,...]\n"
                    "       [--max-batch B] [--batched-reps R] [--batched-precision fp64|fp32|both] "
                    "[--no-batched-baseline]\n",

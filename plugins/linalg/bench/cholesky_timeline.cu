@@ -3,7 +3,11 @@
 // per step kind the summed time since the previous event on the same stream. The tables of
 // docs/performance.md ("TF32 everywhere, our triangular solves") come from this program.
 //
-//   linalg_bench_cholesky_timeline [--n N] [--steps]
+//   linalg_bench_cholesky_timeline [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C]]
+//
+// --tiled: the persistent tiled kernel instead (CholeskyAlgo::tiled, fp64): the global timer at
+// each step of every task (GF_TILED_TRACE), then the critical chain per tile column (flag
+// latencies, last update, tile factor, solve) and how busy the CTAs were.
 //
 // --steps also prints every event (time from the start, kind, first column). Variants: fp64
 // default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32 with tensor-core panels.
@@ -40,6 +44,26 @@ bool g_tracing = false;
       }                                                                       \
     }                                                                         \
   } while (0)
+
+// per task: fetched, last update's operands ready, updates done, L_jj ready (solves), flag set, SM
+constexpr int kTiledSlots = 6;
+__device__ unsigned long long* gf_tiled_trace_buf = nullptr;
+#define GF_TILED_TRACE(t, slot)                                                         \
+  do {                                                                                  \
+    if (gf_tiled_trace_buf) {                                                           \
+      unsigned long long now_;                                                          \
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_));                          \
+      gf_tiled_trace_buf[(t) * kTiledSlots + (slot)] = now_;                            \
+      unsigned smid_;                                                                   \
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid_));                                \
+      gf_tiled_trace_buf[(t) * kTiledSlots + 5] = smid_;                                \
+    }                                                                                   \
+  } while (0)
+
+double g_tiled_slope = 0.0625;
+int g_tiled_ctas = 0;
+#define GF_TILED_SLOPE g_tiled_slope
+#define GF_TILED_CTAS_PER_SM g_tiled_ctas
 
 #include "cholesky.cu"
 #include "test_utils.cu"
@@ -106,16 +130,109 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
   (void)cudaStreamDestroy(s);
 }
 
+/// The tiled kernel's task trace at order n: per tile column j (averaged over j in four ranges),
+/// the chain diag j → solve (j+1, j) → diag j + 1, and the CTAs' busy fractions.
+void tiled_timeline(long long n) {
+  cudaStream_t s = nullptr;
+  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  gc::GpuCholesky chol(s);
+  double *a = nullptr, *pristine = nullptr;
+  unsigned long long* buf = nullptr;
+  const long long tt = (n + 63) / 64, tasks = tt * (tt + 1) / 2;
+  const std::size_t bytes = sizeof(double) * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  ck(cudaMalloc(&a, bytes), "cudaMalloc");
+  ck(cudaMalloc(&pristine, bytes), "cudaMalloc");
+  ck(cudaMalloc(&buf, sizeof(unsigned long long) * kTiledSlots * tasks), "cudaMalloc");
+  gc::fill_random_symmetric(pristine, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
+  gc::CholeskyOptions o;
+  o.algo = gc::CholeskyAlgo::tiled;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  ck(cudaEventCreate(&e0), "event");
+  ck(cudaEventCreate(&e1), "event");
+  for (int rep = 0; rep < 3; ++rep) {  // untraced, untraced, traced
+    unsigned long long* p = rep == 2 ? buf : nullptr;
+    ck(cudaMemcpyToSymbol(gf_tiled_trace_buf, &p, sizeof p), "symbol");
+    ck(cudaMemsetAsync(buf, 0, sizeof(unsigned long long) * kTiledSlots * tasks, s), "memset");
+    ck(cudaMemcpyAsync(a, pristine, bytes, cudaMemcpyDeviceToDevice, s), "copy");
+    ck(cudaEventRecord(e0, s), "record");
+    const gc::CholeskyStatus st = chol.factor(a, n, n, o);
+    ck(cudaEventRecord(e1, s), "record");
+    ck(cudaEventSynchronize(e1), "sync");
+    float ms = 0;
+    ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+    std::printf("tiled n = %lld, slope %.4f, CTAs per SM %d: %.3f ms%s%s\n", n, g_tiled_slope, g_tiled_ctas, ms,
+                rep == 2 ? " (traced)" : "", st.ok() ? "" : "  !! not ok");
+  }
+  std::vector<unsigned long long> h(static_cast<std::size_t>(kTiledSlots * tasks));
+  ck(cudaMemcpy(h.data(), buf, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost), "copy");
+  const auto task = [&](long long i, long long j) { return j * tt - j * (j - 1) / 2 + (i - j); };
+  unsigned long long t0 = ~0ull, t1 = 0;
+  for (long long t = 0; t < tasks; ++t) {
+    t0 = std::min(t0, h[t * kTiledSlots]);
+    t1 = std::max(t1, h[t * kTiledSlots + 4]);
+  }
+  const auto at = [&](long long t, int slot) { return (static_cast<double>(h[t * kTiledSlots + slot]) - t0) * 1e-3; };
+  // busy: fetched → flag set; updating: fetched → updates done (waits included)
+  double busy = 0, upd = 0, fin = 0, sum_j = 0;
+  for (long long j = 0; j < tt; ++j)
+    for (long long i = j; i < tt; ++i) {
+      const long long t = task(i, j);
+      busy += at(t, 4) - at(t, 0);
+      upd += at(t, 2) - at(t, 0);
+      fin += at(t, 4) - at(t, 2);
+      sum_j += static_cast<double>(j);
+    }
+  int sms = 0;
+  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attr");
+  const double span = (static_cast<double>(t1) - t0) * 1e-3;
+  std::printf("first fetch to last flag %.1f us; task time summed %.0f us (updates and their waits %.0f, "
+              "factor/solve and its wait %.0f); %.2f us per tile update (updates summed / tile updates)\n",
+              span, busy, upd, fin, upd / std::max(sum_j, 1.0));
+  std::printf("%-12s | %9s | %9s | %9s | %9s | %9s | %9s | %9s\n", "columns", "chain us", "->diag", "last upd",
+              "factor", "->solve", "solve", "diag wait");
+  const long long ranges[5] = {1, tt / 4, tt / 2, 3 * tt / 4, tt - 1};
+  for (int r = 0; r < 4; ++r) {
+    double c[7] = {0, 0, 0, 0, 0, 0, 0};
+    long long cnt = 0;
+    for (long long j = std::max(1ll, ranges[r]); j < ranges[r + 1]; ++j) {
+      const long long d = task(j, j), dp = task(j - 1, j - 1), sv = task(j, j - 1);
+      c[0] += at(d, 4) - at(dp, 4);  // diag j − 1 done → diag j done
+      c[1] += at(d, 1) - at(sv, 4);  // solve (j, j − 1) flag → diag j sees it
+      c[2] += at(d, 2) - at(d, 1);   // the last update
+      c[3] += at(d, 4) - at(d, 2);   // factor and publish
+      c[4] += at(sv, 3) - at(dp, 4); // diag j − 1 flag → solve (j, j − 1) sees it
+      c[5] += at(sv, 4) - at(sv, 3); // the solve
+      c[6] += at(d, 1) - at(d, 0);   // diag j: fetched → last operands ready
+      ++cnt;
+    }
+    if (!cnt) continue;
+    std::printf("%5lld-%-6lld | %9.2f | %9.2f | %9.2f | %9.2f | %9.2f | %9.2f | %9.2f\n", ranges[r], ranges[r + 1] - 1,
+                c[0] / cnt, c[1] / cnt, c[2] / cnt, c[3] / cnt, c[4] / cnt, c[5] / cnt, c[6] / cnt);
+  }
+  (void)sms;
+  unsigned long long* null = nullptr;
+  ck(cudaMemcpyToSymbol(gf_tiled_trace_buf, &null, sizeof null), "symbol");
+  (void)cudaEventDestroy(e0);
+  (void)cudaEventDestroy(e1);
+  (void)cudaFree(a);
+  (void)cudaFree(pristine);
+  (void)cudaFree(buf);
+  (void)cudaStreamDestroy(s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   long long n = 16384;
-  bool steps = false;
+  bool steps = false, tiled = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--steps")) steps = true;
+    else if (!std::strcmp(argv[i], "--tiled")) tiled = true;
+    else if (!std::strcmp(argv[i], "--slope") && i + 1 < argc) g_tiled_slope = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--ctas-per-sm") && i + 1 < argc) g_tiled_ctas = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--n N] [--steps]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C]]\n", argv[0]);
       return 1;
     }
   }
@@ -124,6 +241,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
+    if (tiled) {
+      tiled_timeline(n);
+      return 0;
+    }
     gc::CholeskyOptions o;
     o.algo = gc::CholeskyAlgo::lookahead;
     timeline<double>(n, o, "fp64, default options", steps);

@@ -61,8 +61,9 @@ class CholeskyNode final : public Node {
                             "Pivot order: columns pivot, row (0-based); empty when not pivoted"};
   DeviceParam device{this};
   Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU, lookahead on CUDA. lapack: CPU (dpotrf). blocked, recursive, cusolver, "
-            "lookahead: CUDA only (see linalg/cholesky_cuda.hpp). Pivoted: auto or lapack");
+      this, "auto: lapack on the CPU; on CUDA tiled for fp64 below n = 7168, else lookahead. lapack: CPU "
+            "(dpotrf). blocked, recursive, cusolver, lookahead, tiled: CUDA only (see linalg/cholesky_cuda.hpp). "
+            "Pivoted: auto or lapack");
   Choice<Prec> precision{this, "precision", Prec::Fp64, {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}},
                          {.doc = "fp64, or fp32 (factor in single precision: L to about 1e-7 relative; "
                                  "not pivoted)"}};
@@ -105,8 +106,8 @@ class CholeskyNode final : public Node {
                std::to_string(ij->second) + ", " + std::to_string(ij->first) + ") = " +
                full_precision(a(ij->second, ij->first)) + " (0-based); the lower triangle is used");
 
-    const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.cholesky");
     const bool fp32 = *precision == Prec::Fp32;
+    const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.cholesky", n, !fp32);
     const std::string where = pivoted.value() ? (place.dev.is_cuda() ? "factor_pivoted" : "lapack")
                                               : algo_name(place.algo);
     // the factor, an fp32 copy, a host staging copy for CUDA: known before anything is allocated

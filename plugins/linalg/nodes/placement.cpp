@@ -14,7 +14,8 @@ Choice<CholAlgo> cholesky_algorithm_param(Node* owner, std::string doc) {
                            {CholAlgo::Blocked, "blocked"},
                            {CholAlgo::Recursive, "recursive"},
                            {CholAlgo::Cusolver, "cusolver"},
-                           {CholAlgo::Lookahead, "lookahead"}},
+                           {CholAlgo::Lookahead, "lookahead"},
+                           {CholAlgo::Tiled, "tiled"}},
                           {.doc = std::move(doc)});
 }
 
@@ -26,6 +27,7 @@ std::string algo_name(CholAlgo a) {
     case CholAlgo::Recursive: return "recursive";
     case CholAlgo::Cusolver: return "cusolver";
     case CholAlgo::Lookahead: return "lookahead";
+    case CholAlgo::Tiled: return "tiled";
   }
   return "?";
 }
@@ -36,12 +38,17 @@ SpdAlgorithm to_spd(CholAlgo a) {
     case CholAlgo::Recursive: return SpdAlgorithm::recursive;
     case CholAlgo::Cusolver: return SpdAlgorithm::cusolver;
     case CholAlgo::Lookahead: return SpdAlgorithm::lookahead;
+    case CholAlgo::Tiled: return SpdAlgorithm::tiled;
     default: return SpdAlgorithm::lapack;
   }
 }
 
+CholAlgo auto_cuda_algorithm(std::size_t n, bool fp64_factor) {
+  return fp64_factor && n < kTiledAutoLimit ? CholAlgo::Tiled : CholAlgo::Lookahead;
+}
+
 Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
-                            const std::string& node) {
+                            const std::string& node, std::size_t n, bool fp64_factor) {
   const std::string request = ctx.device_override().empty() ? device.requested() : ctx.device_override();
   const auto req = DeviceRequest::parse(request);
   if (!req) throw InputError("parameter 'device': '" + request + "' is not a device (auto, cpu, cuda, cuda:N)");
@@ -50,15 +57,15 @@ Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlg
   if (requested == CholAlgo::Lapack) {
     if (req->kind == DeviceRequest::Kind::Cuda)
       throw InputError("parameter 'algorithm': lapack runs on the CPU, but the device is '" + request +
-                       "'; use algorithm auto, blocked, recursive, cusolver or lookahead on CUDA, or device cpu");
+                       "'; use algorithm auto, blocked, recursive, cusolver, lookahead or tiled on CUDA, or device cpu");
     if (req->kind == DeviceRequest::Kind::Auto) ctx.info("device auto with algorithm lapack: using cpu");
     ctx.record("device_used", std::string("cpu"));
     return p;
   }
   p.dev = device.resolve(ctx);  // DeviceError when a requested CUDA device is absent
   if (requested == CholAlgo::Auto) {
-    p.algo = p.dev.is_cuda() ? CholAlgo::Lookahead : CholAlgo::Lapack;
-    ctx.info(std::string("algorithm auto: ") + (p.dev.is_cuda() ? "lookahead (GPU)" : "lapack (CPU)"));
+    p.algo = p.dev.is_cuda() ? auto_cuda_algorithm(n, fp64_factor) : CholAlgo::Lapack;
+    ctx.info("algorithm auto: " + (p.dev.is_cuda() ? algo_name(p.algo) + " (GPU)" : std::string("lapack (CPU)")));
   } else if (!p.dev.is_cuda()) {
     throw DeviceError(node + ": algorithm '" + algo_name(requested) + "' runs on a CUDA GPU, but the device " +
                       (req->kind == DeviceRequest::Kind::Auto ? "auto resolved to cpu (no CUDA device found)"

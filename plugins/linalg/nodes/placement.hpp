@@ -14,9 +14,9 @@
 
 namespace gemflow::linalg {
 
-enum class CholAlgo { Auto, Lapack, Blocked, Recursive, Cusolver, Lookahead };
+enum class CholAlgo { Auto, Lapack, Blocked, Recursive, Cusolver, Lookahead, Tiled };
 
-/// The `algorithm` parameter: auto | lapack | blocked | recursive | cusolver | lookahead.
+/// The `algorithm` parameter: auto | lapack | blocked | recursive | cusolver | lookahead | tiled.
 Choice<CholAlgo> cholesky_algorithm_param(Node* owner, std::string doc);
 
 [[nodiscard]] std::string algo_name(CholAlgo a);
@@ -28,12 +28,18 @@ struct Placement {
   Device dev;                        ///< cpu or cuda:N
 };
 
+/// What `auto` runs on CUDA for an n×n factor: tiled for an fp64 factor below kTiledAutoLimit,
+/// lookahead otherwise (fp32 and the mixed solve's fp32 factor too); H200 measurements in
+/// docs/performance.md ("Persistent tiled kernel").
+inline constexpr std::size_t kTiledAutoLimit = 7168;
+[[nodiscard]] CholAlgo auto_cuda_algorithm(std::size_t n, bool fp64_factor);
+
 /// Resolves `device` (with the run's --device override) and `requested`: lapack runs on the CPU
 /// (InputError with a CUDA device), the other algorithms on CUDA (DeviceError when the device is
-/// the CPU or the plugin has no CUDA), auto picks lapack or lookahead and says so. `node` is the
-/// node type, for the messages.
+/// the CPU or the plugin has no CUDA), auto picks lapack or auto_cuda_algorithm(n, fp64_factor)
+/// and says so. `node` is the node type, for the messages.
 [[nodiscard]] Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
-                                          const std::string& node);
+                                          const std::string& node, std::size_t n, bool fp64_factor);
 
 /// The first (i, j), i > j, with |a_ij − a_ji| > 4ε·max(|a_ij| + |a_ji|, √|a_ii·a_jj|), or
 /// nothing: symmetric to rounding, entrywise (a matrix computed as B Bᵀ or expanded from

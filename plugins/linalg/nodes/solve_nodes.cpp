@@ -66,9 +66,9 @@ class SpdSolveNode final : public Node {
   Output<Table> report{this, "report", "One row: residuals, forward error, algorithm, device, precision, timings"};
   DeviceParam device{this};
   Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU, lookahead on CUDA. lapack: CPU (dpotrf). blocked, recursive, cusolver, "
-            "lookahead: CUDA only (see linalg/cholesky_cuda.hpp); mixed precision on CUDA needs auto, lookahead or "
-            "recursive");
+      this, "auto: lapack on the CPU; on CUDA tiled for fp64 below n = 7168, else lookahead. lapack: CPU "
+            "(dpotrf). blocked, recursive, cusolver, lookahead, tiled: CUDA only (see linalg/cholesky_cuda.hpp); "
+            "mixed precision on CUDA needs auto, lookahead or recursive");
   Choice<Prec> precision{this, "precision", Prec::Fp64,
                          {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}, {Prec::Mixed, "mixed"}},
                          {.doc = "fp64; fp32 (factor and solve in single, no refinement: ρ ≈ 1e-7 at best); "
@@ -110,7 +110,8 @@ class SpdSolveNode final : public Node {
     const std::size_t k = b.cols();
 
     // Device and algorithm: never a silent fallback.
-    const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.spd_solve");
+    const Placement place =
+        resolve_placement(ctx, device, *algorithm, "linalg.spd_solve", n, *precision == Prec::Fp64);
     const CholAlgo algo = place.algo;
     const Device& dev = place.dev;
     const SolvePrecision prec = *precision == Prec::Fp64   ? SolvePrecision::fp64

@@ -196,6 +196,9 @@ std::vector<Case> cases() {
   o.block = 96;
   o.base = 40;
   v.push_back({"lookahead_library_nb96", o});
+  o = {};
+  o.algo = CholeskyAlgo::tiled;
+  v.push_back({"tiled", o});
   return v;
 }
 
@@ -394,6 +397,19 @@ TEST_F(GpuCholeskyTest, TilesPanelsWithMoreStripsThanSms) {
   o.panel = gc::PanelAlgo::tiles;
   const double b = probe.beta(o);
   EXPECT_LE(b, 10.0 * b0) << "tiles: beta " << b << ", cuSOLVER " << b0;
+}
+
+// The persistent tiled kernel far beyond one wave of tasks: n = 17500 is 274 tile rows (37675
+// tasks for at most two CTAs per SM) with a partial last tile of 28 rows.
+TEST_F(GpuCholeskyTest, TiledWithManyMoreTasksThanCtas) {
+  DeviceProbe<double> probe(17500, 92);
+  CholeskyOptions ref;
+  ref.algo = CholeskyAlgo::cusolver;
+  const double b0 = probe.beta(ref);
+  CholeskyOptions o;
+  o.algo = CholeskyAlgo::tiled;
+  const double b = probe.beta(o);
+  EXPECT_LE(b, 10.0 * b0) << "tiled: beta " << b << ", cuSOLVER " << b0;
 }
 
 template <class T>

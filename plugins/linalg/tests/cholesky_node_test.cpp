@@ -16,6 +16,7 @@
 #include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
 
+#include "placement.hpp"
 #include "register.hpp"
 
 namespace {
@@ -159,6 +160,8 @@ TEST(CholeskyNode, DeviceAlgorithmAndPrecisionAreCheckedAndNamed) {
             std::string::npos);
   const auto gpu_on_cpu = run(P{{"algorithm", std::string("cusolver")}, {"device", std::string("cpu")}});
   EXPECT_NE(gpu_on_cpu.find("algorithm 'cusolver' runs on a CUDA GPU"), std::string::npos) << gpu_on_cpu;
+  const auto tiled_on_cpu = run(P{{"algorithm", std::string("tiled")}, {"device", std::string("cpu")}});
+  EXPECT_NE(tiled_on_cpu.find("algorithm 'tiled' runs on a CUDA GPU"), std::string::npos) << tiled_on_cpu;
   const auto lapack_on_cuda = run(P{{"algorithm", std::string("lapack")}}, "cuda");
   EXPECT_NE(lapack_on_cuda.find("parameter 'algorithm': lapack runs on the CPU"), std::string::npos) << lapack_on_cuda;
   EXPECT_NE(run(P{{"device", std::string("gpu")}}).find("parameter 'device': 'gpu' is not a device"),
@@ -168,6 +171,17 @@ TEST(CholeskyNode, DeviceAlgorithmAndPrecisionAreCheckedAndNamed) {
     EXPECT_NE(e.find("parameter 'device' = cuda: "), std::string::npos) << e;
     EXPECT_NE(e.find("no CUDA device is present"), std::string::npos) << e;
   }
+}
+
+// auto on CUDA: the persistent tiled kernel for fp64 factors below kTiledAutoLimit (where it beat
+// cuSOLVER and the lookahead on the H200), the lookahead above it and for every fp32 factor.
+TEST(CholeskyNode, AutoOnCudaPicksTiledForSmallFp64Factors) {
+  using linalg::CholAlgo;
+  EXPECT_EQ(linalg::auto_cuda_algorithm(1, true), CholAlgo::Tiled);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(2003, true), CholAlgo::Tiled);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit - 1, true), CholAlgo::Tiled);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit, true), CholAlgo::Lookahead);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(2003, false), CholAlgo::Lookahead);
 }
 
 TEST(CholeskyNode, WarnsOnAsymmetryAndOnAnIndefinitePivotedMatrix) {

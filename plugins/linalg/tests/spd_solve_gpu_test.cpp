@@ -51,7 +51,8 @@ TEST(SpdSolveGpu, MatchesLapackForEveryAlgorithmAndPrecision) {
     for (auto& v : b) v = u(rng);
     std::vector<double> ref(n * k);
     ASSERT_EQ(spd_solve_cpu(a, n, b, k, ref, SolvePrecision::fp64).info, 0);
-    for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver, SpdAlgorithm::lookahead}) {
+    for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver, SpdAlgorithm::lookahead,
+                      SpdAlgorithm::tiled}) {
       for (auto prec : {SolvePrecision::fp64, SolvePrecision::fp32, SolvePrecision::mixed}) {
         if (prec == SolvePrecision::mixed && algo != SpdAlgorithm::recursive && algo != SpdAlgorithm::lookahead) {
           std::vector<double> x(n * k);
@@ -85,7 +86,8 @@ TEST(SpdSolveGpu, IndefiniteMinorAndBadAlgorithm) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";
   const std::vector<double> a = {2, 1, 0, 1, -1, 0, 0, 0, 3}, b = {1, 1, 1};
   std::vector<double> x(3);
-  for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver, SpdAlgorithm::lookahead})
+  for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver, SpdAlgorithm::lookahead,
+                    SpdAlgorithm::tiled})
     EXPECT_EQ(spd_solve_cuda(a, 3, b, 1, x, SolvePrecision::fp64, algo, 0).info, 2);
   EXPECT_THROW((void)spd_solve_cuda(a, 3, b, 1, x, SolvePrecision::fp64, SpdAlgorithm::lapack, 0),
                std::invalid_argument);
@@ -100,7 +102,8 @@ TEST(CholeskyCuda, FactorsMatchTheCpuFactor) {
     ASSERT_EQ(cholesky(ref, n), 0);
     std::vector<float> ref32(a.begin(), a.end());
     ASSERT_EQ(cholesky(std::span<float>(ref32), n), 0);
-    for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver, SpdAlgorithm::lookahead})
+    for (auto algo : {SpdAlgorithm::blocked, SpdAlgorithm::recursive, SpdAlgorithm::cusolver, SpdAlgorithm::lookahead,
+                      SpdAlgorithm::tiled})
       for (auto prec : {SolvePrecision::fp64, SolvePrecision::fp32}) {
         std::vector<double> l(n * n, std::nan(""));
         ASSERT_EQ(cholesky_cuda(a, n, l, prec, algo, 0), 0);

@@ -19,6 +19,16 @@
 #include "cuda_check.cuh"
 #include "panel_kernels.cuh"
 #include "potrf_kernels.cuh"
+#include "tiled_kernels.cuh"
+
+// Tiled algorithm knobs, fixed in the library; linalg_bench_cholesky_timeline --tiled sweeps them:
+// the slope of the task order (tiled_task_order) and a cap on CTAs per SM (0: the occupancy).
+#ifndef GF_TILED_SLOPE
+#define GF_TILED_SLOPE 0.0625
+#endif
+#ifndef GF_TILED_CTAS_PER_SM
+#define GF_TILED_CTAS_PER_SM 0
+#endif
 
 // Timeline hook: linalg_bench_cholesky_timeline (bench/cholesky_timeline.cu) includes this file
 // with it defined to record a CUDA event on `stream` after the named step; a no-op in the library.
@@ -495,6 +505,32 @@ struct Factor {
     GF_CUDA_TRY(cudaStreamWaitEvent(stream, la.crit_done, 0));
     GF_CUDA_TRY(cudaStreamWaitEvent(stream, la.bulk_done, 0));
   }
+
+  /// The whole factorisation in one persistent launch of potrf_tiled_kernel (tiled_kernels.cuh):
+  /// `state` (tiled_state_ints ints, zeroed here), `order` (the task order, uploaded here) and
+  /// `forms` (the factored diagonal tiles).
+  void tiled(std::int64_t n, int* state, int2* order, double* forms) {
+    const std::int64_t tt = (n + kTileNb - 1) / kTileNb;
+    const std::int64_t tasks = tt * (tt + 1) / 2;
+    if (ctx.tile_order_tt != tt || ctx.tile_order_slope != GF_TILED_SLOPE) {
+      ctx.tile_order = tiled_task_order(tt, GF_TILED_SLOPE);
+      ctx.tile_order_tt = tt;
+      ctx.tile_order_slope = GF_TILED_SLOPE;
+    }
+    GF_CUDA_TRY(cudaMemcpyAsync(order, ctx.tile_order.data(), sizeof(int2) * static_cast<std::size_t>(tasks),
+                                cudaMemcpyHostToDevice, stream));
+    GF_CUDA_TRY(cudaMemsetAsync(state, 0, sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tt)), stream));
+    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_tiled_kernel<T>, tiled_smem_bytes()));
+    int sms = 0, per_sm = 0;
+    GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device));
+    GF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, potrf_tiled_kernel<T>, kTileThreads,
+                                                              tiled_smem_bytes()));
+    if (GF_TILED_CTAS_PER_SM > 0) per_sm = std::min(per_sm, int{GF_TILED_CTAS_PER_SM});
+    const unsigned grid = unsigned(std::clamp<std::int64_t>(tasks, 1, std::int64_t{std::max(sms, 1)} * std::max(per_sm, 1)));
+    potrf_tiled_kernel<T><<<grid, kTileThreads, tiled_smem_bytes(), stream>>>(a, lda, n, tt, state, order, forms,
+                                                                              ctx.status);
+    GF_CUDA_CHECK_LAUNCH();
+  }
 };
 
 template <class T>
@@ -539,6 +575,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     case CholeskyAlgo::lookahead:
       largest_leaf = opt.panel == PanelAlgo::tiles ? 0 : std::min({n, opt.block, opt.base});
       break;
+    case CholeskyAlgo::tiled: break;
   }
   int lwork = 0;
   const bool need_solver = opt.algo == CholeskyAlgo::cusolver || largest_leaf > kOwnLeafMax;
@@ -567,10 +604,21 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       split_floats = streams * 3 * kmax * std::max(static_cast<std::size_t>(n), 2 * leaf);
     }
   }
+  // tiled: task counter, flags and the factored diagonal tiles
+  const std::int64_t tiles = (n + kTileNb - 1) / kTileNb;
+  const std::size_t tiled_state_bytes =
+      opt.algo == CholeskyAlgo::tiled ? align_up(sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tiles))) : 0;
+  const std::size_t tiled_order_bytes =
+      opt.algo == CholeskyAlgo::tiled ? align_up(sizeof(int2) * static_cast<std::size_t>(tiles * (tiles + 1) / 2)) : 0;
+  const std::size_t tiled_forms_bytes =
+      opt.algo == CholeskyAlgo::tiled
+          ? align_up(sizeof(double) * static_cast<std::size_t>(tiles) * kTileNb * kTileLd)
+          : 0;
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
   const std::size_t split_bytes = align_up(sizeof(float) * split_floats);
   const std::size_t square_bytes = align_up(sizeof(float) * streams * square_floats);
-  char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + square_bytes + panel_w_bytes,
+  char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + square_bytes + panel_w_bytes +
+                                                  tiled_state_bytes + tiled_order_bytes + tiled_forms_bytes,
                                               std::string("GpuCholesky::factor (") + Lib<T>::name + ", n = " +
                                                   std::to_string(n) + ")"));
   Factor<T> f{ctx, a, lda, opt};
@@ -606,6 +654,12 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     // value (CUDA 13.0, H200), which breaks the n·ε backward-error bound; our leaf rounds correctly.
     case CholeskyAlgo::cusolver: f.leaf(0, n, /*force_cusolver=*/n > 1); break;
     case CholeskyAlgo::lookahead: f.lookahead(n, f.split + split_floats / 2, f.square + square_floats); break;
+    case CholeskyAlgo::tiled: {
+      char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes;
+      f.tiled(n, reinterpret_cast<int*>(tw), reinterpret_cast<int2*>(tw + tiled_state_bytes),
+              reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes));
+      break;
+    }
   }
   scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the factor
   GF_CUDA_CHECK_LAUNCH();

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cuda_check.cuh"
 
@@ -46,6 +47,10 @@ struct GpuCholesky::Impl {
     cublasHandle_t blas_crit = nullptr, blas_bulk = nullptr;
     cudaEvent_t start = nullptr, panel = nullptr, bulk_done = nullptr, crit_done = nullptr;
   } la;
+  /// CholeskyAlgo::tiled: the task order (tile (i, j) per task, host copy) for tile_order_tt tile rows.
+  std::vector<int2> tile_order;
+  std::int64_t tile_order_tt = 0;
+  double tile_order_slope = -1.0;
 
   explicit Impl(cudaStream_t s);
   ~Impl();

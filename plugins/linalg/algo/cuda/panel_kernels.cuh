@@ -84,19 +84,20 @@ __device__ __forceinline__ double rsqrt_refined(double d) {
   return fma(y * r, fma(0.375, r, 0.5), y);
 }
 
-/// Factors the 8×8 diagonal tile held (lower part) in shared memory at t0 (row stride kPanelLd):
+/// Factors the 8×8 diagonal tile held (lower part) in shared memory at t0 (row stride Ld):
 /// every lane runs the pivots in registers (scalar dpotf2: the chain of eight rsqrt is the
 /// critical path), lane 0 writes the strict lower part of L_kk to ldiag (8×8 row-major, zero
 /// above: set by the caller), lanes 0–7 its diagonal (correctly rounded √, off the critical
 /// path) and column `lane` of L_kk⁻¹ over t0 (forward substitution, zeros above the diagonal).
 /// Returns 0 or the 1-based failing pivot within the tile; from a failure on, pivots are taken
 /// as 1 so that the values stay finite (the undefined region).
+template <int Ld = kPanelLd>
 __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int lane) {
   double t[8][8];
 #pragma unroll
   for (int i = 0; i < 8; ++i)
 #pragma unroll
-    for (int j = 0; j <= i; ++j) t[i][j] = t0[i * kPanelLd + j];
+    for (int j = 0; j <= i; ++j) t[i][j] = t0[i * Ld + j];
   int fail = 0;
   double s[8], dsel = 1.0;  // s[j] = 1 / L(j, j); dsel: this lane's pivot (lanes 0–7)
 #pragma unroll
@@ -133,7 +134,7 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
   if (lane < 8) {
     ldiag[lane * 9] = sqrt(dsel);  // dpotf2's L(j, j) = √p, correctly rounded
 #pragma unroll
-    for (int i = 0; i < 8; ++i) t0[i * kPanelLd + lane] = v[i];
+    for (int i = 0; i < 8; ++i) t0[i * Ld + lane] = v[i];
   }
   return fail;
 }

@@ -25,6 +25,8 @@
 //    processors with pipelining and a look-ahead", PARA 2006; Tomov, Dongarra & Baboulin,
 //    "Towards dense linear algebra for hybrid GPU accelerated manycore systems", Parallel
 //    Computing 36 (2010) (MAGMA dpotrf): the next panel's critical path overlaps the update.
+//  - tiled: tile algorithms with dataflow scheduling (Buttari, Langou, Kurzak & Dongarra, Parallel
+//    Computing 35 (2009)) in one persistent kernel of our own, see tiled_kernels.cuh.
 //  - tensor-core panels (PanelAlgo::tiles): our own kernel, see panel_kernels.cuh; TRSM through
 //    inverted diagonal blocks as in Du Croz & Higham, IMA J. Numer. Anal. 12 (1992).
 //  - 3×TF32: Ootomo & Yokota, "Recovering single precision accuracy from Tensor Cores while
@@ -64,6 +66,11 @@ enum class CholeskyAlgo {
   lookahead,  ///< right-looking, nb-wide panels, lookahead one panel deep on two streams: the
               ///< panel (see PanelAlgo) and the next block column on a high-priority stream while
               ///< the rest of the trailing update runs on a low-priority one
+  tiled,      ///< 64×64 tiles, one persistent launch, dependencies through flags, every product on
+              ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
+              ///< tiled_kernels.cuh. Fastest of these below n ≈ 7k (H200: 1.08–1.28× cuSOLVER at
+              ///< 1k–6k, docs/performance.md). Workspace about n·35 KiB + n²/2048 ints. fp32_mode
+              ///< must be exact (std::invalid_argument otherwise); the other options are ignored.
 };
 
 /// How the fp32 recursive algorithm does its GEMMs (ignored for fp64; blocked and cusolver

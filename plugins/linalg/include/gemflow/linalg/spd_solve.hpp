@@ -34,7 +34,7 @@ enum class SolvePrecision {
 
 /// Factorisation algorithm. `lapack` runs on the CPU, the others on a CUDA GPU (see
 /// cholesky_cuda.hpp: CholeskyAlgo).
-enum class SpdAlgorithm { lapack, blocked, recursive, cusolver, lookahead };
+enum class SpdAlgorithm { lapack, blocked, recursive, cusolver, lookahead, tiled };
 
 /// Iterative refinement of precision mixed.
 struct RefinementOptions {

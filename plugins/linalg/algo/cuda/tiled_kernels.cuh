@@ -1,0 +1,416 @@
+#pragma once
+// Tiled Cholesky in one persistent launch (CholeskyAlgo::tiled): the lower triangle as 64×64
+// tiles, one task per tile, dependencies through flags in global memory instead of kernel
+// boundaries, every product on the fp64 tensor cores.
+//
+// Task (i, j), i ≥ j, left-looking: A_ij −= Σ_{k<j} L_ik·L_jkᵀ (each k as soon as the flags of
+// L_ik and L_jk are set; m16n8k8 DMMA, which runs at twice the rate of m8n8k4 on an H200), then
+// for i = j factor the tile (the 8×8-tile phases of potrf_panel_kernel, panel_kernels.cuh) and
+// publish it with its inverted 8×8 diagonal tiles; for i > j wait for that and solve
+// L_ij = A_ij·L_jj⁻ᵀ (the panel kernel's strip solve); write L_ij over A_ij and set its flag.
+// CTAs take tasks from one atomic counter in a topological order (tiled_task_order), so every
+// task waits only on tasks taken before it: no deadlock whatever the number of resident CTAs.
+// The critical path per tile column is one tile update, one tile factor and one strip solve (no
+// launch, no stream hand-over); while a task of that chain computes, the other CTA on its SM
+// pauses between update chunks (its factor took 14 µs alone and 18–27 µs beside an update).
+// Measurements and limits: docs/performance.md ("Persistent tiled kernel").
+//
+// Sources: tile algorithms with dataflow scheduling (Buttari, Langou, Kurzak & Dongarra, "A class
+// of parallel tiled linear algebra algorithms for multicore architectures", Parallel Computing 35
+// (2009), PLASMA); TRSM through inverted diagonal blocks: Du Croz & Higham, IMA J. Numer. Anal. 12
+// (1992). Arithmetic in fp64 for fp32 and fp64 data (fp32 is read, factored in fp64 and rounded
+// once).
+//
+// Pivot failure in diagonal tile j at column c (p ≤ 0, NaN or +Inf): info = 64j + c through
+// st->info; the tiles below are still solved in the columns before c (LAPACK's
+// contract: columns < info − 1 complete), later tile columns are skipped (undefined).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "context.cuh"
+#include "panel_kernels.cuh"
+#include "potrf_kernels.cuh"
+
+// Timeline hook: linalg_bench_cholesky_timeline --tiled defines it (thread 0 of the task's CTA
+// records the global timer at step `slot` of task t); a no-op in the library.
+#ifndef GF_TILED_TRACE
+#define GF_TILED_TRACE(tix, slot) ((void)0)
+#endif
+
+namespace gemflow::linalg::cuda::detail {
+
+constexpr int kTileNb = 64;                 ///< tile order
+constexpr int kTileSub = kTileNb / 8;       ///< 8×8 sub-tiles per tile side, one warp per sub-tile row
+constexpr int kTileThreads = 32 * kTileSub;
+constexpr int kTileLd = kTileNb + 4;        ///< row stride (doubles) of a factored tile in shared and global memory
+constexpr int kTileKc = 32;                 ///< K columns per update chunk
+constexpr int kTileKcLd = kTileKc + 4;      ///< row stride of a chunk in shared memory (conflict-free fragments)
+
+/// Shared memory of potrf_tiled_kernel: two chunk buffers of L_ik and L_jk (2 × 64 × kTileKcLd
+/// each), aliased by the factor/solve buffers (64 × kTileLd, 8 diagonal tiles, 64 × kTileLd), then
+/// eight ints.
+constexpr std::size_t tiled_smem_bytes() {
+  constexpr std::size_t chunks = sizeof(double) * 2 * 2 * kTileNb * kTileKcLd;
+  constexpr std::size_t factor = sizeof(double) * (2 * kTileNb * kTileLd + kTileSub * 64);
+  return (chunks > factor ? chunks : factor) + 32;
+}
+
+/// SM slots of the tiled workspace (indexed by %smid, which is below the SM count on every GPU so far).
+constexpr int kTiledSmSlots = 1024;
+
+/// Ints of the tiled workspace for tt tile rows: task counter, abort word, per-SM critical-task
+/// counters, one flag per tile.
+inline std::int64_t tiled_state_ints(std::int64_t tt) { return 2 + kTiledSmSlots + tt * (tt + 1) / 2; }
+
+/// The order in which CTAs take the tasks: tile (i, j) by key j + slope·(i − j) (ties: column,
+/// then row), a wavefront that takes the next diagonal tiles and their first solves before the far
+/// rows of the current column. Any slope in [0, 1) is a topological order of the dependencies
+/// (task (i, j) needs (i, k), (j, k) for k < j and (j, j): j + s(i − j) > k + s(i − k) and
+/// > k + s(j − k) when s < 1), which is all the kernel needs to be deadlock-free.
+inline std::vector<int2> tiled_task_order(std::int64_t tt, double slope) {
+  std::vector<int2> order;
+  order.reserve(static_cast<std::size_t>(tt * (tt + 1) / 2));
+  for (std::int64_t j = 0; j < tt; ++j)
+    for (std::int64_t i = j; i < tt; ++i) order.push_back(make_int2(static_cast<int>(i), static_cast<int>(j)));
+  std::stable_sort(order.begin(), order.end(), [slope](int2 x, int2 y) {
+    const double kx = x.y + slope * (x.x - x.y), ky = y.y + slope * (y.x - y.y);
+    return kx < ky;  // stable: equal keys keep column-major order
+  });
+  return order;
+}
+
+__device__ __forceinline__ int ld_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ double ldcg(const double* p) { return __ldcg(p); }
+__device__ __forceinline__ double ldcg(const float* p) { return static_cast<double>(__ldcg(p)); }
+
+/// Thread 0 only: spins until *flag ≠ 0 and returns it, or returns 0 when a diagonal tile of a
+/// column before `col` failed (*abort = 1 + that column).
+__device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std::int64_t col) {
+  for (;;) {
+    const int v = ld_acquire(flag);
+    if (v) return v;
+    const int ab = ld_acquire(abort);
+    if (ab && col > ab - 1) return 0;
+  }
+}
+
+/// a: the n×n matrix (lower, column-major, lda); tt = ⌈n/64⌉. state: tiled_state_ints(tt) ints,
+/// zero at launch; order: the tt(tt + 1)/2 tasks (tile row, column) in a topological order
+/// (tiled_task_order). forms: (tt − 1) factored diagonal tiles (64 × kTileLd doubles each, inverted
+/// 8×8 diagonal tiles) for the solves. Grid: any number of CTAs of kTileThreads threads,
+/// tiled_smem_bytes() dynamic shared memory (at most two per SM: 128 registers).
+template <class T>
+__global__ void __launch_bounds__(kTileThreads, 2)
+    potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
+                       double* forms, DeviceStatus* st) {
+  extern __shared__ __align__(16) unsigned char tiled_smem_raw[];
+  double* chunk = reinterpret_cast<double*>(tiled_smem_raw);  // [2][64 × kTileKcLd]
+  double* ls = reinterpret_cast<double*>(tiled_smem_raw);     // [64 × kTileLd], aliases chunk
+  double* ldiag = ls + kTileNb * kTileLd;                       // kTileSub × 64
+  double* xbuf = ldiag + kTileSub * 64;  // [64 × kTileLd]: an off-diagonal tile's A_ij for the solve
+  // task, abort word, failing pivots of the factor phases (two slots), flag waits (four slots)
+  int* sint = reinterpret_cast<int*>(tiled_smem_raw + tiled_smem_bytes() - 32);
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int r = lane >> 2, q = lane & 3;
+  unsigned int* next = reinterpret_cast<unsigned int*>(state);
+  int* abort = state + 1;
+  int* critical = state + 2;  // per SM: critical tasks computing there now
+  int* flags = state + 2 + kTiledSmSlots;
+  unsigned smid;
+  asm("mov.u32 %0, %%smid;" : "=r"(smid));
+  int* sm_critical = critical + (smid % kTiledSmSlots);
+  const std::int64_t ntasks = tt * (tt + 1) / 2;
+  const auto flag_of = [&](std::int64_t i, std::int64_t j) { return flags + (j * tt - j * (j - 1) / 2 + (i - j)); };
+
+  for (;;) {
+    __syncthreads();  // sint is reused
+    if (tid == 0) {
+      sint[0] = static_cast<int>(atomicAdd(next, 1u));
+      sint[1] = ld_acquire(abort);
+    }
+    __syncthreads();
+    const std::int64_t t = static_cast<unsigned int>(sint[0]);
+    const int ab = sint[1];
+    if (t >= ntasks) return;
+    const int2 ij = order[t];
+    const std::int64_t i = ij.x, j = ij.y;
+    const std::int64_t tix = j * tt - j * (j - 1) / 2 + (i - j);  // column-major index (flags, trace)
+    const bool diag = i == j;
+    const bool critical_task = i <= j + 1;  // the chain: diagonal tiles and the first tile below
+    if (ab && j > ab - 1) continue;  // after a failed diagonal tile: skip
+    if (tid == 0) GF_TILED_TRACE(tix, 0);
+    const std::int64_t r0 = kTileNb * i, c0 = kTileNb * j;
+
+    // A_ij in registers, warp tile 16 × 32 (rows 16·(warp & 3) + g (+8), columns 32·(warp >> 2) + 8nt
+    // + 2t (+1): the m16n8k8 accumulator layout, g = lane / 4, t = lane % 4); identity beyond n
+    const int rg = 16 * (warp & 3), cg = 32 * (warp >> 2);
+    double acc[4][4];
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const std::int64_t gi = r0 + rg + r + 8 * (e >> 1), gj = c0 + cg + 8 * nt + 2 * q + (e & 1);
+        acc[nt][e] = gi < n && (!diag || gj <= gi) ? ldcg(a + gi + gj * lda) : (gi == gj ? 1.0 : 0.0);
+      }
+
+    // A_ij −= Σ_k L_ik·L_jkᵀ in chunks of kTileKc columns through shared memory (two buffers, one
+    // barrier per chunk; the next chunk's loads in flight during the products); m16n8k8 runs at the
+    // full fp64 tensor rate of an H200, m8n8k4 at half (docs/performance.md)
+    const std::int64_t nchunks = 2 * j;
+    bool aborted = false;
+    if (nchunks > 0) {
+      const std::int64_t rowi = r0 + 8 * warp + r, rowj = c0 + 8 * warp + r;  // this lane's rows to load
+      double fa[kTileKc / 4], fb[kTileKc / 4];  // the next chunk: L_ik and L_jk at (row, 4s + q)
+      const auto load = [&](std::int64_t ch) {
+        const std::int64_t col = kTileKc * ch + q;
+#pragma unroll
+        for (int s = 0; s < kTileKc / 4; ++s) {
+          fb[s] = rowj < n ? ldcg(a + rowj + (col + 4 * s) * lda) : 0.0;
+          if (!diag) fa[s] = rowi < n ? ldcg(a + rowi + (col + 4 * s) * lda) : 0.0;
+        }
+      };
+      if (tid == 0) {
+        sint[6] = wait_flag(flag_of(i, 0), abort, j) && wait_flag(flag_of(j, 0), abort, j);
+        if (j == 1) GF_TILED_TRACE(tix, 1);
+      }
+      __syncthreads();
+      aborted = !sint[6];
+      if (!aborted) load(0);
+      for (std::int64_t ch = 0; ch < nchunks && !aborted; ++ch) {
+        double* bufa = chunk + (ch & 1) * (2 * kTileNb * kTileKcLd);  // L_ik rows, then L_jk rows
+        double* bufb = bufa + kTileNb * kTileKcLd;
+#pragma unroll
+        for (int s = 0; s < kTileKc / 4; ++s) {
+          bufb[(8 * warp + r) * kTileKcLd + 4 * s + q] = fb[s];
+          if (!diag) bufa[(8 * warp + r) * kTileKcLd + 4 * s + q] = fa[s];
+        }
+        const bool more = ch + 1 < nchunks;
+        int* ok = sint + 4 + (ch & 1);  // two slots: a slow warp may still read the last one
+        if (tid == 0) {
+          *ok = 1;
+          // SM-local priority: while a critical task (a diagonal factor or the first solve below
+          // it) computes on this SM, other tasks pause between chunks (its factor took 14 µs alone
+          // and 18–27 µs beside an update on an H200). Critical tasks hold no waits while marked,
+          // so a pause always ends.
+          if (!critical_task)
+            while (ld_acquire(sm_critical) > 0) __nanosleep(128);
+          if (more && ((ch + 1) & 1) == 0) {
+            const std::int64_t k = (ch + 1) / 2;
+            *ok = wait_flag(flag_of(i, k), abort, j) && wait_flag(flag_of(j, k), abort, j);
+            if (k + 1 == j) GF_TILED_TRACE(tix, 1);
+          }
+        }
+        __syncthreads();
+        if (!*ok) {
+          aborted = true;
+          break;
+        }
+        if (more) load(ch + 1);
+        const double* ap = (diag ? bufb : bufa) + (rg + r) * kTileKcLd + q;
+        const double* bp = bufb + (cg + r) * kTileKcLd + q;
+#pragma unroll
+        for (int k0 = 0; k0 < kTileKc; k0 += 8) {
+          const double a0 = -ap[k0], a1 = -ap[8 * kTileKcLd + k0], a2 = -ap[k0 + 4], a3 = -ap[8 * kTileKcLd + k0 + 4];
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt)
+            dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[8 * nt * kTileKcLd + k0], bp[8 * nt * kTileKcLd + k0 + 4]);
+        }
+      }
+      __syncthreads();  // ls and xbuf alias the chunk buffers
+    }
+    if (aborted) continue;
+    if (tid == 0) {
+      GF_TILED_TRACE(tix, 2);
+      if (diag) atomicAdd(sm_critical, 1);
+    }
+    // the accumulator to shared memory (row stride kTileLd): the factor (ls) or the solve (xbuf)
+    {
+      double* dst = diag ? ls : xbuf;
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        double* p = dst + (rg + r) * kTileLd + cg + 8 * nt + 2 * q;
+        *reinterpret_cast<double2*>(p) = make_double2(acc[nt][0], acc[nt][1]);
+        *reinterpret_cast<double2*>(p + 8 * kTileLd) = make_double2(acc[nt][2], acc[nt][3]);
+      }
+    }
+
+    if (diag) {
+      // factor in shared memory: the phases of potrf_panel_kernel with 8 tile rows
+      for (int e = tid; e < kTileSub * 64; e += kTileThreads) ldiag[e] = 0.0;
+      if (tid < 2) sint[2 + tid] = 0;
+      __syncthreads();
+      if (warp == 0) {
+        const int f = factor_invert_tile<kTileLd>(ls, ldiag, lane);
+        if (f && lane == 0) sint[2] = f;
+      }
+      __syncthreads();
+      double lp0 = 0.0, lp1 = 0.0;
+      int fail = 0, nt_done = kTileSub;
+      for (int k = 0; k < kTileSub; ++k) {
+        fail = sint[2 + (k & 1)];
+        if (warp > k) {
+          double* roww = ls + (8 * warp + r) * kTileLd + 2 * q;
+          if (k > 0) {
+            const double* b = ls + r * kTileLd + 8 * (k - 1) + q;
+            int jj = k;
+            for (; jj + 1 < warp; jj += 2) {
+              double2* t0 = reinterpret_cast<double2*>(roww + 8 * jj);
+              double2 x0 = t0[0], x1 = t0[4];
+              const double* b0 = b + 8 * jj * kTileLd;
+              const double* b1 = b0 + 8 * kTileLd;
+              const double c00 = b0[0], c01 = b0[4], c10 = b1[0], c11 = b1[4];
+              dmma_m8n8k4(x0, lp0, c00);
+              dmma_m8n8k4(x1, lp0, c10);
+              dmma_m8n8k4(x0, lp1, c01);
+              dmma_m8n8k4(x1, lp1, c11);
+              t0[0] = x0;
+              t0[4] = x1;
+            }
+            if (jj < warp) {
+              double2* t0 = reinterpret_cast<double2*>(roww + 8 * jj);
+              double2 x0 = t0[0];
+              const double* b0 = b + 8 * jj * kTileLd;
+              dmma_m8n8k4(x0, lp0, b0[0]);
+              dmma_m8n8k4(x0, lp1, b0[4]);
+              t0[0] = x0;
+            }
+          }
+          double2* tk = reinterpret_cast<double2*>(roww + 8 * k);
+          double a0, a1;
+          acc_to_operand(*tk, r, q, a0, a1);
+          const double* inv = ls + (8 * k + r) * kTileLd + 8 * k + q;
+          double2 x = make_double2(0.0, 0.0);
+          dmma_m8n8k4(x, a0, inv[0]);
+          dmma_m8n8k4(x, a1, inv[4]);
+          *tk = x;
+          acc_to_operand(x, r, q, a0, a1);
+          lp0 = -a0;
+          lp1 = -a1;
+          if (!fail) {
+            double2* tw = reinterpret_cast<double2*>(roww + 8 * warp);
+            double2 d = *tw;
+            dmma_m8n8k4(d, lp0, a0);
+            dmma_m8n8k4(d, lp1, a1);
+            *tw = d;
+            if (warp == k + 1) {
+              __syncwarp();
+              const int f = factor_invert_tile<kTileLd>(ls + 8 * warp * kTileLd + 8 * warp, ldiag + 64 * warp, lane);
+              if (f && lane == 0) sint[2 + ((k + 1) & 1)] = 8 * warp + f;
+            }
+          }
+        }
+        __syncthreads();
+        if (fail) {
+          nt_done = k + 1;
+          break;
+        }
+      }
+      if (fail && tid == 0) {
+        if (st->info == 0)
+          atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull,
+                    static_cast<unsigned long long>(c0 + fail));
+        atomicCAS(abort, 0, static_cast<int>(j + 1));
+      }
+      // publish the solve form (L with inverted diagonal tiles) for the tiles below
+      if (j + 1 < tt) {
+        double2* dst = reinterpret_cast<double2*>(forms + j * (kTileNb * kTileLd));
+        const double2* src = reinterpret_cast<const double2*>(ls);
+        for (int e = tid; e < kTileNb * kTileLd / 2; e += kTileThreads) dst[e] = src[e];
+      }
+      // the solves below need only the published form: release them before writing L_jj
+      __threadfence();
+      __syncthreads();
+      if (tid == 0) {
+        st_release(flag_of(j, j), nt_done);
+        atomicSub(sm_critical, 1);
+        GF_TILED_TRACE(tix, 4);
+      }
+      // L_jj over A_jj, tile by tile (36 tiles over 8 warps)
+      for (int e = warp; e < kTileSub * (kTileSub + 1) / 2; e += kTileSub) {
+        int ti = 0;
+        while ((ti + 1) * (ti + 2) / 2 <= e) ++ti;
+        const int tj = e - ti * (ti + 1) / 2;
+        if (tj >= nt_done) continue;
+        const int li = 8 * ti + r, lj = 8 * tj + 2 * q;
+        const double2 x = *reinterpret_cast<const double2*>(ti == tj ? ldiag + 64 * ti + 8 * r + 2 * q
+                                                                      : ls + li * kTileLd + lj);
+        const std::int64_t gi = c0 + li, gj = c0 + lj;
+        if (gi < n && lj <= li) a[gi + gj * lda] = static_cast<T>(x.x);
+        if (gi < n && lj + 1 <= li) a[gi + (gj + 1) * lda] = static_cast<T>(x.y);
+      }
+      continue;
+    }
+
+    // off-diagonal: wait for L_jj, then solve the 64 rows (warp w: rows 8w … 8w + 7), left-looking
+    // per 8-column tile: X_k = (B_k − Σ_{m<k} X_m·L_kmᵀ)·L_kk⁻ᵀ
+    if (tid == 0) {
+      sint[7] = wait_flag(flag_of(j, j), abort, j);
+      if (critical_task && sint[7]) atomicAdd(sm_critical, 1);
+      GF_TILED_TRACE(tix, 3);
+    }
+    __syncthreads();
+    const int nt_done = sint[7];
+    if (!nt_done) continue;
+    {
+      const double2* src = reinterpret_cast<const double2*>(forms + j * (kTileNb * kTileLd));
+      double2* dst = reinterpret_cast<double2*>(ls);
+      for (int e = tid; e < kTileNb * kTileLd / 2; e += kTileThreads) dst[e] = __ldcg(src + e);
+    }
+    __syncthreads();
+    {
+      const std::int64_t row = r0 + 8 * warp + r;
+      const bool rvalid = row < n;
+      T* arow = a + (rvalid ? row : 0) + c0 * lda;
+      double2 b[kTileSub];  // this warp's 8 rows: B tiles, then −X tiles in operand layout
+#pragma unroll
+      for (int c = 0; c < kTileSub; ++c)
+        b[c] = *reinterpret_cast<const double2*>(xbuf + (8 * warp + r) * kTileLd + 8 * c + 2 * q);
+      double2 x;
+#pragma unroll
+      for (int k = 0; k < kTileSub; ++k) {
+        if (k < nt_done) {
+          double2 s1 = b[k], s2 = make_double2(0.0, 0.0);
+          const double* bk = ls + (8 * k + r) * kTileLd + q;
+#pragma unroll
+          for (int mm = 0; mm < k; ++mm) {
+            dmma_m8n8k4((mm & 1) ? s2 : s1, b[mm].x, bk[8 * mm]);
+            dmma_m8n8k4((mm & 1) ? s2 : s1, b[mm].y, bk[8 * mm + 4]);
+          }
+          s1.x += s2.x;
+          s1.y += s2.y;
+          double a0, a1;
+          acc_to_operand(s1, r, q, a0, a1);
+          x = make_double2(0.0, 0.0);
+          dmma_m8n8k4(x, a0, bk[8 * k]);
+          dmma_m8n8k4(x, a1, bk[8 * k + 4]);
+          const int c = 8 * k + 2 * q;
+          if (rvalid) {
+            arow[c * lda] = static_cast<T>(x.x);
+            arow[(c + 1) * lda] = static_cast<T>(x.y);
+          }
+          acc_to_operand(x, r, q, a0, a1);
+          b[k] = make_double2(-a0, -a1);  // −X_k in operand layout
+        }
+      }
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) {
+      st_release(flag_of(i, j), 1);
+      if (critical_task) atomicSub(sm_critical, 1);
+      GF_TILED_TRACE(tix, 4);
+    }
+  }
+}
+
+}  // namespace gemflow::linalg::cuda::detail
