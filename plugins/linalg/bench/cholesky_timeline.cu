@@ -131,7 +131,7 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
 }
 
 /// The tiled kernel's task trace at order n: per tile column j (averaged over j in four ranges),
-/// the chain diag j → solve (j+1, j) → diag j + 1, and the CTAs' busy fractions.
+/// the chain from one published diagonal tile to the next, and the CTAs' busy time.
 void tiled_timeline(long long n) {
   cudaStream_t s = nullptr;
   ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
@@ -180,7 +180,7 @@ void tiled_timeline(long long n) {
       busy += at(t, 4) - at(t, 0);
       upd += at(t, 2) - at(t, 0);
       fin += at(t, 4) - at(t, 2);
-      sum_j += static_cast<double>(j);
+      sum_j += i == j && j > 0 ? 2.0 * static_cast<double>(j) - 1.0 : static_cast<double>(j);
     }
   int sms = 0;
   ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attr");
@@ -188,26 +188,27 @@ void tiled_timeline(long long n) {
   std::printf("first fetch to last flag %.1f us; task time summed %.0f us (updates and their waits %.0f, "
               "factor/solve and its wait %.0f); %.2f us per tile update (updates summed / tile updates)\n",
               span, busy, upd, fin, upd / std::max(sum_j, 1.0));
-  std::printf("%-12s | %9s | %9s | %9s | %9s | %9s | %9s | %9s\n", "columns", "chain us", "->diag", "last upd",
-              "factor", "->solve", "solve", "diag wait");
-  const long long ranges[5] = {1, tt / 4, tt / 2, 3 * tt / 4, tt - 1};
+  // diagonal task j (which also solves tile (j, j − 1)): slot 2 = its updates done, 3 = L_{j−1,j−1}
+  // seen, 4 = L_jj published; "sub late": task (j, j − 1) handed its updates over after L_{j−1,j−1}
+  std::printf("%-12s | %9s | %9s | %9s | %12s | %9s\n", "columns", "chain us", "late", "->seen", "solve+factor",
+              "sub late");
+  const long long ranges[5] = {1, tt / 4, tt / 2, 3 * tt / 4, tt};
   for (int r = 0; r < 4; ++r) {
-    double c[7] = {0, 0, 0, 0, 0, 0, 0};
+    double c[5] = {0, 0, 0, 0, 0};
     long long cnt = 0;
     for (long long j = std::max(1ll, ranges[r]); j < ranges[r + 1]; ++j) {
-      const long long d = task(j, j), dp = task(j - 1, j - 1), sv = task(j, j - 1);
-      c[0] += at(d, 4) - at(dp, 4);  // diag j − 1 done → diag j done
-      c[1] += at(d, 1) - at(sv, 4);  // solve (j, j − 1) flag → diag j sees it
-      c[2] += at(d, 2) - at(d, 1);   // the last update
-      c[3] += at(d, 4) - at(d, 2);   // factor and publish
-      c[4] += at(sv, 3) - at(dp, 4); // diag j − 1 flag → solve (j, j − 1) sees it
-      c[5] += at(sv, 4) - at(sv, 3); // the solve
-      c[6] += at(d, 1) - at(d, 0);   // diag j: fetched → last operands ready
+      const long long d = task(j, j), dp = task(j - 1, j - 1);
+      const double prev = at(dp, 4);
+      c[0] += at(d, 4) - prev;                          // L_{j−1,j−1} published → L_jj published
+      c[1] += std::max(0.0, at(d, 2) - prev);           // its updates ended after L_{j−1,j−1}
+      c[2] += at(d, 3) - std::max(at(d, 2), prev);      // the flag seen
+      c[3] += at(d, 4) - at(d, 3);                      // solve (j, j − 1), update, factor, publish
+      c[4] += std::max(0.0, at(task(j, j - 1), 4) - prev);  // the sub-diagonal tile's updates, late
       ++cnt;
     }
     if (!cnt) continue;
-    std::printf("%5lld-%-6lld | %9.2f | %9.2f | %9.2f | %9.2f | %9.2f | %9.2f | %9.2f\n", ranges[r], ranges[r + 1] - 1,
-                c[0] / cnt, c[1] / cnt, c[2] / cnt, c[3] / cnt, c[4] / cnt, c[5] / cnt, c[6] / cnt);
+    std::printf("%5lld-%-6lld | %9.2f | %9.2f | %9.2f | %12.2f | %9.2f\n", ranges[r], ranges[r + 1] - 1, c[0] / cnt,
+                c[1] / cnt, c[2] / cnt, c[3] / cnt, c[4] / cnt);
   }
   (void)sms;
   unsigned long long* null = nullptr;

@@ -61,7 +61,7 @@ class CholeskyNode final : public Node {
                             "Pivot order: columns pivot, row (0-based); empty when not pivoted"};
   DeviceParam device{this};
   Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU; on CUDA tiled for fp64 below n = 7168, else lookahead. lapack: CPU "
+      this, "auto: lapack on the CPU; on CUDA tiled below n = 6144 (fp64) or 8192 (fp32), else lookahead. lapack: CPU "
             "(dpotrf). blocked, recursive, cusolver, lookahead, tiled: CUDA only (see linalg/cholesky_cuda.hpp). "
             "Pivoted: auto or lapack");
   Choice<Prec> precision{this, "precision", Prec::Fp64, {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}},
@@ -107,7 +107,8 @@ class CholeskyNode final : public Node {
                full_precision(a(ij->second, ij->first)) + " (0-based); the lower triangle is used");
 
     const bool fp32 = *precision == Prec::Fp32;
-    const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.cholesky", n, !fp32);
+    const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.cholesky", n,
+                                              fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64);
     const std::string where = pivoted.value() ? (place.dev.is_cuda() ? "factor_pivoted" : "lapack")
                                               : algo_name(place.algo);
     // the factor, an fp32 copy, a host staging copy for CUDA: known before anything is allocated

@@ -43,12 +43,17 @@ SpdAlgorithm to_spd(CholAlgo a) {
   }
 }
 
-CholAlgo auto_cuda_algorithm(std::size_t n, bool fp64_factor) {
-  return fp64_factor && n < kTiledAutoLimit ? CholAlgo::Tiled : CholAlgo::Lookahead;
+CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision) {
+  switch (precision) {
+    case SolvePrecision::fp64: return n < kTiledAutoLimit ? CholAlgo::Tiled : CholAlgo::Lookahead;
+    case SolvePrecision::fp32: return n < kTiledAutoLimitFp32 ? CholAlgo::Tiled : CholAlgo::Lookahead;
+    case SolvePrecision::mixed: break;
+  }
+  return CholAlgo::Lookahead;
 }
 
 Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
-                            const std::string& node, std::size_t n, bool fp64_factor) {
+                            const std::string& node, std::size_t n, SolvePrecision precision) {
   const std::string request = ctx.device_override().empty() ? device.requested() : ctx.device_override();
   const auto req = DeviceRequest::parse(request);
   if (!req) throw InputError("parameter 'device': '" + request + "' is not a device (auto, cpu, cuda, cuda:N)");
@@ -64,7 +69,7 @@ Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlg
   }
   p.dev = device.resolve(ctx);  // DeviceError when a requested CUDA device is absent
   if (requested == CholAlgo::Auto) {
-    p.algo = p.dev.is_cuda() ? auto_cuda_algorithm(n, fp64_factor) : CholAlgo::Lapack;
+    p.algo = p.dev.is_cuda() ? auto_cuda_algorithm(n, precision) : CholAlgo::Lapack;
     ctx.info("algorithm auto: " + (p.dev.is_cuda() ? algo_name(p.algo) + " (GPU)" : std::string("lapack (CPU)")));
   } else if (!p.dev.is_cuda()) {
     throw DeviceError(node + ": algorithm '" + algo_name(requested) + "' runs on a CUDA GPU, but the device " +

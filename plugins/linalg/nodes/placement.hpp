@@ -28,18 +28,20 @@ struct Placement {
   Device dev;                        ///< cpu or cuda:N
 };
 
-/// What `auto` runs on CUDA for an n×n factor: tiled for an fp64 factor below kTiledAutoLimit,
-/// lookahead otherwise (fp32 and the mixed solve's fp32 factor too); H200 measurements in
-/// docs/performance.md ("Persistent tiled kernel").
-inline constexpr std::size_t kTiledAutoLimit = 7168;
-[[nodiscard]] CholAlgo auto_cuda_algorithm(std::size_t n, bool fp64_factor);
+/// What `auto` runs on CUDA for an n×n factor in `precision`: tiled below kTiledAutoLimit (fp64)
+/// or kTiledAutoLimitFp32 (fp32, factored in fp64 arithmetic), else lookahead; the mixed solve's
+/// TF32 factor is always the lookahead. H200 measurements in docs/performance.md ("Persistent
+/// tiled kernel").
+inline constexpr std::size_t kTiledAutoLimit = 6144;
+inline constexpr std::size_t kTiledAutoLimitFp32 = 8192;
+[[nodiscard]] CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision);
 
 /// Resolves `device` (with the run's --device override) and `requested`: lapack runs on the CPU
 /// (InputError with a CUDA device), the other algorithms on CUDA (DeviceError when the device is
-/// the CPU or the plugin has no CUDA), auto picks lapack or auto_cuda_algorithm(n, fp64_factor)
+/// the CPU or the plugin has no CUDA), auto picks lapack or auto_cuda_algorithm(n, precision)
 /// and says so. `node` is the node type, for the messages.
 [[nodiscard]] Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
-                                          const std::string& node, std::size_t n, bool fp64_factor);
+                                          const std::string& node, std::size_t n, SolvePrecision precision);
 
 /// The first (i, j), i > j, with |a_ij − a_ji| > 4ε·max(|a_ij| + |a_ji|, √|a_ii·a_jj|), or
 /// nothing: symmetric to rounding, entrywise (a matrix computed as B Bᵀ or expanded from

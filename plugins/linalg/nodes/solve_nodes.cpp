@@ -66,7 +66,8 @@ class SpdSolveNode final : public Node {
   Output<Table> report{this, "report", "One row: residuals, forward error, algorithm, device, precision, timings"};
   DeviceParam device{this};
   Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU; on CUDA tiled for fp64 below n = 7168, else lookahead. lapack: CPU "
+      this, "auto: lapack on the CPU; on CUDA tiled below n = 6144 (fp64) or 8192 (fp32), else lookahead (mixed: "
+            "always). lapack: CPU "
             "(dpotrf). blocked, recursive, cusolver, lookahead, tiled: CUDA only (see linalg/cholesky_cuda.hpp); "
             "mixed precision on CUDA needs auto, lookahead or recursive");
   Choice<Prec> precision{this, "precision", Prec::Fp64,
@@ -110,13 +111,12 @@ class SpdSolveNode final : public Node {
     const std::size_t k = b.cols();
 
     // Device and algorithm: never a silent fallback.
-    const Placement place =
-        resolve_placement(ctx, device, *algorithm, "linalg.spd_solve", n, *precision == Prec::Fp64);
-    const CholAlgo algo = place.algo;
-    const Device& dev = place.dev;
     const SolvePrecision prec = *precision == Prec::Fp64   ? SolvePrecision::fp64
                                 : *precision == Prec::Fp32 ? SolvePrecision::fp32
                                                            : SolvePrecision::mixed;
+    const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.spd_solve", n, prec);
+    const CholAlgo algo = place.algo;
+    const Device& dev = place.dev;
     if (dev.is_cuda() && prec == SolvePrecision::mixed && algo != CholAlgo::Recursive && algo != CholAlgo::Lookahead)
       throw InputError("parameter 'algorithm': precision mixed on CUDA uses GpuCholesky::solve_mixed, whose fp32 "
                        "factor is the lookahead or the recursive algorithm; use algorithm auto, lookahead or "

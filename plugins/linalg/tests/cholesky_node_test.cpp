@@ -173,15 +173,18 @@ TEST(CholeskyNode, DeviceAlgorithmAndPrecisionAreCheckedAndNamed) {
   }
 }
 
-// auto on CUDA: the persistent tiled kernel for fp64 factors below kTiledAutoLimit (where it beat
-// cuSOLVER and the lookahead on the H200), the lookahead above it and for every fp32 factor.
-TEST(CholeskyNode, AutoOnCudaPicksTiledForSmallFp64Factors) {
+// auto on CUDA: the persistent tiled kernel below its limits (where it beat cuSOLVER and the
+// lookahead on the H200), the lookahead above them and for the mixed solve's TF32 factor.
+TEST(CholeskyNode, AutoOnCudaPicksTiledForSmallFactors) {
   using linalg::CholAlgo;
-  EXPECT_EQ(linalg::auto_cuda_algorithm(1, true), CholAlgo::Tiled);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(2003, true), CholAlgo::Tiled);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit - 1, true), CholAlgo::Tiled);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit, true), CholAlgo::Lookahead);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(2003, false), CholAlgo::Lookahead);
+  using linalg::SolvePrecision;
+  EXPECT_EQ(linalg::auto_cuda_algorithm(1, SolvePrecision::fp64), CholAlgo::Tiled);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(2003, SolvePrecision::fp64), CholAlgo::Tiled);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit - 1, SolvePrecision::fp64), CholAlgo::Tiled);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit, SolvePrecision::fp64), CholAlgo::Lookahead);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit, SolvePrecision::fp32), CholAlgo::Tiled);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimitFp32, SolvePrecision::fp32), CholAlgo::Lookahead);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(2003, SolvePrecision::mixed), CholAlgo::Lookahead);
 }
 
 TEST(CholeskyNode, WarnsOnAsymmetryAndOnAnIndefinitePivotedMatrix) {

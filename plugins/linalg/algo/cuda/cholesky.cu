@@ -511,7 +511,7 @@ struct Factor {
   /// `forms` (the factored diagonal tiles).
   void tiled(std::int64_t n, int* state, int2* order, double* forms) {
     const std::int64_t tt = (n + kTileNb - 1) / kTileNb;
-    const std::int64_t tasks = tt * (tt + 1) / 2;
+    const std::int64_t tasks = tiled_task_count(tt);
     if (ctx.tile_order_tt != tt || ctx.tile_order_slope != GF_TILED_SLOPE) {
       ctx.tile_order = tiled_task_order(tt, GF_TILED_SLOPE);
       ctx.tile_order_tt = tt;
@@ -604,15 +604,15 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       split_floats = streams * 3 * kmax * std::max(static_cast<std::size_t>(n), 2 * leaf);
     }
   }
-  // tiled: task counter, flags and the factored diagonal tiles
+  // tiled: task counter, flags, the factored diagonal tiles and the updated sub-diagonal tiles
   const std::int64_t tiles = (n + kTileNb - 1) / kTileNb;
   const std::size_t tiled_state_bytes =
       opt.algo == CholeskyAlgo::tiled ? align_up(sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tiles))) : 0;
   const std::size_t tiled_order_bytes =
-      opt.algo == CholeskyAlgo::tiled ? align_up(sizeof(int2) * static_cast<std::size_t>(tiles * (tiles + 1) / 2)) : 0;
+      opt.algo == CholeskyAlgo::tiled ? align_up(sizeof(int2) * static_cast<std::size_t>(tiled_task_count(tiles))) : 0;
   const std::size_t tiled_forms_bytes =
       opt.algo == CholeskyAlgo::tiled
-          ? align_up(sizeof(double) * static_cast<std::size_t>(tiles) * kTileNb * kTileLd)
+          ? align_up(sizeof(double) * 2 * static_cast<std::size_t>(tiles) * kTileNb * kTileLd)
           : 0;
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
   const std::size_t split_bytes = align_up(sizeof(float) * split_floats);

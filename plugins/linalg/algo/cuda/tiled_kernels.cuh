@@ -5,15 +5,16 @@
 //
 // Task (i, j), i ≥ j, left-looking: A_ij −= Σ_{k<j} L_ik·L_jkᵀ (each k as soon as the flags of
 // L_ik and L_jk are set; m16n8k8 DMMA, which runs at twice the rate of m8n8k4 on an H200), then
-// for i = j factor the tile (the 8×8-tile phases of potrf_panel_kernel, panel_kernels.cuh) and
-// publish it with its inverted 8×8 diagonal tiles; for i > j wait for that and solve
-// L_ij = A_ij·L_jj⁻ᵀ (the panel kernel's strip solve); write L_ij over A_ij and set its flag.
-// CTAs take tasks from one atomic counter in a topological order (tiled_task_order), so every
-// task waits only on tasks taken before it: no deadlock whatever the number of resident CTAs.
-// The critical path per tile column is one tile update, one tile factor and one strip solve (no
-// launch, no stream hand-over); while a task of that chain computes, the other CTA on its SM
-// pauses between update chunks (its factor took 14 µs alone and 18–27 µs beside an update).
-// Measurements and limits: docs/performance.md ("Persistent tiled kernel").
+// for i ≥ j + 2 wait for the published L_jj and solve L_ij = A_ij·L_jj⁻ᵀ (the panel kernel's
+// strip solve), write L_ij over A_ij and set its flag. Tile (j + 1, j) only gets its updates and
+// hands them over; the diagonal task j + 1 runs the chain in one CTA: solve tile (j + 1, j) with
+// L_jj, update A_{j+1,j+1} by it from shared memory, factor (the 8×8-tile phases of
+// potrf_panel_kernel, panel_kernels.cuh) and publish L_{j+1,j+1} with its inverted 8×8 diagonal
+// tiles. CTAs take tasks from one atomic counter in a topological order (tiled_task_order), so
+// every task waits only on tasks taken before it: no deadlock whatever the number of resident
+// CTAs. While a diagonal task runs its chain, the other CTA on its SM pauses between update
+// chunks (the factor took 14 µs alone and 18–27 µs beside an update). Measurements and limits:
+// docs/performance.md ("Persistent tiled kernel").
 //
 // Sources: tile algorithms with dataflow scheduling (Buttari, Langou, Kurzak & Dongarra, "A class
 // of parallel tiled linear algebra algorithms for multicore architectures", Parallel Computing 35
@@ -50,35 +51,47 @@ constexpr int kTileKc = 32;                 ///< K columns per update chunk
 constexpr int kTileKcLd = kTileKc + 4;      ///< row stride of a chunk in shared memory (conflict-free fragments)
 
 /// Shared memory of potrf_tiled_kernel: two chunk buffers of L_ik and L_jk (2 × 64 × kTileKcLd
-/// each), aliased by the factor/solve buffers (64 × kTileLd, 8 diagonal tiles, 64 × kTileLd), then
-/// eight ints.
+/// each), aliased by the factor/solve buffers (64 × kTileLd, 8 diagonal tiles, 64 × kTileLd); then
+/// the diagonal task's first tile below (64 × kTileLd) and eight ints. 108.5 KiB: two CTAs per SM.
 constexpr std::size_t tiled_smem_bytes() {
   constexpr std::size_t chunks = sizeof(double) * 2 * 2 * kTileNb * kTileKcLd;
   constexpr std::size_t factor = sizeof(double) * (2 * kTileNb * kTileLd + kTileSub * 64);
-  return (chunks > factor ? chunks : factor) + 32;
+  static_assert(chunks == factor, "the sub-diagonal tile follows both");
+  return chunks + sizeof(double) * kTileNb * kTileLd + 32;
 }
+
+/// Flag of a diagonal tile: the 8-column tiles usable by the solves below (1–8), and whether its
+/// factor failed (then its columns before the failure are complete). Other tiles: 1.
+constexpr int kTileFlagDone = 0xff;
+constexpr int kTileFlagFailed = 0x100;
 
 /// SM slots of the tiled workspace (indexed by %smid, which is below the SM count on every GPU so far).
 constexpr int kTiledSmSlots = 1024;
 
 /// Ints of the tiled workspace for tt tile rows: task counter, abort word, per-SM critical-task
-/// counters, one flag per tile.
-inline std::int64_t tiled_state_ints(std::int64_t tt) { return 2 + kTiledSmSlots + tt * (tt + 1) / 2; }
+/// counters, one flag per tile, one "updated" flag per tile row (tile (j, j − 1) before its solve).
+inline std::int64_t tiled_state_ints(std::int64_t tt) { return 2 + kTiledSmSlots + tt * (tt + 1) / 2 + tt; }
+
+/// Tasks for tt tile rows: one per tile of the lower triangle.
+__host__ __device__ inline std::int64_t tiled_task_count(std::int64_t tt) { return tt * (tt + 1) / 2; }
 
 /// The order in which CTAs take the tasks: tile (i, j) by key j + slope·(i − j) (ties: column,
-/// then row), a wavefront that takes the next diagonal tiles and their first solves before the far
-/// rows of the current column. Any slope in [0, 1) is a topological order of the dependencies
-/// (task (i, j) needs (i, k), (j, k) for k < j and (j, j): j + s(i − j) > k + s(i − k) and
-/// > k + s(j − k) when s < 1), which is all the kernel needs to be deadlock-free.
+/// then row), a wavefront that takes the next diagonal tiles before the far rows of the current
+/// column; the sub-diagonal tiles, which feed the chain, by key j − 1/2. With slope in [0, 1/4)
+/// this is a topological order of the dependencies, which is all the kernel needs to be
+/// deadlock-free: task (i, j) needs (i, k), (j, k) for k < j and (j, j), and j + s(i − j) >
+/// k + s(i − k), > k + s(j − k) when s < 1; task (j + 1, j) needs (j + 1, k), (j, k) for k < j,
+/// of keys ≤ j − 1 + 2s < j − 1/2; the diagonal task j needs (j, j − 1), of key j − 3/2.
 inline std::vector<int2> tiled_task_order(std::int64_t tt, double slope) {
   std::vector<int2> order;
-  order.reserve(static_cast<std::size_t>(tt * (tt + 1) / 2));
+  order.reserve(static_cast<std::size_t>(tiled_task_count(tt)));
   for (std::int64_t j = 0; j < tt; ++j)
-    for (std::int64_t i = j; i < tt; ++i) order.push_back(make_int2(static_cast<int>(i), static_cast<int>(j)));
-  std::stable_sort(order.begin(), order.end(), [slope](int2 x, int2 y) {
-    const double kx = x.y + slope * (x.x - x.y), ky = y.y + slope * (y.x - y.y);
-    return kx < ky;  // stable: equal keys keep column-major order
-  });
+    for (std::int64_t i = j; i < tt; ++i)
+      order.push_back(make_int2(static_cast<int>(i), static_cast<int>(j)));
+  slope = std::clamp(slope, 0.0, 0.24);
+  const auto key = [slope](int2 t) { return t.x == t.y + 1 ? t.y - 0.5 : t.y + slope * (t.x - t.y); };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int2 x, int2 y) { return key(x) < key(y); });  // stable: equal keys keep column-major order
   return order;
 }
 
@@ -105,19 +118,20 @@ __device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std:
 }
 
 /// a: the n×n matrix (lower, column-major, lda); tt = ⌈n/64⌉. state: tiled_state_ints(tt) ints,
-/// zero at launch; order: the tt(tt + 1)/2 tasks (tile row, column) in a topological order
-/// (tiled_task_order). forms: (tt − 1) factored diagonal tiles (64 × kTileLd doubles each, inverted
-/// 8×8 diagonal tiles) for the solves. Grid: any number of CTAs of kTileThreads threads,
+/// zero at launch; order: the tiled_task_count(tt) tasks (tile row, column) in a topological order
+/// (tiled_task_order). forms: 2·tt slots of 64 × kTileLd doubles: slot j the factored diagonal tile
+/// j for the solves (inverted 8×8 diagonal tiles), slot tt + j tile (j, j − 1) with its updates. Grid: any number of CTAs of kTileThreads threads,
 /// tiled_smem_bytes() dynamic shared memory (at most two per SM: 128 registers).
 template <class T>
 __global__ void __launch_bounds__(kTileThreads, 2)
     potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
                        double* forms, DeviceStatus* st) {
   extern __shared__ __align__(16) unsigned char tiled_smem_raw[];
-  double* chunk = reinterpret_cast<double*>(tiled_smem_raw);  // [2][64 × kTileKcLd]
+  double* chunk = reinterpret_cast<double*>(tiled_smem_raw);  // [2][2][64 × kTileKcLd]
   double* ls = reinterpret_cast<double*>(tiled_smem_raw);     // [64 × kTileLd], aliases chunk
   double* ldiag = ls + kTileNb * kTileLd;                       // kTileSub × 64
-  double* xbuf = ldiag + kTileSub * 64;  // [64 × kTileLd]: an off-diagonal tile's A_ij for the solve
+  double* xbuf = ldiag + kTileSub * 64;       // [64 × kTileLd], aliases chunk: A_ij before its solve or factor
+  double* sub = chunk + 2 * 2 * kTileNb * kTileKcLd;  // [64 × kTileLd]: the first tile below, then its L
   // task, abort word, failing pivots of the factor phases (two slots), flag waits (four slots)
   int* sint = reinterpret_cast<int*>(tiled_smem_raw + tiled_smem_bytes() - 32);
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
@@ -126,11 +140,142 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   int* abort = state + 1;
   int* critical = state + 2;  // per SM: critical tasks computing there now
   int* flags = state + 2 + kTiledSmSlots;
+  int* updated = flags + tt * (tt + 1) / 2;  // [j]: tile (j, j − 1) has all its updates, in A
   unsigned smid;
   asm("mov.u32 %0, %%smid;" : "=r"(smid));
   int* sm_critical = critical + (smid % kTiledSmSlots);
-  const std::int64_t ntasks = tt * (tt + 1) / 2;
+  const std::int64_t ntasks = tiled_task_count(tt);
   const auto flag_of = [&](std::int64_t i, std::int64_t j) { return flags + (j * tt - j * (j - 1) / 2 + (i - j)); };
+  // warp tile of the updates: rows 16·(warp & 3) + g (+8), columns 32·(warp >> 2) + 8nt + 2t (+1),
+  // the m16n8k8 accumulator layout (g = lane / 4 = r, t = lane % 4 = q)
+  const int rg = 16 * (warp & 3), cg = 32 * (warp >> 2);
+
+  // acc = tile (ti, tj) of A (lower part only for a diagonal tile; identity beyond n)
+  const auto init_acc = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj) {
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const std::int64_t gi = kTileNb * ti + rg + r + 8 * (e >> 1), gj = kTileNb * tj + cg + 8 * nt + 2 * q + (e & 1);
+        acc[nt][e] = gi < n && (ti != tj || gj <= gi) ? ldcg(a + gi + gj * lda) : (gi == gj ? 1.0 : 0.0);
+      }
+  };
+  // acc −= Σ_{k<kend} L_{ti,k}·L_{tj,k}ᵀ in chunks of kTileKc columns through shared memory (two
+  // buffers, one barrier per chunk, the next chunk's loads in flight during the products). Waits for
+  // the operands' flags; false when a diagonal tile before column `col` failed. Ends with a barrier.
+  const auto accumulate = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
+                              std::int64_t col, bool low_priority, std::int64_t tix) {
+    const std::int64_t nchunks = 2 * kend;
+    if (nchunks == 0) return true;
+    const bool same = ti == tj;
+    const std::int64_t rowi = kTileNb * ti + 8 * warp + r, rowj = kTileNb * tj + 8 * warp + r;  // rows to load
+    double fa[kTileKc / 4], fb[kTileKc / 4];  // the next chunk: L_{ti,k} and L_{tj,k} at (row, 4s + q)
+    const auto load = [&](std::int64_t ch) {
+      const std::int64_t c = kTileKc * ch + q;
+#pragma unroll
+      for (int s = 0; s < kTileKc / 4; ++s) {
+        fb[s] = rowj < n ? ldcg(a + rowj + (c + 4 * s) * lda) : 0.0;
+        if (!same) fa[s] = rowi < n ? ldcg(a + rowi + (c + 4 * s) * lda) : 0.0;
+      }
+    };
+    if (tid == 0) sint[6] = wait_flag(flag_of(ti, 0), abort, col) && wait_flag(flag_of(tj, 0), abort, col);
+    __syncthreads();
+    if (!sint[6]) return false;
+    load(0);
+    for (std::int64_t ch = 0; ch < nchunks; ++ch) {
+      double* bufa = chunk + (ch & 1) * (2 * kTileNb * kTileKcLd);  // L_{ti,k} rows, then L_{tj,k} rows
+      double* bufb = bufa + kTileNb * kTileKcLd;
+#pragma unroll
+      for (int s = 0; s < kTileKc / 4; ++s) {
+        bufb[(8 * warp + r) * kTileKcLd + 4 * s + q] = fb[s];
+        if (!same) bufa[(8 * warp + r) * kTileKcLd + 4 * s + q] = fa[s];
+      }
+      const bool more = ch + 1 < nchunks;
+      int* ok = sint + 4 + (ch & 1);  // two slots: a slow warp may still read the last one
+      if (tid == 0) {
+        *ok = 1;
+        // SM-local priority: while a diagonal task runs its chain (solve, factor) on this SM, the
+        // other tasks there pause between chunks (its factor took 14 µs alone and 18–27 µs beside
+        // an update on an H200). The chain holds no waits while marked, so a pause always ends.
+        if (low_priority)
+          while (ld_acquire(sm_critical) > 0) __nanosleep(128);
+        if (more && ((ch + 1) & 1) == 0) {
+          const std::int64_t k = (ch + 1) / 2;
+          *ok = wait_flag(flag_of(ti, k), abort, col) && wait_flag(flag_of(tj, k), abort, col);
+          if (k + 1 == kend) GF_TILED_TRACE(tix, 1);
+        }
+      }
+      __syncthreads();
+      if (!*ok) return false;
+      if (more) load(ch + 1);
+      const double* ap = (same ? bufb : bufa) + (rg + r) * kTileKcLd + q;
+      const double* bp = bufb + (cg + r) * kTileKcLd + q;
+#pragma unroll
+      for (int k0 = 0; k0 < kTileKc; k0 += 8) {
+        const double a0 = -ap[k0], a1 = -ap[8 * kTileKcLd + k0], a2 = -ap[k0 + 4], a3 = -ap[8 * kTileKcLd + k0 + 4];
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+          dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[8 * nt * kTileKcLd + k0], bp[8 * nt * kTileKcLd + k0 + 4]);
+      }
+    }
+    __syncthreads();  // ls and xbuf alias the chunk buffers
+    return true;
+  };
+  // the accumulator to shared memory (row-major, stride kTileLd)
+  const auto acc_to_smem = [&](const double(&acc)[4][4], double* dst) {
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt) {
+      double* p = dst + (rg + r) * kTileLd + cg + 8 * nt + 2 * q;
+      *reinterpret_cast<double2*>(p) = make_double2(acc[nt][0], acc[nt][1]);
+      *reinterpret_cast<double2*>(p + 8 * kTileLd) = make_double2(acc[nt][2], acc[nt][3]);
+    }
+  };
+  // L_{ti,tj} = B·L_jj⁻ᵀ with B in shared memory (src, stride kTileLd) and the solve form of L_jj in
+  // ls, in the columns of the first nt_done 8-column tiles; warp w solves rows 8w … 8w + 7,
+  // left-looking per 8-column tile, X_k = (B_k − Σ_{m<k} X_m·L_kmᵀ)·L_kk⁻ᵀ, and writes X over
+  // A_{ti,tj} (and over src when keep)
+  const auto solve = [&](const double* src, std::int64_t ti, std::int64_t tj, int nt_done, bool keep) {
+    const std::int64_t row = kTileNb * ti + 8 * warp + r;
+    const bool rvalid = row < n;
+    T* arow = a + (rvalid ? row : 0) + kTileNb * tj * lda;
+    double* srow = const_cast<double*>(src) + (8 * warp + r) * kTileLd + 2 * q;
+    double2 b[kTileSub];  // this warp's 8 rows: B tiles, then −X tiles in operand layout
+#pragma unroll
+    for (int c = 0; c < kTileSub; ++c) b[c] = *reinterpret_cast<const double2*>(srow + 8 * c);
+#pragma unroll
+    for (int k = 0; k < kTileSub; ++k) {
+      if (k < nt_done) {
+        double2 s1 = b[k], s2 = make_double2(0.0, 0.0);
+        const double* bk = ls + (8 * k + r) * kTileLd + q;
+#pragma unroll
+        for (int mm = 0; mm < k; ++mm) {
+          dmma_m8n8k4((mm & 1) ? s2 : s1, b[mm].x, bk[8 * mm]);
+          dmma_m8n8k4((mm & 1) ? s2 : s1, b[mm].y, bk[8 * mm + 4]);
+        }
+        s1.x += s2.x;
+        s1.y += s2.y;
+        double a0, a1;
+        acc_to_operand(s1, r, q, a0, a1);
+        double2 x = make_double2(0.0, 0.0);
+        dmma_m8n8k4(x, a0, bk[8 * k]);
+        dmma_m8n8k4(x, a1, bk[8 * k + 4]);
+        const int c = 8 * k + 2 * q;
+        if (rvalid) {
+          arow[c * lda] = static_cast<T>(x.x);
+          arow[(c + 1) * lda] = static_cast<T>(x.y);
+        }
+        if (keep) *reinterpret_cast<double2*>(srow + 8 * k) = x;
+        acc_to_operand(x, r, q, a0, a1);
+        b[k] = make_double2(-a0, -a1);  // −X_k in operand layout
+      }
+    }
+  };
+  // the solve form of L_jj into ls
+  const auto load_form = [&](std::int64_t j) {
+    const double2* src = reinterpret_cast<const double2*>(forms + j * (kTileNb * kTileLd));
+    double2* dst = reinterpret_cast<double2*>(ls);
+    for (int e = tid; e < kTileNb * kTileLd / 2; e += kTileThreads) dst[e] = __ldcg(src + e);
+  };
 
   for (;;) {
     __syncthreads();  // sint is reused
@@ -145,270 +290,224 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     const int2 ij = order[t];
     const std::int64_t i = ij.x, j = ij.y;
     const std::int64_t tix = j * tt - j * (j - 1) / 2 + (i - j);  // column-major index (flags, trace)
-    const bool diag = i == j;
-    const bool critical_task = i <= j + 1;  // the chain: diagonal tiles and the first tile below
-    if (ab && j > ab - 1) continue;  // after a failed diagonal tile: skip
     if (tid == 0) GF_TILED_TRACE(tix, 0);
-    const std::int64_t r0 = kTileNb * i, c0 = kTileNb * j;
 
-    // A_ij in registers, warp tile 16 × 32 (rows 16·(warp & 3) + g (+8), columns 32·(warp >> 2) + 8nt
-    // + 2t (+1): the m16n8k8 accumulator layout, g = lane / 4, t = lane % 4); identity beyond n
-    const int rg = 16 * (warp & 3), cg = 32 * (warp >> 2);
-    double acc[4][4];
+    if (i != j) {
+      // tile (i, j): its updates, then (i ≥ j + 2) the solve through the published L_jj; a tile
+      // (j + 1, j) only gets its updates, handed (fp64, in `forms`) to the diagonal task j + 1,
+      // which solves it on its chain
+      if (ab && j > ab - 1) continue;  // after a failed diagonal tile: skip
+      double acc[4][4];
+      init_acc(acc, i, j);
+      if (!accumulate(acc, i, j, j, j, i > j + 1, tix)) continue;  // the sub-diagonal tile feeds the chain
+      if (tid == 0) GF_TILED_TRACE(tix, 2);
+      if (i == j + 1) {  // in fp64 (also for fp32 data), row-major 64 × 64
+        double* dst = forms + (tt + i) * (kTileNb * kTileLd);
 #pragma unroll
-    for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const std::int64_t gi = r0 + rg + r + 8 * (e >> 1), gj = c0 + cg + 8 * nt + 2 * q + (e & 1);
-        acc[nt][e] = gi < n && (!diag || gj <= gi) ? ldcg(a + gi + gj * lda) : (gi == gj ? 1.0 : 0.0);
-      }
-
-    // A_ij −= Σ_k L_ik·L_jkᵀ in chunks of kTileKc columns through shared memory (two buffers, one
-    // barrier per chunk; the next chunk's loads in flight during the products); m16n8k8 runs at the
-    // full fp64 tensor rate of an H200, m8n8k4 at half (docs/performance.md)
-    const std::int64_t nchunks = 2 * j;
-    bool aborted = false;
-    if (nchunks > 0) {
-      const std::int64_t rowi = r0 + 8 * warp + r, rowj = c0 + 8 * warp + r;  // this lane's rows to load
-      double fa[kTileKc / 4], fb[kTileKc / 4];  // the next chunk: L_ik and L_jk at (row, 4s + q)
-      const auto load = [&](std::int64_t ch) {
-        const std::int64_t col = kTileKc * ch + q;
-#pragma unroll
-        for (int s = 0; s < kTileKc / 4; ++s) {
-          fb[s] = rowj < n ? ldcg(a + rowj + (col + 4 * s) * lda) : 0.0;
-          if (!diag) fa[s] = rowi < n ? ldcg(a + rowi + (col + 4 * s) * lda) : 0.0;
+        for (int nt = 0; nt < 4; ++nt) {
+          double* p = dst + (rg + r) * kTileNb + cg + 8 * nt + 2 * q;
+          *reinterpret_cast<double2*>(p) = make_double2(acc[nt][0], acc[nt][1]);
+          *reinterpret_cast<double2*>(p + 8 * kTileNb) = make_double2(acc[nt][2], acc[nt][3]);
         }
-      };
-      if (tid == 0) {
-        sint[6] = wait_flag(flag_of(i, 0), abort, j) && wait_flag(flag_of(j, 0), abort, j);
-        if (j == 1) GF_TILED_TRACE(tix, 1);
-      }
-      __syncthreads();
-      aborted = !sint[6];
-      if (!aborted) load(0);
-      for (std::int64_t ch = 0; ch < nchunks && !aborted; ++ch) {
-        double* bufa = chunk + (ch & 1) * (2 * kTileNb * kTileKcLd);  // L_ik rows, then L_jk rows
-        double* bufb = bufa + kTileNb * kTileKcLd;
-#pragma unroll
-        for (int s = 0; s < kTileKc / 4; ++s) {
-          bufb[(8 * warp + r) * kTileKcLd + 4 * s + q] = fb[s];
-          if (!diag) bufa[(8 * warp + r) * kTileKcLd + 4 * s + q] = fa[s];
-        }
-        const bool more = ch + 1 < nchunks;
-        int* ok = sint + 4 + (ch & 1);  // two slots: a slow warp may still read the last one
+        __threadfence();
+        __syncthreads();
         if (tid == 0) {
-          *ok = 1;
-          // SM-local priority: while a critical task (a diagonal factor or the first solve below
-          // it) computes on this SM, other tasks pause between chunks (its factor took 14 µs alone
-          // and 18–27 µs beside an update on an H200). Critical tasks hold no waits while marked,
-          // so a pause always ends.
-          if (!critical_task)
-            while (ld_acquire(sm_critical) > 0) __nanosleep(128);
-          if (more && ((ch + 1) & 1) == 0) {
-            const std::int64_t k = (ch + 1) / 2;
-            *ok = wait_flag(flag_of(i, k), abort, j) && wait_flag(flag_of(j, k), abort, j);
-            if (k + 1 == j) GF_TILED_TRACE(tix, 1);
-          }
+          st_release(updated + i, 1);
+          GF_TILED_TRACE(tix, 4);
         }
-        __syncthreads();
-        if (!*ok) {
-          aborted = true;
-          break;
-        }
-        if (more) load(ch + 1);
-        const double* ap = (diag ? bufb : bufa) + (rg + r) * kTileKcLd + q;
-        const double* bp = bufb + (cg + r) * kTileKcLd + q;
-#pragma unroll
-        for (int k0 = 0; k0 < kTileKc; k0 += 8) {
-          const double a0 = -ap[k0], a1 = -ap[8 * kTileKcLd + k0], a2 = -ap[k0 + 4], a3 = -ap[8 * kTileKcLd + k0 + 4];
-#pragma unroll
-          for (int nt = 0; nt < 4; ++nt)
-            dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[8 * nt * kTileKcLd + k0], bp[8 * nt * kTileKcLd + k0 + 4]);
-        }
+        continue;
       }
-      __syncthreads();  // ls and xbuf alias the chunk buffers
-    }
-    if (aborted) continue;
-    if (tid == 0) {
-      GF_TILED_TRACE(tix, 2);
-      if (diag) atomicAdd(sm_critical, 1);
-    }
-    // the accumulator to shared memory (row stride kTileLd): the factor (ls) or the solve (xbuf)
-    {
-      double* dst = diag ? ls : xbuf;
-#pragma unroll
-      for (int nt = 0; nt < 4; ++nt) {
-        double* p = dst + (rg + r) * kTileLd + cg + 8 * nt + 2 * q;
-        *reinterpret_cast<double2*>(p) = make_double2(acc[nt][0], acc[nt][1]);
-        *reinterpret_cast<double2*>(p + 8 * kTileLd) = make_double2(acc[nt][2], acc[nt][3]);
-      }
-    }
-
-    if (diag) {
-      // factor in shared memory: the phases of potrf_panel_kernel with 8 tile rows
-      for (int e = tid; e < kTileSub * 64; e += kTileThreads) ldiag[e] = 0.0;
-      if (tid < 2) sint[2 + tid] = 0;
-      __syncthreads();
-      if (warp == 0) {
-        const int f = factor_invert_tile<kTileLd>(ls, ldiag, lane);
-        if (f && lane == 0) sint[2] = f;
+      acc_to_smem(acc, xbuf);
+      if (tid == 0) {
+        sint[7] = wait_flag(flag_of(j, j), abort, j);
+        GF_TILED_TRACE(tix, 3);
       }
       __syncthreads();
-      double lp0 = 0.0, lp1 = 0.0;
-      int fail = 0, nt_done = kTileSub;
-      for (int k = 0; k < kTileSub; ++k) {
-        fail = sint[2 + (k & 1)];
-        if (warp > k) {
-          double* roww = ls + (8 * warp + r) * kTileLd + 2 * q;
-          if (k > 0) {
-            const double* b = ls + r * kTileLd + 8 * (k - 1) + q;
-            int jj = k;
-            for (; jj + 1 < warp; jj += 2) {
-              double2* t0 = reinterpret_cast<double2*>(roww + 8 * jj);
-              double2 x0 = t0[0], x1 = t0[4];
-              const double* b0 = b + 8 * jj * kTileLd;
-              const double* b1 = b0 + 8 * kTileLd;
-              const double c00 = b0[0], c01 = b0[4], c10 = b1[0], c11 = b1[4];
-              dmma_m8n8k4(x0, lp0, c00);
-              dmma_m8n8k4(x1, lp0, c10);
-              dmma_m8n8k4(x0, lp1, c01);
-              dmma_m8n8k4(x1, lp1, c11);
-              t0[0] = x0;
-              t0[4] = x1;
-            }
-            if (jj < warp) {
-              double2* t0 = reinterpret_cast<double2*>(roww + 8 * jj);
-              double2 x0 = t0[0];
-              const double* b0 = b + 8 * jj * kTileLd;
-              dmma_m8n8k4(x0, lp0, b0[0]);
-              dmma_m8n8k4(x0, lp1, b0[4]);
-              t0[0] = x0;
-            }
-          }
-          double2* tk = reinterpret_cast<double2*>(roww + 8 * k);
-          double a0, a1;
-          acc_to_operand(*tk, r, q, a0, a1);
-          const double* inv = ls + (8 * k + r) * kTileLd + 8 * k + q;
-          double2 x = make_double2(0.0, 0.0);
-          dmma_m8n8k4(x, a0, inv[0]);
-          dmma_m8n8k4(x, a1, inv[4]);
-          *tk = x;
-          acc_to_operand(x, r, q, a0, a1);
-          lp0 = -a0;
-          lp1 = -a1;
-          if (!fail) {
-            double2* tw = reinterpret_cast<double2*>(roww + 8 * warp);
-            double2 d = *tw;
-            dmma_m8n8k4(d, lp0, a0);
-            dmma_m8n8k4(d, lp1, a1);
-            *tw = d;
-            if (warp == k + 1) {
-              __syncwarp();
-              const int f = factor_invert_tile<kTileLd>(ls + 8 * warp * kTileLd + 8 * warp, ldiag + 64 * warp, lane);
-              if (f && lane == 0) sint[2 + ((k + 1) & 1)] = 8 * warp + f;
-            }
-          }
-        }
-        __syncthreads();
-        if (fail) {
-          nt_done = k + 1;
-          break;
-        }
-      }
-      if (fail && tid == 0) {
-        if (st->info == 0)
-          atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull,
-                    static_cast<unsigned long long>(c0 + fail));
-        atomicCAS(abort, 0, static_cast<int>(j + 1));
-      }
-      // publish the solve form (L with inverted diagonal tiles) for the tiles below
-      if (j + 1 < tt) {
-        double2* dst = reinterpret_cast<double2*>(forms + j * (kTileNb * kTileLd));
-        const double2* src = reinterpret_cast<const double2*>(ls);
-        for (int e = tid; e < kTileNb * kTileLd / 2; e += kTileThreads) dst[e] = src[e];
-      }
-      // the solves below need only the published form: release them before writing L_jj
+      const int nt_done = sint[7] & kTileFlagDone;
+      if (!nt_done) continue;
+      load_form(j);
+      __syncthreads();
+      solve(xbuf, i, j, nt_done, false);
       __threadfence();
       __syncthreads();
       if (tid == 0) {
-        st_release(flag_of(j, j), nt_done);
-        atomicSub(sm_critical, 1);
+        st_release(flag_of(i, j), 1);
         GF_TILED_TRACE(tix, 4);
-      }
-      // L_jj over A_jj, tile by tile (36 tiles over 8 warps)
-      for (int e = warp; e < kTileSub * (kTileSub + 1) / 2; e += kTileSub) {
-        int ti = 0;
-        while ((ti + 1) * (ti + 2) / 2 <= e) ++ti;
-        const int tj = e - ti * (ti + 1) / 2;
-        if (tj >= nt_done) continue;
-        const int li = 8 * ti + r, lj = 8 * tj + 2 * q;
-        const double2 x = *reinterpret_cast<const double2*>(ti == tj ? ldiag + 64 * ti + 8 * r + 2 * q
-                                                                      : ls + li * kTileLd + lj);
-        const std::int64_t gi = c0 + li, gj = c0 + lj;
-        if (gi < n && lj <= li) a[gi + gj * lda] = static_cast<T>(x.x);
-        if (gi < n && lj + 1 <= li) a[gi + (gj + 1) * lda] = static_cast<T>(x.y);
       }
       continue;
     }
 
-    // off-diagonal: wait for L_jj, then solve the 64 rows (warp w: rows 8w … 8w + 7), left-looking
-    // per 8-column tile: X_k = (B_k − Σ_{m<k} X_m·L_kmᵀ)·L_kk⁻ᵀ
-    if (tid == 0) {
-      sint[7] = wait_flag(flag_of(j, j), abort, j);
-      if (critical_task && sint[7]) atomicAdd(sm_critical, 1);
-      GF_TILED_TRACE(tix, 3);
-    }
-    __syncthreads();
-    const int nt_done = sint[7];
-    if (!nt_done) continue;
-    {
-      const double2* src = reinterpret_cast<const double2*>(forms + j * (kTileNb * kTileLd));
-      double2* dst = reinterpret_cast<double2*>(ls);
-      for (int e = tid; e < kTileNb * kTileLd / 2; e += kTileThreads) dst[e] = __ldcg(src + e);
-    }
-    __syncthreads();
-    {
-      const std::int64_t row = r0 + 8 * warp + r;
-      const bool rvalid = row < n;
-      T* arow = a + (rvalid ? row : 0) + c0 * lda;
-      double2 b[kTileSub];  // this warp's 8 rows: B tiles, then −X tiles in operand layout
+    // diagonal task j: A_jj's updates by columns < j − 1, then the chain L_{j−1,j−1} → L_{j,j−1} →
+    // L_jj in this CTA (critical, no more waits): the solve of tile (j, j − 1), whose updates task
+    // (j, j − 1) handed over, the update of A_jj by it from shared memory, and the factor. The solve
+    // belongs to column j − 1: it is done even when L_{j−1,j−1} failed (its columns before the
+    // failure), then the task stops.
+    if (ab && j - 1 > ab - 1) continue;
+    double acc[4][4];
+    int prev_done = kTileSub;  // 8-column tiles of L_{j−1,j−1} usable for the solve
+    if (j > 0) {
+      init_acc(acc, j, j);
+      if (!accumulate(acc, j, j, j - 1, j - 1, false, tix)) continue;
+      acc_to_smem(acc, xbuf);
+      if (tid == 0) {
+        GF_TILED_TRACE(tix, 2);
+        sint[6] = wait_flag(updated + j, abort, j - 1);
+      }
+      __syncthreads();
+      if (!sint[6]) continue;
+      {  // A_{j,j−1} with its updates into `sub`
+        const double2* src = reinterpret_cast<const double2*>(forms + (tt + j) * (kTileNb * kTileLd));
+        for (int e = tid; e < kTileNb * kTileNb / 2; e += kTileThreads)
+          *reinterpret_cast<double2*>(sub + (e / (kTileNb / 2)) * kTileLd + 2 * (e % (kTileNb / 2))) = __ldcg(src + e);
+      }
+      if (tid == 0) {
+        sint[7] = wait_flag(flag_of(j - 1, j - 1), abort, j - 1);
+        if (sint[7]) atomicAdd(sm_critical, 1);
+        GF_TILED_TRACE(tix, 3);
+      }
+      __syncthreads();
+      const int prev_flag = sint[7];
+      if (!prev_flag) continue;
+      prev_done = prev_flag & kTileFlagDone;
+      load_form(j - 1);
+      __syncthreads();
+      solve(sub, j, j - 1, prev_done, true);  // L_{j,j−1} over A and over `sub`
+      __threadfence();
+      __syncthreads();
+      if (tid == 0) st_release(flag_of(j, j - 1), 1);
+      if (prev_flag & kTileFlagFailed) {  // L_{j−1,j−1} failed: column j is undefined
+        if (tid == 0) atomicSub(sm_critical, 1);
+        continue;
+      }
+      // A_jj −= L_{j,j−1}·L_{j,j−1}ᵀ from shared memory, then A_jj into ls
 #pragma unroll
-      for (int c = 0; c < kTileSub; ++c)
-        b[c] = *reinterpret_cast<const double2*>(xbuf + (8 * warp + r) * kTileLd + 8 * c + 2 * q);
-      double2 x;
+      for (int nt = 0; nt < 4; ++nt) {
+        const double* p = xbuf + (rg + r) * kTileLd + cg + 8 * nt + 2 * q;
+        acc[nt][0] = p[0], acc[nt][1] = p[1], acc[nt][2] = p[8 * kTileLd], acc[nt][3] = p[8 * kTileLd + 1];
+      }
+      {
+        const double* ap = sub + (rg + r) * kTileLd + q;
+        const double* bp = sub + (cg + r) * kTileLd + q;
 #pragma unroll
-      for (int k = 0; k < kTileSub; ++k) {
-        if (k < nt_done) {
-          double2 s1 = b[k], s2 = make_double2(0.0, 0.0);
-          const double* bk = ls + (8 * k + r) * kTileLd + q;
+        for (int k0 = 0; k0 < kTileNb; k0 += 8) {
+          const double a0 = -ap[k0], a1 = -ap[8 * kTileLd + k0], a2 = -ap[k0 + 4], a3 = -ap[8 * kTileLd + k0 + 4];
 #pragma unroll
-          for (int mm = 0; mm < k; ++mm) {
-            dmma_m8n8k4((mm & 1) ? s2 : s1, b[mm].x, bk[8 * mm]);
-            dmma_m8n8k4((mm & 1) ? s2 : s1, b[mm].y, bk[8 * mm + 4]);
-          }
-          s1.x += s2.x;
-          s1.y += s2.y;
-          double a0, a1;
-          acc_to_operand(s1, r, q, a0, a1);
-          x = make_double2(0.0, 0.0);
-          dmma_m8n8k4(x, a0, bk[8 * k]);
-          dmma_m8n8k4(x, a1, bk[8 * k + 4]);
-          const int c = 8 * k + 2 * q;
-          if (rvalid) {
-            arow[c * lda] = static_cast<T>(x.x);
-            arow[(c + 1) * lda] = static_cast<T>(x.y);
-          }
-          acc_to_operand(x, r, q, a0, a1);
-          b[k] = make_double2(-a0, -a1);  // −X_k in operand layout
+          for (int nt = 0; nt < 4; ++nt)
+            dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[8 * nt * kTileLd + k0], bp[8 * nt * kTileLd + k0 + 4]);
         }
       }
+      __syncthreads();  // ls still holds the form of L_{j−1,j−1}
+    } else {
+      init_acc(acc, 0, 0);
+      if (tid == 0) {
+        atomicAdd(sm_critical, 1);
+        GF_TILED_TRACE(tix, 3);
+      }
     }
+    acc_to_smem(acc, ls);
+
+    // factor in shared memory: the phases of potrf_panel_kernel with 8 tile rows
+    const std::int64_t c0 = kTileNb * j;
+    for (int e = tid; e < kTileSub * 64; e += kTileThreads) ldiag[e] = 0.0;
+    if (tid < 2) sint[2 + tid] = 0;
+    __syncthreads();
+    if (warp == 0) {
+      const int f = factor_invert_tile<kTileLd>(ls, ldiag, lane);
+      if (f && lane == 0) sint[2] = f;
+    }
+    __syncthreads();
+    double lp0 = 0.0, lp1 = 0.0;
+    int fail = 0, nt_done = kTileSub;
+    for (int k = 0; k < kTileSub; ++k) {
+      fail = sint[2 + (k & 1)];
+      if (warp > k) {
+        double* roww = ls + (8 * warp + r) * kTileLd + 2 * q;
+        if (k > 0) {
+          const double* b = ls + r * kTileLd + 8 * (k - 1) + q;
+          int jj = k;
+          for (; jj + 1 < warp; jj += 2) {
+            double2* t0 = reinterpret_cast<double2*>(roww + 8 * jj);
+            double2 x0 = t0[0], x1 = t0[4];
+            const double* b0 = b + 8 * jj * kTileLd;
+            const double* b1 = b0 + 8 * kTileLd;
+            const double c00 = b0[0], c01 = b0[4], c10 = b1[0], c11 = b1[4];
+            dmma_m8n8k4(x0, lp0, c00);
+            dmma_m8n8k4(x1, lp0, c10);
+            dmma_m8n8k4(x0, lp1, c01);
+            dmma_m8n8k4(x1, lp1, c11);
+            t0[0] = x0;
+            t0[4] = x1;
+          }
+          if (jj < warp) {
+            double2* t0 = reinterpret_cast<double2*>(roww + 8 * jj);
+            double2 x0 = t0[0];
+            const double* b0 = b + 8 * jj * kTileLd;
+            dmma_m8n8k4(x0, lp0, b0[0]);
+            dmma_m8n8k4(x0, lp1, b0[4]);
+            t0[0] = x0;
+          }
+        }
+        double2* tk = reinterpret_cast<double2*>(roww + 8 * k);
+        double a0, a1;
+        acc_to_operand(*tk, r, q, a0, a1);
+        const double* inv = ls + (8 * k + r) * kTileLd + 8 * k + q;
+        double2 x = make_double2(0.0, 0.0);
+        dmma_m8n8k4(x, a0, inv[0]);
+        dmma_m8n8k4(x, a1, inv[4]);
+        *tk = x;
+        acc_to_operand(x, r, q, a0, a1);
+        lp0 = -a0;
+        lp1 = -a1;
+        if (!fail) {
+          double2* tw = reinterpret_cast<double2*>(roww + 8 * warp);
+          double2 d = *tw;
+          dmma_m8n8k4(d, lp0, a0);
+          dmma_m8n8k4(d, lp1, a1);
+          *tw = d;
+          if (warp == k + 1) {
+            __syncwarp();
+            const int f = factor_invert_tile<kTileLd>(ls + 8 * warp * kTileLd + 8 * warp, ldiag + 64 * warp, lane);
+            if (f && lane == 0) sint[2 + ((k + 1) & 1)] = 8 * warp + f;
+          }
+        }
+      }
+      __syncthreads();
+      if (fail) {
+        nt_done = k + 1;
+        break;
+      }
+    }
+    if (fail && tid == 0) {
+      if (st->info == 0)
+        atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull, static_cast<unsigned long long>(c0 + fail));
+      atomicCAS(abort, 0, static_cast<int>(j + 1));
+    }
+    // publish the solve form (L with inverted diagonal tiles) for the tiles below
+    if (j + 1 < tt) {
+      double2* dst = reinterpret_cast<double2*>(forms + j * (kTileNb * kTileLd));
+      const double2* src = reinterpret_cast<const double2*>(ls);
+      for (int e = tid; e < kTileNb * kTileLd / 2; e += kTileThreads) dst[e] = src[e];
+    }
+    // the solves below need only the published form: release them before writing L_jj
     __threadfence();
     __syncthreads();
     if (tid == 0) {
-      st_release(flag_of(i, j), 1);
-      if (critical_task) atomicSub(sm_critical, 1);
+      st_release(flag_of(j, j), nt_done | (fail ? kTileFlagFailed : 0));
+      atomicSub(sm_critical, 1);
       GF_TILED_TRACE(tix, 4);
+    }
+    // L_jj over A_jj, tile by tile (36 tiles over 8 warps)
+    for (int e = warp; e < kTileSub * (kTileSub + 1) / 2; e += kTileSub) {
+      int ti = 0;
+      while ((ti + 1) * (ti + 2) / 2 <= e) ++ti;
+      const int tj = e - ti * (ti + 1) / 2;
+      if (tj >= nt_done) continue;
+      const int li = 8 * ti + r, lj = 8 * tj + 2 * q;
+      const double2 x = *reinterpret_cast<const double2*>(ti == tj ? ldiag + 64 * ti + 8 * r + 2 * q
+                                                                    : ls + li * kTileLd + lj);
+      const std::int64_t gi = c0 + li, gj = c0 + lj;
+      if (gi < n && lj <= li) a[gi + gj * lda] = static_cast<T>(x.x);
+      if (gi < n && lj + 1 <= li) a[gi + (gj + 1) * lda] = static_cast<T>(x.y);
     }
   }
 }

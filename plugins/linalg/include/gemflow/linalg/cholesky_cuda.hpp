@@ -68,8 +68,9 @@ enum class CholeskyAlgo {
               ///< the rest of the trailing update runs on a low-priority one
   tiled,      ///< 64×64 tiles, one persistent launch, dependencies through flags, every product on
               ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
-              ///< tiled_kernels.cuh. Fastest of these below n ≈ 7k (H200: 1.08–1.28× cuSOLVER at
-              ///< 1k–6k, docs/performance.md). Workspace about n·35 KiB + n²/2048 ints. fp32_mode
+              ///< tiled_kernels.cuh. Fastest of these below n ≈ 6k (H200: 1.19–1.30× cuSOLVER
+              ///< dpotrf at 1k–5k; fp32 data 1.0–1.2× spotrf at 2k–8k with 4–5× smaller backward
+              ///< error; docs/performance.md). Workspace about n·70 KiB + n²/2048 ints. fp32_mode
               ///< must be exact (std::invalid_argument otherwise); the other options are ignored.
 };
 
