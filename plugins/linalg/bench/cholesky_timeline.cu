@@ -3,7 +3,7 @@
 // per step kind the summed time since the previous event on the same stream. The tables of
 // docs/performance.md ("TF32 everywhere, our triangular solves") come from this program.
 //
-//   linalg_bench_cholesky_timeline [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C]]
+//   linalg_bench_cholesky_timeline [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async]]
 //
 // --tiled: the persistent tiled kernel instead (CholeskyAlgo::tiled, fp64): the global timer at
 // each step of every task (GF_TILED_TRACE), then the critical chain per tile column (flag
@@ -62,7 +62,9 @@ __device__ unsigned long long* gf_tiled_trace_buf = nullptr;
 
 double g_tiled_slope = 0.0625;
 int g_tiled_ctas = 0;
+bool g_tiled_async = true;
 #define GF_TILED_SLOPE g_tiled_slope
+#define GF_TILED_ASYNC g_tiled_async
 #define GF_TILED_CTAS_PER_SM g_tiled_ctas
 
 #include "cholesky.cu"
@@ -160,7 +162,8 @@ void tiled_timeline(long long n) {
     ck(cudaEventSynchronize(e1), "sync");
     float ms = 0;
     ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
-    std::printf("tiled n = %lld, slope %.4f, CTAs per SM %d: %.3f ms%s%s\n", n, g_tiled_slope, g_tiled_ctas, ms,
+    std::printf("tiled n = %lld, slope %.4f, CTAs per SM %d%s: %.3f ms%s%s\n", n, g_tiled_slope, g_tiled_ctas,
+                g_tiled_async ? "" : ", no cp.async", ms,
                 rep == 2 ? " (traced)" : "", st.ok() ? "" : "  !! not ok");
   }
   std::vector<unsigned long long> h(static_cast<std::size_t>(kTiledSlots * tasks));
@@ -232,8 +235,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--tiled")) tiled = true;
     else if (!std::strcmp(argv[i], "--slope") && i + 1 < argc) g_tiled_slope = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--ctas-per-sm") && i + 1 < argc) g_tiled_ctas = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--no-async")) g_tiled_async = false;
     else {
-      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C]]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async]]\n", argv[0]);
       return 1;
     }
   }

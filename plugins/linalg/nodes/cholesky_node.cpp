@@ -61,7 +61,7 @@ class CholeskyNode final : public Node {
                             "Pivot order: columns pivot, row (0-based); empty when not pivoted"};
   DeviceParam device{this};
   Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU; on CUDA tiled below n = 6144 (fp64) or 8192 (fp32), else lookahead. lapack: CPU "
+      this, "auto: lapack on the CPU; on CUDA tiled below n = 8704 (fp64) or 8192 (fp32), else lookahead. lapack: CPU "
             "(dpotrf). blocked, recursive, cusolver, lookahead, tiled: CUDA only (see linalg/cholesky_cuda.hpp). "
             "Pivoted: auto or lapack");
   Choice<Prec> precision{this, "precision", Prec::Fp64, {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}},

@@ -32,7 +32,7 @@ struct Placement {
 /// or kTiledAutoLimitFp32 (fp32, factored in fp64 arithmetic), else lookahead; the mixed solve's
 /// TF32 factor is always the lookahead. H200 measurements in docs/performance.md ("Persistent
 /// tiled kernel").
-inline constexpr std::size_t kTiledAutoLimit = 6144;
+inline constexpr std::size_t kTiledAutoLimit = 8704;
 inline constexpr std::size_t kTiledAutoLimitFp32 = 8192;
 [[nodiscard]] CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision);
 

@@ -66,7 +66,7 @@ class SpdSolveNode final : public Node {
   Output<Table> report{this, "report", "One row: residuals, forward error, algorithm, device, precision, timings"};
   DeviceParam device{this};
   Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU; on CUDA tiled below n = 6144 (fp64) or 8192 (fp32), else lookahead (mixed: "
+      this, "auto: lapack on the CPU; on CUDA tiled below n = 8704 (fp64) or 8192 (fp32), else lookahead (mixed: "
             "always). lapack: CPU "
             "(dpotrf). blocked, recursive, cusolver, lookahead, tiled: CUDA only (see linalg/cholesky_cuda.hpp); "
             "mixed precision on CUDA needs auto, lookahead or recursive");

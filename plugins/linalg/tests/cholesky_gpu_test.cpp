@@ -412,6 +412,48 @@ TEST_F(GpuCholeskyTest, TiledWithManyMoreTasksThanCtas) {
   EXPECT_LE(b, 10.0 * b0) << "tiled: beta " << b << ", cuSOLVER " << b0;
 }
 
+// Regression (review): the task order must be topological, so the persistent tiled kernel
+// completes on any number of CTAs. A sub-diagonal task once came before the diagonal task whose
+// output it waits for: one CTA deadlocked (here: a ctest timeout). Both update pipelines (lda
+// even: cp.async; odd: register-staged), a partial last tile, and a failure (info 517) on one CTA.
+TEST_F(GpuCholeskyTest, TiledCompletesOnOneCta) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 1000;  // 16 tile rows, 136 tasks
+  const auto a = random_spd(n, 0.5);
+  std::vector<double> ref = a;
+  ASSERT_EQ(lapack_potrf(ref, n), 0);
+  const double beta_lapack = backward_error<double>(a, ref, n, n);
+  for (std::int64_t lda : {n, n + 1})
+    for (std::int64_t ctas : {1, 2, 3}) {
+      auto h = to_padded<double>(a, n, lda);
+      Dev<double> d(h.size());
+      d.put(h);
+      CholeskyOptions o;
+      o.algo = CholeskyAlgo::tiled;
+      o.tiled_ctas = ctas;
+      const auto st = chol.factor(d.p, n, lda, o);
+      ASSERT_EQ(st.info, 0) << "lda " << lda << ", " << ctas << " CTAs";
+      EXPECT_LE(backward_error<double>(a, d.get(), n, lda), 10.0 * std::max(beta_lapack, eps<double>()))
+          << "lda " << lda << ", " << ctas << " CTAs";
+    }
+  std::vector<double> m;
+  const auto bad = not_spd(n, 517, &m);
+  for (std::int64_t ctas : {1, 2}) {
+    auto h = to_padded<double>(bad, n, n);
+    Dev<double> d(h.size());
+    d.put(h);
+    CholeskyOptions o;
+    o.algo = CholeskyAlgo::tiled;
+    o.tiled_ctas = ctas;
+    EXPECT_EQ(chol.factor(d.p, n, n, o).info, 517) << ctas << " CTAs";
+  }
+  CholeskyOptions o;
+  o.algo = CholeskyAlgo::tiled;
+  o.tiled_ctas = -1;
+  Dev<double> d(1);
+  EXPECT_THROW((void)chol.factor(d.p, 1, 1, o), std::invalid_argument);
+}
+
 template <class T>
 void check_not_spd() {
   gc::GpuCholesky chol(nullptr);

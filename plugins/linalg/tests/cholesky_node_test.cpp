@@ -182,7 +182,7 @@ TEST(CholeskyNode, AutoOnCudaPicksTiledForSmallFactors) {
   EXPECT_EQ(linalg::auto_cuda_algorithm(2003, SolvePrecision::fp64), CholAlgo::Tiled);
   EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit - 1, SolvePrecision::fp64), CholAlgo::Tiled);
   EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit, SolvePrecision::fp64), CholAlgo::Lookahead);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit, SolvePrecision::fp32), CholAlgo::Tiled);
+  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimitFp32 - 1, SolvePrecision::fp32), CholAlgo::Tiled);
   EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimitFp32, SolvePrecision::fp32), CholAlgo::Lookahead);
   EXPECT_EQ(linalg::auto_cuda_algorithm(2003, SolvePrecision::mixed), CholAlgo::Lookahead);
 }

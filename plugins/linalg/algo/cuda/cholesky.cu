@@ -29,6 +29,9 @@
 #ifndef GF_TILED_CTAS_PER_SM
 #define GF_TILED_CTAS_PER_SM 0
 #endif
+#ifndef GF_TILED_ASYNC
+#define GF_TILED_ASYNC true  // the cp.async update pipeline where the layout allows it
+#endif
 
 // Timeline hook: linalg_bench_cholesky_timeline (bench/cholesky_timeline.cu) includes this file
 // with it defined to record a CUDA event on `stream` after the named step; a no-op in the library.
@@ -520,15 +523,28 @@ struct Factor {
     GF_CUDA_TRY(cudaMemcpyAsync(order, ctx.tile_order.data(), sizeof(int2) * static_cast<std::size_t>(tasks),
                                 cudaMemcpyHostToDevice, stream));
     GF_CUDA_TRY(cudaMemsetAsync(state, 0, sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tt)), stream));
-    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_tiled_kernel<T>, tiled_smem_bytes()));
-    int sms = 0, per_sm = 0;
-    GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device));
-    GF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, potrf_tiled_kernel<T>, kTileThreads,
-                                                              tiled_smem_bytes()));
-    if (GF_TILED_CTAS_PER_SM > 0) per_sm = std::min(per_sm, int{GF_TILED_CTAS_PER_SM});
-    const unsigned grid = unsigned(std::clamp<std::int64_t>(tasks, 1, std::int64_t{std::max(sms, 1)} * std::max(per_sm, 1)));
-    potrf_tiled_kernel<T><<<grid, kTileThreads, tiled_smem_bytes(), stream>>>(a, lda, n, tt, state, order, forms,
-                                                                              ctx.status);
+    // the cp.async pipeline needs 16-byte aligned column pairs: fp64, lda even, a 16-byte aligned
+    const bool async = std::is_same_v<T, double> && GF_TILED_ASYNC && lda % 2 == 0 &&
+                       reinterpret_cast<std::uintptr_t>(a) % 16 == 0;
+    const auto launch = [&](auto kernel) {
+      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(kernel, tiled_smem_bytes()));
+      int sms = 0, per_sm = 0;
+      GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device));
+      GF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTileThreads, tiled_smem_bytes()));
+      if (GF_TILED_CTAS_PER_SM > 0) per_sm = std::min(per_sm, int{GF_TILED_CTAS_PER_SM});
+      std::int64_t cap = std::int64_t{std::max(sms, 1)} * std::max(per_sm, 1);
+      if (opt.tiled_ctas > 0) cap = std::min(cap, opt.tiled_ctas);
+      const unsigned grid = unsigned(std::clamp<std::int64_t>(tasks, 1, cap));
+      kernel<<<grid, kTileThreads, tiled_smem_bytes(), stream>>>(a, lda, n, tt, state, order, forms, ctx.status);
+    };
+    if constexpr (std::is_same_v<T, double>) {
+      if (async)
+        launch(potrf_tiled_kernel<T, true>);
+      else
+        launch(potrf_tiled_kernel<T, false>);
+    } else {
+      launch(potrf_tiled_kernel<T, false>);
+    }
     GF_CUDA_CHECK_LAUNCH();
   }
 };
@@ -551,6 +567,8 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
                 : opt.panel == PanelAlgo::tiles        ? default_tiles_block(n, tf32_any)
                                                        : kDefaultLookaheadBlock;
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
+  if (opt.tiled_ctas < 0)
+    throw std::invalid_argument("GpuCholesky::factor: tiled_ctas = " + std::to_string(opt.tiled_ctas) + " < 0");
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
   if (opt.syrk_base <= 0) {  // TF32 modes: leaves are tensor-core squares (syrk_square), larger is better
     if (tf32_any)

@@ -12,7 +12,7 @@
 // potrf_panel_kernel, panel_kernels.cuh) and publish L_{j+1,j+1} with its inverted 8×8 diagonal
 // tiles. CTAs take tasks from one atomic counter in a topological order (tiled_task_order), so
 // every task waits only on tasks taken before it: no deadlock whatever the number of resident
-// CTAs. While a diagonal task runs its chain, the other CTA on its SM pauses between update
+// CTAs (one CTA included: a regression test). While a diagonal task runs its chain, the other CTA on its SM pauses between update
 // chunks (the factor took 14 µs alone and 18–27 µs beside an update). Measurements and limits:
 // docs/performance.md ("Persistent tiled kernel").
 //
@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "context.cuh"
@@ -50,6 +51,23 @@ constexpr int kTileLd = kTileNb + 4;        ///< row stride (doubles) of a facto
 constexpr int kTileKc = 32;                 ///< K columns per update chunk
 constexpr int kTileKcLd = kTileKc + 4;      ///< row stride of a chunk in shared memory (conflict-free fragments)
 
+/// kAsync update pipeline (fp64, lda even, 16-byte aligned matrix): chunks of kAsyncKc columns in
+/// kAsyncStages shared-memory stages, column-major ([column][row], stride kAsyncLd), filled by
+/// 16-byte cp.async.cg (L2 only: other CTAs' results are never read from a stale L1 line).
+constexpr int kAsyncKc = 16;
+constexpr int kAsyncStages = 4;
+constexpr int kAsyncLd = kTileNb + 4;
+
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
 /// Shared memory of potrf_tiled_kernel: two chunk buffers of L_ik and L_jk (2 × 64 × kTileKcLd
 /// each), aliased by the factor/solve buffers (64 × kTileLd, 8 diagonal tiles, 64 × kTileLd); then
 /// the diagonal task's first tile below (64 × kTileLd) and eight ints. 108.5 KiB: two CTAs per SM.
@@ -57,6 +75,7 @@ constexpr std::size_t tiled_smem_bytes() {
   constexpr std::size_t chunks = sizeof(double) * 2 * 2 * kTileNb * kTileKcLd;
   constexpr std::size_t factor = sizeof(double) * (2 * kTileNb * kTileLd + kTileSub * 64);
   static_assert(chunks == factor, "the sub-diagonal tile follows both");
+  static_assert(sizeof(double) * kAsyncStages * 2 * kAsyncKc * kAsyncLd <= chunks, "the kAsync stages fit");
   return chunks + sizeof(double) * kTileNb * kTileLd + 32;
 }
 
@@ -77,19 +96,22 @@ __host__ __device__ inline std::int64_t tiled_task_count(std::int64_t tt) { retu
 
 /// The order in which CTAs take the tasks: tile (i, j) by key j + slope·(i − j) (ties: column,
 /// then row), a wavefront that takes the next diagonal tiles before the far rows of the current
-/// column; the sub-diagonal tiles, which feed the chain, by key j − 1/2. With slope in [0, 1/4)
-/// this is a topological order of the dependencies, which is all the kernel needs to be
-/// deadlock-free: task (i, j) needs (i, k), (j, k) for k < j and (j, j), and j + s(i − j) >
-/// k + s(i − k), > k + s(j − k) when s < 1; task (j + 1, j) needs (j + 1, k), (j, k) for k < j,
-/// of keys ≤ j − 1 + 2s < j − 1/2; the diagonal task j needs (j, j − 1), of key j − 3/2.
+/// column. Any slope in [0, 1) makes it a topological order of the dependencies, which is all the
+/// kernel needs to be deadlock-free (a regression test runs it on one CTA). Task (i, j) waits for
+/// the flags of tiles (i, k) and (j, k), k < j, and for (j, j); each is set by a task of smaller
+/// key: tile (x, k) with x ≥ k + 2 by its own task, key k + s(x − k) < j + s(i − j) when s < 1;
+/// tile (k + 1, k) and (k, k) by the diagonal task of key k + 1 resp. k, ≤ j. The diagonal task
+/// j also waits for task (j, j − 1) (its updates), key j − 1 + s < j. (A sub-diagonal task taken
+/// before the diagonal task just above it would wait for that task's tile (j, j − 1): one CTA
+/// then deadlocks; review, 2026-11-30.)
 inline std::vector<int2> tiled_task_order(std::int64_t tt, double slope) {
   std::vector<int2> order;
   order.reserve(static_cast<std::size_t>(tiled_task_count(tt)));
   for (std::int64_t j = 0; j < tt; ++j)
     for (std::int64_t i = j; i < tt; ++i)
       order.push_back(make_int2(static_cast<int>(i), static_cast<int>(j)));
-  slope = std::clamp(slope, 0.0, 0.24);
-  const auto key = [slope](int2 t) { return t.x == t.y + 1 ? t.y - 0.5 : t.y + slope * (t.x - t.y); };
+  slope = std::clamp(slope, 0.0, 0.5);
+  const auto key = [slope](int2 t) { return t.y + slope * (t.x - t.y); };
   std::stable_sort(order.begin(), order.end(),
                    [&](int2 x, int2 y) { return key(x) < key(y); });  // stable: equal keys keep column-major order
   return order;
@@ -121,8 +143,9 @@ __device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std:
 /// zero at launch; order: the tiled_task_count(tt) tasks (tile row, column) in a topological order
 /// (tiled_task_order). forms: 2·tt slots of 64 × kTileLd doubles: slot j the factored diagonal tile
 /// j for the solves (inverted 8×8 diagonal tiles), slot tt + j tile (j, j − 1) with its updates. Grid: any number of CTAs of kTileThreads threads,
-/// tiled_smem_bytes() dynamic shared memory (at most two per SM: 128 registers).
-template <class T>
+/// tiled_smem_bytes() dynamic shared memory (at most two per SM: 128 registers). kAsync: the
+/// cp.async update pipeline, for T = double with lda even and a 16-byte aligned.
+template <class T, bool kAsync>
 __global__ void __launch_bounds__(kTileThreads, 2)
     potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
                        double* forms, DeviceStatus* st) {
@@ -134,6 +157,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   double* sub = chunk + 2 * 2 * kTileNb * kTileKcLd;  // [64 × kTileLd]: the first tile below, then its L
   // task, abort word, failing pivots of the factor phases (two slots), flag waits (four slots)
   int* sint = reinterpret_cast<int*>(tiled_smem_raw + tiled_smem_bytes() - 32);
+  static_assert(!kAsync || std::is_same_v<T, double>, "the cp.async pipeline copies fp64");
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int r = lane >> 2, q = lane & 3;
   unsigned int* next = reinterpret_cast<unsigned int*>(state);
@@ -221,6 +245,81 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     __syncthreads();  // ls and xbuf alias the chunk buffers
     return true;
   };
+  // accumulate with the kAsync pipeline: the same products in chunks of kAsyncKc columns, up to
+  // kAsyncStages − 1 chunks in flight (no register staging)
+  const auto accumulate_async = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
+                                    std::int64_t col, bool low_priority, std::int64_t tix) {
+    constexpr int kPerTile = kTileNb / kAsyncKc, kStage = 2 * kAsyncKc * kAsyncLd;
+    const std::int64_t nchunks = kPerTile * kend;
+    if (nchunks == 0) return true;
+    const bool same = ti == tj;
+    const auto issue = [&](std::int64_t ch) {
+      double* stage = chunk + (ch % kAsyncStages) * kStage;  // L_{ti,k} columns, then L_{tj,k} columns
+#pragma unroll
+      for (int u = 0; u < kAsyncKc * kTileNb / 2 / kTileThreads; ++u) {
+        const int p = tid + u * kTileThreads, c = p / (kTileNb / 2), row = 2 * (p % (kTileNb / 2));
+        const std::int64_t gc = kAsyncKc * ch + c;
+#pragma unroll
+        for (int op = same ? 1 : 0; op < 2; ++op) {
+          const std::int64_t gr = kTileNb * (op ? tj : ti) + row;
+          const int bytes = gr + 1 < n ? 16 : (gr < n ? 8 : 0);
+          cp_async16(stage + op * (kAsyncKc * kAsyncLd) + c * kAsyncLd + row, a + (bytes ? gr : 0) + gc * lda, bytes);
+        }
+      }
+    };
+    if (tid == 0) sint[6] = wait_flag(flag_of(ti, 0), abort, col) && wait_flag(flag_of(tj, 0), abort, col);
+    __syncthreads();
+    if (!sint[6]) return false;
+#pragma unroll
+    for (int c = 0; c < kAsyncStages - 1; ++c) {  // chunks of k = 0 (kPerTile ≥ kAsyncStages − 1)
+      issue(c);
+      cp_async_commit();
+    }
+    for (std::int64_t ch = 0; ch < nchunks; ++ch) {
+      cp_async_wait<kAsyncStages - 2>();  // this thread's copies of chunk ch have landed
+      const std::int64_t cn = ch + kAsyncStages - 1;  // the chunk to issue in this step
+      int* ok = sint + 4 + (ch & 1);
+      if (tid == 0) {
+        *ok = 1;
+        if (low_priority)
+          while (ld_acquire(sm_critical) > 0) __nanosleep(128);
+        if (cn < nchunks && cn % kPerTile == 0) {
+          const std::int64_t k = cn / kPerTile;
+          *ok = wait_flag(flag_of(ti, k), abort, col) && wait_flag(flag_of(tj, k), abort, col);
+          if (k + 1 == kend) GF_TILED_TRACE(tix, 1);
+        }
+      }
+      __syncthreads();  // chunk ch visible to all; chunk ch − 1's stage free
+      if (!*ok) {
+        cp_async_wait<0>();
+        __syncthreads();
+        return false;
+      }
+      if (cn < nchunks) issue(cn);
+      cp_async_commit();
+      const double* stage = chunk + (ch % kAsyncStages) * kStage;
+      const double* ap = stage + (same ? kAsyncKc * kAsyncLd : 0) + q * kAsyncLd + rg + r;
+      const double* bp = stage + kAsyncKc * kAsyncLd + q * kAsyncLd + cg + r;
+#pragma unroll
+      for (int k0 = 0; k0 < kAsyncKc; k0 += 8) {
+        const double a0 = -ap[k0 * kAsyncLd], a1 = -ap[k0 * kAsyncLd + 8], a2 = -ap[(k0 + 4) * kAsyncLd],
+                     a3 = -ap[(k0 + 4) * kAsyncLd + 8];
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+          dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[k0 * kAsyncLd + 8 * nt], bp[(k0 + 4) * kAsyncLd + 8 * nt]);
+      }
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // ls and xbuf alias the stages
+    return true;
+  };
+  const auto update = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend, std::int64_t col,
+                          bool low_priority, std::int64_t tix) {
+    if constexpr (kAsync)
+      return accumulate_async(acc, ti, tj, kend, col, low_priority, tix);
+    else
+      return accumulate(acc, ti, tj, kend, col, low_priority, tix);
+  };
   // the accumulator to shared memory (row-major, stride kTileLd)
   const auto acc_to_smem = [&](const double(&acc)[4][4], double* dst) {
 #pragma unroll
@@ -299,7 +398,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       if (ab && j > ab - 1) continue;  // after a failed diagonal tile: skip
       double acc[4][4];
       init_acc(acc, i, j);
-      if (!accumulate(acc, i, j, j, j, i > j + 1, tix)) continue;  // the sub-diagonal tile feeds the chain
+      if (!update(acc, i, j, j, j, i > j + 1, tix)) continue;  // the sub-diagonal tile feeds the chain
       if (tid == 0) GF_TILED_TRACE(tix, 2);
       if (i == j + 1) {  // in fp64 (also for fp32 data), row-major 64 × 64
         double* dst = forms + (tt + i) * (kTileNb * kTileLd);
@@ -347,7 +446,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     int prev_done = kTileSub;  // 8-column tiles of L_{j−1,j−1} usable for the solve
     if (j > 0) {
       init_acc(acc, j, j);
-      if (!accumulate(acc, j, j, j - 1, j - 1, false, tix)) continue;
+      if (!update(acc, j, j, j - 1, j - 1, false, tix)) continue;
       acc_to_smem(acc, xbuf);
       if (tid == 0) {
         GF_TILED_TRACE(tix, 2);

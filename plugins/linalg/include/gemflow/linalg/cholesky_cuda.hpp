@@ -68,9 +68,10 @@ enum class CholeskyAlgo {
               ///< the rest of the trailing update runs on a low-priority one
   tiled,      ///< 64×64 tiles, one persistent launch, dependencies through flags, every product on
               ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
-              ///< tiled_kernels.cuh. Fastest of these below n ≈ 6k (H200: 1.19–1.30× cuSOLVER
-              ///< dpotrf at 1k–5k; fp32 data 1.0–1.2× spotrf at 2k–8k with 4–5× smaller backward
-              ///< error; docs/performance.md). Workspace about n·70 KiB + n²/2048 ints. fp32_mode
+              ///< tiled_kernels.cuh. Fastest of these below n ≈ 9k (H200: 1.31–1.61× cuSOLVER
+              ///< dpotrf at 1k–6k, 1.13× at 8k; fp32 data 1.0–1.2× spotrf at 2k–8k with 4–5×
+              ///< smaller backward error; docs/performance.md). Workspace about n·70 KiB + n²/2048
+              ///< ints. fp32_mode
               ///< must be exact (std::invalid_argument otherwise); the other options are ignored.
 };
 
@@ -114,6 +115,9 @@ struct CholeskyOptions {
   /// below n = 12288, else 2048; with library panels 2048.
   std::int64_t block = 0;
   PanelAlgo panel = PanelAlgo::automatic;  ///< lookahead only
+  /// tiled: at most this many CTAs (0: as many as fit on the device, two per SM). Fewer leave SMs
+  /// to other work; any count ≥ 1 completes (the task order is topological).
+  std::int64_t tiled_ctas = 0;
 };
 
 /// Outcome of a factorisation, with LAPACK's INFO convention.
