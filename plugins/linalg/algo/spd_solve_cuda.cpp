@@ -62,7 +62,8 @@ cuda::CholeskyAlgo to_cuda(SpdAlgorithm a) {
     case SpdAlgorithm::tiled: return cuda::CholeskyAlgo::tiled;
     case SpdAlgorithm::lapack: break;
   }
-  throw std::invalid_argument("spd_solve_cuda: algorithm lapack runs on the CPU (use blocked, recursive, cusolver, lookahead or tiled)");
+  throw std::invalid_argument(
+      "spd_solve_cuda: algorithm lapack runs on the CPU (use blocked, recursive, cusolver, lookahead or tiled)");
 }
 
 const char* algo_name(SpdAlgorithm a) {

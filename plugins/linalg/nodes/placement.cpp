@@ -62,7 +62,8 @@ Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlg
   if (requested == CholAlgo::Lapack) {
     if (req->kind == DeviceRequest::Kind::Cuda)
       throw InputError("parameter 'algorithm': lapack runs on the CPU, but the device is '" + request +
-                       "'; use algorithm auto, blocked, recursive, cusolver, lookahead or tiled on CUDA, or device cpu");
+                       "'; use algorithm auto, blocked, recursive, cusolver, lookahead or tiled on CUDA, or device "
+                       "cpu");
     if (req->kind == DeviceRequest::Kind::Auto) ctx.info("device auto with algorithm lapack: using cpu");
     ctx.record("device_used", std::string("cpu"));
     return p;

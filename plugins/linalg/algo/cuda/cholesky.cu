@@ -627,7 +627,8 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   const std::size_t tiled_state_bytes =
       opt.algo == CholeskyAlgo::tiled ? align_up(sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tiles))) : 0;
   const std::size_t tiled_order_bytes =
-      opt.algo == CholeskyAlgo::tiled ? align_up(sizeof(int2) * static_cast<std::size_t>(tiled_task_count(tiles))) : 0;
+      opt.algo == CholeskyAlgo::tiled ? align_up(sizeof(int2) * static_cast<std::size_t>(tiled_task_count(tiles)))
+                                      : 0;
   const std::size_t tiled_forms_bytes =
       opt.algo == CholeskyAlgo::tiled
           ? align_up(sizeof(double) * 2 * static_cast<std::size_t>(tiles) * kTileNb * kTileLd)

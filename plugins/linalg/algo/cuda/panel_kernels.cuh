@@ -139,6 +139,90 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
   return fail;
 }
 
+/// Factors the 8·nt × 8·nt block held (lower part) in shared memory at ls (row stride Ld) in place,
+/// warp w owning tile row w (warps ≥ nt idle). Right-looking over tile columns with one barrier
+/// each: in phase k every warp w > k applies column k − 1 to its tiles (m8n8k4 DMMA), solves
+/// L_wk = A_wk·L_kk⁻ᵀ with the inverted diagonal tile, applies column k to its own diagonal tile,
+/// and warp k + 1, whose diagonal tile is then complete, factors it in registers and inverts it
+/// (factor_invert_tile). Afterwards ls holds L with the inverted 8×8 diagonal tiles (what a
+/// triangular solve needs) and ldiag the diagonal tiles of L. Preconditions (after a barrier):
+/// ldiag zero, s_fail[0] = s_fail[1] = 0. Returns 0 or the failing pivot (1-based within the
+/// block); nt_done = the tile columns that are usable (all, or up to the failing one, whose
+/// columns before the failure are complete). Every thread of the CTA must call it.
+template <int Ld>
+__device__ __forceinline__ int factor_block_phases(double* ls, double* ldiag, int* s_fail, int nt, int warp, int lane,
+                                                   int& nt_done) {
+  const int r = lane >> 2, q = lane & 3;
+  nt_done = nt;
+  if (warp == 0) {
+    const int f = factor_invert_tile<Ld>(ls, ldiag, lane);
+    if (f && lane == 0) s_fail[0] = f;
+  }
+  __syncthreads();
+  double lp0 = 0.0, lp1 = 0.0;  // −L_{w,k−1} as an A operand
+  int fail = 0;
+  for (int k = 0; k < nt; ++k) {
+    fail = s_fail[k & 1];  // the factor of tile k
+    if (warp > k && warp < nt) {
+      double* roww = ls + (8 * warp + r) * Ld + 2 * q;
+      if (k > 0) {  // column k − 1 into tiles (w, j), k ≤ j < w, two independent tiles at a time
+        const double* b = ls + r * Ld + 8 * (k - 1) + q;
+        int j = k;
+        for (; j + 1 < warp; j += 2) {
+          double2* t0 = reinterpret_cast<double2*>(roww + 8 * j);
+          double2 x0 = t0[0], x1 = t0[4];
+          const double* b0 = b + 8 * j * Ld;
+          const double* b1 = b0 + 8 * Ld;
+          const double c00 = b0[0], c01 = b0[4], c10 = b1[0], c11 = b1[4];
+          dmma_m8n8k4(x0, lp0, c00);
+          dmma_m8n8k4(x1, lp0, c10);
+          dmma_m8n8k4(x0, lp1, c01);
+          dmma_m8n8k4(x1, lp1, c11);
+          t0[0] = x0;
+          t0[4] = x1;
+        }
+        if (j < warp) {
+          double2* t0 = reinterpret_cast<double2*>(roww + 8 * j);
+          double2 x0 = t0[0];
+          const double* b0 = b + 8 * j * Ld;
+          dmma_m8n8k4(x0, lp0, b0[0]);
+          dmma_m8n8k4(x0, lp1, b0[4]);
+          t0[0] = x0;
+        }
+      }
+      double2* tk = reinterpret_cast<double2*>(roww + 8 * k);
+      double a0, a1;
+      acc_to_operand(*tk, r, q, a0, a1);
+      const double* inv = ls + (8 * k + r) * Ld + 8 * k + q;  // B(q, r) = L_kk⁻¹(r, q)
+      double2 x = make_double2(0.0, 0.0);
+      dmma_m8n8k4(x, a0, inv[0]);
+      dmma_m8n8k4(x, a1, inv[4]);
+      *tk = x;
+      acc_to_operand(x, r, q, a0, a1);  // L_wk(r, q), L_wk(r, 4 + q): also the B operand of L_wkᵀ
+      lp0 = -a0;
+      lp1 = -a1;
+      if (!fail) {
+        double2* tw = reinterpret_cast<double2*>(roww + 8 * warp);
+        double2 acc = *tw;
+        dmma_m8n8k4(acc, lp0, a0);
+        dmma_m8n8k4(acc, lp1, a1);
+        *tw = acc;
+        if (warp == k + 1) {
+          __syncwarp();
+          const int f = factor_invert_tile<Ld>(ls + 8 * warp * Ld + 8 * warp, ldiag + 64 * warp, lane);
+          if (f && lane == 0) s_fail[(k + 1) & 1] = 8 * warp + f;
+        }
+      }
+    }
+    __syncthreads();
+    if (fail) {
+      nt_done = k + 1;  // the failing tile column: its leading columns are complete
+      break;
+    }
+  }
+  return fail;
+}
+
 /// a: the diagonal block (kb×kb, ld lda) with the m panel rows below it; offset: its global
 /// column (for info). w (nullptr: none): a pending update of the same kb + m rows × kb columns
 /// (ld ldw), added to a as it is read (the caller's GEMM wrote the whole panel's update there in
@@ -206,72 +290,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   // its own diagonal tile, and warp k + 1, whose diagonal tile is then complete, factors it.
   const int nt = (kb + 7) / 8;
   int nt_done = nt;  // tile columns whose L (and inverted diagonal tile) are usable
-  if (warp == 0) {
-    const int f = factor_invert_tile(ls, ldiag, lane);
-    if (f && lane == 0) s_fail[0] = f;
-  }
-  __syncthreads();
-  double lp0 = 0.0, lp1 = 0.0;  // −L_{w,k−1} as an A operand
-  int fail = 0;
-  for (int k = 0; k < nt; ++k) {
-    fail = s_fail[k & 1];  // the factor of tile k
-    if (warp > k && warp < nt) {
-      double* roww = ls + (8 * warp + r) * kPanelLd + 2 * q;
-      if (k > 0) {  // column k − 1 into tiles (w, j), k ≤ j < w, two independent tiles at a time
-        const double* b = ls + r * kPanelLd + 8 * (k - 1) + q;
-        int j = k;
-        for (; j + 1 < warp; j += 2) {
-          double2* t0 = reinterpret_cast<double2*>(roww + 8 * j);
-          double2 x0 = t0[0], x1 = t0[4];
-          const double* b0 = b + 8 * j * kPanelLd;
-          const double* b1 = b0 + 8 * kPanelLd;
-          const double c00 = b0[0], c01 = b0[4], c10 = b1[0], c11 = b1[4];
-          dmma_m8n8k4(x0, lp0, c00);
-          dmma_m8n8k4(x1, lp0, c10);
-          dmma_m8n8k4(x0, lp1, c01);
-          dmma_m8n8k4(x1, lp1, c11);
-          t0[0] = x0;
-          t0[4] = x1;
-        }
-        if (j < warp) {
-          double2* t0 = reinterpret_cast<double2*>(roww + 8 * j);
-          double2 x0 = t0[0];
-          const double* b0 = b + 8 * j * kPanelLd;
-          dmma_m8n8k4(x0, lp0, b0[0]);
-          dmma_m8n8k4(x0, lp1, b0[4]);
-          t0[0] = x0;
-        }
-      }
-      double2* tk = reinterpret_cast<double2*>(roww + 8 * k);
-      double a0, a1;
-      acc_to_operand(*tk, r, q, a0, a1);
-      const double* inv = ls + (8 * k + r) * kPanelLd + 8 * k + q;  // B(q, r) = L_kk⁻¹(r, q)
-      double2 x = make_double2(0.0, 0.0);
-      dmma_m8n8k4(x, a0, inv[0]);
-      dmma_m8n8k4(x, a1, inv[4]);
-      *tk = x;
-      acc_to_operand(x, r, q, a0, a1);  // L_wk(r, q), L_wk(r, 4 + q): also the B operand of L_wkᵀ
-      lp0 = -a0;
-      lp1 = -a1;
-      if (!fail) {
-        double2* tw = reinterpret_cast<double2*>(roww + 8 * warp);
-        double2 acc = *tw;
-        dmma_m8n8k4(acc, lp0, a0);
-        dmma_m8n8k4(acc, lp1, a1);
-        *tw = acc;
-        if (warp == k + 1) {
-          __syncwarp();
-          const int f = factor_invert_tile(ls + 8 * warp * kPanelLd + 8 * warp, ldiag + 64 * warp, lane);
-          if (f && lane == 0) s_fail[(k + 1) & 1] = 8 * warp + f;
-        }
-      }
-    }
-    __syncthreads();
-    if (fail) {
-      nt_done = k + 1;  // the failing tile column: its leading columns are complete
-      break;
-    }
-  }
+  const int fail = factor_block_phases<kPanelLd>(ls, ldiag, s_fail, nt, warp, lane, nt_done);
   if (*s_writer) {  // tile by tile: 136 tiles over 16 warps, each store four 64-byte pieces
     if (fail && tid == 0 && st->info == 0)
       atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull, static_cast<unsigned long long>(offset + fail));

@@ -12,9 +12,15 @@
 // potrf_panel_kernel, panel_kernels.cuh) and publish L_{j+1,j+1} with its inverted 8×8 diagonal
 // tiles. CTAs take tasks from one atomic counter in a topological order (tiled_task_order), so
 // every task waits only on tasks taken before it: no deadlock whatever the number of resident
-// CTAs (one CTA included: a regression test). While a diagonal task runs its chain, the other CTA on its SM pauses between update
-// chunks (the factor took 14 µs alone and 18–27 µs beside an update). Measurements and limits:
-// docs/performance.md ("Persistent tiled kernel").
+// CTAs (one CTA included: a regression test). While a diagonal task runs its chain, the other
+// CTA on its SM pauses between update chunks (the factor took 14 µs alone and 18–27 µs beside an
+// update). Measurements and limits: docs/performance.md ("Persistent tiled kernel").
+//
+// Publishing: the CTA's stores, a barrier, then thread 0 fences and sets the flag with a release
+// store (the barrier orders the other threads' stores before it at CTA scope, and the release is
+// cumulative at GPU scope: the pattern of cooperative groups' grid sync); consumers acquire the
+// flag in thread 0, pass a barrier and read with ld.global.cg / cp.async.cg (L2, never a stale L1
+// line).
 //
 // Sources: tile algorithms with dataflow scheduling (Buttari, Langou, Kurzak & Dongarra, "A class
 // of parallel tiled linear algebra algorithms for multicore architectures", Parallel Computing 35
@@ -35,6 +41,7 @@
 #include "context.cuh"
 #include "panel_kernels.cuh"
 #include "potrf_kernels.cuh"
+#include "sync.cuh"
 
 // Timeline hook: linalg_bench_cholesky_timeline --tiled defines it (thread 0 of the task's CTA
 // records the global timer at step `slot` of task t); a no-op in the library.
@@ -117,14 +124,23 @@ inline std::vector<int2> tiled_task_order(std::int64_t tt, double slope) {
   return order;
 }
 
-__device__ __forceinline__ int ld_acquire(const int* p) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
+/// acc −= A·Bᵀ over K columns, A and B row-major in shared memory (row stride Ld): this warp's rows
+/// rg + g, rg + g + 8 of A and cg + 8nt + g of B, in the m16n8k8 accumulator layout of acc
+/// (g = r = lane / 4, t = q = lane % 4).
+template <int Ld, int K>
+__device__ __forceinline__ void mma_nt_sub(double (&acc)[4][4], const double* a, const double* b, int rg, int cg,
+                                           int r, int q) {
+  const double* ap = a + (rg + r) * Ld + q;
+  const double* bp = b + (cg + r) * Ld + q;
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 8) {
+    const double a0 = -ap[k0], a1 = -ap[8 * Ld + k0], a2 = -ap[k0 + 4], a3 = -ap[8 * Ld + k0 + 4];
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+      dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[8 * nt * Ld + k0], bp[8 * nt * Ld + k0 + 4]);
+  }
 }
-__device__ __forceinline__ void st_release(int* p, int v) {
-  asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
+
 __device__ __forceinline__ double ldcg(const double* p) { return __ldcg(p); }
 __device__ __forceinline__ double ldcg(const float* p) { return static_cast<double>(__ldcg(p)); }
 
@@ -142,9 +158,10 @@ __device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std:
 /// a: the n×n matrix (lower, column-major, lda); tt = ⌈n/64⌉. state: tiled_state_ints(tt) ints,
 /// zero at launch; order: the tiled_task_count(tt) tasks (tile row, column) in a topological order
 /// (tiled_task_order). forms: 2·tt slots of 64 × kTileLd doubles: slot j the factored diagonal tile
-/// j for the solves (inverted 8×8 diagonal tiles), slot tt + j tile (j, j − 1) with its updates. Grid: any number of CTAs of kTileThreads threads,
-/// tiled_smem_bytes() dynamic shared memory (at most two per SM: 128 registers). kAsync: the
-/// cp.async update pipeline, for T = double with lda even and a 16-byte aligned.
+/// j for the solves (inverted 8×8 diagonal tiles), slot tt + j tile (j, j − 1) with its updates.
+/// Grid: any number of CTAs of kTileThreads threads, tiled_smem_bytes() dynamic shared memory (at
+/// most two per SM: 128 registers). kAsync: the cp.async update pipeline, for T = double with lda
+/// even and a 16-byte aligned.
 template <class T, bool kAsync>
 __global__ void __launch_bounds__(kTileThreads, 2)
     potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
@@ -232,15 +249,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       __syncthreads();
       if (!*ok) return false;
       if (more) load(ch + 1);
-      const double* ap = (same ? bufb : bufa) + (rg + r) * kTileKcLd + q;
-      const double* bp = bufb + (cg + r) * kTileKcLd + q;
-#pragma unroll
-      for (int k0 = 0; k0 < kTileKc; k0 += 8) {
-        const double a0 = -ap[k0], a1 = -ap[8 * kTileKcLd + k0], a2 = -ap[k0 + 4], a3 = -ap[8 * kTileKcLd + k0 + 4];
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
-          dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[8 * nt * kTileKcLd + k0], bp[8 * nt * kTileKcLd + k0 + 4]);
-      }
+      mma_nt_sub<kTileKcLd, kTileKc>(acc, same ? bufb : bufa, bufb, rg, cg, r, q);
     }
     __syncthreads();  // ls and xbuf alias the chunk buffers
     return true;
@@ -408,9 +417,9 @@ __global__ void __launch_bounds__(kTileThreads, 2)
           *reinterpret_cast<double2*>(p) = make_double2(acc[nt][0], acc[nt][1]);
           *reinterpret_cast<double2*>(p + 8 * kTileNb) = make_double2(acc[nt][2], acc[nt][3]);
         }
-        __threadfence();
         __syncthreads();
         if (tid == 0) {
+          __threadfence();
           st_release(updated + i, 1);
           GF_TILED_TRACE(tix, 4);
         }
@@ -427,9 +436,9 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       load_form(j);
       __syncthreads();
       solve(xbuf, i, j, nt_done, false);
-      __threadfence();
       __syncthreads();
       if (tid == 0) {
+        __threadfence();
         st_release(flag_of(i, j), 1);
         GF_TILED_TRACE(tix, 4);
       }
@@ -471,9 +480,11 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       load_form(j - 1);
       __syncthreads();
       solve(sub, j, j - 1, prev_done, true);  // L_{j,j−1} over A and over `sub`
-      __threadfence();
       __syncthreads();
-      if (tid == 0) st_release(flag_of(j, j - 1), 1);
+      if (tid == 0) {
+        __threadfence();
+        st_release(flag_of(j, j - 1), 1);
+      }
       if (prev_flag & kTileFlagFailed) {  // L_{j−1,j−1} failed: column j is undefined
         if (tid == 0) atomicSub(sm_critical, 1);
         continue;
@@ -484,17 +495,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
         const double* p = xbuf + (rg + r) * kTileLd + cg + 8 * nt + 2 * q;
         acc[nt][0] = p[0], acc[nt][1] = p[1], acc[nt][2] = p[8 * kTileLd], acc[nt][3] = p[8 * kTileLd + 1];
       }
-      {
-        const double* ap = sub + (rg + r) * kTileLd + q;
-        const double* bp = sub + (cg + r) * kTileLd + q;
-#pragma unroll
-        for (int k0 = 0; k0 < kTileNb; k0 += 8) {
-          const double a0 = -ap[k0], a1 = -ap[8 * kTileLd + k0], a2 = -ap[k0 + 4], a3 = -ap[8 * kTileLd + k0 + 4];
-#pragma unroll
-          for (int nt = 0; nt < 4; ++nt)
-            dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[8 * nt * kTileLd + k0], bp[8 * nt * kTileLd + k0 + 4]);
-        }
-      }
+      mma_nt_sub<kTileLd, kTileNb>(acc, sub, sub, rg, cg, r, q);
       __syncthreads();  // ls still holds the form of L_{j−1,j−1}
     } else {
       init_acc(acc, 0, 0);
@@ -510,72 +511,8 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     for (int e = tid; e < kTileSub * 64; e += kTileThreads) ldiag[e] = 0.0;
     if (tid < 2) sint[2 + tid] = 0;
     __syncthreads();
-    if (warp == 0) {
-      const int f = factor_invert_tile<kTileLd>(ls, ldiag, lane);
-      if (f && lane == 0) sint[2] = f;
-    }
-    __syncthreads();
-    double lp0 = 0.0, lp1 = 0.0;
-    int fail = 0, nt_done = kTileSub;
-    for (int k = 0; k < kTileSub; ++k) {
-      fail = sint[2 + (k & 1)];
-      if (warp > k) {
-        double* roww = ls + (8 * warp + r) * kTileLd + 2 * q;
-        if (k > 0) {
-          const double* b = ls + r * kTileLd + 8 * (k - 1) + q;
-          int jj = k;
-          for (; jj + 1 < warp; jj += 2) {
-            double2* t0 = reinterpret_cast<double2*>(roww + 8 * jj);
-            double2 x0 = t0[0], x1 = t0[4];
-            const double* b0 = b + 8 * jj * kTileLd;
-            const double* b1 = b0 + 8 * kTileLd;
-            const double c00 = b0[0], c01 = b0[4], c10 = b1[0], c11 = b1[4];
-            dmma_m8n8k4(x0, lp0, c00);
-            dmma_m8n8k4(x1, lp0, c10);
-            dmma_m8n8k4(x0, lp1, c01);
-            dmma_m8n8k4(x1, lp1, c11);
-            t0[0] = x0;
-            t0[4] = x1;
-          }
-          if (jj < warp) {
-            double2* t0 = reinterpret_cast<double2*>(roww + 8 * jj);
-            double2 x0 = t0[0];
-            const double* b0 = b + 8 * jj * kTileLd;
-            dmma_m8n8k4(x0, lp0, b0[0]);
-            dmma_m8n8k4(x0, lp1, b0[4]);
-            t0[0] = x0;
-          }
-        }
-        double2* tk = reinterpret_cast<double2*>(roww + 8 * k);
-        double a0, a1;
-        acc_to_operand(*tk, r, q, a0, a1);
-        const double* inv = ls + (8 * k + r) * kTileLd + 8 * k + q;
-        double2 x = make_double2(0.0, 0.0);
-        dmma_m8n8k4(x, a0, inv[0]);
-        dmma_m8n8k4(x, a1, inv[4]);
-        *tk = x;
-        acc_to_operand(x, r, q, a0, a1);
-        lp0 = -a0;
-        lp1 = -a1;
-        if (!fail) {
-          double2* tw = reinterpret_cast<double2*>(roww + 8 * warp);
-          double2 d = *tw;
-          dmma_m8n8k4(d, lp0, a0);
-          dmma_m8n8k4(d, lp1, a1);
-          *tw = d;
-          if (warp == k + 1) {
-            __syncwarp();
-            const int f = factor_invert_tile<kTileLd>(ls + 8 * warp * kTileLd + 8 * warp, ldiag + 64 * warp, lane);
-            if (f && lane == 0) sint[2 + ((k + 1) & 1)] = 8 * warp + f;
-          }
-        }
-      }
-      __syncthreads();
-      if (fail) {
-        nt_done = k + 1;
-        break;
-      }
-    }
+    int nt_done = kTileSub;
+    const int fail = factor_block_phases<kTileLd>(ls, ldiag, sint + 2, kTileSub, warp, lane, nt_done);
     if (fail && tid == 0) {
       if (st->info == 0)
         atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull, static_cast<unsigned long long>(c0 + fail));
@@ -588,9 +525,9 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       for (int e = tid; e < kTileNb * kTileLd / 2; e += kTileThreads) dst[e] = src[e];
     }
     // the solves below need only the published form: release them before writing L_jj
-    __threadfence();
     __syncthreads();
     if (tid == 0) {
+      __threadfence();
       st_release(flag_of(j, j), nt_done | (fail ? kTileFlagFailed : 0));
       atomicSub(sm_critical, 1);
       GF_TILED_TRACE(tix, 4);

@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "sync.cuh"
+
 namespace gemflow::linalg::cuda::detail {
 
 constexpr int kTrsvB = 128;                 ///< rows per block
@@ -31,15 +33,6 @@ constexpr std::size_t trsv_smem_bytes() {
   return sizeof(float) * kTrsvB * kTrsvInvLd + sizeof(double) * (kTrsvGroups + 1) * kTrsvB + 16;
 }
 constexpr std::size_t trsv_invert_smem_bytes() { return sizeof(float) * 2 * kTrsvB * kTrsvInvLd; }
-
-__device__ __forceinline__ unsigned trsv_ld_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void trsv_st_release(unsigned* p, unsigned v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
 
 /// inv (nblk blocks of kTrsvB² floats, column-major, ld kTrsvB) = the inverses of the diagonal
 /// blocks of L (n×n, ld ldl); the last block is padded with the identity. One CTA of kTrsvB
@@ -145,8 +138,8 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
     const auto wait_for = [&](int at_least) {
       __syncthreads();  // s_ready of the previous round has been read by every thread
       if (t == 0) {
-        int v = static_cast<int>(trsv_ld_acquire(progress));
-        while (v < at_least) v = static_cast<int>(trsv_ld_acquire(progress));
+        int v = static_cast<int>(ld_acquire(progress));
+        while (v < at_least) v = static_cast<int>(ld_acquire(progress));
         s_ready = v;
       }
       __syncthreads();
@@ -208,7 +201,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   __syncthreads();
   // the barrier orders the block's stores before thread 0's release store (cumulative at GPU
   // scope), as in CUTLASS's GenericBarrier::arrive_inc
-  if (t == 0) trsv_st_release(progress, static_cast<unsigned>(pos + 1));
+  if (t == 0) st_release(progress, static_cast<unsigned>(pos + 1));
 }
 
 }  // namespace gemflow::linalg::cuda::detail

@@ -1,0 +1,26 @@
+#pragma once
+// GPU-scope flags between the CTAs of one persistent launch (the tiled Cholesky, the triangular
+// solves): a producer stores its results, passes a barrier, and one thread publishes with a release
+// store; a consumer thread acquires the flag, then its CTA passes a barrier and reads the results
+// through L2 (ld.global.cg / cp.async.cg), never from a stale L1 line. PTX ISA, memory consistency
+// model: release/acquire patterns at .gpu scope, barriers at CTA scope, causality order transitive.
+#include <cuda_runtime.h>
+
+namespace gemflow::linalg::cuda::detail {
+
+__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ int ld_acquire(const int* p) {
+  return static_cast<int>(ld_acquire(reinterpret_cast<const unsigned*>(p)));
+}
+__device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_release(int* p, int v) {
+  st_release(reinterpret_cast<unsigned*>(p), static_cast<unsigned>(v));
+}
+
+}  // namespace gemflow::linalg::cuda::detail
