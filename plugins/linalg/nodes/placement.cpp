@@ -53,7 +53,7 @@ CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision) {
 }
 
 Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
-                            const std::string& node, std::size_t n, SolvePrecision precision) {
+                            const std::string& node, std::size_t n, SolvePrecision precision, bool pivoted) {
   const std::string request = ctx.device_override().empty() ? device.requested() : ctx.device_override();
   const auto req = DeviceRequest::parse(request);
   if (!req) throw InputError("parameter 'device': '" + request + "' is not a device (auto, cpu, cuda, cuda:N)");
@@ -71,12 +71,16 @@ Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlg
   p.dev = device.resolve(ctx);  // DeviceError when a requested CUDA device is absent
   if (requested == CholAlgo::Auto) {
     p.algo = p.dev.is_cuda() ? auto_cuda_algorithm(n, precision) : CholAlgo::Lapack;
-    ctx.info("algorithm auto: " + (p.dev.is_cuda() ? algo_name(p.algo) + " (GPU)" : std::string("lapack (CPU)")));
+    ctx.info("algorithm auto: " + (!p.dev.is_cuda() ? std::string("lapack (CPU)")
+                                   : pivoted        ? std::string("factor_pivoted (GPU, dpstf2 steps)")
+                                                    : algo_name(p.algo) + " (GPU)"));
   } else if (!p.dev.is_cuda()) {
-    throw DeviceError(node + ": algorithm '" + algo_name(requested) + "' runs on a CUDA GPU, but the device " +
+    const std::string from = ctx.device_override().empty() ? "" : " (from --device)";
+    throw DeviceError(node + ": parameter 'algorithm': algorithm '" + algo_name(requested) +
+                      "' runs on a CUDA GPU, but the device " +
                       (req->kind == DeviceRequest::Kind::Auto ? "auto resolved to cpu (no CUDA device found)"
-                                                              : "is '" + request + "'") +
-                      "; use algorithm lapack or auto for the CPU");
+                                                              : "is '" + request + "'" + from) +
+                      "; use algorithm lapack or auto on the CPU, or run on a machine with a CUDA GPU");
   }
   if (p.dev.is_cuda() && !spd_solve_cuda_built())
     throw DeviceError(node + ": device " + p.dev.str() + " requested but the linalg plugin was built without CUDA");

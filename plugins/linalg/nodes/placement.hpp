@@ -39,9 +39,11 @@ inline constexpr std::size_t kTiledAutoLimitFp32 = 8192;
 /// Resolves `device` (with the run's --device override) and `requested`: lapack runs on the CPU
 /// (InputError with a CUDA device), the other algorithms on CUDA (DeviceError when the device is
 /// the CPU or the plugin has no CUDA), auto picks lapack or auto_cuda_algorithm(n, precision)
-/// and says so. `node` is the node type, for the messages.
+/// and says so (pivoted: GpuCholesky::factor_pivoted on CUDA, named as such). `node` is the node
+/// type, for the messages.
 [[nodiscard]] Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
-                                          const std::string& node, std::size_t n, SolvePrecision precision);
+                                          const std::string& node, std::size_t n, SolvePrecision precision,
+                                          bool pivoted = false);
 
 /// The first (i, j), i > j, with |a_ij − a_ji| > 4ε·max(|a_ij| + |a_ji|, √|a_ii·a_jj|), or
 /// nothing: symmetric to rounding, entrywise (a matrix computed as B Bᵀ or expanded from

@@ -46,12 +46,12 @@ class SpdSolveNode final : public Node {
                    "CUDA also the transfers and the stream/cuBLAS/cuSOLVER handle set-up, which dominate for small "
                    "n: benchmark the algorithms with linalg's bench, not with this column).\n"
                    "CPU: LAPACK dpotrf + dpotrs (fp64), spotrf + spotrs (fp32), spotrf + fp64 refinement with an "
-                   "fp64 fallback like LAPACK dsposv (mixed). CUDA: GpuCholesky factor (blocked, recursive or "
-                   "cuSOLVER or lookahead) + cuBLAS trsm; mixed: GpuCholesky::solve_mixed (lookahead or recursive fp32 "
+                   "fp64 fallback like LAPACK dsposv (mixed). CUDA: GpuCholesky factor (blocked, recursive, "
+                   "cuSOLVER, lookahead or tiled) + cuBLAS trsm; mixed: GpuCholesky::solve_mixed (lookahead or recursive fp32 "
                    "factor in 1×TF32, escalated to 3×TF32 when its refinement stalls, before the fp64 fallback).\n"
                    "Errors: not square, not symmetric, NaN/Inf, rhs rows ≠ n; not positive definite names the "
-                   "leading minor k that fails; a GPU algorithm on the CPU or lapack on CUDA; device cuda without a "
-                   "device. Never falls back to the CPU silently: device auto logs its choice.\n"
+                   "leading minor k that fails; a GPU algorithm on the CPU or lapack on CUDA; precision mixed with "
+                   "algorithm blocked, cusolver or tiled; device cuda without a device. Never falls back to the CPU silently: device auto logs its choice.\n"
                    "Device memory: n² + 2·n·k doubles (fp32: floats) plus the factorisation's workspace. "
                    "Determinism: deterministic for a given BLAS build / device and library version.\n"
                    "Sources: LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; Higham, Accuracy and Stability "
@@ -66,10 +66,10 @@ class SpdSolveNode final : public Node {
   Output<Table> report{this, "report", "One row: residuals, forward error, algorithm, device, precision, timings"};
   DeviceParam device{this};
   Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU; on CUDA tiled below n = 8704 (fp64) or 8192 (fp32), else lookahead (mixed: "
-            "always). lapack: CPU "
-            "(dpotrf). blocked, recursive, cusolver, lookahead, tiled: CUDA only (see linalg/cholesky_cuda.hpp); "
-            "mixed precision on CUDA needs auto, lookahead or recursive");
+      this, "auto: lapack on the CPU; on CUDA tiled below n = 8704 (fp64) or 8192 (fp32), else lookahead "
+            "(precision mixed: always lookahead). lapack: CPU (dpotrf). blocked, recursive, cusolver, lookahead, "
+            "tiled: CUDA only (see gemflow/linalg/cholesky_cuda.hpp); precision mixed takes auto, lapack (CPU), "
+            "lookahead or recursive (CUDA)");
   Choice<Prec> precision{this, "precision", Prec::Fp64,
                          {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}, {Prec::Mixed, "mixed"}},
                          {.doc = "fp64; fp32 (factor and solve in single, no refinement: ρ ≈ 1e-7 at best); "
@@ -114,13 +114,17 @@ class SpdSolveNode final : public Node {
     const SolvePrecision prec = *precision == Prec::Fp64   ? SolvePrecision::fp64
                                 : *precision == Prec::Fp32 ? SolvePrecision::fp32
                                                            : SolvePrecision::mixed;
+    // wrong on every device (these algorithms run on CUDA only, where the mixed solve factors with
+    // the lookahead or the recursive algorithm): said before the device is looked at (QA)
+    if (prec == SolvePrecision::mixed &&
+        (*algorithm == CholAlgo::Blocked || *algorithm == CholAlgo::Cusolver || *algorithm == CholAlgo::Tiled))
+      throw InputError("parameter 'algorithm' = " + algo_name(*algorithm) +
+                       " cannot run precision mixed: the mixed solve factors in fp32 with the lookahead or the "
+                       "recursive algorithm on CUDA (GpuCholesky::solve_mixed) or with LAPACK on the CPU; use "
+                       "algorithm auto, lookahead, recursive or lapack");
     const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.spd_solve", n, prec);
     const CholAlgo algo = place.algo;
     const Device& dev = place.dev;
-    if (dev.is_cuda() && prec == SolvePrecision::mixed && algo != CholAlgo::Recursive && algo != CholAlgo::Lookahead)
-      throw InputError("parameter 'algorithm': precision mixed on CUDA uses GpuCholesky::solve_mixed, whose fp32 "
-                       "factor is the lookahead or the recursive algorithm; use algorithm auto, lookahead or "
-                       "recursive, not " + algo_name(algo));
     // η of an fp64 solution does not go below about ε = 2⁻⁵³: a smaller tolerance is never met and
     // would run every step, then fall back to fp64 (QA: tolerance 0)
     constexpr double kEps = 0x1p-53;

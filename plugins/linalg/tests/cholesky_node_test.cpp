@@ -2,6 +2,7 @@
 // outputs against the factorisation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -104,6 +105,12 @@ TEST(CholeskyNode, PivotedGivesRankColumnsAndPermutation) {
   f.node->set_param("pivoted", true);
   gemflow::testing::RecordingContext ctx;
   f.node->execute(ctx);
+  // QA: auto on CUDA logged the plain factor's algorithm (tiled) for a pivoted factor
+  const std::string want = gemflow::cuda_device_count() > 0 ? "algorithm auto: factor_pivoted (GPU"
+                                                            : "algorithm auto: lapack (CPU)";
+  const auto infos = ctx.infos();
+  EXPECT_TRUE(std::any_of(infos.begin(), infos.end(), [&](const std::string& m) { return m.find(want) == 0; }))
+      << "no '" << want << "' among " << infos.size() << " info lines";
   const auto l = f.node->output("factor").as<Matrix<double>>();
   const auto perm = f.node->output("permutation").as<Table>();
   ASSERT_EQ(l->rows(), 4u);

@@ -340,6 +340,16 @@ TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
     EXPECT_NE(gemflow::testing::error_of(*node, ctx).find(part), std::string::npos)
         << gemflow::testing::error_of(*node, ctx);
   }
+  // QA: precision mixed with an algorithm it can never use is refused before the device is looked at
+  // (on a machine without a GPU, the missing device used to be the only error)
+  for (const char* dev : {"cpu", "cuda", "auto"})
+    for (const char* algo : {"blocked", "cusolver", "tiled"})
+      expect_error([&](Node& n) {
+        n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
+        n.set_param("precision", std::string("mixed"));
+        n.set_param("algorithm", std::string(algo));
+        n.set_param("device", std::string(dev));
+      }, std::string("parameter 'algorithm' = ") + algo + " cannot run precision mixed");
   // A GPU algorithm on the CPU, lapack on CUDA: refused, never rerouted.
   const Matrix<double> eye(2, 2, std::vector<double>{1, 0, 0, 1});
   expect_error([&](Node& n) {
@@ -347,6 +357,10 @@ TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
     n.set_param("algorithm", std::string("recursive"));
     n.set_param("device", std::string("cpu"));
   }, "algorithm 'recursive' runs on a CUDA GPU, but the device is 'cpu'");
+  expect_error([&](Node& n) {  // QA: say where the device came from when it is the run's --device
+    n.set_input("matrix", Value::make(eye));
+    n.set_param("algorithm", std::string("tiled"));
+  }, "algorithm 'tiled' runs on a CUDA GPU, but the device is 'cpu' (from --device)", "cpu");
   expect_error([&](Node& n) {
     n.set_input("matrix", Value::make(eye));
     n.set_param("algorithm", std::string("lapack"));

@@ -64,6 +64,10 @@ constexpr int kTileKcLd = kTileKc + 4;      ///< row stride of a chunk in shared
 constexpr int kAsyncKc = 16;
 constexpr int kAsyncStages = 4;
 constexpr int kAsyncLd = kTileNb + 4;
+// the prologue issues kAsyncStages − 1 chunks of the first K tile only (after its flag wait);
+// 16-byte destinations; whole rounds of copies per thread
+static_assert(kTileNb / kAsyncKc >= kAsyncStages - 1, "the prologue stays in K tile 0");
+static_assert(kAsyncLd % 2 == 0 && (kAsyncKc * kTileNb / 2) % kTileThreads == 0, "cp.async layout");
 
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -158,7 +162,8 @@ __device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std:
 /// a: the n×n matrix (lower, column-major, lda); tt = ⌈n/64⌉. state: tiled_state_ints(tt) ints,
 /// zero at launch; order: the tiled_task_count(tt) tasks (tile row, column) in a topological order
 /// (tiled_task_order). forms: 2·tt slots of 64 × kTileLd doubles: slot j the factored diagonal tile
-/// j for the solves (inverted 8×8 diagonal tiles), slot tt + j tile (j, j − 1) with its updates.
+/// j for the solves (inverted 8×8 diagonal tiles, row stride kTileLd), slot tt + j tile (j, j − 1)
+/// with its updates (row-major, stride 64).
 /// Grid: any number of CTAs of kTileThreads threads, tiled_smem_bytes() dynamic shared memory (at
 /// most two per SM: 128 registers). kAsync: the cp.async update pipeline, for T = double with lda
 /// even and a 16-byte aligned.
@@ -181,7 +186,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   int* abort = state + 1;
   int* critical = state + 2;  // per SM: critical tasks computing there now
   int* flags = state + 2 + kTiledSmSlots;
-  int* updated = flags + tt * (tt + 1) / 2;  // [j]: tile (j, j − 1) has all its updates, in A
+  int* updated = flags + tt * (tt + 1) / 2;  // [j]: tile (j, j − 1) has its updates, in forms slot tt + j
   unsigned smid;
   asm("mov.u32 %0, %%smid;" : "=r"(smid));
   int* sm_critical = critical + (smid % kTiledSmSlots);
@@ -203,7 +208,8 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   };
   // acc −= Σ_{k<kend} L_{ti,k}·L_{tj,k}ᵀ in chunks of kTileKc columns through shared memory (two
   // buffers, one barrier per chunk, the next chunk's loads in flight during the products). Waits for
-  // the operands' flags; false when a diagonal tile before column `col` failed. Ends with a barrier.
+  // the operands' flags; false when a diagonal tile before column `col` failed. Ends with a barrier
+  // when there was anything to read (kend > 0; the loop's first barrier covers kend = 0).
   const auto accumulate = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
                               std::int64_t col, bool low_priority, std::int64_t tix) {
     const std::int64_t nchunks = 2 * kend;
