@@ -61,11 +61,10 @@ __device__ unsigned long long* gf_tiled_trace_buf = nullptr;
   } while (0)
 
 double g_tiled_slope = 0.0625;
-int g_tiled_ctas = 0;
+int g_tiled_ctas = 0;  // per SM, 0: as many as fit (CholeskyOptions::tiled_ctas = this × SMs)
 bool g_tiled_async = true;
 #define GF_TILED_SLOPE g_tiled_slope
 #define GF_TILED_ASYNC g_tiled_async
-#define GF_TILED_CTAS_PER_SM g_tiled_ctas
 
 #include "cholesky.cu"
 #include "test_utils.cu"
@@ -148,6 +147,9 @@ void tiled_timeline(long long n) {
   gc::fill_random_symmetric(pristine, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
   gc::CholeskyOptions o;
   o.algo = gc::CholeskyAlgo::tiled;
+  int sms = 0;
+  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attr");
+  o.tiled_ctas = static_cast<std::int64_t>(g_tiled_ctas) * sms;
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   ck(cudaEventCreate(&e0), "event");
   ck(cudaEventCreate(&e1), "event");

@@ -22,12 +22,9 @@
 #include "tiled_kernels.cuh"
 
 // Tiled algorithm knobs, fixed in the library; linalg_bench_cholesky_timeline --tiled sweeps them:
-// the slope of the task order (tiled_task_order) and a cap on CTAs per SM (0: the occupancy).
+// the slope of the task order (tiled_task_order) and the cp.async update pipeline.
 #ifndef GF_TILED_SLOPE
 #define GF_TILED_SLOPE 0.0625
-#endif
-#ifndef GF_TILED_CTAS_PER_SM
-#define GF_TILED_CTAS_PER_SM 0
 #endif
 #ifndef GF_TILED_ASYNC
 #define GF_TILED_ASYNC true  // the cp.async update pipeline where the layout allows it
@@ -531,7 +528,6 @@ struct Factor {
       int sms = 0, per_sm = 0;
       GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device));
       GF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTileThreads, tiled_smem_bytes()));
-      if (GF_TILED_CTAS_PER_SM > 0) per_sm = std::min(per_sm, int{GF_TILED_CTAS_PER_SM});
       std::int64_t cap = std::int64_t{std::max(sms, 1)} * std::max(per_sm, 1);
       if (opt.tiled_ctas > 0) cap = std::min(cap, opt.tiled_ctas);
       const unsigned grid = unsigned(std::clamp<std::int64_t>(tasks, 1, cap));
