@@ -132,6 +132,13 @@ Workflow load(const TempDir& dir, const std::string& text, const std::string& na
   return r.workflow ? *r.workflow : Workflow{};
 }
 
+/// Runs wf with the default options, writing into dir/out.
+RunResult run_in(const TempDir& dir, const Workflow& wf) {
+  RunOptions o;
+  o.out_dir = dir / "out";
+  return run_workflow(wf, registry(), o);
+}
+
 std::string read(const fs::path& f) {
   std::ifstream in(f, std::ios::binary);
   std::stringstream ss;
@@ -241,9 +248,7 @@ nodes:
   f: {type: test.fail, params: {message: "test.fail: stuck at step 3"}}
   g: {type: test.fail, params: {message: "other.type: kept"}}
 )");
-  RunOptions o;
-  o.out_dir = dir / "out";
-  const RunResult r = run_workflow(wf, registry(), o);
+  const RunResult r = run_in(dir, wf);
   EXPECT_EQ(r.nodes.at("f").error, "node 'f' (test.fail): stuck at step 3");
   EXPECT_EQ(r.nodes.at("g").error, "node 'g' (test.fail): other.type: kept");
 }
@@ -252,9 +257,7 @@ nodes:
 TEST(Executor, OutOfMemoryNamesTheNodeAndTheMemoryLeft) {
   TempDir dir;
   const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  big: {type: probe.greedy}\n");
-  RunOptions o;
-  o.out_dir = dir / "out";
-  const RunResult r = run_workflow(wf, registry(), o);
+  const RunResult r = run_in(dir, wf);
   EXPECT_EQ(r.nodes.at("big").state, NodeState::Failed);
   const std::string& e = r.nodes.at("big").error;
   EXPECT_EQ(e.rfind("node 'big' (probe.greedy): out of memory (std::bad_alloc); ", 0), 0u) << e;
@@ -472,9 +475,7 @@ TEST(Executor, ValidationErrorsRunNothing) {
                            dir / "w.yaml", registry());
   ASSERT_TRUE(lr.workflow);
   g_probe.executions = 0;
-  RunOptions o;
-  o.out_dir = dir / "out";
-  const RunResult r = run_workflow(*lr.workflow, registry(), o);
+  const RunResult r = run_in(dir, *lr.workflow);
   EXPECT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
   EXPECT_TRUE(r.nodes.empty());
   EXPECT_EQ(g_probe.executions.load(), 0);
@@ -494,9 +495,7 @@ nodes:
 links:
   - c.value -> good.value
 )");
-  RunOptions o;
-  o.out_dir = dir / "out";
-  const RunResult r = run_workflow(wf, registry(), o);
+  const RunResult r = run_in(dir, wf);
   EXPECT_EQ(r.nodes.at("bad").state, NodeState::Failed);
   EXPECT_THAT(r.nodes.at("bad").error, HasSubstr("failed midway through writing"));
   EXPECT_EQ(read(dir / "out" / "result.txt"), "previous result\n");  // untouched
@@ -600,9 +599,7 @@ TEST(Executor, OutputExtensionIsAValidationError) {
 TEST(Executor, WriteErrorsNameTheRealFile) {
   TempDir dir;
   const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  j: {type: probe.write_json, params: {fail: true}}\n");
-  RunOptions o;
-  o.out_dir = dir / "out";
-  const RunResult r = run_workflow(wf, registry(), o);
+  const RunResult r = run_in(dir, wf);
   EXPECT_EQ(r.nodes.at("j").state, NodeState::Failed);
   EXPECT_EQ(r.nodes.at("j").error, fmt::format("node 'j' (probe.write_json): cannot open {} for writing",
                                                (dir / "out" / "out.json").string()));
@@ -728,9 +725,7 @@ TEST(Executor, UnsetLinkedOutputFailsTheProducer) {
   TempDir dir;
   const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  l: {type: probe.lazy}\n  p: {type: probe.count}\n"
                                 "links: [l.out -> p.in]\n");
-  RunOptions o;
-  o.out_dir = dir / "out";
-  const RunResult r = run_workflow(wf, registry(), o);
+  const RunResult r = run_in(dir, wf);
   EXPECT_EQ(r.nodes.at("l").state, NodeState::Failed);
   EXPECT_EQ(r.nodes.at("l").error, "node 'l' (probe.lazy): output 'out' was not set (it feeds p.in)");
   EXPECT_EQ(r.nodes.at("p").state, NodeState::Skipped);

@@ -333,6 +333,12 @@ struct DeviceProbe {
     EXPECT_EQ(chol.factor(a.p, n, n, o).info, 0);
     return gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, nullptr);
   }
+  /// β of cuSOLVER potrf on the same matrix: the reference of the large-n tests.
+  double beta_cusolver() {
+    CholeskyOptions ref;
+    ref.algo = CholeskyAlgo::cusolver;
+    return beta(ref);
+  }
 };
 
 // Regression: one TF32 GEMM over K = n/2 lost the hi·lo corrections in the truncating
@@ -340,9 +346,7 @@ struct DeviceProbe {
 // within 10× of cuSOLVER spotrf's on the same matrix.
 TEST_F(GpuCholeskyTest, Tf32x3WithinTenfoldOfSpotrfAtLargeN) {
   DeviceProbe<float> probe(8192, 77);
-  CholeskyOptions ref;
-  ref.algo = CholeskyAlgo::cusolver;
-  const double b0 = probe.beta(ref);
+  const double b0 = probe.beta_cusolver();
   for (auto algo : {CholeskyAlgo::recursive, CholeskyAlgo::lookahead}) {
     CholeskyOptions o;
     o.algo = algo;
@@ -389,9 +393,7 @@ TEST_F(GpuCholeskyTest, Tf32x3LookaheadNarrowerThanOnePanel) {
 // capped at one CTA per SM (n = 17500: 136 strips below the first block on a 132-SM H200).
 TEST_F(GpuCholeskyTest, TilesPanelsWithMoreStripsThanSms) {
   DeviceProbe<double> probe(17500, 91);
-  CholeskyOptions ref;
-  ref.algo = CholeskyAlgo::cusolver;
-  const double b0 = probe.beta(ref);
+  const double b0 = probe.beta_cusolver();
   CholeskyOptions o;
   o.algo = CholeskyAlgo::lookahead;
   o.panel = gc::PanelAlgo::tiles;
@@ -403,9 +405,7 @@ TEST_F(GpuCholeskyTest, TilesPanelsWithMoreStripsThanSms) {
 // tasks for at most two CTAs per SM) with a partial last tile of 28 rows.
 TEST_F(GpuCholeskyTest, TiledWithManyMoreTasksThanCtas) {
   DeviceProbe<double> probe(17500, 92);
-  CholeskyOptions ref;
-  ref.algo = CholeskyAlgo::cusolver;
-  const double b0 = probe.beta(ref);
+  const double b0 = probe.beta_cusolver();
   CholeskyOptions o;
   o.algo = CholeskyAlgo::tiled;
   const double b = probe.beta(o);
@@ -423,29 +423,36 @@ TEST_F(GpuCholeskyTest, TiledCompletesOnOneCta) {
   std::vector<double> ref = a;
   ASSERT_EQ(lapack_potrf(ref, n), 0);
   const double beta_lapack = backward_error<double>(a, ref, n, n);
-  for (std::int64_t lda : {n, n + 1})
-    for (std::int64_t ctas : {1, 2, 3}) {
-      auto h = to_padded<double>(a, n, lda);
-      Dev<double> d(h.size());
-      d.put(h);
-      CholeskyOptions o;
-      o.algo = CholeskyAlgo::tiled;
-      o.tiled_ctas = ctas;
-      const auto st = chol.factor(d.p, n, lda, o);
-      ASSERT_EQ(st.info, 0) << "lda " << lda << ", " << ctas << " CTAs";
-      EXPECT_LE(backward_error<double>(a, d.get(), n, lda), 10.0 * std::max(beta_lapack, eps<double>()))
-          << "lda " << lda << ", " << ctas << " CTAs";
-    }
-  std::vector<double> m;
-  const auto bad = not_spd(n, 517, &m);
-  for (std::int64_t ctas : {1, 2}) {
-    auto h = to_padded<double>(bad, n, n);
+  // factors m (n×n, lower) with lda on `ctas` CTAs: the status and the factor
+  const auto factor_on = [&](const std::vector<double>& m, std::int64_t lda, std::int64_t ctas) {
+    auto h = to_padded<double>(m, n, lda);
     Dev<double> d(h.size());
     d.put(h);
     CholeskyOptions o;
     o.algo = CholeskyAlgo::tiled;
     o.tiled_ctas = ctas;
-    EXPECT_EQ(chol.factor(d.p, n, n, o).info, 517) << ctas << " CTAs";
+    const auto st = chol.factor(d.p, n, lda, o);
+    return std::pair{st, d.get()};
+  };
+  for (std::int64_t lda : {n, n + 1})
+    for (std::int64_t ctas : {1, 2, 3}) {
+      const auto [st, out] = factor_on(a, lda, ctas);
+      ASSERT_EQ(st.info, 0) << "lda " << lda << ", " << ctas << " CTAs";
+      EXPECT_LE(backward_error<double>(a, out, n, lda), 10.0 * std::max(beta_lapack, eps<double>()))
+          << "lda " << lda << ", " << ctas << " CTAs";
+    }
+  std::vector<double> m;  // the exact factor's columns before the failing minor
+  const auto bad = not_spd(n, 517, &m);
+  for (std::int64_t ctas : {1, 2}) {
+    const auto [st, out] = factor_on(bad, n, ctas);
+    EXPECT_EQ(st.info, 517) << ctas << " CTAs";
+    double worst = 0;
+    for (std::int64_t j = 0; j + 1 < 517; ++j)
+      for (std::int64_t i = j; i < n; ++i) {
+        const double e = std::abs(out[i + j * n] - m[i + j * n]);
+        if (!(e <= worst)) worst = e;  // NaN counts as worst
+      }
+    EXPECT_LE(worst, 100.0 * double(n) * eps<double>()) << ctas << " CTAs: columns before the failure";
   }
   CholeskyOptions o;
   o.algo = CholeskyAlgo::tiled;
