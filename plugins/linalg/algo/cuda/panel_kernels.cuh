@@ -86,12 +86,28 @@ __device__ __forceinline__ double rsqrt_refined(double d) {
 
 /// Factors the 8×8 diagonal tile held (lower part) in shared memory at t0 (row stride Ld):
 /// every lane runs the pivots in registers (scalar dpotf2: the chain of eight rsqrt is the
-/// critical path), lane 0 writes the strict lower part of L_kk to ldiag (8×8 row-major, zero
-/// above: set by the caller), lanes 0–7 its diagonal (correctly rounded √, off the critical
-/// path) and column `lane` of L_kk⁻¹ over t0 (forward substitution, zeros above the diagonal).
+/// critical path), lane 0 writes L_kk to ldiag (8×8 row-major, zero above: set by the caller)
+/// with the pivots p_j on its diagonal (L(j, j) = √p_j, correctly rounded as dpotf2's, is taken
+/// by the write-back, off the chain), lanes 0–7 column `lane` of L_kk⁻¹ over t0 (forward
+/// substitution, zeros above the diagonal).
 /// Returns 0 or the 1-based failing pivot within the tile; from a failure on, pivots are taken
 /// as 1 so that the values stay finite (the undefined region).
-template <int Ld = kPanelLd>
+///
+/// kFastPath: the pivot chain carries no test (1/√d: the approximation and one Newton step, 71
+/// cycles a pivot on an H200 against 110 with the tests); a tile with any pivot that is not a
+/// normal positive finite number (≤ 0, NaN, +Inf, subnormal) is factored again on the safe path
+/// (kFastPath = false: pivot tests and the subnormal rescue on the chain). One tile: about 1.2k
+/// against 1.65k cycles (linalg_bench_tile_factor, docs/performance.md).
+template <int Ld, bool kFastPath>
+__device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int lane);
+
+/// The safe path out of line (a call on the rare path keeps the fast path's registers free).
+template <int Ld>
+__device__ __noinline__ int factor_invert_tile_safe(double* t0, double* ldiag, int lane) {
+  return factor_invert_tile<Ld, false>(t0, ldiag, lane);
+}
+
+template <int Ld = kPanelLd, bool kFastPath = true>
 __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int lane) {
   double t[8][8];
 #pragma unroll
@@ -99,14 +115,23 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
 #pragma unroll
     for (int j = 0; j <= i; ++j) t[i][j] = t0[i * Ld + j];
   int fail = 0;
-  double s[8], dsel = 1.0;  // s[j] = 1 / L(j, j); dsel: this lane's pivot (lanes 0–7)
+  double s[8];  // s[j] = 1 / L(j, j)
+  bool exceptional = false;
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     double d = t[j][j];
-    fail = (fail == 0) & bad_pivot(d) ? j + 1 : fail;
-    d = fail ? 1.0 : d;
-    dsel = lane == j ? d : dsel;
-    s[j] = rsqrt_refined(d);
+    if constexpr (kFastPath) {
+      exceptional |= !(d >= 2.2250738585072014e-308 && d <= 1.7976931348623157e308);
+      double y;
+      asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(d));
+      const double r = fma(-d * y, y, 1.0);
+      s[j] = fma(y * r, fma(0.375, r, 0.5), y);
+    } else {
+      fail = (fail == 0) & bad_pivot(d) ? j + 1 : fail;
+      d = fail ? 1.0 : d;
+      t[j][j] = d;
+      s[j] = rsqrt_refined(d);
+    }
 #pragma unroll
     for (int i = j + 1; i < 8; ++i) t[i][j] *= s[j];
 #pragma unroll
@@ -114,29 +139,40 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
 #pragma unroll
       for (int i = c; i < 8; ++i) t[i][c] = fma(-t[i][j], t[c][j], t[i][c]);
   }
-  // column c = lane of the inverse: v_i = −s_i Σ_{c ≤ m < i} L(i, m) v_m, v_c = s_c
+  if constexpr (kFastPath) {
+    if (exceptional) return factor_invert_tile_safe<Ld>(t0, ldiag, lane);  // uniform: every lane has the same values
+  }
+  // column c = lane of the inverse: v_i = −s_i Σ_{c ≤ m < i} L(i, m) v_m, v_c = s_c (acc_c = −1)
   double acc[8], v[8];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) acc[i] = 0.0;
+  for (int i = 0; i < 8; ++i) acc[i] = i == lane ? -1.0 : 0.0;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    v[i] = i < lane ? 0.0 : (i == lane ? s[i] : -acc[i] * s[i]);
+    v[i] = -acc[i] * s[i];
 #pragma unroll
     for (int r = i + 1; r < 8; ++r) acc[r] = fma(t[r][i], v[i], acc[r]);
   }
   __syncwarp();
   if (lane == 0) {
 #pragma unroll
-    for (int i = 1; i < 8; ++i)
+    for (int i = 0; i < 8; ++i)
 #pragma unroll
-      for (int j = 0; j < i; ++j) ldiag[i * 8 + j] = t[i][j];
+      for (int j = 0; j <= i; ++j) ldiag[i * 8 + j] = t[i][j];
   }
   if (lane < 8) {
-    ldiag[lane * 9] = sqrt(dsel);  // dpotf2's L(j, j) = √p, correctly rounded
 #pragma unroll
     for (int i = 0; i < 8; ++i) t0[i * Ld + lane] = v[i];
   }
   return fail;
+}
+
+/// Elements (i, j) and (i, j + 1) of a factored block at p for the write-back: a diagonal element
+/// holds the pivot p_j (factor_invert_tile), stored as L(j, j) = √p_j, correctly rounded.
+__device__ __forceinline__ double2 diagonal_root(const double* p, int i, int j) {
+  double2 x = *reinterpret_cast<const double2*>(p);
+  if (i == j) x.x = sqrt(x.x);
+  if (i == j + 1) x.y = sqrt(x.y);
+  return x;
 }
 
 /// Factors the 8·nt × 8·nt block held (lower part) in shared memory at ls (row stride Ld) in place,
@@ -145,17 +181,18 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
 /// L_wk = A_wk·L_kk⁻ᵀ with the inverted diagonal tile, applies column k to its own diagonal tile,
 /// and warp k + 1, whose diagonal tile is then complete, factors it in registers and inverts it
 /// (factor_invert_tile). Afterwards ls holds L with the inverted 8×8 diagonal tiles (what a
-/// triangular solve needs) and ldiag the diagonal tiles of L. Preconditions (after a barrier):
+/// triangular solve needs) and ldiag the diagonal tiles of L with the pivots on their diagonal
+/// (the write-back stores √, diagonal_root). Preconditions (after a barrier):
 /// ldiag zero, s_fail[0] = s_fail[1] = 0. Returns 0 or the failing pivot (1-based within the
 /// block); nt_done = the tile columns that are usable (all, or up to the failing one, whose
 /// columns before the failure are complete). Every thread of the CTA must call it.
-template <int Ld>
+template <int Ld, bool kFastPath = true>
 __device__ __forceinline__ int factor_block_phases(double* ls, double* ldiag, int* s_fail, int nt, int warp, int lane,
                                                    int& nt_done) {
   const int r = lane >> 2, q = lane & 3;
   nt_done = nt;
   if (warp == 0) {
-    const int f = factor_invert_tile<Ld>(ls, ldiag, lane);
+    const int f = factor_invert_tile<Ld, kFastPath>(ls, ldiag, lane);
     if (f && lane == 0) s_fail[0] = f;
   }
   __syncthreads();
@@ -209,7 +246,7 @@ __device__ __forceinline__ int factor_block_phases(double* ls, double* ldiag, in
         *tw = acc;
         if (warp == k + 1) {
           __syncwarp();
-          const int f = factor_invert_tile<Ld>(ls + 8 * warp * Ld + 8 * warp, ldiag + 64 * warp, lane);
+          const int f = factor_invert_tile<Ld, kFastPath>(ls + 8 * warp * Ld + 8 * warp, ldiag + 64 * warp, lane);
           if (f && lane == 0) s_fail[(k + 1) & 1] = 8 * warp + f;
         }
       }
@@ -301,8 +338,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
       const int tj = t - ti * (ti + 1) / 2;  // tile (ti, tj), tj ≤ ti
       if (tj >= nt_done) continue;
       const int i = 8 * ti + r, j = 8 * tj + 2 * q;
-      const double2 x = *reinterpret_cast<const double2*>(ti == tj ? ldiag + 64 * ti + 8 * r + 2 * q
-                                                                    : ls + i * kPanelLd + j);
+      const double2 x = diagonal_root(ti == tj ? ldiag + 64 * ti + 8 * r + 2 * q : ls + i * kPanelLd + j, i, j);
       if (i < kb && j <= i) a[i + j * lda] = static_cast<T>(x.x);  // j ≤ i < kb
       if (i < kb && j + 1 <= i) a[i + (j + 1) * lda] = static_cast<T>(x.y);
     }

@@ -545,8 +545,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       const int tj = e - ti * (ti + 1) / 2;
       if (tj >= nt_done) continue;
       const int li = 8 * ti + r, lj = 8 * tj + 2 * q;
-      const double2 x = *reinterpret_cast<const double2*>(ti == tj ? ldiag + 64 * ti + 8 * r + 2 * q
-                                                                    : ls + li * kTileLd + lj);
+      const double2 x = diagonal_root(ti == tj ? ldiag + 64 * ti + 8 * r + 2 * q : ls + li * kTileLd + lj, li, lj);
       const std::int64_t gi = c0 + li, gj = c0 + lj;
       if (gi < n && lj <= li) a[gi + gj * lda] = static_cast<T>(x.x);
       if (gi < n && lj + 1 <= li) a[gi + (gj + 1) * lda] = static_cast<T>(x.y);
