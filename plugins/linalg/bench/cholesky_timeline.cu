@@ -45,8 +45,10 @@ bool g_tracing = false;
     }                                                                         \
   } while (0)
 
-// per task: fetched, last update's operands ready, updates done, L_jj ready (solves), flag set, SM
-constexpr int kTiledSlots = 6;
+// per task: fetched, last update's operands ready, updates done, L_jj ready (solves), flag set, SM;
+// diagonal tasks also: tile (j, j − 1) solved and released, factor started, factor done, the form
+// of L_{j−1,j−1} loaded, the solve computed
+constexpr int kTiledSlots = 11;
 __device__ unsigned long long* gf_tiled_trace_buf = nullptr;
 #define GF_TILED_TRACE(t, slot)                                                         \
   do {                                                                                  \
@@ -65,6 +67,8 @@ int g_tiled_ctas = 0;  // per SM, 0: as many as fit (CholeskyOptions::tiled_ctas
 bool g_tiled_async = true;
 #define GF_TILED_SLOPE g_tiled_slope
 #define GF_TILED_ASYNC g_tiled_async
+__device__ bool gf_tiled_pause_all = false;
+#define GF_TILED_PAUSE_ALL gf_tiled_pause_all
 
 #include "cholesky.cu"
 #include "test_utils.cu"
@@ -164,8 +168,10 @@ void tiled_timeline(long long n) {
     ck(cudaEventSynchronize(e1), "sync");
     float ms = 0;
     ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
-    std::printf("tiled n = %lld, slope %.4f, CTAs per SM %d%s: %.3f ms%s%s\n", n, g_tiled_slope, g_tiled_ctas,
-                g_tiled_async ? "" : ", no cp.async", ms,
+    bool pause_all = false;
+    ck(cudaMemcpyFromSymbol(&pause_all, gf_tiled_pause_all, sizeof pause_all), "symbol");
+    std::printf("tiled n = %lld, slope %.4f, CTAs per SM %d%s%s: %.3f ms%s%s\n", n, g_tiled_slope, g_tiled_ctas,
+                g_tiled_async ? "" : ", no cp.async", pause_all ? ", every update pauses" : "", ms,
                 rep == 2 ? " (traced)" : "", st.ok() ? "" : "  !! not ok");
   }
   std::vector<unsigned long long> h(static_cast<std::size_t>(kTiledSlots * tasks));
@@ -191,11 +197,12 @@ void tiled_timeline(long long n) {
               "included)\n", span, upd / std::max(nupd, 1.0));
   // diagonal task j (which also solves tile (j, j − 1)): slot 2 = its updates done, 3 = L_{j−1,j−1}
   // seen, 4 = L_jj published; "sub late": task (j, j − 1) handed its updates over after L_{j−1,j−1}
-  std::printf("%-12s | %9s | %9s | %9s | %12s | %9s\n", "columns", "chain us", "late", "->seen", "solve+factor",
-              "sub late");
+  std::printf("%-12s | %9s | %9s | %9s | %12s | %9s | %7s | %7s | %7s | %7s | %7s | %7s\n", "columns", "chain us", "late",
+              "->seen", "solve+factor", "sub late", "solve", "update", "factor", "publish", "(form", "compute)");
   const long long ranges[5] = {1, tt / 4, tt / 2, 3 * tt / 4, tt};
+
   for (int r = 0; r < 4; ++r) {
-    double c[5] = {0, 0, 0, 0, 0};
+    double c[11] = {};
     long long cnt = 0;
     for (long long j = std::max(1ll, ranges[r]); j < ranges[r + 1]; ++j) {
       const long long d = task(j, j), dp = task(j - 1, j - 1);
@@ -205,11 +212,18 @@ void tiled_timeline(long long n) {
       c[2] += at(d, 3) - std::max(at(d, 2), prev);      // the flag seen
       c[3] += at(d, 4) - at(d, 3);                      // solve (j, j − 1), update, factor, publish
       c[4] += std::max(0.0, at(task(j, j - 1), 4) - prev);  // the sub-diagonal tile's updates, late
+      c[5] += at(d, 6) - at(d, 3);  // form of L_{j−1,j−1} loaded, tile (j, j − 1) solved
+      c[6] += at(d, 7) - at(d, 6);  // A_jj −= L_{j,j−1}·L_{j,j−1}ᵀ, into the factor's buffer
+      c[7] += at(d, 8) - at(d, 7);  // factor_block_phases
+      c[8] += at(d, 4) - at(d, 8);  // solve form published, flag
+      c[9] += at(d, 9) - at(d, 3);   // the form loaded
+      c[10] += at(d, 10) - at(d, 9);  // the solve computed
       ++cnt;
     }
     if (!cnt) continue;
-    std::printf("%5lld-%-6lld | %9.2f | %9.2f | %9.2f | %12.2f | %9.2f\n", ranges[r], ranges[r + 1] - 1, c[0] / cnt,
-                c[1] / cnt, c[2] / cnt, c[3] / cnt, c[4] / cnt);
+    std::printf("%5lld-%-6lld | %9.2f | %9.2f | %9.2f | %12.2f | %9.2f | %7.2f | %7.2f | %7.2f | %7.2f | %7.2f | %7.2f\n",
+                ranges[r], ranges[r + 1] - 1, c[0] / cnt, c[1] / cnt, c[2] / cnt, c[3] / cnt, c[4] / cnt, c[5] / cnt,
+                c[6] / cnt, c[7] / cnt, c[8] / cnt, c[9] / cnt, c[10] / cnt);
   }
   unsigned long long* null = nullptr;
   ck(cudaMemcpyToSymbol(gf_tiled_trace_buf, &null, sizeof null), "symbol");
@@ -225,7 +239,7 @@ void tiled_timeline(long long n) {
 
 int main(int argc, char** argv) {
   long long n = 16384;
-  bool steps = false, tiled = false;
+  bool steps = false, tiled = false, pause_all = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--steps")) steps = true;
@@ -233,8 +247,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--slope") && i + 1 < argc) g_tiled_slope = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--ctas-per-sm") && i + 1 < argc) g_tiled_ctas = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-async")) g_tiled_async = false;
+    else if (!std::strcmp(argv[i], "--pause-all")) pause_all = true;
     else {
-      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async]]\n",
+      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--pause-all]]\n",
                    argv[0]);
       return 1;
     }
@@ -245,6 +260,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (tiled) {
+      if (pause_all) ck(cudaMemcpyToSymbol(gf_tiled_pause_all, &pause_all, sizeof pause_all), "symbol");
       tiled_timeline(n);
       return 0;
     }
