@@ -67,8 +67,6 @@ int g_tiled_ctas = 0;  // per SM, 0: as many as fit (CholeskyOptions::tiled_ctas
 bool g_tiled_async = true;
 #define GF_TILED_SLOPE g_tiled_slope
 #define GF_TILED_ASYNC g_tiled_async
-__device__ bool gf_tiled_pause_all = false;
-#define GF_TILED_PAUSE_ALL gf_tiled_pause_all
 
 #include "cholesky.cu"
 #include "test_utils.cu"
@@ -168,10 +166,8 @@ void tiled_timeline(long long n) {
     ck(cudaEventSynchronize(e1), "sync");
     float ms = 0;
     ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
-    bool pause_all = false;
-    ck(cudaMemcpyFromSymbol(&pause_all, gf_tiled_pause_all, sizeof pause_all), "symbol");
-    std::printf("tiled n = %lld, slope %.4f, CTAs per SM %d%s%s: %.3f ms%s%s\n", n, g_tiled_slope, g_tiled_ctas,
-                g_tiled_async ? "" : ", no cp.async", pause_all ? ", every update pauses" : "", ms,
+    std::printf("tiled n = %lld, slope %.4f, CTAs per SM %d%s: %.3f ms%s%s\n", n, g_tiled_slope, g_tiled_ctas,
+                g_tiled_async ? "" : ", no cp.async", ms,
                 rep == 2 ? " (traced)" : "", st.ok() ? "" : "  !! not ok");
   }
   std::vector<unsigned long long> h(static_cast<std::size_t>(kTiledSlots * tasks));
@@ -239,7 +235,7 @@ void tiled_timeline(long long n) {
 
 int main(int argc, char** argv) {
   long long n = 16384;
-  bool steps = false, tiled = false, pause_all = false;
+  bool steps = false, tiled = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--steps")) steps = true;
@@ -247,9 +243,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--slope") && i + 1 < argc) g_tiled_slope = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--ctas-per-sm") && i + 1 < argc) g_tiled_ctas = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-async")) g_tiled_async = false;
-    else if (!std::strcmp(argv[i], "--pause-all")) pause_all = true;
     else {
-      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--pause-all]]\n",
+      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async]]\n",
                    argv[0]);
       return 1;
     }
@@ -260,7 +255,6 @@ int main(int argc, char** argv) {
   }
   try {
     if (tiled) {
-      if (pause_all) ck(cudaMemcpyToSymbol(gf_tiled_pause_all, &pause_all, sizeof pause_all), "symbol");
       tiled_timeline(n);
       return 0;
     }

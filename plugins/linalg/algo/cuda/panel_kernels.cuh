@@ -260,6 +260,44 @@ __device__ __forceinline__ int factor_block_phases(double* ls, double* ldiag, in
   return fail;
 }
 
+/// One warp's 8 rows of X = B·L⁻ᵀ against a block factored by factor_block_phases (ls, row stride
+/// Ld: L with inverted 8×8 diagonal tiles), left-looking over the 8-column tiles k < nt:
+/// X_k = (B_k − Σ_{m<k} X_m·L_kmᵀ)·L_kk⁻ᵀ (m8n8k4 DMMA; TRSM through inverted diagonal blocks,
+/// Du Croz & Higham 1992). load_b(k) returns B_k and store_x(k, x) takes X_k, both as lane
+/// (r, q) = (lane / 4, lane % 4) holding (r, 2q) and (r, 2q + 1) of the 8×8 tile; B tiles are
+/// loaded kAhead tiles ahead. kFull (nt = kTiles): no per-tile guards, so the compiler can
+/// overlap the tiles. Shared by the panel kernel's strips and the tiled kernel's tiles.
+template <int Ld, int kTiles, int kAhead, bool kFull, class LoadB, class StoreX>
+__device__ __forceinline__ void solve_rows(const double* ls, int nt, int r, int q, const LoadB& load_b,
+                                           const StoreX& store_x) {
+  double2 t[kTiles];  // B tiles, then −X tiles in operand layout (.x: columns q, .y: 4 + q)
+#pragma unroll
+  for (int k = 0; k <= kAhead && k < kTiles; ++k) t[k] = load_b(k);
+#pragma unroll
+  for (int k = 0; k < kTiles; ++k) {
+    if (k + kAhead + 1 < kTiles) t[k + kAhead + 1] = load_b(k + kAhead + 1);
+    if (kFull || k < nt) {
+      double2 acc = t[k], acc2 = make_double2(0.0, 0.0);
+      const double* bk = ls + (8 * k + r) * Ld + q;
+#pragma unroll
+      for (int mm = 0; mm < k; ++mm) {
+        dmma_m8n8k4((mm & 1) ? acc2 : acc, t[mm].x, bk[8 * mm]);
+        dmma_m8n8k4((mm & 1) ? acc2 : acc, t[mm].y, bk[8 * mm + 4]);
+      }
+      acc.x += acc2.x;
+      acc.y += acc2.y;
+      double a0, a1;
+      acc_to_operand(acc, r, q, a0, a1);
+      double2 x = make_double2(0.0, 0.0);
+      dmma_m8n8k4(x, a0, bk[8 * k]);
+      dmma_m8n8k4(x, a1, bk[8 * k + 4]);
+      store_x(k, x);
+      acc_to_operand(x, r, q, a0, a1);
+      t[k] = make_double2(-a0, -a1);
+    }
+  }
+}
+
 /// a: the diagonal block (kb×kb, ld lda) with the m panel rows below it; offset: its global
 /// column (for info). w (nullptr: none): a pending update of the same kb + m rows × kb columns
 /// (ld ldw), added to a as it is read (the caller's GEMM wrote the whole panel's update there in
@@ -365,36 +403,13 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
         }
         return b;
       };
-      // B tiles k + 1 … k + kAhead are in flight while tile k is solved (all 16 at once spill)
-      constexpr int kAhead = 4;
-      double2 t[kPanelTiles];  // B tiles, then −X tiles in operand layout (.x: columns q, .y: 4 + q)
-#pragma unroll
-      for (int k = 0; k <= kAhead; ++k) t[k] = load_b(k);
-#pragma unroll
-      for (int k = 0; k < kPanelTiles; ++k) {
-        if (k + kAhead + 1 < kPanelTiles) t[k + kAhead + 1] = load_b(k + kAhead + 1);
-        if (kFull || k < nt_done) {
-          double2 acc = t[k], acc2 = make_double2(0.0, 0.0);
-          const double* bk = ls + (8 * k + r) * kPanelLd + q;
-#pragma unroll
-          for (int mm = 0; mm < k; ++mm) {
-            dmma_m8n8k4((mm & 1) ? acc2 : acc, t[mm].x, bk[8 * mm]);
-            dmma_m8n8k4((mm & 1) ? acc2 : acc, t[mm].y, bk[8 * mm + 4]);
-          }
-          acc.x += acc2.x;
-          acc.y += acc2.y;
-          double a0, a1;
-          acc_to_operand(acc, r, q, a0, a1);
-          double2 x = make_double2(0.0, 0.0);
-          dmma_m8n8k4(x, a0, bk[8 * k]);
-          dmma_m8n8k4(x, a1, bk[8 * k + 4]);
-          const int c = 8 * k + 2 * q;
-          if (rvalid && (kFull || c < kb)) arow[c * lda] = static_cast<T>(x.x);
-          if (rvalid && (kFull || c + 1 < kb)) arow[(c + 1) * lda] = static_cast<T>(x.y);
-          acc_to_operand(x, r, q, a0, a1);
-          t[k] = make_double2(-a0, -a1);
-        }
-      }
+      const auto store_x = [&](int k, double2 x) {
+        const int c = 8 * k + 2 * q;
+        if (rvalid && (kFull || c < kb)) arow[c * lda] = static_cast<T>(x.x);
+        if (rvalid && (kFull || c + 1 < kb)) arow[(c + 1) * lda] = static_cast<T>(x.y);
+      };
+      // B tiles k + 1 … k + 4 are in flight while tile k is solved (all 16 at once spill)
+      solve_rows<kPanelLd, kPanelTiles, 4, kFull>(ls, nt_done, r, q, load_b, store_x);
     };
     if (kb == kPanelNb && nt_done == kPanelTiles)
       solve(std::true_type{});

@@ -48,11 +48,6 @@
 #ifndef GF_TILED_TRACE
 #define GF_TILED_TRACE(tix, slot) ((void)0)
 #endif
-// Which tasks pause beside a diagonal task's chain on the same SM: false: the tiles two or more
-// below the diagonal; true: every update (the timeline's --pause-all experiment).
-#ifndef GF_TILED_PAUSE_ALL
-#define GF_TILED_PAUSE_ALL false
-#endif
 
 namespace gemflow::linalg::cuda::detail {
 
@@ -359,45 +354,19 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     const bool rvalid = row < n;
     T* arow = a + (rvalid ? row : 0) + kTileNb * tj * lda;
     double* srow = const_cast<double*>(src) + (8 * warp + r) * kTileLd + 2 * q;
-    // kFull (no failure): no per-tile guards, so the compiler can overlap the tiles (a guarded
-    // solve took 3.2 µs on the 4k chain, H200)
-    const auto run = [&](auto full) {
-      constexpr bool kFull = decltype(full)::value;
-      double2 b[kTileSub];  // this warp's 8 rows: B tiles, then −X tiles in operand layout
-#pragma unroll
-      for (int c = 0; c < kTileSub; ++c) b[c] = *reinterpret_cast<const double2*>(srow + 8 * c);
-#pragma unroll
-      for (int k = 0; k < kTileSub; ++k) {
-        if (kFull || k < nt_done) {
-          double2 s1 = b[k], s2 = make_double2(0.0, 0.0);
-          const double* bk = ls + (8 * k + r) * kTileLd + q;
-#pragma unroll
-          for (int mm = 0; mm < k; ++mm) {
-            dmma_m8n8k4((mm & 1) ? s2 : s1, b[mm].x, bk[8 * mm]);
-            dmma_m8n8k4((mm & 1) ? s2 : s1, b[mm].y, bk[8 * mm + 4]);
-          }
-          s1.x += s2.x;
-          s1.y += s2.y;
-          double a0, a1;
-          acc_to_operand(s1, r, q, a0, a1);
-          double2 x = make_double2(0.0, 0.0);
-          dmma_m8n8k4(x, a0, bk[8 * k]);
-          dmma_m8n8k4(x, a1, bk[8 * k + 4]);
-          const int c = 8 * k + 2 * q;
-          if (rvalid) {
-            arow[c * lda] = static_cast<T>(x.x);
-            arow[(c + 1) * lda] = static_cast<T>(x.y);
-          }
-          if constexpr (kKeep) *reinterpret_cast<double2*>(srow + 8 * k) = x;
-          acc_to_operand(x, r, q, a0, a1);
-          b[k] = make_double2(-a0, -a1);  // −X_k in operand layout
-        }
+    const auto load_b = [&](int k) { return *reinterpret_cast<const double2*>(srow + 8 * k); };
+    const auto store_x = [&](int k, double2 x) {
+      const int c = 8 * k + 2 * q;
+      if (rvalid) {
+        arow[c * lda] = static_cast<T>(x.x);
+        arow[(c + 1) * lda] = static_cast<T>(x.y);
       }
+      if constexpr (kKeep) *reinterpret_cast<double2*>(srow + 8 * k) = x;
     };
-    if (nt_done == kTileSub)
-      run(std::true_type{});
+    if (nt_done == kTileSub)  // no per-tile guards (a guarded solve took 3.2 against 3.0 µs on the 4k chain, H200)
+      solve_rows<kTileLd, kTileSub, kTileSub - 1, true>(ls, nt_done, r, q, load_b, store_x);
     else
-      run(std::false_type{});
+      solve_rows<kTileLd, kTileSub, kTileSub - 1, false>(ls, nt_done, r, q, load_b, store_x);
   };
   // the solve form of L_jj into ls
   const auto load_form = [&](std::int64_t j) {
@@ -428,7 +397,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       if (ab && j > ab - 1) continue;  // after a failed diagonal tile: skip
       double acc[4][4];
       init_acc(acc, i, j);
-      if (!update(acc, i, j, j, j, GF_TILED_PAUSE_ALL || i > j + 1, tix)) continue;  // the sub-diagonal tile feeds the chain
+      if (!update(acc, i, j, j, j, i > j + 1, tix)) continue;  // the sub-diagonal tile feeds the chain
       if (tid == 0) GF_TILED_TRACE(tix, 2);
       if (i == j + 1) {  // in fp64 (also for fp32 data), row-major 64 × 64
         double* dst = forms + (tt + i) * (kTileNb * kTileLd);
@@ -476,7 +445,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     int prev_done = kTileSub;  // 8-column tiles of L_{j−1,j−1} usable for the solve
     if (j > 0) {
       init_acc(acc, j, j);
-      if (!update(acc, j, j, j - 1, j - 1, GF_TILED_PAUSE_ALL, tix)) continue;
+      if (!update(acc, j, j, j - 1, j - 1, false, tix)) continue;
       acc_to_smem(acc, xbuf);
       if (tid == 0) {
         GF_TILED_TRACE(tix, 2);
