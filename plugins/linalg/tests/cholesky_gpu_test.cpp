@@ -513,6 +513,39 @@ TEST_F(GpuCholeskyTest, NanIsNeverSuccess) {
   }
 }
 
+// Regression guard for the tile factor's fast pivot path (factor_invert_tile): its rsqrt has no
+// subnormal rescue on the chain, so a tile whose pivots are subnormal must be factored again on
+// the safe path. An SPD matrix scaled into the subnormal range (every entry below 2^-1022) is SPD
+// for LAPACK; without the safe path its pivots gave an infinite 1/√p and a NaN factor.
+TEST_F(GpuCholeskyTest, SubnormalPivotsTakeTheSafePath) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 300;
+  auto a = random_spd(n, 0.5);
+  for (auto& x : a) x = std::ldexp(x, -1060);
+  std::vector<double> ref = a;
+  ASSERT_EQ(lapack_potrf(ref, n), 0);
+  double den = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j; i < n; ++i) den += ref[i + j * n] * ref[i + j * n];
+  for (const auto& c : cases()) {
+    auto h = to_padded<double>(a, n, n);
+    Dev<double> d(h.size());
+    d.put(h);
+    const auto st = chol.factor(d.p, n, n, c.opt);
+    ASSERT_EQ(st.info, 0) << c.name << ": " << st.message();
+    EXPECT_FALSE(st.non_finite) << c.name;
+    const auto out = d.get();
+    double num = 0;
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = j; i < n; ++i) {
+        const double e = out[i + j * n] - ref[i + j * n];
+        num += e * e;
+      }
+    // subnormal inputs keep about 14 bits: the factors agree to that precision, not to n·ε
+    EXPECT_LE(std::sqrt(num / den), 1e-2) << c.name;
+  }
+}
+
 TEST_F(GpuCholeskyTest, EmptyAndOneByOne) {
   gc::GpuCholesky chol(nullptr);
   EXPECT_EQ(chol.factor(static_cast<double*>(nullptr), 0, 1).info, 0);
