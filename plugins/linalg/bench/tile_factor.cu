@@ -32,9 +32,10 @@ void ck(cudaError_t e, const char* what) {
 
 constexpr int kChain = 256;  // dependent operations per latency probe
 
-enum Probe { kDfma, kDmul, kRsqrtApprox, kRsqrtRefined, kRcpRn, kSqrtRn, kShfl, kDmma884, kDmma1688, kSel, kBarrier, kProbes };
+enum Probe { kDfma, kDmul, kRsqrtApprox, kRsqrtFast, kRsqrtRefined, kRsqrtCuda, kRcpRn, kSqrtRn, kShfl, kDmma884, kDmma1688, kSel, kBarrier, kProbes };
 const char* probe_name(int p) {
-  static const char* names[] = {"DFMA",        "DMUL",          "rsqrt.approx.f64", "rsqrt_refined", "1/d (rcp.rn)",
+  static const char* names[] = {"DFMA", "DMUL", "rsqrt.approx.f64", "rsqrt.approx + Newton (fast pivot path)",
+                                "rsqrt_refined (safe pivot path)", "rsqrt() (CUDA)", "1/d (rcp.rn)",
                                 "sqrt (rn)",   "shfl (double)", "DMMA m8n8k4 (acc chain)", "DMMA m16n8k8 (acc chain)", "select (double)", "barrier (8 warps)"};
   return names[p];
 }
@@ -56,7 +57,14 @@ __global__ void latency_kernel(double seed, long long* cycles, double* sink) {
       if constexpr (P == kDfma) x = fma(x, 0.999, 1e-3);
       if constexpr (P == kDmul) x = x * 0.9999999;
       if constexpr (P == kRsqrtApprox) asm volatile("rsqrt.approx.ftz.f64 %0, %0;" : "+d"(x));
+      if constexpr (P == kRsqrtFast) {
+        double y;
+        asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+        const double r = fma(-x * y, y, 1.0);
+        x = fma(y * r, fma(0.375, r, 0.5), y);
+      }
       if constexpr (P == kRsqrtRefined) x = gd::rsqrt_refined(x);
+      if constexpr (P == kRsqrtCuda) x = rsqrt(x);
       if constexpr (P == kRcpRn) x = 1.0 / x;
       if constexpr (P == kSqrtRn) x = sqrt(x);
       if constexpr (P == kShfl) x = __shfl_sync(0xffffffffu, x, (lane + 1) & 31);
