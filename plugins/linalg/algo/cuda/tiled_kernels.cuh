@@ -5,12 +5,12 @@
 //
 // Task (i, j), i ≥ j, left-looking: A_ij −= Σ_{k<j} L_ik·L_jkᵀ (each k as soon as the flags of
 // L_ik and L_jk are set; m16n8k8 DMMA, which runs at twice the rate of m8n8k4 on an H200), then
-// for i ≥ j + 2 wait for the published L_jj and solve L_ij = A_ij·L_jj⁻ᵀ (the panel kernel's
-// strip solve), write L_ij over A_ij and set its flag. Tile (j + 1, j) only gets its updates and
-// hands them over; the diagonal task j + 1 runs the chain in one CTA: solve tile (j + 1, j) with
-// L_jj, update A_{j+1,j+1} by it from shared memory, factor (the 8×8-tile phases of
-// potrf_panel_kernel, panel_kernels.cuh) and publish L_{j+1,j+1} with its inverted 8×8 diagonal
-// tiles. CTAs take tasks from one atomic counter in a topological order (tiled_task_order), so
+// for i ≥ j + 2 wait for the published L_jj and solve L_ij = A_ij·L_jj⁻ᵀ (solve_rows, shared
+// with the panel kernel's strips), write L_ij over A_ij and set its flag. Tile (j + 1, j) only
+// gets its updates and hands them over; the diagonal task j + 1 runs the chain in one CTA: solve
+// tile (j + 1, j) with L_jj, update A_{j+1,j+1} by it from shared memory, factor (the 8×8-tile
+// phases of potrf_panel_kernel, panel_kernels.cuh) and publish L_{j+1,j+1} with its inverted 8×8
+// diagonal tiles. CTAs take tasks from one atomic counter in a topological order (tiled_task_order), so
 // every task waits only on tasks taken before it: no deadlock whatever the number of resident
 // CTAs (one CTA included: a regression test). While a diagonal task runs its chain, the other
 // CTA on its SM pauses between update chunks (the factor took 14 µs alone and 18–27 µs beside an
@@ -345,9 +345,9 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     }
   };
   // L_{ti,tj} = B·L_jj⁻ᵀ with B in shared memory (src, stride kTileLd) and the solve form of L_jj in
-  // ls, in the columns of the first nt_done 8-column tiles; warp w solves rows 8w … 8w + 7,
-  // left-looking per 8-column tile, X_k = (B_k − Σ_{m<k} X_m·L_kmᵀ)·L_kk⁻ᵀ, and writes X over
-  // A_{ti,tj} (and over src when keep is std::true_type)
+  // ls, in the columns of the first nt_done 8-column tiles; warp w solves rows 8w … 8w + 7
+  // (solve_rows, panel_kernels.cuh) and writes X over A_{ti,tj} (and over src when keep is
+  // std::true_type)
   const auto solve = [&](const double* src, std::int64_t ti, std::int64_t tj, int nt_done, auto keep) {
     constexpr bool kKeep = decltype(keep)::value;
     const std::int64_t row = kTileNb * ti + 8 * warp + r;
