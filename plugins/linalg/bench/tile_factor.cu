@@ -1,7 +1,9 @@
-// The diagonal-tile factor of the tiled Cholesky in isolation: one CTA factors a 64×64 SPD tile in
-// shared memory (what the tiled kernel's chain does once per 64 columns), timed with clock64 and
-// checked against an fp64 CPU Cholesky. Also the latencies (cycles, one warp, dependent chains) of
-// the operations on that chain. docs/performance.md ("Tile factor") has the measured tables.
+// The tiled Cholesky's chain in isolation (one CTA, clock64, checked against an fp64 CPU Cholesky):
+// the 64×64 diagonal-tile factor on the safe pivot path (the baseline) and on the fast one, one
+// 8×8 tile factor, the fast path's fallback on subnormal and non-SPD tiles (bit-identical to the
+// safe path), the 64×64 tile solve, and the latencies (cycles, one warp, dependent chains) of the
+// operations on the chain. docs/performance.md ("Tile factor and the chain, measured") has the
+// tables.
 //
 //   linalg_bench_tile_factor [--reps R]
 #include <cuda_runtime.h>

@@ -93,11 +93,11 @@ __device__ __forceinline__ double rsqrt_refined(double d) {
 /// Returns 0 or the 1-based failing pivot within the tile; from a failure on, pivots are taken
 /// as 1 so that the values stay finite (the undefined region).
 ///
-/// kFastPath: the pivot chain carries no test (1/√d: the approximation and one Newton step, 71
-/// cycles a pivot on an H200 against 110 with the tests); a tile with any pivot that is not a
-/// normal positive finite number (≤ 0, NaN, +Inf, subnormal) is factored again on the safe path
-/// (kFastPath = false: pivot tests and the subnormal rescue on the chain). One tile: about 1.2k
-/// against 1.65k cycles (linalg_bench_tile_factor, docs/performance.md).
+/// kFastPath: the pivot chain carries no test (1/√d: the approximation and one Newton step, 50
+/// cycles on an H200 against 84 with the tests and the subnormal rescue); a tile with any pivot
+/// that is not a normal positive finite number (≤ 0, NaN, +Inf, subnormal) is factored again on
+/// the safe path (kFastPath = false). One tile: 1.08k against 1.59k cycles
+/// (linalg_bench_tile_factor, docs/performance.md).
 template <int Ld, bool kFastPath>
 __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int lane);
 
