@@ -541,8 +541,13 @@ TEST_F(GpuCholeskyTest, SubnormalPivotsTakeTheSafePath) {
         const double e = out[i + j * n] - ref[i + j * n];
         num += e * e;
       }
-    // subnormal inputs keep about 14 bits: the factors agree to that precision, not to n·ε
-    EXPECT_LE(std::sqrt(num / den), 1e-2) << c.name;
+    // every algorithm equalled LAPACK bit for bit here (H200, 2026-11-30): the updates' products
+    // land on the subnormal grid (2^-1074), which absorbs ulp differences of L; one product that
+    // rounds the other way would move an entry by about 1e-4 relative, so the bound is 1e-3 (the
+    // defects this guards against give NaN or O(1) errors)
+    const double rel = std::sqrt(num / den);
+    if (verbose()) std::printf("  %-22s relative difference to LAPACK %.3e\n", c.name, rel);
+    EXPECT_LE(rel, 1e-3) << c.name;
   }
 }
 

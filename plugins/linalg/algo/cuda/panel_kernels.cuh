@@ -21,8 +21,9 @@
 //
 // Cost on an H200 (docs/performance.md): about 35 µs for a 128 block, 46 µs with any panel up
 // to 16k rows, 60 µs at 32k (cuSOLVER potrf(128) + cuBLAS TRSM: 50–258 µs); the critical path is
-// the chain of 16 tile factors (≈ 1.6k cycles each), the per-phase update/solve/barrier (≈ 1k
-// cycles) and the load of the block (≈ 6k cycles, global memory).
+// the chain of 16 tile factors (≈ 1.1k cycles each on the fast pivot path, 1.6k on the safe one),
+// the per-phase update/solve/barrier (≈ 1k cycles) and the load of the block (≈ 6k cycles,
+// global memory).
 //
 // A NaN/Inf in the input can reach the earlier columns of its 8-column tile (0·Inf in the DMMA
 // with the inverted tile's zeros); the caller reports it as non-finite (CholeskyStatus).
