@@ -658,6 +658,42 @@ TEST_F(GpuCholeskyTest, BatchedEqualsOneByOneFp32) { check_batched<float>(); }
 // Every batched kernel (one per size class and precision) reports a non-finite or zero pivot as
 // LAPACK's info: NaN or +Inf on the diagonal, NaN below it (reaches pivot i through row i), an
 // exact zero pivot. Some kernels test each pivot, others find the first NaN on the diagonal of L.
+// The batched broadcast kernel's fast pivot path (fp64, n = 13–15) has no subnormal rescue on its
+// chain: a warp with a subnormal pivot factors its matrices again on the safe path. Every batched
+// kernel, with a normal matrix (b = 2) beside the scaled ones in the same launch.
+TEST_F(GpuCholeskyTest, BatchedSubnormalPivotsMatchLapack) {
+  gc::GpuCholesky chol(nullptr);
+  for (std::int64_t n : {3, 9, 13, 14, 15, 16, 24, 40, 64}) {
+    const std::int64_t batch = 5, stride = n * n;
+    std::vector<double> h(static_cast<std::size_t>(stride * batch));
+    std::vector<std::vector<double>> refs;
+    for (std::int64_t b = 0; b < batch; ++b) {
+      auto a = random_spd(n, 0.5);
+      if (b != 2)
+        for (auto& x : a) x = std::ldexp(x, -1060);
+      std::copy(a.begin(), a.end(), h.begin() + b * stride);
+      ASSERT_EQ(lapack_potrf(a, n), 0);
+      refs.push_back(a);
+    }
+    Dev<double> d(h.size());
+    d.put(h);
+    const auto info = chol.factor_batched(d.p, n, n, stride, batch);
+    const auto out = d.get();
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const std::string ctx = "n=" + std::to_string(n) + " b=" + std::to_string(b);
+      EXPECT_EQ(info[b], 0) << ctx;
+      double num = 0, den = 0;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = j; i < n; ++i) {
+          const double e = out[b * stride + i + j * n] - refs[b][i + j * n];
+          num += e * e;
+          den += refs[b][i + j * n] * refs[b][i + j * n];
+        }
+      EXPECT_LE(std::sqrt(num / den), 1e-3) << ctx;  // as SubnormalPivotsTakeTheSafePath
+    }
+  }
+}
+
 template <class T>
 void check_batched_non_finite() {
   gc::GpuCholesky chol(nullptr);

@@ -115,55 +115,52 @@ __host__ __device__ constexpr int bcast_group() {
   return N <= 16 ? 16 : 32;
 }
 
-/// n ≤ N ≤ 32, 128 threads per block, G = bcast_group<N>() threads per matrix (128/G matrices
-/// per block, within one warp). Thread `row` of a group holds row `row` of its matrix in
-/// registers, all N columns: entries above the diagonal are updated too (never stored), which
-/// keeps the update loop free of predicates. Software-pipelined: at step j column j+1 is
-/// updated and published first, so the reciprocal square root of pivot j+1 overlaps the rest
-/// of step j's updates. Three column buffers: a thread may still read column j while another
-/// writes column j+1, and column j+2 is only written after everyone passed the sync of j+1.
-/// MINB: minimum resident blocks per multiprocessor (__launch_bounds__), i.e. a register cap.
-template <class T, int N, int MINB = 1, bool kNanInfo = false>
-__global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, int n, std::int64_t lda,
-                                                                        std::int64_t stride, std::int64_t batch,
-                                                                        int* info) {
-  constexpr int G = bcast_group<N>();
-  constexpr int kGroups = 128 / G;
+/// The broadcast kernel's factor of one group's matrix held by rows in r (thread `row` holds row
+/// `row`), columns exchanged through cols (three buffers of G). Pivot of column j from its raw
+/// diagonal p: L(j,j) = √p as p·(1/√p), own L(row,j), and t = L(row,j)/L(j,j), the multiplier of
+/// the raw column in the updates of step j. kFast (fp64): 1/√p without tests or subnormal rescue
+/// on the chain (rsqrt.approx and one Newton step: 50 against 68 cycles for CUDA's rsqrt on an
+/// H200); `exceptional` is set when a pivot is not a normal positive finite number, and the caller
+/// then factors the matrix again on the safe path (kFast = false, which also tests pivots unless
+/// kNanInfo). Every thread of the warp must call it (warp syncs).
+template <class T, int N, bool kNanInfo, bool kFast>
+__device__ __forceinline__ void bcast_factor_rows(T (&r)[N], T (*cols)[bcast_group<N>()], int row, int n, int& fail,
+                                                  bool& exceptional) {
   constexpr int V = 16 / sizeof(T);  // elements per 16-byte broadcast load
-  __shared__ __align__(16) T col[kGroups][3][G];
-  const int group = static_cast<int>(threadIdx.x) / G, row = static_cast<int>(threadIdx.x) % G;
-  const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * kGroups + group;
-  const bool mvalid = m < batch;
-  const bool valid = mvalid && row < n;
-  T* A = a + (mvalid ? m : 0) * stride;
-  T r[N];
-  load_row<T, N>(r, A, lda, row, n, valid);
   const auto sync = [] { __syncwarp(); };
-  int fail = 0;
-  // Pivot of column j from its raw diagonal p: L(j,j) = √p, own L(row,j), returns
-  // t = L(row,j)/L(j,j), the multiplier of the raw column in the updates of step j.
   const auto pivot = [&](auto jc, T p) -> T {
     constexpr int j = decltype(jc)::value;
-    if constexpr (!kNanInfo) {
-      if (!fail && bad_pivot(p)) fail = j + 1;
+    T inv;
+    if constexpr (kFast) {
+      static_assert(sizeof(T) == 8, "the fast pivot path is fp64");
+      exceptional |= !(p >= 2.2250738585072014e-308 && p <= 1.7976931348623157e308);
+      double y;
+      asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(p));
+      const double e = fma(-p * y, y, 1.0);
+      inv = fma(y * e, fma(0.375, e, 0.5), y);
+    } else {
+      if constexpr (!kNanInfo) {
+        if (!fail && bad_pivot(p)) fail = j + 1;
+      }
+      inv = rsqrt(p);  // one reciprocal square root (≤ 1 ulp fp64, 2 fp32)
     }
-    const T inv = rsqrt(p), ljj = p * inv;  // one reciprocal square root (≤ 1 ulp fp64, 2 fp32)
+    const T ljj = p * inv;
     const T lr = r[j] * inv;
     r[j] = row == j ? ljj : lr;
     return lr * inv;
   };
-  col[group][0][row] = r[0];
+  cols[0][row] = r[0];
   sync();
-  T t = pivot(std::integral_constant<int, 0>{}, col[group][0][0]);
+  T t = pivot(std::integral_constant<int, 0>{}, cols[0][0]);
   gemflow_unroll_for<N>([&](auto jc) {
     constexpr int j = decltype(jc)::value;
     if (j >= n) return;
-    const T* buf = col[group][j % 3];
+    const T* buf = cols[j % 3];
     T tn = T(0);
     if constexpr (j + 1 < N) {
       if (j + 1 < n) {
         r[j + 1] -= t * buf[j + 1];
-        T* next = col[group][(j + 1) % 3];
+        T* next = cols[(j + 1) % 3];
         next[row] = r[j + 1];
         sync();
         tn = pivot(std::integral_constant<int, j + 1>{}, next[j + 1]);
@@ -179,8 +176,15 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
     }
     t = tn;
   });
-  store_row<T, N>(A, lda, r, row, n, valid);
-  if constexpr (kNanInfo) {  // first NaN on the diagonal, minimum over the group
+}
+
+/// The info of a factored group: `fail` from the pivot tests, or (kNanInfo) the first NaN on the
+/// diagonal of the result, minimum over the group (L(j,j) = p·rsqrt(p) is NaN exactly when p ≤ 0,
+/// p is NaN or p = +Inf, and a failed pivot makes every later pivot NaN).
+template <class T, int N, bool kNanInfo>
+__device__ __forceinline__ int bcast_info(const T (&r)[N], int row, int n, int fail) {
+  if constexpr (kNanInfo) {
+    constexpr int G = bcast_group<N>();
     T diag = T(0);
     gemflow_unroll_for<N>([&](auto jc) {
       if (row == decltype(jc)::value) diag = r[decltype(jc)::value];
@@ -188,8 +192,63 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
     unsigned first = (row < n && isnan(diag)) ? unsigned(row + 1) : kNoFailure;
     const unsigned mask = G == 32 ? 0xffffffffu : (((1u << G) - 1u) << (threadIdx.x % 32 / G * G));
     first = __reduce_min_sync(mask, first);
-    fail = first == kNoFailure ? 0 : static_cast<int>(first);
+    return first == kNoFailure ? 0 : static_cast<int>(first);
+  } else {
+    return fail;
   }
+}
+
+/// The safe path out of line (rare: a pivot that is not a normal positive finite number): load,
+/// factor (kFast = false), store; returns the info.
+template <class T, int N, bool kNanInfo>
+__device__ __noinline__ int bcast_factor_safe(T* A, std::int64_t lda, int row, int n, bool valid,
+                                              T (*cols)[bcast_group<N>()]) {
+  T r[N];
+  load_row<T, N>(r, A, lda, row, n, valid);
+  int fail = 0;
+  bool exceptional = false;
+  bcast_factor_rows<T, N, kNanInfo, false>(r, cols, row, n, fail, exceptional);
+  store_row<T, N>(A, lda, r, row, n, valid);
+  return bcast_info<T, N, kNanInfo>(r, row, n, fail);
+}
+
+/// n ≤ N ≤ 32, 128 threads per block, G = bcast_group<N>() threads per matrix (128/G matrices
+/// per block, within one warp). Thread `row` of a group holds row `row` of its matrix in
+/// registers, all N columns: entries above the diagonal are updated too (never stored), which
+/// keeps the update loop free of predicates. Software-pipelined: at step j column j+1 is
+/// updated and published first, so the reciprocal square root of pivot j+1 overlaps the rest
+/// of step j's updates. Three column buffers: a thread may still read column j while another
+/// writes column j+1, and column j+2 is only written after everyone passed the sync of j+1.
+/// kFast (fp64): the fast pivot path (bcast_factor_rows); a warp with an exceptional pivot factors
+/// its matrices again on the safe path, which stores and reports them.
+/// MINB: minimum resident blocks per multiprocessor (__launch_bounds__), i.e. a register cap.
+template <class T, int N, int MINB = 1, bool kNanInfo = false, bool kFast = false>
+__global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, int n, std::int64_t lda,
+                                                                        std::int64_t stride, std::int64_t batch,
+                                                                        int* info) {
+  constexpr int G = bcast_group<N>();
+  constexpr int kGroups = 128 / G;
+  __shared__ __align__(16) T col[kGroups][3][G];
+  const int group = static_cast<int>(threadIdx.x) / G, row = static_cast<int>(threadIdx.x) % G;
+  const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * kGroups + group;
+  const bool mvalid = m < batch;
+  const bool valid = mvalid && row < n;
+  T* A = a + (mvalid ? m : 0) * stride;
+  T r[N];
+  load_row<T, N>(r, A, lda, row, n, valid);
+  int fail = 0;
+  bool exceptional = false;
+  bcast_factor_rows<T, N, kNanInfo, kFast>(r, col[group], row, n, fail, exceptional);
+  if constexpr (kFast) {
+    if (__any_sync(0xffffffffu, exceptional)) {  // warp-uniform: the syncs take the whole warp
+      __syncwarp();                                // the column buffers are reused
+      fail = bcast_factor_safe<T, N, kNanInfo>(A, lda, row, n, valid, col[group]);
+      if (mvalid && row == 0) info[m] = fail;
+      return;
+    }
+  }
+  store_row<T, N>(A, lda, r, row, n, valid);
+  fail = bcast_info<T, N, kNanInfo>(r, row, n, fail);
   if (mvalid && row == 0) info[m] = fail;
 }
 

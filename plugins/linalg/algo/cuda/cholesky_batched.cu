@@ -113,10 +113,10 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   using I1 = integral_constant<int, 1>;
   using Yes = std::true_type;
   using No = std::false_type;
-  const auto bcast = [&](auto nc, auto minb, auto nan_info) {
+  const auto bcast = [&](auto nc, auto minb, auto nan_info, auto fast) {
     constexpr int N = decltype(nc)::value, per_block = 128 / bcast_group<N>();
     const auto grid = static_cast<unsigned>((batch + per_block - 1) / per_block);
-    potrf_batched_bcast_kernel<T, N, decltype(minb)::value, decltype(nan_info)::value>
+    potrf_batched_bcast_kernel<T, N, decltype(minb)::value, decltype(nan_info)::value, decltype(fast)::value>
         <<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
   // n = 8·NT and other n are separate kernels (bounds tests compiled out), each with its
@@ -142,17 +142,19 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     potrf_batched_reg_kernel<T, 8><<<reg_grid(8), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   } else if (n <= 32) {
     if constexpr (sizeof(T) == 8) {
-      if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{});
-      else if (n < 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{});  // 60 registers
-      else if (n == 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{});
+      if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{}, No{});
+      // 13–15: the fast pivot path, 80 registers (it spilled under 8 blocks' cap of 64): 6.87–7.00× potrfBatched against
+      // 6.67–6.81× with CUDA's rsqrt and 60 registers; at 16 it took 100 registers and ran 5.82×
+      else if (n < 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
+      else if (n == 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{}, No{});
       else if (n <= 24) dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{}, No{}, No{});
       else dmma(integral_constant<int, 4>{}, I1{}, No{}, No{}, No{}, Yes{});
     } else {
-      if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{});
-      else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{});
-      else if (n <= 24) bcast(integral_constant<int, 24>{}, integral_constant<int, 8>{}, Yes{});
-      else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 8>{}, Yes{});
-      else bcast(integral_constant<int, 32>{}, integral_constant<int, 7>{}, Yes{});
+      if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{}, No{});
+      else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{}, No{});
+      else if (n <= 24) bcast(integral_constant<int, 24>{}, integral_constant<int, 8>{}, Yes{}, No{});
+      else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 8>{}, Yes{}, No{});
+      else bcast(integral_constant<int, 32>{}, integral_constant<int, 7>{}, Yes{}, No{});
     }
   } else if (n <= 40) {  // 32 < n ≤ 64: the DMMA kernel in both precisions
     dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, F32{}, F32{}, F64{});
