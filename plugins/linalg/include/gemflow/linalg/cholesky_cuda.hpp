@@ -68,8 +68,8 @@ enum class CholeskyAlgo {
               ///< the rest of the trailing update runs on a low-priority one
   tiled,      ///< 64×64 tiles, one persistent launch, dependencies through flags, every product on
               ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
-              ///< tiled_kernels.cuh. Fastest of these below n ≈ 9k (H200: 1.31–1.61× cuSOLVER
-              ///< dpotrf at 1k–6k, 1.13× at 8k; fp32 data 1.0–1.2× spotrf at 2k–8k with 4–5×
+              ///< tiled_kernels.cuh. Fastest of these below n ≈ 9k (H200: 1.46–1.68× cuSOLVER
+              ///< dpotrf at 1k–6k, 1.14× at 8k; fp32 data 1.0–1.2× spotrf at 2k–8k with 4–5×
               ///< smaller backward error; docs/performance.md). Workspace: 68 KiB per 64 rows and
               ///< 12 bytes per 64×64 tile. fp32_mode
               ///< must be exact (std::invalid_argument otherwise); the other options are ignored.
