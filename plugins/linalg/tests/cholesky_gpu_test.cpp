@@ -31,6 +31,7 @@
 #include <gemflow/linalg/cholesky.hpp>
 #include <gemflow/linalg/cholesky_cuda.hpp>
 
+#include "../algo/cuda/tiled_order.hpp"
 #include "gpu_test_support.hpp"
 
 namespace {
@@ -459,6 +460,52 @@ TEST_F(GpuCholeskyTest, TiledCompletesOnOneCta) {
   o.tiled_ctas = -1;
   Dev<double> d(1);
   EXPECT_THROW((void)chol.factor(d.p, 1, 1, o), std::invalid_argument);
+}
+
+// Host only (runs without a GPU): every task of the tiled kernel comes after the tasks that set
+// the flags it waits for, for every slope the order accepts (clamped to [0, 0.5]), so the kernel
+// cannot deadlock on any number of resident CTAs. The waits, as in potrf_tiled_kernel: task (i, j)
+// updates with tiles (i, k) and (j, k), k < j (the diagonal task: k < j − 1), whose flags are set
+// by their own tasks, except tile (k + 1, k), which the diagonal task k + 1 solves and publishes;
+// tiles i ≥ j + 2 then wait for the diagonal task j; the diagonal task j waits for task (j, j − 1)
+// (its handed-over updates) and the diagonal task j − 1.
+TEST(TiledTaskOrder, IsTopological) {
+  namespace gd = gemflow::linalg::cuda::detail;
+  for (double slope : {0.0, 1.0 / 64, 1.0 / 32, 1.0 / 16, 0.125, 0.25, 0.49, 0.5, 0.7}) {
+    for (std::int64_t tt = 1; tt <= 40; ++tt) {
+      const auto order = gd::tiled_task_order(tt, slope);
+      ASSERT_EQ(std::int64_t(order.size()), gd::tiled_task_count(tt));
+      std::vector<std::int64_t> pos(static_cast<std::size_t>(tt * tt), -1);
+      const auto at = [&](std::int64_t i, std::int64_t j) -> std::int64_t& {
+        return pos[static_cast<std::size_t>(i * tt + j)];
+      };
+      for (std::size_t p = 0; p < order.size(); ++p) {
+        const std::int64_t i = order[p].x, j = order[p].y;
+        ASSERT_TRUE(j >= 0 && i >= j && i < tt) << "tile (" << i << ", " << j << ")";
+        ASSERT_EQ(at(i, j), -1) << "tile (" << i << ", " << j << ") twice";
+        at(i, j) = static_cast<std::int64_t>(p);
+      }
+      const auto setter = [&](std::int64_t x, std::int64_t k) { return x == k + 1 ? at(x, x) : at(x, k); };
+      for (std::int64_t j = 0; j < tt; ++j)
+        for (std::int64_t i = j; i < tt; ++i) {
+          const std::int64_t me = at(i, j);
+          const std::string ctx = "slope " + std::to_string(slope) + ", " + std::to_string(tt) + " tile rows, task (" +
+                                  std::to_string(i) + ", " + std::to_string(j) + ")";
+          const std::int64_t kend = i == j ? j - 1 : j;
+          for (std::int64_t k = 0; k < kend; ++k) {
+            EXPECT_LT(setter(i, k), me) << ctx << " waits for tile (" << i << ", " << k << ")";
+            EXPECT_LT(setter(j, k), me) << ctx << " waits for tile (" << j << ", " << k << ")";
+          }
+          if (i >= j + 2) {
+            EXPECT_LT(at(j, j), me) << ctx << " waits for the diagonal task " << j;
+          }
+          if (i == j && j > 0) {
+            EXPECT_LT(at(j, j - 1), me) << ctx << " waits for task (" << j << ", " << j - 1 << ")";
+            EXPECT_LT(at(j - 1, j - 1), me) << ctx << " waits for the diagonal task " << j - 1;
+          }
+        }
+    }
+  }
 }
 
 template <class T>
