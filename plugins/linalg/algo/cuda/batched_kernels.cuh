@@ -40,6 +40,21 @@ __device__ __forceinline__ void load_row(T (&r)[N], const T* A, std::int64_t lda
   for (int c = 0; c < N; ++c) r[c] = (valid && c <= row && c < n) ? A[row + c * lda] : T(0);
 }
 
+/// Matrix m of a batch (matrix b at a + b·stride) for a thread that holds row `row` of it: the
+/// matrix (a thread past the batch reads matrix 0 and stores nothing), whether m is in the batch,
+/// and whether the row is inside the matrix.
+template <class T>
+struct BatchRow {
+  T* A;
+  bool mvalid, valid;
+};
+template <class T>
+__device__ __forceinline__ BatchRow<T> batch_row(T* a, std::int64_t m, std::int64_t batch, std::int64_t stride,
+                                                 int row, int n) {
+  const bool mvalid = m < batch;
+  return {a + (mvalid ? m : 0) * stride, mvalid, mvalid && row < n};
+}
+
 /// The inverse of load_row: only the lower-triangle entries (c ≤ row < n) are written.
 template <class T, int N>
 __device__ __forceinline__ void store_row(T* A, std::int64_t lda, const T (&r)[N], int row, int n, bool valid) {
@@ -55,9 +70,7 @@ __global__ void __launch_bounds__(128) potrf_batched_reg_kernel(T* a, int n, std
                                                                 std::int64_t batch, int* info) {
   const int row = static_cast<int>(threadIdx.x % N);
   const std::int64_t m = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / N;
-  const bool mvalid = m < batch;
-  const bool valid = mvalid && row < n;
-  T* A = a + (mvalid ? m : 0) * stride;
+  const auto [A, mvalid, valid] = batch_row(a, m, batch, stride, row, n);
   T r[N];
   load_row<T, N>(r, A, lda, row, n, valid);
   int fail = 0;
@@ -231,9 +244,7 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
   __shared__ __align__(16) T col[kGroups][3][G];
   const int group = static_cast<int>(threadIdx.x) / G, row = static_cast<int>(threadIdx.x) % G;
   const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * kGroups + group;
-  const bool mvalid = m < batch;
-  const bool valid = mvalid && row < n;
-  T* A = a + (mvalid ? m : 0) * stride;
+  const auto [A, mvalid, valid] = batch_row(a, m, batch, stride, row, n);
   T r[N];
   load_row<T, N>(r, A, lda, row, n, valid);
   int fail = 0;
