@@ -240,8 +240,9 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   const auto n64 = static_cast<std::int64_t>(n), k64 = static_cast<std::int64_t>(nrhs);
   const cuda::MixedSolveResult m = chol.solve_mixed(da, n64, n64, db, n64, k64, dx, n64, mo);
   res.method = std::string("GPU GpuCholesky::solve_mixed (") + algo_name(algorithm) + " fp32 " +
-               (m.escalated ? "1xTF32 factor, then 3xTF32 (escalated)"
-                            : m.factor_mode == cuda::Fp32Mode::tf32 ? "1xTF32 factor" : "3xTF32 factor") +
+               (m.escalated ? std::string(cuda::fp32_mode_name(mo.factor_mode)) + " factor, then " +
+                                  cuda::fp32_mode_name(m.factor_mode) + " (escalated)"
+                            : std::string(cuda::fp32_mode_name(m.factor_mode)) + " factor") +
                ", fp64 refinement with " +
                (nrhs == 1 ? "cublasDsymv residuals and our fp32 triangular solves)"
                           : "cublasDsymm residuals and cublasStrsm solves)");

@@ -222,14 +222,16 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
   }
   if (lookahead_sweep && fp32) {  // 3×TF32 and 1×TF32, library panels against tensor-core panels of three widths
     vs.clear();
-    for (auto mode : {gc::Fp32Mode::tf32x3, gc::Fp32Mode::tf32}) {
-      const std::string m = mode == gc::Fp32Mode::tf32 ? "1xTF32" : "3xTF32";
+    for (auto mode : {gc::Fp32Mode::tf32x3, gc::Fp32Mode::tf32, gc::Fp32Mode::fp16x3, gc::Fp32Mode::fp16}) {
+      const std::string m = gc::fp32_mode_name(mode);
       o = {};
       o.algo = gc::CholeskyAlgo::lookahead;
       o.fp32_mode = mode;
-      o.panel = gc::PanelAlgo::library;
       o.block = 2048;
-      vs.push_back({m + " library 2048", o});
+      if (!gc::is_fp16_mode(mode)) {  // the FP16 modes need tensor-core panels
+        o.panel = gc::PanelAlgo::library;
+        vs.push_back({m + " library 2048", o});
+      }
       o.panel = gc::PanelAlgo::tiles;
       for (std::int64_t nb : {512, 1024, 2048}) {
         o.block = nb;
@@ -262,6 +264,14 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       vs.push_back({"lookahead 3xTF32 nb " + std::to_string(nb), o});
       o.fp32_mode = gc::Fp32Mode::tf32;
       vs.push_back({"lookahead 1xTF32 nb " + std::to_string(nb), o});
+    }
+  }
+  if (fp32 && !lookahead_sweep) {  // every fp32 mode at the default panel width
+    for (auto mode : {gc::Fp32Mode::tf32x3, gc::Fp32Mode::fp16x3, gc::Fp32Mode::tf32, gc::Fp32Mode::fp16}) {
+      o = {};
+      o.algo = gc::CholeskyAlgo::lookahead;
+      o.fp32_mode = mode;
+      vs.push_back({std::string("lookahead ") + gc::fp32_mode_name(mode), o});
     }
   }
   if (fp32) {
@@ -439,7 +449,10 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
                              Variant{"la tiles 3xTF32", A::lookahead, M::tf32x3, P::tiles},
                              Variant{"la library 1xTF32", A::lookahead, M::tf32, P::library},
                              Variant{"la tiles 1xTF32", A::lookahead, M::tf32, P::tiles},
+                             Variant{"la tiles 3xFP16", A::lookahead, M::fp16x3, P::tiles},
+                             Variant{"la tiles 1xFP16", A::lookahead, M::fp16, P::tiles},
                              Variant{"rc 1xTF32", A::recursive, M::tf32, P::automatic}}) {
+      if (!variant_selected(v.name)) continue;
       gc::MixedSolveOptions o;
       o.factor_algo = v.algo;
       o.factor_mode = v.mode;

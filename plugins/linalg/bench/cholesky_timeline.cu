@@ -10,7 +10,8 @@
 // latencies, last update, tile factor, solve) and how busy the CTAs were.
 //
 // --steps also prints every event (time from the start, kind, first column). Variants: fp64
-// default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32 with tensor-core panels.
+// default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32, 1×FP16 and 3×FP16 with
+// tensor-core panels.
 // Each variant runs once untraced (warm-up), then once traced; the traced total includes the
 // host-side event calls.
 #include <cuda_runtime.h>
@@ -268,6 +269,10 @@ int main(int argc, char** argv) {
     o.panel = gc::PanelAlgo::automatic;
     o.fp32_mode = gc::Fp32Mode::tf32x3;
     timeline<float>(n, o, "fp32 3xTF32, tensor-core panels", steps);
+    o.fp32_mode = gc::Fp32Mode::fp16;
+    timeline<float>(n, o, "fp32 1xFP16, tensor-core panels", steps);
+    o.fp32_mode = gc::Fp32Mode::fp16x3;
+    timeline<float>(n, o, "fp32 3xFP16, tensor-core panels", steps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

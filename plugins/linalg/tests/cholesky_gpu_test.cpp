@@ -239,8 +239,15 @@ int lapack_potrf(std::vector<T>& a, std::int64_t n) {
     return LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', int(n), a.data(), int(n));
 }
 
+/// The FP16 modes run on lookahead with tensor-core panels only.
+bool mode_supports(Fp32Mode mode, const CholeskyOptions& o) {
+  if (gc::is_fp16_mode(mode)) return o.algo == CholeskyAlgo::lookahead && o.panel != gc::PanelAlgo::library;
+  return mode == Fp32Mode::exact || o.algo == CholeskyAlgo::recursive || o.algo == CholeskyAlgo::lookahead;
+}
+
 template <class T>
 void check_spd_all(Fp32Mode mode, double bound_abs_factor) {
+  const bool one_product = mode == Fp32Mode::tf32 || mode == Fp32Mode::fp16;
   gc::GpuCholesky chol(nullptr);
   for (std::int64_t n : {1, 2, 17, 64, 65, 1000, 2049}) {
     const auto a = random_spd(n, 0.5);
@@ -252,8 +259,7 @@ void check_spd_all(Fp32Mode mode, double bound_abs_factor) {
     for (const auto& c : cases()) {
       CholeskyOptions opt = c.opt;
       opt.fp32_mode = mode;
-      if (mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive && opt.algo != CholeskyAlgo::lookahead)
-        continue;
+      if (!mode_supports(mode, opt)) continue;
       const std::int64_t lda = n + 3;
       auto h = to_padded<T>(a, n, lda);
       Dev<T> d(h.size());
@@ -280,7 +286,7 @@ void check_spd_all(Fp32Mode mode, double bound_abs_factor) {
                                                                                       : 99));
       }
       EXPECT_LE(beta, bound_abs_factor * double(n) * eps<T>()) << ctx << " (LAPACK: " << beta_lapack << ")";
-      if (mode != Fp32Mode::tf32) {
+      if (!one_product) {
         EXPECT_LE(beta, 10.0 * std::max(beta_lapack, eps<T>())) << ctx << " (LAPACK: " << beta_lapack << ")";
       }
       // the factor itself is close to LAPACK's (A is well conditioned: κ ≤ 9)
@@ -291,7 +297,7 @@ void check_spd_all(Fp32Mode mode, double bound_abs_factor) {
           num += e * e;
           den += double(ref[i + j * n]) * double(ref[i + j * n]);
         }
-      if (mode != Fp32Mode::tf32) {
+      if (!one_product) {
         EXPECT_LE(std::sqrt(num / den), 100.0 * double(n) * eps<T>()) << ctx;
       }
     }
@@ -301,6 +307,70 @@ void check_spd_all(Fp32Mode mode, double bound_abs_factor) {
 TEST_F(GpuCholeskyTest, Fp64AllAlgorithmsMatchLapack) { check_spd_all<double>(Fp32Mode::exact, 1.0); }
 TEST_F(GpuCholeskyTest, Fp32ExactAllAlgorithmsMatchLapack) { check_spd_all<float>(Fp32Mode::exact, 1.0); }
 TEST_F(GpuCholeskyTest, Fp32Tf32x3RestoresSpotrfAccuracy) { check_spd_all<float>(Fp32Mode::tf32x3, 1.0); }
+TEST_F(GpuCholeskyTest, Fp32Fp16x3RestoresSpotrfAccuracy) { check_spd_all<float>(Fp32Mode::fp16x3, 1.0); }
+
+// 1×FP16 has TF32's 11-bit significand: the same bound as 1×TF32, over several panels (nb 128)
+// and one (default nb).
+TEST_F(GpuCholeskyTest, Fp32Fp16WithinTf32Bound) {
+  gc::GpuCholesky chol(nullptr);
+  for (std::int64_t n : {1, 65, 1000, 2049}) {
+    const auto a = random_spd(n, 0.5);
+    for (std::int64_t nb : {128, 0}) {
+      auto h = to_padded<float>(a, n, n);
+      Dev<float> d(h.size());
+      d.put(h);
+      CholeskyOptions o;
+      o.algo = CholeskyAlgo::lookahead;
+      o.fp32_mode = Fp32Mode::fp16;
+      o.block = nb;
+      const auto st = chol.factor(d.p, n, n, o);
+      ASSERT_EQ(st.info, 0) << "n=" << n << " nb=" << nb << ": " << st.message();
+      EXPECT_LE(backward_error<float>(a, d.get(), n, n), 4.0 * std::ldexp(1.0, -11)) << "n=" << n << " nb=" << nb;
+    }
+  }
+}
+
+// The FP16 modes equilibrate A by powers of two (S·A·S, s_i²·a_ii ∈ [0.5, 2)) before rounding
+// panels to fp16 (range ±65504, normal from 6e-5) and take S⁻¹ back out of L, exactly. So the
+// factor of D·A·D, D = diag(2^k_i) with k_i up to ±40 (entries from 1e-24 to 1e24, far outside
+// fp16), is D·L bit for bit, L the factor of A. Without the equilibration the panels overflow.
+TEST_F(GpuCholeskyTest, Fp16ModesAreExactlyScaleInvariant) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 700;
+  const auto a = random_spd(n, 0.5);
+  std::vector<int> k(static_cast<std::size_t>(n));
+  std::mt19937 gen(5);
+  for (auto& v : k) v = int(gen() % 81) - 40;
+  std::vector<double> scaled(a.size());
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) scaled[i + j * n] = std::ldexp(a[i + j * n], k[i] + k[j]);
+  std::vector<float> ref(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ref[i] = float(a[i]);
+  ASSERT_EQ(lapack_potrf(ref, n), 0);
+  const double beta_lapack = backward_error<float>(a, ref, n, n);
+  for (auto mode : {Fp32Mode::fp16, Fp32Mode::fp16x3}) {
+    CholeskyOptions o;
+    o.algo = CholeskyAlgo::lookahead;
+    o.fp32_mode = mode;
+    o.block = 256;  // three panels: the bulk update and the next-column update run too
+    const std::string ctx = gc::fp32_mode_name(mode);
+    Dev<float> d(a.size()), ds(a.size());
+    d.put(to_padded<float>(a, n, n));
+    ds.put(to_padded<float>(scaled, n, n));
+    ASSERT_EQ(chol.factor(d.p, n, n, o).info, 0) << ctx;
+    ASSERT_EQ(chol.factor(ds.p, n, n, o).info, 0) << ctx;
+    const auto l = d.get(), ls = ds.get();
+    std::int64_t differ = 0;
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = j; i < n; ++i) differ += ls[i + j * n] != std::ldexp(l[i + j * n], k[i]);
+    EXPECT_EQ(differ, 0) << ctx << ": entries of the factor of D·A·D that are not D·L";
+    const double beta = backward_error<float>(a, l, n, n);
+    if (mode == Fp32Mode::fp16x3)
+      EXPECT_LE(beta, 10.0 * beta_lapack) << ctx;
+    else
+      EXPECT_LE(beta, 4.0 * std::ldexp(1.0, -11)) << ctx;
+  }
+}
 
 TEST_F(GpuCholeskyTest, Fp32Tf32WithinTf32Bound) {
   gc::GpuCholesky chol(nullptr);
@@ -509,8 +579,10 @@ TEST(TiledTaskOrder, IsTopological) {
 }
 
 template <class T>
-void check_not_spd() {
+void check_not_spd(Fp32Mode mode = Fp32Mode::exact) {
   gc::GpuCholesky chol(nullptr);
+  // L's completed columns: to fp rounding, or to 1×FP16's 11-bit products
+  const double l_bound = mode == Fp32Mode::fp16 ? 8.0 * std::ldexp(1.0, -11) : 100.0 * eps<T>();
   for (auto [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {2, 2}, {17, 1}, {65, 64}, {65, 65},
                                                                        {300, 129}, {1000, 517}, {1000, 1000}}) {
     std::vector<double> m;
@@ -520,10 +592,13 @@ void check_not_spd() {
     const int lapack_info = lapack_potrf(ref, n);
     ASSERT_EQ(lapack_info, k) << "test matrix construction n=" << n;
     for (const auto& c : cases()) {
+      CholeskyOptions opt = c.opt;
+      opt.fp32_mode = mode;
+      if (!mode_supports(mode, opt)) continue;
       auto h = to_padded<T>(a, n, n);
       Dev<T> d(h.size());
       d.put(h);
-      const auto st = chol.factor(d.p, n, n, c.opt);
+      const auto st = chol.factor(d.p, n, n, opt);
       EXPECT_EQ(st.info, lapack_info) << c.name << " n=" << n << " k=" << k;
       EXPECT_FALSE(st.non_finite) << c.name << " n=" << n << " k=" << k;
       // the documented partial result: columns < info − 1 are L's, every row (here: M's columns)
@@ -535,7 +610,7 @@ void check_not_spd() {
           const double e = std::abs(double(out[i + j * n]) - m[i + j * n]);
           if (!(e <= worst)) worst = e, wi = i, wj = j;  // NaN counts as worst
         }
-      EXPECT_LE(worst, 100.0 * double(n) * eps<T>())
+      EXPECT_LE(worst, double(n) * l_bound)
           << c.name << " n=" << n << " k=" << k << ": L(" << wi << "," << wj << ") off by " << worst;
     }
   }
@@ -543,6 +618,10 @@ void check_not_spd() {
 
 TEST_F(GpuCholeskyTest, NotSpdGivesLapackInfoFp64) { check_not_spd<double>(); }
 TEST_F(GpuCholeskyTest, NotSpdGivesLapackInfoFp32) { check_not_spd<float>(); }
+TEST_F(GpuCholeskyTest, NotSpdGivesLapackInfoFp16Modes) {
+  check_not_spd<float>(Fp32Mode::fp16x3);
+  check_not_spd<float>(Fp32Mode::fp16);
+}
 
 TEST_F(GpuCholeskyTest, NanIsNeverSuccess) {
   gc::GpuCholesky chol(nullptr);
@@ -846,7 +925,7 @@ TEST_F(GpuCholeskyTest, PivotedMatchesCpuDpstf2Steps) {
 
 TEST_F(GpuCholeskyTest, MixedSolveReachesFp64BackwardError) {
   gc::GpuCholesky chol(nullptr);
-  for (auto mode : {Fp32Mode::tf32x3, Fp32Mode::exact, Fp32Mode::tf32}) {
+  for (auto mode : {Fp32Mode::tf32x3, Fp32Mode::exact, Fp32Mode::tf32, Fp32Mode::fp16, Fp32Mode::fp16x3}) {
     for (std::int64_t n : {1, 17, 1000, 2049}) {
       for (std::int64_t nrhs : {1, 3}) {
         const std::string ctx = "mode=" + std::to_string(int(mode)) + " n=" + std::to_string(n) +
@@ -937,11 +1016,11 @@ TEST_F(GpuCholeskyTest, MixedSolveWithMoreTriangularBlocksThanSms) {
   gc::GpuCholesky chol(nullptr);
   Dev<double> a(std::size_t(n * n)), x(static_cast<std::size_t>(n));
   gc::fill_random_symmetric(a.p, n, n, 1.3 * std::sqrt(double(n)), 17, nullptr);  // κ ≈ 17
-  for (auto mode : {Fp32Mode::tf32, Fp32Mode::tf32x3}) {
+  for (auto mode : {Fp32Mode::tf32, Fp32Mode::tf32x3, Fp32Mode::fp16, Fp32Mode::fp16x3}) {
     gc::MixedSolveOptions o;
     o.factor_mode = mode;
     const auto r = chol.solve_mixed(a.p, n, n, a.p, n, 1, x.p, n, o);  // b = column 0 of A
-    const std::string ctx = mode == Fp32Mode::tf32 ? "1xTF32" : "3xTF32";
+    const std::string ctx = gc::fp32_mode_name(mode);
     EXPECT_TRUE(r.converged) << ctx;
     EXPECT_FALSE(r.used_fp64_fallback) << ctx;
     EXPECT_LE(r.iterations, 3) << ctx;
@@ -952,10 +1031,10 @@ TEST_F(GpuCholeskyTest, MixedSolveWithMoreTriangularBlocksThanSms) {
   }
 }
 
-// κ ≈ 1e6: beyond a 1×TF32 factor (κ·2⁻¹¹ ≫ 1), within a 3×TF32 one. The default (tf32,
-// escalate) must end on the 3×TF32 factor without the fp64 fallback, at fp64 backward error;
-// without escalation the same solve needs the fallback.
-TEST_F(GpuCholeskyTest, MixedSolveEscalatesFromTf32ToTf32x3) {
+// κ ≈ 1e6: beyond a one-product factor (1×TF32 or 1×FP16: κ·2⁻¹¹ ≫ 1), within a three-product
+// one. With escalation (the default) the solve must end on the 3× factor without the fp64
+// fallback, at fp64 backward error; without escalation the same solve needs the fallback.
+TEST_F(GpuCholeskyTest, MixedSolveEscalatesToThreeProducts) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 600;
   const auto a = random_spd(n, 4e-6);
@@ -963,32 +1042,35 @@ TEST_F(GpuCholeskyTest, MixedSolveEscalatesFromTf32ToTf32x3) {
   Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
   ad.put(a);
   bd.put(b);
-  gc::MixedSolveOptions o;  // defaults: tf32, escalate
-  ASSERT_EQ(o.factor_mode, Fp32Mode::tf32);
-  ASSERT_TRUE(o.escalate);
-  const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
-  EXPECT_TRUE(r.escalated);
-  EXPECT_EQ(r.factor_mode, Fp32Mode::tf32x3);
-  EXPECT_TRUE(r.converged);
-  EXPECT_FALSE(r.used_fp64_fallback);
-  ASSERT_FALSE(r.backward_error.empty());
-  EXPECT_LE(r.backward_error.back(), r.tolerance);
-  EXPECT_LE(r.iterations, o.max_iterations);
-  // the solution against LAPACK dposv (κ ≈ 1e6: forward error up to κ·η)
-  auto la = a;
-  auto lx = b;
-  ASSERT_EQ(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', int(n), 1, la.data(), int(n), lx.data(), int(n)), 0);
-  const auto x = xd.get();
-  double dmax = 0, xmax = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    dmax = std::max(dmax, std::abs(x[i] - lx[i]));
-    xmax = std::max(xmax, std::abs(lx[i]));
+  ASSERT_TRUE(gc::MixedSolveOptions{}.escalate);
+  for (auto [from, to] : {std::pair{Fp32Mode::tf32, Fp32Mode::tf32x3}, std::pair{Fp32Mode::fp16, Fp32Mode::fp16x3}}) {
+    const std::string ctx = gc::fp32_mode_name(from);
+    gc::MixedSolveOptions o;
+    o.factor_mode = from;
+    const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    EXPECT_TRUE(r.escalated) << ctx;
+    EXPECT_EQ(r.factor_mode, to) << ctx;
+    EXPECT_TRUE(r.converged) << ctx;
+    EXPECT_FALSE(r.used_fp64_fallback) << ctx;
+    ASSERT_FALSE(r.backward_error.empty()) << ctx;
+    EXPECT_LE(r.backward_error.back(), r.tolerance) << ctx;
+    EXPECT_LE(r.iterations, o.max_iterations) << ctx;
+    // the solution against LAPACK dposv (κ ≈ 1e6: forward error up to κ·η)
+    auto la = a;
+    auto lx = b;
+    ASSERT_EQ(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', int(n), 1, la.data(), int(n), lx.data(), int(n)), 0);
+    const auto x = xd.get();
+    double dmax = 0, xmax = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      dmax = std::max(dmax, std::abs(x[i] - lx[i]));
+      xmax = std::max(xmax, std::abs(lx[i]));
+    }
+    EXPECT_LE(dmax, 1e-8 * xmax) << ctx;
+    o.escalate = false;
+    const auto r2 = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    EXPECT_FALSE(r2.escalated) << ctx;
+    EXPECT_TRUE(r2.used_fp64_fallback) << ctx;
   }
-  EXPECT_LE(dmax, 1e-8 * xmax);
-  o.escalate = false;
-  const auto r2 = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
-  EXPECT_FALSE(r2.escalated);
-  EXPECT_TRUE(r2.used_fp64_fallback);
 }
 
 // Regression: an fp32 solve that overflows (A ~ 1e-36, x ~ 1e39 > FLT_MAX) gave η = ∞, the next

@@ -1,6 +1,7 @@
 // GPU Cholesky (lower, column-major): blocked, recursive and cuSOLVER paths, fp64 and fp32
 // (with optional 3×TF32 GEMMs). See gemflow/linalg/cholesky_cuda.hpp.
 #include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
@@ -132,6 +133,55 @@ __global__ void split_tf32_kernel(const float* a, std::int64_t lda, std::int64_t
   }
 }
 
+/// FP16 modes: e[i] such that 2^(2·e[i])·a_ii ∈ [0.5, 2); 0 where a_ii is not a positive finite
+/// number (the factorisation fails at or before that pivot anyway).
+__global__ void equilibrate_exponents_kernel(const float* a, std::int64_t lda, std::int64_t n, int* e) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const float d = a[i + i * lda];
+  int ex = 0;
+  if (d > 0.0f && isfinite(d)) {
+    (void)frexpf(d, &ex);  // d = m·2^ex, m ∈ [0.5, 1)
+    ex = -(ex >> 1);       // −⌊ex/2⌋
+  }
+  e[i] = ex;
+}
+
+/// Lower triangle of a (n×n, lda): a_ij ← 2^(e_i + e_j)·a_ij (scale), or l_ij ← 2^(−e_i)·l_ij (unscale:
+/// L = S⁻¹·Ls). Exact unless a result leaves fp32's normal range.
+__global__ void scale_lower_kernel(float* a, std::int64_t lda, std::int64_t n, const int* e, bool unscale) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const int ei = e[i];
+  for (std::int64_t j = blockIdx.y; j <= i; j += gridDim.y)
+    a[i + j * lda] = ldexpf(a[i + j * lda], unscale ? -ei : ei + e[j]);
+}
+
+/// fp16(x) rounded to nearest, saturated to ±65504 (NaN stays NaN): an overflowing entry of a
+/// non-SPD input must not turn into Inf and then NaN in rows that do not fail.
+__device__ __forceinline__ __half fp16_sat(float x) {
+  return __float2half_rn(fabsf(x) > 65504.0f ? copysignf(65504.0f, x) : x);
+}
+
+/// FP16 modes: the rows×cols block at a (lda) into fp16 at hi (ld ldh): hi = fp16(x); with
+/// third > 0 (3×FP16) also lo' = fp16((x − hi)·2¹¹) at hi + third and hi again at hi + 2·third, so
+/// that a whole panel's [hi | lo'] and [lo' | hi] are the operands of one K = 2k product.
+__global__ void split_fp16_kernel(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t cols, __half* hi,
+                                  std::int64_t ldh, std::int64_t third) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= rows) return;
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols;
+       j += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
+    const float x = a[i + j * lda];
+    const __half h = fp16_sat(x);
+    hi[i + j * ldh] = h;
+    if (third > 0) {
+      hi[i + j * ldh + third] = fp16_sat((x - __half2float(h)) * 2048.0f);
+      hi[i + j * ldh + 2 * third] = h;
+    }
+  }
+}
+
 /// c (lower triangle of the m×m block, ld ldc) += d (m×m, ld m), lower triangle only.
 __global__ void add_lower_kernel(float* c, std::int64_t ldc, const float* d, std::int64_t m) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -259,6 +309,8 @@ class BlasMathGuard {
   int n_ = 0;
 };
 
+inline std::int64_t round_up8(std::int64_t v) { return (v + 7) / 8 * 8; }
+
 /// Split point of a recursion: about n/2, rounded up to a multiple of 128 (32 for small n).
 inline std::int64_t split_point(std::int64_t n) {
   std::int64_t h = n / 2;
@@ -311,6 +363,14 @@ struct Factor {
   float* split = nullptr;  // 3×TF32 operands
   float* square = nullptr;  // TF32 modes: syrk_base² scratch for the SYRK leaves
   T* panel_w = nullptr;     // tensor-core panels: n × kPanelNb scratch for a sub-panel's update
+  // FP16 modes: panels in fp16, two buffers alternating (the bulk update of panel k reads one
+  // while panel k + 1 is written to the other), and the current panel: its first row and column
+  // `off`, leading dimension, width (lo' and the second hi follow at + cols·ld, see split_fp16_kernel)
+  __half* half_bufs[2] = {};
+  struct HalfPanel {
+    __half* p = nullptr;
+    std::int64_t off = 0, ld = 0, cols = 0;
+  } hp;
   cudaStream_t stream = nullptr;  // where this object enqueues (cuSOLVER: ctx.solver's stream)
   cublasHandle_t blas = nullptr;
 
@@ -331,6 +391,10 @@ struct Factor {
   void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const T* A, std::int64_t lda_, const T* B,
                std::int64_t ldb, T* C, std::int64_t ldc, bool overwrite = false) {
     if constexpr (std::is_same_v<T, float>) {
+      if (is_fp16_mode(opt.fp32_mode)) {
+        gemm_nt_fp16(m, n, k, A, B, C, ldc, overwrite);
+        return;
+      }
       if (opt.fp32_mode != Fp32Mode::exact) {
         const float minus_one = -1.0f, one = 1.0f, zero = 0.0f;
         if (opt.fp32_mode == Fp32Mode::tf32) {
@@ -359,6 +423,40 @@ struct Factor {
     }
     GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(m), as_int(n), as_int(k), A, as_int(lda_), B, as_int(ldb), C,
                                   as_int(ldc), overwrite));
+  }
+
+  // FP16 modes: where the entry p (in the current panel hp) is in the fp16 copy.
+  const __half* half_at(const T* p) const {
+    const std::int64_t d = p - at(hp.off, hp.off), i = d % lda, j = d / lda;
+    return hp.p + i + j * hp.ld;
+  }
+
+  // FP16 modes: C (m×n, ldc) −= A·Bᵀ, A and B in the current panel, from its fp16 copy; fp32
+  // accumulation. 3×FP16 adds the 2⁻¹¹-scaled corrections first, in one K = 2k product when the
+  // operands span the whole panel.
+  void gemm_nt_fp16(std::int64_t m, std::int64_t n, std::int64_t k, const T* A, const T* B, T* C, std::int64_t ldc,
+                    bool overwrite) {
+    const __half* ha = half_at(A);
+    const __half* hb = half_at(B);
+    const int ld = as_int(hp.ld);
+    const float minus_one = -1.0f, one = 1.0f, zero = 0.0f, corr = -1.0f / 2048.0f;
+    const auto gemm = [&](std::int64_t kk, const float* alpha, const __half* x, const __half* y, const float* beta) {
+      GF_CUBLAS_TRY(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_T, as_int(m), as_int(n), as_int(kk), alpha, x, CUDA_R_16F,
+                                 ld, y, CUDA_R_16F, ld, beta, C, CUDA_R_32F, as_int(ldc), CUBLAS_COMPUTE_32F,
+                                 CUBLAS_GEMM_DEFAULT));
+    };
+    const float* beta = overwrite ? &zero : &one;
+    if (opt.fp32_mode == Fp32Mode::fp16x3) {
+      const std::int64_t third = hp.cols * hp.ld;
+      if (k == hp.cols) {
+        gemm(2 * k, &corr, ha, hb + third, beta);  // [hi | lo']·[lo' | hi]ᵀ
+      } else {
+        gemm(k, &corr, ha, hb + third, beta);
+        gemm(k, &corr, ha + third, hb, &one);
+      }
+      beta = &one;
+    }
+    gemm(k, &minus_one, ha, hb, beta);
   }
 
   // fp32 TF32 modes: C (m×m lower, ld lda) −= A (m×k, ld lda) Aᵀ as the full square on the tensor
@@ -407,6 +505,9 @@ struct Factor {
   /// Columns off … off + b − 1 (rows off … off + b + rest − 1), every earlier column already
   /// applied: left-looking over sub-panels of kPanelNb columns (PanelAlgo::tiles).
   void panel_tiles(std::int64_t off, std::int64_t b, std::int64_t rest) {
+    bool fp16 = false;
+    if constexpr (std::is_same_v<T, float>) fp16 = is_fp16_mode(opt.fp32_mode);
+    if (fp16) hp = {half_bufs[(off / opt.block) % 2], off, round_up8(b + rest), b};
     for (std::int64_t j = 0; j < b; j += kPanelNb) {
       const std::int64_t jb = std::min<std::int64_t>(kPanelNb, b - j), below = rest + b - j - jb;
       T* d = at(off + j, off + j);
@@ -417,13 +518,26 @@ struct Factor {
         // diagonal block's upper half computed too, but not written to the matrix). Plain cuBLAS:
         // fp64 DGEMM; fp32 exact SGEMM in exact and 3×TF32 modes (thin, on the critical path),
         // the TF32 tensor cores in 1×TF32 mode through the handle's math mode.
-        GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(jb + below), as_int(jb), as_int(j), at(off + j, off), as_int(lda),
-                                      at(off + j, off), as_int(lda), panel_w, as_int(jb + below), true));
+        // FP16 modes: from the panel's fp16 copy.
+        if (fp16)
+          gemm_nt(jb + below, jb, j, at(off + j, off), lda, at(off + j, off), lda, panel_w, jb + below, true);
+        else
+          GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(jb + below), as_int(jb), as_int(j), at(off + j, off),
+                                        as_int(lda), at(off + j, off), as_int(lda), panel_w, as_int(jb + below), true));
         w = panel_w;
       }
       GF_CHOL_TRACE(stream, "sub-update", off + j);
       launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, w, jb + below);
       GF_CHOL_TRACE(stream, "sub-panel", off + j);
+      if (fp16 && (rest > 0 || j + jb < b)) {  // the finished columns into the fp16 copy
+        if constexpr (std::is_same_v<T, float>) {
+          const std::int64_t rows = jb + below;
+          const dim3 grid(unsigned((rows + 127) / 128), unsigned((jb + 3) / 4));
+          split_fp16_kernel<<<grid, dim3(128, 4), 0, stream>>>(
+              d, lda, rows, jb, hp.p + j + j * hp.ld, hp.ld, opt.fp32_mode == Fp32Mode::fp16x3 ? hp.cols * hp.ld : 0);
+          GF_CUDA_CHECK_LAUNCH();
+        }
+      }
     }
   }
 
@@ -477,6 +591,7 @@ struct Factor {
       const std::int64_t b = std::min(nb, n - k), rest = n - k - b;
       if (opt.panel == PanelAlgo::tiles) {
         crit.panel_tiles(k, b, rest);
+        bulk.hp = crit.hp;  // FP16 modes: the panel's fp16 copy
         if (rest == 0) break;
       } else {
         crit.recursive(k, b);
@@ -568,7 +683,8 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
   if (opt.syrk_base <= 0) {  // TF32 modes: leaves are tensor-core squares (syrk_square), larger is better
     if (tf32_any)
-      opt.syrk_base = opt.fp32_mode == Fp32Mode::tf32 ? kTf32SyrkBase : kTf32x3SyrkBase;
+      opt.syrk_base = opt.fp32_mode == Fp32Mode::tf32 || opt.fp32_mode == Fp32Mode::fp16 ? kTf32SyrkBase
+                                                                                          : kTf32x3SyrkBase;
     else if (opt.algo == CholeskyAlgo::lookahead && opt.panel == PanelAlgo::tiles && n < 24576)
       opt.syrk_base = kTilesSyrkBase;
     else
@@ -578,6 +694,10 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   if (fp32 && opt.fp32_mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive &&
       opt.algo != CholeskyAlgo::lookahead)
     throw std::invalid_argument("GpuCholesky::factor: fp32_mode tf32x3/tf32 needs algo = recursive or lookahead");
+  const bool fp16 = fp32 && is_fp16_mode(opt.fp32_mode);
+  if (fp16 && (opt.algo != CholeskyAlgo::lookahead || opt.panel != PanelAlgo::tiles))
+    throw std::invalid_argument(
+        "GpuCholesky::factor: fp32_mode fp16/fp16x3 needs algo = lookahead with tensor-core panels (panel = tiles)");
   enable_leaf_smem<T>();
 
   // workspace: cuSOLVER potrf work for the largest cuSOLVER leaf, then the 3×TF32 operands
@@ -629,11 +749,18 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       opt.algo == CholeskyAlgo::tiled
           ? align_up(sizeof(double) * 2 * static_cast<std::size_t>(tiles) * kTileNb * kTileLd)
           : 0;
+  // FP16 modes: two panel copies (hi, or hi | lo' | hi) and the equilibration exponents
+  const std::size_t half_bytes =
+      fp16 ? align_up(sizeof(__half) * static_cast<std::size_t>(round_up8(n)) * static_cast<std::size_t>(opt.block) *
+                      (opt.fp32_mode == Fp32Mode::fp16x3 ? 3 : 1))
+           : 0;
+  const std::size_t exp_bytes = fp16 ? align_up(sizeof(int) * static_cast<std::size_t>(n)) : 0;
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
   const std::size_t split_bytes = align_up(sizeof(float) * split_floats);
   const std::size_t square_bytes = align_up(sizeof(float) * streams * square_floats);
   char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + square_bytes + panel_w_bytes +
-                                                  tiled_state_bytes + tiled_order_bytes + tiled_forms_bytes,
+                                                  tiled_state_bytes + tiled_order_bytes + tiled_forms_bytes +
+                                                  2 * half_bytes + exp_bytes,
                                               std::string("GpuCholesky::factor (") + Lib<T>::name + ", n = " +
                                                   std::to_string(n) + ")"));
   Factor<T> f{ctx, a, lda, opt};
@@ -644,6 +771,13 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   f.panel_w = panel_w_bytes ? reinterpret_cast<T*>(ws + lwork_bytes + split_bytes + square_bytes) : nullptr;
   f.stream = ctx.stream;
   f.blas = ctx.blas;
+  char* const half_ws = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes + tiled_state_bytes +
+                        tiled_order_bytes + tiled_forms_bytes;
+  int* const exps = fp16 ? reinterpret_cast<int*>(half_ws + 2 * half_bytes) : nullptr;
+  if (fp16) {
+    f.half_bufs[0] = reinterpret_cast<__half*>(half_ws);
+    f.half_bufs[1] = reinterpret_cast<__half*>(half_ws + half_bytes);
+  }
 
   // 1×TF32 accepts TF32 rounding everywhere: cuBLAS's TRSM leaves (library panels) and the
   // sub-panel updates of tensor-core panels then run on the tensor cores too, not the fp32 pipes
@@ -662,6 +796,15 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   const unsigned scan_blocks = unsigned((warps * 32 + 255) / 256);
   scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the input
   GF_CUDA_CHECK_LAUNCH();
+  const dim3 scale_grid(unsigned((n + 255) / 256), unsigned(std::min<std::int64_t>(n, 1024)));
+  if constexpr (std::is_same_v<T, float>) {
+    if (fp16) {  // A ← S·A·S, S = diag(2^e)
+      equilibrate_exponents_kernel<<<unsigned((n + 255) / 256), 256, 0, ctx.stream>>>(a, lda, n, exps);
+      GF_CUDA_CHECK_LAUNCH();
+      scale_lower_kernel<<<scale_grid, 256, 0, ctx.stream>>>(a, lda, n, exps, false);
+      GF_CUDA_CHECK_LAUNCH();
+    }
+  }
   switch (opt.algo) {
     case CholeskyAlgo::recursive: f.recursive(0, n); break;
     case CholeskyAlgo::blocked: f.blocked(n); break;
@@ -674,6 +817,12 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       f.tiled(n, reinterpret_cast<int*>(tw), reinterpret_cast<int2*>(tw + tiled_state_bytes),
               reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes));
       break;
+    }
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (fp16) {  // L = S⁻¹·Ls
+      scale_lower_kernel<<<scale_grid, 256, 0, ctx.stream>>>(a, lda, n, exps, true);
+      GF_CUDA_CHECK_LAUNCH();
     }
   }
   scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the factor

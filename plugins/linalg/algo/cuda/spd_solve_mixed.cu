@@ -226,13 +226,16 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     }
     return res.fp32_status.ok();
   };
-  const bool may_escalate = options.escalate && options.factor_mode == Fp32Mode::tf32;
-  const auto escalate_factor = [&]() {  // a 3×TF32 factor of A in place of the 1×TF32 one
+  // one product (1×TF32, 1×FP16) escalates to three (3×TF32, 3×FP16)
+  const bool may_escalate =
+      options.escalate && (options.factor_mode == Fp32Mode::tf32 || options.factor_mode == Fp32Mode::fp16);
+  const Fp32Mode escalated_mode = options.factor_mode == Fp32Mode::fp16 ? Fp32Mode::fp16x3 : Fp32Mode::tf32x3;
+  const auto escalate_factor = [&]() {  // a three-product factor of A in place of the one-product one
     res.escalated = true;
     demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, overflow,
                                                                                             rowpart, colpart);
     GF_CUDA_CHECK_LAUNCH();
-    return factor32(Fp32Mode::tf32x3);
+    return factor32(escalated_mode);
   };
   bool fp32_ok = n_overflow == 0;
   if (fp32_ok) {
@@ -308,7 +311,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       const bool bad = !std::isfinite(eta);
       const bool stalled = bad || (stage_steps > 1 && !(eta < prev));
       if (it >= options.max_iterations) break;
-      if (res.factor_mode == Fp32Mode::tf32 && may_escalate &&
+      if (res.factor_mode == options.factor_mode && may_escalate &&
           (stalled || stage_steps > MixedSolveOptions::kEscalateSteps)) {
         if (!escalate_factor()) break;
         if (bad) {  // restart from x = 0 rather than from a non-finite iterate

@@ -82,7 +82,32 @@ enum class Fp32Mode {
   tf32x3,  ///< accuracy restored: A·Bᵀ ≈ Ahi·Bhiᵀ + Ahi·Bloᵀ + Alo·Bhiᵀ on TF32 tensor cores
   tf32,    ///< one TF32 product (≈ 1e-3 relative error; for refinement solves only); every
            ///< product, TRSM leaves and panel updates included, on the TF32 tensor cores
+  /// FP16 tensor cores (2.6× the TF32 GEMM rate on an H200) on an equilibrated matrix:
+  /// A ← S·A·S with S = diag(2^e_i) such that s_i²·a_ii ∈ [0.5, 2) (exact: powers of two; |l_ij| ≤ 1.42
+  /// then, far inside fp16's ±65504), factored, then L ← S⁻¹·L. Each finished panel is rounded to
+  /// fp16 (saturating, so a non-SPD input cannot overflow to Inf) and every trailing and sub-panel
+  /// update is a cuBLAS fp16 GEMM accumulating in fp32. CholeskyAlgo::lookahead with tensor-core
+  /// panels only (std::invalid_argument otherwise). fp16: one product (hi = fp16(x): the same
+  /// 11-bit significand as TF32, so the accuracy of `tf32`); fp16x3: accuracy restored as Ootomo
+  /// & Yokota's FP16 variant, A·Bᵀ ≈ Ahi·Bhiᵀ + 2⁻¹¹(Ahi·B'loᵀ + A'lo·Bhiᵀ), lo' = fp16((x − hi)·2¹¹).
+  fp16,
+  fp16x3,
 };
+
+/// True for the modes that run their products on the FP16 tensor cores.
+[[nodiscard]] constexpr bool is_fp16_mode(Fp32Mode m) noexcept { return m == Fp32Mode::fp16 || m == Fp32Mode::fp16x3; }
+
+/// "exact", "3xTF32", "1xTF32", "1xFP16" or "3xFP16".
+[[nodiscard]] constexpr const char* fp32_mode_name(Fp32Mode m) noexcept {
+  switch (m) {
+    case Fp32Mode::exact: return "exact";
+    case Fp32Mode::tf32x3: return "3xTF32";
+    case Fp32Mode::tf32: return "1xTF32";
+    case Fp32Mode::fp16: return "1xFP16";
+    case Fp32Mode::fp16x3: return "3xFP16";
+  }
+  return "?";
+}
 
 /// How CholeskyAlgo::lookahead factors each nb-wide panel (the diagonal block and the rows below).
 enum class PanelAlgo {
