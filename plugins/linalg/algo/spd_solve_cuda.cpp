@@ -234,6 +234,7 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   GF_CUDA_TRY(cudaMemcpyAsync(db, hb.data(), sizeof(double) * n * nrhs, cudaMemcpyHostToDevice, g.stream));
   cuda::MixedSolveOptions mo;
   mo.factor_algo = to_cuda(algorithm);
+  if (algorithm == SpdAlgorithm::recursive) mo.factor_mode = cuda::Fp32Mode::tf32;  // FP16 modes: lookahead only
   mo.max_iterations = refinement.max_iterations;
   mo.tolerance = refinement.tolerance;
   mo.fallback_fp64 = refinement.fallback_fp64;

@@ -233,7 +233,8 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
         vs.push_back({m + " library 2048", o});
       }
       o.panel = gc::PanelAlgo::tiles;
-      for (std::int64_t nb : {512, 1024, 2048}) {
+      for (std::int64_t nb : {512, 768, 1024, 1536, 2048}) {
+        if ((nb == 768 || nb == 1536) && !gc::is_fp16_mode(mode)) continue;
         o.block = nb;
         vs.push_back({m + " tiles " + std::to_string(nb), o});
       }

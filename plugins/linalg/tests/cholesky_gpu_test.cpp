@@ -1113,6 +1113,45 @@ TEST_F(GpuCholeskyTest, MixedSolveOverflowingFp32SolveFallsBack) {
   }
 }
 
+// The FP16 modes (the default) demote S·A·S and S·r (S = diag(2^e), s_i²·a_ii ∈ [0.5, 2)) and
+// promote S·d: the same systems, beyond fp32 in A (entries ~1e-36 or ~1e45) and in x (~1e39 and
+// ~1e-42), stay in the fp32 stage and converge without the fp64 fallback.
+TEST_F(GpuCholeskyTest, MixedSolveFp16ModesEquilibrateAwayFp32Range) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 300;
+  for (double scale : {1e-36, 1e45}) {
+    auto a = random_spd(n, 0.5);
+    for (auto& v : a) v *= scale;
+    auto b = random_normal(static_cast<std::size_t>(n));
+    for (auto& v : b) v *= 1e3;
+    Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
+    ad.put(a);
+    bd.put(b);
+    auto la = a;
+    auto lx = b;
+    ASSERT_EQ(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', int(n), 1, la.data(), int(n), lx.data(), int(n)), 0);
+    double lmax = 0;
+    for (double v : lx) lmax = std::max(lmax, std::abs(v));
+    ASSERT_TRUE(lmax > 1e39 || lmax < 1e-38);  // x beyond fp32's normal range
+    for (auto mode : {Fp32Mode::fp16, Fp32Mode::fp16x3}) {
+      const std::string ctx = std::string(gc::fp32_mode_name(mode)) + " scale " + std::to_string(scale);
+      gc::MixedSolveOptions o;
+      o.factor_mode = mode;
+      const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+      EXPECT_TRUE(r.converged) << ctx;
+      EXPECT_FALSE(r.used_fp64_fallback) << ctx;
+      EXPECT_FALSE(r.escalated) << ctx;
+      EXPECT_LE(r.iterations, 3) << ctx;
+      ASSERT_FALSE(r.backward_error.empty()) << ctx;
+      EXPECT_LE(r.backward_error.back(), r.tolerance) << ctx;
+      const auto x = xd.get();
+      double dmax = 0;
+      for (std::int64_t i = 0; i < n; ++i) dmax = std::max(dmax, std::abs(x[i] - lx[i]));
+      EXPECT_LE(dmax, 1e-10 * lmax) << ctx;
+    }
+  }
+}
+
 TEST_F(GpuCholeskyTest, MixedSolveFallsBackOnIllConditioned) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 600;

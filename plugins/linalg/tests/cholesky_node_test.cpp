@@ -181,7 +181,7 @@ TEST(CholeskyNode, DeviceAlgorithmAndPrecisionAreCheckedAndNamed) {
 }
 
 // auto on CUDA: the persistent tiled kernel below its limits (where it beat cuSOLVER and the
-// lookahead on the H200), the lookahead above them and for the mixed solve's TF32 factor.
+// lookahead on the H200), the lookahead above them and for the mixed solve's FP16 factor.
 TEST(CholeskyNode, AutoOnCudaPicksTiledForSmallFactors) {
   using linalg::CholAlgo;
   using linalg::SolvePrecision;

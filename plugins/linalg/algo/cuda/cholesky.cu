@@ -18,6 +18,7 @@
 
 #include "context.cuh"
 #include "cuda_check.cuh"
+#include "equilibrate.cuh"
 #include "panel_kernels.cuh"
 #include "potrf_kernels.cuh"
 #include "tiled_kernels.cuh"
@@ -133,22 +134,9 @@ __global__ void split_tf32_kernel(const float* a, std::int64_t lda, std::int64_t
   }
 }
 
-/// FP16 modes: e[i] such that 2^(2·e[i])·a_ii ∈ [0.5, 2); 0 where a_ii is not a positive finite
-/// number (the factorisation fails at or before that pivot anyway).
-__global__ void equilibrate_exponents_kernel(const float* a, std::int64_t lda, std::int64_t n, int* e) {
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  const float d = a[i + i * lda];
-  int ex = 0;
-  if (d > 0.0f && isfinite(d)) {
-    (void)frexpf(d, &ex);  // d = m·2^ex, m ∈ [0.5, 1)
-    ex = -(ex >> 1);       // −⌊ex/2⌋
-  }
-  e[i] = ex;
-}
-
-/// Lower triangle of a (n×n, lda): a_ij ← 2^(e_i + e_j)·a_ij (scale), or l_ij ← 2^(−e_i)·l_ij (unscale:
-/// L = S⁻¹·Ls). Exact unless a result leaves fp32's normal range.
+/// FP16 modes: lower triangle of a (n×n, lda): a_ij ← 2^(e_i + e_j)·a_ij (scale), or
+/// l_ij ← 2^(−e_i)·l_ij (unscale: L = S⁻¹·Ls), e from equilibrate_exponents_kernel. Exact unless a
+/// result leaves fp32's normal range.
 __global__ void scale_lower_kernel(float* a, std::int64_t lda, std::int64_t n, const int* e, bool unscale) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
@@ -163,21 +151,26 @@ __device__ __forceinline__ __half fp16_sat(float x) {
   return __float2half_rn(fabsf(x) > 65504.0f ? copysignf(65504.0f, x) : x);
 }
 
-/// FP16 modes: the rows×cols block at a (lda) into fp16 at hi (ld ldh): hi = fp16(x); with
-/// third > 0 (3×FP16) also lo' = fp16((x − hi)·2¹¹) at hi + third and hi again at hi + 2·third, so
-/// that a whole panel's [hi | lo'] and [lo' | hi] are the operands of one K = 2k product.
-__global__ void split_fp16_kernel(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t cols, __half* hi,
-                                  std::int64_t ldh, std::int64_t third) {
+/// FP16 modes: sub-panel s of a panel (rows × jb at a, lda, its first column 128·s) into the
+/// panel's fp16 copies (ld ldh, pointers at the sub-panel's first row): h (column 128·s) = hi =
+/// fp16(x); 3×FP16 (pq ≠ nullptr) also lo' = fp16((x − hi)·2¹¹) into P = [hi_0 | lo'_0 | hi_1 | lo'_1 …]
+/// and Q = [lo'_0 | hi_0 | lo'_1 | hi_1 …] (pq, column 256·s; Q at pq + q_off), so that one
+/// K = 2k product P·Qᵀ over the first k columns of the panel sums both corrections.
+__global__ void split_fp16_kernel(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t jb, __half* h,
+                                  __half* pq, std::int64_t q_off, std::int64_t ldh) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= rows) return;
-  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols;
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < jb;
        j += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
     const float x = a[i + j * lda];
-    const __half h = fp16_sat(x);
-    hi[i + j * ldh] = h;
-    if (third > 0) {
-      hi[i + j * ldh + third] = fp16_sat((x - __half2float(h)) * 2048.0f);
-      hi[i + j * ldh + 2 * third] = h;
+    const __half hi = fp16_sat(x);
+    h[i + j * ldh] = hi;
+    if (pq) {
+      const __half lo = fp16_sat((x - __half2float(hi)) * 2048.0f);
+      pq[i + j * ldh] = hi;
+      pq[i + (jb + j) * ldh] = lo;
+      pq[q_off + i + j * ldh] = lo;
+      pq[q_off + i + (jb + j) * ldh] = hi;
     }
   }
 }
@@ -258,10 +251,11 @@ constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_
 constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best nb from 2048 to 32768
 
 /// Default nb of the lookahead algorithm with tensor-core panels (H200 sweeps, docs/performance.md:
-/// fp64 512 at n = 4096, 768–1024 at 8192, 1536 at 16384, 2048 at 32768; fp32 TF32 modes 512–1024
-/// up to 8192, 2048 from 16384).
-inline std::int64_t default_tiles_block(std::int64_t n, bool tf32) {
-  if (tf32) return n < 12288 ? 1024 : 2048;
+/// fp64 512 at n = 4096, 768–1024 at 8192, 1536 at 16384, 2048 at 32768; fp32 TF32 and FP16 modes
+/// 512–1024 up to 8192, 2048 from 16384, except 3×FP16 1536 there: 2–4% slower than 2048 but a
+/// backward error 4.6–5.5× spotrf's instead of 6.4–7.3×, the truncating accumulation over K = nb).
+inline std::int64_t default_tiles_block(std::int64_t n, Fp32Mode fp32_mode) {
+  if (fp32_mode != Fp32Mode::exact) return n < 12288 ? 1024 : (fp32_mode == Fp32Mode::fp16x3 ? 1536 : 2048);
   return n < 6144 ? 512 : (n < 12288 ? 1024 : (n < 24576 ? 1536 : 2048));
 }
 
@@ -365,7 +359,8 @@ struct Factor {
   T* panel_w = nullptr;     // tensor-core panels: n × kPanelNb scratch for a sub-panel's update
   // FP16 modes: panels in fp16, two buffers alternating (the bulk update of panel k reads one
   // while panel k + 1 is written to the other), and the current panel: its first row and column
-  // `off`, leading dimension, width (lo' and the second hi follow at + cols·ld, see split_fp16_kernel)
+  // `off`, leading dimension, width; 3×FP16: hi in columns [0, cols), P in [cols, 3·cols), Q in
+  // [3·cols, 5·cols) (split_fp16_kernel)
   __half* half_bufs[2] = {};
   struct HalfPanel {
     __half* p = nullptr;
@@ -425,19 +420,22 @@ struct Factor {
                                   as_int(ldc), overwrite));
   }
 
-  // FP16 modes: where the entry p (in the current panel hp) is in the fp16 copy.
-  const __half* half_at(const T* p) const {
-    const std::int64_t d = p - at(hp.off, hp.off), i = d % lda, j = d / lda;
-    return hp.p + i + j * hp.ld;
+  // FP16 modes: the row of the current panel hp that the operand p starts at (p in its first column).
+  std::int64_t half_row(const T* p) const {
+    const std::int64_t d = p - at(hp.off, hp.off), i = d % lda;
+    if (d / lda != 0) throw std::logic_error("GpuCholesky: an FP16 product not from the panel's first column");
+    return i;
   }
 
-  // FP16 modes: C (m×n, ldc) −= A·Bᵀ, A and B in the current panel, from its fp16 copy; fp32
-  // accumulation. 3×FP16 adds the 2⁻¹¹-scaled corrections first, in one K = 2k product when the
-  // operands span the whole panel.
+  // FP16 modes: C (m×n, ldc) −= A·Bᵀ, A and B the first k columns of the current panel (k a whole
+  // number of sub-panels), from its fp16 copies; fp32 accumulation. 3×FP16 first adds the
+  // 2⁻¹¹-scaled corrections, both in one K = 2k product P·Qᵀ with its own accumulator, then the
+  // hi·hiᵀ term.
   void gemm_nt_fp16(std::int64_t m, std::int64_t n, std::int64_t k, const T* A, const T* B, T* C, std::int64_t ldc,
                     bool overwrite) {
-    const __half* ha = half_at(A);
-    const __half* hb = half_at(B);
+    const std::int64_t ia = half_row(A), ib = half_row(B);
+    const __half* ha = hp.p + ia;
+    const __half* hb = hp.p + ib;
     const int ld = as_int(hp.ld);
     const float minus_one = -1.0f, one = 1.0f, zero = 0.0f, corr = -1.0f / 2048.0f;
     const auto gemm = [&](std::int64_t kk, const float* alpha, const __half* x, const __half* y, const float* beta) {
@@ -447,13 +445,9 @@ struct Factor {
     };
     const float* beta = overwrite ? &zero : &one;
     if (opt.fp32_mode == Fp32Mode::fp16x3) {
-      const std::int64_t third = hp.cols * hp.ld;
-      if (k == hp.cols) {
-        gemm(2 * k, &corr, ha, hb + third, beta);  // [hi | lo']·[lo' | hi]ᵀ
-      } else {
-        gemm(k, &corr, ha, hb + third, beta);
-        gemm(k, &corr, ha + third, hb, &one);
-      }
+      const __half* p = hp.p + hp.cols * hp.ld;
+      const __half* q = p + 2 * hp.cols * hp.ld;
+      gemm(2 * k, &corr, p + ia, q + ib, beta);  // Σ_s hi_s·lo'_sᵀ + lo'_s·hi_sᵀ
       beta = &one;
     }
     gemm(k, &minus_one, ha, hb, beta);
@@ -533,8 +527,9 @@ struct Factor {
         if constexpr (std::is_same_v<T, float>) {
           const std::int64_t rows = jb + below;
           const dim3 grid(unsigned((rows + 127) / 128), unsigned((jb + 3) / 4));
-          split_fp16_kernel<<<grid, dim3(128, 4), 0, stream>>>(
-              d, lda, rows, jb, hp.p + j + j * hp.ld, hp.ld, opt.fp32_mode == Fp32Mode::fp16x3 ? hp.cols * hp.ld : 0);
+          __half* pq = opt.fp32_mode == Fp32Mode::fp16x3 ? hp.p + (hp.cols + 2 * j) * hp.ld + j : nullptr;
+          split_fp16_kernel<<<grid, dim3(128, 4), 0, stream>>>(d, lda, rows, jb, hp.p + j + j * hp.ld, pq,
+                                                               2 * hp.cols * hp.ld, hp.ld);
           GF_CUDA_CHECK_LAUNCH();
         }
       }
@@ -660,8 +655,11 @@ struct Factor {
   }
 };
 
+/// `equilibrated`: FP16 modes only, the caller has already scaled A (solve_mixed does it as it
+/// demotes A to fp32) and takes S back out itself: no scaling passes here, L is Ls.
 template <class T>
-CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt) {
+CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt,
+                           bool equilibrated) {
   if (n < 0) throw std::invalid_argument("GpuCholesky::factor: n = " + std::to_string(n) + " < 0");
   if (lda < std::max<std::int64_t>(1, n))
     throw std::invalid_argument("GpuCholesky::factor: lda = " + std::to_string(lda) + " < max(1, n = " +
@@ -671,12 +669,14 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   if (n == 0) return {};
   if (a == nullptr) throw std::invalid_argument("GpuCholesky::factor: null matrix pointer");
   const bool tf32_any = std::is_same_v<T, float> && opt.fp32_mode != Fp32Mode::exact;
-  // tensor-core panels for fp64 and the TF32 modes; exact fp32 keeps cuSOLVER's spotrf panels
-  if (opt.panel == PanelAlgo::automatic) opt.panel = std::is_same_v<T, double> || tf32_any ? PanelAlgo::tiles : PanelAlgo::library;
+  // tensor-core panels for fp64 and the TF32 and FP16 modes; exact fp32 keeps cuSOLVER's spotrf panels
+  if (opt.panel == PanelAlgo::automatic)
+    opt.panel = std::is_same_v<T, double> || tf32_any ? PanelAlgo::tiles : PanelAlgo::library;
   if (opt.block <= 0)
     opt.block = opt.algo != CholeskyAlgo::lookahead ? kDefaultBlock
-                : opt.panel == PanelAlgo::tiles        ? default_tiles_block(n, tf32_any)
-                                                       : kDefaultLookaheadBlock;
+                : opt.panel == PanelAlgo::tiles
+                    ? default_tiles_block(n, std::is_same_v<T, float> ? opt.fp32_mode : Fp32Mode::exact)
+                    : kDefaultLookaheadBlock;
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.tiled_ctas < 0)
     throw std::invalid_argument("GpuCholesky::factor: tiled_ctas = " + std::to_string(opt.tiled_ctas) + " < 0");
@@ -749,12 +749,12 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       opt.algo == CholeskyAlgo::tiled
           ? align_up(sizeof(double) * 2 * static_cast<std::size_t>(tiles) * kTileNb * kTileLd)
           : 0;
-  // FP16 modes: two panel copies (hi, or hi | lo' | hi) and the equilibration exponents
+  // FP16 modes: two panel copies (hi; 3×FP16: hi, P and Q) and the equilibration exponents
   const std::size_t half_bytes =
       fp16 ? align_up(sizeof(__half) * static_cast<std::size_t>(round_up8(n)) * static_cast<std::size_t>(opt.block) *
-                      (opt.fp32_mode == Fp32Mode::fp16x3 ? 3 : 1))
+                      (opt.fp32_mode == Fp32Mode::fp16x3 ? 5 : 1))
            : 0;
-  const std::size_t exp_bytes = fp16 ? align_up(sizeof(int) * static_cast<std::size_t>(n)) : 0;
+  const std::size_t exp_bytes = fp16 && !equilibrated ? align_up(sizeof(int) * static_cast<std::size_t>(n)) : 0;
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
   const std::size_t split_bytes = align_up(sizeof(float) * split_floats);
   const std::size_t square_bytes = align_up(sizeof(float) * streams * square_floats);
@@ -773,7 +773,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   f.blas = ctx.blas;
   char* const half_ws = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes + tiled_state_bytes +
                         tiled_order_bytes + tiled_forms_bytes;
-  int* const exps = fp16 ? reinterpret_cast<int*>(half_ws + 2 * half_bytes) : nullptr;
+  int* const exps = fp16 && !equilibrated ? reinterpret_cast<int*>(half_ws + 2 * half_bytes) : nullptr;
   if (fp16) {
     f.half_bufs[0] = reinterpret_cast<__half*>(half_ws);
     f.half_bufs[1] = reinterpret_cast<__half*>(half_ws + half_bytes);
@@ -798,8 +798,8 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   GF_CUDA_CHECK_LAUNCH();
   const dim3 scale_grid(unsigned((n + 255) / 256), unsigned(std::min<std::int64_t>(n, 1024)));
   if constexpr (std::is_same_v<T, float>) {
-    if (fp16) {  // A ← S·A·S, S = diag(2^e)
-      equilibrate_exponents_kernel<<<unsigned((n + 255) / 256), 256, 0, ctx.stream>>>(a, lda, n, exps);
+    if (exps) {  // A ← S·A·S, S = diag(2^e)
+      equilibrate_exponents_kernel<float><<<unsigned((n + 255) / 256), 256, 0, ctx.stream>>>(a, lda, n, exps);
       GF_CUDA_CHECK_LAUNCH();
       scale_lower_kernel<<<scale_grid, 256, 0, ctx.stream>>>(a, lda, n, exps, false);
       GF_CUDA_CHECK_LAUNCH();
@@ -820,7 +820,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     }
   }
   if constexpr (std::is_same_v<T, float>) {
-    if (fp16) {  // L = S⁻¹·Ls
+    if (exps) {  // L = S⁻¹·Ls
       scale_lower_kernel<<<scale_grid, 256, 0, ctx.stream>>>(a, lda, n, exps, true);
       GF_CUDA_CHECK_LAUNCH();
     }
@@ -837,8 +837,10 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   return out;
 }
 
-template CholeskyStatus factor_impl<double>(GpuCholesky::Impl&, double*, std::int64_t, std::int64_t, CholeskyOptions);
-template CholeskyStatus factor_impl<float>(GpuCholesky::Impl&, float*, std::int64_t, std::int64_t, CholeskyOptions);
+template CholeskyStatus factor_impl<double>(GpuCholesky::Impl&, double*, std::int64_t, std::int64_t, CholeskyOptions,
+                                            bool);
+template CholeskyStatus factor_impl<float>(GpuCholesky::Impl&, float*, std::int64_t, std::int64_t, CholeskyOptions,
+                                           bool);
 
 }  // namespace detail
 
@@ -967,10 +969,10 @@ GpuCholesky::GpuCholesky(Stream stream) : impl_(std::make_unique<Impl>(static_ca
 GpuCholesky::~GpuCholesky() = default;
 
 CholeskyStatus GpuCholesky::factor(double* a, std::int64_t n, std::int64_t lda, const CholeskyOptions& options) {
-  return detail::factor_impl<double>(*impl_, a, n, lda, options);
+  return detail::factor_impl<double>(*impl_, a, n, lda, options, false);
 }
 CholeskyStatus GpuCholesky::factor(float* a, std::int64_t n, std::int64_t lda, const CholeskyOptions& options) {
-  return detail::factor_impl<float>(*impl_, a, n, lda, options);
+  return detail::factor_impl<float>(*impl_, a, n, lda, options, false);
 }
 
 Stream GpuCholesky::stream() const noexcept { return impl_->stream; }

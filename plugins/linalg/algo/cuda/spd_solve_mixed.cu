@@ -1,4 +1,5 @@
-// Mixed-precision SPD solve: fp32 Cholesky (lookahead or recursive, optionally 3×TF32), fp32 triangular
+// Mixed-precision SPD solve: fp32 Cholesky (lookahead or recursive; exact, TF32 or FP16 products; the
+// FP16 modes on S·A·S, equilibrated by powers of two as A is demoted), fp32 triangular
 // solves, fp64 residuals and iterative refinement to fp64 backward error (LAPACK dsposv's scheme;
 // Langou et al., SC 2006), fp64 cuSOLVER fallback.
 #include <cublas_v2.h>
@@ -16,6 +17,7 @@
 
 #include "context.cuh"
 #include "cuda_check.cuh"
+#include "equilibrate.cuh"
 #include "trsv_kernels.cuh"
 
 namespace gemflow::linalg::cuda {
@@ -52,12 +54,14 @@ class DeviceBuffer {
 constexpr int kNormTile = 128;  // demote_norm_kernel: rows and columns per block
 
 /// One pass over the lower triangle of A, one 128×128 tile per block (128 threads over rows × 2
-/// over columns): as (ld n) = fp32(A) on and below the diagonal, `overflow` counts finite entries
-/// beyond the fp32 range, and partial absolute row sums of the symmetric A, deterministic (no
+/// over columns): as (ld n) = fp32(A) on and below the diagonal (e ≠ nullptr: fp32(S·A·S), S =
+/// diag(2^e), the FP16 modes' equilibration), `overflow` counts finite entries of as beyond the
+/// fp32 range, and partial absolute row sums of the symmetric A (unscaled), deterministic (no
 /// atomics): rowpart[by·n + i] = Σ |a_ij| over the tile's j ≤ i, colpart[bx·n + j] = Σ |a_ij| over
 /// the tile's i > j (the upper half of row j, by symmetry); zero where a tile has none.
 __global__ void __launch_bounds__(256) demote_norm_kernel(const double* a, std::int64_t lda, std::int64_t n, float* as,
-                                                          int* overflow, double* rowpart, double* colpart) {
+                                                          const int* e, int* overflow, double* rowpart,
+                                                          double* colpart) {
   __shared__ double s_col[4][kNormTile];
   __shared__ double s_row[kNormTile];
   const int x = threadIdx.x, y = threadIdx.y, lane = x % 32, w = x / 32;
@@ -76,8 +80,9 @@ __global__ void __launch_bounds__(256) demote_norm_kernel(const double* a, std::
     double v = 0.0;
     if (i < n && j <= i) {
       v = a[i + j * lda];
-      big += fabs(v) > static_cast<double>(FLT_MAX) && isfinite(v);
-      as[i + j * n] = static_cast<float>(v);
+      const double sv = e ? ldexp(v, e[i] + e[j]) : v;
+      big += fabs(sv) > static_cast<double>(FLT_MAX) && isfinite(sv);
+      as[i + j * n] = static_cast<float>(sv);
     }
     row += fabs(v);
     double c = j < i ? fabs(v) : 0.0;
@@ -103,16 +108,23 @@ __global__ void sum_parts_kernel(const double* rowpart, const double* colpart, s
   rowsum[i] = s;
 }
 
-__global__ void demote_kernel(const double* r, std::int64_t ldr, std::int64_t n, std::int64_t nrhs, float* rs) {
+/// rs = fp32(S·r) (S = diag(2^e); e = nullptr: S = I).
+__global__ void demote_kernel(const double* r, std::int64_t ldr, std::int64_t n, std::int64_t nrhs, float* rs,
+                              const int* e) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
-  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) rs[i + j * n] = static_cast<float>(r[i + j * ldr]);
+  const int ei = e ? e[i] : 0;
+  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) rs[i + j * n] = static_cast<float>(ldexp(r[i + j * ldr], ei));
 }
 
-__global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_t nrhs, double* x, std::int64_t ldx) {
+/// x += S·ds in fp64 (S as in demote_kernel): A⁻¹ = S·(S·A·S)⁻¹·S.
+__global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_t nrhs, double* x, std::int64_t ldx,
+                                    const int* e) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
-  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) x[i + j * ldx] += static_cast<double>(ds[i + j * n]);
+  const int ei = e ? e[i] : 0;
+  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y)
+    x[i + j * ldx] += ldexp(static_cast<double>(ds[i + j * n]), ei);
 }
 
 /// max(a, b) that keeps a NaN from either side (a NaN entry must make the column maximum NaN).
@@ -150,7 +162,8 @@ T max_of(const std::vector<T>& v) {
 // Declared in cholesky.cu.
 namespace detail {
 template <class T>
-CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt);
+CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt,
+                           bool equilibrated);
 }
 
 MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
@@ -172,6 +185,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   if (a == nullptr || b == nullptr || x == nullptr) throw std::invalid_argument(what + ": null pointer");
   if (options.factor_algo != CholeskyAlgo::lookahead && options.factor_algo != CholeskyAlgo::recursive)
     throw std::invalid_argument(what + ": options.factor_algo must be lookahead or recursive");
+  if (is_fp16_mode(options.factor_mode) &&
+      (options.factor_algo != CholeskyAlgo::lookahead || options.factor_panel == PanelAlgo::library))
+    throw std::invalid_argument(what + ": factor_mode " + fp32_mode_name(options.factor_mode) +
+                                " needs factor_algo = lookahead with tensor-core panels (recursive: use tf32 or tf32x3)");
   auto& ctx = *impl_;
   const cudaStream_t s = ctx.stream;
   const std::size_t nn = static_cast<std::size_t>(n), nr = static_cast<std::size_t>(nrhs);
@@ -182,7 +199,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const std::size_t nblk = (nn + kTrsvB - 1) / kTrsvB;
   const std::size_t inv_b = nrhs == 1 ? align_up(sizeof(float) * nblk * kTrsvB * kTrsvB) : 0,
                     flag_b = nrhs == 1 ? align_up(sizeof(unsigned) * 4) : 0;
-  const DeviceSpan buf{ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b,
+  // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
+  const bool scaled = is_fp16_mode(options.factor_mode);
+  const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
+  const DeviceSpan buf{ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b,
                                            what + " (n = " + std::to_string(n) + ")")};
   float* as = buf.as<float>();
   float* xs = buf.as<float>(as_b);
@@ -193,11 +213,16 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   double* colpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + p_b);
   float* inv = buf.as<float>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b);
   auto* progress = buf.as<unsigned>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b);
+  int* exps = scaled ? buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b) : nullptr;
 
   // fp32 copy of A and ‖A‖∞ in one pass, then ‖b_j‖∞
   GF_CUDA_TRY(cudaMemsetAsync(overflow, 0, sizeof(int), s));
-  demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, overflow,
-                                                                                          rowpart, colpart);
+  if (scaled) {
+    equilibrate_exponents_kernel<double><<<unsigned((n + 255) / 256), 256, 0, s>>>(a, lda, n, exps);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+  demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, exps,
+                                                                                          overflow, rowpart, colpart);
   GF_CUDA_CHECK_LAUNCH();
   sum_parts_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(rowpart, colpart, n, std::int64_t(parts), vec);
   GF_CUDA_CHECK_LAUNCH();
@@ -218,7 +243,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     fo.fp32_mode = mode;
     fo.panel = options.factor_panel;
     res.factor_mode = mode;
-    res.fp32_status = factor_impl<float>(ctx, as, n, n, fo);
+    res.fp32_status = factor_impl<float>(ctx, as, n, n, fo, /*equilibrated=*/scaled);
     if (res.fp32_status.ok() && nrhs == 1) {  // the inverted diagonal blocks of the triangular solves
       GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
       trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, n, n, inv);
@@ -232,8 +257,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const Fp32Mode escalated_mode = options.factor_mode == Fp32Mode::fp16 ? Fp32Mode::fp16x3 : Fp32Mode::tf32x3;
   const auto escalate_factor = [&]() {  // a three-product factor of A in place of the one-product one
     res.escalated = true;
-    demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, overflow,
-                                                                                            rowpart, colpart);
+    demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, exps,
+                                                                                            overflow, rowpart, colpart);
     GF_CUDA_CHECK_LAUNCH();
     return factor32(escalated_mode);
   };
@@ -281,7 +306,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     }
     int stage_steps = 0;  // solves with the current factor
     for (int it = 0;; ++it) {
-      demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs);
+      demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs, exps);
       GF_CUDA_CHECK_LAUNCH();
       if (nrhs == 1) {  // L y = r, Lᵀ d = y (trsv_kernels.cuh)
         GF_CUDA_TRY(cudaMemsetAsync(progress, 0, sizeof(unsigned) * 4, s));
@@ -295,7 +320,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
         GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                                   CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));
       }
-      add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx);
+      add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps);
       GF_CUDA_CHECK_LAUNCH();
       const double eta = residual_and_eta();
       const double prev = res.backward_error.empty() ? INFINITY : res.backward_error.back();

@@ -31,7 +31,10 @@
 //    inverted diagonal blocks as in Du Croz & Higham, IMA J. Numer. Anal. 12 (1992).
 //  - 3×TF32: Ootomo & Yokota, "Recovering single precision accuracy from Tensor Cores while
 //    surpassing the FP32 theoretical peak performance", IJHPCA 2022 (hi/lo split, three TF32
-//    products, the lo·lo term dropped).
+//    products, the lo·lo term dropped); their FP16 variant (lo scaled by 2¹¹) for 3×FP16.
+//  - FP16 modes' equilibration: Higham, Pranesh & Zounon, "Squeezing a matrix into half precision,
+//    with an application to solving linear systems", SIAM J. Sci. Comput. 41 (2019) (two-sided
+//    diagonal scaling before rounding to fp16; here by powers of two, so exact).
 //  - mixed solve: Langou et al., "Exploiting the performance of 32 bit floating point arithmetic
 //    in obtaining 64 bit accuracy", SC 2006 (LAPACK dsposv); Haidar et al., SC 2018.
 //  - pivoted: LAPACK dpstf2 (Higham 1990; Lucas, LAPACK Working Note 161).
@@ -111,7 +114,7 @@ enum class Fp32Mode {
 
 /// How CholeskyAlgo::lookahead factors each nb-wide panel (the diagonal block and the rows below).
 enum class PanelAlgo {
-  automatic,  ///< tiles for fp64 and the fp32 TF32 modes, library for exact fp32 (H200 sweeps,
+  automatic,  ///< tiles for fp64 and the fp32 TF32 and FP16 modes, library for exact fp32 (H200 sweeps,
               ///< docs/performance.md)
   tiles,      ///< left-looking over 128-column sub-panels: one cuBLAS GEMM computes a sub-panel's
               ///< update into scratch, then one fp64 tensor-core kernel adds it as it reads, factors
@@ -131,13 +134,13 @@ struct CholeskyOptions {
   std::int64_t base = 0;
   std::int64_t trsm_base = 0;  ///< recursive: TRSM leaves of at most this order (cuBLAS trsm)
   /// recursive and lookahead: SYRK leaves of at most this order (0: 1024; lookahead with
-  /// tensor-core panels below n = 24576: 2048; fp32 1×TF32 2048 and 3×TF32 4096, where a leaf is
+  /// tensor-core panels below n = 24576: 2048; fp32 1×TF32 and 1×FP16 2048, 3×TF32 and 3×FP16 4096, where a leaf is
   /// one tensor-core GEMM of the full square into scratch whose lower triangle is then
   /// subtracted, cuBLAS SSYRK having no tensor-core path)
   std::int64_t syrk_base = 0;
   /// blocked / lookahead: panel width nb. 0: 256 (blocked); lookahead with tensor-core panels
-  /// fp64 512 below n = 6144, 1024 below 12288, 1536 below 24576, else 2048, fp32 TF32 modes 1024
-  /// below n = 12288, else 2048; with library panels 2048.
+  /// fp64 512 below n = 6144, 1024 below 12288, 1536 below 24576, else 2048; fp32 TF32 and FP16
+  /// modes 1024 below n = 12288, else 2048 (3×FP16: 1536); with library panels 2048.
   std::int64_t block = 0;
   PanelAlgo panel = PanelAlgo::automatic;  ///< lookahead only
   /// tiled: at most this many CTAs (0: as many as fit on the device, two per SM). Fewer leave SMs
@@ -164,13 +167,15 @@ struct CholeskyStatus {
 struct MixedSolveOptions {
   /// Algorithm of the fp32 factor: lookahead or recursive (std::invalid_argument otherwise).
   CholeskyAlgo factor_algo = CholeskyAlgo::lookahead;
-  /// How the fp32 factor does its GEMMs. tf32 (default) is fastest (H200, n = 16384: factor
-  /// 16 ms against 37 ms for tf32x3) but its refinement converges only for κ(A) up to about
-  /// 1e4; tf32x3 keeps the factor at fp32 accuracy (κ up to about 1e6–1e7). See `escalate`.
-  Fp32Mode factor_mode = Fp32Mode::tf32;
-  /// factor_mode tf32 only: when the 1×TF32 factor fails or its refinement has not converged
-  /// within kEscalateSteps steps (stalled or slow), factor again with tf32x3 and refine on from
-  /// the current x, before any fp64 fallback.
+  /// How the fp32 factor does its GEMMs. fp16 (default) is fastest (H200, n = 16384: factor
+  /// 11.4 ms, tf32 15.5 ms, fp16x3 18.5 ms, tf32x3 37 ms) but its refinement converges only for
+  /// κ(A) up to about 1e4; the three-product modes keep the factor at fp32 accuracy (κ up to
+  /// about 1e6–1e7). See `escalate`. fp16 and fp16x3 need factor_algo = lookahead (recursive:
+  /// use tf32 or tf32x3).
+  Fp32Mode factor_mode = Fp32Mode::fp16;
+  /// factor_mode fp16 or tf32 only: when the one-product factor fails or its refinement has not
+  /// converged within kEscalateSteps steps (stalled or slow), factor again with three products
+  /// (fp16x3, tf32x3) and refine on from the current x, before any fp64 fallback.
   bool escalate = true;
   static constexpr int kEscalateSteps = 4;
   /// Panels of a lookahead factor (CholeskyOptions::panel).
@@ -190,8 +195,8 @@ struct MixedSolveResult {
   int iterations = 0;          ///< refinement steps taken (corrections applied after the first solve)
   bool converged = false;      ///< the refinement reached the tolerance
   bool used_fp64_fallback = false;
-  bool escalated = false;      ///< the 1×TF32 factor was replaced by a 3×TF32 one (MixedSolveOptions::escalate)
-  Fp32Mode factor_mode = Fp32Mode::tf32;  ///< the mode of the last fp32 factor
+  bool escalated = false;      ///< the one-product factor was replaced by a three-product one (MixedSolveOptions::escalate)
+  Fp32Mode factor_mode = Fp32Mode::fp16;  ///< the mode of the last fp32 factor
   CholeskyStatus fp32_status;  ///< status of the (last) fp32 factorisation
   CholeskyStatus status;       ///< final status (info ≥ 1: A is not SPD even in fp64)
   double tolerance = 0.0;      ///< the tolerance used
@@ -267,7 +272,7 @@ class GpuCholesky {
                                  double tolerance, double* l, std::int64_t ldl, const unsigned char* allowed);
 
   /// Solves A X = B (A n×n SPD, lower triangle read, B and X n×nrhs, fp64): factor a fp32 copy
-  /// of A (options.factor_algo and factor_mode; 1×TF32 escalating to 3×TF32, see
+  /// of A (options.factor_algo and factor_mode; by default 1×FP16 escalating to 3×FP16, see
   /// MixedSolveOptions), solve in fp32 (one right-hand side: our synchronisation-free blocked
   /// triangular solves, trsv_kernels.cuh; more: cuBLAS STRSM), then refine in fp64 (residuals with
   /// cublasDsymv, or cublasDsymm for more right-hand sides) until the backward error is at fp64
