@@ -245,6 +245,19 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     o = {};
     o.algo = gc::CholeskyAlgo::lookahead;
     vs.push_back({"lookahead (default)", o});
+    if (!fp32) {  // the tiled kernel for the last trailing matrix (CholeskyOptions::tiled_tail)
+      o.tiled_tail = -1;
+      vs.push_back({"la tail none", o});
+      for (std::int64_t t : {2048, 3072, 4096, 5120, 6144, 8192}) {
+        o.tiled_tail = t;
+        vs.push_back({"la tail " + std::to_string(t), o});
+        for (std::int64_t nb : {512, 768}) {  // narrower panels before the tail (below n = 12288)
+          o.block = nb;
+          vs.push_back({"la tail " + std::to_string(t) + " nb " + std::to_string(nb), o});
+        }
+        o.block = 0;
+      }
+    }
     o = {};
     o.algo = gc::CholeskyAlgo::tiled;
     vs.push_back({fp32 ? "tiled (fp64 arithmetic)" : "tiled", o});

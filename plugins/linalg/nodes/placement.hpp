@@ -29,10 +29,11 @@ struct Placement {
 };
 
 /// What `auto` runs on CUDA for an n×n factor in `precision`: tiled below kTiledAutoLimit (fp64)
-/// or kTiledAutoLimitFp32 (fp32, factored in fp64 arithmetic), else lookahead; the mixed solve's
-/// TF32 factor is always the lookahead. H200 measurements in docs/performance.md ("Persistent
-/// tiled kernel").
-inline constexpr std::size_t kTiledAutoLimit = 8704;
+/// or kTiledAutoLimitFp32 (fp32, factored in fp64 arithmetic), else lookahead (fp64: its last
+/// trailing matrix of order ≤ 5120 by the tiled kernel, which beat tiled alone from 7k up); the
+/// mixed solve's FP16 factor is always the lookahead. H200 measurements in docs/performance.md
+/// ("Persistent tiled kernel", "FP16 products and a tiled tail").
+inline constexpr std::size_t kTiledAutoLimit = 6656;
 inline constexpr std::size_t kTiledAutoLimitFp32 = 8192;
 [[nodiscard]] CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision);
 

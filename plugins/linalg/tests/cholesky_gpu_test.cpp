@@ -190,6 +190,9 @@ std::vector<Case> cases() {
   v.push_back({"lookahead_tiles_nb96", o});
   o.block = 300;  // panels of 128, 128 and 44 columns (a partial 8×8 tile)
   v.push_back({"lookahead_tiles_nb300", o});
+  o.block = 96;  // the last trailing matrix of order ≤ 200 by the tiled kernel (its info offset too)
+  o.tiled_tail = 200;
+  v.push_back({"lookahead_tiled_tail", o});
   o = {};
   o.algo = CholeskyAlgo::lookahead;
   o.panel = gc::PanelAlgo::library;  // cuSOLVER potrf + recursive TRSM panels

@@ -249,6 +249,10 @@ constexpr std::int64_t kTilesSyrkBase = 2048;   // fp64 tensor-core panels below
 constexpr std::int64_t kDefaultBlock = 256;
 constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
 constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best nb from 2048 to 32768
+#ifndef GF_LOOKAHEAD_TILED_TAIL
+#define GF_LOOKAHEAD_TILED_TAIL 5120
+#endif
+constexpr std::int64_t kLookaheadTiledTail = GF_LOOKAHEAD_TILED_TAIL;  // fp64 lookahead: CholeskyOptions::tiled_tail
 
 /// Default nb of the lookahead algorithm with tensor-core panels (H200 sweeps, docs/performance.md:
 /// fp64 512 at n = 4096, 768–1024 at 8192, 1536 at 16384, 2048 at 32768; fp32 TF32 and FP16 modes
@@ -567,7 +571,8 @@ struct Factor {
   /// the rest of the trailing matrix meanwhile, so the latency-bound diagonal work hides behind
   /// the large GEMMs. `bulk_split`, `bulk_square`: the 3×TF32 operand buffer and the SYRK-leaf
   /// scratch of the bulk stream.
-  void lookahead(std::int64_t n, float* bulk_split, float* bulk_square) {
+  void lookahead(std::int64_t n, float* bulk_split, float* bulk_square, int* tail_state = nullptr,
+                 int2* tail_order = nullptr, double* tail_forms = nullptr) {
     auto& la = ctx.lookahead_streams();
     Factor crit = *this, bulk = *this;
     crit.stream = la.crit;
@@ -582,7 +587,12 @@ struct Factor {
     GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.start, 0));
     const std::int64_t nb = opt.block;
     bool bulk_pending = false;
+    std::int64_t tail = -1;  // where the tiled kernel takes over (opt.tiled_tail)
     for (std::int64_t k = 0; k < n; k += nb) {
+      if (k > 0 && opt.tiled_tail > 0 && n - k <= opt.tiled_tail) {
+        tail = k;
+        break;
+      }
       const std::int64_t b = std::min(nb, n - k), rest = n - k - b;
       if (opt.panel == PanelAlgo::tiles) {
         crit.panel_tiles(k, b, rest);
@@ -614,12 +624,19 @@ struct Factor {
     GF_CUDA_TRY(cudaEventRecord(la.bulk_done, la.bulk));
     GF_CUDA_TRY(cudaStreamWaitEvent(stream, la.crit_done, 0));
     GF_CUDA_TRY(cudaStreamWaitEvent(stream, la.bulk_done, 0));
+    if (tail >= 0) {  // every update from the panels before `tail` has reached the trailing matrix
+      Factor rest = *this;
+      rest.a = at(tail, tail);
+      rest.tiled(n - tail, tail_state, tail_order, tail_forms, tail);
+      GF_CHOL_TRACE(stream, "tiled tail", tail);
+    }
   }
 
   /// The whole factorisation in one persistent launch of potrf_tiled_kernel (tiled_kernels.cuh):
   /// `state` (tiled_state_ints ints, zeroed here), `order` (the task order, uploaded here) and
   /// `forms` (the factored diagonal tiles).
-  void tiled(std::int64_t n, int* state, int2* order, double* forms) {
+  /// `offset`: this matrix is the trailing one from row/column `offset` of a larger one (info).
+  void tiled(std::int64_t n, int* state, int2* order, double* forms, std::int64_t offset = 0) {
     const std::int64_t tt = (n + kTileNb - 1) / kTileNb;
     const std::int64_t tasks = tiled_task_count(tt);
     if (ctx.tile_order_tt != tt || ctx.tile_order_slope != GF_TILED_SLOPE) {
@@ -641,7 +658,8 @@ struct Factor {
       std::int64_t cap = std::int64_t{std::max(sms, 1)} * std::max(per_sm, 1);
       if (opt.tiled_ctas > 0) cap = std::min(cap, opt.tiled_ctas);
       const unsigned grid = unsigned(std::clamp<std::int64_t>(tasks, 1, cap));
-      kernel<<<grid, kTileThreads, tiled_smem_bytes(), stream>>>(a, lda, n, tt, state, order, forms, ctx.status);
+      kernel<<<grid, kTileThreads, tiled_smem_bytes(), stream>>>(a, lda, n, tt, state, order, forms, ctx.status,
+                                                                 offset);
     };
     if constexpr (std::is_same_v<T, double>) {
       if (async)
@@ -680,6 +698,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.tiled_ctas < 0)
     throw std::invalid_argument("GpuCholesky::factor: tiled_ctas = " + std::to_string(opt.tiled_ctas) + " < 0");
+  if (opt.tiled_tail == 0) opt.tiled_tail = std::is_same_v<T, double> ? kLookaheadTiledTail : -1;
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
   if (opt.syrk_base <= 0) {  // TF32 modes: leaves are tensor-core squares (syrk_square), larger is better
     if (tf32_any)
@@ -738,17 +757,18 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       split_floats = streams * 3 * kmax * std::max(static_cast<std::size_t>(n), 2 * leaf);
     }
   }
-  // tiled: task counter, flags, the factored diagonal tiles and the updated sub-diagonal tiles
-  const std::int64_t tiles = (n + kTileNb - 1) / kTileNb;
+  // tiled (or the lookahead's tiled tail): task counter, flags, the factored diagonal tiles and the
+  // updated sub-diagonal tiles
+  const std::int64_t tiled_n = opt.algo == CholeskyAlgo::tiled ? n
+                               : opt.algo == CholeskyAlgo::lookahead && opt.tiled_tail > 0 ? std::min(n, opt.tiled_tail)
+                                                                                          : 0;
+  const std::int64_t tiles = (tiled_n + kTileNb - 1) / kTileNb;
   const std::size_t tiled_state_bytes =
-      opt.algo == CholeskyAlgo::tiled ? align_up(sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tiles))) : 0;
+      tiles > 0 ? align_up(sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tiles))) : 0;
   const std::size_t tiled_order_bytes =
-      opt.algo == CholeskyAlgo::tiled ? align_up(sizeof(int2) * static_cast<std::size_t>(tiled_task_count(tiles)))
-                                      : 0;
+      tiles > 0 ? align_up(sizeof(int2) * static_cast<std::size_t>(tiled_task_count(tiles))) : 0;
   const std::size_t tiled_forms_bytes =
-      opt.algo == CholeskyAlgo::tiled
-          ? align_up(sizeof(double) * 2 * static_cast<std::size_t>(tiles) * kTileNb * kTileLd)
-          : 0;
+      tiles > 0 ? align_up(sizeof(double) * 2 * static_cast<std::size_t>(tiles) * kTileNb * kTileLd) : 0;
   // FP16 modes: two panel copies (hi; 3×FP16: hi, P and Q) and the equilibration exponents
   const std::size_t half_bytes =
       fp16 ? align_up(sizeof(__half) * static_cast<std::size_t>(round_up8(n)) * static_cast<std::size_t>(opt.block) *
@@ -811,7 +831,13 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     // n = 1 is √a11: cusolverDn<t>potrf returns it up to 2 ulps below the correctly rounded
     // value (CUDA 13.0, H200), which breaks the n·ε backward-error bound; our leaf rounds correctly.
     case CholeskyAlgo::cusolver: f.leaf(0, n, /*force_cusolver=*/n > 1); break;
-    case CholeskyAlgo::lookahead: f.lookahead(n, f.split + split_floats / 2, f.square + square_floats); break;
+    case CholeskyAlgo::lookahead: {
+      char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes;
+      f.lookahead(n, f.split + split_floats / 2, f.square + square_floats, reinterpret_cast<int*>(tw),
+                  reinterpret_cast<int2*>(tw + tiled_state_bytes),
+                  reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes));
+      break;
+    }
     case CholeskyAlgo::tiled: {
       char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes;
       f.tiled(n, reinterpret_cast<int*>(tw), reinterpret_cast<int2*>(tw + tiled_state_bytes),

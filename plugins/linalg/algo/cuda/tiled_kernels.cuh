@@ -138,14 +138,15 @@ __device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std:
 /// zero at launch; order: the tiled_task_count(tt) tasks (tile row, column) in a topological order
 /// (tiled_task_order). forms: 2·tt slots of 64 × kTileLd doubles: slot j the factored diagonal tile
 /// j for the solves (inverted 8×8 diagonal tiles, row stride kTileLd), slot tt + j tile (j, j − 1)
-/// with its updates (row-major, stride 64).
+/// with its updates (row-major, stride 64). A failing pivot in column c (0-based, of this matrix)
+/// sets st->info = offset + c + 1 unless it is already set (a trailing matrix of a larger one).
 /// Grid: any number of CTAs of kTileThreads threads, tiled_smem_bytes() dynamic shared memory (at
 /// most two per SM: 128 registers). kAsync: the cp.async update pipeline, for T = double with lda
 /// even and a 16-byte aligned.
 template <class T, bool kAsync>
 __global__ void __launch_bounds__(kTileThreads, 2)
     potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
-                       double* forms, DeviceStatus* st) {
+                       double* forms, DeviceStatus* st, std::int64_t offset) {
   extern __shared__ __align__(16) unsigned char tiled_smem_raw[];
   double* chunk = reinterpret_cast<double*>(tiled_smem_raw);  // [2][2][64 × kTileKcLd]
   double* ls = reinterpret_cast<double*>(tiled_smem_raw);     // [64 × kTileLd], aliases chunk
@@ -485,7 +486,8 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     if (tid == 0) GF_TILED_TRACE(tix, 8);
     if (fail && tid == 0) {
       if (st->info == 0)
-        atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull, static_cast<unsigned long long>(c0 + fail));
+        atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull,
+                  static_cast<unsigned long long>(offset + c0 + fail));
       atomicCAS(abort, 0, static_cast<int>(j + 1));
     }
     // publish the solve form (L with inverted diagonal tiles) for the tiles below

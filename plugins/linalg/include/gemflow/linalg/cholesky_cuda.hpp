@@ -68,14 +68,17 @@ enum class CholeskyAlgo {
   cusolver,   ///< one cusolverDn<t>potrf call (n = 1: our correctly rounded √a11, see cholesky.cu)
   lookahead,  ///< right-looking, nb-wide panels, lookahead one panel deep on two streams: the
               ///< panel (see PanelAlgo) and the next block column on a high-priority stream while
-              ///< the rest of the trailing update runs on a low-priority one
+              ///< the rest of the trailing update runs on a low-priority one; fp64: the last
+              ///< trailing matrix (order ≤ 5120, CholeskyOptions::tiled_tail) by the tiled kernel.
+              ///< Fastest of these from n ≈ 7k (H200: 1.33–1.37× cuSOLVER dpotrf at 7k–8k, 1.12×
+              ///< at 16k, 1.08–1.09× at 32k)
   tiled,      ///< 64×64 tiles, one persistent launch, dependencies through flags, every product on
               ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
-              ///< tiled_kernels.cuh. Fastest of these below n ≈ 9k (H200: 1.46–1.68× cuSOLVER
-              ///< dpotrf at 1k–6k, 1.14× at 8k; fp32 data 1.0–1.2× spotrf at 2k–8k with 4–5×
-              ///< smaller backward error; docs/performance.md). Workspace: 68 KiB per 64 rows and
-              ///< 12 bytes per 64×64 tile. fp32_mode
-              ///< must be exact (std::invalid_argument otherwise); the other options are ignored.
+              ///< tiled_kernels.cuh. Fastest of these below n ≈ 6.5k (H200: 1.46–1.68× cuSOLVER
+              ///< dpotrf at 1k–6k; fp32 data 1.0–1.2× spotrf at 2k–8k with 4–5× smaller backward
+              ///< error; docs/performance.md). Workspace: 68 KiB per 64 rows and 12 bytes per 64×64
+              ///< tile. fp32_mode must be exact (std::invalid_argument otherwise); the other options
+              ///< are ignored.
 };
 
 /// How the fp32 recursive algorithm does its GEMMs (ignored for fp64; blocked and cusolver
@@ -146,6 +149,11 @@ struct CholeskyOptions {
   /// tiled: at most this many CTAs (0: as many as fit on the device, two per SM). Fewer leave SMs
   /// to other work; any count ≥ 1 completes (the task order is topological).
   std::int64_t tiled_ctas = 0;
+  /// lookahead: once the trailing matrix is at most this order, it is factored by the tiled
+  /// kernel (CholeskyAlgo::tiled, one persistent launch, fp64 arithmetic) instead of further
+  /// panels; the first panel always runs. 0: the default (fp64: measured, see docs/performance.md;
+  /// fp32: never); < 0: never.
+  std::int64_t tiled_tail = 0;
 };
 
 /// Outcome of a factorisation, with LAPACK's INFO convention.
