@@ -257,6 +257,15 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
         }
         o.block = 0;
       }
+      o.tiled_tail = 0;
+      for (std::int64_t sb : {1024, 2048, 4096, 8192, 16384, 32768}) {  // SYRK leaves of the trailing update
+        o.syrk_base = sb;
+        vs.push_back({"la syrk " + std::to_string(sb), o});
+        o.block = 1536;
+        vs.push_back({"la syrk " + std::to_string(sb) + " nb 1536", o});
+        o.block = 0;
+      }
+      o.syrk_base = 0;
     }
     o = {};
     o.algo = gc::CholeskyAlgo::tiled;

@@ -1,5 +1,6 @@
-// GPU Cholesky (lower, column-major): blocked, recursive and cuSOLVER paths, fp64 and fp32
-// (with optional 3×TF32 GEMMs). See gemflow/linalg/cholesky_cuda.hpp.
+// GPU Cholesky (lower, column-major): blocked, recursive, cuSOLVER, lookahead (with a tiled tail
+// for fp64) and tiled paths, fp64 and fp32 (exact, TF32 or FP16 products). See
+// gemflow/linalg/cholesky_cuda.hpp.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -245,7 +246,7 @@ constexpr std::int64_t kDefaultTrsmBase = 1024;
 constexpr std::int64_t kDefaultSyrkBase = 1024;
 constexpr std::int64_t kTf32SyrkBase = 2048;    // 1×TF32 (H200, n = 16k and 32k: 2048 best of 512–4096)
 constexpr std::int64_t kTf32x3SyrkBase = 4096;  // 3×TF32 (4096 best of 512–4096)
-constexpr std::int64_t kTilesSyrkBase = 2048;   // fp64 tensor-core panels below n = 24576 (16k: −3–4%)
+constexpr std::int64_t kTilesSyrkBase = 2048;   // fp64 tensor-core panels (16k: −3–4%; 24k–32k: −2–3%)
 constexpr std::int64_t kDefaultBlock = 256;
 constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
 constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best nb from 2048 to 32768
@@ -704,7 +705,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     if (tf32_any)
       opt.syrk_base = opt.fp32_mode == Fp32Mode::tf32 || opt.fp32_mode == Fp32Mode::fp16 ? kTf32SyrkBase
                                                                                           : kTf32x3SyrkBase;
-    else if (opt.algo == CholeskyAlgo::lookahead && opt.panel == PanelAlgo::tiles && n < 24576)
+    else if (opt.algo == CholeskyAlgo::lookahead && opt.panel == PanelAlgo::tiles)
       opt.syrk_base = kTilesSyrkBase;
     else
       opt.syrk_base = kDefaultSyrkBase;

@@ -114,7 +114,8 @@ __global__ void demote_kernel(const double* r, std::int64_t ldr, std::int64_t n,
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
   const int ei = e ? e[i] : 0;
-  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) rs[i + j * n] = static_cast<float>(ldexp(r[i + j * ldr], ei));
+  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y)
+    rs[i + j * n] = static_cast<float>(ldexp(r[i + j * ldr], ei));
 }
 
 /// x += S·ds in fp64 (S as in demote_kernel): A⁻¹ = S·(S·A·S)⁻¹·S.
@@ -188,7 +189,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   if (is_fp16_mode(options.factor_mode) &&
       (options.factor_algo != CholeskyAlgo::lookahead || options.factor_panel == PanelAlgo::library))
     throw std::invalid_argument(what + ": factor_mode " + fp32_mode_name(options.factor_mode) +
-                                " needs factor_algo = lookahead with tensor-core panels (recursive: use tf32 or tf32x3)");
+                                " needs factor_algo = lookahead with tensor-core panels (recursive: use tf32 or "
+                                "tf32x3)");
   auto& ctx = *impl_;
   const cudaStream_t s = ctx.stream;
   const std::size_t nn = static_cast<std::size_t>(n), nr = static_cast<std::size_t>(nrhs);

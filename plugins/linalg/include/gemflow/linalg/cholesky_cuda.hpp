@@ -136,8 +136,8 @@ struct CholeskyOptions {
   /// cuSOLVER potrf each (unused by tensor-core panels).
   std::int64_t base = 0;
   std::int64_t trsm_base = 0;  ///< recursive: TRSM leaves of at most this order (cuBLAS trsm)
-  /// recursive and lookahead: SYRK leaves of at most this order (0: 1024; lookahead with
-  /// tensor-core panels below n = 24576: 2048; fp32 1×TF32 and 1×FP16 2048, 3×TF32 and 3×FP16 4096, where a leaf is
+  /// recursive and lookahead: SYRK leaves of at most this order (0: 1024; lookahead with fp64
+  /// tensor-core panels: 2048; fp32 1×TF32 and 1×FP16 2048, 3×TF32 and 3×FP16 4096, where a leaf is
   /// one tensor-core GEMM of the full square into scratch whose lower triangle is then
   /// subtracted, cuBLAS SSYRK having no tensor-core path)
   std::int64_t syrk_base = 0;
@@ -203,7 +203,8 @@ struct MixedSolveResult {
   int iterations = 0;          ///< refinement steps taken (corrections applied after the first solve)
   bool converged = false;      ///< the refinement reached the tolerance
   bool used_fp64_fallback = false;
-  bool escalated = false;      ///< the one-product factor was replaced by a three-product one (MixedSolveOptions::escalate)
+  /// the one-product factor was replaced by a three-product one (MixedSolveOptions::escalate)
+  bool escalated = false;
   Fp32Mode factor_mode = Fp32Mode::fp16;  ///< the mode of the last fp32 factor
   CholeskyStatus fp32_status;  ///< status of the (last) fp32 factorisation
   CholeskyStatus status;       ///< final status (info ≥ 1: A is not SPD even in fp64)
