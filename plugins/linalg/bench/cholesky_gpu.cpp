@@ -4,7 +4,11 @@
 // Each timing: call + stream sync + status read, on a freshly restored input (copied from a
 // pristine buffer outside the timed region), median of the repetitions after one warm-up.
 //
-//   linalg_bench_cholesky_gpu [--min-n N] [--max-n N] [--sweep] [--lookahead-sweep]
+// --lookahead-sweep: fp64 panel widths, tiled tails (CholeskyOptions::tiled_tail) and SYRK leaves;
+// fp32 panel widths per TF32/FP16 mode. --variants a,b: only variants whose names contain a or b.
+//
+//   linalg_bench_cholesky_gpu [--min-n N] [--max-n N] [--sweep] [--lookahead-sweep] [--variants a,b]
+//                             [--sizes n1,n2,...]
 //                             [--only fp64,fp32,batched,mixed]
 //                             [--batched-n 4,32,...] [--max-batch B] [--batched-reps R]
 //                             [--batched-precision fp64|fp32|both] [--no-batched-baseline]
@@ -219,8 +223,28 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       o.block = nb;
       vs.push_back({"la tiles nb " + std::to_string(nb), o});
     }
+    // the tiled kernel for the last trailing matrix (CholeskyOptions::tiled_tail) and panel widths before it
+    o = {};
+    o.algo = gc::CholeskyAlgo::lookahead;
+    for (std::int64_t t : {2048, 3072, 4096, 5120, 5632, 6144, 6656, 7168, 8192}) {
+      o.tiled_tail = t;
+      vs.push_back({"la tail " + std::to_string(t), o});
+      for (std::int64_t nb : {256, 384, 512, 768, 1536}) {
+        o.block = nb;
+        vs.push_back({"la tail " + std::to_string(t) + " nb " + std::to_string(nb), o});
+      }
+      o.block = 0;
+    }
+    o.tiled_tail = 0;
+    for (std::int64_t sb : {1024, 2048, 4096, 8192, 16384, 32768}) {  // SYRK leaves of the trailing update
+      o.syrk_base = sb;
+      vs.push_back({"la syrk " + std::to_string(sb), o});
+      o.block = 1536;
+      vs.push_back({"la syrk " + std::to_string(sb) + " nb 1536", o});
+      o.block = 0;
+    }
   }
-  if (lookahead_sweep && fp32) {  // 3×TF32 and 1×TF32, library panels against tensor-core panels of three widths
+  if (lookahead_sweep && fp32) {  // every TF32 and FP16 mode: library panels against tensor-core panels of several widths
     vs.clear();
     for (auto mode : {gc::Fp32Mode::tf32x3, gc::Fp32Mode::tf32, gc::Fp32Mode::fp16x3, gc::Fp32Mode::fp16}) {
       const std::string m = gc::fp32_mode_name(mode);
@@ -245,27 +269,9 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     o = {};
     o.algo = gc::CholeskyAlgo::lookahead;
     vs.push_back({"lookahead (default)", o});
-    if (!fp32) {  // the tiled kernel for the last trailing matrix (CholeskyOptions::tiled_tail)
+    if (!fp32) {  // without the tiled tail (--lookahead-sweep sweeps it)
       o.tiled_tail = -1;
       vs.push_back({"la tail none", o});
-      for (std::int64_t t : {2048, 3072, 4096, 5120, 6144, 8192}) {
-        o.tiled_tail = t;
-        vs.push_back({"la tail " + std::to_string(t), o});
-        for (std::int64_t nb : {512, 768}) {  // narrower panels before the tail (below n = 12288)
-          o.block = nb;
-          vs.push_back({"la tail " + std::to_string(t) + " nb " + std::to_string(nb), o});
-        }
-        o.block = 0;
-      }
-      o.tiled_tail = 0;
-      for (std::int64_t sb : {1024, 2048, 4096, 8192, 16384, 32768}) {  // SYRK leaves of the trailing update
-        o.syrk_base = sb;
-        vs.push_back({"la syrk " + std::to_string(sb), o});
-        o.block = 1536;
-        vs.push_back({"la syrk " + std::to_string(sb) + " nb 1536", o});
-        o.block = 0;
-      }
-      o.syrk_base = 0;
     }
     o = {};
     o.algo = gc::CholeskyAlgo::tiled;
