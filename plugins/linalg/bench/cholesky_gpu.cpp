@@ -301,6 +301,10 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       o.algo = gc::CholeskyAlgo::lookahead;
       o.fp32_mode = mode;
       vs.push_back({std::string("lookahead ") + gc::fp32_mode_name(mode), o});
+      for (std::int64_t t : {3072, 5120}) {  // a tiled tail (fp64 arithmetic; not the fp32 default)
+        o.tiled_tail = t;
+        vs.push_back({std::string("lookahead ") + gc::fp32_mode_name(mode) + " tail " + std::to_string(t), o});
+      }
     }
   }
   if (fp32) {

@@ -253,7 +253,7 @@ constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best n
 #ifndef GF_LOOKAHEAD_TILED_TAIL
 #define GF_LOOKAHEAD_TILED_TAIL 5120
 #endif
-constexpr std::int64_t kLookaheadTiledTail = GF_LOOKAHEAD_TILED_TAIL;  // fp64 lookahead: CholeskyOptions::tiled_tail
+constexpr std::int64_t kLookaheadTiledTail = GF_LOOKAHEAD_TILED_TAIL;  // lookahead: CholeskyOptions::tiled_tail
 
 /// Default nb of the lookahead algorithm with tensor-core panels (H200 sweeps, docs/performance.md:
 /// fp64 512 at n = 4096, 768–1024 at 8192, 1536 at 16384, 2048 at 32768; fp32 TF32 and FP16 modes
@@ -699,7 +699,8 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.tiled_ctas < 0)
     throw std::invalid_argument("GpuCholesky::factor: tiled_ctas = " + std::to_string(opt.tiled_ctas) + " < 0");
-  if (opt.tiled_tail == 0) opt.tiled_tail = std::is_same_v<T, double> ? kLookaheadTiledTail : -1;
+  if (opt.tiled_tail == 0)  // fp64 and the FP16 modes (H200: 16k 1×FP16 −6%, 3×FP16 −5%); not measured for the rest
+    opt.tiled_tail = std::is_same_v<T, double> || is_fp16_mode(opt.fp32_mode) ? kLookaheadTiledTail : -1;
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
   if (opt.syrk_base <= 0) {  // TF32 modes: leaves are tensor-core squares (syrk_square), larger is better
     if (tf32_any)

@@ -68,10 +68,10 @@ enum class CholeskyAlgo {
   cusolver,   ///< one cusolverDn<t>potrf call (n = 1: our correctly rounded √a11, see cholesky.cu)
   lookahead,  ///< right-looking, nb-wide panels, lookahead one panel deep on two streams: the
               ///< panel (see PanelAlgo) and the next block column on a high-priority stream while
-              ///< the rest of the trailing update runs on a low-priority one; fp64: the last
-              ///< trailing matrix (order ≤ 5120, CholeskyOptions::tiled_tail) by the tiled kernel.
-              ///< Fastest of these from n ≈ 7k (H200: 1.33–1.37× cuSOLVER dpotrf at 7k–8k, 1.12×
-              ///< at 16k, 1.08–1.09× at 32k)
+              ///< the rest of the trailing update runs on a low-priority one; fp64 and FP16 modes:
+              ///< the last trailing matrix (order ≤ 5120, CholeskyOptions::tiled_tail) by the tiled kernel.
+              ///< Fastest of these from n ≈ 7k (H200: 1.33–1.37× cuSOLVER dpotrf at 7k–8k,
+              ///< 1.05–1.12× at 16k–32k)
   tiled,      ///< 64×64 tiles, one persistent launch, dependencies through flags, every product on
               ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
               ///< tiled_kernels.cuh. Fastest of these below n ≈ 6.5k (H200: 1.46–1.68× cuSOLVER
@@ -151,8 +151,8 @@ struct CholeskyOptions {
   std::int64_t tiled_ctas = 0;
   /// lookahead: once the trailing matrix is at most this order, it is factored by the tiled
   /// kernel (CholeskyAlgo::tiled, one persistent launch, fp64 arithmetic) instead of further
-  /// panels; the first panel always runs. 0: the default (fp64: measured, see docs/performance.md;
-  /// fp32: never); < 0: never.
+  /// panels; the first panel always runs. 0: the default (fp64 and the FP16 modes: 5120, from
+  /// H200 sweeps, docs/performance.md; exact and TF32 fp32: never); < 0: never.
   std::int64_t tiled_tail = 0;
 };
 
@@ -176,7 +176,7 @@ struct MixedSolveOptions {
   /// Algorithm of the fp32 factor: lookahead or recursive (std::invalid_argument otherwise).
   CholeskyAlgo factor_algo = CholeskyAlgo::lookahead;
   /// How the fp32 factor does its GEMMs. fp16 (default) is fastest (H200, n = 16384: factor
-  /// 11.4 ms, tf32 15.5 ms, fp16x3 18.5 ms, tf32x3 37 ms) but its refinement converges only for
+  /// 10.8 ms, tf32 15.5 ms, fp16x3 17.3 ms, tf32x3 37 ms) but its refinement converges only for
   /// κ(A) up to about 1e4; the three-product modes keep the factor at fp32 accuracy (κ up to
   /// about 1e6–1e7). See `escalate`. fp16 and fp16x3 need factor_algo = lookahead (recursive:
   /// use tf32 or tf32x3).
