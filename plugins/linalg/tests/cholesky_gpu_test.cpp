@@ -1080,21 +1080,32 @@ TEST_F(GpuCholeskyTest, MixedSolveEscalatesToThreeProducts) {
 // step turned x into NaN, and the column maxima dropped NaN, so η = 0 reported a NaN x as
 // converged. Now a non-finite iterate stops the fp32 stage (after the escalation, by default)
 // and the fp64 fallback solves it.
+/// A random SPD system scaled out of fp32's range: A = scale·(random SPD, κ ≤ 9), b = 1e3·N(0, 1),
+/// and LAPACK dposv's x with its largest magnitude.
+struct ScaledSystem {
+  std::vector<double> a, b, x;
+  double xmax = 0;
+};
+ScaledSystem scaled_system(std::int64_t n, double scale) {
+  ScaledSystem sys{random_spd(n, 0.5), random_normal(static_cast<std::size_t>(n)), {}, 0.0};
+  for (auto& v : sys.a) v *= scale;
+  for (auto& v : sys.b) v *= 1e3;
+  auto la = sys.a;
+  sys.x = sys.b;
+  EXPECT_EQ(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', int(n), 1, la.data(), int(n), sys.x.data(), int(n)), 0);
+  for (double v : sys.x) sys.xmax = std::max(sys.xmax, std::abs(v));
+  return sys;
+}
+
 TEST_F(GpuCholeskyTest, MixedSolveOverflowingFp32SolveFallsBack) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 300;
-  auto a = random_spd(n, 0.5);
-  for (auto& v : a) v *= 1e-36;
-  auto b = random_normal(static_cast<std::size_t>(n));
-  for (auto& v : b) v *= 1e3;
-  Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
-  ad.put(a);
-  bd.put(b);
-  auto la = a;
-  auto lx = b;
-  ASSERT_EQ(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', int(n), 1, la.data(), int(n), lx.data(), int(n)), 0);
-  double lmax = 0;
-  for (double v : lx) lmax = std::max(lmax, std::abs(v));
+  const ScaledSystem sys = scaled_system(n, 1e-36);
+  Dev<double> ad(sys.a.size()), bd(sys.b.size()), xd(sys.b.size());
+  ad.put(sys.a);
+  bd.put(sys.b);
+  const auto& lx = sys.x;
+  const double lmax = sys.xmax;
   ASSERT_GT(lmax, 1e39);  // beyond fp32
   for (auto mode : {Fp32Mode::tf32, Fp32Mode::tf32x3}) {
     const std::string ctx = mode == Fp32Mode::tf32 ? "1xTF32 (escalates)" : "3xTF32";
@@ -1123,18 +1134,12 @@ TEST_F(GpuCholeskyTest, MixedSolveFp16ModesEquilibrateAwayFp32Range) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 300;
   for (double scale : {1e-36, 1e45}) {
-    auto a = random_spd(n, 0.5);
-    for (auto& v : a) v *= scale;
-    auto b = random_normal(static_cast<std::size_t>(n));
-    for (auto& v : b) v *= 1e3;
-    Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
-    ad.put(a);
-    bd.put(b);
-    auto la = a;
-    auto lx = b;
-    ASSERT_EQ(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', int(n), 1, la.data(), int(n), lx.data(), int(n)), 0);
-    double lmax = 0;
-    for (double v : lx) lmax = std::max(lmax, std::abs(v));
+    const ScaledSystem sys = scaled_system(n, scale);
+    Dev<double> ad(sys.a.size()), bd(sys.b.size()), xd(sys.b.size());
+    ad.put(sys.a);
+    bd.put(sys.b);
+    const auto& lx = sys.x;
+    const double lmax = sys.xmax;
     ASSERT_TRUE(lmax > 1e39 || lmax < 1e-38);  // x beyond fp32's normal range
     for (auto mode : {Fp32Mode::fp16, Fp32Mode::fp16x3}) {
       const std::string ctx = std::string(gc::fp32_mode_name(mode)) + " scale " + std::to_string(scale);
