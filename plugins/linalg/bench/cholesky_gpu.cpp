@@ -223,7 +223,7 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       o.block = nb;
       vs.push_back({"la tiles nb " + std::to_string(nb), o});
     }
-    // the tiled kernel for the last trailing matrix (CholeskyOptions::tiled_tail) and panel widths before it
+    // the tiled kernel for the last trailing matrix (CholeskyOptions::tiled_tail), panel widths before it
     o = {};
     o.algo = gc::CholeskyAlgo::lookahead;
     for (std::int64_t t : {2048, 3072, 4096, 5120, 5632, 6144, 6656, 7168, 8192}) {
@@ -244,7 +244,7 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       o.block = 0;
     }
   }
-  if (lookahead_sweep && fp32) {  // every TF32 and FP16 mode: library panels against tensor-core panels of several widths
+  if (lookahead_sweep && fp32) {  // every TF32 and FP16 mode: library panels, tensor-core panels of several widths
     vs.clear();
     for (auto mode : {gc::Fp32Mode::tf32x3, gc::Fp32Mode::tf32, gc::Fp32Mode::fp16x3, gc::Fp32Mode::fp16}) {
       const std::string m = gc::fp32_mode_name(mode);
@@ -301,7 +301,7 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       o.algo = gc::CholeskyAlgo::lookahead;
       o.fp32_mode = mode;
       vs.push_back({std::string("lookahead ") + gc::fp32_mode_name(mode), o});
-      for (std::int64_t t : {3072, 5120}) {  // a tiled tail (fp64 arithmetic; not the fp32 default)
+      for (std::int64_t t : {3072, 5120}) {  // a tiled tail (fp64 arithmetic; FP16 modes: 5120 by default)
         o.tiled_tail = t;
         vs.push_back({std::string("lookahead ") + gc::fp32_mode_name(mode) + " tail " + std::to_string(t), o});
       }
