@@ -75,9 +75,10 @@ struct SpdSolveResult {
 
 /// GPU solve on CUDA device `device` (ordinal) with a GpuCholesky bound to a fresh stream:
 /// fp64/fp32 = GpuCholesky::factor(algorithm) + two cuBLAS triangular solves (trsm) on the
-/// device; mixed = GpuCholesky::solve_mixed (its fp32 factor is `algorithm`, lookahead or
-/// recursive, with 3×TF32 GEMMs, its tolerance √n·2⁻⁵³ unless given, fallback to cuSOLVER fp64). A is uploaded column-major with the lower triangle
-/// of the row-major input (the same triangle the CPU reads). Throws std::invalid_argument for
+/// device; mixed = GpuCholesky::solve_mixed (its fp32 factor is `algorithm`: lookahead with 1×FP16
+/// products escalating to 3×FP16, or recursive with 1×TF32 escalating to 3×TF32; its tolerance
+/// √n·2⁻⁵³ unless given, fallback to cuSOLVER fp64). A is uploaded column-major with the lower
+/// triangle of the row-major input (the same triangle the CPU reads). Throws std::invalid_argument for
 /// bad sizes or algorithm lapack, cuda::CudaError for CUDA failures and too little memory,
 /// std::runtime_error when built without CUDA.
 [[nodiscard]] SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::span<const double> b,
