@@ -296,14 +296,17 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     }
   }
   if (fp32 && !lookahead_sweep) {  // every fp32 mode at the default panel width
-    for (auto mode : {gc::Fp32Mode::tf32x3, gc::Fp32Mode::fp16x3, gc::Fp32Mode::tf32, gc::Fp32Mode::fp16}) {
+    for (auto mode : {gc::Fp32Mode::exact, gc::Fp32Mode::tf32x3, gc::Fp32Mode::fp16x3, gc::Fp32Mode::tf32,
+                      gc::Fp32Mode::fp16}) {
       o = {};
       o.algo = gc::CholeskyAlgo::lookahead;
       o.fp32_mode = mode;
       vs.push_back({std::string("lookahead ") + gc::fp32_mode_name(mode), o});
-      for (std::int64_t t : {3072, 5120}) {  // a tiled tail (fp64 arithmetic; FP16 modes: 5120 by default)
-        o.tiled_tail = t;
-        vs.push_back({std::string("lookahead ") + gc::fp32_mode_name(mode) + " tail " + std::to_string(t), o});
+      o.tiled_tail = -1;  // without the tiled tail
+      vs.push_back({std::string("lookahead ") + gc::fp32_mode_name(mode) + " no tail", o});
+      if (mode == gc::Fp32Mode::exact) {  // cuSOLVER's spotrf panels, the default before the tail
+        o.panel = gc::PanelAlgo::library;
+        vs.push_back({"lookahead exact library panels", o});
       }
     }
   }

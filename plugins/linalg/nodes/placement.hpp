@@ -29,12 +29,12 @@ struct Placement {
 };
 
 /// What `auto` runs on CUDA for an n×n factor in `precision`: tiled below kTiledAutoLimit (fp64)
-/// or kTiledAutoLimitFp32 (fp32, factored in fp64 arithmetic), else lookahead (fp64: its last
-/// trailing matrix of order ≤ 5120 by the tiled kernel, which beat tiled alone from 7k up); the
-/// mixed solve's FP16 factor is always the lookahead. H200 measurements in docs/performance.md
-/// ("Persistent tiled kernel", "FP16 products and a tiled tail").
+/// or kTiledAutoLimitFp32 (fp32, factored in fp64 arithmetic), else lookahead (its last trailing
+/// matrix of order ≤ 5120 by the tiled kernel, which beat tiled alone from 6k up in fp32 and 7k
+/// in fp64); the mixed solve's FP16 factor is always the lookahead. H200 measurements in
+/// docs/performance.md ("Persistent tiled kernel", "FP16 products and a tiled tail").
 inline constexpr std::size_t kTiledAutoLimit = 6656;
-inline constexpr std::size_t kTiledAutoLimitFp32 = 8192;
+inline constexpr std::size_t kTiledAutoLimitFp32 = 6656;
 [[nodiscard]] CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision);
 
 /// Resolves `device` (with the run's --device override) and `requested`: lapack runs on the CPU

@@ -68,10 +68,11 @@ enum class CholeskyAlgo {
   cusolver,   ///< one cusolverDn<t>potrf call (n = 1: our correctly rounded √a11, see cholesky.cu)
   lookahead,  ///< right-looking, nb-wide panels, lookahead one panel deep on two streams: the
               ///< panel (see PanelAlgo) and the next block column on a high-priority stream while
-              ///< the rest of the trailing update runs on a low-priority one; fp64 and FP16 modes:
-              ///< the last trailing matrix (order ≤ 5120, CholeskyOptions::tiled_tail) by the tiled kernel.
-              ///< Fastest of these from n ≈ 7k (H200: 1.33–1.37× cuSOLVER dpotrf at 7k–8k,
-              ///< 1.05–1.12× at 16k–32k)
+              ///< the rest of the trailing update runs on a low-priority one; the last trailing
+              ///< matrix (order ≤ 5120, CholeskyOptions::tiled_tail) by the tiled kernel.
+              ///< Fastest of these from n ≈ 6.5k (H200: 1.33–1.37× cuSOLVER dpotrf at 7k–8k,
+              ///< 1.05–1.12× at 16k–32k; exact fp32 1.30× spotrf at 6k, 1.24× at 8k, 1.04–1.06× at
+              ///< 16k–32k)
   tiled,      ///< 64×64 tiles, one persistent launch, dependencies through flags, every product on
               ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
               ///< tiled_kernels.cuh. Fastest of these below n ≈ 6.5k (H200: 1.46–1.68× cuSOLVER
@@ -117,7 +118,7 @@ enum class Fp32Mode {
 
 /// How CholeskyAlgo::lookahead factors each nb-wide panel (the diagonal block and the rows below).
 enum class PanelAlgo {
-  automatic,  ///< tiles for fp64 and the fp32 TF32 and FP16 modes, library for exact fp32 (H200 sweeps,
+  automatic,  ///< tiles, for every precision and mode (H200 sweeps,
               ///< docs/performance.md)
   tiles,      ///< left-looking over 128-column sub-panels: one cuBLAS GEMM computes a sub-panel's
               ///< update into scratch, then one fp64 tensor-core kernel adds it as it reads, factors
@@ -151,8 +152,8 @@ struct CholeskyOptions {
   std::int64_t tiled_ctas = 0;
   /// lookahead: once the trailing matrix is at most this order, it is factored by the tiled
   /// kernel (CholeskyAlgo::tiled, one persistent launch, fp64 arithmetic) instead of further
-  /// panels; the first panel always runs. 0: the default (fp64 and the FP16 modes: 5120, from
-  /// H200 sweeps, docs/performance.md; exact and TF32 fp32: never); < 0: never.
+  /// panels; the first panel always runs. 0: the default, 5120 (H200 sweeps, docs/performance.md);
+  /// < 0: never.
   std::int64_t tiled_tail = 0;
 };
 
