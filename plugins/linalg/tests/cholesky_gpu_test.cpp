@@ -1037,6 +1037,9 @@ TEST_F(GpuCholeskyTest, MixedSolveWithMoreTriangularBlocksThanSms) {
 // κ ≈ 1e6: beyond a one-product factor (1×TF32 or 1×FP16: κ·2⁻¹¹ ≫ 1), within a three-product
 // one. With escalation (the default) the solve must end on the 3× factor without the fp64
 // fallback, at fp64 backward error; without escalation the same solve needs the fallback.
+// Known (ninth session, H200): one full-suite run in about seventy failed here (the pair and the
+// seed were not printed), and at κ ≈ 3e5 (shift 1.3e-5) some seeds let 1×TF32 converge unescalated
+// while some 3×FP16 escalations fell back; GEMFLOW_TEST_VERBOSE=1 prints each solve's η history.
 TEST_F(GpuCholeskyTest, MixedSolveEscalatesToThreeProducts) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 600;
@@ -1051,6 +1054,12 @@ TEST_F(GpuCholeskyTest, MixedSolveEscalatesToThreeProducts) {
     gc::MixedSolveOptions o;
     o.factor_mode = from;
     const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    if (verbose()) {
+      std::printf("  %s: escalated %d converged %d fallback %d eta", ctx.c_str(), int(r.escalated), int(r.converged),
+                  int(r.used_fp64_fallback));
+      for (double e : r.backward_error) std::printf(" %.1e", e);
+      std::printf("\n");
+    }
     EXPECT_TRUE(r.escalated) << ctx;
     EXPECT_EQ(r.factor_mode, to) << ctx;
     EXPECT_TRUE(r.converged) << ctx;

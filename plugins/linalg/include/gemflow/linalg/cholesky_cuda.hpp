@@ -178,8 +178,8 @@ struct MixedSolveOptions {
   CholeskyAlgo factor_algo = CholeskyAlgo::lookahead;
   /// How the fp32 factor does its GEMMs. fp16 (default) is fastest (H200, n = 16384: factor
   /// 10.8 ms, tf32 15.5 ms, fp16x3 17.3 ms, tf32x3 37 ms) but its refinement converges only for
-  /// κ(A) up to about 1e4; the three-product modes keep the factor at fp32 accuracy (κ up to
-  /// about 1e6–1e7). See `escalate`. fp16 and fp16x3 need factor_algo = lookahead (recursive:
+  /// κ(A) up to about 1e4–1e5; the three-product modes keep the factor at fp32 accuracy (κ up to
+  /// about 1e6; near that, some solves still need the fp64 fallback). See `escalate`. fp16 and fp16x3 need factor_algo = lookahead (recursive:
   /// use tf32 or tf32x3).
   Fp32Mode factor_mode = Fp32Mode::fp16;
   /// factor_mode fp16 or tf32 only: when the one-product factor fails or its refinement has not
