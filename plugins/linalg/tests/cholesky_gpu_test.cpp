@@ -680,6 +680,49 @@ TEST_F(GpuCholeskyTest, SubnormalPivotsTakeTheSafePath) {
   }
 }
 
+// A product mode with an algorithm that cannot run it is an argument error that names the mode,
+// raised before any work: TF32 modes need recursive or lookahead, FP16 modes the lookahead with
+// tensor-core panels (factor and mixed solve alike).
+TEST_F(GpuCholeskyTest, ProductModesNeedTheirAlgorithms) {
+  gc::GpuCholesky chol(nullptr);
+  Dev<float> d(4);
+  d.put({4.0f, 1.0f, 1.0f, 3.0f});
+  const auto message_of = [&](const CholeskyOptions& o) -> std::string {
+    try {
+      (void)chol.factor(d.p, 2, 2, o);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  CholeskyOptions o;
+  o.algo = CholeskyAlgo::tiled;
+  o.fp32_mode = Fp32Mode::tf32x3;
+  EXPECT_NE(message_of(o).find("fp32_mode 3xTF32 needs algo = recursive or lookahead"), std::string::npos)
+      << message_of(o);
+  o.algo = CholeskyAlgo::recursive;
+  o.fp32_mode = Fp32Mode::fp16;
+  EXPECT_NE(message_of(o).find("fp32_mode 1xFP16 needs algo = lookahead"), std::string::npos) << message_of(o);
+  o.algo = CholeskyAlgo::lookahead;
+  o.panel = gc::PanelAlgo::library;
+  o.fp32_mode = Fp32Mode::fp16x3;
+  EXPECT_NE(message_of(o).find("fp32_mode 3xFP16 needs algo = lookahead"), std::string::npos) << message_of(o);
+  o.panel = gc::PanelAlgo::tiles;  // the valid combination factors
+  EXPECT_EQ(message_of(o), "no error");
+  Dev<double> a(4), b(2), x(2);
+  a.put({4.0, 1.0, 1.0, 3.0});
+  b.put({1.0, 1.0});
+  gc::MixedSolveOptions mo;
+  mo.factor_algo = CholeskyAlgo::recursive;  // the default factor_mode is fp16
+  try {
+    (void)chol.solve_mixed(a.p, 2, 2, b.p, 2, 1, x.p, 2, mo);
+    ADD_FAILURE() << "solve_mixed accepted 1xFP16 with the recursive factor";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("factor_mode 1xFP16 needs factor_algo = lookahead"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(GpuCholeskyTest, EmptyAndOneByOne) {
   gc::GpuCholesky chol(nullptr);
   EXPECT_EQ(chol.factor(static_cast<double*>(nullptr), 0, 1).info, 0);

@@ -687,37 +687,35 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     throw std::invalid_argument("GpuCholesky::factor: n or lda exceeds cuBLAS's int range");
   if (n == 0) return {};
   if (a == nullptr) throw std::invalid_argument("GpuCholesky::factor: null matrix pointer");
-  const bool tf32_any = std::is_same_v<T, float> && opt.fp32_mode != Fp32Mode::exact;
+  const Fp32Mode mode = std::is_same_v<T, float> ? opt.fp32_mode : Fp32Mode::exact;  // fp64 ignores fp32_mode
+  if (mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive && opt.algo != CholeskyAlgo::lookahead)
+    throw std::invalid_argument(std::string("GpuCholesky::factor: fp32_mode ") + fp32_mode_name(mode) +
+                                " needs algo = recursive or lookahead");
   // tensor-core panels everywhere (exact fp32 too since the tiled tail: H200 1.03–1.24× spotrf at
   // 8k–32k against 0.87–0.90× with cuSOLVER's spotrf panels)
   if (opt.panel == PanelAlgo::automatic) opt.panel = PanelAlgo::tiles;
   if (opt.block <= 0)
     opt.block = opt.algo != CholeskyAlgo::lookahead ? kDefaultBlock
                 : opt.panel == PanelAlgo::tiles
-                    ? default_tiles_block(n, std::is_same_v<T, float> ? opt.fp32_mode : Fp32Mode::exact)
+                    ? default_tiles_block(n, mode)
                     : kDefaultLookaheadBlock;
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.tiled_ctas < 0)
     throw std::invalid_argument("GpuCholesky::factor: tiled_ctas = " + std::to_string(opt.tiled_ctas) + " < 0");
   if (opt.tiled_tail == 0) opt.tiled_tail = kLookaheadTiledTail;  // measured for every precision and mode
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
-  if (opt.syrk_base <= 0) {  // TF32 modes: leaves are tensor-core squares (syrk_square), larger is better
-    if (tf32_any)
-      opt.syrk_base = opt.fp32_mode == Fp32Mode::tf32 || opt.fp32_mode == Fp32Mode::fp16 ? kTf32SyrkBase
-                                                                                          : kTf32x3SyrkBase;
+  if (opt.syrk_base <= 0) {  // TF32/FP16 modes: leaves are tensor-core squares (syrk_square), larger is better
+    if (mode != Fp32Mode::exact)
+      opt.syrk_base = mode == Fp32Mode::tf32 || mode == Fp32Mode::fp16 ? kTf32SyrkBase : kTf32x3SyrkBase;
     else if (opt.algo == CholeskyAlgo::lookahead && opt.panel == PanelAlgo::tiles)
       opt.syrk_base = kTilesSyrkBase;
     else
       opt.syrk_base = kDefaultSyrkBase;
   }
-  const bool fp32 = std::is_same_v<T, float>;
-  if (fp32 && opt.fp32_mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive &&
-      opt.algo != CholeskyAlgo::lookahead)
-    throw std::invalid_argument("GpuCholesky::factor: fp32_mode tf32x3/tf32 needs algo = recursive or lookahead");
-  const bool fp16 = fp32 && is_fp16_mode(opt.fp32_mode);
+  const bool fp16 = is_fp16_mode(mode);
   if (fp16 && (opt.algo != CholeskyAlgo::lookahead || opt.panel != PanelAlgo::tiles))
-    throw std::invalid_argument(
-        "GpuCholesky::factor: fp32_mode fp16/fp16x3 needs algo = lookahead with tensor-core panels (panel = tiles)");
+    throw std::invalid_argument(std::string("GpuCholesky::factor: fp32_mode ") + fp32_mode_name(mode) +
+                                " needs algo = lookahead with tensor-core panels (panel = tiles)");
   enable_leaf_smem<T>();
 
   // workspace: cuSOLVER potrf work for the largest cuSOLVER leaf, then the 3×TF32 operands
@@ -744,14 +742,14 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   std::size_t square_floats = 0;  // per stream: SYRK leaves of the TF32 modes
   const auto streams = static_cast<std::size_t>(two_streams ? 2 : 1);
   const auto leaf = static_cast<std::size_t>(std::min(n, opt.syrk_base));
-  if (fp32 && opt.fp32_mode != Fp32Mode::exact) square_floats = leaf * leaf;
+  if (mode != Fp32Mode::exact) square_floats = leaf * leaf;
   // tensor-core panels: a sub-panel's pending update (the panel stream only)
   const std::size_t panel_w_bytes =
       two_streams && opt.panel == PanelAlgo::tiles && n > kPanelNb
           ? align_up(sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(kPanelNb))
           : 0;
-  if (fp32 && opt.fp32_mode != Fp32Mode::exact && n > gemm_free) {
-    if (opt.fp32_mode == Fp32Mode::tf32x3) {
+  if (mode != Fp32Mode::exact && n > gemm_free) {
+    if (mode == Fp32Mode::tf32x3) {
       // per stream, the largest GEMM: (m + n)·3k ≤ 3·n·kmax, and a SYRK leaf's 2·leaf·3·kmax,
       // kmax = nb (lookahead) or split_point(n)
       const auto kmax = static_cast<std::size_t>(two_streams ? std::min(n, opt.block) : split_point(n));
@@ -773,7 +771,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   // FP16 modes: two panel copies (hi; 3×FP16: hi, P and Q) and the equilibration exponents
   const std::size_t half_bytes =
       fp16 ? align_up(sizeof(__half) * static_cast<std::size_t>(round_up8(n)) * static_cast<std::size_t>(opt.block) *
-                      (opt.fp32_mode == Fp32Mode::fp16x3 ? 5 : 1))
+                      (mode == Fp32Mode::fp16x3 ? 5 : 1))
            : 0;
   const std::size_t exp_bytes = fp16 && !equilibrated ? align_up(sizeof(int) * static_cast<std::size_t>(n)) : 0;
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
@@ -803,7 +801,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   // 1×TF32 accepts TF32 rounding everywhere: cuBLAS's TRSM leaves (library panels) and the
   // sub-panel updates of tensor-core panels then run on the tensor cores too, not the fp32 pipes
   std::optional<BlasMathGuard> tf32_math;
-  if (fp32 && opt.fp32_mode == Fp32Mode::tf32) {
+  if (mode == Fp32Mode::tf32) {
     if (two_streams) {
       auto& la = ctx.lookahead_streams();
       tf32_math.emplace(std::initializer_list<cublasHandle_t>{ctx.blas, la.blas_crit, la.blas_bulk},

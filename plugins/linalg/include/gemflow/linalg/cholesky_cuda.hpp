@@ -82,8 +82,9 @@ enum class CholeskyAlgo {
               ///< are ignored.
 };
 
-/// How the fp32 recursive algorithm does its GEMMs (ignored for fp64; blocked and cusolver
-/// accept only `exact`).
+/// How an fp32 factorisation does its products (ignored for fp64): the TF32 modes need
+/// CholeskyAlgo::recursive or lookahead, the FP16 modes lookahead with tensor-core panels;
+/// blocked, cusolver and tiled accept only `exact` (std::invalid_argument otherwise).
 enum class Fp32Mode {
   exact,   ///< cublasSgemm (IEEE fp32 FMA, no tensor cores)
   tf32x3,  ///< accuracy restored: A·Bᵀ ≈ Ahi·Bhiᵀ + Ahi·Bloᵀ + Alo·Bhiᵀ on TF32 tensor cores
