@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gemflow/linalg/cholesky.hpp"
+#include "gmres_ir.hpp"
 
 namespace gemflow::linalg {
 namespace {
@@ -71,19 +72,25 @@ int solve_fp64(std::span<const double> a, std::size_t n, std::span<const double>
   return 0;
 }
 
+/// y = A x (n vectors), A symmetric from the lower triangle of the row-major a.
+void symv(std::span<const double> a, std::size_t n, const double* x, double* y) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* ai = a.data() + i * n;
+    double s = 0.0;
+    for (std::size_t j = 0; j <= i; ++j) s += ai[j] * x[j];
+    for (std::size_t j = i + 1; j < n; ++j) s += a[j * n + i] * x[j];
+    y[i] = s;
+  }
+}
+
 /// r = b − A x, column-major n×k, A symmetric from the lower triangle of the row-major a.
 void residual(std::span<const double> a, std::size_t n, const std::vector<double>& bcm, const std::vector<double>& xcm,
               std::size_t k, std::vector<double>& rcm) {
-  rcm = bcm;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double* ai = a.data() + i * n;
-    for (std::size_t c = 0; c < k; ++c) {
-      const double* xc = xcm.data() + c * n;
-      double s = 0.0;
-      for (std::size_t j = 0; j <= i; ++j) s += ai[j] * xc[j];
-      for (std::size_t j = i + 1; j < n; ++j) s += a[j * n + i] * xc[j];
-      rcm[i + c * n] -= s;
-    }
+  rcm.resize(n * k);
+  std::vector<double> ax(n);
+  for (std::size_t c = 0; c < k; ++c) {
+    symv(a, n, xcm.data() + c * n, ax.data());
+    for (std::size_t i = 0; i < n; ++i) rcm[i + c * n] = bcm[i + c * n] - ax[i];
   }
 }
 
@@ -200,32 +207,99 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     }
     return eta;
   };
-  // One fp32 solve of A d = r, scaled so that r fits single precision.
-  auto fp32_solve = [&](const std::vector<double>& rhs, std::vector<double>& out) {
-    out.assign(n * nrhs, 0.0);
-    std::vector<float> f(n * nrhs);
-    std::vector<double> scale(nrhs, 1.0);
-    for (std::size_t c = 0; c < nrhs; ++c) {
-      const double m = col_max_abs(rhs, n, c);
+  // fp32 solves of A d = r (k columns, column-major), each column scaled to fit single precision.
+  std::vector<float> f;
+  auto fp32_solve = [&](const double* rhs, std::size_t k, double* out) {
+    f.resize(n * k);
+    std::vector<double> scale(k, 1.0);
+    for (std::size_t c = 0; c < k; ++c) {
+      double m = 0.0;
+      for (std::size_t i = 0; i < n; ++i) m = nan_max(m, std::abs(rhs[i + c * n]));
       scale[c] = m > 0 ? m : 1.0;
       for (std::size_t i = 0; i < n; ++i) f[i + c * n] = static_cast<float>(rhs[i + c * n] / scale[c]);
     }
-    potrs(af, n, f, nrhs);
-    for (std::size_t c = 0; c < nrhs; ++c)
+    potrs(af, n, f, k);
+    for (std::size_t c = 0; c < k; ++c)
       for (std::size_t i = 0; i < n; ++i) out[i + c * n] = static_cast<double>(f[i + c * n]) * scale[c];
+  };
+  // GMRES-IR step (gmres_ir.hpp): x_c += the FGMRES solution of A d = r_c for every column.
+  const int m = static_cast<int>(std::min<std::size_t>(detail::kGmresIterations, n));
+  std::vector<double> vz;
+  auto gmres_step = [&]() {
+    vz.resize(n * (2 * static_cast<std::size_t>(m) + 2));
+    double* const V = vz.data();
+    double* const Z = V + n * (m + 1);
+    double* const w = Z + n * m;
+    struct Ops {
+      std::span<const double> a;
+      std::size_t n;
+      int m;
+      const double* r;
+      double* x;
+      double *V, *Z, *w;
+      const decltype(fp32_solve)& solve32;
+      static double dot(const double* u, const double* v, std::size_t n) {
+        double s = 0.0;
+        for (std::size_t i = 0; i < n; ++i) s += u[i] * v[i];
+        return s;
+      }
+      double start() {
+        const double beta = std::sqrt(dot(r, r, n));
+        if (beta > 0 && std::isfinite(beta))
+          for (std::size_t i = 0; i < n; ++i) V[i] = r[i] / beta;
+        return beta;
+      }
+      void precondition(int j) { solve32(V + j * n, 1, Z + j * n); }
+      double arnoldi(int j, double* h) {
+        symv(a, n, Z + j * n, w);
+        for (int i = 0; i <= j; ++i) h[i] = 0.0;
+        for (int pass = 0; pass < 2; ++pass)  // classical Gram–Schmidt, twice (CGS2)
+          for (int i = 0; i <= j; ++i) {
+            const double c = dot(V + i * n, w, n);
+            h[i] += c;
+            for (std::size_t t = 0; t < n; ++t) w[t] -= c * V[i * n + t];
+          }
+        const double hn = std::sqrt(dot(w, w, n));
+        if (hn > 0 && std::isfinite(hn) && j + 1 < m)
+          for (std::size_t t = 0; t < n; ++t) V[(j + 1) * n + t] = w[t] / hn;
+        return hn;
+      }
+      void correct(const double* y, int k) {
+        for (int i = 0; i < k; ++i)
+          for (std::size_t t = 0; t < n; ++t) x[t] += y[i] * Z[i * n + t];
+      }
+    };
+    for (std::size_t c = 0; c < nrhs; ++c) {
+      Ops ops{a, n, m, rc.data() + c * n, xc.data() + c * n, V, Z, w, fp32_solve};
+      res.gmres_iterations += detail::fgmres(ops, m, detail::kGmresRelTol).iterations;
+    }
   };
 
   if (info32 == 0 && n > 0 && nrhs > 0) {
-    fp32_solve(bc, xc);
+    fp32_solve(bc.data(), nrhs, xc.data());
     double eta = eta_of();
     res.backward_error.push_back(eta);
-    std::vector<double> d;
+    std::vector<double> d(n * nrhs);
+    int stage_steps = 1;  // solves with the factor, then GMRES-IR steps
+    bool gmres = false;
     while (eta > res.tolerance && std::isfinite(eta) && res.iterations < refinement.max_iterations) {
-      fp32_solve(rc, d);
-      for (std::size_t i = 0; i < xc.size(); ++i) xc[i] += d[i];
+      const double prev = eta;
+      if (gmres) {
+        gmres_step();
+        ++res.gmres_steps;
+      } else {
+        fp32_solve(rc.data(), nrhs, d.data());
+        for (std::size_t i = 0; i < xc.size(); ++i) xc[i] += d[i];
+      }
       ++res.iterations;
+      ++stage_steps;
       eta = eta_of();
       res.backward_error.push_back(eta);
+      if (gmres && !(eta < prev)) break;  // GMRES-IR stalled
+      if (!gmres && refinement.gmres && detail::refinement_too_slow(stage_steps, eta, prev)) {
+        gmres = true;
+        stage_steps = 0;
+      }
     }
     res.converged = eta <= res.tolerance;
   } else if (info32 == 0) {

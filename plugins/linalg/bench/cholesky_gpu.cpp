@@ -12,6 +12,7 @@
 //                             [--only fp64,fp32,batched,mixed]
 //                             [--batched-n 4,32,...] [--max-batch B] [--batched-reps R]
 //                             [--batched-precision fp64|fp32|both] [--no-batched-baseline]
+//                             [--ill-conditioned SHIFT] (GMRES-IR vs classic refinement, orders --sizes)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -42,6 +43,12 @@ void ck(cudaError_t e, const char* w) {
 void ck(cusolverStatus_t e, const char* w) {
   if (e != CUSOLVER_STATUS_SUCCESS) {
     std::fprintf(stderr, "%s: cusolver status %d\n", w, int(e));
+    std::exit(2);
+  }
+}
+void ck(cublasStatus_t e, const char* w) {
+  if (e != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "%s: cublas status %d\n", w, int(e));
     std::exit(2);
   }
 }
@@ -504,6 +511,65 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
   }
 }
 
+/// The mixed solve on an ill-conditioned A = G·Gᵀ·3/n + shift·I, G the first n/2 columns of a
+/// random symmetric matrix (entries uniform in (−1, 1)): rank n/2 plus shift, κ ≈ 2.9/shift.
+/// GMRES-IR (the default) against classic refinement alone (which falls back to fp64 once κ·u32
+/// ≳ 1) and cuSOLVER fp64 potrf + potrs.
+void illcond(gc::GpuCholesky& chol, cudaStream_t s, double shift) {
+  std::printf("\n## mixed-precision solve, ill-conditioned A = G G^T 3/n + %.0e I (rank n/2 + shift: kappa ~ %.0e), "
+              "1 rhs\n", shift, 2.9 / shift);
+  std::printf("%7s | %10s | %-24s | %10s | %6s | %5s | %11s | %9s | %s\n", "n", "fp64 ms", "refinement", "mixed ms",
+              "ratio", "iters", "gmres steps", "eta", "fallback");
+  Cusolver cs(s);
+  cublasHandle_t blas = nullptr;
+  ck(cublasCreate(&blas), "cublas");
+  ck(cublasSetStream(blas, s), "cublas stream");
+  for (std::int64_t n : g_sizes.empty() ? std::vector<std::int64_t>{4096, 16384} : g_sizes) {
+    Buf<double> a(std::size_t(n * n)), af(std::size_t(n * n)), b(static_cast<std::size_t>(n)), x(static_cast<std::size_t>(n));
+    // G = R + Rᵀ from the lower-triangle fill R (af as scratch), then A = shift·I + G_r G_rᵀ·3/n (lower)
+    ck(cudaMemsetAsync(a.p, 0, sizeof(double) * n * n, s), "zero");
+    gc::fill_random_symmetric(a.p, n, n, 0.0, 7 + n, s);
+    const double one = 1.0, scale = 3.0 / double(n);
+    ck(cublasDgeam(blas, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), &one, a.p, int(n), &one, a.p, int(n), af.p, int(n)),
+       "geam");
+    ck(cudaMemsetAsync(a.p, 0, sizeof(double) * n * n, s), "zero");
+    const std::vector<double> diag(static_cast<std::size_t>(n), shift);
+    ck(cudaMemcpy2DAsync(a.p, sizeof(double) * (n + 1), diag.data(), sizeof(double), sizeof(double), n,
+                         cudaMemcpyHostToDevice, s), "diag");
+    ck(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, int(n), int(n / 2), &scale, af.p, int(n), &one, a.p,
+                   int(n)), "syrk");
+    ck(cudaMemcpyAsync(b.p, af.p, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "b");  // b = column 0 of G
+    Buf<int> dinfo(1);
+    int lw = 0;
+    ck(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af.p, int(n), &lw), "bs");
+    Buf<double> work(static_cast<std::size_t>(lw));
+    const int reps = reps_for(n);
+    const double t0 = time_median(reps, [&] {
+      ck(cudaMemcpyAsync(x.p, b.p, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "copy");
+    }, [&] {
+      ck(cudaMemcpyAsync(af.p, a.p, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, s), "copy");
+      ck(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af.p, int(n), work.p, lw, dinfo.p), "potrf");
+      ck(cusolverDnDpotrs(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), 1, af.p, int(n), x.p, int(n), dinfo.p), "potrs");
+      int info = 0;
+      ck(cudaMemcpyAsync(&info, dinfo.p, sizeof(int), cudaMemcpyDeviceToHost, s), "info");
+    }, s);
+    for (bool gmres : {true, false}) {
+      gc::MixedSolveOptions o;
+      o.gmres = gmres;
+      gc::MixedSolveResult r;
+      const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.p, n, n, b.p, n, 1, x.p, n, o); }, s);
+      char steps[32];
+      std::snprintf(steps, sizeof steps, "%d (%d it)", r.gmres_steps, r.gmres_iterations);
+      std::printf("%7lld | %10.2f | %-24s | %10.2f | %6.2f | %5d | %11s | %9.2e | %s\n", (long long)n, t0 * 1e3,
+                  gmres ? "GMRES-IR (default)" : "classic only", t1 * 1e3, t0 / t1, r.iterations, steps,
+                  r.backward_error.empty() ? -1.0 : r.backward_error.back(),
+                  r.used_fp64_fallback ? "YES" : (r.escalated ? "escalated" : "no"));
+    }
+    std::fflush(stdout);
+  }
+  cublasDestroy(blas);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -512,6 +578,7 @@ int main(int argc, char** argv) {
   std::string only = "fp64,fp32,batched,mixed";
   BatchedOpts bo;
   std::string bprec = "both";
+  double ill_shift = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--max-n") && i + 1 < argc) max_n = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--min-n") && i + 1 < argc) min_n = std::atoll(argv[++i]);
@@ -529,6 +596,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--batched-reps") && i + 1 < argc) bo.reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--batched-precision") && i + 1 < argc) bprec = argv[++i];
     else if (!std::strcmp(argv[i], "--no-batched-baseline")) bo.baseline = false;
+    else if (!std::strcmp(argv[i], "--ill-conditioned") && i + 1 < argc) ill_shift = std::atof(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: %s [--min-n N] [--max-n N] [--sweep] [--lookahead-sweep] [--only fp64,fp32,batched,mixed]\n"
@@ -536,7 +604,8 @@ int main(int argc, char** argv) {
                    "       [--sizes N,...] (fp64/fp32 tables: these orders instead of min-n doubling to max-n)\n"
                    "       [--batched-n 4,32,...]\n"
                    "       [--max-batch B] [--batched-reps R] [--batched-precision fp64|fp32|both] "
-                   "[--no-batched-baseline]\n",
+                   "[--no-batched-baseline]\n"
+                   "       [--ill-conditioned SHIFT] (mixed solve of a rank-n/2 + SHIFT·I matrix, orders --sizes)\n",
                    argv[0]);
       return 1;
     }
@@ -567,6 +636,7 @@ int main(int argc, char** argv) {
       if (bprec != "fp64") batched<float>(chol, s, bo);
     }
     if (only.find("mixed") != std::string::npos) mixed(chol, s, max_n, min_n);
+    if (ill_shift > 0) illcond(chol, s, ill_shift);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

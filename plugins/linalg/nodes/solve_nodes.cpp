@@ -49,14 +49,17 @@ class SpdSolveNode final : public Node {
                    "fp64 fallback like LAPACK dsposv (mixed). CUDA: GpuCholesky factor (blocked, recursive, "
                    "cuSOLVER, lookahead or tiled) + cuBLAS trsm; mixed: GpuCholesky::solve_mixed (lookahead fp32 "
                    "factor with 1×FP16 products on an equilibrated copy of A, escalated to 3×FP16 when its "
-                   "refinement stalls, before the fp64 fallback; recursive: 1×TF32, escalated to 3×TF32).\n"
+                   "refinement stalls; recursive: 1×TF32, escalated to 3×TF32). Mixed on both devices: when "
+                   "refinement with the final fp32 factor is slow, GMRES-IR (FGMRES in fp64 preconditioned by the "
+                   "fp32 factor) before the fp64 fallback, so κ(A) up to about 1e11 stays in fp32.\n"
                    "Errors: not square, not symmetric, NaN/Inf, rhs rows ≠ n; not positive definite names the "
                    "leading minor k that fails; a GPU algorithm on the CPU or lapack on CUDA; precision mixed with "
                    "algorithm blocked, cusolver or tiled; device cuda without a device. Never falls back to the CPU silently: device auto logs its choice.\n"
                    "Device memory: n² + 2·n·k doubles (fp32: floats) plus the factorisation's workspace. "
                    "Determinism: deterministic for a given BLAS build / device and library version.\n"
-                   "Sources: LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; Higham, Accuracy and Stability "
-                   "of Numerical Algorithms, 2002, ch. 7 and 10."};
+                   "Sources: LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; GMRES-IR: Carson & Higham, SIAM "
+                   "J. Sci. Comput. 40 (2018) A817; Higham, Accuracy and Stability of Numerical Algorithms, 2002, "
+                   "ch. 7 and 10."};
   }
   enum class Prec { Fp64, Fp32, Mixed };
 
@@ -78,6 +81,9 @@ class SpdSolveNode final : public Node {
   Param<std::int64_t> max_iterations{this, "max_iterations", 30,
                                      {.min = 0, .max = 1000,
                                       .doc = "mixed: refinement steps before the fp64 fallback (LAPACK dsposv: 30)"}};
+  Param<bool> gmres{this, "gmres", true,
+                    {.doc = "mixed: GMRES-IR when refinement with the fp32 factor is slow (false: classic refinement "
+                            "only, as LAPACK dsposv)"}};
   Param<double> tolerance{this, "tolerance", -1.0,
                           {.doc = "mixed: stop when the backward error η ≤ tolerance; negative: √n·2⁻⁵³ (dsposv)"}};
 
@@ -136,6 +142,7 @@ class SpdSolveNode final : public Node {
     RefinementOptions ro;
     ro.max_iterations = static_cast<int>(max_iterations.value());
     ro.tolerance = tolerance.value();
+    ro.gmres = gmres.value();
 
     // Memory for the factor: fp64 8n², fp32 4n², mixed 4n² + the fp64 fallback's 8n², CUDA a host
     // staging copy of 8n² (spd_solve.cpp, spd_solve_cuda.cpp)
@@ -192,11 +199,14 @@ class SpdSolveNode final : public Node {
         refinement = r.fp32_info < 0 ? "A overflows fp32: fp64 fallback"
                                      : "fp32 factor failed at leading minor " + std::to_string(r.fp32_info) +
                                            ": fp64 fallback";
-      else if (r.converged)
-        refinement = "converged to η ≤ " + sci(r.tolerance) + " in " + std::to_string(r.iterations) + " step(s)";
-      else
-        refinement = "no convergence to η ≤ " + sci(r.tolerance) + " in " + std::to_string(r.iterations) +
-                     " step(s)" + (r.used_fp64_fallback ? ": fp64 fallback" : "");
+      else {
+        refinement = (r.converged ? "converged to η ≤ " : "no convergence to η ≤ ") + sci(r.tolerance) + " in " +
+                     std::to_string(r.iterations) + " step(s)";
+        if (r.gmres_steps > 0)
+          refinement += " (" + std::to_string(r.gmres_steps) + " of them GMRES-IR, " +
+                        std::to_string(r.gmres_iterations) + " FGMRES iterations)";
+        if (r.used_fp64_fallback) refinement += ": fp64 fallback";
+      }
     }
     Table t;
     t.columns = {"n", "nrhs", "rhs", "algorithm", "device", "precision", "method", "relative_residual",

@@ -178,6 +178,44 @@ TEST(SpdSolveCpu, MixedFallsBackWhenFp32CannotFactor) {
   EXPECT_TRUE(r2.info != 0 || !r2.converged);
 }
 
+// GMRES-IR: where refinement with the fp32 factor stagnates (κ = 3e8: κ·u32 ≈ 18), FGMRES
+// preconditioned by the same factor reaches fp64 backward error without the fp64 fallback.
+TEST(SpdSolveCpu, MixedGmresIrConvergesBeyondClassicRefinement) {
+  const std::size_t n = 200, k = 2;
+  const auto a = spd_with_condition(n, 3e8, 31);
+  const auto b = random_vec(n * k, 32);
+  std::vector<double> x(n * k), x64(n * k);
+  RefinementOptions classic;
+  classic.gmres = false;
+  const auto c = spd_solve_cpu(a, n, b, k, x, SolvePrecision::mixed, classic);
+  ASSERT_EQ(c.fp32_info, 0);  // spotrf succeeds: the fallback below is the refinement's failure
+  EXPECT_FALSE(c.converged);
+  EXPECT_TRUE(c.used_fp64_fallback);
+  EXPECT_EQ(c.iterations, classic.max_iterations);
+  EXPECT_EQ(c.gmres_steps, 0);
+
+  const auto r = spd_solve_cpu(a, n, b, k, x, SolvePrecision::mixed);
+  ASSERT_EQ(r.info, 0);
+  EXPECT_TRUE(r.converged);
+  EXPECT_FALSE(r.used_fp64_fallback);
+  EXPECT_GE(r.gmres_steps, 1);
+  EXPECT_LE(r.gmres_steps, 3);
+  EXPECT_GE(r.gmres_iterations, r.gmres_steps);
+  EXPECT_LE(r.gmres_iterations, r.gmres_steps * static_cast<int>(k) * 50);
+  EXPECT_LE(r.iterations, 8);
+  ASSERT_EQ(r.backward_error.size(), static_cast<std::size_t>(r.iterations) + 1);
+  EXPECT_LE(r.backward_error.back(), r.tolerance);
+  EXPECT_LT(brute_rho(a, n, b, x, k), static_cast<double>(n) * kU);
+  // the fp64 solve's answer, to the conditioning (κ·n·u)
+  ASSERT_EQ(spd_solve_cpu(a, n, b, k, x64, SolvePrecision::fp64).info, 0);
+  double diff = 0, xn = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    diff = std::max(diff, std::abs(x[i] - x64[i]));
+    xn = std::max(xn, std::abs(x64[i]));
+  }
+  EXPECT_LT(diff / xn, 3e8 * static_cast<double>(n) * kU);
+}
+
 TEST(SpdSolveCpu, IndefiniteReportsTheFailingMinor) {
   // Leading minors 2, −1: the second fails.
   const std::vector<double> a = {2, 0, 0, 0, -1, 0, 0, 0, 3};

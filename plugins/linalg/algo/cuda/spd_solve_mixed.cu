@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 
 #include "context.cuh"
 #include "cuda_check.cuh"
+#include "../gmres_ir.hpp"
 #include "equilibrate.cuh"
 #include "trsv_kernels.cuh"
 
@@ -158,6 +161,59 @@ T max_of(const std::vector<T>& v) {
   return m;
 }
 
+/// FGMRES operations (gmres_ir.hpp) on device vectors for one correction equation A d = r of
+/// GMRES-IR: A fp64 (lower triangle, cublasDsymv), V (n × (m+1)) and Z = M⁻¹V (n × m) fp64,
+/// classical Gram–Schmidt twice (CGS2) by cublasDgemv, M⁻¹ = `solve32` (the fp32 factor).
+struct DeviceFgmres {
+  cublasHandle_t blas;
+  cudaStream_t s;
+  const double* a;
+  std::int64_t lda, n;
+  int m;
+  const double* r;  // the right-hand side (a column of the residual)
+  double* x;        // the column of x that d is added to
+  double *V, *Z, *w, *hd;  // hd: 2·(m+1) device doubles
+  std::vector<double>& h2;  // 2·(m+1) host doubles
+  const std::function<void(const double*, double*)>& solve32;
+
+  double nrm2(const double* v) const {
+    double out = 0;
+    GF_CUBLAS_TRY(cublasDnrm2(blas, int(n), v, 1, &out));  // host result: synchronises
+    return out;
+  }
+  void set_scaled(double* dst, const double* src, double f) const {
+    GF_CUBLAS_TRY(cublasDcopy(blas, int(n), src, 1, dst, 1));
+    GF_CUBLAS_TRY(cublasDscal(blas, int(n), &f, dst, 1));
+  }
+  double start() {
+    const double beta = nrm2(r);
+    if (beta > 0 && std::isfinite(beta)) set_scaled(V, r, 1.0 / beta);
+    return beta;
+  }
+  void precondition(int j) { solve32(V + j * n, Z + j * n); }
+  double arnoldi(int j, double* h) {
+    const double one = 1.0, zero = 0.0, minus_one = -1.0;
+    GF_CUBLAS_TRY(cublasDsymv(blas, CUBLAS_FILL_MODE_LOWER, int(n), &one, a, int(lda), Z + j * n, 1, &zero, w, 1));
+    for (int pass = 0; pass < 2; ++pass) {
+      double* hp = hd + pass * (m + 1);
+      GF_CUBLAS_TRY(cublasDgemv(blas, CUBLAS_OP_T, int(n), j + 1, &one, V, int(n), w, 1, &zero, hp, 1));
+      GF_CUBLAS_TRY(cublasDgemv(blas, CUBLAS_OP_N, int(n), j + 1, &minus_one, V, int(n), hp, 1, &one, w, 1));
+    }
+    GF_CUDA_TRY(cudaMemcpyAsync(h2.data(), hd, sizeof(double) * h2.size(), cudaMemcpyDeviceToHost, s));
+    const double hn = nrm2(w);
+    GF_CUDA_TRY(cudaStreamSynchronize(s));
+    for (int i = 0; i <= j; ++i) h[i] = h2[std::size_t(i)] + h2[std::size_t(m + 1 + i)];
+    if (hn > 0 && std::isfinite(hn) && j + 1 < m) set_scaled(V + (j + 1) * n, w, 1.0 / hn);
+    return hn;
+  }
+  void correct(const double* y, int k) {
+    const double one = 1.0;
+    GF_CUDA_TRY(cudaMemcpyAsync(hd, y, sizeof(double) * std::size_t(k), cudaMemcpyHostToDevice, s));
+    GF_CUBLAS_TRY(cublasDgemv(blas, CUBLAS_OP_N, int(n), k, &one, Z, int(n), hd, 1, &one, x, 1));
+    GF_CUDA_TRY(cudaStreamSynchronize(s));  // y is host memory the caller frees
+  }
+};
+
 }  // namespace detail
 
 // Declared in cholesky.cu.
@@ -296,6 +352,46 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     return eta;
   };
 
+  // M⁻¹ with the fp32 factor, one column: z = S·(S·A·S)⁻¹·S·v (xs's first column as scratch)
+  const std::function<void(const double*, double*)> solve32_col = [&](const double* v, double* z) {
+    demote_kernel<<<grid2(n, 1), 256, 0, s>>>(v, n, n, 1, xs, exps);
+    GF_CUDA_CHECK_LAUNCH();
+    if (nrhs == 1) {
+      GF_CUDA_TRY(cudaMemsetAsync(progress, 0, sizeof(unsigned) * 4, s));
+      trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress);
+      GF_CUDA_CHECK_LAUNCH();
+      trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress + 2);
+      GF_CUDA_CHECK_LAUNCH();
+    } else {
+      const float one = 1.0f;
+      GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                                int(n), 1, &one, as, int(n), xs, int(n)));
+      GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
+                                int(n), 1, &one, as, int(n), xs, int(n)));
+    }
+    GF_CUDA_TRY(cudaMemsetAsync(z, 0, sizeof(double) * nn, s));
+    add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, z, n, exps);
+    GF_CUDA_CHECK_LAUNCH();
+  };
+
+  // GMRES-IR (gmres_ir.hpp): x_c += FGMRES solution of A d = r_c for every column, Krylov
+  // vectors V (n × (m+1)) and Z = M⁻¹V (n × m) in fp64, allocated on first use
+  std::unique_ptr<DeviceBuffer> krylov;
+  const int m = static_cast<int>(std::min<std::int64_t>(linalg::detail::kGmresIterations, n));
+  const auto gmres_step = [&]() {
+    const std::size_t vz_b = align_up(sizeof(double) * nn * std::size_t(2 * m + 2));
+    if (!krylov) krylov = std::make_unique<DeviceBuffer>(vz_b + sizeof(double) * 2 * (m + 1), what + " GMRES-IR vectors");
+    double* V = krylov->as<double>();
+    double* Z = V + nn * std::size_t(m + 1);
+    double* w = Z + nn * std::size_t(m);
+    double* hd = krylov->as<double>(vz_b);
+    std::vector<double> h2(2 * std::size_t(m + 1));
+    for (std::int64_t c = 0; c < nrhs; ++c) {
+      DeviceFgmres ops{ctx.blas, s, a, lda, n, m, r + c * nn, x + c * ldx, V, Z, w, hd, h2, solve32_col};
+      res.gmres_iterations += linalg::detail::fgmres(ops, m, linalg::detail::kGmresRelTol).iterations;
+    }
+  };
+
   if (fp32_ok) {
     // x = 0, r = b; then x += solve32(r), r = b − A x until η ≤ tol
     GF_CUDA_TRY(cudaMemset2DAsync(x, sizeof(double) * ldx, 0, sizeof(double) * nn, nr, s));
@@ -306,24 +402,30 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes()));
       GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes()));
     }
-    int stage_steps = 0;  // solves with the current factor
+    int stage_steps = 0;  // solves with the current factor (or GMRES-IR steps)
+    bool gmres = false;   // the GMRES-IR stage
     for (int it = 0;; ++it) {
-      demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs, exps);
-      GF_CUDA_CHECK_LAUNCH();
-      if (nrhs == 1) {  // L y = r, Lᵀ d = y (trsv_kernels.cuh)
-        GF_CUDA_TRY(cudaMemsetAsync(progress, 0, sizeof(unsigned) * 4, s));
-        trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress);
-        GF_CUDA_CHECK_LAUNCH();
-        trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress + 2);
-        GF_CUDA_CHECK_LAUNCH();
+      if (gmres) {
+        gmres_step();
+        ++res.gmres_steps;
       } else {
-        GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                  CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));
-        GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                                  CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));
+        demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs, exps);
+        GF_CUDA_CHECK_LAUNCH();
+        if (nrhs == 1) {  // L y = r, Lᵀ d = y (trsv_kernels.cuh)
+          GF_CUDA_TRY(cudaMemsetAsync(progress, 0, sizeof(unsigned) * 4, s));
+          trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress);
+          GF_CUDA_CHECK_LAUNCH();
+          trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress + 2);
+          GF_CUDA_CHECK_LAUNCH();
+        } else {
+          GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                    CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));
+          GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                                    CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));
+        }
+        add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps);
+        GF_CUDA_CHECK_LAUNCH();
       }
-      add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps);
-      GF_CUDA_CHECK_LAUNCH();
       const double eta = residual_and_eta();
       const double prev = res.backward_error.empty() ? INFINITY : res.backward_error.back();
       res.backward_error.push_back(eta);
@@ -346,6 +448,13 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
           GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
                                         cudaMemcpyDeviceToDevice, s));
         }
+        stage_steps = 0;
+        continue;
+      }
+      if (bad || (gmres && !(eta < prev))) break;
+      const bool final_factor = !may_escalate || res.factor_mode != options.factor_mode;
+      if (!gmres && options.gmres && final_factor && linalg::detail::refinement_too_slow(stage_steps, eta, prev)) {
+        gmres = true;
         stage_steps = 0;
         continue;
       }

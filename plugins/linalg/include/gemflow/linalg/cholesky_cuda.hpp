@@ -188,6 +188,13 @@ struct MixedSolveOptions {
   /// (fp16x3, tf32x3) and refine on from the current x, before any fp64 fallback.
   bool escalate = true;
   static constexpr int kEscalateSteps = 4;
+  /// When refinement with the final fp32 factor is slow (a step does not halve η, or more than 4
+  /// steps), switch to GMRES-IR: each correction A d = r solved by FGMRES in fp64 (up to 50
+  /// iterations, to ‖r − A d‖₂ ≤ 1e-6·‖r‖₂), right-preconditioned by the fp32 factor (Carson &
+  /// Higham, SIAM J. Sci. Comput. 40 (2018) A817; Haidar et al., SC18). It converges for κ(A)
+  /// well beyond classic refinement's reach (measured: κ ≈ 1e6 with 3×FP16; docs/performance.md),
+  /// before any fp64 fallback. Its steps count in max_iterations.
+  bool gmres = true;
   /// Panels of a lookahead factor (CholeskyOptions::panel).
   PanelAlgo factor_panel = PanelAlgo::automatic;
   int max_iterations = 30;  ///< refinement steps before the fp64 fallback (LAPACK dsposv: 30)
@@ -207,6 +214,8 @@ struct MixedSolveResult {
   bool used_fp64_fallback = false;
   /// the one-product factor was replaced by a three-product one (MixedSolveOptions::escalate)
   bool escalated = false;
+  int gmres_steps = 0;       ///< refinement steps that were GMRES-IR (MixedSolveOptions::gmres)
+  int gmres_iterations = 0;  ///< FGMRES iterations over those steps (one fp32 solve and one A·v each)
   Fp32Mode factor_mode = Fp32Mode::fp16;  ///< the mode of the last fp32 factor
   CholeskyStatus fp32_status;  ///< status of the (last) fp32 factorisation
   CholeskyStatus status;       ///< final status (info ≥ 1: A is not SPD even in fp64)
@@ -286,8 +295,9 @@ class GpuCholesky {
   /// of A (options.factor_algo and factor_mode; by default 1×FP16 escalating to 3×FP16, see
   /// MixedSolveOptions), solve in fp32 (one right-hand side: our synchronisation-free blocked
   /// triangular solves, trsv_kernels.cuh; more: cuBLAS STRSM), then refine in fp64 (residuals with
-  /// cublasDsymv, or cublasDsymm for more right-hand sides) until the backward error is at fp64
-  /// level, else fall back to cuSOLVER fp64 potrf + potrs. A and B are not modified; the fp32 copy
+  /// cublasDsymv, or cublasDsymm for more right-hand sides; GMRES-IR when that is slow, see
+  /// MixedSolveOptions::gmres) until the backward error is at fp64 level, else fall back to
+  /// cuSOLVER fp64 potrf + potrs. A and B are not modified; the fp32 copy
   /// stays in this object's workspace for the next call (workspace_bytes()).
   MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
                                std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,

@@ -41,6 +41,12 @@ struct RefinementOptions {
   int max_iterations = 30;    ///< refinement steps before the fp64 fallback (dsposv: 30)
   double tolerance = -1.0;    ///< stop when η ≤ tolerance; < 0: √n · 2⁻⁵³ (dsposv)
   bool fallback_fp64 = true;  ///< fp32 factor fails or no convergence: fp64 factor + solve
+  /// When refinement with the (final) fp32 factor is slow (a step does not halve η, or more than
+  /// 4 steps), GMRES-IR: each correction A d = r solved by FGMRES in fp64 (up to 50 iterations,
+  /// to ‖r − A d‖₂ ≤ 1e-6‖r‖₂) right-preconditioned by the fp32 factor; its steps count in
+  /// max_iterations. Converges for κ(A) far beyond classic refinement (about 1e7 in fp32) before
+  /// any fallback. Carson & Higham, SIAM J. Sci. Comput. 40 (2018) A817.
+  bool gmres = true;
 };
 
 /// Outcome of a solve.
@@ -54,14 +60,16 @@ struct SpdSolveResult {
   int iterations = 0;                   ///< mixed: refinement steps taken (corrections applied)
   bool converged = false;               ///< mixed: refinement reached the tolerance
   bool used_fp64_fallback = false;      ///< mixed: the answer came from the fp64 fallback
+  int gmres_steps = 0;                  ///< mixed: refinement steps that were GMRES-IR
+  int gmres_iterations = 0;             ///< mixed: FGMRES iterations over those steps
   double tolerance = 0.0;               ///< mixed: the tolerance used
   std::string method;                   ///< what ran, e.g. "LAPACK dpotrf + dpotrs"
 };
 
 /// CPU solve through LAPACK: fp64 = gemflow::linalg::cholesky (dpotrf) + dpotrs; fp32 =
 /// cholesky (spotrf) + spotrs; mixed = spotrf, spotrs, then per step r = b − A x in fp64
-/// (scaled into fp32 range), spotrs of the correction, x += d; a solve that overflows fp32 is
-/// not converged (fp64 fallback). a: n·n, b and x: n·nrhs. `on_flops`, when given, is called
+/// (scaled into fp32 range), spotrs of the correction, x += d; GMRES-IR when that is slow
+/// (RefinementOptions::gmres); a solve that overflows fp32 is not converged (fp64 fallback). a: n·n, b and x: n·nrhs. `on_flops`, when given, is called
 /// during each factorisation (the cancellable blocked cholesky of cholesky.hpp; it may throw to
 /// cancel). Throws std::invalid_argument for bad sizes, std::runtime_error when an fp32 solution
 /// overflows or `on_flops` stopped a factorisation. Deterministic for a given BLAS build.
