@@ -323,10 +323,12 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
 #if !defined(GEMFLOW_LINALG_HAVE_CUDA)
 bool spd_solve_cuda_built() noexcept { return false; }
 SpdSolveResult spd_solve_cuda(std::span<const double>, std::size_t, std::span<const double>, std::size_t,
-                              std::span<double>, SolvePrecision, SpdAlgorithm, int, const RefinementOptions&) {
+                              std::span<double>, SolvePrecision, SpdAlgorithm, int, const RefinementOptions&,
+                              Fp32Products) {
   throw std::runtime_error("spd_solve_cuda: Gemflow's linalg plugin was built without CUDA");
 }
-int cholesky_cuda(std::span<const double>, std::size_t, std::span<double>, SolvePrecision, SpdAlgorithm, int) {
+int cholesky_cuda(std::span<const double>, std::size_t, std::span<double>, SolvePrecision, SpdAlgorithm, int,
+                  Fp32Products) {
   throw std::runtime_error("cholesky_cuda: Gemflow's linalg plugin was built without CUDA");
 }
 PivotedCholesky pivoted_cholesky_cuda(std::span<const double>, std::size_t, std::size_t, double, std::span<double>,

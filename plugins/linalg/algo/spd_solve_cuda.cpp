@@ -94,10 +94,11 @@ T* upload_symmetric(GpuScope& g, std::span<const double> a, std::size_t n) {
 /// Uploads A and factors it in place in precision T; returns the device factor and INFO.
 template <class T>
 std::pair<T*, int> upload_and_factor(GpuScope& g, cuda::GpuCholesky& chol, std::span<const double> a, std::size_t n,
-                                     SpdAlgorithm algorithm) {
+                                     SpdAlgorithm algorithm, Fp32Products products) {
   T* da = upload_symmetric<T>(g, a, n);
   cuda::CholeskyOptions o;
   o.algo = to_cuda(algorithm);
+  if (products) o.fp32_mode = *products;
   const auto status = chol.factor(da, static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), o);
   return {da, status.ok() ? 0 : static_cast<int>(status.info)};
 }
@@ -124,13 +125,14 @@ void check_factor_args(std::size_t a_size, std::size_t n, std::size_t l_size, co
 /// Factor + two triangular solves in precision T; returns INFO.
 template <class T>
 int factor_and_solve(GpuScope& g, cuda::GpuCholesky& chol, std::span<const double> a, std::size_t n,
-                     std::span<const double> b, std::size_t k, std::span<double> x, SpdAlgorithm algorithm) {
+                     std::span<const double> b, std::size_t k, std::span<double> x, SpdAlgorithm algorithm,
+                     Fp32Products products) {
   std::vector<T> hb(n * k);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t c = 0; c < k; ++c) hb[i + c * n] = static_cast<T>(b[i * k + c]);
   T* db = g.alloc<T>(n * k, "B");
   GF_CUDA_TRY(cudaMemcpyAsync(db, hb.data(), sizeof(T) * n * k, cudaMemcpyHostToDevice, g.stream));
-  const auto [da, info] = upload_and_factor<T>(g, chol, a, n, algorithm);
+  const auto [da, info] = upload_and_factor<T>(g, chol, a, n, algorithm, products);
   if (info != 0) return info;
   const int ni = static_cast<int>(n), ki = static_cast<int>(k);
   const T one = 1;
@@ -153,21 +155,29 @@ int factor_and_solve(GpuScope& g, cuda::GpuCholesky& chol, std::span<const doubl
   return 0;
 }
 
+/// std::invalid_argument for products with precision fp64 (the modes are fp32 GEMMs).
+void check_products(SolvePrecision precision, Fp32Products products, const char* what) {
+  if (products && precision == SolvePrecision::fp64)
+    throw std::invalid_argument(std::string(what) + ": fp32 products " + cuda::fp32_mode_name(*products) +
+                                " apply to precision fp32 or mixed, not fp64");
+}
+
 }  // namespace
 
 bool spd_solve_cuda_built() noexcept { return true; }
 
 int cholesky_cuda(std::span<const double> a, std::size_t n, std::span<double> l, SolvePrecision precision,
-                  SpdAlgorithm algorithm, int device) {
+                  SpdAlgorithm algorithm, int device, Fp32Products products) {
   check_factor_args(a.size(), n, l.size(), "cholesky_cuda");
   (void)to_cuda(algorithm);  // rejects lapack
   if (precision == SolvePrecision::mixed)
     throw std::invalid_argument("cholesky_cuda: precision mixed is a solve (refinement), not a factorisation");
+  check_products(precision, products, "cholesky_cuda");
   if (n == 0) return 0;
   GpuScope g(device);
   cuda::GpuCholesky chol(g.stream);
   const auto run = [&]<class T>(T*) {
-    const auto [dl, info] = upload_and_factor<T>(g, chol, a, n, algorithm);
+    const auto [dl, info] = upload_and_factor<T>(g, chol, a, n, algorithm, products);
     if (info == 0) download_lower(g, dl, n, n, l);
     return info;
   };
@@ -192,7 +202,7 @@ PivotedCholesky pivoted_cholesky_cuda(std::span<const double> a, std::size_t n, 
 
 SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t nrhs,
                               std::span<double> x, SolvePrecision precision, SpdAlgorithm algorithm, int device,
-                              const RefinementOptions& refinement) {
+                              const RefinementOptions& refinement, Fp32Products products) {
   if (a.size() != n * n || b.size() != n * nrhs || x.size() != n * nrhs)
     throw std::invalid_argument("spd_solve_cuda: sizes do not fit n = " + std::to_string(n) +
                                 ", nrhs = " + std::to_string(nrhs));
@@ -200,6 +210,7 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
       nrhs > static_cast<std::size_t>(std::numeric_limits<int>::max()))
     throw std::invalid_argument("spd_solve_cuda: n or nrhs exceeds cuBLAS's int range");
   (void)to_cuda(algorithm);  // rejects lapack
+  check_products(precision, products, "spd_solve_cuda");
   SpdSolveResult res;
   if (n == 0 || nrhs == 0) {
     res.converged = true;
@@ -209,12 +220,14 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   cuda::GpuCholesky chol(g.stream);
   if (precision == SolvePrecision::fp64) {
     res.method = std::string("GPU ") + algo_name(algorithm) + " Cholesky (fp64) + cuBLAS dtrsm";
-    res.info = factor_and_solve<double>(g, chol, a, n, b, nrhs, x, algorithm);
+    res.info = factor_and_solve<double>(g, chol, a, n, b, nrhs, x, algorithm, products);
     return res;
   }
   if (precision == SolvePrecision::fp32) {
-    res.method = std::string("GPU ") + algo_name(algorithm) + " Cholesky (fp32) + cuBLAS strsm";
-    res.info = factor_and_solve<float>(g, chol, a, n, b, nrhs, x, algorithm);
+    res.method = std::string("GPU ") + algo_name(algorithm) + " Cholesky (fp32" +
+                 (products ? std::string(", ") + cuda::fp32_mode_name(*products) + " products" : std::string()) +
+                 ") + cuBLAS strsm";
+    res.info = factor_and_solve<float>(g, chol, a, n, b, nrhs, x, algorithm, products);
     if (res.info == 0) detail::require_finite_fp32_solution(x);
     return res;
   }
@@ -235,6 +248,7 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   cuda::MixedSolveOptions mo;
   mo.factor_algo = to_cuda(algorithm);
   if (algorithm == SpdAlgorithm::recursive) mo.factor_mode = cuda::Fp32Mode::tf32;  // FP16 modes: lookahead only
+  if (products) mo.factor_mode = *products;
   mo.max_iterations = refinement.max_iterations;
   mo.tolerance = refinement.tolerance;
   mo.fallback_fp64 = refinement.fallback_fp64;

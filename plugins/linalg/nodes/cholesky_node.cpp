@@ -68,6 +68,11 @@ class CholeskyNode final : public Node {
   Choice<Prec> precision{this, "precision", Prec::Fp64, {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}},
                          {.doc = "fp64, or fp32 (factor in single precision: L to about 1e-7 relative; "
                                  "not pivoted)"}};
+  Choice<Products> fp32_products = fp32_products_param(
+      this, "precision fp32 on CUDA: how the factor's GEMMs run. auto/exact: IEEE fp32 (β like spotrf's); 3xTF32, "
+            "3xFP16: accuracy restored on the tensor cores (β within 10× spotrf's; 3xFP16 2.3–2.8× spotrf from "
+            "n = 16k on an H200); 1xTF32, 1xFP16: one tensor-core product (β ≈ 1e-4: preconditioners, refinement). "
+            "TF32: lookahead or recursive; FP16: lookahead (auto picks it). CPU: auto or exact");
   Param<bool> pivoted{this, "pivoted", false,
                       {.doc = "Complete diagonal pivoting for positive semidefinite matrices (dpstrf); "
                               "stops at the numerical rank instead of failing"}};
@@ -108,8 +113,13 @@ class CholeskyNode final : public Node {
                full_precision(a(ij->second, ij->first)) + " (0-based); the lower triangle is used");
 
     const bool fp32 = *precision == Prec::Fp32;
-    const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.cholesky", n,
-                                              fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64, pivoted.value());
+    if (pivoted.value() && *fp32_products != Products::Auto)
+      throw InputError("linalg.cholesky: parameter 'fp32_products' applies to the plain factorisation; pivoted runs "
+                       "in fp64");
+    Placement place = resolve_placement(ctx, device, *algorithm, "linalg.cholesky", n,
+                                        fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64, pivoted.value());
+    const Fp32Products products = resolve_products(ctx, *fp32_products, *algorithm, place,
+                                                   fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64);
     const std::string where = pivoted.value() ? (place.dev.is_cuda() ? "factor_pivoted" : "lapack")
                                               : algo_name(place.algo);
     // the factor, an fp32 copy, a host staging copy for CUDA: known before anything is allocated
@@ -121,11 +131,12 @@ class CholeskyNode final : public Node {
     ctx.progress(0.0, "factorising (" + where + ", " + (fp32 ? "fp32" : "fp64") + ", " + place.dev.str() + ")");
     ctx.record("algorithm", where);
     ctx.record("precision", std::string(fp32 ? "fp32" : "fp64"));
+    if (products) ctx.record("fp32_products", std::string(cuda::fp32_mode_name(*products)));
     if (!pivoted.value()) {
       Matrix<double> l(n, n);
       const int info = place.dev.is_cuda()
                            ? cholesky_cuda(a.span(), n, l.span(), fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64,
-                                           to_spd(place.algo), place.dev.index)
+                                           to_spd(place.algo), place.dev.index, products)
                            : factor_cpu(a, l, fp32, [&](double f) {
                                ctx.throw_if_cancelled();  // within ~2·10⁹ flops of a Ctrl-C
                                ctx.progress(f, "factorising");

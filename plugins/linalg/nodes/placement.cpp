@@ -43,6 +43,47 @@ SpdAlgorithm to_spd(CholAlgo a) {
   }
 }
 
+Choice<Products> fp32_products_param(Node* owner, std::string doc) {
+  return Choice<Products>(owner, "fp32_products", Products::Auto,
+                          {{Products::Auto, "auto"},
+                           {Products::Exact, "exact"},
+                           {Products::Tf32x3, "3xTF32"},
+                           {Products::Tf32, "1xTF32"},
+                           {Products::Fp16x3, "3xFP16"},
+                           {Products::Fp16, "1xFP16"}},
+                          {.doc = std::move(doc)});
+}
+
+Fp32Products resolve_products(NodeContext& ctx, Products products, CholAlgo requested, Placement& place,
+                              SolvePrecision precision) {
+  if (products == Products::Auto) return std::nullopt;
+  using M = cuda::Fp32Mode;
+  const M mode = products == Products::Exact    ? M::exact
+                 : products == Products::Tf32x3 ? M::tf32x3
+                 : products == Products::Tf32   ? M::tf32
+                 : products == Products::Fp16x3 ? M::fp16x3
+                                                : M::fp16;
+  const std::string name = std::string("parameter 'fp32_products' = ") + cuda::fp32_mode_name(mode);
+  if (precision == SolvePrecision::fp64)
+    throw InputError(name + " applies to precision fp32 or mixed, not fp64");
+  if (!place.dev.is_cuda()) {
+    if (mode == M::exact) return std::nullopt;  // LAPACK spotrf is exact fp32
+    throw InputError(name + " runs on the CUDA tensor cores; on the CPU (LAPACK spotrf) use auto or exact");
+  }
+  if (mode == M::exact) return mode;
+  const bool fp16 = cuda::is_fp16_mode(mode);
+  if (requested == CholAlgo::Auto) {
+    if (place.algo != CholAlgo::Lookahead) {
+      place.algo = CholAlgo::Lookahead;
+      ctx.info(name + ": algorithm lookahead (the tiled kernel has no tensor-core products)");
+    }
+  } else if (place.algo != CholAlgo::Lookahead && (fp16 || place.algo != CholAlgo::Recursive)) {
+    throw InputError(name + " needs algorithm " + (fp16 ? "lookahead" : "lookahead or recursive") + " (or auto), not " +
+                     algo_name(place.algo));
+  }
+  return mode;
+}
+
 CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision) {
   switch (precision) {
     case SolvePrecision::fp64: return n < kTiledAutoLimit ? CholAlgo::Tiled : CholAlgo::Lookahead;

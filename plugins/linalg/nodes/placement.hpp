@@ -46,6 +46,17 @@ inline constexpr std::size_t kTiledAutoLimitFp32 = 6656;
                                           const std::string& node, std::size_t n, SolvePrecision precision,
                                           bool pivoted = false);
 
+/// The `fp32_products` parameter: auto | exact | 3xTF32 | 1xTF32 | 3xFP16 | 1xFP16.
+enum class Products { Auto, Exact, Tf32x3, Tf32, Fp16x3, Fp16 };
+Choice<Products> fp32_products_param(Node* owner, std::string doc);
+/// Checks `products` against the precision, the device and the algorithm of `place` and returns
+/// the mode (empty for auto: the library default). InputError when it names a mode with
+/// precision fp64, a tensor-core mode on the CPU, or an algorithm that cannot run the mode (TF32:
+/// lookahead or recursive; FP16: lookahead); with algorithm auto on CUDA a tensor-core mode
+/// takes the lookahead (logged). `requested`: the `algorithm` parameter as given.
+[[nodiscard]] Fp32Products resolve_products(NodeContext& ctx, Products products, CholAlgo requested,
+                                            Placement& place, SolvePrecision precision);
+
 /// The first (i, j), i > j, with |a_ij − a_ji| > 4ε·max(|a_ij| + |a_ji|, √|a_ii·a_jj|), or
 /// nothing: symmetric to rounding, entrywise (a matrix computed as B Bᵀ or expanded from
 /// symmetric storage passes) or against the diagonal, which is what a Cholesky factor's accuracy

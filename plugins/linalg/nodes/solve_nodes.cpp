@@ -81,6 +81,11 @@ class SpdSolveNode final : public Node {
   Param<std::int64_t> max_iterations{this, "max_iterations", 30,
                                      {.min = 0, .max = 1000,
                                       .doc = "mixed: refinement steps before the fp64 fallback (LAPACK dsposv: 30)"}};
+  Choice<Products> fp32_products = fp32_products_param(
+      this, "precision fp32 or mixed on CUDA: how the fp32 factor's GEMMs run. auto: exact for fp32; for mixed "
+            "1xFP16 escalating to 3xFP16 (recursive: 1xTF32 → 3xTF32). exact, 3xTF32, 3xFP16: fp32 accuracy "
+            "(no escalation); 1xTF32, 1xFP16: one tensor-core product (mixed: escalated to three when refinement "
+            "stalls). TF32: lookahead or recursive; FP16: lookahead (auto picks it). CPU: auto or exact");
   Param<bool> gmres{this, "gmres", true,
                     {.doc = "mixed: GMRES-IR when refinement with the fp32 factor is slow (false: classic refinement "
                             "only, as LAPACK dsposv)"}};
@@ -129,7 +134,8 @@ class SpdSolveNode final : public Node {
                        " cannot run precision mixed: the mixed solve factors in fp32 with the lookahead or the "
                        "recursive algorithm on CUDA (GpuCholesky::solve_mixed) or with LAPACK on the CPU; use "
                        "algorithm auto, lookahead, recursive or lapack");
-    const Placement place = resolve_placement(ctx, device, *algorithm, "linalg.spd_solve", n, prec);
+    Placement place = resolve_placement(ctx, device, *algorithm, "linalg.spd_solve", n, prec);
+    const Fp32Products products = resolve_products(ctx, *fp32_products, *algorithm, place, prec);
     const CholAlgo algo = place.algo;
     const Device& dev = place.dev;
     // η of an fp64 solution does not go below about ε = 2⁻⁵³: a smaller tolerance is never met and
@@ -162,7 +168,7 @@ class SpdSolveNode final : public Node {
     SpdSolveResult r;
     const auto t0 = std::chrono::steady_clock::now();
     if (dev.is_cuda()) {
-      r = spd_solve_cuda(a.span(), n, b.span(), k, x.span(), prec, to_spd(algo), dev.index, ro);
+      r = spd_solve_cuda(a.span(), n, b.span(), k, x.span(), prec, to_spd(algo), dev.index, ro, products);
     } else {
       r = spd_solve_cpu(a.span(), n, b.span(), k, x.span(), prec, ro, [&](double f) {
         ctx.throw_if_cancelled();  // within ~2·10⁹ flops of a Ctrl-C, not after the whole dpotrf

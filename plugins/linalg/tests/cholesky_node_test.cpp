@@ -173,6 +173,19 @@ TEST(CholeskyNode, DeviceAlgorithmAndPrecisionAreCheckedAndNamed) {
   EXPECT_NE(lapack_on_cuda.find("parameter 'algorithm': lapack runs on the CPU"), std::string::npos) << lapack_on_cuda;
   EXPECT_NE(run(P{{"device", std::string("gpu")}}).find("parameter 'device': 'gpu' is not a device"),
             std::string::npos);
+  // fp32_products: fp32 GEMM modes, tensor-core ones on CUDA only
+  const auto p64 = run(P{{"fp32_products", std::string("3xFP16")}, {"device", std::string("cpu")}});
+  EXPECT_NE(p64.find("parameter 'fp32_products' = 3xFP16 applies to precision fp32 or mixed, not fp64"),
+            std::string::npos) << p64;
+  const auto tc_on_cpu = run(P{{"fp32_products", std::string("1xTF32")}, {"precision", std::string("fp32")},
+                               {"device", std::string("cpu")}});
+  EXPECT_NE(tc_on_cpu.find("parameter 'fp32_products' = 1xTF32 runs on the CUDA tensor cores"), std::string::npos)
+      << tc_on_cpu;
+  EXPECT_NE(run(P{{"pivoted", true}, {"fp32_products", std::string("exact")}}).find("parameter 'fp32_products'"),
+            std::string::npos);
+  EXPECT_EQ(run(P{{"fp32_products", std::string("exact")}, {"precision", std::string("fp32")},
+                  {"device", std::string("cpu")}}),
+            "(no error)");  // LAPACK spotrf is the exact mode
   if (gemflow::cuda_device_count() == 0) {  // no GPU here: an explicit cuda device is an error, never the CPU
     const auto e = run(P{{"device", std::string("cuda")}});
     EXPECT_NE(e.find("parameter 'device' = cuda: "), std::string::npos) << e;

@@ -93,6 +93,55 @@ TEST(SpdSolveGpu, IndefiniteMinorAndBadAlgorithm) {
                std::invalid_argument);
 }
 
+// fp32_products: each mode's factor against LAPACK spotrf's (3×: fp32 accuracy; 1×: about 2⁻¹¹
+// relative), its fp32 solve, and the mixed solve started from it; modes the algorithm cannot run
+// and any mode with fp64 are argument errors.
+TEST(SpdSolveGpu, Fp32ProductModes) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";
+  using M = cuda::Fp32Mode;
+  const std::size_t n = 700, k = 2;
+  const auto a = random_spd(n, 17);
+  std::vector<float> ref32(a.begin(), a.end());
+  ASSERT_EQ(cholesky(std::span<float>(ref32), n), 0);
+  std::vector<double> b(n * k);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto& v : b) v = u(rng);
+  for (M mode : {M::exact, M::tf32x3, M::tf32, M::fp16x3, M::fp16}) {
+    const bool one = mode == M::tf32 || mode == M::fp16;
+    const std::string ctx = cuda::fp32_mode_name(mode);
+    std::vector<double> l(n * n, std::nan(""));
+    ASSERT_EQ(cholesky_cuda(a, n, l, SolvePrecision::fp32, SpdAlgorithm::lookahead, 0, mode), 0) << ctx;
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j <= i; ++j) {
+        const double e = l[i * n + j] - static_cast<double>(ref32[i * n + j]);
+        num += e * e;
+        den += static_cast<double>(ref32[i * n + j]) * ref32[i * n + j];
+      }
+    EXPECT_LE(std::sqrt(num / den), one ? 4 * 0x1p-11 : 100 * static_cast<double>(n) * 0x1p-24) << ctx;
+    std::vector<double> x(n * k);
+    const auto r32 = spd_solve_cuda(a, n, b, k, x, SolvePrecision::fp32, SpdAlgorithm::lookahead, 0, {}, mode);
+    ASSERT_EQ(r32.info, 0) << ctx;
+    EXPECT_NE(r32.method.find(ctx), std::string::npos) << r32.method;
+    EXPECT_LT(residual_norms(a, n, b, k, x).relative_residual, (one ? 0x1p-11 : 4.0 * n * 0x1p-24)) << ctx;
+    const auto rm = spd_solve_cuda(a, n, b, k, x, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0, {}, mode);
+    EXPECT_TRUE(rm.converged) << ctx;
+    EXPECT_FALSE(rm.used_fp64_fallback) << ctx;
+    EXPECT_NE(rm.method.find(ctx), std::string::npos) << rm.method;
+    EXPECT_LT(residual_norms(a, n, b, k, x).backward_error, rm.tolerance) << ctx;
+    // the tiled kernel has no tensor-core products; FP16 needs the lookahead
+    if (mode != M::exact)
+      EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp32, SpdAlgorithm::tiled, 0, mode),
+                   std::invalid_argument) << ctx;
+    if (cuda::is_fp16_mode(mode))
+      EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp32, SpdAlgorithm::recursive, 0, mode),
+                   std::invalid_argument) << ctx;
+    EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp64, SpdAlgorithm::lookahead, 0, mode),
+                 std::invalid_argument) << ctx;
+  }
+}
+
 // The factor alone (the linalg.cholesky node's GPU path) against the CPU factor.
 TEST(CholeskyCuda, FactorsMatchTheCpuFactor) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";

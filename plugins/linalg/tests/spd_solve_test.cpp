@@ -351,6 +351,15 @@ TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
   expect_error([](Node& n) {
     n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 1e-4, 1})));
   }, "not symmetric: A(1, 0) = 0.0001 but A(0, 1) = 0");
+  expect_error([&](Node& n) {
+    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
+    n.set_param("precision", std::string("mixed"));
+    n.set_param("fp32_products", std::string("1xFP16"));
+  }, "parameter 'fp32_products' = 1xFP16 runs on the CUDA tensor cores", "cpu");
+  expect_error([&](Node& n) {
+    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
+    n.set_param("fp32_products", std::string("exact"));
+  }, "parameter 'fp32_products' = exact applies to precision fp32 or mixed, not fp64", "cpu");
   // QA: tolerance 0 ran every refinement step and then fell back to fp64
   for (double tol : {0.0, 1e-17}) {
     expect_error([tol](Node& n) {

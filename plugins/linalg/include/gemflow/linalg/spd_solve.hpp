@@ -18,11 +18,13 @@
 // the performance of 32 bit floating point arithmetic in obtaining 64 bit accuracy", SC 2006
 // (LAPACK dsposv: at most 30 steps, stop when the residual is at √n·u level, fp64 fallback).
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "gemflow/linalg/cholesky.hpp"  // PivotedCholesky
+#include "gemflow/linalg/cholesky.hpp"       // PivotedCholesky
+#include "gemflow/linalg/cholesky_cuda.hpp"  // cuda::Fp32Mode (declarations only: no CUDA headers)
 
 namespace gemflow::linalg {
 
@@ -35,6 +37,12 @@ enum class SolvePrecision {
 /// Factorisation algorithm. `lapack` runs on the CPU, the others on a CUDA GPU (see
 /// cholesky_cuda.hpp: CholeskyAlgo).
 enum class SpdAlgorithm { lapack, blocked, recursive, cusolver, lookahead, tiled };
+
+/// How a CUDA fp32 factor does its GEMMs (cuda::Fp32Mode: exact, 3×TF32, 1×TF32, 3×FP16, 1×FP16;
+/// the TF32 modes need the lookahead or recursive algorithm, the FP16 modes the lookahead).
+/// Empty: the default, exact for precision fp32; for mixed 1×FP16 escalating to 3×FP16
+/// (lookahead) or 1×TF32 escalating to 3×TF32 (recursive).
+using Fp32Products = std::optional<cuda::Fp32Mode>;
 
 /// Iterative refinement of precision mixed.
 struct RefinementOptions {
@@ -85,24 +93,27 @@ struct SpdSolveResult {
 /// fp64/fp32 = GpuCholesky::factor(algorithm) + two cuBLAS triangular solves (trsm) on the
 /// device; mixed = GpuCholesky::solve_mixed (its fp32 factor is `algorithm`: lookahead with 1×FP16
 /// products escalating to 3×FP16, or recursive with 1×TF32 escalating to 3×TF32; its tolerance
-/// √n·2⁻⁵³ unless given, fallback to cuSOLVER fp64). A is uploaded column-major with the lower
+/// √n·2⁻⁵³ unless given, fallback to cuSOLVER fp64; `products` set: that mode, escalated only
+/// from a one-product mode). `products` applies to fp32 and mixed (std::invalid_argument with fp64
+/// or an algorithm the mode cannot run). A is uploaded column-major with the lower
 /// triangle of the row-major input (the same triangle the CPU reads). Throws std::invalid_argument for
 /// bad sizes or algorithm lapack, cuda::CudaError for CUDA failures and too little memory,
 /// std::runtime_error when built without CUDA.
 [[nodiscard]] SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::span<const double> b,
                                             std::size_t nrhs, std::span<double> x, SolvePrecision precision,
                                             SpdAlgorithm algorithm, int device,
-                                            const RefinementOptions& refinement = {});
+                                            const RefinementOptions& refinement = {}, Fp32Products products = {});
 
 /// The factor alone on CUDA device `device` (the linalg.cholesky node): a (n×n row-major, lower
 /// triangle read) → l (n×n row-major, L on and below the diagonal, zero above), by
 /// GpuCholesky::factor with `algorithm` in fp64 or fp32 (fp32: the single-precision factor's
-/// values). Returns LAPACK's INFO (≥ 1: the leading minor of that order is not positive
+/// values; `products`: the fp32 factor's GEMMs, as for spd_solve_cuda). Returns LAPACK's INFO (≥ 1: the leading minor of that order is not positive
 /// definite; l is then unspecified). Throws std::invalid_argument for bad sizes, algorithm
 /// lapack or precision mixed; cuda::CudaError for CUDA failures; std::runtime_error when built
 /// without CUDA.
 [[nodiscard]] int cholesky_cuda(std::span<const double> a, std::size_t n, std::span<double> l,
-                                SolvePrecision precision, SpdAlgorithm algorithm, int device);
+                                SolvePrecision precision, SpdAlgorithm algorithm, int device,
+                                Fp32Products products = {});
 
 /// Pivoted Cholesky on CUDA device `device` (GpuCholesky::factor_pivoted: the steps of LAPACK
 /// dpstf2, fp64): the result and the layout of l (n×n row-major: columns < rank hold L, the rest
