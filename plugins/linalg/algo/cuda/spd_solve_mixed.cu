@@ -352,16 +352,20 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     return eta;
   };
 
+  // L y = v, Lᵀ d = y in place in xs (one right-hand side: trsv_kernels.cuh)
+  const auto trsv_pair = [&]() {
+    GF_CUDA_TRY(cudaMemsetAsync(progress, 0, sizeof(unsigned) * 4, s));
+    trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress);
+    GF_CUDA_CHECK_LAUNCH();
+    trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress + 2);
+    GF_CUDA_CHECK_LAUNCH();
+  };
   // M⁻¹ with the fp32 factor, one column: z = S·(S·A·S)⁻¹·S·v (xs's first column as scratch)
   const std::function<void(const double*, double*)> solve32_col = [&](const double* v, double* z) {
     demote_kernel<<<grid2(n, 1), 256, 0, s>>>(v, n, n, 1, xs, exps);
     GF_CUDA_CHECK_LAUNCH();
     if (nrhs == 1) {
-      GF_CUDA_TRY(cudaMemsetAsync(progress, 0, sizeof(unsigned) * 4, s));
-      trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress);
-      GF_CUDA_CHECK_LAUNCH();
-      trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress + 2);
-      GF_CUDA_CHECK_LAUNCH();
+      trsv_pair();
     } else {
       const float one = 1.0f;
       GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
@@ -411,12 +415,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       } else {
         demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs, exps);
         GF_CUDA_CHECK_LAUNCH();
-        if (nrhs == 1) {  // L y = r, Lᵀ d = y (trsv_kernels.cuh)
-          GF_CUDA_TRY(cudaMemsetAsync(progress, 0, sizeof(unsigned) * 4, s));
-          trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress);
-          GF_CUDA_CHECK_LAUNCH();
-          trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress + 2);
-          GF_CUDA_CHECK_LAUNCH();
+        if (nrhs == 1) {
+          trsv_pair();
         } else {
           GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                                     CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));
