@@ -256,7 +256,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // one right-hand side: our triangular solves (inverted diagonal blocks, flags and tickets)
   const std::size_t nblk = (nn + kTrsvB - 1) / kTrsvB;
   const std::size_t inv_b = nrhs == 1 ? align_up(sizeof(float) * nblk * kTrsvB * kTrsvB) : 0,
-                    flag_b = nrhs == 1 ? align_up(sizeof(unsigned) * 4) : 0;
+                    flag_b = nrhs == 1 ? align_up(sizeof(unsigned) * 4) + align_up(sizeof(unsigned long long) * nn) : 0;
   // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
   const bool scaled = is_fp16_mode(options.factor_mode);
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
@@ -270,7 +270,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   double* rowpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256);
   double* colpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + p_b);
   float* inv = buf.as<float>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b);
-  auto* progress = buf.as<unsigned>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b);
+  auto* tickets = buf.as<unsigned>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b);
+  auto* pub = buf.as<unsigned long long>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b +
+                                         align_up(sizeof(unsigned) * 4));  // tagged values
   int* exps = scaled ? buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b) : nullptr;
 
   // fp32 copy of A and ‖A‖∞ in one pass, then ‖b_j‖∞
@@ -354,10 +356,11 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
 
   // L y = v, Lᵀ d = y in place in xs (one right-hand side: trsv_kernels.cuh)
   const auto trsv_pair = [&]() {
-    GF_CUDA_TRY(cudaMemsetAsync(progress, 0, sizeof(unsigned) * 4, s));
-    trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress);
+    GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
+    GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * nn, s));  // no word tagged 1 or 2
+    trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, tickets, pub, 1u);
     GF_CUDA_CHECK_LAUNCH();
-    trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, progress + 2);
+    trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, tickets + 1, pub, 2u);
     GF_CUDA_CHECK_LAUNCH();
   };
   // M⁻¹ with the fp32 factor, one column: z = S·(S·A·S)⁻¹·S·v (xs's first column as scratch)
