@@ -1,9 +1,10 @@
 #pragma once
 // GPU-scope flags between the CTAs of one persistent launch (the tiled Cholesky; the triangular
-// solves publish tagged values instead, trsv_kernels.cuh): a producer stores its results, passes a
-// barrier, and one thread publishes with a release store; a consumer thread acquires the flag, then its CTA passes a barrier and reads the results
-// through L2 (ld.global.cg / cp.async.cg), never from a stale L1 line. PTX ISA, memory consistency
-// model: release/acquire patterns at .gpu scope, barriers at CTA scope, causality order transitive.
+// solves publish tagged values instead, trsv_kernels.cuh): a producer stores its results, passes
+// a barrier, and one thread publishes with a release store; a consumer thread acquires the flag,
+// then its CTA passes a barrier and reads the results through L2 (ld.global.cg / cp.async.cg),
+// never from a stale L1 line. PTX ISA, memory consistency model: release/acquire patterns at .gpu
+// scope, barriers at CTA scope, causality order transitive.
 #include <cuda_runtime.h>
 
 namespace gemflow::linalg::cuda::detail {
