@@ -253,7 +253,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const std::size_t as_b = align_up(sizeof(float) * nn * nn), xs_b = align_up(sizeof(float) * nn * nr),
                     r_b = align_up(sizeof(double) * nn * nr), v_b = align_up(sizeof(double) * std::max(nn, 2 * nr));
   const std::size_t parts = (nn + kNormTile - 1) / kNormTile, p_b = align_up(sizeof(double) * parts * nn);
-  // one right-hand side: our triangular solves (inverted diagonal blocks, flags and tickets)
+  // one right-hand side: our triangular solves (inverted diagonal blocks, tickets, tagged values)
   const std::size_t nblk = (nn + kTrsvB - 1) / kTrsvB;
   const std::size_t inv_b = nrhs == 1 ? align_up(sizeof(float) * nblk * kTrsvB * kTrsvB) : 0,
                     flag_b = nrhs == 1 ? align_up(sizeof(unsigned) * 4) + align_up(sizeof(unsigned long long) * nn) : 0;
@@ -363,19 +363,24 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, tickets + 1, pub, 2u);
     GF_CUDA_CHECK_LAUNCH();
   };
+  // L·Lᵀ·d = xs in place for the first `cols` columns of xs: one right-hand side, our solves; more,
+  // cuBLAS STRSM
+  const auto fp32_solve = [&](std::int64_t cols) {
+    if (nrhs == 1) {
+      trsv_pair();
+      return;
+    }
+    const float one = 1.0f;
+    GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                              int(n), int(cols), &one, as, int(n), xs, int(n)));
+    GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
+                              int(n), int(cols), &one, as, int(n), xs, int(n)));
+  };
   // M⁻¹ with the fp32 factor, one column: z = S·(S·A·S)⁻¹·S·v (xs's first column as scratch)
   const std::function<void(const double*, double*)> solve32_col = [&](const double* v, double* z) {
     demote_kernel<<<grid2(n, 1), 256, 0, s>>>(v, n, n, 1, xs, exps);
     GF_CUDA_CHECK_LAUNCH();
-    if (nrhs == 1) {
-      trsv_pair();
-    } else {
-      const float one = 1.0f;
-      GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                                int(n), 1, &one, as, int(n), xs, int(n)));
-      GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
-                                int(n), 1, &one, as, int(n), xs, int(n)));
-    }
+    fp32_solve(1);
     GF_CUDA_TRY(cudaMemsetAsync(z, 0, sizeof(double) * nn, s));
     add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, z, n, exps);
     GF_CUDA_CHECK_LAUNCH();
@@ -404,7 +409,6 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     GF_CUDA_TRY(cudaMemset2DAsync(x, sizeof(double) * ldx, 0, sizeof(double) * nn, nr, s));
     GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
                                   cudaMemcpyDeviceToDevice, s));
-    const float one = 1.0f;
     if (nrhs == 1) {
       GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes()));
       GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes()));
@@ -418,14 +422,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       } else {
         demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs, exps);
         GF_CUDA_CHECK_LAUNCH();
-        if (nrhs == 1) {
-          trsv_pair();
-        } else {
-          GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                    CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));
-          GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                                    CUBLAS_DIAG_NON_UNIT, int(n), int(nrhs), &one, as, int(n), xs, int(n)));
-        }
+        fp32_solve(nrhs);
         add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps);
         GF_CUDA_CHECK_LAUNCH();
       }
