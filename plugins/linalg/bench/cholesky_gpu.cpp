@@ -452,6 +452,25 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
   }
 }
 
+/// The baseline of the solve tables: cuSOLVER fp64 Dpotrf + Dpotrs of A x = b (a n×n, one
+/// right-hand side) on the copy af, median seconds over reps (x restored outside the timing).
+double time_cusolver_solve(Cusolver& cs, cudaStream_t s, const double* a, double* af, const double* b, double* x,
+                           std::int64_t n, int reps) {
+  Buf<int> dinfo(1);
+  int lw = 0;
+  ck(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), &lw), "bs");
+  Buf<double> work(static_cast<std::size_t>(lw));
+  return time_median(reps, [&] {
+    ck(cudaMemcpyAsync(x, b, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "copy");
+  }, [&] {
+    ck(cudaMemcpyAsync(af, a, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, s), "copy");
+    ck(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), work.p, lw, dinfo.p), "potrf");
+    ck(cusolverDnDpotrs(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), 1, af, int(n), x, int(n), dinfo.p), "potrs");
+    int info = 0;
+    ck(cudaMemcpyAsync(&info, dinfo.p, sizeof(int), cudaMemcpyDeviceToHost, s), "info");
+  }, s);
+}
+
 void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64_t min_n) {
   std::printf("\n## mixed-precision SPD solve, 1 rhs, kappa ~ 17 (vs cuSOLVER fp64 Dpotrf + Dpotrs on a copy)\n");
   std::printf("%7s | %10s | %-18s | %10s | %6s | %5s | %9s | %s\n", "n", "fp64 ms", "factor", "mixed ms", "ratio", "iters",
@@ -464,20 +483,8 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
     Buf<double> a(std::size_t(n * n)), af(std::size_t(n * n)), b(static_cast<std::size_t>(n)), x(static_cast<std::size_t>(n));
     gc::fill_random_symmetric(a.p, n, n, 1.3 * std::sqrt(double(n)), 99 + n, s);
     ck(cudaMemcpyAsync(b.p, a.p, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "b");  // b = column 0 of A
-    Buf<int> dinfo(1);
-    int lw = 0;
-    ck(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af.p, int(n), &lw), "bs");
-    Buf<double> work(static_cast<std::size_t>(lw));
     const int reps = reps_for(n);
-    const double t0 = time_median(reps, [&] {
-      ck(cudaMemcpyAsync(x.p, b.p, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "copy");
-    }, [&] {
-      ck(cudaMemcpyAsync(af.p, a.p, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, s), "copy");
-      ck(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af.p, int(n), work.p, lw, dinfo.p), "potrf");
-      ck(cusolverDnDpotrs(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), 1, af.p, int(n), x.p, int(n), dinfo.p), "potrs");
-      int info = 0;
-      ck(cudaMemcpyAsync(&info, dinfo.p, sizeof(int), cudaMemcpyDeviceToHost, s), "info");
-    }, s);
+    const double t0 = time_cusolver_solve(cs, s, a.p, af.p, b.p, x.p, n, reps);
     struct Variant {
       const char* name;
       gc::CholeskyAlgo algo;
@@ -539,20 +546,8 @@ void illcond(gc::GpuCholesky& chol, cudaStream_t s, double shift) {
     ck(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, int(n), int(n / 2), &scale, af.p, int(n), &one, a.p,
                    int(n)), "syrk");
     ck(cudaMemcpyAsync(b.p, af.p, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "b");  // b = column 0 of G
-    Buf<int> dinfo(1);
-    int lw = 0;
-    ck(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af.p, int(n), &lw), "bs");
-    Buf<double> work(static_cast<std::size_t>(lw));
     const int reps = reps_for(n);
-    const double t0 = time_median(reps, [&] {
-      ck(cudaMemcpyAsync(x.p, b.p, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "copy");
-    }, [&] {
-      ck(cudaMemcpyAsync(af.p, a.p, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, s), "copy");
-      ck(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af.p, int(n), work.p, lw, dinfo.p), "potrf");
-      ck(cusolverDnDpotrs(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), 1, af.p, int(n), x.p, int(n), dinfo.p), "potrs");
-      int info = 0;
-      ck(cudaMemcpyAsync(&info, dinfo.p, sizeof(int), cudaMemcpyDeviceToHost, s), "info");
-    }, s);
+    const double t0 = time_cusolver_solve(cs, s, a.p, af.p, b.p, x.p, n, reps);
     for (bool gmres : {true, false}) {
       gc::MixedSolveOptions o;
       o.gmres = gmres;

@@ -1077,6 +1077,15 @@ TEST_F(GpuCholeskyTest, MixedSolveWithMoreTriangularBlocksThanSms) {
   }
 }
 
+/// Under GEMFLOW_TEST_VERBOSE: what a mixed solve did and its η history.
+void print_solve(const std::string& ctx, const gc::MixedSolveResult& r) {
+  if (!verbose()) return;
+  std::printf("  %s: escalated %d converged %d fallback %d gmres %d/%d eta", ctx.c_str(), int(r.escalated),
+              int(r.converged), int(r.used_fp64_fallback), r.gmres_steps, r.gmres_iterations);
+  for (double e : r.backward_error) std::printf(" %.1e", e);
+  std::printf("\n");
+}
+
 // κ ≈ 1e6: beyond a one-product factor (1×TF32 or 1×FP16: κ·2⁻¹¹ ≫ 1), within a three-product
 // one. With escalation (the default) the solve must end on the 3× factor without the fp64
 // fallback, at fp64 backward error; without escalation or GMRES-IR the same solve needs the
@@ -1097,12 +1106,7 @@ TEST_F(GpuCholeskyTest, MixedSolveEscalatesToThreeProducts) {
     gc::MixedSolveOptions o;
     o.factor_mode = from;
     const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
-    if (verbose()) {
-      std::printf("  %s: escalated %d converged %d fallback %d gmres %d/%d eta", ctx.c_str(), int(r.escalated),
-                  int(r.converged), int(r.used_fp64_fallback), r.gmres_steps, r.gmres_iterations);
-      for (double e : r.backward_error) std::printf(" %.1e", e);
-      std::printf("\n");
-    }
+    print_solve(ctx, r);
     EXPECT_TRUE(r.escalated) << ctx;
     EXPECT_EQ(r.factor_mode, to) << ctx;
     EXPECT_TRUE(r.converged) << ctx;
@@ -1231,12 +1235,7 @@ TEST_F(GpuCholeskyTest, MixedSolveGmresIrBeyondClassicRefinement) {
     const std::string ctx = "nrhs=" + std::to_string(k);
     gc::MixedSolveOptions o;
     const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, k, xd.p, n, o);
-    if (verbose()) {
-      std::printf("  %s: escalated %d converged %d fallback %d gmres %d/%d eta", ctx.c_str(), int(r.escalated),
-                  int(r.converged), int(r.used_fp64_fallback), r.gmres_steps, r.gmres_iterations);
-      for (double e : r.backward_error) std::printf(" %.1e", e);
-      std::printf("\n");
-    }
+    print_solve(ctx, r);
     EXPECT_TRUE(r.converged) << ctx;
     EXPECT_FALSE(r.used_fp64_fallback) << ctx;
     EXPECT_EQ(r.factor_mode, Fp32Mode::fp16x3) << ctx;
