@@ -178,10 +178,10 @@ struct MixedSolveOptions {
   /// Algorithm of the fp32 factor: lookahead or recursive (std::invalid_argument otherwise).
   CholeskyAlgo factor_algo = CholeskyAlgo::lookahead;
   /// How the fp32 factor does its GEMMs. fp16 (default) is fastest (H200, n = 16384: factor
-  /// 10.8 ms, tf32 15.5 ms, fp16x3 17.3 ms, tf32x3 37 ms) but its refinement converges only for
-  /// κ(A) up to about 1e4–1e5; the three-product modes keep the factor at fp32 accuracy (κ up to
-  /// about 1e6; near that, some solves still need the fp64 fallback). See `escalate`. fp16 and fp16x3 need factor_algo = lookahead (recursive:
-  /// use tf32 or tf32x3).
+  /// 10.8 ms, tf32 15.5 ms, fp16x3 17.3 ms, tf32x3 37 ms) but its classic refinement converges
+  /// only for κ(A) up to about 1e4–1e5; the three-product modes keep the factor at fp32 accuracy
+  /// (classic refinement up to κ ≈ 1e6, GMRES-IR far beyond: see `escalate` and `gmres`). fp16 and
+  /// fp16x3 need factor_algo = lookahead (recursive: use tf32 or tf32x3).
   Fp32Mode factor_mode = Fp32Mode::fp16;
   /// factor_mode fp16 or tf32 only: when the one-product factor fails or its refinement has not
   /// converged within kEscalateSteps steps (stalled or slow), factor again with three products
@@ -192,8 +192,9 @@ struct MixedSolveOptions {
   /// steps), switch to GMRES-IR: each correction A d = r solved by FGMRES in fp64 (up to 50
   /// iterations, to ‖r − A d‖₂ ≤ 1e-6·‖r‖₂), right-preconditioned by the fp32 factor (Carson &
   /// Higham, SIAM J. Sci. Comput. 40 (2018) A817; Haidar et al., SC18). It converges for κ(A)
-  /// well beyond classic refinement's reach (measured: κ ≈ 1e6 with 3×FP16; docs/performance.md),
-  /// before any fp64 fallback. Its steps count in max_iterations.
+  /// well beyond classic refinement's reach (H200, n = 600, 3×FP16 factor: up to κ ≈ 3e11, where
+  /// classic refinement falls back from κ ≈ 1e7; docs/performance.md), before any fp64 fallback.
+  /// Its steps count in max_iterations.
   bool gmres = true;
   /// Panels of a lookahead factor (CholeskyOptions::panel).
   PanelAlgo factor_panel = PanelAlgo::automatic;
