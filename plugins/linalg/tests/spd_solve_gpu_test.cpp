@@ -131,12 +131,14 @@ TEST(SpdSolveGpu, Fp32ProductModes) {
     EXPECT_NE(rm.method.find(ctx), std::string::npos) << rm.method;
     EXPECT_LT(residual_norms(a, n, b, k, x).backward_error, rm.tolerance) << ctx;
     // the tiled kernel has no tensor-core products; FP16 needs the lookahead
-    if (mode != M::exact)
+    if (mode != M::exact) {
       EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp32, SpdAlgorithm::tiled, 0, mode),
                    std::invalid_argument) << ctx;
-    if (cuda::is_fp16_mode(mode))
+    }
+    if (cuda::is_fp16_mode(mode)) {
       EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp32, SpdAlgorithm::recursive, 0, mode),
                    std::invalid_argument) << ctx;
+    }
     EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp64, SpdAlgorithm::lookahead, 0, mode),
                  std::invalid_argument) << ctx;
   }

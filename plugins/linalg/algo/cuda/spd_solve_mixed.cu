@@ -21,6 +21,7 @@
 #include "cuda_check.cuh"
 #include "../gmres_ir.hpp"
 #include "equilibrate.cuh"
+#include "symv_kernels.cuh"
 #include "trsv_kernels.cuh"
 
 namespace gemflow::linalg::cuda {
@@ -162,7 +163,7 @@ T max_of(const std::vector<T>& v) {
 }
 
 /// FGMRES operations (gmres_ir.hpp) on device vectors for one correction equation A d = r of
-/// GMRES-IR: A fp64 (lower triangle, cublasDsymv), V (n × (m+1)) and Z = M⁻¹V (n × m) fp64,
+/// GMRES-IR: A fp64 (lower triangle, symv_lower), V (n × (m+1)) and Z = M⁻¹V (n × m) fp64,
 /// classical Gram–Schmidt twice (CGS2) by cublasDgemv, M⁻¹ = `solve32` (the fp32 factor).
 struct DeviceFgmres {
   cublasHandle_t blas;
@@ -173,6 +174,7 @@ struct DeviceFgmres {
   const double* r;  // the right-hand side (a column of the residual)
   double* x;        // the column of x that d is added to
   double *V, *Z, *w, *hd;  // hd: 2·(m+1) device doubles
+  double* symv_work;       // symv_workspace_doubles(n)
   std::vector<double>& h2;  // 2·(m+1) host doubles
   const std::function<void(const double*, double*)>& solve32;
 
@@ -193,7 +195,8 @@ struct DeviceFgmres {
   void precondition(int j) { solve32(V + j * n, Z + j * n); }
   double arnoldi(int j, double* h) {
     const double one = 1.0, zero = 0.0, minus_one = -1.0;
-    GF_CUBLAS_TRY(cublasDsymv(blas, CUBLAS_FILL_MODE_LOWER, int(n), &one, a, int(lda), Z + j * n, 1, &zero, w, 1));
+    symv_lower(a, lda, n, Z + j * n, nullptr, w, symv_work, s);
+    GF_CUDA_CHECK_LAUNCH();
     for (int pass = 0; pass < 2; ++pass) {
       double* hp = hd + pass * (m + 1);
       GF_CUBLAS_TRY(cublasDgemv(blas, CUBLAS_OP_T, int(n), j + 1, &one, V, int(n), w, 1, &zero, hp, 1));
@@ -260,7 +263,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
   const bool scaled = is_fp16_mode(options.factor_mode);
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
-  const DeviceSpan buf{ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b,
+  const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n)));
+  const DeviceSpan buf{ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b,
                                            what + " (n = " + std::to_string(n) + ")")};
   float* as = buf.as<float>();
   float* xs = buf.as<float>(as_b);
@@ -274,6 +278,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   auto* pub = buf.as<unsigned long long>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b +
                                          align_up(sizeof(unsigned) * 4));  // tagged values
   int* exps = scaled ? buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b) : nullptr;
+  double* symv_work = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b);
 
   // fp32 copy of A and ‖A‖∞ in one pass, then ‖b_j‖∞
   GF_CUDA_TRY(cudaMemsetAsync(overflow, 0, sizeof(int), s));
@@ -329,14 +334,16 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   }
 
   const auto residual_and_eta = [&]() -> double {
-    GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
-                                  cudaMemcpyDeviceToDevice, s));
-    const double minus_one = -1.0, one = 1.0;
-    if (nrhs == 1)  // SYMV: a memory-bound pass over the lower triangle (SYMM with one column is not)
-      GF_CUBLAS_TRY(cublasDsymv(ctx.blas, CUBLAS_FILL_MODE_LOWER, int(n), &minus_one, a, int(lda), x, 1, &one, r, 1));
-    else
+    if (nrhs == 1) {  // SYMV: one memory-bound pass over the lower triangle (symv_kernels.cuh)
+      symv_lower(a, lda, n, x, b, r, symv_work, s);
+      GF_CUDA_CHECK_LAUNCH();
+    } else {
+      GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
+                                    cudaMemcpyDeviceToDevice, s));
+      const double minus_one = -1.0, one = 1.0;
       GF_CUBLAS_TRY(cublasDsymm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), &minus_one, a,
                                 int(lda), x, int(ldx), &one, r, int(n)));
+    }
     colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(r, n, n, vec);
     GF_CUDA_CHECK_LAUNCH();
     colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(x, ldx, n, vec + nrhs);
@@ -399,7 +406,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     double* hd = krylov->as<double>(vz_b);
     std::vector<double> h2(2 * std::size_t(m + 1));
     for (std::int64_t c = 0; c < nrhs; ++c) {
-      DeviceFgmres ops{ctx.blas, s, a, lda, n, m, r + c * nn, x + c * ldx, V, Z, w, hd, h2, solve32_col};
+      DeviceFgmres ops{ctx.blas, s, a, lda, n, m, r + c * nn, x + c * ldx, V, Z, w, hd, symv_work, h2, solve32_col};
       res.gmres_iterations += linalg::detail::fgmres(ops, m, linalg::detail::kGmresRelTol).iterations;
     }
   };
