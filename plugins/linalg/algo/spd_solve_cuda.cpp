@@ -260,7 +260,7 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
                                   cuda::fp32_mode_name(m.factor_mode) + " (escalated)"
                             : std::string(cuda::fp32_mode_name(m.factor_mode)) + " factor") +
                ", fp64 refinement with " +
-               (nrhs == 1 ? "cublasDsymv residuals and our fp32 triangular solves)"
+               (nrhs == 1 ? "our SYMV residuals and fp32 triangular solves)"
                           : "cublasDsymm residuals and cublasStrsm solves)");
   GF_CUDA_TRY(cudaMemcpyAsync(hb.data(), dx, sizeof(double) * n * nrhs, cudaMemcpyDeviceToHost, g.stream));
   GF_CUDA_TRY(cudaStreamSynchronize(g.stream));

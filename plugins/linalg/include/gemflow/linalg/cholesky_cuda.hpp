@@ -296,10 +296,11 @@ class GpuCholesky {
   /// of A (options.factor_algo and factor_mode; by default 1×FP16 escalating to 3×FP16, see
   /// MixedSolveOptions), solve in fp32 (one right-hand side: our synchronisation-free blocked
   /// triangular solves, trsv_kernels.cuh; more: cuBLAS STRSM), then refine in fp64 (residuals with
-  /// cublasDsymv, or cublasDsymm for more right-hand sides; GMRES-IR when that is slow, see
-  /// MixedSolveOptions::gmres) until the backward error is at fp64 level, else fall back to
-  /// cuSOLVER fp64 potrf + potrs. A and B are not modified; the fp32 copy
-  /// stays in this object's workspace for the next call (workspace_bytes()).
+  /// our deterministic SYMV, symv_kernels.cuh, or cublasDsymm for more right-hand sides; GMRES-IR
+  /// when that is slow, see MixedSolveOptions::gmres) until the backward error is at fp64 level,
+  /// else fall back to cuSOLVER fp64 potrf + potrs. A and B are not modified; the fp32 copy and
+  /// the SYMV's partials (2·⌈n/64⌉·n doubles) stay in this object's workspace for the next call
+  /// (workspace_bytes()).
   MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
                                std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,
                                const MixedSolveOptions& options = {});
