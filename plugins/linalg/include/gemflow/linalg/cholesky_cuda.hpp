@@ -307,7 +307,7 @@ class GpuCholesky {
 
   [[nodiscard]] Stream stream() const noexcept;
   /// Device bytes the workspaces hold now: the factorisation scratch, and after solve_mixed its
-  /// fp32 copy of A and vectors (about 4·n² bytes), kept for the next call.
+  /// fp32 copy of A, the SYMV partials and vectors (about 4.25·n² bytes), kept for the next call.
   [[nodiscard]] std::size_t workspace_bytes() const noexcept;
 
   struct Impl;
