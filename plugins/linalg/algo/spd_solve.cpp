@@ -1,6 +1,7 @@
 // SPD solves on the CPU and residual measures (see gemflow/linalg/spd_solve.hpp).
 #include "gemflow/linalg/spd_solve.hpp"
 
+#include <cblas.h>
 #include <lapacke.h>
 
 #include <algorithm>
@@ -72,15 +73,11 @@ int solve_fp64(std::span<const double> a, std::size_t n, std::span<const double>
   return 0;
 }
 
-/// y = A x (n vectors), A symmetric from the lower triangle of the row-major a.
+/// y = A x (n vectors), A symmetric from the lower triangle of the row-major a (BLAS dsymv).
 void symv(std::span<const double> a, std::size_t n, const double* x, double* y) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const double* ai = a.data() + i * n;
-    double s = 0.0;
-    for (std::size_t j = 0; j <= i; ++j) s += ai[j] * x[j];
-    for (std::size_t j = i + 1; j < n; ++j) s += a[j * n + i] * x[j];
-    y[i] = s;
-  }
+  if (n == 0) return;
+  const auto ni = static_cast<int>(n);
+  cblas_dsymv(CblasRowMajor, CblasLower, ni, 1.0, a.data(), ni, x, 1, 0.0, y, 1);
 }
 
 /// r = b − A x, column-major n×k, A symmetric from the lower triangle of the row-major a.
@@ -230,6 +227,7 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     double* const V = vz.data();
     double* const Z = V + n * (m + 1);
     double* const w = Z + n * m;
+    // the same steps as the GPU's DeviceFgmres, through BLAS (V, Z column-major, ld n)
     struct Ops {
       std::span<const double> a;
       std::size_t n;
@@ -238,35 +236,32 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
       double* x;
       double *V, *Z, *w;
       const decltype(fp32_solve)& solve32;
-      static double dot(const double* u, const double* v, std::size_t n) {
-        double s = 0.0;
-        for (std::size_t i = 0; i < n; ++i) s += u[i] * v[i];
-        return s;
+      std::vector<double> hc = std::vector<double>(static_cast<std::size_t>(m) + 1);
+      int ni() const { return static_cast<int>(n); }
+      void set_scaled(double* dst, const double* src, double f) const {
+        cblas_dcopy(ni(), src, 1, dst, 1);
+        cblas_dscal(ni(), f, dst, 1);
       }
       double start() {
-        const double beta = std::sqrt(dot(r, r, n));
-        if (beta > 0 && std::isfinite(beta))
-          for (std::size_t i = 0; i < n; ++i) V[i] = r[i] / beta;
+        const double beta = cblas_dnrm2(ni(), r, 1);
+        if (beta > 0 && std::isfinite(beta)) set_scaled(V, r, 1.0 / beta);
         return beta;
       }
       void precondition(int j) { solve32(V + j * n, 1, Z + j * n); }
       double arnoldi(int j, double* h) {
         symv(a, n, Z + j * n, w);
         for (int i = 0; i <= j; ++i) h[i] = 0.0;
-        for (int pass = 0; pass < 2; ++pass)  // classical Gram–Schmidt, twice (CGS2)
-          for (int i = 0; i <= j; ++i) {
-            const double c = dot(V + i * n, w, n);
-            h[i] += c;
-            for (std::size_t t = 0; t < n; ++t) w[t] -= c * V[i * n + t];
-          }
-        const double hn = std::sqrt(dot(w, w, n));
-        if (hn > 0 && std::isfinite(hn) && j + 1 < m)
-          for (std::size_t t = 0; t < n; ++t) V[(j + 1) * n + t] = w[t] / hn;
+        for (int pass = 0; pass < 2; ++pass) {  // classical Gram–Schmidt, twice (CGS2)
+          cblas_dgemv(CblasColMajor, CblasTrans, ni(), j + 1, 1.0, V, ni(), w, 1, 0.0, hc.data(), 1);
+          cblas_dgemv(CblasColMajor, CblasNoTrans, ni(), j + 1, -1.0, V, ni(), hc.data(), 1, 1.0, w, 1);
+          for (int i = 0; i <= j; ++i) h[i] += hc[static_cast<std::size_t>(i)];
+        }
+        const double hn = cblas_dnrm2(ni(), w, 1);
+        if (hn > 0 && std::isfinite(hn) && j + 1 < m) set_scaled(V + (j + 1) * n, w, 1.0 / hn);
         return hn;
       }
       void correct(const double* y, int k) {
-        for (int i = 0; i < k; ++i)
-          for (std::size_t t = 0; t < n; ++t) x[t] += y[i] * Z[i * n + t];
+        cblas_dgemv(CblasColMajor, CblasNoTrans, ni(), k, 1.0, Z, ni(), y, 1, 1.0, x, 1);
       }
     };
     for (std::size_t c = 0; c < nrhs; ++c) {
