@@ -29,11 +29,6 @@ inline bool refinement_too_slow(int stage_steps, double eta, double prev) {
   return stage_steps > kIrStepsBeforeGmres || (stage_steps > 1 && !(eta < 0.5 * prev));
 }
 
-struct FgmresOutcome {
-  int iterations = 0;         ///< Arnoldi steps (preconditioner applications)
-  double residual_ratio = 0;  ///< the least-squares estimate of ‖r − A d‖₂ / ‖r‖₂
-};
-
 /// FGMRES (x₀ = 0, at most m iterations, no restart) on A d = r, the vectors held by `ops`:
 ///   double start()                       v₀ = r/‖r‖₂; returns ‖r‖₂ (0 or not finite: nothing done)
 ///   void precondition(int j)             z_j = M⁻¹ v_j
@@ -41,13 +36,13 @@ struct FgmresOutcome {
 ///                                        into h[0 … j]); v_{j+1} = w/‖w‖₂ when ‖w‖₂ > 0;
 ///                                        returns ‖w‖₂
 ///   void correct(const double* y, int k) x += Σ_{i<k} y_i z_i
-/// Stops when the estimate reaches rtol or w = 0 (d exact in the Krylov space), then corrects x.
-/// A non-finite Hessenberg entry stops it without a correction (iterations reported, ratio ∞).
+/// Stops when the least-squares estimate of ‖r − A d‖₂ reaches rtol·‖r‖₂ or w = 0 (d exact in the
+/// Krylov space), then corrects x. A non-finite Hessenberg entry stops it without a correction.
+/// Returns the Arnoldi steps taken (preconditioner applications).
 template <class Ops>
-FgmresOutcome fgmres(Ops& ops, int m, double rtol) {
-  FgmresOutcome out;
+int fgmres(Ops& ops, int m, double rtol) {
   const double beta = ops.start();
-  if (!(beta > 0) || !std::isfinite(beta)) return out;
+  if (!(beta > 0) || !std::isfinite(beta)) return 0;
   std::vector<double> r(static_cast<std::size_t>(m) * m, 0.0), cs(m), sn(m), g(m + 1, 0.0), h(m + 1);
   g[0] = beta;
   int k = 0;
@@ -61,11 +56,7 @@ FgmresOutcome fgmres(Ops& ops, int m, double rtol) {
       h[i] = t;
     }
     const double den = std::hypot(h[j], h[j + 1]);
-    if (!std::isfinite(den) || den == 0) {
-      out.iterations = j + 1;
-      out.residual_ratio = INFINITY;
-      return out;
-    }
+    if (!std::isfinite(den) || den == 0) return j + 1;
     cs[j] = h[j] / den;
     sn[j] = h[j + 1] / den;
     h[j] = den;
@@ -83,9 +74,7 @@ FgmresOutcome fgmres(Ops& ops, int m, double rtol) {
     y[i] = s / r[i + static_cast<std::size_t>(i) * m];
   }
   ops.correct(y.data(), k);
-  out.iterations = k;
-  out.residual_ratio = std::abs(g[k]) / beta;
-  return out;
+  return k;
 }
 
 }  // namespace gemflow::linalg::detail

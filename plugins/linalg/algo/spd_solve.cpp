@@ -93,7 +93,7 @@ void residual(std::span<const double> a, std::size_t n, const std::vector<double
 
 /// max_i |cm(i, c)|; NaN when the column holds a NaN (std::max would drop it: an infinite
 /// solution times a zero of A gives NaN residuals, which then read as 0).
-double col_max_abs(const std::vector<double>& cm, std::size_t n, std::size_t c) {
+double col_max_abs(const double* cm, std::size_t n, std::size_t c) {
   double m = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     const double v = std::abs(cm[i + c * n]);
@@ -139,7 +139,7 @@ ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span
   to_col_major<double>(x, n, nrhs, xc);
   residual(a, n, bc, xc, nrhs, rc);
   for (std::size_t c = 0; c < nrhs; ++c) {
-    const double rn = col_max_abs(rc, n, c), xn = col_max_abs(xc, n, c), bn = col_max_abs(bc, n, c);
+    const double rn = col_max_abs(rc.data(), n, c), xn = col_max_abs(xc.data(), n, c), bn = col_max_abs(bc.data(), n, c);
     r.residual_inf = nan_max(r.residual_inf, rn);
     // a non-finite solution is no solution, whatever its residual: ρ = η = ∞ (not 0 = r/∞)
     const double inf = std::numeric_limits<double>::infinity();
@@ -197,10 +197,10 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     residual(a, n, bc, xc, nrhs, rc);
     double eta = 0.0;
     for (std::size_t c = 0; c < nrhs; ++c) {
-      const double rn = col_max_abs(rc, n, c), xn = col_max_abs(xc, n, c);
+      const double rn = col_max_abs(rc.data(), n, c), xn = col_max_abs(xc.data(), n, c);
       // an overflowed fp32 solve: not converged (dsposv goes on to its fp64 fallback)
       if (!std::isfinite(rn) || !std::isfinite(xn)) return std::numeric_limits<double>::infinity();
-      if (rn > 0) eta = std::max(eta, rn / (anorm * xn + col_max_abs(bc, n, c)));
+      if (rn > 0) eta = std::max(eta, rn / (anorm * xn + col_max_abs(bc.data(), n, c)));
     }
     return eta;
   };
@@ -210,8 +210,7 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     f.resize(n * k);
     std::vector<double> scale(k, 1.0);
     for (std::size_t c = 0; c < k; ++c) {
-      double m = 0.0;
-      for (std::size_t i = 0; i < n; ++i) m = nan_max(m, std::abs(rhs[i + c * n]));
+      const double m = col_max_abs(rhs, n, c);
       scale[c] = m > 0 ? m : 1.0;
       for (std::size_t i = 0; i < n; ++i) f[i + c * n] = static_cast<float>(rhs[i + c * n] / scale[c]);
     }
@@ -266,7 +265,7 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     };
     for (std::size_t c = 0; c < nrhs; ++c) {
       Ops ops{a, n, m, rc.data() + c * n, xc.data() + c * n, V, Z, w, fp32_solve};
-      res.gmres_iterations += detail::fgmres(ops, m, detail::kGmresRelTol).iterations;
+      res.gmres_iterations += detail::fgmres(ops, m, detail::kGmresRelTol);
     }
   };
 

@@ -259,7 +259,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // one right-hand side: our triangular solves (inverted diagonal blocks, tickets, tagged values)
   const std::size_t nblk = (nn + kTrsvB - 1) / kTrsvB;
   const std::size_t inv_b = nrhs == 1 ? align_up(sizeof(float) * nblk * kTrsvB * kTrsvB) : 0,
-                    flag_b = nrhs == 1 ? align_up(sizeof(unsigned) * 4) + align_up(sizeof(unsigned long long) * nn) : 0;
+                    flag_b = nrhs == 1 ? align_up(sizeof(unsigned) * 2) + align_up(sizeof(unsigned long long) * nn) : 0;
   // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
   const bool scaled = is_fp16_mode(options.factor_mode);
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
@@ -276,7 +276,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   float* inv = buf.as<float>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b);
   auto* tickets = buf.as<unsigned>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b);
   auto* pub = buf.as<unsigned long long>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b +
-                                         align_up(sizeof(unsigned) * 4));  // tagged values
+                                         align_up(sizeof(unsigned) * 2));  // tagged values
   int* exps = scaled ? buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b) : nullptr;
   double* symv_work = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b);
 
@@ -407,7 +407,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     std::vector<double> h2(2 * std::size_t(m + 1));
     for (std::int64_t c = 0; c < nrhs; ++c) {
       DeviceFgmres ops{ctx.blas, s, a, lda, n, m, r + c * nn, x + c * ldx, V, Z, w, hd, symv_work, h2, solve32_col};
-      res.gmres_iterations += linalg::detail::fgmres(ops, m, linalg::detail::kGmresRelTol).iterations;
+      res.gmres_iterations += linalg::detail::fgmres(ops, m, linalg::detail::kGmresRelTol);
     }
   };
 

@@ -15,13 +15,13 @@
 // Sums in fp64 (the transposed solve: per-thread partial sums in fp32), inverse in fp64 rounded
 // to fp32.
 // Sources: Liu, Li, Hou & Vinter, "A synchronization-free algorithm for parallel sparse triangular
-// solves", Euro-Par 2016 (the flag scheme, here for dense blocks); TRSV through
+// solves", Euro-Par 2016 (the synchronisation-free scheme, here for dense blocks and with the
+// value itself as the flag); TRSV through
 // inverted diagonal blocks as in MAGMA's trsv (Du Croz & Higham, IMA J. Numer. Anal. 12 (1992)).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <type_traits>
-
 
 namespace gemflow::linalg::cuda::detail {
 
