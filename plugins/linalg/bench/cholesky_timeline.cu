@@ -11,7 +11,8 @@
 //
 // --steps also prints every event (time from the start, kind, first column). Variants: fp64
 // default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32, 1×FP16 and 3×FP16 with
-// tensor-core panels.
+// tensor-core panels; --only TEXT keeps those whose label contains TEXT. --no-bulk drops the
+// lookahead's bulk updates (the factor is then wrong): the panel chain's time without them.
 // Each variant runs once untraced (warm-up), then once traced; the traced total includes the
 // host-side event calls.
 #include <cuda_runtime.h>
@@ -68,6 +69,8 @@ int g_tiled_ctas = 0;  // per SM, 0: as many as fit (CholeskyOptions::tiled_ctas
 bool g_tiled_async = true;
 #define GF_TILED_SLOPE g_tiled_slope
 #define GF_TILED_ASYNC g_tiled_async
+bool g_bulk = true;
+#define GF_CHOL_BULK g_bulk
 
 #include "cholesky.cu"
 #include "test_utils.cu"
@@ -237,6 +240,7 @@ void tiled_timeline(long long n) {
 int main(int argc, char** argv) {
   long long n = 16384;
   bool steps = false, tiled = false;
+  const char* only = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--steps")) steps = true;
@@ -244,8 +248,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--slope") && i + 1 < argc) g_tiled_slope = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--ctas-per-sm") && i + 1 < argc) g_tiled_ctas = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-async")) g_tiled_async = false;
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!std::strcmp(argv[i], "--no-bulk")) g_bulk = false;
     else {
-      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async]]\n",
+      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--tiled [--slope S] [--ctas-per-sm C] "
+                   "[--no-async]]\n",
                    argv[0]);
       return 1;
     }
@@ -261,18 +268,21 @@ int main(int argc, char** argv) {
     }
     gc::CholeskyOptions o;
     o.algo = gc::CholeskyAlgo::lookahead;
-    timeline<double>(n, o, "fp64, default options", steps);
+    const auto run = [&](auto zero, const char* label) {  // --only TEXT: the variants whose label contains it
+      if (!only || std::strstr(label, only)) timeline<decltype(zero)>(n, o, label, steps);
+    };
+    run(0.0, "fp64, default options");
     o.fp32_mode = gc::Fp32Mode::tf32;
-    timeline<float>(n, o, "fp32 1xTF32, tensor-core panels", steps);
+    run(0.0f, "fp32 1xTF32, tensor-core panels");
     o.panel = gc::PanelAlgo::library;
-    timeline<float>(n, o, "fp32 1xTF32, library panels", steps);
+    run(0.0f, "fp32 1xTF32, library panels");
     o.panel = gc::PanelAlgo::automatic;
     o.fp32_mode = gc::Fp32Mode::tf32x3;
-    timeline<float>(n, o, "fp32 3xTF32, tensor-core panels", steps);
+    run(0.0f, "fp32 3xTF32, tensor-core panels");
     o.fp32_mode = gc::Fp32Mode::fp16;
-    timeline<float>(n, o, "fp32 1xFP16, tensor-core panels", steps);
+    run(0.0f, "fp32 1xFP16, tensor-core panels");
     o.fp32_mode = gc::Fp32Mode::fp16x3;
-    timeline<float>(n, o, "fp32 3xFP16, tensor-core panels", steps);
+    run(0.0f, "fp32 3xFP16, tensor-core panels");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

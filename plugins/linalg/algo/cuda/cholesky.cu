@@ -38,6 +38,9 @@
 #ifndef GF_CHOL_TRACE
 #define GF_CHOL_TRACE(stream, what, k) ((void)0)
 #endif
+#ifndef GF_CHOL_BULK
+#define GF_CHOL_BULK true  // the timeline bench can drop the lookahead's bulk updates (wrong factor, chain alone)
+#endif
 
 namespace gemflow::linalg::cuda {
 namespace detail {
@@ -144,36 +147,6 @@ __global__ void scale_lower_kernel(float* a, std::int64_t lda, std::int64_t n, c
   const int ei = e[i];
   for (std::int64_t j = blockIdx.y; j <= i; j += gridDim.y)
     a[i + j * lda] = ldexpf(a[i + j * lda], unscale ? -ei : ei + e[j]);
-}
-
-/// fp16(x) rounded to nearest, saturated to ±65504 (NaN stays NaN): an overflowing entry of a
-/// non-SPD input must not turn into Inf and then NaN in rows that do not fail.
-__device__ __forceinline__ __half fp16_sat(float x) {
-  return __float2half_rn(fabsf(x) > 65504.0f ? copysignf(65504.0f, x) : x);
-}
-
-/// FP16 modes: sub-panel s of a panel (rows × jb at a, lda, its first column 128·s) into the
-/// panel's fp16 copies (ld ldh, pointers at the sub-panel's first row): h (column 128·s) = hi =
-/// fp16(x); 3×FP16 (pq ≠ nullptr) also lo' = fp16((x − hi)·2¹¹) into P = [hi_0 | lo'_0 | hi_1 | lo'_1 …]
-/// and Q = [lo'_0 | hi_0 | lo'_1 | hi_1 …] (pq, column 256·s; Q at pq + q_off), so that one
-/// K = 2k product P·Qᵀ over the first k columns of the panel sums both corrections.
-__global__ void split_fp16_kernel(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t jb, __half* h,
-                                  __half* pq, std::int64_t q_off, std::int64_t ldh) {
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= rows) return;
-  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < jb;
-       j += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
-    const float x = a[i + j * lda];
-    const __half hi = fp16_sat(x);
-    h[i + j * ldh] = hi;
-    if (pq) {
-      const __half lo = fp16_sat((x - __half2float(hi)) * 2048.0f);
-      pq[i + j * ldh] = hi;
-      pq[i + (jb + j) * ldh] = lo;
-      pq[q_off + i + j * ldh] = lo;
-      pq[q_off + i + (jb + j) * ldh] = hi;
-    }
-  }
 }
 
 /// c (lower triangle of the m×m block, ld ldc) += d (m×m, ld m), lower triangle only.
@@ -340,13 +313,14 @@ void enable_leaf_smem() {
 /// 128-row strip, at most one per SM of `device` (a CTA beyond them would wait for a second wave).
 template <class T>
 void launch_panel(T* d, std::int64_t lda, std::int64_t kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
-                  cudaStream_t s, int device, const T* w = nullptr, std::int64_t ldw = 0) {
+                  cudaStream_t s, int device, const T* w = nullptr, std::int64_t ldw = 0, HalfCopy copy = {}) {
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_panel_kernel<T>, panel_smem_bytes()));
   int sms = 0;
   GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
   const unsigned grid = unsigned(std::clamp<std::int64_t>(strips, 1, std::max(sms, 1)));
-  potrf_panel_kernel<T><<<grid, kPanelThreads, panel_smem_bytes(), s>>>(d, lda, int(kb), m, offset, st, w, ldw);
+  potrf_panel_kernel<T>
+      <<<grid, kPanelThreads, panel_smem_bytes(), s>>>(d, lda, int(kb), m, offset, st, w, ldw, copy);
   GF_CUDA_CHECK_LAUNCH();
 }
 
@@ -365,7 +339,7 @@ struct Factor {
   // FP16 modes: panels in fp16, two buffers alternating (the bulk update of panel k reads one
   // while panel k + 1 is written to the other), and the current panel: its first row and column
   // `off`, leading dimension, width; 3×FP16: hi in columns [0, cols), P in [cols, 3·cols), Q in
-  // [3·cols, 5·cols) (split_fp16_kernel)
+  // [3·cols, 5·cols) (HalfCopy)
   __half* half_bufs[2] = {};
   struct HalfPanel {
     __half* p = nullptr;
@@ -526,18 +500,16 @@ struct Factor {
         w = panel_w;
       }
       GF_CHOL_TRACE(stream, "sub-update", off + j);
-      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, w, jb + below);
-      GF_CHOL_TRACE(stream, "sub-panel", off + j);
-      if (fp16 && (rest > 0 || j + jb < b)) {  // the finished columns into the fp16 copy
-        if constexpr (std::is_same_v<T, float>) {
-          const std::int64_t rows = jb + below;
-          const dim3 grid(unsigned((rows + 127) / 128), unsigned((jb + 3) / 4));
-          __half* pq = opt.fp32_mode == Fp32Mode::fp16x3 ? hp.p + (hp.cols + 2 * j) * hp.ld + j : nullptr;
-          split_fp16_kernel<<<grid, dim3(128, 4), 0, stream>>>(d, lda, rows, jb, hp.p + j + j * hp.ld, pq,
-                                                               2 * hp.cols * hp.ld, hp.ld);
-          GF_CUDA_CHECK_LAUNCH();
-        }
+      HalfCopy copy;  // FP16 modes: the kernel writes the solved rows' fp16 copy (none read the last one)
+      if (fp16 && (rest > 0 || j + jb < b)) {
+        copy.h = hp.p + j + j * hp.ld;
+        if (opt.fp32_mode == Fp32Mode::fp16x3) copy.pq = hp.p + (hp.cols + 2 * j) * hp.ld + j;
+        copy.q_off = 2 * hp.cols * hp.ld;
+        copy.ldh = hp.ld;
+        copy.jb = static_cast<int>(jb);
       }
+      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, w, jb + below, copy);
+      GF_CHOL_TRACE(stream, "sub-panel", off + j);
     }
   }
 
@@ -615,7 +587,7 @@ struct Factor {
         GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.panel, 0));
         GF_CHOL_TRACE(la.crit, "next column", k);
         GF_CHOL_TRACE(la.bulk, "bulk start", k);
-        bulk.syrk(far, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
+        if (GF_CHOL_BULK) bulk.syrk(far, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
         GF_CHOL_TRACE(la.bulk, "bulk", k);
         GF_CUDA_TRY(cudaEventRecord(la.bulk_done, la.bulk));
         bulk_pending = true;

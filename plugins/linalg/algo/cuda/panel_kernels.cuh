@@ -31,6 +31,7 @@
 // Pivot failure at column j of the block (p ≤ 0, NaN or +Inf): info = offset + j + 1 through
 // st->info (first failure wins); columns < j of the block and their panel rows are still
 // complete (LAPACK's contract), the rest is undefined.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -50,6 +51,40 @@ constexpr int kPanelLd = kPanelNb + 4;        ///< shared row stride in doubles 
 
 constexpr std::size_t panel_smem_bytes() {
   return sizeof(double) * (static_cast<std::size_t>(kPanelNb) * kPanelLd + kPanelTiles * 64) + 16;
+}
+
+/// fp16(x) rounded to nearest, saturated to ±65504 (NaN stays NaN): an overflowing entry of a
+/// non-SPD input must not turn into Inf and then NaN in rows that do not fail.
+__device__ __forceinline__ __half fp16_sat(float x) {
+  return __float2half_rn(fabsf(x) > 65504.0f ? copysignf(65504.0f, x) : x);
+}
+
+/// FP16 modes (fp32 data): the panel kernel also writes each finished entry x of the rows below
+/// the diagonal block into the panel's fp16 copies, which the later updates' products read (the
+/// diagonal block itself is not copied: no product reads it). h (ld ldh, at the sub-panel's
+/// diagonal element): hi = fp16(x). pq (3×FP16, else nullptr; at the sub-panel's first row and
+/// column 2·c₀ of P, c₀ its first column in the panel): lo' = fp16((x − hi)·2¹¹) into
+/// P = [hi_0 | lo'_0 | hi_1 | lo'_1 …] and Q = [lo'_0 | hi_0 | …] (Q at pq + q_off, blocks of jb
+/// columns), so that one K = 2k product P·Qᵀ sums both corrections (Ootomo & Yokota's FP16 split).
+struct HalfCopy {
+  __half* h = nullptr;  ///< nullptr: no copy
+  __half* pq = nullptr;
+  std::int64_t q_off = 0, ldh = 0;
+  int jb = 0;
+};
+
+/// Entry (i, j) of the sub-panel, x as stored in fp32, into the copies of c.
+__device__ __forceinline__ void store_half(const HalfCopy& c, std::int64_t i, int j, float x) {
+  const __half hi = fp16_sat(x);
+  c.h[i + j * c.ldh] = hi;
+  if (c.pq) {
+    const __half lo = fp16_sat((x - __half2float(hi)) * 2048.0f);
+    __half* p = c.pq + i;
+    p[j * c.ldh] = hi;
+    p[(c.jb + j) * c.ldh] = lo;
+    p[c.q_off + j * c.ldh] = lo;
+    p[c.q_off + (c.jb + j) * c.ldh] = hi;
+  }
 }
 
 /// Element e (0 … 128² − 1) of the diagonal block handled by thread e % kPanelThreads in round
@@ -303,13 +338,14 @@ __device__ __forceinline__ void solve_rows(const double* ls, int nt, int r, int 
 /// column (for info). w (nullptr: none): a pending update of the same kb + m rows × kb columns
 /// (ld ldw), added to a as it is read (the caller's GEMM wrote the whole panel's update there in
 /// one call, the diagonal block's upper half included, which a itself must not receive).
+/// copy (fp32 only): the FP16 modes' copy of the solved rows (HalfCopy).
 /// Grid: G ≥ 1 CTAs of kPanelThreads (at most one per SM: more would queue a second wave, each CTA
 /// factoring the block again), panel_smem_bytes() dynamic shared memory; CTA c solves strips c,
 /// c + G, … of kPanelStrip rows; st->panel_loaded must be 0 at launch.
 template <class T>
 __global__ void __launch_bounds__(kPanelThreads, 1)
     potrf_panel_kernel(T* a, std::int64_t lda, int kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
-                       const T* w, std::int64_t ldw) {
+                       const T* w, std::int64_t ldw, HalfCopy copy) {
   extern __shared__ __align__(16) unsigned char panel_smem_raw[];
   double* ls = reinterpret_cast<double*>(panel_smem_raw);  // ls[row * kPanelLd + col]
   double* ldiag = ls + kPanelNb * kPanelLd;                 // kPanelTiles × 64
@@ -416,6 +452,17 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
       solve(std::true_type{});
     else
       solve(std::false_type{});
+    if constexpr (std::is_same_v<T, float>) {
+      // the fp16 copy from what this thread has just stored (in the solve, it spilled)
+      if (copy.h && rvalid) {
+#pragma unroll 4
+        for (int c = 2 * q; c < kb; c += 8) {
+          const float x0 = arow[c * lda];
+          store_half(copy, row, c, x0);
+          if (c + 1 < kb) store_half(copy, row, c + 1, arow[(c + 1) * lda]);
+        }
+      }
+    }
   }
 }
 
