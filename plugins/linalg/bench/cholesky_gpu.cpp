@@ -5,7 +5,7 @@
 // pristine buffer outside the timed region), median of the repetitions after one warm-up.
 //
 // --lookahead-sweep: fp64 panel widths, tiled tails (CholeskyOptions::tiled_tail) and SYRK leaves;
-// fp32 panel widths per TF32/FP16 mode. --variants a,b: only variants whose names contain a or b.
+// fp32 panel widths per TF32/FP16 mode (the FP16 modes also with other tails). --variants a,b: only variants whose names contain a or b.
 //
 //   linalg_bench_cholesky_gpu [--min-n N] [--max-n N] [--sweep] [--lookahead-sweep] [--variants a,b]
 //                             [--sizes n1,n2,...]
@@ -264,10 +264,19 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
         vs.push_back({m + " library 2048", o});
       }
       o.panel = gc::PanelAlgo::tiles;
-      for (std::int64_t nb : {512, 768, 1024, 1536, 2048}) {
-        if ((nb == 768 || nb == 1536) && !gc::is_fp16_mode(mode)) continue;
+      for (std::int64_t nb : {512, 768, 1024, 1536, 2048, 3072, 4096}) {
+        if ((nb == 768 || nb == 1536 || nb > 2048) && !gc::is_fp16_mode(mode)) continue;
         o.block = nb;
         vs.push_back({m + " tiles " + std::to_string(nb), o});
+      }
+      if (gc::is_fp16_mode(mode)) {  // where the tiled tail (fp64 arithmetic) takes over
+        for (std::int64_t t : {3072, 4096, 6144}) {
+          o.tiled_tail = t;
+          for (std::int64_t nb : {1024, 1536, 2048, 3072}) {
+            o.block = nb;
+            vs.push_back({m + " tiles " + std::to_string(nb) + " tail " + std::to_string(t), o});
+          }
+        }
       }
     }
   }

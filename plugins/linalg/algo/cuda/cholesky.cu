@@ -231,8 +231,11 @@ constexpr std::int64_t kLookaheadTiledTail = GF_LOOKAHEAD_TILED_TAIL;  // lookah
 /// Default nb of the lookahead algorithm with tensor-core panels (H200 sweeps, docs/performance.md:
 /// fp64 512 at n = 4096, 768–1024 at 8192, 1536 at 16384, 2048 at 32768; fp32 TF32 and FP16 modes
 /// 512–1024 up to 8192, 2048 from 16384, except 3×FP16 1536 there: 2–4% slower than 2048 but a
-/// backward error 4.6–5.5× spotrf's instead of 6.4–7.3×, the truncating accumulation over K = nb).
+/// backward error 4.6–5.5× spotrf's instead of 6.4–7.3×, the truncating accumulation over K = nb;
+/// 1×FP16 since its panel kernel writes the fp16 copy: 2048 from 6144 (7% faster at 8192 than
+/// 1024), 3072 from 24576 (1–2% faster than 2048)).
 inline std::int64_t default_tiles_block(std::int64_t n, Fp32Mode fp32_mode) {
+  if (fp32_mode == Fp32Mode::fp16) return n < 6144 ? 1024 : (n < 24576 ? 2048 : 3072);
   if (fp32_mode != Fp32Mode::exact) return n < 12288 ? 1024 : (fp32_mode == Fp32Mode::fp16x3 ? 1536 : 2048);
   return n < 6144 ? 512 : (n < 12288 ? 1024 : (n < 24576 ? 1536 : 2048));
 }
