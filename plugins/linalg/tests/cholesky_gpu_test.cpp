@@ -475,6 +475,21 @@ TEST_F(GpuCholeskyTest, TilesPanelsWithMoreStripsThanSms) {
   EXPECT_LE(b, 10.0 * b0) << "tiles: beta " << b << ", cuSOLVER " << b0;
 }
 
+// The FP16 modes' panel kernel writes the fp16 copy of every strip it solves, so a CTA with several
+// strips writes several (n = 17500 on a 132-SM H200). A strip left out of the copy leaves
+// garbage in the later updates: β of order 1. Measured β / spotrf's: 3×FP16 4–5, 1×FP16 180–200.
+TEST_F(GpuCholeskyTest, Fp16PanelsWithMoreStripsThanSms) {
+  DeviceProbe<float> probe(17500, 94);
+  const double b0 = probe.beta_cusolver();
+  for (auto [mode, bound] : {std::pair{Fp32Mode::fp16x3, 10.0}, std::pair{Fp32Mode::fp16, 1000.0}}) {
+    CholeskyOptions o;
+    o.algo = CholeskyAlgo::lookahead;
+    o.fp32_mode = mode;
+    const double b = probe.beta(o);
+    EXPECT_LE(b, bound * b0) << gc::fp32_mode_name(mode) << ": beta " << b << ", spotrf " << b0;
+  }
+}
+
 // The persistent tiled kernel far beyond one wave of tasks: n = 17500 is 274 tile rows (37675
 // tasks for at most two CTAs per SM) with a partial last tile of 28 rows.
 TEST_F(GpuCholeskyTest, TiledWithManyMoreTasksThanCtas) {
