@@ -13,6 +13,8 @@
 // default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32, 1×FP16 and 3×FP16 with
 // tensor-core panels; --only TEXT keeps those whose label contains TEXT. --no-bulk drops the
 // lookahead's bulk updates (the factor is then wrong): the panel chain's time without them.
+// --panel-trace: the panel kernel's stages per launch from the global timer of each CTA (a
+// barrier before each reading), averaged over the launches (--steps: every launch).
 // Each variant runs once untraced (warm-up), then once traced; the traced total includes the
 // host-side event calls.
 #include <cuda_runtime.h>
@@ -64,6 +66,41 @@ __device__ unsigned long long* gf_tiled_trace_buf = nullptr;
     }                                                                                   \
   } while (0)
 
+// panel kernel (--panel-trace): per CTA a record of column, SM, and the global timer at its start,
+// block loaded, block factored, block written back, strips solved (each after a barrier)
+constexpr int kPanelSlots = 8;
+constexpr unsigned kPanelRecords = 1u << 16;
+__device__ unsigned long long* gf_panel_trace_buf = nullptr;
+__device__ unsigned gf_panel_trace_count = 0;
+#define GF_PANEL_TRACE_BEGIN(column)                                               \
+  unsigned long long* gf_rec_ = nullptr;                                           \
+  if (threadIdx.x == 0 && gf_panel_trace_buf) {                                    \
+    const unsigned i_ = atomicAdd(&gf_panel_trace_count, 1u);                      \
+    if (i_ < kPanelRecords) {                                                      \
+      gf_rec_ = gf_panel_trace_buf + static_cast<std::size_t>(i_) * kPanelSlots;    \
+      unsigned long long now_;                                                     \
+      unsigned smid_;                                                              \
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_));                     \
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid_));                           \
+      gf_rec_[0] = static_cast<unsigned long long>(column);                        \
+      gf_rec_[1] = smid_;                                                          \
+      gf_rec_[2] = now_;                                                           \
+    }                                                                              \
+  }
+#define GF_PANEL_TRACE(slot)                                                       \
+  do {                                                                             \
+    if (gf_panel_trace_enabled()) {                                                \
+      __syncthreads();                                                             \
+      if (gf_rec_) {                                                               \
+        unsigned long long now_;                                                   \
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_));                   \
+        gf_rec_[slot] = now_;                                                      \
+      }                                                                            \
+    }                                                                              \
+  } while (0)
+__device__ __forceinline__ bool gf_panel_trace_enabled() { return gf_panel_trace_buf != nullptr; }
+bool g_panel_trace = false;
+
 double g_tiled_slope = 0.0625;
 int g_tiled_ctas = 0;  // per SM, 0: as many as fit (CholeskyOptions::tiled_ctas = this × SMs)
 bool g_tiled_async = true;
@@ -86,6 +123,55 @@ void ck(cudaError_t e, const char* what) {
   }
 }
 
+/// The panel kernels' records (--panel-trace): per launch, the spread of the CTAs' starts, the
+/// mean time per stage, the launch's span and the gap since the previous launch ended; averages.
+void panel_trace_report(const unsigned long long* dbuf, bool steps) {
+  unsigned count = 0;
+  ck(cudaMemcpyFromSymbol(&count, gf_panel_trace_count, sizeof count), "symbol");
+  count = std::min(count, kPanelRecords);
+  std::vector<unsigned long long> h(static_cast<std::size_t>(count) * kPanelSlots);
+  ck(cudaMemcpy(h.data(), dbuf, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost), "copy");
+  struct Launch {
+    unsigned long long col, first = ~0ull, last_start = 0, end = 0;
+    double st[4] = {};
+    int ctas = 0;
+  };
+  std::vector<Launch> ls;
+  for (unsigned i = 0; i < count; ++i) {
+    const unsigned long long* r = &h[static_cast<std::size_t>(i) * kPanelSlots];
+    auto it = std::find_if(ls.begin(), ls.end(), [&](const Launch& l) { return l.col == r[0]; });
+    if (it == ls.end()) {
+      ls.push_back({r[0]});
+      it = ls.end() - 1;
+    }
+    it->first = std::min(it->first, r[2]);
+    it->last_start = std::max(it->last_start, r[2]);
+    it->end = std::max(it->end, r[6]);
+    for (int k = 0; k < 4; ++k) it->st[k] += 1e-3 * double(r[3 + k] - r[2 + k]);
+    ++it->ctas;
+  }
+  std::sort(ls.begin(), ls.end(), [](const Launch& x, const Launch& y) { return x.first < y.first; });
+  double sum[7] = {};
+  std::printf("  panel kernels: %zu launches, %u CTA records\n", ls.size(), count);
+  if (steps)
+    std::printf("  %8s %5s %8s %8s %8s %8s %8s %8s %8s\n", "column", "CTAs", "gap us", "skew", "load", "factor",
+                "write", "strips", "span");
+  for (std::size_t i = 0; i < ls.size(); ++i) {
+    const Launch& l = ls[i];
+    const double gap = i ? 1e-3 * (double(l.first) - double(ls[i - 1].end)) : 0.0;
+    const double v[7] = {gap, 1e-3 * double(l.last_start - l.first), l.st[0] / l.ctas, l.st[1] / l.ctas,
+                         l.st[2] / l.ctas, l.st[3] / l.ctas, 1e-3 * double(l.end - l.first)};
+    for (int k = 0; k < 7; ++k) sum[k] += v[k];
+    if (steps)
+      std::printf("  %8llu %5d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", l.col, l.ctas, v[0], v[1], v[2], v[3],
+                  v[4], v[5], v[6]);
+  }
+  const double nl = std::max<double>(1.0, double(ls.size()));
+  std::printf("  per launch, us: gap since the previous %.2f, start skew %.2f, load %.2f, factor %.2f, write-back "
+              "%.2f, strips %.2f, span %.2f\n", sum[0] / nl, sum[1] / nl, sum[2] / nl, sum[3] / nl, sum[4] / nl,
+              sum[5] / nl, sum[6] / nl);
+}
+
 template <class T>
 void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool steps) {
   cudaStream_t s = nullptr;
@@ -99,9 +185,18 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   ck(cudaEventCreate(&e0), "event");
   ck(cudaEventCreate(&e1), "event");
+  unsigned long long* pbuf = nullptr;
+  if (g_panel_trace) ck(cudaMalloc(&pbuf, sizeof(unsigned long long) * kPanelSlots * kPanelRecords), "cudaMalloc");
   for (int rep = 0; rep < 2; ++rep) {
     ck(cudaMemcpyAsync(a, pristine, bytes, cudaMemcpyDeviceToDevice, s), "copy");
     ck(cudaStreamSynchronize(s), "sync");
+    if (pbuf) {
+      unsigned long long* p = rep == 1 ? pbuf : nullptr;
+      const unsigned zero = 0;
+      ck(cudaMemcpyToSymbol(gf_panel_trace_buf, &p, sizeof p), "symbol");
+      ck(cudaMemcpyToSymbol(gf_panel_trace_count, &zero, sizeof zero), "symbol");
+      ck(cudaMemset(pbuf, 0, sizeof(unsigned long long) * kPanelSlots * kPanelRecords), "memset");
+    }
     g_trace.clear();
     g_tracing = rep == 1;
     ck(cudaEventRecord(e0, s), "record");
@@ -129,6 +224,12 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
       (void)cudaEventDestroy(ev.event);
     }
     for (const auto& [what, ms] : sums) std::printf("  %-12s %9.3f ms\n", what.c_str(), ms);
+    if (pbuf) panel_trace_report(pbuf, steps);
+  }
+  if (pbuf) {
+    unsigned long long* null = nullptr;
+    ck(cudaMemcpyToSymbol(gf_panel_trace_buf, &null, sizeof null), "symbol");
+    (void)cudaFree(pbuf);
   }
   (void)cudaEventDestroy(e0);
   (void)cudaEventDestroy(e1);
@@ -250,8 +351,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--no-async")) g_tiled_async = false;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--no-bulk")) g_bulk = false;
+    else if (!std::strcmp(argv[i], "--panel-trace")) g_panel_trace = true;
     else {
-      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--tiled [--slope S] [--ctas-per-sm C] "
+      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
                    "[--no-async]]\n",
                    argv[0]);
       return 1;
