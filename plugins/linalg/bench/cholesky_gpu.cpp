@@ -5,7 +5,8 @@
 // pristine buffer outside the timed region), median of the repetitions after one warm-up.
 //
 // --lookahead-sweep: fp64 panel widths, tiled tails (CholeskyOptions::tiled_tail) and SYRK leaves;
-// fp32 panel widths per TF32/FP16 mode (the FP16 modes also with other tails). --variants a,b: only variants whose names contain a or b.
+// fp32 panel widths per TF32/FP16 mode (the FP16 modes also with other tails). --variants a,b: only
+// variants whose names contain a or b.
 //
 //   linalg_bench_cholesky_gpu [--min-n N] [--max-n N] [--sweep] [--lookahead-sweep] [--variants a,b]
 //                             [--sizes n1,n2,...]
