@@ -66,9 +66,10 @@ __device__ unsigned long long* gf_tiled_trace_buf = nullptr;
     }                                                                                   \
   } while (0)
 
-// panel kernel (--panel-trace): per CTA a record of column, SM, and the global timer at its start,
-// block loaded, block factored, block written back, strips solved (each after a barrier)
-constexpr int kPanelSlots = 8;
+// panel kernel (--panel-trace): per CTA a record of the column and the global timer at its start
+// (slot 1), block loaded, block factored, block written back, strips solved (slots 2–5, each after
+// a barrier)
+constexpr int kPanelSlots = 6;
 constexpr unsigned kPanelRecords = 1u << 16;
 __device__ unsigned long long* gf_panel_trace_buf = nullptr;
 __device__ unsigned gf_panel_trace_count = 0;
@@ -79,12 +80,9 @@ __device__ unsigned gf_panel_trace_count = 0;
     if (i_ < kPanelRecords) {                                                      \
       gf_rec_ = gf_panel_trace_buf + static_cast<std::size_t>(i_) * kPanelSlots;    \
       unsigned long long now_;                                                     \
-      unsigned smid_;                                                              \
       asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_));                     \
-      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid_));                           \
       gf_rec_[0] = static_cast<unsigned long long>(column);                        \
-      gf_rec_[1] = smid_;                                                          \
-      gf_rec_[2] = now_;                                                           \
+      gf_rec_[1] = now_;                                                           \
     }                                                                              \
   }
 #define GF_PANEL_TRACE(slot)                                                       \
@@ -144,10 +142,10 @@ void panel_trace_report(const unsigned long long* dbuf, bool steps) {
       ls.push_back({r[0]});
       it = ls.end() - 1;
     }
-    it->first = std::min(it->first, r[2]);
-    it->last_start = std::max(it->last_start, r[2]);
-    it->end = std::max(it->end, r[6]);
-    for (int k = 0; k < 4; ++k) it->st[k] += 1e-3 * double(r[3 + k] - r[2 + k]);
+    it->first = std::min(it->first, r[1]);
+    it->last_start = std::max(it->last_start, r[1]);
+    it->end = std::max(it->end, r[5]);
+    for (int k = 0; k < 4; ++k) it->st[k] += 1e-3 * double(r[2 + k] - r[1 + k]);
     ++it->ctas;
   }
   std::sort(ls.begin(), ls.end(), [](const Launch& x, const Launch& y) { return x.first < y.first; });

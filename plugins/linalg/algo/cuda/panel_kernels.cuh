@@ -439,9 +439,9 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   // its own diagonal tile, and warp k + 1, whose diagonal tile is then complete, factors it.
   const int nt = (kb + 7) / 8;
   int nt_done = nt;  // tile columns whose L (and inverted diagonal tile) are usable
-  GF_PANEL_TRACE(3);
+  GF_PANEL_TRACE(2);
   const int fail = factor_block_phases<kPanelLd>(ls, ldiag, s_fail, nt, warp, lane, nt_done);
-  GF_PANEL_TRACE(4);
+  GF_PANEL_TRACE(3);
   if (*s_writer) {  // tile by tile: 136 tiles over 16 warps, each store four 64-byte pieces
     if (fail && tid == 0 && st->info == 0)
       atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull, static_cast<unsigned long long>(offset + fail));
@@ -458,7 +458,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
     }
   }
 
-  GF_PANEL_TRACE(5);
+  GF_PANEL_TRACE(4);
   // solve the panel strips: warp w owns rows 8w … 8w + 7 of the strip
   for (std::int64_t sidx = blockIdx.x; sidx < strips; sidx += gridDim.x) {
     if constexpr (std::is_same_v<T, float>) {  // and the next one while this one is solved
@@ -513,7 +513,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
       }
     }
   }
-  GF_PANEL_TRACE(6);
+  GF_PANEL_TRACE(5);
 }
 
 }  // namespace gemflow::linalg::cuda::detail
