@@ -270,8 +270,15 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
         o.block = nb;
         vs.push_back({m + " tiles " + std::to_string(nb), o});
       }
-      if (gc::is_fp16_mode(mode)) {  // where the tiled tail (fp64 arithmetic) takes over
-        for (std::int64_t t : {3072, 4096, 6144}) {
+      if (mode == gc::Fp32Mode::fp16) {  // the tiled kernel alone, FP16 updates
+        gc::CholeskyOptions t;
+        t.algo = gc::CholeskyAlgo::tiled;
+        t.fp32_mode = mode;
+        vs.push_back({m + " tiled", t});
+      }
+      if (gc::is_fp16_mode(mode)) {  // where the tiled tail (3×FP16: fp64 arithmetic; 1×FP16: FP16 updates) takes over
+        for (std::int64_t t : {3072, 4096, 6144, 8192, 10240, 12288}) {
+          if (t > 6144 && mode != gc::Fp32Mode::fp16) continue;
           o.tiled_tail = t;
           for (std::int64_t nb : {1024, 1536, 2048, 3072}) {
             o.block = nb;
@@ -321,6 +328,12 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       vs.push_back({std::string("lookahead ") + gc::fp32_mode_name(mode), o});
       o.tiled_tail = -1;  // without the tiled tail
       vs.push_back({std::string("lookahead ") + gc::fp32_mode_name(mode) + " no tail", o});
+      if (mode == gc::Fp32Mode::fp16) {  // the tiled kernel alone, FP16 updates
+        o = {};
+        o.algo = gc::CholeskyAlgo::tiled;
+        o.fp32_mode = mode;
+        vs.push_back({"tiled 1xFP16", o});
+      }
       if (mode == gc::Fp32Mode::exact) {  // cuSOLVER's spotrf panels, the default before the tail
         o.panel = gc::PanelAlgo::library;
         vs.push_back({"lookahead exact library panels", o});
@@ -511,6 +524,7 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
                              Variant{"la tiles 1xTF32", A::lookahead, M::tf32, P::tiles},
                              Variant{"la tiles 3xFP16", A::lookahead, M::fp16x3, P::tiles},
                              Variant{"la tiles 1xFP16", A::lookahead, M::fp16, P::tiles},
+                             Variant{"tiled 1xFP16", A::tiled, M::fp16, P::automatic},
                              Variant{"rc 1xTF32", A::recursive, M::tf32, P::automatic}}) {
       if (!variant_selected(v.name)) continue;
       gc::MixedSolveOptions o;

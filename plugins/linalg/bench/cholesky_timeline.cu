@@ -3,9 +3,10 @@
 // per step kind the summed time since the previous event on the same stream. The tables of
 // docs/performance.md ("TF32 everywhere, our triangular solves") come from this program.
 //
-//   linalg_bench_cholesky_timeline [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async]]
+//   linalg_bench_cholesky_timeline [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--fp16]]
 //
-// --tiled: the persistent tiled kernel instead (CholeskyAlgo::tiled, fp64): the global timer at
+// --tiled: the persistent tiled kernel instead (CholeskyAlgo::tiled, fp64; --fp16: fp32 data with
+// 1×FP16 tile updates): the global timer at
 // each step of every task (GF_TILED_TRACE), then the critical chain per tile column (flag
 // latencies, last update, tile factor, solve) and how busy the CTAs were.
 //
@@ -25,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -238,20 +240,22 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
 
 /// The tiled kernel's task trace at order n: per tile column j (averaged over j in four ranges),
 /// the chain from one published diagonal tile to the next, and the CTAs' busy time.
+template <class T>
 void tiled_timeline(long long n) {
   cudaStream_t s = nullptr;
   ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
   gc::GpuCholesky chol(s);
-  double *a = nullptr, *pristine = nullptr;
+  T *a = nullptr, *pristine = nullptr;
   unsigned long long* buf = nullptr;
   const long long tt = (n + 63) / 64, tasks = tt * (tt + 1) / 2;
-  const std::size_t bytes = sizeof(double) * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
   ck(cudaMalloc(&a, bytes), "cudaMalloc");
   ck(cudaMalloc(&pristine, bytes), "cudaMalloc");
   ck(cudaMalloc(&buf, sizeof(unsigned long long) * kTiledSlots * tasks), "cudaMalloc");
   gc::fill_random_symmetric(pristine, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
   gc::CholeskyOptions o;
   o.algo = gc::CholeskyAlgo::tiled;
+  if (std::is_same_v<T, float>) o.fp32_mode = gc::Fp32Mode::fp16;  // --fp16: FP16 tile updates
   int sms = 0;
   ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attr");
   o.tiled_ctas = static_cast<std::int64_t>(g_tiled_ctas) * sms;
@@ -269,7 +273,8 @@ void tiled_timeline(long long n) {
     ck(cudaEventSynchronize(e1), "sync");
     float ms = 0;
     ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
-    std::printf("tiled n = %lld, slope %.4f, CTAs per SM %d%s: %.3f ms%s%s\n", n, g_tiled_slope, g_tiled_ctas,
+    std::printf("tiled%s n = %lld, slope %.4f, CTAs per SM %d%s: %.3f ms%s%s\n",
+                std::is_same_v<T, float> ? " 1xFP16" : "", n, g_tiled_slope, g_tiled_ctas,
                 g_tiled_async ? "" : ", no cp.async", ms,
                 rep == 2 ? " (traced)" : "", st.ok() ? "" : "  !! not ok");
   }
@@ -338,7 +343,7 @@ void tiled_timeline(long long n) {
 
 int main(int argc, char** argv) {
   long long n = 16384;
-  bool steps = false, tiled = false;
+  bool steps = false, tiled = false, fp16 = false;
   const char* only = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::atoll(argv[++i]);
@@ -347,12 +352,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--slope") && i + 1 < argc) g_tiled_slope = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--ctas-per-sm") && i + 1 < argc) g_tiled_ctas = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-async")) g_tiled_async = false;
+    else if (!std::strcmp(argv[i], "--fp16")) fp16 = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--no-bulk")) g_bulk = false;
     else if (!std::strcmp(argv[i], "--panel-trace")) g_panel_trace = true;
     else {
       std::fprintf(stderr, "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
-                   "[--no-async]]\n",
+                   "[--no-async] [--fp16]]\n",
                    argv[0]);
       return 1;
     }
@@ -363,7 +369,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (tiled) {
-      tiled_timeline(n);
+      if (fp16)
+        tiled_timeline<float>(n);
+      else
+        tiled_timeline<double>(n);
       return 0;
     }
     gc::CholeskyOptions o;

@@ -72,14 +72,16 @@ Fp32Products resolve_products(NodeContext& ctx, Products products, CholAlgo requ
   }
   if (mode == M::exact) return mode;
   const bool fp16 = cuda::is_fp16_mode(mode);
+  const bool tiled_ok = mode == M::fp16 && place.algo == CholAlgo::Tiled;  // FP16 tile updates
   if (requested == CholAlgo::Auto) {
-    if (place.algo != CholAlgo::Lookahead) {
+    if (place.algo != CholAlgo::Lookahead && !tiled_ok) {
       place.algo = CholAlgo::Lookahead;
-      ctx.info(name + ": algorithm lookahead (the tiled kernel has no tensor-core products)");
+      ctx.info(name + ": algorithm lookahead (the tiled kernel has no " + cuda::fp32_mode_name(mode) + " products)");
     }
-  } else if (place.algo != CholAlgo::Lookahead && (fp16 || place.algo != CholAlgo::Recursive)) {
-    throw InputError(name + " needs algorithm " + (fp16 ? "lookahead" : "lookahead or recursive") + " (or auto), not " +
-                     algo_name(place.algo));
+  } else if (place.algo != CholAlgo::Lookahead && !tiled_ok && (fp16 || place.algo != CholAlgo::Recursive)) {
+    throw InputError(name + " needs algorithm " +
+                     (mode == M::fp16 ? "lookahead or tiled" : fp16 ? "lookahead" : "lookahead or recursive") +
+                     " (or auto), not " + algo_name(place.algo));
   }
   return mode;
 }

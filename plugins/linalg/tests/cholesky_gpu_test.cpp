@@ -244,6 +244,7 @@ int lapack_potrf(std::vector<T>& a, std::int64_t n) {
 
 /// The FP16 modes run on lookahead with tensor-core panels only.
 bool mode_supports(Fp32Mode mode, const CholeskyOptions& o) {
+  if (mode == Fp32Mode::fp16 && o.algo == CholeskyAlgo::tiled) return true;  // FP16 tile updates
   if (gc::is_fp16_mode(mode)) return o.algo == CholeskyAlgo::lookahead && o.panel != gc::PanelAlgo::library;
   return mode == Fp32Mode::exact || o.algo == CholeskyAlgo::recursive || o.algo == CholeskyAlgo::lookahead;
 }
@@ -312,20 +313,20 @@ TEST_F(GpuCholeskyTest, Fp32ExactAllAlgorithmsMatchLapack) { check_spd_all<float
 TEST_F(GpuCholeskyTest, Fp32Tf32x3RestoresSpotrfAccuracy) { check_spd_all<float>(Fp32Mode::tf32x3, 1.0); }
 TEST_F(GpuCholeskyTest, Fp32Fp16x3RestoresSpotrfAccuracy) { check_spd_all<float>(Fp32Mode::fp16x3, 1.0); }
 
-// 1×FP16 has TF32's 11-bit significand: the same bound as 1×TF32, over several panels (nb 128)
-// and one (default nb).
+// 1×FP16 has TF32's 11-bit significand: the same bound as 1×TF32, over several panels (nb 128),
+// one (default nb), and the tiled kernel with FP16 tile updates (nb −1 here).
 TEST_F(GpuCholeskyTest, Fp32Fp16WithinTf32Bound) {
   gc::GpuCholesky chol(nullptr);
   for (std::int64_t n : {1, 65, 1000, 2049}) {
     const auto a = random_spd(n, 0.5);
-    for (std::int64_t nb : {128, 0}) {
+    for (std::int64_t nb : {128, 0, -1}) {
       auto h = to_padded<float>(a, n, n);
       Dev<float> d(h.size());
       d.put(h);
       CholeskyOptions o;
-      o.algo = CholeskyAlgo::lookahead;
+      o.algo = nb < 0 ? CholeskyAlgo::tiled : CholeskyAlgo::lookahead;
       o.fp32_mode = Fp32Mode::fp16;
-      o.block = nb;
+      o.block = std::max<std::int64_t>(nb, 0);
       const auto st = chol.factor(d.p, n, n, o);
       ASSERT_EQ(st.info, 0) << "n=" << n << " nb=" << nb << ": " << st.message();
       EXPECT_LE(backward_error<float>(a, d.get(), n, n), 4.0 * std::ldexp(1.0, -11)) << "n=" << n << " nb=" << nb;
@@ -487,6 +488,32 @@ TEST_F(GpuCholeskyTest, Fp16PanelsWithMoreStripsThanSms) {
     o.fp32_mode = mode;
     const double b = probe.beta(o);
     EXPECT_LE(b, bound * b0) << gc::fp32_mode_name(mode) << ": beta " << b << ", spotrf " << b0;
+  }
+}
+
+// The tiled kernel with FP16 tile updates (1×FP16): every solved tile's fp16 copy is an operand of
+// later updates, on many more tasks than CTAs, with a partial last tile (its padded rows must be
+// zero in the copies) and on one CTA (the copies' cp.async pipeline waits for two K tiles ahead).
+// A tile missing from the copies gives β of order 1; 1×FP16's β is 100–200× spotrf's.
+TEST_F(GpuCholeskyTest, TiledFp16UpdatesMatchTheirBound) {
+  DeviceProbe<float> probe(17500, 95);
+  const double b0 = probe.beta_cusolver();
+  CholeskyOptions o;
+  o.algo = CholeskyAlgo::tiled;
+  o.fp32_mode = Fp32Mode::fp16;
+  const double b = probe.beta(o);
+  EXPECT_LE(b, 1000.0 * b0) << "tiled 1xFP16: beta " << b << ", spotrf " << b0;
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 1000;
+  const auto a = random_spd(n, 0.5);
+  for (std::int64_t ctas : {1, 3}) {
+    auto h = to_padded<float>(a, n, n);
+    Dev<float> d(h.size());
+    d.put(h);
+    o.tiled_ctas = ctas;
+    const auto st = chol.factor(d.p, n, n, o);
+    ASSERT_EQ(st.info, 0) << ctas << " CTAs: " << st.message();
+    EXPECT_LE(backward_error<float>(a, d.get(), n, n), 4.0 * std::ldexp(1.0, -11)) << ctas << " CTAs";
   }
 }
 

@@ -130,8 +130,19 @@ TEST(SpdSolveGpu, Fp32ProductModes) {
     EXPECT_FALSE(rm.used_fp64_fallback) << ctx;
     EXPECT_NE(rm.method.find(ctx), std::string::npos) << rm.method;
     EXPECT_LT(residual_norms(a, n, b, k, x).backward_error, rm.tolerance) << ctx;
-    // the tiled kernel has no tensor-core products; FP16 needs the lookahead
-    if (mode != M::exact) {
+    // the tiled kernel takes 1×FP16 (FP16 tile updates), no other tensor-core mode; 3×FP16 needs the
+    // lookahead
+    if (mode == M::fp16) {
+      std::vector<double> lt(n * n, std::nan(""));
+      ASSERT_EQ(cholesky_cuda(a, n, lt, SolvePrecision::fp32, SpdAlgorithm::tiled, 0, mode), 0) << ctx;
+      double tnum = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j <= i; ++j) {
+          const double e = lt[i * n + j] - static_cast<double>(ref32[i * n + j]);
+          tnum += e * e;
+        }
+      EXPECT_LE(std::sqrt(tnum / den), 4 * 0x1p-11) << ctx << " tiled";
+    } else if (mode != M::exact) {
       EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp32, SpdAlgorithm::tiled, 0, mode),
                    std::invalid_argument) << ctx;
     }

@@ -227,6 +227,10 @@ constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best n
 #define GF_LOOKAHEAD_TILED_TAIL 5120
 #endif
 constexpr std::int64_t kLookaheadTiledTail = GF_LOOKAHEAD_TILED_TAIL;  // lookahead: CholeskyOptions::tiled_tail
+/// 1×FP16: the tiled tail with FP16 tile updates takes the last 8192 columns, from the first column
+/// when n ≤ 8192 (H200, `--lookahead-sweep`: 12k 6.19 → 5.53 ms, 16k 9.94 → 9.24, 24k 21.6 → 21.0,
+/// 32k 39.7 → 39.1; the tiled kernel alone at 8k 2.64 ms against 3.49 for panels and a 5120 tail)
+constexpr std::int64_t kLookaheadTiledTailFp16 = 8192;
 
 /// Default nb of the lookahead algorithm with tensor-core panels (H200 sweeps, docs/performance.md:
 /// fp64 512 at n = 4096, 768–1024 at 8192, 1536 at 16384, 2048 at 32768; fp32 TF32 and FP16 modes
@@ -548,7 +552,7 @@ struct Factor {
   /// the large GEMMs. `bulk_split`, `bulk_square`: the 3×TF32 operand buffer and the SYRK-leaf
   /// scratch of the bulk stream.
   void lookahead(std::int64_t n, float* bulk_split, float* bulk_square, int* tail_state = nullptr,
-                 int2* tail_order = nullptr, double* tail_forms = nullptr) {
+                 int2* tail_order = nullptr, double* tail_forms = nullptr, __half* tail_half = nullptr) {
     auto& la = ctx.lookahead_streams();
     Factor crit = *this, bulk = *this;
     crit.stream = la.crit;
@@ -565,7 +569,8 @@ struct Factor {
     bool bulk_pending = false;
     std::int64_t tail = -1;  // where the tiled kernel takes over (opt.tiled_tail)
     for (std::int64_t k = 0; k < n; k += nb) {
-      if (k > 0 && opt.tiled_tail > 0 && n - k <= opt.tiled_tail) {
+      // 1×FP16 (tail_half): the tiled kernel with FP16 tile updates beats a first panel too
+      if ((k > 0 || tail_half) && opt.tiled_tail > 0 && n - k <= opt.tiled_tail) {
         tail = k;
         break;
       }
@@ -603,7 +608,7 @@ struct Factor {
     if (tail >= 0) {  // every update from the panels before `tail` has reached the trailing matrix
       Factor rest = *this;
       rest.a = at(tail, tail);
-      rest.tiled(n - tail, tail_state, tail_order, tail_forms, tail);
+      rest.tiled(n - tail, tail_state, tail_order, tail_forms, tail, tail_half);
       GF_CHOL_TRACE(stream, "tiled tail", tail);
     }
   }
@@ -612,7 +617,9 @@ struct Factor {
   /// `state` (tiled_state_ints ints, zeroed here), `order` (the task order, uploaded here) and
   /// `forms` (the factored diagonal tiles).
   /// `offset`: this matrix is the trailing one from row/column `offset` of a larger one (info).
-  void tiled(std::int64_t n, int* state, int2* order, double* forms, std::int64_t offset = 0) {
+  /// `hl` (fp32 data, 1×FP16 only, else nullptr): tiled_task_count(⌈n/64⌉) packed fp16 tiles, the
+  /// operands of the FP16 updates (potrf_tiled_kernel's kHalf).
+  void tiled(std::int64_t n, int* state, int2* order, double* forms, std::int64_t offset = 0, __half* hl = nullptr) {
     const std::int64_t tt = (n + kTileNb - 1) / kTileNb;
     const std::int64_t tasks = tiled_task_count(tt);
     if (ctx.tile_order_tt != tt || ctx.tile_order_slope != GF_TILED_SLOPE) {
@@ -635,7 +642,7 @@ struct Factor {
       if (opt.tiled_ctas > 0) cap = std::min(cap, opt.tiled_ctas);
       const unsigned grid = unsigned(std::clamp<std::int64_t>(tasks, 1, cap));
       kernel<<<grid, kTileThreads, tiled_smem_bytes(), stream>>>(a, lda, n, tt, state, order, forms, ctx.status,
-                                                                 offset);
+                                                                 offset, hl);
     };
     if constexpr (std::is_same_v<T, double>) {
       if (async)
@@ -643,7 +650,10 @@ struct Factor {
       else
         launch(potrf_tiled_kernel<T, false>);
     } else {
-      launch(potrf_tiled_kernel<T, false>);
+      if (hl)
+        launch(potrf_tiled_kernel<T, false, true>);
+      else
+        launch(potrf_tiled_kernel<T, false>);
     }
     GF_CUDA_CHECK_LAUNCH();
   }
@@ -663,9 +673,12 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   if (n == 0) return {};
   if (a == nullptr) throw std::invalid_argument("GpuCholesky::factor: null matrix pointer");
   const Fp32Mode mode = std::is_same_v<T, float> ? opt.fp32_mode : Fp32Mode::exact;  // fp64 ignores fp32_mode
-  if (mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive && opt.algo != CholeskyAlgo::lookahead)
+  const bool tiled_fp16 = mode == Fp32Mode::fp16 && opt.algo == CholeskyAlgo::tiled;  // FP16 tile updates
+  if (mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive && opt.algo != CholeskyAlgo::lookahead &&
+      !tiled_fp16)
     throw std::invalid_argument(std::string("GpuCholesky::factor: fp32_mode ") + fp32_mode_name(mode) +
-                                " needs algo = recursive or lookahead");
+                                (mode == Fp32Mode::fp16 ? " needs algo = lookahead or tiled"
+                                                        : " needs algo = recursive or lookahead"));
   // tensor-core panels everywhere (exact fp32 too since the tiled tail: H200 1.03–1.24× spotrf at
   // 8k–32k against 0.87–0.90× with cuSOLVER's spotrf panels)
   if (opt.panel == PanelAlgo::automatic) opt.panel = PanelAlgo::tiles;
@@ -677,7 +690,8 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.tiled_ctas < 0)
     throw std::invalid_argument("GpuCholesky::factor: tiled_ctas = " + std::to_string(opt.tiled_ctas) + " < 0");
-  if (opt.tiled_tail == 0) opt.tiled_tail = kLookaheadTiledTail;  // measured for every precision and mode
+  if (opt.tiled_tail == 0)  // measured for every precision and mode
+    opt.tiled_tail = mode == Fp32Mode::fp16 ? kLookaheadTiledTailFp16 : kLookaheadTiledTail;
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
   if (opt.syrk_base <= 0) {  // TF32/FP16 modes: leaves are tensor-core squares (syrk_square), larger is better
     if (mode != Fp32Mode::exact)
@@ -688,9 +702,10 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       opt.syrk_base = kDefaultSyrkBase;
   }
   const bool fp16 = is_fp16_mode(mode);
-  if (fp16 && (opt.algo != CholeskyAlgo::lookahead || opt.panel != PanelAlgo::tiles))
+  if (fp16 && !tiled_fp16 && (opt.algo != CholeskyAlgo::lookahead || opt.panel != PanelAlgo::tiles))
     throw std::invalid_argument(std::string("GpuCholesky::factor: fp32_mode ") + fp32_mode_name(mode) +
-                                " needs algo = lookahead with tensor-core panels (panel = tiles)");
+                                " needs algo = lookahead with tensor-core panels (panel = tiles)" +
+                                (mode == Fp32Mode::fp16 ? " or tiled" : ""));
   enable_leaf_smem<T>();
 
   // workspace: cuSOLVER potrf work for the largest cuSOLVER leaf, then the 3×TF32 operands
@@ -743,9 +758,14 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       tiles > 0 ? align_up(sizeof(int2) * static_cast<std::size_t>(tiled_task_count(tiles))) : 0;
   const std::size_t tiled_forms_bytes =
       tiles > 0 ? align_up(sizeof(double) * 2 * static_cast<std::size_t>(tiles) * kTileNb * kTileLd) : 0;
+  // 1×FP16 in the tiled kernel (or the tail): the packed fp16 copies of its tiles
+  const std::size_t tile_half_bytes =
+      mode == Fp32Mode::fp16 && tiles > 0
+          ? align_up(sizeof(__half) * static_cast<std::size_t>(tiled_task_count(tiles)) * kHalfTile)
+          : 0;
   // FP16 modes: two panel copies (hi; 3×FP16: hi, P and Q) and the equilibration exponents
   const std::size_t half_bytes =
-      fp16 ? align_up(sizeof(__half) * static_cast<std::size_t>(round_up8(n)) * static_cast<std::size_t>(opt.block) *
+      fp16 && opt.algo == CholeskyAlgo::lookahead ? align_up(sizeof(__half) * static_cast<std::size_t>(round_up8(n)) * static_cast<std::size_t>(opt.block) *
                       (mode == Fp32Mode::fp16x3 ? 5 : 1))
            : 0;
   const std::size_t exp_bytes = fp16 && !equilibrated ? align_up(sizeof(int) * static_cast<std::size_t>(n)) : 0;
@@ -754,7 +774,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   const std::size_t square_bytes = align_up(sizeof(float) * streams * square_floats);
   char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + square_bytes + panel_w_bytes +
                                                   tiled_state_bytes + tiled_order_bytes + tiled_forms_bytes +
-                                                  2 * half_bytes + exp_bytes,
+                                                  2 * half_bytes + exp_bytes + tile_half_bytes,
                                               std::string("GpuCholesky::factor (") + Lib<T>::name + ", n = " +
                                                   std::to_string(n) + ")"));
   Factor<T> f{ctx, a, lda, opt};
@@ -768,6 +788,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   char* const half_ws = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes + tiled_state_bytes +
                         tiled_order_bytes + tiled_forms_bytes;
   int* const exps = fp16 && !equilibrated ? reinterpret_cast<int*>(half_ws + 2 * half_bytes) : nullptr;
+  __half* const tile_half = tile_half_bytes ? reinterpret_cast<__half*>(half_ws + 2 * half_bytes + exp_bytes) : nullptr;
   if (fp16) {
     f.half_bufs[0] = reinterpret_cast<__half*>(half_ws);
     f.half_bufs[1] = reinterpret_cast<__half*>(half_ws + half_bytes);
@@ -809,13 +830,13 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes;
       f.lookahead(n, f.split + split_floats / 2, f.square + square_floats, reinterpret_cast<int*>(tw),
                   reinterpret_cast<int2*>(tw + tiled_state_bytes),
-                  reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes));
+                  reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes), tile_half);
       break;
     }
     case CholeskyAlgo::tiled: {
       char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes;
       f.tiled(n, reinterpret_cast<int*>(tw), reinterpret_cast<int2*>(tw + tiled_state_bytes),
-              reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes));
+              reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes), 0, tile_half);
       break;
     }
   }

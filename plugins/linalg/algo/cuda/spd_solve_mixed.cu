@@ -243,9 +243,13 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     throw std::invalid_argument(what + ": lda, ldb and ldx must be ≥ n = " + std::to_string(n));
   if (n > INT_MAX || nrhs > INT_MAX) throw std::invalid_argument(what + ": n or nrhs exceeds cuBLAS's int range");
   if (a == nullptr || b == nullptr || x == nullptr) throw std::invalid_argument(what + ": null pointer");
-  if (options.factor_algo != CholeskyAlgo::lookahead && options.factor_algo != CholeskyAlgo::recursive)
-    throw std::invalid_argument(what + ": options.factor_algo must be lookahead or recursive");
-  if (is_fp16_mode(options.factor_mode) &&
+  const bool tiled = options.factor_algo == CholeskyAlgo::tiled;
+  if (options.factor_algo != CholeskyAlgo::lookahead && options.factor_algo != CholeskyAlgo::recursive && !tiled)
+    throw std::invalid_argument(what + ": options.factor_algo must be lookahead, recursive or tiled");
+  if (tiled && options.factor_mode != Fp32Mode::fp16 && options.factor_mode != Fp32Mode::exact)
+    throw std::invalid_argument(what + ": factor_algo tiled takes factor_mode fp16 or exact, not " +
+                                fp32_mode_name(options.factor_mode));
+  if (is_fp16_mode(options.factor_mode) && !tiled &&
       (options.factor_algo != CholeskyAlgo::lookahead || options.factor_panel == PanelAlgo::library))
     throw std::invalid_argument(what + ": factor_mode " + fp32_mode_name(options.factor_mode) +
                                 " needs factor_algo = lookahead with tensor-core panels (recursive: use tf32 or "
@@ -304,7 +308,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // fp32 factor of the fp32 copy `as` (overwritten), in `mode`; false when it is not SPD there
   const auto factor32 = [&](Fp32Mode mode) {
     CholeskyOptions fo;
-    fo.algo = options.factor_algo;
+    // the tiled kernel has one product only: an escalation to 3×FP16 takes the lookahead
+    fo.algo = tiled && mode == Fp32Mode::fp16x3 ? CholeskyAlgo::lookahead : options.factor_algo;
     fo.fp32_mode = mode;
     fo.panel = options.factor_panel;
     res.factor_mode = mode;

@@ -31,6 +31,7 @@
 // Pivot failure in diagonal tile j at column c (p ≤ 0, NaN or +Inf): info = 64j + c through
 // st->info; the tiles below are still solved in the columns before c (LAPACK's
 // contract: columns < info − 1 complete), later tile columns are skipped (undefined).
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -48,6 +49,10 @@
 // records the global timer at step `slot` of task t); a no-op in the library.
 #ifndef GF_TILED_TRACE
 #define GF_TILED_TRACE(tix, slot) ((void)0)
+#endif
+
+#ifndef GF_HALF_PAUSE_EVERY
+#define GF_HALF_PAUSE_EVERY 2
 #endif
 
 namespace gemflow::linalg::cuda::detail {
@@ -80,6 +85,26 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
+/// kHalf update pipeline (fp32 data, 1×FP16): the operands are the fp16 copies of the solved
+/// tiles, packed one 64×64 row-major tile after another in column-major tile order (`hl`, 8 KiB a
+/// tile, written by the solves), and each K tile (64 columns of both operands) goes through one of
+/// kHalfStages shared-memory stages by 16-byte cp.async.cg. Row stride kHalfLd halves (144 bytes):
+/// the 32-bit fragment loads of a warp hit 32 distinct banks.
+constexpr int kHalfStages = 4;
+constexpr int kHalfLd = kTileNb + 8;
+constexpr int kHalfTile = kTileNb * kTileNb;  ///< halves per packed tile
+
+/// C += A·B on the FP16 tensor cores, fp32 accumulation (m16n8k16: a row-major 16×16, b 16×8 as
+/// columns, c in the accumulator layout of m16n8k8 DMMA: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)).
+__device__ __forceinline__ void hmma_m16n8k16(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                              unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
 /// Shared memory of potrf_tiled_kernel: two chunk buffers of L_ik and L_jk (2 × 64 × kTileKcLd
 /// each), aliased by the factor/solve buffers (64 × kTileLd, 8 diagonal tiles, 64 × kTileLd); then
 /// the diagonal task's first tile below (64 × kTileLd) and eight ints. 108.5 KiB: two CTAs per SM.
@@ -88,6 +113,7 @@ constexpr std::size_t tiled_smem_bytes() {
   constexpr std::size_t factor = sizeof(double) * (2 * kTileNb * kTileLd + kTileSub * 64);
   static_assert(chunks == factor, "the sub-diagonal tile follows both");
   static_assert(sizeof(double) * kAsyncStages * 2 * kAsyncKc * kAsyncLd <= chunks, "the kAsync stages fit");
+  static_assert(2 * kHalfStages * kTileNb * kHalfLd * 2 <= chunks, "the kHalf stages fit");
   return chunks + sizeof(double) * kTileNb * kTileLd + 32;
 }
 
@@ -142,11 +168,15 @@ __device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std:
 /// sets st->info = offset + c + 1 unless it is already set (a trailing matrix of a larger one).
 /// Grid: any number of CTAs of kTileThreads threads, tiled_smem_bytes() dynamic shared memory (at
 /// most two per SM: 128 registers). kAsync: the cp.async update pipeline, for T = double with lda
-/// even and a 16-byte aligned.
-template <class T, bool kAsync>
+/// even and a 16-byte aligned. kHalf (T = float, 1×FP16): every solved tile is also written, rounded
+/// to fp16 (saturating), into `hl` (tiled_task_count(tt) packed tiles, row-major 64×64, tile index
+/// column-major; rows beyond n zero), and the updates are FP16 products of those copies with fp32
+/// accumulation per K tile, added into the fp64 accumulator (the diagonal task's last update, by
+/// L_{j,j−1} from shared memory, stays fp64). Otherwise hl is unused.
+template <class T, bool kAsync, bool kHalf = false>
 __global__ void __launch_bounds__(kTileThreads, 2)
     potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
-                       double* forms, DeviceStatus* st, std::int64_t offset) {
+                       double* forms, DeviceStatus* st, std::int64_t offset, __half* hl) {
   extern __shared__ __align__(16) unsigned char tiled_smem_raw[];
   double* chunk = reinterpret_cast<double*>(tiled_smem_raw);  // [2][2][64 × kTileKcLd]
   double* ls = reinterpret_cast<double*>(tiled_smem_raw);     // [64 × kTileLd], aliases chunk
@@ -156,6 +186,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   // task, abort word, failing pivots of the factor phases (two slots), flag waits (four slots)
   int* sint = reinterpret_cast<int*>(tiled_smem_raw + tiled_smem_bytes() - 32);
   static_assert(!kAsync || std::is_same_v<T, double>, "the cp.async pipeline copies fp64");
+  static_assert(!kHalf || (std::is_same_v<T, float> && !kAsync), "fp16 copies of fp32 data");
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int r = lane >> 2, q = lane & 3;
   unsigned int* next = reinterpret_cast<unsigned int*>(state);
@@ -167,7 +198,9 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   asm("mov.u32 %0, %%smid;" : "=r"(smid));
   int* sm_critical = critical + (smid % kTiledSmSlots);
   const std::int64_t ntasks = tiled_task_count(tt);
-  const auto flag_of = [&](std::int64_t i, std::int64_t j) { return flags + (j * tt - j * (j - 1) / 2 + (i - j)); };
+  // column-major index of tile (i, j), i ≥ j: its flag and its packed fp16 copy (kHalf)
+  const auto tix_of = [&](std::int64_t i, std::int64_t j) { return j * tt - j * (j - 1) / 2 + (i - j); };
+  const auto flag_of = [&](std::int64_t i, std::int64_t j) { return flags + tix_of(i, j); };
   // warp tile of the updates: rows 16·(warp & 3) + g (+8), columns 32·(warp >> 2) + 8nt + 2t (+1),
   // the m16n8k8 accumulator layout (g = lane / 4 = r, t = lane % 4 = q)
   const int rg = 16 * (warp & 3), cg = 32 * (warp >> 2);
@@ -304,9 +337,106 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     __syncthreads();  // ls and xbuf alias the stages
     return true;
   };
+  // accumulate with the kHalf pipeline: one K tile per stage from the packed fp16 copies, FP16
+  // products summed in fp32 over the K tile, then subtracted from the fp64 accumulator
+  const auto accumulate_half = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
+                                   std::int64_t col, bool low_priority, std::int64_t tix) {
+    constexpr int kStage = 2 * kTileNb * kHalfLd;  // halves: L_{ti,k} rows, then L_{tj,k} rows
+    if (kend == 0) return true;
+    const bool same = ti == tj;
+    __half* const stages = reinterpret_cast<__half*>(chunk);
+    const auto issue = [&](std::int64_t k) {
+      __half* stage = stages + (k % kHalfStages) * kStage;
+#pragma unroll
+      for (int u = 0; u < kTileNb * kTileNb / 8 / kTileThreads; ++u) {
+        const int p = tid + u * kTileThreads, row = p / 8, piece = p % 8;
+#pragma unroll
+        for (int op = same ? 1 : 0; op < 2; ++op) {
+          const __half* src = hl + (tix_of(op ? tj : ti, k)) * kHalfTile + row * kTileNb + 8 * piece;
+          cp_async16(stage + op * (kTileNb * kHalfLd) + row * kHalfLd + 8 * piece, src, 16);
+        }
+      }
+    };
+    // Warp 0 polls the operands' flags of 16 K tiles at once (lane l: K tile kn + l / 2, operand
+    // l % 2) and remembers how far they are set (`ready`), so that most stages wait on no flag: two
+    // acquire loads per K tile on thread 0 left the tensor cores idle most of the time.
+    std::int64_t ready = 0;  // warp 0: K tiles < ready have both operands published
+    const auto poll = [&](std::int64_t kn) {  // warp 0: false when a diagonal tile before `col` failed
+      if (kn >= kend || kn < ready) return true;
+      for (;;) {
+        const std::int64_t kk = kn + (lane >> 1);
+        const int v = kk < kend ? ld_acquire(flag_of((lane & 1) ? tj : ti, kk)) : 1;
+        const unsigned set = __ballot_sync(0xffffffffu, v != 0);
+        const int lead = set == 0xffffffffu ? 32 : __ffs(~set) - 1;  // leading lanes with their flag set
+        if (lead >= 2) {
+          ready = kn + lead / 2;
+          return true;
+        }
+        const int ab = __shfl_sync(0xffffffffu, lane == 0 ? ld_acquire(abort) : 0, 0);
+        if (ab && col > ab - 1) return false;
+      }
+    };
+    if (warp == 0) {  // the prologue's K tiles
+      bool okv = true;
+      for (int k = 0; k < kHalfStages - 1 && okv; ++k) okv = poll(k);
+      if (lane == 0) sint[6] = okv;
+    }
+    __syncthreads();
+    if (!sint[6]) return false;
+#pragma unroll
+    for (int k = 0; k < kHalfStages - 1; ++k) {
+      if (k < kend) issue(k);
+      cp_async_commit();
+    }
+    for (std::int64_t k = 0; k < kend; ++k) {
+      cp_async_wait<kHalfStages - 2>();  // this thread's copies of K tile k have landed
+      const std::int64_t kn = k + kHalfStages - 1;  // the K tile to issue in this step
+      int* ok = sint + 4 + (k & 1);
+      if (warp == 0) {
+        const bool okv = poll(kn);
+        if (lane == 0) {
+          *ok = okv;
+          // SM-local priority as in accumulate, tested every GF_HALF_PAUSE_EVERY K tiles
+          if (low_priority && GF_HALF_PAUSE_EVERY > 0 && k % GF_HALF_PAUSE_EVERY == 0)
+            while (ld_acquire(sm_critical) > 0) __nanosleep(128);
+          if (kn + 1 == kend) GF_TILED_TRACE(tix, 1);
+        }
+      }
+      __syncthreads();  // K tile k visible to all; K tile k − 1's stage free
+      if (!*ok) {
+        cp_async_wait<0>();
+        __syncthreads();
+        return false;
+      }
+      if (kn < kend) issue(kn);
+      cp_async_commit();
+      const __half* stage = stages + (k % kHalfStages) * kStage;
+      const unsigned* ap = reinterpret_cast<const unsigned*>(stage + (same ? kTileNb * kHalfLd : 0) +
+                                                             (rg + r) * kHalfLd + 2 * q);
+      const unsigned* bp = reinterpret_cast<const unsigned*>(stage + kTileNb * kHalfLd + (cg + r) * kHalfLd + 2 * q);
+      constexpr int kW = kHalfLd / 2;  // 32-bit words per stage row
+      float part[4][4] = {};
+#pragma unroll
+      for (int k0 = 0; k0 < kTileNb / 2; k0 += 8) {  // in words: 16 halves per step
+        const unsigned a0 = ap[k0], a1 = ap[8 * kW + k0], a2 = ap[k0 + 4], a3 = ap[8 * kW + k0 + 4];
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+          hmma_m16n8k16(part[nt], a0, a1, a2, a3, bp[8 * nt * kW + k0], bp[8 * nt * kW + k0 + 4]);
+      }
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[nt][e] -= static_cast<double>(part[nt][e]);
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // ls and xbuf alias the stages
+    return true;
+  };
   const auto update = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend, std::int64_t col,
                           bool low_priority, std::int64_t tix) {
-    if constexpr (kAsync)
+    if constexpr (kHalf)
+      return accumulate_half(acc, ti, tj, kend, col, low_priority, tix);
+    else if constexpr (kAsync)
       return accumulate_async(acc, ti, tj, kend, col, low_priority, tix);
     else
       return accumulate(acc, ti, tj, kend, col, low_priority, tix);
@@ -331,12 +461,18 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     T* arow = a + (rvalid ? row : 0) + kTileNb * tj * lda;
     double* srow = const_cast<double*>(src) + (8 * warp + r) * kTileLd + 2 * q;
     const auto load_b = [&](int k) { return *reinterpret_cast<const double2*>(srow + 8 * k); };
+    // kHalf: the tile's fp16 copy (row 8w + r, columns 2q, 2q + 1 of each 8-column tile)
+    [[maybe_unused]] __half2* hrow = kHalf ? reinterpret_cast<__half2*>(hl + tix_of(ti, tj) * kHalfTile + (8 * warp + r) * kTileNb) + q
+                          : nullptr;
     const auto store_x = [&](int k, double2 x) {
       const int c = 8 * k + 2 * q;
       if (rvalid) {
         arow[c * lda] = static_cast<T>(x.x);
         arow[(c + 1) * lda] = static_cast<T>(x.y);
       }
+      if constexpr (kHalf)  // rows beyond n: zero (operands of the padded diagonal tile)
+        hrow[4 * k] = rvalid ? __halves2half2(fp16_sat(static_cast<float>(x.x)), fp16_sat(static_cast<float>(x.y)))
+                             : __float2half2_rn(0.0f);
       if constexpr (kKeep) *reinterpret_cast<double2*>(srow + 8 * k) = x;
     };
     if (nt_done == kTileSub)  // no per-tile guards (a guarded solve took 3.2 against 3.0 µs on the 4k chain, H200)

@@ -136,11 +136,13 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
     for (int c = 0; c < kTrsvCols; ++c)
       lv[c] = (valid && (!kTranspose || g * kTrsvCols + c < rows)) ? lp[c * ldl] : 0.0f;
   };
-  // forward: one fp64 sum per thread; transpose: kTrsvCols fp32 partial sums (fp64 would spill)
+  // forward: four fp64 sums per thread (independent chains: the last tile's 32 products are on the
+  // critical path); transpose: kTrsvCols fp32 partial sums (fp64 would spill)
   using Acc = std::conditional_t<kTranspose, float, double>;
-  Acc acc[kTranspose ? kTrsvCols : 1];
+  constexpr int kAcc = kTranspose ? kTrsvCols : 4;
+  Acc acc[kAcc];
 #pragma unroll
-  for (int c = 0; c < (kTranspose ? kTrsvCols : 1); ++c) acc[c] = 0;
+  for (int c = 0; c < kAcc; ++c) acc[c] = 0;
   const double rhs = (g == 0 && r < rows) ? static_cast<double>(x[r0 + r]) : 0.0;  // before any wait
   for (int e = t; e < kTrsvB * kTrsvB; e += kTrsvThreads) {  // the inverse, off the critical path
     const int rr = e % kTrsvB, cc = e / kTrsvB;
@@ -156,7 +158,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
       const std::int64_t row = base + g * kTrsvCols + lane;
       const float v = row < n ? read_tagged(pub + row, epoch, sleep_ns) : 0.0f;
 #pragma unroll
-      for (int c = 0; c < kTrsvCols; ++c) acc[0] += static_cast<double>(cur[c]) * __shfl_sync(0xffffffffu, v, c);
+      for (int c = 0; c < kTrsvCols; ++c) acc[c % 4] += static_cast<double>(cur[c]) * __shfl_sync(0xffffffffu, v, c);
     } else {
       const std::int64_t row = base + r;
       const float v = row < n ? read_tagged(pub + row, epoch, sleep_ns) : 0.0f;
@@ -168,7 +170,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   // z = b_b − (the sums): forward, the 4 column groups of row r; transpose, the 128 rows of
   // column g·C + c (shuffles within each warp, then the 4 warps of the group)
   if constexpr (!kTranspose) {
-    red[g * kTrsvB + r] = acc[0];
+    red[g * kTrsvB + r] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
   } else {
     const int wr = r / 32;
 #pragma unroll
@@ -187,11 +189,13 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   }
   __syncthreads();
   // forward y_b(r) = Σ_c inv(r, c)·z(c); transpose x_b(r) = Σ_c inv(c, r)·z(c); c in group g
-  double y = 0.0;
-#pragma unroll 8
-  for (int c = g * kTrsvCols; c < (g + 1) * kTrsvCols; ++c)
-    y += static_cast<double>(kTranspose ? inv_s[r * kTrsvInvLd + c] : inv_s[c * kTrsvInvLd + r]) * z[c];
-  red[g * kTrsvB + r] = y;  // red was last read before the barrier above
+  double y[4] = {};  // four independent chains, as above
+#pragma unroll
+  for (int c = 0; c < kTrsvCols; ++c) {
+    const int cc = g * kTrsvCols + c;
+    y[c % 4] += static_cast<double>(kTranspose ? inv_s[r * kTrsvInvLd + cc] : inv_s[cc * kTrsvInvLd + r]) * z[cc];
+  }
+  red[g * kTrsvB + r] = (y[0] + y[1]) + (y[2] + y[3]);  // red was last read before the barrier above
   __syncthreads();
   if (g == 0 && r < rows) {
     double s = 0.0;

@@ -69,7 +69,7 @@ enum class CholeskyAlgo {
   lookahead,  ///< right-looking, nb-wide panels, lookahead one panel deep on two streams: the
               ///< panel (see PanelAlgo) and the next block column on a high-priority stream while
               ///< the rest of the trailing update runs on a low-priority one; the last trailing
-              ///< matrix (order ≤ 5120, CholeskyOptions::tiled_tail) by the tiled kernel.
+              ///< matrix (order ≤ 5120, 1×FP16 8192: CholeskyOptions::tiled_tail) by the tiled kernel.
               ///< Fastest of these from n ≈ 6.5k (H200: 1.33–1.37× cuSOLVER dpotrf at 7k–8k,
               ///< 1.05–1.12× at 16k–32k; exact fp32 1.30× spotrf at 6k, 1.24× at 8k, 1.04–1.06× at
               ///< 16k–32k)
@@ -78,13 +78,15 @@ enum class CholeskyAlgo {
               ///< tiled_kernels.cuh. Fastest of these below n ≈ 6.5k (H200: 1.46–1.68× cuSOLVER
               ///< dpotrf at 1k–6k; fp32 data 1.0–1.2× spotrf at 2k–8k with 4–5× smaller backward
               ///< error; docs/performance.md). Workspace: 68 KiB per 64 rows and 12 bytes per 64×64
-              ///< tile. fp32_mode must be exact (std::invalid_argument otherwise); the other options
-              ///< are ignored.
+              ///< tile. fp32_mode exact, or fp16: the tile updates are then FP16 products of fp16
+              ///< copies of the solved tiles (8 KiB more per tile), fp32 sums per 64 columns (H200: 1.31×
+              ///< spotrf at 4k, 2.92× at 8k); other modes throw std::invalid_argument. The other
+              ///< options are ignored.
 };
 
 /// How an fp32 factorisation does its products (ignored for fp64): the TF32 modes need
-/// CholeskyAlgo::recursive or lookahead, the FP16 modes lookahead with tensor-core panels;
-/// blocked, cusolver and tiled accept only `exact` (std::invalid_argument otherwise).
+/// CholeskyAlgo::recursive or lookahead, the FP16 modes lookahead with tensor-core panels (fp16
+/// also tiled); blocked and cusolver accept only `exact` (std::invalid_argument otherwise).
 enum class Fp32Mode {
   exact,   ///< cublasSgemm (IEEE fp32 FMA, no tensor cores)
   tf32x3,  ///< accuracy restored: A·Bᵀ ≈ Ahi·Bhiᵀ + Ahi·Bloᵀ + Alo·Bhiᵀ on TF32 tensor cores
@@ -94,8 +96,9 @@ enum class Fp32Mode {
   /// A ← S·A·S with S = diag(2^e_i) such that s_i²·a_ii ∈ [0.5, 2) (exact: powers of two; |l_ij| ≤ 1.42
   /// then, far inside fp16's ±65504), factored, then L ← S⁻¹·L. Each finished panel is rounded to
   /// fp16 (saturating, so a non-SPD input cannot overflow to Inf) and every trailing and sub-panel
-  /// update is a cuBLAS fp16 GEMM accumulating in fp32. CholeskyAlgo::lookahead with tensor-core
-  /// panels only (std::invalid_argument otherwise). fp16: one product (hi = fp16(x): the same
+  /// update is a cuBLAS fp16 GEMM accumulating in fp32 (in the tiled kernel and the lookahead's
+  /// tiled tail, fp16: FP16 MMA on fp16 copies of the tiles). CholeskyAlgo::lookahead with
+  /// tensor-core panels, or (fp16) tiled; std::invalid_argument otherwise. fp16: one product (hi = fp16(x): the same
   /// 11-bit significand as TF32, so the accuracy of `tf32`); fp16x3: accuracy restored as Ootomo
   /// & Yokota's FP16 variant, A·Bᵀ ≈ Ahi·Bhiᵀ + 2⁻¹¹(Ahi·B'loᵀ + A'lo·Bhiᵀ), lo' = fp16((x − hi)·2¹¹).
   fp16,
@@ -152,9 +155,10 @@ struct CholeskyOptions {
   /// to other work; any count ≥ 1 completes (the task order is topological).
   std::int64_t tiled_ctas = 0;
   /// lookahead: once the trailing matrix is at most this order, it is factored by the tiled
-  /// kernel (CholeskyAlgo::tiled, one persistent launch, fp64 arithmetic) instead of further
-  /// panels; the first panel always runs. 0: the default, 5120 (H200 sweeps, docs/performance.md);
-  /// < 0: never.
+  /// kernel (CholeskyAlgo::tiled, one persistent launch, fp64 arithmetic; 1×FP16: FP16 tile
+  /// updates) instead of further panels; the first panel always runs, except in 1×FP16, whose
+  /// tiled kernel then factors the whole matrix. 0: the default, 5120, 1×FP16 8192 (H200 sweeps,
+  /// docs/performance.md); < 0: never.
   std::int64_t tiled_tail = 0;
 };
 
@@ -175,13 +179,14 @@ struct CholeskyStatus {
 
 /// Mixed-precision SPD solve options.
 struct MixedSolveOptions {
-  /// Algorithm of the fp32 factor: lookahead or recursive (std::invalid_argument otherwise).
+  /// Algorithm of the fp32 factor: lookahead, recursive, or tiled with factor_mode fp16 or exact
+  /// (an escalation to fp16x3 then runs the lookahead); std::invalid_argument otherwise.
   CholeskyAlgo factor_algo = CholeskyAlgo::lookahead;
   /// How the fp32 factor does its GEMMs. fp16 (default) is fastest (H200, n = 16384: factor
   /// 10.8 ms, tf32 15.5 ms, fp16x3 17.3 ms, tf32x3 37 ms) but its classic refinement converges
   /// only for κ(A) up to about 1e4–1e5; the three-product modes keep the factor at fp32 accuracy
   /// (classic refinement up to κ ≈ 1e6, GMRES-IR far beyond: see `escalate` and `gmres`). fp16 and
-  /// fp16x3 need factor_algo = lookahead (recursive: use tf32 or tf32x3).
+  /// fp16x3 need factor_algo = lookahead (fp16 also tiled; recursive: use tf32 or tf32x3).
   Fp32Mode factor_mode = Fp32Mode::fp16;
   /// factor_mode fp16 or tf32 only: when the one-product factor fails or its refinement has not
   /// converged within kEscalateSteps steps (stalled or slow), factor again with three products
