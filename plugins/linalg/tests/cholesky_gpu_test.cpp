@@ -21,6 +21,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #if GEMFLOW_LINALG_HAVE_CUDA
@@ -1224,6 +1225,37 @@ TEST_F(GpuCholeskyTest, MixedSolveOverflowingFp32SolveFallsBack) {
       dmax = std::max(dmax, std::abs(x[i] - lx[i]));
     }
     EXPECT_LE(dmax, 1e-10 * lmax) << ctx;
+  }
+}
+
+// The mixed solve does not scan its fp32 factor for NaN/Inf (two passes over the matrix): a
+// non-finite entry of A's lower triangle must still never give success. NaN and Inf, in the
+// diagonal block of a panel and far below it: no fp32 factor runs, the fp64 fallback reports the
+// failure, and without the fallback the status says non-finite.
+TEST_F(GpuCholeskyTest, MixedSolveNonFiniteInputIsNeverSuccess) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 300;
+  for (auto [i, j, v] : std::vector<std::tuple<std::int64_t, std::int64_t, double>>{
+           {7, 3, std::numeric_limits<double>::quiet_NaN()},
+           {250, 10, std::numeric_limits<double>::infinity()},
+           {120, 120, -std::numeric_limits<double>::infinity()}}) {
+    auto a = random_spd(n, 0.5);
+    a[i + j * n] = v;
+    Dev<double> ad(a.size()), bd(n), xd(n);
+    ad.put(a);
+    bd.put(std::vector<double>(n, 1.0));
+    const std::string ctx = "A(" + std::to_string(i) + ", " + std::to_string(j) + ") = " + std::to_string(v);
+    gc::MixedSolveOptions o;
+    o.fallback_fp64 = false;
+    const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    EXPECT_FALSE(r.converged) << ctx;
+    EXPECT_TRUE(r.status.non_finite) << ctx;
+    EXPECT_TRUE(r.backward_error.empty()) << ctx << ": an fp32 stage ran";
+    o.fallback_fp64 = true;
+    const auto f = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    EXPECT_FALSE(f.converged) << ctx;
+    EXPECT_TRUE(f.used_fp64_fallback) << ctx;
+    EXPECT_TRUE(f.status.info != 0 || f.status.non_finite) << ctx << ": info " << f.status.info;
   }
 }
 

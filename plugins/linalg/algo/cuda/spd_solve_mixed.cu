@@ -223,7 +223,7 @@ struct DeviceFgmres {
 namespace detail {
 template <class T>
 CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt,
-                           bool equilibrated);
+                           bool equilibrated, bool scan);
 }
 
 MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
@@ -313,7 +313,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     fo.fp32_mode = mode;
     fo.panel = options.factor_panel;
     res.factor_mode = mode;
-    res.fp32_status = factor_impl<float>(ctx, as, n, n, fo, /*equilibrated=*/scaled);
+    res.fp32_status = factor_impl<float>(ctx, as, n, n, fo, /*equilibrated=*/scaled, /*scan=*/false);
     if (res.fp32_status.ok() && nrhs == 1) {  // the inverted diagonal blocks of the triangular solves
       GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
       trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, n, n, inv);
@@ -332,7 +332,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     GF_CUDA_CHECK_LAUNCH();
     return factor32(escalated_mode);
   };
-  bool fp32_ok = n_overflow == 0;
+  // a NaN or Inf in A (its lower triangle) makes ‖A‖∞ non-finite: no fp32 factor then (the
+  // fp32 factor is not scanned), straight to the fp64 fallback, which reports it
+  bool fp32_ok = n_overflow == 0 && std::isfinite(anorm);
+  if (!std::isfinite(anorm)) res.fp32_status.non_finite = true;
   if (fp32_ok) {
     fp32_ok = factor32(options.factor_mode);
     if (!fp32_ok && may_escalate) fp32_ok = escalate_factor();
@@ -474,6 +477,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     }
   }
   res.status = res.fp32_status;
+  // the fp32 factor is not scanned: a non-finite factor shows as a non-finite last iterate
+  if (!res.converged && !res.backward_error.empty() && !std::isfinite(res.backward_error.back()))
+    res.status.non_finite = true;
   if (res.converged) return res;
   if (!options.fallback_fp64) return res;
 

@@ -17,6 +17,12 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
 __device__ __forceinline__ int ld_acquire(const int* p) {
   return static_cast<int>(ld_acquire(reinterpret_cast<const unsigned*>(p)));
 }
+/// A relaxed GPU-scope load (from L2, no ordering): a hint that may be one update stale.
+__device__ __forceinline__ int ld_relaxed(const int* p) {
+  int v;
+  asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
 __device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
