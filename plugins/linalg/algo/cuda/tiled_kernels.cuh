@@ -211,6 +211,35 @@ __global__ void __launch_bounds__(kTileThreads, 2)
         acc[nt][e] = gi < n && (ti != tj || gj <= gi) ? ldcg(a + gi + gj * lda) : (gi == gj ? 1.0 : 0.0);
       }
   };
+  // Warp 0 (all lanes): true once K tile kn of the update of (ti, tj) has both operands published,
+  // false when a diagonal tile before column `col` failed. The lanes poll the flags of 16 K tiles
+  // at once (lane l: K tile kn + l / 2, operand l % 2) and `ready` keeps how far they are known to
+  // be set, so most K tiles wait on no flag. Two acquire loads per K tile on thread 0, behind the
+  // barrier, left the tensor cores idle (H200, fp64 6k / 8k: 2.93 / 6.36 → 2.71 / 5.76 ms).
+  const auto poll_operands = [&](std::int64_t ti, std::int64_t tj, std::int64_t kend, std::int64_t col,
+                                 std::int64_t kn, std::int64_t& ready) {
+    if (kn >= kend || kn < ready) return true;
+    for (;;) {
+      const std::int64_t kk = kn + (lane >> 1);
+      const int v = kk < kend ? ld_acquire(flag_of((lane & 1) ? tj : ti, kk)) : 1;
+      const unsigned set = __ballot_sync(0xffffffffu, v != 0);
+      const int lead = set == 0xffffffffu ? 32 : __ffs(~set) - 1;  // leading lanes with their flag set
+      if (lead >= 2) {
+        ready = kn + lead / 2;
+        return true;
+      }
+      const int ab = __shfl_sync(0xffffffffu, lane == 0 ? ld_acquire(abort) : 0, 0);
+      if (ab && col > ab - 1) return false;
+    }
+  };
+  // SM-local priority (thread 0): while a diagonal task runs its chain (solve, factor) on this SM,
+  // the other tasks there pause before their next K tile (its factor took 14 µs alone and 18–27 µs
+  // beside an update on an H200). The chain holds no waits while marked, so a pause always ends.
+  // Tested once per K tile, not per chunk (fp64 6k / 8k: 2.93 / 6.36 → 2.73 / 5.80 ms; with the
+  // polls above 2.50 / 5.32).
+  const auto pause_for_chain = [&]() {
+    while (ld_acquire(sm_critical) > 0) __nanosleep(128);
+  };
   // acc −= Σ_{k<kend} L_{ti,k}·L_{tj,k}ᵀ in chunks of kTileKc columns through shared memory (two
   // buffers, one barrier per chunk, the next chunk's loads in flight during the products). Waits for
   // the operands' flags; false when a diagonal tile before column `col` failed. Ends with a barrier
@@ -230,7 +259,11 @@ __global__ void __launch_bounds__(kTileThreads, 2)
         if (!same) fa[s] = rowi < n ? ldcg(a + rowi + (c + 4 * s) * lda) : 0.0;
       }
     };
-    if (tid == 0) sint[6] = wait_flag(flag_of(ti, 0), abort, col) && wait_flag(flag_of(tj, 0), abort, col);
+    std::int64_t ready = 0;  // warp 0: poll_operands
+    if (warp == 0) {
+      const bool okv = poll_operands(ti, tj, kend, col, 0, ready);
+      if (lane == 0) sint[6] = okv;
+    }
     __syncthreads();
     if (!sint[6]) return false;
     load(0);
@@ -244,17 +277,13 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       }
       const bool more = ch + 1 < nchunks;
       int* ok = sint + 4 + (ch & 1);  // two slots: a slow warp may still read the last one
-      if (tid == 0) {
-        *ok = 1;
-        // SM-local priority: while a diagonal task runs its chain (solve, factor) on this SM, the
-        // other tasks there pause between chunks (its factor took 14 µs alone and 18–27 µs beside
-        // an update on an H200). The chain holds no waits while marked, so a pause always ends.
-        if (low_priority)
-          while (ld_acquire(sm_critical) > 0) __nanosleep(128);
-        if (more && ((ch + 1) & 1) == 0) {
-          const std::int64_t k = (ch + 1) / 2;
-          *ok = wait_flag(flag_of(ti, k), abort, col) && wait_flag(flag_of(tj, k), abort, col);
-          if (k + 1 == kend) GF_TILED_TRACE(tix, 1);
+      if (warp == 0) {
+        const bool next_tile = more && ((ch + 1) & 1) == 0;  // chunk ch + 1 starts K tile (ch + 1) / 2
+        const bool okv = !next_tile || poll_operands(ti, tj, kend, col, (ch + 1) / 2, ready);
+        if (lane == 0) {
+          *ok = okv;
+          if (low_priority && (ch & 1) == 0) pause_for_chain();
+          if (next_tile && (ch + 1) / 2 + 1 == kend) GF_TILED_TRACE(tix, 1);
         }
       }
       __syncthreads();
@@ -287,7 +316,11 @@ __global__ void __launch_bounds__(kTileThreads, 2)
         }
       }
     };
-    if (tid == 0) sint[6] = wait_flag(flag_of(ti, 0), abort, col) && wait_flag(flag_of(tj, 0), abort, col);
+    std::int64_t ready = 0;  // warp 0: poll_operands
+    if (warp == 0) {
+      const bool okv = poll_operands(ti, tj, kend, col, 0, ready);
+      if (lane == 0) sint[6] = okv;
+    }
     __syncthreads();
     if (!sint[6]) return false;
 #pragma unroll
@@ -299,14 +332,13 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       cp_async_wait<kAsyncStages - 2>();  // this thread's copies of chunk ch have landed
       const std::int64_t cn = ch + kAsyncStages - 1;  // the chunk to issue in this step
       int* ok = sint + 4 + (ch & 1);
-      if (tid == 0) {
-        *ok = 1;
-        if (low_priority)
-          while (ld_acquire(sm_critical) > 0) __nanosleep(128);
-        if (cn < nchunks && cn % kPerTile == 0) {
-          const std::int64_t k = cn / kPerTile;
-          *ok = wait_flag(flag_of(ti, k), abort, col) && wait_flag(flag_of(tj, k), abort, col);
-          if (k + 1 == kend) GF_TILED_TRACE(tix, 1);
+      if (warp == 0) {
+        const bool next_tile = cn < nchunks && cn % kPerTile == 0;  // chunk cn starts K tile cn / kPerTile
+        const bool okv = !next_tile || poll_operands(ti, tj, kend, col, cn / kPerTile, ready);
+        if (lane == 0) {
+          *ok = okv;
+          if (low_priority && ch % kPerTile == 0) pause_for_chain();
+          if (next_tile && cn / kPerTile + 1 == kend) GF_TILED_TRACE(tix, 1);
         }
       }
       __syncthreads();  // chunk ch visible to all; chunk ch − 1's stage free
@@ -353,29 +385,11 @@ __global__ void __launch_bounds__(kTileThreads, 2)
         }
       }
     };
-    // Warp 0 polls the operands' flags of 16 K tiles at once (lane l: K tile kn + l / 2, operand
-    // l % 2) and remembers how far they are set (`ready`), so that most stages wait on no flag: two
-    // acquire loads per K tile on thread 0 left the tensor cores idle most of the time.
-    std::int64_t ready = 0;  // warp 0: K tiles < ready have both operands published
+    std::int64_t ready = 0;  // warp 0: poll_operands
     int crit_seen = 0;       // thread 0: the per-SM critical counter, read one K tile ahead
-    const auto poll = [&](std::int64_t kn) {  // warp 0: false when a diagonal tile before `col` failed
-      if (kn >= kend || kn < ready) return true;
-      for (;;) {
-        const std::int64_t kk = kn + (lane >> 1);
-        const int v = kk < kend ? ld_acquire(flag_of((lane & 1) ? tj : ti, kk)) : 1;
-        const unsigned set = __ballot_sync(0xffffffffu, v != 0);
-        const int lead = set == 0xffffffffu ? 32 : __ffs(~set) - 1;  // leading lanes with their flag set
-        if (lead >= 2) {
-          ready = kn + lead / 2;
-          return true;
-        }
-        const int ab = __shfl_sync(0xffffffffu, lane == 0 ? ld_acquire(abort) : 0, 0);
-        if (ab && col > ab - 1) return false;
-      }
-    };
     if (warp == 0) {  // the prologue's K tiles
       bool okv = true;
-      for (int k = 0; k < kHalfStages - 1 && okv; ++k) okv = poll(k);
+      for (int k = 0; k < kHalfStages - 1 && okv; ++k) okv = poll_operands(ti, tj, kend, col, k, ready);
       if (lane == 0) sint[6] = okv;
     }
     __syncthreads();
@@ -390,14 +404,14 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       const std::int64_t kn = k + kHalfStages - 1;  // the K tile to issue in this step
       int* ok = sint + 4 + (k & 1);
       if (warp == 0) {
-        const bool okv = poll(kn);
+        const bool okv = poll_operands(ti, tj, kend, col, kn, ready);
         if (lane == 0) {
           *ok = okv;
           // SM-local priority as in accumulate, from a relaxed load of the counter issued one K
           // tile earlier (off the barrier's path; tested on every K tile it took 12k / 16k 7.12 /
           // 15.5 ms, H200): a chain that starts meanwhile waits for one K tile's products
           if (low_priority && crit_seen > 0)
-            while (ld_acquire(sm_critical) > 0) __nanosleep(128);
+            pause_for_chain();
           if (kn + 1 == kend) GF_TILED_TRACE(tix, 1);
         }
       }
