@@ -1,10 +1,12 @@
 #pragma once
 // Tiled Cholesky in one persistent launch (CholeskyAlgo::tiled): the lower triangle as 64×64
 // tiles, one task per tile, dependencies through flags in global memory instead of kernel
-// boundaries, every product on the fp64 tensor cores.
+// boundaries, every product on the fp64 tensor cores (1×FP16: the updates on the FP16 ones).
 //
 // Task (i, j), i ≥ j, left-looking: A_ij −= Σ_{k<j} L_ik·L_jkᵀ (each k as soon as the flags of
-// L_ik and L_jk are set; m16n8k8 DMMA, which runs at twice the rate of m8n8k4 on an H200), then
+// L_ik and L_jk are set, which warp 0 polls for 16 K tiles at once; m16n8k8 DMMA, which runs at
+// twice the rate of m8n8k4 on an H200; 1×FP16: m16n8k16 FP16 MMA on fp16 copies of the solved
+// tiles, fp32 sums per K tile added into the fp64 accumulator), then
 // for i ≥ j + 2 wait for the published L_jj and solve L_ij = A_ij·L_jj⁻ᵀ (solve_rows, shared
 // with the panel kernel's strips), write L_ij over A_ij and set its flag. Tile (j + 1, j) only
 // gets its updates and hands them over; the diagonal task j + 1 runs the chain in one CTA: solve
@@ -63,8 +65,11 @@ constexpr int kTileKcLd = kTileKc + 4;      ///< row stride of a chunk in shared
 /// kAsync update pipeline (fp64, lda even, 16-byte aligned matrix): chunks of kAsyncKc columns in
 /// kAsyncStages shared-memory stages, column-major ([column][row], stride kAsyncLd), filled by
 /// 16-byte cp.async.cg (L2 only: other CTAs' results are never read from a stale L1 line).
-constexpr int kAsyncKc = 16;
-constexpr int kAsyncStages = 4;
+/// Two stages of 32 columns (one chunk in flight) beat four of 16 once the flag polls left the
+/// barrier's path: fewer barriers per K tile (H200 timeline, 6k / 7k / 8k: 2.56 / 3.79 / 5.44 →
+/// 2.46 / 3.61 / 5.17 ms; eight stages of 8 columns: 2.95 / 4.43 / 6.39).
+constexpr int kAsyncKc = 32;
+constexpr int kAsyncStages = 2;
 constexpr int kAsyncLd = kTileNb + 4;
 // the prologue issues kAsyncStages − 1 chunks of the first K tile only (after its flag wait);
 // 16-byte destinations; whole rounds of copies per thread

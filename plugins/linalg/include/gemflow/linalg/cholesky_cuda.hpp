@@ -70,14 +70,14 @@ enum class CholeskyAlgo {
               ///< panel (see PanelAlgo) and the next block column on a high-priority stream while
               ///< the rest of the trailing update runs on a low-priority one; the last trailing
               ///< matrix (order ≤ 5120, 1×FP16 8192: CholeskyOptions::tiled_tail) by the tiled kernel.
-              ///< Fastest of these from n ≈ 6.5k (H200: 1.33–1.37× cuSOLVER dpotrf at 7k–8k,
-              ///< 1.05–1.12× at 16k–32k; exact fp32 1.30× spotrf at 6k, 1.24× at 8k, 1.04–1.06× at
-              ///< 16k–32k)
+              ///< Fastest of these from n ≈ 7.5k in fp64, 6.5k in fp32 (H200: 1.39× cuSOLVER dpotrf
+              ///< at 8k, 1.05–1.12× at 16k–32k; exact fp32 1.36× spotrf at 6k, 1.26× at 8k,
+              ///< 1.04–1.06× at 16k–32k; 1×FP16 3.1× at 8k, 4.35× at 16k, 7.0× at 32k)
   tiled,      ///< 64×64 tiles, one persistent launch, dependencies through flags, every product on
               ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
-              ///< tiled_kernels.cuh. Fastest of these below n ≈ 6.5k (H200: 1.46–1.68× cuSOLVER
-              ///< dpotrf at 1k–6k; fp32 data 1.0–1.2× spotrf at 2k–8k with 4–5× smaller backward
-              ///< error; docs/performance.md). Workspace: 68 KiB per 64 rows and 12 bytes per 64×64
+              ///< tiled_kernels.cuh. Fastest of these below n ≈ 7.5k in fp64 (H200: 1.57–1.90×
+              ///< cuSOLVER dpotrf at 2k–6k, 1.46× at 7k; fp32 data 1.1–1.35× spotrf at 4k–8k with
+              ///< 4–5× smaller backward error; docs/performance.md). Workspace: 68 KiB per 64 rows and 12 bytes per 64×64
               ///< tile. fp32_mode exact, or fp16: the tile updates are then FP16 products of fp16
               ///< copies of the solved tiles (8 KiB more per tile), fp32 sums per 64 columns (H200: 1.31×
               ///< spotrf at 4k, 2.92× at 8k); other modes throw std::invalid_argument. The other
@@ -183,8 +183,8 @@ struct MixedSolveOptions {
   /// (an escalation to fp16x3 then runs the lookahead); std::invalid_argument otherwise.
   CholeskyAlgo factor_algo = CholeskyAlgo::lookahead;
   /// How the fp32 factor does its GEMMs. fp16 (default) is fastest (H200, n = 16384: factor
-  /// 10.8 ms, tf32 15.5 ms, fp16x3 17.3 ms, tf32x3 37 ms) but its classic refinement converges
-  /// only for κ(A) up to about 1e4–1e5; the three-product modes keep the factor at fp32 accuracy
+  /// 9.2 ms with its FP16 tiled tail, tf32 15.5 ms, fp16x3 17.3 ms, tf32x3 37 ms) but its classic
+  /// refinement converges only for κ(A) up to about 1e4–1e5; the three-product modes keep the factor at fp32 accuracy
   /// (classic refinement up to κ ≈ 1e6, GMRES-IR far beyond: see `escalate` and `gmres`). fp16 and
   /// fp16x3 need factor_algo = lookahead (fp16 also tiled; recursive: use tf32 or tf32x3).
   Fp32Mode factor_mode = Fp32Mode::fp16;
