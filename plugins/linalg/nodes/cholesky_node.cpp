@@ -72,7 +72,8 @@ class CholeskyNode final : public Node {
       this, "precision fp32 on CUDA: how the factor's GEMMs run. auto/exact: IEEE fp32 (β like spotrf's); 3xTF32, "
             "3xFP16: accuracy restored on the tensor cores (β within 10× spotrf's; 3xFP16 2.3–2.8× spotrf from "
             "n = 16k on an H200); 1xTF32, 1xFP16: one tensor-core product (β ≈ 1e-4: preconditioners, refinement). "
-            "TF32: lookahead or recursive; 3xFP16: lookahead; 1xFP16: lookahead or tiled (auto picks one). CPU: auto or exact");
+            "TF32: lookahead or recursive; 3xFP16: lookahead; 1xFP16: lookahead or tiled (auto picks one). "
+            "CPU: auto or exact");
   Param<bool> pivoted{this, "pivoted", false,
                       {.doc = "Complete diagonal pivoting for positive semidefinite matrices (dpstrf); "
                               "stops at the numerical rank instead of failing"}};

@@ -86,8 +86,8 @@ class SpdSolveNode final : public Node {
       this, "precision fp32 or mixed on CUDA: how the fp32 factor's GEMMs run. auto: exact for fp32; for mixed "
             "1xFP16 escalating to 3xFP16 (recursive: 1xTF32 → 3xTF32). exact, 3xTF32, 3xFP16: fp32 accuracy "
             "(no escalation); 1xTF32, 1xFP16: one tensor-core product (mixed: escalated to three when refinement "
-            "stalls). TF32: lookahead or recursive; 3xFP16: lookahead; 1xFP16 (fp32): lookahead or tiled (auto picks one). "
-            "CPU: auto or exact");
+            "stalls). TF32: lookahead or recursive; 3xFP16: lookahead; 1xFP16 (fp32): lookahead or tiled (auto picks "
+            "one). CPU: auto or exact");
   Param<bool> gmres{this, "gmres", true,
                     {.doc = "mixed: GMRES-IR when refinement with the fp32 factor is slow (false: classic refinement "
                             "only, as LAPACK dsposv)"}};

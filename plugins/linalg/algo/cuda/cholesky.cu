@@ -769,9 +769,10 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
           : 0;
   // FP16 modes: two panel copies (hi; 3×FP16: hi, P and Q) and the equilibration exponents
   const std::size_t half_bytes =
-      fp16 && opt.algo == CholeskyAlgo::lookahead ? align_up(sizeof(__half) * static_cast<std::size_t>(round_up8(n)) * static_cast<std::size_t>(opt.block) *
-                      (mode == Fp32Mode::fp16x3 ? 5 : 1))
-           : 0;
+      fp16 && opt.algo == CholeskyAlgo::lookahead
+          ? align_up(sizeof(__half) * static_cast<std::size_t>(round_up8(n)) * static_cast<std::size_t>(opt.block) *
+                     (mode == Fp32Mode::fp16x3 ? 5 : 1))
+          : 0;
   const std::size_t exp_bytes = fp16 && !equilibrated ? align_up(sizeof(int) * static_cast<std::size_t>(n)) : 0;
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
   const std::size_t split_bytes = align_up(sizeof(float) * split_floats);
@@ -792,7 +793,8 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   char* const half_ws = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes + tiled_state_bytes +
                         tiled_order_bytes + tiled_forms_bytes;
   int* const exps = fp16 && !equilibrated ? reinterpret_cast<int*>(half_ws + 2 * half_bytes) : nullptr;
-  __half* const tile_half = tile_half_bytes ? reinterpret_cast<__half*>(half_ws + 2 * half_bytes + exp_bytes) : nullptr;
+  __half* const tile_half =
+      tile_half_bytes ? reinterpret_cast<__half*>(half_ws + 2 * half_bytes + exp_bytes) : nullptr;
   if (fp16) {
     f.half_bufs[0] = reinterpret_cast<__half*>(half_ws);
     f.half_bufs[1] = reinterpret_cast<__half*>(half_ws + half_bytes);

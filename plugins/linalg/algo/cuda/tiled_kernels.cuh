@@ -481,8 +481,8 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     double* srow = const_cast<double*>(src) + (8 * warp + r) * kTileLd + 2 * q;
     const auto load_b = [&](int k) { return *reinterpret_cast<const double2*>(srow + 8 * k); };
     // kHalf: the tile's fp16 copy (row 8w + r, columns 2q, 2q + 1 of each 8-column tile)
-    [[maybe_unused]] __half2* hrow = kHalf ? reinterpret_cast<__half2*>(hl + tix_of(ti, tj) * kHalfTile + (8 * warp + r) * kTileNb) + q
-                          : nullptr;
+    [[maybe_unused]] __half2* hrow =
+        kHalf ? reinterpret_cast<__half2*>(hl + tix_of(ti, tj) * kHalfTile + (8 * warp + r) * kTileNb) + q : nullptr;
     const auto store_x = [&](int k, double2 x) {
       const int c = 8 * k + 2 * q;
       if (rvalid) {
@@ -518,7 +518,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     if (t >= ntasks) return;
     const int2 ij = order[t];
     const std::int64_t i = ij.x, j = ij.y;
-    const std::int64_t tix = j * tt - j * (j - 1) / 2 + (i - j);  // column-major index (flags, trace)
+    const std::int64_t tix = tix_of(i, j);  // column-major index (flags, trace)
     if (tid == 0) GF_TILED_TRACE(tix, 0);
 
     if (i != j) {

@@ -77,11 +77,11 @@ enum class CholeskyAlgo {
               ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
               ///< tiled_kernels.cuh. Fastest of these below n ≈ 7.5k in fp64 (H200: 1.57–1.90×
               ///< cuSOLVER dpotrf at 2k–6k, 1.46× at 7k; fp32 data 1.1–1.35× spotrf at 4k–8k with
-              ///< 4–5× smaller backward error; docs/performance.md). Workspace: 68 KiB per 64 rows and 12 bytes per 64×64
-              ///< tile. fp32_mode exact, or fp16: the tile updates are then FP16 products of fp16
-              ///< copies of the solved tiles (8 KiB more per tile), fp32 sums per 64 columns (H200: 1.31×
-              ///< spotrf at 4k, 2.92× at 8k); other modes throw std::invalid_argument. The other
-              ///< options are ignored.
+              ///< 4–5× smaller backward error; docs/performance.md). Workspace: 68 KiB per 64 rows
+              ///< and 12 bytes per 64×64 tile. fp32_mode exact, or fp16: the tile updates are then
+              ///< FP16 products of fp16 copies of the solved tiles (8 KiB more per tile), fp32 sums
+              ///< per 64 columns (H200: 1.31× spotrf at 4k, 3.07× at 8k); other modes throw
+              ///< std::invalid_argument. The other options are ignored.
 };
 
 /// How an fp32 factorisation does its products (ignored for fp64): the TF32 modes need
@@ -184,8 +184,9 @@ struct MixedSolveOptions {
   CholeskyAlgo factor_algo = CholeskyAlgo::lookahead;
   /// How the fp32 factor does its GEMMs. fp16 (default) is fastest (H200, n = 16384: factor
   /// 9.2 ms with its FP16 tiled tail, tf32 15.5 ms, fp16x3 17.3 ms, tf32x3 37 ms) but its classic
-  /// refinement converges only for κ(A) up to about 1e4–1e5; the three-product modes keep the factor at fp32 accuracy
-  /// (classic refinement up to κ ≈ 1e6, GMRES-IR far beyond: see `escalate` and `gmres`). fp16 and
+  /// refinement converges only for κ(A) up to about 1e4–1e5; the three-product modes keep the
+  /// factor at fp32 accuracy (classic refinement up to κ ≈ 1e6, GMRES-IR far beyond: see
+  /// `escalate` and `gmres`). fp16 and
   /// fp16x3 need factor_algo = lookahead (fp16 also tiled; recursive: use tf32 or tf32x3).
   Fp32Mode factor_mode = Fp32Mode::fp16;
   /// factor_mode fp16 or tf32 only: when the one-product factor fails or its refinement has not
