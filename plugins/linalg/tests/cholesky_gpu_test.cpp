@@ -194,6 +194,8 @@ std::vector<Case> cases() {
   o.block = 96;  // the last trailing matrix of order ≤ 200 by the tiled kernel (its info offset too)
   o.tiled_tail = 200;
   v.push_back({"lookahead_tiled_tail", o});
+  o.tiled_tail = -1;  // panels to the end (1×FP16 would hand a matrix of order ≤ 8192 to the tiled kernel)
+  v.push_back({"lookahead_no_tail", o});
   o = {};
   o.algo = CholeskyAlgo::lookahead;
   o.panel = gc::PanelAlgo::library;  // cuSOLVER potrf + recursive TRSM panels
@@ -314,23 +316,33 @@ TEST_F(GpuCholeskyTest, Fp32ExactAllAlgorithmsMatchLapack) { check_spd_all<float
 TEST_F(GpuCholeskyTest, Fp32Tf32x3RestoresSpotrfAccuracy) { check_spd_all<float>(Fp32Mode::tf32x3, 1.0); }
 TEST_F(GpuCholeskyTest, Fp32Fp16x3RestoresSpotrfAccuracy) { check_spd_all<float>(Fp32Mode::fp16x3, 1.0); }
 
-// 1×FP16 has TF32's 11-bit significand: the same bound as 1×TF32, over several panels (nb 128),
-// one (default nb), and the tiled kernel with FP16 tile updates (nb −1 here).
+// 1×FP16 has TF32's 11-bit significand: the same bound as 1×TF32, over several panels (nb 128)
+// with no tiled tail, panels then the FP16 tiled tail (tail 512), the default (the lookahead hands a
+// matrix of order ≤ 8192 to the tiled kernel) and the tiled kernel itself.
 TEST_F(GpuCholeskyTest, Fp32Fp16WithinTf32Bound) {
   gc::GpuCholesky chol(nullptr);
+  struct Run {
+    const char* name;
+    CholeskyAlgo algo;
+    std::int64_t block, tail;
+  };
   for (std::int64_t n : {1, 65, 1000, 2049}) {
     const auto a = random_spd(n, 0.5);
-    for (std::int64_t nb : {128, 0, -1}) {
+    for (const Run& r : {Run{"panels nb 128", CholeskyAlgo::lookahead, 128, -1},
+                         Run{"panels nb 128, tail 512", CholeskyAlgo::lookahead, 128, 512},
+                         Run{"lookahead default", CholeskyAlgo::lookahead, 0, 0},
+                         Run{"tiled", CholeskyAlgo::tiled, 0, 0}}) {
       auto h = to_padded<float>(a, n, n);
       Dev<float> d(h.size());
       d.put(h);
       CholeskyOptions o;
-      o.algo = nb < 0 ? CholeskyAlgo::tiled : CholeskyAlgo::lookahead;
+      o.algo = r.algo;
       o.fp32_mode = Fp32Mode::fp16;
-      o.block = std::max<std::int64_t>(nb, 0);
+      o.block = r.block;
+      o.tiled_tail = r.tail;
       const auto st = chol.factor(d.p, n, n, o);
-      ASSERT_EQ(st.info, 0) << "n=" << n << " nb=" << nb << ": " << st.message();
-      EXPECT_LE(backward_error<float>(a, d.get(), n, n), 4.0 * std::ldexp(1.0, -11)) << "n=" << n << " nb=" << nb;
+      ASSERT_EQ(st.info, 0) << "n=" << n << ' ' << r.name << ": " << st.message();
+      EXPECT_LE(backward_error<float>(a, d.get(), n, n), 4.0 * std::ldexp(1.0, -11)) << "n=" << n << ' ' << r.name;
     }
   }
 }
@@ -353,12 +365,15 @@ TEST_F(GpuCholeskyTest, Fp16ModesAreExactlyScaleInvariant) {
   for (std::size_t i = 0; i < a.size(); ++i) ref[i] = float(a[i]);
   ASSERT_EQ(lapack_potrf(ref, n), 0);
   const double beta_lapack = backward_error<float>(a, ref, n, n);
-  for (auto mode : {Fp32Mode::fp16, Fp32Mode::fp16x3}) {
+  // 1×FP16 twice: panels to the end, and the default, which hands this matrix to the tiled kernel
+  for (auto [mode, tail] : {std::pair{Fp32Mode::fp16, std::int64_t{-1}}, std::pair{Fp32Mode::fp16, std::int64_t{0}},
+                            std::pair{Fp32Mode::fp16x3, std::int64_t{0}}}) {
     CholeskyOptions o;
     o.algo = CholeskyAlgo::lookahead;
     o.fp32_mode = mode;
     o.block = 256;  // three panels: the bulk update and the next-column update run too
-    const std::string ctx = gc::fp32_mode_name(mode);
+    o.tiled_tail = tail;
+    const std::string ctx = std::string(gc::fp32_mode_name(mode)) + (tail < 0 ? " panels only" : "");
     Dev<float> d(a.size()), ds(a.size());
     d.put(to_padded<float>(a, n, n));
     ds.put(to_padded<float>(scaled, n, n));
@@ -508,13 +523,16 @@ TEST_F(GpuCholeskyTest, TiledFp16UpdatesMatchTheirBound) {
   const std::int64_t n = 1000;
   const auto a = random_spd(n, 0.5);
   for (std::int64_t ctas : {1, 3}) {
-    auto h = to_padded<float>(a, n, n);
+    const std::int64_t lda = n + 1;  // odd: fp32 columns not 16-byte aligned (the copies are packed)
+    auto h = to_padded<float>(a, n, lda);
     Dev<float> d(h.size());
     d.put(h);
     o.tiled_ctas = ctas;
-    const auto st = chol.factor(d.p, n, n, o);
+    const auto st = chol.factor(d.p, n, lda, o);
     ASSERT_EQ(st.info, 0) << ctas << " CTAs: " << st.message();
-    EXPECT_LE(backward_error<float>(a, d.get(), n, n), 4.0 * std::ldexp(1.0, -11)) << ctas << " CTAs";
+    const auto out = d.get();
+    expect_poison_kept(out, n, lda, std::to_string(ctas) + " CTAs");
+    EXPECT_LE(backward_error<float>(a, out, n, lda), 4.0 * std::ldexp(1.0, -11)) << ctas << " CTAs";
   }
 }
 
