@@ -10,6 +10,9 @@
 // each step of every task (GF_TILED_TRACE), then the critical chain per tile column (flag
 // latencies, last update, tile factor, solve) and how busy the CTAs were.
 //
+// --trsv: the mixed solve's one-right-hand-side triangular solves alone (ms per forward + transposed
+// pair at n = 4k–32k, and a check that repeated pairs agree bit for bit).
+//
 // --steps also prints every event (time from the start, kind, first column). Variants: fp64
 // default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32, 1×FP16 and 3×FP16 with
 // tensor-core panels; --only TEXT keeps those whose label contains TEXT. --no-bulk drops the
@@ -111,6 +114,7 @@ bool g_bulk = true;
 
 #include "cholesky.cu"
 #include "test_utils.cu"
+#include "trsv_kernels.cuh"
 
 namespace {
 
@@ -339,11 +343,97 @@ void tiled_timeline(long long n) {
   (void)cudaStreamDestroy(s);
 }
 
+/// --trsv: the mixed solve's pair of one-right-hand-side triangular solves (trsv_kernels.cuh), L y = b
+/// then Lᵀ x = y with the fp32 factor of a random SPD matrix, as solve_mixed launches them (the
+/// tickets and the tagged words zeroed before each pair): CUDA events, median of 21 pairs after
+/// a warm-up, and the largest relative difference |x − x₀| / |x₀| to the first pair's x (pairs
+/// must agree bit for bit: any difference is a race).
+void trsv_timeline(const std::vector<long long>& sizes) {
+  namespace d = gc::detail;
+  cudaStream_t s = nullptr;
+  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  gc::GpuCholesky chol(s);
+  std::printf("%7s | %12s | %12s | %s\n", "n", "pair ms", "us / block", "max |x - x0| / |x0|");
+  for (const long long n : sizes) {
+    const long long nblk = (n + d::kTrsvB - 1) / d::kTrsvB;
+    float *l = nullptr, *inv = nullptr, *x = nullptr, *b = nullptr;
+    unsigned* tickets = nullptr;
+    unsigned long long* pub = nullptr;
+    ck(cudaMalloc(&l, sizeof(float) * n * n), "cudaMalloc");
+    ck(cudaMalloc(&inv, sizeof(float) * nblk * d::kTrsvB * d::kTrsvB), "cudaMalloc");
+    ck(cudaMalloc(&x, sizeof(float) * n), "cudaMalloc");
+    ck(cudaMalloc(&b, sizeof(float) * n), "cudaMalloc");
+    ck(cudaMalloc(&tickets, sizeof(unsigned) * 2), "cudaMalloc");
+    ck(cudaMalloc(&pub, sizeof(unsigned long long) * n), "cudaMalloc");
+    gc::fill_random_symmetric(l, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 7, s);
+    {  // b: uniform(−1, 1)
+      std::vector<float> hb(static_cast<std::size_t>(n));
+      std::uint64_t z = 8;
+      for (auto& v : hb) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        v = static_cast<float>(static_cast<double>(z >> 11) * 0x1p-52 - 1.0);
+      }
+      ck(cudaMemcpy(b, hb.data(), sizeof(float) * n, cudaMemcpyHostToDevice), "copy");
+    }
+    gc::CholeskyOptions o;
+    o.algo = gc::CholeskyAlgo::lookahead;
+    if (!chol.factor(l, n, n, o).ok()) {
+      std::printf("%7lld | factor failed\n", n);
+      continue;
+    }
+    ck(gemflow::cuda::allow_dynamic_smem(d::trsv_invert_diag_kernel, d::trsv_invert_smem_bytes()), "smem");
+    ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes()), "smem");
+    ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<true>, d::trsv_smem_bytes()), "smem");
+    d::trsv_invert_diag_kernel<<<unsigned(nblk), d::kTrsvB, d::trsv_invert_smem_bytes(), s>>>(l, n, n, inv);
+    const auto pair = [&]() {
+      ck(cudaMemcpyAsync(x, b, sizeof(float) * n, cudaMemcpyDeviceToDevice, s), "copy");
+      ck(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s), "memset");
+      ck(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * n, s), "memset");
+      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, n, n, inv, x, tickets,
+                                                                                          pub, 1u);
+      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, n, n, inv, x, tickets + 1,
+                                                                                         pub, 2u);
+    };
+    pair();
+    ck(cudaStreamSynchronize(s), "warm-up");
+    std::vector<float> x0(static_cast<std::size_t>(n)), xr(x0.size());
+    ck(cudaMemcpy(x0.data(), x, sizeof(float) * n, cudaMemcpyDeviceToHost), "copy");
+    cudaEvent_t e0 = nullptr, e1 = nullptr;
+    ck(cudaEventCreate(&e0), "event");
+    ck(cudaEventCreate(&e1), "event");
+    std::vector<float> ms;
+    double worst = 0, x0max = 0;
+    for (float v : x0) x0max = std::max(x0max, static_cast<double>(std::fabs(v)));
+    for (int rep = 0; rep < 21; ++rep) {
+      ck(cudaMemcpyAsync(x, b, sizeof(float) * n, cudaMemcpyDeviceToDevice, s), "copy");
+      ck(cudaEventRecord(e0, s), "record");
+      pair();  // copies x again inside: the same work as solve_mixed
+      ck(cudaEventRecord(e1, s), "record");
+      ck(cudaEventSynchronize(e1), "sync");
+      float t = 0;
+      ck(cudaEventElapsedTime(&t, e0, e1), "elapsed");
+      ms.push_back(t);
+      ck(cudaMemcpy(xr.data(), x, sizeof(float) * n, cudaMemcpyDeviceToHost), "copy");
+      for (std::size_t i = 0; i < xr.size(); ++i)
+        worst = std::max(worst, static_cast<double>(std::fabs(xr[i] - x0[i])) / std::max(x0max, 1e-300));
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("%7lld | %12.3f | %12.2f | %.2e\n", n, ms[ms.size() / 2], 1e3 * ms[ms.size() / 2] / (2.0 * nblk),
+                worst);
+    (void)cudaEventDestroy(e0);
+    (void)cudaEventDestroy(e1);
+    for (void* p : {static_cast<void*>(l), static_cast<void*>(inv), static_cast<void*>(x), static_cast<void*>(b),
+                    static_cast<void*>(tickets), static_cast<void*>(pub)})
+      (void)cudaFree(p);
+  }
+  (void)cudaStreamDestroy(s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   long long n = 16384;
-  bool steps = false, tiled = false, fp16 = false;
+  bool steps = false, tiled = false, fp16 = false, trsv = false;
   const char* only = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::atoll(argv[++i]);
@@ -353,12 +443,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--ctas-per-sm") && i + 1 < argc) g_tiled_ctas = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-async")) g_tiled_async = false;
     else if (!std::strcmp(argv[i], "--fp16")) fp16 = true;
+    else if (!std::strcmp(argv[i], "--trsv")) trsv = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--no-bulk")) g_bulk = false;
     else if (!std::strcmp(argv[i], "--panel-trace")) g_panel_trace = true;
     else {
       std::fprintf(stderr, "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
-                   "[--no-async] [--fp16]]\n",
+                   "[--no-async] [--fp16]] [--trsv]\n",
                    argv[0]);
       return 1;
     }
@@ -368,6 +459,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
+    if (trsv) {
+      trsv_timeline({4096, 8192, 16384, 32768});
+      return 0;
+    }
     if (tiled) {
       if (fp16)
         tiled_timeline<float>(n);
