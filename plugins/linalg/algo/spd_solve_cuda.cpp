@@ -231,9 +231,10 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
     if (res.info == 0) detail::require_finite_fp32_solution(x);
     return res;
   }
-  if (algorithm != SpdAlgorithm::recursive && algorithm != SpdAlgorithm::lookahead)
+  if (algorithm == SpdAlgorithm::blocked || algorithm == SpdAlgorithm::cusolver)
     throw std::invalid_argument(std::string("spd_solve_cuda: precision mixed uses GpuCholesky::solve_mixed, whose fp32 "
-                                            "factor is the lookahead or the recursive algorithm; algorithm ") +
+                                            "factor is the lookahead, the recursive or the tiled algorithm; "
+                                            "algorithm ") +
                                 algo_name(algorithm) + " is not available for it");
   std::vector<double> h(n * n), hb(n * nrhs);
   for (std::size_t j = 0; j < n; ++j)
@@ -247,7 +248,7 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   GF_CUDA_TRY(cudaMemcpyAsync(db, hb.data(), sizeof(double) * n * nrhs, cudaMemcpyHostToDevice, g.stream));
   cuda::MixedSolveOptions mo;
   mo.factor_algo = to_cuda(algorithm);
-  if (algorithm == SpdAlgorithm::recursive) mo.factor_mode = cuda::Fp32Mode::tf32;  // FP16 modes: lookahead only
+  if (algorithm == SpdAlgorithm::recursive) mo.factor_mode = cuda::Fp32Mode::tf32;  // FP16 modes: lookahead, tiled
   if (products) mo.factor_mode = *products;
   mo.max_iterations = refinement.max_iterations;
   mo.tolerance = refinement.tolerance;

@@ -276,7 +276,8 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
         t.fp32_mode = mode;
         vs.push_back({m + " tiled", t});
       }
-      if (gc::is_fp16_mode(mode)) {  // where the tiled tail (3×FP16: fp64 arithmetic; 1×FP16: FP16 updates) takes over
+      // where the tiled tail (3×FP16: fp64 arithmetic; 1×FP16: FP16 updates) takes over
+      if (gc::is_fp16_mode(mode)) {
         for (std::int64_t t : {3072, 4096, 6144, 8192, 10240, 12288}) {
           if (t > 6144 && mode != gc::Fp32Mode::fp16) continue;
           o.tiled_tail = t;

@@ -71,18 +71,19 @@ Fp32Products resolve_products(NodeContext& ctx, Products products, CholAlgo requ
     throw InputError(name + " runs on the CUDA tensor cores; on the CPU (LAPACK spotrf) use auto or exact");
   }
   if (mode == M::exact) return mode;
-  const bool fp16 = cuda::is_fp16_mode(mode);
-  const bool tiled_ok = mode == M::fp16 && place.algo == CholAlgo::Tiled;  // FP16 tile updates
-  if (requested == CholAlgo::Auto) {
-    if (place.algo != CholAlgo::Lookahead && !tiled_ok) {
-      place.algo = CholAlgo::Lookahead;
-      ctx.info(name + ": algorithm lookahead (the tiled kernel has no " + cuda::fp32_mode_name(mode) + " products)");
-    }
-  } else if (place.algo != CholAlgo::Lookahead && !tiled_ok && (fp16 || place.algo != CholAlgo::Recursive)) {
-    throw InputError(name + " needs algorithm " +
-                     (mode == M::fp16 ? "lookahead or tiled" : fp16 ? "lookahead" : "lookahead or recursive") +
-                     " (or auto), not " + algo_name(place.algo));
-  }
+  using A = cuda::CholeskyAlgo;
+  const A algo = place.algo == CholAlgo::Blocked     ? A::blocked
+                 : place.algo == CholAlgo::Recursive ? A::recursive
+                 : place.algo == CholAlgo::Cusolver  ? A::cusolver
+                 : place.algo == CholAlgo::Tiled     ? A::tiled
+                                                     : A::lookahead;
+  if (cuda::algo_runs_mode(algo, mode)) return mode;
+  if (requested != CholAlgo::Auto)
+    throw InputError(name + " needs algorithm " + cuda::algos_running_mode(mode) + " (or auto), not " +
+                     algo_name(place.algo));
+  ctx.info(name + ": algorithm lookahead (" + algo_name(place.algo) + " has no " + cuda::fp32_mode_name(mode) +
+           " products)");
+  place.algo = CholAlgo::Lookahead;
   return mode;
 }
 

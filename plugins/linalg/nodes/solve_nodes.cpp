@@ -49,13 +49,13 @@ class SpdSolveNode final : public Node {
                    "fp64 fallback like LAPACK dsposv (mixed). CUDA: GpuCholesky factor (blocked, recursive, "
                    "cuSOLVER, lookahead or tiled) + cuBLAS trsm; mixed: GpuCholesky::solve_mixed (lookahead fp32 "
                    "factor with 1×FP16 products on an equilibrated copy of A, escalated to 3×FP16 when its "
-                   "refinement stalls; recursive: 1×TF32, escalated to 3×TF32). Mixed on both devices: when "
+                   "refinement stalls; recursive: 1×TF32, escalated to 3×TF32; tiled: 1×FP16 tile updates, escalated to the 3×FP16 lookahead). Mixed on both devices: when "
                    "refinement with the final fp32 factor is slow, GMRES-IR (FGMRES in fp64 preconditioned by the "
                    "fp32 factor) before the fp64 fallback: classic refinement stops near κ(A) ≈ 1e7, GMRES-IR "
                    "converged up to κ ≈ 3e11 in the tests (as long as the fp32 factor exists).\n"
                    "Errors: not square, not symmetric, NaN/Inf, rhs rows ≠ n; not positive definite names the "
                    "leading minor k that fails; a GPU algorithm on the CPU or lapack on CUDA; precision mixed with "
-                   "algorithm blocked, cusolver or tiled; device cuda without a device. Never falls back to the CPU silently: device auto logs its choice.\n"
+                   "algorithm blocked or cusolver; device cuda without a device. Never falls back to the CPU silently: device auto logs its choice.\n"
                    "Device memory: n² + 2·n·k doubles (fp32: floats) plus the factorisation's workspace. "
                    "Determinism: deterministic for a given BLAS build / device and library version.\n"
                    "Sources: LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; GMRES-IR: Carson & Higham, SIAM "
@@ -74,7 +74,7 @@ class SpdSolveNode final : public Node {
       this, "auto: lapack on the CPU; on CUDA tiled below n = 7680 (fp32: 6656), else lookahead "
             "(precision mixed: always lookahead). lapack: CPU (dpotrf). blocked, recursive, cusolver, lookahead, "
             "tiled: CUDA only (see gemflow/linalg/cholesky_cuda.hpp); precision mixed takes auto, lapack (CPU), "
-            "lookahead or recursive (CUDA)");
+            "lookahead, recursive or tiled (CUDA; tiled: 1xFP16 or exact products)");
   Choice<Prec> precision{this, "precision", Prec::Fp64,
                          {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}, {Prec::Mixed, "mixed"}},
                          {.doc = "fp64; fp32 (factor and solve in single, no refinement: ρ ≈ 1e-7 at best); "
@@ -129,13 +129,12 @@ class SpdSolveNode final : public Node {
                                 : *precision == Prec::Fp32 ? SolvePrecision::fp32
                                                            : SolvePrecision::mixed;
     // wrong on every device (these algorithms run on CUDA only, where the mixed solve factors with
-    // the lookahead or the recursive algorithm): said before the device is looked at (QA)
-    if (prec == SolvePrecision::mixed &&
-        (*algorithm == CholAlgo::Blocked || *algorithm == CholAlgo::Cusolver || *algorithm == CholAlgo::Tiled))
+    // the lookahead, the recursive or the tiled algorithm): said before the device is looked at (QA)
+    if (prec == SolvePrecision::mixed && (*algorithm == CholAlgo::Blocked || *algorithm == CholAlgo::Cusolver))
       throw InputError("parameter 'algorithm' = " + algo_name(*algorithm) +
-                       " cannot run precision mixed: the mixed solve factors in fp32 with the lookahead or the "
-                       "recursive algorithm on CUDA (GpuCholesky::solve_mixed) or with LAPACK on the CPU; use "
-                       "algorithm auto, lookahead, recursive or lapack");
+                       " cannot run precision mixed: the mixed solve factors in fp32 with the lookahead, the "
+                       "recursive or the tiled algorithm on CUDA (GpuCholesky::solve_mixed) or with LAPACK on the "
+                       "CPU; use algorithm auto, lookahead, recursive, tiled or lapack");
     Placement place = resolve_placement(ctx, device, *algorithm, "linalg.spd_solve", n, prec);
     const Fp32Products products = resolve_products(ctx, *fp32_products, *algorithm, place, prec);
     const CholAlgo algo = place.algo;

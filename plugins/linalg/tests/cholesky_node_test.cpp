@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <gemflow/device.hpp>
+#include <gemflow/linalg/cholesky_cuda.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/registry.hpp>
 #include <gemflow/testing.hpp>
@@ -205,6 +206,25 @@ TEST(CholeskyNode, AutoOnCudaPicksTiledForSmallFactors) {
   EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimitFp32 - 1, SolvePrecision::fp32), CholAlgo::Tiled);
   EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimitFp32, SolvePrecision::fp32), CholAlgo::Lookahead);
   EXPECT_EQ(linalg::auto_cuda_algorithm(2003, SolvePrecision::mixed), CholAlgo::Lookahead);
+}
+
+// Host only: the one rule of which algorithm runs which fp32 product mode (GpuCholesky::factor,
+// solve_mixed and the nodes' fp32_products all check it), and the names its errors give.
+TEST(CholeskyNode, Fp32ProductModesAndTheirAlgorithms) {
+  namespace cu = gemflow::linalg::cuda;
+  using A = cu::CholeskyAlgo;
+  using M = cu::Fp32Mode;
+  for (A a : {A::blocked, A::recursive, A::cusolver, A::lookahead, A::tiled}) {
+    EXPECT_TRUE(cu::algo_runs_mode(a, M::exact));
+    const bool tf32 = a == A::recursive || a == A::lookahead;
+    EXPECT_EQ(cu::algo_runs_mode(a, M::tf32), tf32);
+    EXPECT_EQ(cu::algo_runs_mode(a, M::tf32x3), tf32);
+    EXPECT_EQ(cu::algo_runs_mode(a, M::fp16x3), a == A::lookahead);
+    EXPECT_EQ(cu::algo_runs_mode(a, M::fp16), a == A::lookahead || a == A::tiled);
+  }
+  EXPECT_STREQ(cu::algos_running_mode(M::tf32x3), "recursive or lookahead");
+  EXPECT_STREQ(cu::algos_running_mode(M::fp16x3), "lookahead");
+  EXPECT_STREQ(cu::algos_running_mode(M::fp16), "lookahead or tiled");
 }
 
 TEST(CholeskyNode, WarnsOnAsymmetryAndOnAnIndefinitePivotedMatrix) {

@@ -142,6 +142,10 @@ TEST(SpdSolveGpu, Fp32ProductModes) {
           tnum += e * e;
         }
       EXPECT_LE(std::sqrt(tnum / den), 4 * 0x1p-11) << ctx << " tiled";
+      const auto rt = spd_solve_cuda(a, n, b, k, x, SolvePrecision::mixed, SpdAlgorithm::tiled, 0, {}, mode);
+      EXPECT_TRUE(rt.converged) << ctx << " tiled mixed";
+      EXPECT_FALSE(rt.used_fp64_fallback) << ctx << " tiled mixed";
+      EXPECT_LT(residual_norms(a, n, b, k, x).backward_error, rt.tolerance) << ctx << " tiled mixed";
     } else if (mode != M::exact) {
       EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp32, SpdAlgorithm::tiled, 0, mode),
                    std::invalid_argument) << ctx;

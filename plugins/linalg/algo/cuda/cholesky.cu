@@ -677,12 +677,9 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   if (n == 0) return {};
   if (a == nullptr) throw std::invalid_argument("GpuCholesky::factor: null matrix pointer");
   const Fp32Mode mode = std::is_same_v<T, float> ? opt.fp32_mode : Fp32Mode::exact;  // fp64 ignores fp32_mode
-  const bool tiled_fp16 = mode == Fp32Mode::fp16 && opt.algo == CholeskyAlgo::tiled;  // FP16 tile updates
-  if (mode != Fp32Mode::exact && opt.algo != CholeskyAlgo::recursive && opt.algo != CholeskyAlgo::lookahead &&
-      !tiled_fp16)
+  if (!algo_runs_mode(opt.algo, mode))
     throw std::invalid_argument(std::string("GpuCholesky::factor: fp32_mode ") + fp32_mode_name(mode) +
-                                (mode == Fp32Mode::fp16 ? " needs algo = lookahead or tiled"
-                                                        : " needs algo = recursive or lookahead"));
+                                " needs algo = " + algos_running_mode(mode));
   // tensor-core panels everywhere (exact fp32 too since the tiled tail: H200 1.03–1.24× spotrf at
   // 8k–32k against 0.87–0.90× with cuSOLVER's spotrf panels)
   if (opt.panel == PanelAlgo::automatic) opt.panel = PanelAlgo::tiles;
@@ -706,7 +703,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       opt.syrk_base = kDefaultSyrkBase;
   }
   const bool fp16 = is_fp16_mode(mode);
-  if (fp16 && !tiled_fp16 && (opt.algo != CholeskyAlgo::lookahead || opt.panel != PanelAlgo::tiles))
+  if (fp16 && opt.algo == CholeskyAlgo::lookahead && opt.panel != PanelAlgo::tiles)
     throw std::invalid_argument(std::string("GpuCholesky::factor: fp32_mode ") + fp32_mode_name(mode) +
                                 " needs algo = lookahead with tensor-core panels (panel = tiles)" +
                                 (mode == Fp32Mode::fp16 ? " or tiled" : ""));

@@ -246,14 +246,15 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const bool tiled = options.factor_algo == CholeskyAlgo::tiled;
   if (options.factor_algo != CholeskyAlgo::lookahead && options.factor_algo != CholeskyAlgo::recursive && !tiled)
     throw std::invalid_argument(what + ": options.factor_algo must be lookahead, recursive or tiled");
-  if (tiled && options.factor_mode != Fp32Mode::fp16 && options.factor_mode != Fp32Mode::exact)
-    throw std::invalid_argument(what + ": factor_algo tiled takes factor_mode fp16 or exact, not " +
-                                fp32_mode_name(options.factor_mode));
-  if (is_fp16_mode(options.factor_mode) && !tiled &&
-      (options.factor_algo != CholeskyAlgo::lookahead || options.factor_panel == PanelAlgo::library))
+  if (!algo_runs_mode(options.factor_algo, options.factor_mode))
     throw std::invalid_argument(what + ": factor_mode " + fp32_mode_name(options.factor_mode) +
-                                " needs factor_algo = lookahead with tensor-core panels (recursive: use tf32 or "
-                                "tf32x3)");
+                                " needs factor_algo = " + algos_running_mode(options.factor_mode) +
+                                (options.factor_algo == CholeskyAlgo::recursive ? " (recursive: use tf32 or tf32x3)"
+                                                                                : ""));
+  if (is_fp16_mode(options.factor_mode) && options.factor_algo == CholeskyAlgo::lookahead &&
+      options.factor_panel == PanelAlgo::library)
+    throw std::invalid_argument(what + ": factor_mode " + fp32_mode_name(options.factor_mode) +
+                                " needs factor_algo = lookahead with tensor-core panels, not library panels");
   auto& ctx = *impl_;
   const cudaStream_t s = ctx.stream;
   const std::size_t nn = static_cast<std::size_t>(n), nr = static_cast<std::size_t>(nrhs);

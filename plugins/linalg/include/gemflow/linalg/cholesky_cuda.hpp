@@ -108,6 +108,33 @@ enum class Fp32Mode {
 /// True for the modes that run their products on the FP16 tensor cores.
 [[nodiscard]] constexpr bool is_fp16_mode(Fp32Mode m) noexcept { return m == Fp32Mode::fp16 || m == Fp32Mode::fp16x3; }
 
+/// Whether `algo` factors fp32 data with the products of `mode`: exact with every algorithm; the
+/// TF32 modes with recursive and lookahead; the FP16 modes with lookahead (with tensor-core panels:
+/// PanelAlgo::library refuses them), 1×FP16 also with tiled (FP16 tile updates). The one rule
+/// GpuCholesky::factor, solve_mixed and the nodes check.
+[[nodiscard]] constexpr bool algo_runs_mode(CholeskyAlgo algo, Fp32Mode mode) noexcept {
+  switch (mode) {
+    case Fp32Mode::exact: return true;
+    case Fp32Mode::tf32x3:
+    case Fp32Mode::tf32: return algo == CholeskyAlgo::recursive || algo == CholeskyAlgo::lookahead;
+    case Fp32Mode::fp16x3: return algo == CholeskyAlgo::lookahead;
+    case Fp32Mode::fp16: return algo == CholeskyAlgo::lookahead || algo == CholeskyAlgo::tiled;
+  }
+  return false;
+}
+
+/// The algorithms that run `mode` (algo_runs_mode), as error messages name them.
+[[nodiscard]] constexpr const char* algos_running_mode(Fp32Mode mode) noexcept {
+  switch (mode) {
+    case Fp32Mode::exact: return "any";
+    case Fp32Mode::tf32x3:
+    case Fp32Mode::tf32: return "recursive or lookahead";
+    case Fp32Mode::fp16x3: return "lookahead";
+    case Fp32Mode::fp16: return "lookahead or tiled";
+  }
+  return "?";
+}
+
 /// "exact", "3xTF32", "1xTF32", "1xFP16" or "3xFP16".
 [[nodiscard]] constexpr const char* fp32_mode_name(Fp32Mode m) noexcept {
   switch (m) {

@@ -92,7 +92,9 @@ struct SpdSolveResult {
 /// GPU solve on CUDA device `device` (ordinal) with a GpuCholesky bound to a fresh stream:
 /// fp64/fp32 = GpuCholesky::factor(algorithm) + two cuBLAS triangular solves (trsm) on the
 /// device; mixed = GpuCholesky::solve_mixed (its fp32 factor is `algorithm`: lookahead with 1×FP16
-/// products escalating to 3×FP16, or recursive with 1×TF32 escalating to 3×TF32; its tolerance
+/// products escalating to 3×FP16, tiled with 1×FP16 tile updates escalating to the 3×FP16
+/// lookahead, or recursive with 1×TF32 escalating to 3×TF32; blocked and cusolver throw
+/// std::invalid_argument; its tolerance
 /// √n·2⁻⁵³ unless given, fallback to cuSOLVER fp64; `products` set: that mode, escalated only
 /// from a one-product mode). `products` applies to fp32 and mixed (std::invalid_argument with fp64
 /// or an algorithm the mode cannot run). A is uploaded column-major with the lower
