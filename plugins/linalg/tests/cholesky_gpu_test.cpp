@@ -247,9 +247,8 @@ int lapack_potrf(std::vector<T>& a, std::int64_t n) {
 
 /// The FP16 modes run on lookahead with tensor-core panels only.
 bool mode_supports(Fp32Mode mode, const CholeskyOptions& o) {
-  if (mode == Fp32Mode::fp16 && o.algo == CholeskyAlgo::tiled) return true;  // FP16 tile updates
-  if (gc::is_fp16_mode(mode)) return o.algo == CholeskyAlgo::lookahead && o.panel != gc::PanelAlgo::library;
-  return mode == Fp32Mode::exact || o.algo == CholeskyAlgo::recursive || o.algo == CholeskyAlgo::lookahead;
+  if (!gc::algo_runs_mode(o.algo, mode)) return false;
+  return !gc::is_fp16_mode(mode) || o.algo != CholeskyAlgo::lookahead || o.panel != gc::PanelAlgo::library;
 }
 
 template <class T>
