@@ -10,8 +10,9 @@
 // each step of every task (GF_TILED_TRACE), then the critical chain per tile column (flag
 // latencies, last update, tile factor, solve) and how busy the CTAs were.
 //
-// --trsv: the mixed solve's one-right-hand-side triangular solves alone (ms per forward + transposed
-// pair at n = 4k–32k, and a check that repeated pairs agree bit for bit).
+// --trsv: the mixed solve's one-right-hand-side triangular solves alone (the inverted diagonal
+// blocks and the forward + transposed pair in ms at n = 2003–32k, the error against cuBLAS DTRSV in
+// fp64, a check that repeated pairs agree bit for bit, and the chain step split by GF_TRSV_TRACE).
 //
 // --steps also prints every event (time from the start, kind, first column). Variants: fp64
 // default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32, 1×FP16 and 3×FP16 with
@@ -103,6 +104,20 @@ __device__ unsigned gf_panel_trace_count = 0;
   } while (0)
 __device__ __forceinline__ bool gf_panel_trace_enabled() { return gf_panel_trace_buf != nullptr; }
 bool g_panel_trace = false;
+
+// triangular solves (--trsv): per solve position, the global timer when thread 0 has the last
+// block's values (0), after the sums' barrier (1), after the inverse's barrier (2), after its
+// publish (3), and when it starts waiting for the last block (4)
+constexpr int kTrsvSlots = 5;
+__device__ unsigned long long* gf_trsv_trace_buf = nullptr;
+#define GF_TRSV_TRACE(pos, slot)                                 \
+  do {                                                           \
+    if (gf_trsv_trace_buf) {                                     \
+      unsigned long long now_;                                   \
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_));   \
+      gf_trsv_trace_buf[(pos) * kTrsvSlots + (slot)] = now_;     \
+    }                                                            \
+  } while (0)
 
 double g_tiled_slope = 0.0625;
 int g_tiled_ctas = 0;  // per SM, 0: as many as fit (CholeskyOptions::tiled_ctas = this × SMs)
@@ -344,30 +359,71 @@ void tiled_timeline(long long n) {
 }
 
 /// --trsv: the mixed solve's pair of one-right-hand-side triangular solves (trsv_kernels.cuh), L y = b
-/// then Lᵀ x = y with the fp32 factor of a random SPD matrix, as solve_mixed launches them (the
-/// tickets and the tagged words zeroed before each pair): CUDA events, median of 21 pairs after
-/// a warm-up, and the largest relative difference |x − x₀| / |x₀| to the first pair's x (pairs
-/// must agree bit for bit: any difference is a race).
+/// then Lᵀ x = y with the fp32 factor of a random SPD matrix (ld padded to a multiple of 4, as
+/// solve_mixed pads its fp32 copy), launched as solve_mixed launches them (the tickets and the
+/// tagged words zeroed before each pair): CUDA events, median of 21 pairs after a warm-up; the
+/// inverted diagonal blocks' kernel alike; the relative error against cuBLAS DTRSV on the same L in
+/// fp64; the largest relative difference |x − x₀| / |x₀| to the first pair's x (pairs must agree
+/// bit for bit: any difference is a race); then one traced pair: the chain step split by the
+/// GF_TRSV_TRACE points, mean over the solve positions.
+__global__ void widen_kernel(const float* a, double* b, std::int64_t count) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    b[i] = a[i];
+}
+
 void trsv_timeline(const std::vector<long long>& sizes) {
   namespace d = gc::detail;
   cudaStream_t s = nullptr;
   ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
   gc::GpuCholesky chol(s);
-  std::printf("%7s | %12s | %12s | %s\n", "n", "pair ms", "us / block", "max |x - x0| / |x0|");
+  cublasHandle_t blas = nullptr;
+  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(blas, s) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "cublas\n");
+    std::exit(2);
+  }
+  ck(gemflow::cuda::allow_dynamic_smem(d::trsv_invert_diag_kernel, d::trsv_invert_smem_bytes()), "smem");
+  ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes()), "smem");
+  ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<true>, d::trsv_smem_bytes()), "smem");
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  ck(cudaEventCreate(&e0), "event");
+  ck(cudaEventCreate(&e1), "event");
+  const auto median_ms = [&](const auto& prepare, const auto& run, const auto& after) {
+    std::vector<float> ms;
+    for (int rep = 0; rep < 21; ++rep) {
+      prepare();
+      ck(cudaEventRecord(e0, s), "record");
+      run();
+      ck(cudaEventRecord(e1, s), "record");
+      ck(cudaEventSynchronize(e1), "sync");
+      float t = 0;
+      ck(cudaEventElapsedTime(&t, e0, e1), "elapsed");
+      ms.push_back(t);
+      after();
+    }
+    std::sort(ms.begin(), ms.end());
+    return static_cast<double>(ms[ms.size() / 2]);
+  };
+  std::printf("%7s | %10s | %10s | %10s | %10s | %s\n", "n", "invert ms", "pair ms", "us / block", "vs DTRSV",
+              "max |x - x0| / |x0|");
   for (const long long n : sizes) {
     const long long nblk = (n + d::kTrsvB - 1) / d::kTrsvB;
+    const long long ld = (n + 3) / 4 * 4;
     float *l = nullptr, *inv = nullptr, *x = nullptr, *b = nullptr;
+    double *l64 = nullptr, *x64 = nullptr;
     unsigned* tickets = nullptr;
     unsigned long long* pub = nullptr;
-    ck(cudaMalloc(&l, sizeof(float) * n * n), "cudaMalloc");
+    ck(cudaMalloc(&l, sizeof(float) * ld * n), "cudaMalloc");
+    ck(cudaMalloc(&l64, sizeof(double) * ld * n), "cudaMalloc");
+    ck(cudaMalloc(&x64, sizeof(double) * n), "cudaMalloc");
     ck(cudaMalloc(&inv, sizeof(float) * nblk * d::kTrsvB * d::kTrsvB), "cudaMalloc");
     ck(cudaMalloc(&x, sizeof(float) * n), "cudaMalloc");
     ck(cudaMalloc(&b, sizeof(float) * n), "cudaMalloc");
     ck(cudaMalloc(&tickets, sizeof(unsigned) * 2), "cudaMalloc");
     ck(cudaMalloc(&pub, sizeof(unsigned long long) * n), "cudaMalloc");
-    gc::fill_random_symmetric(l, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 7, s);
+    gc::fill_random_symmetric(l, n, ld, 1.3 * std::sqrt(static_cast<double>(n)), 7, s);
+    std::vector<float> hb(static_cast<std::size_t>(n));
     {  // b: uniform(−1, 1)
-      std::vector<float> hb(static_cast<std::size_t>(n));
       std::uint64_t z = 8;
       for (auto& v : hb) {
         z = z * 6364136223846793005ull + 1442695040888963407ull;
@@ -377,55 +433,111 @@ void trsv_timeline(const std::vector<long long>& sizes) {
     }
     gc::CholeskyOptions o;
     o.algo = gc::CholeskyAlgo::lookahead;
-    if (!chol.factor(l, n, n, o).ok()) {
+    if (!chol.factor(l, n, ld, o).ok()) {
       std::printf("%7lld | factor failed\n", n);
       continue;
     }
-    ck(gemflow::cuda::allow_dynamic_smem(d::trsv_invert_diag_kernel, d::trsv_invert_smem_bytes()), "smem");
-    ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes()), "smem");
-    ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<true>, d::trsv_smem_bytes()), "smem");
-    d::trsv_invert_diag_kernel<<<unsigned(nblk), d::kTrsvB, d::trsv_invert_smem_bytes(), s>>>(l, n, n, inv);
-    const auto pair = [&]() {
-      ck(cudaMemcpyAsync(x, b, sizeof(float) * n, cudaMemcpyDeviceToDevice, s), "copy");
+    // the fp64 reference: cuBLAS DTRSV twice on the same L, widened
+    std::vector<double> ref(static_cast<std::size_t>(n));
+    {
+      widen_kernel<<<1024, 256, 0, s>>>(l, l64, ld * n);
+      std::vector<double> hb64(hb.begin(), hb.end());
+      ck(cudaMemcpyAsync(x64, hb64.data(), sizeof(double) * n, cudaMemcpyHostToDevice, s), "copy");
+      if (cublasDtrsv(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, int(n), l64, int(ld), x64, 1) !=
+              CUBLAS_STATUS_SUCCESS ||
+          cublasDtrsv(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, int(n), l64, int(ld), x64, 1) !=
+              CUBLAS_STATUS_SUCCESS) {
+        std::fprintf(stderr, "dtrsv\n");
+        std::exit(2);
+      }
+      ck(cudaMemcpyAsync(ref.data(), x64, sizeof(double) * n, cudaMemcpyDeviceToHost, s), "copy");
+      ck(cudaStreamSynchronize(s), "reference");
+    }
+    double refmax = 0;
+    for (double v : ref) refmax = std::max(refmax, std::fabs(v));
+    const auto invert = [&]() {
+      d::trsv_invert_diag_kernel<<<unsigned(nblk), d::kTrsvB, d::trsv_invert_smem_bytes(), s>>>(l, ld, n, inv);
+    };
+    const double inv_ms = median_ms([] {}, invert, [] {});
+    const auto reset = [&]() { ck(cudaMemcpyAsync(x, b, sizeof(float) * n, cudaMemcpyDeviceToDevice, s), "copy"); };
+    const auto zero_flags = [&]() {  // part of the pair, as in solve_mixed
       ck(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s), "memset");
       ck(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * n, s), "memset");
-      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, n, n, inv, x, tickets,
-                                                                                          pub, 1u);
-      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, n, n, inv, x, tickets + 1,
-                                                                                         pub, 2u);
     };
+    const auto pair = [&]() {
+      zero_flags();
+      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, ld, n, inv, x, tickets,
+                                                                                          pub, 1u);
+      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, ld, n, inv, x,
+                                                                                         tickets + 1, pub, 2u);
+    };
+    reset();
     pair();
-    ck(cudaStreamSynchronize(s), "warm-up");
+    ck(cudaStreamSynchronize(s), "first pair");  // s is non-blocking: cudaMemcpy would not wait for it
     std::vector<float> x0(static_cast<std::size_t>(n)), xr(x0.size());
     ck(cudaMemcpy(x0.data(), x, sizeof(float) * n, cudaMemcpyDeviceToHost), "copy");
-    cudaEvent_t e0 = nullptr, e1 = nullptr;
-    ck(cudaEventCreate(&e0), "event");
-    ck(cudaEventCreate(&e1), "event");
-    std::vector<float> ms;
-    double worst = 0, x0max = 0;
-    for (float v : x0) x0max = std::max(x0max, static_cast<double>(std::fabs(v)));
-    for (int rep = 0; rep < 21; ++rep) {
-      ck(cudaMemcpyAsync(x, b, sizeof(float) * n, cudaMemcpyDeviceToDevice, s), "copy");
-      ck(cudaEventRecord(e0, s), "record");
-      pair();  // copies x again inside: the same work as solve_mixed
-      ck(cudaEventRecord(e1, s), "record");
-      ck(cudaEventSynchronize(e1), "sync");
-      float t = 0;
-      ck(cudaEventElapsedTime(&t, e0, e1), "elapsed");
-      ms.push_back(t);
+    double err = 0, x0max = 0, worst = 0;
+    for (std::size_t i = 0; i < x0.size(); ++i) {
+      err = std::max(err, std::fabs(double(x0[i]) - ref[i]) / refmax);
+      x0max = std::max(x0max, static_cast<double>(std::fabs(x0[i])));
+    }
+    const double pair_ms = median_ms(reset, pair, [&] {
       ck(cudaMemcpy(xr.data(), x, sizeof(float) * n, cudaMemcpyDeviceToHost), "copy");
       for (std::size_t i = 0; i < xr.size(); ++i)
         worst = std::max(worst, static_cast<double>(std::fabs(xr[i] - x0[i])) / std::max(x0max, 1e-300));
+    });
+    std::printf("%7lld | %10.3f | %10.3f | %10.2f | %10.2e | %.2e\n", n, inv_ms, pair_ms,
+                1e3 * pair_ms / (2.0 * nblk), err, worst);
+    {  // one traced pair: the chain step split (µs, mean over positions 2 …)
+      unsigned long long* tb = nullptr;
+      ck(cudaMalloc(&tb, sizeof(unsigned long long) * 2 * nblk * kTrsvSlots), "cudaMalloc");
+      ck(cudaMemsetAsync(tb, 0, sizeof(unsigned long long) * 2 * nblk * kTrsvSlots, s), "memset");
+      reset();
+      zero_flags();
+      unsigned long long* p0 = tb;
+      unsigned long long* p1 = tb + nblk * kTrsvSlots;
+      unsigned long long* none = nullptr;
+      ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p0, sizeof(p0), 0, cudaMemcpyHostToDevice, s), "symbol");
+      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, ld, n, inv, x, tickets,
+                                                                                          pub, 1u);
+      ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p1, sizeof(p1), 0, cudaMemcpyHostToDevice, s), "symbol");
+      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, ld, n, inv, x,
+                                                                                         tickets + 1, pub, 2u);
+      ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &none, sizeof(none), 0, cudaMemcpyHostToDevice, s), "symbol");
+      std::vector<unsigned long long> h(static_cast<std::size_t>(2 * nblk * kTrsvSlots));
+      ck(cudaMemcpyAsync(h.data(), tb, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost, s), "copy");
+      ck(cudaStreamSynchronize(s), "trace");
+      (void)cudaFree(tb);
+      for (int dir = 0; dir < 2; ++dir) {
+        const auto at = [&](long long p, int slot) {
+          return static_cast<double>(h[static_cast<std::size_t>((dir * nblk + p) * kTrsvSlots + slot)]);
+        };
+        double hand = 0, sums = 0, gemv = 0, pubd = 0, early = 0;
+        long long cnt = 0, late = 0;
+        for (long long p = 2; p < nblk; ++p, ++cnt) {
+          hand += at(p, 0) - at(p - 1, 3);
+          sums += at(p, 1) - at(p, 0);
+          gemv += at(p, 2) - at(p, 1);
+          pubd += at(p, 3) - at(p, 2);
+          early += at(p - 1, 3) - at(p, 4);
+          late += at(p, 4) > at(p - 1, 3);
+        }
+        if (cnt == 0) continue;
+        std::printf("        | %-10s step %.2f us: values seen %.2f, sums %.2f, inverse %.2f, publish %.2f; "
+                    "waiting from %.2f us before the publish, %lld of %lld later\n",
+                    dir ? "transposed" : "forward", 1e-3 * (at(nblk - 1, 3) - at(1, 3)) / double(nblk - 2),
+                    1e-3 * hand / cnt, 1e-3 * sums / cnt, 1e-3 * gemv / cnt, 1e-3 * pubd / cnt, 1e-3 * early / cnt,
+                    late, cnt);
+      }
     }
-    std::sort(ms.begin(), ms.end());
-    std::printf("%7lld | %12.3f | %12.2f | %.2e\n", n, ms[ms.size() / 2], 1e3 * ms[ms.size() / 2] / (2.0 * nblk),
-                worst);
-    (void)cudaEventDestroy(e0);
-    (void)cudaEventDestroy(e1);
     for (void* p : {static_cast<void*>(l), static_cast<void*>(inv), static_cast<void*>(x), static_cast<void*>(b),
-                    static_cast<void*>(tickets), static_cast<void*>(pub)})
+                    static_cast<void*>(tickets), static_cast<void*>(pub), static_cast<void*>(l64),
+                    static_cast<void*>(x64)})
       (void)cudaFree(p);
   }
+  (void)cudaEventDestroy(e0);
+  (void)cudaEventDestroy(e1);
+  (void)cublasDestroy(blas);
   (void)cudaStreamDestroy(s);
 }
 
@@ -460,7 +572,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (trsv) {
-      trsv_timeline({4096, 8192, 16384, 32768});
+      trsv_timeline({2003, 4096, 8192, 16383, 16384, 32768});
       return 0;
     }
     if (tiled) {

@@ -1029,6 +1029,54 @@ TEST_F(GpuCholeskyTest, PivotedMatchesCpuDpstf2Steps) {
   EXPECT_TRUE(g.rank_deficient);
 }
 
+// The mixed solve's one-right-hand-side triangular solves (trsv_kernels.cuh) against fp64
+// substitution with the same fp32 L: every block-row layout (one partial block, exact blocks,
+// one row more, many blocks so that later CTAs wait on earlier ones), leading dimensions that
+// take the 16-byte and the 4-byte column loads, garbage in the padding rows. κ(A) ≤ 9, so κ(L)
+// ≤ 3; the error bound is 64·u32·κ(A) whatever n (the fp32 sums have 32 terms at most, all
+// others are fp64); measured errors are about 2e-7. The pair is also deterministic.
+TEST_F(GpuCholeskyTest, TriangularSolvePairMatchesFp64Substitution) {
+  for (std::int64_t n : {1, 2, 17, 127, 128, 129, 1000, 2049, 5000}) {
+    for (std::int64_t ldl : {n, n + 1, (n + 3) / 4 * 4 + 4}) {
+      const std::string ctx = "n=" + std::to_string(n) + " ldl=" + std::to_string(ldl);
+      const auto a = random_spd(n, 0.5);
+      std::vector<float> l32(a.begin(), a.end());
+      ASSERT_EQ(lapack_potrf(l32, n), 0) << ctx;
+      std::vector<float> lp(static_cast<std::size_t>(ldl * n), std::numeric_limits<float>::quiet_NaN());
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < n; ++i) lp[i + j * ldl] = i >= j ? l32[i + j * n] : 7.0f;  // upper: not read
+      const auto bd = random_normal(static_cast<std::size_t>(n));
+      std::vector<float> b(bd.begin(), bd.end());
+      // reference: L z = b, Lᵀ x = z in fp64 with the fp32 entries
+      std::vector<double> ref(b.begin(), b.end());
+      for (std::int64_t j = 0; j < n; ++j) {
+        ref[j] /= l32[j + j * n];
+        for (std::int64_t i = j + 1; i < n; ++i) ref[i] -= double(l32[i + j * n]) * ref[j];
+      }
+      for (std::int64_t j = n - 1; j >= 0; --j) {
+        double v = ref[j];
+        for (std::int64_t i = j + 1; i < n; ++i) v -= double(l32[i + j * n]) * ref[i];
+        ref[j] = v / l32[j + j * n];
+      }
+      Dev<float> ld(lp.size()), xd(b.size());
+      ld.put(lp);
+      xd.put(b);
+      gc::triangular_solve_pair(ld.p, ldl, n, xd.p, nullptr);
+      const auto x = xd.get();
+      double err = 0, xmax = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        err = std::max(err, std::abs(double(x[i]) - ref[i]));
+        xmax = std::max(xmax, std::abs(ref[i]));
+      }
+      ASSERT_TRUE(std::isfinite(err)) << ctx;
+      EXPECT_LE(err, 64.0 * 0x1p-24 * 9.0 * xmax) << ctx;
+      xd.put(b);
+      gc::triangular_solve_pair(ld.p, ldl, n, xd.p, nullptr);
+      EXPECT_EQ(xd.get(), x) << ctx << ": a second solve differs (a race)";
+    }
+  }
+}
+
 TEST_F(GpuCholeskyTest, MixedSolveReachesFp64BackwardError) {
   gc::GpuCholesky chol(nullptr);
   for (auto mode : {Fp32Mode::tf32x3, Fp32Mode::exact, Fp32Mode::tf32, Fp32Mode::fp16, Fp32Mode::fp16x3}) {

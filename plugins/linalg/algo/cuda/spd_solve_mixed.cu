@@ -58,13 +58,13 @@ class DeviceBuffer {
 constexpr int kNormTile = 128;  // demote_norm_kernel: rows and columns per block
 
 /// One pass over the lower triangle of A, one 128×128 tile per block (128 threads over rows × 2
-/// over columns): as (ld n) = fp32(A) on and below the diagonal (e ≠ nullptr: fp32(S·A·S), S =
+/// over columns): as (ld ldas) = fp32(A) on and below the diagonal (e ≠ nullptr: fp32(S·A·S), S =
 /// diag(2^e), the FP16 modes' equilibration), `overflow` counts finite entries of as beyond the
 /// fp32 range, and partial absolute row sums of the symmetric A (unscaled), deterministic (no
 /// atomics): rowpart[by·n + i] = Σ |a_ij| over the tile's j ≤ i, colpart[bx·n + j] = Σ |a_ij| over
 /// the tile's i > j (the upper half of row j, by symmetry); zero where a tile has none.
 __global__ void __launch_bounds__(256) demote_norm_kernel(const double* a, std::int64_t lda, std::int64_t n, float* as,
-                                                          const int* e, int* overflow, double* rowpart,
+                                                          std::int64_t ldas, const int* e, int* overflow, double* rowpart,
                                                           double* colpart) {
   __shared__ double s_col[4][kNormTile];
   __shared__ double s_row[kNormTile];
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(256) demote_norm_kernel(const double* a, std::
       v = a[i + j * lda];
       const double sv = e ? ldexp(v, e[i] + e[j]) : v;
       big += fabs(sv) > static_cast<double>(FLT_MAX) && isfinite(sv);
-      as[i + j * n] = static_cast<float>(sv);
+      as[i + j * ldas] = static_cast<float>(sv);
     }
     row += fabs(v);
     double c = j < i ? fabs(v) : 0.0;
@@ -258,7 +258,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   auto& ctx = *impl_;
   const cudaStream_t s = ctx.stream;
   const std::size_t nn = static_cast<std::size_t>(n), nr = static_cast<std::size_t>(nrhs);
-  const std::size_t as_b = align_up(sizeof(float) * nn * nn), xs_b = align_up(sizeof(float) * nn * nr),
+  // the fp32 copy's leading dimension, a multiple of 4: the transposed triangular solve reads its
+  // columns 16 bytes at a time
+  const std::int64_t ldas = (n + 3) / 4 * 4;
+  const std::size_t as_b = align_up(sizeof(float) * std::size_t(ldas) * nn), xs_b = align_up(sizeof(float) * nn * nr),
                     r_b = align_up(sizeof(double) * nn * nr), v_b = align_up(sizeof(double) * std::max(nn, 2 * nr));
   const std::size_t parts = (nn + kNormTile - 1) / kNormTile, p_b = align_up(sizeof(double) * parts * nn);
   // one right-hand side: our triangular solves (inverted diagonal blocks, tickets, tagged values)
@@ -291,8 +294,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     equilibrate_exponents_kernel<double><<<unsigned((n + 255) / 256), 256, 0, s>>>(a, lda, n, exps);
     GF_CUDA_CHECK_LAUNCH();
   }
-  demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, exps,
-                                                                                          overflow, rowpart, colpart);
+  demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, ldas,
+                                                                                          exps, overflow, rowpart,
+                                                                                          colpart);
   GF_CUDA_CHECK_LAUNCH();
   sum_parts_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(rowpart, colpart, n, std::int64_t(parts), vec);
   GF_CUDA_CHECK_LAUNCH();
@@ -314,10 +318,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     fo.fp32_mode = mode;
     fo.panel = options.factor_panel;
     res.factor_mode = mode;
-    res.fp32_status = factor_impl<float>(ctx, as, n, n, fo, /*equilibrated=*/scaled, /*scan=*/false);
+    res.fp32_status = factor_impl<float>(ctx, as, n, ldas, fo, /*equilibrated=*/scaled, /*scan=*/false);
     if (res.fp32_status.ok() && nrhs == 1) {  // the inverted diagonal blocks of the triangular solves
       GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
-      trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, n, n, inv);
+      trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, ldas, n, inv);
       GF_CUDA_CHECK_LAUNCH();
     }
     return res.fp32_status.ok();
@@ -328,8 +332,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const Fp32Mode escalated_mode = options.factor_mode == Fp32Mode::fp16 ? Fp32Mode::fp16x3 : Fp32Mode::tf32x3;
   const auto escalate_factor = [&]() {  // a three-product factor of A in place of the one-product one
     res.escalated = true;
-    demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, exps,
-                                                                                            overflow, rowpart, colpart);
+    demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, ldas,
+                                                                                            exps, overflow, rowpart,
+                                                                                            colpart);
     GF_CUDA_CHECK_LAUNCH();
     return factor32(escalated_mode);
   };
@@ -374,9 +379,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const auto trsv_pair = [&]() {
     GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
     GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * nn, s));  // no word tagged 1 or 2
-    trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, tickets, pub, 1u);
+    trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, ldas, n, inv, xs, tickets, pub, 1u);
     GF_CUDA_CHECK_LAUNCH();
-    trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, n, n, inv, xs, tickets + 1, pub, 2u);
+    trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, ldas, n, inv, xs, tickets + 1, pub, 2u);
     GF_CUDA_CHECK_LAUNCH();
   };
   // L·Lᵀ·d = xs in place for the first `cols` columns of xs: one right-hand side, our solves; more,
@@ -388,9 +393,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     }
     const float one = 1.0f;
     GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                              int(n), int(cols), &one, as, int(n), xs, int(n)));
+                              int(n), int(cols), &one, as, int(ldas), xs, int(n)));
     GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
-                              int(n), int(cols), &one, as, int(n), xs, int(n)));
+                              int(n), int(cols), &one, as, int(ldas), xs, int(n)));
   };
   // M⁻¹ with the fp32 factor, one column: z = S·(S·A·S)⁻¹·S·v (xs's first column as scratch)
   const std::function<void(const double*, double*)> solve32_col = [&](const double* v, double* z) {
@@ -508,6 +513,34 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   if (!std::isfinite(eta)) res.status.non_finite = true;
   res.backward_error.push_back(eta);
   return res;
+}
+
+// for tests (cholesky_cuda.hpp): the kernels of solve_mixed's one-right-hand-side solves
+void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, float* x, Stream stream) {
+  using namespace detail;
+  if (n <= 0) return;
+  const auto s = static_cast<cudaStream_t>(stream);
+  const std::int64_t nblk = (n + kTrsvB - 1) / kTrsvB;
+  const std::size_t inv_b = sizeof(float) * std::size_t(nblk) * kTrsvB * kTrsvB;
+  const std::size_t bytes = inv_b + 256 + sizeof(unsigned long long) * std::size_t(n);
+  void* buf = nullptr;
+  GF_CUDA_TRY(cudaMallocAsync(&buf, bytes, s));
+  auto* inv = static_cast<float*>(buf);
+  auto* tickets = reinterpret_cast<unsigned*>(static_cast<char*>(buf) + inv_b);
+  auto* pub = reinterpret_cast<unsigned long long*>(static_cast<char*>(buf) + inv_b + 256);
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes()));
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes()));
+  trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(l, ldl, n, inv);
+  GF_CUDA_CHECK_LAUNCH();
+  GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
+  GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * std::size_t(n), s));
+  trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(l, ldl, n, inv, x, tickets, pub, 1u);
+  GF_CUDA_CHECK_LAUNCH();
+  trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(l, ldl, n, inv, x, tickets + 1, pub, 2u);
+  GF_CUDA_CHECK_LAUNCH();
+  GF_CUDA_TRY(cudaFreeAsync(buf, s));
+  GF_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
 }  // namespace gemflow::linalg::cuda

@@ -30,4 +30,21 @@ __device__ __forceinline__ void st_release(int* p, int v) {
   st_release(reinterpret_cast<unsigned*>(p), static_cast<unsigned>(v));
 }
 
+/// Asynchronous copies global → shared (sm_80+): src_bytes < size zero-fills the rest (0: no
+/// read). 16 bytes by .cg (L2 only: other CTAs' results are never read from a stale L1 line);
+/// 4 bytes by .ca (the only mode for that size: for data no CTA of the launch writes).
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async4(void* dst, const void* src, int src_bytes) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
 }  // namespace gemflow::linalg::cuda::detail

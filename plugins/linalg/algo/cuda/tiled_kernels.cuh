@@ -76,16 +76,6 @@ constexpr int kAsyncLd = kTileNb + 4;
 static_assert(kTileNb / kAsyncKc >= kAsyncStages - 1, "the prologue stays in K tile 0");
 static_assert(kAsyncLd % 2 == 0 && (kAsyncKc * kTileNb / 2) % kTileThreads == 0, "cp.async layout");
 
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-
 /// kHalf update pipeline (fp32 data, 1×FP16): the operands are the fp16 copies of the solved
 /// tiles, packed one 64×64 row-major tile after another in column-major tile order (`hl`, 8 KiB a
 /// tile, written by the solves), and each K tile (64 columns of both operands) goes through one of

@@ -12,8 +12,10 @@
 // Values are published as tagged 64-bit words (the value and the solve's epoch in one store), so
 // a reader polls the data itself: no flag, no fence (a published-blocks counter with release /
 // acquire cost 5.5 µs per block at n = 16k, the tagged words 3.9 µs; H200, docs/performance.md).
-// Sums in fp64 (the transposed solve: per-thread partial sums in fp32), inverse in fp64 rounded
-// to fp32.
+// Each tile row's 32 products are summed in fp32, everything else in fp64; the inverse is
+// computed in fp64 and rounded to fp32. Thirteenth session: 4.0 → 2.0 µs per block step (the
+// pair at 16k 1.02 → 0.51 ms) by no fp32→fp64 conversion per product, the tiles next to the
+// diagonal copied at the start, two far tiles at a time and the inverse in registers.
 // Sources: Liu, Li, Hou & Vinter, "A synchronization-free algorithm for parallel sparse triangular
 // solves", Euro-Par 2016 (the synchronisation-free scheme, here for dense blocks and with the
 // value itself as the flag); TRSV through
@@ -23,44 +25,69 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "sync.cuh"
+
+// Timeline hook (linalg_bench_cholesky_timeline --trsv defines it): TRACE(pos, slot) by thread 0
+// of the CTA at solve position pos.
+#ifndef GF_TRSV_TRACE
+#define GF_TRSV_TRACE(pos, slot) ((void)0)
+#endif
+
 namespace gemflow::linalg::cuda::detail {
 
 constexpr int kTrsvB = 128;                 ///< rows per block
 constexpr int kTrsvGroups = 4;              ///< column groups of a block (threads = kTrsvB·groups)
 constexpr int kTrsvThreads = kTrsvB * kTrsvGroups;
 constexpr int kTrsvCols = kTrsvB / kTrsvGroups;  ///< columns of a tile per thread
-constexpr int kTrsvInvLd = kTrsvB + 1;      ///< shared row stride of the inverse (conflict-free both ways)
 
-constexpr std::size_t trsv_smem_bytes() {
-  return sizeof(float) * kTrsvB * kTrsvInvLd + sizeof(double) * (kTrsvGroups + 1) * kTrsvB + 16;
+constexpr int kTrsvAhead = 2;  ///< tiles next to the diagonal copied to shared memory at the start
+/// Dynamic shared memory of trsv_kernel: kTrsvAhead tiles of kTrsvCols floats per thread.
+constexpr std::size_t trsv_smem_bytes() { return sizeof(float) * kTrsvAhead * kTrsvCols * kTrsvThreads; }
+/// Dynamic shared memory of trsv_invert_diag_kernel: the block's lower triangle packed and the
+/// inverse, both fp64.
+constexpr std::size_t trsv_invert_smem_bytes() {
+  return sizeof(double) * (kTrsvB * (kTrsvB + 1) / 2 + kTrsvB * kTrsvB);
 }
-constexpr std::size_t trsv_invert_smem_bytes() { return sizeof(float) * 2 * kTrsvB * kTrsvInvLd; }
 
 /// inv (nblk blocks of kTrsvB² floats, column-major, ld kTrsvB) = the inverses of the diagonal
 /// blocks of L (n×n, ld ldl); the last block is padded with the identity. One CTA of kTrsvB
-/// threads per block; thread c computes column c by forward substitution in fp64.
+/// threads per block; thread c computes column c by forward substitution in fp64, the block and
+/// the inverse held in fp64 (no fp32→fp64 conversion per product: a quarter of the DFMA rate on
+/// sm_90) and each sum in four chains. Rounded to fp32 at the store.
 __global__ void __launch_bounds__(kTrsvB) trsv_invert_diag_kernel(const float* l, std::int64_t ldl, std::int64_t n,
                                                                    float* inv) {
-  extern __shared__ float trsv_inv_smem[];
-  float* ls = trsv_inv_smem;                     // L_bb(r, k) at r·kTrsvInvLd + k
-  float* xs = trsv_inv_smem + kTrsvB * kTrsvInvLd;  // X(k, c) at k·kTrsvInvLd + c
+  extern __shared__ double trsv_inv_smem[];
+  double* ls = trsv_inv_smem;                              // L_bb(r, k), k ≤ r, at r(r+1)/2 + k
+  double* xs = trsv_inv_smem + kTrsvB * (kTrsvB + 1) / 2;  // X(k, c) at k·kTrsvB + c
   const int c = threadIdx.x;
   const std::int64_t r0 = std::int64_t(blockIdx.x) * kTrsvB;
   const int rows = static_cast<int>(n - r0 < kTrsvB ? n - r0 : kTrsvB);
-  for (int k = 0; k < kTrsvB; ++k) {  // column k of the block: coalesced over c (rows)
-    const int r = c;
-    float v = r == k ? 1.0f : 0.0f;
-    if (r < rows && k < rows && r >= k) v = l[(r0 + r) + (r0 + k) * ldl];
-    ls[r * kTrsvInvLd + k] = v;
+  for (int k = 0; k <= c; ++k) {  // row c of the block (thread c)
+    double v = c == k ? 1.0 : 0.0;
+    if (c < rows && k < rows) v = l[(r0 + c) + (r0 + k) * ldl];
+    ls[c * (c + 1) / 2 + k] = v;
   }
   __syncthreads();
+  float* out = inv + std::int64_t(blockIdx.x) * kTrsvB * kTrsvB + std::int64_t(c) * kTrsvB;
   for (int r = 0; r < kTrsvB; ++r) {
-    double s = r == c ? 1.0 : 0.0;
-    if (r > c)
-      for (int k = c; k < r; ++k) s -= static_cast<double>(ls[r * kTrsvInvLd + k]) * xs[k * kTrsvInvLd + c];
-    const float x = r < c ? 0.0f : static_cast<float>(s / static_cast<double>(ls[r * kTrsvInvLd + r]));
-    xs[r * kTrsvInvLd + c] = x;
-    inv[std::int64_t(blockIdx.x) * kTrsvB * kTrsvB + r + std::int64_t(c) * kTrsvB] = x;
+    const double* lr = ls + r * (r + 1) / 2;
+    double x = 0.0;
+    if (r >= c) {
+      // X(r, c) = (δ_rc − Σ_{c ≤ k < r} L(r, k)·X(k, c)) / L(r, r); reads of xs along the
+      // diagonal band k = c + j are conflict-free (row stride kTrsvB, 16 doubles a wavefront)
+      double s[4] = {r == c ? 1.0 : 0.0, 0.0, 0.0, 0.0};
+      int k = c;
+      for (; k + 3 < r; k += 4) {
+        s[0] -= lr[k] * xs[k * kTrsvB + c];
+        s[1] -= lr[k + 1] * xs[(k + 1) * kTrsvB + c];
+        s[2] -= lr[k + 2] * xs[(k + 2) * kTrsvB + c];
+        s[3] -= lr[k + 3] * xs[(k + 3) * kTrsvB + c];
+      }
+      for (; k < r; ++k) s[0] -= lr[k] * xs[k * kTrsvB + c];
+      x = ((s[0] + s[1]) + (s[2] + s[3])) / lr[r];
+    }
+    xs[r * kTrsvB + c] = x;
+    out[r] = static_cast<float>(x);
   }
 }
 
@@ -88,25 +115,34 @@ __device__ __forceinline__ float read_tagged(const unsigned long long* p, unsign
 constexpr unsigned kTrsvFarSleepNs = 256;
 
 /// Solves L y = b (transpose = false) or Lᵀ y = b (true) in place in x (n floats), L lower (ld ldl)
-/// with its inverted diagonal blocks inv. Grid: nblk = ⌈n / kTrsvB⌉ CTAs of kTrsvThreads,
-/// trsv_smem_bytes() dynamic shared memory; *ticket must be 0 at launch, and pub (n words) must
-/// hold no word tagged `epoch` (the forward and the transposed solve of a pair take different
-/// epochs; zero pub before each pair).
+/// with its inverted diagonal blocks inv. Grid: nblk = ⌈n / kTrsvB⌉ CTAs of kTrsvThreads; *ticket
+/// must be 0 at launch, and pub (n words) must hold no word tagged `epoch` (the forward and the
+/// transposed solve of a pair take different epochs; zero pub before each pair); trsv_smem_bytes()
+/// of dynamic shared memory.
 ///
-/// CTA for block b (in solve order p = 0, 1, …): takes the tiles of the blocks before it in solve
-/// order one by one, each as soon as that block's values are published (tagged words in pub: one
-/// word per lane, shared across the warp by shuffles in the forward solve), the tile's loads in
-/// flight during the wait; then z = b_b − the sums, y_b = L_bb⁻¹·z, published by its 128 tagged
-/// stores. Between one block's values and the next only that wait, the last tile's products, two
-/// reductions and the GEMV with L_bb⁻¹ lie on the critical path: no flag with a fence.
+/// CTA for block b (in solve order p = 0, 1, …): thread (i, g), i < kTrsvB, g < kTrsvGroups, owns
+/// entry i of the block and the 32 indices g·32 … g·32 + 31 of every earlier block j in solve
+/// order: forward, row i of L_bj against y_j's slice; transposed, column r0 + i of L at rows
+/// jB + g·32 … (128 contiguous bytes, 16 at a time when ldl % 4 = 0) against x_j's slice.
+/// - Tiles far from the diagonal: loaded into registers two at a time, both slices' words polled
+///   together (a CTA that starts behind catches up at twice the rate).
+/// - The kTrsvAhead tiles next to the diagonal (the ones the chain waits for): copied to shared
+///   memory by cp.async at the start. When a block's values are published every later CTA loads
+///   its tile against them at once, and the next CTA's tile used to wait its turn for bandwidth.
+/// - Each warp polls its slice's 32 tagged words, shares them through its own 32 floats of shared
+///   memory (no CTA barrier) and sums its 32 products in fp32 (four chains) into an fp64 sum.
+/// - Then z = b_b − Σ (the 4 groups summed in fp64, each warp for its own slice) and
+///   y_b = L_bb⁻¹·z, the inverse's 32 entries per thread loaded into registers once the far tiles
+///   are done: two CTA barriers between one block's values and the next.
+/// No fp32→fp64 conversion per product: they run at a quarter of the DFMA rate on sm_90 and were a
+/// third of the first version's chain step.
 template <bool kTranspose>
 __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std::int64_t ldl, std::int64_t n,
                                                             const float* inv, float* x, unsigned* ticket,
                                                             unsigned long long* pub, unsigned epoch) {
-  extern __shared__ __align__(16) unsigned char trsv_smem_raw[];
-  float* inv_s = reinterpret_cast<float*>(trsv_smem_raw);  // (r, c) at c·kTrsvInvLd + r
-  double* red = reinterpret_cast<double*>(inv_s + kTrsvB * kTrsvInvLd);  // kTrsvGroups × kTrsvB
-  double* z = red + kTrsvGroups * kTrsvB;                                 // kTrsvB
+  extern __shared__ __align__(16) float4 trsv_tiles[];          // [(slot·8 + q)·threads + t]
+  __shared__ double red[2][kTrsvGroups * kTrsvB];             // the groups' sums, then the inverse's
+  __shared__ __align__(16) float slice[kTrsvThreads / 32][64];  // per warp: y_j's slice(s), then z's
   __shared__ int s_pos;
   const int t = threadIdx.x;
   const int nblk = static_cast<int>((n + kTrsvB - 1) / kTrsvB);
@@ -116,93 +152,176 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   const int b = kTranspose ? nblk - 1 - pos : pos;  // its block row
   const std::int64_t r0 = std::int64_t(b) * kTrsvB;
   const int rows = static_cast<int>(n - r0 < kTrsvB ? n - r0 : kTrsvB);
-  const int r = t % kTrsvB, g = t / kTrsvB, lane = t % 32;
-  // tile p' (p' < pos in solve order) is block j = p' (forward) or nblk − 1 − p' (transpose):
-  // forward: row r0 + r of L against columns jB + g·C … of y_j; transpose: row jB + r of L against
-  // columns r0 + g·C … (its transpose's row), times the single y_j(r)
+  const int i = t % kTrsvB, g = t / kTrsvB, lane = t % 32;
+  float* ws = slice[t / 32];
+  const bool mine = i < rows;
+  // vector loads along a column of L need 16-byte alignment of every column start
+  const bool vec = (ldl % 4 == 0) && (reinterpret_cast<std::uintptr_t>(l) % 16 == 0);
   const auto block_of = [&](int pp) { return kTranspose ? nblk - 1 - pp : pp; };
-  const auto load_tile = [&](int pp, float (&lv)[kTrsvCols]) {
-    bool valid;
-    const float* lp;
+  // this thread's 32 values of tile pp (solve order) into shared-memory slot `slot` by cp.async:
+  // forward L(r0 + i, c0 + k), coalesced over i (c0 + 31 < r0 ≤ n); transposed L(c0 + k, r0 + i),
+  // 32 contiguous floats of column r0 + i (rows ≥ n zero-filled)
+  const auto copy_tile = [&](int pp, int slot) {
+    const std::int64_t c0 = std::int64_t(block_of(pp)) * kTrsvB + g * kTrsvCols;
+    float4* dst = trsv_tiles + slot * (kTrsvCols / 4) * kTrsvThreads + t;
     if constexpr (!kTranspose) {
-      valid = r < rows;
-      lp = l + (r0 + (valid ? r : 0)) + (std::int64_t(pp) * kTrsvB + g * kTrsvCols) * ldl;
+      const float* lp = l + (r0 + (mine ? i : 0)) + c0 * ldl;
+#pragma unroll
+      for (int k = 0; k < kTrsvCols; ++k)
+        cp_async4(reinterpret_cast<float*>(dst + (k / 4) * kTrsvThreads) + k % 4, lp + k * ldl, mine ? 4 : 0);
     } else {
-      const std::int64_t row = std::int64_t(block_of(pp)) * kTrsvB + r;
-      valid = row < n;
-      lp = l + (valid ? row : 0) + (r0 + g * kTrsvCols) * ldl;
+      const float* lp = l + c0 + (r0 + (mine ? i : 0)) * ldl;
+      if (vec && c0 + kTrsvCols <= n) {
+#pragma unroll
+        for (int q = 0; q < kTrsvCols / 4; ++q) cp_async16(dst + q * kTrsvThreads, lp + 4 * q, mine ? 16 : 0);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kTrsvCols; ++k)
+          cp_async4(reinterpret_cast<float*>(dst + (k / 4) * kTrsvThreads) + k % 4, mine && c0 + k < n ? lp + k : lp,
+                    mine && c0 + k < n ? 4 : 0);
+      }
     }
-#pragma unroll
-    for (int c = 0; c < kTrsvCols; ++c)
-      lv[c] = (valid && (!kTranspose || g * kTrsvCols + c < rows)) ? lp[c * ldl] : 0.0f;
   };
-  // forward: four fp64 sums per thread (independent chains: the last tile's 32 products are on the
-  // critical path); transpose: kTrsvCols fp32 partial sums (fp64 would spill)
-  using Acc = std::conditional_t<kTranspose, float, double>;
-  constexpr int kAcc = kTranspose ? kTrsvCols : 4;
-  Acc acc[kAcc];
+  const auto read_slot = [&](int slot, float (&lv)[kTrsvCols]) {  // each thread reads only what it copied
+    const float4* src = trsv_tiles + slot * (kTrsvCols / 4) * kTrsvThreads + t;
 #pragma unroll
-  for (int c = 0; c < kAcc; ++c) acc[c] = 0;
-  const double rhs = (g == 0 && r < rows) ? static_cast<double>(x[r0 + r]) : 0.0;  // before any wait
-  for (int e = t; e < kTrsvB * kTrsvB; e += kTrsvThreads) {  // the inverse, off the critical path
-    const int rr = e % kTrsvB, cc = e / kTrsvB;
-    inv_s[cc * kTrsvInvLd + rr] = inv[std::int64_t(b) * kTrsvB * kTrsvB + e];
+    for (int q = 0; q < kTrsvCols / 4; ++q) {
+      const float4 v = src[q * kTrsvThreads];
+      lv[4 * q] = v.x;
+      lv[4 * q + 1] = v.y;
+      lv[4 * q + 2] = v.z;
+      lv[4 * q + 3] = v.w;
+    }
+  };
+  const auto load_tile = [&](int pp, float (&lv)[kTrsvCols]) {  // the same values, into registers
+    const std::int64_t c0 = std::int64_t(block_of(pp)) * kTrsvB + g * kTrsvCols;
+    if constexpr (!kTranspose) {
+      const float* lp = l + (r0 + (mine ? i : 0)) + c0 * ldl;
+#pragma unroll
+      for (int k = 0; k < kTrsvCols; ++k) lv[k] = mine ? lp[k * ldl] : 0.0f;
+    } else {
+      const float* lp = l + c0 + (r0 + (mine ? i : 0)) * ldl;
+      if (vec && c0 + kTrsvCols <= n) {
+#pragma unroll
+        for (int q = 0; q < kTrsvCols / 4; ++q) {
+          const float4 v = mine ? reinterpret_cast<const float4*>(lp)[q] : make_float4(0, 0, 0, 0);
+          lv[4 * q] = v.x;
+          lv[4 * q + 1] = v.y;
+          lv[4 * q + 2] = v.z;
+          lv[4 * q + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < kTrsvCols; ++k) lv[k] = (mine && c0 + k < n) ? lp[k] : 0.0f;
+      }
+    }
+  };
+  // 32 products of a thread's tile values with a 32-float slice (broadcast) in four fp32 chains
+  const auto dot32 = [&](const float (&lv)[kTrsvCols], const float* ys) {
+    float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int q = 0; q < kTrsvCols / 4; ++q) {
+      const float4 y = reinterpret_cast<const float4*>(ys)[q];
+      s[0] = fmaf(lv[4 * q], y.x, s[0]);
+      s[1] = fmaf(lv[4 * q + 1], y.y, s[1]);
+      s[2] = fmaf(lv[4 * q + 2], y.z, s[2]);
+      s[3] = fmaf(lv[4 * q + 3], y.w, s[3]);
+    }
+    return (s[0] + s[1]) + (s[2] + s[3]);
+  };
+  // the kAhead tiles next to the diagonal (the chain waits for them), copied at the start
+  const int near = pos < kTrsvAhead ? pos : kTrsvAhead;
+  for (int sl = 0; sl < near; ++sl) copy_tile(pos - 1 - sl, sl);
+  cp_async_commit();
+  const int zi = g * kTrsvCols + lane;  // this lane's entry of z's slice
+  const double rhs = zi < rows ? static_cast<double>(x[r0 + zi]) : 0.0;  // before any wait
+  double acc = 0.0;
+  // tile pp's products, its values in cur: wait for the block's values (the warp's slice), sum
+  const auto take = [&](int pp, const float (&cur)[kTrsvCols]) {
+    const unsigned sleep_ns = pos - pp > 2 ? kTrsvFarSleepNs : 0u;
+    const std::int64_t w = std::int64_t(block_of(pp)) * kTrsvB + zi;
+    ws[lane] = w < n ? read_tagged(pub + w, epoch, sleep_ns) : 0.0f;
+    __syncwarp();
+    acc += static_cast<double>(dot32(cur, ws));
+    __syncwarp();  // the slice is read before the next tile's values overwrite it
+  };
+  const int far = pos - near;  // tiles loaded into registers as the CTA gets to them
+  int pp = 0;
+#pragma unroll 1
+  for (; pp + 1 < far; pp += 2) {  // two at a time: twice the loads in flight for a CTA catching up
+    float c0[kTrsvCols], c1[kTrsvCols];
+    load_tile(pp, c0);
+    load_tile(pp + 1, c1);
+    const std::int64_t w0 = std::int64_t(block_of(pp)) * kTrsvB + zi;
+    const std::int64_t w1 = std::int64_t(block_of(pp + 1)) * kTrsvB + zi;
+    unsigned long long a0 = static_cast<unsigned long long>(epoch) << 32, a1 = a0;  // beyond n: 0.0f
+    for (;;) {  // both words in flight at once
+      if (w0 < n) asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(a0) : "l"(pub + w0) : "memory");
+      if (w1 < n) asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(a1) : "l"(pub + w1) : "memory");
+      if (static_cast<unsigned>(a0 >> 32) == epoch && static_cast<unsigned>(a1 >> 32) == epoch) break;
+      __nanosleep(kTrsvFarSleepNs);  // far from its turn: pos − pp > 3
+    }
+    ws[lane] = __uint_as_float(static_cast<unsigned>(a0));
+    ws[32 + lane] = __uint_as_float(static_cast<unsigned>(a1));
+    __syncwarp();
+    acc += static_cast<double>(dot32(c0, ws));
+    acc += static_cast<double>(dot32(c1, ws + 32));
+    __syncwarp();
   }
 #pragma unroll 1
-  for (int pp = 0; pp < pos; ++pp) {
+  for (; pp < far; ++pp) {
     float cur[kTrsvCols];
     load_tile(pp, cur);  // in flight during the wait
-    const unsigned sleep_ns = pos - pp > 2 ? kTrsvFarSleepNs : 0u;
-    const std::int64_t base = std::int64_t(block_of(pp)) * kTrsvB;
-    if constexpr (!kTranspose) {
-      const std::int64_t row = base + g * kTrsvCols + lane;
-      const float v = row < n ? read_tagged(pub + row, epoch, sleep_ns) : 0.0f;
+    take(pp, cur);
+  }
+  // the inverse's entries of this thread, loaded now that the far tiles' registers are free, in
+  // flight during the last waits: forward inv(i, g·32 + k) (coalesced over i), transposed
+  // inv(g·32 + k, i) (32 contiguous floats)
+  float iv[kTrsvCols];
+  {
+    const float* ip = inv + std::int64_t(b) * kTrsvB * kTrsvB;
+    if constexpr (kTranspose) {
 #pragma unroll
-      for (int c = 0; c < kTrsvCols; ++c) acc[c % 4] += static_cast<double>(cur[c]) * __shfl_sync(0xffffffffu, v, c);
+      for (int q = 0; q < kTrsvCols / 4; ++q) {
+        const float4 v = reinterpret_cast<const float4*>(ip + g * kTrsvCols + i * kTrsvB)[q];
+        iv[4 * q] = v.x;
+        iv[4 * q + 1] = v.y;
+        iv[4 * q + 2] = v.z;
+        iv[4 * q + 3] = v.w;
+      }
     } else {
-      const std::int64_t row = base + r;
-      const float v = row < n ? read_tagged(pub + row, epoch, sleep_ns) : 0.0f;
 #pragma unroll
-      for (int c = 0; c < kTrsvCols; ++c) acc[c] = fmaf(cur[c], v, acc[c]);
+      for (int k = 0; k < kTrsvCols; ++k) iv[k] = ip[i + (g * kTrsvCols + k) * kTrsvB];
     }
   }
-  __syncthreads();  // inv_s complete
-  // z = b_b − (the sums): forward, the 4 column groups of row r; transpose, the 128 rows of
-  // column g·C + c (shuffles within each warp, then the 4 warps of the group)
-  if constexpr (!kTranspose) {
-    red[g * kTrsvB + r] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  } else {
-    const int wr = r / 32;
-#pragma unroll
-    for (int c = 0; c < kTrsvCols; ++c) {
-      double v = static_cast<double>(acc[c]);
-      for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-      if (lane == 0) red[wr * kTrsvB + g * kTrsvCols + c] = v;
-    }
+  cp_async_wait<0>();
+#pragma unroll 1
+  for (; pp < pos; ++pp) {  // the tiles next to the diagonal, from shared memory
+    float cur[kTrsvCols];
+    read_slot(pos - 1 - pp, cur);
+    if (t == 0 && pp == pos - 1) GF_TRSV_TRACE(pos, 4);
+    take(pp, cur);
   }
+  if (t == 0) GF_TRSV_TRACE(pos, 0);
+  red[0][g * kTrsvB + i] = acc;
   __syncthreads();
-  if (g == 0) {
-    double s = 0.0;
+  if (t == 0) GF_TRSV_TRACE(pos, 1);
+  // z's slice, by each warp for itself: b − the four groups' sums
+  double z = rhs;
 #pragma unroll
-    for (int q = 0; q < kTrsvGroups; ++q) s += red[q * kTrsvB + r];
-    z[r] = r < rows ? rhs - s : 0.0;
-  }
+  for (int q = 0; q < kTrsvGroups; ++q) z -= red[0][q * kTrsvB + zi];
+  ws[lane] = zi < rows ? static_cast<float>(z) : 0.0f;
+  __syncwarp();
+  red[1][g * kTrsvB + i] = static_cast<double>(dot32(iv, ws));  // group g's part of (L_bb⁻¹ z)(i)
   __syncthreads();
-  // forward y_b(r) = Σ_c inv(r, c)·z(c); transpose x_b(r) = Σ_c inv(c, r)·z(c); c in group g
-  double y[4] = {};  // four independent chains, as above
+  if (t == 0) GF_TRSV_TRACE(pos, 2);
+  if (g == 0 && mine) {
+    double y = 0.0;
 #pragma unroll
-  for (int c = 0; c < kTrsvCols; ++c) {
-    const int cc = g * kTrsvCols + c;
-    y[c % 4] += static_cast<double>(kTranspose ? inv_s[r * kTrsvInvLd + cc] : inv_s[cc * kTrsvInvLd + r]) * z[cc];
-  }
-  red[g * kTrsvB + r] = (y[0] + y[1]) + (y[2] + y[3]);  // red was last read before the barrier above
-  __syncthreads();
-  if (g == 0 && r < rows) {
-    double s = 0.0;
-#pragma unroll
-    for (int q = 0; q < kTrsvGroups; ++q) s += red[q * kTrsvB + r];
-    publish_tagged(pub + r0 + r, static_cast<float>(s), epoch);
-    x[r0 + r] = static_cast<float>(s);
+    for (int q = 0; q < kTrsvGroups; ++q) y += red[1][q * kTrsvB + i];
+    publish_tagged(pub + r0 + i, static_cast<float>(y), epoch);
+    x[r0 + i] = static_cast<float>(y);
+    if (t == 0) GF_TRSV_TRACE(pos, 3);
   }
 }
 
