@@ -383,8 +383,8 @@ void trsv_timeline(const std::vector<long long>& sizes) {
     std::exit(2);
   }
   ck(gemflow::cuda::allow_dynamic_smem(d::trsv_invert_diag_kernel, d::trsv_invert_smem_bytes()), "smem");
-  ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes()), "smem");
-  ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<true>, d::trsv_smem_bytes()), "smem");
+  ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes(false)), "smem");
+  ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<true>, d::trsv_smem_bytes(true)), "smem");
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   ck(cudaEventCreate(&e0), "event");
   ck(cudaEventCreate(&e1), "event");
@@ -416,7 +416,7 @@ void trsv_timeline(const std::vector<long long>& sizes) {
     ck(cudaMalloc(&l, sizeof(float) * ld * n), "cudaMalloc");
     ck(cudaMalloc(&l64, sizeof(double) * ld * n), "cudaMalloc");
     ck(cudaMalloc(&x64, sizeof(double) * n), "cudaMalloc");
-    ck(cudaMalloc(&inv, sizeof(float) * nblk * d::kTrsvB * d::kTrsvB), "cudaMalloc");
+    ck(cudaMalloc(&inv, sizeof(float) * 2 * nblk * d::kTrsvB * d::kTrsvB), "cudaMalloc");
     ck(cudaMalloc(&x, sizeof(float) * n), "cudaMalloc");
     ck(cudaMalloc(&b, sizeof(float) * n), "cudaMalloc");
     ck(cudaMalloc(&tickets, sizeof(unsigned) * 2), "cudaMalloc");
@@ -466,9 +466,9 @@ void trsv_timeline(const std::vector<long long>& sizes) {
     };
     const auto pair = [&]() {
       zero_flags();
-      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, ld, n, inv, x, tickets,
+      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(false), s>>>(l, ld, n, inv, x, tickets,
                                                                                           pub, 1u);
-      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, ld, n, inv, x,
+      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(true), s>>>(l, ld, n, inv, x,
                                                                                          tickets + 1, pub, 2u);
     };
     reset();
@@ -498,10 +498,10 @@ void trsv_timeline(const std::vector<long long>& sizes) {
       unsigned long long* p1 = tb + nblk * kTrsvSlots;
       unsigned long long* none = nullptr;
       ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p0, sizeof(p0), 0, cudaMemcpyHostToDevice, s), "symbol");
-      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, ld, n, inv, x, tickets,
+      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(false), s>>>(l, ld, n, inv, x, tickets,
                                                                                           pub, 1u);
       ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p1, sizeof(p1), 0, cudaMemcpyHostToDevice, s), "symbol");
-      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(), s>>>(l, ld, n, inv, x,
+      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(true), s>>>(l, ld, n, inv, x,
                                                                                          tickets + 1, pub, 2u);
       ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &none, sizeof(none), 0, cudaMemcpyHostToDevice, s), "symbol");
       std::vector<unsigned long long> h(static_cast<std::size_t>(2 * nblk * kTrsvSlots));

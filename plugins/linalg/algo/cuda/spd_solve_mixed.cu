@@ -266,7 +266,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const std::size_t parts = (nn + kNormTile - 1) / kNormTile, p_b = align_up(sizeof(double) * parts * nn);
   // one right-hand side: our triangular solves (inverted diagonal blocks, tickets, tagged values)
   const std::size_t nblk = (nn + kTrsvB - 1) / kTrsvB;
-  const std::size_t inv_b = nrhs == 1 ? align_up(sizeof(float) * nblk * kTrsvB * kTrsvB) : 0,
+  const std::size_t inv_b = nrhs == 1 ? align_up(sizeof(float) * 2 * nblk * kTrsvB * kTrsvB) : 0,
                     flag_b = nrhs == 1 ? align_up(sizeof(unsigned) * 2) + align_up(sizeof(unsigned long long) * nn) : 0;
   // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
   const bool scaled = is_fp16_mode(options.factor_mode);
@@ -379,9 +379,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const auto trsv_pair = [&]() {
     GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
     GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * nn, s));  // no word tagged 1 or 2
-    trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, ldas, n, inv, xs, tickets, pub, 1u);
+    trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(as, ldas, n, inv, xs, tickets, pub, 1u);
     GF_CUDA_CHECK_LAUNCH();
-    trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(as, ldas, n, inv, xs, tickets + 1, pub, 2u);
+    trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(as, ldas, n, inv, xs, tickets + 1, pub, 2u);
     GF_CUDA_CHECK_LAUNCH();
   };
   // L·Lᵀ·d = xs in place for the first `cols` columns of xs: one right-hand side, our solves; more,
@@ -431,8 +431,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
                                   cudaMemcpyDeviceToDevice, s));
     if (nrhs == 1) {
-      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes()));
-      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes()));
+      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes(false)));
+      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes(true)));
     }
     int stage_steps = 0;  // solves with the current factor (or GMRES-IR steps)
     bool gmres = false;   // the GMRES-IR stage
@@ -521,7 +521,7 @@ void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, flo
   if (n <= 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
   const std::int64_t nblk = (n + kTrsvB - 1) / kTrsvB;
-  const std::size_t inv_b = sizeof(float) * std::size_t(nblk) * kTrsvB * kTrsvB;
+  const std::size_t inv_b = sizeof(float) * 2 * std::size_t(nblk) * kTrsvB * kTrsvB;
   const std::size_t bytes = inv_b + 256 + sizeof(unsigned long long) * std::size_t(n);
   void* buf = nullptr;
   GF_CUDA_TRY(cudaMallocAsync(&buf, bytes, s));
@@ -529,15 +529,15 @@ void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, flo
   auto* tickets = reinterpret_cast<unsigned*>(static_cast<char*>(buf) + inv_b);
   auto* pub = reinterpret_cast<unsigned long long*>(static_cast<char*>(buf) + inv_b + 256);
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
-  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes()));
-  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes()));
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes(false)));
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes(true)));
   trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(l, ldl, n, inv);
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
   GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * std::size_t(n), s));
-  trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(l, ldl, n, inv, x, tickets, pub, 1u);
+  trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(l, ldl, n, inv, x, tickets, pub, 1u);
   GF_CUDA_CHECK_LAUNCH();
-  trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(), s>>>(l, ldl, n, inv, x, tickets + 1, pub, 2u);
+  trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(l, ldl, n, inv, x, tickets + 1, pub, 2u);
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaFreeAsync(buf, s));
   GF_CUDA_TRY(cudaStreamSynchronize(s));

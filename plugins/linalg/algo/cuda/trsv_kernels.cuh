@@ -41,16 +41,20 @@ constexpr int kTrsvThreads = kTrsvB * kTrsvGroups;
 constexpr int kTrsvCols = kTrsvB / kTrsvGroups;  ///< columns of a tile per thread
 
 constexpr int kTrsvAhead = 2;  ///< tiles next to the diagonal copied to shared memory at the start
-/// Dynamic shared memory of trsv_kernel: kTrsvAhead tiles of kTrsvCols floats per thread.
-constexpr std::size_t trsv_smem_bytes() { return sizeof(float) * kTrsvAhead * kTrsvCols * kTrsvThreads; }
+/// Dynamic shared memory of trsv_kernel<transpose>: kTrsvAhead tiles of kTrsvCols floats per
+/// thread, and for the transposed solve one more (each warp's staging of its coalesced loads).
+constexpr std::size_t trsv_smem_bytes(bool transpose) {
+  return sizeof(float) * (kTrsvAhead + (transpose ? 1 : 0)) * kTrsvCols * kTrsvThreads;
+}
 /// Dynamic shared memory of trsv_invert_diag_kernel: the block's lower triangle packed and the
 /// inverse, both fp64.
 constexpr std::size_t trsv_invert_smem_bytes() {
   return sizeof(double) * (kTrsvB * (kTrsvB + 1) / 2 + kTrsvB * kTrsvB);
 }
 
-/// inv (nblk blocks of kTrsvB² floats, column-major, ld kTrsvB) = the inverses of the diagonal
-/// blocks of L (n×n, ld ldl); the last block is padded with the identity. One CTA of kTrsvB
+/// inv (2·nblk blocks of kTrsvB² floats) = the inverses of the diagonal blocks of L (n×n, ld ldl),
+/// column-major (ld kTrsvB), then the same inverses transposed (for the transposed solve's
+/// coalesced loads); the last block is padded with the identity. One CTA of kTrsvB
 /// threads per block; thread c computes column c by forward substitution in fp64, the block and
 /// the inverse held in fp64 (no fp32→fp64 conversion per product: a quarter of the DFMA rate on
 /// sm_90) and each sum in four chains. Rounded to fp32 at the store.
@@ -62,13 +66,23 @@ __global__ void __launch_bounds__(kTrsvB) trsv_invert_diag_kernel(const float* l
   const int c = threadIdx.x;
   const std::int64_t r0 = std::int64_t(blockIdx.x) * kTrsvB;
   const int rows = static_cast<int>(n - r0 < kTrsvB ? n - r0 : kTrsvB);
-  for (int k = 0; k <= c; ++k) {  // row c of the block (thread c)
-    double v = c == k ? 1.0 : 0.0;
-    if (c < rows && k < rows) v = l[(r0 + c) + (r0 + k) * ldl];
-    ls[c * (c + 1) / 2 + k] = v;
+  // row c of the block (thread c; coalesced over c), 16 loads in flight at a time: one load per
+  // iteration waited out the memory latency 128 times (0.15 ms per block)
+  for (int k0 = 0; k0 < kTrsvB; k0 += 16) {
+    float v[16];
+#pragma unroll
+    for (int u = 0; u < 16; ++u) {
+      const int k = k0 + u;
+      v[u] = (k <= c && c < rows && k < rows) ? l[(r0 + c) + (r0 + k) * ldl] : (c == k ? 1.0f : 0.0f);
+    }
+#pragma unroll
+    for (int u = 0; u < 16; ++u)
+      if (k0 + u <= c) ls[c * (c + 1) / 2 + k0 + u] = v[u];
   }
   __syncthreads();
-  float* out = inv + std::int64_t(blockIdx.x) * kTrsvB * kTrsvB + std::int64_t(c) * kTrsvB;
+  const std::int64_t nblk = (n + kTrsvB - 1) / kTrsvB;
+  float* out = inv + std::int64_t(blockIdx.x) * kTrsvB * kTrsvB + std::int64_t(c) * kTrsvB;  // column c
+  float* out_t = inv + (nblk + blockIdx.x) * kTrsvB * kTrsvB + c;                         // row c of the copy
   for (int r = 0; r < kTrsvB; ++r) {
     const double* lr = ls + r * (r + 1) / 2;
     double x = 0.0;
@@ -77,6 +91,7 @@ __global__ void __launch_bounds__(kTrsvB) trsv_invert_diag_kernel(const float* l
       // diagonal band k = c + j are conflict-free (row stride kTrsvB, 16 doubles a wavefront)
       double s[4] = {r == c ? 1.0 : 0.0, 0.0, 0.0, 0.0};
       int k = c;
+#pragma unroll 4
       for (; k + 3 < r; k += 4) {
         s[0] -= lr[k] * xs[k * kTrsvB + c];
         s[1] -= lr[k + 1] * xs[(k + 1) * kTrsvB + c];
@@ -88,6 +103,7 @@ __global__ void __launch_bounds__(kTrsvB) trsv_invert_diag_kernel(const float* l
     }
     xs[r * kTrsvB + c] = x;
     out[r] = static_cast<float>(x);
+    out_t[std::int64_t(r) * kTrsvB] = static_cast<float>(x);
   }
 }
 
@@ -115,17 +131,19 @@ __device__ __forceinline__ float read_tagged(const unsigned long long* p, unsign
 constexpr unsigned kTrsvFarSleepNs = 256;
 
 /// Solves L y = b (transpose = false) or Lᵀ y = b (true) in place in x (n floats), L lower (ld ldl)
-/// with its inverted diagonal blocks inv. Grid: nblk = ⌈n / kTrsvB⌉ CTAs of kTrsvThreads; *ticket
+/// with its inverted diagonal blocks inv (trsv_invert_diag_kernel's 2·nblk blocks). Grid: nblk = ⌈n / kTrsvB⌉ CTAs of kTrsvThreads; *ticket
 /// must be 0 at launch, and pub (n words) must hold no word tagged `epoch` (the forward and the
-/// transposed solve of a pair take different epochs; zero pub before each pair); trsv_smem_bytes()
+/// transposed solve of a pair take different epochs; zero pub before each pair); trsv_smem_bytes(transpose)
 /// of dynamic shared memory.
 ///
 /// CTA for block b (in solve order p = 0, 1, …): thread (i, g), i < kTrsvB, g < kTrsvGroups, owns
 /// entry i of the block and the 32 indices g·32 … g·32 + 31 of every earlier block j in solve
 /// order: forward, row i of L_bj against y_j's slice; transposed, column r0 + i of L at rows
-/// jB + g·32 … (128 contiguous bytes, 16 at a time when ldl % 4 = 0) against x_j's slice.
+/// jB + g·32 … (128 contiguous bytes) against x_j's slice.
 /// - Tiles far from the diagonal: loaded into registers two at a time, both slices' words polled
-///   together (a CTA that starts behind catches up at twice the rate).
+///   together (a CTA that starts behind catches up at twice the rate). The transposed solve loads
+///   them coalesced, 16 bytes at a time when ldl % 4 = 0, and hands each lane its column through
+///   the warp's 4 KiB of shared memory.
 /// - The kTrsvAhead tiles next to the diagonal (the ones the chain waits for): copied to shared
 ///   memory by cp.async at the start. When a block's values are published every later CTA loads
 ///   its tile against them at once, and the next CTA's tile used to wait its turn for bandwidth.
@@ -133,7 +151,8 @@ constexpr unsigned kTrsvFarSleepNs = 256;
 ///   memory (no CTA barrier) and sums its 32 products in fp32 (four chains) into an fp64 sum.
 /// - Then z = b_b − Σ (the 4 groups summed in fp64, each warp for its own slice) and
 ///   y_b = L_bb⁻¹·z, the inverse's 32 entries per thread loaded into registers once the far tiles
-///   are done: two CTA barriers between one block's values and the next.
+///   are done (the transposed solve from the transposed copy: coalesced): two CTA barriers
+///   between one block's values and the next.
 /// No fp32→fp64 conversion per product: they run at a quarter of the DFMA rate on sm_90 and were a
 /// third of the first version's chain step.
 template <bool kTranspose>
@@ -199,21 +218,49 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
       const float* lp = l + (r0 + (mine ? i : 0)) + c0 * ldl;
 #pragma unroll
       for (int k = 0; k < kTrsvCols; ++k) lv[k] = mine ? lp[k * ldl] : 0.0f;
+    } else if (vec && c0 + kTrsvCols <= n) {
+      // coalesced: load q brings the 128 bytes of 4 of the warp's 32 columns (column q·4 + lane/8,
+      // rows 4·(lane % 8) …); restage() hands each lane its own column
+      const int cl = (t / 32 % (kTrsvB / 32)) * 32 + lane / 8;  // the warp's first columns
+#pragma unroll
+      for (int q = 0; q < kTrsvCols / 4; ++q) {
+        const int col = cl + 4 * q;
+        const float4 v = col < rows ? reinterpret_cast<const float4*>(l + c0 + (r0 + col) * ldl)[lane % 8]
+                                    : make_float4(0, 0, 0, 0);
+        lv[4 * q] = v.x;
+        lv[4 * q + 1] = v.y;
+        lv[4 * q + 2] = v.z;
+        lv[4 * q + 3] = v.w;
+      }
     } else {
       const float* lp = l + c0 + (r0 + (mine ? i : 0)) * ldl;
-      if (vec && c0 + kTrsvCols <= n) {
 #pragma unroll
-        for (int q = 0; q < kTrsvCols / 4; ++q) {
-          const float4 v = mine ? reinterpret_cast<const float4*>(lp)[q] : make_float4(0, 0, 0, 0);
-          lv[4 * q] = v.x;
-          lv[4 * q + 1] = v.y;
-          lv[4 * q + 2] = v.z;
-          lv[4 * q + 3] = v.w;
-        }
-      } else {
+      for (int k = 0; k < kTrsvCols; ++k) lv[k] = (mine && c0 + k < n) ? lp[k] : 0.0f;
+    }
+  };
+  // the transposed solve's coalesced tile (load_tile, 16-byte path) to each lane's own column,
+  // through the warp's 4 KiB of shared memory (16-byte units XOR-swizzled: conflict-free both ways)
+  const auto restage = [&](int pp, float (&lv)[kTrsvCols]) {
+    if constexpr (kTranspose) {
+      const std::int64_t c0 = std::int64_t(block_of(pp)) * kTrsvB + g * kTrsvCols;
+      if (!(vec && c0 + kTrsvCols <= n)) return;
+      float4* st = trsv_tiles + kTrsvAhead * (kTrsvCols / 4) * kTrsvThreads + (t / 32) * (kTrsvCols * 32 / 4);
+      const int f = lane % 8;
 #pragma unroll
-        for (int k = 0; k < kTrsvCols; ++k) lv[k] = (mine && c0 + k < n) ? lp[k] : 0.0f;
+      for (int q = 0; q < kTrsvCols / 4; ++q) {
+        const int col = lane / 8 + 4 * q;  // within the warp's 32
+        st[col * 8 + (f ^ (col % 8))] = make_float4(lv[4 * q], lv[4 * q + 1], lv[4 * q + 2], lv[4 * q + 3]);
       }
+      __syncwarp();
+#pragma unroll
+      for (int q = 0; q < kTrsvCols / 4; ++q) {
+        const float4 v = st[lane * 8 + (q ^ (lane % 8))];
+        lv[4 * q] = v.x;
+        lv[4 * q + 1] = v.y;
+        lv[4 * q + 2] = v.z;
+        lv[4 * q + 3] = v.w;
+      }
+      __syncwarp();
     }
   };
   // 32 products of a thread's tile values with a 32-float slice (broadcast) in four fp32 chains
@@ -261,6 +308,8 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
       if (static_cast<unsigned>(a0 >> 32) == epoch && static_cast<unsigned>(a1 >> 32) == epoch) break;
       __nanosleep(kTrsvFarSleepNs);  // far from its turn: pos − pp > 3
     }
+    restage(pp, c0);
+    restage(pp + 1, c1);
     ws[lane] = __uint_as_float(static_cast<unsigned>(a0));
     ws[32 + lane] = __uint_as_float(static_cast<unsigned>(a1));
     __syncwarp();
@@ -272,27 +321,17 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   for (; pp < far; ++pp) {
     float cur[kTrsvCols];
     load_tile(pp, cur);  // in flight during the wait
+    restage(pp, cur);
     take(pp, cur);
   }
   // the inverse's entries of this thread, loaded now that the far tiles' registers are free, in
-  // flight during the last waits: forward inv(i, g·32 + k) (coalesced over i), transposed
-  // inv(g·32 + k, i) (32 contiguous floats)
+  // flight during the last waits, coalesced over i: forward inv(i, g·32 + k), transposed
+  // inv(g·32 + k, i) from the transposed copy
   float iv[kTrsvCols];
   {
-    const float* ip = inv + std::int64_t(b) * kTrsvB * kTrsvB;
-    if constexpr (kTranspose) {
+    const float* ip = inv + (std::int64_t(kTranspose ? nblk : 0) + b) * kTrsvB * kTrsvB;
 #pragma unroll
-      for (int q = 0; q < kTrsvCols / 4; ++q) {
-        const float4 v = reinterpret_cast<const float4*>(ip + g * kTrsvCols + i * kTrsvB)[q];
-        iv[4 * q] = v.x;
-        iv[4 * q + 1] = v.y;
-        iv[4 * q + 2] = v.z;
-        iv[4 * q + 3] = v.w;
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < kTrsvCols; ++k) iv[k] = ip[i + (g * kTrsvCols + k) * kTrsvB];
-    }
+    for (int k = 0; k < kTrsvCols; ++k) iv[k] = ip[i + (g * kTrsvCols + k) * kTrsvB];
   }
   cp_async_wait<0>();
 #pragma unroll 1
