@@ -46,65 +46,112 @@ constexpr int kTrsvAhead = 2;  ///< tiles next to the diagonal copied to shared 
 constexpr std::size_t trsv_smem_bytes(bool transpose) {
   return sizeof(float) * (kTrsvAhead + (transpose ? 1 : 0)) * kTrsvCols * kTrsvThreads;
 }
-/// Dynamic shared memory of trsv_invert_diag_kernel: the block's lower triangle packed and the
-/// inverse, both fp64.
-constexpr std::size_t trsv_invert_smem_bytes() {
-  return sizeof(double) * (kTrsvB * (kTrsvB + 1) / 2 + kTrsvB * kTrsvB);
-}
+// the inverse kernel's 32×32 sub-blocks: the lower triangle of a 128-row block is 10 of them,
+// each column-major with ld 33 (conflict-free by rows and by columns) in fp64
+constexpr int kInvSub = 32;
+constexpr int kInvNs = kTrsvB / kInvSub;
+constexpr int kInvLd = kInvSub + 1;
+constexpr int kInvBlocks = kInvNs * (kInvNs + 1) / 2;
+constexpr int kInvBlockSize = kInvSub * kInvLd;
+__device__ __forceinline__ int inv_sub(int bi, int bj) { return (bi * (bi + 1) / 2 + bj) * kInvBlockSize; }
+
+/// Dynamic shared memory of trsv_invert_diag_kernel: the block's lower triangle and its inverse,
+/// both as 10 fp64 sub-blocks.
+constexpr std::size_t trsv_invert_smem_bytes() { return sizeof(double) * 2 * kInvBlocks * kInvBlockSize; }
 
 /// inv (2·nblk blocks of kTrsvB² floats) = the inverses of the diagonal blocks of L (n×n, ld ldl),
 /// column-major (ld kTrsvB), then the same inverses transposed (for the transposed solve's
-/// coalesced loads); the last block is padded with the identity. One CTA of kTrsvB
-/// threads per block; thread c computes column c by forward substitution in fp64, the block and
-/// the inverse held in fp64 (no fp32→fp64 conversion per product: a quarter of the DFMA rate on
-/// sm_90) and each sum in four chains. Rounded to fp32 at the store.
+/// coalesced loads); the last block is padded with the identity. One CTA of kTrsvB threads per
+/// block, in fp64, rounded to fp32 at the store. Blocked by 32 (the 2×2 block inverse applied
+/// twice: X_ij = −X_ii·Σ_{j ≤ k < i} L_ik·X_kj): warp w inverts the diagonal sub-block w by
+/// substitution (lane = column, the column in registers, L broadcast from shared memory), then
+/// the sub-diagonals one after the other, sub-block (w + d, w) by warp w. The first version (one
+/// thread per column, forward substitution down all 128 rows) took 130 µs per block.
 __global__ void __launch_bounds__(kTrsvB) trsv_invert_diag_kernel(const float* l, std::int64_t ldl, std::int64_t n,
                                                                    float* inv) {
   extern __shared__ double trsv_inv_smem[];
-  double* ls = trsv_inv_smem;                              // L_bb(r, k), k ≤ r, at r(r+1)/2 + k
-  double* xs = trsv_inv_smem + kTrsvB * (kTrsvB + 1) / 2;  // X(k, c) at k·kTrsvB + c
-  const int c = threadIdx.x;
+  double* ls = trsv_inv_smem;                               // L_bb's sub-blocks
+  double* xs = trsv_inv_smem + kInvBlocks * kInvBlockSize;  // the inverse's
+  const int t = threadIdx.x, w = t / 32, lane = t % 32;
   const std::int64_t r0 = std::int64_t(blockIdx.x) * kTrsvB;
   const int rows = static_cast<int>(n - r0 < kTrsvB ? n - r0 : kTrsvB);
-  // row c of the block (thread c; coalesced over c), 16 loads in flight at a time: one load per
-  // iteration waited out the memory latency 128 times (0.15 ms per block)
+  // L_bb by columns (thread t = row t: coalesced), 16 loads in flight; identity past `rows`
   for (int k0 = 0; k0 < kTrsvB; k0 += 16) {
     float v[16];
 #pragma unroll
     for (int u = 0; u < 16; ++u) {
       const int k = k0 + u;
-      v[u] = (k <= c && c < rows && k < rows) ? l[(r0 + c) + (r0 + k) * ldl] : (c == k ? 1.0f : 0.0f);
+      v[u] = (k <= t && t < rows && k < rows) ? l[(r0 + t) + (r0 + k) * ldl] : (t == k ? 1.0f : 0.0f);
     }
 #pragma unroll
-    for (int u = 0; u < 16; ++u)
-      if (k0 + u <= c) ls[c * (c + 1) / 2 + k0 + u] = v[u];
+    for (int u = 0; u < 16; ++u) {
+      const int k = k0 + u;
+      if (k / kInvSub <= w) ls[inv_sub(w, k / kInvSub) + (k % kInvSub) * kInvLd + lane] = k <= t ? v[u] : 0.0;
+    }
   }
   __syncthreads();
-  const std::int64_t nblk = (n + kTrsvB - 1) / kTrsvB;
-  float* out = inv + std::int64_t(blockIdx.x) * kTrsvB * kTrsvB + std::int64_t(c) * kTrsvB;  // column c
-  float* out_t = inv + (nblk + blockIdx.x) * kTrsvB * kTrsvB + c;                         // row c of the copy
-  for (int r = 0; r < kTrsvB; ++r) {
-    const double* lr = ls + r * (r + 1) / 2;
-    double x = 0.0;
-    if (r >= c) {
-      // X(r, c) = (δ_rc − Σ_{c ≤ k < r} L(r, k)·X(k, c)) / L(r, r); reads of xs along the
-      // diagonal band k = c + j are conflict-free (row stride kTrsvB, 16 doubles a wavefront)
-      double s[4] = {r == c ? 1.0 : 0.0, 0.0, 0.0, 0.0};
-      int k = c;
-#pragma unroll 4
-      for (; k + 3 < r; k += 4) {
-        s[0] -= lr[k] * xs[k * kTrsvB + c];
-        s[1] -= lr[k + 1] * xs[(k + 1) * kTrsvB + c];
-        s[2] -= lr[k + 2] * xs[(k + 2) * kTrsvB + c];
-        s[3] -= lr[k + 3] * xs[(k + 3) * kTrsvB + c];
+  {  // X_ww = L_ww⁻¹: column `lane` by substitution, L(r, k) read by all lanes at once
+    const double* d = ls + inv_sub(w, w);
+    double x[kInvSub];
+#pragma unroll
+    for (int r = 0; r < kInvSub; ++r) {
+      double s0 = r == lane ? 1.0 : 0.0, s1 = 0.0;
+#pragma unroll
+      for (int k = 0; k < r; ++k) {
+        if (k % 2 == 0)
+          s0 -= d[k * kInvLd + r] * x[k];
+        else
+          s1 -= d[k * kInvLd + r] * x[k];
       }
-      for (; k < r; ++k) s[0] -= lr[k] * xs[k * kTrsvB + c];
-      x = ((s[0] + s[1]) + (s[2] + s[3])) / lr[r];
+      x[r] = (s0 + s1) / d[r * kInvLd + r];
     }
-    xs[r * kTrsvB + c] = x;
-    out[r] = static_cast<float>(x);
-    out_t[std::int64_t(r) * kTrsvB] = static_cast<float>(x);
+    double* xo = xs + inv_sub(w, w) + lane * kInvLd;
+#pragma unroll
+    for (int r = 0; r < kInvSub; ++r) xo[r] = x[r];
   }
+  __syncthreads();
+  for (int dd = 1; dd < kInvNs; ++dd) {  // sub-diagonal dd: X_ij, i = j + dd, by warp j
+    const int bj = w, bi = w + dd;
+    if (bi < kInvNs) {
+      double tc[kInvSub];  // column `lane` of Σ_k L_ik·X_kj
+#pragma unroll
+      for (int r = 0; r < kInvSub; ++r) tc[r] = 0.0;
+      for (int bk = bj; bk < bi; ++bk) {
+        const double* la = ls + inv_sub(bi, bk);
+        const double* xb = xs + inv_sub(bk, bj) + lane * kInvLd;
+#pragma unroll 2
+        for (int k = 0; k < kInvSub; ++k) {
+          const double b = xb[k];
+#pragma unroll
+          for (int r = 0; r < kInvSub; ++r) tc[r] += la[k * kInvLd + r] * b;
+        }
+      }
+      const double* xd = xs + inv_sub(bi, bi);  // X_ii, lower triangular
+      double* xo = xs + inv_sub(bi, bj) + lane * kInvLd;
+#pragma unroll
+      for (int r = 0; r < kInvSub; ++r) {
+        double s0 = 0.0, s1 = 0.0;
+#pragma unroll
+        for (int k = 0; k <= r; ++k) {
+          if (k % 2 == 0)
+            s0 -= xd[k * kInvLd + r] * tc[k];
+          else
+            s1 -= xd[k * kInvLd + r] * tc[k];
+        }
+        xo[r] = s0 + s1;
+      }
+    }
+    __syncthreads();
+  }
+  // out: column-major (thread t = row t, coalesced), then the transposed copy (thread t = column t)
+  const std::int64_t nblk = (n + kTrsvB - 1) / kTrsvB;
+  float* out = inv + std::int64_t(blockIdx.x) * kTrsvB * kTrsvB;
+  float* out_t = inv + (nblk + blockIdx.x) * kTrsvB * kTrsvB;
+  const auto x_at = [&](int r, int c) {
+    return r >= c ? xs[inv_sub(r / kInvSub, c / kInvSub) + (c % kInvSub) * kInvLd + r % kInvSub] : 0.0;
+  };
+  for (int c = 0; c < kTrsvB; ++c) out[t + c * kTrsvB] = static_cast<float>(x_at(t, c));
+  for (int r = 0; r < kTrsvB; ++r) out_t[t + r * kTrsvB] = static_cast<float>(x_at(r, t));
 }
 
 /// A solved value published with its solve's tag: the 64-bit word (epoch << 32 | bits), one
