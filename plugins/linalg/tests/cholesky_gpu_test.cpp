@@ -1324,6 +1324,49 @@ TEST_F(GpuCholeskyTest, MixedSolveNonFiniteInputIsNeverSuccess) {
   }
 }
 
+// Bad input in the lookahead's mixed solve (3×TF32 at n = 2100: a first panel of 1024 columns and
+// more): a NaN or Inf in the first panel's columns or beyond, or an entry beyond fp32, gives no
+// fp32 stage at all, and the fp64 fallback's answer.
+TEST_F(GpuCholeskyTest, MixedSolveBadInputSkipsTheFp32Stage) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 2100;
+  struct Case {
+    std::int64_t i, j;
+    double v;
+    bool finite;
+  };
+  for (const Case c : {Case{7, 3, std::numeric_limits<double>::quiet_NaN(), false},
+                       Case{1500, 1200, std::numeric_limits<double>::infinity(), false},
+                       Case{1800, 1800, 1e39, true}}) {
+    auto a = random_spd(n, 0.5);
+    a[c.i + c.j * n] = c.v;
+    a[c.j + c.i * n] = c.v;
+    Dev<double> ad(a.size()), bd(n), xd(n);
+    ad.put(a);
+    bd.put(std::vector<double>(n, 1.0));
+    const std::string ctx = "A(" + std::to_string(c.i) + ", " + std::to_string(c.j) + ") = " + std::to_string(c.v);
+    gc::MixedSolveOptions o;
+    o.factor_mode = Fp32Mode::tf32x3;
+    o.fallback_fp64 = false;
+    const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    EXPECT_FALSE(r.converged) << ctx;
+    EXPECT_EQ(r.status.non_finite, !c.finite) << ctx;
+    EXPECT_TRUE(r.backward_error.empty()) << ctx << ": an fp32 stage ran";
+    EXPECT_FALSE(r.escalated) << ctx;
+    o.fallback_fp64 = true;
+    const auto f = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    EXPECT_TRUE(f.used_fp64_fallback) << ctx;
+    if (c.finite) {  // A with 1e39 on the diagonal is SPD in fp64
+      EXPECT_EQ(f.status.info, 0) << ctx;
+      ASSERT_FALSE(f.backward_error.empty()) << ctx;
+      EXPECT_LT(f.backward_error.back(), 1e-12) << ctx;
+    } else {
+      EXPECT_FALSE(f.converged) << ctx;
+      EXPECT_TRUE(f.status.info != 0 || f.status.non_finite) << ctx << ": info " << f.status.info;
+    }
+  }
+}
+
 // The FP16 modes (the default) demote S·A·S and S·r (S = diag(2^e), s_i²·a_ii ∈ [0.5, 2)) and
 // promote S·d: the same systems, beyond fp32 in A (entries ~1e-36 or ~1e45) and in x (~1e39 and
 // ~1e-42), stay in the fp32 stage and converge without the fp64 fallback.
