@@ -464,12 +464,18 @@ void trsv_timeline(const std::vector<long long>& sizes) {
       ck(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s), "memset");
       ck(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * n, s), "memset");
     };
+    const auto forward = [&]() {
+      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(false), s>>>(l, ld, n, inv, x,
+                                                                                                tickets, pub, 1u);
+    };
+    const auto transposed = [&]() {
+      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(true), s>>>(l, ld, n, inv, x,
+                                                                                               tickets + 1, pub, 2u);
+    };
     const auto pair = [&]() {
       zero_flags();
-      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(false), s>>>(l, ld, n, inv, x, tickets,
-                                                                                          pub, 1u);
-      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(true), s>>>(l, ld, n, inv, x,
-                                                                                         tickets + 1, pub, 2u);
+      forward();
+      transposed();
     };
     reset();
     pair();
@@ -498,11 +504,9 @@ void trsv_timeline(const std::vector<long long>& sizes) {
       unsigned long long* p1 = tb + nblk * kTrsvSlots;
       unsigned long long* none = nullptr;
       ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p0, sizeof(p0), 0, cudaMemcpyHostToDevice, s), "symbol");
-      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(false), s>>>(l, ld, n, inv, x, tickets,
-                                                                                          pub, 1u);
+      forward();
       ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p1, sizeof(p1), 0, cudaMemcpyHostToDevice, s), "symbol");
-      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(true), s>>>(l, ld, n, inv, x,
-                                                                                         tickets + 1, pub, 2u);
+      transposed();
       ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &none, sizeof(none), 0, cudaMemcpyHostToDevice, s), "symbol");
       std::vector<unsigned long long> h(static_cast<std::size_t>(2 * nblk * kTrsvSlots));
       ck(cudaMemcpyAsync(h.data(), tb, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost, s), "copy");

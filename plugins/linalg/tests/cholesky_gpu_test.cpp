@@ -1036,6 +1036,9 @@ TEST_F(GpuCholeskyTest, PivotedMatchesCpuDpstf2Steps) {
 // ≤ 3; the error bound is 64·u32·κ(A) whatever n (the fp32 sums have 32 terms at most, all
 // others are fp64); measured errors are about 2e-7. The pair is also deterministic.
 TEST_F(GpuCholeskyTest, TriangularSolvePairMatchesFp64Substitution) {
+  Dev<float> one(1);
+  EXPECT_THROW(gc::triangular_solve_pair(one.p, 5, 6, one.p, nullptr), std::invalid_argument);  // ldl < n
+  EXPECT_THROW(gc::triangular_solve_pair(nullptr, 6, 6, one.p, nullptr), std::invalid_argument);
   for (std::int64_t n : {1, 2, 17, 127, 128, 129, 1000, 2049, 5000}) {
     for (std::int64_t ldl : {n, n + 1, (n + 3) / 4 * 4 + 4}) {
       const std::string ctx = "n=" + std::to_string(n) + " ldl=" + std::to_string(ldl);

@@ -64,8 +64,8 @@ constexpr int kNormTile = 128;  // demote_norm_kernel: rows and columns per bloc
 /// atomics): rowpart[by·n + i] = Σ |a_ij| over the tile's j ≤ i, colpart[bx·n + j] = Σ |a_ij| over
 /// the tile's i > j (the upper half of row j, by symmetry); zero where a tile has none.
 __global__ void __launch_bounds__(256) demote_norm_kernel(const double* a, std::int64_t lda, std::int64_t n, float* as,
-                                                          std::int64_t ldas, const int* e, int* overflow, double* rowpart,
-                                                          double* colpart) {
+                                                          std::int64_t ldas, const int* e, int* overflow,
+                                                          double* rowpart, double* colpart) {
   __shared__ double s_col[4][kNormTile];
   __shared__ double s_row[kNormTile];
   const int x = threadIdx.x, y = threadIdx.y, lane = x % 32, w = x / 32;
@@ -379,9 +379,11 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const auto trsv_pair = [&]() {
     GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
     GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * nn, s));  // no word tagged 1 or 2
-    trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(as, ldas, n, inv, xs, tickets, pub, 1u);
+    trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(as, ldas, n, inv, xs, tickets,
+                                                                                      pub, 1u);
     GF_CUDA_CHECK_LAUNCH();
-    trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(as, ldas, n, inv, xs, tickets + 1, pub, 2u);
+    trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(as, ldas, n, inv, xs, tickets + 1,
+                                                                                    pub, 2u);
     GF_CUDA_CHECK_LAUNCH();
   };
   // L·Lᵀ·d = xs in place for the first `cols` columns of xs: one right-hand side, our solves; more,
@@ -518,7 +520,12 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
 // for tests (cholesky_cuda.hpp): the kernels of solve_mixed's one-right-hand-side solves
 void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, float* x, Stream stream) {
   using namespace detail;
-  if (n <= 0) return;
+  const std::string what = "triangular_solve_pair";
+  if (n < 0 || ldl < std::max<std::int64_t>(1, n))
+    throw std::invalid_argument(what + ": n = " + std::to_string(n) + " and ldl = " + std::to_string(ldl) +
+                                " need 0 ≤ n ≤ ldl");
+  if (n == 0) return;
+  if (l == nullptr || x == nullptr) throw std::invalid_argument(what + ": null pointer");
   const auto s = static_cast<cudaStream_t>(stream);
   const std::int64_t nblk = (n + kTrsvB - 1) / kTrsvB;
   const std::size_t inv_b = sizeof(float) * 2 * std::size_t(nblk) * kTrsvB * kTrsvB;
@@ -535,9 +542,11 @@ void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, flo
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
   GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * std::size_t(n), s));
-  trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(l, ldl, n, inv, x, tickets, pub, 1u);
+  trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(l, ldl, n, inv, x, tickets, pub,
+                                                                                    1u);
   GF_CUDA_CHECK_LAUNCH();
-  trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(l, ldl, n, inv, x, tickets + 1, pub, 2u);
+  trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(l, ldl, n, inv, x, tickets + 1, pub,
+                                                                                  2u);
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaFreeAsync(buf, s));
   GF_CUDA_TRY(cudaStreamSynchronize(s));

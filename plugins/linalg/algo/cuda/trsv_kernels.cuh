@@ -23,7 +23,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "sync.cuh"
 
@@ -178,10 +177,10 @@ __device__ __forceinline__ float read_tagged(const unsigned long long* p, unsign
 constexpr unsigned kTrsvFarSleepNs = 256;
 
 /// Solves L y = b (transpose = false) or Lᵀ y = b (true) in place in x (n floats), L lower (ld ldl)
-/// with its inverted diagonal blocks inv (trsv_invert_diag_kernel's 2·nblk blocks). Grid: nblk = ⌈n / kTrsvB⌉ CTAs of kTrsvThreads; *ticket
-/// must be 0 at launch, and pub (n words) must hold no word tagged `epoch` (the forward and the
-/// transposed solve of a pair take different epochs; zero pub before each pair); trsv_smem_bytes(transpose)
-/// of dynamic shared memory.
+/// with its inverted diagonal blocks inv (trsv_invert_diag_kernel's 2·nblk blocks). Grid: nblk =
+/// ⌈n / kTrsvB⌉ CTAs of kTrsvThreads, trsv_smem_bytes(transpose) of dynamic shared memory;
+/// *ticket must be 0 at launch, and pub (n words) must hold no word tagged `epoch` (the forward and
+/// the transposed solve of a pair take different epochs; zero pub before each pair).
 ///
 /// CTA for block b (in solve order p = 0, 1, …): thread (i, g), i < kTrsvB, g < kTrsvGroups, owns
 /// entry i of the block and the 32 indices g·32 … g·32 + 31 of every earlier block j in solve
@@ -323,7 +322,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
     }
     return (s[0] + s[1]) + (s[2] + s[3]);
   };
-  // the kAhead tiles next to the diagonal (the chain waits for them), copied at the start
+  // the kTrsvAhead tiles next to the diagonal (the chain waits for them), copied at the start
   const int near = pos < kTrsvAhead ? pos : kTrsvAhead;
   for (int sl = 0; sl < near; ++sl) copy_tile(pos - 1 - sl, sl);
   cp_async_commit();
