@@ -31,6 +31,8 @@
 
 #include <gemflow/linalg/cholesky_cuda.hpp>
 
+#include "event_timing.hpp"
+
 namespace gc = gemflow::linalg::cuda;
 
 namespace {
@@ -83,24 +85,7 @@ double time_median(int reps, const std::function<void()>& prep, const std::funct
 /// median milliseconds of `reps` runs of f (enqueued on s) timed with CUDA events around f
 /// alone, after `prep` (enqueued before the start event), one warm-up first.
 double time_events_ms(int reps, const std::function<void()>& prep, const std::function<void()>& f, cudaStream_t s) {
-  cudaEvent_t e0, e1;
-  ck(cudaEventCreate(&e0), "event");
-  ck(cudaEventCreate(&e1), "event");
-  std::vector<double> t;
-  for (int r = -1; r < reps; ++r) {
-    prep();
-    ck(cudaEventRecord(e0, s), "record");
-    f();
-    ck(cudaEventRecord(e1, s), "record");
-    ck(cudaEventSynchronize(e1), "sync");
-    float ms = 0;
-    ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
-    if (r >= 0) t.push_back(ms);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return gemflow::linalg::bench::median_event_ms(reps, 1, s, prep, f, [] {});
 }
 
 int reps_for(std::int64_t n) { return n <= 4096 ? 7 : (n <= 8192 ? 5 : 3); }

@@ -55,6 +55,12 @@ bool g_tracing = false;
     }                                                                         \
   } while (0)
 
+__device__ __forceinline__ unsigned long long gf_globaltimer() {
+  unsigned long long now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
 // per task: fetched, last update's operands ready, updates done, L_jj ready (solves), flag set, SM;
 // diagonal tasks also: tile (j, j − 1) solved and released, factor started, factor done, the form
 // of L_{j−1,j−1} loaded, the solve computed
@@ -63,9 +69,7 @@ __device__ unsigned long long* gf_tiled_trace_buf = nullptr;
 #define GF_TILED_TRACE(t, slot)                                                         \
   do {                                                                                  \
     if (gf_tiled_trace_buf) {                                                           \
-      unsigned long long now_;                                                          \
-      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_));                          \
-      gf_tiled_trace_buf[(t) * kTiledSlots + (slot)] = now_;                            \
+      gf_tiled_trace_buf[(t) * kTiledSlots + (slot)] = gf_globaltimer();                \
       unsigned smid_;                                                                   \
       asm volatile("mov.u32 %0, %%smid;" : "=r"(smid_));                                \
       gf_tiled_trace_buf[(t) * kTiledSlots + 5] = smid_;                                \
@@ -85,21 +89,15 @@ __device__ unsigned gf_panel_trace_count = 0;
     const unsigned i_ = atomicAdd(&gf_panel_trace_count, 1u);                      \
     if (i_ < kPanelRecords) {                                                      \
       gf_rec_ = gf_panel_trace_buf + static_cast<std::size_t>(i_) * kPanelSlots;    \
-      unsigned long long now_;                                                     \
-      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_));                     \
       gf_rec_[0] = static_cast<unsigned long long>(column);                        \
-      gf_rec_[1] = now_;                                                           \
+      gf_rec_[1] = gf_globaltimer();                                               \
     }                                                                              \
   }
 #define GF_PANEL_TRACE(slot)                                                       \
   do {                                                                             \
     if (gf_panel_trace_enabled()) {                                                \
       __syncthreads();                                                             \
-      if (gf_rec_) {                                                               \
-        unsigned long long now_;                                                   \
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_));                   \
-        gf_rec_[slot] = now_;                                                      \
-      }                                                                            \
+      if (gf_rec_) gf_rec_[slot] = gf_globaltimer();                               \
     }                                                                              \
   } while (0)
 __device__ __forceinline__ bool gf_panel_trace_enabled() { return gf_panel_trace_buf != nullptr; }
@@ -110,13 +108,9 @@ bool g_panel_trace = false;
 // publish (3), and when it starts waiting for the last block (4)
 constexpr int kTrsvSlots = 5;
 __device__ unsigned long long* gf_trsv_trace_buf = nullptr;
-#define GF_TRSV_TRACE(pos, slot)                                 \
-  do {                                                           \
-    if (gf_trsv_trace_buf) {                                     \
-      unsigned long long now_;                                   \
-      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_));   \
-      gf_trsv_trace_buf[(pos) * kTrsvSlots + (slot)] = now_;     \
-    }                                                            \
+#define GF_TRSV_TRACE(pos, slot)                                                       \
+  do {                                                                                 \
+    if (gf_trsv_trace_buf) gf_trsv_trace_buf[(pos)*kTrsvSlots + (slot)] = gf_globaltimer(); \
   } while (0)
 
 double g_tiled_slope = 0.0625;
@@ -130,6 +124,8 @@ bool g_bulk = true;
 #include "cholesky.cu"
 #include "test_utils.cu"
 #include "trsv_kernels.cuh"
+
+#include "event_timing.hpp"
 
 namespace {
 
@@ -385,24 +381,8 @@ void trsv_timeline(const std::vector<long long>& sizes) {
   ck(gemflow::cuda::allow_dynamic_smem(d::trsv_invert_diag_kernel, d::trsv_invert_smem_bytes()), "smem");
   ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes(false)), "smem");
   ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<true>, d::trsv_smem_bytes(true)), "smem");
-  cudaEvent_t e0 = nullptr, e1 = nullptr;
-  ck(cudaEventCreate(&e0), "event");
-  ck(cudaEventCreate(&e1), "event");
   const auto median_ms = [&](const auto& prepare, const auto& run, const auto& after) {
-    std::vector<float> ms;
-    for (int rep = 0; rep < 21; ++rep) {
-      prepare();
-      ck(cudaEventRecord(e0, s), "record");
-      run();
-      ck(cudaEventRecord(e1, s), "record");
-      ck(cudaEventSynchronize(e1), "sync");
-      float t = 0;
-      ck(cudaEventElapsedTime(&t, e0, e1), "elapsed");
-      ms.push_back(t);
-      after();
-    }
-    std::sort(ms.begin(), ms.end());
-    return static_cast<double>(ms[ms.size() / 2]);
+    return gemflow::linalg::bench::median_event_ms(21, 0, s, prepare, run, after);
   };
   std::printf("%7s | %10s | %10s | %10s | %10s | %s\n", "n", "invert ms", "pair ms", "us / block", "vs DTRSV",
               "max |x - x0| / |x0|");
@@ -539,8 +519,6 @@ void trsv_timeline(const std::vector<long long>& sizes) {
                     static_cast<void*>(x64)})
       (void)cudaFree(p);
   }
-  (void)cudaEventDestroy(e0);
-  (void)cudaEventDestroy(e1);
   (void)cublasDestroy(blas);
   (void)cudaStreamDestroy(s);
 }
