@@ -208,6 +208,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   extern __shared__ __align__(16) float4 trsv_tiles[];          // [(slot·8 + q)·threads + t]
   __shared__ double red[2][kTrsvGroups * kTrsvB];             // the groups' sums, then the inverse's
   __shared__ __align__(16) float slice[kTrsvThreads / 32][64];  // per warp: y_j's slice(s), then z's
+  __shared__ float rhs_s[kTrsvThreads / 32][32];              // per warp: b's slice
   __shared__ int s_pos;
   const int t = threadIdx.x;
   const int nblk = static_cast<int>((n + kTrsvB - 1) / kTrsvB);
@@ -325,9 +326,11 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   // the kTrsvAhead tiles next to the diagonal (the chain waits for them), copied at the start
   const int near = pos < kTrsvAhead ? pos : kTrsvAhead;
   for (int sl = 0; sl < near; ++sl) copy_tile(pos - 1 - sl, sl);
-  cp_async_commit();
   const int zi = g * kTrsvCols + lane;  // this lane's entry of z's slice
-  const double rhs = zi < rows ? static_cast<double>(x[r0 + zi]) : 0.0;  // before any wait
+  // b's slice too, in the same group: a plain load was issued only where it is used, after the
+  // last wait (at 128 registers), an L2 round trip on the chain
+  cp_async4(&rhs_s[t / 32][lane], x + r0 + (zi < rows ? zi : 0), zi < rows ? 4 : 0);
+  cp_async_commit();
   double acc = 0.0;
   // tile pp's products, its values in cur: wait for the block's values (the warp's slice), sum
   const auto take = [&](int pp, const float (&cur)[kTrsvCols]) {
@@ -392,7 +395,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   __syncthreads();
   if (t == 0) GF_TRSV_TRACE(pos, 1);
   // z's slice, by each warp for itself: b − the four groups' sums
-  double z = rhs;
+  double z = rhs_s[t / 32][lane];
 #pragma unroll
   for (int q = 0; q < kTrsvGroups; ++q) z -= red[0][q * kTrsvB + zi];
   ws[lane] = zi < rows ? static_cast<float>(z) : 0.0f;
