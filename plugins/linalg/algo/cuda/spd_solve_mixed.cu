@@ -530,11 +530,10 @@ void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, flo
   const std::int64_t nblk = (n + kTrsvB - 1) / kTrsvB;
   const std::size_t inv_b = sizeof(float) * 2 * std::size_t(nblk) * kTrsvB * kTrsvB;
   const std::size_t bytes = inv_b + 256 + sizeof(unsigned long long) * std::size_t(n);
-  void* buf = nullptr;
-  GF_CUDA_TRY(cudaMallocAsync(&buf, bytes, s));
-  auto* inv = static_cast<float*>(buf);
-  auto* tickets = reinterpret_cast<unsigned*>(static_cast<char*>(buf) + inv_b);
-  auto* pub = reinterpret_cast<unsigned long long*>(static_cast<char*>(buf) + inv_b + 256);
+  const DeviceBuffer buf(bytes, what + " (n = " + std::to_string(n) + ")");
+  auto* inv = buf.as<float>();
+  auto* tickets = buf.as<unsigned>(inv_b);
+  auto* pub = buf.as<unsigned long long>(inv_b + 256);
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes(false)));
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes(true)));
@@ -548,8 +547,7 @@ void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, flo
   trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(l, ldl, n, inv, x, tickets + 1, pub,
                                                                                   2u);
   GF_CUDA_CHECK_LAUNCH();
-  GF_CUDA_TRY(cudaFreeAsync(buf, s));
-  GF_CUDA_TRY(cudaStreamSynchronize(s));
+  GF_CUDA_TRY(cudaStreamSynchronize(s));  // before buf is freed
 }
 
 }  // namespace gemflow::linalg::cuda

@@ -372,9 +372,9 @@ double probe_backward_error(const float* a, std::int64_t lda, const float* l, st
 /// read), x n floats, both on the device. Block-row solves of 128 rows, one CTA per block, each
 /// waiting on the values the earlier blocks publish, through inverted diagonal blocks
 /// (trsv_kernels.cuh; Liu et al., Euro-Par 2016; Du Croz & Higham 1992); products of one tile
-/// row summed in fp32, everything else in fp64. A temporary workspace of about 1032·n bytes;
-/// synchronises the stream. Throws std::invalid_argument for n < 0, ldl < max(1, n) or a null
-/// pointer, CudaError on a CUDA error.
+/// row summed in fp32, everything else in fp64. A temporary workspace of about 1032·n bytes
+/// (checked against free memory first); synchronises the stream. Throws std::invalid_argument for
+/// n < 0, ldl < max(1, n) or a null pointer, CudaError on a CUDA error or too little memory.
 void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, float* x, Stream stream);
 
 }  // namespace gemflow::linalg::cuda
