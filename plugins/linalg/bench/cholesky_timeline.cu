@@ -4,6 +4,7 @@
 // docs/performance.md ("TF32 everywhere, our triangular solves") come from this program.
 //
 //   linalg_bench_cholesky_timeline [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--fp16]]
+//   linalg_bench_cholesky_timeline --trsv | --passes
 //
 // --tiled: the persistent tiled kernel instead (CholeskyAlgo::tiled, fp64; --fp16: fp32 data with
 // 1×FP16 tile updates): the global timer at
@@ -13,6 +14,9 @@
 // --trsv: the mixed solve's one-right-hand-side triangular solves alone (the inverted diagonal
 // blocks and the forward + transposed pair in ms at n = 2003–32k, the error against cuBLAS DTRSV in
 // fp64, a check that repeated pairs agree bit for bit, and the chain step split by GF_TRSV_TRACE).
+//
+// --passes: the mixed solve's passes over A (the fp32 copy with ‖A‖∞, the residual SYMV) in ms and
+// GB/s against a copy of the same bytes, and DSYMV, at n = 4k–32k.
 //
 // --steps also prints every event (time from the start, kind, first column). Variants: fp64
 // default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32, 1×FP16 and 3×FP16 with
@@ -122,6 +126,8 @@ bool g_bulk = true;
 #define GF_CHOL_BULK g_bulk
 
 #include "cholesky.cu"
+#include "demote_kernels.cuh"
+#include "symv_kernels.cuh"
 #include "test_utils.cu"
 #include "trsv_kernels.cuh"
 
@@ -368,6 +374,94 @@ __global__ void widen_kernel(const float* a, double* b, std::int64_t count) {
     b[i] = a[i];
 }
 
+/// --passes: the mixed solve's memory-bound passes over A (fp64, lower triangle) against a copy of
+/// the same bytes: the demotion with ‖A‖∞ (demote_norm_kernel + sum_parts_kernel) and the residual
+/// SYMV (symv_lower, and cuBLAS DSYMV). GB/s counts the bytes each must move once: the triangle
+/// read (and for the demotion its fp32 copy written).
+void passes_timeline(const std::vector<long long>& sizes) {
+  namespace d = gc::detail;
+  cudaStream_t s = nullptr;
+  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  cublasHandle_t blas = nullptr;
+  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(blas, s) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "cublas\n");
+    std::exit(2);
+  }
+  const auto ms_of = [&](const auto& run) {
+    return gemflow::linalg::bench::median_event_ms(11, 2, s, [] {}, run, [] {});
+  };
+  std::printf("%7s | %-28s | %9s | %8s | %s\n", "n", "pass", "ms", "GB/s", "vs copy of the same bytes");
+  for (const long long n : sizes) {
+    const std::size_t tri = static_cast<std::size_t>(n) * static_cast<std::size_t>(n + 1) / 2;
+    const long long ldas = (n + 3) / 4 * 4, parts = (n + d::kNormTile - 1) / d::kNormTile;
+    double *a = nullptr, *x = nullptr, *y = nullptr, *b = nullptr, *work = nullptr, *rowpart = nullptr,
+           *colpart = nullptr, *rowsum = nullptr;
+    float* as = nullptr;
+    int* overflow = nullptr;
+    char* copy = nullptr;
+    ck(cudaMalloc(&a, sizeof(double) * n * n), "cudaMalloc");
+    ck(cudaMalloc(&as, sizeof(float) * ldas * n), "cudaMalloc");
+    ck(cudaMalloc(&copy, sizeof(double) * tri * 2), "cudaMalloc");
+    ck(cudaMalloc(&x, sizeof(double) * n), "cudaMalloc");
+    ck(cudaMalloc(&y, sizeof(double) * n), "cudaMalloc");
+    ck(cudaMalloc(&b, sizeof(double) * n), "cudaMalloc");
+    ck(cudaMalloc(&work, sizeof(double) * d::symv_workspace_doubles(n)), "cudaMalloc");
+    ck(cudaMalloc(&rowpart, sizeof(double) * parts * n), "cudaMalloc");
+    ck(cudaMalloc(&colpart, sizeof(double) * parts * n), "cudaMalloc");
+    ck(cudaMalloc(&rowsum, sizeof(double) * n), "cudaMalloc");
+    ck(cudaMalloc(&overflow, sizeof(int)), "cudaMalloc");
+    gc::fill_random_symmetric(a, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
+    {
+      std::vector<double> h(static_cast<std::size_t>(2 * n));
+      for (std::size_t i = 0; i < h.size(); ++i) h[i] = std::sin(0.37 * double(i) + 0.1);
+      ck(cudaMemcpy(x, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice), "copy");
+      ck(cudaMemcpy(b, h.data() + n, sizeof(double) * n, cudaMemcpyHostToDevice), "copy");
+    }
+    const double read_b = sizeof(double) * double(tri);
+    const double copy_ms = ms_of([&] { ck(cudaMemcpyAsync(copy + sizeof(double) * tri, copy, sizeof(double) * tri,
+                                                          cudaMemcpyDeviceToDevice, s), "copy"); });
+    const auto row = [&](const char* what, double ms, double bytes) {
+      const double ref = copy_ms * bytes / (2.0 * read_b);  // a copy moving `bytes`
+      std::printf("%7lld | %-28s | %9.4f | %8.0f | %.2f\n", n, what, ms, bytes / ms * 1e-6, ref / ms);
+    };
+    row("copy (read + write)", copy_ms, 2.0 * read_b);
+    row("demotion + norm", ms_of([&] {
+          d::demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(d::kNormTile, 2), 0, s>>>(
+              a, n, n, as, ldas, nullptr, overflow, rowpart, colpart);
+          d::sum_parts_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(rowpart, colpart, n, parts, rowsum);
+        }), read_b * 1.5);  // fp64 read, fp32 written
+    row("SYMV (symv_lower)", ms_of([&] { d::symv_lower(a, n, n, x, b, y, work, s); }), read_b);
+    {
+      const auto nt = d::symv_tiles(n);
+      row("  its pass 2 alone", ms_of([&] {
+            d::symv_sum_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(n, work, work + nt * n, b, y);
+          }), 2.0 * sizeof(double) * double(nt) * double(n));
+    }
+    std::vector<double> y0(static_cast<std::size_t>(n)), y1(y0.size());
+    ck(cudaMemcpy(y0.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost), "copy");
+    const double one = 1.0, minus_one = -1.0;
+    row("cuBLAS DSYMV", ms_of([&] {
+          ck(cudaMemcpyAsync(y, b, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "copy");
+          if (cublasDsymv(blas, CUBLAS_FILL_MODE_LOWER, int(n), &minus_one, a, int(n), x, 1, &one, y, 1) !=
+              CUBLAS_STATUS_SUCCESS)
+            std::exit(2);
+        }), read_b);
+    ck(cudaMemcpy(y1.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost), "copy");
+    double dy = 0, my = 0;
+    for (std::size_t i = 0; i < y0.size(); ++i) {
+      dy = std::max(dy, std::fabs(y0[i] - y1[i]));
+      my = std::max(my, std::fabs(y1[i]));
+    }
+    std::printf("        SYMV against DSYMV: max |diff| / max |y| %.2e\n", dy / my);
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(as), static_cast<void*>(copy), static_cast<void*>(x),
+                    static_cast<void*>(y), static_cast<void*>(b), static_cast<void*>(work), static_cast<void*>(rowpart),
+                    static_cast<void*>(colpart), static_cast<void*>(rowsum), static_cast<void*>(overflow)})
+      (void)cudaFree(p);
+  }
+  (void)cublasDestroy(blas);
+  (void)cudaStreamDestroy(s);
+}
+
 void trsv_timeline(const std::vector<long long>& sizes) {
   namespace d = gc::detail;
   cudaStream_t s = nullptr;
@@ -527,7 +621,7 @@ void trsv_timeline(const std::vector<long long>& sizes) {
 
 int main(int argc, char** argv) {
   long long n = 16384;
-  bool steps = false, tiled = false, fp16 = false, trsv = false;
+  bool steps = false, tiled = false, fp16 = false, trsv = false, passes = false;
   const char* only = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::atoll(argv[++i]);
@@ -538,6 +632,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--no-async")) g_tiled_async = false;
     else if (!std::strcmp(argv[i], "--fp16")) fp16 = true;
     else if (!std::strcmp(argv[i], "--trsv")) trsv = true;
+    else if (!std::strcmp(argv[i], "--passes")) passes = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--no-bulk")) g_bulk = false;
     else if (!std::strcmp(argv[i], "--panel-trace")) g_panel_trace = true;
@@ -555,6 +650,10 @@ int main(int argc, char** argv) {
   try {
     if (trsv) {
       trsv_timeline({2003, 4096, 8192, 16383, 16384, 32768});
+      return 0;
+    }
+    if (passes) {
+      passes_timeline({4096, 8192, 16384, 32768});
       return 0;
     }
     if (tiled) {

@@ -7,7 +7,6 @@
 #include <cusolverDn.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -19,6 +18,7 @@
 
 #include "context.cuh"
 #include "cuda_check.cuh"
+#include "demote_kernels.cuh"
 #include "../gmres_ir.hpp"
 #include "equilibrate.cuh"
 #include "symv_kernels.cuh"
@@ -54,63 +54,6 @@ class DeviceBuffer {
  private:
   void* p_ = nullptr;
 };
-
-constexpr int kNormTile = 128;  // demote_norm_kernel: rows and columns per block
-
-/// One pass over the lower triangle of A, one 128×128 tile per block (128 threads over rows × 2
-/// over columns): as (ld ldas) = fp32(A) on and below the diagonal (e ≠ nullptr: fp32(S·A·S), S =
-/// diag(2^e), the FP16 modes' equilibration), `overflow` counts finite entries of as beyond the
-/// fp32 range, and partial absolute row sums of the symmetric A (unscaled), deterministic (no
-/// atomics): rowpart[by·n + i] = Σ |a_ij| over the tile's j ≤ i, colpart[bx·n + j] = Σ |a_ij| over
-/// the tile's i > j (the upper half of row j, by symmetry); zero where a tile has none.
-__global__ void __launch_bounds__(256) demote_norm_kernel(const double* a, std::int64_t lda, std::int64_t n, float* as,
-                                                          std::int64_t ldas, const int* e, int* overflow,
-                                                          double* rowpart, double* colpart) {
-  __shared__ double s_col[4][kNormTile];
-  __shared__ double s_row[kNormTile];
-  const int x = threadIdx.x, y = threadIdx.y, lane = x % 32, w = x / 32;
-  const std::int64_t i0 = std::int64_t(blockIdx.x) * kNormTile, j0 = std::int64_t(blockIdx.y) * kNormTile;
-  const std::int64_t i = i0 + x;
-  if (j0 > i0 + kNormTile - 1) {  // above the diagonal: nothing to read
-    if (y == 0 && i < n) rowpart[blockIdx.y * n + i] = 0.0;
-    if (y == 0 && j0 + x < n) colpart[blockIdx.x * n + j0 + x] = 0.0;
-    return;
-  }
-  double row = 0.0;
-  int big = 0;
-  for (int t = 0; t < kNormTile / 2; ++t) {
-    const int jl = y + 2 * t;
-    const std::int64_t j = j0 + jl;
-    double v = 0.0;
-    if (i < n && j <= i) {
-      v = a[i + j * lda];
-      const double sv = e ? ldexp(v, e[i] + e[j]) : v;
-      big += fabs(sv) > static_cast<double>(FLT_MAX) && isfinite(sv);
-      as[i + j * ldas] = static_cast<float>(sv);
-    }
-    row += fabs(v);
-    double c = j < i ? fabs(v) : 0.0;
-    for (int o = 16; o > 0; o >>= 1) c += __shfl_down_sync(0xffffffffu, c, o);
-    if (lane == 0) s_col[w][jl] = c;
-  }
-  if (y == 1) s_row[x] = row;
-  if (big) atomicAdd(overflow, big);
-  __syncthreads();
-  if (y == 0) {
-    if (i < n) rowpart[blockIdx.y * n + i] = row + s_row[x];
-    if (j0 + x < n) colpart[blockIdx.x * n + j0 + x] = s_col[0][x] + s_col[1][x] + s_col[2][x] + s_col[3][x];
-  }
-}
-
-/// rowsum[i] = Σ_g rowpart[g·n + i] + colpart[g·n + i] over the `parts` tile rows/columns.
-__global__ void sum_parts_kernel(const double* rowpart, const double* colpart, std::int64_t n, std::int64_t parts,
-                                 double* rowsum) {
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  double s = 0.0;
-  for (std::int64_t g = 0; g < parts; ++g) s += rowpart[g * n + i] + colpart[g * n + i];
-  rowsum[i] = s;
-}
 
 /// rs = fp32(S·r) (S = diag(2^e); e = nullptr: S = I).
 __global__ void demote_kernel(const double* r, std::int64_t ldr, std::int64_t n, std::int64_t nrhs, float* rs,

@@ -1,7 +1,8 @@
 #pragma once
 // y = A·x for a symmetric A stored in its lower triangle (fp64, column-major), one vector: the
 // residuals and the FGMRES products of the mixed solve. cuBLAS DSYMV reads the triangle at about
-// 2 TB/s on an H200 (0.52 ms at n = 16384); this reads every stored tile once and is
+// 2 TB/s on an H200 (0.52–0.54 ms at n = 16384); this at 2.7 (0.40 ms; 3.2 TB/s at 32k,
+// `linalg_bench_cholesky_timeline --passes`). It reads every stored tile once and is
 // deterministic (no atomics): pass 1, one CTA per 64×64 tile (I, J) of the lower triangle, writes
 // A_IJ·x_J into p (row J of partials) and, off the diagonal, A_IJᵀ·x_I into q (row I); pass 2
 // sums each y_k's partials in a fixed order. Workspace: symv_workspace_doubles(n).
@@ -19,40 +20,51 @@ constexpr std::int64_t symv_tiles(std::int64_t n) { return (n + kSymvT - 1) / kS
 /// p and q: tiles × n doubles each.
 constexpr std::int64_t symv_workspace_doubles(std::int64_t n) { return 2 * symv_tiles(n) * n; }
 
-/// Pass 1: grid (tiles, tiles), CTA (J, I) with J ≤ I (the others return at once); threads
-/// 0 … 63 form the row sums of the tile, 64 … 127 its column sums (A_IJᵀ·x_I), from shared memory.
+/// Pass 1: one CTA per tile (I, J), J ≤ I, of the lower triangle (blockIdx.x = I·(I + 1)/2 + J);
+/// threads 0 … 63 form the row sums of the tile, 64 … 127 its column sums (A_IJᵀ·x_I), from shared
+/// memory. Each thread has its 32 loads of A in flight at once.
 __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* a, std::int64_t lda, std::int64_t n,
                                                                   const double* x, double* p, double* q) {
-  const int J = blockIdx.x, I = blockIdx.y;
-  if (J > I) return;
+  const std::int64_t bt = blockIdx.x;
+  std::int64_t I = static_cast<std::int64_t>((sqrt(8.0 * static_cast<double>(bt) + 1.0) - 1.0) * 0.5);
+  while ((I + 1) * (I + 2) / 2 <= bt) ++I;
+  while (I * (I + 1) / 2 > bt) --I;
+  const std::int64_t J = bt - I * (I + 1) / 2;
   __shared__ double s[kSymvT * kSymvLd];  // A(i, c) at i·kSymvLd + c
   __shared__ double xi[kSymvT], xj[kSymvT];
   const int t = threadIdx.x;
-  const std::int64_t i0 = std::int64_t(I) * kSymvT, j0 = std::int64_t(J) * kSymvT;
+  const std::int64_t i0 = I * kSymvT, j0 = J * kSymvT;
   {
     const int i = t % kSymvT, h = t / kSymvT;  // row i, columns h, h + 2, … (coalesced over i)
     const bool row_ok = i0 + i < n;
-#pragma unroll 8
-    for (int c = h; c < kSymvT; c += 2) {
+    double v[kSymvT / 2];
+#pragma unroll
+    for (int u = 0; u < kSymvT / 2; ++u) {
+      const int c = h + 2 * u;
       const bool ok = row_ok && j0 + c < n && (I != J || c <= i);
-      s[i * kSymvLd + c] = ok ? a[(i0 + i) + (j0 + c) * lda] : 0.0;
+      v[u] = ok ? a[(i0 + i) + (j0 + c) * lda] : 0.0;
     }
+#pragma unroll
+    for (int u = 0; u < kSymvT / 2; ++u) s[i * kSymvLd + h + 2 * u] = v[u];
     if (h == 0) xi[i] = row_ok ? x[i0 + i] : 0.0;
     else xj[i] = j0 + i < n ? x[j0 + i] : 0.0;
   }
   __syncthreads();
   const int k = t % kSymvT;
-  double sum = 0.0;
+  double sum[4] = {};  // four independent chains, summed in a fixed order
   if (t < kSymvT) {  // row k: Σ_c A(k, c)·x_J(c); on the diagonal tile the upper half is A(c, k)
     if (I != J) {
-      for (int c = 0; c < kSymvT; ++c) sum += s[k * kSymvLd + c] * xj[c];
+#pragma unroll 16
+      for (int c = 0; c < kSymvT; ++c) sum[c % 4] += s[k * kSymvLd + c] * xj[c];
     } else {
-      for (int c = 0; c < kSymvT; ++c) sum += (c <= k ? s[k * kSymvLd + c] : s[c * kSymvLd + k]) * xj[c];
+#pragma unroll 16
+      for (int c = 0; c < kSymvT; ++c) sum[c % 4] += (c <= k ? s[k * kSymvLd + c] : s[c * kSymvLd + k]) * xj[c];
     }
-    if (i0 + k < n) p[std::int64_t(J) * n + i0 + k] = sum;
+    if (i0 + k < n) p[J * n + i0 + k] = (sum[0] + sum[1]) + (sum[2] + sum[3]);
   } else if (I != J) {  // column k: Σ_i A(i, k)·x_I(i)
-    for (int i = 0; i < kSymvT; ++i) sum += s[i * kSymvLd + k] * xi[i];
-    if (j0 + k < n) q[std::int64_t(I) * n + j0 + k] = sum;
+#pragma unroll 16
+    for (int i = 0; i < kSymvT; ++i) sum[i % 4] += s[i * kSymvLd + k] * xi[i];
+    if (j0 + k < n) q[I * n + j0 + k] = (sum[0] + sum[1]) + (sum[2] + sum[3]);
   }
 }
 
@@ -62,10 +74,19 @@ __global__ void symv_sum_kernel(std::int64_t n, const double* p, const double* q
   const std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (k >= n) return;
   const std::int64_t K = k / kSymvT, nt = symv_tiles(n);
-  double s = 0.0;
-  for (std::int64_t J = 0; J <= K; ++J) s += p[J * n + k];
-  for (std::int64_t I = K + 1; I < nt; ++I) s += q[I * n + k];
-  y[k] = b ? b[k] - s : s;
+  double s[4] = {};  // four chains, so that loads are in flight together; summed in a fixed order
+  std::int64_t J = 0;
+  for (; J + 3 <= K; J += 4)
+#pragma unroll
+    for (int u = 0; u < 4; ++u) s[u] += p[(J + u) * n + k];
+  for (; J <= K; ++J) s[0] += p[J * n + k];
+  std::int64_t I = K + 1;
+  for (; I + 4 <= nt; I += 4)
+#pragma unroll
+    for (int u = 0; u < 4; ++u) s[u] += q[(I + u) * n + k];
+  for (; I < nt; ++I) s[0] += q[I * n + k];
+  const double sum = (s[0] + s[1]) + (s[2] + s[3]);
+  y[k] = b ? b[k] - sum : sum;
 }
 
 /// y = A·x (b = nullptr) or y = b − A·x; work: symv_workspace_doubles(n) doubles. y may alias b,
@@ -73,10 +94,10 @@ __global__ void symv_sum_kernel(std::int64_t n, const double* p, const double* q
 inline void symv_lower(const double* a, std::int64_t lda, std::int64_t n, const double* x, const double* b, double* y,
                        double* work, cudaStream_t stream) {
   if (n == 0) return;
-  const auto nt = static_cast<unsigned>(symv_tiles(n));
+  const std::int64_t nt = symv_tiles(n);
   double* p = work;
-  double* q = work + symv_tiles(n) * n;
-  symv_tiles_kernel<<<dim3(nt, nt), kSymvThreads, 0, stream>>>(a, lda, n, x, p, q);
+  double* q = work + nt * n;
+  symv_tiles_kernel<<<static_cast<unsigned>(nt * (nt + 1) / 2), kSymvThreads, 0, stream>>>(a, lda, n, x, p, q);
   symv_sum_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(n, p, q, b, y);
 }
 
