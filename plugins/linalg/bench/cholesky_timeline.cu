@@ -653,7 +653,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (passes) {
-      passes_timeline({4096, 8192, 16384, 32768});
+      passes_timeline({4096, 8192, 12288, 16384, 32768});
       return 0;
     }
     if (tiled) {
