@@ -109,9 +109,10 @@ constexpr std::int64_t kDsymvMaxN = 8192;  ///< symv: cuBLAS DSYMV up to this or
 
 /// y = b − A·x (b ≠ nullptr; y may alias b) or y = A·x, A symmetric in its lower triangle (fp64),
 /// one vector, on blas's stream s: cuBLAS DSYMV up to kDsymvMaxN, where it is the faster on an
-/// H200 (n = 8192: 0.090 against 0.126 ms), symv_lower above (16384: 0.40 against 0.53 ms;
+/// H200 (n = 8192: 0.090 against 0.128 ms), symv_lower above (16384: 0.40 against 0.53 ms;
 /// docs/performance.md, `linalg_bench_cholesky_timeline --passes`). Both are deterministic
-/// (cuBLAS's default atomics mode is off). work: symv_workspace_doubles(n) doubles.
+/// (cuBLAS's default atomics mode is off). work: symv_workspace_doubles(n) doubles above
+/// kDsymvMaxN, else unused.
 inline void symv(cublasHandle_t blas, cudaStream_t s, const double* a, std::int64_t lda, std::int64_t n,
                  const double* x, const double* b, double* y, double* work) {
   if (n > kDsymvMaxN) {
@@ -233,7 +234,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
   const bool scaled = is_fp16_mode(options.factor_mode);
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
-  const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n)));
+  const std::size_t sym_b = n > kDsymvMaxN ? align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n))) : 0;
   const DeviceSpan buf{ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b,
                                            what + " (n = " + std::to_string(n) + ")")};
   float* as = buf.as<float>();
