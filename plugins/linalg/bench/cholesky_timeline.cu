@@ -434,8 +434,9 @@ void passes_timeline(const std::vector<long long>& sizes) {
     {
       const auto nt = d::symv_tiles(n);
       row("  its pass 2 alone", ms_of([&] {
-            d::symv_sum_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(n, work, work + nt * n, b, y);
-          }), 2.0 * sizeof(double) * double(nt) * double(n));
+            d::symv_sum_kernel<<<unsigned((n + d::kSymvSumK - 1) / d::kSymvSumK), d::kSymvSumK * d::kSymvSumSegs, 0,
+                                 s>>>(n, work, work + nt * n, b, y);
+          }), sizeof(double) * double(nt) * double(n));  // one partial per tile and entry
     }
     std::vector<double> y0(static_cast<std::size_t>(n)), y1(y0.size());
     ck(cudaMemcpy(y0.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost), "copy");

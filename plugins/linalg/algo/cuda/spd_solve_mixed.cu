@@ -105,29 +105,8 @@ T max_of(const std::vector<T>& v) {
   return m;
 }
 
-constexpr std::int64_t kDsymvMaxN = 8192;  ///< symv: cuBLAS DSYMV up to this order
-
-/// y = b − A·x (b ≠ nullptr; y may alias b) or y = A·x, A symmetric in its lower triangle (fp64),
-/// one vector, on blas's stream s: cuBLAS DSYMV up to kDsymvMaxN, where it is the faster on an
-/// H200 (n = 8192: 0.090 against 0.128 ms), symv_lower above (16384: 0.40 against 0.53 ms;
-/// docs/performance.md, `linalg_bench_cholesky_timeline --passes`). Both are deterministic
-/// (cuBLAS's default atomics mode is off). work: symv_workspace_doubles(n) doubles above
-/// kDsymvMaxN, else unused.
-inline void symv(cublasHandle_t blas, cudaStream_t s, const double* a, std::int64_t lda, std::int64_t n,
-                 const double* x, const double* b, double* y, double* work) {
-  if (n > kDsymvMaxN) {
-    symv_lower(a, lda, n, x, b, y, work, s);
-    GF_CUDA_CHECK_LAUNCH();
-    return;
-  }
-  const double one = 1.0, zero = 0.0, minus_one = -1.0;
-  if (b && y != b) GF_CUDA_TRY(cudaMemcpyAsync(y, b, sizeof(double) * n, cudaMemcpyDeviceToDevice, s));
-  GF_CUBLAS_TRY(cublasDsymv(blas, CUBLAS_FILL_MODE_LOWER, int(n), b ? &minus_one : &one, a, int(lda), x, 1,
-                            b ? &one : &zero, y, 1));
-}
-
 /// FGMRES operations (gmres_ir.hpp) on device vectors for one correction equation A d = r of
-/// GMRES-IR: A fp64 (lower triangle, symv), V (n × (m+1)) and Z = M⁻¹V (n × m) fp64,
+/// GMRES-IR: A fp64 (lower triangle, symv_lower), V (n × (m+1)) and Z = M⁻¹V (n × m) fp64,
 /// classical Gram–Schmidt twice (CGS2) by cublasDgemv, M⁻¹ = `solve32` (the fp32 factor).
 struct DeviceFgmres {
   cublasHandle_t blas;
@@ -159,7 +138,8 @@ struct DeviceFgmres {
   void precondition(int j) { solve32(V + j * n, Z + j * n); }
   double arnoldi(int j, double* h) {
     const double one = 1.0, zero = 0.0, minus_one = -1.0;
-    symv(blas, s, a, lda, n, Z + j * n, nullptr, w, symv_work);
+    symv_lower(a, lda, n, Z + j * n, nullptr, w, symv_work, s);
+    GF_CUDA_CHECK_LAUNCH();
     for (int pass = 0; pass < 2; ++pass) {
       double* hp = hd + pass * (m + 1);
       GF_CUBLAS_TRY(cublasDgemv(blas, CUBLAS_OP_T, int(n), j + 1, &one, V, int(n), w, 1, &zero, hp, 1));
@@ -234,7 +214,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
   const bool scaled = is_fp16_mode(options.factor_mode);
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
-  const std::size_t sym_b = n > kDsymvMaxN ? align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n))) : 0;
+  const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n)));
   const DeviceSpan buf{ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b,
                                            what + " (n = " + std::to_string(n) + ")")};
   float* as = buf.as<float>();
@@ -311,8 +291,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   }
 
   const auto residual_and_eta = [&]() -> double {
-    if (nrhs == 1) {  // SYMV: one memory-bound pass over the lower triangle
-      symv(ctx.blas, s, a, lda, n, x, b, r, symv_work);
+    if (nrhs == 1) {  // SYMV: one memory-bound pass over the lower triangle (symv_kernels.cuh)
+      symv_lower(a, lda, n, x, b, r, symv_work, s);
+      GF_CUDA_CHECK_LAUNCH();
     } else {
       GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
                                     cudaMemcpyDeviceToDevice, s));

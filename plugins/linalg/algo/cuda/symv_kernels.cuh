@@ -1,8 +1,9 @@
 #pragma once
 // y = A·x for a symmetric A stored in its lower triangle (fp64, column-major), one vector: the
 // residuals and the FGMRES products of the mixed solve. cuBLAS DSYMV reads the triangle at about
-// 2 TB/s on an H200 (0.52–0.54 ms at n = 16384); this at 2.7 (0.40 ms; 3.2 TB/s at 32k,
-// `linalg_bench_cholesky_timeline --passes`). It reads every stored tile once and is
+// 2 TB/s on an H200 (0.52 ms at n = 16384) and 3 TB/s at 8192 (0.089 ms); this at 3.5 (0.31 ms)
+// and 3.1 (0.087 ms), 3.7 TB/s at 32k (`linalg_bench_cholesky_timeline --passes`; a copy moves
+// 4.2). It reads every stored tile once and is
 // deterministic (no atomics): pass 1, one CTA per 64×64 tile (I, J) of the lower triangle, writes
 // A_IJ·x_J into p (row J of partials) and, off the diagonal, A_IJᵀ·x_I into q (row I); pass 2
 // sums each y_k's partials in a fixed order. Workspace: symv_workspace_doubles(n).
@@ -68,25 +69,34 @@ __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* 
   }
 }
 
-/// Pass 2: y_k = Σ_{J ≤ K} p[J][k] + Σ_{I > K} q[I][k] (K = k's tile), in that order; y = b − A·x
-/// when b ≠ nullptr (the residual), else A·x.
-__global__ void symv_sum_kernel(std::int64_t n, const double* p, const double* q, const double* b, double* y) {
-  const std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (k >= n) return;
-  const std::int64_t K = k / kSymvT, nt = symv_tiles(n);
-  double s[4] = {};  // four chains, so that loads are in flight together; summed in a fixed order
-  std::int64_t J = 0;
-  for (; J + 3 <= K; J += 4)
+constexpr int kSymvSumK = 32;    ///< pass 2: entries of y per CTA (one warp's coalesced run)
+constexpr int kSymvSumSegs = 8;  ///< pass 2: threads that share one entry's partials
+
+/// Pass 2: y_k = Σ_{J ≤ K} p[J][k] + Σ_{I > K} q[I][k] (K = k's tile); y = b − A·x when b ≠
+/// nullptr (the residual), else A·x. CTA of kSymvSumK·kSymvSumSegs threads: warp s sums the
+/// partials of tiles s, s + kSymvSumSegs, … of kSymvSumK consecutive entries (coalesced), then
+/// the segments are added in a fixed order, so the result is deterministic. One thread per entry
+/// left half the GPU idle at n = 16k (64 CTAs): 0.047 ms of the SYMV's 0.40.
+__global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs) symv_sum_kernel(std::int64_t n, const double* p,
+                                                                          const double* q, const double* b,
+                                                                          double* y) {
+  __shared__ double part[kSymvSumSegs][kSymvSumK];
+  const int lane = threadIdx.x % kSymvSumK, seg = threadIdx.x / kSymvSumK;
+  const std::int64_t k = std::int64_t(blockIdx.x) * kSymvSumK + lane;
+  double s[2] = {};
+  if (k < n) {
+    const std::int64_t K = k / kSymvT, nt = symv_tiles(n);
+    int u = 0;
+    for (std::int64_t T = seg; T < nt; T += kSymvSumSegs, u ^= 1) s[u] += T <= K ? p[T * n + k] : q[T * n + k];
+  }
+  part[seg][lane] = s[0] + s[1];
+  __syncthreads();
+  if (seg == 0 && k < n) {
+    double sum = 0.0;
 #pragma unroll
-    for (int u = 0; u < 4; ++u) s[u] += p[(J + u) * n + k];
-  for (; J <= K; ++J) s[0] += p[J * n + k];
-  std::int64_t I = K + 1;
-  for (; I + 4 <= nt; I += 4)
-#pragma unroll
-    for (int u = 0; u < 4; ++u) s[u] += q[(I + u) * n + k];
-  for (; I < nt; ++I) s[0] += q[I * n + k];
-  const double sum = (s[0] + s[1]) + (s[2] + s[3]);
-  y[k] = b ? b[k] - sum : sum;
+    for (int g = 0; g < kSymvSumSegs; ++g) sum += part[g][lane];
+    y[k] = b ? b[k] - sum : sum;
+  }
 }
 
 /// y = A·x (b = nullptr) or y = b − A·x; work: symv_workspace_doubles(n) doubles. y may alias b,
@@ -98,7 +108,8 @@ inline void symv_lower(const double* a, std::int64_t lda, std::int64_t n, const 
   double* p = work;
   double* q = work + nt * n;
   symv_tiles_kernel<<<static_cast<unsigned>(nt * (nt + 1) / 2), kSymvThreads, 0, stream>>>(a, lda, n, x, p, q);
-  symv_sum_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(n, p, q, b, y);
+  symv_sum_kernel<<<static_cast<unsigned>((n + kSymvSumK - 1) / kSymvSumK), kSymvSumK * kSymvSumSegs, 0, stream>>>(
+      n, p, q, b, y);
 }
 
 }  // namespace gemflow::linalg::cuda::detail
