@@ -4,7 +4,7 @@
 // docs/performance.md ("TF32 everywhere, our triangular solves") come from this program.
 //
 //   linalg_bench_cholesky_timeline [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--fp16]]
-//   linalg_bench_cholesky_timeline --trsv | --passes
+//   linalg_bench_cholesky_timeline --trsv | --passes | --mixed [--n N] [--steps]
 //
 // --tiled: the persistent tiled kernel instead (CholeskyAlgo::tiled, fp64; --fp16: fp32 data with
 // 1×FP16 tile updates): the global timer at
@@ -17,6 +17,8 @@
 //
 // --passes: the mixed solve's passes over A (the fp32 copy with ‖A‖∞, the residual SYMV) in ms and
 // GB/s against a copy of the same bytes, and DSYMV, at n = 4k–32k.
+//
+// --mixed: the mixed-precision solve (1×FP16) at order n, its stages on its own stream.
 //
 // --steps also prints every event (time from the start, kind, first column). Variants: fp64
 // default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32, 1×FP16 and 3×FP16 with
@@ -126,6 +128,7 @@ bool g_bulk = true;
 #define GF_CHOL_BULK g_bulk
 
 #include "cholesky.cu"
+#include "spd_solve_mixed.cu"
 #include "demote_kernels.cuh"
 #include "symv_kernels.cuh"
 #include "test_utils.cu"
@@ -374,6 +377,65 @@ __global__ void widen_kernel(const float* a, double* b, std::int64_t count) {
     b[i] = a[i];
 }
 
+/// --mixed: GpuCholesky::solve_mixed at order n (1×FP16 lookahead factor, one right-hand side), an
+/// event after each of its stages on its stream: per stage kind the summed time since the previous
+/// event there (--steps: every event of the solve's stream), after an untraced warm-up.
+void mixed_timeline(long long n, bool steps) {
+  cudaStream_t s = nullptr;
+  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  gc::GpuCholesky chol(s);
+  double *a = nullptr, *b = nullptr, *x = nullptr;
+  ck(cudaMalloc(&a, sizeof(double) * n * n), "cudaMalloc");
+  ck(cudaMalloc(&b, sizeof(double) * n), "cudaMalloc");
+  ck(cudaMalloc(&x, sizeof(double) * n), "cudaMalloc");
+  gc::fill_random_symmetric(a, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
+  {
+    std::vector<double> h(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = std::sin(0.37 * double(i) + 0.1);
+    ck(cudaMemcpy(b, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice), "copy");
+  }
+  gc::MixedSolveOptions o;
+  o.factor_panel = gc::PanelAlgo::tiles;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  ck(cudaEventCreate(&e0), "event");
+  ck(cudaEventCreate(&e1), "event");
+  for (int rep = 0; rep < 2; ++rep) {
+    ck(cudaStreamSynchronize(s), "sync");
+    g_trace.clear();
+    g_tracing = rep == 1;
+    ck(cudaEventRecord(e0, s), "record");
+    const gc::MixedSolveResult r = chol.solve_mixed(a, n, n, b, n, 1, x, n, o);
+    ck(cudaEventRecord(e1, s), "record");
+    ck(cudaEventSynchronize(e1), "sync");
+    g_tracing = false;
+    if (rep == 0) continue;
+    float total = 0;
+    ck(cudaEventElapsedTime(&total, e0, e1), "elapsed");
+    std::printf("\n## mixed solve (1xFP16), n = %lld: %.3f ms, %d steps, eta %.2e%s\n", n, total, r.iterations + 1,
+                r.backward_error.empty() ? -1.0 : r.backward_error.back(), r.converged ? "" : "  !! not converged");
+    std::vector<std::pair<std::string, double>> sums;
+    float prev = 0;
+    for (const TraceEvent& ev : g_trace) {
+      if (ev.stream == s) {
+        float t = 0;
+        ck(cudaEventElapsedTime(&t, e0, ev.event), "elapsed");
+        auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& q) { return q.first == ev.what; });
+        if (it == sums.end()) sums.push_back({ev.what, t - prev});
+        else it->second += t - prev;
+        if (steps) std::printf("  %9.3f ms  %-20s (+%.3f)\n", t, ev.what, t - prev);
+        prev = t;
+      }
+      (void)cudaEventDestroy(ev.event);
+    }
+    for (const auto& [what, ms] : sums) std::printf("  %-20s %9.3f ms\n", what.c_str(), ms);
+    std::printf("  %-20s %9.3f ms\n", "(after the last)", total - prev);
+  }
+  (void)cudaFree(a);
+  (void)cudaFree(b);
+  (void)cudaFree(x);
+  (void)cudaStreamDestroy(s);
+}
+
 /// --passes: the mixed solve's memory-bound passes over A (fp64, lower triangle) against a copy of
 /// the same bytes: the demotion with ‖A‖∞ (demote_norm_kernel + sum_parts_kernel) and the residual
 /// SYMV (symv_lower, and cuBLAS DSYMV). GB/s counts the bytes each must move once: the triangle
@@ -428,7 +490,8 @@ void passes_timeline(const std::vector<long long>& sizes) {
     row("demotion + norm", ms_of([&] {
           d::demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(d::kNormTile, 2), 0, s>>>(
               a, n, n, as, ldas, nullptr, overflow, rowpart, colpart);
-          d::sum_parts_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(rowpart, colpart, n, parts, rowsum);
+          d::sum_parts_kernel<<<unsigned((n + d::kSumPartsK - 1) / d::kSumPartsK), d::kSumPartsK * d::kSumPartsSegs, 0,
+                                s>>>(rowpart, colpart, n, parts, rowsum);
         }), read_b * 1.5);  // fp64 read, fp32 written
     row("SYMV (symv_lower)", ms_of([&] { d::symv_lower(a, n, n, x, b, y, work, s); }), read_b);
     {
@@ -622,7 +685,7 @@ void trsv_timeline(const std::vector<long long>& sizes) {
 
 int main(int argc, char** argv) {
   long long n = 16384;
-  bool steps = false, tiled = false, fp16 = false, trsv = false, passes = false;
+  bool steps = false, tiled = false, fp16 = false, trsv = false, passes = false, mixed = false;
   const char* only = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::atoll(argv[++i]);
@@ -634,6 +697,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fp16")) fp16 = true;
     else if (!std::strcmp(argv[i], "--trsv")) trsv = true;
     else if (!std::strcmp(argv[i], "--passes")) passes = true;
+    else if (!std::strcmp(argv[i], "--mixed")) mixed = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--no-bulk")) g_bulk = false;
     else if (!std::strcmp(argv[i], "--panel-trace")) g_panel_trace = true;
@@ -655,6 +719,10 @@ int main(int argc, char** argv) {
     }
     if (passes) {
       passes_timeline({4096, 8192, 12288, 16384, 32768});
+      return 0;
+    }
+    if (mixed) {
+      mixed_timeline(n, steps);
       return 0;
     }
     if (tiled) {

@@ -24,6 +24,12 @@
 #include "symv_kernels.cuh"
 #include "trsv_kernels.cuh"
 
+// Timeline hook (linalg_bench_cholesky_timeline --mixed defines it, as for cholesky.cu): an event
+// on the solve's stream after each stage.
+#ifndef GF_CHOL_TRACE
+#define GF_CHOL_TRACE(stream, what, k) ((void)0)
+#endif
+
 namespace gemflow::linalg::cuda {
 namespace detail {
 
@@ -75,34 +81,32 @@ __global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_
     x[i + j * ldx] += ldexp(static_cast<double>(ds[i + j * n]), ei);
 }
 
-/// max(a, b) that keeps a NaN from either side (a NaN entry must make the column maximum NaN).
-__device__ __forceinline__ double nan_max(double a, double b) { return (a != a) ? a : (b != b || b > a) ? b : a; }
+/// out[j] = max_i |m(i, j)| (NaN propagates) as the bits of the double; out zeroed before. Blocks
+/// over rows (grid.x) and columns (grid.y). Non-negative doubles order as their bit patterns, and
+/// |NaN| (sign cleared) lies above +Inf, so a 64-bit atomicMax on the bits is the maximum, NaN
+/// included, whatever the order. (One block per column took 30–60 µs at n = 16k: a latency
+/// chain of 64 loads per thread.)
+__global__ void __launch_bounds__(256) colmax_kernel(const double* m, std::int64_t ld, std::int64_t n,
+                                                     unsigned long long* out) {
+  const std::int64_t j = blockIdx.y;
+  unsigned long long x = 0;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+    x = max(x, static_cast<unsigned long long>(__double_as_longlong(fabs(m[i + j * ld]))));
+  for (int o = 16; o > 0; o >>= 1) x = max(x, __shfl_down_sync(0xffffffffu, x, o));
+  if (threadIdx.x % 32 == 0 && x) atomicMax(out + j, x);
+}
 
-/// out[j] = max_i |m(i, j)| (NaN propagates). One block per column.
-__global__ void colmax_kernel(const double* m, std::int64_t ld, std::int64_t n, double* out) {
-  __shared__ double s[32];
-  double x = 0.0;
-  const std::int64_t j = blockIdx.x;
-  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) x = nan_max(x, fabs(m[i + j * ld]));
-  for (int o = 16; o > 0; o >>= 1) x = nan_max(x, __shfl_down_sync(0xffffffffu, x, o));
-  if (threadIdx.x % 32 == 0) s[threadIdx.x / 32] = x;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    x = threadIdx.x < blockDim.x / 32 ? s[threadIdx.x] : 0.0;
-    for (int o = 16; o > 0; o >>= 1) x = nan_max(x, __shfl_down_sync(0xffffffffu, x, o));
-    if (threadIdx.x == 0) out[j] = x;
-  }
+/// out[j] = max_i |m(i, j)|, j < cols (colmax_kernel), as doubles at `out`, on stream s.
+inline void colmax(const double* m, std::int64_t ld, std::int64_t n, std::int64_t cols, double* out, cudaStream_t s) {
+  GF_CUDA_TRY(cudaMemsetAsync(out, 0, sizeof(double) * static_cast<std::size_t>(cols), s));
+  const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>((n + 255) / 256, 1, 128));
+  colmax_kernel<<<dim3(blocks, static_cast<unsigned>(cols)), 256, 0, s>>>(m, ld, n,
+                                                                          reinterpret_cast<unsigned long long*>(out));
+  GF_CUDA_CHECK_LAUNCH();
 }
 
 inline dim3 grid2(std::int64_t n, std::int64_t cols) {
   return dim3(static_cast<unsigned>((n + 255) / 256), static_cast<unsigned>(std::clamp<std::int64_t>(cols, 1, 1024)));
-}
-
-template <class T>
-T max_of(const std::vector<T>& v) {
-  T m = 0;
-  for (T x : v) m = (x != x || x > m) ? x : m;
-  return m;
 }
 
 /// FGMRES operations (gmres_ir.hpp) on device vectors for one correction equation A d = r of
@@ -241,17 +245,16 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
                                                                                           exps, overflow, rowpart,
                                                                                           colpart);
   GF_CUDA_CHECK_LAUNCH();
-  sum_parts_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(rowpart, colpart, n, std::int64_t(parts), vec);
+  sum_parts_kernel<<<unsigned((n + kSumPartsK - 1) / kSumPartsK), kSumPartsK * kSumPartsSegs, 0, s>>>(
+      rowpart, colpart, n, std::int64_t(parts), vec);
   GF_CUDA_CHECK_LAUNCH();
-  std::vector<double> rowsum(nn), bmax(nr), rmax(nr), xmax(nr);
-  GF_CUDA_TRY(cudaMemcpyAsync(rowsum.data(), vec, sizeof(double) * nn, cudaMemcpyDeviceToHost, s));
-  colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(b, ldb, n, vec);
-  GF_CUDA_CHECK_LAUNCH();
-  GF_CUDA_TRY(cudaMemcpyAsync(bmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
+  double* anorm_d = buf.as<double>(as_b + xs_b + r_b + v_b + 8);  // beside `overflow`
+  colmax(vec, n, n, 1, anorm_d, s);                                 // ‖A‖∞: the largest row sum
+  colmax(b, ldb, n, nrhs, vec, s);                                  // ‖b_j‖∞
+  GF_CHOL_TRACE(s, "demote, norms", 0);
+  std::vector<double> bmax(nr), rmax(nr), xmax(nr);
+  double anorm = 0.0;
   int n_overflow = 0;
-  GF_CUDA_TRY(cudaMemcpyAsync(&n_overflow, overflow, sizeof(int), cudaMemcpyDeviceToHost, s));
-  GF_CUDA_TRY(cudaStreamSynchronize(s));
-  const double anorm = max_of(rowsum);
 
   // fp32 factor of the fp32 copy `as` (overwritten), in `mode`; false when it is not SPD there
   const auto factor32 = [&](Fp32Mode mode) {
@@ -262,12 +265,15 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     fo.panel = options.factor_panel;
     res.factor_mode = mode;
     res.fp32_status = factor_impl<float>(ctx, as, n, ldas, fo, /*equilibrated=*/scaled, /*scan=*/false);
-    if (res.fp32_status.ok() && nrhs == 1) {  // the inverted diagonal blocks of the triangular solves
-      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
-      trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, ldas, n, inv);
-      GF_CUDA_CHECK_LAUNCH();
-    }
+    GF_CHOL_TRACE(s, "fp32 factor", 0);
     return res.fp32_status.ok();
+  };
+  const auto invert_blocks = [&]() {  // the inverted diagonal blocks of the triangular solves
+    if (nrhs != 1) return;
+    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
+    trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, ldas, n, inv);
+    GF_CUDA_CHECK_LAUNCH();
+    GF_CHOL_TRACE(s, "inverted blocks", 0);
   };
   // one product (1×TF32, 1×FP16) escalates to three (3×TF32, 3×FP16)
   const bool may_escalate =
@@ -281,19 +287,32 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     GF_CUDA_CHECK_LAUNCH();
     return factor32(escalated_mode);
   };
-  // a NaN or Inf in A (its lower triangle) makes ‖A‖∞ non-finite: no fp32 factor then (the
-  // fp32 factor is not scanned), straight to the fp64 fallback, which reports it
-  bool fp32_ok = n_overflow == 0 && std::isfinite(anorm);
-  if (!std::isfinite(anorm)) res.fp32_status.non_finite = true;
-  if (fp32_ok) {
-    fp32_ok = factor32(options.factor_mode);
-    if (!fp32_ok && may_escalate) fp32_ok = escalate_factor();
+  // The fp32 factor goes right behind the demotion, before ‖A‖∞ and the overflow count reach the
+  // host (no host round trip between the two); factor_impl waits for its own status, and then
+  // those are one small copy away. A NaN or Inf in A (its lower triangle) makes ‖A‖∞ non-finite,
+  // and an entry beyond fp32 overflows the copy: the fp32 result is then discarded, with no
+  // escalation (the fp32 factor is not scanned), and the fp64 fallback reports it.
+  const Fp32Mode mode_before = res.factor_mode;
+  bool fp32_ok = factor32(options.factor_mode);
+  GF_CUDA_TRY(cudaMemcpyAsync(&n_overflow, overflow, sizeof(int), cudaMemcpyDeviceToHost, s));
+  GF_CUDA_TRY(cudaMemcpyAsync(&anorm, anorm_d, sizeof(double), cudaMemcpyDeviceToHost, s));
+  GF_CUDA_TRY(cudaMemcpyAsync(bmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
+  GF_CUDA_TRY(cudaStreamSynchronize(s));
+  if (n_overflow != 0 || !std::isfinite(anorm)) {
+    fp32_ok = false;
+    res.fp32_status = CholeskyStatus{};
+    res.fp32_status.non_finite = !std::isfinite(anorm);
+    res.factor_mode = mode_before;
+  } else if (!fp32_ok && may_escalate) {
+    fp32_ok = escalate_factor();
   }
+  if (fp32_ok) invert_blocks();
 
   const auto residual_and_eta = [&]() -> double {
     if (nrhs == 1) {  // SYMV: one memory-bound pass over the lower triangle (symv_kernels.cuh)
       symv_lower(a, lda, n, x, b, r, symv_work, s);
       GF_CUDA_CHECK_LAUNCH();
+      GF_CHOL_TRACE(s, "symv", 0);
     } else {
       GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
                                     cudaMemcpyDeviceToDevice, s));
@@ -301,13 +320,12 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       GF_CUBLAS_TRY(cublasDsymm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), &minus_one, a,
                                 int(lda), x, int(ldx), &one, r, int(n)));
     }
-    colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(r, n, n, vec);
-    GF_CUDA_CHECK_LAUNCH();
-    colmax_kernel<<<unsigned(nrhs), 256, 0, s>>>(x, ldx, n, vec + nrhs);
-    GF_CUDA_CHECK_LAUNCH();
+    colmax(r, n, n, nrhs, vec, s);
+    colmax(x, ldx, n, nrhs, vec + nrhs, s);
     GF_CUDA_TRY(cudaMemcpyAsync(rmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
     GF_CUDA_TRY(cudaMemcpyAsync(xmax.data(), vec + nrhs, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
     GF_CUDA_TRY(cudaStreamSynchronize(s));
+    GF_CHOL_TRACE(s, "eta, sync", 0);
     double eta = 0.0;
     for (std::size_t j = 0; j < nr; ++j) {
       const double den = anorm * xmax[j] + bmax[j];
@@ -388,7 +406,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       } else {
         demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs, exps);
         GF_CUDA_CHECK_LAUNCH();
+        GF_CHOL_TRACE(s, "start of step", 0);
         fp32_solve(nrhs);
+        GF_CHOL_TRACE(s, "solve pair", 0);
         add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps);
         GF_CUDA_CHECK_LAUNCH();
       }
