@@ -377,6 +377,15 @@ __global__ void widen_kernel(const float* a, double* b, std::int64_t count) {
     b[i] = a[i];
 }
 
+/// A non-blocking stream and a cuBLAS handle on it (exits with a message on failure).
+void stream_and_blas(cudaStream_t& s, cublasHandle_t& blas) {
+  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(blas, s) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "cublas\n");
+    std::exit(2);
+  }
+}
+
 /// --mixed: GpuCholesky::solve_mixed at order n (1×FP16 lookahead factor, one right-hand side), an
 /// event after each of its stages on its stream: per stage kind the summed time since the previous
 /// event there (--steps: every event of the solve's stream), after an untraced warm-up.
@@ -443,12 +452,8 @@ void mixed_timeline(long long n, bool steps) {
 void passes_timeline(const std::vector<long long>& sizes) {
   namespace d = gc::detail;
   cudaStream_t s = nullptr;
-  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
   cublasHandle_t blas = nullptr;
-  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(blas, s) != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "cublas\n");
-    std::exit(2);
-  }
+  stream_and_blas(s, blas);
   const auto ms_of = [&](const auto& run) {
     return gemflow::linalg::bench::median_event_ms(11, 2, s, [] {}, run, [] {});
   };
@@ -529,13 +534,9 @@ void passes_timeline(const std::vector<long long>& sizes) {
 void trsv_timeline(const std::vector<long long>& sizes) {
   namespace d = gc::detail;
   cudaStream_t s = nullptr;
-  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
-  gc::GpuCholesky chol(s);
   cublasHandle_t blas = nullptr;
-  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(blas, s) != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "cublas\n");
-    std::exit(2);
-  }
+  stream_and_blas(s, blas);
+  gc::GpuCholesky chol(s);
   ck(gemflow::cuda::allow_dynamic_smem(d::trsv_invert_diag_kernel, d::trsv_invert_smem_bytes()), "smem");
   ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes(false)), "smem");
   ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<true>, d::trsv_smem_bytes(true)), "smem");
