@@ -81,27 +81,29 @@ __global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_
     x[i + j * ldx] += ldexp(static_cast<double>(ds[i + j * n]), ei);
 }
 
-/// out[j] = max_i |m(i, j)| (NaN propagates) as the bits of the double; out zeroed before. Blocks
-/// over rows (grid.x) and columns (grid.y). Non-negative doubles order as their bit patterns, and
-/// |NaN| (sign cleared) lies above +Inf, so a 64-bit atomicMax on the bits is the maximum, NaN
-/// included, whatever the order. (One block per column took 30–60 µs at n = 16k: a latency
-/// chain of 64 loads per thread.)
+/// out[j] = max_i |m(i, j)|, j < cols (NaN propagates), as the bits of the double; out zeroed
+/// before. Blocks over rows (grid.x) and columns (grid.y, strided). Non-negative doubles order as
+/// their bit patterns, and |NaN| (sign cleared) lies above +Inf, so a 64-bit atomicMax on the bits
+/// is the maximum, NaN included, whatever the order. (One block per column took about 15 µs at
+/// n = 16k: a chain of 64 loads per thread.)
 __global__ void __launch_bounds__(256) colmax_kernel(const double* m, std::int64_t ld, std::int64_t n,
-                                                     unsigned long long* out) {
-  const std::int64_t j = blockIdx.y;
-  unsigned long long x = 0;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
-    x = max(x, static_cast<unsigned long long>(__double_as_longlong(fabs(m[i + j * ld]))));
-  for (int o = 16; o > 0; o >>= 1) x = max(x, __shfl_down_sync(0xffffffffu, x, o));
-  if (threadIdx.x % 32 == 0 && x) atomicMax(out + j, x);
+                                                     std::int64_t cols, unsigned long long* out) {
+  for (std::int64_t j = blockIdx.y; j < cols; j += gridDim.y) {
+    unsigned long long x = 0;
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::int64_t(gridDim.x) * blockDim.x)
+      x = max(x, static_cast<unsigned long long>(__double_as_longlong(fabs(m[i + j * ld]))));
+    for (int o = 16; o > 0; o >>= 1) x = max(x, __shfl_down_sync(0xffffffffu, x, o));
+    if (threadIdx.x % 32 == 0 && x) atomicMax(out + j, x);
+  }
 }
 
 /// out[j] = max_i |m(i, j)|, j < cols (colmax_kernel), as doubles at `out`, on stream s.
 inline void colmax(const double* m, std::int64_t ld, std::int64_t n, std::int64_t cols, double* out, cudaStream_t s) {
   GF_CUDA_TRY(cudaMemsetAsync(out, 0, sizeof(double) * static_cast<std::size_t>(cols), s));
   const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>((n + 255) / 256, 1, 128));
-  colmax_kernel<<<dim3(blocks, static_cast<unsigned>(cols)), 256, 0, s>>>(m, ld, n,
-                                                                          reinterpret_cast<unsigned long long*>(out));
+  const auto ycols = static_cast<unsigned>(std::clamp<std::int64_t>(cols, 1, 65535));
+  colmax_kernel<<<dim3(blocks, ycols), 256, 0, s>>>(m, ld, n, cols, reinterpret_cast<unsigned long long*>(out));
   GF_CUDA_CHECK_LAUNCH();
 }
 
