@@ -196,6 +196,34 @@ void panel_trace_report(const unsigned long long* dbuf, bool steps) {
               sum[5] / nl, sum[6] / nl);
 }
 
+/// The recorded trace (g_trace, times from e0), then its events destroyed: per step kind the
+/// summed time since the previous event on the same stream (only: that stream's events alone;
+/// nullptr: every stream); steps: every event. Returns the time of the last event reported.
+float report_trace(cudaEvent_t e0, cudaStream_t only, bool steps) {
+  std::vector<std::pair<std::string, double>> sums;  // step kind → time since the stream's previous event
+  std::vector<std::pair<cudaStream_t, float>> last;   // per stream, the time of its previous event
+  float latest = 0;
+  for (const TraceEvent& ev : g_trace) {
+    if (!only || ev.stream == only) {
+      float t = 0;
+      ck(cudaEventElapsedTime(&t, e0, ev.event), "elapsed");
+      auto l = std::find_if(last.begin(), last.end(), [&](const auto& x) { return x.first == ev.stream; });
+      const double since = l == last.end() ? t : t - l->second;
+      if (l == last.end()) last.push_back({ev.stream, t});
+      else l->second = t;
+      auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& x) { return x.first == ev.what; });
+      if (it == sums.end()) sums.push_back({ev.what, since});
+      else it->second += since;
+      if (steps) std::printf("  %9.3f ms  %-20s column %lld (+%.3f)\n", t, ev.what, ev.column, since);
+      latest = t;
+    }
+    (void)cudaEventDestroy(ev.event);
+  }
+  g_trace.clear();
+  for (const auto& [what, ms] : sums) std::printf("  %-20s %9.3f ms\n", what.c_str(), ms);
+  return latest;
+}
+
 template <class T>
 void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool steps) {
   cudaStream_t s = nullptr;
@@ -232,22 +260,7 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
     float total = 0;
     ck(cudaEventElapsedTime(&total, e0, e1), "elapsed");
     std::printf("\n## %s, n = %lld: %.3f ms%s\n", label, n, total, st.ok() ? "" : "  !! not ok");
-    std::vector<std::pair<std::string, double>> sums;  // step kind → time since the stream's previous event
-    std::vector<std::pair<cudaStream_t, float>> last;   // per stream, the time of its previous event
-    for (const TraceEvent& ev : g_trace) {
-      float t = 0;
-      ck(cudaEventElapsedTime(&t, e0, ev.event), "elapsed");
-      auto l = std::find_if(last.begin(), last.end(), [&](const auto& x) { return x.first == ev.stream; });
-      const double since = l == last.end() ? t : t - l->second;
-      if (l == last.end()) last.push_back({ev.stream, t});
-      else l->second = t;
-      auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& x) { return x.first == ev.what; });
-      if (it == sums.end()) sums.push_back({ev.what, since});
-      else it->second += since;
-      if (steps) std::printf("  %9.3f ms  %-12s column %lld (+%.3f)\n", t, ev.what, ev.column, since);
-      (void)cudaEventDestroy(ev.event);
-    }
-    for (const auto& [what, ms] : sums) std::printf("  %-12s %9.3f ms\n", what.c_str(), ms);
+    report_trace(e0, nullptr, steps);
     if (pbuf) panel_trace_report(pbuf, steps);
   }
   if (pbuf) {
@@ -422,22 +435,8 @@ void mixed_timeline(long long n, bool steps) {
     ck(cudaEventElapsedTime(&total, e0, e1), "elapsed");
     std::printf("\n## mixed solve (1xFP16), n = %lld: %.3f ms, %d steps, eta %.2e%s\n", n, total, r.iterations + 1,
                 r.backward_error.empty() ? -1.0 : r.backward_error.back(), r.converged ? "" : "  !! not converged");
-    std::vector<std::pair<std::string, double>> sums;
-    float prev = 0;
-    for (const TraceEvent& ev : g_trace) {
-      if (ev.stream == s) {
-        float t = 0;
-        ck(cudaEventElapsedTime(&t, e0, ev.event), "elapsed");
-        auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& q) { return q.first == ev.what; });
-        if (it == sums.end()) sums.push_back({ev.what, t - prev});
-        else it->second += t - prev;
-        if (steps) std::printf("  %9.3f ms  %-20s (+%.3f)\n", t, ev.what, t - prev);
-        prev = t;
-      }
-      (void)cudaEventDestroy(ev.event);
-    }
-    for (const auto& [what, ms] : sums) std::printf("  %-20s %9.3f ms\n", what.c_str(), ms);
-    std::printf("  %-20s %9.3f ms\n", "(after the last)", total - prev);
+    const float last = report_trace(e0, s, steps);
+    std::printf("  %-20s %9.3f ms\n", "(after the last)", total - last);
   }
   (void)cudaFree(a);
   (void)cudaFree(b);
