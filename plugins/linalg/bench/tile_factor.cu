@@ -98,7 +98,10 @@ __global__ void tile_kernel(const double* a, int reps, long long* cycles, double
     for (int e = lane; e < 64; e += 32) t0s[(e / 8) * gd::kTileLd + e % 8] = a[(e / 8) + 64 * (e % 8)];
     __syncwarp();
     const long long c0 = clock64();
-    f += gd::factor_invert_tile<gd::kTileLd, Variant == 1>(t0s, ld, lane);
+    if constexpr (Variant == 2)
+      f += gd::factor_invert_tile_fp32<gd::kTileLd>(t0s, ld, lane);
+    else
+      f += gd::factor_invert_tile<gd::kTileLd, Variant == 1>(t0s, ld, lane);
     __syncwarp();
     const long long c1 = clock64();
     best = std::min(best, c1 - c0);
@@ -107,7 +110,7 @@ __global__ void tile_kernel(const double* a, int reps, long long* cycles, double
   sink[lane] = t0s[lane] + ld[lane] + f;
 }
 
-// factor_block_phases<kTileLd> on the safe (Variant 0) or fast (1) pivot path. Output: L (64×64
+// factor_block_phases<kTileLd> on the safe (Variant 0) or fast (1) pivot path, or with fp32 tiles (2). Output: L (64×64
 // row-major, zero above) and the inverted diagonal 8×8 tiles (8 × 64, row-major).
 template <int Variant>
 __global__ void __launch_bounds__(gd::kTileThreads, 1)
@@ -125,7 +128,8 @@ __global__ void __launch_bounds__(gd::kTileThreads, 1)
     if (tid < 2) s_fail[tid] = 0;
     __syncthreads();
     const long long t0 = clock64();
-    fail = gd::factor_block_phases<gd::kTileLd, Variant == 1>(ls, ldiag, s_fail, gd::kTileSub, warp, lane, nt_done);
+    fail = gd::factor_block_phases<gd::kTileLd, Variant != 0, Variant == 2>(ls, ldiag, s_fail, gd::kTileSub, warp, lane,
+                                                                           nt_done);
     __syncthreads();
     const long long t1 = clock64();
     best = std::min(best, t1 - t0);
@@ -298,6 +302,7 @@ int main(int argc, char** argv) {
   };
   row("phases, safe pivot path (sixth session)", base);
   row("phases, fast pivot path", run_variant<1>(d_a, lref, reps));
+  row("phases, fp32 tiles (1×FP16, 1×TF32)", run_variant<2>(d_a, lref, reps));
   std::printf("\none 8×8 factor_invert_tile (one warp), cycles:");
   const auto tile = [&](auto kernel) {
     long long c = 0;
@@ -308,20 +313,23 @@ int main(int argc, char** argv) {
   };
   tile(tile_kernel<0>);
   tile(tile_kernel<1>);
-  std::printf(" (safe pivot path, fast pivot path)\n");
+  tile(tile_kernel<2>);
+  std::printf(" (safe pivot path, fast pivot path, fp32 tile)\n");
 
   // the safe path behind the fast one: inputs whose pivots are subnormal, or that are not SPD,
   // must give the safe path's result bit for bit
   const auto same = [&](const std::vector<double>& m, const char* what) {
     ck(cudaMemcpy(d_a, m.data(), m.size() * sizeof(double), cudaMemcpyHostToDevice), "copy");
-    const Result s0 = run_variant<0>(d_a, lref, 1), s1 = run_variant<1>(d_a, lref, 1);
+    const Result s0 = run_variant<0>(d_a, lref, 1), s1 = run_variant<1>(d_a, lref, 1), s2 = run_variant<2>(d_a, lref, 1);
     const auto differ = [](const std::vector<double>& x, const std::vector<double>& y) {
       int d = 0;  // NaN equals NaN here
       for (std::size_t e = 0; e < x.size(); ++e) d += !(x[e] == y[e]) && !(x[e] != x[e] && y[e] != y[e]);
       return d;
     };
-    std::printf("%s: fail %d / %d (safe / fast), %d elements of L and %d of the inverted tiles differ\n", what,
-                s0.fail, s1.fail, differ(s0.l, s1.l), differ(s0.inv, s1.inv));
+    std::printf("%s: fail %d / %d / %d (safe / fast / fp32 tiles), %d / %d elements of L and %d / %d of the inverted "
+                "tiles differ from the safe path's\n",
+                what, s0.fail, s1.fail, s2.fail, differ(s0.l, s1.l), differ(s0.l, s2.l), differ(s0.inv, s1.inv),
+                differ(s0.inv, s2.inv));
   };
   std::vector<double> tiny(a), bad(a);
   for (auto& x : tiny) x = std::ldexp(x, -1060);

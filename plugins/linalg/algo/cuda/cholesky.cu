@@ -318,17 +318,24 @@ void enable_leaf_smem() {
 
 /// potrf_panel_kernel over the kb×kb block at d (ld lda) and the m rows below it: one CTA per
 /// 128-row strip, at most one per SM of `device` (a CTA beyond them would wait for a second wave).
+/// fp32_tiles (fp32 data only): the diagonal block's 8×8 tiles factored in fp32 arithmetic.
 template <class T>
 void launch_panel(T* d, std::int64_t lda, std::int64_t kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
-                  cudaStream_t s, int device, const T* w = nullptr, std::int64_t ldw = 0, HalfCopy copy = {}) {
-  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_panel_kernel<T>, panel_smem_bytes()));
+                  cudaStream_t s, int device, const T* w = nullptr, std::int64_t ldw = 0, HalfCopy copy = {},
+                  bool fp32_tiles = false) {
   int sms = 0;
   GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
   const unsigned grid = unsigned(std::clamp<std::int64_t>(strips, 1, std::max(sms, 1)));
-  potrf_panel_kernel<T>
-      <<<grid, kPanelThreads, panel_smem_bytes(), s>>>(d, lda, int(kb), m, offset, st, w, ldw, copy);
-  GF_CUDA_CHECK_LAUNCH();
+  const auto launch = [&](auto kernel) {
+    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(kernel, panel_smem_bytes()));
+    kernel<<<grid, kPanelThreads, panel_smem_bytes(), s>>>(d, lda, int(kb), m, offset, st, w, ldw, copy);
+    GF_CUDA_CHECK_LAUNCH();
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    if (fp32_tiles) return launch(potrf_panel_kernel<T, true>);
+  }
+  launch(potrf_panel_kernel<T, false>);
 }
 
 /// One factorisation: the algorithms over a fixed matrix, options and workspace.
@@ -515,7 +522,9 @@ struct Factor {
         copy.ldh = hp.ld;
         copy.jb = static_cast<int>(jb);
       }
-      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, w, jb + below, copy);
+      // one-product modes (11-bit products): the block's 8×8 tiles in fp32 arithmetic, a shorter chain
+      const bool fp32_tiles = opt.fp32_mode == Fp32Mode::fp16 || opt.fp32_mode == Fp32Mode::tf32;
+      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, w, jb + below, copy, fp32_tiles);
       GF_CHOL_TRACE(stream, "sub-panel", off + j);
     }
   }

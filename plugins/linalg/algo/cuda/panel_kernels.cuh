@@ -233,6 +233,80 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
   return fail;
 }
 
+/// factor_invert_tile with the pivots and the inverse in fp32 arithmetic (same inputs, outputs and
+/// layout, results rounded back to fp64), for the modes whose products round to 11 bits anyway
+/// (1×FP16, 1×TF32): FFMA and the fp32 rsqrt approximation halve the pivot chain's latency (H200:
+/// docs/performance.md, fifteenth session). 1/√d is rsqrt.approx.f32 (relative error below 2⁻²²);
+/// L and L⁻¹ then agree with fp64's to a few fp32 ulps, far below the 2⁻¹¹ of those products.
+/// Any pivot outside [2⁻¹⁰⁰, 2¹⁰⁰] (not positive, NaN, Inf, or far from fp32's comfortable range)
+/// or any non-finite inverse entry sends the whole tile to the fp64 safe path, so failures, their
+/// pivot index and the undefined region are the fp64 path's exactly.
+template <int Ld>
+__device__ __forceinline__ int factor_invert_tile_fp32(double* t0, double* ldiag, int lane) {
+  // fp64↔fp32 conversions run at a quarter of the FMA rate: each lane converts one pair of the
+  // tile (row lane / 4, columns 2·(lane % 4) + 0, 1), and the values travel by 32-bit shuffles
+  const int pr = lane >> 2, pc = 2 * (lane & 3);
+  const double2 mine = *reinterpret_cast<const double2*>(t0 + pr * Ld + pc);
+  const float mx = static_cast<float>(mine.x), my = static_cast<float>(mine.y);
+  float t[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j <= i; ++j) t[i][j] = __shfl_sync(0xffffffffu, (j & 1) ? my : mx, 4 * i + (j >> 1));
+  float s[8];  // s[j] = 1 / L(j, j)
+  bool exceptional = false;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const float d = t[j][j];
+    exceptional |= !(d >= 0x1p-100f && d <= 0x1p100f);
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(s[j]) : "f"(d));
+#pragma unroll
+    for (int i = j + 1; i < 8; ++i) t[i][j] *= s[j];
+#pragma unroll
+    for (int c = j + 1; c < 8; ++c)
+#pragma unroll
+      for (int i = c; i < 8; ++i) t[i][c] = fmaf(-t[i][j], t[c][j], t[i][c]);
+  }
+  // column c = lane of the inverse, as in factor_invert_tile
+  float acc[8], v[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) acc[i] = i == lane ? -1.0f : 0.0f;
+  bool finite = true;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    v[i] = -acc[i] * s[i];
+    finite &= fabsf(v[i]) <= 3.4028234e38f;
+#pragma unroll
+    for (int r = i + 1; r < 8; ++r) acc[r] = fmaf(t[r][i], v[i], acc[r]);
+  }
+  // uniform: the pivots are every lane's; a column of the inverse is one lane's
+  if (__any_sync(0xffffffffu, exceptional || !finite)) return factor_invert_tile_safe<Ld>(t0, ldiag, lane);
+  // back to fp64 through ldiag's 512 bytes as scratch: L row-major (zero above) in the first
+  // half, the inverse column-major in the second; then each lane converts its pair
+  float* sl = reinterpret_cast<float*>(ldiag);
+  float* sv = sl + 64;
+  if (lane == 0) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; j += 4)
+        *reinterpret_cast<float4*>(sl + 8 * i + j) =
+            make_float4(t[i][j], j + 1 <= i ? t[i][j + 1] : 0.0f, j + 2 <= i ? t[i][j + 2] : 0.0f,
+                        j + 3 <= i ? t[i][j + 3] : 0.0f);
+  }
+  if (lane < 8) {
+    *reinterpret_cast<float4*>(sv + 8 * lane) = make_float4(v[0], v[1], v[2], v[3]);
+    *reinterpret_cast<float4*>(sv + 8 * lane + 4) = make_float4(v[4], v[5], v[6], v[7]);
+  }
+  __syncwarp();
+  const float2 lp = *reinterpret_cast<const float2*>(sl + 8 * pr + pc);
+  const float v0 = sv[8 * pc + pr], v1 = sv[8 * (pc + 1) + pr];
+  __syncwarp();
+  *reinterpret_cast<double2*>(ldiag + 8 * pr + pc) = make_double2(lp.x, lp.y);
+  *reinterpret_cast<double2*>(t0 + pr * Ld + pc) = make_double2(v0, v1);
+  return 0;
+}
+
 /// Elements (i, j) and (i, j + 1) of a factored block at p for the write-back: a diagonal element
 /// holds the pivot p_j (factor_invert_tile), stored as L(j, j) = √p_j, correctly rounded.
 __device__ __forceinline__ double2 diagonal_root(const double* p, int i, int j) {
@@ -253,13 +327,20 @@ __device__ __forceinline__ double2 diagonal_root(const double* p, int i, int j) 
 /// ldiag zero, s_fail[0] = s_fail[1] = 0. Returns 0 or the failing pivot (1-based within the
 /// block); nt_done = the tile columns that are usable (all, or up to the failing one, whose
 /// columns before the failure are complete). Every thread of the CTA must call it.
-template <int Ld, bool kFastPath = true>
+/// kFp32Tiles: the 8×8 tiles by factor_invert_tile_fp32 (the 11-bit product modes).
+template <int Ld, bool kFastPath = true, bool kFp32Tiles = false>
 __device__ __forceinline__ int factor_block_phases(double* ls, double* ldiag, int* s_fail, int nt, int warp, int lane,
                                                    int& nt_done) {
   const int r = lane >> 2, q = lane & 3;
+  const auto tile = [&](double* t0, double* ld) {
+    if constexpr (kFp32Tiles)
+      return factor_invert_tile_fp32<Ld>(t0, ld, lane);
+    else
+      return factor_invert_tile<Ld, kFastPath>(t0, ld, lane);
+  };
   nt_done = nt;
   if (warp == 0) {
-    const int f = factor_invert_tile<Ld, kFastPath>(ls, ldiag, lane);
+    const int f = tile(ls, ldiag);
     if (f && lane == 0) s_fail[0] = f;
   }
   __syncthreads();
@@ -313,7 +394,7 @@ __device__ __forceinline__ int factor_block_phases(double* ls, double* ldiag, in
         *tw = acc;
         if (warp == k + 1) {
           __syncwarp();
-          const int f = factor_invert_tile<Ld, kFastPath>(ls + 8 * warp * Ld + 8 * warp, ldiag + 64 * warp, lane);
+          const int f = tile(ls + 8 * warp * Ld + 8 * warp, ldiag + 64 * warp);
           if (f && lane == 0) s_fail[(k + 1) & 1] = 8 * warp + f;
         }
       }
@@ -369,11 +450,12 @@ __device__ __forceinline__ void solve_rows(const double* ls, int nt, int r, int 
 /// column (for info). w (nullptr: none): a pending update of the same kb + m rows × kb columns
 /// (ld ldw), added to a as it is read (the caller's GEMM wrote the whole panel's update there in
 /// one call, the diagonal block's upper half included, which a itself must not receive).
-/// copy (fp32 only): the FP16 modes' copy of the solved rows (HalfCopy).
+/// copy (fp32 only): the FP16 modes' copy of the solved rows (HalfCopy). kFp32Tiles (fp32 data
+/// in 1×FP16 or 1×TF32 mode): the block's 8×8 tiles factored in fp32 (factor_invert_tile_fp32).
 /// Grid: G ≥ 1 CTAs of kPanelThreads (at most one per SM: more would queue a second wave, each CTA
 /// factoring the block again), panel_smem_bytes() dynamic shared memory; CTA c solves strips c,
 /// c + G, … of kPanelStrip rows; st->panel_loaded must be 0 at launch.
-template <class T>
+template <class T, bool kFp32Tiles = false>
 __global__ void __launch_bounds__(kPanelThreads, 1)
     potrf_panel_kernel(T* a, std::int64_t lda, int kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
                        const T* w, std::int64_t ldw, HalfCopy copy) {
@@ -440,7 +522,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   const int nt = (kb + 7) / 8;
   int nt_done = nt;  // tile columns whose L (and inverted diagonal tile) are usable
   GF_PANEL_TRACE(2);
-  const int fail = factor_block_phases<kPanelLd>(ls, ldiag, s_fail, nt, warp, lane, nt_done);
+  const int fail = factor_block_phases<kPanelLd, true, kFp32Tiles>(ls, ldiag, s_fail, nt, warp, lane, nt_done);
   GF_PANEL_TRACE(3);
   if (*s_writer) {  // tile by tile: 136 tiles over 16 warps, each store four 64-byte pieces
     if (fail && tid == 0 && st->info == 0)

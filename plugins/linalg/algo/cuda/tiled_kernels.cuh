@@ -163,7 +163,8 @@ __device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std:
 /// to fp16 (saturating), into `hl` (tiled_task_count(tt) packed tiles, row-major 64×64, tile index
 /// column-major; rows beyond n zero), and the updates are FP16 products of those copies with fp32
 /// accumulation per K tile, added into the fp64 accumulator (the diagonal task's last update, by
-/// L_{j,j−1} from shared memory, stays fp64). Otherwise hl is unused.
+/// L_{j,j−1} from shared memory, stays fp64) and the diagonal tasks factor their 8×8 tiles in fp32
+/// (factor_invert_tile_fp32). Otherwise hl is unused.
 template <class T, bool kAsync, bool kHalf = false>
 __global__ void __launch_bounds__(kTileThreads, 2)
     potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
@@ -627,7 +628,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     __syncthreads();
     if (tid == 0) GF_TILED_TRACE(tix, 7);
     int nt_done = kTileSub;
-    const int fail = factor_block_phases<kTileLd>(ls, ldiag, sint + 2, kTileSub, warp, lane, nt_done);
+    const int fail = factor_block_phases<kTileLd, true, kHalf>(ls, ldiag, sint + 2, kTileSub, warp, lane, nt_done);
     if (tid == 0) GF_TILED_TRACE(tix, 8);
     if (fail && tid == 0) {
       if (st->info == 0)
