@@ -319,17 +319,17 @@ void enable_leaf_smem() {
 /// potrf_panel_kernel over the kb×kb block at d (ld lda) and the m rows below it: one CTA per
 /// 128-row strip, at most one per SM of `device` (a CTA beyond them would wait for a second wave).
 /// fp32_tiles (fp32 data only): the diagonal block's 8×8 tiles factored in fp32 arithmetic.
+/// next_kb: the next sub-panel's width (0: none), whose columns the kernel prefetches into L2.
 template <class T>
 void launch_panel(T* d, std::int64_t lda, std::int64_t kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
-                  cudaStream_t s, int device, const T* w = nullptr, std::int64_t ldw = 0, HalfCopy copy = {},
-                  bool fp32_tiles = false) {
+                  cudaStream_t s, int device, HalfCopy copy = {}, bool fp32_tiles = false, std::int64_t next_kb = 0) {
   int sms = 0;
   GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
   const unsigned grid = unsigned(std::clamp<std::int64_t>(strips, 1, std::max(sms, 1)));
   const auto launch = [&](auto kernel) {
     GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(kernel, panel_smem_bytes()));
-    kernel<<<grid, kPanelThreads, panel_smem_bytes(), s>>>(d, lda, int(kb), m, offset, st, w, ldw, copy);
+    kernel<<<grid, kPanelThreads, panel_smem_bytes(), s>>>(d, lda, int(kb), m, offset, st, copy, int(next_kb));
     GF_CUDA_CHECK_LAUNCH();
   };
   if constexpr (std::is_same_v<T, float>) {
@@ -349,7 +349,7 @@ struct Factor {
   int lwork = 0;
   float* split = nullptr;  // 3×TF32 operands
   float* square = nullptr;  // TF32 modes: syrk_base² scratch for the SYRK leaves
-  T* panel_w = nullptr;     // tensor-core panels: n × kPanelNb scratch for a sub-panel's update
+  T* panel_upper = nullptr;  // tensor-core panels: the diagonal blocks' upper triangles (save_upper_kernel)
   // FP16 modes: panels in fp16, two buffers alternating (the bulk update of panel k reads one
   // while panel k + 1 is written to the other), and the current panel: its first row and column
   // `off`, leading dimension, width; 3×FP16: hi in columns [0, cols), P in [cols, 3·cols), Q in
@@ -495,23 +495,28 @@ struct Factor {
     bool fp16 = false;
     if constexpr (std::is_same_v<T, float>) fp16 = is_fp16_mode(opt.fp32_mode);
     if (fp16) hp = {half_bufs[(off / opt.block) % 2], off, round_up8(b + rest), b};
+    // the diagonal blocks' strict upper triangles, which the update GEMMs below write over: saved
+    // here, put back after the last sub-panel (nothing reads them in between)
+    const auto subs = (b + kPanelNb - 1) / kPanelNb;
+    const auto copy_upper = [&](bool save) {
+      copy_upper_kernel<T><<<unsigned(subs - 1), 256, 0, stream>>>(at(off, off), lda, b, panel_upper, save);
+      GF_CUDA_CHECK_LAUNCH();
+    };
+    if (subs > 1) copy_upper(true);
     for (std::int64_t j = 0; j < b; j += kPanelNb) {
       const std::int64_t jb = std::min<std::int64_t>(kPanelNb, b - j), below = rest + b - j - jb;
       T* d = at(off + j, off + j);
-      const T* w = nullptr;
       if (j > 0) {
-        // the sub-panel's update by the panel's finished columns, −A·A₀ᵀ over all its jb + below
-        // rows, in one GEMM into the scratch panel_w that the kernel adds as it reads (the
-        // diagonal block's upper half computed too, but not written to the matrix). Plain cuBLAS:
-        // fp64 DGEMM; fp32 exact SGEMM in exact and 3×TF32 modes (thin, on the critical path),
-        // the TF32 tensor cores in 1×TF32 mode through the handle's math mode.
-        // FP16 modes: from the panel's fp16 copy.
+        // the sub-panel's update by the panel's finished columns, A −= A₀·A₀ᵀ over all its jb + below
+        // rows, in one GEMM in place (the diagonal block's strict upper triangle too). Plain cuBLAS: fp64 DGEMM; fp32 exact SGEMM in
+        // exact and 3×TF32 modes (thin, on the critical path), the TF32 tensor cores in 1×TF32
+        // mode through the handle's math mode. FP16 modes: from the panel's fp16 copy. (Into a
+        // scratch that the kernel added as it read, H200: 5.6 µs more per 1×FP16 sub-panel at 16k.)
         if (fp16)
-          gemm_nt(jb + below, jb, j, at(off + j, off), lda, at(off + j, off), lda, panel_w, jb + below, true);
+          gemm_nt(jb + below, jb, j, at(off + j, off), lda, at(off + j, off), lda, d, lda);
         else
           GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(jb + below), as_int(jb), as_int(j), at(off + j, off),
-                                        as_int(lda), at(off + j, off), as_int(lda), panel_w, as_int(jb + below), true));
-        w = panel_w;
+                                        as_int(lda), at(off + j, off), as_int(lda), d, as_int(lda), false));
       }
       GF_CHOL_TRACE(stream, "sub-update", off + j);
       HalfCopy copy;  // FP16 modes: the kernel writes the solved rows' fp16 copy (none read the last one)
@@ -524,9 +529,11 @@ struct Factor {
       }
       // one-product modes (11-bit products): the block's 8×8 tiles in fp32 arithmetic, a shorter chain
       const bool fp32_tiles = opt.fp32_mode == Fp32Mode::fp16 || opt.fp32_mode == Fp32Mode::tf32;
-      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, w, jb + below, copy, fp32_tiles);
+      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, copy, fp32_tiles,
+                      std::min<std::int64_t>(kPanelNb, b - j - jb));
       GF_CHOL_TRACE(stream, "sub-panel", off + j);
     }
+    if (subs > 1) copy_upper(false);
   }
 
   void recursive(std::int64_t off, std::int64_t n) {
@@ -743,10 +750,11 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   const auto streams = static_cast<std::size_t>(two_streams ? 2 : 1);
   const auto leaf = static_cast<std::size_t>(std::min(n, opt.syrk_base));
   if (mode != Fp32Mode::exact) square_floats = leaf * leaf;
-  // tensor-core panels: a sub-panel's pending update (the panel stream only)
-  const std::size_t panel_w_bytes =
+  // tensor-core panels: the saved upper triangles of one panel's diagonal blocks (panel stream)
+  const std::size_t panel_upper_bytes =
       two_streams && opt.panel == PanelAlgo::tiles && n > kPanelNb
-          ? align_up(sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(kPanelNb))
+          ? align_up(sizeof(T) * static_cast<std::size_t>((std::min(n, opt.block) + kPanelNb - 1) / kPanelNb) *
+                     kPanelNb * kPanelNb)
           : 0;
   if (mode != Fp32Mode::exact && n > gemm_free) {
     if (mode == Fp32Mode::tf32x3) {
@@ -783,7 +791,7 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
   const std::size_t split_bytes = align_up(sizeof(float) * split_floats);
   const std::size_t square_bytes = align_up(sizeof(float) * streams * square_floats);
-  char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + square_bytes + panel_w_bytes +
+  char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + square_bytes + panel_upper_bytes +
                                                   tiled_state_bytes + tiled_order_bytes + tiled_forms_bytes +
                                                   2 * half_bytes + exp_bytes + tile_half_bytes,
                                               std::string("GpuCholesky::factor (") + Lib<T>::name + ", n = " +
@@ -793,10 +801,10 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   f.lwork = lwork;
   f.split = reinterpret_cast<float*>(ws + lwork_bytes);
   f.square = reinterpret_cast<float*>(ws + lwork_bytes + split_bytes);
-  f.panel_w = panel_w_bytes ? reinterpret_cast<T*>(ws + lwork_bytes + split_bytes + square_bytes) : nullptr;
+  f.panel_upper = panel_upper_bytes ? reinterpret_cast<T*>(ws + lwork_bytes + split_bytes + square_bytes) : nullptr;
   f.stream = ctx.stream;
   f.blas = ctx.blas;
-  char* const half_ws = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes + tiled_state_bytes +
+  char* const half_ws = ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes + tiled_state_bytes +
                         tiled_order_bytes + tiled_forms_bytes;
   int* const exps = fp16 && !equilibrated ? reinterpret_cast<int*>(half_ws + 2 * half_bytes) : nullptr;
   __half* const tile_half =
@@ -841,14 +849,14 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     // value (CUDA 13.0, H200), which breaks the n·ε backward-error bound; our leaf rounds correctly.
     case CholeskyAlgo::cusolver: f.leaf(0, n, /*force_cusolver=*/n > 1); break;
     case CholeskyAlgo::lookahead: {
-      char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes;
+      char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes;
       f.lookahead(n, f.split + split_floats / 2, f.square + square_floats, reinterpret_cast<int*>(tw),
                   reinterpret_cast<int2*>(tw + tiled_state_bytes),
                   reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes), tile_half);
       break;
     }
     case CholeskyAlgo::tiled: {
-      char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_w_bytes;
+      char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes;
       f.tiled(n, reinterpret_cast<int*>(tw), reinterpret_cast<int2*>(tw + tiled_state_bytes),
               reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes), 0, tile_half);
       break;

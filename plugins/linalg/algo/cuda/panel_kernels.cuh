@@ -98,22 +98,22 @@ __device__ __forceinline__ void store_half(const HalfCopy& c, std::int64_t i, in
   }
 }
 
-/// Strip sidx of a panel (rows kb + 128·sidx …, kb columns of a, and of w if any) into L2: one
+/// Strip sidx of a panel (rows kb + 128·sidx …, `cols` columns of a) into L2: one
 /// prefetch per 128-byte line, spread over the CTA's threads. The strip's loads come after the
 /// block's factor, so they then hit L2 instead of waiting on memory (H200, 1×FP16 at n = 16384:
 /// the strip phase 26.4 → 23.5 µs; fp64 data gained nothing and spilled more, so fp32 only).
 template <class T>
-__device__ __forceinline__ void prefetch_strip_l2(const T* a, std::int64_t lda, const T* w, std::int64_t ldw, int kb,
-                                                  std::int64_t m, std::int64_t sidx, int tid) {
+__device__ __forceinline__ void prefetch_strip_l2(const T* a, std::int64_t lda, int kb, int cols, std::int64_t m,
+                                                  std::int64_t sidx, int tid) {
   constexpr int kPerLine = 128 / sizeof(T);
   constexpr int kLines = (kPanelStrip + kPerLine - 1) / kPerLine;  // lines per column of the strip
   const std::int64_t r0 = kb + sidx * kPanelStrip;
   const std::int64_t r1 = kb + (m < (sidx + 1) * kPanelStrip ? m : (sidx + 1) * kPanelStrip);
-  for (int e = tid; e < 2 * kb * kLines; e += kPanelThreads) {
-    const int mat = e / (kb * kLines), rest = e % (kb * kLines), c = rest / kLines, l = rest % kLines;
+  for (int e = tid; e < cols * kLines; e += kPanelThreads) {
+    const int c = e / kLines, l = e % kLines;
     const std::int64_t row = r0 + std::int64_t(l) * kPerLine;
-    if (row >= r1 || (mat == 1 && !w)) continue;
-    const T* p = mat == 0 ? a + row + c * lda : w + row + c * ldw;
+    if (row >= r1) continue;
+    const T* p = a + row + c * lda;
     asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
   }
 }
@@ -446,10 +446,30 @@ __device__ __forceinline__ void solve_rows(const double* ls, int nt, int r, int 
   }
 }
 
+/// The strict upper triangles of the diagonal blocks of sub-panels 1, 2, … of a panel b columns
+/// wide at a (ld lda), which their in-place update GEMMs write over: save (before the panel) copies
+/// them to upper, sub-panel s's at upper + s·kPanelNb² (ld kPanelNb), !save (after it) back.
+/// Grid: one CTA per sub-panel s ≥ 1 (blockIdx.x = s − 1), any block size.
+template <class T>
+__global__ void copy_upper_kernel(T* a, std::int64_t lda, std::int64_t b, T* upper, bool save) {
+  const std::int64_t s = blockIdx.x + 1, c0 = s * kPanelNb;
+  const int kb = static_cast<int>(b - c0 < kPanelNb ? b - c0 : kPanelNb);
+  T* d = a + c0 + c0 * lda;
+  T* u = upper + s * kPanelNb * kPanelNb;
+  for (int e = static_cast<int>(threadIdx.x); e < kb * kb; e += static_cast<int>(blockDim.x)) {
+    const int i = e % kb, j = e / kb;
+    if (i >= j) continue;
+    if (save)
+      u[i + j * kPanelNb] = d[i + j * lda];
+    else
+      d[i + j * lda] = u[i + j * kPanelNb];
+  }
+}
+
 /// a: the diagonal block (kb×kb, ld lda) with the m panel rows below it; offset: its global
-/// column (for info). w (nullptr: none): a pending update of the same kb + m rows × kb columns
-/// (ld ldw), added to a as it is read (the caller's GEMM wrote the whole panel's update there in
-/// one call, the diagonal block's upper half included, which a itself must not receive).
+/// column (for info); only the block's lower triangle is read (the caller's update GEMM may have
+/// written over the strict upper one: copy_upper_kernel). next_kb > 0: the width of the next
+/// sub-panel, whose columns of the strips go into L2 for its update GEMM.
 /// copy (fp32 only): the FP16 modes' copy of the solved rows (HalfCopy). kFp32Tiles (fp32 data
 /// in 1×FP16 or 1×TF32 mode): the block's 8×8 tiles factored in fp32 (factor_invert_tile_fp32).
 /// Grid: G ≥ 1 CTAs of kPanelThreads (at most one per SM: more would queue a second wave, each CTA
@@ -458,7 +478,7 @@ __device__ __forceinline__ void solve_rows(const double* ls, int nt, int r, int 
 template <class T, bool kFp32Tiles = false>
 __global__ void __launch_bounds__(kPanelThreads, 1)
     potrf_panel_kernel(T* a, std::int64_t lda, int kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
-                       const T* w, std::int64_t ldw, HalfCopy copy) {
+                       HalfCopy copy, int next_kb) {
   extern __shared__ __align__(16) unsigned char panel_smem_raw[];
   double* ls = reinterpret_cast<double*>(panel_smem_raw);  // ls[row * kPanelLd + col]
   double* ldiag = ls + kPanelNb * kPanelLd;                 // kPanelTiles × 64
@@ -471,7 +491,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   GF_PANEL_TRACE_BEGIN(offset);
 
   // load the lower triangle (identity beyond kb, zero above), every load of a round in flight at
-  // once: one round for fp64, two for fp32 or with a pending update w (one round spills there)
+  // once: one round for fp64, two for fp32 (one round spills there)
   const auto load_block = [&](auto rounds) {
     constexpr int kRounds = decltype(rounds)::value;
     constexpr int kPer = kPanelNb * kPanelNb / kPanelThreads / kRounds;
@@ -484,7 +504,6 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
         panel_element(tid + (round * kPer + u) * kPanelThreads, i, j);
         const bool in = i < kb && j <= i;
         v[u] = in ? static_cast<double>(a[i + j * lda]) : (i == j ? 1.0 : 0.0);
-        if (w && in) v[u] += static_cast<double>(w[i + j * ldw]);
       }
 #pragma unroll
       for (int u = 0; u < kPer; ++u) {
@@ -494,14 +513,14 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
       }
     }
   };
-  if (std::is_same_v<T, float> || w)
+  if (std::is_same_v<T, float>)
     load_block(std::integral_constant<int, 2>{});
   else
     load_block(std::integral_constant<int, 1>{});
-  // fp32: this CTA's first strip (a and w) into L2 while the block is factored
+  // fp32: this CTA's first strip into L2 while the block is factored
   const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
   if constexpr (std::is_same_v<T, float>) {
-    if (blockIdx.x < strips) prefetch_strip_l2(a, lda, w, ldw, kb, m, blockIdx.x, tid);
+    if (blockIdx.x < strips) prefetch_strip_l2(a, lda, kb, kb, m, blockIdx.x, tid);
   }
   for (int e = tid; e < kPanelTiles * 64; e += kPanelThreads) ldiag[e] = 0.0;  // upper parts stay 0
   if (tid < 2) s_fail[tid] = 0;
@@ -544,25 +563,19 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   // solve the panel strips: warp w owns rows 8w … 8w + 7 of the strip
   for (std::int64_t sidx = blockIdx.x; sidx < strips; sidx += gridDim.x) {
     if constexpr (std::is_same_v<T, float>) {  // and the next one while this one is solved
-      if (sidx + gridDim.x < strips) prefetch_strip_l2(a, lda, w, ldw, kb, m, sidx + gridDim.x, tid);
+      if (sidx + gridDim.x < strips) prefetch_strip_l2(a, lda, kb, kb, m, sidx + gridDim.x, tid);
     }
     const std::int64_t row = kb + sidx * kPanelStrip + 8 * warp + r;
     const bool rvalid = row < kb + m;
     T* arow = a + (rvalid ? row : 0);
-    const T* wrow = w ? w + (rvalid ? row : 0) : nullptr;
     // kFull (kb = 128, no failure): no per-tile guards, so the compiler can overlap the tiles
     const auto solve = [&](auto full) {
       constexpr bool kFull = decltype(full)::value;
       const auto load_b = [&](int k) {
         const int c = 8 * k + 2 * q;
         const bool v0 = rvalid && (kFull || c < kb), v1 = rvalid && (kFull || c + 1 < kb);
-        double2 b = make_double2(v0 ? static_cast<double>(arow[c * lda]) : 0.0,
-                                 v1 ? static_cast<double>(arow[(c + 1) * lda]) : 0.0);
-        if (wrow) {
-          b.x += v0 ? static_cast<double>(wrow[c * ldw]) : 0.0;
-          b.y += v1 ? static_cast<double>(wrow[(c + 1) * ldw]) : 0.0;
-        }
-        return b;
+        return make_double2(v0 ? static_cast<double>(arow[c * lda]) : 0.0,
+                            v1 ? static_cast<double>(arow[(c + 1) * lda]) : 0.0);
       };
       const auto store_x = [&](int k, double2 x) {
         const int c = 8 * k + 2 * q;
@@ -594,6 +607,11 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
         }
       }
     }
+  }
+  // the next sub-panel's columns of this CTA's strips, which its update GEMM reads and writes in place
+  if (next_kb > 0) {
+    for (std::int64_t sidx = blockIdx.x; sidx < strips; sidx += gridDim.x)
+      prefetch_strip_l2(a + kb * lda, lda, kb, next_kb, m, sidx, tid);
   }
   GF_PANEL_TRACE(5);
 }
