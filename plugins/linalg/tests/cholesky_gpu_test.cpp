@@ -317,7 +317,8 @@ TEST_F(GpuCholeskyTest, Fp32Fp16x3RestoresSpotrfAccuracy) { check_spd_all<float>
 
 // 1×FP16 has TF32's 11-bit significand: the same bound as 1×TF32, over several panels (nb 128)
 // with no tiled tail, panels of three sub-panels (nb 384: the sub-panels' update GEMMs from the
-// panel's fp16 copy, and a last panel and sub-panel narrower than 128), panels then the FP16
+// panel's fp16 copy, and a last panel and sub-panel narrower than 128; nb 381: an odd sub-panel
+// width inside a panel, so an odd-width update GEMM and fp16 copy), panels then the FP16
 // tiled tail (tail 512), the default (the lookahead hands a matrix of order ≤ 8192 to the tiled
 // kernel) and the tiled kernel itself. A sub-panel update left out gives β of order 1.
 TEST_F(GpuCholeskyTest, Fp32Fp16WithinTf32Bound) {
@@ -331,6 +332,7 @@ TEST_F(GpuCholeskyTest, Fp32Fp16WithinTf32Bound) {
     const auto a = random_spd(n, 0.5);
     for (const Run& r : {Run{"panels nb 128", CholeskyAlgo::lookahead, 128, -1},
                          Run{"panels nb 384", CholeskyAlgo::lookahead, 384, -1},
+                         Run{"panels nb 381", CholeskyAlgo::lookahead, 381, -1},
                          Run{"panels nb 128, tail 512", CholeskyAlgo::lookahead, 128, 512},
                          Run{"lookahead default", CholeskyAlgo::lookahead, 0, 0},
                          Run{"tiled", CholeskyAlgo::tiled, 0, 0}}) {
