@@ -15,19 +15,23 @@
 // factored the block itself (so none waits for another), the last one to have read it writes it
 // back, and each solves 128-row strips of the panel, left-looking per 8-row strip,
 // X_k = (B_k − Σ_{m<k} X_m·L_kmᵀ)·L_kk⁻ᵀ, the strip in registers. Arithmetic in fp64 for fp32 and
-// fp64 data (fp32 is read, factored in fp64 and rounded once). TRSM through inverted diagonal
+// fp64 data (fp32 is read, factored in fp64 and rounded once), except the 8×8 tiles' pivots and
+// inverses in the one-product modes (1×FP16, 1×TF32: fp32, factor_invert_tile_fp32). The caller's
+// sub-panel update GEMM has already been applied in place. TRSM through inverted diagonal
 // blocks: Du Croz & Higham, "Stability of methods for matrix inversion", IMA J. Numer. Anal. 12
 // (1992); as in MAGMA's trsm with inverted diagonal blocks (Haidar et al., 2015).
 //
-// fp32 data: each CTA prefetches its strip into L2 while it factors the block. The FP16 modes'
+// fp32 data: each CTA prefetches its strip into L2 while it factors the block; every CTA prefetches
+// the next sub-panel's columns of its strips for that sub-panel's update GEMM. The FP16 modes'
 // fp16 copies of the solved rows are written here too (HalfCopy).
 //
 // Cost on an H200 (docs/performance.md): about 35 µs for a 128 block, 46 µs with any panel up
 // to 16k rows, 60 µs at 32k (cuSOLVER potrf(128) + cuBLAS TRSM: 50–258 µs); the critical path is
 // the chain of 16 tile factors (≈ 1.1k cycles each on the fast pivot path, 1.6k on the safe one),
 // the per-phase update/solve/barrier (≈ 1k cycles) and the load of the block (≈ 6k cycles,
-// global memory). In the 1×FP16 lookahead at 16k (eleventh session, `--panel-trace`): load 7 µs,
-// factor 21, strips 20.
+// global memory). In the 1×FP16 lookahead at 16k (`--panel-trace`): load 7 µs, factor 21, strips 20
+// (eleventh session); load 3.7, factor 17.9 (fp32 tiles), strips 15.2 (in-place update GEMMs, no
+// scratch to add) in the fifteenth.
 //
 // A NaN/Inf in the input can reach the earlier columns of its 8-column tile (0·Inf in the DMMA
 // with the inverted tile's zeros); the caller reports it as non-finite (CholeskyStatus).
