@@ -155,6 +155,43 @@ __device__ __forceinline__ double rsqrt_refined(double d) {
   return fma(y * r, fma(0.375, r, 0.5), y);
 }
 
+/// fma in the precision of S (double or float).
+template <class S>
+__device__ __forceinline__ S fma_in(S a, S b, S c) {
+  if constexpr (std::is_same_v<S, float>)
+    return fmaf(a, b, c);
+  else
+    return fma(a, b, c);
+}
+
+/// Step j of an 8×8 tile's factor in registers (scalar dpotf2; S = double or float): column j
+/// below the diagonal scaled by s_j = 1 / L(j, j), then the trailing lower triangle −= that column
+/// times its transpose. j must be a constant after unrolling.
+template <class S>
+__device__ __forceinline__ void tile_eliminate(S (&t)[8][8], int j, S sj) {
+#pragma unroll
+  for (int i = j + 1; i < 8; ++i) t[i][j] *= sj;
+#pragma unroll
+  for (int c = j + 1; c < 8; ++c)
+#pragma unroll
+    for (int i = c; i < 8; ++i) t[i][c] = fma_in(-t[i][j], t[c][j], t[i][c]);
+}
+
+/// Column c = lane of L⁻¹ for the factored tile t (s_i = 1 / L(i, i)) by forward substitution:
+/// v_i = −s_i Σ_{c ≤ m < i} L(i, m) v_m, v_c = s_c; zero above the diagonal (and for lanes ≥ 8).
+template <class S>
+__device__ __forceinline__ void tile_inverse_column(const S (&t)[8][8], const S (&s)[8], int lane, S (&v)[8]) {
+  S acc[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) acc[i] = i == lane ? S(-1) : S(0);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    v[i] = -acc[i] * s[i];
+#pragma unroll
+    for (int r = i + 1; r < 8; ++r) acc[r] = fma_in(t[r][i], v[i], acc[r]);
+  }
+}
+
 /// Factors the 8×8 diagonal tile held (lower part) in shared memory at t0 (row stride Ld):
 /// every lane runs the pivots in registers (scalar dpotf2: the chain of eight rsqrt is the
 /// critical path), lane 0 writes L_kk to ldiag (8×8 row-major, zero above: set by the caller)
@@ -203,26 +240,13 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
       t[j][j] = d;
       s[j] = rsqrt_refined(d);
     }
-#pragma unroll
-    for (int i = j + 1; i < 8; ++i) t[i][j] *= s[j];
-#pragma unroll
-    for (int c = j + 1; c < 8; ++c)
-#pragma unroll
-      for (int i = c; i < 8; ++i) t[i][c] = fma(-t[i][j], t[c][j], t[i][c]);
+    tile_eliminate(t, j, s[j]);
   }
   if constexpr (kFastPath) {
     if (exceptional) return factor_invert_tile_safe<Ld>(t0, ldiag, lane);  // uniform: every lane has the same values
   }
-  // column c = lane of the inverse: v_i = −s_i Σ_{c ≤ m < i} L(i, m) v_m, v_c = s_c (acc_c = −1)
-  double acc[8], v[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) acc[i] = i == lane ? -1.0 : 0.0;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    v[i] = -acc[i] * s[i];
-#pragma unroll
-    for (int r = i + 1; r < 8; ++r) acc[r] = fma(t[r][i], v[i], acc[r]);
-  }
+  double v[8];  // column lane of the inverse
+  tile_inverse_column(t, s, lane, v);
   __syncwarp();
   if (lane == 0) {
 #pragma unroll
@@ -264,25 +288,13 @@ __device__ __forceinline__ int factor_invert_tile_fp32(double* t0, double* ldiag
     const float d = t[j][j];
     exceptional |= !(d >= 0x1p-100f && d <= 0x1p100f);
     asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(s[j]) : "f"(d));
-#pragma unroll
-    for (int i = j + 1; i < 8; ++i) t[i][j] *= s[j];
-#pragma unroll
-    for (int c = j + 1; c < 8; ++c)
-#pragma unroll
-      for (int i = c; i < 8; ++i) t[i][c] = fmaf(-t[i][j], t[c][j], t[i][c]);
+    tile_eliminate(t, j, s[j]);
   }
-  // column c = lane of the inverse, as in factor_invert_tile
-  float acc[8], v[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) acc[i] = i == lane ? -1.0f : 0.0f;
+  float v[8];  // column lane of the inverse
+  tile_inverse_column(t, s, lane, v);
   bool finite = true;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    v[i] = -acc[i] * s[i];
-    finite &= fabsf(v[i]) <= 3.4028234e38f;
-#pragma unroll
-    for (int r = i + 1; r < 8; ++r) acc[r] = fmaf(t[r][i], v[i], acc[r]);
-  }
+  for (int i = 0; i < 8; ++i) finite &= fabsf(v[i]) <= 3.4028234e38f;
   // uniform: the pivots are every lane's; a column of the inverse is one lane's
   if (__any_sync(0xffffffffu, exceptional || !finite)) return factor_invert_tile_safe<Ld>(t0, ldiag, lane);
   // back to fp64 through ldiag's 512 bytes as scratch: L row-major (zero above) in the first
