@@ -506,33 +506,24 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   const int r = lane >> 2, q = lane & 3;
   GF_PANEL_TRACE_BEGIN(offset);
 
-  // load the lower triangle (identity beyond kb, zero above), every load of a round in flight at
-  // once: one round for fp64, two for fp32 (one round spills there)
-  const auto load_block = [&](auto rounds) {
-    constexpr int kRounds = decltype(rounds)::value;
-    constexpr int kPer = kPanelNb * kPanelNb / kPanelThreads / kRounds;
-#pragma unroll 1
-    for (int round = 0; round < kRounds; ++round) {
-      double v[kPer];
+  // load the lower triangle (identity beyond kb, zero above), all 32 loads per thread in flight
+  // at once, held as T until they are stored
+  {
+    constexpr int kPer = kPanelNb * kPanelNb / kPanelThreads;
+    T v[kPer];
 #pragma unroll
-      for (int u = 0; u < kPer; ++u) {
-        int i, j;
-        panel_element(tid + (round * kPer + u) * kPanelThreads, i, j);
-        const bool in = i < kb && j <= i;
-        v[u] = in ? static_cast<double>(a[i + j * lda]) : (i == j ? 1.0 : 0.0);
-      }
-#pragma unroll
-      for (int u = 0; u < kPer; ++u) {
-        int i, j;
-        panel_element(tid + (round * kPer + u) * kPanelThreads, i, j);
-        ls[i * kPanelLd + j] = v[u];
-      }
+    for (int u = 0; u < kPer; ++u) {
+      int i, j;
+      panel_element(tid + u * kPanelThreads, i, j);
+      v[u] = i < kb && j <= i ? a[i + j * lda] : T(i == j ? 1 : 0);
     }
-  };
-  if (std::is_same_v<T, float>)
-    load_block(std::integral_constant<int, 2>{});
-  else
-    load_block(std::integral_constant<int, 1>{});
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      int i, j;
+      panel_element(tid + u * kPanelThreads, i, j);
+      ls[i * kPanelLd + j] = static_cast<double>(v[u]);
+    }
+  }
   // fp32: this CTA's first strip into L2 while the block is factored
   const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
   if constexpr (std::is_same_v<T, float>) {
