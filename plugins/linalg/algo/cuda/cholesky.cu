@@ -349,7 +349,7 @@ struct Factor {
   int lwork = 0;
   float* split = nullptr;  // 3×TF32 operands
   float* square = nullptr;  // TF32 modes: syrk_base² scratch for the SYRK leaves
-  T* panel_upper = nullptr;  // tensor-core panels: the diagonal blocks' upper triangles (save_upper_kernel)
+  T* panel_upper = nullptr;  // tensor-core panels: the diagonal blocks' upper triangles (copy_upper_kernel)
   // FP16 modes: panels in fp16, two buffers alternating (the bulk update of panel k reads one
   // while panel k + 1 is written to the other), and the current panel: its first row and column
   // `off`, leading dimension, width; 3×FP16: hi in columns [0, cols), P in [cols, 3·cols), Q in
@@ -508,10 +508,11 @@ struct Factor {
       T* d = at(off + j, off + j);
       if (j > 0) {
         // the sub-panel's update by the panel's finished columns, A −= A₀·A₀ᵀ over all its jb + below
-        // rows, in one GEMM in place (the diagonal block's strict upper triangle too). Plain cuBLAS: fp64 DGEMM; fp32 exact SGEMM in
-        // exact and 3×TF32 modes (thin, on the critical path), the TF32 tensor cores in 1×TF32
-        // mode through the handle's math mode. FP16 modes: from the panel's fp16 copy. (Into a
-        // scratch that the kernel added as it read, H200: 5.6 µs more per 1×FP16 sub-panel at 16k.)
+        // rows, in one GEMM in place (the diagonal block's strict upper triangle too). Plain
+        // cuBLAS: fp64 DGEMM; fp32 exact SGEMM in exact and 3×TF32 modes (thin, on the critical
+        // path), the TF32 tensor cores in 1×TF32 mode through the handle's math mode. FP16 modes:
+        // from the panel's fp16 copy. (Into a scratch that the kernel added as it read, H200:
+        // 5.6 µs more per 1×FP16 sub-panel at 16k.)
         if (fp16)
           gemm_nt(jb + below, jb, j, at(off + j, off), lda, at(off + j, off), lda, d, lda);
         else
