@@ -151,10 +151,11 @@ enum class Fp32Mode {
 enum class PanelAlgo {
   automatic,  ///< tiles, for every precision and mode (H200 sweeps,
               ///< docs/performance.md)
-  tiles,      ///< left-looking over 128-column sub-panels: one cuBLAS GEMM computes a sub-panel's
-              ///< update into scratch, then one fp64 tensor-core kernel adds it as it reads, factors
-              ///< the 128×128 diagonal block and solves the rows below through the inverted 8×8
-              ///< diagonal tiles (panel_kernels.cuh)
+  tiles,      ///< left-looking over 128-column sub-panels: one cuBLAS GEMM applies a sub-panel's
+              ///< update in place (the diagonal blocks' strict upper triangles are saved and put
+              ///< back), then one fp64 tensor-core kernel factors the 128×128 diagonal block (its
+              ///< 8×8 tiles in fp32 in the 1×FP16 and 1×TF32 modes) and solves the rows below
+              ///< through the inverted 8×8 diagonal tiles (panel_kernels.cuh)
   library,    ///< cuSOLVER potrf of the diagonal block (the recursive algorithm when `base` < nb),
               ///< then the recursive TRSM over cuBLAS
 };
