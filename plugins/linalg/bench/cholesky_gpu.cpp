@@ -212,7 +212,7 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     o.block = 2048;
     vs.push_back({"la library nb 2048", o});
     o.panel = gc::PanelAlgo::tiles;
-    for (std::int64_t nb : {256, 384, 512, 768, 1024, 1536, 2048}) {
+    for (std::int64_t nb : {256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096}) {
       o.block = nb;
       vs.push_back({"la tiles nb " + std::to_string(nb), o});
     }

@@ -233,7 +233,9 @@ constexpr std::int64_t kLookaheadTiledTail = GF_LOOKAHEAD_TILED_TAIL;  // lookah
 constexpr std::int64_t kLookaheadTiledTailFp16 = 8192;
 
 /// Default nb of the lookahead algorithm with tensor-core panels (H200 sweeps, docs/performance.md:
-/// fp64 512 at n = 4096, 768–1024 at 8192, 1536 at 16384, 2048 at 32768; fp32 TF32 and FP16 modes
+/// fp64 512 at n = 4096, 768–1024 at 8192, 2048 from 16384 (fifteenth session, with in-place
+/// sub-panel updates, against 1536: 24k 0.5–3% faster in four pairs, 16k within the ±4% spread of
+/// two runs; 3072 and 4096 no better at 16k–32k); fp32 TF32 and FP16 modes
 /// 512–1024 up to 8192, 2048 from 16384, except 3×FP16 1536 there: 2–4% slower than 2048 but a
 /// backward error 4.6–5.5× spotrf's instead of 6.4–7.3×, the truncating accumulation over K = nb;
 /// 1×FP16 since its panel kernel writes the fp16 copy: 2048 from 6144 (7% faster at 8192 than
@@ -241,7 +243,7 @@ constexpr std::int64_t kLookaheadTiledTailFp16 = 8192;
 inline std::int64_t default_tiles_block(std::int64_t n, Fp32Mode fp32_mode) {
   if (fp32_mode == Fp32Mode::fp16) return n < 6144 ? 1024 : (n < 24576 ? 2048 : 3072);
   if (fp32_mode != Fp32Mode::exact) return n < 12288 ? 1024 : (fp32_mode == Fp32Mode::fp16x3 ? 1536 : 2048);
-  return n < 6144 ? 512 : (n < 12288 ? 1024 : (n < 24576 ? 1536 : 2048));
+  return n < 6144 ? 512 : (n < 12288 ? 1024 : (n < 16384 ? 1536 : 2048));
 }
 
 /// Points a cuSOLVER handle at `to` for a scope, back to `back` after it.
