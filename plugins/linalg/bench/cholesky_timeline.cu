@@ -224,10 +224,31 @@ float report_trace(cudaEvent_t e0, cudaStream_t only, bool steps) {
   return latest;
 }
 
+/// A bench's non-blocking stream and, on request, a cuBLAS handle on it, both destroyed with the
+/// scope (exits with a message when creating them fails).
+struct BenchStream {
+  cudaStream_t s = nullptr;
+  cublasHandle_t blas = nullptr;
+  explicit BenchStream(bool with_blas = false) {
+    ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+    if (with_blas &&
+        (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(blas, s) != CUBLAS_STATUS_SUCCESS)) {
+      std::fprintf(stderr, "cublas\n");
+      std::exit(2);
+    }
+  }
+  ~BenchStream() {
+    if (blas) (void)cublasDestroy(blas);
+    (void)cudaStreamDestroy(s);
+  }
+  BenchStream(const BenchStream&) = delete;
+  BenchStream& operator=(const BenchStream&) = delete;
+};
+
 template <class T>
 void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool steps) {
-  cudaStream_t s = nullptr;
-  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  const BenchStream bs;
+  cudaStream_t s = bs.s;
   gc::GpuCholesky chol(s);
   T *a = nullptr, *pristine = nullptr;
   const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
@@ -272,15 +293,14 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
   (void)cudaEventDestroy(e1);
   (void)cudaFree(a);
   (void)cudaFree(pristine);
-  (void)cudaStreamDestroy(s);
 }
 
 /// The tiled kernel's task trace at order n: per tile column j (averaged over j in four ranges),
 /// the chain from one published diagonal tile to the next, and the CTAs' busy time.
 template <class T>
 void tiled_timeline(long long n) {
-  cudaStream_t s = nullptr;
-  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  const BenchStream bs;
+  cudaStream_t s = bs.s;
   gc::GpuCholesky chol(s);
   T *a = nullptr, *pristine = nullptr;
   unsigned long long* buf = nullptr;
@@ -373,7 +393,6 @@ void tiled_timeline(long long n) {
   (void)cudaFree(a);
   (void)cudaFree(pristine);
   (void)cudaFree(buf);
-  (void)cudaStreamDestroy(s);
 }
 
 /// --trsv: the mixed solve's pair of one-right-hand-side triangular solves (trsv_kernels.cuh), L y = b
@@ -390,21 +409,12 @@ __global__ void widen_kernel(const float* a, double* b, std::int64_t count) {
     b[i] = a[i];
 }
 
-/// A non-blocking stream and a cuBLAS handle on it (exits with a message on failure).
-void stream_and_blas(cudaStream_t& s, cublasHandle_t& blas) {
-  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
-  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(blas, s) != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "cublas\n");
-    std::exit(2);
-  }
-}
-
 /// --mixed: GpuCholesky::solve_mixed at order n (1×FP16 lookahead factor, one right-hand side), an
 /// event after each of its stages on its stream: per stage kind the summed time since the previous
 /// event there (--steps: every event of the solve's stream), after an untraced warm-up.
 void mixed_timeline(long long n, bool steps) {
-  cudaStream_t s = nullptr;
-  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  const BenchStream bs;
+  cudaStream_t s = bs.s;
   gc::GpuCholesky chol(s);
   double *a = nullptr, *b = nullptr, *x = nullptr;
   ck(cudaMalloc(&a, sizeof(double) * n * n), "cudaMalloc");
@@ -441,7 +451,6 @@ void mixed_timeline(long long n, bool steps) {
   (void)cudaFree(a);
   (void)cudaFree(b);
   (void)cudaFree(x);
-  (void)cudaStreamDestroy(s);
 }
 
 /// --passes: the mixed solve's memory-bound passes over A (fp64, lower triangle) against a copy of
@@ -450,9 +459,9 @@ void mixed_timeline(long long n, bool steps) {
 /// read (and for the demotion its fp32 copy written).
 void passes_timeline(const std::vector<long long>& sizes) {
   namespace d = gc::detail;
-  cudaStream_t s = nullptr;
-  cublasHandle_t blas = nullptr;
-  stream_and_blas(s, blas);
+  const BenchStream bs(true);
+  cudaStream_t s = bs.s;
+  cublasHandle_t blas = bs.blas;
   const auto ms_of = [&](const auto& run) {
     return gemflow::linalg::bench::median_event_ms(11, 2, s, [] {}, run, [] {});
   };
@@ -526,15 +535,13 @@ void passes_timeline(const std::vector<long long>& sizes) {
                     static_cast<void*>(colpart), static_cast<void*>(rowsum), static_cast<void*>(overflow)})
       (void)cudaFree(p);
   }
-  (void)cublasDestroy(blas);
-  (void)cudaStreamDestroy(s);
 }
 
 void trsv_timeline(const std::vector<long long>& sizes) {
   namespace d = gc::detail;
-  cudaStream_t s = nullptr;
-  cublasHandle_t blas = nullptr;
-  stream_and_blas(s, blas);
+  const BenchStream bs(true);
+  cudaStream_t s = bs.s;
+  cublasHandle_t blas = bs.blas;
   gc::GpuCholesky chol(s);
   ck(gemflow::cuda::allow_dynamic_smem(d::trsv_invert_diag_kernel, d::trsv_invert_smem_bytes()), "smem");
   ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes(false)), "smem");
@@ -677,8 +684,6 @@ void trsv_timeline(const std::vector<long long>& sizes) {
                     static_cast<void*>(x64)})
       (void)cudaFree(p);
   }
-  (void)cublasDestroy(blas);
-  (void)cudaStreamDestroy(s);
 }
 
 }  // namespace

@@ -105,7 +105,9 @@ __device__ __forceinline__ void store_half(const HalfCopy& c, std::int64_t i, in
 /// Strip sidx of a panel (rows kb + 128·sidx …, `cols` columns of a) into L2: one
 /// prefetch per 128-byte line, spread over the CTA's threads. The strip's loads come after the
 /// block's factor, so they then hit L2 instead of waiting on memory (H200, 1×FP16 at n = 16384:
-/// the strip phase 26.4 → 23.5 µs; fp64 data gained nothing and spilled more, so fp32 only).
+/// the strip phase 26.4 → 23.5 µs; for fp64 strips it gained nothing and spilled more, so fp32
+/// only). Every precision prefetches the next sub-panel's columns after its strips, for that
+/// sub-panel's in-place update GEMM.
 template <class T>
 __device__ __forceinline__ void prefetch_strip_l2(const T* a, std::int64_t lda, int kb, int cols, std::int64_t m,
                                                   std::int64_t sidx, int tid) {
