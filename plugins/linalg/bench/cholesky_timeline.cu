@@ -511,7 +511,7 @@ void passes_timeline(const std::vector<long long>& sizes) {
       const auto nt = d::symv_tiles(n);
       row("  its pass 2 alone", ms_of([&] {
             d::symv_sum_kernel<<<unsigned((n + d::kSymvSumK - 1) / d::kSymvSumK), d::kSymvSumK * d::kSymvSumSegs, 0,
-                                 s>>>(n, work, work + nt * n, b, y);
+                                 s>>>(n, work, work + nt * n, b, y, x, nullptr, nullptr);
           }), sizeof(double) * double(nt) * double(n));  // one partial per tile and entry
     }
     std::vector<double> y0(static_cast<std::size_t>(n)), y1(y0.size());
@@ -601,7 +601,7 @@ void trsv_timeline(const std::vector<long long>& sizes) {
     double refmax = 0;
     for (double v : ref) refmax = std::max(refmax, std::fabs(v));
     const auto invert = [&]() {
-      d::trsv_invert_diag_kernel<<<unsigned(nblk), d::kTrsvB, d::trsv_invert_smem_bytes(), s>>>(l, ld, n, inv);
+      d::trsv_invert_diag_kernel<<<unsigned(nblk), d::kTrsvB, d::trsv_invert_smem_bytes(), s>>>(l, ld, n, inv, nullptr);
     };
     const double inv_ms = median_ms([] {}, invert, [] {});
     const auto reset = [&]() { ck(cudaMemcpyAsync(x, b, sizeof(float) * n, cudaMemcpyDeviceToDevice, s), "copy"); };
@@ -611,11 +611,11 @@ void trsv_timeline(const std::vector<long long>& sizes) {
     };
     const auto forward = [&]() {
       d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(false), s>>>(l, ld, n, inv, x,
-                                                                                                tickets, pub, 1u);
+                                                                                                tickets, pub, 1u, nullptr);
     };
     const auto transposed = [&]() {
       d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(true), s>>>(l, ld, n, inv, x,
-                                                                                               tickets + 1, pub, 2u);
+                                                                                               tickets + 1, pub, 2u, nullptr);
     };
     const auto pair = [&]() {
       zero_flags();

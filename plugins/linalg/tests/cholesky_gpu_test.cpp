@@ -1250,6 +1250,57 @@ TEST_F(GpuCholeskyTest, MixedSolveEscalatesToThreeProducts) {
   }
 }
 
+// Regression: after an escalation inside the refinement loop, the one-right-hand-side solves kept
+// the inverted diagonal blocks of the one-product factor, so each correction mixed two factors.
+// The one-right-hand-side path (our triangular solves, launches gated on the device) must refine
+// as the several-right-hand-side path (cuBLAS STRSM, host decisions) does on the same system,
+// given as two identical columns: the same escalation step, the same number of steps (±1) and η
+// within 8× at each step up to the shorter history's end. Classic refinement only (GMRES-IR off),
+// κ ≈ 4e2 … 1e5: the 1×FP16 refinement escalates after 4 steps (H200: before the fix, 1 rhs took
+// 8–23 steps where 2 rhs took 6–9; at shift 1e-5 it fell back where 2 rhs converged).
+TEST_F(GpuCholeskyTest, MixedSolveOneRhsRefinesAsTheStrsmPath) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 600;
+  int in_loop = 0;
+  for (double shift : {1e-2, 1e-3, 3e-4, 1e-4, 3e-5}) {
+    const std::string ctx = "shift " + std::to_string(shift);
+    const auto a = random_spd(n, shift);
+    auto b = random_normal(static_cast<std::size_t>(n));
+    b.insert(b.end(), b.begin(), b.end());  // two identical columns
+    Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
+    ad.put(a);
+    bd.put(b);
+    gc::MixedSolveOptions o;
+    o.factor_mode = Fp32Mode::fp16;
+    o.gmres = false;
+    const auto r1 = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    const auto x1 = xd.get();
+    const auto r2 = chol.solve_mixed(ad.p, n, n, bd.p, n, 2, xd.p, n, o);
+    print_solve(ctx + ", 1 rhs", r1);
+    print_solve(ctx + ", 2 rhs", r2);
+    EXPECT_EQ(r1.escalated, r2.escalated) << ctx;
+    EXPECT_EQ(r1.escalation_step, r2.escalation_step) << ctx;
+    EXPECT_EQ(r1.converged, r2.converged) << ctx;
+    EXPECT_EQ(r1.used_fp64_fallback, r2.used_fp64_fallback) << ctx;
+    EXPECT_LE(std::abs(int(r1.backward_error.size()) - int(r2.backward_error.size())), 1) << ctx;
+    for (std::size_t k = 0; k < std::min(r1.backward_error.size(), r2.backward_error.size()); ++k) {
+      const double e1 = r1.backward_error[k], e2 = r2.backward_error[k];
+      EXPECT_LE(std::max(e1, e2), 8 * std::min(e1, e2) + r1.tolerance / 8) << ctx << ", step " << k;
+    }
+    EXPECT_TRUE(r1.converged) << ctx;
+    if (r1.escalation_step > 0) ++in_loop;
+    // the first column of the two-column solve is the one-column solve's x to refinement accuracy
+    const auto x2 = xd.get();
+    double dmax = 0, xmax = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      dmax = std::max(dmax, std::abs(x1[std::size_t(i)] - x2[std::size_t(i)]));
+      xmax = std::max(xmax, std::abs(x2[std::size_t(i)]));
+    }
+    EXPECT_LE(dmax, 1e-6 * xmax) << ctx;
+  }
+  EXPECT_GT(in_loop, 0) << "no shift escalated inside the refinement loop";
+}
+
 // Regression: an fp32 solve that overflows (A ~ 1e-36, x ~ 1e39 > FLT_MAX) gave η = ∞, the next
 // step turned x into NaN, and the column maxima dropped NaN, so η = 0 reported a NaN x as
 // converged. Now a non-finite iterate stops the fp32 stage (after the escalation, by default)

@@ -684,16 +684,19 @@ struct Factor {
 /// solve_mixed leaves them out (two passes over the fp32 matrix, 0.3 ms at n = 16k on an H200):
 /// it has checked ‖A‖∞ for finiteness, and a non-finite factor makes its iterate non-finite, which
 /// it treats as a failed factor.
+/// factor_enqueue only enqueues the factorisation on ctx.stream (the status words reset, then
+/// updated on the device: read them with ctx.read_status() or a copy of ctx.status); factor_impl
+/// also waits for the status and returns it.
 template <class T>
-CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt,
-                           bool equilibrated, bool scan) {
+void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt,
+                    bool equilibrated, bool scan) {
   if (n < 0) throw std::invalid_argument("GpuCholesky::factor: n = " + std::to_string(n) + " < 0");
   if (lda < std::max<std::int64_t>(1, n))
     throw std::invalid_argument("GpuCholesky::factor: lda = " + std::to_string(lda) + " < max(1, n = " +
                                 std::to_string(n) + ")");
   if (n > INT_MAX || lda > INT_MAX)
     throw std::invalid_argument("GpuCholesky::factor: n or lda exceeds cuBLAS's int range");
-  if (n == 0) return {};
+  if (n == 0) return;
   if (a == nullptr) throw std::invalid_argument("GpuCholesky::factor: null matrix pointer");
   const Fp32Mode mode = std::is_same_v<T, float> ? opt.fp32_mode : Fp32Mode::exact;  // fp64 ignores fp32_mode
   if (!algo_runs_mode(opt.algo, mode))
@@ -875,7 +878,10 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the factor
     GF_CUDA_CHECK_LAUNCH();
   }
-  const DeviceStatus st = ctx.read_status();
+}
+
+/// The status words as a CholeskyStatus (a NaN/Inf column is the info when no minor failed).
+CholeskyStatus status_of(const DeviceStatus& st) {
   CholeskyStatus out;
   out.info = st.info;
   if (st.nonfinite_col != LLONG_MAX) {
@@ -885,6 +891,16 @@ CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   return out;
 }
 
+template <class T>
+CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt,
+                           bool equilibrated, bool scan) {
+  factor_enqueue<T>(ctx, a, n, lda, opt, equilibrated, scan);
+  if (n == 0) return {};
+  return status_of(ctx.read_status());
+}
+
+template void factor_enqueue<float>(GpuCholesky::Impl&, float*, std::int64_t, std::int64_t, CholeskyOptions, bool,
+                                    bool);
 template CholeskyStatus factor_impl<double>(GpuCholesky::Impl&, double*, std::int64_t, std::int64_t, CholeskyOptions,
                                             bool, bool);
 template CholeskyStatus factor_impl<float>(GpuCholesky::Impl&, float*, std::int64_t, std::int64_t, CholeskyOptions,
@@ -946,6 +962,7 @@ void GpuCholesky::Impl::release() noexcept {
   release_lookahead();
   if (ws) GF_CUDA_TRY_NO_THROW(cudaFree(ws));
   if (solve_ws) GF_CUDA_TRY_NO_THROW(cudaFree(solve_ws));
+  if (pinned) GF_CUDA_TRY_NO_THROW(cudaFreeHost(pinned));
   if (status) GF_CUDA_TRY_NO_THROW(cudaFree(status));
   if (solver) GF_CUDA_TRY_NO_THROW(cusolverDnDestroy(solver));
   if (blas) GF_CUDA_TRY_NO_THROW(cublasDestroy(blas));
@@ -953,6 +970,8 @@ void GpuCholesky::Impl::release() noexcept {
   ws_bytes = 0;
   solve_ws = nullptr;
   solve_ws_bytes = 0;
+  pinned = nullptr;
+  pinned_bytes = 0;
   status = nullptr;
   solver = nullptr;
   blas = nullptr;
@@ -981,6 +1000,19 @@ void* GpuCholesky::Impl::workspace(std::size_t bytes, const std::string& what) {
 
 void* GpuCholesky::Impl::solve_workspace(std::size_t bytes, const std::string& what) {
   return grow_buffer(solve_ws, solve_ws_bytes, bytes, what, stream);
+}
+
+void* GpuCholesky::Impl::host_pinned(std::size_t bytes) {
+  if (bytes <= pinned_bytes) return pinned;
+  GF_CUDA_TRY(cudaStreamSynchronize(stream));  // no copy into the old buffer is pending
+  if (pinned) {
+    GF_CUDA_TRY(cudaFreeHost(pinned));
+    pinned = nullptr;
+    pinned_bytes = 0;
+  }
+  GF_CUDA_TRY(cudaMallocHost(&pinned, bytes));
+  pinned_bytes = bytes;
+  return pinned;
 }
 
 void GpuCholesky::Impl::reset_status() {

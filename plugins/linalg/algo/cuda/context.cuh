@@ -41,6 +41,8 @@ struct GpuCholesky::Impl {
   std::size_t ws_bytes = 0;
   void* solve_ws = nullptr;  // solve_mixed: the fp32 copy of A and its vectors, kept for the next call
   std::size_t solve_ws_bytes = 0;
+  void* pinned = nullptr;  // solve_mixed: page-locked host scalars (asynchronous copies back)
+  std::size_t pinned_bytes = 0;
   /// Streams, handles and events of CholeskyAlgo::lookahead, created on first use.
   struct Lookahead {
     cudaStream_t crit = nullptr, bulk = nullptr;
@@ -63,6 +65,10 @@ struct GpuCholesky::Impl {
   /// solve uses workspace()). Kept between calls: cudaMalloc + cudaFree of the fp32 copy of A
   /// cost 1.3 ms at n = 16384 and 4.5 ms at 32768 on an H200.
   void* solve_workspace(std::size_t bytes, const std::string& what);
+  /// Page-locked host memory of at least `bytes` (contents undefined), kept between calls: a copy
+  /// from the device into pageable memory returns only once it is done, so work queued behind it
+  /// could not overlap the host's wait.
+  void* host_pinned(std::size_t bytes);
   /// Resets the status words on the stream (info = 0, nonfinite_col = none).
   void reset_status();
   /// Copies the status back (synchronises the stream).

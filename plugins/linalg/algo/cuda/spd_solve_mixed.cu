@@ -7,6 +7,8 @@
 #include <cusolverDn.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <climits>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -42,6 +44,15 @@ struct DeviceSpan {
   }
 };
 
+/// An event without timing, destroyed with its scope.
+struct ScopedEvent {
+  cudaEvent_t e = nullptr;
+  ScopedEvent() { GF_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)); }
+  ~ScopedEvent() { GF_CUDA_TRY_NO_THROW(cudaEventDestroy(e)); }
+  ScopedEvent(const ScopedEvent&) = delete;
+  ScopedEvent& operator=(const ScopedEvent&) = delete;
+};
+
 /// Owned device allocation (memory checked first).
 class DeviceBuffer {
  public:
@@ -61,24 +72,66 @@ class DeviceBuffer {
   void* p_ = nullptr;
 };
 
-/// rs = fp32(S·r) (S = diag(2^e); e = nullptr: S = I).
+/// rs = fp32(S·r) (S = diag(2^e); e = nullptr: S = I). Nothing when skip ≠ nullptr and *skip ≠ 0.
 __global__ void demote_kernel(const double* r, std::int64_t ldr, std::int64_t n, std::int64_t nrhs, float* rs,
-                              const int* e) {
+                              const int* e, const unsigned* skip) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
+  if (i >= n || (skip && *skip)) return;
   const int ei = e ? e[i] : 0;
   for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y)
     rs[i + j * n] = static_cast<float>(ldexp(r[i + j * ldr], ei));
 }
 
-/// x += S·ds in fp64 (S as in demote_kernel): A⁻¹ = S·(S·A·S)⁻¹·S.
+/// x += S·ds in fp64 (S as in demote_kernel): A⁻¹ = S·(S·A·S)⁻¹·S; `set`: x = S·ds. Nothing when
+/// skip ≠ nullptr and *skip ≠ 0.
 __global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_t nrhs, double* x, std::int64_t ldx,
-                                    const int* e) {
+                                    const int* e, bool set, const unsigned* skip) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
+  if (i >= n || (skip && *skip)) return;
   const int ei = e ? e[i] : 0;
-  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y)
-    x[i + j * ldx] += ldexp(static_cast<double>(ds[i + j * n]), ei);
+  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) {
+    const double d = ldexp(static_cast<double>(ds[i + j * n]), ei);
+    x[i + j * ldx] = set ? d : x[i + j * ldx] + d;
+  }
+}
+
+/// The one-right-hand-side solve's device scalars, copied back to the host in one piece.
+struct RefineScalars {
+  int overflow;  ///< entries of S·A·S beyond fp32 (demote_norm_kernel)
+  int unused;
+  double anorm;                   ///< ‖A‖∞
+  double bmax;                    ///< ‖b‖∞
+  unsigned long long rmax, xmax;  ///< ‖r‖∞ and ‖x‖∞ of the last residual, as the doubles' bits
+  /// [0]: the first step, launched behind the factor, was skipped (the factor failed); [1]: the
+  /// speculative next step was skipped
+  unsigned skip[2];
+};
+
+/// η = ‖r‖∞ / (‖A‖∞·‖x‖∞ + ‖b‖∞) for one column (solve_mixed's backward error; ∞ when x is not
+/// finite). The same on host and device (no contraction into an FMA).
+__host__ __device__ inline double backward_error_of(double rmax, double xmax, double anorm, double bmax) {
+#ifdef __CUDA_ARCH__
+  const double den = __dadd_rn(__dmul_rn(anorm, xmax), bmax);
+#else
+  const double den = anorm * xmax + bmax;
+#endif
+  if (!(xmax <= DBL_MAX)) return INFINITY;
+  return den > 0 ? rmax / den : (rmax > 0 ? INFINITY : 0.0);
+}
+
+/// The gates of solve_mixed's speculative launches (one thread). first: skip[0] = the fp32 factor
+/// failed (status), A overflowed fp32 or ‖A‖∞ is not finite: solve_mixed's own test of the factor.
+/// Otherwise skip[1] = !(tol < η < thresh) (or skip[0], after_first): the next step is a plain
+/// solve with this factor only then, as the host decides.
+__global__ void refine_gate_kernel(const DeviceStatus* st, RefineScalars* sc, bool first, bool after_first,
+                                   double tol, double thresh) {
+  if (first) {
+    sc->skip[0] = st->info != 0 || st->nonfinite_col != LLONG_MAX || sc->overflow != 0 || !(sc->anorm <= DBL_MAX);
+    return;
+  }
+  const double eta = backward_error_of(__longlong_as_double(static_cast<long long>(sc->rmax)),
+                                       __longlong_as_double(static_cast<long long>(sc->xmax)), sc->anorm, sc->bmax);
+  sc->skip[1] = (after_first && sc->skip[0]) || !(eta > tol && eta < thresh);
 }
 
 /// out[j] = max_i |m(i, j)|, j < cols (NaN propagates), as the bits of the double; out zeroed
@@ -173,6 +226,10 @@ namespace detail {
 template <class T>
 CholeskyStatus factor_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt,
                            bool equilibrated, bool scan);
+template <class T>
+void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt,
+                    bool equilibrated, bool scan);
+CholeskyStatus status_of(const DeviceStatus& st);
 }
 
 MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
@@ -214,9 +271,11 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
                     r_b = align_up(sizeof(double) * nn * nr), v_b = align_up(sizeof(double) * std::max(nn, 2 * nr));
   const std::size_t parts = (nn + kNormTile - 1) / kNormTile, p_b = align_up(sizeof(double) * parts * nn);
   // one right-hand side: our triangular solves (inverted diagonal blocks, tickets, tagged values)
+  // and launches gated on the device (RefineScalars)
+  const bool fast = nrhs == 1;
   const std::size_t nblk = (nn + kTrsvB - 1) / kTrsvB;
-  const std::size_t inv_b = nrhs == 1 ? align_up(sizeof(float) * 2 * nblk * kTrsvB * kTrsvB) : 0,
-                    flag_b = nrhs == 1 ? align_up(sizeof(unsigned) * 2) + align_up(sizeof(unsigned long long) * nn) : 0;
+  const std::size_t inv_b = fast ? align_up(sizeof(float) * 2 * nblk * kTrsvB * kTrsvB) : 0,
+                    flag_b = fast ? align_up(sizeof(unsigned) * 2) + align_up(sizeof(unsigned long long) * nn) : 0;
   // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
   const bool scaled = is_fp16_mode(options.factor_mode);
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
@@ -227,7 +286,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   float* xs = buf.as<float>(as_b);
   double* r = buf.as<double>(as_b + xs_b);
   double* vec = buf.as<double>(as_b + xs_b + r_b);
-  int* overflow = buf.as<int>(as_b + xs_b + r_b + v_b);
+  auto* sc = buf.as<RefineScalars>(as_b + xs_b + r_b + v_b);
   double* rowpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256);
   double* colpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + p_b);
   float* inv = buf.as<float>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b);
@@ -236,44 +295,56 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
                                          align_up(sizeof(unsigned) * 2));  // tagged values
   int* exps = scaled ? buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b) : nullptr;
   double* symv_work = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b);
+  static_assert(sizeof(RefineScalars) <= 256 && sizeof(RefineScalars) % 8 == 0);
+  auto* hsc = static_cast<RefineScalars*>(ctx.host_pinned(sizeof(RefineScalars) + sizeof(DeviceStatus)));
+  auto* hst = reinterpret_cast<DeviceStatus*>(hsc + 1);  // the factor's status words
+  const ScopedEvent copied;                               // the scalars are on the host
 
   // fp32 copy of A and ‖A‖∞ in one pass, then ‖b_j‖∞
-  GF_CUDA_TRY(cudaMemsetAsync(overflow, 0, sizeof(int), s));
+  GF_CUDA_TRY(cudaMemsetAsync(sc, 0, sizeof(RefineScalars), s));
   if (scaled) {
     equilibrate_exponents_kernel<double><<<unsigned((n + 255) / 256), 256, 0, s>>>(a, lda, n, exps);
     GF_CUDA_CHECK_LAUNCH();
   }
-  demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, ldas,
-                                                                                          exps, overflow, rowpart,
-                                                                                          colpart);
-  GF_CUDA_CHECK_LAUNCH();
+  const auto demote_a = [&]() {
+    demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(
+        a, lda, n, as, ldas, exps, &sc->overflow, rowpart, colpart);
+    GF_CUDA_CHECK_LAUNCH();
+  };
+  demote_a();
   sum_parts_kernel<<<unsigned((n + kSumPartsK - 1) / kSumPartsK), kSumPartsK * kSumPartsSegs, 0, s>>>(
       rowpart, colpart, n, std::int64_t(parts), vec);
   GF_CUDA_CHECK_LAUNCH();
-  double* anorm_d = buf.as<double>(as_b + xs_b + r_b + v_b + 8);  // beside `overflow`
-  colmax(vec, n, n, 1, anorm_d, s);                                 // ‖A‖∞: the largest row sum
-  colmax(b, ldb, n, nrhs, vec, s);                                  // ‖b_j‖∞
+  colmax(vec, n, n, 1, &sc->anorm, s);                    // ‖A‖∞: the largest row sum
+  colmax(b, ldb, n, nrhs, fast ? &sc->bmax : vec, s);  // ‖b_j‖∞
   GF_CHOL_TRACE(s, "demote, norms", 0);
   std::vector<double> bmax(nr), rmax(nr), xmax(nr);
   double anorm = 0.0;
   int n_overflow = 0;
 
-  // fp32 factor of the fp32 copy `as` (overwritten), in `mode`; false when it is not SPD there
-  const auto factor32 = [&](Fp32Mode mode) {
+  // fp32 factor of the fp32 copy `as` (overwritten), in `mode`; false when it is not SPD there.
+  // `async`: only enqueued, the status left on the device (false returned).
+  const auto factor32 = [&](Fp32Mode mode, bool async) {
     CholeskyOptions fo;
     // the tiled kernel has one product only: an escalation to 3×FP16 takes the lookahead
     fo.algo = tiled && mode == Fp32Mode::fp16x3 ? CholeskyAlgo::lookahead : options.factor_algo;
     fo.fp32_mode = mode;
     fo.panel = options.factor_panel;
     res.factor_mode = mode;
+    if (async) {
+      factor_enqueue<float>(ctx, as, n, ldas, fo, /*equilibrated=*/scaled, /*scan=*/false);
+      GF_CHOL_TRACE(s, "fp32 factor", 0);
+      return false;
+    }
     res.fp32_status = factor_impl<float>(ctx, as, n, ldas, fo, /*equilibrated=*/scaled, /*scan=*/false);
     GF_CHOL_TRACE(s, "fp32 factor", 0);
     return res.fp32_status.ok();
   };
-  const auto invert_blocks = [&]() {  // the inverted diagonal blocks of the triangular solves
-    if (nrhs != 1) return;
+  // the inverted diagonal blocks of the triangular solves (gate: see refine_gate_kernel)
+  const auto invert_blocks = [&](const unsigned* gate) {
+    if (!fast) return;
     GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
-    trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, ldas, n, inv);
+    trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, ldas, n, inv, gate);
     GF_CUDA_CHECK_LAUNCH();
     GF_CHOL_TRACE(s, "inverted blocks", 0);
   };
@@ -283,77 +354,31 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const Fp32Mode escalated_mode = options.factor_mode == Fp32Mode::fp16 ? Fp32Mode::fp16x3 : Fp32Mode::tf32x3;
   const auto escalate_factor = [&]() {  // a three-product factor of A in place of the one-product one
     res.escalated = true;
-    demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(a, lda, n, as, ldas,
-                                                                                            exps, overflow, rowpart,
-                                                                                            colpart);
-    GF_CUDA_CHECK_LAUNCH();
-    return factor32(escalated_mode);
-  };
-  // The fp32 factor goes right behind the demotion, before ‖A‖∞ and the overflow count reach the
-  // host (no host round trip between the two); factor_impl waits for its own status, and then
-  // those are one small copy away. A NaN or Inf in A (its lower triangle) makes ‖A‖∞ non-finite,
-  // and an entry beyond fp32 overflows the copy: the fp32 result is then discarded, with no
-  // escalation (the fp32 factor is not scanned), and the fp64 fallback reports it.
-  const Fp32Mode mode_before = res.factor_mode;
-  bool fp32_ok = factor32(options.factor_mode);
-  GF_CUDA_TRY(cudaMemcpyAsync(&n_overflow, overflow, sizeof(int), cudaMemcpyDeviceToHost, s));
-  GF_CUDA_TRY(cudaMemcpyAsync(&anorm, anorm_d, sizeof(double), cudaMemcpyDeviceToHost, s));
-  GF_CUDA_TRY(cudaMemcpyAsync(bmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
-  GF_CUDA_TRY(cudaStreamSynchronize(s));
-  if (n_overflow != 0 || !std::isfinite(anorm)) {
-    fp32_ok = false;
-    res.fp32_status = CholeskyStatus{};
-    res.fp32_status.non_finite = !std::isfinite(anorm);
-    res.factor_mode = mode_before;
-  } else if (!fp32_ok && may_escalate) {
-    fp32_ok = escalate_factor();
-  }
-  if (fp32_ok) invert_blocks();
-
-  const auto residual_and_eta = [&]() -> double {
-    if (nrhs == 1) {  // SYMV: one memory-bound pass over the lower triangle (symv_kernels.cuh)
-      symv_lower(a, lda, n, x, b, r, symv_work, s);
-      GF_CUDA_CHECK_LAUNCH();
-      GF_CHOL_TRACE(s, "symv", 0);
-    } else {
-      GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
-                                    cudaMemcpyDeviceToDevice, s));
-      const double minus_one = -1.0, one = 1.0;
-      GF_CUBLAS_TRY(cublasDsymm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), &minus_one, a,
-                                int(lda), x, int(ldx), &one, r, int(n)));
-    }
-    colmax(r, n, n, nrhs, vec, s);
-    colmax(x, ldx, n, nrhs, vec + nrhs, s);
-    GF_CUDA_TRY(cudaMemcpyAsync(rmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
-    GF_CUDA_TRY(cudaMemcpyAsync(xmax.data(), vec + nrhs, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
-    GF_CUDA_TRY(cudaStreamSynchronize(s));
-    GF_CHOL_TRACE(s, "eta, sync", 0);
-    double eta = 0.0;
-    for (std::size_t j = 0; j < nr; ++j) {
-      const double den = anorm * xmax[j] + bmax[j];
-      // an overflowed fp32 solve (x not finite) is not converged, whatever r/∞ would say
-      const double e = !std::isfinite(xmax[j]) ? INFINITY : den > 0 ? rmax[j] / den : (rmax[j] > 0 ? INFINITY : 0.0);
-      eta = (e != e || e > eta) ? e : eta;
-    }
-    return eta;
+    res.escalation_step = static_cast<int>(res.backward_error.size());
+    demote_a();
+    return factor32(escalated_mode, false);
   };
 
   // L y = v, Lᵀ d = y in place in xs (one right-hand side: trsv_kernels.cuh)
-  const auto trsv_pair = [&]() {
+  const auto trsv_pair = [&](const unsigned* gate) {
     GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
     GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * nn, s));  // no word tagged 1 or 2
     trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(as, ldas, n, inv, xs, tickets,
-                                                                                      pub, 1u);
+                                                                                      pub, 1u, gate);
     GF_CUDA_CHECK_LAUNCH();
     trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(as, ldas, n, inv, xs, tickets + 1,
-                                                                                    pub, 2u);
+                                                                                    pub, 2u, gate);
     GF_CUDA_CHECK_LAUNCH();
   };
+  if (fast) {
+    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes(false)));
+    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes(true)));
+  }
   // L·Lᵀ·d = xs in place for the first `cols` columns of xs: one right-hand side, our solves; more,
   // cuBLAS STRSM
-  const auto fp32_solve = [&](std::int64_t cols) {
-    if (nrhs == 1) {
-      trsv_pair();
+  const auto fp32_solve = [&](std::int64_t cols, const unsigned* gate) {
+    if (fast) {
+      trsv_pair(gate);
       return;
     }
     const float one = 1.0f;
@@ -362,13 +387,70 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
                               int(n), int(cols), &one, as, int(ldas), xs, int(n)));
   };
+  // xs = fp32(S·v), then the solve: the start of a refinement step, for the correction of v
+  const auto solve_step = [&](const double* v, std::int64_t ldv, const unsigned* gate) {
+    demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(v, ldv, n, nrhs, xs, exps, gate);
+    GF_CUDA_CHECK_LAUNCH();
+    GF_CHOL_TRACE(s, "start of step", 0);
+    fp32_solve(nrhs, gate);
+    GF_CHOL_TRACE(s, "solve pair", 0);
+  };
+
+  // r = b − A x and η = max_j ‖r_j‖∞ / (‖A‖∞‖x_j‖∞ + ‖b_j‖∞), waited for on the host. One
+  // right-hand side: the norms come from the SYMV, one copy of page-locked scalars brings them
+  // back, and when `thresh` is not NaN the next step's solve (refine_gate_kernel) is launched
+  // before the host waits, so that its kernels run while the host decides; spec_ran says whether
+  // it ran. gate: the residual's own (the first step).
+  bool spec_ran = false;
+  const auto residual_and_eta = [&](double thresh, const unsigned* gate, bool after_first) -> double {
+    spec_ran = false;
+    if (fast) {
+      GF_CUDA_TRY(cudaMemsetAsync(&sc->rmax, 0, 2 * sizeof(unsigned long long), s));
+      symv_lower(a, lda, n, x, b, r, symv_work, s, &sc->rmax, gate);
+      GF_CUDA_CHECK_LAUNCH();
+      GF_CHOL_TRACE(s, "symv", 0);
+      const bool spec = !std::isnan(thresh);
+      if (spec) {
+        refine_gate_kernel<<<1, 1, 0, s>>>(ctx.status, sc, false, after_first, res.tolerance, thresh);
+        GF_CUDA_CHECK_LAUNCH();
+      }
+      GF_CUDA_TRY(cudaMemcpyAsync(hsc, sc, sizeof(RefineScalars), cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaMemcpyAsync(hst, ctx.status, sizeof(DeviceStatus), cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaEventRecord(copied.e, s));
+      if (spec) solve_step(r, n, &sc->skip[1]);
+      GF_CUDA_TRY(cudaEventSynchronize(copied.e));
+      GF_CHOL_TRACE(s, "eta, sync", 0);
+      spec_ran = spec && hsc->skip[1] == 0;
+      rmax[0] = __builtin_bit_cast(double, hsc->rmax);
+      xmax[0] = __builtin_bit_cast(double, hsc->xmax);
+    } else {
+      GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
+                                    cudaMemcpyDeviceToDevice, s));
+      const double minus_one = -1.0, one = 1.0;
+      GF_CUBLAS_TRY(cublasDsymm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), &minus_one, a,
+                                int(lda), x, int(ldx), &one, r, int(n)));
+      colmax(r, n, n, nrhs, vec, s);
+      colmax(x, ldx, n, nrhs, vec + nrhs, s);
+      GF_CUDA_TRY(cudaMemcpyAsync(rmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaMemcpyAsync(xmax.data(), vec + nrhs, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaStreamSynchronize(s));
+      GF_CHOL_TRACE(s, "eta, sync", 0);
+    }
+    double eta = 0.0;
+    for (std::size_t j = 0; j < nr; ++j) {
+      // an overflowed fp32 solve (x not finite) is not converged, whatever r/∞ would say
+      const double e = backward_error_of(rmax[j], xmax[j], anorm, bmax[j]);
+      eta = (e != e || e > eta) ? e : eta;
+    }
+    return eta;
+  };
+
   // M⁻¹ with the fp32 factor, one column: z = S·(S·A·S)⁻¹·S·v (xs's first column as scratch)
   const std::function<void(const double*, double*)> solve32_col = [&](const double* v, double* z) {
-    demote_kernel<<<grid2(n, 1), 256, 0, s>>>(v, n, n, 1, xs, exps);
+    demote_kernel<<<grid2(n, 1), 256, 0, s>>>(v, n, n, 1, xs, exps, nullptr);
     GF_CUDA_CHECK_LAUNCH();
-    fp32_solve(1);
-    GF_CUDA_TRY(cudaMemsetAsync(z, 0, sizeof(double) * nn, s));
-    add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, z, n, exps);
+    fp32_solve(1, nullptr);
+    add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, z, n, exps, /*set=*/true, nullptr);
     GF_CUDA_CHECK_LAUNCH();
   };
 
@@ -390,31 +472,94 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     }
   };
 
-  if (fp32_ok) {
-    // x = 0, r = b; then x += solve32(r), r = b − A x until η ≤ tol
-    GF_CUDA_TRY(cudaMemset2DAsync(x, sizeof(double) * ldx, 0, sizeof(double) * nn, nr, s));
-    GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
-                                  cudaMemcpyDeviceToDevice, s));
-    if (nrhs == 1) {
-      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes(false)));
-      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes(true)));
+  int stage_steps = 0;  // solves with the current factor (or GMRES-IR steps)
+  bool gmres = false;   // the GMRES-IR stage
+  // The threshold under which η makes the next step a plain solve with this factor (the loop's
+  // tests below: above the tolerance, finite, not stalled, not too slow for GMRES-IR), for the
+  // step `it` and stage_after = stage_steps after it; NaN when the next step is never one (the
+  // iteration limit, an escalation or GMRES-IR due anyway).
+  const auto next_plain_threshold = [&](int it, int stage_after) -> double {
+    if (!fast || gmres || it >= options.max_iterations) return NAN;
+    const bool final_factor = !may_escalate || res.factor_mode != options.factor_mode;
+    if (!final_factor && stage_after > MixedSolveOptions::kEscalateSteps) return NAN;
+    const double prev = res.backward_error.empty() ? INFINITY : res.backward_error.back();
+    double thresh = stage_after > 1 ? prev : INFINITY;
+    if (options.gmres && final_factor) {
+      if (stage_after > linalg::detail::kIrStepsBeforeGmres) return NAN;
+      if (stage_after > 1) thresh = 0.5 * prev;
     }
-    int stage_steps = 0;  // solves with the current factor (or GMRES-IR steps)
-    bool gmres = false;   // the GMRES-IR stage
+    return thresh;
+  };
+
+  // The fp32 factor goes right behind the demotion, before ‖A‖∞ and the overflow count reach the
+  // host. A NaN or Inf in A (its lower triangle) makes ‖A‖∞ non-finite, and an entry beyond fp32
+  // overflows the copy: the fp32 result is then discarded, with no escalation (the fp32 factor is
+  // not scanned), and the fp64 fallback reports it. One right-hand side: the first step (x = the
+  // first iterate, its residual and η) and the next step's solve are launched behind the factor,
+  // gated on the device by the same test, and the host waits once, for all of it.
+  const Fp32Mode mode_before = res.factor_mode;
+  bool fp32_ok = false;
+  bool first_done = false;  // x and r hold the first step's iterate and residual, eta0 its η
+  double eta0 = 0.0;
+  if (fast) {
+    factor32(options.factor_mode, true);
+    refine_gate_kernel<<<1, 1, 0, s>>>(ctx.status, sc, true, false, 0.0, 0.0);
+    GF_CUDA_CHECK_LAUNCH();
+    const unsigned* gate = &sc->skip[0];
+    invert_blocks(gate);
+    solve_step(b, ldb, gate);
+    add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, x, ldx, exps, /*set=*/true, gate);
+    GF_CUDA_CHECK_LAUNCH();
+    eta0 = residual_and_eta(next_plain_threshold(0, 1), gate, true);
+    res.fp32_status = status_of(*hst);
+    fp32_ok = res.fp32_status.ok();
+    n_overflow = hsc->overflow;
+    anorm = hsc->anorm;
+    bmax[0] = hsc->bmax;
+    first_done = fp32_ok && hsc->skip[0] == 0 && n_overflow == 0 && std::isfinite(anorm);
+    eta0 = backward_error_of(rmax[0], xmax[0], anorm, bmax[0]);  // anorm and bmax were not on the host yet
+  } else {
+    fp32_ok = factor32(options.factor_mode, false);
+    GF_CUDA_TRY(cudaMemcpyAsync(&n_overflow, &sc->overflow, sizeof(int), cudaMemcpyDeviceToHost, s));
+    GF_CUDA_TRY(cudaMemcpyAsync(&anorm, &sc->anorm, sizeof(double), cudaMemcpyDeviceToHost, s));
+    GF_CUDA_TRY(cudaMemcpyAsync(bmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
+    GF_CUDA_TRY(cudaStreamSynchronize(s));
+  }
+  if (n_overflow != 0 || !std::isfinite(anorm)) {
+    fp32_ok = false;
+    res.fp32_status = CholeskyStatus{};
+    res.fp32_status.non_finite = !std::isfinite(anorm);
+    res.factor_mode = mode_before;
+  } else if (!fp32_ok && may_escalate) {
+    fp32_ok = escalate_factor();
+  }
+
+  if (fp32_ok) {
+    if (!first_done) {  // x = 0, r = b; the inverted blocks of this factor
+      invert_blocks(nullptr);
+      GF_CUDA_TRY(cudaMemset2DAsync(x, sizeof(double) * ldx, 0, sizeof(double) * nn, nr, s));
+      GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
+                                    cudaMemcpyDeviceToDevice, s));
+    }
+    // then x += solve32(r), r = b − A x until η ≤ tol
+    bool solved = first_done && spec_ran;  // xs holds the correction of the current r (speculative)
     for (int it = 0;; ++it) {
-      if (gmres) {
-        gmres_step();
-        ++res.gmres_steps;
+      const bool have = solved;
+      solved = false;
+      double eta = 0.0;
+      if (it == 0 && first_done) {
+        eta = eta0;
       } else {
-        demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs, exps);
-        GF_CUDA_CHECK_LAUNCH();
-        GF_CHOL_TRACE(s, "start of step", 0);
-        fp32_solve(nrhs);
-        GF_CHOL_TRACE(s, "solve pair", 0);
-        add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps);
-        GF_CUDA_CHECK_LAUNCH();
+        if (gmres) {
+          gmres_step();
+          ++res.gmres_steps;
+        } else {
+          if (!have) solve_step(r, n, nullptr);
+          add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps, /*set=*/false, nullptr);
+          GF_CUDA_CHECK_LAUNCH();
+        }
+        eta = residual_and_eta(next_plain_threshold(it, stage_steps + 1), nullptr, false);
       }
-      const double eta = residual_and_eta();
       const double prev = res.backward_error.empty() ? INFINITY : res.backward_error.back();
       res.backward_error.push_back(eta);
       res.iterations = it;
@@ -431,6 +576,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       if (res.factor_mode == options.factor_mode && may_escalate &&
           (stalled || stage_steps > MixedSolveOptions::kEscalateSteps)) {
         if (!escalate_factor()) break;
+        invert_blocks(nullptr);
         if (bad) {  // restart from x = 0 rather than from a non-finite iterate
           GF_CUDA_TRY(cudaMemset2DAsync(x, sizeof(double) * ldx, 0, sizeof(double) * nn, nr, s));
           GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
@@ -447,6 +593,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
         continue;
       }
       if (stalled) break;
+      solved = spec_ran;  // a plain next step: its solve may already have run
     }
   }
   res.status = res.fp32_status;
@@ -476,7 +623,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   GF_CUDA_TRY(cudaMemcpy2DAsync(x, sizeof(double) * ldx, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
                                 cudaMemcpyDeviceToDevice, s));
   GF_CUSOLVER_TRY(cusolverDnDpotrs(ctx.solver, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), af, int(n), x, int(ldx), dinfo));
-  const double eta = residual_and_eta();
+  const double eta = residual_and_eta(NAN, nullptr, false);
   if (!std::isfinite(eta)) res.status.non_finite = true;
   res.backward_error.push_back(eta);
   return res;
@@ -502,15 +649,15 @@ void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, flo
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes(false)));
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes(true)));
-  trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(l, ldl, n, inv);
+  trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(l, ldl, n, inv, nullptr);
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
   GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * std::size_t(n), s));
   trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(l, ldl, n, inv, x, tickets, pub,
-                                                                                    1u);
+                                                                                    1u, nullptr);
   GF_CUDA_CHECK_LAUNCH();
   trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(l, ldl, n, inv, x, tickets + 1, pub,
-                                                                                  2u);
+                                                                                  2u, nullptr);
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaStreamSynchronize(s));  // before buf is freed
 }

@@ -23,9 +23,12 @@ constexpr std::int64_t symv_workspace_doubles(std::int64_t n) { return 2 * symv_
 
 /// Pass 1: one CTA per tile (I, J), J ≤ I, of the lower triangle (blockIdx.x = I·(I + 1)/2 + J);
 /// threads 0 … 63 form the row sums of the tile, 64 … 127 its column sums (A_IJᵀ·x_I), from shared
-/// memory. Each thread has its 32 loads of A in flight at once.
+/// memory. Each thread has its 32 loads of A in flight at once. Does nothing when skip ≠ nullptr
+/// and *skip ≠ 0.
 __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* a, std::int64_t lda, std::int64_t n,
-                                                                  const double* x, double* p, double* q) {
+                                                                  const double* x, double* p, double* q,
+                                                                  const unsigned* skip) {
+  if (skip && *skip) return;
   const std::int64_t bt = blockIdx.x;
   std::int64_t I = static_cast<std::int64_t>((sqrt(8.0 * static_cast<double>(bt) + 1.0) - 1.0) * 0.5);
   while ((I + 1) * (I + 2) / 2 <= bt) ++I;
@@ -76,10 +79,15 @@ constexpr int kSymvSumSegs = 8;  ///< pass 2: threads that share one entry's par
 /// nullptr (the residual), else A·x. CTA of kSymvSumK·kSymvSumSegs threads: warp s sums the
 /// partials of tiles s, s + kSymvSumSegs, … of kSymvSumK consecutive entries (coalesced), then
 /// the segments are added in a fixed order, so the result is deterministic. One thread per entry
-/// left half the GPU idle at n = 16k (64 CTAs): 0.047 ms of the SYMV's 0.40.
+/// left half the GPU idle at n = 16k (64 CTAs): 0.047 ms of the SYMV's 0.40. maxes ≠ nullptr:
+/// maxes[0] = max(maxes[0], max_k |y_k|) and maxes[1] the same for x, as the bits of the doubles
+/// (colmax_kernel's ordering: NaN above +Inf). Does nothing when skip ≠ nullptr and *skip ≠ 0.
 __global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs) symv_sum_kernel(std::int64_t n, const double* p,
                                                                           const double* q, const double* b,
-                                                                          double* y) {
+                                                                          double* y, const double* x,
+                                                                          unsigned long long* maxes,
+                                                                          const unsigned* skip) {
+  if (skip && *skip) return;
   __shared__ double part[kSymvSumSegs][kSymvSumK];
   const int lane = threadIdx.x % kSymvSumK, seg = threadIdx.x / kSymvSumK;
   const std::int64_t k = std::int64_t(blockIdx.x) * kSymvSumK + lane;
@@ -91,25 +99,42 @@ __global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs) symv_sum_kernel(std::
   }
   part[seg][lane] = s[0] + s[1];
   __syncthreads();
-  if (seg == 0 && k < n) {
+  if (seg != 0) return;
+  unsigned long long ymax = 0, xmax = 0;
+  if (k < n) {
     double sum = 0.0;
 #pragma unroll
     for (int g = 0; g < kSymvSumSegs; ++g) sum += part[g][lane];
-    y[k] = b ? b[k] - sum : sum;
+    const double yk = b ? b[k] - sum : sum;
+    y[k] = yk;
+    ymax = static_cast<unsigned long long>(__double_as_longlong(fabs(yk)));
+    if (maxes) xmax = static_cast<unsigned long long>(__double_as_longlong(fabs(x[k])));
+  }
+  if (!maxes) return;
+  for (int o = 16; o > 0; o >>= 1) {
+    ymax = max(ymax, __shfl_down_sync(0xffffffffu, ymax, o));
+    xmax = max(xmax, __shfl_down_sync(0xffffffffu, xmax, o));
+  }
+  if (lane == 0) {
+    atomicMax(maxes, ymax);
+    atomicMax(maxes + 1, xmax);
   }
 }
 
 /// y = A·x (b = nullptr) or y = b − A·x; work: symv_workspace_doubles(n) doubles. y may alias b,
-/// not x. Asynchronous on `stream`.
+/// not x. maxes ≠ nullptr (2 words, zeroed before): max |y| and max |x| as in symv_sum_kernel.
+/// skip ≠ nullptr: nothing is done when *skip ≠ 0 at the time the kernels run. Asynchronous on
+/// `stream`.
 inline void symv_lower(const double* a, std::int64_t lda, std::int64_t n, const double* x, const double* b, double* y,
-                       double* work, cudaStream_t stream) {
+                       double* work, cudaStream_t stream, unsigned long long* maxes = nullptr,
+                       const unsigned* skip = nullptr) {
   if (n == 0) return;
   const std::int64_t nt = symv_tiles(n);
   double* p = work;
   double* q = work + nt * n;
-  symv_tiles_kernel<<<static_cast<unsigned>(nt * (nt + 1) / 2), kSymvThreads, 0, stream>>>(a, lda, n, x, p, q);
+  symv_tiles_kernel<<<static_cast<unsigned>(nt * (nt + 1) / 2), kSymvThreads, 0, stream>>>(a, lda, n, x, p, q, skip);
   symv_sum_kernel<<<static_cast<unsigned>((n + kSymvSumK - 1) / kSymvSumK), kSymvSumK * kSymvSumSegs, 0, stream>>>(
-      n, p, q, b, y);
+      n, p, q, b, y, x, maxes, skip);
 }
 
 }  // namespace gemflow::linalg::cuda::detail

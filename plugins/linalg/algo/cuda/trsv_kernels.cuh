@@ -66,8 +66,10 @@ constexpr std::size_t trsv_invert_smem_bytes() { return sizeof(double) * 2 * kIn
 /// substitution (lane = column, the column in registers, L broadcast from shared memory), then
 /// the sub-diagonals one after the other, sub-block (w + d, w) by warp w. The first version (one
 /// thread per column, forward substitution down all 128 rows) took 130 µs per block.
+/// Does nothing when skip ≠ nullptr and *skip ≠ 0 (a speculative launch whose factor failed).
 __global__ void __launch_bounds__(kTrsvB) trsv_invert_diag_kernel(const float* l, std::int64_t ldl, std::int64_t n,
-                                                                   float* inv) {
+                                                                   float* inv, const unsigned* skip) {
+  if (skip && *skip) return;
   extern __shared__ double trsv_inv_smem[];
   double* ls = trsv_inv_smem;                               // L_bb's sub-blocks
   double* xs = trsv_inv_smem + kInvBlocks * kInvBlockSize;  // the inverse's
@@ -201,10 +203,13 @@ constexpr unsigned kTrsvFarSleepNs = 256;
 ///   between one block's values and the next.
 /// No fp32→fp64 conversion per product: they run at a quarter of the DFMA rate on sm_90 and were a
 /// third of the first version's chain step.
+/// skip ≠ nullptr and *skip ≠ 0: every CTA returns at once (a speculative solve not wanted).
 template <bool kTranspose>
 __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std::int64_t ldl, std::int64_t n,
                                                             const float* inv, float* x, unsigned* ticket,
-                                                            unsigned long long* pub, unsigned epoch) {
+                                                            unsigned long long* pub, unsigned epoch,
+                                                            const unsigned* skip) {
+  if (skip && *skip) return;
   extern __shared__ __align__(16) float4 trsv_tiles[];          // [(slot·8 + q)·threads + t]
   __shared__ double red[2][kTrsvGroups * kTrsvB];             // the groups' sums, then the inverse's
   __shared__ __align__(16) float slice[kTrsvThreads / 32][64];  // per warp: y_j's slice(s), then z's
