@@ -239,9 +239,10 @@ constexpr std::int64_t kLookaheadTiledTailFp16 = 8192;
 /// 512–1024 up to 8192, 2048 from 16384, except 3×FP16 1536 there: 2–4% slower than 2048 but a
 /// backward error 4.6–5.5× spotrf's instead of 6.4–7.3×, the truncating accumulation over K = nb;
 /// 1×FP16 since its panel kernel writes the fp16 copy: 2048 from 6144 (7% faster at 8192 than
-/// 1024), 3072 from 24576 (1–2% faster than 2048)).
+/// 1024); since the in-place sub-panel updates 3072 from 13312 (1.5–1.8% faster than 2048 at
+/// 13312–16384) and 4096 from 20480 (0.5–1% faster than 3072 at 20480–32768)).
 inline std::int64_t default_tiles_block(std::int64_t n, Fp32Mode fp32_mode) {
-  if (fp32_mode == Fp32Mode::fp16) return n < 6144 ? 1024 : (n < 24576 ? 2048 : 3072);
+  if (fp32_mode == Fp32Mode::fp16) return n < 6144 ? 1024 : n < 13312 ? 2048 : n < 20480 ? 3072 : 4096;
   if (fp32_mode != Fp32Mode::exact) return n < 12288 ? 1024 : (fp32_mode == Fp32Mode::fp16x3 ? 1536 : 2048);
   return n < 6144 ? 512 : (n < 12288 ? 1024 : (n < 16384 ? 1536 : 2048));
 }

@@ -177,7 +177,7 @@ struct CholeskyOptions {
   /// blocked / lookahead: panel width nb. 0: 256 (blocked); lookahead with tensor-core panels
   /// fp64 and exact fp32 512 below n = 6144, 1024 below 12288, 1536 below 16384, else 2048; fp32
   /// TF32 modes and 3×FP16 1024 below n = 12288, else 2048 (3×FP16: 1536); 1×FP16 1024 below 6144,
-  /// 2048 below 24576, else 3072; with library panels 2048.
+  /// 2048 below 13312, 3072 below 20480, else 4096; with library panels 2048.
   std::int64_t block = 0;
   PanelAlgo panel = PanelAlgo::automatic;  ///< lookahead only
   /// tiled: at most this many CTAs (0: as many as fit on the device, two per SM). Fewer leave SMs
