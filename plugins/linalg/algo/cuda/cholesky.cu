@@ -979,17 +979,20 @@ void GpuCholesky::Impl::release() noexcept {
 }
 
 namespace {
-/// Grows the allocation p (have bytes) to at least `bytes` after a memory check; the old contents are lost.
-void* grow_buffer(void*& p, std::size_t& have, std::size_t bytes, const std::string& what, cudaStream_t stream) {
+/// Grows the allocation p (have bytes) to at least `bytes` once the stream is idle (nothing still
+/// uses the old one); the old contents are lost. Device memory after a free-memory check, or
+/// (pinned) page-locked host memory.
+void* grow_buffer(void*& p, std::size_t& have, std::size_t bytes, const std::string& what, cudaStream_t stream,
+                  bool pinned = false) {
   if (bytes <= have) return p;
-  detail::require_free_memory(bytes - have, what);
+  if (!pinned) detail::require_free_memory(bytes - have, what);
   GF_CUDA_TRY(cudaStreamSynchronize(stream));
   if (p) {
-    GF_CUDA_TRY(cudaFree(p));
+    GF_CUDA_TRY(pinned ? cudaFreeHost(p) : cudaFree(p));
     p = nullptr;
     have = 0;
   }
-  GF_CUDA_TRY(cudaMalloc(&p, bytes));
+  GF_CUDA_TRY(pinned ? cudaMallocHost(&p, bytes) : cudaMalloc(&p, bytes));
   have = bytes;
   return p;
 }
@@ -1004,16 +1007,7 @@ void* GpuCholesky::Impl::solve_workspace(std::size_t bytes, const std::string& w
 }
 
 void* GpuCholesky::Impl::host_pinned(std::size_t bytes) {
-  if (bytes <= pinned_bytes) return pinned;
-  GF_CUDA_TRY(cudaStreamSynchronize(stream));  // no copy into the old buffer is pending
-  if (pinned) {
-    GF_CUDA_TRY(cudaFreeHost(pinned));
-    pinned = nullptr;
-    pinned_bytes = 0;
-  }
-  GF_CUDA_TRY(cudaMallocHost(&pinned, bytes));
-  pinned_bytes = bytes;
-  return pinned;
+  return grow_buffer(pinned, pinned_bytes, bytes, "page-locked scalars", stream, /*pinned=*/true);
 }
 
 void GpuCholesky::Impl::reset_status() {

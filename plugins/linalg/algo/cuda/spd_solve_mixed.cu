@@ -1,7 +1,8 @@
 // Mixed-precision SPD solve: fp32 Cholesky (lookahead or recursive; exact, TF32 or FP16 products; the
 // FP16 modes on S·A·S, equilibrated by powers of two as A is demoted), fp32 triangular
 // solves, fp64 residuals and iterative refinement to fp64 backward error (LAPACK dsposv's scheme;
-// Langou et al., SC 2006), fp64 cuSOLVER fallback.
+// Langou et al., SC 2006), fp64 cuSOLVER fallback. One right-hand side: launches gated on the
+// device (refine_gate_kernel) take the host's round trips off the GPU's path.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>

@@ -338,7 +338,9 @@ class GpuCholesky {
   /// when that is slow, see MixedSolveOptions::gmres) until the backward error is at fp64 level,
   /// else fall back to cuSOLVER fp64 potrf + potrs. A and B are not modified; the fp32 copy and
   /// the SYMV's partials (2·⌈n/64⌉·n doubles) stay in this object's workspace for the next call
-  /// (workspace_bytes()).
+  /// (workspace_bytes()). One right-hand side: the first step is queued behind the factor and each
+  /// next step's solve before the host has read η, both skipped on the device when not wanted, so
+  /// the stream holds no host round trip between steps; x is written only by steps that run.
   MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
                                std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,
                                const MixedSolveOptions& options = {});
