@@ -257,10 +257,13 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   const auto n64 = static_cast<std::int64_t>(n), k64 = static_cast<std::int64_t>(nrhs);
   const cuda::MixedSolveResult m = chol.solve_mixed(da, n64, n64, db, n64, k64, dx, n64, mo);
   res.method = std::string("GPU GpuCholesky::solve_mixed (") + algo_name(algorithm) + " fp32 " +
-               (m.escalated ? std::string(cuda::fp32_mode_name(mo.factor_mode)) + " factor, then " +
-                                  cuda::fp32_mode_name(m.factor_mode) + " (escalated after " +
-                                  std::to_string(m.escalation_step) + (m.escalation_step == 1 ? " step)" : " steps)")
-                            : std::string(cuda::fp32_mode_name(m.factor_mode)) + " factor") +
+               (!m.escalated ? std::string(cuda::fp32_mode_name(m.factor_mode)) + " factor"
+                : m.escalation_step < 0
+                    ? std::string(cuda::fp32_mode_name(mo.factor_mode)) + " factor, escalation to " +
+                          cuda::fp32_mode_name(m.factor_mode) + " failed"
+                    : std::string(cuda::fp32_mode_name(mo.factor_mode)) + " factor, then " +
+                          cuda::fp32_mode_name(m.factor_mode) + " (escalated after " +
+                          std::to_string(m.escalation_step) + (m.escalation_step == 1 ? " step)" : " steps)")) +
                ", fp64 refinement with " +
                (nrhs == 1 ? "our SYMV residuals and fp32 triangular solves)"
                           : "cublasDsymm residuals and cublasStrsm solves)");

@@ -1225,6 +1225,8 @@ TEST_F(GpuCholeskyTest, MixedSolveEscalatesToThreeProducts) {
     print_solve(ctx, r);
     EXPECT_TRUE(r.escalated) << ctx;
     EXPECT_EQ(r.factor_mode, to) << ctx;
+    EXPECT_GE(r.escalation_step, 0) << ctx;
+    EXPECT_LT(r.escalation_step, static_cast<int>(r.backward_error.size())) << ctx;
     EXPECT_TRUE(r.converged) << ctx;
     EXPECT_FALSE(r.used_fp64_fallback) << ctx;
     ASSERT_FALSE(r.backward_error.empty()) << ctx;
@@ -1532,6 +1534,7 @@ TEST_F(GpuCholeskyTest, MixedSolveFallsBackWhenFp32CannotFactor) {
   const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n);
   EXPECT_EQ(r.fp32_status.info, 2);
   EXPECT_TRUE(r.escalated);
+  EXPECT_EQ(r.escalation_step, -1);  // no η with the three-product factor
   EXPECT_EQ(r.factor_mode, Fp32Mode::fp16x3);
   EXPECT_EQ(r.gmres_steps, 0);
   EXPECT_TRUE(r.used_fp64_fallback);

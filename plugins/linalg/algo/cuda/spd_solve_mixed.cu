@@ -114,7 +114,8 @@ __host__ __device__ inline double backward_error_of(double rmax, double xmax, do
 #ifdef __CUDA_ARCH__
   const double den = __dadd_rn(__dmul_rn(anorm, xmax), bmax);
 #else
-  const double den = anorm * xmax + bmax;
+  const double prod = anorm * xmax;  // two statements: no contraction into an FMA (ISO C++ mode)
+  const double den = prod + bmax;
 #endif
   if (!(xmax <= DBL_MAX)) return INFINITY;
   return den > 0 ? rmax / den : (rmax > 0 ? INFINITY : 0.0);
@@ -355,9 +356,11 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const Fp32Mode escalated_mode = options.factor_mode == Fp32Mode::fp16 ? Fp32Mode::fp16x3 : Fp32Mode::tf32x3;
   const auto escalate_factor = [&]() {  // a three-product factor of A in place of the one-product one
     res.escalated = true;
-    res.escalation_step = static_cast<int>(res.backward_error.size());
+    const int step = static_cast<int>(res.backward_error.size());
     demote_a();
-    return factor32(escalated_mode, false);
+    const bool ok = factor32(escalated_mode, false);
+    if (ok) res.escalation_step = step;
+    return ok;
   };
 
   // L y = v, Lᵀ d = y in place in xs (one right-hand side: trsv_kernels.cuh)
@@ -596,6 +599,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       if (stalled) break;
       solved = spec_ran;  // a plain next step: its solve may already have run
     }
+    // the last residual may have queued a next step's solve (gated off on the device when not
+    // wanted): the stream is idle again when this returns, and the workspace may be freed
+    GF_CUDA_TRY(cudaStreamSynchronize(s));
   }
   res.status = res.fp32_status;
   // the fp32 factor is not scanned: a non-finite factor shows as a non-finite last iterate

@@ -250,8 +250,9 @@ struct MixedSolveResult {
   bool used_fp64_fallback = false;
   /// the one-product factor was replaced by a three-product one (MixedSolveOptions::escalate)
   bool escalated = false;
-  /// index in backward_error of the first η with the three-product factor (−1: no escalation;
-  /// 0: the one-product factor failed, no step ran with it)
+  /// index in backward_error of the first η with the three-product factor (−1: no escalation, or
+  /// the three-product factor failed too, `escalated` then true; 0: the one-product factor
+  /// failed, no step ran with it)
   int escalation_step = -1;
   int gmres_steps = 0;       ///< refinement steps that were GMRES-IR (MixedSolveOptions::gmres)
   int gmres_iterations = 0;  ///< FGMRES iterations over those steps (one fp32 solve and one A·v each)
