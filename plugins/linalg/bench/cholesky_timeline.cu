@@ -224,6 +224,22 @@ float report_trace(cudaEvent_t e0, cudaStream_t only, bool steps) {
   return latest;
 }
 
+/// f() between events e0 and e1 on s, with the GF_CHOL_TRACE events recorded when `traced` (the
+/// trace cleared first); waits for e1 and returns the elapsed ms.
+template <class F>
+float timed_call(cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1, bool traced, F&& f) {
+  g_trace.clear();
+  g_tracing = traced;
+  ck(cudaEventRecord(e0, s), "record");
+  f();
+  ck(cudaEventRecord(e1, s), "record");
+  ck(cudaEventSynchronize(e1), "sync");
+  g_tracing = false;
+  float ms = 0;
+  ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+  return ms;
+}
+
 /// A bench's non-blocking stream and, on request, a cuBLAS handle on it, both destroyed with the
 /// scope (exits with a message when creating them fails).
 struct BenchStream {
@@ -270,16 +286,9 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
       ck(cudaMemcpyToSymbol(gf_panel_trace_count, &zero, sizeof zero), "symbol");
       ck(cudaMemset(pbuf, 0, sizeof(unsigned long long) * kPanelSlots * kPanelRecords), "memset");
     }
-    g_trace.clear();
-    g_tracing = rep == 1;
-    ck(cudaEventRecord(e0, s), "record");
-    const gc::CholeskyStatus st = chol.factor(a, n, n, o);
-    ck(cudaEventRecord(e1, s), "record");
-    ck(cudaEventSynchronize(e1), "sync");
-    g_tracing = false;
+    gc::CholeskyStatus st;
+    const float total = timed_call(s, e0, e1, rep == 1, [&] { st = chol.factor(a, n, n, o); });
     if (rep == 0) continue;
-    float total = 0;
-    ck(cudaEventElapsedTime(&total, e0, e1), "elapsed");
     std::printf("\n## %s, n = %lld: %.3f ms%s\n", label, n, total, st.ok() ? "" : "  !! not ok");
     report_trace(e0, nullptr, steps);
     if (pbuf) panel_trace_report(pbuf, steps);
@@ -433,16 +442,9 @@ void mixed_timeline(long long n, bool steps) {
   ck(cudaEventCreate(&e1), "event");
   for (int rep = 0; rep < 2; ++rep) {
     ck(cudaStreamSynchronize(s), "sync");
-    g_trace.clear();
-    g_tracing = rep == 1;
-    ck(cudaEventRecord(e0, s), "record");
-    const gc::MixedSolveResult r = chol.solve_mixed(a, n, n, b, n, 1, x, n, o);
-    ck(cudaEventRecord(e1, s), "record");
-    ck(cudaEventSynchronize(e1), "sync");
-    g_tracing = false;
+    gc::MixedSolveResult r;
+    const float total = timed_call(s, e0, e1, rep == 1, [&] { r = chol.solve_mixed(a, n, n, b, n, 1, x, n, o); });
     if (rep == 0) continue;
-    float total = 0;
-    ck(cudaEventElapsedTime(&total, e0, e1), "elapsed");
     std::printf("\n## mixed solve (1xFP16), n = %lld: %.3f ms, %d steps, eta %.2e%s\n", n, total, r.iterations + 1,
                 r.backward_error.empty() ? -1.0 : r.backward_error.back(), r.converged ? "" : "  !! not converged");
     const float last = report_trace(e0, s, steps);
