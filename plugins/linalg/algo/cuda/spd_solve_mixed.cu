@@ -404,7 +404,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // right-hand side: the norms come from the SYMV, one copy of page-locked scalars brings them
   // back, and when `thresh` is not NaN the next step's solve (refine_gate_kernel) is launched
   // before the host waits, so that its kernels run while the host decides; spec_ran says whether
-  // it ran. gate: the residual's own (the first step).
+  // it ran. gate: the residual's own; after_first: this is the first step, launched behind the
+  // factor (its status words come back too).
   bool spec_ran = false;
   const auto residual_and_eta = [&](double thresh, const unsigned* gate, bool after_first) -> double {
     spec_ran = false;
@@ -419,7 +420,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
         GF_CUDA_CHECK_LAUNCH();
       }
       GF_CUDA_TRY(cudaMemcpyAsync(hsc, sc, sizeof(RefineScalars), cudaMemcpyDeviceToHost, s));
-      GF_CUDA_TRY(cudaMemcpyAsync(hst, ctx.status, sizeof(DeviceStatus), cudaMemcpyDeviceToHost, s));
+      if (after_first)  // the factor's status words, read with the first step's results
+        GF_CUDA_TRY(cudaMemcpyAsync(hst, ctx.status, sizeof(DeviceStatus), cudaMemcpyDeviceToHost, s));
       GF_CUDA_TRY(cudaEventRecord(copied.e, s));
       if (spec) solve_step(r, n, &sc->skip[1]);
       GF_CUDA_TRY(cudaEventSynchronize(copied.e));
@@ -427,6 +429,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       spec_ran = spec && hsc->skip[1] == 0;
       rmax[0] = __builtin_bit_cast(double, hsc->rmax);
       xmax[0] = __builtin_bit_cast(double, hsc->xmax);
+      anorm = hsc->anorm;  // the same every step; on the host from the first step's copy on
+      bmax[0] = hsc->bmax;
     } else {
       GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
                                     cudaMemcpyDeviceToDevice, s));
@@ -518,10 +522,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     res.fp32_status = status_of(*hst);
     fp32_ok = res.fp32_status.ok();
     n_overflow = hsc->overflow;
-    anorm = hsc->anorm;
-    bmax[0] = hsc->bmax;
     first_done = fp32_ok && hsc->skip[0] == 0 && n_overflow == 0 && std::isfinite(anorm);
-    eta0 = backward_error_of(rmax[0], xmax[0], anorm, bmax[0]);  // anorm and bmax were not on the host yet
   } else {
     fp32_ok = factor32(options.factor_mode, false);
     GF_CUDA_TRY(cudaMemcpyAsync(&n_overflow, &sc->overflow, sizeof(int), cudaMemcpyDeviceToHost, s));
