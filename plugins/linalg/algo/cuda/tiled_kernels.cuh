@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     const bool same = ti == tj;
     // thread (warp w, lane l) copies rows 2l, 2l + 1 of columns w + 8u of both operands: one source
     // address per operand, stepped by 8 columns (the former per-copy index arithmetic held a
-    // precomputed address per copy and spilled; H200 timeline 8k 5.25 → 5.1 ms)
+    // precomputed address per copy and spilled; H200, same call: 7k 3.67 → 3.64 ms, 8k 5.27 → 5.21)
     static_assert(kTileNb == 64 && kTileThreads == 256, "the copy layout");
     const auto issue = [&](std::int64_t ch) {
       double* stage = chunk + (ch % kAsyncStages) * kStage + warp * kAsyncLd + 2 * lane;  // L_{ti,k}, then L_{tj,k}
