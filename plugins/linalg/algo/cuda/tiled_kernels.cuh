@@ -372,16 +372,16 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     if (kend == 0) return true;
     const bool same = ti == tj;
     __half* const stages = reinterpret_cast<__half*>(chunk);
+    // thread t copies halves 8t … 8t + 7 (row t / 8) and 2048 further (row t / 8 + 32) of each operand
+    static_assert(kTileNb * kTileNb / 8 / kTileThreads == 2, "the copy layout");
     const auto issue = [&](std::int64_t k) {
-      __half* stage = stages + (k % kHalfStages) * kStage;
+      __half* stage = stages + (k % kHalfStages) * kStage + (tid / 8) * kHalfLd + 8 * (tid % 8);
 #pragma unroll
-      for (int u = 0; u < kTileNb * kTileNb / 8 / kTileThreads; ++u) {
-        const int p = tid + u * kTileThreads, row = p / 8, piece = p % 8;
+      for (int op = same ? 1 : 0; op < 2; ++op) {
+        const __half* src = hl + tix_of(op ? tj : ti, k) * kHalfTile + 8 * tid;
 #pragma unroll
-        for (int op = same ? 1 : 0; op < 2; ++op) {
-          const __half* src = hl + (tix_of(op ? tj : ti, k)) * kHalfTile + row * kTileNb + 8 * piece;
-          cp_async16(stage + op * (kTileNb * kHalfLd) + row * kHalfLd + 8 * piece, src, 16);
-        }
+        for (int u = 0; u < 2; ++u)
+          cp_async16(stage + op * (kTileNb * kHalfLd) + 32 * u * kHalfLd, src + kHalfTile / 2 * u, 16);
       }
     };
     std::int64_t ready = 0;  // warp 0: poll_operands
