@@ -280,8 +280,10 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
 /// tile row and column test against n (the others are inside the matrix for every n the kernel
 /// takes, 8(NT−1) < n). kDefer: the updates of block columns k+2… from step k are issued after
 /// the pivots of block column k+1 (same values, more independent work around the pivot chain;
-/// faster where the registers allow it, measured per size in cholesky_batched.cu).
-template <class T, int NT, int WPB, bool kNanInfo, bool kWhole, bool kDefer = false>
+/// faster where the registers allow it, measured per size in cholesky_batched.cu). kStop (not
+/// kWhole): the last block column's pivots stop at n (those of the padding change nothing that is
+/// stored); chosen per size in cholesky_batched.cu.
+template <class T, int NT, int WPB, bool kNanInfo, bool kWhole, bool kDefer = false, bool kStop = false>
 __global__ void __launch_bounds__(32 * WPB)
     potrf_batched_dmma_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   // (Statement order matters here: equivalent rewrites of this kernel took up to 28 more
@@ -347,6 +349,9 @@ __global__ void __launch_bounds__(32 * WPB)
     }
 #pragma unroll
     for (int p = 0; p < 8; ++p) {
+      if constexpr (kStop) {
+        if (k == NT - 1 && 8 * k + p >= n) break;
+      }
       const double2& D = t[k * (k + 1) / 2 + k];
       const double dv = (p & 1) ? D.y : D.x;  // column p of the diagonal tile, this lane's row
       const double d = __shfl_sync(0xffffffffu, dv, 4 * p + (p >> 1));

@@ -120,19 +120,38 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
         <<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
   // n = 8·NT and other n are separate kernels (bounds tests compiled out), each with its
-  // measured way of finding the info and whether to defer the trailing update (kDefer).
-  const auto dmma = [&](auto ntc, auto wpb, auto nan_info, auto nan_info_whole, auto defer, auto defer_whole) {
-    constexpr int NT = decltype(ntc)::value, W = decltype(wpb)::value;
+  // measured way of finding the info and whether to defer the trailing update (kDefer). saved > 0:
+  // n ≤ 8·NT − saved (that many padding pivots or more to skip) takes the kernel whose last block
+  // column stops at n (kStop), with wpb_stop warps per block.
+  const auto dmma = [&](auto ntc, auto wpb, auto nan_info, auto nan_info_whole, auto defer, auto defer_whole,
+                        auto wpb_stop, auto saved) {
+    constexpr int NT = decltype(ntc)::value, W = decltype(wpb)::value, WS = decltype(wpb_stop)::value;
+    constexpr int S = decltype(saved)::value;
     if (n <= 8 * (NT - 1) || n > 8 * NT)  // the kernel tests bounds only in its last tile row and column
       throw std::logic_error(what + ": DMMA kernel with " + std::to_string(NT) + " tiles for n = " + std::to_string(n));
     const auto grid = static_cast<unsigned>((batch + W - 1) / W);
     if (n == 8 * NT)
       potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info_whole)::value, true, decltype(defer_whole)::value>
           <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
-    else
+    else if constexpr (S > 0) {
+      if (n <= 8 * NT - S)
+        potrf_batched_dmma_kernel<T, NT, WS, decltype(nan_info)::value, false, decltype(defer)::value, true>
+            <<<static_cast<unsigned>((batch + WS - 1) / WS), 32 * WS, 0, ctx.stream>>>(a, nn, lda, stride, batch,
+                                                                                      info);
+      else
+        potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info)::value, false, decltype(defer)::value>
+            <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+    } else
       potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info)::value, false, decltype(defer)::value>
           <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
+  // The early stop (kStop) where it saves two pivots or more (H200 vs potrfBatched, same call:
+  // fp64 n = 25 6.5 → 7.3×, 28 6.8 → 7.2×, 30 6.9 → 7.05×, 33 7.9 → 8.4×, 41 5.8 → 6.15×; fp32 49
+  // 5.3 → 6.0×, 54 5.5 → 5.85×), fp32 33–40 five or more (one warp per block: 33 6.7 → 7.1×; at 38
+  // 7.1 → 7.0×). Not with one pivot saved (fp64 55 7.35 → 7.06×, fp32 39 7.25 → 7.14×), not for
+  // fp64 53–54 (7.6 → 7.3–7.5×; 49–52 +1.5%), not at NT = 8 (fp64 57–60 6.1–6.3× → 5.7–5.9×).
+  using S0 = integral_constant<int, 0>;
+  using S2 = integral_constant<int, 2>;
   constexpr bool kF32 = sizeof(T) == 4;
   using F32 = std::bool_constant<kF32>;
   using F64 = std::bool_constant<!kF32>;
@@ -147,8 +166,10 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       // 6.67–6.81× with CUDA's rsqrt and 60 registers; at 16 it took 100 registers and ran 5.82×
       else if (n < 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
       else if (n == 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{}, No{});
-      else if (n <= 24) dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{}, No{}, No{});
-      else dmma(integral_constant<int, 4>{}, I1{}, No{}, No{}, No{}, Yes{});
+      else if (n <= 24)
+        dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{}, No{}, No{},
+             integral_constant<int, 4>{}, S2{});
+      else dmma(integral_constant<int, 4>{}, I1{}, No{}, No{}, No{}, Yes{}, I1{}, S2{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{}, No{});
@@ -157,13 +178,16 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else bcast(integral_constant<int, 32>{}, integral_constant<int, 7>{}, Yes{}, No{});
     }
   } else if (n <= 40) {  // 32 < n ≤ 64: the DMMA kernel in both precisions
-    dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, F32{}, F32{}, F64{});
+    // fp32 stopping early: one warp per block (33–35: 7.2–7.3× against 7.0–7.1× with two; fp64
+    // 33: 8.4× against 8.5×; fp32 39, not stopping: 7.0× against 7.25×)
+    dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, F32{}, F32{}, F64{},
+         integral_constant<int, kF32 ? 1 : 2>{}, integral_constant<int, kF32 ? 5 : 2>{});
   } else if (n <= 48) {
-    dmma(integral_constant<int, 6>{}, I1{}, No{}, No{}, No{}, Yes{});
+    dmma(integral_constant<int, 6>{}, I1{}, No{}, No{}, No{}, Yes{}, I1{}, S2{});
   } else if (n <= 56) {
-    dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{}, F32{}, Yes{});
+    dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{}, F32{}, Yes{}, I1{}, integral_constant<int, kF32 ? 2 : 0>{});
   } else if (n <= 64) {
-    dmma(integral_constant<int, 8>{}, I1{}, Yes{}, Yes{}, No{}, No{});
+    dmma(integral_constant<int, 8>{}, I1{}, Yes{}, Yes{}, No{}, No{}, I1{}, S0{});
   } else {
     constexpr int P = panel_width<T>();
     const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);
