@@ -162,10 +162,11 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   } else if (n <= 32) {
     if constexpr (sizeof(T) == 8) {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{}, No{});
-      // 13–15: the fast pivot path, 80 registers (it spilled under 8 blocks' cap of 64): 6.87–7.00× potrfBatched against
-      // 6.67–6.81× with CUDA's rsqrt and 60 registers; at 16 it took 100 registers and ran 5.82×
-      else if (n < 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
-      else if (n == 16) bcast(integral_constant<int, 16>{}, I1{}, Yes{}, No{});
+      // 13–16: the fast pivot path (at 16 CUDA's rsqrt ran 6.7×). Rows of 14 for 13–14 under 7 blocks'
+      // cap: 7.5–7.6× against 6.85–7.0× with rows of 16; 15–16 rows of 16 under 6 blocks' cap (80
+      // registers; 7 blocks: 6.0–6.7×, 8 spill): 7.0× and 7.3× (without a cap 16 took 100 registers, 5.8×)
+      else if (n <= 14) bcast(integral_constant<int, 14>{}, integral_constant<int, 7>{}, Yes{}, Yes{});
+      else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
       else if (n <= 24)
         dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{}, No{}, No{},
              integral_constant<int, 4>{}, S2{});
