@@ -832,7 +832,8 @@ template <class T>
 void check_batched() {
   gc::GpuCholesky chol(nullptr);
   // every kernel and size class: its first and last n, and for the DMMA kernel's n < 8·NT both the
-  // kernel whose last block column stops at n (the first n of a class) and the full one (8·NT − 1)
+  // kernel whose last block column stops at n (a class's first n, where it has one) and the full
+  // one (8·NT − 1)
   for (std::int64_t n : {1, 2, 3, 4, 5, 8, 9, 12, 13, 14, 15, 16, 17, 23, 24, 25, 28, 29, 31, 32, 33, 39, 40, 41,
                          47, 48, 49, 55, 56, 57, 63, 64, 65, 200, 512}) {
     const std::int64_t batch = n >= 200 ? 6 : 37, lda = n + 1, stride = lda * n + 5;

@@ -179,8 +179,8 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else bcast(integral_constant<int, 32>{}, integral_constant<int, 7>{}, Yes{}, No{});
     }
   } else if (n <= 40) {  // 32 < n ≤ 64: the DMMA kernel in both precisions
-    // fp32 stopping early: one warp per block (33–35: 7.2–7.3× against 7.0–7.1× with two; fp64
-    // 33: 8.4× against 8.5×; fp32 39, not stopping: 7.0× against 7.25×)
+    // fp32 stopping early: one warp per block (33–35: 7.2–7.3× against 7.0–7.1× with two); two
+    // otherwise (fp64 33: 8.5× against 8.4× with one; fp32 39, which does not stop: 7.25× against 7.0×)
     dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, F32{}, F32{}, F64{},
          integral_constant<int, kF32 ? 1 : 2>{}, integral_constant<int, kF32 ? 5 : 2>{});
   } else if (n <= 48) {
