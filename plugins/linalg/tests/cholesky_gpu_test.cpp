@@ -898,7 +898,7 @@ TEST_F(GpuCholeskyTest, BatchedEqualsOneByOneFp32) { check_batched<float>(); }
 // Every batched kernel (one per size class and precision) reports a non-finite or zero pivot as
 // LAPACK's info: NaN or +Inf on the diagonal, NaN below it (reaches pivot i through row i), an
 // exact zero pivot. Some kernels test each pivot, others find the first NaN on the diagonal of L.
-// The batched broadcast kernel's fast pivot path (fp64, n = 13–15) has no subnormal rescue on its
+// The batched broadcast kernel's fast pivot path (fp64, n = 13–16) has no subnormal rescue on its
 // chain: a warp with a subnormal pivot factors its matrices again on the safe path. Every batched
 // kernel, with a normal matrix (b = 2) beside the scaled ones in the same launch.
 TEST_F(GpuCholeskyTest, BatchedSubnormalPivotsMatchLapack) {
@@ -938,7 +938,9 @@ template <class T>
 void check_batched_non_finite() {
   gc::GpuCholesky chol(nullptr);
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  for (std::int64_t n : {3, 7, 9, 13, 16, 20, 24, 25, 30, 32, 33, 40, 44, 48, 52, 56, 60, 64, 100}) {
+  // (the DMMA kernel's sizes: both the kernel whose last block column stops at n and the full one)
+  for (std::int64_t n : {3, 7, 9, 13, 16, 20, 23, 24, 25, 30, 31, 32, 33, 39, 40, 44, 47, 48, 52, 55, 56, 60, 64,
+                         100}) {
     struct Case {
       std::int64_t i, j;
       double v;

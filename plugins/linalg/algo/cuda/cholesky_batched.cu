@@ -147,9 +147,10 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   };
   // The early stop (kStop) where it saves two pivots or more (H200 vs potrfBatched, same call:
   // fp64 n = 25 6.5 → 7.3×, 28 6.8 → 7.2×, 30 6.9 → 7.05×, 33 7.9 → 8.4×, 41 5.8 → 6.15×; fp32 49
-  // 5.3 → 6.0×, 54 5.5 → 5.85×), fp32 33–40 five or more (one warp per block: 33 6.7 → 7.1×; at 38
-  // 7.1 → 7.0×). Not with one pivot saved (fp64 55 7.35 → 7.06×, fp32 39 7.25 → 7.14×), not for
-  // fp64 53–54 (7.6 → 7.3–7.5×; 49–52 +1.5%), not at NT = 8 (fp64 57–60 6.1–6.3× → 5.7–5.9×).
+  // 5.3 → 6.0×, 54 5.5 → 5.85×), fp32 33–40 five or more (one warp per block: 33 6.7 → 7.1×; 38,
+  // two saved, 7.1 → 7.0×). Not with one pivot saved (fp64 55 7.35 → 7.06×, fp32 39 7.25 → 7.14×),
+  // not at fp64 NT = 7 (53–54 7.6 → 7.3–7.5×, 49–52 only +1.5%: no size there stops), not at NT = 8
+  // (fp64 57–60 6.1–6.3× → 5.7–5.9×).
   using S0 = integral_constant<int, 0>;
   using S2 = integral_constant<int, 2>;
   constexpr bool kF32 = sizeof(T) == 4;
