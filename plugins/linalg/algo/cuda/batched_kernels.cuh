@@ -140,6 +140,7 @@ template <class T, int N, bool kNanInfo, bool kFast>
 __device__ __forceinline__ void bcast_factor_rows(T (&r)[N], T (*cols)[bcast_group<N>()], int row, int n, int& fail,
                                                   bool& exceptional) {
   constexpr int V = 16 / sizeof(T);  // elements per 16-byte broadcast load
+  static_assert(N % V == 0, "rows of whole 16-byte pieces (the update loop reads and writes r[] by V)");
   const auto sync = [] { __syncwarp(); };
   const auto pivot = [&](auto jc, T p) -> T {
     constexpr int j = decltype(jc)::value;
