@@ -129,19 +129,21 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     constexpr int S = decltype(saved)::value;
     if (n <= 8 * (NT - 1) || n > 8 * NT)  // the kernel tests bounds only in its last tile row and column
       throw std::logic_error(what + ": DMMA kernel with " + std::to_string(NT) + " tiles for n = " + std::to_string(n));
+    const auto stop_early = [&] {  // the kStop kernel (instantiated only where a size takes it)
+      if constexpr (S > 0) {
+        if (n > 8 * NT - S) return false;
+        potrf_batched_dmma_kernel<T, NT, WS, decltype(nan_info)::value, false, decltype(defer)::value, true>
+            <<<static_cast<unsigned>((batch + WS - 1) / WS), 32 * WS, 0, ctx.stream>>>(a, nn, lda, stride, batch,
+                                                                                      info);
+        return true;
+      }
+      return false;
+    };
     const auto grid = static_cast<unsigned>((batch + W - 1) / W);
     if (n == 8 * NT)
       potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info_whole)::value, true, decltype(defer_whole)::value>
           <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
-    else if constexpr (S > 0) {
-      if (n <= 8 * NT - S)
-        potrf_batched_dmma_kernel<T, NT, WS, decltype(nan_info)::value, false, decltype(defer)::value, true>
-            <<<static_cast<unsigned>((batch + WS - 1) / WS), 32 * WS, 0, ctx.stream>>>(a, nn, lda, stride, batch,
-                                                                                      info);
-      else
-        potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info)::value, false, decltype(defer)::value>
-            <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
-    } else
+    else if (!stop_early())
       potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info)::value, false, decltype(defer)::value>
           <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };

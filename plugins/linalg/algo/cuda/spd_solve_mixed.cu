@@ -99,7 +99,6 @@ __global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_
 /// The one-right-hand-side solve's device scalars, copied back to the host in one piece.
 struct RefineScalars {
   int overflow;  ///< entries of S·A·S beyond fp32 (demote_norm_kernel)
-  int unused;
   double anorm;                   ///< ‖A‖∞
   double bmax;                    ///< ‖b‖∞
   unsigned long long rmax, xmax;  ///< ‖r‖∞ and ‖x‖∞ of the last residual, as the doubles' bits
