@@ -270,7 +270,7 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
 /// columns 2(l%4) and 2(l%4)+1 of the tile); the matrix is padded to 8·NT with the identity.
 /// Block column k: 8 pivots on the diagonal tile, each also solving the panel tiles below it
 /// (right-looking within the block column, one shuffle per tile and pivot; the arithmetic of the
-/// broadcast kernel); the panel goes through shared memory (two buffers, so one warp sync per
+/// broadcast kernel; or kRow, below); the panel goes through shared memory (two buffers, so one warp sync per
 /// block column) into operand layout (A(l/4, l%4) of a tile is also the B operand of its
 /// transpose), and the trailing tiles get A_ij −= L_ik·L_jkᵀ as two DMMAs per tile, block column
 /// k+1 first. Tiles are loaded negated and each block column turns positive when its turn comes,
@@ -283,9 +283,15 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
 /// the pivots of block column k+1 (same values, more independent work around the pivot chain;
 /// faster where the registers allow it, measured per size in cholesky_batched.cu). kStop (not
 /// kWhole): the last block column's pivots stop at n (those of the padding change nothing that is
-/// stored); chosen per size in cholesky_batched.cu.
-template <class T, int NT, int WPB, bool kNanInfo, bool kWhole, bool kDefer = false, bool kStop = false>
-__global__ void __launch_bounds__(32 * WPB)
+/// stored); chosen per size in cholesky_batched.cu. kRow: the pivots update the diagonal tile
+/// only, and the panel is solved by rows against L_kkᵀ from shared memory (lane (r, q) solves row r
+/// of panel tiles k+1+q and k+5+q in its registers, with the same operations in the same order as
+/// the per-pivot updates, so the same values) and stored at once: no shuffle per panel tile and
+/// pivot, and the panel's registers are free after its step (fp64 NT = 6: 160 → 130 registers).
+/// kMinBlocks: __launch_bounds__ minimum blocks per SM (a register cap).
+template <class T, int NT, int WPB, bool kNanInfo, bool kWhole, bool kDefer = false, bool kStop = false,
+          bool kRow = false, int kMinBlocks = 1>
+__global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     potrf_batched_dmma_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   // (Statement order matters here: equivalent rewrites of this kernel took up to 28 more
   // registers, or spilled, and ran up to 25% slower.)
@@ -293,6 +299,9 @@ __global__ void __launch_bounds__(32 * WPB)
   constexpr int kTiles = NT * (NT + 1) / 2;
   constexpr int LD = 8 + 2;  // padded tile row (doubles)
   __shared__ __align__(16) double panel_smem[WPB][2][NT - 1][8][LD];
+  // kRow: the diagonal tile L_kk (row-major, padded) and its pivots' 1/L(p,p)
+  __shared__ __align__(16) double diag_smem[kRow ? WPB : 1][8][LD];
+  __shared__ double dinv_smem[kRow ? WPB : 1][8];
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int r = lane >> 2, q = lane & 3;
   const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
@@ -360,11 +369,14 @@ __global__ void __launch_bounds__(32 * WPB)
         if (!fail && bad_pivot(d)) fail = 8 * k + p + 1;
       }
       const double inv = rsqrt(d);
+      if constexpr (kRow) {
+        if (lane == 0) dinv_smem[warp][p] = inv;
+      }
       const double lc0 = __shfl_sync(0xffffffffu, dv, 8 * q + (p >> 1)) * inv;      // L(2q, p)
       const double lc1 = __shfl_sync(0xffffffffu, dv, 8 * q + 4 + (p >> 1)) * inv;  // L(2q+1, p)
       const int c0 = 2 * q, c1 = 2 * q + 1;
 #pragma unroll
-      for (int i = k; i < NT; ++i) {
+      for (int i = k; i < (kRow ? k + 1 : NT); ++i) {  // kRow: the diagonal tile only
         double2& x = t[i * (i + 1) / 2 + k];
         const double lr = __shfl_sync(0xffffffffu, (p & 1) ? x.y : x.x, 4 * r + (p >> 1)) * inv;  // L(row, p)
         if (c0 > p)
@@ -387,6 +399,41 @@ __global__ void __launch_bounds__(32 * WPB)
 #pragma unroll
       for (int i = k + 1; i < NT; ++i)
         *reinterpret_cast<double2*>(&panel[i - k - 1][r][2 * q]) = t[i * (i + 1) / 2 + k];
+      if constexpr (kRow) {
+        // The panel solved by rows: lane (r, q) solves row r of panel tiles k+1+q and k+5+q
+        // against L_kkᵀ in its registers (the same operations, in the same order, as the
+        // per-pivot updates) and stores it to the matrix.
+        *reinterpret_cast<double2*>(&diag_smem[warp][r][2 * q]) = t[k * (k + 1) / 2 + k];
+        __syncwarp();
+#pragma unroll
+        for (int rho = 0; rho < 2; ++rho) {
+          if (rho == 1 && NT - k - 1 <= 4) break;
+          const int ii = k + 1 + q + 4 * rho;
+          if (ii < NT) {
+            double* row = panel[ii - k - 1][r];
+            double x[8];
+#pragma unroll
+            for (int c = 0; c < 8; c += 2) {
+              const double2 y = *reinterpret_cast<const double2*>(row + c);
+              x[c] = y.x;
+              x[c + 1] = y.y;
+            }
+#pragma unroll
+            for (int pp = 0; pp < 8; ++pp) {
+              x[pp] *= dinv_smem[warp][pp];
+#pragma unroll
+              for (int c = pp + 1; c < 8; ++c) x[c] -= x[pp] * diag_smem[warp][c][pp];
+            }
+#pragma unroll
+            for (int c = 0; c < 8; c += 2) *reinterpret_cast<double2*>(row + c) = make_double2(x[c], x[c + 1]);
+            const int grow = 8 * ii + r;
+            if (mvalid && (kWhole || ii < NT - 1 || grow < n)) {
+#pragma unroll
+              for (int c = 0; c < 8; ++c) A[grow + (8 * k + c) * lda] = static_cast<T>(x[c]);
+            }
+          }
+        }
+      }
       __syncwarp();
 #pragma unroll
       for (int i = k + 1; i < NT; ++i) {
@@ -410,6 +457,7 @@ __global__ void __launch_bounds__(32 * WPB)
   for (int i = 0; i < NT; ++i)
 #pragma unroll
     for (int j = 0; j <= i; ++j) {
+      if (kRow && i > j) continue;  // stored by the row solves
       const int row = 8 * i + r, c0 = 8 * j + 2 * q;
       const double2 x = t[i * (i + 1) / 2 + j];
       if constexpr (kWhole) {

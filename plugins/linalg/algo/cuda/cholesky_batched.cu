@@ -81,6 +81,14 @@ __global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, s
   if (tid == 0) info[blockIdx.x] = fail;
 }
 
+/// One configuration of potrf_batched_dmma_kernel: kRow, kNanInfo, kDefer and a register cap
+/// (__launch_bounds__ minimum blocks per SM).
+template <bool kRow, bool kNanInfo, bool kDefer, int kMinBlocks = 1>
+struct DmmaCfg {
+  static constexpr bool row = kRow, nan = kNanInfo, defer = kDefer;
+  static constexpr int minb = kMinBlocks;
+};
+
 template <class T>
 constexpr int panel_width() {
   return sizeof(T) == 8 ? 8 : 16;
@@ -119,20 +127,21 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     potrf_batched_bcast_kernel<T, N, decltype(minb)::value, decltype(nan_info)::value, decltype(fast)::value>
         <<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
-  // n = 8·NT and other n are separate kernels (bounds tests compiled out), each with its
-  // measured way of finding the info and whether to defer the trailing update (kDefer). saved > 0:
-  // n ≤ 8·NT − saved (that many padding pivots or more to skip) takes the kernel whose last block
-  // column stops at n (kStop), with wpb_stop warps per block.
-  const auto dmma = [&](auto ntc, auto wpb, auto nan_info, auto nan_info_whole, auto defer, auto defer_whole,
-                        auto wpb_stop, auto saved) {
+  // n = 8·NT and other n are separate kernels (bounds tests compiled out), each with its own
+  // measured configuration (DmmaCfg: whole for n = 8·NT, part otherwise). saved > 0: n ≤ 8·NT −
+  // saved (that many padding pivots or more to skip) takes the part kernel whose last block column
+  // stops at n (kStop), with wpb_stop warps per block.
+  const auto dmma = [&](auto ntc, auto wpb, auto whole, auto part, auto wpb_stop, auto saved) {
     constexpr int NT = decltype(ntc)::value, W = decltype(wpb)::value, WS = decltype(wpb_stop)::value;
     constexpr int S = decltype(saved)::value;
+    using CW = decltype(whole);
+    using CP = decltype(part);
     if (n <= 8 * (NT - 1) || n > 8 * NT)  // the kernel tests bounds only in its last tile row and column
       throw std::logic_error(what + ": DMMA kernel with " + std::to_string(NT) + " tiles for n = " + std::to_string(n));
     const auto stop_early = [&] {  // the kStop kernel (instantiated only where a size takes it)
       if constexpr (S > 0) {
         if (n > 8 * NT - S) return false;
-        potrf_batched_dmma_kernel<T, NT, WS, decltype(nan_info)::value, false, decltype(defer)::value, true>
+        potrf_batched_dmma_kernel<T, NT, WS, CP::nan, false, CP::defer, true, CP::row, CP::minb>
             <<<static_cast<unsigned>((batch + WS - 1) / WS), 32 * WS, 0, ctx.stream>>>(a, nn, lda, stride, batch,
                                                                                       info);
         return true;
@@ -141,10 +150,10 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     };
     const auto grid = static_cast<unsigned>((batch + W - 1) / W);
     if (n == 8 * NT)
-      potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info_whole)::value, true, decltype(defer_whole)::value>
+      potrf_batched_dmma_kernel<T, NT, W, CW::nan, true, CW::defer, false, CW::row, CW::minb>
           <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
     else if (!stop_early())
-      potrf_batched_dmma_kernel<T, NT, W, decltype(nan_info)::value, false, decltype(defer)::value>
+      potrf_batched_dmma_kernel<T, NT, W, CP::nan, false, CP::defer, false, CP::row, CP::minb>
           <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
   // The early stop (kStop) where it saves two pivots or more (H200 vs potrfBatched, same call:
@@ -156,8 +165,6 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   using S0 = integral_constant<int, 0>;
   using S2 = integral_constant<int, 2>;
   constexpr bool kF32 = sizeof(T) == 4;
-  using F32 = std::bool_constant<kF32>;
-  using F64 = std::bool_constant<!kF32>;
   if (n <= 4) {
     potrf_batched_reg_kernel<T, 4><<<reg_grid(4), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   } else if (n <= 8) {
@@ -171,9 +178,9 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else if (n <= 14) bcast(integral_constant<int, 14>{}, integral_constant<int, 7>{}, Yes{}, Yes{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
       else if (n <= 24)
-        dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, No{}, No{}, No{}, No{},
-             integral_constant<int, 4>{}, S2{});
-      else dmma(integral_constant<int, 4>{}, I1{}, No{}, No{}, No{}, Yes{}, I1{}, S2{});
+        dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, DmmaCfg<false, false, false>{},
+             DmmaCfg<false, false, false>{}, integral_constant<int, 4>{}, S2{});
+      else dmma(integral_constant<int, 4>{}, I1{}, DmmaCfg<false, false, true>{}, DmmaCfg<false, false, false>{}, I1{}, S2{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{}, No{});
@@ -184,14 +191,23 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   } else if (n <= 40) {  // 32 < n ≤ 64: the DMMA kernel in both precisions
     // fp32 stopping early: one warp per block (33–35: 7.2–7.3× against 7.0–7.1× with two); two
     // otherwise (fp64 33: 8.5× against 8.4× with one; fp32 39, which does not stop: 7.25× against 7.0×)
-    dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, Yes{}, F32{}, F32{}, F64{},
-         integral_constant<int, kF32 ? 1 : 2>{}, integral_constant<int, kF32 ? 5 : 2>{});
+    dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, DmmaCfg<false, kF32, !kF32>{},
+         DmmaCfg<false, true, kF32>{}, integral_constant<int, kF32 ? 1 : 2>{}, integral_constant<int, kF32 ? 5 : 2>{});
   } else if (n <= 48) {
-    dmma(integral_constant<int, 6>{}, I1{}, No{}, No{}, No{}, Yes{}, I1{}, S2{});
+    // The panel solved by rows everywhere, under a 16-block cap (127 registers, none spilled) but
+    // for fp64 n = 48 (against the per-pivot panel, same call: fp64 41 6.1 → 7.0×, 44 5.75 → 6.85×,
+    // 48 6.15 → 6.5×; fp32 41–44 5.1 → 5.85×, 48 5.15 → 5.95×; fp64 48 capped 5.95×)
+    dmma(integral_constant<int, 6>{}, I1{}, DmmaCfg<true, true, true, kF32 ? 16 : 1>{}, DmmaCfg<true, true, true, 16>{},
+         I1{}, S2{});
   } else if (n <= 56) {
-    dmma(integral_constant<int, 7>{}, I1{}, Yes{}, Yes{}, F32{}, Yes{}, I1{}, integral_constant<int, kF32 ? 2 : 0>{});
+    // fp64 49–55 with the panel solved by rows (49 7.4 → 8.3×, 52 7.4 → 8.45×); not fp64 56 (8.0 →
+    // 7.6×) nor fp32 (49–52 6.0 → 5.4×)
+    dmma(integral_constant<int, 7>{}, I1{}, DmmaCfg<false, true, true>{}, DmmaCfg<!kF32, true, true>{}, I1{},
+         integral_constant<int, kF32 ? 2 : 0>{});
   } else if (n <= 64) {
-    dmma(integral_constant<int, 8>{}, I1{}, Yes{}, Yes{}, No{}, No{}, I1{}, S0{});
+    // The panel solved by rows, deferring, for fp64 (57 6.0 → 6.45×, 60 6.3 → 6.5×, 64 5.6 → 6.1×) and
+    // fp32 64 (4.5 → 5.05×); not fp32 57–63 (60: 4.9 → 4.87×)
+    dmma(integral_constant<int, 8>{}, I1{}, DmmaCfg<true, true, true>{}, DmmaCfg<!kF32, true, !kF32>{}, I1{}, S0{});
   } else {
     constexpr int P = panel_width<T>();
     const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);
