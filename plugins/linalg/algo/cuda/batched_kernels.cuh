@@ -8,7 +8,9 @@
 //    sync per column;
 //  - potrf_batched_dmma_kernel (n ≤ 64, fp64 arithmetic for fp32 and fp64 data): the matrix as
 //    8×8 tiles in the accumulators of the tensor cores' m8n8k4 fp64 MMA, one warp per matrix;
-//    pivots and the panel solve by shuffles, the trailing update (nearly all flops) by DMMA.
+//    pivots and the panel solve by shuffles, the trailing update (nearly all flops) by DMMA;
+//  - potrf_batched_dmma_left_kernel (n ≤ 64): the same tiles and arithmetic, left-looking: one
+//    block column in registers, the solved panels in shared memory, the panel solved by rows.
 // Arithmetic of step j (LAPACK dpotf2 up to rounding): L(j,j) = √p, L(r,j) = A(r,j)/L(j,j) with
 // the reciprocal, A(r,c) −= t·A(c,j) with t = L(r,j)/L(j,j), so one FMA per update. The
 // broadcast and DMMA kernels take both from one rsqrt (L(j,j) = p·rsqrt(p), within an ulp or
@@ -270,7 +272,7 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
 /// columns 2(l%4) and 2(l%4)+1 of the tile); the matrix is padded to 8·NT with the identity.
 /// Block column k: 8 pivots on the diagonal tile, each also solving the panel tiles below it
 /// (right-looking within the block column, one shuffle per tile and pivot; the arithmetic of the
-/// broadcast kernel; or kRow, below); the panel goes through shared memory (two buffers, so one warp sync per
+/// broadcast kernel); the panel goes through shared memory (two buffers, so one warp sync per
 /// block column) into operand layout (A(l/4, l%4) of a tile is also the B operand of its
 /// transpose), and the trailing tiles get A_ij −= L_ik·L_jkᵀ as two DMMAs per tile, block column
 /// k+1 first. Tiles are loaded negated and each block column turns positive when its turn comes,
@@ -283,15 +285,9 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
 /// the pivots of block column k+1 (same values, more independent work around the pivot chain;
 /// faster where the registers allow it, measured per size in cholesky_batched.cu). kStop (not
 /// kWhole): the last block column's pivots stop at n (those of the padding change nothing that is
-/// stored); chosen per size in cholesky_batched.cu. kRow: the pivots update the diagonal tile
-/// only, and the panel is solved by rows against L_kkᵀ from shared memory (lane (r, q) solves row r
-/// of panel tiles k+1+q and k+5+q in its registers, with the same operations in the same order as
-/// the per-pivot updates, so the same values) and stored at once: no shuffle per panel tile and
-/// pivot, and the panel's registers are free after its step (fp64 NT = 6: 160 → 130 registers).
-/// kMinBlocks: __launch_bounds__ minimum blocks per SM (a register cap).
-template <class T, int NT, int WPB, bool kNanInfo, bool kWhole, bool kDefer = false, bool kStop = false,
-          bool kRow = false, int kMinBlocks = 1>
-__global__ void __launch_bounds__(32 * WPB, kMinBlocks)
+/// stored); chosen per size in cholesky_batched.cu.
+template <class T, int NT, int WPB, bool kNanInfo, bool kWhole, bool kDefer = false, bool kStop = false>
+__global__ void __launch_bounds__(32 * WPB)
     potrf_batched_dmma_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   // (Statement order matters here: equivalent rewrites of this kernel took up to 28 more
   // registers, or spilled, and ran up to 25% slower.)
@@ -299,9 +295,6 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
   constexpr int kTiles = NT * (NT + 1) / 2;
   constexpr int LD = 8 + 2;  // padded tile row (doubles)
   __shared__ __align__(16) double panel_smem[WPB][2][NT - 1][8][LD];
-  // kRow: the diagonal tile L_kk (row-major, padded) and its pivots' 1/L(p,p)
-  __shared__ __align__(16) double diag_smem[kRow ? WPB : 1][8][LD];
-  __shared__ double dinv_smem[kRow ? WPB : 1][8];
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int r = lane >> 2, q = lane & 3;
   const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
@@ -369,14 +362,11 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
         if (!fail && bad_pivot(d)) fail = 8 * k + p + 1;
       }
       const double inv = rsqrt(d);
-      if constexpr (kRow) {
-        if (lane == 0) dinv_smem[warp][p] = inv;
-      }
       const double lc0 = __shfl_sync(0xffffffffu, dv, 8 * q + (p >> 1)) * inv;      // L(2q, p)
       const double lc1 = __shfl_sync(0xffffffffu, dv, 8 * q + 4 + (p >> 1)) * inv;  // L(2q+1, p)
       const int c0 = 2 * q, c1 = 2 * q + 1;
 #pragma unroll
-      for (int i = k; i < (kRow ? k + 1 : NT); ++i) {  // kRow: the diagonal tile only
+      for (int i = k; i < NT; ++i) {
         double2& x = t[i * (i + 1) / 2 + k];
         const double lr = __shfl_sync(0xffffffffu, (p & 1) ? x.y : x.x, 4 * r + (p >> 1)) * inv;  // L(row, p)
         if (c0 > p)
@@ -399,41 +389,6 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
 #pragma unroll
       for (int i = k + 1; i < NT; ++i)
         *reinterpret_cast<double2*>(&panel[i - k - 1][r][2 * q]) = t[i * (i + 1) / 2 + k];
-      if constexpr (kRow) {
-        // The panel solved by rows: lane (r, q) solves row r of panel tiles k+1+q and k+5+q
-        // against L_kkᵀ in its registers (the same operations, in the same order, as the
-        // per-pivot updates) and stores it to the matrix.
-        *reinterpret_cast<double2*>(&diag_smem[warp][r][2 * q]) = t[k * (k + 1) / 2 + k];
-        __syncwarp();
-#pragma unroll
-        for (int rho = 0; rho < 2; ++rho) {
-          if (rho == 1 && NT - k - 1 <= 4) break;
-          const int ii = k + 1 + q + 4 * rho;
-          if (ii < NT) {
-            double* row = panel[ii - k - 1][r];
-            double x[8];
-#pragma unroll
-            for (int c = 0; c < 8; c += 2) {
-              const double2 y = *reinterpret_cast<const double2*>(row + c);
-              x[c] = y.x;
-              x[c + 1] = y.y;
-            }
-#pragma unroll
-            for (int pp = 0; pp < 8; ++pp) {
-              x[pp] *= dinv_smem[warp][pp];
-#pragma unroll
-              for (int c = pp + 1; c < 8; ++c) x[c] -= x[pp] * diag_smem[warp][c][pp];
-            }
-#pragma unroll
-            for (int c = 0; c < 8; c += 2) *reinterpret_cast<double2*>(row + c) = make_double2(x[c], x[c + 1]);
-            const int grow = 8 * ii + r;
-            if (mvalid && (kWhole || ii < NT - 1 || grow < n)) {
-#pragma unroll
-              for (int c = 0; c < 8; ++c) A[grow + (8 * k + c) * lda] = static_cast<T>(x[c]);
-            }
-          }
-        }
-      }
       __syncwarp();
 #pragma unroll
       for (int i = k + 1; i < NT; ++i) {
@@ -457,7 +412,6 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
   for (int i = 0; i < NT; ++i)
 #pragma unroll
     for (int j = 0; j <= i; ++j) {
-      if (kRow && i > j) continue;  // stored by the row solves
       const int row = 8 * i + r, c0 = 8 * j + 2 * q;
       const double2 x = t[i * (i + 1) / 2 + j];
       if constexpr (kWhole) {
@@ -483,6 +437,177 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     fail = first == kNoFailure ? 0 : static_cast<int>(first);
   }
   if (mvalid && lane == 0) info[m] = fail;
+}
+
+/// n ≤ 8·NT ≤ 64, one warp per matrix, left-looking over block columns: the tiles, pivots and
+/// arithmetic of potrf_batched_dmma_kernel (fp64 arithmetic, 8×8 tiles in DMMA accumulators,
+/// negated until their turn, identity padding), but only block column k lives in registers at
+/// step k, so registers do not grow as NT² (fp64 NT = 8: 168 under a 12-block cap against 255,
+/// NT = 6: 118 against 160) and more matrices run per SM.
+/// Step k: block column k, loaded during step k − 1 and kept as loaded until now (a negation or
+/// conversion right after the load would wait for it), gets −A_ik += Σ_j L_ij·L_kjᵀ over the
+/// earlier panels j < k, two DMMAs per tile and panel with both operands from shared memory, in
+/// the order of the right-looking kernel's updates (so the same values); then 8 pivots by
+/// shuffles on the diagonal tile; then the panel solved by rows against L_kkᵀ (lane (r, q) solves
+/// row r of panel tiles k+1+q and k+5+q in its registers, the same operations in the same order as
+/// per-pivot updates) and stored to the matrix and, in operand layout, to shared memory for the
+/// later steps (NT(NT−1)/2 tiles per warp). Info: the first NaN on the diagonal of L (see the top
+/// of this file). kWhole and kStop as in potrf_batched_dmma_kernel; kMinBlocks: __launch_bounds__
+/// minimum blocks per SM (a register cap).
+template <class T, int NT, int WPB, bool kWhole, bool kStop = false, int kMinBlocks = 1>
+__global__ void __launch_bounds__(32 * WPB, kMinBlocks)
+    potrf_batched_dmma_left_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
+  static_assert(NT >= 2 && NT <= 8, "8·NT ≤ 64");
+  constexpr int LD = 8;       // tile row (doubles)
+  constexpr int TS = 8 * LD + 2;  // tile (doubles): 528 bytes, so that four tiles' rows are conflict-free
+  constexpr int kPanelTiles = NT * (NT - 1) / 2;
+  __shared__ __align__(16) double panel_smem[WPB][kPanelTiles * TS];
+  __shared__ __align__(16) double diag_smem[WPB][8][LD];
+  __shared__ double dinv_smem[WPB][8];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int r = lane >> 2, q = lane & 3;
+  const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
+  const bool mvalid = m < batch;
+  T* A = a + (mvalid ? m : 0) * stride;  // a warp past the batch reads matrix 0, stores nothing
+  // panel tile (i, j), i > j: row rr at ptile(i, j) + rr·LD
+  const auto ptile = [&](int i, int j) { return &panel_smem[warp][(j * (2 * NT - j - 1) / 2 + (i - j - 1)) * TS]; };
+  // Tile (i, j) of A: this lane's two entries as loaded (raw, so that nothing waits for the
+  // loads before the tile is used), then negated with the padding by the identity (as
+  // potrf_batched_dmma_kernel).
+  using T2 = std::conditional_t<sizeof(T) == 8, double2, float2>;
+  const auto inside = [&](int i, int j, int e) {
+    const int row = 8 * i + r, col = 8 * j + 2 * q + e;
+    if constexpr (kWhole) return i > j || col <= row;
+    return (i < NT - 1 || row < n) && (j < NT - 1 || col < n) && (i > j || col <= row);
+  };
+  const auto load_raw = [&](int i, int j) {
+    const int row = 8 * i + r, c0 = 8 * j + 2 * q;
+    T v[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      if (kWhole || (i < NT - 1 && i > j))
+        v[e] = (kWhole && !inside(i, j, e)) ? T(0) : A[row + (c0 + e) * lda];
+      else
+        v[e] = A[inside(i, j, e) ? row + (c0 + e) * lda : 0];  // unconditional: no branches
+    }
+    T2 x;
+    x.x = v[0];
+    x.y = v[1];
+    return x;
+  };
+  const auto prep = [&](T2 x, int i, int j) {
+    const int row = 8 * i + r, c0 = 8 * j + 2 * q;
+    const double v0 = static_cast<double>(x.x), v1 = static_cast<double>(x.y);
+    return make_double2(inside(i, j, 0) ? -v0 : (!kWhole && row == c0 ? -1.0 : 0.0),
+                        inside(i, j, 1) ? -v1 : (!kWhole && row == c0 + 1 ? -1.0 : 0.0));
+  };
+  double2 c[NT];  // block column k (tiles i ≥ k)
+  T2 nx[NT];      // the next block column as loaded
+#pragma unroll
+  for (int i = 0; i < NT; ++i) nx[i] = load_raw(i, 0);
+#pragma unroll
+  for (int i = 0; i < NT; ++i) c[i] = prep(nx[i], i, 0);
+  unsigned first = kNoFailure;
+#pragma unroll
+  for (int k = 0; k < NT; ++k) {
+    if (k + 1 < NT) {
+#pragma unroll
+      for (int i = k + 1; i < NT; ++i) nx[i] = load_raw(i, k + 1);
+    }
+    // −A_ik += Σ_j L_ij·L_kjᵀ over the earlier panels j < k
+#pragma unroll
+    for (int j = 0; j < k; ++j) {
+      const double* pk = ptile(k, j) + r * LD;
+      const double b0 = pk[q], b1 = pk[q + 4];
+#pragma unroll
+      for (int i = k; i < NT; ++i) {
+        const double* pi = ptile(i, j) + r * LD;
+        dmma_m8n8k4(c[i], pi[q], b0);
+        dmma_m8n8k4(c[i], pi[q + 4], b1);
+      }
+    }
+#pragma unroll
+    for (int i = k; i < NT; ++i) {
+      c[i].x = -c[i].x;
+      c[i].y = -c[i].y;
+    }
+#pragma unroll
+    for (int p = 0; p < 8; ++p) {
+      if constexpr (kStop) {
+        if (k == NT - 1 && 8 * k + p >= n) break;
+      }
+      double2& x = c[k];
+      const double dv = (p & 1) ? x.y : x.x;  // column p of the diagonal tile, this lane's row
+      const double d = __shfl_sync(0xffffffffu, dv, 4 * p + (p >> 1));
+      const double inv = rsqrt(d);
+      if (lane == 0) dinv_smem[warp][p] = inv;
+      const double lc0 = __shfl_sync(0xffffffffu, dv, 8 * q + (p >> 1)) * inv;      // L(2q, p)
+      const double lc1 = __shfl_sync(0xffffffffu, dv, 8 * q + 4 + (p >> 1)) * inv;  // L(2q+1, p)
+      const double lr = __shfl_sync(0xffffffffu, dv, 4 * r + (p >> 1)) * inv;       // L(r, p)
+      const int c0 = 2 * q, c1 = 2 * q + 1;
+      if (c0 > p)
+        x.x -= lr * lc0;
+      else if (c0 == p)
+        x.x = lr;
+      if (c1 > p)
+        x.y -= lr * lc1;
+      else if (c1 == p)
+        x.y = lr;
+    }
+    if (k + 1 < NT) {  // the panel, solved by rows (as kRow of potrf_batched_dmma_kernel)
+#pragma unroll
+      for (int i = k + 1; i < NT; ++i) *reinterpret_cast<double2*>(ptile(i, k) + r * LD + 2 * q) = c[i];
+      *reinterpret_cast<double2*>(&diag_smem[warp][r][2 * q]) = c[k];
+      __syncwarp();
+#pragma unroll
+      for (int rho = 0; rho < 2; ++rho) {
+        if (rho == 1 && NT - k - 1 <= 4) break;
+        const int ii = k + 1 + q + 4 * rho;
+        if (ii < NT) {
+          double* row = ptile(ii, k) + r * LD;
+          double x[8];
+#pragma unroll
+          for (int cc = 0; cc < 8; cc += 2) {
+            const double2 y = *reinterpret_cast<const double2*>(row + cc);
+            x[cc] = y.x;
+            x[cc + 1] = y.y;
+          }
+#pragma unroll
+          for (int pp = 0; pp < 8; ++pp) {
+            x[pp] *= dinv_smem[warp][pp];
+#pragma unroll
+            for (int cc = pp + 1; cc < 8; ++cc) x[cc] -= x[pp] * diag_smem[warp][cc][pp];
+          }
+#pragma unroll
+          for (int cc = 0; cc < 8; cc += 2) *reinterpret_cast<double2*>(row + cc) = make_double2(x[cc], x[cc + 1]);
+          const int grow = 8 * ii + r;
+          if (mvalid && (kWhole || ii < NT - 1 || grow < n)) {
+#pragma unroll
+            for (int cc = 0; cc < 8; ++cc) A[grow + (8 * k + cc) * lda] = static_cast<T>(x[cc]);
+          }
+        }
+      }
+      __syncwarp();
+    }
+    {  // the diagonal tile
+      const int row = 8 * k + r, c0 = 8 * k + 2 * q;
+      const double2 x = c[k];
+      const bool last = k == NT - 1 && !kWhole;
+      const bool in0 = (!last || (row < n && c0 < n)) && c0 <= row;
+      const bool in1 = (!last || (row < n && c0 + 1 < n)) && c0 + 1 <= row;
+      if (mvalid && in0) A[row + c0 * lda] = static_cast<T>(x.x);
+      if (mvalid && in1) A[row + (c0 + 1) * lda] = static_cast<T>(x.y);
+      // the first NaN on the diagonal (the steps come in order)
+      if (first == kNoFailure && r == 2 * q && row < n && isnan(x.x)) first = row + 1;
+      if (first == kNoFailure && r == 2 * q + 1 && row < n && isnan(x.y)) first = row + 1;
+    }
+    if (k + 1 < NT) {
+#pragma unroll
+      for (int i = k + 1; i < NT; ++i) c[i] = prep(nx[i], i, k + 1);
+    }
+  }
+  first = __reduce_min_sync(0xffffffffu, first);
+  if (mvalid && lane == 0) info[m] = first == kNoFailure ? 0 : static_cast<int>(first);
 }
 
 }  // namespace gemflow::linalg::cuda::detail

@@ -3,7 +3,9 @@
 // 8 < n ≤ 64: one row per thread in registers, columns broadcast through shared memory,
 // software-pipelined (batched_kernels.cuh), 16 or 32 threads per matrix; fp64 17–64,
 // fp32 33–64: 8×8 tiles in the accumulators of the fp64 tensor cores (DMMA), one warp per
-// matrix (fp32 factored in fp64 and rounded once). sm_80 or newer.
+// matrix (fp32 factored in fp64 and rounded once), right-looking with every tile in registers
+// (fp64 17–30) or left-looking with one block column in registers and the panels in shared
+// memory (above). sm_80 or newer.
 // 64 < n ≤ 512: one block per matrix, left-looking over panels of P columns held in shared
 // memory; each thread owns rows and accumulates P columns in registers.
 #include <cuda_runtime.h>
@@ -81,13 +83,18 @@ __global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, s
   if (tid == 0) info[blockIdx.x] = fail;
 }
 
-/// One configuration of potrf_batched_dmma_kernel: kRow, kNanInfo, kDefer and a register cap
-/// (__launch_bounds__ minimum blocks per SM).
-template <bool kRow, bool kNanInfo, bool kDefer, int kMinBlocks = 1>
+/// One configuration of the DMMA kernels: the left-looking one (with a register cap as
+/// __launch_bounds__ minimum blocks per SM) or the right-looking one (with its kNanInfo and
+/// kDefer), and the warps per block.
+template <bool kLeft, bool kNanInfo, bool kDefer, int kWarps, int kMinBlocks>
 struct DmmaCfg {
-  static constexpr bool row = kRow, nan = kNanInfo, defer = kDefer;
-  static constexpr int minb = kMinBlocks;
+  static constexpr bool left = kLeft, nan = kNanInfo, defer = kDefer;
+  static constexpr int warps = kWarps, minb = kMinBlocks;
 };
+template <int kMinBlocks = 1>
+using DmmaLeft = DmmaCfg<true, true, false, 1, kMinBlocks>;
+template <bool kNanInfo, bool kDefer, int kWarps = 1>
+using DmmaRight = DmmaCfg<false, kNanInfo, kDefer, kWarps, 1>;
 
 template <class T>
 constexpr int panel_width() {
@@ -127,41 +134,38 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     potrf_batched_bcast_kernel<T, N, decltype(minb)::value, decltype(nan_info)::value, decltype(fast)::value>
         <<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
-  // n = 8·NT and other n are separate kernels (bounds tests compiled out), each with its own
-  // measured configuration (DmmaCfg: whole for n = 8·NT, part otherwise). saved > 0: n ≤ 8·NT −
-  // saved (that many padding pivots or more to skip) takes the part kernel whose last block column
-  // stops at n (kStop), with wpb_stop warps per block.
-  const auto dmma = [&](auto ntc, auto wpb, auto whole, auto part, auto wpb_stop, auto saved) {
-    constexpr int NT = decltype(ntc)::value, W = decltype(wpb)::value, WS = decltype(wpb_stop)::value;
-    constexpr int S = decltype(saved)::value;
-    using CW = decltype(whole);
-    using CP = decltype(part);
-    if (n <= 8 * (NT - 1) || n > 8 * NT)  // the kernel tests bounds only in its last tile row and column
+  // n = 8·NT (whole), the other n (part) and those of them whose last block column stops at n
+  // (stop: n ≤ 8·NT − saved, that many padding pivots or more to skip; saved = 0: none) are
+  // separate kernels (bounds tests compiled out), each with its measured configuration (DmmaCfg).
+  const auto dmma = [&](auto ntc, auto whole, auto part, auto stop, auto saved) {
+    constexpr int NT = decltype(ntc)::value, S = decltype(saved)::value;
+    if (n <= 8 * (NT - 1) || n > 8 * NT)  // the kernels test bounds only in their last tile row and column
       throw std::logic_error(what + ": DMMA kernel with " + std::to_string(NT) + " tiles for n = " + std::to_string(n));
-    const auto stop_early = [&] {  // the kStop kernel (instantiated only where a size takes it)
-      if constexpr (S > 0) {
-        if (n > 8 * NT - S) return false;
-        potrf_batched_dmma_kernel<T, NT, WS, CP::nan, false, CP::defer, true, CP::row, CP::minb>
-            <<<static_cast<unsigned>((batch + WS - 1) / WS), 32 * WS, 0, ctx.stream>>>(a, nn, lda, stride, batch,
-                                                                                      info);
-        return true;
-      }
-      return false;
+    const auto launch = [&](auto cfg, auto whole_c, auto stop_c) {
+      using C = decltype(cfg);
+      constexpr bool kW = decltype(whole_c)::value, kS = decltype(stop_c)::value;
+      const auto g = static_cast<unsigned>((batch + C::warps - 1) / C::warps);
+      if constexpr (C::left)
+        potrf_batched_dmma_left_kernel<T, NT, C::warps, kW, kS, C::minb>
+            <<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+      else
+        potrf_batched_dmma_kernel<T, NT, C::warps, C::nan, kW, C::defer, kS>
+            <<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
     };
-    const auto grid = static_cast<unsigned>((batch + W - 1) / W);
-    if (n == 8 * NT)
-      potrf_batched_dmma_kernel<T, NT, W, CW::nan, true, CW::defer, false, CW::row, CW::minb>
-          <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
-    else if (!stop_early())
-      potrf_batched_dmma_kernel<T, NT, W, CP::nan, false, CP::defer, false, CP::row, CP::minb>
-          <<<grid, 32 * W, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+    if (n == 8 * NT) return launch(whole, Yes{}, No{});
+    if constexpr (S > 0) {
+      if (n <= 8 * NT - S) return launch(stop, No{}, Yes{});
+    }
+    launch(part, No{}, No{});
   };
-  // The early stop (kStop) where it saves two pivots or more (H200 vs potrfBatched, same call:
-  // fp64 n = 25 6.5 → 7.3×, 28 6.8 → 7.2×, 30 6.9 → 7.05×, 33 7.9 → 8.4×, 41 5.8 → 6.15×; fp32 49
-  // 5.3 → 6.0×, 54 5.5 → 5.85×), fp32 33–40 five or more (one warp per block: 33 6.7 → 7.1×; 38,
-  // two saved, 7.1 → 7.0×). Not with one pivot saved (fp64 55 7.35 → 7.06×, fp32 39 7.25 → 7.14×),
-  // not at fp64 NT = 7 (53–54 7.6 → 7.3–7.5×, 49–52 only +1.5%: no size there stops), not at NT = 8
-  // (fp64 57–60 6.1–6.3× → 5.7–5.9×).
+  // The early stop (kStop) where it saves two pivots or more (right-looking kernel, H200 vs
+  // potrfBatched, same call: fp64 n = 25 6.5 → 7.3×, 28 6.8 → 7.2×, 30 6.9 → 7.05×; not with one
+  // pivot saved, nor at NT = 8). The left-looking kernel from NT = 5 up, and for fp64 31–32 (same
+  // call against the right-looking kernel: fp64 31 6.5 → 6.8×, 33 8.3 → 10.1×, 40 8.7 → 9.9×, 41 7.1
+  // → 8.0×, 47 5.9 → 7.6×, 49–56 8.2–8.6 → 9.25–9.45×, 57–64 6.2–6.6 → 7.25–7.5× (capped at 12
+  // blocks: 168 registers); fp32 33–40 7.0–7.55 → 7.7–8.3×, 41–48 5.7–6.1 → 6.2–6.3×, 49–56 5.6–6.1 →
+  // 7.5–7.8× (capped at 16 blocks), 57–64 4.8–5.1 → 6.1–6.2× (12 blocks)); not at 17–30 (fp64 24
+  // 10.05 → 9.0×, 28 7.3 → 7.0×).
   using S0 = integral_constant<int, 0>;
   using S2 = integral_constant<int, 2>;
   constexpr bool kF32 = sizeof(T) == 4;
@@ -178,9 +182,9 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else if (n <= 14) bcast(integral_constant<int, 14>{}, integral_constant<int, 7>{}, Yes{}, Yes{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
       else if (n <= 24)
-        dmma(integral_constant<int, 3>{}, integral_constant<int, 4>{}, DmmaCfg<false, false, false>{},
-             DmmaCfg<false, false, false>{}, integral_constant<int, 4>{}, S2{});
-      else dmma(integral_constant<int, 4>{}, I1{}, DmmaCfg<false, false, true>{}, DmmaCfg<false, false, false>{}, I1{}, S2{});
+        dmma(integral_constant<int, 3>{}, DmmaRight<false, false, 4>{}, DmmaRight<false, false, 4>{},
+             DmmaRight<false, false, 4>{}, S2{});
+      else dmma(integral_constant<int, 4>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaRight<false, false>{}, S2{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{}, No{});
@@ -188,26 +192,15 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 8>{}, Yes{}, No{});
       else bcast(integral_constant<int, 32>{}, integral_constant<int, 7>{}, Yes{}, No{});
     }
-  } else if (n <= 40) {  // 32 < n ≤ 64: the DMMA kernel in both precisions
-    // fp32 stopping early: one warp per block (33–35: 7.2–7.3× against 7.0–7.1× with two); two
-    // otherwise (fp64 33: 8.5× against 8.4× with one; fp32 39, which does not stop: 7.25× against 7.0×)
-    dmma(integral_constant<int, 5>{}, integral_constant<int, 2>{}, DmmaCfg<false, kF32, !kF32>{},
-         DmmaCfg<false, true, kF32>{}, integral_constant<int, kF32 ? 1 : 2>{}, integral_constant<int, kF32 ? 5 : 2>{});
+  } else if (n <= 40) {  // 32 < n ≤ 64: the left-looking DMMA kernel in both precisions
+    dmma(integral_constant<int, 5>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<>{}, integral_constant<int, kF32 ? 5 : 2>{});
   } else if (n <= 48) {
-    // The panel solved by rows everywhere, under a 16-block cap (127 registers, none spilled) but
-    // for fp64 n = 48 (against the per-pivot panel, same call: fp64 41 6.1 → 7.0×, 44 5.75 → 6.85×,
-    // 48 6.15 → 6.5×; fp32 41–44 5.1 → 5.85×, 48 5.15 → 5.95×; fp64 48 capped 5.95×)
-    dmma(integral_constant<int, 6>{}, I1{}, DmmaCfg<true, true, true, kF32 ? 16 : 1>{}, DmmaCfg<true, true, true, 16>{},
-         I1{}, S2{});
+    dmma(integral_constant<int, 6>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<>{}, S2{});
   } else if (n <= 56) {
-    // fp64 49–55 with the panel solved by rows (49 7.4 → 8.3×, 52 7.4 → 8.45×); not fp64 56 (8.0 →
-    // 7.6×) nor fp32 (49–52 6.0 → 5.4×)
-    dmma(integral_constant<int, 7>{}, I1{}, DmmaCfg<false, true, true>{}, DmmaCfg<!kF32, true, true>{}, I1{},
-         integral_constant<int, kF32 ? 2 : 0>{});
+    using C = DmmaLeft<kF32 ? 16 : 1>;
+    dmma(integral_constant<int, 7>{}, C{}, C{}, C{}, integral_constant<int, kF32 ? 2 : 0>{});
   } else if (n <= 64) {
-    // The panel solved by rows, deferring, for fp64 (57 6.0 → 6.45×, 60 6.3 → 6.5×, 64 5.6 → 6.1×) and
-    // fp32 64 (4.5 → 5.05×); not fp32 57–63 (60: 4.9 → 4.87×)
-    dmma(integral_constant<int, 8>{}, I1{}, DmmaCfg<true, true, true>{}, DmmaCfg<!kF32, true, !kF32>{}, I1{}, S0{});
+    dmma(integral_constant<int, 8>{}, DmmaLeft<12>{}, DmmaLeft<12>{}, DmmaLeft<12>{}, S0{});
   } else {
     constexpr int P = panel_width<T>();
     const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);
