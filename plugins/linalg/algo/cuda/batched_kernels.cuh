@@ -453,8 +453,10 @@ __global__ void __launch_bounds__(32 * WPB)
 /// per-pivot updates) and stored to the matrix and, in operand layout, to shared memory for the
 /// later steps (NT(NT−1)/2 tiles per warp). Info: the first NaN on the diagonal of L (see the top
 /// of this file). kWhole and kStop as in potrf_batched_dmma_kernel; kMinBlocks: __launch_bounds__
-/// minimum blocks per SM (a register cap).
-template <class T, int NT, int WPB, bool kWhole, bool kStop = false, int kMinBlocks = 1>
+/// minimum blocks per SM (a register cap). P: the pivots' precision (the diagonal tile's 8 pivot
+/// steps; float only for fp32 data: 4 shuffles instead of 8 per pivot and rsqrtf, fp32 accuracy
+/// like spotrf's instead of one rounding of an fp64 factor; the row solves and DMMAs stay fp64).
+template <class T, int NT, int WPB, bool kWhole, bool kStop = false, int kMinBlocks = 1, class P = double>
 __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     potrf_batched_dmma_left_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   static_assert(NT >= 2 && NT <= 8, "8·NT ≤ 64");
@@ -531,29 +533,34 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
       c[i].x = -c[i].x;
       c[i].y = -c[i].y;
     }
+    P x0 = static_cast<P>(c[k].x), x1 = static_cast<P>(c[k].y);  // the diagonal tile in the pivots' precision
 #pragma unroll
     for (int p = 0; p < 8; ++p) {
       if constexpr (kStop) {
         if (k == NT - 1 && 8 * k + p >= n) break;
       }
-      double2& x = c[k];
-      const double dv = (p & 1) ? x.y : x.x;  // column p of the diagonal tile, this lane's row
-      const double d = __shfl_sync(0xffffffffu, dv, 4 * p + (p >> 1));
-      const double inv = rsqrt(d);
+      const P dv = (p & 1) ? x1 : x0;  // column p of the diagonal tile, this lane's row
+      const P d = __shfl_sync(0xffffffffu, dv, 4 * p + (p >> 1));
+      P inv;
+      if constexpr (sizeof(P) == 8)
+        inv = rsqrt(d);
+      else
+        inv = rsqrtf(d);
       if (lane == 0) dinv_smem[warp][p] = inv;
-      const double lc0 = __shfl_sync(0xffffffffu, dv, 8 * q + (p >> 1)) * inv;      // L(2q, p)
-      const double lc1 = __shfl_sync(0xffffffffu, dv, 8 * q + 4 + (p >> 1)) * inv;  // L(2q+1, p)
-      const double lr = __shfl_sync(0xffffffffu, dv, 4 * r + (p >> 1)) * inv;       // L(r, p)
+      const P lc0 = __shfl_sync(0xffffffffu, dv, 8 * q + (p >> 1)) * inv;      // L(2q, p)
+      const P lc1 = __shfl_sync(0xffffffffu, dv, 8 * q + 4 + (p >> 1)) * inv;  // L(2q+1, p)
+      const P lr = __shfl_sync(0xffffffffu, dv, 4 * r + (p >> 1)) * inv;       // L(r, p)
       const int c0 = 2 * q, c1 = 2 * q + 1;
       if (c0 > p)
-        x.x -= lr * lc0;
+        x0 -= lr * lc0;
       else if (c0 == p)
-        x.x = lr;
+        x0 = lr;
       if (c1 > p)
-        x.y -= lr * lc1;
+        x1 -= lr * lc1;
       else if (c1 == p)
-        x.y = lr;
+        x1 = lr;
     }
+    c[k] = make_double2(x0, x1);
     if (k + 1 < NT) {  // the panel, solved by rows (as kRow of potrf_batched_dmma_kernel)
 #pragma unroll
       for (int i = k + 1; i < NT; ++i) *reinterpret_cast<double2*>(ptile(i, k) + r * LD + 2 * q) = c[i];

@@ -84,17 +84,17 @@ __global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, s
 }
 
 /// One configuration of the DMMA kernels: the left-looking one (with a register cap as
-/// __launch_bounds__ minimum blocks per SM) or the right-looking one (with its kNanInfo and
-/// kDefer), and the warps per block.
-template <bool kLeft, bool kNanInfo, bool kDefer, int kWarps, int kMinBlocks>
+/// __launch_bounds__ minimum blocks per SM, and for fp32 data the pivots in fp32 or fp64) or the
+/// right-looking one (with its kNanInfo and kDefer), and the warps per block.
+template <bool kLeft, bool kNanInfo, bool kDefer, int kWarps, int kMinBlocks, bool kF32Pivots>
 struct DmmaCfg {
-  static constexpr bool left = kLeft, nan = kNanInfo, defer = kDefer;
+  static constexpr bool left = kLeft, nan = kNanInfo, defer = kDefer, f32_pivots = kF32Pivots;
   static constexpr int warps = kWarps, minb = kMinBlocks;
 };
-template <int kMinBlocks = 1>
-using DmmaLeft = DmmaCfg<true, true, false, 1, kMinBlocks>;
+template <int kMinBlocks = 1, bool kF32Pivots = false>
+using DmmaLeft = DmmaCfg<true, true, false, 1, kMinBlocks, kF32Pivots>;
 template <bool kNanInfo, bool kDefer, int kWarps = 1>
-using DmmaRight = DmmaCfg<false, kNanInfo, kDefer, kWarps, 1>;
+using DmmaRight = DmmaCfg<false, kNanInfo, kDefer, kWarps, 1, false>;
 
 template <class T>
 constexpr int panel_width() {
@@ -146,7 +146,8 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       constexpr bool kW = decltype(whole_c)::value, kS = decltype(stop_c)::value;
       const auto g = static_cast<unsigned>((batch + C::warps - 1) / C::warps);
       if constexpr (C::left)
-        potrf_batched_dmma_left_kernel<T, NT, C::warps, kW, kS, C::minb>
+        potrf_batched_dmma_left_kernel<T, NT, C::warps, kW, kS, C::minb,
+                                       std::conditional_t<C::f32_pivots && sizeof(T) == 4, float, double>>
             <<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
       else
         potrf_batched_dmma_kernel<T, NT, C::warps, C::nan, kW, C::defer, kS>
@@ -165,7 +166,9 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   // → 8.0×, 47 5.9 → 7.6×, 49–56 8.2–8.6 → 9.25–9.45×, 57–64 6.2–6.6 → 7.25–7.5× (capped at 12
   // blocks: 168 registers); fp32 33–40 7.0–7.55 → 7.7–8.3×, 41–48 5.7–6.1 → 6.2–6.3×, 49–56 5.6–6.1 →
   // 7.5–7.8× (capped at 16 blocks), 57–64 4.8–5.1 → 6.1–6.2× (12 blocks)); not at 17–30 (fp64 24
-  // 10.05 → 9.0×, 28 7.3 → 7.0×).
+  // 10.05 → 9.0×, 28 7.3 → 7.0×). For fp32 data its pivots in fp32 from 41 up (against fp64 pivots:
+  // 41–44 6.3 → 6.8×, 48 6.3 → 6.8×, 49–56 7.5–7.8 → 8.8–8.95×, 57–64 6.1–6.2 → 6.8–7.05×; 47 6.25 →
+  // 6.1×, kept for one rule from 41 up; not 33–40: 40 8.3 → 7.9×).
   using S0 = integral_constant<int, 0>;
   using S2 = integral_constant<int, 2>;
   constexpr bool kF32 = sizeof(T) == 4;
@@ -195,12 +198,14 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   } else if (n <= 40) {  // 32 < n ≤ 64: the left-looking DMMA kernel in both precisions
     dmma(integral_constant<int, 5>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<>{}, integral_constant<int, kF32 ? 5 : 2>{});
   } else if (n <= 48) {
-    dmma(integral_constant<int, 6>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<>{}, S2{});
+    using C = DmmaLeft<1, true>;  // (fp32 pivots: fp32 data only)
+    dmma(integral_constant<int, 6>{}, C{}, C{}, C{}, S2{});
   } else if (n <= 56) {
-    using C = DmmaLeft<kF32 ? 16 : 1>;
+    using C = DmmaLeft<kF32 ? 16 : 1, true>;
     dmma(integral_constant<int, 7>{}, C{}, C{}, C{}, integral_constant<int, kF32 ? 2 : 0>{});
   } else if (n <= 64) {
-    dmma(integral_constant<int, 8>{}, DmmaLeft<12>{}, DmmaLeft<12>{}, DmmaLeft<12>{}, S0{});
+    using C = DmmaLeft<12, true>;
+    dmma(integral_constant<int, 8>{}, C{}, C{}, C{}, S0{});
   } else {
     constexpr int P = panel_width<T>();
     const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);

@@ -284,11 +284,13 @@ class GpuCholesky {
   /// matrix, one row per lane, shuffles; fp64 n ≤ 16 and fp32 n ≤ 32: one row per thread, 16 or
   /// 32 threads per matrix, columns broadcast through shared memory, pivot j+1 overlapped with
   /// the updates of step j; fp64 17–64 and fp32 33–64: one warp per matrix, 8×8 tiles updated by
-  /// the fp64 tensor cores, fp32 factored in fp64 and rounded once); larger: left-looking panels
-  /// in shared memory. Kernels chosen per size from H200 measurements (docs/performance.md);
-  /// needs sm_80 or newer (the plugin builds for sm_90 by default). Returns info per matrix
-  /// (LAPACK convention; a NaN pivot counts as not positive; fp32 33–64 tests its pivots in
-  /// fp64, so a pivot that rounds to ≤ 0 only in fp32 arithmetic succeeds).
+  /// the fp64 tensor cores, right-looking up to 30 and left-looking above; fp32 data is factored
+  /// in fp64 and rounded once, but for n ≥ 41 the 8 pivots of each diagonal tile run in fp32);
+  /// larger: left-looking panels in shared memory. Kernels chosen per size from H200
+  /// measurements (docs/performance.md); needs sm_80 or newer (the plugin builds for sm_90 by
+  /// default). Returns info per matrix (LAPACK convention; a NaN pivot counts as not positive;
+  /// fp32 33–40 tests its pivots in fp64, so a pivot that rounds to ≤ 0 only in fp32 arithmetic
+  /// succeeds there).
   /// Synchronises the stream.
   std::vector<int> factor_batched(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
                                   std::int64_t batch);
