@@ -9,8 +9,9 @@
 //  - potrf_batched_dmma_kernel (n ≤ 64, fp64 arithmetic for fp32 and fp64 data): the matrix as
 //    8×8 tiles in the accumulators of the tensor cores' m8n8k4 fp64 MMA, one warp per matrix;
 //    pivots and the panel solve by shuffles, the trailing update (nearly all flops) by DMMA;
-//  - potrf_batched_dmma_left_kernel (n ≤ 64): the same tiles and arithmetic, left-looking: one
-//    block column in registers, the solved panels in shared memory, the panel solved by rows.
+//  - potrf_batched_dmma_left_kernel (n ≤ 64): the same tiles and arithmetic (optionally fp32
+//    pivots for fp32 data), left-looking: one block column in registers, the solved panels in
+//    shared memory, the panel solved by rows.
 // Arithmetic of step j (LAPACK dpotf2 up to rounding): L(j,j) = √p, L(r,j) = A(r,j)/L(j,j) with
 // the reciprocal, A(r,c) −= t·A(c,j) with t = L(r,j)/L(j,j), so one FMA per update. The
 // broadcast and DMMA kernels take both from one rsqrt (L(j,j) = p·rsqrt(p), within an ulp or
@@ -281,12 +282,12 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
 /// 246 (NT = 8) per thread on sm_90. kWhole: n = 8·NT, loads and stores without bounds tests (a
 /// kernel that tests per tile whether it is whole ran slower at every n); otherwise only the last
 /// tile row and column test against n (the others are inside the matrix for every n the kernel
-/// takes, 8(NT−1) < n). kDefer: the updates of block columns k+2… from step k are issued after
-/// the pivots of block column k+1 (same values, more independent work around the pivot chain;
-/// faster where the registers allow it, measured per size in cholesky_batched.cu). kStop (not
-/// kWhole): the last block column's pivots stop at n (those of the padding change nothing that is
-/// stored); chosen per size in cholesky_batched.cu.
-template <class T, int NT, int WPB, bool kNanInfo, bool kWhole, bool kDefer = false, bool kStop = false>
+/// takes, 8(NT−1) < n). kStop (not kWhole): the last block column's pivots stop at n (those of
+/// the padding change nothing that is stored); chosen per size in cholesky_batched.cu. The info
+/// comes from a test of each pivot. (Until the eighteenth session this kernel also had a deferred
+/// trailing update and the first-NaN info, chosen per size; the left-looking kernel below replaced
+/// it at every size that used them.)
+template <class T, int NT, int WPB, bool kWhole, bool kStop = false>
 __global__ void __launch_bounds__(32 * WPB)
     potrf_batched_dmma_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   // (Statement order matters here: equivalent rewrites of this kernel took up to 28 more
@@ -328,8 +329,6 @@ __global__ void __launch_bounds__(32 * WPB)
       t[i * (i + 1) / 2 + j] = make_double2(v[0], v[1]);
     }
   int fail = 0;
-  double g0[NT], g1[NT];  // kDefer: step k − 1's panel operands
-  int gk = -1;
   // −A_ij += L_ik·L_jkᵀ for the block columns j in [jlo, jhi)
   const auto update = [&](int k, const double(&f0)[NT], const double(&f1)[NT], int jlo, int jhi) {
 #pragma unroll
@@ -358,9 +357,7 @@ __global__ void __launch_bounds__(32 * WPB)
       const double2& D = t[k * (k + 1) / 2 + k];
       const double dv = (p & 1) ? D.y : D.x;  // column p of the diagonal tile, this lane's row
       const double d = __shfl_sync(0xffffffffu, dv, 4 * p + (p >> 1));
-      if constexpr (!kNanInfo) {
-        if (!fail && bad_pivot(d)) fail = 8 * k + p + 1;
-      }
+      if (!fail && bad_pivot(d)) fail = 8 * k + p + 1;
       const double inv = rsqrt(d);
       const double lc0 = __shfl_sync(0xffffffffu, dv, 8 * q + (p >> 1)) * inv;      // L(2q, p)
       const double lc1 = __shfl_sync(0xffffffffu, dv, 8 * q + 4 + (p >> 1)) * inv;  // L(2q+1, p)
@@ -379,9 +376,6 @@ __global__ void __launch_bounds__(32 * WPB)
           x.y = lr;
       }
     }
-    if constexpr (kDefer) {  // the rest of step k − 1's update, after the pivots of k
-      if (gk == k - 1 && k >= 1) update(k - 1, g0, g1, k + 1, NT);
-    }
     if (k + 1 < NT) {
       double f0[NT], f1[NT];  // L_ik in operand layout: columns q and q + 4 of row r
       // buffer k % 2: its last readers (step k − 2) have passed step k − 1's warp sync
@@ -396,16 +390,7 @@ __global__ void __launch_bounds__(32 * WPB)
         f1[i] = panel[i - k - 1][r][q + 4];
       }
       update(k, f0, f1, k + 1, k + 2);  // block column k + 1 first: the next pivots need it
-      if constexpr (kDefer) {
-#pragma unroll
-        for (int i = 0; i < NT; ++i) {
-          g0[i] = f0[i];
-          g1[i] = f1[i];
-        }
-        gk = k;
-      } else {
-        update(k, f0, f1, k + 2, NT);
-      }
+      update(k, f0, f1, k + 2, NT);
     }
   }
 #pragma unroll
@@ -425,25 +410,14 @@ __global__ void __launch_bounds__(32 * WPB)
         if (mvalid && in1) A[row + (c0 + 1) * lda] = static_cast<T>(x.y);
       }
     }
-  if constexpr (kNanInfo) {  // first NaN on the diagonal, minimum over the warp
-    unsigned first = kNoFailure;
-#pragma unroll
-    for (int i = NT - 1; i >= 0; --i) {
-      const double2 x = t[i * (i + 1) / 2 + i];
-      if (r == 2 * q && 8 * i + r < n && isnan(x.x)) first = 8 * i + r + 1;
-      if (r == 2 * q + 1 && 8 * i + r < n && isnan(x.y)) first = 8 * i + r + 1;
-    }
-    first = __reduce_min_sync(0xffffffffu, first);
-    fail = first == kNoFailure ? 0 : static_cast<int>(first);
-  }
   if (mvalid && lane == 0) info[m] = fail;
 }
 
 /// n ≤ 8·NT ≤ 64, one warp per matrix, left-looking over block columns: the tiles, pivots and
 /// arithmetic of potrf_batched_dmma_kernel (fp64 arithmetic, 8×8 tiles in DMMA accumulators,
 /// negated until their turn, identity padding), but only block column k lives in registers at
-/// step k, so registers do not grow as NT² (fp64 NT = 8: 168 under a 12-block cap against 255,
-/// NT = 6: 118 against 160) and more matrices run per SM.
+/// step k, so registers do not grow as NT² (fp64 NT = 8: 168 under a 12-block cap, 44–96 bytes
+/// spilled, against 255; NT = 6: 120–126 against 160) and more matrices run per SM.
 /// Step k: block column k, loaded during step k − 1 and kept as loaded until now (a negation or
 /// conversion right after the load would wait for it), gets −A_ik += Σ_j L_ij·L_kjᵀ over the
 /// earlier panels j < k, two DMMAs per tile and panel with both operands from shared memory, in
@@ -489,8 +463,8 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     for (int e = 0; e < 2; ++e) {
       if (kWhole || (i < NT - 1 && i > j))
         v[e] = (kWhole && !inside(i, j, e)) ? T(0) : A[row + (c0 + e) * lda];
-      else
-        v[e] = A[inside(i, j, e) ? row + (c0 + e) * lda : 0];  // unconditional: no branches
+      else  // unconditional, no branches: outside, an entry of the same block column (not yet written)
+        v[e] = A[min(row, n - 1) + min(c0 + e, n - 1) * lda];
     }
     T2 x;
     x.x = v[0];
@@ -561,7 +535,7 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
         x1 = lr;
     }
     c[k] = make_double2(x0, x1);
-    if (k + 1 < NT) {  // the panel, solved by rows (as kRow of potrf_batched_dmma_kernel)
+    if (k + 1 < NT) {  // the panel, solved by rows (see above)
 #pragma unroll
       for (int i = k + 1; i < NT; ++i) *reinterpret_cast<double2*>(ptile(i, k) + r * LD + 2 * q) = c[i];
       *reinterpret_cast<double2*>(&diag_smem[warp][r][2 * q]) = c[k];

@@ -3,9 +3,9 @@
 // 8 < n ≤ 64: one row per thread in registers, columns broadcast through shared memory,
 // software-pipelined (batched_kernels.cuh), 16 or 32 threads per matrix; fp64 17–64,
 // fp32 33–64: 8×8 tiles in the accumulators of the fp64 tensor cores (DMMA), one warp per
-// matrix (fp32 factored in fp64 and rounded once), right-looking with every tile in registers
-// (fp64 17–30) or left-looking with one block column in registers and the panels in shared
-// memory (above). sm_80 or newer.
+// matrix (fp32 factored in fp64 and rounded once, but with fp32 pivots from n = 41),
+// right-looking with every tile in registers (fp64 17–30) or left-looking with one block column
+// in registers and the panels in shared memory (above). sm_80 or newer.
 // 64 < n ≤ 512: one block per matrix, left-looking over panels of P columns held in shared
 // memory; each thread owns rows and accumulates P columns in registers.
 #include <cuda_runtime.h>
@@ -83,18 +83,18 @@ __global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, s
   if (tid == 0) info[blockIdx.x] = fail;
 }
 
-/// One configuration of the DMMA kernels: the left-looking one (with a register cap as
-/// __launch_bounds__ minimum blocks per SM, and for fp32 data the pivots in fp32 or fp64) or the
-/// right-looking one (with its kNanInfo and kDefer), and the warps per block.
-template <bool kLeft, bool kNanInfo, bool kDefer, int kWarps, int kMinBlocks, bool kF32Pivots>
+/// One configuration of the DMMA kernels: the left-looking one (one warp per block, a register
+/// cap as __launch_bounds__ minimum blocks per SM, and for fp32 data the pivots in fp32 or fp64)
+/// or the right-looking one (kWarps per block).
+template <bool kLeft, int kWarps, int kMinBlocks, bool kF32Pivots>
 struct DmmaCfg {
-  static constexpr bool left = kLeft, nan = kNanInfo, defer = kDefer, f32_pivots = kF32Pivots;
+  static constexpr bool left = kLeft, f32_pivots = kF32Pivots;
   static constexpr int warps = kWarps, minb = kMinBlocks;
 };
 template <int kMinBlocks = 1, bool kF32Pivots = false>
-using DmmaLeft = DmmaCfg<true, true, false, 1, kMinBlocks, kF32Pivots>;
-template <bool kNanInfo, bool kDefer, int kWarps = 1>
-using DmmaRight = DmmaCfg<false, kNanInfo, kDefer, kWarps, 1, false>;
+using DmmaLeft = DmmaCfg<true, 1, kMinBlocks, kF32Pivots>;
+template <int kWarps = 1>
+using DmmaRight = DmmaCfg<false, kWarps, 1, false>;
 
 template <class T>
 constexpr int panel_width() {
@@ -150,7 +150,7 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
                                        std::conditional_t<C::f32_pivots && sizeof(T) == 4, float, double>>
             <<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
       else
-        potrf_batched_dmma_kernel<T, NT, C::warps, C::nan, kW, C::defer, kS>
+        potrf_batched_dmma_kernel<T, NT, C::warps, kW, kS>
             <<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
     };
     if (n == 8 * NT) return launch(whole, Yes{}, No{});
@@ -159,9 +159,10 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     }
     launch(part, No{}, No{});
   };
-  // The early stop (kStop) where it saves two pivots or more (right-looking kernel, H200 vs
-  // potrfBatched, same call: fp64 n = 25 6.5 → 7.3×, 28 6.8 → 7.2×, 30 6.9 → 7.05×; not with one
-  // pivot saved, nor at NT = 8). The left-looking kernel from NT = 5 up, and for fp64 31–32 (same
+  // The early stop (kStop): the ranges (saved) were measured with the right-looking kernel
+  // (seventeenth session: fp64 n = 25 6.5 → 7.3×, 28 6.8 → 7.2×, 30 6.9 → 7.05×; two pivots saved
+  // or more, fp32 NT = 5 five or more, none at fp64 NT = 7 and at NT = 8) and kept for the
+  // left-looking one, not measured again. The left-looking kernel from NT = 5 up, and for fp64 31–32 (same
   // call against the right-looking kernel: fp64 31 6.5 → 6.8×, 33 8.3 → 10.1×, 40 8.7 → 9.9×, 41 7.1
   // → 8.0×, 47 5.9 → 7.6×, 49–56 8.2–8.6 → 9.25–9.45×, 57–64 6.2–6.6 → 7.25–7.5× (capped at 12
   // blocks: 168 registers); fp32 33–40 7.0–7.55 → 7.7–8.3×, 41–48 5.7–6.1 → 6.2–6.3×, 49–56 5.6–6.1 →
@@ -185,9 +186,8 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else if (n <= 14) bcast(integral_constant<int, 14>{}, integral_constant<int, 7>{}, Yes{}, Yes{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
       else if (n <= 24)
-        dmma(integral_constant<int, 3>{}, DmmaRight<false, false, 4>{}, DmmaRight<false, false, 4>{},
-             DmmaRight<false, false, 4>{}, S2{});
-      else dmma(integral_constant<int, 4>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaRight<false, false>{}, S2{});
+        dmma(integral_constant<int, 3>{}, DmmaRight<4>{}, DmmaRight<4>{}, DmmaRight<4>{}, S2{});
+      else dmma(integral_constant<int, 4>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaRight<>{}, S2{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{}, No{});
