@@ -831,9 +831,9 @@ TEST_F(GpuCholeskyTest, OneByOneIsTheCorrectlyRoundedRootFp32) { check_one_by_on
 template <class T>
 void check_batched() {
   gc::GpuCholesky chol(nullptr);
-  // every kernel and size class: its first and last n, and for the DMMA kernel's n < 8·NT both the
-  // kernel whose last block column stops at n (a class's first n, where it has one) and the full
-  // one (8·NT − 1)
+  // every kernel and size class: its first and last n, and for the DMMA kernels' n < 8·NT (right-
+  // looking to 30, left-looking above) both the kernel whose last block column stops at n (a
+  // class's first n, where it has one) and the full one (8·NT − 1)
   for (std::int64_t n : {1, 2, 3, 4, 5, 8, 9, 12, 13, 14, 15, 16, 17, 23, 24, 25, 28, 29, 31, 32, 33, 39, 40, 41,
                          47, 48, 49, 55, 56, 57, 63, 64, 65, 200, 512}) {
     const std::int64_t batch = n >= 200 ? 6 : 37, lda = n + 1, stride = lda * n + 5;
@@ -903,7 +903,7 @@ TEST_F(GpuCholeskyTest, BatchedEqualsOneByOneFp32) { check_batched<float>(); }
 // kernel, with a normal matrix (b = 2) beside the scaled ones in the same launch.
 TEST_F(GpuCholeskyTest, BatchedSubnormalPivotsMatchLapack) {
   gc::GpuCholesky chol(nullptr);
-  for (std::int64_t n : {3, 9, 13, 14, 15, 16, 24, 40, 64}) {
+  for (std::int64_t n : {3, 9, 13, 14, 15, 16, 24, 28, 31, 40, 44, 52, 64}) {
     const std::int64_t batch = 5, stride = n * n;
     std::vector<double> h(static_cast<std::size_t>(stride * batch));
     std::vector<std::vector<double>> refs;
@@ -938,7 +938,7 @@ template <class T>
 void check_batched_non_finite() {
   gc::GpuCholesky chol(nullptr);
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  // (the DMMA kernel's sizes: both the kernel whose last block column stops at n and the full one)
+  // (the DMMA kernels' sizes: both the kernel whose last block column stops at n and the full one)
   for (std::int64_t n : {3, 7, 9, 13, 16, 20, 23, 24, 25, 30, 31, 32, 33, 39, 40, 44, 47, 48, 52, 55, 56, 60, 64,
                          100}) {
     struct Case {
