@@ -83,9 +83,11 @@ double time_median(int reps, const std::function<void()>& prep, const std::funct
 }
 
 /// median milliseconds of `reps` runs of f (enqueued on s) timed with CUDA events around f
-/// alone, after `prep` (enqueued before the start event), one warm-up first.
-double time_events_ms(int reps, const std::function<void()>& prep, const std::function<void()>& f, cudaStream_t s) {
-  return gemflow::linalg::bench::median_event_ms(reps, 1, s, prep, f, [] {});
+/// alone, after `prep` (enqueued before the start event), one warm-up first; `label` names f in
+/// the message of a CUDA error.
+double time_events_ms(int reps, const std::function<void()>& prep, const std::function<void()>& f, cudaStream_t s,
+                      const char* label = "the timed run") {
+  return gemflow::linalg::bench::median_event_ms(reps, 1, s, prep, f, [] {}, label);
 }
 
 int reps_for(std::int64_t n) { return n <= 4096 ? 7 : (n <= 8192 ? 5 : 3); }
@@ -393,8 +395,10 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
               "ratio", "max |ours - cuSOLVER| / |L|");
   Cusolver cs(s);
   for (std::int64_t n : o.ns) {
-    // ≤ 1 GiB per buffer; ≤ 131072 matrices from n = 32 on (fp32 n = 32 with 262144 matrices
-    // crashed cusolverDnSpotrfBatched with an illegal address on the H200, 2026-11-29)
+    // ≤ 1 GiB per buffer; ≤ 131072 matrices from n = 32 on. On the H200 (CUDA 13) cuSOLVER's
+    // potrfBatched faults (illegal address) now and then at n = 17–32 when it follows other
+    // sizes in the same process, even with no Gemflow kernel run (ours skipped: 3 of 4 sweeps of
+    // n = 9–32 died, at 26–30), never at a size run alone: time those sizes one process per n.
     const std::int64_t cap = n >= 32 ? 131072 : (1 << 20);
     std::int64_t batch = std::min<std::int64_t>(cap, (std::int64_t(1) << 30) / (sizeof(T) * n * n));
     if (o.max_batch > 0) batch = std::min(batch, o.max_batch);
@@ -428,13 +432,14 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
         else
           ck(cusolverDnSpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.p, int(n), dinfo.p, int(batch)),
              "batched");
-      }, s);
+      }, s, sizeof(T) == 8 ? "cusolverDnDpotrfBatched" : "cusolverDnSpotrfBatched");
       bad0 = count_bad();
       // keep the last matrix of cuSOLVER's result to compare with ours
       ck(cudaMemcpyAsync(ref.p, a.p + (batch - 1) * n * n, sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s), "ref");
     }
     ck(cudaMemsetAsync(dinfo.p, 0x7f, sizeof(int) * hinfo.size(), s), "poison");
-    const double t1 = time_events_ms(o.reps, restore, [&] { chol.factor_batched_async(a.p, n, n, n * n, batch, dinfo.p); }, s);
+    const double t1 = time_events_ms(o.reps, restore, [&] { chol.factor_batched_async(a.p, n, n, n * n, batch, dinfo.p); }, s,
+                                   "GpuCholesky::factor_batched_async");
     const int bad = count_bad();
     double diff = -1;
     if (o.baseline) {

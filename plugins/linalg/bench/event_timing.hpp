@@ -12,13 +12,13 @@ namespace gemflow::linalg::bench {
 /// Median milliseconds of `reps` runs of run() (work enqueued on s), timed with CUDA events around
 /// it alone: prepare() is enqueued before the start event, after() runs on the host once each
 /// timed run has finished (checks of its result); `warmup` untimed runs come first. Exits with a
-/// message on a CUDA error.
+/// message that names `label` (what run() does) on a CUDA error.
 template <class Prepare, class Run, class After>
 double median_event_ms(int reps, int warmup, cudaStream_t s, const Prepare& prepare, const Run& run,
-                       const After& after) {
-  const auto ck = [](cudaError_t e, const char* what) {
+                       const After& after, const char* label = "the timed run") {
+  const auto ck = [label](cudaError_t e, const char* what) {
     if (e != cudaSuccess) {
-      std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+      std::fprintf(stderr, "%s (timing %s): %s\n", what, label, cudaGetErrorString(e));
       std::exit(2);
     }
   };

@@ -178,8 +178,11 @@ TEST(SpdSolveCpu, MixedFallsBackWhenFp32CannotFactor) {
   EXPECT_TRUE(r2.info != 0 || !r2.converged);
 }
 
-// GMRES-IR: where refinement with the fp32 factor stagnates (κ = 3e8: κ·u32 ≈ 18), FGMRES
-// preconditioned by the same factor reaches fp64 backward error without the fp64 fallback.
+// GMRES-IR: where refinement with the fp32 factor stagnates or crawls (κ = 3e8: κ·u32 ≈ 18),
+// FGMRES preconditioned by the same factor reaches fp64 backward error in a few steps without the
+// fp64 fallback. Whether classic refinement reaches the tolerance before its 30-step limit depends
+// on the BLAS's rounding: it stagnated to the limit where this test was written, and crept under the
+// tolerance at step 28 with OpenBLAS on an AMD EPYC; either way it takes far more steps.
 TEST(SpdSolveCpu, MixedGmresIrConvergesBeyondClassicRefinement) {
   const std::size_t n = 200, k = 2;
   const auto a = spd_with_condition(n, 3e8, 31);
@@ -188,11 +191,15 @@ TEST(SpdSolveCpu, MixedGmresIrConvergesBeyondClassicRefinement) {
   RefinementOptions classic;
   classic.gmres = false;
   const auto c = spd_solve_cpu(a, n, b, k, x, SolvePrecision::mixed, classic);
-  ASSERT_EQ(c.fp32_info, 0);  // spotrf succeeds: the fallback below is the refinement's failure
-  EXPECT_FALSE(c.converged);
-  EXPECT_TRUE(c.used_fp64_fallback);
-  EXPECT_EQ(c.iterations, classic.max_iterations);
+  ASSERT_EQ(c.fp32_info, 0);  // spotrf succeeds: a fallback below is the refinement's failure
   EXPECT_EQ(c.gmres_steps, 0);
+  if (c.converged) {
+    EXPECT_FALSE(c.used_fp64_fallback);
+    EXPECT_GE(c.iterations, 20) << "classic refinement at κ·u32 ≈ 18 converged fast";
+  } else {
+    EXPECT_TRUE(c.used_fp64_fallback);
+    EXPECT_EQ(c.iterations, classic.max_iterations);
+  }
 
   const auto r = spd_solve_cpu(a, n, b, k, x, SolvePrecision::mixed);
   ASSERT_EQ(r.info, 0);

@@ -84,17 +84,17 @@ __global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, s
 }
 
 /// One configuration of the DMMA kernels: the left-looking one (one warp per block, a register
-/// cap as __launch_bounds__ minimum blocks per SM, and for fp32 data the pivots in fp32 or fp64)
-/// or the right-looking one (kWarps per block).
-template <bool kLeft, int kWarps, int kMinBlocks, bool kF32Pivots>
+/// cap as __launch_bounds__ minimum blocks per SM, for fp32 data the pivots in fp32 or fp64, and
+/// the row solve's form) or the right-looking one (kWarps per block).
+template <bool kLeft, int kWarps, int kMinBlocks, bool kF32Pivots, bool kRowPairs>
 struct DmmaCfg {
-  static constexpr bool left = kLeft, f32_pivots = kF32Pivots;
+  static constexpr bool left = kLeft, f32_pivots = kF32Pivots, row_pairs = kRowPairs;
   static constexpr int warps = kWarps, minb = kMinBlocks;
 };
-template <int kMinBlocks = 1, bool kF32Pivots = false>
-using DmmaLeft = DmmaCfg<true, 1, kMinBlocks, kF32Pivots>;
+template <int kMinBlocks = 1, bool kF32Pivots = false, bool kRowPairs = false>
+using DmmaLeft = DmmaCfg<true, 1, kMinBlocks, kF32Pivots, kRowPairs>;
 template <int kWarps = 1>
-using DmmaRight = DmmaCfg<false, kWarps, 1, false>;
+using DmmaRight = DmmaCfg<false, kWarps, 1, false, false>;
 
 template <class T>
 constexpr int panel_width() {
@@ -147,7 +147,7 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       const auto g = static_cast<unsigned>((batch + C::warps - 1) / C::warps);
       if constexpr (C::left)
         potrf_batched_dmma_left_kernel<T, NT, C::warps, kW, kS, C::minb,
-                                       std::conditional_t<C::f32_pivots && sizeof(T) == 4, float, double>>
+                                       std::conditional_t<C::f32_pivots && sizeof(T) == 4, float, double>, C::row_pairs>
             <<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
       else
         potrf_batched_dmma_kernel<T, NT, C::warps, kW, kS>
@@ -171,6 +171,7 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   // 41–44 6.3 → 6.8×, 48 6.3 → 6.8×, 49–56 7.5–7.8 → 8.8–8.95×, 57–64 6.1–6.2 → 6.8–7.05×; 47 6.25 →
   // 6.1×, kept for one rule from 41 up; not 33–40: 40 8.3 → 7.9×).
   using S0 = integral_constant<int, 0>;
+  using S1 = integral_constant<int, 1>;
   using S2 = integral_constant<int, 2>;
   constexpr bool kF32 = sizeof(T) == 4;
   if (n <= 4) {
@@ -187,22 +188,31 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
       else if (n <= 24)
         dmma(integral_constant<int, 3>{}, DmmaRight<4>{}, DmmaRight<4>{}, DmmaRight<4>{}, S2{});
-      else dmma(integral_constant<int, 4>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaRight<>{}, S2{});
+      else if (n <= 30) dmma(integral_constant<int, 4>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaRight<>{}, S2{});
+      else dmma(integral_constant<int, 4>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<24, false, true>{}, S1{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{}, No{});
       else if (n <= 24) bcast(integral_constant<int, 24>{}, integral_constant<int, 8>{}, Yes{}, No{});
       else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 8>{}, Yes{}, No{});
-      else bcast(integral_constant<int, 32>{}, integral_constant<int, 7>{}, Yes{}, No{});
+      else dmma(integral_constant<int, 4>{}, DmmaLeft<24, true, true>{}, DmmaLeft<24, true>{}, DmmaLeft<24, true>{}, S1{});
     }
   } else if (n <= 40) {  // 32 < n ≤ 64: the left-looking DMMA kernel in both precisions
-    dmma(integral_constant<int, 5>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<>{}, integral_constant<int, kF32 ? 5 : 2>{});
+    // (whole, part, stop; fp32 pivots apply to fp32 data only)
+    using Whole = std::conditional_t<kF32, DmmaLeft<20, false, true>, DmmaLeft<>>;
+    using Part = std::conditional_t<kF32, DmmaLeft<24>, DmmaLeft<24, false, true>>;
+    using Stop = std::conditional_t<kF32, DmmaLeft<24, false, true>, DmmaLeft<24>>;
+    dmma(integral_constant<int, 5>{}, Whole{}, Part{}, Stop{}, integral_constant<int, kF32 ? 5 : 2>{});
   } else if (n <= 48) {
-    using C = DmmaLeft<1, true>;  // (fp32 pivots: fp32 data only)
-    dmma(integral_constant<int, 6>{}, C{}, C{}, C{}, S2{});
+    if constexpr (kF32)
+      dmma(integral_constant<int, 6>{}, DmmaLeft<16, true, true>{}, DmmaLeft<20, true, true>{},
+           DmmaLeft<20, true, true>{}, S1{});
+    else dmma(integral_constant<int, 6>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<>{}, S2{});
   } else if (n <= 56) {
-    using C = DmmaLeft<kF32 ? 16 : 1, true>;
-    dmma(integral_constant<int, 7>{}, C{}, C{}, C{}, integral_constant<int, kF32 ? 2 : 0>{});
+    if constexpr (kF32)
+      dmma(integral_constant<int, 7>{}, DmmaLeft<16, true, true>{}, DmmaLeft<16, true>{}, DmmaLeft<18, true, true>{},
+           S2{});
+    else dmma(integral_constant<int, 7>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<>{}, S0{});
   } else if (n <= 64) {
     using C = DmmaLeft<12, true>;
     dmma(integral_constant<int, 8>{}, C{}, C{}, C{}, S0{});
