@@ -396,9 +396,10 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
   Cusolver cs(s);
   for (std::int64_t n : o.ns) {
     // ≤ 1 GiB per buffer; ≤ 131072 matrices from n = 32 on. On the H200 (CUDA 13) cuSOLVER's
-    // potrfBatched faults (illegal address) now and then at n = 17–32 when it follows other
-    // sizes in the same process, even with no Gemflow kernel run (ours skipped: 3 of 4 sweeps of
-    // n = 9–32 died, at 26–30), never at a size run alone: time those sizes one process per n.
+    // potrfBatched faulted (illegal address) now and then at n = 17–32 after other sizes in the
+    // same process, also with our kernel not run (3 of 4 sweeps of fp64 9–32 died, at 26–30), but
+    // not at a size run alone (docs/performance.md, nineteenth session): time those sizes one
+    // process per n.
     const std::int64_t cap = n >= 32 ? 131072 : (1 << 20);
     std::int64_t batch = std::min<std::int64_t>(cap, (std::int64_t(1) << 30) / (sizeof(T) * n * n));
     if (o.max_batch > 0) batch = std::min(batch, o.max_batch);

@@ -169,7 +169,15 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   // 7.5–7.8× (capped at 16 blocks), 57–64 4.8–5.1 → 6.1–6.2× (12 blocks)); not at 17–30 (fp64 24
   // 10.05 → 9.0×, 28 7.3 → 7.0×). For fp32 data its pivots in fp32 from 41 up (against fp64 pivots:
   // 41–44 6.3 → 6.8×, 48 6.3 → 6.8×, 49–56 7.5–7.8 → 8.8–8.95×, 57–64 6.1–6.2 → 6.8–7.05×; 47 6.25 →
-  // 6.1×, kept for one rule from 41 up; not 33–40: 40 8.3 → 7.9×).
+  // 6.1×, kept for one rule from 41 up; not 33–40: 40 8.3 → 7.9×). Nineteenth session, same calls,
+  // register caps (minimum blocks) and the row solve in dot form (pairs; same values) per kernel:
+  // fp32 NT = 6 stop 41–47 at 20 blocks with pairs 6.3–6.95 → 7.8–8.2× (stop at 47: 7.35 → 7.8×),
+  // whole 48 at 16 6.7 → 7.6×; fp32 NT = 5 at 20–24 blocks 7.65–8.2 → 8.2–8.45×; fp64 NT = 5 stop
+  // and part at 24 blocks 9.4–9.9 → 9.7–10.45× (whole 40 loses with a cap); fp32 NT = 7 stop at 18
+  // with pairs, whole with pairs: +1–2%; fp64 31 stopped at 24 blocks with pairs 6.7 → 7.15×; fp32
+  // 29–32 the left-looking kernel (fp32 pivots, 24 blocks) instead of the broadcast one: 7.0–7.4 →
+  // 7.7–8.0×. No gain: fp64 NT = 6–8, fp32 NT = 8 (caps 10–16, pairs), fp64 32 (caps, pairs, two
+  // warps per block, right-looking).
   using S0 = integral_constant<int, 0>;
   using S1 = integral_constant<int, 1>;
   using S2 = integral_constant<int, 2>;
