@@ -432,9 +432,10 @@ __global__ void __launch_bounds__(32 * WPB)
 /// like spotrf's instead of one rounding of an fp64 factor; the row solves and DMMAs stay fp64).
 /// kRowPairs: the row solve in dot form, x_c = (x_c − Σ_{p<c} x_p·L(c,p))·(1/L(c,c)), reading row
 /// c of L_kk as 16-byte pairs (20 shared loads instead of 36 per row); each x_c takes the same
-/// operations in the same order as in the column form, so the values are the same.
+/// operations in the same order as in the column form, so the values are the same. kSwizzle: the
+/// panels' columns permuted per row in shared memory against bank conflicts (see ptile below).
 template <class T, int NT, int WPB, bool kWhole, bool kStop = false, int kMinBlocks = 1, class P = double,
-          bool kRowPairs = false>
+          bool kRowPairs = false, bool kSwizzle = false>
 __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     potrf_batched_dmma_left_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   static_assert(NT >= 2 && NT <= 8, "8·NT ≤ 64");
@@ -449,8 +450,13 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
   const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
   const bool mvalid = m < batch;
   T* A = a + (mvalid ? m : 0) * stride;  // a warp past the batch reads matrix 0, stores nothing
-  // panel tile (i, j), i > j: row rr at ptile(i, j) + rr·LD
+  // panel tile (i, j), i > j: row rr at ptile(i, j) + rr·LD, column c of row rr at c ^ sw(rr).
+  // kSwizzle: sw(rr) = 4 for rows 2, 3, 6, 7 (else 0), so that the DMMA operand reads (8 bytes,
+  // lane (r, q) at row r, column q or q + 4) take two wavefronts instead of four (rows r and r + 2
+  // no longer share banks); the 16-byte pairs of the row solve and of the stores stay pairs, in
+  // four wavefronts as before. The same values; faster or slower by size (cholesky_batched.cu).
   const auto ptile = [&](int i, int j) { return &panel_smem[warp][(j * (2 * NT - j - 1) / 2 + (i - j - 1)) * TS]; };
+  const int sw = kSwizzle && (r & 2) ? 4 : 0;  // for this lane's row r
   // Tile (i, j) of A: this lane's two entries as loaded (raw, so that nothing waits for the
   // loads before the tile is used), then negated with the padding by the identity (as
   // potrf_batched_dmma_kernel).
@@ -498,12 +504,12 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
 #pragma unroll
     for (int j = 0; j < k; ++j) {
       const double* pk = ptile(k, j) + r * LD;
-      const double b0 = pk[q], b1 = pk[q + 4];
+      const double b0 = pk[q ^ sw], b1 = pk[(q + 4) ^ sw];
 #pragma unroll
       for (int i = k; i < NT; ++i) {
         const double* pi = ptile(i, j) + r * LD;
-        dmma_m8n8k4(c[i], pi[q], b0);
-        dmma_m8n8k4(c[i], pi[q + 4], b1);
+        dmma_m8n8k4(c[i], pi[q ^ sw], b0);
+        dmma_m8n8k4(c[i], pi[(q + 4) ^ sw], b1);
       }
     }
 #pragma unroll
@@ -541,7 +547,7 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     c[k] = make_double2(x0, x1);
     if (k + 1 < NT) {  // the panel, solved by rows (see above)
 #pragma unroll
-      for (int i = k + 1; i < NT; ++i) *reinterpret_cast<double2*>(ptile(i, k) + r * LD + 2 * q) = c[i];
+      for (int i = k + 1; i < NT; ++i) *reinterpret_cast<double2*>(ptile(i, k) + r * LD + ((2 * q) ^ sw)) = c[i];
       *reinterpret_cast<double2*>(&diag_smem[warp][r][2 * q]) = c[k];
       __syncwarp();
 #pragma unroll
@@ -553,11 +559,11 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
           double x[8];
 #pragma unroll
           for (int cc = 0; cc < 8; cc += 2) {
-            const double2 y = *reinterpret_cast<const double2*>(row + cc);
+            const double2 y = *reinterpret_cast<const double2*>(row + (cc ^ sw));
             x[cc] = y.x;
             x[cc + 1] = y.y;
           }
-if constexpr (kRowPairs) {
+          if constexpr (kRowPairs) {
 #pragma unroll
             for (int cc = 0; cc < 8; ++cc) {
 #pragma unroll
@@ -577,7 +583,7 @@ if constexpr (kRowPairs) {
             }
           }
 #pragma unroll
-          for (int cc = 0; cc < 8; cc += 2) *reinterpret_cast<double2*>(row + cc) = make_double2(x[cc], x[cc + 1]);
+          for (int cc = 0; cc < 8; cc += 2) *reinterpret_cast<double2*>(row + (cc ^ sw)) = make_double2(x[cc], x[cc + 1]);
           const int grow = 8 * ii + r;
           if (mvalid && (kWhole || ii < NT - 1 || grow < n)) {
 #pragma unroll

@@ -85,16 +85,16 @@ __global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, s
 
 /// One configuration of the DMMA kernels: the left-looking one (one warp per block, a register
 /// cap as __launch_bounds__ minimum blocks per SM, for fp32 data the pivots in fp32 or fp64, and
-/// the row solve's form) or the right-looking one (kWarps per block).
-template <bool kLeft, int kWarps, int kMinBlocks, bool kF32Pivots, bool kRowPairs>
+/// the row solve's form and the panels' swizzle) or the right-looking one (kWarps per block).
+template <bool kLeft, int kWarps, int kMinBlocks, bool kF32Pivots, bool kRowPairs, bool kSwizzle>
 struct DmmaCfg {
-  static constexpr bool left = kLeft, f32_pivots = kF32Pivots, row_pairs = kRowPairs;
+  static constexpr bool left = kLeft, f32_pivots = kF32Pivots, row_pairs = kRowPairs, swizzle = kSwizzle;
   static constexpr int warps = kWarps, minb = kMinBlocks;
 };
-template <int kMinBlocks = 1, bool kF32Pivots = false, bool kRowPairs = false>
-using DmmaLeft = DmmaCfg<true, 1, kMinBlocks, kF32Pivots, kRowPairs>;
+template <int kMinBlocks = 1, bool kF32Pivots = false, bool kRowPairs = false, bool kSwizzle = false>
+using DmmaLeft = DmmaCfg<true, 1, kMinBlocks, kF32Pivots, kRowPairs, kSwizzle>;
 template <int kWarps = 1>
-using DmmaRight = DmmaCfg<false, kWarps, 1, false, false>;
+using DmmaRight = DmmaCfg<false, kWarps, 1, false, false, false>;
 
 template <class T>
 constexpr int panel_width() {
@@ -147,7 +147,8 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       const auto g = static_cast<unsigned>((batch + C::warps - 1) / C::warps);
       if constexpr (C::left)
         potrf_batched_dmma_left_kernel<T, NT, C::warps, kW, kS, C::minb,
-                                       std::conditional_t<C::f32_pivots && sizeof(T) == 4, float, double>, C::row_pairs>
+                                       std::conditional_t<C::f32_pivots && sizeof(T) == 4, float, double>, C::row_pairs,
+                                       C::swizzle>
             <<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
       else
         potrf_batched_dmma_kernel<T, NT, C::warps, kW, kS>
@@ -177,7 +178,11 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   // with pairs, whole with pairs: +1–2%; fp64 31 stopped at 24 blocks with pairs 6.7 → 7.15×; fp32
   // 29–32 the left-looking kernel (fp32 pivots, 24 blocks) instead of the broadcast one: 7.0–7.4 →
   // 7.7–8.0×. No gain: fp64 NT = 6–8, fp32 NT = 8 (caps 10–16, pairs), fp64 32 (caps, pairs, two
-  // warps per block, right-looking).
+  // warps per block, right-looking). The swizzle (same values), same calls, where it won: fp64 32
+  // 6.67 → 6.93×, 44 +2.4%, 47 stopped 7.6 → 7.8×, 49–55 (stop to 54) 9.3 → 9.5–10.0×, 56 +3%, 64
+  // +0.8%; fp32 37 +2%, 41–48 +1.7–2.9%, 55 +4%, 56 +2%, 57–64 +2–3.4% (63 6.93 → 7.16×). Where it
+  // lost, it is off: fp64 31 and NT = 5 (−0.5 to −5%), 48 (−1.4%), 57–63 (−10%: spills); fp32 29–32
+  // (−1.2%), 40 (−3.6%), 49–54 (−3.7%).
   using S0 = integral_constant<int, 0>;
   using S1 = integral_constant<int, 1>;
   using S2 = integral_constant<int, 2>;
@@ -197,7 +202,7 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else if (n <= 24)
         dmma(integral_constant<int, 3>{}, DmmaRight<4>{}, DmmaRight<4>{}, DmmaRight<4>{}, S2{});
       else if (n <= 30) dmma(integral_constant<int, 4>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaRight<>{}, S2{});
-      else dmma(integral_constant<int, 4>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<24, false, true>{}, S1{});
+      else dmma(integral_constant<int, 4>{}, DmmaLeft<1, false, false, true>{}, DmmaLeft<>{}, DmmaLeft<24, false, true>{}, S1{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{}, No{});
@@ -206,24 +211,30 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else dmma(integral_constant<int, 4>{}, DmmaLeft<24, true, true>{}, DmmaLeft<24, true>{}, DmmaLeft<24, true>{}, S1{});
     }
   } else if (n <= 40) {  // 32 < n ≤ 64: the left-looking DMMA kernel in both precisions
-    // (whole, part, stop; fp32 pivots apply to fp32 data only)
+    // DmmaLeft<cap, fp32 pivots (fp32 data only), row pairs, swizzle>, for whole, part and stop
     using Whole = std::conditional_t<kF32, DmmaLeft<20, false, true>, DmmaLeft<>>;
-    using Part = std::conditional_t<kF32, DmmaLeft<24>, DmmaLeft<24, false, true>>;
-    using Stop = std::conditional_t<kF32, DmmaLeft<24, false, true>, DmmaLeft<24>>;
+    using Part = std::conditional_t<kF32, DmmaLeft<24, false, false, true>, DmmaLeft<24, false, true>>;
+    using Stop = std::conditional_t<kF32, DmmaLeft<24, false, true, true>, DmmaLeft<24>>;
     dmma(integral_constant<int, 5>{}, Whole{}, Part{}, Stop{}, integral_constant<int, kF32 ? 5 : 2>{});
   } else if (n <= 48) {
     if constexpr (kF32)
-      dmma(integral_constant<int, 6>{}, DmmaLeft<16, true, true>{}, DmmaLeft<20, true, true>{},
-           DmmaLeft<20, true, true>{}, S1{});
-    else dmma(integral_constant<int, 6>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<>{}, S2{});
+      dmma(integral_constant<int, 6>{}, DmmaLeft<16, true, true, true>{}, DmmaLeft<20, true, true, true>{},
+           DmmaLeft<20, true, true, true>{}, S1{});
+    else dmma(integral_constant<int, 6>{}, DmmaLeft<>{}, DmmaLeft<1, false, false, true>{},
+              DmmaLeft<1, false, false, true>{}, S1{});
   } else if (n <= 56) {
     if constexpr (kF32)
-      dmma(integral_constant<int, 7>{}, DmmaLeft<16, true, true>{}, DmmaLeft<16, true>{}, DmmaLeft<18, true, true>{},
-           S2{});
-    else dmma(integral_constant<int, 7>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaLeft<>{}, S0{});
+      dmma(integral_constant<int, 7>{}, DmmaLeft<16, true, true, true>{}, DmmaLeft<16, true, false, true>{},
+           DmmaLeft<18, true, true>{}, S2{});
+    else {
+      using C = DmmaLeft<1, false, false, true>;
+      dmma(integral_constant<int, 7>{}, C{}, C{}, C{}, S2{});
+    }
   } else if (n <= 64) {
-    using C = DmmaLeft<12, true>;
-    dmma(integral_constant<int, 8>{}, C{}, C{}, C{}, S0{});
+    if constexpr (kF32) {
+      using C = DmmaLeft<12, true, false, true>;
+      dmma(integral_constant<int, 8>{}, C{}, C{}, C{}, S0{});
+    } else dmma(integral_constant<int, 8>{}, DmmaLeft<12, false, false, true>{}, DmmaLeft<12>{}, DmmaLeft<12>{}, S0{});
   } else {
     constexpr int P = panel_width<T>();
     const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);
