@@ -431,7 +431,7 @@ __global__ void __launch_bounds__(32 * WPB)
 /// steps; float only for fp32 data: 4 shuffles instead of 8 per pivot and rsqrtf, fp32 accuracy
 /// like spotrf's instead of one rounding of an fp64 factor; the row solves and DMMAs stay fp64).
 /// kRowPairs: the row solve in dot form, x_c = (x_c − Σ_{p<c} x_p·L(c,p))·(1/L(c,c)), reading row
-/// c of L_kk as 16-byte pairs (20 shared loads instead of 36 per row); each x_c takes the same
+/// c of L_kk as 16-byte pairs (24 shared loads per row instead of 36); each x_c takes the same
 /// operations in the same order as in the column form, so the values are the same. kSwizzle: the
 /// panels' columns permuted per row in shared memory against bank conflicts (see ptile below).
 template <class T, int NT, int WPB, bool kWhole, bool kStop = false, int kMinBlocks = 1, class P = double,
