@@ -416,7 +416,7 @@ __global__ void __launch_bounds__(32 * WPB)
 /// n ≤ 8·NT ≤ 64, one warp per matrix, left-looking over block columns: the tiles, pivots and
 /// arithmetic of potrf_batched_dmma_kernel (fp64 arithmetic, 8×8 tiles in DMMA accumulators,
 /// negated until their turn, identity padding), but only block column k lives in registers at
-/// step k, so registers do not grow as NT² (fp64 NT = 8: 168 under a 12-block cap, 44–96 bytes
+/// step k, so registers do not grow as NT² (fp64 NT = 8: 168 under a 12-block cap, 28–88 bytes
 /// spilled, against 255; NT = 6: 120–126 against 160) and more matrices run per SM.
 /// Step k: block column k, loaded during step k − 1 and kept as loaded until now (a negation or
 /// conversion right after the load would wait for it), gets −A_ik += Σ_j L_ij·L_kjᵀ over the

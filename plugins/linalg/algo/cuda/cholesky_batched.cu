@@ -2,10 +2,10 @@
 // n ≤ 8: 4 or 8 lanes per matrix, one row per lane in registers, warp shuffles.
 // 8 < n ≤ 64: one row per thread in registers, columns broadcast through shared memory,
 // software-pipelined (batched_kernels.cuh), 16 or 32 threads per matrix; fp64 17–64,
-// fp32 33–64: 8×8 tiles in the accumulators of the fp64 tensor cores (DMMA), one warp per
-// matrix (fp32 factored in fp64 and rounded once, but with fp32 pivots from n = 41),
+// fp32 29–64: 8×8 tiles in the accumulators of the fp64 tensor cores (DMMA), one warp per
+// matrix (fp32 factored in fp64 and rounded once, but with fp32 pivots at 29–32 and from 41),
 // right-looking with every tile in registers (fp64 17–30) or left-looking with one block column
-// in registers and the panels in shared memory (above). sm_80 or newer.
+// in registers and the panels in shared memory (the others). sm_80 or newer.
 // 64 < n ≤ 512: one block per matrix, left-looking over panels of P columns held in shared
 // memory; each thread owns rows and accumulates P columns in registers.
 #include <cuda_runtime.h>
@@ -135,8 +135,9 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
         <<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
   // n = 8·NT (whole), the other n (part) and those of them whose last block column stops at n
-  // (stop: n ≤ 8·NT − saved, that many padding pivots or more to skip; saved = 0: none) are
-  // separate kernels (bounds tests compiled out), each with its measured configuration (DmmaCfg).
+  // (stop: n ≤ 8·NT − saved, that many padding pivots or more to skip; saved = 0: none; saved = 1:
+  // every n < 8·NT, so no part kernel) are separate kernels (bounds tests compiled out), each with
+  // its measured configuration (DmmaCfg).
   const auto dmma = [&](auto ntc, auto whole, auto part, auto stop, auto saved) {
     constexpr int NT = decltype(ntc)::value, S = decltype(saved)::value;
     if (n <= 8 * (NT - 1) || n > 8 * NT)  // the kernels test bounds only in their last tile row and column
@@ -155,10 +156,14 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
             <<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
     };
     if (n == 8 * NT) return launch(whole, Yes{}, No{});
-    if constexpr (S > 0) {
-      if (n <= 8 * NT - S) return launch(stop, No{}, Yes{});
+    if constexpr (S == 1) {
+      return launch(stop, No{}, Yes{});
+    } else {
+      if constexpr (S > 0) {
+        if (n <= 8 * NT - S) return launch(stop, No{}, Yes{});
+      }
+      launch(part, No{}, No{});
     }
-    launch(part, No{}, No{});
   };
   // The early stop (kStop): the ranges (saved) were measured with the right-looking kernel
   // (seventeenth session: fp64 n = 25 6.5 → 7.3×, 28 6.8 → 7.2×, 30 6.9 → 7.05×; two pivots saved
@@ -202,7 +207,8 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else if (n <= 24)
         dmma(integral_constant<int, 3>{}, DmmaRight<4>{}, DmmaRight<4>{}, DmmaRight<4>{}, S2{});
       else if (n <= 30) dmma(integral_constant<int, 4>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaRight<>{}, S2{});
-      else dmma(integral_constant<int, 4>{}, DmmaLeft<1, false, false, true>{}, DmmaLeft<>{}, DmmaLeft<24, false, true>{}, S1{});
+      else dmma(integral_constant<int, 4>{}, DmmaLeft<1, false, false, true>{}, DmmaLeft<24, false, true>{},
+                DmmaLeft<24, false, true>{}, S1{});
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{}, No{});
