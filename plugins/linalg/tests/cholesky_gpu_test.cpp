@@ -832,7 +832,7 @@ template <class T>
 void check_batched() {
   gc::GpuCholesky chol(nullptr);
   // every kernel and size class: its first and last n, and for the DMMA kernels' n < 8·NT (right-
-  // looking to 30, left-looking above) both the kernel whose last block column stops at n (a
+  // looking to 24, left-looking above) both the kernel whose last block column stops at n (a
   // class's first n, where it has one) and the full one (8·NT − 1)
   for (std::int64_t n : {1, 2, 3, 4, 5, 8, 9, 12, 13, 14, 15, 16, 17, 23, 24, 25, 28, 29, 31, 32, 33, 39, 40, 41,
                          47, 48, 49, 55, 56, 57, 63, 64, 65, 200, 512}) {
@@ -976,6 +976,71 @@ void check_batched_non_finite() {
 
 TEST_F(GpuCholeskyTest, BatchedNonFinitePivotsGiveLapackInfoFp64) { check_batched_non_finite<double>(); }
 TEST_F(GpuCholeskyTest, BatchedNonFinitePivotsGiveLapackInfoFp32) { check_batched_non_finite<float>(); }
+
+// The persistent batched kernels (each warp factors matrices m, m + grid, … and loads the next
+// one's first block column during its last step; cholesky_batched.cu names the sizes): a batch of
+// more than three matrices per resident warp in one launch gives every matrix the info of LAPACK
+// (one in seven is not SPD, so a warp's next matrix must start its info afresh), every SPD matrix
+// the factor of the same matrix factored alone, bit for bit, and leaves the upper triangles and
+// the gaps between matrices untouched.
+template <class T>
+void check_batched_persistent() {
+  gc::GpuCholesky chol(nullptr);
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  const std::int64_t batch = 3 * 32 * std::int64_t{sms} + 17;  // 32: the most resident blocks per SM
+  const std::vector<std::int64_t> ns = sizeof(T) == 8 ? std::vector<std::int64_t>{25, 28, 30, 40, 48, 64}
+                                                      : std::vector<std::int64_t>{32, 40, 41, 47, 48, 55, 56, 64};
+  for (const std::int64_t n : ns) {
+    const std::int64_t lda = n, stride = n * n + 3;
+    std::vector<T> h(static_cast<std::size_t>(stride * batch), poison<T>());
+    std::vector<int> expect(static_cast<std::size_t>(batch), 0);
+    std::mt19937_64 g(static_cast<std::uint64_t>(n));
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (std::int64_t b = 0; b < batch; ++b) {
+      T* a = h.data() + b * stride;
+      for (std::int64_t j = 0; j < n; ++j)  // diagonally dominant: SPD
+        for (std::int64_t i = j; i < n; ++i) a[i + j * lda] = T(i == j ? double(n) + 1.0 + u(g) : u(g));
+      if (b % 7 == 3) {  // leading minor k is not positive: LAPACK info k
+        const std::int64_t k = 1 + (b * 31) % n;
+        a[(k - 1) * (lda + 1)] = T(-1.0);
+        expect[std::size_t(b)] = int(k);
+      }
+    }
+    Dev<T> d(h.size());
+    d.put(h);
+    const auto info = chol.factor_batched(d.p, n, lda, stride, batch);
+    const auto out = d.get();
+    int wrong_info = 0, written = 0, differ = 0, singles = 0;
+    for (std::int64_t b = 0; b < batch; ++b) {
+      wrong_info += info[std::size_t(b)] != expect[std::size_t(b)];
+      for (std::int64_t t = 0; t < stride; ++t) {
+        const std::int64_t i = t % lda, j = t / lda;
+        const bool lower = t < lda * n && i >= j;
+        if (!lower && std::memcmp(&out[b * stride + t], &h[b * stride + t], sizeof(T)) != 0) ++written;
+      }
+    }
+    for (std::int64_t b = 0; b < batch; b += (b < 40 ? 1 : 97)) {  // the first matrices of many warps, then a sample
+      if (expect[std::size_t(b)] != 0) continue;
+      Dev<T> d1(static_cast<std::size_t>(lda * n));
+      d1.put(std::vector<T>(h.begin() + b * stride, h.begin() + b * stride + lda * n));
+      ASSERT_EQ(chol.factor_batched(d1.p, n, lda, stride, 1).at(0), 0) << "n=" << n << " b=" << b;
+      const auto one = d1.get();
+      ++singles;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = j; i < n; ++i)
+          differ += std::memcmp(&one[i + j * lda], &out[b * stride + i + j * lda], sizeof(T)) != 0;
+    }
+    EXPECT_EQ(wrong_info, 0) << "n=" << n << ", batch " << batch << ": matrices with another info than LAPACK's";
+    EXPECT_EQ(written, 0) << "n=" << n << ": entries outside the lower triangles written";
+    EXPECT_GT(singles, 40) << "n=" << n;
+    EXPECT_EQ(differ, 0) << "n=" << n << ": entries that differ from the matrix factored alone (" << singles
+                         << " matrices)";
+  }
+}
+
+TEST_F(GpuCholeskyTest, BatchedPersistentWarpsMatchSingleMatricesFp64) { check_batched_persistent<double>(); }
+TEST_F(GpuCholeskyTest, BatchedPersistentWarpsMatchSingleMatricesFp32) { check_batched_persistent<float>(); }
 
 TEST_F(GpuCholeskyTest, PivotedMatchesCpuDpstf2Steps) {
   gc::GpuCholesky chol(nullptr);

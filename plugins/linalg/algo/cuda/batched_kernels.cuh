@@ -434,8 +434,14 @@ __global__ void __launch_bounds__(32 * WPB)
 /// c of L_kk as 16-byte pairs (24 shared loads per row instead of 36); each x_c takes the same
 /// operations in the same order as in the column form, so the values are the same. kSwizzle: the
 /// panels' columns permuted per row in shared memory against bank conflicts (see ptile below).
+/// kInvDiag: the shared copy of L_kk holds 1/L(c,c) (the pivots' rsqrt, as used) on its diagonal,
+/// so the row solve reads only 16-byte pairs: column form from L_kkᵀ (20 loads per row instead of
+/// 44), dot form from L_kk (20 instead of 24), and the reciprocals are not stored pivot by pivot.
+/// The same values. kPersist: each warp factors matrices m, m + gridDim.x·WPB, … (the launch sized to
+/// the resident warps) and loads the next matrix's block column 0 during its last step, so that
+/// the latency of a matrix's first loads is hidden. The same values.
 template <class T, int NT, int WPB, bool kWhole, bool kStop = false, int kMinBlocks = 1, class P = double,
-          bool kRowPairs = false, bool kSwizzle = false>
+          bool kRowPairs = false, bool kSwizzle = false, bool kInvDiag = false, bool kPersist = false>
 __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     potrf_batched_dmma_left_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   static_assert(NT >= 2 && NT <= 8, "8·NT ≤ 64");
@@ -443,12 +449,15 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
   constexpr int TS = 8 * LD + 2;  // tile (doubles): 528 bytes, so that four tiles' rows are conflict-free
   constexpr int kPanelTiles = NT * (NT - 1) / 2;
   __shared__ __align__(16) double panel_smem[WPB][kPanelTiles * TS];
-  __shared__ __align__(16) double diag_smem[WPB][8][LD];
-  __shared__ double dinv_smem[WPB][8];
+  // L_kk (kInvDiag without kRowPairs: L_kkᵀ, rows of 12 doubles so that its stores by columns take
+  // two wavefronts)
+  constexpr int DLD = kInvDiag && !kRowPairs ? 12 : LD;
+  __shared__ __align__(16) double diag_smem[WPB][8][DLD];
+  __shared__ double dinv_smem[WPB][kInvDiag ? 1 : 8];
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int r = lane >> 2, q = lane & 3;
-  const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
-  const bool mvalid = m < batch;
+  std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
+  bool mvalid = m < batch;
   T* A = a + (mvalid ? m : 0) * stride;  // a warp past the batch reads matrix 0, stores nothing
   // panel tile (i, j), i > j: row rr at ptile(i, j) + rr·LD, column c of row rr at c ^ sw(rr).
   // kSwizzle: sw(rr) = 4 for rows 2, 3, 6, 7 (else 0), so that the DMMA operand reads (8 bytes,
@@ -466,15 +475,15 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     if constexpr (kWhole) return i > j || col <= row;
     return (i < NT - 1 || row < n) && (j < NT - 1 || col < n) && (i > j || col <= row);
   };
-  const auto load_raw = [&](int i, int j) {
+  const auto load_raw = [&](const T* src, int i, int j) {
     const int row = 8 * i + r, c0 = 8 * j + 2 * q;
     T v[2];
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       if (kWhole || (i < NT - 1 && i > j))
-        v[e] = (kWhole && !inside(i, j, e)) ? T(0) : A[row + (c0 + e) * lda];
+        v[e] = (kWhole && !inside(i, j, e)) ? T(0) : src[row + (c0 + e) * lda];
       else  // unconditional, no branches: outside, an entry of the same block column (not yet written)
-        v[e] = A[min(row, n - 1) + min(c0 + e, n - 1) * lda];
+        v[e] = src[min(row, n - 1) + min(c0 + e, n - 1) * lda];
     }
     T2 x;
     x.x = v[0];
@@ -487,131 +496,189 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     return make_double2(inside(i, j, 0) ? -v0 : (!kWhole && row == c0 ? -1.0 : 0.0),
                         inside(i, j, 1) ? -v1 : (!kWhole && row == c0 + 1 ? -1.0 : 0.0));
   };
-  double2 c[NT];  // block column k (tiles i ≥ k)
-  T2 nx[NT];      // the next block column as loaded
+  T2 nx[NT];  // the next block column as loaded
 #pragma unroll
-  for (int i = 0; i < NT; ++i) nx[i] = load_raw(i, 0);
+  for (int i = 0; i < NT; ++i) nx[i] = load_raw(A, i, 0);
+  const std::int64_t mstep = kPersist ? static_cast<std::int64_t>(gridDim.x) * WPB : 0;
+  for (;;) {
+    const bool has_next = kPersist && m + mstep < batch;  // kPersist: this warp's next matrix
+    const T* An = has_next ? a + (m + mstep) * stride : A;
+    double2 c[NT];  // block column k (tiles i ≥ k)
 #pragma unroll
-  for (int i = 0; i < NT; ++i) c[i] = prep(nx[i], i, 0);
-  unsigned first = kNoFailure;
+    for (int i = 0; i < NT; ++i) c[i] = prep(nx[i], i, 0);
+    unsigned first = kNoFailure;
 #pragma unroll
-  for (int k = 0; k < NT; ++k) {
-    if (k + 1 < NT) {
+    for (int k = 0; k < NT; ++k) {
+      if (k + 1 < NT) {
 #pragma unroll
-      for (int i = k + 1; i < NT; ++i) nx[i] = load_raw(i, k + 1);
-    }
-    // −A_ik += Σ_j L_ij·L_kjᵀ over the earlier panels j < k
+        for (int i = k + 1; i < NT; ++i) nx[i] = load_raw(A, i, k + 1);
+      } else if (has_next) {
 #pragma unroll
-    for (int j = 0; j < k; ++j) {
-      const double* pk = ptile(k, j) + r * LD;
-      const double b0 = pk[q ^ sw], b1 = pk[(q + 4) ^ sw];
-#pragma unroll
-      for (int i = k; i < NT; ++i) {
-        const double* pi = ptile(i, j) + r * LD;
-        dmma_m8n8k4(c[i], pi[q ^ sw], b0);
-        dmma_m8n8k4(c[i], pi[(q + 4) ^ sw], b1);
+        for (int i = 0; i < NT; ++i) nx[i] = load_raw(An, i, 0);
       }
-    }
+      // −A_ik += Σ_j L_ij·L_kjᵀ over the earlier panels j < k
 #pragma unroll
-    for (int i = k; i < NT; ++i) {
-      c[i].x = -c[i].x;
-      c[i].y = -c[i].y;
-    }
-    P x0 = static_cast<P>(c[k].x), x1 = static_cast<P>(c[k].y);  // the diagonal tile in the pivots' precision
+      for (int j = 0; j < k; ++j) {
+        const double* pk = ptile(k, j) + r * LD;
+        const double b0 = pk[q ^ sw], b1 = pk[(q + 4) ^ sw];
 #pragma unroll
-    for (int p = 0; p < 8; ++p) {
-      if constexpr (kStop) {
-        if (k == NT - 1 && 8 * k + p >= n) break;
-      }
-      const P dv = (p & 1) ? x1 : x0;  // column p of the diagonal tile, this lane's row
-      const P d = __shfl_sync(0xffffffffu, dv, 4 * p + (p >> 1));
-      P inv;
-      if constexpr (sizeof(P) == 8)
-        inv = rsqrt(d);
-      else
-        inv = rsqrtf(d);
-      if (lane == 0) dinv_smem[warp][p] = inv;
-      const P lc0 = __shfl_sync(0xffffffffu, dv, 8 * q + (p >> 1)) * inv;      // L(2q, p)
-      const P lc1 = __shfl_sync(0xffffffffu, dv, 8 * q + 4 + (p >> 1)) * inv;  // L(2q+1, p)
-      const P lr = __shfl_sync(0xffffffffu, dv, 4 * r + (p >> 1)) * inv;       // L(r, p)
-      const int c0 = 2 * q, c1 = 2 * q + 1;
-      if (c0 > p)
-        x0 -= lr * lc0;
-      else if (c0 == p)
-        x0 = lr;
-      if (c1 > p)
-        x1 -= lr * lc1;
-      else if (c1 == p)
-        x1 = lr;
-    }
-    c[k] = make_double2(x0, x1);
-    if (k + 1 < NT) {  // the panel, solved by rows (see above)
-#pragma unroll
-      for (int i = k + 1; i < NT; ++i) *reinterpret_cast<double2*>(ptile(i, k) + r * LD + ((2 * q) ^ sw)) = c[i];
-      *reinterpret_cast<double2*>(&diag_smem[warp][r][2 * q]) = c[k];
-      __syncwarp();
-#pragma unroll
-      for (int rho = 0; rho < 2; ++rho) {
-        if (rho == 1 && NT - k - 1 <= 4) break;
-        const int ii = k + 1 + q + 4 * rho;
-        if (ii < NT) {
-          double* row = ptile(ii, k) + r * LD;
-          double x[8];
-#pragma unroll
-          for (int cc = 0; cc < 8; cc += 2) {
-            const double2 y = *reinterpret_cast<const double2*>(row + (cc ^ sw));
-            x[cc] = y.x;
-            x[cc + 1] = y.y;
-          }
-          if constexpr (kRowPairs) {
-#pragma unroll
-            for (int cc = 0; cc < 8; ++cc) {
-#pragma unroll
-              for (int pp = 0; pp < cc; pp += 2) {
-                const double2 l = *reinterpret_cast<const double2*>(&diag_smem[warp][cc][pp]);  // L(cc, pp..pp+1)
-                x[cc] -= x[pp] * l.x;
-                if (pp + 1 < cc) x[cc] -= x[pp + 1] * l.y;
-              }
-              x[cc] *= dinv_smem[warp][cc];
-            }
-          } else {
-#pragma unroll
-            for (int pp = 0; pp < 8; ++pp) {
-              x[pp] *= dinv_smem[warp][pp];
-#pragma unroll
-              for (int cc = pp + 1; cc < 8; ++cc) x[cc] -= x[pp] * diag_smem[warp][cc][pp];
-            }
-          }
-#pragma unroll
-          for (int cc = 0; cc < 8; cc += 2) *reinterpret_cast<double2*>(row + (cc ^ sw)) = make_double2(x[cc], x[cc + 1]);
-          const int grow = 8 * ii + r;
-          if (mvalid && (kWhole || ii < NT - 1 || grow < n)) {
-#pragma unroll
-            for (int cc = 0; cc < 8; ++cc) A[grow + (8 * k + cc) * lda] = static_cast<T>(x[cc]);
-          }
+        for (int i = k; i < NT; ++i) {
+          const double* pi = ptile(i, j) + r * LD;
+          dmma_m8n8k4(c[i], pi[q ^ sw], b0);
+          dmma_m8n8k4(c[i], pi[(q + 4) ^ sw], b1);
         }
       }
-      __syncwarp();
-    }
-    {  // the diagonal tile
-      const int row = 8 * k + r, c0 = 8 * k + 2 * q;
-      const double2 x = c[k];
-      const bool last = k == NT - 1 && !kWhole;
-      const bool in0 = (!last || (row < n && c0 < n)) && c0 <= row;
-      const bool in1 = (!last || (row < n && c0 + 1 < n)) && c0 + 1 <= row;
-      if (mvalid && in0) A[row + c0 * lda] = static_cast<T>(x.x);
-      if (mvalid && in1) A[row + (c0 + 1) * lda] = static_cast<T>(x.y);
-      // the first NaN on the diagonal (the steps come in order)
-      if (first == kNoFailure && r == 2 * q && row < n && isnan(x.x)) first = row + 1;
-      if (first == kNoFailure && r == 2 * q + 1 && row < n && isnan(x.y)) first = row + 1;
-    }
-    if (k + 1 < NT) {
 #pragma unroll
-      for (int i = k + 1; i < NT; ++i) c[i] = prep(nx[i], i, k + 1);
+      for (int i = k; i < NT; ++i) {
+        c[i].x = -c[i].x;
+        c[i].y = -c[i].y;
+      }
+      P x0 = static_cast<P>(c[k].x), x1 = static_cast<P>(c[k].y);  // the diagonal tile in the pivots' precision
+      P rinv = P(1);  // kInvDiag: 1/L(r, r) for this lane's row r
+#pragma unroll
+      for (int p = 0; p < 8; ++p) {
+        if constexpr (kStop) {
+          if (k == NT - 1 && 8 * k + p >= n) break;
+        }
+        const P dv = (p & 1) ? x1 : x0;  // column p of the diagonal tile, this lane's row
+        const P d = __shfl_sync(0xffffffffu, dv, 4 * p + (p >> 1));
+        P inv;
+        if constexpr (sizeof(P) == 8)
+          inv = rsqrt(d);
+        else
+          inv = rsqrtf(d);
+        if constexpr (kInvDiag) {
+          if (r == p) rinv = inv;
+        } else {
+          if (lane == 0) dinv_smem[warp][p] = inv;
+        }
+        const P lc0 = __shfl_sync(0xffffffffu, dv, 8 * q + (p >> 1)) * inv;      // L(2q, p)
+        const P lc1 = __shfl_sync(0xffffffffu, dv, 8 * q + 4 + (p >> 1)) * inv;  // L(2q+1, p)
+        const P lr = __shfl_sync(0xffffffffu, dv, 4 * r + (p >> 1)) * inv;       // L(r, p)
+        const int c0 = 2 * q, c1 = 2 * q + 1;
+        if (c0 > p)
+          x0 -= lr * lc0;
+        else if (c0 == p)
+          x0 = lr;
+        if (c1 > p)
+          x1 -= lr * lc1;
+        else if (c1 == p)
+          x1 = lr;
+      }
+      c[k] = make_double2(x0, x1);
+      if (k + 1 < NT) {  // the panel, solved by rows (see above)
+#pragma unroll
+        for (int i = k + 1; i < NT; ++i) *reinterpret_cast<double2*>(ptile(i, k) + r * LD + ((2 * q) ^ sw)) = c[i];
+        if constexpr (!kInvDiag) {
+          *reinterpret_cast<double2*>(&diag_smem[warp][r][2 * q]) = c[k];
+        } else if constexpr (kRowPairs) {
+          double2 v = c[k];
+          if (r == 2 * q) v.x = static_cast<double>(rinv);
+          if (r == 2 * q + 1) v.y = static_cast<double>(rinv);
+          *reinterpret_cast<double2*>(&diag_smem[warp][r][2 * q]) = v;
+        } else {
+          const double di = static_cast<double>(rinv);
+          diag_smem[warp][2 * q][r] = r == 2 * q ? di : c[k].x;
+          diag_smem[warp][2 * q + 1][r] = r == 2 * q + 1 ? di : c[k].y;
+        }
+        __syncwarp();
+#pragma unroll
+        for (int rho = 0; rho < 2; ++rho) {
+          if (rho == 1 && NT - k - 1 <= 4) break;
+          const int ii = k + 1 + q + 4 * rho;
+          if (ii < NT) {
+            double* row = ptile(ii, k) + r * LD;
+            double x[8];
+#pragma unroll
+            for (int cc = 0; cc < 8; cc += 2) {
+              const double2 y = *reinterpret_cast<const double2*>(row + (cc ^ sw));
+              x[cc] = y.x;
+              x[cc + 1] = y.y;
+            }
+            if constexpr (kInvDiag && kRowPairs) {
+#pragma unroll
+              for (int cc = 0; cc < 8; ++cc) {
+                double dinv = 0.0;
+#pragma unroll
+                for (int pp = 0; pp <= cc; pp += 2) {
+                  const double2 l = *reinterpret_cast<const double2*>(&diag_smem[warp][cc][pp]);  // L(cc, pp..pp+1)
+                  if (pp < cc) x[cc] -= x[pp] * l.x;
+                  else dinv = l.x;
+                  if (pp + 1 < cc) x[cc] -= x[pp + 1] * l.y;
+                  else if (pp + 1 == cc) dinv = l.y;
+                }
+                x[cc] *= dinv;
+              }
+            } else if constexpr (kInvDiag) {
+#pragma unroll
+              for (int pp = 0; pp < 8; ++pp) {
+                double l[8];  // column pp of L_kk from its diagonal (1/L(pp, pp) there) down
+#pragma unroll
+                for (int cc = pp & ~1; cc < 8; cc += 2) {
+                  const double2 v = *reinterpret_cast<const double2*>(&diag_smem[warp][pp][cc]);
+                  l[cc] = v.x;
+                  l[cc + 1] = v.y;
+                }
+                x[pp] *= l[pp];
+#pragma unroll
+                for (int cc = pp + 1; cc < 8; ++cc) x[cc] -= x[pp] * l[cc];
+              }
+            } else if constexpr (kRowPairs) {
+#pragma unroll
+              for (int cc = 0; cc < 8; ++cc) {
+#pragma unroll
+                for (int pp = 0; pp < cc; pp += 2) {
+                  const double2 l = *reinterpret_cast<const double2*>(&diag_smem[warp][cc][pp]);  // L(cc, pp..pp+1)
+                  x[cc] -= x[pp] * l.x;
+                  if (pp + 1 < cc) x[cc] -= x[pp + 1] * l.y;
+                }
+                x[cc] *= dinv_smem[warp][cc];
+              }
+            } else {
+#pragma unroll
+              for (int pp = 0; pp < 8; ++pp) {
+                x[pp] *= dinv_smem[warp][pp];
+#pragma unroll
+                for (int cc = pp + 1; cc < 8; ++cc) x[cc] -= x[pp] * diag_smem[warp][cc][pp];
+              }
+            }
+#pragma unroll
+            for (int cc = 0; cc < 8; cc += 2)
+              *reinterpret_cast<double2*>(row + (cc ^ sw)) = make_double2(x[cc], x[cc + 1]);
+            const int grow = 8 * ii + r;
+            if (mvalid && (kWhole || ii < NT - 1 || grow < n)) {
+#pragma unroll
+              for (int cc = 0; cc < 8; ++cc) A[grow + (8 * k + cc) * lda] = static_cast<T>(x[cc]);
+            }
+          }
+        }
+        __syncwarp();
+      }
+      {  // the diagonal tile
+        const int row = 8 * k + r, c0 = 8 * k + 2 * q;
+        const double2 x = c[k];
+        const bool last = k == NT - 1 && !kWhole;
+        const bool in0 = (!last || (row < n && c0 < n)) && c0 <= row;
+        const bool in1 = (!last || (row < n && c0 + 1 < n)) && c0 + 1 <= row;
+        if (mvalid && in0) A[row + c0 * lda] = static_cast<T>(x.x);
+        if (mvalid && in1) A[row + (c0 + 1) * lda] = static_cast<T>(x.y);
+        // the first NaN on the diagonal (the steps come in order)
+        if (first == kNoFailure && r == 2 * q && row < n && isnan(x.x)) first = row + 1;
+        if (first == kNoFailure && r == 2 * q + 1 && row < n && isnan(x.y)) first = row + 1;
+      }
+      if (k + 1 < NT) {
+#pragma unroll
+        for (int i = k + 1; i < NT; ++i) c[i] = prep(nx[i], i, k + 1);
+      }
     }
+    first = __reduce_min_sync(0xffffffffu, first);
+    if (mvalid && lane == 0) info[m] = first == kNoFailure ? 0 : static_cast<int>(first);
+    if (!has_next) break;
+    __syncwarp();  // the shared panels are written again
+    m += mstep;
+    A = a + m * stride;
+    mvalid = true;
   }
-  first = __reduce_min_sync(0xffffffffu, first);
-  if (mvalid && lane == 0) info[m] = first == kNoFailure ? 0 : static_cast<int>(first);
 }
 
 }  // namespace gemflow::linalg::cuda::detail

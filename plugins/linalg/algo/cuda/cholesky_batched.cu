@@ -4,8 +4,9 @@
 // software-pipelined (batched_kernels.cuh), 16 or 32 threads per matrix; fp64 17–64,
 // fp32 29–64: 8×8 tiles in the accumulators of the fp64 tensor cores (DMMA), one warp per
 // matrix (fp32 factored in fp64 and rounded once, but with fp32 pivots at 29–32 and from 41),
-// right-looking with every tile in registers (fp64 17–30) or left-looking with one block column
-// in registers and the panels in shared memory (the others). sm_80 or newer.
+// right-looking with every tile in registers (fp64 17–24) or left-looking with one block column
+// in registers and the panels in shared memory (the others; at some sizes persistent warps that
+// factor one matrix after another). sm_80 or newer.
 // 64 < n ≤ 512: one block per matrix, left-looking over panels of P columns held in shared
 // memory; each thread owns rows and accumulates P columns in registers.
 #include <cuda_runtime.h>
@@ -84,17 +85,21 @@ __global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, s
 }
 
 /// One configuration of the DMMA kernels: the left-looking one (one warp per block, a register
-/// cap as __launch_bounds__ minimum blocks per SM, for fp32 data the pivots in fp32 or fp64, and
-/// the row solve's form and the panels' swizzle) or the right-looking one (kWarps per block).
-template <bool kLeft, int kWarps, int kMinBlocks, bool kF32Pivots, bool kRowPairs, bool kSwizzle>
+/// cap as __launch_bounds__ minimum blocks per SM, for fp32 data the pivots in fp32 or fp64, the
+/// row solve's form, the panels' swizzle, the reciprocals on L_kk's diagonal, persistent warps) or
+/// the right-looking one (kWarps per block).
+template <bool kLeft, int kWarps, int kMinBlocks, bool kF32Pivots, bool kRowPairs, bool kSwizzle, bool kInvDiag,
+          bool kPersist>
 struct DmmaCfg {
-  static constexpr bool left = kLeft, f32_pivots = kF32Pivots, row_pairs = kRowPairs, swizzle = kSwizzle;
+  static constexpr bool left = kLeft, f32_pivots = kF32Pivots, row_pairs = kRowPairs, swizzle = kSwizzle,
+                        inv_diag = kInvDiag, persist = kPersist;
   static constexpr int warps = kWarps, minb = kMinBlocks;
 };
-template <int kMinBlocks = 1, bool kF32Pivots = false, bool kRowPairs = false, bool kSwizzle = false>
-using DmmaLeft = DmmaCfg<true, 1, kMinBlocks, kF32Pivots, kRowPairs, kSwizzle>;
+template <int kMinBlocks = 1, bool kF32Pivots = false, bool kRowPairs = false, bool kSwizzle = false,
+          bool kInvDiag = false, bool kPersist = false>
+using DmmaLeft = DmmaCfg<true, 1, kMinBlocks, kF32Pivots, kRowPairs, kSwizzle, kInvDiag, kPersist>;
 template <int kWarps = 1>
-using DmmaRight = DmmaCfg<false, kWarps, 1, false, false, false>;
+using DmmaRight = DmmaCfg<false, kWarps, 1, false, false, false, false, false>;
 
 template <class T>
 constexpr int panel_width() {
@@ -145,13 +150,19 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     const auto launch = [&](auto cfg, auto whole_c, auto stop_c) {
       using C = decltype(cfg);
       constexpr bool kW = decltype(whole_c)::value, kS = decltype(stop_c)::value;
-      const auto g = static_cast<unsigned>((batch + C::warps - 1) / C::warps);
-      if constexpr (C::left)
-        potrf_batched_dmma_left_kernel<T, NT, C::warps, kW, kS, C::minb,
-                                       std::conditional_t<C::f32_pivots && sizeof(T) == 4, float, double>, C::row_pairs,
-                                       C::swizzle>
-            <<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
-      else
+      auto g = static_cast<unsigned>((batch + C::warps - 1) / C::warps);
+      if constexpr (C::left) {
+        using P = std::conditional_t<C::f32_pivots && sizeof(T) == 4, float, double>;
+        const auto kernel = potrf_batched_dmma_left_kernel<T, NT, C::warps, kW, kS, C::minb, P, C::row_pairs,
+                                                           C::swizzle, C::inv_diag, C::persist>;
+        if constexpr (C::persist) {  // one block per resident slot, each warp loops over matrices
+          int sms = 0, per_sm = 0;
+          GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device));
+          GF_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * C::warps, 0));
+          g = static_cast<unsigned>(std::min<std::int64_t>(g, std::int64_t{std::max(sms, 1)} * std::max(per_sm, 1)));
+        }
+        kernel<<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+      } else
         potrf_batched_dmma_kernel<T, NT, C::warps, kW, kS>
             <<<g, 32 * C::warps, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
     };
@@ -187,7 +198,14 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   // 6.67 → 6.93×, 44 +2.4%, 47 stopped 7.6 → 7.8×, 49–55 (stop to 54) 9.3 → 9.5–10.0×, 56 +3%, 64
   // +0.8%; fp32 37 +2%, 41–48 +1.7–2.9%, 55 +4%, 56 +2%, 57–64 +2–3.4% (63 6.93 → 7.16×). Where it
   // lost, it is off: fp64 31 and NT = 5 (−0.5 to −5%), 48 (−1.4%), 57–63 (−10%: spills); fp32 29–32
-  // (−1.2%), 40 (−3.6%), 49–54 (−3.7%).
+  // (−1.2%), 40 (−3.6%), 49–54 (−3.7%). Twentieth session, same calls, the same values bit for bit:
+  // persistent warps and the reciprocals on L_kk's diagonal (dot form), where they won: fp64 25–30
+  // the left-looking stop kernel, persistent at 18 blocks, instead of the right-looking one (25
+  // +1.3%, 28 +3.2%, 30 +5.2%); fp64 32 reciprocals at 16 blocks +1.7% (persistent −1%); fp64 40 and
+  // 48 both at 16 blocks +4.5% and +2.5%; fp64 64 persistent +3.2%; fp32 whole kernels both: 32
+  // +3.8%, 40 +1.4%, 48 +8.9%, 56 +9.6%, 64 +9.2% (6.88 → 7.51×); fp32 stop 41–47 +1.1–2.3% and part
+  // 55 +2.6%, both. They lost (up to −14%) at the other part and stop kernels: fp64 31, 33–39, 41–47
+  // (within ±1%), 49–63; fp32 29–31, 33–39, 49–54, 57–63.
   using S0 = integral_constant<int, 0>;
   using S1 = integral_constant<int, 1>;
   using S2 = integral_constant<int, 2>;
@@ -206,32 +224,38 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
       else if (n <= 24)
         dmma(integral_constant<int, 3>{}, DmmaRight<4>{}, DmmaRight<4>{}, DmmaRight<4>{}, S2{});
-      else if (n <= 30) dmma(integral_constant<int, 4>{}, DmmaLeft<>{}, DmmaLeft<>{}, DmmaRight<>{}, S2{});
-      else dmma(integral_constant<int, 4>{}, DmmaLeft<1, false, false, true>{}, DmmaLeft<24, false, true>{},
-                DmmaLeft<24, false, true>{}, S1{});
+      else {  // 25–32: n < 32 stops its last block column (persistent at 25–30)
+        using Whole = DmmaLeft<16, false, true, true, true>;
+        using Stop = DmmaLeft<18, false, false, false, false, true>;
+        if (n <= 30) dmma(integral_constant<int, 4>{}, Whole{}, Whole{}, Stop{}, S1{});
+        else dmma(integral_constant<int, 4>{}, Whole{}, Whole{}, DmmaLeft<24, false, true>{}, S1{});
+      }
     } else {
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{}, No{});
       else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{}, No{});
       else if (n <= 24) bcast(integral_constant<int, 24>{}, integral_constant<int, 8>{}, Yes{}, No{});
       else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 8>{}, Yes{}, No{});
-      else dmma(integral_constant<int, 4>{}, DmmaLeft<24, true, true>{}, DmmaLeft<24, true>{}, DmmaLeft<24, true>{}, S1{});
+      else dmma(integral_constant<int, 4>{}, DmmaLeft<24, true, true, false, true, true>{}, DmmaLeft<24, true>{},
+                DmmaLeft<24, true>{}, S1{});
     }
   } else if (n <= 40) {  // 32 < n ≤ 64: the left-looking DMMA kernel in both precisions
-    // DmmaLeft<cap, fp32 pivots (fp32 data only), row pairs, swizzle>, for whole, part and stop
-    using Whole = std::conditional_t<kF32, DmmaLeft<20, false, true>, DmmaLeft<>>;
+    // DmmaLeft<cap, fp32 pivots (fp32 data only), row pairs, swizzle, reciprocals on the diagonal,
+    // persistent>, for whole, part and stop
+    using Whole = std::conditional_t<kF32, DmmaLeft<20, false, true, false, true, true>,
+                                     DmmaLeft<16, false, true, false, true, true>>;
     using Part = std::conditional_t<kF32, DmmaLeft<24, false, false, true>, DmmaLeft<24, false, true>>;
     using Stop = std::conditional_t<kF32, DmmaLeft<24, false, true, true>, DmmaLeft<24>>;
     dmma(integral_constant<int, 5>{}, Whole{}, Part{}, Stop{}, integral_constant<int, kF32 ? 5 : 2>{});
   } else if (n <= 48) {
     if constexpr (kF32)
-      dmma(integral_constant<int, 6>{}, DmmaLeft<16, true, true, true>{}, DmmaLeft<20, true, true, true>{},
-           DmmaLeft<20, true, true, true>{}, S1{});
-    else dmma(integral_constant<int, 6>{}, DmmaLeft<>{}, DmmaLeft<1, false, false, true>{},
-              DmmaLeft<1, false, false, true>{}, S1{});
+      dmma(integral_constant<int, 6>{}, DmmaLeft<16, true, true, true, true, true>{},
+           DmmaLeft<20, true, true, true, true, true>{}, DmmaLeft<20, true, true, true, true, true>{}, S1{});
+    else dmma(integral_constant<int, 6>{}, DmmaLeft<16, false, true, false, true, true>{},
+              DmmaLeft<1, false, false, true>{}, DmmaLeft<1, false, false, true>{}, S1{});
   } else if (n <= 56) {
     if constexpr (kF32)
-      dmma(integral_constant<int, 7>{}, DmmaLeft<16, true, true, true>{}, DmmaLeft<16, true, false, true>{},
-           DmmaLeft<18, true, true>{}, S2{});
+      dmma(integral_constant<int, 7>{}, DmmaLeft<16, true, true, true, true, true>{},
+           DmmaLeft<16, true, true, true, true, true>{}, DmmaLeft<18, true, true>{}, S2{});
     else {
       using C = DmmaLeft<1, false, false, true>;
       dmma(integral_constant<int, 7>{}, C{}, C{}, C{}, S2{});
@@ -239,8 +263,11 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   } else if (n <= 64) {
     if constexpr (kF32) {
       using C = DmmaLeft<12, true, false, true>;
-      dmma(integral_constant<int, 8>{}, C{}, C{}, C{}, S0{});
-    } else dmma(integral_constant<int, 8>{}, DmmaLeft<12, false, false, true>{}, DmmaLeft<12>{}, DmmaLeft<12>{}, S0{});
+      dmma(integral_constant<int, 8>{}, DmmaLeft<12, true, true, true, true, true>{}, C{}, C{}, S0{});
+    } else {
+      dmma(integral_constant<int, 8>{}, DmmaLeft<12, false, false, true, false, true>{}, DmmaLeft<12>{},
+           DmmaLeft<12>{}, S0{});
+    }
   } else {
     constexpr int P = panel_width<T>();
     const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);

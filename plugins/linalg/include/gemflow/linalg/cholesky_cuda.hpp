@@ -284,7 +284,7 @@ class GpuCholesky {
   /// matrix, one row per lane, shuffles; fp64 n ≤ 16 and fp32 n ≤ 28: one row per thread, 16 or
   /// 32 threads per matrix, columns broadcast through shared memory, pivot j+1 overlapped with
   /// the updates of step j; fp64 17–64 and fp32 29–64: one warp per matrix, 8×8 tiles updated by
-  /// the fp64 tensor cores, right-looking for fp64 17–30 and left-looking otherwise; fp32 data is
+  /// the fp64 tensor cores, right-looking for fp64 17–24 and left-looking otherwise; fp32 data is
   /// factored in fp64 and rounded once, but for n = 29–32 and n ≥ 41 the 8 pivots of each
   /// diagonal tile run in fp32);
   /// larger: left-looking panels in shared memory. Kernels chosen per size from H200
