@@ -939,8 +939,8 @@ void check_batched_non_finite() {
   gc::GpuCholesky chol(nullptr);
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   // (the DMMA kernels' sizes: both the kernel whose last block column stops at n and the full one)
-  for (std::int64_t n : {3, 7, 9, 13, 16, 20, 23, 24, 25, 30, 31, 32, 33, 39, 40, 44, 47, 48, 52, 55, 56, 60, 64,
-                         100}) {
+  for (std::int64_t n : {3, 7, 9, 13, 15, 16, 20, 23, 24, 25, 30, 31, 32, 33, 39, 40, 44, 47, 48, 52, 55, 56, 60,
+                         64, 100}) {
     struct Case {
       std::int64_t i, j;
       double v;

@@ -201,7 +201,7 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   // (−1.2%), 40 (−3.6%), 49–54 (−3.7%). Twentieth session, same calls, the same values bit for bit:
   // persistent warps and the reciprocals on L_kk's diagonal (dot form), where they won: fp64 25–30
   // the left-looking stop kernel, persistent at 18 blocks, instead of the right-looking one (25
-  // +1.3%, 28 +3.2%, 30 +5.2%); fp64 32 reciprocals at 16 blocks +1.7% (persistent −1%); fp64 40 and
+  // +1.3%, 28 +3.2%, 30 +5.2%); fp64 32 reciprocals at 18 blocks +3% (16: +1.7%; persistent −1%); fp64 40 and
   // 48 both at 16 blocks +4.5% and +2.5%; fp64 64 persistent +3.2%; fp32 whole kernels both: 32
   // +3.8%, 40 +1.4%, 48 +8.9%, 56 +9.6%, 64 +9.2% (6.88 → 7.51×); fp32 stop 41–47 +1.1–2.3% and part
   // 55 +2.6%, both. They lost (up to −14%) at the other part and stop kernels: fp64 31, 33–39, 41–47
@@ -219,13 +219,18 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{}, No{});
       // 13–16: the fast pivot path (at 16 CUDA's rsqrt ran 6.7×). Rows of 14 for 13–14 under 7 blocks'
       // cap: 7.5–7.6× against 6.85–7.0× with rows of 16; 15–16 rows of 16 under 6 blocks' cap (80
-      // registers; 7 blocks: 6.0–6.7×, 8 spill): 7.0× and 7.3× (without a cap 16 took 100 registers, 5.8×)
-      else if (n <= 14) bcast(integral_constant<int, 14>{}, integral_constant<int, 7>{}, Yes{}, Yes{});
-      else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
+      // registers; 7 blocks: 6.0–6.7×, 8 spill): 7.0× and 7.3× (without a cap 16 took 100 registers, 5.8×).
+      // At 13–15 the info comes from the pivot tests of the safe path, not from the first NaN on the
+      // diagonal: the fast path only finishes with every pivot normal, positive and finite (info 0),
+      // so its scan and reduction are not needed (twentieth session, the same factors: 13 7.50 →
+      // 8.05×, 14 7.61 → 7.64×, 15 6.97 → 7.20×; but 16 7.25 → 6.57×, so 16 keeps the scan).
+      else if (n <= 14) bcast(integral_constant<int, 14>{}, integral_constant<int, 7>{}, No{}, Yes{});
+      else if (n == 15) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, No{}, Yes{});
+      else if (n == 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
       else if (n <= 24)
         dmma(integral_constant<int, 3>{}, DmmaRight<4>{}, DmmaRight<4>{}, DmmaRight<4>{}, S2{});
       else {  // 25–32: n < 32 stops its last block column (persistent at 25–30)
-        using Whole = DmmaLeft<16, false, true, true, true>;
+        using Whole = DmmaLeft<18, false, true, true, true>;
         using Stop = DmmaLeft<18, false, false, false, false, true>;
         if (n <= 30) dmma(integral_constant<int, 4>{}, Whole{}, Whole{}, Stop{}, S1{});
         else dmma(integral_constant<int, 4>{}, Whole{}, Whole{}, DmmaLeft<24, false, true>{}, S1{});
