@@ -434,10 +434,10 @@ __global__ void __launch_bounds__(32 * WPB)
 /// c of L_kk as 16-byte pairs (24 shared loads per row instead of 36); each x_c takes the same
 /// operations in the same order as in the column form, so the values are the same. kSwizzle: the
 /// panels' columns permuted per row in shared memory against bank conflicts (see ptile below).
-/// kInvDiag: the shared copy of L_kk holds 1/L(c,c) (the pivots' rsqrt, as used) on its diagonal,
-/// so the row solve reads only 16-byte pairs: column form from L_kkᵀ (20 loads per row instead of
-/// 44), dot form from L_kk (20 instead of 24), and the reciprocals are not stored pivot by pivot.
-/// The same values. kPersist: each warp factors matrices m, m + gridDim.x·WPB, … (the launch sized to
+/// kInvDiag (with kRowPairs): the shared copy of L_kk holds 1/L(c,c) (the pivots' rsqrt, as used)
+/// on its diagonal, so the dot-form row solve reads only 16-byte pairs (20 loads per row instead of
+/// 24) and the reciprocals are not stored pivot by pivot. The same values. (A column form reading
+/// L_kkᵀ by pairs, 20 loads instead of 44, lost or tied at every size: twentieth session.) kPersist: each warp factors matrices m, m + gridDim.x·WPB, … (the launch sized to
 /// the resident warps) and loads the next matrix's block column 0 during its last step, so that
 /// the latency of a matrix's first loads is hidden. The same values.
 template <class T, int NT, int WPB, bool kWhole, bool kStop = false, int kMinBlocks = 1, class P = double,
@@ -445,14 +445,12 @@ template <class T, int NT, int WPB, bool kWhole, bool kStop = false, int kMinBlo
 __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     potrf_batched_dmma_left_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   static_assert(NT >= 2 && NT <= 8, "8·NT ≤ 64");
+  static_assert(!kInvDiag || kRowPairs, "the reciprocals on the diagonal are read by the dot-form row solve");
   constexpr int LD = 8;       // tile row (doubles)
   constexpr int TS = 8 * LD + 2;  // tile (doubles): 528 bytes, so that four tiles' rows are conflict-free
   constexpr int kPanelTiles = NT * (NT - 1) / 2;
   __shared__ __align__(16) double panel_smem[WPB][kPanelTiles * TS];
-  // L_kk (kInvDiag without kRowPairs: L_kkᵀ, rows of 12 doubles so that its stores by columns take
-  // two wavefronts)
-  constexpr int DLD = kInvDiag && !kRowPairs ? 12 : LD;
-  __shared__ __align__(16) double diag_smem[WPB][8][DLD];
+  __shared__ __align__(16) double diag_smem[WPB][8][LD];  // L_kk
   __shared__ double dinv_smem[WPB][kInvDiag ? 1 : 8];
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int r = lane >> 2, q = lane & 3;
@@ -571,15 +569,11 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
         for (int i = k + 1; i < NT; ++i) *reinterpret_cast<double2*>(ptile(i, k) + r * LD + ((2 * q) ^ sw)) = c[i];
         if constexpr (!kInvDiag) {
           *reinterpret_cast<double2*>(&diag_smem[warp][r][2 * q]) = c[k];
-        } else if constexpr (kRowPairs) {
+        } else {
           double2 v = c[k];
           if (r == 2 * q) v.x = static_cast<double>(rinv);
           if (r == 2 * q + 1) v.y = static_cast<double>(rinv);
           *reinterpret_cast<double2*>(&diag_smem[warp][r][2 * q]) = v;
-        } else {
-          const double di = static_cast<double>(rinv);
-          diag_smem[warp][2 * q][r] = r == 2 * q ? di : c[k].x;
-          diag_smem[warp][2 * q + 1][r] = r == 2 * q + 1 ? di : c[k].y;
         }
         __syncwarp();
 #pragma unroll
@@ -595,7 +589,7 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
               x[cc] = y.x;
               x[cc + 1] = y.y;
             }
-            if constexpr (kInvDiag && kRowPairs) {
+            if constexpr (kInvDiag) {
 #pragma unroll
               for (int cc = 0; cc < 8; ++cc) {
                 double dinv = 0.0;
@@ -608,20 +602,6 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
                   else if (pp + 1 == cc) dinv = l.y;
                 }
                 x[cc] *= dinv;
-              }
-            } else if constexpr (kInvDiag) {
-#pragma unroll
-              for (int pp = 0; pp < 8; ++pp) {
-                double l[8];  // column pp of L_kk from its diagonal (1/L(pp, pp) there) down
-#pragma unroll
-                for (int cc = pp & ~1; cc < 8; cc += 2) {
-                  const double2 v = *reinterpret_cast<const double2*>(&diag_smem[warp][pp][cc]);
-                  l[cc] = v.x;
-                  l[cc + 1] = v.y;
-                }
-                x[pp] *= l[pp];
-#pragma unroll
-                for (int cc = pp + 1; cc < 8; ++cc) x[cc] -= x[pp] * l[cc];
               }
             } else if constexpr (kRowPairs) {
 #pragma unroll
