@@ -201,11 +201,11 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   // (−1.2%), 40 (−3.6%), 49–54 (−3.7%). Twentieth session, same calls, the same values bit for bit:
   // persistent warps and the reciprocals on L_kk's diagonal (dot form), where they won: fp64 25–30
   // the left-looking stop kernel, persistent at 18 blocks, instead of the right-looking one (25
-  // +1.3%, 28 +3.2%, 30 +5.2%); fp64 32 reciprocals at 18 blocks +3% (16: +1.7%; persistent −1%); fp64 40 and
-  // 48 both at 16 blocks +4.5% and +2.5%; fp64 64 persistent +3.2%; fp32 whole kernels both: 32
-  // +3.8%, 40 +1.4%, 48 +8.9%, 56 +9.6%, 64 +9.2% (6.88 → 7.51×); fp32 stop 41–47 +1.1–2.3% and part
-  // 55 +2.6%, both. They lost (up to −14%) at the other part and stop kernels: fp64 31, 33–39, 41–47
-  // (within ±1%), 49–63; fp32 29–31, 33–39, 49–54, 57–63.
+  // +1.3%, 28 +3.2%, 30 +5.2%); fp64 32 reciprocals at 18 blocks +3% (16: +1.7%; persistent −1%);
+  // fp64 40 and 48 both at 16 blocks +4.5% and +2.5%; fp64 64 persistent +3.2%; fp32 whole kernels
+  // both: 32 +3.8%, 40 +1.4%, 48 +8.9%, 56 +9.6%, 64 +9.2% (6.88 → 7.51×); fp32 stop 41–47 +1.1–2.3%
+  // and part 55 +2.6%, both. They lost (up to −14%) at the other part and stop kernels: fp64 31,
+  // 33–39, 41–47 (within ±1%), 49–63; fp32 29–31, 33–39, 49–54, 57–63.
   using S0 = integral_constant<int, 0>;
   using S1 = integral_constant<int, 1>;
   using S2 = integral_constant<int, 2>;
