@@ -986,9 +986,11 @@ TEST_F(GpuCholeskyTest, BatchedNonFinitePivotsGiveLapackInfoFp32) { check_batche
 template <class T>
 void check_batched_persistent() {
   gc::GpuCholesky chol(nullptr);
-  int sms = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
-  const std::int64_t batch = 3 * 32 * std::int64_t{sms} + 17;  // 32: the most resident blocks per SM
+  int device = 0, sms = 0, blocks_per_sm = 0;  // one warp per block: at most sms·blocks_per_sm resident warps
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&blocks_per_sm, cudaDevAttrMaxBlocksPerMultiprocessor, device), cudaSuccess);
+  const std::int64_t batch = 3 * std::int64_t{blocks_per_sm} * sms + 17;
   const std::vector<std::int64_t> ns = sizeof(T) == 8 ? std::vector<std::int64_t>{25, 28, 30, 40, 48, 64}
                                                       : std::vector<std::int64_t>{32, 40, 41, 47, 48, 55, 56, 64};
   for (const std::int64_t n : ns) {
