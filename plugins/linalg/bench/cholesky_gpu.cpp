@@ -6,10 +6,11 @@
 //
 // --lookahead-sweep: fp64 panel widths, tiled tails (CholeskyOptions::tiled_tail) and SYRK leaves;
 // fp32 panel widths per TF32/FP16 mode (the FP16 modes also with other tails). --variants a,b: only
-// variants whose names contain a or b.
+// variants whose names contain a or b. --interleave R: each variant's runs alternate with cuSOLVER's,
+// its ratio against those.
 //
 //   linalg_bench_cholesky_gpu [--min-n N] [--max-n N] [--sweep] [--lookahead-sweep] [--variants a,b]
-//                             [--sizes n1,n2,...]
+//                             [--sizes n1,n2,...] [--interleave R]
 //                             [--only fp64,fp32,batched,mixed]
 //                             [--batched-n 4,32,...] [--max-batch B] [--batched-reps R]
 //                             [--batched-precision fp64|fp32|both] [--no-batched-baseline]
@@ -67,16 +68,22 @@ struct Buf {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+/// seconds of one run of f after `prep` (untimed).
+double time_once(const std::function<void()>& prep, const std::function<void()>& f, cudaStream_t s) {
+  prep();
+  ck(cudaStreamSynchronize(s), "sync");
+  const double t0 = now();
+  f();
+  ck(cudaStreamSynchronize(s), "sync");
+  return now() - t0;
+}
+
 /// median seconds of `reps` runs of f after `prep` (untimed) each, one warm-up first.
 double time_median(int reps, const std::function<void()>& prep, const std::function<void()>& f, cudaStream_t s) {
   std::vector<double> t;
   for (int r = -1; r < reps; ++r) {
-    prep();
-    ck(cudaStreamSynchronize(s), "sync");
-    const double t0 = now();
-    f();
-    ck(cudaStreamSynchronize(s), "sync");
-    if (r >= 0) t.push_back(now() - t0);
+    const double x = time_once(prep, f, s);
+    if (r >= 0) t.push_back(x);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
@@ -171,6 +178,12 @@ Cfg sweep(gc::GpuCholesky& chol, cudaStream_t s, std::vector<std::int64_t> sizes
   return cfgs[idx[0]];
 }
 
+/// --interleave R: each variant's runs alternate with cuSOLVER's (R pairs after one warm-up pair),
+/// and its ratio is against the median of those cuSOLVER runs. Under sustained load the H200
+/// sits at its 700 W cap and its SM clock drifts (1.4–1.98 GHz); alternating puts both
+/// factorisations in the same state (docs/performance.md, twenty-first session).
+bool g_interleave = false;
+int g_interleave_reps = 5;
 /// Comma-separated substrings of variant names to run (empty: all); --variants.
 std::string g_variants;
 /// Orders of the fp64/fp32 tables (empty: min-n, doubling up to max-n); --sizes.
@@ -369,10 +382,27 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     for (const auto& v : vs) {
       if (!variant_selected(v.name)) continue;
       gc::CholeskyStatus st;
-      const double t = time_median(reps, restore, [&] { st = chol.factor(a.p, n, n, v.o); }, s);
+      const auto ours = [&] { st = chol.factor(a.p, n, n, v.o); };
+      double t = 0, tc = t0;  // tc: the cuSOLVER time this variant's ratio is taken against
+      if (g_interleave) {
+        std::vector<double> tv, tcs;
+        for (int r = -1; r < g_interleave_reps; ++r) {
+          const double c = time_once(restore, [&] { cusolver_potrf<T>(cs, a.p, n, work, lwork, dinfo.p); }, s);
+          const double x = time_once(restore, ours, s);
+          if (r >= 0) tcs.push_back(c), tv.push_back(x);
+        }
+        std::sort(tv.begin(), tv.end());
+        std::sort(tcs.begin(), tcs.end());
+        t = tv[tv.size() / 2];
+        tc = tcs[tcs.size() / 2];
+      } else {
+        t = time_median(reps, restore, ours, s);
+      }
       const double b = gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, s);
-      std::printf("%7lld | %-22s | %8.2f | %7.2f | %6.2f | %9.2e | %.2f%s\n", (long long)n, v.name.c_str(), t * 1e3,
-                  tflops(n, t), t0 / t, b, b / b0, st.ok() ? "" : "  !! not ok");
+      std::printf("%7lld | %-22s | %8.2f | %7.2f | %6.2f | %9.2e | %.2f", (long long)n, v.name.c_str(), t * 1e3,
+                  tflops(n, t), tc / t, b, b / b0);
+      if (g_interleave) std::printf(" | cuSOLVER %.2f ms interleaved", tc * 1e3);
+      std::printf("%s\n", st.ok() ? "" : "  !! not ok");
     }
     std::fflush(stdout);
   }
@@ -597,6 +627,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--sweep")) do_sweep = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--variants") && i + 1 < argc) g_variants = argv[++i];
+    else if (!std::strcmp(argv[i], "--interleave") && i + 1 < argc) {
+      g_interleave = true;
+      g_interleave_reps = std::max(1, std::atoi(argv[++i]));
+    }
     else if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) {
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) g_sizes.push_back(std::atoll(t));
     }
@@ -613,6 +647,7 @@ int main(int argc, char** argv) {
                    "usage: %s [--min-n N] [--max-n N] [--sweep] [--lookahead-sweep] [--only fp64,fp32,batched,mixed]\n"
                    "       [--variants NAME,...] (fp64/fp32 tables: variants whose name contains one of them)\n"
                    "       [--sizes N,...] (fp64/fp32 tables: these orders instead of min-n doubling to max-n)\n"
+                   "       [--interleave R] (fp64/fp32 tables: R runs of each variant alternating with cuSOLVER's)\n"
                    "       [--batched-n 4,32,...]\n"
                    "       [--max-batch B] [--batched-reps R] [--batched-precision fp64|fp32|both] "
                    "[--no-batched-baseline]\n"

@@ -3,7 +3,8 @@
 // per step kind the summed time since the previous event on the same stream. The tables of
 // docs/performance.md ("TF32 everywhere, our triangular solves") come from this program.
 //
-//   linalg_bench_cholesky_timeline [--n N] [--steps] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--fp16]]
+//   linalg_bench_cholesky_timeline [--n N] [--steps] [--serial] [--nb NB] [--syrk-base B] [--tail T]
+//   linalg_bench_cholesky_timeline [--n N] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--fp16]]
 //   linalg_bench_cholesky_timeline --trsv | --passes | --mixed [--n N] [--steps]
 //
 // --tiled: the persistent tiled kernel instead (CholeskyAlgo::tiled, fp64; --fp16: fp32 data with
@@ -24,6 +25,8 @@
 // default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32, 1×FP16 and 3×FP16 with
 // tensor-core panels; --only TEXT keeps those whose label contains TEXT. --no-bulk drops the
 // lookahead's bulk updates (the factor is then wrong): the panel chain's time without them.
+// --serial runs the bulk updates on the panel stream (same factor, no overlap). --nb, --syrk-base
+// and --tail set CholeskyOptions::block, syrk_base and tiled_tail of the lookahead variants.
 // --panel-trace: the panel kernel's stages per launch from the global timer of each CTA (a
 // barrier before each reading), averaged over the launches (--steps: every launch).
 // Each variant runs once untraced (warm-up), then once traced; the traced total includes the
@@ -126,6 +129,9 @@ bool g_tiled_async = true;
 #define GF_TILED_ASYNC g_tiled_async
 bool g_bulk = true;
 #define GF_CHOL_BULK g_bulk
+bool g_serial = false;
+long long g_nb = 0, g_syrk_base = 0, g_tail = 0;  // --nb, --syrk-base, --tail (0: the defaults)
+#define GF_CHOL_SERIAL g_serial
 
 #include "cholesky.cu"
 #include "spd_solve_mixed.cu"
@@ -707,9 +713,14 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--mixed")) mixed = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--no-bulk")) g_bulk = false;
+    else if (!std::strcmp(argv[i], "--serial")) g_serial = true;
+    else if (!std::strcmp(argv[i], "--nb") && i + 1 < argc) g_nb = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--syrk-base") && i + 1 < argc) g_syrk_base = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--tail") && i + 1 < argc) g_tail = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--panel-trace")) g_panel_trace = true;
     else {
-      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
+      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--serial] [--nb NB] [--syrk-base B] "
+                   "[--tail T] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
                    "[--no-async] [--fp16]] [--trsv]\n",
                    argv[0]);
       return 1;
@@ -741,6 +752,9 @@ int main(int argc, char** argv) {
     }
     gc::CholeskyOptions o;
     o.algo = gc::CholeskyAlgo::lookahead;
+    o.block = g_nb;
+    o.syrk_base = g_syrk_base;
+    o.tiled_tail = g_tail;
     const auto run = [&](auto zero, const char* label) {  // --only TEXT: the variants whose label contains it
       if (!only || std::strstr(label, only)) timeline<decltype(zero)>(n, o, label, steps);
     };

@@ -41,6 +41,9 @@
 #ifndef GF_CHOL_BULK
 #define GF_CHOL_BULK true  // the timeline bench can drop the lookahead's bulk updates (wrong factor, chain alone)
 #endif
+#ifndef GF_CHOL_SERIAL
+#define GF_CHOL_SERIAL false  // the timeline bench can run the bulk updates on the panel stream (no overlap)
+#endif
 
 namespace gemflow::linalg::cuda {
 namespace detail {
@@ -577,8 +580,8 @@ struct Factor {
     Factor crit = *this, bulk = *this;
     crit.stream = la.crit;
     crit.blas = la.blas_crit;
-    bulk.stream = la.bulk;
-    bulk.blas = la.blas_bulk;
+    bulk.stream = GF_CHOL_SERIAL ? la.crit : la.bulk;
+    bulk.blas = GF_CHOL_SERIAL ? la.blas_crit : la.blas_bulk;
     bulk.split = bulk_split;
     bulk.square = bulk_square;
     SolverStreamGuard guard(ctx.solver, la.crit, stream);
