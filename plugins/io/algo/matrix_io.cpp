@@ -23,17 +23,16 @@ namespace {
 
 // ---- text helpers ---------------------------------------------------------------------------
 
-/// Lines of a text, 1-based numbers, '\r' before '\n' removed.
+/// Lines of a text, 1-based numbers; a line ends at "\n", "\r\n" or a lone "\r" (classic Mac OS).
 class Lines {
  public:
   explicit Lines(std::string_view text) : text_(text) {}
   bool next(std::string_view& line) {
     if (pos_ >= text_.size()) return false;
-    std::size_t end = text_.find('\n', pos_);
+    std::size_t end = text_.find_first_of("\r\n", pos_);
     if (end == std::string_view::npos) end = text_.size();
     line = text_.substr(pos_, end - pos_);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    pos_ = end + 1;
+    pos_ = end + (end + 1 < text_.size() && text_[end] == '\r' && text_[end + 1] == '\n' ? 2 : 1);
     ++number_;
     return true;
   }
@@ -78,6 +77,30 @@ std::string show(std::string_view s) {
   return "'" + t + "'";
 }
 
+/// Text in UTF-16 or UTF-32 (a byte-order mark, or NUL bytes among the first characters) is
+/// refused by name: read as bytes it would be blamed on its first field or banner.
+void check_text_encoding(std::string_view text, const std::string& path) {
+  const auto byte = [&](std::size_t i) { return i < text.size() ? static_cast<unsigned char>(text[i]) : 0x100u; };
+  const char* what = nullptr;
+  if (byte(0) == 0xFF && byte(1) == 0xFE)
+    what = byte(2) == 0 && byte(3) == 0 ? "UTF-32 (byte-order mark FF FE 00 00)" : "UTF-16 (byte-order mark FF FE)";
+  else if (byte(0) == 0xFE && byte(1) == 0xFF)
+    what = "UTF-16 (byte-order mark FE FF)";
+  else if (byte(0) == 0 && byte(1) == 0 && byte(2) == 0xFE && byte(3) == 0xFF)
+    what = "UTF-32 (byte-order mark 00 00 FE FF)";
+  else if (text.size() >= 4) {  // no mark: ASCII as UTF-16 has a NUL in every other byte
+    const std::size_t m = std::min<std::size_t>(text.size(), 64) & ~std::size_t{1};
+    bool le = true, be = true;
+    for (std::size_t i = 0; i < m; i += 2) {
+      le = le && byte(i) != 0 && byte(i + 1) == 0;
+      be = be && byte(i) == 0 && byte(i + 1) != 0;
+    }
+    if (le || be) what = le ? "UTF-16 (little-endian, no byte-order mark)" : "UTF-16 (big-endian, no byte-order mark)";
+  }
+  if (what)
+    throw ParseError(path, 1, std::string("the file is ") + what + ": save it as UTF-8 or ASCII text");
+}
+
 enum class Number { ok, bad, non_finite };
 
 /// A decimal floating-point number (C syntax, optional '+', Fortran 'D' exponent).
@@ -95,7 +118,23 @@ Number parse_real(std::string_view t, double& out) {
   if (*b == '+' && ++b != e && (*b == '-' || *b == '+')) return Number::bad;
   auto [p, ec] = std::from_chars(b, e, out);
   if (p != e) return Number::bad;
-  if (ec == std::errc::result_out_of_range) return Number::non_finite;
+  if (ec == std::errc::result_out_of_range) {
+    // beyond the double range: too large is not finite; too small (e.g. 1e-330) rounds to a
+    // signed zero, as numpy and scipy read it (from_chars, not strtod: no locale)
+    long double w = 0;
+    const auto [q, wec] = std::from_chars(b, e, w);
+    bool tiny = false;
+    if (wec == std::errc() && q == e) {
+      tiny = std::fabs(w) < 1.0L;
+    } else {  // beyond long double's range too: the exponent's sign decides
+      const std::string_view u(b, static_cast<std::size_t>(e - b));
+      const std::size_t x = u.find_first_of("eE");
+      tiny = x != std::string_view::npos && x + 1 < u.size() && u[x + 1] == '-';
+    }
+    if (!tiny) return Number::non_finite;
+    out = *b == '-' ? -0.0 : 0.0;
+    return Number::ok;
+  }
   if (ec != std::errc()) return Number::bad;
   return std::isfinite(out) ? Number::ok : Number::non_finite;
 }
@@ -147,6 +186,7 @@ const char* kBannerForm = "'%%MatrixMarket matrix <coordinate|array> <real|integ
 
 Matrix<double> parse_matrix_market(std::string_view text, const std::string& path, const ReadMatrixOptions& options,
                                    MatrixFileInfo* info) {
+  check_text_encoding(text, path);
   Lines lines(text);
   std::string_view line;
   if (!lines.next(line)) throw ParseError(path, 0, "empty file (expected the banner " + std::string(kBannerForm) + ")");
@@ -685,7 +725,10 @@ std::vector<std::string> split_csv(std::string_view line, const std::string& pat
       cur += c;
     }
   }
-  if (in_quotes) throw ParseError(path, ln, "unterminated quoted field");
+  if (in_quotes)
+    throw ParseError(path, ln,
+                     "unterminated quoted field: a quoted field must end on its own line (line breaks inside "
+                     "quotes are not read in a numeric table)");
   out.push_back(was_quoted ? cur : std::string(trim(cur)));
   return out;
 }
@@ -714,6 +757,7 @@ std::string other_separator(std::string_view field) {
 }  // namespace
 
 Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixFileInfo* info) {
+  check_text_encoding(text, path);
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF && static_cast<unsigned char>(text[1]) == 0xBB &&
       static_cast<unsigned char>(text[2]) == 0xBF)
     text.remove_prefix(3);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -466,6 +467,44 @@ TEST(Csv, HeaderDetectionCommentsQuotesAndLineEndings) {
   auto b = parse_csv("1,2\n3,4", "b.csv", &info);
   EXPECT_TRUE(info.header.empty());
   EXPECT_EQ(b(1, 1), 4.0);
+}
+
+// QA: values below the double range (1e-330, 2.4e-324) were refused as "not a finite number";
+// they round to a signed zero, as numpy and scipy read them. Above the range stays an error.
+TEST(Csv, UnderflowRoundsToZeroAndOverflowIsRefused) {
+  auto a = parse_csv("1e-330,-2.4e-324\n1e-320,1e-5000\n-7E-400,4.9e-324\n", "u.csv");
+  ASSERT_EQ(a.rows(), 3u);
+  EXPECT_EQ(a(0, 0), 0.0);
+  EXPECT_FALSE(std::signbit(a(0, 0)));
+  EXPECT_EQ(a(0, 1), 0.0);
+  EXPECT_TRUE(std::signbit(a(0, 1)));
+  EXPECT_EQ(a(1, 0), 1e-320);  // subnormal: in range, read as before
+  EXPECT_EQ(a(1, 1), 0.0);
+  EXPECT_TRUE(std::signbit(a(2, 0)));
+  EXPECT_EQ(a(2, 1), std::numeric_limits<double>::denorm_min());
+  expect_error_at([] { (void)parse_csv("1,2\n3,1e400\n", "o.csv"); }, 2, {"'1e400' is not a finite number"});
+  expect_error_at([] { (void)parse_csv("1,2\n3,-1e5000\n", "o.csv"); }, 2, {"not a finite number"});
+  const std::string b = "%%MatrixMarket matrix coordinate real general\n";
+  const auto m = mtx(b + "2 2 2\n1 1 1e-330\n2 2 1.5D-400\n");
+  EXPECT_EQ(m(0, 0), 0.0);
+  EXPECT_EQ(m(1, 1), 0.0);
+  expect_error_at([&] { (void)mtx(b + "2 2 1\n1 1 -1e309\n"); }, 3, {"not a finite number"});
+}
+
+// QA: classic Mac OS line endings (CR only) were read as one line; UTF-16 text was blamed on
+// its first field; a quoted field with a line break said only "unterminated".
+TEST(Csv, CrOnlyLineEndingsUtf16AndQuotedLineBreaks) {
+  auto a = parse_csv("x,y\r1,2\r3,4\r", "mac.csv");
+  ASSERT_EQ(a.rows(), 2u);
+  EXPECT_EQ(a(1, 1), 4.0);
+  const auto m = mtx("%%MatrixMarket matrix array real general\r2 1\r5\r6\r");
+  EXPECT_EQ(m(1, 0), 6.0);
+  const std::string le("\xFF\xFE" "1\0,\0" "2\0\n\0", 10);
+  expect_error_at([&] { (void)parse_csv(le, "w.csv"); }, 1, {"UTF-16 (byte-order mark FF FE)", "UTF-8"});
+  const std::string bare("1\0,\0" "2\0\n\0" "3\0,\0" "4\0\n\0", 16);
+  expect_error_at([&] { (void)parse_csv(bare, "w.csv"); }, 1, {"UTF-16 (little-endian"});
+  expect_error_at([&] { (void)mtx(le); }, 1, {"UTF-16"});
+  expect_error_at([] { (void)parse_csv("\"4\n\",1,0\n", "q.csv"); }, 1, {"must end on its own line"});
 }
 
 TEST(Csv, MalformedRowsNameTheLine) {
