@@ -53,8 +53,8 @@ class SpdSolveNode final : public Node {
                    "refinement with the final fp32 factor is slow, GMRES-IR (FGMRES in fp64 preconditioned by the "
                    "fp32 factor) before the fp64 fallback: classic refinement stops near κ(A) ≈ 1e7, GMRES-IR "
                    "converged up to κ ≈ 3e11 in the tests (as long as the fp32 factor exists).\n"
-                   "Errors: not square, not symmetric, NaN/Inf, rhs rows ≠ n; not positive definite names the "
-                   "leading minor k that fails; a GPU algorithm on the CPU or lapack on CUDA; precision mixed with "
+                   "Errors: not square, not symmetric, NaN/Inf, rhs rows ≠ n; b = A·1 or the solution beyond the "
+                   "double range; not positive definite names the leading minor k that fails; a GPU algorithm on the CPU or lapack on CUDA; precision mixed with "
                    "algorithm blocked or cusolver; device cuda without a device. Never falls back to the CPU silently: device auto logs its choice.\n"
                    "Device memory: n² + 2·n·k doubles (fp32: floats) plus the factorisation's workspace. "
                    "Determinism: deterministic for a given BLAS build / device and library version.\n"
@@ -113,6 +113,10 @@ class SpdSolveNode final : public Node {
         long double s = 0.0L;
         for (std::size_t j = 0; j < n; ++j) s += static_cast<long double>(i >= j ? a(i, j) : a(j, i));
         b(i, 0) = static_cast<double>(s);
+        if (!std::isfinite(b(i, 0)))  // QA: an overflowing A·1 gave a solve "done" with an infinite x
+          throw InputError("linalg.spd_solve: b = A·1 overflows double precision in row " + std::to_string(i) +
+                           " (its row sum is " + sci(static_cast<double>(s)) +
+                           "): connect a right-hand side to input 'rhs', or scale A");
       }
     } else {
       b = *rhs;
@@ -187,13 +191,20 @@ class SpdSolveNode final : public Node {
                        ") is not positive" +
                        (single ? fp32_hint(a, static_cast<std::size_t>(r.info - 1)) : std::string()));
     }
+    // a solve that overflows is a failure, not a result with ρ = ∞ (QA: diag(1e-300) with b = 1e300)
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t c = 0; c < k; ++c)
+        if (!std::isfinite(x(i, c)))
+          throw InputError("linalg.spd_solve: the solution overflows double precision: X(" + std::to_string(i) + ", " +
+                           std::to_string(c) + ") = " + (std::isnan(x(i, c)) ? std::string("NaN") : sci(x(i, c))) + " (max |A| = " + sci(max_abs(a)) +
+                           ", max |B| = " + sci(max_abs(b)) + "); scale A or B so that X fits (|x| < 1.8e308)");
     ctx.progress(0.9, "residuals");
 
     // Report.
     const ResidualNorms norms = residual_norms(a.span(), n, b.span(), k, x.span());
     double forward = std::numeric_limits<double>::quiet_NaN();
     if (known) {
-      forward = 0.0;
+      forward = 0.0;  // x is finite here
       for (double v : x.span()) forward = std::max(forward, std::abs(v - 1.0));
     }
     std::string refinement = "none", history;
@@ -250,6 +261,11 @@ class SpdSolveNode final : public Node {
       return s.str();
     }
     return " (κ(A) may be too large for fp32: use precision fp64 or mixed)";
+  }
+  static double max_abs(const Matrix<double>& m) {
+    double v = 0.0;
+    for (double e : m.span()) v = std::max(v, std::abs(e));
+    return v;
   }
   static void check_values(const Matrix<double>& m, const char* port) {
     for (std::size_t i = 0; i < m.rows(); ++i)

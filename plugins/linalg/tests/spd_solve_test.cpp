@@ -258,6 +258,28 @@ TEST(SpdSolveCpu, OverflowingSinglePrecisionSolveIsNeverSuccess) {
   EXPECT_FALSE(nr.backward_error <= 1.0) << nr.backward_error;
 }
 
+// QA: ‖A‖∞ beyond the double range made ρ = r/∞ = 0; A·x beyond it made ρ NaN. Both are
+// recomputed in long double.
+TEST(SpdSolveCpu, NormsNearTheDoubleRangeStayMeaningful) {
+  const double big = 1.5e308, off = 1e308;
+  const std::vector<double> a = {big, 0, off, big};  // ‖A‖∞ = 2.5e308 overflows double
+  const std::vector<double> x = {1, -1};
+  const double ax1 = off - big;           // −5e307, exact in double
+  const std::vector<double> b = {big - off, ax1 + 1e292};
+  const auto r = residual_norms(a, 2, b, 1, x);
+  const long double rn = std::fabs(static_cast<long double>(b[1]) - (static_cast<long double>(off) - big));
+  const double rho = static_cast<double>(rn / (2.5e308L * 1.0L));
+  EXPECT_GT(r.relative_residual, 0.0);
+  EXPECT_NEAR(r.relative_residual, rho, 1e-6 * rho);
+  EXPECT_TRUE(std::isinf(r.a_norm_inf));
+  // finite ‖A‖∞ but A·x beyond the range: r = 1e308 − 1e309 = −9e308
+  const std::vector<double> d = {1e308, 0, 0, 1e308}, xd = {10, 10}, bd = {1e308, 1e308};
+  const auto rd = residual_norms(d, 2, bd, 1, xd);
+  EXPECT_NEAR(rd.relative_residual, 0.9, 1e-12);
+  EXPECT_NEAR(rd.backward_error, 9e308L / (1e309L + 1e308L), 1e-12);
+  EXPECT_TRUE(std::isinf(rd.residual_inf));
+}
+
 TEST(SpdSolveCpu, NormsOfTheSymmetricLowerTriangle) {
   // Only the lower triangle is read: the upper one holds garbage here.
   const std::vector<double> a = {4, 99, 99, -1, 5, 99, 2, 0.5, 6};
@@ -332,6 +354,36 @@ TEST(SpdSolveNode, AsymmetryBelowTheDiagonalScaleIsRoundingNoise) {
     EXPECT_NEAR((*x)(0, 0), 1.0, 1e-12);
     EXPECT_NEAR((*x)(1, 0), 1.0, 1e-12);
   }
+}
+
+// QA: an SPD matrix whose A·1 overflows, and a solve whose solution overflows, finished "done"
+// with an infinite X, ρ = ∞ (null in JSON) and a forward error of 0.
+TEST(SpdSolveNode, OverflowingRightHandSideOrSolutionFails) {
+  auto run = [](const Matrix<double>& a, const Matrix<double>* rhs) -> std::string {
+    auto node = make_solve_node();
+    node->set_input("matrix", Value::make(a));
+    if (rhs) node->set_input("rhs", Value::make(*rhs));
+    node->set_param("device", std::string("cpu"));
+    gemflow::testing::RecordingContext ctx;
+    try {
+      node->execute(ctx);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const Matrix<double> big(2, 2, std::vector<double>{1.5e308, 1e308, 1e308, 1.5e308});
+  EXPECT_NE(run(big, nullptr).find("b = A·1 overflows double precision in row 0"), std::string::npos)
+      << run(big, nullptr);
+  const Matrix<double> tiny(2, 2, std::vector<double>{1e-300, 0, 0, 1e-300}), b(2, 1, std::vector<double>{1e300, 1e300});
+  const std::string e = run(tiny, &b);
+  EXPECT_NE(e.find("the solution overflows double precision: X(0, 0) = NaN (max |A| = 1.000e-300, max |B| = "
+                   "1.000e+300); scale A or B"),
+            std::string::npos)
+      << e;
+  // the same matrix with a right-hand side it can solve: done, finite ρ
+  const Matrix<double> fine(2, 1, std::vector<double>{1e-290, 2e-290});
+  EXPECT_EQ(run(tiny, &fine), "");
 }
 
 TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {

@@ -133,7 +133,10 @@ void require_finite_fp32_solution(std::span<const double> x);
 /// ‖A‖∞ (max row sum of |a_ij|) of the symmetric matrix whose lower triangle is stored in a.
 [[nodiscard]] double symmetric_norm_inf(std::span<const double> a, std::size_t n);
 
-/// Residual measures of X (see the file comment): A symmetric from its lower triangle.
+/// Residual measures of X (see the file comment): A symmetric from its lower triangle. In double
+/// (BLAS dsymv); when ‖A‖∞ or A·x overflow double although A, B and X are finite, recomputed in
+/// long double, so ρ and η stay meaningful (a_norm_inf is then +∞, its double value). A
+/// non-finite X gives ρ = η = +∞.
 struct ResidualNorms {
   double relative_residual = 0.0;  ///< ρ
   double backward_error = 0.0;     ///< η (Rigal–Gaches)
