@@ -139,7 +139,8 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
   }
   // Paths checked against the default output folder (`gemflow run` without --out).
   const fs::path out = fs::absolute(fs::path("out") / sanitize(display_name(*wf, args.workflow)));
-  const auto path_diags = check_run_paths(*wf, registry, out);
+  auto path_diags = check_run_paths(*wf, registry, out);
+  for (auto& d : check_run_devices(*wf, registry, "")) path_diags.push_back(std::move(d));
   for (const auto& d : path_diags) print_diagnostic(console, d);
   const auto errors = static_cast<std::size_t>(std::count_if(path_diags.begin(), path_diags.end(), [](const auto& d) {
     return d.severity == Diagnostic::Severity::Error;

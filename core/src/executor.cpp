@@ -12,6 +12,7 @@
 #include <ctime>
 #include <deque>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -404,6 +405,7 @@ bool Run::prepare(RunResult& r) {
   }
   // Files that must not be written, known before anything runs.
   sort_out(check_run_paths(wf_, registry_, out_dir_));
+  sort_out(check_run_devices(wf_, registry_, opt_.device));
   if (!r.diagnostics.empty()) return false;
   std::error_code ec;
   fs::create_directories(out_dir_, ec);
@@ -877,6 +879,46 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
     report(Diagnostic::Severity::Warning, in, fmt::format("file not found: {}", in.path.string()),
            from_set ? "a relative path given with --set starts from the current folder"
                     : fmt::format("relative paths start from the workflow's folder {}", base.string()));
+  }
+  return diags;
+}
+
+std::vector<Diagnostic> check_run_devices(const Workflow& wf, const Registry& registry,
+                                          std::string_view device_override) {
+  std::vector<Diagnostic> diags;
+  if (!device_override.empty()) return diags;
+  std::optional<int> count;  // CUDA is asked only when a node wants it
+  for (const auto& n : wf.nodes) {
+    const NodeEntry* e = registry.find_node(n.type);
+    if (!e) continue;  // reported by validate()
+    for (const auto& ps : e->spec.params) {
+      if (ps.kind != ParamKind::Device) continue;
+      const ParamValue* given = n.param(ps.name);
+      const ParamValue& v = given ? *given : ps.default_value;
+      if (!std::holds_alternative<std::string>(v)) continue;
+      const std::string& text = std::get<std::string>(v);
+      const auto req = DeviceRequest::parse(text);
+      if (!req || req->kind != DeviceRequest::Kind::Cuda) continue;  // a bad value is validate()'s
+      std::string why;
+      if (!built_with_cuda()) {
+        why = "this Gemflow was built without CUDA";
+      } else {
+        if (!count) count = cuda_device_count();
+        if (req->index < *count) continue;
+        why = *count == 0 ? "no CUDA device is present" : fmt::format("{} CUDA device(s) are present", *count);
+      }
+      Diagnostic d;
+      d.severity = Diagnostic::Severity::Warning;
+      if (auto it = n.param_where.find(ps.name); it != n.param_where.end())
+        d.where = it->second;
+      else
+        d.where = n.where.file.empty() ? SourceLocation{wf.file.string(), 0, 0} : n.where;
+      d.node = n.id;
+      d.param = ps.name;
+      d.message = fmt::format("device '{}' requested, but {}: the node will fail when it runs", text, why);
+      d.hint = "use device auto (a GPU when there is one, else the CPU) or cpu, or run with --device";
+      diags.push_back(std::move(d));
+    }
   }
   return diags;
 }

@@ -305,6 +305,26 @@ TEST_F(Cli, DeviceCudaWithoutADeviceExits2) {
   EXPECT_EQ(json_lines(cpu.out).back()["nodes"]["d"]["outputs"]["table"]["type"], "Table");
 }
 
+// QA: `validate` said "valid" for `device: cuda` on a machine without a GPU; the run read its
+// inputs and failed only at that node. Now both warn up front with the parameter's file:line;
+// --device replaces every device parameter, so it silences the warning.
+TEST_F(Cli, DeviceCudaInTheWorkflowWithoutADeviceWarns) {
+  if (gemflow::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  const auto wf = write("dc.yaml", "gemflow: 1\nname: dc\nnodes:\n  d: {type: test.device, params: {device: cuda}}\n");
+  const std::string warning = wf.string() + ":4:43: warning: node 'd', parameter 'device': device 'cuda' requested, but ";
+  auto v = gemflow({"validate", wf.string()});
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_CONTAINS(v.err, warning);
+  EXPECT_CONTAINS(v.err, "the node will fail when it runs");
+  EXPECT_CONTAINS(v.out, "valid");
+  auto r = gemflow({"run", wf.string(), "--out", (dir_ / "o").string()});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_CONTAINS(r.err, "device 'cuda' requested, but");
+  auto cpu = gemflow({"run", wf.string(), "--out", (dir_ / "o2").string(), "--device", "cpu"});
+  EXPECT_EQ(cpu.code, 0) << cpu.err;
+  EXPECT_EQ(cpu.err.find("requested, but"), std::string::npos) << cpu.err;
+}
+
 // ---- invalid workflows: exit 2, file:line, hints -----------------------------------------
 
 TEST_F(Cli, TypoInNodeTypeNamesFileLineAndHint) {

@@ -93,6 +93,13 @@ struct RunResult {
 [[nodiscard]] std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& registry,
                                                       const std::filesystem::path& out_dir);
 
+/// Warnings for `device` parameters that ask for a CUDA device this machine lacks (none present,
+/// too few, or Gemflow built without CUDA), with file:line of the parameter: such a node fails
+/// when it runs. Nothing when `device_override` (RunOptions::device, --device) is set: it
+/// replaces every device parameter and is checked on its own.
+[[nodiscard]] std::vector<Diagnostic> check_run_devices(const Workflow& wf, const Registry& registry,
+                                                        std::string_view device_override);
+
 /// Hex xxh3-64 of a file's bytes (provenance input hashes).
 [[nodiscard]] std::string hash_file(const std::filesystem::path& file);
 
