@@ -795,7 +795,8 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
     std::string what;       // "the workflow file of this run", "read by node 'a' (parameter 'path')"
     const NodeInstance* node = nullptr;
     std::string param;
-    bool given = false;  // set in the workflow (a default may name an optional file)
+    bool given = false;     // set in the workflow (a default may name an optional file)
+    bool relative = false;  // as written
   };
   auto where = [&](const File& f) {
     if (!f.node) return SourceLocation{wf.file.string(), 0, 0};
@@ -814,11 +815,12 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
       const ParamValue& v = given ? *given : ps.default_value;
       if (!std::holds_alternative<std::string>(v) || std::get<std::string>(v).empty()) continue;
       fs::path p = std::get<std::string>(v);
-      if (p.is_relative()) p = (ps.kind == ParamKind::InputPath ? base : out_dir) / p;
+      const bool relative = p.is_relative();
+      if (relative) p = (ps.kind == ParamKind::InputPath ? base : out_dir) / p;
       p = p.lexically_normal();
       if (ps.kind == ParamKind::InputPath)
         inputs.push_back({p, fmt::format("an input of this run (read by node '{}', parameter '{}')", n.id, ps.name),
-                          &n, ps.name, given != nullptr});
+                          &n, ps.name, given != nullptr, relative});
       else
         outputs.push_back({p, "", &n, ps.name});
     }
@@ -876,9 +878,11 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
     if (!in.node || !in.given || fs::exists(in.path, ec)) continue;
     // --set made a relative path absolute against the current folder (apply_override)
     const bool from_set = where(in).file.starts_with("--set ");
+    // (QA: the hint on relative paths also came with absolute ones)
     report(Diagnostic::Severity::Warning, in, fmt::format("file not found: {}", in.path.string()),
-           from_set ? "a relative path given with --set starts from the current folder"
-                    : fmt::format("relative paths start from the workflow's folder {}", base.string()));
+           from_set        ? "a relative path given with --set starts from the current folder"
+           : in.relative   ? fmt::format("relative paths start from the workflow's folder {}", base.string())
+                           : std::string());
   }
   return diags;
 }

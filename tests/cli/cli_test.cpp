@@ -718,6 +718,14 @@ TEST_F(Cli, MissingInputFileWarnsAtValidationAndBeforeTheRun) {
   auto r = gemflow({"run", wf.string(), "--out", (dir_ / "o").string()});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_CONTAINS(r.err, "file not found: " + (dir_ / "nope.txt").string());
+  EXPECT_CONTAINS(v.err, "relative paths start from the workflow's folder");
+  // an absolute path gets no hint about relative ones (QA)
+  const auto abs = write("abs.yaml", "gemflow: 1\nnodes:\n  r: {type: test.read_text, params: {path: " +
+                                         (dir_ / "gone.txt").string() + "}}\n");
+  auto va = gemflow({"validate", abs.string()});
+  EXPECT_EQ(va.code, 0) << va.err;
+  EXPECT_CONTAINS(va.err, "file not found: " + (dir_ / "gone.txt").string());
+  EXPECT_EQ(va.err.find("relative paths"), std::string::npos) << va.err;
 }
 
 // QA: a missing file given with --set (made absolute against the current folder) was hinted

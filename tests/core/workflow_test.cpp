@@ -81,6 +81,13 @@ TEST(Workflow, TypoInNodeTypeSuggestsTheNearest) {
   EXPECT_EQ(d.where.column, 13);
 }
 
+// QA: `mode: ~` said only "'' is not one of: ..."
+TEST(Workflow, NullValueSaysSo) {
+  const auto d = only_error(parse("gemflow: 1\nnodes:\n  p: {type: test.params, params: {mode: ~}}\n"));
+  EXPECT_EQ(d.param, "mode");
+  EXPECT_THAT(d.str(), HasSubstr("parameter 'mode': no value (empty, ~ or null): '' is not one of: fast, exact"));
+}
+
 TEST(Workflow, UnknownParameterSuggestsTheNearest) {
   const auto d = only_error(parse("gemflow: 1\nnodes:\n  c: {type: test.constant, params: {valeu: 3}}\n"));
   EXPECT_EQ(d.node, "c");
