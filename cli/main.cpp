@@ -12,6 +12,7 @@
 #include "console.hpp"
 #include "gemflow/config.hpp"
 #include "gemflow/device.hpp"
+#include "gemflow/memory.hpp"
 #include "gemflow/registry.hpp"
 
 namespace {
@@ -36,6 +37,8 @@ Documentation: docs/cli.md)";
 
 int main(int argc, char** argv) {
   using namespace gemflow::cli;
+  // before any plugin loads OpenBLAS: under `ulimit -v` its threads must fit (else it hangs)
+  (void)gemflow::fit_blas_threads_to_address_limit();
 
   CLI::App app{"Gemflow: run, validate and inspect plugin-based scientific workflows.", "gemflow"};
   app.footer(kEpilog);

@@ -607,9 +607,10 @@ void Run::run_node(std::size_t i) {
     } catch (const std::bad_alloc& ex) {  // an allocation the memory checks did not foresee
       state = NodeState::Failed;
       const auto avail = available_host_memory();
-      error = fmt::format("{}: out of memory ({}){}", label, ex.what(),
+      error = fmt::format("{}: out of memory ({}){}{}", label, ex.what(),
                           avail ? fmt::format("; {:.2f} GiB available now", static_cast<double>(*avail) / (1u << 30))
-                                : std::string());
+                                : std::string(),
+                          address_limit_note());
     } catch (const std::exception& ex) {
       state = NodeState::Failed;
       // Node messages often start with their own type ("linalg.spd_solve: ..."); the label names

@@ -1,8 +1,10 @@
 #include "gemflow/memory.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -39,7 +41,29 @@ std::optional<std::size_t> mem_available() {
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1u << 30)); }
 
+/// Under RLIMIT_AS (ulimit -v): the limit and the address space this process maps now.
+struct AddressSpace {
+  std::size_t limit = 0, mapped = 0;
+  [[nodiscard]] std::size_t left() const { return limit > mapped ? limit - mapped : 0; }
+};
+std::optional<AddressSpace> address_space() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  std::ifstream in("/proc/self/statm");
+  std::size_t pages = 0;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (!(in >> pages) || page <= 0) return std::nullopt;
+  return AddressSpace{static_cast<std::size_t>(rl.rlim_cur), pages * static_cast<std::size_t>(page)};
+}
+
 }  // namespace
+
+std::string address_limit_note() {
+  const auto as = address_space();
+  if (!as) return "";
+  return fmt::format("; the address-space limit (ulimit -v) is {}, {} of it mapped already", gib(as->limit),
+                     gib(as->mapped));
+}
 
 std::optional<std::size_t> available_host_memory() {
   std::optional<std::size_t> avail = mem_available();
@@ -50,13 +74,15 @@ std::optional<std::size_t> available_host_memory() {
     const std::size_t left = *limit > *used ? *limit - *used : 0;
     avail = avail ? std::min(*avail, left) : left;
   }
+  if (const auto as = address_space()) avail = avail ? std::min(*avail, as->left()) : as->left();
   return avail;
 }
 
 void require_host_memory(std::size_t bytes, const std::string& what) {
   const auto avail = available_host_memory();
   if (avail && bytes > *avail)
-    throw OutOfMemory(fmt::format("{} needs {} of memory, {} available", what, gib(bytes), gib(*avail)));
+    throw OutOfMemory(
+        fmt::format("{} needs {} of memory, {} available{}", what, gib(bytes), gib(*avail), address_limit_note()));
 }
 
 std::size_t checked_matrix_bytes(std::size_t rows, std::size_t cols, std::size_t element_size) {
@@ -66,6 +92,25 @@ std::size_t checked_matrix_bytes(std::size_t rows, std::size_t cols, std::size_t
   const std::size_t bytes = rows * cols * element_size;
   if (bytes >= (std::size_t{256} << 20)) require_host_memory(bytes, fmt::format("a {}×{} matrix", rows, cols));
   return bytes;
+}
+
+int blas_threads_for_address_limit(std::size_t limit_bytes, int cpus) {
+  constexpr std::size_t kReserve = std::size_t{3} << 29;  // 1.5 GiB
+  constexpr std::size_t kPerThread = std::size_t{192} << 20;
+  const std::size_t fit = limit_bytes > kReserve ? (limit_bytes - kReserve) / kPerThread : 0;
+  return static_cast<int>(std::clamp<std::size_t>(fit, 1, static_cast<std::size_t>(std::max(cpus, 1))));
+}
+
+int fit_blas_threads_to_address_limit() {
+  for (const char* v : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"})
+    if (const char* e = std::getenv(v); e && *e) return 0;
+  rlimit rl{};
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const int threads = blas_threads_for_address_limit(static_cast<std::size_t>(rl.rlim_cur), static_cast<int>(cpus));
+  if (cpus <= 0 || threads >= cpus) return 0;
+  setenv("OPENBLAS_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  return threads;
 }
 
 }  // namespace gemflow

@@ -9,6 +9,7 @@
 #include <QStringList>
 #include <QStyleFactory>
 
+#include <gemflow/memory.hpp>
 #include <gemflow/plugin_loader.hpp>
 
 #include "app/main_window.hpp"
@@ -39,6 +40,8 @@ void add_qt_options(QCommandLineParser& cli) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // before any plugin loads OpenBLAS: under `ulimit -v` its threads must fit (else it hangs)
+  (void)gemflow::fit_blas_threads_to_address_limit();
   QCoreApplication::setOrganizationName(QStringLiteral("Gemflow"));
   QCoreApplication::setApplicationName(QStringLiteral("Gemflow Studio"));
   QCoreApplication::setApplicationVersion(QStringLiteral(GEMFLOW_STUDIO_VERSION));

@@ -59,3 +59,14 @@ TEST(HostMemory, MatrixShapeThatOverflowsIsRefusedNotWrapped) {
 }
 
 }  // namespace
+
+// OpenBLAS threads under an address-space limit (QA: `ulimit -v 1200000` hung gemflow)
+TEST(HostMemory, BlasThreadsFitTheAddressLimit) {
+  constexpr std::size_t kGiB = std::size_t{1} << 30;
+  EXPECT_EQ(gemflow::blas_threads_for_address_limit(std::size_t{1200000} * 1024, 2), 1);
+  EXPECT_EQ(gemflow::blas_threads_for_address_limit(0, 8), 1);
+  EXPECT_EQ(gemflow::blas_threads_for_address_limit(4 * kGiB, 64), 13);  // (4 − 1.5) GiB / 192 MiB
+  EXPECT_EQ(gemflow::blas_threads_for_address_limit(64 * kGiB, 16), 16);
+  EXPECT_EQ(gemflow::blas_threads_for_address_limit(64 * kGiB, 0), 1);
+}
+
