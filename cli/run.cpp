@@ -29,8 +29,21 @@ namespace {
 std::atomic<bool> g_cancel{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 
-extern "C" void on_cancel_signal(int) {
+// After SIGTERM (a batch scheduler, `timeout`), a run that has not ended within this many
+// seconds exits: a node stuck in a library never sees the cancellation (QA). A second signal
+// exits at once.
+constexpr unsigned kTermGraceSeconds = 10;
+
+extern "C" void on_term_deadline(int) {
+  static const char msg[] = "gemflow: still running 10 s after SIGTERM (a node does not stop): exiting\n";
+  const ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)w;
+  _exit(kExitCancelled);
+}
+
+extern "C" void on_cancel_signal(int sig) {
   if (g_cancel.exchange(true)) _exit(kExitCancelled);
+  if (sig == SIGTERM) alarm(kTermGraceSeconds);
 }
 
 void install_cancel_handlers() {
@@ -40,6 +53,10 @@ void install_cancel_handlers() {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  struct sigaction deadline {};
+  deadline.sa_handler = on_term_deadline;
+  sigemptyset(&deadline.sa_mask);
+  sigaction(SIGALRM, &deadline, nullptr);
 }
 
 void print_diagnostic(Console& console, const Diagnostic& d) {

@@ -547,6 +547,31 @@ TEST_F(Cli, SigtermCancelsToo) {
   EXPECT_CONTAINS(r.out, "cancelled");
 }
 
+// QA: a node stuck in a library (OpenBLAS under `ulimit -v`) never sees the cancellation, and a
+// single SIGTERM (a scheduler, `timeout`) left gemflow running for good. It now exits 10 s later.
+TEST_F(Cli, SigtermEndsARunWhoseNodeDoesNotStop) {
+  const auto wf = write("w.yaml", "gemflow: 1\nname: stuck\nnodes:\n"
+                                  "  s: {type: test.sleep, params: {seconds: 60, cooperative: false}}\n");
+  Clock::time_point signalled{};
+  bool sent = false;
+  Options opt;
+  opt.timeout = 40;
+  opt.on_output = [&](pid_t pid, const std::string&, const std::string& err) {
+    if (!sent && err.find("s: 0%") != std::string::npos) {
+      kill(pid, SIGTERM);
+      signalled = Clock::now();
+      sent = true;
+    }
+  };
+  auto r = gemflow({"run", wf.string(), "--out", "o"}, opt);
+  const double after = std::chrono::duration<double>(Clock::now() - signalled).count();
+  ASSERT_TRUE(sent) << r.err;
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_GE(after, 9.0);
+  EXPECT_LT(after, 15.0);
+  EXPECT_CONTAINS(r.err, "still running 10 s after SIGTERM (a node does not stop): exiting");
+}
+
 TEST_F(Cli, ProgressBarOnATerminal) {
   const auto wf = write("w.yaml", R"(gemflow: 1
 name: bar

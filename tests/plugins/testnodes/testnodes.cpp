@@ -4,8 +4,8 @@
 //   test.constant   param value (float)            → value: Matrix<f64> 1×1
 //   test.add        a, b: Matrix<f64>              → sum: Matrix<f64> (element-wise a + b)
 //   test.fail       in (optional), param message   → out; always throws `message`
-//   test.sleep      in (optional), param seconds   → out (= in, else 1×1 zero); reports progress
-//                   and checks cancellation every 10 ms
+//   test.sleep      in (optional), params seconds, cooperative → out (= in, else 1×1 zero);
+//                   reports progress and (cooperative) checks cancellation every 10 ms
 //   test.write_text value (optional), params path (output path), text, fail_midway
 //                   writes "text\n" then the value's elements one per line, atomically
 //   test.read_text  param path (input path)        → lines: Table (column "line"),
@@ -88,12 +88,14 @@ class Sleep final : public Node {
   Input<Mat> in{this, "in", "Passed through", PortUse::Optional};
   Output<Mat> out{this, "out", "The input, else a 1×1 zero"};
   Param<double> seconds{this, "seconds", 1.0, {.min = 0.0, .max = 3600.0, .unit = "s", .doc = "How long"}};
+  Param<bool> cooperative{this, "cooperative", true,
+                          {.doc = "false: never checks cancellation (a node stuck in a library)"}};
   void execute(NodeContext& ctx) override {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     const auto total = std::chrono::duration<double>(*seconds);
     for (;;) {
-      ctx.throw_if_cancelled();
+      if (*cooperative) ctx.throw_if_cancelled();
       const auto done = std::chrono::duration<double>(clock::now() - start);
       if (done >= total) break;
       ctx.progress(total.count() > 0 ? done / total : 1.0, "sleeping");
