@@ -877,13 +877,19 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
       continue;
     }
     if (!in.node || !in.given || fs::exists(in.path, ec)) continue;
-    // --set made a relative path absolute against the current folder (apply_override)
-    const bool from_set = where(in).file.starts_with("--set ");
+    // --set made a relative path absolute against the current folder (apply_override); the
+    // location names the assignment as given ("--set r.path=a.txt")
+    const std::string& loc = where(in).file;
+    const std::size_t eq = loc.find('=');
+    const bool from_set = loc.starts_with("--set ") && eq != std::string::npos &&
+                          fs::path(loc.substr(eq + 1)).is_relative();
+    const bool set_absolute = loc.starts_with("--set ") && !from_set;
     // (QA: the hint on relative paths also came with absolute ones)
     report(Diagnostic::Severity::Warning, in, fmt::format("file not found: {}", in.path.string()),
-           from_set        ? "a relative path given with --set starts from the current folder"
-           : in.relative   ? fmt::format("relative paths start from the workflow's folder {}", base.string())
-                           : std::string());
+           from_set                      ? "a relative path given with --set starts from the current folder"
+           : in.relative && !set_absolute ? fmt::format("relative paths start from the workflow's folder {}",
+                                                        base.string())
+                                          : std::string());
   }
   return diags;
 }

@@ -796,6 +796,12 @@ TEST_F(Cli, MissingSetPathHintsAtTheCurrentFolder) {
   const auto line_start = r.err.rfind('\n', r.err.find(expect)) + 1;
   const std::string line = r.err.substr(line_start, r.err.find('\n', line_start) - line_start);
   EXPECT_EQ(line.find("warning"), line.rfind("warning")) << "said twice: " << line;
+  // an absolute path given with --set gets no hint about relative ones (QA)
+  const std::string gone = (dir_ / "gone.txt").string();
+  auto a = gemflow({"validate", wf.string(), "--set", "r.path=" + gone}, o);
+  EXPECT_EQ(a.code, 0) << a.err;
+  EXPECT_CONTAINS(a.err, "file not found: " + gone);
+  EXPECT_EQ(a.err.find("relative path"), std::string::npos) << a.err;
 }
 
 // QA: a folder given as the workflow was reported as "1:1: empty workflow file".
