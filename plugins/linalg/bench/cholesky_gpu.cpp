@@ -180,8 +180,10 @@ Cfg sweep(gc::GpuCholesky& chol, cudaStream_t s, std::vector<std::int64_t> sizes
 
 /// --interleave R: each variant's runs alternate with cuSOLVER's (R pairs after one warm-up pair),
 /// and its ratio is against the median of those cuSOLVER runs. Under sustained load the H200
-/// sits at its 700 W cap and its SM clock drifts (1.4–1.98 GHz); alternating puts both
-/// factorisations in the same state (docs/performance.md, twenty-first session).
+/// sits at its 700 W cap and its SM clock drifts (1.4–1.98 GHz); alternating runs both
+/// factorisations through the same states, though each run still heats the next (cuSOLVER
+/// 16k: 38.4 ms beside the lookahead, 47.2 ms beside the tiled kernel; docs/performance.md,
+/// twenty-first session).
 bool g_interleave = false;
 int g_interleave_reps = 5;
 /// Comma-separated substrings of variant names to run (empty: all); --variants.
