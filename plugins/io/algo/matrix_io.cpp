@@ -17,6 +17,7 @@
 
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/star.hpp"  // read_text_file
+#include "text.hpp"
 
 namespace gemflow::io {
 namespace {
@@ -75,30 +76,6 @@ std::string show(std::string_view s) {
   std::string t(s.substr(0, kMax));
   if (s.size() > kMax) t += "...";
   return "'" + t + "'";
-}
-
-/// Text in UTF-16 or UTF-32 (a byte-order mark, or NUL bytes among the first characters) is
-/// refused by name: read as bytes it would be blamed on its first field or banner.
-void check_text_encoding(std::string_view text, const std::string& path) {
-  const auto byte = [&](std::size_t i) { return i < text.size() ? static_cast<unsigned char>(text[i]) : 0x100u; };
-  const char* what = nullptr;
-  if (byte(0) == 0xFF && byte(1) == 0xFE)
-    what = byte(2) == 0 && byte(3) == 0 ? "UTF-32 (byte-order mark FF FE 00 00)" : "UTF-16 (byte-order mark FF FE)";
-  else if (byte(0) == 0xFE && byte(1) == 0xFF)
-    what = "UTF-16 (byte-order mark FE FF)";
-  else if (byte(0) == 0 && byte(1) == 0 && byte(2) == 0xFE && byte(3) == 0xFF)
-    what = "UTF-32 (byte-order mark 00 00 FE FF)";
-  else if (text.size() >= 4) {  // no mark: ASCII as UTF-16 has a NUL in every other byte
-    const std::size_t m = std::min<std::size_t>(text.size(), 64) & ~std::size_t{1};
-    bool le = true, be = true;
-    for (std::size_t i = 0; i < m; i += 2) {
-      le = le && byte(i) != 0 && byte(i + 1) == 0;
-      be = be && byte(i) == 0 && byte(i + 1) != 0;
-    }
-    if (le || be) what = le ? "UTF-16 (little-endian, no byte-order mark)" : "UTF-16 (big-endian, no byte-order mark)";
-  }
-  if (what)
-    throw ParseError(path, 1, std::string("the file is ") + what + ": save it as UTF-8 or ASCII text");
 }
 
 enum class Number { ok, bad, non_finite };
@@ -186,7 +163,7 @@ const char* kBannerForm = "'%%MatrixMarket matrix <coordinate|array> <real|integ
 
 Matrix<double> parse_matrix_market(std::string_view text, const std::string& path, const ReadMatrixOptions& options,
                                    MatrixFileInfo* info) {
-  check_text_encoding(text, path);
+  text = detail::checked_text(text, path);
   Lines lines(text);
   std::string_view line;
   if (!lines.next(line)) throw ParseError(path, 0, "empty file (expected the banner " + std::string(kBannerForm) + ")");
@@ -757,7 +734,7 @@ std::string other_separator(std::string_view field) {
 }  // namespace
 
 Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixFileInfo* info) {
-  check_text_encoding(text, path);
+  text = detail::checked_text(text, path);
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF && static_cast<unsigned char>(text[1]) == 0xBB &&
       static_cast<unsigned char>(text[2]) == 0xBF)
     text.remove_prefix(3);

@@ -10,6 +10,7 @@
 
 #include "gemflow/io/star.hpp"
 #include "structure_builder.hpp"
+#include "text.hpp"
 
 namespace gemflow::io {
 
@@ -49,6 +50,8 @@ bool parse_int(std::string_view field, int& out) {
 Structure parse_pdb(std::string_view text, const std::string& path, const ReadStructureOptions& options,
                     std::vector<std::string>* warnings) {
   if (options.model < 0) throw ParseError(path, 0, "model must be >= 0 (0 = all models)");
+  std::string storage;  // QA: CR-only line endings read as one line: 1 atom of 40
+  text = detail::prepared_text(text, path, storage);
   StructureBuilder builder(path);
   std::string title, header_id;
   bool file_has_models = false, in_model = false, atoms_before_models = false;

@@ -129,6 +129,12 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
                                                 : ", and no target_value is given"));
           }
           if (const StarValue* v = get(c_weight)) weight = number(*v, path, "weight");
+          // QA: negative limits passed here and failed later, in smoothing, without a file:line
+          for (const auto& [value, name] : {std::pair{lower, "lower_limit"}, std::pair{upper, "upper_limit"},
+                                            std::pair{target, "target_value"}, std::pair{weight, "weight"}})
+            if (value < 0)
+              throw ParseError(path, line, "restraint " + std::to_string(id) + ": " + name + " " +
+                                               std::to_string(value) + " is negative (distances in Å, weights ≥ 0)");
           if (upper < lower)
             throw ParseError(path, line, "restraint " + std::to_string(id) + ": upper_limit " + std::to_string(upper) +
                                              " is below lower_limit " + std::to_string(lower));

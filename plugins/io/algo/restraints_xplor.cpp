@@ -8,6 +8,7 @@
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
 #include "gemflow/io/star.hpp"
+#include "text.hpp"
 
 namespace gemflow::io {
 
@@ -172,6 +173,9 @@ class Parser {
     r.upper = v[0] + v[2];
     if (v[1] < 0 || v[2] < 0)
       throw ParseError(path_, a.line, "negative dminus or dplus in restraint " + std::to_string(id));
+    if (v[0] < 0)  // QA: d = −1.8 gave an upper bound −0.1, refused later as "restraint −1"
+      throw ParseError(path_, a.line, "negative distance d = " + std::to_string(v[0]) + " Å in restraint " +
+                                          std::to_string(id));
     for (;;) {
       if (is_kw(peek(), {"weight"})) {
         ++p_;
@@ -185,6 +189,7 @@ class Parser {
         break;
       }
     }
+    if (r.weight < 0) throw ParseError(path_, a.line, "negative weight in restraint " + std::to_string(id));
     return r;
   }
 
@@ -380,6 +385,8 @@ class Parser {
 }  // namespace
 
 RestraintSet parse_xplor_distance_restraints(std::string_view text, const std::string& path) {
+  std::string storage;
+  text = detail::prepared_text(text, path, storage);
   return Parser(tokenize(text, path), path).run();
 }
 

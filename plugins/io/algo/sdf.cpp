@@ -1,6 +1,7 @@
 // MDL SD files and molfiles, V2000 and V3000 (see gemflow/io/molecules.hpp).
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/molecules.hpp"
 #include "gemflow/io/star.hpp"  // read_text_file
+#include "text.hpp"
 
 namespace gemflow::io {
 namespace {
@@ -77,6 +79,8 @@ double to_double(const Lines& in, int line, std::string_view text, const std::st
   const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size())
     in.fail(line, what + ": expected a number, got '" + std::string(t) + "'");
+  if (!std::isfinite(v))  // QA: nan and inf passed, to fail later as bounds without a file:line
+    in.fail(line, what + ": '" + std::string(t) + "' is not a finite number");
   return v;
 }
 
@@ -277,6 +281,8 @@ void read_v3000(Lines& in, Molecule& m) {
 }  // namespace
 
 MoleculeSet parse_sdf(std::string_view text, const std::string& path) {
+  std::string storage;
+  text = detail::prepared_text(text, path, storage);
   Lines in(text, path);
   MoleculeSet set;
   while (!in.done()) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gemflow/io/errors.hpp"
+#include "text.hpp"
 
 namespace gemflow::io {
 
@@ -131,6 +132,8 @@ const StarValue* StarFrame::item(std::string_view tag) const noexcept {
 }
 
 StarFile parse_star(std::string_view text, const std::string& path) {
+  std::string storage;  // a UTF-8 byte-order mark was a "value without a tag" (QA)
+  text = detail::prepared_text(text, path, storage);
   StarFile file;
   file.path = path;
   Lexer lex(text, path);

@@ -378,6 +378,45 @@ TEST(NefRestraints, MalformedFilesNameTheLine) {
                   "values (the rows before it are one per line)");
 }
 
+// QA: negative limits and weights passed the readers and failed later without a file:line (a
+// .tbl distance of −1.8 as "restraint −1"); a UTF-8 byte-order mark was "a value without a tag".
+TEST(NefRestraints, NegativeLimitsAndEncodings) {
+  const std::string head =
+      "data_x\nsave_d\nloop_\n_nef_distance_restraint.restraint_id\n"
+      "_nef_distance_restraint.chain_code_1\n_nef_distance_restraint.sequence_code_1\n"
+      "_nef_distance_restraint.residue_name_1\n_nef_distance_restraint.atom_name_1\n"
+      "_nef_distance_restraint.chain_code_2\n_nef_distance_restraint.sequence_code_2\n"
+      "_nef_distance_restraint.residue_name_2\n_nef_distance_restraint.atom_name_2\n"
+      "_nef_distance_restraint.weight\n"
+      "_nef_distance_restraint.lower_limit\n_nef_distance_restraint.upper_limit\n";
+  const auto nef = [&](const std::string& row) { return head + row + "\nstop_\nsave_\n"; };
+  EXPECT_EQ(parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 1.8 3.5"), "ok.nef").restraints.size(), 1u);
+  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 -5.0 -3.5"), "n.nef"); }),
+                  "n.nef:16: restraint 1: lower_limit -5.000000 is negative");
+  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 -1.0 3.5"), "n.nef"); }),
+                  "lower_limit -1.000000 is negative");
+  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H -2 1.8 3.5"), "n.nef"); }),
+                  "weight -2.000000 is negative");
+  const auto bom = parse_nef_distance_restraints("\xEF\xBB\xBF" + nef("1 A 19 ASN H A 20 THR H 1.0 1.8 3.5"), "b.nef");
+  EXPECT_EQ(bom.restraints.size(), 1u);
+  EXPECT_CONTAINS(error_of([] { (void)parse_nef_distance_restraints(std::string("\xFF\xFE" "d\0a\0", 6), "u.nef"); }),
+                  "u.nef:1: the file is UTF-16");
+  EXPECT_CONTAINS(error_of([] {
+                    (void)parse_xplor_distance_restraints("assign (resid 1 and name HA) (resid 2 and name HA) -1.8 0.0 1.7\n",
+                                                          "d.tbl");
+                  }),
+                  "d.tbl:1: negative distance d = -1.800000 Å in restraint 1");
+  const std::string tbl = "! c\nassign (resid 1 and name HA) (resid 2 and name HA) 2.0 0.2 1.0\n"
+                          "assign (resid 3 and name HA) (resid 4 and name HA) 3.0 0.2 1.0\n";
+  std::string cr = tbl;
+  for (char& c : cr)
+    if (c == '\n') c = '\r';
+  const auto lf = parse_xplor_distance_restraints(tbl, "lf.tbl"), crs = parse_xplor_distance_restraints(cr, "cr.tbl");
+  ASSERT_EQ(crs.restraints.size(), 2u);
+  EXPECT_EQ(crs.restraints[1].upper, lf.restraints[1].upper);
+  EXPECT_EQ(crs.restraints[1].origin, "cr.tbl:3");
+}
+
 TEST(NefRestraints, RequiredColumnsAreNamedAtTheLoopHeader) {
   auto loop = [](const std::vector<std::string>& tags, const std::string& rows) {
     std::string t = "data_x\nsave_d\nloop_\n";  // loop_ on line 3

@@ -58,6 +58,24 @@ const char* kWater =
 }  // namespace
 
 // Counts from the files' count lines (V2000 "aaabbb", V3000 COUNTS), checked exactly.
+// QA: nan/inf coordinates passed the reader and failed later as bounds without a file:line;
+// CR-only line endings and a UTF-8 byte-order mark are read.
+TEST(ReadSdf, NonFiniteCoordinatesCrOnlyAndBom) {
+  std::string bad = kWater;
+  bad.replace(bad.find("    0.0000    0.7572"), 10, "       nan");
+  expect_parse_error([&] { (void)parse_sdf(bad, "n.sdf"); }, {"n.sdf:6:", "atom 2 x (columns 1-10)", "not a finite"});
+  std::string inf = kWater;
+  inf.replace(inf.find("   -0.4692 H   0  3"), 10, "       inf");
+  expect_parse_error([&] { (void)parse_sdf(inf, "i.sdf"); }, {"i.sdf:7:", "atom 3 z", "not a finite"});
+  std::string cr = kWater;
+  for (char& c : cr)
+    if (c == '\n') c = '\r';
+  const auto a = parse_sdf(kWater, "w.sdf").molecules.at(0), b = parse_sdf("\xEF\xBB\xBF" + cr, "cr.sdf").molecules.at(0);
+  ASSERT_EQ(b.atoms.size(), 3u);
+  EXPECT_EQ(b.atoms[1].xyz, a.atoms[1].xyz);
+  EXPECT_EQ(b.bonds.size(), a.bonds.size());
+}
+
 TEST(ReadSdf, CountsMatchCountLines) {
   struct Case {
     const char* file;

@@ -84,6 +84,23 @@ TEST(ReadPdb, ModelSelection) {
                      {"2kpu.pdb", "model 21 requested", "1, 2, 3"});
 }
 
+// QA: CR-only line endings read as one line (1 atom of 40); UTF-16 text said "no atoms".
+TEST(ReadPdb, CrOnlyLineEndingsAndUtf16) {
+  std::string text = atom_line("ATOM", 1, " N  ", ' ', "ALA", 'A', 1, 0, 0, 0) +
+                     atom_line("ATOM", 2, " CA ", ' ', "ALA", 'A', 1, 1.5, 0, 0) +
+                     atom_line("ATOM", 3, " C  ", ' ', "ALA", 'A', 1, 2, 1.2, 0);
+  std::string cr = text;
+  for (char& c : cr)
+    if (c == '\n') c = '\r';
+  const auto a = parse_pdb(text, "lf.pdb"), b = parse_pdb(cr, "cr.pdb");
+  ASSERT_EQ(b.atom_count(), 3u);
+  EXPECT_EQ(b.atoms[2].name, a.atoms[2].name);
+  EXPECT_EQ(b.models[0][2], a.models[0][2]);
+  std::string utf16 = "\xFF\xFE";
+  for (char c : text.substr(0, 80)) utf16 += std::string{c, '\0'};
+  expect_parse_error([&] { (void)parse_pdb(utf16, "w.pdb"); }, {"w.pdb:1:", "UTF-16", "UTF-8"});
+}
+
 TEST(ReadPdb, ElementsFromColumnsAndNames) {
   std::string text = atom_line("ATOM", 1, " CA ", ' ', "ALA", 'A', 1, 0, 0, 0) +   // no element columns
                      atom_line("ATOM", 2, "HG11", ' ', "VAL", 'A', 2, 1, 0, 0) +   // 4-letter H name
