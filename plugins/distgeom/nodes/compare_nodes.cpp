@@ -1,5 +1,6 @@
 // distgeom.compare (superposition RMSD, restraint violations) and distgeom.report (report.json).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -25,8 +26,14 @@ using namespace nodes;
 using ResidueKey = std::pair<std::string, int>;  // chain, number
 
 // "8-92", "A:8-40,A:45-92", "12" → set of (chain or "*", number).
-std::set<ResidueKey> parse_residues(const std::string& text) {
-  std::set<ResidueKey> out;
+/// One item of the `residues` parameter: chain ("*": any) and an inclusive residue range.
+struct ResidueRange {
+  std::string chain;
+  int first = 0, last = 0;
+};
+
+std::vector<ResidueRange> parse_residues(const std::string& text) {
+  std::vector<ResidueRange> out;
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
     item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
@@ -36,15 +43,19 @@ std::set<ResidueKey> parse_residues(const std::string& text) {
       chain = item.substr(0, c);
       item = item.substr(c + 1);
     }
-    try {
-      const auto dash = item.find('-', 1);
-      const int a = std::stoi(item.substr(0, dash));
-      const int b = dash == std::string::npos ? a : std::stoi(item.substr(dash + 1));
-      for (int r = std::min(a, b); r <= std::max(a, b); ++r) out.insert({chain, r});
-    } catch (const std::exception&) {
+    const auto dash = item.find('-', 1);
+    const std::string sa = item.substr(0, dash), sb = dash == std::string::npos ? sa : item.substr(dash + 1);
+    int a = 0, b = 0;
+    const auto ra = std::from_chars(sa.data(), sa.data() + sa.size(), a);
+    const auto rb = std::from_chars(sb.data(), sb.data() + sb.size(), b);
+    if (sa.empty() || sb.empty() || ra.ec != std::errc() || ra.ptr != sa.data() + sa.size() ||
+        rb.ec != std::errc() || rb.ptr != sb.data() + sb.size())
       throw InputError("distgeom.compare: parameter 'residues': cannot read '" + item +
                        "' (expected e.g. \"8-92\" or \"A:8-40,A:45-92\")");
-    }
+    if (a > b)  // QA: "90-10" was taken as 10-90
+      throw InputError("distgeom.compare: parameter 'residues': the range " + item + " runs backwards (write " +
+                       std::to_string(b) + "-" + std::to_string(a) + ")");
+    out.push_back({chain, a, b});
   }
   return out;
 }
@@ -112,7 +123,7 @@ class CompareNode final : public Node {
     const auto& m = *model_in;
     const auto& ref = *reference;
     if (m.models.empty()) throw InputError("distgeom.compare: input 'model' has no coordinates");
-    const auto rx = model_xyz(ref, reference_model.value(), "distgeom.compare");
+    const auto rx = model_xyz(ref, reference_model.value(), "distgeom.compare", "reference_model");
     const auto& mx = m.models[0];
     const auto keys = atom_keys(m);
     std::vector<std::size_t> in_model(ref.atoms.size(), SIZE_MAX);
@@ -124,9 +135,21 @@ class CompareNode final : public Node {
     // Ordered region.
     std::set<ResidueKey> ordered;
     if (!residues.value().empty()) {
-      for (auto [c, r] : parse_residues(residues.value()))
-        for (const auto& [c2, r2] : all_res)
-          if (r2 == r && (c == "*" || c == c2)) ordered.insert({c2, r2});
+      const auto ranges = parse_residues(residues.value());
+      for (const auto& [c2, r2] : all_res)
+        for (const auto& g : ranges)
+          if (r2 >= g.first && r2 <= g.last && (g.chain == "*" || g.chain == c2)) ordered.insert({c2, r2});
+      // QA: a region with no residue of the reference gave RMSD NaN, exit 0; one partly beyond
+      // the reference was cut down silently
+      if (ordered.empty())
+        throw InputError("distgeom.compare: parameter 'residues' = '" + residues.value() +
+                         "' selects no residue of the reference (it has " + format_ranges(all_res) + ")");
+      std::size_t requested = 0;
+      for (const auto& g : ranges) requested += static_cast<std::size_t>(g.last - g.first) + 1;
+      if (ordered.size() < requested)
+        ctx.warn("parameter 'residues' = '" + residues.value() + "': " + std::to_string(ordered.size()) + " of the " +
+                 std::to_string(requested) + " residues it names are in the reference (" + format_ranges(all_res) +
+                 "); the others are left out");
     } else if (restraints.connected()) {
       std::map<ResidueKey, int> count;
       for (const auto& r : restraints.get()->restraints) {

@@ -197,6 +197,16 @@ class BoundsNode final : public Node {
     } catch (const std::runtime_error& e) {
       throw InputError(std::string("distgeom.bounds: ") + e.what());
     }
+    // QA: with the restraints not resolved against a structure every one was skipped and the run
+    // went on to a structure from covalent geometry alone, exit 0
+    const std::size_t unresolved = static_cast<std::size_t>(
+        std::count_if(b.skipped.begin(), b.skipped.end(), [](const auto& k) { return k.second == SkipReason::Unresolved; }));
+    if (!b.skipped.empty() && unresolved == b.skipped.size() && b.restraints_used == 0 && b.grouped.empty() &&
+        b.ambiguous.empty())
+      throw InputError("distgeom.bounds: none of the " + std::to_string(b.skipped.size()) +
+                       " restraints names atoms of the structure (all skipped: atoms not found): resolve them "
+                       "against it, e.g. link the structure into the restraints reader (read.structure -> "
+                       "restraints.structure), and check that chain and residue numbering match");
     ctx.info("bounds: " + std::to_string(b.n) + " atoms, " + std::to_string(b.covalent_pairs) + " covalent pairs, " +
              std::to_string(b.restraints_used) + " restraints used (" + std::to_string(b.grouped.size()) +
              " pseudo-atom/wildcard, " + std::to_string(b.ambiguous.size()) + " ambiguous → refine), " +

@@ -110,6 +110,62 @@ TEST(BoundsFromStructureNode, UnlistedPairsGetCutoffMinusToleranceOrVdw) {
   EXPECT_GT(unlisted, 100u);
 }
 
+// QA: restraints never resolved against the structure (the reader had no structure linked)
+// were all skipped, and the run went on to a structure from covalent geometry alone, exit 0.
+TEST(BoundsNode, RestraintsNoneOfWhichMatchTheStructureAreAnError) {
+  RestraintSet rs;
+  rs.source = "r.nef";
+  for (int id = 1; id <= 3; ++id) {
+    DistanceRestraint r;
+    r.id = id;
+    r.upper = 5.0;
+    r.alternatives.push_back({});  // names only: atoms_a/atoms_b empty
+    rs.restraints.push_back(r);
+  }
+  auto node = make("distgeom.bounds");
+  node->set_input("structure", Value::make(peptide()));
+  node->set_input("restraints", Value::make(rs));
+  RecordingContext ctx;
+  const auto e = error_of(*node, ctx);
+  EXPECT_NE(e.find("none of the 3 restraints names atoms of the structure"), std::string::npos) << e;
+  EXPECT_NE(e.find("read.structure -> restraints.structure"), std::string::npos) << e;
+  // one resolved restraint among them: a run, with the others skipped and warned about
+  rs.restraints[0].alternatives[0].atoms_a = {0};
+  rs.restraints[0].alternatives[0].atoms_b = {4};
+  auto ok = make("distgeom.bounds");
+  ok->set_input("structure", Value::make(peptide()));
+  ok->set_input("restraints", Value::make(rs));
+  RecordingContext ctx2;
+  EXPECT_EQ(error_of(*ok, ctx2), "(no error)");
+}
+
+// QA: a region with no residue of the reference gave RMSD NaN and exit 0; "90-10" was read as
+// 10-90; a range beyond the reference was cut down silently; a bad reference_model was reported
+// as parameter 'model'.
+TEST(CompareNode, ResidueRegionAndReferenceModelAreChecked) {
+  const auto run = [](const std::string& residues, std::int64_t ref_model, RecordingContext& ctx) {
+    auto node = make("distgeom.compare");
+    node->set_input("model", Value::make(peptide()));
+    node->set_input("reference", Value::make(peptide()));
+    node->set_param("residues", residues);
+    node->set_param("reference_model", ref_model);
+    return error_of(*node, ctx);
+  };
+  RecordingContext c1, c2, c3, c4, c5;
+  EXPECT_NE(run("B:1-5", 1, c1).find("parameter 'residues' = 'B:1-5' selects no residue of the reference (it has A:20-31)"),
+            std::string::npos)
+      << run("B:1-5", 1, c1);
+  EXPECT_NE(run("31-20", 1, c2).find("the range 31-20 runs backwards (write 20-31)"), std::string::npos);
+  EXPECT_NE(run("20-31", 5, c3).find("parameter 'reference_model' = 5 but the structure has 1 model(s)"),
+            std::string::npos);
+  EXPECT_EQ(run("A:20-1000000000", 1, c4), "(no error)");  // no billion-step loop either
+  bool warned = false;
+  for (const auto& l : c4.logs()) warned = warned || l.text.find("12 of the 999999981 residues") != std::string::npos;
+  EXPECT_TRUE(warned);
+  EXPECT_EQ(run("22-28", 1, c5), "(no error)");
+  for (const auto& l : c5.logs()) EXPECT_EQ(l.text.find("residues it names"), std::string::npos) << l.text;
+}
+
 TEST(BoundsFromStructureNode, ToleranceNotBelowCutoffIsAnErrorNamingTheParameters) {
   auto node = make("distgeom.bounds_from_structure");
   node->set_input("structure", Value::make(peptide()));
