@@ -712,7 +712,10 @@ void Run::write_provenance(RunResult& r) {
           jn["plugin_version"] = p.version;
         }
     json params = json::object();
-    for (const auto& [k, v] : n.params) params[k] = to_json(v);
+    for (const auto& [k, v] : n.params) {  // --device replaced every device parameter (QA: it said "auto")
+      const ParamSpec* ps = n.entry->spec.param(k);
+      params[k] = ps && ps->kind == ParamKind::Device && !opt_.device.empty() ? json(opt_.device) : to_json(v);
+    }
     jn["params"] = params;
     jn["state"] = to_string(n.result.state);
     jn["seconds"] = n.result.seconds;

@@ -317,6 +317,10 @@ TEST_F(Cli, DeviceCudaWithoutADeviceExits2) {
   auto cpu = gemflow({"run", wf.string(), "--out", "o", "--device", "cpu", "--json"});
   ASSERT_EQ(cpu.code, 0) << cpu.err;
   EXPECT_EQ(json_lines(cpu.out).back()["nodes"]["d"]["outputs"]["table"]["type"], "Table");
+  // the provenance's parameters are the ones used: the override, not the workflow's "auto" (QA)
+  const auto prov = nlohmann::json::parse(slurp(dir_ / "o" / "provenance.json"));
+  EXPECT_EQ(prov["nodes"]["d"]["params"]["device"], "cpu") << prov.dump();
+  EXPECT_EQ(prov["device_override"], "cpu");
 }
 
 // QA: `validate` said "valid" for `device: cuda` on a machine without a GPU; the run read its
