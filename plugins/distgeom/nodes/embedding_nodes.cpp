@@ -502,7 +502,7 @@ class EmbedNode final : public Node {
                         {.doc = "Factorisation of the metric matrix"}};
   Param<std::int64_t> dimensions{this, "dimensions", 4, {.min = 3, .max = 4,
                                                          .doc = "3, or 4 for a 4D embedding squeezed by distgeom.refine"}};
-  Param<std::int64_t> rank{this, "rank", 0, {.min = 0, .doc = "cholesky: pivoted Cholesky columns; 0 = dimensions"}};
+  Param<std::int64_t> rank{this, "rank", 0, {.min = 0, .doc = "cholesky: pivoted Cholesky columns k, used as min(atoms, max(dimensions, k)); 0 = dimensions"}};
   Param<double> pivot_fraction{this, "pivot_fraction", 1.0,
                                {.min = 0.01, .max = 1.0,
                                 .doc = "cholesky: pivots only among this fraction of atoms with the tightest bounds "
@@ -705,7 +705,7 @@ class EmbedAndRefineNode final : public Node {
   Choice<Method> method{this, "method", Method::Cholesky, {{Method::Cholesky, "cholesky"}, {Method::Eigen, "eigen"}},
                         {.doc = "As distgeom.embed's method"}};
   Param<std::int64_t> dimensions{this, "dimensions", 4, {.min = 3, .max = 4, .doc = "Embedding dimension"}};
-  Param<std::int64_t> rank{this, "rank", 0, {.min = 0, .doc = "cholesky: pivoted Cholesky columns; 0 = dimensions"}};
+  Param<std::int64_t> rank{this, "rank", 0, {.min = 0, .doc = "cholesky: pivoted Cholesky columns k, used as min(atoms, max(dimensions, k)); 0 = dimensions"}};
   Param<double> pivot_fraction{this, "pivot_fraction", 1.0,
                                {.min = 0.01, .max = 1.0,
                                 .doc = "cholesky: pivots only among this fraction of atoms with the tightest "
