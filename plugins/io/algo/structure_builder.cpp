@@ -92,6 +92,23 @@ Structure StructureBuilder::finish(const ReadStructureOptions& options, std::vec
   if (dropped_alt > 0 && warnings)
     warnings->push_back(std::to_string(dropped_alt) +
                         " atom records of non-first alternate locations dropped, e.g. " + alt_example);
+  // Duplicate records of one atom (QA: kept silently; identical ones become zero-distance pairs)
+  if (warnings) {
+    std::map<std::tuple<std::string, int, std::string, std::string>, int> seen;
+    std::size_t dups = 0;
+    std::string example;
+    for (const auto& a : models_.front().atoms) {
+      auto [it, inserted] =
+          seen.emplace(std::tuple{a.atom.chain, a.atom.residue_number, a.atom.insertion, a.atom.name}, a.line);
+      if (inserted) continue;
+      if (dups++ == 0)
+        example = "line " + std::to_string(a.line) + " repeats " + describe(a.atom) + " of line " +
+                  std::to_string(it->second);
+    }
+    if (dups > 0)
+      warnings->push_back(std::to_string(dups) + " duplicate atom record(s) (same chain, residue and name), e.g. " +
+                          example + "; both are kept");
+  }
   // Model consistency.
   const Model& first = models_.front();
   for (std::size_t k = 1; k < models_.size(); ++k) {

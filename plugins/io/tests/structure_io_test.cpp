@@ -101,6 +101,24 @@ TEST(ReadPdb, CrOnlyLineEndingsAndUtf16) {
   expect_parse_error([&] { (void)parse_pdb(utf16, "w.pdb"); }, {"w.pdb:1:", "UTF-16", "UTF-8"});
 }
 
+// QA: a repeated atom record was kept silently (identical ones become zero-distance pairs).
+TEST(ReadPdb, DuplicateAtomRecordsAreWarnedAbout) {
+  const std::string a = atom_line("ATOM", 1, " N  ", ' ', "ALA", 'A', 1, 0, 0, 0),
+                    b = atom_line("ATOM", 2, " CA ", ' ', "ALA", 'A', 1, 1.5, 0, 0);
+  std::vector<std::string> warnings;
+  const auto s = parse_pdb(a + b + a, "dup.pdb", {}, &warnings);
+  EXPECT_EQ(s.atom_count(), 3u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("1 duplicate atom record(s)"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("line 3 repeats"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("of line 1"), std::string::npos) << warnings[0];
+  warnings.clear();
+  (void)parse_pdb(a + b, "ok.pdb", {}, &warnings);
+  EXPECT_TRUE(warnings.empty());
+  (void)read_pdb(sample("2kpu/2kpu.pdb"), {}, &warnings);  // 20 models of one atom list: no false alarm
+  for (const auto& w : warnings) EXPECT_EQ(w.find("duplicate"), std::string::npos) << w;
+}
+
 TEST(ReadPdb, ElementsFromColumnsAndNames) {
   std::string text = atom_line("ATOM", 1, " CA ", ' ', "ALA", 'A', 1, 0, 0, 0) +   // no element columns
                      atom_line("ATOM", 2, "HG11", ' ', "VAL", 'A', 2, 1, 0, 0) +   // 4-letter H name
