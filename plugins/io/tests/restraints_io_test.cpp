@@ -52,6 +52,19 @@ std::string error_of(F&& f) {
 
 }  // namespace
 
+/// A NEF distance-restraint loop up to its rows: data block, save frame, the id and selection
+/// columns, then `values` (e.g. "upper_limit"); 10 + values.size() lines.
+std::string nef_head(std::initializer_list<const char*> values) {
+  std::string h =
+      "data_x\nsave_d\nloop_\n_nef_distance_restraint.restraint_id\n"
+      "_nef_distance_restraint.chain_code_1\n_nef_distance_restraint.sequence_code_1\n"
+      "_nef_distance_restraint.residue_name_1\n_nef_distance_restraint.atom_name_1\n"
+      "_nef_distance_restraint.chain_code_2\n_nef_distance_restraint.sequence_code_2\n"
+      "_nef_distance_restraint.residue_name_2\n_nef_distance_restraint.atom_name_2\n";
+  for (const char* v : values) h += std::string("_nef_distance_restraint.") + v + "\n";
+  return h;
+}
+
 TEST(XplorRestraints, Counts2kpu) {
   auto set = read_xplor_distance_restraints(sample("2kpu/2kpu_Xplor-NIH_distance.tbl"));
   ASSERT_EQ(set.restraints.size(), 841u);
@@ -332,13 +345,7 @@ TEST(XplorRestraints, MalformedFilesNameTheLine) {
 }
 
 TEST(NefRestraints, MalformedFilesNameTheLine) {
-  const std::string head =
-      "data_x\nsave_d\nloop_\n_nef_distance_restraint.restraint_id\n"
-      "_nef_distance_restraint.chain_code_1\n_nef_distance_restraint.sequence_code_1\n"
-      "_nef_distance_restraint.residue_name_1\n_nef_distance_restraint.atom_name_1\n"
-      "_nef_distance_restraint.chain_code_2\n_nef_distance_restraint.sequence_code_2\n"
-      "_nef_distance_restraint.residue_name_2\n_nef_distance_restraint.atom_name_2\n"
-      "_nef_distance_restraint.upper_limit\n";  // 13 lines
+  const std::string head = nef_head({"upper_limit"});  // 13 lines
   EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H\nstop_\nsave_\n", "a.nef"); }),
                   "a.nef:14: loop_ of line 3");
   EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H 4.x\nstop_\nsave_\n", "b.nef"); }),
@@ -381,14 +388,7 @@ TEST(NefRestraints, MalformedFilesNameTheLine) {
 // QA: negative limits and weights passed the readers and failed later without a file:line (a
 // .tbl distance of −1.8 as "restraint −1"); a UTF-8 byte-order mark was "a value without a tag".
 TEST(NefRestraints, NegativeLimitsAndEncodings) {
-  const std::string head =
-      "data_x\nsave_d\nloop_\n_nef_distance_restraint.restraint_id\n"
-      "_nef_distance_restraint.chain_code_1\n_nef_distance_restraint.sequence_code_1\n"
-      "_nef_distance_restraint.residue_name_1\n_nef_distance_restraint.atom_name_1\n"
-      "_nef_distance_restraint.chain_code_2\n_nef_distance_restraint.sequence_code_2\n"
-      "_nef_distance_restraint.residue_name_2\n_nef_distance_restraint.atom_name_2\n"
-      "_nef_distance_restraint.weight\n"
-      "_nef_distance_restraint.lower_limit\n_nef_distance_restraint.upper_limit\n";
+  const std::string head = nef_head({"weight", "lower_limit", "upper_limit"});
   const auto nef = [&](const std::string& row) { return head + row + "\nstop_\nsave_\n"; };
   EXPECT_EQ(parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 1.8 3.5"), "ok.nef").restraints.size(), 1u);
   EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 -5.0 -3.5"), "n.nef"); }),
