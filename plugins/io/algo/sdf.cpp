@@ -90,8 +90,14 @@ void check_element(const Lines& in, int line, const std::string& el, std::size_t
   if (el.empty()) in.fail(line, "atom " + std::to_string(atom) + ": empty element symbol");
 }
 
-MoleculeBond make_bond(const Lines& in, int line, long a, long b, long order, std::size_t n, std::size_t bond) {
+/// `max_order`: the largest bond type of the CTfile version (V2000: 8 = any; V3000: 10 = hydrogen).
+MoleculeBond make_bond(const Lines& in, int line, long a, long b, long order, std::size_t n, std::size_t bond,
+                       long max_order) {
   const std::string which = "bond " + std::to_string(bond);
+  if (order < 1 || order > max_order)  // QA: type 9 in a V2000 file was accepted
+    in.fail(line, which + ": bond type " + std::to_string(order) + " is not one of 1-" + std::to_string(max_order) +
+                      " (1 single, 2 double, 3 triple, 4 aromatic, 5-8 query types" +
+                      (max_order > 8 ? ", 9 coordination, 10 hydrogen)" : ")"));
   if (a < 1 || static_cast<std::size_t>(a) > n || b < 1 || static_cast<std::size_t>(b) > n)
     in.fail(line, which + " joins atoms " + std::to_string(a) + " and " + std::to_string(b) + " but the record has " +
                       std::to_string(n) + " atoms");
@@ -135,7 +141,7 @@ void read_v2000(Lines& in, Molecule& m, long na, long nb) {
     const long a = to_long(in, ln, cols(l, 1, 3), bt + " first atom (columns 1-3)");
     const long b = to_long(in, ln, cols(l, 4, 6), bt + " second atom (columns 4-6)");
     const long t = to_long(in, ln, cols(l, 7, 9), bt + " type (columns 7-9)");
-    m.bonds.push_back(make_bond(in, ln, a, b, t, m.atoms.size(), static_cast<std::size_t>(i + 1)));
+    m.bonds.push_back(make_bond(in, ln, a, b, t, m.atoms.size(), static_cast<std::size_t>(i + 1), 8));
   }
   bool chg_seen = false;
   while (true) {
@@ -257,7 +263,7 @@ void read_v3000(Lines& in, Molecule& m) {
           if (it == index.end()) in.fail(ln, bt + " names atom " + std::to_string(id) + ", which the ATOM block does not list");
           ab[e] = static_cast<long>(it->second) + 1;
         }
-        m.bonds.push_back(make_bond(in, ln, ab[0], ab[1], t, m.atoms.size(), k));
+        m.bonds.push_back(make_bond(in, ln, ab[0], ab[1], t, m.atoms.size(), k, 10));
       }
       if (static_cast<long>(m.bonds.size()) != nb)
         in.fail(ln, "BOND block has " + std::to_string(m.bonds.size()) + " bonds, COUNTS says " + std::to_string(nb));

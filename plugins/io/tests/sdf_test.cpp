@@ -74,6 +74,10 @@ TEST(ReadSdf, NonFiniteCoordinatesCrOnlyAndBom) {
   ASSERT_EQ(b.atoms.size(), 3u);
   EXPECT_EQ(b.atoms[1].xyz, a.atoms[1].xyz);
   EXPECT_EQ(b.bonds.size(), a.bonds.size());
+  // QA: a bond type beyond the V2000 table (1-8) was accepted
+  std::string nine = kWater;
+  nine.replace(nine.find("  1  3  1  0"), 12, "  1  3  9  0");
+  expect_parse_error([&] { (void)parse_sdf(nine, "b.sdf"); }, {"b.sdf:9:", "bond 2: bond type 9 is not one of 1-8"});
 }
 
 TEST(ReadSdf, CountsMatchCountLines) {
