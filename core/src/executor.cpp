@@ -791,6 +791,16 @@ RunResult Run::execute() {
 
 }  // namespace
 
+namespace {
+
+/// file:line of a node's parameter value; the node's, then the workflow file's, when not known.
+SourceLocation param_location(const Workflow& wf, const NodeInstance& n, const std::string& param) {
+  if (auto it = n.param_where.find(param); it != n.param_where.end()) return it->second;
+  return n.where.file.empty() && n.where.line == 0 ? SourceLocation{wf.file.string(), 0, 0} : n.where;
+}
+
+}  // namespace
+
 std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& registry, const fs::path& out_dir_in) {
   const fs::path out_dir = fs::absolute(out_dir_in).lexically_normal();
   const fs::path base = wf.base_dir();
@@ -803,10 +813,7 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
     bool relative = false;  // as written
   };
   auto where = [&](const File& f) {
-    if (!f.node) return SourceLocation{wf.file.string(), 0, 0};
-    if (auto it = f.node->param_where.find(f.param); it != f.node->param_where.end()) return it->second;
-    return f.node->where.file.empty() && f.node->where.line == 0 ? SourceLocation{wf.file.string(), 0, 0}
-                                                                   : f.node->where;
+    return f.node ? param_location(wf, *f.node, f.param) : SourceLocation{wf.file.string(), 0, 0};
   };
   std::vector<File> inputs, outputs;
   if (!wf.file.empty()) inputs.push_back({fs::absolute(wf.file).lexically_normal(), "the workflow file of this run"});
@@ -923,10 +930,7 @@ std::vector<Diagnostic> check_run_devices(const Workflow& wf, const Registry& re
       }
       Diagnostic d;
       d.severity = Diagnostic::Severity::Warning;
-      if (auto it = n.param_where.find(ps.name); it != n.param_where.end())
-        d.where = it->second;
-      else
-        d.where = n.where.file.empty() ? SourceLocation{wf.file.string(), 0, 0} : n.where;
+      d.where = param_location(wf, n, ps.name);
       d.node = n.id;
       d.param = ps.name;
       d.message = fmt::format("device '{}' requested, but {}: the node will fail when it runs", text, why);

@@ -662,13 +662,10 @@ class Parser {
       return;
     }
     auto parsed = ps->parse(text);
-    if (value.IsNull() && !std::holds_alternative<std::string>(parsed)) {
-      // QA: `algorithm: ~` said only "'' is not one of: ..." (from validate, which no longer
-      // knows the value was null)
-      if (auto why = ps->check(std::get<ParamValue>(parsed)))
+    if (value.IsNull()) {  // QA: `algorithm: ~` said only "'' is not one of: ..." (validate's check)
+      const auto* bad = std::get_if<std::string>(&parsed);
+      if (const auto why = bad ? std::optional<std::string>(*bad) : ps->check(std::get<ParamValue>(parsed)))
         parsed = "no value (empty, ~ or null): " + *why;
-    } else if (auto* why = std::get_if<std::string>(&parsed); why && value.IsNull()) {
-      parsed = "no value (empty, ~ or null): " + *why;
     }
     if (auto* why = std::get_if<std::string>(&parsed)) {
       error(value.IsNull() ? key : value, n.id, name, *why);

@@ -153,6 +153,21 @@ std::vector<nlohmann::json> json_lines(const std::string& out) {
   return v;
 }
 
+/// Options whose callback sends `sig` once node 's' shows its first progress on stderr
+/// (plain mode: "s: 0%"); `sent` and `at` say whether and when.
+Options signal_when_s_starts(int sig, bool& sent, Clock::time_point& at, double timeout) {
+  Options opt;
+  opt.timeout = timeout;
+  opt.on_output = [sig, &sent, &at](pid_t pid, const std::string&, const std::string& err) {
+    if (!sent && err.find("s: 0%") != std::string::npos) {
+      kill(pid, sig);
+      at = Clock::now();
+      sent = true;
+    }
+  };
+  return opt;
+}
+
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -537,15 +552,8 @@ links:
 TEST_F(Cli, SigtermCancelsToo) {
   const auto wf = write("w.yaml", "gemflow: 1\nname: slow\nnodes:\n  s: {type: test.sleep, params: {seconds: 60}}\n");
   bool sent = false;
-  Options opt;
-  opt.timeout = 30;
-  opt.on_output = [&](pid_t pid, const std::string&, const std::string& err) {
-    if (!sent && err.find("s: 0%") != std::string::npos) {
-      kill(pid, SIGTERM);
-      sent = true;
-    }
-  };
-  auto r = gemflow({"run", wf.string(), "--out", "o"}, opt);
+  Clock::time_point signalled{};
+  auto r = gemflow({"run", wf.string(), "--out", "o"}, signal_when_s_starts(SIGTERM, sent, signalled, 30));
   ASSERT_TRUE(sent) << r.err;
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_CONTAINS(r.out, "cancelled");
@@ -558,16 +566,7 @@ TEST_F(Cli, SigtermEndsARunWhoseNodeDoesNotStop) {
                                   "  s: {type: test.sleep, params: {seconds: 60, cooperative: false}}\n");
   Clock::time_point signalled{};
   bool sent = false;
-  Options opt;
-  opt.timeout = 40;
-  opt.on_output = [&](pid_t pid, const std::string&, const std::string& err) {
-    if (!sent && err.find("s: 0%") != std::string::npos) {
-      kill(pid, SIGTERM);
-      signalled = Clock::now();
-      sent = true;
-    }
-  };
-  auto r = gemflow({"run", wf.string(), "--out", "o"}, opt);
+  auto r = gemflow({"run", wf.string(), "--out", "o"}, signal_when_s_starts(SIGTERM, sent, signalled, 40));
   const double after = std::chrono::duration<double>(Clock::now() - signalled).count();
   ASSERT_TRUE(sent) << r.err;
   EXPECT_EQ(r.code, 3) << r.err;

@@ -24,16 +24,18 @@ namespace {
 
 // ---- text helpers ---------------------------------------------------------------------------
 
-/// Lines of a text, 1-based numbers; a line ends at "\n", "\r\n" or a lone "\r" (classic Mac OS).
+/// Lines of a text (detail::prepared_text: no lone '\r'), 1-based numbers, '\r' before '\n'
+/// removed.
 class Lines {
  public:
   explicit Lines(std::string_view text) : text_(text) {}
   bool next(std::string_view& line) {
     if (pos_ >= text_.size()) return false;
-    std::size_t end = text_.find_first_of("\r\n", pos_);
+    std::size_t end = text_.find('\n', pos_);
     if (end == std::string_view::npos) end = text_.size();
     line = text_.substr(pos_, end - pos_);
-    pos_ = end + (end + 1 < text_.size() && text_[end] == '\r' && text_[end + 1] == '\n' ? 2 : 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    pos_ = end + 1;
     ++number_;
     return true;
   }
@@ -163,13 +165,11 @@ const char* kBannerForm = "'%%MatrixMarket matrix <coordinate|array> <real|integ
 
 Matrix<double> parse_matrix_market(std::string_view text, const std::string& path, const ReadMatrixOptions& options,
                                    MatrixFileInfo* info) {
-  text = detail::checked_text(text, path);
+  std::string storage;
+  text = detail::prepared_text(text, path, storage);
   Lines lines(text);
   std::string_view line;
   if (!lines.next(line)) throw ParseError(path, 0, "empty file (expected the banner " + std::string(kBannerForm) + ")");
-  if (line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF && static_cast<unsigned char>(line[1]) == 0xBB &&
-      static_cast<unsigned char>(line[2]) == 0xBF)
-    line.remove_prefix(3);  // UTF-8 BOM
 
   // Banner.
   const auto banner = split_ws(line);
@@ -734,10 +734,8 @@ std::string other_separator(std::string_view field) {
 }  // namespace
 
 Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixFileInfo* info) {
-  text = detail::checked_text(text, path);
-  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF && static_cast<unsigned char>(text[1]) == 0xBB &&
-      static_cast<unsigned char>(text[2]) == 0xBF)
-    text.remove_prefix(3);
+  std::string storage;
+  text = detail::prepared_text(text, path, storage);
   Lines lines(text);
   std::string_view line;
   std::vector<std::string> header;

@@ -129,6 +129,19 @@ double symmetric_norm_inf(std::span<const double> a, std::size_t n) {
   return n ? *std::max_element(row.begin(), row.end()) : 0.0;
 }
 
+/// Adds one column's measures from its ∞-norms (double or long double): a non-finite solution is
+/// no solution, whatever its residual: ρ = η = ∞ (not 0 = r/∞); a NaN residual stays NaN.
+template <class R>
+void add_column(ResidualNorms& r, R rn, R xn, R bn, R anorm) {
+  r.residual_inf = nan_max(r.residual_inf, static_cast<double>(rn));
+  const double inf = std::numeric_limits<double>::infinity();
+  const bool x_finite = std::isfinite(static_cast<double>(xn));
+  const double rho = !x_finite ? inf : rn == R(0) ? 0.0 : static_cast<double>(rn / (anorm * xn));
+  const double eta = !x_finite ? inf : rn == R(0) ? 0.0 : static_cast<double>(rn / (anorm * xn + bn));
+  r.relative_residual = nan_max(r.relative_residual, rho);
+  r.backward_error = nan_max(r.backward_error, eta);
+}
+
 /// residual_norms in long double (x87: range to 1e4932) for entries near the double range, where
 /// A·x or ‖A‖∞ overflow in double although A, b and x are finite.
 ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std::span<const double> b,
@@ -143,7 +156,6 @@ ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std:
     }
   const long double anorm = n ? *std::max_element(row.begin(), row.end()) : 0.0L;
   r.a_norm_inf = static_cast<double>(anorm);
-  const double inf = std::numeric_limits<double>::infinity();
   for (std::size_t c = 0; c < nrhs; ++c) {
     std::fill(ax.begin(), ax.end(), 0.0L);
     for (std::size_t i = 0; i < n; ++i)
@@ -153,26 +165,13 @@ ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std:
         if (j != i) ax[j] += v * x[i * nrhs + c];
       }
     long double rn = 0.0L, xn = 0.0L, bn = 0.0L;
-    bool nan = false;
     for (std::size_t i = 0; i < n; ++i) {
       const long double ri = std::fabs(static_cast<long double>(b[i * nrhs + c]) - ax[i]);
-      nan = nan || std::isnan(ri);
-      rn = std::max(rn, ri);
+      rn = std::isnan(ri) || std::isnan(rn) ? std::numeric_limits<long double>::quiet_NaN() : std::max(rn, ri);
       xn = std::max(xn, std::fabs(static_cast<long double>(x[i * nrhs + c])));
       bn = std::max(bn, std::fabs(static_cast<long double>(b[i * nrhs + c])));
     }
-    const double nanv = std::numeric_limits<double>::quiet_NaN();
-    r.residual_inf = nan_max(r.residual_inf, nan ? nanv : static_cast<double>(rn));
-    const double rho = !std::isfinite(static_cast<double>(xn)) ? inf
-                       : nan                                    ? nanv
-                       : rn == 0.0L                             ? 0.0
-                                                                : static_cast<double>(rn / (anorm * xn));
-    const double eta = !std::isfinite(static_cast<double>(xn)) ? inf
-                       : nan                                    ? nanv
-                       : rn == 0.0L                             ? 0.0
-                                                                : static_cast<double>(rn / (anorm * xn + bn));
-    r.relative_residual = nan_max(r.relative_residual, rho);
-    r.backward_error = nan_max(r.backward_error, eta);
+    add_column(r, rn, xn, bn, anorm);
   }
   return r;
 }
@@ -191,13 +190,7 @@ ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span
     const double rn = col_max_abs(rc.data(), n, c), xn = col_max_abs(xc.data(), n, c), bn = col_max_abs(bc.data(), n, c);
     // finite A, b and x with a non-finite residual: A·x overflowed in double
     overflow = overflow || (std::isfinite(xn) && std::isfinite(bn) && !std::isfinite(rn));
-    r.residual_inf = nan_max(r.residual_inf, rn);
-    // a non-finite solution is no solution, whatever its residual: ρ = η = ∞ (not 0 = r/∞)
-    const double inf = std::numeric_limits<double>::infinity();
-    const double rho = !std::isfinite(xn) ? inf : rn == 0.0 ? 0.0 : rn / (r.a_norm_inf * xn);
-    const double eta = !std::isfinite(xn) ? inf : rn == 0.0 ? 0.0 : rn / (r.a_norm_inf * xn + bn);
-    r.relative_residual = nan_max(r.relative_residual, rho);
-    r.backward_error = nan_max(r.backward_error, eta);
+    add_column(r, rn, xn, bn, r.a_norm_inf);
   }
   // rare, O(n²·nrhs) in long double: only when double overflowed (QA: ‖A‖∞ = ∞ gave ρ = 0)
   return overflow ? residual_norms_wide(a, n, b, nrhs, x) : r;
