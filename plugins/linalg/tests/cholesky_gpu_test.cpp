@@ -691,20 +691,40 @@ TEST_F(GpuCholeskyTest, NotSpdGivesLapackInfoFp16Modes) {
   check_not_spd<float>(Fp32Mode::fp16);
 }
 
-TEST_F(GpuCholeskyTest, NanIsNeverSuccess) {
+// NaN, +Inf and −Inf on and below the diagonal: the failing minor is LAPACK's (the row of the
+// value) and non_finite is set. The tensor-core panel and tiled kernels test what they store and
+// the failing pivot instead of scanning A and L; a diagonal NaN/Inf reaches only the pivot, so
+// without that test the status said "not positive definite" alone.
+template <class T>
+void check_non_finite_input(Fp32Mode mode = Fp32Mode::exact) {
   gc::GpuCholesky chol(nullptr);
-  for (auto [n, i, j] : std::vector<std::array<std::int64_t, 3>>{{1, 0, 0}, {17, 9, 3}, {1000, 700, 10}, {1000, 300, 300}}) {
-    auto a = random_spd(n, 0.5);
-    a[i + j * n] = std::numeric_limits<double>::quiet_NaN();
-    for (const auto& c : cases()) {
-      auto h = to_padded<double>(a, n, n);
-      Dev<double> d(h.size());
-      d.put(h);
-      const auto st = chol.factor(d.p, n, n, c.opt);
-      EXPECT_EQ(st.info, i + 1) << c.name << " NaN at (" << i << "," << j << ") n=" << n;
-      EXPECT_TRUE(st.non_finite) << c.name << " n=" << n;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const double bad : {std::numeric_limits<double>::quiet_NaN(), inf, -inf})
+    for (auto [n, i, j] : std::vector<std::array<std::int64_t, 3>>{
+             {1, 0, 0}, {17, 9, 3}, {1000, 700, 10}, {1000, 300, 300}, {1000, 999, 998}, {1000, 999, 999}}) {
+      auto a = random_spd(n, 0.5);
+      a[i + j * n] = bad;
+      for (const auto& c : cases()) {
+        CholeskyOptions opt = c.opt;
+        opt.fp32_mode = mode;
+        if (!mode_supports(mode, opt)) continue;
+        auto h = to_padded<T>(a, n, n);
+        Dev<T> d(h.size());
+        d.put(h);
+        const auto st = chol.factor(d.p, n, n, opt);
+        const std::string ctx = std::string(c.name) + " " + std::to_string(bad) + " at (" + std::to_string(i) + "," +
+                                std::to_string(j) + ") n=" + std::to_string(n);
+        EXPECT_EQ(st.info, i + 1) << ctx;
+        EXPECT_TRUE(st.non_finite) << ctx;
+      }
     }
-  }
+}
+
+TEST_F(GpuCholeskyTest, NonFiniteIsNeverSuccessFp64) { check_non_finite_input<double>(); }
+TEST_F(GpuCholeskyTest, NonFiniteIsNeverSuccessFp32) { check_non_finite_input<float>(); }
+TEST_F(GpuCholeskyTest, NonFiniteIsNeverSuccessFp16Modes) {
+  check_non_finite_input<float>(Fp32Mode::fp16x3);
+  check_non_finite_input<float>(Fp32Mode::fp16);
 }
 
 // Regression guard for the tile factor's fast pivot path (factor_invert_tile): its rsqrt has no

@@ -575,7 +575,7 @@ struct Factor {
   /// the large GEMMs. `bulk_split`, `bulk_square`: the 3×TF32 operand buffer and the SYRK-leaf
   /// scratch of the bulk stream.
   void lookahead(std::int64_t n, float* bulk_split, float* bulk_square, int* tail_state = nullptr,
-                 int2* tail_order = nullptr, double* tail_forms = nullptr, __half* tail_half = nullptr) {
+                 double* tail_forms = nullptr, __half* tail_half = nullptr) {
     auto& la = ctx.lookahead_streams();
     Factor crit = *this, bulk = *this;
     crit.stream = la.crit;
@@ -631,27 +631,21 @@ struct Factor {
     if (tail >= 0) {  // every update from the panels before `tail` has reached the trailing matrix
       Factor rest = *this;
       rest.a = at(tail, tail);
-      rest.tiled(n - tail, tail_state, tail_order, tail_forms, tail, tail_half);
+      rest.tiled(n - tail, tail_state, tail_forms, tail, tail_half);
       GF_CHOL_TRACE(stream, "tiled tail", tail);
     }
   }
 
   /// The whole factorisation in one persistent launch of potrf_tiled_kernel (tiled_kernels.cuh):
-  /// `state` (tiled_state_ints ints, zeroed here), `order` (the task order, uploaded here) and
+  /// `state` (tiled_state_ints ints, zeroed here), the task order (ctx.tile_order_on_device) and
   /// `forms` (the factored diagonal tiles).
   /// `offset`: this matrix is the trailing one from row/column `offset` of a larger one (info).
   /// `hl` (fp32 data, 1×FP16 only, else nullptr): tiled_task_count(⌈n/64⌉) packed fp16 tiles, the
   /// operands of the FP16 updates (potrf_tiled_kernel's kHalf).
-  void tiled(std::int64_t n, int* state, int2* order, double* forms, std::int64_t offset = 0, __half* hl = nullptr) {
+  void tiled(std::int64_t n, int* state, double* forms, std::int64_t offset = 0, __half* hl = nullptr) {
     const std::int64_t tt = (n + kTileNb - 1) / kTileNb;
+    const int2* order = ctx.tile_order_on_device(tt, GF_TILED_SLOPE);
     const std::int64_t tasks = tiled_task_count(tt);
-    if (ctx.tile_order_tt != tt || ctx.tile_order_slope != GF_TILED_SLOPE) {
-      ctx.tile_order = tiled_task_order(tt, GF_TILED_SLOPE);
-      ctx.tile_order_tt = tt;
-      ctx.tile_order_slope = GF_TILED_SLOPE;
-    }
-    GF_CUDA_TRY(cudaMemcpyAsync(order, ctx.tile_order.data(), sizeof(int2) * static_cast<std::size_t>(tasks),
-                                cudaMemcpyHostToDevice, stream));
     GF_CUDA_TRY(cudaMemsetAsync(state, 0, sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tt)), stream));
     // the cp.async pipeline needs 16-byte aligned column pairs: fp64, lda even, a 16-byte aligned
     const bool async = std::is_same_v<T, double> && GF_TILED_ASYNC && lda % 2 == 0 &&
@@ -684,7 +678,8 @@ struct Factor {
 
 /// `equilibrated`: FP16 modes only, the caller has already scaled A (solve_mixed does it as it
 /// demotes A to fp32) and takes S back out itself: no scaling passes here, L is Ls.
-/// `scan`: the passes that look for NaN/Inf in A and in the factor (CholeskyStatus::non_finite).
+/// `scan`: look for NaN/Inf (CholeskyStatus::non_finite): passes over A and the factor where
+/// cuSOLVER or cuBLAS writes L, our kernels' own tests otherwise.
 /// solve_mixed leaves them out (two passes over the fp32 matrix, 0.3 ms at n = 16k on an H200):
 /// it has checked ‖A‖∞ for finiteness, and a non-finite factor makes its iterate non-finite, which
 /// it treats as a failed factor.
@@ -782,8 +777,6 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   const std::int64_t tiles = (tiled_n + kTileNb - 1) / kTileNb;
   const std::size_t tiled_state_bytes =
       tiles > 0 ? align_up(sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tiles))) : 0;
-  const std::size_t tiled_order_bytes =
-      tiles > 0 ? align_up(sizeof(int2) * static_cast<std::size_t>(tiled_task_count(tiles))) : 0;
   const std::size_t tiled_forms_bytes =
       tiles > 0 ? align_up(sizeof(double) * 2 * static_cast<std::size_t>(tiles) * kTileNb * kTileLd) : 0;
   // 1×FP16 in the tiled kernel (or the tail): the packed fp16 copies of its tiles
@@ -802,7 +795,7 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   const std::size_t split_bytes = align_up(sizeof(float) * split_floats);
   const std::size_t square_bytes = align_up(sizeof(float) * streams * square_floats);
   char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + square_bytes + panel_upper_bytes +
-                                                  tiled_state_bytes + tiled_order_bytes + tiled_forms_bytes +
+                                                  tiled_state_bytes + tiled_forms_bytes +
                                                   2 * half_bytes + exp_bytes + tile_half_bytes,
                                               std::string("GpuCholesky::factor (") + Lib<T>::name + ", n = " +
                                                   std::to_string(n) + ")"));
@@ -815,7 +808,7 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   f.stream = ctx.stream;
   f.blas = ctx.blas;
   char* const half_ws = ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes + tiled_state_bytes +
-                        tiled_order_bytes + tiled_forms_bytes;
+                        tiled_forms_bytes;
   int* const exps = fp16 && !equilibrated ? reinterpret_cast<int*>(half_ws + 2 * half_bytes) : nullptr;
   __half* const tile_half =
       tile_half_bytes ? reinterpret_cast<__half*>(half_ws + 2 * half_bytes + exp_bytes) : nullptr;
@@ -839,6 +832,12 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   ctx.reset_status();
   const std::int64_t warps = std::min<std::int64_t>(n, 132 * 64);
   const unsigned scan_blocks = unsigned((warps * 32 + 255) / 256);
+  // Our panel and tiled kernels write every value of L and test it, and test a failing pivot
+  // (panel_kernels.cuh); the scans are for L written by cuSOLVER or cuBLAS, or scaled afterwards.
+  // (H200, fp64: the two scans took 0.14 ms of 5.2 at n = 8k and 2.2 of 235 at 32k.)
+  if (scan && !exps &&
+      (opt.algo == CholeskyAlgo::tiled || (opt.algo == CholeskyAlgo::lookahead && opt.panel == PanelAlgo::tiles)))
+    scan = false;
   if (scan) {
     scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the input
     GF_CUDA_CHECK_LAUNCH();
@@ -861,14 +860,12 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
     case CholeskyAlgo::lookahead: {
       char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes;
       f.lookahead(n, f.split + split_floats / 2, f.square + square_floats, reinterpret_cast<int*>(tw),
-                  reinterpret_cast<int2*>(tw + tiled_state_bytes),
-                  reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes), tile_half);
+                  reinterpret_cast<double*>(tw + tiled_state_bytes), tile_half);
       break;
     }
     case CholeskyAlgo::tiled: {
       char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes;
-      f.tiled(n, reinterpret_cast<int*>(tw), reinterpret_cast<int2*>(tw + tiled_state_bytes),
-              reinterpret_cast<double*>(tw + tiled_state_bytes + tiled_order_bytes), 0, tile_half);
+      f.tiled(n, reinterpret_cast<int*>(tw), reinterpret_cast<double*>(tw + tiled_state_bytes), 0, tile_half);
       break;
     }
   }
@@ -888,9 +885,11 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
 CholeskyStatus status_of(const DeviceStatus& st) {
   CholeskyStatus out;
   out.info = st.info;
-  if (st.nonfinite_col != LLONG_MAX) {
+  // our kernels' stores count in L's completed columns (< info − 1) only
+  const bool stored = st.stored_nonfinite_col != LLONG_MAX && (st.info == 0 || st.stored_nonfinite_col < st.info);
+  if (st.nonfinite_col != LLONG_MAX || stored || st.failed_nonfinite) {
     out.non_finite = true;
-    if (out.info == 0) out.info = st.nonfinite_col;
+    if (out.info == 0) out.info = std::min(st.nonfinite_col, st.stored_nonfinite_col);
   }
   return out;
 }
@@ -967,6 +966,10 @@ void GpuCholesky::Impl::release() noexcept {
   if (ws) GF_CUDA_TRY_NO_THROW(cudaFree(ws));
   if (solve_ws) GF_CUDA_TRY_NO_THROW(cudaFree(solve_ws));
   if (pinned) GF_CUDA_TRY_NO_THROW(cudaFreeHost(pinned));
+  if (tile_order_dev) GF_CUDA_TRY_NO_THROW(cudaFree(tile_order_dev));
+  tile_order_dev = nullptr;
+  tile_order_dev_bytes = 0;
+  tile_order_dev_current = false;
   if (status) GF_CUDA_TRY_NO_THROW(cudaFree(status));
   if (solver) GF_CUDA_TRY_NO_THROW(cusolverDnDestroy(solver));
   if (blas) GF_CUDA_TRY_NO_THROW(cublasDestroy(blas));
@@ -1005,6 +1008,22 @@ void* GpuCholesky::Impl::workspace(std::size_t bytes, const std::string& what) {
   return grow_buffer(ws, ws_bytes, bytes, what, stream);
 }
 
+const int2* GpuCholesky::Impl::tile_order_on_device(std::int64_t tt, double slope) {
+  if (tile_order_tt != tt || tile_order_slope != slope) {
+    tile_order = detail::tiled_task_order(tt, slope);
+    tile_order_tt = tt;
+    tile_order_slope = slope;
+    tile_order_dev_current = false;
+  }
+  if (!tile_order_dev_current) {
+    const std::size_t bytes = sizeof(int2) * tile_order.size();
+    grow_buffer(reinterpret_cast<void*&>(tile_order_dev), tile_order_dev_bytes, bytes, "the tiled task order", stream);
+    GF_CUDA_TRY(cudaMemcpyAsync(tile_order_dev, tile_order.data(), bytes, cudaMemcpyHostToDevice, stream));
+    tile_order_dev_current = true;
+  }
+  return tile_order_dev;
+}
+
 void* GpuCholesky::Impl::solve_workspace(std::size_t bytes, const std::string& what) {
   return grow_buffer(solve_ws, solve_ws_bytes, bytes, what, stream);
 }
@@ -1014,7 +1033,7 @@ void* GpuCholesky::Impl::host_pinned(std::size_t bytes) {
 }
 
 void GpuCholesky::Impl::reset_status() {
-  static const detail::DeviceStatus init{0, LLONG_MAX, 0, 0};
+  static const detail::DeviceStatus init{0, LLONG_MAX, LLONG_MAX, 0, 0, 0};
   GF_CUDA_TRY(cudaMemcpyAsync(status, &init, sizeof init, cudaMemcpyHostToDevice, stream));
 }
 

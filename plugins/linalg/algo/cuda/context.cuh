@@ -17,9 +17,13 @@ namespace gemflow::linalg::cuda::detail {
 /// Device-side status of one factorisation (written by kernels, read back once at the end).
 struct DeviceStatus {
   long long info;           ///< first failing leading minor (1-based), 0 = none yet
-  long long nonfinite_col;  ///< 1 + first column holding a NaN/Inf, LLONG_MAX = none
+  long long nonfinite_col;  ///< the scans: 1 + first column of A or of L's completed part holding a NaN/Inf, LLONG_MAX = none
+  /// our panel and tiled kernels: 1 + first column they stored a NaN/Inf into, LLONG_MAX = none
+  /// (the undefined region after a failed pivot included: status_of counts columns < info − 1)
+  long long stored_nonfinite_col;
   int local_info;           ///< devInfo of the last cuSOLVER call
   unsigned int panel_loaded;  ///< potrf_panel_kernel: CTAs that have read the diagonal block (reset by CTA 0)
+  int failed_nonfinite;       ///< the failing pivot that set info was NaN or ±Inf (report_failure)
 };
 
 inline constexpr std::size_t align_up(std::size_t bytes, std::size_t a = 256) { return (bytes + a - 1) / a * a; }
@@ -53,6 +57,11 @@ struct GpuCholesky::Impl {
   std::vector<int2> tile_order;
   std::int64_t tile_order_tt = 0;
   double tile_order_slope = -1.0;
+  /// Its device copy, uploaded when the order changes (a copy from pageable memory on every call
+  /// sat before the kernel on the stream).
+  int2* tile_order_dev = nullptr;
+  std::size_t tile_order_dev_bytes = 0;
+  bool tile_order_dev_current = false;
 
   explicit Impl(cudaStream_t s);
   ~Impl();
@@ -69,7 +78,9 @@ struct GpuCholesky::Impl {
   /// from the device into pageable memory returns only once it is done, so work queued behind it
   /// could not overlap the host's wait.
   void* host_pinned(std::size_t bytes);
-  /// Resets the status words on the stream (info = 0, nonfinite_col = none).
+  /// The tiled task order (tiled_task_order(tt, slope)) on the device, enqueued on `stream`.
+  const int2* tile_order_on_device(std::int64_t tt, double slope);
+  /// Resets the status words on the stream (info = 0, no NaN/Inf seen).
   void reset_status();
   /// Copies the status back (synchronises the stream).
   detail::DeviceStatus read_status();

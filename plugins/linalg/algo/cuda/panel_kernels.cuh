@@ -39,6 +39,10 @@
 // Pivot failure at column j of the block (p ≤ 0, NaN or +Inf): info = offset + j + 1 through
 // st->info (first failure wins); columns < j of the block and their panel rows are still
 // complete (LAPACK's contract), the rest is undefined.
+//
+// Non-finite values: every value this kernel stores into L is tested, and so is a failing pivot;
+// the first such column goes into st->nonfinite_col (flag_nonfinite). This replaces a scan of A
+// and of L around the factorisation (two passes over the lower triangle).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -144,6 +148,40 @@ __device__ __forceinline__ void acc_to_operand(const double2 acc, int r, int q, 
   a1 = (q & 1) ? y1 : x1;
 }
 
+/// Added to a failing pivot's 1-based index (factor_invert_tile, factor_block_phases) when that
+/// pivot is NaN or ±Inf rather than a finite p ≤ 0; fail_column() takes it off again.
+constexpr int kFailNonFinite = 1 << 20;
+__device__ __forceinline__ int fail_column(int fail) { return fail & (kFailNonFinite - 1); }
+
+/// Records that a NaN/Inf was stored into column `col` (0-based, of the whole matrix): the first
+/// column wins.
+__device__ __forceinline__ void flag_nonfinite(DeviceStatus* st, std::int64_t col) {
+  atomicMin(&st->stored_nonfinite_col, static_cast<long long>(col + 1));
+}
+
+/// The rare path of the kernels' store tests: the first non-finite value among the n values at
+/// p, p + stride, …, which are the columns col0, col0 + 1, … of the matrix, into flag_nonfinite.
+/// Out of line, so that the tests in the solves hold one predicate and no more registers.
+template <class T>
+__device__ __noinline__ void flag_first_nonfinite(DeviceStatus* st, const T* p, std::int64_t stride, int n,
+                                                  std::int64_t col0) {
+  for (int c = 0; c < n; ++c)
+    if (!isfinite(p[c * stride])) {
+      flag_nonfinite(st, col0 + c);
+      return;
+    }
+}
+
+/// What a failing pivot (factor_block_phases' return value, 0 = none) means for the status: info
+/// = offset + its column (the first failure wins) and, when that pivot was NaN/Inf,
+/// failed_nonfinite. One thread calls it.
+__device__ __forceinline__ void report_failure(DeviceStatus* st, std::int64_t offset, int fail) {
+  if (!fail || st->info != 0) return;
+  const unsigned long long col = static_cast<unsigned long long>(offset + fail_column(fail));  // 1-based
+  if (atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull, col) == 0ull && (fail & kFailNonFinite))
+    st->failed_nonfinite = 1;
+}
+
 /// 1/√d for a positive finite d (pivots that fail are replaced by 1 before; subnormal d too), within about an ulp:
 /// the hardware approximation refined by one third-order Newton step. With CUDA's rsqrt the tile
 /// factor took 2044 cycles, with this and branch-free pivot tests 1700 (H200, one warp, microbenchmark).
@@ -200,8 +238,8 @@ __device__ __forceinline__ void tile_inverse_column(const S (&t)[8][8], const S 
 /// with the pivots p_j on its diagonal (L(j, j) = √p_j, correctly rounded as dpotf2's, is taken
 /// by the write-back, off the chain), lanes 0–7 column `lane` of L_kk⁻¹ over t0 (forward
 /// substitution, zeros above the diagonal).
-/// Returns 0 or the 1-based failing pivot within the tile; from a failure on, pivots are taken
-/// as 1 so that the values stay finite (the undefined region).
+/// Returns 0 or the 1-based failing pivot within the tile (+ kFailNonFinite when it is NaN/±Inf);
+/// from a failure on, pivots are taken as 1 so that the values stay finite (the undefined region).
 ///
 /// kFastPath: the pivot chain carries no test (1/√d: the approximation and one Newton step, 50
 /// cycles on an H200 against 84 with the tests and the subnormal rescue); a tile with any pivot
@@ -237,7 +275,7 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
       const double r = fma(-d * y, y, 1.0);
       s[j] = fma(y * r, fma(0.375, r, 0.5), y);
     } else {
-      fail = (fail == 0) & bad_pivot(d) ? j + 1 : fail;
+      fail = (fail == 0) & bad_pivot(d) ? j + 1 + (isfinite(d) ? 0 : kFailNonFinite) : fail;
       d = fail ? 1.0 : d;
       t[j][j] = d;
       s[j] = rsqrt_refined(d);
@@ -343,7 +381,7 @@ __device__ __forceinline__ double2 diagonal_root(const double* p, int i, int j) 
 /// triangular solve needs) and ldiag the diagonal tiles of L with the pivots on their diagonal
 /// (the write-back stores √, diagonal_root). Preconditions (after a barrier):
 /// ldiag zero, s_fail[0] = s_fail[1] = 0. Returns 0 or the failing pivot (1-based within the
-/// block); nt_done = the tile columns that are usable (all, or up to the failing one, whose
+/// block, + kFailNonFinite when it is NaN/±Inf: report_failure); nt_done = the tile columns that are usable (all, or up to the failing one, whose
 /// columns before the failure are complete). Every thread of the CTA must call it.
 /// kFp32Tiles: the 8×8 tiles by factor_invert_tile_fp32 (the 11-bit product modes).
 template <int Ld, bool kFastPath = true, bool kFp32Tiles = false>
@@ -553,8 +591,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   const int fail = factor_block_phases<kPanelLd, true, kFp32Tiles>(ls, ldiag, s_fail, nt, warp, lane, nt_done);
   GF_PANEL_TRACE(3);
   if (*s_writer) {  // tile by tile: 136 tiles over 16 warps, each store four 64-byte pieces
-    if (fail && tid == 0 && st->info == 0)
-      atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull, static_cast<unsigned long long>(offset + fail));
+    if (tid == 0) report_failure(st, offset, fail);
     for (int t = warp; t < kPanelTiles * (kPanelTiles + 1) / 2; t += kPanelWarps) {
       int ti = static_cast<int>((sqrtf(8.0f * static_cast<float>(t) + 1.0f) - 1.0f) * 0.5f);
       while ((ti + 1) * (ti + 2) / 2 <= t) ++ti;
@@ -563,8 +600,11 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
       if (tj >= nt_done) continue;
       const int i = 8 * ti + r, j = 8 * tj + 2 * q;
       const double2 x = diagonal_root(ti == tj ? ldiag + 64 * ti + 8 * r + 2 * q : ls + i * kPanelLd + j, i, j);
-      if (i < kb && j <= i) a[i + j * lda] = static_cast<T>(x.x);  // j ≤ i < kb
-      if (i < kb && j + 1 <= i) a[i + (j + 1) * lda] = static_cast<T>(x.y);
+      const T x0 = static_cast<T>(x.x), x1 = static_cast<T>(x.y);
+      const bool v0 = i < kb && j <= i, v1 = i < kb && j + 1 <= i;  // j ≤ i < kb
+      if (v0) a[i + j * lda] = x0;
+      if (v1) a[i + (j + 1) * lda] = x1;
+      if ((v0 && !isfinite(x0)) || (v1 && !isfinite(x1))) flag_nonfinite(st, offset + j + (v0 && !isfinite(x0) ? 0 : 1));
     }
   }
 
@@ -577,6 +617,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
     const std::int64_t row = kb + sidx * kPanelStrip + 8 * warp + r;
     const bool rvalid = row < kb + m;
     T* arow = a + (rvalid ? row : 0);
+    bool bad = false;  // a stored value is NaN/Inf
     // kFull (kb = 128, no failure): no per-tile guards, so the compiler can overlap the tiles
     const auto solve = [&](auto full) {
       constexpr bool kFull = decltype(full)::value;
@@ -591,6 +632,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
         const T x0 = static_cast<T>(x.x), x1 = static_cast<T>(x.y);
         if (rvalid && (kFull || c < kb)) arow[c * lda] = x0;
         if (rvalid && (kFull || c + 1 < kb)) arow[(c + 1) * lda] = x1;
+        bad |= !(isfinite(x0) && isfinite(x1));  // beyond kb and below the panel: zeros
         if constexpr (std::is_same_v<T, float>) {
           if (copy.h && !copy.pq) {  // 1×FP16: hi as the value is stored (no spill: 22.7 against 26.4 µs)
             if (rvalid && (kFull || c < kb)) copy.h[row + c * copy.ldh] = fp16_sat(x0);
@@ -605,6 +647,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
       solve(std::true_type{});
     else
       solve(std::false_type{});
+    if (bad && rvalid) flag_first_nonfinite(st, arow, lda, 8 * nt_done < kb ? 8 * nt_done : kb, offset);
     if constexpr (std::is_same_v<T, float>) {
       // 3×FP16: the copies from what this thread has just stored (in the solve, they spilled)
       if (copy.h && copy.pq && rvalid) {

@@ -127,7 +127,8 @@ __host__ __device__ inline double backward_error_of(double rmax, double xmax, do
 __global__ void refine_gate_kernel(const DeviceStatus* st, RefineScalars* sc, bool first, bool after_first,
                                    double tol, double thresh) {
   if (first) {
-    sc->skip[0] = st->info != 0 || st->nonfinite_col != LLONG_MAX || sc->overflow != 0 || !(sc->anorm <= DBL_MAX);
+    sc->skip[0] = st->info != 0 || st->nonfinite_col != LLONG_MAX || st->stored_nonfinite_col != LLONG_MAX ||
+                  sc->overflow != 0 || !(sc->anorm <= DBL_MAX);
     return;
   }
   const double eta = backward_error_of(__longlong_as_double(static_cast<long long>(sc->rmax)),

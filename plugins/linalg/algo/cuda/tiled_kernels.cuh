@@ -30,6 +30,9 @@
 // (1992). Arithmetic in fp64 for fp32 and fp64 data (fp32 is read, factored in fp64 and rounded
 // once).
 //
+// Non-finite values: every value stored into L and a failing pivot are tested (flag_nonfinite,
+// report_failure: panel_kernels.cuh), in place of scans of A and L around the factorisation.
+//
 // Pivot failure in diagonal tile j at column c (p ≤ 0, NaN or +Inf): info = 64j + c through
 // st->info; the tiles below are still solved in the columns before c (LAPACK's
 // contract: columns < info − 1 complete), later tile columns are skipped (undefined).
@@ -472,6 +475,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     const std::int64_t row = kTileNb * ti + 8 * warp + r;
     const bool rvalid = row < n;
     T* arow = a + (rvalid ? row : 0) + kTileNb * tj * lda;
+    bool bad = false;  // a stored value is NaN/Inf
     double* srow = const_cast<double*>(src) + (8 * warp + r) * kTileLd + 2 * q;
     const auto load_b = [&](int k) { return *reinterpret_cast<const double2*>(srow + 8 * k); };
     // kHalf: the tile's fp16 copy (row 8w + r, columns 2q, 2q + 1 of each 8-column tile)
@@ -480,8 +484,10 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     const auto store_x = [&](int k, double2 x) {
       const int c = 8 * k + 2 * q;
       if (rvalid) {
-        arow[c * lda] = static_cast<T>(x.x);
-        arow[(c + 1) * lda] = static_cast<T>(x.y);
+        const T x0 = static_cast<T>(x.x), x1 = static_cast<T>(x.y);
+        arow[c * lda] = x0;
+        arow[(c + 1) * lda] = x1;
+        bad |= !(isfinite(x0) && isfinite(x1));
       }
       if constexpr (kHalf)  // rows beyond n: zero (operands of the padded diagonal tile)
         hrow[4 * k] = rvalid ? __halves2half2(fp16_sat(static_cast<float>(x.x)), fp16_sat(static_cast<float>(x.y)))
@@ -492,6 +498,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       solve_rows<kTileLd, kTileSub, kTileSub - 1, true>(ls, nt_done, r, q, load_b, store_x);
     else
       solve_rows<kTileLd, kTileSub, kTileSub - 1, false>(ls, nt_done, r, q, load_b, store_x);
+    if (bad) flag_first_nonfinite(st, arow, lda, 8 * nt_done, offset + kTileNb * tj);
   };
   // the solve form of L_jj into ls
   const auto load_form = [&](std::int64_t j) {
@@ -634,9 +641,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     const int fail = factor_block_phases<kTileLd, true, kHalf>(ls, ldiag, sint + 2, kTileSub, warp, lane, nt_done);
     if (tid == 0) GF_TILED_TRACE(tix, 8);
     if (fail && tid == 0) {
-      if (st->info == 0)
-        atomicCAS(reinterpret_cast<unsigned long long*>(&st->info), 0ull,
-                  static_cast<unsigned long long>(offset + c0 + fail));
+      report_failure(st, offset + c0, fail);
       atomicCAS(abort, 0, static_cast<int>(j + 1));
     }
     // publish the solve form (L with inverted diagonal tiles) for the tiles below
@@ -662,8 +667,11 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       const int li = 8 * ti + r, lj = 8 * tj + 2 * q;
       const double2 x = diagonal_root(ti == tj ? ldiag + 64 * ti + 8 * r + 2 * q : ls + li * kTileLd + lj, li, lj);
       const std::int64_t gi = c0 + li, gj = c0 + lj;
-      if (gi < n && lj <= li) a[gi + gj * lda] = static_cast<T>(x.x);
-      if (gi < n && lj + 1 <= li) a[gi + (gj + 1) * lda] = static_cast<T>(x.y);
+      const T x0 = static_cast<T>(x.x), x1 = static_cast<T>(x.y);
+      const bool v0 = gi < n && lj <= li, v1 = gi < n && lj + 1 <= li;
+      if (v0) a[gi + gj * lda] = x0;
+      if (v1) a[gi + (gj + 1) * lda] = x1;
+      if ((v0 && !isfinite(x0)) || (v1 && !isfinite(x1))) flag_nonfinite(st, offset + gj + (v0 && !isfinite(x0) ? 0 : 1));
     }
   }
 }

@@ -197,9 +197,11 @@ struct CholeskyStatus {
   /// ≤ 0 or NaN); L is complete in columns < k−1 only, the rest of the lower triangle is
   /// undefined.
   std::int64_t info = 0;
-  /// A NaN or Inf was found in the input/factor (info is then ≥ 1, never 0). Then no column of L
-  /// is guaranteed: the tensor-core kernels multiply by exact zeros (0·Inf = NaN), so a
-  /// non-finite entry can reach the earlier columns of its 8-column tile.
+  /// A NaN or Inf was found (info is then ≥ 1, never 0): in the factor or as the failing pivot
+  /// (a NaN/Inf in A's lower triangle always reaches one of them unless an earlier minor fails
+  /// first); recursive, blocked and cusolver also scan all of A's lower triangle first. Then no
+  /// column of L is guaranteed: the tensor-core kernels multiply by exact zeros (0·Inf = NaN), so
+  /// a non-finite entry can reach the earlier columns of its 8-column tile.
   bool non_finite = false;
   [[nodiscard]] bool ok() const noexcept { return info == 0; }
   /// "ok", "leading minor of order k is not positive definite", or "... (NaN/Inf)".
