@@ -401,6 +401,23 @@ void tiled_timeline(long long n) {
                 ranges[r], ranges[r + 1] - 1, c[0] / cnt, c[1] / cnt, c[2] / cnt, c[3] / cnt, c[4] / cnt, c[5] / cnt,
                 c[6] / cnt, c[7] / cnt, c[8] / cnt, c[9] / cnt, c[10] / cnt);
   }
+  // occupancy over time: tasks between taken and published (the CTAs holding one), and of those
+  // the ones past their updates (solve or hand-over), per tenth of the span; the chain's column
+  const int kBuckets = 10;
+  std::printf("%-16s | %9s | %9s | %s\n", "time us", "tasks held", "past upd.", "chain at column");
+  for (int b = 0; b < kBuckets; ++b) {
+    const double lo = span * b / kBuckets, hi = span * (b + 1) / kBuckets;
+    double held = 0, past = 0;
+    for (long long t = 0; t < tasks; ++t) {
+      const double t_take = at(t, 0), t_upd = at(t, 2), t_done = at(t, 4);
+      held += std::max(0.0, std::min(hi, t_done) - std::max(lo, t_take));
+      past += std::max(0.0, std::min(hi, t_done) - std::max(lo, t_upd));
+    }
+    long long col = 0;
+    for (long long j = 0; j < tt; ++j)
+      if (at(task(j, j), 4) <= hi) col = j;
+    std::printf("%7.0f-%-8.0f | %9.1f | %9.1f | %lld\n", lo, hi, held / (hi - lo), past / (hi - lo), col);
+  }
   unsigned long long* null = nullptr;
   ck(cudaMemcpyToSymbol(gf_tiled_trace_buf, &null, sizeof null), "symbol");
   (void)cudaEventDestroy(e0);
