@@ -62,12 +62,22 @@ bool parse_double(const std::string& t, double& out) {
 }
 }  // namespace
 
+std::optional<bool> yaml_bool(std::string_view text) {
+  static constexpr std::string_view kTrue[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"};
+  static constexpr std::string_view kFalse[] = {"false", "False", "FALSE", "no", "No", "NO",
+                                                "off",   "Off",   "OFF",   "n",  "N"};
+  for (auto w : kTrue)
+    if (text == w) return true;
+  for (auto w : kFalse)
+    if (text == w) return false;
+  return std::nullopt;
+}
+
 std::variant<ParamValue, std::string> ParamSpec::parse(const std::string& text) const {
   switch (kind) {
     case ParamKind::Bool:
-      if (text == "true" || text == "True" || text == "yes" || text == "on") return ParamValue{true};
-      if (text == "false" || text == "False" || text == "no" || text == "off") return ParamValue{false};
-      return fmt::format("expected true or false, got '{}'", text);
+      if (const auto b = yaml_bool(text)) return ParamValue{*b};
+      return fmt::format("expected true or false (or yes/no, on/off), got '{}'", text);
     case ParamKind::Int: {
       std::int64_t i = 0;
       if (parse_int(text, i)) return ParamValue{i};

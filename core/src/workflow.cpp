@@ -840,10 +840,8 @@ class Parser {
 
 bool needs_quotes(const std::string& s) {
   if (s.empty()) return true;
-  static const std::set<std::string> special = {"~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
-                                                "FALSE", "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON",
-                                                "off", "Off", "OFF", "y", "Y", "n", "N"};
-  if (special.count(s)) return true;
+  static const std::set<std::string> nulls = {"~", "null", "Null", "NULL"};
+  if (nulls.count(s) || yaml_bool(s)) return true;
   const char c0 = s[0];
   if (!(std::isalnum(static_cast<unsigned char>(c0)) || c0 == '_' || c0 == '.' || c0 == '/' ||
         static_cast<unsigned char>(c0) >= 0x80 || ((c0 == '-' || c0 == '+') && s.size() > 1 && s[1] != ' ')))

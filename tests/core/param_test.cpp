@@ -29,7 +29,14 @@ TEST(Param, Bool) {
   EXPECT_TRUE(parsed<bool>(s, "true"));
   EXPECT_FALSE(parsed<bool>(s, "false"));
   EXPECT_TRUE(parsed<bool>(s, "yes"));
-  EXPECT_EQ(parse_error(s, "1"), "expected true or false, got '1'");
+  // every YAML 1.1 boolean word in its three casings (break-test: yes and True were read, Yes,
+  // TRUE and off's capitalised forms were refused)
+  for (const char* t : {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"})
+    EXPECT_TRUE(parsed<bool>(s, t)) << t;
+  for (const char* t : {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N"})
+    EXPECT_FALSE(parsed<bool>(s, t)) << t;
+  EXPECT_EQ(parse_error(s, "1"), "expected true or false (or yes/no, on/off), got '1'");
+  EXPECT_EQ(parse_error(s, "tRUE"), "expected true or false (or yes/no, on/off), got 'tRUE'");
   EXPECT_FALSE(s.check(true));
   EXPECT_EQ(*s.check(std::int64_t{1}), "expected true or false");
 }

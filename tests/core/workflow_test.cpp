@@ -106,8 +106,8 @@ TEST(Workflow, ValueOutOfRangeNamesLimitAndUnit) {
   EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:7:14: error: node 'p', parameter 'count': 0 is below the minimum 1");
   EXPECT_EQ(r.diagnostics[2].str(), "w.yaml:8:13: error: node 'p', parameter 'mode': 'exakt' is not one of: "
                                     "fast, exact (did you mean 'exact'?)");
-  EXPECT_EQ(r.diagnostics[3].str(), "w.yaml:9:13: error: node 'p', parameter 'flag': expected true or false, "
-                                    "got 'maybe'");
+  EXPECT_EQ(r.diagnostics[3].str(), "w.yaml:9:13: error: node 'p', parameter 'flag': expected true or false "
+                                    "(or yes/no, on/off), got 'maybe'");
   EXPECT_THAT(r.diagnostics[4].str(), HasSubstr("w.yaml:10:15: error: node 'p', parameter 'device': 'gpu' is not "
                                                 "a device"));
   // 'gpu' is nearest to 'cpu' by spelling, but means CUDA (QA finding): the hint says so.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -27,6 +28,11 @@ using ParamValue = std::variant<bool, std::int64_t, double, std::string>;
 
 /// Text form of a value as written in YAML ("true", "12", "0.5", "cholesky").
 [[nodiscard]] std::string format_param(const ParamValue& v);
+
+/// A YAML 1.1 boolean word (what yaml-cpp and PyYAML read as one): true/false, yes/no, on/off,
+/// y/n, each lower-case, capitalised or upper-case; std::nullopt for anything else (1 and 0
+/// included: YAML reads them as integers).
+[[nodiscard]] std::optional<bool> yaml_bool(std::string_view text);
 
 /// Declaration of one parameter.
 struct ParamSpec {

@@ -119,7 +119,9 @@ Structure parse_mmcif(std::string_view text, const std::string& path, const Read
     builder.add(std::move(a));
   }
   Structure s = builder.finish(options, warnings);
-  s.title = f.blocks.front().name;
+  // the entry's title (as RCSB writes it), else the block's name
+  const StarValue* title = f.blocks.front().global.item("_struct.title");
+  s.title = title && !title->is_null() ? title->text : f.blocks.front().name;
   return s;
 }
 
@@ -167,7 +169,20 @@ void write_mmcif(std::ostream& out, const Structure& s, const std::string& block
   std::string name = block_name.empty() ? "gemflow" : block_name;
   for (auto& c : name)
     if (std::isspace(static_cast<unsigned char>(c))) c = '_';
-  out << "data_" << name << "\n#\nloop_\n";
+  out << "data_" << name << "\n#\n";
+  if (!s.title.empty()) {  // one line; a semicolon text field when quotes cannot hold it
+    std::string t = s.title;
+    for (auto& c : t)
+      if (c == '\n' || c == '\r') c = ' ';
+    std::string quoted;
+    try {
+      quoted = cif_value(t);
+    } catch (const std::invalid_argument&) {
+      quoted = "\n;" + t + "\n;";
+    }
+    out << "_struct.title " << quoted << "\n#\n";
+  }
+  out << "loop_\n";
   for (const char* t : {"group_PDB", "id", "type_symbol", "label_atom_id", "label_alt_id", "label_comp_id",
                         "label_asym_id", "label_seq_id", "pdbx_PDB_ins_code", "Cartn_x", "Cartn_y", "Cartn_z",
                         "occupancy", "B_iso_or_equiv", "auth_seq_id", "auth_comp_id", "auth_asym_id",

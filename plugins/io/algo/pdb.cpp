@@ -5,8 +5,10 @@
 #include <map>
 #include <ostream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
+#include <vector>
 
 #include "gemflow/io/star.hpp"
 #include "structure_builder.hpp"
@@ -238,15 +240,28 @@ void write_pdb(std::ostream& out, const Structure& s) {
       throw std::invalid_argument("a model has " + std::to_string(m.size()) + " positions for " +
                                   std::to_string(s.atoms.size()) + " atoms");
   char buf[128];
-  if (!s.title.empty()) {
-    std::string t = s.title;
-    for (int k = 1; !t.empty(); ++k) {
-      std::string part = t.substr(0, 70);
-      t = t.size() > 70 ? t.substr(70) : "";
-      if (k == 1) std::snprintf(buf, sizeof buf, "TITLE     %-70s\n", part.c_str());
-      else std::snprintf(buf, sizeof buf, "TITLE   %2d%-70s\n", k, part.c_str());
-      out << buf;
+  // TITLE: columns 11-80, continuations numbered in 9-10 with a blank in 11 (PDB format 3.3),
+  // wrapped between words: the reader joins the lines with one space, so a title read back and
+  // written again is the same (cut every 70 characters, a word split in two came back as two).
+  // Runs of blanks become one; only a word longer than a line is cut.
+  std::istringstream words(s.title);
+  std::vector<std::string> lines;
+  for (std::string w; words >> w;) {
+    const std::size_t room = lines.size() <= 1 ? 70 : 69;  // first line: 70 columns
+    if (!lines.empty() && lines.back().size() + 1 + w.size() <= room) {
+      lines.back() += " " + w;
+      continue;
     }
+    for (std::size_t limit = lines.empty() ? 70 : 69; w.size() > limit; limit = 69) {
+      lines.push_back(w.substr(0, limit));
+      w = w.substr(limit);
+    }
+    lines.push_back(w);
+  }
+  for (std::size_t k = 0; k < lines.size() && k < 99; ++k) {
+    if (k == 0) std::snprintf(buf, sizeof buf, "TITLE     %-70s\n", lines[k].c_str());
+    else std::snprintf(buf, sizeof buf, "TITLE   %2zu %-69s\n", k + 1, lines[k].c_str());
+    out << buf;
   }
   const bool multi = s.models.size() > 1;
   for (std::size_t m = 0; m < s.models.size(); ++m) {

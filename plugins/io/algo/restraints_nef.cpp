@@ -1,4 +1,5 @@
 // NEF distance restraint reader.
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -13,6 +14,14 @@
 namespace gemflow::io {
 
 namespace {
+
+/// The atom an NEF row names: chain, residue number and atom name (residue names may be left out).
+std::string atom_key(const AtomSelector& a) {
+  return a.chain + ":" + std::to_string(a.residue_number) + ":" + a.atom;
+}
+bool same_atom(const AtomSelector& x, const AtomSelector& y) {
+  return x.chain == y.chain && x.residue_number == y.residue_number && x.atom == y.atom;
+}
 
 double number(const StarValue& v, const std::string& path, const std::string& what) {
   double d = 0;
@@ -32,7 +41,8 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
   RestraintSet set;
   set.source = path;
   set.format = "nef";
-  std::size_t combination_rows = 0, insertion_codes = 0;
+  std::size_t combination_rows = 0, insertion_codes = 0, repeated_rows = 0;
+  std::string repeated_example;
   std::string insertion_example;
   bool found = false;
   for (const auto& block : f.blocks) {
@@ -156,6 +166,17 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
               throw ParseError(path, line,
                                "restraint " + std::to_string(id) + " has bounds that differ from its first row (" +
                                    dr.origin + "): rows of one ambiguous restraint must share their bounds");
+            // A repeated row would count its pair twice in the r⁻⁶ sum (d_eff 2^(1/6) shorter): dropped.
+            const auto same_pair = [&](const DistanceRestraint::Alternative& x) {
+              return (same_atom(x.a, alt.a) && same_atom(x.b, alt.b)) || (same_atom(x.a, alt.b) && same_atom(x.b, alt.a));
+            };
+            if (const auto dup = std::find_if(dr.alternatives.begin(), dr.alternatives.end(), same_pair);
+                dup != dr.alternatives.end()) {
+              if (repeated_rows++ == 0)
+                repeated_example = "line " + std::to_string(line) + " repeats line " + std::to_string(dup->a.line) +
+                                   " (restraint " + std::to_string(id) + ")";
+              continue;
+            }
             dr.alternatives.push_back(std::move(alt));
           }
         }
@@ -163,6 +184,37 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
     }
   }
   if (!found) throw ParseError(path, 0, "no _nef_distance_restraint loop (no distance restraint list in this NEF file)");
+  if (repeated_rows > 0)
+    set.warnings.push_back(std::to_string(repeated_rows) +
+                           (repeated_rows == 1 ? " row repeats an atom pair of its own restraint_id and was dropped"
+                                               : " rows repeat an atom pair of their own restraint_id and were dropped") +
+                           " (it would count twice in the r^-6 sum), e.g. " + repeated_example);
+  // the same atom pairs and bounds under another restraint_id: kept (the bound holds once either
+  // way), but most likely a copy-and-paste slip
+  {
+    std::map<std::string, int> seen;
+    std::size_t copies = 0;
+    std::string example;
+    for (const auto& r : set.restraints) {
+      std::vector<std::string> pairs;
+      for (const auto& alt : r.alternatives) {
+        std::string x = atom_key(alt.a), y = atom_key(alt.b);
+        if (y < x) std::swap(x, y);
+        pairs.push_back(x + "|" + y);
+      }
+      std::sort(pairs.begin(), pairs.end());
+      std::string key = std::to_string(r.lower) + " " + std::to_string(r.upper) + " " + std::to_string(r.target);
+      for (const auto& p : pairs) key += "\n" + p;
+      const auto [it, fresh] = seen.emplace(key, r.id);
+      if (!fresh && copies++ == 0)
+        example = "restraint " + std::to_string(r.id) + " (" + r.origin + ") repeats restraint " + std::to_string(it->second);
+    }
+    if (copies > 0)
+      set.warnings.push_back(std::to_string(copies) +
+                             (copies == 1 ? " restraint repeats" : " restraints repeat") +
+                             " the atom pairs and bounds of an earlier restraint under another restraint_id (kept), "
+                             "e.g. " + example);
+  }
   if (combination_rows > 0)
     set.warnings.push_back(std::to_string(combination_rows) +
                            " rows set restraint_combination_id, which is not interpreted (rows with one "

@@ -86,7 +86,7 @@ class WriteStructure final : public Node {
       try {
         switch (format) {
           case StructureFormat::Pdb: write_pdb(out, s); break;
-          case StructureFormat::Mmcif: write_mmcif(out, s, s.title.empty() ? "gemflow" : s.title); break;
+          case StructureFormat::Mmcif: write_mmcif(out, s, file.stem().string()); break;  // title: _struct.title
           case StructureFormat::Vtp: write_vtp(out, s, 0); break;
         }
       } catch (const std::invalid_argument& e) {

@@ -417,6 +417,33 @@ TEST(NefRestraints, NegativeLimitsAndEncodings) {
   EXPECT_EQ(crs.restraints[1].origin, "cr.tbl:3");
 }
 
+// Regression (break-test): a row repeated under one restraint_id made the restraint ambiguous
+// with the same pair twice (its r^-6 sum then bounds d/2^(1/6), 11% short); the repeat is now
+// dropped with a warning, also with the two atoms swapped. The same restraint under another id is
+// kept and warned about.
+TEST(NefRestraints, RepeatedRowsAndRestraints) {
+  const std::string head = nef_head({"weight", "lower_limit", "upper_limit"});
+  const auto nef = [&](const std::string& rows) { return head + rows + "\nstop_\nsave_\n"; };
+  const auto rs = parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 1.8 3.5\n"
+                                                    "1 A 19 ASN H A 20 THR H 1.0 1.8 3.5\n"
+                                                    "1 A 20 THR H A 19 ASN H 1.0 1.8 3.5\n"
+                                                    "1 A 19 ASN H A 21 GLY H 1.0 1.8 3.5\n"
+                                                    "2 A 19 ASN H A 20 THR H 1.0 1.8 3.5\n"
+                                                    "3 A 19 ASN H A 21 GLY H 1.0 1.8 3.5\n"
+                                                    "3 A 20 THR H A 19 ASN H 1.0 1.8 3.5\n"
+                                                    "4 A 19 ASN H A 20 THR H 1.0 1.8 4.5"),
+                                                "d.nef");
+  ASSERT_EQ(rs.restraints.size(), 4u);
+  EXPECT_EQ(rs.restraints[0].alternatives.size(), 2u);  // (19 H, 20 H) once, (19 H, 21 H)
+  EXPECT_EQ(rs.restraints[2].alternatives.size(), 2u);
+  ASSERT_EQ(rs.warnings.size(), 1u + 1u) << ::testing::PrintToString(rs.warnings);
+  EXPECT_CONTAINS(rs.warnings[0], "2 rows repeat an atom pair of their own restraint_id and were dropped");
+  EXPECT_CONTAINS(rs.warnings[0], "line 17 repeats line 16 (restraint 1)");
+  // restraint 3 repeats restraint 1 (the same pairs in another order); 2 has one pair, 4 other bounds
+  EXPECT_CONTAINS(rs.warnings[1], "1 restraint repeats the atom pairs and bounds of an earlier restraint");
+  EXPECT_CONTAINS(rs.warnings[1], "restraint 3 (d.nef:21) repeats restraint 1");
+}
+
 TEST(NefRestraints, RequiredColumnsAreNamedAtTheLoopHeader) {
   auto loop = [](const std::vector<std::string>& tags, const std::string& rows) {
     std::string t = "data_x\nsave_d\nloop_\n";  // loop_ on line 3

@@ -327,6 +327,58 @@ TEST(WriteStructure, RoundTripPdbAndCif) {
   expect_same(h, parse_pdb(hp.str(), "h.pdb"), true);
 }
 
+// Regression (break-test): TITLE was cut every 70 characters, so a word split across two lines
+// came back as two words and the title changed with every write. Now it wraps between words and a
+// second write is the same file.
+TEST(WriteStructure, PdbTitleIsStableOverWrites) {
+  auto s = read_pdb(sample("2kpu/2kpu.pdb"));
+  s.models.resize(1);
+  s.title = "SOLUTION  NMR STRUCTURE OF THE PROTEIN YP_001302112.1 FROM PARABACTEROIDES DISTASONIS, "
+            "NORTHEAST STRUCTURAL GENOMICS CONSORTIUM TARGET PDR16, AND A VERY LONG LAST WORD: " +
+            std::string(150, 'X');
+  std::ostringstream first;
+  write_pdb(first, s);
+  const auto back = parse_pdb(first.str(), "t1.pdb");
+  std::ostringstream second;
+  write_pdb(second, back);
+  EXPECT_EQ(first.str(), second.str());
+  // runs of blanks become one; the words are kept
+  EXPECT_EQ(back.title.substr(0, 40), "SOLUTION NMR STRUCTURE OF THE PROTEIN YP");
+  EXPECT_NE(back.title.find("TARGET PDR16, AND A VERY LONG LAST WORD: XXX"), std::string::npos) << back.title;
+  // PDB format 3.3: continuations numbered in columns 9-10, a blank in 11, no line beyond 80 columns
+  std::istringstream lines(first.str());
+  int titles = 0;
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("TITLE", 0) != 0) continue;
+    ++titles;
+    EXPECT_LE(l.size(), 80u) << l;
+    if (titles > 1) {
+      EXPECT_EQ(l.substr(8, 2), (titles < 10 ? " " : "") + std::to_string(titles)) << l;
+      EXPECT_EQ(l[10], ' ') << l;
+    }
+  }
+  EXPECT_EQ(titles, 6);  // three of them the 150-character word, cut
+}
+
+// Regression (break-test): the mmCIF writer put the title into the block name, blanks turned
+// into '_', and that came back as the title. It is now _struct.title, whatever its quotes.
+TEST(WriteStructure, MmcifKeepsTheTitle) {
+  auto s = read_pdb(sample("2kpu/2kpu.pdb"));
+  s.models.resize(1);
+  for (const std::string title : {std::string("SOLUTION NMR STRUCTURE OF 2KPU"), std::string("it's a \"title\"' x"),
+                                  std::string("a \" b' c")}) {
+    s.title = title;
+    std::ostringstream cif;
+    write_mmcif(cif, s, "my model");
+    EXPECT_EQ(cif.str().rfind("data_my_model\n", 0), 0u) << cif.str().substr(0, 40);
+    EXPECT_EQ(parse_mmcif(cif.str(), "t.cif").title, title);
+  }
+  s.title.clear();  // no title: the block's name, as before
+  std::ostringstream cif;
+  write_mmcif(cif, s, "m1");
+  EXPECT_EQ(parse_mmcif(cif.str(), "t.cif").title, "m1");
+}
+
 TEST(WriteStructure, VtpHasPointsElementsAndBonds) {
   auto s = read_pdb(sample("molecules/bpti_allatom_openmm.pdb"));
   std::ostringstream out;

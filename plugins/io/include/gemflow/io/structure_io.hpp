@@ -57,7 +57,7 @@ struct ReadStructureOptions {
 /// Also read: type_symbol (element, else inferred from the atom name), label_alt_id
 /// (see the altloc rule above), pdbx_PDB_ins_code, pdbx_PDB_model_num (models; 1 when
 /// absent), group_PDB (HETATM), id (serial), occupancy, B_iso_or_equiv. Quoted names
-/// ("O5'", 'C1"') are unquoted.
+/// ("O5'", 'C1"') are unquoted. Title: _struct.title, else the data block's name.
 /// Errors (file:line of the offending value): no _atom_site loop, missing Cartn_x/y/z or atom
 /// name columns, a non-numeric coordinate or residue number, inconsistent models.
 [[nodiscard]] Structure read_mmcif(const std::string& path, const ReadStructureOptions& options = {},
@@ -81,8 +81,10 @@ enum class StructureFormat { Pdb, Mmcif, Vtp };
 /// (CONECT uses the new serials). Residue numbers must fit 4 columns (-999..9999) and
 /// there must be at most 99999 atoms: std::invalid_argument otherwise.
 void write_pdb(std::ostream& out, const Structure& s);
-/// Writes mmCIF: one data block with an _atom_site loop (auth_* and label_* ids, model
-/// numbers 1..M), coordinates %.3f. Values with spaces or quotes are quoted.
+/// Writes mmCIF: one data block named block_name (blanks become '_'), the title as
+/// _struct.title (read back by read_mmcif), an _atom_site loop (auth_* and label_* ids, model
+/// numbers 1..M), coordinates %.3f. Values with spaces or quotes are quoted. Bonds are not
+/// written (mmCIF keeps standard connectivity in the chemical component dictionary).
 void write_mmcif(std::ostream& out, const Structure& s, const std::string& block_name = "gemflow");
 /// Writes VTK XML PolyData (ASCII, version 0.1): Points = the atoms of `model` (0-based
 /// index into models), Verts = one vertex per atom, Lines = Structure::bonds (when empty,
