@@ -19,9 +19,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #if GEMFLOW_LINALG_HAVE_CUDA
@@ -249,6 +251,22 @@ int lapack_potrf(std::vector<T>& a, std::int64_t n) {
 bool mode_supports(Fp32Mode mode, const CholeskyOptions& o) {
   if (!gc::algo_runs_mode(o.algo, mode)) return false;
   return !gc::is_fp16_mode(mode) || o.algo != CholeskyAlgo::lookahead || o.panel != gc::PanelAlgo::library;
+}
+
+/// Factors a (n×n, its values as T) with c's options in `mode`: the status and the result;
+/// std::nullopt when c's algorithm does not run `mode`.
+template <class T>
+std::optional<std::pair<gc::CholeskyStatus, std::vector<T>>> factor_case(gc::GpuCholesky& chol,
+                                                                          const std::vector<double>& a,
+                                                                          std::int64_t n, const Case& c, Fp32Mode mode) {
+  CholeskyOptions opt = c.opt;
+  opt.fp32_mode = mode;
+  if (!mode_supports(mode, opt)) return std::nullopt;
+  auto h = to_padded<T>(a, n, n);
+  Dev<T> d(h.size());
+  d.put(h);
+  const auto st = chol.factor(d.p, n, n, opt);
+  return std::pair{st, d.get()};
 }
 
 template <class T>
@@ -660,17 +678,12 @@ void check_not_spd(Fp32Mode mode = Fp32Mode::exact) {
     const int lapack_info = lapack_potrf(ref, n);
     ASSERT_EQ(lapack_info, k) << "test matrix construction n=" << n;
     for (const auto& c : cases()) {
-      CholeskyOptions opt = c.opt;
-      opt.fp32_mode = mode;
-      if (!mode_supports(mode, opt)) continue;
-      auto h = to_padded<T>(a, n, n);
-      Dev<T> d(h.size());
-      d.put(h);
-      const auto st = chol.factor(d.p, n, n, opt);
+      const auto r = factor_case<T>(chol, a, n, c, mode);
+      if (!r) continue;
+      const auto& [st, out] = *r;
       EXPECT_EQ(st.info, lapack_info) << c.name << " n=" << n << " k=" << k;
       EXPECT_FALSE(st.non_finite) << c.name << " n=" << n << " k=" << k;
       // the documented partial result: columns < info − 1 are L's, every row (here: M's columns)
-      const auto out = d.get();
       double worst = 0;
       std::int64_t wi = 0, wj = 0;
       for (std::int64_t j = 0; j + 1 < k; ++j)
@@ -705,13 +718,9 @@ void check_non_finite_input(Fp32Mode mode = Fp32Mode::exact) {
       auto a = random_spd(n, 0.5);
       a[i + j * n] = bad;
       for (const auto& c : cases()) {
-        CholeskyOptions opt = c.opt;
-        opt.fp32_mode = mode;
-        if (!mode_supports(mode, opt)) continue;
-        auto h = to_padded<T>(a, n, n);
-        Dev<T> d(h.size());
-        d.put(h);
-        const auto st = chol.factor(d.p, n, n, opt);
+        const auto r = factor_case<T>(chol, a, n, c, mode);
+        if (!r) continue;
+        const gc::CholeskyStatus& st = r->first;
         const std::string ctx = std::string(c.name) + " " + std::to_string(bad) + " at (" + std::to_string(i) + "," +
                                 std::to_string(j) + ") n=" + std::to_string(n);
         EXPECT_EQ(st.info, i + 1) << ctx;
