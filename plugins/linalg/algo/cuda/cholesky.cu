@@ -1017,11 +1017,11 @@ const int2* GpuCholesky::Impl::tile_order_on_device(std::int64_t tt, double slop
   }
   if (!tile_order_dev_current) {
     const std::size_t bytes = sizeof(int2) * tile_order.size();
-    grow_buffer(reinterpret_cast<void*&>(tile_order_dev), tile_order_dev_bytes, bytes, "the tiled task order", stream);
+    grow_buffer(tile_order_dev, tile_order_dev_bytes, bytes, "the tiled task order", stream);
     GF_CUDA_TRY(cudaMemcpyAsync(tile_order_dev, tile_order.data(), bytes, cudaMemcpyHostToDevice, stream));
     tile_order_dev_current = true;
   }
-  return tile_order_dev;
+  return static_cast<const int2*>(tile_order_dev);
 }
 
 void* GpuCholesky::Impl::solve_workspace(std::size_t bytes, const std::string& what) {

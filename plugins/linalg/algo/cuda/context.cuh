@@ -59,7 +59,7 @@ struct GpuCholesky::Impl {
   double tile_order_slope = -1.0;
   /// Its device copy, uploaded when the order changes (a copy from pageable memory on every call
   /// sat before the kernel on the stream).
-  int2* tile_order_dev = nullptr;
+  void* tile_order_dev = nullptr;
   std::size_t tile_order_dev_bytes = 0;
   bool tile_order_dev_current = false;
 

@@ -40,9 +40,9 @@
 // st->info (first failure wins); columns < j of the block and their panel rows are still
 // complete (LAPACK's contract), the rest is undefined.
 //
-// Non-finite values: every value this kernel stores into L is tested, and so is a failing pivot;
-// the first such column goes into st->nonfinite_col (flag_nonfinite). This replaces a scan of A
-// and of L around the factorisation (two passes over the lower triangle).
+// Non-finite values: every value this kernel stores into L is tested (the first such column goes
+// into st->stored_nonfinite_col: flag_nonfinite), and so is a failing pivot (report_failure). This
+// replaces a scan of A and of L around the factorisation (two passes over the lower triangle).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -381,8 +381,8 @@ __device__ __forceinline__ double2 diagonal_root(const double* p, int i, int j) 
 /// triangular solve needs) and ldiag the diagonal tiles of L with the pivots on their diagonal
 /// (the write-back stores √, diagonal_root). Preconditions (after a barrier):
 /// ldiag zero, s_fail[0] = s_fail[1] = 0. Returns 0 or the failing pivot (1-based within the
-/// block, + kFailNonFinite when it is NaN/±Inf: report_failure); nt_done = the tile columns that are usable (all, or up to the failing one, whose
-/// columns before the failure are complete). Every thread of the CTA must call it.
+/// block, + kFailNonFinite when it is NaN/±Inf: report_failure); nt_done = the tile columns that
+/// are usable (all, or up to the failing one, whose columns before the failure are complete). Every thread of the CTA must call it.
 /// kFp32Tiles: the 8×8 tiles by factor_invert_tile_fp32 (the 11-bit product modes).
 template <int Ld, bool kFastPath = true, bool kFp32Tiles = false>
 __device__ __forceinline__ int factor_block_phases(double* ls, double* ldiag, int* s_fail, int nt, int warp, int lane,
@@ -632,7 +632,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
         const T x0 = static_cast<T>(x.x), x1 = static_cast<T>(x.y);
         if (rvalid && (kFull || c < kb)) arow[c * lda] = x0;
         if (rvalid && (kFull || c + 1 < kb)) arow[(c + 1) * lda] = x1;
-        bad |= !(isfinite(x0) && isfinite(x1));  // beyond kb and below the panel: zeros
+        bad |= !(isfinite(x0) && isfinite(x1));  // no guard: beyond kb and below the panel, x is 0
         if constexpr (std::is_same_v<T, float>) {
           if (copy.h && !copy.pq) {  // 1×FP16: hi as the value is stored (no spill: 22.7 against 26.4 µs)
             if (rvalid && (kFull || c < kb)) copy.h[row + c * copy.ldh] = fp16_sat(x0);
