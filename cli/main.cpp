@@ -22,7 +22,7 @@ Exit codes:
   0  success
   1  a node failed (independent branches still ran to the end)
   2  invalid workflow, unknown node type, or bad usage (options, --set, --device)
-  3  cancelled by Ctrl-C or SIGTERM (a second Ctrl-C quits at once)
+  3  cancelled by Ctrl-C or SIGTERM (a second one forces the exit)
 
 Environment:
   GEMFLOW_PLUGIN_PATH  extra plugin folders, ':'-separated (searched after the install's

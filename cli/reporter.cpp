@@ -71,9 +71,23 @@ std::string bar(double fraction, int width) {
 }
 }  // namespace
 
+std::vector<std::pair<std::string, NodeState>> Reporter::states() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::string, NodeState>> out;
+  for (const auto& id : order_) {
+    auto it = nodes_.find(id);
+    out.emplace_back(id, it == nodes_.end() ? NodeState::Idle : it->second.state);
+  }
+  return out;
+}
+
 void Reporter::on_event(const RunEvent& e) {
   const double t = console_.elapsed();
   if (mode_ == Mode::Json) {
+    if (e.kind == RunEvent::Kind::State) {  // for states()
+      std::lock_guard lock(mutex_);
+      nodes_[e.node].state = e.state;
+    }
     nlohmann::json j{{"t", std::round(t * 1000.0) / 1000.0}, {"node", e.node}};
     switch (e.kind) {
       case RunEvent::Kind::State:

@@ -30,6 +30,9 @@ class Reporter {
   void tick();
   /// Writes one JSON object as a line on stdout (Json mode; thread-safe).
   void emit_json(const nlohmann::json& j);
+  /// The nodes as last reported (any mode): id → state, for a summary written without the run's
+  /// result (a forced exit), in file order.
+  [[nodiscard]] std::vector<std::pair<std::string, NodeState>> states() const;
 
   [[nodiscard]] Mode mode() const noexcept { return mode_; }
 

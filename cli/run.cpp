@@ -24,25 +24,38 @@
 namespace gemflow::cli {
 namespace fs = std::filesystem;
 
-// ---- Cancellation: the handler only stores; a second signal exits at once. ----------------
+// ---- Cancellation: the handlers only store. -------------------------------------------------
+// The first signal cancels the run. A second one, or 10 s after SIGTERM (a batch scheduler,
+// `timeout`: a node stuck in a library never sees the cancellation), forces the exit: the ticker
+// thread writes the summary (QA: a forced exit wrote none, so --json broke its "summary is
+// last" promise) and exits with 3, without waiting for the running nodes. Should that thread not
+// get to it within 2 s, the alarm exits.
 namespace {
 std::atomic<bool> g_cancel{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
+std::atomic<int> g_force{0};  // 0, 1: second signal, 2: SIGTERM deadline
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
 
-// After SIGTERM (a batch scheduler, `timeout`), a run that has not ended within this many
-// seconds exits: a node stuck in a library never sees the cancellation (QA). A second signal
-// exits at once.
 constexpr unsigned kTermGraceSeconds = 10;
+constexpr unsigned kForceGraceSeconds = 2;
 
-extern "C" void on_term_deadline(int) {
-  static const char msg[] = "gemflow: still running 10 s after SIGTERM (a node does not stop): exiting\n";
+extern "C" void on_alarm(int) {
+  int expected = 0;
+  if (g_force.compare_exchange_strong(expected, 2)) {  // the SIGTERM deadline
+    alarm(kForceGraceSeconds);
+    return;
+  }
+  static const char msg[] = "gemflow: forced exit\n";  // the summary could not be written in time
   const ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
   (void)w;
   _exit(kExitCancelled);
 }
 
 extern "C" void on_cancel_signal(int sig) {
-  if (g_cancel.exchange(true)) _exit(kExitCancelled);
+  if (g_cancel.exchange(true)) {
+    int expected = 0;
+    if (g_force.compare_exchange_strong(expected, 1)) alarm(kForceGraceSeconds);
+    return;
+  }
   if (sig == SIGTERM) alarm(kTermGraceSeconds);
 }
 
@@ -54,7 +67,7 @@ void install_cancel_handlers() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   struct sigaction deadline {};
-  deadline.sa_handler = on_term_deadline;
+  deadline.sa_handler = on_alarm;
   sigemptyset(&deadline.sa_mask);
   sigaction(SIGALRM, &deadline, nullptr);
 }
@@ -235,6 +248,20 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   opt.command_line = args.command_line;
   opt.plugins = &host.records();
 
+  {  // files the run must not write, found before "running" (as `validate` finds them)
+    const auto pre = check_run_paths(wf, registry, opt.out_dir);
+    if (has_error(pre)) {
+      for (const auto& d : pre) print_diagnostic(console, d);
+      if (!args.json) {
+        const auto errors = std::count_if(pre.begin(), pre.end(),
+                                          [](const auto& d) { return d.severity == Diagnostic::Severity::Error; });
+        fmt::print("\n'{}' invalid ({} error{}): nothing ran\n", name, errors, errors == 1 ? "" : "s");
+        std::fflush(stdout);
+      }
+      return fail_early(kExitInvalid, pre, "invalid workflow");
+    }
+  }
+
   Reporter reporter(mode, console, wf);
   // The first Ctrl-C is announced once ("cancelling"), before any event that follows from it,
   // by whichever thread sees it first: the ticker, an event of the run, or the end of the run.
@@ -242,7 +269,36 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   auto announce_cancel = [&] {
     if (!g_cancel.load() || announced.exchange(true)) return;
     if (args.json) reporter.emit_json({{"event", "cancelling"}, {"t", console.elapsed()}});
-    spdlog::warn("cancelling: waiting for the running nodes to stop (Ctrl-C again quits at once)");
+    spdlog::warn("cancelling: waiting for the running nodes to stop (a second Ctrl-C or SIGTERM quits at once)");
+  };
+  // A forced exit (see install_cancel_handlers): the summary from the states last reported, then
+  // exit 3 without waiting for the nodes; no provenance record (the run has not ended).
+  auto force_exit = [&] {
+    const int why = g_force.load();
+    std::vector<std::string> running;
+    nlohmann::json nodes = nlohmann::json::object();
+    for (const auto& [id, st] : reporter.states()) {
+      if (st == NodeState::Running) running.push_back(id);
+      nodes[id] = {{"type", wf.find(id) ? wf.find(id)->type : ""}, {"state", gemflow::to_string(st)}};
+    }
+    std::string waiting;
+    for (const auto& id : running) waiting += (waiting.empty() ? "" : ", ") + id;
+    const std::string what = fmt::format("{}: exited without waiting for {}; no provenance record",
+                                         why == 2 ? "still running 10 s after SIGTERM" : "a second signal",
+                                         waiting.empty() ? std::string("the run to end") : waiting);
+    console.clear_live();
+    spdlog::error("{}", what);
+    if (args.json) {
+      reporter.emit_json({{"event", "summary"}, {"workflow", name}, {"workflow_file", args.workflow.string()},
+                          {"ok", false}, {"exit_code", kExitCancelled}, {"cancelled", true},
+                          {"seconds", console.elapsed()}, {"out_dir", opt.out_dir.string()}, {"provenance", ""},
+                          {"nodes", nodes}, {"error", what}});
+    } else {
+      fmt::print("\n'{}' cancelled after {:.2f} s: forced exit, no provenance record\n", name, console.elapsed());
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    _exit(kExitCancelled);
   };
   // Warnings already printed by load_for_run() come again from the run's own validation.
   std::set<std::string> printed;
@@ -269,6 +325,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
     std::unique_lock lock(tick_mutex);
     while (!tick_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return stop; })) {
       announce_cancel();
+      if (g_force.load()) force_exit();
       reporter.tick();
     }
   });
@@ -306,6 +363,9 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   std::set<std::pair<std::string, std::string>> consumed;
   for (const auto& l : wf.links) consumed.insert({l.from_node, l.from_port});
 
+  // found by the run's own checks (an output folder it cannot create or write): the summary of an
+  // invalid workflow, as above (QA: it had the keys of a run and no error)
+  if (args.json && code == kExitInvalid) return fail_early(kExitInvalid, result.diagnostics, "invalid workflow");
   if (args.json) {
     for (const auto& d : result.diagnostics) reporter.emit_json(diagnostic_json(d));
     nlohmann::json nodes = nlohmann::json::object();

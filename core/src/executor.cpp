@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <condition_variable>
 #include <cstdio>
@@ -259,11 +260,16 @@ class Run {
 // ---- Context ----
 
 void Context::progress(double fraction, std::string_view message) {
-  fraction = std::clamp(fraction, 0.0, 1.0);
+  fraction = std::isnan(fraction) ? 0.0 : std::clamp(fraction, 0.0, 1.0);  // NaN: a node's 0/0
   const auto now = std::chrono::steady_clock::now();
-  // Throttle: at most ~20 events per second unless the message changes or the node is done.
-  if (fraction < 1.0 && message == last_message_ && now - last_progress_ < std::chrono::milliseconds(50) &&
-      std::abs(fraction - last_fraction_) < 0.1)
+  // Throttle (every mode, --json included): about 20 events per second; a new message, a jump of
+  // 10% or the first 1.0 sooner, but a new message at most every 5 ms (QA: a message per call,
+  // 5 million calls, gave 5 million JSON lines).
+  const bool same = message == last_message_;
+  const auto since = now - last_progress_;
+  const bool finished = fraction >= 1.0 && last_fraction_ < 1.0;
+  if (!finished && since < std::chrono::milliseconds(50) &&
+      (same ? std::abs(fraction - last_fraction_) < 0.1 : since < std::chrono::milliseconds(5)))
     return;
   last_progress_ = now;
   last_fraction_ = fraction;

@@ -155,6 +155,21 @@ std::vector<nlohmann::json> json_lines(const std::string& out) {
 
 /// Options whose callback sends `sig` once node 's' shows its first progress on stderr
 /// (plain mode: "s: 0%"); `sent` and `at` say whether and when.
+/// Sends `sig` once the --json output has a progress event of node s.
+Options signal_on_json_progress(int sig, bool& sent, Clock::time_point& at, double timeout) {
+  Options opt;
+  opt.timeout = timeout;
+  opt.on_output = [sig, &sent, &at](pid_t pid, const std::string& out, const std::string&) {
+    if (!sent && out.find("\"event\":\"progress\"") != std::string::npos &&
+        out.find("\"node\":\"s\"") != std::string::npos) {
+      kill(pid, sig);
+      at = Clock::now();
+      sent = true;
+    }
+  };
+  return opt;
+}
+
 Options signal_when_s_starts(int sig, bool& sent, Clock::time_point& at, double timeout) {
   Options opt;
   opt.timeout = timeout;
@@ -560,19 +575,105 @@ TEST_F(Cli, SigtermCancelsToo) {
 }
 
 // QA: a node stuck in a library (OpenBLAS under `ulimit -v`) never sees the cancellation, and a
-// single SIGTERM (a scheduler, `timeout`) left gemflow running for good. It now exits 10 s later.
+// single SIGTERM (a scheduler, `timeout`) left gemflow running for good. It now exits 10 s later,
+// and (second QA) still ends --json with the summary: the node's last state and what it did not
+// wait for, without a provenance record.
 TEST_F(Cli, SigtermEndsARunWhoseNodeDoesNotStop) {
   const auto wf = write("w.yaml", "gemflow: 1\nname: stuck\nnodes:\n"
                                   "  s: {type: test.sleep, params: {seconds: 60, cooperative: false}}\n");
   Clock::time_point signalled{};
   bool sent = false;
-  auto r = gemflow({"run", wf.string(), "--out", "o"}, signal_when_s_starts(SIGTERM, sent, signalled, 40));
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--json"}, signal_on_json_progress(SIGTERM, sent, signalled, 40));
   const double after = std::chrono::duration<double>(Clock::now() - signalled).count();
   ASSERT_TRUE(sent) << r.err;
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_GE(after, 9.0);
   EXPECT_LT(after, 15.0);
-  EXPECT_CONTAINS(r.err, "still running 10 s after SIGTERM (a node does not stop): exiting");
+  EXPECT_CONTAINS(r.err, "still running 10 s after SIGTERM: exited without waiting for s; no provenance record");
+  const auto lines = json_lines(r.out);
+  ASSERT_FALSE(lines.empty()) << r.out;
+  EXPECT_EQ(lines.back()["event"], "summary");
+  EXPECT_EQ(lines.back()["exit_code"], 3);
+  EXPECT_EQ(lines.back()["cancelled"], true);
+  EXPECT_EQ(lines.back()["nodes"]["s"]["state"], "running");
+  EXPECT_CONTAINS(lines.back()["error"].get<std::string>(), "without waiting for s");
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "provenance.json"));
+}
+
+// QA: a second Ctrl-C exited at once with nothing on stdout; it now prints the summary first.
+TEST_F(Cli, SecondSigintForcesTheExitWithASummary) {
+  const auto wf = write("w.yaml", "gemflow: 1\nname: stuck\nnodes:\n"
+                                  "  s: {type: test.sleep, params: {seconds: 60, cooperative: false}}\n");
+  Clock::time_point signalled{};
+  bool sent = false;
+  Options opt = signal_on_json_progress(SIGINT, sent, signalled, 30);
+  bool second = false;
+  const auto first = opt.on_output;
+  opt.on_output = [&](pid_t pid, const std::string& out, const std::string& err) {
+    first(pid, out, err);
+    if (sent && !second && out.find("\"cancelling\"") != std::string::npos) {
+      kill(pid, SIGINT);
+      second = true;
+    }
+  };
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--json"}, opt);
+  const double after = std::chrono::duration<double>(Clock::now() - signalled).count();
+  ASSERT_TRUE(second) << r.out << r.err;
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_LT(after, 3.0);
+  const auto lines = json_lines(r.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back()["event"], "summary");
+  EXPECT_EQ(lines.back()["nodes"]["s"]["state"], "running");
+  EXPECT_CONTAINS(lines.back()["error"].get<std::string>(), "a second signal: exited without waiting for s");
+}
+
+// QA: a node that reports progress with a new message on every call (5 million calls) gave one
+// JSON line per call. Now about 20 per second per node, a new message at most every 5 ms; NaN
+// progress is 0.
+TEST_F(Cli, JsonProgressIsThrottled) {
+  const auto wf = write("w.yaml", "gemflow: 1\nnodes:\n  p: {type: test.progress_spam, params: {calls: 2000000}}\n");
+  const auto t0 = Clock::now();
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--json"});
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::size_t progress = 0;
+  double first = -1;
+  for (const auto& j : json_lines(r.out))
+    if (j["event"] == "progress") {
+      if (progress++ == 0) first = j["progress"].get<double>();
+    }
+  EXPECT_EQ(first, 0.0);
+  EXPECT_GE(progress, 1u);
+  EXPECT_LE(static_cast<double>(progress), 200.0 * seconds + 20.0) << progress << " events in " << seconds << " s";
+}
+
+// QA: a workflow whose files clash (two nodes write one file) printed "running ..." and, with
+// --json, a summary with the keys of a run and no error; now it is refused as invalid up front,
+// in the same form as any invalid workflow.
+TEST_F(Cli, ClashingOutputsAreAnInvalidWorkflowUpFront) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: clash
+nodes:
+  c: {type: test.constant, params: {value: 1}}
+  a: {type: test.write_text, params: {path: same.txt}}
+  b: {type: test.write_text, params: {path: same.txt}}
+links:
+  - c.value -> a.value
+  - c.value -> b.value
+)");
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--json"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err.find("running 'clash'"), std::string::npos) << r.err;
+  const auto lines = json_lines(r.out);
+  ASSERT_FALSE(lines.empty()) << r.out;
+  EXPECT_EQ(lines.front()["event"], "diagnostic") << r.out;
+  EXPECT_EQ(lines.back()["event"], "summary");
+  EXPECT_EQ(lines.back()["error"], "invalid workflow");
+  EXPECT_TRUE(lines.back()["nodes"].is_object() && lines.back()["nodes"].empty());
+  auto text = gemflow({"run", wf.string(), "--out", "o"});
+  EXPECT_EQ(text.code, 2);
+  EXPECT_EQ(text.err.find("running 'clash'"), std::string::npos) << text.err;
 }
 
 TEST_F(Cli, ProgressBarOnATerminal) {
@@ -664,7 +765,7 @@ TEST_F(Cli, GarbagePluginDoesNotStopNodes) {
 
   auto p = gemflow({"plugins", "--plugin-path", (dir_ / "junk").string()});
   ASSERT_EQ(p.code, 0) << p.err;
-  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +testnodes 1\.0\.0 .*\(8 nodes\))"))) << p.out;
+  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +testnodes 1\.0\.0 .*\(9 nodes\))"))) << p.out;
   EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(FAILED +.*libgemflow_junk\.so: .+)"))) << p.out;
 }
 

@@ -15,7 +15,9 @@
 //   test.device     param device                   → table: Table (column "device": used)
 #include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -105,6 +107,23 @@ class Sleep final : public Node {
     ctx.record("slept_seconds", *seconds);
     if (in.connected()) out.set(in.get());
     else out.set(Mat(1, 1, 0.0));
+  }
+};
+
+class ProgressSpam final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "test.progress_spam", .version = 1, .title = "Progress spam", .category = "Test",
+            .doc = "Calls ctx.progress `calls` times as fast as it can, a new message each time, after one "
+                   "call with NaN. Used by the progress throttle tests."};
+  }
+  Output<Mat> out{this, "out", "A 1×1 zero"};
+  Param<std::int64_t> calls{this, "calls", 1000, {.min = 0, .max = 100000000, .doc = "How many calls"}};
+  void execute(NodeContext& ctx) override {
+    ctx.progress(std::numeric_limits<double>::quiet_NaN(), "nan");
+    for (std::int64_t i = 0; i < *calls; ++i)
+      ctx.progress(static_cast<double>(i) / static_cast<double>(*calls), "step " + std::to_string(i));
+    out.set(Mat(1, 1, 0.0));
   }
 };
 
@@ -215,6 +234,7 @@ void register_nodes(PluginRegistrar& r) {
   r.add_node<Add>();
   r.add_node<Fail>();
   r.add_node<Sleep>();
+  r.add_node<ProgressSpam>();
   r.add_node<WriteText>();
   r.add_node<ReadText>();
   r.add_node<Params>();
