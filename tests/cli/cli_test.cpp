@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <regex>
 #include <sstream>
@@ -1039,6 +1040,27 @@ TEST(ShippedWorkflows, Validate) {
     auto r = run_gemflow({"validate", f.string()});
     EXPECT_EQ(r.code, 0) << f << "\n" << r.err;
   }
+}
+
+// The example of docs/workflow-format.md validates with the in-tree plugins, from a workflows/
+// folder beside sample_data/ as its relative input path expects (break-test: it used test nodes
+// that users do not have).
+TEST(ShippedWorkflows, FormatDocumentationExample) {
+  std::ifstream in(fs::path(GEMFLOW_SOURCE_DIR) / "docs" / "workflow-format.md");
+  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto begin = doc.find("```yaml\n");
+  ASSERT_NE(begin, std::string::npos);
+  const auto end = doc.find("```", begin + 8);
+  const fs::path dir = fs::temp_directory_path() / ("gemflow_doc_example_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "workflows");
+  fs::create_directory_symlink(fs::path(GEMFLOW_SOURCE_DIR) / "sample_data", dir / "sample_data");
+  std::ofstream(dir / "workflows" / "example.yaml") << doc.substr(begin + 8, end - begin - 8);
+  auto r = run_gemflow({"validate", (dir / "workflows" / "example.yaml").string()});
+  fs::remove_all(dir);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "valid ('spd-solve', 3 nodes, 2 links)");
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;  // the input file is found
 }
 
 }  // namespace

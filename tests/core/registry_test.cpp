@@ -63,6 +63,13 @@ class NoNamespace final : public Node {
   void execute(NodeContext&) override {}
 };
 
+class ThrowingCtor final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.throwing"}; }
+  ThrowingCtor() { throw std::runtime_error("no licence file"); }
+  void execute(NodeContext&) override {}
+};
+
 TEST(Registry, SpecIsGeneratedFromDeclarations) {
   Registry r;
   r.add_node<Smooth>("libgemflow_reg.so");
@@ -109,6 +116,10 @@ TEST(Registry, MalformedSpecsAreRefused) {
               ::testing::ThrowsMessage<Error>(HasSubstr("parameter name 'a' declared twice")));
   EXPECT_THAT([&] { r.add_node<NoNamespace>("x.so"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("not namespaced")));
+  // break-test: the plugin's load failure said "registration failed: no licence file" alone
+  EXPECT_THAT([&] { r.add_node<ThrowingCtor>("x.so"); },
+              ::testing::ThrowsMessage<Error>(
+                  ::testing::StrEq("node type 'reg.throwing': its constructor threw: no licence file")));
   EXPECT_TRUE(r.node_ids().empty());
 }
 

@@ -455,22 +455,5 @@ links:
   ASSERT_TRUE(r.ok()) << all(r.diagnostics);
   EXPECT_EQ(topological_order(*r.workflow), (std::vector<std::string>{"z", "y", "sum", "late"}));
 }
-
-// The example of docs/workflow-format.md is a valid workflow, canonical but for alignment.
-TEST(Workflow, DocumentationExampleIsValid) {
-  std::ifstream in(std::string(GEMFLOW_SOURCE_DIR) + "/docs/workflow-format.md");
-  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const auto begin = doc.find("```yaml\n");
-  ASSERT_NE(begin, std::string::npos);
-  const auto end = doc.find("```", begin + 8);
-  const std::string text = doc.substr(begin + 8, end - begin - 8);
-  const auto r = parse(text);
-  ASSERT_TRUE(r.ok()) << all(r.diagnostics) << text;
-  EXPECT_TRUE(r.diagnostics.empty()) << all(r.diagnostics);
-  EXPECT_EQ(r.workflow->nodes.size(), 4u);
-  EXPECT_EQ(r.workflow->links.size(), 3u);
-  EXPECT_TRUE(r.workflow->nodes[0].pos.has_value());
-}
-
 }  // namespace
 }  // namespace gemflow

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,9 +37,18 @@ class Registry {
   /// Registers a node type. Throws Error when the id is already registered (naming both
   /// origins), when a port type is not registered, or when a spec is malformed.
   void add_node(NodeEntry entry);
+  /// Registers node type N from a prototype instance. A constructor that throws becomes an Error
+  /// that names the node type.
   template <NodeType N>
   void add_node(std::string origin) {
-    auto proto = std::make_unique<N>();
+    std::unique_ptr<N> proto;
+    try {
+      proto = std::make_unique<N>();
+    } catch (const std::exception& e) {
+      throw Error("node type '" + N::info().id + "': its constructor threw: " + e.what());
+    } catch (...) {
+      throw Error("node type '" + N::info().id + "': its constructor threw a non-standard exception");
+    }
     add_node(NodeEntry{NodeSpec{N::info(), proto->input_specs(), proto->output_specs(), proto->param_specs()},
                        [] { return std::unique_ptr<Node>(std::make_unique<N>()); }, std::move(origin)});
   }

@@ -365,7 +365,7 @@ TEST(WriteStructure, PdbTitleIsStableOverWrites) {
 TEST(WriteStructure, MmcifKeepsTheTitle) {
   auto s = read_pdb(sample("2kpu/2kpu.pdb"));
   s.models.resize(1);
-  for (const std::string title : {std::string("SOLUTION NMR STRUCTURE OF 2KPU"), std::string("it's a \"title\"' x"),
+  for (const std::string& title : {std::string("SOLUTION NMR STRUCTURE OF 2KPU"), std::string("it's a \"title\"' x"),
                                   std::string("a \" b' c")}) {
     s.title = title;
     std::ostringstream cif;
