@@ -353,7 +353,9 @@ TEST(WriteStructure, PdbTitleIsStableOverWrites) {
     ++titles;
     EXPECT_LE(l.size(), 80u) << l;
     if (titles > 1) {
-      EXPECT_EQ(l.substr(8, 2), (titles < 10 ? " " : "") + std::to_string(titles)) << l;
+      std::string number = std::to_string(titles);
+      if (number.size() < 2) number.insert(0, 1, ' ');
+      EXPECT_EQ(l.substr(8, 2), number) << l;
       EXPECT_EQ(l[10], ' ') << l;
     }
   }
