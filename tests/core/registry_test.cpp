@@ -123,6 +123,21 @@ TEST(Registry, MalformedSpecsAreRefused) {
   EXPECT_TRUE(r.node_ids().empty());
 }
 
+// break-test: set_param("iterations", 1.5) was accepted and execute() then failed with
+// "std::get: wrong index for variant"; a value of the wrong kind is refused, naming the parameter.
+TEST(Registry, SetParamChecksTheKind) {
+  Smooth n;
+  EXPECT_THAT([&] { n.set_param("iterations", 1.5); },
+              ::testing::ThrowsMessage<Error>(::testing::StrEq("parameter 'iterations' takes int values, not 1.5")));
+  EXPECT_THAT([&] { n.set_param("tolerance", std::string("x")); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("parameter 'tolerance' takes float values")));
+  EXPECT_THAT([&] { n.set_param("method", true); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("parameter 'method' takes choice values, not true")));
+  n.set_param("iterations", std::int64_t{7});
+  n.set_param("tolerance", std::int64_t{2});  // an integer for a float: accepted
+  n.set_param("method", std::string("floyd"));
+}
+
 TEST(Registry, DataTypeFromTwoOrigins) {
   Registry r;
   EXPECT_NO_THROW(r.add_type<Table>("core"));
