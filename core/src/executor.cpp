@@ -152,7 +152,23 @@ struct NodeRun {
   std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
   std::vector<FileRecord> input_files, output_files;
   std::map<std::string, ParamValue> records;
+  // The node's log lines for the provenance record: the first kLogHead, then the last kLogTail
+  // (a node logging 200k lines made a 6.5 MB provenance.json); the console still gets every line.
+  static constexpr std::size_t kLogHead = 500, kLogTail = 500;
   std::vector<std::string> log;
+  std::deque<std::string> log_tail;
+  std::size_t log_dropped = 0;
+  void add_log(std::string line) {
+    if (log.size() < kLogHead) {
+      log.push_back(std::move(line));
+      return;
+    }
+    log_tail.push_back(std::move(line));
+    if (log_tail.size() > kLogTail) {
+      log_tail.pop_front();
+      ++log_dropped;
+    }
+  }
 };
 
 class Run;
@@ -289,7 +305,7 @@ void Context::log(LogLevel level, std::string_view message) {
   {
     std::lock_guard lock(*node_.mutex);
     static const char* names[] = {"debug", "info", "warning", "error"};
-    node_.log.push_back(fmt::format("{}: {}", names[static_cast<int>(level)], message));
+    node_.add_log(fmt::format("{}: {}", names[static_cast<int>(level)], message));
   }
   RunEvent e;
   e.kind = RunEvent::Kind::Log;
@@ -633,7 +649,7 @@ void Run::run_node(std::size_t i) {
     // plugin may wrap the cancellation in its own exception). Its text goes to the node's log.
     if (state == NodeState::Failed && cancelled()) {
       std::lock_guard lock(*n.mutex);
-      n.log.push_back(fmt::format("info: stopped after the run was cancelled: {}", error));
+      n.add_log(fmt::format("info: stopped after the run was cancelled: {}", error));
       state = NodeState::Cancelled;
       error = "cancelled";
     }
@@ -737,7 +753,12 @@ void Run::write_provenance(RunResult& r) {
     jn["inputs"] = files(n.input_files);
     jn["outputs"] = files(n.output_files);
     if (!n.result.error.empty()) jn["error"] = n.result.error;
-    if (!n.log.empty()) jn["log"] = n.log;
+    if (!n.log.empty()) {
+      json log = n.log;
+      if (n.log_dropped > 0) log.push_back(fmt::format("({} lines left out)", n.log_dropped));
+      for (const auto& l : n.log_tail) log.push_back(l);
+      jn["log"] = log;
+    }
     nodes[n.inst->id] = jn;
   }
   j["nodes"] = nodes;

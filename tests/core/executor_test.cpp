@@ -388,6 +388,24 @@ TEST(Executor, ProvenanceRecordsCommandLineJobsAndPlugins) {
   EXPECT_EQ(j["nodes"]["c"]["plugin_version"], "1.0.0");
 }
 
+// break-test: every log line went into provenance.json (200k lines, 6.5 MB); now the first 500
+// and the last 500 of a node, and how many were left out between them.
+TEST(Executor, ProvenanceKeepsTheFirstAndLastLogLines) {
+  TempDir dir;
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  p: {type: test.progress_spam, params: {calls: 0, log_lines: 2000}}\n");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  const RunResult r = run_workflow(wf, test::testnodes(), o);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  const auto log = nlohmann::json::parse(read(r.provenance))["nodes"]["p"]["log"];
+  ASSERT_EQ(log.size(), 1001u);
+  EXPECT_EQ(log[0], "info: line 0");
+  EXPECT_EQ(log[499], "info: line 499");
+  EXPECT_EQ(log[500], "(1000 lines left out)");
+  EXPECT_EQ(log[501], "info: line 1500");
+  EXPECT_EQ(log[1000], "info: line 1999");
+}
+
 TEST(Executor, CacheReusesUnchangedNodes) {
   TempDir dir;
   std::ofstream(dir / "in.txt") << "one\ntwo\n";

@@ -115,14 +115,17 @@ class ProgressSpam final : public Node {
   static NodeInfo info() {
     return {.id = "test.progress_spam", .version = 1, .title = "Progress spam", .category = "Test",
             .doc = "Calls ctx.progress `calls` times as fast as it can, a new message each time, after one "
-                   "call with NaN. Used by the progress throttle tests."};
+                   "call with NaN, then logs `log_lines` info lines. Used by the progress throttle and the "
+                   "provenance log tests."};
   }
   Output<Mat> out{this, "out", "A 1×1 zero"};
   Param<std::int64_t> calls{this, "calls", 1000, {.min = 0, .max = 100000000, .doc = "How many calls"}};
+  Param<std::int64_t> log_lines{this, "log_lines", 0, {.min = 0, .max = 10000000, .doc = "Info lines to log"}};
   void execute(NodeContext& ctx) override {
     ctx.progress(std::numeric_limits<double>::quiet_NaN(), "nan");
     for (std::int64_t i = 0; i < *calls; ++i)
       ctx.progress(static_cast<double>(i) / static_cast<double>(*calls), "step " + std::to_string(i));
+    for (std::int64_t i = 0; i < *log_lines; ++i) ctx.info("line " + std::to_string(i));
     out.set(Mat(1, 1, 0.0));
   }
 };
