@@ -23,6 +23,7 @@ Exit codes:
   1  a node failed (independent branches still ran to the end)
   2  invalid workflow, unknown node type, or bad usage (options, --set, --device)
   3  cancelled by Ctrl-C or SIGTERM (a second one forces the exit)
+  128+N  killed by signal N (139: a node crashed the process)
 
 Environment:
   GEMFLOW_PLUGIN_PATH  extra plugin folders, ':'-separated (searched after the install's
