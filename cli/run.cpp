@@ -269,7 +269,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   auto announce_cancel = [&] {
     if (!g_cancel.load() || announced.exchange(true)) return;
     if (args.json) reporter.emit_json({{"event", "cancelling"}, {"t", console.elapsed()}});
-    spdlog::warn("cancelling: waiting for the running nodes to stop (a second Ctrl-C or SIGTERM quits at once)");
+    spdlog::warn("cancelling: waiting for the running nodes to stop (a second Ctrl-C or SIGTERM forces the exit)");
   };
   // A forced exit (see install_cancel_handlers): the summary from the states last reported, then
   // exit 3 without waiting for the nodes; no provenance record (the run has not ended).
