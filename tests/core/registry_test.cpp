@@ -63,6 +63,13 @@ class NoNamespace final : public Node {
   void execute(NodeContext&) override {}
 };
 
+class FloatParam final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.float"}; }
+  Param<float> f{this, "f", 0.1f};
+  void execute(NodeContext&) override {}
+};
+
 class ThrowingCtor final : public Node {
  public:
   static NodeInfo info() { return {.id = "reg.throwing"}; }
@@ -121,6 +128,20 @@ TEST(Registry, MalformedSpecsAreRefused) {
               ::testing::ThrowsMessage<Error>(
                   ::testing::StrEq("node type 'reg.throwing': its constructor threw: no licence file")));
   EXPECT_TRUE(r.node_ids().empty());
+}
+
+// break-test: a Param<float> default of 0.1f was shown (gemflow nodes, Studio, saved files) as
+// 0.10000000149011612; it is 0.1, and reads back as 0.1f
+TEST(Registry, FloatDefaultsAreTheirShortestDecimal) {
+  Registry r;
+  r.add_node<FloatParam>("x.so");
+  const ParamValue& d = r.find_node("reg.float")->spec.param("f")->default_value;
+  EXPECT_EQ(std::get<double>(d), 0.1);
+  EXPECT_EQ(format_param(d), "0.1");
+  FloatParam n;
+  EXPECT_EQ(*n.f, 0.1f);
+  n.set_param("f", 0.1);
+  EXPECT_EQ(*n.f, 0.1f);
 }
 
 // break-test: set_param("iterations", 1.5) was accepted and execute() then failed with

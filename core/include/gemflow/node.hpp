@@ -17,6 +17,7 @@
 //
 // A fresh instance is created for every execution; parameters and inputs are set before
 // execute() is called and outputs read after it returns.
+#include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -240,7 +241,15 @@ class Param {
   static ParamValue to_value(const T& v) {
     if constexpr (std::is_same_v<T, bool>) return v;
     else if constexpr (std::is_integral_v<T>) return static_cast<std::int64_t>(v);
-    else if constexpr (std::is_floating_point_v<T>) return static_cast<double>(v);
+    else if constexpr (std::is_same_v<T, float>) {
+      // the float's shortest decimal as a double: 0.1f is shown and saved as 0.1, not as
+      // 0.10000000149011612 (break-test); it reads back as the same float
+      char buf[32];
+      const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+      double d = v;
+      std::from_chars(buf, end, d);
+      return d;
+    } else if constexpr (std::is_floating_point_v<T>) return static_cast<double>(v);
     else return std::string(v);
   }
   Node* owner_;
