@@ -615,6 +615,7 @@ void Run::run_node(std::size_t i) {
       for (const auto& o : n.entry->spec.outputs) {
         const Value& v = node->output(o.name);
         if (!v.empty()) outputs.emplace(o.name, v);
+        else ctx.warn(fmt::format("output '{}' was not set", o.name));
       }
       // Outputs that feed a node of this run must be set.
       for (std::size_t s : n.succ)

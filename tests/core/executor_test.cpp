@@ -406,6 +406,25 @@ TEST(Executor, ProvenanceKeepsTheFirstAndLastLogLines) {
   EXPECT_EQ(log[1000], "info: line 1999");
 }
 
+// break-test: a node that finished without setting an output nothing links to was silent (one
+// that something links to fails, naming the link); it is a warning in its log now.
+TEST(Executor, AnUnsetOutputIsAWarning) {
+  TempDir dir;
+  const Workflow wf =
+      load(dir, "gemflow: 1\nnodes:\n  p: {type: test.progress_spam, params: {calls: 0, set_output: false}}\n");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  std::vector<std::string> warnings;
+  o.on_event = [&](const RunEvent& e) {
+    if (e.kind == RunEvent::Kind::Log && e.level == LogLevel::Warning) warnings.push_back(e.node + ": " + e.message);
+  };
+  const RunResult r = run_workflow(wf, test::testnodes(), o);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  EXPECT_EQ(warnings, std::vector<std::string>{"p: output 'out' was not set"});
+  const auto log = nlohmann::json::parse(read(r.provenance))["nodes"]["p"]["log"];
+  EXPECT_EQ(log, nlohmann::json::array({"warning: output 'out' was not set"}));
+}
+
 TEST(Executor, CacheReusesUnchangedNodes) {
   TempDir dir;
   std::ofstream(dir / "in.txt") << "one\ntwo\n";

@@ -121,12 +121,13 @@ class ProgressSpam final : public Node {
   Output<Mat> out{this, "out", "A 1×1 zero"};
   Param<std::int64_t> calls{this, "calls", 1000, {.min = 0, .max = 100000000, .doc = "How many calls"}};
   Param<std::int64_t> log_lines{this, "log_lines", 0, {.min = 0, .max = 10000000, .doc = "Info lines to log"}};
+  Param<bool> set_output{this, "set_output", true, {.doc = "false: leaves `out` unset"}};
   void execute(NodeContext& ctx) override {
     ctx.progress(std::numeric_limits<double>::quiet_NaN(), "nan");
     for (std::int64_t i = 0; i < *calls; ++i)
       ctx.progress(static_cast<double>(i) / static_cast<double>(*calls), "step " + std::to_string(i));
     for (std::int64_t i = 0; i < *log_lines; ++i) ctx.info("line " + std::to_string(i));
-    out.set(Mat(1, 1, 0.0));
+    if (*set_output) out.set(Mat(1, 1, 0.0));
   }
 };
 
