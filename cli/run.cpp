@@ -92,10 +92,17 @@ nlohmann::json diagnostic_json(const Diagnostic& d) {
           {"text", d.str()}};
 }
 
-bool has_error(const std::vector<Diagnostic>& ds) {
-  for (const auto& d : ds)
-    if (d.severity == Diagnostic::Severity::Error) return true;
-  return false;
+std::size_t error_count(const std::vector<Diagnostic>& ds) {
+  return static_cast<std::size_t>(
+      std::count_if(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Diagnostic::Severity::Error; }));
+}
+bool has_error(const std::vector<Diagnostic>& ds) { return error_count(ds) > 0; }
+
+/// "'name' invalid (N errors): nothing ran" on stdout, `run`'s verdict when nothing ran.
+void print_nothing_ran(const std::string& name, const std::vector<Diagnostic>& ds) {
+  const std::size_t errors = error_count(ds);
+  fmt::print("\n'{}' invalid ({} error{}): nothing ran\n", name, errors, errors == 1 ? "" : "s");
+  std::fflush(stdout);
 }
 
 /// Loads the file and applies --set; prints every diagnostic. nullopt when it is not runnable.
@@ -161,24 +168,18 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
   load_plugins(host, g, true);
   std::vector<Diagnostic> all;
   auto wf = load_for_run(args.workflow, args.sets, registry, console, all);
-  if (!wf) {
-    std::size_t errors = 0;
-    for (const auto& d : all) errors += d.severity == Diagnostic::Severity::Error;
+  const auto invalid = [&](const std::vector<Diagnostic>& ds) {
+    const std::size_t errors = error_count(ds);
     fmt::print("{}: invalid ({} error{})\n", args.workflow.string(), errors, errors == 1 ? "" : "s");
     return kExitInvalid;
-  }
+  };
+  if (!wf) return invalid(all);
   // Paths checked against the default output folder (`gemflow run` without --out).
   const fs::path out = fs::absolute(fs::path("out") / sanitize(display_name(*wf, args.workflow)));
   auto path_diags = check_run_paths(*wf, registry, out);
   for (auto& d : check_run_devices(*wf, registry, "")) path_diags.push_back(std::move(d));
   for (const auto& d : path_diags) print_diagnostic(console, d);
-  const auto errors = static_cast<std::size_t>(std::count_if(path_diags.begin(), path_diags.end(), [](const auto& d) {
-    return d.severity == Diagnostic::Severity::Error;
-  }));
-  if (errors > 0) {
-    fmt::print("{}: invalid ({} error{})\n", args.workflow.string(), errors, errors == 1 ? "" : "s");
-    return kExitInvalid;
-  }
+  if (has_error(path_diags)) return invalid(path_diags);
   fmt::print("{}: valid ('{}', {} node{}, {} link{})\n", args.workflow.string(), display_name(*wf, args.workflow),
              wf->nodes.size(),
              wf->nodes.size() == 1 ? "" : "s", wf->links.size(), wf->links.size() == 1 ? "" : "s");
@@ -252,12 +253,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
     const auto pre = check_run_paths(wf, registry, opt.out_dir);
     if (has_error(pre)) {
       for (const auto& d : pre) print_diagnostic(console, d);
-      if (!args.json) {
-        const auto errors = std::count_if(pre.begin(), pre.end(),
-                                          [](const auto& d) { return d.severity == Diagnostic::Severity::Error; });
-        fmt::print("\n'{}' invalid ({} error{}): nothing ran\n", name, errors, errors == 1 ? "" : "s");
-        std::fflush(stdout);
-      }
+      if (!args.json) print_nothing_ran(name, pre);
       return fail_early(kExitInvalid, pre, "invalid workflow");
     }
   }
@@ -279,7 +275,8 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
     nlohmann::json nodes = nlohmann::json::object();
     for (const auto& [id, st] : reporter.states()) {
       if (st == NodeState::Running) running.push_back(id);
-      nodes[id] = {{"type", wf.find(id) ? wf.find(id)->type : ""}, {"state", gemflow::to_string(st)}};
+      const NodeInstance* inst = wf.find(id);
+      nodes[id] = {{"type", inst ? inst->type : std::string()}, {"state", gemflow::to_string(st)}};
     }
     std::string waiting;
     for (const auto& id : running) waiting += (waiting.empty() ? "" : ", ") + id;
@@ -403,10 +400,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
     if (counts[s] > 0) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", counts[s], gemflow::to_string(s));
   const char* verdict = code == kExitOk ? "finished" : code == kExitCancelled ? "cancelled" : code == kExitNodeFailed ? "failed" : "invalid";
   if (code == kExitInvalid) {  // nothing ran: no table
-    std::size_t errors = 0;
-    for (const auto& d : result.diagnostics) errors += d.severity == Diagnostic::Severity::Error;
-    fmt::print("\n'{}' invalid ({} error{}): nothing ran\n", name, errors, errors == 1 ? "" : "s");
-    std::fflush(stdout);
+    print_nothing_ran(name, result.diagnostics);
     return code;
   }
   fmt::print("\n'{}' {} after {:.2f} s: {}\n", name, verdict, seconds, tally.empty() ? "nothing ran" : tally);

@@ -423,6 +423,16 @@ TEST(Executor, AnUnsetOutputIsAWarning) {
   EXPECT_EQ(warnings, std::vector<std::string>{"p: output 'out' was not set"});
   const auto log = nlohmann::json::parse(read(r.provenance))["nodes"]["p"]["log"];
   EXPECT_EQ(log, nlohmann::json::array({"warning: output 'out' was not set"}));
+  // linked, it is the node's error alone, not also a warning
+  const Workflow linked = load(dir,
+                               "gemflow: 1\nnodes:\n  p: {type: test.progress_spam, params: {calls: 0, set_output: false}}\n"
+                               "  a: {type: test.add}\n  c: {type: test.constant}\nlinks:\n  - p.out -> a.a\n"
+                               "  - c.value -> a.b\n");
+  warnings.clear();
+  const RunResult f = run_workflow(linked, test::testnodes(), o);
+  EXPECT_EQ(f.nodes.at("p").state, NodeState::Failed);
+  EXPECT_THAT(f.nodes.at("p").error, HasSubstr("output 'out' was not set (it feeds a.a)"));
+  EXPECT_TRUE(warnings.empty()) << ::testing::PrintToString(warnings);
 }
 
 TEST(Executor, CacheReusesUnchangedNodes) {

@@ -133,7 +133,7 @@ class Node {
   [[nodiscard]] std::vector<ParamSpec> param_specs() const;
   /// Sets an input value; throws Error when the port is unknown or the type differs.
   void set_input(std::string_view port, Value v);
-  /// Sets a parameter (already checked against its spec); throws Error when unknown.
+  /// Sets a parameter; throws Error when it is unknown or its spec refuses the value (kind, range, choice).
   void set_param(std::string_view name, ParamValue v);
   [[nodiscard]] const Value& output(std::string_view port) const;
 
