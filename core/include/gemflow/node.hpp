@@ -133,7 +133,8 @@ class Node {
   [[nodiscard]] std::vector<ParamSpec> param_specs() const;
   /// Sets an input value; throws Error when the port is unknown or the type differs.
   void set_input(std::string_view port, Value v);
-  /// Sets a parameter; throws Error when it is unknown or its spec refuses the value (kind, range, choice).
+  /// Sets a parameter (the executor sets values checked against the spec); throws Error when it
+  /// is unknown or the value is of another kind (an integer for a float is converted).
   void set_param(std::string_view name, ParamValue v);
   [[nodiscard]] const Value& output(std::string_view port) const;
 
