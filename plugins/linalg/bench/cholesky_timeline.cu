@@ -347,7 +347,7 @@ void tiled_timeline(long long n) {
     ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
     std::printf("tiled%s n = %lld, slope %.4f, CTAs per SM %d%s: %.3f ms%s%s\n",
                 std::is_same_v<T, float> ? " 1xFP16" : "", n, g_tiled_slope, g_tiled_ctas,
-                g_tiled_async ? "" : ", no cp.async", ms,
+                g_tiled_async ? "" : ", register-staged", ms,
                 rep == 2 ? " (traced)" : "", st.ok() ? "" : "  !! not ok");
   }
   std::vector<unsigned long long> h(static_cast<std::size_t>(kTiledSlots * tasks));

@@ -2,6 +2,8 @@
 // for fp64) and tiled paths, fp64 and fp32 (exact, TF32 or FP16 products). See
 // gemflow/linalg/cholesky_cuda.hpp.
 #include <cublas_v2.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -25,13 +27,43 @@
 #include "tiled_kernels.cuh"
 
 // Tiled algorithm knobs, fixed in the library; linalg_bench_cholesky_timeline --tiled sweeps them:
-// the slope of the task order (tiled_task_order) and the cp.async update pipeline.
+// the slope of the task order (tiled_task_order) and the tensor-copy update pipeline.
 #ifndef GF_TILED_SLOPE
 #define GF_TILED_SLOPE 0.0625
 #endif
 #ifndef GF_TILED_ASYNC
-#define GF_TILED_ASYNC true  // the cp.async update pipeline where the layout allows it
+#define GF_TILED_ASYNC true  // the tensor-copy update pipeline where the layout allows it
 #endif
+
+namespace gemflow::linalg::cuda::detail {
+namespace {
+/// The tensor map of the tiled kernel's kTma copies: the n×n column-major fp64 matrix at a (lda
+/// even, a 16-byte aligned), boxes of kTmaBoxRows × kTmaBoxCols, rows and columns ≥ n read as
+/// zero. cuTensorMapEncodeTiled through the runtime's driver entry point (no link to libcuda).
+CUtensorMap tiled_tensor_map(const double* a, std::int64_t n, std::int64_t lda) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    GF_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
+      throw gemflow::linalg::cuda::CudaError("the CUDA driver has no cuTensorMapEncodeTiled (tiled Cholesky's tensor copies)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(n)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(lda) * sizeof(double)};
+  const cuuint32_t box[2] = {kTmaBoxRows, kTmaBoxCols}, steps[2] = {1, 1};
+  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 2, const_cast<double*>(a), dims, strides, box,
+                            steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw gemflow::linalg::cuda::CudaError("cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) +
+                                   ") for the tiled Cholesky of n = " + std::to_string(n) + ", lda = " +
+                                   std::to_string(lda));
+  return map;
+}
+}  // namespace
+}  // namespace gemflow::linalg::cuda::detail
 
 // Timeline hook: linalg_bench_cholesky_timeline (bench/cholesky_timeline.cu) includes this file
 // with it defined to record a CUDA event on `stream` after the named step; a no-op in the library.
@@ -647,9 +679,12 @@ struct Factor {
     const int2* order = ctx.tile_order_on_device(tt, GF_TILED_SLOPE);
     const std::int64_t tasks = tiled_task_count(tt);
     GF_CUDA_TRY(cudaMemsetAsync(state, 0, sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tt)), stream));
-    // the cp.async pipeline needs 16-byte aligned column pairs: fp64, lda even, a 16-byte aligned
+    // the tensor-copy pipeline needs a 16-byte aligned matrix and column stride: fp64, lda even
     const bool async = std::is_same_v<T, double> && GF_TILED_ASYNC && lda % 2 == 0 &&
                        reinterpret_cast<std::uintptr_t>(a) % 16 == 0;
+    CUtensorMap amap{};
+    if constexpr (std::is_same_v<T, double>)
+      if (async) amap = tiled_tensor_map(a, n, lda);
     const auto launch = [&](auto kernel) {
       GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(kernel, tiled_smem_bytes()));
       int sms = 0, per_sm = 0;
@@ -659,7 +694,7 @@ struct Factor {
       if (opt.tiled_ctas > 0) cap = std::min(cap, opt.tiled_ctas);
       const unsigned grid = unsigned(std::clamp<std::int64_t>(tasks, 1, cap));
       kernel<<<grid, kTileThreads, tiled_smem_bytes(), stream>>>(a, lda, n, tt, state, order, forms, ctx.status,
-                                                                 offset, hl);
+                                                                 offset, hl, amap);
     };
     if constexpr (std::is_same_v<T, double>) {
       if (async)

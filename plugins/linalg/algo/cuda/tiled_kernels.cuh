@@ -22,7 +22,9 @@
 // store (the barrier orders the other threads' stores before it at CTA scope, and the release is
 // cumulative at GPU scope: the pattern of cooperative groups' grid sync); consumers acquire the
 // flag in thread 0, pass a barrier and read with ld.global.cg / cp.async.cg (L2, never a stale L1
-// line).
+// line). The update operands of the fp64 pipeline: warp 0's lanes acquire the flags, __syncwarp,
+// then lane 0 orders them before its tensor copies (fence.proxy.async: the copies are the async
+// proxy's reads of data the generic proxy wrote) and issues the copies.
 //
 // Sources: tile algorithms with dataflow scheduling (Buttari, Langou, Kurzak & Dongarra, "A class
 // of parallel tiled linear algebra algorithms for multicore architectures", Parallel Computing 35
@@ -36,6 +38,7 @@
 // Pivot failure in diagonal tile j at column c (p ≤ 0, NaN or +Inf): info = 64j + c through
 // st->info; the tiles below are still solved in the columns before c (LAPACK's
 // contract: columns < info − 1 complete), later tile columns are skipped (undefined).
+#include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -65,19 +68,24 @@ constexpr int kTileLd = kTileNb + 4;        ///< row stride (doubles) of a facto
 constexpr int kTileKc = 32;                 ///< K columns per update chunk
 constexpr int kTileKcLd = kTileKc + 4;      ///< row stride of a chunk in shared memory (conflict-free fragments)
 
-/// kAsync update pipeline (fp64, lda even, 16-byte aligned matrix): chunks of kAsyncKc columns in
-/// kAsyncStages shared-memory stages, column-major ([column][row], stride kAsyncLd), filled by
-/// 16-byte cp.async.cg (L2 only: other CTAs' results are never read from a stale L1 line).
-/// Two stages of 32 columns (one chunk in flight) beat four of 16 once the flag polls left the
-/// barrier's path: fewer barriers per K tile (H200 timeline, 6k / 7k / 8k: 2.56 / 3.79 / 5.44 →
-/// 2.46 / 3.61 / 5.17 ms; eight stages of 8 columns: 2.95 / 4.43 / 6.39).
+/// kAsync update pipeline (fp64, lda even, 16-byte aligned matrix): chunks of kAsyncKc columns of
+/// both operands in kAsyncStages shared-memory stages, column-major ([column][row], stride
+/// kAsyncLd), filled by tensor copies (cp.async.bulk.tensor, which read L2: other CTAs' results are
+/// never read from a stale L1 line) of boxes of kTmaBoxRows rows by kTmaBoxCols columns. A box has
+/// the tile's 64 rows and 4 rows of the next, so the stages keep the conflict-free row stride
+/// kAsyncLd; rows ≥ n arrive as zeros. Three stages of 32 columns (two chunks in flight) over
+/// the buffers of the factor and the sub-diagonal tile, which are used only after the loop.
+/// H200, against the cp.async pipeline of two stages it replaced (same calls, timeline): 6k / 7k
+/// / 8k 2.36 / 3.50 / 5.05 → 2.29 / 3.43 / 5.02 ms; loop harness 32–35 → 42–48 TF/s.
 constexpr int kAsyncKc = 32;
-constexpr int kAsyncStages = 2;
+constexpr int kAsyncStages = 3;
 constexpr int kAsyncLd = kTileNb + 4;
-// the prologue issues kAsyncStages − 1 chunks of the first K tile only (after its flag wait);
-// 16-byte destinations; whole rounds of copies per thread
-static_assert(kTileNb / kAsyncKc >= kAsyncStages - 1, "the prologue stays in K tile 0");
-static_assert(kAsyncLd % 2 == 0 && (kAsyncKc * kTileNb / 2) % kTileThreads == 0, "cp.async layout");
+constexpr int kTmaBoxRows = kAsyncLd;
+constexpr int kTmaBoxCols = 16;
+constexpr unsigned kTmaBoxBytes = sizeof(double) * kTmaBoxRows * kTmaBoxCols;
+static_assert(kAsyncKc % kTmaBoxCols == 0 && (kTmaBoxBytes % 128) == 0 &&
+                  (sizeof(double) * kAsyncKc * kAsyncLd) % 128 == 0,
+              "boxes tile a chunk, 128-byte aligned");
 
 /// kHalf update pipeline (fp32 data, 1×FP16): the operands are the fp16 copies of the solved
 /// tiles, packed one 64×64 row-major tile after another in column-major tile order (`hl`, 8 KiB a
@@ -106,9 +114,10 @@ constexpr std::size_t tiled_smem_bytes() {
   constexpr std::size_t chunks = sizeof(double) * 2 * 2 * kTileNb * kTileKcLd;
   constexpr std::size_t factor = sizeof(double) * (2 * kTileNb * kTileLd + kTileSub * 64);
   static_assert(chunks == factor, "the sub-diagonal tile follows both");
-  static_assert(sizeof(double) * kAsyncStages * 2 * kAsyncKc * kAsyncLd <= chunks, "the kAsync stages fit");
   static_assert(2 * kHalfStages * kTileNb * kHalfLd * 2 <= chunks, "the kHalf stages fit");
-  return chunks + sizeof(double) * kTileNb * kTileLd + 32;
+  static_assert(sizeof(double) * kAsyncStages * 2 * kAsyncKc * kAsyncLd <= chunks + sizeof(double) * kTileNb * kTileLd,
+                "the kAsync stages fit (over the sub-diagonal tile too: the diagonal task fills it after its loop)");
+  return chunks + sizeof(double) * kTileNb * kTileLd + 32 + 8 * 2 * kAsyncStages;
 }
 
 /// Flag of a diagonal tile: the 8-column tiles usable by the solves below (1–8), and whether its
@@ -161,8 +170,9 @@ __device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std:
 /// with its updates (row-major, stride 64). A failing pivot in column c (0-based, of this matrix)
 /// sets st->info = offset + c + 1 unless it is already set (a trailing matrix of a larger one).
 /// Grid: any number of CTAs of kTileThreads threads, tiled_smem_bytes() dynamic shared memory (at
-/// most two per SM: 128 registers). kAsync: the cp.async update pipeline, for T = double with lda
-/// even and a 16-byte aligned. kHalf (T = float, 1×FP16): every solved tile is also written, rounded
+/// most two per SM: 128 registers). kAsync: the tensor-copy update pipeline, for T = double with
+/// lda even and a 16-byte aligned; amap is then the tensor map of a (tiled_tensor_map, cholesky.cu),
+/// otherwise unused. kHalf (T = float, 1×FP16): every solved tile is also written, rounded
 /// to fp16 (saturating), into `hl` (tiled_task_count(tt) packed tiles, row-major 64×64, tile index
 /// column-major; rows beyond n zero), and the updates are FP16 products of those copies with fp32
 /// accumulation per K tile, added into the fp64 accumulator (the diagonal task's last update, by
@@ -171,8 +181,9 @@ __device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std:
 template <class T, bool kAsync, bool kHalf = false>
 __global__ void __launch_bounds__(kTileThreads, 2)
     potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
-                       double* forms, DeviceStatus* st, std::int64_t offset, __half* hl) {
-  extern __shared__ __align__(16) unsigned char tiled_smem_raw[];
+                       double* forms, DeviceStatus* st, std::int64_t offset, __half* hl,
+                       const __grid_constant__ CUtensorMap amap) {
+  extern __shared__ __align__(128) unsigned char tiled_smem_raw[];  // 128: tensor-copy destinations
   double* chunk = reinterpret_cast<double*>(tiled_smem_raw);  // [2][2][64 × kTileKcLd]
   double* ls = reinterpret_cast<double*>(tiled_smem_raw);     // [64 × kTileLd], aliases chunk
   double* ldiag = ls + kTileNb * kTileLd;                       // kTileSub × 64
@@ -180,7 +191,10 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   double* sub = chunk + 2 * 2 * kTileNb * kTileKcLd;  // [64 × kTileLd]: the first tile below, then its L
   // task, abort word, failing pivots of the factor phases (two slots), flag waits (four slots)
   int* sint = reinterpret_cast<int*>(tiled_smem_raw + tiled_smem_bytes() - 32);
-  static_assert(!kAsync || std::is_same_v<T, double>, "the cp.async pipeline copies fp64");
+  // kAsync: the stages' mbarriers, full (the copies landed) and empty (every warp has read it)
+  unsigned long long* full = reinterpret_cast<unsigned long long*>(sint) - 2 * kAsyncStages;
+  unsigned long long* empty = full + kAsyncStages;
+  static_assert(!kAsync || std::is_same_v<T, double>, "the tensor copies are fp64");
   static_assert(!kHalf || (std::is_same_v<T, float> && !kAsync), "fp16 copies of fp32 data");
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int r = lane >> 2, q = lane & 3;
@@ -193,6 +207,15 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   asm("mov.u32 %0, %%smid;" : "=r"(smid));
   int* sm_critical = critical + (smid % kTiledSmSlots);
   const std::int64_t ntasks = tiled_task_count(tt);
+  unsigned tma_seq = 0;  // kAsync: chunks through the stages so far (CTA-uniform): stage and phase of the next
+  if constexpr (kAsync) {
+    if (tid == 0) {
+      for (int s = 0; s < kAsyncStages; ++s) {
+        mbar_init(full + s, 1);
+        mbar_init(empty + s, kTileSub);  // one arrival per warp
+      }
+    }
+  }
   // column-major index of tile (i, j), i ≥ j: its flag and its packed fp16 copy (kHalf)
   const auto tix_of = [&](std::int64_t i, std::int64_t j) { return j * tt - j * (j - 1) / 2 + (i - j); };
   const auto flag_of = [&](std::int64_t i, std::int64_t j) { return flags + tix_of(i, j); };
@@ -293,79 +316,83 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     __syncthreads();  // ls and xbuf alias the chunk buffers
     return true;
   };
-  // accumulate with the kAsync pipeline: the same products in chunks of kAsyncKc columns, up to
-  // kAsyncStages − 1 chunks in flight (no register staging)
+  // accumulate with the kAsync pipeline: the stages filled by tensor copies (boxes of 68 rows × 16
+  // columns of `amap`, rows ≥ n zero) that complete on the stage's `full` mbarrier.
+  // Warp 0 produces: it polls a K tile's flags before its first chunk, waits until every warp
+  // has arrived on the stage's `empty` barrier, and lane 0 issues the copies. The other warps
+  // wait on `full` only: no CTA barrier per chunk. A failed poll still completes the stage's
+  // phase (an arrival without data) and marks sint[6], so the phases stay in step across tasks.
   const auto accumulate_async = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
-                                    std::int64_t col, bool low_priority, std::int64_t tix) {
+                                  std::int64_t col, bool low_priority, std::int64_t tix) {
     constexpr int kPerTile = kTileNb / kAsyncKc, kStage = 2 * kAsyncKc * kAsyncLd;
-    const std::int64_t nchunks = kPerTile * kend;
+    const int nchunks = static_cast<int>(kPerTile * kend);
     if (nchunks == 0) return true;
     const bool same = ti == tj;
-    // thread (warp w, lane l) copies rows 2l, 2l + 1 of columns w + 8u of both operands: one source
-    // address per operand, stepped by 8 columns (the former per-copy index arithmetic held a
-    // precomputed address per copy and spilled; H200, same call: 7k 3.67 → 3.64 ms, 8k 5.27 → 5.21)
-    static_assert(kTileNb == 64 && kTileThreads == 256, "the copy layout");
-    const auto issue = [&](std::int64_t ch) {
-      double* stage = chunk + (ch % kAsyncStages) * kStage + warp * kAsyncLd + 2 * lane;  // L_{ti,k}, then L_{tj,k}
-      const std::int64_t c0 = kAsyncKc * ch + warp;
-#pragma unroll
-      for (int op = same ? 1 : 0; op < 2; ++op) {
-        const std::int64_t gr = kTileNb * (op ? tj : ti) + 2 * lane;
-        const int bytes = gr + 1 < n ? 16 : (gr < n ? 8 : 0);
-        const T* src = a + (bytes ? gr : 0) + c0 * lda;
-#pragma unroll
-        for (int u = 0; u < kAsyncKc / 8; ++u)
-          cp_async16(stage + op * (kAsyncKc * kAsyncLd) + 8 * u * kAsyncLd, src + 8 * u * lda, bytes);
-      }
-    };
-    std::int64_t ready = 0;  // warp 0: poll_operands
-    if (warp == 0) {
-      const bool okv = poll_operands(ti, tj, kend, col, 0, ready);
-      if (lane == 0) sint[6] = okv;
-    }
+    const unsigned bytes = (same ? 1u : 2u) * (kAsyncKc / kTmaBoxCols) * kTmaBoxBytes;
+    const int rowi = static_cast<int>(kTileNb * ti), rowj = static_cast<int>(kTileNb * tj);
+    const unsigned base = tma_seq;
+    fence_proxy_async_smem();  // this task's generic accesses to the stages' memory before the copies
+    if (tid == 0) sint[6] = 1;
     __syncthreads();
-    if (!sint[6]) return false;
-#pragma unroll
-    for (int c = 0; c < kAsyncStages - 1; ++c) {  // chunks of k = 0 (kPerTile ≥ kAsyncStages − 1)
-      issue(c);
-      cp_async_commit();
-    }
-    for (std::int64_t ch = 0; ch < nchunks; ++ch) {
-      cp_async_wait<kAsyncStages - 2>();  // this thread's copies of chunk ch have landed
-      const std::int64_t cn = ch + kAsyncStages - 1;  // the chunk to issue in this step
-      int* ok = sint + 4 + (ch & 1);
-      if (warp == 0) {
-        const bool next_tile = cn < nchunks && cn % kPerTile == 0;  // chunk cn starts K tile cn / kPerTile
-        const bool okv = !next_tile || poll_operands(ti, tj, kend, col, cn / kPerTile, ready);
+    std::int64_t ready = 0;  // warp 0: poll_operands
+    bool ok = true;          // warp 0: every poll so far succeeded
+    const auto produce = [&](int c) {  // warp 0: chunk c of this task
+      if (c % kPerTile == 0 && ok) {
+        ok = poll_operands(ti, tj, kend, col, c / kPerTile, ready);
         if (lane == 0) {
-          *ok = okv;
-          if (low_priority && ch % kPerTile == 0) pause_for_chain();
-          if (next_tile && cn / kPerTile + 1 == kend) GF_TILED_TRACE(tix, 1);
+          if (low_priority) pause_for_chain();
+          if (c / kPerTile + 1 == kend) GF_TILED_TRACE(tix, 1);
         }
       }
-      __syncthreads();  // chunk ch visible to all; chunk ch − 1's stage free
-      if (!*ok) {
-        cp_async_wait<0>();
-        __syncthreads();
-        return false;
-      }
-      if (cn < nchunks) issue(cn);
-      cp_async_commit();
-      const double* stage = chunk + (ch % kAsyncStages) * kStage;
-      const double* ap = stage + (same ? kAsyncKc * kAsyncLd : 0) + q * kAsyncLd + rg + r;
-      const double* bp = stage + kAsyncKc * kAsyncLd + q * kAsyncLd + cg + r;
+      __syncwarp();  // the flags acquired by the polling lanes, before lane 0's copies
+      if (lane == 0) {
+        const unsigned g = base + static_cast<unsigned>(c);
+        const int s = static_cast<int>(g % kAsyncStages);
+        if (g >= kAsyncStages) mbar_wait(empty + s, ((g / kAsyncStages) & 1u) ^ 1u);
+        if (ok) {
+          fence_proxy_async_global();
+          mbar_arrive_expect(full + s, bytes);
+          double* stage = chunk + s * kStage;
+          const int k0 = kAsyncKc * c;
 #pragma unroll
-      for (int k0 = 0; k0 < kAsyncKc; k0 += 8) {
-        const double a0 = -ap[k0 * kAsyncLd], a1 = -ap[k0 * kAsyncLd + 8], a2 = -ap[(k0 + 4) * kAsyncLd],
-                     a3 = -ap[(k0 + 4) * kAsyncLd + 8];
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
-          dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[k0 * kAsyncLd + 8 * nt], bp[(k0 + 4) * kAsyncLd + 8 * nt]);
+          for (int b = 0; b < kAsyncKc / kTmaBoxCols; ++b) {
+            if (!same) tma_load_2d(stage + kTmaBoxCols * b * kAsyncLd, &amap, rowi, k0 + kTmaBoxCols * b, full + s);
+            tma_load_2d(stage + (kAsyncKc + kTmaBoxCols * b) * kAsyncLd, &amap, rowj, k0 + kTmaBoxCols * b, full + s);
+          }
+        } else {
+          sint[6] = 0;
+          mbar_arrive(full + s);
+        }
       }
+      __syncwarp();
+    };
+    if (warp == 0)
+      for (int c = 0; c < kAsyncStages - 1 && c < nchunks; ++c) produce(c);
+    for (int ch = 0; ch < nchunks; ++ch) {
+      if (warp == 0 && ch + kAsyncStages - 1 < nchunks) produce(ch + kAsyncStages - 1);
+      const unsigned g = base + static_cast<unsigned>(ch);
+      const int s = static_cast<int>(g % kAsyncStages);
+      mbar_wait(full + s, (g / kAsyncStages) & 1u);
+      if (sint[6]) {
+        const double* stage = chunk + s * kStage;
+        const double* ap = stage + (same ? kAsyncKc * kAsyncLd : 0) + q * kAsyncLd + rg + r;
+        const double* bp = stage + kAsyncKc * kAsyncLd + q * kAsyncLd + cg + r;
+#pragma unroll
+        for (int k0 = 0; k0 < kAsyncKc; k0 += 8) {
+          const double a0 = -ap[k0 * kAsyncLd], a1 = -ap[k0 * kAsyncLd + 8], a2 = -ap[(k0 + 4) * kAsyncLd],
+                       a3 = -ap[(k0 + 4) * kAsyncLd + 8];
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt)
+            dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[k0 * kAsyncLd + 8 * nt], bp[(k0 + 4) * kAsyncLd + 8 * nt]);
+        }
+      }
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty + s);
     }
-    cp_async_wait<0>();
-    __syncthreads();  // ls and xbuf alias the stages
-    return true;
+    tma_seq = base + static_cast<unsigned>(nchunks);
+    const bool good = sint[6] != 0;  // final: written before the last chunk's arrival on `full`
+    __syncthreads();                 // ls and xbuf alias the stages
+    return good;
   };
   // accumulate with the kHalf pipeline: one K tile per stage from the packed fp16 copies, FP16
   // products summed in fp32 over the K tile, then subtracted from the fp64 accumulator
