@@ -1306,10 +1306,13 @@ void print_solve(const std::string& ctx, const gc::MixedSolveResult& r) {
 // κ ≈ 1e6: beyond a one-product factor (1×TF32 or 1×FP16: κ·2⁻¹¹ ≫ 1), within a three-product
 // one. With escalation (the default) the solve must end on the 3× factor without the fp64
 // fallback, at fp64 backward error; without escalation or GMRES-IR the same solve needs the
-// fallback. Regression: with classic refinement alone, 6 of 300 seeds (H200) stalled on the 3×FP16
-// factor (β ≈ 6e-7, κ·β ≈ 1) and fell back; GMRES-IR now takes over there.
+// fallback, or at least twice the refinement steps. Regression: with classic refinement alone, 6
+// of 300 seeds (H200) stalled on the 3×FP16 factor (β ≈ 6e-7, κ·β ≈ 1) and fell back; GMRES-IR now
+// takes over there. Seed 12851884202221925955 (kept as a second case): the one-product factor
+// alone converges, at a contraction of about 0.6 per step (30 steps against 8 and 11 with
+// escalation), so "needs the fallback" was not true of every matrix.
 // GEMFLOW_TEST_VERBOSE=1 prints each solve's η history.
-TEST_F(GpuCholeskyTest, MixedSolveEscalatesToThreeProducts) {
+void check_escalation_to_three_products() {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 600;
   const auto a = random_spd(n, 4e-6);
@@ -1347,9 +1350,20 @@ TEST_F(GpuCholeskyTest, MixedSolveEscalatesToThreeProducts) {
     o.escalate = false;
     o.gmres = false;
     const auto r2 = chol.solve_mixed(ad.p, n, n, bd.p, n, 1, xd.p, n, o);
+    print_solve(ctx + ", no escalation or GMRES", r2);
     EXPECT_FALSE(r2.escalated) << ctx;
     EXPECT_EQ(r2.gmres_steps, 0) << ctx;
-    EXPECT_TRUE(r2.used_fp64_fallback) << ctx;
+    EXPECT_TRUE(r2.used_fp64_fallback || r2.backward_error.size() >= 2 * r.backward_error.size())
+        << ctx << ": " << r2.backward_error.size() << " steps without escalation, " << r.backward_error.size()
+        << " with";
+  }
+}
+
+TEST_F(GpuCholeskyTest, MixedSolveEscalatesToThreeProducts) {
+  for (const char* seed : {"fresh", "12851884202221925955"}) {
+    SCOPED_TRACE(std::string("seed ") + seed);
+    if (std::string(seed) != "fresh") rng().seed(std::strtoull(seed, nullptr, 10));
+    check_escalation_to_three_products();
   }
 }
 
