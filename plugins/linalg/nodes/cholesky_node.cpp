@@ -40,7 +40,7 @@ class CholeskyNode final : public Node {
                    "pivot k was original row/column `row` (0-based); empty for the plain factor.\n"
                    "CPU (algorithm lapack): LAPACK dpotrf / spotrf (precision fp32), pivoted dpstrf (full rank) "
                    "or dpstf2 steps (rank limit). CUDA: GpuCholesky::factor with algorithm blocked, recursive, "
-                   "cusolver, lookahead or tiled (auto: tiled below n = 7680, fp32 "
+                   "cusolver, lookahead or tiled (auto: tiled below n = 9216, fp32 "
                    "6656, else lookahead), fp64 or fp32; pivoted: GpuCholesky::factor_pivoted "
                    "(dpstf2 steps, fp64). fp32 factors are returned as the single-precision values.\n"
                    "Errors: a matrix that is not square or empty, NaN/Inf; plain factorisation of a matrix that is not "
@@ -62,7 +62,7 @@ class CholeskyNode final : public Node {
                             "Pivot order: columns pivot, row (0-based); empty when not pivoted"};
   DeviceParam device{this};
   Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU; on CUDA tiled below n = 7680 (fp32: 6656), else lookahead. "
+      this, "auto: lapack on the CPU; on CUDA tiled below n = 9216 (fp32: 6656), else lookahead. "
             "lapack: CPU (dpotrf). blocked, recursive, cusolver, lookahead, tiled: CUDA only (see "
             "gemflow/linalg/cholesky_cuda.hpp). Pivoted: auto or lapack");
   Choice<Prec> precision{this, "precision", Prec::Fp64, {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}},

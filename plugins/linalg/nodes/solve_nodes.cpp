@@ -71,7 +71,7 @@ class SpdSolveNode final : public Node {
   Output<Table> report{this, "report", "One row: residuals, forward error, algorithm, device, precision, timings"};
   DeviceParam device{this};
   Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU; on CUDA tiled below n = 7680 (fp32: 6656), else lookahead "
+      this, "auto: lapack on the CPU; on CUDA tiled below n = 9216 (fp32: 6656), else lookahead "
             "(precision mixed: always lookahead). lapack: CPU (dpotrf). blocked, recursive, cusolver, lookahead, "
             "tiled: CUDA only (see gemflow/linalg/cholesky_cuda.hpp); precision mixed takes auto, lapack (CPU), "
             "lookahead, recursive or tiled (CUDA; tiled: 1xFP16 or exact products)");

@@ -76,12 +76,16 @@ constexpr int kTileKcLd = kTileKc + 4;      ///< row stride of a chunk in shared
 /// kAsyncLd; rows ≥ n arrive as zeros. Three stages of 32 columns (two chunks in flight) over
 /// the buffers of the factor and the sub-diagonal tile, which are used only after the loop.
 /// H200, against the cp.async pipeline of two stages it replaced (same calls, timeline): 6k / 7k
-/// / 8k 2.36 / 3.50 / 5.05 → 2.29 / 3.43 / 5.02 ms; loop harness 32–35 → 42–48 TF/s.
+/// / 8k 2.36 / 3.50 / 5.05 → 2.29 / 3.43 / 5.02 ms (boxes of 16 columns; 32: 8k 0.5% faster);
+/// loop harness 32–35 → 42–48 TF/s.
 constexpr int kAsyncKc = 32;
 constexpr int kAsyncStages = 3;
 constexpr int kAsyncLd = kTileNb + 4;
 constexpr int kTmaBoxRows = kAsyncLd;
-constexpr int kTmaBoxCols = 16;
+#ifndef GF_TILED_BOX_COLS
+#define GF_TILED_BOX_COLS 32
+#endif
+constexpr int kTmaBoxCols = GF_TILED_BOX_COLS;
 constexpr unsigned kTmaBoxBytes = sizeof(double) * kTmaBoxRows * kTmaBoxCols;
 static_assert(kAsyncKc % kTmaBoxCols == 0 && (kTmaBoxBytes % 128) == 0 &&
                   (sizeof(double) * kAsyncKc * kAsyncLd) % 128 == 0,
