@@ -75,8 +75,8 @@ enum class CholeskyAlgo {
               ///< 1.04–1.06× at 16k–32k; 1×FP16 3.1× at 8k, 4.35× at 16k, 7.0× at 32k)
   tiled,      ///< 64×64 tiles, one persistent launch, dependencies through flags, every product on
               ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
-              ///< tiled_kernels.cuh. Fastest of these below n ≈ 7.5k in fp64 (H200: 1.57–1.90×
-              ///< cuSOLVER dpotrf at 2k–6k, 1.46× at 7k; fp32 data 1.1–1.35× spotrf at 4k–8k with
+              ///< tiled_kernels.cuh. Fastest of these below n ≈ 9k in fp64 (H200: 1.71–1.89×
+              ///< cuSOLVER dpotrf at 4k–6k, 1.64× at 7k, 1.50× at 8k; fp32 data 1.1–1.35× spotrf at 4k–8k with
               ///< 4–5× smaller backward error; docs/performance.md). Workspace: 68 KiB per 64 rows
               ///< and 12 bytes per 64×64 tile. fp32_mode exact, or fp16: the tile updates are then
               ///< FP16 products of fp16 copies of the solved tiles (8 KiB more per tile), fp32 sums
