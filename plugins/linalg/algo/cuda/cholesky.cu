@@ -679,8 +679,11 @@ struct Factor {
     const int2* order = ctx.tile_order_on_device(tt, GF_TILED_SLOPE);
     const std::int64_t tasks = tiled_task_count(tt);
     GF_CUDA_TRY(cudaMemsetAsync(state, 0, sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tt)), stream));
-    // the tensor-copy pipeline needs a 16-byte aligned matrix and column stride: fp64, lda even
-    const bool async = std::is_same_v<T, double> && GF_TILED_ASYNC && lda % 2 == 0 &&
+    // the tensor-copy pipeline needs an sm_90 device and a 16-byte aligned matrix and column
+    // stride: fp64, lda even; otherwise the register-staged updates
+    int cc_major = 0;
+    GF_CUDA_TRY(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, ctx.device));
+    const bool async = std::is_same_v<T, double> && GF_TILED_ASYNC && cc_major >= 9 && lda % 2 == 0 &&
                        reinterpret_cast<std::uintptr_t>(a) % 16 == 0;
     CUtensorMap amap{};
     if constexpr (std::is_same_v<T, double>)

@@ -50,21 +50,28 @@ __device__ __forceinline__ void cp_async_wait() {
 /// mbarriers in shared memory (PTX ISA, "Parallel synchronization and communication
 /// instructions: mbarrier"): a phase completes when `count` arrivals and the expected transaction
 /// bytes (complete_tx of bulk copies) have both come in; waiters name the phase by its parity.
+/// These and the tensor copies are sm_90 instructions: built for an older target they trap (the
+/// host runs the tiled kernel's tensor-copy pipeline only on devices of compute capability 9.0+).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define GF_SM90_ASM(...) __trap()
+#else
+#define GF_SM90_ASM(...) asm volatile(__VA_ARGS__)
+#endif
 __device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 __device__ __forceinline__ void mbar_init(unsigned long long* b, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count) : "memory");
+  GF_SM90_ASM("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count) : "memory");
 }
 /// One arrival that also expects `bytes` of transactions in the current phase.
 __device__ __forceinline__ void mbar_arrive_expect(unsigned long long* b, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(b)), "r"(bytes)
-               : "memory");
+  GF_SM90_ASM("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(b)), "r"(bytes)
+              : "memory");
 }
 __device__ __forceinline__ void mbar_arrive(unsigned long long* b) {
-  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(smem_addr(b)) : "memory");
+  GF_SM90_ASM("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(smem_addr(b)) : "memory");
 }
 /// Spins until the phase of parity `parity` has completed (acquire: its transactions' data is visible).
 __device__ __forceinline__ void mbar_wait(unsigned long long* b, unsigned parity) {
-  asm volatile(
+  GF_SM90_ASM(
       "{\n .reg .pred done;\n wait_%=:\n mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
       " @!done bra wait_%=;\n}\n" ::"r"(smem_addr(b)),
       "r"(parity)
@@ -73,7 +80,7 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* b, unsigned parity
 /// The box of a 2-D tensor map at element coordinates (x: fastest dimension, y) into shared
 /// memory (128-byte aligned), completing `bytes` on mbarrier b (cp.async.bulk.tensor, sm_90).
 __device__ __forceinline__ void tma_load_2d(void* dst, const void* map, int x, int y, unsigned long long* b) {
-  asm volatile(
+  GF_SM90_ASM(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
           smem_addr(dst)),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(smem_addr(b))
@@ -81,7 +88,8 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const void* map, int x, i
 }
 /// Orders this thread's earlier generic-proxy accesses (and what it acquired) before its later
 /// async-proxy ones (tensor copies): global memory, and the CTA's shared memory.
-__device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
-__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void fence_proxy_async_global() { GF_SM90_ASM("fence.proxy.async.global;" ::: "memory"); }
+__device__ __forceinline__ void fence_proxy_async_smem() { GF_SM90_ASM("fence.proxy.async.shared::cta;" ::: "memory"); }
+#undef GF_SM90_ASM
 
 }  // namespace gemflow::linalg::cuda::detail

@@ -113,7 +113,8 @@ __device__ __forceinline__ void hmma_m16n8k16(float (&c)[4], unsigned a0, unsign
 
 /// Shared memory of potrf_tiled_kernel: two chunk buffers of L_ik and L_jk (2 × 64 × kTileKcLd
 /// each), aliased by the factor/solve buffers (64 × kTileLd, 8 diagonal tiles, 64 × kTileLd); then
-/// the diagonal task's first tile below (64 × kTileLd) and eight ints. 108.5 KiB: two CTAs per SM.
+/// the diagonal task's first tile below (64 × kTileLd; the kAsync stages cover all of these), the
+/// kAsync stages' mbarriers and eight ints. 108,624 bytes: two CTAs per SM.
 constexpr std::size_t tiled_smem_bytes() {
   constexpr std::size_t chunks = sizeof(double) * 2 * 2 * kTileNb * kTileKcLd;
   constexpr std::size_t factor = sizeof(double) * (2 * kTileNb * kTileLd + kTileSub * 64);
@@ -211,7 +212,9 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   asm("mov.u32 %0, %%smid;" : "=r"(smid));
   int* sm_critical = critical + (smid % kTiledSmSlots);
   const std::int64_t ntasks = tiled_task_count(tt);
-  unsigned tma_seq = 0;  // kAsync: chunks through the stages so far (CTA-uniform): stage and phase of the next
+  // kAsync: chunks through the stages so far (CTA-uniform): stage and phase of the next. 32 bits
+  // hold about 2.7·10⁵ tile columns' updates on one CTA, far beyond any matrix that fits.
+  unsigned tma_seq = 0;
   if constexpr (kAsync) {
     if (tid == 0) {
       for (int s = 0; s < kAsyncStages; ++s) {
@@ -320,12 +323,13 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     __syncthreads();  // ls and xbuf alias the chunk buffers
     return true;
   };
-  // accumulate with the kAsync pipeline: the stages filled by tensor copies (boxes of 68 rows × 16
-  // columns of `amap`, rows ≥ n zero) that complete on the stage's `full` mbarrier.
+  // accumulate with the kAsync pipeline: the stages filled by tensor copies (boxes of kTmaBoxRows
+  // × kTmaBoxCols of `amap`, rows ≥ n zero) that complete on the stage's `full` mbarrier.
   // Warp 0 produces: it polls a K tile's flags before its first chunk, waits until every warp
   // has arrived on the stage's `empty` barrier, and lane 0 issues the copies. The other warps
   // wait on `full` only: no CTA barrier per chunk. A failed poll still completes the stage's
-  // phase (an arrival without data) and marks sint[6], so the phases stay in step across tasks.
+  // phase (an arrival without data) and clears sint[6], so the phases stay in step across tasks;
+  // the products of such chunks read stale stages, and the task's result is dropped.
   const auto accumulate_async = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
                                   std::int64_t col, bool low_priority, std::int64_t tix) {
     constexpr int kPerTile = kTileNb / kAsyncKc, kStage = 2 * kAsyncKc * kAsyncLd;
@@ -377,18 +381,16 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       const unsigned g = base + static_cast<unsigned>(ch);
       const int s = static_cast<int>(g % kAsyncStages);
       mbar_wait(full + s, (g / kAsyncStages) & 1u);
-      if (sint[6]) {
-        const double* stage = chunk + s * kStage;
-        const double* ap = stage + (same ? kAsyncKc * kAsyncLd : 0) + q * kAsyncLd + rg + r;
-        const double* bp = stage + kAsyncKc * kAsyncLd + q * kAsyncLd + cg + r;
+      const double* stage = chunk + s * kStage;
+      const double* ap = stage + (same ? kAsyncKc * kAsyncLd : 0) + q * kAsyncLd + rg + r;
+      const double* bp = stage + kAsyncKc * kAsyncLd + q * kAsyncLd + cg + r;
 #pragma unroll
-        for (int k0 = 0; k0 < kAsyncKc; k0 += 8) {
-          const double a0 = -ap[k0 * kAsyncLd], a1 = -ap[k0 * kAsyncLd + 8], a2 = -ap[(k0 + 4) * kAsyncLd],
-                       a3 = -ap[(k0 + 4) * kAsyncLd + 8];
+      for (int k0 = 0; k0 < kAsyncKc; k0 += 8) {
+        const double a0 = -ap[k0 * kAsyncLd], a1 = -ap[k0 * kAsyncLd + 8], a2 = -ap[(k0 + 4) * kAsyncLd],
+                     a3 = -ap[(k0 + 4) * kAsyncLd + 8];
 #pragma unroll
-          for (int nt = 0; nt < 4; ++nt)
-            dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[k0 * kAsyncLd + 8 * nt], bp[(k0 + 4) * kAsyncLd + 8 * nt]);
-        }
+        for (int nt = 0; nt < 4; ++nt)
+          dmma_m16n8k8(acc[nt], a0, a1, a2, a3, bp[k0 * kAsyncLd + 8 * nt], bp[(k0 + 4) * kAsyncLd + 8 * nt]);
       }
       __syncwarp();
       if (lane == 0) mbar_arrive(empty + s);
