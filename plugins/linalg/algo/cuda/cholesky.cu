@@ -29,7 +29,8 @@
 // Tiled algorithm knobs, fixed in the library; linalg_bench_cholesky_timeline --tiled sweeps them:
 // the slope of the task order (tiled_task_order) and the tensor-copy update pipeline.
 #ifndef GF_TILED_SLOPE
-#define GF_TILED_SLOPE 0.015625  // 1/64: with the tensor-copy loop, 1/16 took 8k 4.98–5.00 against 4.86 ms, 10k 9.68 against 9.19 (H200)
+// 1/64: with the tensor-copy loop, 1/16 took 8k 4.98–5.00 against 4.86 ms, 10k 9.68 against 9.19 (H200)
+#define GF_TILED_SLOPE 0.015625
 #endif
 #ifndef GF_TILED_ASYNC
 #define GF_TILED_ASYNC true  // the tensor-copy update pipeline where the layout allows it
@@ -37,16 +38,17 @@
 
 namespace gemflow::linalg::cuda::detail {
 namespace {
-/// The tensor map of the tiled kernel's kTma copies: the n×n column-major fp64 matrix at a (lda
-/// even, a 16-byte aligned), boxes of kTmaBoxRows × kTmaBoxCols, rows and columns ≥ n read as
-/// zero. cuTensorMapEncodeTiled through the runtime's driver entry point (no link to libcuda).
+/// The tensor map of the tiled kernel's tensor copies (kAsync): the n×n column-major fp64 matrix
+/// at a (lda even, a 16-byte aligned), boxes of kTmaBoxRows × kTmaBoxCols, rows and columns ≥ n
+/// read as zero. cuTensorMapEncodeTiled through the runtime's driver entry point (no link to
+/// libcuda). Throws CudaError when the driver lacks it or refuses the layout.
 CUtensorMap tiled_tensor_map(const double* a, std::int64_t n, std::int64_t lda) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
     GF_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
     if (found != cudaDriverEntryPointSuccess || fn == nullptr)
-      throw gemflow::linalg::cuda::CudaError("the CUDA driver has no cuTensorMapEncodeTiled (tiled Cholesky's tensor copies)");
+      throw CudaError("the CUDA driver has no cuTensorMapEncodeTiled (the tiled Cholesky's tensor copies)");
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   }();
   CUtensorMap map{};
@@ -57,9 +59,8 @@ CUtensorMap tiled_tensor_map(const double* a, std::int64_t n, std::int64_t lda) 
                             steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    throw gemflow::linalg::cuda::CudaError("cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) +
-                                   ") for the tiled Cholesky of n = " + std::to_string(n) + ", lda = " +
-                                   std::to_string(lda));
+    throw CudaError("cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) +
+                    ") for the tiled Cholesky of n = " + std::to_string(n) + ", lda = " + std::to_string(lda));
   return map;
 }
 }  // namespace

@@ -57,7 +57,9 @@ __device__ __forceinline__ void cp_async_wait() {
 #else
 #define GF_SM90_ASM(...) asm volatile(__VA_ARGS__)
 #endif
-__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
 __device__ __forceinline__ void mbar_init(unsigned long long* b, unsigned count) {
   GF_SM90_ASM("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count) : "memory");
 }

@@ -82,10 +82,7 @@ constexpr int kAsyncKc = 32;
 constexpr int kAsyncStages = 3;
 constexpr int kAsyncLd = kTileNb + 4;
 constexpr int kTmaBoxRows = kAsyncLd;
-#ifndef GF_TILED_BOX_COLS
-#define GF_TILED_BOX_COLS 32
-#endif
-constexpr int kTmaBoxCols = GF_TILED_BOX_COLS;
+constexpr int kTmaBoxCols = 32;
 constexpr unsigned kTmaBoxBytes = sizeof(double) * kTmaBoxRows * kTmaBoxCols;
 static_assert(kAsyncKc % kTmaBoxCols == 0 && (kTmaBoxBytes % 128) == 0 &&
                   (sizeof(double) * kAsyncKc * kAsyncLd) % 128 == 0,
@@ -331,7 +328,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   // phase (an arrival without data) and clears sint[6], so the phases stay in step across tasks;
   // the products of such chunks read stale stages, and the task's result is dropped.
   const auto accumulate_async = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
-                                  std::int64_t col, bool low_priority, std::int64_t tix) {
+                                    std::int64_t col, bool low_priority, std::int64_t tix) {
     constexpr int kPerTile = kTileNb / kAsyncKc, kStage = 2 * kAsyncKc * kAsyncLd;
     const int nchunks = static_cast<int>(kPerTile * kend);
     if (nchunks == 0) return true;
