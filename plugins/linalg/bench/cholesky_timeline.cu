@@ -122,7 +122,8 @@ __device__ unsigned long long* gf_trsv_trace_buf = nullptr;
     if (gf_trsv_trace_buf) gf_trsv_trace_buf[(pos)*kTrsvSlots + (slot)] = gf_globaltimer(); \
   } while (0)
 
-double g_tiled_slope = 0.015625;
+#include "tiled_order.hpp"  // kTiledSlope, the library's default for --slope
+double g_tiled_slope = gemflow::linalg::cuda::detail::kTiledSlope;
 int g_tiled_ctas = 0;  // per SM, 0: as many as fit (CholeskyOptions::tiled_ctas = this × SMs)
 bool g_tiled_async = true;
 #define GF_TILED_SLOPE g_tiled_slope

@@ -29,8 +29,7 @@
 // Tiled algorithm knobs, fixed in the library; linalg_bench_cholesky_timeline --tiled sweeps them:
 // the slope of the task order (tiled_task_order) and the tensor-copy update pipeline.
 #ifndef GF_TILED_SLOPE
-// 1/64: with the tensor-copy loop, 1/16 took 8k 4.98–5.00 against 4.86 ms, 10k 9.68 against 9.19 (H200)
-#define GF_TILED_SLOPE 0.015625
+#define GF_TILED_SLOPE ::gemflow::linalg::cuda::detail::kTiledSlope
 #endif
 #ifndef GF_TILED_ASYNC
 #define GF_TILED_ASYNC true  // the tensor-copy update pipeline where the layout allows it

@@ -9,6 +9,11 @@
 
 namespace gemflow::linalg::cuda::detail {
 
+/// The slope of the task order the library uses (tiled_task_order). 1/64 since the tensor-copy
+/// update loop: with 1/16 the H200 took 8k 4.98–5.00 against 4.86 ms, 10k 9.68 against 9.19
+/// (docs/performance.md, twenty-third session).
+inline constexpr double kTiledSlope = 1.0 / 64;
+
 /// Tasks for tt tile rows: one per tile of the lower triangle.
 __host__ __device__ inline std::int64_t tiled_task_count(std::int64_t tt) { return tt * (tt + 1) / 2; }
 
