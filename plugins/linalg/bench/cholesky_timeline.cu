@@ -4,6 +4,7 @@
 // docs/performance.md ("TF32 everywhere, our triangular solves") come from this program.
 //
 //   linalg_bench_cholesky_timeline [--n N] [--steps] [--serial] [--nb NB] [--syrk-base B] [--tail T]
+//                                  [--panel-cap C] [--panel-cap-from S] [--no-bulk-split]
 //   linalg_bench_cholesky_timeline [--n N] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--fp16]]
 //   linalg_bench_cholesky_timeline --trsv | --passes | --mixed [--n N] [--steps]
 //
@@ -27,6 +28,9 @@
 // lookahead's bulk updates (the factor is then wrong): the panel chain's time without them.
 // --serial runs the bulk updates on the panel stream (same factor, no overlap). --nb, --syrk-base
 // and --tail set CholeskyOptions::block, syrk_base and tiled_tail of the lookahead variants.
+// --panel-cap C (0: none) and --panel-cap-from S: the fp64 lookahead's panel kernels run on at
+// most C CTAs while n − k ≥ S, k > 0 (kPanelCtasBesideBulk, kPanelCapFrom). --no-bulk-split: the
+// fp64 bulk updates on one stream instead of two.
 // --panel-trace: the panel kernel's stages per launch from the global timer of each CTA (a
 // barrier before each reading), averaged over the launches (--steps: every launch).
 // Each variant runs once untraced (warm-up), then once traced; the traced total includes the
@@ -133,8 +137,16 @@ bool g_bulk = true;
 bool g_serial = false;
 long long g_nb = 0, g_syrk_base = 0, g_tail = 0;  // --nb, --syrk-base, --tail (0: the defaults)
 #define GF_CHOL_SERIAL g_serial
+extern int g_panel_cap;             // --panel-cap C (0: one CTA per strip)
+extern long long g_panel_cap_from;  // --panel-cap-from S
+bool g_bulk_split = true;  // --no-bulk-split: each bulk update on one stream
+#define GF_BULK_SPLIT g_bulk_split
+#define GF_PANEL_CAP g_panel_cap
+#define GF_PANEL_CAP_FROM g_panel_cap_from
 
 #include "cholesky.cu"
+int g_panel_cap = gemflow::linalg::cuda::detail::kPanelCtasBesideBulk;  // the library's defaults
+long long g_panel_cap_from = gemflow::linalg::cuda::detail::kPanelCapFrom;
 #include "spd_solve_mixed.cu"
 #include "demote_kernels.cuh"
 #include "symv_kernels.cuh"
@@ -735,10 +747,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--nb") && i + 1 < argc) g_nb = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--syrk-base") && i + 1 < argc) g_syrk_base = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--tail") && i + 1 < argc) g_tail = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--no-bulk-split")) g_bulk_split = false;
+    else if (!std::strcmp(argv[i], "--panel-cap") && i + 1 < argc) g_panel_cap = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--panel-cap-from") && i + 1 < argc) g_panel_cap_from = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--panel-trace")) g_panel_trace = true;
     else {
       std::fprintf(stderr, "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--serial] [--nb NB] [--syrk-base B] "
-                   "[--tail T] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
+                   "[--tail T] [--panel-cap C] [--panel-cap-from S] [--no-bulk-split] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
                    "[--no-async] [--fp16]] [--trsv]\n",
                    argv[0]);
       return 1;

@@ -258,6 +258,22 @@ constexpr std::int64_t kTilesSyrkBase = 2048;   // fp64 tensor-core panels (16k:
 constexpr std::int64_t kDefaultBlock = 256;
 constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
 constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best nb from 2048 to 32768
+/// fp64 lookahead: CTAs of a panel kernel that runs beside the bulk update while at least
+/// kPanelCapFrom columns remain (k > 0, n − k ≥ kPanelCapFrom). Every CTA factors the 128×128
+/// diagonal block itself (about 28 µs of latency-bound work) before its strips, so one CTA per
+/// strip holds up to every SM for each sub-panel while the bulk's DGEMM waits. With 16 CTAs each
+/// solves its strips in turn: a longer chain, which the long bulk updates of those steps hide.
+/// H200 timeline (docs/performance.md, twenty-fourth session): 24k 104.4 → 102.5 ms, 32k 236.9 →
+/// 234.4, 16k 31.65 → 31.3. Near the end the chain is critical, and all strips get a CTA again.
+constexpr int kPanelCtasBesideBulk = 16;
+constexpr std::int64_t kPanelCapFrom = 12288;
+#ifndef GF_PANEL_CAP
+#define GF_PANEL_CAP kPanelCtasBesideBulk
+#define GF_PANEL_CAP_FROM kPanelCapFrom
+#endif
+#ifndef GF_BULK_SPLIT
+#define GF_BULK_SPLIT true  // fp64 lookahead: each bulk update over two streams (the timeline can turn it off)
+#endif
 #ifndef GF_LOOKAHEAD_TILED_TAIL
 #define GF_LOOKAHEAD_TILED_TAIL 5120
 #endif
@@ -360,9 +376,11 @@ void enable_leaf_smem() {
 /// next_kb: the next sub-panel's width (0: none), whose columns the kernel prefetches into L2.
 template <class T>
 void launch_panel(T* d, std::int64_t lda, std::int64_t kb, std::int64_t m, std::int64_t offset, DeviceStatus* st,
-                  cudaStream_t s, int device, HalfCopy copy = {}, bool fp32_tiles = false, std::int64_t next_kb = 0) {
+                  cudaStream_t s, int device, HalfCopy copy = {}, bool fp32_tiles = false, std::int64_t next_kb = 0,
+                  int max_ctas = 0) {
   int sms = 0;
   GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (max_ctas > 0) sms = std::min(sms, max_ctas);
   const std::int64_t strips = (m + kPanelStrip - 1) / kPanelStrip;
   const unsigned grid = unsigned(std::clamp<std::int64_t>(strips, 1, std::max(sms, 1)));
   const auto launch = [&](auto kernel) {
@@ -529,7 +547,8 @@ struct Factor {
 
   /// Columns off … off + b − 1 (rows off … off + b + rest − 1), every earlier column already
   /// applied: left-looking over sub-panels of kPanelNb columns (PanelAlgo::tiles).
-  void panel_tiles(std::int64_t off, std::int64_t b, std::int64_t rest) {
+  /// max_ctas > 0: at most that many CTAs per panel kernel (kPanelCtasBesideBulk).
+  void panel_tiles(std::int64_t off, std::int64_t b, std::int64_t rest, int max_ctas = 0) {
     bool fp16 = false;
     if constexpr (std::is_same_v<T, float>) fp16 = is_fp16_mode(opt.fp32_mode);
     if (fp16) hp = {half_bufs[(off / opt.block) % 2], off, round_up8(b + rest), b};
@@ -569,7 +588,7 @@ struct Factor {
       // one-product modes (11-bit products): the block's 8×8 tiles in fp32 arithmetic, a shorter chain
       const bool fp32_tiles = opt.fp32_mode == Fp32Mode::fp16 || opt.fp32_mode == Fp32Mode::tf32;
       launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, copy, fp32_tiles,
-                      std::min<std::int64_t>(kPanelNb, b - j - jb));
+                      std::min<std::int64_t>(kPanelNb, b - j - jb), max_ctas);
       GF_CHOL_TRACE(stream, "sub-panel", off + j);
     }
     if (subs > 1) copy_upper(false);
@@ -616,6 +635,9 @@ struct Factor {
     bulk.blas = GF_CHOL_SERIAL ? la.blas_crit : la.blas_bulk;
     bulk.split = bulk_split;
     bulk.square = bulk_square;
+    Factor bulk2 = bulk;  // fp64 only: no scratch of its own
+    bulk2.stream = la.bulk2;
+    bulk2.blas = la.blas_bulk2;
     SolverStreamGuard guard(ctx.solver, la.crit, stream);
     GF_CUDA_TRY(cudaEventRecord(la.start, stream));
     GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.start, 0));
@@ -631,7 +653,8 @@ struct Factor {
       }
       const std::int64_t b = std::min(nb, n - k), rest = n - k - b;
       if (opt.panel == PanelAlgo::tiles) {
-        crit.panel_tiles(k, b, rest);
+        const bool capped = std::is_same_v<T, double> && k > 0 && n - k >= GF_PANEL_CAP_FROM;
+        crit.panel_tiles(k, b, rest, capped ? GF_PANEL_CAP : 0);
         bulk.hp = crit.hp;  // FP16 modes: the panel's fp16 copy
         if (rest == 0) break;
       } else {
@@ -650,7 +673,27 @@ struct Factor {
         GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.panel, 0));
         GF_CHOL_TRACE(la.crit, "next column", k);
         GF_CHOL_TRACE(la.bulk, "bulk start", k);
-        if (GF_CHOL_BULK) bulk.syrk(far, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
+        if (GF_CHOL_BULK) {
+          const T* l = at(k + b + nxt, k);
+          T* c = at(k + b + nxt, k + b + nxt);
+          if (std::is_same_v<T, double> && GF_BULK_SPLIT && !GF_CHOL_SERIAL && far > opt.syrk_base) {
+            // fp64: the recursion's first split over two low-priority streams, the lower-right
+            // SYRK beside the rectangle's GEMM and then the upper-left SYRK, so that the last
+            // wave of one stream's launches overlaps the other's work (H200 timeline,
+            // docs/performance.md, twenty-fourth session: 24k 102.9 → 101.4 ms, 32k 234.0 →
+            // 230.9; the halves balanced, GEMM against both SYRKs, lost about 2%)
+            const std::int64_t m1 = split_point(far), m2 = far - m1;
+            GF_CUDA_TRY(cudaEventRecord(la.fork, la.bulk));
+            GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk2, la.fork, 0));
+            bulk2.syrk(m2, b, l + m1, c + m1 + m1 * lda);
+            bulk.gemm_nt(m2, m1, b, l + m1, lda, l, lda, c + m1, lda);
+            bulk.syrk(m1, b, l, c);
+            GF_CUDA_TRY(cudaEventRecord(la.join, la.bulk2));
+            GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.join, 0));
+          } else {
+            bulk.syrk(far, b, l, c);
+          }
+        }
         GF_CHOL_TRACE(la.bulk, "bulk", k);
         GF_CUDA_TRY(cudaEventRecord(la.bulk_done, la.bulk));
         bulk_pending = true;
@@ -861,7 +904,7 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   if (mode == Fp32Mode::tf32) {
     if (two_streams) {
       auto& la = ctx.lookahead_streams();
-      tf32_math.emplace(std::initializer_list<cublasHandle_t>{ctx.blas, la.blas_crit, la.blas_bulk},
+      tf32_math.emplace(std::initializer_list<cublasHandle_t>{ctx.blas, la.blas_crit, la.blas_bulk, la.blas_bulk2},
                         CUBLAS_TF32_TENSOR_OP_MATH);
     } else {
       tf32_math.emplace(std::initializer_list<cublasHandle_t>{ctx.blas}, CUBLAS_TF32_TENSOR_OP_MATH);
@@ -974,11 +1017,14 @@ GpuCholesky::Impl::Lookahead& GpuCholesky::Impl::lookahead_streams() {
     GF_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.crit, cudaStreamNonBlocking, greatest));
     GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.bulk, cudaStreamNonBlocking, least));
+    GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.bulk2, cudaStreamNonBlocking, least));
     GF_CUBLAS_TRY(cublasCreate(&la.blas_crit));
     GF_CUBLAS_TRY(cublasSetStream(la.blas_crit, la.crit));
     GF_CUBLAS_TRY(cublasCreate(&la.blas_bulk));
     GF_CUBLAS_TRY(cublasSetStream(la.blas_bulk, la.bulk));
-    for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done})
+    GF_CUBLAS_TRY(cublasCreate(&la.blas_bulk2));
+    GF_CUBLAS_TRY(cublasSetStream(la.blas_bulk2, la.bulk2));
+    for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done, &la.fork, &la.join})
       GF_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   } catch (...) {
     release_lookahead();
@@ -988,14 +1034,14 @@ GpuCholesky::Impl::Lookahead& GpuCholesky::Impl::lookahead_streams() {
 }
 
 void GpuCholesky::Impl::release_lookahead() noexcept {
-  for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done}) {
+  for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done, &la.fork, &la.join}) {
     if (*e) GF_CUDA_TRY_NO_THROW(cudaEventDestroy(*e));
     *e = nullptr;
   }
-  if (la.blas_crit) GF_CUDA_TRY_NO_THROW(cublasDestroy(la.blas_crit));
-  if (la.blas_bulk) GF_CUDA_TRY_NO_THROW(cublasDestroy(la.blas_bulk));
-  if (la.crit) GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(la.crit));
-  if (la.bulk) GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(la.bulk));
+  for (cublasHandle_t h : {la.blas_crit, la.blas_bulk, la.blas_bulk2})
+    if (h) GF_CUDA_TRY_NO_THROW(cublasDestroy(h));
+  for (cudaStream_t st : {la.crit, la.bulk, la.bulk2})
+    if (st) GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(st));
   la = {};
 }
 
