@@ -5,6 +5,7 @@
 //
 //   linalg_bench_cholesky_timeline [--n N] [--steps] [--serial] [--nb NB] [--syrk-base B] [--tail T]
 //                                  [--panel-cap C] [--panel-cap-from S] [--no-bulk-split]
+//                                  [--depth1] [--next-groups G] [--check]
 //   linalg_bench_cholesky_timeline [--n N] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--fp16]]
 //   linalg_bench_cholesky_timeline --trsv | --passes | --mixed [--n N] [--steps]
 //
@@ -30,7 +31,9 @@
 // and --tail set CholeskyOptions::block, syrk_base and tiled_tail of the lookahead variants.
 // --panel-cap C (0: none) and --panel-cap-from S: the fp64 lookahead's panel kernels run on at
 // most C CTAs while n − k ≥ S, k > 0 (kPanelCtasBesideBulk, kPanelCapFrom). --no-bulk-split: the
-// fp64 bulk updates on one stream instead of two.
+// fp64 bulk updates on one stream instead of two. --depth1: the fp64 lookahead one panel deep
+// (Factor::lookahead) instead of two; --next-groups G: kNextGroups. --check: each fp64 factor
+// against the one-panel-deep schedule's on the same input.
 // --panel-trace: the panel kernel's stages per launch from the global timer of each CTA (a
 // barrier before each reading), averaged over the launches (--steps: every launch).
 // Each variant runs once untraced (warm-up), then once traced; the traced total includes the
@@ -141,11 +144,16 @@ extern int g_panel_cap;             // --panel-cap C (0: one CTA per strip)
 extern long long g_panel_cap_from;  // --panel-cap-from S
 bool g_bulk_split = true;  // --no-bulk-split: each bulk update on one stream
 #define GF_BULK_SPLIT g_bulk_split
+bool g_depth2 = true;  // --depth1: the fp64 lookahead one panel deep
+extern int g_next_groups;  // --next-groups G
+#define GF_LOOKAHEAD_DEPTH2 g_depth2
+#define GF_NEXT_GROUPS g_next_groups
 #define GF_PANEL_CAP g_panel_cap
 #define GF_PANEL_CAP_FROM g_panel_cap_from
 
 #include "cholesky.cu"
-int g_panel_cap = gemflow::linalg::cuda::detail::kPanelCtasBesideBulk;  // the library's defaults
+int g_next_groups = gemflow::linalg::cuda::detail::kNextGroups;  // the library's defaults
+int g_panel_cap = gemflow::linalg::cuda::detail::kPanelCtasBesideBulk;
 long long g_panel_cap_from = gemflow::linalg::cuda::detail::kPanelCapFrom;
 #include "spd_solve_mixed.cu"
 #include "demote_kernels.cuh"
@@ -280,6 +288,41 @@ struct BenchStream {
   BenchStream& operator=(const BenchStream&) = delete;
 };
 
+bool g_check = false;  // --check
+/// --check (fp64): the factor in `a` against the lookahead one panel deep on the same input (a
+/// copy of `pristine`, same options otherwise), max |difference| / max |L| over the whole array.
+template <class T>
+void check_against_default(const T* a, const T* pristine, long long n, const gc::CholeskyOptions& o, cudaStream_t s) {
+  if constexpr (std::is_same_v<T, double>) {
+    const BenchStream bs(true);
+    const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+    T* ref = nullptr;
+    ck(cudaMalloc(&ref, bytes), "cudaMalloc");
+    ck(cudaMemcpyAsync(ref, pristine, bytes, cudaMemcpyDeviceToDevice, bs.s), "copy");
+    const bool depth2 = g_depth2;
+    g_depth2 = false;
+    {
+      gc::GpuCholesky chol(bs.s);
+      chol.factor(ref, n, n, o);
+    }
+    g_depth2 = depth2;
+    ck(cudaStreamSynchronize(s), "sync");
+    int imax = 0, irel = 0;
+    const double minus = -1.0;
+    const long long count = n * n;
+    cublasIdamax(bs.blas, int(count), ref, 1, &irel);
+    double big = 0;
+    ck(cudaMemcpy(&big, ref + (irel - 1), sizeof big, cudaMemcpyDeviceToHost), "copy");
+    cublasDaxpy(bs.blas, int(count), &minus, a, 1, ref, 1);
+    cublasIdamax(bs.blas, int(count), ref, 1, &imax);
+    double diff = 0;
+    ck(cudaMemcpy(&diff, ref + (imax - 1), sizeof diff, cudaMemcpyDeviceToHost), "copy");
+    std::printf("   check: max |L - L_default| / max |L| = %.3e (at %lld, %lld)\n", std::fabs(diff) / std::fabs(big),
+                (long long)(imax - 1) % n, (long long)(imax - 1) / n);
+    (void)cudaFree(ref);
+  }
+}
+
 template <class T>
 void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool steps) {
   const BenchStream bs;
@@ -309,6 +352,7 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
     const float total = timed_call(s, e0, e1, rep == 1, [&] { st = chol.factor(a, n, n, o); });
     if (rep == 0) continue;
     std::printf("\n## %s, n = %lld: %.3f ms%s\n", label, n, total, st.ok() ? "" : "  !! not ok");
+    if (g_check && std::is_same_v<T, double>) check_against_default(a, pristine, n, o, s);
     report_trace(e0, nullptr, steps);
     if (pbuf) panel_trace_report(pbuf, steps);
   }
@@ -748,12 +792,16 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--syrk-base") && i + 1 < argc) g_syrk_base = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--tail") && i + 1 < argc) g_tail = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-bulk-split")) g_bulk_split = false;
+    else if (!std::strcmp(argv[i], "--depth1")) g_depth2 = false;
+    else if (!std::strcmp(argv[i], "--check")) g_check = true;
+    else if (!std::strcmp(argv[i], "--next-groups") && i + 1 < argc) g_next_groups = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--panel-cap") && i + 1 < argc) g_panel_cap = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--panel-cap-from") && i + 1 < argc) g_panel_cap_from = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--panel-trace")) g_panel_trace = true;
     else {
       std::fprintf(stderr, "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--serial] [--nb NB] [--syrk-base B] "
-                   "[--tail T] [--panel-cap C] [--panel-cap-from S] [--no-bulk-split] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
+                   "[--tail T] [--panel-cap C] [--panel-cap-from S] [--no-bulk-split] [--depth1] "
+                   "[--next-groups G] [--check] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
                    "[--no-async] [--fp16]] [--trsv]\n",
                    argv[0]);
       return 1;

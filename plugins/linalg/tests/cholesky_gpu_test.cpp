@@ -191,7 +191,7 @@ std::vector<Case> cases() {
   o.panel = gc::PanelAlgo::tiles;  // tensor-core panels, also for fp32
   o.block = 96;  // many panels: every stream hand-over and the 2-stream split of the update
   v.push_back({"lookahead_tiles_nb96", o});
-  o.block = 300;  // panels of 128, 128 and 44 columns (a partial 8×8 tile)
+  o.block = 300;  // sub-panels of 128, 128 and 44 columns (a partial 8×8 tile); fp64: two column groups
   v.push_back({"lookahead_tiles_nb300", o});
   o.block = 96;  // the last trailing matrix of order ≤ 200 by the tiled kernel (its info offset too)
   o.tiled_tail = 200;

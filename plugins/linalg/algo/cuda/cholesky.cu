@@ -271,6 +271,16 @@ constexpr std::int64_t kPanelCapFrom = 12288;
 #define GF_PANEL_CAP kPanelCtasBesideBulk
 #define GF_PANEL_CAP_FROM kPanelCapFrom
 #endif
+/// fp64 lookahead two panels deep (Factor::lookahead_depth2), the next block column applied in
+/// kNextGroups column groups of the panel as they finish. H200 timeline (docs/performance.md,
+/// twenty-fourth session), against one panel deep: 10k–12k 4–5% faster, 16k 0–5%, 20k 2.6%,
+/// 24k 1.3%, 32k −0.3% to +0.9%; 4 groups were 1–1.5% slower than 2 at 16k–32k, 8 groups
+/// 3.5–4.5%.
+constexpr int kNextGroups = 2;
+#ifndef GF_LOOKAHEAD_DEPTH2
+#define GF_LOOKAHEAD_DEPTH2 true
+#define GF_NEXT_GROUPS kNextGroups
+#endif
 #ifndef GF_BULK_SPLIT
 #define GF_BULK_SPLIT true  // fp64 lookahead: each bulk update over two streams (the timeline can turn it off)
 #endif
@@ -548,7 +558,14 @@ struct Factor {
   /// Columns off … off + b − 1 (rows off … off + b + rest − 1), every earlier column already
   /// applied: left-looking over sub-panels of kPanelNb columns (PanelAlgo::tiles).
   /// max_ctas > 0: at most that many CTAs per panel kernel (kPanelCtasBesideBulk).
-  void panel_tiles(std::int64_t off, std::int64_t b, std::int64_t rest, int max_ctas = 0) {
+  /// groups (lookahead depth 2): after every `subs_per_group` sub-panels (and the last), an event
+  /// of groups->events in turn is recorded on the stream: those columns of L are final.
+  struct PanelGroups {
+    cudaEvent_t* events = nullptr;
+    int subs_per_group = 0;
+  };
+  void panel_tiles(std::int64_t off, std::int64_t b, std::int64_t rest, int max_ctas = 0,
+                   const PanelGroups* groups = nullptr) {
     bool fp16 = false;
     if constexpr (std::is_same_v<T, float>) fp16 = is_fp16_mode(opt.fp32_mode);
     if (fp16) hp = {half_bufs[(off / opt.block) % 2], off, round_up8(b + rest), b};
@@ -590,6 +607,9 @@ struct Factor {
       launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, copy, fp32_tiles,
                       std::min<std::int64_t>(kPanelNb, b - j - jb), max_ctas);
       GF_CHOL_TRACE(stream, "sub-panel", off + j);
+      const std::int64_t sub = j / kPanelNb;
+      if (groups && ((sub + 1) % groups->subs_per_group == 0 || j + jb >= b))
+        GF_CUDA_TRY(cudaEventRecord(groups->events[sub / groups->subs_per_group], stream));
     }
     if (subs > 1) copy_upper(false);
   }
@@ -624,7 +644,7 @@ struct Factor {
   /// cuSOLVER potrf, then the recursive TRSM), then updates the next block column; `bulk` (low priority) updates
   /// the rest of the trailing matrix meanwhile, so the latency-bound diagonal work hides behind
   /// the large GEMMs. `bulk_split`, `bulk_square`: the 3×TF32 operand buffer and the SYRK-leaf
-  /// scratch of the bulk stream.
+  /// scratch of the bulk stream. fp64 with tensor-core panels takes lookahead_depth2 instead.
   void lookahead(std::int64_t n, float* bulk_split, float* bulk_square, int* tail_state = nullptr,
                  double* tail_forms = nullptr, __half* tail_half = nullptr) {
     auto& la = ctx.lookahead_streams();
@@ -673,27 +693,7 @@ struct Factor {
         GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.panel, 0));
         GF_CHOL_TRACE(la.crit, "next column", k);
         GF_CHOL_TRACE(la.bulk, "bulk start", k);
-        if (GF_CHOL_BULK) {
-          const T* l = at(k + b + nxt, k);
-          T* c = at(k + b + nxt, k + b + nxt);
-          if (std::is_same_v<T, double> && GF_BULK_SPLIT && !GF_CHOL_SERIAL && far > opt.syrk_base) {
-            // fp64: the recursion's first split over two low-priority streams, the lower-right
-            // SYRK beside the rectangle's GEMM and then the upper-left SYRK, so that the last
-            // wave of one stream's launches overlaps the other's work (H200 timeline,
-            // docs/performance.md, twenty-fourth session: 24k 102.9 → 101.4 ms, 32k 234.0 →
-            // 230.9; the halves balanced, GEMM against both SYRKs, lost about 2%)
-            const std::int64_t m1 = split_point(far), m2 = far - m1;
-            GF_CUDA_TRY(cudaEventRecord(la.fork, la.bulk));
-            GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk2, la.fork, 0));
-            bulk2.syrk(m2, b, l + m1, c + m1 + m1 * lda);
-            bulk.gemm_nt(m2, m1, b, l + m1, lda, l, lda, c + m1, lda);
-            bulk.syrk(m1, b, l, c);
-            GF_CUDA_TRY(cudaEventRecord(la.join, la.bulk2));
-            GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.join, 0));
-          } else {
-            bulk.syrk(far, b, l, c);
-          }
-        }
+        if (GF_CHOL_BULK) bulk_update(bulk, bulk2, far, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
         GF_CHOL_TRACE(la.bulk, "bulk", k);
         GF_CUDA_TRY(cudaEventRecord(la.bulk_done, la.bulk));
         bulk_pending = true;
@@ -708,6 +708,118 @@ struct Factor {
       rest.a = at(tail, tail);
       rest.tiled(n - tail, tail_state, tail_forms, tail, tail_half);
       GF_CHOL_TRACE(stream, "tiled tail", tail);
+    }
+  }
+
+  /// fp64 lookahead two panels deep. At step s (panel s on `crit`): `next` applies panel s to
+  /// block column s + 1 group by group as the panel's sub-panels finish (PanelGroups), so that
+  /// only the last group's update sits between panel s and panel s + 1; `ahead` applies panel s
+  /// to block column s + 2 once the bulk update of step s − 1 is done; the bulk streams apply it
+  /// to the block columns from s + 3 on.
+  void lookahead_depth2(std::int64_t n, int* tail_state, double* tail_forms) {
+    auto& la = ctx.lookahead_streams();
+    Factor crit = *this, nx = *this, d2 = *this, bulk = *this, bulk2 = *this;
+    crit.stream = la.crit;
+    crit.blas = la.blas_crit;
+    nx.stream = la.next;
+    nx.blas = la.blas_next;
+    d2.stream = la.ahead;
+    d2.blas = la.blas_ahead;
+    bulk.stream = la.bulk;
+    bulk.blas = la.blas_bulk;
+    bulk2.stream = la.bulk2;
+    bulk2.blas = la.blas_bulk2;
+    SolverStreamGuard guard(ctx.solver, la.crit, stream);
+    GF_CUDA_TRY(cudaEventRecord(la.start, stream));
+    for (cudaStream_t st : {la.crit, la.next, la.ahead, la.bulk, la.bulk2})
+      GF_CUDA_TRY(cudaStreamWaitEvent(st, la.start, 0));
+    const std::int64_t nb = opt.block;
+    const int subs_per_group =
+        int(std::max<std::int64_t>(1, ((nb + kPanelNb - 1) / kPanelNb + GF_NEXT_GROUPS - 1) / GF_NEXT_GROUPS));
+    if ((nb + kPanelNb - 1) / kPanelNb > std::int64_t{subs_per_group} * GpuCholesky::Impl::Lookahead::kGroups)
+      throw std::logic_error("GpuCholesky: more column groups than lookahead events");
+    const PanelGroups groups{la.group, subs_per_group};
+    const std::int64_t group_cols = std::int64_t{subs_per_group} * kPanelNb;
+    bool bulk_pending = false, ahead_pending = false, next_pending = false;
+    std::int64_t tail = -1;
+    for (std::int64_t k = 0; k < n; k += nb) {
+      if (k > 0 && opt.tiled_tail > 0 && n - k <= opt.tiled_tail) {
+        tail = k;
+        break;
+      }
+      const std::int64_t b = std::min(nb, n - k), rest = n - k - b;
+      if (next_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.next_done, 0));  // block column k complete
+      const bool capped = k > 0 && n - k >= GF_PANEL_CAP_FROM;
+      crit.panel_tiles(k, b, rest, capped ? GF_PANEL_CAP : 0, &groups);
+      GF_CHOL_TRACE(la.crit, "panel", k);
+      GF_CUDA_TRY(cudaEventRecord(la.panel, la.crit));
+      if (rest == 0) break;
+      const std::int64_t nxt = std::min(nb, rest), nxt2 = std::min(nb, rest - nxt), far = rest - nxt - nxt2;
+      // block column k + b: the updates by earlier panels arrived with `ahead`'s last step
+      if (ahead_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.next, la.ahead_done, 0));
+      for (std::int64_t g0 = 0, g = 0; g0 < b; g0 += group_cols, ++g) {
+        const std::int64_t kg = std::min(group_cols, b - g0);
+        GF_CUDA_TRY(cudaStreamWaitEvent(la.next, la.group[g], 0));
+        nx.syrk(nxt, kg, at(k + b, k + g0), at(k + b, k + b));
+        if (rest > nxt)
+          nx.gemm_nt(rest - nxt, nxt, kg, at(k + b + nxt, k + g0), lda, at(k + b, k + g0), lda, at(k + b + nxt, k + b),
+                     lda);
+      }
+      GF_CHOL_TRACE(la.next, "next column", k);
+      GF_CUDA_TRY(cudaEventRecord(la.next_done, la.next));
+      next_pending = true;
+      if (nxt2 > 0) {  // block column k + b + nxt: last written by the bulk update of the previous step
+        GF_CUDA_TRY(cudaStreamWaitEvent(la.ahead, la.panel, 0));
+        if (bulk_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.ahead, la.bulk_done, 0));
+        d2.syrk(nxt2, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
+        if (far > 0)
+          d2.gemm_nt(far, nxt2, b, at(k + b + nxt + nxt2, k), lda, at(k + b + nxt, k), lda,
+                     at(k + b + nxt + nxt2, k + b + nxt), lda);
+        GF_CHOL_TRACE(la.ahead, "ahead column", k);
+        GF_CUDA_TRY(cudaEventRecord(la.ahead_done, la.ahead));
+        ahead_pending = true;
+      }
+      if (far > 0) {
+        GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.panel, 0));
+        GF_CHOL_TRACE(la.bulk, "bulk start", k);
+        const std::int64_t r0 = k + b + nxt + nxt2;
+        if (GF_CHOL_BULK) bulk_update(bulk, bulk2, far, b, at(r0, k), at(r0, r0));
+        GF_CHOL_TRACE(la.bulk, "bulk", k);
+        GF_CUDA_TRY(cudaEventRecord(la.bulk_done, la.bulk));
+        bulk_pending = true;
+      }
+    }
+    for (const auto& [done, st] : {std::pair{la.crit_done, la.crit}, std::pair{la.next_done, la.next},
+                                   std::pair{la.ahead_done, la.ahead}, std::pair{la.bulk_done, la.bulk}}) {
+      GF_CUDA_TRY(cudaEventRecord(done, st));
+      GF_CUDA_TRY(cudaStreamWaitEvent(stream, done, 0));
+    }
+    if (tail >= 0) {
+      Factor rest = *this;
+      rest.a = at(tail, tail);
+      rest.tiled(n - tail, tail_state, tail_forms, tail);
+      GF_CHOL_TRACE(stream, "tiled tail", tail);
+    }
+  }
+
+  /// C (far×far lower) −= L (far×b) Lᵀ on bulk's stream. fp64: the recursion's first split over
+  /// the two low-priority streams, the lower-right SYRK on bulk2's beside the rectangle's GEMM and
+  /// then the upper-left SYRK, so that the last wave of one stream's launches overlaps the other's
+  /// work (H200 timeline, docs/performance.md, twenty-fourth session: 24k 102.9 → 101.4 ms, 32k
+  /// 234.0 → 230.9; the halves balanced, GEMM against both SYRKs, lost about 2%).
+  void bulk_update(Factor& bulk, Factor& bulk2, std::int64_t far, std::int64_t b, const T* l, T* c) {
+    auto& la = ctx.lookahead_streams();
+    if (std::is_same_v<T, double> && GF_BULK_SPLIT && !GF_CHOL_SERIAL && far > opt.syrk_base) {
+      const std::int64_t m1 = split_point(far), m2 = far - m1;
+      GF_CUDA_TRY(cudaEventRecord(la.fork, bulk.stream));
+      GF_CUDA_TRY(cudaStreamWaitEvent(bulk2.stream, la.fork, 0));
+      bulk2.syrk(m2, b, l + m1, c + m1 + m1 * lda);
+      bulk.gemm_nt(m2, m1, b, l + m1, lda, l, lda, c + m1, lda);
+      bulk.syrk(m1, b, l, c);
+      GF_CUDA_TRY(cudaEventRecord(la.join, bulk2.stream));
+      GF_CUDA_TRY(cudaStreamWaitEvent(bulk.stream, la.join, 0));
+    } else {
+      bulk.syrk(far, b, l, c);
     }
   }
 
@@ -940,8 +1052,11 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
     case CholeskyAlgo::cusolver: f.leaf(0, n, /*force_cusolver=*/n > 1); break;
     case CholeskyAlgo::lookahead: {
       char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes;
-      f.lookahead(n, f.split + split_floats / 2, f.square + square_floats, reinterpret_cast<int*>(tw),
-                  reinterpret_cast<double*>(tw + tiled_state_bytes), tile_half);
+      if (std::is_same_v<T, double> && GF_LOOKAHEAD_DEPTH2 && !GF_CHOL_SERIAL && opt.panel == PanelAlgo::tiles)
+        f.lookahead_depth2(n, reinterpret_cast<int*>(tw), reinterpret_cast<double*>(tw + tiled_state_bytes));
+      else
+        f.lookahead(n, f.split + split_floats / 2, f.square + square_floats, reinterpret_cast<int*>(tw),
+                    reinterpret_cast<double*>(tw + tiled_state_bytes), tile_half);
       break;
     }
     case CholeskyAlgo::tiled: {
@@ -1018,14 +1133,24 @@ GpuCholesky::Impl::Lookahead& GpuCholesky::Impl::lookahead_streams() {
     GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.crit, cudaStreamNonBlocking, greatest));
     GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.bulk, cudaStreamNonBlocking, least));
     GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.bulk2, cudaStreamNonBlocking, least));
-    GF_CUBLAS_TRY(cublasCreate(&la.blas_crit));
-    GF_CUBLAS_TRY(cublasSetStream(la.blas_crit, la.crit));
-    GF_CUBLAS_TRY(cublasCreate(&la.blas_bulk));
-    GF_CUBLAS_TRY(cublasSetStream(la.blas_bulk, la.bulk));
-    GF_CUBLAS_TRY(cublasCreate(&la.blas_bulk2));
-    GF_CUBLAS_TRY(cublasSetStream(la.blas_bulk2, la.bulk2));
-    for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done, &la.fork, &la.join})
+    // lookahead depth 2: the next block column and the one after it between the two (greatest is
+    // the lowest number; the panels' priority was 2–4% slower at 16k–24k)
+    const int medium = std::min(least, greatest + 1);
+    GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.next, cudaStreamNonBlocking, medium));
+    GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.ahead, cudaStreamNonBlocking, medium));
+    const std::pair<cublasHandle_t*, cudaStream_t> handles[] = {{&la.blas_crit, la.crit},
+                                                                 {&la.blas_bulk, la.bulk},
+                                                                 {&la.blas_bulk2, la.bulk2},
+                                                                 {&la.blas_next, la.next},
+                                                                 {&la.blas_ahead, la.ahead}};
+    for (const auto& [h, st] : handles) {
+      GF_CUBLAS_TRY(cublasCreate(h));
+      GF_CUBLAS_TRY(cublasSetStream(*h, st));
+    }
+    for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done, &la.fork, &la.join, &la.next_done,
+                           &la.ahead_done})
       GF_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+    for (cudaEvent_t& e : la.group) GF_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   } catch (...) {
     release_lookahead();
     throw;
@@ -1034,13 +1159,14 @@ GpuCholesky::Impl::Lookahead& GpuCholesky::Impl::lookahead_streams() {
 }
 
 void GpuCholesky::Impl::release_lookahead() noexcept {
-  for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done, &la.fork, &la.join}) {
+  for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done, &la.fork, &la.join, &la.next_done,
+                         &la.ahead_done})
     if (*e) GF_CUDA_TRY_NO_THROW(cudaEventDestroy(*e));
-    *e = nullptr;
-  }
-  for (cublasHandle_t h : {la.blas_crit, la.blas_bulk, la.blas_bulk2})
+  for (cudaEvent_t e : la.group)
+    if (e) GF_CUDA_TRY_NO_THROW(cudaEventDestroy(e));
+  for (cublasHandle_t h : {la.blas_crit, la.blas_bulk, la.blas_bulk2, la.blas_next, la.blas_ahead})
     if (h) GF_CUDA_TRY_NO_THROW(cublasDestroy(h));
-  for (cudaStream_t st : {la.crit, la.bulk, la.bulk2})
+  for (cudaStream_t st : {la.crit, la.bulk, la.bulk2, la.next, la.ahead})
     if (st) GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(st));
   la = {};
 }

@@ -49,10 +49,13 @@ struct GpuCholesky::Impl {
   std::size_t pinned_bytes = 0;
   /// Streams, handles and events of CholeskyAlgo::lookahead, created on first use.
   struct Lookahead {
-    cudaStream_t crit = nullptr, bulk = nullptr, bulk2 = nullptr;
-    cublasHandle_t blas_crit = nullptr, blas_bulk = nullptr, blas_bulk2 = nullptr;
+    cudaStream_t crit = nullptr, bulk = nullptr, bulk2 = nullptr, next = nullptr, ahead = nullptr;
+    cublasHandle_t blas_crit = nullptr, blas_bulk = nullptr, blas_bulk2 = nullptr, blas_next = nullptr,
+                   blas_ahead = nullptr;
     cudaEvent_t start = nullptr, panel = nullptr, bulk_done = nullptr, crit_done = nullptr, fork = nullptr,
-                join = nullptr;
+                join = nullptr, next_done = nullptr, ahead_done = nullptr;
+    static constexpr int kGroups = 8;  ///< most column groups of a panel (lookahead depth 2)
+    cudaEvent_t group[kGroups] = {};
   } la;
   /// CholeskyAlgo::tiled: the task order (tile (i, j) per task, host copy) for tile_order_tt tile rows.
   std::vector<int2> tile_order;
