@@ -271,11 +271,11 @@ constexpr std::int64_t kPanelCapFrom = 12288;
 #define GF_PANEL_CAP kPanelCtasBesideBulk
 #define GF_PANEL_CAP_FROM kPanelCapFrom
 #endif
-/// fp64 lookahead two panels deep (Factor::lookahead_depth2), the next block column applied in
-/// kNextGroups column groups of the panel as they finish. H200 timeline (docs/performance.md,
-/// twenty-fourth session), against one panel deep: 10k–12k 4–5% faster, 16k 0–5%, 20k 2.6%,
-/// 24k 1.3%, 32k −0.3% to +0.9%; 4 groups were 1–1.5% slower than 2 at 16k–32k, 8 groups
-/// 3.5–4.5%.
+/// fp64 and exact fp32: the lookahead two panels deep (Factor::lookahead_depth2), the next block
+/// column applied in kNextGroups column groups of the panel as they finish. H200 timeline
+/// (docs/performance.md, twenty-fourth session), fp64 against one panel deep: 10k–12k 4–5%
+/// faster, 16k 0–5%, 20k 2.6%, 24k 1.3%, 32k −0.3% to +0.9%; 4 groups were 1–1.5% slower than
+/// 2 at 16k–32k, 8 groups 3.5–4.5%. Exact fp32 (benchmark): 16k 2.5%, 32k 0.6% faster.
 constexpr int kNextGroups = 2;
 #ifndef GF_LOOKAHEAD_DEPTH2
 #define GF_LOOKAHEAD_DEPTH2 true
@@ -644,7 +644,7 @@ struct Factor {
   /// cuSOLVER potrf, then the recursive TRSM), then updates the next block column; `bulk` (low priority) updates
   /// the rest of the trailing matrix meanwhile, so the latency-bound diagonal work hides behind
   /// the large GEMMs. `bulk_split`, `bulk_square`: the 3×TF32 operand buffer and the SYRK-leaf
-  /// scratch of the bulk stream. fp64 with tensor-core panels takes lookahead_depth2 instead.
+  /// scratch of the bulk stream. fp64 and exact fp32 with tensor-core panels take lookahead_depth2.
   void lookahead(std::int64_t n, float* bulk_split, float* bulk_square, int* tail_state = nullptr,
                  double* tail_forms = nullptr, __half* tail_half = nullptr) {
     auto& la = ctx.lookahead_streams();
@@ -711,7 +711,8 @@ struct Factor {
     }
   }
 
-  /// fp64 lookahead two panels deep. At step s (panel s on `crit`): `next` applies panel s to
+  /// The lookahead two panels deep (fp64 and exact fp32 with tensor-core panels; the panel cap
+  /// applies to both here). At step s (panel s on `crit`): `next` applies panel s to
   /// block column s + 1 group by group as the panel's sub-panels finish (PanelGroups), so that
   /// only the last group's update sits between panel s and panel s + 1; `ahead` applies panel s
   /// to block column s + 2 once the bulk update of step s − 1 is done; the bulk streams apply it
@@ -1052,7 +1053,8 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
     case CholeskyAlgo::cusolver: f.leaf(0, n, /*force_cusolver=*/n > 1); break;
     case CholeskyAlgo::lookahead: {
       char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes;
-      if (std::is_same_v<T, double> && GF_LOOKAHEAD_DEPTH2 && !GF_CHOL_SERIAL && opt.panel == PanelAlgo::tiles)
+      // fp64 and exact fp32 (the FP16 modes were 2–3% slower two panels deep: docs/performance.md)
+      if (mode == Fp32Mode::exact && GF_LOOKAHEAD_DEPTH2 && !GF_CHOL_SERIAL && opt.panel == PanelAlgo::tiles)
         f.lookahead_depth2(n, reinterpret_cast<int*>(tw), reinterpret_cast<double*>(tw + tiled_state_bytes));
       else
         f.lookahead(n, f.split + split_floats / 2, f.square + square_floats, reinterpret_cast<int*>(tw),

@@ -70,9 +70,9 @@ enum class CholeskyAlgo {
               ///< panel (see PanelAlgo) and the next block column on a high-priority stream while
               ///< the rest of the trailing update runs on a low-priority one; the last trailing
               ///< matrix (order ≤ 5120, 1×FP16 8192: CholeskyOptions::tiled_tail) by the tiled kernel.
-              ///< fp64 with tensor-core panels: two panels deep, the next block column updated
+              ///< fp64 and exact fp32 with tensor-core panels: two panels deep, the next block column updated
               ///< as the panel's column groups finish, the one after it on a third stream, the
-              ///< bulk update over two low-priority streams.
+              ///< bulk update (fp64) over two low-priority streams.
               ///< Fastest of these from n ≈ 9k in fp64, 6.5k in fp32 (H200: 1.43× cuSOLVER dpotrf
               ///< at 8k, 1.12–1.25× at 16k–32k; exact fp32 1.36× spotrf at 6k, 1.26× at 8k,
               ///< 1.04–1.06× at 16k–32k; 1×FP16 3.1× at 8k, 4.35× at 16k, 7.0× at 32k)
