@@ -198,6 +198,11 @@ std::vector<Case> cases() {
   v.push_back({"lookahead_tiled_tail", o});
   o.tiled_tail = -1;  // panels to the end (1×FP16 would hand a matrix of order ≤ 8192 to the tiled kernel)
   v.push_back({"lookahead_no_tail", o});
+  o.panel_ctas = 2;  // panel kernels on two CTAs after the first, each solving many strips in turn,
+  o.syrk_base = 128;  // and SYRK leaves of 128: fp64 splits each bulk update over two streams
+  v.push_back({"lookahead_capped_split", o});
+  o.panel_ctas = 0;
+  o.syrk_base = 0;
   o = {};
   o.algo = CholeskyAlgo::lookahead;
   o.panel = gc::PanelAlgo::library;  // cuSOLVER potrf + recursive TRSM panels
@@ -513,6 +518,69 @@ TEST_F(GpuCholeskyTest, TilesPanelsWithMoreStripsThanSms) {
   const double b = probe.beta(o);
   EXPECT_LE(b, 10.0 * b0) << "tiles: beta " << b << ", cuSOLVER " << b0;
 }
+
+// 1×TF32 switches the cuBLAS handles of the context and the lookahead's streams to TF32 for the
+// call and must switch every one back: an exact fp32 factorisation on the same object afterwards
+// (library panels: cuBLAS TRSM, SYRK and GEMMs on all those handles) keeps spotrf's accuracy.
+// The guard once held three handles and was given four (undefined behaviour).
+TEST_F(GpuCholeskyTest, Tf32MathModeEndsWithTheCall) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 1000;
+  const auto a = random_spd(n, 0.5);
+  std::vector<float> ref(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ref[i] = float(a[i]);
+  ASSERT_EQ(lapack_potrf(ref, n), 0);
+  const double beta_lapack = backward_error<float>(a, ref, n, n);
+  for (auto panel : {gc::PanelAlgo::tiles, gc::PanelAlgo::library}) {
+    Dev<float> d(a.size());
+    d.put(to_padded<float>(a, n, n));
+    CholeskyOptions o;
+    o.algo = CholeskyAlgo::lookahead;
+    o.panel = panel;
+    o.block = 128;
+    o.fp32_mode = Fp32Mode::tf32;
+    ASSERT_EQ(chol.factor(d.p, n, n, o).info, 0);
+    const double beta_tf32 = backward_error<float>(a, d.get(), n, n);
+    d.put(to_padded<float>(a, n, n));
+    o.fp32_mode = Fp32Mode::exact;
+    o.panel = gc::PanelAlgo::library;
+    ASSERT_EQ(chol.factor(d.p, n, n, o).info, 0);
+    const double beta = backward_error<float>(a, d.get(), n, n);
+    EXPECT_LE(beta, 10.0 * beta_lapack) << "exact fp32 after 1xTF32 (" << int(panel) << "): beta " << beta
+                                        << ", spotrf " << beta_lapack << ", the 1xTF32 factor " << beta_tf32;
+  }
+}
+
+// CholeskyOptions::panel_ctas only moves strips between CTAs (each factors the diagonal block
+// itself): any cap gives the same factor bit for bit, here with two column groups per panel
+// (nb 300) and no tiled tail, in fp64 and exact fp32.
+template <class T>
+void check_panel_ctas_bitwise() {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 2049;
+  const auto a = random_spd(n, 0.5);
+  const auto factor = [&](std::int64_t ctas) {
+    Dev<T> d(a.size());
+    d.put(to_padded<T>(a, n, n));
+    CholeskyOptions o;
+    o.algo = CholeskyAlgo::lookahead;
+    o.panel = gc::PanelAlgo::tiles;
+    o.block = 300;
+    o.tiled_tail = -1;
+    o.panel_ctas = ctas;
+    EXPECT_EQ(chol.factor(d.p, n, n, o).info, 0) << "panel_ctas " << ctas;
+    return d.get();
+  };
+  const auto ref = factor(-1);
+  for (std::int64_t ctas : {1, 3, 0}) {
+    const auto l = factor(ctas);
+    std::int64_t differ = 0;
+    for (std::size_t i = 0; i < l.size(); ++i) differ += std::memcmp(&l[i], &ref[i], sizeof(T)) != 0;
+    EXPECT_EQ(differ, 0) << "panel_ctas " << ctas << ": entries that differ from one CTA per strip";
+  }
+}
+TEST_F(GpuCholeskyTest, PanelCtasGiveTheSameFactorFp64) { check_panel_ctas_bitwise<double>(); }
+TEST_F(GpuCholeskyTest, PanelCtasGiveTheSameFactorFp32) { check_panel_ctas_bitwise<float>(); }
 
 // The FP16 modes' panel kernel writes the fp16 copy of every strip it solves, so a CTA with several
 // strips writes several (n = 17500 on a 132-SM H200). A strip left out of the copy leaves

@@ -11,11 +11,14 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <exception>
 #include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <gemflow/cuda_smem.hpp>
 
@@ -258,8 +261,9 @@ constexpr std::int64_t kTilesSyrkBase = 2048;   // fp64 tensor-core panels (16k:
 constexpr std::int64_t kDefaultBlock = 256;
 constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
 constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best nb from 2048 to 32768
-/// fp64 lookahead: CTAs of a panel kernel that runs beside the bulk update while at least
-/// kPanelCapFrom columns remain (k > 0, n − k ≥ kPanelCapFrom). Every CTA factors the 128×128
+/// fp64 and exact fp32 lookahead, by default (CholeskyOptions::panel_ctas = 0): CTAs of a panel
+/// kernel that runs beside the bulk update while at least kPanelCapFrom columns remain (k > 0,
+/// n − k ≥ kPanelCapFrom). Every CTA factors the 128×128
 /// diagonal block itself (about 28 µs of latency-bound work) before its strips, so one CTA per
 /// strip holds up to every SM for each sub-panel while the bulk's DGEMM waits. With 16 CTAs each
 /// solves its strips in turn: a longer chain, which the long bulk updates of those steps hide.
@@ -323,16 +327,38 @@ class SolverStreamGuard {
   cudaStream_t back_;
 };
 
+/// When the lookahead throws part-way (a CUDA or cuBLAS error), makes the caller's stream wait for
+/// the work already queued on the lookahead's streams (no-throw), so that nothing after the call
+/// on that stream, such as the next use of the workspace, runs beside it.
+class JoinOnThrow {
+ public:
+  JoinOnThrow(cudaStream_t to, std::initializer_list<std::pair<cudaEvent_t, cudaStream_t>> from)
+      : to_(to), from_(from), uncaught_(std::uncaught_exceptions()) {}
+  ~JoinOnThrow() {
+    if (std::uncaught_exceptions() <= uncaught_) return;
+    for (const auto& [e, st] : from_)
+      if (cudaEventRecord(e, st) == cudaSuccess) (void)cudaStreamWaitEvent(to_, e, 0);
+  }
+  JoinOnThrow(const JoinOnThrow&) = delete;
+  JoinOnThrow& operator=(const JoinOnThrow&) = delete;
+
+ private:
+  cudaStream_t to_;
+  std::vector<std::pair<cudaEvent_t, cudaStream_t>> from_;
+  int uncaught_;
+};
+
 /// Sets the math mode of cuBLAS handles for a scope (Fp32Mode::tf32: cuBLAS's fp32 GEMMs and TRSMs
 /// may use the TF32 tensor cores; SSYRK has no such path), back to the default after it.
 class BlasMathGuard {
  public:
   BlasMathGuard(std::initializer_list<cublasHandle_t> hs, cublasMath_t mode) {
+    h_.reserve(hs.size());  // push_back below cannot throw
     try {
       for (cublasHandle_t h : hs) {
         if (!h) continue;
         GF_CUBLAS_TRY(cublasSetMathMode(h, mode));
-        h_[n_++] = h;
+        h_.push_back(h);
       }
     } catch (...) {  // no destructor runs: put back the handles already switched
       reset();
@@ -345,11 +371,10 @@ class BlasMathGuard {
 
  private:
   void reset() noexcept {
-    for (int i = 0; i < n_; ++i) (void)cublasSetMathMode(h_[i], CUBLAS_DEFAULT_MATH);
-    n_ = 0;
+    for (cublasHandle_t h : h_) (void)cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+    h_.clear();
   }
-  cublasHandle_t h_[3] = {};
-  int n_ = 0;
+  std::vector<cublasHandle_t> h_;  // as many as given (a fixed array of 3 overflowed with the lookahead's 4)
 };
 
 inline std::int64_t round_up8(std::int64_t v) { return (v + 7) / 8 * 8; }
@@ -429,6 +454,23 @@ struct Factor {
   cublasHandle_t blas = nullptr;
 
   T* at(std::int64_t i, std::int64_t j) const { return a + i + j * lda; }
+
+  /// The lookahead's cap on the CTAs of panel k's kernels (CholeskyOptions::panel_ctas; 0: none).
+  int panel_cap(std::int64_t k, std::int64_t n) const {
+    if (k == 0 || opt.panel_ctas < 0) return 0;
+    if (opt.panel_ctas > 0) return int(std::min<std::int64_t>(opt.panel_ctas, INT_MAX));
+    bool exact = true;
+    if constexpr (std::is_same_v<T, float>) exact = opt.fp32_mode == Fp32Mode::exact;
+    return exact && n - k >= GF_PANEL_CAP_FROM ? int(GF_PANEL_CAP) : 0;
+  }
+
+  /// This factorisation enqueued on stream s through handle h (the lookahead's streams).
+  Factor on(cudaStream_t s, cublasHandle_t h) const {
+    Factor f = *this;
+    f.stream = s;
+    f.blas = h;
+    return f;
+  }
 
   void leaf(std::int64_t off, std::int64_t n, bool force_cusolver = false) {
     if (n <= kOwnLeafMax && !force_cusolver) {
@@ -648,17 +690,13 @@ struct Factor {
   void lookahead(std::int64_t n, float* bulk_split, float* bulk_square, int* tail_state = nullptr,
                  double* tail_forms = nullptr, __half* tail_half = nullptr) {
     auto& la = ctx.lookahead_streams();
-    Factor crit = *this, bulk = *this;
-    crit.stream = la.crit;
-    crit.blas = la.blas_crit;
-    bulk.stream = GF_CHOL_SERIAL ? la.crit : la.bulk;
-    bulk.blas = GF_CHOL_SERIAL ? la.blas_crit : la.blas_bulk;
+    Factor crit = on(la.crit, la.blas_crit);
+    Factor bulk = GF_CHOL_SERIAL ? on(la.crit, la.blas_crit) : on(la.bulk, la.blas_bulk);
     bulk.split = bulk_split;
     bulk.square = bulk_square;
-    Factor bulk2 = bulk;  // fp64 only: no scratch of its own
-    bulk2.stream = la.bulk2;
-    bulk2.blas = la.blas_bulk2;
+    Factor bulk2 = on(la.bulk2, la.blas_bulk2);  // fp64 only: no scratch of its own
     SolverStreamGuard guard(ctx.solver, la.crit, stream);
+    const JoinOnThrow join{stream, {{la.crit_done, la.crit}, {la.bulk_done, la.bulk}, {la.join, la.bulk2}}};
     GF_CUDA_TRY(cudaEventRecord(la.start, stream));
     GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.start, 0));
     GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.start, 0));
@@ -673,8 +711,7 @@ struct Factor {
       }
       const std::int64_t b = std::min(nb, n - k), rest = n - k - b;
       if (opt.panel == PanelAlgo::tiles) {
-        const bool capped = std::is_same_v<T, double> && k > 0 && n - k >= GF_PANEL_CAP_FROM;
-        crit.panel_tiles(k, b, rest, capped ? GF_PANEL_CAP : 0);
+        crit.panel_tiles(k, b, rest, panel_cap(k, n));
         bulk.hp = crit.hp;  // FP16 modes: the panel's fp16 copy
         if (rest == 0) break;
       } else {
@@ -719,18 +756,12 @@ struct Factor {
   /// to the block columns from s + 3 on.
   void lookahead_depth2(std::int64_t n, int* tail_state, double* tail_forms) {
     auto& la = ctx.lookahead_streams();
-    Factor crit = *this, nx = *this, d2 = *this, bulk = *this, bulk2 = *this;
-    crit.stream = la.crit;
-    crit.blas = la.blas_crit;
-    nx.stream = la.next;
-    nx.blas = la.blas_next;
-    d2.stream = la.ahead;
-    d2.blas = la.blas_ahead;
-    bulk.stream = la.bulk;
-    bulk.blas = la.blas_bulk;
-    bulk2.stream = la.bulk2;
-    bulk2.blas = la.blas_bulk2;
+    Factor crit = on(la.crit, la.blas_crit), nx = on(la.next, la.blas_next), d2 = on(la.ahead, la.blas_ahead);
+    Factor bulk = on(la.bulk, la.blas_bulk), bulk2 = on(la.bulk2, la.blas_bulk2);
     SolverStreamGuard guard(ctx.solver, la.crit, stream);
+    const JoinOnThrow join{stream,
+                           {{la.crit_done, la.crit}, {la.next_done, la.next}, {la.ahead_done, la.ahead},
+                            {la.bulk_done, la.bulk}, {la.join, la.bulk2}}};
     GF_CUDA_TRY(cudaEventRecord(la.start, stream));
     for (cudaStream_t st : {la.crit, la.next, la.ahead, la.bulk, la.bulk2})
       GF_CUDA_TRY(cudaStreamWaitEvent(st, la.start, 0));
@@ -750,8 +781,7 @@ struct Factor {
       }
       const std::int64_t b = std::min(nb, n - k), rest = n - k - b;
       if (next_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.next_done, 0));  // block column k complete
-      const bool capped = k > 0 && n - k >= GF_PANEL_CAP_FROM;
-      crit.panel_tiles(k, b, rest, capped ? GF_PANEL_CAP : 0, &groups);
+      crit.panel_tiles(k, b, rest, panel_cap(k, n), &groups);
       GF_CHOL_TRACE(la.crit, "panel", k);
       GF_CUDA_TRY(cudaEventRecord(la.panel, la.crit));
       if (rest == 0) break;
@@ -1017,7 +1047,8 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   if (mode == Fp32Mode::tf32) {
     if (two_streams) {
       auto& la = ctx.lookahead_streams();
-      tf32_math.emplace(std::initializer_list<cublasHandle_t>{ctx.blas, la.blas_crit, la.blas_bulk, la.blas_bulk2},
+      // (bulk2, next and ahead run fp64 or exact fp32 only)
+      tf32_math.emplace(std::initializer_list<cublasHandle_t>{ctx.blas, la.blas_crit, la.blas_bulk},
                         CUBLAS_TF32_TENSOR_OP_MATH);
     } else {
       tf32_math.emplace(std::initializer_list<cublasHandle_t>{ctx.blas}, CUBLAS_TF32_TENSOR_OP_MATH);

@@ -186,6 +186,12 @@ struct CholeskyOptions {
   /// tiled: at most this many CTAs (0: as many as fit on the device, two per SM). Fewer leave SMs
   /// to other work; any count ≥ 1 completes (the task order is topological).
   std::int64_t tiled_ctas = 0;
+  /// lookahead with tensor-core panels: CTAs of each panel kernel after the first, which runs beside
+  /// a bulk update. 0: fp64 and exact fp32 16 while at least 12288 columns remain, else one per
+  /// 128-row strip (H200, docs/performance.md); > 0: at most this many; < 0: one per strip. Every
+  /// CTA factors the panel's diagonal block itself, so fewer leave SMs to the bulk update and
+  /// lengthen the panel chain. The factor is the same bit for bit.
+  std::int64_t panel_ctas = 0;
   /// lookahead: once the trailing matrix is at most this order, it is factored by the tiled
   /// kernel (CholeskyAlgo::tiled, one persistent launch, fp64 arithmetic; 1×FP16: FP16 tile
   /// updates) instead of further panels; the first panel always runs, except in 1×FP16, whose
