@@ -12,6 +12,7 @@
 
 #include "gemflow/linalg/cholesky.hpp"
 #include "gmres_ir.hpp"
+#include "normwise.hpp"
 
 namespace gemflow::linalg {
 namespace {
@@ -136,8 +137,8 @@ void add_column(ResidualNorms& r, R rn, R xn, R bn, R anorm) {
   r.residual_inf = nan_max(r.residual_inf, static_cast<double>(rn));
   const double inf = std::numeric_limits<double>::infinity();
   const bool x_finite = std::isfinite(static_cast<double>(xn));
-  const double rho = !x_finite ? inf : rn == R(0) ? 0.0 : static_cast<double>(rn / (anorm * xn));
-  const double eta = !x_finite ? inf : rn == R(0) ? 0.0 : static_cast<double>(rn / (anorm * xn + bn));
+  const double rho = !x_finite ? inf : static_cast<double>(detail::normwise_relative_residual(rn, anorm, xn));
+  const double eta = !x_finite ? inf : static_cast<double>(detail::normwise_backward_error(rn, anorm, xn, bn));
   r.relative_residual = nan_max(r.relative_residual, rho);
   r.backward_error = nan_max(r.backward_error, eta);
 }
@@ -245,7 +246,7 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
       const double rn = col_max_abs(rc.data(), n, c), xn = col_max_abs(xc.data(), n, c);
       // an overflowed fp32 solve: not converged (dsposv goes on to its fp64 fallback)
       if (!std::isfinite(rn) || !std::isfinite(xn)) return std::numeric_limits<double>::infinity();
-      if (rn > 0) eta = std::max(eta, rn / (anorm * xn + col_max_abs(bc.data(), n, c)));
+      eta = std::max(eta, detail::normwise_backward_error(rn, anorm, xn, col_max_abs(bc.data(), n, c)));
     }
     return eta;
   };

@@ -82,6 +82,28 @@ TEST(SpdSolveGpu, MatchesLapackForEveryAlgorithmAndPrecision) {
   }
 }
 
+// The GPU mixed solve near the double range (b = 1e308·1, ‖A‖∞ = 5), the CPU solve's regression
+// test: η = r/(‖A‖∞·‖x‖∞ + ‖b‖∞) with an overflowing product is 0, which would end the refinement
+// after the fp32 solve. The GPU demotes b to fp32 unscaled, so its first solve may overflow and
+// fall back to fp64; either way x is fp64-accurate and no step claims η = 0.
+TEST(SpdSolveGpu, MixedNearTheDoubleRangeNeverClaimsZeroError) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";
+  const std::vector<double> a = {4, 1, 0, 1, 3, 1, 0, 1, 2};
+  const std::vector<double> b(3, 1e308);
+  std::vector<double> x64(3);
+  ASSERT_EQ(spd_solve_cpu(a, 3, b, 1, x64, SolvePrecision::fp64).info, 0);
+  for (auto algo : {SpdAlgorithm::lookahead, SpdAlgorithm::tiled, SpdAlgorithm::recursive}) {
+    std::vector<double> x(3);
+    const auto r = spd_solve_cuda(a, 3, b, 1, x, SolvePrecision::mixed, algo, 0);
+    ASSERT_EQ(r.info, 0) << r.method;
+    EXPECT_TRUE(r.converged || r.used_fp64_fallback) << r.method;
+    if (!r.backward_error.empty()) {
+      EXPECT_FALSE(r.backward_error.front() <= 1e-12) << r.method << ": η of the fp32 solution, not 0";
+    }
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(x[i] / x64[i], 1.0, 1e-15) << r.method << ' ' << i;
+  }
+}
+
 TEST(SpdSolveGpu, IndefiniteMinorAndBadAlgorithm) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";
   const std::vector<double> a = {2, 1, 0, 1, -1, 0, 0, 0, 3}, b = {1, 1, 1};

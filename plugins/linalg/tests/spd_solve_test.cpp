@@ -12,6 +12,7 @@
 #include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
 
+#include "../algo/normwise.hpp"
 #include "register.hpp"
 
 using namespace gemflow;
@@ -278,6 +279,40 @@ TEST(SpdSolveCpu, NormsNearTheDoubleRangeStayMeaningful) {
   EXPECT_NEAR(rd.relative_residual, 0.9, 1e-12);
   EXPECT_NEAR(rd.backward_error, 9e308L / (1e309L + 1e308L), 1e-12);
   EXPECT_TRUE(std::isinf(rd.residual_inf));
+}
+
+// QA: with b = 1e308·1 and ‖A‖∞ = 5, ‖A‖∞·‖x‖∞ ≈ 2.2e308 overflowed, so η = r/∞ = 0: the mixed
+// solve stopped after the fp32 solve claiming convergence (x accurate to fp32 only), and ρ was 0.
+// Every measure now divides instead (normwise.hpp).
+TEST(SpdSolveCpu, MeasuresNearTheDoubleRangeNeverClaimZeroError) {
+  const std::vector<double> a = {4, 1, 0, 1, 3, 1, 0, 1, 2};
+  const std::vector<double> b(3, 1e308);
+  std::vector<double> x64(3), xm(3), x32(3);
+  ASSERT_EQ(spd_solve_cpu(a, 3, b, 1, x64, SolvePrecision::fp64).info, 0);
+  const auto r = spd_solve_cpu(a, 3, b, 1, xm, SolvePrecision::mixed);
+  ASSERT_EQ(r.info, 0);
+  EXPECT_TRUE(r.converged);
+  EXPECT_FALSE(r.used_fp64_fallback);
+  ASSERT_GE(r.backward_error.size(), 2u) << "the fp32 solve alone does not reach the fp64 tolerance";
+  EXPECT_GT(r.backward_error.front(), 1e-12) << "η of the fp32 solution (about 1e-8), not 0";
+  EXPECT_LE(r.backward_error.back(), r.tolerance);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(xm[i] / x64[i], 1.0, 1e-15) << i;
+  // the report's ρ and η of a solution off by 1e-7 relative in one entry: of that order, not 0
+  // (b itself is beyond fp32: precision fp32 refuses this system)
+  std::vector<double> xp = x64;
+  xp[0] *= 1.0 + 1e-7;
+  const auto np = residual_norms(a, 3, b, 1, xp);
+  EXPECT_GT(np.relative_residual, 1e-8);
+  EXPECT_LT(np.relative_residual, 1e-6);
+  EXPECT_GT(np.backward_error, 1e-8);
+  EXPECT_THROW((void)spd_solve_cpu(a, 3, b, 1, x32, SolvePrecision::fp32), std::runtime_error);
+  // the formulas alone: ‖r‖ = 1e300, ‖A‖ = 10, ‖x‖ = ‖b‖ = 1e308 (‖A‖·‖x‖ = 1e309 overflows)
+  EXPECT_NEAR(linalg::detail::normwise_backward_error(1e300, 10.0, 1e308, 1e308), 1e-8 / 11, 1e-23);
+  EXPECT_NEAR(linalg::detail::normwise_relative_residual(1e300, 10.0, 1e308), 1e-9, 1e-24);
+  EXPECT_EQ(linalg::detail::normwise_backward_error(0.0, 10.0, 0.0, 0.0), 0.0);
+  EXPECT_EQ(linalg::detail::normwise_backward_error(2.0, 10.0, 0.0, 4.0), 0.5);  // x = 0: r = b
+  EXPECT_TRUE(std::isinf(linalg::detail::normwise_relative_residual(2.0, 10.0, 0.0)));
+  EXPECT_TRUE(std::isnan(linalg::detail::normwise_backward_error(std::nan(""), 10.0, 1.0, 1.0)));
 }
 
 TEST(SpdSolveCpu, NormsOfTheSymmetricLowerTriangle) {

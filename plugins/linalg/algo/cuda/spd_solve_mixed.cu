@@ -23,6 +23,7 @@
 #include "cuda_check.cuh"
 #include "demote_kernels.cuh"
 #include "../gmres_ir.hpp"
+#include "../normwise.hpp"
 #include "equilibrate.cuh"
 #include "symv_kernels.cuh"
 #include "trsv_kernels.cuh"
@@ -108,16 +109,10 @@ struct RefineScalars {
 };
 
 /// η = ‖r‖∞ / (‖A‖∞·‖x‖∞ + ‖b‖∞) for one column (solve_mixed's backward error; ∞ when x is not
-/// finite). The same on host and device (no contraction into an FMA).
+/// finite), without the product that overflows (normwise.hpp). The same on host and device.
 __host__ __device__ inline double backward_error_of(double rmax, double xmax, double anorm, double bmax) {
-#ifdef __CUDA_ARCH__
-  const double den = __dadd_rn(__dmul_rn(anorm, xmax), bmax);
-#else
-  const double prod = anorm * xmax;  // two statements: no contraction into an FMA (ISO C++ mode)
-  const double den = prod + bmax;
-#endif
   if (!(xmax <= DBL_MAX)) return INFINITY;
-  return den > 0 ? rmax / den : (rmax > 0 ? INFINITY : 0.0);
+  return ::gemflow::linalg::detail::normwise_backward_error(rmax, anorm, xmax, bmax);
 }
 
 /// The gates of solve_mixed's speculative launches (one thread). first: skip[0] = the fp32 factor
