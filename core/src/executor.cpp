@@ -916,6 +916,21 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
       report(Diagnostic::Severity::Warning, in, fmt::format("{} is a folder, not a file", in.path.string()), "");
       continue;
     }
+    // A named pipe, device or socket: the run reads every input twice (its hash for the
+    // provenance record, then the node), and a pipe's second open waits forever (QA: a FIFO hung
+    // the run; Ctrl-C could not end it)
+    if (const auto st = fs::status(in.path, ec); in.node && in.given && !ec && fs::exists(st) &&
+                                                 !fs::is_regular_file(st) && !fs::is_directory(st)) {
+      const char* kind = fs::is_fifo(st)              ? "a named pipe (FIFO)"
+                         : fs::is_character_file(st) ? "a character device"
+                         : fs::is_block_file(st)     ? "a block device"
+                         : fs::is_socket(st)         ? "a socket"
+                                                     : "not a regular file";
+      error(in, fmt::format("{} is {}: a run reads each input twice (for the provenance record's hash, then in the node)",
+                            in.path.string(), kind),
+            "copy it to a regular file first");
+      continue;
+    }
     if (!in.node || !in.given || fs::exists(in.path, ec)) continue;
     // --set made a relative path absolute against the current folder (apply_override); the
     // location names the assignment as given ("--set r.path=a.txt")

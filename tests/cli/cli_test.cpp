@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -924,6 +925,25 @@ TEST_F(Cli, AFolderIsNotAWorkflowFile) {
   EXPECT_EQ(v.code, 0) << v.err;
   EXPECT_CONTAINS(v.err,
                   "warning: node 'r', parameter 'path': " + (dir_ / "wf.yaml").string() + " is a folder, not a file");
+}
+
+// QA: a named pipe as an input hung the run for good (the provenance hash read the pipe, then the
+// node's second open waited for a writer; Ctrl-C could not end it). Pipes, devices and sockets
+// are refused before anything runs, naming the node, the parameter and the kind of file.
+TEST_F(Cli, ANamedPipeOrDeviceIsNotAnInput) {
+  const fs::path fifo = dir_ / "p.txt";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);
+  const auto wf = write("fifo.yaml", "gemflow: 1\nnodes:\n  r: {type: test.read_text, params: {path: p.txt}}\n");
+  for (const char* cmd : {"validate", "run"}) {
+    auto r = cmd == std::string("run") ? gemflow({cmd, wf.string(), "--out", (dir_ / "out").string()})
+                                       : gemflow({cmd, wf.string()});
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
+    EXPECT_CONTAINS(r.err, "error: node 'r', parameter 'path': " + fifo.string() + " is a named pipe (FIFO)");
+    EXPECT_CONTAINS(r.err, "copy it to a regular file first");
+  }
+  auto d = gemflow({"validate", wf.string(), "--set", "r.path=/dev/null"});
+  EXPECT_EQ(d.code, 2) << d.err;
+  EXPECT_CONTAINS(d.err, "/dev/null is a character device");
 }
 
 TEST_F(Cli, WritingTheWorkflowFileIsInvalidBeforeAnythingRuns) {
