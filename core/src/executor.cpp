@@ -256,6 +256,7 @@ class Run {
   void run_node(std::size_t i);
   void finish(std::size_t i, NodeState state, std::vector<RunEvent>& events);
   void write_provenance(RunResult& r);
+  void warn_stale_outputs();
 
   const Workflow& wf_;
   const Registry& registry_;
@@ -776,6 +777,31 @@ void Run::write_provenance(RunResult& r) {
   r.provenance = file;
 }
 
+// A node that did not finish leaves an earlier run's files where it would have written: say so,
+// in the console and the provenance record (QA: a failed re-run left the previous report.json,
+// which looked like this run's). Nothing is deleted: those results may still be wanted.
+void Run::warn_stale_outputs() {
+  for (auto& n : nodes_) {
+    const NodeState st = n.result.state;
+    if (st != NodeState::Failed && st != NodeState::Skipped && st != NodeState::Cancelled) continue;
+    for (std::size_t k = 0; k < n.params.size(); ++k) {
+      if (n.entry->spec.params[k].kind != ParamKind::OutputPath) continue;
+      const auto& p = std::get<std::string>(n.params[k].second);
+      std::error_code ec;
+      if (p.empty() || !fs::exists(p, ec)) continue;
+      RunEvent e;
+      e.kind = RunEvent::Kind::Log;
+      e.node = n.inst->id;
+      e.state = st;
+      e.level = LogLevel::Warning;
+      e.message = fmt::format("{} (parameter '{}') is from an earlier run: this node {} this time", p,
+                              n.params[k].first, st == NodeState::Failed ? "failed" : "did not run");
+      n.add_log("warning: " + e.message);
+      emit(e);
+    }
+  }
+}
+
 RunResult Run::execute() {
   RunResult r;
   started_ = utc_now();
@@ -800,6 +826,7 @@ RunResult Run::execute() {
     for (unsigned k = 0; k < jobs && !nodes_.empty(); ++k) pool.emplace_back([this] { worker(); });
   }
 
+  warn_stale_outputs();
   for (auto& n : nodes_) {
     if (n.result.state == NodeState::Cancelled) r.cancelled = true;
     r.nodes[n.inst->id] = n.result;

@@ -324,6 +324,29 @@ links:
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  after +test\.write_text +skipped)"))) << r.out;
 }
 
+// QA: a failed re-run left the previous run's report where the skipped node would have written
+// it, with no word: it looked like this run's result. It stays (results are not deleted), and the
+// run says, in the console and the provenance record, that it is from an earlier run.
+TEST_F(Cli, AFailedRerunNamesTheOutputsLeftFromAnEarlierRun) {
+  const auto ok = write("ok.yaml", "gemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 7}}\n"
+                                   "  w: {type: test.write_text, params: {path: report.txt, text: first}}\n"
+                                   "links:\n  - c.value -> w.value\n");
+  ASSERT_EQ(gemflow({"run", ok.string(), "--out", "o"}).code, 0);
+  const auto bad = write("bad.yaml", "gemflow: 1\nnodes:\n  f: {type: test.fail, params: {message: no beam}}\n"
+                                     "  w: {type: test.write_text, params: {path: report.txt, text: second}}\n"
+                                     "links:\n  - f.out -> w.value\n");
+  auto r = gemflow({"run", bad.string(), "--out", "o"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::string report = (dir_ / "o" / "report.txt").string();
+  EXPECT_CONTAINS(r.err, report + " (parameter 'path') is from an earlier run: this node did not run this time");
+  EXPECT_EQ(slurp(dir_ / "o" / "report.txt"), "first\n7\n");  // kept
+  EXPECT_CONTAINS(slurp(dir_ / "o" / "provenance.json"), "is from an earlier run");
+  // a successful run says nothing of the kind
+  auto again = gemflow({"run", ok.string(), "--out", "o"});
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.err.find("earlier run"), std::string::npos) << again.err;
+}
+
 TEST_F(Cli, UntilRunsOnlyTheNeededNodes) {
   const auto wf = write("w.yaml", kSum);
   auto r = gemflow({"run", wf.string(), "--out", "o", "--until", "add", "--json"});
