@@ -12,6 +12,7 @@
 
 #include "gemflow/linalg/cholesky.hpp"
 #include "gmres_ir.hpp"
+#include "equilibration.hpp"
 #include "normwise.hpp"
 
 namespace gemflow::linalg {
@@ -208,13 +209,20 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     return res;
   }
 
-  // fp32 copy of A; values beyond the float range make the fp32 factor unusable.
+  // fp32 copy of A; values beyond the float range make the fp32 factor unusable. Mixed factors
+  // S·A·S instead (equilibration.hpp: S = diag(2^e_i), exact), whose SPD entries lie in (−2, 2):
+  // a badly scaled A then neither leaves the fp32 range nor loses its small components in the
+  // fp32 solves (QA: diag(1e30, 1e-30) gave x = (1, 0), worse than precision fp32's (1, 1)).
+  std::vector<int> ex(precision == SolvePrecision::mixed ? n : 0, 0);
+  for (std::size_t i = 0; i < ex.size(); ++i) ex[i] = detail::equilibration_exponent(a[i * n + i]);
   std::vector<float> af(n * n);
   bool overflow = false;
-  for (std::size_t i = 0; i < n * n; ++i) {
-    af[i] = static_cast<float>(a[i]);
-    if (std::isfinite(a[i]) && !std::isfinite(af[i])) overflow = true;
-  }
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      const double v = ex.empty() ? a[i * n + j] : std::ldexp(a[i * n + j], ex[i] + ex[j]);
+      af[i * n + j] = static_cast<float>(v);
+      if (std::isfinite(a[i * n + j]) && !std::isfinite(af[i * n + j])) overflow = true;
+    }
   const int info32 = overflow ? -1 : factor(std::span<float>(af), n, on_flops);
 
   if (precision == SolvePrecision::fp32) {
@@ -231,8 +239,8 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     return res;
   }
 
-  // Mixed: fp32 factor, fp64 residuals.
-  res.method = "LAPACK spotrf + spotrs, fp64 refinement";
+  // Mixed: fp32 factor (of S·A·S), fp64 residuals.
+  res.method = "LAPACK spotrf + spotrs (equilibrated), fp64 refinement";
   res.fp32_info = info32;
   res.tolerance = refinement.tolerance >= 0 ? refinement.tolerance
                                             : std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -53);
@@ -250,19 +258,24 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     }
     return eta;
   };
-  // fp32 solves of A d = r (k columns, column-major), each column scaled to fit single precision.
+  // fp32 solves of A d = r (k columns, column-major): d = S·(S·A·S)⁻¹·S·r, each column of S·r
+  // scaled by its largest entry to fit single precision (long double: S·r may exceed double)
   std::vector<float> f;
   auto fp32_solve = [&](const double* rhs, std::size_t k, double* out) {
     f.resize(n * k);
-    std::vector<double> scale(k, 1.0);
+    std::vector<long double> scale(k, 1.0L);
     for (std::size_t c = 0; c < k; ++c) {
-      const double m = col_max_abs(rhs, n, c);
-      scale[c] = m > 0 ? m : 1.0;
-      for (std::size_t i = 0; i < n; ++i) f[i + c * n] = static_cast<float>(rhs[i + c * n] / scale[c]);
+      long double m = 0.0L;
+      for (std::size_t i = 0; i < n; ++i)
+        m = std::max(m, std::fabs(std::ldexp(static_cast<long double>(rhs[i + c * n]), ex[i])));
+      scale[c] = m > 0 && std::isfinite(m) ? m : 1.0L;
+      for (std::size_t i = 0; i < n; ++i)
+        f[i + c * n] = static_cast<float>(std::ldexp(static_cast<long double>(rhs[i + c * n]), ex[i]) / scale[c]);
     }
     potrs(af, n, f, k);
     for (std::size_t c = 0; c < k; ++c)
-      for (std::size_t i = 0; i < n; ++i) out[i + c * n] = static_cast<double>(f[i + c * n]) * scale[c];
+      for (std::size_t i = 0; i < n; ++i)
+        out[i + c * n] = static_cast<double>(std::ldexp(static_cast<long double>(f[i + c * n]) * scale[c], ex[i]));
   };
   // GMRES-IR step (gmres_ir.hpp): x_c += the FGMRES solution of A d = r_c for every column.
   const int m = static_cast<int>(std::min<std::size_t>(detail::kGmresIterations, n));

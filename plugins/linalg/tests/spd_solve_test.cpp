@@ -245,18 +245,69 @@ TEST(SpdSolveCpu, OverflowingSinglePrecisionSolveIsNeverSuccess) {
   const std::vector<double> a{1e-20, 0, 0, 0, 1e-20, 0, 0, 0, 1e-20}, b{1e20, 2e20, 3e20};
   std::vector<double> x(3);
   EXPECT_THROW((void)spd_solve_cpu(a, 3, b, 1, x, SolvePrecision::fp32), std::runtime_error);
-  // mixed: the same overflow (subnormal fp32 pivots here) is "not converged" → fp64 fallback
+  // mixed factors the equilibrated S·A·S = I here (S = 2^74·I, exact): no subnormal fp32 pivots
+  // (before equilibration: "not converged" → fp64 fallback), fp64 accuracy by refinement
   const std::vector<double> t{1e-45, 0, 0, 0, 1e-45, 0, 0, 0, 1e-45}, bt{8, 18, 10};
   const auto r = spd_solve_cpu(t, 3, bt, 1, x, SolvePrecision::mixed);
   EXPECT_EQ(r.info, 0);
-  EXPECT_TRUE(r.used_fp64_fallback);
-  EXPECT_FALSE(r.converged);
+  EXPECT_FALSE(r.used_fp64_fallback);
+  EXPECT_TRUE(r.converged);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(x[i] / (bt[i] * 1e45), 1.0, 1e-14) << i;
+  // entries beyond fp32 even after equilibration (only a matrix that is not SPD has them): no
+  // fp32 factor, and the fp64 fallback reports the failing minor
+  const std::vector<double> h{1, 1e39, 1e39, 1}, bh{1, 1};
+  std::vector<double> xh(2);
+  const auto rh = spd_solve_cpu(h, 2, bh, 1, xh, SolvePrecision::mixed);
+  EXPECT_NE(rh.fp32_info, 0);
+  EXPECT_TRUE(rh.used_fp64_fallback);
+  EXPECT_EQ(rh.info, 2);
   // the measures of a non-finite solution are infinite, never 0
   const std::vector<double> xinf{std::numeric_limits<double>::infinity(), 1, 1};
   const auto nr = residual_norms(a, 3, b, 1, xinf);
   EXPECT_FALSE(nr.relative_residual <= 1.0) << nr.relative_residual;
   EXPECT_FALSE(nr.backward_error <= 1.0) << nr.backward_error;
+}
+
+// QA: diag(1e30, 1e-30) with b = A·1 gave x = (1, 0) in mixed precision (normwise converged, but
+// worse than precision fp32's (1, 1)): the fp32 solve scaled b by 1e30, and 1e-60 underflowed.
+// The mixed solve factors and solves the equilibrated S·A·S now (equilibration.hpp).
+TEST(SpdSolveCpu, MixedEquilibratesABadlyScaledMatrix) {
+  // x = S·y with S·A·S = I and y = S⁻¹·1 spanning a factor s: within fp32's range up to s ≈ 1e37,
+  // and then every component as accurate as precision fp32's (normwise refinement stops at once:
+  // η is far below its tolerance)
+  for (double s : {1e20, 1e30, 1e36}) {
+    const std::vector<double> a{s, 0, 0, 1 / s}, b{s, 1 / s};
+    std::vector<double> x(2), x32(2);
+    const auto r = spd_solve_cpu(a, 2, b, 1, x, SolvePrecision::mixed);
+    ASSERT_EQ(r.info, 0) << s;
+    EXPECT_TRUE(r.converged) << s;
+    EXPECT_FALSE(r.used_fp64_fallback) << s;
+    ASSERT_EQ(spd_solve_cpu(a, 2, b, 1, x32, SolvePrecision::fp32).info, 0) << s;
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_NEAR(x[i], 1.0, 0x1p-22) << s << ' ' << i;
+      EXPECT_LE(std::abs(x[i] - 1.0), std::max(std::abs(x32[i] - 1.0), 0x1p-23)) << s << ' ' << i;
+    }
+  }
+  // a full matrix with row scales over 60 orders of magnitude: A = D·C·D, C well conditioned
+  const std::size_t n = 40;
+  const auto c = spd_with_condition(n, 10.0, 5);
+  std::vector<double> a(n * n), d(n), xt(n, 1.0), b(n, 0.0), x(n);
+  for (std::size_t i = 0; i < n; ++i) d[i] = std::pow(10.0, -30.0 + 60.0 * static_cast<double>(i) / (n - 1));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) a[i * n + j] = d[i] * c[i * n + j] * d[j];
+  for (std::size_t i = 0; i < n; ++i) xt[i] = 1.0 / d[i];  // x = D⁻¹·1, b = D·C·1
+  for (std::size_t i = 0; i < n; ++i) {
+    long double s = 0;
+    for (std::size_t j = 0; j < n; ++j) s += static_cast<long double>(a[i * n + j]) * xt[j];
+    b[i] = static_cast<double>(s);
+  }
+  const auto r = spd_solve_cpu(a, n, b, 1, x, SolvePrecision::mixed);
+  ASSERT_EQ(r.info, 0);
+  EXPECT_TRUE(r.converged);
+  EXPECT_FALSE(r.used_fp64_fallback);
+  // every component to fp32's level (κ(C)·u32 ≈ 1e-6; the normwise η stops the refinement at
+  // once); without equilibration the components below 1e-38 of the largest were 0
+  for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(x[i] * d[i], 1.0, 1e-5) << i;
 }
 
 // QA: ‖A‖∞ beyond the double range made ρ = r/∞ = 0; A·x beyond it made ρ NaN. Both are

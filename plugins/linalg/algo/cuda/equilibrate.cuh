@@ -4,17 +4,11 @@
 // A (fp16 holds ±65504); exact in binary. Higham, Pranesh & Zounon, SIAM J. Sci. Comput. 41 (2019).
 #include <cstdint>
 
+#include "../equilibration.hpp"
+
 namespace gemflow::linalg::cuda::detail {
 
-/// e such that 2^(2e)·d ∈ [0.5, 2); 0 when d is not a positive finite number (the factorisation
-/// fails at or before that pivot anyway).
-template <class T>
-__device__ __forceinline__ int equilibration_exponent(T d) {
-  if (!(d > T(0)) || !isfinite(d)) return 0;
-  int ex = 0;
-  (void)frexp(static_cast<double>(d), &ex);  // d = m·2^ex, m ∈ [0.5, 1)
-  return -(ex >> 1);                          // −⌊ex/2⌋
-}
+using ::gemflow::linalg::detail::equilibration_exponent;  // ../equilibration.hpp, shared with the CPU
 
 /// e[i] = equilibration_exponent(a_ii), i < n.
 template <class T>
