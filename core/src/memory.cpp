@@ -78,11 +78,24 @@ std::optional<std::size_t> available_host_memory() {
   return avail;
 }
 
+std::string memory_shortfall(std::size_t needed, std::size_t available) {
+  std::string a = gib(needed), b = gib(available);
+  if (a == b && needed != available) {
+    const auto mib = [](std::size_t x) { return fmt::format("{:.1f} MiB", static_cast<double>(x) / (1u << 20)); };
+    a = mib(needed);
+    b = mib(available);
+    if (a == b) {
+      a = fmt::format("{} bytes", needed);
+      b = fmt::format("{} bytes", available);
+    }
+  }
+  return fmt::format("needs {} of memory, {} available", a, b);
+}
+
 void require_host_memory(std::size_t bytes, const std::string& what) {
   const auto avail = available_host_memory();
   if (avail && bytes > *avail)
-    throw OutOfMemory(
-        fmt::format("{} needs {} of memory, {} available{}", what, gib(bytes), gib(*avail), address_limit_note()));
+    throw OutOfMemory(fmt::format("{} {}{}", what, memory_shortfall(bytes, *avail), address_limit_note()));
 }
 
 std::size_t checked_matrix_bytes(std::size_t rows, std::size_t cols, std::size_t element_size) {

@@ -31,6 +31,16 @@ TEST(HostMemory, RequireNamesWhatAndHowMuch) {
   }
 }
 
+// QA: "needs 1.07 GiB of memory, 1.07 GiB available": sizes that round alike get more digits.
+TEST(HostMemory, ShortfallShowsDifferentSizesDifferently) {
+  const std::size_t gib = std::size_t{1} << 30;
+  EXPECT_EQ(gemflow::memory_shortfall(3 * gib, gib), "needs 3.00 GiB of memory, 1.00 GiB available");
+  EXPECT_EQ(gemflow::memory_shortfall(gib + (std::size_t{72} << 20), gib + (std::size_t{70} << 20)),
+            "needs 1096.0 MiB of memory, 1094.0 MiB available");  // both 1.07 GiB
+  EXPECT_EQ(gemflow::memory_shortfall(gib + 1000, gib + 10),
+            "needs 1073742824 bytes of memory, 1073741834 bytes available");
+}
+
 // QA: a 45000×45000 matrix passed the reader and the solver's copy got the process killed by the
 // kernel (Linux overcommits); a Matrix that cannot fit now throws before it is filled.
 TEST(HostMemory, MatrixTooLargeForTheMachineThrowsNamingItsShape) {

@@ -31,6 +31,11 @@ class OutOfMemory : public Error {
 /// available_host_memory() (nothing when that is unknown).
 void require_host_memory(std::size_t bytes, const std::string& what);
 
+/// "needs X of memory, Y available": GiB with two decimals, or MiB, then bytes, where two
+/// decimals would show the same number for different sizes (QA: "needs 1.07 GiB of memory, 1.07
+/// GiB available").
+[[nodiscard]] std::string memory_shortfall(std::size_t needed, std::size_t available);
+
 /// rows·cols·element_size without overflow; throws OutOfMemory naming the shape when it
 /// overflows or, from 256 MiB on, when it exceeds the available memory (Matrix allocations).
 std::size_t checked_matrix_bytes(std::size_t rows, std::size_t cols, std::size_t element_size);
