@@ -472,6 +472,24 @@ TEST(SpdSolveNode, OverflowingRightHandSideOrSolutionFails) {
   EXPECT_EQ(run(tiny, &fine), "");
 }
 
+// QA: precision fp32 with entries below fp32's normal range ran silently (ρ = 2.8e-6); it says
+// which entry and what to use instead, and precision mixed (equilibrated) needs no such word.
+TEST(SpdSolveNode, Fp32WarnsOfEntriesBelowItsNormalRange) {
+  const Matrix<double> a(2, 2, std::vector<double>{4e-40, 0, 0, 3e-40});
+  for (const char* prec : {"fp32", "mixed"}) {
+    auto node = make_solve_node();
+    node->set_input("matrix", Value::make(a));
+    node->set_param("device", std::string("cpu"));
+    node->set_param("precision", std::string(prec));
+    gemflow::testing::RecordingContext ctx;
+    node->execute(ctx);
+    std::string all;
+    for (const auto& w : ctx.warnings()) all += w + "\n";
+    const bool warned = all.find("A(0, 0) = 4.000e-40 is below single precision's normal range") != std::string::npos;
+    EXPECT_EQ(warned, std::string(prec) == "fp32") << prec << ":\n" << all;
+  }
+}
+
 TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
   auto expect_error = [](auto&& setup, const std::string& part, const std::string& override_device = "") {
     auto node = make_solve_node();
