@@ -953,8 +953,10 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
                          : fs::is_block_file(st)     ? "a block device"
                          : fs::is_socket(st)         ? "a socket"
                                                      : "not a regular file";
-      error(in, fmt::format("{} is {}: a run reads each input twice (for the provenance record's hash, then in the node)",
-                            in.path.string(), kind),
+      error(in,
+            fmt::format("{} is {}: a run reads each input twice (for the provenance record's hash, then in the "
+                        "node)",
+                        in.path.string(), kind),
             "copy it to a regular file first");
       continue;
     }

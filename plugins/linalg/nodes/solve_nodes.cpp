@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -46,7 +47,8 @@ class SpdSolveNode final : public Node {
                    "CUDA also the transfers and the stream/cuBLAS/cuSOLVER handle set-up, which dominate for small "
                    "n: benchmark the algorithms with linalg's bench, not with this column).\n"
                    "CPU: LAPACK dpotrf + dpotrs (fp64), spotrf + spotrs (fp32), spotrf of the equilibrated "
-                   "S·A·S (S = diag(2^e_i)) + fp64 refinement with an fp64 fallback like LAPACK dsposv (mixed). CUDA: GpuCholesky factor (blocked, recursive, "
+                   "S·A·S (S = diag(2^e_i)) + fp64 refinement with an fp64 fallback like LAPACK dsposv (mixed). "
+                   "CUDA: GpuCholesky factor (blocked, recursive, "
                    "cuSOLVER, lookahead or tiled) + cuBLAS trsm; mixed: GpuCholesky::solve_mixed (lookahead fp32 "
                    "factor with 1×FP16 products on an equilibrated copy of A, escalated to 3×FP16 when its "
                    "refinement stalls; recursive: 1×TF32, escalated to 3×TF32; tiled: 1×FP16 tile updates, escalated to the 3×FP16 lookahead). Mixed on both devices: when "
@@ -170,15 +172,13 @@ class SpdSolveNode final : public Node {
     // ran silently with ρ = 2.8e-6); mixed factors an equilibrated copy and needs no such word
     if (prec == SolvePrecision::fp32) {
       for (const auto& [m, port] : {std::pair<const Matrix<double>*, const char*>{&a, "A"}, {&b, "B"}})
-        for (std::size_t i = 0; i < m->rows(); ++i)
-          for (std::size_t j = 0; j < m->cols(); ++j)
-            if (const double v = (*m)(i, j); v != 0 && std::abs(v) < std::numeric_limits<float>::min()) {
-              ctx.warn(std::string(port) + "(" + std::to_string(i) + ", " + std::to_string(j) + ") = " + sci(v) +
-                       " is below single precision's normal range (1.2e-38): fp32 keeps it with fewer digits or "
-                       "as 0, and the solve loses accuracy; use precision fp64 or mixed");
-              i = m->rows();  // the first such entry of each matrix
-              break;
-            }
+        if (const auto ij = first_below_fp32_normal(*m)) {
+          std::ostringstream w;  // (a chain of std::string + trips GCC 12's -Wrestrict false positive)
+          w << port << "(" << ij->first << ", " << ij->second << ") = " << sci((*m)(ij->first, ij->second))
+            << " is below single precision's normal range (1.2e-38): fp32 keeps it with fewer digits or as 0, "
+               "and the solve loses accuracy; use precision fp64 or mixed";
+          ctx.warn(w.str());
+        }
     }
 
     // Solve.
@@ -276,6 +276,13 @@ class SpdSolveNode final : public Node {
       return s.str();
     }
     return " (κ(A) may be too large for fp32: use precision fp64 or mixed)";
+  }
+  // The first entry (row, column) that is not 0 but below fp32's normal range.
+  static std::optional<std::pair<std::size_t, std::size_t>> first_below_fp32_normal(const Matrix<double>& m) {
+    for (std::size_t i = 0; i < m.rows(); ++i)
+      for (std::size_t j = 0; j < m.cols(); ++j)
+        if (const double v = m(i, j); v != 0 && std::abs(v) < std::numeric_limits<float>::min()) return {{i, j}};
+    return std::nullopt;
   }
   static double max_abs(const Matrix<double>& m) {
     double v = 0.0;
