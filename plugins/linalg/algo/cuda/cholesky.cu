@@ -758,7 +758,6 @@ struct Factor {
     auto& la = ctx.lookahead_streams();
     Factor crit = on(la.crit, la.blas_crit), nx = on(la.next, la.blas_next), d2 = on(la.ahead, la.blas_ahead);
     Factor bulk = on(la.bulk, la.blas_bulk), bulk2 = on(la.bulk2, la.blas_bulk2);
-    SolverStreamGuard guard(ctx.solver, la.crit, stream);
     const JoinOnThrow join{stream,
                            {{la.crit_done, la.crit}, {la.next_done, la.next}, {la.ahead_done, la.ahead},
                             {la.bulk_done, la.bulk}, {la.join, la.bulk2}}};

@@ -74,8 +74,8 @@ enum class CholeskyAlgo {
               ///< as the panel's column groups finish, the one after it on a third stream, the
               ///< bulk update (fp64) over two low-priority streams.
               ///< Fastest of these from n ≈ 9k in fp64, 6.5k in fp32 (H200: 1.43× cuSOLVER dpotrf
-              ///< at 8k, 1.12–1.25× at 16k–32k; exact fp32 1.36× spotrf at 6k, 1.26× at 8k,
-              ///< 1.04–1.06× at 16k–32k; 1×FP16 3.1× at 8k, 4.35× at 16k, 7.0× at 32k)
+              ///< at 8k, 1.31× at 12k, 1.08–1.30× at 16k–32k; exact fp32 1.36× spotrf at 6k,
+              ///< 1.26× at 8k, 1.08–1.13× at 16k–32k; 1×FP16 3.1× at 8k, 4.35× at 16k, 7.0× at 32k)
   tiled,      ///< 64×64 tiles, one persistent launch, dependencies through flags, every product on
               ///< the fp64 tensor cores (fp32 data factored in fp64 and rounded once); see
               ///< tiled_kernels.cuh. Fastest of these below n ≈ 9k in fp64 (H200: 1.71–1.89×
