@@ -21,6 +21,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -1486,10 +1487,6 @@ TEST_F(GpuCholeskyTest, MixedSolveOneRhsRefinesAsTheStrsmPath) {
   EXPECT_GT(in_loop, 0) << "no shift escalated inside the refinement loop";
 }
 
-// Regression: an fp32 solve that overflows (A ~ 1e-36, x ~ 1e39 > FLT_MAX) gave η = ∞, the next
-// step turned x into NaN, and the column maxima dropped NaN, so η = 0 reported a NaN x as
-// converged. Now a non-finite iterate stops the fp32 stage (after the escalation, by default)
-// and the fp64 fallback solves it.
 /// A random SPD system scaled out of fp32's range: A = scale·(random SPD, κ ≤ 9), b = 1e3·N(0, 1),
 /// and LAPACK dposv's x with its largest magnitude.
 struct ScaledSystem {
@@ -1507,15 +1504,23 @@ ScaledSystem scaled_system(std::int64_t n, double scale) {
   return sys;
 }
 
+// Regression: an fp32 solve that overflows gave η = ∞, the next step turned x into NaN, and the
+// column maxima dropped NaN, so η = 0 reported a NaN x as converged. Now a non-finite iterate
+// stops the fp32 stage (after the escalation, by default) and the fp64 fallback solves it. The
+// right-hand side reaches the fp32 solve scaled to a largest entry of 1, so the solve overflows
+// only where ‖A⁻¹‖ does: A = 1e-36·diag(1e-3 … 1), b = 1, x up to 1e39 > FLT_MAX.
 TEST_F(GpuCholeskyTest, MixedSolveOverflowingFp32SolveFallsBack) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 300;
-  const ScaledSystem sys = scaled_system(n, 1e-36);
-  Dev<double> ad(sys.a.size()), bd(sys.b.size()), xd(sys.b.size());
-  ad.put(sys.a);
-  bd.put(sys.b);
-  const auto& lx = sys.x;
-  const double lmax = sys.xmax;
+  std::vector<double> a(static_cast<std::size_t>(n * n), 0.0), b(static_cast<std::size_t>(n), 1.0), lx(b.size());
+  for (std::int64_t i = 0; i < n; ++i) {
+    a[i + i * n] = 1e-36 * (1e-3 + (1.0 - 1e-3) * double(i) / double(n - 1));
+    lx[i] = 1.0 / a[i + i * n];
+  }
+  Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
+  ad.put(a);
+  bd.put(b);
+  const double lmax = lx[0];
   ASSERT_GT(lmax, 1e39);  // beyond fp32
   for (auto mode : {Fp32Mode::tf32, Fp32Mode::tf32x3}) {
     const std::string ctx = mode == Fp32Mode::tf32 ? "1xTF32 (escalates)" : "3xTF32";
@@ -1534,6 +1539,55 @@ TEST_F(GpuCholeskyTest, MixedSolveOverflowingFp32SolveFallsBack) {
       dmax = std::max(dmax, std::abs(x[i] - lx[i]));
     }
     EXPECT_LE(dmax, 1e-10 * lmax) << ctx;
+  }
+}
+
+// Every right-hand side and residual reaches the fp32 solve scaled by a power of two per column
+// (its largest entry of S·r in [1, 2)), as on the CPU. Regressions: A ~ 1e-36 (x ~ 1e39, beyond
+// fp32) and columns of b at 1e-40 (residuals below fp32's range) and 1e300 (beyond it) took the
+// fp64 fallback, in every mode; now each converges in the fp32 stage to LAPACK's x, one and two
+// right-hand sides (our triangular solves and cuBLAS STRSM).
+TEST_F(GpuCholeskyTest, MixedSolveScalesEachColumnIntoFp32Range) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 300;
+  struct Case {
+    double a_scale;
+    std::vector<double> b_scales;
+  };
+  for (const Case& c : {Case{1e-36, {1.0}}, Case{1.0, {1e-40}}, Case{1.0, {1e300}}, Case{1.0, {1e-40, 1e300}},
+                        Case{1e-36, {1e-30, 1e30}}}) {
+    const auto k = static_cast<std::int64_t>(c.b_scales.size());
+    const ScaledSystem sys = scaled_system(n, c.a_scale);
+    std::vector<double> b(static_cast<std::size_t>(n * k)), lx(b.size());
+    std::vector<double> colmax(c.b_scales.size(), 0.0);
+    for (std::int64_t j = 0; j < k; ++j)
+      for (std::int64_t i = 0; i < n; ++i) {
+        b[i + j * n] = sys.b[i] * c.b_scales[j];
+        lx[i + j * n] = sys.x[i] * c.b_scales[j];
+        colmax[j] = std::max(colmax[j], std::abs(lx[i + j * n]));
+      }
+    Dev<double> ad(sys.a.size()), bd(b.size()), xd(b.size());
+    ad.put(sys.a);
+    bd.put(b);
+    for (auto mode : {Fp32Mode::fp16, Fp32Mode::fp16x3, Fp32Mode::tf32, Fp32Mode::tf32x3}) {
+      std::ostringstream ctx;
+      ctx << gc::fp32_mode_name(mode) << ", A scaled by " << c.a_scale << ", " << k << " column(s) of b scaled by "
+          << c.b_scales.front() << (k > 1 ? " …" : "");
+      gc::MixedSolveOptions o;
+      o.factor_mode = mode;
+      const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, k, xd.p, n, o);
+      EXPECT_TRUE(r.converged) << ctx.str();
+      EXPECT_FALSE(r.used_fp64_fallback) << ctx.str();
+      EXPECT_LE(r.iterations, 4) << ctx.str();
+      ASSERT_FALSE(r.backward_error.empty()) << ctx.str();
+      EXPECT_LE(r.backward_error.back(), r.tolerance) << ctx.str();
+      const auto x = xd.get();
+      for (std::int64_t j = 0; j < k; ++j) {
+        double dmax = 0;
+        for (std::int64_t i = 0; i < n; ++i) dmax = std::max(dmax, std::abs(x[i + j * n] - lx[i + j * n]));
+        EXPECT_LE(dmax, 1e-10 * colmax[j]) << ctx.str() << ", column " << j;
+      }
+    }
   }
 }
 

@@ -74,25 +74,56 @@ class DeviceBuffer {
   void* p_ = nullptr;
 };
 
-/// rs = fp32(S·r) (S = diag(2^e); e = nullptr: S = I). Nothing when skip ≠ nullptr and *skip ≠ 0.
+/// ce[j] = max_i (ilogb(r_ij) + e_i) over the finite nonzero entries of column j (S = diag(2^e);
+/// e = nullptr: S = I), 0 when there is none: the exponent of the column's largest entry of S·r,
+/// without forming S·r (it may pass the double range). One block of kColExpThreads per column.
+/// Nothing when skip ≠ nullptr and *skip ≠ 0.
+constexpr int kColExpThreads = 1024;
+__global__ void __launch_bounds__(kColExpThreads) column_exponent_kernel(const double* r, std::int64_t ldr,
+                                                                         std::int64_t n, std::int64_t nrhs,
+                                                                         const int* e, int* ce, const unsigned* skip) {
+  if (skip && *skip) return;
+  __shared__ int warp_max[kColExpThreads / 32];
+  for (std::int64_t j = blockIdx.x; j < nrhs; j += gridDim.x) {
+    int m = INT_MIN;
+    for (std::int64_t i = threadIdx.x; i < n; i += kColExpThreads) {
+      const double v = r[i + j * ldr];
+      if (v != 0.0 && isfinite(v)) m = max(m, ilogb(v) + (e ? e[i] : 0));
+    }
+    for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
+    if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      m = warp_max[threadIdx.x];
+      for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
+      if (threadIdx.x == 0) ce[j] = m == INT_MIN ? 0 : m;
+    }
+    __syncthreads();
+  }
+}
+
+/// rs = fp32(2^−ce_j·S·r) (S = diag(2^e); e = nullptr: S = I; ce from column_exponent_kernel):
+/// every column's largest entry in [1, 2), so that neither a huge nor a tiny right-hand side or
+/// residual leaves fp32's range (the CPU solve scales the same way). Nothing when skip ≠ nullptr
+/// and *skip ≠ 0.
 __global__ void demote_kernel(const double* r, std::int64_t ldr, std::int64_t n, std::int64_t nrhs, float* rs,
-                              const int* e, const unsigned* skip) {
+                              const int* e, const int* ce, const unsigned* skip) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n || (skip && *skip)) return;
   const int ei = e ? e[i] : 0;
   for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y)
-    rs[i + j * n] = static_cast<float>(ldexp(r[i + j * ldr], ei));
+    rs[i + j * n] = static_cast<float>(ldexp(r[i + j * ldr], ei - ce[j]));
 }
 
-/// x += S·ds in fp64 (S as in demote_kernel): A⁻¹ = S·(S·A·S)⁻¹·S; `set`: x = S·ds. Nothing when
-/// skip ≠ nullptr and *skip ≠ 0.
+/// x += 2^ce_j·S·ds in fp64 (S, ce as in demote_kernel): A⁻¹ = S·(S·A·S)⁻¹·S; `set`: x = 2^ce_j·S·ds.
+/// Nothing when skip ≠ nullptr and *skip ≠ 0.
 __global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_t nrhs, double* x, std::int64_t ldx,
-                                    const int* e, bool set, const unsigned* skip) {
+                                    const int* e, const int* ce, bool set, const unsigned* skip) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n || (skip && *skip)) return;
   const int ei = e ? e[i] : 0;
   for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) {
-    const double d = ldexp(static_cast<double>(ds[i + j * n]), ei);
+    const double d = ldexp(static_cast<double>(ds[i + j * n]), ei + ce[j]);
     x[i + j * ldx] = set ? d : x[i + j * ldx] + d;
   }
 }
@@ -277,7 +308,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const bool scaled = is_fp16_mode(options.factor_mode);
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
   const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n)));
-  const DeviceSpan buf{ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b,
+  const std::size_t ce_b = align_up(sizeof(int) * nr);  // the demoted columns' exponents
+  const DeviceSpan buf{ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b,
                                            what + " (n = " + std::to_string(n) + ")")};
   float* as = buf.as<float>();
   float* xs = buf.as<float>(as_b);
@@ -292,6 +324,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
                                          align_up(sizeof(unsigned) * 2));  // tagged values
   int* exps = scaled ? buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b) : nullptr;
   double* symv_work = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b);
+  int* cexps = buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b);
   static_assert(sizeof(RefineScalars) <= 256 && sizeof(RefineScalars) % 8 == 0);
   auto* hsc = static_cast<RefineScalars*>(ctx.host_pinned(sizeof(RefineScalars) + sizeof(DeviceStatus)));
   auto* hst = reinterpret_cast<DeviceStatus*>(hsc + 1);  // the factor's status words
@@ -386,10 +419,17 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
                               int(n), int(cols), &one, as, int(ldas), xs, int(n)));
   };
-  // xs = fp32(S·v), then the solve: the start of a refinement step, for the correction of v
-  const auto solve_step = [&](const double* v, std::int64_t ldv, const unsigned* gate) {
-    demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(v, ldv, n, nrhs, xs, exps, gate);
+  // xs = fp32(S·v scaled by a power of two per column), then the solve: the start of a
+  // refinement step, for the correction of v (cexps keep the columns' scales for add_promoted)
+  const auto demote = [&](const double* v, std::int64_t ldv, std::int64_t cols, const unsigned* gate) {
+    column_exponent_kernel<<<unsigned(std::min<std::int64_t>(cols, 65535)), kColExpThreads, 0, s>>>(v, ldv, n, cols,
+                                                                                                   exps, cexps, gate);
     GF_CUDA_CHECK_LAUNCH();
+    demote_kernel<<<grid2(n, cols), 256, 0, s>>>(v, ldv, n, cols, xs, exps, cexps, gate);
+    GF_CUDA_CHECK_LAUNCH();
+  };
+  const auto solve_step = [&](const double* v, std::int64_t ldv, const unsigned* gate) {
+    demote(v, ldv, nrhs, gate);
     GF_CHOL_TRACE(s, "start of step", 0);
     fp32_solve(nrhs, gate);
     GF_CHOL_TRACE(s, "solve pair", 0);
@@ -450,10 +490,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
 
   // M⁻¹ with the fp32 factor, one column: z = S·(S·A·S)⁻¹·S·v (xs's first column as scratch)
   const std::function<void(const double*, double*)> solve32_col = [&](const double* v, double* z) {
-    demote_kernel<<<grid2(n, 1), 256, 0, s>>>(v, n, n, 1, xs, exps, nullptr);
-    GF_CUDA_CHECK_LAUNCH();
+    demote(v, n, 1, nullptr);
     fp32_solve(1, nullptr);
-    add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, z, n, exps, /*set=*/true, nullptr);
+    add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, z, n, exps, cexps, /*set=*/true, nullptr);
     GF_CUDA_CHECK_LAUNCH();
   };
 
@@ -511,7 +550,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     const unsigned* gate = &sc->skip[0];
     invert_blocks(gate);
     solve_step(b, ldb, gate);
-    add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, x, ldx, exps, /*set=*/true, gate);
+    add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, x, ldx, exps, cexps, /*set=*/true, gate);
     GF_CUDA_CHECK_LAUNCH();
     eta0 = residual_and_eta(next_plain_threshold(0, 1), gate, true);
     res.fp32_status = status_of(*hst);
@@ -555,7 +594,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
           ++res.gmres_steps;
         } else {
           if (!have) solve_step(r, n, nullptr);
-          add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps, /*set=*/false, nullptr);
+          add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps, cexps, /*set=*/false,
+                                                            nullptr);
           GF_CUDA_CHECK_LAUNCH();
         }
         eta = residual_and_eta(next_plain_threshold(it, stage_steps + 1), nullptr, false);
