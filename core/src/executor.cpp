@@ -788,7 +788,8 @@ void Run::warn_stale_outputs() {
       if (n.entry->spec.params[k].kind != ParamKind::OutputPath) continue;
       const auto& p = std::get<std::string>(n.params[k].second);
       std::error_code ec;
-      if (p.empty() || !fs::exists(p, ec)) continue;
+      // a file only: a folder at that path (the node's error said so) is no earlier output
+      if (p.empty() || !fs::is_regular_file(p, ec)) continue;
       RunEvent e;
       e.kind = RunEvent::Kind::Log;
       e.node = n.inst->id;

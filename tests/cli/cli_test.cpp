@@ -345,6 +345,11 @@ TEST_F(Cli, AFailedRerunNamesTheOutputsLeftFromAnEarlierRun) {
   auto again = gemflow({"run", ok.string(), "--out", "o"});
   EXPECT_EQ(again.code, 0) << again.err;
   EXPECT_EQ(again.err.find("earlier run"), std::string::npos) << again.err;
+  // QA: a folder where the output would go fails the writer; it is no earlier output
+  std::filesystem::create_directories(dir_ / "d" / "report.txt");
+  auto folder = gemflow({"run", ok.string(), "--out", "d"});
+  EXPECT_EQ(folder.code, 1) << folder.err;
+  EXPECT_EQ(folder.err.find("earlier run"), std::string::npos) << folder.err;
 }
 
 TEST_F(Cli, UntilRunsOnlyTheNeededNodes) {

@@ -166,8 +166,9 @@ class RecordingContext final : public NodeContext {
     }
     if (!abs.parent_path().empty()) fs::create_directories(abs.parent_path());
     static std::atomic<unsigned> counter{0};
-    const fs::path tmp =
-        abs.parent_path() / ("." + abs.filename().string() + ".tmp" + std::to_string(counter++));
+    std::string name = ".";  // appended, not a chain of + (GCC 12's -Wrestrict false positive)
+    name.append(abs.filename().string()).append(".tmp").append(std::to_string(counter++));
+    const fs::path tmp = abs.parent_path() / name;
     std::error_code ec;
     try {
       write(tmp);

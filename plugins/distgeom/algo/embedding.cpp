@@ -64,6 +64,8 @@ EmbedResult embed_from_pivoted_cholesky(const linalg::PivotedCholesky& f, const 
   r.dim = dim;
   r.coords.assign(n * dim, 0.0);
   r.next = f.next_pivot;
+  r.rank = f.rank;
+  r.next_pivot = f.next_pivot;
   if (f.rank < dim) {
     std::ostringstream m;
     m << "embed (cholesky): the metric matrix has only " << f.rank << " positive pivots (need " << dim

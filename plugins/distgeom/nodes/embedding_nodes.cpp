@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <iomanip>
 #include <limits>
 #include <cstdint>
 #include <map>
@@ -377,6 +378,19 @@ class MetricMatrixNode final : public Node {
     } else {
       metric_matrix(d.span(), d.rows(), g.span());
     }
+    // finite distances whose squares (or their sums) pass the double range: an error here, not
+    // NaN/Inf for the next node to find (QA: distances of 1e160 Å gave "done")
+    for (std::size_t i = 0; i < g.rows(); ++i)
+      for (std::size_t j = 0; j < g.cols(); ++j)
+        if (!std::isfinite(g(i, j))) {
+          double dmax = 0.0;
+          for (double v : d.span()) dmax = std::max(dmax, v);
+          std::ostringstream m;
+          m << "distgeom.metric_matrix: G(" << i << ", " << j << ") = " << g(i, j)
+            << ": the squared distances overflow double precision (the largest distance is " << dmax
+            << " Å; their squares and sums must stay below 1.8e308)";
+          throw InputError(m.str());
+        }
     metric.set(std::move(g));
   }
 };
@@ -520,6 +534,7 @@ class EmbedNode final : public Node {
     if (g.cols() != n || b.size() != n)
       throw InputError("distgeom.embed: metric is " + std::to_string(g.rows()) + "×" + std::to_string(g.cols()) +
                        " but the bounds have " + std::to_string(b.size()) + " atoms");
+    check_metric(ctx, g);
     const auto dim = static_cast<std::size_t>(dimensions.value());
     const auto pivots = cholesky && pivot_fraction.value() < 1.0
                             ? tight_atoms(b.lower.span(), b.upper.span(), n, pivot_fraction.value())
@@ -544,10 +559,30 @@ class EmbedNode final : public Node {
     } catch (const std::runtime_error& err) {
       throw InputError(std::string("distgeom.embed: ") + err.what());
     }
+    double dmax = 0.0;
+    for (std::size_t i = 0; i < n; ++i) dmax = std::max(dmax, std::abs(g(i, i)));
+    if (cholesky)
+      warn_unreliable_factor(ctx, e, embed_cholesky_columns(n, dim, static_cast<std::size_t>(rank.value())),
+                             static_cast<double>(n) * std::numeric_limits<double>::epsilon() * dmax);
+    const double span = span_ratio(g, e.coords, dim);
+    ctx.record("span_ratio", span);
+    if (span > kSpanWarn) {
+      std::ostringstream w;
+      w.precision(3);
+      w << "the embedded coordinates are unreliable: their largest distance is " << span
+        << "× the largest distance of the metric matrix";
+      if (cholesky)
+        w << "; the factor's small pivots amplify the part of the metric matrix that is not positive semidefinite. "
+             "Use a smaller 'rank' (0 = dimensions), a smaller 'pivot_fraction', or method eigen";
+      else
+        w << ", which is far from positive semidefinite";
+      ctx.warn(w.str());
+    }
     std::ostringstream m;
     m << "spectrum";
     for (double v : e.spectrum) m << " " << v;
-    m << " (next " << e.next << ") Å²";
+    m << " (next " << e.next << ") Å²; largest distance " << std::fixed << std::setprecision(2) << span
+      << "× the metric matrix's";
     if (structure.connected()) {
       const auto& s = *structure;
       check_bounds_structure(b, s, "distgeom.embed");
@@ -564,6 +599,67 @@ class EmbedNode final : public Node {
     }
     ctx.info(m.str());
     coordinates.set(Matrix<double>(n, dim, std::move(e.coords)));
+  }
+
+ private:
+  /// Warnings for a metric matrix that cannot be X Xᵀ: not symmetric (the lower triangle is
+  /// used), or a negative diagonal (G_ii = |x_i|²).
+  static void check_metric(NodeContext& ctx, const Matrix<double>& g) {
+    const std::size_t n = g.rows();
+    constexpr double eps = std::numeric_limits<double>::epsilon();
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < i; ++j) {
+        const double x = g(i, j), y = g(j, i);
+        const double scale = std::max(std::abs(x) + std::abs(y), std::sqrt(std::abs(g(i, i) * g(j, j))));
+        if (std::abs(x - y) > 4.0 * eps * scale) {
+          std::ostringstream w;
+          w.precision(17);
+          w << "input 'metric' is not symmetric: G(" << i << ", " << j << ") = " << x << " but G(" << j << ", " << i
+            << ") = " << y << " (0-based); the lower triangle is used";
+          ctx.warn(w.str());
+          i = n;
+          break;
+        }
+      }
+    for (std::size_t i = 0; i < n; ++i)
+      if (g(i, i) < 0) {
+        std::ostringstream w;
+        w << "input 'metric' has G(" << i << ", " << i << ") = " << g(i, i)
+          << " Å² < 0 on its diagonal, where a metric matrix holds |x_i|² ≥ 0: it is not the metric matrix of "
+             "points (distgeom.metric_matrix makes one from distances)";
+        ctx.warn(w.str());
+        break;
+      }
+  }
+  /// The pivoted Cholesky embedding of a G that is not positive semidefinite (metrized distances
+  /// that do not fit in Euclidean space): a warning when the factor stopped at a negative pivot
+  /// short of the k columns asked for. For any method, the embedding's largest distance against
+  /// the largest distance of G (d_ij² = G_ii + G_jj − 2 G_ij) is recorded and logged ("span"), and
+  /// a warning comes beyond kSpanWarn: small pivots of an indefinite Schur complement amplify it
+  /// (QA: 2KPU bounds of 8 Å, rank 20: 3549 Å against 123 Å; rank = dimensions: about 3×;
+  /// eigen: 1.1×).
+  static constexpr double kSpanWarn = 5.0;
+  static double span_ratio(const Matrix<double>& g, const std::vector<double>& x, std::size_t dim) {
+    const std::size_t n = g.rows();
+    double din = 0.0, dout = 0.0;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < i; ++j) {
+        din = std::max(din, g(i, i) + g(j, j) - 2.0 * g(i, j));
+        double s = 0.0;
+        for (std::size_t c = 0; c < dim; ++c) s += (x[i * dim + c] - x[j * dim + c]) * (x[i * dim + c] - x[j * dim + c]);
+        dout = std::max(dout, s);
+      }
+    return din > 0 ? std::sqrt(dout / din) : 1.0;
+  }
+  static void warn_unreliable_factor(NodeContext& ctx, const EmbedResult& e, std::size_t asked, double rounding) {
+    ctx.record("cholesky_rank", static_cast<std::int64_t>(e.rank));
+    if (e.rank < asked && e.next_pivot < -rounding) {
+      std::ostringstream w;
+      w << "the pivoted Cholesky factor stopped at " << e.rank << " of the " << asked << " columns asked for: the next "
+        << "pivot is " << e.next_pivot << " Å² < 0, so the metric matrix is not positive semidefinite (the "
+        << "distances do not fit in Euclidean space)";
+      ctx.warn(w.str());
+    }
   }
 };
 

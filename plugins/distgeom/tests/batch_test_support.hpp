@@ -56,7 +56,7 @@ inline DistanceBounds random_bounds(std::size_t n, std::mt19937_64& rng, bool pl
   b.lower = Matrix<double>(n, n);
   b.upper = Matrix<double>(n, n);
   for (std::size_t i = 0; i < n; ++i) {
-    b.labels.push_back("A" + std::to_string(i + 1));
+    b.labels.push_back(std::string("A").append(std::to_string(i + 1)));
     for (std::size_t j = i + 1; j < n; ++j) {
       double d = 0;
       for (int c = 0; c < 3; ++c) d += std::pow(x[3 * i + c] - x[3 * j + c], 2);

@@ -239,6 +239,117 @@ TEST(MetricMatrixNode, RejectsEntriesThatAreNotDistances) {
   EXPECT_EQ(error_of(*node, ctx), "(no error)");
 }
 
+// Regression: finite distances whose squares pass the double range gave a metric of Inf/NaN and
+// "done"; the next node failed without the cause.
+TEST(MetricMatrixNode, SquaredDistancesBeyondTheDoubleRangeAreAnError) {
+  auto node = make("distgeom.metric_matrix");
+  node->set_input("distances", Value::make(Matrix<double>(2, 2, {0, 1e160, 1e160, 0})));
+  node->set_param("device", std::string("cpu"));
+  RecordingContext ctx;
+  const auto e = error_of(*node, ctx);
+  EXPECT_NE(e.find("distgeom.metric_matrix: G(0, 0) = "), std::string::npos) << e;
+  EXPECT_NE(e.find("the squared distances overflow double precision (the largest distance is 1e+160 Å"),
+            std::string::npos)
+      << e;
+}
+
+/// Five atoms with bounds 0 … 10 Å (the embedding reads only their number here).
+std::shared_ptr<const DistanceBounds> five_atoms() {
+  auto b = std::make_shared<DistanceBounds>();
+  b->lower = Matrix<double>(5, 5, 0.0);
+  b->upper = Matrix<double>(5, 5, 10.0);
+  for (int i = 0; i < 5; ++i) b->labels.push_back(std::string("A").append(std::to_string(i)));
+  return b;
+}
+
+// The metric matrix of five points (not coplanar): no warning, the embedding keeps the largest
+// distance (span 1), rank 3. Not symmetric: a warning, and the lower triangle is used (the same
+// coordinates). A negative diagonal cannot be |x_i|²: a warning.
+TEST(EmbedNode, WarnsOnAMetricThatIsNotSymmetricOrHasANegativeDiagonal) {
+  const std::vector<double> x = {0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 1, 1, 1};
+  Matrix<double> g(5, 5, 0.0);
+  double c[3] = {0, 0, 0};
+  for (int i = 0; i < 5; ++i)
+    for (int k = 0; k < 3; ++k) c[k] += x[3 * i + k] / 5.0;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j)
+      for (int k = 0; k < 3; ++k) g(i, j) += (x[3 * i + k] - c[k]) * (x[3 * j + k] - c[k]);
+  const auto run = [&](const Matrix<double>& m, RecordingContext& ctx) {
+    auto node = make("distgeom.embed");
+    node->set_input("metric", Value::make(m));
+    node->set_input("bounds", Value::of<DistanceBounds>(five_atoms()));
+    node->set_param("dimensions", std::int64_t{3});
+    node->set_param("device", std::string("cpu"));
+    node->execute(ctx);
+    return *node->output("coordinates").as<Matrix<double>>();
+  };
+  RecordingContext exact;
+  const auto xe = run(g, exact);
+  EXPECT_TRUE(exact.warnings().empty()) << exact.warnings().front();
+  EXPECT_NEAR(std::get<double>(exact.records().at("span_ratio")), 1.0, 1e-12);
+  EXPECT_EQ(std::get<std::int64_t>(exact.records().at("cholesky_rank")), 3);
+
+  Matrix<double> ns = g;
+  ns(0, 1) += 50;  // the upper triangle: not read
+  RecordingContext asym;
+  const auto xa = run(ns, asym);
+  ASSERT_EQ(asym.warnings().size(), 1u);
+  EXPECT_NE(asym.warnings()[0].find("input 'metric' is not symmetric: G(1, 0) = "), std::string::npos)
+      << asym.warnings()[0];
+  EXPECT_NE(asym.warnings()[0].find("the lower triangle is used"), std::string::npos);
+  EXPECT_EQ(xa.span().size(), xe.span().size());
+  for (std::size_t k = 0; k < xe.span().size(); ++k) EXPECT_EQ(xa.span()[k], xe.span()[k]) << k;
+
+  Matrix<double> neg = g;
+  neg(4, 4) = -100;
+  RecordingContext negative;
+  (void)run(neg, negative);
+  ASSERT_FALSE(negative.warnings().empty());
+  EXPECT_NE(negative.warnings()[0].find("input 'metric' has G(4, 4) = -100 Å² < 0 on its diagonal"),
+            std::string::npos)
+      << negative.warnings()[0];
+}
+
+// Regression (QA, 2KPU with bounds of 8 Å and rank 20: atoms 2091 Å from the centroid, no word):
+// a small pivot of an indefinite Schur complement amplifies it. Here three points 10 Å out, and
+// two at the centroid with G_33 = 1e-4, G_44 = 1e-5, G_34 = 1 (no points can do that): the
+// factor pivots on 1e-4, puts atom 4 100 Å out, and stops at the next pivot −1e4.
+TEST(EmbedNode, WarnsWhenAnIndefiniteMetricBlowsTheEmbeddingUp) {
+  Matrix<double> g(5, 5, 0.0);
+  for (int i = 0; i < 3; ++i) g(i, i) = 100;
+  g(3, 3) = 1e-4;
+  g(4, 4) = 1e-5;
+  g(3, 4) = g(4, 3) = 1.0;
+  auto node = make("distgeom.embed");
+  node->set_input("metric", Value::make(g));
+  node->set_input("bounds", Value::of<DistanceBounds>(five_atoms()));
+  node->set_param("dimensions", std::int64_t{3});
+  node->set_param("rank", std::int64_t{5});
+  node->set_param("device", std::string("cpu"));
+  RecordingContext ctx;
+  node->execute(ctx);
+  EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("cholesky_rank")), 4);
+  const double span = std::get<double>(ctx.records().at("span_ratio"));
+  EXPECT_GT(span, 5.0);
+  ASSERT_EQ(ctx.warnings().size(), 2u);
+  EXPECT_NE(ctx.warnings()[0].find("stopped at 4 of the 5 columns asked for: the next pivot is -10000 Å²"),
+            std::string::npos)
+      << ctx.warnings()[0];
+  EXPECT_NE(ctx.warnings()[1].find("the embedded coordinates are unreliable: their largest distance is"),
+            std::string::npos)
+      << ctx.warnings()[1];
+  // rank = dimensions pivots on the three real points only: exact, no warning
+  auto plain = make("distgeom.embed");
+  plain->set_input("metric", Value::make(g));
+  plain->set_input("bounds", Value::of<DistanceBounds>(five_atoms()));
+  plain->set_param("dimensions", std::int64_t{3});
+  plain->set_param("device", std::string("cpu"));
+  RecordingContext ok;
+  plain->execute(ok);
+  EXPECT_TRUE(ok.warnings().empty()) << ok.warnings().front();
+  EXPECT_NEAR(std::get<double>(ok.records().at("span_ratio")), 1.0, 1e-12);
+}
+
 TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {
   const auto c = bounds_chain();
   const std::size_t n = c.bounds->size();

@@ -1,4 +1,6 @@
 // io.read_matrix, io.write_matrix.
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include <gemflow/types.hpp>
@@ -52,6 +54,19 @@ class ReadMatrix final : public Node {
       if (!fi.header.empty()) what += ", header row of " + std::to_string(fi.header.size()) + " names";
       else if (fi.format == "csv") what += ", no header row (the first row is numbers)";
       ctx.info(what + ")");
+      // a header name that starts like a number is more likely a mistyped first data row (QA: a
+      // one-column "1.O" took the first row out of the matrix with only the info line above)
+      for (std::size_t k = 0; k < fi.header.size(); ++k) {
+        const char* s = fi.header[k].c_str();
+        char* end = nullptr;
+        (void)std::strtod(s, &end);
+        if (end != s && std::any_of(s, static_cast<const char*>(end), [](char c) { return c >= '0' && c <= '9'; })) {
+          ctx.warn(file.filename().string() + ": the first row was read as a header row (its fields are not all "
+                   "numbers), but field " + std::to_string(k + 1) + " '" + fi.header[k] +
+                   "' starts like a number: if that row is data, fix it; it is not in the matrix");
+          break;
+        }
+      }
       if (fi.duplicates > 0)
         ctx.warn(file.filename().string() + ": " + std::to_string(fi.duplicates) +
                  " duplicate coordinate entries were summed (duplicates: sum)");

@@ -585,6 +585,26 @@ TEST(MatrixNodes, ReadMatrixAndWriteTable) {
   EXPECT_NE(nul_error.find("nul.mtx:4: "), std::string::npos) << nul_error;
   EXPECT_NE(nul_error.find("9\\x00x 2'"), std::string::npos) << nul_error;
 
+  // QA: a one-column CSV whose first value is mistyped ("1.O") reads that row as a header: the
+  // matrix is 2×1 and a warning names the field; a real header ("energy") gets none
+  struct HeaderCase {
+    std::string text;
+    std::size_t rows;
+    bool warned;
+  };
+  for (const HeaderCase& c : {HeaderCase{"1.O\n2\n3\n", 2, true}, HeaderCase{"energy\n2\n3\n", 2, false},
+                              HeaderCase{"-2.5e3x,b\n1,2\n", 1, true}, HeaderCase{"x2,b\n1,2\n", 1, false}}) {
+    gemflow::testing::RecordingContext hctx;
+    auto h = gemflow::testing::make_node(reg, "io.read_matrix");
+    h->set_param("path", write_temp("header.csv", c.text));
+    h->execute(hctx);
+    EXPECT_EQ(h->output("matrix").as<Matrix<double>>()->rows(), c.rows) << c.text;
+    ASSERT_EQ(hctx.warnings().size(), c.warned ? 1u : 0u) << c.text;
+    if (c.warned) {
+      EXPECT_NE(hctx.warnings()[0].find("was read as a header row"), std::string::npos) << hctx.warnings()[0];
+    }
+  }
+
   Table t;
   t.columns = {"name", "value", "count"};
   t.rows.push_back({std::string("a, \"quoted\""), 0.1, std::int64_t{3}});
@@ -648,18 +668,18 @@ TEST(MatrixNodes, WriteMatrixRoundTripsEveryFormat) {
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "nan.csv"));  // nothing half-written
   // QA: an empty matrix was written as a CSV file that no reader accepts; .npy and .mtx keep it
-  for (const auto& [r, c] : {std::pair<std::size_t, std::size_t>{0, 0}, {3, 0}}) {
+  for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{0, 0}, {3, 0}}) {
     auto empty = gemflow::testing::make_node(reg, "io.write_matrix");
-    empty->set_input("matrix", Value::make<Matrix<double>>(Matrix<double>(r, c)));
+    empty->set_input("matrix", Value::make<Matrix<double>>(Matrix<double>(rows, cols)));
     empty->set_param("path", (dir / "empty.csv").string());
     const std::string e = gemflow::testing::error_of(*empty, ctx);
-    EXPECT_NE(e.find("matrix has no CSV form"), std::string::npos) << r << "×" << c << ": " << e;
+    EXPECT_NE(e.find("matrix has no CSV form"), std::string::npos) << rows << "×" << cols << ": " << e;
     EXPECT_FALSE(std::filesystem::exists(dir / "empty.csv"));
     empty->set_param("path", (dir / "empty.npy").string());
     empty->execute(ctx);
     const Matrix<double> back = read_matrix((dir / "empty.npy").string());
-    EXPECT_EQ(back.rows(), r);
-    EXPECT_EQ(back.cols(), c);
+    EXPECT_EQ(back.rows(), rows);
+    EXPECT_EQ(back.cols(), cols);
   }
   auto ext = gemflow::testing::make_node(reg, "io.write_matrix");
   ext->set_input("matrix", Value::make<Matrix<double>>(m));

@@ -191,13 +191,19 @@ PivotedCholesky pivoted_cholesky(std::span<double> a, std::size_t n, std::size_t
   PivotedCholesky r;
   if (n == 0) return r;
   double tol = tolerance;
-  if (tol < 0) {
-    double dmax = -std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < n; ++i) dmax = std::max(dmax, a[i * n + i]);
-    tol = static_cast<double>(n) * std::numeric_limits<double>::epsilon() * dmax;
-  }
+  double dmax = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < n; ++i) dmax = std::max(dmax, a[i * n + i]);
+  if (tol < 0) tol = static_cast<double>(n) * std::numeric_limits<double>::epsilon() * dmax;
   if (max_rank > 0 && max_rank < n) {
     r = partial_pivoted(a, n, max_rank, tol);
+  } else if (!(dmax > tol)) {
+    // dpstf2 tests its first pivot against 0 only; every pivot ≤ tolerance stops here, as in
+    // the partial path and on the GPU: rank 0
+    r.tolerance = tol;
+    r.rank_deficient = true;
+    r.next_pivot = dmax;
+    r.permutation.resize(n);
+    std::iota(r.permutation.begin(), r.permutation.end(), std::size_t{0});
   } else {
     std::vector<lapack_int> piv(n);
     lapack_int rank = 0;

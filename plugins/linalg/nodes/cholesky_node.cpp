@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,9 @@ class CholeskyNode final : public Node {
                    "positive definite names the leading minor k that fails (LAPACK INFO); rank or tolerance "
                    "without pivoted; pivoted with precision fp32 or a GPU algorithm; a GPU algorithm on the CPU, "
                    "lapack on CUDA, device cuda without a device. Never falls back to the CPU silently: device "
-                   "auto logs its choice. A pivoted factor that stops at a negative pivot warns that the matrix "
-                   "is not positive semidefinite.\n"
+                   "auto logs its choice. A pivoted factor warns that the matrix is not positive semidefinite "
+                   "when the diagonal left after its pivots has an entry below −max(tolerance, n·ε·max|a_ii|). "
+                   "Every pivot, the first too, must exceed the tolerance: one ≥ max diag A gives rank 0.\n"
                    "Device memory: n² values (fp32: floats) plus the factorisation's workspace; pivoted: 2n² "
                    "doubles. Determinism: deterministic for a given BLAS build / device and library version.\n"
                    "Source: LAPACK dpotrf/dpstrf; Higham 1990; Lucas, LAWN 161; GPU algorithms: "
@@ -114,6 +116,14 @@ class CholeskyNode final : public Node {
                full_precision(a(ij->second, ij->first)) + " (0-based); the lower triangle is used");
 
     const bool fp32 = *precision == Prec::Fp32;
+    if (fp32)
+      if (const auto ij = first_below_fp32_normal(a)) {
+        std::ostringstream w;
+        w << "A(" << ij->first << ", " << ij->second << ") = " << a(ij->first, ij->second)
+          << " is below single precision's normal range (1.2e-38): fp32 keeps it with fewer digits or as 0; use "
+             "precision fp64";
+        ctx.warn(w.str());
+      }
     if (pivoted.value() && *fp32_products != Products::Auto)
       throw InputError("linalg.cholesky: parameter 'fp32_products' applies to the plain factorisation; pivoted runs "
                        "in fp64");
@@ -144,11 +154,13 @@ class CholeskyNode final : public Node {
                                return true;
                              });
       if (info > 0)
-        throw InputError("linalg.cholesky: the matrix is not positive definite" +
-                         std::string(fp32 ? " in single precision" : "") + ": the leading minor of order " +
-                         std::to_string(info) + " (rows/columns 0.." + std::to_string(info - 1) +
-                         ") is not positive; if the matrix is positive semidefinite (singular), 'pivoted: true' "
-                         "factors it up to its numerical rank (and tells an indefinite one apart)");
+        throw InputError(
+            "linalg.cholesky: the matrix is not positive definite" + std::string(fp32 ? " in single precision" : "") +
+            ": the leading minor of order " + std::to_string(info) + " (rows/columns 0.." + std::to_string(info - 1) +
+            ") is not positive" +
+            (fp32 ? fp32_failure_hint(a, static_cast<std::size_t>(info - 1), "precision fp64")
+                  : std::string("; if the matrix is positive semidefinite (singular), 'pivoted: true' factors it up "
+                                "to its numerical rank (and tells an indefinite one apart)")));
       factor.set(std::move(l));
       permutation.set(Table{{"pivot", "row"}, {}});
       ctx.record("rank", static_cast<std::int64_t>(n));
@@ -169,10 +181,28 @@ class CholeskyNode final : public Node {
       ctx.record("rank", static_cast<std::int64_t>(r.rank));
       ctx.record("next_pivot", r.next_pivot);
       ctx.record("tolerance_used", r.tolerance);
-      if (r.rank_deficient && r.next_pivot < 0)
+      // The Schur complement's smallest diagonal: a PSD matrix keeps it ≥ −(rounding), even where
+      // its largest one (the next pivot) is 0. Rounding: the tolerance, at least n·ε·max|a_ii|.
+      double amax = 0.0;
+      for (std::size_t i = 0; i < n; ++i) amax = std::max(amax, std::abs(a(i, i)));
+      const double rounding = std::max(r.tolerance, static_cast<double>(n) * std::numeric_limits<double>::epsilon() * amax);
+      std::size_t worst = n;
+      double dmin = std::numeric_limits<double>::infinity();
+      for (std::size_t i = r.rank; i < n; ++i) {
+        double d = a(r.permutation[i], r.permutation[i]);
+        for (std::size_t j = 0; j < r.rank; ++j) d -= l(i, j) * l(i, j);
+        if (d < dmin) dmin = d, worst = r.permutation[i];
+      }
+      if (r.rank < n) ctx.record("min_remaining_diagonal", dmin);
+      if (r.rank < n && r.next_pivot < -rounding)
         ctx.warn("rank " + std::to_string(r.rank) + " of " + std::to_string(n) + ": the next pivot " +
                  g6(r.next_pivot) + " is negative, so the matrix is not positive semidefinite (indefinite); the "
                  "factor covers its positive part only");
+      else if (r.rank < n && dmin < -rounding)
+        ctx.warn("rank " + std::to_string(r.rank) + " of " + std::to_string(n) + ": after the pivots, the diagonal "
+                 "of row " + std::to_string(worst) + " (0-based) is " + g6(dmin) + ", below −" + g6(rounding) +
+                 " (rounding), so the matrix is not positive semidefinite (indefinite); the factor covers its "
+                 "positive part only");
       else if (r.rank_deficient)
         ctx.info("rank " + std::to_string(r.rank) + " of " + std::to_string(n) + ": next pivot " +
                  g6(r.next_pivot) + " ≤ tolerance " + g6(r.tolerance));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <sstream>
 
 namespace gemflow::linalg {
 
@@ -146,6 +147,29 @@ std::string full_precision(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> first_below_fp32_normal(const Matrix<double>& m) {
+  for (std::size_t i = 0; i < m.rows(); ++i)
+    for (std::size_t j = 0; j < m.cols(); ++j)
+      if (const double v = m(i, j); v != 0 && std::abs(v) < std::numeric_limits<float>::min()) return {{i, j}};
+  return std::nullopt;
+}
+
+std::string fp32_failure_hint(const Matrix<double>& a, std::size_t k, const std::string& alternative) {
+  std::ostringstream s;
+  s.precision(6);
+  const double akk = a(k, k);
+  if (akk != 0 && std::abs(akk) < std::numeric_limits<float>::min()) {
+    s << " (A(" << k << ", " << k << ") = " << akk << " underflows single precision (|a| < 1.2e-38): use "
+      << alternative << ")";
+  } else if (const auto ij = first_below_fp32_normal(a)) {
+    s << " (entries below single precision's normal range, such as A(" << ij->first << ", " << ij->second
+      << ") = " << a(ij->first, ij->second) << ", become 0 or lose digits there: use " << alternative << ")";
+  } else {
+    s << " (κ(A) may be too large for fp32: use " << alternative << ")";
+  }
+  return s.str();
 }
 
 }  // namespace gemflow::linalg

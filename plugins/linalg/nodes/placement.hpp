@@ -70,4 +70,14 @@ Choice<Products> fp32_products_param(Node* owner, std::string doc);
 /// "%.17g": a double that reads back to itself.
 [[nodiscard]] std::string full_precision(double v);
 
+/// The first entry (row, column) that is not 0 but below fp32's normal range (1.2e-38): single
+/// precision keeps it with fewer digits, or as 0.
+[[nodiscard]] std::optional<std::pair<std::size_t, std::size_t>> first_below_fp32_normal(const Matrix<double>& m);
+
+/// Why an fp32 factorisation of a failed at the leading minor of order k + 1 (" (…)", for an
+/// error message): a diagonal entry below fp32's normal range, or the first entry there
+/// anywhere, flushes to (almost) zero; otherwise the condition number. `alternative`: what to use
+/// instead ("precision fp64 or mixed").
+[[nodiscard]] std::string fp32_failure_hint(const Matrix<double>& a, std::size_t k, const std::string& alternative);
+
 }  // namespace gemflow::linalg

@@ -204,7 +204,8 @@ class SpdSolveNode final : public Node {
                        std::string(single ? " in single precision" : "") + ": the leading minor of order " +
                        std::to_string(r.info) + " (rows/columns 0.." + std::to_string(r.info - 1) +
                        ") is not positive" +
-                       (single ? fp32_hint(a, static_cast<std::size_t>(r.info - 1)) : std::string()));
+                       (single ? fp32_failure_hint(a, static_cast<std::size_t>(r.info - 1), "precision fp64 or mixed")
+                               : std::string()));
     }
     // a solve that overflows is a failure, not a result with ρ = ∞ (QA: diag(1e-300) with b = 1e300)
     for (std::size_t i = 0; i < n; ++i)
@@ -264,25 +265,6 @@ class SpdSolveNode final : public Node {
  private:
   static std::string precision_name(SolvePrecision p) {
     return p == SolvePrecision::fp64 ? "fp64" : p == SolvePrecision::fp32 ? "fp32" : "mixed";
-  }
-  // Why an fp32 factorisation failed at pivot k: a diagonal entry below fp32's normal range
-  // flushes to (almost) zero; otherwise the condition number.
-  static std::string fp32_hint(const Matrix<double>& a, std::size_t k) {
-    const double akk = a(k, k);
-    if (akk != 0 && std::abs(akk) < std::numeric_limits<float>::min()) {
-      std::ostringstream s;
-      s << " (A(" << k << ", " << k << ") = " << akk
-        << " underflows single precision (|a| < 1.2e-38): use precision fp64 or mixed)";
-      return s.str();
-    }
-    return " (κ(A) may be too large for fp32: use precision fp64 or mixed)";
-  }
-  // The first entry (row, column) that is not 0 but below fp32's normal range.
-  static std::optional<std::pair<std::size_t, std::size_t>> first_below_fp32_normal(const Matrix<double>& m) {
-    for (std::size_t i = 0; i < m.rows(); ++i)
-      for (std::size_t j = 0; j < m.cols(); ++j)
-        if (const double v = m(i, j); v != 0 && std::abs(v) < std::numeric_limits<float>::min()) return {{i, j}};
-    return std::nullopt;
   }
   static double max_abs(const Matrix<double>& m) {
     double v = 0.0;

@@ -61,6 +61,31 @@ TEST(CholeskyNode, NotPositiveDefiniteNamesTheLeadingMinor) {
   EXPECT_NE(e.find("pivoted: true"), std::string::npos) << e;
 }
 
+// Regression: an SPD matrix of entries below fp32's range failed in precision fp32 with a message
+// that called it not positive definite and suggested 'pivoted: true', which refuses fp32. Now a
+// warning names the first such entry, and the error says it underflows and to use fp64.
+TEST(CholeskyNode, Fp32UnderflowIsNamedNotBlamedOnDefiniteness) {
+  Fixture f;
+  f.node->set_input("matrix", Value::make(mat(2, 2, {1e-300, 1e-301, 1e-301, 1e-300})));
+  f.node->set_param("precision", std::string("fp32"));
+  gemflow::testing::RecordingContext ctx;
+  const auto e = f.error(ctx);
+  EXPECT_NE(e.find("A(0, 0) = 1e-300 underflows single precision (|a| < 1.2e-38): use precision fp64"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find("pivoted"), std::string::npos) << e;
+  ASSERT_EQ(ctx.warnings().size(), 1u);
+  EXPECT_NE(ctx.warnings()[0].find("A(0, 0) = 1e-300 is below single precision's normal range"), std::string::npos)
+      << ctx.warnings()[0];
+  // fp64 factors it: L(0, 0) = 1e-150
+  Fixture g;
+  g.node->set_input("matrix", Value::make(mat(2, 2, {1e-300, 1e-301, 1e-301, 1e-300})));
+  gemflow::testing::RecordingContext ctx64;
+  g.node->execute(ctx64);
+  EXPECT_DOUBLE_EQ((*g.node->output("factor").as<Matrix<double>>())(0, 0), 1e-150);
+  EXPECT_TRUE(ctx64.warnings().empty());
+}
+
 TEST(CholeskyNode, RejectsNonSquareNonFiniteAndRankWithoutPivoting) {
   {
     Fixture f;
@@ -248,6 +273,31 @@ TEST(CholeskyNode, WarnsOnAsymmetryAndOnAnIndefinitePivotedMatrix) {
     ASSERT_EQ(ctx.warnings().size(), 1u);
     EXPECT_NE(ctx.warnings()[0].find("the next pivot -3 is negative"), std::string::npos) << ctx.warnings()[0];
     EXPECT_NE(ctx.warnings()[0].find("not positive semidefinite"), std::string::npos);
+  }
+  {
+    // Regression: the largest remaining diagonal is 0 (so no negative next pivot), but −1 = −‖A‖
+    // remains: indefinite, and it was factored as semidefinite with no word.
+    Fixture f;
+    f.node->set_input("matrix", Value::make(mat(3, 3, {1, 0, 0, 0, 0, 0, 0, 0, -1})));
+    f.node->set_param("pivoted", true);
+    gemflow::testing::RecordingContext ctx;
+    f.node->execute(ctx);
+    EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("rank")), 1);
+    EXPECT_EQ(std::get<double>(ctx.records().at("min_remaining_diagonal")), -1.0);
+    ASSERT_EQ(ctx.warnings().size(), 1u);
+    EXPECT_NE(ctx.warnings()[0].find("the diagonal of row 2 (0-based) is -1"), std::string::npos)
+        << ctx.warnings()[0];
+    EXPECT_NE(ctx.warnings()[0].find("not positive semidefinite"), std::string::npos);
+  }
+  {
+    // A next pivot of −1e-17 on a matrix of norm 1 is rounding, not indefiniteness: no warning.
+    Fixture f;
+    f.node->set_input("matrix", Value::make(mat(2, 2, {1, 0, 0, -1e-17})));
+    f.node->set_param("pivoted", true);
+    gemflow::testing::RecordingContext ctx;
+    f.node->execute(ctx);
+    EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("rank")), 1);
+    EXPECT_TRUE(ctx.warnings().empty()) << ctx.warnings().front();
   }
 }
 

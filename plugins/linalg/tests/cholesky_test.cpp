@@ -185,6 +185,37 @@ TEST(PivotedCholesky, FullRankIsNotDeficient) {
   EXPECT_LT(residual(a, l, n, n, &res.permutation), 1e-13);
 }
 
+// Regression: a tolerance at or above the largest diagonal gave rank 1 through dpstrf (which tests
+// its first pivot against 0 only) but rank 0 with a rank limit. Every pivot ≤ tolerance stops,
+// the first too, on both paths; just below the largest diagonal both take the same pivots.
+TEST(PivotedCholesky, EveryPivotMeetsTheToleranceWithOrWithoutARankLimit) {
+  const std::size_t n = 50;
+  const auto a = gram(n, 3, 0.0, 3);
+  double dmax = 0.0;
+  for (std::size_t i = 0; i < n; ++i) dmax = std::max(dmax, a[i * n + i]);
+  for (double tol : {dmax, 1.5 * dmax, 1e300})
+    for (std::size_t limit : {0u, 10u}) {
+      auto l = a;
+      const auto r = pivoted_cholesky(l, n, limit, tol);
+      EXPECT_EQ(r.rank, 0u) << "tolerance " << tol << ", rank limit " << limit;
+      EXPECT_TRUE(r.rank_deficient);
+      EXPECT_EQ(r.next_pivot, dmax);
+      EXPECT_EQ(r.tolerance, tol);
+      ASSERT_EQ(r.permutation.size(), n);
+      for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(r.permutation[i], i);
+      for (double v : l) EXPECT_EQ(v, 0.0);
+    }
+  std::vector<std::size_t> ranks;
+  for (std::size_t limit : {0u, 10u}) {
+    auto l = a;
+    const auto r = pivoted_cholesky(l, n, limit, std::nextafter(dmax, 0.0));
+    EXPECT_GE(r.rank, 1u);
+    EXPECT_TRUE(r.rank_deficient);
+    ranks.push_back(r.rank);
+  }
+  EXPECT_EQ(ranks[0], ranks[1]);
+}
+
 TEST(PivotedCholesky, RankLimitMatchesLeadingColumnsOfDpstrf) {
   const std::size_t n = 150;
   const auto a = gram(n, 20, 0.0, 5);

@@ -40,6 +40,10 @@ struct EmbedResult {
   /// The (dim+1)-th eigenvalue when computed (else the next Cholesky pivot or 0).
   /// Compared with spectrum[dim-1] it says how far G is from rank dim.
   double next = 0.0;
+  /// Cholesky only: the columns of the pivoted factor (fewer than asked when a pivot ≤ 0 stopped
+  /// it) and the pivot that stopped it or would have come next (Å²; 0 when rank = n).
+  std::size_t rank = 0;
+  double next_pivot = 0.0;
 };
 
 /// Coordinates X (n×dim) with G ≈ X Xᵀ. dim is 3 or 4 (4D embedding before refinement).
