@@ -351,6 +351,8 @@ class MetricMatrixNode final : public Node {
                    "Device: auto | cpu | cuda | cuda:N (auto takes cuda:0 when present and logs it). CUDA "
                    "(embedding_cuda.hpp) performs the CPU's operations in its order: the same matrix, bit for "
                    "bit on x86-64.\n"
+                   "Errors: distances that are not a distance matrix (named entry); squared distances beyond the "
+                   "double range.\n"
                    "Device memory: 2 n² + n doubles (cuda). Determinism: deterministic."};
   }
   Input<Matrix<double>> distances{this, "distances", "Distance matrix (Å), n×n"};
@@ -505,6 +507,10 @@ class EmbedNode final : public Node {
                    "stopping rules and arithmetic), the k×k eigenproblem and the handedness on the CPU: the "
                    "same coordinates to rounding. eigen has no CUDA path: auto runs it on the CPU and logs "
                    "why, cuda fails (parameter 'method').\n"
+                   "Warnings: a metric that is not symmetric (the lower triangle is used) or has a negative "
+                   "diagonal; a pivoted factor that stopped at a negative pivot before `rank` columns; coordinates "
+                   "whose largest distance exceeds 5× the metric matrix's (recorded as span_ratio: small pivots of "
+                   "a metric that is not positive semidefinite amplify it).\n"
                    "Device memory: 2 n² + n·rank doubles (cuda). Determinism: deterministic."};
   }
   enum class Method { Cholesky, Eigen };
