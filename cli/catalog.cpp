@@ -177,10 +177,17 @@ nlohmann::json spec_json(const NodeEntry& e) {
     if (!p.extensions.empty()) j["extensions"] = p.extensions;
     params.push_back(j);
   }
+  nlohmann::json rules = nlohmann::json::array();
+  for (const auto& r : s.info.rules) {
+    nlohmann::json when = nlohmann::json::array();
+    for (const auto& v : r.when) when.push_back(format_param(v));
+    rules.push_back({{"param", r.param}, {"when", when}, {"other", r.other},
+                     {"other_value", format_param(r.other_value)}, {"must", r.must}, {"why", r.why}});
+  }
   return {{"id", s.info.id},       {"version", s.info.version}, {"title", s.info.title},
           {"category", s.info.category}, {"doc", s.info.doc},   {"stochastic", s.info.stochastic},
           {"origin", e.origin},    {"inputs", ports(s.inputs)}, {"outputs", ports(s.outputs)},
-          {"params", params}};
+          {"params", params},      {"rules", rules}};
 }
 
 void print_ports(const char* title, const std::vector<PortSpec>& ports, std::size_t width) {
@@ -233,6 +240,18 @@ void print_node_doc(const NodeEntry& e) {
     }
     fmt::print("{}\n", wrap(line, width, head, 6));
     if (!p.doc.empty()) fmt::print("{}\n", wrap(p.doc, width, "      ", 6));
+  }
+  if (!s.info.rules.empty()) {  // NodeInfo::rules, checked before a workflow runs
+    fmt::print("\nRules (checked before a run):\n");
+    for (const auto& r : s.info.rules) {
+      std::string when;
+      for (const auto& v : r.when) when += (when.empty() ? "" : " or ") + format_param(v);
+      const std::string line = fmt::format("{} {}{} {} '{}: {}'{}", r.param, when.empty() ? "other than " : "= ",
+                                           when.empty() ? format_param(s.param(r.param)->default_value) : when,
+                                           r.must ? "needs" : "cannot be used with", r.other,
+                                           format_param(r.other_value), r.why.empty() ? "" : " (" + r.why + ")");
+      fmt::print("{}\n", wrap(line, width, "  ", 6));
+    }
   }
   // A snippet to paste into a workflow.
   std::string params;

@@ -1,5 +1,7 @@
 #include "gemflow/node.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace gemflow {
@@ -16,6 +18,20 @@ const auto* find_named(const V& v, std::string_view name) {
 const PortSpec* NodeSpec::input(std::string_view name) const { return find_named(inputs, name); }
 const PortSpec* NodeSpec::output(std::string_view name) const { return find_named(outputs, name); }
 const ParamSpec* NodeSpec::param(std::string_view name) const { return find_named(params, name); }
+
+std::vector<const ParamRule*> NodeSpec::broken_rules(
+    const std::function<const ParamValue&(const std::string&)>& value_of) const {
+  std::vector<const ParamRule*> r;
+  for (const auto& rule : info.rules) {
+    const ParamSpec* p = param(rule.param);
+    if (!p) continue;  // the registry refuses such rules
+    const ParamValue& v = value_of(rule.param);
+    const bool applies = rule.when.empty() ? v != p->default_value
+                                           : std::find(rule.when.begin(), rule.when.end(), v) != rule.when.end();
+    if (applies && (value_of(rule.other) == rule.other_value) != rule.must) r.push_back(&rule);
+  }
+  return r;
+}
 
 std::vector<PortSpec> Node::input_specs() const {
   std::vector<PortSpec> r;

@@ -169,4 +169,12 @@ std::optional<std::string> ParamSpec::check(const ParamValue& v) const {
   return "unknown parameter kind";
 }
 
+std::string rule_message(const ParamRule& rule, const ParamValue& value) {
+  std::string m = "parameter '" + rule.param + "' = " + format_param(value) +
+                  (rule.must ? " needs '" : " cannot be used with '") + rule.other + ": " +
+                  format_param(rule.other_value) + "'";
+  if (!rule.why.empty()) m += " (" + rule.why + ")";
+  return m;
+}
+
 }  // namespace gemflow

@@ -60,6 +60,18 @@ void Registry::add_node(NodeEntry e) {
       if (auto why = p.check(p.default_value))
         throw Error(fmt::format("node '{}': default of parameter '{}' is invalid: {}", id, p.name, *why));
   }
+  for (const auto& rule : e.spec.info.rules) {
+    const ParamSpec* p = e.spec.param(rule.param);
+    const ParamSpec* o = e.spec.param(rule.other);
+    if (!p || !o)
+      throw Error(fmt::format("node '{}': a parameter rule names '{}', which is not a parameter", id,
+                              p ? rule.other : rule.param));
+    for (const auto& v : rule.when)
+      if (auto why = p->check(v))
+        throw Error(fmt::format("node '{}': a rule on parameter '{}' names an invalid value: {}", id, rule.param, *why));
+    if (auto why = o->check(rule.other_value))
+      throw Error(fmt::format("node '{}': a rule on parameter '{}' names an invalid value: {}", id, rule.other, *why));
+  }
   std::string key = id;
   nodes_.emplace(std::move(key), std::move(e));
 }

@@ -318,10 +318,14 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
                                             "has no migration: check its parameters",
                                             n.type_version, n.type, spec.info.version),
                                 {}, Diagnostic::Severity::Warning));
+    bool params_ok = true;  // every value set is valid (else the rules are not checked)
     for (const auto& [name, value] : n.params) {
       auto wit = n.param_where.find(name);
       const SourceLocation at = wit != n.param_where.end() ? wit->second : node_loc(n);
-      if (extras && extras->reported.count({n.id, name})) continue;
+      if (extras && extras->reported.count({n.id, name})) {
+        params_ok = false;
+        continue;
+      }
       const ParamSpec* ps = spec.param(name);
       if (!ps) {
         SourceLocation key_at = at;
@@ -330,15 +334,36 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
             key_at = it->second;
         diags.push_back(make_diag(key_at, n.id, name, fmt::format("'{}' has no parameter '{}'", n.type, name),
                                   did_you_mean(name, names_of(spec.params))));
+        params_ok = false;
         continue;
       }
-      if (auto why = ps->check(value)) diags.push_back(make_diag(at, n.id, name, *why, value_hint(*ps, value)));
+      if (auto why = ps->check(value)) {
+        diags.push_back(make_diag(at, n.id, name, *why, value_hint(*ps, value)));
+        params_ok = false;
+      }
     }
     for (const auto& ps : spec.params)
       if (ps.required && !n.param(ps.name))
         diags.push_back(make_diag(node_loc(n), n.id, ps.name,
                                   fmt::format("required {} parameter is not set{}", to_string(ps.kind),
                                               ps.doc.empty() ? "" : " (" + ps.doc + ")")));
+    // rules between parameters (NodeInfo::rules), once every value is valid: at the first of the
+    // two parameters that the workflow sets
+    if (params_ok && !spec.info.rules.empty()) {
+      const auto value_of = [&](const std::string& pname) -> const ParamValue& {
+        if (const ParamValue* v = n.param(pname)) return *v;
+        return spec.param(pname)->default_value;
+      };
+      for (const ParamRule* rule : spec.broken_rules(value_of)) {
+        SourceLocation at = node_loc(n);
+        for (const auto* pname : {&rule->param, &rule->other})
+          if (auto it = n.param_where.find(*pname); it != n.param_where.end()) {
+            at = it->second;
+            break;
+          }
+        diags.push_back(make_diag(at, n.id, "", rule_message(*rule, value_of(rule->param))));
+      }
+    }
   }
 
   // Links: endpoints, types, one link per input. A link that touches a node of unknown type

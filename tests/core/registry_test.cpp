@@ -2,8 +2,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "gemflow/registry.hpp"
 #include "gemflow/types.hpp"
+#include "gemflow/workflow.hpp"
 
 namespace gemflow {
 namespace {
@@ -76,6 +80,91 @@ class ThrowingCtor final : public Node {
   ThrowingCtor() { throw std::runtime_error("no licence file"); }
   void execute(NodeContext&) override {}
 };
+
+// Rules between parameters (NodeInfo::rules): a limit needs the mode that has one; fast refuses
+// a tolerance.
+class Ruled final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "reg.ruled",
+            .rules = {{.param = "limit", .other = "pivoted", .other_value = true, .why = "only pivoted stops early"},
+                      {.param = "method", .when = {std::string("fast")}, .other = "tolerance",
+                       .other_value = 0.0, .must = true, .why = "fast has no tolerance"}}};
+  }
+  Param<bool> pivoted{this, "pivoted", false};
+  Param<int> limit{this, "limit", 0, {.min = 0}};
+  Param<double> tolerance{this, "tolerance", 0.0, {.min = 0}};
+  Choice<Smooth::Method> method{this, "method", Smooth::Method::Dijkstra,
+                                {{Smooth::Method::Floyd, "fast"}, {Smooth::Method::Dijkstra, "exact"}}};
+  void execute(NodeContext&) override {}
+};
+class BadRule final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.bad_rule", .rules = {{.param = "x", .other = "y", .other_value = true}}}; }
+  Param<double> x{this, "x", 0.0};
+  void execute(NodeContext&) override {}
+};
+class BadRuleValue final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "reg.bad_rule_value", .rules = {{.param = "x", .when = {5.0}, .other = "x", .other_value = 0.0}}};
+  }
+  Param<double> x{this, "x", 0.0, {.max = 1.0}};
+  void execute(NodeContext&) override {}
+};
+
+TEST(Registry, ParameterRulesAreCheckedAndMalformedOnesRefused) {
+  Registry r;
+  r.add_node<Ruled>("x.so");
+  const NodeSpec& spec = r.find_node("reg.ruled")->spec;
+  std::map<std::string, ParamValue> v;
+  const auto value_of = [&](const std::string& name) -> const ParamValue& {
+    auto it = v.find(name);
+    return it != v.end() ? it->second : spec.param(name)->default_value;
+  };
+  EXPECT_TRUE(spec.broken_rules(value_of).empty());  // the defaults keep every rule
+  v["limit"] = std::int64_t{3};
+  ASSERT_EQ(spec.broken_rules(value_of).size(), 1u);
+  EXPECT_EQ(rule_message(*spec.broken_rules(value_of)[0], v["limit"]),
+            "parameter 'limit' = 3 needs 'pivoted: true' (only pivoted stops early)");
+  v["pivoted"] = true;
+  EXPECT_TRUE(spec.broken_rules(value_of).empty());
+  v["method"] = std::string("fast");
+  v["tolerance"] = 0.5;
+  ASSERT_EQ(spec.broken_rules(value_of).size(), 1u);
+  EXPECT_EQ(spec.broken_rules(value_of)[0]->param, "method");
+  v["method"] = std::string("exact");  // the rule holds for 'fast' only
+  EXPECT_TRUE(spec.broken_rules(value_of).empty());
+
+  EXPECT_THAT([&] { r.add_node<BadRule>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("a parameter rule names 'y', which is not a parameter")));
+  EXPECT_THAT([&] { r.add_node<BadRuleValue>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("a rule on parameter 'x' names an invalid value: 5")));
+}
+
+// QA: parameter combinations wrong on every device passed `gemflow validate` and failed the run
+// with no file position. A broken rule is a workflow error at the first of its two parameters
+// that the file sets; it is not checked while a value itself is invalid.
+TEST(Registry, BrokenRulesAreWorkflowErrorsAtTheParameter) {
+  Registry r;
+  r.add_node<Ruled>("x.so");
+  const auto errors = [&](const std::string& params) {
+    const auto res = parse_workflow("gemflow: 1\nnodes:\n  a:\n    type: reg.ruled\n    params:\n" + params, "w.yaml", r);
+    std::vector<std::string> e;
+    for (const auto& d : res.diagnostics)
+      if (d.severity == Diagnostic::Severity::Error) e.push_back(d.str());
+    return e;
+  };
+  EXPECT_THAT(errors("      limit: 3\n"),
+              ::testing::ElementsAre("w.yaml:6:14: error: node 'a': parameter 'limit' = 3 needs 'pivoted: true' "
+                                     "(only pivoted stops early)"));
+  EXPECT_TRUE(errors("      limit: 3\n      pivoted: true\n").empty());
+  // the rule's parameter is not set in the file: the other one's position
+  EXPECT_THAT(errors("      tolerance: 0.5\n      pivoted: true\n      method: fast\n"),
+              ::testing::ElementsAre(HasSubstr("w.yaml:8:15: error: node 'a': parameter 'method' = fast needs "
+                                               "'tolerance: 0.0' (fast has no tolerance)")));
+  EXPECT_THAT(errors("      limit: -1\n"), ::testing::ElementsAre(HasSubstr("-1 is below the minimum 0")));
+}
 
 TEST(Registry, SpecIsGeneratedFromDeclarations) {
   Registry r;

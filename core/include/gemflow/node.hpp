@@ -45,6 +45,8 @@ struct NodeInfo {
   std::string category;  ///< palette group
   std::string doc;       ///< brief; inputs/outputs/params are documented on their declarations
   bool stochastic = false;  ///< uses a seed; same seed, same device → same result
+  /// Rules between parameters (ParamRule), checked before a workflow runs.
+  std::vector<ParamRule> rules;
 };
 
 struct PortSpec {
@@ -64,6 +66,10 @@ struct NodeSpec {
   [[nodiscard]] const PortSpec* input(std::string_view name) const;
   [[nodiscard]] const PortSpec* output(std::string_view name) const;
   [[nodiscard]] const ParamSpec* param(std::string_view name) const;
+  /// The rules of info.rules that `value_of` breaks (value_of(name): the value a workflow gives,
+  /// or the default), in declaration order.
+  [[nodiscard]] std::vector<const ParamRule*> broken_rules(
+      const std::function<const ParamValue&(const std::string&)>& value_of) const;
 };
 
 enum class LogLevel { Debug, Info, Warning, Error };

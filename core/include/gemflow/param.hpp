@@ -57,4 +57,24 @@ struct ParamSpec {
   [[nodiscard]] std::optional<std::string> check(const ParamValue& v) const;
 };
 
+/// A rule between two parameters of one node type, which the one validation path checks on the
+/// values a workflow sets (defaults for the rest): workflow validation (`gemflow validate`,
+/// `gemflow run` before anything runs, Studio's problems list), with the file position of the
+/// first of the two that the workflow sets. When `param` takes one of the values in `when` (empty:
+/// any value other than its default), `other` must equal `other_value` (must = true) or must not
+/// (must = false). `why` ends the message. Example, linalg.cholesky: a `rank` other than 0 needs
+/// `pivoted: true`.
+struct ParamRule {
+  std::string param;
+  std::vector<ParamValue> when;
+  std::string other;
+  ParamValue other_value;
+  bool must = true;
+  std::string why;
+};
+
+/// "parameter 'rank' = 3 needs 'pivoted: true' (why)" or "… cannot be used with …": the message of a
+/// broken rule, for the value `value` that `param` has.
+[[nodiscard]] std::string rule_message(const ParamRule& rule, const ParamValue& value);
+
 }  // namespace gemflow

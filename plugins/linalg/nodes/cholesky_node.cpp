@@ -54,9 +54,29 @@ class CholeskyNode final : public Node {
                    "Device memory: n² values (fp32: floats) plus the factorisation's workspace; pivoted: 2n² "
                    "doubles. Determinism: deterministic for a given BLAS build / device and library version.\n"
                    "Source: LAPACK dpotrf/dpstrf; Higham 1990; Lucas, LAWN 161; GPU algorithms: "
-                   "gemflow/linalg/cholesky_cuda.hpp."};
+                   "gemflow/linalg/cholesky_cuda.hpp.",
+            .rules = pivoting_rules()};
   }
   enum class Prec { Fp64, Fp32 };
+  /// Parameter combinations wrong on every device, said before a workflow runs (QA: they passed
+  /// `gemflow validate` and failed the run without a file position); execute() checks them too.
+  static std::vector<ParamRule> pivoting_rules() {
+    return {
+        {.param = "rank", .other = "pivoted", .other_value = true, .why = "the plain factorisation has no rank limit"},
+        {.param = "tolerance", .other = "pivoted", .other_value = true,
+         .why = "the plain factorisation has no tolerance"},
+        {.param = "precision", .when = {std::string("fp32")}, .other = "pivoted", .other_value = true, .must = false,
+         .why = "the pivoted factorisation runs in fp64 only"},
+        {.param = "fp32_products", .other = "pivoted", .other_value = true, .must = false,
+         .why = "the pivoted factorisation runs in fp64"},
+        {.param = "algorithm",
+         .when = {std::string("blocked"), std::string("recursive"), std::string("cusolver"), std::string("lookahead"),
+                  std::string("tiled")},
+         .other = "pivoted",
+         .other_value = true,
+         .must = false,
+         .why = "pivoted takes algorithm auto (dpstf2 steps on CUDA) or lapack"}};
+  }
 
   Input<Matrix<double>> matrix{this, "matrix", "Symmetric matrix, n×n (lower triangle read)"};
   Output<Matrix<double>> factor{this, "factor", "Lower-triangular factor L (n×n, or n×rank when pivoted)"};
@@ -95,7 +115,7 @@ class CholeskyNode final : public Node {
     if (!pivoted.value() && rank.value() != 0)
       throw InputError("linalg.cholesky: parameter 'rank' = " + std::to_string(rank.value()) +
                        " needs 'pivoted: true'");
-    if (!pivoted.value() && tolerance.value() >= 0)
+    if (!pivoted.value() && tolerance.value() != -1.0)  // the default: the rule in pivoting_rules()
       throw InputError("linalg.cholesky: parameter 'tolerance' = " + g6(tolerance.value()) +
                        " needs 'pivoted: true' (the plain factorisation has no tolerance)");
     if (pivoted.value() && *precision == Prec::Fp32)

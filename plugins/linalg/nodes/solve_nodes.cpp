@@ -62,7 +62,11 @@ class SpdSolveNode final : public Node {
                    "Determinism: deterministic for a given BLAS build / device and library version.\n"
                    "Sources: LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; GMRES-IR: Carson & Higham, SIAM "
                    "J. Sci. Comput. 40 (2018) A817; Higham, Accuracy and Stability of Numerical Algorithms, 2002, "
-                   "ch. 7 and 10."};
+                   "ch. 7 and 10.",
+            .rules = {{.param = "algorithm", .when = {std::string("blocked"), std::string("cusolver")},
+                       .other = "precision", .other_value = std::string("mixed"), .must = false,
+                       .why = "the mixed solve factors in fp32 with the lookahead, the recursive or the tiled "
+                              "algorithm on CUDA or with LAPACK on the CPU"}}};
   }
   enum class Prec { Fp64, Fp32, Mixed };
 

@@ -17,6 +17,7 @@
 #include <gemflow/registry.hpp>
 #include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
+#include <gemflow/workflow.hpp>
 
 #include "placement.hpp"
 #include "register.hpp"
@@ -84,6 +85,50 @@ TEST(CholeskyNode, Fp32UnderflowIsNamedNotBlamedOnDefiniteness) {
   g.node->execute(ctx64);
   EXPECT_DOUBLE_EQ((*g.node->output("factor").as<Matrix<double>>())(0, 0), 1e-150);
   EXPECT_TRUE(ctx64.warnings().empty());
+}
+
+// QA: combinations wrong on every device passed `gemflow validate` and failed the run without a
+// file position; they are workflow errors at the parameter now (NodeInfo::rules).
+TEST(CholeskyNode, ParameterCombinationsAreWorkflowErrorsWithTheirPosition) {
+  Registry reg;
+  PluginRegistrar r(reg, "linalg-test");
+  linalg::register_cholesky_nodes(r);
+  linalg::register_solve_nodes(r);
+  const auto errors = [&](const std::string& node) {
+    const auto res = parse_workflow("gemflow: 1\nnodes:\n  n: " + node + "\n", "w.yaml", reg);
+    std::vector<std::string> e;
+    for (const auto& d : res.diagnostics)
+      if (d.severity == Diagnostic::Severity::Error && d.str().find("required input") == std::string::npos)
+        e.push_back(d.str());  // (the unconnected input 'matrix' aside)
+    return e;
+  };
+  struct Case {
+    std::string node, error;
+  };
+  for (const Case& c :
+       {Case{"{type: linalg.cholesky, params: {device: cpu, rank: 3}}",
+             "w.yaml:3:58: error: node 'n': parameter 'rank' = 3 needs 'pivoted: true' (the plain factorisation has "
+             "no rank limit)"},
+        Case{"{type: linalg.cholesky, params: {tolerance: 0.1}}",
+             "error: node 'n': parameter 'tolerance' = 0.1 needs 'pivoted: true'"},
+        Case{"{type: linalg.cholesky, params: {pivoted: true, precision: fp32}}",
+             "error: node 'n': parameter 'precision' = fp32 cannot be used with 'pivoted: true' (the "
+             "pivoted factorisation runs in fp64 only)"},
+        Case{"{type: linalg.cholesky, params: {algorithm: tiled, pivoted: true}}",
+             "error: node 'n': parameter 'algorithm' = tiled cannot be used with 'pivoted: true'"},
+        Case{"{type: linalg.cholesky, params: {pivoted: true, fp32_products: 3xTF32}}",
+             "parameter 'fp32_products' = 3xTF32 cannot be used with 'pivoted: true'"},
+        Case{"{type: linalg.spd_solve, params: {precision: mixed, algorithm: cusolver}}",
+             "error: node 'n': parameter 'algorithm' = cusolver cannot be used with 'precision: "
+             "mixed'"}}) {
+    const auto e = errors(c.node);
+    ASSERT_EQ(e.size(), 1u) << c.node << ": " << ::testing::PrintToString(e);
+    EXPECT_NE(e[0].find(c.error), std::string::npos) << e[0];
+  }
+  for (const char* ok : {"{type: linalg.cholesky, params: {rank: 3, pivoted: true, tolerance: 0.1}}",
+                         "{type: linalg.cholesky, params: {precision: fp32, fp32_products: 3xTF32}}",
+                         "{type: linalg.spd_solve, params: {precision: mixed, algorithm: lookahead}}"})
+    EXPECT_TRUE(errors(ok).empty()) << ok << ": " << errors(ok).front();
 }
 
 TEST(CholeskyNode, RejectsNonSquareNonFiniteAndRankWithoutPivoting) {
