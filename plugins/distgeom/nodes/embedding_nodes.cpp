@@ -487,6 +487,15 @@ Table refine_table(const RefineResult& best, std::size_t sums, std::size_t skipp
 }
 
 // ---------------------------------------------------------------------------------------------
+// `rank` and `pivot_fraction` belong to the pivoted Cholesky embedding: method eigen would ignore
+// them (the rules of distgeom.embed and distgeom.embed_and_refine)
+std::vector<ParamRule> cholesky_only_rules() {
+  return {{.param = "rank", .other = "method", .other_value = std::string("eigen"), .must = false,
+           .why = "rank is the pivoted Cholesky factor's; eigen takes the top eigenpairs"},
+          {.param = "pivot_fraction", .other = "method", .other_value = std::string("eigen"), .must = false,
+           .why = "the pivots are the Cholesky factor's; eigen has none"}};
+}
+
 class EmbedNode final : public Node {
  public:
   static NodeInfo info() {
@@ -511,7 +520,8 @@ class EmbedNode final : public Node {
                    "diagonal; a pivoted factor that stopped at a negative pivot before `rank` columns; coordinates "
                    "whose largest distance exceeds 5× the metric matrix's (recorded as span_ratio: small pivots of "
                    "a metric that is not positive semidefinite amplify it).\n"
-                   "Device memory: 2 n² + n·rank doubles (cuda). Determinism: deterministic."};
+                   "Device memory: 2 n² + n·rank doubles (cuda). Determinism: deterministic.",
+            .rules = cholesky_only_rules()};
   }
   enum class Method { Cholesky, Eigen };
   Input<Matrix<double>> metric{this, "metric", "Metric matrix (Å²)"};
@@ -783,7 +793,8 @@ class EmbedAndRefineNode final : public Node {
                    "doubles per running trial.\n"
                    "Determinism: the same seed gives the same result whatever the number of threads (trials are "
                    "independent; ties go to the lower trial index).",
-            .stochastic = true};
+            .stochastic = true,
+            .rules = cholesky_only_rules()};
   }
   enum class Method { Cholesky, Eigen };
   enum class Metrize { None, Partial };

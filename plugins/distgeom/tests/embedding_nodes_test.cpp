@@ -23,6 +23,7 @@
 #include <gemflow/registry.hpp>
 #include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
+#include <gemflow/workflow.hpp>
 
 #include "register.hpp"
 
@@ -202,6 +203,27 @@ TEST(DistgeomNodeSpecs, LimitsAndChoicesAreValidatedByTheSpec) {
   const auto* bs = reg.find_node("distgeom.bounds_from_structure");
   EXPECT_TRUE(bs->spec.param("unlisted_lower")->check(std::string("none")).has_value());
   EXPECT_EQ(std::get<std::string>(bs->spec.param("unlisted_lower")->default_value), "cutoff");
+}
+
+// method eigen with a Cholesky rank or pivot fraction ignored them silently; now a rule, an error
+// before the run at the parameter's line
+TEST(DistgeomNodeSpecs, CholeskyOnlyParametersWithEigenAreWorkflowErrors) {
+  for (const std::string id : {"distgeom.embed", "distgeom.embed_and_refine"}) {
+    const auto res = parse_workflow("gemflow: 1\nnodes:\n  e:\n    type: " + id +
+                                        "\n    params:\n      method: eigen\n      rank: 8\n      pivot_fraction: 0.25\n",
+                                    "w.yaml", registry());
+    std::vector<std::string> e;
+    for (const auto& d : res.diagnostics)
+      if (d.severity == Diagnostic::Severity::Error && d.str().find("required input") == std::string::npos)
+        e.push_back(d.str());
+    ASSERT_EQ(e.size(), 2u) << id;
+    EXPECT_NE(e[0].find("w.yaml:7:13: error: node 'e': parameter 'rank' = 8 cannot be used with 'method: eigen'"),
+              std::string::npos)
+        << e[0];
+    EXPECT_NE(e[1].find("w.yaml:8:23: error: node 'e': parameter 'pivot_fraction' = 0.25 cannot be used with"),
+              std::string::npos)
+        << e[1];
+  }
 }
 
 TEST(MetricMatrixNode, RejectsNonSquareDistances) {
