@@ -109,10 +109,18 @@ void print_nothing_ran(const std::string& name, const std::vector<Diagnostic>& d
 std::optional<Workflow> load_for_run(const fs::path& file, const std::vector<std::string>& sets,
                                      const Registry& registry, Console& console,
                                      std::vector<Diagnostic>& all) {
+  all.clear();
   LoadResult lr = load_workflow(file, registry);
-  for (const auto& d : lr.diagnostics) print_diagnostic(console, d);
-  all = lr.diagnostics;
-  if (!lr.ok() || !lr.workflow) return std::nullopt;
+  // with overrides, parameter rules are checked on the values after them (an override may mend a
+  // combination that the file has): validate() below reports what is still broken
+  bool file_ok = lr.workflow.has_value();
+  for (const auto& d : lr.diagnostics) {
+    if (d.rule && !sets.empty()) continue;
+    print_diagnostic(console, d);
+    all.push_back(d);
+    if (d.severity == Diagnostic::Severity::Error) file_ok = false;
+  }
+  if (!file_ok) return std::nullopt;
   Workflow wf = std::move(*lr.workflow);
   bool ok = true;
   for (const auto& s : sets) {

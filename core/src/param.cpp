@@ -170,7 +170,7 @@ std::optional<std::string> ParamSpec::check(const ParamValue& v) const {
 }
 
 std::string rule_message(const ParamRule& rule, const ParamValue& value) {
-  std::string m = "parameter '" + rule.param + "' = " + format_param(value) +
+  std::string m = rule.param + " = " + format_param(value) +
                   (rule.must ? " needs '" : " cannot be used with '") + rule.other + ": " +
                   format_param(rule.other_value) + "'";
   if (!rule.why.empty()) m += " (" + rule.why + ")";

@@ -355,13 +355,21 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
         return spec.param(pname)->default_value;
       };
       for (const ParamRule* rule : spec.broken_rules(value_of)) {
+        // where: a --set that took part (what changed), else the first of the two in the file
         SourceLocation at = node_loc(n);
-        for (const auto* pname : {&rule->param, &rule->other})
-          if (auto it = n.param_where.find(*pname); it != n.param_where.end()) {
+        std::string pname = rule->param;
+        bool found = false;
+        for (const bool from_set : {true, false})
+          for (const auto* name : {&rule->param, &rule->other}) {
+            const auto it = n.param_where.find(*name);
+            if (found || it == n.param_where.end() || it->second.file.starts_with("--set ") != from_set) continue;
             at = it->second;
-            break;
+            pname = *name;
+            found = true;
           }
-        diags.push_back(make_diag(at, n.id, "", rule_message(*rule, value_of(rule->param))));
+        Diagnostic d = make_diag(at, n.id, pname, rule_message(*rule, value_of(rule->param)));
+        d.rule = true;
+        diags.push_back(std::move(d));
       }
     }
   }

@@ -352,6 +352,31 @@ TEST_F(Cli, AFailedRerunNamesTheOutputsLeftFromAnEarlierRun) {
   EXPECT_EQ(folder.err.find("earlier run"), std::string::npos) << folder.err;
 }
 
+// Parameter rules: a workflow error at the parameter's line before anything runs; with --set the
+// rules are checked on the values after the overrides (an override mends the file's combination,
+// and an override that breaks one is named) (QA).
+TEST_F(Cli, ParameterRulesAreCheckedAfterTheOverrides) {
+  const auto bad = write("rank.yaml", "gemflow: 1\nnodes:\n  r:\n    type: test.rules\n    params: {rank: 2}\n");
+  auto v = gemflow({"validate", bad.string()});
+  EXPECT_EQ(v.code, 2) << v.err;
+  EXPECT_CONTAINS(v.err, "rank.yaml:5:20: error: node 'r', parameter 'rank': rank = 2 needs 'pivoted: true' (only "
+                         "pivoted stops early)");
+  auto run = gemflow({"run", bad.string(), "--out", "o1"});
+  EXPECT_EQ(run.code, 2) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "o1"));
+  auto mended = gemflow({"validate", bad.string(), "--set", "r.pivoted=true"});
+  EXPECT_EQ(mended.code, 0) << mended.err;
+  EXPECT_EQ(mended.err.find("needs"), std::string::npos) << mended.err;
+  const auto good = write("ok.yaml", "gemflow: 1\nnodes:\n  r:\n    type: test.rules\n    params: {pivoted: true, rank: 2}\n");
+  auto broken = gemflow({"validate", good.string(), "--set", "r.pivoted=false"});
+  EXPECT_EQ(broken.code, 2) << broken.err;
+  EXPECT_CONTAINS(broken.err, "--set r.pivoted=false: error: node 'r', parameter 'pivoted': rank = 2 needs 'pivoted: "
+                              "true'");
+  auto doc = gemflow({"nodes", "test.rules"});
+  EXPECT_CONTAINS(doc.out, "Rules (checked before a run):\n  rank other than 0 needs 'pivoted: true' (only pivoted "
+                           "stops early)");
+}
+
 TEST_F(Cli, UntilRunsOnlyTheNeededNodes) {
   const auto wf = write("w.yaml", kSum);
   auto r = gemflow({"run", wf.string(), "--out", "o", "--until", "add", "--json"});
@@ -795,7 +820,7 @@ TEST_F(Cli, GarbagePluginDoesNotStopNodes) {
 
   auto p = gemflow({"plugins", "--plugin-path", (dir_ / "junk").string()});
   ASSERT_EQ(p.code, 0) << p.err;
-  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +testnodes 1\.0\.0 .*\(9 nodes\))"))) << p.out;
+  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +testnodes 1\.0\.0 .*\(10 nodes\))"))) << p.out;
   EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(FAILED +.*libgemflow_junk\.so: .+)"))) << p.out;
 }
 

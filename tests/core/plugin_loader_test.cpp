@@ -29,7 +29,7 @@ TEST(PluginLoader, GoodPluginRegistersItsNodes) {
   EXPECT_EQ(r.version, "1.0.0");
   EXPECT_EQ(r.fingerprint, PluginHost::host_fingerprint());
   EXPECT_THAT(r.node_ids, ::testing::Contains("test.add"));
-  EXPECT_EQ(r.node_ids.size(), 9u);
+  EXPECT_EQ(r.node_ids.size(), 10u);
   const NodeEntry* add = reg.find_node("test.add");
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(add->origin, plugin("testnodes").string());

@@ -126,7 +126,7 @@ TEST(Registry, ParameterRulesAreCheckedAndMalformedOnesRefused) {
   v["limit"] = std::int64_t{3};
   ASSERT_EQ(spec.broken_rules(value_of).size(), 1u);
   EXPECT_EQ(rule_message(*spec.broken_rules(value_of)[0], v["limit"]),
-            "parameter 'limit' = 3 needs 'pivoted: true' (only pivoted stops early)");
+            "limit = 3 needs 'pivoted: true' (only pivoted stops early)");
   v["pivoted"] = true;
   EXPECT_TRUE(spec.broken_rules(value_of).empty());
   v["method"] = std::string("fast");
@@ -156,13 +156,13 @@ TEST(Registry, BrokenRulesAreWorkflowErrorsAtTheParameter) {
     return e;
   };
   EXPECT_THAT(errors("      limit: 3\n"),
-              ::testing::ElementsAre("w.yaml:6:14: error: node 'a': parameter 'limit' = 3 needs 'pivoted: true' "
-                                     "(only pivoted stops early)"));
+              ::testing::ElementsAre("w.yaml:6:14: error: node 'a', parameter 'limit': limit = 3 needs 'pivoted: "
+                                     "true' (only pivoted stops early)"));
   EXPECT_TRUE(errors("      limit: 3\n      pivoted: true\n").empty());
   // the rule's parameter is not set in the file: the other one's position
   EXPECT_THAT(errors("      tolerance: 0.5\n      pivoted: true\n      method: fast\n"),
-              ::testing::ElementsAre(HasSubstr("w.yaml:8:15: error: node 'a': parameter 'method' = fast needs "
-                                               "'tolerance: 0.0' (fast has no tolerance)")));
+              ::testing::ElementsAre(HasSubstr("w.yaml:8:15: error: node 'a', parameter 'method': method = fast "
+                                               "needs 'tolerance: 0.0' (fast has no tolerance)")));
   EXPECT_THAT(errors("      limit: -1\n"), ::testing::ElementsAre(HasSubstr("-1 is below the minimum 0")));
 }
 

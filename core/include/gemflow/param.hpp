@@ -73,8 +73,8 @@ struct ParamRule {
   std::string why;
 };
 
-/// "parameter 'rank' = 3 needs 'pivoted: true' (why)" or "… cannot be used with …": the message of a
-/// broken rule, for the value `value` that `param` has.
+/// "rank = 3 needs 'pivoted: true' (why)" or "… cannot be used with …": the message of a broken
+/// rule, for the value `value` that `param` has.
 [[nodiscard]] std::string rule_message(const ParamRule& rule, const ParamValue& value);
 
 }  // namespace gemflow

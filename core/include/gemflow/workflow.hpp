@@ -37,6 +37,9 @@ struct Diagnostic {
   std::string message;
   std::string hint;     ///< e.g. "did you mean 'distgeom.embed'?"
   bool is_port = false; ///< `param` names a port (str() says "port 'y'")
+  /// A broken parameter rule (NodeInfo::rules). `gemflow run/validate --set` checks rules on the
+  /// values after the overrides only, so that an override can mend a combination in the file.
+  bool rule = false;
   /// "file:line:col: error: node 'x', parameter 'y': message (did you mean 'z'?)"
   [[nodiscard]] std::string str() const;
   /// The same without the severity and the node ("file:line:col: parameter 'y': message (…)"),

@@ -217,10 +217,10 @@ TEST(DistgeomNodeSpecs, CholeskyOnlyParametersWithEigenAreWorkflowErrors) {
       if (d.severity == Diagnostic::Severity::Error && d.str().find("required input") == std::string::npos)
         e.push_back(d.str());
     ASSERT_EQ(e.size(), 2u) << id;
-    EXPECT_NE(e[0].find("w.yaml:7:13: error: node 'e': parameter 'rank' = 8 cannot be used with 'method: eigen'"),
+    EXPECT_NE(e[0].find("w.yaml:7:13: error: node 'e', parameter 'rank': rank = 8 cannot be used with 'method: eigen'"),
               std::string::npos)
         << e[0];
-    EXPECT_NE(e[1].find("w.yaml:8:23: error: node 'e': parameter 'pivot_fraction' = 0.25 cannot be used with"),
+    EXPECT_NE(e[1].find("w.yaml:8:23: error: node 'e', parameter 'pivot_fraction': pivot_fraction = 0.25 cannot be used with"),
               std::string::npos)
         << e[1];
   }

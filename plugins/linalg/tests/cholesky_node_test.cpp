@@ -107,19 +107,19 @@ TEST(CholeskyNode, ParameterCombinationsAreWorkflowErrorsWithTheirPosition) {
   };
   for (const Case& c :
        {Case{"{type: linalg.cholesky, params: {device: cpu, rank: 3}}",
-             "w.yaml:3:58: error: node 'n': parameter 'rank' = 3 needs 'pivoted: true' (the plain factorisation has "
+             "w.yaml:3:58: error: node 'n', parameter 'rank': rank = 3 needs 'pivoted: true' (the plain factorisation has "
              "no rank limit)"},
         Case{"{type: linalg.cholesky, params: {tolerance: 0.1}}",
-             "error: node 'n': parameter 'tolerance' = 0.1 needs 'pivoted: true'"},
+             "error: node 'n', parameter 'tolerance': tolerance = 0.1 needs 'pivoted: true'"},
         Case{"{type: linalg.cholesky, params: {pivoted: true, precision: fp32}}",
-             "error: node 'n': parameter 'precision' = fp32 cannot be used with 'pivoted: true' (the "
+             "error: node 'n', parameter 'precision': precision = fp32 cannot be used with 'pivoted: true' (the "
              "pivoted factorisation runs in fp64 only)"},
         Case{"{type: linalg.cholesky, params: {algorithm: tiled, pivoted: true}}",
-             "error: node 'n': parameter 'algorithm' = tiled cannot be used with 'pivoted: true'"},
+             "error: node 'n', parameter 'algorithm': algorithm = tiled cannot be used with 'pivoted: true'"},
         Case{"{type: linalg.cholesky, params: {pivoted: true, fp32_products: 3xTF32}}",
-             "parameter 'fp32_products' = 3xTF32 cannot be used with 'pivoted: true'"},
+             "parameter 'fp32_products': fp32_products = 3xTF32 cannot be used with 'pivoted: true'"},
         Case{"{type: linalg.spd_solve, params: {precision: mixed, algorithm: cusolver}}",
-             "error: node 'n': parameter 'algorithm' = cusolver cannot be used with 'precision: "
+             "error: node 'n', parameter 'algorithm': algorithm = cusolver cannot be used with 'precision: "
              "mixed'"}}) {
     const auto e = errors(c.node);
     ASSERT_EQ(e.size(), 1u) << c.node << ": " << ::testing::PrintToString(e);

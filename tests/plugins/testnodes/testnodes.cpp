@@ -13,6 +13,7 @@
 //   test.params     one parameter of every kind    → table: Table (columns name, value; the
 //                                                     values as the node received them)
 //   test.device     param device                   → table: Table (column "device": used)
+//   test.rules      params pivoted, rank; the rule "rank needs pivoted" → value: 1×1 (the rank)
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -233,6 +234,20 @@ class DeviceNode final : public Node {
   }
 };
 
+// A parameter rule (NodeInfo::rules): a rank limit needs pivoting.
+class Ruled final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "test.rules", .version = 1, .title = "Rules", .category = "Test",
+            .doc = "Outputs its rank; a rank other than 0 needs pivoted: true (a rule).",
+            .rules = {{.param = "rank", .other = "pivoted", .other_value = true, .why = "only pivoted stops early"}}};
+  }
+  Output<Mat> value{this, "value", "1×1: the rank"};
+  Param<bool> pivoted{this, "pivoted", false, {.doc = "Pivoting"}};
+  Param<int> rank{this, "rank", 0, {.min = 0, .doc = "Rank limit (pivoted only)"}};
+  void execute(NodeContext&) override { value.set(Mat(1, 1, static_cast<double>(*rank))); }
+};
+
 void register_nodes(PluginRegistrar& r) {
   r.add_node<Constant>();
   r.add_node<Add>();
@@ -243,6 +258,7 @@ void register_nodes(PluginRegistrar& r) {
   r.add_node<ReadText>();
   r.add_node<Params>();
   r.add_node<DeviceNode>();
+  r.add_node<Ruled>();
 }
 
 }  // namespace
