@@ -388,10 +388,21 @@ class MetricMatrixNode final : public Node {
           double dmax = 0.0;
           for (double v : d.span()) dmax = std::max(dmax, v);
           std::ostringstream m;
-          m << "distgeom.metric_matrix: G(" << i << ", " << j << ") = " << g(i, j)
-            << ": the squared distances overflow double precision (the largest distance is " << dmax
-            << " Å; their squares and sums must stay below 1.8e308)";
+          m << "distgeom.metric_matrix: the squared distances overflow double precision (the largest distance is "
+            << dmax << " Å; their squares and sums must stay below 1.8e308), so G(" << i << ", " << j
+            << ") is not finite";
           throw InputError(m.str());
+        }
+    // and distances whose squares underflow to 0 (below about 1.5e-154 Å) lose them (QA)
+    for (std::size_t i = 0; i < d.rows(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (d(i, j) != 0 && d(i, j) * d(i, j) < std::numeric_limits<double>::min()) {
+          std::ostringstream w;
+          w << "input 'distances' has D(" << i << ", " << j << ") = " << d(i, j)
+            << " Å, whose square is below the double range: the metric matrix loses it (scale the distances)";
+          ctx.warn(w.str());
+          i = d.rows();
+          break;
         }
     metric.set(std::move(g));
   }
@@ -573,7 +584,15 @@ class EmbedNode final : public Node {
     } catch (const DeviceError&) {
       throw;
     } catch (const std::runtime_error& err) {
-      throw InputError(std::string("distgeom.embed: ") + err.what());
+      std::string m = std::string("distgeom.embed: ") + err.what();
+      if (!pivots.empty() && m.find("positive pivots") != std::string::npos) {
+        const auto allowed = std::count(pivots.begin(), pivots.end(), static_cast<unsigned char>(1));
+        std::ostringstream h;
+        h << " among the " << allowed << " atoms that parameter 'pivot_fraction' = " << pivot_fraction.value()
+          << " allows as pivots; a larger pivot_fraction may find more";
+        m += h.str();
+      }
+      throw InputError(m);
     }
     double dmax = 0.0;
     for (std::size_t i = 0; i < n; ++i) dmax = std::max(dmax, std::abs(g(i, i)));
@@ -589,7 +608,7 @@ class EmbedNode final : public Node {
         << "× the largest distance of the metric matrix";
       if (cholesky)
         w << "; the factor's small pivots amplify the part of the metric matrix that is not positive semidefinite. "
-             "Use a smaller 'rank' (0 = dimensions), a smaller 'pivot_fraction', or method eigen";
+          << (e.rank > dim ? "Use a smaller 'rank' (0 = dimensions) or method eigen" : "Method eigen keeps it");
       else
         w << ", which is far from positive semidefinite";
       ctx.warn(w.str());
@@ -637,12 +656,16 @@ class EmbedNode final : public Node {
           break;
         }
       }
+    // below −(rounding): an atom at the centroid gets −1.8e-15 from metric_matrix's sums (QA)
+    double dmax = 0.0;
+    for (std::size_t i = 0; i < n; ++i) dmax = std::max(dmax, std::abs(g(i, i)));
+    const double rounding = 4.0 * static_cast<double>(n) * eps * dmax;
     for (std::size_t i = 0; i < n; ++i)
-      if (g(i, i) < 0) {
+      if (g(i, i) < -rounding) {
         std::ostringstream w;
         w << "input 'metric' has G(" << i << ", " << i << ") = " << g(i, i)
-          << " Å² < 0 on its diagonal, where a metric matrix holds |x_i|² ≥ 0: it is not the metric matrix of "
-             "points (distgeom.metric_matrix makes one from distances)";
+          << " Å² < 0 on its diagonal, where the metric matrix of points holds |x_i|² ≥ 0: its distances do not "
+             "fit in Euclidean space (metrized distances can do that), or it is not a metric matrix";
         ctx.warn(w.str());
         break;
       }

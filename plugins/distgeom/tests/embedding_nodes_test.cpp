@@ -269,10 +269,20 @@ TEST(MetricMatrixNode, SquaredDistancesBeyondTheDoubleRangeAreAnError) {
   node->set_param("device", std::string("cpu"));
   RecordingContext ctx;
   const auto e = error_of(*node, ctx);
-  EXPECT_NE(e.find("distgeom.metric_matrix: G(0, 0) = "), std::string::npos) << e;
-  EXPECT_NE(e.find("the squared distances overflow double precision (the largest distance is 1e+160 Å"),
+  EXPECT_NE(e.find("distgeom.metric_matrix: the squared distances overflow double precision (the largest distance "
+                   "is 1e+160 Å"),
             std::string::npos)
       << e;
+  EXPECT_EQ(e.find("nan"), std::string::npos) << e;
+  // squares below the double range: a warning (the metric loses them)
+  auto tiny = make("distgeom.metric_matrix");
+  tiny->set_input("distances", Value::make(Matrix<double>(2, 2, {0, 1e-170, 1e-170, 0})));
+  tiny->set_param("device", std::string("cpu"));
+  RecordingContext tctx;
+  tiny->execute(tctx);
+  ASSERT_EQ(tctx.warnings().size(), 1u);
+  EXPECT_NE(tctx.warnings()[0].find("D(1, 0) = 1e-170 Å, whose square is below the double range"), std::string::npos)
+      << tctx.warnings()[0];
 }
 
 /// Five atoms with bounds 0 … 10 Å (the embedding reads only their number here).
@@ -322,6 +332,12 @@ TEST(EmbedNode, WarnsOnAMetricThatIsNotSymmetricOrHasANegativeDiagonal) {
   EXPECT_EQ(xa.span().size(), xe.span().size());
   for (std::size_t k = 0; k < xe.span().size(); ++k) EXPECT_EQ(xa.span()[k], xe.span()[k]) << k;
 
+  Matrix<double> round = g;  // an atom at the centroid: metric_matrix's sums can leave −1e-15
+  round(4, 4) = -1e-15;
+  RecordingContext rounding;
+  (void)run(round, rounding);
+  EXPECT_TRUE(rounding.warnings().empty()) << rounding.warnings().front();
+
   Matrix<double> neg = g;
   neg(4, 4) = -100;
   RecordingContext negative;
@@ -370,6 +386,24 @@ TEST(EmbedNode, WarnsWhenAnIndefiniteMetricBlowsTheEmbeddingUp) {
   plain->execute(ok);
   EXPECT_TRUE(ok.warnings().empty()) << ok.warnings().front();
   EXPECT_NEAR(std::get<double>(ok.records().at("span_ratio")), 1.0, 1e-12);
+}
+
+// QA: with pivot_fraction < 1 the "only k positive pivots" error blamed the distances alone
+TEST(EmbedNode, TooFewPivotsNamesPivotFraction) {
+  Matrix<double> g(5, 5, 0.0);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) g(i, j) = (i - 2.0) * (j - 2.0);  // points on a line: rank 1
+  auto node = make("distgeom.embed");
+  node->set_input("metric", Value::make(g));
+  node->set_input("bounds", Value::of<DistanceBounds>(five_atoms()));
+  node->set_param("dimensions", std::int64_t{3});
+  node->set_param("pivot_fraction", 0.5);
+  node->set_param("device", std::string("cpu"));
+  RecordingContext ctx;
+  const auto e = error_of(*node, ctx);
+  EXPECT_NE(e.find("only 1 positive pivots (need 3)"), std::string::npos) << e;
+  EXPECT_NE(e.find("among the 5 atoms that parameter 'pivot_fraction' = 0.5 allows as pivots"), std::string::npos)
+      << e;
 }
 
 TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {

@@ -739,6 +739,7 @@ Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixF
   Lines lines(text);
   std::string_view line;
   std::vector<std::string> header;
+  int header_line = 0;
   std::vector<double> values;
   std::size_t cols = 0, rows = 0;
   int first_line = 0;
@@ -764,6 +765,7 @@ Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixF
                                        "separated by " + sep + ": CSV fields are separated by commas");
         }
         header = fields;
+        header_line = ln;
         continue;
       }
       if (!all_number) {
@@ -802,6 +804,7 @@ Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixF
     info->symmetry = "general";
     info->stored = values.size();
     info->header = header;
+    info->header_line = header_line;
   }
   return Matrix<double>(rows, cols, std::move(values));
 }

@@ -54,18 +54,18 @@ class ReadMatrix final : public Node {
       if (!fi.header.empty()) what += ", header row of " + std::to_string(fi.header.size()) + " names";
       else if (fi.format == "csv") what += ", no header row (the first row is numbers)";
       ctx.info(what + ")");
-      // a header name that starts like a number is more likely a mistyped first data row (QA: a
-      // one-column "1.O" took the first row out of the matrix with only the info line above)
-      for (std::size_t k = 0; k < fi.header.size(); ++k) {
-        const char* s = fi.header[k].c_str();
+      // one column: a header name that starts like a number is more likely a mistyped first data
+      // row (QA: "1.O" took the first row out of the matrix with only the info line above). With
+      // more columns a mistyped value sits beside numbers, which is an error; and names such as
+      // 1H, 13C, 2theta are headers.
+      if (fi.header.size() == 1) {
+        const char* s = fi.header[0].c_str();
         char* end = nullptr;
         (void)std::strtod(s, &end);
-        if (end != s && std::any_of(s, static_cast<const char*>(end), [](char c) { return c >= '0' && c <= '9'; })) {
-          ctx.warn(file.filename().string() + ": the first row was read as a header row (its fields are not all "
-                   "numbers), but field " + std::to_string(k + 1) + " '" + fi.header[k] +
-                   "' starts like a number: if that row is data, fix it; it is not in the matrix");
-          break;
-        }
+        if (end != s && std::any_of(s, static_cast<const char*>(end), [](char c) { return c >= '0' && c <= '9'; }))
+          ctx.warn(file.filename().string() + ":" + std::to_string(fi.header_line) + ": the first row was read as "
+                   "a header row (it is not a number), but '" + fi.header[0] + "' starts like one: if that row is "
+                   "data, fix it; it is not in the matrix");
       }
       if (fi.duplicates > 0)
         ctx.warn(file.filename().string() + ": " + std::to_string(fi.duplicates) +

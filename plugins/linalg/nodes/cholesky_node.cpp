@@ -61,21 +61,22 @@ class CholeskyNode final : public Node {
   /// Parameter combinations wrong on every device, said before a workflow runs (QA: they passed
   /// `gemflow validate` and failed the run without a file position); execute() checks them too.
   static std::vector<ParamRule> pivoting_rules() {
-    return {
+    std::vector<ParamRule> r = fp32_products_rules();
+    for (auto& rule : std::vector<ParamRule>{
         {.param = "rank", .other = "pivoted", .other_value = true, .why = "the plain factorisation has no rank limit"},
         {.param = "tolerance", .other = "pivoted", .other_value = true,
          .why = "the plain factorisation has no tolerance"},
         {.param = "precision", .when = {std::string("fp32")}, .other = "pivoted", .other_value = true, .must = false,
          .why = "the pivoted factorisation runs in fp64 only"},
-        {.param = "fp32_products", .other = "pivoted", .other_value = true, .must = false,
-         .why = "the pivoted factorisation runs in fp64"},
         {.param = "algorithm",
          .when = {std::string("blocked"), std::string("recursive"), std::string("cusolver"), std::string("lookahead"),
                   std::string("tiled")},
          .other = "pivoted",
          .other_value = true,
          .must = false,
-         .why = "pivoted takes algorithm auto (dpstf2 steps on CUDA) or lapack"}};
+         .why = "pivoted takes algorithm auto (dpstf2 steps on CUDA) or lapack"}})
+      r.push_back(std::move(rule));
+    return r;
   }
 
   Input<Matrix<double>> matrix{this, "matrix", "Symmetric matrix, n×n (lower triangle read)"};

@@ -55,6 +55,17 @@ Choice<Products> fp32_products_param(Node* owner, std::string doc) {
                           {.doc = std::move(doc)});
 }
 
+std::vector<ParamRule> fp32_products_rules() {
+  return {{.param = "fp32_products", .other = "precision", .other_value = std::string("fp64"), .must = false,
+           .why = "the products are those of an fp32 factorisation: precision fp32 or mixed"},
+          {.param = "fp32_products",
+           .when = {std::string("3xTF32"), std::string("1xTF32"), std::string("3xFP16"), std::string("1xFP16")},
+           .other = "algorithm",
+           .other_value = std::string("lapack"),
+           .must = false,
+           .why = "they run on the CUDA tensor cores; LAPACK's spotrf on the CPU is exact fp32"}};
+}
+
 Fp32Products resolve_products(NodeContext& ctx, Products products, CholAlgo requested, Placement& place,
                               SolvePrecision precision) {
   if (products == Products::Auto) return std::nullopt;

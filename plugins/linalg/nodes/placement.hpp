@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <gemflow/device.hpp>
 #include <gemflow/linalg/spd_solve.hpp>
@@ -57,6 +58,10 @@ Choice<Products> fp32_products_param(Node* owner, std::string doc);
 /// precision fp64, a tensor-core mode on the CPU, or an algorithm that cannot run the mode (TF32:
 /// lookahead or recursive; FP16: lookahead); with algorithm auto on CUDA a tensor-core mode
 /// takes the lookahead (logged). `requested`: the `algorithm` parameter as given.
+/// The rules of the `fp32_products` parameter (NodeInfo::rules): none but auto with precision
+/// fp64; the tensor-core products not with algorithm lapack (the CPU's spotrf is exact fp32).
+[[nodiscard]] std::vector<ParamRule> fp32_products_rules();
+
 [[nodiscard]] Fp32Products resolve_products(NodeContext& ctx, Products products, CholAlgo requested,
                                             Placement& place, SolvePrecision precision);
 

@@ -63,12 +63,20 @@ class SpdSolveNode final : public Node {
                    "Sources: LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; GMRES-IR: Carson & Higham, SIAM "
                    "J. Sci. Comput. 40 (2018) A817; Higham, Accuracy and Stability of Numerical Algorithms, 2002, "
                    "ch. 7 and 10.",
-            .rules = {{.param = "algorithm", .when = {std::string("blocked"), std::string("cusolver")},
-                       .other = "precision", .other_value = std::string("mixed"), .must = false,
-                       .why = "the mixed solve factors in fp32 with the lookahead, the recursive or the tiled "
-                              "algorithm on CUDA or with LAPACK on the CPU"}}};
+            .rules = rules()};
   }
   enum class Prec { Fp64, Fp32, Mixed };
+  static std::vector<ParamRule> rules() {
+    std::vector<ParamRule> r = fp32_products_rules();
+    r.push_back({.param = "algorithm",
+                 .when = {std::string("blocked"), std::string("cusolver")},
+                 .other = "precision",
+                 .other_value = std::string("mixed"),
+                 .must = false,
+                 .why = "the mixed solve factors in fp32 with the lookahead, the recursive or the tiled algorithm on "
+                        "CUDA or with LAPACK on the CPU"});
+    return r;
+  }
 
   Input<Matrix<double>> matrix{this, "matrix", "Symmetric positive definite matrix A, n×n"};
   Input<Matrix<double>> rhs{this, "rhs", "Right-hand sides B, n×k; absent: b = A·1 (known solution 1)",

@@ -117,7 +117,11 @@ TEST(CholeskyNode, ParameterCombinationsAreWorkflowErrorsWithTheirPosition) {
         Case{"{type: linalg.cholesky, params: {algorithm: tiled, pivoted: true}}",
              "error: node 'n', parameter 'algorithm': algorithm = tiled cannot be used with 'pivoted: true'"},
         Case{"{type: linalg.cholesky, params: {pivoted: true, fp32_products: 3xTF32}}",
-             "parameter 'fp32_products': fp32_products = 3xTF32 cannot be used with 'pivoted: true'"},
+             "parameter 'fp32_products': fp32_products = 3xTF32 cannot be used with 'precision: fp64'"},
+        Case{"{type: linalg.cholesky, params: {fp32_products: 1xFP16}}",
+             "parameter 'fp32_products': fp32_products = 1xFP16 cannot be used with 'precision: fp64'"},
+        Case{"{type: linalg.spd_solve, params: {precision: mixed, algorithm: lapack, fp32_products: 1xFP16}}",
+             "fp32_products = 1xFP16 cannot be used with 'algorithm: lapack' (they run on the CUDA tensor cores"},
         Case{"{type: linalg.spd_solve, params: {precision: mixed, algorithm: cusolver}}",
              "error: node 'n', parameter 'algorithm': algorithm = cusolver cannot be used with 'precision: "
              "mixed'"}}) {
@@ -127,7 +131,8 @@ TEST(CholeskyNode, ParameterCombinationsAreWorkflowErrorsWithTheirPosition) {
   }
   for (const char* ok : {"{type: linalg.cholesky, params: {rank: 3, pivoted: true, tolerance: 0.1}}",
                          "{type: linalg.cholesky, params: {precision: fp32, fp32_products: 3xTF32}}",
-                         "{type: linalg.spd_solve, params: {precision: mixed, algorithm: lookahead}}"})
+                         "{type: linalg.spd_solve, params: {precision: mixed, algorithm: lookahead}}",
+                         "{type: linalg.spd_solve, params: {precision: fp32, algorithm: lapack, fp32_products: exact}}"})
     EXPECT_TRUE(errors(ok).empty()) << ok << ": " << errors(ok).front();
 }
 

@@ -43,6 +43,7 @@ struct MatrixFileInfo {
   std::size_t stored = 0;  ///< entries stored in the file (mtx coordinate: the size line's NNZ)
   std::size_t duplicates = 0;         ///< mtx coordinate entries summed into an earlier one
   std::vector<std::string> header;    ///< csv: column names of a header row (empty when none)
+  int header_line = 0;                ///< csv: the header row's line (1-based; 0 when none)
 };
 
 /// Reads a Matrix Market file, "%%MatrixMarket matrix <format> <field> <symmetry>" (banner
