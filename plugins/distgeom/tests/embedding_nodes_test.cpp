@@ -472,6 +472,47 @@ std::shared_ptr<const Structure> separate_chain(const Chain& c, std::int64_t see
   return r->output("structure").as<Structure>();
 }
 
+// A refined structure that still violates its bounds by more than 0.5 Å says so (QA: a kept
+// trial with 24,360 upper violations, no word); a converged one does not.
+TEST(RefineNode, WarnsWhenTheStructureStillViolatesItsBounds) {
+  const auto c = bounds_chain();
+  for (const std::int64_t iterations : {std::int64_t{1}, std::int64_t{5000}}) {
+    RecordingContext ctx;
+    auto m = make("distgeom.metrize");
+    m->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
+    m->set_param("seed", std::int64_t{3});
+    m->execute(ctx);
+    auto g = make("distgeom.metric_matrix");
+    g->set_input("distances", m->output("distances"));
+    g->execute(ctx);
+    auto e = make("distgeom.embed");
+    e->set_input("metric", g->output("metric"));
+    e->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
+    e->set_param("pivot_fraction", 0.25);
+    e->execute(ctx);
+    auto r = make("distgeom.refine");
+    r->set_input("coordinates", e->output("coordinates"));
+    r->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+    r->set_input("structure", Value::make(peptide()));
+    r->set_param("max_iterations", iterations);
+    RecordingContext rctx;
+    r->execute(rctx);
+    const auto& t = *r->output("report").as<Table>();
+    std::int64_t violations = 0;
+    for (const auto& row : t.rows) {
+      const auto& name = std::get<std::string>(row[0]);
+      if (name == "upper_violations_gt_0_5A" || name == "lower_violations_gt_0_5A")
+        violations += std::get<std::int64_t>(row[1]);
+    }
+    bool warned = false;
+    for (const auto& w : rctx.warnings())
+      warned = warned || w.find("the refined structure still violates") != std::string::npos;
+    EXPECT_EQ(warned, violations > 0) << iterations << " iterations, " << violations << " violations";
+    if (iterations == 1) EXPECT_GT(violations, 0);
+    if (iterations == 5000) EXPECT_EQ(violations, 0);
+  }
+}
+
 std::unique_ptr<Node> trials_node(const Chain& c, std::int64_t trials, std::int64_t threads, std::int64_t iterations) {
   auto node = make("distgeom.embed_and_refine");
   node->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
