@@ -447,8 +447,9 @@ TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {
   }
 }
 
-// The separate chain metrize -> metric_matrix -> embed -> refine for one seed.
-std::shared_ptr<const Structure> separate_chain(const Chain& c, std::int64_t seed, std::int64_t iterations) {
+// The separate chain metrize -> metric_matrix -> embed -> refine for one seed: the refine node
+// after its run (in rctx).
+std::unique_ptr<Node> refined_chain(const Chain& c, std::int64_t seed, std::int64_t iterations, RecordingContext& rctx) {
   RecordingContext ctx;
   auto m = make("distgeom.metrize");
   m->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
@@ -468,8 +469,12 @@ std::shared_ptr<const Structure> separate_chain(const Chain& c, std::int64_t see
   r->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
   r->set_input("structure", Value::make(peptide()));
   r->set_param("max_iterations", iterations);
-  r->execute(ctx);
-  return r->output("structure").as<Structure>();
+  r->execute(rctx);
+  return r;
+}
+std::shared_ptr<const Structure> separate_chain(const Chain& c, std::int64_t seed, std::int64_t iterations) {
+  RecordingContext ctx;
+  return refined_chain(c, seed, iterations, ctx)->output("structure").as<Structure>();
 }
 
 // A refined structure that still violates its bounds by more than 0.5 Å says so (QA: a kept
@@ -477,26 +482,8 @@ std::shared_ptr<const Structure> separate_chain(const Chain& c, std::int64_t see
 TEST(RefineNode, WarnsWhenTheStructureStillViolatesItsBounds) {
   const auto c = bounds_chain();
   for (const std::int64_t iterations : {std::int64_t{1}, std::int64_t{5000}}) {
-    RecordingContext ctx;
-    auto m = make("distgeom.metrize");
-    m->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
-    m->set_param("seed", std::int64_t{3});
-    m->execute(ctx);
-    auto g = make("distgeom.metric_matrix");
-    g->set_input("distances", m->output("distances"));
-    g->execute(ctx);
-    auto e = make("distgeom.embed");
-    e->set_input("metric", g->output("metric"));
-    e->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));
-    e->set_param("pivot_fraction", 0.25);
-    e->execute(ctx);
-    auto r = make("distgeom.refine");
-    r->set_input("coordinates", e->output("coordinates"));
-    r->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
-    r->set_input("structure", Value::make(peptide()));
-    r->set_param("max_iterations", iterations);
     RecordingContext rctx;
-    r->execute(rctx);
+    const auto r = refined_chain(c, 3, iterations, rctx);
     const auto& t = *r->output("report").as<Table>();
     std::int64_t violations = 0;
     for (const auto& row : t.rows) {
