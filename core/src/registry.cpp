@@ -68,7 +68,8 @@ void Registry::add_node(NodeEntry e) {
                               p ? rule.other : rule.param));
     for (const auto& v : rule.when)
       if (auto why = p->check(v))
-        throw Error(fmt::format("node '{}': a rule on parameter '{}' names an invalid value: {}", id, rule.param, *why));
+        throw Error(
+            fmt::format("node '{}': a rule on parameter '{}' names an invalid value: {}", id, rule.param, *why));
     if (auto why = o->check(rule.other_value))
       throw Error(fmt::format("node '{}': a rule on parameter '{}' names an invalid value: {}", id, rule.other, *why));
   }

@@ -367,7 +367,8 @@ TEST_F(Cli, ParameterRulesAreCheckedAfterTheOverrides) {
   auto mended = gemflow({"validate", bad.string(), "--set", "r.pivoted=true"});
   EXPECT_EQ(mended.code, 0) << mended.err;
   EXPECT_EQ(mended.err.find("needs"), std::string::npos) << mended.err;
-  const auto good = write("ok.yaml", "gemflow: 1\nnodes:\n  r:\n    type: test.rules\n    params: {pivoted: true, rank: 2}\n");
+  const auto good =
+      write("ok.yaml", "gemflow: 1\nnodes:\n  r:\n    type: test.rules\n    params: {pivoted: true, rank: 2}\n");
   auto broken = gemflow({"validate", good.string(), "--set", "r.pivoted=false"});
   EXPECT_EQ(broken.code, 2) << broken.err;
   EXPECT_CONTAINS(broken.err, "--set r.pivoted=false: error: node 'r', parameter 'pivoted': rank = 2 needs 'pivoted: "

@@ -100,7 +100,9 @@ class Ruled final : public Node {
 };
 class BadRule final : public Node {
  public:
-  static NodeInfo info() { return {.id = "reg.bad_rule", .rules = {{.param = "x", .other = "y", .other_value = true}}}; }
+  static NodeInfo info() {
+    return {.id = "reg.bad_rule", .rules = {{.param = "x", .other = "y", .other_value = true}}};
+  }
   Param<double> x{this, "x", 0.0};
   void execute(NodeContext&) override {}
 };
@@ -149,7 +151,8 @@ TEST(Registry, BrokenRulesAreWorkflowErrorsAtTheParameter) {
   Registry r;
   r.add_node<Ruled>("x.so");
   const auto errors = [&](const std::string& params) {
-    const auto res = parse_workflow("gemflow: 1\nnodes:\n  a:\n    type: reg.ruled\n    params:\n" + params, "w.yaml", r);
+    const auto res =
+        parse_workflow("gemflow: 1\nnodes:\n  a:\n    type: reg.ruled\n    params:\n" + params, "w.yaml", r);
     std::vector<std::string> e;
     for (const auto& d : res.diagnostics)
       if (d.severity == Diagnostic::Severity::Error) e.push_back(d.str());

@@ -59,8 +59,9 @@ struct ParamSpec {
 
 /// A rule between two parameters of one node type, which the one validation path checks on the
 /// values a workflow sets (defaults for the rest): workflow validation (`gemflow validate`,
-/// `gemflow run` before anything runs, Studio's problems list), with the file position of the
-/// first of the two that the workflow sets. When `param` takes one of the values in `when` (empty:
+/// `gemflow run` before anything runs, Studio's problems list), at the `--set` that took part, else
+/// at the first of the two that the file sets; with `--set`, on the values after the overrides.
+/// When `param` takes one of the values in `when` (empty:
 /// any value other than its default), `other` must equal `other_value` (must = true) or must not
 /// (must = false). `why` ends the message. Example, linalg.cholesky: a `rank` other than 0 needs
 /// `pivoted: true`.

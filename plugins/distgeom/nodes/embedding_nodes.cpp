@@ -698,7 +698,10 @@ class EmbedNode final : public Node {
       for (std::size_t j = 0; j < i; ++j) {
         din = std::max(din, g(i, i) + g(j, j) - 2.0 * g(i, j));
         double s = 0.0;
-        for (std::size_t c = 0; c < dim; ++c) s += (x[i * dim + c] - x[j * dim + c]) * (x[i * dim + c] - x[j * dim + c]);
+        for (std::size_t c = 0; c < dim; ++c) {
+          const double dc = x[i * dim + c] - x[j * dim + c];
+          s += dc * dc;
+        }
         dout = std::max(dout, s);
       }
     return din > 0 ? std::sqrt(dout / din) : 1.0;

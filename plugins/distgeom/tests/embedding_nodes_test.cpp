@@ -210,7 +210,8 @@ TEST(DistgeomNodeSpecs, LimitsAndChoicesAreValidatedByTheSpec) {
 TEST(DistgeomNodeSpecs, CholeskyOnlyParametersWithEigenAreWorkflowErrors) {
   for (const std::string id : {"distgeom.embed", "distgeom.embed_and_refine"}) {
     const auto res = parse_workflow("gemflow: 1\nnodes:\n  e:\n    type: " + id +
-                                        "\n    params:\n      method: eigen\n      rank: 8\n      pivot_fraction: 0.25\n",
+                                        "\n    params:\n      method: eigen\n      rank: 8\n"
+                                        "      pivot_fraction: 0.25\n",
                                     "w.yaml", registry());
     std::vector<std::string> e;
     for (const auto& d : res.diagnostics)
@@ -220,7 +221,8 @@ TEST(DistgeomNodeSpecs, CholeskyOnlyParametersWithEigenAreWorkflowErrors) {
     EXPECT_NE(e[0].find("w.yaml:7:13: error: node 'e', parameter 'rank': rank = 8 cannot be used with 'method: eigen'"),
               std::string::npos)
         << e[0];
-    EXPECT_NE(e[1].find("w.yaml:8:23: error: node 'e', parameter 'pivot_fraction': pivot_fraction = 0.25 cannot be used with"),
+    EXPECT_NE(e[1].find("w.yaml:8:23: error: node 'e', parameter 'pivot_fraction': pivot_fraction = 0.25 cannot be "
+                        "used with"),
               std::string::npos)
         << e[1];
   }
@@ -449,7 +451,8 @@ TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {
 
 // The separate chain metrize -> metric_matrix -> embed -> refine for one seed: the refine node
 // after its run (in rctx).
-std::unique_ptr<Node> refined_chain(const Chain& c, std::int64_t seed, std::int64_t iterations, RecordingContext& rctx) {
+std::unique_ptr<Node> refined_chain(const Chain& c, std::int64_t seed, std::int64_t iterations,
+                                    RecordingContext& rctx) {
   RecordingContext ctx;
   auto m = make("distgeom.metrize");
   m->set_input("bounds", Value::of<DistanceBounds>(c.smoothed));

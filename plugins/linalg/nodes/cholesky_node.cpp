@@ -206,7 +206,8 @@ class CholeskyNode final : public Node {
       // its largest one (the next pivot) is 0. Rounding: the tolerance, at least n·ε·max|a_ii|.
       double amax = 0.0;
       for (std::size_t i = 0; i < n; ++i) amax = std::max(amax, std::abs(a(i, i)));
-      const double rounding = std::max(r.tolerance, static_cast<double>(n) * std::numeric_limits<double>::epsilon() * amax);
+      const double rounding =
+          std::max(r.tolerance, static_cast<double>(n) * std::numeric_limits<double>::epsilon() * amax);
       std::size_t worst = n;
       double dmin = std::numeric_limits<double>::infinity();
       for (std::size_t i = r.rank; i < n; ++i) {

@@ -107,7 +107,8 @@ TEST(CholeskyNode, ParameterCombinationsAreWorkflowErrorsWithTheirPosition) {
   };
   for (const Case& c :
        {Case{"{type: linalg.cholesky, params: {device: cpu, rank: 3}}",
-             "w.yaml:3:58: error: node 'n', parameter 'rank': rank = 3 needs 'pivoted: true' (the plain factorisation has "
+             "w.yaml:3:58: error: node 'n', parameter 'rank': rank = 3 needs 'pivoted: true' (the plain factorisation "
+             "has "
              "no rank limit)"},
         Case{"{type: linalg.cholesky, params: {tolerance: 0.1}}",
              "error: node 'n', parameter 'tolerance': tolerance = 0.1 needs 'pivoted: true'"},
@@ -132,7 +133,8 @@ TEST(CholeskyNode, ParameterCombinationsAreWorkflowErrorsWithTheirPosition) {
   for (const char* ok : {"{type: linalg.cholesky, params: {rank: 3, pivoted: true, tolerance: 0.1}}",
                          "{type: linalg.cholesky, params: {precision: fp32, fp32_products: 3xTF32}}",
                          "{type: linalg.spd_solve, params: {precision: mixed, algorithm: lookahead}}",
-                         "{type: linalg.spd_solve, params: {precision: fp32, algorithm: lapack, fp32_products: exact}}"})
+                         "{type: linalg.spd_solve, params: {precision: fp32, algorithm: lapack, "
+                         "fp32_products: exact}}"})
     EXPECT_TRUE(errors(ok).empty()) << ok << ": " << errors(ok).front();
 }
 

@@ -309,8 +309,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
   const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n)));
   const std::size_t ce_b = align_up(sizeof(int) * nr);  // the demoted columns' exponents
-  const DeviceSpan buf{ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b,
-                                           what + " (n = " + std::to_string(n) + ")")};
+  const DeviceSpan buf{
+      ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b,
+                          what + " (n = " + std::to_string(n) + ")")};
   float* as = buf.as<float>();
   float* xs = buf.as<float>(as_b);
   double* r = buf.as<double>(as_b + xs_b);

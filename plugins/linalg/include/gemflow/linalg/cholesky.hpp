@@ -70,8 +70,9 @@ struct PivotedCholesky {
 /// lowest index on ties), used because the embedding needs only 3 or 4 columns of large n.
 /// `tolerance` < 0 selects LAPACK's default n · ε · max(diag A); pivots ≤ tolerance stop the
 /// factorisation, the first one too (dpstf2 tests its first pivot against 0 only: here, as on the
-/// GPU and with a rank limit, max(diag A) ≤ tolerance gives rank 0). A symmetric indefinite matrix is factored until its largest remaining
-/// diagonal is ≤ tolerance (the negative part is then reported through next_pivot).
+/// GPU and with a rank limit, max(diag A) ≤ tolerance gives rank 0). A symmetric indefinite
+/// matrix is factored until its largest remaining diagonal is ≤ tolerance (the negative part is
+/// then reported through next_pivot).
 /// Throws std::invalid_argument when a.size() != n*n; std::runtime_error on LAPACK errors.
 [[nodiscard]] PivotedCholesky pivoted_cholesky(std::span<double> a, std::size_t n,
                                                std::size_t max_rank = 0, double tolerance = -1.0);
