@@ -19,16 +19,28 @@ const PortSpec* NodeSpec::input(std::string_view name) const { return find_named
 const PortSpec* NodeSpec::output(std::string_view name) const { return find_named(outputs, name); }
 const ParamSpec* NodeSpec::param(std::string_view name) const { return find_named(params, name); }
 
+namespace {
+/// An integer given for a Float parameter (ParamSpec::check accepts it) as the double it means.
+ParamValue as_kind(const ParamSpec& p, const ParamValue& v) {
+  if (p.kind == ParamKind::Float)
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  return v;
+}
+}  // namespace
+
 std::vector<const ParamRule*> NodeSpec::broken_rules(
     const std::function<const ParamValue&(const std::string&)>& value_of) const {
   std::vector<const ParamRule*> r;
   for (const auto& rule : info.rules) {
     const ParamSpec* p = param(rule.param);
-    if (!p) continue;  // the registry refuses such rules
-    const ParamValue& v = value_of(rule.param);
-    const bool applies = rule.when.empty() ? v != p->default_value
-                                           : std::find(rule.when.begin(), rule.when.end(), v) != rule.when.end();
-    if (applies && (value_of(rule.other) == rule.other_value) != rule.must) r.push_back(&rule);
+    const ParamSpec* o = param(rule.other);
+    if (!p || !o) continue;  // the registry refuses such rules
+    const ParamValue v = as_kind(*p, value_of(rule.param));
+    const auto is = [&](const ParamValue& w) { return as_kind(*p, w) == v; };
+    const bool applies =
+        rule.when.empty() ? !is(p->default_value) : std::any_of(rule.when.begin(), rule.when.end(), is);
+    if (applies && (as_kind(*o, value_of(rule.other)) == as_kind(*o, rule.other_value)) != rule.must)
+      r.push_back(&rule);
   }
   return r;
 }

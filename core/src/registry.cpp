@@ -73,6 +73,13 @@ void Registry::add_node(NodeEntry e) {
     if (auto why = o->check(rule.other_value))
       throw Error(fmt::format("node '{}': a rule on parameter '{}' names an invalid value: {}", id, rule.other, *why));
   }
+  // the defaults must keep every rule, else every instance of the node would be an error
+  const auto default_of = [&](const std::string& name) -> const ParamValue& {
+    return e.spec.param(name)->default_value;
+  };
+  if (const auto broken = e.spec.broken_rules(default_of); !broken.empty())
+    throw Error(fmt::format("node '{}': its parameter defaults break its own rule: {}", id,
+                            rule_message(*broken.front(), default_of(broken.front()->param))));
   std::string key = id;
   nodes_.emplace(std::move(key), std::move(e));
 }

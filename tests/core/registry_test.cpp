@@ -106,6 +106,16 @@ class BadRule final : public Node {
   Param<double> x{this, "x", 0.0};
   void execute(NodeContext&) override {}
 };
+class DefaultsBreakRule final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "reg.defaults_break_rule",
+            .rules = {{.param = "b", .when = {std::int64_t{1}}, .other = "a", .other_value = true}}};
+  }
+  Param<bool> a{this, "a", false};
+  Param<int> b{this, "b", 1};
+  void execute(NodeContext&) override {}
+};
 class BadRuleValue final : public Node {
  public:
   static NodeInfo info() {
@@ -137,9 +147,18 @@ TEST(Registry, ParameterRulesAreCheckedAndMalformedOnesRefused) {
   EXPECT_EQ(spec.broken_rules(value_of)[0]->param, "method");
   v["method"] = std::string("exact");  // the rule holds for 'fast' only
   EXPECT_TRUE(spec.broken_rules(value_of).empty());
+  // an integer for a Float parameter (ParamSpec::check accepts it; a workflow built in code) is
+  // the double it means (review: 0 != 0.0 as variants)
+  v["method"] = std::string("fast");
+  v["tolerance"] = std::int64_t{0};
+  EXPECT_TRUE(spec.broken_rules(value_of).empty());
+  v["tolerance"] = std::int64_t{1};
+  EXPECT_EQ(spec.broken_rules(value_of).size(), 1u);
 
   EXPECT_THAT([&] { r.add_node<BadRule>("x.so"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("a parameter rule names 'y', which is not a parameter")));
+  EXPECT_THAT([&] { r.add_node<DefaultsBreakRule>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("its parameter defaults break its own rule: b = 1 needs 'a: true'")));
   EXPECT_THAT([&] { r.add_node<BadRuleValue>("x.so"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("a rule on parameter 'x' names an invalid value: 5")));
 }

@@ -598,8 +598,8 @@ class EmbedNode final : public Node {
       throw;
     } catch (const std::runtime_error& err) {
       std::string m = std::string("distgeom.embed: ") + err.what();
-      if (!pivots.empty() && m.find("positive pivots") != std::string::npos) {
-        const auto allowed = std::count(pivots.begin(), pivots.end(), static_cast<unsigned char>(1));
+      const auto allowed = std::count(pivots.begin(), pivots.end(), static_cast<unsigned char>(1));
+      if (!pivots.empty() && static_cast<std::size_t>(allowed) < n && m.find("positive pivots") != std::string::npos) {
         std::ostringstream h;
         h << " among the " << allowed << " atoms that parameter 'pivot_fraction' = " << pivot_fraction.value()
           << " allows as pivots; a larger pivot_fraction may find more";

@@ -54,15 +54,20 @@ class ReadMatrix final : public Node {
       if (!fi.header.empty()) what += ", header row of " + std::to_string(fi.header.size()) + " names";
       else if (fi.format == "csv") what += ", no header row (the first row is numbers)";
       ctx.info(what + ")");
-      // one column: a header name that starts like a number is more likely a mistyped first data
-      // row (QA: "1.O" took the first row out of the matrix with only the info line above). With
-      // more columns a mistyped value sits beside numbers, which is an error; and names such as
-      // 1H, 13C, 2theta are headers.
+      // one column: a header name that looks like a mistyped number is more likely the first data
+      // row (QA: "1.O" took the first row out of the matrix with only the info line above): a
+      // number with a decimal point or an exponent and then text, or digits and one letter that
+      // looks like a digit (1O, 2l). With more columns a mistyped value sits beside numbers, which
+      // is an error; names such as 1H, 13C, 2theta are headers.
       if (fi.header.size() == 1) {
-        const char* s = fi.header[0].c_str();
+        const std::string& f = fi.header[0];
         char* end = nullptr;
-        (void)std::strtod(s, &end);
-        if (end != s && std::any_of(s, static_cast<const char*>(end), [](char c) { return c >= '0' && c <= '9'; }))
+        (void)std::strtod(f.c_str(), &end);
+        const std::string number(f.c_str(), static_cast<const char*>(end)), rest(end);
+        const bool digits = std::any_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+        const bool point = number.find_first_of(".eE") != std::string::npos;
+        const bool lookalike = rest.size() == 1 && std::string("OoIl").find(rest[0]) != std::string::npos;
+        if (digits && (point || lookalike))
           ctx.warn(file.filename().string() + ":" + std::to_string(fi.header_line) + ": the first row was read as "
                    "a header row (it is not a number), but '" + fi.header[0] + "' starts like one: if that row is "
                    "data, fix it; it is not in the matrix");

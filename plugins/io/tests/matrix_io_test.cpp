@@ -594,6 +594,8 @@ TEST(MatrixNodes, ReadMatrixAndWriteTable) {
   };
   for (const HeaderCase& c : {HeaderCase{"1.O\n2\n3\n", 2, true}, HeaderCase{"energy\n2\n3\n", 2, false},
                               HeaderCase{"\n-2.5e3x\n1\n", 1, true}, HeaderCase{"1H,13C,15N\n1,2,3\n", 1, false},
+                              HeaderCase{"1H\n2\n", 1, false}, HeaderCase{"2theta\n2\n", 1, false},
+                              HeaderCase{"1O\n2\n", 1, true},
                               HeaderCase{"x2,b\n1,2\n", 1, false}}) {
     gemflow::testing::RecordingContext hctx;
     auto h = gemflow::testing::make_node(reg, "io.read_matrix");

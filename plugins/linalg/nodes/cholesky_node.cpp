@@ -103,8 +103,8 @@ class CholeskyNode final : public Node {
   Param<std::int64_t> rank{this, "rank", 0,
                            {.min = 0, .doc = "Pivoted only: stop after this many columns; 0 = full numerical rank"}};
   Param<double> tolerance{this, "tolerance", -1.0,
-                          {.doc = "Pivoted only: pivots ≤ tolerance stop the factorisation; negative = "
-                                  "LAPACK's default n·ε·max(diag A)"}};
+                          {.doc = "Pivoted only: pivots ≤ tolerance stop the factorisation; negative (the "
+                                  "default, -1) = LAPACK's default n·ε·max(diag A). Without pivoted: leave it at -1"}};
 
   void execute(NodeContext& ctx) override {
     const auto& a = *matrix;

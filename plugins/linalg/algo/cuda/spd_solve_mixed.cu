@@ -74,15 +74,19 @@ class DeviceBuffer {
   void* p_ = nullptr;
 };
 
-/// ce[j] = max_i (ilogb(r_ij) + e_i) over the finite nonzero entries of column j (S = diag(2^e);
+/// ce[j] = max_i (ilogb(r_ij) + e_i) − t over the finite nonzero entries of column j (S = diag(2^e);
 /// e = nullptr: S = I), 0 when there is none: the exponent of the column's largest entry of S·r,
-/// without forming S·r (it may pass the double range). One block of kColExpThreads per column.
-/// Nothing when skip ≠ nullptr and *skip ≠ 0.
+/// without forming S·r (it may pass the double range), less the target t = ⌊ilogb(*anorm)/2⌋
+/// (anorm = nullptr: t = 0). The demoted column then peaks near 2^t ≈ √‖A‖ (the FP16 modes' S·A·S
+/// has a unit diagonal: 1), so that L y = r stays near 1 and the correction near κ, whatever the
+/// scale of A. One block of kColExpThreads per column. Nothing when skip ≠ nullptr and *skip ≠ 0.
 constexpr int kColExpThreads = 1024;
 __global__ void __launch_bounds__(kColExpThreads) column_exponent_kernel(const double* r, std::int64_t ldr,
                                                                          std::int64_t n, std::int64_t nrhs,
-                                                                         const int* e, int* ce, const unsigned* skip) {
+                                                                         const int* e, const double* anorm, int* ce,
+                                                                         const unsigned* skip) {
   if (skip && *skip) return;
+  const int target = anorm && *anorm > 0 && isfinite(*anorm) ? ilogb(*anorm) / 2 : 0;
   __shared__ int warp_max[kColExpThreads / 32];
   for (std::int64_t j = blockIdx.x; j < nrhs; j += gridDim.x) {
     int m = INT_MIN;
@@ -96,16 +100,15 @@ __global__ void __launch_bounds__(kColExpThreads) column_exponent_kernel(const d
     if (threadIdx.x < 32) {
       m = warp_max[threadIdx.x];
       for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
-      if (threadIdx.x == 0) ce[j] = m == INT_MIN ? 0 : m;
+      if (threadIdx.x == 0) ce[j] = m == INT_MIN ? 0 : m - target;
     }
     __syncthreads();
   }
 }
 
-/// rs = fp32(2^−ce_j·S·r) (S = diag(2^e); e = nullptr: S = I; ce from column_exponent_kernel):
-/// every column's largest entry in [1, 2), so that neither a huge nor a tiny right-hand side or
-/// residual leaves fp32's range (the CPU solve scales the same way). Nothing when skip ≠ nullptr
-/// and *skip ≠ 0.
+/// rs = fp32(2^−ce_j·S·r) (S = diag(2^e); e = nullptr: S = I; ce from column_exponent_kernel),
+/// so that neither a huge nor a tiny right-hand side or residual leaves fp32's range. Nothing when
+/// skip ≠ nullptr and *skip ≠ 0.
 __global__ void demote_kernel(const double* r, std::int64_t ldr, std::int64_t n, std::int64_t nrhs, float* rs,
                               const int* e, const int* ce, const unsigned* skip) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -423,8 +426,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // xs = fp32(S·v scaled by a power of two per column), then the solve: the start of a
   // refinement step, for the correction of v (cexps keep the columns' scales for add_promoted)
   const auto demote = [&](const double* v, std::int64_t ldv, std::int64_t cols, const unsigned* gate) {
-    column_exponent_kernel<<<unsigned(std::min<std::int64_t>(cols, 65535)), kColExpThreads, 0, s>>>(v, ldv, n, cols,
-                                                                                                   exps, cexps, gate);
+    column_exponent_kernel<<<unsigned(std::min<std::int64_t>(cols, 65535)), kColExpThreads, 0, s>>>(
+        v, ldv, n, cols, exps, scaled ? nullptr : &sc->anorm, cexps, gate);
     GF_CUDA_CHECK_LAUNCH();
     demote_kernel<<<grid2(n, cols), 256, 0, s>>>(v, ldv, n, cols, xs, exps, cexps, gate);
     GF_CUDA_CHECK_LAUNCH();

@@ -357,8 +357,9 @@ class GpuCholesky {
   /// next step's solve before the host has read η, both skipped on the device when not wanted, so
   /// the stream holds no host round trip between steps; x is written only by steps that run.
   /// Each column that goes to the fp32 solve (of B, of a residual) is first scaled by a power of
-  /// two to a largest entry in [1, 2), exactly, and the correction scaled back, as in the CPU
-  /// solve: right-hand sides and residuals far outside fp32's range (1e-40, 1e300) refine in fp32.
+  /// two, exactly, to a largest entry near √‖A‖∞ (FP16 modes: near 1, their S·A·S has a unit
+  /// diagonal), and the correction scaled back: right-hand sides and residuals far outside fp32's
+  /// range (1e-40, 1e300), and A of 1e±33 with κ of 1e5, refine in fp32.
   MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
                                std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,
                                const MixedSolveOptions& options = {});
