@@ -1508,21 +1508,22 @@ ScaledSystem scaled_system(std::int64_t n, double scale, double shift = 0.5, std
 // Regression: an fp32 solve that overflows gave η = ∞, the next step turned x into NaN, and the
 // column maxima dropped NaN, so η = 0 reported a NaN x as converged. Now a non-finite iterate
 // stops the fp32 stage (after the escalation, by default) and the fp64 fallback solves it. The
-// right-hand side reaches the fp32 solve scaled to a largest entry of 1, so the solve overflows
-// only where ‖A⁻¹‖ does: A = 1e-36·diag(1e-3 … 1), b = 1, x up to 1e39 > FLT_MAX.
+// right-hand side reaches the fp32 solve scaled to a largest entry near √‖A‖∞, so the solve
+// overflows only where ‖A⁻¹‖·√‖A‖ passes fp32's range: A = diag(1e38 … 1e-30), b = 1, whose
+// scaled solution reaches 9e18 / 1e-30 (x itself up to 1e30).
 TEST_F(GpuCholeskyTest, MixedSolveOverflowingFp32SolveFallsBack) {
   gc::GpuCholesky chol(nullptr);
   const std::int64_t n = 300;
   std::vector<double> a(static_cast<std::size_t>(n * n), 0.0), b(static_cast<std::size_t>(n), 1.0), lx(b.size());
   for (std::int64_t i = 0; i < n; ++i) {
-    a[i + i * n] = 1e-36 * (1e-3 + (1.0 - 1e-3) * double(i) / double(n - 1));
+    a[i + i * n] = std::pow(10.0, 38.0 - 68.0 * double(i) / double(n - 1));
     lx[i] = 1.0 / a[i + i * n];
   }
   Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
   ad.put(a);
   bd.put(b);
-  const double lmax = lx[0];
-  ASSERT_GT(lmax, 1e39);  // beyond fp32
+  const double lmax = lx[n - 1];
+  ASSERT_GT(lmax, 1e29);
   for (auto mode : {Fp32Mode::tf32, Fp32Mode::tf32x3}) {
     const std::string ctx = mode == Fp32Mode::tf32 ? "1xTF32 (escalates)" : "3xTF32";
     gc::MixedSolveOptions o;
