@@ -5,6 +5,7 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -110,6 +111,37 @@ double nan_max(double a, double b) {
   return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
 }
 
+/// ω = max_c max_i |r_i| / (|A|·|x| + |b|)_i (normwise.hpp) of column-major b, x, r (k columns),
+/// A symmetric from the lower triangle of the row-major a; R = double, or long double where
+/// |A|·|x| would overflow double. NaN propagates; NaN also when some (|A|·|x| + |b|)_i is ∞.
+template <class R>
+R componentwise_of(std::span<const double> a, std::size_t n, const double* bcm, const double* xcm, const R* rcm,
+                   std::size_t k) {
+  std::vector<R> den(n);
+  R w = 0;
+  for (std::size_t c = 0; c < k; ++c) {
+    const double* x = xcm + c * n;
+    for (std::size_t i = 0; i < n; ++i) den[i] = std::fabs(static_cast<R>(bcm[i + c * n]));
+    for (std::size_t i = 0; i < n; ++i) {
+      const double* row = a.data() + i * n;
+      const R xi = std::fabs(static_cast<R>(x[i]));
+      R s = 0;
+      for (std::size_t j = 0; j < i; ++j) {
+        const R v = std::fabs(static_cast<R>(row[j]));
+        s += v * std::fabs(static_cast<R>(x[j]));
+        den[j] += v * xi;
+      }
+      den[i] += s + std::fabs(static_cast<R>(row[i])) * xi;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::isinf(den[i])) return std::numeric_limits<R>::quiet_NaN();  // |A|·|x| beyond R (or x not finite)
+      const R wi = detail::componentwise_ratio(std::fabs(rcm[i + c * n]), den[i]);
+      w = std::isnan(wi) || std::isnan(w) ? std::numeric_limits<R>::quiet_NaN() : std::max(w, wi);
+    }
+  }
+  return w;
+}
+
 }  // namespace
 
 void detail::require_finite_fp32_solution(std::span<const double> x) {
@@ -144,6 +176,14 @@ void add_column(ResidualNorms& r, R rn, R xn, R bn, R anorm) {
   r.backward_error = nan_max(r.backward_error, eta);
 }
 
+/// ω as a double, +∞ when x is not finite (no solution, as ρ and η).
+template <class R>
+double x_finite_or_inf(const std::vector<double>& x, R w) {
+  if (!std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); }))
+    return std::numeric_limits<double>::infinity();
+  return static_cast<double>(w);
+}
+
 /// residual_norms in long double (x87: range to 1e4932) for entries near the double range, where
 /// A·x or ‖A‖∞ overflow in double although A, b and x are finite.
 ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std::span<const double> b,
@@ -158,6 +198,10 @@ ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std:
     }
   const long double anorm = n ? *std::max_element(row.begin(), row.end()) : 0.0L;
   r.a_norm_inf = static_cast<double>(anorm);
+  std::vector<double> bc, xc;
+  to_col_major<double>(b, n, nrhs, bc);
+  to_col_major<double>(x, n, nrhs, xc);
+  std::vector<long double> rc(n * nrhs);
   for (std::size_t c = 0; c < nrhs; ++c) {
     std::fill(ax.begin(), ax.end(), 0.0L);
     for (std::size_t i = 0; i < n; ++i)
@@ -169,12 +213,15 @@ ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std:
     long double rn = 0.0L, xn = 0.0L, bn = 0.0L;
     for (std::size_t i = 0; i < n; ++i) {
       const long double ri = std::fabs(static_cast<long double>(b[i * nrhs + c]) - ax[i]);
+      rc[i + c * n] = ri;
       rn = std::isnan(ri) || std::isnan(rn) ? std::numeric_limits<long double>::quiet_NaN() : std::max(rn, ri);
       xn = std::max(xn, std::fabs(static_cast<long double>(x[i * nrhs + c])));
       bn = std::max(bn, std::fabs(static_cast<long double>(b[i * nrhs + c])));
     }
     add_column(r, rn, xn, bn, anorm);
   }
+  r.componentwise_backward_error = x_finite_or_inf(xc, componentwise_of<long double>(a, n, bc.data(), xc.data(),
+                                                                                      rc.data(), nrhs));
   return r;
 }
 
@@ -193,6 +240,13 @@ ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span
     // finite A, b and x with a non-finite residual: A·x overflowed in double
     overflow = overflow || (std::isfinite(xn) && std::isfinite(bn) && !std::isfinite(rn));
     add_column(r, rn, xn, bn, r.a_norm_inf);
+  }
+  if (!overflow) {
+    const double w = componentwise_of<double>(a, n, bc.data(), xc.data(), rc.data(), nrhs);
+    // finite b and x with |A|·|x| beyond double (w NaN from ∞/∞ or 0 from r/∞): in long double
+    overflow = std::isnan(w) && std::all_of(xc.begin(), xc.end(), [](double v) { return std::isfinite(v); }) &&
+               std::all_of(bc.begin(), bc.end(), [](double v) { return std::isfinite(v); });
+    r.componentwise_backward_error = x_finite_or_inf(xc, w);
   }
   // rare, O(n²·nrhs) in long double: only when double overflowed (QA: ‖A‖∞ = ∞ gave ρ = 0)
   return overflow ? residual_norms_wide(a, n, b, nrhs, x) : r;
@@ -262,6 +316,7 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
   // scaled by its largest entry to fit single precision (long double: S·r may exceed double)
   std::vector<float> f;
   auto fp32_solve = [&](const double* rhs, std::size_t k, double* out) {
+    if (k == 0) return;
     f.resize(n * k);
     std::vector<long double> scale(k, 1.0L);
     for (std::size_t c = 0; c < k; ++c) {
@@ -276,6 +331,34 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     for (std::size_t c = 0; c < k; ++c)
       for (std::size_t i = 0; i < n; ++i)
         out[i + c * n] = static_cast<double>(std::ldexp(static_cast<long double>(f[i + c * n]) * scale[c], ex[i]));
+  };
+  // The same by exponent bands (detail::kSolveBandBits wide) of each column of S·r, one fp32 solve
+  // per band, summed in fp64: entries more than fp32's range below the column's largest are
+  // not flushed to 0 (the componentwise steps)
+  std::vector<double> band_rhs, band_out;
+  auto fp32_solve_banded = [&](const double* rhs, std::size_t k, double* out) {
+    band_rhs.resize(n);
+    band_out.resize(n);
+    for (std::size_t c = 0; c < k; ++c) {
+      const double* rc_ = rhs + c * n;
+      std::vector<int> band(n, -1);
+      int emax = std::numeric_limits<int>::min();
+      for (std::size_t i = 0; i < n; ++i)
+        if (rc_[i] != 0.0 && std::isfinite(rc_[i])) emax = std::max(emax, std::ilogb(rc_[i]) + ex[i]);
+      std::uint64_t mask = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        if (rc_[i] != 0.0 && std::isfinite(rc_[i])) {
+          band[i] = std::min(63, (emax - (std::ilogb(rc_[i]) + ex[i])) / detail::kSolveBandBits);
+          mask |= std::uint64_t{1} << band[i];
+        }
+      std::fill(out + c * n, out + (c + 1) * n, 0.0);
+      for (int bd = 0; bd < 64; ++bd) {
+        if (!(mask >> bd & 1)) continue;
+        for (std::size_t i = 0; i < n; ++i) band_rhs[i] = band[i] == bd ? rc_[i] : 0.0;
+        fp32_solve(band_rhs.data(), 1, band_out.data());
+        for (std::size_t i = 0; i < n; ++i) out[i + c * n] += band_out[i];
+      }
+    }
   };
   // GMRES-IR step (gmres_ir.hpp): x_c += the FGMRES solution of A d = r_c for every column.
   const int m = static_cast<int>(std::min<std::size_t>(detail::kGmresIterations, n));
@@ -355,8 +438,34 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
       }
     }
     res.converged = eta <= res.tolerance;
+    if (res.converged) {
+      // ω of the converged x; above the threshold, banded steps while they lower it toward the
+      // tolerance (RefinementOptions::componentwise_threshold)
+      double omega = componentwise_of<double>(a, n, bc.data(), xc.data(), rc.data(), nrhs);
+      std::vector<double> kept;
+      const bool steps = omega > refinement.componentwise_threshold;
+      while (steps && omega > res.tolerance && res.iterations < refinement.max_iterations) {
+        kept = xc;
+        fp32_solve_banded(rc.data(), nrhs, d.data());
+        for (std::size_t i = 0; i < xc.size(); ++i) xc[i] += d[i];
+        const double eta2 = eta_of();
+        const double omega2 = componentwise_of<double>(a, n, bc.data(), xc.data(), rc.data(), nrhs);
+        if (!(eta2 <= res.tolerance) || !(omega2 < omega)) {
+          xc = kept;  // no gain: the converged x stays (rc is not used again)
+          break;
+        }
+        ++res.iterations;
+        ++res.componentwise_steps;
+        res.backward_error.push_back(eta2);
+        const bool halved = omega2 <= 0.5 * omega;
+        omega = omega2;
+        if (!halved) break;
+      }
+      res.componentwise_backward_error = omega;
+    }
   } else if (info32 == 0) {
     res.converged = true;  // nothing to solve
+    res.componentwise_backward_error = 0.0;
   }
   if (res.converged) {
     from_col_major(xc, n, nrhs, x);

@@ -254,6 +254,7 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   mo.tolerance = refinement.tolerance;
   mo.fallback_fp64 = refinement.fallback_fp64;
   mo.gmres = refinement.gmres;
+  mo.componentwise_threshold = refinement.componentwise_threshold;
   const auto n64 = static_cast<std::int64_t>(n), k64 = static_cast<std::int64_t>(nrhs);
   const cuda::MixedSolveResult m = chol.solve_mixed(da, n64, n64, db, n64, k64, dx, n64, mo);
   res.method = std::string("GPU GpuCholesky::solve_mixed (") + algo_name(algorithm) + " fp32 " +
@@ -280,6 +281,8 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   res.gmres_steps = m.gmres_steps;
   res.gmres_iterations = m.gmres_iterations;
   res.tolerance = m.tolerance;
+  res.componentwise_steps = m.componentwise_steps;
+  res.componentwise_backward_error = m.componentwise_backward_error;
   if (m.used_fp64_fallback) res.method += " (fell back to cuSOLVER fp64 potrf + potrs)";
   return res;
 }

@@ -520,8 +520,8 @@ double time_cusolver_solve(Cusolver& cs, cudaStream_t s, const double* a, double
 
 void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64_t min_n) {
   std::printf("\n## mixed-precision SPD solve, 1 rhs, kappa ~ 17 (vs cuSOLVER fp64 Dpotrf + Dpotrs on a copy)\n");
-  std::printf("%7s | %10s | %-18s | %10s | %6s | %5s | %9s | %s\n", "n", "fp64 ms", "factor", "mixed ms", "ratio", "iters",
-              "eta", "fallback");
+  std::printf("%7s | %10s | %-22s | %10s | %6s | %5s | %9s | %9s | %s\n", "n", "fp64 ms", "factor", "mixed ms", "ratio",
+              "iters", "eta", "omega", "fallback");
   Cusolver cs(s);
   for (std::int64_t n = std::max<std::int64_t>(2048, min_n); n <= max_n; n *= 2) {
     std::size_t freeb = 0, totalb = 0;
@@ -537,6 +537,7 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
       gc::CholeskyAlgo algo;
       gc::Fp32Mode mode;
       gc::PanelAlgo panel;
+      double componentwise_threshold = 0x1p-12;  // 0: ω to the tolerance always; 1: η alone (dsposv)
     };
     using A = gc::CholeskyAlgo;
     using M = gc::Fp32Mode;
@@ -548,18 +549,21 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
                              Variant{"la tiles 1xTF32", A::lookahead, M::tf32, P::tiles},
                              Variant{"la tiles 3xFP16", A::lookahead, M::fp16x3, P::tiles},
                              Variant{"la tiles 1xFP16", A::lookahead, M::fp16, P::tiles},
+                             Variant{"la tiles 1xFP16 omega to tol", A::lookahead, M::fp16, P::tiles, 0.0},
                              Variant{"tiled 1xFP16", A::tiled, M::fp16, P::automatic},
+                             Variant{"tiled 1xFP16 omega to tol", A::tiled, M::fp16, P::automatic, 0.0},
                              Variant{"rc 1xTF32", A::recursive, M::tf32, P::automatic}}) {
       if (!variant_selected(v.name)) continue;
       gc::MixedSolveOptions o;
       o.factor_algo = v.algo;
       o.factor_mode = v.mode;
       o.factor_panel = v.panel;
+      o.componentwise_threshold = v.componentwise_threshold;
       gc::MixedSolveResult r;
       const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.p, n, n, b.p, n, 1, x.p, n, o); }, s);
-      std::printf("%7lld | %10.2f | %-18s | %10.2f | %6.2f | %5d | %9.2e | %s\n", (long long)n, t0 * 1e3, v.name,
-                  t1 * 1e3, t0 / t1, r.iterations,
-                  r.backward_error.empty() ? -1.0 : r.backward_error.back(),
+      std::printf("%7lld | %10.2f | %-22s | %10.2f | %6.2f | %5d | %9.2e | %9.2e | %s\n", (long long)n, t0 * 1e3,
+                  v.name, t1 * 1e3, t0 / t1, r.iterations,
+                  r.backward_error.empty() ? -1.0 : r.backward_error.back(), r.componentwise_backward_error,
                   r.used_fp64_fallback ? "YES" : (r.escalated ? "escalated" : "no"));
     }
     std::fflush(stdout);

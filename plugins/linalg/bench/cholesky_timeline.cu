@@ -562,7 +562,9 @@ void passes_timeline(const std::vector<long long>& sizes) {
     ck(cudaMalloc(&x, sizeof(double) * n), "cudaMalloc");
     ck(cudaMalloc(&y, sizeof(double) * n), "cudaMalloc");
     ck(cudaMalloc(&b, sizeof(double) * n), "cudaMalloc");
-    ck(cudaMalloc(&work, sizeof(double) * d::symv_workspace_doubles(n)), "cudaMalloc");
+    ck(cudaMalloc(&work, sizeof(double) * d::symv_workspace_doubles(n, /*omega=*/true)), "cudaMalloc");
+    unsigned long long* maxes = nullptr;
+    ck(cudaMalloc(&maxes, 3 * sizeof(unsigned long long)), "cudaMalloc");
     ck(cudaMalloc(&rowpart, sizeof(double) * parts * n), "cudaMalloc");
     ck(cudaMalloc(&colpart, sizeof(double) * parts * n), "cudaMalloc");
     ck(cudaMalloc(&rowsum, sizeof(double) * n), "cudaMalloc");
@@ -588,12 +590,21 @@ void passes_timeline(const std::vector<long long>& sizes) {
           d::sum_parts_kernel<<<unsigned((n + d::kSumPartsK - 1) / d::kSumPartsK), d::kSumPartsK * d::kSumPartsSegs, 0,
                                 s>>>(rowpart, colpart, n, parts, rowsum);
         }), read_b * 1.5);  // fp64 read, fp32 written
+    row("SYMV + omega bound (residuals)", ms_of([&] {
+          ck(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s), "memset");
+          d::symv_lower(a, n, n, x, b, y, work, s, maxes, nullptr, d::SymvOmega::bound);
+        }), read_b);
+    row("SYMV + exact omega", ms_of([&] {
+          ck(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s), "memset");
+          d::symv_lower(a, n, n, x, b, y, work, s, maxes, nullptr, d::SymvOmega::exact);
+        }), read_b);
     row("SYMV (symv_lower)", ms_of([&] { d::symv_lower(a, n, n, x, b, y, work, s); }), read_b);
     {
       const auto nt = d::symv_tiles(n);
       row("  its pass 2 alone", ms_of([&] {
-            d::symv_sum_kernel<<<unsigned((n + d::kSymvSumK - 1) / d::kSymvSumK), d::kSymvSumK * d::kSymvSumSegs, 0,
-                                 s>>>(n, work, work + nt * n, b, y, x, nullptr, nullptr);
+            d::symv_sum_kernel<false><<<unsigned((n + d::kSymvSumK - 1) / d::kSymvSumK),
+                                        d::kSymvSumK * d::kSymvSumSegs, 0, s>>>(n, work, work + nt * n, nullptr,
+                                                                                nullptr, b, y, x, nullptr, nullptr);
           }), sizeof(double) * double(nt) * double(n));  // one partial per tile and entry
     }
     std::vector<double> y0(static_cast<std::size_t>(n)), y1(y0.size());
@@ -614,7 +625,8 @@ void passes_timeline(const std::vector<long long>& sizes) {
     std::printf("        SYMV against DSYMV: max |diff| / max |y| %.2e\n", dy / my);
     for (void* p : {static_cast<void*>(a), static_cast<void*>(as), static_cast<void*>(copy), static_cast<void*>(x),
                     static_cast<void*>(y), static_cast<void*>(b), static_cast<void*>(work), static_cast<void*>(rowpart),
-                    static_cast<void*>(colpart), static_cast<void*>(rowsum), static_cast<void*>(overflow)})
+                    static_cast<void*>(colpart), static_cast<void*>(rowsum), static_cast<void*>(overflow),
+                    static_cast<void*>(maxes)})
       (void)cudaFree(p);
   }
 }

@@ -39,11 +39,14 @@ class SpdSolveNode final : public Node {
                    "Outputs: solution, n×k Matrix<f64>; report, Table of one row: n, nrhs, rhs, algorithm, device, "
                    "precision, method, relative_residual ρ = max_c ‖b_c − A x_c‖∞ / (‖A‖∞ ‖x_c‖∞) (∞-norms; "
                    "the normwise backward error w.r.t. A, O(u) for a backward-stable solve whatever κ(A)), "
-                   "backward_error η = ‖r‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞) (Rigal–Gaches), forward_error ‖x − 1‖∞ "
+                   "backward_error η = ‖r‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞) (Rigal–Gaches), componentwise_backward_error "
+                   "ω = max_i |r_i| / (|A|·|x| + |b|)_i (Oettli–Prager; unchanged by scaling rows and columns of A, "
+                   "so ω ≈ 1e-16 means every component is as accurate as its own condition allows), "
+                   "forward_error ‖x − 1‖∞ "
                    "(NaN, i.e. null in JSON, when rhs is given; expect about κ(A)·ρ), norm (the norm of these "
                    "columns: 'inf-norm'), refinement (what the mixed "
                    "refinement did, 'none' otherwise), iterations, backward_error_history (mixed: η after the "
-                   "fp32 solve and after each step), seconds (the solve alone: factor, solves, refinement; on "
+                   "fp32 solve and after each step, those for ω included: componentwise_threshold), seconds (the solve alone: factor, solves, refinement; on "
                    "CUDA also the transfers and the stream/cuBLAS/cuSOLVER handle set-up, which dominate for small "
                    "n: benchmark the algorithms with linalg's bench, not with this column).\n"
                    "CPU: LAPACK dpotrf + dpotrs (fp64), spotrf + spotrs (fp32), spotrf of the equilibrated "
@@ -107,6 +110,14 @@ class SpdSolveNode final : public Node {
                             "only, as LAPACK dsposv)"}};
   Param<double> tolerance{this, "tolerance", -1.0,
                           {.doc = "mixed: stop when the backward error η ≤ tolerance; negative: √n·2⁻⁵³ (dsposv)"}};
+  Param<double> componentwise_threshold{
+      this, "componentwise_threshold", 0x1p-12,
+      {.min = 0.0,
+       .doc = "mixed: once η ≤ tolerance, when the componentwise backward error ω exceeds this, further steps "
+              "lower ω toward the tolerance (default 2⁻¹² ≈ 2.4e-4: the fp32 solves lost some component, e.g. "
+              "beyond fp32's range; small components of a badly scaled system may still be only fp32-accurate, "
+              "ω ≈ 1e-7; 0: always, every component as accurate as its own condition allows, at a step or two "
+              "more; 1: never, η alone as LAPACK dsposv)"}};
 
   void execute(NodeContext& ctx) override {
     const Matrix<double>& a = *matrix;
@@ -168,6 +179,7 @@ class SpdSolveNode final : public Node {
     ro.max_iterations = static_cast<int>(max_iterations.value());
     ro.tolerance = tolerance.value();
     ro.gmres = gmres.value();
+    ro.componentwise_threshold = componentwise_threshold.value();
 
     // Memory for the factor: fp64 8n², fp32 4n², mixed 4n² + the fp64 fallback's 8n², CUDA a host
     // staging copy of 8n² (spd_solve.cpp, spd_solve_cuda.cpp)
@@ -251,16 +263,20 @@ class SpdSolveNode final : public Node {
         if (r.gmres_steps > 0)
           refinement += " (" + std::to_string(r.gmres_steps) + " of them GMRES-IR, " +
                         std::to_string(r.gmres_iterations) + " FGMRES iterations)";
+        if (r.componentwise_steps > 0)
+          refinement += ", " + std::to_string(r.componentwise_steps) + " more for ω = " +
+                        sci(r.componentwise_backward_error);
         if (r.used_fp64_fallback) refinement += ": fp64 fallback";
       }
     }
     Table t;
     t.columns = {"n", "nrhs", "rhs", "algorithm", "device", "precision", "method", "relative_residual",
-                 "backward_error", "forward_error", "norm", "refinement", "iterations", "backward_error_history",
+                 "backward_error", "componentwise_backward_error", "forward_error", "norm", "refinement", "iterations", "backward_error_history",
                  "seconds"};
     t.rows.push_back({static_cast<std::int64_t>(n), static_cast<std::int64_t>(k),
                       std::string(known ? "A·1 (exact solution 1)" : "input"), algo_name(algo), dev.str(),
-                      precision_name(prec), r.method, norms.relative_residual, norms.backward_error, forward,
+                      precision_name(prec), r.method, norms.relative_residual, norms.backward_error,
+                      norms.componentwise_backward_error, forward,
                       std::string("inf-norm"), refinement, static_cast<std::int64_t>(r.iterations), history, seconds});
     ctx.info(r.method + " on " + dev.str() + ": n = " + std::to_string(n) + ", relative residual " +
              sci(norms.relative_residual) + (known ? ", forward error " + sci(forward) : std::string()) + ", " +
@@ -268,6 +284,7 @@ class SpdSolveNode final : public Node {
     if (r.used_fp64_fallback) ctx.warn("mixed precision fell back to fp64: " + refinement);
     ctx.record("algorithm", algo_name(algo));
     ctx.record("relative_residual", norms.relative_residual);
+    ctx.record("componentwise_backward_error", norms.componentwise_backward_error);
     ctx.record("iterations", static_cast<std::int64_t>(r.iterations));
     solution.set(std::move(x));
     report.set(std::move(t));

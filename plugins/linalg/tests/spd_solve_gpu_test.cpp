@@ -181,6 +181,118 @@ TEST(SpdSolveGpu, Fp32ProductModes) {
   }
 }
 
+// The componentwise steps on the GPU (spd_solve.cpp has the CPU's): systems whose right-hand side
+// (equilibrated, in the FP16 modes) spans more than fp32's range, where η alone stopped with a
+// component at 0, and a full matrix with row scales over many decades, where η alone left the
+// small components at fp32's accuracy; every fp32 mode, one right-hand side (our SYMV's ω) and two
+// (a SYMV pass per column). The other modes do not equilibrate: their A must fit fp32.
+TEST(SpdSolveGpu, MixedRefinesComponentwiseBeyondTheNormwiseStop) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";
+  using M = cuda::Fp32Mode;
+  struct Case {
+    std::string name;
+    std::size_t n;
+    std::vector<double> a, d;  // x* = (i + 1)^c / d_i for column c
+    double tol;                // max |x_i·d_i / (i + 1)^c − 1|
+    double threshold;          // componentwise_threshold (ω of η's stop: 1 for the diagonal ones)
+  };
+  const auto blocks = [](double scale) {
+    const std::size_t h = 6, n = 2 * h;
+    const auto c1 = random_spd(h, 11), c2 = random_spd(h, 12);
+    std::vector<double> a(n * n, 0.0);
+    for (std::size_t i = 0; i < h; ++i)
+      for (std::size_t j = 0; j < h; ++j) {
+        a[i * n + j] = scale * c1[i * h + j];
+        a[(h + i) * n + h + j] = c2[i * h + j] / scale;
+      }
+    return a;
+  };
+  const auto dcd = [](std::size_t n, double decades, std::vector<double>& d) {
+    const auto c = random_spd(n, 5);
+    std::vector<double> a(n * n);
+    d.resize(n);
+    for (std::size_t i = 0; i < n; ++i)
+      d[i] = std::pow(10.0, decades * (static_cast<double>(i) / (n - 1) - 0.5));
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) a[i * n + j] = d[i] * c[i * n + j] * d[j];
+    return a;
+  };
+  std::vector<double> d60, d18;
+  const std::vector<Case> equilibrated{
+      {"diag(1e200, 1e-200)", 2, {1e200, 0, 0, 1e-200}, {1, 1}, 4 * kU, 0x1p-12},
+      {"blocks 1e±150", 12, blocks(1e150), std::vector<double>(12, 1.0), 1e-13, 0x1p-12},
+      {"D·C·D over 60 decades", 40, dcd(40, 60.0, d60), d60, 1e-12, 0.0}};
+  // (blocks 1e±30 lose nothing there: A within fp32 needs no band)
+  const std::vector<Case> plain{
+      {"diag(1e30, 1e-30)", 2, {1e30, 0, 0, 1e-30}, {1, 1}, 4 * kU, 0x1p-12},
+      {"D·C·D over 18 decades", 40, dcd(40, 18.0, d18), d18, 1e-12, 0.0}};
+  for (M mode : {M::exact, M::tf32x3, M::tf32, M::fp16x3, M::fp16})
+    for (const auto& cs : cuda::is_fp16_mode(mode) ? equilibrated : plain) {
+      const std::size_t n = cs.n;
+      for (const std::size_t k : {std::size_t{1}, std::size_t{2}}) {
+        std::vector<double> b(n * k);
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t c = 0; c < k; ++c) {
+            long double s = 0;
+            for (std::size_t j = 0; j < n; ++j)
+              s += static_cast<long double>(cs.a[i * n + j]) * (std::pow(static_cast<double>(j + 1), c) / cs.d[j]);
+            b[i * k + c] = static_cast<double>(s);
+          }
+        const std::string ctx = cs.name + ", " + cuda::fp32_mode_name(mode) + ", nrhs " + std::to_string(k);
+        RefinementOptions ro;
+        ro.componentwise_threshold = cs.threshold;
+        std::vector<double> x(n * k);
+        const auto r = spd_solve_cuda(cs.a, n, b, k, x, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0, ro, mode);
+        ASSERT_EQ(r.info, 0) << ctx;
+        EXPECT_TRUE(r.converged) << ctx;
+        EXPECT_FALSE(r.used_fp64_fallback) << ctx;
+        EXPECT_GE(r.componentwise_steps, 1) << ctx;
+        EXPECT_LE(r.componentwise_backward_error, r.tolerance) << ctx;
+        EXPECT_LE(residual_norms(cs.a, n, b, k, x).componentwise_backward_error, r.tolerance) << ctx;
+        ASSERT_EQ(r.backward_error.size(), static_cast<std::size_t>(r.iterations) + 1) << ctx;
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t c = 0; c < k; ++c)
+            EXPECT_NEAR(x[i * k + c] * cs.d[i] / std::pow(static_cast<double>(i + 1), c), 1.0, cs.tol)
+                << ctx << ", x(" << i << ", " << c << ")";
+        RefinementOptions normwise_only;
+        normwise_only.componentwise_threshold = 1.0;
+        const auto rn =
+            spd_solve_cuda(cs.a, n, b, k, x, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0, normwise_only, mode);
+        EXPECT_FALSE(rn.used_fp64_fallback) << ctx;
+        EXPECT_EQ(rn.componentwise_steps, 0) << ctx;
+        EXPECT_GT(residual_norms(cs.a, n, b, k, x).componentwise_backward_error, 1e3 * r.tolerance)
+            << ctx << ": η alone stops with some component wrong";
+      }
+    }
+}
+
+// A well-scaled system: with one right-hand side the SYMV's bound ω̂ ≥ ω stays within the default
+// threshold, so ω takes no pass of its own (NaN in the result) and no step is added; threshold 0
+// computes ω and refines it to the tolerance.
+TEST(SpdSolveGpu, MixedBoundsOmegaWithoutAPassOfItsOwn) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";
+  const std::size_t n = 500;
+  const auto a = random_spd(n, 23);
+  std::vector<double> b(n), x(n), xf(n);
+  std::mt19937_64 rng(24);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto& v : b) v = u(rng);
+  const auto r = spd_solve_cuda(a, n, b, 1, x, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0);
+  ASSERT_EQ(r.info, 0);
+  EXPECT_TRUE(r.converged);
+  EXPECT_EQ(r.componentwise_steps, 0);
+  EXPECT_TRUE(std::isnan(r.componentwise_backward_error));
+  EXPECT_LT(residual_norms(a, n, b, 1, x).componentwise_backward_error, 0x1p-12);
+  RefinementOptions full;
+  full.componentwise_threshold = 0.0;
+  const auto rf = spd_solve_cuda(a, n, b, 1, xf, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0, full);
+  ASSERT_EQ(rf.info, 0);
+  EXPECT_TRUE(rf.converged);
+  EXPECT_LE(rf.componentwise_backward_error, rf.tolerance);
+  EXPECT_LE(residual_norms(a, n, b, 1, xf).componentwise_backward_error, rf.tolerance);
+  EXPECT_EQ(rf.iterations, r.iterations + rf.componentwise_steps);
+}
+
 // The factor alone (the linalg.cholesky node's GPU path) against the CPU factor.
 TEST(CholeskyCuda, FactorsMatchTheCpuFactor) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";

@@ -301,13 +301,119 @@ TEST(SpdSolveCpu, MixedEquilibratesABadlyScaledMatrix) {
     for (std::size_t j = 0; j < n; ++j) s += static_cast<long double>(a[i * n + j]) * xt[j];
     b[i] = static_cast<double>(s);
   }
-  const auto r = spd_solve_cpu(a, n, b, 1, x, SolvePrecision::mixed);
+  RefinementOptions to_tolerance;
+  to_tolerance.componentwise_threshold = 0.0;
+  const auto r = spd_solve_cpu(a, n, b, 1, x, SolvePrecision::mixed, to_tolerance);
   ASSERT_EQ(r.info, 0);
   EXPECT_TRUE(r.converged);
   EXPECT_FALSE(r.used_fp64_fallback);
-  // every component to fp32's level (κ(C)·u32 ≈ 1e-6; the normwise η stops the refinement at
-  // once); without equilibration the components below 1e-38 of the largest were 0
-  for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(x[i] * d[i], 1.0, 1e-5) << i;
+  // every component to fp64's level: the normwise η stopped the refinement at once (then at
+  // fp32's level, κ(C)·u32 ≈ 1e-6), the componentwise ω goes on (ω ≤ tolerance, and the forward
+  // error of each component within cond(C)·n·ω); without equilibration the components below 1e-38
+  // of the largest were 0
+  EXPECT_GE(r.componentwise_steps, 1);
+  EXPECT_LE(r.componentwise_backward_error, r.tolerance);
+  for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(x[i] * d[i], 1.0, 1e-12) << i;
+  RefinementOptions normwise_only;
+  normwise_only.componentwise_threshold = 1.0;
+  std::vector<double> xn(n);
+  const auto rn = spd_solve_cpu(a, n, b, 1, xn, SolvePrecision::mixed, normwise_only);
+  EXPECT_EQ(rn.componentwise_steps, 0);
+  EXPECT_GT(rn.componentwise_backward_error, 1e-10);
+  double worst = 0;
+  for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(xn[i] * d[i] - 1.0));
+  EXPECT_GT(worst, 1e-9) << "η alone leaves the small components at fp32's accuracy";
+  EXPECT_LT(worst, 1e-5);
+}
+
+// QA: A = diag(1e200, 1e-200), b = A·1 gave x = (1, 0): S·b = (1e100, 1e-100) spans more than
+// fp32's range, its second entry flushed to 0 in the first solve, and η = 1e-200 / 2e200 = 0
+// stopped the refinement. The componentwise ω (= 1 there) goes on. The class: systems whose
+// equilibrated right-hand side spans more than fp32's range, here block-diagonal with blocks
+// 1e±150 apart, solved by every fp32 solve of the CPU.
+TEST(SpdSolveCpu, MixedRefinesComponentwiseBeyondTheNormwiseStop) {
+  {
+    const std::vector<double> a{1e200, 0, 0, 1e-200}, b{1e200, 1e-200};
+    std::vector<double> x(2);
+    const auto r = spd_solve_cpu(a, 2, b, 1, x, SolvePrecision::mixed);
+    ASSERT_EQ(r.info, 0);
+    EXPECT_TRUE(r.converged);
+    EXPECT_FALSE(r.used_fp64_fallback);
+    EXPECT_GE(r.componentwise_steps, 1);
+    EXPECT_LE(r.componentwise_backward_error, r.tolerance);
+    EXPECT_NEAR(x[0], 1.0, 4 * kU);
+    EXPECT_NEAR(x[1], 1.0, 4 * kU);
+  }
+  const std::size_t h = 6, n = 2 * h;
+  const auto c1 = spd_with_condition(h, 50.0, 11), c2 = spd_with_condition(h, 50.0, 12);
+  std::vector<double> a(n * n, 0.0), b(n * 2, 0.0);
+  for (std::size_t i = 0; i < h; ++i)
+    for (std::size_t j = 0; j < h; ++j) {
+      a[i * n + j] = 1e150 * c1[i * h + j];
+      a[(h + i) * n + h + j] = 1e-150 * c2[i * h + j];
+    }
+  for (std::size_t i = 0; i < n; ++i) {  // column 0: b = A·1; column 1: b = A·(i + 1)
+    long double s0 = 0, s1 = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      s0 += static_cast<long double>(a[i * n + j]);
+      s1 += static_cast<long double>(a[i * n + j]) * static_cast<long double>(j + 1);
+    }
+    b[i * 2] = static_cast<double>(s0);
+    b[i * 2 + 1] = static_cast<double>(s1);
+  }
+  std::vector<double> x(n * 2), x64(n * 2);
+  const auto r = spd_solve_cpu(a, n, b, 2, x, SolvePrecision::mixed);
+  ASSERT_EQ(r.info, 0);
+  EXPECT_TRUE(r.converged);
+  EXPECT_FALSE(r.used_fp64_fallback);
+  EXPECT_GE(r.componentwise_steps, 1);
+  EXPECT_LE(r.componentwise_backward_error, r.tolerance);
+  ASSERT_EQ(r.backward_error.size(), static_cast<std::size_t>(r.iterations) + 1);
+  ASSERT_EQ(spd_solve_cpu(a, n, b, 2, x64, SolvePrecision::fp64).info, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(x[i * 2], 1.0, 1e-13) << i;
+    EXPECT_NEAR(x[i * 2 + 1] / static_cast<double>(i + 1), 1.0, 1e-13) << i;
+    EXPECT_NEAR(x64[i * 2], 1.0, 1e-13) << i;  // fp64 is as good: the target
+  }
+  const auto norms = residual_norms(a, n, b, 2, x);
+  EXPECT_LE(norms.componentwise_backward_error, r.tolerance);
+  EXPECT_NEAR(norms.componentwise_backward_error, r.componentwise_backward_error,
+              1e-3 * r.componentwise_backward_error + 1e-300);
+}
+
+// η ≤ √n·u can leave ω 10–100× above the fp64 solve's (n = 300: ω = 3.9e-14 at κ = 17, where
+// fp64 gives 4.2e-16). With componentwise_threshold 0 the steps bring it to fp64's level, and cost
+// nothing when ω is there already; the default threshold (2⁻²⁴) adds no step to these.
+TEST(SpdSolveCpu, MixedReachesTheFp64SolvesComponentwiseBackwardError) {
+  const std::size_t n = 300;
+  double worst_default = 0;  // the largest ω / ω(fp64) with the default threshold
+  int steps = 0;
+  for (const double cond : {17.0, 1e3, 1e5, 1e6})
+    for (const unsigned seed : {21u, 5u, 9u}) {
+      const auto a = spd_with_condition(n, cond, seed);
+      const auto b = random_vec(n, seed + 1);
+      std::vector<double> x(n), x64(n), xn(n);
+      RefinementOptions to_tolerance;
+      to_tolerance.componentwise_threshold = 0.0;
+      const auto r = spd_solve_cpu(a, n, b, 1, x, SolvePrecision::mixed, to_tolerance);
+      ASSERT_EQ(r.info, 0) << cond;
+      EXPECT_TRUE(r.converged) << cond;
+      ASSERT_EQ(spd_solve_cpu(a, n, b, 1, x64, SolvePrecision::fp64).info, 0);
+      const double w64 = residual_norms(a, n, b, 1, x64).componentwise_backward_error;
+      const double w = residual_norms(a, n, b, 1, x).componentwise_backward_error;
+      EXPECT_EQ(w, r.componentwise_backward_error) << cond << ' ' << seed;
+      EXPECT_LE(w, r.tolerance) << cond << ' ' << seed;
+      EXPECT_LE(w, 4 * w64) << cond << ' ' << seed;
+      steps += r.componentwise_steps;
+      const auto rn = spd_solve_cpu(a, n, b, 1, xn, SolvePrecision::mixed);  // the default threshold
+      EXPECT_EQ(rn.componentwise_steps, 0);
+      EXPECT_EQ(rn.iterations, r.iterations - r.componentwise_steps) << cond << ' ' << seed;
+      worst_default =
+          std::max(worst_default, residual_norms(a, n, b, 1, xn).componentwise_backward_error / w64);
+    }
+  EXPECT_GT(worst_default, 10.0) << "the default stop leaves ω far above fp64's in some of these";
+  EXPECT_GE(steps, 1);
+  EXPECT_LE(steps, 12);  // at most one per system here
 }
 
 // QA: ‖A‖∞ beyond the double range made ρ = r/∞ = 0; A·x beyond it made ρ NaN. Both are
@@ -330,6 +436,12 @@ TEST(SpdSolveCpu, NormsNearTheDoubleRangeStayMeaningful) {
   EXPECT_NEAR(rd.relative_residual, 0.9, 1e-12);
   EXPECT_NEAR(rd.backward_error, 9e308L / (1e309L + 1e308L), 1e-12);
   EXPECT_TRUE(std::isinf(rd.residual_inf));
+  EXPECT_NEAR(rd.componentwise_backward_error, 9.0 / 11.0, 1e-12);  // 9e308 / (1e309 + 1e308)
+  // ‖A‖∞ and A·x finite, |A|·|x| = 2e308 beyond double: ω in long double, not r/∞ = 0
+  const std::vector<double> c = {1e300, -1e300, -1e300, 1e300}, xc = {1e8, 1e8}, bc = {1, 1};
+  const auto rc = residual_norms(c, 2, bc, 1, xc);
+  EXPECT_EQ(rc.residual_inf, 1.0);
+  EXPECT_NEAR(rc.componentwise_backward_error, 5e-309, 1e-312);  // 1 / (2e308 + 1), subnormal
 }
 
 // QA: with b = 1e308·1 and ‖A‖∞ = 5, ‖A‖∞·‖x‖∞ ≈ 2.2e308 overflowed, so η = r/∞ = 0: the mixed
@@ -375,6 +487,8 @@ TEST(SpdSolveCpu, NormsOfTheSymmetricLowerTriangle) {
   EXPECT_EQ(r.residual_inf, 0.5);
   EXPECT_DOUBLE_EQ(r.relative_residual, 0.5 / 8.5);
   EXPECT_DOUBLE_EQ(r.backward_error, 0.5 / (8.5 + 8.5));
+  // ω: row 1's |A|·|x| + |b| = 1 + 5 + 0.5 + 4; the other rows' r is 0
+  EXPECT_DOUBLE_EQ(r.componentwise_backward_error, 0.5 / 10.5);
 }
 
 // ---- node --------------------------------------------------------------------------------------
@@ -423,6 +537,24 @@ TEST(SpdSolveNode, GivenRhsMixedPrecisionReportsHistory) {
   const auto history = std::get<std::string>(cell(*t, "backward_error_history"));
   EXPECT_EQ(static_cast<std::int64_t>(std::count(history.begin(), history.end(), ' ')), iters);
   EXPECT_LT(std::get<double>(cell(*t, "relative_residual")), static_cast<double>(n) * kU);
+  EXPECT_LE(std::get<double>(cell(*t, "componentwise_backward_error")), std::sqrt(static_cast<double>(n)) * kU);
+}
+
+// The report's ω, and the refinement text when componentwise steps ran (diag(1e200, 1e-200): η
+// stops at x = (1, 0), ω = 1 then).
+TEST(SpdSolveNode, ReportsTheComponentwiseBackwardErrorAndItsSteps) {
+  auto node = make_solve_node();
+  node->set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1e200, 0, 0, 1e-200})));
+  node->set_param("device", std::string("cpu"));
+  node->set_param("precision", std::string("mixed"));
+  gemflow::testing::RecordingContext ctx;
+  node->execute(ctx);
+  const auto t = node->output("report").as<Table>();
+  EXPECT_LE(std::get<double>(cell(*t, "forward_error")), 4 * kU);
+  EXPECT_LE(std::get<double>(cell(*t, "componentwise_backward_error")), std::sqrt(2.0) * kU);
+  const auto refinement = std::get<std::string>(cell(*t, "refinement"));
+  EXPECT_NE(refinement.find("more for ω"), std::string::npos) << refinement;
+  EXPECT_LE(std::get<double>(ctx.records().at("componentwise_backward_error")), std::sqrt(2.0) * kU);
 }
 
 // QA: the symmetry test was entrywise only, so rounding noise next to a zero (1e-300 against 0)

@@ -80,11 +80,15 @@ class DeviceBuffer {
 /// (anorm = nullptr: t = 0). The demoted column then peaks near 2^t ≈ √‖A‖ (the FP16 modes' S·A·S
 /// has a unit diagonal: 1), so that L y = r stays near 1 and the correction near κ, whatever the
 /// scale of A. One block of kColExpThreads per column. Nothing when skip ≠ nullptr and *skip ≠ 0.
+/// cmax, masks ≠ nullptr (the componentwise steps' bands): cmax[j] = that largest exponent, and bit
+/// b of masks[j] set when some entry lies in band b = min(63, (cmax[j] − its exponent) /
+/// kSolveBandBits) (normwise.hpp).
 constexpr int kColExpThreads = 1024;
 __global__ void __launch_bounds__(kColExpThreads) column_exponent_kernel(const double* r, std::int64_t ldr,
                                                                          std::int64_t n, std::int64_t nrhs,
                                                                          const int* e, const double* anorm, int* ce,
-                                                                         const unsigned* skip) {
+                                                                         const unsigned* skip, int* cmax = nullptr,
+                                                                         unsigned long long* masks = nullptr) {
   if (skip && *skip) return;
   const int target = anorm && *anorm > 0 && isfinite(*anorm) ? ilogb(*anorm) / 2 : 0;
   __shared__ int warp_max[kColExpThreads / 32];
@@ -100,35 +104,70 @@ __global__ void __launch_bounds__(kColExpThreads) column_exponent_kernel(const d
     if (threadIdx.x < 32) {
       m = warp_max[threadIdx.x];
       for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
-      if (threadIdx.x == 0) ce[j] = m == INT_MIN ? 0 : m - target;
+      if (threadIdx.x == 0) {
+        ce[j] = m == INT_MIN ? 0 : m - target;
+        warp_max[0] = m;  // for the bands below
+      }
+    }
+    __syncthreads();
+    if (masks) {
+      __shared__ unsigned long long mask;
+      const int top = warp_max[0];
+      if (threadIdx.x == 0) mask = 0;
+      __syncthreads();
+      unsigned long long mine = 0;
+      for (std::int64_t i = threadIdx.x; i < n; i += kColExpThreads) {
+        const double v = r[i + j * ldr];
+        if (v != 0.0 && isfinite(v))
+          mine |= 1ull << min(63, (top - (ilogb(v) + (e ? e[i] : 0))) / ::gemflow::linalg::detail::kSolveBandBits);
+      }
+      if (mine) atomicOr(&mask, mine);
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        masks[j] = mask;
+        cmax[j] = top;
+      }
     }
     __syncthreads();
   }
 }
 
 /// rs = fp32(2^−ce_j·S·r) (S = diag(2^e); e = nullptr: S = I; ce from column_exponent_kernel),
-/// so that neither a huge nor a tiny right-hand side or residual leaves fp32's range. Nothing when
-/// skip ≠ nullptr and *skip ≠ 0.
+/// so that neither a huge nor a tiny right-hand side or residual leaves fp32's range. band ≥ 0
+/// (cmax from column_exponent_kernel): only the entries of that band (others 0). Scaled by 2^shift
+/// more (add_promoted_kernel takes the same shift). Nothing when skip ≠ nullptr and *skip ≠ 0.
 __global__ void demote_kernel(const double* r, std::int64_t ldr, std::int64_t n, std::int64_t nrhs, float* rs,
-                              const int* e, const int* ce, const unsigned* skip) {
+                              const int* e, const int* ce, const unsigned* skip, int band = -1,
+                              const int* cmax = nullptr, int shift = 0) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n || (skip && *skip)) return;
   const int ei = e ? e[i] : 0;
-  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y)
-    rs[i + j * n] = static_cast<float>(ldexp(r[i + j * ldr], ei - ce[j]));
+  constexpr int w = ::gemflow::linalg::detail::kSolveBandBits;
+  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) {
+    double v = r[i + j * ldr];
+    if (band >= 0 && v != 0.0 && isfinite(v) && min(63, (cmax[j] - (ilogb(v) + ei)) / w) != band) v = 0.0;
+    rs[i + j * n] = static_cast<float>(ldexp(v, ei - ce[j] + shift));
+  }
 }
 
 /// x += 2^ce_j·S·ds in fp64 (S, ce as in demote_kernel): A⁻¹ = S·(S·A·S)⁻¹·S; `set`: x = 2^ce_j·S·ds.
-/// Nothing when skip ≠ nullptr and *skip ≠ 0.
+/// Scaled back by 2^−shift more (demote_kernel's shift). Nothing when skip ≠ nullptr and *skip ≠ 0.
 __global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_t nrhs, double* x, std::int64_t ldx,
-                                    const int* e, const int* ce, bool set, const unsigned* skip) {
+                                    const int* e, const int* ce, bool set, const unsigned* skip, int shift = 0) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n || (skip && *skip)) return;
   const int ei = e ? e[i] : 0;
   for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) {
-    const double d = ldexp(static_cast<double>(ds[i + j * n]), ei + ce[j]);
+    const double d = ldexp(static_cast<double>(ds[i + j * n]), ei + ce[j] - shift);
     x[i + j * ldx] = set ? d : x[i + j * ldx] + d;
   }
+}
+
+/// *flag = 1 when some of the `count` floats at v is not finite (flag zeroed before).
+__global__ void nonfinite_kernel(const float* v, std::int64_t count, unsigned* flag) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    if (!isfinite(v[i])) *flag = 1;
 }
 
 /// The one-right-hand-side solve's device scalars, copied back to the host in one piece.
@@ -136,10 +175,14 @@ struct RefineScalars {
   int overflow;  ///< entries of S·A·S beyond fp32 (demote_norm_kernel)
   double anorm;                   ///< ‖A‖∞
   double bmax;                    ///< ‖b‖∞
-  unsigned long long rmax, xmax;  ///< ‖r‖∞ and ‖x‖∞ of the last residual, as the doubles' bits
+  /// ‖r‖∞, ‖x‖∞ and ω (componentwise backward error) of the last residual, as the doubles' bits
+  /// (symv_lower's maxes)
+  unsigned long long rmax, xmax, wmax;
   /// [0]: the first step, launched behind the factor, was skipped (the factor failed); [1]: the
   /// speculative next step was skipped
   unsigned skip[2];
+  unsigned band_nonfinite;  ///< a banded step's fp32 correction overflowed (nonfinite_kernel)
+  unsigned pad;
 };
 
 /// η = ‖r‖∞ / (‖A‖∞·‖x‖∞ + ‖b‖∞) for one column (solve_mixed's backward error; ∞ when x is not
@@ -310,10 +353,13 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
   const bool scaled = is_fp16_mode(options.factor_mode);
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
-  const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n)));
+  const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n, /*omega=*/true)));
+  const std::size_t w_b = align_up(sizeof(double) * nn);  // the residual of ω's own SYMV pass
   const std::size_t ce_b = align_up(sizeof(int) * nr);  // the demoted columns' exponents
+  // the componentwise steps' bands: each column's largest exponent and its bands' mask
+  const std::size_t band_b = align_up(sizeof(int) * nr) + align_up(sizeof(unsigned long long) * nr);
   const DeviceSpan buf{
-      ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b,
+      ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b + w_b + band_b,
                           what + " (n = " + std::to_string(n) + ")")};
   float* as = buf.as<float>();
   float* xs = buf.as<float>(as_b);
@@ -329,6 +375,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   int* exps = scaled ? buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b) : nullptr;
   double* symv_work = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b);
   int* cexps = buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b);
+  const std::size_t band_at = as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b;
+  double* wscratch = buf.as<double>(band_at);
+  int* cmax = buf.as<int>(band_at + w_b);
+  auto* band_masks = buf.as<unsigned long long>(band_at + w_b + align_up(sizeof(int) * nr));
   static_assert(sizeof(RefineScalars) <= 256 && sizeof(RefineScalars) % 8 == 0);
   auto* hsc = static_cast<RefineScalars*>(ctx.host_pinned(sizeof(RefineScalars) + sizeof(DeviceStatus)));
   auto* hst = reinterpret_cast<DeviceStatus*>(hsc + 1);  // the factor's status words
@@ -432,6 +482,42 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     demote_kernel<<<grid2(n, cols), 256, 0, s>>>(v, ldv, n, cols, xs, exps, cexps, gate);
     GF_CUDA_CHECK_LAUNCH();
   };
+  // x += the fp32 solve of A d = r by exponent bands of each column of S·r (kSolveBandBits), one
+  // solve per band present in some column, so that no entry flushes to 0 (the componentwise steps)
+  const auto banded_step = [&]() {
+    column_exponent_kernel<<<unsigned(std::min<std::int64_t>(nrhs, 65535)), kColExpThreads, 0, s>>>(
+        r, n, n, nrhs, exps, scaled ? nullptr : &sc->anorm, cexps, nullptr, cmax, band_masks);
+    GF_CUDA_CHECK_LAUNCH();
+    std::vector<unsigned long long> masks(nr);
+    GF_CUDA_TRY(cudaMemcpyAsync(masks.data(), band_masks, sizeof(unsigned long long) * nr, cudaMemcpyDeviceToHost, s));
+    GF_CUDA_TRY(cudaStreamSynchronize(s));
+    unsigned long long any = 0;
+    for (const auto m_ : masks) any |= m_;
+    const std::int64_t count = n * nrhs;
+    for (int band = 0; band < 64; ++band) {
+      if (!(any >> band & 1)) continue;
+      // each band peaks near 2^t (column_exponent_kernel); where its correction overflows fp32 (the
+      // modes without equilibration: A = diag(1e30, 1e-30), t = 49, gave 5e44), again 2^64 lower
+      for (int lower = 0; lower < 4; ++lower) {
+        const int shift = linalg::detail::kSolveBandBits * band - 64 * lower;
+        demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs, exps, cexps, nullptr, band, cmax, shift);
+        GF_CUDA_CHECK_LAUNCH();
+        fp32_solve(nrhs, nullptr);
+        GF_CUDA_TRY(cudaMemsetAsync(&sc->band_nonfinite, 0, sizeof(unsigned), s));
+        nonfinite_kernel<<<unsigned(std::clamp<std::int64_t>((count + 255) / 256, 1, 1024)), 256, 0, s>>>(
+            xs, count, &sc->band_nonfinite);
+        GF_CUDA_CHECK_LAUNCH();
+        GF_CUDA_TRY(cudaMemcpyAsync(&hsc->band_nonfinite, &sc->band_nonfinite, sizeof(unsigned),
+                                    cudaMemcpyDeviceToHost, s));
+        GF_CUDA_TRY(cudaStreamSynchronize(s));
+        if (hsc->band_nonfinite) continue;
+        add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps, cexps, /*set=*/false, nullptr,
+                                                          shift);
+        GF_CUDA_CHECK_LAUNCH();
+        break;
+      }
+    }
+  };
   const auto solve_step = [&](const double* v, std::int64_t ldv, const unsigned* gate) {
     demote(v, ldv, nrhs, gate);
     GF_CHOL_TRACE(s, "start of step", 0);
@@ -444,13 +530,16 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // back, and when `thresh` is not NaN the next step's solve (refine_gate_kernel) is launched
   // before the host waits, so that its kernels run while the host decides; spec_ran says whether
   // it ran. gate: the residual's own; after_first: this is the first step, launched behind the
-  // factor (its status words come back too).
-  bool spec_ran = false;
-  const auto residual_and_eta = [&](double thresh, const unsigned* gate, bool after_first) -> double {
+  // factor (its status words come back too). One right-hand side: the SYMV also gives ω's bound ω̂
+  // (symv_kernels.cuh), or ω itself with `exact` (wmax_exact).
+  bool spec_ran = false, wmax_exact = false;
+  const auto residual_and_eta = [&](double thresh, const unsigned* gate, bool after_first,
+                                    bool exact = false) -> double {
     spec_ran = false;
     if (fast) {
-      GF_CUDA_TRY(cudaMemsetAsync(&sc->rmax, 0, 2 * sizeof(unsigned long long), s));
-      symv_lower(a, lda, n, x, b, r, symv_work, s, &sc->rmax, gate);
+      GF_CUDA_TRY(cudaMemsetAsync(&sc->rmax, 0, 3 * sizeof(unsigned long long), s));
+      symv_lower(a, lda, n, x, b, r, symv_work, s, &sc->rmax, gate, exact ? SymvOmega::exact : SymvOmega::bound);
+      wmax_exact = exact;
       GF_CUDA_CHECK_LAUNCH();
       GF_CHOL_TRACE(s, "symv", 0);
       const bool spec = !std::isnan(thresh);
@@ -490,6 +579,21 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       eta = (e != e || e > eta) ? e : eta;
     }
     return eta;
+  };
+
+  // ω = max_j max_i |r_j|_i / (|A|·|x_j| + |b_j|)_i of the current x (normwise.hpp): from the last
+  // residual's SYMV when it was exact, else one SYMV pass per column (its r into scratch).
+  const auto omega_now = [&]() -> double {
+    if (!(fast && wmax_exact)) {
+      GF_CUDA_TRY(cudaMemsetAsync(&sc->rmax, 0, 3 * sizeof(unsigned long long), s));
+      for (std::int64_t c = 0; c < nrhs; ++c)
+        symv_lower(a, lda, n, x + c * ldx, b + c * ldb, wscratch, symv_work, s, &sc->rmax, nullptr,
+                   SymvOmega::exact);
+      GF_CUDA_CHECK_LAUNCH();
+      GF_CUDA_TRY(cudaMemcpyAsync(&hsc->wmax, &sc->wmax, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaStreamSynchronize(s));
+    }
+    return __builtin_bit_cast(double, hsc->wmax);
   };
 
   // M⁻¹ with the fp32 factor, one column: z = S·(S·A·S)⁻¹·S·v (xs's first column as scratch)
@@ -638,6 +742,37 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       }
       if (stalled) break;
       solved = spec_ran;  // a plain next step: its solve may already have run
+    }
+    // η converged: above MixedSolveOptions::componentwise_threshold, banded steps while they lower ω
+    // toward the tolerance, each undone when it does not. One right-hand side: ω itself only when
+    // its bound ω̂ from the last residual exceeds the threshold. (The last residual's gated next
+    // step, if queued, was skipped: η ≤ tol.)
+    const double bound = fast ? __builtin_bit_cast(double, hsc->wmax) : INFINITY;
+    if (res.converged && !(bound <= options.componentwise_threshold)) {
+      double omega = omega_now();
+      std::unique_ptr<DeviceBuffer> kept;
+      const bool steps = omega > options.componentwise_threshold;
+      while (steps && omega > res.tolerance && res.iterations < options.max_iterations) {
+        if (!kept) kept = std::make_unique<DeviceBuffer>(sizeof(double) * nn * nr, what + " componentwise steps");
+        double* xk = kept->as<double>();
+        GF_CUDA_TRY(cudaMemcpy2DAsync(xk, sizeof(double) * nn, x, sizeof(double) * ldx, sizeof(double) * nn, nr,
+                                      cudaMemcpyDeviceToDevice, s));
+        banded_step();
+        const double eta2 = residual_and_eta(NAN, nullptr, false, /*exact=*/true);
+        const double omega2 = omega_now();
+        if (!(eta2 <= res.tolerance) || !(omega2 < omega)) {  // no gain: the converged x stays
+          GF_CUDA_TRY(cudaMemcpy2DAsync(x, sizeof(double) * ldx, xk, sizeof(double) * nn, sizeof(double) * nn, nr,
+                                        cudaMemcpyDeviceToDevice, s));
+          break;
+        }
+        ++res.iterations;
+        ++res.componentwise_steps;
+        res.backward_error.push_back(eta2);
+        const bool halved = omega2 <= 0.5 * omega;
+        omega = omega2;
+        if (!halved) break;
+      }
+      res.componentwise_backward_error = omega;
     }
     // the last residual may have queued a next step's solve (gated off on the device when not
     // wanted): the stream is idle again when this returns, and the workspace may be freed

@@ -6,10 +6,16 @@
 // 4.2). It reads every stored tile once and is
 // deterministic (no atomics): pass 1, one CTA per 64×64 tile (I, J) of the lower triangle, writes
 // A_IJ·x_J into p (row J of partials) and, off the diagonal, A_IJᵀ·x_I into q (row I); pass 2
-// sums each y_k's partials in a fixed order. Workspace: symv_workspace_doubles(n).
+// sums each y_k's partials in a fixed order. Workspace: symv_workspace_doubles(n). For the
+// componentwise backward error ω = max_k |r_k| / (|A|·|x| + |b|)_k (normwise.hpp) of a residual,
+// SymvOmega::exact sums |A|·|x| in the same pass (partials pa, qa: 2·tiles·n more doubles moved,
+// +0.04 ms at n = 16384), SymvOmega::bound takes ω̂ = max_k |r_k| / max(|b_k|, |a_kk·x_k|) ≥ ω
+// from the diagonal alone (n loads).
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "../normwise.hpp"
 
 namespace gemflow::linalg::cuda::detail {
 
@@ -18,16 +24,22 @@ constexpr int kSymvLd = kSymvT + 1;  ///< shared row stride (conflict-free colum
 constexpr int kSymvThreads = 2 * kSymvT;
 
 constexpr std::int64_t symv_tiles(std::int64_t n) { return (n + kSymvT - 1) / kSymvT; }
-/// p and q: tiles × n doubles each.
-constexpr std::int64_t symv_workspace_doubles(std::int64_t n) { return 2 * symv_tiles(n) * n; }
+/// What symv_lower measures of ω besides y (maxes[2]).
+enum class SymvOmega { none, bound, exact };
+
+/// p and q: tiles × n doubles each; SymvOmega::exact also pa and qa.
+constexpr std::int64_t symv_workspace_doubles(std::int64_t n, bool exact_omega = false) {
+  return (exact_omega ? 4 : 2) * symv_tiles(n) * n;
+}
 
 /// Pass 1: one CTA per tile (I, J), J ≤ I, of the lower triangle (blockIdx.x = I·(I + 1)/2 + J);
 /// threads 0 … 63 form the row sums of the tile, 64 … 127 its column sums (A_IJᵀ·x_I), from shared
-/// memory. Each thread has its 32 loads of A in flight at once. Does nothing when skip ≠ nullptr
-/// and *skip ≠ 0.
+/// memory. Each thread has its 32 loads of A in flight at once. kAbs: the same sums of |A|·|x|
+/// into pa and qa. Does nothing when skip ≠ nullptr and *skip ≠ 0.
+template <bool kAbs>
 __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* a, std::int64_t lda, std::int64_t n,
-                                                                  const double* x, double* p, double* q,
-                                                                  const unsigned* skip) {
+                                                                  const double* x, double* p, double* q, double* pa,
+                                                                  double* qa, const unsigned* skip) {
   if (skip && *skip) return;
   const std::int64_t bt = blockIdx.x;
   std::int64_t I = static_cast<std::int64_t>((sqrt(8.0 * static_cast<double>(bt) + 1.0) - 1.0) * 0.5);
@@ -55,20 +67,38 @@ __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* 
   }
   __syncthreads();
   const int k = t % kSymvT;
-  double sum[4] = {};  // four independent chains, summed in a fixed order
+  double sum[4] = {}, asum[4] = {};  // four independent chains, summed in a fixed order
   if (t < kSymvT) {  // row k: Σ_c A(k, c)·x_J(c); on the diagonal tile the upper half is A(c, k)
     if (I != J) {
 #pragma unroll 16
-      for (int c = 0; c < kSymvT; ++c) sum[c % 4] += s[k * kSymvLd + c] * xj[c];
+      for (int c = 0; c < kSymvT; ++c) {
+        const double v = s[k * kSymvLd + c];
+        sum[c % 4] += v * xj[c];
+        if constexpr (kAbs) asum[c % 4] += fabs(v) * fabs(xj[c]);
+      }
     } else {
 #pragma unroll 16
-      for (int c = 0; c < kSymvT; ++c) sum[c % 4] += (c <= k ? s[k * kSymvLd + c] : s[c * kSymvLd + k]) * xj[c];
+      for (int c = 0; c < kSymvT; ++c) {
+        const double v = c <= k ? s[k * kSymvLd + c] : s[c * kSymvLd + k];
+        sum[c % 4] += v * xj[c];
+        if constexpr (kAbs) asum[c % 4] += fabs(v) * fabs(xj[c]);
+      }
     }
-    if (i0 + k < n) p[J * n + i0 + k] = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+    if (i0 + k < n) {
+      p[J * n + i0 + k] = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+      if constexpr (kAbs) pa[J * n + i0 + k] = (asum[0] + asum[1]) + (asum[2] + asum[3]);
+    }
   } else if (I != J) {  // column k: Σ_i A(i, k)·x_I(i)
 #pragma unroll 16
-    for (int i = 0; i < kSymvT; ++i) sum[i % 4] += s[i * kSymvLd + k] * xi[i];
-    if (j0 + k < n) q[I * n + j0 + k] = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+    for (int i = 0; i < kSymvT; ++i) {
+      const double v = s[i * kSymvLd + k];
+      sum[i % 4] += v * xi[i];
+      if constexpr (kAbs) asum[i % 4] += fabs(v) * fabs(xi[i]);
+    }
+    if (j0 + k < n) {
+      q[I * n + j0 + k] = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+      if constexpr (kAbs) qa[I * n + j0 + k] = (asum[0] + asum[1]) + (asum[2] + asum[3]);
+    }
   }
 }
 
@@ -81,60 +111,100 @@ constexpr int kSymvSumSegs = 8;  ///< pass 2: threads that share one entry's par
 /// the segments are added in a fixed order, so the result is deterministic. One thread per entry
 /// left half the GPU idle at n = 16k (64 CTAs): 0.047 ms of the SYMV's 0.40. maxes ≠ nullptr:
 /// maxes[0] = max(maxes[0], max_k |y_k|) and maxes[1] the same for x, as the bits of the doubles
-/// (colmax_kernel's ordering: NaN above +Inf). Does nothing when skip ≠ nullptr and *skip ≠ 0.
+/// (colmax_kernel's ordering: NaN above +Inf). kAbs (b and maxes given): maxes[2] the same for
+/// ω_k = |y_k| / (Σ partials of |A|·|x| + |b_k|); ∞ when that sum is ∞ (|A|·|x| beyond double, or
+/// x not finite: ω unknown, never 0). Otherwise, with diag ≠ nullptr (A, leading dimension lda;
+/// b and maxes given): maxes[2] for ω̂_k = |y_k| / max(|b_k|, |a_kk·x_k|) ≥ ω_k (∞ when x is not
+/// finite). Does nothing when skip ≠ nullptr and *skip ≠ 0.
+template <bool kAbs>
 __global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs) symv_sum_kernel(std::int64_t n, const double* p,
-                                                                          const double* q, const double* b,
+                                                                          const double* q, const double* pa,
+                                                                          const double* qa, const double* b,
                                                                           double* y, const double* x,
                                                                           unsigned long long* maxes,
-                                                                          const unsigned* skip) {
+                                                                          const unsigned* skip,
+                                                                          const double* diag = nullptr,
+                                                                          std::int64_t lda = 0) {
   if (skip && *skip) return;
   __shared__ double part[kSymvSumSegs][kSymvSumK];
+  __shared__ double apart[kAbs ? kSymvSumSegs : 1][kSymvSumK];
   const int lane = threadIdx.x % kSymvSumK, seg = threadIdx.x / kSymvSumK;
   const std::int64_t k = std::int64_t(blockIdx.x) * kSymvSumK + lane;
-  double s[2] = {};
+  double s[2] = {}, sa[2] = {};
   if (k < n) {
     const std::int64_t K = k / kSymvT, nt = symv_tiles(n);
     int u = 0;
-    for (std::int64_t T = seg; T < nt; T += kSymvSumSegs, u ^= 1) s[u] += T <= K ? p[T * n + k] : q[T * n + k];
+    for (std::int64_t T = seg; T < nt; T += kSymvSumSegs, u ^= 1) {
+      s[u] += T <= K ? p[T * n + k] : q[T * n + k];
+      if constexpr (kAbs) sa[u] += T <= K ? pa[T * n + k] : qa[T * n + k];
+    }
   }
   part[seg][lane] = s[0] + s[1];
+  if constexpr (kAbs) apart[seg][lane] = sa[0] + sa[1];
   __syncthreads();
   if (seg != 0) return;
-  unsigned long long ymax = 0, xmax = 0;
+  unsigned long long ymax = 0, xmax = 0, wmax = 0;
   if (k < n) {
-    double sum = 0.0;
+    double sum = 0.0, asum = 0.0;
 #pragma unroll
-    for (int g = 0; g < kSymvSumSegs; ++g) sum += part[g][lane];
-    const double yk = b ? b[k] - sum : sum;
+    for (int g = 0; g < kSymvSumSegs; ++g) {
+      sum += part[g][lane];
+      if constexpr (kAbs) asum += apart[g][lane];
+    }
+    const double bk = b ? b[k] : 0.0;  // read before y (which may alias b) is written
+    const double yk = b ? bk - sum : sum;
     y[k] = yk;
     ymax = static_cast<unsigned long long>(__double_as_longlong(fabs(yk)));
     if (maxes) xmax = static_cast<unsigned long long>(__double_as_longlong(fabs(x[k])));
+    if constexpr (kAbs) {
+      const double den = asum + fabs(bk);
+      const double w = isinf(den) ? INFINITY : ::gemflow::linalg::detail::componentwise_ratio(fabs(yk), den);
+      wmax = static_cast<unsigned long long>(__double_as_longlong(fabs(w)));
+    } else if (diag && b && maxes) {
+      const double xk = x[k];
+      const double den = fmax(fabs(bk), fabs(diag[k + k * lda] * xk));
+      const double w =
+          !isfinite(xk) ? INFINITY : ::gemflow::linalg::detail::componentwise_ratio(fabs(yk), den);
+      wmax = static_cast<unsigned long long>(__double_as_longlong(fabs(w)));
+    }
   }
   if (!maxes) return;
   for (int o = 16; o > 0; o >>= 1) {
     ymax = max(ymax, __shfl_down_sync(0xffffffffu, ymax, o));
     xmax = max(xmax, __shfl_down_sync(0xffffffffu, xmax, o));
+    wmax = max(wmax, __shfl_down_sync(0xffffffffu, wmax, o));
   }
   if (lane == 0) {
     atomicMax(maxes, ymax);
     atomicMax(maxes + 1, xmax);
+    if (kAbs || diag) atomicMax(maxes + 2, wmax);
   }
 }
 
-/// y = A·x (b = nullptr) or y = b − A·x; work: symv_workspace_doubles(n) doubles. y may alias b,
-/// not x. maxes ≠ nullptr (2 words, zeroed before): max |y| and max |x| as in symv_sum_kernel.
-/// skip ≠ nullptr: nothing is done when *skip ≠ 0 at the time the kernels run. Asynchronous on
-/// `stream`.
+/// y = A·x (b = nullptr) or y = b − A·x; work: symv_workspace_doubles(n, omega == exact)
+/// doubles. y may alias b, not x. maxes ≠ nullptr (2 words, 3 with an omega, zeroed before):
+/// max |y|, max |x| and (b given) ω or its bound ω̂, as in symv_sum_kernel. skip ≠ nullptr:
+/// nothing is done when *skip ≠ 0 at the time the kernels run. Asynchronous on `stream`.
 inline void symv_lower(const double* a, std::int64_t lda, std::int64_t n, const double* x, const double* b, double* y,
                        double* work, cudaStream_t stream, unsigned long long* maxes = nullptr,
-                       const unsigned* skip = nullptr) {
+                       const unsigned* skip = nullptr, SymvOmega omega = SymvOmega::none) {
   if (n == 0) return;
   const std::int64_t nt = symv_tiles(n);
   double* p = work;
   double* q = work + nt * n;
-  symv_tiles_kernel<<<static_cast<unsigned>(nt * (nt + 1) / 2), kSymvThreads, 0, stream>>>(a, lda, n, x, p, q, skip);
-  symv_sum_kernel<<<static_cast<unsigned>((n + kSymvSumK - 1) / kSymvSumK), kSymvSumK * kSymvSumSegs, 0, stream>>>(
-      n, p, q, b, y, x, maxes, skip);
+  const auto tiles = static_cast<unsigned>(nt * (nt + 1) / 2);
+  const auto sums = static_cast<unsigned>((n + kSymvSumK - 1) / kSymvSumK);
+  if (omega == SymvOmega::exact && b && maxes) {
+    double* pa = work + 2 * nt * n;
+    double* qa = work + 3 * nt * n;
+    symv_tiles_kernel<true><<<tiles, kSymvThreads, 0, stream>>>(a, lda, n, x, p, q, pa, qa, skip);
+    symv_sum_kernel<true><<<sums, kSymvSumK * kSymvSumSegs, 0, stream>>>(n, p, q, pa, qa, b, y, x, maxes, skip);
+    return;
+  }
+  symv_tiles_kernel<false><<<tiles, kSymvThreads, 0, stream>>>(a, lda, n, x, p, q, nullptr, nullptr, skip);
+  const bool bound = omega == SymvOmega::bound && b && maxes;
+  symv_sum_kernel<false><<<sums, kSymvSumK * kSymvSumSegs, 0, stream>>>(n, p, q, nullptr, nullptr, b, y, x, maxes,
+                                                                        skip, bound ? a : nullptr, lda);
 }
 
 }  // namespace gemflow::linalg::cuda::detail

@@ -40,6 +40,7 @@
 //  - pivoted: LAPACK dpstf2 (Higham 1990; Lucas, LAPACK Working Note 161).
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -247,6 +248,15 @@ struct MixedSolveOptions {
   int max_iterations = 30;  ///< refinement steps before the fp64 fallback (LAPACK dsposv: 30)
   /// Stop when the normwise backward error η ≤ tolerance; < 0 selects √n · 2⁻⁵³ (dsposv).
   double tolerance = -1.0;
+  /// Once η ≤ tolerance: when the componentwise backward error ω = max_i |r_i| / (|A|·|x| + |b|)_i
+  /// (Oettli–Prager, LAPACK dporfs's BERR) exceeds this, further plain steps lower ω toward the
+  /// tolerance, each solving the residual by exponent bands (one fp32 solve per band), kept only
+  /// when it keeps η ≤ tolerance and lowers ω, the next only when it halved ω. 2⁻¹²: when the fp32
+  /// solves lost some component; 0: always; ≥ 1: never. A band whose fp32 correction overflows is
+  /// solved again 2⁶⁴ lower (up to three times). Once η has converged, ω takes one SYMV pass per
+  /// column; with one right-hand side only when the residual's bound ω̂ exceeds the threshold. See
+  /// linalg::RefinementOptions::componentwise_threshold.
+  double componentwise_threshold = 0x1p-12;
   bool fallback_fp64 = true;  ///< on non-convergence / fp32 failure: cuSOLVER fp64 potrf+potrs
 };
 
@@ -271,6 +281,11 @@ struct MixedSolveResult {
   CholeskyStatus fp32_status;  ///< status of the (last) fp32 factorisation
   CholeskyStatus status;       ///< final status (info ≥ 1: A is not SPD even in fp64)
   double tolerance = 0.0;      ///< the tolerance used
+  int componentwise_steps = 0;  ///< steps after η converged, to lower ω (counted in iterations)
+  /// ω of the returned x when the fp32 refinement converged; NaN otherwise, and NaN with one
+  /// right-hand side when the SYMV's bound ω̂ = max_i |r_i| / max(|b_i|, |a_ii·x_i|) ≥ ω was
+  /// already within componentwise_threshold (ω then needs no pass of its own)
+  double componentwise_backward_error = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Cholesky factorisations bound to one stream. Owns a cuBLAS and a cuSOLVER handle and
@@ -366,7 +381,7 @@ class GpuCholesky {
 
   [[nodiscard]] Stream stream() const noexcept;
   /// Device bytes the workspaces hold now: the factorisation scratch, and after solve_mixed its
-  /// fp32 copy of A, the SYMV partials and vectors (about 4.25·n² bytes), kept for the next call.
+  /// fp32 copy of A, the SYMV partials and vectors (about 4.5·n² bytes), kept for the next call.
   [[nodiscard]] std::size_t workspace_bytes() const noexcept;
 
   struct Impl;

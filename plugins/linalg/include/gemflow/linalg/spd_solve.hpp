@@ -9,15 +9,21 @@
 // Norms and error measures (∞-norms, max over the right-hand sides c):
 //   relative residual  ρ = max_c ‖b_c − A x_c‖∞ / (‖A‖∞ ‖x_c‖∞)
 //   backward error     η = max_c ‖b_c − A x_c‖∞ / (‖A‖∞ ‖x_c‖∞ + ‖b_c‖∞)   (Rigal–Gaches)
+//   componentwise     ω = max_c max_i |b_c − A x_c|_i / (|A|·|x_c| + |b_c|)_i   (Oettli–Prager)
 // ρ is the normwise backward error with respect to A alone. A backward-stable solve gives ρ of
 // order u = 2⁻⁵³ ≈ 1.1e-16 (fp64) times a modest function of n, whatever the condition number
 // κ(A); the forward error ‖x − x*‖/‖x*‖ is then about κ(A)·ρ. (Higham, "Accuracy and
-// Stability of Numerical Algorithms", 2nd ed., 2002, Thm 7.1 and 10.4.)
+// Stability of Numerical Algorithms", 2nd ed., 2002, Thm 7.1 and 10.4.) ω is the backward error
+// with relative perturbations of each entry of A and b (Higham Thm 7.3; LAPACK dporfs's BERR): it
+// does not change when rows and columns of A are scaled, so ω ≈ u gives every component of x the
+// accuracy that its scale-independent condition number allows, where η ≈ u may leave the small
+// components of a badly scaled system wrong.
 //
 // Sources: LAPACK dpotrf/dpotrs and spotrf/spotrs; mixed precision: Langou et al., "Exploiting
 // the performance of 32 bit floating point arithmetic in obtaining 64 bit accuracy", SC 2006
 // (LAPACK dsposv: at most 30 steps, stop when the residual is at √n·u level, fp64 fallback).
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -55,6 +61,18 @@ struct RefinementOptions {
   /// max_iterations. Converges for κ(A) far beyond classic refinement (about 1e7 in fp32) before
   /// any fallback. Carson & Higham, SIAM J. Sci. Comput. 40 (2018) A817.
   bool gmres = true;
+  /// Once η ≤ tolerance: when ω > componentwise_threshold, further plain steps lower ω toward the
+  /// tolerance, each solving the residual by exponent bands (no entry lost below fp32's range),
+  /// kept only when it keeps η ≤ tolerance and lowers ω, the next only when it halved ω. η alone
+  /// stops LAPACK dsposv; ω is the criterion of LAPACK's fixed-precision refinement (dporfs).
+  /// Default 2⁻¹² ≈ 2.4e-4 (√ of fp32's unit roundoff): the steps run when the fp32 solves lost
+  /// some component, not when the small components are merely at fp32's accuracy (ω ≈ 1e-7: a
+  /// row-scaled D·C·D, and ω grows with n: 2.3e-8 at n = 16384, 4.5e-8 at 32768 for b a column of A
+  /// with the GPU's 1×FP16 factor). QA: A = diag(1e200, 1e-200), b = A·1 stopped at x = (1, 0),
+  /// ω = 1; one more step gives (1, 1). 0: always to the tolerance, every component as accurate as
+  /// its own condition allows (H200, n = 16384, that b: ω 2.3e-8 → 1.1e-15 in two steps, 10.0 →
+  /// 11.8 ms); ≥ 1: never (ω ≤ 1 always), η alone as dsposv.
+  double componentwise_threshold = 0x1p-12;
 };
 
 /// Outcome of a solve.
@@ -71,13 +89,22 @@ struct SpdSolveResult {
   int gmres_steps = 0;                  ///< mixed: refinement steps that were GMRES-IR
   int gmres_iterations = 0;             ///< mixed: FGMRES iterations over those steps
   double tolerance = 0.0;               ///< mixed: the tolerance used
+  /// mixed: refinement steps taken after η reached the tolerance, to lower ω
+  /// (RefinementOptions::componentwise_threshold); they count in `iterations` and `backward_error`
+  int componentwise_steps = 0;
+  /// mixed: ω (see the file comment) of the returned x when the fp32 refinement converged; NaN
+  /// otherwise (the fp64 fallback, precisions fp64 and fp32: see residual_norms), and on CUDA with
+  /// one right-hand side when a bound within componentwise_threshold made ω unnecessary
+  /// (cuda::MixedSolveResult)
+  double componentwise_backward_error = std::numeric_limits<double>::quiet_NaN();
   std::string method;                   ///< what ran, e.g. "LAPACK dpotrf + dpotrs"
 };
 
 /// CPU solve through LAPACK: fp64 = gemflow::linalg::cholesky (dpotrf) + dpotrs; fp32 =
 /// cholesky (spotrf) + spotrs; mixed = spotrf, spotrs, then per step r = b − A x in fp64
 /// (scaled into fp32 range), spotrs of the correction, x += d; GMRES-IR when that is slow
-/// (RefinementOptions::gmres); a solve that overflows fp32 is not converged (fp64 fallback). a: n·n, b and x: n·nrhs. `on_flops`, when given, is called
+/// (RefinementOptions::gmres), then steps that lower ω (RefinementOptions::componentwise_threshold); a
+/// solve that overflows fp32 is not converged (fp64 fallback). a: n·n, b and x: n·nrhs. `on_flops`, when given, is called
 /// during each factorisation (the cancellable blocked cholesky of cholesky.hpp; it may throw to
 /// cancel). Throws std::invalid_argument for bad sizes, std::runtime_error when an fp32 solution
 /// overflows or `on_flops` stopped a factorisation. Deterministic for a given BLAS build.
@@ -135,11 +162,12 @@ void require_finite_fp32_solution(std::span<const double> x);
 
 /// Residual measures of X (see the file comment): A symmetric from its lower triangle. In double
 /// (BLAS dsymv); when ‖A‖∞ or A·x overflow double although A, B and X are finite, recomputed in
-/// long double, so ρ and η stay meaningful (a_norm_inf is then +∞, its double value). A
-/// non-finite X gives ρ = η = +∞.
+/// long double, so ρ, η and ω stay meaningful (a_norm_inf is then +∞, its double value). A
+/// non-finite X gives ρ = η = ω = +∞.
 struct ResidualNorms {
   double relative_residual = 0.0;  ///< ρ
   double backward_error = 0.0;     ///< η (Rigal–Gaches)
+  double componentwise_backward_error = 0.0;  ///< ω (Oettli–Prager)
   double residual_inf = 0.0;       ///< max_c ‖b_c − A x_c‖∞
   double a_norm_inf = 0.0;         ///< ‖A‖∞
 };
