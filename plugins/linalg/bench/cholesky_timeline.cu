@@ -562,7 +562,7 @@ void passes_timeline(const std::vector<long long>& sizes) {
     ck(cudaMalloc(&x, sizeof(double) * n), "cudaMalloc");
     ck(cudaMalloc(&y, sizeof(double) * n), "cudaMalloc");
     ck(cudaMalloc(&b, sizeof(double) * n), "cudaMalloc");
-    ck(cudaMalloc(&work, sizeof(double) * d::symv_workspace_doubles(n, /*omega=*/true)), "cudaMalloc");
+    ck(cudaMalloc(&work, sizeof(double) * d::symv_workspace_doubles(n, /*exact_omega=*/true)), "cudaMalloc");
     unsigned long long* maxes = nullptr;
     ck(cudaMalloc(&maxes, 3 * sizeof(unsigned long long)), "cudaMalloc");
     ck(cudaMalloc(&rowpart, sizeof(double) * parts * n), "cudaMalloc");

@@ -46,7 +46,8 @@ class SpdSolveNode final : public Node {
                    "(NaN, i.e. null in JSON, when rhs is given; expect about κ(A)·ρ), norm (the norm of these "
                    "columns: 'inf-norm'), refinement (what the mixed "
                    "refinement did, 'none' otherwise), iterations, backward_error_history (mixed: η after the "
-                   "fp32 solve and after each step, those for ω included: componentwise_threshold), seconds (the solve alone: factor, solves, refinement; on "
+                   "fp32 solve and after each step, those for ω included: componentwise_threshold), seconds "
+                   "(the solve alone: factor, solves, refinement; on "
                    "CUDA also the transfers and the stream/cuBLAS/cuSOLVER handle set-up, which dominate for small "
                    "n: benchmark the algorithms with linalg's bench, not with this column).\n"
                    "CPU: LAPACK dpotrf + dpotrs (fp64), spotrf + spotrs (fp32), spotrf of the equilibrated "
@@ -271,8 +272,8 @@ class SpdSolveNode final : public Node {
     }
     Table t;
     t.columns = {"n", "nrhs", "rhs", "algorithm", "device", "precision", "method", "relative_residual",
-                 "backward_error", "componentwise_backward_error", "forward_error", "norm", "refinement", "iterations", "backward_error_history",
-                 "seconds"};
+                 "backward_error", "componentwise_backward_error", "forward_error", "norm", "refinement",
+                 "iterations", "backward_error_history", "seconds"};
     t.rows.push_back({static_cast<std::int64_t>(n), static_cast<std::int64_t>(k),
                       std::string(known ? "A·1 (exact solution 1)" : "input"), algo_name(algo), dev.str(),
                       precision_name(prec), r.method, norms.relative_residual, norms.backward_error,

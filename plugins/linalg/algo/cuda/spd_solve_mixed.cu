@@ -353,7 +353,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
   const bool scaled = is_fp16_mode(options.factor_mode);
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
-  const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n, /*omega=*/true)));
+  const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n, /*exact_omega=*/true)));
   const std::size_t w_b = align_up(sizeof(double) * nn);  // the residual of ω's own SYMV pass
   const std::size_t ce_b = align_up(sizeof(int) * nr);  // the demoted columns' exponents
   // the componentwise steps' bands: each column's largest exponent and its bands' mask

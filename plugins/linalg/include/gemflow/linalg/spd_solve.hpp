@@ -103,9 +103,9 @@ struct SpdSolveResult {
 /// CPU solve through LAPACK: fp64 = gemflow::linalg::cholesky (dpotrf) + dpotrs; fp32 =
 /// cholesky (spotrf) + spotrs; mixed = spotrf, spotrs, then per step r = b − A x in fp64
 /// (scaled into fp32 range), spotrs of the correction, x += d; GMRES-IR when that is slow
-/// (RefinementOptions::gmres), then steps that lower ω (RefinementOptions::componentwise_threshold); a
-/// solve that overflows fp32 is not converged (fp64 fallback). a: n·n, b and x: n·nrhs. `on_flops`, when given, is called
-/// during each factorisation (the cancellable blocked cholesky of cholesky.hpp; it may throw to
+/// (RefinementOptions::gmres), then steps that lower ω (RefinementOptions::componentwise_threshold);
+/// a solve that overflows fp32 is not converged (fp64 fallback). a: n·n, b and x: n·nrhs.
+/// `on_flops`, when given, is called during each factorisation (the cancellable blocked cholesky of cholesky.hpp; it may throw to
 /// cancel). Throws std::invalid_argument for bad sizes, std::runtime_error when an fp32 solution
 /// overflows or `on_flops` stopped a factorisation. Deterministic for a given BLAS build.
 [[nodiscard]] SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span<const double> b,
