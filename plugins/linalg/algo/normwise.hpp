@@ -4,14 +4,17 @@
 //   ρ = ‖r‖ / (‖A‖·‖x‖)           (relative residual)
 //   η = ‖r‖ / (‖A‖·‖x‖ + ‖b‖)     (Rigal & Gaches' normwise backward error; Higham, "Accuracy
 //                                  and Stability of Numerical Algorithms", 2nd ed., Thm 7.1)
-// computed as (‖r‖/‖x‖) / ‖A‖ and (‖r‖/‖x‖) / (‖A‖ + ‖b‖/‖x‖): the product ‖A‖·‖x‖ overflows for
-// finite A and x once ‖x‖ nears the double range, and r/∞ = 0 then claimed a converged, exact
-// solution (QA: b = 1e308·1 with ‖A‖∞ = 5). Arguments are norms (≥ 0, or NaN, which propagates);
-// only divisions and one addition, so host and device round alike (no FMA contraction).
+// computed with every term scaled by a power of two first: ‖A‖·‖x‖ (QA: b = 1e308·1 with
+// ‖A‖∞ = 5) and ‖A‖ + ‖b‖/‖x‖ (QA: diag(1e308, 1), b = A·1) overflow for finite A, x and b, and
+// r/∞ = 0 then claimed a converged, exact solution. Arguments are norms (≥ 0; NaN propagates; an
+// infinite ‖A‖ or ‖x‖ gives NaN: not measurable, never 0); the products feed ldexp, not an
+// addition, so host and device round alike (no FMA contraction).
 //   ω = max_i |r_i| / (|A|·|x| + |b|)_i   (Oettli & Prager's componentwise backward error; Higham,
 //                                          Thm 7.3; LAPACK dporfs's BERR)
 // ω is invariant under row and column scaling of A; η is not, and a badly scaled system can have
 // η at rounding level while its small components of x are wrong (QA: A = diag(1e200, 1e-200)).
+
+#include <cmath>
 
 #if defined(__CUDACC__)
 #define GF_NORMWISE_HD __host__ __device__
@@ -24,16 +27,28 @@ namespace gemflow::linalg::detail {
 /// η for one column; x = 0 gives ‖r‖/‖b‖ (= 1 when r = b), r = 0 gives 0.
 template <class R>
 GF_NORMWISE_HD inline R normwise_backward_error(R rn, R anorm, R xn, R bn) {
+  using std::ilogb, std::isinf, std::isnan, std::ldexp;
+  if (isnan(rn) || isnan(anorm) || isnan(xn) || isnan(bn)) return rn + anorm + xn + bn;
   if (rn == R(0)) return R(0);
-  if (xn == R(0)) return rn / bn;  // b = 0 with r ≠ 0: ∞
-  return (rn / xn) / (anorm + bn / xn);
+  if (xn == R(0) || anorm == R(0)) return rn / bn;  // b = 0 with r ≠ 0: ∞
+  if (isinf(anorm) || isinf(xn)) return anorm - anorm;  // NaN
+  // rn / (anorm·xn + bn), each term scaled by 2^−e, 2^e about the larger of anorm·xn and bn
+  const int ea = ilogb(anorm), ex = ilogb(xn);
+  const int e = bn > R(0) && ilogb(bn) > ea + ex ? ilogb(bn) : ea + ex;
+  const R ax = ldexp(ldexp(anorm, -ea) * ldexp(xn, -ex), ea + ex - e);
+  return ldexp(rn, -e) / (ax + ldexp(bn, -e));
 }
 
 /// ρ for one column; x = 0 with r ≠ 0 gives ∞.
 template <class R>
 GF_NORMWISE_HD inline R normwise_relative_residual(R rn, R anorm, R xn) {
+  using std::ilogb, std::isinf, std::isnan, std::ldexp;
+  if (isnan(rn) || isnan(anorm) || isnan(xn)) return rn + anorm + xn;
   if (rn == R(0)) return R(0);
-  return (rn / xn) / anorm;
+  if (xn == R(0) || anorm == R(0)) return rn / R(0);
+  if (isinf(anorm) || isinf(xn)) return anorm - anorm;  // NaN
+  const int ea = ilogb(anorm), ex = ilogb(xn);
+  return ldexp(rn, -(ea + ex)) / (ldexp(anorm, -ea) * ldexp(xn, -ex));
 }
 
 /// The componentwise steps of the mixed solves (CPU and GPU) solve each right-hand side in bands of

@@ -214,6 +214,7 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   SpdSolveResult res;
   if (n == 0 || nrhs == 0) {
     res.converged = true;
+    if (precision == SolvePrecision::mixed) res.componentwise_backward_error = 0.0;  // as the CPU's
     return res;
   }
   GpuScope g(device);

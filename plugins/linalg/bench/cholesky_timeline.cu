@@ -562,7 +562,8 @@ void passes_timeline(const std::vector<long long>& sizes) {
     ck(cudaMalloc(&x, sizeof(double) * n), "cudaMalloc");
     ck(cudaMalloc(&y, sizeof(double) * n), "cudaMalloc");
     ck(cudaMalloc(&b, sizeof(double) * n), "cudaMalloc");
-    ck(cudaMalloc(&work, sizeof(double) * d::symv_workspace_doubles(n, /*exact_omega=*/true)), "cudaMalloc");
+    ck(cudaMalloc(&work, sizeof(double) * (d::symv_workspace_doubles(n) + d::symv_abs_workspace_doubles(n))),
+       "cudaMalloc");
     unsigned long long* maxes = nullptr;
     ck(cudaMalloc(&maxes, 3 * sizeof(unsigned long long)), "cudaMalloc");
     ck(cudaMalloc(&rowpart, sizeof(double) * parts * n), "cudaMalloc");
@@ -596,7 +597,8 @@ void passes_timeline(const std::vector<long long>& sizes) {
         }), read_b);
     row("SYMV + exact omega", ms_of([&] {
           ck(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s), "memset");
-          d::symv_lower(a, n, n, x, b, y, work, s, maxes, nullptr, d::SymvOmega::exact);
+          d::symv_lower(a, n, n, x, b, y, work, s, maxes, nullptr, d::SymvOmega::exact,
+                        work + d::symv_workspace_doubles(n));
         }), read_b);
     row("SYMV (symv_lower)", ms_of([&] { d::symv_lower(a, n, n, x, b, y, work, s); }), read_b);
     {

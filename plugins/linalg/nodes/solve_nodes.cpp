@@ -115,10 +115,12 @@ class SpdSolveNode final : public Node {
       this, "componentwise_threshold", 0x1p-12,
       {.min = 0.0,
        .doc = "mixed: once η ≤ tolerance, when the componentwise backward error ω exceeds this, further steps "
-              "lower ω toward the tolerance (default 2⁻¹² ≈ 2.4e-4: the fp32 solves lost some component, e.g. "
-              "beyond fp32's range; small components of a badly scaled system may still be only fp32-accurate, "
-              "ω ≈ 1e-7; 0: always, every component as accurate as its own condition allows, at a step or two "
-              "more; 1: never, η alone as LAPACK dsposv)"}};
+              "lower ω toward the tolerance; if they cannot bring it within the threshold, the fp64 fallback "
+              "(default 2⁻¹² ≈ 2.4e-4: the fp32 solves lost some component, e.g. beyond fp32's range; the small "
+              "components of a badly scaled system may still be far less accurate than fp64's: ω ≈ 1e-7 leaves "
+              "them fp32-accurate, and ω ≈ 5e-9 with κ = 1e8 left a 1e-150 block 10% off; 0: always, every "
+              "component as accurate as fp64 makes it, at a step or two more; 1: never, η alone as LAPACK "
+              "dsposv)"}};
 
   void execute(NodeContext& ctx) override {
     const Matrix<double>& a = *matrix;
@@ -259,14 +261,19 @@ class SpdSolveNode final : public Node {
                                      : "fp32 factor failed at leading minor " + std::to_string(r.fp32_info) +
                                            ": fp64 fallback";
       else {
-        refinement = (r.converged ? "converged to η ≤ " : "no convergence to η ≤ ") + sci(r.tolerance) + " in " +
-                     std::to_string(r.iterations) + " step(s)";
+        // ω is set once η has converged; not converged then means ω stayed above the threshold
+        const bool eta_converged = r.converged || !std::isnan(r.componentwise_backward_error);
+        refinement = (eta_converged ? "converged to η ≤ " : "no convergence to η ≤ ") + sci(r.tolerance) + " in " +
+                     std::to_string(r.iterations - r.componentwise_steps) + " step(s)";
         if (r.gmres_steps > 0)
           refinement += " (" + std::to_string(r.gmres_steps) + " of them GMRES-IR, " +
                         std::to_string(r.gmres_iterations) + " FGMRES iterations)";
         if (r.componentwise_steps > 0)
-          refinement += ", " + std::to_string(r.componentwise_steps) + " more for ω = " +
+          refinement += ", then " + std::to_string(r.componentwise_steps) + " for ω = " +
                         sci(r.componentwise_backward_error);
+        if (!r.converged && eta_converged)
+          refinement += ", but ω = " + sci(r.componentwise_backward_error) +
+                        " stayed above componentwise_threshold = " + sci(componentwise_threshold.value());
         if (r.used_fp64_fallback) refinement += ": fp64 fallback";
       }
     }

@@ -291,6 +291,60 @@ TEST(SpdSolveGpu, MixedBoundsOmegaWithoutAPassOfItsOwn) {
   EXPECT_LE(rf.componentwise_backward_error, rf.tolerance);
   EXPECT_LE(residual_norms(a, n, b, 1, xf).componentwise_backward_error, rf.tolerance);
   EXPECT_EQ(rf.iterations, r.iterations + rf.componentwise_steps);
+  // the bound never hides an ω above the threshold: b = column 0 of A (x* = e₀, so ω comes from
+  // rows with a small |b_i|), a threshold a quarter of the ω that η alone leaves; one right-hand
+  // side (the SYMV's bound) and two (the entrywise bound kernel)
+  std::vector<double> b0(n);
+  for (std::size_t i = 0; i < n; ++i) b0[i] = a[i * n];
+  RefinementOptions off;
+  off.componentwise_threshold = 1.0;
+  ASSERT_TRUE(spd_solve_cuda(a, n, b0, 1, x, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0, off).converged);
+  const double w0 = residual_norms(a, n, b0, 1, x).componentwise_backward_error;
+  ASSERT_GT(w0, 4 * std::sqrt(static_cast<double>(n)) * kU) << "η alone leaves ω above the tolerance here";
+  RefinementOptions quarter;
+  quarter.componentwise_threshold = w0 / 4;
+  for (const std::size_t k : {std::size_t{1}, std::size_t{2}}) {
+    std::vector<double> bk(n * k), xk(n * k);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t c = 0; c < k; ++c) bk[i * k + c] = b0[i];
+    const auto rq = spd_solve_cuda(a, n, bk, k, xk, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0, quarter);
+    EXPECT_TRUE(rq.converged) << "nrhs " << k;
+    EXPECT_GE(rq.componentwise_steps, 1) << "nrhs " << k;
+    EXPECT_LE(rq.componentwise_backward_error, quarter.componentwise_threshold) << "nrhs " << k;
+  }
+}
+
+// The CPU's MixedNeverAcceptsAnXThatLostComponents on the GPU (default 1×FP16 lookahead; one and
+// two right-hand sides): η near the top of the double range, ω whose |A|·|x| + |b| overflows
+// double (the GPU's ω is ∞ there: not measurable, so the fp64 fallback), the budget spent before
+// the ω steps.
+TEST(SpdSolveGpu, MixedNeverAcceptsAnXThatLostComponents) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or built without CUDA)";
+  struct Case {
+    std::string name;
+    std::vector<double> a, b, x;  // 2×2
+    int max_iterations;
+  };
+  const std::vector<Case> cases{
+      {"diag(1e308, 1)", {1e308, 0, 0, 1}, {1e308, 1}, {1, 1}, 30},
+      {"I, b = (1e308, 1e-308)", {1, 0, 0, 1}, {1e308, 1e-308}, {1e308, 1e-308}, 30},
+      {"diag(1e300, 1e-300), b = (1e308, 1e-300)", {1e300, 0, 0, 1e-300}, {1e308, 1e-300}, {1e8, 1}, 30},
+      {"diag(1e200, 1e-200), max_iterations 2", {1e200, 0, 0, 1e-200}, {1e200, 1e-200}, {1, 1}, 2}};
+  for (const auto& cs : cases)
+    for (const std::size_t k : {std::size_t{1}, std::size_t{2}}) {
+      const std::string ctx = cs.name + ", nrhs " + std::to_string(k);
+      std::vector<double> b(2 * k), x(2 * k);
+      for (std::size_t i = 0; i < 2; ++i)
+        for (std::size_t c = 0; c < k; ++c) b[i * k + c] = cs.b[i];
+      RefinementOptions ro;
+      ro.max_iterations = cs.max_iterations;
+      const auto r = spd_solve_cuda(cs.a, 2, b, k, x, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0, ro);
+      ASSERT_EQ(r.info, 0) << ctx;
+      EXPECT_TRUE(r.converged || r.used_fp64_fallback) << ctx;
+      for (std::size_t i = 0; i < 2; ++i)
+        for (std::size_t c = 0; c < k; ++c)
+          EXPECT_NEAR(x[i * k + c] / cs.x[i], 1.0, 4 * kU) << ctx << ", x(" << i << ", " << c << ")";
+    }
 }
 
 // The factor alone (the linalg.cholesky node's GPU path) against the CPU factor.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <regex>
 
 #include <gemflow/device.hpp>
 #include <gemflow/linalg/spd_solve.hpp>
@@ -381,9 +382,80 @@ TEST(SpdSolveCpu, MixedRefinesComponentwiseBeyondTheNormwiseStop) {
               1e-3 * r.componentwise_backward_error + 1e-300);
 }
 
+// QA, each a mixed solve that reported convergence with an fp32-level or wrong x:
+// - η = 0 near the top of the double range: ‖A‖ + ‖b‖/‖x‖ overflowed (diag(1e308, 1), b = A·1);
+// - ω = NaN when |A|·|x| + |b| overflowed, so no step ran (A = I, b = (1e308, 1e-308));
+// - the iteration budget spent before the ω steps (max_iterations 2);
+// - ω steps that stall (blocks 1e±150 apart of κ 1e8, where η needed GMRES-IR).
+// Each now ends at x as accurate as fp64's, converged or through the fp64 fallback.
+TEST(SpdSolveCpu, MixedNeverAcceptsAnXThatLostComponents) {
+  struct Case {
+    std::string name;
+    std::size_t n;
+    std::vector<double> a, b, x;  // x: the exact solution
+    RefinementOptions ro;
+    double tol;  // max |x_i − x*_i| / |x*_i|
+  };
+  std::vector<Case> cases;
+  cases.push_back({"diag(1e308, 1)", 2, {1e308, 0, 0, 1}, {1e308, 1}, {1, 1}, {}, 4 * kU});
+  cases.push_back({"3x3 of 1e308", 3, {1e308, 1e307, 0, 1e307, 1e308, 1e307, 0, 1e307, 1e308},
+                   {1.1e308, 1.2e308, 1.1e308}, {}, {}, 1e-14});
+  cases.push_back({"I, b = (1e308, 1e-308)", 2, {1, 0, 0, 1}, {1e308, 1e-308}, {1e308, 1e-308}, {}, 4 * kU});
+  cases.push_back({"diag(1e300, 1e-300), b = (1e308, 1e-300)", 2, {1e300, 0, 0, 1e-300}, {1e308, 1e-300},
+                   {1e8, 1}, {}, 4 * kU});
+  RefinementOptions two;
+  two.max_iterations = 2;
+  cases.push_back({"diag(1e200, 1e-200), max_iterations 2", 2, {1e200, 0, 0, 1e-200}, {1e200, 1e-200}, {1, 1},
+                   two, 4 * kU});
+  {
+    const std::size_t h = 20, n = 2 * h;
+    const auto c1 = spd_with_condition(h, 1e8, 61), c2 = spd_with_condition(h, 1e8, 62);
+    std::vector<double> a(n * n, 0.0);
+    for (std::size_t i = 0; i < h; ++i)
+      for (std::size_t j = 0; j < h; ++j) {
+        a[i * n + j] = 1e150 * c1[i * h + j];
+        a[(h + i) * n + h + j] = 1e-150 * c2[i * h + j];
+      }
+    RefinementOptions full;
+    full.componentwise_threshold = 0.0;
+    cases.push_back({"blocks 1e±150 of κ 1e8, threshold 0", n, a, {}, {}, full, 0.0});
+  }
+  for (auto& cs : cases) {
+    const std::size_t n = cs.n;
+    if (cs.b.empty()) {  // b = A·1 in long double
+      cs.b.resize(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        long double t = 0;
+        for (std::size_t j = 0; j < n; ++j) t += static_cast<long double>(cs.a[i * n + j]);
+        cs.b[i] = static_cast<double>(t);
+      }
+    }
+    std::vector<double> x(n), x64(n);
+    const auto r = spd_solve_cpu(cs.a, n, cs.b, 1, x, SolvePrecision::mixed, cs.ro);
+    ASSERT_EQ(r.info, 0) << cs.name;
+    EXPECT_TRUE(r.converged || r.used_fp64_fallback) << cs.name;
+    ASSERT_EQ(spd_solve_cpu(cs.a, n, cs.b, 1, x64, SolvePrecision::fp64).info, 0) << cs.name;
+    if (cs.x.empty()) {  // no exact x: as accurate as fp64's, against x* = 1
+      double e = 0, e64 = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        e = std::max(e, std::abs(x[i] - 1.0));
+        e64 = std::max(e64, std::abs(x64[i] - 1.0));
+      }
+      EXPECT_LE(e, 10 * e64 + 1e-15) << cs.name << ": fp64's error " << e64;
+      continue;
+    }
+    for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(x[i] / cs.x[i], 1.0, cs.tol) << cs.name << ", x" << i;
+  }
+  // the formula: ‖A‖ + ‖b‖/‖x‖ = 2e308 overflows; η = 1 / 2e308, not 0
+  EXPECT_NEAR(linalg::detail::normwise_backward_error(1.0, 1e308, 1.0, 1e308), 5e-309, 1e-312);
+  EXPECT_NEAR(linalg::detail::normwise_relative_residual(1e300, 1e10, 1e-10), 1e300, 1e287);  // ‖r‖/‖x‖ = ∞
+  EXPECT_TRUE(std::isnan(linalg::detail::normwise_backward_error(1.0, std::numeric_limits<double>::infinity(),
+                                                                  1.0, 1.0)));
+}
+
 // η ≤ √n·u can leave ω 10–100× above the fp64 solve's (n = 300: ω = 3.9e-14 at κ = 17, where
 // fp64 gives 4.2e-16). With componentwise_threshold 0 the steps bring it to fp64's level, and cost
-// nothing when ω is there already; the default threshold (2⁻²⁴) adds no step to these.
+// nothing when ω is there already; the default threshold (2⁻¹²) adds no step to these.
 TEST(SpdSolveCpu, MixedReachesTheFp64SolvesComponentwiseBackwardError) {
   const std::size_t n = 300;
   double worst_default = 0;  // the largest ω / ω(fp64) with the default threshold
@@ -553,7 +625,14 @@ TEST(SpdSolveNode, ReportsTheComponentwiseBackwardErrorAndItsSteps) {
   EXPECT_LE(std::get<double>(cell(*t, "forward_error")), 4 * kU);
   EXPECT_LE(std::get<double>(cell(*t, "componentwise_backward_error")), std::sqrt(2.0) * kU);
   const auto refinement = std::get<std::string>(cell(*t, "refinement"));
-  EXPECT_NE(refinement.find("more for ω"), std::string::npos) << refinement;
+  // the steps for η and those for ω after it add up to `iterations` (QA: "in 3 step(s), 3 more for
+  // ω" with 3 iterations counted them twice)
+  EXPECT_EQ(refinement.rfind("converged to η ≤ ", 0), 0u) << refinement;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(refinement, m, std::regex(" in ([0-9]+) step\\(s\\), then ([0-9]+) for ω = ")))
+      << refinement;
+  EXPECT_GE(std::stoi(m[2]), 1);
+  EXPECT_EQ(std::stoi(m[1]) + std::stoi(m[2]), std::get<std::int64_t>(cell(*t, "iterations"))) << refinement;
   EXPECT_LE(std::get<double>(ctx.records().at("componentwise_backward_error")), std::sqrt(2.0) * kU);
 }
 

@@ -170,6 +170,23 @@ __global__ void nonfinite_kernel(const float* v, std::int64_t count, unsigned* f
     if (!isfinite(v[i])) *flag = 1;
 }
 
+/// *out = max(*out, max_ij ω̂_ij) (omega_bound_entry, as the bits of the double; out zeroed
+/// before) for residuals r, right-hand sides b and iterates x (n × nrhs each), A's diagonal from a.
+__global__ void __launch_bounds__(256) omega_bound_kernel(const double* r, std::int64_t ldr, const double* b,
+                                                          std::int64_t ldb, const double* x, std::int64_t ldx,
+                                                          const double* a, std::int64_t lda, std::int64_t n,
+                                                          std::int64_t nrhs, unsigned long long* out) {
+  unsigned long long m = 0;
+  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y)
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+      const double w = omega_bound_entry(fabs(r[i + j * ldr]), b[i + j * ldb], a[i + i * lda], x[i + j * ldx]);
+      m = max(m, static_cast<unsigned long long>(__double_as_longlong(fabs(w))));
+    }
+  for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
+  if (threadIdx.x % 32 == 0 && m) atomicMax(out, m);
+}
+
 /// The one-right-hand-side solve's device scalars, copied back to the host in one piece.
 struct RefineScalars {
   int overflow;  ///< entries of S·A·S beyond fp32 (demote_norm_kernel)
@@ -317,6 +334,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   res.tolerance = options.tolerance >= 0 ? options.tolerance : std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -53);
   if (n == 0 || nrhs == 0) {
     res.converged = true;
+    res.componentwise_backward_error = 0.0;
     return res;
   }
   if (lda < n || ldb < n || ldx < n)
@@ -353,7 +371,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
   const bool scaled = is_fp16_mode(options.factor_mode);
   const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
-  const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n, /*exact_omega=*/true)));
+  const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n)));
   const std::size_t w_b = align_up(sizeof(double) * nn);  // the residual of ω's own SYMV pass
   const std::size_t ce_b = align_up(sizeof(int) * nr);  // the demoted columns' exponents
   // the componentwise steps' bands: each column's largest exponent and its bands' mask
@@ -525,6 +543,26 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     GF_CHOL_TRACE(s, "solve pair", 0);
   };
 
+  // The exact ω's |A|·|x| partials (allocated on first use: most solves need only the bound) and
+  // its scale 2^−s, so that |A|·|x| + |b| stays within double (symv_lower), from ‖A‖∞ and the last
+  // known ‖x‖∞ and ‖b‖∞ (x changes little once η has converged).
+  std::unique_ptr<DeviceBuffer> abs_buf;
+  double* abs_work = nullptr;
+  double omega_sc = 1.0;
+  const auto omega_setup = [&]() {
+    if (!abs_buf) {
+      abs_buf = std::make_unique<DeviceBuffer>(sizeof(double) * std::size_t(symv_abs_workspace_doubles(n)),
+                                               what + " |A|·|x| partials");
+      abs_work = abs_buf->as<double>();
+    }
+    int e = INT_MIN;
+    for (std::size_t j = 0; j < nr; ++j) {
+      if (anorm > 0 && xmax[j] > 0 && std::isfinite(xmax[j])) e = std::max(e, std::ilogb(anorm) + std::ilogb(xmax[j]));
+      if (bmax[j] > 0 && std::isfinite(bmax[j])) e = std::max(e, std::ilogb(bmax[j]));
+    }
+    omega_sc = e > 1016 ? std::ldexp(1.0, 1016 - e) : 1.0;
+  };
+
   // r = b − A x and η = max_j ‖r_j‖∞ / (‖A‖∞‖x_j‖∞ + ‖b_j‖∞), waited for on the host. One
   // right-hand side: the norms come from the SYMV, one copy of page-locked scalars brings them
   // back, and when `thresh` is not NaN the next step's solve (refine_gate_kernel) is launched
@@ -538,7 +576,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     spec_ran = false;
     if (fast) {
       GF_CUDA_TRY(cudaMemsetAsync(&sc->rmax, 0, 3 * sizeof(unsigned long long), s));
-      symv_lower(a, lda, n, x, b, r, symv_work, s, &sc->rmax, gate, exact ? SymvOmega::exact : SymvOmega::bound);
+      if (exact) omega_setup();
+      symv_lower(a, lda, n, x, b, r, symv_work, s, &sc->rmax, gate, exact ? SymvOmega::exact : SymvOmega::bound,
+                 abs_work, omega_sc);
       wmax_exact = exact;
       GF_CUDA_CHECK_LAUNCH();
       GF_CHOL_TRACE(s, "symv", 0);
@@ -585,10 +625,11 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // residual's SYMV when it was exact, else one SYMV pass per column (its r into scratch).
   const auto omega_now = [&]() -> double {
     if (!(fast && wmax_exact)) {
+      omega_setup();
       GF_CUDA_TRY(cudaMemsetAsync(&sc->rmax, 0, 3 * sizeof(unsigned long long), s));
       for (std::int64_t c = 0; c < nrhs; ++c)
         symv_lower(a, lda, n, x + c * ldx, b + c * ldb, wscratch, symv_work, s, &sc->rmax, nullptr,
-                   SymvOmega::exact);
+                   SymvOmega::exact, abs_work, omega_sc);
       GF_CUDA_CHECK_LAUNCH();
       GF_CUDA_TRY(cudaMemcpyAsync(&hsc->wmax, &sc->wmax, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
       GF_CUDA_TRY(cudaStreamSynchronize(s));
@@ -747,8 +788,20 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
     // toward the tolerance, each undone when it does not. One right-hand side: ω itself only when
     // its bound ω̂ from the last residual exceeds the threshold. (The last residual's gated next
     // step, if queued, was skipped: η ≤ tol.)
-    const double bound = fast ? __builtin_bit_cast(double, hsc->wmax) : INFINITY;
-    if (res.converged && !(bound <= options.componentwise_threshold)) {
+    // ω ≤ 1 always: a threshold ≥ 1 needs neither ω nor its bound
+    const bool wanted = res.converged && options.componentwise_threshold < 1.0;
+    double bound = 0.0;
+    if (wanted && fast) {
+      bound = __builtin_bit_cast(double, hsc->wmax);  // the last residual's SYMV
+    } else if (wanted) {  // from the last residual (cublasDsymm), b and x, entry by entry
+      GF_CUDA_TRY(cudaMemsetAsync(&sc->wmax, 0, sizeof(unsigned long long), s));
+      omega_bound_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, b, ldb, x, ldx, a, lda, n, nrhs, &sc->wmax);
+      GF_CUDA_CHECK_LAUNCH();
+      GF_CUDA_TRY(cudaMemcpyAsync(&hsc->wmax, &sc->wmax, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaStreamSynchronize(s));
+      bound = __builtin_bit_cast(double, hsc->wmax);
+    }
+    if (wanted && !(bound <= options.componentwise_threshold)) {
       double omega = omega_now();
       std::unique_ptr<DeviceBuffer> kept;
       const bool steps = omega > options.componentwise_threshold;
@@ -773,6 +826,9 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
         if (!halved) break;
       }
       res.componentwise_backward_error = omega;
+      // ω still above the threshold and the tolerance (the budget spent, stalled steps, or ω = ∞:
+      // |A|·|x| beyond double): not converged, the fp64 fallback (as the CPU)
+      if (steps && !(omega <= std::max(options.componentwise_threshold, res.tolerance))) res.converged = false;
     }
     // the last residual may have queued a next step's solve (gated off on the device when not
     // wanted): the stream is idle again when this returns, and the workspace may be freed

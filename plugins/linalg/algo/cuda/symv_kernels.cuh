@@ -8,9 +8,9 @@
 // A_IJ·x_J into p (row J of partials) and, off the diagonal, A_IJᵀ·x_I into q (row I); pass 2
 // sums each y_k's partials in a fixed order. Workspace: symv_workspace_doubles(n). For the
 // componentwise backward error ω = max_k |r_k| / (|A|·|x| + |b|)_k (normwise.hpp) of a residual,
-// SymvOmega::exact sums |A|·|x| in the same pass (partials pa, qa: 2·tiles·n more doubles moved,
-// +0.04 ms at n = 16384), SymvOmega::bound takes ω̂ = max_k |r_k| / max(|b_k|, |a_kk·x_k|) ≥ ω
-// from the diagonal alone (n loads).
+// SymvOmega::exact sums |A|·|x| in the same pass (partials pa, qa in a workspace of their own:
+// symv_abs_workspace_doubles; +0.02 ms at n = 16384), SymvOmega::bound takes
+// ω̂ = max_k |r_k| / max(|b_k|, |a_kk·x_k|) ≥ ω from the diagonal alone (n loads).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -27,19 +27,31 @@ constexpr std::int64_t symv_tiles(std::int64_t n) { return (n + kSymvT - 1) / kS
 /// What symv_lower measures of ω besides y (maxes[2]).
 enum class SymvOmega { none, bound, exact };
 
-/// p and q: tiles × n doubles each; SymvOmega::exact also pa and qa.
-constexpr std::int64_t symv_workspace_doubles(std::int64_t n, bool exact_omega = false) {
-  return (exact_omega ? 4 : 2) * symv_tiles(n) * n;
+/// p and q: tiles × n doubles each.
+constexpr std::int64_t symv_workspace_doubles(std::int64_t n) { return 2 * symv_tiles(n) * n; }
+/// SymvOmega::exact's pa and qa: tiles × n doubles each.
+constexpr std::int64_t symv_abs_workspace_doubles(std::int64_t n) { return 2 * symv_tiles(n) * n; }
+
+/// ω̂_k = |r_k| / max(|b_k|, |a_kk·x_k|) ≥ ω_k for one entry (ry = |r_k|), by divisions only: a
+/// product that overflows would make it 0, and a quotient that underflows first is taken in the
+/// other order. ∞ when x_k is not finite or both divisors are 0; NaN with a NaN r_k.
+__host__ __device__ inline double omega_bound_entry(double ry, double bk, double akk, double xk) {
+  if (!isfinite(xk)) return INFINITY;
+  if (ry == 0.0) return 0.0;
+  double q = ry / fabs(akk) / fabs(xk);
+  if (q == 0.0) q = ry / fabs(xk) / fabs(akk);
+  return fmin(ry / fabs(bk), q);
 }
 
 /// Pass 1: one CTA per tile (I, J), J ≤ I, of the lower triangle (blockIdx.x = I·(I + 1)/2 + J);
 /// threads 0 … 63 form the row sums of the tile, 64 … 127 its column sums (A_IJᵀ·x_I), from shared
-/// memory. Each thread has its 32 loads of A in flight at once. kAbs: the same sums of |A|·|x|
-/// into pa and qa. Does nothing when skip ≠ nullptr and *skip ≠ 0.
+/// memory. Each thread has its 32 loads of A in flight at once. kAbs: the same sums of |A|·|x|·sc
+/// (sc a power of two, so that they stay within double) into pa and qa. Does nothing when
+/// skip ≠ nullptr and *skip ≠ 0.
 template <bool kAbs>
 __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* a, std::int64_t lda, std::int64_t n,
                                                                   const double* x, double* p, double* q, double* pa,
-                                                                  double* qa, const unsigned* skip) {
+                                                                  double* qa, const unsigned* skip, double sc = 1.0) {
   if (skip && *skip) return;
   const std::int64_t bt = blockIdx.x;
   std::int64_t I = static_cast<std::int64_t>((sqrt(8.0 * static_cast<double>(bt) + 1.0) - 1.0) * 0.5);
@@ -48,6 +60,7 @@ __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* 
   const std::int64_t J = bt - I * (I + 1) / 2;
   __shared__ double s[kSymvT * kSymvLd];  // A(i, c) at i·kSymvLd + c
   __shared__ double xi[kSymvT], xj[kSymvT];
+  __shared__ double axi[kAbs ? kSymvT : 1], axj[kAbs ? kSymvT : 1];  // |x|·sc
   const int t = threadIdx.x;
   const std::int64_t i0 = I * kSymvT, j0 = J * kSymvT;
   {
@@ -62,8 +75,13 @@ __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* 
     }
 #pragma unroll
     for (int u = 0; u < kSymvT / 2; ++u) s[i * kSymvLd + h + 2 * u] = v[u];
-    if (h == 0) xi[i] = row_ok ? x[i0 + i] : 0.0;
-    else xj[i] = j0 + i < n ? x[j0 + i] : 0.0;
+    if (h == 0) {
+      xi[i] = row_ok ? x[i0 + i] : 0.0;
+      if constexpr (kAbs) axi[i] = fabs(xi[i]) * sc;
+    } else {
+      xj[i] = j0 + i < n ? x[j0 + i] : 0.0;
+      if constexpr (kAbs) axj[i] = fabs(xj[i]) * sc;
+    }
   }
   __syncthreads();
   const int k = t % kSymvT;
@@ -74,14 +92,14 @@ __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* 
       for (int c = 0; c < kSymvT; ++c) {
         const double v = s[k * kSymvLd + c];
         sum[c % 4] += v * xj[c];
-        if constexpr (kAbs) asum[c % 4] += fabs(v) * fabs(xj[c]);
+        if constexpr (kAbs) asum[c % 4] += fabs(v) * axj[c];
       }
     } else {
 #pragma unroll 16
       for (int c = 0; c < kSymvT; ++c) {
         const double v = c <= k ? s[k * kSymvLd + c] : s[c * kSymvLd + k];
         sum[c % 4] += v * xj[c];
-        if constexpr (kAbs) asum[c % 4] += fabs(v) * fabs(xj[c]);
+        if constexpr (kAbs) asum[c % 4] += fabs(v) * axj[c];
       }
     }
     if (i0 + k < n) {
@@ -93,7 +111,7 @@ __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* 
     for (int i = 0; i < kSymvT; ++i) {
       const double v = s[i * kSymvLd + k];
       sum[i % 4] += v * xi[i];
-      if constexpr (kAbs) asum[i % 4] += fabs(v) * fabs(xi[i]);
+      if constexpr (kAbs) asum[i % 4] += fabs(v) * axi[i];
     }
     if (j0 + k < n) {
       q[I * n + j0 + k] = (sum[0] + sum[1]) + (sum[2] + sum[3]);
@@ -112,10 +130,10 @@ constexpr int kSymvSumSegs = 8;  ///< pass 2: threads that share one entry's par
 /// left half the GPU idle at n = 16k (64 CTAs): 0.047 ms of the SYMV's 0.40. maxes ≠ nullptr:
 /// maxes[0] = max(maxes[0], max_k |y_k|) and maxes[1] the same for x, as the bits of the doubles
 /// (colmax_kernel's ordering: NaN above +Inf). kAbs (b and maxes given): maxes[2] the same for
-/// ω_k = |y_k| / (Σ partials of |A|·|x| + |b_k|); ∞ when that sum is ∞ (|A|·|x| beyond double, or
-/// x not finite: ω unknown, never 0). Otherwise, with diag ≠ nullptr (A, leading dimension lda;
-/// b and maxes given): maxes[2] for ω̂_k = |y_k| / max(|b_k|, |a_kk·x_k|) ≥ ω_k (∞ when x is not
-/// finite). Does nothing when skip ≠ nullptr and *skip ≠ 0.
+/// ω_k = |y_k|·sc / (Σ partials of |A|·|x|·sc + |b_k|·sc) (0 when y_k = 0; ∞ when the sum is ∞:
+/// x not finite, or sc too large, never 0). Otherwise, with diag ≠ nullptr (A, leading dimension
+/// lda; b and maxes given): maxes[2] for ω̂_k ≥ ω_k (omega_bound_entry). Does nothing when
+/// skip ≠ nullptr and *skip ≠ 0.
 template <bool kAbs>
 __global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs) symv_sum_kernel(std::int64_t n, const double* p,
                                                                           const double* q, const double* pa,
@@ -124,7 +142,7 @@ __global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs) symv_sum_kernel(std::
                                                                           unsigned long long* maxes,
                                                                           const unsigned* skip,
                                                                           const double* diag = nullptr,
-                                                                          std::int64_t lda = 0) {
+                                                                          std::int64_t lda = 0, double sc = 1.0) {
   if (skip && *skip) return;
   __shared__ double part[kSymvSumSegs][kSymvSumK];
   __shared__ double apart[kAbs ? kSymvSumSegs : 1][kSymvSumK];
@@ -157,14 +175,11 @@ __global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs) symv_sum_kernel(std::
     ymax = static_cast<unsigned long long>(__double_as_longlong(fabs(yk)));
     if (maxes) xmax = static_cast<unsigned long long>(__double_as_longlong(fabs(x[k])));
     if constexpr (kAbs) {
-      const double den = asum + fabs(bk);
-      const double w = isinf(den) ? INFINITY : ::gemflow::linalg::detail::componentwise_ratio(fabs(yk), den);
+      const double ry = fabs(yk) * sc, den = asum + fabs(bk) * sc;
+      const double w = ry == 0.0 ? 0.0 : isinf(den) ? INFINITY : ry / den;
       wmax = static_cast<unsigned long long>(__double_as_longlong(fabs(w)));
     } else if (diag && b && maxes) {
-      const double xk = x[k];
-      const double den = fmax(fabs(bk), fabs(diag[k + k * lda] * xk));
-      const double w =
-          !isfinite(xk) ? INFINITY : ::gemflow::linalg::detail::componentwise_ratio(fabs(yk), den);
+      const double w = omega_bound_entry(fabs(yk), bk, diag[k + k * lda], x[k]);
       wmax = static_cast<unsigned long long>(__double_as_longlong(fabs(w)));
     }
   }
@@ -181,24 +196,28 @@ __global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs) symv_sum_kernel(std::
   }
 }
 
-/// y = A·x (b = nullptr) or y = b − A·x; work: symv_workspace_doubles(n, omega == exact)
-/// doubles. y may alias b, not x. maxes ≠ nullptr (2 words, 3 with an omega, zeroed before):
-/// max |y|, max |x| and (b given) ω or its bound ω̂, as in symv_sum_kernel. skip ≠ nullptr:
-/// nothing is done when *skip ≠ 0 at the time the kernels run. Asynchronous on `stream`.
+/// y = A·x (b = nullptr) or y = b − A·x; work: symv_workspace_doubles(n) doubles. y may alias b,
+/// not x. maxes ≠ nullptr (2 words, 3 with an omega, zeroed before): max |y|, max |x| and (b
+/// given) ω or its bound ω̂, as in symv_sum_kernel; SymvOmega::exact needs abs_work
+/// (symv_abs_workspace_doubles(n)) and a power of two sc that keeps (|A|·|x| + |b|)·sc within
+/// double (ω is the same for any sc). skip ≠ nullptr: nothing is done when *skip ≠ 0 at the time
+/// the kernels run. Asynchronous on `stream`.
 inline void symv_lower(const double* a, std::int64_t lda, std::int64_t n, const double* x, const double* b, double* y,
                        double* work, cudaStream_t stream, unsigned long long* maxes = nullptr,
-                       const unsigned* skip = nullptr, SymvOmega omega = SymvOmega::none) {
+                       const unsigned* skip = nullptr, SymvOmega omega = SymvOmega::none,
+                       double* abs_work = nullptr, double sc = 1.0) {
   if (n == 0) return;
   const std::int64_t nt = symv_tiles(n);
   double* p = work;
   double* q = work + nt * n;
   const auto tiles = static_cast<unsigned>(nt * (nt + 1) / 2);
   const auto sums = static_cast<unsigned>((n + kSymvSumK - 1) / kSymvSumK);
-  if (omega == SymvOmega::exact && b && maxes) {
-    double* pa = work + 2 * nt * n;
-    double* qa = work + 3 * nt * n;
-    symv_tiles_kernel<true><<<tiles, kSymvThreads, 0, stream>>>(a, lda, n, x, p, q, pa, qa, skip);
-    symv_sum_kernel<true><<<sums, kSymvSumK * kSymvSumSegs, 0, stream>>>(n, p, q, pa, qa, b, y, x, maxes, skip);
+  if (omega == SymvOmega::exact && b && maxes && abs_work) {
+    double* pa = abs_work;
+    double* qa = abs_work + nt * n;
+    symv_tiles_kernel<true><<<tiles, kSymvThreads, 0, stream>>>(a, lda, n, x, p, q, pa, qa, skip, sc);
+    symv_sum_kernel<true><<<sums, kSymvSumK * kSymvSumSegs, 0, stream>>>(n, p, q, pa, qa, b, y, x, maxes, skip,
+                                                                       nullptr, 0, sc);
     return;
   }
   symv_tiles_kernel<false><<<tiles, kSymvThreads, 0, stream>>>(a, lda, n, x, p, q, nullptr, nullptr, skip);

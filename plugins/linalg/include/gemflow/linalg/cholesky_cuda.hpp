@@ -381,7 +381,8 @@ class GpuCholesky {
 
   [[nodiscard]] Stream stream() const noexcept;
   /// Device bytes the workspaces hold now: the factorisation scratch, and after solve_mixed its
-  /// fp32 copy of A, the SYMV partials and vectors (about 4.5·n² bytes), kept for the next call.
+  /// fp32 copy of A, the norm and SYMV partials and vectors (about 4.375·n² bytes; a solve that needs
+  /// ω exactly holds 0.25·n² more while it runs), kept for the next call.
   [[nodiscard]] std::size_t workspace_bytes() const noexcept;
 
   struct Impl;

@@ -65,10 +65,13 @@ struct RefinementOptions {
   /// tolerance, each solving the residual by exponent bands (no entry lost below fp32's range),
   /// kept only when it keeps η ≤ tolerance and lowers ω, the next only when it halved ω. η alone
   /// stops LAPACK dsposv; ω is the criterion of LAPACK's fixed-precision refinement (dporfs).
+  /// When ω stays above both the threshold and the tolerance after them (the budget spent, steps
+  /// that stall), the solve has not converged: the fp64 fallback.
   /// Default 2⁻¹² ≈ 2.4e-4 (√ of fp32's unit roundoff): the steps run when the fp32 solves lost
   /// some component, not when the small components are merely at fp32's accuracy (ω ≈ 1e-7: a
   /// row-scaled D·C·D, and ω grows with n: 2.3e-8 at n = 16384, 4.5e-8 at 32768 for b a column of A
-  /// with the GPU's 1×FP16 factor). QA: A = diag(1e200, 1e-200), b = A·1 stopped at x = (1, 0),
+  /// with the GPU's 1×FP16 factor). With the default, ω ≈ 5e-9 and κ = 1e8 left a block scaled
+  /// 1e-150 10% off (its forward error is about κ·ω). QA: A = diag(1e200, 1e-200), b = A·1 stopped at x = (1, 0),
   /// ω = 1; one more step gives (1, 1). 0: always to the tolerance, every component as accurate as
   /// its own condition allows (H200, n = 16384, that b: ω 2.3e-8 → 1.1e-15 in two steps, 10.0 →
   /// 11.8 ms); ≥ 1: never (ω ≤ 1 always), η alone as dsposv.
@@ -161,8 +164,8 @@ void require_finite_fp32_solution(std::span<const double> x);
 [[nodiscard]] double symmetric_norm_inf(std::span<const double> a, std::size_t n);
 
 /// Residual measures of X (see the file comment): A symmetric from its lower triangle. In double
-/// (BLAS dsymv); when ‖A‖∞ or A·x overflow double although A, B and X are finite, recomputed in
-/// long double, so ρ, η and ω stay meaningful (a_norm_inf is then +∞, its double value). A
+/// (BLAS dsymv); when ‖A‖∞, A·x or |A|·|x| + |b| overflow double although A, B and X are finite,
+/// recomputed in long double, so ρ, η and ω stay meaningful (a_norm_inf is then +∞, its double value). A
 /// non-finite X gives ρ = η = ω = +∞.
 struct ResidualNorms {
   double relative_residual = 0.0;  ///< ρ
