@@ -272,8 +272,11 @@ class SpdSolveNode final : public Node {
           refinement += ", then " + std::to_string(r.componentwise_steps) + " for ω = " +
                         sci(r.componentwise_backward_error);
         if (!r.converged && eta_converged)
-          refinement += ", but ω = " + sci(r.componentwise_backward_error) +
-                        " stayed above componentwise_threshold = " + sci(componentwise_threshold.value());
+          refinement += ", but ω = " + sci(r.componentwise_backward_error) + " stayed above " +
+                        (componentwise_threshold.value() >= r.tolerance
+                             ? "componentwise_threshold = " + sci(componentwise_threshold.value())
+                             : "the tolerance " + sci(r.tolerance) + " (componentwise_threshold " +
+                                   sci(componentwise_threshold.value()) + ")");
         if (r.used_fp64_fallback) refinement += ": fp64 fallback";
       }
     }

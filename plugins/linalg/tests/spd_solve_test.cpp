@@ -634,6 +634,19 @@ TEST(SpdSolveNode, ReportsTheComponentwiseBackwardErrorAndItsSteps) {
   EXPECT_GE(std::stoi(m[2]), 1);
   EXPECT_EQ(std::stoi(m[1]) + std::stoi(m[2]), std::get<std::int64_t>(cell(*t, "iterations"))) << refinement;
   EXPECT_LE(std::get<double>(ctx.records().at("componentwise_backward_error")), std::sqrt(2.0) * kU);
+  // the budget spent before ω came down: the fp64 fallback, and the text says why (QA: x = (1, 0)
+  // reported as converged)
+  auto spent = make_solve_node();
+  spent->set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1e200, 0, 0, 1e-200})));
+  spent->set_param("device", std::string("cpu"));
+  spent->set_param("precision", std::string("mixed"));
+  spent->set_param("max_iterations", std::int64_t{2});
+  gemflow::testing::RecordingContext ctx2;
+  spent->execute(ctx2);
+  const auto t2 = spent->output("report").as<Table>();
+  EXPECT_LE(std::get<double>(cell(*t2, "forward_error")), 4 * kU);
+  const auto text = std::get<std::string>(cell(*t2, "refinement"));
+  EXPECT_NE(text.find("stayed above componentwise_threshold = 2.441e-04: fp64 fallback"), std::string::npos) << text;
 }
 
 // QA: the symmetry test was entrywise only, so rounding noise next to a zero (1e-300 against 0)
