@@ -12,8 +12,9 @@
 #include <string>
 
 #include "gemflow/linalg/cholesky.hpp"
-#include "gmres_ir.hpp"
+#include "componentwise_steps.hpp"
 #include "equilibration.hpp"
+#include "gmres_ir.hpp"
 #include "normwise.hpp"
 
 namespace gemflow::linalg {
@@ -449,30 +450,18 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
                                                                                   rc.data(), nrhs))
                              : w;
       };
-      double omega = omega_of();
       std::vector<double> kept;
-      const bool steps = omega > refinement.componentwise_threshold;
-      while (steps && omega > res.tolerance && res.iterations < refinement.max_iterations) {
-        kept = xc;
-        fp32_solve_banded(rc.data(), nrhs, d.data());
-        for (std::size_t i = 0; i < xc.size(); ++i) xc[i] += d[i];
-        const double eta2 = eta_of();
-        const double omega2 = omega_of();
-        if (!(eta2 <= res.tolerance) || !(omega2 < omega)) {
-          xc = kept;  // no gain: the converged x stays (rc is not used again)
-          break;
-        }
-        ++res.iterations;
-        ++res.componentwise_steps;
-        res.backward_error.push_back(eta2);
-        const bool halved = omega2 <= 0.5 * omega;
-        omega = omega2;
-        if (!halved) break;
-      }
-      res.componentwise_backward_error = omega;
       // QA: with the budget spent before any step (max_iterations), or steps that stall (GMRES-IR
-      // systems with blocks 1e±150 apart), x kept lost components
-      if (steps && !(omega <= std::max(refinement.componentwise_threshold, res.tolerance))) res.converged = false;
+      // systems with blocks 1e±150 apart), x kept lost components: not converged
+      res.componentwise_backward_error = detail::componentwise_steps(
+          [&] { kept = xc; },
+          [&] {
+            fp32_solve_banded(rc.data(), nrhs, d.data());
+            for (std::size_t i = 0; i < xc.size(); ++i) xc[i] += d[i];
+          },
+          eta_of, omega_of, [&] { xc = kept; },  // rc is not used again
+          omega_of(), refinement.componentwise_threshold, res.tolerance, refinement.max_iterations, res.iterations,
+          res.componentwise_steps, res.backward_error, res.converged);
     }
   } else if (info32 == 0) {
     res.converged = true;  // nothing to solve

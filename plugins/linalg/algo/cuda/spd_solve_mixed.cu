@@ -22,6 +22,7 @@
 #include "context.cuh"
 #include "cuda_check.cuh"
 #include "demote_kernels.cuh"
+#include "../componentwise_steps.hpp"
 #include "../gmres_ir.hpp"
 #include "../normwise.hpp"
 #include "equilibrate.cuh"
@@ -802,33 +803,20 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       bound = __builtin_bit_cast(double, hsc->wmax);
     }
     if (wanted && !(bound <= options.componentwise_threshold)) {
-      double omega = omega_now();
       std::unique_ptr<DeviceBuffer> kept;
-      const bool steps = omega > options.componentwise_threshold;
-      while (steps && omega > res.tolerance && res.iterations < options.max_iterations) {
+      const auto copy_x = [&](bool save) {
         if (!kept) kept = std::make_unique<DeviceBuffer>(sizeof(double) * nn * nr, what + " componentwise steps");
         double* xk = kept->as<double>();
-        GF_CUDA_TRY(cudaMemcpy2DAsync(xk, sizeof(double) * nn, x, sizeof(double) * ldx, sizeof(double) * nn, nr,
+        GF_CUDA_TRY(cudaMemcpy2DAsync(save ? xk : x, sizeof(double) * (save ? nn : std::size_t(ldx)), save ? x : xk,
+                                      sizeof(double) * (save ? std::size_t(ldx) : nn), sizeof(double) * nn, nr,
                                       cudaMemcpyDeviceToDevice, s));
-        banded_step();
-        const double eta2 = residual_and_eta(NAN, nullptr, false, /*exact=*/true);
-        const double omega2 = omega_now();
-        if (!(eta2 <= res.tolerance) || !(omega2 < omega)) {  // no gain: the converged x stays
-          GF_CUDA_TRY(cudaMemcpy2DAsync(x, sizeof(double) * ldx, xk, sizeof(double) * nn, sizeof(double) * nn, nr,
-                                        cudaMemcpyDeviceToDevice, s));
-          break;
-        }
-        ++res.iterations;
-        ++res.componentwise_steps;
-        res.backward_error.push_back(eta2);
-        const bool halved = omega2 <= 0.5 * omega;
-        omega = omega2;
-        if (!halved) break;
-      }
-      res.componentwise_backward_error = omega;
-      // ω still above the threshold and the tolerance (the budget spent, stalled steps, or ω = ∞:
-      // |A|·|x| beyond double): not converged, the fp64 fallback (as the CPU)
-      if (steps && !(omega <= std::max(options.componentwise_threshold, res.tolerance))) res.converged = false;
+      };
+      // ω still above the threshold and the tolerance after the steps (the budget spent, stalled
+      // steps, or ω = ∞): not converged, the fp64 fallback (as the CPU)
+      res.componentwise_backward_error = linalg::detail::componentwise_steps(
+          [&] { copy_x(true); }, banded_step, [&] { return residual_and_eta(NAN, nullptr, false, /*exact=*/true); },
+          omega_now, [&] { copy_x(false); }, omega_now(), options.componentwise_threshold, res.tolerance,
+          options.max_iterations, res.iterations, res.componentwise_steps, res.backward_error, res.converged);
     }
     // the last residual may have queued a next step's solve (gated off on the device when not
     // wanted): the stream is idle again when this returns, and the workspace may be freed
