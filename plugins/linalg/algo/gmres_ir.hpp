@@ -10,6 +10,7 @@
 // & Higham, "Harnessing GPU tensor cores for fast FP16 arithmetic to speed up mixed-precision
 // iterative refinement solvers", SC18 (FGMRES with a half-precision factor); Saad, "A flexible
 // inner-outer preconditioned GMRES algorithm", SIAM J. Sci. Stat. Comput. 14 (1993) 461.
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -22,6 +23,14 @@ constexpr int kIrStepsBeforeGmres = 4;
 constexpr int kGmresIterations = 50;
 /// Each correction's FGMRES stops at ‖r − A d‖₂ ≤ kGmresRelTol·‖r‖₂.
 constexpr double kGmresRelTol = 1e-6;
+
+/// Two factors whose product applied in turn divides by d (> 0, finite) without an overflow: 1/d,
+/// 1 for d ≥ 2⁻¹⁰²², else 2⁶⁰⁰ and 1/(d·2⁶⁰⁰) (1/d would be ∞, and ∞·0 = NaN in the Krylov vector:
+/// QA, a residual of 1e-310 made spotrs refuse a NaN right-hand side).
+inline std::array<double, 2> divide_scale(double d) {
+  if (d >= 0x1p-1022) return {1.0 / d, 1.0};
+  return {0x1p600, 1.0 / (d * 0x1p600)};
+}
 
 /// stage_steps: solves with the current factor (the first solve or escalation included); eta,
 /// prev: η after this step and the one before.

@@ -49,9 +49,13 @@ void potrs(const std::vector<double>& l, std::size_t n, std::vector<double>& bcm
                                          l.data(), static_cast<lapack_int>(n), bcm.data(), static_cast<lapack_int>(n));
   if (info != 0) throw std::runtime_error("dpotrs: LAPACK argument " + std::to_string(-info) + " invalid");
 }
+/// fp32: without LAPACKE's NaN check (the _work form), so that a refinement step whose
+/// right-hand side holds a NaN yields a NaN correction, which the refinement treats as no
+/// convergence (the fp64 fallback), rather than an error.
 void potrs(const std::vector<float>& l, std::size_t n, std::vector<float>& bcm, std::size_t k) {
-  const lapack_int info = LAPACKE_spotrs(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), static_cast<lapack_int>(k),
-                                         l.data(), static_cast<lapack_int>(n), bcm.data(), static_cast<lapack_int>(n));
+  const auto ni = static_cast<lapack_int>(n);
+  const lapack_int info =
+      LAPACKE_spotrs_work(LAPACK_COL_MAJOR, 'U', ni, static_cast<lapack_int>(k), l.data(), ni, bcm.data(), ni);
   if (info != 0) throw std::runtime_error("spotrs: LAPACK argument " + std::to_string(-info) + " invalid");
 }
 
@@ -185,19 +189,25 @@ double x_finite_or_inf(const std::vector<double>& x, R w) {
   return static_cast<double>(w);
 }
 
-/// residual_norms in long double (x87: range to 1e4932) for entries near the double range, where
-/// A·x or ‖A‖∞ overflow in double although A, b and x are finite.
-ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std::span<const double> b,
-                                  std::size_t nrhs, std::span<const double> x) {
-  ResidualNorms r;
-  std::vector<long double> row(n, 0.0L), ax(n);
+/// ‖A‖∞ in long double (x87: range to 1e4932), where the row sums may overflow double.
+long double symmetric_norm_inf_wide(std::span<const double> a, std::size_t n) {
+  std::vector<long double> row(n, 0.0L);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j <= i; ++j) {
       const long double v = std::fabs(static_cast<long double>(a[i * n + j]));
       row[i] += v;
       if (j != i) row[j] += v;
     }
-  const long double anorm = n ? *std::max_element(row.begin(), row.end()) : 0.0L;
+  return n ? *std::max_element(row.begin(), row.end()) : 0.0L;
+}
+
+/// residual_norms in long double (x87: range to 1e4932) for entries near the double range, where
+/// A·x or ‖A‖∞ overflow in double although A, b and x are finite.
+ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std::span<const double> b,
+                                  std::size_t nrhs, std::span<const double> x) {
+  ResidualNorms r;
+  std::vector<long double> ax(n);
+  const long double anorm = symmetric_norm_inf_wide(a, n);
   r.a_norm_inf = static_cast<double>(anorm);
   std::vector<double> bc, xc;
   to_col_major<double>(b, n, nrhs, bc);
@@ -299,9 +309,27 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
   res.fp32_info = info32;
   res.tolerance = refinement.tolerance >= 0 ? refinement.tolerance
                                             : std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -53);
-  const double anorm = symmetric_norm_inf(a, n);
+  // ‖A‖∞ in long double where it overflows double (QA: entries of 1.5e308 read η = NaN as 0)
+  const double anorm_d = symmetric_norm_inf(a, n);
+  const long double anorm = std::isfinite(anorm_d) ? anorm_d : symmetric_norm_inf_wide(a, n);
   std::vector<double> bc, xc(n * nrhs, 0.0), rc;
   to_col_major<double>(b, n, nrhs, bc);
+  // Columns of b below 2⁻⁶⁰⁰ are refined as b·2^k (≈ 2⁻⁶⁰⁰), x unscaled at the end: b − A·x of
+  // such a system lies near or below double's normal range, and its rounding hid fp32-level
+  // errors (QA: A of 1e-100, b of 3e-320 gave r = 0, η = ω = 0 and an x 4e-8 off)
+  std::vector<int> bscale(nrhs, 0);
+  for (std::size_t c = 0; c < nrhs; ++c) {
+    const double m = col_max_abs(bc.data(), n, c);
+    if (m > 0 && m < 0x1p-600) {
+      bscale[c] = -600 - std::ilogb(m);
+      for (std::size_t i = 0; i < n; ++i) bc[i + c * n] = std::ldexp(bc[i + c * n], bscale[c]);
+    }
+  }
+  const auto unscaled_x = [&]() {
+    for (std::size_t c = 0; c < nrhs; ++c)
+      for (std::size_t i = 0; i < n; ++i) xc[i + c * n] = std::ldexp(xc[i + c * n], -bscale[c]);
+    from_col_major(xc, n, nrhs, x);
+  };
   auto eta_of = [&]() {
     residual(a, n, bc, xc, nrhs, rc);
     double eta = 0.0;
@@ -309,7 +337,8 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
       const double rn = col_max_abs(rc.data(), n, c), xn = col_max_abs(xc.data(), n, c);
       // an overflowed fp32 solve: not converged (dsposv goes on to its fp64 fallback)
       if (!std::isfinite(rn) || !std::isfinite(xn)) return std::numeric_limits<double>::infinity();
-      eta = std::max(eta, detail::normwise_backward_error(rn, anorm, xn, col_max_abs(bc.data(), n, c)));
+      eta = nan_max(eta, static_cast<double>(detail::normwise_backward_error<long double>(
+                             rn, anorm, xn, col_max_abs(bc.data(), n, c))));
     }
     return eta;
   };
@@ -380,13 +409,14 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
       const decltype(fp32_solve)& solve32;
       std::vector<double> hc = std::vector<double>(static_cast<std::size_t>(m) + 1);
       int ni() const { return static_cast<int>(n); }
-      void set_scaled(double* dst, const double* src, double f) const {
+      void set_divided(double* dst, const double* src, double d) const {  // dst = src / d (divide_scale)
         cblas_dcopy(ni(), src, 1, dst, 1);
-        cblas_dscal(ni(), f, dst, 1);
+        for (const double f : detail::divide_scale(d))
+          if (f != 1.0) cblas_dscal(ni(), f, dst, 1);
       }
       double start() {
         const double beta = cblas_dnrm2(ni(), r, 1);
-        if (beta > 0 && std::isfinite(beta)) set_scaled(V, r, 1.0 / beta);
+        if (beta > 0 && std::isfinite(beta)) set_divided(V, r, beta);
         return beta;
       }
       void precondition(int j) { solve32(V + j * n, 1, Z + j * n); }
@@ -399,7 +429,7 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
           for (int i = 0; i <= j; ++i) h[i] += hc[static_cast<std::size_t>(i)];
         }
         const double hn = cblas_dnrm2(ni(), w, 1);
-        if (hn > 0 && std::isfinite(hn) && j + 1 < m) set_scaled(V + (j + 1) * n, w, 1.0 / hn);
+        if (hn > 0 && std::isfinite(hn) && j + 1 < m) set_divided(V + (j + 1) * n, w, hn);
         return hn;
       }
       void correct(const double* y, int k) {
@@ -468,12 +498,12 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
     res.componentwise_backward_error = 0.0;
   }
   if (res.converged) {
-    from_col_major(xc, n, nrhs, x);
+    unscaled_x();
     return res;
   }
   if (!refinement.fallback_fp64) {
     res.info = info32;  // 0 when the factor worked but the refinement did not converge
-    from_col_major(xc, n, nrhs, x);
+    unscaled_x();
     return res;
   }
   res.used_fp64_fallback = true;

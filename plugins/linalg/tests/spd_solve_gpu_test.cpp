@@ -345,6 +345,32 @@ TEST(SpdSolveGpu, MixedNeverAcceptsAnXThatLostComponents) {
         for (std::size_t c = 0; c < k; ++c)
           EXPECT_NEAR(x[i * k + c] / cs.x[i], 1.0, 4 * kU) << ctx << ", x(" << i << ", " << c << ")";
     }
+  // the CPU's second QA round, against the CPU fp64 solve (GMRES-IR at a residual near 1e-300,
+  // b − A·x near double's smallest numbers, ‖A‖∞ beyond double)
+  struct Versus {
+    std::string name;
+    std::size_t n;
+    std::vector<double> a, b;
+    double tol;
+  };
+  const std::vector<Versus> versus{
+      {"GMRES-IR at 1e-300 (κ ≈ 8e5)", 3, {0.635472, 0.481297, 0, 0.481297, 0.364528, 0, 0, 0, 1},
+       {1.116769e-300, 8.45825e-301, 1e-300}, 1e-9},
+      {"b of 3e-320", 2, {2e-100, 1e-100, 1e-100, 2e-100}, {3e-320, 3e-320}, 1e-14},
+      {"row sums beyond double", 2, {1.5e308, 1e308, 1e308, 1.5e308}, {1e300, 2e300}, 1e-14}};
+  for (const auto& v : versus)
+    for (const cuda::Fp32Mode mode : {cuda::Fp32Mode::fp16, cuda::Fp32Mode::exact}) {
+      const std::string ctx = v.name + ", " + cuda::fp32_mode_name(mode);
+      std::vector<double> x(v.n), x64(v.n);
+      SpdSolveResult r;
+      ASSERT_NO_THROW(r = spd_solve_cuda(v.a, v.n, v.b, 1, x, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0, {},
+                                         mode))
+          << ctx;
+      ASSERT_EQ(r.info, 0) << ctx;
+      EXPECT_TRUE(r.converged || r.used_fp64_fallback) << ctx;
+      ASSERT_EQ(spd_solve_cpu(v.a, v.n, v.b, 1, x64, SolvePrecision::fp64).info, 0) << ctx;
+      for (std::size_t i = 0; i < v.n; ++i) EXPECT_NEAR(x[i] / x64[i], 1.0, v.tol) << ctx << ", x" << i;
+    }
 }
 
 // The factor alone (the linalg.cholesky node's GPU path) against the CPU factor.

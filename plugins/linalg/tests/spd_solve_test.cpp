@@ -446,6 +446,31 @@ TEST(SpdSolveCpu, MixedNeverAcceptsAnXThatLostComponents) {
     }
     for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(x[i] / cs.x[i], 1.0, cs.tol) << cs.name << ", x" << i;
   }
+  // A second QA round, against the fp64 solve:
+  // - GMRES-IR divided by a residual norm below 2⁻¹⁰²² (1/β = ∞, ∞·0 = NaN): spotrs refused the
+  //   right-hand side (an error), or GMRES-IR stalled and fell back;
+  // - b − A·x near double's smallest numbers rounded to 0: η = ω = 0 and an x 4e-8 off;
+  // - ‖A‖∞ beyond double made η NaN, read as 0: converged with an fp32-level x.
+  struct Versus {
+    std::string name;
+    std::size_t n;
+    std::vector<double> a, b;
+    double tol;  // |x / x_fp64 − 1|: both within about κ·u of x*
+  };
+  const std::vector<Versus> versus{
+      {"GMRES-IR at 1e-300 (κ ≈ 8e5)", 3, {0.635472, 0.481297, 0, 0.481297, 0.364528, 0, 0, 0, 1},
+       {1.116769e-300, 8.45825e-301, 1e-300}, 1e-9},
+      {"b of 3e-320", 2, {2e-100, 1e-100, 1e-100, 2e-100}, {3e-320, 3e-320}, 1e-14},
+      {"row sums beyond double", 2, {1.5e308, 1e308, 1e308, 1.5e308}, {1e300, 2e300}, 1e-14}};
+  for (const auto& v : versus) {
+    std::vector<double> x(v.n), x64(v.n);
+    SpdSolveResult r;
+    ASSERT_NO_THROW(r = spd_solve_cpu(v.a, v.n, v.b, 1, x, SolvePrecision::mixed)) << v.name;
+    ASSERT_EQ(r.info, 0) << v.name;
+    EXPECT_TRUE(r.converged) << v.name;
+    ASSERT_EQ(spd_solve_cpu(v.a, v.n, v.b, 1, x64, SolvePrecision::fp64).info, 0) << v.name;
+    for (std::size_t i = 0; i < v.n; ++i) EXPECT_NEAR(x[i] / x64[i], 1.0, v.tol) << v.name << ", x" << i;
+  }
   // the formula: ‖A‖ + ‖b‖/‖x‖ = 2e308 overflows; η = 1 / 2e308, not 0
   EXPECT_NEAR(linalg::detail::normwise_backward_error(1.0, 1e308, 1.0, 1e308), 5e-309, 1e-312);
   EXPECT_NEAR(linalg::detail::normwise_relative_residual(1e300, 1e10, 1e-10), 1e300, 1e287);  // ‖r‖/‖x‖ = ∞

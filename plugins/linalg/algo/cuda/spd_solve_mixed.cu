@@ -277,13 +277,16 @@ struct DeviceFgmres {
     GF_CUBLAS_TRY(cublasDnrm2(blas, int(n), v, 1, &out));  // host result: synchronises
     return out;
   }
-  void set_scaled(double* dst, const double* src, double f) const {
+  /// dst = src / d (d > 0, finite): 1/d overflows for d below 2⁻¹⁰²⁴, and ∞·0 = NaN then (QA:
+  /// b of 1e-310), so such a d goes through 2⁶⁰⁰ first (gmres_ir.hpp: divide_scale)
+  void set_divided(double* dst, const double* src, double d) const {
     GF_CUBLAS_TRY(cublasDcopy(blas, int(n), src, 1, dst, 1));
-    GF_CUBLAS_TRY(cublasDscal(blas, int(n), &f, dst, 1));
+    for (const double f : linalg::detail::divide_scale(d))
+      if (f != 1.0) GF_CUBLAS_TRY(cublasDscal(blas, int(n), &f, dst, 1));
   }
   double start() {
     const double beta = nrm2(r);
-    if (beta > 0 && std::isfinite(beta)) set_scaled(V, r, 1.0 / beta);
+    if (beta > 0 && std::isfinite(beta)) set_divided(V, r, beta);
     return beta;
   }
   void precondition(int j) { solve32(V + j * n, Z + j * n); }
@@ -300,7 +303,7 @@ struct DeviceFgmres {
     const double hn = nrm2(w);
     GF_CUDA_TRY(cudaStreamSynchronize(s));
     for (int i = 0; i <= j; ++i) h[i] = h2[std::size_t(i)] + h2[std::size_t(m + 1 + i)];
-    if (hn > 0 && std::isfinite(hn) && j + 1 < m) set_scaled(V + (j + 1) * n, w, 1.0 / hn);
+    if (hn > 0 && std::isfinite(hn) && j + 1 < m) set_divided(V + (j + 1) * n, w, hn);
     return hn;
   }
   void correct(const double* y, int k) {
