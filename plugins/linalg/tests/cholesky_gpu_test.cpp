@@ -1580,6 +1580,9 @@ TEST_F(GpuCholeskyTest, MixedSolveScalesEachColumnIntoFp32Range) {
           << c.b_scales.front() << (k > 1 ? " …" : "");
       gc::MixedSolveOptions o;
       o.factor_mode = mode;
+      // κ ≈ 3e5: the forward error is about 2κη, so η is asked to reach 4u rather than √n·u (the
+      // default let 2κη reach 1.1e-9, and the TF32 modes stopped there in some runs)
+      if (c.shift < 0.5) o.tolerance = 4 * 0x1p-53;
       const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, k, xd.p, n, o);
       EXPECT_TRUE(r.converged) << ctx.str();
       EXPECT_FALSE(r.used_fp64_fallback) << ctx.str();
@@ -1590,8 +1593,10 @@ TEST_F(GpuCholeskyTest, MixedSolveScalesEachColumnIntoFp32Range) {
       for (std::int64_t j = 0; j < k; ++j) {
         double dmax = 0;
         for (std::int64_t i = 0; i < n; ++i) dmax = std::max(dmax, std::abs(x[i + j * n] - lx[i + j * n]));
-        // forward error ≲ κ·η: 1e-10 at κ ≤ 9, 1e-9 at κ ≈ 3e5 (η ≈ 1e-16, LAPACK's x as accurate)
-        EXPECT_LE(dmax, (c.shift < 0.5 ? 1e-9 : 1e-10) * colmax[j]) << ctx.str() << ", column " << j;
+        // forward error ≲ 2κη: 1e-10 at κ ≤ 9, 1e-9 at κ ≈ 3e5 (η ≤ 4u; LAPACK's x within 2κu)
+        EXPECT_LE(dmax, (c.shift < 0.5 ? 1e-9 : 1e-10) * colmax[j])
+            << ctx.str() << ", column " << j << ", " << r.iterations << " steps, last η " << r.backward_error.back()
+            << ", ω steps " << r.componentwise_steps << ", GMRES-IR steps " << r.gmres_steps;
       }
     }
   }

@@ -164,6 +164,26 @@ __global__ void add_promoted_kernel(const float* ds, std::int64_t n, std::int64_
   }
 }
 
+/// The refinement's scale of b (as on the CPU, spd_solve.cpp): k[j] = −600 − ilogb(m_j) for a
+/// column whose largest entry m_j = cmax[j] lies below 2⁻⁶⁰⁰, else 0; cmax[j] becomes m_j·2^k[j].
+/// (b − A·x of such a column lies near double's smallest numbers, where its rounding hid
+/// fp32-level errors: QA, A of 1e-100 and b of 3e-320.) One thread per column.
+__global__ void tiny_column_exponent_kernel(double* cmax, std::int64_t nrhs, int* k) {
+  const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (j >= nrhs) return;
+  const double m = cmax[j];
+  k[j] = m > 0 && m < 0x1p-600 ? -600 - ilogb(m) : 0;
+  cmax[j] = ldexp(m, k[j]);
+}
+
+/// dst(i, j) = src(i, j)·2^(sign·k[j]) (n × nrhs; dst may be src).
+__global__ void scale_columns_kernel(const double* src, std::int64_t lds, double* dst, std::int64_t ldd,
+                                     std::int64_t n, std::int64_t nrhs, const int* k, int sign) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) dst[i + j * ldd] = ldexp(src[i + j * lds], sign * k[j]);
+}
+
 /// *flag = 1 when some of the `count` floats at v is not finite (flag zeroed before).
 __global__ void nonfinite_kernel(const float* v, std::int64_t count, unsigned* flag) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
@@ -380,9 +400,11 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const std::size_t ce_b = align_up(sizeof(int) * nr);  // the demoted columns' exponents
   // the componentwise steps' bands: each column's largest exponent and its bands' mask
   const std::size_t band_b = align_up(sizeof(int) * nr) + align_up(sizeof(unsigned long long) * nr);
-  const DeviceSpan buf{
-      ctx.solve_workspace(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b + w_b + band_b,
-                          what + " (n = " + std::to_string(n) + ")")};
+  // b scaled by 2^k per column (tiny_column_exponent_kernel), and k
+  const std::size_t bs_b = align_up(sizeof(double) * nn * nr) + align_up(sizeof(int) * nr);
+  const DeviceSpan buf{ctx.solve_workspace(
+      as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b + w_b + band_b + bs_b,
+      what + " (n = " + std::to_string(n) + ")")};
   float* as = buf.as<float>();
   float* xs = buf.as<float>(as_b);
   double* r = buf.as<double>(as_b + xs_b);
@@ -401,6 +423,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   double* wscratch = buf.as<double>(band_at);
   int* cmax = buf.as<int>(band_at + w_b);
   auto* band_masks = buf.as<unsigned long long>(band_at + w_b + align_up(sizeof(int) * nr));
+  double* bs = buf.as<double>(band_at + w_b + band_b);
+  int* bexp = buf.as<int>(band_at + w_b + band_b + align_up(sizeof(double) * nn * nr));
   static_assert(sizeof(RefineScalars) <= 256 && sizeof(RefineScalars) % 8 == 0);
   auto* hsc = static_cast<RefineScalars*>(ctx.host_pinned(sizeof(RefineScalars) + sizeof(DeviceStatus)));
   auto* hst = reinterpret_cast<DeviceStatus*>(hsc + 1);  // the factor's status words
@@ -423,6 +447,18 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   GF_CUDA_CHECK_LAUNCH();
   colmax(vec, n, n, 1, &sc->anorm, s);                    // ‖A‖∞: the largest row sum
   colmax(b, ldb, n, nrhs, fast ? &sc->bmax : vec, s);  // ‖b_j‖∞
+  // from here on the refinement and the fallback solve b·2^k (tiny columns), x is unscaled on return
+  tiny_column_exponent_kernel<<<unsigned((nrhs + 127) / 128), 128, 0, s>>>(fast ? &sc->bmax : vec, nrhs, bexp);
+  GF_CUDA_CHECK_LAUNCH();
+  scale_columns_kernel<<<grid2(n, nrhs), 256, 0, s>>>(b, ldb, bs, n, n, nrhs, bexp, 1);
+  GF_CUDA_CHECK_LAUNCH();
+  b = bs;
+  ldb = n;
+  const auto unscale_x = [&]() {
+    scale_columns_kernel<<<grid2(n, nrhs), 256, 0, s>>>(x, ldx, x, ldx, n, nrhs, bexp, -1);
+    GF_CUDA_CHECK_LAUNCH();
+    GF_CUDA_TRY(cudaStreamSynchronize(s));
+  };
   GF_CHOL_TRACE(s, "demote, norms", 0);
   std::vector<double> bmax(nr), rmax(nr), xmax(nr);
   double anorm = 0.0;
@@ -829,8 +865,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // the fp32 factor is not scanned: a non-finite factor shows as a non-finite last iterate
   if (!res.converged && !res.backward_error.empty() && !std::isfinite(res.backward_error.back()))
     res.status.non_finite = true;
-  if (res.converged) return res;
-  if (!options.fallback_fp64) return res;
+  if (res.converged || !options.fallback_fp64) {
+    unscale_x();
+    return res;
+  }
 
   // fp64 fallback: cuSOLVER potrf + potrs on a copy of A
   res.used_fp64_fallback = true;
@@ -855,6 +893,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   const double eta = residual_and_eta(NAN, nullptr, false);
   if (!std::isfinite(eta)) res.status.non_finite = true;
   res.backward_error.push_back(eta);
+  unscale_x();
   return res;
 }
 
