@@ -202,7 +202,7 @@ long double symmetric_norm_inf_wide(std::span<const double> a, std::size_t n) {
 }
 
 /// residual_norms in long double (x87: range to 1e4932) for entries near the double range, where
-/// A·x or ‖A‖∞ overflow in double although A, b and x are finite.
+/// A·x, ‖A‖∞ or |A|·|x| + |b| overflow in double although A, b and x are finite.
 ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std::span<const double> b,
                                   std::size_t nrhs, std::span<const double> x) {
   ResidualNorms r;
@@ -254,7 +254,7 @@ ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span
   }
   if (!overflow) {
     const double w = componentwise_of<double>(a, n, bc.data(), xc.data(), rc.data(), nrhs);
-    // finite b and x with |A|·|x| beyond double (w NaN from ∞/∞ or 0 from r/∞): in long double
+    // finite b and x with some (|A|·|x| + |b|)_i beyond double (w NaN): in long double
     overflow = std::isnan(w) && std::all_of(xc.begin(), xc.end(), [](double v) { return std::isfinite(v); }) &&
                std::all_of(bc.begin(), bc.end(), [](double v) { return std::isfinite(v); });
     r.componentwise_backward_error = x_finite_or_inf(xc, w);

@@ -254,8 +254,9 @@ struct MixedSolveOptions {
   /// when it keeps η ≤ tolerance and lowers ω, the next only when it halved ω. 2⁻¹²: when the fp32
   /// solves lost some component; 0: always; ≥ 1: never. A band whose fp32 correction overflows is
   /// solved again 2⁶⁴ lower (up to three times). Once η has converged, ω takes one SYMV pass per
-  /// column; with one right-hand side only when the residual's bound ω̂ exceeds the threshold. See
-  /// linalg::RefinementOptions::componentwise_threshold.
+  /// column, only when its bound ω̂ exceeds the threshold; ω still above the threshold and the
+  /// tolerance after the steps: not converged (the fp64 fallback). Columns of b below 2⁻⁶⁰⁰ are
+  /// refined as b·2^k. See linalg::RefinementOptions::componentwise_threshold.
   double componentwise_threshold = 0x1p-12;
   bool fallback_fp64 = true;  ///< on non-convergence / fp32 failure: cuSOLVER fp64 potrf+potrs
 };
@@ -282,9 +283,10 @@ struct MixedSolveResult {
   CholeskyStatus status;       ///< final status (info ≥ 1: A is not SPD even in fp64)
   double tolerance = 0.0;      ///< the tolerance used
   int componentwise_steps = 0;  ///< steps after η converged, to lower ω (counted in iterations)
-  /// ω of the returned x when the fp32 refinement converged; NaN otherwise, and NaN with one
-  /// right-hand side when the SYMV's bound ω̂ = max_i |r_i| / max(|b_i|, |a_ii·x_i|) ≥ ω was
-  /// already within componentwise_threshold (ω then needs no pass of its own)
+  /// ω of the returned x when the fp32 refinement converged; NaN otherwise, and NaN when the bound
+  /// ω̂ = max_i |r_i| / max(|b_i|, |a_ii·x_i|) ≥ ω (the SYMV's, or an entrywise kernel's for more
+  /// right-hand sides) was already within componentwise_threshold, or the threshold is ≥ 1 (ω then
+  /// needs no pass of its own)
   double componentwise_backward_error = std::numeric_limits<double>::quiet_NaN();
 };
 

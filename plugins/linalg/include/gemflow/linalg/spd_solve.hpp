@@ -71,10 +71,10 @@ struct RefinementOptions {
   /// some component, not when the small components are merely at fp32's accuracy (ω ≈ 1e-7: a
   /// row-scaled D·C·D, and ω grows with n: 2.3e-8 at n = 16384, 4.5e-8 at 32768 for b a column of A
   /// with the GPU's 1×FP16 factor). With the default, ω ≈ 5e-9 and κ = 1e8 left a block scaled
-  /// 1e-150 10% off (its forward error is about κ·ω). QA: A = diag(1e200, 1e-200), b = A·1 stopped at x = (1, 0),
-  /// ω = 1; one more step gives (1, 1). 0: always to the tolerance, every component as accurate as
-  /// its own condition allows (H200, n = 16384, that b: ω 2.3e-8 → 1.1e-15 in two steps, 10.0 →
-  /// 11.8 ms); ≥ 1: never (ω ≤ 1 always), η alone as dsposv.
+  /// 1e-150 10% off (its forward error is about κ·ω). QA: A = diag(1e200, 1e-200), b = A·1
+  /// stopped at x = (1, 0), ω = 1; one more step gives (1, 1). 0: always to the tolerance, every
+  /// component as accurate as its own condition allows (H200, n = 16384, that b: ω 2.3e-8 →
+  /// 1.1e-15 in two steps, 10.0 → 12.5 ms); ≥ 1: never (ω ≤ 1 always), η alone as dsposv.
   double componentwise_threshold = 0x1p-12;
 };
 
@@ -96,8 +96,8 @@ struct SpdSolveResult {
   /// (RefinementOptions::componentwise_threshold); they count in `iterations` and `backward_error`
   int componentwise_steps = 0;
   /// mixed: ω (see the file comment) of the returned x when the fp32 refinement converged; NaN
-  /// otherwise (the fp64 fallback, precisions fp64 and fp32: see residual_norms), and on CUDA with
-  /// one right-hand side when a bound within componentwise_threshold made ω unnecessary
+  /// otherwise (the fp64 fallback, precisions fp64 and fp32: see residual_norms), and on CUDA when
+  /// a bound within componentwise_threshold, or a threshold ≥ 1, made ω unnecessary
   /// (cuda::MixedSolveResult)
   double componentwise_backward_error = std::numeric_limits<double>::quiet_NaN();
   std::string method;                   ///< what ran, e.g. "LAPACK dpotrf + dpotrs"
@@ -108,9 +108,10 @@ struct SpdSolveResult {
 /// (scaled into fp32 range), spotrs of the correction, x += d; GMRES-IR when that is slow
 /// (RefinementOptions::gmres), then steps that lower ω (RefinementOptions::componentwise_threshold);
 /// a solve that overflows fp32 is not converged (fp64 fallback). a: n·n, b and x: n·nrhs.
-/// `on_flops`, when given, is called during each factorisation (the cancellable blocked cholesky of cholesky.hpp; it may throw to
-/// cancel). Throws std::invalid_argument for bad sizes, std::runtime_error when an fp32 solution
-/// overflows or `on_flops` stopped a factorisation. Deterministic for a given BLAS build.
+/// `on_flops`, when given, is called during each factorisation (the cancellable blocked cholesky
+/// of cholesky.hpp; it may throw to cancel). Throws std::invalid_argument for bad sizes,
+/// std::runtime_error when an fp32 solution overflows or `on_flops` stopped a factorisation.
+/// Deterministic for a given BLAS build.
 [[nodiscard]] SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span<const double> b,
                                            std::size_t nrhs, std::span<double> x, SolvePrecision precision,
                                            const RefinementOptions& refinement = {},
@@ -165,8 +166,8 @@ void require_finite_fp32_solution(std::span<const double> x);
 
 /// Residual measures of X (see the file comment): A symmetric from its lower triangle. In double
 /// (BLAS dsymv); when ‖A‖∞, A·x or |A|·|x| + |b| overflow double although A, B and X are finite,
-/// recomputed in long double, so ρ, η and ω stay meaningful (a_norm_inf is then +∞, its double value). A
-/// non-finite X gives ρ = η = ω = +∞.
+/// recomputed in long double, so ρ, η and ω stay meaningful (a_norm_inf is then +∞, its double
+/// value). A non-finite X gives ρ = η = ω = +∞.
 struct ResidualNorms {
   double relative_residual = 0.0;  ///< ρ
   double backward_error = 0.0;     ///< η (Rigal–Gaches)
