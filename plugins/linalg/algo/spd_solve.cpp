@@ -189,6 +189,22 @@ double x_finite_or_inf(const std::vector<double>& x, R w) {
   return static_cast<double>(w);
 }
 
+/// Scales each column of the column-major bcm (n × k) whose largest entry lies below 2⁻⁶⁰⁰ by the
+/// power of two 2^k that brings it near 2⁻⁶⁰⁰, and returns the k (0 for the other columns). b − A·x
+/// of such a column lies near or below double's normal range, where its rounding hides errors; ρ,
+/// η and ω do not change when b and x are scaled alike (QA: A of 1e-100 and b of 3e-320 gave
+/// r = 0, η = ω = 0, for an x 4e-8 off).
+std::vector<int> scale_tiny_columns(std::vector<double>& bcm, std::size_t n, std::size_t k) {
+  std::vector<int> e(k, 0);
+  for (std::size_t c = 0; c < k; ++c) {
+    const double m = col_max_abs(bcm.data(), n, c);
+    if (!(m > 0 && m < 0x1p-600)) continue;
+    e[c] = -600 - std::ilogb(m);
+    for (std::size_t i = 0; i < n; ++i) bcm[i + c * n] = std::ldexp(bcm[i + c * n], e[c]);
+  }
+  return e;
+}
+
 /// ‖A‖∞ in long double (x87: range to 1e4932), where the row sums may overflow double.
 long double symmetric_norm_inf_wide(std::span<const double> a, std::size_t n) {
   std::vector<long double> row(n, 0.0L);
@@ -244,14 +260,20 @@ ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span
   std::vector<double> bc, xc, rc;
   to_col_major<double>(b, n, nrhs, bc);
   to_col_major<double>(x, n, nrhs, xc);
+  const std::vector<int> e = scale_tiny_columns(bc, n, nrhs);  // x scaled alike; ‖r‖∞ unscaled below
+  for (std::size_t c = 0; c < nrhs; ++c)
+    for (std::size_t i = 0; e[c] != 0 && i < n; ++i) xc[i + c * n] = std::ldexp(xc[i + c * n], e[c]);
   residual(a, n, bc, xc, nrhs, rc);
   bool overflow = !std::isfinite(r.a_norm_inf);
+  double rinf = 0.0;
   for (std::size_t c = 0; c < nrhs; ++c) {
     const double rn = col_max_abs(rc.data(), n, c), xn = col_max_abs(xc.data(), n, c), bn = col_max_abs(bc.data(), n, c);
     // finite A, b and x with a non-finite residual: A·x overflowed in double
     overflow = overflow || (std::isfinite(xn) && std::isfinite(bn) && !std::isfinite(rn));
     add_column(r, rn, xn, bn, r.a_norm_inf);
+    rinf = nan_max(rinf, std::ldexp(rn, -e[c]));
   }
+  r.residual_inf = rinf;
   if (!overflow) {
     const double w = componentwise_of<double>(a, n, bc.data(), xc.data(), rc.data(), nrhs);
     // finite b and x with some (|A|·|x| + |b|)_i beyond double (w NaN): in long double
@@ -314,17 +336,8 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
   const long double anorm = std::isfinite(anorm_d) ? anorm_d : symmetric_norm_inf_wide(a, n);
   std::vector<double> bc, xc(n * nrhs, 0.0), rc;
   to_col_major<double>(b, n, nrhs, bc);
-  // Columns of b below 2⁻⁶⁰⁰ are refined as b·2^k (≈ 2⁻⁶⁰⁰), x unscaled at the end: b − A·x of
-  // such a system lies near or below double's normal range, and its rounding hid fp32-level
-  // errors (QA: A of 1e-100, b of 3e-320 gave r = 0, η = ω = 0 and an x 4e-8 off)
-  std::vector<int> bscale(nrhs, 0);
-  for (std::size_t c = 0; c < nrhs; ++c) {
-    const double m = col_max_abs(bc.data(), n, c);
-    if (m > 0 && m < 0x1p-600) {
-      bscale[c] = -600 - std::ilogb(m);
-      for (std::size_t i = 0; i < n; ++i) bc[i + c * n] = std::ldexp(bc[i + c * n], bscale[c]);
-    }
-  }
+  // columns of b below 2⁻⁶⁰⁰ refined as b·2^k, x unscaled at the end (scale_tiny_columns)
+  const std::vector<int> bscale = scale_tiny_columns(bc, n, nrhs);
   const auto unscaled_x = [&]() {
     for (std::size_t c = 0; c < nrhs; ++c)
       for (std::size_t i = 0; i < n; ++i) xc[i + c * n] = std::ldexp(xc[i + c * n], -bscale[c]);

@@ -539,6 +539,17 @@ TEST(SpdSolveCpu, NormsNearTheDoubleRangeStayMeaningful) {
   const auto rc = residual_norms(c, 2, bc, 1, xc);
   EXPECT_EQ(rc.residual_inf, 1.0);
   EXPECT_NEAR(rc.componentwise_backward_error, 5e-309, 1e-312);  // 1 / (2e308 + 1), subnormal
+  // the other end: b − A·x below double's normal range read 0 (QA: A of 1e-100, b of 3e-320); ρ,
+  // η and ω come from b and x scaled alike by a power of two, ‖r‖∞ is scaled back
+  const std::vector<double> t = {2e-100, 1e-100, 1e-100, 2e-100}, bt = {3e-320, 3e-320};
+  const double x0 = 3e-320 / 3e-100;  // A·(x0, x0) = b up to rounding
+  const std::vector<double> xt = {x0 * (1 + 1e-7), x0};  // the first component 1e-7 off
+  const auto rt = residual_norms(t, 2, bt, 1, xt);
+  EXPECT_GT(rt.backward_error, 1e-8);
+  EXPECT_LT(rt.backward_error, 1e-7);
+  EXPECT_GT(rt.componentwise_backward_error, 1e-8);
+  EXPECT_GT(rt.relative_residual, 1e-8);
+  EXPECT_LE(rt.residual_inf, 1e-320);  // r itself lies below double's normal range
 }
 
 // QA: with b = 1e308·1 and ‖A‖∞ = 5, ‖A‖∞·‖x‖∞ ≈ 2.2e308 overflowed, so η = r/∞ = 0: the mixed
