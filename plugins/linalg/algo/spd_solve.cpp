@@ -261,8 +261,10 @@ ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span
   to_col_major<double>(b, n, nrhs, bc);
   to_col_major<double>(x, n, nrhs, xc);
   const std::vector<int> e = scale_tiny_columns(bc, n, nrhs);  // x scaled alike; ‖r‖∞ unscaled below
-  for (std::size_t c = 0; c < nrhs; ++c)
-    for (std::size_t i = 0; e[c] != 0 && i < n; ++i) xc[i + c * n] = std::ldexp(xc[i + c * n], e[c]);
+  for (std::size_t c = 0; c < nrhs; ++c) {
+    if (e[c] == 0) continue;
+    for (std::size_t i = 0; i < n; ++i) xc[i + c * n] = std::ldexp(xc[i + c * n], e[c]);
+  }
   residual(a, n, bc, xc, nrhs, rc);
   bool overflow = !std::isfinite(r.a_norm_inf);
   double rinf = 0.0;

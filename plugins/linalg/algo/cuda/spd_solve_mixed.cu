@@ -825,8 +825,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       solved = spec_ran;  // a plain next step: its solve may already have run
     }
     // η converged: above MixedSolveOptions::componentwise_threshold, banded steps while they lower ω
-    // toward the tolerance, each undone when it does not. One right-hand side: ω itself only when
-    // its bound ω̂ from the last residual exceeds the threshold. (The last residual's gated next
+    // toward the tolerance, each undone when it does not. ω itself only when its bound ω̂ (the last
+    // residual's SYMV; more right-hand sides: omega_bound_kernel) exceeds the threshold. (The last residual's gated next
     // step, if queued, was skipped: η ≤ tol.)
     // ω ≤ 1 always: a threshold ≥ 1 needs neither ω nor its bound
     const bool wanted = res.converged && options.componentwise_threshold < 1.0;

@@ -30,7 +30,7 @@ enum class SymvOmega { none, bound, exact };
 /// p and q: tiles × n doubles each.
 constexpr std::int64_t symv_workspace_doubles(std::int64_t n) { return 2 * symv_tiles(n) * n; }
 /// SymvOmega::exact's pa and qa: tiles × n doubles each.
-constexpr std::int64_t symv_abs_workspace_doubles(std::int64_t n) { return 2 * symv_tiles(n) * n; }
+constexpr std::int64_t symv_abs_workspace_doubles(std::int64_t n) { return symv_workspace_doubles(n); }
 
 /// ω̂_k = |r_k| / max(|b_k|, |a_kk·x_k|) ≥ ω_k for one entry (ry = |r_k|), by divisions only: a
 /// product that overflows would make it 0, and a quotient that underflows first is taken in the
