@@ -3,7 +3,7 @@ PRESET ?= ci
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 
-.PHONY: deps configure build runtime demo test studio clean
+.PHONY: deps configure build runtime demo test studio fuzz clean
 
 deps:
 	@bash packaging/install-deps.sh
@@ -33,6 +33,12 @@ studio: build
 	  exit 1; fi
 	@test -x $(BUILD)/bin/gemflow-studio || { echo "make studio: gemflow-studio was not built (Qt 6 or VTK missing? see the cmake output)"; exit 1; }
 	$(BUILD)/bin/gemflow-studio $(wildcard workflows/nmr_structure.yaml)
+
+# libFuzzer harnesses of every reader and the workflow loader (clang, ASan + UBSan), each run for
+# FUZZ_SECONDS (default 60); see docs/reliability.md. Not part of `make test`, which replays the
+# committed regression inputs and seed corpus in the normal build.
+fuzz:
+	@bash tests/fuzz/run_fuzz.sh
 
 clean:
 	rm -rf build out

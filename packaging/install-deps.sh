@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Install the Debian 12 packages Gemflow needs (listed in packaging/debian-packages.txt).
+# Install the Debian 12 packages Gemflow needs (listed in packaging/debian-packages.txt, or in
+# the list file given as the first argument, e.g. packaging/debian-packages-fuzz.txt).
 # Idempotent: installs only what is missing; uses sudo only when not root.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-mapfile -t wanted < <(grep -vE '^\s*(#|$)' "$here/debian-packages.txt" | awk '{print $1}')
+list=${1:-$here/debian-packages.txt}
+mapfile -t wanted < <(grep -vE '^\s*(#|$)' "$list" | awk '{print $1}')
 missing=()
 for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -3,7 +3,9 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <optional>
+#include <set>
 
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
@@ -13,6 +15,16 @@
 namespace gemflow::io {
 
 namespace {
+
+// What a distance-restraint file can ask for is bounded by what a molecule can hold, not by the
+// integers it spells: these limits keep a hostile or mistyped file from expanding into billions
+// of alternatives (a resid range of 2^32, a product of two 10^4 ranges, 24 'and'-ed 'or's) or
+// from overflowing the stack through nested parentheses.
+constexpr std::int64_t kMaxResidRange = 10000;          // residues in one 'resid a:b'
+constexpr std::int64_t kMaxAlternatives = 10000;        // atom-pair alternatives of one restraint
+constexpr std::int64_t kMaxTotalAlternatives = 200000;  // alternatives of the whole file
+constexpr int kMaxNesting = 100;                        // parentheses inside one selection
+constexpr double kMaxDistance = 1.0e4;                  // Å: d, d + dplus; larger is never a restraint
 
 std::string lower(std::string_view s) {
   std::string r(s);
@@ -88,7 +100,28 @@ struct Term {
   std::optional<std::string> segid, name, resname;
   std::optional<std::pair<int, int>> resid;
   int line = 0;
+
+  /// Identifies the atoms the term selects (not where it was written).
+  std::string key() const {
+    auto f = [](const std::optional<std::string>& v) { return v ? "=" + *v : std::string("*"); };
+    return f(segid) + '\x1f' + f(name) + '\x1f' + f(resname) + '\x1f' +
+           (resid ? std::to_string(resid->first) + ":" + std::to_string(resid->second) : "*");
+  }
 };
+
+/// Appends the terms of `more` that `terms` does not hold yet (`seen` holds the keys of
+/// `terms`): `(name CA or name CA)` is one term, so repeated alternatives cannot double the
+/// normal form at every 'and'.
+void append_distinct(std::vector<Term>& terms, std::set<std::string>& seen, const std::vector<Term>& more) {
+  for (const auto& t : more)
+    if (seen.insert(t.key()).second) terms.push_back(t);
+}
+
+std::set<std::string> keys_of(const std::vector<Term>& terms) {
+  std::set<std::string> k;
+  for (const auto& t : terms) k.insert(t.key());
+  return k;
+}
 
 bool is_kw(const Tok& t, std::initializer_list<const char*> names) {
   if (t.kind != Tok::Word) return false;
@@ -171,6 +204,10 @@ class Parser {
     r.target = v[0];
     r.lower = std::max(0.0, v[0] - v[1]);
     r.upper = v[0] + v[2];
+    if (!(r.upper <= kMaxDistance) || !(v[1] <= kMaxDistance))
+      throw ParseError(path_, a.line, "distance bound above " + std::to_string(static_cast<int>(kMaxDistance)) +
+                                          " Å in restraint " + std::to_string(id) + " (d " + std::to_string(v[0]) +
+                                          ", dminus " + std::to_string(v[1]) + ", dplus " + std::to_string(v[2]) + ")");
     if (v[1] < 0 || v[2] < 0)
       throw ParseError(path_, a.line, "negative dminus or dplus in restraint " + std::to_string(id));
     if (v[0] < 0)  // QA: d = −1.8 gave an upper bound −0.1, refused later as "restraint −1"
@@ -203,27 +240,53 @@ class Parser {
   }
 
   void add_pair(DistanceRestraint& r) {
+    int line = peek().line;
     std::vector<Term> a = selection(), b = selection();
+    // Count before expanding: one alternative per (residue of a) × (residue of b) per term pair.
+    std::int64_t count = 0;
+    for (const auto& ta : a)
+      for (const auto& tb : b) count += residues(ta) * residues(tb);
+    const std::int64_t total = count + static_cast<std::int64_t>(r.alternatives.size());
+    if (total > kMaxAlternatives)
+      throw ParseError(path_, line,
+                       "restraint " + std::to_string(r.id) + " expands to " + std::to_string(total) +
+                           " atom-pair alternatives (at most " + std::to_string(kMaxAlternatives) +
+                           "): narrow its residue ranges or 'or' lists");
+    if (total_alternatives_ + count > kMaxTotalAlternatives)
+      throw ParseError(path_, line,
+                       "the file expands to more than " + std::to_string(kMaxTotalAlternatives) +
+                           " atom-pair alternatives in all: narrow its residue ranges or 'or' lists");
+    total_alternatives_ += count;
     for (const auto& ta : a)
       for (const auto& tb : b) {
-        // A residue range expands to several selectors: one alternative per combination.
         std::vector<AtomSelector> as = expand_all(ta), bs = expand_all(tb);
         for (const auto& x : as)
           for (const auto& y : bs) r.alternatives.push_back({x, y, {}, {}});
       }
   }
 
-  std::vector<AtomSelector> expand_all(const Term& t) const {
+  /// Residues a term selects (its resid range's length), checked before anything is expanded.
+  std::int64_t residues(const Term& t) const {
     if (!t.resid)
       throw ParseError(path_, t.line, "selection without 'resid' is not supported in distance restraints");
     auto [lo, hi] = *t.resid;
     if (hi < lo) throw ParseError(path_, t.line, "resid range " + std::to_string(lo) + ":" + std::to_string(hi) + " is empty");
-    if (hi - lo > 10000) throw ParseError(path_, t.line, "resid range is too large");
+    const std::int64_t n = std::int64_t{hi} - std::int64_t{lo} + 1;
+    if (n > kMaxResidRange)
+      throw ParseError(path_, t.line, "resid range " + std::to_string(lo) + ":" + std::to_string(hi) + " spans " +
+                                          std::to_string(n) + " residues (at most " + std::to_string(kMaxResidRange) +
+                                          ")");
+    return n;
+  }
+
+  std::vector<AtomSelector> expand_all(const Term& t) const {
+    const std::int64_t n = residues(t);
     std::vector<AtomSelector> out;
-    for (int n = lo; n <= hi; ++n) {
+    out.reserve(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < n; ++k) {
       AtomSelector s;
       s.chain = t.segid.value_or("");
-      s.residue_number = n;
+      s.residue_number = static_cast<int>(std::int64_t{t.resid->first} + k);
       s.residue = t.resname.value_or("");
       s.atom = t.name.value_or("*");
       s.line = t.line;
@@ -253,23 +316,38 @@ class Parser {
 
   std::vector<Term> or_expr() {
     auto terms = and_expr();
+    auto seen = keys_of(terms);
     while (is_kw(peek(), {"or"})) {
+      int line = peek().line;
       ++p_;
       auto more = and_expr();
-      terms.insert(terms.end(), more.begin(), more.end());
+      check_terms(terms.size() + more.size(), line);
+      append_distinct(terms, seen, more);
     }
     return terms;
+  }
+
+  /// The disjunctive normal form of a selection grows as a product over 'and': bounded here,
+  /// before the product is built.
+  void check_terms(std::size_t n, int line) const {
+    if (n > static_cast<std::size_t>(kMaxAlternatives))
+      throw ParseError(path_, line,
+                       "selection expands to " + std::to_string(n) + " alternatives (at most " +
+                           std::to_string(kMaxAlternatives) + "): simplify its 'and'/'or' combination");
   }
 
   std::vector<Term> and_expr() {
     auto terms = factor();
     while (is_kw(peek(), {"and"})) {
+      int line = peek().line;
       ++p_;
       auto rhs = factor();
+      check_terms(terms.size() * rhs.size(), line);
       std::vector<Term> product;
+      std::set<std::string> seen;
       for (const auto& x : terms)
         for (const auto& y : rhs)
-          if (auto m = merge(x, y)) product.push_back(*m);
+          if (auto m = merge(x, y)) append_distinct(product, seen, {*m});
       terms = std::move(product);
     }
     return terms;
@@ -340,8 +418,13 @@ class Parser {
     Term term;
     term.line = t.line;
     if (t.kind == Tok::Open) {
+      if (depth_ >= kMaxNesting)
+        throw ParseError(path_, t.line, "parentheses nested deeper than " + std::to_string(kMaxNesting) +
+                                            " levels in an atom selection");
       ++p_;
+      ++depth_;
       auto terms = or_expr();
+      --depth_;
       const Tok& c = peek();
       if (c.kind != Tok::Close)
         throw ParseError(path_, c.line, "expected ')' to close the '(' of line " + std::to_string(t.line) + ", found " +
@@ -380,6 +463,8 @@ class Parser {
   std::vector<Tok> t_;
   const std::string& path_;
   std::size_t p_ = 0;
+  int depth_ = 0;                         // parentheses open inside the current selection
+  std::int64_t total_alternatives_ = 0;   // alternatives of the restraints read so far
 };
 
 }  // namespace

@@ -1,0 +1,32 @@
+#pragma once
+// What the io readers' libFuzzer harnesses count as a clean refusal: an error derived from
+// std::runtime_error (io::ParseError, gemflow::Error) whose text names the input. Anything
+// else — another exception (std::out_of_range from an unchecked conversion, std::bad_alloc), a
+// sanitizer report, a crash, a hang past libFuzzer's -timeout — is a finding.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace gemflow::io::fuzz {
+
+/// The name every harness gives its input; every error must contain it.
+inline const std::string kInputName = "fuzz-input";
+
+template <class F>
+int run(const std::uint8_t* data, std::size_t size, F&& read) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  try {
+    read(text);
+  } catch (const std::runtime_error& e) {
+    if (std::string_view(e.what()).find(kInputName) == std::string_view::npos) {
+      std::fprintf(stderr, "error without the input's name: %s\n", e.what());
+      std::abort();
+    }
+  }
+  return 0;
+}
+
+}  // namespace gemflow::io::fuzz

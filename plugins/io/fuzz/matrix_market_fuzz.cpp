@@ -1,0 +1,8 @@
+// libFuzzer harness: the Matrix Market reader (see fuzz_support.hpp for what counts as a finding).
+#include "fuzz_support.hpp"
+#include "gemflow/io/matrix_io.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace gemflow::io;
+  return fuzz::run(data, size, [](std::string_view text) { (void)parse_matrix_market(text, fuzz::kInputName); });
+}
