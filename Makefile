@@ -3,7 +3,7 @@ PRESET ?= ci
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 
-.PHONY: deps configure build runtime demo test studio fuzz clean
+.PHONY: deps configure build runtime demo test studio fuzz lint format clean
 
 deps:
 	@bash packaging/install-deps.sh
@@ -39,6 +39,14 @@ studio: build
 # committed regression inputs and seed corpus in the normal build.
 fuzz:
 	@bash tests/fuzz/run_fuzz.sh
+
+# clang-format and clang-tidy (.clang-format, .clang-tidy) over the C++ files changed since
+# LINT_BASE (default: the merge base with origin/main); `make format` rewrites them.
+lint: configure
+	@bash tests/lint.sh lint
+
+format:
+	@bash tests/lint.sh format
 
 clean:
 	rm -rf build out

@@ -131,10 +131,10 @@ bool is_kw(const Tok& t, std::initializer_list<const char*> names) {
   return false;
 }
 
-const char* kControl[] = {"noe", "end", "set", "class", "ceiling", "averaging", "potential", "scale", "sqconstant",
-                          "sqexponent", "soexponent", "sqoffset", "rswitch", "asymptote", "msoexponent", "mrswitch",
-                          "reset", "nres", "bhig", "cv", "partition", "temperature", "monomers", "ncount", "distribute",
-                          "den", "print", "evaluate"};
+const char* kControl[] = {"noe",         "end",        "set",        "class",      "ceiling",  "averaging", "potential",
+                          "scale",       "sqconstant", "sqexponent", "soexponent", "sqoffset", "rswitch",   "asymptote",
+                          "msoexponent", "mrswitch",   "reset",      "nres",       "bhig",     "cv",        "partition",
+                          "temperature", "monomers",   "ncount",     "distribute", "den",      "print",     "evaluate"};
 
 bool is_control(const Tok& t) {
   if (t.kind != Tok::Word) return false;
@@ -196,7 +196,10 @@ class Parser {
                                 : "expected a number, found '('");
       if (!number(t, v[k]))
         throw ParseError(path_, t.line,
-                         "expected " + std::string(k == 0 ? "the distance d" : k == 1 ? "dminus" : "dplus") +
+                         "expected " +
+                             std::string(k == 0   ? "the distance d"
+                                         : k == 1 ? "dminus"
+                                                  : "dplus") +
                              " (restraint 'assign' of line " + std::to_string(a.line) + "), found " +
                              (t.kind == Tok::End ? std::string("the end of the file") : "'" + t.text + "'"));
       ++p_;
@@ -205,19 +208,21 @@ class Parser {
     r.lower = std::max(0.0, v[0] - v[1]);
     r.upper = v[0] + v[2];
     if (!(r.upper <= kMaxDistance) || !(v[1] <= kMaxDistance))
-      throw ParseError(path_, a.line, "distance bound above " + std::to_string(static_cast<int>(kMaxDistance)) +
-                                          " Å in restraint " + std::to_string(id) + " (d " + std::to_string(v[0]) +
-                                          ", dminus " + std::to_string(v[1]) + ", dplus " + std::to_string(v[2]) + ")");
+      throw ParseError(path_, a.line,
+                       "distance bound above " + std::to_string(static_cast<int>(kMaxDistance)) + " Å in restraint " +
+                           std::to_string(id) + " (d " + std::to_string(v[0]) + ", dminus " + std::to_string(v[1]) +
+                           ", dplus " + std::to_string(v[2]) + ")");
     if (v[1] < 0 || v[2] < 0)
       throw ParseError(path_, a.line, "negative dminus or dplus in restraint " + std::to_string(id));
     if (v[0] < 0)  // QA: d = −1.8 gave an upper bound −0.1, refused later as "restraint −1"
-      throw ParseError(path_, a.line, "negative distance d = " + std::to_string(v[0]) + " Å in restraint " +
-                                          std::to_string(id));
+      throw ParseError(path_, a.line,
+                       "negative distance d = " + std::to_string(v[0]) + " Å in restraint " + std::to_string(id));
     for (;;) {
       if (is_kw(peek(), {"weight"})) {
         ++p_;
         const Tok& w = peek();
-        if (!number(w, r.weight)) throw ParseError(path_, w.line, "expected a number after 'weight', found '" + w.text + "'");
+        if (!number(w, r.weight))
+          throw ParseError(path_, w.line, "expected a number after 'weight', found '" + w.text + "'");
         ++p_;
       } else if (is_kw(peek(), {"or"})) {
         ++p_;
@@ -267,15 +272,15 @@ class Parser {
 
   /// Residues a term selects (its resid range's length), checked before anything is expanded.
   std::int64_t residues(const Term& t) const {
-    if (!t.resid)
-      throw ParseError(path_, t.line, "selection without 'resid' is not supported in distance restraints");
+    if (!t.resid) throw ParseError(path_, t.line, "selection without 'resid' is not supported in distance restraints");
     auto [lo, hi] = *t.resid;
-    if (hi < lo) throw ParseError(path_, t.line, "resid range " + std::to_string(lo) + ":" + std::to_string(hi) + " is empty");
+    if (hi < lo)
+      throw ParseError(path_, t.line, "resid range " + std::to_string(lo) + ":" + std::to_string(hi) + " is empty");
     const std::int64_t n = std::int64_t{hi} - std::int64_t{lo} + 1;
     if (n > kMaxResidRange)
-      throw ParseError(path_, t.line, "resid range " + std::to_string(lo) + ":" + std::to_string(hi) + " spans " +
-                                          std::to_string(n) + " residues (at most " + std::to_string(kMaxResidRange) +
-                                          ")");
+      throw ParseError(path_, t.line,
+                       "resid range " + std::to_string(lo) + ":" + std::to_string(hi) + " spans " + std::to_string(n) +
+                           " residues (at most " + std::to_string(kMaxResidRange) + ")");
     return n;
   }
 
@@ -378,8 +383,9 @@ class Parser {
   std::string value(const char* keyword) {
     const Tok& t = peek();
     if (t.kind != Tok::Word && t.kind != Tok::Quoted)
-      throw ParseError(path_, t.line, std::string("expected a value after '") + keyword + "', found " +
-                                          (t.kind == Tok::End ? std::string("the end of the file") : "'" + t.text + "'"));
+      throw ParseError(path_, t.line,
+                       std::string("expected a value after '") + keyword + "', found " +
+                           (t.kind == Tok::End ? std::string("the end of the file") : "'" + t.text + "'"));
     ++p_;
     return t.text;
   }
@@ -419,22 +425,25 @@ class Parser {
     term.line = t.line;
     if (t.kind == Tok::Open) {
       if (depth_ >= kMaxNesting)
-        throw ParseError(path_, t.line, "parentheses nested deeper than " + std::to_string(kMaxNesting) +
-                                            " levels in an atom selection");
+        throw ParseError(
+            path_, t.line,
+            "parentheses nested deeper than " + std::to_string(kMaxNesting) + " levels in an atom selection");
       ++p_;
       ++depth_;
       auto terms = or_expr();
       --depth_;
       const Tok& c = peek();
       if (c.kind != Tok::Close)
-        throw ParseError(path_, c.line, "expected ')' to close the '(' of line " + std::to_string(t.line) + ", found " +
-                                            (c.kind == Tok::End ? std::string("the end of the file") : "'" + c.text + "'"));
+        throw ParseError(path_, c.line,
+                         "expected ')' to close the '(' of line " + std::to_string(t.line) + ", found " +
+                             (c.kind == Tok::End ? std::string("the end of the file") : "'" + c.text + "'"));
       ++p_;
       return terms;
     }
     if (t.kind != Tok::Word)
-      throw ParseError(path_, t.line, "expected a selection keyword (resid, segid, name, resname), found " +
-                                          (t.kind == Tok::End ? std::string("the end of the file") : "'" + t.text + "'"));
+      throw ParseError(path_, t.line,
+                       "expected a selection keyword (resid, segid, name, resname), found " +
+                           (t.kind == Tok::End ? std::string("the end of the file") : "'" + t.text + "'"));
     std::string kw = lower(t.text);
     ++p_;
     if (kw == "resid" || kw == "resi") {
@@ -454,8 +463,9 @@ class Parser {
     } else if (kw == "not") {
       throw ParseError(path_, t.line, "'not' is not supported in restraint selections");
     } else {
-      throw ParseError(path_, t.line, "unsupported selection keyword '" + t.text +
-                                          "' (supported: resid, segid, name, resname, atom, and, or, parentheses)");
+      throw ParseError(path_, t.line,
+                       "unsupported selection keyword '" + t.text +
+                           "' (supported: resid, segid, name, resname, atom, and, or, parentheses)");
     }
     return {term};
   }
@@ -463,8 +473,8 @@ class Parser {
   std::vector<Tok> t_;
   const std::string& path_;
   std::size_t p_ = 0;
-  int depth_ = 0;                         // parentheses open inside the current selection
-  std::int64_t total_alternatives_ = 0;   // alternatives of the restraints read so far
+  int depth_ = 0;                        // parentheses open inside the current selection
+  std::int64_t total_alternatives_ = 0;  // alternatives of the restraints read so far
 };
 
 }  // namespace
@@ -486,8 +496,9 @@ RestraintSet read_distance_restraints(const std::string& path, RestraintFormat f
     if (e == ".nef") format = RestraintFormat::Nef;
     else if (e == ".tbl" || e == ".xplor" || e == ".cns" || e == ".noe") format = RestraintFormat::Xplor;
     else
-      throw ParseError(path, 0, "cannot tell the restraint format from the extension '" + e +
-                                    "': use .nef or .tbl, or set the format");
+      throw ParseError(
+          path, 0,
+          "cannot tell the restraint format from the extension '" + e + "': use .nef or .tbl, or set the format");
   }
   return format == RestraintFormat::Nef ? read_nef_distance_restraints(path) : read_xplor_distance_restraints(path);
 }

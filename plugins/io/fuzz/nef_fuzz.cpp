@@ -4,5 +4,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gemflow::io;
-  return fuzz::run(data, size, [](std::string_view text) { (void)parse_nef_distance_restraints(text, fuzz::kInputName); });
+  return fuzz::run(data, size,
+                   [](std::string_view text) { (void)parse_nef_distance_restraints(text, fuzz::kInputName); });
 }

@@ -1,4 +1,5 @@
-// libFuzzer harness: the STAR (NEF, NMR-STAR, CIF syntax) tokenizer and parser (see fuzz_support.hpp for what counts as a finding).
+// libFuzzer harness: the STAR (NEF, NMR-STAR, CIF syntax) tokenizer and parser (see fuzz_support.hpp for what counts as
+// a finding).
 #include "fuzz_support.hpp"
 #include "gemflow/io/star.hpp"
 

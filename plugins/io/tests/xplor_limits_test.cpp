@@ -64,18 +64,23 @@ TEST(XplorLimits, RangeProductIsCountedBeforeItIsExpanded) {
 TEST(XplorLimits, RepeatedAlternativesDoNotDoubleAtEveryAnd) {
   std::string sel = "(name CA or name CA)";
   for (int k = 0; k < 23; ++k) sel += " and (name CA or name CA)";
-  auto set = parse_xplor_distance_restraints("assign (resid 1 and (" + sel + ")) (resid 2 and name CA) 3 1 1\n", "a.tbl");
+  auto set =
+      parse_xplor_distance_restraints("assign (resid 1 and (" + sel + ")) (resid 2 and name CA) 3 1 1\n", "a.tbl");
   ASSERT_EQ(set.restraints[0].alternatives.size(), 1u);
   EXPECT_EQ(set.restraints[0].alternatives[0].a.atom, "CA");
   // Distinct alternatives that multiply past the limit are refused where the 'and' is.
-  std::string wide = "(name A1 or name A2 or name A3 or name A4 or name A5 or name A6 or name A7 or name A8 "
-                     "or name A9 or name A10)";
-  std::string seg = "(segid S1 or segid S2 or segid S3 or segid S4 or segid S5 or segid S6 or segid S7 or "
-                    "segid S8 or segid S9 or segid S10)";
-  std::string res = "(resn R1 or resn R2 or resn R3 or resn R4 or resn R5 or resn R6 or resn R7 or resn R8 "
-                    "or resn R9 or resn R10)";
-  std::string rid = "(resid 1 or resid 2 or resid 3 or resid 4 or resid 5 or resid 6 or resid 7 or resid 8 "
-                    "or resid 9 or resid 10 or resid 11)";
+  std::string wide =
+      "(name A1 or name A2 or name A3 or name A4 or name A5 or name A6 or name A7 or name A8 "
+      "or name A9 or name A10)";
+  std::string seg =
+      "(segid S1 or segid S2 or segid S3 or segid S4 or segid S5 or segid S6 or segid S7 or "
+      "segid S8 or segid S9 or segid S10)";
+  std::string res =
+      "(resn R1 or resn R2 or resn R3 or resn R4 or resn R5 or resn R6 or resn R7 or resn R8 "
+      "or resn R9 or resn R10)";
+  std::string rid =
+      "(resid 1 or resid 2 or resid 3 or resid 4 or resid 5 or resid 6 or resid 7 or resid 8 "
+      "or resid 9 or resid 10 or resid 11)";
   auto e = error_of("assign (" + wide + " and " + seg + " and " + res + "\n and " + rid + ") (resid 2) 3 1 1\n");
   EXPECT_CONTAINS(e, "h.tbl:2:");
   EXPECT_CONTAINS(e, "selection expands to 11000 alternatives (at most 10000)");
@@ -88,7 +93,8 @@ TEST(XplorLimits, DeepParenthesesAreAnErrorNotAStackOverflow) {
   EXPECT_CONTAINS(e, "nested deeper than 100");
   // Nesting that people write is accepted.
   std::string o(20, '('), c(20, ')');
-  auto set = parse_xplor_distance_restraints("assign (resid 1) (" + o + "resid 2 and name HA" + c + ") 3 1 1\n", "n.tbl");
+  auto set =
+      parse_xplor_distance_restraints("assign (resid 1) (" + o + "resid 2 and name HA" + c + ") 3 1 1\n", "n.tbl");
   EXPECT_EQ(set.restraints[0].alternatives.size(), 1u);
 }
 
