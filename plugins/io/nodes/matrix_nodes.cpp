@@ -45,6 +45,7 @@ class ReadMatrix final : public Node {
     MatrixFileInfo fi;
     ReadMatrixOptions o;
     o.duplicates = *duplicates == Dup::Sum ? DuplicateEntries::sum : DuplicateEntries::error;
+    o.cancel = [&ctx] { return ctx.cancelled(); };
     try {
       Matrix<double> m = read_matrix(file.string(), o, &fi);
       std::string what = std::to_string(m.rows()) + "×" + std::to_string(m.cols()) + " from " +
@@ -82,6 +83,8 @@ class ReadMatrix final : public Node {
       matrix.set(std::move(m));
     } catch (const ParseError& e) {
       throw to_input_error(e);
+    } catch (const ReadCancelled&) {
+      throw Cancelled();
     }
     ctx.progress(1.0);
   }
