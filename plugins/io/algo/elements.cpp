@@ -57,23 +57,31 @@ std::vector<std::array<std::size_t, 2>> bonds_by_distance(const Structure& s, st
     r[i] = covalent_radius(s.atoms[i].element);
     rmax = std::max(rmax, r[i]);
   }
-  const double cell = 2 * rmax + tolerance;
+  const double cell = 2 * rmax + std::max(tolerance, 0.0);
   struct Key {
     long long a, b, c;
     bool operator==(const Key&) const = default;
   };
   struct Hash {
-    std::size_t operator()(const Key& k) const noexcept {
-      return static_cast<std::size_t>(k.a * 73856093LL ^ k.b * 19349663LL ^ k.c * 83492791LL);
+    std::size_t operator()(const Key& k) const noexcept {  // unsigned: wraps, never overflows
+      return static_cast<std::size_t>(static_cast<unsigned long long>(k.a) * 73856093ULL ^
+                                      static_cast<unsigned long long>(k.b) * 19349663ULL ^
+                                      static_cast<unsigned long long>(k.c) * 83492791ULL);
     }
   };
   std::unordered_map<Key, std::vector<std::size_t>, Hash> grid;
-  auto key_of = [&](const Vec3& p) {
-    return Key{static_cast<long long>(std::floor(p[0] / cell)), static_cast<long long>(std::floor(p[1] / cell)),
-               static_cast<long long>(std::floor(p[2] / cell))};
-  };
-  for (std::size_t i = 0; i < n; ++i) grid[key_of(x[i])].push_back(i);
+  // Cell indices clamped to ±2⁵⁰ so that any finite coordinate (1e300 overflowed the conversion
+  // and the hash) gives a key whose neighbours ±1 exist; atoms that far out share clamped cells,
+  // which costs time, not correctness: every pair is still measured. Non-finite positions bond
+  // to nothing.
+  constexpr double kMaxCell = 1125899906842624.0;  // 2^50
+  auto cell_of = [&](double v) { return static_cast<long long>(std::clamp(std::floor(v / cell), -kMaxCell, kMaxCell)); };
+  auto key_of = [&](const Vec3& p) { return Key{cell_of(p[0]), cell_of(p[1]), cell_of(p[2])}; };
+  auto finite = [](const Vec3& p) { return std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]); };
+  for (std::size_t i = 0; i < n; ++i)
+    if (finite(x[i])) grid[key_of(x[i])].push_back(i);
   for (std::size_t i = 0; i < n; ++i) {
+    if (!finite(x[i])) continue;
     Key k = key_of(x[i]);
     for (long long da = -1; da <= 1; ++da)
       for (long long db = -1; db <= 1; ++db)

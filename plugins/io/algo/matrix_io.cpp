@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "gemflow/io/errors.hpp"
+#include "gemflow/io/limits.hpp"
 #include "gemflow/io/star.hpp"  // read_text_file
 #include "text.hpp"
 
@@ -40,6 +41,8 @@ class Lines {
     return true;
   }
   [[nodiscard]] int number() const noexcept { return number_; }
+  /// Bytes after the current line.
+  [[nodiscard]] std::size_t remaining() const noexcept { return pos_ < text_.size() ? text_.size() - pos_ : 0; }
 
  private:
   std::string_view text_;
@@ -137,10 +140,34 @@ bool parse_size(std::string_view t, std::size_t& out) {
 
 constexpr std::int64_t kExactInt = std::int64_t{1} << 53;  // integers up to 2^53 are exact doubles
 
-/// rows·cols as a dense allocation; ParseError when it overflows or cannot be allocated.
-Matrix<double> allocate(std::size_t rows, std::size_t cols, const std::string& path, int line) {
+/// ParseError for a matrix with a zero dimension: no node computes anything from one, and a
+/// 10¹²×0 one was accepted and then made the writer loop over its rows.
+void refuse_empty(std::size_t rows, std::size_t cols, const std::string& path, int line, const std::string& prefix = "") {
+  if (rows == 0 || cols == 0)
+    throw ParseError(path, line, prefix + "a " + std::to_string(rows) + "×" + std::to_string(cols) +
+                                     " matrix has no entries; an empty matrix is not accepted as input");
+}
+
+/// ParseError when rows·cols doubles overflow the address space.
+void check_dense_size(std::size_t rows, std::size_t cols, const std::string& path, int line) {
   if (cols != 0 && rows > std::numeric_limits<std::size_t>::max() / sizeof(double) / cols)
     throw ParseError(path, line, std::to_string(rows) + "×" + std::to_string(cols) + " is too large for a dense matrix");
+}
+
+/// Checks `bytes` of a working allocation against the available memory (as Matrix does for
+/// its own, from 256 MiB on), as a ParseError at `line`.
+void require_memory(std::size_t bytes, const std::string& what, const std::string& path, int line) {
+  if (bytes < (std::size_t{256} << 20)) return;
+  try {
+    require_host_memory(bytes, what);
+  } catch (const OutOfMemory& e) {
+    throw ParseError(path, line, e.what());
+  }
+}
+
+/// rows·cols as a dense allocation; ParseError when it overflows or cannot be allocated.
+Matrix<double> allocate(std::size_t rows, std::size_t cols, const std::string& path, int line) {
+  check_dense_size(rows, cols, path, line);
   try {
     return Matrix<double>(rows, cols, 0.0);
   } catch (const OutOfMemory& e) {  // the Matrix's own check against the available memory
@@ -234,16 +261,25 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
   if (symmetry != MmSymmetry::general && rows != cols)
     throw ParseError(path, size_line, "a " + sym + " matrix must be square, the size line says " + std::to_string(rows) +
                                           "×" + std::to_string(cols));
-  Matrix<double> m = allocate(rows, cols, path, size_line);
+  refuse_empty(rows, cols, path, size_line, "size line: ");
+  // Nothing is allocated before the file shows that it holds the entries it announces (a 60-byte
+  // header of 20000×20000 took 3.4 GB): coordinate entries are read first (bounded by the file's
+  // size), the dense matrix allocated after; an array is allocated only when the bytes left can
+  // hold its values.
+  check_dense_size(rows, cols, path, size_line);
   const std::size_t n = rows;
   std::size_t capacity = rows * cols;  // entries the storage can hold
   if (symmetry == MmSymmetry::symmetric) capacity = n * (n + 1) / 2;
-  if (symmetry == MmSymmetry::skew) capacity = n == 0 ? 0 : n * (n - 1) / 2;
+  if (symmetry == MmSymmetry::skew) capacity = n * (n - 1) / 2;
   if (format == MmFormat::array) nnz = capacity;
   else if (nnz > capacity && options.duplicates == DuplicateEntries::error)
     throw ParseError(path, size_line, "NNZ = " + std::to_string(nnz) + " exceeds the " + std::to_string(capacity) +
                                           " entries a " + std::to_string(rows) + "×" + std::to_string(cols) + " " + sym +
                                           " matrix can store without duplicates (duplicates: error)");
+  // Entries that the rest of the file can hold at most: "i j v\n" is 6 bytes, "i j\n" 4, "v\n" 2
+  // (the last line may lack its '\n').
+  const std::size_t min_entry = format == MmFormat::array ? 2 : fld == MmField::pattern ? 4 : 6;
+  const std::size_t can_hold = (lines.remaining() + 1) / min_entry;
 
   auto value_of = [&](std::string_view tok, int ln) -> double {
     if (fld == MmField::integer) {
@@ -262,16 +298,34 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
     throw ParseError(path, ln, show(tok) + " is not a number");
   };
 
+  std::size_t tick = 0;
   std::size_t count = 0, duplicates = 0;
+  auto too_few = [&]() {
+    return ParseError(path, lines.number(), "the file ends after " + std::to_string(count) + " of the " +
+                                                std::to_string(nnz) +
+                                                (format == MmFormat::coordinate ? " entries" : " values") +
+                                                " the size line (line " + std::to_string(size_line) + ") announces");
+  };
+  Matrix<double> m;
   if (format == MmFormat::coordinate) {
+    struct Entry {
+      std::size_t i, j;
+      double v;
+    };
+    std::vector<Entry> entries;
+    const std::size_t expect = std::min(nnz, can_hold);
+    require_memory(expect * sizeof(Entry), "the " + std::to_string(nnz) + " entries of " + path, path, size_line);
+    entries.reserve(expect);
     const bool sum = options.duplicates == DuplicateEntries::sum;
-    std::vector<std::uint8_t> seen;
     std::unordered_map<std::size_t, int> first_line;
-    if (sum) seen.assign(rows * cols, 0);
-    else first_line.reserve(nnz);
+    if (!sum) {
+      require_memory(expect * 48, "the duplicate check of " + std::to_string(nnz) + " entries", path, size_line);
+      first_line.reserve(expect);
+    }
     const std::size_t fields = fld == MmField::pattern ? 2 : 3;
     const std::string entry_form = fld == MmField::pattern ? "'i j'" : "'i j value'";
     while (lines.next(line)) {
+      detail::poll_cancel(options.cancel, tick);
       const auto t = trim(line);
       if (t.empty() || t.front() == '%') continue;
       const int ln = lines.number();
@@ -298,30 +352,45 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
       const double v = fld == MmField::pattern ? 1.0 : value_of(tok[2], ln);
       --i;
       --j;
-      const std::size_t key = i * cols + j;
-      bool dup = false;
-      if (sum) {
-        dup = seen[key] != 0;
-        seen[key] = 1;
-      } else if (auto [it, inserted] = first_line.emplace(key, ln); !inserted) {
-        throw ParseError(path, ln, "entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
-                                       ") was already given on line " + std::to_string(it->second) +
-                                       " (duplicates: error; use 'sum' to add them)");
+      if (!sum) {
+        if (auto [it, inserted] = first_line.emplace(i * cols + j, ln); !inserted)
+          throw ParseError(path, ln, "entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
+                                         ") was already given on line " + std::to_string(it->second) +
+                                         " (duplicates: error; use 'sum' to add them)");
       }
-      if (dup) ++duplicates;
-      m(i, j) += v;
-      if (i != j && symmetry == MmSymmetry::symmetric) m(j, i) += v;
-      if (symmetry == MmSymmetry::skew) m(j, i) -= v;
+      entries.push_back({i, j, v});
       ++count;
     }
+    if (count < nnz) throw too_few();
+    m = allocate(rows, cols, path, size_line);
+    std::vector<bool> seen;  // one bit per element: 1/64 of the matrix itself
+    if (sum) {
+      require_memory(rows / 8 * cols, "the duplicate check of a " + std::to_string(rows) + "×" + std::to_string(cols) +
+                                           " matrix", path, size_line);
+      seen.assign(rows * cols, false);
+    }
+    for (const Entry& e : entries) {  // file order: duplicates add up as they did while reading
+      if (sum) {
+        const std::size_t key = e.i * cols + e.j;
+        if (seen[key]) ++duplicates;
+        seen[key] = true;
+      }
+      m(e.i, e.j) += e.v;
+      if (e.i != e.j && symmetry == MmSymmetry::symmetric) m(e.j, e.i) += e.v;
+      if (symmetry == MmSymmetry::skew) m(e.j, e.i) -= e.v;
+    }
   } else {
-    // Column-major; symmetric: rows j..n-1 of column j; skew: rows j+1..n-1.
+    // Column-major; symmetric: rows j..n-1 of column j; skew: rows j+1..n-1. The values are
+    // still read (and checked) when the rest of the file cannot hold them, to say where it ends.
+    const bool fits = nnz <= can_hold;
+    if (fits) m = allocate(rows, cols, path, size_line);
     std::size_t r = 0, c = 0;
     auto first_row = [&](std::size_t col) {
       return symmetry == MmSymmetry::general ? 0 : symmetry == MmSymmetry::symmetric ? col : col + 1;
     };
     r = first_row(0);
     while (lines.next(line)) {
+      detail::poll_cancel(options.cancel, tick);
       const auto t = trim(line);
       if (t.empty() || t.front() == '%') continue;
       const int ln = lines.number();
@@ -338,17 +407,16 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
         ++c;
         r = first_row(c);
       }
-      m(r, c) = v;
-      if (r != c && symmetry == MmSymmetry::symmetric) m(c, r) = v;
-      if (symmetry == MmSymmetry::skew) m(c, r) = -v;
+      if (fits) {
+        m(r, c) = v;
+        if (r != c && symmetry == MmSymmetry::symmetric) m(c, r) = v;
+        if (symmetry == MmSymmetry::skew) m(c, r) = -v;
+      }
       ++r;
       ++count;
     }
+    if (count < nnz) throw too_few();
   }
-  if (count < nnz)
-    throw ParseError(path, lines.number(), "the file ends after " + std::to_string(count) + " of the " +
-                                               std::to_string(nnz) + (format == MmFormat::coordinate ? " entries" : " values") +
-                                               " the size line (line " + std::to_string(size_line) + ") announces");
   if (info) {
     *info = MatrixFileInfo{};
     info->format = "mtx";
@@ -368,6 +436,14 @@ Matrix<double> read_matrix_market(const std::string& path, const ReadMatrixOptio
 // ---- writers -----------------------------------------------------------------------------------
 
 namespace {
+/// The readers refuse matrices with a zero dimension; writing one would give a file that reads
+/// back as an error (and a 10¹²×0 one looped over its rows).
+void require_entries(const Matrix<double>& m) {
+  if (m.rows() == 0 || m.cols() == 0)
+    throw std::invalid_argument("a " + std::to_string(m.rows()) + "×" + std::to_string(m.cols()) +
+                                " matrix has no entries; no matrix reader accepts an empty matrix");
+}
+
 /// Shortest text that reads back to the same double.
 void put_number(std::ostream& out, double v) {
   char buf[32];
@@ -377,6 +453,7 @@ void put_number(std::ostream& out, double v) {
 }  // namespace
 
 void write_csv(std::ostream& out, const Matrix<double>& m) {
+  require_entries(m);
   for (std::size_t i = 0; i < m.rows(); ++i) {
     for (std::size_t j = 0; j < m.cols(); ++j) {
       if (j) out.put(',');
@@ -387,6 +464,7 @@ void write_csv(std::ostream& out, const Matrix<double>& m) {
 }
 
 void write_matrix_market(std::ostream& out, const Matrix<double>& m) {
+  require_entries(m);
   out << "%%MatrixMarket matrix array real general\n% written by Gemflow\n" << m.rows() << ' ' << m.cols() << '\n';
   for (std::size_t j = 0; j < m.cols(); ++j)
     for (std::size_t i = 0; i < m.rows(); ++i) {
@@ -397,15 +475,12 @@ void write_matrix_market(std::ostream& out, const Matrix<double>& m) {
 
 void write_matrix(std::ostream& out, const Matrix<double>& m, const std::string& path) {
   const MatrixFormat format = matrix_format_from_path(path);  // ParseError for an unknown extension
+  require_entries(m);
   for (std::size_t i = 0; i < m.rows(); ++i)
     for (std::size_t j = 0; j < m.cols(); ++j)
       if (!std::isfinite(m(i, j)))
         throw std::invalid_argument("the matrix has a NaN or infinity at (" + std::to_string(i) + ", " +
                                     std::to_string(j) + ") (0-based), which no reader of " + path + " would accept");
-  if (format == MatrixFormat::Csv && (m.rows() == 0 || m.cols() == 0))
-    throw std::invalid_argument("a " + std::to_string(m.rows()) + "×" + std::to_string(m.cols()) +
-                                " matrix has no CSV form (a CSV row needs a field, a file a row): write " +
-                                "it as .npy or .mtx");
   switch (format) {
     case MatrixFormat::MatrixMarket: write_matrix_market(out, m); break;
     case MatrixFormat::Npy: write_npy(out, m); break;
@@ -600,6 +675,8 @@ Matrix<double> parse_npy(std::string_view bytes, const std::string& path, Matrix
                   " dimension(s); a matrix needs exactly 2" + hint);
   }
   const std::size_t rows = h.shape[0], cols = h.shape[1];
+  if (rows == 0 || cols == 0)
+    h.fail(0, "shape " + shape_str(h.shape) + " has no elements; an empty matrix is not accepted as input");
   const std::size_t data_at = header_at + header_len;
   if (cols != 0 && rows > std::numeric_limits<std::size_t>::max() / itemsize / cols)
     throw fail(header_at, "shape " + shape_str(h.shape) + " is too large");
@@ -650,6 +727,7 @@ Matrix<double> read_npy(const std::string& path, MatrixFileInfo* info) {
 }
 
 void write_npy(std::ostream& out, const Matrix<double>& m) {
+  require_entries(m);
   std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + std::to_string(m.rows()) + ", " +
                      std::to_string(m.cols()) + "), }";
   // Pad with spaces so that magic (6) + version (2) + length (2) + header is a multiple of 64.
@@ -733,7 +811,8 @@ std::string other_separator(std::string_view field) {
 
 }  // namespace
 
-Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixFileInfo* info) {
+Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixFileInfo* info,
+                         const CancelCheck& cancel) {
   std::string storage;
   text = detail::prepared_text(text, path, storage);
   Lines lines(text);
@@ -743,7 +822,9 @@ Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixF
   std::vector<double> values;
   std::size_t cols = 0, rows = 0;
   int first_line = 0;
+  std::size_t tick = 0;
   while (lines.next(line)) {
+    detail::poll_cancel(cancel, tick);
     const auto t = trim(line);
     if (t.empty() || t.front() == '#') continue;
     const int ln = lines.number();
@@ -809,8 +890,8 @@ Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixF
   return Matrix<double>(rows, cols, std::move(values));
 }
 
-Matrix<double> read_csv(const std::string& path, MatrixFileInfo* info) {
-  return parse_csv(read_text_file(path), path, info);
+Matrix<double> read_csv(const std::string& path, MatrixFileInfo* info, const CancelCheck& cancel) {
+  return parse_csv(read_text_file(path), path, info, cancel);
 }
 
 // ---- dispatch ----------------------------------------------------------------------------------
@@ -827,7 +908,7 @@ Matrix<double> read_matrix(const std::string& path, const ReadMatrixOptions& opt
   switch (matrix_format_from_path(path)) {
     case MatrixFormat::MatrixMarket: return read_matrix_market(path, options, info);
     case MatrixFormat::Npy: return read_npy(path, info);
-    case MatrixFormat::Csv: return read_csv(path, info);
+    case MatrixFormat::Csv: return read_csv(path, info, options.cancel);
   }
   throw ParseError(path, 0, "unknown matrix format");
 }

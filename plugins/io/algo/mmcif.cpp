@@ -7,6 +7,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "gemflow/io/limits.hpp"
 #include "gemflow/io/star.hpp"
 #include "structure_builder.hpp"
 
@@ -38,6 +39,13 @@ double to_double(const StarValue& v, const std::string& path, const char* what) 
   return d;
 }
 
+double to_coordinate(const StarValue& v, const std::string& path, const char* what) {
+  const double d = to_double(v, path, what);
+  if (std::fabs(d) > kMaxAbsCoordinate)
+    throw ParseError(path, v.line, std::string(what) + " " + v.text + " is beyond the ±1e6 Å that a coordinate may have");
+  return d;
+}
+
 int to_int(const StarValue& v, const std::string& path, const char* what) {
   int d = 0;
   const char* b = v.text.data();
@@ -54,9 +62,11 @@ int to_int(const StarValue& v, const std::string& path, const char* what) {
 Structure parse_mmcif(std::string_view text, const std::string& path, const ReadStructureOptions& options,
                       std::vector<std::string>* warnings) {
   if (options.model < 0) throw ParseError(path, 0, "model must be >= 0 (0 = all models)");
-  StarFile f = parse_star(text, path);
+  StarFile f = parse_star(text, path, options.cancel);
   const StarLoop* loop = find_atom_site(f.blocks.front());
-  if (!loop) throw ParseError(path, 0, "no _atom_site loop in data block '" + f.blocks.front().name + "'");
+  if (!loop)
+    throw ParseError(path, f.blocks.front().line,
+                     "no _atom_site loop in data block '" + f.blocks.front().name + "' (the block starting here)");
   auto col = [&](const char* tag) { return loop->column(std::string("_atom_site.") + tag); };
   const int cx = col("cartn_x"), cy = col("cartn_y"), cz = col("cartn_z");
   if (cx < 0 || cy < 0 || cz < 0)
@@ -84,7 +94,10 @@ Structure parse_mmcif(std::string_view text, const std::string& path, const Read
   StructureBuilder builder(path);
   int current_model = 0;
   bool started = false;
+  if (loop->rows() == 0) throw ParseError(path, loop->line, "the _atom_site loop has no rows (no atoms)");
+  std::size_t tick = 0;
   for (std::size_t r = 0; r < loop->rows(); ++r) {
+    detail::poll_cancel(options.cancel, tick);
     const int line = loop->at(r, 0).line;
     int m = 1;
     if (const StarValue* v = get(r, model_num)) m = to_int(*v, path, "pdbx_PDB_model_num");
@@ -111,9 +124,9 @@ Structure parse_mmcif(std::string_view text, const std::string& path, const Read
     }
     if (const StarValue* v = get(r, occ)) a.atom.occupancy = to_double(*v, path, "occupancy");
     if (const StarValue* v = get(r, bfac)) a.atom.b_factor = to_double(*v, path, "B_iso_or_equiv");
-    a.xyz = {to_double(loop->at(r, static_cast<std::size_t>(cx)), path, "Cartn_x"),
-             to_double(loop->at(r, static_cast<std::size_t>(cy)), path, "Cartn_y"),
-             to_double(loop->at(r, static_cast<std::size_t>(cz)), path, "Cartn_z")};
+    a.xyz = {to_coordinate(loop->at(r, static_cast<std::size_t>(cx)), path, "Cartn_x"),
+             to_coordinate(loop->at(r, static_cast<std::size_t>(cy)), path, "Cartn_y"),
+             to_coordinate(loop->at(r, static_cast<std::size_t>(cz)), path, "Cartn_z")};
     const StarValue* el = get(r, type_symbol);
     a.atom.element = el ? upper(el->text) : detail::infer_element(a.atom.name, "", a.atom.hetero);
     builder.add(std::move(a));
@@ -133,6 +146,8 @@ namespace {
 
 std::string cif_value(const std::string& v) {
   if (v.empty()) return ".";
+  if (v.find_first_of("\n\r") != std::string::npos)  // a quoted value ends at the line's end
+    throw std::invalid_argument("value <" + v + "> holds a line break, which a quoted CIF value cannot");
   bool needs = v == "." || v == "?";
   const char first = v[0];
   if (first == '_' || first == '#' || first == '$' || first == '\'' || first == '"' || first == ';' ||
@@ -148,6 +163,20 @@ std::string cif_value(const std::string& v) {
   if (v.find("\" ") == std::string::npos && v.back() != '"') return "\"" + v + "\"";
   if (v.find("' ") == std::string::npos && v.back() != '\'') return "'" + v + "'";
   throw std::invalid_argument("value <" + v + "> cannot be quoted in CIF 1.1");
+}
+
+/// printf's %.<decimals>f of a finite value, as wide as it needs (a fixed buffer cut 1e200).
+std::string fixed(double v, int decimals) {
+  const int n = std::snprintf(nullptr, 0, "%.*f", decimals, v);
+  std::string r(static_cast<std::size_t>(n), '\0');
+  std::snprintf(r.data(), r.size() + 1, "%.*f", decimals, v);
+  return r;
+}
+
+std::string atom_label(const Structure& s, std::size_t i) {
+  const Atom& a = s.atoms[i];
+  return "atom " + std::to_string(i + 1) + " '" + a.name + "' of " + a.residue + " " + a.chain +
+         (a.chain.empty() ? "" : " ") + std::to_string(a.residue_number) + a.insertion;
 }
 
 std::string lower_ext(const std::string& path) {
@@ -166,6 +195,18 @@ void write_mmcif(std::ostream& out, const Structure& s, const std::string& block
     if (m.size() != s.atoms.size())
       throw std::invalid_argument("a model has " + std::to_string(m.size()) + " positions for " +
                                   std::to_string(s.atoms.size()) + " atoms");
+  // What read_mmcif would refuse is refused here, naming the atom: finite values, coordinates
+  // within ±kMaxAbsCoordinate.
+  for (std::size_t i = 0; i < s.atoms.size(); ++i) {
+    const Atom& a = s.atoms[i];
+    if (!std::isfinite(a.occupancy) || !std::isfinite(a.b_factor))
+      throw std::invalid_argument(atom_label(s, i) + ": occupancy or B-factor is not a finite number");
+    for (std::size_t m = 0; m < s.models.size(); ++m)
+      for (double c : s.models[m][i])
+        if (!(std::fabs(c) <= kMaxAbsCoordinate))
+          throw std::invalid_argument(atom_label(s, i) + (s.models.size() > 1 ? " in model " + std::to_string(m + 1) : "") +
+                                      ": coordinate " + fixed(c, 3) + " is not within ±1e6 Å (no reader would take it)");
+  }
   std::string name = block_name.empty() ? "gemflow" : block_name;
   for (auto& c : name)
     if (std::isspace(static_cast<unsigned char>(c))) c = '_';
@@ -188,7 +229,6 @@ void write_mmcif(std::ostream& out, const Structure& s, const std::string& block
                         "occupancy", "B_iso_or_equiv", "auth_seq_id", "auth_comp_id", "auth_asym_id",
                         "auth_atom_id", "pdbx_PDB_model_num"})
     out << "_atom_site." << t << '\n';
-  char buf[64];
   std::size_t serial = 0;
   for (std::size_t m = 0; m < s.models.size(); ++m) {
     for (std::size_t i = 0; i < s.atoms.size(); ++i) {
@@ -196,9 +236,10 @@ void write_mmcif(std::ostream& out, const Structure& s, const std::string& block
       const Vec3& p = s.models[m][i];
       std::string name_v = cif_value(a.name), comp = cif_value(a.residue), chain = cif_value(a.chain);
       out << (a.hetero ? "HETATM " : "ATOM ") << ++serial << ' ' << cif_value(a.element) << ' ' << name_v << " . "
-          << comp << ' ' << chain << " . " << (a.insertion.empty() ? "?" : cif_value(a.insertion));
-      std::snprintf(buf, sizeof buf, " %.3f %.3f %.3f %.2f %.2f ", p[0], p[1], p[2], a.occupancy, a.b_factor);
-      out << buf << a.residue_number << ' ' << comp << ' ' << chain << ' ' << name_v << ' ' << (m + 1) << '\n';
+          << comp << ' ' << chain << " . " << (a.insertion.empty() ? "?" : cif_value(a.insertion)) << ' '
+          << fixed(p[0], 3) << ' ' << fixed(p[1], 3) << ' ' << fixed(p[2], 3) << ' ' << fixed(a.occupancy, 2) << ' '
+          << fixed(a.b_factor, 2) << ' ' << a.residue_number << ' ' << comp << ' ' << chain << ' ' << name_v << ' '
+          << (m + 1) << '\n';
     }
   }
   out << "#\n";
@@ -217,7 +258,6 @@ void write_vtp(std::ostream& out, const Structure& s, std::size_t model) {
          "  <PolyData>\n"
       << "    <Piece NumberOfPoints=\"" << n << "\" NumberOfVerts=\"" << n << "\" NumberOfLines=\"" << bonds.size()
       << "\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n";
-  char buf[96];
   out << "      <PointData Scalars=\"element\">\n"
          "        <DataArray type=\"Int32\" Name=\"element\" format=\"ascii\">\n";
   for (const auto& a : s.atoms) out << "          " << atomic_number(a.element) << '\n';
@@ -226,18 +266,12 @@ void write_vtp(std::ostream& out, const Structure& s, std::size_t model) {
   for (const auto& a : s.atoms) out << "          " << a.residue_number << '\n';
   out << "        </DataArray>\n"
          "        <DataArray type=\"Float64\" Name=\"b_factor\" format=\"ascii\">\n";
-  for (const auto& a : s.atoms) {
-    std::snprintf(buf, sizeof buf, "          %.3f\n", a.b_factor);
-    out << buf;
-  }
+  for (const auto& a : s.atoms) out << "          " << fixed(a.b_factor, 3) << '\n';
   out << "        </DataArray>\n"
          "      </PointData>\n"
          "      <Points>\n"
          "        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n";
-  for (const auto& p : x) {
-    std::snprintf(buf, sizeof buf, "          %.6f %.6f %.6f\n", p[0], p[1], p[2]);
-    out << buf;
-  }
+  for (const auto& p : x) out << "          " << fixed(p[0], 6) << ' ' << fixed(p[1], 6) << ' ' << fixed(p[2], 6) << '\n';
   out << "        </DataArray>\n"
          "      </Points>\n"
          "      <Verts>\n"

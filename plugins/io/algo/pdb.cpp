@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gemflow/io/limits.hpp"
 #include "gemflow/io/star.hpp"
 #include "structure_builder.hpp"
 #include "text.hpp"
@@ -65,9 +66,10 @@ Structure parse_pdb(std::string_view text, const std::string& path, const ReadSt
   };
   std::vector<Conect> conects;
 
-  std::size_t pos = 0;
+  std::size_t pos = 0, tick = 0;
   int lineno = 0;
   while (pos < text.size()) {
+    detail::poll_cancel(options.cancel, tick);
     std::size_t nl = text.find('\n', pos);
     std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
@@ -107,6 +109,11 @@ Structure parse_pdb(std::string_view text, const std::string& path, const ReadSt
           throw ParseError(path, lineno,
                            std::string("bad ") + axis[c] + " coordinate '" + std::string(cols(line, first, first + 7)) +
                                "' (columns " + std::to_string(first) + "-" + std::to_string(first + 7) + ")");
+        if (std::fabs(a.xyz[static_cast<std::size_t>(c)]) > kMaxAbsCoordinate)  // "1e300" fits 8 columns
+          throw ParseError(path, lineno,
+                           std::string(axis[c]) + " coordinate '" + trim(cols(line, first, first + 7)) + "' (columns " +
+                               std::to_string(first) + "-" + std::to_string(first + 7) +
+                               ") is beyond the ±1e6 Å that a coordinate may have");
       }
       std::string occ = trim(cols(line, 55, 60)), b = trim(cols(line, 61, 66));
       if (!occ.empty() && !parse_double(occ, a.atom.occupancy))
@@ -209,26 +216,58 @@ std::string pdb_atom_name(const Atom& a) {
   return n + std::string(4 - n.size(), ' ');
 }
 
+/// "atom 12 'CA' of ALA A 7" for writer errors.
+std::string atom_label(const Structure& s, std::size_t i) {
+  const Atom& a = s.atoms[i];
+  return "atom " + std::to_string(i + 1) + " '" + a.name + "' of " + a.residue + " " + a.chain +
+         (a.chain.empty() ? "" : " ") + std::to_string(a.residue_number) + a.insertion;
+}
+
+std::string shown(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.10g", v);
+  return b;
+}
+
+/// Refuses what PDB's fixed columns cannot hold: written anyway, a wide number shifts the
+/// columns after it and a long line merges with the next record.
 void check_fits(const Structure& s) {
   if (s.atoms.size() > 99999)
     throw std::invalid_argument("PDB holds at most 99999 atoms (structure has " + std::to_string(s.atoms.size()) +
                                 "); write .cif instead");
-  for (const auto& a : s.atoms) {
+  for (std::size_t i = 0; i < s.atoms.size(); ++i) {
+    const Atom& a = s.atoms[i];
     if (a.residue_number < -999 || a.residue_number > 9999)
       throw std::invalid_argument("residue number " + std::to_string(a.residue_number) +
                                   " does not fit PDB columns 23-26; write .cif instead");
     if (a.chain.size() > 1)
       throw std::invalid_argument("chain id '" + a.chain + "' is longer than one character; write .cif instead");
-    if (a.residue.size() > 4 || a.name.size() > 4 || a.segment.size() > 4 || a.insertion.size() > 1)
+    if (a.residue.size() > 4 || a.name.size() > 4 || a.segment.size() > 4 || a.insertion.size() > 1 ||
+        a.element.size() > 2)
       throw std::invalid_argument("atom '" + a.name + "' of residue '" + a.residue +
                                   "' has a field too long for PDB columns; write .cif instead");
+    for (const std::string* f : {&a.name, &a.residue, &a.chain, &a.insertion, &a.segment, &a.element})
+      for (const char c : *f)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+          throw std::invalid_argument(atom_label(s, i) + " has a control character in a name field, which "
+                                      "would break the PDB line");
+    // %6.2f in columns 55-60 and 61-66
+    if (!(a.occupancy > -99.995 && a.occupancy < 999.995))
+      throw std::invalid_argument(atom_label(s, i) + ": occupancy " + shown(a.occupancy) +
+                                  " does not fit PDB columns 55-60 (-99.99..999.99); write .cif instead");
+    if (!(a.b_factor > -99.995 && a.b_factor < 999.995))
+      throw std::invalid_argument(atom_label(s, i) + ": B-factor " + shown(a.b_factor) +
+                                  " does not fit PDB columns 61-66 (-99.99..999.99); write .cif instead");
   }
-  for (const auto& m : s.models)
-    for (const auto& p : m)
-      for (double c : p)
-        if (!(c > -999.9995 && c < 9999.9995))
-          throw std::invalid_argument("coordinate " + std::to_string(c) +
-                                      " does not fit PDB columns (%8.3f); write .cif instead");
+  for (std::size_t m = 0; m < s.models.size(); ++m)
+    for (std::size_t i = 0; i < s.models[m].size() && i < s.atoms.size(); ++i)
+      for (int c = 0; c < 3; ++c) {
+        const double v = s.models[m][i][static_cast<std::size_t>(c)];
+        if (!(v > -999.9995 && v < 9999.9995))
+          throw std::invalid_argument(atom_label(s, i) + (s.models.size() > 1 ? " in model " + std::to_string(m + 1) : "") +
+                                      ": " + "xyz"[c] + " coordinate " + shown(v) +
+                                      " does not fit PDB columns 31-54 (%8.3f: -999.999..9999.999); write .cif instead");
+      }
 }
 
 }  // namespace

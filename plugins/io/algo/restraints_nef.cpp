@@ -34,6 +34,21 @@ double number(const StarValue& v, const std::string& path, const std::string& wh
   return d;
 }
 
+/// An integer column: the whole value must be an int ("2.9" was read as 2 and merged into
+/// restraint 2).
+int integer(const StarValue& v, const std::string& path, const std::string& what) {
+  int i = 0;
+  const char* b = v.text.data();
+  const char* e = b + v.text.size();
+  if (b != e && *b == '+') ++b;
+  auto [p, ec] = std::from_chars(b, e, i);
+  if (ec == std::errc::result_out_of_range)
+    throw ParseError(path, v.line, what + " '" + v.text + "' is out of range (at most 2147483647 in magnitude)");
+  if (ec != std::errc() || p != e || b == e)
+    throw ParseError(path, v.line, "bad " + what + " '" + v.text + "' (expected an integer)");
+  return i;
+}
+
 }  // namespace
 
 RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path) {
@@ -89,7 +104,7 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
           set.warnings.push_back("line " + std::to_string(loop.line) +
                                  ": the _nef_distance_restraint loop has no upper_limit column: upper bounds are "
                                  "target_value + target_value_uncertainty");
-        std::map<long long, std::size_t> index;  // restraint_id -> position in set.restraints (this loop)
+        std::map<int, std::size_t> index;  // restraint_id -> position in set.restraints (this loop)
         for (std::size_t r = 0; r < loop.rows(); ++r) {
           const StarValue& idv = loop.at(r, c_id);
           const int line = idv.line;
@@ -99,7 +114,7 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
             return v.is_null() ? nullptr : &v;
           };
           if (idv.is_null()) throw ParseError(path, line, "restraint_id is missing ('.' or '?')");
-          const long long id = static_cast<long long>(number(idv, path, "restraint_id"));
+          const int id = integer(idv, path, "restraint_id");
           if (get(c_comb)) ++combination_rows;
           DistanceRestraint::Alternative alt;
           for (int k = 0; k < 2; ++k) {
@@ -111,8 +126,16 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
             const char* e = b + seq.text.size();
             if (b != e && *b == '+') ++b;
             auto [p, ec] = std::from_chars(b, e, sel.residue_number);
+            if (ec == std::errc::result_out_of_range)
+              throw ParseError(path, seq.line, "sequence_code_" + n + " '" + seq.text + "' is out of range");
             if (ec != std::errc())
               throw ParseError(path, seq.line, "sequence_code_" + n + " '" + seq.text + "' is not a residue number");
+            // Only letters may follow the number (an insertion code, "10A"): "2.9" or "10-11" is
+            // no residue number.
+            if (!std::all_of(p, e, [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }))
+              throw ParseError(path, seq.line,
+                               "sequence_code_" + n + " '" + seq.text +
+                                   "' is not a residue number (an integer, optionally followed by an insertion code)");
             if (p != e && insertion_codes++ == 0) insertion_example = "line " + std::to_string(seq.line) + ": " + seq.text;
             if (const StarValue* v = get(static_cast<int>(c_chain[k]))) sel.chain = v->text;
             if (const StarValue* v = get(static_cast<int>(c_res[k]))) sel.residue = v->text;
@@ -139,6 +162,9 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
                                                 : ", and no target_value is given"));
           }
           if (const StarValue* v = get(c_weight)) weight = number(*v, path, "weight");
+          if (!std::isfinite(upper))  // target + uncertainty beyond the double range
+            throw ParseError(path, line, "restraint " + std::to_string(id) + ": target_value + "
+                                         "target_value_uncertainty is not a finite number");
           // QA: negative limits passed here and failed later, in smoothing, without a file:line
           for (const auto& [value, name] : {std::pair{lower, "lower_limit"}, std::pair{upper, "upper_limit"},
                                             std::pair{target, "target_value"}, std::pair{weight, "weight"}})
@@ -151,7 +177,7 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
           auto it = index.find(id);
           if (it == index.end()) {
             DistanceRestraint dr;
-            dr.id = static_cast<int>(id);
+            dr.id = id;
             dr.origin = path + ":" + std::to_string(line);
             dr.lower = lower;
             dr.upper = upper;
@@ -183,7 +209,9 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
       }
     }
   }
-  if (!found) throw ParseError(path, 0, "no _nef_distance_restraint loop (no distance restraint list in this NEF file)");
+  if (!found)
+    throw ParseError(path, 0, "the file has no _nef_distance_restraint loop (no distance restraint list in any "
+                              "save frame)");
   if (repeated_rows > 0)
     set.warnings.push_back(std::to_string(repeated_rows) +
                            (repeated_rows == 1 ? " row repeats an atom pair of its own restraint_id and was dropped"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gemflow/io/errors.hpp"
+#include "gemflow/io/limits.hpp"
 #include "gemflow/io/molecules.hpp"
 #include "gemflow/io/star.hpp"  // read_text_file
 #include "text.hpp"
@@ -55,6 +56,12 @@ class Lines {
     if (done()) fail(static_cast<int>(lines_.size()), "file ends before " + std::string(what));
     return lines_[next_++];
   }
+  /// True when every line from the next one on is blank (without moving).
+  [[nodiscard]] bool rest_blank() const {
+    for (std::size_t k = next_; k < lines_.size(); ++k)
+      if (!trim(lines_[k]).empty()) return false;
+    return true;
+  }
   [[noreturn]] void fail(int line, const std::string& msg) const { throw ParseError(path_, line, msg); }
   [[nodiscard]] const std::string& path() const { return path_; }
 
@@ -82,6 +89,21 @@ double to_double(const Lines& in, int line, std::string_view text, const std::st
   if (!std::isfinite(v))  // QA: nan and inf passed, to fail later as bounds without a file:line
     in.fail(line, what + ": '" + std::string(t) + "' is not a finite number");
   return v;
+}
+
+/// A coordinate: a finite number within ±kMaxAbsCoordinate (1e300 overflowed bond perception).
+double to_coordinate(const Lines& in, int line, std::string_view text, const std::string& what) {
+  const double v = to_double(in, line, text, what);
+  if (std::fabs(v) > kMaxAbsCoordinate)
+    in.fail(line, what + ": " + std::string(trim(text)) + " Å is beyond the ±1e6 Å that a coordinate may have");
+  return v;
+}
+
+/// A formal charge: CTfile charges are -15..15 (a larger one was cut to int silently).
+int to_charge(const Lines& in, int line, std::string_view text, const std::string& what) {
+  const long q = to_long(in, line, text, what);
+  if (q < -15 || q > 15) in.fail(line, what + ": " + std::to_string(q) + " is not a charge of -15..15");
+  return static_cast<int>(q);
 }
 
 bool is_record_end(std::string_view l) { return l.starts_with("$$$$"); }
@@ -117,9 +139,9 @@ void read_v2000(Lines& in, Molecule& m, long na, long nb) {
       in.fail(ln, "record ends after " + std::to_string(i) + " of " + std::to_string(na) + " atoms");
     const std::string at = "atom " + std::to_string(i + 1);
     MoleculeAtom a;
-    a.xyz = {to_double(in, ln, cols(l, 1, 10), at + " x (columns 1-10)"),
-             to_double(in, ln, cols(l, 11, 20), at + " y (columns 11-20)"),
-             to_double(in, ln, cols(l, 21, 30), at + " z (columns 21-30)")};
+    a.xyz = {to_coordinate(in, ln, cols(l, 1, 10), at + " x (columns 1-10)"),
+             to_coordinate(in, ln, cols(l, 11, 20), at + " y (columns 11-20)"),
+             to_coordinate(in, ln, cols(l, 21, 30), at + " z (columns 21-30)")};
     a.element = upper(trim(cols(l, 32, 34)));
     check_element(in, ln, a.element, static_cast<std::size_t>(i + 1));
     const auto ch = trim(cols(l, 37, 39));
@@ -157,11 +179,11 @@ void read_v2000(Lines& in, Molecule& m, long na, long nb) {
       for (long e = 0; e < k; ++e) {
         const std::size_t c = 10 + 8 * static_cast<std::size_t>(e);
         const long atom = to_long(in, ln, cols(l, c + 1, c + 3), "M  CHG atom " + std::to_string(e + 1));
-        const long q = to_long(in, ln, cols(l, c + 5, c + 7), "M  CHG charge " + std::to_string(e + 1));
+        const int q = to_charge(in, ln, cols(l, c + 5, c + 7), "M  CHG charge " + std::to_string(e + 1));
         if (atom < 1 || static_cast<std::size_t>(atom) > m.atoms.size())
           in.fail(ln, "M  CHG names atom " + std::to_string(atom) + " but the record has " +
                           std::to_string(m.atoms.size()) + " atoms");
-        m.atoms[static_cast<std::size_t>(atom - 1)].charge = static_cast<int>(q);
+        m.atoms[static_cast<std::size_t>(atom - 1)].charge = q;
       }
     }
   }
@@ -225,7 +247,10 @@ void read_v3000(Lines& in, Molecule& m) {
   std::map<long, std::size_t> index;  // V3000 atom id → 0-based index
   bool atoms_read = na == 0, bonds_read = nb == 0;
   while (true) {
-    const auto l = trim(v30_line(in, ln, "END CTAB"));
+    // the view must not outlive the logical line it trims (a view into the temporary was read
+    // after free)
+    const std::string logical = v30_line(in, ln, "END CTAB");
+    const std::string_view l = trim(logical);
     if (l == "END CTAB") break;
     if (l == "BEGIN ATOM") {
       while (true) {
@@ -238,11 +263,11 @@ void read_v3000(Lines& in, Molecule& m) {
         MoleculeAtom a;
         a.element = upper(w[1]);
         check_element(in, ln, a.element, m.atoms.size() + 1);
-        a.xyz = {to_double(in, ln, w[2], at + " x"), to_double(in, ln, w[3], at + " y"),
-                 to_double(in, ln, w[4], at + " z")};
+        a.xyz = {to_coordinate(in, ln, w[2], at + " x"), to_coordinate(in, ln, w[3], at + " y"),
+                 to_coordinate(in, ln, w[4], at + " z")};
         for (std::size_t k = 6; k < w.size(); ++k)
           if (w[k].starts_with("CHG="))
-            a.charge = static_cast<int>(to_long(in, ln, std::string_view(w[k]).substr(4), at + " CHG"));
+            a.charge = to_charge(in, ln, std::string_view(w[k]).substr(4), at + " CHG");
         m.atoms.push_back(std::move(a));
       }
       if (static_cast<long>(m.atoms.size()) != na)
@@ -286,27 +311,22 @@ void read_v3000(Lines& in, Molecule& m) {
 
 }  // namespace
 
-MoleculeSet parse_sdf(std::string_view text, const std::string& path) {
+MoleculeSet parse_sdf(std::string_view text, const std::string& path, const CancelCheck& cancel) {
   std::string storage;
   text = detail::prepared_text(text, path, storage);
   Lines in(text, path);
   MoleculeSet set;
+  std::size_t tick = 0;
   while (!in.done()) {
+    detail::poll_cancel(cancel, tick);
     // Skip blank lines between records (and at the end of the file).
     const int first = in.number();
     Molecule m;
     m.source = path + ":" + std::to_string(first);
     const auto name = in.next("the header");
-    if (trim(name).empty()) {
-      // A blank line that is only followed by blank lines ends the file; else it is a name.
-      bool rest_blank = true;
-      for (Lines probe = in; !probe.done();)
-        if (!trim(probe.next("")).empty()) {
-          rest_blank = false;
-          break;
-        }
-      if (rest_blank) break;
-    }
+    // A blank line that is only followed by blank lines ends the file; else it is a name. (A
+    // copy of the line table per blank name made 60 000 such records take quadratic time.)
+    if (trim(name).empty() && in.rest_blank()) break;
     m.name = std::string(trim(name));
     (void)in.next("the header's program line");
     (void)in.next("the header's comment line");
@@ -330,10 +350,12 @@ MoleculeSet parse_sdf(std::string_view text, const std::string& path) {
     }
     set.molecules.push_back(std::move(m));
   }
-  if (set.molecules.empty()) throw ParseError(path, 0, "no molecule record");
+  if (set.molecules.empty()) throw ParseError(path, 0, "no molecule record in the file (it is empty or blank)");
   return set;
 }
 
-MoleculeSet read_sdf(const std::string& path) { return parse_sdf(read_text_file(path), path); }
+MoleculeSet read_sdf(const std::string& path, const CancelCheck& cancel) {
+  return parse_sdf(read_text_file(path), path, cancel);
+}
 
 }  // namespace gemflow::io

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gemflow/io/errors.hpp"
+#include "gemflow/io/limits.hpp"
 #include "text.hpp"
 
 namespace gemflow::io {
@@ -131,7 +132,7 @@ const StarValue* StarFrame::item(std::string_view tag) const noexcept {
   return nullptr;
 }
 
-StarFile parse_star(std::string_view text, const std::string& path) {
+StarFile parse_star(std::string_view text, const std::string& path, const CancelCheck& cancel) {
   std::string storage;  // a UTF-8 byte-order mark was a "value without a tag" (QA)
   text = detail::prepared_text(text, path, storage);
   StarFile file;
@@ -142,10 +143,12 @@ StarFile parse_star(std::string_view text, const std::string& path) {
   bool in_save = false;
   int save_line = 0;
   Token t = lex.next();
+  std::size_t tick = 0;
   auto need_block = [&](const Token& tok) {
     if (!block) throw ParseError(path, tok.line, "'" + tok.text + "' before the first data_ block");
   };
   while (t.kind != Token::End) {
+    detail::poll_cancel(cancel, tick);
     if (t.kind == Token::Word && starts_with_ci(t.text, "data_")) {
       if (in_save) throw ParseError(path, save_line, "save frame opened here is not closed (missing save_)");
       file.blocks.push_back({t.text.substr(5), t.line, {}, {}});
@@ -182,6 +185,7 @@ StarFile parse_star(std::string_view text, const std::string& path) {
       int last_line = loop.line;
       std::vector<std::pair<int, std::size_t>> per_line;  // (line, values starting on it), in order
       while (t.kind != Token::End && !is_tag(t) && !is_reserved(t)) {
+        detail::poll_cancel(cancel, tick);
         last_line = t.line;
         if (per_line.empty() || per_line.back().first != t.line) per_line.emplace_back(t.line, 0);
         ++per_line.back().second;
@@ -223,7 +227,7 @@ StarFile parse_star(std::string_view text, const std::string& path) {
     }
   }
   if (in_save) throw ParseError(path, save_line, "save frame opened here is not closed (missing save_)");
-  if (file.blocks.empty()) throw ParseError(path, 0, "no data_ block (not a STAR/CIF file?)");
+  if (file.blocks.empty()) throw ParseError(path, 0, "no data_ block in the file (not a STAR/CIF file?)");
   return file;
 }
 
@@ -239,6 +243,8 @@ std::string read_text_file(const std::string& path) {
   return std::move(ss).str();
 }
 
-StarFile read_star_file(const std::string& path) { return parse_star(read_text_file(path), path); }
+StarFile read_star_file(const std::string& path, const CancelCheck& cancel) {
+  return parse_star(read_text_file(path), path, cancel);
+}
 
 }  // namespace gemflow::io

@@ -63,7 +63,7 @@ bool same_identity(const Atom& a, const Atom& b) {
 Structure StructureBuilder::finish(const ReadStructureOptions& options, std::vector<std::string>* warnings,
                                    std::vector<int>* kept_serials) {
   if (models_.empty() || std::all_of(models_.begin(), models_.end(), [](const Model& m) { return m.atoms.empty(); }))
-    throw ParseError(path_, 0, "no atoms found (no ATOM/HETATM records or _atom_site rows)");
+    throw ParseError(path_, 0, "no atoms found in the file (no ATOM/HETATM records or _atom_site rows)");
   // Altloc selection, per model.
   std::size_t dropped_alt = 0;
   std::string alt_example;

@@ -35,9 +35,11 @@ class ReadMolecules final : public Node {
     ctx.progress(0.0, "reading " + file.filename().string());
     MoleculeSet set;
     try {
-      set = read_sdf(file.string());
+      set = read_sdf(file.string(), [&ctx] { return ctx.cancelled(); });
     } catch (const ParseError& e) {
       throw to_input_error(e);
+    } catch (const ReadCancelled&) {
+      throw Cancelled();
     }
     std::size_t flat = 0;
     for (const auto& m : set.molecules)

@@ -38,13 +38,16 @@ class ReadStructure final : public Node {
     ctx.progress(0.0, "reading " + file.filename().string());
     std::vector<std::string> warnings;
     try {
-      auto s = read_structure(file.string(), {.model = *model}, &warnings);
+      auto s = read_structure(file.string(), {.model = *model, .cancel = [&ctx] { return ctx.cancelled(); }},
+                              &warnings);
       for (const auto& w : warnings) ctx.warn(file.filename().string() + ": " + w);
       ctx.info(file.filename().string() + ": " + std::to_string(s.atom_count()) + " atoms, " +
                std::to_string(s.model_count()) + " model(s), " + std::to_string(s.bonds.size()) + " bonds");
       structure.set(std::move(s));
     } catch (const ParseError& e) {
       throw to_input_error(e);
+    } catch (const ReadCancelled&) {
+      throw Cancelled();
     }
     ctx.progress(1.0);
   }

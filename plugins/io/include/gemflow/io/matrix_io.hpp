@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gemflow/io/limits.hpp"
 #include "gemflow/types/matrix.hpp"
 
 namespace gemflow::io {
@@ -32,6 +33,7 @@ enum class DuplicateEntries {
 
 struct ReadMatrixOptions {
   DuplicateEntries duplicates = DuplicateEntries::sum;
+  CancelCheck cancel;  ///< polled every 4096 lines of .mtx and .csv files (ReadCancelled)
 };
 
 /// What a reader found besides the values (for logs and provenance).
@@ -50,10 +52,10 @@ struct MatrixFileInfo {
 /// tokens case-insensitive), format coordinate | array, field real | integer | pattern
 /// (pattern: value 1), symmetry general | symmetric | skew-symmetric.
 /// - Comment lines ('%') and blank lines may appear anywhere after the banner; CRLF is fine.
-/// - Size line: "M N NNZ" (coordinate) or "M N" (array), non-negative integers; symmetric and
-///   skew-symmetric need M == N. NNZ counts stored entries, duplicates included; with
-///   duplicates: error it must be at most M·N (general), n(n+1)/2 (symmetric), n(n−1)/2
-///   (skew-symmetric).
+/// - Size line: "M N NNZ" (coordinate) or "M N" (array), positive integers (a matrix with a
+///   zero dimension is an error: no node takes one); symmetric and skew-symmetric need M == N.
+///   NNZ counts stored entries, duplicates included; with duplicates: error it must be at
+///   most M·N (general), n(n+1)/2 (symmetric), n(n−1)/2 (skew-symmetric).
 /// - Coordinate entries "i j [value]", 1-based, exactly NNZ of them, one per line. Symmetric
 ///   files store the lower triangle only (i ≥ j; skew-symmetric: i > j) as the format says;
 ///   an entry above the diagonal is an error (mirroring it would double-count a file that
@@ -64,6 +66,10 @@ struct MatrixFileInfo {
 ///   triangle, n(n−1)/2 values.
 /// - Numbers: C syntax; Fortran 'D' exponents (1.0D+03) are accepted. Integer fields must hold
 ///   integers.
+/// Memory: nothing is allocated before the file shows that it holds the entries it announces
+/// (coordinate entries are read first, the dense matrix allocated after; an array's values
+/// must fit the bytes left), and every large allocation is checked against the available
+/// memory (a ParseError at the size line when it cannot fit).
 /// Errors (file:line): missing or malformed banner (object other than "matrix", unknown
 /// format/field/symmetry, complex or hermitian: unsupported, array + pattern, pattern +
 /// skew-symmetric), missing or malformed size line, an entry with the wrong number of fields,
@@ -77,17 +83,19 @@ struct MatrixFileInfo {
                                                  MatrixFileInfo* info = nullptr);
 
 /// Reads a NumPy .npy file: format version 1.0, 2.0 or 3.0 (header length u16 or u32, little
-/// endian), a 2-D array (shape (rows, cols), either may be 0), dtype '<f8', '<f4', '<i8' or
+/// endian), a 2-D array (shape (rows, cols), both at least 1), dtype '<f8', '<f4', '<i8' or
 /// '<i4' ('|'/'=' byte-order marks are not accepted for these), C or Fortran order.
 /// Values are converted to double ('<i8' values beyond ±2⁵³ are an error: not exact).
 /// Errors ("byte N: ..."): bad magic, unsupported version, malformed header dictionary,
 /// missing keys, other dtypes (big-endian, bool, complex, structured, object: the message
-/// says how to convert), shapes of another rank, a data block shorter or longer than
-/// rows·cols·itemsize, a non-finite value (its byte offset and (row, col)).
+/// says how to convert), shapes of another rank or with a zero dimension, a data block
+/// shorter or longer than rows·cols·itemsize, a non-finite value (its byte offset and (row, col)).
 [[nodiscard]] Matrix<double> read_npy(const std::string& path, MatrixFileInfo* info = nullptr);
 [[nodiscard]] Matrix<double> parse_npy(std::string_view bytes, const std::string& path,
                                        MatrixFileInfo* info = nullptr);
 
+/// The writers refuse a matrix with a zero dimension (std::invalid_argument): the readers would
+/// refuse the file.
 /// Writes `m` as .npy version 1.0, '<f8', C order (readable by numpy.load).
 void write_npy(std::ostream& out, const Matrix<double>& m);
 
@@ -112,9 +120,11 @@ void write_matrix(std::ostream& out, const Matrix<double>& m, const std::string&
 /// quotes removed); a row mixing names and numbers is an error. Every data row must have as
 /// many fields as the first one (ragged rows are errors naming both lines), every field must
 /// be a number (empty fields too are errors). A file without data rows is an error.
-[[nodiscard]] Matrix<double> read_csv(const std::string& path, MatrixFileInfo* info = nullptr);
+/// `cancel` is polled every 4096 lines (ReadCancelled).
+[[nodiscard]] Matrix<double> read_csv(const std::string& path, MatrixFileInfo* info = nullptr,
+                                      const CancelCheck& cancel = {});
 [[nodiscard]] Matrix<double> parse_csv(std::string_view text, const std::string& path,
-                                       MatrixFileInfo* info = nullptr);
+                                       MatrixFileInfo* info = nullptr, const CancelCheck& cancel = {});
 
 /// Matrix file formats known by extension (case-insensitive).
 enum class MatrixFormat { MatrixMarket, Npy, Csv };

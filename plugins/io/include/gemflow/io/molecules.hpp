@@ -12,6 +12,8 @@
 
 #include <gemflow/data.hpp>
 
+#include "gemflow/io/limits.hpp"
+
 namespace gemflow::io {
 
 /// One atom of a molecule: element symbol as written in the file's atom block, normalised to
@@ -68,10 +70,12 @@ struct MoleculeSet {
 /// Errors (ParseError, file:line of the offending line): a count line that is not numbers,
 /// a record that ends (`$$$$` or end of file) before its atoms, bonds or `M  END`, a
 /// coordinate or index that is not a number, a bond to an atom outside 1..n or to itself, an
-/// empty element symbol, V3000 blocks whose size differs from COUNTS, no record at all.
-[[nodiscard]] MoleculeSet read_sdf(const std::string& path);
+/// empty element symbol, V3000 blocks whose size differs from COUNTS, a coordinate beyond
+/// ±kMaxAbsCoordinate (gemflow/io/limits.hpp), a charge outside -15..15, no record at all.
+/// `cancel` is polled between records (ReadCancelled when it returns true).
+[[nodiscard]] MoleculeSet read_sdf(const std::string& path, const CancelCheck& cancel = {});
 /// Same from text in memory; `path` names it in errors.
-[[nodiscard]] MoleculeSet parse_sdf(std::string_view text, const std::string& path);
+[[nodiscard]] MoleculeSet parse_sdf(std::string_view text, const std::string& path, const CancelCheck& cancel = {});
 
 }  // namespace gemflow::io
 

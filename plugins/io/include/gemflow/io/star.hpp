@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gemflow/io/limits.hpp"
+
 namespace gemflow::io {
 
 /// One value with the line it was read from.
@@ -66,9 +68,10 @@ struct StarFile {
 /// Throws ParseError (file:line) for: an unterminated quote or text field, a value without a
 /// tag, a loop whose value count is not a multiple of its tag count, a loop without tags,
 /// an unterminated or nested save frame, content before the first data_ block.
-[[nodiscard]] StarFile parse_star(std::string_view text, const std::string& path);
+/// `cancel` is polled every 4096 tokens (ReadCancelled).
+[[nodiscard]] StarFile parse_star(std::string_view text, const std::string& path, const CancelCheck& cancel = {});
 /// Reads and parses a file; ParseError when it cannot be read.
-[[nodiscard]] StarFile read_star_file(const std::string& path);
+[[nodiscard]] StarFile read_star_file(const std::string& path, const CancelCheck& cancel = {});
 
 /// Reads a whole file into a string; ParseError (file, line 0) when it cannot be opened or is a
 /// folder. Every reader of the io plugin goes through it.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "gemflow/io/limits.hpp"
 #include "gemflow/types/structure.hpp"
 
 namespace gemflow::io {
@@ -23,6 +24,8 @@ struct ReadStructureOptions {
   /// 0 = every model; N >= 1 = only the model with serial N (PDB MODEL N / mmCIF
   /// pdbx_PDB_model_num N); a file without models has the single model 1.
   int model = 0;
+  /// Polled every 4096 lines or values (ReadCancelled when it returns true).
+  CancelCheck cancel;
 };
 
 /// Reads a PDB file (wwPDB format v3.3: ATOM/HETATM, MODEL/ENDMDL, CONECT, TITLE/HEADER).
@@ -39,7 +42,8 @@ struct ReadStructureOptions {
 ///   naming the model and line.
 /// - CONECT records become Structure::bonds (each pair once); serials not in the kept atoms
 ///   (e.g. a dropped altloc) are counted in `warnings`.
-/// Errors: bad numbers (coordinates, residue number) name the columns; nested MODEL, ENDMDL
+/// Errors: bad numbers (coordinates, residue number) name the columns, a coordinate beyond
+/// ±kMaxAbsCoordinate (gemflow/io/limits.hpp) is refused; nested MODEL, ENDMDL
 /// without MODEL, atoms outside MODEL in a file with models, a requested model that is
 /// absent, no atoms at all.
 /// `warnings` (optional) receives short notes on what was dropped (altlocs, CONECT).
@@ -59,7 +63,8 @@ struct ReadStructureOptions {
 /// absent), group_PDB (HETATM), id (serial), occupancy, B_iso_or_equiv. Quoted names
 /// ("O5'", 'C1"') are unquoted. Title: _struct.title, else the data block's name.
 /// Errors (file:line of the offending value): no _atom_site loop, missing Cartn_x/y/z or atom
-/// name columns, a non-numeric coordinate or residue number, inconsistent models.
+/// name columns, a non-numeric coordinate or residue number, a coordinate beyond
+/// ±kMaxAbsCoordinate, inconsistent models.
 [[nodiscard]] Structure read_mmcif(const std::string& path, const ReadStructureOptions& options = {},
                                    std::vector<std::string>* warnings = nullptr);
 [[nodiscard]] Structure parse_mmcif(std::string_view text, const std::string& path,
@@ -78,12 +83,18 @@ enum class StructureFormat { Pdb, Mmcif, Vtp };
 /// Writes PDB: MODEL/ENDMDL around each model when there is more than one, TER after each
 /// chain, CONECT for Structure::bonds, END. Atom names are aligned by the PDB rule (a
 /// one-letter element name starts in column 14). Coordinates %8.3f; serials renumbered 1..n
-/// (CONECT uses the new serials). Residue numbers must fit 4 columns (-999..9999) and
-/// there must be at most 99999 atoms: std::invalid_argument otherwise.
+/// (CONECT uses the new serials). What the fixed columns cannot hold is refused with
+/// std::invalid_argument naming the atom and the value (never a shifted or merged line):
+/// coordinates outside -999.999..9999.999, occupancy or B-factor outside -99.99..999.99,
+/// residue numbers outside -999..9999, names longer than their columns, control characters,
+/// more than 99999 atoms.
 void write_pdb(std::ostream& out, const Structure& s);
 /// Writes mmCIF: one data block named block_name (blanks become '_'), the title as
 /// _struct.title (read back by read_mmcif), an _atom_site loop (auth_* and label_* ids, model
-/// numbers 1..M), coordinates %.3f. Values with spaces or quotes are quoted. Bonds are not
+/// numbers 1..M), coordinates %.3f, occupancy and B %.2f, each as wide as it needs. Values
+/// with spaces or quotes are quoted. Refused (std::invalid_argument naming the atom): what
+/// read_mmcif would refuse, i.e. non-finite values, coordinates beyond ±kMaxAbsCoordinate, and
+/// names holding a line break. Bonds are not
 /// written (mmCIF keeps standard connectivity in the chemical component dictionary).
 void write_mmcif(std::ostream& out, const Structure& s, const std::string& block_name = "gemflow");
 /// Writes VTK XML PolyData (ASCII, version 0.1): Points = the atoms of `model` (0-based
