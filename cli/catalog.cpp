@@ -413,10 +413,17 @@ int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console&) {
         std::string lower = r.error;
         std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
         const std::string file = r.file.filename().string();
-        if (lower.starts_with("crashed while loading") || lower.starts_with("did not finish loading") ||
-            lower.starts_with("its load-time code"))
-          hints.push_back(fmt::format("{} fails in its own load-time code ({}), so Gemflow skipped it: remove it "
-                                      "from the plugin folder, or fix or rebuild it",
+        if (!r.remembered_in.empty() || lower.starts_with("crashed while loading") ||
+            lower.starts_with("did not finish loading") || lower.starts_with("its load-time code"))
+          hints.push_back(fmt::format(
+              "{} fails in its own load-time code ({}), so Gemflow skipped it: remove it from the plugin folder, "
+              "or fix or rebuild it. It is remembered as failed and not tried again until the file changes{}",
+              file, r.error,
+              r.remembered_in.empty() ? std::string()
+                                      : fmt::format(" (to try it again as it is, delete {})", r.remembered_in.string())));
+        else if (lower.find("outside the plugin's namespace") != std::string::npos)
+          hints.push_back(fmt::format("{} registers a node id that is not its own ({}): it is refused so that "
+                                      "the plugin owning that id loads; fix or remove it",
                                       file, r.error));
         else if (lower.starts_with("not a gemflow plugin"))
           hints.push_back(fmt::format("{} is not a Gemflow plugin (it exports no Gemflow entry points): remove it "

@@ -20,8 +20,10 @@ namespace {
 constexpr const char* kEpilog = R"(
 Exit codes:
   0  success
-  1  a node failed (independent branches still ran to the end)
-  2  invalid workflow, unknown node type, or bad usage (options, --set, --device)
+  1  a node failed (independent branches still ran to the end), or the provenance
+     record could not be written
+  2  invalid workflow, unknown node type, bad usage (options, --set, --device), or the
+     output folder is in use by another run
   3  cancelled by Ctrl-C or SIGTERM (a second one forces the exit)
   128+N  killed by signal N (139: a node crashed the process)
 
@@ -31,6 +33,9 @@ Environment:
   NO_COLOR             no colours on the terminal
   GEMFLOW_PLUGIN_PROBE 0: load plugins without first trying each in a child process (the
                        child keeps a plugin that crashes while loading from ending gemflow)
+  GEMFLOW_PLUGIN_PROBE_TIMEOUT  seconds a plugin may take to load in that child (default 60);
+                       a plugin that crashes or hangs there is remembered as failed in
+                       $XDG_CACHE_HOME/gemflow (default ~/.cache/gemflow) until the file changes
 
 Documentation: docs/cli.md)";
 

@@ -364,6 +364,8 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   if (has_error(result.diagnostics)) code = kExitInvalid;
   else if (result.cancelled || g_cancel.load()) code = kExitCancelled;
   else if (any_failed) code = kExitNodeFailed;
+  // the results are there, but not their record: not a success (the error was logged by the run)
+  if (code == kExitOk && !result.provenance_error.empty()) code = kExitNodeFailed;
 
   std::set<std::pair<std::string, std::string>> consumed;
   for (const auto& l : wf.links) consumed.insert({l.from_node, l.from_port});
@@ -386,16 +388,18 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
       if (!nr.error.empty()) jn["error"] = nr.error;
       nodes[n.id] = jn;
     }
-    reporter.emit_json({{"event", "summary"},
-                        {"workflow", name},
-                        {"workflow_file", args.workflow.string()},
-                        {"ok", code == kExitOk},
-                        {"exit_code", code},
-                        {"cancelled", code == kExitCancelled},
-                        {"seconds", seconds},
-                        {"out_dir", opt.out_dir.string()},
-                        {"provenance", result.provenance.string()},
-                        {"nodes", nodes}});
+    nlohmann::json summary{{"event", "summary"},
+                           {"workflow", name},
+                           {"workflow_file", args.workflow.string()},
+                           {"ok", code == kExitOk},
+                           {"exit_code", code},
+                           {"cancelled", code == kExitCancelled},
+                           {"seconds", seconds},
+                           {"out_dir", opt.out_dir.string()},
+                           {"provenance", result.provenance.string()},
+                           {"nodes", nodes}};
+    if (!result.provenance_error.empty()) summary["error"] = "the provenance record was not written: " + result.provenance_error;
+    reporter.emit_json(summary);
     return code;
   }
 
@@ -439,6 +443,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   }
   fmt::print("Output folder: {}\n", display(opt.out_dir));
   if (!result.provenance.empty()) fmt::print("Provenance:    {}\n", display(result.provenance));
+  if (!result.provenance_error.empty()) fmt::print("Provenance:    not written ({})\n", result.provenance_error);
   std::fflush(stdout);
   return code;
 }

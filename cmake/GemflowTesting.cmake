@@ -1,8 +1,8 @@
-# gemflow_add_test(NAME SOURCES a.cpp ... [LIBRARIES ...] [LABELS unit|integration|gpu|gui])
+# gemflow_add_test(NAME SOURCES a.cpp ... [LIBRARIES ...] [LABELS unit|integration|gpu|gui] [TIMEOUT s])
 # One GoogleTest executable; every TEST becomes a CTest test carrying LABELS (default: unit).
 # Tests find sample data through GEMFLOW_SOURCE_DIR and shared/data through GEMFLOW_SHARED_DATA.
 function(gemflow_add_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBRARIES;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBRARIES;LABELS" ${ARGN})
   if(NOT T_LABELS)
     set(T_LABELS unit)
   endif()
@@ -13,8 +13,13 @@ function(gemflow_add_test name)
     GEMFLOW_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     GEMFLOW_BINARY_DIR="${PROJECT_BINARY_DIR}"
     GEMFLOW_PLUGIN_BUILD_DIR="${GEMFLOW_PLUGIN_OUTPUT_DIR}")
+  set(_timeout)
+  if(T_TIMEOUT)
+    set(_timeout TIMEOUT ${T_TIMEOUT})
+  endif()
   gtest_discover_tests(${name}
     PROPERTIES LABELS "${T_LABELS}"
                ENVIRONMENT "GEMFLOW_SHARED_DATA=${PROJECT_SOURCE_DIR}/../shared/data"
+               ${_timeout}
     DISCOVERY_TIMEOUT 120)
 endfunction()

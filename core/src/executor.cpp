@@ -2,6 +2,8 @@
 #include "gemflow/memory.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,11 +19,14 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <xxhash.h>
 
+#include "gemflow/atomic_file.hpp"
 #include "gemflow/config.hpp"
 #include "gemflow/device.hpp"
 #include "gemflow/plugin_loader.hpp"
@@ -61,7 +66,7 @@ void ResultCache::clear() {
 }
 
 bool RunResult::ok() const {
-  if (!diagnostics.empty() || cancelled) return false;
+  if (!diagnostics.empty() || cancelled || !provenance_error.empty()) return false;
   return std::none_of(nodes.begin(), nodes.end(), [](const auto& kv) {
     return kv.second.state == NodeState::Failed || kv.second.state == NodeState::Cancelled;
   });
@@ -102,29 +107,14 @@ bool same_file(const fs::path& a, const fs::path& b) {
   return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
 }
 
-// Writes `text` to `file` atomically (temporary file in the same folder + rename).
-void write_atomically(const fs::path& file, const std::string& text) {
-  const fs::path tmp = file.parent_path() / fmt::format(".{}.tmp{}", file.filename().string(), ::getpid());
-  {
-    errno = 0;
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(fmt::format("cannot write {}: {}", file.string(), std::strerror(errno ? errno : EIO)));
-    out << text;
-    out.flush();
-    if (!out) {
-      const int err = errno ? errno : EIO;
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error(fmt::format("cannot write {}: {}", file.string(), std::strerror(err)));
-    }
-  }
+// What same_file() compares, as a key: existing files by device and inode (links, "..", bind
+// mounts), others by canonical path.
+std::string file_key(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) == 0) return fmt::format("@{}:{}", st.st_dev, st.st_ino);
   std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) {
-    std::error_code ec2;
-    fs::remove(tmp, ec2);
-    throw Error(fmt::format("cannot write {}: {}", file.string(), ec.message()));
-  }
+  const fs::path c = fs::weakly_canonical(p, ec);
+  return ec ? p.lexically_normal().string() : c.string();
 }
 
 struct FileRecord {
@@ -182,6 +172,7 @@ class Context final : public NodeContext {
   void log(LogLevel level, std::string_view message) override;
   const fs::path& output_dir() const override;
   void add_input_file(const fs::path& file) override;
+  using NodeContext::write_file;  // the stream overload
   void write_file(const fs::path& file, const std::function<void(const fs::path& tmp)>& write) override;
   void record(std::string_view key, const ParamValue& value) override;
   const std::string& device_override() const override;
@@ -198,6 +189,11 @@ class Run {
  public:
   Run(const Workflow& wf, const Registry& registry, const RunOptions& options)
       : wf_(wf), registry_(registry), opt_(options) {}
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+  ~Run() {
+    if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the output folder
+  }
 
   RunResult execute();
 
@@ -251,6 +247,7 @@ class Run {
 
  private:
   bool prepare(RunResult& r);
+  std::optional<Diagnostic> lock_out_dir();
   void compute_keys();
   void worker();
   void run_node(std::size_t i);
@@ -272,6 +269,7 @@ class Run {
   std::vector<std::pair<fs::path, std::string>> reads_;   // file, what it is ("an input of ...")
   std::vector<std::pair<fs::path, std::string>> writes_;  // file, writer node
   unsigned jobs_used_ = 0;
+  int lock_fd_ = -1;  // holds the lock on out_dir_/.gemflow.lock for the whole run
 };
 
 // ---- Context ----
@@ -354,6 +352,7 @@ void Context::write_file(const fs::path& file, const std::function<void(const fs
   try {
     write(tmp);
     if (!fs::exists(tmp)) throw Error(fmt::format("writing {} produced no file", abs.string()));
+    sync_written_file(tmp, abs);  // a delayed write error (EIO, ENOSPC) fails the node, not the file
     fs::rename(tmp, abs, ec);
     if (ec) throw Error(fmt::format("cannot write {}: {}", abs.string(), ec.message()));
   } catch (const Cancelled&) {
@@ -452,41 +451,49 @@ bool Run::prepare(RunResult& r) {
     ::close(fd);
     fs::remove(probe, ec);
   }
+  if (auto d = lock_out_dir()) {
+    r.diagnostics.push_back(std::move(*d));
+    return false;
+  }
   if (!wf_.file.empty()) note_input(fs::absolute(wf_.file).lexically_normal(), "the workflow file of this run");
 
   // Nodes of this run: all, or `until` and its ancestors; in dependency order.
+  // (maps, not scans of every node or link per node: a workflow of 100 000 nodes)
   const std::vector<std::string> order = topological_order(wf_);
-  std::set<std::string> wanted;
+  std::unordered_map<std::string_view, const NodeInstance*> inst;  // the first of a duplicate id, as find()
+  for (const auto& n : wf_.nodes) inst.emplace(n.id, &n);
+  std::unordered_set<std::string_view> wanted;
   if (opt_.until.empty()) {
     wanted.insert(order.begin(), order.end());
   } else {
-    std::vector<std::string> stack{opt_.until};
+    std::unordered_map<std::string_view, std::vector<std::string_view>> from;  // node → its upstream nodes
+    for (const auto& l : wf_.links) from[l.to_node].push_back(l.from_node);
+    std::vector<std::string_view> stack{opt_.until};
     while (!stack.empty()) {
-      const std::string id = stack.back();
+      const std::string_view id = stack.back();
       stack.pop_back();
       if (!wanted.insert(id).second) continue;
-      for (const auto& l : wf_.links)
-        if (l.to_node == id) stack.push_back(l.from_node);
+      if (const auto it = from.find(id); it != from.end()) stack.insert(stack.end(), it->second.begin(), it->second.end());
     }
   }
-  std::map<std::string, std::size_t> index;
+  std::unordered_map<std::string_view, std::size_t> index;
   for (const auto& id : order) {
     if (!wanted.count(id)) continue;
     NodeRun n;
-    n.inst = wf_.find(id);
+    n.inst = inst.at(id);
     n.entry = registry_.find_node(n.inst->type);
     n.order = nodes_.size();
-    index[id] = nodes_.size();
+    index[n.inst->id] = nodes_.size();
     nodes_.push_back(std::move(n));
   }
+  std::set<std::pair<std::size_t, std::size_t>> edges;
   for (const auto& l : wf_.links) {
     auto a = index.find(l.from_node), b = index.find(l.to_node);
     if (a == index.end() || b == index.end()) continue;
     NodeRun& to = nodes_[b->second];
     to.inputs.push_back({l.to_port, a->second, l.from_port});
-    auto& succ = nodes_[a->second].succ;
-    if (std::find(succ.begin(), succ.end(), b->second) == succ.end()) {
-      succ.push_back(b->second);
+    if (edges.emplace(a->second, b->second).second) {
+      nodes_[a->second].succ.push_back(b->second);
       ++to.pending;
     }
   }
@@ -507,6 +514,43 @@ bool Run::prepare(RunResult& r) {
     }
   }
   return true;
+}
+
+// Two runs writing one folder would mix their files and the provenance record would describe
+// either: the run holds an exclusive lock on OUT/.gemflow.lock (flock: released by the system
+// when the process ends, however it ends), and a second run into a locked folder is refused.
+// The file stays (removing it would let two runs lock two different files); it holds the pid.
+std::optional<Diagnostic> Run::lock_out_dir() {
+  const fs::path file = out_dir_ / ".gemflow.lock";
+  Diagnostic d;
+  d.where.file = out_dir_.string();
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    d.message = fmt::format("cannot create the lock file {}: {}", file.string(), std::strerror(errno));
+    return d;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    std::string holder;
+    char buf[64] = {};
+    if (const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0); n > 0) {
+      holder.assign(buf, static_cast<std::size_t>(n));
+      holder.erase(holder.find_last_not_of(" \n") + 1);
+    }
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      d.message = fmt::format("the output folder is in use by another run ({}lock file {})",
+                              holder.empty() ? "" : fmt::format("pid {}; ", holder), file.string());
+      d.hint = "wait for it to end, or choose another output folder (--out)";
+    } else {
+      d.message = fmt::format("cannot lock the output folder ({}): {}", file.string(), std::strerror(err));
+    }
+    return d;
+  }
+  const std::string pid = fmt::format("{}\n", ::getpid());
+  if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, pid.data(), pid.size(), 0);
+  lock_fd_ = fd;
+  return std::nullopt;
 }
 
 void Run::compute_keys() {
@@ -532,34 +576,40 @@ void Run::compute_keys() {
   }
 }
 
-void Run::finish(std::size_t i, NodeState state, std::vector<RunEvent>& events) {
-  // Called with mutex_ held.
-  NodeRun& n = nodes_[i];
-  if (n.finished) return;
-  n.finished = true;
-  n.result.state = state;
-  ++finished_;
-  RunEvent e;
-  e.kind = RunEvent::Kind::State;
-  e.node = n.inst->id;
-  e.state = state;
-  e.message = n.result.error;
-  e.progress = state == NodeState::Done || state == NodeState::Cached ? 1.0 : 0.0;
-  events.push_back(e);
-  const bool ok = state == NodeState::Done || state == NodeState::Cached;
-  for (std::size_t s : n.succ) {
-    if (nodes_[s].finished) continue;
-    if (ok) {
-      if (--nodes_[s].pending == 0) ready_.emplace(nodes_[s].order, s);
-    } else {
+void Run::finish(std::size_t first, NodeState first_state, std::vector<RunEvent>& events) {
+  // Called with mutex_ held. A failure skips (a cancellation cancels) everything downstream:
+  // a work list, not recursion, so that a long chain cannot overflow the stack.
+  std::vector<std::pair<std::size_t, NodeState>> todo{{first, first_state}};
+  while (!todo.empty()) {
+    const auto [i, state] = todo.back();
+    todo.pop_back();
+    NodeRun& n = nodes_[i];
+    if (n.finished) continue;
+    n.finished = true;
+    n.result.state = state;
+    ++finished_;
+    RunEvent e;
+    e.kind = RunEvent::Kind::State;
+    e.node = n.inst->id;
+    e.state = state;
+    e.message = n.result.error;
+    e.progress = state == NodeState::Done || state == NodeState::Cached ? 1.0 : 0.0;
+    events.push_back(e);
+    const bool ok = state == NodeState::Done || state == NodeState::Cached;
+    // reversed: the work list is a stack, so the first successor is finished first
+    for (auto it = n.succ.rbegin(); it != n.succ.rend(); ++it) {
+      const std::size_t s = *it;
       NodeRun& d = nodes_[s];
-      if (state == NodeState::Cancelled) {
+      if (d.finished) continue;
+      if (ok) {
+        if (--d.pending == 0) ready_.emplace(d.order, s);
+      } else if (state == NodeState::Cancelled) {
         d.result.error.clear();
-        finish(s, NodeState::Cancelled, events);
+        todo.emplace_back(s, NodeState::Cancelled);
       } else {
         d.result.error = fmt::format("skipped: upstream node '{}' {}", n.inst->id,
                                      state == NodeState::Failed ? "failed" : "did not run");
-        finish(s, NodeState::Skipped, events);
+        todo.emplace_back(s, NodeState::Skipped);
       }
     }
   }
@@ -773,7 +823,7 @@ void Run::write_provenance(RunResult& r) {
       if (same_file(file, in))
         throw InputError(fmt::format("refusing to overwrite {}: it is {}", file.string(), what));
   }
-  write_atomically(file, j.dump(2) + "\n");
+  write_file_atomically(file, j.dump(2) + "\n");
   r.provenance = file;
 }
 
@@ -837,10 +887,12 @@ RunResult Run::execute() {
     try {
       write_provenance(r);
     } catch (const std::exception& e) {
+      r.provenance.clear();
+      r.provenance_error = e.what();
       RunEvent ev;
       ev.kind = RunEvent::Kind::Log;
       ev.level = LogLevel::Error;
-      ev.message = fmt::format("cannot write the provenance record: {}", e.what());
+      ev.message = fmt::format("the provenance record was not written: {}", e.what());
       emit(ev);
     }
   }
@@ -909,27 +961,22 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
     report(Diagnostic::Severity::Error, f, std::move(message), std::move(hint));
   };
   const fs::path provenance = out_dir / "provenance.json";
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    const File& o = outputs[k];
-    bool bad = false;
-    for (const auto& in : inputs)
-      if (same_file(o.path, in.path)) {
-        error(o, fmt::format("would overwrite {}: it is {}", o.path.string(), in.what),
-              "write to another file name");
-        bad = true;
-        break;
-      }
-    if (!bad && same_file(o.path, provenance)) {
+  // each file compared by its key, not with every other file (a workflow of 100 000 nodes)
+  std::unordered_map<std::string, const File*> input_by_key, output_by_key;  // the first with that key
+  for (const auto& in : inputs) input_by_key.emplace(file_key(in.path), &in);
+  const std::string provenance_key = file_key(provenance);
+  for (const File& o : outputs) {
+    const std::string key = file_key(o.path);
+    const auto [earlier, first] = output_by_key.emplace(key, &o);
+    if (const auto in = input_by_key.find(key); in != input_by_key.end())
+      error(o, fmt::format("would overwrite {}: it is {}", o.path.string(), in->second->what),
+            "write to another file name");
+    else if (key == provenance_key)
       error(o, fmt::format("would overwrite {}: the run writes its provenance record there", o.path.string()),
             "write to another file name");
-      bad = true;
-    }
-    for (std::size_t m = 0; !bad && m < k; ++m)
-      if (same_file(o.path, outputs[m].path)) {
-        error(o, fmt::format("writes {}, which node '{}' (parameter '{}') writes too", o.path.string(),
-                             outputs[m].node->id, outputs[m].param));
-        bad = true;
-      }
+    else if (!first)
+      error(o, fmt::format("writes {}, which node '{}' (parameter '{}') writes too", o.path.string(),
+                           earlier->second->node->id, earlier->second->param));
   }
   for (const auto& in : inputs)
     if (same_file(provenance, in.path)) {

@@ -1,8 +1,11 @@
 #include "gemflow/node.hpp"
 
 #include <algorithm>
+#include <ostream>
 
 #include <fmt/format.h>
+
+#include "gemflow/atomic_file.hpp"
 
 namespace gemflow {
 
@@ -43,6 +46,11 @@ std::vector<const ParamRule*> NodeSpec::broken_rules(
       r.push_back(&rule);
   }
   return r;
+}
+
+void NodeContext::write_file(const std::filesystem::path& file, const std::function<void(std::ostream& out)>& write) {
+  const std::filesystem::path shown = file.is_relative() ? output_dir() / file : file;  // as write_file resolves it
+  write_file(file, [&](const std::filesystem::path& tmp) { write_stream_to(tmp, write, shown.lexically_normal()); });
 }
 
 std::vector<PortSpec> Node::input_specs() const {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,14 +12,20 @@
 #include <chrono>
 #include <cstring>
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <system_error>
 
 #include <boost/dll/shared_library.hpp>
 #include <fmt/format.h>
+#include <xxhash.h>
 
+#include "gemflow/atomic_file.hpp"
 #include "gemflow/plugin.hpp"
 
 #ifndef GEMFLOW_PLUGIN_INSTALL_RELDIR
@@ -97,6 +104,16 @@ fs::path normal(const fs::path& p) {
 constexpr int kProbeOk = 0;        // every check passed: the host may load it
 constexpr int kProbeRefused = 99;  // a check failed: the reason is on the pipe
 constexpr auto kProbeTimeout = std::chrono::seconds(60);
+
+// GEMFLOW_PLUGIN_PROBE_TIMEOUT (seconds, > 0) shortens or lengthens the wait for a probe child.
+std::chrono::milliseconds probe_timeout() {
+  if (const char* e = std::getenv("GEMFLOW_PLUGIN_PROBE_TIMEOUT")) {
+    char* end = nullptr;
+    const double s = std::strtod(e, &end);
+    if (end != e && *end == '\0' && s > 0 && s < 1e6) return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+  }
+  return kProbeTimeout;
+}
 
 struct ProbeResult {
   enum class Kind { Ok, Refused, Crashed, Exited, TimedOut, NotRun } kind = Kind::NotRun;
@@ -191,7 +208,8 @@ ProbeResult probe(const fs::path& file) {
   ::close(err[1]);
   std::string out, errtext;
   pollfd fds[2] = {{report[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  const auto deadline = std::chrono::steady_clock::now() + kProbeTimeout;
+  const auto timeout = probe_timeout();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool timed_out = false;
   for (int open = 2; open > 0;) {
     if (std::chrono::steady_clock::now() > deadline) {
@@ -223,7 +241,7 @@ ProbeResult probe(const fs::path& file) {
   if (timed_out) {
     r.kind = ProbeResult::Kind::TimedOut;
     r.error = fmt::format("did not finish loading within {} s (its load-time code hangs){}",
-                          kProbeTimeout.count(), tail);
+                          static_cast<double>(timeout.count()) / 1000.0, tail);
   } else if (WIFSIGNALED(status)) {
     r.kind = ProbeResult::Kind::Crashed;
     r.error = fmt::format("crashed while loading ({}){}", signal_text(WTERMSIG(status)), tail);
@@ -254,6 +272,74 @@ ProbeResult probe(const fs::path& file) {
   return r;
 }
 
+// ---- Remembered probe failures ----------------------------------------------------------------
+//
+// A file whose load-time code crashed, exited or hung in the probe is remembered as failed, so
+// that a hanging plugin does not add the probe's timeout to every later command. The record is
+// keyed by the file's path, size and modification time: a rebuilt or replaced file is probed
+// again. One small file per plugin path in $XDG_CACHE_HOME/gemflow/plugin-probe (else
+// ~/.cache/gemflow/plugin-probe); no cache folder, no memory (never an error).
+
+fs::path probe_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && x[0] == '/') return fs::path(x) / "gemflow" / "plugin-probe";
+  if (const char* h = std::getenv("HOME"); h && h[0] == '/') return fs::path(h) / ".cache" / "gemflow" / "plugin-probe";
+  return {};
+}
+
+fs::path probe_cache_file(const fs::path& plugin) {
+  const fs::path dir = probe_cache_dir();
+  if (dir.empty()) return {};
+  const std::string p = plugin.string();
+  return dir / fmt::format("{:016x}.txt", static_cast<std::uint64_t>(XXH3_64bits(p.data(), p.size())));
+}
+
+// "size mtime" of the file, "" when it cannot be read.
+std::string file_stamp(const fs::path& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return "";
+  return fmt::format("{} {}.{:09}", static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
+                     st.st_mtim.tv_nsec);
+}
+
+struct RememberedFailure {
+  std::string error, date;
+  fs::path record;
+};
+
+std::optional<RememberedFailure> remembered_failure(const fs::path& plugin) {
+  const fs::path record = probe_cache_file(plugin);
+  if (record.empty()) return std::nullopt;
+  std::ifstream in(record);
+  if (!in) return std::nullopt;
+  std::map<std::string, std::string> kv;
+  for (std::string line; std::getline(in, line);)
+    if (const auto eq = line.find('='); eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+  const std::string stamp = file_stamp(plugin);
+  if (kv["file"] != plugin.string() || stamp.empty() || kv["stamp"] != stamp || kv["error"].empty()) return std::nullopt;
+  return RememberedFailure{kv["error"], kv["date"], record};
+}
+
+void remember_failure(const fs::path& plugin, const std::string& error) {
+  const fs::path record = probe_cache_file(plugin);
+  const std::string stamp = file_stamp(plugin);
+  if (record.empty() || stamp.empty()) return;
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::string one_line = error;
+  for (char& c : one_line)
+    if (c == '\n' || c == '\r') c = ' ';
+  try {
+    std::error_code ec;
+    fs::create_directories(record.parent_path(), ec);
+    write_file_atomically(record, fmt::format("file={}\nstamp={}\ndate={}\nerror={}\n", plugin.string(), stamp, date,
+                                              one_line));
+  } catch (const std::exception&) {  // a cache that cannot be written: probed again next time
+  }
+}
+
 }  // namespace
 
 std::string PluginHost::host_fingerprint() { return GEMFLOW_BUILD_FINGERPRINT; }
@@ -277,11 +363,19 @@ PluginRecord PluginHost::load(const fs::path& file_in) {
 
   // The probe (see above): files that crash, hang or fail a check are never opened here.
   if (probe_enabled()) {
+    if (auto m = remembered_failure(rec.file)) {
+      rec.remembered_in = m->record;
+      return fail(fmt::format("{} (remembered from the probe of {}: not tried again until the file changes)",
+                              m->error, m->date));
+    }
     ProbeResult p = probe(rec.file);
     if (p.kind != ProbeResult::Kind::NotRun && p.kind != ProbeResult::Kind::Ok) {
       rec.name = std::move(p.name);
       rec.version = std::move(p.version);
       rec.fingerprint = std::move(p.fingerprint);
+      if (p.kind == ProbeResult::Kind::Crashed || p.kind == ProbeResult::Kind::TimedOut ||
+          p.kind == ProbeResult::Kind::Exited)
+        remember_failure(rec.file, p.error);
       return fail(std::move(p.error));
     }
   }
@@ -341,6 +435,20 @@ PluginRecord PluginHost::load(const fs::path& file_in) {
   } catch (...) {
     keep_loaded(std::move(lib));
     return fail("registration failed: unknown exception");
+  }
+  // Node ids carry their plugin's name ("io.read_structure" of plugin "io"), so that a plugin
+  // that loads first cannot take another's ids and have the rightful owner refused.
+  for (const NodeEntry* n : scratch.nodes()) {
+    const std::string& id = n->spec.info.id;
+    if (registry_.find_node(id)) continue;  // not this plugin's
+    if (rec.name.empty() || !id.starts_with(rec.name + ".")) {
+      keep_loaded(std::move(lib));
+      return fail(rec.name.empty()
+                      ? fmt::format("node id '{}' registered by a plugin without a name (gemflow_plugin_name)", id)
+                      : fmt::format("node id '{}' is outside the plugin's namespace: plugin '{}' ({}) may "
+                                    "register only ids '{}.*'",
+                                    id, rec.name, rec.file.string(), rec.name));
+    }
   }
   // Commit: types first, then nodes. These cannot clash: the scratch copy already checked.
   try {

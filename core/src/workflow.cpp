@@ -10,9 +10,12 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include "gemflow/atomic_file.hpp"
 
 namespace gemflow {
 
@@ -184,6 +187,64 @@ Diagnostic make_diag(SourceLocation where, std::string node, std::string param, 
   return d;
 }
 
+// Diagnostics of one kind (the message with its quoted names and numbers left out) are listed
+// kListedPerKind times; the others are counted and summed up in one line at the end, so that a
+// file with millions of bad entries gives a readable report in bounded time and memory.
+constexpr std::size_t kListedPerKind = 10;
+
+class DiagnosticList {
+ public:
+  explicit DiagnosticList(std::vector<Diagnostic>& out) : out_(out) {}
+
+  static std::string kind_of(Diagnostic::Severity severity, std::string_view message) {
+    std::string k(1, severity == Diagnostic::Severity::Error ? 'E' : 'W');
+    bool quoted = false;
+    for (const char c : message) {
+      if (c == '\'') quoted = !quoted;
+      else if (!quoted && !std::isdigit(static_cast<unsigned char>(c))) k += c;
+    }
+    return k;
+  }
+  /// False when a diagnostic with this message would only be counted (its hint need not be
+  /// computed).
+  [[nodiscard]] bool listed(Diagnostic::Severity severity, std::string_view message) const {
+    const auto it = kinds_.find(kind_of(severity, message));
+    return it == kinds_.end() || it->second.count < kListedPerKind;
+  }
+  /// Adds `d`, or counts it when kListedPerKind of its kind were added; true when added.
+  bool add(Diagnostic d) {
+    Kind& k = kinds_[kind_of(d.severity, d.message)];
+    if (++k.count > kListedPerKind) return false;
+    if (k.count == kListedPerKind) k.last = d;
+    out_.push_back(std::move(d));
+    return true;
+  }
+  /// One diagnostic per kind that had more than kListedPerKind, at the last one listed.
+  void summarise() {
+    for (auto& [key, k] : kinds_) {
+      if (k.count <= kListedPerKind) continue;
+      const std::size_t more = k.count - kListedPerKind;
+      k.last.message = fmt::format("{} more {} of this kind, not listed: {}", more,
+                                   k.last.severity == Diagnostic::Severity::Error ? "errors" : "warnings",
+                                   k.last.message);
+      k.last.hint.clear();
+      k.last.node.clear();
+      k.last.param.clear();
+      out_.push_back(std::move(k.last));
+    }
+    kinds_.clear();
+  }
+  void clear() { kinds_.clear(); }
+
+ private:
+  struct Kind {
+    std::size_t count = 0;
+    Diagnostic last;  // the last one listed
+  };
+  std::vector<Diagnostic>& out_;
+  std::map<std::string, Kind> kinds_;
+};
+
 // Hint for a bad parameter value: the nearest choice of a Choice parameter.
 std::string value_hint(const ParamSpec& spec, const ParamValue& v) {
   if (spec.kind == ParamKind::Choice && std::holds_alternative<std::string>(v))
@@ -278,17 +339,19 @@ constexpr std::size_t kMaxUnconnected = 8;
 
 std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& registry, const ParseExtras* extras) {
   std::vector<Diagnostic> diags;
+  DiagnosticList list(diags);
   auto node_loc = [&](const NodeInstance& n) { return n.where.file.empty() && n.where.line == 0
                                                           ? SourceLocation{wf.file.string(), 0, 0}
                                                           : n.where; };
   std::vector<std::string> ids;
-  std::set<std::string> seen;
+  // node by id (the first of a duplicate id, as Workflow::find): one lookup per link end
+  std::unordered_map<std::string_view, const NodeInstance*> by_id;
   for (const auto& n : wf.nodes) {
     ids.push_back(n.id);
-    if (!seen.insert(n.id).second)
-      diags.push_back(make_diag(node_loc(n), n.id, "", "node id used twice"));
+    if (!by_id.emplace(n.id, &n).second)
+      list.add(make_diag(node_loc(n), n.id, "", "node id used twice"));
     if (!valid_id(n.id))
-      diags.push_back(make_diag(node_loc(n), n.id, "",
+      list.add(make_diag(node_loc(n), n.id, "",
                                 "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_'"));
   }
 
@@ -300,20 +363,20 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
       SourceLocation at = node_loc(n);
       if (extras)
         if (auto it = extras->type_where.find(n.id); it != extras->type_where.end()) at = it->second;
-      diags.push_back(make_diag(at, n.id, "",
-                                n.type.empty() ? std::string("no type given")
-                                               : fmt::format("unknown node type '{}'", n.type),
-                                did_you_mean(n.type, registry.node_ids())));
+      std::string message = n.type.empty() ? std::string("no type given") : fmt::format("unknown node type '{}'", n.type);
+      std::string hint =
+          list.listed(Diagnostic::Severity::Error, message) ? did_you_mean(n.type, registry.node_ids()) : "";
+      list.add(make_diag(at, n.id, "", std::move(message), std::move(hint)));
       continue;
     }
     const NodeSpec& spec = e->spec;
     if (n.type_version > spec.info.version)
-      diags.push_back(make_diag(node_loc(n), n.id, "",
+      list.add(make_diag(node_loc(n), n.id, "",
                                 fmt::format("saved with version {} of '{}', but the installed plugin has "
                                             "version {}: update the plugin ({})",
                                             n.type_version, n.type, spec.info.version, e->origin)));
     else if (n.type_version > 0 && n.type_version < spec.info.version)
-      diags.push_back(make_diag(node_loc(n), n.id, "",
+      list.add(make_diag(node_loc(n), n.id, "",
                                 fmt::format("saved with version {} of '{}'; the installed version is {} and "
                                             "has no migration: check its parameters",
                                             n.type_version, n.type, spec.info.version),
@@ -332,19 +395,19 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
         if (extras)
           if (auto it = extras->param_key_where.find({n.id, name}); it != extras->param_key_where.end())
             key_at = it->second;
-        diags.push_back(make_diag(key_at, n.id, name, fmt::format("'{}' has no parameter '{}'", n.type, name),
+        list.add(make_diag(key_at, n.id, name, fmt::format("'{}' has no parameter '{}'", n.type, name),
                                   did_you_mean(name, names_of(spec.params))));
         params_ok = false;
         continue;
       }
       if (auto why = ps->check(value)) {
-        diags.push_back(make_diag(at, n.id, name, *why, value_hint(*ps, value)));
+        list.add(make_diag(at, n.id, name, *why, value_hint(*ps, value)));
         params_ok = false;
       }
     }
     for (const auto& ps : spec.params)
       if (ps.required && !n.param(ps.name))
-        diags.push_back(make_diag(node_loc(n), n.id, ps.name,
+        list.add(make_diag(node_loc(n), n.id, ps.name,
                                   fmt::format("required {} parameter is not set{}", to_string(ps.kind),
                                               ps.doc.empty() ? "" : " (" + ps.doc + ")")));
     // rules between parameters (NodeInfo::rules), once every value is valid: at the first of the
@@ -369,7 +432,7 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
           }
         Diagnostic d = make_diag(at, n.id, pname, rule_message(*rule, value_of(rule->param)));
         d.rule = true;
-        diags.push_back(std::move(d));
+        list.add(std::move(d));
       }
     }
   }
@@ -388,10 +451,12 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
     for (int side = 0; side < 2; ++side) {
       const std::string& nid = side == 0 ? l.from_node : l.to_node;
       const std::string& port = side == 0 ? l.from_port : l.to_port;
-      const NodeInstance* n = wf.find(nid);
+      const auto found = by_id.find(nid);
+      const NodeInstance* n = found == by_id.end() ? nullptr : found->second;
       if (!n) {
-        diags.push_back(make_diag(at, "", "", fmt::format("link '{}': no node '{}'", l.str(), nid),
-                                  did_you_mean(nid, ids)));
+        std::string message = fmt::format("link '{}': no node '{}'", l.str(), nid);
+        std::string hint = list.listed(Diagnostic::Severity::Error, message) ? did_you_mean(nid, ids) : "";
+        list.add(make_diag(at, "", "", std::move(message), std::move(hint)));
         ok = false;
         continue;
       }
@@ -409,7 +474,7 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
                                        ports.empty() ? std::string("none") : join(names_of(ports))),
                            did_you_mean(port, names_of(ports)));
         d.is_port = true;
-        diags.push_back(std::move(d));
+        list.add(std::move(d));
         ok = false;
       }
       (side == 0 ? out : in) = p;
@@ -420,7 +485,7 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
                          fmt::format("link '{}': output type {} does not fit input type {}", l.str(), out->type,
                                      in->type));
       d.is_port = true;
-      diags.push_back(std::move(d));
+      list.add(std::move(d));
     }
     auto [it, fresh] = fed.emplace(std::pair{l.to_node, l.to_port}, &l);
     if (!fresh) {
@@ -430,7 +495,7 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
                                          ? fmt::format(" (line {})", it->second->where.line)
                                          : std::string()));
       d.is_port = true;
-      diags.push_back(std::move(d));
+      list.add(std::move(d));
     }
   }
   // Required inputs connected. Not checked when `links:` looks misspelled: that error says it.
@@ -457,27 +522,27 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
   }
   // Cycles: located at the link that closes the cycle (the last of its links in the file).
   if (const auto cycle = find_cycle(wf, nullptr); !cycle.empty()) {
+    std::set<std::pair<std::string_view, std::string_view>> edges;  // of the cycle
+    for (std::size_t k = 0; k < cycle.size(); ++k)
+      edges.emplace(wf.nodes[cycle[k]].id, wf.nodes[cycle[(k + 1) % cycle.size()]].id);
     const Link* closing = nullptr;
-    for (std::size_t k = 0; k < cycle.size(); ++k) {
-      const std::string& from = wf.nodes[cycle[k]].id;
-      const std::string& to = wf.nodes[cycle[(k + 1) % cycle.size()]].id;
-      for (const auto& l : wf.links)
-        if (l.from_node == from && l.to_node == to &&
-            (!closing || std::pair(l.where.line, l.where.column) > std::pair(closing->where.line, closing->where.column)))
-          closing = &l;
-    }
+    for (const auto& l : wf.links)
+      if (edges.count({l.from_node, l.to_node}) &&
+          (!closing || std::pair(l.where.line, l.where.column) > std::pair(closing->where.line, closing->where.column)))
+        closing = &l;
     SourceLocation at{wf.file.string(), 0, 0};
     std::string hint;
     if (closing) {
       if (closing->where.line > 0 || !closing->where.file.empty()) at = closing->where;
       hint = fmt::format("the link '{}' closes it", closing->str());
     }
-    diags.push_back(make_diag(at, "", "", cycle_text(wf, cycle), hint));
+    list.add(make_diag(at, "", "", cycle_text(wf, cycle), hint));
   }
   // An empty workflow runs, but does nothing: say so.
   if (wf.nodes.empty() && (!extras || extras->have_nodes))
-    diags.push_back(make_diag(SourceLocation{wf.file.string(), 0, 0}, "", "", "the workflow has no nodes", {},
+    list.add(make_diag(SourceLocation{wf.file.string(), 0, 0}, "", "", "the workflow has no nodes", {},
                               Diagnostic::Severity::Warning));
+  list.summarise();
   return diags;
 }
 
@@ -487,21 +552,23 @@ std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& regist
 class Parser {
  public:
   Parser(std::string file, const Registry& registry, std::vector<Diagnostic>& diags)
-      : file_(std::move(file)), registry_(registry), diags_(diags) {}
+      : file_(std::move(file)), registry_(registry), diags_(diags), list_(diags) {}
 
   SourceLocation at(const YAML::Node& n) const {
     const YAML::Mark m = n.Mark();
     if (m.is_null()) return {file_, 0, 0};
     return {file_, m.line + 1, m.column + 1};
   }
-  void error(const YAML::Node& where, std::string node, std::string param, std::string msg, std::string hint = {},
+  // Each returns true when the diagnostic was listed (see DiagnosticList).
+  bool error(const YAML::Node& where, std::string node, std::string param, std::string msg, std::string hint = {},
              bool is_port = false) {
     auto d = make_diag(at(where), std::move(node), std::move(param), std::move(msg), std::move(hint));
     d.is_port = is_port;
-    diags_.push_back(std::move(d));
+    return list_.add(std::move(d));
   }
-  void warning(const YAML::Node& where, std::string node, std::string msg) {
-    diags_.push_back(make_diag(at(where), std::move(node), "", std::move(msg), {}, Diagnostic::Severity::Warning));
+  bool warning(const YAML::Node& where, std::string node, std::string msg, std::string hint = {}) {
+    return list_.add(make_diag(at(where), std::move(node), "", std::move(msg), std::move(hint),
+                               Diagnostic::Severity::Warning));
   }
 
   // Keys of a map in order; reports duplicates and keys outside `allowed` (with hints).
@@ -511,7 +578,8 @@ class Parser {
     std::vector<std::pair<YAML::Node, YAML::Node>> r;
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& k = it->first;
+      // by value: `it->first` is a member of a temporary proxy (a reference to it dangles)
+      const YAML::Node k = it->first;
       if (!k.IsScalar()) {
         error(k, node, "", fmt::format("{} must be a plain name", what));
         continue;
@@ -522,12 +590,12 @@ class Parser {
         continue;
       }
       if (allowed && std::find(allowed->begin(), allowed->end(), key) == allowed->end()) {
-        error(k, node, "", fmt::format("unknown {} '{}' (expected: {})", what, key, join(*allowed)),
-              did_you_mean(key, *allowed));
-        if (node.empty() && what == "top-level key") unknown_top_.emplace_back(key, diags_.size() - 1);
+        const bool listed = error(k, node, "", fmt::format("unknown {} '{}' (expected: {})", what, key, join(*allowed)),
+                                  did_you_mean(key, *allowed));
+        if (listed && node.empty() && what == "top-level key") unknown_top_.emplace_back(key, diags_.size() - 1);
         continue;
       }
-      r.emplace_back(it->first, it->second);
+      r.emplace_back(k, it->second);
     }
     return r;
   }
@@ -572,6 +640,7 @@ class Parser {
         }
         if (fmt_version > kWorkflowFormat) {
           diags_.clear();
+          list_.clear();
           error(v, "", "", fmt::format("written by a newer Gemflow (format {}); this one reads format {}",
                                        fmt_version, kWorkflowFormat));
           return std::nullopt;
@@ -613,6 +682,7 @@ class Parser {
           break;
         }
     if (editor) parse_editor(editor, wf);
+    list_.summarise();
     return wf;
   }
 
@@ -738,13 +808,19 @@ class Parser {
     }
     static const std::vector<std::string> editor_keys = {"pos"};
     std::vector<std::string> ids;
-    for (const auto& n : wf.nodes) ids.push_back(n.id);
+    std::unordered_map<std::string_view, NodeInstance*> by_id;  // the first of a duplicate id, as find()
+    for (auto& n : wf.nodes) {
+      ids.push_back(n.id);
+      by_id.emplace(n.id, &n);
+    }
     for (auto& [k, body] : entries(v, "", "node id", nullptr)) {
-      NodeInstance* n = wf.find(k.Scalar());
+      const auto found = by_id.find(k.Scalar());
+      NodeInstance* n = found == by_id.end() ? nullptr : found->second;
       if (!n) {
-        auto d = make_diag(at(k), k.Scalar(), "", "editor layout for a node that does not exist (ignored)",
-                           did_you_mean(k.Scalar(), ids), Diagnostic::Severity::Warning);
-        diags_.push_back(std::move(d));
+        static const std::string missing = "editor layout for a node that does not exist (ignored)";
+        // the hint compares with every id: only for the diagnostics that are listed
+        warning(k, k.Scalar(), missing,
+                list_.listed(Diagnostic::Severity::Warning, missing) ? did_you_mean(k.Scalar(), ids) : "");
         continue;
       }
       if (!body.IsMap()) {
@@ -866,6 +942,7 @@ class Parser {
   std::string file_;
   const Registry& registry_;
   std::vector<Diagnostic>& diags_;
+  DiagnosticList list_;  // adds to diags_, a bounded number of each kind
 };
 
 // ---------------------------------------------------------------------------------------
@@ -995,29 +1072,7 @@ std::string to_yaml(const Workflow& wf) {
   return s;
 }
 
-void save_workflow(const Workflow& wf, const fs::path& file) {
-  const std::string text = to_yaml(wf);
-  const fs::path dir = fs::absolute(file).parent_path();
-  const fs::path tmp = dir / fmt::format(".{}.tmp{}", file.filename().string(), ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(fmt::format("cannot write {}: cannot create {}", file.string(), tmp.string()));
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error(fmt::format("cannot write {}", file.string()));
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) {
-    std::error_code ec2;
-    fs::remove(tmp, ec2);
-    throw Error(fmt::format("cannot write {}: {}", file.string(), ec.message()));
-  }
-}
+void save_workflow(const Workflow& wf, const fs::path& file) { write_file_atomically(file, to_yaml(wf)); }
 
 std::optional<Diagnostic> apply_override(Workflow& wf, const std::string& assignment, const Registry& registry) {
   const SourceLocation where{"--set " + assignment, 0, 0};

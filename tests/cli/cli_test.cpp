@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -45,6 +46,8 @@ struct Options {
   /// RLIMIT_AS of the child (`ulimit -v`) in bytes, 0: inherited; with it, the BLAS thread
   /// variables (OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS, OMP_NUM_THREADS) are left out
   std::size_t address_limit = 0;
+  /// Extra environment entries "NAME=value" (replacing inherited ones).
+  std::vector<std::string> env;
   /// Called whenever new output arrived; may signal the child. Return nothing.
   std::function<void(pid_t, const std::string& out, const std::string& err)> on_output;
 };
@@ -80,7 +83,9 @@ Result run_gemflow(const std::vector<std::string>& args, const Options& opt = {}
   std::vector<std::string> env_s;
   for (char** e = environ; *e; ++e) {
     std::string v = *e;
-    if (v.starts_with("GEMFLOW_PLUGIN_PATH=") || v.starts_with("NO_COLOR=") || v.starts_with("TERM=")) continue;
+    if (v.starts_with("GEMFLOW_PLUGIN_PATH=") || v.starts_with("NO_COLOR=") || v.starts_with("TERM=") ||
+        v.starts_with("XDG_CACHE_HOME="))
+      continue;
     if (opt.address_limit && (v.starts_with("OPENBLAS_NUM_THREADS=") || v.starts_with("GOTO_NUM_THREADS=") ||
                               v.starts_with("OMP_NUM_THREADS=")))
       continue;
@@ -88,6 +93,14 @@ Result run_gemflow(const std::vector<std::string>& args, const Options& opt = {}
   }
   env_s.push_back("NO_COLOR=1");
   if (opt.stderr_tty) env_s.push_back("TERM=xterm");
+  // the plugin probe's memory of failed plugins: this test process's own, never the user's
+  env_s.push_back("XDG_CACHE_HOME=" +
+                  (fs::temp_directory_path() / ("gemflow_cli_test_cache_" + std::to_string(getpid()))).string());
+  for (const auto& e : opt.env) {
+    const std::string key = e.substr(0, e.find('=') + 1);
+    std::erase_if(env_s, [&](const std::string& v) { return v.starts_with(key); });
+    env_s.push_back(e);
+  }
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -206,6 +219,8 @@ class Cli : public ::testing::Test {
     args.push_back("--plugin-path");
     args.push_back(GEMFLOW_TESTNODES_DIR);
     if (opt.cwd.empty()) opt.cwd = dir_;
+    if (std::none_of(opt.env.begin(), opt.env.end(), [](const std::string& e) { return e.starts_with("XDG_CACHE_HOME="); }))
+      opt.env.push_back("XDG_CACHE_HOME=" + (dir_ / "xdg-cache").string());
     return run_gemflow(args, opt);
   }
   fs::path dir_;
@@ -821,7 +836,7 @@ TEST_F(Cli, GarbagePluginDoesNotStopNodes) {
 
   auto p = gemflow({"plugins", "--plugin-path", (dir_ / "junk").string()});
   ASSERT_EQ(p.code, 0) << p.err;
-  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +testnodes 1\.0\.0 .*\(10 nodes\))"))) << p.out;
+  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +test 1\.0\.0 .*\(10 nodes\))"))) << p.out;
   EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(FAILED +.*libgemflow_junk\.so: .+)"))) << p.out;
 }
 
@@ -1073,9 +1088,9 @@ TEST_F(Cli, ProvenanceRecordsTheCommandLineJobsAndPlugins) {
   EXPECT_EQ(j["jobs"]["requested"], 2);
   EXPECT_EQ(j["jobs"]["used"], 2);
   bool testnodes = false;
-  for (const auto& p : j["plugins"]) testnodes |= p["name"] == "testnodes" && p["version"] == "1.0.0";
+  for (const auto& p : j["plugins"]) testnodes |= p["name"] == "test" && p["version"] == "1.0.0";
   EXPECT_TRUE(testnodes) << j["plugins"].dump();
-  EXPECT_EQ(j["nodes"]["add"]["plugin_name"], "testnodes");
+  EXPECT_EQ(j["nodes"]["add"]["plugin_name"], "test");
 }
 
 TEST_F(Cli, NodesSplitsSentencesAndWraps) {
@@ -1135,6 +1150,58 @@ TEST(ShippedWorkflows, FormatDocumentationExample) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_CONTAINS(r.out, "valid ('spd-solve', 3 nodes, 2 links)");
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;  // the input file is found
+}
+
+// ---- reliability (issue 34) ----------------------------------------------------------------
+
+// Two runs into one output folder mixed their files, and provenance.json could describe either:
+// the second is refused (exit 2) while the first runs.
+TEST_F(Cli, ASecondRunIntoABusyOutputFolderIsRefused) {
+  const auto slow = write("slow.yaml", "gemflow: 1\nname: slow\nnodes:\n  s: {type: test.sleep, params: {seconds: 60}}\n");
+  const auto sum = write("sum.yaml", kSum);
+  Result second;
+  bool ran = false;
+  Options opt;
+  opt.timeout = 30;
+  opt.on_output = [&](pid_t pid, const std::string& out, const std::string&) {
+    if (!ran && out.find(R"("event":"progress")") != std::string::npos) {
+      ran = true;
+      second = gemflow({"run", sum.string(), "--out", "o"});
+      kill(pid, SIGINT);
+    }
+  };
+  const auto first = gemflow({"run", slow.string(), "--out", "o", "--json"}, opt);
+  ASSERT_TRUE(ran) << first.out << first.err;
+  EXPECT_EQ(second.code, 2) << second.out << second.err;
+  EXPECT_CONTAINS(second.err, (dir_ / "o").string() + ": error: the output folder is in use by another run (pid ");
+  EXPECT_CONTAINS(second.err, "(wait for it to end, or choose another output folder (--out))");
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "result.txt"));
+  EXPECT_EQ(first.code, 3) << first.err;
+  const auto prov = nlohmann::json::parse(slurp(dir_ / "o" / "provenance.json"));
+  EXPECT_TRUE(prov["nodes"].contains("s")) << prov.dump();
+  EXPECT_FALSE(prov["nodes"].contains("add")) << prov.dump();
+  // once the first has ended, the folder can be used again
+  EXPECT_EQ(gemflow({"run", sum.string(), "--out", "o"}).code, 0);
+  EXPECT_EQ(slurp(dir_ / "o" / "result.txt"), "sum\n5\n");
+}
+
+// A run whose provenance record could not be written exited 0.
+TEST_F(Cli, ARunWhoseProvenanceCannotBeWrittenFails) {
+  const auto wf = write("w.yaml", kSum);
+  fs::create_directories(dir_ / "o" / "provenance.json" / "x");  // a folder where the record goes
+  const std::string why = "cannot write " + (dir_ / "o" / "provenance.json").string() + ": Is a directory";
+  auto r = gemflow({"run", wf.string(), "--out", "o"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_CONTAINS(r.err, "the provenance record was not written: " + why);
+  EXPECT_CONTAINS(r.out, "Provenance:    not written (" + why + ")");
+  EXPECT_EQ(slurp(dir_ / "o" / "result.txt"), "sum\n5\n");  // the results are there
+  auto j = gemflow({"run", wf.string(), "--out", "o", "--json"});
+  EXPECT_EQ(j.code, 1) << j.err;
+  const auto summary = json_lines(j.out).back();
+  EXPECT_EQ(summary["event"], "summary");
+  EXPECT_EQ(summary["ok"], false);
+  EXPECT_EQ(summary["exit_code"], 1);
+  EXPECT_EQ(summary["error"], "the provenance record was not written: " + why);
 }
 
 }  // namespace

@@ -13,8 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "gemflow/atomic_file.hpp"
 #include "gemflow/config.hpp"
 #include "gemflow/executor.hpp"
 #include "gemflow/types.hpp"
@@ -110,6 +113,19 @@ class WriteJson final : public Node {
   }
 };
 
+// Writes `bytes` bytes through the SDK's stream writer.
+class WriteStream final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "probe.write_stream", .title = "Write stream", .category = "Test"}; }
+  PathParam path{this, "path", PathParam::Mode::Write, "File", "big.txt"};
+  Param<int> bytes{this, "bytes", 1, {.min = 0, .doc = "How many bytes"}};
+  void execute(NodeContext& ctx) override {
+    ctx.write_file(*path, [&](std::ostream& out) {
+      for (int i = 0; i < *bytes; ++i) out.put('x');
+    });
+  }
+};
+
 const Registry& registry() {
   static const Registry reg = [] {
     Registry r = test::testnodes();
@@ -118,6 +134,7 @@ const Registry& registry() {
     r.add_node<Stubborn>("executor_test");
     r.add_node<WriteJson>("executor_test");
     r.add_node<Greedy>("executor_test");
+    r.add_node<WriteStream>("executor_test");
     return r;
   }();
   return reg;
@@ -382,9 +399,9 @@ TEST(Executor, ProvenanceRecordsCommandLineJobsAndPlugins) {
   EXPECT_EQ(j["jobs"]["requested"], 3);
   EXPECT_EQ(j["jobs"]["used"], 1);  // one node
   ASSERT_EQ(j["plugins"].size(), 1u);
-  EXPECT_EQ(j["plugins"][0]["name"], "testnodes");
+  EXPECT_EQ(j["plugins"][0]["name"], "test");
   EXPECT_EQ(j["plugins"][0]["version"], "1.0.0");
-  EXPECT_EQ(j["nodes"]["c"]["plugin_name"], "testnodes");
+  EXPECT_EQ(j["nodes"]["c"]["plugin_name"], "test");
   EXPECT_EQ(j["nodes"]["c"]["plugin_version"], "1.0.0");
 }
 
@@ -553,7 +570,7 @@ links:
   for (const auto& e : fs::recursive_directory_iterator(dir / "out"))
     if (e.is_regular_file()) files.push_back(fs::relative(e.path(), dir / "out").string());
   std::sort(files.begin(), files.end());
-  EXPECT_EQ(files, (std::vector<std::string>{"provenance.json", "result.txt", "sub/good.txt"}));
+  EXPECT_EQ(files, (std::vector<std::string>{".gemflow.lock", "provenance.json", "result.txt", "sub/good.txt"}));
 }
 
 TEST(Executor, RefusesToOverwriteAnInputOfTheRunBeforeRunning) {
@@ -650,8 +667,9 @@ TEST(Executor, WriteErrorsNameTheRealFile) {
   EXPECT_EQ(r.nodes.at("j").state, NodeState::Failed);
   EXPECT_EQ(r.nodes.at("j").error, fmt::format("node 'j' (probe.write_json): cannot open {} for writing",
                                                (dir / "out" / "out.json").string()));
-  for (const auto& f : fs::directory_iterator(dir / "out"))
-    EXPECT_EQ(f.path().filename(), "provenance.json") << "left behind: " << f.path();
+  for (const auto& f : fs::directory_iterator(dir / "out"))  // the record and the run's lock only
+    EXPECT_TRUE(f.path().filename() == "provenance.json" || f.path().filename() == ".gemflow.lock")
+        << "left behind: " << f.path();
 }
 
 // Runs `body` as user nobody when this process is root (root may write anywhere).
@@ -786,6 +804,126 @@ TEST(Executor, HashFileIsXxh3) {
   std::ofstream(dir / "b") << "b";
   EXPECT_NE(hash_file(dir / "a"), hash_file(dir / "b"));
   EXPECT_THROW((void)hash_file(dir / "missing"), InputError);
+}
+
+std::string slurp_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Files of a folder whose name starts with `prefix` (temporary files left behind).
+std::vector<std::string> files_starting(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::string> r;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().starts_with(prefix)) r.push_back(e.path().filename().string());
+  return r;
+}
+
+// A full disk while a node writes (here the file size limit, EFBIG, which needs no root; a full
+// disk is ENOSPC at the same place): the node fails with the file and the system's reason, the
+// earlier file stays whole and no temporary file is left. (distgeom.report replaced a good
+// report.json with an empty file and said done.)
+TEST(Executor, AWriteErrorFailsTheNodeAndKeepsTheEarlierFile) {
+  TempDir dir;
+  fs::create_directories(dir / "out");
+  std::ofstream(dir / "out" / "big.txt") << "good\n";
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  w: {type: probe.write_stream, params: {bytes: 1000000}}\n");
+  struct sigaction ignore {}, old_action {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGXFSZ, &ignore, &old_action);
+  rlimit saved{};
+  getrlimit(RLIMIT_FSIZE, &saved);
+  const rlimit small{1 << 16, saved.rlim_max};
+  setrlimit(RLIMIT_FSIZE, &small);
+  const RunResult r = run_in(dir, wf);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  sigaction(SIGXFSZ, &old_action, nullptr);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.nodes.at("w").state, NodeState::Failed);
+  EXPECT_EQ(r.nodes.at("w").error,
+            fmt::format("node 'w' (probe.write_stream): cannot write {}: File too large", (dir / "out" / "big.txt").string()));
+  EXPECT_EQ(slurp_file(dir / "out" / "big.txt"), "good\n");
+  EXPECT_TRUE(files_starting(dir / "out", ".big.txt").empty());
+}
+
+TEST(Executor, TheStreamWriterWritesTheWholeFile) {
+  TempDir dir;
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  w: {type: probe.write_stream, params: {bytes: 300000}}\n");
+  const RunResult r = run_in(dir, wf);
+  ASSERT_TRUE(r.ok()) << r.nodes.at("w").error;
+  EXPECT_EQ(slurp_file(dir / "out" / "big.txt"), std::string(300000, 'x'));
+}
+
+// The SDK's writer says why a write failed (it said "write failed").
+TEST(AtomicFile, AFullDiskIsNamedWithTheFile) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  try {
+    write_stream_to("/dev/full", [](std::ostream& out) { out << std::string(200000, 'x'); }, "report.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "cannot write report.json: No space left on device");
+  }
+}
+
+TEST(AtomicFile, AFailingWriterLeavesTheFileAsItWas) {
+  TempDir dir;
+  std::ofstream(dir / "a.json") << "{\"good\": true}\n";
+  EXPECT_THROW(write_file_atomically(dir / "a.json",
+                                     [](std::ostream& out) {
+                                       out << "{\"half";
+                                       throw Error("formatting failed");
+                                     }),
+               Error);
+  EXPECT_EQ(slurp_file(dir / "a.json"), "{\"good\": true}\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+  write_file_atomically(dir / "a.json", "{}\n");
+  EXPECT_EQ(slurp_file(dir / "a.json"), "{}\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+}
+
+// A run whose provenance record could not be written is not a success, and says why.
+TEST(Executor, AProvenanceRecordThatCannotBeWrittenFailsTheRun) {
+  TempDir dir;
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  c: {type: test.constant}\n");
+  fs::create_directories(dir / "out" / "provenance.json" / "x");  // a folder where the record goes
+  const RunResult r = run_in(dir, wf);
+  EXPECT_EQ(r.nodes.at("c").state, NodeState::Done);
+  EXPECT_TRUE(r.provenance.empty());
+  EXPECT_EQ(r.provenance_error,
+            fmt::format("cannot write {}: Is a directory", (dir / "out" / "provenance.json").string()));
+  EXPECT_FALSE(r.ok());
+}
+
+// Two runs into one output folder mixed their files: the second is refused while the first runs.
+TEST(Executor, ASecondRunIntoTheSameOutputFolderIsRefused) {
+  TempDir dir;
+  const Workflow slow = load(dir, "gemflow: 1\nnodes:\n  s: {type: test.sleep, params: {seconds: 30}}\n");
+  const Workflow quick = load(dir, "gemflow: 1\nnodes:\n  c: {type: test.constant}\n", "q.yaml");
+  std::atomic<bool> cancel{false}, running{false};
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.cancel = &cancel;
+  o.on_event = [&](const RunEvent& e) {
+    if (e.kind == RunEvent::Kind::State && e.state == NodeState::Running) running = true;
+  };
+  RunResult first;
+  std::thread t([&] { first = run_workflow(slow, registry(), o); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!running && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const RunResult second = run_in(dir, quick);
+  cancel = true;
+  t.join();
+  ASSERT_TRUE(running);
+  ASSERT_EQ(second.diagnostics.size(), 1u) << all(second.diagnostics);
+  EXPECT_EQ(second.diagnostics[0].str(),
+            fmt::format("{}: error: the output folder is in use by another run (pid {}; lock file {}) (wait for it "
+                        "to end, or choose another output folder (--out))",
+                        (dir / "out").string(), ::getpid(), (dir / "out" / ".gemflow.lock").string()));
+  EXPECT_TRUE(second.nodes.empty());
+  EXPECT_EQ(first.nodes.at("s").state, NodeState::Cancelled);
+  // the first run has ended: the folder is free again
+  const RunResult third = run_in(dir, quick);
+  EXPECT_TRUE(third.ok()) << all(third.diagnostics);
 }
 
 }  // namespace

@@ -20,12 +20,31 @@ fs::path plugin(const std::string& c) {
   return fs::path(GEMFLOW_TEST_PLUGIN_DIR) / c / ("libgemflow_" + c + ".so");
 }
 
+// The probe's memory of failed plugins goes to $XDG_CACHE_HOME: a folder of this test process,
+// never the user's (and a test never sees what another one remembered).
+class PrivateCache : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gemflow_loader_cache_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    ::setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+ private:
+  fs::path dir_;
+};
+[[maybe_unused]] auto* const g_private_cache = ::testing::AddGlobalTestEnvironment(new PrivateCache);
+
 TEST(PluginLoader, GoodPluginRegistersItsNodes) {
   Registry reg;
   PluginHost host(reg);
   const PluginRecord r = host.load(plugin("testnodes"));
   ASSERT_TRUE(r.loaded) << r.error;
-  EXPECT_EQ(r.name, "testnodes");
+  EXPECT_EQ(r.name, "test");
   EXPECT_EQ(r.version, "1.0.0");
   EXPECT_EQ(r.fingerprint, PluginHost::host_fingerprint());
   EXPECT_THAT(r.node_ids, ::testing::Contains("test.add"));
@@ -93,7 +112,7 @@ TEST(PluginLoader, DuplicateNodeIdNamesBothFilesAndKeepsTheFirst) {
   EXPECT_THAT(r.error, HasSubstr(plugin("testnodes").string()));
   EXPECT_THAT(r.error, HasSubstr(plugin("duplicate").string()));
   // Nothing of the refused plugin stays; the first owner still works.
-  EXPECT_EQ(reg.find_node("test_dup.unique"), nullptr);
+  EXPECT_EQ(reg.find_node("test.dup_unique"), nullptr);
   EXPECT_EQ(reg.find_node("test.add")->origin, plugin("testnodes").string());
   EXPECT_EQ(reg.find_node("test.add")->spec.inputs.size(), 2u);
 }
@@ -202,6 +221,69 @@ TEST(PluginLoader, LoadAllUsesTheEnvironment) {
   host.load_all();
   ::unsetenv("GEMFLOW_PLUGIN_PATH");
   EXPECT_NE(reg.find_node("test.constant"), nullptr);
+}
+
+// A plugin that loads first (alphabetically) registered an id of another plugin's namespace, and
+// the rightful owner was then refused as a duplicate: ids must carry their plugin's name.
+TEST(PluginLoader, AnIdOutsideThePluginsNamespaceIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("gemflow_loader_squat_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* c : {"squatter", "testnodes"}) fs::copy_file(plugin(c), dir / plugin(c).filename());
+  Registry reg;
+  PluginHost host(reg);
+  host.load_directory(dir);
+  ASSERT_EQ(host.records().size(), 2u);
+  const PluginRecord& squatter = host.records()[0];
+  EXPECT_FALSE(squatter.loaded);
+  EXPECT_EQ(squatter.error, "node id 'test.add' is outside the plugin's namespace: plugin 'squatter' (" +
+                                (fs::canonical(dir) / "libgemflow_squatter.so").string() +
+                                ") may register only ids 'squatter.*'");
+  EXPECT_EQ(reg.find_node("squatter.own"), nullptr);  // nothing of a refused plugin stays
+  const PluginRecord& owner = host.records()[1];
+  EXPECT_TRUE(owner.loaded) << owner.error;
+  EXPECT_EQ(owner.node_ids.size(), 10u);
+  EXPECT_EQ(reg.find_node("test.add")->origin, (fs::canonical(dir) / "libgemflow_testnodes.so").string());
+  fs::remove_all(dir);
+}
+
+// A plugin that hangs while loading cost its probe's timeout in every command: it is remembered
+// as failed until the file changes.
+TEST(PluginLoader, APluginThatHangsWhileLoadingIsRememberedUntilItChanges) {
+  const fs::path dir = fs::temp_directory_path() / ("gemflow_loader_hang_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "libgemflow_hang_ctor.so";
+  fs::copy_file(plugin("hang_ctor"), file);
+  ::setenv("GEMFLOW_PLUGIN_PROBE_TIMEOUT", "0.3", 1);
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord first = host.load(file);
+  EXPECT_FALSE(first.loaded);
+  EXPECT_EQ(first.error, "did not finish loading within 0.3 s (its load-time code hangs): hang_ctor: waiting for the "
+                         "licence server");
+  EXPECT_TRUE(first.remembered_in.empty());
+
+  // another command (another host): not tried again
+  Registry reg2;
+  PluginHost again(reg2);
+  const PluginRecord second = again.load(file);
+  EXPECT_FALSE(second.loaded);
+  EXPECT_THAT(second.error, ::testing::StartsWith(first.error + " (remembered from the probe of "));
+  EXPECT_THAT(second.error, ::testing::EndsWith(": not tried again until the file changes)"));
+  ASSERT_FALSE(second.remembered_in.empty());
+  EXPECT_TRUE(second.remembered_in.string().starts_with(std::string(std::getenv("XDG_CACHE_HOME")) +
+                                                        "/gemflow/plugin-probe/"));
+
+  // a changed file (rebuilt): probed again
+  fs::last_write_time(file, fs::last_write_time(file) + std::chrono::seconds(5));
+  Registry reg3;
+  PluginHost changed(reg3);
+  const PluginRecord third = changed.load(file);
+  ::unsetenv("GEMFLOW_PLUGIN_PROBE_TIMEOUT");
+  EXPECT_EQ(third.error, first.error);
+  EXPECT_TRUE(third.remembered_in.empty());
+  fs::remove_all(dir);
 }
 
 }  // namespace

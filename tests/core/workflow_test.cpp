@@ -455,5 +455,66 @@ links:
   ASSERT_TRUE(r.ok()) << all(r.diagnostics);
   EXPECT_EQ(topological_order(*r.workflow), (std::vector<std::string>{"z", "y", "sum", "late"}));
 }
+// Every map of the file (top level, nodes, node keys, parameters, editor) is read through the
+// loader's key iteration; under the asan preset a reference to yaml-cpp's temporary iterator
+// proxy was a stack-use-after-scope on every load. The values read must be the file's.
+TEST(Workflow, EveryMapOfTheFileIsReadWhole) {
+  const auto r = parse(R"(gemflow: 1
+name: maps
+nodes:
+  a: {type: test.constant, version: 1, params: {value: 2}}
+  p: {type: test.params, params: {count: 3, label: x}}
+  s: {type: test.add}
+links:
+  - a.value -> s.a
+  - a.value -> s.b
+editor: {a: {pos: [1, 2]}, s: {pos: [3, 4]}}
+)");
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  const Workflow& wf = *r.workflow;
+  ASSERT_EQ(wf.nodes.size(), 3u);
+  EXPECT_EQ(wf.nodes[0].id, "a");
+  EXPECT_EQ(wf.nodes[1].id, "p");
+  EXPECT_EQ(std::get<std::int64_t>(*wf.nodes[1].param("count")), 3);
+  EXPECT_EQ(std::get<std::string>(*wf.nodes[1].param("label")), "x");
+  ASSERT_TRUE(wf.nodes[2].pos);
+  EXPECT_EQ((*wf.nodes[2].pos)[1], 4.0);
+}
+
+// A 2.1M-entry `editor:` printed one warning per entry (and grew past 4.9 GB): diagnostics of one
+// kind are listed ten times, then summed up in one line at the last one listed.
+TEST(Workflow, DiagnosticsOfOneKindAreBounded) {
+  std::string text = "gemflow: 1\nnodes:\n  a: {type: test.constant}\neditor:\n";
+  for (int i = 0; i < 5000; ++i) text += "  ghost" + std::to_string(i) + ": {pos: [0, 0]}\n";
+  const auto r = parse(text);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  ASSERT_EQ(r.diagnostics.size(), 11u) << all(r.diagnostics);
+  for (std::size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(r.diagnostics[i].message, "editor layout for a node that does not exist (ignored)");
+    EXPECT_EQ(r.diagnostics[i].node, "ghost" + std::to_string(i));
+  }
+  EXPECT_EQ(r.diagnostics[10].str(), "w.yaml:14:3: warning: 4990 more warnings of this kind, not listed: editor "
+                                     "layout for a node that does not exist (ignored)");
+
+  // errors too, each kind on its own: links to missing nodes and unknown node types
+  text = "gemflow: 1\nnodes:\n  a: {type: test.constant}\n";
+  for (int i = 0; i < 30; ++i) text += "  t" + std::to_string(i) + ": {type: test.nope}\n";
+  text += "links:\n";
+  for (int i = 0; i < 40; ++i) text += "  - a.value -> missing" + std::to_string(i) + ".a\n";
+  const auto e = parse(text);
+  std::size_t links = 0, types = 0;
+  std::vector<std::string> summaries;
+  for (const auto& d : e.diagnostics) {
+    links += d.message.starts_with("link ");
+    types += d.message.starts_with("unknown node type");
+    if (d.message.find("not listed") != std::string::npos) summaries.push_back(d.message);
+  }
+  EXPECT_EQ(links, 10u) << all(e.diagnostics);
+  EXPECT_EQ(types, 10u) << all(e.diagnostics);
+  EXPECT_THAT(summaries, ::testing::UnorderedElementsAre(
+                             "20 more errors of this kind, not listed: unknown node type 'test.nope'",
+                             "30 more errors of this kind, not listed: link 'a.value -> missing9.a': no node 'missing9'"));
+}
+
 }  // namespace
 }  // namespace gemflow

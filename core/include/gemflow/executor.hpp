@@ -75,7 +75,11 @@ struct RunResult {
   std::vector<Diagnostic> diagnostics;  ///< validation errors (nothing ran when non-empty)
   bool cancelled = false;
   std::filesystem::path provenance;     ///< written file ("" when not written)
-  [[nodiscard]] bool ok() const;        ///< no diagnostics, not cancelled, no node failed
+  /// Why the provenance record could not be written ("cannot write OUT/provenance.json: No
+  /// space left on device"); "" when it was written or not asked for.
+  std::string provenance_error;
+  /// no diagnostics, not cancelled, no node failed, the provenance record written (when asked)
+  [[nodiscard]] bool ok() const;
 };
 
 /// Validates then runs `wf`. Never throws for node failures: a node that throws is Failed

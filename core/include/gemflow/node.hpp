@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <functional>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,6 +100,11 @@ class NodeContext {
   /// that any node of the run read. Records the file in provenance.
   virtual void write_file(const std::filesystem::path& file,
                           const std::function<void(const std::filesystem::path& tmp)>& write) = 0;
+  /// The same through a stream that the SDK owns (prefer it): after `write` returns, the stream
+  /// is flushed, checked and synced to disk before the rename, so that a full disk or an I/O
+  /// error fails the node with the file and the system's reason ("cannot write report.json: No
+  /// space left on device") and an existing file is left as it was.
+  void write_file(const std::filesystem::path& file, const std::function<void(std::ostream& out)>& write);
   /// Adds a key/value to this node's provenance record (e.g. "device_used", "iterations").
   virtual void record(std::string_view key, const ParamValue& value) = 0;
   /// Device override for the whole run ("" when none), applied by Param<Device>.

@@ -17,6 +17,9 @@ struct PluginRecord {
   bool loaded = false;
   std::string error;        ///< why it was refused ("" when loaded)
   std::vector<std::string> node_ids;  ///< nodes it registered
+  /// Set when the file was not tried because an earlier probe found its load-time code crashing
+  /// or hanging (and the file has not changed since): the record of that failure.
+  std::filesystem::path remembered_in;
 };
 
 /// Loads plugins into a Registry. Libraries stay loaded for the life of the process (values
@@ -31,6 +34,11 @@ class PluginHost {
   /// whose load-time code aborts, crashes or exits is refused ("crashed while loading (signal
   /// 6, SIGABRT)") instead of ending the host; it is then never opened in the host. The
   /// environment variable GEMFLOW_PLUGIN_PROBE=0 skips the child (faster, not crash-safe).
+  /// A file whose child crashed, exited or hung (GEMFLOW_PLUGIN_PROBE_TIMEOUT seconds, default
+  /// 60) is remembered as failed in $XDG_CACHE_HOME/gemflow/plugin-probe (~/.cache/gemflow/...)
+  /// and not tried again until its size or modification time changes.
+  /// Node ids must start with the plugin's name and a dot ("io.read_structure" of plugin "io"):
+  /// a plugin registering any other id is refused, whatever the load order.
   /// Failures (not a library, missing symbol, version/fingerprint mismatch, exception in
   /// registration, duplicate node id) are returned in the record and nodes registered before
   /// a failure are kept only when registration completed.

@@ -154,6 +154,7 @@ class RecordingContext final : public NodeContext {
   /// Like the executor: `write` fills a temporary file in the target's folder, renamed over
   /// the target when `write` returns (removed when it throws); refuses (InputError) a target
   /// recorded by add_input_file(); a relative `file` resolves against output_dir().
+  using NodeContext::write_file;  // the stream overload
   void write_file(const std::filesystem::path& file,
                   const std::function<void(const std::filesystem::path& tmp)>& write) override {
     namespace fs = std::filesystem;

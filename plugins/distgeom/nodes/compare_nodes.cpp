@@ -288,11 +288,7 @@ class ReportNode final : public Node {
     add(*report, "report");
     if (extra.connected()) add(*extra, "extra");
     const auto file = path.value();
-    ctx.write_file(file, [&](const std::filesystem::path& tmp) {
-      std::ofstream out(tmp);
-      out << j.dump(2) << "\n";
-      if (!out) throw Error("distgeom.report: cannot write " + tmp.string());
-    });
+    ctx.write_file(file, [&](std::ostream& out) { out << j.dump(2) << "\n"; });
   }
 };
 

@@ -113,9 +113,7 @@ class WriteMatrix final : public Node {
   void execute(NodeContext& ctx) override {
     const auto file = path.value();
     const Matrix<double>& m = *matrix;
-    ctx.write_file(file, [&](const std::filesystem::path& tmp) {
-      std::ofstream out(tmp, std::ios::binary);
-      if (!out) throw Error("cannot open " + tmp.string() + " for writing");
+    ctx.write_file(file, [&](std::ostream& out) {
       try {
         write_matrix(out, m, file.string());
       } catch (const ParseError& e) {  // the extension
@@ -123,8 +121,6 @@ class WriteMatrix final : public Node {
       } catch (const std::invalid_argument& e) {
         throw InputError(std::string("input 'matrix': ") + e.what());
       }
-      out.flush();
-      if (!out) throw Error("write failed: " + tmp.string());
     });
     ctx.info("wrote " + file.string() + " (" + std::to_string(m.rows()) + "×" + std::to_string(m.cols()) + ")");
   }

@@ -83,9 +83,7 @@ class WriteStructure final : public Node {
       throw InputError("parameter 'path': " + printable(e.message()));
     }
     if (s.models.empty()) throw InputError("structure has no coordinate model to write");
-    ctx.write_file(file, [&](const std::filesystem::path& tmp) {
-      std::ofstream out(tmp, std::ios::binary);
-      if (!out) throw Error("cannot open " + tmp.string() + " for writing");
+    ctx.write_file(file, [&](std::ostream& out) {
       try {
         switch (format) {
           case StructureFormat::Pdb: write_pdb(out, s); break;
@@ -95,8 +93,6 @@ class WriteStructure final : public Node {
       } catch (const std::invalid_argument& e) {
         throw InputError(file.filename().string() + ": " + e.what());
       }
-      out.flush();
-      if (!out) throw Error("write failed: " + tmp.string());
     });
     ctx.info("wrote " + file.string());
   }

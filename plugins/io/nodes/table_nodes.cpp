@@ -84,13 +84,7 @@ class WriteTable final : public Node {
         text += "\n";
       }
     }
-    ctx.write_file(file, [&](const std::filesystem::path& tmp) {
-      std::ofstream out(tmp, std::ios::binary);
-      if (!out) throw Error("cannot open " + tmp.string() + " for writing");
-      out << text;
-      out.flush();
-      if (!out) throw Error("write failed: " + tmp.string());
-    });
+    ctx.write_file(file, [&](std::ostream& out) { out << text; });
     ctx.info("wrote " + file.string() + " (" + std::to_string(t.rows.size()) + " rows)");
   }
 };

@@ -1,12 +1,13 @@
-// A plugin that registers a node id already owned by testnodes ("test.add"), after one node
-// of its own: the host must refuse the plugin, name both files and keep none of its nodes.
+// A second plugin named "test" that registers a node id already owned by testnodes ("test.add"),
+// after one node of its own: the host must refuse the plugin, name both files and keep none of
+// its nodes.
 #include <gemflow/plugin.hpp>
 #include <gemflow/types.hpp>
 
 namespace {
 class Unique final : public gemflow::Node {
  public:
-  static gemflow::NodeInfo info() { return {.id = "test_dup.unique", .title = "Unique", .category = "Test"}; }
+  static gemflow::NodeInfo info() { return {.id = "test.dup_unique", .title = "Unique", .category = "Test"}; }
   gemflow::Output<gemflow::MatrixF64> out{this, "out", "Nothing useful"};
   void execute(gemflow::NodeContext&) override {}
 };
@@ -22,4 +23,4 @@ void register_nodes(gemflow::PluginRegistrar& r) {
 }
 }  // namespace
 
-GEMFLOW_PLUGIN("duplicate", "1.0.0", register_nodes)
+GEMFLOW_PLUGIN("test", "1.0.0", register_nodes)

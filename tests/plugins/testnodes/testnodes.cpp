@@ -264,4 +264,4 @@ void register_nodes(PluginRegistrar& r) {
 }  // namespace
 }  // namespace gemflow::testnodes
 
-GEMFLOW_PLUGIN("testnodes", "1.0.0", gemflow::testnodes::register_nodes)
+GEMFLOW_PLUGIN("test", "1.0.0", gemflow::testnodes::register_nodes)  // its node ids are test.*
