@@ -25,12 +25,14 @@ function(gemflow_plugin_tree name)
   file(GLOB algo_src CONFIGURE_DEPENDS ${dir}/algo/*.cpp)
   if(algo_src)
     add_library(${algo} STATIC ${algo_src})
-    target_include_directories(${algo} PUBLIC ${dir}/include)
+    # core/include for the header-only SDK pieces the public headers use (gemflow/cuda/error.hpp,
+    # stream.hpp: plain C++); algo does not link the core.
+    target_include_directories(${algo} PUBLIC ${dir}/include ${PROJECT_SOURCE_DIR}/core/include)
     target_link_libraries(${algo} PUBLIC ${P_ALGO_LIBRARIES} PRIVATE gemflow_warnings)
     set(algo_scope PUBLIC)
   else()
     add_library(${algo} INTERFACE)
-    target_include_directories(${algo} INTERFACE ${dir}/include)
+    target_include_directories(${algo} INTERFACE ${dir}/include ${PROJECT_SOURCE_DIR}/core/include)
     target_link_libraries(${algo} INTERFACE ${P_ALGO_LIBRARIES})
     set(algo_scope INTERFACE)
   endif()
@@ -38,9 +40,10 @@ function(gemflow_plugin_tree name)
   file(GLOB cuda_src CONFIGURE_DEPENDS ${dir}/algo/cuda/*.cu)
   if(GEMFLOW_HAVE_CUDA AND cuda_src)
     add_library(gemflow_${name}_cuda STATIC ${cuda_src})
-    # core/include only for header-only CUDA helpers (gemflow/cuda_smem.hpp): no link to the core
-    target_include_directories(gemflow_${name}_cuda PUBLIC ${dir}/include
-                               PRIVATE ${dir}/algo/cuda ${PROJECT_SOURCE_DIR}/core/include)
+    # core/include only for the header-only CUDA helpers (gemflow/cuda/*.hpp, gemflow/cuda_smem.hpp):
+    # no link to the core
+    target_include_directories(gemflow_${name}_cuda PUBLIC ${dir}/include ${PROJECT_SOURCE_DIR}/core/include
+                               PRIVATE ${dir}/algo/cuda)
     target_link_libraries(gemflow_${name}_cuda PUBLIC CUDA::cudart ${P_CUDA_LIBRARIES})
     target_compile_options(gemflow_${name}_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
     target_link_libraries(${algo} ${algo_scope} gemflow_${name}_cuda)

@@ -19,6 +19,10 @@
 #if GEMFLOW_DISTGEOM_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include <gemflow/cuda/buffer.hpp>
+#include <gemflow/cuda/check.hpp>
+#include <gemflow/cuda/timing.hpp>
+
 #include "../algo/cuda/smoothing_bench_support.hpp"
 #include "gemflow/distgeom/smoothing_cuda.hpp"
 
@@ -26,42 +30,8 @@ namespace gc = gemflow::distgeom::cuda;
 
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
-#define CK(call) check((call), #call)
-
-template <class T>
-struct Buf {
-  explicit Buf(std::size_t count) { CK(cudaMalloc(&p, count * sizeof(T))); }
-  ~Buf() { cudaFree(p); }
-  Buf(const Buf&) = delete;
-  Buf& operator=(const Buf&) = delete;
-  T* p = nullptr;
-};
-
-struct Timer {
-  Timer() {
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-  }
-  ~Timer() {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-  }
-  void start(cudaStream_t s) { CK(cudaEventRecord(a, s)); }
-  double stop_ms(cudaStream_t s) {
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    return ms;
-  }
-  cudaEvent_t a{}, b{};
-};
+using gemflow::cuda::DeviceBuffer;
+using gemflow::cuda::EventTimer;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -81,28 +51,28 @@ struct Row {
 template <class T>
 Row bench_one(std::size_t n, double ceiling, cudaStream_t s) {
   const std::size_t count = n * n;
-  Buf<T> l(count), u(count), l0(count), u0(count), l2(count), u2(count);
-  gc::bench::fill_random_bounds(l0.p, u0.p, n, 1, 0x5eed + n, s);
-  Timer t;
+  DeviceBuffer<T> l(count), u(count), l0(count), u0(count), l2(count), u2(count);
+  gc::bench::fill_random_bounds(l0.data(), u0.data(), n, 1, 0x5eed + n, s);
+  EventTimer t;
   const int reps = n <= 4096 ? 5 : (n <= 8192 ? 3 : 2);
   gc::Control control;  // defaults: chunks of ~25 ms, as the node runs it
   std::vector<double> times;
   bool consistent = true;
   for (int r = 0; r < reps; ++r) {
-    CK(cudaMemcpyAsync(l.p, l0.p, count * sizeof(T), cudaMemcpyDeviceToDevice, s));
-    CK(cudaMemcpyAsync(u.p, u0.p, count * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    GF_CUDA_TRY(cudaMemcpyAsync(l.data(), l0.data(), count * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    GF_CUDA_TRY(cudaMemcpyAsync(u.data(), u0.data(), count * sizeof(T), cudaMemcpyDeviceToDevice, s));
     t.start(s);
-    gc::smooth_bounds_device(l.p, u.p, n, s, control);
+    gc::smooth_bounds_device(l.data(), u.data(), n, s, control);
     times.push_back(t.stop_ms(s));
   }
-  consistent = gc::check_consistency_device(l.p, u.p, n, 1e-3, s).consistent;
+  consistent = gc::check_consistency_device(l.data(), u.data(), n, 1e-3, s).consistent;
   // Baseline: per-pivot sweep over the first P pivots, scaled by n / P.
   const std::size_t pivots = std::min<std::size_t>(n, 256);
-  CK(cudaMemcpyAsync(l.p, l0.p, count * sizeof(T), cudaMemcpyDeviceToDevice, s));
-  CK(cudaMemcpyAsync(u.p, u0.p, count * sizeof(T), cudaMemcpyDeviceToDevice, s));
-  gc::bench::per_pivot_sweep(l.p, u.p, l2.p, u2.p, n, 8, s);  // warm-up
+  GF_CUDA_TRY(cudaMemcpyAsync(l.data(), l0.data(), count * sizeof(T), cudaMemcpyDeviceToDevice, s));
+  GF_CUDA_TRY(cudaMemcpyAsync(u.data(), u0.data(), count * sizeof(T), cudaMemcpyDeviceToDevice, s));
+  gc::bench::per_pivot_sweep(l.data(), u.data(), l2.data(), u2.data(), n, 8, s);  // warm-up
   t.start(s);
-  gc::bench::per_pivot_sweep(l.p, u.p, l2.p, u2.p, n, pivots, s);
+  gc::bench::per_pivot_sweep(l.data(), u.data(), l2.data(), u2.data(), n, pivots, s);
   const double sweep_ms = t.stop_ms(s) * double(n) / double(pivots);
   const double ours = median(times);
   const int block = (sizeof(T) == 4 && n >= 3072) ? 128 : 64;
@@ -113,19 +83,19 @@ Row bench_one(std::size_t n, double ceiling, cudaStream_t s) {
 template <class T>
 double bench_batched(std::size_t n, std::size_t batch, cudaStream_t s) {
   const std::size_t count = n * n * batch;
-  Buf<T> l(count), u(count), l0(count), u0(count);
-  gc::bench::fill_random_bounds(l0.p, u0.p, n, batch, 0xba7c + n, s);
-  Timer t;
+  DeviceBuffer<T> l(count), u(count), l0(count), u0(count);
+  gc::bench::fill_random_bounds(l0.data(), u0.data(), n, batch, 0xba7c + n, s);
+  EventTimer t;
   std::vector<double> times;
   for (int r = 0; r < 4; ++r) {
-    CK(cudaMemcpyAsync(l.p, l0.p, count * sizeof(T), cudaMemcpyDeviceToDevice, s));
-    CK(cudaMemcpyAsync(u.p, u0.p, count * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    GF_CUDA_TRY(cudaMemcpyAsync(l.data(), l0.data(), count * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    GF_CUDA_TRY(cudaMemcpyAsync(u.data(), u0.data(), count * sizeof(T), cudaMemcpyDeviceToDevice, s));
     t.start(s);
-    gc::smooth_bounds_batched_device(l.p, u.p, n, batch, s);
+    gc::smooth_bounds_batched_device(l.data(), u.data(), n, batch, s);
     const double ms = t.stop_ms(s);
     if (r > 0) times.push_back(ms);
   }
-  const auto reps = gc::check_consistency_batched_device(l.p, u.p, n, batch, 1e-3, s);
+  const auto reps = gc::check_consistency_batched_device(l.data(), u.data(), n, batch, 1e-3, s);
   const auto bad = std::count_if(reps.begin(), reps.end(), [](auto& r) { return !r.consistent; });
   if (bad) std::printf("  (warning: %ld of %zu batched matrices inconsistent)\n", long(bad), batch);
   return double(batch) / (median(times) * 1e-3);
@@ -137,9 +107,7 @@ std::vector<std::size_t> parse_sizes(char* text) {
   return v;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   bool quick = false, batched = true;
   std::vector<std::size_t> sizes;
   std::string precision = "both";
@@ -159,7 +127,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
+  GF_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
   int clock_khz = 0, mem_khz = 0;
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
   cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0);
@@ -167,7 +135,7 @@ int main(int argc, char** argv) {
               prop.multiProcessorCount, prop.major, prop.minor,
               double(prop.totalGlobalMem) / (1u << 30), clock_khz / 1e3);
   cudaStream_t s{};
-  CK(cudaStreamCreate(&s));
+  GF_CUDA_TRY(cudaStreamCreate(&s));
 
   const double ceil32 = gc::bench::add_min_ceiling(gc::Precision::fp32, s);
   const double ceil64 = gc::bench::add_min_ceiling(gc::Precision::fp64, s);
@@ -196,7 +164,7 @@ int main(int argc, char** argv) {
                 r.consistent ? "yes" : "NO");
 
   if (!batched) {
-    CK(cudaStreamDestroy(s));
+    GF_CUDA_TRY(cudaStreamDestroy(s));
     return 0;
   }
   std::printf("\n| batched n | batch | fp32 molecules/s | fp64 molecules/s |\n|---|---|---|---|\n");
@@ -206,8 +174,19 @@ int main(int argc, char** argv) {
     const double m64 = bench_batched<double>(b.n, b.batch, s);
     std::printf("| %zu | %zu | %.3g | %.3g |\n", b.n, b.batch, m32, m64);
   }
-  CK(cudaStreamDestroy(s));
+  GF_CUDA_TRY(cudaStreamDestroy(s));
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {  // gemflow::cuda::CudaError, InvalidBounds
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
 }
 
 #else

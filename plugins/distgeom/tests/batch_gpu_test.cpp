@@ -24,7 +24,7 @@ namespace {
 class GpuBatch : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU batch smoothing tests skipped";
+    if (distgeom::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU batch smoothing tests skipped";
   }
 };
 

@@ -33,6 +33,7 @@
 #if GEMFLOW_DISTGEOM_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include <gemflow/cuda/buffer.hpp>
 #include <gemflow/device.hpp>
 #include <gemflow/error.hpp>
 #include <gemflow/io/structure_io.hpp>
@@ -166,18 +167,14 @@ TEST_F(GpuEmbedding, DeviceLayoutsAreTransposesOfEachOther) {
   for (std::size_t n : {1, 33, 250}) {
     const auto x = random_points(n, 3, rng_);
     const auto d = distances(x, n, 3, 0.1, true, rng_);
-    double *dd = nullptr, *gr = nullptr, *gcm = nullptr, *w = nullptr;
-    ASSERT_EQ(cudaMalloc(&dd, sizeof(double) * n * n), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&gr, sizeof(double) * n * n), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&gcm, sizeof(double) * n * n), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&w, sizeof(double) * (n + 1)), cudaSuccess);
+    gemflow::cuda::DeviceBuffer<double> dbuf(n * n), grbuf(n * n), gcmbuf(n * n), wbuf(n + 1);
+    double *dd = dbuf.data(), *gr = grbuf.data(), *gcm = gcmbuf.data(), *w = wbuf.data();
     ASSERT_EQ(cudaMemcpy(dd, d.data(), sizeof(double) * n * n, cudaMemcpyHostToDevice), cudaSuccess);
     gc::metric_matrix_device(dd, n, gr, gc::MatrixLayout::row_major, w, nullptr);
     gc::metric_matrix_device(dd, n, gcm, gc::MatrixLayout::col_major, w, nullptr);
     std::vector<double> hr(n * n), hc(n * n);
     ASSERT_EQ(cudaMemcpy(hr.data(), gr, sizeof(double) * n * n, cudaMemcpyDeviceToHost), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(hc.data(), gcm, sizeof(double) * n * n, cudaMemcpyDeviceToHost), cudaSuccess);
-    for (auto* p : {dd, gr, gcm, w}) cudaFree(p);
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j) ASSERT_EQ(hc[i + j * n], hr[i * n + j]) << "n=" << n << " (" << i << ", " << j << ")";
   }

@@ -17,6 +17,8 @@
 #if GEMFLOW_DISTGEOM_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include <gemflow/cuda/buffer.hpp>
+
 #include "gemflow/distgeom/smoothing_cuda.hpp"
 
 namespace gd = gemflow::distgeom;
@@ -111,22 +113,14 @@ class DeviceBounds {
  public:
   static constexpr std::size_t kGuard = 4096;
   explicit DeviceBounds(const std::vector<double>& lower, const std::vector<double>& upper)
-      : count_(lower.size()) {
+      : count_(lower.size()), lbuf_(count_ + kGuard), ubuf_(count_ + kGuard), l_(lbuf_.data()), u_(ubuf_.data()) {
     const std::size_t bytes = (count_ + kGuard) * sizeof(T);
-    EXPECT_EQ(cudaMalloc(&l_, bytes), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(&u_, bytes), cudaSuccess);
     const std::vector<T> nan(count_ + kGuard, std::numeric_limits<T>::quiet_NaN());
     EXPECT_EQ(cudaMemcpy(l_, nan.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(u_, nan.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
     const auto lt = convert<T>(lower), ut = convert<T>(upper);
     EXPECT_EQ(cudaMemcpy(l_, lt.data(), count_ * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(u_, ut.data(), count_ * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  DeviceBounds(const DeviceBounds&) = delete;
-  DeviceBounds& operator=(const DeviceBounds&) = delete;
-  ~DeviceBounds() {
-    cudaFree(l_);
-    cudaFree(u_);
   }
   T* lower() { return l_; }
   T* upper() { return u_; }
@@ -155,8 +149,9 @@ class DeviceBounds {
 
  private:
   std::size_t count_;
-  T* l_ = nullptr;
-  T* u_ = nullptr;
+  gemflow::cuda::DeviceBuffer<T> lbuf_, ubuf_;
+  T* l_;
+  T* u_;
 };
 
 /// Smooths one matrix on the device (validate, closure, consistency), returns the closure.

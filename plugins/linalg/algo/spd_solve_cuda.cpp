@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -13,7 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/cuda_check.cuh"  // GF_CUDA_TRY, GF_CUBLAS_TRY (cublas_v2.h, cuda_runtime.h)
+#include "gemflow/cuda/buffer.hpp"
+#include "gemflow/cuda/cublas.hpp"  // GF_CUDA_TRY, GF_CUBLAS_TRY (cublas_v2.h, cuda_runtime.h)
 #include "gemflow/linalg/cholesky_cuda.hpp"
 
 namespace gemflow::linalg {
@@ -23,7 +25,7 @@ namespace {
 struct GpuScope {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
-  std::vector<void*> buffers;
+  std::vector<::gemflow::cuda::DeviceBuffer<std::byte>> buffers;
   explicit GpuScope(int device) {
     GF_CUDA_TRY(cudaSetDevice(device));
     GF_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -32,7 +34,7 @@ struct GpuScope {
   }
   ~GpuScope() {
     if (stream) GF_CUDA_TRY_NO_THROW(cudaStreamSynchronize(stream));
-    for (void* p : buffers) GF_CUDA_TRY_NO_THROW(cudaFree(p));
+    buffers.clear();  // each frees without throwing
     if (blas) GF_CUDA_TRY_NO_THROW(cublasDestroy(blas));
     if (stream) GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(stream));
   }
@@ -46,10 +48,8 @@ struct GpuScope {
     if (bytes > free_b)
       throw cuda::CudaError("spd_solve_cuda: " + what + " needs " + std::to_string(bytes >> 20) + " MiB, the device has " +
                             std::to_string(free_b >> 20) + " MiB free");
-    void* p = nullptr;
-    GF_CUDA_TRY(cudaMalloc(&p, bytes));
-    buffers.push_back(p);
-    return static_cast<T*>(p);
+    buffers.emplace_back(bytes);
+    return reinterpret_cast<T*>(buffers.back().data());
   }
 };
 

@@ -30,51 +30,31 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <gemflow/cuda/buffer.hpp>
+#include <gemflow/cuda/cublas.hpp>
+#include <gemflow/cuda/cusolver.hpp>
+#include <gemflow/cuda/timing.hpp>
 #include <gemflow/linalg/cholesky_cuda.hpp>
-
-#include "event_timing.hpp"
 
 namespace gc = gemflow::linalg::cuda;
 
 namespace {
 
-void ck(cudaError_t e, const char* w) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", w, cudaGetErrorString(e));
-    std::exit(2);
-  }
-}
-void ck(cusolverStatus_t e, const char* w) {
-  if (e != CUSOLVER_STATUS_SUCCESS) {
-    std::fprintf(stderr, "%s: cusolver status %d\n", w, int(e));
-    std::exit(2);
-  }
-}
-void ck(cublasStatus_t e, const char* w) {
-  if (e != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "%s: cublas status %d\n", w, int(e));
-    std::exit(2);
-  }
-}
-
+/// `n` elements on the device, at least one allocated (size 0 still gives a valid pointer).
 template <class T>
-struct Buf {
-  T* p = nullptr;
-  explicit Buf(std::size_t n) { ck(cudaMalloc(&p, sizeof(T) * std::max<std::size_t>(n, 1)), "cudaMalloc"); }
-  ~Buf() { cudaFree(p); }
-  Buf(const Buf&) = delete;
-  Buf& operator=(const Buf&) = delete;
-};
+gemflow::cuda::DeviceBuffer<T> device_array(std::size_t n) {
+  return gemflow::cuda::DeviceBuffer<T>(std::max<std::size_t>(n, 1));
+}
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 /// seconds of one run of f after `prep` (untimed).
 double time_once(const std::function<void()>& prep, const std::function<void()>& f, cudaStream_t s) {
   prep();
-  ck(cudaStreamSynchronize(s), "sync");
+  GF_CUDA_TRY(cudaStreamSynchronize(s));
   const double t0 = now();
   f();
-  ck(cudaStreamSynchronize(s), "sync");
+  GF_CUDA_TRY(cudaStreamSynchronize(s));
   return now() - t0;
 }
 
@@ -94,7 +74,11 @@ double time_median(int reps, const std::function<void()>& prep, const std::funct
 /// the message of a CUDA error.
 double time_events_ms(int reps, const std::function<void()>& prep, const std::function<void()>& f, cudaStream_t s,
                       const char* label = "the timed run") {
-  return gemflow::linalg::bench::median_event_ms(reps, 1, s, prep, f, [] {}, label);
+  try {
+    return gemflow::cuda::median_ms(s, reps, 1, prep, f, [] {});
+  } catch (const gemflow::cuda::CudaError& e) {
+    throw gemflow::cuda::CudaError(std::string("timing ") + label, e);
+  }
 }
 
 int reps_for(std::int64_t n) { return n <= 4096 ? 7 : (n <= 8192 ? 5 : 3); }
@@ -103,30 +87,29 @@ double tflops(std::int64_t n, double sec) { return double(n) * double(n) * doubl
 struct Cusolver {
   cusolverDnHandle_t h{};
   explicit Cusolver(cudaStream_t s) {
-    ck(cusolverDnCreate(&h), "cusolverDnCreate");
-    ck(cusolverDnSetStream(h, s), "cusolverDnSetStream");
+    GF_CUSOLVER_TRY(cusolverDnCreate(&h));
+    GF_CUSOLVER_TRY(cusolverDnSetStream(h, s));
   }
   ~Cusolver() { cusolverDnDestroy(h); }
 };
 
 template <class T>
-void cusolver_potrf(Cusolver& cs, T* a, std::int64_t n, Buf<T>*& work, int& lwork, int* dinfo) {
+void cusolver_potrf(Cusolver& cs, T* a, std::int64_t n, gemflow::cuda::DeviceBuffer<T>& work, int& lwork, int* dinfo) {
   int lw = 0;
   if constexpr (sizeof(T) == 8)
-    ck(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), &lw), "bufferSize");
+    GF_CUSOLVER_TRY(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), &lw));
   else
-    ck(cusolverDnSpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), &lw), "bufferSize");
-  if (lw > lwork || !work) {
-    delete work;
-    work = new Buf<T>(std::size_t(lw));
+    GF_CUSOLVER_TRY(cusolverDnSpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), &lw));
+  if (lw > lwork || work.empty()) {
+    work = device_array<T>(std::size_t(lw));
     lwork = lw;
   }
   if constexpr (sizeof(T) == 8)
-    ck(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), work->p, lwork, dinfo), "Dpotrf");
+    GF_CUSOLVER_TRY(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), work.data(), lwork, dinfo));
   else
-    ck(cusolverDnSpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), work->p, lwork, dinfo), "Spotrf");
+    GF_CUSOLVER_TRY(cusolverDnSpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), work.data(), lwork, dinfo));
   int info = 0;
-  ck(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost), "info");
+  GF_CUDA_TRY(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost));
   if (info != 0) std::printf("  !! cuSOLVER info = %d\n", info);
 }
 
@@ -143,8 +126,9 @@ Cfg sweep(gc::GpuCholesky& chol, cudaStream_t s, std::vector<std::int64_t> sizes
       for (std::int64_t y : {256, 512, 1024}) cfgs.push_back({b, t, y});
   std::vector<double> score(cfgs.size(), 0.0);
   for (std::int64_t n : sizes) {
-    Buf<T> pristine(std::size_t(n * n)), a(std::size_t(n * n));
-    gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)), 42, s);
+    auto pristine = device_array<T>(std::size_t(n * n));
+    auto a = device_array<T>(std::size_t(n * n));
+    gc::fill_random_symmetric(pristine.data(), n, n, 1.3 * std::sqrt(double(n)), 42, s);
     std::printf("n = %lld:", (long long)n);
     double best = 0;
     std::size_t bi = 0;
@@ -155,9 +139,9 @@ Cfg sweep(gc::GpuCholesky& chol, cudaStream_t s, std::vector<std::int64_t> sizes
       o.trsm_base = cfgs[c].trsm;
       o.syrk_base = cfgs[c].syrk;
       const double t = time_median(
-          3, [&] { ck(cudaMemcpyAsync(a.p, pristine.p, sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s), "copy"); },
+          3, [&] { GF_CUDA_TRY(cudaMemcpyAsync(a.data(), pristine.data(), sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s)); },
           [&] {
-            if (chol.factor(a.p, n, n, o).info != 0) std::printf(" !!fail");
+            if (chol.factor(a.data(), n, n, o).info != 0) std::printf(" !!fail");
           },
           s);
       const double tf = tflops(n, t);
@@ -358,38 +342,39 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
   std::printf("%7s | %-22s | %8s | %7s | %6s | %9s | %s\n", "n", "algorithm", "time ms", "TF/s", "ratio", "beta",
               "beta/beta_cusolver");
   Cusolver cs(s);
-  Buf<T>* work = nullptr;
+  gemflow::cuda::DeviceBuffer<T> work;
   int lwork = 0;
-  Buf<int> dinfo(1);
+  auto dinfo = device_array<int>(1);
   std::vector<std::int64_t> orders = g_sizes;
   if (orders.empty())
     for (std::int64_t n = min_n; n <= max_n; n *= 2) orders.push_back(n);
   for (const std::int64_t n : orders) {
     std::size_t freeb = 0, totalb = 0;
-    ck(cudaMemGetInfo(&freeb, &totalb), "meminfo");
+    GF_CUDA_TRY(cudaMemGetInfo(&freeb, &totalb));
     if (double(sizeof(T)) * n * n * 2.6 > double(freeb)) {
       std::printf("%7lld | skipped: %.1f GiB free\n", (long long)n, freeb / 1073741824.0);
       break;
     }
-    Buf<T> pristine(std::size_t(n * n)), a(std::size_t(n * n));
-    gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)), 1234 + n, s);
+    auto pristine = device_array<T>(std::size_t(n * n));
+    auto a = device_array<T>(std::size_t(n * n));
+    gc::fill_random_symmetric(pristine.data(), n, n, 1.3 * std::sqrt(double(n)), 1234 + n, s);
     const auto restore = [&] {
-      ck(cudaMemcpyAsync(a.p, pristine.p, sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s), "copy");
+      GF_CUDA_TRY(cudaMemcpyAsync(a.data(), pristine.data(), sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s));
     };
     const int reps = reps_for(n);
-    const double t0 = time_median(reps, restore, [&] { cusolver_potrf<T>(cs, a.p, n, work, lwork, dinfo.p); }, s);
-    const double b0 = gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, s);
+    const double t0 = time_median(reps, restore, [&] { cusolver_potrf<T>(cs, a.data(), n, work, lwork, dinfo.data()); }, s);
+    const double b0 = gc::probe_backward_error(pristine.data(), n, a.data(), n, n, 2, s);
     std::printf("%7lld | %-22s | %8.2f | %7.2f | %6.2f | %9.2e | %.2f\n", (long long)n, "cuSOLVER potrf", t0 * 1e3,
                 tflops(n, t0), 1.0, b0, 1.0);
     for (const auto& v : vs) {
       if (!variant_selected(v.name)) continue;
       gc::CholeskyStatus st;
-      const auto ours = [&] { st = chol.factor(a.p, n, n, v.o); };
+      const auto ours = [&] { st = chol.factor(a.data(), n, n, v.o); };
       double t = 0, tc = t0;  // tc: the cuSOLVER time this variant's ratio is taken against
       if (g_interleave) {
         std::vector<double> tv, tcs;
         for (int r = -1; r < g_interleave_reps; ++r) {
-          const double c = time_once(restore, [&] { cusolver_potrf<T>(cs, a.p, n, work, lwork, dinfo.p); }, s);
+          const double c = time_once(restore, [&] { cusolver_potrf<T>(cs, a.data(), n, work, lwork, dinfo.data()); }, s);
           const double x = time_once(restore, ours, s);
           if (r >= 0) tcs.push_back(c), tv.push_back(x);
         }
@@ -400,7 +385,7 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       } else {
         t = time_median(reps, restore, ours, s);
       }
-      const double b = gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, s);
+      const double b = gc::probe_backward_error(pristine.data(), n, a.data(), n, n, 2, s);
       std::printf("%7lld | %-22s | %8.2f | %7.2f | %6.2f | %9.2e | %.2f", (long long)n, v.name.c_str(), t * 1e3,
                   tflops(n, t), tc / t, b, b / b0);
       if (g_interleave) std::printf(" | cuSOLVER %.2f ms interleaved", tc * 1e3);
@@ -408,7 +393,6 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     }
     std::fflush(stdout);
   }
-  delete work;
 }
 
 struct BatchedOpts {
@@ -436,23 +420,24 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
     std::int64_t batch = std::min<std::int64_t>(cap, (std::int64_t(1) << 30) / (sizeof(T) * n * n));
     if (o.max_batch > 0) batch = std::min(batch, o.max_batch);
     const std::size_t total = std::size_t(batch * n * n);
-    Buf<T> pristine(total), a(total), ref(o.baseline ? std::size_t(n * n) : 1);
-    gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)) + 1.0, 7, s);
+    auto pristine = device_array<T>(total);
+    auto a = device_array<T>(total);
+    auto ref = device_array<T>(o.baseline ? std::size_t(n * n) : 1);
+    gc::fill_random_symmetric(pristine.data(), n, n, 1.3 * std::sqrt(double(n)) + 1.0, 7, s);
     // replicate matrix 0 over the batch (same data in every slot)
     for (std::int64_t filled = 1; filled < batch; filled *= 2) {
       const std::int64_t cnt = std::min(filled, batch - filled);
-      ck(cudaMemcpyAsync(pristine.p + filled * n * n, pristine.p, sizeof(T) * cnt * n * n, cudaMemcpyDeviceToDevice, s),
-         "rep");
+      GF_CUDA_TRY(cudaMemcpyAsync(pristine.data() + filled * n * n, pristine.data(), sizeof(T) * cnt * n * n, cudaMemcpyDeviceToDevice, s));
     }
     std::vector<T*> ptrs(static_cast<std::size_t>(batch));
-    for (std::int64_t b = 0; b < batch; ++b) ptrs[b] = a.p + b * n * n;
-    Buf<T*> dptrs(ptrs.size());
-    Buf<int> dinfo(ptrs.size());
-    ck(cudaMemcpy(dptrs.p, ptrs.data(), sizeof(T*) * ptrs.size(), cudaMemcpyHostToDevice), "ptrs");
-    const auto restore = [&] { ck(cudaMemcpyAsync(a.p, pristine.p, sizeof(T) * total, cudaMemcpyDeviceToDevice, s), "copy"); };
+    for (std::int64_t b = 0; b < batch; ++b) ptrs[b] = a.data() + b * n * n;
+    auto dptrs = device_array<T*>(ptrs.size());
+    auto dinfo = device_array<int>(ptrs.size());
+    GF_CUDA_TRY(cudaMemcpy(dptrs.data(), ptrs.data(), sizeof(T*) * ptrs.size(), cudaMemcpyHostToDevice));
+    const auto restore = [&] { GF_CUDA_TRY(cudaMemcpyAsync(a.data(), pristine.data(), sizeof(T) * total, cudaMemcpyDeviceToDevice, s)); };
     std::vector<int> hinfo(ptrs.size());
     const auto count_bad = [&] {
-      ck(cudaMemcpy(hinfo.data(), dinfo.p, sizeof(int) * hinfo.size(), cudaMemcpyDeviceToHost), "info");
+      GF_CUDA_TRY(cudaMemcpy(hinfo.data(), dinfo.data(), sizeof(int) * hinfo.size(), cudaMemcpyDeviceToHost));
       return int(std::count_if(hinfo.begin(), hinfo.end(), [](int v) { return v != 0; }));
     };
     double t0 = 0;
@@ -460,25 +445,23 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
     if (o.baseline) {
       t0 = time_events_ms(o.reps, restore, [&] {
         if constexpr (sizeof(T) == 8)
-          ck(cusolverDnDpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.p, int(n), dinfo.p, int(batch)),
-             "batched");
+          GF_CUSOLVER_TRY(cusolverDnDpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.data(), int(n), dinfo.data(), int(batch)));
         else
-          ck(cusolverDnSpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.p, int(n), dinfo.p, int(batch)),
-             "batched");
+          GF_CUSOLVER_TRY(cusolverDnSpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.data(), int(n), dinfo.data(), int(batch)));
       }, s, sizeof(T) == 8 ? "cusolverDnDpotrfBatched" : "cusolverDnSpotrfBatched");
       bad0 = count_bad();
       // keep the last matrix of cuSOLVER's result to compare with ours
-      ck(cudaMemcpyAsync(ref.p, a.p + (batch - 1) * n * n, sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s), "ref");
+      GF_CUDA_TRY(cudaMemcpyAsync(ref.data(), a.data() + (batch - 1) * n * n, sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s));
     }
-    ck(cudaMemsetAsync(dinfo.p, 0x7f, sizeof(int) * hinfo.size(), s), "poison");
-    const double t1 = time_events_ms(o.reps, restore, [&] { chol.factor_batched_async(a.p, n, n, n * n, batch, dinfo.p); }, s,
+    GF_CUDA_TRY(cudaMemsetAsync(dinfo.data(), 0x7f, sizeof(int) * hinfo.size(), s));
+    const double t1 = time_events_ms(o.reps, restore, [&] { chol.factor_batched_async(a.data(), n, n, n * n, batch, dinfo.data()); }, s,
                                    "GpuCholesky::factor_batched_async");
     const int bad = count_bad();
     double diff = -1;
     if (o.baseline) {
       std::vector<T> x(std::size_t(n * n)), y(std::size_t(n * n));
-      ck(cudaMemcpy(x.data(), a.p + (batch - 1) * n * n, sizeof(T) * n * n, cudaMemcpyDeviceToHost), "x");
-      ck(cudaMemcpy(y.data(), ref.p, sizeof(T) * n * n, cudaMemcpyDeviceToHost), "y");
+      GF_CUDA_TRY(cudaMemcpy(x.data(), a.data() + (batch - 1) * n * n, sizeof(T) * n * n, cudaMemcpyDeviceToHost));
+      GF_CUDA_TRY(cudaMemcpy(y.data(), ref.data(), sizeof(T) * n * n, cudaMemcpyDeviceToHost));
       double num = 0, den = 0;
       for (std::int64_t j = 0; j < n; ++j)
         for (std::int64_t i = j; i < n; ++i) {
@@ -503,18 +486,18 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
 /// right-hand side) on the copy af, median seconds over reps (x restored outside the timing).
 double time_cusolver_solve(Cusolver& cs, cudaStream_t s, const double* a, double* af, const double* b, double* x,
                            std::int64_t n, int reps) {
-  Buf<int> dinfo(1);
+  auto dinfo = device_array<int>(1);
   int lw = 0;
-  ck(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), &lw), "bs");
-  Buf<double> work(static_cast<std::size_t>(lw));
+  GF_CUSOLVER_TRY(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), &lw));
+  auto work = device_array<double>(static_cast<std::size_t>(lw));
   return time_median(reps, [&] {
-    ck(cudaMemcpyAsync(x, b, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "copy");
+    GF_CUDA_TRY(cudaMemcpyAsync(x, b, sizeof(double) * n, cudaMemcpyDeviceToDevice, s));
   }, [&] {
-    ck(cudaMemcpyAsync(af, a, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, s), "copy");
-    ck(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), work.p, lw, dinfo.p), "potrf");
-    ck(cusolverDnDpotrs(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), 1, af, int(n), x, int(n), dinfo.p), "potrs");
+    GF_CUDA_TRY(cudaMemcpyAsync(af, a, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, s));
+    GF_CUSOLVER_TRY(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), work.data(), lw, dinfo.data()));
+    GF_CUSOLVER_TRY(cusolverDnDpotrs(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), 1, af, int(n), x, int(n), dinfo.data()));
     int info = 0;
-    ck(cudaMemcpyAsync(&info, dinfo.p, sizeof(int), cudaMemcpyDeviceToHost, s), "info");
+    GF_CUDA_TRY(cudaMemcpyAsync(&info, dinfo.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
   }, s);
 }
 
@@ -525,13 +508,16 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
   Cusolver cs(s);
   for (std::int64_t n = std::max<std::int64_t>(2048, min_n); n <= max_n; n *= 2) {
     std::size_t freeb = 0, totalb = 0;
-    ck(cudaMemGetInfo(&freeb, &totalb), "meminfo");
+    GF_CUDA_TRY(cudaMemGetInfo(&freeb, &totalb));
     if (8.0 * n * n * 3.2 > double(freeb)) break;
-    Buf<double> a(std::size_t(n * n)), af(std::size_t(n * n)), b(static_cast<std::size_t>(n)), x(static_cast<std::size_t>(n));
-    gc::fill_random_symmetric(a.p, n, n, 1.3 * std::sqrt(double(n)), 99 + n, s);
-    ck(cudaMemcpyAsync(b.p, a.p, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "b");  // b = column 0 of A
+    auto a = device_array<double>(std::size_t(n * n));
+    auto af = device_array<double>(std::size_t(n * n));
+    auto b = device_array<double>(static_cast<std::size_t>(n));
+    auto x = device_array<double>(static_cast<std::size_t>(n));
+    gc::fill_random_symmetric(a.data(), n, n, 1.3 * std::sqrt(double(n)), 99 + n, s);
+    GF_CUDA_TRY(cudaMemcpyAsync(b.data(), a.data(), sizeof(double) * n, cudaMemcpyDeviceToDevice, s));  // b = column 0 of A
     const int reps = reps_for(n);
-    const double t0 = time_cusolver_solve(cs, s, a.p, af.p, b.p, x.p, n, reps);
+    const double t0 = time_cusolver_solve(cs, s, a.data(), af.data(), b.data(), x.data(), n, reps);
     struct Variant {
       const char* name;
       gc::CholeskyAlgo algo;
@@ -560,7 +546,7 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
       o.factor_panel = v.panel;
       o.componentwise_threshold = v.componentwise_threshold;
       gc::MixedSolveResult r;
-      const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.p, n, n, b.p, n, 1, x.p, n, o); }, s);
+      const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.data(), n, n, b.data(), n, 1, x.data(), n, o); }, s);
       std::printf("%7lld | %10.2f | %-22s | %10.2f | %6.2f | %5d | %9.2e | %9.2e | %s\n", (long long)n, t0 * 1e3,
                   v.name, t1 * 1e3, t0 / t1, r.iterations,
                   r.backward_error.empty() ? -1.0 : r.backward_error.back(), r.componentwise_backward_error,
@@ -581,30 +567,32 @@ void illcond(gc::GpuCholesky& chol, cudaStream_t s, double shift) {
               "ratio", "iters", "gmres steps", "eta", "fallback");
   Cusolver cs(s);
   cublasHandle_t blas = nullptr;
-  ck(cublasCreate(&blas), "cublas");
-  ck(cublasSetStream(blas, s), "cublas stream");
+  GF_CUBLAS_TRY(cublasCreate(&blas));
+  GF_CUBLAS_TRY(cublasSetStream(blas, s));
   for (std::int64_t n : g_sizes.empty() ? std::vector<std::int64_t>{4096, 16384} : g_sizes) {
-    Buf<double> a(std::size_t(n * n)), af(std::size_t(n * n)), b(static_cast<std::size_t>(n)), x(static_cast<std::size_t>(n));
+    auto a = device_array<double>(std::size_t(n * n));
+    auto af = device_array<double>(std::size_t(n * n));
+    auto b = device_array<double>(static_cast<std::size_t>(n));
+    auto x = device_array<double>(static_cast<std::size_t>(n));
     // G = R + Rᵀ from the lower-triangle fill R (af as scratch), then A = shift·I + G_r G_rᵀ·3/n (lower)
-    ck(cudaMemsetAsync(a.p, 0, sizeof(double) * n * n, s), "zero");
-    gc::fill_random_symmetric(a.p, n, n, 0.0, 7 + n, s);
+    GF_CUDA_TRY(cudaMemsetAsync(a.data(), 0, sizeof(double) * n * n, s));
+    gc::fill_random_symmetric(a.data(), n, n, 0.0, 7 + n, s);
     const double one = 1.0, scale = 3.0 / double(n);
-    ck(cublasDgeam(blas, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), &one, a.p, int(n), &one, a.p, int(n), af.p, int(n)),
-       "geam");
-    ck(cudaMemsetAsync(a.p, 0, sizeof(double) * n * n, s), "zero");
+    GF_CUBLAS_TRY(cublasDgeam(blas, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), &one, a.data(), int(n), &one, a.data(), int(n), af.data(), int(n)));
+    GF_CUDA_TRY(cudaMemsetAsync(a.data(), 0, sizeof(double) * n * n, s));
     const std::vector<double> diag(static_cast<std::size_t>(n), shift);
-    ck(cudaMemcpy2DAsync(a.p, sizeof(double) * (n + 1), diag.data(), sizeof(double), sizeof(double), n,
-                         cudaMemcpyHostToDevice, s), "diag");
-    ck(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, int(n), int(n / 2), &scale, af.p, int(n), &one, a.p,
-                   int(n)), "syrk");
-    ck(cudaMemcpyAsync(b.p, af.p, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "b");  // b = column 0 of G
+    GF_CUDA_TRY(cudaMemcpy2DAsync(a.data(), sizeof(double) * (n + 1), diag.data(), sizeof(double), sizeof(double), n,
+                         cudaMemcpyHostToDevice, s));
+    GF_CUBLAS_TRY(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, int(n), int(n / 2), &scale, af.data(), int(n), &one, a.data(),
+                   int(n)));
+    GF_CUDA_TRY(cudaMemcpyAsync(b.data(), af.data(), sizeof(double) * n, cudaMemcpyDeviceToDevice, s));  // b = column 0 of G
     const int reps = reps_for(n);
-    const double t0 = time_cusolver_solve(cs, s, a.p, af.p, b.p, x.p, n, reps);
+    const double t0 = time_cusolver_solve(cs, s, a.data(), af.data(), b.data(), x.data(), n, reps);
     for (bool gmres : {true, false}) {
       gc::MixedSolveOptions o;
       o.gmres = gmres;
       gc::MixedSolveResult r;
-      const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.p, n, n, b.p, n, 1, x.p, n, o); }, s);
+      const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.data(), n, n, b.data(), n, 1, x.data(), n, o); }, s);
       char steps[32];
       std::snprintf(steps, sizeof steps, "%d (%d it)", r.gmres_steps, r.gmres_iterations);
       std::printf("%7lld | %10.2f | %-24s | %10.2f | %6.2f | %5d | %11s | %9.2e | %s\n", (long long)n, t0 * 1e3,
@@ -666,13 +654,13 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device: nothing to measure\n");
     return 0;
   }
-  cudaDeviceProp prop{};
-  ck(cudaGetDeviceProperties(&prop, 0), "props");
-  std::printf("# GPU Cholesky benchmark on %s (%d SMs, %.0f GiB)\n", prop.name, prop.multiProcessorCount,
-              prop.totalGlobalMem / 1073741824.0);
-  cudaStream_t s;
-  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  cudaStream_t s = nullptr;
   try {
+    cudaDeviceProp prop{};
+    GF_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
+    std::printf("# GPU Cholesky benchmark on %s (%d SMs, %.0f GiB)\n", prop.name, prop.multiProcessorCount,
+                prop.totalGlobalMem / 1073741824.0);
+    GF_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     gc::GpuCholesky chol(s);
     Cfg t64{0, 0, 0}, t32{0, 0, 0};
     if (do_sweep) {

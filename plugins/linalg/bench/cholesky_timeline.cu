@@ -161,27 +161,20 @@ long long g_panel_cap_from = gemflow::linalg::cuda::detail::kPanelCapFrom;
 #include "test_utils.cu"
 #include "trsv_kernels.cuh"
 
-#include "event_timing.hpp"
+#include <gemflow/cuda/timing.hpp>
 
 namespace {
 
 namespace gc = gemflow::linalg::cuda;
 
-void ck(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-    std::exit(2);
-  }
-}
-
 /// The panel kernels' records (--panel-trace): per launch, the spread of the CTAs' starts, the
 /// mean time per stage, the launch's span and the gap since the previous launch ended; averages.
 void panel_trace_report(const unsigned long long* dbuf, bool steps) {
   unsigned count = 0;
-  ck(cudaMemcpyFromSymbol(&count, gf_panel_trace_count, sizeof count), "symbol");
+  GF_CUDA_TRY(cudaMemcpyFromSymbol(&count, gf_panel_trace_count, sizeof count));
   count = std::min(count, kPanelRecords);
   std::vector<unsigned long long> h(static_cast<std::size_t>(count) * kPanelSlots);
-  ck(cudaMemcpy(h.data(), dbuf, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost), "copy");
+  GF_CUDA_TRY(cudaMemcpy(h.data(), dbuf, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost));
   struct Launch {
     unsigned long long col, first = ~0ull, last_start = 0, end = 0;
     double st[4] = {};
@@ -233,7 +226,7 @@ float report_trace(cudaEvent_t e0, cudaStream_t only, bool steps) {
   for (const TraceEvent& ev : g_trace) {
     if (!only || ev.stream == only) {
       float t = 0;
-      ck(cudaEventElapsedTime(&t, e0, ev.event), "elapsed");
+      GF_CUDA_TRY(cudaEventElapsedTime(&t, e0, ev.event));
       auto l = std::find_if(last.begin(), last.end(), [&](const auto& x) { return x.first == ev.stream; });
       const double since = l == last.end() ? t : t - l->second;
       if (l == last.end()) last.push_back({ev.stream, t});
@@ -257,32 +250,37 @@ template <class F>
 float timed_call(cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1, bool traced, F&& f) {
   g_trace.clear();
   g_tracing = traced;
-  ck(cudaEventRecord(e0, s), "record");
+  GF_CUDA_TRY(cudaEventRecord(e0, s));
   f();
-  ck(cudaEventRecord(e1, s), "record");
-  ck(cudaEventSynchronize(e1), "sync");
+  GF_CUDA_TRY(cudaEventRecord(e1, s));
+  GF_CUDA_TRY(cudaEventSynchronize(e1));
   g_tracing = false;
   float ms = 0;
-  ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+  GF_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1));
   return ms;
 }
 
 /// A bench's non-blocking stream and, on request, a cuBLAS handle on it, both destroyed with the
-/// scope (exits with a message when creating them fails).
+/// scope (throws CudaError when creating them fails).
 struct BenchStream {
   cudaStream_t s = nullptr;
   cublasHandle_t blas = nullptr;
   explicit BenchStream(bool with_blas = false) {
-    ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
-    if (with_blas &&
-        (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(blas, s) != CUBLAS_STATUS_SUCCESS)) {
-      std::fprintf(stderr, "cublas\n");
-      std::exit(2);
+    GF_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    try {
+      if (with_blas) {
+        GF_CUBLAS_TRY(cublasCreate(&blas));
+        GF_CUBLAS_TRY(cublasSetStream(blas, s));
+      }
+    } catch (...) {
+      release();
+      throw;
     }
   }
-  ~BenchStream() {
-    if (blas) (void)cublasDestroy(blas);
-    (void)cudaStreamDestroy(s);
+  ~BenchStream() { release(); }
+  void release() noexcept {
+    if (blas) GF_CUDA_TRY_NO_THROW(cublasDestroy(blas));
+    GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(s));
   }
   BenchStream(const BenchStream&) = delete;
   BenchStream& operator=(const BenchStream&) = delete;
@@ -297,8 +295,8 @@ void check_against_default(const T* a, const T* pristine, long long n, const gc:
     const BenchStream bs(true);
     const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
     T* ref = nullptr;
-    ck(cudaMalloc(&ref, bytes), "cudaMalloc");
-    ck(cudaMemcpyAsync(ref, pristine, bytes, cudaMemcpyDeviceToDevice, bs.s), "copy");
+    GF_CUDA_TRY(cudaMalloc(&ref, bytes));
+    GF_CUDA_TRY(cudaMemcpyAsync(ref, pristine, bytes, cudaMemcpyDeviceToDevice, bs.s));
     const bool depth2 = g_depth2;
     g_depth2 = false;
     {
@@ -306,17 +304,17 @@ void check_against_default(const T* a, const T* pristine, long long n, const gc:
       chol.factor(ref, n, n, o);
     }
     g_depth2 = depth2;
-    ck(cudaStreamSynchronize(s), "sync");
+    GF_CUDA_TRY(cudaStreamSynchronize(s));
     int imax = 0, irel = 0;
     const double minus = -1.0;
     const long long count = n * n;
     cublasIdamax(bs.blas, int(count), ref, 1, &irel);
     double big = 0;
-    ck(cudaMemcpy(&big, ref + (irel - 1), sizeof big, cudaMemcpyDeviceToHost), "copy");
+    GF_CUDA_TRY(cudaMemcpy(&big, ref + (irel - 1), sizeof big, cudaMemcpyDeviceToHost));
     cublasDaxpy(bs.blas, int(count), &minus, a, 1, ref, 1);
     cublasIdamax(bs.blas, int(count), ref, 1, &imax);
     double diff = 0;
-    ck(cudaMemcpy(&diff, ref + (imax - 1), sizeof diff, cudaMemcpyDeviceToHost), "copy");
+    GF_CUDA_TRY(cudaMemcpy(&diff, ref + (imax - 1), sizeof diff, cudaMemcpyDeviceToHost));
     std::printf("   check: max |L - L_default| / max |L| = %.3e (at %lld, %lld)\n", std::fabs(diff) / std::fabs(big),
                 (long long)(imax - 1) % n, (long long)(imax - 1) / n);
     (void)cudaFree(ref);
@@ -330,23 +328,23 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
   gc::GpuCholesky chol(s);
   T *a = nullptr, *pristine = nullptr;
   const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
-  ck(cudaMalloc(&a, bytes), "cudaMalloc");
-  ck(cudaMalloc(&pristine, bytes), "cudaMalloc");
+  GF_CUDA_TRY(cudaMalloc(&a, bytes));
+  GF_CUDA_TRY(cudaMalloc(&pristine, bytes));
   gc::fill_random_symmetric(pristine, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
   cudaEvent_t e0 = nullptr, e1 = nullptr;
-  ck(cudaEventCreate(&e0), "event");
-  ck(cudaEventCreate(&e1), "event");
+  GF_CUDA_TRY(cudaEventCreate(&e0));
+  GF_CUDA_TRY(cudaEventCreate(&e1));
   unsigned long long* pbuf = nullptr;
-  if (g_panel_trace) ck(cudaMalloc(&pbuf, sizeof(unsigned long long) * kPanelSlots * kPanelRecords), "cudaMalloc");
+  if (g_panel_trace) GF_CUDA_TRY(cudaMalloc(&pbuf, sizeof(unsigned long long) * kPanelSlots * kPanelRecords));
   for (int rep = 0; rep < 2; ++rep) {
-    ck(cudaMemcpyAsync(a, pristine, bytes, cudaMemcpyDeviceToDevice, s), "copy");
-    ck(cudaStreamSynchronize(s), "sync");
+    GF_CUDA_TRY(cudaMemcpyAsync(a, pristine, bytes, cudaMemcpyDeviceToDevice, s));
+    GF_CUDA_TRY(cudaStreamSynchronize(s));
     if (pbuf) {
       unsigned long long* p = rep == 1 ? pbuf : nullptr;
       const unsigned zero = 0;
-      ck(cudaMemcpyToSymbol(gf_panel_trace_buf, &p, sizeof p), "symbol");
-      ck(cudaMemcpyToSymbol(gf_panel_trace_count, &zero, sizeof zero), "symbol");
-      ck(cudaMemset(pbuf, 0, sizeof(unsigned long long) * kPanelSlots * kPanelRecords), "memset");
+      GF_CUDA_TRY(cudaMemcpyToSymbol(gf_panel_trace_buf, &p, sizeof p));
+      GF_CUDA_TRY(cudaMemcpyToSymbol(gf_panel_trace_count, &zero, sizeof zero));
+      GF_CUDA_TRY(cudaMemset(pbuf, 0, sizeof(unsigned long long) * kPanelSlots * kPanelRecords));
     }
     gc::CholeskyStatus st;
     const float total = timed_call(s, e0, e1, rep == 1, [&] { st = chol.factor(a, n, n, o); });
@@ -358,7 +356,7 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
   }
   if (pbuf) {
     unsigned long long* null = nullptr;
-    ck(cudaMemcpyToSymbol(gf_panel_trace_buf, &null, sizeof null), "symbol");
+    GF_CUDA_TRY(cudaMemcpyToSymbol(gf_panel_trace_buf, &null, sizeof null));
     (void)cudaFree(pbuf);
   }
   (void)cudaEventDestroy(e0);
@@ -378,37 +376,37 @@ void tiled_timeline(long long n) {
   unsigned long long* buf = nullptr;
   const long long tt = (n + 63) / 64, tasks = tt * (tt + 1) / 2;
   const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
-  ck(cudaMalloc(&a, bytes), "cudaMalloc");
-  ck(cudaMalloc(&pristine, bytes), "cudaMalloc");
-  ck(cudaMalloc(&buf, sizeof(unsigned long long) * kTiledSlots * tasks), "cudaMalloc");
+  GF_CUDA_TRY(cudaMalloc(&a, bytes));
+  GF_CUDA_TRY(cudaMalloc(&pristine, bytes));
+  GF_CUDA_TRY(cudaMalloc(&buf, sizeof(unsigned long long) * kTiledSlots * tasks));
   gc::fill_random_symmetric(pristine, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
   gc::CholeskyOptions o;
   o.algo = gc::CholeskyAlgo::tiled;
   if (std::is_same_v<T, float>) o.fp32_mode = gc::Fp32Mode::fp16;  // --fp16: FP16 tile updates
   int sms = 0;
-  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attr");
+  GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   o.tiled_ctas = static_cast<std::int64_t>(g_tiled_ctas) * sms;
   cudaEvent_t e0 = nullptr, e1 = nullptr;
-  ck(cudaEventCreate(&e0), "event");
-  ck(cudaEventCreate(&e1), "event");
+  GF_CUDA_TRY(cudaEventCreate(&e0));
+  GF_CUDA_TRY(cudaEventCreate(&e1));
   for (int rep = 0; rep < 3; ++rep) {  // untraced, untraced, traced
     unsigned long long* p = rep == 2 ? buf : nullptr;
-    ck(cudaMemcpyToSymbol(gf_tiled_trace_buf, &p, sizeof p), "symbol");
-    ck(cudaMemsetAsync(buf, 0, sizeof(unsigned long long) * kTiledSlots * tasks, s), "memset");
-    ck(cudaMemcpyAsync(a, pristine, bytes, cudaMemcpyDeviceToDevice, s), "copy");
-    ck(cudaEventRecord(e0, s), "record");
+    GF_CUDA_TRY(cudaMemcpyToSymbol(gf_tiled_trace_buf, &p, sizeof p));
+    GF_CUDA_TRY(cudaMemsetAsync(buf, 0, sizeof(unsigned long long) * kTiledSlots * tasks, s));
+    GF_CUDA_TRY(cudaMemcpyAsync(a, pristine, bytes, cudaMemcpyDeviceToDevice, s));
+    GF_CUDA_TRY(cudaEventRecord(e0, s));
     const gc::CholeskyStatus st = chol.factor(a, n, n, o);
-    ck(cudaEventRecord(e1, s), "record");
-    ck(cudaEventSynchronize(e1), "sync");
+    GF_CUDA_TRY(cudaEventRecord(e1, s));
+    GF_CUDA_TRY(cudaEventSynchronize(e1));
     float ms = 0;
-    ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+    GF_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1));
     std::printf("tiled%s n = %lld, slope %.4f, CTAs per SM %d%s: %.3f ms%s%s\n",
                 std::is_same_v<T, float> ? " 1xFP16" : "", n, g_tiled_slope, g_tiled_ctas,
                 g_tiled_async ? "" : ", register-staged", ms,
                 rep == 2 ? " (traced)" : "", st.ok() ? "" : "  !! not ok");
   }
   std::vector<unsigned long long> h(static_cast<std::size_t>(kTiledSlots * tasks));
-  ck(cudaMemcpy(h.data(), buf, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost), "copy");
+  GF_CUDA_TRY(cudaMemcpy(h.data(), buf, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost));
   const auto task = [&](long long i, long long j) { return j * tt - j * (j - 1) / 2 + (i - j); };
   unsigned long long t0 = ~0ull, t1 = 0;
   for (long long t = 0; t < tasks; ++t) {
@@ -476,7 +474,7 @@ void tiled_timeline(long long n) {
     std::printf("%7.0f-%-8.0f | %9.1f | %9.1f | %lld\n", lo, hi, held / (hi - lo), past / (hi - lo), col);
   }
   unsigned long long* null = nullptr;
-  ck(cudaMemcpyToSymbol(gf_tiled_trace_buf, &null, sizeof null), "symbol");
+  GF_CUDA_TRY(cudaMemcpyToSymbol(gf_tiled_trace_buf, &null, sizeof null));
   (void)cudaEventDestroy(e0);
   (void)cudaEventDestroy(e1);
   (void)cudaFree(a);
@@ -506,22 +504,22 @@ void mixed_timeline(long long n, bool steps) {
   cudaStream_t s = bs.s;
   gc::GpuCholesky chol(s);
   double *a = nullptr, *b = nullptr, *x = nullptr;
-  ck(cudaMalloc(&a, sizeof(double) * n * n), "cudaMalloc");
-  ck(cudaMalloc(&b, sizeof(double) * n), "cudaMalloc");
-  ck(cudaMalloc(&x, sizeof(double) * n), "cudaMalloc");
+  GF_CUDA_TRY(cudaMalloc(&a, sizeof(double) * n * n));
+  GF_CUDA_TRY(cudaMalloc(&b, sizeof(double) * n));
+  GF_CUDA_TRY(cudaMalloc(&x, sizeof(double) * n));
   gc::fill_random_symmetric(a, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
   {
     std::vector<double> h(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < h.size(); ++i) h[i] = std::sin(0.37 * double(i) + 0.1);
-    ck(cudaMemcpy(b, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice), "copy");
+    GF_CUDA_TRY(cudaMemcpy(b, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
   }
   gc::MixedSolveOptions o;
   o.factor_panel = gc::PanelAlgo::tiles;
   cudaEvent_t e0 = nullptr, e1 = nullptr;
-  ck(cudaEventCreate(&e0), "event");
-  ck(cudaEventCreate(&e1), "event");
+  GF_CUDA_TRY(cudaEventCreate(&e0));
+  GF_CUDA_TRY(cudaEventCreate(&e1));
   for (int rep = 0; rep < 2; ++rep) {
-    ck(cudaStreamSynchronize(s), "sync");
+    GF_CUDA_TRY(cudaStreamSynchronize(s));
     gc::MixedSolveResult r;
     const float total = timed_call(s, e0, e1, rep == 1, [&] { r = chol.solve_mixed(a, n, n, b, n, 1, x, n, o); });
     if (rep == 0) continue;
@@ -545,7 +543,7 @@ void passes_timeline(const std::vector<long long>& sizes) {
   cudaStream_t s = bs.s;
   cublasHandle_t blas = bs.blas;
   const auto ms_of = [&](const auto& run) {
-    return gemflow::linalg::bench::median_event_ms(11, 2, s, [] {}, run, [] {});
+    return gemflow::cuda::median_ms(s, 11, 2, [] {}, run, [] {});
   };
   std::printf("%7s | %-28s | %9s | %8s | %s\n", "n", "pass", "ms", "GB/s", "vs copy of the same bytes");
   for (const long long n : sizes) {
@@ -556,30 +554,29 @@ void passes_timeline(const std::vector<long long>& sizes) {
     float* as = nullptr;
     int* overflow = nullptr;
     char* copy = nullptr;
-    ck(cudaMalloc(&a, sizeof(double) * n * n), "cudaMalloc");
-    ck(cudaMalloc(&as, sizeof(float) * ldas * n), "cudaMalloc");
-    ck(cudaMalloc(&copy, sizeof(double) * tri * 2), "cudaMalloc");
-    ck(cudaMalloc(&x, sizeof(double) * n), "cudaMalloc");
-    ck(cudaMalloc(&y, sizeof(double) * n), "cudaMalloc");
-    ck(cudaMalloc(&b, sizeof(double) * n), "cudaMalloc");
-    ck(cudaMalloc(&work, sizeof(double) * (d::symv_workspace_doubles(n) + d::symv_abs_workspace_doubles(n))),
-       "cudaMalloc");
+    GF_CUDA_TRY(cudaMalloc(&a, sizeof(double) * n * n));
+    GF_CUDA_TRY(cudaMalloc(&as, sizeof(float) * ldas * n));
+    GF_CUDA_TRY(cudaMalloc(&copy, sizeof(double) * tri * 2));
+    GF_CUDA_TRY(cudaMalloc(&x, sizeof(double) * n));
+    GF_CUDA_TRY(cudaMalloc(&y, sizeof(double) * n));
+    GF_CUDA_TRY(cudaMalloc(&b, sizeof(double) * n));
+    GF_CUDA_TRY(cudaMalloc(&work, sizeof(double) * (d::symv_workspace_doubles(n) + d::symv_abs_workspace_doubles(n))));
     unsigned long long* maxes = nullptr;
-    ck(cudaMalloc(&maxes, 3 * sizeof(unsigned long long)), "cudaMalloc");
-    ck(cudaMalloc(&rowpart, sizeof(double) * parts * n), "cudaMalloc");
-    ck(cudaMalloc(&colpart, sizeof(double) * parts * n), "cudaMalloc");
-    ck(cudaMalloc(&rowsum, sizeof(double) * n), "cudaMalloc");
-    ck(cudaMalloc(&overflow, sizeof(int)), "cudaMalloc");
+    GF_CUDA_TRY(cudaMalloc(&maxes, 3 * sizeof(unsigned long long)));
+    GF_CUDA_TRY(cudaMalloc(&rowpart, sizeof(double) * parts * n));
+    GF_CUDA_TRY(cudaMalloc(&colpart, sizeof(double) * parts * n));
+    GF_CUDA_TRY(cudaMalloc(&rowsum, sizeof(double) * n));
+    GF_CUDA_TRY(cudaMalloc(&overflow, sizeof(int)));
     gc::fill_random_symmetric(a, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
     {
       std::vector<double> h(static_cast<std::size_t>(2 * n));
       for (std::size_t i = 0; i < h.size(); ++i) h[i] = std::sin(0.37 * double(i) + 0.1);
-      ck(cudaMemcpy(x, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice), "copy");
-      ck(cudaMemcpy(b, h.data() + n, sizeof(double) * n, cudaMemcpyHostToDevice), "copy");
+      GF_CUDA_TRY(cudaMemcpy(x, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
+      GF_CUDA_TRY(cudaMemcpy(b, h.data() + n, sizeof(double) * n, cudaMemcpyHostToDevice));
     }
     const double read_b = sizeof(double) * double(tri);
-    const double copy_ms = ms_of([&] { ck(cudaMemcpyAsync(copy + sizeof(double) * tri, copy, sizeof(double) * tri,
-                                                          cudaMemcpyDeviceToDevice, s), "copy"); });
+    const double copy_ms = ms_of([&] { GF_CUDA_TRY(cudaMemcpyAsync(copy + sizeof(double) * tri, copy, sizeof(double) * tri,
+                                                          cudaMemcpyDeviceToDevice, s)); });
     const auto row = [&](const char* what, double ms, double bytes) {
       const double ref = copy_ms * bytes / (2.0 * read_b);  // a copy moving `bytes`
       std::printf("%7lld | %-28s | %9.4f | %8.0f | %.2f\n", n, what, ms, bytes / ms * 1e-6, ref / ms);
@@ -592,11 +589,11 @@ void passes_timeline(const std::vector<long long>& sizes) {
                                 s>>>(rowpart, colpart, n, parts, rowsum);
         }), read_b * 1.5);  // fp64 read, fp32 written
     row("SYMV + omega bound (residuals)", ms_of([&] {
-          ck(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s), "memset");
+          GF_CUDA_TRY(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s));
           d::symv_lower(a, n, n, x, b, y, work, s, maxes, nullptr, d::SymvOmega::bound);
         }), read_b);
     row("SYMV + exact omega", ms_of([&] {
-          ck(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s), "memset");
+          GF_CUDA_TRY(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s));
           d::symv_lower(a, n, n, x, b, y, work, s, maxes, nullptr, d::SymvOmega::exact,
                         work + d::symv_workspace_doubles(n));
         }), read_b);
@@ -610,15 +607,15 @@ void passes_timeline(const std::vector<long long>& sizes) {
           }), sizeof(double) * double(nt) * double(n));  // one partial per tile and entry
     }
     std::vector<double> y0(static_cast<std::size_t>(n)), y1(y0.size());
-    ck(cudaMemcpy(y0.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost), "copy");
+    GF_CUDA_TRY(cudaMemcpy(y0.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost));
     const double one = 1.0, minus_one = -1.0;
     row("cuBLAS DSYMV", ms_of([&] {
-          ck(cudaMemcpyAsync(y, b, sizeof(double) * n, cudaMemcpyDeviceToDevice, s), "copy");
+          GF_CUDA_TRY(cudaMemcpyAsync(y, b, sizeof(double) * n, cudaMemcpyDeviceToDevice, s));
           if (cublasDsymv(blas, CUBLAS_FILL_MODE_LOWER, int(n), &minus_one, a, int(n), x, 1, &one, y, 1) !=
               CUBLAS_STATUS_SUCCESS)
             std::exit(2);
         }), read_b);
-    ck(cudaMemcpy(y1.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost), "copy");
+    GF_CUDA_TRY(cudaMemcpy(y1.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost));
     double dy = 0, my = 0;
     for (std::size_t i = 0; i < y0.size(); ++i) {
       dy = std::max(dy, std::fabs(y0[i] - y1[i]));
@@ -639,11 +636,11 @@ void trsv_timeline(const std::vector<long long>& sizes) {
   cudaStream_t s = bs.s;
   cublasHandle_t blas = bs.blas;
   gc::GpuCholesky chol(s);
-  ck(gemflow::cuda::allow_dynamic_smem(d::trsv_invert_diag_kernel, d::trsv_invert_smem_bytes()), "smem");
-  ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes(false)), "smem");
-  ck(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<true>, d::trsv_smem_bytes(true)), "smem");
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(d::trsv_invert_diag_kernel, d::trsv_invert_smem_bytes()));
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes(false)));
+  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<true>, d::trsv_smem_bytes(true)));
   const auto median_ms = [&](const auto& prepare, const auto& run, const auto& after) {
-    return gemflow::linalg::bench::median_event_ms(21, 0, s, prepare, run, after);
+    return gemflow::cuda::median_ms(s, 21, 0, prepare, run, after);
   };
   std::printf("%7s | %10s | %10s | %10s | %10s | %s\n", "n", "invert ms", "pair ms", "us / block", "vs DTRSV",
               "max |x - x0| / |x0|");
@@ -654,14 +651,14 @@ void trsv_timeline(const std::vector<long long>& sizes) {
     double *l64 = nullptr, *x64 = nullptr;
     unsigned* tickets = nullptr;
     unsigned long long* pub = nullptr;
-    ck(cudaMalloc(&l, sizeof(float) * ld * n), "cudaMalloc");
-    ck(cudaMalloc(&l64, sizeof(double) * ld * n), "cudaMalloc");
-    ck(cudaMalloc(&x64, sizeof(double) * n), "cudaMalloc");
-    ck(cudaMalloc(&inv, sizeof(float) * 2 * nblk * d::kTrsvB * d::kTrsvB), "cudaMalloc");
-    ck(cudaMalloc(&x, sizeof(float) * n), "cudaMalloc");
-    ck(cudaMalloc(&b, sizeof(float) * n), "cudaMalloc");
-    ck(cudaMalloc(&tickets, sizeof(unsigned) * 2), "cudaMalloc");
-    ck(cudaMalloc(&pub, sizeof(unsigned long long) * n), "cudaMalloc");
+    GF_CUDA_TRY(cudaMalloc(&l, sizeof(float) * ld * n));
+    GF_CUDA_TRY(cudaMalloc(&l64, sizeof(double) * ld * n));
+    GF_CUDA_TRY(cudaMalloc(&x64, sizeof(double) * n));
+    GF_CUDA_TRY(cudaMalloc(&inv, sizeof(float) * 2 * nblk * d::kTrsvB * d::kTrsvB));
+    GF_CUDA_TRY(cudaMalloc(&x, sizeof(float) * n));
+    GF_CUDA_TRY(cudaMalloc(&b, sizeof(float) * n));
+    GF_CUDA_TRY(cudaMalloc(&tickets, sizeof(unsigned) * 2));
+    GF_CUDA_TRY(cudaMalloc(&pub, sizeof(unsigned long long) * n));
     gc::fill_random_symmetric(l, n, ld, 1.3 * std::sqrt(static_cast<double>(n)), 7, s);
     std::vector<float> hb(static_cast<std::size_t>(n));
     {  // b: uniform(−1, 1)
@@ -670,7 +667,7 @@ void trsv_timeline(const std::vector<long long>& sizes) {
         z = z * 6364136223846793005ull + 1442695040888963407ull;
         v = static_cast<float>(static_cast<double>(z >> 11) * 0x1p-52 - 1.0);
       }
-      ck(cudaMemcpy(b, hb.data(), sizeof(float) * n, cudaMemcpyHostToDevice), "copy");
+      GF_CUDA_TRY(cudaMemcpy(b, hb.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
     }
     gc::CholeskyOptions o;
     o.algo = gc::CholeskyAlgo::lookahead;
@@ -683,7 +680,7 @@ void trsv_timeline(const std::vector<long long>& sizes) {
     {
       widen_kernel<<<1024, 256, 0, s>>>(l, l64, ld * n);
       std::vector<double> hb64(hb.begin(), hb.end());
-      ck(cudaMemcpyAsync(x64, hb64.data(), sizeof(double) * n, cudaMemcpyHostToDevice, s), "copy");
+      GF_CUDA_TRY(cudaMemcpyAsync(x64, hb64.data(), sizeof(double) * n, cudaMemcpyHostToDevice, s));
       if (cublasDtrsv(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, int(n), l64, int(ld), x64, 1) !=
               CUBLAS_STATUS_SUCCESS ||
           cublasDtrsv(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, int(n), l64, int(ld), x64, 1) !=
@@ -691,8 +688,8 @@ void trsv_timeline(const std::vector<long long>& sizes) {
         std::fprintf(stderr, "dtrsv\n");
         std::exit(2);
       }
-      ck(cudaMemcpyAsync(ref.data(), x64, sizeof(double) * n, cudaMemcpyDeviceToHost, s), "copy");
-      ck(cudaStreamSynchronize(s), "reference");
+      GF_CUDA_TRY(cudaMemcpyAsync(ref.data(), x64, sizeof(double) * n, cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaStreamSynchronize(s));
     }
     double refmax = 0;
     for (double v : ref) refmax = std::max(refmax, std::fabs(v));
@@ -700,10 +697,10 @@ void trsv_timeline(const std::vector<long long>& sizes) {
       d::trsv_invert_diag_kernel<<<unsigned(nblk), d::kTrsvB, d::trsv_invert_smem_bytes(), s>>>(l, ld, n, inv, nullptr);
     };
     const double inv_ms = median_ms([] {}, invert, [] {});
-    const auto reset = [&]() { ck(cudaMemcpyAsync(x, b, sizeof(float) * n, cudaMemcpyDeviceToDevice, s), "copy"); };
+    const auto reset = [&]() { GF_CUDA_TRY(cudaMemcpyAsync(x, b, sizeof(float) * n, cudaMemcpyDeviceToDevice, s)); };
     const auto zero_flags = [&]() {  // part of the pair, as in solve_mixed
-      ck(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s), "memset");
-      ck(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * n, s), "memset");
+      GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
+      GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * n, s));
     };
     const auto forward = [&]() {
       d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(false), s>>>(l, ld, n, inv, x,
@@ -720,16 +717,16 @@ void trsv_timeline(const std::vector<long long>& sizes) {
     };
     reset();
     pair();
-    ck(cudaStreamSynchronize(s), "first pair");  // s is non-blocking: cudaMemcpy would not wait for it
+    GF_CUDA_TRY(cudaStreamSynchronize(s));  // s is non-blocking: cudaMemcpy would not wait for it
     std::vector<float> x0(static_cast<std::size_t>(n)), xr(x0.size());
-    ck(cudaMemcpy(x0.data(), x, sizeof(float) * n, cudaMemcpyDeviceToHost), "copy");
+    GF_CUDA_TRY(cudaMemcpy(x0.data(), x, sizeof(float) * n, cudaMemcpyDeviceToHost));
     double err = 0, x0max = 0, worst = 0;
     for (std::size_t i = 0; i < x0.size(); ++i) {
       err = std::max(err, std::fabs(double(x0[i]) - ref[i]) / refmax);
       x0max = std::max(x0max, static_cast<double>(std::fabs(x0[i])));
     }
     const double pair_ms = median_ms(reset, pair, [&] {
-      ck(cudaMemcpy(xr.data(), x, sizeof(float) * n, cudaMemcpyDeviceToHost), "copy");
+      GF_CUDA_TRY(cudaMemcpy(xr.data(), x, sizeof(float) * n, cudaMemcpyDeviceToHost));
       for (std::size_t i = 0; i < xr.size(); ++i)
         worst = std::max(worst, static_cast<double>(std::fabs(xr[i] - x0[i])) / std::max(x0max, 1e-300));
     });
@@ -737,21 +734,21 @@ void trsv_timeline(const std::vector<long long>& sizes) {
                 1e3 * pair_ms / (2.0 * nblk), err, worst);
     {  // one traced pair: the chain step split (µs, mean over positions 2 …)
       unsigned long long* tb = nullptr;
-      ck(cudaMalloc(&tb, sizeof(unsigned long long) * 2 * nblk * kTrsvSlots), "cudaMalloc");
-      ck(cudaMemsetAsync(tb, 0, sizeof(unsigned long long) * 2 * nblk * kTrsvSlots, s), "memset");
+      GF_CUDA_TRY(cudaMalloc(&tb, sizeof(unsigned long long) * 2 * nblk * kTrsvSlots));
+      GF_CUDA_TRY(cudaMemsetAsync(tb, 0, sizeof(unsigned long long) * 2 * nblk * kTrsvSlots, s));
       reset();
       zero_flags();
       unsigned long long* p0 = tb;
       unsigned long long* p1 = tb + nblk * kTrsvSlots;
       unsigned long long* none = nullptr;
-      ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p0, sizeof(p0), 0, cudaMemcpyHostToDevice, s), "symbol");
+      GF_CUDA_TRY(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p0, sizeof(p0), 0, cudaMemcpyHostToDevice, s));
       forward();
-      ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p1, sizeof(p1), 0, cudaMemcpyHostToDevice, s), "symbol");
+      GF_CUDA_TRY(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p1, sizeof(p1), 0, cudaMemcpyHostToDevice, s));
       transposed();
-      ck(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &none, sizeof(none), 0, cudaMemcpyHostToDevice, s), "symbol");
+      GF_CUDA_TRY(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &none, sizeof(none), 0, cudaMemcpyHostToDevice, s));
       std::vector<unsigned long long> h(static_cast<std::size_t>(2 * nblk * kTrsvSlots));
-      ck(cudaMemcpyAsync(h.data(), tb, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost, s), "copy");
-      ck(cudaStreamSynchronize(s), "trace");
+      GF_CUDA_TRY(cudaMemcpyAsync(h.data(), tb, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaStreamSynchronize(s));
       (void)cudaFree(tb);
       for (int dir = 0; dir < 2; ++dir) {
         const auto at = [&](long long p, int slot) {
@@ -784,7 +781,7 @@ void trsv_timeline(const std::vector<long long>& sizes) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   long long n = 16384;
   bool steps = false, tiled = false, fp16 = false, trsv = false, passes = false, mixed = false;
   const char* only = nullptr;
@@ -870,4 +867,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {  // gemflow::cuda::CudaError from the checked calls
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
 }

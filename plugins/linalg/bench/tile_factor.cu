@@ -18,19 +18,14 @@
 #include <utility>
 #include <vector>
 
+#include <gemflow/cuda/check.hpp>
+
 #include "panel_kernels.cuh"
 #include "tiled_kernels.cuh"
 
 namespace {
 
 namespace gd = gemflow::linalg::cuda::detail;
-
-void ck(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-    std::exit(2);
-  }
-}
 
 constexpr int kChain = 256;  // dependent operations per latency probe
 
@@ -214,24 +209,23 @@ Result run_variant(const double* d_a, const std::vector<double>& lref, int reps)
   double *d_l = nullptr, *d_inv = nullptr;
   long long* d_cycles = nullptr;
   int* d_fail = nullptr;
-  ck(cudaMalloc(&d_l, 64 * 64 * sizeof(double)), "malloc");
-  ck(cudaMalloc(&d_inv, 8 * 64 * sizeof(double)), "malloc");
-  ck(cudaMalloc(&d_cycles, sizeof(long long)), "malloc");
-  ck(cudaMalloc(&d_fail, sizeof(int)), "malloc");
+  GF_CUDA_TRY(cudaMalloc(&d_l, 64 * 64 * sizeof(double)));
+  GF_CUDA_TRY(cudaMalloc(&d_inv, 8 * 64 * sizeof(double)));
+  GF_CUDA_TRY(cudaMalloc(&d_cycles, sizeof(long long)));
+  GF_CUDA_TRY(cudaMalloc(&d_fail, sizeof(int)));
   const std::size_t smem = sizeof(double) * (gd::kTileNb * gd::kTileLd + gd::kTileSub * 64) + 16;
-  ck(cudaFuncSetAttribute(block_factor_kernel<Variant>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          static_cast<int>(smem)),
-     "smem attribute");
+  GF_CUDA_TRY(cudaFuncSetAttribute(block_factor_kernel<Variant>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          static_cast<int>(smem)));
   block_factor_kernel<Variant><<<1, gd::kTileThreads, smem>>>(d_a, reps, d_l, d_inv, d_cycles, d_fail);
-  ck(cudaGetLastError(), "launch");
-  ck(cudaDeviceSynchronize(), "block factor");
+  GF_CUDA_TRY(cudaGetLastError());
+  GF_CUDA_TRY(cudaDeviceSynchronize());
   std::vector<double> l(64 * 64), inv(8 * 64);
   Result r{};
   r.l.resize(l.size());
-  ck(cudaMemcpy(l.data(), d_l, l.size() * sizeof(double), cudaMemcpyDeviceToHost), "copy");
-  ck(cudaMemcpy(inv.data(), d_inv, inv.size() * sizeof(double), cudaMemcpyDeviceToHost), "copy");
-  ck(cudaMemcpy(&r.cycles, d_cycles, sizeof(long long), cudaMemcpyDeviceToHost), "copy");
-  ck(cudaMemcpy(&r.fail, d_fail, sizeof(int), cudaMemcpyDeviceToHost), "copy");
+  GF_CUDA_TRY(cudaMemcpy(l.data(), d_l, l.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  GF_CUDA_TRY(cudaMemcpy(inv.data(), d_inv, inv.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  GF_CUDA_TRY(cudaMemcpy(&r.cycles, d_cycles, sizeof(long long), cudaMemcpyDeviceToHost));
+  GF_CUDA_TRY(cudaMemcpy(&r.fail, d_fail, sizeof(int), cudaMemcpyDeviceToHost));
   r.l = l;
   r.inv = inv;
   double lmax = 0.0;
@@ -254,27 +248,27 @@ Result run_variant(const double* d_a, const std::vector<double>& lref, int reps)
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   int reps = 20;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
   }
   cudaDeviceProp prop{};
-  ck(cudaGetDeviceProperties(&prop, 0), "device");
+  GF_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
   int clock_khz = 0;
-  ck(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0), "clock");
+  GF_CUDA_TRY(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   std::printf("device: %s, %d SMs, SM clock %.0f MHz\n\n", prop.name, prop.multiProcessorCount, clock_khz / 1e3);
 
   long long* d_cycles = nullptr;
   double* d_sink = nullptr;
-  ck(cudaMalloc(&d_cycles, kProbes * sizeof(long long)), "malloc");
-  ck(cudaMalloc(&d_sink, gd::kTileThreads * sizeof(double)), "malloc");
+  GF_CUDA_TRY(cudaMalloc(&d_cycles, kProbes * sizeof(long long)));
+  GF_CUDA_TRY(cudaMalloc(&d_sink, gd::kTileThreads * sizeof(double)));
   std::vector<long long> cyc(kProbes, 1ll << 62);
   for (int rep = 0; rep < 5; ++rep) {
     run_latency(std::make_integer_sequence<int, kProbes>{}, d_cycles, d_sink);
-    ck(cudaDeviceSynchronize(), "latency");
+    GF_CUDA_TRY(cudaDeviceSynchronize());
     std::vector<long long> c(kProbes);
-    ck(cudaMemcpy(c.data(), d_cycles, kProbes * sizeof(long long), cudaMemcpyDeviceToHost), "copy");
+    GF_CUDA_TRY(cudaMemcpy(c.data(), d_cycles, kProbes * sizeof(long long), cudaMemcpyDeviceToHost));
     for (int p = 0; p < kProbes; ++p) cyc[p] = std::min(cyc[p], c[p]);
   }
   std::printf("| operation (dependent chain, one warp) | cycles each |\n|---|---|\n");
@@ -289,8 +283,8 @@ int main(int argc, char** argv) {
   std::vector<double> lref(a);  // symmetric: column-major = row-major
   if (!cpu_cholesky(lref, 64)) return 2;
   double* d_a = nullptr;
-  ck(cudaMalloc(&d_a, a.size() * sizeof(double)), "malloc");
-  ck(cudaMemcpy(d_a, a.data(), a.size() * sizeof(double), cudaMemcpyHostToDevice), "copy");
+  GF_CUDA_TRY(cudaMalloc(&d_a, a.size() * sizeof(double)));
+  GF_CUDA_TRY(cudaMemcpy(d_a, a.data(), a.size() * sizeof(double), cudaMemcpyHostToDevice));
 
   const Result base = run_variant<0>(d_a, lref, reps);
   std::printf("\n64×64 tile factor, one CTA of %d threads (min of %d), error vs fp64 CPU:\n\n", gd::kTileThreads, reps);
@@ -307,8 +301,8 @@ int main(int argc, char** argv) {
   const auto tile = [&](auto kernel) {
     long long c = 0;
     kernel<<<1, 32>>>(d_a, reps, d_cycles, d_sink);
-    ck(cudaDeviceSynchronize(), "tile");
-    ck(cudaMemcpy(&c, d_cycles, sizeof(long long), cudaMemcpyDeviceToHost), "copy");
+    GF_CUDA_TRY(cudaDeviceSynchronize());
+    GF_CUDA_TRY(cudaMemcpy(&c, d_cycles, sizeof(long long), cudaMemcpyDeviceToHost));
     std::printf(" %lld", c);
   };
   tile(tile_kernel<0>);
@@ -319,7 +313,7 @@ int main(int argc, char** argv) {
   // the safe path behind the fast one: inputs whose pivots are subnormal, or that are not SPD,
   // must give the safe path's result bit for bit
   const auto same = [&](const std::vector<double>& m, const char* what) {
-    ck(cudaMemcpy(d_a, m.data(), m.size() * sizeof(double), cudaMemcpyHostToDevice), "copy");
+    GF_CUDA_TRY(cudaMemcpy(d_a, m.data(), m.size() * sizeof(double), cudaMemcpyHostToDevice));
     const Result s0 = run_variant<0>(d_a, lref, 1), s1 = run_variant<1>(d_a, lref, 1), s2 = run_variant<2>(d_a, lref, 1);
     const auto differ = [](const std::vector<double>& x, const std::vector<double>& y) {
       int d = 0;  // NaN equals NaN here
@@ -338,25 +332,25 @@ int main(int argc, char** argv) {
   same(bad, "not SPD (A(37, 37) = −1)");
 
   // tile solves: X·Lᵀ = B, residual against the CPU factor
-  ck(cudaMemcpy(d_a, a.data(), a.size() * sizeof(double), cudaMemcpyHostToDevice), "copy");
+  GF_CUDA_TRY(cudaMemcpy(d_a, a.data(), a.size() * sizeof(double), cudaMemcpyHostToDevice));
   std::vector<double> bm(64 * 64);
   for (auto& x : bm) x = u(rng);
   double *d_b = nullptr, *d_x = nullptr;
-  ck(cudaMalloc(&d_b, bm.size() * sizeof(double)), "malloc");
-  ck(cudaMalloc(&d_x, bm.size() * sizeof(double)), "malloc");
-  ck(cudaMemcpy(d_b, bm.data(), bm.size() * sizeof(double), cudaMemcpyHostToDevice), "copy");
+  GF_CUDA_TRY(cudaMalloc(&d_b, bm.size() * sizeof(double)));
+  GF_CUDA_TRY(cudaMalloc(&d_x, bm.size() * sizeof(double)));
+  GF_CUDA_TRY(cudaMemcpy(d_b, bm.data(), bm.size() * sizeof(double), cudaMemcpyHostToDevice));
   std::printf("\n64×64 tile solve X = B·L⁻ᵀ, one CTA (min of %d):\n\n| variant | cycles | µs | ratio | max|X·Lᵀ − B| |\n|---|---|---|---|---|\n", reps);
   long long solve_base = 0;
   const auto solve = [&](auto kernel, const char* name) {
     const std::size_t smem = sizeof(double) * (2 * gd::kTileNb * gd::kTileLd + gd::kTileSub * 64) + 16;
-    ck(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)), "attr");
-    ck(cudaMemset(d_x, 0, bm.size() * sizeof(double)), "memset");
+    GF_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    GF_CUDA_TRY(cudaMemset(d_x, 0, bm.size() * sizeof(double)));
     kernel<<<1, gd::kTileThreads, smem>>>(d_a, d_b, reps, d_x, d_cycles);
-    ck(cudaDeviceSynchronize(), "solve");
+    GF_CUDA_TRY(cudaDeviceSynchronize());
     long long c = 0;
     std::vector<double> x(bm.size());
-    ck(cudaMemcpy(&c, d_cycles, sizeof c, cudaMemcpyDeviceToHost), "copy");
-    ck(cudaMemcpy(x.data(), d_x, x.size() * sizeof(double), cudaMemcpyDeviceToHost), "copy");
+    GF_CUDA_TRY(cudaMemcpy(&c, d_cycles, sizeof c, cudaMemcpyDeviceToHost));
+    GF_CUDA_TRY(cudaMemcpy(x.data(), d_x, x.size() * sizeof(double), cudaMemcpyDeviceToHost));
     double res = 0;
     for (int i = 0; i < 64; ++i)
       for (int j = 0; j < 64; ++j) {
@@ -376,4 +370,13 @@ int main(int argc, char** argv) {
   cudaFree(d_cycles);
   cudaFree(d_sink);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {  // gemflow::cuda::CudaError from the checked calls
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
 }

@@ -32,6 +32,7 @@
 #include <cuda_runtime.h>
 #include <lapacke.h>
 
+#include <gemflow/cuda/cublas.hpp>
 #include <gemflow/linalg/cholesky.hpp>
 #include <gemflow/linalg/cholesky_cuda.hpp>
 
@@ -45,17 +46,12 @@ using gc::CholeskyOptions;
 using gc::Fp32Mode;
 
 using gemflow::linalg::testing::Dev;
-using gemflow::linalg::testing::ok;
 using gemflow::linalg::testing::test_seed;
-
-void ok(cublasStatus_t e, const char* what) {
-  if (e != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cublasGetStatusString(e));
-}
 
 struct Cublas {
   cublasHandle_t h{};
-  Cublas() { ok(cublasCreate(&h), "cublasCreate"); }
-  ~Cublas() { cublasDestroy(h); }
+  Cublas() { GF_CUBLAS_TRY(cublasCreate(&h)); }
+  ~Cublas() { GF_CUDA_TRY_NO_THROW(cublasDestroy(h)); }
 };
 
 constexpr double kPoison = -7.77e77;
@@ -86,11 +82,10 @@ std::vector<double> random_spd(std::int64_t n, double shift, std::int64_t rank =
   Cublas cb;
   const double alpha = 1.0 / double(n), beta = 0.0;
   if (r > 0)
-    ok(cublasDgemm(cb.h, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), int(r), &alpha, gd.p, int(n), gd.p, int(n), &beta,
-                   ad.p, int(n)),
-       "dgemm");
+    GF_CUBLAS_TRY(cublasDgemm(cb.h, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), int(r), &alpha, gd.p, int(n), gd.p,
+                              int(n), &beta, ad.p, int(n)));
   else
-    ok(cudaMemset(ad.p, 0, sizeof(double) * n * n), "memset");
+    GF_CUDA_TRY(cudaMemset(ad.p, 0, sizeof(double) * n * n));
   auto a = ad.get();
   for (std::int64_t i = 0; i < n; ++i) a[i + i * n] += shift;
   // exact symmetry
@@ -143,9 +138,8 @@ double backward_error(const std::vector<double>& a64, const std::vector<T>& l, s
   ld.put(lh);
   Cublas cb;
   const double one = 1.0, zero = 0.0;
-  ok(cublasDgemm(cb.h, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), int(n), &one, ld.p, int(n), ld.p, int(n), &zero, cd.p,
-                 int(n)),
-     "dgemm");
+  GF_CUBLAS_TRY(cublasDgemm(cb.h, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), int(n), &one, ld.p, int(n), ld.p, int(n),
+                            &zero, cd.p, int(n)));
   const auto c = cd.get();
   double num = 0, den = 0;
   for (std::int64_t j = 0; j < n; ++j)
@@ -448,7 +442,7 @@ struct DeviceProbe {
     gc::fill_random_symmetric(pristine.p, n, n, 1.3 * std::sqrt(double(n)), seed, nullptr);
   }
   double beta(const CholeskyOptions& o) {
-    ok(cudaMemcpy(a.p, pristine.p, sizeof(T) * n * n, cudaMemcpyDeviceToDevice), "copy");
+    GF_CUDA_TRY(cudaMemcpy(a.p, pristine.p, sizeof(T) * n * n, cudaMemcpyDeviceToDevice));
     EXPECT_EQ(chol.factor(a.p, n, n, o).info, 0);
     return gc::probe_backward_error(pristine.p, n, a.p, n, n, 2, nullptr);
   }

@@ -1,6 +1,7 @@
 #pragma once
-// Helpers shared by the linalg GPU tests (CUDA builds only): error checks, a device buffer, and
-// the GEMFLOW_TEST_SEED convention (every test prints its seed; set the variable to reproduce).
+// Helpers shared by the linalg GPU tests (CUDA builds only): error checks, a device array over the
+// SDK's DeviceBuffer, and the GEMFLOW_TEST_SEED convention (every test prints its seed; set the
+// variable to reproduce).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,25 +12,23 @@
 #include <string>
 #include <vector>
 
+#include <gemflow/cuda/buffer.hpp>
+#include <gemflow/cuda/check.hpp>
+
 namespace gemflow::linalg::testing {
 
-inline void ok(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-/// `count` elements of T on the device (at least one allocated); put/get copy whole vectors.
+/// `count` elements of T on the device, at least one allocated (so that a zero-size case still
+/// passes a valid pointer); p is buf.data(); put/get copy whole vectors synchronously.
 template <class T>
 struct Dev {
-  T* p = nullptr;
-  std::size_t n = 0;
-  explicit Dev(std::size_t count) : n(count) { ok(cudaMalloc(&p, sizeof(T) * std::max<std::size_t>(count, 1)), "cudaMalloc"); }
-  ~Dev() { cudaFree(p); }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-  void put(const std::vector<T>& h) { ok(cudaMemcpy(p, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice), "H2D"); }
+  explicit Dev(std::size_t count) : buf(std::max<std::size_t>(count, 1)), p(buf.data()), n(count) {}
+  ::gemflow::cuda::DeviceBuffer<T> buf;
+  T* p;
+  std::size_t n;
+  void put(const std::vector<T>& h) { GF_CUDA_TRY(cudaMemcpy(p, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice)); }
   std::vector<T> get() const {
     std::vector<T> h(n);
-    ok(cudaMemcpy(h.data(), p, sizeof(T) * n, cudaMemcpyDeviceToHost), "D2H");
+    GF_CUDA_TRY(cudaMemcpy(h.data(), p, sizeof(T) * n, cudaMemcpyDeviceToHost));
     return h;
   }
 };

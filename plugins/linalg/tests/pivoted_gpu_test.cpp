@@ -39,7 +39,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kPoison = -7.77e77;
 
 using gemflow::linalg::testing::Dev;
-using gemflow::linalg::testing::ok;
 using gemflow::linalg::testing::test_seed;
 
 /// Symmetric PSD n×n (row-major = column-major) A = X Xᵀ + shift·I, X n×r. `integer`: X entries in

@@ -11,13 +11,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "cuda_check.cuh"
+#include "gemflow/cuda/buffer.hpp"
+#include "gemflow/cuda/check.hpp"
 #include "gemflow/distgeom/embedding_cuda.hpp"
 #include "gemflow/linalg/cholesky_cuda.hpp"
 
@@ -122,34 +124,25 @@ void check_grid(std::size_t n, const char* what) {
                                 std::to_string(65535 * kTile) + " rows the tile grid covers");
 }
 
-// A device buffer that grows (after a free-memory check) and never shrinks.
-struct Buffer {
-  void* p = nullptr;
-  std::size_t bytes = 0;
-  void* ensure(std::size_t want, std::size_t n, const char* what) {
-    if (want <= bytes) return p;
-    if (p) GF_CUDA_TRY(cudaFree(p));
-    p = nullptr;
-    bytes = 0;
-    std::size_t free_b = 0, total_b = 0;
-    GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
-    if (want > free_b) {
-      int dev = 0;
-      GF_CUDA_TRY(cudaGetDevice(&dev));
-      throw CudaError(std::string(what) + " (n = " + std::to_string(n) + ") needs " + std::to_string(want) +
-                      " more bytes of device memory, cuda:" + std::to_string(dev) + " has " + std::to_string(free_b) +
-                      " free of " + std::to_string(total_b));
-    }
-    GF_CUDA_TRY(cudaMalloc(&p, want));
-    bytes = want;
-    return p;
+using ByteBuffer = ::gemflow::cuda::DeviceBuffer<std::byte>;
+
+// Grows `buffer` to at least `want` bytes (after a free-memory check; the old contents are lost);
+// never shrinks it.
+void* ensure(ByteBuffer& buffer, std::size_t want, std::size_t n, const char* what) {
+  if (want <= buffer.size()) return buffer.data();
+  buffer.deallocate();
+  std::size_t free_b = 0, total_b = 0;
+  GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+  if (want > free_b) {
+    int dev = 0;
+    GF_CUDA_TRY(cudaGetDevice(&dev));
+    throw CudaError(std::string(what) + " (n = " + std::to_string(n) + ") needs " + std::to_string(want) +
+                    " more bytes of device memory, cuda:" + std::to_string(dev) + " has " + std::to_string(free_b) +
+                    " free of " + std::to_string(total_b));
   }
-  void release() noexcept {
-    if (p) GF_CUDA_TRY_NOTHROW(cudaFree(p));
-    p = nullptr;
-    bytes = 0;
-  }
-};
+  buffer.allocate(want);
+  return buffer.data();
+}
 
 }  // namespace
 }  // namespace detail
@@ -179,7 +172,7 @@ struct GpuEmbedder::Impl {
   int device = 0;
   cudaStream_t stream = nullptr;
   std::unique_ptr<::gemflow::linalg::cuda::GpuCholesky> chol;
-  detail::Buffer in, g, work, l, flags;
+  detail::ByteBuffer in, g, work, l, flags;
 
   bool owns_stream = false;
 
@@ -190,28 +183,28 @@ struct GpuEmbedder::Impl {
       owns_stream = true;
     }
     try {
-      chol = std::make_unique<::gemflow::linalg::cuda::GpuCholesky>(static_cast<void*>(stream));
-    } catch (const ::gemflow::linalg::cuda::CudaError& e) {
-      if (owns_stream) GF_CUDA_TRY_NOTHROW(cudaStreamDestroy(stream));
-      throw CudaError(std::string("GpuEmbedder: ") + e.what());
+      chol = std::make_unique<::gemflow::linalg::cuda::GpuCholesky>(stream);
+    } catch (const CudaError& e) {
+      if (owns_stream) GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(stream));
+      throw CudaError("GpuEmbedder", e);
     }
   }
   ~Impl() {
-    GF_CUDA_TRY_NOTHROW(cudaSetDevice(device));
+    GF_CUDA_TRY_NO_THROW(cudaSetDevice(device));
     chol.reset();
-    in.release();
-    g.release();
-    work.release();
-    l.release();
-    flags.release();
-    if (owns_stream) GF_CUDA_TRY_NOTHROW(cudaStreamDestroy(stream));
+    in.reset();
+    g.reset();
+    work.reset();
+    l.reset();
+    flags.reset();
+    if (owns_stream) GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(stream));
   }
 
   void activate() { GF_CUDA_TRY(cudaSetDevice(device)); }
 
   // Uploads a host n×n matrix into `in`.
   double* upload(std::span<const double> host, std::size_t n, const char* what) {
-    auto* p = static_cast<double*>(in.ensure(sizeof(double) * n * n, n, what));
+    auto* p = static_cast<double*>(detail::ensure(in, sizeof(double) * n * n, n, what));
     GF_CUDA_TRY(cudaMemcpyAsync(p, host.data(), sizeof(double) * n * n, cudaMemcpyHostToDevice, stream));
     return p;
   }
@@ -221,8 +214,8 @@ struct GpuEmbedder::Impl {
   double* metric_on_device(std::span<const double> d, std::size_t n, MatrixLayout layout, const char* what) {
     detail::check_grid(n, what);
     const double* dd = upload(d, n, what);
-    auto* gd = static_cast<double*>(g.ensure(sizeof(double) * n * n, n, what));
-    auto* wd = static_cast<double*>(work.ensure(sizeof(double) * (n + 1), n, what));
+    auto* gd = static_cast<double*>(detail::ensure(g, sizeof(double) * n * n, n, what));
+    auto* wd = static_cast<double*>(detail::ensure(work, sizeof(double) * (n + 1), n, what));
     metric_matrix_device(dd, n, gd, layout, wd, stream);
     return gd;
   }
@@ -230,20 +223,20 @@ struct GpuEmbedder::Impl {
   EmbedResult factor_and_embed(std::size_t n, std::size_t dim, std::size_t cholesky_rank,
                                std::span<const unsigned char> pivot_candidates, const char* what) {
     const std::size_t k = embed_cholesky_columns(n, dim, cholesky_rank);
-    auto* lp = static_cast<double*>(l.ensure(sizeof(double) * n * k, n, what));
+    auto* lp = static_cast<double*>(detail::ensure(l, sizeof(double) * n * k, n, what));
     const unsigned char* allowed = nullptr;
     if (!pivot_candidates.empty()) {
-      auto* fp = static_cast<unsigned char*>(flags.ensure(n, n, what));
+      auto* fp = static_cast<unsigned char*>(detail::ensure(flags, n, n, what));
       GF_CUDA_TRY(cudaMemcpyAsync(fp, pivot_candidates.data(), n, cudaMemcpyHostToDevice, stream));
       allowed = fp;
     }
     const auto nn = static_cast<std::int64_t>(n);
     linalg::PivotedCholesky f;
     try {
-      f = chol->factor_pivoted(static_cast<const double*>(g.p), nn, nn, static_cast<std::int64_t>(k), 0.0, lp, nn,
+      f = chol->factor_pivoted(reinterpret_cast<const double*>(g.data()), nn, nn, static_cast<std::int64_t>(k), 0.0, lp, nn,
                                allowed);
-    } catch (const ::gemflow::linalg::cuda::CudaError& e) {
-      throw CudaError(std::string(what) + ": " + e.what());
+    } catch (const CudaError& e) {  // linalg's, the same type: add the entry point's name
+      throw CudaError(what, e);
     }
     std::vector<double> host_l(n * k);
     GF_CUDA_TRY(cudaMemcpyAsync(host_l.data(), lp, sizeof(double) * n * k, cudaMemcpyDeviceToHost, stream));
@@ -274,7 +267,7 @@ int GpuEmbedder::device() const noexcept { return impl_->device; }
 
 std::size_t GpuEmbedder::device_bytes() const noexcept {
   const auto& m = *impl_;
-  return m.in.bytes + m.g.bytes + m.work.bytes + m.l.bytes + m.flags.bytes + m.chol->workspace_bytes();
+  return m.in.size() + m.g.size() + m.work.size() + m.l.size() + m.flags.size() + m.chol->workspace_bytes();
 }
 
 void GpuEmbedder::metric_matrix(std::span<const double> d, std::size_t n, std::span<double> g) {
@@ -297,7 +290,7 @@ EmbedResult GpuEmbedder::embed(std::span<const double> g, std::size_t n, std::si
   const char* what = "embed (cholesky, cuda)";
   detail::check_grid(n, what);
   const double* gin = m.upload(g, n, what);
-  auto* gd = static_cast<double*>(m.g.ensure(sizeof(double) * n * n, n, what));
+  auto* gd = static_cast<double*>(detail::ensure(m.g, sizeof(double) * n * n, n, what));
   // The CPU reads the row-major lower triangle; GpuCholesky reads the column-major one.
   detail::transpose_kernel<<<detail::tile_grid(n), dim3(detail::kTile, detail::kRows), 0, m.stream>>>(
       gin, static_cast<std::int64_t>(n), gd);

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <vector>
 
-#include "cuda_check.cuh"
+#include <gemflow/cuda/buffer.hpp>
+#include <gemflow/cuda/check.hpp>
+#include <gemflow/cuda/timing.hpp>
+
 #include "smoothing_bench_support.hpp"
 #include "smoothing_kernels.cuh"
 
@@ -114,25 +117,16 @@ double ceiling_impl(Stream s) {
   GF_CUDA_TRY(cudaGetDevice(&device));
   GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const int blocks = sms * 8, threads = 256, iters = 1 << 14;
-  T* out = nullptr;
-  GF_CUDA_TRY(cudaMalloc(&out, sizeof(T) * blocks * threads));
-  cudaEvent_t a, b;
-  GF_CUDA_TRY(cudaEventCreate(&a));
-  GF_CUDA_TRY(cudaEventCreate(&b));
+  ::gemflow::cuda::DeviceBuffer<T> out(std::size_t(blocks) * threads);
+  ::gemflow::cuda::EventTimer timer;
   std::vector<double> rates;
   for (int rep = 0; rep < 6; ++rep) {
-    GF_CUDA_TRY(cudaEventRecord(a, s));
-    add_min_kernel<T><<<blocks, threads, 0, s>>>(out, T(1e-3), T(1e30), iters);
+    timer.start(s);
+    add_min_kernel<T><<<blocks, threads, 0, s>>>(out.data(), T(1e-3), T(1e30), iters);
     GF_CUDA_CHECK_LAUNCH("add_min_kernel");
-    GF_CUDA_TRY(cudaEventRecord(b, s));
-    GF_CUDA_TRY(cudaEventSynchronize(b));
-    float ms = 0;
-    GF_CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
+    const float ms = timer.stop_ms(s);
     if (rep > 0) rates.push_back(double(blocks) * threads * 16.0 * iters / (ms * 1e-3));
   }
-  GF_CUDA_TRY(cudaEventDestroy(a));
-  GF_CUDA_TRY(cudaEventDestroy(b));
-  GF_CUDA_TRY(cudaFree(out));
   std::sort(rates.begin(), rates.end());
   return rates[rates.size() / 2];
 }

@@ -3,14 +3,15 @@
 #include <cmath>
 #include <climits>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include <gemflow/cuda/buffer.hpp>
+#include <gemflow/cuda/check.hpp>
+#include <gemflow/cuda/timing.hpp>
 #include <gemflow/cuda_smem.hpp>
 
-#include "cuda_check.cuh"
 #include "gemflow/distgeom/smoothing_cuda.hpp"
 #include "smoothing_kernels.cuh"
 
@@ -21,37 +22,8 @@ using detail::idx_t;
 
 // ---- small RAII helpers -----------------------------------------------------------------
 
-template <class T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  explicit DeviceArray(std::size_t count) : count_(count) {
-    if (count) GF_CUDA_TRY(cudaMalloc(&ptr_, count * sizeof(T)));
-  }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() {
-    if (ptr_) GF_CUDA_TRY_NOTHROW(cudaFree(ptr_));
-  }
-  T* get() const noexcept { return ptr_; }
-  std::size_t size() const noexcept { return count_; }
-
- private:
-  T* ptr_ = nullptr;
-  std::size_t count_ = 0;
-};
-
-class Event {
- public:
-  Event() { GF_CUDA_TRY(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  ~Event() { GF_CUDA_TRY_NOTHROW(cudaEventDestroy(e_)); }
-  cudaEvent_t get() const noexcept { return e_; }
-
- private:
-  cudaEvent_t e_{};
-};
+using ::gemflow::cuda::DeviceBuffer;
+using ::gemflow::cuda::Event;  // without timing
 
 class DeviceGuard {
  public:
@@ -61,7 +33,7 @@ class DeviceGuard {
   }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;
-  ~DeviceGuard() { GF_CUDA_TRY_NOTHROW(cudaSetDevice(previous_)); }
+  ~DeviceGuard() { GF_CUDA_TRY_NO_THROW(cudaSetDevice(previous_)); }
 
  private:
   int previous_ = 0;
@@ -103,14 +75,14 @@ void validate_impl(const T* lower, const T* upper, std::size_t n, std::size_t ba
                    double tolerance, Stream stream) {
   GF_EXPECTS(tolerance >= 0, "triangle smoothing: tolerance must be >= 0 Å");
   if (n == 0 || batch == 0) return;
-  DeviceArray<unsigned long long> first(1);
-  GF_CUDA_TRY(cudaMemsetAsync(first.get(), 0xff, sizeof(unsigned long long), stream));
+  DeviceBuffer<unsigned long long> first(1);
+  GF_CUDA_TRY(cudaMemsetAsync(first.data(), 0xff, sizeof(unsigned long long), stream));
   const idx_t total = static_cast<idx_t>(n) * n * batch;
   detail::validate_kernel<T><<<grid_for(total, 256), 256, 0, stream>>>(
-      lower, upper, static_cast<idx_t>(n), total, tolerance, first.get());
+      lower, upper, static_cast<idx_t>(n), total, tolerance, first.data());
   GF_CUDA_CHECK_LAUNCH("validate_kernel");
   unsigned long long key = 0;
-  GF_CUDA_TRY(cudaMemcpyAsync(&key, first.get(), sizeof key, cudaMemcpyDeviceToHost, stream));
+  GF_CUDA_TRY(cudaMemcpyAsync(&key, first.data(), sizeof key, cudaMemcpyDeviceToHost, stream));
   GF_CUDA_TRY(cudaStreamSynchronize(stream));
   if (key == ~0ull) return;
 
@@ -243,25 +215,25 @@ std::vector<ConsistencyReport> consistency_impl(const T* lower, const T* upper, 
                                                 std::size_t batch, double tol, Stream stream) {
   std::vector<ConsistencyReport> out(batch);
   if (n == 0 || batch == 0) return out;
-  DeviceArray<unsigned long long> first(batch), count(batch);
-  DeviceArray<double> values(2 * batch);
-  GF_CUDA_TRY(cudaMemsetAsync(first.get(), 0xff, batch * sizeof(unsigned long long), stream));
-  GF_CUDA_TRY(cudaMemsetAsync(count.get(), 0, batch * sizeof(unsigned long long), stream));
+  DeviceBuffer<unsigned long long> first(batch), count(batch);
+  DeviceBuffer<double> values(2 * batch);
+  GF_CUDA_TRY(cudaMemsetAsync(first.data(), 0xff, batch * sizeof(unsigned long long), stream));
+  GF_CUDA_TRY(cudaMemsetAsync(count.data(), 0, batch * sizeof(unsigned long long), stream));
   const idx_t total = static_cast<idx_t>(n) * n * batch;
   detail::consistency_kernel<T><<<grid_for(total, 256), 256, 0, stream>>>(
-      lower, upper, static_cast<idx_t>(n), total, tol, first.get(), count.get());
+      lower, upper, static_cast<idx_t>(n), total, tol, first.data(), count.data());
   GF_CUDA_CHECK_LAUNCH("consistency_kernel");
   detail::gather_first_kernel<T><<<grid_for(static_cast<idx_t>(batch), 256), 256, 0, stream>>>(
-      lower, upper, static_cast<idx_t>(n), static_cast<idx_t>(batch), first.get(), count.get(),
-      values.get());
+      lower, upper, static_cast<idx_t>(n), static_cast<idx_t>(batch), first.data(), count.data(),
+      values.data());
   GF_CUDA_CHECK_LAUNCH("gather_first_kernel");
   std::vector<unsigned long long> f(batch), c(batch);
   std::vector<double> v(2 * batch);
-  GF_CUDA_TRY(cudaMemcpyAsync(f.data(), first.get(), batch * sizeof(unsigned long long),
+  GF_CUDA_TRY(cudaMemcpyAsync(f.data(), first.data(), batch * sizeof(unsigned long long),
                               cudaMemcpyDeviceToHost, stream));
-  GF_CUDA_TRY(cudaMemcpyAsync(c.data(), count.get(), batch * sizeof(unsigned long long),
+  GF_CUDA_TRY(cudaMemcpyAsync(c.data(), count.data(), batch * sizeof(unsigned long long),
                               cudaMemcpyDeviceToHost, stream));
-  GF_CUDA_TRY(cudaMemcpyAsync(v.data(), values.get(), 2 * batch * sizeof(double),
+  GF_CUDA_TRY(cudaMemcpyAsync(v.data(), values.data(), 2 * batch * sizeof(double),
                               cudaMemcpyDeviceToHost, stream));
   GF_CUDA_TRY(cudaStreamSynchronize(stream));
   for (std::size_t b = 0; b < batch; ++b) {
@@ -370,14 +342,14 @@ struct HostBuffers {
                                           std::is_same_v<T, float> ? Precision::fp32
                                                                    : Precision::fp64),
                    what);
-    lower = std::make_unique<DeviceArray<T>>(count);
-    upper = std::make_unique<DeviceArray<T>>(count);
-    if (staging_count) staging = std::make_unique<DeviceArray<double>>(staging_count);
+    lower.allocate(count);
+    upper.allocate(count);
+    staging.allocate(staging_count);  // none for fp64
   }
   std::size_t staging_count;
-  std::unique_ptr<DeviceArray<T>> lower, upper;
-  std::unique_ptr<DeviceArray<double>> staging;
-  double* staging_ptr() const { return staging ? staging->get() : nullptr; }
+  DeviceBuffer<T> lower, upper;
+  DeviceBuffer<double> staging;
+  double* staging_ptr() { return staging.data(); }
 };
 
 template <class T>
@@ -385,19 +357,19 @@ SmoothingResult host_impl(std::span<double> lower, std::span<double> upper, std:
                           Stream stream, const HostOptions& o) {
   const std::size_t count = n * n;
   HostBuffers<T> buf(n, count, "one matrix");
-  upload<T>(buf.lower->get(), lower.data(), count, buf.staging_ptr(), buf.staging_count, stream);
-  upload<T>(buf.upper->get(), upper.data(), count, buf.staging_ptr(), buf.staging_count, stream);
-  validate_impl<T>(buf.lower->get(), buf.upper->get(), n, 1, o.tolerance, stream);
+  upload<T>(buf.lower.data(), lower.data(), count, buf.staging_ptr(), buf.staging_count, stream);
+  upload<T>(buf.upper.data(), upper.data(), count, buf.staging_ptr(), buf.staging_count, stream);
+  validate_impl<T>(buf.lower.data(), buf.upper.data(), n, 1, o.tolerance, stream);
   SmoothingResult result;
-  if (!smooth_impl<T>(buf.lower->get(), buf.upper->get(), n, stream, o.control)) {
+  if (!smooth_impl<T>(buf.lower.data(), buf.upper.data(), n, stream, o.control)) {
     result.cancelled = true;
     return result;
   }
   result.consistency =
-      consistency_impl<T>(buf.lower->get(), buf.upper->get(), n, 1, o.tolerance, stream)[0];
-  download<T>(lower.data(), buf.lower->get(), count, buf.staging_ptr(), buf.staging_count,
+      consistency_impl<T>(buf.lower.data(), buf.upper.data(), n, 1, o.tolerance, stream)[0];
+  download<T>(lower.data(), buf.lower.data(), count, buf.staging_ptr(), buf.staging_count,
               stream);
-  download<T>(upper.data(), buf.upper->get(), count, buf.staging_ptr(), buf.staging_count,
+  download<T>(upper.data(), buf.upper.data(), count, buf.staging_ptr(), buf.staging_count,
               stream);
   return result;
 }
@@ -409,9 +381,9 @@ std::vector<ConsistencyReport> host_batched_impl(std::span<double> lower,
                                                  const HostOptions& o, bool* cancelled) {
   const std::size_t count = n * n * batch;
   HostBuffers<T> buf(n, count, "batched");
-  upload<T>(buf.lower->get(), lower.data(), count, buf.staging_ptr(), buf.staging_count, stream);
-  upload<T>(buf.upper->get(), upper.data(), count, buf.staging_ptr(), buf.staging_count, stream);
-  validate_impl<T>(buf.lower->get(), buf.upper->get(), n, batch, o.tolerance, stream);
+  upload<T>(buf.lower.data(), lower.data(), count, buf.staging_ptr(), buf.staging_count, stream);
+  upload<T>(buf.upper.data(), upper.data(), count, buf.staging_ptr(), buf.staging_count, stream);
+  validate_impl<T>(buf.lower.data(), buf.upper.data(), n, batch, o.tolerance, stream);
   const double rate = std::is_same_v<T, float> ? 1e12 : 5e11;  // conservative, small matrices
   const double per_matrix_ms = 3.0 * double(n) * n * n / rate * 1e3;
   const std::size_t per_launch = std::max<std::size_t>(
@@ -420,7 +392,7 @@ std::vector<ConsistencyReport> host_batched_impl(std::span<double> lower,
   if (cancelled) *cancelled = false;
   for (std::size_t b = 0; b < batch; b += per_launch) {
     const std::size_t c = std::min(per_launch, batch - b);
-    batched_impl<T>(buf.lower->get() + b * n * n, buf.upper->get() + b * n * n, n, c, stream);
+    batched_impl<T>(buf.lower.data() + b * n * n, buf.upper.data() + b * n * n, n, c, stream);
     if (b + c < batch && (o.control.cancelled || o.control.progress)) {
       GF_CUDA_TRY(cudaStreamSynchronize(stream));
       if (o.control.progress) o.control.progress(double(b + c) / double(batch));
@@ -430,11 +402,11 @@ std::vector<ConsistencyReport> host_batched_impl(std::span<double> lower,
       }
     }
   }
-  auto reports = consistency_impl<T>(buf.lower->get(), buf.upper->get(), n, batch, o.tolerance,
+  auto reports = consistency_impl<T>(buf.lower.data(), buf.upper.data(), n, batch, o.tolerance,
                                      stream);
-  download<T>(lower.data(), buf.lower->get(), count, buf.staging_ptr(), buf.staging_count,
+  download<T>(lower.data(), buf.lower.data(), count, buf.staging_ptr(), buf.staging_count,
               stream);
-  download<T>(upper.data(), buf.upper->get(), count, buf.staging_ptr(), buf.staging_count,
+  download<T>(upper.data(), buf.upper.data(), count, buf.staging_ptr(), buf.staging_count,
               stream);
   return reports;
 }

@@ -22,8 +22,7 @@
 
 #include <gemflow/cuda_smem.hpp>
 
-#include "context.cuh"
-#include "cuda_check.cuh"
+#include "context.cuh"  // GpuCholesky::Impl; gemflow/cuda/ checks and buffers
 #include "equilibrate.cuh"
 #include "panel_kernels.cuh"
 #include "potrf_kernels.cuh"
@@ -474,12 +473,12 @@ struct Factor {
 
   void leaf(std::int64_t off, std::int64_t n, bool force_cusolver = false) {
     if (n <= kOwnLeafMax && !force_cusolver) {
-      launch_leaf<T>(at(off, off), lda, n, off, ctx.status, stream);
+      launch_leaf<T>(at(off, off), lda, n, off, ctx.status.data(), stream);
       return;
     }
     GF_CUSOLVER_TRY(Lib<T>::potrf(ctx.solver, as_int(n), at(off, off), as_int(lda), lwork_ptr, lwork,
-                                  &ctx.status->local_info));
-    fold_info_kernel<T><<<1, 256, 0, stream>>>(at(off, off), lda, as_int(n), off, ctx.status);
+                                  &ctx.status.data()->local_info));
+    fold_info_kernel<T><<<1, 256, 0, stream>>>(at(off, off), lda, as_int(n), off, ctx.status.data());
     GF_CUDA_CHECK_LAUNCH();
   }
 
@@ -646,7 +645,7 @@ struct Factor {
       }
       // one-product modes (11-bit products): the block's 8×8 tiles in fp32 arithmetic, a shorter chain
       const bool fp32_tiles = opt.fp32_mode == Fp32Mode::fp16 || opt.fp32_mode == Fp32Mode::tf32;
-      launch_panel<T>(d, lda, jb, below, off + j, ctx.status, stream, ctx.device, copy, fp32_tiles,
+      launch_panel<T>(d, lda, jb, below, off + j, ctx.status.data(), stream, ctx.device, copy, fp32_tiles,
                       std::min<std::int64_t>(kPanelNb, b - j - jb), max_ctas);
       GF_CHOL_TRACE(stream, "sub-panel", off + j);
       const std::int64_t sub = j / kPanelNb;
@@ -881,7 +880,7 @@ struct Factor {
       std::int64_t cap = std::int64_t{std::max(sms, 1)} * std::max(per_sm, 1);
       if (opt.tiled_ctas > 0) cap = std::min(cap, opt.tiled_ctas);
       const unsigned grid = unsigned(std::clamp<std::int64_t>(tasks, 1, cap));
-      kernel<<<grid, kTileThreads, tiled_smem_bytes(), stream>>>(a, lda, n, tt, state, order, forms, ctx.status,
+      kernel<<<grid, kTileThreads, tiled_smem_bytes(), stream>>>(a, lda, n, tt, state, order, forms, ctx.status.data(),
                                                                  offset, hl, amap);
     };
     if constexpr (std::is_same_v<T, double>) {
@@ -1063,7 +1062,7 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
       (opt.algo == CholeskyAlgo::tiled || (opt.algo == CholeskyAlgo::lookahead && opt.panel == PanelAlgo::tiles)))
     scan = false;
   if (scan) {
-    scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the input
+    scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status.data());  // the input
     GF_CUDA_CHECK_LAUNCH();
   }
   const dim3 scale_grid(unsigned((n + 255) / 256), unsigned(std::min<std::int64_t>(n, 1024)));
@@ -1104,7 +1103,7 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
     }
   }
   if (scan) {
-    scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status);  // the factor
+    scan_nonfinite_kernel<T><<<scan_blocks, 256, 0, ctx.stream>>>(a, lda, n, ctx.status.data());  // the factor
     GF_CUDA_CHECK_LAUNCH();
   }
 }
@@ -1148,7 +1147,7 @@ GpuCholesky::Impl::Impl(cudaStream_t s) : stream(s) {
     GF_CUBLAS_TRY(cublasSetStream(blas, stream));
     GF_CUSOLVER_TRY(cusolverDnCreate(&solver));
     GF_CUSOLVER_TRY(cusolverDnSetStream(solver, stream));
-    GF_CUDA_TRY(cudaMalloc(&status, sizeof(detail::DeviceStatus)));
+    status.allocate(1);
   } catch (...) {
     release();
     throw;
@@ -1205,49 +1204,35 @@ void GpuCholesky::Impl::release_lookahead() noexcept {
 
 void GpuCholesky::Impl::release() noexcept {
   release_lookahead();
-  if (ws) GF_CUDA_TRY_NO_THROW(cudaFree(ws));
-  if (solve_ws) GF_CUDA_TRY_NO_THROW(cudaFree(solve_ws));
-  if (pinned) GF_CUDA_TRY_NO_THROW(cudaFreeHost(pinned));
-  if (tile_order_dev) GF_CUDA_TRY_NO_THROW(cudaFree(tile_order_dev));
-  tile_order_dev = nullptr;
-  tile_order_dev_bytes = 0;
+  ws.reset();
+  solve_ws.reset();
+  pinned.reset();
+  tile_order_dev.reset();
   tile_order_dev_current = false;
-  if (status) GF_CUDA_TRY_NO_THROW(cudaFree(status));
+  status.reset();
   if (solver) GF_CUDA_TRY_NO_THROW(cusolverDnDestroy(solver));
   if (blas) GF_CUDA_TRY_NO_THROW(cublasDestroy(blas));
-  ws = nullptr;
-  ws_bytes = 0;
-  solve_ws = nullptr;
-  solve_ws_bytes = 0;
-  pinned = nullptr;
-  pinned_bytes = 0;
-  status = nullptr;
   solver = nullptr;
   blas = nullptr;
 }
 
 namespace {
-/// Grows the allocation p (have bytes) to at least `bytes` once the stream is idle (nothing still
-/// uses the old one); the old contents are lost. Device memory after a free-memory check, or
-/// (pinned) page-locked host memory.
-void* grow_buffer(void*& p, std::size_t& have, std::size_t bytes, const std::string& what, cudaStream_t stream,
-                  bool pinned = false) {
-  if (bytes <= have) return p;
-  if (!pinned) detail::require_free_memory(bytes - have, what);
+/// Grows `buffer` to at least `bytes` once the stream is idle (nothing still uses the old
+/// allocation); the old contents are lost. Device memory after a free-memory check, or page-locked
+/// host memory.
+template <class Buffer>
+void* grow_buffer(Buffer& buffer, std::size_t bytes, const std::string& what, cudaStream_t stream) {
+  if (bytes <= buffer.size()) return buffer.data();
+  if constexpr (std::is_same_v<Buffer, ::gemflow::cuda::DeviceBuffer<std::byte>>)
+    detail::require_free_memory(bytes - buffer.size(), what);
   GF_CUDA_TRY(cudaStreamSynchronize(stream));
-  if (p) {
-    GF_CUDA_TRY(pinned ? cudaFreeHost(p) : cudaFree(p));
-    p = nullptr;
-    have = 0;
-  }
-  GF_CUDA_TRY(pinned ? cudaMallocHost(&p, bytes) : cudaMalloc(&p, bytes));
-  have = bytes;
-  return p;
+  buffer.allocate(bytes);  // frees the old allocation first
+  return buffer.data();
 }
 }  // namespace
 
 void* GpuCholesky::Impl::workspace(std::size_t bytes, const std::string& what) {
-  return grow_buffer(ws, ws_bytes, bytes, what, stream);
+  return grow_buffer(ws, bytes, what, stream);
 }
 
 const int2* GpuCholesky::Impl::tile_order_on_device(std::int64_t tt, double slope) {
@@ -1259,29 +1244,29 @@ const int2* GpuCholesky::Impl::tile_order_on_device(std::int64_t tt, double slop
   }
   if (!tile_order_dev_current) {
     const std::size_t bytes = sizeof(int2) * tile_order.size();
-    grow_buffer(tile_order_dev, tile_order_dev_bytes, bytes, "the tiled task order", stream);
-    GF_CUDA_TRY(cudaMemcpyAsync(tile_order_dev, tile_order.data(), bytes, cudaMemcpyHostToDevice, stream));
+    grow_buffer(tile_order_dev, bytes, "the tiled task order", stream);
+    GF_CUDA_TRY(cudaMemcpyAsync(tile_order_dev.data(), tile_order.data(), bytes, cudaMemcpyHostToDevice, stream));
     tile_order_dev_current = true;
   }
-  return static_cast<const int2*>(tile_order_dev);
+  return reinterpret_cast<const int2*>(tile_order_dev.data());
 }
 
 void* GpuCholesky::Impl::solve_workspace(std::size_t bytes, const std::string& what) {
-  return grow_buffer(solve_ws, solve_ws_bytes, bytes, what, stream);
+  return grow_buffer(solve_ws, bytes, what, stream);
 }
 
 void* GpuCholesky::Impl::host_pinned(std::size_t bytes) {
-  return grow_buffer(pinned, pinned_bytes, bytes, "page-locked scalars", stream, /*pinned=*/true);
+  return grow_buffer(pinned, bytes, "page-locked scalars", stream);
 }
 
 void GpuCholesky::Impl::reset_status() {
   static const detail::DeviceStatus init{0, LLONG_MAX, LLONG_MAX, 0, 0, 0};
-  GF_CUDA_TRY(cudaMemcpyAsync(status, &init, sizeof init, cudaMemcpyHostToDevice, stream));
+  GF_CUDA_TRY(cudaMemcpyAsync(status.data(), &init, sizeof init, cudaMemcpyHostToDevice, stream));
 }
 
 detail::DeviceStatus GpuCholesky::Impl::read_status() {
   detail::DeviceStatus st{};
-  GF_CUDA_TRY(cudaMemcpyAsync(&st, status, sizeof st, cudaMemcpyDeviceToHost, stream));
+  GF_CUDA_TRY(cudaMemcpyAsync(&st, status.data(), sizeof st, cudaMemcpyDeviceToHost, stream));
   GF_CUDA_TRY(cudaStreamSynchronize(stream));
   return st;
 }
@@ -1315,6 +1300,6 @@ CholeskyStatus GpuCholesky::factor(float* a, std::int64_t n, std::int64_t lda, c
 }
 
 Stream GpuCholesky::stream() const noexcept { return impl_->stream; }
-std::size_t GpuCholesky::workspace_bytes() const noexcept { return impl_->ws_bytes + impl_->solve_ws_bytes; }
+std::size_t GpuCholesky::workspace_bytes() const noexcept { return impl_->ws.size() + impl_->solve_ws.size(); }
 
 }  // namespace gemflow::linalg::cuda

@@ -20,8 +20,7 @@
 
 #include <gemflow/cuda_smem.hpp>
 
-#include "context.cuh"
-#include "cuda_check.cuh"
+#include "context.cuh"  // GpuCholesky::Impl; gemflow/cuda/ checks and buffers
 #include "batched_kernels.cuh"
 #include "potrf_kernels.cuh"
 

@@ -15,8 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "context.cuh"
-#include "cuda_check.cuh"
+#include "context.cuh"  // GpuCholesky::Impl; gemflow/cuda/ checks and buffers
 
 namespace gemflow::linalg::cuda {
 namespace detail {

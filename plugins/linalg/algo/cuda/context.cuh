@@ -5,12 +5,16 @@
 #include <cusolverDn.h>
 
 #include <climits>
-#include <cstddef>
+#include <cstddef>  // std::byte
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "cuda_check.cuh"
+#include <gemflow/cuda/buffer.hpp>
+#include <gemflow/cuda/check.hpp>
+#include <gemflow/cuda/cublas.hpp>
+#include <gemflow/cuda/cusolver.hpp>
+#include <gemflow/linalg/cholesky_cuda.hpp>
 
 namespace gemflow::linalg::cuda::detail {
 
@@ -40,13 +44,10 @@ struct GpuCholesky::Impl {
   int device = 0;
   cublasHandle_t blas = nullptr;
   cusolverDnHandle_t solver = nullptr;
-  detail::DeviceStatus* status = nullptr;  // device
-  void* ws = nullptr;  // factorisation scratch
-  std::size_t ws_bytes = 0;
-  void* solve_ws = nullptr;  // solve_mixed: the fp32 copy of A and its vectors, kept for the next call
-  std::size_t solve_ws_bytes = 0;
-  void* pinned = nullptr;  // solve_mixed: page-locked host scalars (asynchronous copies back)
-  std::size_t pinned_bytes = 0;
+  ::gemflow::cuda::DeviceBuffer<detail::DeviceStatus> status;  // one
+  ::gemflow::cuda::DeviceBuffer<std::byte> ws;  // factorisation scratch
+  ::gemflow::cuda::DeviceBuffer<std::byte> solve_ws;  // solve_mixed: the fp32 copy of A and its vectors, kept for the next call
+  ::gemflow::cuda::PinnedBuffer<std::byte> pinned;  // solve_mixed: page-locked host scalars (asynchronous copies back)
   /// Streams, handles and events of CholeskyAlgo::lookahead, created on first use.
   struct Lookahead {
     cudaStream_t crit = nullptr, bulk = nullptr, bulk2 = nullptr, next = nullptr, ahead = nullptr;
@@ -63,8 +64,7 @@ struct GpuCholesky::Impl {
   double tile_order_slope = -1.0;
   /// Its device copy, uploaded when the order changes (a copy from pageable memory on every call
   /// sat before the kernel on the stream).
-  void* tile_order_dev = nullptr;
-  std::size_t tile_order_dev_bytes = 0;
+  ::gemflow::cuda::DeviceBuffer<std::byte> tile_order_dev;
   bool tile_order_dev_current = false;
 
   explicit Impl(cudaStream_t s);

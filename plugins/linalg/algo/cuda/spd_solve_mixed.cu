@@ -11,16 +11,16 @@
 #include <cfloat>
 #include <climits>
 #include <cmath>
+#include <cstddef>
 #include <functional>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <gemflow/cuda/timing.hpp>  // Event
 #include <gemflow/cuda_smem.hpp>
 
-#include "context.cuh"
-#include "cuda_check.cuh"
+#include "context.cuh"  // GpuCholesky::Impl; gemflow/cuda/ checks and buffers
 #include "demote_kernels.cuh"
 #include "../componentwise_steps.hpp"
 #include "../gmres_ir.hpp"
@@ -47,33 +47,13 @@ struct DeviceSpan {
   }
 };
 
-/// An event without timing, destroyed with its scope.
-struct ScopedEvent {
-  cudaEvent_t e = nullptr;
-  ScopedEvent() { GF_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)); }
-  ~ScopedEvent() { GF_CUDA_TRY_NO_THROW(cudaEventDestroy(e)); }
-  ScopedEvent(const ScopedEvent&) = delete;
-  ScopedEvent& operator=(const ScopedEvent&) = delete;
-};
+using ByteBuffer = ::gemflow::cuda::DeviceBuffer<std::byte>;
 
-/// Owned device allocation (memory checked first).
-class DeviceBuffer {
- public:
-  DeviceBuffer(std::size_t bytes, const std::string& what) {
-    require_free_memory(bytes, what);
-    GF_CUDA_TRY(cudaMalloc(&p_, std::max<std::size_t>(bytes, 1)));
-  }
-  ~DeviceBuffer() { GF_CUDA_TRY_NO_THROW(cudaFree(p_)); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  template <class T>
-  T* as(std::size_t byte_offset = 0) const {
-    return DeviceSpan{p_}.as<T>(byte_offset);
-  }
-
- private:
-  void* p_ = nullptr;
-};
+/// `bytes` (at least one) of device memory after a free-memory check.
+ByteBuffer checked_buffer(std::size_t bytes, const std::string& what) {
+  require_free_memory(bytes, what);
+  return ByteBuffer(std::max<std::size_t>(bytes, 1));
+}
 
 /// ce[j] = max_i (ilogb(r_ij) + e_i) − t over the finite nonzero entries of column j (S = diag(2^e);
 /// e = nullptr: S = I), 0 when there is none: the exponent of the column's largest entry of S·r,
@@ -428,7 +408,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   static_assert(sizeof(RefineScalars) <= 256 && sizeof(RefineScalars) % 8 == 0);
   auto* hsc = static_cast<RefineScalars*>(ctx.host_pinned(sizeof(RefineScalars) + sizeof(DeviceStatus)));
   auto* hst = reinterpret_cast<DeviceStatus*>(hsc + 1);  // the factor's status words
-  const ScopedEvent copied;                               // the scalars are on the host
+  ::gemflow::cuda::Event copied;                               // the scalars are on the host
 
   // fp32 copy of A and ‖A‖∞ in one pass, then ‖b_j‖∞
   GF_CUDA_TRY(cudaMemsetAsync(sc, 0, sizeof(RefineScalars), s));
@@ -586,14 +566,14 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // The exact ω's |A|·|x| partials (allocated on first use: most solves need only the bound) and
   // its scale 2^−s, so that |A|·|x| + |b| stays within double (symv_lower), from ‖A‖∞ and the last
   // known ‖x‖∞ and ‖b‖∞ (x changes little once η has converged).
-  std::unique_ptr<DeviceBuffer> abs_buf;
+  ByteBuffer abs_buf;
   double* abs_work = nullptr;
   double omega_sc = 1.0;
   const auto omega_setup = [&]() {
-    if (!abs_buf) {
-      abs_buf = std::make_unique<DeviceBuffer>(sizeof(double) * std::size_t(symv_abs_workspace_doubles(n)),
+    if (abs_buf.empty()) {
+      abs_buf = checked_buffer(sizeof(double) * std::size_t(symv_abs_workspace_doubles(n)),
                                                what + " |A|·|x| partials");
-      abs_work = abs_buf->as<double>();
+      abs_work = DeviceSpan{abs_buf.data()}.as<double>();
     }
     int e = INT_MIN;
     for (std::size_t j = 0; j < nr; ++j) {
@@ -624,15 +604,15 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       GF_CHOL_TRACE(s, "symv", 0);
       const bool spec = !std::isnan(thresh);
       if (spec) {
-        refine_gate_kernel<<<1, 1, 0, s>>>(ctx.status, sc, false, after_first, res.tolerance, thresh);
+        refine_gate_kernel<<<1, 1, 0, s>>>(ctx.status.data(), sc, false, after_first, res.tolerance, thresh);
         GF_CUDA_CHECK_LAUNCH();
       }
       GF_CUDA_TRY(cudaMemcpyAsync(hsc, sc, sizeof(RefineScalars), cudaMemcpyDeviceToHost, s));
       if (after_first)  // the factor's status words, read with the first step's results
-        GF_CUDA_TRY(cudaMemcpyAsync(hst, ctx.status, sizeof(DeviceStatus), cudaMemcpyDeviceToHost, s));
-      GF_CUDA_TRY(cudaEventRecord(copied.e, s));
+        GF_CUDA_TRY(cudaMemcpyAsync(hst, ctx.status.data(), sizeof(DeviceStatus), cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaEventRecord(copied.get(), s));
       if (spec) solve_step(r, n, &sc->skip[1]);
-      GF_CUDA_TRY(cudaEventSynchronize(copied.e));
+      GF_CUDA_TRY(cudaEventSynchronize(copied.get()));
       GF_CHOL_TRACE(s, "eta, sync", 0);
       spec_ran = spec && hsc->skip[1] == 0;
       rmax[0] = __builtin_bit_cast(double, hsc->rmax);
@@ -687,15 +667,15 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
 
   // GMRES-IR (gmres_ir.hpp): x_c += FGMRES solution of A d = r_c for every column, Krylov
   // vectors V (n × (m+1)) and Z = M⁻¹V (n × m) in fp64, allocated on first use
-  std::unique_ptr<DeviceBuffer> krylov;
+  ByteBuffer krylov;
   const int m = static_cast<int>(std::min<std::int64_t>(linalg::detail::kGmresIterations, n));
   const auto gmres_step = [&]() {
     const std::size_t vz_b = align_up(sizeof(double) * nn * std::size_t(2 * m + 2));
-    if (!krylov) krylov = std::make_unique<DeviceBuffer>(vz_b + sizeof(double) * 2 * (m + 1), what + " GMRES-IR vectors");
-    double* V = krylov->as<double>();
+    if (krylov.empty()) krylov = checked_buffer(vz_b + sizeof(double) * 2 * (m + 1), what + " GMRES-IR vectors");
+    double* V = DeviceSpan{krylov.data()}.as<double>();
     double* Z = V + nn * std::size_t(m + 1);
     double* w = Z + nn * std::size_t(m);
-    double* hd = krylov->as<double>(vz_b);
+    double* hd = DeviceSpan{krylov.data()}.as<double>(vz_b);
     std::vector<double> h2(2 * std::size_t(m + 1));
     for (std::int64_t c = 0; c < nrhs; ++c) {
       DeviceFgmres ops{ctx.blas, s, a, lda, n, m, r + c * nn, x + c * ldx, V, Z, w, hd, symv_work, h2, solve32_col};
@@ -734,7 +714,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   double eta0 = 0.0;
   if (fast) {
     factor32(options.factor_mode, true);
-    refine_gate_kernel<<<1, 1, 0, s>>>(ctx.status, sc, true, false, 0.0, 0.0);
+    refine_gate_kernel<<<1, 1, 0, s>>>(ctx.status.data(), sc, true, false, 0.0, 0.0);
     GF_CUDA_CHECK_LAUNCH();
     const unsigned* gate = &sc->skip[0];
     invert_blocks(gate);
@@ -842,10 +822,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       bound = __builtin_bit_cast(double, hsc->wmax);
     }
     if (wanted && !(bound <= options.componentwise_threshold)) {
-      std::unique_ptr<DeviceBuffer> kept;
+      ByteBuffer kept;
       const auto copy_x = [&](bool save) {
-        if (!kept) kept = std::make_unique<DeviceBuffer>(sizeof(double) * nn * nr, what + " componentwise steps");
-        double* xk = kept->as<double>();
+        if (kept.empty()) kept = checked_buffer(sizeof(double) * nn * nr, what + " componentwise steps");
+        double* xk = DeviceSpan{kept.data()}.as<double>();
         GF_CUDA_TRY(cudaMemcpy2DAsync(save ? xk : x, sizeof(double) * (save ? nn : std::size_t(ldx)), save ? x : xk,
                                       sizeof(double) * (save ? std::size_t(ldx) : nn), sizeof(double) * nn, nr,
                                       cudaMemcpyDeviceToDevice, s));
@@ -873,9 +853,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   // fp64 fallback: cuSOLVER potrf + potrs on a copy of A
   res.used_fp64_fallback = true;
   int lwork = 0;
-  DeviceBuffer a64(align_up(sizeof(double) * nn * nn) + 256, what + " fp64 fallback (n = " + std::to_string(n) + ")");
-  double* af = a64.as<double>();
-  int* dinfo = a64.as<int>(align_up(sizeof(double) * nn * nn));
+  ByteBuffer a64 =
+      checked_buffer(align_up(sizeof(double) * nn * nn) + 256, what + " fp64 fallback (n = " + std::to_string(n) + ")");
+  double* af = DeviceSpan{a64.data()}.as<double>();
+  int* dinfo = DeviceSpan{a64.data()}.as<int>(align_up(sizeof(double) * nn * nn));
   GF_CUDA_TRY(cudaMemcpy2DAsync(af, sizeof(double) * nn, a, sizeof(double) * lda, sizeof(double) * nn, nn,
                                 cudaMemcpyDeviceToDevice, s));
   GF_CUSOLVER_TRY(cusolverDnDpotrf_bufferSize(ctx.solver, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), &lwork));
@@ -910,10 +891,11 @@ void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, flo
   const std::int64_t nblk = (n + kTrsvB - 1) / kTrsvB;
   const std::size_t inv_b = sizeof(float) * 2 * std::size_t(nblk) * kTrsvB * kTrsvB;
   const std::size_t bytes = inv_b + 256 + sizeof(unsigned long long) * std::size_t(n);
-  const DeviceBuffer buf(bytes, what + " (n = " + std::to_string(n) + ")");
-  auto* inv = buf.as<float>();
-  auto* tickets = buf.as<unsigned>(inv_b);
-  auto* pub = buf.as<unsigned long long>(inv_b + 256);
+  ByteBuffer buf = checked_buffer(bytes, what + " (n = " + std::to_string(n) + ")");
+  const DeviceSpan span{buf.data()};
+  auto* inv = span.as<float>();
+  auto* tickets = span.as<unsigned>(inv_b);
+  auto* pub = span.as<unsigned long long>(inv_b + 256);
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes(false)));
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes(true)));

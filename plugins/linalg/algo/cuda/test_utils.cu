@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "cuda_check.cuh"
+#include <gemflow/cuda/buffer.hpp>
+#include <gemflow/cuda/check.hpp>
+#include <gemflow/linalg/cholesky_cuda.hpp>
 
 namespace gemflow::linalg::cuda {
 namespace detail {
@@ -78,9 +80,8 @@ __global__ void frob_cols(const T* a, std::int64_t ld, std::int64_t n, double* o
 template <class T>
 double probe_impl(const T* a, std::int64_t lda, const T* l, std::int64_t ldl, std::int64_t n, int probes, cudaStream_t s) {
   if (n <= 0) return 0.0;
-  double* buf = nullptr;
-  GF_CUDA_TRY(cudaMallocAsync(&buf, sizeof(double) * 4 * n, s));
-  double *v = buf, *y = buf + n, *z = buf + 2 * n, *w = buf + 3 * n;
+  ::gemflow::cuda::DeviceBuffer<double> buf(std::size_t(4 * n), s);  // stream-ordered
+  double *v = buf.data(), *y = v + n, *z = v + 2 * n, *w = v + 3 * n;
   const unsigned rows = unsigned((n + 255) / 256), warps = unsigned((n * 32 + 255) / 256);
   std::vector<double> hz(n), hw(n), hv(n);
   frob_cols<T><<<warps, 256, 0, s>>>(a, lda, n, z);
@@ -114,7 +115,7 @@ double probe_impl(const T* a, std::int64_t lda, const T* l, std::int64_t ldl, st
     const double e = std::sqrt(num) / (fa * std::sqrt(vn));
     worst = (e != e || e > worst) ? e : worst;
   }
-  GF_CUDA_TRY(cudaFreeAsync(buf, s));
+  buf.deallocate();  // cudaFreeAsync, checked
   GF_CUDA_TRY(cudaStreamSynchronize(s));
   return worst;
 }

@@ -53,21 +53,19 @@
 #include <string>
 #include <vector>
 
+#include "gemflow/cuda/error.hpp"
+#include "gemflow/cuda/stream.hpp"
 #include "gemflow/distgeom/smoothing.hpp"
-
-struct CUstream_st;  // = cudaStream_t without the CUDA headers
 
 namespace gemflow::distgeom::cuda {
 
-using Stream = CUstream_st*;
+using Stream = ::gemflow::cuda::Stream;  ///< cudaStream_t
 
 enum class Precision { fp32, fp64 };
 
-/// A CUDA runtime failure (or too little device memory). what(): "file:line: call: error".
-class CudaError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+/// A CUDA runtime failure (or too little device memory): the SDK's one CUDA error. For a failed
+/// call what() is "file:line: call: error" (gemflow/cuda/error.hpp).
+using CudaError = ::gemflow::cuda::CudaError;
 
 /// Bounds rejected by validation before any smoothing kernel ran. `defect` is what the CPU
 /// check_bounds() reports for the same input (same pair, kind and values; its message() gives

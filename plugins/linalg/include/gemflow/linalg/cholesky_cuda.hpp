@@ -1,6 +1,6 @@
 #pragma once
-// Cholesky factorisations on a CUDA GPU: launcher header, usable from plain C++ (no CUDA types;
-// the stream is an opaque pointer to a cudaStream_t).
+// Cholesky factorisations on a CUDA GPU: launcher header, usable from plain C++ (no CUDA header;
+// the stream is gemflow::cuda::Stream, i.e. cudaStream_t).
 //
 // Layout: every matrix is COLUMN-MAJOR (cuBLAS/LAPACK convention), element (i, j) at
 // a[i + j * lda], lda ≥ n, all pointers are DEVICE pointers unless a name says `host`.
@@ -9,7 +9,7 @@
 // column-major is Aᵀ: its row-major lower triangle is the column-major upper one, so a row-major
 // caller must mirror the lower triangle into the upper one first (or pass a transposed copy).
 //
-// Errors: std::invalid_argument for bad sizes / options; CudaError (below) for every failed
+// Errors: std::invalid_argument for bad sizes / options; CudaError (gemflow/cuda/error.hpp) for every failed
 // CUDA, cuBLAS or cuSOLVER call (the text names the call, file:line and the error string) and
 // for too little device memory (checked with cudaMemGetInfo before any allocation). A matrix
 // that is not positive definite is NOT an exception: it is reported like LAPACK's INFO.
@@ -46,19 +46,18 @@
 #include <string>
 #include <vector>
 
+#include <gemflow/cuda/error.hpp>
+#include <gemflow/cuda/stream.hpp>
 #include <gemflow/linalg/cholesky.hpp>  // PivotedCholesky (the same result type as the CPU path)
 
 namespace gemflow::linalg::cuda {
 
-/// An opaque cudaStream_t. Every call enqueues its work on this stream; calls that return host
-/// results (info, ranks, refinement history) synchronise that stream before returning.
-using Stream = void*;
+/// A cudaStream_t. Every call enqueues its work on this stream; calls that return host results
+/// (info, ranks, refinement history) synchronise that stream before returning.
+using Stream = ::gemflow::cuda::Stream;
 
-/// A failed CUDA / cuBLAS / cuSOLVER call, or too little device memory.
-class CudaError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+/// A failed CUDA / cuBLAS / cuSOLVER call, or too little device memory (the SDK's one CUDA error).
+using CudaError = ::gemflow::cuda::CudaError;
 
 /// Number of usable CUDA devices; 0 when there is no driver or no device. Never throws.
 [[nodiscard]] int device_count() noexcept;
