@@ -78,10 +78,40 @@ std::vector<EquivalentGroup> equivalent_groups(std::span<const AtomInfo> atoms, 
 }
 
 ViolationResult restraint_violations(std::span<const AtomInfo> atoms, std::span<const double> xyz,
-                                     std::span<const PairRestraint> restraints, EquivalentSwap swap) {
+                                     std::span<const PairRestraint> restraints_in, EquivalentSwap swap) {
   const std::size_t n = atoms.size();
   if (xyz.size() != 3 * n) throw std::invalid_argument("restraint_violations: coordinates are not n×3");
   ViolationResult res;
+  // Ring flips: a proton (or carbon) named alone stands for both equivalent positions; the
+  // NOE of a fast-flipping ring is the r^-6 sum over both.
+  std::vector<PairRestraint> restraints(restraints_in.begin(), restraints_in.end());
+  std::vector<EquivalentGroup> groups;
+  {
+    std::vector<std::size_t> ring_partner(n, n);
+    for (auto& g : equivalent_groups(atoms, swap)) {
+      if (g.label.size() >= 5 && g.label.compare(g.label.size() - 5, 5, " ring") == 0) {
+        for (std::size_t m = 0; m < g.atoms.size(); ++m) {
+          ring_partner[g.atoms[m]] = g.partners[m];
+          ring_partner[g.partners[m]] = g.atoms[m];
+        }
+      } else {
+        groups.push_back(std::move(g));
+      }
+    }
+    for (auto& r : restraints)
+      for (auto& [sa, sb] : r.alternatives)
+        for (auto* side : {&sa, &sb}) {
+          const std::size_t before = side->size();
+          for (std::size_t m = 0; m < before; ++m) {
+            const std::size_t i = (*side)[m];
+            if (i < n && ring_partner[i] < n &&
+                std::find(side->begin(), side->end(), ring_partner[i]) == side->end()) {
+              side->push_back(ring_partner[i]);
+              ++res.ring_expanded;
+            }
+          }
+        }
+  }
   // Restraints that can be evaluated.
   std::vector<std::size_t> usable;
   for (std::size_t k = 0; k < restraints.size(); ++k) {
@@ -123,8 +153,7 @@ ViolationResult restraint_violations(std::span<const AtomInfo> atoms, std::span<
     if (pairs == 1) v = std::max(v, r.lower - d);
     return v;
   };
-  // Floating assignment of the equivalent groups.
-  const auto groups = equivalent_groups(atoms, swap);
+  // Floating assignment of the prochiral groups.
   std::vector<std::vector<std::size_t>> touching(groups.size());
   {
     std::vector<std::vector<std::size_t>> group_of(n);

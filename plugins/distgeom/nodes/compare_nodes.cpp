@@ -97,12 +97,13 @@ class CompareNode final : public Node {
                    "Outputs: report, Table (metric, value): backbone_rmsd_A (N, CA, C of the ordered residues, "
                    "Kabsch superposition), heavy_rmsd_A (all non-hydrogen atoms of the ordered residues, own "
                    "superposition), violations_gt_0_5A (restraints whose r^-6-summed distance exceeds upper + "
-                   "pseudo correction by more than `threshold`; Phe/Tyr ring flips, and with equivalent_swap: "
-                   "rings_and_prochiral the prochiral groups, are floated: each group takes the assignment with "
-                   "the smaller violations, as in floating stereospecific assignment), max/mean violation, "
+                   "pseudo correction by more than `threshold`; equivalent atoms as the field treats them: a "
+                   "Phe/Tyr ring proton named alone (HD1) is widened to both flipping positions (r^-6 sum), and "
+                   "with equivalent_swap: rings_and_prochiral each prochiral group takes the assignment with the "
+                   "smaller violations, as in floating stereospecific assignment), max/mean violation, "
                    "restraints_used (all atoms present in the model), restraints_skipped (atoms absent from the "
                    "model, plus those the reader left out with on_unknown_atom: skip), "
-                   "equivalent_groups_swapped, ordered_residue_count, residue_count, "
+                   "ring_atoms_widened, prochiral_groups_swapped, ordered_residue_count, residue_count, "
                    "ordered_residues; violations, Table (id, distance_A, upper_A, violation_A) per used "
                    "restraint.\n"
                    "Ordered region: `residues` when given, else the residues named by at least "
@@ -126,10 +127,10 @@ class CompareNode final : public Node {
   enum class Swap { None, Rings, RingsAndProchiral };
   Choice<Swap> equivalent_swap{this, "equivalent_swap", Swap::Rings,
                                {{Swap::None, "none"}, {Swap::Rings, "rings"}, {Swap::RingsAndProchiral, "rings_and_prochiral"}},
-                               {.doc = "Equivalent atoms floated before counting violations: rings (Phe/Tyr ring "
-                                       "flips, always equivalent); rings_and_prochiral (also Val/Leu methyls, "
-                                       "methylene H, NH2 groups: for restraints without stereospecific "
-                                       "assignment); none"}};
+                               {.doc = "Equivalent atoms before counting violations: rings (Phe/Tyr ring flips, "
+                                       "always equivalent: HD1 means HD1+HD2, r^-6 sum); rings_and_prochiral "
+                                       "(also floats Val/Leu methyls, methylene H, NH2 groups: for restraints "
+                                       "without stereospecific assignment); none"}};
 
   void execute(NodeContext& ctx) override {
     const auto& m = *model_in;
@@ -205,7 +206,7 @@ class CompareNode final : public Node {
     // Violations: r^-6 sums over the expanded pairs, equivalent groups floated (violations.hpp).
     std::int64_t used = 0, nviol = 0;
     double vmax = 0, vsum = 0;
-    std::size_t skipped = 0, swapped = 0;
+    std::size_t skipped = 0, swapped = 0, widened = 0;
     Table vt{{"id", "distance_A", "upper_A", "violation_A"}, {}};
     if (restraints.connected()) {
       const RestraintSet& set = *restraints.get();
@@ -221,6 +222,7 @@ class CompareNode final : public Node {
       // Restraints left out while reading (on_unknown_atom: skip) count as skipped too.
       skipped = res.skipped.size() + set.skipped;
       swapped = res.swapped.size();
+      widened = res.ring_expanded;
       for (const auto& v : res.restraints) {
         ++used;
         if (v.violation > threshold.value()) ++nviol;
@@ -233,7 +235,7 @@ class CompareNode final : public Node {
         std::string list;
         for (std::size_t k = 0; k < res.swapped.size() && k < 5; ++k) list += (k ? ", " : "") + res.swapped[k];
         if (res.swapped.size() > 5) list += " (and " + std::to_string(res.swapped.size() - 5) + " more)";
-        ctx.info(std::to_string(res.swapped.size()) + " equivalent group(s) swapped to the restraints: " + list);
+        ctx.info(std::to_string(res.swapped.size()) + " prochiral group(s) swapped to the restraints: " + list);
       }
     }
     std::ostringstream thr;
@@ -250,7 +252,8 @@ class CompareNode final : public Node {
     t.rows.push_back({std::string("mean_violation_A"), used ? vsum / static_cast<double>(used) : 0.0});
     t.rows.push_back({std::string("restraints_used"), used});
     t.rows.push_back({std::string("restraints_skipped"), static_cast<std::int64_t>(skipped)});
-    t.rows.push_back({std::string("equivalent_groups_swapped"), static_cast<std::int64_t>(swapped)});
+    t.rows.push_back({std::string("ring_atoms_widened"), static_cast<std::int64_t>(widened)});
+    t.rows.push_back({std::string("prochiral_groups_swapped"), static_cast<std::int64_t>(swapped)});
     t.rows.push_back({std::string("ordered_residue_count"), static_cast<std::int64_t>(ordered.size())});
     t.rows.push_back({std::string("residue_count"), static_cast<std::int64_t>(all_res.size())});
     t.rows.push_back({std::string("ordered_residues"), format_ranges(ordered)});
