@@ -560,6 +560,9 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
     std::string hint;
     std::size_t best_count = 0, total = 0;
     const int best = resolver.offset_by_atoms(offset, &best_count, &total);
+    // Another numbering under which every selection is found: the file is offset, and the
+    // restraints that do resolve here name the wrong atoms (H, HA exist in most residues).
+    const bool offset_fits_all = best != offset && best_count == total;
     if (best != offset) {
       if (report.suggested_offset == 0) report.suggested_offset = best;
       hint = "; with residue_offset: " + std::to_string(best) + " " + std::to_string(best_count) + " of the " +
@@ -574,6 +577,13 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
                                               : std::string()) +
                            hint + " (on_unknown_atom: skip leaves such restraints out)");
     const double limit = options.max_skipped_fraction * static_cast<double>(report.restraints_in);
+    if (offset_fits_all)
+      throw ParseError(set.source, first_unknown_line,
+                       "on_unknown_atom: skip would leave out " + std::to_string(unknown.count) + " of the " +
+                           std::to_string(report.restraints_in) + " restraints" + offset_text +
+                           ", but under another residue numbering every atom selection is found: the restraints "
+                           "that resolve here would name wrong atoms. Set residue_offset: " + std::to_string(best) +
+                           " (" + unknown.joined() + ")" + offset_hint);
     if (static_cast<double>(unknown.count) > limit || kept.empty())
       throw ParseError(set.source, first_unknown_line,
                        "on_unknown_atom: skip would leave out " + std::to_string(unknown.count) + " of the " +

@@ -103,18 +103,19 @@ TEST(RestraintOffset, XplorOffsetFoundFromAtomNamesAndSkipRefusesToDropMost) {
   EXPECT_CONTAINS(e, "not found");
   EXPECT_CONTAINS(e, "more restraints name atoms not found");
   EXPECT_CONTAINS(e, "with residue_offset: -3");
-  // on_unknown_atom: skip would drop most of them (837 in issue 38): refused, with counts and
-  // located examples; nothing is resolved.
-  auto c = bad;
-  const std::string s = error_of([&] { (void)resolve_restraints(c, model1(), {.on_unknown_atom = UnknownAtomPolicy::Skip}); });
-  EXPECT_CONTAINS(s, "on_unknown_atom: skip would leave out ");
-  EXPECT_CONTAINS(s, " of the 841 restraints");
-  EXPECT_CONTAINS(s, "more than 50 %");
-  EXPECT_CONTAINS(s, "2kpu_Xplor-NIH_distance.tbl:");
-  EXPECT_CONTAINS(s, "(restraint ");
-  EXPECT_CONTAINS(s, "with residue_offset: -3");
+  // on_unknown_atom: skip would drop 470 restraints and keep 371 on the wrong atoms (H and HA
+  // exist in most residues), a wrong structure with "0 violated": refused, with counts, located
+  // examples and the offset, whatever the skip limit.
   auto ok = bad;
   EXPECT_EQ(resolve_restraints(ok, model1(), {.residue_offset = -3}).restraints_out, 841u);
+  auto c2 = bad;
+  const std::string s2 = error_of([&] {
+    (void)resolve_restraints(c2, model1(), {.on_unknown_atom = UnknownAtomPolicy::Skip, .max_skipped_fraction = 1.0});
+  });
+  EXPECT_CONTAINS(s2, "2kpu_Xplor-NIH_distance.tbl:3: on_unknown_atom: skip would leave out 470 of the 841 restraints");
+  EXPECT_CONTAINS(s2, "under another residue numbering every atom selection is found");
+  EXPECT_CONTAINS(s2, "Set residue_offset: -3");
+  EXPECT_CONTAINS(s2, "2kpu_Xplor-NIH_distance.tbl:4 (restraint 4)");
 }
 
 // Skip within the limit: counted in the report and carried by the set (RestraintSet::skipped,
@@ -128,6 +129,19 @@ TEST(RestraintSkip, CountedInTheSetAndNeverEverything) {
   EXPECT_EQ(set.skipped, 4u);
   EXPECT_EQ(set.restraints.size(), 837u);
   EXPECT_EQ(item(rep, "restraints skipped"), 4u);
+
+  // More than half not found (and no numbering that finds them): refused, with counts and
+  // located examples.
+  auto most = tbl;
+  for (std::size_t k = 0; k < 430; ++k) most.restraints[k].alternatives[0].a.atom = "HZZ9";
+  const std::string m = error_of([&] { (void)resolve_restraints(most, model1(), {.on_unknown_atom = UnknownAtomPolicy::Skip}); });
+  EXPECT_CONTAINS(m, "2kpu_Xplor-NIH_distance.tbl:1: on_unknown_atom: skip would leave out 430 of the 841 restraints");
+  EXPECT_CONTAINS(m, "more than 50 %");
+  EXPECT_CONTAINS(m, "2kpu_Xplor-NIH_distance.tbl:2 (restraint 2): atom 'HZZ9' not found");
+  EXPECT_CONTAINS(m, "(and 427 more)");
+  auto half = tbl;  // 420 of 841: within the limit
+  for (std::size_t k = 0; k < 420; ++k) half.restraints[k].alternatives[0].a.atom = "HZZ9";
+  EXPECT_EQ(resolve_restraints(half, model1(), {.on_unknown_atom = UnknownAtomPolicy::Skip}).skipped, 420u);
 
   auto all = tbl;
   for (auto& r : all.restraints) r.alternatives[0].a.atom = "HZZ9";

@@ -140,7 +140,8 @@ struct ResolveReport {
 /// the same value), and appends the issues to set.warnings. Selectors that cannot be found:
 /// ParseError (on_unknown_atom Error), listing how many and, when another residue_offset
 /// finds more of them, that offset; or left out (Skip) and added to set.skipped, unless more
-/// than options.max_skipped_fraction of the restraints (or all) would be left out.
+/// than options.max_skipped_fraction of the restraints (or all) would be left out, or another
+/// residue_offset finds every selection (then the ones found here name wrong atoms).
 /// The report's vocabulary (gemflow/types/restraints.hpp): "ambiguous" = more than one
 /// assignment alternative; "group" = one alternative expanding to several atom pairs.
 ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const ResolveOptions& options = {});
