@@ -215,7 +215,10 @@ BoundsResult restraint_bounds(std::span<const AtomInfo> atoms, std::span<const d
 
   // ---- restraints
   std::vector<char> from_restraint(n * n, 0);
-  for (const auto& r : restraints) {
+  std::vector<std::size_t> owner(n * n, kNone);  // index of the restraint that last bounded a pair
+  std::set<std::pair<std::size_t, std::size_t>> intersected;
+  for (std::size_t k = 0; k < restraints.size(); ++k) {
+    const auto& r = restraints[k];
     bool unresolved = r.alternatives.empty();
     bool dropped_h = false;
     for (const auto& [sa, sb] : r.alternatives) {
@@ -279,6 +282,8 @@ BoundsResult restraint_bounds(std::span<const AtomInfo> atoms, std::span<const d
         if (from_restraint[i * n + j]) {
           up = std::min(up, u_pair);
           lo = std::max(lo, r_lower);
+          if (owner[i * n + j] != k && intersected.emplace(k, owner[i * n + j]).second)
+            b.intersected.emplace_back(k, owner[i * n + j]);
         } else {
           up = u_pair;
           lo = std::max(r_lower, floor);
@@ -295,9 +300,10 @@ BoundsResult restraint_bounds(std::span<const AtomInfo> atoms, std::span<const d
         b.upper[i * n + j] = b.upper[j * n + i] = up;
         b.restraint[i * n + j] = b.restraint[j * n + i] = r.id;
         from_restraint[i * n + j] = from_restraint[j * n + i] = 1;
+        owner[i * n + j] = owner[j * n + i] = k;
         any = true;
       }
-    if (conflict) b.covalent_conflicts.push_back(r.id);
+    if (conflict) b.covalent_conflicts.push_back(k);
     if (any || conflict) ++b.restraints_used;
     else b.skipped.push_back({r.id, SkipReason::SameAtom});
   }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <gemflow/distgeom/geometry.hpp>
+#include <gemflow/distgeom/violations.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
 
@@ -96,8 +97,13 @@ class CompareNode final : public Node {
                    "Outputs: report, Table (metric, value): backbone_rmsd_A (N, CA, C of the ordered residues, "
                    "Kabsch superposition), heavy_rmsd_A (all non-hydrogen atoms of the ordered residues, own "
                    "superposition), violations_gt_0_5A (restraints whose r^-6-summed distance exceeds upper + "
-                   "pseudo correction by more than `threshold`), max/mean violation, restraints_used (all atoms "
-                   "present in the model), restraints_skipped, ordered_residue_count, residue_count, "
+                   "pseudo correction by more than `threshold`; equivalent atoms as the field treats them: a "
+                   "Phe/Tyr ring proton named alone (HD1) is widened to both flipping positions (r^-6 sum), and "
+                   "with equivalent_swap: rings_and_prochiral each prochiral group takes the assignment with the "
+                   "smaller violations, as in floating stereospecific assignment), max/mean violation, "
+                   "restraints_used (all atoms present in the model), restraints_skipped (atoms absent from the "
+                   "model, plus those the reader left out with on_unknown_atom: skip), "
+                   "ring_atoms_widened, prochiral_groups_swapped, ordered_residue_count, residue_count, "
                    "ordered_residues; violations, Table (id, distance_A, upper_A, violation_A) per used "
                    "restraint.\n"
                    "Ordered region: `residues` when given, else the residues named by at least "
@@ -118,6 +124,13 @@ class CompareNode final : public Node {
   Param<std::int64_t> long_range_separation{this, "long_range_separation", 5,
                                             {.min = 1, .doc = "Auto region: |i − j| of a long-range restraint"}};
   Param<double> threshold{this, "threshold", 0.5, {.min = 0, .unit = "Å", .doc = "Violation threshold"}};
+  enum class Swap { None, Rings, RingsAndProchiral };
+  Choice<Swap> equivalent_swap{this, "equivalent_swap", Swap::Rings,
+                               {{Swap::None, "none"}, {Swap::Rings, "rings"}, {Swap::RingsAndProchiral, "rings_and_prochiral"}},
+                               {.doc = "Equivalent atoms before counting violations: rings (Phe/Tyr ring flips, "
+                                       "always equivalent: HD1 means HD1+HD2, r^-6 sum); rings_and_prochiral "
+                                       "(also floats Val/Leu methyls, methylene H, NH2 groups: for restraints "
+                                       "without stereospecific assignment); none"}};
 
   void execute(NodeContext& ctx) override {
     const auto& m = *model_in;
@@ -190,45 +203,41 @@ class CompareNode final : public Node {
     }
     const double bb = bb_m.size() >= 9 ? superposed_rmsd(bb_m, bb_r) : std::nan("");
     const double hv = hv_m.size() >= 9 ? superposed_rmsd(hv_m, hv_r) : std::nan("");
-    // Violations.
-    std::int64_t used = 0, skipped = 0, nviol = 0;
+    // Violations: r^-6 sums over the expanded pairs, equivalent groups floated (violations.hpp).
+    std::int64_t used = 0, nviol = 0;
     double vmax = 0, vsum = 0;
+    std::size_t skipped = 0, swapped = 0, widened = 0;
     Table vt{{"id", "distance_A", "upper_A", "violation_A"}, {}};
-    if (restraints.connected())
-      for (const auto& r : restraints.get()->restraints) {
-        double sum = 0;
-        std::size_t pairs = 0;
-        bool ok = !r.alternatives.empty();
-        for (const auto& alt : r.alternatives) {
-          if (alt.atoms_a.empty() || alt.atoms_b.empty()) ok = false;
-          for (auto ia : alt.atoms_a)
-            for (auto ib : alt.atoms_b) {
-              if (ia >= in_model.size() || ib >= in_model.size() || in_model[ia] == SIZE_MAX || in_model[ib] == SIZE_MAX) {
-                ok = false;
-                continue;
-              }
-              if (ia == ib) continue;
-              const auto& p = mx[in_model[ia]];
-              const auto& q = mx[in_model[ib]];
-              const double s = (p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]);
-              sum += 1.0 / (s * s * s);
-              ++pairs;
-            }
-        }
-        if (!ok || pairs == 0) {
-          ++skipped;
-          continue;
-        }
+    if (restraints.connected()) {
+      const RestraintSet& set = *restraints.get();
+      std::vector<double> at(3 * ref.atoms.size(), std::nan(""));
+      for (std::size_t i = 0; i < ref.atoms.size(); ++i)
+        if (in_model[i] != SIZE_MAX)
+          for (int c = 0; c < 3; ++c) at[3 * i + static_cast<std::size_t>(c)] = mx[in_model[i]][static_cast<std::size_t>(c)];
+      const auto pr = pair_restraints(set);
+      const EquivalentSwap sw = *equivalent_swap == Swap::None    ? EquivalentSwap::None
+                                : *equivalent_swap == Swap::Rings ? EquivalentSwap::Rings
+                                                                  : EquivalentSwap::RingsAndProchiral;
+      const auto res = restraint_violations(atom_infos(ref), at, pr, sw);
+      // Restraints left out while reading (on_unknown_atom: skip) count as skipped too.
+      skipped = res.skipped.size() + set.skipped;
+      swapped = res.swapped.size();
+      widened = res.ring_expanded;
+      for (const auto& v : res.restraints) {
         ++used;
-        const double d = std::pow(sum, -1.0 / 6.0);
-        const double up = r.upper + r.pseudo_correction;
-        double v = std::max(0.0, d - up);
-        if (pairs == 1) v = std::max(v, r.lower - d);
-        if (v > threshold.value()) ++nviol;
-        vmax = std::max(vmax, v);
-        vsum += v;
-        vt.rows.push_back({Table::Cell{static_cast<std::int64_t>(r.id)}, Table::Cell{d}, Table::Cell{up}, Table::Cell{v}});
+        if (v.violation > threshold.value()) ++nviol;
+        vmax = std::max(vmax, v.violation);
+        vsum += v.violation;
+        vt.rows.push_back({Table::Cell{static_cast<std::int64_t>(pr[v.index].id)}, Table::Cell{v.distance},
+                           Table::Cell{v.upper}, Table::Cell{v.violation}});
       }
+      if (!res.swapped.empty()) {
+        std::string list;
+        for (std::size_t k = 0; k < res.swapped.size() && k < 5; ++k) list += (k ? ", " : "") + res.swapped[k];
+        if (res.swapped.size() > 5) list += " (and " + std::to_string(res.swapped.size() - 5) + " more)";
+        ctx.info(std::to_string(res.swapped.size()) + " prochiral group(s) swapped to the restraints: " + list);
+      }
+    }
     std::ostringstream thr;
     thr << threshold.value();
     std::string tname = thr.str();
@@ -242,7 +251,9 @@ class CompareNode final : public Node {
     t.rows.push_back({std::string("max_violation_A"), vmax});
     t.rows.push_back({std::string("mean_violation_A"), used ? vsum / static_cast<double>(used) : 0.0});
     t.rows.push_back({std::string("restraints_used"), used});
-    t.rows.push_back({std::string("restraints_skipped"), skipped});
+    t.rows.push_back({std::string("restraints_skipped"), static_cast<std::int64_t>(skipped)});
+    t.rows.push_back({std::string("ring_atoms_widened"), static_cast<std::int64_t>(widened)});
+    t.rows.push_back({std::string("prochiral_groups_swapped"), static_cast<std::int64_t>(swapped)});
     t.rows.push_back({std::string("ordered_residue_count"), static_cast<std::int64_t>(ordered.size())});
     t.rows.push_back({std::string("residue_count"), static_cast<std::int64_t>(all_res.size())});
     t.rows.push_back({std::string("ordered_residues"), format_ranges(ordered)});

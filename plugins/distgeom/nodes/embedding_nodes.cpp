@@ -153,7 +153,10 @@ class BoundsNode final : public Node {
                    "distgeom.refine (counted in the log and provenance). Other pairs: lower = vdW floor "
                    "(Bondi 1964 radii sum × vdw_scale; × vdw_scale_14 three bonds apart; polar H to N/O: "
                    "hbond_floor), upper = diameter.\n"
-                   "Skipped restraints (atoms not found, hydrogens dropped) are listed in a warning.\n"
+                   "Skipped restraints (atoms not found, hydrogens dropped), restraints on covalently fixed pairs "
+                   "and restraints whose pairs other restraints bound too (intersected) are listed in warnings "
+                   "with their file:line (the first 5 and a count). Bounds that are not finite or beyond "
+                   "1000 Å are an error naming the restraint.\n"
                    "Device memory: none (CPU, O(n²) memory). Determinism: deterministic."};
   }
   Input<Structure> structure{this, "structure", "Reference structure: covalent geometry of model `model`"};
@@ -191,7 +194,15 @@ class BoundsNode final : public Node {
     o.diameter = diameter.value();
     const auto infos = atom_infos(s);
     warn_untabulated(ctx, infos);
-    const auto rs = pair_restraints(*restraints);
+    const RestraintSet& set = *restraints;
+    // QA (issue 34): an infinite upper bound failed later without a location.
+    for (const auto& r : set.restraints)
+      if (!std::isfinite(r.lower) || !std::isfinite(r.upper) || !std::isfinite(r.pseudo_correction) || r.lower < 0 ||
+          r.upper > 1000.0)
+        throw InputError("distgeom.bounds: " + r.origin + ": restraint " + std::to_string(r.id) + " has bounds [" +
+                         std::to_string(r.lower) + ", " + std::to_string(r.upper) +
+                         "] Å: not finite, negative or beyond 1000 Å");
+    const auto rs = pair_restraints(set);
     BoundsResult b;
     try {
       b = restraint_bounds(infos, xyz, rs, o);
@@ -210,7 +221,8 @@ class BoundsNode final : public Node {
                        "restraints.structure), and check that chain and residue numbering match");
     ctx.info("bounds: " + std::to_string(b.n) + " atoms, " + std::to_string(b.covalent_pairs) + " covalent pairs, " +
              std::to_string(b.restraints_used) + " restraints used (" + std::to_string(b.grouped.size()) +
-             " pseudo-atom/wildcard, " + std::to_string(b.ambiguous.size()) + " ambiguous → refine), " +
+             " group: a pseudo-atom or wildcard with several atom pairs, " + std::to_string(b.ambiguous.size()) +
+             " ambiguous: several assignment alternatives → refine), " +
              std::to_string(b.skipped.size()) + " skipped, diameter " + std::to_string(b.diameter) + " Å");
     if (!b.skipped.empty()) {
       std::ostringstream m;
@@ -220,9 +232,32 @@ class BoundsNode final : public Node {
       if (b.skipped.size() > 20) m << " ...";
       ctx.warn(m.str());
     }
-    if (!b.covalent_conflicts.empty())
+    const auto origin = [&](std::size_t k) {
+      const auto& r = set.restraints[k];
+      return r.origin + " (restraint " + std::to_string(r.id) + ")";
+    };
+    constexpr std::size_t kListed = 5;
+    const auto more = [&](std::size_t total) {
+      return total > kListed ? " (and " + std::to_string(total - kListed) + " more)" : std::string();
+    };
+    if (!b.covalent_conflicts.empty()) {
+      std::string list;
+      for (std::size_t k = 0; k < b.covalent_conflicts.size() && k < kListed; ++k)
+        list += (k ? "; " : "") + origin(b.covalent_conflicts[k]);
       ctx.warn(std::to_string(b.covalent_conflicts.size()) +
-               " restraint(s) name covalently fixed pairs; the covalent distance was kept");
+               " restraint(s) name covalently fixed pairs (bonded, 1-3 or peptide-plane); the covalent distance "
+               "was kept: " + list + more(b.covalent_conflicts.size()));
+    }
+    if (!b.intersected.empty()) {
+      std::string list;
+      for (std::size_t k = 0; k < b.intersected.size() && k < kListed; ++k)
+        list += (k ? "; " : "") + origin(b.intersected[k].first) + " with " + origin(b.intersected[k].second);
+      ctx.warn(std::to_string(b.intersected.size()) +
+               " restraint(s) bound atom pairs that earlier restraints bound too (duplicates or overlaps); the "
+               "bounds were intersected: " + list + more(b.intersected.size()));
+    }
+    ctx.record("restraints_intersected", static_cast<std::int64_t>(b.intersected.size()));
+    ctx.record("restraints_covalent_conflicts", static_cast<std::int64_t>(b.covalent_conflicts.size()));
     ctx.record("atoms", static_cast<std::int64_t>(b.n));
     ctx.record("restraints_used", static_cast<std::int64_t>(b.restraints_used));
     ctx.record("restraints_skipped", static_cast<std::int64_t>(b.skipped.size()));

@@ -1,11 +1,15 @@
 // Resolution of restraint atom selections against a Structure.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include "gemflow/io/errors.hpp"
+#include "gemflow/io/nomenclature.hpp"
 #include "gemflow/io/restraints_io.hpp"
 
 namespace gemflow::io {
@@ -57,6 +61,8 @@ std::string upper(std::string s) {
   return s;
 }
 
+bool has_wildcard(const std::string& atom) { return atom.find_first_of("*%#+") != std::string::npos; }
+
 struct Counter {
   std::size_t count = 0;
   std::vector<std::string> examples;
@@ -67,13 +73,342 @@ struct Counter {
   [[nodiscard]] std::string joined() const {
     std::string s;
     for (const auto& e : examples) s += (s.empty() ? "" : "; ") + e;
+    if (count > examples.size()) s += " (and " + std::to_string(count - examples.size()) + " more)";
     return s;
   }
 };
 
+int line_of(const DistanceRestraint& r) {
+  const auto c = r.origin.rfind(':');
+  if (c == std::string::npos) return 0;
+  int v = 0;
+  for (std::size_t k = c + 1; k < r.origin.size() && digit(r.origin[k]) && v < 100000000; ++k) v = v * 10 + (r.origin[k] - '0');
+  return v;
+}
+
 std::string where(const RestraintSet& set, const AtomSelector& sel, const DistanceRestraint& r) {
   return (sel.line > 0 ? set.source + ":" + std::to_string(sel.line) : r.origin) + " (restraint " +
          std::to_string(r.id) + ")";
+}
+
+std::string signed_text(int v) { return (v > 0 ? "+" : "") + std::to_string(v); }
+
+// What one selector resolved to.
+struct Found {
+  enum class Kind { Direct, Translated, Pseudo, NotFound };
+  Kind kind = Kind::NotFound;
+  std::vector<std::size_t> atoms;
+  std::string note;  // translation or pseudo-atom rule applied; why, when not found
+  bool several_methyls = false;  // an M name covering more than one methyl group (Leu MD)
+};
+
+// Resolves selectors against one structure; every stage a method, the state members.
+class Resolver {
+ public:
+  Resolver(const RestraintSet& set, const Structure& s)
+      : set_(set), s_(s), dialect_(set.format.empty() ? "xplor" : set.format) {
+    std::map<std::string, std::pair<int, int>> span;  // chain → first, last residue number
+    for (std::size_t i = 0; i < s.atoms.size(); ++i) {
+      const Atom& a = s.atoms[i];
+      by_residue_[a.residue_number].push_back(i);
+      auto [it, fresh] = span.try_emplace(a.chain, a.residue_number, a.residue_number);
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, a.residue_number);
+        it->second.second = std::max(it->second.second, a.residue_number);
+      }
+      min_res_ = std::min(min_res_, a.residue_number);
+      max_res_ = std::max(max_res_, a.residue_number);
+    }
+    for (const auto& [chain, fl] : span) {
+      n_terminal_.emplace(chain, fl.first);
+      c_terminal_.emplace(chain, fl.second);
+    }
+  }
+
+  // The atoms of residue (chain, number) of the structure (chain "" = any chain).
+  [[nodiscard]] std::vector<std::size_t> residue_atoms(const std::string& chain, int number) const {
+    std::vector<std::size_t> out;
+    auto it = by_residue_.find(number);
+    if (it == by_residue_.end()) return out;
+    for (std::size_t i : it->second) {
+      const Atom& a = s_.atoms[i];
+      if (chain.empty() || a.chain == chain || a.segment == chain) out.push_back(i);
+    }
+    return out;
+  }
+
+  [[nodiscard]] static std::string label(const AtomSelector& sel, int number) {
+    return (sel.chain.empty() ? "" : sel.chain + " ") + std::to_string(number);
+  }
+
+  // One selector under a residue-number offset (structure = file + offset). Pure.
+  [[nodiscard]] Found resolve(const AtomSelector& sel, int offset) const {
+    Found f;
+    const int number = sel.residue_number + offset;
+    const std::vector<std::size_t> cand = residue_atoms(sel.chain, number);
+    if (cand.empty()) {
+      f.note = "residue " + label(sel, number) + (sel.residue.empty() ? "" : " " + sel.residue) +
+               " not found in the structure";
+      return f;
+    }
+    f.atoms = pick(cand, [&](const std::string& n) { return atom_name_matches(sel.atom, n, dialect_); });
+    if (!f.atoms.empty()) {
+      f.kind = Found::Kind::Direct;
+      return f;
+    }
+    if (translate(sel, cand, f) || pseudo_atom(sel, cand, f)) return f;
+    std::string have;
+    for (std::size_t i : cand) have += (have.empty() ? "" : " ") + s_.atoms[i].name;
+    f.note = "atom '" + sel.atom + "' not found in residue " + label(sel, number) + " " + s_.atoms[cand[0]].residue +
+             " of the structure (it has: " + have + ")";
+    return f;
+  }
+
+  // Residue-number offset (structure = file + offset) under which most distinct selectors
+  // resolve, when that is more than at `current`; `current` otherwise. Counts in *best_count.
+  [[nodiscard]] int offset_by_atoms(int current, std::size_t* best_count, std::size_t* total) const {
+    std::set<std::tuple<std::string, int, std::string>> unique;
+    int fmin = std::numeric_limits<int>::max(), fmax = std::numeric_limits<int>::min();
+    for (const auto& r : set_.restraints)
+      for (const auto& alt : r.alternatives)
+        for (const AtomSelector* sel : {&alt.a, &alt.b}) {
+          unique.emplace(sel->chain, sel->residue_number, sel->atom);
+          fmin = std::min(fmin, sel->residue_number);
+          fmax = std::max(fmax, sel->residue_number);
+        }
+    std::vector<AtomSelector> sels;
+    for (const auto& [c, n, a] : unique) sels.push_back({c, n, "", a, 0});
+    auto count = [&](int off) {
+      std::size_t k = 0;
+      for (const auto& sel : sels) k += resolve(sel, off).kind != Found::Kind::NotFound;
+      return k;
+    };
+    *total = sels.size();
+    int best = current;
+    *best_count = count(current);
+    if (sels.empty() || by_residue_.empty()) return best;
+    // Offsets that overlap the file's residue numbers with the structure's, at most ±1000.
+    const long lo = std::max<long>(-1000, static_cast<long>(min_res_) - fmax);
+    const long hi = std::min<long>(1000, static_cast<long>(max_res_) - fmin);
+    for (long off = lo; off <= hi; ++off) {
+      if (off == current) continue;
+      const std::size_t k = count(static_cast<int>(off));
+      if (k > *best_count) {
+        *best_count = k;
+        best = static_cast<int>(off);
+      }
+    }
+    return best;
+  }
+
+  // Residue-number offset under which most residue names of the file agree with the
+  // structure (canonical names); `current` when none does better. Counts in *agree.
+  [[nodiscard]] int offset_by_names(int current, std::size_t* agree, std::size_t* total) const {
+    std::set<std::tuple<std::string, int, std::string>> named;
+    for (const auto& r : set_.restraints)
+      for (const auto& alt : r.alternatives)
+        for (const AtomSelector* sel : {&alt.a, &alt.b})
+          if (!sel->residue.empty()) named.emplace(sel->chain, sel->residue_number, canonical_residue(sel->residue));
+    auto count = [&](int off) {
+      std::size_t n = 0;
+      for (const auto& [chain, num, name] : named) {
+        const auto atoms = residue_atoms(chain, num + off);
+        n += !atoms.empty() && canonical_residue(s_.atoms[atoms[0]].residue) == name;
+      }
+      return n;
+    };
+    *total = named.size();
+    int best = current;
+    *agree = count(current);
+    if (named.empty()) return best;
+    int fmin = std::numeric_limits<int>::max(), fmax = std::numeric_limits<int>::min();
+    for (const auto& t : named) {
+      fmin = std::min(fmin, std::get<1>(t));
+      fmax = std::max(fmax, std::get<1>(t));
+    }
+    const long lo = std::max<long>(-1000, static_cast<long>(min_res_) - fmax);
+    const long hi = std::min<long>(1000, static_cast<long>(max_res_) - fmin);
+    for (long off = lo; off <= hi; ++off) {
+      if (off == current) continue;
+      const std::size_t k = count(static_cast<int>(off));
+      if (k > *agree) {
+        *agree = k;
+        best = static_cast<int>(off);
+      }
+    }
+    return best;
+  }
+
+  // The residue name of the structure at a selector (empty when the residue is absent).
+  [[nodiscard]] std::string structure_residue(const AtomSelector& sel, int offset) const {
+    const auto atoms = residue_atoms(sel.chain, sel.residue_number + offset);
+    return atoms.empty() ? std::string() : s_.atoms[atoms[0]].residue;
+  }
+
+ private:
+  template <class Pred>
+  [[nodiscard]] std::vector<std::size_t> pick(const std::vector<std::size_t>& cand, Pred&& pred) const {
+    std::vector<std::size_t> out;
+    for (std::size_t i : cand)
+      if (pred(s_.atoms[i].name)) out.push_back(i);
+    return out;
+  }
+  [[nodiscard]] std::vector<std::size_t> named(const std::vector<std::size_t>& cand, const std::string& name) const {
+    return pick(cand, [&](const std::string& n) { return upper(n) == name; });
+  }
+
+  [[nodiscard]] bool row_in_scope(const NomenclatureRow& row, const Atom& a) const {
+    if (!row_applies(row, canonical_residue(a.residue))) return false;
+    const auto& ends = row.scope == NomenclatureRow::Scope::NTerminus ? n_terminal_ : c_terminal_;
+    if (row.scope == NomenclatureRow::Scope::Any) return true;
+    auto it = ends.find(a.chain);
+    return it != ends.end() && it->second == a.residue_number;
+  }
+
+  // The nomenclature table, PDB v2 names and the old X-PLOR methylene names.
+  bool translate(const AtomSelector& sel, const std::vector<std::size_t>& cand, Found& f) const {
+    const Atom& res = s_.atoms[cand[0]];
+    const std::string atom = upper(sel.atom);
+    const auto& table = nomenclature_table();
+    std::vector<std::string> to;
+    auto take = [&](const std::vector<std::size_t>& atoms) {
+      for (std::size_t i : atoms)
+        if (std::find(f.atoms.begin(), f.atoms.end(), i) == f.atoms.end()) {
+          f.atoms.push_back(i);
+          to.push_back(s_.atoms[i].name);
+        }
+    };
+    // 1. Rows whose names the selection matches, mapped to the row's name present here.
+    bool amide_h = false;
+    for (const auto& row : table) {
+      if (!row_in_scope(row, res)) continue;
+      const auto names = row_names(row);
+      const bool matches = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+        return atom_name_matches(sel.atom, n, dialect_);
+      });
+      if (!matches) continue;
+      if (std::string(row.iupac) == "H") amide_h = true;
+      for (const auto& n : names) take(named(cand, n));
+    }
+    // 2. The amide H of an N-terminal residue is its NH3+ group (H1-H3 or HT1-HT3).
+    if (f.atoms.empty() && amide_h)
+      for (const auto& row : table)
+        if (row.scope == NomenclatureRow::Scope::NTerminus && row_in_scope(row, res))
+          for (const auto& n : row_names(row)) take(named(cand, n));
+    if (!f.atoms.empty()) {
+      f.kind = Found::Kind::Translated;
+      f.note = "nomenclature table";
+    }
+    // 3. PDB v2 names: 1HG1 → HG11; methylene 1HB/2HB → HB2/HB3 when there is no HB1.
+    if (f.atoms.empty() && !has_wildcard(atom)) {
+      const std::string v3 = pdb_v2_to_v3(atom);
+      if (!v3.empty()) {
+        const std::string stem = v3.substr(0, v3.size() - 1);
+        const char d = v3.back();
+        if ((d == '1' || d == '2') && named(cand, stem + "1").empty() && !named(cand, stem + "2").empty() &&
+            !named(cand, stem + "3").empty())
+          take(named(cand, stem + static_cast<char>(d + 1)));
+        else
+          take(named(cand, v3));
+        if (!f.atoms.empty()) {
+          f.kind = Found::Kind::Translated;
+          f.note = "PDB v2 name";
+        }
+      }
+    }
+    // 4. Old X-PLOR methylene names (HB1/HB2 for IUPAC HB3/HB2, BMRB nomenclature table):
+    //    X1 → X3 when the residue has X2 and X3 but no X1.
+    if (f.atoms.empty() && atom.size() >= 3 && atom.back() == '1' && !has_wildcard(atom)) {
+      const std::string st = atom.substr(0, atom.size() - 1);
+      if (!named(cand, st + "2").empty() && !named(cand, st + "3").empty()) {
+        take(named(cand, st + "3"));
+        f.kind = Found::Kind::Translated;
+        f.note = "old X-PLOR methylene name";
+      }
+    }
+    if (f.atoms.empty()) return false;
+    std::string list;
+    for (const auto& n : to) list += (list.empty() ? "" : ",") + n;
+    f.note = sel.atom + " → " + list + " (" + f.note + ")";
+    return true;
+  }
+
+  // Pseudo-atoms (Q..., M...), only for names without wildcards.
+  bool pseudo_atom(const AtomSelector& sel, const std::vector<std::size_t>& cand, Found& f) const {
+    const std::string atom = upper(sel.atom);
+    if (atom.size() < 2 || (atom[0] != 'Q' && atom[0] != 'M') || has_wildcard(atom)) return false;
+    if (atom == "QR") {
+      f.atoms = pick(cand, [](const std::string& n) {
+        const std::string u = upper(n);
+        return u == "HD1" || u == "HD2" || u == "HE1" || u == "HE2" || u == "HZ";
+      });
+    } else if (atom.size() == 3 && atom[0] == 'Q' && atom[1] == 'Q') {
+      const char x = atom[2];
+      f.atoms = pick(cand, [&](const std::string& n) {
+        const std::string u = upper(n);
+        return u.size() == 4 && u[0] == 'H' && u[1] == x && digit(u[2]) && digit(u[3]);
+      });
+    } else {
+      const std::string pat = "H" + atom.substr(1) + "#";
+      f.atoms = pick(cand, [&](const std::string& n) { return match_xplor(pat, n); });
+      if (atom[0] == 'M') {
+        // A methyl (CYANA M names): only groups of three H on one stem (HG21-HG23), so that
+        // Ile MG is HG2x, not HG12/HG13 too. Leu MD / Val MG name both methyls: kept, and
+        // reported (it is QQD / QQG, not one methyl).
+        std::map<std::string, std::vector<std::size_t>> stems;
+        for (std::size_t i : f.atoms) {
+          const std::string u = upper(s_.atoms[i].name);
+          stems[u.substr(0, u.size() - 1)].push_back(i);
+        }
+        f.atoms.clear();
+        std::size_t methyls = 0;
+        for (const auto& [stem, atoms] : stems)
+          if (atoms.size() == 3) {
+            f.atoms.insert(f.atoms.end(), atoms.begin(), atoms.end());
+            ++methyls;
+          }
+        std::sort(f.atoms.begin(), f.atoms.end());
+        f.several_methyls = methyls > 1;
+      }
+    }
+    if (f.atoms.empty()) return false;
+    f.kind = Found::Kind::Pseudo;
+    std::string list;
+    for (std::size_t i : f.atoms) list += (list.empty() ? "" : ",") + s_.atoms[i].name;
+    f.note = sel.atom + " → " + list;
+    return true;
+  }
+
+  const RestraintSet& set_;
+  const Structure& s_;
+  std::string dialect_;
+  std::unordered_map<int, std::vector<std::size_t>> by_residue_;
+  std::map<std::string, int> n_terminal_, c_terminal_;  // chain → residue number
+  int min_res_ = std::numeric_limits<int>::max(), max_res_ = std::numeric_limits<int>::min();
+};
+
+// Bounds that no structure can satisfy or that are no distance at all: ParseError at the
+// restraint's line.
+void check_bounds(const RestraintSet& set, const ResolveOptions& o) {
+  for (const auto& r : set.restraints) {
+    auto fail = [&](const std::string& why) {
+      throw ParseError(set.source, line_of(r), "restraint " + std::to_string(r.id) + ": " + why);
+    };
+    auto num = [](double v) {
+      std::ostringstream m;
+      m << v;
+      return m.str();
+    };
+    for (const auto& [what, v] : {std::pair{"lower bound", r.lower}, std::pair{"upper bound", r.upper},
+                                  std::pair{"target distance", r.target}, std::pair{"weight", r.weight}})
+      if (!std::isfinite(v)) fail(std::string(what) + " " + num(v) + " is not a finite number");
+    if (r.lower < 0) fail("lower bound " + num(r.lower) + " Å is negative");
+    if (r.upper <= 0) fail("upper bound " + num(r.upper) + " Å is not positive");
+    if (r.lower > r.upper) fail("lower bound " + num(r.lower) + " Å exceeds the upper bound " + num(r.upper) + " Å");
+    if (r.upper > o.max_distance)
+      fail("upper bound " + num(r.upper) + " Å is beyond " + num(o.max_distance) +
+           " Å, no distance inside a molecule (ResolveOptions::max_distance)");
+  }
 }
 
 }  // namespace
@@ -115,131 +450,85 @@ double pseudo_atom_correction(const std::string& residue, const std::vector<std:
 
 ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const ResolveOptions& options) {
   const std::size_t mx = options.max_examples;
-  const std::string dialect = set.format.empty() ? "xplor" : set.format;
-  std::unordered_map<int, std::vector<std::size_t>> by_residue;
-  for (std::size_t i = 0; i < s.atoms.size(); ++i) by_residue[s.atoms[i].residue_number].push_back(i);
-
-  Counter renamed, pseudo_names, wildcards, name_mismatch, unknown, no_correction, corrected, ambiguous;
-  std::set<std::tuple<std::string, int, std::string>> file_residues;  // for the offset suggestion
+  const int offset = options.residue_offset;
+  check_bounds(set, options);
+  const Resolver resolver(set, s);
   ResolveReport report;
   report.restraints_in = set.restraints.size();
+  const std::string offset_text = offset != 0 ? " (with residue_offset " + signed_text(offset) + ")" : "";
 
-  auto candidates_of = [&](const AtomSelector& sel) {
-    std::vector<std::size_t> out;
-    auto it = by_residue.find(sel.residue_number);
-    if (it == by_residue.end()) return out;
-    for (std::size_t i : it->second) {
-      const Atom& a = s.atoms[i];
-      if (sel.chain.empty() || a.chain == sel.chain || a.segment == sel.chain) out.push_back(i);
-    }
-    return out;
-  };
-  auto pick = [&](const std::vector<std::size_t>& cand, auto&& pred) {
-    std::vector<std::size_t> out;
-    for (std::size_t i : cand)
-      if (pred(s.atoms[i].name)) out.push_back(i);
-    return out;
-  };
-
-  // Returns the atoms of one selector; empty when it cannot be found (message in `why`).
-  auto resolve = [&](const AtomSelector& sel, const DistanceRestraint& r, std::string& why) {
-    std::vector<std::size_t> cand = candidates_of(sel);
-    const std::string label = (sel.chain.empty() ? "" : sel.chain + " ") + std::to_string(sel.residue_number);
-    if (cand.empty()) {
-      why = "residue " + label + (sel.residue.empty() ? "" : " " + sel.residue) + " not found in the structure";
-      return cand;
-    }
-    const std::string& resname = s.atoms[cand[0]].residue;
-    if (!sel.residue.empty()) {
-      file_residues.emplace(sel.chain, sel.residue_number, upper(sel.residue));
-      if (upper(sel.residue) != upper(resname))
-        name_mismatch.add(where(set, sel, r) + ": residue " + label + " is " + sel.residue + " in the file, " + resname +
-                              " in the structure",
+  // ---- residue names: the file's against the structure's, before any atom is looked up
+  Counter name_mismatch;
+  int first_mismatch_line = 0;
+  for (const auto& r : set.restraints)
+    for (const auto& alt : r.alternatives)
+      for (const AtomSelector* sel : {&alt.a, &alt.b}) {
+        if (sel->residue.empty()) continue;
+        const std::string here = resolver.structure_residue(*sel, offset);
+        if (here.empty() || canonical_residue(sel->residue) == canonical_residue(here)) continue;
+        if (name_mismatch.count == 0) first_mismatch_line = sel->line > 0 ? sel->line : line_of(r);
+        name_mismatch.add(where(set, *sel, r) + ": residue " + Resolver::label(*sel, sel->residue_number) + " is " +
+                              sel->residue + " in the file, " + here + " in the structure" +
+                              (offset != 0 ? " (residue " + std::to_string(sel->residue_number + offset) + ")" : ""),
                           mx);
-    }
-    const std::string atom = upper(sel.atom);
-    auto found = pick(cand, [&](const std::string& n) { return atom_name_matches(sel.atom, n, dialect); });
-    if (!found.empty()) {
-      if (found.size() > 1) wildcards.add(label + " " + sel.atom + " → " + std::to_string(found.size()) + " atoms", mx);
-      return found;
-    }
-    // Synonyms.
-    if (atom == "H" || atom == "HN") {
-      const std::string other = atom == "H" ? "HN" : "H";
-      found = pick(cand, [&](const std::string& n) { return upper(n) == other; });
-      if (found.empty())
-        found = pick(cand, [&](const std::string& n) {
-          std::string u = upper(n);
-          return u == "H1" || u == "H2" || u == "H3";
-        });
-      if (!found.empty()) {
-        renamed.add(label + " " + sel.atom + " → " + s.atoms[found[0]].name + (found.size() > 1 ? ",..." : ""), mx);
-        return found;
       }
+  std::string offset_hint;
+  if (name_mismatch.count > 0) {
+    std::size_t agree = 0, total = 0;
+    const int best = resolver.offset_by_names(offset, &agree, &total);
+    if (best != offset) {
+      report.suggested_offset = best;
+      offset_hint = "; with residue_offset: " + std::to_string(best) + " (structure residue = file residue " +
+                    signed_text(best) + ") " + std::to_string(agree) + " of the " + std::to_string(total) +
+                    " residue names of the file agree";
     }
-    // Old X-PLOR methylene names (HB1/HB2 for IUPAC HB3/HB2, BMRB nomenclature table):
-    // X1 → X3 when the residue has X2 and X3 but no X1.
-    if (atom.size() >= 3 && atom.back() == '1' && atom.find_first_of("*%#+") == std::string::npos) {
-      const std::string st = atom.substr(0, atom.size() - 1);
-      auto has = [&](const std::string& n) {
-        return !pick(cand, [&](const std::string& x) { return upper(x) == n; }).empty();
-      };
-      if (has(st + "2") && has(st + "3")) {
-        found = pick(cand, [&](const std::string& x) { return upper(x) == st + "3"; });
-        renamed.add(label + " " + sel.atom + " → " + st + "3 (old X-PLOR methylene name)", mx);
-        return found;
-      }
-    }
-    // Pseudo-atoms (Q..., M...), only for names without wildcards.
-    if (atom.size() >= 2 && (atom[0] == 'Q' || atom[0] == 'M') && atom.find_first_of("*%#+") == std::string::npos) {
-      if (atom == "QR") {
-        found = pick(cand, [](const std::string& n) {
-          std::string u = upper(n);
-          return u == "HD1" || u == "HD2" || u == "HE1" || u == "HE2" || u == "HZ";
-        });
-      } else if (atom.size() == 3 && atom[0] == 'Q' && atom[1] == 'Q') {
-        const char x = atom[2];
-        found = pick(cand, [&](const std::string& n) {
-          std::string u = upper(n);
-          return u.size() == 4 && u[0] == 'H' && u[1] == x && digit(u[2]) && digit(u[3]);
-        });
-      } else {
-        const std::string pat = "H" + atom.substr(1) + "#";
-        found = pick(cand, [&](const std::string& n) { return match_xplor(pat, n); });
-      }
-      if (!found.empty()) {
-        pseudo_names.add(label + " " + sel.atom + " → " + std::to_string(found.size()) + " atoms", mx);
-        return found;
-      }
-    }
-    std::string have;
-    for (std::size_t i : cand) have += (have.empty() ? "" : " ") + s.atoms[i].name;
-    why = "atom '" + sel.atom + "' not found in residue " + label + " " + resname + " of the structure (it has: " +
-          have + ")";
-    return found;
-  };
+    if (options.on_residue_mismatch == ResidueMismatchPolicy::Error)
+      throw ParseError(set.source, first_mismatch_line,
+                       std::to_string(name_mismatch.count) +
+                           " atom selections name a residue that differs from the structure" + offset_text + ": " +
+                           name_mismatch.joined() + offset_hint +
+                           (best != offset ? "" : "; the restraints may belong to another molecule") +
+                           " (on_residue_mismatch: warn resolves them anyway)");
+  }
 
+  // ---- atoms
+  Counter renamed, pseudo_names, wildcards, unknown, no_correction, corrected, ambiguous, group, methyl_pairs;
   std::vector<DistanceRestraint> kept;
   kept.reserve(set.restraints.size());
+  int first_unknown_line = 0;
+  std::string first_unknown;
   for (auto& r : set.restraints) {
     bool ok = true;
     std::set<std::size_t> side_a, side_b;
     for (auto& alt : r.alternatives) {
       for (int k = 0; k < 2 && ok; ++k) {
         const AtomSelector& sel = k == 0 ? alt.a : alt.b;
-        std::string why;
-        auto atoms = resolve(sel, r, why);
-        if (atoms.empty()) {
-          if (options.on_unknown_atom == UnknownAtomPolicy::Error)
-            throw ParseError(set.source, sel.line > 0 ? sel.line : 0,
-                             "restraint " + std::to_string(r.id) + ": " + why +
-                                 " (set on_unknown_atom: skip to leave such restraints out)");
-          unknown.add(where(set, sel, r) + ": " + why, mx);
-          ok = false;
-          break;
+        const std::string lbl = Resolver::label(sel, sel.residue_number + offset);
+        Found f = resolver.resolve(sel, offset);
+        switch (f.kind) {
+          case Found::Kind::NotFound:
+            if (unknown.count == 0) {
+              first_unknown_line = sel.line > 0 ? sel.line : line_of(r);
+              first_unknown = "restraint " + std::to_string(r.id) + ": " + f.note;
+            }
+            unknown.add(where(set, sel, r) + ": " + f.note, mx);
+            ok = false;
+            break;
+          case Found::Kind::Direct:
+            if (f.atoms.size() > 1) wildcards.add(lbl + " " + sel.atom + " → " + std::to_string(f.atoms.size()) + " atoms", mx);
+            break;
+          case Found::Kind::Translated: renamed.add(lbl + " " + f.note, mx); break;
+          case Found::Kind::Pseudo:
+            pseudo_names.add(lbl + " " + f.note, mx);
+            if (f.several_methyls)
+              methyl_pairs.add(where(set, sel, r) + ": " + lbl + " " + f.note + " (both methyls, as QQ" +
+                                   upper(sel.atom).substr(1, 1) + ")",
+                               mx);
+            break;
         }
-        (k == 0 ? alt.atoms_a : alt.atoms_b) = atoms;
-        (k == 0 ? side_a : side_b).insert(atoms.begin(), atoms.end());
+        if (!ok) break;
+        (k == 0 ? alt.atoms_a : alt.atoms_b) = f.atoms;
+        (k == 0 ? side_a : side_b).insert(f.atoms.begin(), f.atoms.end());
       }
       if (!ok) break;
     }
@@ -260,40 +549,53 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
     r.pseudo_correction = std::max(0.0, ca) + std::max(0.0, cb);
     if (r.pseudo_correction > 0)
       corrected.add("restraint " + std::to_string(r.id) + ": +" + std::to_string(r.pseudo_correction).substr(0, 4) + " Å", mx);
-    if (side_a.size() > 1 || side_b.size() > 1 || r.alternatives.size() > 1)
-      ambiguous.add("restraint " + std::to_string(r.id), mx);
+    if (is_ambiguous(r)) ambiguous.add(r.origin + " (restraint " + std::to_string(r.id) + ")", mx);
+    else if (is_group(r)) group.add(r.origin + " (restraint " + std::to_string(r.id) + ")", mx);
     for (const auto& alt : r.alternatives) report.atom_pairs += alt.atoms_a.size() * alt.atoms_b.size();
     kept.push_back(std::move(r));
   }
+
+  // ---- restraints that could not be resolved: an error, or skipped within limits
+  if (unknown.count > 0) {
+    std::string hint;
+    std::size_t best_count = 0, total = 0;
+    const int best = resolver.offset_by_atoms(offset, &best_count, &total);
+    // Another numbering under which every selection is found: the file is offset, and the
+    // restraints that do resolve here name the wrong atoms (H, HA exist in most residues).
+    const bool offset_fits_all = best != offset && best_count == total;
+    if (best != offset) {
+      if (report.suggested_offset == 0) report.suggested_offset = best;
+      hint = "; with residue_offset: " + std::to_string(best) + " " + std::to_string(best_count) + " of the " +
+             std::to_string(total) + " distinct atom selections are found";
+    }
+    hint += offset_hint;
+    if (options.on_unknown_atom == UnknownAtomPolicy::Error)
+      throw ParseError(set.source, first_unknown_line,
+                       first_unknown + offset_text +
+                           (unknown.count > 1 ? " (" + std::to_string(unknown.count - 1) + " more restraints name atoms "
+                                                    "not found)"
+                                              : std::string()) +
+                           hint + " (on_unknown_atom: skip leaves such restraints out)");
+    const double limit = options.max_skipped_fraction * static_cast<double>(report.restraints_in);
+    if (offset_fits_all)
+      throw ParseError(set.source, first_unknown_line,
+                       "on_unknown_atom: skip would leave out " + std::to_string(unknown.count) + " of the " +
+                           std::to_string(report.restraints_in) + " restraints" + offset_text +
+                           ", but under another residue numbering every atom selection is found: the restraints "
+                           "that resolve here would name wrong atoms. Set residue_offset: " + std::to_string(best) +
+                           " (" + unknown.joined() + ")" + offset_hint);
+    if (static_cast<double>(unknown.count) > limit || kept.empty())
+      throw ParseError(set.source, first_unknown_line,
+                       "on_unknown_atom: skip would leave out " + std::to_string(unknown.count) + " of the " +
+                           std::to_string(report.restraints_in) + " restraints" + offset_text +
+                           " (more than " + std::to_string(static_cast<int>(std::lround(options.max_skipped_fraction * 100))) +
+                           " %: these restraints do not match the structure): " + unknown.joined() + hint);
+  }
+
   set.restraints = std::move(kept);
   report.restraints_out = set.restraints.size();
   report.skipped = unknown.count;
-
-  // Residue numbering offset suggestion.
-  if (name_mismatch.count > 0) {
-    std::map<std::pair<std::string, int>, std::string> structure_res;
-    for (const auto& a : s.atoms) {
-      structure_res.emplace(std::make_pair(a.chain, a.residue_number), upper(a.residue));
-      if (!a.segment.empty()) structure_res.emplace(std::make_pair(a.segment, a.residue_number), upper(a.residue));
-    }
-    auto agree = [&](int off) {
-      std::size_t n = 0;
-      for (const auto& [chain, num, name] : file_residues) {
-        auto it = structure_res.find({chain, num + off});
-        if (it == structure_res.end() && chain.empty())
-          for (const auto& [key, v] : structure_res)
-            if (key.second == num + off) { it = structure_res.find(key); break; }
-        n += it != structure_res.end() && it->second == name;
-      }
-      return n;
-    };
-    std::size_t best = agree(0);
-    for (int off = -100; off <= 100; ++off)
-      if (off != 0 && agree(off) > best) {
-        best = agree(off);
-        report.suggested_offset = off;
-      }
-  }
+  set.skipped += unknown.count;
 
   auto item = [&](const std::string& what, const Counter& c) {
     report.items.push_back({what, c.count, c.joined()});
@@ -301,25 +603,26 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
   report.items.push_back({"restraints read", report.restraints_in, ""});
   report.items.push_back({"restraints resolved", report.restraints_out, ""});
   report.items.push_back({"expanded atom pairs", report.atom_pairs, ""});
-  item("ambiguous restraints (several atoms or alternatives)", ambiguous);
+  item("ambiguous restraints (more than one assignment alternative)", ambiguous);
+  item("group restraints (one assignment; a pseudo-atom or wildcard gives several atom pairs)", group);
   item("restraints with a pseudo-atom correction", corrected);
   item("restraints with multi-atom selections and no pseudo-atom correction", no_correction);
   item("wildcard names expanded", wildcards);
   item("pseudo-atom names expanded (Q/M names)", pseudo_names);
-  item("atom names translated (H/HN, N-terminal H1-3)", renamed);
+  item("methyl pseudo-atoms naming both methyls (Leu MD, Val MG)", methyl_pairs);
+  item("atom names translated (nomenclature table)", renamed);
   item("residue names differing between file and structure", name_mismatch);
   item("restraints skipped: atom or residue not found", unknown);
   if (report.suggested_offset != 0)
     report.items.push_back({"suggested residue-number offset (structure = file + offset)",
                             static_cast<std::size_t>(std::abs(report.suggested_offset)),
-                            "offset " + std::to_string(report.suggested_offset) +
-                                " makes the most residue names agree"});
+                            "residue_offset: " + std::to_string(report.suggested_offset)});
 
   if (name_mismatch.count > 0)
     set.warnings.push_back(std::to_string(name_mismatch.count) +
                            " selections name a residue that differs from the structure, e.g. " +
                            name_mismatch.joined() +
-                           (report.suggested_offset != 0
+                           (report.suggested_offset != offset && report.suggested_offset != 0
                                 ? " — residue numbers may be offset by " + std::to_string(report.suggested_offset)
                                 : ""));
   if (unknown.count > 0)
@@ -329,6 +632,10 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
     set.warnings.push_back(std::to_string(no_correction.count) +
                            " restraints have multi-atom selections that are no standard pseudo-atom group (no "
                            "correction applied), e.g. " + no_correction.joined());
+  if (methyl_pairs.count > 0)
+    set.warnings.push_back(std::to_string(methyl_pairs.count) +
+                           " methyl pseudo-atom names cover both methyls of the residue (treated as QQD/QQG, "
+                           "correction 2.4 Å): " + methyl_pairs.joined());
   if (renamed.count > 0)
     set.warnings.push_back(std::to_string(renamed.count) + " atom names translated, e.g. " + renamed.joined());
   return report;

@@ -19,15 +19,21 @@ class ReadRestraints final : public Node {
                    "d dminus dplus: lower = d - dminus, upper = d + dplus; `or` alternatives, ARIA `weight`, "
                    "HADDOCK nested selections). With a structure, every atom selection is resolved to atom "
                    "indices: NEF/Xplor wildcards (% * # +), H/HN, N-terminal H1-3, pseudo-atoms (QB, MG1, QQD, "
-                   "QR ...), old X-PLOR methylene names; the pseudo-atom correction of Wüthrich et al. (1983) "
+                   "QR ...), the nomenclature table (IUPAC/NEF, PDB v2/v3, X-PLOR/CNS HN/HT1-3/OT1-2, CYANA, "
+                   "AMBER names; Markley et al. 1998, BMRB), old X-PLOR methylene names; the pseudo-atom correction of Wüthrich et al. (1983) "
                    "(1.0 Å CH2/CH3, 2.0 Å ring pair, 2.4 Å Val/Leu methyl pair or whole ring) is stored per "
-                   "restraint (upper itself stays as in the file). Residue-name mismatches are reported with a "
-                   "suggested numbering offset; an atom that cannot be found is an error naming file:line, or "
-                   "with on_unknown_atom: skip the restraint is left out and counted. Device memory: none. "
-                   "Deterministic."};
+                   "restraint (upper itself stays as in the file). A residue name that differs from the "
+                   "structure's is an error naming file:line and the residue_offset under which the names agree "
+                   "(set residue_offset to apply it); an atom that cannot be found is an error naming file:line, "
+                   "or with on_unknown_atom: skip the restraint is left out and counted (restraints_skipped, "
+                   "carried to distgeom.compare's report), unless more than max_skipped_fraction of them would "
+                   "be. Bounds that are not finite or beyond 1000 Å are errors at their line. \"Ambiguous\" means "
+                   "more than one assignment alternative; \"group\" one alternative with several atom pairs "
+                   "(pseudo-atoms, wildcards). Device memory: none. Deterministic."};
   }
   enum class Format { Auto, Nef, Xplor };
   enum class OnUnknown { Error, Skip };
+  enum class OnMismatch { Error, Warn };
   Input<Structure> structure{this, "structure",
                              "Structure to resolve atom selections against (optional; without it the "
                              "restraints keep their selectors only)",
@@ -44,6 +50,19 @@ class ReadRestraints final : public Node {
                                     {.doc = "An atom or residue missing from the structure: error (fail naming "
                                             "file:line) or skip (leave the restraint out; counted in the report "
                                             "and the warnings)"}};
+  Param<double> max_skipped_fraction{this, "max_skipped_fraction", 0.5,
+                                     {.min = 0, .max = 1,
+                                      .doc = "With on_unknown_atom: skip, the largest fraction of the restraints "
+                                             "that may be left out; more (or all) is an error listing them"}};
+  Param<std::int64_t> residue_offset{this, "residue_offset", 0,
+                                     {.min = -100000, .max = 100000,
+                                      .doc = "Added to the file's residue numbers: structure residue = file "
+                                             "residue + offset (the error for mismatching names suggests it)"}};
+  Choice<OnMismatch> on_residue_mismatch{this, "on_residue_mismatch", OnMismatch::Error,
+                                         {{OnMismatch::Error, "error"}, {OnMismatch::Warn, "warn"}},
+                                         {.doc = "A residue name of the file that differs from the structure's "
+                                                 "(HIE, CYX ... count as HIS, CYS): error (naming file:line and "
+                                                 "a residue_offset that fixes it) or warn"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();
@@ -61,6 +80,10 @@ class ReadRestraints final : public Node {
         ctx.progress(0.5, "resolving atoms");
         ResolveOptions o;
         o.on_unknown_atom = *on_unknown_atom == OnUnknown::Skip ? UnknownAtomPolicy::Skip : UnknownAtomPolicy::Error;
+        o.on_residue_mismatch =
+            *on_residue_mismatch == OnMismatch::Warn ? ResidueMismatchPolicy::Warn : ResidueMismatchPolicy::Error;
+        o.max_skipped_fraction = max_skipped_fraction.value();
+        o.residue_offset = static_cast<int>(residue_offset.value());
         ResolveReport rep = resolve_restraints(set, *structure, o);
         for (const auto& it : rep.items)
           t.rows.push_back({it.what, static_cast<std::int64_t>(it.count), it.examples});

@@ -1,5 +1,6 @@
 #pragma once
 // Distance restraints (NOE and others), as read from NEF or Xplor-NIH .tbl files.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,19 @@ struct RestraintSet {
   std::string format;  ///< "nef" or "xplor": the wildcard dialect of AtomSelector::atom
   std::vector<DistanceRestraint> restraints;
   std::vector<std::string> warnings;  ///< mismatches found while resolving (counts, examples)
+  /// Restraints read from the file but left out while resolving (on_unknown_atom: skip): they
+  /// are not in `restraints`, and reports add them to the restraints they could not evaluate.
+  std::size_t skipped = 0;
 };
+
+/// The one meaning of "ambiguous" in Gemflow's reports and logs: a restraint with more than one
+/// assignment alternative (`or` in .tbl, rows sharing a NEF restraint_id). A restraint with one
+/// alternative whose selections expand to several atom pairs (pseudo-atom, wildcard, group) is
+/// a "group" restraint, not an ambiguous one.
+inline bool is_ambiguous(const DistanceRestraint& r) { return r.alternatives.size() > 1; }
+/// One alternative, resolved to more than one atom pair (see is_ambiguous).
+inline bool is_group(const DistanceRestraint& r) {
+  return r.alternatives.size() == 1 && r.alternatives[0].atoms_a.size() * r.alternatives[0].atoms_b.size() > 1;
+}
 
 }  // namespace gemflow

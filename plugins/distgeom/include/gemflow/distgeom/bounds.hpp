@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gemflow::distgeom {
@@ -108,8 +109,12 @@ struct BoundsResult {
   /// refinement applies the exact r^-6 sum.
   std::vector<int> grouped;
   /// Restraints whose pairs were already fixed by covalent geometry: the covalent value is kept
-  /// (they are counted as used; ids listed here).
-  std::vector<int> covalent_conflicts;
+  /// (they are counted as used; indices into the restraints given, for the caller's warning).
+  std::vector<std::size_t> covalent_conflicts;
+  /// Restraints that bound an atom pair an earlier restraint had bounded (duplicates, or a
+  /// group restraint over a pair restrained alone): the bounds are intersected. One entry
+  /// (index, earlier index) per pair of restraints, indices into the restraints given.
+  std::vector<std::pair<std::size_t, std::size_t>> intersected;
 };
 
 /// Bounds for the atoms of `atoms` (model coordinates `xyz`, n×3 Å) and `restraints`.
@@ -117,7 +122,7 @@ struct BoundsResult {
 ///    peptide plane = model ± tolerance_plane. No other distance is taken from the model.
 ///  - restraints with one alternative and one atom pair: upper = restraint upper + correction,
 ///    lower = max(vdW floor, restraint lower) (the intersection when several restraints hit a
-///    pair).
+///    pair, listed in BoundsResult::intersected).
 ///  - restraints with one alternative expanding to N > 1 atom pairs (pseudo-atoms): the
 ///    restraint bounds the r^-6 sum d_eff = (Σ d⁻⁶)^(−1/6) ≤ U' = upper + correction, hence the
 ///    nearest pair d_min ≤ U' N^(1/6); every expanded pair gets the valid upper bound

@@ -78,11 +78,27 @@ enum class RestraintFormat { Auto, Nef, Xplor };
 [[nodiscard]] double pseudo_atom_correction(const std::string& residue, const std::vector<std::string>& names);
 
 enum class UnknownAtomPolicy { Error, Skip };
+enum class ResidueMismatchPolicy { Error, Warn };
 
 struct ResolveOptions {
   /// Error: an atom that cannot be found is a ParseError naming the restraint's file:line.
-  /// Skip: the restraint (all its alternatives) is left out, counted and reported.
+  /// Skip: the restraint (all its alternatives) is left out, counted (ResolveReport::skipped,
+  /// RestraintSet::skipped) and reported — but never more than max_skipped_fraction of them.
   UnknownAtomPolicy on_unknown_atom = UnknownAtomPolicy::Error;
+  /// Skip may leave out at most this fraction of the restraints (more, or all of them, is a
+  /// ParseError listing counts and examples): when more than half do not match, the file
+  /// belongs to another numbering or molecule, and a structure from the rest would be wrong.
+  double max_skipped_fraction = 0.5;
+  /// Error: a residue name of the file that differs from the structure's residue at that
+  /// number (after residue_offset; protonation/force-field variants such as HIE, CYX, NALA
+  /// count as their standard residue) is a ParseError naming file:line, with the count, a few
+  /// examples and the residue_offset under which the names agree (when there is one).
+  /// Warn: counted, reported and resolved anyway.
+  ResidueMismatchPolicy on_residue_mismatch = ResidueMismatchPolicy::Error;
+  /// Added to every residue number of the file before matching: structure = file + offset.
+  int residue_offset = 0;
+  /// Å; an upper bound beyond this (or a non-finite bound) is a ParseError at the restraint.
+  double max_distance = 1000.0;
   std::size_t max_examples = 3;  ///< examples listed per issue in the report
 };
 
@@ -96,26 +112,38 @@ struct ResolveReport {
   std::vector<Item> items;
   std::size_t restraints_in = 0, restraints_out = 0, skipped = 0, atom_pairs = 0;
   /// Residue-number offset (structure = file + offset) under which the residue names of the
-  /// file agree best with the structure, when the names disagree at offset 0; else 0.
+  /// file agree best with the structure (or, without disagreeing names, most atom selections
+  /// are found), when that differs from ResolveOptions::residue_offset; else 0.
   int suggested_offset = 0;
 };
 
 /// Resolves every selector of `set` against `s` (restraints are matched by chain/segment,
-/// residue number and atom name; an empty chain matches any chain; a selector's chain
-/// matches Atom::chain or Atom::segment). Per selector, in order:
+/// residue number + options.residue_offset and atom name; an empty chain matches any chain; a
+/// selector's chain matches Atom::chain or Atom::segment). First, every restraint's bounds
+/// must be finite with 0 ≤ lower ≤ upper ≤ options.max_distance, and the residue names of the
+/// file must agree with the structure (options.on_residue_mismatch); both ParseErrors name
+/// the restraint's file:line. Per selector, in order:
 ///  1. the name as a wildcard pattern (atom_name_matches, dialect set.format);
-///  2. synonyms: H ↔ HN; H of a residue that has H1/H2/H3 (N-terminus) → H1, H2, H3;
-///     old X-PLOR methylene names: X1 → X3 when the residue has X2 and X3 but no X1
-///     (HB1/HB2 of X-PLOR/ARIA = IUPAC HB3/HB2, BMRB pseudo-atom nomenclature table);
+///  2. the nomenclature table (gemflow/io/nomenclature.hpp): a name (or pattern) of any
+///     convention — IUPAC/NEF, PDB, X-PLOR/CNS, CYANA, AMBER — maps to the name the structure
+///     uses (H ↔ HN; N-terminal H1-H3 ↔ HT1-HT3, H#/HT# included; C-terminal O/OXT ↔ OT1/OT2
+///     ↔ O'/O''; Ile CD1/HD11-13 ↔ CD/HD1-3); the amide H (H, HN) of an N-terminal residue
+///     → its NH3+ protons; PDB v2 names (1HG1 → HG11; methylene 1HB/2HB → HB2/HB3); old
+///     X-PLOR methylene names: X1 → X3 when the residue has X2 and X3 but no X1 (HB1/HB2 of
+///     X-PLOR/ARIA = IUPAC HB3/HB2, BMRB nomenclature table);
 ///  3. pseudo-atoms: Q<x> → H<x> + digits (QA, QB, QG, QG1, QD2, QE, QZ ...), M<x> (methyl,
-///     CYANA) → H<x> + digits, QQ<x> → both methyls (HG1x+HG2x, HD1x+HD2x), QR → ring H
-///     (HD1, HD2, HE1, HE2, HZ).
-/// Residue names that differ between file and structure are counted (with a suggested
-/// numbering offset) but do not stop resolution. Fills atoms_a/atoms_b, sets
-/// pseudo_correction = corr(A) + corr(B), where A (B) is the union of the atoms of side a (b)
-/// over all alternatives (so explicit `or` lists and wildcards give the same value), and
-/// appends the issues to set.warnings. Throws ParseError for an atom or residue that cannot
-/// be found, unless options.on_unknown_atom is Skip.
+///     CYANA) → the methyl groups (three H on one stem) among H<x> + digits (Ile MG = HG2x;
+///     Leu MD / Val MG cover both methyls: kept as QQD / QQG and listed in a warning),
+///     QQ<x> → both methyls (HG1x+HG2x, HD1x+HD2x), QR → ring H (HD1, HD2, HE1, HE2, HZ).
+/// Fills atoms_a/atoms_b, sets pseudo_correction = corr(A) + corr(B), where A (B) is the union
+/// of the atoms of side a (b) over all alternatives (so explicit `or` lists and wildcards give
+/// the same value), and appends the issues to set.warnings. Selectors that cannot be found:
+/// ParseError (on_unknown_atom Error), listing how many and, when another residue_offset
+/// finds more of them, that offset; or left out (Skip) and added to set.skipped, unless more
+/// than options.max_skipped_fraction of the restraints (or all) would be left out, or another
+/// residue_offset finds every selection (then the ones found here name wrong atoms).
+/// The report's vocabulary (gemflow/types/restraints.hpp): "ambiguous" = more than one
+/// assignment alternative; "group" = one alternative expanding to several atom pairs.
 ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const ResolveOptions& options = {});
 
 }  // namespace gemflow::io
