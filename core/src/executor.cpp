@@ -793,6 +793,8 @@ void Run::write_provenance(RunResult& r) {
       params[k] = ps && ps->kind == ParamKind::Device && !opt_.device.empty() ? json(opt_.device) : to_json(v);
     }
     jn["params"] = params;
+    for (const auto& ps : n.entry->spec.params)  // the seed of a stochastic node (SeedParam)
+      if (ps.seed) jn["seed"] = params[ps.name];
     jn["state"] = to_string(n.result.state);
     jn["seconds"] = n.result.seconds;
     jn["key"] = n.result.key;

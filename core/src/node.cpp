@@ -1,7 +1,11 @@
 #include "gemflow/node.hpp"
 
 #include <algorithm>
+<<<<<<< HEAD
 #include <ostream>
+=======
+#include <cstdint>
+>>>>>>> sdk-types
 
 #include <fmt/format.h>
 
@@ -149,6 +153,26 @@ DeviceParam::DeviceParam(Node* owner, std::string default_value) : owner_(owner)
   s.doc = "Where to run: auto (CUDA when a device is present, else CPU), cpu, cuda or cuda:N. "
           "cuda fails when no device is present.";
   slot_ = owner->add_param(std::move(s));
+}
+
+SeedParam::SeedParam(Node* owner, std::string doc, std::uint64_t default_value) : owner_(owner) {
+  if (default_value > static_cast<std::uint64_t>(INT64_MAX))
+    throw Error(fmt::format("seed default {} is above the largest seed {}", default_value, INT64_MAX));
+  ParamSpec s;
+  s.name = "seed";
+  s.kind = ParamKind::Int;
+  s.default_value = static_cast<std::int64_t>(default_value);
+  s.min = 0;
+  s.doc = std::move(doc);
+  s.seed = true;
+  slot_ = owner->add_param(std::move(s));
+}
+
+std::uint64_t SeedParam::value() const {
+  const std::int64_t v = std::get<std::int64_t>(owner_->params_[slot_].value);
+  // set_param does not check limits (tests reach a node's own checks through it)
+  if (v < 0) throw Error(fmt::format("parameter 'seed': {} is below the minimum 0", v));
+  return static_cast<std::uint64_t>(v);
 }
 
 std::string DeviceParam::requested() const { return std::get<std::string>(owner_->params_[slot_].value); }

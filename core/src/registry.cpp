@@ -17,18 +17,24 @@ Registry::Registry() {
   add_type<Structure>("core");
   add_type<RestraintSet>("core");
   add_type<Table>("core");
+  add_type<MoleculeSet>("core");
+  add_type<Image>("core");
+  add_type<Signal>("core");
+  add_type<Scores>("core");
+  add_type<Segmentation>("core");
+  add_type<TriMesh>("core");
+  add_type<CirclePacking>("core");
 }
 
 void Registry::add_type(TypeInfo info) {
   auto it = types_.find(info.name);
   if (it != types_.end()) {
-    if (it->second.origin == info.origin) return;
-    // A plugin type header shared by several plugins (e.g. io's MoleculeSet, read by distgeom):
-    // each plugin that uses it registers it; the same name and doc is the same type. SDK types
-    // ("core") are never re-registered.
-    if (it->second.origin != "core" && info.origin != "core" && it->second.doc == info.doc) return;
-    throw Error(fmt::format("data type '{}' registered twice: by {} and by {}", info.name,
-                            it->second.origin, info.origin));
+    if (it->second.layout == info.layout) return;
+    throw Error(fmt::format(
+        "data type '{}' is defined differently by {} ({}) and by {} ({}): a value of one cannot be read as "
+        "the other; give one of them another name, or build both against the same header (bump "
+        "DataType<T>::version when a layout changes)",
+        info.name, it->second.origin, it->second.layout.str(), info.origin, info.layout.str()));
   }
   std::string key = info.name;
   types_.emplace(std::move(key), std::move(info));
@@ -54,12 +60,20 @@ void Registry::add_node(NodeEntry e) {
     }
   }
   names.clear();
+  const ParamSpec* seed = nullptr;
   for (const auto& p : e.spec.params) {
     unique("parameter", p.name);
+    if (p.seed) seed = &p;
     if (!p.required)
       if (auto why = p.check(p.default_value))
         throw Error(fmt::format("node '{}': default of parameter '{}' is invalid: {}", id, p.name, *why));
   }
+  // A seed makes the node stochastic (so `gemflow nodes` and Studio say so); a node declared
+  // stochastic must take its seed from the workflow, where the provenance record finds it.
+  if (seed) e.spec.info.stochastic = true;
+  if (e.spec.info.stochastic && !seed)
+    throw Error(fmt::format("node '{}' is declared stochastic but has no seed parameter: declare `SeedParam seed{{this}};`{}",
+                            id, e.spec.param("seed") ? " in place of its parameter 'seed'" : ""));
   for (const auto& rule : e.spec.info.rules) {
     const ParamSpec* p = e.spec.param(rule.param);
     const ParamSpec* o = e.spec.param(rule.other);

@@ -45,7 +45,9 @@ struct NodeInfo {
   std::string title;     ///< shown in Studio's palette
   std::string category;  ///< palette group
   std::string doc;       ///< brief; inputs/outputs/params are documented on their declarations
-  bool stochastic = false;  ///< uses a seed; same seed, same device → same result
+  /// Uses a seed; same seed, same device → same result. Declaring a SeedParam sets it; a node
+  /// that sets it without a SeedParam is refused at registration.
+  bool stochastic = false;
   /// Rules between parameters (ParamRule), checked before a workflow runs.
   std::vector<ParamRule> rules;
 };
@@ -158,6 +160,7 @@ class Node {
   template <class T>
   friend class Param;
   friend class DeviceParam;
+  friend class SeedParam;
   friend class PathParam;
   template <class E>
   friend class Choice;
@@ -329,6 +332,28 @@ class DeviceParam {
   explicit DeviceParam(Node* owner, std::string default_value = "auto");
   [[nodiscard]] std::string requested() const;
   [[nodiscard]] Device resolve(NodeContext& ctx) const;
+
+ private:
+  Node* owner_;
+  std::size_t slot_ = 0;
+};
+
+/// The standard `seed` parameter of a stochastic node: an integer ≥ 0 (default 1) that a
+/// workflow sets like any parameter. Declaring it makes the node stochastic (NodeSpec's
+/// info.stochastic), and the executor records its value in the node's provenance record
+/// ("seed"), so the node records nothing itself. The same seed on the same device must give the
+/// same result.
+///
+///   SeedParam seed{this};                                   // "Random seed", default 1
+///   SeedParam seed{this, "Metrization seed of trial 0"};
+///   ... o.seed = seed.value();
+class SeedParam {
+ public:
+  explicit SeedParam(Node* owner,
+                     std::string doc = "Random seed: the same seed on the same device gives the same result",
+                     std::uint64_t default_value = 1);
+  [[nodiscard]] std::uint64_t value() const;
+  std::uint64_t operator*() const { return value(); }
 
  private:
   Node* owner_;

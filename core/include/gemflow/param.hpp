@@ -48,6 +48,9 @@ struct ParamSpec {
   /// with the dot (".json", ".tar.gz"); matched case-insensitively against the end of the file
   /// name. Empty: any name is accepted.
   std::vector<std::string> extensions;
+  /// The node's random seed (SeedParam: an Int named "seed", ≥ 0). It makes the node stochastic
+  /// and the executor records its value in the node's provenance record ("seed").
+  bool seed = false;
 
   /// Parses YAML scalar text into a value of this kind (without checking limits).
   /// Returns the reason on failure ("expected a number, got 'abc'").

@@ -15,7 +15,8 @@ namespace gemflow {
 struct TypeInfo {
   std::string name;
   std::string doc;
-  std::string origin;  ///< plugin file that registered it, or "core"
+  std::string origin;  ///< plugin file that registered it first, or "core"
+  TypeLayout layout;   ///< what another registration of the name must match (type_layout<T>())
 };
 
 struct NodeEntry {
@@ -51,11 +52,14 @@ class Registry {
     add_node(NodeEntry{NodeSpec{N::info(), proto->input_specs(), proto->output_specs(), proto->param_specs()},
                        [] { return std::unique_ptr<Node>(std::make_unique<N>()); }, std::move(origin)});
   }
-  /// Registers a data type; re-registering the same name from the same origin is a no-op.
+  /// Registers a data type. A name registered again with the same layout is the same type (a
+  /// shared header compiled into several plugins, or an SDK type a plugin registers too): a
+  /// no-op that keeps the first origin. The name registered with another layout throws Error
+  /// naming both origins and both layouts.
   void add_type(TypeInfo info);
   template <class T>
   void add_type(std::string origin) {
-    add_type({std::string(DataType<T>::name), std::string(DataType<T>::doc), std::move(origin)});
+    add_type({std::string(DataType<T>::name), std::string(DataType<T>::doc), std::move(origin), type_layout<T>()});
   }
 
   [[nodiscard]] const NodeEntry* find_node(std::string_view id) const;

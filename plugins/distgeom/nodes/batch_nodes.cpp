@@ -11,7 +11,6 @@
 #include <gemflow/distgeom/bounds.hpp>
 #include <gemflow/distgeom/molecule_bounds.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
-#include <gemflow/io/molecules.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
 
@@ -57,7 +56,7 @@ class BoundsFromMolecules final : public Node {
                    "DIST13_TOL 0.04 Å, VDW_SCALE_15 0.7, MAX_UPPER 1000 Å); Havel, Kuntz & Crippen, Bull. "
                    "Math. Biol. 45 (1983) 665; Bondi, J. Phys. Chem. 68 (1964) 441."};
   }
-  Input<io::MoleculeSet> molecules{this, "molecules", "Molecules with 3D coordinates (Å) and bonds"};
+  Input<MoleculeSet> molecules{this, "molecules", "Molecules with 3D coordinates (Å) and bonds"};
   Output<BoundsBatch> bounds{this, "bounds", "One bounds matrix per molecule (Å)"};
   Param<double> bond_tolerance{this, "bond_tolerance", 0.01,
                                {.min = 0.0, .max = 1.0, .unit = "Å", .doc = "± around 3D bond lengths (1-2 pairs)"}};
@@ -86,7 +85,7 @@ class BoundsFromMolecules final : public Node {
         ctx.throw_if_cancelled();
         ctx.progress(static_cast<double>(k) / static_cast<double>(count), "bounds");
       }
-      const io::Molecule& m = in->molecules[k];
+      const Molecule& m = in->molecules[k];
       const std::size_t n = m.atoms.size();
       const std::string what = "molecule " + std::to_string(k) + " '" + m.name + "' (" + m.source + ")";
       if (m.flat() && n > 1 && ++flat <= 5) ctx.warn(what + " has only 2D coordinates (every z = 0)");
@@ -279,7 +278,6 @@ class SmoothBatch final : public Node {
 }  // namespace
 
 void register_batch_nodes(PluginRegistrar& r) {
-  r.add_type<io::MoleculeSet>();
   r.add_type<BoundsBatch>();
   r.add_node<BoundsFromMolecules>();
   r.add_node<SmoothBatch>();

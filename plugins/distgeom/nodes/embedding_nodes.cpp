@@ -342,7 +342,7 @@ class MetrizeNode final : public Node {
   Choice<Method> method{this, "method", Method::None, {{Method::None, "none"}, {Method::Partial, "partial"}},
                         {.doc = "none: independent uniform picks; partial: re-smooth after each of `atoms` atoms"}};
   Param<std::int64_t> atoms{this, "atoms", 4, {.min = 0, .doc = "partial: number of atoms metrized"}};
-  Param<std::int64_t> seed{this, "seed", 1, {.min = 0, .doc = "Random seed"}};
+  SeedParam seed{this};
 
   void execute(NodeContext& ctx) override {
     const auto& b = *bounds;
@@ -350,7 +350,7 @@ class MetrizeNode final : public Node {
     MetrizeOptions o;
     o.method = method.value() == Method::Partial ? MetrizeMethod::Partial : MetrizeMethod::None;
     o.atoms = static_cast<std::size_t>(atoms.value());
-    o.seed = static_cast<std::uint64_t>(seed.value());
+    o.seed = seed.value();
     Resmoother resmooth = [&](std::span<double> lo, std::span<double> up, std::size_t m) {
       SmoothingOptions so;
       so.progress = [&](double) { return ctx.cancelled(); };
@@ -370,7 +370,6 @@ class MetrizeNode final : public Node {
       if (ctx.cancelled()) throw Cancelled();
       throw InputError(std::string("distgeom.metrize: ") + e.what());
     }
-    ctx.record("seed", seed.value());
     distances.set(Matrix<double>(n, n, std::move(d)));
   }
 };
@@ -883,7 +882,7 @@ class EmbedAndRefineNode final : public Node {
   Output<Table> report{this, "report", "Metrics of the kept trial (metric, value)"};
   Output<Table> trial_table{this, "trials", "One row per trial"};
   Param<std::int64_t> trials{this, "trials", 4, {.min = 1, .max = 1000, .doc = "Number of trials"}};
-  Param<std::int64_t> seed{this, "seed", 1, {.min = 0, .doc = "Metrization seed of trial 0"}};
+  SeedParam seed{this, "Metrization seed of trial 0"};
   Param<std::int64_t> first_trial{this, "first_trial", 0,
                                   {.min = 0,
                                    .doc = "Index of the first trial run (their seeds derive from `seed` and the "
@@ -928,7 +927,7 @@ class EmbedAndRefineNode final : public Node {
 
     TrialOptions o;
     o.trials = static_cast<std::size_t>(trials.value());
-    o.seed = static_cast<std::uint64_t>(seed.value());
+    o.seed = seed.value();
     o.first_trial = static_cast<std::size_t>(first_trial.value());
     o.first_trial = static_cast<std::size_t>(first_trial.value());
     o.metrize.method = metrize_method.value() == Metrize::Partial ? MetrizeMethod::Partial : MetrizeMethod::None;

@@ -9,7 +9,7 @@ void register_smoothing_nodes(PluginRegistrar& r);
 void register_embedding_nodes(PluginRegistrar& r);
 /// distgeom.compare, distgeom.report (nodes/compare_nodes.cpp); called by register_embedding_nodes.
 void register_compare_nodes(PluginRegistrar& r);
-/// The BoundsBatch (and MoleculeSet) types, distgeom.bounds_from_molecules and
+/// The BoundsBatch type, distgeom.bounds_from_molecules and
 /// distgeom.smooth_batch (nodes/batch_nodes.cpp).
 void register_batch_nodes(PluginRegistrar& r);
 }  // namespace gemflow::distgeom

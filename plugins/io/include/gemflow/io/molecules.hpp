@@ -1,56 +1,22 @@
 #pragma once
 // Small molecules with 3D coordinates and bonds (ligands, conformers), read from MDL SDF/MOL.
-//
-// MoleculeSet travels on wires as a data type of its own (DataType<MoleculeSet> below). The
-// header is self-contained (plain structs + an inline summary) so that every plugin that uses
-// the type (io registers it; distgeom reads it) compiles the same definition.
-#include <array>
-#include <cstddef>
+// MoleculeSet is an SDK data type (gemflow/types/molecules.hpp, DataType<MoleculeSet> in
+// gemflow/types.hpp).
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include <gemflow/data.hpp>
+#include <gemflow/types.hpp>
 
 #include "gemflow/io/limits.hpp"
 
 namespace gemflow::io {
 
-/// One atom of a molecule: element symbol as written in the file's atom block, normalised to
-/// upper case ("C", "CL", "BR"), position in Å, formal charge (from the V2000 atom-block charge
-/// field, `M  CHG`, or V3000 `CHG=`; 0 when absent).
-struct MoleculeAtom {
-  std::string element;
-  std::array<double, 3> xyz{0, 0, 0};
-  int charge = 0;
-};
-
-/// A bond between atoms a < b (0-based) with the MDL bond type: 1 single, 2 double, 3 triple,
-/// 4 aromatic, 5-8 query types (kept as written; V3000 9/10 coordination/hydrogen bonds too).
-struct MoleculeBond {
-  std::size_t a = 0, b = 0;
-  int order = 1;
-};
-
-/// One record: the header line 1 as name, its atoms and bonds.
-struct Molecule {
-  std::string name;
-  std::vector<MoleculeAtom> atoms;
-  std::vector<MoleculeBond> bonds;
-  std::string source;  ///< "file:line" of the record's first line
-  /// True when every z coordinate is 0 (a 2D depiction; dimension code "2D" or flat input).
-  [[nodiscard]] bool flat() const noexcept {
-    for (const auto& a : atoms)
-      if (a.xyz[2] != 0.0) return false;
-    return true;
-  }
-};
-
-/// The records of one or more files, in file order.
-struct MoleculeSet {
-  std::vector<Molecule> molecules;
-  [[nodiscard]] std::size_t size() const noexcept { return molecules.size(); }
-};
+// The types are the SDK's (gemflow/types/molecules.hpp); these names keep io's code and its
+// users unchanged.
+using gemflow::Molecule;
+using gemflow::MoleculeAtom;
+using gemflow::MoleculeBond;
+using gemflow::MoleculeSet;
 
 /// Reads every record of an MDL SD file (.sdf, .sd) or molfile (.mol): CTfile formats
 /// (BIOVIA, "CTfile Formats", 2020), connection tables V2000 and V3000, records separated by
@@ -78,21 +44,3 @@ struct MoleculeSet {
 [[nodiscard]] MoleculeSet parse_sdf(std::string_view text, const std::string& path, const CancelCheck& cancel = {});
 
 }  // namespace gemflow::io
-
-namespace gemflow {
-
-template <>
-struct DataType<io::MoleculeSet> {
-  static constexpr std::string_view name = "MoleculeSet";
-  static constexpr std::string_view doc =
-      "Small molecules: per record a name, atoms (element, 3D coordinates Å, formal charge) and bonds "
-      "with MDL bond orders";
-  static std::string summary(const io::MoleculeSet& s) {
-    std::size_t atoms = 0, bonds = 0;
-    for (const auto& m : s.molecules) atoms += m.atoms.size(), bonds += m.bonds.size();
-    return std::to_string(s.size()) + " molecule(s), " + std::to_string(atoms) + " atoms, " +
-           std::to_string(bonds) + " bonds";
-  }
-};
-
-}  // namespace gemflow
