@@ -1,11 +1,8 @@
 #include "gemflow/node.hpp"
 
 #include <algorithm>
-<<<<<<< HEAD
-#include <ostream>
-=======
 #include <cstdint>
->>>>>>> sdk-types
+#include <ostream>
 
 #include <fmt/format.h>
 
