@@ -464,8 +464,8 @@ TEST(TypeLayout, PluginLoadRefusesAnotherLayoutNamingBothFiles) {
                                    " (C++ type layout_test::Shape"));
     EXPECT_THAT(r.error, HasSubstr("and by " + plugin(second).string() + " (C++ type layout_test::Shape"));
     EXPECT_EQ(reg.find_type("test.Shape")->origin, plugin(first).string());
-    EXPECT_EQ(reg.find_node(std::string("test_") + second + ".make"), nullptr);
-    EXPECT_NE(reg.find_node(std::string("test_") + first + ".make"), nullptr);
+    EXPECT_EQ(reg.find_node(std::string(second) + ".make"), nullptr);
+    EXPECT_NE(reg.find_node(std::string(first) + ".make"), nullptr);
   }
 }
 

@@ -19,7 +19,7 @@ struct gemflow::DataType<layout_test::Shape> {
 namespace {
 class MakeShape final : public gemflow::Node {
  public:
-  static gemflow::NodeInfo info() { return {.id = "test_shape_b.make", .title = "Make shape", .category = "Test"}; }
+  static gemflow::NodeInfo info() { return {.id = "shape_b.make", .title = "Make shape", .category = "Test"}; }
   gemflow::Output<layout_test::Shape> out{this, "shape", "A shape"};
   void execute(gemflow::NodeContext&) override { out.set(layout_test::Shape{}); }
 };
