@@ -159,7 +159,8 @@ void minplus_base(std::size_t t, T* cu, T* cl, const T* au, const T* al, const T
                   T* lik) {
   tile_minplus<T, 16, 2, 2>(t, cu, cl, au, al, bu, bl, dl, lik);
 }
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// gcc only: clang 14 knows neither the x86-64-v3/v4 names in __builtin_cpu_supports nor in target().
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define GF_HAVE_X86_CLONES 1
 template <class T>
 __attribute__((target("arch=x86-64-v3"))) void inplace_v3(std::size_t t, T* cu, T* cl, const T* au, const T* al,
