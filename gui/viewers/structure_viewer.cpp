@@ -264,9 +264,8 @@ void StructureViewer::rebuild() {
   rmsd_ = -1;
   if (!s_ || s_->models.empty()) {
     building_ = false;
-    view_->renderer()->RemoveAllViewProps();
+    view_->post([](vtkRenderer* ren) { ren->RemoveAllViewProps(); });
     info_->setText(s_ ? tr("%1: no coordinates").arg(label_) : QString());
-    view_->update();
     Q_EMIT geometry_ready();
     return;
   }
@@ -292,46 +291,48 @@ void StructureViewer::apply_geometry(int generation, const std::shared_ptr<Geome
   if (generation != generation_) return;  // stale: a newer request is on its way
   building_ = false;
   cancel_.reset();
-  vtkRenderer* ren = view_->renderer();
-  ren->RemoveAllViewProps();
-  for (const auto& e : g->elements) {
-    auto mapper = vtkSmartPointer<vtkGlyph3DMapper>::New();
-    mapper->SetInputData(e.points);
-    mapper->SetSourceData(e.sphere);
-    mapper->ScalingOff();
-    auto actor = vtkSmartPointer<vtkActor>::New();
-    actor->SetMapper(mapper);
-    actor->GetProperty()->SetColor(e.color[0], e.color[1], e.color[2]);
-    actor->GetProperty()->SetSpecular(0.3);
-    ren->AddActor(actor);
-  }
-  if (g->bonds) {
-    auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
-    mapper->SetInputData(g->bonds);
-    mapper->SetScalarModeToUseCellData();
-    auto actor = vtkSmartPointer<vtkActor>::New();
-    actor->SetMapper(mapper);
-    ren->AddActor(actor);
-  }
-  for (const auto& t : g->traces) {
-    auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
-    mapper->SetInputData(t);
-    mapper->SetScalarModeToUsePointData();
-    auto actor = vtkSmartPointer<vtkActor>::New();
-    actor->SetMapper(mapper);
-    actor->GetProperty()->SetSpecular(0.4);
-    actor->GetProperty()->SetSpecularPower(30);
-    ren->AddActor(actor);
-  }
-  if (g->overlay) {
-    auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
-    mapper->SetInputData(g->overlay);
-    mapper->SetScalarModeToUseCellData();
-    auto actor = vtkSmartPointer<vtkActor>::New();
-    actor->SetMapper(mapper);
-    actor->GetProperty()->SetOpacity(0.6);
-    ren->AddActor(actor);
-  }
+  // Actors and mappers are made and used on the view's render thread.
+  view_->post([g](vtkRenderer* ren) {
+    ren->RemoveAllViewProps();
+    for (const auto& e : g->elements) {
+      auto mapper = vtkSmartPointer<vtkGlyph3DMapper>::New();
+      mapper->SetInputData(e.points);
+      mapper->SetSourceData(e.sphere);
+      mapper->ScalingOff();
+      auto actor = vtkSmartPointer<vtkActor>::New();
+      actor->SetMapper(mapper);
+      actor->GetProperty()->SetColor(e.color[0], e.color[1], e.color[2]);
+      actor->GetProperty()->SetSpecular(0.3);
+      ren->AddActor(actor);
+    }
+    if (g->bonds) {
+      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+      mapper->SetInputData(g->bonds);
+      mapper->SetScalarModeToUseCellData();
+      auto actor = vtkSmartPointer<vtkActor>::New();
+      actor->SetMapper(mapper);
+      ren->AddActor(actor);
+    }
+    for (const auto& t : g->traces) {
+      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+      mapper->SetInputData(t);
+      mapper->SetScalarModeToUsePointData();
+      auto actor = vtkSmartPointer<vtkActor>::New();
+      actor->SetMapper(mapper);
+      actor->GetProperty()->SetSpecular(0.4);
+      actor->GetProperty()->SetSpecularPower(30);
+      ren->AddActor(actor);
+    }
+    if (g->overlay) {
+      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+      mapper->SetInputData(g->overlay);
+      mapper->SetScalarModeToUseCellData();
+      auto actor = vtkSmartPointer<vtkActor>::New();
+      actor->SetMapper(mapper);
+      actor->GetProperty()->SetOpacity(0.6);
+      ren->AddActor(actor);
+    }
+  });
   atoms_shown_ = g->atoms;
   bonds_shown_ = g->bond_count;
   traces_shown_ = g->traces.size();
@@ -342,7 +343,6 @@ void StructureViewer::apply_geometry(int generation, const std::shared_ptr<Geome
   if (reset_camera_) view_->reset_camera();
   reset_camera_ = false;
   info_->setText(g->text);
-  view_->update();
   Q_EMIT geometry_ready();
 }
 
