@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -24,6 +25,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMenu>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
@@ -119,14 +121,8 @@ struct Ensemble final : gemflow::Node {
       for (const T& t : tpl) {
         const gemflow::Vec3& o = t.step;  // local frame: radial, tangential, axial
         base.push_back({(2.3 + o[0]) * c - o[1] * sn, (2.3 + o[0]) * sn + o[1] * c, 1.5 * r + o[2]});
-        gemflow::Atom atom;
-        atom.name = t.name;
-        atom.element = t.element;
-        atom.residue = "LYS";
-        atom.residue_number = r + 1;
-        atom.chain = "A";
-        atom.serial = static_cast<int>(s.atoms.size()) + 1;
-        s.atoms.push_back(atom);
+        s.atoms.push_back({.name = t.name, .element = t.element, .residue = "LYS", .residue_number = r + 1, .chain = "A",
+                           .serial = static_cast<int>(s.atoms.size()) + 1});
       }
     }
     std::mt19937 rng(7);
@@ -930,13 +926,12 @@ TEST_F(StudioGui, ClickOnAConnectedInputIsNotAnEdit) {
 
 /// A workflow of `n` constants on a grid `columns` wide, `spacing` apart.
 std::string grid_workflow(int n, int columns, double spacing) {
-  std::string nodes = "nodes:\n", editor = "editor:\n";
+  std::ostringstream nodes, editor;
   for (int i = 0; i < n; ++i) {
-    const std::string id = "c" + std::to_string(i);
-    nodes += "  " + id + ": {type: test.constant}\n";
-    editor += "  " + id + ": {pos: [" + std::to_string((i % columns) * spacing) + ", " + std::to_string((i / columns) * spacing) + "]}\n";
+    nodes << "  c" << i << ": {type: test.constant}\n";
+    editor << "  c" << i << ": {pos: [" << (i % columns) * spacing << ", " << (i / columns) * spacing << "]}\n";
   }
-  return "gemflow: 1\nname: grid\n" + nodes + editor;
+  return "gemflow: 1\nname: grid\nnodes:\n" + nodes.str() + "editor:\n" + editor.str();
 }
 
 // Defect 4: on big graphs Fit stays within the zoom limits and the wheel works after it.
@@ -1130,20 +1125,37 @@ TEST_F(StudioGui, SelectingABigEnsembleKeepsTheGuiResponsive) {
   EXPECT_EQ(sv->atom_count(), 1500u);
 }
 
-/// Answers the next modal file dialog: records its name filters and picks `file`.
+/// Answers the modal file dialogs that open while it lives: records the name filters and picks
+/// `file`, again on every tick while the dialog is still open (its folder loads
+/// asynchronously: an early accept may find no selection); gives up (rejects) after 10 s.
 struct DialogAnswer {
   QStringList filters;
   bool answered = false;
+  std::string unexpected;
   QTimer timer;
+  QElapsedTimer clock;
   explicit DialogAnswer(const QString& file) {
+    clock.start();
     QObject::connect(&timer, &QTimer::timeout, [this, file] {
-      auto* d = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+      QWidget* modal = QApplication::activeModalWidget();
+      auto* d = qobject_cast<QFileDialog*>(modal);
+      if (modal && !d) {  // something else (a message box): the test fails, nothing hangs
+        unexpected = modal->metaObject()->className();
+        if (auto* box = qobject_cast<QMessageBox*>(modal)) unexpected += ": " + box->text().toStdString();
+        modal->close();
+        return;
+      }
       if (!d) return;
+      if (clock.elapsed() > 10000) {
+        d->reject();
+        return;
+      }
       filters = d->nameFilters();
-      d->selectFile(file);
+      // Typed, as a user would: selectFile() depends on the folder having loaded.
+      if (auto* name = d->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"))) name->setText(file);
+      else d->selectFile(file);
       static_cast<QDialog*>(d)->accept();  // QFileDialog::accept checks the selection
-      answered = true;
-      timer.stop();
+      answered = d->result() == QDialog::Accepted;
     });
     timer.start(20);
   }
@@ -1165,7 +1177,8 @@ TEST_F(StudioGui, PathPickerFiltersAndFirstSaveMakesPathsRelative) {
   {
     DialogAnswer answer(QString::fromStdString(pdb.string()));
     QTest::mouseClick(pick, Qt::LeftButton);
-    ASSERT_TRUE(answer.answered);
+    ASSERT_TRUE(answer.answered) << answer.unexpected;
+    EXPECT_EQ(answer.unexpected, "");
     ASSERT_FALSE(answer.filters.isEmpty());
     const QString first = answer.filters.front();
     for (const char* ext : {"*.pdb", "*.ent", "*.cif", "*.mmcif"}) EXPECT_NE(first.indexOf(QLatin1String(ext)), -1) << first.toStdString();
@@ -1192,7 +1205,8 @@ TEST_F(StudioGui, PathPickerFiltersAndFirstSaveMakesPathsRelative) {
   {
     DialogAnswer answer(QString::fromStdString(pdb.string()));
     QTest::mouseClick(pick, Qt::LeftButton);
-    ASSERT_TRUE(answer.answered);
+    ASSERT_TRUE(answer.answered) << answer.unexpected;
+    EXPECT_EQ(answer.unexpected, "");
   }
   EXPECT_TRUE(fs::path(edit->text().toStdString()).is_relative()) << edit->text().toStdString();
 }
