@@ -323,14 +323,14 @@ void GraphScene::end_link_drag(QPointF scene_pos, QPoint screen_pos) {
       // Dropped on a node body: the first port that accepts the link, else its first port of
       // the opposite direction (so that the refusal says why).
       auto* n = static_cast<NodeItem*>(it);
+      if (picked && n->id() == picked->to_node) {  // back on the node it came from
+        target = n->port(picked->to_port, false);
+        break;
+      }
       PortItem* fallback = nullptr;
       for (PortItem* p : n->ports()) {
         if (p->is_output() == from->is_output()) continue;
         if (!fallback) fallback = p;
-        if (picked && !p->is_output() && n->id() == picked->to_node && p->spec().name == picked->to_port) {
-          target = p;  // back where it came from
-          break;
-        }
         LinkCheck c = from->is_output()
                           ? model_.can_connect(from->node()->id(), from->spec().name, n->id(), p->spec().name)
                           : model_.can_connect(n->id(), p->spec().name, from->node()->id(), from->spec().name);
