@@ -1,6 +1,7 @@
 #include "app/main_window.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 
 #include <QAction>
@@ -8,6 +9,7 @@
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QCoreApplication>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -24,6 +26,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include "app/input_guard.hpp"
 #include "editor/graph_scene.hpp"
 #include "editor/graph_view.hpp"
 #include "editor/inspector.hpp"
@@ -39,6 +42,22 @@ namespace {
 QString q(const std::string& s) { return QString::fromStdString(s); }
 constexpr const char* kSnippetMime = "application/x-gemflow-snippet";
 constexpr int kMaxRecent = 10;
+const QString kRecentKey = QStringLiteral("recent_files");
+
+/// Studio's settings: this user's file of this application ($XDG_CONFIG_HOME/<organisation>/
+/// <application>.conf), without Qt's fallbacks to the organisation-wide file (other
+/// applications) and the system-wide ones ($XDG_CONFIG_DIRS, other users). QSettings writes
+/// through a temporary file renamed over the old one, under a lock: never half a list.
+std::unique_ptr<QSettings> user_settings() {
+  QString org = QCoreApplication::organizationName();
+  QString app = QCoreApplication::applicationName();
+  if (org.isEmpty()) org = QStringLiteral("Gemflow");
+  if (app.isEmpty()) app = QStringLiteral("Gemflow Studio");
+  auto s = std::make_unique<QSettings>(QSettings::UserScope, org, app);
+  s->setFallbacksEnabled(false);
+  s->setAtomicSyncRequired(true);
+  return s;
+}
 }  // namespace
 
 std::filesystem::path example_workflow(const std::string& name) {
@@ -63,6 +82,7 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
       view_(new GraphView(scene_)),
       runs_(new RunController(registry, this)) {
   setObjectName(QStringLiteral("GemflowStudio"));
+  install_input_guard();  // wheel and undo/redo rules for every widget of every panel
   resize(1400, 900);
   central_ = new QStackedWidget;
   welcome_ = build_welcome();
@@ -79,6 +99,11 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
     scene_->reset_states();
     runs_->clear_cache();
     viewers_->follow({});
+  });
+  // A node that goes (delete, or undo of its addition) leaves the viewers too.
+  connect(model_, &GraphModel::node_removed, this, [this](const QString& id) {
+    runs_->forget(id.toStdString());
+    if (viewers_->node() == id.toStdString()) viewers_->follow({});
   });
   connect(model_, &GraphModel::name_changed, this, [this] { update_title(); });
   // A rename changes no result (node keys hash type, parameters and inputs, not ids).
@@ -98,10 +123,7 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
   connect(inspector_, &InspectorWidget::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(scene_, &GraphScene::node_selected, this, [this](const QString& id) {
     inspector_->show_node(id.toStdString());
-    if (auto* n = scene_->node_item(id.toStdString()))
-      inspector_->set_status(n->state() == NodeState::Idle ? QString() : state_text(n->state()) +
-                                                                            (n->message().isEmpty() ? QString() : QStringLiteral(": ") + n->message()),
-                             state_color(n->state()));
+    update_inspector_status();
     viewers_->follow(id.toStdString());
   });
   connect(scene_, &GraphScene::wire_selected, this,
@@ -117,12 +139,8 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
   });
 
   connect(runs_, &RunController::node_state, this, [this](const QString& node, int st, double progress, const QString& msg) {
-    const auto s = static_cast<NodeState>(st);
-    scene_->set_node_state(node.toStdString(), s, progress, msg);
-    if (inspector_->node() == node.toStdString())
-      inspector_->set_status(state_text(s) + (s == NodeState::Running ? QStringLiteral(" %1 %").arg(static_cast<int>(progress * 100)) : QString()) +
-                                 (msg.isEmpty() ? QString() : QStringLiteral(": ") + msg),
-                             state_color(s));
+    scene_->set_node_state(node.toStdString(), static_cast<NodeState>(st), progress, msg);
+    if (inspector_->node() == node.toStdString()) update_inspector_status();
   });
   connect(runs_, &RunController::log, this, &MainWindow::log);
   connect(runs_, &RunController::finished, this, [this](bool, bool, const QString& summary) {
@@ -181,6 +199,7 @@ QWidget* MainWindow::build_welcome() {
   }
   lay->addWidget(new QLabel(tr("<h3>Recent files</h3>")));
   welcome_recent_ = new QListWidget;
+  welcome_recent_->setObjectName(QStringLiteral("welcome_recent"));
   connect(welcome_recent_, &QListWidget::itemActivated, this,
           [this](QListWidgetItem* it) { open_file(it->data(Qt::UserRole).toString()); });
   lay->addWidget(welcome_recent_, 1);
@@ -241,6 +260,7 @@ void MainWindow::build_actions() {
   });
   a_open->setShortcut(QKeySequence::Open);
   recent_menu_ = file->addMenu(tr("Open &Recent"));
+  recent_menu_->setObjectName(QStringLiteral("recent_menu"));
   auto* a_save = file->addAction(tr("&Save"), this, [this] { save(); });
   a_save->setShortcut(QKeySequence::Save);
   auto* a_save_as = file->addAction(tr("Save &As…"), this, [this] { save_as(); });
@@ -271,8 +291,8 @@ void MainWindow::build_actions() {
 
   auto* viewm = menuBar()->addMenu(tr("&View"));
   viewm->addAction(tr("&Fit to View"), this, [this] { view_->fit_to_view(); })->setShortcut(QKeySequence(Qt::Key_F));
-  viewm->addAction(tr("Zoom &In"), this, [this] { view_->scale(1.2, 1.2); })->setShortcut(QKeySequence::ZoomIn);
-  viewm->addAction(tr("Zoom &Out"), this, [this] { view_->scale(1 / 1.2, 1 / 1.2); })->setShortcut(QKeySequence::ZoomOut);
+  viewm->addAction(tr("Zoom &In"), this, [this] { view_->zoom_by(1.2); })->setShortcut(QKeySequence::ZoomIn);
+  viewm->addAction(tr("Zoom &Out"), this, [this] { view_->zoom_by(1 / 1.2); })->setShortcut(QKeySequence::ZoomOut);
   viewm->addSeparator();
   for (auto* d : findChildren<QDockWidget*>()) viewm->addAction(d->toggleViewAction());
 
@@ -288,6 +308,7 @@ void MainWindow::build_actions() {
   runm->addAction(tr("Clear Result &Cache"), this, [this] {
     runs_->clear_cache();
     scene_->reset_states();
+    update_inspector_status();
     viewers_->refresh();
     log(static_cast<int>(LogLevel::Info), {}, tr("Result cache cleared: the next run recomputes every node."));
   });
@@ -368,6 +389,7 @@ bool MainWindow::save() {
   add_recent(q(model_->workflow().file.string()));
   statusBar()->showMessage(tr("Saved %1").arg(q(model_->workflow().file.string())), 5000);
   update_title();
+  inspector_->refresh();  // relative paths now resolve against the file
   return true;
 }
 
@@ -386,6 +408,7 @@ bool MainWindow::save_as() {
   }
   add_recent(QFileInfo(f).absoluteFilePath());
   update_title();
+  inspector_->refresh();  // relative paths now resolve against the file
   return true;
 }
 
@@ -399,17 +422,23 @@ void MainWindow::new_file() {
 }
 
 void MainWindow::add_recent(const QString& path) {
-  QSettings s;
-  QStringList list = s.value(QStringLiteral("recent_files")).toStringList();
-  list.removeAll(path);
-  list.prepend(path);
+  const QString file = QDir::cleanPath(QFileInfo(path).absoluteFilePath());
+  auto s = user_settings();
+  QStringList list = s->value(kRecentKey).toStringList();  // as written now, by any window
+  list.removeAll(file);
+  list.prepend(file);
   while (list.size() > kMaxRecent) list.removeLast();
-  s.setValue(QStringLiteral("recent_files"), list);
+  s->setValue(kRecentKey, list);
+  s->sync();
+  if (s->status() != QSettings::NoError)
+    log(static_cast<int>(LogLevel::Warning), {}, tr("Cannot write the recent files list to %1").arg(s->fileName()));
   fill_recent();
 }
 
+QStringList MainWindow::recent_files() const { return user_settings()->value(kRecentKey).toStringList(); }
+
 void MainWindow::fill_recent() {
-  const QStringList list = QSettings().value(QStringLiteral("recent_files")).toStringList();
+  const QStringList list = recent_files();
   if (recent_menu_) {
     recent_menu_->clear();
     for (const QString& f : list) recent_menu_->addAction(f, this, [this, f] { open_file(f); });
@@ -488,7 +517,19 @@ void MainWindow::invalidate_from(const std::string& node) {
     runs_->forget(id);
     scene_->set_node_state(id, NodeState::Idle, 0, {});
   }
+  update_inspector_status();
   viewers_->refresh();
+}
+
+void MainWindow::update_inspector_status() {
+  const NodeItem* n = scene_->node_item(inspector_->node());
+  if (!n) return;
+  const NodeState s = n->state();
+  inspector_->set_status(s == NodeState::Idle ? QString()
+                                              : state_text(s) +
+                                                    (s == NodeState::Running ? QStringLiteral(" %1 %").arg(static_cast<int>(n->progress() * 100)) : QString()) +
+                                                    (n->message().isEmpty() ? QString() : QStringLiteral(": ") + n->message()),
+                         state_color(s));
 }
 
 // ---- running ----------------------------------------------------------------------------
@@ -506,6 +547,7 @@ void MainWindow::run(bool selected) {
   if (runs_->running()) return;
   // Nodes that will take part show as queued until their first event.
   scene_->reset_states();
+  update_inspector_status();
   if (!runs_->start(model_->workflow(), until)) return;
   run_->setEnabled(false);
   run_sel_->setEnabled(false);
@@ -519,6 +561,7 @@ void MainWindow::on_run_finished() {
   run_sel_->setEnabled(true);
   cancel_->setEnabled(false);
   viewers_->refresh();
+  inspector_->refresh();  // a run may have written files that inputs read
 }
 
 void MainWindow::log(int level, const QString& node, const QString& text) {

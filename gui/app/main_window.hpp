@@ -61,6 +61,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] QString log_text() const;
   /// Appends a line to the log panel.
   void log(int level, const QString& node, const QString& text);
+  /// The recent files of this user and application, newest first.
+  [[nodiscard]] QStringList recent_files() const;
   /// Skip the unsaved-changes prompt (tests).
   void set_prompt_enabled(bool on) { prompt_ = on; }
 
@@ -76,6 +78,8 @@ class MainWindow : public QMainWindow {
   void add_recent(const QString& path);
   void fill_recent();
   void invalidate_from(const std::string& node);
+  /// The Inspector's state line from the inspected node's state (after any state change).
+  void update_inspector_status();
   void copy_selection(bool cut);
   void paste();
   void on_run_finished();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include <QApplication>
 #include <QGraphicsPathItem>
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsView>
@@ -72,7 +73,10 @@ std::vector<std::string> GraphScene::selected_node_ids() const {
 
 void GraphScene::rebuild() {
   drag_from_ = nullptr;
-  drag_wire_ = nullptr;
+  drag_wire_ = nullptr;  // deleted by clear() below
+  picked_wire_ = nullptr;
+  picked_.reset();
+  drag_moved_ = false;
   wires_.clear();
   nodes_.clear();
   clear();
@@ -166,12 +170,8 @@ void GraphScene::remove_node_item(const std::string& id) {
   auto it = nodes_.find(id);
   if (it == nodes_.end()) return;
   NodeItem* item = it->second;
-  if (drag_from_ && drag_from_->node() == item) {
-    clear_highlights();
-    delete drag_wire_;
-    drag_wire_ = nullptr;
-    drag_from_ = nullptr;
-  }
+  if ((drag_from_ && drag_from_->node() == item) || (picked_wire_ && (picked_wire_->from()->node() == item || picked_wire_->to()->node() == item)))
+    cancel_link_drag();
   // Wires are removed by link_removed before the node; drop any left (defensive).
   for (auto w = wires_.begin(); w != wires_.end();) {
     if ((*w)->from()->node() == item || (*w)->to()->node() == item) {
@@ -203,6 +203,7 @@ void GraphScene::remove_wire(const QString& fn, const QString& fp, const QString
     if (q(w->from()->node()->id()) == fn && q(w->from()->spec().name) == fp && q(w->to()->node()->id()) == tn &&
         q(w->to()->spec().name) == tp) {
       wires_.erase(it);
+      if (w == picked_wire_) cancel_link_drag();
       delete w;
       return;
     }
@@ -236,32 +237,53 @@ QPointF GraphScene::free_position() const {
 // ---- link dragging ----------------------------------------------------------------------
 
 void GraphScene::begin_link_drag(PortItem* port, QPointF scene_pos) {
+  cancel_link_drag();
+  PortItem* picked_input = nullptr;
   if (!port->is_output()) {
     if (const Link* l = model_.link_into(port->node()->id(), port->spec().name)) {
-      // Pick the link up: continue dragging from its source output.
-      const Link copy = *l;
-      NodeItem* src = node_item(copy.from_node);
-      model_.disconnect(copy);
-      if (src)
-        if (PortItem* out = src->port(copy.from_port, true)) port = out;
+      // Pick the link up: the drag continues from its source output. The model keeps the link
+      // until the drop decides (a click without a drag changes nothing).
+      NodeItem* src = node_item(l->from_node);
+      if (PortItem* out = src ? src->port(l->from_port, true) : nullptr) {
+        picked_ = *l;
+        picked_input = port;
+        for (auto* w : wires_)
+          if (w->from() == out && w->to() == port) picked_wire_ = w;
+        port = out;
+      }
     }
   }
   drag_from_ = port;
+  drag_moved_ = false;
   drag_wire_ = new QGraphicsPathItem;
   drag_wire_->setPen(QPen(type_color(port->spec().type), 2.5, Qt::DashLine));
   drag_wire_->setZValue(5);
+  drag_wire_->setVisible(false);  // shown once the mouse moves
   addItem(drag_wire_);
-  // Light up the ports this one may link to; dim the others.
+  // Light up the ports this one may link to; dim the others. The picked link's own input
+  // counts as free: dropping back there keeps the link.
   for (const auto& [id, n] : nodes_)
     for (PortItem* p : n->ports()) {
       if (p == port) continue;
       LinkCheck c = port->is_output()
                         ? model_.can_connect(port->node()->id(), port->spec().name, n->id(), p->spec().name)
                         : model_.can_connect(n->id(), p->spec().name, port->node()->id(), port->spec().name);
-      p->set_highlight(c.ok() ? 1 : -1);
+      p->set_highlight(c.ok() || p == picked_input ? 1 : -1);
     }
   const QPointF a = port->anchor();
   drag_wire_->setPath(port->is_output() ? WireItem::bezier(a, scene_pos) : WireItem::bezier(scene_pos, a));
+}
+
+void GraphScene::cancel_link_drag() {
+  if (!drag_from_ && !drag_wire_ && !picked_) return;
+  clear_highlights();
+  delete drag_wire_;
+  drag_wire_ = nullptr;
+  drag_from_ = nullptr;
+  if (picked_wire_) picked_wire_->setVisible(true);
+  picked_wire_ = nullptr;
+  picked_.reset();
+  drag_moved_ = false;
 }
 
 void GraphScene::clear_highlights() {
@@ -285,20 +307,26 @@ LinkCheck GraphScene::link_ports(PortItem* a, PortItem* b, const QPoint* screen_
 
 void GraphScene::end_link_drag(QPointF scene_pos, QPoint screen_pos) {
   PortItem* from = drag_from_;
-  drag_from_ = nullptr;
-  delete drag_wire_;
-  drag_wire_ = nullptr;
-  clear_highlights();
+  const std::optional<Link> picked = picked_;
+  const bool moved = drag_moved_;
+  cancel_link_drag();
+  if (!from || !moved) return;  // a click: nothing to do
   PortItem* target = nullptr;
+  bool on_node = false;
   for (QGraphicsItem* it : items(scene_pos)) {
     if (it->type() == PortItem::Type) {
       target = static_cast<PortItem*>(it);
       break;
     }
     if (it->type() == NodeItem::Type) {
+      on_node = true;
       // Dropped on a node body: the first port that accepts the link, else its first port of
       // the opposite direction (so that the refusal says why).
       auto* n = static_cast<NodeItem*>(it);
+      if (picked && n->id() == picked->to_node) {  // back on the node it came from
+        target = n->port(picked->to_port, false);
+        break;
+      }
       PortItem* fallback = nullptr;
       for (PortItem* p : n->ports()) {
         if (p->is_output() == from->is_output()) continue;
@@ -321,11 +349,47 @@ void GraphScene::end_link_drag(QPointF scene_pos, QPoint screen_pos) {
       break;
     }
   }
-  if (target && target != from) link_ports(from, target, &screen_pos);
+  if (!picked) {
+    if (target && target != from) link_ports(from, target, &screen_pos);
+    return;
+  }
+  // A picked-up link: back on its own input it stays; elsewhere it moves (one undo step) when
+  // the new link is allowed, else it stays and the refusal says why; in empty space it goes.
+  if (!target) {
+    if (!on_node) model_.disconnect(*picked);
+    return;
+  }
+  if (!target->is_output() && target->node()->id() == picked->to_node && target->spec().name == picked->to_port) return;
+  if (target == from) return;
+  const LinkCheck c = target->is_output() ? LinkCheck{"links go from an output to an input"}
+                                          : model_.can_connect(from->node()->id(), from->spec().name,
+                                                               target->node()->id(), target->spec().name);
+  if (!c.ok()) {
+    last_refusal_ = tr("Cannot link: %1").arg(q(c.reason));
+    QToolTip::showText(screen_pos, last_refusal_);
+    Q_EMIT message(last_refusal_);
+    return;
+  }
+  model_.undo_stack()->beginMacro(tr("Move link %1.%2 → %3.%4")
+                                      .arg(q(picked->from_node), q(picked->from_port), q(target->node()->id()),
+                                           q(target->spec().name)));
+  model_.disconnect(*picked);
+  link_ports(from, target, &screen_pos);
+  model_.undo_stack()->endMacro();
 }
 
 void GraphScene::mouseMoveEvent(QGraphicsSceneMouseEvent* e) {
   if (drag_from_) {
+    if (!drag_moved_) {
+      const QPoint d = e->screenPos() - e->buttonDownScreenPos(Qt::LeftButton);
+      if (d.manhattanLength() < QApplication::startDragDistance()) {
+        e->accept();
+        return;
+      }
+      drag_moved_ = true;
+      drag_wire_->setVisible(true);
+      if (picked_wire_) picked_wire_->setVisible(false);
+    }
     const QPointF a = drag_from_->anchor();
     drag_wire_->setPath(drag_from_->is_output() ? WireItem::bezier(a, e->scenePos())
                                                 : WireItem::bezier(e->scenePos(), a));

@@ -3,6 +3,7 @@
 // nodes and links as items, turns user gestures (drag port to port, move, delete) into model
 // edits, and shows run states. It never changes the workflow except through GraphModel.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,11 @@ class GraphScene : public QGraphicsScene {
   [[nodiscard]] const std::vector<WireItem*>& wires() const { return wires_; }
   [[nodiscard]] std::vector<std::string> selected_node_ids() const;
 
-  /// Starts dragging a wire from a port (called by PortItem). Dragging from a connected input
-  /// picks its link up: the link is removed and the drag continues from its source output.
+  /// Starts dragging a wire from a port (called by PortItem on a press). Dragging from a
+  /// connected input picks its link up and continues from its source output: dropped on
+  /// another input it moves there (one undo step), dropped in empty space it is deleted,
+  /// dropped back where it was it stays. Nothing changes until the mouse has moved by the
+  /// platform's drag distance: a click is not an edit.
   void begin_link_drag(PortItem* port, QPointF scene_pos);
   /// Tries to link two ports (in either order); on refusal shows the reason as a tooltip at
   /// `screen_pos` (when given), emits message() and returns it.
@@ -74,8 +78,14 @@ class GraphScene : public QGraphicsScene {
   GraphModel& model_;
   std::map<std::string, NodeItem*> nodes_;
   std::vector<WireItem*> wires_;
+  void cancel_link_drag();
   PortItem* drag_from_ = nullptr;
   QGraphicsPathItem* drag_wire_ = nullptr;
+  /// The link picked up from an input (it stays in the model until the drop), its wire
+  /// (hidden while dragging) and whether the mouse has moved far enough to be a drag.
+  std::optional<Link> picked_;
+  WireItem* picked_wire_ = nullptr;
+  bool drag_moved_ = false;
   QString last_refusal_;
 };
 

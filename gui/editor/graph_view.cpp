@@ -1,5 +1,6 @@
 #include "editor/graph_view.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QDragEnterEvent>
@@ -33,18 +34,28 @@ void GraphView::fit_to_view() {
     centerOn(0, 0);
     return;
   }
-  fitInView(r.adjusted(-40, -40, 40, 40), Qt::KeepAspectRatio);
-  if (zoom() > 1.0) {  // do not blow a two-node graph up to giant size
-    const double f = 1.0 / zoom();
+  r.adjust(-40, -40, 40, 40);
+  // Nodes may lie anywhere: keep them all reachable by panning.
+  if (!sceneRect().contains(r)) setSceneRect(sceneRect() | r.adjusted(-r.width(), -r.height(), r.width(), r.height()));
+  fitInView(r, Qt::KeepAspectRatio);
+  // Not above 1:1 (a two-node graph stays its size), not below the wheel's limit.
+  const double z = std::clamp(zoom(), kMinZoom, 1.0);
+  if (z != zoom()) {
+    const double f = z / zoom();
     scale(f, f);
+    centerOn(r.center());
   }
 }
 
+void GraphView::zoom_by(double f) {
+  const double z = std::clamp(zoom() * f, kMinZoom, kMaxZoom);
+  if (zoom() <= 0 || z == zoom()) return;
+  const double g = z / zoom();
+  scale(g, g);
+}
+
 void GraphView::wheelEvent(QWheelEvent* e) {
-  const double f = std::pow(1.0015, e->angleDelta().y());
-  const double z = zoom() * f;
-  if (z < 0.05 || z > 8) return;
-  scale(f, f);
+  zoom_by(std::pow(1.0015, e->angleDelta().y()));
   e->accept();
 }
 

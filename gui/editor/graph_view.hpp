@@ -13,10 +13,17 @@ inline constexpr const char* kNodeTypeMime = "application/x-gemflow-node-type";
 class GraphView : public QGraphicsView {
   Q_OBJECT
  public:
+  /// The zoom range of the editor (wheel, menu, Fit): Fit never leaves it, so the wheel
+  /// always works from where Fit left the view.
+  static constexpr double kMinZoom = 0.02, kMaxZoom = 8.0;
   explicit GraphView(GraphScene* scene, QWidget* parent = nullptr);
-  /// Fits every node in view (or resets the zoom for an empty graph).
+  /// Fits every node in view, at most at 1:1 and at least at kMinZoom (a graph too big for
+  /// that is centred); resets the zoom for an empty graph.
   void fit_to_view();
   [[nodiscard]] double zoom() const;
+  /// Multiplies the zoom by `f`, clamped to [kMinZoom, kMaxZoom] (around the cursor when the
+  /// anchor is under the mouse).
+  void zoom_by(double f);
 
  protected:
   void wheelEvent(QWheelEvent* e) override;

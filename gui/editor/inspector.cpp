@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileSystemWatcher>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -78,6 +79,12 @@ class NumberSpin : public QDoubleSpinBox {
     }
     QDoubleSpinBox::focusOutEvent(e);
   }
+  /// Re-checks the shown text (after the value was set from the model): a stale error goes.
+  void revalidate() {
+    QString t = text();
+    int pos = 0;
+    (void)validate(t, pos);
+  }
   [[nodiscard]] ParamValue param_value() const {
     if (spec_.kind == ParamKind::Int) return static_cast<std::int64_t>(std::llround(value()));
     return value();
@@ -93,6 +100,19 @@ class NumberSpin : public QDoubleSpinBox {
   ParamSpec spec_;
   QString error_;
 };
+
+/// File dialog filters of a path parameter: its extensions first (when it lists any), then
+/// every file.
+QStringList path_name_filters(const ParamSpec& p) {
+  QStringList filters;
+  if (!p.extensions.empty()) {
+    QStringList globs;
+    for (const auto& e : p.extensions) globs << QStringLiteral("*") + q(e);
+    filters << QObject::tr("Files for %1 (%2)").arg(q(p.name), globs.join(QLatin1Char(' ')));
+  }
+  filters << QObject::tr("All files (*)");
+  return filters;
+}
 
 QString spec_tooltip(const ParamSpec& p) {
   QString t = QStringLiteral("<b>%1</b> (%2)").arg(q(p.name), QString::fromLatin1(to_string(p.kind)));
@@ -115,8 +135,11 @@ QString spec_tooltip(const ParamSpec& p) {
 }  // namespace
 
 InspectorWidget::InspectorWidget(GraphModel& model, QWidget* parent)
-    : QWidget(parent), model_(model), outer_(new QVBoxLayout(this)) {
+    : QWidget(parent), model_(model), outer_(new QVBoxLayout(this)), watcher_(new QFileSystemWatcher(this)) {
   outer_->setContentsMargins(4, 4, 4, 4);
+  connect(watcher_, &QFileSystemWatcher::directoryChanged, this, [this] { check_paths(); });
+  // Counts and the file name follow every change, undo and redo included.
+  connect(&model_, &GraphModel::changed, this, [this] { update_facts(); });
   connect(&model_, &GraphModel::node_changed, this, [this](const QString& id) {
     if (id.toStdString() == node_) refresh_values();
   });
@@ -179,8 +202,11 @@ void InspectorWidget::show_node(const std::string& id) {
   node_ = id;
   editors_.clear();
   refresh_.clear();
+  path_checks_.clear();
   tooltips_.clear();
   status_ = nullptr;
+  facts_ = nullptr;
+  if (!watcher_->directories().isEmpty()) watcher_->removePaths(watcher_->directories());
   if (workflow_description_) {
     commit_description();  // typed text is not lost by clicking a node
     workflow_description_->removeEventFilter(this);
@@ -198,7 +224,8 @@ void InspectorWidget::show_node(const std::string& id) {
   auto* scroll = new QScrollArea;
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
-  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // text wraps instead
+  // Text wraps and form rows wrap; a panel narrower than one editor still scrolls to it.
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   body_ = scroll;
   outer_->addWidget(scroll);
   auto* page = new QWidget;
@@ -236,6 +263,7 @@ void InspectorWidget::show_node(const std::string& id) {
   title->setWordWrap(true);
   lay->addWidget(title);
   status_ = new QLabel;
+  status_->setObjectName(QStringLiteral("node_status"));
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   status_->setVisible(false);
@@ -248,17 +276,20 @@ void InspectorWidget::show_node(const std::string& id) {
     lay->addStretch();
     return;
   }
-  if (!spec->info.doc.empty()) {
-    auto* doc = new QLabel(q(spec->info.doc));
-    doc->setWordWrap(true);
-    lay->addWidget(doc);
-  }
+  // Parameters first, in a form whose rows wrap (label above its editor) when a long name
+  // and its editor do not fit side by side: editors and units stay in view at any width.
   auto* form = new QFormLayout;
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setRowWrapPolicy(QFormLayout::WrapLongRows);
   for (const ParamSpec& p : spec->params) {
     tooltips_[p.name] = spec_tooltip(p);
     QWidget* ed = make_editor(p);
-    auto* label = new QLabel(q(p.name) + (p.required ? QStringLiteral(" *") : QString()));
+    // Long identifiers may break after their underscores (a zero-width space there): the
+    // label column never forces the panel wider than its editors need.
+    QString text = q(p.name);
+    text.replace(QLatin1Char('_'), QStringLiteral("_\u200B"));
+    auto* label = new QLabel(text + (p.required ? QStringLiteral(" *") : QString()));
+    label->setWordWrap(true);
     label->setToolTip(tooltips_[p.name]);
     form->addRow(label, ed);
   }
@@ -275,6 +306,29 @@ void InspectorWidget::show_node(const std::string& id) {
     auto* l = new QLabel(ports);
     l->setWordWrap(true);
     lay->addWidget(l);
+  }
+  // The node's documentation last, collapsible (it stays open or closed from node to node).
+  if (!spec->info.doc.empty()) {
+    auto* toggle = new QToolButton;
+    toggle->setObjectName(QStringLiteral("doc_toggle"));
+    toggle->setText(tr("Documentation"));
+    toggle->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    toggle->setAutoRaise(true);
+    toggle->setCheckable(true);
+    toggle->setChecked(docs_open_);
+    toggle->setArrowType(docs_open_ ? Qt::DownArrow : Qt::RightArrow);
+    auto* doc = new QLabel(q(spec->info.doc));
+    doc->setObjectName(QStringLiteral("node_doc"));
+    doc->setWordWrap(true);
+    doc->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    doc->setVisible(docs_open_);
+    connect(toggle, &QToolButton::toggled, this, [this, toggle, doc](bool open) {
+      docs_open_ = open;
+      toggle->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
+      doc->setVisible(open);
+    });
+    lay->addWidget(toggle);
+    lay->addWidget(doc);
   }
   lay->addStretch();
   refresh_values();
@@ -305,13 +359,13 @@ void InspectorWidget::build_workflow_page(QVBoxLayout* lay) {
   desc->installEventFilter(this);
   form->addRow(tr("description"), desc);
   lay->addLayout(form);
-  QString facts = tr("%n node(s)", nullptr, static_cast<int>(wf.nodes.size())) + QStringLiteral(", ") +
-                  tr("%n link(s)", nullptr, static_cast<int>(wf.links.size()));
-  facts += QStringLiteral("<br>") + (wf.file.empty() ? tr("not saved yet") : q(wf.file.string()).toHtmlEscaped());
-  auto* info = new QLabel(QStringLiteral("<small>%1</small>").arg(facts));
+  auto* info = new QLabel;
+  info->setObjectName(QStringLiteral("workflow_facts"));
   info->setWordWrap(true);
   info->setTextInteractionFlags(Qt::TextSelectableByMouse);
   lay->addWidget(info);
+  facts_ = info;
+  update_facts();
   auto* hint = new QLabel(tr("Select a node to edit its parameters."));
   hint->setWordWrap(true);
   hint->setEnabled(false);
@@ -319,6 +373,35 @@ void InspectorWidget::build_workflow_page(QVBoxLayout* lay) {
   lay->addStretch();
   workflow_name_ = name;
   workflow_description_ = desc;
+}
+
+void InspectorWidget::update_facts() {
+  if (!facts_) return;
+  const Workflow& wf = model_.workflow();
+  QString facts = tr("%n node(s)", nullptr, static_cast<int>(wf.nodes.size())) + QStringLiteral(", ") +
+                  tr("%n link(s)", nullptr, static_cast<int>(wf.links.size()));
+  facts += QStringLiteral("<br>") + (wf.file.empty() ? tr("not saved yet") : q(wf.file.string()).toHtmlEscaped());
+  facts_->setText(QStringLiteral("<small>%1</small>").arg(facts));
+}
+
+void InspectorWidget::watch_folder_of(const std::filesystem::path& file) {
+  // A missing input file may appear (or a present one go) without any edit: its folder is
+  // watched so that the field's state follows the disk.
+  std::error_code ec;
+  std::filesystem::path dir = file.parent_path();
+  while (!dir.empty() && !std::filesystem::is_directory(dir, ec) && dir != dir.parent_path()) dir = dir.parent_path();
+  if (dir.empty()) return;
+  const QString d = q(dir.string());
+  if (!watcher_->directories().contains(d)) watcher_->addPath(d);
+}
+
+void InspectorWidget::refresh() {
+  update_facts();
+  check_paths();
+}
+
+void InspectorWidget::check_paths() {
+  for (auto& [name, f] : path_checks_) f();
 }
 
 void InspectorWidget::commit_description() {
@@ -364,6 +447,7 @@ QWidget* InspectorWidget::make_editor(const ParamSpec& p) {
         QSignalBlocker b(sb);
         if (auto* i = std::get_if<std::int64_t>(&*v)) sb->setValue(static_cast<double>(*i));
         else if (auto* d = std::get_if<double>(&*v)) sb->setValue(*d);
+        sb->revalidate();
       };
       editors_[name] = sb;
       result = row;
@@ -388,6 +472,7 @@ QWidget* InspectorWidget::make_editor(const ParamSpec& p) {
         const auto v = model_.param_value(node_, name);
         if (!v) return;
         QSignalBlocker b(combo);
+        mark(combo, {}, tooltips_[name]);
         const QString t = q(format_param(*v));
         int i = combo->findText(t);
         if (i < 0 && combo->isEditable()) combo->setEditText(t);
@@ -414,12 +499,19 @@ QWidget* InspectorWidget::make_editor(const ParamSpec& p) {
         connect(pick, &QToolButton::clicked, this, [this, edit, p] {
           namespace fs = std::filesystem;
           const fs::path base = model_.workflow().base_dir();
-          QString f = p.kind == ParamKind::InputPath
-                          ? QFileDialog::getOpenFileName(this, tr("Input file for %1").arg(q(p.name)), q(base.string()))
-                          : QFileDialog::getSaveFileName(this, tr("Output file for %1").arg(q(p.name)), q(base.string()));
-          if (f.isEmpty()) return;
-          fs::path chosen = f.toStdString();
-          if (p.kind == ParamKind::InputPath && !model_.workflow().file.empty()) {
+          const bool input = p.kind == ParamKind::InputPath;
+          QFileDialog dialog(this, input ? tr("Input file for %1").arg(q(p.name)) : tr("Output file for %1").arg(q(p.name)),
+                             q(base.string()));
+          dialog.setObjectName(QStringLiteral("path_dialog"));
+          dialog.setAcceptMode(input ? QFileDialog::AcceptOpen : QFileDialog::AcceptSave);
+          dialog.setFileMode(input ? QFileDialog::ExistingFile : QFileDialog::AnyFile);
+          dialog.setNameFilters(path_name_filters(p));
+          if (!input && !p.extensions.empty()) dialog.setDefaultSuffix(q(p.extensions.front()).mid(1));
+          if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty()) return;
+          fs::path chosen = dialog.selectedFiles().front().toStdString();
+          // Input paths are stored relative to the workflow file; before the first save they
+          // stay absolute and GraphModel::save makes them relative to where the file goes.
+          if (input && !model_.workflow().file.empty()) {
             fs::path rel = chosen.lexically_normal().lexically_relative(fs::absolute(base).lexically_normal());
             if (!rel.empty()) chosen = rel;
           }
@@ -431,21 +523,31 @@ QWidget* InspectorWidget::make_editor(const ParamSpec& p) {
         if (edit->isModified()) apply(edit, p, edit->text().toStdString());
         edit->setModified(false);
       });
-      refresh_[name] = [this, edit, name, kind = p.kind, tip] {
+      // The field's state follows the file on disk: a missing input file is shown orange.
+      auto check = [this, edit, name, kind = p.kind, tip] {
+        const auto v = model_.param_value(node_, name);
+        mark(edit, {}, tip);
+        if (kind != ParamKind::InputPath || !v || !std::holds_alternative<std::string>(*v) || std::get<std::string>(*v).empty())
+          return;
+        namespace fs = std::filesystem;
+        fs::path f = std::get<std::string>(*v);
+        if (f.is_relative()) f = model_.workflow().base_dir() / f;
+        watch_folder_of(f);
+        std::error_code ec;
+        if (!fs::exists(f, ec)) {
+          edit->setStyleSheet(QStringLiteral("color: #e0a020;"));
+          edit->setToolTip(tr("<b>File not found:</b> %1<br>%2").arg(q(f.string()).toHtmlEscaped(), tip));
+        }
+      };
+      path_checks_[name] = [edit, check] {
+        if (!edit->isModified()) check();  // never over what is being typed
+      };
+      refresh_[name] = [this, edit, name, check] {
         const auto v = model_.param_value(node_, name);
         if (!v) return;
         QSignalBlocker b(edit);
         edit->setText(q(format_param(*v)));
-        mark(edit, {}, tip);
-        if (kind == ParamKind::InputPath && std::holds_alternative<std::string>(*v) && !std::get<std::string>(*v).empty()) {
-          namespace fs = std::filesystem;
-          fs::path f = std::get<std::string>(*v);
-          if (f.is_relative()) f = model_.workflow().base_dir() / f;
-          if (!fs::exists(f)) {
-            edit->setStyleSheet(QStringLiteral("color: #e0a020;"));
-            edit->setToolTip(tr("<b>File not found:</b> %1<br>%2").arg(q(f.string()).toHtmlEscaped(), tip));
-          }
-        }
+        check();
       };
       editors_[name] = edit;
       result = w;

@@ -6,6 +6,7 @@
 // Every edit goes through GraphModel::set_param (ParamSpec::check): an invalid value is shown
 // red with the reason and never applied. The node id is editable (rename; links follow). With
 // no node selected it edits the workflow's name and description.
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "model/graph_model.hpp"
 
+class QFileSystemWatcher;
 class QFormLayout;
 class QLabel;
 class QLineEdit;
@@ -32,8 +34,11 @@ class InspectorWidget : public QWidget {
   [[nodiscard]] const std::string& node() const { return node_; }
   /// The editor widget of a parameter (for tests), nullptr when absent.
   [[nodiscard]] QWidget* editor(const std::string& param) const;
-  /// Run state line under the title ("failed: message").
+  /// Run state line under the title ("failed: message"; "" hides it).
   void set_status(const QString& text, const QColor& color);
+  /// Re-reads what the panel shows from the model and the disk (a run may have written an
+  /// input file).
+  void refresh();
 
  protected:
   bool eventFilter(QObject* watched, QEvent* e) override;
@@ -46,6 +51,9 @@ class InspectorWidget : public QWidget {
   void build_workflow_page(QVBoxLayout* lay);
   void commit_description();
   void refresh_values();
+  void update_facts();
+  void check_paths();
+  void watch_folder_of(const std::filesystem::path& file);
   /// Applies `text` (or `value`) to the parameter; marks `w` red with the reason on refusal.
   bool apply(QWidget* w, const ParamSpec& spec, const std::variant<std::string, ParamValue>& v);
   static void mark(QWidget* w, const QString& error, const QString& tooltip);
@@ -57,8 +65,12 @@ class InspectorWidget : public QWidget {
   QLabel* status_ = nullptr;
   QLineEdit* workflow_name_ = nullptr;
   QPlainTextEdit* workflow_description_ = nullptr;
+  QLabel* facts_ = nullptr;
+  QFileSystemWatcher* watcher_;
+  bool docs_open_ = false;
   std::map<std::string, QWidget*> editors_;
   std::map<std::string, std::function<void()>> refresh_;
+  std::map<std::string, std::function<void()>> path_checks_;
   std::map<std::string, QString> tooltips_;
 };
 

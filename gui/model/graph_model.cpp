@@ -101,6 +101,28 @@ void GraphModel::save(const std::filesystem::path& file) {
   const fs::path target = fs::absolute(file).lexically_normal();
   const fs::path old_base = wf_.base_dir();
   const fs::path new_base = target.parent_path();
+  // The first save: input paths chosen while the workflow had no file are absolute; they are
+  // made relative to the file, as paths picked after a save are (a workflow moves with its
+  // data). One undo step with the save's other rewrites.
+  if (wf_.file.empty()) {
+    bool open = false;
+    for (const auto& n : std::vector<NodeInstance>(wf_.nodes)) {
+      const NodeSpec* s = spec_of(n.id);
+      if (!s) continue;
+      for (const auto& [name, v] : n.params) {
+        const ParamSpec* p = s->param(name);
+        if (!p || p->kind != ParamKind::InputPath || !std::holds_alternative<std::string>(v)) continue;
+        const fs::path abs = std::get<std::string>(v);
+        if (abs.empty() || !abs.is_absolute()) continue;
+        const fs::path rel = abs.lexically_normal().lexically_relative(new_base);
+        if (rel.empty()) continue;
+        if (!open) undo_.beginMacro(tr("Make input paths relative"));
+        open = true;
+        set_param(n.id, name, rel.generic_string());
+      }
+    }
+    if (open) undo_.endMacro();
+  }
   // Relative input paths resolve against the file: keep them pointing at the same files.
   if (!wf_.file.empty() && fs::absolute(old_base).lexically_normal() != new_base) {
     bool open = false;

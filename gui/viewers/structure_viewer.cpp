@@ -1,9 +1,14 @@
 #include "viewers/structure_viewer.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 
 #include <QHBoxLayout>
+#include <QApplication>
 #include <QImage>
+#include <QPointer>
+#include <QThreadPool>
 #include <QLabel>
 #include <QSpinBox>
 #include <QToolButton>
@@ -32,7 +37,8 @@ namespace gemflow::studio {
 
 namespace {
 /// Sticks: every bond as two half-cylinders, each in its atom's colour (opacity for overlays).
-vtkSmartPointer<vtkActor> bond_actor(const std::vector<Atom>& atoms, const std::vector<Vec3>& xyz,
+/// The tubes are computed here (the worker thread), not at the first render.
+vtkSmartPointer<vtkPolyData> bond_geometry(const std::vector<Atom>& atoms, const std::vector<Vec3>& xyz,
                                      const std::vector<std::array<std::size_t, 2>>& bonds, double radius,
                                      const std::array<double, 3>* flat_color) {
   auto pts = vtkSmartPointer<vtkPoints>::New();
@@ -65,15 +71,13 @@ vtkSmartPointer<vtkActor> bond_actor(const std::vector<Atom>& atoms, const std::
   tubes->SetRadius(radius);
   tubes->SetNumberOfSides(10);
   tubes->CappingOn();
-  auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
-  mapper->SetInputConnection(tubes->GetOutputPort());
-  mapper->SetScalarModeToUseCellData();
-  auto actor = vtkSmartPointer<vtkActor>::New();
-  actor->SetMapper(mapper);
-  return actor;
+  tubes->Update();
+  auto out = vtkSmartPointer<vtkPolyData>::New();
+  out->ShallowCopy(tubes->GetOutput());  // free of the pipeline that made it
+  return out;
 }
 /// A tube through the Cα atoms of one trace, coloured by position along the chain.
-vtkSmartPointer<vtkActor> backbone_actor(const std::vector<Vec3>& xyz, const std::vector<std::size_t>& trace) {
+vtkSmartPointer<vtkPolyData> backbone_geometry(const std::vector<Vec3>& xyz, const std::vector<std::size_t>& trace) {
   auto pts = vtkSmartPointer<vtkPoints>::New();
   auto line = vtkSmartPointer<vtkCellArray>::New();
   auto colors = vtkSmartPointer<vtkUnsignedCharArray>::New();
@@ -96,14 +100,10 @@ vtkSmartPointer<vtkActor> backbone_actor(const std::vector<Vec3>& xyz, const std
   tube->SetRadius(0.55);
   tube->SetNumberOfSides(14);
   tube->CappingOn();
-  auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
-  mapper->SetInputConnection(tube->GetOutputPort());
-  mapper->SetScalarModeToUsePointData();
-  auto actor = vtkSmartPointer<vtkActor>::New();
-  actor->SetMapper(mapper);
-  actor->GetProperty()->SetSpecular(0.4);
-  actor->GetProperty()->SetSpecularPower(30);
-  return actor;
+  tube->Update();
+  auto out = vtkSmartPointer<vtkPolyData>::New();
+  out->ShallowCopy(tube->GetOutput());
+  return out;
 }
 
 /// Looks down the smallest principal axis with the largest one across the view, at the
@@ -153,8 +153,8 @@ void StructureViewer::set_structure(std::shared_ptr<const Structure> s, const QS
     model_box_->setMaximum(s_ ? std::max<int>(1, static_cast<int>(s_->model_count())) : 1);
     model_box_->setValue(1);
   }
+  reset_camera_ = true;  // once the new geometry is there
   rebuild();
-  view_->reset_camera();
 }
 
 void StructureViewer::set_reference(std::shared_ptr<const Structure> ref, const QString& label) {
@@ -168,82 +168,182 @@ void StructureViewer::set_model(int index) {
   rebuild();
 }
 
-void StructureViewer::rebuild() {
-  vtkRenderer* ren = view_->renderer();
-  ren->RemoveAllViewProps();
-  atoms_shown_ = bonds_shown_ = traces_shown_ = 0;
-  rmsd_ = -1;
-  if (!s_ || s_->models.empty()) {
-    info_->setText(s_ ? tr("%1: no coordinates").arg(label_) : QString());
-    view_->update();
-    return;
-  }
-  const auto& xyz = s_->models[static_cast<std::size_t>(std::clamp<int>(model_, 0, static_cast<int>(s_->models.size()) - 1))];
-  const auto& atoms = s_->atoms;
-  // One glyph mapper per element: spheres scaled by a fraction of the covalent radius.
+/// Everything the viewer draws for one (structure, model, reference), computed off the GUI
+/// thread: VTK data only (no actors, mappers or renderers, which belong to the GUI thread).
+struct StructureViewer::Geometry {
+  struct Element {
+    vtkSmartPointer<vtkPolyData> points;
+    vtkSmartPointer<vtkPolyData> sphere;
+    std::array<double, 3> color{};
+  };
+  std::vector<Element> elements;
+  vtkSmartPointer<vtkPolyData> bonds, overlay;
+  std::vector<vtkSmartPointer<vtkPolyData>> traces;
+  PrincipalAxes axes;
+  std::size_t atoms = 0, bond_count = 0;
+  double rmsd = -1;
+  QString text;
+};
+
+namespace {
+/// Builds the geometry; nullptr when `cancelled` was set meanwhile (a newer request exists).
+std::shared_ptr<StructureViewer::Geometry> build_geometry(const std::shared_ptr<const Structure>& s, int model,
+                                                          const std::shared_ptr<const Structure>& ref,
+                                                          const QString& label, const QString& ref_label,
+                                                          const std::atomic<bool>& cancelled) {
+  auto g = std::make_shared<StructureViewer::Geometry>();
+  const auto& xyz = s->models[static_cast<std::size_t>(std::clamp<int>(model, 0, static_cast<int>(s->models.size()) - 1))];
+  const auto& atoms = s->atoms;
+  // One glyph set per element: spheres scaled by a fraction of the covalent radius.
   std::map<std::string, std::vector<std::size_t>> by_element;
   for (std::size_t i = 0; i < atoms.size() && i < xyz.size(); ++i) by_element[atoms[i].element].push_back(i);
   for (const auto& [el, idx] : by_element) {
     auto pts = vtkSmartPointer<vtkPoints>::New();
     pts->SetNumberOfPoints(static_cast<vtkIdType>(idx.size()));
     for (std::size_t k = 0; k < idx.size(); ++k) pts->SetPoint(static_cast<vtkIdType>(k), xyz[idx[k]].data());
-    auto poly = vtkSmartPointer<vtkPolyData>::New();
-    poly->SetPoints(pts);
+    StructureViewer::Geometry::Element e;
+    e.points = vtkSmartPointer<vtkPolyData>::New();
+    e.points->SetPoints(pts);
     auto sphere = vtkSmartPointer<vtkSphereSource>::New();
     sphere->SetRadius(0.35 * covalent_radius(el) + 0.1);
     sphere->SetThetaResolution(16);
     sphere->SetPhiResolution(12);
-    auto mapper = vtkSmartPointer<vtkGlyph3DMapper>::New();
-    mapper->SetInputData(poly);
-    mapper->SetSourceConnection(sphere->GetOutputPort());
-    mapper->ScalingOff();
-    auto actor = vtkSmartPointer<vtkActor>::New();
-    actor->SetMapper(mapper);
-    const auto c = element_color(el);
-    actor->GetProperty()->SetColor(c[0], c[1], c[2]);
-    actor->GetProperty()->SetSpecular(0.3);
-    ren->AddActor(actor);
-    atoms_shown_ += idx.size();
+    sphere->Update();
+    e.sphere = vtkSmartPointer<vtkPolyData>::New();
+    e.sphere->ShallowCopy(sphere->GetOutput());
+    e.color = element_color(el);
+    g->elements.push_back(std::move(e));
+    g->atoms += idx.size();
   }
-  const auto bonds = s_->bonds.empty() ? perceive_bonds(atoms, xyz) : s_->bonds;
-  bonds_shown_ = bonds.size();
-  if (!bonds.empty()) ren->AddActor(bond_actor(atoms, xyz, bonds, 0.12, nullptr));
+  if (cancelled) return nullptr;
+  const auto bonds = s->bonds.empty() ? perceive_bonds(atoms, xyz) : s->bonds;
+  g->bond_count = bonds.size();
+  if (cancelled) return nullptr;
+  if (!bonds.empty()) g->bonds = bond_geometry(atoms, xyz, bonds, 0.12, nullptr);
   // Backbone: a tube through the Cα atoms of each chain, rainbow from N- to C-terminus, so
   // that the fold reads at a glance among all the atoms.
   for (const auto& trace : backbone_traces(atoms, xyz)) {
-    ren->AddActor(backbone_actor(xyz, trace));
-    ++traces_shown_;
+    if (cancelled) return nullptr;
+    g->traces.push_back(backbone_geometry(xyz, trace));
   }
-  // Frame the molecule along its principal axes: the longest across the (wide) view.
-  const PrincipalAxes axes = principal_axes(xyz);
-  view_->set_camera_fit([axes](vtkRenderer* r, double aspect) { frame_axes(r, axes, aspect); });
-  QString text = tr("%1: %2 atoms, %3 bonds%4, model %5/%6")
-                     .arg(label_)
-                     .arg(atoms_shown_)
-                     .arg(bonds_shown_)
-                     .arg(s_->bonds.empty() ? tr(" (perceived)") : QString())
-                     .arg(model_ + 1)
-                     .arg(s_->models.size());
+  g->axes = principal_axes(xyz);
+  g->text = QObject::tr("%1: %2 atoms, %3 bonds%4, model %5/%6")
+                .arg(label)
+                .arg(g->atoms)
+                .arg(g->bond_count)
+                .arg(s->bonds.empty() ? QObject::tr(" (perceived)") : QString())
+                .arg(model + 1)
+                .arg(s->models.size());
   // Reference overlay, superposed onto the shown model.
-  if (ref_ && !ref_->models.empty()) {
-    const auto pairs = match_atoms(*ref_, *s_);
-    const auto& rxyz = ref_->models.front();
+  if (ref && !ref->models.empty()) {
+    if (cancelled) return nullptr;
+    const auto pairs = match_atoms(*ref, *s);
+    const auto& rxyz = ref->models.front();
     if (auto sup = kabsch(rxyz, xyz, pairs)) {
       std::vector<Vec3> moved(rxyz.size());
       for (std::size_t i = 0; i < rxyz.size(); ++i) moved[i] = sup->apply(rxyz[i]);
-      const auto rb = ref_->bonds.empty() ? perceive_bonds(ref_->atoms, moved) : ref_->bonds;
+      const auto rb = ref->bonds.empty() ? perceive_bonds(ref->atoms, moved) : ref->bonds;
       const std::array<double, 3> grey{0.85, 0.75, 0.25};
-      auto actor = bond_actor(ref_->atoms, moved, rb, 0.06, &grey);
-      actor->GetProperty()->SetOpacity(0.6);
-      ren->AddActor(actor);
-      rmsd_ = sup->rmsd;
-      text += tr("; overlay %1: RMSD %2 Å over %3 atoms").arg(ref_label_).arg(sup->rmsd, 0, 'f', 3).arg(sup->pairs);
+      g->overlay = bond_geometry(ref->atoms, moved, rb, 0.06, &grey);
+      g->rmsd = sup->rmsd;
+      g->text += QObject::tr("; overlay %1: RMSD %2 Å over %3 atoms").arg(ref_label).arg(sup->rmsd, 0, 'f', 3).arg(sup->pairs);
     } else {
-      text += tr("; overlay %1: fewer than 3 matching atoms").arg(ref_label_);
+      g->text += QObject::tr("; overlay %1: fewer than 3 matching atoms").arg(ref_label);
     }
   }
-  info_->setText(text);
-  view_->update();
+  return cancelled ? nullptr : g;
+}
+}  // namespace
+
+void StructureViewer::rebuild() {
+  // A newer request makes the running one stale: it stops early and its result is ignored.
+  if (cancel_) *cancel_ = true;
+  cancel_.reset();
+  const int generation = ++generation_;
+  atoms_shown_ = bonds_shown_ = traces_shown_ = 0;
+  rmsd_ = -1;
+  if (!s_ || s_->models.empty()) {
+    building_ = false;
+    view_->post([](vtkRenderer* ren) { ren->RemoveAllViewProps(); });
+    info_->setText(s_ ? tr("%1: no coordinates").arg(label_) : QString());
+    Q_EMIT geometry_ready();
+    return;
+  }
+  building_ = true;
+  info_->setText(tr("%1: building the view…").arg(label_));
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  cancel_ = cancel;
+  QPointer<StructureViewer> self(this);
+  QThreadPool::globalInstance()->start([self, generation, cancel, s = s_, model = model_, ref = ref_, label = label_,
+                                        ref_label = ref_label_] {
+    auto g = build_geometry(s, model, ref, label, ref_label, *cancel);
+    if (!g) return;
+    // Delivered on the GUI thread (qApp lives there); the viewer may be gone by then.
+    QMetaObject::invokeMethod(
+        qApp, [self, generation, g] {
+          if (self) self->apply_geometry(generation, g);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void StructureViewer::apply_geometry(int generation, const std::shared_ptr<Geometry>& g) {
+  if (generation != generation_) return;  // stale: a newer request is on its way
+  building_ = false;
+  cancel_.reset();
+  // Actors and mappers are made and used on the view's render thread.
+  view_->post([g](vtkRenderer* ren) {
+    ren->RemoveAllViewProps();
+    for (const auto& e : g->elements) {
+      auto mapper = vtkSmartPointer<vtkGlyph3DMapper>::New();
+      mapper->SetInputData(e.points);
+      mapper->SetSourceData(e.sphere);
+      mapper->ScalingOff();
+      auto actor = vtkSmartPointer<vtkActor>::New();
+      actor->SetMapper(mapper);
+      actor->GetProperty()->SetColor(e.color[0], e.color[1], e.color[2]);
+      actor->GetProperty()->SetSpecular(0.3);
+      ren->AddActor(actor);
+    }
+    if (g->bonds) {
+      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+      mapper->SetInputData(g->bonds);
+      mapper->SetScalarModeToUseCellData();
+      auto actor = vtkSmartPointer<vtkActor>::New();
+      actor->SetMapper(mapper);
+      ren->AddActor(actor);
+    }
+    for (const auto& t : g->traces) {
+      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+      mapper->SetInputData(t);
+      mapper->SetScalarModeToUsePointData();
+      auto actor = vtkSmartPointer<vtkActor>::New();
+      actor->SetMapper(mapper);
+      actor->GetProperty()->SetSpecular(0.4);
+      actor->GetProperty()->SetSpecularPower(30);
+      ren->AddActor(actor);
+    }
+    if (g->overlay) {
+      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+      mapper->SetInputData(g->overlay);
+      mapper->SetScalarModeToUseCellData();
+      auto actor = vtkSmartPointer<vtkActor>::New();
+      actor->SetMapper(mapper);
+      actor->GetProperty()->SetOpacity(0.6);
+      ren->AddActor(actor);
+    }
+  });
+  atoms_shown_ = g->atoms;
+  bonds_shown_ = g->bond_count;
+  traces_shown_ = g->traces.size();
+  rmsd_ = g->rmsd;
+  // Frame the molecule along its principal axes: the longest across the (wide) view.
+  const PrincipalAxes axes = g->axes;
+  view_->set_camera_fit([axes](vtkRenderer* r, double aspect) { frame_axes(r, axes, aspect); });
+  if (reset_camera_) view_->reset_camera();
+  reset_camera_ = false;
+  info_->setText(g->text);
+  Q_EMIT geometry_ready();
 }
 
 QImage StructureViewer::grab_frame() { return view_->grab_frame(); }

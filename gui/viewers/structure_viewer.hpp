@@ -4,6 +4,12 @@
 // distance), a rainbow tube through the Cα atoms of each chain, a model selector for
 // ensembles, and an optional reference overlay superposed by Kabsch with its RMSD. The view is
 // framed along the molecule's principal axes.
+//
+// The geometry (bond perception, tubes, superposition) is built on a worker thread of the
+// global QThreadPool and handed back by a queued call: selecting a big ensemble never blocks
+// the GUI. A newer request cancels the running one and stale results are dropped; the counts
+// below describe what is shown, and geometry_ready() tells when a request has been drawn.
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -38,9 +44,18 @@ class StructureViewer : public QWidget {
   [[nodiscard]] VtkView* view() const { return view_; }
   /// The rendered frame (renders first).
   [[nodiscard]] QImage grab_frame();
+  /// True while the geometry of the latest request is being built.
+  [[nodiscard]] bool building() const { return building_; }
+
+  struct Geometry;
+
+ Q_SIGNALS:
+  /// The geometry of the latest request is shown (counts and RMSD are up to date).
+  void geometry_ready();
 
  private:
   void rebuild();
+  void apply_geometry(int generation, const std::shared_ptr<Geometry>& g);
   VtkView* view_;
   QSpinBox* model_box_;
   QLabel* info_;
@@ -49,6 +64,10 @@ class StructureViewer : public QWidget {
   int model_ = 0;
   std::size_t atoms_shown_ = 0, bonds_shown_ = 0, traces_shown_ = 0;
   double rmsd_ = -1;
+  int generation_ = 0;
+  bool building_ = false;
+  bool reset_camera_ = false;
+  std::shared_ptr<std::atomic<bool>> cancel_;
 };
 
 }  // namespace gemflow::studio

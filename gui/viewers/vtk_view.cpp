@@ -1,11 +1,14 @@
 #include "viewers/vtk_view.hpp"
 
+#include <QCoreApplication>
 #include <QMouseEvent>
 #include <QOffscreenSurface>
 #include <QOpenGLContext>
 #include <QOpenGLExtraFunctions>
 #include <QPainter>
+#include <QPointer>
 #include <QSurfaceFormat>
+#include <QThread>
 #include <QWheelEvent>
 
 #include <vtkCallbackCommand.h>
@@ -44,14 +47,9 @@ VtkView::VtkView(QWidget* parent)
   interactor_->SetRenderWindow(window_);
   auto style = vtkSmartPointer<vtkInteractorStyleTrackballCamera>::New();
   interactor_->SetInteractorStyle(style);
-  interactor_->EnableRenderOff();  // Qt decides when to paint
-  // VTK asks for a render (e.g. while rotating): schedule a Qt repaint instead.
-  auto cb = vtkSmartPointer<vtkCallbackCommand>::New();
-  cb->SetClientData(this);
-  cb->SetCallback([](vtkObject*, unsigned long, void* self, void*) { static_cast<VtkView*>(self)->update(); });
-  interactor_->AddObserver(vtkCommand::RenderEvent, cb);
+  interactor_->EnableRenderOff();  // every posted change is followed by a frame anyway
   // VTK asks through these events whether its context is current and to make it current
-  // (vtkGenericOpenGLRenderWindow skips rendering otherwise).
+  // (vtkGenericOpenGLRenderWindow skips rendering otherwise). Both come on the render thread.
   auto make_current = vtkSmartPointer<vtkCallbackCommand>::New();
   make_current->SetClientData(this);
   make_current->SetCallback([](vtkObject*, unsigned long, void* self, void*) { static_cast<VtkView*>(self)->make_current(); });
@@ -63,31 +61,109 @@ VtkView::VtkView(QWidget* parent)
     *static_cast<bool*>(data) = v->context_ && QOpenGLContext::currentContext() == v->context_;
   });
   window_->AddObserver(vtkCommand::WindowIsCurrentEvent, is_current);
+  // The offscreen surface belongs to the GUI thread; the context is made on the render thread.
+  surface_ = new QOffscreenSurface;
+  surface_->setFormat(QSurfaceFormat::defaultFormat());
+  surface_->create();
+  worker_ = new QObject;
+  if (QOpenGLContext::supportsThreadedOpenGL()) {
+    thread_ = new QThread;
+    thread_->setObjectName(QStringLiteral("vtk-render"));
+    worker_->moveToThread(thread_);
+    thread_->start();
+  }
 }
 
 VtkView::~VtkView() {
+  run_on_render_thread([this] { release(); }, true);
+  if (thread_) {
+    thread_->quit();
+    thread_->wait();
+    delete thread_;
+  }
+  delete worker_;
+  window_->SetReadyForRendering(false);
+  delete surface_;
+}
+
+void VtkView::release() {
   if (context_ && make_current()) {
     window_->ReleaseGraphicsResources(window_);  // in the context that owns them
     context_->doneCurrent();
   }
   window_->SetReadyForRendering(false);
-  delete context_;
-  delete surface_;
+  delete context_;  // on the thread that owns it
+  context_ = nullptr;
+}
+
+void VtkView::run_on_render_thread(std::function<void()> f, bool wait) {
+  if (!thread_) {
+    // No render thread: queued on the GUI thread, in the same order; a wait runs what is
+    // queued first.
+    if (wait) {
+      QCoreApplication::sendPostedEvents(worker_, QEvent::MetaCall);
+      f();
+    } else {
+      QMetaObject::invokeMethod(worker_, std::move(f), Qt::QueuedConnection);
+    }
+    return;
+  }
+  QMetaObject::invokeMethod(worker_, std::move(f), wait ? Qt::BlockingQueuedConnection : Qt::QueuedConnection);
+}
+
+QSize VtkView::device_size() const {
+  const double dpr = devicePixelRatioF();
+  return {std::max(1, static_cast<int>(width() * dpr)), std::max(1, static_cast<int>(height() * dpr))};
+}
+
+void VtkView::post(std::function<void(vtkRenderer*)> f) {
+  run_on_render_thread([this, f = std::move(f)] { f(renderer_); }, false);
+  dirty_ = true;
+  request_render();
+}
+
+void VtkView::set_camera_fit(std::function<void(vtkRenderer*, double)> fit) {
+  run_on_render_thread([this, fit = std::move(fit)] { fit_ = fit; }, false);
+}
+
+void VtkView::request_render() {
+  if (render_queued_) return;  // the frame that comes asks again if something changed since
+  render_queued_ = true;
+  dirty_ = false;
+  const QSize px = device_size();
+  const double dpr = devicePixelRatioF();
+  QPointer<VtkView> self(this);
+  run_on_render_thread(
+      [this, px, dpr] {
+        QImage img = render_frame(px);
+        img.setDevicePixelRatio(dpr);
+        const QString err = context_error_;
+        // Back on the GUI thread; dropped when the view is gone (it is the call's context).
+        QMetaObject::invokeMethod(
+            this,
+            [this, img, err] {
+              render_queued_ = false;
+              frame_ = img;
+              error_ = err;
+              update();
+              Q_EMIT frame_shown();
+              if (dirty_) request_render();
+            },
+            Qt::QueuedConnection);
+      },
+      false);
 }
 
 bool VtkView::make_current() { return context_ && surface_ && context_->makeCurrent(surface_); }
 
 bool VtkView::ensure_context() {
   if (context_) return true;
-  if (!error_.isEmpty()) return false;
-  surface_ = new QOffscreenSurface;
-  surface_->setFormat(QSurfaceFormat::defaultFormat());
-  surface_->create();
+  if (!context_error_.isEmpty()) return false;
   context_ = new QOpenGLContext;
   context_->setFormat(QSurfaceFormat::defaultFormat());
   if (!surface_->isValid() || !context_->create() || !make_current()) {
-    error_ = tr("No OpenGL 3.2 context: the 3D view is unavailable (%1).")
-                 .arg(surface_->isValid() ? tr("context creation failed") : tr("no offscreen surface"));
+    context_error_ = tr("No OpenGL 3.2 context: the 3D view is unavailable (%1).")
+                         .arg(surface_->isValid() ? tr("context creation failed") : tr("no offscreen surface"));
     delete context_;
     context_ = nullptr;
     return false;
@@ -103,67 +179,74 @@ bool VtkView::ensure_context() {
   return true;
 }
 
-void VtkView::render_frame() {
-  const double dpr = devicePixelRatioF();
-  const int w = std::max(1, static_cast<int>(width() * dpr)), h = std::max(1, static_cast<int>(height() * dpr));
-  if (!ensure_context() || !make_current()) {
-    frame_ = QImage();
-    return;
-  }
+QImage VtkView::render_frame(QSize px) {
+  const int w = px.width(), h = px.height();
+  if (!ensure_context() || !make_current()) return {};
   if (window_->GetSize()[0] != w || window_->GetSize()[1] != h) {
     window_->SetSize(w, h);
     interactor_->SetSize(w, h);
-  }
-  if (camera_pending_) {  // first frame at the real size after new content
-    fit_camera();
-    camera_pending_ = false;
   }
   window_->Render();
   // Read the finished frame back from VTK's display framebuffer (bottom-up rows).
   vtkOpenGLFramebufferObject* display = window_->GetDisplayFramebuffer();
   QOpenGLExtraFunctions* f = context_->extraFunctions();
   QImage img(w, h, QImage::Format_RGBX8888);
+  QImage result;
   if (display && display->GetFBOIndex() != 0) {
     f->glBindFramebuffer(GL_READ_FRAMEBUFFER, display->GetFBOIndex());
     f->glReadBuffer(GL_COLOR_ATTACHMENT0);
     f->glPixelStorei(GL_PACK_ALIGNMENT, 4);
     f->glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, img.bits());
     window_->GetState()->ResetFramebufferBindings();  // VTK's cache: we changed the binding
-    frame_ = img.mirrored();
-  } else {
-    frame_ = QImage();
+    result = img.mirrored();
   }
-  frame_.setDevicePixelRatio(dpr);
   window_->SetIsCurrent(false);
   context_->doneCurrent();
+  return result;
 }
 
 QImage VtkView::grab_frame() {
-  render_frame();
-  return frame_;
+  fit_if_pending();
+  QImage img;
+  const QSize px = device_size();
+  run_on_render_thread([this, px, &img] { img = render_frame(px); }, true);
+  img.setDevicePixelRatio(devicePixelRatioF());
+  frame_ = img;
+  update();
+  return img;
 }
 
 void VtkView::paintEvent(QPaintEvent*) {
-  render_frame();
   QPainter p(this);
+  const QColor background = QColor::fromRgbF(0.11f, 0.12f, 0.14f);
   if (frame_.isNull()) {
-    p.fillRect(rect(), QColor::fromRgbF(0.11f, 0.12f, 0.14f));
+    p.fillRect(rect(), background);
     p.setPen(palette().text().color());
     p.drawText(rect().adjusted(10, 10, -10, -10), Qt::AlignCenter | Qt::TextWordWrap,
                error_.isEmpty() ? tr("Nothing to show.") : error_);
     return;
   }
+  // The latest frame; after a resize, until the next one arrives, the rest is background.
+  const QSizeF shown = frame_.deviceIndependentSize();
+  if (shown.width() < width() || shown.height() < height()) p.fillRect(rect(), background);
   p.drawImage(QPointF(0, 0), frame_);
 }
 
 void VtkView::resizeEvent(QResizeEvent* e) {
   QWidget::resizeEvent(e);
-  update();
+  fit_if_pending();
+  request_render();
 }
 
-void VtkView::fit_camera() {
+void VtkView::showEvent(QShowEvent* e) {
+  QWidget::showEvent(e);
+  fit_if_pending();
+  request_render();
+}
+
+void VtkView::fit_camera(double aspect) {
   if (fit_) {
-    fit_(renderer_, static_cast<double>(std::max(1, width())) / std::max(1, height()));
+    fit_(renderer_, aspect);
     return;
   }
   // ResetCamera fits the bounding sphere, which leaves wide margins around elongated
@@ -173,25 +256,29 @@ void VtkView::fit_camera() {
   renderer_->ResetCameraClippingRange();
 }
 
+void VtkView::fit_if_pending() {
+  if (!camera_pending_ || !isVisible() || width() < 2) return;
+  camera_pending_ = false;
+  const double aspect = static_cast<double>(std::max(1, width())) / std::max(1, height());
+  post([this, aspect](vtkRenderer*) { fit_camera(aspect); });
+}
+
 void VtkView::reset_camera() {
   // The aspect ratio is known once the widget has its size: fit then (or now).
-  camera_pending_ = !isVisible() || width() < 2;
-  if (!camera_pending_) {
-    const double dpr = devicePixelRatioF();
-    window_->SetSize(std::max(1, static_cast<int>(width() * dpr)), std::max(1, static_cast<int>(height() * dpr)));
-    fit_camera();
-  }
-  update();
+  camera_pending_ = true;
+  fit_if_pending();
+  request_render();
 }
 
 void VtkView::forward_mouse(QMouseEvent* e, unsigned long event) {
   const double r = devicePixelRatioF();
   const QPointF p = e->position();
-  interactor_->SetEventInformationFlipY(static_cast<int>(p.x() * r), static_cast<int>(p.y() * r),
-                                        (e->modifiers() & Qt::ControlModifier) ? 1 : 0,
-                                        (e->modifiers() & Qt::ShiftModifier) ? 1 : 0);
-  interactor_->InvokeEvent(event, e);
-  update();
+  const int x = static_cast<int>(p.x() * r), y = static_cast<int>(p.y() * r);
+  const int ctrl = (e->modifiers() & Qt::ControlModifier) ? 1 : 0, shift = (e->modifiers() & Qt::ShiftModifier) ? 1 : 0;
+  post([this, x, y, ctrl, shift, event](vtkRenderer*) {
+    interactor_->SetEventInformationFlipY(x, y, ctrl, shift);
+    interactor_->InvokeEvent(event, nullptr);
+  });
 }
 
 void VtkView::mousePressEvent(QMouseEvent* e) {
@@ -216,11 +303,12 @@ void VtkView::mouseMoveEvent(QMouseEvent* e) { forward_mouse(e, vtkCommand::Mous
 
 void VtkView::wheelEvent(QWheelEvent* e) {
   const double r = devicePixelRatioF();
-  interactor_->SetEventInformationFlipY(static_cast<int>(e->position().x() * r), static_cast<int>(e->position().y() * r));
-  interactor_->InvokeEvent(e->angleDelta().y() > 0 ? vtkCommand::MouseWheelForwardEvent
-                                                   : vtkCommand::MouseWheelBackwardEvent,
-                           e);
-  update();
+  const int x = static_cast<int>(e->position().x() * r), y = static_cast<int>(e->position().y() * r);
+  const unsigned long event = e->angleDelta().y() > 0 ? vtkCommand::MouseWheelForwardEvent : vtkCommand::MouseWheelBackwardEvent;
+  post([this, x, y, event](vtkRenderer*) {
+    interactor_->SetEventInformationFlipY(x, y);
+    interactor_->InvokeEvent(event, nullptr);
+  });
 }
 
 }  // namespace gemflow::studio

@@ -10,9 +10,14 @@
 // memory (measured under Xvfb with Mesa; the Studio GUI test checks for it). A private context
 // is never touched by Qt, and the read-back costs about a millisecond per frame on a GPU.
 //
-// Mouse events go to a vtkGenericRenderWindowInteractor (trackball camera). The default
-// QSurfaceFormat (3.2 core) must be set before the QApplication exists: call
-// gemflow::studio::set_default_surface_format().
+// Rendering happens on a thread of the view's own, which owns that context (when the platform
+// supports OpenGL on threads; otherwise on the GUI thread as before): a heavy frame (a large
+// ensemble in software OpenGL takes seconds) never blocks the GUI. Every change of the VTK
+// scene is posted to that thread with post(); the widget paints the latest finished frame.
+//
+// Mouse events go to a vtkGenericRenderWindowInteractor (trackball camera), on the render
+// thread too. The default QSurfaceFormat (3.2 core) must be set before the QApplication
+// exists: call gemflow::studio::set_default_surface_format().
 #include <functional>
 
 #include <QImage>
@@ -27,6 +32,7 @@
 
 class QOffscreenSurface;
 class QOpenGLContext;
+class QThread;
 
 namespace gemflow::studio {
 
@@ -38,41 +44,64 @@ class VtkView : public QWidget {
  public:
   explicit VtkView(QWidget* parent = nullptr);
   ~VtkView() override;
-  [[nodiscard]] vtkRenderer* renderer() const { return renderer_; }
-  [[nodiscard]] vtkGenericOpenGLRenderWindow* render_window() const { return window_; }
+  /// Runs `f` on the render thread with the renderer (after everything posted before), then
+  /// draws a new frame. The VTK scene is touched only this way.
+  void post(std::function<void(vtkRenderer*)> f);
   /// Resets the camera to show everything and repaints.
   void reset_camera();
   /// How reset_camera() frames the content: called with the renderer and the view's aspect
   /// ratio (width / height). Default (empty): VTK's ResetCamera, zoomed in a little.
-  void set_camera_fit(std::function<void(vtkRenderer*, double aspect)> fit) { fit_ = std::move(fit); }
-  /// Renders now and returns the frame (device pixels; null when OpenGL is unavailable).
+  void set_camera_fit(std::function<void(vtkRenderer*, double aspect)> fit);
+  /// Renders now (after everything posted) and returns the frame (device pixels; null when
+  /// OpenGL is unavailable). Blocks until the frame is drawn.
   [[nodiscard]] QImage grab_frame();
-  /// Why nothing can be drawn ("" when rendering works).
+  /// Why nothing can be drawn ("" when rendering works or was not tried yet).
   [[nodiscard]] const QString& error() const { return error_; }
+  /// Whether a frame is being drawn or changes wait for one (false: what is shown is current).
+  [[nodiscard]] bool rendering() const { return render_queued_; }
+  /// Whether frames are drawn off the GUI thread.
+  [[nodiscard]] bool threaded() const { return thread_ != nullptr; }
+
+ Q_SIGNALS:
+  /// A new frame is shown.
+  void frame_shown();
 
  protected:
   void paintEvent(QPaintEvent* e) override;
   void resizeEvent(QResizeEvent* e) override;
+  void showEvent(QShowEvent* e) override;
   void mousePressEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
   void mouseMoveEvent(QMouseEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
 
  private:
+  // GUI thread.
+  void request_render();
+  void run_on_render_thread(std::function<void()> f, bool wait);
+  [[nodiscard]] QSize device_size() const;
+  void forward_mouse(QMouseEvent* e, unsigned long event);
+  void fit_if_pending();
+  // Render thread.
   bool ensure_context();
   bool make_current();
-  void render_frame();
-  void forward_mouse(QMouseEvent* e, unsigned long event);
-  void fit_camera();
+  QImage render_frame(QSize px);
+  void fit_camera(double aspect);
+  void release();
+
   vtkSmartPointer<vtkGenericOpenGLRenderWindow> window_;
   vtkSmartPointer<vtkGenericRenderWindowInteractor> interactor_;
   vtkSmartPointer<vtkRenderer> renderer_;
-  QOffscreenSurface* surface_ = nullptr;
-  QOpenGLContext* context_ = nullptr;
-  std::function<void(vtkRenderer*, double)> fit_;
+  QOffscreenSurface* surface_ = nullptr;  // created on the GUI thread, used on the render thread
+  QOpenGLContext* context_ = nullptr;     // render thread
+  QString context_error_;                 // render thread
+  std::function<void(vtkRenderer*, double)> fit_;  // render thread
+  QThread* thread_ = nullptr;
+  QObject* worker_ = nullptr;  // lives on the render thread: queued calls run there
+  // GUI thread.
   QImage frame_;
   QString error_;
-  bool camera_pending_ = false;
+  bool render_queued_ = false, dirty_ = false, camera_pending_ = false;
 };
 
 }  // namespace gemflow::studio

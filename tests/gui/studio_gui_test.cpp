@@ -9,22 +9,40 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
+#include <QFileDialog>
 #include <QImage>
+#include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
+#include <QMenu>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <QToolButton>
+#include <QWheelEvent>
+#include <qtestspontaneevent.h>
+
+#include <cstdlib>
+#include <functional>
+#include <random>
 
 #include <gemflow/plugin_loader.hpp>
 #include <gemflow/types.hpp>
@@ -47,6 +65,79 @@ using gemflow::NodeState;
 
 namespace {
 
+// ---- node types of this test only ----------------------------------------------------------
+
+/// A node with what makes an Inspector hard to lay out: a long doc, a long parameter name
+/// with a unit, an int and a choice (the wheel targets of the defect report).
+struct Tunable final : gemflow::Node {
+  enum class Algorithm { Blocked, Tiled };
+  static gemflow::NodeInfo info() {
+    std::string doc = "Refines things. ";
+    for (int i = 0; i < 40; ++i) doc += "This sentence is part of a long documentation text that pushes the parameters down. ";
+    return {.id = "guitest.tunable", .version = 1, .title = "Tunable", .category = "GUI test", .doc = doc};
+  }
+  gemflow::Input<gemflow::MatrixF64> in{this, "in", "anything", gemflow::PortUse::Optional};
+  gemflow::Output<gemflow::MatrixF64> out{this, "out", "a 1×1 matrix"};
+  gemflow::Param<std::int64_t> trials{this, "trials", 4, {.min = 1, .max = 64, .doc = "Independent trials"}};
+  gemflow::Choice<Algorithm> algorithm{this, "algorithm", Algorithm::Blocked,
+                                       {{Algorithm::Blocked, "blocked"}, {Algorithm::Tiled, "tiled"}}, {.doc = "How"}};
+  gemflow::Param<double> largest_distance_violation_listed_in_the_report{
+      this, "largest_distance_violation_listed_in_the_report", 0.5, {.min = 0.0, .max = 100.0, .unit = "kcal/mol", .doc = "A long name"}};
+  void execute(gemflow::NodeContext&) override { out.set(gemflow::MatrixF64(1, 1, static_cast<double>(*trials))); }
+};
+
+/// A synthetic NMR-like ensemble of realistic size: `residues` residues of 15 atoms (N, CA, C, O,
+/// side chain, hydrogens; bonded lengths 1.0-1.5 Å) on a helix, `models` models perturbed by
+/// 0.3 Å, no bonds given (the viewer perceives them, as for a PDB file).
+struct Ensemble final : gemflow::Node {
+  static gemflow::NodeInfo info() {
+    return {.id = "guitest.ensemble", .version = 1, .title = "Ensemble", .category = "GUI test", .doc = "A synthetic ensemble"};
+  }
+  gemflow::Output<gemflow::Structure> structure{this, "structure", "the ensemble"};
+  gemflow::Param<std::int64_t> residues{this, "residues", 100, {.min = 2, .max = 10000, .doc = "Residues"}};
+  gemflow::Param<std::int64_t> models{this, "models", 20, {.min = 1, .max = 100, .doc = "Models"}};
+  void execute(gemflow::NodeContext&) override {
+    // Atom template of one residue: a chain of steps from N (name, element, step from the
+    // previous atom of the template).
+    struct T {
+      const char* name;
+      const char* element;
+      gemflow::Vec3 step;  // position in the residue's frame
+    };
+    // x points away from the helix axis, y along the chain, z along the axis; CA at 0.
+    static const T tpl[] = {{"N", "N", {-0.5, -1.0, -0.8}}, {"H", "H", {-0.5, -1.3, -1.75}}, {"CA", "C", {0, 0, 0}},
+                            {"HA", "H", {0.3, 0, 1.05}},     {"C", "C", {-0.5, 1.0, 0.8}},    {"O", "O", {-0.5, 1.3, 1.98}},
+                            {"CB", "C", {1.5, 0, 0}},        {"HB1", "H", {1.5, 1.0, 0}},     {"HB2", "H", {1.5, -1.0, 0}},
+                            {"CG", "C", {3.0, 0, 0.3}},      {"HG1", "H", {3.0, 1.0, 0.3}},   {"HG2", "H", {3.0, -1.0, 0.3}},
+                            {"CD", "C", {4.5, 0, 0}},        {"HD1", "H", {4.5, 1.0, 0}},     {"HD2", "H", {4.5, -1.0, 0}}};
+    gemflow::Structure s;
+    s.title = "synthetic ensemble";
+    const auto nres = static_cast<int>(*residues);
+    std::vector<gemflow::Vec3> base;
+    for (int r = 0; r < nres; ++r) {
+      // An α-helix's Cα trace: radius 2.3 Å, 100° and 1.5 Å a residue (Cα–Cα 3.8 Å).
+      const double a = r * 100.0 * 3.14159265358979 / 180.0;
+      const double c = std::cos(a), sn = std::sin(a);
+      for (const T& t : tpl) {
+        const gemflow::Vec3& o = t.step;  // local frame: radial, tangential, axial
+        base.push_back({(2.3 + o[0]) * c - o[1] * sn, (2.3 + o[0]) * sn + o[1] * c, 1.5 * r + o[2]});
+        s.atoms.push_back({.name = t.name, .element = t.element, .residue = "LYS", .residue_number = r + 1, .chain = "A",
+                           .serial = static_cast<int>(s.atoms.size()) + 1});
+      }
+    }
+    std::mt19937 rng(7);
+    std::normal_distribution<double> noise(0.0, 0.3);
+    for (std::int64_t m = 0; m < *models; ++m) {
+      std::vector<gemflow::Vec3> xyz = base;
+      if (m > 0)
+        for (auto& p : xyz)
+          for (double& c : p) c += noise(rng);
+      s.models.push_back(std::move(xyz));
+    }
+    structure.set(std::move(s));
+  }
+};
+
 const fs::path kOut = fs::path(GEMFLOW_BINARY_DIR) / "studio-test";
 
 gemflow::Registry& registry() {
@@ -56,6 +147,8 @@ gemflow::Registry& registry() {
     gemflow::PluginHost host(reg);
     host.load_directory(fs::path(GEMFLOW_BINARY_DIR) / "test-plugins" / "testnodes");
     host.load_directory(GEMFLOW_PLUGIN_BUILD_DIR);
+    reg.add_node<Tunable>("gui-test");
+    reg.add_node<Ensemble>("gui-test");
     // Another plugin being half-built must not fail Studio's test; the parts that need a
     // plugin skip with a message when its nodes are missing.
     for (const auto& r : host.records())
@@ -123,6 +216,36 @@ void mouse_drag(gs::MainWindow& w, QPoint from, QPoint to) {
   }
   QTest::mouseRelease(vp, Qt::LeftButton, {}, to);
 }
+
+/// Presses and releases at one point, without moving: a click.
+void mouse_click(gs::MainWindow& w, QPoint at) {
+  QWidget* vp = w.view().viewport();
+  QTest::mousePress(vp, Qt::LeftButton, {}, at);
+  QTest::mouseRelease(vp, Qt::LeftButton, {}, at);
+}
+
+/// A wheel turn over `target` at `pos` (its coordinates) as the window system delivers it:
+/// spontaneous, so QApplication gives wheel focus and passes an ignored event to the parents.
+void wheel(QWidget* target, QPoint pos, int delta_y) {
+  QWheelEvent e(QPointF(pos), QPointF(target->mapToGlobal(pos)), QPoint(), QPoint(0, delta_y), Qt::NoButton, Qt::NoModifier,
+                Qt::NoScrollPhase, false);
+  QSpontaneKeyEvent::setSpontaneous(&e);
+  QApplication::instance()->notify(target, &e);  // sendEvent would clear the flag
+}
+
+/// Turns the event loop until `ok` or `ms` have passed.
+bool wait_for(const std::function<bool()>& ok, int ms = 30000) {
+  QElapsedTimer t;
+  t.start();
+  while (!ok()) {
+    if (t.elapsed() > ms) return false;
+    QTest::qWait(5);
+  }
+  return true;
+}
+
+/// Waits for the structure viewer to show its latest request.
+bool viewer_ready(gs::StructureViewer* sv) { return wait_for([sv] { return !sv->building(); }); }
 
 /// Pixel statistics of a rendered frame: fraction on and off the viewer background, distinct
 /// colours (4 bits per channel), luminance standard deviation. A real view of a molecule has
@@ -361,6 +484,7 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   QCoreApplication::processEvents();
   ASSERT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::Structure);
   gs::StructureViewer* sv = w->viewers().structure_viewer();
+  ASSERT_TRUE(viewer_ready(sv));  // the geometry is built off the GUI thread
   EXPECT_EQ(sv->atom_count(), expected);
   EXPECT_GT(sv->bond_count(), expected * 9 / 10);  // a protein has about one bond per atom
   // A big, exposed viewer: float its dock.
@@ -394,11 +518,14 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   QCoreApplication::processEvents();
   ASSERT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::Structure);
   auto ens = w->runs().outputs("all")["structure"].as<gemflow::Structure>();
+  ASSERT_TRUE(viewer_ready(sv));
   EXPECT_EQ(sv->atom_count(), expected);
   auto one = w->runs().outputs("read")["structure"].as<gemflow::Structure>();
   sv->set_reference(one, QStringLiteral("read.structure"));
+  ASSERT_TRUE(viewer_ready(sv));
   EXPECT_NEAR(sv->overlay_rmsd(), 0.0, 1e-9);
   sv->set_model(1);  // model 2 against model 1: a real, small, positive RMSD
+  ASSERT_TRUE(viewer_ready(sv));
   EXPECT_GT(sv->overlay_rmsd(), 0.1);
   EXPECT_LT(sv->overlay_rmsd(), 10.0);
   EXPECT_EQ(ens->model_count(), 20u);
@@ -566,6 +693,7 @@ TEST_F(StudioGui, NmrWorkflowRunsAndShowsTheRefinedStructure) {
   ASSERT_NE(refined, nullptr);
   ASSERT_GT(refined->atoms.size(), 500u);  // 2KPU: ~1500 atoms with hydrogens
   gs::StructureViewer* sv = w->viewers().structure_viewer();
+  ASSERT_TRUE(viewer_ready(sv));
   EXPECT_EQ(sv->atom_count(), refined->atoms.size());
   EXPECT_GT(sv->bond_count(), refined->atoms.size() * 9 / 10);
   // The same count as the file the run wrote (an independent reader: ATOM/HETATM records).
@@ -620,16 +748,548 @@ TEST_F(StudioGui, PaletteSearchAndWelcome) {
   EXPECT_TRUE(example_button->isEnabled());
 }
 
+
+// ---- defects of issue 40 -----------------------------------------------------------------------
+
+const char* kTunableWorkflow = R"(gemflow: 1
+name: studio-tunable
+nodes:
+  t: {type: guitest.tunable}
+  u: {type: guitest.tunable}
+links:
+  - t.out -> u.in
+editor:
+  t: {pos: [0, 0]}
+  u: {pos: [300, 0]}
+)";
+
+/// The Inspector's current page (the one before a selection change is hidden, deleted later).
+QScrollArea* inspector_scroll(gs::MainWindow& w) {
+  for (auto* s : w.inspector().findChildren<QScrollArea*>())
+    if (!s->isHidden()) return s;
+  return nullptr;
+}
+template <class T>
+T* inspector_child(gs::MainWindow& w, const char* name) {
+  QScrollArea* s = inspector_scroll(w);
+  return s ? s->widget()->findChild<T*>(QString::fromLatin1(name)) : nullptr;
+}
+
+/// Every spin box and combo box of the window: none may take focus from the wheel.
+void expect_no_wheel_focus(QWidget* top) {
+  for (QWidget* wdg : top->findChildren<QWidget*>())
+    if (qobject_cast<QAbstractSpinBox*>(wdg) || qobject_cast<QComboBox*>(wdg)) {
+      EXPECT_NE(wdg->focusPolicy() & Qt::WheelFocus, Qt::WheelFocus) << wdg->metaObject()->className() << " " << wdg->objectName().toStdString();
+    }
+}
+
+// Defect 1: scrolling over the Inspector never edits a value; the wheel scrolls the panel.
+TEST_F(StudioGui, WheelOverTheInspectorNeverEditsValues) {
+  ASSERT_TRUE(w->open_file(QString::fromStdString(write_file("tunable.yaml", kTunableWorkflow).string()), true));
+  w->scene().select_nodes({"t"});
+  QCoreApplication::processEvents();
+  auto* spin = qobject_cast<QDoubleSpinBox*>(w->inspector().editor("trials"));
+  auto* combo = qobject_cast<QComboBox*>(w->inspector().editor("algorithm"));
+  ASSERT_NE(spin, nullptr);
+  ASSERT_NE(combo, nullptr);
+  // Open the long docs so that the panel has something to scroll.
+  auto* toggle = inspector_child<QToolButton>(*w, "doc_toggle");
+  ASSERT_NE(toggle, nullptr);
+  if (!toggle->isChecked()) QTest::mouseClick(toggle, Qt::LeftButton);
+  QTest::qWait(20);
+  auto* scroll = inspector_scroll(*w);
+  ASSERT_NE(scroll, nullptr);
+  ASSERT_GT(scroll->verticalScrollBar()->maximum(), 0);
+  scroll->verticalScrollBar()->setValue(0);
+  w->view().setFocus();
+  QCoreApplication::processEvents();
+  const std::string before = w->model().to_yaml();
+  const int steps = w->model().undo_stack()->count();
+  for (int i = 0; i < 3; ++i) {
+    wheel(spin, spin->rect().center(), -120);
+    wheel(combo, combo->rect().center(), -120);
+  }
+  QCoreApplication::processEvents();
+  EXPECT_EQ(w->model().to_yaml(), before);
+  EXPECT_EQ(w->model().undo_stack()->count(), steps);
+  EXPECT_EQ(spin->value(), 4.0);
+  EXPECT_EQ(combo->currentText(), QStringLiteral("blocked"));
+  EXPECT_FALSE(spin->hasFocus());
+  EXPECT_FALSE(combo->hasFocus());
+  EXPECT_GT(scroll->verticalScrollBar()->value(), 0);  // the panel scrolled instead
+  // Everywhere in Studio: the viewers' lists and spin boxes too.
+  expect_no_wheel_focus(w.get());
+  // A focused spin box still takes the wheel: the user chose it.
+  spin->setFocus();
+  QCoreApplication::processEvents();
+  wheel(spin, spin->rect().center(), 120);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(spin->value(), 5.0);
+  EXPECT_EQ(std::get<std::int64_t>(*w->model().param_value("t", "trials")), 5);
+}
+
+// Defect 2: Ctrl+Z / Ctrl+Shift+Z reach the document's undo stack from any focused editor;
+// a text field keeps them only while it holds uncommitted typing.
+TEST_F(StudioGui, UndoShortcutsReachTheDocumentFromAnyEditor) {
+  ASSERT_TRUE(w->open_file(QString::fromStdString(write_file("tunable-undo.yaml", kTunableWorkflow).string()), true));
+  w->scene().select_nodes({"t"});
+  QCoreApplication::processEvents();
+  auto* spin = qobject_cast<QDoubleSpinBox*>(w->inspector().editor("trials"));
+  ASSERT_NE(spin, nullptr);
+  const std::string original = w->model().to_yaml();
+  spin->setFocus();
+  QCoreApplication::processEvents();
+  ASSERT_TRUE(spin->hasFocus());
+  wheel(spin, spin->rect().center(), 120);  // focused: 4 → 5, an edit of the document
+  QCoreApplication::processEvents();
+  ASSERT_EQ(std::get<std::int64_t>(*w->model().param_value("t", "trials")), 5);
+  QTest::keyClick(spin, Qt::Key_Z, Qt::ControlModifier);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(w->model().to_yaml(), original);
+  EXPECT_EQ(spin->value(), 4.0);
+  QTest::keyClick(spin, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(std::get<std::int64_t>(*w->model().param_value("t", "trials")), 5);
+  // From the combo box and from the node id field (no typing pending): the document's undo.
+  auto* combo = qobject_cast<QComboBox*>(w->inspector().editor("algorithm"));
+  ASSERT_NE(combo, nullptr);
+  combo->setFocus();
+  QTest::keyClick(combo, Qt::Key_Z, Qt::ControlModifier);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(w->model().to_yaml(), original);
+  auto* id = inspector_child<QLineEdit>(*w, "node_id");
+  ASSERT_NE(id, nullptr);
+  ASSERT_TRUE(w->model().set_param("t", "algorithm", std::string("tiled")).ok());
+  QCoreApplication::processEvents();
+  id = inspector_child<QLineEdit>(*w, "node_id");
+  id->setFocus();
+  QTest::keyClick(id, Qt::Key_Z, Qt::ControlModifier);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(w->model().to_yaml(), original);
+  // While typing in the field, Ctrl+Z undoes the typing, not the document.
+  const int steps = w->model().undo_stack()->count();
+  const int index = w->model().undo_stack()->index();
+  id = inspector_child<QLineEdit>(*w, "node_id");
+  id->setFocus();
+  id->end(false);
+  QTest::keyClicks(id, "xyz");
+  ASSERT_EQ(id->text(), QStringLiteral("txyz"));
+  QTest::keyClick(id, Qt::Key_Z, Qt::ControlModifier);
+  EXPECT_EQ(id->text(), QStringLiteral("t"));
+  EXPECT_EQ(w->model().undo_stack()->count(), steps);
+  EXPECT_EQ(w->model().undo_stack()->index(), index);
+}
+
+// Defect 3: a click on a connected input (no drag) changes nothing; a drag back to the same
+// input changes nothing; a drag onto another input moves the link in one undo step.
+TEST_F(StudioGui, ClickOnAConnectedInputIsNotAnEdit) {
+  if (!registry().find_node("test.add")) GTEST_SKIP() << "testnodes plugin not built";
+  write_file("lines.txt", "first\nsecond\n");
+  ASSERT_TRUE(w->open_file(QString::fromStdString(write_file("click.yaml", kSumWorkflow).string()), true));
+  w->view().resetTransform();
+  w->view().centerOn(350, 150);
+  QCoreApplication::processEvents();
+  const std::string before = w->model().to_yaml();
+  const int steps = w->model().undo_stack()->count();
+  const QPoint a = port_pos(*w, "sum", "a", false);
+  mouse_click(*w, a);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(w->model().to_yaml(), before);
+  EXPECT_FALSE(w->model().modified());
+  EXPECT_EQ(w->model().undo_stack()->count(), steps);
+  EXPECT_EQ(w->scene().wires().size(), 2u);
+  for (auto* wire : w->scene().wires()) EXPECT_TRUE(wire->isVisible());
+  // Out and back onto the same input.
+  QWidget* vp = w->view().viewport();
+  QTest::mousePress(vp, Qt::LeftButton, {}, a);
+  for (const QPoint p : {a + QPoint(-30, 0), a + QPoint(-80, -20), a + QPoint(-30, 0), a}) {
+    QMouseEvent move(QEvent::MouseMove, p, vp->mapToGlobal(p), Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(vp, &move);
+  }
+  QTest::mouseRelease(vp, Qt::LeftButton, {}, a);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(w->model().to_yaml(), before);
+  EXPECT_EQ(w->model().undo_stack()->count(), steps);
+  // Onto another free input: moved, one undo step back to the same text.
+  const std::string add2 = w->model().add_node("test.add", {600, 300});
+  QCoreApplication::processEvents();
+  const std::string with_add2 = w->model().to_yaml();
+  mouse_drag(*w, port_pos(*w, "sum", "a", false), port_pos(*w, add2, "a", false));
+  QCoreApplication::processEvents();
+  ASSERT_EQ(w->model().workflow().links.size(), 2u);
+  EXPECT_EQ(w->model().link_into("sum", "a"), nullptr);
+  ASSERT_NE(w->model().link_into(add2, "a"), nullptr);
+  EXPECT_EQ(w->model().link_into(add2, "a")->from_node, "a");
+  w->model().undo_stack()->undo();
+  EXPECT_EQ(w->model().to_yaml(), with_add2);
+}
+
+/// A workflow of `n` constants on a grid `columns` wide, `spacing` apart.
+std::string grid_workflow(int n, int columns, double spacing) {
+  std::ostringstream nodes, editor;
+  for (int i = 0; i < n; ++i) {
+    nodes << "  c" << i << ": {type: test.constant}\n";
+    editor << "  c" << i << ": {pos: [" << (i % columns) * spacing << ", " << (i / columns) * spacing << "]}\n";
+  }
+  return "gemflow: 1\nname: grid\nnodes:\n" + nodes.str() + "editor:\n" + editor.str();
+}
+
+// Defect 4: on big graphs Fit stays within the zoom limits and the wheel works after it.
+TEST_F(StudioGui, WheelZoomWorksAfterFitOnBigGraphs) {
+  if (!registry().find_node("test.constant")) GTEST_SKIP() << "testnodes plugin not built";
+  using gs::GraphView;
+  // 500 nodes, 30 000 px wide: Fit needs a zoom of about 0.035.
+  ASSERT_TRUE(w->open_file(QString::fromStdString(write_file("grid500.yaml", grid_workflow(500, 50, 600)).string()), true));
+  QCoreApplication::processEvents();
+  w->view().fit_to_view();
+  const double fit = w->view().zoom();
+  EXPECT_GE(fit, GraphView::kMinZoom);
+  EXPECT_LT(fit, 0.05);  // the case of the report
+  // Everything is in view.
+  const QRect vp = w->view().viewport()->rect();
+  for (auto* n : w->scene().node_items())
+    EXPECT_TRUE(vp.contains(w->view().mapFromScene(n->sceneBoundingRect()).boundingRect())) << n->id();
+  const QPoint centre = vp.center();
+  wheel(w->view().viewport(), centre, 120);
+  EXPECT_GT(w->view().zoom(), fit * 1.1);
+  wheel(w->view().viewport(), centre, -120);
+  EXPECT_NEAR(w->view().zoom(), fit, fit * 1e-6);
+  // Too big to fit even at the smallest zoom: Fit stops at the limit, the wheel still zooms in.
+  ASSERT_TRUE(w->open_file(QString::fromStdString(write_file("grid-huge.yaml", grid_workflow(100, 100, 5000)).string()), true));
+  w->view().fit_to_view();
+  EXPECT_NEAR(w->view().zoom(), GraphView::kMinZoom, 1e-9);
+  wheel(w->view().viewport(), centre, -120);
+  EXPECT_NEAR(w->view().zoom(), GraphView::kMinZoom, 1e-9);
+  wheel(w->view().viewport(), centre, 120);
+  EXPECT_GT(w->view().zoom(), GraphView::kMinZoom * 1.1);
+  for (int i = 0; i < 200; ++i) wheel(w->view().viewport(), centre, 120);
+  EXPECT_NEAR(w->view().zoom(), GraphView::kMaxZoom, 1e-9);
+}
+
+// Defect 5: at its default width the Inspector shows every editor and unit without scrolling
+// sideways; the parameters come before the (collapsible) docs.
+TEST_F(StudioGui, InspectorFitsItsDefaultWidth) {
+  ASSERT_TRUE(w->open_file(QString::fromStdString(write_file("tunable-layout.yaml", kTunableWorkflow).string()), true));
+  w->resize(1400, 900);
+  w->arrange_docks();
+  QTest::qWait(50);
+  w->scene().select_nodes({"t"});
+  QTest::qWait(50);
+  auto* scroll = inspector_scroll(*w);
+  ASSERT_NE(scroll, nullptr);
+  QWidget* vp = scroll->viewport();
+  std::cout << "inspector viewport: " << vp->width() << "x" << vp->height() << "\n";
+  auto visible = [vp](QWidget* wdg) {
+    const QRect r(wdg->mapTo(vp, QPoint(0, 0)), wdg->size());
+    return r.left() >= 0 && r.right() < vp->width() && r.top() >= 0 && r.bottom() < vp->height();
+  };
+  const std::string long_name = "largest_distance_violation_listed_in_the_report";
+  for (const std::string name : {"trials", "algorithm", long_name.c_str()}) {
+    QWidget* ed = w->inspector().editor(name);
+    ASSERT_NE(ed, nullptr) << name;
+    EXPECT_TRUE(visible(ed)) << name << " at " << ed->mapTo(vp, QPoint(0, 0)).x() << "+" << ed->width();
+  }
+  QLabel* unit = nullptr;
+  for (auto* l : scroll->widget()->findChildren<QLabel*>())
+    if (l->text() == QStringLiteral("kcal/mol")) unit = l;
+  ASSERT_NE(unit, nullptr);
+  EXPECT_TRUE(visible(unit));
+  EXPECT_EQ(scroll->horizontalScrollBar()->maximum(), 0);
+  // Parameters first; the docs below them, collapsed, and they open on request.
+  auto* toggle = inspector_child<QToolButton>(*w, "doc_toggle");
+  auto* doc = inspector_child<QLabel>(*w, "node_doc");
+  ASSERT_NE(toggle, nullptr);
+  ASSERT_NE(doc, nullptr);
+  EXPECT_GT(toggle->mapTo(vp, QPoint(0, 0)).y(), w->inspector().editor(long_name)->mapTo(vp, QPoint(0, 0)).y());
+  EXPECT_FALSE(doc->isVisible());
+  QTest::mouseClick(toggle, Qt::LeftButton);
+  QTest::qWait(20);
+  EXPECT_TRUE(doc->isVisible());
+  {
+    QWidget* t = w->inspector().editor("trials");
+    EXPECT_TRUE(visible(t)) << t->mapTo(vp, QPoint(0, 0)).x() << "," << t->mapTo(vp, QPoint(0, 0)).y() << " " << t->width() << "x"
+                            << t->height() << " in " << vp->width() << "x" << vp->height();  // still first, still in view
+    EXPECT_EQ(scroll->horizontalScrollBar()->maximum(), 0);
+  }
+  QTest::mouseClick(toggle, Qt::LeftButton);  // leave it closed for the other tests
+}
+
+// Defect 6: panels follow edits, undo and redo without reselecting.
+TEST_F(StudioGui, PanelsFollowEditsUndoAndRedo) {
+  if (!registry().find_node("test.read_text")) GTEST_SKIP() << "testnodes plugin not built";
+  write_file("lines.txt", "first\nsecond\n");
+  ASSERT_TRUE(w->open_file(QString::fromStdString(write_file("stale.yaml", kSumWorkflow).string()), true));
+  w->scene().clearSelection();
+  QCoreApplication::processEvents();
+  auto facts = [this] {
+    auto* l = inspector_child<QLabel>(*w, "workflow_facts");
+    return l ? l->text().toStdString() : std::string("(none)");
+  };
+  EXPECT_NE(facts().find("5 node(s), 2 link(s)"), std::string::npos) << facts();
+  const std::string extra = w->model().add_node("test.constant", {0, 600});
+  QCoreApplication::processEvents();
+  EXPECT_NE(facts().find("6 node(s), 2 link(s)"), std::string::npos) << facts();
+  w->model().undo_stack()->undo();
+  QCoreApplication::processEvents();
+  EXPECT_NE(facts().find("5 node(s), 2 link(s)"), std::string::npos) << facts();
+  w->model().undo_stack()->redo();
+  QCoreApplication::processEvents();
+  EXPECT_NE(facts().find("6 node(s), 2 link(s)"), std::string::npos) << facts();
+
+  // The Inspector's state line follows the node: done after a run, gone after an edit.
+  ASSERT_TRUE(run_and_wait(*w));
+  w->scene().select_nodes({"sum"});
+  QCoreApplication::processEvents();
+  auto* status = inspector_child<QLabel>(*w, "node_status");
+  ASSERT_NE(status, nullptr);
+  EXPECT_TRUE(status->text().startsWith(gs::state_text(NodeState::Done))) << status->text().toStdString();
+  ASSERT_TRUE(w->model().set_param("b", "value", 7.0).ok());
+  QCoreApplication::processEvents();
+  EXPECT_EQ(w->scene().node_item("sum")->state(), NodeState::Idle);
+  EXPECT_FALSE(status->isVisibleTo(&w->inspector())) << status->text().toStdString();
+
+  // A path field follows the disk: orange while the file is missing, plain once it exists.
+  w->scene().select_nodes({"table"});
+  QCoreApplication::processEvents();
+  fs::remove(kOut / "appears.txt");
+  ASSERT_TRUE(w->model().set_param("table", "path", std::string("appears.txt")).ok());
+  QCoreApplication::processEvents();
+  auto* path = qobject_cast<QLineEdit*>(w->inspector().editor("path"));
+  ASSERT_NE(path, nullptr);
+  EXPECT_NE(path->styleSheet().indexOf(QStringLiteral("#e0a020")), -1);
+  write_file("appears.txt", "now here\n");
+  EXPECT_TRUE(wait_for([path] { return path->styleSheet().isEmpty(); }, 5000)) << path->styleSheet().toStdString();
+
+  // The viewers drop a node that undo removes.
+  w->scene().select_nodes({extra});
+  QCoreApplication::processEvents();
+  ASSERT_EQ(w->viewers().node(), extra);
+  while (w->model().workflow().find(extra)) w->model().undo_stack()->undo();
+  QCoreApplication::processEvents();
+  EXPECT_EQ(w->viewers().node(), "");
+  EXPECT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::None);
+}
+
+// Defect 7: selecting a node whose output is a 20-model structure of realistic size returns at
+// once; the geometry is built off the GUI thread, which keeps turning, and then shown.
+TEST_F(StudioGui, SelectingABigEnsembleKeepsTheGuiResponsive) {
+  const auto f = write_file("ensemble.yaml",
+                            "gemflow: 1\nname: ensemble\nnodes:\n  ens: {type: guitest.ensemble}\n  t: {type: guitest.tunable}\n"
+                            "editor:\n  ens: {pos: [0, 0]}\n  t: {pos: [300, 0]}\n");
+  ASSERT_TRUE(w->open_file(QString::fromStdString(f.string()), true));
+  ASSERT_TRUE(run_and_wait(*w));
+  auto s = w->runs().outputs("ens")["structure"].as<gemflow::Structure>();
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->model_count(), 20u);
+  ASSERT_EQ(s->atom_count(), 1500u);
+  w->scene().select_nodes({"t"});
+  QTest::qWait(50);
+  gs::StructureViewer* sv = w->viewers().structure_viewer();
+  // The longest time the event loop goes without turning, while the view is built and drawn.
+  QElapsedTimer clock;
+  qint64 last = 0, longest = 0;
+  QTimer tick;
+  QObject::connect(&tick, &QTimer::timeout, [&] {
+    longest = std::max(longest, clock.elapsed() - last);
+    last = clock.elapsed();
+  });
+  QSignalSpy frames(sv->view(), &gs::VtkView::frame_shown);
+  clock.start();
+  w->scene().select_nodes({"ens"});
+  const qint64 select_ms = clock.elapsed();
+  last = clock.elapsed();
+  tick.start(5);
+  ASSERT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::Structure);
+  ASSERT_TRUE(viewer_ready(sv));
+  const qint64 ready_ms = clock.elapsed();
+  // Then the first frame with the molecule (seconds in software OpenGL), drawn off the GUI
+  // thread while the event loop keeps turning.
+  ASSERT_TRUE(wait_for([&] { return !sv->view()->rendering(); }, 60000));
+  EXPECT_GT(frames.count(), 0);
+  tick.stop();
+  std::cout << "select: " << select_ms << " ms, geometry after " << ready_ms << " ms, frame shown after " << clock.elapsed()
+            << " ms, longest event-loop gap: " << longest << " ms (" << (sv->view()->threaded() ? "render thread" : "GUI thread")
+            << ")\n";
+  EXPECT_LT(select_ms, 100);
+  EXPECT_LT(longest, 100);
+  const PixelStats px = pixel_stats(sv->grab_frame());
+  EXPECT_GT(px.background, 0.2);
+  EXPECT_GT(px.off_background, 0.02);
+  EXPECT_EQ(sv->atom_count(), 1500u);
+  EXPECT_GE(sv->bond_count(), 1400u);  // 14 in each residue
+  EXPECT_EQ(sv->trace_count(), 1u);
+  // A newer request wins over one still being built.
+  sv->set_model(3);
+  sv->set_model(5);
+  ASSERT_TRUE(viewer_ready(sv));
+  EXPECT_EQ(sv->atom_count(), 1500u);
+}
+
+/// Answers the modal file dialogs that open while it lives: records the name filters and picks
+/// `file`, again on every tick while the dialog is still open (its folder loads
+/// asynchronously: an early accept may find no selection); gives up (rejects) after 10 s.
+struct DialogAnswer {
+  QStringList filters;
+  bool answered = false;
+  std::string unexpected;
+  QTimer timer;
+  QElapsedTimer clock;
+  explicit DialogAnswer(const QString& file) {
+    clock.start();
+    QObject::connect(&timer, &QTimer::timeout, [this, file] {
+      QWidget* modal = QApplication::activeModalWidget();
+      auto* d = qobject_cast<QFileDialog*>(modal);
+      if (modal && !d) {  // something else (a message box): the test fails, nothing hangs
+        unexpected = modal->metaObject()->className();
+        if (auto* box = qobject_cast<QMessageBox*>(modal)) unexpected += ": " + box->text().toStdString();
+        modal->close();
+        return;
+      }
+      if (!d) return;
+      if (clock.elapsed() > 10000) {
+        d->reject();
+        return;
+      }
+      filters = d->nameFilters();
+      // Typed, as a user would: selectFile() depends on the folder having loaded.
+      if (auto* name = d->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"))) name->setText(file);
+      else d->selectFile(file);
+      static_cast<QDialog*>(d)->accept();  // QFileDialog::accept checks the selection
+      answered = d->result() == QDialog::Accepted;
+    });
+    timer.start(20);
+  }
+};
+
+// Defect 8: the picker offers the parameter's extensions; paths picked before the first save
+// are stored relative to the file once it is saved.
+TEST_F(StudioGui, PathPickerFiltersAndFirstSaveMakesPathsRelative) {
+  if (!registry().find_node("io.read_structure")) GTEST_SKIP() << "io plugin not built";
+  const fs::path pdb = fs::path(GEMFLOW_SOURCE_DIR) / "sample_data" / "2kpu" / "2kpu.pdb";
+  w->new_file();
+  const std::string id = w->model().add_node("io.read_structure", {0, 0});
+  w->scene().select_nodes({id});
+  QCoreApplication::processEvents();
+  auto* edit = qobject_cast<QLineEdit*>(w->inspector().editor("path"));
+  ASSERT_NE(edit, nullptr);
+  auto* pick = edit->parentWidget()->findChild<QToolButton*>();
+  ASSERT_NE(pick, nullptr);
+  {
+    DialogAnswer answer(QString::fromStdString(pdb.string()));
+    QTest::mouseClick(pick, Qt::LeftButton);
+    ASSERT_TRUE(answer.answered) << answer.unexpected;
+    EXPECT_EQ(answer.unexpected, "");
+    ASSERT_FALSE(answer.filters.isEmpty());
+    const QString first = answer.filters.front();
+    for (const char* ext : {"*.pdb", "*.ent", "*.cif", "*.mmcif"}) EXPECT_NE(first.indexOf(QLatin1String(ext)), -1) << first.toStdString();
+    EXPECT_TRUE(answer.filters.back().contains(QStringLiteral("(*)")));
+  }
+  // Unsaved: absolute (there is no file to be relative to).
+  const auto* v = w->model().workflow().find(id)->param("path");
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(fs::path(std::get<std::string>(*v)).is_absolute());
+  // The first save makes it relative to the file, and the file still finds the structure.
+  const fs::path dir = kOut / "first-save" / "deep";
+  fs::create_directories(dir);
+  w->model().save(dir / "picked.yaml");
+  EXPECT_FALSE(w->model().modified());
+  const std::string stored = std::get<std::string>(*w->model().workflow().find(id)->param("path"));
+  EXPECT_TRUE(fs::path(stored).is_relative()) << stored;
+  std::ifstream in(dir / "picked.yaml");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find(pdb.string()), std::string::npos) << text;
+  auto loaded = gemflow::load_workflow(dir / "picked.yaml", registry());
+  ASSERT_TRUE(loaded.ok()) << (loaded.diagnostics.empty() ? "" : loaded.diagnostics.front().str());
+  EXPECT_TRUE(fs::equivalent(dir / std::get<std::string>(*loaded.workflow->find(id)->param("path")), pdb));
+  // After a save, a picked path is relative at once.
+  {
+    DialogAnswer answer(QString::fromStdString(pdb.string()));
+    QTest::mouseClick(pick, Qt::LeftButton);
+    ASSERT_TRUE(answer.answered) << answer.unexpected;
+    EXPECT_EQ(answer.unexpected, "");
+  }
+  EXPECT_TRUE(fs::path(edit->text().toStdString()).is_relative()) << edit->text().toStdString();
+}
+
+// Defect 9: Open Recent holds this user's files of this application only.
+TEST_F(StudioGui, RecentFilesArePerUserAndPerApplication) {
+  const char* config_home = std::getenv("XDG_CONFIG_HOME");
+  const char* config_dirs = std::getenv("XDG_CONFIG_DIRS");
+  ASSERT_NE(config_home, nullptr);
+  ASSERT_NE(config_dirs, nullptr);
+  const QString org = QCoreApplication::organizationName();
+  const QString app = QCoreApplication::applicationName();
+  struct Restore {
+    QString app;
+    ~Restore() { QCoreApplication::setApplicationName(app); }
+  } restore{app};
+  QCoreApplication::setApplicationName(QStringLiteral("studio_recent_test"));  // a fresh list
+  // Other applications of the organisation and other users (system-wide) have lists of their own.
+  const std::string other_app = "[General]\nrecent_files=/elsewhere/other-application.yaml\n";
+  const std::string other_user = "[General]\nrecent_files=/elsewhere/other-user.yaml\n";
+  const fs::path home(config_home), system(std::string(config_dirs).substr(0, std::string(config_dirs).find(':')));
+  fs::create_directories(home);
+  fs::create_directories(system / org.toStdString());
+  std::ofstream(home / (org.toStdString() + ".conf")) << other_app;
+  std::ofstream(system / (org.toStdString() + ".conf")) << other_user;
+  std::ofstream(system / org.toStdString() / "studio_recent_test.conf") << other_user;
+
+  auto fresh = std::make_unique<gs::MainWindow>(registry(), std::vector<gemflow::PluginRecord>{});
+  EXPECT_TRUE(fresh->recent_files().isEmpty()) << fresh->recent_files().join(QStringLiteral(", ")).toStdString();
+  auto* menu = fresh->findChild<QMenu*>(QStringLiteral("recent_menu"));
+  ASSERT_NE(menu, nullptr);
+  EXPECT_TRUE(menu->actions().isEmpty());
+  auto* list = fresh->findChild<QListWidget*>(QStringLiteral("welcome_recent"));
+  ASSERT_NE(list, nullptr);
+  EXPECT_EQ(list->count(), 0);
+
+  // Opening a file lists it, in this user's file of this application, for its other windows.
+  fresh->set_prompt_enabled(false);
+  const fs::path f = write_file("recent.yaml", kTunableWorkflow);
+  ASSERT_TRUE(fresh->open_file(QString::fromStdString(f.string()), true));
+  const QString abs = QString::fromStdString(fs::absolute(f).lexically_normal().string());
+  EXPECT_EQ(fresh->recent_files(), QStringList{abs});
+  auto second = std::make_unique<gs::MainWindow>(registry(), std::vector<gemflow::PluginRecord>{});
+  EXPECT_EQ(second->recent_files(), QStringList{abs});
+  EXPECT_EQ(second->findChild<QListWidget*>(QStringLiteral("welcome_recent"))->count(), 1);
+  const fs::path own = home / org.toStdString() / "studio_recent_test.conf";
+  ASSERT_TRUE(fs::exists(own));
+  std::ifstream in(own);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("recent.yaml"), std::string::npos) << text;
+  std::ifstream in2(home / (org.toStdString() + ".conf"));
+  const std::string org_text((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(org_text, other_app);  // nobody else's list was touched
+  // Another application name: its own list.
+  QCoreApplication::setApplicationName(QStringLiteral("studio_recent_test_other"));
+  EXPECT_TRUE(fresh->recent_files().isEmpty());
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   gs::set_default_surface_format();
-  QStandardPaths::setTestModeEnabled(true);  // QSettings/caches do not touch the user's files
+  // Settings, caches and data of this process only, in a folder of its own (Qt's test mode would
+  // share ~/.qttest with every other test process): the user's files are never touched, and
+  // concurrent runs never see each other's recent files.
+  char tmpl[] = "/tmp/gemflow-studio-gui-XXXXXX";
+  const char* home = mkdtemp(tmpl);
+  if (!home) {
+    std::cerr << "cannot create a temporary folder\n";
+    return 1;
+  }
+  const std::string h = home;
+  for (const auto& [var, sub] : {std::pair{"XDG_CONFIG_HOME", "/config"}, std::pair{"XDG_CONFIG_DIRS", "/system-config"},
+                                 std::pair{"XDG_CACHE_HOME", "/cache"}, std::pair{"XDG_DATA_HOME", "/data"}})
+    setenv(var, (h + sub).c_str(), 1);
+  QCoreApplication::setAttribute(Qt::AA_DontUseNativeDialogs);  // dialogs the test can answer
   QApplication app(argc, argv);
   QApplication::setStyle(QStringLiteral("Fusion"));
   gs::apply_studio_palette();  // as gemflow-studio: the screenshots show the real look
   QApplication::setOrganizationName(QStringLiteral("GemflowTest"));
   QApplication::setApplicationName(QStringLiteral("studio_gui_test"));
-  return RUN_ALL_TESTS();
+  const int rc = RUN_ALL_TESTS();
+  std::error_code ec;
+  fs::remove_all(h, ec);
+  return rc;
 }
