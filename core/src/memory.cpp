@@ -56,6 +56,30 @@ std::optional<AddressSpace> address_space() {
   return AddressSpace{static_cast<std::size_t>(rl.rlim_cur), pages * static_cast<std::size_t>(page)};
 }
 
+/// GEMFLOW_MEMORY_LIMIT: bytes, or a number with K, M, G or T (powers of 1024); unset, empty or
+/// malformed: no limit (a malformed value is ignored rather than fatal: it only lowers a cap).
+std::optional<std::size_t> configured_limit() {
+  const char* v = std::getenv("GEMFLOW_MEMORY_LIMIT");
+  if (!v || !*v) return std::nullopt;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (end == v || !(x > 0)) return std::nullopt;
+  double scale = 1;
+  switch (*end) {
+    case 'K': case 'k': scale = 1024.0; ++end; break;
+    case 'M': case 'm': scale = 1024.0 * 1024; ++end; break;
+    case 'G': case 'g': scale = 1024.0 * 1024 * 1024; ++end; break;
+    case 'T': case 't': scale = 1024.0 * 1024 * 1024 * 1024; ++end; break;
+    default: break;
+  }
+  if (*end == 'i' || *end == 'B') ++end;  // "1GiB", "1GB"
+  if (*end == 'B') ++end;
+  if (*end != '\0') return std::nullopt;
+  const double bytes = x * scale;
+  if (bytes >= static_cast<double>(std::numeric_limits<std::size_t>::max())) return std::nullopt;
+  return static_cast<std::size_t>(bytes);
+}
+
 }  // namespace
 
 std::string address_limit_note() {
@@ -75,6 +99,7 @@ std::optional<std::size_t> available_host_memory() {
     avail = avail ? std::min(*avail, left) : left;
   }
   if (const auto as = address_space()) avail = avail ? std::min(*avail, as->left()) : as->left();
+  if (const auto cap = configured_limit()) avail = avail ? std::min(*avail, *cap) : *cap;
   return avail;
 }
 

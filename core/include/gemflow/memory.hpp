@@ -20,7 +20,9 @@ class OutOfMemory : public Error {
 /// Bytes a new allocation can take now without swapping: Linux's MemAvailable (/proc/meminfo),
 /// capped by the cgroup v2 limit of this process (memory.max − memory.current) and by the
 /// address-space limit (RLIMIT_AS, `ulimit -v`, less what the process maps) when there are
-/// such limits; nullopt where none can be read.
+/// such limits, and by GEMFLOW_MEMORY_LIMIT (bytes, or with a K/M/G/T suffix: "2G") when set
+/// (shared machines; the fuzz harnesses, where ASan rules out `ulimit -v`); nullopt where none
+/// can be read.
 [[nodiscard]] std::optional<std::size_t> available_host_memory();
 
 /// "; the address-space limit (ulimit -v) is X GiB, Y GiB of it mapped already" under RLIMIT_AS,

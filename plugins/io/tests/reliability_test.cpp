@@ -13,6 +13,7 @@
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/limits.hpp"
 #include "gemflow/io/matrix_io.hpp"
+#include "gemflow/io/star.hpp"
 #include "gemflow/io/molecules.hpp"
 #include "gemflow/io/restraints_io.hpp"
 #include "gemflow/io/structure_io.hpp"
@@ -388,4 +389,20 @@ TEST(IoReliability, ReadersStopWhenCancelled) {
   std::string cif = cif_two_atoms("4.909");
   for (int i = 0; i < 3000; ++i) cif += "ATOM 2 C CA SER A 22 6.035 13.459 -2.622 3.04\n";
   EXPECT_THROW((void)parse_mmcif(cif, "c.cif", {.cancel = stop}), ReadCancelled);
+}
+
+// Fuzzing found a vertical tab between two values: the lexer neither skipped it as white space
+// nor read it into a word, and returned empty values until memory ran out. Every white-space
+// character now separates values, as in a word.
+TEST(IoReliability, StarValuesSeparatedByAnyWhiteSpace) {
+  for (const char* sep : {"\v", "\f", " \v ", "\t\f"}) {
+    const std::string text = std::string("data_x\nloop_\n_a.b\n_a.c\n1") + sep + "2\n3 4\n";
+    const StarFile f = parse_star(text, "ws.cif");
+    ASSERT_EQ(f.blocks.size(), 1u);
+    ASSERT_EQ(f.blocks[0].global.loops.size(), 1u);
+    const auto& values = f.blocks[0].global.loops[0].values;
+    ASSERT_EQ(values.size(), 4u);
+    EXPECT_EQ(values[0].text, "1");
+    EXPECT_EQ(values[1].text, "2");
+  }
 }
