@@ -183,6 +183,39 @@ struct BatchedTable<float> {
 };
 
 /// f(Policy{}) for the first row of `Rows` whose max_n ≥ n; false when there is none.
+/// The largest n that a policy's kernel takes, and the smallest n its kernel takes minus one
+/// (the DMMA kernels test bounds only in their last tile row and column).
+template <class P>
+struct PolicyRange {
+  static constexpr int above = 0, max = 512;
+};
+template <int W>
+struct PolicyRange<RegPolicy<W>> {
+  static constexpr int above = 0, max = W;
+};
+template <int N, int kMinBlocks, bool kNanInfo, bool kFast>
+struct PolicyRange<BcastPolicy<N, kMinBlocks, kNanInfo, kFast>> {
+  static constexpr int above = 0, max = N;
+};
+template <int NT, class Whole, class Part, class Stop, int kSaved>
+struct PolicyRange<DmmaPolicy<NT, Whole, Part, Stop, kSaved>> {
+  static constexpr int above = 8 * (NT - 1), max = 8 * NT;
+};
+
+/// A table covers 1–512 in ascending rows, each within the sizes its kernel takes.
+template <class... Rows>
+constexpr bool table_is_valid(const std::tuple<Rows...>*) {
+  int prev = 0;
+  bool ok = true;
+  ((ok = ok && Rows::max_n > prev && prev >= PolicyRange<typename Rows::policy>::above &&
+         Rows::max_n <= PolicyRange<typename Rows::policy>::max,
+    prev = Rows::max_n),
+   ...);
+  return ok && prev == 512;
+}
+static_assert(table_is_valid(static_cast<const BatchedTable<double>::rows*>(nullptr)), "fp64 batched table");
+static_assert(table_is_valid(static_cast<const BatchedTable<float>::rows*>(nullptr)), "fp32 batched table");
+
 /// The overload set of several callables.
 template <class... Fs>
 struct Overloaded : Fs... {
