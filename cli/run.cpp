@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -168,6 +169,284 @@ std::string display(const fs::path& p) {
   return p.string();
 }
 
+/// `run`'s JSON lines on stdout (--json only), one object a line.
+void emit_json_line(const RunArgs& args, const nlohmann::json& j) {
+  if (!args.json) return;
+  std::fputs((j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
+  std::fflush(stdout);
+}
+
+/// The end of a run that never started: the diagnostics and a summary with nothing run (--json);
+/// returns `code`.
+int fail_early(const RunArgs& args, const Console& console, int code, const std::vector<Diagnostic>& ds,
+               const std::string& why) {
+  for (const auto& d : ds) emit_json_line(args, diagnostic_json(d));
+  // the keys of every summary (docs/cli.md), with nothing run
+  emit_json_line(args, {{"event", "summary"}, {"workflow_file", args.workflow.string()}, {"ok", false},
+                        {"exit_code", code}, {"cancelled", false}, {"seconds", console.elapsed()},
+                        {"nodes", nlohmann::json::object()}, {"error", why}});
+  return code;
+}
+
+/// The error of a --until that names no node of wf (with the nearest id as a hint).
+std::optional<Diagnostic> check_until(const RunArgs& args, const Workflow& wf) {
+  if (args.until.empty() || wf.find(args.until)) return std::nullopt;
+  Diagnostic d;
+  d.where.file = args.workflow.string();
+  d.node = args.until;
+  d.message = "--until names no node of the workflow";
+  std::vector<std::string> ids;
+  for (const auto& n : wf.nodes) ids.push_back(n.id);
+  if (auto near = nearest_name(args.until, ids); !near.empty()) d.hint = fmt::format("did you mean '{}'?", near);
+  return d;
+}
+
+/// The error of a --device that does not resolve (logged), else "". An explicit CUDA request for
+/// a device that is absent is an error, never a silent fallback.
+std::string check_device(const std::string& device) {
+  if (device.empty()) return {};
+  try {
+    const auto req = DeviceRequest::parse(device);
+    if (!req) throw Error("'" + device + "' is not a device (auto, cpu, cuda, cuda:N)");
+    const Device d = resolve_device(*req);
+    spdlog::debug("--device {} resolves to {}", device, d.str());
+  } catch (const std::exception& e) {
+    spdlog::error("--device {}: {}", device, e.what());
+    return std::string("--device: ") + e.what();
+  }
+  return {};
+}
+
+/// `run`'s exit code for a run that started: invalid (the run's own checks), cancelled, a node
+/// failed, or ok.
+int exit_code_of(const RunResult& result) {
+  bool any_failed = false;
+  for (const auto& [id, nr] : result.nodes) any_failed |= nr.state == NodeState::Failed;
+  int code = kExitOk;
+  if (has_error(result.diagnostics)) code = kExitInvalid;
+  else if (result.cancelled || g_cancel.load()) code = kExitCancelled;
+  else if (any_failed) code = kExitNodeFailed;
+  // the results are there, but not their record: not a success (the error was logged by the run)
+  if (code == kExitOk && !result.provenance_error.empty()) code = kExitNodeFailed;
+  return code;
+}
+
+/// The outputs that feed a link, as (node, port).
+std::set<std::pair<std::string, std::string>> linked_outputs(const Workflow& wf) {
+  std::set<std::pair<std::string, std::string>> consumed;
+  for (const auto& l : wf.links) consumed.insert({l.from_node, l.from_port});
+  return consumed;
+}
+
+/// What `run` reports about a run that ended, in its two forms (JSON, a table on stdout).
+struct RunReport {
+  const RunArgs& args;
+  const Workflow& wf;
+  const std::string& name;
+  const RunOptions& opt;
+  const RunResult& result;
+  int code;
+  double seconds;
+
+  /// The --json summary event (docs/cli.md).
+  nlohmann::json summary_json() const {
+    const auto consumed = linked_outputs(wf);
+    nlohmann::json nodes = nlohmann::json::object();
+    for (const auto& n : wf.nodes) {
+      auto it = result.nodes.find(n.id);
+      if (it == result.nodes.end()) continue;
+      const NodeResult& nr = it->second;
+      nlohmann::json outs = nlohmann::json::object();
+      for (const auto& [port, v] : nr.outputs)
+        outs[port] = {{"type", v.type()}, {"summary", v.summary()}, {"linked", consumed.contains({n.id, port})}};
+      nlohmann::json jn{{"type", n.type}, {"state", gemflow::to_string(nr.state)}, {"seconds", nr.seconds},
+                        {"key", nr.key}, {"outputs", outs}};
+      if (!nr.error.empty()) jn["error"] = nr.error;
+      nodes[n.id] = jn;
+    }
+    nlohmann::json summary{{"event", "summary"},
+                           {"workflow", name},
+                           {"workflow_file", args.workflow.string()},
+                           {"ok", code == kExitOk},
+                           {"exit_code", code},
+                           {"cancelled", code == kExitCancelled},
+                           {"seconds", seconds},
+                           {"out_dir", opt.out_dir.string()},
+                           {"provenance", result.provenance.string()},
+                           {"nodes", nodes}};
+    if (!result.provenance_error.empty())
+      summary["error"] = "the provenance record was not written: " + result.provenance_error;
+    return summary;
+  }
+
+  /// The human summary on stdout: the verdict, a table of the nodes, the results that feed no
+  /// link, the output folder and the provenance record. An invalid run: the verdict only.
+  void print() const {
+    std::map<NodeState, int> counts;
+    for (const auto& [id, nr] : result.nodes) ++counts[nr.state];
+    std::string tally;
+    for (auto s : {NodeState::Done, NodeState::Cached, NodeState::Failed, NodeState::Skipped, NodeState::Cancelled,
+                   NodeState::Idle, NodeState::Queued, NodeState::Running})
+      if (counts[s] > 0) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", counts[s], gemflow::to_string(s));
+    const char* verdict = code == kExitOk               ? "finished"
+                          : code == kExitCancelled  ? "cancelled"
+                          : code == kExitNodeFailed ? "failed"
+                                                    : "invalid";
+    if (code == kExitInvalid) {  // nothing ran: no table
+      print_nothing_ran(name, result.diagnostics);
+      return;
+    }
+    fmt::print("\n'{}' {} after {:.2f} s: {}\n", name, verdict, seconds, tally.empty() ? "nothing ran" : tally);
+    print_node_table();
+    print_results();
+    fmt::print("Output folder: {}\n", display(opt.out_dir));
+    if (!result.provenance.empty()) fmt::print("Provenance:    {}\n", display(result.provenance));
+    if (!result.provenance_error.empty()) fmt::print("Provenance:    not written ({})\n", result.provenance_error);
+    std::fflush(stdout);
+  }
+
+  void print_node_table() const {
+    std::size_t wid = 4, wtype = 4;
+    for (const auto& n : wf.nodes) {
+      wid = std::max(wid, n.id.size());
+      wtype = std::max(wtype, n.type.size());
+    }
+    fmt::print("  {:<{}}  {:<{}}  {:<9}  {:>8}\n", "node", wid, "type", wtype, "state", "seconds");
+    for (const auto& n : wf.nodes) {
+      auto it = result.nodes.find(n.id);
+      if (it == result.nodes.end()) continue;
+      const NodeResult& nr = it->second;
+      fmt::print("  {:<{}}  {:<{}}  {:<9}  {:>8.2f}{}\n", n.id, wid, n.type, wtype, gemflow::to_string(nr.state),
+                 nr.seconds, nr.error.empty() ? "" : "  " + strip_node_prefix(n.id, nr.error));
+    }
+  }
+
+  /// The outputs that feed no link ("Results:").
+  void print_results() const {
+    const auto consumed = linked_outputs(wf);
+    bool header = false;
+    for (const auto& n : wf.nodes) {
+      auto it = result.nodes.find(n.id);
+      if (it == result.nodes.end()) continue;
+      for (const auto& [port, v] : it->second.outputs) {
+        if (consumed.contains({n.id, port}) || v.empty()) continue;
+        if (!header) fmt::print("Results:\n");
+        header = true;
+        fmt::print("  {}.{}  {}: {}\n", n.id, port, v.type(), v.summary());
+      }
+    }
+  }
+};
+
+/// A run in progress with its display: the reporter fed by the run's events, a ticker thread that
+/// redraws it and notices Ctrl-C, and the forced exit of a second signal (install_cancel_handlers).
+class LiveRun {
+ public:
+  LiveRun(const RunArgs& args, Console& console, const Workflow& wf, const std::string& name, RunOptions& opt,
+          Reporter::Mode mode, const std::vector<Diagnostic>& printed_diags)
+      : args_(args), console_(console), wf_(wf), name_(name), opt_(opt), reporter_(mode, console, wf) {
+    // Warnings already printed by load_for_run() come again from the run's own validation.
+    for (const auto& d : printed_diags) printed_.insert(d.log_str());  // as the run logs them (Run::prepare)
+    opt_.on_event = [this](const RunEvent& e) {
+      announce_cancel();
+      if (e.kind == RunEvent::Kind::Log && e.node.empty() && printed_.contains(e.message)) return;
+      reporter_.on_event(e);
+    };
+  }
+
+  Reporter& reporter() { return reporter_; }
+
+  /// run_workflow() with the ticker running; an exception from it (the run could not start) into
+  /// `run_error`.
+  RunResult run(const Registry& registry, std::string& run_error) {
+    console_.start_clock();
+    if (args_.json)
+      reporter_.emit_json({{"event", "start"}, {"workflow", name_}, {"workflow_file", args_.workflow.string()},
+                           {"out_dir", opt_.out_dir.string()}, {"nodes", wf_.nodes.size()}});
+    else
+      spdlog::info("running '{}' ({} node{}) → {}", name_, wf_.nodes.size(), wf_.nodes.size() == 1 ? "" : "s",
+                   display(opt_.out_dir));
+
+    // Ticker: redraws the progress block and notices the first Ctrl-C.
+    std::mutex tick_mutex;
+    std::condition_variable tick_cv;
+    bool stop = false;
+    std::thread ticker([&] {
+      std::unique_lock lock(tick_mutex);
+      while (!tick_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return stop; })) {
+        announce_cancel();
+        if (g_force.load()) force_exit();
+        reporter_.tick();
+      }
+    });
+
+    RunResult result;
+    try {
+      result = run_workflow(wf_, registry, opt_);
+    } catch (const std::exception& e) {
+      run_error = e.what();
+    }
+    {
+      std::lock_guard lock(tick_mutex);
+      stop = true;
+    }
+    tick_cv.notify_all();
+    ticker.join();
+    announce_cancel();  // a Ctrl-C in the last moments of the run
+    console_.clear_live();
+    return result;
+  }
+
+ private:
+  /// The first Ctrl-C is announced once ("cancelling"), before any event that follows from it, by
+  /// whichever thread sees it first: the ticker, an event of the run, or the end of the run.
+  void announce_cancel() {
+    if (!g_cancel.load() || announced_.exchange(true)) return;
+    if (args_.json) reporter_.emit_json({{"event", "cancelling"}, {"t", console_.elapsed()}});
+    spdlog::warn("cancelling: waiting for the running nodes to stop (a second Ctrl-C or SIGTERM forces the exit)");
+  }
+
+  /// A forced exit (see install_cancel_handlers): the summary from the states last reported, then
+  /// exit 3 without waiting for the nodes; no provenance record (the run has not ended).
+  [[noreturn]] void force_exit() {
+    const int why = g_force.load();
+    std::vector<std::string> running;
+    nlohmann::json nodes = nlohmann::json::object();
+    for (const auto& [id, st] : reporter_.states()) {
+      if (st == NodeState::Running) running.push_back(id);
+      const NodeInstance* inst = wf_.find(id);
+      nodes[id] = {{"type", inst ? inst->type : std::string()}, {"state", gemflow::to_string(st)}};
+    }
+    std::string waiting;
+    for (const auto& id : running) waiting += (waiting.empty() ? "" : ", ") + id;
+    const std::string what = fmt::format("{}: exited without waiting for {}; no provenance record",
+                                         why == 2 ? "still running 10 s after SIGTERM" : "a second signal",
+                                         waiting.empty() ? std::string("the run to end") : waiting);
+    console_.clear_live();
+    spdlog::error("{}", what);
+    if (args_.json) {
+      reporter_.emit_json({{"event", "summary"}, {"workflow", name_}, {"workflow_file", args_.workflow.string()},
+                           {"ok", false}, {"exit_code", kExitCancelled}, {"cancelled", true},
+                           {"seconds", console_.elapsed()}, {"out_dir", opt_.out_dir.string()}, {"provenance", ""},
+                           {"nodes", nodes}, {"error", what}});
+    } else {
+      fmt::print("\n'{}' cancelled after {:.2f} s: forced exit, no provenance record\n", name_, console_.elapsed());
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    _exit(kExitCancelled);
+  }
+
+  const RunArgs& args_;
+  Console& console_;
+  const Workflow& wf_;
+  const std::string& name_;
+  RunOptions& opt_;
+  Reporter reporter_;
+  std::atomic<bool> announced_{false};
+  std::set<std::string> printed_;
+};
+
 }  // namespace
 
 int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& console) {
@@ -198,20 +477,6 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   const Reporter::Mode mode = args.json ? Reporter::Mode::Json
                               : console.live() ? Reporter::Mode::Terminal
                                                : Reporter::Mode::Plain;
-  auto emit = [&](const nlohmann::json& j) {
-    if (args.json) {
-      std::fputs((j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
-      std::fflush(stdout);
-    }
-  };
-  auto fail_early = [&](int code, const std::vector<Diagnostic>& ds, const std::string& why) {
-    for (const auto& d : ds) emit(diagnostic_json(d));
-    // the keys of every summary (docs/cli.md), with nothing run
-    emit({{"event", "summary"}, {"workflow_file", args.workflow.string()}, {"ok", false}, {"exit_code", code},
-          {"cancelled", false}, {"seconds", console.elapsed()}, {"nodes", nlohmann::json::object()}, {"error", why}});
-    return code;
-  };
-
   install_cancel_handlers();  // a Ctrl-C while plugins load cancels the run before it starts
   Registry registry;
   PluginHost host(registry);
@@ -219,33 +484,14 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
 
   std::vector<Diagnostic> diags;
   auto wf_opt = load_for_run(args.workflow, args.sets, registry, console, diags);
-  if (!wf_opt) return fail_early(kExitInvalid, diags, "invalid workflow");
+  if (!wf_opt) return fail_early(args, console, kExitInvalid, diags, "invalid workflow");
   const Workflow& wf = *wf_opt;
-
-  if (!args.until.empty() && !wf.find(args.until)) {
-    Diagnostic d;
-    d.where.file = args.workflow.string();
-    d.node = args.until;
-    d.message = "--until names no node of the workflow";
-    std::vector<std::string> ids;
-    for (const auto& n : wf.nodes) ids.push_back(n.id);
-    if (auto near = nearest_name(args.until, ids); !near.empty()) d.hint = fmt::format("did you mean '{}'?", near);
-    print_diagnostic(console, d);
-    return fail_early(kExitInvalid, {d}, "unknown --until node");
+  if (const auto d = check_until(args, wf)) {
+    print_diagnostic(console, *d);
+    return fail_early(args, console, kExitInvalid, {*d}, "unknown --until node");
   }
-
-  if (!args.device.empty()) {
-    // An explicit CUDA request for a device that is absent is an error, never a silent fallback.
-    try {
-      const auto req = DeviceRequest::parse(args.device);
-      if (!req) throw Error("'" + args.device + "' is not a device (auto, cpu, cuda, cuda:N)");
-      const Device d = resolve_device(*req);
-      spdlog::debug("--device {} resolves to {}", args.device, d.str());
-    } catch (const std::exception& e) {
-      spdlog::error("--device {}: {}", args.device, e.what());
-      return fail_early(kExitInvalid, {}, std::string("--device: ") + e.what());
-    }
-  }
+  if (const std::string why = check_device(args.device); !why.empty())
+    return fail_early(args, console, kExitInvalid, {}, why);
 
   RunOptions opt;
   const std::string name = display_name(wf, args.workflow);
@@ -262,189 +508,32 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
     if (has_error(pre)) {
       for (const auto& d : pre) print_diagnostic(console, d);
       if (!args.json) print_nothing_ran(name, pre);
-      return fail_early(kExitInvalid, pre, "invalid workflow");
+      return fail_early(args, console, kExitInvalid, pre, "invalid workflow");
     }
   }
 
-  Reporter reporter(mode, console, wf);
-  // The first Ctrl-C is announced once ("cancelling"), before any event that follows from it,
-  // by whichever thread sees it first: the ticker, an event of the run, or the end of the run.
-  std::atomic<bool> announced{false};
-  auto announce_cancel = [&] {
-    if (!g_cancel.load() || announced.exchange(true)) return;
-    if (args.json) reporter.emit_json({{"event", "cancelling"}, {"t", console.elapsed()}});
-    spdlog::warn("cancelling: waiting for the running nodes to stop (a second Ctrl-C or SIGTERM forces the exit)");
-  };
-  // A forced exit (see install_cancel_handlers): the summary from the states last reported, then
-  // exit 3 without waiting for the nodes; no provenance record (the run has not ended).
-  auto force_exit = [&] {
-    const int why = g_force.load();
-    std::vector<std::string> running;
-    nlohmann::json nodes = nlohmann::json::object();
-    for (const auto& [id, st] : reporter.states()) {
-      if (st == NodeState::Running) running.push_back(id);
-      const NodeInstance* inst = wf.find(id);
-      nodes[id] = {{"type", inst ? inst->type : std::string()}, {"state", gemflow::to_string(st)}};
-    }
-    std::string waiting;
-    for (const auto& id : running) waiting += (waiting.empty() ? "" : ", ") + id;
-    const std::string what = fmt::format("{}: exited without waiting for {}; no provenance record",
-                                         why == 2 ? "still running 10 s after SIGTERM" : "a second signal",
-                                         waiting.empty() ? std::string("the run to end") : waiting);
-    console.clear_live();
-    spdlog::error("{}", what);
-    if (args.json) {
-      reporter.emit_json({{"event", "summary"}, {"workflow", name}, {"workflow_file", args.workflow.string()},
-                          {"ok", false}, {"exit_code", kExitCancelled}, {"cancelled", true},
-                          {"seconds", console.elapsed()}, {"out_dir", opt.out_dir.string()}, {"provenance", ""},
-                          {"nodes", nodes}, {"error", what}});
-    } else {
-      fmt::print("\n'{}' cancelled after {:.2f} s: forced exit, no provenance record\n", name, console.elapsed());
-    }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    _exit(kExitCancelled);
-  };
-  // Warnings already printed by load_for_run() come again from the run's own validation.
-  std::set<std::string> printed;
-  for (const auto& d : diags) printed.insert(d.log_str());  // as the run logs them (Run::prepare)
-  opt.on_event = [&](const RunEvent& e) {
-    announce_cancel();
-    if (e.kind == RunEvent::Kind::Log && e.node.empty() && printed.contains(e.message)) return;
-    reporter.on_event(e);
-  };
-
-  console.start_clock();
-  if (args.json)
-    reporter.emit_json({{"event", "start"}, {"workflow", name}, {"workflow_file", args.workflow.string()},
-                        {"out_dir", opt.out_dir.string()}, {"nodes", wf.nodes.size()}});
-  else
-    spdlog::info("running '{}' ({} node{}) → {}", name, wf.nodes.size(), wf.nodes.size() == 1 ? "" : "s",
-                 display(opt.out_dir));
-
-  // Ticker: redraws the progress block and notices the first Ctrl-C.
-  std::mutex tick_mutex;
-  std::condition_variable tick_cv;
-  bool stop = false;
-  std::thread ticker([&] {
-    std::unique_lock lock(tick_mutex);
-    while (!tick_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return stop; })) {
-      announce_cancel();
-      if (g_force.load()) force_exit();
-      reporter.tick();
-    }
-  });
-
-  RunResult result;
+  LiveRun live(args, console, wf, name, opt, mode, diags);
   std::string run_error;
-  try {
-    result = run_workflow(wf, registry, opt);
-  } catch (const std::exception& e) {
-    run_error = e.what();
-  }
-  {
-    std::lock_guard lock(tick_mutex);
-    stop = true;
-  }
-  tick_cv.notify_all();
-  ticker.join();
-  announce_cancel();  // a Ctrl-C in the last moments of the run
-  console.clear_live();
+  const RunResult result = live.run(registry, run_error);
   const double seconds = console.elapsed();
-
   if (!run_error.empty()) {
     spdlog::error("the run could not start: {}", run_error);
-    return fail_early(kExitInvalid, {}, run_error);
+    return fail_early(args, console, kExitInvalid, {}, run_error);
   }
   for (const auto& d : result.diagnostics) print_diagnostic(console, d);
 
-  int code = kExitOk;
-  bool any_failed = false;
-  for (const auto& [id, nr] : result.nodes) any_failed |= nr.state == NodeState::Failed;
-  if (has_error(result.diagnostics)) code = kExitInvalid;
-  else if (result.cancelled || g_cancel.load()) code = kExitCancelled;
-  else if (any_failed) code = kExitNodeFailed;
-  // the results are there, but not their record: not a success (the error was logged by the run)
-  if (code == kExitOk && !result.provenance_error.empty()) code = kExitNodeFailed;
-
-  std::set<std::pair<std::string, std::string>> consumed;
-  for (const auto& l : wf.links) consumed.insert({l.from_node, l.from_port});
-
+  const int code = exit_code_of(result);
   // found by the run's own checks (an output folder it cannot create or write): the summary of an
   // invalid workflow, as above (QA: it had the keys of a run and no error)
-  if (args.json && code == kExitInvalid) return fail_early(kExitInvalid, result.diagnostics, "invalid workflow");
+  if (args.json && code == kExitInvalid)
+    return fail_early(args, console, kExitInvalid, result.diagnostics, "invalid workflow");
+  const RunReport report{args, wf, name, opt, result, code, seconds};
   if (args.json) {
-    for (const auto& d : result.diagnostics) reporter.emit_json(diagnostic_json(d));
-    nlohmann::json nodes = nlohmann::json::object();
-    for (const auto& n : wf.nodes) {
-      auto it = result.nodes.find(n.id);
-      if (it == result.nodes.end()) continue;
-      const NodeResult& nr = it->second;
-      nlohmann::json outs = nlohmann::json::object();
-      for (const auto& [port, v] : nr.outputs)
-        outs[port] = {{"type", v.type()}, {"summary", v.summary()}, {"linked", consumed.contains({n.id, port})}};
-      nlohmann::json jn{{"type", n.type}, {"state", gemflow::to_string(nr.state)}, {"seconds", nr.seconds},
-                        {"key", nr.key}, {"outputs", outs}};
-      if (!nr.error.empty()) jn["error"] = nr.error;
-      nodes[n.id] = jn;
-    }
-    nlohmann::json summary{{"event", "summary"},
-                           {"workflow", name},
-                           {"workflow_file", args.workflow.string()},
-                           {"ok", code == kExitOk},
-                           {"exit_code", code},
-                           {"cancelled", code == kExitCancelled},
-                           {"seconds", seconds},
-                           {"out_dir", opt.out_dir.string()},
-                           {"provenance", result.provenance.string()},
-                           {"nodes", nodes}};
-    if (!result.provenance_error.empty()) summary["error"] = "the provenance record was not written: " + result.provenance_error;
-    reporter.emit_json(summary);
-    return code;
+    for (const auto& d : result.diagnostics) live.reporter().emit_json(diagnostic_json(d));
+    live.reporter().emit_json(report.summary_json());
+  } else {
+    report.print();
   }
-
-  // Human summary on stdout.
-  std::map<NodeState, int> counts;
-  for (const auto& [id, nr] : result.nodes) ++counts[nr.state];
-  std::string tally;
-  for (auto s : {NodeState::Done, NodeState::Cached, NodeState::Failed, NodeState::Skipped,
-                 NodeState::Cancelled, NodeState::Idle, NodeState::Queued, NodeState::Running})
-    if (counts[s] > 0) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", counts[s], gemflow::to_string(s));
-  const char* verdict = code == kExitOk ? "finished" : code == kExitCancelled ? "cancelled" : code == kExitNodeFailed ? "failed" : "invalid";
-  if (code == kExitInvalid) {  // nothing ran: no table
-    print_nothing_ran(name, result.diagnostics);
-    return code;
-  }
-  fmt::print("\n'{}' {} after {:.2f} s: {}\n", name, verdict, seconds, tally.empty() ? "nothing ran" : tally);
-
-  std::size_t wid = 4, wtype = 4;
-  for (const auto& n : wf.nodes) {
-    wid = std::max(wid, n.id.size());
-    wtype = std::max(wtype, n.type.size());
-  }
-  fmt::print("  {:<{}}  {:<{}}  {:<9}  {:>8}\n", "node", wid, "type", wtype, "state", "seconds");
-  for (const auto& n : wf.nodes) {
-    auto it = result.nodes.find(n.id);
-    if (it == result.nodes.end()) continue;
-    const NodeResult& nr = it->second;
-    fmt::print("  {:<{}}  {:<{}}  {:<9}  {:>8.2f}{}\n", n.id, wid, n.type, wtype, gemflow::to_string(nr.state), nr.seconds,
-               nr.error.empty() ? "" : "  " + strip_node_prefix(n.id, nr.error));
-  }
-  bool header = false;
-  for (const auto& n : wf.nodes) {
-    auto it = result.nodes.find(n.id);
-    if (it == result.nodes.end()) continue;
-    for (const auto& [port, v] : it->second.outputs) {
-      if (consumed.contains({n.id, port}) || v.empty()) continue;
-      if (!header) fmt::print("Results:\n");
-      header = true;
-      fmt::print("  {}.{}  {}: {}\n", n.id, port, v.type(), v.summary());
-    }
-  }
-  fmt::print("Output folder: {}\n", display(opt.out_dir));
-  if (!result.provenance.empty()) fmt::print("Provenance:    {}\n", display(result.provenance));
-  if (!result.provenance_error.empty()) fmt::print("Provenance:    not written ({})\n", result.provenance_error);
-  std::fflush(stdout);
   return code;
 }
 

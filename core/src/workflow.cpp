@@ -337,213 +337,260 @@ int importance(const Diagnostic& d) {
 // At most this many "required input is not connected" errors are listed one by one.
 constexpr std::size_t kMaxUnconnected = 8;
 
-std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& registry, const ParseExtras* extras) {
-  std::vector<Diagnostic> diags;
-  DiagnosticList list(diags);
-  auto node_loc = [&](const NodeInstance& n) { return n.where.file.empty() && n.where.line == 0
-                                                          ? SourceLocation{wf.file.string(), 0, 0}
-                                                          : n.where; };
-  std::vector<std::string> ids;
-  // node by id (the first of a duplicate id, as Workflow::find): one lookup per link end
-  std::unordered_map<std::string_view, const NodeInstance*> by_id;
-  for (const auto& n : wf.nodes) {
-    ids.push_back(n.id);
-    if (!by_id.emplace(n.id, &n).second)
-      list.add(make_diag(node_loc(n), n.id, "", "node id used twice"));
-    if (!valid_id(n.id))
-      list.add(make_diag(node_loc(n), n.id, "",
-                                "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_'"));
+/// validate()'s checks of one workflow, in the order their diagnostics are listed: node ids, then
+/// per node its type, version, parameters and the rules between them, then the links, the
+/// required inputs, cycles and an empty workflow. `extras` (from the parser, or null) says what
+/// the parser reported already and where the file wrote each key.
+class Validator {
+ public:
+  Validator(const Workflow& wf, const Registry& registry, const ParseExtras* extras)
+      : wf_(wf), registry_(registry), extras_(extras), list_(diags_) {}
+
+  std::vector<Diagnostic> run() && {
+    check_ids();
+    for (const auto& n : wf_.nodes) check_node(n);
+    check_links();
+    check_required_inputs();
+    check_cycles();
+    // an empty workflow runs, but does nothing: say so
+    if (wf_.nodes.empty() && (!extras_ || extras_->have_nodes))
+      list_.add(make_diag(SourceLocation{wf_.file.string(), 0, 0}, "", "", "the workflow has no nodes", {},
+                          Diagnostic::Severity::Warning));
+    list_.summarise();
+    return std::move(diags_);
   }
 
-  // Nodes: type, version, parameters.
-  for (const auto& n : wf.nodes) {
-    const NodeEntry* e = registry.find_node(n.type);
-    if (!e && n.type.empty() && extras) continue;  // the parser said so already ("no 'type:' given")
+ private:
+  SourceLocation node_loc(const NodeInstance& n) const {
+    return n.where.file.empty() && n.where.line == 0 ? SourceLocation{wf_.file.string(), 0, 0} : n.where;
+  }
+
+  /// Duplicate and malformed node ids; fills the id index that the link checks use.
+  void check_ids() {
+    for (const auto& n : wf_.nodes) {
+      ids_.push_back(n.id);
+      if (!by_id_.emplace(n.id, &n).second) list_.add(make_diag(node_loc(n), n.id, "", "node id used twice"));
+      if (!valid_id(n.id))
+        list_.add(make_diag(node_loc(n), n.id, "",
+                            "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_'"));
+    }
+  }
+
+  /// A node's type, version, parameters and parameter rules.
+  void check_node(const NodeInstance& n) {
+    const NodeEntry* e = registry_.find_node(n.type);
+    if (!e && n.type.empty() && extras_) return;  // the parser said so already ("no 'type:' given")
     if (!e) {
       SourceLocation at = node_loc(n);
-      if (extras)
-        if (auto it = extras->type_where.find(n.id); it != extras->type_where.end()) at = it->second;
+      if (extras_)
+        if (auto it = extras_->type_where.find(n.id); it != extras_->type_where.end()) at = it->second;
       std::string message = n.type.empty() ? std::string("no type given") : fmt::format("unknown node type '{}'", n.type);
       std::string hint =
-          list.listed(Diagnostic::Severity::Error, message) ? did_you_mean(n.type, registry.node_ids()) : "";
-      list.add(make_diag(at, n.id, "", std::move(message), std::move(hint)));
-      continue;
+          list_.listed(Diagnostic::Severity::Error, message) ? did_you_mean(n.type, registry_.node_ids()) : "";
+      list_.add(make_diag(at, n.id, "", std::move(message), std::move(hint)));
+      return;
     }
-    const NodeSpec& spec = e->spec;
+    check_version(n, *e);
+    // the rules are checked only when every value set is valid
+    if (check_params(n, e->spec) && !e->spec.info.rules.empty()) check_rules(n, e->spec);
+  }
+
+  void check_version(const NodeInstance& n, const NodeEntry& e) {
+    const NodeSpec& spec = e.spec;
     if (n.type_version > spec.info.version)
-      list.add(make_diag(node_loc(n), n.id, "",
-                                fmt::format("saved with version {} of '{}', but the installed plugin has "
-                                            "version {}: update the plugin ({})",
-                                            n.type_version, n.type, spec.info.version, e->origin)));
+      list_.add(make_diag(node_loc(n), n.id, "",
+                          fmt::format("saved with version {} of '{}', but the installed plugin has "
+                                      "version {}: update the plugin ({})",
+                                      n.type_version, n.type, spec.info.version, e.origin)));
     else if (n.type_version > 0 && n.type_version < spec.info.version)
-      list.add(make_diag(node_loc(n), n.id, "",
-                                fmt::format("saved with version {} of '{}'; the installed version is {} and "
-                                            "has no migration: check its parameters",
-                                            n.type_version, n.type, spec.info.version),
-                                {}, Diagnostic::Severity::Warning));
-    bool params_ok = true;  // every value set is valid (else the rules are not checked)
+      list_.add(make_diag(node_loc(n), n.id, "",
+                          fmt::format("saved with version {} of '{}'; the installed version is {} and "
+                                      "has no migration: check its parameters",
+                                      n.type_version, n.type, spec.info.version),
+                          {}, Diagnostic::Severity::Warning));
+  }
+
+  /// Unknown and invalid parameter values, required parameters not set; true when every value
+  /// set is valid.
+  bool check_params(const NodeInstance& n, const NodeSpec& spec) {
+    bool params_ok = true;
     for (const auto& [name, value] : n.params) {
       auto wit = n.param_where.find(name);
       const SourceLocation at = wit != n.param_where.end() ? wit->second : node_loc(n);
-      if (extras && extras->reported.count({n.id, name})) {
+      if (extras_ && extras_->reported.count({n.id, name})) {
         params_ok = false;
         continue;
       }
       const ParamSpec* ps = spec.param(name);
       if (!ps) {
         SourceLocation key_at = at;
-        if (extras)
-          if (auto it = extras->param_key_where.find({n.id, name}); it != extras->param_key_where.end())
+        if (extras_)
+          if (auto it = extras_->param_key_where.find({n.id, name}); it != extras_->param_key_where.end())
             key_at = it->second;
-        list.add(make_diag(key_at, n.id, name, fmt::format("'{}' has no parameter '{}'", n.type, name),
-                                  did_you_mean(name, names_of(spec.params))));
+        list_.add(make_diag(key_at, n.id, name, fmt::format("'{}' has no parameter '{}'", n.type, name),
+                            did_you_mean(name, names_of(spec.params))));
         params_ok = false;
         continue;
       }
       if (auto why = ps->check(value)) {
-        list.add(make_diag(at, n.id, name, *why, value_hint(*ps, value)));
+        list_.add(make_diag(at, n.id, name, *why, value_hint(*ps, value)));
         params_ok = false;
       }
     }
     for (const auto& ps : spec.params)
       if (ps.required && !n.param(ps.name))
-        list.add(make_diag(node_loc(n), n.id, ps.name,
-                                  fmt::format("required {} parameter is not set{}", to_string(ps.kind),
-                                              ps.doc.empty() ? "" : " (" + ps.doc + ")")));
-    // rules between parameters (NodeInfo::rules), once every value is valid: at the first of the
-    // two parameters that the workflow sets
-    if (params_ok && !spec.info.rules.empty()) {
-      const auto value_of = [&](const std::string& pname) -> const ParamValue& {
-        if (const ParamValue* v = n.param(pname)) return *v;
-        return spec.param(pname)->default_value;
-      };
-      for (const ParamRule* rule : spec.broken_rules(value_of)) {
-        // where: a --set that took part (what changed), else the first of the two in the file
-        SourceLocation at = node_loc(n);
-        std::string pname = rule->param;
-        bool found = false;
-        for (const bool from_set : {true, false})
-          for (const auto* name : {&rule->param, &rule->other}) {
-            const auto it = n.param_where.find(*name);
-            if (found || it == n.param_where.end() || it->second.file.starts_with("--set ") != from_set) continue;
-            at = it->second;
-            pname = *name;
-            found = true;
-          }
-        Diagnostic d = make_diag(at, n.id, pname, rule_message(*rule, value_of(rule->param)));
-        d.rule = true;
-        list.add(std::move(d));
+        list_.add(make_diag(node_loc(n), n.id, ps.name,
+                            fmt::format("required {} parameter is not set{}", to_string(ps.kind),
+                                        ps.doc.empty() ? "" : " (" + ps.doc + ")")));
+    return params_ok;
+  }
+
+  /// Rules between parameters (NodeInfo::rules), at the first of the two parameters that the
+  /// workflow sets: a --set that took part (what changed), else the first of the two in the file.
+  void check_rules(const NodeInstance& n, const NodeSpec& spec) {
+    const auto value_of = [&](const std::string& pname) -> const ParamValue& {
+      if (const ParamValue* v = n.param(pname)) return *v;
+      return spec.param(pname)->default_value;
+    };
+    for (const ParamRule* rule : spec.broken_rules(value_of)) {
+      SourceLocation at = node_loc(n);
+      std::string pname = rule->param;
+      bool found = false;
+      for (const bool from_set : {true, false})
+        for (const auto* name : {&rule->param, &rule->other}) {
+          const auto it = n.param_where.find(*name);
+          if (found || it == n.param_where.end() || it->second.file.starts_with("--set ") != from_set) continue;
+          at = it->second;
+          pname = *name;
+          found = true;
+        }
+      Diagnostic d = make_diag(at, n.id, pname, rule_message(*rule, value_of(rule->param)));
+      d.rule = true;
+      list_.add(std::move(d));
+    }
+  }
+
+  /// Links: endpoints, types, one link per input. A link that touches a node of unknown type is
+  /// not checked (the type error is the one to fix), but still counts as feeding its input.
+  void check_links() {
+    for (const auto& l : wf_.links) targeted_.insert({l.to_node, l.to_port});
+    std::map<std::pair<std::string, std::string>, const Link*> fed;
+    for (const auto& l : wf_.links) {
+      const SourceLocation at =
+          l.where.file.empty() && l.where.line == 0 ? SourceLocation{wf_.file.string(), 0, 0} : l.where;
+      const PortSpec* out = nullptr;
+      const PortSpec* in = nullptr;
+      const bool from_ok = link_end(l, at, true, out);  // both ends reported
+      const bool to_ok = link_end(l, at, false, in);
+      if (!from_ok || !to_ok) continue;
+      if (out->type != in->type) {
+        auto d = make_diag(at, l.to_node, l.to_port,
+                           fmt::format("link '{}': output type {} does not fit input type {}", l.str(), out->type,
+                                       in->type));
+        d.is_port = true;
+        list_.add(std::move(d));
+      }
+      auto [it, fresh] = fed.emplace(std::pair{l.to_node, l.to_port}, &l);
+      if (!fresh) {
+        auto d = make_diag(at, l.to_node, l.to_port,
+                           fmt::format("input already fed by '{}'{}; an input takes one link", it->second->str(),
+                                       it->second->where.line > 0 ? fmt::format(" (line {})", it->second->where.line)
+                                                                  : std::string()));
+        d.is_port = true;
+        list_.add(std::move(d));
       }
     }
   }
 
-  // Links: endpoints, types, one link per input. A link that touches a node of unknown type
-  // is not checked (the type error is the one to fix), but still counts as feeding its input.
-  std::map<std::pair<std::string, std::string>, const Link*> fed;
-  std::set<std::pair<std::string, std::string>> targeted;  // (node, port) named by any link
-  for (const auto& l : wf.links) targeted.insert({l.to_node, l.to_port});
-  for (const auto& l : wf.links) {
-    const SourceLocation at = l.where.file.empty() && l.where.line == 0 ? SourceLocation{wf.file.string(), 0, 0}
-                                                                        : l.where;
-    const PortSpec* out = nullptr;
-    const PortSpec* in = nullptr;
-    bool ok = true;
-    for (int side = 0; side < 2; ++side) {
-      const std::string& nid = side == 0 ? l.from_node : l.to_node;
-      const std::string& port = side == 0 ? l.from_port : l.to_port;
-      const auto found = by_id.find(nid);
-      const NodeInstance* n = found == by_id.end() ? nullptr : found->second;
-      if (!n) {
-        std::string message = fmt::format("link '{}': no node '{}'", l.str(), nid);
-        std::string hint = list.listed(Diagnostic::Severity::Error, message) ? did_you_mean(nid, ids) : "";
-        list.add(make_diag(at, "", "", std::move(message), std::move(hint)));
-        ok = false;
-        continue;
-      }
-      const NodeEntry* e = registry.find_node(n->type);
-      if (!e) {
-        ok = false;  // unknown type: reported above
-        continue;
-      }
-      const auto& ports = side == 0 ? e->spec.outputs : e->spec.inputs;
-      const PortSpec* p = side == 0 ? e->spec.output(port) : e->spec.input(port);
-      if (!p) {
-        auto d = make_diag(at, nid, port,
-                           fmt::format("link '{}': '{}' has no {} port '{}' ({}: {})", l.str(), n->type,
-                                       side == 0 ? "output" : "input", port, side == 0 ? "outputs" : "inputs",
-                                       ports.empty() ? std::string("none") : join(names_of(ports))),
-                           did_you_mean(port, names_of(ports)));
-        d.is_port = true;
-        list.add(std::move(d));
-        ok = false;
-      }
-      (side == 0 ? out : in) = p;
+  /// One end of link l (`from`: its output, else its input): the port into `port` (null when the
+  /// port is unknown); false when the end cannot be checked or is wrong (reported here, or the
+  /// node's unknown type above).
+  bool link_end(const Link& l, const SourceLocation& at, bool from, const PortSpec*& port_out) {
+    const std::string& nid = from ? l.from_node : l.to_node;
+    const std::string& port = from ? l.from_port : l.to_port;
+    const auto found = by_id_.find(nid);
+    const NodeInstance* n = found == by_id_.end() ? nullptr : found->second;
+    if (!n) {
+      std::string message = fmt::format("link '{}': no node '{}'", l.str(), nid);
+      std::string hint = list_.listed(Diagnostic::Severity::Error, message) ? did_you_mean(nid, ids_) : "";
+      list_.add(make_diag(at, "", "", std::move(message), std::move(hint)));
+      return false;
     }
-    if (!ok) continue;
-    if (out->type != in->type) {
-      auto d = make_diag(at, l.to_node, l.to_port,
-                         fmt::format("link '{}': output type {} does not fit input type {}", l.str(), out->type,
-                                     in->type));
-      d.is_port = true;
-      list.add(std::move(d));
+    const NodeEntry* e = registry_.find_node(n->type);
+    if (!e) return false;  // unknown type: reported by check_node
+    const auto& ports = from ? e->spec.outputs : e->spec.inputs;
+    const PortSpec* p = from ? e->spec.output(port) : e->spec.input(port);
+    port_out = p;
+    if (p) return true;
+    auto d = make_diag(at, nid, port,
+                       fmt::format("link '{}': '{}' has no {} port '{}' ({}: {})", l.str(), n->type,
+                                   from ? "output" : "input", port, from ? "outputs" : "inputs",
+                                   ports.empty() ? std::string("none") : join(names_of(ports))),
+                       did_you_mean(port, names_of(ports)));
+    d.is_port = true;
+    list_.add(std::move(d));
+    return false;
+  }
+
+  /// Required inputs connected (the first kMaxUnconnected listed, then a count). Not checked when
+  /// `links:` looks misspelled: that error says it.
+  void check_required_inputs() {
+    std::size_t unconnected = 0;
+    const Diagnostic* last_unconnected = nullptr;
+    for (const auto& n : wf_.nodes) {
+      const NodeEntry* e = registry_.find_node(n.type);
+      if (!e || (extras_ && extras_->links_misspelled)) continue;
+      for (const auto& p : e->spec.inputs)
+        if (!p.optional && !targeted_.count({n.id, p.name})) {
+          if (++unconnected > kMaxUnconnected) continue;
+          auto d = make_diag(node_loc(n), n.id, p.name, fmt::format("required input ({}) is not connected", p.type));
+          d.is_port = true;
+          diags_.push_back(std::move(d));
+          last_unconnected = &diags_.back();
+        }
     }
-    auto [it, fresh] = fed.emplace(std::pair{l.to_node, l.to_port}, &l);
-    if (!fresh) {
-      auto d = make_diag(at, l.to_node, l.to_port,
-                         fmt::format("input already fed by '{}'{}; an input takes one link", it->second->str(),
-                                     it->second->where.line > 0
-                                         ? fmt::format(" (line {})", it->second->where.line)
-                                         : std::string()));
-      d.is_port = true;
-      list.add(std::move(d));
+    if (unconnected > kMaxUnconnected && last_unconnected) {
+      const SourceLocation at = last_unconnected->where;
+      diags_.push_back(make_diag(at, "", "",
+                                 fmt::format("{} more required inputs are not connected (is 'links:' complete?)",
+                                             unconnected - kMaxUnconnected)));
     }
   }
-  // Required inputs connected. Not checked when `links:` looks misspelled: that error says it.
-  std::size_t unconnected = 0;
-  const Diagnostic* last_unconnected = nullptr;
-  for (const auto& n : wf.nodes) {
-    const NodeEntry* e = registry.find_node(n.type);
-    if (!e || (extras && extras->links_misspelled)) continue;
-    for (const auto& p : e->spec.inputs)
-      if (!p.optional && !targeted.count({n.id, p.name})) {
-        if (++unconnected > kMaxUnconnected) continue;
-        auto d = make_diag(node_loc(n), n.id, p.name,
-                           fmt::format("required input ({}) is not connected", p.type));
-        d.is_port = true;
-        diags.push_back(std::move(d));
-        last_unconnected = &diags.back();
-      }
-  }
-  if (unconnected > kMaxUnconnected && last_unconnected) {
-    const SourceLocation at = last_unconnected->where;
-    diags.push_back(make_diag(at, "", "",
-                              fmt::format("{} more required inputs are not connected (is 'links:' complete?)",
-                                          unconnected - kMaxUnconnected)));
-  }
-  // Cycles: located at the link that closes the cycle (the last of its links in the file).
-  if (const auto cycle = find_cycle(wf, nullptr); !cycle.empty()) {
+
+  /// Cycles: located at the link that closes the cycle (the last of its links in the file).
+  void check_cycles() {
+    const auto cycle = find_cycle(wf_, nullptr);
+    if (cycle.empty()) return;
     std::set<std::pair<std::string_view, std::string_view>> edges;  // of the cycle
     for (std::size_t k = 0; k < cycle.size(); ++k)
-      edges.emplace(wf.nodes[cycle[k]].id, wf.nodes[cycle[(k + 1) % cycle.size()]].id);
+      edges.emplace(wf_.nodes[cycle[k]].id, wf_.nodes[cycle[(k + 1) % cycle.size()]].id);
     const Link* closing = nullptr;
-    for (const auto& l : wf.links)
+    for (const auto& l : wf_.links)
       if (edges.count({l.from_node, l.to_node}) &&
           (!closing || std::pair(l.where.line, l.where.column) > std::pair(closing->where.line, closing->where.column)))
         closing = &l;
-    SourceLocation at{wf.file.string(), 0, 0};
+    SourceLocation at{wf_.file.string(), 0, 0};
     std::string hint;
     if (closing) {
       if (closing->where.line > 0 || !closing->where.file.empty()) at = closing->where;
       hint = fmt::format("the link '{}' closes it", closing->str());
     }
-    list.add(make_diag(at, "", "", cycle_text(wf, cycle), hint));
+    list_.add(make_diag(at, "", "", cycle_text(wf_, cycle), hint));
   }
-  // An empty workflow runs, but does nothing: say so.
-  if (wf.nodes.empty() && (!extras || extras->have_nodes))
-    list.add(make_diag(SourceLocation{wf.file.string(), 0, 0}, "", "", "the workflow has no nodes", {},
-                              Diagnostic::Severity::Warning));
-  list.summarise();
-  return diags;
+
+  const Workflow& wf_;
+  const Registry& registry_;
+  const ParseExtras* extras_;
+  std::vector<Diagnostic> diags_;
+  DiagnosticList list_;  // adds to diags_
+  std::vector<std::string> ids_;
+  // node by id (the first of a duplicate id, as Workflow::find): one lookup per link end
+  std::unordered_map<std::string_view, const NodeInstance*> by_id_;
+  std::set<std::pair<std::string, std::string>> targeted_;  // (node, port) named by any link
+};
+
+std::vector<Diagnostic> validate_impl(const Workflow& wf, const Registry& registry, const ParseExtras* extras) {
+  return Validator(wf, registry, extras).run();
 }
 
 // ---------------------------------------------------------------------------------------

@@ -284,9 +284,7 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
 /// tile row and column test against n (the others are inside the matrix for every n the kernel
 /// takes, 8(NT−1) < n). kStop (not kWhole): the last block column's pivots stop at n (those of
 /// the padding change nothing that is stored); chosen per size in cholesky_batched.cu. The info
-/// comes from a test of each pivot. (Until the eighteenth session this kernel also had a deferred
-/// trailing update and the first-NaN info, chosen per size; the left-looking kernel below replaced
-/// it at every size that used them.)
+/// comes from a test of each pivot.
 template <class T, int NT, int WPB, bool kWhole, bool kStop = false>
 __global__ void __launch_bounds__(32 * WPB)
     potrf_batched_dmma_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
@@ -437,9 +435,10 @@ __global__ void __launch_bounds__(32 * WPB)
 /// kInvDiag (with kRowPairs): the shared copy of L_kk holds 1/L(c,c) (the pivots' rsqrt, as used)
 /// on its diagonal, so the dot-form row solve reads only 16-byte pairs (20 loads per row instead of
 /// 24) and the reciprocals are not stored pivot by pivot. The same values. (A column form reading
-/// L_kkᵀ by pairs, 20 loads instead of 44, lost or tied at every size: twentieth session.) kPersist: each warp factors matrices m, m + gridDim.x·WPB, … (the launch sized to
-/// the resident warps) and loads the next matrix's block column 0 during its last step, so that
-/// the latency of a matrix's first loads is hidden. The same values.
+/// L_kkᵀ by pairs lost or tied at every size: docs/performance.md.) kPersist: each warp factors
+/// matrices m, m + gridDim.x·WPB, … (the launch sized to the resident warps) and loads the next
+/// matrix's block column 0 during its last step, so that the latency of a matrix's first loads is
+/// hidden. The same values.
 template <class T, int NT, int WPB, bool kWhole, bool kStop = false, int kMinBlocks = 1, class P = double,
           bool kRowPairs = false, bool kSwizzle = false, bool kInvDiag = false, bool kPersist = false>
 __global__ void __launch_bounds__(32 * WPB, kMinBlocks)

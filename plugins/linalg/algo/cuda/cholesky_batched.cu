@@ -15,6 +15,7 @@
 #include <climits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -105,6 +106,129 @@ constexpr int panel_width() {
   return sizeof(T) == 8 ? 8 : 16;
 }
 
+// ---- The size dispatch: a table of tuning policies per precision ---------------------------
+// Each row gives the sizes up to max_n (from the previous row's max_n + 1) one kernel and its
+// launch shape: the fastest measured on an H200, every n from 1 to 64 (docs/performance.md,
+// "Batched dispatch: the measurements behind each policy"); the same arithmetic up to rounding in
+// all of them.
+
+/// potrf_batched_reg_kernel: W lanes per matrix, one row per lane in registers.
+template <int W>
+struct RegPolicy {};
+/// potrf_batched_bcast_kernel: rows of N registers, a register cap (__launch_bounds__ minimum
+/// blocks), info from the first NaN on the diagonal (kNanInfo; else from the safe path's pivot
+/// tests), the fast pivot path (kFast).
+template <int N, int kMinBlocks, bool kNanInfo, bool kFast>
+struct BcastPolicy {};
+/// The DMMA kernels for n in (8·(NT − 1), 8·NT]: the configurations (DmmaCfg) of the kernel for
+/// n = 8·NT (Whole), for the other n (Part), and for those whose last block column stops at n
+/// (Stop: n ≤ 8·NT − kSaved, that many padding pivots or more to skip; kSaved = 0: none; kSaved =
+/// 1: every n < 8·NT, so no Part kernel). Bounds tests are compiled out of each.
+template <int NT, class Whole, class Part, class Stop, int kSaved>
+struct DmmaPolicy {};
+/// potrf_batched_panel_kernel (64 < n ≤ 512): one block per matrix, panels of panel_width<T>().
+struct PanelPolicy {};
+
+template <int kMaxN, class Policy>
+struct SizeRow {
+  static constexpr int max_n = kMaxN;
+  using policy = Policy;
+};
+
+template <class T>
+struct BatchedTable;
+
+template <>
+struct BatchedTable<double> {
+  // 25–32: the left-looking kernel, n < 32 stops its last block column (persistent at 25–30)
+  using Whole32 = DmmaLeft<18, false, true, true, true>;
+  using Stop30 = DmmaLeft<18, false, false, false, false, true>;
+  using Left56 = DmmaLeft<1, false, false, true>;
+  using rows = std::tuple<
+      SizeRow<4, RegPolicy<4>>, SizeRow<8, RegPolicy<8>>,
+      SizeRow<12, BcastPolicy<12, 1, false, false>>,
+      // 13–16: the fast pivot path; rows of 14 under 7 blocks' cap for 13–14, of 16 under 6 for
+      // 15–16; 16 keeps the NaN scan for its info
+      SizeRow<14, BcastPolicy<14, 7, false, true>>, SizeRow<15, BcastPolicy<16, 6, false, true>>,
+      SizeRow<16, BcastPolicy<16, 6, true, true>>,
+      SizeRow<24, DmmaPolicy<3, DmmaRight<4>, DmmaRight<4>, DmmaRight<4>, 2>>,
+      SizeRow<30, DmmaPolicy<4, Whole32, Whole32, Stop30, 1>>,
+      SizeRow<32, DmmaPolicy<4, Whole32, Whole32, DmmaLeft<24, false, true>, 1>>,
+      SizeRow<40, DmmaPolicy<5, DmmaLeft<16, false, true, false, true, true>, DmmaLeft<24, false, true>,
+                             DmmaLeft<24>, 2>>,
+      SizeRow<48, DmmaPolicy<6, DmmaLeft<16, false, true, false, true, true>, Left56, Left56, 1>>,
+      SizeRow<56, DmmaPolicy<7, Left56, Left56, Left56, 2>>,
+      SizeRow<64, DmmaPolicy<8, DmmaLeft<12, false, false, true, false, true>, DmmaLeft<12>, DmmaLeft<12>, 0>>,
+      SizeRow<512, PanelPolicy>>;
+};
+
+template <>
+struct BatchedTable<float> {
+  // DmmaLeft<cap, fp32 pivots, row pairs, swizzle, reciprocals on the diagonal, persistent>
+  using Both = DmmaLeft<16, true, true, true, true, true>;
+  using Both20 = DmmaLeft<20, true, true, true, true, true>;
+  using rows = std::tuple<
+      SizeRow<4, RegPolicy<4>>, SizeRow<8, RegPolicy<8>>,
+      SizeRow<12, BcastPolicy<12, 1, true, false>>, SizeRow<16, BcastPolicy<16, 8, true, false>>,
+      SizeRow<24, BcastPolicy<24, 8, true, false>>, SizeRow<28, BcastPolicy<28, 8, true, false>>,
+      SizeRow<32, DmmaPolicy<4, DmmaLeft<24, true, true, false, true, true>, DmmaLeft<24, true>,
+                             DmmaLeft<24, true>, 1>>,
+      SizeRow<40, DmmaPolicy<5, DmmaLeft<20, false, true, false, true, true>, DmmaLeft<24, false, false, true>,
+                             DmmaLeft<24, false, true, true>, 5>>,
+      SizeRow<48, DmmaPolicy<6, Both, Both20, Both20, 1>>,
+      SizeRow<56, DmmaPolicy<7, Both, Both, DmmaLeft<18, true, true>, 2>>,
+      SizeRow<64, DmmaPolicy<8, DmmaLeft<12, true, true, true, true, true>, DmmaLeft<12, true, false, true>,
+                             DmmaLeft<12, true, false, true>, 0>>,
+      SizeRow<512, PanelPolicy>>;
+};
+
+/// f(Policy{}) for the first row of `Rows` whose max_n ≥ n; false when there is none.
+/// The largest n that a policy's kernel takes, and the smallest n its kernel takes minus one
+/// (the DMMA kernels test bounds only in their last tile row and column).
+template <class P>
+struct PolicyRange {
+  static constexpr int above = 0, max = 512;
+};
+template <int W>
+struct PolicyRange<RegPolicy<W>> {
+  static constexpr int above = 0, max = W;
+};
+template <int N, int kMinBlocks, bool kNanInfo, bool kFast>
+struct PolicyRange<BcastPolicy<N, kMinBlocks, kNanInfo, kFast>> {
+  static constexpr int above = 0, max = N;
+};
+template <int NT, class Whole, class Part, class Stop, int kSaved>
+struct PolicyRange<DmmaPolicy<NT, Whole, Part, Stop, kSaved>> {
+  static constexpr int above = 8 * (NT - 1), max = 8 * NT;
+};
+
+/// A table covers 1–512 in ascending rows, each within the sizes its kernel takes.
+template <class... Rows>
+constexpr bool table_is_valid(const std::tuple<Rows...>*) {
+  int prev = 0;
+  bool ok = true;
+  ((ok = ok && Rows::max_n > prev && prev >= PolicyRange<typename Rows::policy>::above &&
+         Rows::max_n <= PolicyRange<typename Rows::policy>::max,
+    prev = Rows::max_n),
+   ...);
+  return ok && prev == 512;
+}
+static_assert(table_is_valid(static_cast<const BatchedTable<double>::rows*>(nullptr)), "fp64 batched table");
+static_assert(table_is_valid(static_cast<const BatchedTable<float>::rows*>(nullptr)), "fp32 batched table");
+
+/// The overload set of several callables.
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+template <class F, class... Rows>
+bool dispatch_size(std::int64_t n, const std::tuple<Rows...>*, F&& f) {
+  return (... || (n <= Rows::max_n && (f(typename Rows::policy{}), true)));
+}
+
 template <class T>
 void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
                            std::int64_t batch, int* info) {
@@ -126,10 +250,8 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   const unsigned grid = static_cast<unsigned>(batch);
   const int nn = static_cast<int>(n);
   const auto reg_grid = [&](int width) { return static_cast<unsigned>((batch * width + 127) / 128); };
-  // Kernel and launch shape per precision and size: the fastest measured on an H200
-  // (docs/performance.md, "Batched"); the same arithmetic up to rounding in all of them.
+  // the launches of the tuning policies (BatchedTable)
   using std::integral_constant;
-  using I1 = integral_constant<int, 1>;
   using Yes = std::true_type;
   using No = std::false_type;
   const auto bcast = [&](auto nc, auto minb, auto nan_info, auto fast) {
@@ -138,10 +260,7 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
     potrf_batched_bcast_kernel<T, N, decltype(minb)::value, decltype(nan_info)::value, decltype(fast)::value>
         <<<grid, 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
   };
-  // n = 8·NT (whole), the other n (part) and those of them whose last block column stops at n
-  // (stop: n ≤ 8·NT − saved, that many padding pivots or more to skip; saved = 0: none; saved = 1:
-  // every n < 8·NT, so no part kernel) are separate kernels (bounds tests compiled out), each with
-  // its measured configuration (DmmaCfg).
+  // DmmaPolicy: the whole, part or stop kernel for this n
   const auto dmma = [&](auto ntc, auto whole, auto part, auto stop, auto saved) {
     constexpr int NT = decltype(ntc)::value, S = decltype(saved)::value;
     if (n <= 8 * (NT - 1) || n > 8 * NT)  // the kernels test bounds only in their last tile row and column
@@ -175,109 +294,25 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
       launch(part, No{}, No{});
     }
   };
-  // The early stop (kStop): the ranges (saved) were measured with the right-looking kernel
-  // (seventeenth session: fp64 n = 25 6.5 → 7.3×, 28 6.8 → 7.2×, 30 6.9 → 7.05×; two pivots saved
-  // or more, fp32 NT = 5 five or more, none at fp64 NT = 7 and at NT = 8) and kept for the
-  // left-looking one, not measured again. The left-looking kernel from NT = 5 up, and for fp64 31–32 (same
-  // call against the right-looking kernel: fp64 31 6.5 → 6.8×, 33 8.3 → 10.1×, 40 8.7 → 9.9×, 41 7.1
-  // → 8.0×, 47 5.9 → 7.6×, 49–56 8.2–8.6 → 9.25–9.45×, 57–64 6.2–6.6 → 7.25–7.5× (capped at 12
-  // blocks: 168 registers); fp32 33–40 7.0–7.55 → 7.7–8.3×, 41–48 5.7–6.1 → 6.2–6.3×, 49–56 5.6–6.1 →
-  // 7.5–7.8× (capped at 16 blocks), 57–64 4.8–5.1 → 6.1–6.2× (12 blocks)); not at 17–30 (fp64 24
-  // 10.05 → 9.0×, 28 7.3 → 7.0×). For fp32 data its pivots in fp32 from 41 up (against fp64 pivots:
-  // 41–44 6.3 → 6.8×, 48 6.3 → 6.8×, 49–56 7.5–7.8 → 8.8–8.95×, 57–64 6.1–6.2 → 6.8–7.05×; 47 6.25 →
-  // 6.1×, kept for one rule from 41 up; not 33–40: 40 8.3 → 7.9×). Nineteenth session, same calls,
-  // register caps (minimum blocks) and the row solve in dot form (pairs; same values) per kernel:
-  // fp32 NT = 6 stop 41–47 at 20 blocks with pairs 6.3–6.95 → 7.8–8.2× (stop at 47: 7.35 → 7.8×),
-  // whole 48 at 16 6.7 → 7.6×; fp32 NT = 5 at 20–24 blocks 7.65–8.2 → 8.2–8.45×; fp64 NT = 5 stop
-  // and part at 24 blocks 9.4–9.9 → 9.7–10.45× (whole 40 loses with a cap); fp32 NT = 7 stop at 18
-  // with pairs, whole with pairs: +1–2%; fp64 31 stopped at 24 blocks with pairs 6.7 → 7.15×; fp32
-  // 29–32 the left-looking kernel (fp32 pivots, 24 blocks) instead of the broadcast one: 7.0–7.4 →
-  // 7.7–8.0×. No gain: fp64 NT = 6–8, fp32 NT = 8 (caps 10–16, pairs), fp64 32 (caps, pairs, two
-  // warps per block, right-looking). The swizzle (same values), same calls, where it won: fp64 32
-  // 6.67 → 6.93×, 44 +2.4%, 47 stopped 7.6 → 7.8×, 49–55 (stop to 54) 9.3 → 9.5–10.0×, 56 +3%, 64
-  // +0.8%; fp32 37 +2%, 41–48 +1.7–2.9%, 55 +4%, 56 +2%, 57–64 +2–3.4% (63 6.93 → 7.16×). Where it
-  // lost, it is off: fp64 31 and NT = 5 (−0.5 to −5%), 48 (−1.4%), 57–63 (−10%: spills); fp32 29–32
-  // (−1.2%), 40 (−3.6%), 49–54 (−3.7%). Twentieth session, same calls, the same values bit for bit:
-  // persistent warps and the reciprocals on L_kk's diagonal (dot form), where they won: fp64 25–30
-  // the left-looking stop kernel, persistent at 18 blocks, instead of the right-looking one (25
-  // +1.3%, 28 +3.2%, 30 +5.2%); fp64 32 reciprocals at 18 blocks +3% (16: +1.7%; persistent −1%);
-  // fp64 40 and 48 both at 16 blocks +4.5% and +2.5%; fp64 64 persistent +3.2%; fp32 whole kernels
-  // both: 32 +3.8%, 40 +1.4%, 48 +8.9%, 56 +9.6%, 64 +9.2% (6.88 → 7.51×); fp32 stop 41–47 +1.1–2.3%
-  // and part 55 +2.6%, both. They lost (up to −14%) at the other part and stop kernels: fp64 31,
-  // 33–39, 41–47 (within ±1%), 49–63; fp32 29–31, 33–39, 49–54, 57–63.
-  using S0 = integral_constant<int, 0>;
-  using S1 = integral_constant<int, 1>;
-  using S2 = integral_constant<int, 2>;
-  constexpr bool kF32 = sizeof(T) == 4;
-  if (n <= 4) {
-    potrf_batched_reg_kernel<T, 4><<<reg_grid(4), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
-  } else if (n <= 8) {
-    potrf_batched_reg_kernel<T, 8><<<reg_grid(8), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
-  } else if (n <= 32) {
-    if constexpr (sizeof(T) == 8) {
-      if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, No{}, No{});
-      // 13–16: the fast pivot path (at 16 CUDA's rsqrt ran 6.7×). Rows of 14 for 13–14 under 7 blocks'
-      // cap: 7.5–7.6× against 6.85–7.0× with rows of 16; 15–16 rows of 16 under 6 blocks' cap (80
-      // registers; 7 blocks: 6.0–6.7×, 8 spill): 7.0× and 7.3× (without a cap 16 took 100 registers, 5.8×).
-      // At 13–15 the info comes from the pivot tests of the safe path, not from the first NaN on the
-      // diagonal: the fast path only finishes with every pivot normal, positive and finite (info 0),
-      // so its scan and reduction are not needed (twentieth session, the same factors: 13 7.50 →
-      // 8.05×, 14 7.61 → 7.64×, 15 6.97 → 7.20×; but 16 7.25 → 6.57×, so 16 keeps the scan).
-      else if (n <= 14) bcast(integral_constant<int, 14>{}, integral_constant<int, 7>{}, No{}, Yes{});
-      else if (n == 15) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, No{}, Yes{});
-      else if (n == 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 6>{}, Yes{}, Yes{});
-      else if (n <= 24)
-        dmma(integral_constant<int, 3>{}, DmmaRight<4>{}, DmmaRight<4>{}, DmmaRight<4>{}, S2{});
-      else {  // 25–32: n < 32 stops its last block column (persistent at 25–30)
-        using Whole = DmmaLeft<18, false, true, true, true>;
-        using Stop = DmmaLeft<18, false, false, false, false, true>;
-        if (n <= 30) dmma(integral_constant<int, 4>{}, Whole{}, Whole{}, Stop{}, S1{});
-        else dmma(integral_constant<int, 4>{}, Whole{}, Whole{}, DmmaLeft<24, false, true>{}, S1{});
-      }
-    } else {
-      if (n <= 12) bcast(integral_constant<int, 12>{}, I1{}, Yes{}, No{});
-      else if (n <= 16) bcast(integral_constant<int, 16>{}, integral_constant<int, 8>{}, Yes{}, No{});
-      else if (n <= 24) bcast(integral_constant<int, 24>{}, integral_constant<int, 8>{}, Yes{}, No{});
-      else if (n <= 28) bcast(integral_constant<int, 28>{}, integral_constant<int, 8>{}, Yes{}, No{});
-      else dmma(integral_constant<int, 4>{}, DmmaLeft<24, true, true, false, true, true>{}, DmmaLeft<24, true>{},
-                DmmaLeft<24, true>{}, S1{});
-    }
-  } else if (n <= 40) {  // 32 < n ≤ 64: the left-looking DMMA kernel in both precisions
-    // DmmaLeft<cap, fp32 pivots (fp32 data only), row pairs, swizzle, reciprocals on the diagonal,
-    // persistent>, for whole, part and stop
-    using Whole = std::conditional_t<kF32, DmmaLeft<20, false, true, false, true, true>,
-                                     DmmaLeft<16, false, true, false, true, true>>;
-    using Part = std::conditional_t<kF32, DmmaLeft<24, false, false, true>, DmmaLeft<24, false, true>>;
-    using Stop = std::conditional_t<kF32, DmmaLeft<24, false, true, true>, DmmaLeft<24>>;
-    dmma(integral_constant<int, 5>{}, Whole{}, Part{}, Stop{}, integral_constant<int, kF32 ? 5 : 2>{});
-  } else if (n <= 48) {
-    if constexpr (kF32)
-      dmma(integral_constant<int, 6>{}, DmmaLeft<16, true, true, true, true, true>{},
-           DmmaLeft<20, true, true, true, true, true>{}, DmmaLeft<20, true, true, true, true, true>{}, S1{});
-    else dmma(integral_constant<int, 6>{}, DmmaLeft<16, false, true, false, true, true>{},
-              DmmaLeft<1, false, false, true>{}, DmmaLeft<1, false, false, true>{}, S1{});
-  } else if (n <= 56) {
-    if constexpr (kF32)
-      dmma(integral_constant<int, 7>{}, DmmaLeft<16, true, true, true, true, true>{},
-           DmmaLeft<16, true, true, true, true, true>{}, DmmaLeft<18, true, true>{}, S2{});
-    else {
-      using C = DmmaLeft<1, false, false, true>;
-      dmma(integral_constant<int, 7>{}, C{}, C{}, C{}, S2{});
-    }
-  } else if (n <= 64) {
-    if constexpr (kF32) {
-      using C = DmmaLeft<12, true, false, true>;
-      dmma(integral_constant<int, 8>{}, DmmaLeft<12, true, true, true, true, true>{}, C{}, C{}, S0{});
-    } else {
-      dmma(integral_constant<int, 8>{}, DmmaLeft<12, false, false, true, false, true>{}, DmmaLeft<12>{},
-           DmmaLeft<12>{}, S0{});
-    }
-  } else {
-    constexpr int P = panel_width<T>();
-    const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);
-    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_batched_panel_kernel<T, P>, 2 * sizeof(T) * P * 512));
-    potrf_batched_panel_kernel<T, P><<<grid, 256, smem, ctx.stream>>>(a, nn, lda, stride, info);
-  }
+  const auto launch = Overloaded{
+      [&]<int W>(RegPolicy<W>) {
+        potrf_batched_reg_kernel<T, W><<<reg_grid(W), 128, 0, ctx.stream>>>(a, nn, lda, stride, batch, info);
+      },
+      [&]<int N, int kMinBlocks, bool kNanInfo, bool kFast>(BcastPolicy<N, kMinBlocks, kNanInfo, kFast>) {
+        bcast(integral_constant<int, N>{}, integral_constant<int, kMinBlocks>{}, std::bool_constant<kNanInfo>{},
+              std::bool_constant<kFast>{});
+      },
+      [&]<int NT, class Whole, class Part, class Stop, int kSaved>(DmmaPolicy<NT, Whole, Part, Stop, kSaved>) {
+        dmma(integral_constant<int, NT>{}, Whole{}, Part{}, Stop{}, integral_constant<int, kSaved>{});
+      },
+      [&](PanelPolicy) {
+        constexpr int P = panel_width<T>();
+        const std::size_t smem = 2 * sizeof(T) * P * static_cast<std::size_t>(n);
+        GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(potrf_batched_panel_kernel<T, P>, 2 * sizeof(T) * P * 512));
+        potrf_batched_panel_kernel<T, P><<<grid, 256, smem, ctx.stream>>>(a, nn, lda, stride, info);
+      }};
+  if (!dispatch_size(n, static_cast<const typename BatchedTable<T>::rows*>(nullptr), launch))
+    throw std::logic_error(what + ": no tuning policy for n = " + std::to_string(n));
   GF_CUDA_CHECK_LAUNCH();
 }
 

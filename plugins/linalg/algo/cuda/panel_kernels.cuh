@@ -29,9 +29,8 @@
 // to 16k rows, 60 µs at 32k (cuSOLVER potrf(128) + cuBLAS TRSM: 50–258 µs); the critical path is
 // the chain of 16 tile factors (≈ 1.1k cycles each on the fast pivot path, 1.6k on the safe one),
 // the per-phase update/solve/barrier (≈ 1k cycles) and the load of the block (≈ 6k cycles,
-// global memory). In the 1×FP16 lookahead at 16k (`--panel-trace`): load 7 µs, factor 21, strips 20
-// (eleventh session); load 3.7, factor 17.9 (fp32 tiles), strips 15.2 (in-place update GEMMs, no
-// scratch to add) in the fifteenth.
+// global memory). The stages' times in the 1×FP16 lookahead (`--panel-trace`) are in
+// docs/performance.md ("Panel kernel stages").
 //
 // A NaN/Inf in the input can reach the earlier columns of its 8-column tile (0·Inf in the DMMA
 // with the inverted tile's zeros); the caller reports it as non-finite (CholeskyStatus).

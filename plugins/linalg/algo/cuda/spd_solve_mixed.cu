@@ -229,8 +229,8 @@ __global__ void refine_gate_kernel(const DeviceStatus* st, RefineScalars* sc, bo
 /// out[j] = max_i |m(i, j)|, j < cols (NaN propagates), as the bits of the double; out zeroed
 /// before. Blocks over rows (grid.x) and columns (grid.y, strided). Non-negative doubles order as
 /// their bit patterns, and |NaN| (sign cleared) lies above +Inf, so a 64-bit atomicMax on the bits
-/// is the maximum, NaN included, whatever the order. (One block per column took about 15 µs at
-/// n = 16k: a chain of 64 loads per thread.)
+/// is the maximum, NaN included, whatever the order. (Blocks over rows, not one block per column:
+/// its chain of loads per thread was slow at large n.)
 __global__ void __launch_bounds__(256) colmax_kernel(const double* m, std::int64_t ld, std::int64_t n,
                                                      std::int64_t cols, unsigned long long* out) {
   for (std::int64_t j = blockIdx.y; j < cols; j += gridDim.y) {
@@ -325,7 +325,627 @@ template <class T>
 void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, CholeskyOptions opt,
                     bool equilibrated, bool scan);
 CholeskyStatus status_of(const DeviceStatus& st);
-}
+
+/// One call of GpuCholesky::solve_mixed (arguments checked, n, nrhs > 0): the solve's shared state
+/// (the workspace's pieces, the host's copies of the norms, the stage counters) as members and
+/// each stage as a method, in the order run() calls them. Launches go to ctx.stream in the order
+/// of the single function this replaces.
+class MixedSolver {
+ public:
+  MixedSolver(GpuCholesky::Impl& ctx, const double* a, std::int64_t n, std::int64_t lda, const double* b,
+              std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx, const MixedSolveOptions& options,
+              MixedSolveResult& res)
+      : ctx_(ctx), s_(ctx.stream), a_(a), n_(n), lda_(lda), b_(b), ldb_(ldb), nrhs_(nrhs), x_(x), ldx_(ldx),
+        options_(options), res_(res), nn_(static_cast<std::size_t>(n)), nr_(static_cast<std::size_t>(nrhs)),
+        ldas_((n + 3) / 4 * 4), parts_((nn_ + kNormTile - 1) / kNormTile), fast_(nrhs == 1),
+        nblk_((nn_ + kTrsvB - 1) / kTrsvB), scaled_(is_fp16_mode(options.factor_mode)),
+        tiled_(options.factor_algo == CholeskyAlgo::tiled),
+        may_escalate_(options.escalate &&
+                      (options.factor_mode == Fp32Mode::tf32 || options.factor_mode == Fp32Mode::fp16)),
+        escalated_mode_(options.factor_mode == Fp32Mode::fp16 ? Fp32Mode::fp16x3 : Fp32Mode::tf32x3),
+        gmres_m_(static_cast<int>(std::min<std::int64_t>(linalg::detail::kGmresIterations, n))),
+        solve32_col_fn_([this](const double* v, double* z) { solve32_col(v, z); }) {}
+
+  void run() {
+    allocate();
+    demote_and_norms();
+    if (fast_) {
+      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes(false)));
+      GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes(true)));
+    }
+    if (first_factor()) {
+      refine();
+      componentwise();
+      // the last residual may have queued a next step's solve (gated off on the device when not
+      // wanted): the stream is idle again when this returns, and the workspace may be freed
+      GF_CUDA_TRY(cudaStreamSynchronize(s_));
+    }
+    res_.status = res_.fp32_status;
+    // the fp32 factor is not scanned: a non-finite factor shows as a non-finite last iterate
+    if (!res_.converged && !res_.backward_error.empty() && !std::isfinite(res_.backward_error.back()))
+      res_.status.non_finite = true;
+    if (res_.converged || !options_.fallback_fp64) {
+      unscale_x();
+      return;
+    }
+    fallback_fp64();
+  }
+
+ private:
+  /// The workspace (ctx.solve_workspace, kept between calls) cut into the solve's arrays, and the
+  /// page-locked scalars.
+  void allocate() {
+    // the fp32 copy's leading dimension ldas_ is a multiple of 4: the transposed triangular solve
+    // reads its columns 16 bytes at a time
+    const std::size_t nn = nn_, nr = nr_;
+    const std::size_t as_b = align_up(sizeof(float) * std::size_t(ldas_) * nn),
+                      xs_b = align_up(sizeof(float) * nn * nr), r_b = align_up(sizeof(double) * nn * nr),
+                      v_b = align_up(sizeof(double) * std::max(nn, 2 * nr));
+    const std::size_t p_b = align_up(sizeof(double) * parts_ * nn);
+    // one right-hand side: our triangular solves (inverted diagonal blocks, tickets, tagged values)
+    // and launches gated on the device (RefineScalars)
+    const std::size_t inv_b = fast_ ? align_up(sizeof(float) * 2 * nblk_ * kTrsvB * kTrsvB) : 0,
+                      flag_b = fast_ ? align_up(sizeof(unsigned) * 2) + align_up(sizeof(unsigned long long) * nn) : 0;
+    // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
+    const std::size_t e_b = scaled_ ? align_up(sizeof(int) * nn) : 0;
+    const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n_)));
+    const std::size_t w_b = align_up(sizeof(double) * nn);  // the residual of ω's own SYMV pass
+    const std::size_t ce_b = align_up(sizeof(int) * nr);    // the demoted columns' exponents
+    // the componentwise steps' bands: each column's largest exponent and its bands' mask
+    const std::size_t band_b = align_up(sizeof(int) * nr) + align_up(sizeof(unsigned long long) * nr);
+    // b scaled by 2^k per column (tiny_column_exponent_kernel), and k
+    const std::size_t bs_b = align_up(sizeof(double) * nn * nr) + align_up(sizeof(int) * nr);
+    const DeviceSpan buf{ctx_.solve_workspace(
+        as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b + w_b + band_b + bs_b,
+        what_ + " (n = " + std::to_string(n_) + ")")};
+    as_ = buf.as<float>();
+    xs_ = buf.as<float>(as_b);
+    r_ = buf.as<double>(as_b + xs_b);
+    vec_ = buf.as<double>(as_b + xs_b + r_b);
+    sc_ = buf.as<RefineScalars>(as_b + xs_b + r_b + v_b);
+    rowpart_ = buf.as<double>(as_b + xs_b + r_b + v_b + 256);
+    colpart_ = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + p_b);
+    inv_ = buf.as<float>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b);
+    tickets_ = buf.as<unsigned>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b);
+    pub_ = buf.as<unsigned long long>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b +
+                                      align_up(sizeof(unsigned) * 2));  // tagged values
+    exps_ = scaled_ ? buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b) : nullptr;
+    symv_work_ = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b);
+    cexps_ = buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b);
+    const std::size_t band_at = as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b;
+    wscratch_ = buf.as<double>(band_at);
+    cmax_ = buf.as<int>(band_at + w_b);
+    band_masks_ = buf.as<unsigned long long>(band_at + w_b + align_up(sizeof(int) * nr));
+    bs_ = buf.as<double>(band_at + w_b + band_b);
+    bexp_ = buf.as<int>(band_at + w_b + band_b + align_up(sizeof(double) * nn * nr));
+    static_assert(sizeof(RefineScalars) <= 256 && sizeof(RefineScalars) % 8 == 0);
+    hsc_ = static_cast<RefineScalars*>(ctx_.host_pinned(sizeof(RefineScalars) + sizeof(DeviceStatus)));
+    hst_ = reinterpret_cast<DeviceStatus*>(hsc_ + 1);  // the factor's status words
+    bmax_.assign(nr, 0.0);
+    rmax_.assign(nr, 0.0);
+    xmax_.assign(nr, 0.0);
+  }
+
+  /// fp32 copy of A and ‖A‖∞ in one pass, then ‖b_j‖∞; b scaled by 2^k per tiny column: from here
+  /// on the refinement and the fallback solve b·2^k, and x is unscaled on return (unscale_x).
+  void demote_and_norms() {
+    GF_CUDA_TRY(cudaMemsetAsync(sc_, 0, sizeof(RefineScalars), s_));
+    if (scaled_) {
+      equilibrate_exponents_kernel<double><<<unsigned((n_ + 255) / 256), 256, 0, s_>>>(a_, lda_, n_, exps_);
+      GF_CUDA_CHECK_LAUNCH();
+    }
+    demote_a();
+    sum_parts_kernel<<<unsigned((n_ + kSumPartsK - 1) / kSumPartsK), kSumPartsK * kSumPartsSegs, 0, s_>>>(
+        rowpart_, colpart_, n_, std::int64_t(parts_), vec_);
+    GF_CUDA_CHECK_LAUNCH();
+    colmax(vec_, n_, n_, 1, &sc_->anorm, s_);                    // ‖A‖∞: the largest row sum
+    colmax(b_, ldb_, n_, nrhs_, fast_ ? &sc_->bmax : vec_, s_);  // ‖b_j‖∞
+    tiny_column_exponent_kernel<<<unsigned((nrhs_ + 127) / 128), 128, 0, s_>>>(fast_ ? &sc_->bmax : vec_, nrhs_,
+                                                                               bexp_);
+    GF_CUDA_CHECK_LAUNCH();
+    scale_columns_kernel<<<grid2(n_, nrhs_), 256, 0, s_>>>(b_, ldb_, bs_, n_, n_, nrhs_, bexp_, 1);
+    GF_CUDA_CHECK_LAUNCH();
+    b_ = bs_;
+    ldb_ = n_;
+    GF_CHOL_TRACE(s_, "demote, norms", 0);
+  }
+
+  /// `as` = fp32(S·A·S) and ‖A‖∞'s partial sums, the overflow count into the scalars.
+  void demote_a() {
+    demote_norm_kernel<<<dim3(unsigned(parts_), unsigned(parts_)), dim3(kNormTile, 2), 0, s_>>>(
+        a_, lda_, n_, as_, ldas_, exps_, &sc_->overflow, rowpart_, colpart_);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  void unscale_x() {
+    scale_columns_kernel<<<grid2(n_, nrhs_), 256, 0, s_>>>(x_, ldx_, x_, ldx_, n_, nrhs_, bexp_, -1);
+    GF_CUDA_CHECK_LAUNCH();
+    GF_CUDA_TRY(cudaStreamSynchronize(s_));
+  }
+
+  /// fp32 factor of the fp32 copy `as` (overwritten), in `mode`; false when it is not SPD there.
+  /// `async`: only enqueued, the status left on the device (false returned).
+  bool factor32(Fp32Mode mode, bool async) {
+    CholeskyOptions fo;
+    // the tiled kernel has one product only: an escalation to 3×FP16 takes the lookahead
+    fo.algo = tiled_ && mode == Fp32Mode::fp16x3 ? CholeskyAlgo::lookahead : options_.factor_algo;
+    fo.fp32_mode = mode;
+    fo.panel = options_.factor_panel;
+    res_.factor_mode = mode;
+    if (async) {
+      factor_enqueue<float>(ctx_, as_, n_, ldas_, fo, /*equilibrated=*/scaled_, /*scan=*/false);
+      GF_CHOL_TRACE(s_, "fp32 factor", 0);
+      return false;
+    }
+    res_.fp32_status = factor_impl<float>(ctx_, as_, n_, ldas_, fo, /*equilibrated=*/scaled_, /*scan=*/false);
+    GF_CHOL_TRACE(s_, "fp32 factor", 0);
+    return res_.fp32_status.ok();
+  }
+
+  /// The inverted diagonal blocks of the triangular solves (gate: see refine_gate_kernel).
+  void invert_blocks(const unsigned* gate) {
+    if (!fast_) return;
+    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
+    trsv_invert_diag_kernel<<<unsigned(nblk_), kTrsvB, trsv_invert_smem_bytes(), s_>>>(as_, ldas_, n_, inv_, gate);
+    GF_CUDA_CHECK_LAUNCH();
+    GF_CHOL_TRACE(s_, "inverted blocks", 0);
+  }
+
+  /// A three-product factor of A (3×TF32, 3×FP16) in place of the one-product one.
+  bool escalate_factor() {
+    res_.escalated = true;
+    const int step = static_cast<int>(res_.backward_error.size());
+    demote_a();
+    const bool ok = factor32(escalated_mode_, false);
+    if (ok) res_.escalation_step = step;
+    return ok;
+  }
+
+  /// L y = v, Lᵀ d = y in place in xs (one right-hand side: trsv_kernels.cuh).
+  void trsv_pair(const unsigned* gate) {
+    GF_CUDA_TRY(cudaMemsetAsync(tickets_, 0, sizeof(unsigned) * 2, s_));
+    GF_CUDA_TRY(cudaMemsetAsync(pub_, 0, sizeof(unsigned long long) * nn_, s_));  // no word tagged 1 or 2
+    trsv_kernel<false><<<unsigned(nblk_), kTrsvThreads, trsv_smem_bytes(false), s_>>>(as_, ldas_, n_, inv_, xs_,
+                                                                                        tickets_, pub_, 1u, gate);
+    GF_CUDA_CHECK_LAUNCH();
+    trsv_kernel<true><<<unsigned(nblk_), kTrsvThreads, trsv_smem_bytes(true), s_>>>(as_, ldas_, n_, inv_, xs_,
+                                                                                      tickets_ + 1, pub_, 2u, gate);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  /// L·Lᵀ·d = xs in place for the first `cols` columns of xs: one right-hand side, our solves;
+  /// more, cuBLAS STRSM.
+  void fp32_solve(std::int64_t cols, const unsigned* gate) {
+    if (fast_) {
+      trsv_pair(gate);
+      return;
+    }
+    const float one = 1.0f;
+    GF_CUBLAS_TRY(cublasStrsm(ctx_.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                              int(n_), int(cols), &one, as_, int(ldas_), xs_, int(n_)));
+    GF_CUBLAS_TRY(cublasStrsm(ctx_.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
+                              int(n_), int(cols), &one, as_, int(ldas_), xs_, int(n_)));
+  }
+
+  /// xs = fp32(S·v scaled by a power of two per column): the start of a refinement step, for the
+  /// correction of v (cexps keep the columns' scales for add_promoted).
+  void demote(const double* v, std::int64_t ldv, std::int64_t cols, const unsigned* gate) {
+    column_exponent_kernel<<<unsigned(std::min<std::int64_t>(cols, 65535)), kColExpThreads, 0, s_>>>(
+        v, ldv, n_, cols, exps_, scaled_ ? nullptr : &sc_->anorm, cexps_, gate);
+    GF_CUDA_CHECK_LAUNCH();
+    demote_kernel<<<grid2(n_, cols), 256, 0, s_>>>(v, ldv, n_, cols, xs_, exps_, cexps_, gate);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  /// x += the fp32 solve of A d = r by exponent bands of each column of S·r (kSolveBandBits), one
+  /// solve per band present in some column, so that no entry flushes to 0 (the componentwise steps).
+  void banded_step() {
+    column_exponent_kernel<<<unsigned(std::min<std::int64_t>(nrhs_, 65535)), kColExpThreads, 0, s_>>>(
+        r_, n_, n_, nrhs_, exps_, scaled_ ? nullptr : &sc_->anorm, cexps_, nullptr, cmax_, band_masks_);
+    GF_CUDA_CHECK_LAUNCH();
+    std::vector<unsigned long long> masks(nr_);
+    GF_CUDA_TRY(
+        cudaMemcpyAsync(masks.data(), band_masks_, sizeof(unsigned long long) * nr_, cudaMemcpyDeviceToHost, s_));
+    GF_CUDA_TRY(cudaStreamSynchronize(s_));
+    unsigned long long any = 0;
+    for (const auto m_ : masks) any |= m_;
+    const std::int64_t count = n_ * nrhs_;
+    for (int band = 0; band < 64; ++band) {
+      if (!(any >> band & 1)) continue;
+      // each band peaks near 2^t (column_exponent_kernel); where its correction overflows fp32 (the
+      // modes without equilibration: A = diag(1e30, 1e-30), t = 49, gave 5e44), again 2^64 lower
+      for (int lower = 0; lower < 4; ++lower) {
+        const int shift = linalg::detail::kSolveBandBits * band - 64 * lower;
+        demote_kernel<<<grid2(n_, nrhs_), 256, 0, s_>>>(r_, n_, n_, nrhs_, xs_, exps_, cexps_, nullptr, band, cmax_,
+                                                        shift);
+        GF_CUDA_CHECK_LAUNCH();
+        fp32_solve(nrhs_, nullptr);
+        GF_CUDA_TRY(cudaMemsetAsync(&sc_->band_nonfinite, 0, sizeof(unsigned), s_));
+        nonfinite_kernel<<<unsigned(std::clamp<std::int64_t>((count + 255) / 256, 1, 1024)), 256, 0, s_>>>(
+            xs_, count, &sc_->band_nonfinite);
+        GF_CUDA_CHECK_LAUNCH();
+        GF_CUDA_TRY(cudaMemcpyAsync(&hsc_->band_nonfinite, &sc_->band_nonfinite, sizeof(unsigned),
+                                    cudaMemcpyDeviceToHost, s_));
+        GF_CUDA_TRY(cudaStreamSynchronize(s_));
+        if (hsc_->band_nonfinite) continue;
+        add_promoted_kernel<<<grid2(n_, nrhs_), 256, 0, s_>>>(xs_, n_, nrhs_, x_, ldx_, exps_, cexps_, /*set=*/false,
+                                                              nullptr, shift);
+        GF_CUDA_CHECK_LAUNCH();
+        break;
+      }
+    }
+  }
+
+  /// The correction of v into xs: demotion and the fp32 solve.
+  void solve_step(const double* v, std::int64_t ldv, const unsigned* gate) {
+    demote(v, ldv, nrhs_, gate);
+    GF_CHOL_TRACE(s_, "start of step", 0);
+    fp32_solve(nrhs_, gate);
+    GF_CHOL_TRACE(s_, "solve pair", 0);
+  }
+
+  /// The exact ω's |A|·|x| partials (allocated on first use: most solves need only the bound) and
+  /// its scale 2^−s, so that |A|·|x| + |b| stays within double (symv_lower), from ‖A‖∞ and the
+  /// last known ‖x‖∞ and ‖b‖∞ (x changes little once η has converged).
+  void omega_setup() {
+    if (abs_buf_.empty()) {
+      abs_buf_ = checked_buffer(sizeof(double) * std::size_t(symv_abs_workspace_doubles(n_)),
+                                what_ + " |A|·|x| partials");
+      abs_work_ = DeviceSpan{abs_buf_.data()}.as<double>();
+    }
+    int e = INT_MIN;
+    for (std::size_t j = 0; j < nr_; ++j) {
+      if (anorm_ > 0 && xmax_[j] > 0 && std::isfinite(xmax_[j]))
+        e = std::max(e, std::ilogb(anorm_) + std::ilogb(xmax_[j]));
+      if (bmax_[j] > 0 && std::isfinite(bmax_[j])) e = std::max(e, std::ilogb(bmax_[j]));
+    }
+    omega_sc_ = e > 1016 ? std::ldexp(1.0, 1016 - e) : 1.0;
+  }
+
+  /// r = b − A x and η = max_j ‖r_j‖∞ / (‖A‖∞‖x_j‖∞ + ‖b_j‖∞), waited for on the host. One
+  /// right-hand side: the norms come from the SYMV, one copy of page-locked scalars brings them
+  /// back, and when `thresh` is not NaN the next step's solve (refine_gate_kernel) is launched
+  /// before the host waits, so that its kernels run while the host decides; spec_ran_ says whether
+  /// it ran. gate: the residual's own; after_first: this is the first step, launched behind the
+  /// factor (its status words come back too). One right-hand side: the SYMV also gives ω's bound ω̂
+  /// (symv_kernels.cuh), or ω itself with `exact` (wmax_exact_).
+  double residual_and_eta(double thresh, const unsigned* gate, bool after_first, bool exact = false) {
+    spec_ran_ = false;
+    if (fast_) {
+      GF_CUDA_TRY(cudaMemsetAsync(&sc_->rmax, 0, 3 * sizeof(unsigned long long), s_));
+      if (exact) omega_setup();
+      symv_lower(a_, lda_, n_, x_, b_, r_, symv_work_, s_, &sc_->rmax, gate,
+                 exact ? SymvOmega::exact : SymvOmega::bound, abs_work_, omega_sc_);
+      wmax_exact_ = exact;
+      GF_CUDA_CHECK_LAUNCH();
+      GF_CHOL_TRACE(s_, "symv", 0);
+      const bool spec = !std::isnan(thresh);
+      if (spec) {
+        refine_gate_kernel<<<1, 1, 0, s_>>>(ctx_.status.data(), sc_, false, after_first, res_.tolerance, thresh);
+        GF_CUDA_CHECK_LAUNCH();
+      }
+      GF_CUDA_TRY(cudaMemcpyAsync(hsc_, sc_, sizeof(RefineScalars), cudaMemcpyDeviceToHost, s_));
+      if (after_first)  // the factor's status words, read with the first step's results
+        GF_CUDA_TRY(cudaMemcpyAsync(hst_, ctx_.status.data(), sizeof(DeviceStatus), cudaMemcpyDeviceToHost, s_));
+      GF_CUDA_TRY(cudaEventRecord(copied_.get(), s_));
+      if (spec) solve_step(r_, n_, &sc_->skip[1]);
+      GF_CUDA_TRY(cudaEventSynchronize(copied_.get()));
+      GF_CHOL_TRACE(s_, "eta, sync", 0);
+      spec_ran_ = spec && hsc_->skip[1] == 0;
+      rmax_[0] = __builtin_bit_cast(double, hsc_->rmax);
+      xmax_[0] = __builtin_bit_cast(double, hsc_->xmax);
+      anorm_ = hsc_->anorm;  // the same every step; on the host from the first step's copy on
+      bmax_[0] = hsc_->bmax;
+    } else {
+      GF_CUDA_TRY(cudaMemcpy2DAsync(r_, sizeof(double) * nn_, b_, sizeof(double) * ldb_, sizeof(double) * nn_, nr_,
+                                    cudaMemcpyDeviceToDevice, s_));
+      const double minus_one = -1.0, one = 1.0;
+      GF_CUBLAS_TRY(cublasDsymm(ctx_.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, int(n_), int(nrhs_), &minus_one,
+                                a_, int(lda_), x_, int(ldx_), &one, r_, int(n_)));
+      colmax(r_, n_, n_, nrhs_, vec_, s_);
+      colmax(x_, ldx_, n_, nrhs_, vec_ + nrhs_, s_);
+      GF_CUDA_TRY(cudaMemcpyAsync(rmax_.data(), vec_, sizeof(double) * nr_, cudaMemcpyDeviceToHost, s_));
+      GF_CUDA_TRY(cudaMemcpyAsync(xmax_.data(), vec_ + nrhs_, sizeof(double) * nr_, cudaMemcpyDeviceToHost, s_));
+      GF_CUDA_TRY(cudaStreamSynchronize(s_));
+      GF_CHOL_TRACE(s_, "eta, sync", 0);
+    }
+    double eta = 0.0;
+    for (std::size_t j = 0; j < nr_; ++j) {
+      // an overflowed fp32 solve (x not finite) is not converged, whatever r/∞ would say
+      const double e = backward_error_of(rmax_[j], xmax_[j], anorm_, bmax_[j]);
+      eta = (e != e || e > eta) ? e : eta;
+    }
+    return eta;
+  }
+
+  /// ω = max_j max_i |r_j|_i / (|A|·|x_j| + |b_j|)_i of the current x (normwise.hpp): from the last
+  /// residual's SYMV when it was exact, else one SYMV pass per column (its r into scratch).
+  double omega_now() {
+    if (!(fast_ && wmax_exact_)) {
+      omega_setup();
+      GF_CUDA_TRY(cudaMemsetAsync(&sc_->rmax, 0, 3 * sizeof(unsigned long long), s_));
+      for (std::int64_t c = 0; c < nrhs_; ++c)
+        symv_lower(a_, lda_, n_, x_ + c * ldx_, b_ + c * ldb_, wscratch_, symv_work_, s_, &sc_->rmax, nullptr,
+                   SymvOmega::exact, abs_work_, omega_sc_);
+      GF_CUDA_CHECK_LAUNCH();
+      GF_CUDA_TRY(cudaMemcpyAsync(&hsc_->wmax, &sc_->wmax, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s_));
+      GF_CUDA_TRY(cudaStreamSynchronize(s_));
+    }
+    return __builtin_bit_cast(double, hsc_->wmax);
+  }
+
+  /// M⁻¹ with the fp32 factor, one column: z = S·(S·A·S)⁻¹·S·v (xs's first column as scratch).
+  void solve32_col(const double* v, double* z) {
+    demote(v, n_, 1, nullptr);
+    fp32_solve(1, nullptr);
+    add_promoted_kernel<<<grid2(n_, 1), 256, 0, s_>>>(xs_, n_, 1, z, n_, exps_, cexps_, /*set=*/true, nullptr);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  /// GMRES-IR (gmres_ir.hpp): x_c += FGMRES solution of A d = r_c for every column, Krylov vectors
+  /// V (n × (m+1)) and Z = M⁻¹V (n × m) in fp64, allocated on first use.
+  void gmres_step() {
+    const int m = gmres_m_;
+    const std::size_t nn = nn_;
+    const std::size_t vz_b = align_up(sizeof(double) * nn * std::size_t(2 * m + 2));
+    if (krylov_.empty()) krylov_ = checked_buffer(vz_b + sizeof(double) * 2 * (m + 1), what_ + " GMRES-IR vectors");
+    double* V = DeviceSpan{krylov_.data()}.as<double>();
+    double* Z = V + nn * std::size_t(m + 1);
+    double* w = Z + nn * std::size_t(m);
+    double* hd = DeviceSpan{krylov_.data()}.as<double>(vz_b);
+    std::vector<double> h2(2 * std::size_t(m + 1));
+    for (std::int64_t c = 0; c < nrhs_; ++c) {
+      DeviceFgmres ops{ctx_.blas, s_, a_, lda_, n_, m, r_ + c * nn, x_ + c * ldx_, V, Z, w, hd, symv_work_, h2,
+                       solve32_col_fn_};
+      res_.gmres_iterations += linalg::detail::fgmres(ops, m, linalg::detail::kGmresRelTol);
+    }
+  }
+
+  /// The threshold under which η makes the next step a plain solve with this factor (refine()'s
+  /// tests: above the tolerance, finite, not stalled, not too slow for GMRES-IR), for the step `it`
+  /// and stage_after = stage_steps_ after it; NaN when the next step is never one (the iteration
+  /// limit, an escalation or GMRES-IR due anyway).
+  double next_plain_threshold(int it, int stage_after) const {
+    if (!fast_ || gmres_ || it >= options_.max_iterations) return NAN;
+    const bool final_factor = !may_escalate_ || res_.factor_mode != options_.factor_mode;
+    if (!final_factor && stage_after > MixedSolveOptions::kEscalateSteps) return NAN;
+    const double prev = res_.backward_error.empty() ? INFINITY : res_.backward_error.back();
+    double thresh = stage_after > 1 ? prev : INFINITY;
+    if (options_.gmres && final_factor) {
+      if (stage_after > linalg::detail::kIrStepsBeforeGmres) return NAN;
+      if (stage_after > 1) thresh = 0.5 * prev;
+    }
+    return thresh;
+  }
+
+  /// x = 0, r = b.
+  void restart_from_zero() {
+    GF_CUDA_TRY(cudaMemset2DAsync(x_, sizeof(double) * ldx_, 0, sizeof(double) * nn_, nr_, s_));
+    GF_CUDA_TRY(cudaMemcpy2DAsync(r_, sizeof(double) * nn_, b_, sizeof(double) * ldb_, sizeof(double) * nn_, nr_,
+                                  cudaMemcpyDeviceToDevice, s_));
+  }
+
+  /// The fp32 factor, right behind the demotion, before ‖A‖∞ and the overflow count reach the
+  /// host. A NaN or Inf in A (its lower triangle) makes ‖A‖∞ non-finite, and an entry beyond fp32
+  /// overflows the copy: the fp32 result is then discarded, with no escalation (the fp32 factor is
+  /// not scanned), and the fp64 fallback reports it. One right-hand side: the first step (x = the
+  /// first iterate, its residual and η) and the next step's solve are launched behind the factor,
+  /// gated on the device by the same test, and the host waits once, for all of it. True when the
+  /// refinement goes on with an fp32 factor.
+  bool first_factor() {
+    const Fp32Mode mode_before = res_.factor_mode;
+    bool fp32_ok = false;
+    if (fast_) {
+      factor32(options_.factor_mode, true);
+      refine_gate_kernel<<<1, 1, 0, s_>>>(ctx_.status.data(), sc_, true, false, 0.0, 0.0);
+      GF_CUDA_CHECK_LAUNCH();
+      const unsigned* gate = &sc_->skip[0];
+      invert_blocks(gate);
+      solve_step(b_, ldb_, gate);
+      add_promoted_kernel<<<grid2(n_, 1), 256, 0, s_>>>(xs_, n_, 1, x_, ldx_, exps_, cexps_, /*set=*/true, gate);
+      GF_CUDA_CHECK_LAUNCH();
+      eta0_ = residual_and_eta(next_plain_threshold(0, 1), gate, true);
+      res_.fp32_status = status_of(*hst_);
+      fp32_ok = res_.fp32_status.ok();
+      n_overflow_ = hsc_->overflow;
+      first_done_ = fp32_ok && hsc_->skip[0] == 0 && n_overflow_ == 0 && std::isfinite(anorm_);
+    } else {
+      fp32_ok = factor32(options_.factor_mode, false);
+      GF_CUDA_TRY(cudaMemcpyAsync(&n_overflow_, &sc_->overflow, sizeof(int), cudaMemcpyDeviceToHost, s_));
+      GF_CUDA_TRY(cudaMemcpyAsync(&anorm_, &sc_->anorm, sizeof(double), cudaMemcpyDeviceToHost, s_));
+      GF_CUDA_TRY(cudaMemcpyAsync(bmax_.data(), vec_, sizeof(double) * nr_, cudaMemcpyDeviceToHost, s_));
+      GF_CUDA_TRY(cudaStreamSynchronize(s_));
+    }
+    if (n_overflow_ != 0 || !std::isfinite(anorm_)) {
+      fp32_ok = false;
+      res_.fp32_status = CholeskyStatus{};
+      res_.fp32_status.non_finite = !std::isfinite(anorm_);
+      res_.factor_mode = mode_before;
+    } else if (!fp32_ok && may_escalate_) {
+      fp32_ok = escalate_factor();
+    }
+    return fp32_ok;
+  }
+
+  /// x += solve32(r), r = b − A x until η ≤ tol (or escalation, GMRES-IR, a stall, the limit).
+  void refine() {
+    if (!first_done_) {  // x = 0, r = b; the inverted blocks of this factor
+      invert_blocks(nullptr);
+      restart_from_zero();
+    }
+    bool solved = first_done_ && spec_ran_;  // xs holds the correction of the current r (speculative)
+    for (int it = 0;; ++it) {
+      const bool have = solved;
+      solved = false;
+      double eta = 0.0;
+      if (it == 0 && first_done_) {
+        eta = eta0_;
+      } else {
+        if (gmres_) {
+          gmres_step();
+          ++res_.gmres_steps;
+        } else {
+          if (!have) solve_step(r_, n_, nullptr);
+          add_promoted_kernel<<<grid2(n_, nrhs_), 256, 0, s_>>>(xs_, n_, nrhs_, x_, ldx_, exps_, cexps_,
+                                                                /*set=*/false, nullptr);
+          GF_CUDA_CHECK_LAUNCH();
+        }
+        eta = residual_and_eta(next_plain_threshold(it, stage_steps_ + 1), nullptr, false);
+      }
+      const double prev = res_.backward_error.empty() ? INFINITY : res_.backward_error.back();
+      res_.backward_error.push_back(eta);
+      res_.iterations = it;
+      ++stage_steps_;
+      if (eta <= res_.tolerance) {
+        res_.converged = true;
+        break;
+      }
+      // stop (or escalate) on a non-finite iterate (η = ∞ for an overflowed x, NaN), on no
+      // progress, or at the iteration limit
+      const bool bad = !std::isfinite(eta);
+      const bool stalled = bad || (stage_steps_ > 1 && !(eta < prev));
+      if (it >= options_.max_iterations) break;
+      if (res_.factor_mode == options_.factor_mode && may_escalate_ &&
+          (stalled || stage_steps_ > MixedSolveOptions::kEscalateSteps)) {
+        if (!escalate_factor()) break;
+        invert_blocks(nullptr);
+        if (bad) restart_from_zero();  // rather than from a non-finite iterate
+        stage_steps_ = 0;
+        continue;
+      }
+      if (bad || (gmres_ && !(eta < prev))) break;
+      const bool final_factor = !may_escalate_ || res_.factor_mode != options_.factor_mode;
+      if (!gmres_ && options_.gmres && final_factor &&
+          linalg::detail::refinement_too_slow(stage_steps_, eta, prev)) {
+        gmres_ = true;
+        stage_steps_ = 0;
+        continue;
+      }
+      if (stalled) break;
+      solved = spec_ran_;  // a plain next step: its solve may already have run
+    }
+  }
+
+  /// η converged: above MixedSolveOptions::componentwise_threshold, banded steps while they lower
+  /// ω toward the tolerance, each undone when it does not. ω itself only when its bound ω̂ (the
+  /// last residual's SYMV; more right-hand sides: omega_bound_kernel) exceeds the threshold. (The
+  /// last residual's gated next step, if queued, was skipped: η ≤ tol.)
+  void componentwise() {
+    // ω ≤ 1 always: a threshold ≥ 1 needs neither ω nor its bound
+    const bool wanted = res_.converged && options_.componentwise_threshold < 1.0;
+    double bound = 0.0;
+    if (wanted && fast_) {
+      bound = __builtin_bit_cast(double, hsc_->wmax);  // the last residual's SYMV
+    } else if (wanted) {  // from the last residual (cublasDsymm), b and x, entry by entry
+      GF_CUDA_TRY(cudaMemsetAsync(&sc_->wmax, 0, sizeof(unsigned long long), s_));
+      omega_bound_kernel<<<grid2(n_, nrhs_), 256, 0, s_>>>(r_, n_, b_, ldb_, x_, ldx_, a_, lda_, n_, nrhs_,
+                                                           &sc_->wmax);
+      GF_CUDA_CHECK_LAUNCH();
+      GF_CUDA_TRY(cudaMemcpyAsync(&hsc_->wmax, &sc_->wmax, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s_));
+      GF_CUDA_TRY(cudaStreamSynchronize(s_));
+      bound = __builtin_bit_cast(double, hsc_->wmax);
+    }
+    if (!wanted || bound <= options_.componentwise_threshold) return;
+    ByteBuffer kept;
+    const auto copy_x = [&](bool save) {
+      if (kept.empty()) kept = checked_buffer(sizeof(double) * nn_ * nr_, what_ + " componentwise steps");
+      double* xk = DeviceSpan{kept.data()}.as<double>();
+      GF_CUDA_TRY(cudaMemcpy2DAsync(save ? xk : x_, sizeof(double) * (save ? nn_ : std::size_t(ldx_)), save ? x_ : xk,
+                                    sizeof(double) * (save ? std::size_t(ldx_) : nn_), sizeof(double) * nn_, nr_,
+                                    cudaMemcpyDeviceToDevice, s_));
+    };
+    // ω still above the threshold and the tolerance after the steps (the budget spent, stalled
+    // steps, or ω = ∞): not converged, the fp64 fallback (as the CPU)
+    res_.componentwise_backward_error = linalg::detail::componentwise_steps(
+        [&] { copy_x(true); }, [&] { banded_step(); },
+        [&] { return residual_and_eta(NAN, nullptr, false, /*exact=*/true); }, [&] { return omega_now(); },
+        [&] { copy_x(false); }, omega_now(), options_.componentwise_threshold, res_.tolerance,
+        options_.max_iterations, res_.iterations, res_.componentwise_steps, res_.backward_error, res_.converged);
+  }
+
+  /// fp64 fallback: cuSOLVER potrf + potrs on a copy of A.
+  void fallback_fp64() {
+    const std::size_t nn = nn_;
+    res_.used_fp64_fallback = true;
+    int lwork = 0;
+    ByteBuffer a64 = checked_buffer(align_up(sizeof(double) * nn * nn) + 256,
+                                    what_ + " fp64 fallback (n = " + std::to_string(n_) + ")");
+    double* af = DeviceSpan{a64.data()}.as<double>();
+    int* dinfo = DeviceSpan{a64.data()}.as<int>(align_up(sizeof(double) * nn * nn));
+    GF_CUDA_TRY(cudaMemcpy2DAsync(af, sizeof(double) * nn, a_, sizeof(double) * lda_, sizeof(double) * nn, nn,
+                                  cudaMemcpyDeviceToDevice, s_));
+    GF_CUSOLVER_TRY(cusolverDnDpotrf_bufferSize(ctx_.solver, CUBLAS_FILL_MODE_LOWER, int(n_), af, int(n_), &lwork));
+    auto* work = static_cast<double*>(ctx_.workspace(sizeof(double) * std::max(lwork, 1), what_ + " fp64 fallback"));
+    GF_CUSOLVER_TRY(cusolverDnDpotrf(ctx_.solver, CUBLAS_FILL_MODE_LOWER, int(n_), af, int(n_), work, lwork, dinfo));
+    int info = 0;
+    GF_CUDA_TRY(cudaMemcpyAsync(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost, s_));
+    GF_CUDA_TRY(cudaStreamSynchronize(s_));
+    res_.status = CholeskyStatus{};
+    res_.status.info = info;
+    if (info != 0) return;
+    GF_CUDA_TRY(cudaMemcpy2DAsync(x_, sizeof(double) * ldx_, b_, sizeof(double) * ldb_, sizeof(double) * nn, nr_,
+                                  cudaMemcpyDeviceToDevice, s_));
+    GF_CUSOLVER_TRY(cusolverDnDpotrs(ctx_.solver, CUBLAS_FILL_MODE_LOWER, int(n_), int(nrhs_), af, int(n_), x_,
+                                     int(ldx_), dinfo));
+    const double eta = residual_and_eta(NAN, nullptr, false);
+    if (!std::isfinite(eta)) res_.status.non_finite = true;
+    res_.backward_error.push_back(eta);
+    unscale_x();
+  }
+
+  const std::string what_ = "GpuCholesky::solve_mixed";
+  GpuCholesky::Impl& ctx_;
+  const cudaStream_t s_;
+  const double* const a_;
+  const std::int64_t n_, lda_;
+  const double* b_;  // b·2^k (bs_) after demote_and_norms
+  std::int64_t ldb_;
+  const std::int64_t nrhs_;
+  double* const x_;
+  const std::int64_t ldx_;
+  const MixedSolveOptions& options_;
+  MixedSolveResult& res_;
+  const std::size_t nn_, nr_;
+  const std::int64_t ldas_;   // the fp32 copy's leading dimension
+  const std::size_t parts_;   // ‖A‖∞'s partial sums per row
+  const bool fast_;           // one right-hand side: our triangular solves, launches gated on the device
+  const std::size_t nblk_;    // the triangular solves' diagonal blocks
+  const bool scaled_;         // FP16 modes: A demoted as S·A·S, vectors as S·r
+  const bool tiled_;
+  const bool may_escalate_;   // one product (1×TF32, 1×FP16) escalates to three (3×TF32, 3×FP16)
+  const Fp32Mode escalated_mode_;
+  const int gmres_m_;         // GMRES-IR's Krylov dimension
+
+  // the workspace's pieces (allocate())
+  float *as_ = nullptr, *xs_ = nullptr, *inv_ = nullptr;
+  double *r_ = nullptr, *vec_ = nullptr, *rowpart_ = nullptr, *colpart_ = nullptr, *symv_work_ = nullptr,
+         *wscratch_ = nullptr, *bs_ = nullptr;
+  RefineScalars* sc_ = nullptr;
+  unsigned* tickets_ = nullptr;
+  unsigned long long *pub_ = nullptr, *band_masks_ = nullptr;
+  int *exps_ = nullptr, *cexps_ = nullptr, *cmax_ = nullptr, *bexp_ = nullptr;
+  RefineScalars* hsc_ = nullptr;  // page-locked
+  DeviceStatus* hst_ = nullptr;   // page-locked: the factor's status words
+  ::gemflow::cuda::Event copied_;  // the scalars are on the host
+
+  // the host's copies of the norms
+  std::vector<double> bmax_, rmax_, xmax_;
+  double anorm_ = 0.0;
+  int n_overflow_ = 0;
+
+  ByteBuffer abs_buf_;  // omega_setup()
+  double* abs_work_ = nullptr;
+  double omega_sc_ = 1.0;
+  bool spec_ran_ = false, wmax_exact_ = false;  // residual_and_eta()
+  ByteBuffer krylov_;                           // gmres_step()
+  const std::function<void(const double*, double*)> solve32_col_fn_;
+
+  bool first_done_ = false;  // x and r hold the first step's iterate and residual, eta0_ its η
+  double eta0_ = 0.0;
+  int stage_steps_ = 0;      // solves with the current factor (or GMRES-IR steps)
+  bool gmres_ = false;       // the GMRES-IR stage
+};
+}  // namespace detail
 
 MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
                                           std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,
@@ -357,524 +977,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
       options.factor_panel == PanelAlgo::library)
     throw std::invalid_argument(what + ": factor_mode " + fp32_mode_name(options.factor_mode) +
                                 " needs factor_algo = lookahead with tensor-core panels, not library panels");
-  auto& ctx = *impl_;
-  const cudaStream_t s = ctx.stream;
-  const std::size_t nn = static_cast<std::size_t>(n), nr = static_cast<std::size_t>(nrhs);
-  // the fp32 copy's leading dimension, a multiple of 4: the transposed triangular solve reads its
-  // columns 16 bytes at a time
-  const std::int64_t ldas = (n + 3) / 4 * 4;
-  const std::size_t as_b = align_up(sizeof(float) * std::size_t(ldas) * nn), xs_b = align_up(sizeof(float) * nn * nr),
-                    r_b = align_up(sizeof(double) * nn * nr), v_b = align_up(sizeof(double) * std::max(nn, 2 * nr));
-  const std::size_t parts = (nn + kNormTile - 1) / kNormTile, p_b = align_up(sizeof(double) * parts * nn);
-  // one right-hand side: our triangular solves (inverted diagonal blocks, tickets, tagged values)
-  // and launches gated on the device (RefineScalars)
-  const bool fast = nrhs == 1;
-  const std::size_t nblk = (nn + kTrsvB - 1) / kTrsvB;
-  const std::size_t inv_b = fast ? align_up(sizeof(float) * 2 * nblk * kTrsvB * kTrsvB) : 0,
-                    flag_b = fast ? align_up(sizeof(unsigned) * 2) + align_up(sizeof(unsigned long long) * nn) : 0;
-  // FP16 modes: the equilibration exponents (A is demoted as S·A·S, vectors as S·r)
-  const bool scaled = is_fp16_mode(options.factor_mode);
-  const std::size_t e_b = scaled ? align_up(sizeof(int) * nn) : 0;
-  const std::size_t sym_b = align_up(sizeof(double) * std::size_t(symv_workspace_doubles(n)));
-  const std::size_t w_b = align_up(sizeof(double) * nn);  // the residual of ω's own SYMV pass
-  const std::size_t ce_b = align_up(sizeof(int) * nr);  // the demoted columns' exponents
-  // the componentwise steps' bands: each column's largest exponent and its bands' mask
-  const std::size_t band_b = align_up(sizeof(int) * nr) + align_up(sizeof(unsigned long long) * nr);
-  // b scaled by 2^k per column (tiny_column_exponent_kernel), and k
-  const std::size_t bs_b = align_up(sizeof(double) * nn * nr) + align_up(sizeof(int) * nr);
-  const DeviceSpan buf{ctx.solve_workspace(
-      as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b + w_b + band_b + bs_b,
-      what + " (n = " + std::to_string(n) + ")")};
-  float* as = buf.as<float>();
-  float* xs = buf.as<float>(as_b);
-  double* r = buf.as<double>(as_b + xs_b);
-  double* vec = buf.as<double>(as_b + xs_b + r_b);
-  auto* sc = buf.as<RefineScalars>(as_b + xs_b + r_b + v_b);
-  double* rowpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256);
-  double* colpart = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + p_b);
-  float* inv = buf.as<float>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b);
-  auto* tickets = buf.as<unsigned>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b);
-  auto* pub = buf.as<unsigned long long>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b +
-                                         align_up(sizeof(unsigned) * 2));  // tagged values
-  int* exps = scaled ? buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b) : nullptr;
-  double* symv_work = buf.as<double>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b);
-  int* cexps = buf.as<int>(as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b);
-  const std::size_t band_at = as_b + xs_b + r_b + v_b + 256 + 2 * p_b + inv_b + flag_b + e_b + sym_b + ce_b;
-  double* wscratch = buf.as<double>(band_at);
-  int* cmax = buf.as<int>(band_at + w_b);
-  auto* band_masks = buf.as<unsigned long long>(band_at + w_b + align_up(sizeof(int) * nr));
-  double* bs = buf.as<double>(band_at + w_b + band_b);
-  int* bexp = buf.as<int>(band_at + w_b + band_b + align_up(sizeof(double) * nn * nr));
-  static_assert(sizeof(RefineScalars) <= 256 && sizeof(RefineScalars) % 8 == 0);
-  auto* hsc = static_cast<RefineScalars*>(ctx.host_pinned(sizeof(RefineScalars) + sizeof(DeviceStatus)));
-  auto* hst = reinterpret_cast<DeviceStatus*>(hsc + 1);  // the factor's status words
-  ::gemflow::cuda::Event copied;                               // the scalars are on the host
-
-  // fp32 copy of A and ‖A‖∞ in one pass, then ‖b_j‖∞
-  GF_CUDA_TRY(cudaMemsetAsync(sc, 0, sizeof(RefineScalars), s));
-  if (scaled) {
-    equilibrate_exponents_kernel<double><<<unsigned((n + 255) / 256), 256, 0, s>>>(a, lda, n, exps);
-    GF_CUDA_CHECK_LAUNCH();
-  }
-  const auto demote_a = [&]() {
-    demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(kNormTile, 2), 0, s>>>(
-        a, lda, n, as, ldas, exps, &sc->overflow, rowpart, colpart);
-    GF_CUDA_CHECK_LAUNCH();
-  };
-  demote_a();
-  sum_parts_kernel<<<unsigned((n + kSumPartsK - 1) / kSumPartsK), kSumPartsK * kSumPartsSegs, 0, s>>>(
-      rowpart, colpart, n, std::int64_t(parts), vec);
-  GF_CUDA_CHECK_LAUNCH();
-  colmax(vec, n, n, 1, &sc->anorm, s);                    // ‖A‖∞: the largest row sum
-  colmax(b, ldb, n, nrhs, fast ? &sc->bmax : vec, s);  // ‖b_j‖∞
-  // from here on the refinement and the fallback solve b·2^k (tiny columns), x is unscaled on return
-  tiny_column_exponent_kernel<<<unsigned((nrhs + 127) / 128), 128, 0, s>>>(fast ? &sc->bmax : vec, nrhs, bexp);
-  GF_CUDA_CHECK_LAUNCH();
-  scale_columns_kernel<<<grid2(n, nrhs), 256, 0, s>>>(b, ldb, bs, n, n, nrhs, bexp, 1);
-  GF_CUDA_CHECK_LAUNCH();
-  b = bs;
-  ldb = n;
-  const auto unscale_x = [&]() {
-    scale_columns_kernel<<<grid2(n, nrhs), 256, 0, s>>>(x, ldx, x, ldx, n, nrhs, bexp, -1);
-    GF_CUDA_CHECK_LAUNCH();
-    GF_CUDA_TRY(cudaStreamSynchronize(s));
-  };
-  GF_CHOL_TRACE(s, "demote, norms", 0);
-  std::vector<double> bmax(nr), rmax(nr), xmax(nr);
-  double anorm = 0.0;
-  int n_overflow = 0;
-
-  // fp32 factor of the fp32 copy `as` (overwritten), in `mode`; false when it is not SPD there.
-  // `async`: only enqueued, the status left on the device (false returned).
-  const auto factor32 = [&](Fp32Mode mode, bool async) {
-    CholeskyOptions fo;
-    // the tiled kernel has one product only: an escalation to 3×FP16 takes the lookahead
-    fo.algo = tiled && mode == Fp32Mode::fp16x3 ? CholeskyAlgo::lookahead : options.factor_algo;
-    fo.fp32_mode = mode;
-    fo.panel = options.factor_panel;
-    res.factor_mode = mode;
-    if (async) {
-      factor_enqueue<float>(ctx, as, n, ldas, fo, /*equilibrated=*/scaled, /*scan=*/false);
-      GF_CHOL_TRACE(s, "fp32 factor", 0);
-      return false;
-    }
-    res.fp32_status = factor_impl<float>(ctx, as, n, ldas, fo, /*equilibrated=*/scaled, /*scan=*/false);
-    GF_CHOL_TRACE(s, "fp32 factor", 0);
-    return res.fp32_status.ok();
-  };
-  // the inverted diagonal blocks of the triangular solves (gate: see refine_gate_kernel)
-  const auto invert_blocks = [&](const unsigned* gate) {
-    if (!fast) return;
-    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
-    trsv_invert_diag_kernel<<<unsigned(nblk), kTrsvB, trsv_invert_smem_bytes(), s>>>(as, ldas, n, inv, gate);
-    GF_CUDA_CHECK_LAUNCH();
-    GF_CHOL_TRACE(s, "inverted blocks", 0);
-  };
-  // one product (1×TF32, 1×FP16) escalates to three (3×TF32, 3×FP16)
-  const bool may_escalate =
-      options.escalate && (options.factor_mode == Fp32Mode::tf32 || options.factor_mode == Fp32Mode::fp16);
-  const Fp32Mode escalated_mode = options.factor_mode == Fp32Mode::fp16 ? Fp32Mode::fp16x3 : Fp32Mode::tf32x3;
-  const auto escalate_factor = [&]() {  // a three-product factor of A in place of the one-product one
-    res.escalated = true;
-    const int step = static_cast<int>(res.backward_error.size());
-    demote_a();
-    const bool ok = factor32(escalated_mode, false);
-    if (ok) res.escalation_step = step;
-    return ok;
-  };
-
-  // L y = v, Lᵀ d = y in place in xs (one right-hand side: trsv_kernels.cuh)
-  const auto trsv_pair = [&](const unsigned* gate) {
-    GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
-    GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * nn, s));  // no word tagged 1 or 2
-    trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(as, ldas, n, inv, xs, tickets,
-                                                                                      pub, 1u, gate);
-    GF_CUDA_CHECK_LAUNCH();
-    trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(as, ldas, n, inv, xs, tickets + 1,
-                                                                                    pub, 2u, gate);
-    GF_CUDA_CHECK_LAUNCH();
-  };
-  if (fast) {
-    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<false>, trsv_smem_bytes(false)));
-    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_kernel<true>, trsv_smem_bytes(true)));
-  }
-  // L·Lᵀ·d = xs in place for the first `cols` columns of xs: one right-hand side, our solves; more,
-  // cuBLAS STRSM
-  const auto fp32_solve = [&](std::int64_t cols, const unsigned* gate) {
-    if (fast) {
-      trsv_pair(gate);
-      return;
-    }
-    const float one = 1.0f;
-    GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                              int(n), int(cols), &one, as, int(ldas), xs, int(n)));
-    GF_CUBLAS_TRY(cublasStrsm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
-                              int(n), int(cols), &one, as, int(ldas), xs, int(n)));
-  };
-  // xs = fp32(S·v scaled by a power of two per column), then the solve: the start of a
-  // refinement step, for the correction of v (cexps keep the columns' scales for add_promoted)
-  const auto demote = [&](const double* v, std::int64_t ldv, std::int64_t cols, const unsigned* gate) {
-    column_exponent_kernel<<<unsigned(std::min<std::int64_t>(cols, 65535)), kColExpThreads, 0, s>>>(
-        v, ldv, n, cols, exps, scaled ? nullptr : &sc->anorm, cexps, gate);
-    GF_CUDA_CHECK_LAUNCH();
-    demote_kernel<<<grid2(n, cols), 256, 0, s>>>(v, ldv, n, cols, xs, exps, cexps, gate);
-    GF_CUDA_CHECK_LAUNCH();
-  };
-  // x += the fp32 solve of A d = r by exponent bands of each column of S·r (kSolveBandBits), one
-  // solve per band present in some column, so that no entry flushes to 0 (the componentwise steps)
-  const auto banded_step = [&]() {
-    column_exponent_kernel<<<unsigned(std::min<std::int64_t>(nrhs, 65535)), kColExpThreads, 0, s>>>(
-        r, n, n, nrhs, exps, scaled ? nullptr : &sc->anorm, cexps, nullptr, cmax, band_masks);
-    GF_CUDA_CHECK_LAUNCH();
-    std::vector<unsigned long long> masks(nr);
-    GF_CUDA_TRY(cudaMemcpyAsync(masks.data(), band_masks, sizeof(unsigned long long) * nr, cudaMemcpyDeviceToHost, s));
-    GF_CUDA_TRY(cudaStreamSynchronize(s));
-    unsigned long long any = 0;
-    for (const auto m_ : masks) any |= m_;
-    const std::int64_t count = n * nrhs;
-    for (int band = 0; band < 64; ++band) {
-      if (!(any >> band & 1)) continue;
-      // each band peaks near 2^t (column_exponent_kernel); where its correction overflows fp32 (the
-      // modes without equilibration: A = diag(1e30, 1e-30), t = 49, gave 5e44), again 2^64 lower
-      for (int lower = 0; lower < 4; ++lower) {
-        const int shift = linalg::detail::kSolveBandBits * band - 64 * lower;
-        demote_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, n, nrhs, xs, exps, cexps, nullptr, band, cmax, shift);
-        GF_CUDA_CHECK_LAUNCH();
-        fp32_solve(nrhs, nullptr);
-        GF_CUDA_TRY(cudaMemsetAsync(&sc->band_nonfinite, 0, sizeof(unsigned), s));
-        nonfinite_kernel<<<unsigned(std::clamp<std::int64_t>((count + 255) / 256, 1, 1024)), 256, 0, s>>>(
-            xs, count, &sc->band_nonfinite);
-        GF_CUDA_CHECK_LAUNCH();
-        GF_CUDA_TRY(cudaMemcpyAsync(&hsc->band_nonfinite, &sc->band_nonfinite, sizeof(unsigned),
-                                    cudaMemcpyDeviceToHost, s));
-        GF_CUDA_TRY(cudaStreamSynchronize(s));
-        if (hsc->band_nonfinite) continue;
-        add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps, cexps, /*set=*/false, nullptr,
-                                                          shift);
-        GF_CUDA_CHECK_LAUNCH();
-        break;
-      }
-    }
-  };
-  const auto solve_step = [&](const double* v, std::int64_t ldv, const unsigned* gate) {
-    demote(v, ldv, nrhs, gate);
-    GF_CHOL_TRACE(s, "start of step", 0);
-    fp32_solve(nrhs, gate);
-    GF_CHOL_TRACE(s, "solve pair", 0);
-  };
-
-  // The exact ω's |A|·|x| partials (allocated on first use: most solves need only the bound) and
-  // its scale 2^−s, so that |A|·|x| + |b| stays within double (symv_lower), from ‖A‖∞ and the last
-  // known ‖x‖∞ and ‖b‖∞ (x changes little once η has converged).
-  ByteBuffer abs_buf;
-  double* abs_work = nullptr;
-  double omega_sc = 1.0;
-  const auto omega_setup = [&]() {
-    if (abs_buf.empty()) {
-      abs_buf = checked_buffer(sizeof(double) * std::size_t(symv_abs_workspace_doubles(n)),
-                                               what + " |A|·|x| partials");
-      abs_work = DeviceSpan{abs_buf.data()}.as<double>();
-    }
-    int e = INT_MIN;
-    for (std::size_t j = 0; j < nr; ++j) {
-      if (anorm > 0 && xmax[j] > 0 && std::isfinite(xmax[j])) e = std::max(e, std::ilogb(anorm) + std::ilogb(xmax[j]));
-      if (bmax[j] > 0 && std::isfinite(bmax[j])) e = std::max(e, std::ilogb(bmax[j]));
-    }
-    omega_sc = e > 1016 ? std::ldexp(1.0, 1016 - e) : 1.0;
-  };
-
-  // r = b − A x and η = max_j ‖r_j‖∞ / (‖A‖∞‖x_j‖∞ + ‖b_j‖∞), waited for on the host. One
-  // right-hand side: the norms come from the SYMV, one copy of page-locked scalars brings them
-  // back, and when `thresh` is not NaN the next step's solve (refine_gate_kernel) is launched
-  // before the host waits, so that its kernels run while the host decides; spec_ran says whether
-  // it ran. gate: the residual's own; after_first: this is the first step, launched behind the
-  // factor (its status words come back too). One right-hand side: the SYMV also gives ω's bound ω̂
-  // (symv_kernels.cuh), or ω itself with `exact` (wmax_exact).
-  bool spec_ran = false, wmax_exact = false;
-  const auto residual_and_eta = [&](double thresh, const unsigned* gate, bool after_first,
-                                    bool exact = false) -> double {
-    spec_ran = false;
-    if (fast) {
-      GF_CUDA_TRY(cudaMemsetAsync(&sc->rmax, 0, 3 * sizeof(unsigned long long), s));
-      if (exact) omega_setup();
-      symv_lower(a, lda, n, x, b, r, symv_work, s, &sc->rmax, gate, exact ? SymvOmega::exact : SymvOmega::bound,
-                 abs_work, omega_sc);
-      wmax_exact = exact;
-      GF_CUDA_CHECK_LAUNCH();
-      GF_CHOL_TRACE(s, "symv", 0);
-      const bool spec = !std::isnan(thresh);
-      if (spec) {
-        refine_gate_kernel<<<1, 1, 0, s>>>(ctx.status.data(), sc, false, after_first, res.tolerance, thresh);
-        GF_CUDA_CHECK_LAUNCH();
-      }
-      GF_CUDA_TRY(cudaMemcpyAsync(hsc, sc, sizeof(RefineScalars), cudaMemcpyDeviceToHost, s));
-      if (after_first)  // the factor's status words, read with the first step's results
-        GF_CUDA_TRY(cudaMemcpyAsync(hst, ctx.status.data(), sizeof(DeviceStatus), cudaMemcpyDeviceToHost, s));
-      GF_CUDA_TRY(cudaEventRecord(copied.get(), s));
-      if (spec) solve_step(r, n, &sc->skip[1]);
-      GF_CUDA_TRY(cudaEventSynchronize(copied.get()));
-      GF_CHOL_TRACE(s, "eta, sync", 0);
-      spec_ran = spec && hsc->skip[1] == 0;
-      rmax[0] = __builtin_bit_cast(double, hsc->rmax);
-      xmax[0] = __builtin_bit_cast(double, hsc->xmax);
-      anorm = hsc->anorm;  // the same every step; on the host from the first step's copy on
-      bmax[0] = hsc->bmax;
-    } else {
-      GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
-                                    cudaMemcpyDeviceToDevice, s));
-      const double minus_one = -1.0, one = 1.0;
-      GF_CUBLAS_TRY(cublasDsymm(ctx.blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), &minus_one, a,
-                                int(lda), x, int(ldx), &one, r, int(n)));
-      colmax(r, n, n, nrhs, vec, s);
-      colmax(x, ldx, n, nrhs, vec + nrhs, s);
-      GF_CUDA_TRY(cudaMemcpyAsync(rmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
-      GF_CUDA_TRY(cudaMemcpyAsync(xmax.data(), vec + nrhs, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
-      GF_CUDA_TRY(cudaStreamSynchronize(s));
-      GF_CHOL_TRACE(s, "eta, sync", 0);
-    }
-    double eta = 0.0;
-    for (std::size_t j = 0; j < nr; ++j) {
-      // an overflowed fp32 solve (x not finite) is not converged, whatever r/∞ would say
-      const double e = backward_error_of(rmax[j], xmax[j], anorm, bmax[j]);
-      eta = (e != e || e > eta) ? e : eta;
-    }
-    return eta;
-  };
-
-  // ω = max_j max_i |r_j|_i / (|A|·|x_j| + |b_j|)_i of the current x (normwise.hpp): from the last
-  // residual's SYMV when it was exact, else one SYMV pass per column (its r into scratch).
-  const auto omega_now = [&]() -> double {
-    if (!(fast && wmax_exact)) {
-      omega_setup();
-      GF_CUDA_TRY(cudaMemsetAsync(&sc->rmax, 0, 3 * sizeof(unsigned long long), s));
-      for (std::int64_t c = 0; c < nrhs; ++c)
-        symv_lower(a, lda, n, x + c * ldx, b + c * ldb, wscratch, symv_work, s, &sc->rmax, nullptr,
-                   SymvOmega::exact, abs_work, omega_sc);
-      GF_CUDA_CHECK_LAUNCH();
-      GF_CUDA_TRY(cudaMemcpyAsync(&hsc->wmax, &sc->wmax, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-      GF_CUDA_TRY(cudaStreamSynchronize(s));
-    }
-    return __builtin_bit_cast(double, hsc->wmax);
-  };
-
-  // M⁻¹ with the fp32 factor, one column: z = S·(S·A·S)⁻¹·S·v (xs's first column as scratch)
-  const std::function<void(const double*, double*)> solve32_col = [&](const double* v, double* z) {
-    demote(v, n, 1, nullptr);
-    fp32_solve(1, nullptr);
-    add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, z, n, exps, cexps, /*set=*/true, nullptr);
-    GF_CUDA_CHECK_LAUNCH();
-  };
-
-  // GMRES-IR (gmres_ir.hpp): x_c += FGMRES solution of A d = r_c for every column, Krylov
-  // vectors V (n × (m+1)) and Z = M⁻¹V (n × m) in fp64, allocated on first use
-  ByteBuffer krylov;
-  const int m = static_cast<int>(std::min<std::int64_t>(linalg::detail::kGmresIterations, n));
-  const auto gmres_step = [&]() {
-    const std::size_t vz_b = align_up(sizeof(double) * nn * std::size_t(2 * m + 2));
-    if (krylov.empty()) krylov = checked_buffer(vz_b + sizeof(double) * 2 * (m + 1), what + " GMRES-IR vectors");
-    double* V = DeviceSpan{krylov.data()}.as<double>();
-    double* Z = V + nn * std::size_t(m + 1);
-    double* w = Z + nn * std::size_t(m);
-    double* hd = DeviceSpan{krylov.data()}.as<double>(vz_b);
-    std::vector<double> h2(2 * std::size_t(m + 1));
-    for (std::int64_t c = 0; c < nrhs; ++c) {
-      DeviceFgmres ops{ctx.blas, s, a, lda, n, m, r + c * nn, x + c * ldx, V, Z, w, hd, symv_work, h2, solve32_col};
-      res.gmres_iterations += linalg::detail::fgmres(ops, m, linalg::detail::kGmresRelTol);
-    }
-  };
-
-  int stage_steps = 0;  // solves with the current factor (or GMRES-IR steps)
-  bool gmres = false;   // the GMRES-IR stage
-  // The threshold under which η makes the next step a plain solve with this factor (the loop's
-  // tests below: above the tolerance, finite, not stalled, not too slow for GMRES-IR), for the
-  // step `it` and stage_after = stage_steps after it; NaN when the next step is never one (the
-  // iteration limit, an escalation or GMRES-IR due anyway).
-  const auto next_plain_threshold = [&](int it, int stage_after) -> double {
-    if (!fast || gmres || it >= options.max_iterations) return NAN;
-    const bool final_factor = !may_escalate || res.factor_mode != options.factor_mode;
-    if (!final_factor && stage_after > MixedSolveOptions::kEscalateSteps) return NAN;
-    const double prev = res.backward_error.empty() ? INFINITY : res.backward_error.back();
-    double thresh = stage_after > 1 ? prev : INFINITY;
-    if (options.gmres && final_factor) {
-      if (stage_after > linalg::detail::kIrStepsBeforeGmres) return NAN;
-      if (stage_after > 1) thresh = 0.5 * prev;
-    }
-    return thresh;
-  };
-
-  // The fp32 factor goes right behind the demotion, before ‖A‖∞ and the overflow count reach the
-  // host. A NaN or Inf in A (its lower triangle) makes ‖A‖∞ non-finite, and an entry beyond fp32
-  // overflows the copy: the fp32 result is then discarded, with no escalation (the fp32 factor is
-  // not scanned), and the fp64 fallback reports it. One right-hand side: the first step (x = the
-  // first iterate, its residual and η) and the next step's solve are launched behind the factor,
-  // gated on the device by the same test, and the host waits once, for all of it.
-  const Fp32Mode mode_before = res.factor_mode;
-  bool fp32_ok = false;
-  bool first_done = false;  // x and r hold the first step's iterate and residual, eta0 its η
-  double eta0 = 0.0;
-  if (fast) {
-    factor32(options.factor_mode, true);
-    refine_gate_kernel<<<1, 1, 0, s>>>(ctx.status.data(), sc, true, false, 0.0, 0.0);
-    GF_CUDA_CHECK_LAUNCH();
-    const unsigned* gate = &sc->skip[0];
-    invert_blocks(gate);
-    solve_step(b, ldb, gate);
-    add_promoted_kernel<<<grid2(n, 1), 256, 0, s>>>(xs, n, 1, x, ldx, exps, cexps, /*set=*/true, gate);
-    GF_CUDA_CHECK_LAUNCH();
-    eta0 = residual_and_eta(next_plain_threshold(0, 1), gate, true);
-    res.fp32_status = status_of(*hst);
-    fp32_ok = res.fp32_status.ok();
-    n_overflow = hsc->overflow;
-    first_done = fp32_ok && hsc->skip[0] == 0 && n_overflow == 0 && std::isfinite(anorm);
-  } else {
-    fp32_ok = factor32(options.factor_mode, false);
-    GF_CUDA_TRY(cudaMemcpyAsync(&n_overflow, &sc->overflow, sizeof(int), cudaMemcpyDeviceToHost, s));
-    GF_CUDA_TRY(cudaMemcpyAsync(&anorm, &sc->anorm, sizeof(double), cudaMemcpyDeviceToHost, s));
-    GF_CUDA_TRY(cudaMemcpyAsync(bmax.data(), vec, sizeof(double) * nr, cudaMemcpyDeviceToHost, s));
-    GF_CUDA_TRY(cudaStreamSynchronize(s));
-  }
-  if (n_overflow != 0 || !std::isfinite(anorm)) {
-    fp32_ok = false;
-    res.fp32_status = CholeskyStatus{};
-    res.fp32_status.non_finite = !std::isfinite(anorm);
-    res.factor_mode = mode_before;
-  } else if (!fp32_ok && may_escalate) {
-    fp32_ok = escalate_factor();
-  }
-
-  if (fp32_ok) {
-    if (!first_done) {  // x = 0, r = b; the inverted blocks of this factor
-      invert_blocks(nullptr);
-      GF_CUDA_TRY(cudaMemset2DAsync(x, sizeof(double) * ldx, 0, sizeof(double) * nn, nr, s));
-      GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
-                                    cudaMemcpyDeviceToDevice, s));
-    }
-    // then x += solve32(r), r = b − A x until η ≤ tol
-    bool solved = first_done && spec_ran;  // xs holds the correction of the current r (speculative)
-    for (int it = 0;; ++it) {
-      const bool have = solved;
-      solved = false;
-      double eta = 0.0;
-      if (it == 0 && first_done) {
-        eta = eta0;
-      } else {
-        if (gmres) {
-          gmres_step();
-          ++res.gmres_steps;
-        } else {
-          if (!have) solve_step(r, n, nullptr);
-          add_promoted_kernel<<<grid2(n, nrhs), 256, 0, s>>>(xs, n, nrhs, x, ldx, exps, cexps, /*set=*/false,
-                                                            nullptr);
-          GF_CUDA_CHECK_LAUNCH();
-        }
-        eta = residual_and_eta(next_plain_threshold(it, stage_steps + 1), nullptr, false);
-      }
-      const double prev = res.backward_error.empty() ? INFINITY : res.backward_error.back();
-      res.backward_error.push_back(eta);
-      res.iterations = it;
-      ++stage_steps;
-      if (eta <= res.tolerance) {
-        res.converged = true;
-        break;
-      }
-      // stop (or escalate) on a non-finite iterate (η = ∞ for an overflowed x, NaN), on no
-      // progress, or at the iteration limit
-      const bool bad = !std::isfinite(eta);
-      const bool stalled = bad || (stage_steps > 1 && !(eta < prev));
-      if (it >= options.max_iterations) break;
-      if (res.factor_mode == options.factor_mode && may_escalate &&
-          (stalled || stage_steps > MixedSolveOptions::kEscalateSteps)) {
-        if (!escalate_factor()) break;
-        invert_blocks(nullptr);
-        if (bad) {  // restart from x = 0 rather than from a non-finite iterate
-          GF_CUDA_TRY(cudaMemset2DAsync(x, sizeof(double) * ldx, 0, sizeof(double) * nn, nr, s));
-          GF_CUDA_TRY(cudaMemcpy2DAsync(r, sizeof(double) * nn, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
-                                        cudaMemcpyDeviceToDevice, s));
-        }
-        stage_steps = 0;
-        continue;
-      }
-      if (bad || (gmres && !(eta < prev))) break;
-      const bool final_factor = !may_escalate || res.factor_mode != options.factor_mode;
-      if (!gmres && options.gmres && final_factor && linalg::detail::refinement_too_slow(stage_steps, eta, prev)) {
-        gmres = true;
-        stage_steps = 0;
-        continue;
-      }
-      if (stalled) break;
-      solved = spec_ran;  // a plain next step: its solve may already have run
-    }
-    // η converged: above MixedSolveOptions::componentwise_threshold, banded steps while they lower ω
-    // toward the tolerance, each undone when it does not. ω itself only when its bound ω̂ (the last
-    // residual's SYMV; more right-hand sides: omega_bound_kernel) exceeds the threshold. (The last residual's gated next
-    // step, if queued, was skipped: η ≤ tol.)
-    // ω ≤ 1 always: a threshold ≥ 1 needs neither ω nor its bound
-    const bool wanted = res.converged && options.componentwise_threshold < 1.0;
-    double bound = 0.0;
-    if (wanted && fast) {
-      bound = __builtin_bit_cast(double, hsc->wmax);  // the last residual's SYMV
-    } else if (wanted) {  // from the last residual (cublasDsymm), b and x, entry by entry
-      GF_CUDA_TRY(cudaMemsetAsync(&sc->wmax, 0, sizeof(unsigned long long), s));
-      omega_bound_kernel<<<grid2(n, nrhs), 256, 0, s>>>(r, n, b, ldb, x, ldx, a, lda, n, nrhs, &sc->wmax);
-      GF_CUDA_CHECK_LAUNCH();
-      GF_CUDA_TRY(cudaMemcpyAsync(&hsc->wmax, &sc->wmax, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-      GF_CUDA_TRY(cudaStreamSynchronize(s));
-      bound = __builtin_bit_cast(double, hsc->wmax);
-    }
-    if (wanted && !(bound <= options.componentwise_threshold)) {
-      ByteBuffer kept;
-      const auto copy_x = [&](bool save) {
-        if (kept.empty()) kept = checked_buffer(sizeof(double) * nn * nr, what + " componentwise steps");
-        double* xk = DeviceSpan{kept.data()}.as<double>();
-        GF_CUDA_TRY(cudaMemcpy2DAsync(save ? xk : x, sizeof(double) * (save ? nn : std::size_t(ldx)), save ? x : xk,
-                                      sizeof(double) * (save ? std::size_t(ldx) : nn), sizeof(double) * nn, nr,
-                                      cudaMemcpyDeviceToDevice, s));
-      };
-      // ω still above the threshold and the tolerance after the steps (the budget spent, stalled
-      // steps, or ω = ∞): not converged, the fp64 fallback (as the CPU)
-      res.componentwise_backward_error = linalg::detail::componentwise_steps(
-          [&] { copy_x(true); }, banded_step, [&] { return residual_and_eta(NAN, nullptr, false, /*exact=*/true); },
-          omega_now, [&] { copy_x(false); }, omega_now(), options.componentwise_threshold, res.tolerance,
-          options.max_iterations, res.iterations, res.componentwise_steps, res.backward_error, res.converged);
-    }
-    // the last residual may have queued a next step's solve (gated off on the device when not
-    // wanted): the stream is idle again when this returns, and the workspace may be freed
-    GF_CUDA_TRY(cudaStreamSynchronize(s));
-  }
-  res.status = res.fp32_status;
-  // the fp32 factor is not scanned: a non-finite factor shows as a non-finite last iterate
-  if (!res.converged && !res.backward_error.empty() && !std::isfinite(res.backward_error.back()))
-    res.status.non_finite = true;
-  if (res.converged || !options.fallback_fp64) {
-    unscale_x();
-    return res;
-  }
-
-  // fp64 fallback: cuSOLVER potrf + potrs on a copy of A
-  res.used_fp64_fallback = true;
-  int lwork = 0;
-  ByteBuffer a64 =
-      checked_buffer(align_up(sizeof(double) * nn * nn) + 256, what + " fp64 fallback (n = " + std::to_string(n) + ")");
-  double* af = DeviceSpan{a64.data()}.as<double>();
-  int* dinfo = DeviceSpan{a64.data()}.as<int>(align_up(sizeof(double) * nn * nn));
-  GF_CUDA_TRY(cudaMemcpy2DAsync(af, sizeof(double) * nn, a, sizeof(double) * lda, sizeof(double) * nn, nn,
-                                cudaMemcpyDeviceToDevice, s));
-  GF_CUSOLVER_TRY(cusolverDnDpotrf_bufferSize(ctx.solver, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), &lwork));
-  auto* work = static_cast<double*>(ctx.workspace(sizeof(double) * std::max(lwork, 1), what + " fp64 fallback"));
-  GF_CUSOLVER_TRY(cusolverDnDpotrf(ctx.solver, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), work, lwork, dinfo));
-  int info = 0;
-  GF_CUDA_TRY(cudaMemcpyAsync(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost, s));
-  GF_CUDA_TRY(cudaStreamSynchronize(s));
-  res.status = CholeskyStatus{};
-  res.status.info = info;
-  if (info != 0) return res;
-  GF_CUDA_TRY(cudaMemcpy2DAsync(x, sizeof(double) * ldx, b, sizeof(double) * ldb, sizeof(double) * nn, nr,
-                                cudaMemcpyDeviceToDevice, s));
-  GF_CUSOLVER_TRY(cusolverDnDpotrs(ctx.solver, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), af, int(n), x, int(ldx), dinfo));
-  const double eta = residual_and_eta(NAN, nullptr, false);
-  if (!std::isfinite(eta)) res.status.non_finite = true;
-  res.backward_error.push_back(eta);
-  unscale_x();
+  MixedSolver(*impl_, a, n, lda, b, ldb, nrhs, x, ldx, options, res).run();
   return res;
 }
 

@@ -15,8 +15,8 @@
 // diagonal tiles. CTAs take tasks from one atomic counter in a topological order (tiled_task_order), so
 // every task waits only on tasks taken before it: no deadlock whatever the number of resident
 // CTAs (one CTA included: a regression test). While a diagonal task runs its chain, the other
-// CTA on its SM pauses between update chunks (the factor took 14 µs alone and 18–27 µs beside an
-// update). Measurements and limits: docs/performance.md ("Persistent tiled kernel").
+// CTA on its SM pauses between update chunks (the factor runs slower beside an update).
+// Measurements and limits: docs/performance.md ("Persistent tiled kernel" and the sections after it).
 //
 // Publishing: the CTA's stores, a barrier, then thread 0 fences and sets the flag with a release
 // store (the barrier orders the other threads' stores before it at CTA scope, and the release is
@@ -75,9 +75,8 @@ constexpr int kTileKcLd = kTileKc + 4;      ///< row stride of a chunk in shared
 /// the tile's 64 rows and 4 rows of the next, so the stages keep the conflict-free row stride
 /// kAsyncLd; rows ≥ n arrive as zeros. Three stages of 32 columns (two chunks in flight) over
 /// the buffers of the factor and the sub-diagonal tile, which are used only after the loop.
-/// H200, against the cp.async pipeline of two stages it replaced (same calls, timeline): 6k / 7k
-/// / 8k 2.36 / 3.50 / 5.05 → 2.29 / 3.43 / 5.02 ms (boxes of 16 columns; 32: 8k 0.5% faster);
-/// loop harness 32–35 → 42–48 TF/s.
+/// (Faster than the cp.async pipeline it replaced: docs/performance.md, "Persistent tiled kernel:
+/// the measurements behind its pieces".)
 constexpr int kAsyncKc = 32;
 constexpr int kAsyncStages = 3;
 constexpr int kAsyncLd = kTileNb + 4;
@@ -165,70 +164,124 @@ __device__ __forceinline__ int wait_flag(const int* flag, const int* abort, std:
   }
 }
 
-/// a: the n×n matrix (lower, column-major, lda); tt = ⌈n/64⌉. state: tiled_state_ints(tt) ints,
-/// zero at launch; order: the tiled_task_count(tt) tasks (tile row, column) in a topological order
-/// (tiled_task_order). forms: 2·tt slots of 64 × kTileLd doubles: slot j the factored diagonal tile
-/// j for the solves (inverted 8×8 diagonal tiles, row stride kTileLd), slot tt + j tile (j, j − 1)
-/// with its updates (row-major, stride 64). A failing pivot in column c (0-based, of this matrix)
-/// sets st->info = offset + c + 1 unless it is already set (a trailing matrix of a larger one).
-/// Grid: any number of CTAs of kTileThreads threads, tiled_smem_bytes() dynamic shared memory (at
-/// most two per SM: 128 registers). kAsync: the tensor-copy update pipeline, for T = double with
-/// lda even and a 16-byte aligned; amap is then the tensor map of a (tiled_tensor_map, cholesky.cu),
-/// otherwise unused. kHalf (T = float, 1×FP16): every solved tile is also written, rounded
-/// to fp16 (saturating), into `hl` (tiled_task_count(tt) packed tiles, row-major 64×64, tile index
-/// column-major; rows beyond n zero), and the updates are FP16 products of those copies with fp32
-/// accumulation per K tile, added into the fp64 accumulator (the diagonal task's last update, by
-/// L_{j,j−1} from shared memory, stays fp64) and the diagonal tasks factor their 8×8 tiles in fp32
-/// (factor_invert_tile_fp32). Otherwise hl is unused.
-template <class T, bool kAsync, bool kHalf = false>
-__global__ void __launch_bounds__(kTileThreads, 2)
-    potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
-                       double* forms, DeviceStatus* st, std::int64_t offset, __half* hl,
-                       const __grid_constant__ CUtensorMap amap) {
-  extern __shared__ __align__(128) unsigned char tiled_smem_raw[];  // 128: tensor-copy destinations
-  double* chunk = reinterpret_cast<double*>(tiled_smem_raw);  // [2][2][64 × kTileKcLd]
-  double* ls = reinterpret_cast<double*>(tiled_smem_raw);     // [64 × kTileLd], aliases chunk
-  double* ldiag = ls + kTileNb * kTileLd;                       // kTileSub × 64
-  double* xbuf = ldiag + kTileSub * 64;       // [64 × kTileLd], aliases chunk: A_ij before its solve or factor
-  double* sub = chunk + 2 * 2 * kTileNb * kTileKcLd;  // [64 × kTileLd]: the first tile below, then its L
-  // task, abort word, failing pivots of the factor phases (two slots), flag waits (four slots)
-  int* sint = reinterpret_cast<int*>(tiled_smem_raw + tiled_smem_bytes() - 32);
-  // kAsync: the stages' mbarriers, full (the copies landed) and empty (every warp has read it)
-  unsigned long long* full = reinterpret_cast<unsigned long long*>(sint) - 2 * kAsyncStages;
-  unsigned long long* empty = full + kAsyncStages;
+/// The dynamic shared memory of potrf_tiled_kernel (tiled_smem_bytes() bytes from a 128-byte
+/// aligned base: tensor-copy destinations), by the phase of a task that uses it:
+///  - bytes [0, sub): the update pipeline's buffers while a task accumulates: `chunk`, two
+///    buffers of L_ik and L_jk rows (2 × 2 × 64 × kTileKcLd doubles), or the kHalf stages, or the
+///    kAsync stages (which run on over `sub`: a diagonal task fills it after its updates). After
+///    the updates the same bytes hold `ls` (64 × kTileLd: the tile being factored, or the solve
+///    form of L_jj), `ldiag` (kTileSub × 64: the inverted 8×8 diagonal tiles) and `xbuf`
+///    (64 × kTileLd: A_ij with its updates, before its solve or factor);
+///  - `sub` (64 × kTileLd): the diagonal task's tile (j, j − 1), then its L;
+///  - the kAsync stages' mbarriers: `full` (the copies landed), `empty` (every warp has read it);
+///  - `sint`, the last 32 bytes: eight ints that thread 0 or warp 0 hands to the CTA through a
+///    barrier (TiledSlot).
+struct TiledSmem {
+  double* chunk;
+  double* ls;
+  double* ldiag;
+  double* xbuf;
+  double* sub;
+  int* sint;
+  unsigned long long* full;
+  unsigned long long* empty;
+
+  __device__ __forceinline__ explicit TiledSmem(unsigned char* raw)
+      : chunk(reinterpret_cast<double*>(raw)),
+        ls(reinterpret_cast<double*>(raw)),
+        ldiag(ls + kTileNb * kTileLd),
+        xbuf(ldiag + kTileSub * 64),
+        sub(chunk + 2 * 2 * kTileNb * kTileKcLd),
+        sint(reinterpret_cast<int*>(raw + tiled_smem_bytes() - 32)),
+        full(reinterpret_cast<unsigned long long*>(sint) - 2 * kAsyncStages),
+        empty(full + kAsyncStages) {}
+};
+
+/// The slots of TiledSmem::sint.
+enum TiledSlot : int {
+  kSlotTask = 0,   ///< the task taken from the counter
+  kSlotAbort = 1,  ///< the abort word when it was taken
+  kSlotFail = 2,   ///< two: the failing pivots of the factor phases (factor_block_phases)
+  kSlotOk = 4,     ///< two: the polls for a chunk succeeded (alternating: a slow warp may still read the last)
+  kSlotReady = 6,  ///< the first polls of an update succeeded; the diagonal task's `updated` flag
+  kSlotFlag = 7,   ///< the flag of L_jj (L_{j−1,j−1} on the chain) waited for
+};
+
+/// One CTA of potrf_tiled_kernel: the kernel's arguments, its shared memory (TiledSmem) and the
+/// thread's place in the CTA as members, the stages of a task (the updates of the three pipelines,
+/// the solve, the factor) and the tasks (offdiagonal_task, diagonal_task) as methods. Everything is
+/// inlined into the kernel: the same code as one function, in readable pieces.
+template <class T, bool kAsync, bool kHalf>
+struct TiledCta {
   static_assert(!kAsync || std::is_same_v<T, double>, "the tensor copies are fp64");
   static_assert(!kHalf || (std::is_same_v<T, float> && !kAsync), "fp16 copies of fp32 data");
-  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
-  const int r = lane >> 2, q = lane & 3;
-  unsigned int* next = reinterpret_cast<unsigned int*>(state);
-  int* abort = state + 1;
-  int* critical = state + 2;  // per SM: critical tasks computing there now
-  int* flags = state + 2 + kTiledSmSlots;
-  int* updated = flags + tt * (tt + 1) / 2;  // [j]: tile (j, j − 1) has its updates, in forms slot tt + j
-  unsigned smid;
-  asm("mov.u32 %0, %%smid;" : "=r"(smid));
-  int* sm_critical = critical + (smid % kTiledSmSlots);
-  const std::int64_t ntasks = tiled_task_count(tt);
+
+  T* const a;
+  const std::int64_t lda, n, tt;
+  double* const forms;
+  DeviceStatus* const st;
+  const std::int64_t offset;
+  __half* const hl;
+  const CUtensorMap* const amap;
+  double* const chunk;
+  double* const ls;
+  double* const ldiag;
+  double* const xbuf;
+  double* const sub;
+  int* const sint;
+  unsigned long long* const full;
+  unsigned long long* const empty;
+  const int tid, warp, lane;
+  const int r, q;  // lane / 4 and lane % 4: g and t of the MMA fragment layouts
+  unsigned int* const next;  // the task counter
+  int* const abort;          // 1 + the column of the first failed diagonal tile, else 0
+  int* const flags;          // one per tile (tix_of)
+  int* const updated;        // [j]: tile (j, j − 1) has its updates, in forms slot tt + j
+  int* sm_critical;          // this SM's count of critical tasks computing now
+  // warp tile of the updates: rows 16·(warp & 3) + g (+8), columns 32·(warp >> 2) + 8nt + 2t (+1),
+  // the m16n8k8 accumulator layout (g = lane / 4 = r, t = lane % 4 = q)
+  const int rg, cg;
   // kAsync: chunks through the stages so far (CTA-uniform): stage and phase of the next. 32 bits
   // hold about 2.7·10⁵ tile columns' updates on one CTA, far beyond any matrix that fits.
   unsigned tma_seq = 0;
-  if constexpr (kAsync) {
-    if (tid == 0) {
-      for (int s = 0; s < kAsyncStages; ++s) {
-        mbar_init(full + s, 1);
-        mbar_init(empty + s, kTileSub);  // one arrival per warp
+
+  __device__ __forceinline__ TiledCta(const TiledSmem& sm, T* a_, std::int64_t lda_, std::int64_t n_,
+                                      std::int64_t tt_, int* state, double* forms_, DeviceStatus* st_,
+                                      std::int64_t offset_, __half* hl_, const CUtensorMap* amap_)
+      : a(a_), lda(lda_), n(n_), tt(tt_), forms(forms_), st(st_), offset(offset_), hl(hl_), amap(amap_),
+        chunk(sm.chunk), ls(sm.ls), ldiag(sm.ldiag), xbuf(sm.xbuf), sub(sm.sub), sint(sm.sint), full(sm.full),
+        empty(sm.empty), tid(static_cast<int>(threadIdx.x)), warp(tid / 32), lane(tid % 32), r(lane >> 2),
+        q(lane & 3), next(reinterpret_cast<unsigned int*>(state)), abort(state + 1),
+        flags(state + 2 + kTiledSmSlots), updated(flags + tt_ * (tt_ + 1) / 2),
+        rg(16 * (warp & 3)), cg(32 * (warp >> 2)) {
+    int* critical = state + 2;  // per SM
+    unsigned smid;
+    asm("mov.u32 %0, %%smid;" : "=r"(smid));
+    sm_critical = critical + (smid % kTiledSmSlots);
+  }
+
+  /// kAsync: the stages' mbarriers (thread 0, before the first barrier of the task loop).
+  __device__ __forceinline__ void init_barriers() {
+    if constexpr (kAsync) {
+      if (tid == 0) {
+        for (int s = 0; s < kAsyncStages; ++s) {
+          mbar_init(full + s, 1);
+          mbar_init(empty + s, kTileSub);  // one arrival per warp
+        }
       }
     }
   }
-  // column-major index of tile (i, j), i ≥ j: its flag and its packed fp16 copy (kHalf)
-  const auto tix_of = [&](std::int64_t i, std::int64_t j) { return j * tt - j * (j - 1) / 2 + (i - j); };
-  const auto flag_of = [&](std::int64_t i, std::int64_t j) { return flags + tix_of(i, j); };
-  // warp tile of the updates: rows 16·(warp & 3) + g (+8), columns 32·(warp >> 2) + 8nt + 2t (+1),
-  // the m16n8k8 accumulator layout (g = lane / 4 = r, t = lane % 4 = q)
-  const int rg = 16 * (warp & 3), cg = 32 * (warp >> 2);
+
+  /// Column-major index of tile (i, j), i ≥ j: its flag and its packed fp16 copy (kHalf).
+  __device__ __forceinline__ std::int64_t tix_of(std::int64_t i, std::int64_t j) const {
+    return j * tt - j * (j - 1) / 2 + (i - j);
+  }
+  __device__ __forceinline__ int* flag_of(std::int64_t i, std::int64_t j) const { return flags + tix_of(i, j); }
+
+  // ---- the stages of a task ----
 
   // acc = tile (ti, tj) of A (lower part only for a diagonal tile; identity beyond n)
-  const auto init_acc = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj) {
+  __device__ __forceinline__ void init_acc(double(&acc)[4][4], std::int64_t ti, std::int64_t tj) {
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
@@ -236,14 +289,14 @@ __global__ void __launch_bounds__(kTileThreads, 2)
         const std::int64_t gi = kTileNb * ti + rg + r + 8 * (e >> 1), gj = kTileNb * tj + cg + 8 * nt + 2 * q + (e & 1);
         acc[nt][e] = gi < n && (ti != tj || gj <= gi) ? ldcg(a + gi + gj * lda) : (gi == gj ? 1.0 : 0.0);
       }
-  };
+  }
   // Warp 0 (all lanes): true once K tile kn of the update of (ti, tj) has both operands published,
   // false when a diagonal tile before column `col` failed. The lanes poll the flags of 16 K tiles
   // at once (lane l: K tile kn + l / 2, operand l % 2) and `ready` keeps how far they are known to
-  // be set, so most K tiles wait on no flag. Two acquire loads per K tile on thread 0, behind the
-  // barrier, left the tensor cores idle (H200, fp64 6k / 8k: 2.93 / 6.36 → 2.71 / 5.76 ms).
-  const auto poll_operands = [&](std::int64_t ti, std::int64_t tj, std::int64_t kend, std::int64_t col,
-                                 std::int64_t kn, std::int64_t& ready) {
+  // be set, so most K tiles wait on no flag: two acquire loads per K tile on thread 0, behind the
+  // barrier, left the tensor cores idle.
+  __device__ __forceinline__ bool poll_operands(std::int64_t ti, std::int64_t tj, std::int64_t kend, std::int64_t col,
+                                                std::int64_t kn, std::int64_t& ready) {
     if (kn >= kend || kn < ready) return true;
     for (;;) {
       const std::int64_t kk = kn + (lane >> 1);
@@ -257,21 +310,20 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       const int ab = __shfl_sync(0xffffffffu, lane == 0 ? ld_acquire(abort) : 0, 0);
       if (ab && col > ab - 1) return false;
     }
-  };
+  }
   // SM-local priority (thread 0): while a diagonal task runs its chain (solve, factor) on this SM,
-  // the other tasks there pause before their next K tile (its factor took 14 µs alone and 18–27 µs
-  // beside an update on an H200). The chain holds no waits while marked, so a pause always ends.
-  // Tested once per K tile, not per chunk (fp64 6k / 8k: 2.93 / 6.36 → 2.73 / 5.80 ms; with the
-  // polls above 2.50 / 5.32).
-  const auto pause_for_chain = [&]() {
+  // the other tasks there pause before their next K tile: the factor runs slower beside an update,
+  // and the chain bounds the factorisation. The chain holds no waits while marked, so a pause
+  // always ends. Tested once per K tile, not per chunk.
+  __device__ __forceinline__ void pause_for_chain() {
     while (ld_acquire(sm_critical) > 0) __nanosleep(128);
-  };
+  }
   // acc −= Σ_{k<kend} L_{ti,k}·L_{tj,k}ᵀ in chunks of kTileKc columns through shared memory (two
   // buffers, one barrier per chunk, the next chunk's loads in flight during the products). Waits for
   // the operands' flags; false when a diagonal tile before column `col` failed. Ends with a barrier
   // when there was anything to read (kend > 0; the loop's first barrier covers kend = 0).
-  const auto accumulate = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
-                              std::int64_t col, bool low_priority, std::int64_t tix) {
+  __device__ __forceinline__ bool accumulate(double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
+                                             std::int64_t col, bool low_priority, std::int64_t tix) {
     const std::int64_t nchunks = 2 * kend;
     if (nchunks == 0) return true;
     const bool same = ti == tj;
@@ -288,10 +340,10 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     std::int64_t ready = 0;  // warp 0: poll_operands
     if (warp == 0) {
       const bool okv = poll_operands(ti, tj, kend, col, 0, ready);
-      if (lane == 0) sint[6] = okv;
+      if (lane == 0) sint[kSlotReady] = okv;
     }
     __syncthreads();
-    if (!sint[6]) return false;
+    if (!sint[kSlotReady]) return false;
     load(0);
     for (std::int64_t ch = 0; ch < nchunks; ++ch) {
       double* bufa = chunk + (ch & 1) * (2 * kTileNb * kTileKcLd);  // L_{ti,k} rows, then L_{tj,k} rows
@@ -302,7 +354,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
         if (!same) bufa[(8 * warp + r) * kTileKcLd + 4 * s + q] = fa[s];
       }
       const bool more = ch + 1 < nchunks;
-      int* ok = sint + 4 + (ch & 1);  // two slots: a slow warp may still read the last one
+      int* ok = sint + kSlotOk + (ch & 1);  // two slots: a slow warp may still read the last one
       if (warp == 0) {
         const bool next_tile = more && ((ch + 1) & 1) == 0;  // chunk ch + 1 starts K tile (ch + 1) / 2
         const bool okv = !next_tile || poll_operands(ti, tj, kend, col, (ch + 1) / 2, ready);
@@ -319,16 +371,17 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     }
     __syncthreads();  // ls and xbuf alias the chunk buffers
     return true;
-  };
+  }
   // accumulate with the kAsync pipeline: the stages filled by tensor copies (boxes of kTmaBoxRows
   // × kTmaBoxCols of `amap`, rows ≥ n zero) that complete on the stage's `full` mbarrier.
   // Warp 0 produces: it polls a K tile's flags before its first chunk, waits until every warp
   // has arrived on the stage's `empty` barrier, and lane 0 issues the copies. The other warps
   // wait on `full` only: no CTA barrier per chunk. A failed poll still completes the stage's
-  // phase (an arrival without data) and clears sint[6], so the phases stay in step across tasks;
+  // phase (an arrival without data) and clears sint[kSlotReady], so the phases stay in step across tasks;
   // the products of such chunks read stale stages, and the task's result is dropped.
-  const auto accumulate_async = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
-                                    std::int64_t col, bool low_priority, std::int64_t tix) {
+  __device__ __forceinline__ bool accumulate_async(double(&acc)[4][4], std::int64_t ti, std::int64_t tj,
+                                                   std::int64_t kend, std::int64_t col, bool low_priority,
+                                                   std::int64_t tix) {
     constexpr int kPerTile = kTileNb / kAsyncKc, kStage = 2 * kAsyncKc * kAsyncLd;
     const int nchunks = static_cast<int>(kPerTile * kend);
     if (nchunks == 0) return true;
@@ -337,7 +390,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     const int rowi = static_cast<int>(kTileNb * ti), rowj = static_cast<int>(kTileNb * tj);
     const unsigned base = tma_seq;
     fence_proxy_async_smem();  // this task's generic accesses to the stages' memory before the copies
-    if (tid == 0) sint[6] = 1;
+    if (tid == 0) sint[kSlotReady] = 1;
     __syncthreads();
     std::int64_t ready = 0;  // warp 0: poll_operands
     bool ok = true;          // warp 0: every poll so far succeeded
@@ -361,11 +414,11 @@ __global__ void __launch_bounds__(kTileThreads, 2)
           const int k0 = kAsyncKc * c;
 #pragma unroll
           for (int b = 0; b < kAsyncKc / kTmaBoxCols; ++b) {
-            if (!same) tma_load_2d(stage + kTmaBoxCols * b * kAsyncLd, &amap, rowi, k0 + kTmaBoxCols * b, full + s);
-            tma_load_2d(stage + (kAsyncKc + kTmaBoxCols * b) * kAsyncLd, &amap, rowj, k0 + kTmaBoxCols * b, full + s);
+            if (!same) tma_load_2d(stage + kTmaBoxCols * b * kAsyncLd, amap, rowi, k0 + kTmaBoxCols * b, full + s);
+            tma_load_2d(stage + (kAsyncKc + kTmaBoxCols * b) * kAsyncLd, amap, rowj, k0 + kTmaBoxCols * b, full + s);
           }
         } else {
-          sint[6] = 0;
+          sint[kSlotReady] = 0;
           mbar_arrive(full + s);
         }
       }
@@ -393,14 +446,15 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       if (lane == 0) mbar_arrive(empty + s);
     }
     tma_seq = base + static_cast<unsigned>(nchunks);
-    const bool good = sint[6] != 0;  // final: written before the last chunk's arrival on `full`
+    const bool good = sint[kSlotReady] != 0;  // final: written before the last chunk's arrival on `full`
     __syncthreads();                 // ls and xbuf alias the stages
     return good;
-  };
+  }
   // accumulate with the kHalf pipeline: one K tile per stage from the packed fp16 copies, FP16
   // products summed in fp32 over the K tile, then subtracted from the fp64 accumulator
-  const auto accumulate_half = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
-                                   std::int64_t col, bool low_priority, std::int64_t tix) {
+  __device__ __forceinline__ bool accumulate_half(double(&acc)[4][4], std::int64_t ti, std::int64_t tj,
+                                                  std::int64_t kend, std::int64_t col, bool low_priority,
+                                                  std::int64_t tix) {
     constexpr int kStage = 2 * kTileNb * kHalfLd;  // halves: L_{ti,k} rows, then L_{tj,k} rows
     if (kend == 0) return true;
     const bool same = ti == tj;
@@ -422,10 +476,10 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     if (warp == 0) {  // the prologue's K tiles
       bool okv = true;
       for (int k = 0; k < kHalfStages - 1 && okv; ++k) okv = poll_operands(ti, tj, kend, col, k, ready);
-      if (lane == 0) sint[6] = okv;
+      if (lane == 0) sint[kSlotReady] = okv;
     }
     __syncthreads();
-    if (!sint[6]) return false;
+    if (!sint[kSlotReady]) return false;
 #pragma unroll
     for (int k = 0; k < kHalfStages - 1; ++k) {
       if (k < kend) issue(k);
@@ -434,14 +488,14 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     for (std::int64_t k = 0; k < kend; ++k) {
       cp_async_wait<kHalfStages - 2>();  // this thread's copies of K tile k have landed
       const std::int64_t kn = k + kHalfStages - 1;  // the K tile to issue in this step
-      int* ok = sint + 4 + (k & 1);
+      int* ok = sint + kSlotOk + (k & 1);
       if (warp == 0) {
         const bool okv = poll_operands(ti, tj, kend, col, kn, ready);
         if (lane == 0) {
           *ok = okv;
           // SM-local priority as in accumulate, from a relaxed load of the counter issued one K
-          // tile earlier (off the barrier's path; tested on every K tile it took 12k / 16k 7.12 /
-          // 15.5 ms, H200): a chain that starts meanwhile waits for one K tile's products
+          // tile earlier (off the barrier's path, where a load on every K tile cost time): a chain
+          // that starts meanwhile waits for one K tile's products
           if (low_priority && crit_seen > 0)
             pause_for_chain();
           if (kn + 1 == kend) GF_TILED_TRACE(tix, 1);
@@ -477,31 +531,31 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     cp_async_wait<0>();
     __syncthreads();  // ls and xbuf alias the stages
     return true;
-  };
-  const auto update = [&](double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend, std::int64_t col,
-                          bool low_priority, std::int64_t tix) {
+  }
+  __device__ __forceinline__ bool update(double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
+                                         std::int64_t col, bool low_priority, std::int64_t tix) {
     if constexpr (kHalf)
       return accumulate_half(acc, ti, tj, kend, col, low_priority, tix);
     else if constexpr (kAsync)
       return accumulate_async(acc, ti, tj, kend, col, low_priority, tix);
     else
       return accumulate(acc, ti, tj, kend, col, low_priority, tix);
-  };
+  }
   // the accumulator to shared memory (row-major, stride kTileLd)
-  const auto acc_to_smem = [&](const double(&acc)[4][4], double* dst) {
+  __device__ __forceinline__ void acc_to_smem(const double(&acc)[4][4], double* dst) {
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt) {
       double* p = dst + (rg + r) * kTileLd + cg + 8 * nt + 2 * q;
       *reinterpret_cast<double2*>(p) = make_double2(acc[nt][0], acc[nt][1]);
       *reinterpret_cast<double2*>(p + 8 * kTileLd) = make_double2(acc[nt][2], acc[nt][3]);
     }
-  };
+  }
   // L_{ti,tj} = B·L_jj⁻ᵀ with B in shared memory (src, stride kTileLd) and the solve form of L_jj in
   // ls, in the columns of the first nt_done 8-column tiles; warp w solves rows 8w … 8w + 7
   // (solve_rows, panel_kernels.cuh) and writes X over A_{ti,tj} (and over src when keep is
   // std::true_type)
-  const auto solve = [&](const double* src, std::int64_t ti, std::int64_t tj, int nt_done, auto keep) {
-    constexpr bool kKeep = decltype(keep)::value;
+  template <bool kKeep>
+  __device__ __forceinline__ void solve(const double* src, std::int64_t ti, std::int64_t tj, int nt_done) {
     const std::int64_t row = kTileNb * ti + 8 * warp + r;
     const bool rvalid = row < n;
     T* arow = a + (rvalid ? row : 0) + kTileNb * tj * lda;
@@ -524,134 +578,78 @@ __global__ void __launch_bounds__(kTileThreads, 2)
                              : __float2half2_rn(0.0f);
       if constexpr (kKeep) *reinterpret_cast<double2*>(srow + 8 * k) = x;
     };
-    if (nt_done == kTileSub)  // no per-tile guards (a guarded solve took 3.2 against 3.0 µs on the 4k chain, H200)
+    if (nt_done == kTileSub)  // no per-tile guards: the common case, on the critical chain
       solve_rows<kTileLd, kTileSub, kTileSub - 1, true>(ls, nt_done, r, q, load_b, store_x);
     else
       solve_rows<kTileLd, kTileSub, kTileSub - 1, false>(ls, nt_done, r, q, load_b, store_x);
     if (bad) flag_first_nonfinite(st, arow, lda, 8 * nt_done, offset + kTileNb * tj);
-  };
+  }
   // the solve form of L_jj into ls
-  const auto load_form = [&](std::int64_t j) {
+  __device__ __forceinline__ void load_form(std::int64_t j) {
     const double2* src = reinterpret_cast<const double2*>(forms + j * (kTileNb * kTileLd));
     double2* dst = reinterpret_cast<double2*>(ls);
     for (int e = tid; e < kTileNb * kTileLd / 2; e += kTileThreads) dst[e] = __ldcg(src + e);
-  };
+  }
 
-  for (;;) {
-    __syncthreads();  // sint is reused
+  // ---- the tasks ----
+
+  /// Task (i, j), i > j: its updates, then (i ≥ j + 2) the solve through the published L_jj; a
+  /// tile (j + 1, j) only gets its updates, handed (fp64, in `forms`) to the diagonal task j + 1,
+  /// which solves it on its chain. ab: the abort word when the task was taken.
+  __device__ __forceinline__ void offdiagonal_task(std::int64_t i, std::int64_t j, int ab, std::int64_t tix) {
+    if (ab && j > ab - 1) return;  // after a failed diagonal tile: skip
+    double acc[4][4];
+    init_acc(acc, i, j);
+    if (!update(acc, i, j, j, j, i > j + 1, tix)) return;  // the sub-diagonal tile feeds the chain
+    if (tid == 0) GF_TILED_TRACE(tix, 2);
+    if (i == j + 1) {
+      hand_over(acc, i, tix);
+      return;
+    }
+    acc_to_smem(acc, xbuf);
     if (tid == 0) {
-      sint[0] = static_cast<int>(atomicAdd(next, 1u));
-      sint[1] = ld_acquire(abort);
+      sint[kSlotFlag] = wait_flag(flag_of(j, j), abort, j);
+      GF_TILED_TRACE(tix, 3);
     }
     __syncthreads();
-    const std::int64_t t = static_cast<unsigned int>(sint[0]);
-    const int ab = sint[1];
-    if (t >= ntasks) return;
-    const int2 ij = order[t];
-    const std::int64_t i = ij.x, j = ij.y;
-    const std::int64_t tix = tix_of(i, j);  // column-major index (flags, trace)
-    if (tid == 0) GF_TILED_TRACE(tix, 0);
-
-    if (i != j) {
-      // tile (i, j): its updates, then (i ≥ j + 2) the solve through the published L_jj; a tile
-      // (j + 1, j) only gets its updates, handed (fp64, in `forms`) to the diagonal task j + 1,
-      // which solves it on its chain
-      if (ab && j > ab - 1) continue;  // after a failed diagonal tile: skip
-      double acc[4][4];
-      init_acc(acc, i, j);
-      if (!update(acc, i, j, j, j, i > j + 1, tix)) continue;  // the sub-diagonal tile feeds the chain
-      if (tid == 0) GF_TILED_TRACE(tix, 2);
-      if (i == j + 1) {  // in fp64 (also for fp32 data), row-major 64 × 64
-        double* dst = forms + (tt + i) * (kTileNb * kTileLd);
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          double* p = dst + (rg + r) * kTileNb + cg + 8 * nt + 2 * q;
-          *reinterpret_cast<double2*>(p) = make_double2(acc[nt][0], acc[nt][1]);
-          *reinterpret_cast<double2*>(p + 8 * kTileNb) = make_double2(acc[nt][2], acc[nt][3]);
-        }
-        __syncthreads();
-        if (tid == 0) {
-          __threadfence();
-          st_release(updated + i, 1);
-          GF_TILED_TRACE(tix, 4);
-        }
-        continue;
-      }
-      acc_to_smem(acc, xbuf);
-      if (tid == 0) {
-        sint[7] = wait_flag(flag_of(j, j), abort, j);
-        GF_TILED_TRACE(tix, 3);
-      }
-      __syncthreads();
-      const int nt_done = sint[7] & kTileFlagDone;
-      if (!nt_done) continue;
-      load_form(j);
-      __syncthreads();
-      solve(xbuf, i, j, nt_done, std::false_type{});
-      __syncthreads();
-      if (tid == 0) {
-        __threadfence();
-        st_release(flag_of(i, j), 1);
-        GF_TILED_TRACE(tix, 4);
-      }
-      continue;
+    const int nt_done = sint[kSlotFlag] & kTileFlagDone;
+    if (!nt_done) return;
+    load_form(j);
+    __syncthreads();
+    solve<false>(xbuf, i, j, nt_done);
+    __syncthreads();
+    if (tid == 0) {
+      __threadfence();
+      st_release(flag_of(i, j), 1);
+      GF_TILED_TRACE(tix, 4);
     }
+  }
 
-    // diagonal task j: A_jj's updates by columns < j − 1, then the chain L_{j−1,j−1} → L_{j,j−1} →
-    // L_jj in this CTA (critical, no more waits): the solve of tile (j, j − 1), whose updates task
-    // (j, j − 1) handed over, the update of A_jj by it from shared memory, and the factor. The solve
-    // belongs to column j − 1: it is done even when L_{j−1,j−1} failed (its columns before the
-    // failure), then the task stops.
-    if (ab && j - 1 > ab - 1) continue;
-    double acc[4][4];
-    int prev_done = kTileSub;  // 8-column tiles of L_{j−1,j−1} usable for the solve
-    if (j > 0) {
-      init_acc(acc, j, j);
-      if (!update(acc, j, j, j - 1, j - 1, false, tix)) continue;
-      acc_to_smem(acc, xbuf);
-      if (tid == 0) {
-        GF_TILED_TRACE(tix, 2);
-        sint[6] = wait_flag(updated + j, abort, j - 1);
-      }
-      __syncthreads();
-      if (!sint[6]) continue;
-      {  // A_{j,j−1} with its updates into `sub`
-        const double2* src = reinterpret_cast<const double2*>(forms + (tt + j) * (kTileNb * kTileLd));
-        for (int e = tid; e < kTileNb * kTileNb / 2; e += kTileThreads)
-          *reinterpret_cast<double2*>(sub + (e / (kTileNb / 2)) * kTileLd + 2 * (e % (kTileNb / 2))) = __ldcg(src + e);
-      }
-      if (tid == 0) {
-        sint[7] = wait_flag(flag_of(j - 1, j - 1), abort, j - 1);
-        if (sint[7]) atomicAdd(sm_critical, 1);
-        GF_TILED_TRACE(tix, 3);
-      }
-      __syncthreads();
-      const int prev_flag = sint[7];
-      if (!prev_flag) continue;
-      prev_done = prev_flag & kTileFlagDone;
-      load_form(j - 1);
-      __syncthreads();
-      if (tid == 0) GF_TILED_TRACE(tix, 9);
-      solve(sub, j, j - 1, prev_done, std::true_type{});  // L_{j,j−1} over A and over `sub`
-      __syncthreads();
-      if (tid == 0) GF_TILED_TRACE(tix, 10);
-      if (tid == 0) {
-        __threadfence();
-        st_release(flag_of(j, j - 1), 1);
-        GF_TILED_TRACE(tix, 6);
-      }
-      if (prev_flag & kTileFlagFailed) {  // L_{j−1,j−1} failed: column j is undefined
-        if (tid == 0) atomicSub(sm_critical, 1);
-        continue;
-      }
-      // A_jj −= L_{j,j−1}·L_{j,j−1}ᵀ from shared memory, then A_jj into ls
+  /// Tile (i, i − 1) with its updates into forms slot tt + i, in fp64 (also for fp32 data),
+  /// row-major 64 × 64, then its `updated` flag for the diagonal task i.
+  __device__ __forceinline__ void hand_over(const double (&acc)[4][4], std::int64_t i, std::int64_t tix) {
+    double* dst = forms + (tt + i) * (kTileNb * kTileLd);
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt) {
-        const double* p = xbuf + (rg + r) * kTileLd + cg + 8 * nt + 2 * q;
-        acc[nt][0] = p[0], acc[nt][1] = p[1], acc[nt][2] = p[8 * kTileLd], acc[nt][3] = p[8 * kTileLd + 1];
-      }
-      mma_nt_sub<kTileLd, kTileNb>(acc, sub, sub, rg, cg, r, q);
-      __syncthreads();  // ls still holds the form of L_{j−1,j−1}
+    for (int nt = 0; nt < 4; ++nt) {
+      double* p = dst + (rg + r) * kTileNb + cg + 8 * nt + 2 * q;
+      *reinterpret_cast<double2*>(p) = make_double2(acc[nt][0], acc[nt][1]);
+      *reinterpret_cast<double2*>(p + 8 * kTileNb) = make_double2(acc[nt][2], acc[nt][3]);
+    }
+    __syncthreads();
+    if (tid == 0) {
+      __threadfence();
+      st_release(updated + i, 1);
+      GF_TILED_TRACE(tix, 4);
+    }
+  }
+
+  /// Diagonal task j: A_jj's updates by columns < j − 1, then the chain L_{j−1,j−1} → L_{j,j−1} →
+  /// L_jj in this CTA (critical, no more waits): chain(), then the factor (factor_and_publish).
+  __device__ __forceinline__ void diagonal_task(std::int64_t j, int ab, std::int64_t tix) {
+    if (ab && j - 1 > ab - 1) return;
+    double acc[4][4];
+    if (j > 0) {
+      if (!chain(acc, j, tix)) return;
     } else {
       init_acc(acc, 0, 0);
       if (tid == 0) {
@@ -660,21 +658,81 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       }
     }
     acc_to_smem(acc, ls);
+    factor_and_publish(j, tix);
+  }
 
-    // factor in shared memory: the phases of potrf_panel_kernel with 8 tile rows
+  /// Diagonal task j > 0 up to its factor: acc = A_jj with its updates by columns < j − 1; the
+  /// solve of tile (j, j − 1), whose updates task (j, j − 1) handed over; the update of acc by it
+  /// from shared memory. The solve belongs to column j − 1: it is done even when L_{j−1,j−1}
+  /// failed (its columns before the failure), then the task stops (false). Marks the SM's
+  /// critical counter from the wait for L_{j−1,j−1} on.
+  __device__ __forceinline__ bool chain(double (&acc)[4][4], std::int64_t j, std::int64_t tix) {
+    init_acc(acc, j, j);
+    if (!update(acc, j, j, j - 1, j - 1, false, tix)) return false;
+    acc_to_smem(acc, xbuf);
+    if (tid == 0) {
+      GF_TILED_TRACE(tix, 2);
+      sint[kSlotReady] = wait_flag(updated + j, abort, j - 1);
+    }
+    __syncthreads();
+    if (!sint[kSlotReady]) return false;
+    {  // A_{j,j−1} with its updates into `sub`
+      const double2* src = reinterpret_cast<const double2*>(forms + (tt + j) * (kTileNb * kTileLd));
+      for (int e = tid; e < kTileNb * kTileNb / 2; e += kTileThreads)
+        *reinterpret_cast<double2*>(sub + (e / (kTileNb / 2)) * kTileLd + 2 * (e % (kTileNb / 2))) = __ldcg(src + e);
+    }
+    if (tid == 0) {
+      sint[kSlotFlag] = wait_flag(flag_of(j - 1, j - 1), abort, j - 1);
+      if (sint[kSlotFlag]) atomicAdd(sm_critical, 1);
+      GF_TILED_TRACE(tix, 3);
+    }
+    __syncthreads();
+    const int prev_flag = sint[kSlotFlag];
+    if (!prev_flag) return false;
+    const int prev_done = prev_flag & kTileFlagDone;  // 8-column tiles of L_{j−1,j−1} usable for the solve
+    load_form(j - 1);
+    __syncthreads();
+    if (tid == 0) GF_TILED_TRACE(tix, 9);
+    solve<true>(sub, j, j - 1, prev_done);  // L_{j,j−1} over A and over `sub`
+    __syncthreads();
+    if (tid == 0) GF_TILED_TRACE(tix, 10);
+    if (tid == 0) {
+      __threadfence();
+      st_release(flag_of(j, j - 1), 1);
+      GF_TILED_TRACE(tix, 6);
+    }
+    if (prev_flag & kTileFlagFailed) {  // L_{j−1,j−1} failed: column j is undefined
+      if (tid == 0) atomicSub(sm_critical, 1);
+      return false;
+    }
+    // A_jj −= L_{j,j−1}·L_{j,j−1}ᵀ from shared memory
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt) {
+      const double* p = xbuf + (rg + r) * kTileLd + cg + 8 * nt + 2 * q;
+      acc[nt][0] = p[0], acc[nt][1] = p[1], acc[nt][2] = p[8 * kTileLd], acc[nt][3] = p[8 * kTileLd + 1];
+    }
+    mma_nt_sub<kTileLd, kTileNb>(acc, sub, sub, rg, cg, r, q);
+    __syncthreads();  // ls still holds the form of L_{j−1,j−1}
+    return true;
+  }
+
+  /// The factor of A_jj (in ls) in shared memory with the phases of potrf_panel_kernel over 8 tile
+  /// rows; the solve form (L with inverted diagonal tiles) published for the tiles below and its
+  /// flag released before L_jj is written over A_jj (write_factor).
+  __device__ __forceinline__ void factor_and_publish(std::int64_t j, std::int64_t tix) {
     const std::int64_t c0 = kTileNb * j;
     for (int e = tid; e < kTileSub * 64; e += kTileThreads) ldiag[e] = 0.0;
-    if (tid < 2) sint[2 + tid] = 0;
+    if (tid < 2) sint[kSlotFail + tid] = 0;
     __syncthreads();
     if (tid == 0) GF_TILED_TRACE(tix, 7);
     int nt_done = kTileSub;
-    const int fail = factor_block_phases<kTileLd, true, kHalf>(ls, ldiag, sint + 2, kTileSub, warp, lane, nt_done);
+    const int fail =
+        factor_block_phases<kTileLd, true, kHalf>(ls, ldiag, sint + kSlotFail, kTileSub, warp, lane, nt_done);
     if (tid == 0) GF_TILED_TRACE(tix, 8);
     if (fail && tid == 0) {
       report_failure(st, offset + c0, fail);
       atomicCAS(abort, 0, static_cast<int>(j + 1));
     }
-    // publish the solve form (L with inverted diagonal tiles) for the tiles below
     if (j + 1 < tt) {
       double2* dst = reinterpret_cast<double2*>(forms + j * (kTileNb * kTileLd));
       const double2* src = reinterpret_cast<const double2*>(ls);
@@ -688,7 +746,12 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       atomicSub(sm_critical, 1);
       GF_TILED_TRACE(tix, 4);
     }
-    // L_jj over A_jj, tile by tile (36 tiles over 8 warps)
+    write_factor(c0, nt_done);
+  }
+
+  /// L_jj (diagonal tiles from ldiag, the others from ls) over A_jj at column c0, in its first
+  /// nt_done 8-column tiles, tile by tile (36 tiles over 8 warps); stored non-finite values flagged.
+  __device__ __forceinline__ void write_factor(std::int64_t c0, int nt_done) {
     for (int e = warp; e < kTileSub * (kTileSub + 1) / 2; e += kTileSub) {
       int ti = 0;
       while ((ti + 1) * (ti + 2) / 2 <= e) ++ti;
@@ -703,6 +766,53 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       if (v1) a[gi + (gj + 1) * lda] = x1;
       if ((v0 && !isfinite(x0)) || (v1 && !isfinite(x1))) flag_nonfinite(st, offset + gj + (v0 && !isfinite(x0) ? 0 : 1));
     }
+  }
+};
+
+/// a: the n×n matrix (lower, column-major, lda); tt = ⌈n/64⌉. state: tiled_state_ints(tt) ints,
+/// zero at launch; order: the tiled_task_count(tt) tasks (tile row, column) in a topological order
+/// (tiled_task_order). forms: 2·tt slots of 64 × kTileLd doubles: slot j the factored diagonal tile
+/// j for the solves (inverted 8×8 diagonal tiles, row stride kTileLd), slot tt + j tile (j, j − 1)
+/// with its updates (row-major, stride 64). A failing pivot in column c (0-based, of this matrix)
+/// sets st->info = offset + c + 1 unless it is already set (a trailing matrix of a larger one).
+/// Grid: any number of CTAs of kTileThreads threads, tiled_smem_bytes() dynamic shared memory (at
+/// most two per SM: 128 registers). kAsync: the tensor-copy update pipeline, for T = double with
+/// lda even and a 16-byte aligned; amap is then the tensor map of a (tiled_tensor_map, cholesky.cu),
+/// otherwise unused. kHalf (T = float, 1×FP16): every solved tile is also written, rounded
+/// to fp16 (saturating), into `hl` (tiled_task_count(tt) packed tiles, row-major 64×64, tile index
+/// column-major; rows beyond n zero), and the updates are FP16 products of those copies with fp32
+/// accumulation per K tile, added into the fp64 accumulator (the diagonal task's last update, by
+/// L_{j,j−1} from shared memory, stays fp64) and the diagonal tasks factor their 8×8 tiles in fp32
+/// (factor_invert_tile_fp32). Otherwise hl is unused.
+template <class T, bool kAsync, bool kHalf = false>
+__global__ void __launch_bounds__(kTileThreads, 2)
+    potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
+                       double* forms, DeviceStatus* st, std::int64_t offset, __half* hl,
+                       const __grid_constant__ CUtensorMap amap) {
+  extern __shared__ __align__(128) unsigned char tiled_smem_raw[];  // 128: tensor-copy destinations
+  TiledCta<T, kAsync, kHalf> cta(TiledSmem(tiled_smem_raw), a, lda, n, tt, state, forms, st, offset, hl, &amap);
+  const std::int64_t ntasks = tiled_task_count(tt);
+  cta.init_barriers();
+  int* const sint = cta.sint;
+  for (;;) {
+    __syncthreads();  // sint is reused
+    if (cta.tid == 0) {
+      sint[kSlotTask] = static_cast<int>(atomicAdd(cta.next, 1u));
+      sint[kSlotAbort] = ld_acquire(cta.abort);
+    }
+    __syncthreads();
+    const std::int64_t t = static_cast<unsigned int>(sint[kSlotTask]);
+    const int ab = sint[kSlotAbort];
+    if (t >= ntasks) return;
+    const int2 ij = order[t];
+    const std::int64_t i = ij.x, j = ij.y;
+    const std::int64_t tix = cta.tix_of(i, j);  // column-major index (flags, trace)
+    if (cta.tid == 0) GF_TILED_TRACE(tix, 0);
+    if (i != j) {
+      cta.offdiagonal_task(i, j, ab, tix);
+      continue;
+    }
+    cta.diagonal_task(j, ab, tix);
   }
 }
 

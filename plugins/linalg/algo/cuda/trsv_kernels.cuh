@@ -13,9 +13,10 @@
 // a reader polls the data itself: no flag, no fence (a published-blocks counter with release /
 // acquire cost 5.5 µs per block at n = 16k, the tagged words 3.9 µs; H200, docs/performance.md).
 // Each tile row's 32 products are summed in fp32, everything else in fp64; the inverse is
-// computed in fp64 and rounded to fp32. Thirteenth session: 4.0 → 1.9 µs per block step (the
-// pair at 16k 1.01 → 0.49 ms) by no fp32→fp64 conversion per product, the tiles next to the
-// diagonal copied at the start, two far tiles at a time and the inverse in registers.
+// computed in fp64 and rounded to fp32. The block step's latency is the solve's: hence no
+// fp32→fp64 conversion per product, the tiles next to the diagonal copied at the start, two far
+// tiles at a time and the inverse in registers (docs/performance.md, "The mixed solve's
+// triangular solves, measured and rebuilt").
 // Sources: Liu, Li, Hou & Vinter, "A synchronization-free algorithm for parallel sparse triangular
 // solves", Euro-Par 2016 (the synchronisation-free scheme, here for dense blocks and with the
 // value itself as the flag); TRSV through
