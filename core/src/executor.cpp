@@ -137,8 +137,8 @@ struct NodeRun {
   std::vector<In> inputs;
   std::size_t pending = 0;  // upstream nodes not finished yet
   bool finished = false;
-  int gpu = -1;                     // CUDA device the node is scheduled on (-1: none)
-  std::size_t consumers_left = 0;   // downstream nodes yet to finish (then device copies go)
+  int gpu = -1;                    // CUDA device the node is scheduled on (-1: none)
+  std::size_t consumers_left = 0;  // downstream nodes yet to finish (then device copies go)
   std::unique_ptr<TransferLog> transfers = std::make_unique<TransferLog>();
   NodeResult result;
   // Written by the node's context (its own threads): guarded by `mutex`.
@@ -536,7 +536,7 @@ int Run::scheduled_gpu(const NodeRun& n) const {
   for (std::size_t k = 0; k < n.params.size(); ++k) {
     if (n.entry->spec.params[k].kind != ParamKind::Device) continue;
     const ParamValue& v = n.params[k].second;
-    const std::string text = !opt_.device.empty()                  ? opt_.device
+    const std::string text = !opt_.device.empty()                     ? opt_.device
                              : std::holds_alternative<std::string>(v) ? std::get<std::string>(v)
                                                                       : std::string();
     const auto req = DeviceRequest::parse(text);
@@ -882,10 +882,9 @@ void Run::write_provenance(RunResult& r) {
     jn["state"] = to_string(n.result.state);
     jn["seconds"] = n.result.seconds;
     if (const TransferStats t = n.transfers->stats(); !t.empty())  // host↔device copies (device_copy.hpp)
-      jn["transfers"] = {{"to_device", {{"bytes", t.to_device_bytes}, {"count", t.to_device_count},
-                                        {"seconds", t.to_device_seconds}}},
-                         {"to_host", {{"bytes", t.to_host_bytes}, {"count", t.to_host_count},
-                                      {"seconds", t.to_host_seconds}}}};
+      jn["transfers"] = {
+          {"to_device", {{"bytes", t.to_device_bytes}, {"count", t.to_device_count}, {"seconds", t.to_device_seconds}}},
+          {"to_host", {{"bytes", t.to_host_bytes}, {"count", t.to_host_count}, {"seconds", t.to_host_seconds}}}};
     jn["key"] = n.result.key;
     json rec = json::object();
     for (const auto& [k, v] : n.records) rec[k] = to_json(v);

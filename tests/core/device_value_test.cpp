@@ -304,8 +304,7 @@ links:
   EXPECT_EQ((*r.nodes.at("g2").outputs.at("used_device").as<MatrixF64>())(0, 0), 1.0);
   // each intermediate was downloaded once, when it was no longer needed on the device
   const auto nodes = provenance(r).at("nodes");
-  for (const char* id : {"up", "g1", "g2"})
-    EXPECT_EQ(nodes.at(id).at("transfers").at("to_host").at("count"), 1) << id;
+  for (const char* id : {"up", "g1", "g2"}) EXPECT_EQ(nodes.at(id).at("transfers").at("to_host").at("count"), 1) << id;
 }
 
 TEST(DeviceValueRun, AValueWhoseConsumerFailedIsStillDownloadedAtTheEnd) {
@@ -449,7 +448,8 @@ nodes:
   a: {type: probe.device, params: {rendezvous: 3, salt: 1}}
   b: {type: probe.device, params: {rendezvous: 3, salt: 2}}
   c: {type: probe.device, params: {rendezvous: 3, salt: 3}}
-)", 0);
+)",
+                                 0);
   ASSERT_TRUE(r.ok()) << errors(r);
   EXPECT_EQ(g_dev.max_on.at("cuda:0"), 3);
 }
@@ -465,7 +465,8 @@ nodes:
   c2: {type: probe.device, params: {device: cpu, rendezvous: 4, salt: 2}}
   later0: {type: probe.device, params: {device: "cuda:0"}}
   later1: {type: probe.device, params: {device: "cuda:1"}}
-)", 1);
+)",
+                                 1);
   ASSERT_TRUE(r.ok()) << errors(r);
   EXPECT_EQ(g_dev.max_on.at("cuda:0"), 1);
   EXPECT_EQ(g_dev.max_on.at("cuda:1"), 1);
@@ -480,7 +481,8 @@ nodes:
   a: {type: probe.device, params: {device: cpu, salt: 1}}
   b: {type: probe.device, params: {device: cpu, salt: 2}}
   c: {type: probe.device, params: {device: cpu, salt: 3}}
-)", 1, "cuda:0");
+)",
+                                 1, "cuda:0");
   // --device cuda:0 without a GPU is refused before running (the CLI's check); the executor only
   // warns, so the probes ran
   EXPECT_EQ(g_dev.max_on.at("cuda:0"), 1) << errors(r);

@@ -1,8 +1,8 @@
 // Host dispatch of the CUDA triangle smoothing (declared in gemflow/distgeom/smoothing_cuda.hpp).
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <type_traits>
@@ -441,25 +441,24 @@ namespace {
 /// (in_lower, in_upper; fp64), compared as the host path compares the downloaded closure: in fp64
 /// after the same float → double conversion (convert_kernel's static_cast).
 template <class T>
-__global__ void count_changed_kernel(const double* in_lower, const double* in_upper, const T* lower,
-                                     const T* upper, idx_t n, unsigned long long* count) {
+__global__ void count_changed_kernel(const double* in_lower, const double* in_upper, const T* lower, const T* upper,
+                                     idx_t n, unsigned long long* count) {
   unsigned long long local = 0;
   for (idx_t e = blockIdx.x * static_cast<idx_t>(blockDim.x) + threadIdx.x; e < n * n;
        e += static_cast<idx_t>(gridDim.x) * blockDim.x)
-    if (e % n > e / n &&
-        (static_cast<double>(lower[e]) != in_lower[e] || static_cast<double>(upper[e]) != in_upper[e]))
+    if (e % n > e / n && (static_cast<double>(lower[e]) != in_lower[e] || static_cast<double>(upper[e]) != in_upper[e]))
       ++local;
   if (local != 0) atomicAdd(count, local);
 }
 
 template <class T>
-std::size_t count_changed(const double* in_lower, const double* in_upper, const T* lower, const T* upper,
-                          std::size_t n, cudaStream_t s) {
+std::size_t count_changed(const double* in_lower, const double* in_upper, const T* lower, const T* upper, std::size_t n,
+                          cudaStream_t s) {
   DeviceBuffer<unsigned long long> count(1);
   GF_CUDA_TRY(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), s));
   const auto total = static_cast<idx_t>(n) * static_cast<idx_t>(n);
-  count_changed_kernel<T><<<grid_for(total, 256), 256, 0, s>>>(in_lower, in_upper, lower, upper,
-                                                                 static_cast<idx_t>(n), count.data());
+  count_changed_kernel<T>
+      <<<grid_for(total, 256), 256, 0, s>>>(in_lower, in_upper, lower, upper, static_cast<idx_t>(n), count.data());
   GF_CUDA_CHECK_LAUNCH("count_changed_kernel");
   unsigned long long host = 0;
   GF_CUDA_TRY(cudaMemcpyAsync(&host, count.data(), sizeof host, cudaMemcpyDeviceToHost, s));
@@ -475,9 +474,7 @@ ResidentSmoothing resident_impl(std::span<const double> lower, std::span<const d
                                 Stream stream, const HostOptions& o) {
   const std::size_t count = n * n;
   const std::size_t bytes = count * sizeof(double);
-  require_memory(n,
-                 device_bytes_needed(n, 1, std::is_same_v<T, float> ? Precision::fp32 : Precision::fp64) +
-                     2 * bytes,
+  require_memory(n, device_bytes_needed(n, 1, std::is_same_v<T, float> ? Precision::fp32 : Precision::fp64) + 2 * bytes,
                  "one matrix, kept on the device");
   ResidentSmoothing r;
   DeviceBuffer<double> in_lower(count), in_upper(count);
@@ -494,11 +491,11 @@ ResidentSmoothing resident_impl(std::span<const double> lower, std::span<const d
     GF_CUDA_TRY(cudaMemcpyAsync(work_upper.data(), in_upper.data(), bytes, cudaMemcpyDeviceToDevice, stream));
   } else {
     const int grid = grid_for(static_cast<idx_t>(count), 256);
-    detail::convert_kernel<T, double><<<grid, 256, 0, stream>>>(work_lower.data(), in_lower.data(),
-                                                                static_cast<idx_t>(count));
+    detail::convert_kernel<T, double>
+        <<<grid, 256, 0, stream>>>(work_lower.data(), in_lower.data(), static_cast<idx_t>(count));
     GF_CUDA_CHECK_LAUNCH("convert_kernel (resident, lower)");
-    detail::convert_kernel<T, double><<<grid, 256, 0, stream>>>(work_upper.data(), in_upper.data(),
-                                                                static_cast<idx_t>(count));
+    detail::convert_kernel<T, double>
+        <<<grid, 256, 0, stream>>>(work_upper.data(), in_upper.data(), static_cast<idx_t>(count));
     GF_CUDA_CHECK_LAUNCH("convert_kernel (resident, upper)");
   }
   validate_impl<T>(work_lower.data(), work_upper.data(), n, 1, o.tolerance, stream);
@@ -508,8 +505,7 @@ ResidentSmoothing resident_impl(std::span<const double> lower, std::span<const d
     return r;
   }
   r.result.consistency = consistency_impl<T>(work_lower.data(), work_upper.data(), n, 1, o.tolerance, stream)[0];
-  r.changed_pairs = count_changed<T>(in_lower.data(), in_upper.data(), work_lower.data(), work_upper.data(), n,
-                                     stream);
+  r.changed_pairs = count_changed<T>(in_lower.data(), in_upper.data(), work_lower.data(), work_upper.data(), n, stream);
 
   auto impl = std::make_unique<DeviceBounds::Impl>();
   impl->device = o.device;
@@ -519,11 +515,11 @@ ResidentSmoothing resident_impl(std::span<const double> lower, std::span<const d
     impl->upper = std::move(work_upper);
   } else {  // the fp64 closure, converted as download() converts it, into the input's arrays
     const int grid = grid_for(static_cast<idx_t>(count), 256);
-    detail::convert_kernel<double, T><<<grid, 256, 0, stream>>>(in_lower.data(), work_lower.data(),
-                                                                static_cast<idx_t>(count));
+    detail::convert_kernel<double, T>
+        <<<grid, 256, 0, stream>>>(in_lower.data(), work_lower.data(), static_cast<idx_t>(count));
     GF_CUDA_CHECK_LAUNCH("convert_kernel (resident result, lower)");
-    detail::convert_kernel<double, T><<<grid, 256, 0, stream>>>(in_upper.data(), work_upper.data(),
-                                                                static_cast<idx_t>(count));
+    detail::convert_kernel<double, T>
+        <<<grid, 256, 0, stream>>>(in_upper.data(), work_upper.data(), static_cast<idx_t>(count));
     GF_CUDA_CHECK_LAUNCH("convert_kernel (resident result, upper)");
     impl->lower = std::move(in_lower);
     impl->upper = std::move(in_upper);
@@ -651,9 +647,8 @@ SmoothingResult smooth_bounds_cuda(std::span<double> lower, std::span<double> up
 ResidentSmoothing smooth_bounds_cuda_resident(std::span<const double> lower, std::span<const double> upper,
                                               std::size_t n, Stream stream, const HostOptions& o) {
   if (lower.size() != n * n || upper.size() != n * n)
-    throw std::invalid_argument("smooth_bounds_cuda_resident: lower/upper have " + std::to_string(lower.size()) +
-                                "/" + std::to_string(upper.size()) + " elements, expected " +
-                                std::to_string(n * n));
+    throw std::invalid_argument("smooth_bounds_cuda_resident: lower/upper have " + std::to_string(lower.size()) + "/" +
+                                std::to_string(upper.size()) + " elements, expected " + std::to_string(n * n));
   ResidentSmoothing r;
   if (n == 0) return r;
   DeviceGuard guard(o.device);
