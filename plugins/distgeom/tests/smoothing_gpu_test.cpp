@@ -538,7 +538,8 @@ TEST_F(GpuSmoothing, ResidentClosureEqualsTheHostEntryPoint) {
             changed += host.lower[i * n + j] != in.lower[i * n + j] || host.upper[i * n + j] != in.upper[i * n + j];
         EXPECT_EQ(r.changed_pairs, changed);
         if (n >= 65) EXPECT_GT(changed, 0u);  // the count is tested, not 0 = 0
-        EXPECT_THROW(r.bounds.download(std::span<double>(got.lower).first(n * n - 1), got.upper), std::invalid_argument);
+        EXPECT_THROW(r.bounds.download(std::span<double>(got.lower).first(n * n - 1), got.upper),
+                     std::invalid_argument);
       }
 }
 
