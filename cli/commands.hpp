@@ -23,6 +23,7 @@ struct RunArgs {
   std::optional<std::filesystem::path> out;
   std::string device;             ///< "" = each node's own `device`
   int jobs = 0;
+  int gpu_jobs = 1;  ///< nodes at once per CUDA device (RunOptions::gpu_jobs)
   bool json = false;
   std::string until;
   std::vector<std::string> command_line;  ///< argv, recorded in provenance

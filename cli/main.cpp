@@ -91,6 +91,16 @@ int main(int argc, char** argv) {
         return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos ? "" : "expected a count >= 0, got '" + s + "'";
       }, "")
       ->type_name("N");
+  run_cmd->add_option("--gpu-jobs", run.gpu_jobs, "Nodes run at once on one CUDA device (0: no limit)")
+      ->check(
+          [](const std::string& s) -> std::string {
+            return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos
+                       ? ""
+                       : "expected a count >= 0, got '" + s + "'";
+          },
+          "")
+      ->type_name("N")
+      ->capture_default_str();
   run_cmd->add_flag("--json", run.json, "One JSON object per event on stdout, then a summary object");
   run_cmd->add_option("--until", run.until, "Run only NODE and what it depends on")
       ->type_name("NODE")

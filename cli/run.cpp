@@ -497,6 +497,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   const std::string name = display_name(wf, args.workflow);
   opt.out_dir = args.out ? fs::absolute(*args.out) : fs::absolute(fs::path("out") / sanitize(name));
   opt.jobs = args.jobs;
+  opt.gpu_jobs = args.gpu_jobs;
   opt.device = args.device;
   opt.until = args.until;
   opt.cancel = &g_cancel;

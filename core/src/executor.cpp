@@ -137,6 +137,9 @@ struct NodeRun {
   std::vector<In> inputs;
   std::size_t pending = 0;  // upstream nodes not finished yet
   bool finished = false;
+  int gpu = -1;                    // CUDA device the node is scheduled on (-1: none)
+  std::size_t consumers_left = 0;  // downstream nodes yet to finish (then device copies go)
+  std::unique_ptr<TransferLog> transfers = std::make_unique<TransferLog>();
   NodeResult result;
   // Written by the node's context (its own threads): guarded by `mutex`.
   std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
@@ -176,6 +179,9 @@ class Context final : public NodeContext {
   void write_file(const fs::path& file, const std::function<void(const fs::path& tmp)>& write) override;
   void record(std::string_view key, const ParamValue& value) override;
   const std::string& device_override() const override;
+  void record_transfer(Transfer direction, std::size_t bytes, double seconds) override {
+    node_.transfers->add(direction, bytes, seconds);
+  }
 
  private:
   Run& run_;
@@ -250,6 +256,8 @@ class Run {
   std::optional<Diagnostic> lock_out_dir();
   void compute_keys();
   void worker();
+  [[nodiscard]] int scheduled_gpu(const NodeRun& n) const;
+  void release_device_copies(std::size_t i);
   void run_node(std::size_t i);
   void finish(std::size_t i, NodeState state, std::vector<RunEvent>& events);
   void write_provenance(RunResult& r);
@@ -269,6 +277,10 @@ class Run {
   std::vector<std::pair<fs::path, std::string>> reads_;   // file, what it is ("an input of ...")
   std::vector<std::pair<fs::path, std::string>> writes_;  // file, writer node
   unsigned jobs_used_ = 0;
+  // The per-device limit (RunOptions::gpu_jobs): nodes running per CUDA device, and ready nodes
+  // waiting for one of them to finish (moved back to ready_ one at a time).
+  std::map<int, int> gpu_running_;
+  std::map<int, std::set<std::pair<std::size_t, std::size_t>>> gpu_waiting_;
   int lock_fd_ = -1;  // holds the lock on out_dir_/.gemflow.lock for the whole run
 };
 
@@ -512,8 +524,52 @@ bool Run::prepare(RunResult& r) {
       }
       n.params.emplace_back(ps.name, std::move(v));
     }
+    n.gpu = scheduled_gpu(n);
+    n.consumers_left = n.succ.size();
   }
   return true;
+}
+
+// The CUDA device of a node for the per-device limit: its first device parameter, or the run's
+// --device, `auto` as resolve_device() takes it; -1 for the CPU (or a value validate() refuses).
+int Run::scheduled_gpu(const NodeRun& n) const {
+  for (std::size_t k = 0; k < n.params.size(); ++k) {
+    if (n.entry->spec.params[k].kind != ParamKind::Device) continue;
+    const ParamValue& v = n.params[k].second;
+    const std::string text = !opt_.device.empty()                     ? opt_.device
+                             : std::holds_alternative<std::string>(v) ? std::get<std::string>(v)
+                                                                      : std::string();
+    const auto req = DeviceRequest::parse(text);
+    if (!req || req->kind == DeviceRequest::Kind::Cpu) return -1;
+    if (req->kind == DeviceRequest::Kind::Cuda) return req->index;
+    return cuda_device_count() > 0 ? 0 : -1;
+  }
+  return -1;
+}
+
+// Makes the host copies of node i's device-resident outputs and drops their device copies, once
+// no node of the run needs them on the device (its consumers finished, or the run ended): device
+// memory then holds only what running nodes use, and results, caches and viewers hold host values.
+// The downloads count in node i's transfers. Never called with mutex_ held (they take time).
+void Run::release_device_copies(std::size_t i) {
+  NodeRun& n = nodes_[i];
+  for (const auto& [port, v] : n.result.outputs) {
+    try {
+      v.release_device_copy(n.transfers.get());
+    } catch (const std::exception& e) {
+      RunEvent ev;
+      ev.kind = RunEvent::Kind::Log;
+      ev.node = n.inst->id;
+      ev.state = n.result.state;
+      ev.level = LogLevel::Warning;
+      ev.message = fmt::format("output '{}' stays on the device only: its host copy failed: {}", port, e.what());
+      {
+        std::lock_guard lock(*n.mutex);
+        n.add_log("warning: " + ev.message);
+      }
+      emit(ev);
+    }
+  }
 }
 
 // Two runs writing one folder would mix their files and the provenance record would describe
@@ -656,6 +712,7 @@ void Run::run_node(std::size_t i) {
       std::unique_ptr<Node> node = n.entry->create();
       if (!node) throw Error("the node factory returned nothing");
       for (const auto& [name, v] : n.params) node->set_param(name, v);
+      node->set_transfer_log(n.transfers.get());
       for (auto& [port, v] : inputs) {
         if (v.empty())
           throw Error(fmt::format("input '{}' has no value", port));
@@ -710,6 +767,7 @@ void Run::run_node(std::size_t i) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<RunEvent> events;
+  std::vector<std::size_t> release;  // nodes whose consumers have all finished now
   {
     std::lock_guard lock(mutex_);
     n.result.seconds = seconds;
@@ -718,8 +776,13 @@ void Run::run_node(std::size_t i) {
     finish(i, state, events);
     // Emitted before any dependent can start, so observers see "done" before "running".
     for (const auto& e : events) emit(e);
+    if (n.consumers_left == 0) release.push_back(i);
+    std::unordered_set<std::size_t> upstream;
+    for (const auto& in : n.inputs)
+      if (upstream.insert(in.from).second && --nodes_[in.from].consumers_left == 0) release.push_back(in.from);
   }
   cv_.notify_all();
+  for (std::size_t k : release) release_device_copies(k);
 }
 
 void Run::worker() {
@@ -734,12 +797,33 @@ void Run::worker() {
       nodes_[i].result.error = "cancelled before it started";
       finish(i, NodeState::Cancelled, events);
       for (const auto& e : events) emit(e);
+      for (auto& [gpu, waiting] : gpu_waiting_) {  // they are cancelled too, not left waiting
+        ready_.insert(waiting.begin(), waiting.end());
+        waiting.clear();
+      }
       cv_.notify_all();
       continue;
+    }
+    // At most gpu_jobs nodes per device: a node finding its device full waits for one of them
+    // (which moves it back to ready_ when it ends), so the workers go on with other nodes.
+    const int gpu = opt_.gpu_jobs > 0 ? nodes_[i].gpu : -1;
+    if (gpu >= 0) {
+      if (gpu_running_[gpu] >= opt_.gpu_jobs) {
+        gpu_waiting_[gpu].emplace(nodes_[i].order, i);
+        continue;
+      }
+      ++gpu_running_[gpu];
     }
     lock.unlock();
     run_node(i);
     lock.lock();
+    if (gpu >= 0) {
+      --gpu_running_[gpu];
+      if (auto& waiting = gpu_waiting_[gpu]; !waiting.empty()) {
+        ready_.insert(waiting.extract(waiting.begin()));
+        cv_.notify_all();
+      }
+    }
   }
 }
 
@@ -763,7 +847,7 @@ void Run::write_provenance(RunResult& r) {
   j["finished"] = utc_now();
   j["host"] = host_name();
   j["command_line"] = opt_.command_line;
-  j["jobs"] = {{"requested", opt_.jobs}, {"used", jobs_used_}};
+  j["jobs"] = {{"requested", opt_.jobs}, {"used", jobs_used_}, {"per_gpu", opt_.gpu_jobs}};
   json plugins = json::array();
   if (opt_.plugins)
     for (const auto& p : *opt_.plugins)
@@ -797,6 +881,10 @@ void Run::write_provenance(RunResult& r) {
       if (ps.seed) jn["seed"] = params[ps.name];
     jn["state"] = to_string(n.result.state);
     jn["seconds"] = n.result.seconds;
+    if (const TransferStats t = n.transfers->stats(); !t.empty())  // host↔device copies (device_copy.hpp)
+      jn["transfers"] = {
+          {"to_device", {{"bytes", t.to_device_bytes}, {"count", t.to_device_count}, {"seconds", t.to_device_seconds}}},
+          {"to_host", {{"bytes", t.to_host_bytes}, {"count", t.to_host_count}, {"seconds", t.to_host_seconds}}}};
     jn["key"] = n.result.key;
     json rec = json::object();
     for (const auto& [k, v] : n.records) rec[k] = to_json(v);
@@ -878,6 +966,9 @@ RunResult Run::execute() {
     std::vector<std::jthread> pool;
     for (unsigned k = 0; k < jobs && !nodes_.empty(); ++k) pool.emplace_back([this] { worker(); });
   }
+  // device copies of nodes whose consumers did not all run (failed, skipped, cancelled)
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].consumers_left > 0) release_device_copies(i);
 
   warn_stale_outputs();
   for (auto& n : nodes_) {

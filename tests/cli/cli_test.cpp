@@ -1077,6 +1077,20 @@ TEST_F(Cli, BinaryWorkflowIsNotEchoedRaw) {
   for (char c : r.err) ASSERT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << r.err;
 }
 
+TEST_F(Cli, GpuJobsReachesTheRunAndItsProvenance) {
+  const auto wf = write("w.yaml", kSum);
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--gpu-jobs", "3"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ / "o" / "provenance.json"))["jobs"]["per_gpu"], 3);
+  r = gemflow({"run", wf.string(), "--out", "o2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ / "o2" / "provenance.json"))["jobs"]["per_gpu"], 1);  // default
+  EXPECT_EQ(gemflow({"run", wf.string(), "--out", "o3", "--gpu-jobs", "-1"}).code, 2);
+  r = gemflow({"run", wf.string(), "--out", "o3", "--gpu-jobs", "two"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_CONTAINS(r.err, "--gpu-jobs");
+}
+
 TEST_F(Cli, ProvenanceRecordsTheCommandLineJobsAndPlugins) {
   const auto wf = write("w.yaml", kSum);
   auto r = gemflow({"run", wf.string(), "--out", "o", "-j", "2"});

@@ -7,6 +7,7 @@
 #include <typeinfo>
 #include <utility>
 
+#include "gemflow/device_copy.hpp"
 #include "gemflow/error.hpp"
 
 namespace gemflow {
@@ -55,16 +56,16 @@ template <class T>
 
 /// Type-erased immutable value of a registered DataType. Cheap to copy (shared ownership);
 /// the same value may feed several consumers and parallel branches.
+///
+/// A value lives on the host (of), or on a device with a host copy made lazily (on_device,
+/// gemflow/device_copy.hpp): as<T>() then downloads it once, the first time it is asked.
 class Value {
  public:
   Value() = default;
 
   template <class T>
   static Value of(std::shared_ptr<const T> p) {
-    Value v;
-    v.type_ = std::string(DataType<T>::name);
-    v.cxx_ = &typeid(T);
-    v.summary_ = [](const void* q) { return DataType<T>::summary(*static_cast<const T*>(q)); };
+    Value v = typed<T>();
     v.ptr_ = std::move(p);
     return v;
   }
@@ -72,32 +73,78 @@ class Value {
   static Value make(T value) {
     return of<T>(std::make_shared<const T>(std::move(value)));
   }
+  /// A device-resident value: `copy` holds the data; `host` is its host copy when the producer
+  /// has one already (else it is downloaded when first asked for). Throws Error when `copy` is
+  /// null.
+  template <class T>
+  static Value on_device(std::shared_ptr<const DeviceCopyOf<T>> copy, std::shared_ptr<const T> host = nullptr) {
+    if (!copy) throw Error("a device-resident " + std::string(DataType<T>::name) + " without a device copy");
+    Value v = typed<T>();
+    v.resident_ = std::make_shared<detail::Resident>(std::move(copy), std::move(host));
+    return v;
+  }
 
-  [[nodiscard]] bool empty() const noexcept { return !ptr_; }
+  [[nodiscard]] bool empty() const noexcept { return !ptr_ && !resident_; }
   [[nodiscard]] const std::string& type() const noexcept { return type_; }
-  [[nodiscard]] std::string summary() const { return ptr_ ? summary_(ptr_.get()) : "(empty)"; }
+  /// DataType<T>::summary() of the host copy; of a device-resident value without one, the device
+  /// copy's summary (no download).
+  [[nodiscard]] std::string summary() const {
+    if (ptr_) return summary_(ptr_.get());
+    return resident_ ? resident_->summary(summary_) : "(empty)";
+  }
+
+  /// The device copy, or nullptr (a host value, or a device copy released by the executor).
+  [[nodiscard]] std::shared_ptr<const DeviceCopy> device_copy() const {
+    return resident_ ? resident_->device() : nullptr;
+  }
+  /// The device copy as the plugin's own class D (a DeviceCopyOf<T>), or nullptr when there is
+  /// none or it is of another class (made by another plugin: read the host copy then).
+  template <class D>
+  [[nodiscard]] std::shared_ptr<const D> device_copy_as() const {
+    return std::dynamic_pointer_cast<const D>(device_copy());
+  }
+  /// True when as<T>() needs no download: a host value, or a device value already downloaded.
+  [[nodiscard]] bool has_host_copy() const { return ptr_ || (resident_ && resident_->has_host()); }
+  /// Makes the host copy (a download, added to `log`) and drops this value's device copy (its
+  /// memory is freed when no consumer holds it). Shared by every copy of the Value. Returns false
+  /// when there was no device copy. Throws what the download throws.
+  bool release_device_copy(TransferLog* log = nullptr) const {
+    return resident_ && resident_->release_device(log);
+  }
 
   /// The value as T; throws gemflow::Error when it holds another type. The registry keeps one
   /// layout per name (TypeLayout); the C++ type is checked here too, for values made of a type
-  /// that was never registered.
+  /// that was never registered. A device-resident value is downloaded the first time (once,
+  /// whatever the number of readers), and the transfer added to `log` when given.
   template <class T>
-  [[nodiscard]] std::shared_ptr<const T> as() const {
-    if (!ptr_) throw Error("empty value where " + std::string(DataType<T>::name) + " was expected");
+  [[nodiscard]] std::shared_ptr<const T> as(TransferLog* log = nullptr) const {
+    if (empty()) throw Error("empty value where " + std::string(DataType<T>::name) + " was expected");
     if (type_ != DataType<T>::name)
       throw Error("value of type " + type_ + " where " + std::string(DataType<T>::name) +
                   " was expected");
     if (*cxx_ != typeid(T))
       throw Error("value of type " + type_ + " holds another C++ type (" + demangle(cxx_->name()) +
                   ") than the one read (" + demangle(typeid(T).name()) + ")");
-    return std::static_pointer_cast<const T>(ptr_);
+    if (ptr_) return std::static_pointer_cast<const T>(ptr_);
+    return std::static_pointer_cast<const T>(resident_->host(log));
   }
+  /// The host object; nullptr for a device-resident value (even once downloaded).
   [[nodiscard]] const std::shared_ptr<const void>& raw() const noexcept { return ptr_; }
 
  private:
+  template <class T>
+  static Value typed() {
+    Value v;
+    v.type_ = std::string(DataType<T>::name);
+    v.cxx_ = &typeid(T);
+    v.summary_ = [](const void* q) { return DataType<T>::summary(*static_cast<const T*>(q)); };
+    return v;
+  }
   std::string type_;
   const std::type_info* cxx_ = nullptr;
   std::string (*summary_)(const void*) = nullptr;
-  std::shared_ptr<const void> ptr_;
+  std::shared_ptr<const void> ptr_;               // a host value
+  std::shared_ptr<detail::Resident> resident_;    // a device-resident value
 };
 
 }  // namespace gemflow

@@ -49,6 +49,11 @@ class ResultCache {
 struct RunOptions {
   std::filesystem::path out_dir;       ///< created if missing; default "<cwd>/out/<name>"
   int jobs = 0;                         ///< parallel nodes; 0 = hardware threads
+  /// Nodes running at once on one CUDA device (a node's device is its `device` parameter or
+  /// the run's `device`, `auto` counting as cuda:0 when a device is present); 0 = no limit.
+  /// One by default: a node then has the device to itself (its memory checks hold, parallel
+  /// branches do not slow each other down or run out of device memory together).
+  int gpu_jobs = 1;
   std::string device;                   ///< overrides every `device` param when not ""
   /// Called from worker threads, one call at a time (never concurrently); keep it short. A
   /// node's final state is reported before any node depending on it starts.

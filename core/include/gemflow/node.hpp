@@ -111,6 +111,12 @@ class NodeContext {
   virtual void record(std::string_view key, const ParamValue& value) = 0;
   /// Device override for the whole run ("" when none), applied by Param<Device>.
   [[nodiscard]] virtual const std::string& device_override() const = 0;
+  /// Adds a host↔device copy the node made itself (an upload of its inputs, a download of a
+  /// result) to its provenance record ("transfers"); the lazy host copies of device-resident
+  /// inputs are counted by the SDK. Thread-safe. The default records nothing.
+  virtual void record_transfer(Transfer direction, std::size_t bytes, double seconds) {
+    (void)direction, (void)bytes, (void)seconds;
+  }
 };
 
 class Node;
@@ -151,6 +157,8 @@ class Node {
   /// is unknown or the value is of another kind (an integer for a float is converted).
   void set_param(std::string_view name, ParamValue v);
   [[nodiscard]] const Value& output(std::string_view port) const;
+  /// Where Input<T>::get() counts the download of a device-resident input (nullptr: nowhere).
+  void set_transfer_log(TransferLog* log) noexcept { transfers_ = log; }
 
  protected:
   template <class T>
@@ -170,6 +178,7 @@ class Node {
   std::vector<detail::InputSlot> inputs_;
   std::vector<detail::OutputSlot> outputs_;
   std::vector<detail::ParamSlot> params_;
+  TransferLog* transfers_ = nullptr;
 };
 
 /// Port flags.
@@ -185,9 +194,19 @@ class Input {
                                 use == PortUse::Optional, std::move(doc)})) {}
   /// True when a value was given (always true for required ports at execute time).
   [[nodiscard]] bool connected() const { return !owner_->inputs_[slot_].value.empty(); }
-  /// The value; throws Error for an unconnected port.
-  [[nodiscard]] std::shared_ptr<const T> get() const { return owner_->inputs_[slot_].value.template as<T>(); }
+  /// The value; throws Error for an unconnected port. A device-resident value is downloaded
+  /// the first time its host copy is asked for (by any consumer), counted in this node's
+  /// provenance record.
+  [[nodiscard]] std::shared_ptr<const T> get() const {
+    return owner_->inputs_[slot_].value.template as<T>(owner_->transfers_);
+  }
   const T& operator*() const { return *get(); }
+  /// The value's device copy as the plugin's class D (a DeviceCopyOf<T>), or nullptr: no copy,
+  /// or one of another class. A GPU node reads it instead of get() to skip the host.
+  template <class D>
+  [[nodiscard]] std::shared_ptr<const D> device() const {
+    return owner_->inputs_[slot_].value.template device_copy_as<D>();
+  }
 
  private:
   Node* owner_;
@@ -203,6 +222,11 @@ class Output {
         slot_(owner->add_output({std::move(name), std::string(DataType<T>::name), false, std::move(doc)})) {}
   void set(std::shared_ptr<const T> v) { owner_->outputs_[slot_].value = Value::of<T>(std::move(v)); }
   void set(T v) { set(std::make_shared<const T>(std::move(v))); }
+  /// A device-resident result (see gemflow/device_copy.hpp: complete when execute() returns);
+  /// `host`: its host copy when the node has one already.
+  void set_device(std::shared_ptr<const DeviceCopyOf<T>> copy, std::shared_ptr<const T> host = nullptr) {
+    owner_->outputs_[slot_].value = Value::on_device<T>(std::move(copy), std::move(host));
+  }
 
  private:
   Node* owner_;

@@ -21,6 +21,42 @@ namespace {
 
 using namespace text;
 
+#if defined(GEMFLOW_DISTGEOM_HAVE_CUDA)
+// Smoothed bounds left on the GPU by distgeom.triangle_smoothing (a device-resident value): the
+// arrays stay on the device, labels, atom indices and restraint ids (host data, small) are kept
+// here; download() builds the DistanceBounds when a CPU consumer asks for it.
+class DeviceSmoothedBounds final : public DeviceCopyOf<DistanceBounds> {
+ public:
+  DeviceSmoothedBounds(cuda::DeviceBounds arrays, const DistanceBounds& input)
+      : arrays_(std::move(arrays)), labels_(input.labels), atom_index_(input.atom_index), restraint_(input.restraint) {}
+  Device device() const override { return {Device::Kind::Cuda, arrays_.device()}; }
+  std::size_t bytes() const override { return 2 * arrays_.n() * arrays_.n() * sizeof(double); }
+  std::string summary() const override { return "bounds for " + std::to_string(arrays_.n()) + " atoms"; }
+  std::shared_ptr<const DistanceBounds> download() const override {
+    auto b = std::make_shared<DistanceBounds>();
+    b->lower = Matrix<double>(arrays_.n(), arrays_.n());
+    b->upper = Matrix<double>(arrays_.n(), arrays_.n());
+    try {
+      arrays_.download(b->lower.span(), b->upper.span());
+    } catch (const cuda::CudaError& e) {
+      throw DeviceError("cannot copy the smoothed bounds from " + device().str() + " to the host: " + e.what());
+    }
+    b->labels = labels_;
+    b->atom_index = atom_index_;
+    b->restraint = restraint_;
+    return b;
+  }
+  /// The closure on the device (n×n fp64 row-major lower and upper, Å).
+  const cuda::DeviceBounds& arrays() const { return arrays_; }
+
+ private:
+  cuda::DeviceBounds arrays_;
+  std::vector<std::string> labels_;
+  std::vector<std::size_t> atom_index_;
+  Matrix<int> restraint_;
+};
+#endif
+
 class TriangleSmoothing final : public Node {
  public:
   enum class Algorithm { Blocked, Reference };
@@ -40,11 +76,14 @@ class TriangleSmoothing final : public Node {
                    "Parameters: algorithm (blocked: tiled parallel Floyd-Warshall; reference: O(n³) per-k "
                    "loop in fp64), tolerance (Å) for the L > U checks, precision (fp64 or fp32 arithmetic for "
                    "blocked and cuda), threads (0 = all cores), device (cuda runs the GPU closure of "
-                   "smoothing_cuda.hpp, same result to rounding; algorithm and threads are then unused).\n"
+                   "smoothing_cuda.hpp, same result to rounding; algorithm and threads are then unused; the "
+                   "result stays on the GPU as a device-resident value, copied to the host when a CPU node "
+                   "reads it, and the copies are counted in provenance.json's transfers).\n"
                    "Errors: invalid input names the atom pair and values; inconsistent bounds name the first "
                    "pair with L' > U' + tolerance and the chain of input bounds (with restraint ids) whose "
                    "upper bounds sum to less than a lower bound.\n"
-                   "Memory: CPU 2·n² extra values (cuda: see smoothing_cuda.hpp). Determinism: deterministic, "
+                   "Memory: CPU 2·n² extra values (cuda: 4·n² doubles of device memory while it runs, 2·n² kept "
+                   "with the result). Determinism: deterministic, "
                    "independent of threads; blocked and reference agree bit for bit when all sums of input "
                    "bounds are exact, else to rounding.\n"
                    "Source: Dress & Havel, Discrete Appl. Math. 19 (1988) 129-144; Crippen & Havel 1988; "
@@ -90,7 +129,8 @@ class TriangleSmoothing final : public Node {
       throw InputError(id + ": input 'bounds': " + defect_text(b, *d));
 
     const Device dev = device.resolve(ctx);
-    DistanceBounds result = b;
+    DistanceBounds result;  // the CPU closure (the CUDA one stays on the device)
+    if (!dev.is_cuda()) result = b;
     const CancelFn cb = [&ctx](double f) {
       ctx.progress(f, "triangle smoothing");
       return ctx.cancelled();
@@ -98,7 +138,7 @@ class TriangleSmoothing final : public Node {
     SmoothingReport rep;
     const bool fp32 = precision.value() == Precision::Fp32;
     if (dev.is_cuda()) {
-      rep = run_cuda(ctx, dev, b, result, tol, fp32);
+      rep = run_cuda(ctx, dev, src, tol, fp32);
     } else if (algorithm.value() == Algorithm::Reference) {
       rep = smooth_bounds_reference(result.lower.span(), result.upper.span(), n, cb, tol);
     } else {
@@ -127,16 +167,19 @@ class TriangleSmoothing final : public Node {
     ctx.info("triangle smoothing: " + std::to_string(rep.changed_pairs) + " of " +
              std::to_string(n * (n > 0 ? n - 1 : 0) / 2) + " pairs tightened");
     ctx.progress(1.0);
-    out.set(std::move(result));
+    if (!dev.is_cuda()) out.set(std::move(result));  // run_cuda set the device-resident result
   }
 
  private:
-  // The CUDA path (gpusmooth's launcher, algo/cuda/): the same checks and the same error text as
-  // the CPU, the offending path explained on the CPU from the input bounds. Until that library
-  // is built (GEMFLOW_DISTGEOM_HAVE_CUDA), a clear DeviceError.
-  static SmoothingReport run_cuda(NodeContext& ctx, const Device& dev, const DistanceBounds& in_bounds,
-                                  DistanceBounds& result, double tol, bool fp32) {
+  // The CUDA path (algo/cuda/smoothing_cuda.hpp): the same checks and the same error text as the
+  // CPU, the offending path explained on the CPU from the input bounds. The closure stays on the
+  // device: the output is a device-resident value (DeviceSmoothedBounds) unless it is
+  // inconsistent (the node fails) or cancelled. Until that library is built
+  // (GEMFLOW_DISTGEOM_HAVE_CUDA), a clear DeviceError.
+  SmoothingReport run_cuda(NodeContext& ctx, const Device& dev, const std::shared_ptr<const DistanceBounds>& src,
+                           double tol, bool fp32) {
 #if defined(GEMFLOW_DISTGEOM_HAVE_CUDA)
+    const DistanceBounds& in_bounds = *src;
     const std::size_t n = in_bounds.size();
     cuda::HostOptions o;
     o.device = dev.index;
@@ -144,29 +187,32 @@ class TriangleSmoothing final : public Node {
     o.tolerance = tol;
     o.control.cancelled = [&ctx] { return ctx.cancelled(); };
     o.control.progress = [&ctx](double f) { ctx.progress(f, "triangle smoothing (cuda)"); };
-    cuda::SmoothingResult r;
+    cuda::ResidentSmoothing r;
     try {
-      r = cuda::smooth_bounds_cuda(result.lower.span(), result.upper.span(), n, nullptr, o);
+      r = cuda::smooth_bounds_cuda_resident(in_bounds.lower.span(), in_bounds.upper.span(), n, nullptr, o);
     } catch (const cuda::CudaError& e) {
       throw DeviceError(info().id + ": " + dev.str() + ": " + e.what());
     }
+    if (r.upload_bytes > 0) ctx.record_transfer(Transfer::ToDevice, r.upload_bytes, r.upload_seconds);
     SmoothingReport rep;
-    rep.cancelled = r.cancelled;
-    if (r.cancelled) return rep;
-    rep.consistent = r.consistency.consistent;
-    rep.i = r.consistency.first_i;
-    rep.j = r.consistency.first_j;
-    rep.lower = r.consistency.first_lower;
-    rep.upper = r.consistency.first_upper;
-    rep.inconsistent_pairs = r.consistency.inconsistent_pairs;
+    rep.cancelled = r.result.cancelled;
+    if (rep.cancelled) return rep;
+    rep.consistent = r.result.consistency.consistent;
+    rep.i = r.result.consistency.first_i;
+    rep.j = r.result.consistency.first_j;
+    rep.lower = r.result.consistency.first_lower;
+    rep.upper = r.result.consistency.first_upper;
+    rep.inconsistent_pairs = r.result.consistency.inconsistent_pairs;
+    rep.changed_pairs = r.changed_pairs;
     if (!rep.consistent)
       rep.path = explain_inconsistency(in_bounds.lower.span(), in_bounds.upper.span(), n, rep.i, rep.j);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = i + 1; j < n; ++j)
-        rep.changed_pairs += result.lower(i, j) != in_bounds.lower(i, j) || result.upper(i, j) != in_bounds.upper(i, j);
+    else if (n == 0)
+      out.set(in_bounds);  // nothing on the device
+    else
+      out.set_device(std::make_shared<const DeviceSmoothedBounds>(std::move(r.bounds), in_bounds));
     return rep;
 #else
-    (void)ctx, (void)in_bounds, (void)result, (void)tol, (void)fp32;
+    (void)ctx, (void)src, (void)tol, (void)fp32;
     throw DeviceError("distgeom.triangle_smoothing: CUDA smoothing not built yet (device " + dev.str() +
                       "); set 'device: cpu'");
 #endif

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
@@ -311,6 +312,7 @@ gemflow::Registry& registry() {
   static bool once = [] {
     gemflow::PluginRegistrar r(reg, "distgeom-gpu-test");
     gd::register_embedding_nodes(r);
+    gd::register_smoothing_nodes(r);
     return true;
   }();
   (void)once;
@@ -433,6 +435,72 @@ TEST_F(GpuEmbedding, EmbedAndRefineOnCudaEqualsCpu) {
   for (std::size_t i = 0; i < s[0]->models[0].size(); ++i)
     for (int k = 0; k < 3; ++k) diff = std::max(diff, std::abs(s[0]->models[0][i][k] - s[1]->models[0][i][k]));
   EXPECT_LE(diff, 1e-6) << "refined structures differ (Å)";
+}
+
+// The NMR chain on the GPU: distgeom.triangle_smoothing leaves its closure on the device (a
+// device-resident value); embed_and_refine reads it, which makes its host copy once (counted in
+// its transfers). The result is the host path's: the closure of smooth_bounds_cuda() (what the
+// node gave before it kept results on the device) given as a host value, bit for bit.
+TEST_F(GpuEmbedding, DeviceResidentSmoothedBoundsGiveTheHostPathsResult) {
+  const auto& c = chain();
+  const std::size_t n = c.bounds->size();
+  auto smooth = make("distgeom.triangle_smoothing");
+  smooth->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+  smooth->set_param("device", std::string("cuda"));
+  gemflow::TransferLog smooth_log;
+  smooth->set_transfer_log(&smooth_log);
+  RecordingContext sc;
+  ASSERT_EQ(error_of(*smooth, sc), "(no error)");
+  const Value resident = smooth->output("bounds");
+  ASSERT_NE(resident.device_copy(), nullptr);
+  EXPECT_EQ(resident.device_copy()->device().str(), "cuda:0");
+  EXPECT_EQ(resident.device_copy()->bytes(), 2 * n * n * sizeof(double));
+  EXPECT_FALSE(resident.has_host_copy());
+  EXPECT_EQ(resident.summary(), "bounds for " + std::to_string(n) + " atoms (on cuda:0)");
+
+  DistanceBounds host = *c.bounds;  // the host path
+  ASSERT_TRUE(gc::smooth_bounds_cuda(host.lower.span(), host.upper.span(), n, nullptr, {}).consistency.consistent);
+  std::int64_t changed = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j)
+      changed += host.lower(i, j) != c.bounds->lower(i, j) || host.upper(i, j) != c.bounds->upper(i, j);
+  EXPECT_EQ(std::get<std::int64_t>(sc.records().at("changed_pairs")), changed);
+  EXPECT_GT(changed, 0);
+
+  std::shared_ptr<const Structure> s[2];
+  gemflow::TransferLog logs[2];
+  for (int k = 0; k < 2; ++k) {
+    auto node = make("distgeom.embed_and_refine");
+    node->set_transfer_log(&logs[k]);
+    node->set_input("bounds", Value::of<DistanceBounds>(c.bounds));
+    node->set_input("smoothed", k == 0 ? resident : Value::make(host));
+    node->set_input("structure", Value::make(c.peptide));
+    node->set_param("trials", std::int64_t{3});
+    node->set_param("threads", std::int64_t{3});
+    node->set_param("seed", std::int64_t{3});
+    node->set_param("pivot_fraction", 0.25);
+    node->set_param("max_iterations", std::int64_t{300});
+    node->set_param("device", std::string("cuda"));
+    RecordingContext ctx;
+    ASSERT_EQ(error_of(*node, ctx), "(no error)") << k;
+    s[k] = node->output("structure").as<Structure>();
+  }
+  // the lazy host copy: made once, by the consumer, equal to the host path's closure
+  ASSERT_TRUE(resident.has_host_copy());
+  const auto downloaded = resident.as<DistanceBounds>();
+  EXPECT_EQ(std::memcmp(downloaded->lower.data(), host.lower.data(), n * n * sizeof(double)), 0);
+  EXPECT_EQ(std::memcmp(downloaded->upper.data(), host.upper.data(), n * n * sizeof(double)), 0);
+  EXPECT_EQ(downloaded->labels, c.bounds->labels);
+  EXPECT_EQ(downloaded->atom_index, c.bounds->atom_index);
+  EXPECT_EQ(logs[0].stats().to_host_count, 1u);
+  EXPECT_EQ(logs[0].stats().to_host_bytes, 2 * n * n * sizeof(double));
+  EXPECT_EQ(logs[1].stats().to_host_count, 0u);
+  // smoothing uploaded its input and downloaded nothing
+  EXPECT_EQ(smooth_log.stats().to_host_count, 0u);
+  EXPECT_EQ(sc.records().count("changed_pairs"), 1u);
+  ASSERT_EQ(s[0]->models[0].size(), s[1]->models[0].size());
+  for (std::size_t i = 0; i < s[0]->models[0].size(); ++i)
+    for (int k = 0; k < 3; ++k) ASSERT_EQ(s[0]->models[0][i][k], s[1]->models[0][i][k]) << "atom " << i;
 }
 
 TEST_F(GpuEmbedding, EigenOnCudaFailsNamingTheMethodAndAutoRunsItOnTheCpu) {

@@ -491,6 +491,83 @@ TEST_F(GpuSmoothing, HostEntryPoint) {
   }
 }
 
+// The closure left on the device (a device-resident value) is the host entry point's bit for
+// bit, with the same report; the changed pairs are those the node counts on the host; the input
+// is not touched. Random (not dyadic) bounds: the same kernels on the same data, not exact sums.
+TEST_F(GpuSmoothing, ResidentClosureEqualsTheHostEntryPoint) {
+  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{65}, std::size_t{300}, std::size_t{1001}})
+    for (bool contradiction : {false, true})
+      for (auto prec : {gc::Precision::fp64, gc::Precision::fp32}) {
+        if (contradiction && n < 10) continue;
+        const auto seed = fresh_seed();
+        SCOPED_TRACE("n = " + std::to_string(n) + ", seed = " + std::to_string(seed) +
+                     (prec == gc::Precision::fp32 ? ", fp32" : ", fp64") + (contradiction ? ", inconsistent" : ""));
+        Bounds in = random_bounds(n, seed, false);
+        if (contradiction) {
+          std::mt19937_64 rng(seed);
+          plant_contradiction(in, 3, n - 2, 1.0, rng);
+        }
+        gc::HostOptions o;
+        o.precision = prec;
+        Bounds host = in;
+        const auto ref = gc::smooth_bounds_cuda(host.lower, host.upper, n, nullptr, o);
+        const Bounds before = in;
+        const auto r = gc::smooth_bounds_cuda_resident(in.lower, in.upper, n, nullptr, o);
+        EXPECT_EQ(std::memcmp(in.lower.data(), before.lower.data(), n * n * sizeof(double)), 0);
+        EXPECT_EQ(std::memcmp(in.upper.data(), before.upper.data(), n * n * sizeof(double)), 0);
+        EXPECT_FALSE(r.result.cancelled);
+        EXPECT_EQ(r.result.consistency.consistent, ref.consistency.consistent);
+        EXPECT_EQ(r.result.consistency.consistent, !contradiction);
+        EXPECT_EQ(r.result.consistency.first_i, ref.consistency.first_i);
+        EXPECT_EQ(r.result.consistency.first_j, ref.consistency.first_j);
+        EXPECT_EQ(r.result.consistency.inconsistent_pairs, ref.consistency.inconsistent_pairs);
+        EXPECT_EQ(r.upload_bytes, 2 * n * n * sizeof(double));
+        ASSERT_EQ(r.bounds.n(), n);
+        EXPECT_EQ(r.bounds.device(), 0);
+        cudaPointerAttributes attr{};
+        CUDA_OK(cudaPointerGetAttributes(&attr, r.bounds.lower()));
+        EXPECT_EQ(attr.type, cudaMemoryTypeDevice);
+        // poisoned, then downloaded
+        Bounds got{n, std::vector<double>(n * n, std::nan("")), std::vector<double>(n * n, std::nan(""))};
+        r.bounds.download(got.lower, got.upper);
+        EXPECT_EQ(std::memcmp(got.lower.data(), host.lower.data(), n * n * sizeof(double)), 0);
+        EXPECT_EQ(std::memcmp(got.upper.data(), host.upper.data(), n * n * sizeof(double)), 0);
+        std::size_t changed = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = i + 1; j < n; ++j)
+            changed += host.lower[i * n + j] != in.lower[i * n + j] || host.upper[i * n + j] != in.upper[i * n + j];
+        EXPECT_EQ(r.changed_pairs, changed);
+        if (n >= 65) EXPECT_GT(changed, 0u);  // the count is tested, not 0 = 0
+        EXPECT_THROW(r.bounds.download(std::span<double>(got.lower).first(n * n - 1), got.upper),
+                     std::invalid_argument);
+      }
+}
+
+TEST_F(GpuSmoothing, ResidentClosureCanBeCancelledAndMoved) {
+  const std::size_t n = 700;
+  const Bounds in = random_bounds(n, fresh_seed(), false);
+  gc::HostOptions o;
+  o.control.chunk_ms = 1e-6;
+  o.control.block = 64;
+  int polls = 0;
+  o.control.cancelled = [&] { return ++polls >= 2; };
+  const auto rc = gc::smooth_bounds_cuda_resident(in.lower, in.upper, n, nullptr, o);
+  EXPECT_TRUE(rc.result.cancelled);
+  EXPECT_EQ(rc.bounds.n(), 0u);
+  EXPECT_EQ(rc.bounds.lower(), nullptr);
+
+  o.control.cancelled = nullptr;
+  auto r = gc::smooth_bounds_cuda_resident(in.lower, in.upper, n, nullptr, o);
+  const double* p = r.bounds.lower();
+  gc::DeviceBounds moved = std::move(r.bounds);
+  EXPECT_EQ(moved.lower(), p);
+  EXPECT_EQ(moved.n(), n);
+  std::vector<double> lo(n * n), up(n * n);
+  moved.download(lo, up);
+  EXPECT_EQ(lo[0], 0.0);
+  EXPECT_EQ(gc::smooth_bounds_cuda_resident({}, {}, 0, nullptr, o).bounds.n(), 0u);
+}
+
 TEST_F(GpuSmoothing, TooLittleDeviceMemoryIsAClearError) {
   const std::size_t n = 1 << 22;
   const std::size_t bytes = gc::device_bytes_needed(n, 1, gc::Precision::fp64);

@@ -1,7 +1,8 @@
 // Host dispatch of the CUDA triangle smoothing (declared in gemflow/distgeom/smoothing_cuda.hpp).
 #include <algorithm>
-#include <cmath>
+#include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <type_traits>
@@ -411,6 +412,123 @@ std::vector<ConsistencyReport> host_batched_impl(std::span<double> lower,
   return reports;
 }
 
+}  // namespace
+
+// The arrays of a DeviceBounds (smoothing_cuda.hpp).
+struct DeviceBounds::Impl {
+  int device = 0;
+  std::size_t n = 0;
+  DeviceBuffer<double> lower, upper;  // synchronous mode: freeing waits for the device
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {  // freed with its device current (the last holder may run on any thread)
+    int previous = 0;
+    if (lower.empty() && upper.empty()) return;
+    if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+    GF_CUDA_TRY_NO_THROW(cudaSetDevice(device));
+    lower.reset();
+    upper.reset();
+    if (previous >= 0 && previous != device) GF_CUDA_TRY_NO_THROW(cudaSetDevice(previous));
+  }
+};
+
+namespace {
+
+// ---- a closure kept on the device ------------------------------------------------------------
+
+/// Pairs i < j (of n×n arrays) where the closure (lower, upper; T) differs from the input
+/// (in_lower, in_upper; fp64), compared as the host path compares the downloaded closure: in fp64
+/// after the same float → double conversion (convert_kernel's static_cast).
+template <class T>
+__global__ void count_changed_kernel(const double* in_lower, const double* in_upper, const T* lower, const T* upper,
+                                     idx_t n, unsigned long long* count) {
+  unsigned long long local = 0;
+  for (idx_t e = blockIdx.x * static_cast<idx_t>(blockDim.x) + threadIdx.x; e < n * n;
+       e += static_cast<idx_t>(gridDim.x) * blockDim.x)
+    if (e % n > e / n && (static_cast<double>(lower[e]) != in_lower[e] || static_cast<double>(upper[e]) != in_upper[e]))
+      ++local;
+  if (local != 0) atomicAdd(count, local);
+}
+
+template <class T>
+std::size_t count_changed(const double* in_lower, const double* in_upper, const T* lower, const T* upper, std::size_t n,
+                          cudaStream_t s) {
+  DeviceBuffer<unsigned long long> count(1);
+  GF_CUDA_TRY(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), s));
+  const auto total = static_cast<idx_t>(n) * static_cast<idx_t>(n);
+  count_changed_kernel<T>
+      <<<grid_for(total, 256), 256, 0, s>>>(in_lower, in_upper, lower, upper, static_cast<idx_t>(n), count.data());
+  GF_CUDA_CHECK_LAUNCH("count_changed_kernel");
+  unsigned long long host = 0;
+  GF_CUDA_TRY(cudaMemcpyAsync(&host, count.data(), sizeof host, cudaMemcpyDeviceToHost, s));
+  GF_CUDA_TRY(cudaStreamSynchronize(s));
+  return static_cast<std::size_t>(host);
+}
+
+// host_impl() with the closure left on the device. The input goes to fp64 arrays `in` (kept for
+// the count); the working arrays are T, filled from `in` on the device by the conversion the
+// host path's upload() makes (fp64: a copy), so the closure is the host path's bit for bit.
+template <class T>
+ResidentSmoothing resident_impl(std::span<const double> lower, std::span<const double> upper, std::size_t n,
+                                Stream stream, const HostOptions& o) {
+  const std::size_t count = n * n;
+  const std::size_t bytes = count * sizeof(double);
+  require_memory(n, device_bytes_needed(n, 1, std::is_same_v<T, float> ? Precision::fp32 : Precision::fp64) + 2 * bytes,
+                 "one matrix, kept on the device");
+  ResidentSmoothing r;
+  DeviceBuffer<double> in_lower(count), in_upper(count);
+  const auto t0 = std::chrono::steady_clock::now();
+  GF_CUDA_TRY(cudaMemcpyAsync(in_lower.data(), lower.data(), bytes, cudaMemcpyHostToDevice, stream));
+  GF_CUDA_TRY(cudaMemcpyAsync(in_upper.data(), upper.data(), bytes, cudaMemcpyHostToDevice, stream));
+  GF_CUDA_TRY(cudaStreamSynchronize(stream));
+  r.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.upload_bytes = 2 * bytes;
+
+  DeviceBuffer<T> work_lower(count), work_upper(count);
+  if constexpr (std::is_same_v<T, double>) {
+    GF_CUDA_TRY(cudaMemcpyAsync(work_lower.data(), in_lower.data(), bytes, cudaMemcpyDeviceToDevice, stream));
+    GF_CUDA_TRY(cudaMemcpyAsync(work_upper.data(), in_upper.data(), bytes, cudaMemcpyDeviceToDevice, stream));
+  } else {
+    const int grid = grid_for(static_cast<idx_t>(count), 256);
+    detail::convert_kernel<T, double>
+        <<<grid, 256, 0, stream>>>(work_lower.data(), in_lower.data(), static_cast<idx_t>(count));
+    GF_CUDA_CHECK_LAUNCH("convert_kernel (resident, lower)");
+    detail::convert_kernel<T, double>
+        <<<grid, 256, 0, stream>>>(work_upper.data(), in_upper.data(), static_cast<idx_t>(count));
+    GF_CUDA_CHECK_LAUNCH("convert_kernel (resident, upper)");
+  }
+  validate_impl<T>(work_lower.data(), work_upper.data(), n, 1, o.tolerance, stream);
+  if (!smooth_impl<T>(work_lower.data(), work_upper.data(), n, stream, o.control)) {
+    GF_CUDA_TRY(cudaStreamSynchronize(stream));  // nothing in flight on buffers freed now
+    r.result.cancelled = true;
+    return r;
+  }
+  r.result.consistency = consistency_impl<T>(work_lower.data(), work_upper.data(), n, 1, o.tolerance, stream)[0];
+  r.changed_pairs = count_changed<T>(in_lower.data(), in_upper.data(), work_lower.data(), work_upper.data(), n, stream);
+
+  auto impl = std::make_unique<DeviceBounds::Impl>();
+  impl->device = o.device;
+  impl->n = n;
+  if constexpr (std::is_same_v<T, double>) {
+    impl->lower = std::move(work_lower);
+    impl->upper = std::move(work_upper);
+  } else {  // the fp64 closure, converted as download() converts it, into the input's arrays
+    const int grid = grid_for(static_cast<idx_t>(count), 256);
+    detail::convert_kernel<double, T>
+        <<<grid, 256, 0, stream>>>(in_lower.data(), work_lower.data(), static_cast<idx_t>(count));
+    GF_CUDA_CHECK_LAUNCH("convert_kernel (resident result, lower)");
+    detail::convert_kernel<double, T>
+        <<<grid, 256, 0, stream>>>(in_upper.data(), work_upper.data(), static_cast<idx_t>(count));
+    GF_CUDA_CHECK_LAUNCH("convert_kernel (resident result, upper)");
+    impl->lower = std::move(in_lower);
+    impl->upper = std::move(in_upper);
+  }
+  GF_CUDA_TRY(cudaStreamSynchronize(stream));  // complete before it is handed out (and work is freed)
+  r.bounds = DeviceBounds(std::move(impl));
+  return r;
+}
+
 void check_host_sizes(std::span<double> lower, std::span<double> upper, std::size_t count,
                       const char* fn) {
   if (lower.size() != count || upper.size() != count)
@@ -421,6 +539,29 @@ void check_host_sizes(std::span<double> lower, std::span<double> upper, std::siz
 }
 
 }  // namespace
+
+// ---- DeviceBounds -----------------------------------------------------------------------------
+
+DeviceBounds::DeviceBounds() = default;
+DeviceBounds::DeviceBounds(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DeviceBounds::~DeviceBounds() = default;
+DeviceBounds::DeviceBounds(DeviceBounds&&) noexcept = default;
+DeviceBounds& DeviceBounds::operator=(DeviceBounds&&) noexcept = default;
+int DeviceBounds::device() const noexcept { return impl_ ? impl_->device : 0; }
+std::size_t DeviceBounds::n() const noexcept { return impl_ ? impl_->n : 0; }
+const double* DeviceBounds::lower() const noexcept { return impl_ ? impl_->lower.data() : nullptr; }
+const double* DeviceBounds::upper() const noexcept { return impl_ ? impl_->upper.data() : nullptr; }
+
+void DeviceBounds::download(std::span<double> lower, std::span<double> upper) const {
+  const std::size_t count = n() * n();
+  if (lower.size() != count || upper.size() != count)
+    throw std::invalid_argument("DeviceBounds::download: lower/upper have " + std::to_string(lower.size()) + "/" +
+                                std::to_string(upper.size()) + " elements, expected " + std::to_string(count));
+  if (count == 0) return;
+  DeviceGuard guard(impl_->device);
+  GF_CUDA_TRY(cudaMemcpy(lower.data(), impl_->lower.data(), count * sizeof(double), cudaMemcpyDeviceToHost));
+  GF_CUDA_TRY(cudaMemcpy(upper.data(), impl_->upper.data(), count * sizeof(double), cudaMemcpyDeviceToHost));
+}
 
 // ---- public API -------------------------------------------------------------------------------
 
@@ -501,6 +642,18 @@ SmoothingResult smooth_bounds_cuda(std::span<double> lower, std::span<double> up
   DeviceGuard guard(o.device);
   return o.precision == Precision::fp32 ? host_impl<float>(lower, upper, n, stream, o)
                                         : host_impl<double>(lower, upper, n, stream, o);
+}
+
+ResidentSmoothing smooth_bounds_cuda_resident(std::span<const double> lower, std::span<const double> upper,
+                                              std::size_t n, Stream stream, const HostOptions& o) {
+  if (lower.size() != n * n || upper.size() != n * n)
+    throw std::invalid_argument("smooth_bounds_cuda_resident: lower/upper have " + std::to_string(lower.size()) + "/" +
+                                std::to_string(upper.size()) + " elements, expected " + std::to_string(n * n));
+  ResidentSmoothing r;
+  if (n == 0) return r;
+  DeviceGuard guard(o.device);
+  return o.precision == Precision::fp32 ? resident_impl<float>(lower, upper, n, stream, o)
+                                        : resident_impl<double>(lower, upper, n, stream, o);
 }
 
 std::vector<ConsistencyReport> smooth_bounds_batched_cuda(std::span<double> lower,

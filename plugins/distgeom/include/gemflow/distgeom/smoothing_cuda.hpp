@@ -48,6 +48,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -185,6 +186,53 @@ struct SmoothingResult {
 /// Throws std::invalid_argument (sizes), InvalidBounds, CudaError (incl. too little memory).
 SmoothingResult smooth_bounds_cuda(std::span<double> lower, std::span<double> upper,
                                    std::size_t n, Stream stream, const HostOptions& options);
+
+/// Smoothed bounds kept in device memory: lower and upper, n×n fp64 row-major each (Å), on one
+/// device, owned (freed by the destructor, with that device made current). Complete when handed
+/// out (the producing stream was synchronised): read it on any stream of its device. Const
+/// members are thread-safe. Move-only; default-constructed: empty (n() = 0).
+class DeviceBounds {
+ public:
+  DeviceBounds();
+  ~DeviceBounds();
+  DeviceBounds(DeviceBounds&&) noexcept;
+  DeviceBounds& operator=(DeviceBounds&&) noexcept;
+  DeviceBounds(const DeviceBounds&) = delete;
+  DeviceBounds& operator=(const DeviceBounds&) = delete;
+
+  [[nodiscard]] int device() const noexcept;
+  [[nodiscard]] std::size_t n() const noexcept;
+  /// Device pointers (n*n elements each); nullptr when empty.
+  [[nodiscard]] const double* lower() const noexcept;
+  [[nodiscard]] const double* upper() const noexcept;
+  /// Copies both arrays to host memory (n*n elements each): synchronous (cudaMemcpy with the
+  /// device made current). Throws std::invalid_argument (sizes), CudaError.
+  void download(std::span<double> lower, std::span<double> upper) const;
+
+  struct Impl;
+  explicit DeviceBounds(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// What smooth_bounds_cuda_resident() gives.
+struct ResidentSmoothing {
+  SmoothingResult result;          ///< cancelled, consistency: as smooth_bounds_cuda()
+  std::size_t changed_pairs = 0;   ///< pairs i < j whose lower or upper bound the closure changed
+  DeviceBounds bounds;             ///< the closure in fp64 (empty when cancelled)
+  std::size_t upload_bytes = 0;    ///< host → device bytes copied (the input)
+  double upload_seconds = 0.0;     ///< and the time they took
+};
+
+/// smooth_bounds_cuda() with the closure left on the device (for a device-resident value):
+/// the same validation, the same kernels on the same data, hence the same closure bit for bit
+/// and the same consistency report; the changed pairs are counted on the device. `lower`/`upper`
+/// (host, n*n each) are only read. Synchronises `stream` before it returns.
+/// Device memory: device_bytes_needed(n, 1, precision) + 2·n²·8 bytes (the input is kept in fp64
+/// to count the changed pairs; for fp32 those arrays then receive the fp64 closure).
+ResidentSmoothing smooth_bounds_cuda_resident(std::span<const double> lower, std::span<const double> upper,
+                                              std::size_t n, Stream stream, const HostOptions& options);
 
 /// Same for `batch` matrices of n ≤ max_batched_n atoms stored one after another.
 /// Cancellation is polled between launches of at most ~chunk_ms of work.
