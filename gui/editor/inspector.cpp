@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <utility>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -252,6 +253,21 @@ void InspectorWidget::show_node(const std::string& id) {
     auto* doc = new QLabel(q(spec->info.doc));
     doc->setWordWrap(true);
     lay->addWidget(doc);
+  }
+  // the structured parts of the node's documentation (NodeInfo), as `gemflow nodes ID` shows them
+  QString more;
+  const std::pair<QString, const std::string*> parts[] = {{tr("Errors"), &spec->info.errors},
+                                                         {tr("Memory"), &spec->info.memory},
+                                                         {tr("Determinism"), &spec->info.determinism},
+                                                         {tr("References"), &spec->info.references}};
+  for (const auto& [heading, text] : parts)
+    if (!text->empty()) more += QStringLiteral("<p><b>%1:</b> %2</p>").arg(heading, q(*text).toHtmlEscaped());
+  if (!more.isEmpty()) {
+    auto* l = new QLabel(more);
+    l->setObjectName(QStringLiteral("node_doc_details"));
+    l->setWordWrap(true);
+    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    lay->addWidget(l);
   }
   auto* form = new QFormLayout;
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
