@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -181,11 +182,22 @@ nlohmann::json spec_json(const NodeEntry& e) {
   for (const auto& r : s.info.rules) {
     nlohmann::json when = nlohmann::json::array();
     for (const auto& v : r.when) when.push_back(format_param(v));
-    rules.push_back({{"param", r.param}, {"when", when}, {"other", r.other},
-                     {"other_value", format_param(r.other_value)}, {"must", r.must}, {"why", r.why}});
+    nlohmann::json j{{"param", r.param}, {"when", when}, {"other", r.other},
+                     {"other_value", format_param(r.other_value)}, {"must", r.must}, {"why", r.why}};
+    if (r.compare != ParamCompare::None) {
+      j["compare"] = r.compare == ParamCompare::Less        ? "<"
+                     : r.compare == ParamCompare::LessEqual ? "<="
+                     : r.compare == ParamCompare::Greater   ? ">"
+                                                            : ">=";
+      if (!r.if_param.empty()) j["if_param"] = r.if_param;
+      if (r.unless_below) j["unless_below"] = *r.unless_below;
+    }
+    rules.push_back(std::move(j));
   }
   return {{"id", s.info.id},       {"version", s.info.version}, {"title", s.info.title},
           {"category", s.info.category}, {"doc", s.info.doc},   {"stochastic", s.info.stochastic},
+          {"errors", s.info.errors}, {"memory", s.info.memory}, {"determinism", s.info.determinism},
+          {"references", s.info.references},
           {"origin", e.origin},    {"inputs", ports(s.inputs)}, {"outputs", ports(s.outputs)},
           {"params", params},      {"rules", rules}};
 }
@@ -246,6 +258,19 @@ void print_node_doc(const NodeEntry& e) {
     for (const auto& r : s.info.rules) {
       std::string when;
       for (const auto& v : r.when) when += (when.empty() ? "" : " or ") + format_param(v);
+      if (r.compare != ParamCompare::None) {  // "tolerance below cutoff when unlisted_lower = cutoff"
+        const char* op = r.compare == ParamCompare::Less        ? "below"
+                         : r.compare == ParamCompare::LessEqual ? "at most"
+                         : r.compare == ParamCompare::Greater   ? "above"
+                                                                : "at least";
+        const std::string line =
+            fmt::format("{} must be {} {}{}{}{}", r.param, op, r.other.empty() ? format_param(r.other_value) : r.other,
+                        r.if_param.empty() ? "" : fmt::format(" when {} = {}", r.if_param, when),
+                        r.unless_below ? fmt::format(" (values below {} excepted)", *r.unless_below) : "",
+                        r.why.empty() ? "" : " (" + r.why + ")");
+        fmt::print("{}\n", wrap(line, width, "  ", 6));
+        continue;
+      }
       const std::string line = fmt::format("{} {}{} {} '{}: {}'{}", r.param, when.empty() ? "other than " : "= ",
                                            when.empty() ? format_param(s.param(r.param)->default_value) : when,
                                            r.must ? "needs" : "cannot be used with", r.other,
@@ -253,6 +278,13 @@ void print_node_doc(const NodeEntry& e) {
       fmt::print("{}\n", wrap(line, width, "  ", 6));
     }
   }
+  // The structured parts of the node's documentation (NodeInfo), each under its heading.
+  for (const auto& [title, text] : std::initializer_list<std::pair<const char*, const std::string*>>{
+           {"Errors", &s.info.errors},
+           {"Memory", &s.info.memory},
+           {"Determinism", &s.info.determinism},
+           {"References", &s.info.references}})
+    if (!text->empty()) fmt::print("\n{}:\n{}\n", title, wrap(*text, width, "  ", 2));
   // A snippet to paste into a workflow.
   std::string params;
   for (const auto& p : s.params) {  // the device too (QA: it was left out; --device still overrides it)

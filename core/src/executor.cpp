@@ -746,12 +746,8 @@ void Run::run_node(std::size_t i) {
                           address_limit_note());
     } catch (const std::exception& ex) {
       state = NodeState::Failed;
-      // Node messages often start with their own type ("linalg.spd_solve: ..."); the label names
-      // it already, so it is not said twice.
-      std::string_view what = ex.what();
-      const std::string own = n.inst->type + ": ";
-      if (what.starts_with(own)) what.remove_prefix(own.size());
-      error = fmt::format("{}: {}", label, what);
+      // The convention: a node throws without its id or type, which the label adds here, once.
+      error = fmt::format("{}: {}", label, ex.what());
     } catch (...) {
       state = NodeState::Failed;
       error = fmt::format("{}: unknown exception", label);

@@ -32,10 +32,39 @@ ParamValue as_kind(const ParamSpec& p, const ParamValue& v) {
 }
 }  // namespace
 
+namespace {
+/// Whether a comparison rule (ParamRule::compare) holds for the values of value_of.
+bool comparison_holds(const NodeSpec& spec, const ParamRule& rule,
+                      const std::function<const ParamValue&(const std::string&)>& value_of) {
+  if (!rule.if_param.empty()) {
+    const ParamSpec* c = spec.param(rule.if_param);
+    const ParamValue v = as_kind(*c, value_of(rule.if_param));
+    if (std::none_of(rule.when.begin(), rule.when.end(), [&](const ParamValue& w) { return as_kind(*c, w) == v; }))
+      return true;  // the condition does not apply
+  }
+  const auto a = param_number(value_of(rule.param));
+  const auto b = param_number(rule.other.empty() ? rule.other_value : value_of(rule.other));
+  if (!a || !b) return true;  // the registry refuses rules on non-numeric parameters
+  if (rule.unless_below && *a < *rule.unless_below) return true;
+  switch (rule.compare) {
+    case ParamCompare::Less: return *a < *b;
+    case ParamCompare::LessEqual: return *a <= *b;
+    case ParamCompare::Greater: return *a > *b;
+    case ParamCompare::GreaterEqual: return *a >= *b;
+    case ParamCompare::None: break;
+  }
+  return true;
+}
+}  // namespace
+
 std::vector<const ParamRule*> NodeSpec::broken_rules(
     const std::function<const ParamValue&(const std::string&)>& value_of) const {
   std::vector<const ParamRule*> r;
   for (const auto& rule : info.rules) {
+    if (rule.compare != ParamCompare::None) {
+      if (!comparison_holds(*this, rule, value_of)) r.push_back(&rule);
+      continue;
+    }
     const ParamSpec* p = param(rule.param);
     const ParamSpec* o = param(rule.other);
     if (!p || !o) continue;  // the registry refuses such rules

@@ -169,10 +169,30 @@ std::optional<std::string> ParamSpec::check(const ParamValue& v) const {
   return "unknown parameter kind";
 }
 
+std::optional<double> param_number(const ParamValue& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return std::nullopt;
+}
+
 std::string rule_message(const ParamRule& rule, const ParamValue& value) {
   std::string m = rule.param + " = " + format_param(value) +
                   (rule.must ? " needs '" : " cannot be used with '") + rule.other + ": " +
                   format_param(rule.other_value) + "'";
+  if (!rule.why.empty()) m += " (" + rule.why + ")";
+  return m;
+}
+
+std::string rule_message(const ParamRule& rule, const std::function<const ParamValue&(const std::string&)>& value_of) {
+  if (rule.compare == ParamCompare::None) return rule_message(rule, value_of(rule.param));
+  const char* op = rule.compare == ParamCompare::Less        ? "below"
+                   : rule.compare == ParamCompare::LessEqual ? "at most"
+                   : rule.compare == ParamCompare::Greater   ? "above"
+                                                             : "at least";
+  std::string m = fmt::format("{} = {} must be {} ", rule.param, format_param(value_of(rule.param)), op);
+  m += rule.other.empty() ? format_param(rule.other_value)
+                          : fmt::format("{} = {}", rule.other, format_param(value_of(rule.other)));
+  if (!rule.if_param.empty()) m += fmt::format(" when {} is {}", rule.if_param, format_param(value_of(rule.if_param)));
   if (!rule.why.empty()) m += " (" + rule.why + ")";
   return m;
 }

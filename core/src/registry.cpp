@@ -40,6 +40,57 @@ void Registry::add_type(TypeInfo info) {
   types_.emplace(std::move(key), std::move(info));
 }
 
+namespace {
+
+// [a-z_][a-z0-9_]*, in ASCII whatever the locale
+bool is_identifier(std::string_view n) {
+  const auto lower = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
+  return !n.empty() && lower(n[0]) &&
+         std::all_of(n.begin(), n.end(), [&](char c) { return lower(c) || (c >= '0' && c <= '9'); });
+}
+
+bool numeric(const ParamSpec& p) { return p.kind == ParamKind::Int || p.kind == ParamKind::Float; }
+
+// A rule that names a missing parameter or an invalid value, or compares what is not a number.
+void check_rule(const NodeSpec& spec, const ParamRule& rule) {
+  const std::string& id = spec.info.id;
+  const auto param = [&](const std::string& name) {
+    const ParamSpec* p = spec.param(name);
+    if (!p) throw Error(fmt::format("node '{}': a parameter rule names '{}', which is not a parameter", id, name));
+    return p;
+  };
+  const auto valid = [&](const ParamSpec* p, const ParamValue& v) {
+    if (auto why = p->check(v))
+      throw Error(fmt::format("node '{}': a rule on parameter '{}' names an invalid value: {}", id, p->name, *why));
+  };
+  const ParamSpec* p = param(rule.param);
+  if (rule.compare == ParamCompare::None) {
+    const ParamSpec* o = param(rule.other);
+    for (const auto& v : rule.when) valid(p, v);
+    valid(o, rule.other_value);
+    return;
+  }
+  const auto need_number = [&](const ParamSpec* q) {
+    if (!numeric(*q))
+      throw Error(fmt::format("node '{}': a comparison rule compares parameter '{}', which is not a number ({})", id,
+                              q->name, to_string(q->kind)));
+  };
+  need_number(p);
+  if (!rule.other.empty()) need_number(param(rule.other));
+  else if (!param_number(rule.other_value))
+    throw Error(fmt::format("node '{}': a comparison rule on parameter '{}' compares it with {}, which is not a number",
+                            id, rule.param, format_param(rule.other_value)));
+  if (!rule.if_param.empty()) {
+    const ParamSpec* c = param(rule.if_param);
+    if (rule.when.empty())
+      throw Error(fmt::format("node '{}': a comparison rule on parameter '{}' has an if_param without values (when)",
+                              id, rule.param));
+    for (const auto& v : rule.when) valid(c, v);
+  }
+}
+
+}  // namespace
+
 void Registry::add_node(NodeEntry e) {
   const auto& id = e.spec.info.id;
   if (id.empty() || id.find('.') == std::string::npos)
@@ -48,6 +99,11 @@ void Registry::add_node(NodeEntry e) {
     throw Error(fmt::format("duplicate node id '{}': registered by {} and by {}", id, it->second.origin, e.origin));
   std::set<std::string> names;
   auto unique = [&](const std::string& what, const std::string& n) {
+    // names are YAML keys, `node.port` link ends and `--set node.param=` targets: identifiers only
+    if (!is_identifier(n))
+      throw Error(fmt::format("node '{}': {} name '{}' is not an identifier: use lower-case letters, digits and '_', "
+                              "not starting with a digit ([a-z_][a-z0-9_]*)",
+                              id, what, n));
     if (!names.insert(n).second)
       throw Error(fmt::format("node '{}': {} name '{}' declared twice", id, what, n));
   };
@@ -56,7 +112,10 @@ void Registry::add_node(NodeEntry e) {
     for (const auto& p : *ports) {
       unique("port", p.name);
       if (!find_type(p.type))
-        throw Error(fmt::format("node '{}': port '{}' has unregistered type '{}'", id, p.name, p.type));
+        throw Error(fmt::format("node '{}': port '{}' has unregistered type '{}': register it before the node, "
+                                "with `r.add_type<T>()` (T has a DataType<T> specialisation) in the plugin's "
+                                "register function, or load the plugin that registers it first",
+                                id, p.name, p.type));
     }
   }
   names.clear();
@@ -74,26 +133,14 @@ void Registry::add_node(NodeEntry e) {
   if (e.spec.info.stochastic && !seed)
     throw Error(fmt::format("node '{}' is declared stochastic but has no seed parameter: declare `SeedParam seed{{this}};`{}",
                             id, e.spec.param("seed") ? " in place of its parameter 'seed'" : ""));
-  for (const auto& rule : e.spec.info.rules) {
-    const ParamSpec* p = e.spec.param(rule.param);
-    const ParamSpec* o = e.spec.param(rule.other);
-    if (!p || !o)
-      throw Error(fmt::format("node '{}': a parameter rule names '{}', which is not a parameter", id,
-                              p ? rule.other : rule.param));
-    for (const auto& v : rule.when)
-      if (auto why = p->check(v))
-        throw Error(
-            fmt::format("node '{}': a rule on parameter '{}' names an invalid value: {}", id, rule.param, *why));
-    if (auto why = o->check(rule.other_value))
-      throw Error(fmt::format("node '{}': a rule on parameter '{}' names an invalid value: {}", id, rule.other, *why));
-  }
+  for (const auto& rule : e.spec.info.rules) check_rule(e.spec, rule);
   // the defaults must keep every rule, else every instance of the node would be an error
   const auto default_of = [&](const std::string& name) -> const ParamValue& {
     return e.spec.param(name)->default_value;
   };
   if (const auto broken = e.spec.broken_rules(default_of); !broken.empty())
     throw Error(fmt::format("node '{}': its parameter defaults break its own rule: {}", id,
-                            rule_message(*broken.front(), default_of(broken.front()->param))));
+                            rule_message(*broken.front(), default_of)));
   std::string key = id;
   nodes_.emplace(std::move(key), std::move(e));
 }

@@ -457,14 +457,14 @@ class Validator {
       std::string pname = rule->param;
       bool found = false;
       for (const bool from_set : {true, false})
-        for (const auto* name : {&rule->param, &rule->other}) {
+        for (const auto* name : {&rule->param, &rule->other, &rule->if_param}) {
           const auto it = n.param_where.find(*name);
           if (found || it == n.param_where.end() || it->second.file.starts_with("--set ") != from_set) continue;
           at = it->second;
           pname = *name;
           found = true;
         }
-      Diagnostic d = make_diag(at, n.id, pname, rule_message(*rule, value_of(rule->param)));
+      Diagnostic d = make_diag(at, n.id, pname, rule_message(*rule, value_of));
       d.rule = true;
       list_.add(std::move(d));
     }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <utility>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -307,8 +308,16 @@ void InspectorWidget::show_node(const std::string& id) {
     l->setWordWrap(true);
     lay->addWidget(l);
   }
-  // The node's documentation last, collapsible (it stays open or closed from node to node).
-  if (!spec->info.doc.empty()) {
+  // The node's documentation last, collapsible (it stays open or closed from node to node): the
+  // brief, then the structured parts (NodeInfo), as `gemflow nodes ID` shows them.
+  QString more;
+  const std::pair<QString, const std::string*> parts[] = {{tr("Errors"), &spec->info.errors},
+                                                         {tr("Memory"), &spec->info.memory},
+                                                         {tr("Determinism"), &spec->info.determinism},
+                                                         {tr("References"), &spec->info.references}};
+  for (const auto& [heading, text] : parts)
+    if (!text->empty()) more += QStringLiteral("<p><b>%1:</b> %2</p>").arg(heading, q(*text).toHtmlEscaped());
+  if (!spec->info.doc.empty() || !more.isEmpty()) {
     auto* toggle = new QToolButton;
     toggle->setObjectName(QStringLiteral("doc_toggle"));
     toggle->setText(tr("Documentation"));
@@ -322,13 +331,20 @@ void InspectorWidget::show_node(const std::string& id) {
     doc->setWordWrap(true);
     doc->setTextInteractionFlags(Qt::TextSelectableByMouse);
     doc->setVisible(docs_open_);
-    connect(toggle, &QToolButton::toggled, this, [this, toggle, doc](bool open) {
+    auto* details = new QLabel(more);
+    details->setObjectName(QStringLiteral("node_doc_details"));
+    details->setWordWrap(true);
+    details->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    details->setVisible(docs_open_ && !more.isEmpty());
+    connect(toggle, &QToolButton::toggled, this, [this, toggle, doc, details, has_more = !more.isEmpty()](bool open) {
       docs_open_ = open;
       toggle->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
       doc->setVisible(open);
+      details->setVisible(open && has_more);
     });
     lay->addWidget(toggle);
     lay->addWidget(doc);
+    lay->addWidget(details);
   }
   lay->addStretch();
   refresh_values();

@@ -9,4 +9,4 @@ static void register_distgeom(gemflow::PluginRegistrar& r) {
   gemflow::distgeom::register_batch_nodes(r);
 }
 
-GEMFLOW_PLUGIN("distgeom", "0.1.0", register_distgeom)
+GEMFLOW_PLUGIN_ENTRY(register_distgeom)

@@ -12,4 +12,4 @@ static void register_io(gemflow::PluginRegistrar& r) {
   gemflow::io::register_molecule_nodes(r);
 }
 
-GEMFLOW_PLUGIN("io", "0.1.0", register_io)
+GEMFLOW_PLUGIN_ENTRY(register_io)

@@ -8,4 +8,4 @@ static void register_linalg(gemflow::PluginRegistrar& r) {
   gemflow::linalg::register_solve_nodes(r);
 }
 
-GEMFLOW_PLUGIN("linalg", "0.1.0", register_linalg)
+GEMFLOW_PLUGIN_ENTRY(register_linalg)

@@ -390,7 +390,32 @@ TEST_F(Cli, ParameterRulesAreCheckedAfterTheOverrides) {
                               "true'");
   auto doc = gemflow({"nodes", "test.rules"});
   EXPECT_CONTAINS(doc.out, "Rules (checked before a run):\n  rank other than 0 needs 'pivoted: true' (only pivoted "
-                           "stops early)");
+                           "stops early)\n  rank must be at most limit (a limit)\n");
+  // a comparison rule is checked before the run too, at the parameter's line
+  const auto over = write("over.yaml", "gemflow: 1\nnodes:\n  r:\n    type: test.rules\n    params:\n"
+                                       "      pivoted: true\n      rank: 5\n      limit: 4\n");
+  auto o = gemflow({"validate", over.string()});
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_CONTAINS(o.err, "over.yaml:7:13: error: node 'r', parameter 'rank': rank = 5 must be at most limit = 4 (a "
+                         "limit)");
+}
+
+// NodeInfo's structured documentation: each field under its heading in `gemflow nodes ID`, and in
+// the JSON catalogue
+TEST_F(Cli, NodesShowsTheStructuredDocumentation) {
+  auto doc = gemflow({"nodes", "test.rules"});
+  ASSERT_EQ(doc.code, 0) << doc.err;
+  EXPECT_CONTAINS(doc.out, "\nErrors:\n  None of its own: the rules are checked before a run.\n");
+  EXPECT_CONTAINS(doc.out, "\nMemory:\n  One 1×1 matrix.\n");
+  EXPECT_CONTAINS(doc.out, "\nDeterminism:\n  Deterministic.\n");
+  EXPECT_CONTAINS(doc.out, "\nReferences:\n  The Gemflow test suite.\n");
+  // a node without them shows no empty heading
+  auto plain = gemflow({"nodes", "test.add"});
+  EXPECT_EQ(plain.out.find("\nErrors:"), std::string::npos) << plain.out;
+  auto json = gemflow({"nodes", "test.rules", "--json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_CONTAINS(json.out, "\"determinism\": \"Deterministic.\"");
+  EXPECT_CONTAINS(json.out, "\"compare\": \"<=\"");
 }
 
 TEST_F(Cli, UntilRunsOnlyTheNeededNodes) {

@@ -257,12 +257,13 @@ nodes:
   EXPECT_EQ(g_probe.max_running.load(), 1);
 }
 
-// A node message that starts with the node's own type is not prefixed with it twice.
-TEST(Executor, FailureMessageNamesTheNodeTypeOnce) {
+// The error convention: a node throws without its id; the executor names the node and its type
+// once, in front of the message, which it keeps as it is.
+TEST(Executor, FailureMessageNamesTheNodeAndTypeOnce) {
   TempDir dir;
   const Workflow wf = load(dir, R"(gemflow: 1
 nodes:
-  f: {type: test.fail, params: {message: "test.fail: stuck at step 3"}}
+  f: {type: test.fail, params: {message: "stuck at step 3"}}
   g: {type: test.fail, params: {message: "other.type: kept"}}
 )");
   const RunResult r = run_in(dir, wf);

@@ -125,6 +125,188 @@ class BadRuleValue final : public Node {
   void execute(NodeContext&) override {}
 };
 
+// Integer types narrower than YAML's 64 bits imply their own limits (break-test: a
+// Param<std::size_t> took -1 from a workflow and ran with 2⁶⁴ − 1).
+class Unsigned final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.unsigned"}; }
+  Param<std::size_t> count{this, "count", 4, {.doc = "How many"}};
+  Param<unsigned> small{this, "small", 1, {.min = 1, .max = 10}};
+  Param<int> narrow{this, "narrow", 0};
+  Param<std::int64_t> wide{this, "wide", 0};
+  void execute(NodeContext&) override {}
+};
+class UnsignedNegativeMin final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.unsigned_negative_min"}; }
+  Param<std::uint32_t> n{this, "n", 0, {.min = -1}};
+  void execute(NodeContext&) override {}
+};
+
+TEST(Registry, UnsignedParametersImplyMinimumZero) {
+  Registry r;
+  r.add_node<Unsigned>("x.so");
+  const NodeSpec& s = r.find_node("reg.unsigned")->spec;
+  EXPECT_EQ(s.param("count")->min, 0.0);
+  EXPECT_FALSE(s.param("count")->max.has_value());  // 2⁶⁴ − 1 is beyond what YAML's int64 holds anyway
+  EXPECT_EQ(s.param("small")->min, 1.0);            // a declared limit inside the type's range is kept
+  EXPECT_EQ(s.param("small")->max, 10.0);
+  EXPECT_EQ(s.param("narrow")->min, -2147483648.0);
+  EXPECT_EQ(s.param("narrow")->max, 2147483647.0);
+  EXPECT_FALSE(s.param("wide")->min.has_value());
+  const auto errors = [&](const std::string& params) {
+    const auto res =
+        parse_workflow("gemflow: 1\nnodes:\n  u:\n    type: reg.unsigned\n    params:\n" + params, "w.yaml", r);
+    std::vector<std::string> e;
+    for (const auto& d : res.diagnostics)
+      if (d.severity == Diagnostic::Severity::Error) e.push_back(d.str());
+    return e;
+  };
+  EXPECT_THAT(errors("      count: -1\n"),
+              ::testing::ElementsAre("w.yaml:6:14: error: node 'u', parameter 'count': -1 is below the minimum 0"));
+  EXPECT_THAT(errors("      narrow: 3000000000\n"), ::testing::ElementsAre(HasSubstr("is above the maximum 2147483647")));
+  EXPECT_TRUE(errors("      count: 0\n      narrow: -5\n").empty());
+  // a declared minimum below the type's least value is a declaration error naming the node type
+  EXPECT_THAT([&] { r.add_node<UnsignedNegativeMin>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(
+                  "node type 'reg.unsigned_negative_min': its constructor threw: parameter 'n': minimum -1.0 is below "
+                  "0.0, the least value of its integer type")));
+}
+
+// Parameter and port names are YAML keys, link ends (node.port) and --set targets: identifiers.
+class BadParamName final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.bad_param_name"}; }
+  Param<double> x{this, "Max-Iter", 0.0};
+  void execute(NodeContext&) override {}
+};
+class BadPortName final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.bad_port_name"}; }
+  Output<Matrix<double>> out{this, "2out", "?"};
+  void execute(NodeContext&) override {}
+};
+class EmptyParamName final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.empty_param_name"}; }
+  Param<bool> x{this, "", false};
+  void execute(NodeContext&) override {}
+};
+
+TEST(Registry, NamesMustBeIdentifiers) {
+  Registry r;
+  EXPECT_THAT([&] { r.add_node<BadParamName>("x.so"); },
+              ::testing::ThrowsMessage<Error>(::testing::StrEq(
+                  "node 'reg.bad_param_name': parameter name 'Max-Iter' is not an identifier: use lower-case letters, "
+                  "digits and '_', not starting with a digit ([a-z_][a-z0-9_]*)")));
+  EXPECT_THAT([&] { r.add_node<BadPortName>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("node 'reg.bad_port_name': port name '2out' is not an identifier")));
+  EXPECT_THAT([&] { r.add_node<EmptyParamName>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("parameter name '' is not an identifier")));
+  EXPECT_TRUE(r.node_ids().empty());
+  r.add_node<Smooth>("x.so");  // reference, iterations, log, device, _underscores: fine
+}
+
+// Comparison rules (ParamRule::compare): between two numeric parameters, or with a constant; an
+// optional condition on a third parameter; a sentinel range that the rule leaves alone.
+class Compared final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "reg.compared",
+            .rules = {{.param = "low", .other = "high", .why = "a range", .compare = ParamCompare::Less},
+                      {.param = "tolerance", .other_value = 1e-16, .why = "fp64", .compare = ParamCompare::GreaterEqual,
+                       .unless_below = 0.0},
+                      {.param = "steps", .when = {std::string("fast")}, .other = "limit",
+                       .compare = ParamCompare::LessEqual, .if_param = "mode"}}};
+  }
+  Param<double> low{this, "low", 0.0};
+  Param<double> high{this, "high", 1.0};
+  Param<double> tolerance{this, "tolerance", -1.0};
+  Param<int> steps{this, "steps", 1};
+  Param<int> limit{this, "limit", 10};
+  Choice<Smooth::Method> mode{this, "mode", Smooth::Method::Dijkstra,
+                              {{Smooth::Method::Floyd, "fast"}, {Smooth::Method::Dijkstra, "exact"}}};
+  void execute(NodeContext&) override {}
+};
+class CompareText final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "reg.compare_text", .rules = {{.param = "name", .other_value = 1.0, .compare = ParamCompare::Less}}};
+  }
+  Param<std::string> name{this, "name", "a"};
+  void execute(NodeContext&) override {}
+};
+
+TEST(Registry, ComparisonRulesAreWorkflowErrorsAtTheParameter) {
+  Registry r;
+  r.add_node<Compared>("x.so");
+  const auto errors = [&](const std::string& params) {
+    const auto res =
+        parse_workflow("gemflow: 1\nnodes:\n  c:\n    type: reg.compared\n    params:\n" + params, "w.yaml", r);
+    std::vector<std::string> e;
+    for (const auto& d : res.diagnostics)
+      if (d.severity == Diagnostic::Severity::Error) e.push_back(d.str());
+    return e;
+  };
+  EXPECT_TRUE(errors("      low: 0.5\n").empty());
+  EXPECT_THAT(errors("      high: 2\n      low: 2\n"),
+              ::testing::ElementsAre("w.yaml:7:12: error: node 'c', parameter 'low': low = 2.0 must be below high = "
+                                     "2.0 (a range)"));
+  EXPECT_THAT(errors("      tolerance: 1e-20\n"),
+              ::testing::ElementsAre(HasSubstr("parameter 'tolerance': tolerance = 1e-20 must be at least 1e-16 (fp64)")));
+  EXPECT_TRUE(errors("      tolerance: -5\n").empty());  // below unless_below: the sentinel
+  EXPECT_TRUE(errors("      tolerance: 1e-16\n").empty());
+  // the condition: only with mode fast
+  EXPECT_TRUE(errors("      steps: 20\n").empty());
+  EXPECT_THAT(errors("      steps: 20\n      mode: fast\n"),
+              ::testing::ElementsAre(HasSubstr("parameter 'steps': steps = 20 must be at most limit = 10 when mode is fast")));
+  EXPECT_TRUE(errors("      steps: 20\n      limit: 20\n      mode: fast\n").empty());
+  // what cannot be compared is refused at registration
+  EXPECT_THAT([&] { r.add_node<CompareText>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("compares parameter 'name', which is not a number (string)")));
+}
+
+// A parameter group: one declaration shared by several node types, with renames.
+struct StepParams : ParamGroup {
+  explicit StepParams(Node* n, Renames r = {})
+      : ParamGroup(std::move(r)), iterations{n, name("iterations"), 10, {.min = 1}}, scale{n, name("scale"), 1.0} {
+    done();
+  }
+  Param<std::size_t> iterations;
+  Param<double> scale;
+};
+class Grouped final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.grouped"}; }
+  Param<bool> first{this, "first", false};
+  StepParams step{this, {{"iterations", "step_iterations"}}};
+  void execute(NodeContext&) override {}
+};
+class BadRename final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "reg.bad_rename"}; }
+  StepParams step{this, {{"iteration", "n"}}};
+  void execute(NodeContext&) override {}
+};
+
+TEST(Registry, ParameterGroupsDeclareTheirParametersOnTheNode) {
+  Registry r;
+  r.add_node<Grouped>("x.so");
+  const NodeSpec& s = r.find_node("reg.grouped")->spec;
+  ASSERT_EQ(s.params.size(), 3u);
+  EXPECT_EQ(s.params[0].name, "first");
+  EXPECT_EQ(s.params[1].name, "step_iterations");
+  EXPECT_EQ(s.params[1].min, 1.0);
+  EXPECT_EQ(s.params[2].name, "scale");
+  auto node = r.find_node("reg.grouped")->create();
+  node->set_param("step_iterations", std::int64_t{7});
+  EXPECT_EQ(static_cast<Grouped&>(*node).step.iterations.value(), 7u);
+  EXPECT_THAT([&] { r.add_node<BadRename>("x.so"); },
+              ::testing::ThrowsMessage<Error>(::testing::StrEq(
+                  "node type 'reg.bad_rename': its constructor threw: parameter group: a rename names 'iteration', "
+                  "which is not a parameter of the group")));
+}
+
 TEST(Registry, ParameterRulesAreChecked) {
   Registry r;
   r.add_node<Ruled>("x.so");
@@ -220,7 +402,8 @@ TEST(Registry, DuplicateNodeIdNamesBothOrigins) {
 TEST(Registry, MalformedSpecsAreRefused) {
   Registry r;
   EXPECT_THAT([&] { r.add_node<BadPort>("x.so"); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("port 'in' has unregistered type 'Unregistered'")));
+              ::testing::ThrowsMessage<Error>(HasSubstr("port 'in' has unregistered type 'Unregistered': register it "
+                                                        "before the node, with `r.add_type<T>()`")));
   EXPECT_THAT([&] { r.add_node<BadDefault>("x.so"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("default of parameter 'x' is invalid: 5.0 is above")));
   EXPECT_THAT([&] { r.add_node<TwiceParam>("x.so"); },

@@ -51,6 +51,18 @@ TEST(Sdk, InstalledSdkBuildsAndLoadsAnExternalPlugin) {
   ASSERT_EQ(sh(cmake + " --build " + q(build), work / "build.log"), 0) << slurp(work / "build.log");
   const fs::path so = build / "libgemflow_example.so";
   ASSERT_TRUE(fs::exists(so));
+  // The plugin guide's snippets are compiled from there (guide_snippets_test.cpp checks that they are
+  // there): the CUDA one too when a CUDA compiler was found.
+  if (slurp(build / "CMakeCache.txt").find("CMAKE_CUDA_COMPILER:FILEPATH=/") != std::string::npos) {
+    EXPECT_NE(slurp(work / "build.log").find("scale.cu"), std::string::npos) << slurp(work / "build.log");
+  }
+
+  // 2b. Its tests, wired by gemflow_add_plugin_test(), load the built plugin and pass.
+  const fs::path ctest = fs::path(GEMFLOW_CMAKE_COMMAND).parent_path() / "ctest";
+  ASSERT_EQ(sh(q(ctest) + " --test-dir " + q(build) + " --output-on-failure", work / "ctest.log"), 0)
+      << slurp(work / "ctest.log");
+  EXPECT_NE(slurp(work / "ctest.log").find("100% tests passed, 0 tests failed out of 3"), std::string::npos)
+      << slurp(work / "ctest.log");
   // It compiled against the installed headers, not the source tree.
   EXPECT_NE(slurp(build / "compile_commands.json").find(prefix.string()), std::string::npos)
       << "(compile_commands.json absent or without the prefix)";
@@ -61,11 +73,15 @@ TEST(Sdk, InstalledSdkBuildsAndLoadsAnExternalPlugin) {
   const PluginRecord rec = host.load(so);
   ASSERT_TRUE(rec.loaded) << rec.error;
   EXPECT_EQ(rec.name, "example");
+  EXPECT_EQ(rec.version, "1.0.0");  // from project(VERSION) through gemflow_add_plugin, not spelled in plugin.cpp
   EXPECT_EQ(rec.fingerprint, PluginHost::host_fingerprint());
   const NodeEntry* e = reg.find_node("example.scale");
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->spec.info.doc, "Multiplies every element of a matrix by a factor.");
   EXPECT_EQ(e->spec.param("factor")->doc, "Multiplier");
+  EXPECT_EQ(e->spec.info.determinism, "Exact: one multiplication per element.");
+  ASSERT_NE(reg.find_type("example.Histogram"), nullptr);
+  ASSERT_NE(reg.find_node("example.clip"), nullptr);
   ASSERT_TRUE(host.load(fs::path(GEMFLOW_TEST_PLUGIN_DIR) / "testnodes" / "libgemflow_testnodes.so").loaded);
 
   auto lr = parse_workflow("gemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1.25}}\n"
@@ -77,6 +93,14 @@ TEST(Sdk, InstalledSdkBuildsAndLoadsAnExternalPlugin) {
   const RunResult r = run_workflow(*lr.workflow, reg, o);
   ASSERT_TRUE(r.ok()) << (r.nodes.count("s") ? r.nodes.at("s").error : "");
   EXPECT_EQ((*r.nodes.at("s").outputs.at("scaled").as<MatrixF64>())(0, 0), -5.0);
+  // the example's rule (low < high) is a validation error at the parameter's line
+  auto bad = parse_workflow("gemflow: 1\nnodes:\n  k:\n    type: example.clip\n    params: {low: 3, high: 2}\n",
+                            work / "bad.yaml", reg);
+  bool found = false;
+  for (const auto& d : bad.diagnostics)
+    found = found || d.str().find("bad.yaml:5:19: error: node 'k', parameter 'low': low = 3.0 must be below high = "
+                                  "2.0 (an empty range)") != std::string::npos;
+  EXPECT_TRUE(found);
 
   // 4. Installing the plugin puts it in <prefix>/lib/gemflow/plugins.
   ASSERT_EQ(sh(cmake + " --install " + q(build) + " --prefix " + q(prefix2), work / "install2.log"), 0)

@@ -23,6 +23,7 @@
 #include <functional>
 #include <initializer_list>
 #include <iosfwd>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,7 +45,14 @@ struct NodeInfo {
   int version = 1;       ///< bumped when parameters or ports change meaning
   std::string title;     ///< shown in Studio's palette
   std::string category;  ///< palette group
-  std::string doc;       ///< brief; inputs/outputs/params are documented on their declarations
+  /// A brief: what the node does and how, in a sentence or a short paragraph. Inputs, outputs and
+  /// parameters are documented on their declarations; the fields below hold the rest, each shown
+  /// under its own heading by `gemflow nodes ID` and Studio's help (do not restate them in `doc`).
+  std::string doc;
+  std::string errors;       ///< when it fails or warns, and what the message names
+  std::string memory;       ///< host and device memory, as a formula of the input sizes
+  std::string determinism;  ///< what gives the same result (same seed, device, library version...)
+  std::string references;   ///< the methods' sources (papers, libraries)
   /// Uses a seed; same seed, same device → same result. Declaring a SeedParam sets it; a node
   /// that sets it without a SeedParam is refused at registration.
   bool stochastic = false;
@@ -262,6 +270,7 @@ class Param {
     s.default_value = to_value(default_value);
     s.min = o.min;
     s.max = o.max;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) limit_to_type(s);
     s.unit = std::move(o.unit);
     s.doc = std::move(o.doc);
     slot_ = owner->add_param(std::move(s));
@@ -278,6 +287,27 @@ class Param {
   T operator*() const { return value(); }
 
  private:
+  // An integer type narrower than the YAML's 64 bits implies its own limits: an unsigned
+  // parameter refuses -1 at validation instead of running with 2⁶⁴ − 1. Declared limits outside
+  // the type's range are a declaration error.
+  static void limit_to_type(ParamSpec& s) {
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+    constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+    constexpr bool narrower_below = std::cmp_greater(std::numeric_limits<T>::min(), std::numeric_limits<std::int64_t>::min());
+    constexpr bool narrower_above = std::cmp_less(std::numeric_limits<T>::max(), std::numeric_limits<std::int64_t>::max());
+    if constexpr (narrower_below) {
+      if (s.min && *s.min < lo)
+        throw Error("parameter '" + s.name + "': minimum " + format_param(*s.min) + " is below " +
+                    format_param(lo) + ", the least value of its integer type");
+      if (!s.min) s.min = lo;
+    }
+    if constexpr (narrower_above) {
+      if (s.max && *s.max > hi)
+        throw Error("parameter '" + s.name + "': maximum " + format_param(*s.max) + " is above " +
+                    format_param(hi) + ", the largest value of its integer type");
+      if (!s.max) s.max = hi;
+    }
+  }
   static ParamValue to_value(const T& v) {
     if constexpr (std::is_same_v<T, bool>) return v;
     else if constexpr (std::is_integral_v<T>) return static_cast<std::int64_t>(v);
@@ -382,6 +412,54 @@ class SeedParam {
  private:
   Node* owner_;
   std::size_t slot_ = 0;
+};
+
+/// A set of parameters that several node types declare together, as one member. The group is a
+/// plain class whose members are parameters declared on the owning node; `name()` applies the
+/// renames a node asks for, so that a node whose YAML already used other names keeps them:
+///
+///   struct RefineParams : gemflow::ParamGroup {
+///     explicit RefineParams(gemflow::Node* n, Renames r = {})
+///         : ParamGroup(std::move(r)),
+///           max_iterations{n, name("max_iterations"), 3000, {.min = 1, .doc = "..."}},
+///           w_chiral{n, name("w_chiral"), 0.1, {.min = 0, .doc = "..."}} {
+///       done();
+///     }
+///     gemflow::Param<std::int64_t> max_iterations;
+///     gemflow::Param<double> w_chiral;
+///   };
+///   RefineParams refine{this};                              // max_iterations, w_chiral
+///   MetrizeParams metrize{this, {{"method", "metrize"}}};   // its 'method' is 'metrize' here
+///
+/// The parameters are those of the node (the spec lists them in declaration order); a group adds
+/// no prefix of its own.
+class ParamGroup {
+ public:
+  /// {group's name, name in this node}
+  using Renames = std::vector<std::pair<std::string, std::string>>;
+
+ protected:
+  explicit ParamGroup(Renames renames = {}) : renames_(std::move(renames)), used_(renames_.size(), false) {}
+  /// The name of the group's parameter `name` in this node.
+  [[nodiscard]] std::string name(const std::string& name) {
+    for (std::size_t i = 0; i < renames_.size(); ++i)
+      if (renames_[i].first == name) {
+        used_[i] = true;
+        return renames_[i].second;
+      }
+    return name;
+  }
+  /// Call at the end of the group's constructor: a rename of a parameter that the group does not
+  /// have is a declaration error (Error; the registry names the node type).
+  void done() const {
+    for (std::size_t i = 0; i < renames_.size(); ++i)
+      if (!used_[i])
+        throw Error("parameter group: a rename names '" + renames_[i].first + "', which is not a parameter of the group");
+  }
+
+ private:
+  Renames renames_;
+  std::vector<bool> used_;
 };
 
 }  // namespace gemflow

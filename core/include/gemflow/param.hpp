@@ -2,6 +2,7 @@
 // Parameter values and their specs: the single description that the YAML loader, the CLI
 // (`gemflow nodes`, `--set`), Studio's inspector and the docs all read.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,14 +61,28 @@ struct ParamSpec {
   [[nodiscard]] std::optional<std::string> check(const ParamValue& v) const;
 };
 
-/// A rule between two parameters of one node type, which the one validation path checks on the
+/// How a comparison rule (ParamRule::compare) relates two numbers.
+enum class ParamCompare { None, Less, LessEqual, Greater, GreaterEqual };
+
+/// A rule between parameters of one node type, which the one validation path checks on the
 /// values a workflow sets (defaults for the rest): workflow validation (`gemflow validate`,
 /// `gemflow run` before anything runs, Studio's problems list), at the `--set` that took part, else
-/// at the first of the two that the file sets; with `--set`, on the values after the overrides.
-/// When `param` takes one of the values in `when` (empty:
-/// any value other than its default), `other` must equal `other_value` (must = true) or must not
-/// (must = false). `why` ends the message. Example, linalg.cholesky: a `rank` other than 0 needs
-/// `pivoted: true`.
+/// at the first of the parameters that the file sets; with `--set`, on the values after the
+/// overrides. Two forms:
+///
+/// Equality (compare = None): when `param` takes one of the values in `when` (empty: any value
+/// other than its default), `other` must equal `other_value` (must = true) or must not
+/// (must = false). Example, linalg.cholesky: a `rank` other than 0 needs `pivoted: true`.
+///
+/// Comparison (compare set): the number `param` must be `compare` the number `other` (another Int
+/// or Float parameter) or, with `other` empty, `other_value`. It applies only when `if_param`
+/// (empty: always) takes one of the values in `when`, and not when `param` is below `unless_below`
+/// (a sentinel such as "negative: the default"). Example, distgeom.bounds_from_structure:
+///   {.param = "tolerance", .compare = ParamCompare::Less, .other = "cutoff",
+///    .if_param = "unlisted_lower", .when = {std::string("cutoff")}, .why = "..."}
+///
+/// `why` ends the message. A node's execute() may check the same again (tests set parameters
+/// without validation), but the rule is what a user meets first.
 struct ParamRule {
   std::string param;
   std::vector<ParamValue> when;
@@ -75,10 +90,20 @@ struct ParamRule {
   ParamValue other_value;
   bool must = true;
   std::string why;
+  ParamCompare compare = ParamCompare::None;
+  std::string if_param;
+  std::optional<double> unless_below;
 };
 
-/// "rank = 3 needs 'pivoted: true' (why)" or "… cannot be used with …": the message of a broken
-/// rule, for the value `value` that `param` has.
+/// The message of a broken rule: "rank = 3 needs 'pivoted: true' (why)", "… cannot be used with
+/// …", "tolerance = 6.0 must be below cutoff = 5.0 (why)". `value_of(name)`: the value a parameter
+/// has.
+[[nodiscard]] std::string rule_message(const ParamRule& rule,
+                                       const std::function<const ParamValue&(const std::string&)>& value_of);
+/// The same for an equality rule, given the value that `param` has.
 [[nodiscard]] std::string rule_message(const ParamRule& rule, const ParamValue& value);
+
+/// The number a numeric parameter value holds (an Int or a Float), else std::nullopt.
+[[nodiscard]] std::optional<double> param_number(const ParamValue& v);
 
 }  // namespace gemflow

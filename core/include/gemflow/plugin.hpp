@@ -3,11 +3,12 @@
 //
 //   #include <gemflow/plugin.hpp>
 //   static void register_nodes(gemflow::PluginRegistrar& r) { r.add_node<MyNode>(); }
-//   GEMFLOW_PLUGIN("myplugin", "1.0.0", register_nodes)
+//   GEMFLOW_PLUGIN_ENTRY(register_nodes)
 //
 // Build it with the CMake helper `gemflow_add_plugin(myplugin SOURCES plugin.cpp)` from
-// find_package(Gemflow). The host reads the API version and the build fingerprint first and
-// calls the register function only when both match.
+// find_package(Gemflow), which gives the plugin its name and version (the project's version, or
+// VERSION) once, as GEMFLOW_PLUGIN_NAME and GEMFLOW_PLUGIN_VERSION. The host reads the API
+// version and the build fingerprint first and calls the register function only when both match.
 #include <string>
 
 #include <boost/config.hpp>
@@ -65,10 +66,22 @@ class PluginRegistrar {
   ";stdlib=" GEMFLOW_STDLIB_ ";cuda=" GEMFLOW_SDK_CUDA ";compiler=" GEMFLOW_COMPILER_
 
 /// Defines the plugin's exported entry points. NAME and VERSION are string literals;
-/// REGISTER is a function `void(gemflow::PluginRegistrar&)`.
+/// REGISTER is a function `void(gemflow::PluginRegistrar&)`. Prefer GEMFLOW_PLUGIN_ENTRY, which
+/// takes both from the build; this form is for plugins built without gemflow_add_plugin.
 #define GEMFLOW_PLUGIN(NAME, VERSION, REGISTER)                                                  \
   extern "C" BOOST_SYMBOL_EXPORT const int gemflow_plugin_api_version = GEMFLOW_PLUGIN_API_VERSION; \
   extern "C" BOOST_SYMBOL_EXPORT const char gemflow_plugin_fingerprint[] = GEMFLOW_BUILD_FINGERPRINT; \
   extern "C" BOOST_SYMBOL_EXPORT const char gemflow_plugin_name[] = NAME;                        \
   extern "C" BOOST_SYMBOL_EXPORT const char gemflow_plugin_version[] = VERSION;                  \
   extern "C" BOOST_SYMBOL_EXPORT void gemflow_plugin_register(gemflow::PluginRegistrar& r) { REGISTER(r); }
+
+/// GEMFLOW_PLUGIN with the name and version that gemflow_add_plugin (cmake/GemflowPlugin.cmake)
+/// passes to the compiler, so that they are spelled once, in CMake.
+#if defined(GEMFLOW_PLUGIN_NAME) && defined(GEMFLOW_PLUGIN_VERSION)
+#define GEMFLOW_PLUGIN_ENTRY(REGISTER) GEMFLOW_PLUGIN(GEMFLOW_PLUGIN_NAME, GEMFLOW_PLUGIN_VERSION, REGISTER)
+#else
+#define GEMFLOW_PLUGIN_ENTRY(REGISTER)                                                                   \
+  static_assert(false, "GEMFLOW_PLUGIN_ENTRY needs GEMFLOW_PLUGIN_NAME and GEMFLOW_PLUGIN_VERSION: build " \
+                       "the plugin with gemflow_add_plugin() from find_package(Gemflow), or use "          \
+                       "GEMFLOW_PLUGIN(name, version, register)")
+#endif

@@ -31,6 +31,7 @@
 #include "gemflow/error.hpp"
 #include "gemflow/node.hpp"
 #include "gemflow/param.hpp"
+#include "gemflow/plugin_loader.hpp"
 #include "gemflow/registry.hpp"
 
 namespace gemflow::testing {
@@ -201,6 +202,35 @@ class RecordingContext final : public NodeContext {
   std::map<std::string, ParamValue> records_;
   std::vector<std::filesystem::path> inputs_, written_;
 };
+
+/// The registry of a host that loaded the plugin file `plugin` as `gemflow` does (the probe, the
+/// API version and fingerprint checks, registration on a scratch registry), once per file for the
+/// whole test program. Throws std::runtime_error with the loader's reason when the plugin is
+/// refused. A test built by gemflow_add_plugin_test() (cmake/GemflowPlugin.cmake) gets its plugin's
+/// file as GEMFLOW_TEST_PLUGIN_FILE, the default:
+///
+///   auto node = gemflow::testing::make_node(gemflow::testing::plugin_registry(), "example.scale");
+inline const Registry& plugin_registry(const std::filesystem::path& plugin
+#ifdef GEMFLOW_TEST_PLUGIN_FILE
+                                       = GEMFLOW_TEST_PLUGIN_FILE
+#endif
+) {
+  struct Loaded {
+    Registry registry;
+    PluginHost host{registry};
+  };
+  static std::mutex m;
+  static std::map<std::filesystem::path, std::unique_ptr<Loaded>> loaded;  // the libraries stay loaded anyway
+  std::lock_guard lock(m);
+  auto& l = loaded[plugin];
+  if (!l) {
+    auto fresh = std::make_unique<Loaded>();
+    const PluginRecord rec = fresh->host.load(plugin);
+    if (!rec.loaded) throw std::runtime_error("plugin " + plugin.string() + " was refused: " + rec.error);
+    l = std::move(fresh);
+  }
+  return l->registry;
+}
 
 /// A fresh node of type `id` from `registry` (what the executor does per workflow node).
 /// Throws std::logic_error naming `id` when no plugin registered that type.

@@ -48,13 +48,14 @@ class BoundsFromMolecules final : public Node {
                    "(the diameter ceiling; smoothing tightens it along bonds).\n"
                    "Inputs: molecules (MoleculeSet, 3D coordinates in Å).\n"
                    "Outputs: bounds (BoundsBatch: one DistanceBounds per molecule, atoms labelled element + "
-                   "1-based atom number, e.g. 'O12').\n"
-                   "Errors: a bond to a missing atom names the molecule. Molecules with only 2D coordinates "
-                   "(every z = 0) are logged as warnings: their bonds and angles are those of a drawing.\n"
-                   "Memory: 2·n² doubles per molecule. Deterministic.\n"
-                   "Source: RDKit Code/GraphMol/DistGeomHelpers/BoundsMatrixBuilder.cpp (DIST12_DELTA 0.01 Å, "
-                   "DIST13_TOL 0.04 Å, VDW_SCALE_15 0.7, MAX_UPPER 1000 Å); Havel, Kuntz & Crippen, Bull. "
-                   "Math. Biol. 45 (1983) 665; Bondi, J. Phys. Chem. 68 (1964) 441."};
+                   "1-based atom number, e.g. 'O12').",
+            .errors = "A bond to a missing atom names the molecule. Molecules with only 2D coordinates (every z = 0) "
+                      "are logged as warnings: their bonds and angles are those of a drawing.",
+            .memory = "2·n² doubles per molecule (host); no device memory.",
+            .determinism = "Deterministic.",
+            .references = "RDKit Code/GraphMol/DistGeomHelpers/BoundsMatrixBuilder.cpp (DIST12_DELTA 0.01 Å, "
+                          "DIST13_TOL 0.04 Å, VDW_SCALE_15 0.7, MAX_UPPER 1000 Å); Havel, Kuntz & Crippen, Bull. "
+                          "Math. Biol. 45 (1983) 665; Bondi, J. Phys. Chem. 68 (1964) 441."};
   }
   Input<MoleculeSet> molecules{this, "molecules", "Molecules with 3D coordinates (Å) and bonds"};
   Output<BoundsBatch> bounds{this, "bounds", "One bounds matrix per molecule (Å)"};
@@ -70,7 +71,6 @@ class BoundsFromMolecules final : public Node {
 
   void execute(NodeContext& ctx) override {
     const auto in = molecules.get();
-    const std::string id = info().id;
     MoleculeBoundsOptions o;
     o.tolerance_12 = bond_tolerance.value();
     o.tolerance_13 = angle_tolerance.value();
@@ -103,7 +103,7 @@ class BoundsFromMolecules final : public Node {
       try {
         mb = molecule_bounds(el, xyz, bonds, o);
       } catch (const std::invalid_argument& e) {
-        throw InputError(id + ": " + what + ": " + e.what());
+        throw InputError(what + ": " + e.what());
       }
       p12 += mb.pairs_12;
       p13 += mb.pairs_13;
@@ -154,13 +154,13 @@ class SmoothBatch final : public Node {
                    "tightened, status).\n"
                    "Parameters: device, precision (fp64 | fp32), tolerance (Å, L > U + tolerance is "
                    "inconsistent), on_inconsistent (error: the first inconsistent molecule fails the node; "
-                   "skip: it is dropped, counted and logged), threads (CPU workers, 0 = all cores).\n"
-                   "Errors: invalid input bounds and inconsistent molecules name the molecule (index and "
-                   "name), the atom pair and the chain of input bounds that contradicts a lower bound.\n"
-                   "Memory: CPU 2·n² values per worker; CUDA 2·B·N² values (B molecules padded to N atoms). "
-                   "Determinism: deterministic on every device; CUDA fp64 equals the per-k reference closure "
-                   "bit for bit on consistent bounds, CPU blocked to rounding.\n"
-                   "Source: Dress & Havel, Discrete Appl. Math. 19 (1988) 129-144; Crippen & Havel 1988."};
+                   "skip: it is dropped, counted and logged), threads (CPU workers, 0 = all cores).",
+            .errors = "Invalid input bounds and inconsistent molecules name the molecule (index and name), the atom "
+                      "pair and the chain of input bounds that contradicts a lower bound.",
+            .memory = "CPU 2·n² values per worker; CUDA 2·B·N² values (B molecules padded to N atoms).",
+            .determinism = "Deterministic on every device; CUDA fp64 equals the per-k reference closure bit for bit "
+                           "on consistent bounds, CPU blocked to rounding.",
+            .references = "Dress & Havel, Discrete Appl. Math. 19 (1988) 129-144; Crippen & Havel 1988."};
   }
 
   Input<BoundsBatch> in{this, "bounds", "Bounds of the molecules (Å)"};
@@ -185,18 +185,17 @@ class SmoothBatch final : public Node {
   void execute(NodeContext& ctx) override {
     const auto src = in.get();
     const BoundsBatch& b = *src;
-    const std::string id = info().id;
     const double tol = tolerance.value();
     if (b.names.size() != b.size())
-      throw InputError(id + ": input 'bounds' has " + std::to_string(b.names.size()) + " names for " +
+      throw InputError("input 'bounds' has " + std::to_string(b.names.size()) + " names for " +
                        std::to_string(b.size()) + " matrices");
     for (std::size_t k = 0; k < b.size(); ++k) {
       const DistanceBounds& d = b.bounds[k];
       const std::size_t n = d.size();
       if (d.lower.cols() != n || d.upper.rows() != n || d.upper.cols() != n)
-        throw InputError(id + ": " + molecule_text(b, k) + ": lower and upper are not both n×n");
+        throw InputError(molecule_text(b, k) + ": lower and upper are not both n×n");
       if (auto defect = check_bounds(d.lower.span(), d.upper.span(), n, tol))
-        throw InputError(id + ": " + molecule_text(b, k) + ": invalid bounds: " + defect->message() + " (atoms " +
+        throw InputError(molecule_text(b, k) + ": invalid bounds: " + defect->message() + " (atoms " +
                          label(d, defect->i) + ", " + label(d, defect->j) + ")");
     }
     const Device dev = device.resolve(ctx);
@@ -219,10 +218,10 @@ class SmoothBatch final : public Node {
       r = smooth_bounds_batch(ms, o);
 #if defined(GEMFLOW_DISTGEOM_HAVE_CUDA)
     } catch (const cuda::CudaError& e) {
-      throw DeviceError(id + ": " + dev.str() + ": " + e.what());
+      throw DeviceError(dev.str() + ": " + e.what());
 #endif
     } catch (const std::runtime_error& e) {
-      if (o.cuda) throw DeviceError(id + ": " + dev.str() + ": " + e.what());
+      if (o.cuda) throw DeviceError(dev.str() + ": " + e.what());
       throw;
     }
     if (r.cancelled) throw Cancelled();
@@ -239,7 +238,7 @@ class SmoothBatch final : public Node {
       if (!rep.consistent) {
         const std::string why = molecule_text(b, k) + ": inconsistent bounds after smoothing: " +
                                 inconsistency_text(b.bounds[k], rep);
-        if (on_inconsistent.value() == OnInconsistent::Error) throw Error(id + ": " + why);
+        if (on_inconsistent.value() == OnInconsistent::Error) throw Error(why);
         ctx.warn("skipped " + why);
         status = "inconsistent (skipped)";
         ++skipped;

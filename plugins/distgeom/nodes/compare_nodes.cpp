@@ -51,10 +51,10 @@ std::vector<ResidueRange> parse_residues(const std::string& text) {
     const auto rb = std::from_chars(sb.data(), sb.data() + sb.size(), b);
     if (sa.empty() || sb.empty() || ra.ec != std::errc() || ra.ptr != sa.data() + sa.size() ||
         rb.ec != std::errc() || rb.ptr != sb.data() + sb.size())
-      throw InputError("distgeom.compare: parameter 'residues': cannot read '" + item +
+      throw InputError("parameter 'residues': cannot read '" + item +
                        "' (expected e.g. \"8-92\" or \"A:8-40,A:45-92\")");
     if (a > b)  // QA: "90-10" was taken as 10-90
-      throw InputError("distgeom.compare: parameter 'residues': the range " + item + " runs backwards (write " +
+      throw InputError("parameter 'residues': the range " + item + " runs backwards (write " +
                        std::to_string(b) + "-" + std::to_string(a) + ")");
     out.push_back({chain, a, b});
   }
@@ -109,8 +109,13 @@ class CompareNode final : public Node {
                    "Ordered region: `residues` when given, else the residues named by at least "
                    "`min_long_range` restraints whose two residues are ≥ `long_range_separation` apart "
                    "(chosen from the restraints only, never from the reference coordinates).\n"
-                   "Atoms are matched by chain, residue number, insertion code and name.\n"
-                   "Device memory: none. Determinism: deterministic."};
+                   "Atoms are matched by chain, residue number, insertion code and name.",
+            .errors = "A model without coordinates; a `residues` text that cannot be read, a range that runs "
+                      "backwards, or one that selects no residue of the reference (a warning when only some of its "
+                      "residues are there).",
+            .memory = "The model's and reference's coordinates (host); no device memory.",
+            .determinism = "Deterministic.",
+            .references = "Kabsch, Acta Cryst. A32 (1976) 922; r^-6 sums: Nilges, Proteins 17 (1993) 297."};
   }
   Input<Structure> model_in{this, "model", "Computed structure (first model used)"};
   Input<Structure> reference{this, "reference", "Reference structure"};
@@ -135,8 +140,8 @@ class CompareNode final : public Node {
   void execute(NodeContext& ctx) override {
     const auto& m = *model_in;
     const auto& ref = *reference;
-    if (m.models.empty()) throw InputError("distgeom.compare: input 'model' has no coordinates");
-    const auto rx = model_xyz(ref, reference_model.value(), "distgeom.compare", "reference_model");
+    if (m.models.empty()) throw InputError("input 'model' has no coordinates");
+    const auto rx = model_xyz(ref, reference_model.value(), "reference_model");
     const auto& mx = m.models[0];
     const auto keys = atom_keys(m);
     std::vector<std::size_t> in_model(ref.atoms.size(), SIZE_MAX);
@@ -155,7 +160,7 @@ class CompareNode final : public Node {
       // QA: a region with no residue of the reference gave RMSD NaN, exit 0; one partly beyond
       // the reference was cut down silently
       if (ordered.empty())
-        throw InputError("distgeom.compare: parameter 'residues' = '" + residues.value() +
+        throw InputError("parameter 'residues' = '" + residues.value() +
                          "' selects no residue of the reference (it has " + format_ranges(all_res) + ")");
       std::size_t requested = 0;
       for (const auto& g : ranges) requested += static_cast<std::size_t>(g.last - g.first) + 1;
@@ -273,8 +278,11 @@ class ReportNode final : public Node {
                    "numbers; NaN becomes null).\n"
                    "Inputs: report (e.g. distgeom.compare's), extra (optional, e.g. distgeom.refine's report; its "
                    "metrics are added, a duplicate name is an error).\n"
-                   "Output file: `path` (relative to the run's output folder), written atomically.\n"
-                   "Determinism: deterministic (keys sorted)."};
+                   "Output file: `path` (relative to the run's output folder), written atomically.",
+            .errors = "A table without columns metric and value, a metric name that is not text, a metric that "
+                      "appears twice.",
+            .memory = "The JSON text (host); no device memory.",
+            .determinism = "Deterministic (keys sorted)."};
   }
   Input<Table> report{this, "report", "Metrics table (metric, value)"};
   Input<Table> extra{this, "extra", "More metrics (metric, value)", PortUse::Optional};
@@ -285,11 +293,11 @@ class ReportNode final : public Node {
     auto add = [&](const Table& t, const char* port) {
       const int km = t.column("metric"), kv = t.column("value");
       if (km < 0 || kv < 0)
-        throw InputError(std::string("distgeom.report: input '") + port + "' needs columns 'metric' and 'value'");
+        throw InputError(std::string("input '") + port + "' needs columns 'metric' and 'value'");
       for (const auto& row : t.rows) {
         const auto* name = std::get_if<std::string>(&row[static_cast<std::size_t>(km)]);
-        if (!name) throw InputError(std::string("distgeom.report: input '") + port + "': a metric name is not text");
-        if (j.contains(*name)) throw InputError("distgeom.report: metric '" + *name + "' appears twice");
+        if (!name) throw InputError(std::string("input '") + port + "': a metric name is not text");
+        if (j.contains(*name)) throw InputError("metric '" + *name + "' appears twice");
         const auto& v = row[static_cast<std::size_t>(kv)];
         if (const auto* d = std::get_if<double>(&v)) j[*name] = std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json();
         else if (const auto* i = std::get_if<std::int64_t>(&v)) j[*name] = *i;

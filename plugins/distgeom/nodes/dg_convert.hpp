@@ -25,12 +25,11 @@ inline std::vector<AtomInfo> atom_infos(const Structure& s) {
   return out;
 }
 
-/// Coordinates of model `model` (1-based), n×3 row-major. Throws InputError naming `who` and the
+/// Coordinates of model `model` (1-based), n×3 row-major. Throws InputError naming the
 /// parameter `param` that chose the model.
-inline std::vector<double> model_xyz(const Structure& s, long model, const std::string& who,
-                                     const char* param = "model") {
+inline std::vector<double> model_xyz(const Structure& s, long model, const char* param = "model") {
   if (model < 1 || static_cast<std::size_t>(model) > s.models.size())
-    throw InputError(who + ": parameter '" + param + "' = " + std::to_string(model) + " but the structure has " +
+    throw InputError(std::string("parameter '") + param + "' = " + std::to_string(model) + " but the structure has " +
                      std::to_string(s.models.size()) + " model(s)");
   const auto& m = s.models[static_cast<std::size_t>(model - 1)];
   std::vector<double> x;

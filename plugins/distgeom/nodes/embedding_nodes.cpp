@@ -27,6 +27,7 @@
 #include <gemflow/types.hpp>
 
 #include "dg_convert.hpp"
+#include "param_groups.hpp"
 #include "bounds_text.hpp"
 #include "register.hpp"
 
@@ -61,15 +62,14 @@ const char* reason_text(SkipReason r) {
 // `no_cuda` = why these parameters have no CUDA path (it names the parameter): `auto` runs on the
 // CPU and logs why; an explicit cuda / cuda:N (node or --device override) fails loudly with that
 // reason, never a silent CPU fallback.
-Device resolve_node_device(NodeContext& ctx, const DeviceParam& param, const std::string& who,
-                           const std::string& no_cuda = {}) {
+Device resolve_node_device(NodeContext& ctx, const DeviceParam& param, const std::string& no_cuda = {}) {
   if (no_cuda.empty()) return param.resolve(ctx);
   const std::string text = ctx.device_override().empty() ? param.requested() : ctx.device_override();
   const auto req = DeviceRequest::parse(text);
   if (req && req->kind == DeviceRequest::Kind::Cuda)
-    throw DeviceError(who + ": device '" + text + "' requested, but " + no_cuda + "; use device: cpu or auto");
+    throw DeviceError("device '" + text + "' requested, but " + no_cuda + "; use device: cpu or auto");
   if (req && req->kind == DeviceRequest::Kind::Auto)
-    ctx.info(who + ": device auto: " + (cuda_device_count() > 0 ? no_cuda : std::string("no CUDA device")) +
+    ctx.info("device auto: " + (cuda_device_count() > 0 ? no_cuda : std::string("no CUDA device")) +
              ", using cpu");
   ctx.record("device_used", std::string("cpu"));
   return Device{};
@@ -77,11 +77,11 @@ Device resolve_node_device(NodeContext& ctx, const DeviceParam& param, const std
 
 // A distance matrix must be finite, ≥ 0, zero on the diagonal and symmetric to a few ulps
 // (|D_ij − D_ji| ≤ 8ε·max(D_ij, D_ji)); InputError naming the first offending entry (0-based).
-void check_distances(const Matrix<double>& d, const std::string& who) {
+void check_distances(const Matrix<double>& d) {
   const std::size_t n = d.rows();
   const auto where = [&](std::size_t i, std::size_t j) {
     std::ostringstream s;
-    s << who << ": input 'distances' (" << i << ", " << j << ") = " << d(i, j) << " Å";
+    s << "input 'distances' (" << i << ", " << j << ") = " << d(i, j) << " Å";
     return s.str();
   };
   for (std::size_t i = 0; i < n; ++i)
@@ -101,11 +101,11 @@ void check_distances(const Matrix<double>& d, const std::string& who) {
 #if GEMFLOW_DISTGEOM_HAVE_CUDA
 // Runs `f` (GPU work) and turns a CUDA failure into a DeviceError naming the node and device.
 template <class F>
-auto on_gpu(const Device& dev, const std::string& who, F&& f) {
+auto on_gpu(const Device& dev, F&& f) {
   try {
     return f();
   } catch (const cuda::CudaError& e) {
-    throw DeviceError(who + ": " + dev.str() + ": " + e.what());
+    throw DeviceError(dev.str() + ": " + e.what());
   }
 }
 #endif
@@ -124,8 +124,8 @@ const std::string kEigenNoCuda =
     "method: cholesky runs on the GPU)";
 
 #if !GEMFLOW_DISTGEOM_HAVE_CUDA
-[[noreturn]] void no_cuda_build(const Device& dev, const std::string& who) {
-  throw DeviceError(who + ": device " + dev.str() + " requested, but the distgeom plugin was built without CUDA");
+[[noreturn]] void no_cuda_build(const Device& dev) {
+  throw DeviceError("device " + dev.str() + " requested, but the distgeom plugin was built without CUDA");
 }
 #endif
 
@@ -152,12 +152,15 @@ class BoundsNode final : public Node {
                    "alternatives) bound no single pair: they are left out of the bounds and applied by "
                    "distgeom.refine (counted in the log and provenance). Other pairs: lower = vdW floor "
                    "(Bondi 1964 radii sum × vdw_scale; × vdw_scale_14 three bonds apart; polar H to N/O: "
-                   "hbond_floor), upper = diameter.\n"
-                   "Skipped restraints (atoms not found, hydrogens dropped), restraints on covalently fixed pairs "
-                   "and restraints whose pairs other restraints bound too (intersected) are listed in warnings "
-                   "with their file:line (the first 5 and a count). Bounds that are not finite or beyond "
-                   "1000 Å are an error naming the restraint.\n"
-                   "Device memory: none (CPU, O(n²) memory). Determinism: deterministic."};
+                   "hbond_floor), upper = diameter.",
+            .errors = "Skipped restraints (atoms not found, hydrogens dropped), restraints on covalently fixed pairs "
+                      "and restraints whose pairs other restraints bound too (intersected) are listed in warnings "
+                      "with their file:line (the first 5 and a count). Bounds that are not finite or beyond 1000 Å "
+                      "are an error naming the restraint; so is a set of restraints none of which applies.",
+            .memory = "O(n²) on the host (lower, upper and restraint ids); no device memory.",
+            .determinism = "Deterministic.",
+            .references = "Covalent radii: Cordero et al., Dalton Trans. (2008) 2832; van der Waals radii: Bondi, "
+                          "J. Phys. Chem. 68 (1964) 441; r^-6 sums: Nilges, Proteins 17 (1993) 297."};
   }
   Input<Structure> structure{this, "structure", "Reference structure: covalent geometry of model `model`"};
   Input<RestraintSet> restraints{this, "restraints", "Distance restraints resolved against `structure`"};
@@ -180,7 +183,7 @@ class BoundsNode final : public Node {
 
   void execute(NodeContext& ctx) override {
     const auto& s = *structure;
-    const auto xyz = model_xyz(s, model.value(), "distgeom.bounds");
+    const auto xyz = model_xyz(s, model.value());
     BoundsOptions o;
     o.hydrogens = hydrogens.value() == Hydrogens::All ? HydrogenPolicy::All
                   : hydrogens.value() == Hydrogens::None ? HydrogenPolicy::None : HydrogenPolicy::Restrained;
@@ -199,7 +202,7 @@ class BoundsNode final : public Node {
     for (const auto& r : set.restraints)
       if (!std::isfinite(r.lower) || !std::isfinite(r.upper) || !std::isfinite(r.pseudo_correction) || r.lower < 0 ||
           r.upper > 1000.0)
-        throw InputError("distgeom.bounds: " + r.origin + ": restraint " + std::to_string(r.id) + " has bounds [" +
+        throw InputError(r.origin + ": restraint " + std::to_string(r.id) + " has bounds [" +
                          std::to_string(r.lower) + ", " + std::to_string(r.upper) +
                          "] Å: not finite, negative or beyond 1000 Å");
     const auto rs = pair_restraints(set);
@@ -207,7 +210,7 @@ class BoundsNode final : public Node {
     try {
       b = restraint_bounds(infos, xyz, rs, o);
     } catch (const std::runtime_error& e) {
-      throw InputError(std::string("distgeom.bounds: ") + e.what());
+      throw InputError(e.what());
     }
     // QA: with the restraints not resolved against a structure every one was skipped and the run
     // went on to a structure from covalent geometry alone, exit 0
@@ -215,7 +218,7 @@ class BoundsNode final : public Node {
         std::count_if(b.skipped.begin(), b.skipped.end(), [](const auto& k) { return k.second == SkipReason::Unresolved; }));
     if (!b.skipped.empty() && unresolved == b.skipped.size() && b.restraints_used == 0 && b.grouped.empty() &&
         b.ambiguous.empty())
-      throw InputError("distgeom.bounds: none of the " + std::to_string(b.skipped.size()) +
+      throw InputError("none of the " + std::to_string(b.skipped.size()) +
                        " restraints names atoms of the structure (all skipped: atoms not found): resolve them "
                        "against it, e.g. link the structure into the restraints reader (read.structure -> "
                        "restraints.structure), and check that chain and residue numbering match");
@@ -279,8 +282,19 @@ class BoundsFromStructureNode final : public Node {
                    "and, as lower bound, cutoff − tolerance (`unlisted_lower: cutoff`: knowing every pair under "
                    "the cutoff also says every other pair is not under it) or the vdW floor (`vdw`: Bondi radii × "
                    "vdw_scale, at most the cutoff).\n"
-                   "Input: structure. Output: bounds (labels, atom_index).\n"
-                   "Device memory: none. Determinism: deterministic."};
+                   "Input: structure. Output: bounds (labels, atom_index).",
+            .errors = "A model number beyond the structure's models; a tolerance not below the cutoff with "
+                      "unlisted_lower: cutoff (a parameter rule, reported before a run).",
+            .memory = "O(n²) on the host; no device memory.",
+            .determinism = "Deterministic.",
+            .references = "van der Waals radii: Bondi, J. Phys. Chem. 68 (1964) 441.",
+            .rules = {{.param = "tolerance",
+                       .when = {std::string("cutoff")},
+                       .other = "cutoff",
+                       .why = "'unlisted_lower: cutoff' gives every pair beyond the cutoff the lower bound cutoff − "
+                              "tolerance",
+                       .compare = ParamCompare::Less,
+                       .if_param = "unlisted_lower"}}};
   }
   Input<Structure> structure{this, "structure", "Structure whose model supplies the distances"};
   Output<DistanceBounds> bounds{this, "bounds", "Lower/upper bounds (Å)"};
@@ -297,7 +311,7 @@ class BoundsFromStructureNode final : public Node {
 
   void execute(NodeContext& ctx) override {
     const auto& s = *structure;
-    const auto xyz = model_xyz(s, model.value(), "distgeom.bounds_from_structure");
+    const auto xyz = model_xyz(s, model.value());
     StructureBoundsOptions o;
     o.cutoff = cutoff.value();
     o.tolerance = tolerance.value();
@@ -306,7 +320,7 @@ class BoundsFromStructureNode final : public Node {
     o.diameter = diameter.value();
     o.unlisted_lower = unlisted_lower.value();
     if (o.unlisted_lower == UnlistedLower::Cutoff && o.tolerance >= o.cutoff)
-      throw InputError("distgeom.bounds_from_structure: parameter 'tolerance' = " + std::to_string(o.tolerance) +
+      throw InputError("parameter 'tolerance' = " + std::to_string(o.tolerance) +
                        " Å is not below 'cutoff' = " + std::to_string(o.cutoff) +
                        " Å, so 'unlisted_lower: cutoff' gives no lower bound");
     const auto infos = atom_infos(s);
@@ -331,25 +345,23 @@ class MetrizeNode final : public Node {
                    "`atoms` random atoms are drawn one by one, each pick tightening the triangles through its "
                    "atom, and the whole matrix is re-smoothed after each atom (triangle smoothing, O(n³) per "
                    "atom: about 1-2 s per atom for n = 1500 on 2 CPU cores); the rest as for none. Full "
-                   "metrization (re-smoothing after every pick) would be O(n⁵) and is not offered.\n"
-                   "Source: Havel, Kuntz & Crippen 1983; Havel 1990 (partial metrization).\n"
-                   "Device memory: none (CPU). Determinism: the same seed gives the same matrix.",
+                   "metrization (re-smoothing after every pick) would be O(n⁵) and is not offered.",
+            .errors = "Re-smoothing after a pick that finds inconsistent bounds names the atom pair.",
+            .memory = "The n×n distances and a copy of the bounds (host); no device memory (CPU).",
+            .determinism = "The same seed gives the same matrix on every platform.",
+            .references = "Havel, Kuntz & Crippen, Bull. Math. Biol. 45 (1983) 665; Havel, Biopolymers 29 (1990) 1565 "
+                          "(partial metrization).",
             .stochastic = true};
   }
-  enum class Method { None, Partial };
   Input<DistanceBounds> bounds{this, "bounds", "Triangle-smoothed bounds"};
   Output<Matrix<double>> distances{this, "distances", "Distances (Å), n×n, symmetric"};
-  Choice<Method> method{this, "method", Method::None, {{Method::None, "none"}, {Method::Partial, "partial"}},
-                        {.doc = "none: independent uniform picks; partial: re-smooth after each of `atoms` atoms"}};
-  Param<std::int64_t> atoms{this, "atoms", 4, {.min = 0, .doc = "partial: number of atoms metrized"}};
+  MetrizeParams metrization{this};  // method, atoms
   SeedParam seed{this};
 
   void execute(NodeContext& ctx) override {
     const auto& b = *bounds;
     const std::size_t n = b.size();
-    MetrizeOptions o;
-    o.method = method.value() == Method::Partial ? MetrizeMethod::Partial : MetrizeMethod::None;
-    o.atoms = static_cast<std::size_t>(atoms.value());
+    MetrizeOptions o = metrization.options();
     o.seed = seed.value();
     Resmoother resmooth = [&](std::span<double> lo, std::span<double> up, std::size_t m) {
       SmoothingOptions so;
@@ -357,7 +369,7 @@ class MetrizeNode final : public Node {
       const auto rep = smooth_bounds(lo, up, m, so);
       if (rep.cancelled) throw Cancelled();
       if (!rep.consistent)
-        throw Error("distgeom.metrize: re-smoothing after a pick found inconsistent bounds at (" + b.labels.at(rep.i) +
+        throw Error("re-smoothing after a pick found inconsistent bounds at (" + b.labels.at(rep.i) +
                     ", " + b.labels.at(rep.j) + ")");
     };
     std::vector<double> d;
@@ -368,7 +380,7 @@ class MetrizeNode final : public Node {
       });
     } catch (const std::runtime_error& e) {
       if (ctx.cancelled()) throw Cancelled();
-      throw InputError(std::string("distgeom.metrize: ") + e.what());
+      throw InputError(e.what());
     }
     distances.set(Matrix<double>(n, n, std::move(d)));
   }
@@ -384,32 +396,33 @@ class MetricMatrixNode final : public Node {
                    "Input: distances (n×n, Å). Output: metric (n×n, Å²); G = X Xᵀ for real centred points.\n"
                    "Device: auto | cpu | cuda | cuda:N (auto takes cuda:0 when present and logs it). CUDA "
                    "(embedding_cuda.hpp) performs the CPU's operations in its order: the same matrix, bit for "
-                   "bit on x86-64.\n"
-                   "Errors: distances that are not a distance matrix (named entry); squared distances beyond the "
-                   "double range.\n"
-                   "Device memory: 2 n² + n doubles (cuda). Determinism: deterministic."};
+                   "bit on x86-64.",
+            .errors = "Distances that are not a distance matrix (named entry); squared distances beyond the double "
+                      "range. A warning for distances whose squares underflow.",
+            .memory = "Host: the n×n result. Device (cuda): 2 n² + n doubles.",
+            .determinism = "Deterministic; CPU and CUDA give the same matrix bit for bit on x86-64.",
+            .references = "Crippen & Havel, Distance Geometry and Molecular Conformation (1988), ch. 6."};
   }
   Input<Matrix<double>> distances{this, "distances", "Distance matrix (Å), n×n"};
   Output<Matrix<double>> metric{this, "metric", "Metric matrix (Å²), n×n"};
   DeviceParam device{this, "auto"};
   void execute(NodeContext& ctx) override {
-    const std::string id = info().id;
-    const Device dev = resolve_node_device(ctx, device, id);
+    const Device dev = resolve_node_device(ctx, device);
     const auto& d = *distances;
     if (d.rows() != d.cols())
-      throw InputError("distgeom.metric_matrix: input 'distances' is " + std::to_string(d.rows()) + "×" +
+      throw InputError("input 'distances' is " + std::to_string(d.rows()) + "×" +
                        std::to_string(d.cols()) + ", not square");
-    check_distances(d, "distgeom.metric_matrix");
+    check_distances(d);
     Matrix<double> g(d.rows(), d.rows());
     if (dev.is_cuda()) {
 #if GEMFLOW_DISTGEOM_HAVE_CUDA
-      on_gpu(dev, id, [&] {
+      on_gpu(dev, [&] {
         cuda::GpuEmbedder gpu(dev.index);
         gpu.metric_matrix(d.span(), d.rows(), g.span());
         return 0;
       });
 #else
-      no_cuda_build(dev, id);
+      no_cuda_build(dev);
 #endif
     } else {
       metric_matrix(d.span(), d.rows(), g.span());
@@ -422,7 +435,7 @@ class MetricMatrixNode final : public Node {
           double dmax = 0.0;
           for (double v : d.span()) dmax = std::max(dmax, v);
           std::ostringstream m;
-          m << "distgeom.metric_matrix: the squared distances overflow double precision (the largest distance is "
+          m << "the squared distances overflow double precision (the largest distance is "
             << dmax << " Å; their squares and sums must stay below 1.8e308), so G(" << i << ", " << j
             << ") is not finite";
           throw InputError(m.str());
@@ -466,10 +479,10 @@ std::vector<ChiralCheck> ca_centres(const DistanceBounds& b, const Structure& s,
   return out;
 }
 
-void check_bounds_structure(const DistanceBounds& b, const Structure& s, const char* who) {
+void check_bounds_structure(const DistanceBounds& b, const Structure& s) {
   for (auto i : b.atom_index)
     if (i >= s.atoms.size())
-      throw InputError(std::string(who) + ": the bounds refer to atom " + std::to_string(i) +
+      throw InputError("the bounds refer to atom " + std::to_string(i) +
                        " but the structure has " + std::to_string(s.atoms.size()) + " atoms (not the same structure?)");
 }
 
@@ -573,69 +586,65 @@ class EmbedNode final : public Node {
                    "pivots included) runs on the GPU (linalg GpuCholesky::factor_pivoted, the CPU's pivot and "
                    "stopping rules and arithmetic), the k×k eigenproblem and the handedness on the CPU: the "
                    "same coordinates to rounding. eigen has no CUDA path: auto runs it on the CPU and logs "
-                   "why, cuda fails (parameter 'method').\n"
-                   "Warnings: a metric that is not symmetric (the lower triangle is used) or has a negative "
-                   "diagonal; a pivoted factor that stopped at a negative pivot before `rank` columns; coordinates "
-                   "whose largest distance exceeds 5× the metric matrix's (recorded as span_ratio: small pivots of "
-                   "a metric that is not positive semidefinite amplify it).\n"
-                   "Device memory: 2 n² + n·rank doubles (cuda). Determinism: deterministic.",
+                   "why, cuda fails (parameter 'method').",
+            .errors = "A metric whose size differs from the bounds'; too few positive pivots (names pivot_fraction "
+                      "when it restricted them); a connected structure without any residue with N, CA, C and CB "
+                      "among the bounds atoms; rank or pivot_fraction with method eigen (parameter rules, reported "
+                      "before a run). Warnings: a metric that is not symmetric (the lower triangle is used) or has a "
+                      "negative diagonal; a pivoted factor that stopped at a negative pivot before `rank` columns; "
+                      "coordinates whose largest distance exceeds 5× the metric matrix's (recorded as span_ratio: "
+                      "small pivots of a metric that is not positive semidefinite amplify it).",
+            .memory = "Host: the n×n metric and the n×dimensions result. Device (cuda): 2 n² + n·rank doubles.",
+            .determinism = "Deterministic; CPU and CUDA agree to rounding.",
+            .references = "Crippen & Havel 1988; pivoted Cholesky: LAPACK dpstf2, Higham 1990; Lanczos: Spectra.",
             .rules = cholesky_only_rules()};
   }
-  enum class Method { Cholesky, Eigen };
   Input<Matrix<double>> metric{this, "metric", "Metric matrix (Å²)"};
   Input<DistanceBounds> bounds{this, "bounds", "Bounds whose atoms the rows are"};
   Input<Structure> structure{this, "structure", "Reference for Cα handedness", PortUse::Optional};
   Output<Matrix<double>> coordinates{this, "coordinates", "Embedded coordinates (Å), n×dimensions"};
-  Choice<Method> method{this, "method", Method::Cholesky, {{Method::Cholesky, "cholesky"}, {Method::Eigen, "eigen"}},
-                        {.doc = "Factorisation of the metric matrix"}};
-  Param<std::int64_t> dimensions{this, "dimensions", 4, {.min = 3, .max = 4,
-                                                         .doc = "3, or 4 for a 4D embedding squeezed by distgeom.refine"}};
-  Param<std::int64_t> rank{this, "rank", 0, {.min = 0, .doc = "cholesky: pivoted Cholesky columns k, used as min(atoms, max(dimensions, k)); 0 = dimensions"}};
-  Param<double> pivot_fraction{this, "pivot_fraction", 1.0,
-                               {.min = 0.01, .max = 1.0,
-                                .doc = "cholesky: pivots only among this fraction of atoms with the tightest bounds "
-                                       "(1 = every atom: plain complete pivoting)"}};
+  EmbedParams embedding{this};  // method, dimensions, rank, pivot_fraction
   Param<std::int64_t> model{this, "model", 1, {.min = 1, .doc = "Reference model for handedness"}};
   DeviceParam device{this, "auto"};
 
   void execute(NodeContext& ctx) override {
-    const std::string id = info().id;
-    const bool cholesky = method.value() == Method::Cholesky;
-    const Device dev = resolve_node_device(ctx, device, id, cholesky ? std::string() : kEigenNoCuda);
+    const bool cholesky = embedding.cholesky();
+    const Device dev = resolve_node_device(ctx, device, cholesky ? std::string() : kEigenNoCuda);
     const auto& g = *metric;
     const auto& b = *bounds;
     const std::size_t n = g.rows();
     if (g.cols() != n || b.size() != n)
-      throw InputError("distgeom.embed: metric is " + std::to_string(g.rows()) + "×" + std::to_string(g.cols()) +
+      throw InputError("metric is " + std::to_string(g.rows()) + "×" + std::to_string(g.cols()) +
                        " but the bounds have " + std::to_string(b.size()) + " atoms");
     check_metric(ctx, g);
-    const auto dim = static_cast<std::size_t>(dimensions.value());
-    const auto pivots = cholesky && pivot_fraction.value() < 1.0
-                            ? tight_atoms(b.lower.span(), b.upper.span(), n, pivot_fraction.value())
+    const auto dim = embedding.dimensions.value();
+    const std::size_t rank = embedding.rank.value();
+    const double pivot_fraction = embedding.pivot_fraction.value();
+    const auto pivots = cholesky && pivot_fraction < 1.0
+                            ? tight_atoms(b.lower.span(), b.upper.span(), n, pivot_fraction)
                             : std::vector<unsigned char>{};
     EmbedResult e;
     try {
       if (dev.is_cuda()) {
 #if GEMFLOW_DISTGEOM_HAVE_CUDA
-        e = on_gpu(dev, id, [&] {
+        e = on_gpu(dev, [&] {
           cuda::GpuEmbedder gpu(dev.index);
-          return gpu.embed(g.span(), n, dim, static_cast<std::size_t>(rank.value()), pivots);
+          return gpu.embed(g.span(), n, dim, rank, pivots);
         });
 #else
-        no_cuda_build(dev, id);
+        no_cuda_build(dev);
 #endif
       } else {
-        e = embed(g.span(), n, dim, cholesky ? EmbedMethod::Cholesky : EmbedMethod::Eigen,
-                  static_cast<std::size_t>(rank.value()), pivots);
+        e = embed(g.span(), n, dim, embedding.embed_method(), rank, pivots);
       }
     } catch (const DeviceError&) {
       throw;
     } catch (const std::runtime_error& err) {
-      std::string m = std::string("distgeom.embed: ") + err.what();
+      std::string m = err.what();
       const auto allowed = std::count(pivots.begin(), pivots.end(), static_cast<unsigned char>(1));
       if (!pivots.empty() && static_cast<std::size_t>(allowed) < n && m.find("positive pivots") != std::string::npos) {
         std::ostringstream h;
-        h << " among the " << allowed << " atoms that parameter 'pivot_fraction' = " << pivot_fraction.value()
+        h << " among the " << allowed << " atoms that parameter 'pivot_fraction' = " << pivot_fraction
           << " allows as pivots; a larger pivot_fraction may find more";
         m += h.str();
       }
@@ -644,7 +653,7 @@ class EmbedNode final : public Node {
     double dmax = 0.0;
     for (std::size_t i = 0; i < n; ++i) dmax = std::max(dmax, std::abs(g(i, i)));
     if (cholesky)
-      warn_unreliable_factor(ctx, e, embed_cholesky_columns(n, dim, static_cast<std::size_t>(rank.value())),
+      warn_unreliable_factor(ctx, e, embed_cholesky_columns(n, dim, rank),
                              static_cast<double>(n) * std::numeric_limits<double>::epsilon() * dmax);
     const double span = span_ratio(g, e.coords, dim);
     ctx.record("span_ratio", span);
@@ -667,11 +676,11 @@ class EmbedNode final : public Node {
       << "× the metric matrix's";
     if (structure.connected()) {
       const auto& s = *structure;
-      check_bounds_structure(b, s, "distgeom.embed");
-      const auto xyz = model_xyz(s, model.value(), "distgeom.embed");
+      check_bounds_structure(b, s);
+      const auto xyz = model_xyz(s, model.value());
       const auto centres = ca_centres(b, s, xyz);
       if (centres.empty())
-        throw InputError("distgeom.embed: input 'structure' is connected to fix the handedness, but no residue has "
+        throw InputError("input 'structure' is connected to fix the handedness, but no residue has "
                          "all of N, CA, C and CB among the bounds atoms (" + std::to_string(n) +
                          " atoms); keep these atoms in the bounds or leave 'structure' unconnected");
       std::size_t ok = 0;
@@ -769,8 +778,13 @@ class RefineNode final : public Node {
                    "Outputs: structure (the bounds' atoms, one model), report (Table: metric, value).\n"
                    "`mirror_trial`: also refines the mirror image and keeps the lower error (the handedness of "
                    "a metrized embedding is close to random; the error decides, not the reference).\n"
-                   "Warns when the refined structure still violates bounds by more than 0.5 Å.\n"
-                   "Device memory: none (CPU). Determinism: deterministic."};
+                   "Warns when the refined structure still violates bounds by more than 0.5 Å.",
+            .errors = "Coordinates that are not n×3 or n×4 for the bounds' n atoms; bounds that refer to atoms the "
+                      "structure does not have; a model number beyond the structure's models.",
+            .memory = "A few n×n arrays of the bounds and the pair lists (host); no device memory (CPU).",
+            .determinism = "Deterministic.",
+            .references = "Crippen & Havel 1988; Havel 1991; r^-6 sums: Nilges, Proteins 17 (1993) 297; L-BFGS: "
+                          "liblbfgs (Nocedal 1980)."};
   }
   Input<Matrix<double>> coordinates{this, "coordinates", "Embedded coordinates (Å), n×3 or n×4"};
   Input<DistanceBounds> bounds{this, "bounds", "Bounds (as built, before smoothing)"};
@@ -778,9 +792,7 @@ class RefineNode final : public Node {
   Input<RestraintSet> restraints{this, "restraints", "Restraints for the r^-6 sum terms", PortUse::Optional};
   Output<Structure> refined{this, "structure", "Refined structure (bounds atoms, one model)"};
   Output<Table> report{this, "report", "Final error and violation counts"};
-  Param<std::int64_t> max_iterations{this, "max_iterations", 3000, {.min = 1, .doc = "L-BFGS iterations, all stages"}};
-  Param<double> w_chiral{this, "w_chiral", 0.1, {.min = 0, .doc = "Weight of the chiral volume terms (per Å⁶)"}};
-  Param<bool> mirror_trial{this, "mirror_trial", true, {.doc = "Also refine the mirror image; keep the lower error"}};
+  RefineParams refinement{this};  // max_iterations, w_chiral, mirror_trial
   Param<std::int64_t> model{this, "model", 1, {.min = 1, .doc = "Reference model for chiral volumes"}};
 
   void execute(NodeContext& ctx) override {
@@ -789,19 +801,17 @@ class RefineNode final : public Node {
     const auto& s = *structure;
     const std::size_t n = b.size();
     if (x.rows() != n || (x.cols() != 3 && x.cols() != 4))
-      throw InputError("distgeom.refine: coordinates are " + std::to_string(x.rows()) + "×" + std::to_string(x.cols()) +
+      throw InputError("coordinates are " + std::to_string(x.rows()) + "×" + std::to_string(x.cols()) +
                        ", expected " + std::to_string(n) + "×3 or ×4");
-    check_bounds_structure(b, s, "distgeom.refine");
-    const auto xyz = model_xyz(s, model.value(), "distgeom.refine");
+    check_bounds_structure(b, s);
+    const auto xyz = model_xyz(s, model.value());
     const auto in = refine_inputs(b, s, xyz, restraints.connected() ? restraints.get().get() : nullptr);
     const auto& chir = in.chirals;
     const auto& sums = in.sums;
     const auto& topo = in.topology;
     const std::size_t skipped = in.skipped;
-    RefineOptions o;
-    o.max_iterations = static_cast<std::size_t>(max_iterations.value());
-    o.w_chiral = w_chiral.value();
-    const int trials = mirror_trial.value() ? 2 : 1;
+    const RefineOptions o = refinement.options();
+    const int trials = refinement.mirror_trial.value() ? 2 : 1;
     RefineResult best;
     bool have = false;
     for (int t = 0; t < trials; ++t) {
@@ -864,16 +874,18 @@ class EmbedAndRefineNode final : public Node {
                    "distgeom.metric_matrix and distgeom.embed: the same embedding to rounding); metrization, "
                    "the k×k eigenproblem and the refinement stay on the CPU. method: eigen has no CUDA path "
                    "(auto: CPU with a log line; cuda fails naming 'method').\n"
-                   "Warns when the kept structure still violates bounds by more than 0.5 Å.\n"
-                   "Device memory: about 2 n² + n·rank doubles per worker thread (cuda). Memory: about 5 n² "
-                   "doubles per running trial.\n"
-                   "Determinism: the same seed gives the same result whatever the number of threads (trials are "
-                   "independent; ties go to the lower trial index).",
+                   "Warns when the kept structure still violates bounds by more than 0.5 Å.",
+            .errors = "Bounds and smoothed bounds over different atoms; the node fails only when every trial fails "
+                      "(naming the reasons), or with a DeviceError naming the device when a CUDA call fails.",
+            .memory = "Host: about 5 n² doubles per running trial. Device (cuda): about 2 n² + n·rank doubles per "
+                      "worker thread.",
+            .determinism = "The same seed gives the same result whatever the number of threads (trials are "
+                           "independent; ties go to the lower trial index).",
+            .references = "Havel, Kuntz & Crippen 1983; Crippen & Havel 1988; SplitMix64: Steele, Lea & Flood, "
+                          "OOPSLA 2014.",
             .stochastic = true,
             .rules = cholesky_only_rules()};
   }
-  enum class Method { Cholesky, Eigen };
-  enum class Metrize { None, Partial };
   Input<DistanceBounds> bounds{this, "bounds", "Bounds as built (before smoothing): refinement"};
   Input<DistanceBounds> smoothed{this, "smoothed", "Triangle-smoothed bounds: metrization and pivot choice"};
   Input<Structure> structure{this, "structure", "Reference structure: atom records, chiral centres, Cα handedness"};
@@ -888,57 +900,44 @@ class EmbedAndRefineNode final : public Node {
                                    .doc = "Index of the first trial run (their seeds derive from `seed` and the "
                                           "index): seed S, first_trial t, trials 1 repeats trial t of a run with "
                                           "seed S exactly"}};
-  Choice<Metrize> metrize_method{this, "metrize", Metrize::None, {{Metrize::None, "none"}, {Metrize::Partial, "partial"}},
-                                 {.doc = "As distgeom.metrize's method"}};
-  Param<std::int64_t> metrize_atoms{this, "metrize_atoms", 4, {.min = 0, .doc = "partial: atoms metrized"}};
-  Choice<Method> method{this, "method", Method::Cholesky, {{Method::Cholesky, "cholesky"}, {Method::Eigen, "eigen"}},
-                        {.doc = "As distgeom.embed's method"}};
-  Param<std::int64_t> dimensions{this, "dimensions", 4, {.min = 3, .max = 4, .doc = "Embedding dimension"}};
-  Param<std::int64_t> rank{this, "rank", 0, {.min = 0, .doc = "cholesky: pivoted Cholesky columns k, used as min(atoms, max(dimensions, k)); 0 = dimensions"}};
-  Param<double> pivot_fraction{this, "pivot_fraction", 1.0,
-                               {.min = 0.01, .max = 1.0,
-                                .doc = "cholesky: pivots only among this fraction of atoms with the tightest "
-                                       "smoothed bounds (1 = every atom)"}};
-  Param<std::int64_t> max_iterations{this, "max_iterations", 3000, {.min = 1, .doc = "L-BFGS iterations per hand"}};
-  Param<double> w_chiral{this, "w_chiral", 0.1, {.min = 0, .doc = "Weight of the chiral volume terms (per Å⁶)"}};
-  Param<bool> mirror_trial{this, "mirror_trial", true, {.doc = "Also refine each embedding's mirror image"}};
+  // the parameters of distgeom.metrize, embed and refine, under their names there (metrize's
+  // method and atoms are metrize and metrize_atoms here)
+  MetrizeParams metrization{this, {{"method", "metrize"}, {"atoms", "metrize_atoms"}}};
+  EmbedParams embedding{this};
+  RefineParams refinement{this};
   Param<std::int64_t> threads{this, "threads", 0, {.min = 0, .max = 1024, .doc = "Parallel trials; 0 = all cores"}};
   Param<std::int64_t> model{this, "model", 1, {.min = 1, .doc = "Reference model (chiral volumes, handedness)"}};
   DeviceParam device{this, "auto"};
 
   void execute(NodeContext& ctx) override {
-    const std::string id = info().id;
     const Device dev =
-        resolve_node_device(ctx, device, id, method.value() == Method::Eigen ? kEigenNoCuda : std::string());
+        resolve_node_device(ctx, device, embedding.cholesky() ? std::string() : kEigenNoCuda);
     const auto& b = *bounds;
     const auto& sm = *smoothed;
     const auto& s = *structure;
     const std::size_t n = b.size();
     if (sm.size() != n || sm.atom_index != b.atom_index)
-      throw InputError(id + ": inputs 'bounds' (" + std::to_string(n) + " atoms) and 'smoothed' (" +
+      throw InputError("inputs 'bounds' (" + std::to_string(n) + " atoms) and 'smoothed' (" +
                        std::to_string(sm.size()) + " atoms) are not over the same atoms");
-    check_bounds_structure(b, s, id.c_str());
-    const auto xyz = model_xyz(s, model.value(), id);
+    check_bounds_structure(b, s);
+    const auto xyz = model_xyz(s, model.value());
     const auto in = refine_inputs(b, s, xyz, restraints.connected() ? restraints.get().get() : nullptr);
     const auto hands = ca_centres(b, s, xyz);
     if (hands.empty())
-      ctx.warn(id + ": no residue has all of N, CA, C and CB among the bounds atoms: the hand of each embedding "
+      ctx.warn("no residue has all of N, CA, C and CB among the bounds atoms: the hand of each embedding "
                     "is left as it comes (the mirror trial still picks the lower DG error)");
 
     TrialOptions o;
     o.trials = static_cast<std::size_t>(trials.value());
     o.seed = seed.value();
     o.first_trial = static_cast<std::size_t>(first_trial.value());
-    o.first_trial = static_cast<std::size_t>(first_trial.value());
-    o.metrize.method = metrize_method.value() == Metrize::Partial ? MetrizeMethod::Partial : MetrizeMethod::None;
-    o.metrize.atoms = static_cast<std::size_t>(metrize_atoms.value());
-    o.dim = static_cast<std::size_t>(dimensions.value());
-    o.method = method.value() == Method::Eigen ? EmbedMethod::Eigen : EmbedMethod::Cholesky;
-    o.cholesky_rank = static_cast<std::size_t>(rank.value());
-    o.pivot_fraction = pivot_fraction.value();
-    o.refine.max_iterations = static_cast<std::size_t>(max_iterations.value());
-    o.refine.w_chiral = w_chiral.value();
-    o.mirror_trial = mirror_trial.value();
+    o.metrize = metrization.options();
+    o.dim = embedding.dimensions.value();
+    o.method = embedding.embed_method();
+    o.cholesky_rank = embedding.rank.value();
+    o.pivot_fraction = embedding.pivot_fraction.value();
+    o.refine = refinement.options();
+    o.mirror_trial = refinement.mirror_trial.value();
     o.threads = static_cast<unsigned>(threads.value());
 
     std::atomic<bool> stop{false};
@@ -951,7 +950,7 @@ class EmbedAndRefineNode final : public Node {
     p.handedness = hands;
     p.chirals = in.chirals;
     p.ambiguous = in.sums;
-    p.resmooth = [&stop, &sm, id](std::span<double> lo, std::span<double> up, std::size_t m) {
+    p.resmooth = [&stop, &sm](std::span<double> lo, std::span<double> up, std::size_t m) {
       SmoothingOptions so;
       so.threads = 1;  // the trials are the parallelism; one thread keeps every trial deterministic
       so.progress = [&stop](double) { return stop.load(std::memory_order_relaxed); };
@@ -983,10 +982,10 @@ class EmbedAndRefineNode final : public Node {
           }
         };
       };
-      ctx.info(id + ": metric matrix and pivoted Cholesky of every trial on " + dev.str() +
+      ctx.info("metric matrix and pivoted Cholesky of every trial on " + dev.str() +
                "; metrization, eigenproblem (k×k) and refinement on the CPU");
 #else
-      no_cuda_build(dev, id);
+      no_cuda_build(dev);
 #endif
     }
     TrialsResult r;
@@ -998,9 +997,9 @@ class EmbedAndRefineNode final : public Node {
       });
     } catch (const std::runtime_error& e) {
       if (ctx.cancelled()) throw Cancelled();
-      if (gpu_failed.load()) throw DeviceError(id + ": " + dev.str() + ": " + e.what());
+      if (gpu_failed.load()) throw DeviceError(dev.str() + ": " + e.what());
       const bool pivots = std::string_view(e.what()).find("positive pivots") != std::string_view::npos;
-      throw InputError(id + ": " + e.what() +
+      throw InputError(e.what() +
                        (pivots && o.method == EmbedMethod::Cholesky
                             ? std::string("; method eigen embeds from the largest eigenvalues and needs no positive "
                                           "pivots")
@@ -1020,7 +1019,7 @@ class EmbedAndRefineNode final : public Node {
                          static_cast<std::int64_t>(t == r.best), x.failure});
       if (!x.failure.empty()) {
         ++failed;
-        if (gpu_failed.load()) throw DeviceError(id + ": " + dev.str() + ": " + label + ": " + x.failure);
+        if (gpu_failed.load()) throw DeviceError(dev.str() + ": " + label + ": " + x.failure);
         ctx.warn(label + " failed, left out: " + x.failure);
         continue;
       }

@@ -78,16 +78,16 @@ class TriangleSmoothing final : public Node {
                    "blocked and cuda), threads (0 = all cores), device (cuda runs the GPU closure of "
                    "smoothing_cuda.hpp, same result to rounding; algorithm and threads are then unused; the "
                    "result stays on the GPU as a device-resident value, copied to the host when a CPU node "
-                   "reads it, and the copies are counted in provenance.json's transfers).\n"
-                   "Errors: invalid input names the atom pair and values; inconsistent bounds name the first "
-                   "pair with L' > U' + tolerance and the chain of input bounds (with restraint ids) whose "
-                   "upper bounds sum to less than a lower bound.\n"
-                   "Memory: CPU 2·n² extra values (cuda: 4·n² doubles of device memory while it runs, 2·n² kept "
-                   "with the result). Determinism: deterministic, "
-                   "independent of threads; blocked and reference agree bit for bit when all sums of input "
-                   "bounds are exact, else to rounding.\n"
-                   "Source: Dress & Havel, Discrete Appl. Math. 19 (1988) 129-144; Crippen & Havel 1988; "
-                   "Venkataraman, Sahni & Mukhopadhyaya, J. Exp. Algorithmics 8 (2003)."};
+                   "reads it, and the copies are counted in provenance.json's transfers).",
+            .errors = "Invalid input names the atom pair and values; inconsistent bounds name the first pair with "
+                      "L' > U' + tolerance and the chain of input bounds (with restraint ids) whose upper bounds sum "
+                      "to less than a lower bound.",
+            .memory = "CPU 2·n² extra values (cuda: 4·n² doubles of device memory while it runs, 2·n² kept with "
+                      "the result).",
+            .determinism = "Deterministic, independent of threads; blocked and reference agree bit for bit when all "
+                           "sums of input bounds are exact, else to rounding.",
+            .references = "Dress & Havel, Discrete Appl. Math. 19 (1988) 129-144; Crippen & Havel 1988; Venkataraman, "
+                          "Sahni & Mukhopadhyaya, J. Exp. Algorithmics 8 (2003)."};
   }
 
   Input<DistanceBounds> in{this, "bounds", "Bounds to smooth (Å)"};
@@ -116,17 +116,16 @@ class TriangleSmoothing final : public Node {
     const auto src = in.get();
     const DistanceBounds& b = *src;
     const std::size_t n = b.size();
-    const std::string id = info().id;
     if (b.lower.rows() != n || b.lower.cols() != n || b.upper.rows() != n || b.upper.cols() != n)
-      throw InputError(id + ": input 'bounds': lower is " + std::to_string(b.lower.rows()) + "×" +
+      throw InputError("input 'bounds': lower is " + std::to_string(b.lower.rows()) + "×" +
                        std::to_string(b.lower.cols()) + " and upper " + std::to_string(b.upper.rows()) + "×" +
                        std::to_string(b.upper.cols()) + ", expected both n×n");
     if (!b.labels.empty() && b.labels.size() != n)
-      throw InputError(id + ": input 'bounds' has " + std::to_string(b.labels.size()) + " labels for " +
+      throw InputError("input 'bounds' has " + std::to_string(b.labels.size()) + " labels for " +
                        std::to_string(n) + " atoms");
     const double tol = tolerance.value();
     if (auto d = check_bounds(b.lower.span(), b.upper.span(), n, tol))
-      throw InputError(id + ": input 'bounds': " + defect_text(b, *d));
+      throw InputError("input 'bounds': " + defect_text(b, *d));
 
     const Device dev = device.resolve(ctx);
     DistanceBounds result;  // the CPU closure (the CUDA one stays on the device)
@@ -163,7 +162,7 @@ class TriangleSmoothing final : public Node {
     ctx.record("algorithm", dev.is_cuda() ? "cuda" : reference ? "reference" : "blocked");
     ctx.record("precision", reference ? "fp64" : (fp32 ? "fp32" : "fp64"));
     ctx.record("changed_pairs", static_cast<std::int64_t>(rep.changed_pairs));
-    if (!rep.consistent) throw Error(id + ": inconsistent bounds after smoothing: " + inconsistency_text(b, rep));
+    if (!rep.consistent) throw Error("inconsistent bounds after smoothing: " + inconsistency_text(b, rep));
     ctx.info("triangle smoothing: " + std::to_string(rep.changed_pairs) + " of " +
              std::to_string(n * (n > 0 ? n - 1 : 0) / 2) + " pairs tightened");
     ctx.progress(1.0);
@@ -191,7 +190,7 @@ class TriangleSmoothing final : public Node {
     try {
       r = cuda::smooth_bounds_cuda_resident(in_bounds.lower.span(), in_bounds.upper.span(), n, nullptr, o);
     } catch (const cuda::CudaError& e) {
-      throw DeviceError(info().id + ": " + dev.str() + ": " + e.what());
+      throw DeviceError(dev.str() + ": " + e.what());
     }
     if (r.upload_bytes > 0) ctx.record_transfer(Transfer::ToDevice, r.upload_bytes, r.upload_seconds);
     SmoothingReport rep;
@@ -213,7 +212,7 @@ class TriangleSmoothing final : public Node {
     return rep;
 #else
     (void)ctx, (void)src, (void)tol, (void)fp32;
-    throw DeviceError("distgeom.triangle_smoothing: CUDA smoothing not built yet (device " + dev.str() +
+    throw DeviceError("CUDA smoothing not built yet (device " + dev.str() +
                       "); set 'device: cpu'");
 #endif
   }

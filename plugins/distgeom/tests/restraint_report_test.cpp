@@ -80,7 +80,7 @@ TEST(RestraintViolations, RingFlipsOfTheDepositedModelAreNoViolations) {
   const auto tbl = resolved("2kpu_Xplor-NIH_distance.tbl");
   const auto nef = resolved("DhR29B_2kpu.nef");
   const auto atoms = nodes::atom_infos(model1());
-  const auto xyz = nodes::model_xyz(model1(), 1, "test");
+  const auto xyz = nodes::model_xyz(model1(), 1);
   const auto as_named = restraint_violations(atoms, xyz, nodes::pair_restraints(tbl), EquivalentSwap::None);
   const auto floated = restraint_violations(atoms, xyz, nodes::pair_restraints(tbl), EquivalentSwap::Rings);
   const auto nef_v = restraint_violations(atoms, xyz, nodes::pair_restraints(nef), EquivalentSwap::Rings);
@@ -105,7 +105,7 @@ TEST(RestraintViolations, RingFlipsOfTheDepositedModelAreNoViolations) {
 TEST(RestraintViolations, ProchiralGroupsFloatOnlyWhenAsked) {
   Structure s = model1();
   const auto atoms = nodes::atom_infos(s);
-  const auto xyz = nodes::model_xyz(s, 1, "test");
+  const auto xyz = nodes::model_xyz(s, 1);
   // A Val HG11 restraint whose upper bound fits only HG21's position.
   std::size_t hg11 = SIZE_MAX, hg21 = SIZE_MAX, ha = SIZE_MAX;
   int val = 0;
@@ -191,7 +191,7 @@ TEST(BoundsNode, AmbiguousAndGroupCountsAgreeWithTheReader) {
   const auto rep = io::resolve_restraints(set, model1());
   std::map<std::string, std::size_t> items;
   for (const auto& it : rep.items) items[it.what.substr(0, it.what.find(" ("))] = it.count;
-  const auto b = restraint_bounds(nodes::atom_infos(model1()), nodes::model_xyz(model1(), 1, "test"),
+  const auto b = restraint_bounds(nodes::atom_infos(model1()), nodes::model_xyz(model1(), 1),
                                   nodes::pair_restraints(set), BoundsOptions{});
   EXPECT_EQ(items.at("ambiguous restraints"), b.ambiguous.size());
   EXPECT_EQ(items.at("group restraints"), b.grouped.size());

@@ -682,7 +682,7 @@ TEST(SmoothingNode, InconsistencyNamesAtomsPathAndRestraints) {
   f.node->set_input("bounds", gemflow::Value::make(std::move(d)));
   f.node->set_param("device", std::string("cpu"));
   EXPECT_EQ(gemflow::testing::error_of(*f.node, ctx),
-            "distgeom.triangle_smoothing: inconsistent bounds after smoothing: L(A:1:ALA:CA, A:2:ALA:CA)=2 Å > "
+            "inconsistent bounds after smoothing: L(A:1:ALA:CA, A:2:ALA:CA)=2 Å > "
             "U=1 Å; path: A:1:ALA:CA -[U 1, restraint 12]- A:2:ALA:CA -[U 1]- A:3:ALA:CA; its upper bounds "
             "sum to 2 Å, but L(A:1:ALA:CA, A:3:ALA:CA) = 3 Å, restraint 117 (excess 1 Å); 3 pair(s) inconsistent");
 }
@@ -696,7 +696,7 @@ TEST(SmoothingNode, InvalidInputNamesTheAtoms) {
   f.node->set_input("bounds", gemflow::Value::make(std::move(d)));
   f.node->set_param("device", std::string("cpu"));
   EXPECT_EQ(gemflow::testing::error_of(*f.node, ctx),
-            "distgeom.triangle_smoothing: input 'bounds': L(A:2:ALA:CA, A:3:ALA:CA) = 2.5 Å > U = 2 Å, restraint 40");
+            "input 'bounds': L(A:2:ALA:CA, A:3:ALA:CA) = 2.5 Å > U = 2 Å, restraint 40");
 }
 
 TEST(SmoothingNode, CudaDeviceIsAClearDeviceError) {

@@ -24,10 +24,12 @@ class ReadMatrix final : public Node {
                    "format 1.0/2.0/3.0, 2-D, dtype '<f8', '<f4', '<i8' or '<i4', C or Fortran order; other dtypes "
                    "and ranks are refused with the numpy call that converts them. CSV .csv: comma-separated "
                    "numbers, a first row of names is taken as a header, '#' lines skipped, ragged rows refused. "
-                   "Values must be finite; a matrix with a zero dimension is refused. Every malformed file is an "
-                   "error naming file:line (.npy: the byte offset). Output: Matrix<f64>, row-major, the file's shape. Device memory: none (CPU). "
-                   "Deterministic. Sources: NIST Matrix Market formats (Boisvert et al. 1996), numpy.lib.format, "
-                   "RFC 4180."};
+                   "Output: Matrix<f64>, row-major, the file's shape.",
+            .errors = "Every malformed file names file:line (.npy: the byte offset). Values must be finite; a matrix "
+                      "with a zero dimension is refused.",
+            .memory = "The matrix on the host (8 bytes per entry); no device memory.",
+            .determinism = "Deterministic.",
+            .references = "NIST Matrix Market formats (Boisvert et al. 1996), numpy.lib.format, RFC 4180."};
   }
   enum class Dup { Sum, Error };
   Output<Matrix<double>> matrix{this, "matrix", "The matrix, dense row-major, full (symmetric storage expanded)"};
@@ -101,9 +103,12 @@ class WriteMatrix final : public Node {
                    ".npy: version 1.0, '<f8', C order (numpy.load). .csv: one row per line, comma-separated, no "
                    "header. .mtx: Matrix Market array real general, values column by column. Numbers are the "
                    "shortest text that reads back to the same double, so io.read_matrix (or numpy, scipy.io.mmread) "
-                   "reads the same values. Errors: NaN or infinity in the matrix, or a zero dimension (no reader "
-                   "would take the file), an unknown extension. Device memory: none. Deterministic. Sources: numpy.lib.format, RFC 4180, "
-                   "NIST Matrix Market formats."};
+                   "reads the same values.",
+            .errors = "NaN or infinity in the matrix, or a zero dimension (no reader would take the file); an unknown "
+                      "extension.",
+            .memory = "The file's text; no device memory.",
+            .determinism = "Deterministic.",
+            .references = "numpy.lib.format, RFC 4180, NIST Matrix Market formats."};
   }
   Input<Matrix<double>> matrix{this, "matrix", "The matrix to write"};
   PathParam path{this, "path", PathParam::Mode::Write,

@@ -20,10 +20,11 @@ class ReadMolecules final : public Node {
                    "M  CHG or V3000 CHG=; 0 when absent) and bonds with their MDL bond type (1 single, 2 "
                    "double, 3 triple, 4 aromatic). Data items (> <field>) are skipped. Records with only 2D "
                    "coordinates (all z = 0) are read and logged as a warning.\n"
-                   "Outputs: molecules (MoleculeSet).\n"
-                   "Errors: a malformed record names file:line and the field (columns for V2000). Device "
-                   "memory: none (CPU only). Deterministic.\n"
-                   "Source: BIOVIA, CTfile Formats (2020)."};
+                   "Outputs: molecules (MoleculeSet).",
+            .errors = "A malformed record names file:line and the field (columns for V2000).",
+            .memory = "The molecules on the host; no device memory (CPU only).",
+            .determinism = "Deterministic.",
+            .references = "BIOVIA, CTfile Formats (2020)."};
   }
   Output<MoleculeSet> molecules{this, "molecules", "The records of the file, in file order"};
   PathParam path{this, "path", PathParam::Mode::Read, "SD file or molfile: .sdf, .sd or .mol", "",

@@ -20,16 +20,20 @@ class ReadRestraints final : public Node {
                    "HADDOCK nested selections). With a structure, every atom selection is resolved to atom "
                    "indices: NEF/Xplor wildcards (% * # +), H/HN, N-terminal H1-3, pseudo-atoms (QB, MG1, QQD, "
                    "QR ...), the nomenclature table (IUPAC/NEF, PDB v2/v3, X-PLOR/CNS HN/HT1-3/OT1-2, CYANA, "
-                   "AMBER names; Markley et al. 1998, BMRB), old X-PLOR methylene names; the pseudo-atom correction of Wüthrich et al. (1983) "
+                   "AMBER names), old X-PLOR methylene names; the pseudo-atom correction "
                    "(1.0 Å CH2/CH3, 2.0 Å ring pair, 2.4 Å Val/Leu methyl pair or whole ring) is stored per "
-                   "restraint (upper itself stays as in the file). A residue name that differs from the "
-                   "structure's is an error naming file:line and the residue_offset under which the names agree "
-                   "(set residue_offset to apply it); an atom that cannot be found is an error naming file:line, "
-                   "or with on_unknown_atom: skip the restraint is left out and counted (restraints_skipped, "
-                   "carried to distgeom.compare's report), unless more than max_skipped_fraction of them would "
-                   "be. Bounds that are not finite or beyond 1000 Å are errors at their line. \"Ambiguous\" means "
-                   "more than one assignment alternative; \"group\" one alternative with several atom pairs "
-                   "(pseudo-atoms, wildcards). Device memory: none. Deterministic."};
+                   "restraint (upper itself stays as in the file). \"Ambiguous\" means more than one assignment "
+                   "alternative; \"group\" one alternative with several atom pairs (pseudo-atoms, wildcards).",
+            .errors = "A residue name that differs from the structure's names file:line and the residue_offset under "
+                      "which the names agree (set residue_offset to apply it); an atom that cannot be found names "
+                      "file:line, or with on_unknown_atom: skip the restraint is left out and counted "
+                      "(restraints_skipped, carried to distgeom.compare's report), unless more than "
+                      "max_skipped_fraction of them would be. Bounds that are not finite or beyond 1000 Å are errors "
+                      "at their line.",
+            .memory = "The restraints on the host; no device memory.",
+            .determinism = "Deterministic.",
+            .references = "Nomenclature: Markley et al. 1998 (IUPAC), BMRB; pseudo-atom corrections: Wüthrich, "
+                          "Billeter & Braun 1983."};
   }
   enum class Format { Auto, Nef, Xplor };
   enum class OnUnknown { Error, Skip };

@@ -22,8 +22,12 @@ class ReadStructure final : public Node {
                    "list the same atoms in the same order). Alternate locations: per residue the first altloc "
                    "id in the file is kept. mmCIF uses the author numbering (auth_seq_id, auth_asym_id, "
                    "auth_atom_id), falling back to label_* fields. PDB elements come from columns 77-78 or "
-                   "are inferred from the atom name. CONECT records become bonds. Malformed records are "
-                   "errors naming file:line and the columns. Device memory: none (CPU only). Deterministic."};
+                   "are inferred from the atom name. CONECT records become bonds.",
+            .errors = "Malformed records name file:line and the columns; a model whose atoms differ from the first "
+                      "model's names file:line and both atoms.",
+            .memory = "The structure on the host; no device memory (CPU only).",
+            .determinism = "Deterministic.",
+            .references = "wwPDB, Atomic Coordinate Entry Format 3.3; PDBx/mmCIF dictionary."};
   }
   Output<Structure> structure{this, "structure", "Atoms and coordinate models (Å)"};
   PathParam path{this, "path", PathParam::Mode::Read, "Structure file: .pdb, .ent, .cif or .mmcif", "",
@@ -65,8 +69,12 @@ class WriteStructure final : public Node {
                    "pdbx_PDB_model_num), .vtp (VTK XML PolyData, ASCII, for ParaView: atoms of the first "
                    "model as points with point data 'element' (atomic number), 'residue_number', 'b_factor', "
                    "bonds as lines; bonds perceived from covalent radii when the structure has none). The file "
-                   "is written atomically. Segment ids are kept by PDB only. Device memory: none. "
-                   "Deterministic."};
+                   "is written atomically. Segment ids are kept by PDB only.",
+            .errors = "A structure without a coordinate model; an unknown extension; a write error names the file "
+                      "and the system's reason (an earlier file is left as it was).",
+            .memory = "The file's text; no device memory.",
+            .determinism = "Deterministic.",
+            .references = "wwPDB, Atomic Coordinate Entry Format 3.3; PDBx/mmCIF dictionary; VTK XML file formats."};
   }
   Input<Structure> structure{this, "structure", "Structure to write"};
   PathParam path{this, "path", PathParam::Mode::Write,

@@ -42,7 +42,11 @@ class WriteTable final : public Node {
                    ".json: {\"columns\": [names in order], \"rows\": [{name: value, ...}, ...]}; numbers as JSON "
                    "numbers (shortest round-trip text), NaN and infinities as null. .csv: RFC 4180, a header row "
                    "of column names, numbers in shortest round-trip text (nan, inf, -inf for non-finite), text "
-                   "quoted when it holds a comma, quote or line break. Device memory: none. Deterministic."};
+                   "quoted when it holds a comma, quote or line break.",
+            .errors = "An unknown extension; a row whose length differs from the columns'.",
+            .memory = "The file's text; no device memory.",
+            .determinism = "Deterministic.",
+            .references = "RFC 8259 (JSON), RFC 4180 (CSV)."};
   }
   Input<Table> table{this, "table", "Table to write"};
   PathParam path{this, "path", PathParam::Mode::Write,

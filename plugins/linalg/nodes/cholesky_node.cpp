@@ -43,18 +43,20 @@ class CholeskyNode final : public Node {
                    "or dpstf2 steps (rank limit). CUDA: GpuCholesky::factor with algorithm blocked, recursive, "
                    "cusolver, lookahead or tiled (auto: tiled below n = 9216, fp32 "
                    "6656, else lookahead), fp64 or fp32; pivoted: GpuCholesky::factor_pivoted "
-                   "(dpstf2 steps, fp64). fp32 factors are returned as the single-precision values.\n"
-                   "Errors: a matrix that is not square or empty, NaN/Inf; plain factorisation of a matrix that is not "
-                   "positive definite names the leading minor k that fails (LAPACK INFO); rank or tolerance "
-                   "without pivoted; pivoted with precision fp32 or a GPU algorithm; a GPU algorithm on the CPU, "
-                   "lapack on CUDA, device cuda without a device. Never falls back to the CPU silently: device "
-                   "auto logs its choice. A pivoted factor warns that the matrix is not positive semidefinite "
-                   "when the diagonal left after its pivots has an entry below −max(tolerance, n·ε·max|a_ii|). "
-                   "Every pivot, the first too, must exceed the tolerance: one ≥ max diag A gives rank 0.\n"
-                   "Device memory: n² values (fp32: floats) plus the factorisation's workspace; pivoted: 2n² "
-                   "doubles. Determinism: deterministic for a given BLAS build / device and library version.\n"
-                   "Source: LAPACK dpotrf/dpstrf; Higham 1990; Lucas, LAWN 161; GPU algorithms: "
-                   "gemflow/linalg/cholesky_cuda.hpp.",
+                   "(dpstf2 steps, fp64). fp32 factors are returned as the single-precision values. Every pivot, "
+                   "the first too, must exceed the tolerance: one ≥ max diag A gives rank 0.",
+            .errors = "A matrix that is not square or empty, NaN/Inf; plain factorisation of a matrix that is not "
+                      "positive definite names the leading minor k that fails (LAPACK INFO); rank or tolerance "
+                      "without pivoted, pivoted with precision fp32 or a GPU algorithm (parameter rules, reported "
+                      "before a run); a GPU algorithm on the CPU, lapack on CUDA, device cuda without a device. "
+                      "Never falls back to the CPU silently: device auto logs its choice. A pivoted factor warns "
+                      "that the matrix is not positive semidefinite when the diagonal left after its pivots has an "
+                      "entry below −max(tolerance, n·ε·max|a_ii|).",
+            .memory = "Host: the n² factor (8 bytes per entry; fp32 4 more, CUDA a staging copy of 8 more). "
+                      "Device: n² values (fp32: floats) plus the factorisation's workspace; pivoted: 2n² doubles.",
+            .determinism = "Deterministic for a given BLAS build / device and library version.",
+            .references = "LAPACK dpotrf/dpstrf; Higham 1990; Lucas, LAWN 161; GPU algorithms: "
+                          "gemflow/linalg/cholesky_cuda.hpp.",
             .rules = pivoting_rules()};
   }
   enum class Prec { Fp64, Fp32 };
@@ -109,25 +111,25 @@ class CholeskyNode final : public Node {
   void execute(NodeContext& ctx) override {
     const auto& a = *matrix;
     if (a.rows() != a.cols())
-      throw InputError("linalg.cholesky: input 'matrix' must be square, got " + std::to_string(a.rows()) + "×" +
+      throw InputError("input 'matrix' must be square, got " + std::to_string(a.rows()) + "×" +
                        std::to_string(a.cols()));
     const std::size_t n = a.rows();
-    if (n == 0) throw InputError("linalg.cholesky: input 'matrix' is empty (0×0)");  // as linalg.spd_solve
+    if (n == 0) throw InputError("input 'matrix' is empty (0×0)");  // as linalg.spd_solve
     if (!pivoted.value() && rank.value() != 0)
-      throw InputError("linalg.cholesky: parameter 'rank' = " + std::to_string(rank.value()) +
+      throw InputError("parameter 'rank' = " + std::to_string(rank.value()) +
                        " needs 'pivoted: true'");
     if (!pivoted.value() && tolerance.value() != -1.0)  // the default: the rule in pivoting_rules()
-      throw InputError("linalg.cholesky: parameter 'tolerance' = " + g6(tolerance.value()) +
+      throw InputError("parameter 'tolerance' = " + g6(tolerance.value()) +
                        " needs 'pivoted: true' (the plain factorisation has no tolerance)");
     if (pivoted.value() && *precision == Prec::Fp32)
-      throw InputError("linalg.cholesky: parameter 'precision': the pivoted factorisation runs in fp64 only");
+      throw InputError("parameter 'precision': the pivoted factorisation runs in fp64 only");
     if (pivoted.value() && *algorithm != CholAlgo::Auto && *algorithm != CholAlgo::Lapack)
-      throw InputError("linalg.cholesky: parameter 'algorithm' = " + algo_name(*algorithm) +
+      throw InputError("parameter 'algorithm' = " + algo_name(*algorithm) +
                        " applies to the plain factorisation; pivoted takes auto (dpstf2 steps on CUDA) or lapack");
     for (double v : a.span()) {
-      if (!std::isfinite(v)) throw InputError("linalg.cholesky: input 'matrix' contains NaN or infinity");
+      if (!std::isfinite(v)) throw InputError("input 'matrix' contains NaN or infinity");
       if (*precision == Prec::Fp32 && std::abs(v) > std::numeric_limits<float>::max())
-        throw InputError("linalg.cholesky: input 'matrix' has an entry " + g6(v) +
+        throw InputError("input 'matrix' has an entry " + g6(v) +
                          " beyond single precision (|a| > 3.4e38): use precision fp64");
     }
     if (const auto ij = first_asymmetry(a))
@@ -146,9 +148,9 @@ class CholeskyNode final : public Node {
         ctx.warn(w.str());
       }
     if (pivoted.value() && *fp32_products != Products::Auto)
-      throw InputError("linalg.cholesky: parameter 'fp32_products' applies to the plain factorisation; pivoted runs "
+      throw InputError("parameter 'fp32_products' applies to the plain factorisation; pivoted runs "
                        "in fp64");
-    Placement place = resolve_placement(ctx, device, *algorithm, "linalg.cholesky", n,
+    Placement place = resolve_placement(ctx, device, *algorithm, n,
                                         fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64, pivoted.value());
     const Fp32Products products = resolve_products(ctx, *fp32_products, *algorithm, place,
                                                    fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64);
@@ -157,7 +159,7 @@ class CholeskyNode final : public Node {
     // the factor, an fp32 copy, a host staging copy for CUDA: known before anything is allocated
     const double n2 = static_cast<double>(n) * static_cast<double>(n);
     require_host_memory(static_cast<std::size_t>(n2 * (8.0 + (fp32 ? 4.0 : 0.0) + (place.dev.is_cuda() ? 8.0 : 0.0))),
-                        "linalg.cholesky: factorising a " + std::to_string(n) + "×" + std::to_string(n) + " matrix (" +
+                        "factorising a " + std::to_string(n) + "×" + std::to_string(n) + " matrix (" +
                             (fp32 ? "fp32" : "fp64") + ", " + place.dev.str() + ")");
     ctx.throw_if_cancelled();
     ctx.progress(0.0, "factorising (" + where + ", " + (fp32 ? "fp32" : "fp64") + ", " + place.dev.str() + ")");
@@ -176,7 +178,7 @@ class CholeskyNode final : public Node {
                              });
       if (info > 0)
         throw InputError(
-            "linalg.cholesky: the matrix is not positive definite" + std::string(fp32 ? " in single precision" : "") +
+            "the matrix is not positive definite" + std::string(fp32 ? " in single precision" : "") +
             ": the leading minor of order " + std::to_string(info) + " (rows/columns 0.." + std::to_string(info - 1) +
             ") is not positive" +
             (fp32 ? fp32_failure_hint(a, static_cast<std::size_t>(info - 1), "precision fp64")

@@ -109,7 +109,7 @@ CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision) {
 }
 
 Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
-                            const std::string& node, std::size_t n, SolvePrecision precision, bool pivoted) {
+                            std::size_t n, SolvePrecision precision, bool pivoted) {
   const std::string request = ctx.device_override().empty() ? device.requested() : ctx.device_override();
   const auto req = DeviceRequest::parse(request);
   if (!req) throw InputError("parameter 'device': '" + request + "' is not a device (auto, cpu, cuda, cuda:N)");
@@ -132,14 +132,14 @@ Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlg
                                                     : algo_name(p.algo) + " (GPU)"));
   } else if (!p.dev.is_cuda()) {
     const std::string from = ctx.device_override().empty() ? "" : " (from --device)";
-    throw DeviceError(node + ": parameter 'algorithm': algorithm '" + algo_name(requested) +
+    throw DeviceError("parameter 'algorithm': algorithm '" + algo_name(requested) +
                       "' runs on a CUDA GPU, but the device " +
                       (req->kind == DeviceRequest::Kind::Auto ? "auto resolved to cpu (no CUDA device found)"
                                                               : "is '" + request + "'" + from) +
                       "; use algorithm lapack or auto on the CPU, or run on a machine with a CUDA GPU");
   }
   if (p.dev.is_cuda() && !spd_solve_cuda_built())
-    throw DeviceError(node + ": device " + p.dev.str() + " requested but the linalg plugin was built without CUDA");
+    throw DeviceError("device " + p.dev.str() + " requested but the linalg plugin was built without CUDA");
   return p;
 }
 

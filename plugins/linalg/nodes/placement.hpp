@@ -44,11 +44,9 @@ inline constexpr std::size_t kTiledAutoLimitFp32 = 6656;
 /// Resolves `device` (with the run's --device override) and `requested`: lapack runs on the CPU
 /// (InputError with a CUDA device), the other algorithms on CUDA (DeviceError when the device is
 /// the CPU or the plugin has no CUDA), auto picks lapack or auto_cuda_algorithm(n, precision)
-/// and says so (pivoted: GpuCholesky::factor_pivoted on CUDA, named as such). `node` is the node
-/// type, for the messages.
+/// and says so (pivoted: GpuCholesky::factor_pivoted on CUDA, named as such).
 [[nodiscard]] Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
-                                          const std::string& node, std::size_t n, SolvePrecision precision,
-                                          bool pivoted = false);
+                                          std::size_t n, SolvePrecision precision, bool pivoted = false);
 
 /// The `fp32_products` parameter: auto | exact | 3xTF32 | 1xTF32 | 3xFP16 | 1xFP16.
 enum class Products { Auto, Exact, Tf32x3, Tf32, Fp16x3, Fp16 };

@@ -58,15 +58,19 @@ class SpdSolveNode final : public Node {
                    "refinement stalls; recursive: 1×TF32, escalated to 3×TF32; tiled: 1×FP16 tile updates, escalated to the 3×FP16 lookahead). Mixed on both devices: when "
                    "refinement with the final fp32 factor is slow, GMRES-IR (FGMRES in fp64 preconditioned by the "
                    "fp32 factor) before the fp64 fallback: classic refinement stops near κ(A) ≈ 1e7, GMRES-IR "
-                   "converged up to κ ≈ 3e11 in the tests (as long as the fp32 factor exists).\n"
-                   "Errors: not square, not symmetric, NaN/Inf, rhs rows ≠ n; b = A·1 or the solution beyond the "
-                   "double range; not positive definite names the leading minor k that fails; a GPU algorithm on the CPU or lapack on CUDA; precision mixed with "
-                   "algorithm blocked or cusolver; device cuda without a device. Never falls back to the CPU silently: device auto logs its choice.\n"
-                   "Device memory: n² + 2·n·k doubles (fp32: floats) plus the factorisation's workspace. "
-                   "Determinism: deterministic for a given BLAS build / device and library version.\n"
-                   "Sources: LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; GMRES-IR: Carson & Higham, SIAM "
-                   "J. Sci. Comput. 40 (2018) A817; Higham, Accuracy and Stability of Numerical Algorithms, 2002, "
-                   "ch. 7 and 10.",
+                   "converged up to κ ≈ 3e11 in the tests (as long as the fp32 factor exists).",
+            .errors = "Not square, not symmetric, NaN/Inf, rhs rows ≠ n; b = A·1 or the solution beyond the double "
+                      "range; not positive definite names the leading minor k that fails; a GPU algorithm on the CPU "
+                      "or lapack on CUDA; precision mixed with algorithm blocked or cusolver, a tolerance below 2⁻⁵³ "
+                      "(parameter rules, reported before a run); device cuda without a device. Never falls back to "
+                      "the CPU silently: device auto logs its choice.",
+            .memory = "Host: 8 bytes per entry of the n×n matrix for the factor or CUDA's staging copy (CPU fp32: 4, "
+                      "CPU mixed: 12) and 40 bytes per entry of the n×k right-hand sides. Device: n² + 2·n·k doubles (fp32: floats) "
+                      "plus the factorisation's workspace.",
+            .determinism = "Deterministic for a given BLAS build / device and library version.",
+            .references = "LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; GMRES-IR: Carson & Higham, SIAM J. Sci. "
+                          "Comput. 40 (2018) A817; Higham, Accuracy and Stability of Numerical Algorithms, 2002, ch. 7 "
+                          "and 10.",
             .rules = rules()};
   }
   enum class Prec { Fp64, Fp32, Mixed };
@@ -79,6 +83,14 @@ class SpdSolveNode final : public Node {
                  .must = false,
                  .why = "the mixed solve factors in fp32 with the lookahead, the recursive or the tiled algorithm on "
                         "CUDA or with LAPACK on the CPU"});
+    // η of an fp64 solution does not go below about 2⁻⁵³: a smaller tolerance is never met and would
+    // run every step, then fall back to fp64 (QA: tolerance 0); negative: the default √n·2⁻⁵³
+    r.push_back({.param = "tolerance",
+                 .other_value = 0x1p-53,
+                 .why = "the backward error of an fp64 solution is about 2⁻⁵³ = 1.1e-16 at best; a negative value "
+                        "gives the default √n·2⁻⁵³",
+                 .compare = ParamCompare::GreaterEqual,
+                 .unless_below = 0.0});
     return r;
   }
 
@@ -126,9 +138,9 @@ class SpdSolveNode final : public Node {
     const Matrix<double>& a = *matrix;
     const std::size_t n = a.rows();
     if (a.rows() != a.cols())
-      throw InputError("linalg.spd_solve: input 'matrix' must be square, got " + std::to_string(a.rows()) + "×" +
+      throw InputError("input 'matrix' must be square, got " + std::to_string(a.rows()) + "×" +
                        std::to_string(a.cols()));
-    if (n == 0) throw InputError("linalg.spd_solve: input 'matrix' is empty (0×0)");
+    if (n == 0) throw InputError("input 'matrix' is empty (0×0)");
     check_values(a, "matrix");
     check_symmetric(a);
 
@@ -142,16 +154,16 @@ class SpdSolveNode final : public Node {
         for (std::size_t j = 0; j < n; ++j) s += static_cast<long double>(i >= j ? a(i, j) : a(j, i));
         b(i, 0) = static_cast<double>(s);
         if (!std::isfinite(b(i, 0)))  // QA: an overflowing A·1 gave a solve "done" with an infinite x
-          throw InputError("linalg.spd_solve: b = A·1 overflows double precision in row " + std::to_string(i) +
+          throw InputError("b = A·1 overflows double precision in row " + std::to_string(i) +
                            " (its row sum is " + sci(static_cast<double>(s)) +
                            "): connect a right-hand side to input 'rhs', or scale A");
       }
     } else {
       b = *rhs;
       if (b.rows() != n)
-        throw InputError("linalg.spd_solve: input 'rhs' has " + std::to_string(b.rows()) + " rows, 'matrix' is " +
+        throw InputError("input 'rhs' has " + std::to_string(b.rows()) + " rows, 'matrix' is " +
                          std::to_string(n) + "×" + std::to_string(n));
-      if (b.cols() == 0) throw InputError("linalg.spd_solve: input 'rhs' has no columns");
+      if (b.cols() == 0) throw InputError("input 'rhs' has no columns");
       check_values(b, "rhs");
     }
     const std::size_t k = b.cols();
@@ -167,7 +179,7 @@ class SpdSolveNode final : public Node {
                        " cannot run precision mixed: the mixed solve factors in fp32 with the lookahead, the "
                        "recursive or the tiled algorithm on CUDA (GpuCholesky::solve_mixed) or with LAPACK on the "
                        "CPU; use algorithm auto, lookahead, recursive, tiled or lapack");
-    Placement place = resolve_placement(ctx, device, *algorithm, "linalg.spd_solve", n, prec);
+    Placement place = resolve_placement(ctx, device, *algorithm, n, prec);
     const Fp32Products products = resolve_products(ctx, *fp32_products, *algorithm, place, prec);
     const CholAlgo algo = place.algo;
     const Device& dev = place.dev;
@@ -175,7 +187,7 @@ class SpdSolveNode final : public Node {
     // would run every step, then fall back to fp64 (QA: tolerance 0)
     constexpr double kEps = 0x1p-53;
     if (tolerance.value() >= 0 && tolerance.value() < kEps)
-      throw InputError("linalg.spd_solve: parameter 'tolerance' = " + sci(tolerance.value()) +
+      throw InputError("parameter 'tolerance' = " + sci(tolerance.value()) +
                        " cannot be met: the backward error of an fp64 solution is about 2⁻⁵³ = 1.1e-16 at best; use "
                        "at least that, or a negative value for the default √n·2⁻⁵³");
     RefinementOptions ro;
@@ -192,7 +204,7 @@ class SpdSolveNode final : public Node {
                        : prec == SolvePrecision::fp32 ? 4.0
                                                       : 12.0;
     require_host_memory(static_cast<std::size_t>(n2 * per + 40.0 * static_cast<double>(n * k)),
-                        "linalg.spd_solve: solving with a " + std::to_string(n) + "×" + std::to_string(n) +
+                        "solving with a " + std::to_string(n) + "×" + std::to_string(n) +
                             " matrix (" + precision_name(prec) + ", " + dev.str() + ")");
 
     // fp32: an entry below single precision's normal range keeps fewer digits, or none (QA: 4e-40
@@ -227,7 +239,7 @@ class SpdSolveNode final : public Node {
     ctx.throw_if_cancelled();
     if (r.info != 0) {
       const bool single = prec == SolvePrecision::fp32 || (prec == SolvePrecision::mixed && !r.used_fp64_fallback);
-      throw InputError("linalg.spd_solve: the matrix is not positive definite" +
+      throw InputError("the matrix is not positive definite" +
                        std::string(single ? " in single precision" : "") + ": the leading minor of order " +
                        std::to_string(r.info) + " (rows/columns 0.." + std::to_string(r.info - 1) +
                        ") is not positive" +
@@ -238,7 +250,7 @@ class SpdSolveNode final : public Node {
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t c = 0; c < k; ++c)
         if (!std::isfinite(x(i, c)))
-          throw InputError("linalg.spd_solve: the solution overflows double precision: X(" + std::to_string(i) + ", " +
+          throw InputError("the solution overflows double precision: X(" + std::to_string(i) + ", " +
                            std::to_string(c) + ") = " + (std::isnan(x(i, c)) ? std::string("NaN") : sci(x(i, c))) + " (max |A| = " + sci(max_abs(a)) +
                            ", max |B| = " + sci(max_abs(b)) + "); scale A or B so that X fits (|x| < 1.8e308)");
     ctx.progress(0.9, "residuals");
@@ -315,7 +327,7 @@ class SpdSolveNode final : public Node {
     for (std::size_t i = 0; i < m.rows(); ++i)
       for (std::size_t j = 0; j < m.cols(); ++j)
         if (!std::isfinite(m(i, j)))
-          throw InputError(std::string("linalg.spd_solve: input '") + port + "' has a NaN or infinity at (" +
+          throw InputError(std::string("input '") + port + "' has a NaN or infinity at (" +
                            std::to_string(i) + ", " + std::to_string(j) + ")");
   }
   /// Symmetric to rounding (first_asymmetry: entrywise or against the diagonal); a
@@ -323,7 +335,7 @@ class SpdSolveNode final : public Node {
   static void check_symmetric(const Matrix<double>& a) {
     if (const auto ij = first_asymmetry(a)) {
       const auto [i, j] = *ij;
-      throw InputError("linalg.spd_solve: input 'matrix' is not symmetric: A(" + std::to_string(i) + ", " +
+      throw InputError("input 'matrix' is not symmetric: A(" + std::to_string(i) + ", " +
                        std::to_string(j) + ") = " + full_precision(a(i, j)) + " but A(" + std::to_string(j) + ", " +
                        std::to_string(i) + ") = " + full_precision(a(j, i)) +
                        " (0-based); symmetrise it, e.g. (A + Aᵀ)/2, if that is what you mean");

@@ -56,8 +56,8 @@ TEST(CholeskyNode, NotPositiveDefiniteNamesTheLeadingMinor) {
   f.node->set_input("matrix", Value::make(mat(3, 3, {1, 2, 0, 2, 1, 0, 0, 0, 1})));
   gemflow::testing::RecordingContext ctx;
   const auto e = f.error(ctx);
-  EXPECT_NE(e.find("linalg.cholesky"), std::string::npos) << e;
-  EXPECT_NE(e.find("leading minor of order 2"), std::string::npos) << e;
+  // the node's own message, without its id or type: the executor names the node (the error convention)
+  EXPECT_EQ(e.rfind("the matrix is not positive definite: the leading minor of order 2", 0), 0u) << e;
   EXPECT_NE(e.find("rows/columns 0..1"), std::string::npos) << e;
   EXPECT_NE(e.find("pivoted: true"), std::string::npos) << e;
 }
@@ -125,7 +125,13 @@ TEST(CholeskyNode, ParameterCombinationsAreWorkflowErrorsWithTheirPosition) {
              "fp32_products = 1xFP16 cannot be used with 'algorithm: lapack' (they run on the CUDA tensor cores"},
         Case{"{type: linalg.spd_solve, params: {precision: mixed, algorithm: cusolver}}",
              "error: node 'n', parameter 'algorithm': algorithm = cusolver cannot be used with 'precision: "
-             "mixed'"}}) {
+             "mixed'"},
+        // a comparison with a constant (checked in execute() only, after the upstream nodes ran)
+        Case{"{type: linalg.spd_solve, params: {precision: mixed, tolerance: 0}}",
+             "w.yaml:3:69: error: node 'n', parameter 'tolerance': tolerance = 0.0 must be at least 1.1102230246251565e-16 "
+             "(the backward error of an fp64 solution is about 2⁻⁵³"},
+        Case{"{type: linalg.spd_solve, params: {tolerance: 1e-17}}",
+             "parameter 'tolerance': tolerance = 1e-17 must be at least 1.1102230246251565e-16"}}) {
     const auto e = errors(c.node);
     ASSERT_EQ(e.size(), 1u) << c.node << ": " << ::testing::PrintToString(e);
     EXPECT_NE(e[0].find(c.error), std::string::npos) << e[0];
@@ -134,7 +140,9 @@ TEST(CholeskyNode, ParameterCombinationsAreWorkflowErrorsWithTheirPosition) {
                          "{type: linalg.cholesky, params: {precision: fp32, fp32_products: 3xTF32}}",
                          "{type: linalg.spd_solve, params: {precision: mixed, algorithm: lookahead}}",
                          "{type: linalg.spd_solve, params: {precision: fp32, algorithm: lapack, "
-                         "fp32_products: exact}}"})
+                         "fp32_products: exact}}",
+                         "{type: linalg.spd_solve, params: {tolerance: -1}}",  // negative: the default
+                         "{type: linalg.spd_solve, params: {tolerance: 1e-10}}"})
     EXPECT_TRUE(errors(ok).empty()) << ok << ": " << errors(ok).front();
 }
 

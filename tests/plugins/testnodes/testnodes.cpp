@@ -13,7 +13,8 @@
 //   test.params     one parameter of every kind    → table: Table (columns name, value; the
 //                                                     values as the node received them)
 //   test.device     param device                   → table: Table (column "device": used)
-//   test.rules      params pivoted, rank; the rule "rank needs pivoted" → value: 1×1 (the rank)
+//   test.rules      params pivoted, rank, limit; the rules "rank needs pivoted", "rank ≤ limit" → value: 1×1 (the
+//                   rank); every structured doc field (errors, memory, determinism, references)
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -240,11 +241,17 @@ class Ruled final : public Node {
   static NodeInfo info() {
     return {.id = "test.rules", .version = 1, .title = "Rules", .category = "Test",
             .doc = "Outputs its rank; a rank other than 0 needs pivoted: true (a rule).",
-            .rules = {{.param = "rank", .other = "pivoted", .other_value = true, .why = "only pivoted stops early"}}};
+            .errors = "None of its own: the rules are checked before a run.",
+            .memory = "One 1×1 matrix.",
+            .determinism = "Deterministic.",
+            .references = "The Gemflow test suite.",
+            .rules = {{.param = "rank", .other = "pivoted", .other_value = true, .why = "only pivoted stops early"},
+                      {.param = "rank", .other = "limit", .why = "a limit", .compare = ParamCompare::LessEqual}}};
   }
   Output<Mat> value{this, "value", "1×1: the rank"};
   Param<bool> pivoted{this, "pivoted", false, {.doc = "Pivoting"}};
   Param<int> rank{this, "rank", 0, {.min = 0, .doc = "Rank limit (pivoted only)"}};
+  Param<int> limit{this, "limit", 100, {.min = 0, .doc = "Largest rank"}};
   void execute(NodeContext&) override { value.set(Mat(1, 1, static_cast<double>(*rank))); }
 };
 
