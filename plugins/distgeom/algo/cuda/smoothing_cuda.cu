@@ -220,6 +220,9 @@ std::vector<ConsistencyReport> consistency_impl(const T* lower, const T* upper, 
   DeviceBuffer<double> values(2 * batch);
   GF_CUDA_TRY(cudaMemsetAsync(first.data(), 0xff, batch * sizeof(unsigned long long), stream));
   GF_CUDA_TRY(cudaMemsetAsync(count.data(), 0, batch * sizeof(unsigned long long), stream));
+  // Written only for the molecules with an inconsistency; zeroed so that the whole buffer copied
+  // back is defined (compute-sanitizer initcheck).
+  GF_CUDA_TRY(cudaMemsetAsync(values.data(), 0, 2 * batch * sizeof(double), stream));
   const idx_t total = static_cast<idx_t>(n) * n * batch;
   detail::consistency_kernel<T><<<grid_for(total, 256), 256, 0, stream>>>(
       lower, upper, static_cast<idx_t>(n), total, tol, first.data(), count.data());
