@@ -3,7 +3,7 @@ PRESET ?= ci
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 
-.PHONY: deps configure build runtime demo test studio fuzz lint format clean
+.PHONY: deps configure build runtime demo test test-asan studio fuzz lint format clean
 
 deps:
 	@bash packaging/install-deps.sh
@@ -33,6 +33,13 @@ studio: build
 	  exit 1; fi
 	@test -x $(BUILD)/bin/gemflow-studio || { echo "make studio: gemflow-studio was not built (Qt 6 or VTK missing? see the cmake output)"; exit 1; }
 	$(BUILD)/bin/gemflow-studio $(wildcard workflows/nmr_structure.yaml)
+
+# The unit and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer (the asan
+# preset: no CUDA, no Studio), in build/asan; see docs/reliability.md.
+test-asan: deps
+	@[ -f build/asan/build.ninja ] || cmake --preset asan
+	cmake --build build/asan -j $(JOBS)
+	ctest --preset asan -j $(JOBS)
 
 # libFuzzer harnesses of every reader and the workflow loader (clang, ASan + UBSan), each run for
 # FUZZ_SECONDS (default 60); see docs/reliability.md. Not part of `make test`, which replays the
