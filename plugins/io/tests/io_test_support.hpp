@@ -1,10 +1,16 @@
 #pragma once
-// Helpers of the io tests: temp files, sample and shared data paths. Node tests use
-// gemflow::testing::RecordingContext (gemflow/testing.hpp).
+// Helpers of the io tests: temp files, sample and shared data paths, expected parse errors. Node
+// tests use gemflow::testing::RecordingContext (gemflow/testing.hpp).
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <sstream>
 #include <string>
+
+#include "gemflow/io/errors.hpp"
 
 namespace gemflow::io::testing {
 
@@ -26,6 +32,37 @@ inline std::string shared(const std::string& rel) {
   if (!root || !*root) return "";
   auto p = std::filesystem::path(root) / rel;
   return std::filesystem::exists(p) ? p.string() : "";
+}
+
+/// The bytes of a file.
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+/// Expects `f` to throw ParseError whose what() contains every string of `parts`.
+template <class F>
+void expect_parse_error(F&& f, std::initializer_list<std::string> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no ParseError thrown";
+  } catch (const ParseError& e) {
+    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+/// Expects `f` to throw ParseError on `line` whose message contains every string of `parts`.
+template <class F>
+void expect_error_at(F&& f, int line, std::initializer_list<std::string> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no ParseError thrown (expected line " << line << ")";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), line) << e.what();
+    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace gemflow::io::testing

@@ -25,22 +25,11 @@
 using namespace gemflow;
 using namespace gemflow::io;
 using gemflow::io::testing::sample;
+using gemflow::io::testing::expect_error_at;
 using gemflow::io::testing::shared;
 using gemflow::io::testing::write_temp;
 
 namespace {
-
-/// Expects `f` to throw ParseError on `line` whose message contains every string of `parts`.
-template <class F>
-void expect_error_at(F&& f, int line, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no ParseError thrown (expected line " << line << ")";
-  } catch (const ParseError& e) {
-    EXPECT_EQ(e.line(), line) << e.what();
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
 
 Matrix<double> mtx(const std::string& text, MatrixFileInfo* info = nullptr, ReadMatrixOptions o = {}) {
   return parse_matrix_market(text, "t.mtx", o, info);

@@ -21,27 +21,10 @@
 using namespace gemflow;
 using namespace gemflow::io;
 using gemflow::io::testing::sample;
+using gemflow::io::testing::slurp;
+using gemflow::io::testing::expect_error_at;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-/// Expects `f` to throw ParseError at `line` whose message contains every string of `parts`.
-template <class F>
-void expect_error_at(F&& f, int line, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no ParseError thrown (expected line " << line << ")";
-  } catch (const ParseError& e) {
-    EXPECT_EQ(e.line(), line) << e.what();
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
 
 /// Expects `f` to throw std::invalid_argument whose message contains every string of `parts`.
 template <class F>

@@ -15,28 +15,12 @@
 using namespace gemflow;
 using namespace gemflow::io;
 using gemflow::io::testing::sample;
+using gemflow::io::testing::slurp;
+using gemflow::io::testing::expect_parse_error;
 using gemflow::io::testing::shared;
 using gemflow::io::testing::write_temp;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-/// Expects `f` to throw ParseError whose what() contains every string of `parts`.
-template <class F>
-void expect_parse_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no ParseError thrown";
-  } catch (const ParseError& e) {
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
 
 // A tiny hand-checked V2000 record (water with a charge field and M  CHG).
 const char* kWater =
