@@ -12,30 +12,26 @@
 #include "run/run_controller.hpp"
 #include "viewers/data_viewers.hpp"
 #include "viewers/structure_viewer.hpp"
+#include "viewers/viewer_registry.hpp"
 
 namespace gemflow::studio {
 
 namespace {
 QString q(const std::string& s) { return QString::fromStdString(s); }
-
-template <class T>
-std::vector<double> to_doubles(const Matrix<T>& m) {
-  return std::vector<double>(m.data(), m.data() + m.size());
-}
+const std::string kStructure(DataType<Structure>::name);
 }  // namespace
 
-ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent)
+ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent,
+                         const ViewerRegistry* viewers)
     : QWidget(parent),
       model_(model),
       runs_(runs),
+      registry_(viewers ? *viewers : builtin_viewers()),
       outputs_(new QComboBox),
       overlay_(new QComboBox),
       overlay_label_(new QLabel(tr("Overlay"))),
       stack_(new QStackedWidget),
       empty_(new QLabel),
-      structure_(new StructureViewer),
-      heatmap_(new HeatmapViewer),
-      table_(new TableViewer),
       text_(new TextViewer) {
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(2, 2, 2, 2);
@@ -49,9 +45,11 @@ ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent
   empty_->setWordWrap(true);
   empty_->setText(tr("Select a node or a wire to see its output."));
   stack_->addWidget(empty_);
-  stack_->addWidget(structure_);
-  stack_->addWidget(heatmap_);
-  stack_->addWidget(table_);
+  for (const ViewerRegistry::Viewer* v : registry_.distinct_viewers()) {
+    QWidget* w = v->make();
+    widgets_.emplace(v->id, w);
+    stack_->addWidget(w);
+  }
   stack_->addWidget(text_);
   overlay_->setToolTip(tr("Superpose another structure output (Kabsch) onto this one"));
   overlay_label_->setVisible(false);
@@ -60,13 +58,15 @@ ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent
   connect(overlay_, &QComboBox::currentIndexChanged, this, [this] {
     const QString key = overlay_->currentData().toString();
     const int dot = key.lastIndexOf(QLatin1Char('.'));
+    StructureViewer* sv = structure_viewer();
+    if (!sv) return;
     if (key.isEmpty() || dot < 0) {
-      structure_->set_reference(nullptr, {});
+      sv->set_reference(nullptr, {});
       return;
     }
     auto outs = runs_.outputs(key.left(dot).toStdString());
     auto it = outs.find(key.mid(dot + 1).toStdString());
-    if (it != outs.end() && it->second.type() == "Structure") structure_->set_reference(it->second.as<Structure>(), key);
+    if (it != outs.end() && it->second.type() == kStructure) sv->set_reference(it->second.as<Structure>(), key);
   });
 }
 
@@ -82,12 +82,23 @@ void ViewerPanel::follow(const std::string& node, const std::string& port) {
 
 void ViewerPanel::refresh() { show_current(); }
 
+QWidget* ViewerPanel::viewer_widget(const std::string& id) const {
+  auto it = widgets_.find(id);
+  return it == widgets_.end() ? nullptr : it->second;
+}
+
+StructureViewer* ViewerPanel::structure_viewer() const {
+  for (const ViewerRegistry::Viewer* v : registry_.viewers_for(kStructure))
+    if (auto* sv = qobject_cast<StructureViewer*>(viewer_widget(v->id))) return sv;
+  return nullptr;
+}
+
 std::string ViewerPanel::port() const { return outputs_->currentData().toString().toStdString(); }
 
 void ViewerPanel::show_current() {
   const std::string port = outputs_->currentData().toString().toStdString();
   if (node_.empty() || port.empty()) {
-    kind_ = Kind::None;
+    viewer_.clear();
     empty_->setText(node_.empty() ? tr("Select a node or a wire to see its output.")
                                   : tr("%1 has no outputs.").arg(q(node_)));
     stack_->setCurrentWidget(empty_);
@@ -96,7 +107,7 @@ void ViewerPanel::show_current() {
   auto outs = runs_.outputs(node_);
   auto it = outs.find(port);
   if (it == outs.end() || it->second.empty()) {
-    kind_ = Kind::None;
+    viewer_.clear();
     empty_->setText(tr("%1.%2 has not been computed yet: Run (or Run to selected).").arg(q(node_), q(port)));
     stack_->setCurrentWidget(empty_);
     overlay_->setVisible(false);
@@ -113,7 +124,7 @@ void ViewerPanel::fill_overlays() {
   overlay_->addItem(tr("none"), QString());
   for (const auto& [id, r] : runs_.results())
     for (const auto& [port, v] : r.outputs)
-      if (v.type() == "Structure" && !(id == node_ && port == outputs_->currentData().toString().toStdString())) {
+      if (v.type() == kStructure && !(id == node_ && port == outputs_->currentData().toString().toStdString())) {
         const QString key = QStringLiteral("%1.%2").arg(q(id), q(port));
         overlay_->addItem(key, key);
       }
@@ -122,38 +133,24 @@ void ViewerPanel::fill_overlays() {
 
 void ViewerPanel::show_value(const Value& v, const QString& label) {
   const std::string& t = v.type();
-  const bool is_structure = t == "Structure";
-  overlay_->setVisible(is_structure);
-  overlay_label_->setVisible(is_structure);
-  if (is_structure) {
-    kind_ = Kind::Structure;
-    fill_overlays();
-    structure_->set_structure(v.as<Structure>(), label);
-    stack_->setCurrentWidget(structure_);
-    if (overlay_->currentIndex() > 0) Q_EMIT overlay_->currentIndexChanged(overlay_->currentIndex());
-  } else if (t == "Matrix<f64>" || t == "Matrix<f32>") {
-    kind_ = Kind::Heatmap;
-    if (t == "Matrix<f64>") {
-      auto m = v.as<Matrix<double>>();
-      heatmap_->set_matrix(m->rows(), m->cols(), to_doubles(*m), label);
-    } else {
-      auto m = v.as<Matrix<float>>();
-      heatmap_->set_matrix(m->rows(), m->cols(), to_doubles(*m), label);
-    }
-    stack_->setCurrentWidget(heatmap_);
-  } else if (t == "DistanceBounds") {
-    kind_ = Kind::Heatmap;
-    heatmap_->set_bounds(v.as<DistanceBounds>(), label);
-    stack_->setCurrentWidget(heatmap_);
-  } else if (t == "Table") {
-    kind_ = Kind::Table;
-    table_->set_table(*v.as<Table>(), label);
-    stack_->setCurrentWidget(table_);
-  } else {
-    kind_ = Kind::Text;
+  const std::vector<const ViewerRegistry::Viewer*> viewers = registry_.viewers_for(t);
+  // The overlay bar superposes structures: shown only with the structure viewer.
+  const bool overlay = !viewers.empty() && qobject_cast<StructureViewer*>(viewer_widget(viewers.front()->id));
+  overlay_->setVisible(overlay);
+  overlay_label_->setVisible(overlay);
+  if (viewers.empty()) {
+    viewer_ = "text";
     text_->set_text(QStringLiteral("%1 (%2)\n\n%3").arg(label, q(t), q(v.summary())));
     stack_->setCurrentWidget(text_);
+    return;
   }
+  const ViewerRegistry::Viewer& viewer = *viewers.front();
+  QWidget* widget = viewer_widget(viewer.id);
+  viewer_ = viewer.id;
+  if (overlay) fill_overlays();
+  viewer.show(*widget, v, label);
+  stack_->setCurrentWidget(widget);
+  if (overlay && overlay_->currentIndex() > 0) Q_EMIT overlay_->currentIndexChanged(overlay_->currentIndex());
 }
 
 }  // namespace gemflow::studio

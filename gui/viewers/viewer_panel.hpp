@@ -1,7 +1,8 @@
 #pragma once
 // The Viewers dock: follows the selected node (any of its outputs) or wire (its source
-// output) and shows the latest value with the viewer of its type: 3D structure (VTK),
-// heatmap (Matrix, DistanceBounds), table (Table), text (Value::summary) for anything else.
+// output) and shows the latest value with the first viewer that the ViewerRegistry has for its
+// type, or its summary as text when it has none.
+#include <map>
 #include <string>
 
 #include <QWidget>
@@ -17,14 +18,15 @@ namespace gemflow::studio {
 class GraphModel;
 class RunController;
 class StructureViewer;
-class HeatmapViewer;
-class TableViewer;
 class TextViewer;
+class ViewerRegistry;
 
 class ViewerPanel : public QWidget {
   Q_OBJECT
  public:
-  ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent = nullptr);
+  /// Makes one widget per viewer id of `viewers` (builtin_viewers() when null).
+  ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent = nullptr,
+              const ViewerRegistry* viewers = nullptr);
   /// Follows a node: lists its outputs, shows `port` (or the first one).
   void follow(const std::string& node, const std::string& port = {});
   /// The followed node ("" when none) and the output shown.
@@ -35,11 +37,12 @@ class ViewerPanel : public QWidget {
   /// Shows a value directly (also used by tests).
   void show_value(const Value& v, const QString& label);
 
-  enum class Kind { None, Structure, Heatmap, Table, Text };
-  [[nodiscard]] Kind kind() const { return kind_; }
-  [[nodiscard]] StructureViewer* structure_viewer() const { return structure_; }
-  [[nodiscard]] HeatmapViewer* heatmap_viewer() const { return heatmap_; }
-  [[nodiscard]] TableViewer* table_viewer() const { return table_; }
+  /// The id of the viewer shown ("structure", "heatmap", …), "text" for a type without one,
+  /// "" when nothing is shown.
+  [[nodiscard]] const std::string& viewer() const { return viewer_; }
+  /// The widget of viewer `id`, nullptr when the registry has no such viewer.
+  [[nodiscard]] QWidget* viewer_widget(const std::string& id) const;
+  [[nodiscard]] StructureViewer* structure_viewer() const;
   [[nodiscard]] TextViewer* text_viewer() const { return text_; }
 
  private:
@@ -47,17 +50,16 @@ class ViewerPanel : public QWidget {
   void fill_overlays();
   GraphModel& model_;
   RunController& runs_;
+  const ViewerRegistry& registry_;
   std::string node_;
   QComboBox* outputs_;
   QComboBox* overlay_;
   QLabel* overlay_label_;
   QStackedWidget* stack_;
   QLabel* empty_;
-  StructureViewer* structure_;
-  HeatmapViewer* heatmap_;
-  TableViewer* table_;
+  std::map<std::string, QWidget*, std::less<>> widgets_;  // by viewer id
   TextViewer* text_;
-  Kind kind_ = Kind::None;
+  std::string viewer_;
 };
 
 }  // namespace gemflow::studio

@@ -415,7 +415,7 @@ TEST_F(StudioGui, EditRunAndCache) {
   // The viewer follows the selected node: a Table.
   w->scene().select_nodes({"table"});
   QCoreApplication::processEvents();
-  EXPECT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::Table);
+  EXPECT_EQ(w->viewers().viewer(), "table");
 
   // Re-run: nothing changed, everything comes from the session cache.
   ASSERT_TRUE(run_and_wait(*w));
@@ -482,7 +482,7 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   for (const auto& [id, st] : states(*w)) EXPECT_EQ(st, NodeState::Done) << id << ": " << w->log_text().toStdString();
   w->scene().select_nodes({"read"});
   QCoreApplication::processEvents();
-  ASSERT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::Structure);
+  ASSERT_EQ(w->viewers().viewer(), "structure");
   gs::StructureViewer* sv = w->viewers().structure_viewer();
   ASSERT_TRUE(viewer_ready(sv));  // the geometry is built off the GUI thread
   EXPECT_EQ(sv->atom_count(), expected);
@@ -516,7 +516,7 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   // Overlay: model 1 of the ensemble superposed on itself has RMSD 0.
   w->scene().select_nodes({"all"});
   QCoreApplication::processEvents();
-  ASSERT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::Structure);
+  ASSERT_EQ(w->viewers().viewer(), "structure");
   auto ens = w->runs().outputs("all")["structure"].as<gemflow::Structure>();
   ASSERT_TRUE(viewer_ready(sv));
   EXPECT_EQ(sv->atom_count(), expected);
@@ -561,7 +561,7 @@ TEST_F(StudioGui, RenameNodeAndEditWorkflowFields) {
   EXPECT_EQ(w->inspector().node(), "total");
   ASSERT_TRUE(w->runs().outputs("total").count("sum"));
   EXPECT_DOUBLE_EQ(w->runs().outputs("total")["sum"].as<gemflow::MatrixF64>()->data()[0], 3.5);
-  EXPECT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::Heatmap);  // still shows its output
+  EXPECT_EQ(w->viewers().viewer(), "heatmap");  // still shows its output
   // Re-run: the renamed node comes from the cache (ids are not part of a node's key).
   ASSERT_TRUE(run_and_wait(*w));
   EXPECT_EQ(w->scene().node_item("total")->state(), NodeState::Cached);
@@ -688,7 +688,7 @@ TEST_F(StudioGui, NmrWorkflowRunsAndShowsTheRefinedStructure) {
   ASSERT_EQ(w->inspector().node(), producer);
   if (w->viewers().port() != producer_port) w->viewers().follow(producer, producer_port);  // output list
   ASSERT_EQ(w->viewers().port(), producer_port);
-  ASSERT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::Structure);
+  ASSERT_EQ(w->viewers().viewer(), "structure");
   auto refined = w->runs().outputs(producer)[producer_port].as<gemflow::Structure>();
   ASSERT_NE(refined, nullptr);
   ASSERT_GT(refined->atoms.size(), 500u);  // 2KPU: ~1500 atoms with hydrogens
@@ -1067,7 +1067,7 @@ TEST_F(StudioGui, PanelsFollowEditsUndoAndRedo) {
   while (w->model().workflow().find(extra)) w->model().undo_stack()->undo();
   QCoreApplication::processEvents();
   EXPECT_EQ(w->viewers().node(), "");
-  EXPECT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::None);
+  EXPECT_EQ(w->viewers().viewer(), "");
 }
 
 // Defect 7: selecting a node whose output is a 20-model structure of realistic size returns at
@@ -1099,7 +1099,7 @@ TEST_F(StudioGui, SelectingABigEnsembleKeepsTheGuiResponsive) {
   const qint64 select_ms = clock.elapsed();
   last = clock.elapsed();
   tick.start(5);
-  ASSERT_EQ(w->viewers().kind(), gs::ViewerPanel::Kind::Structure);
+  ASSERT_EQ(w->viewers().viewer(), "structure");
   ASSERT_TRUE(viewer_ready(sv));
   const qint64 ready_ms = clock.elapsed();
   // Then the first frame with the molecule (seconds in software OpenGL), drawn off the GUI

@@ -1,0 +1,58 @@
+#pragma once
+// Which viewer shows a value of which data type, keyed by DataType<T>::name so that no type name
+// is spelled twice. A viewer is a widget, made once per Viewers dock, and a function that shows a
+// value in it. A plugin type gets its viewer by one add<T, Widget>() line in builtin_viewers().
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <QString>
+
+#include <gemflow/data.hpp>
+
+class QWidget;
+
+namespace gemflow::studio {
+
+class ViewerRegistry {
+ public:
+  /// Makes the viewer's widget (the dock owns it).
+  using Make = std::function<QWidget*()>;
+  /// Shows a value of the registered type in a widget that Make made.
+  using Show = std::function<void(QWidget& widget, const Value& value, const QString& label)>;
+  struct Viewer {
+    std::string type;  ///< DataType<T>::name of the values it shows
+    std::string id;    ///< e.g. "heatmap"; the types of one id share one widget in a dock
+    Make make;
+    Show show;
+  };
+
+  /// Registers viewer `id` (a W) for T: show(W&, std::shared_ptr<const T>, const QString& label).
+  /// Registrations with the same id share one widget, so they must name the same W.
+  template <class T, class W, class F>
+  void add(std::string id, F show) {
+    add(DataType<T>::name, std::move(id), [] { return static_cast<QWidget*>(new W); },
+        [show = std::move(show)](QWidget& widget, const Value& value, const QString& label) {
+          show(dynamic_cast<W&>(widget), value.template as<T>(), label);
+        });
+  }
+  /// The untyped form, for a type known by name only. Throws gemflow::Error when `id` is already
+  /// registered for `type_name`, or when the name, id, make or show is empty.
+  void add(std::string_view type_name, std::string id, Make make, Show show);
+
+  /// The viewers of a type, in registration order; empty when none (the dock then shows the
+  /// value's summary).
+  [[nodiscard]] std::vector<const Viewer*> viewers_for(std::string_view type_name) const;
+  /// One registration per viewer id (its first), in registration order: the widgets a dock makes.
+  [[nodiscard]] std::vector<const Viewer*> distinct_viewers() const;
+
+ private:
+  std::vector<Viewer> viewers_;
+};
+
+/// The viewers Studio ships, registered in one place (viewer_registry.cpp).
+[[nodiscard]] const ViewerRegistry& builtin_viewers();
+
+}  // namespace gemflow::studio
