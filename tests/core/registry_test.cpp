@@ -125,8 +125,8 @@ class BadRuleValue final : public Node {
   void execute(NodeContext&) override {}
 };
 
-// Integer types narrower than YAML's 64 bits imply their own limits (break-test: a
-// Param<std::size_t> took -1 from a workflow and ran with 2⁶⁴ − 1).
+// Integer types narrower than YAML's 64 bits imply their own limits: a Param<std::size_t> must
+// not take -1 from a workflow and run with 2⁶⁴ − 1.
 class Unsigned final : public Node {
  public:
   static NodeInfo info() { return {.id = "reg.unsigned"}; }

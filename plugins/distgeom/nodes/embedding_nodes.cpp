@@ -198,7 +198,7 @@ class BoundsNode final : public Node {
     const auto infos = atom_infos(s);
     warn_untabulated(ctx, infos);
     const RestraintSet& set = *restraints;
-    // QA (issue 34): an infinite upper bound failed later without a location.
+    // Bounds the solvers cannot use are refused here, at the restraint's origin, not later without one.
     for (const auto& r : set.restraints)
       if (!std::isfinite(r.lower) || !std::isfinite(r.upper) || !std::isfinite(r.pseudo_correction) || r.lower < 0 ||
           r.upper > 1000.0)

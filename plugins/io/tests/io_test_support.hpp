@@ -11,6 +11,10 @@
 #include <string>
 
 #include "gemflow/io/errors.hpp"
+#include "gemflow/io/structure_io.hpp"
+
+/// EXPECT that `text` contains `part` (printing the text when not).
+#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 namespace gemflow::io::testing {
 
@@ -32,6 +36,23 @@ inline std::string shared(const std::string& rel) {
   if (!root || !*root) return "";
   auto p = std::filesystem::path(root) / rel;
   return std::filesystem::exists(p) ? p.string() : "";
+}
+
+/// Model 1 of the deposited 2KPU structure (sample_data), read once.
+inline const Structure& model1() {
+  static const Structure s = read_pdb(sample("2kpu/2kpu.pdb"), {.model = 1});
+  return s;
+}
+
+/// The text of the ParseError that `f` throws, or "(no ParseError)".
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ParseError& e) {
+    return e.what();
+  }
+  return "(no ParseError)";
 }
 
 /// The bytes of a file.

@@ -661,8 +661,7 @@ TEST(MatrixNodes, WriteMatrixRoundTripsEveryFormat) {
         << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "nan.csv"));  // nothing half-written
-  // QA: an empty matrix was written as a CSV file that no reader accepts; the readers now refuse
-  // every empty matrix (issue 34), so no format writes one
+  // The readers refuse every empty matrix, so no format writes one (a file no reader accepts)
   for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{0, 0}, {3, 0}})
     for (const char* name : {"empty.csv", "empty.npy", "empty.mtx"}) {
       std::filesystem::remove(dir / name);

@@ -23,22 +23,8 @@ using gemflow::io::testing::shared;
 
 namespace {
 
-const Structure& model1() {
-  static const Structure s = read_pdb(sample("2kpu/2kpu.pdb"), {.model = 1});
-  return s;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ParseError& e) {
-    return e.what();
-  }
-  return "(no ParseError)";
-}
-
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+using gemflow::io::testing::error_of;
+using gemflow::io::testing::model1;
 
 RestraintSet shifted(RestraintSet set, int by) {
   for (auto& r : set.restraints)

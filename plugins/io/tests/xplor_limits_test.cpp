@@ -7,6 +7,7 @@
 #include <climits>
 #include <string>
 
+#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
 
@@ -22,8 +23,6 @@ std::string error_of(const std::string& text, const std::string& path = "h.tbl")
   }
   return "(no ParseError)";
 }
-
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 }  // namespace
 
