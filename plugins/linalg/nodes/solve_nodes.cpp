@@ -84,7 +84,7 @@ class SpdSolveNode final : public Node {
                  .why = "the mixed solve factors in fp32 with the lookahead, the recursive or the tiled algorithm on "
                         "CUDA or with LAPACK on the CPU"});
     // η of an fp64 solution does not go below about 2⁻⁵³: a smaller tolerance is never met and would
-    // run every step, then fall back to fp64 (QA: tolerance 0); negative: the default √n·2⁻⁵³
+    // run every step, then fall back to fp64; negative: the default √n·2⁻⁵³
     r.push_back({.param = "tolerance",
                  .other_value = 0x1p-53,
                  .why = "the backward error of an fp64 solution is about 2⁻⁵³ = 1.1e-16 at best; a negative value "
@@ -184,7 +184,7 @@ class SpdSolveNode final : public Node {
     const CholAlgo algo = place.algo;
     const Device& dev = place.dev;
     // η of an fp64 solution does not go below about ε = 2⁻⁵³: a smaller tolerance is never met and
-    // would run every step, then fall back to fp64 (QA: tolerance 0)
+    // would run every step, then fall back to fp64
     constexpr double kEps = 0x1p-53;
     if (tolerance.value() >= 0 && tolerance.value() < kEps)
       throw InputError("parameter 'tolerance' = " + sci(tolerance.value()) +
