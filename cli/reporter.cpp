@@ -82,6 +82,7 @@ std::vector<std::pair<std::string, NodeState>> Reporter::states() const {
 }
 
 void Reporter::on_event(const RunEvent& e) {
+  if (e.kind == RunEvent::Kind::Preview) return;  // pictures for Studio; a console has no use for them
   const double t = console_.elapsed();
   if (mode_ == Mode::Json) {
     if (e.kind == RunEvent::Kind::State) {  // for states()
@@ -105,6 +106,8 @@ void Reporter::on_event(const RunEvent& e) {
         j["level"] = level_name(e.level);
         j["message"] = e.message;
         break;
+      case RunEvent::Kind::Preview:
+        return;
     }
     emit_json(j);
     return;

@@ -182,11 +182,13 @@ class Context final : public NodeContext {
   void record_transfer(Transfer direction, std::size_t bytes, double seconds) override {
     node_.transfers->add(direction, bytes, seconds);
   }
+  void preview(std::string_view port, Value value) override;
 
  private:
   Run& run_;
   NodeRun& node_;
   std::chrono::steady_clock::time_point last_progress_{};
+  std::chrono::steady_clock::time_point last_preview_{};
   double last_fraction_ = -1.0;
   std::string last_message_;
 };
@@ -311,6 +313,26 @@ void Context::progress(double fraction, std::string_view message) {
 }
 
 bool Context::cancelled() const { return run_.cancelled(); }
+
+void Context::preview(std::string_view port, Value value) {
+  const PortSpec* spec = node_.entry->spec.output(port);
+  if (!spec)
+    throw Error(fmt::format("node '{}': preview of '{}', which is not an output port", node_.inst->id, port));
+  if (value.empty() || value.type() != spec->type)
+    throw Error(fmt::format("node '{}': preview of output '{}' must be a {}, not {}", node_.inst->id, port,
+                            spec->type, value.empty() ? "empty value" : value.type()));
+  // Studio redraws on each one: ten a second look live without flooding the event queue.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_preview_ < std::chrono::milliseconds(100)) return;
+  last_preview_ = now;
+  RunEvent e;
+  e.kind = RunEvent::Kind::Preview;
+  e.node = node_.inst->id;
+  e.state = NodeState::Running;
+  e.port = std::string(port);
+  e.value = std::move(value);
+  run_.emit(e);
+}
 
 void Context::log(LogLevel level, std::string_view message) {
   {

@@ -109,6 +109,8 @@ void RunController::on_event(const RunEvent& e) {
     case RunEvent::Kind::Log:
       Q_EMIT log(static_cast<int>(e.level), q(e.node), q(e.message));
       break;
+    case RunEvent::Kind::Preview:
+      break;  // shown by the viewer panel (see the viewers' preview support)
   }
 }
 

@@ -126,9 +126,30 @@ class WriteStream final : public Node {
   }
 };
 
+// Publishes `passes` previews of its output, `pause_ms` apart, then the final value; `bad`
+// previews a port that does not exist (1) or a value of the wrong type (2).
+class Previewer final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "probe.preview", .title = "Previewer", .category = "Test"}; }
+  Output<MatrixF64> out{this, "out", "the pass count"};
+  Param<int> passes{this, "passes", 3, {.min = 0, .doc = "Previews before the result"}};
+  Param<int> pause_ms{this, "pause_ms", 0, {.min = 0, .doc = "Pause between previews"}};
+  Param<int> bad{this, "bad", 0, {.min = 0, .doc = "0 good, 1 unknown port, 2 wrong type"}};
+  void execute(NodeContext& ctx) override {
+    for (int i = 1; i <= *passes; ++i) {
+      if (*bad == 1) ctx.preview("nope", Value::make(MatrixF64(1, 1, i)));
+      if (*bad == 2) ctx.preview("out", Value::make(Table{}));
+      ctx.preview("out", Value::make(MatrixF64(1, 1, i)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(*pause_ms));
+    }
+    out.set(MatrixF64(1, 1, *passes));
+  }
+};
+
 const Registry& registry() {
   static const Registry reg = [] {
     Registry r = test::testnodes();
+    r.add_node<Previewer>("executor_test");
     r.add_node<Probe>("executor_test");
     r.add_node<Lazy>("executor_test");
     r.add_node<Stubborn>("executor_test");
@@ -220,6 +241,42 @@ links:
   EXPECT_LT(ev.index("sum", NodeState::Done), ev.index("twice", NodeState::Running));
   EXPECT_GE(ev.index("twice", NodeState::Queued), 0);
   EXPECT_EQ(r.provenance, dir / "out" / "provenance.json");
+}
+
+TEST(Executor, PreviewsReachTheHandlerThrottledAndTyped) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  fast: {type: probe.preview, params: {passes: 50}}
+  slow: {type: probe.preview, params: {passes: 3, pause_ms: 150}}
+)");
+  std::mutex m;
+  std::map<std::string, std::vector<double>> seen;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.on_event = [&](const RunEvent& e) {
+    if (e.kind != RunEvent::Kind::Preview) return;
+    std::lock_guard lock(m);
+    EXPECT_EQ(e.port, "out");
+    seen[e.node].push_back((*e.value.as<MatrixF64>())(0, 0));
+  };
+  const RunResult r = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  // 50 previews in well under 100 ms: the first one passes, the rest are dropped.
+  EXPECT_EQ(seen["fast"], std::vector<double>{1.0});
+  // 150 ms apart: every one passes, in order.
+  EXPECT_EQ(seen["slow"], (std::vector<double>{1.0, 2.0, 3.0}));
+
+  for (const int bad : {1, 2}) {
+    const Workflow w2 = load(dir, fmt::format("gemflow: 1\nnodes:\n  p: {{type: probe.preview, params: {{bad: {}}}}}\n", bad),
+                             fmt::format("bad{}.yaml", bad));
+    RunOptions o2;
+    o2.out_dir = dir / fmt::format("out{}", bad);
+    const RunResult r2 = run_workflow(w2, registry(), o2);
+    ASSERT_EQ(r2.nodes.at("p").state, NodeState::Failed);
+    EXPECT_THAT(r2.nodes.at("p").error, HasSubstr(bad == 1 ? "'nope', which is not an output port"
+                                                           : "must be a Matrix<f64>, not Table"));
+  }
 }
 
 TEST(Executor, IndependentBranchesOverlap) {

@@ -24,13 +24,15 @@ enum class NodeState { Idle, Queued, Running, Done, Cached, Failed, Cancelled, S
 
 /// An event reported while running (from worker threads; handlers must be thread-safe).
 struct RunEvent {
-  enum class Kind { State, Progress, Log };
+  enum class Kind { State, Progress, Log, Preview };
   Kind kind = Kind::State;
   std::string node;
   NodeState state = NodeState::Idle;
   double progress = 0.0;   ///< [0, 1] for Progress
   LogLevel level = LogLevel::Info;
   std::string message;     ///< progress message, log line or error text
+  std::string port;        ///< Preview: the output port the value is an intermediate of
+  Value value;             ///< Preview: the intermediate value (shared, never copied)
 };
 
 /// Results of earlier runs keyed by the node key (hash of type + version, parameters and the

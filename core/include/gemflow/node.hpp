@@ -125,6 +125,12 @@ class NodeContext {
   virtual void record_transfer(Transfer direction, std::size_t bytes, double seconds) {
     (void)direction, (void)bytes, (void)seconds;
   }
+  /// Publishes an intermediate value of output `port` while the node still runs (a render
+  /// refining pass by pass), for Studio to show; headless runs ignore it. The value must not be
+  /// modified afterwards (pass a fresh Value per pass). The executor forwards at most about ten
+  /// previews a second per node and drops the rest, so call it after each pass without
+  /// throttling. The default ignores it.
+  virtual void preview(std::string_view port, Value value) { (void)port, (void)value; }
 };
 
 class Node;

@@ -188,8 +188,20 @@ class RecordingContext final : public NodeContext {
     records_[std::string(key)] = value;
   }
   [[nodiscard]] const std::string& device_override() const override { return device_; }
+  /// Records every preview (no throttling); read them with previews().
+  void preview(std::string_view port, Value value) override {
+    std::lock_guard lock(m_);
+    previews_.push_back({std::string(port), std::move(value)});
+  }
+  struct Preview {
+    std::string port;
+    Value value;
+  };
+  /// Every preview() call, in order.
+  [[nodiscard]] const std::vector<Preview>& previews() const { return previews_; }
 
  private:
+  std::vector<Preview> previews_;
   mutable std::mutex m_;
   std::string id_ = "test_node";
   std::filesystem::path out_, owned_dir_;
