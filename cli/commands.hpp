@@ -34,6 +34,10 @@ struct RunArgs {
   bool explain = false;  ///< print why each node ran or came from the cache
 };
 
+struct UpgradeArgs {
+  std::filesystem::path workflow;
+};
+
 struct CacheArgs {
   std::string action;  ///< info | prune | clear
   std::optional<std::filesystem::path> dir;
@@ -59,6 +63,7 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
 int nodes_command(const NodesArgs& args, const GlobalOptions& g, Console& console);
 int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console& console);
 int cache_command(const CacheArgs& args);
+int upgrade_command(const UpgradeArgs& args, const GlobalOptions& g, Console& console);
 
 /// "5G", "500M", "64K", "1024" → bytes; nullopt when it is not such a size.
 [[nodiscard]] std::optional<std::uint64_t> parse_size(const std::string& text);

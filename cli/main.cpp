@@ -130,6 +130,12 @@ int main(int argc, char** argv) {
       ->type_name("TYPE");
   nodes_cmd->add_flag("--json", nodes.json, "Print the specs as JSON");
 
+  // upgrade
+  UpgradeArgs upgrade;
+  auto* upgrade_cmd = app.add_subcommand(
+      "upgrade", "Rewrite a workflow at the current node versions (migrations applied; the original kept as .bak)");
+  upgrade_cmd->add_option("workflow", upgrade.workflow, "Workflow file (YAML)")->required()->type_name("W.yaml");
+
   // cache
   CacheArgs cache;
   std::string cache_cmd_dir;
@@ -157,11 +163,11 @@ int main(int argc, char** argv) {
     // `gemflow frobnicate`: name the unknown command instead of CLI11's "A subcommand is required".
     const auto rest = app.remaining();
     if (app.get_subcommands().empty() && !rest.empty() && !rest.front().empty() && rest.front()[0] != '-') {
-      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins", "cache"};
+      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins", "cache", "upgrade"};
       const std::string near = gemflow::nearest_name(rest.front(), commands);
       std::cerr << "gemflow: unknown command '" << rest.front() << "'"
                 << (near.empty() ? std::string() : " (did you mean '" + near + "'?)")
-                << "; commands: run, validate, nodes, plugins, cache (see gemflow --help)\n";
+                << "; commands: run, validate, nodes, plugins, cache, upgrade (see gemflow --help)\n";
       return kExitInvalid;
     }
     if (app.get_subcommands().empty() && !rest.empty() && rest.front().rfind("--", 0) == 0) {
@@ -192,6 +198,7 @@ int main(int argc, char** argv) {
     else if (*nodes_cmd) rc = nodes_command(nodes, g, console);
     else if (*plugins_cmd) rc = plugins_command(plugins, g, console);
     else if (*cache_cmd) rc = cache_command(cache);
+    else if (*upgrade_cmd) rc = upgrade_command(upgrade, g, console);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     rc = kExitInvalid;

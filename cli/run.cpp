@@ -489,6 +489,36 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
   return kExitOk;
 }
 
+int upgrade_command(const UpgradeArgs& args, const GlobalOptions& g, Console& console) {
+  Registry registry;
+  PluginHost host(registry);
+  load_plugins(host, g, true);
+  const LoadResult r = load_workflow(args.workflow, registry);
+  for (const auto& d : r.diagnostics) print_diagnostic(console, d);
+  if (!r.ok()) {
+    const std::size_t errors = error_count(r.diagnostics);
+    fmt::print("{}: invalid ({} error{}); not changed\n", args.workflow.string(), errors, errors == 1 ? "" : "s");
+    return kExitInvalid;
+  }
+  if (r.migrated == 0) {
+    fmt::print("{}: every node is at its current version; not changed\n", args.workflow.string());
+    return kExitOk;
+  }
+  // The original is kept beside it (W.yaml.bak, or .bak.2 … when that exists).
+  fs::path backup = args.workflow.string() + ".bak";
+  for (int k = 2; fs::exists(backup); ++k) backup = args.workflow.string() + ".bak." + std::to_string(k);
+  std::error_code ec;
+  fs::copy_file(args.workflow, backup, ec);
+  if (ec) {
+    spdlog::error("cannot keep the original as {}: {}; not changed", backup.string(), ec.message());
+    return kExitInvalid;
+  }
+  save_workflow(*r.workflow, args.workflow);
+  fmt::print("{}: upgraded ({} node{}); written in canonical form (comments are not kept), the original is {}\n",
+             args.workflow.string(), r.migrated, r.migrated == 1 ? "" : "s", backup.string());
+  return kExitOk;
+}
+
 int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   const Reporter::Mode mode = args.json ? Reporter::Mode::Json
                               : console.live() ? Reporter::Mode::Terminal

@@ -173,6 +173,9 @@ struct ParseExtras {
   std::map<std::pair<std::string, std::string>, SourceLocation> param_key_where;  // (node, param) → key
   bool have_nodes = false;    // the file has a `nodes:` key
   bool links_misspelled = false;  // no `links:`, but an unknown top-level key close to it
+  // Nodes saved at an older version of a type with migrations: their parameters are kept as
+  // text until the migration has renamed them, then parsed (reparse_migrated).
+  std::set<std::string> deferred;
 };
 
 Diagnostic make_diag(SourceLocation where, std::string node, std::string param, std::string message,
@@ -185,6 +188,28 @@ Diagnostic make_diag(SourceLocation where, std::string node, std::string param, 
   d.message = std::move(message);
   d.hint = std::move(hint);
   return d;
+}
+
+/// Parses the text parameters of the migrated nodes against their current specs.
+void reparse_migrated(Workflow& wf, const Registry& registry, ParseExtras& extras, std::vector<Diagnostic>& out) {
+  for (NodeInstance& n : wf.nodes) {
+    if (!extras.deferred.count(n.id)) continue;
+    const NodeEntry* e = registry.find_node(n.type);
+    if (!e) continue;
+    for (auto& [name, value] : n.params) {
+      const auto* text = std::get_if<std::string>(&value);
+      const ParamSpec* ps = e->spec.param(name);
+      if (!text || !ps || extras.reported.count({n.id, name})) continue;
+      auto parsed = ps->parse(*text);
+      if (auto* why = std::get_if<std::string>(&parsed)) {
+        const auto at = n.param_where.find(name);
+        out.push_back(make_diag(at != n.param_where.end() ? at->second : n.where, n.id, name, *why));
+        extras.reported.insert({n.id, name});
+      } else {
+        value = std::get<ParamValue>(parsed);
+      }
+    }
+  }
 }
 
 // Diagnostics of one kind (the message with its quoted names and numbers left out) are listed
@@ -405,8 +430,8 @@ class Validator {
     else if (n.type_version > 0 && n.type_version < spec.info.version)
       list_.add(make_diag(node_loc(n), n.id, "",
                           fmt::format("saved with version {} of '{}'; the installed version is {} and "
-                                      "has no migration: check its parameters",
-                                      n.type_version, n.type, spec.info.version),
+                                      "has no migration from version {}: check its parameters",
+                                      n.type_version, n.type, spec.info.version, n.type_version),
                           {}, Diagnostic::Severity::Warning));
   }
 
@@ -806,6 +831,11 @@ class Parser {
       return;
     }
     const std::string text = scalar_text(value);
+    if (e && n.type_version < e->spec.info.version && !e->spec.info.migrations.empty()) {
+      n.params.emplace_back(name, text);  // parsed after the migration (reparse_migrated)
+      extras.deferred.insert(n.id);
+      return;
+    }
     const ParamSpec* ps = e ? e->spec.param(name) : nullptr;
     if (!ps) {  // unknown type or parameter: kept as text, reported by validate
       n.params.emplace_back(name, text);
@@ -1053,6 +1083,9 @@ LoadResult parse_workflow(const std::string& text, const fs::path& filename, con
   Parser p(filename.string(), registry, r.diagnostics);
   r.workflow = p.parse(text);
   if (r.workflow) {
+    auto notes = migrate_workflow(*r.workflow, registry, &r.migrated);
+    r.diagnostics.insert(r.diagnostics.end(), notes.begin(), notes.end());
+    reparse_migrated(*r.workflow, registry, p.extras, r.diagnostics);
     auto more = validate_impl(*r.workflow, registry, &p.extras);
     r.diagnostics.insert(r.diagnostics.end(), more.begin(), more.end());
   }

@@ -863,7 +863,7 @@ TEST_F(Cli, GarbagePluginDoesNotStopNodes) {
 
   auto p = gemflow({"plugins", "--plugin-path", (dir_ / "junk").string()});
   ASSERT_EQ(p.code, 0) << p.err;
-  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +test 1\.0\.0 .*\(10 nodes\))"))) << p.out;
+  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +test 1\.0\.0 .*\(11 nodes\))"))) << p.out;
   EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(FAILED +.*libgemflow_junk\.so: .+)"))) << p.out;
 }
 
@@ -1320,4 +1320,25 @@ links:
                                   "from the result cache");
   EXPECT_EQ(json_lines(second.out).back()["nodes"]["a"]["state"], "cached");
   EXPECT_FALSE(fs::exists(dir_ / "o" / ".gemflow-journal.jsonl"));
+}
+
+// `gemflow upgrade` rewrites an old workflow at the current versions and keeps the original.
+TEST_F(Cli, UpgradeMigratesAnOldWorkflowAndKeepsTheOriginal) {
+  const std::string old = "gemflow: 1\nnodes:\n  m: {type: test.migrated, version: 1, params: {scale_factor: 2, tolerance: 5}}\n";
+  const auto wf = write("old.yaml", old);
+  auto r = gemflow({"upgrade", wf.string()});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_CONTAINS(r.err, "migrated from version 1 to 2 of 'test.migrated': parameter 'scale_factor' is now 'factor'");
+  EXPECT_CONTAINS(r.out, "upgraded (1 node)");
+  EXPECT_EQ(r.err.find("'mode'"), std::string::npos) << "no note for a parameter the node does not set";
+  EXPECT_EQ(slurp(dir_ / "old.yaml.bak"), old);
+  const std::string now = slurp(wf);
+  EXPECT_CONTAINS(now, "version: 3");
+  EXPECT_CONTAINS(now, "factor: 2");
+  EXPECT_CONTAINS(now, "tolerance: 0.005");
+  auto again = gemflow({"upgrade", wf.string()});
+  EXPECT_EQ(again.code, 0);
+  EXPECT_CONTAINS(again.out, "every node is at its current version; not changed");
+  auto run = gemflow({"run", wf.string(), "--out", "o", "--json"});
+  EXPECT_EQ(run.code, 0) << run.err;
 }

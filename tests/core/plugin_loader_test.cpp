@@ -48,7 +48,7 @@ TEST(PluginLoader, GoodPluginRegistersItsNodes) {
   EXPECT_EQ(r.version, "1.0.0");
   EXPECT_EQ(r.fingerprint, PluginHost::host_fingerprint());
   EXPECT_THAT(r.node_ids, ::testing::Contains("test.add"));
-  EXPECT_EQ(r.node_ids.size(), 10u);
+  EXPECT_EQ(r.node_ids.size(), 11u);
   const NodeEntry* add = reg.find_node("test.add");
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(add->origin, plugin("testnodes").string());
@@ -242,7 +242,7 @@ TEST(PluginLoader, AnIdOutsideThePluginsNamespaceIsRefused) {
   EXPECT_EQ(reg.find_node("squatter.own"), nullptr);  // nothing of a refused plugin stays
   const PluginRecord& owner = host.records()[1];
   EXPECT_TRUE(owner.loaded) << owner.error;
-  EXPECT_EQ(owner.node_ids.size(), 10u);
+  EXPECT_EQ(owner.node_ids.size(), 11u);
   EXPECT_EQ(reg.find_node("test.add")->origin, (fs::canonical(dir) / "libgemflow_testnodes.so").string());
   fs::remove_all(dir);
 }

@@ -518,3 +518,63 @@ TEST(Workflow, DiagnosticsOfOneKindAreBounded) {
 
 }  // namespace
 }  // namespace gemflow
+
+namespace gemflow {
+namespace {
+
+// A workflow saved at version 1 of test.migrated (renamed parameter and output, an old choice
+// value, a length in mm) loads at version 3 with one note per step, and runs.
+TEST(Migration, AnOldWorkflowLoadsMigratedWithANotePerStep) {
+  test::TempDir dir;
+  std::ofstream(dir / "old.yaml") << R"(gemflow: 1
+nodes:
+  m: {type: test.migrated, version: 1, params: {scale_factor: 2.5, mode: fast, tolerance: 4}}
+  s: {type: test.add}
+links:
+  - m.out -> s.a
+  - m.out -> s.b
+)";
+  const LoadResult r = load_workflow(dir / "old.yaml", test::testnodes());
+  ASSERT_TRUE(r.ok()) << test::all(r.diagnostics);
+  EXPECT_EQ(r.migrated, 1u);
+  std::vector<std::string> notes;
+  for (const auto& d : r.diagnostics) notes.push_back(d.message);
+  EXPECT_THAT(notes, ::testing::ElementsAre(
+                         "migrated from version 1 to 2 of 'test.migrated': parameter 'scale_factor' is now 'factor'",
+                         "migrated from version 1 to 2 of 'test.migrated': output 'out' is now 'value'",
+                         "migrated from version 2 to 3 of 'test.migrated': parameter 'mode': 'fast' is now 'quick'",
+                         "migrated from version 2 to 3 of 'test.migrated': parameter 'tolerance' changed unit "
+                         "(mm → m): the saved value is multiplied by 0.001"));
+  EXPECT_EQ(r.diagnostics[0].where.line, 3);
+  const NodeInstance* m = r.workflow->find("m");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->type_version, 3);
+  EXPECT_EQ(std::get<double>(*m->param("factor")), 2.5);
+  EXPECT_EQ(std::get<std::string>(*m->param("mode")), "quick");
+  EXPECT_DOUBLE_EQ(std::get<double>(*m->param("tolerance")), 0.004);
+  EXPECT_EQ(r.workflow->links[0].from_port, "value");
+  // Saved, it is a current workflow: no notes on the next load.
+  save_workflow(*r.workflow, dir / "new.yaml");
+  const LoadResult again = load_workflow(dir / "new.yaml", test::testnodes());
+  ASSERT_TRUE(again.ok()) << test::all(again.diagnostics);
+  EXPECT_EQ(again.migrated, 0u);
+  EXPECT_TRUE(again.diagnostics.empty()) << test::all(again.diagnostics);
+}
+
+TEST(Migration, ABadValueFoundAfterTheMigrationIsLocated) {
+  test::TempDir dir;
+  std::ofstream(dir / "bad.yaml") << "gemflow: 1\nnodes:\n  m: {type: test.migrated, version: 2, params: {mode: slow}}\n";
+  const LoadResult r = load_workflow(dir / "bad.yaml", test::testnodes());
+  EXPECT_FALSE(r.ok());
+  bool found = false;
+  for (const auto& d : r.diagnostics)
+    if (d.severity == Diagnostic::Severity::Error && d.param == "mode") {
+      found = true;
+      EXPECT_EQ(d.where.line, 3);
+      EXPECT_THAT(d.message, ::testing::HasSubstr("slow"));
+    }
+  EXPECT_TRUE(found) << test::all(r.diagnostics);
+}
+
+}  // namespace
+}  // namespace gemflow

@@ -39,6 +39,20 @@
 
 namespace gemflow {
 
+struct MigrationTarget;
+
+/// One step of a node type's migration (NodeInfo::migrations): turns a node saved at version
+/// `from` into one of version `from + 1`, so that workflows saved before a parameter or port was
+/// renamed, removed or changed its unit still load. Loading applies the steps in order from the
+/// saved version to the current one, with one warning per step naming the node and `note`;
+/// `gemflow upgrade W.yaml` writes the result back. Make steps with the gemflow::migrate helpers
+/// below, or give `apply` yourself.
+struct Migration {
+  int from = 0;
+  std::string note;  ///< what changed, e.g. "parameter 'scale_factor' is now 'scale'"
+  std::function<void(MigrationTarget&)> apply;
+};
+
 /// Identity and documentation of a node type.
 struct NodeInfo {
   std::string id;        ///< namespaced, "plugin.name"
@@ -58,7 +72,29 @@ struct NodeInfo {
   bool stochastic = false;
   /// Rules between parameters (ParamRule), checked before a workflow runs.
   std::vector<ParamRule> rules;
+  /// Steps from older versions (`from` = 1 … version − 1, several per version allowed, applied
+  /// in order): see Migration.
+  std::vector<Migration> migrations;
 };
+
+/// Ready-made migration steps (implemented in core/src/migrate.cpp). Each applies to a node
+/// saved at version `from`; a step whose parameter or port the node does not set does nothing.
+namespace migrate {
+/// Parameter `old_name` renamed `new_name`.
+[[nodiscard]] Migration rename_param(int from, std::string old_name, std::string new_name);
+/// Parameter `name` removed (its value dropped).
+[[nodiscard]] Migration remove_param(int from, std::string name);
+/// The value `old_value` of choice parameter `name` renamed `new_value`.
+[[nodiscard]] Migration rename_choice(int from, std::string name, std::string old_value, std::string new_value);
+/// A number's unit changed: the saved value is multiplied by `factor` (`why`: "nm → Å").
+[[nodiscard]] Migration scale_param(int from, std::string name, double factor, std::string why);
+/// The default of `name` changed: a node that did not set it gets `old_default` written in, so
+/// that it keeps computing what it did.
+[[nodiscard]] Migration keep_old_default(int from, std::string name, ParamValue old_default);
+/// Input (or output) port `old_name` renamed `new_name`: the workflow's links follow.
+[[nodiscard]] Migration rename_input(int from, std::string old_name, std::string new_name);
+[[nodiscard]] Migration rename_output(int from, std::string old_name, std::string new_name);
+}  // namespace migrate
 
 struct PortSpec {
   std::string name;

@@ -82,9 +82,25 @@ struct Workflow {
   [[nodiscard]] std::filesystem::path base_dir() const;
 };
 
+/// What a migration step may change: the node (its parameters, with their file positions) and
+/// the workflow's links (a renamed port's).
+struct MigrationTarget {
+  NodeInstance& node;
+  std::vector<Link>& links;
+};
+
+/// Applies the migrations of every node saved at an older version of its type (NodeInfo::
+/// migrations), in order, and sets its version to the last one reached. Returns one warning per
+/// step that changed the node ("migrated from version 1 to 2 of 'x.y': parameter 'a' is now
+/// 'b'"), at the node; `nodes_migrated` (optional) counts the nodes whose version advanced. A gap
+/// in the chain stops there (validation then warns that the node is old). load_workflow calls it
+/// before validating.
+std::vector<Diagnostic> migrate_workflow(Workflow& wf, const Registry& registry, std::size_t* nodes_migrated = nullptr);
+
 struct LoadResult {
   std::optional<Workflow> workflow;   ///< set when the YAML could be read into a model
   std::vector<Diagnostic> diagnostics;
+  std::size_t migrated = 0;           ///< nodes brought to their type's current version
   [[nodiscard]] bool ok() const;      ///< workflow set and no Error diagnostics
 };
 

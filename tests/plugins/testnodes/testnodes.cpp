@@ -15,6 +15,9 @@
 //   test.device     param device                   → table: Table (column "device": used)
 //   test.rules      params pivoted, rank, limit; the rules "rank needs pivoted", "rank ≤ limit" → value: 1×1 (the
 //                   rank); every structured doc field (errors, memory, determinism, references)
+//   test.migrated   version 3, params factor, mode (quick|exact), tolerance → value: 1×1 (factor);
+//                   migrations: 1→2 scale_factor renamed factor, output out renamed value;
+//                   2→3 mode 'fast' renamed 'quick', tolerance from mm to m
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -255,6 +258,31 @@ class Ruled final : public Node {
   void execute(NodeContext&) override { value.set(Mat(1, 1, static_cast<double>(*rank))); }
 };
 
+// A node type at its third version, with the migration steps from the first two.
+class Migrated final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "test.migrated",
+            .version = 3,
+            .title = "Migrated",
+            .category = "Test",
+            .doc = "Outputs `factor`; its parameters and output were renamed over three versions.",
+            .migrations = {migrate::rename_param(1, "scale_factor", "factor"), migrate::rename_output(1, "out", "value"),
+                           migrate::rename_choice(2, "mode", "fast", "quick"),
+                           migrate::scale_param(2, "tolerance", 1e-3, "mm → m")}};
+  }
+  Output<Mat> value{this, "value", "1×1 matrix holding factor"};
+  Param<double> factor{this, "factor", 1.0, {.doc = "The number"}};
+  enum class Mode { Quick, Exact };
+  Choice<Mode> mode{this, "mode", Mode::Quick, {{Mode::Quick, "quick"}, {Mode::Exact, "exact"}}, {.doc = "A choice"}};
+  Param<double> tolerance{this, "tolerance", 1e-6, {.min = 0.0, .unit = "m", .doc = "A length"}};
+  void execute(NodeContext& ctx) override {
+    ctx.record("tolerance", *tolerance);
+    ctx.record("mode", std::string(*mode == Mode::Quick ? "quick" : "exact"));
+    value.set(Mat(1, 1, *factor));
+  }
+};
+
 void register_nodes(PluginRegistrar& r) {
   r.add_node<Constant>();
   r.add_node<Add>();
@@ -266,6 +294,7 @@ void register_nodes(PluginRegistrar& r) {
   r.add_node<Params>();
   r.add_node<DeviceNode>();
   r.add_node<Ruled>();
+  r.add_node<Migrated>();
 }
 
 }  // namespace
