@@ -1,5 +1,6 @@
 // The flame nodes without the executor: flame.read (index, name, strict), flame.list,
 // flame.render (device cpu, previews, progress, the seed), flame.render_all.
+#include <gemflow/device.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/registry.hpp>
 #include <gemflow/testing.hpp>
@@ -123,6 +124,24 @@ TEST(FlameNodes, RenderAllWritesOnePngPerFlame) {
     const Image im = io::read_png(file);
     EXPECT_EQ(im.width, 320u);
   }
+}
+
+}  // namespace
+}  // namespace gemflow::flame
+
+namespace gemflow::flame {
+namespace {
+
+// No silent CPU fallback: device cuda without a GPU fails and says so.
+TEST(FlameNodes, DeviceCudaWithoutAGpuFails) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  auto r = read(flame::testing::sample("gemflow_sierpinski.flame"));
+  gemflow::testing::RecordingContext ctx;
+  ASSERT_EQ(gemflow::testing::error_of(*r, ctx), "(no error)");
+  auto n = make("flame.render");
+  n->set_input("flame", r->output("flame"));
+  n->set_param("device", std::string("cuda"));
+  EXPECT_CONTAINS(gemflow::testing::error_of(*n, ctx), "cuda");
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 // rendered; RenderCancelled. Device memory is checked (cudaMemGetInfo) before allocating.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gemflow/cuda/error.hpp"
 #include "gemflow/flame/render.hpp"
@@ -57,5 +58,14 @@ struct CudaRenderOptions {
 /// Renders on device `c.device`. `used` receives the variant run.
 [[nodiscard]] RenderedImage render_cuda(const Flame& flame, const RenderOptions& options, const CudaRenderOptions& c,
                                         Variant* used = nullptr);
+
+/// Test hook: eval_variation in fp32 on the device, one (variation, point) per entry: ids[i],
+/// points_and_weights = x0 y0 x1 y1 ... then the n weights, params = n × kNumVarParams, coefs =
+/// n × 6, seeds[i] the random stream (Pcg32(seeds[i], 3), as the CPU tests use). Returns px, py.
+[[nodiscard]] std::vector<float> eval_variations_device(const std::vector<int>& ids,
+                                                        const std::vector<float>& points_and_weights,
+                                                        const std::vector<float>& params,
+                                                        const std::vector<float>& coefs,
+                                                        const std::vector<unsigned long long>& seeds);
 
 }  // namespace gemflow::flame::cuda
