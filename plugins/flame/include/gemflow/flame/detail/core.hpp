@@ -167,6 +167,13 @@ struct ToneParams {
 /// calc_newrgb and its final clamp and truncation).
 GF_FLAME_HD inline void tone_map(const double t[4], const ToneParams& p, unsigned char out[3]) {
   const double white = 255.0;
+  if (t[0] == 0 && t[1] == 0 && t[2] == 0 && t[3] == 0) {  // nothing plotted: the background
+    for (int c = 0; c < 3; ++c) {
+      const double b = p.background[c];
+      out[c] = static_cast<unsigned char>(b > 255 ? 255 : (b < 0 ? 0 : b));
+    }
+    return;
+  }
   double alpha = 0, ls = 0;
   if (t[3] > 0) {
     const double d = t[3] / white;
@@ -207,7 +214,8 @@ GF_FLAME_HD inline void tone_map(const double t[4], const ToneParams& p, unsigne
     }
   }
   for (int c = 0; c < 3; ++c) {
-    double a = rgb[c] + (1 - p.vibrancy) * 256.0 * pow(t[c] / white, p.inv_gamma);
+    double a = rgb[c];
+    if (p.vibrancy != 1) a += (1 - p.vibrancy) * 256.0 * pow(t[c] / white, p.inv_gamma);
     a += (1 - alpha) * p.background[c];
     a = a > 255 ? 255 : (a < 0 ? 0 : a);
     out[c] = static_cast<unsigned char>(a);

@@ -24,6 +24,18 @@ std::uint64_t run_walker(const Prepared<R>& P, std::uint64_t seed, std::uint64_t
   const KXform<R>* xf = P.xforms.data();
   const std::uint16_t* table = P.table.data();
   const long long start = -static_cast<long long>(P.fuse);
+  // Plots wait kLag samples in a ring after a prefetch of their cell: the random access to a
+  // large histogram (66 MB at 1080p) then overlaps the next iterations instead of stalling.
+  constexpr int kLag = 16;
+  struct Pending {
+    std::uint64_t* cell;
+    std::uint64_t add[4];
+  };
+  Pending ring[kLag];
+  int head = 0, pending = 0;
+  auto commit = [](const Pending& p) {
+    for (int k = 0; k < 4; ++k) p.cell[k] += p.add[k];
+  };
   for (long long i = start; i < static_cast<long long>(iters); ++i) {
     const unsigned fn = table[row * kGrain + (rng.next() & (kGrain - 1))];
     R nx, ny, nc;
@@ -48,9 +60,16 @@ std::uint64_t run_walker(const Prepared<R>& P, std::uint64_t seed, std::uint64_t
     if (!to_cell(P.cam, px, py, ix, iy)) continue;
     R col[4];
     palette_color(P.palette.data(), P.step_mode, pc, col);
-    std::uint64_t* h = hist + (static_cast<std::size_t>(iy) * static_cast<std::size_t>(P.cam.width) + static_cast<std::size_t>(ix)) * 4;
-    for (int k = 0; k < 4; ++k) h[k] += to_fixed(col[k] * vis);
+    Pending p;
+    p.cell = hist + (static_cast<std::size_t>(iy) * static_cast<std::size_t>(P.cam.width) + static_cast<std::size_t>(ix)) * 4;
+    __builtin_prefetch(p.cell, 1);
+    for (int k = 0; k < 4; ++k) p.add[k] = to_fixed(col[k] * vis);
+    if (pending == kLag) commit(ring[head]);
+    else ++pending;
+    ring[head] = p;
+    head = (head + 1) % kLag;
   }
+  for (int k = 0; k < pending; ++k) commit(ring[(head + kLag - pending + k) % kLag]);
   return bad;
 }
 
