@@ -12,8 +12,8 @@
 
 #include <pugixml.hpp>
 
-#include "gemflow/flame/flame.hpp"
 #include "gemflow/flame/detail/core.hpp"
+#include "gemflow/flame/flame.hpp"
 
 namespace gemflow::flame {
 namespace {
@@ -24,8 +24,9 @@ constexpr std::size_t kMaxPaletteColours = 65536;
 // Xform attributes that are not variations: flam3's, and those Apophysis, Fractorium and
 // JWildfire write that do not change a flam3 render.
 const std::set<std::string, std::less<>> kXformNonVariation = {
-    "weight", "color", "color_speed", "symmetry", "opacity", "coefs", "post", "chaos", "name", "animate",
-    "var_color", "var_order", "plotmode", "motion_frequency", "motion_function", "visible", "enabled"};
+    "weight",          "color",   "color_speed", "symmetry",  "opacity",   "coefs",    "post",
+    "chaos",           "name",    "animate",     "var_color", "var_order", "plotmode", "motion_frequency",
+    "motion_function", "visible", "enabled"};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -73,14 +74,17 @@ class Reader {
   std::size_t line_of(const pugi::xml_node& n) const {
     const auto off = n.offset_debug();
     if (off < 0) return 0;
-    return static_cast<std::size_t>(std::upper_bound(newlines_.begin(), newlines_.end(), static_cast<std::size_t>(off)) -
-                                    newlines_.begin()) + 1;
+    return static_cast<std::size_t>(
+               std::upper_bound(newlines_.begin(), newlines_.end(), static_cast<std::size_t>(off)) -
+               newlines_.begin()) +
+           1;
   }
 
   std::string where(std::size_t line) const {
     std::string s = opt_.source + ":" + std::to_string(line) + ": ";
-    if (flame_) s += "flame " + (flame_->name.empty() ? std::string() : "'" + flame_->name + "' ") + "(#" +
-                     std::to_string(flame_->index) + "): ";
+    if (flame_)
+      s += "flame " + (flame_->name.empty() ? std::string() : "'" + flame_->name + "' ") + "(#" +
+           std::to_string(flame_->index) + "): ";
     return s;
   }
 
@@ -98,9 +102,11 @@ class Reader {
     std::vector<double> out;
     for (auto tok : split_ws(a.value())) {
       const auto v = to_number(tok);
-      if (!v) fail(line, "attribute '" + std::string(a.name()) + "' = '" + a.value() + "': '" + std::string(tok) +
-                             "' is not a number");
-      if (!std::isfinite(*v)) fail(line, "attribute '" + std::string(a.name()) + "' = '" + a.value() + "' is not finite");
+      if (!v)
+        fail(line, "attribute '" + std::string(a.name()) + "' = '" + a.value() + "': '" + std::string(tok) +
+                       "' is not a number");
+      if (!std::isfinite(*v))
+        fail(line, "attribute '" + std::string(a.name()) + "' = '" + a.value() + "' is not finite");
       out.push_back(*v);
     }
     if (out.size() < min_count || out.size() > max_count)
@@ -138,7 +144,8 @@ class Reader {
         x.color_speed = (1.0 - number(a, line)) / 2.0;
       } else if (name == "opacity") {
         x.opacity = number(a, line);
-        if (x.opacity < 0 || x.opacity > 1) fail(line, "xform attribute 'opacity' = " + std::string(a.value()) + " is outside [0, 1]");
+        if (x.opacity < 0 || x.opacity > 1)
+          fail(line, "xform attribute 'opacity' = " + std::string(a.value()) + " is outside [0, 1]");
       } else if (name == "coefs") {
         x.coefs = affine(a, line);
       } else if (name == "post") {
@@ -163,7 +170,8 @@ class Reader {
         if (!is_param) unknown.emplace_back(name);
       }
     }
-    if (x.color < 0 || x.color > 1) fail(line, "xform attribute 'color' = " + std::to_string(x.color) + " is outside [0, 1]");
+    if (x.color < 0 || x.color > 1)
+      fail(line, "xform attribute 'color' = " + std::to_string(x.color) + " is outside [0, 1]");
     return x;
   }
 
@@ -182,7 +190,8 @@ class Reader {
       fail(line, what + ": count " + std::to_string(count) + " is not in 1.." + std::to_string(kMaxPaletteColours));
     if (digits.size() < count * bytes * 2)
       fail(line, what + ": " + std::to_string(digits.size()) + " hexadecimal digits for " + std::to_string(count) +
-                     " colours of " + std::to_string(bytes) + " bytes (" + std::to_string(count * bytes * 2) + " needed)");
+                     " colours of " + std::to_string(bytes) + " bytes (" + std::to_string(count * bytes * 2) +
+                     " needed)");
     std::vector<std::array<double, 4>> cols(count);
     for (std::size_t i = 0; i < count; ++i) {
       double c[4] = {0, 0, 0, 255};
@@ -236,7 +245,8 @@ class Reader {
         f.rotate = number(a, line);
       } else if (name == "zoom") {
         f.zoom = number(a, line);
-        if (std::fabs(f.zoom) > 20) fail(line, "attribute 'zoom' = " + std::string(a.value()) + " is outside [-20, 20]");
+        if (std::fabs(f.zoom) > 20)
+          fail(line, "attribute 'zoom' = " + std::string(a.value()) + " is outside [-20, 20]");
       } else if (name == "supersample" || name == "oversample") {
         const double v = number(a, line);
         if (v < 1 || v > 16 || v != std::floor(v))
@@ -251,8 +261,10 @@ class Reader {
       } else if (name == "filter_shape") {
         bool found = false;
         for (int s = 0; s < 14; ++s)
-          if (name_of(static_cast<FilterShape>(s)) == a.value()) f.filter_shape = static_cast<FilterShape>(s), found = true;
-        if (!found) fail(line, "attribute 'filter_shape' = '" + std::string(a.value()) + "' is not one of flam3's filters");
+          if (name_of(static_cast<FilterShape>(s)) == a.value())
+            f.filter_shape = static_cast<FilterShape>(s), found = true;
+        if (!found)
+          fail(line, "attribute 'filter_shape' = '" + std::string(a.value()) + "' is not one of flam3's filters");
       } else if (name == "brightness") {
         f.brightness = number(a, line);
         check_positive(a, f.brightness);
@@ -261,7 +273,8 @@ class Reader {
         check_positive(a, f.gamma);
       } else if (name == "gamma_threshold") {
         f.gamma_threshold = number(a, line);  // 0: no linear ramp
-        if (f.gamma_threshold < 0) fail(line, "attribute 'gamma_threshold' = " + std::string(a.value()) + " is negative");
+        if (f.gamma_threshold < 0)
+          fail(line, "attribute 'gamma_threshold' = " + std::string(a.value()) + " is negative");
       } else if (name == "vibrancy") {
         f.vibrancy = number(a, line);
       } else if (name == "highlight_power") {
@@ -285,7 +298,8 @@ class Reader {
         f.fuse = static_cast<int>(v);
       } else if (name == "palette") {
         const double v = number(a, line);
-        if (v != std::floor(v)) fail(line, "attribute 'palette' = '" + std::string(a.value()) + "' is not a whole number");
+        if (v != std::floor(v))
+          fail(line, "attribute 'palette' = '" + std::string(a.value()) + "' is not a whole number");
         f.palette_index = v < 0 ? -1 : static_cast<int>(std::min(v, 1e9));
       } else if (name == "palette_mode") {
         const std::string_view m = a.value();
@@ -297,8 +311,8 @@ class Reader {
       }
     }
     if (f.estimator_radius > 0 && f.estimator_minimum > f.estimator_radius)
-      fail(line, "attribute 'estimator_minimum' = " + std::to_string(f.estimator_minimum) + " exceeds 'estimator_radius' = " +
-                     std::to_string(f.estimator_radius));
+      fail(line, "attribute 'estimator_minimum' = " + std::to_string(f.estimator_minimum) +
+                     " exceeds 'estimator_radius' = " + std::to_string(f.estimator_radius));
 
     bool have_palette = false;
     std::vector<std::pair<std::string, std::size_t>> unknown;  // variation, line
@@ -330,7 +344,8 @@ class Reader {
         if (auto a = c.attribute("format")) {
           const std::string_view fmt = a.value();
           if (fmt == "RGBA") bytes = 4;
-          else if (fmt != "RGB") fail(cl, "<palette> attribute 'format' = '" + std::string(fmt) + "' is not RGB or RGBA");
+          else if (fmt != "RGB")
+            fail(cl, "<palette> attribute 'format' = '" + std::string(fmt) + "' is not RGB or RGBA");
         }
         f.palette = hex_palette(c.text().get(), count, bytes, 0, cl, "<palette>");
         have_palette = true;
@@ -359,7 +374,8 @@ class Reader {
         for (double v : rgba)
           if (v < 0 || v > 255) fail(cl, "<color> component " + std::to_string(v) + " is outside [0, 255]");
         const double al = rgba[3] / 255.0;
-        f.palette[static_cast<std::size_t>(idx)] = {al * rgba[0] / 255.0, al * rgba[1] / 255.0, al * rgba[2] / 255.0, al};
+        f.palette[static_cast<std::size_t>(idx)] = {al * rgba[0] / 255.0, al * rgba[1] / 255.0, al * rgba[2] / 255.0,
+                                                    al};
         have_palette = true;
       }
     }
@@ -370,7 +386,8 @@ class Reader {
       for (auto& [v, l] : unknown)
         if (seen.insert(v).second) list += (list.empty() ? "" : ", ") + v + " (line " + std::to_string(l) + ")";
       if (opt_.strict)
-        fail(line, "unknown variation(s) " + list + " (not among flam3's 99; read with strict: false to render without them)");
+        fail(line, "unknown variation(s) " + list +
+                       " (not among flam3's 99; read with strict: false to render without them)");
       dropped.push_back(where(line) + "dropped unknown variation(s) " + list);
     }
 
@@ -414,8 +431,9 @@ class Reader {
     const double bytes = static_cast<double>(s.width) * static_cast<double>(s.height) * 64.0;
     if (bytes > static_cast<double>(kMaxRenderBytes))
       fail(line, "attribute 'size' = " + std::to_string(f.width) + " × " + std::to_string(f.height) + " (supersample " +
-                     std::to_string(f.supersample) + ") needs " + std::to_string(static_cast<long long>(bytes / 1048576)) +
-                     " MiB of histogram, over the " + std::to_string(kMaxRenderBytes >> 20) + " MiB limit");
+                     std::to_string(f.supersample) + ") needs " +
+                     std::to_string(static_cast<long long>(bytes / 1048576)) + " MiB of histogram, over the " +
+                     std::to_string(kMaxRenderBytes >> 20) + " MiB limit");
     flame_ = nullptr;
     return f;
   }
@@ -440,8 +458,8 @@ void collect_flames(const pugi::xml_node& n, std::vector<pugi::xml_node>& out) {
 }  // namespace
 
 std::string_view filter_shape_name(FilterShape s) {
-  static constexpr std::string_view names[] = {"gaussian", "hermite", "box",     "triangle", "bell",
-                                               "bspline",  "mitchell", "blackman", "catrom",  "hanning",
+  static constexpr std::string_view names[] = {"gaussian", "hermite",  "box",      "triangle", "bell",
+                                               "bspline",  "mitchell", "blackman", "catrom",   "hanning",
                                                "hamming",  "lanczos3", "lanczos2", "quadratic"};
   return names[static_cast<int>(s)];
 }
@@ -470,8 +488,10 @@ HistogramShape histogram_shape(const Flame& f) {
 std::optional<std::filesystem::path> find_palette_table(const std::filesystem::path& explicit_path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!explicit_path.empty()) return fs::is_regular_file(explicit_path, ec) ? std::optional(explicit_path) : std::nullopt;
-  if (const char* env = std::getenv("FLAM3_PALETTES"); env && *env && fs::is_regular_file(env, ec)) return fs::path(env);
+  if (!explicit_path.empty())
+    return fs::is_regular_file(explicit_path, ec) ? std::optional(explicit_path) : std::nullopt;
+  if (const char* env = std::getenv("FLAM3_PALETTES"); env && *env && fs::is_regular_file(env, ec))
+    return fs::path(env);
   const fs::path debian = "/usr/share/flam3/flam3-palettes.xml";
   if (fs::is_regular_file(debian, ec)) return debian;
   return std::nullopt;
@@ -500,13 +520,15 @@ Palette palette_from_table(const std::filesystem::path& table, int index, double
     }
     entries = &it->second;
   }
-  if (index < 0 || static_cast<std::size_t>(index) >= entries->size() || (*entries)[static_cast<std::size_t>(index)].empty())
+  if (index < 0 || static_cast<std::size_t>(index) >= entries->size() ||
+      (*entries)[static_cast<std::size_t>(index)].empty())
     throw FlameError("index " + std::to_string(index) + " is not in the palette table " + table.string() + " (0.." +
                      std::to_string(entries->empty() ? 0 : entries->size() - 1) + ")");
   ReadOptions o;
   o.source = table.string();
   Reader r("", o);
-  Palette p = r.hex_palette((*entries)[static_cast<std::size_t>(index)], 256, 4, 1, 0, "palette " + std::to_string(index));
+  Palette p =
+      r.hex_palette((*entries)[static_cast<std::size_t>(index)], 256, 4, 1, 0, "palette " + std::to_string(index));
   if (hue != 0)
     for (auto& c : p) {
       double rgb[3] = {c[0], c[1], c[2]}, hsv[3];
@@ -561,7 +583,10 @@ std::string write_flame(const Flame& f) {
   };
   auto aff = [&](const Affine& a) {
     std::string s;
-    for (std::size_t i = 0; i < 6; ++i) s += (i ? " " : "") + num(a[i]);
+    for (std::size_t i = 0; i < 6; ++i) {
+      if (i) s += ' ';
+      s += num(a[i]);
+    }
     return s;
   };
   auto esc = [](const std::string& s) {
@@ -575,22 +600,23 @@ std::string write_flame(const Flame& f) {
     return r;
   };
   std::ostringstream o;
-  o << "<flame name=\"" << esc(f.name) << "\" size=\"" << f.width << " " << f.height << "\" center=\"" << num(f.center[0])
-    << " " << num(f.center[1]) << "\" scale=\"" << num(f.scale) << "\" rotate=\"" << num(f.rotate) << "\" zoom=\""
-    << num(f.zoom) << "\" supersample=\"" << f.supersample << "\" quality=\"" << num(f.quality) << "\" filter=\""
-    << num(f.filter) << "\" filter_shape=\"" << filter_shape_name(f.filter_shape) << "\" brightness=\""
-    << num(f.brightness) << "\" gamma=\"" << num(f.gamma) << "\" gamma_threshold=\"" << num(f.gamma_threshold)
-    << "\" vibrancy=\"" << num(f.vibrancy) << "\" highlight_power=\"" << num(f.highlight_power) << "\" background=\""
-    << num(f.background[0]) << " " << num(f.background[1]) << " " << num(f.background[2]) << "\" estimator_radius=\""
-    << num(f.estimator_radius) << "\" estimator_minimum=\"" << num(f.estimator_minimum) << "\" estimator_curve=\""
-    << num(f.estimator_curve) << "\" fuse=\"" << f.fuse << "\" palette_mode=\""
-    << (f.palette_mode == PaletteMode::Step ? "step" : "linear") << "\">\n";
+  o << "<flame name=\"" << esc(f.name) << "\" size=\"" << f.width << " " << f.height << "\" center=\""
+    << num(f.center[0]) << " " << num(f.center[1]) << "\" scale=\"" << num(f.scale) << "\" rotate=\"" << num(f.rotate)
+    << "\" zoom=\"" << num(f.zoom) << "\" supersample=\"" << f.supersample << "\" quality=\"" << num(f.quality)
+    << "\" filter=\"" << num(f.filter) << "\" filter_shape=\"" << filter_shape_name(f.filter_shape)
+    << "\" brightness=\"" << num(f.brightness) << "\" gamma=\"" << num(f.gamma) << "\" gamma_threshold=\""
+    << num(f.gamma_threshold) << "\" vibrancy=\"" << num(f.vibrancy) << "\" highlight_power=\""
+    << num(f.highlight_power) << "\" background=\"" << num(f.background[0]) << " " << num(f.background[1]) << " "
+    << num(f.background[2]) << "\" estimator_radius=\"" << num(f.estimator_radius) << "\" estimator_minimum=\""
+    << num(f.estimator_minimum) << "\" estimator_curve=\"" << num(f.estimator_curve) << "\" fuse=\"" << f.fuse
+    << "\" palette_mode=\"" << (f.palette_mode == PaletteMode::Step ? "step" : "linear") << "\">\n";
   auto xf = [&](const Xform& x, const char* tag) {
     o << "  <" << tag << " weight=\"" << num(x.weight) << "\" color=\"" << num(x.color) << "\" color_speed=\""
       << num(x.color_speed) << "\" opacity=\"" << num(x.opacity) << "\" coefs=\"" << aff(x.coefs) << "\"";
     if (x.has_post()) o << " post=\"" << aff(x.post) << "\"";
     for (int v = 0; v < kNumVariations; ++v)
-      if (x.var[static_cast<std::size_t>(v)] != 0) o << " " << kVariationNames[v] << "=\"" << num(x.var[static_cast<std::size_t>(v)]) << "\"";
+      if (x.var[static_cast<std::size_t>(v)] != 0)
+        o << " " << kVariationNames[v] << "=\"" << num(x.var[static_cast<std::size_t>(v)]) << "\"";
     for (int p = 0; p < kNumVarParams; ++p)
       if (x.var[static_cast<std::size_t>(kVarParams[p].variation)] != 0)
         o << " " << kVarParams[p].name << "=\"" << num(x.param[static_cast<std::size_t>(p)]) << "\"";

@@ -27,12 +27,14 @@ namespace detail {
 double filter_value(int shape, double x) {
   const double pi = 3.14159265358979323846;
   switch (static_cast<FilterShape>(shape)) {
-    case FilterShape::Gaussian: return std::exp(-2.0 * x * x) * std::sqrt(2.0 / pi);
+    case FilterShape::Gaussian:
+      return std::exp(-2.0 * x * x) * std::sqrt(2.0 / pi);
     case FilterShape::Hermite: {
       const double t = std::fabs(x);
       return t < 1 ? (2 * t - 3) * t * t + 1 : 0;
     }
-    case FilterShape::Box: return (x > -0.5 && x <= 0.5) ? 1.0 : 0.0;
+    case FilterShape::Box:
+      return (x > -0.5 && x <= 0.5) ? 1.0 : 0.0;
     case FilterShape::Triangle: {
       const double t = std::fabs(x);
       return t < 1 ? 1 - t : 0;
@@ -52,10 +54,12 @@ double filter_value(int shape, double x) {
     case FilterShape::Mitchell: {
       const double b = 1.0 / 3.0, c = 1.0 / 3.0, t = std::fabs(x), tt = t * t;
       if (t < 1) return ((12 - 9 * b - 6 * c) * t * tt + (-18 + 12 * b + 6 * c) * tt + (6 - 2 * b)) / 6.0;
-      if (t < 2) return ((-b - 6 * c) * t * tt + (6 * b + 30 * c) * tt + (-12 * b - 48 * c) * t + (8 * b + 24 * c)) / 6.0;
+      if (t < 2)
+        return ((-b - 6 * c) * t * tt + (6 * b + 30 * c) * tt + (-12 * b - 48 * c) * t + (8 * b + 24 * c)) / 6.0;
       return 0;
     }
-    case FilterShape::Blackman: return sinc(x) * (0.42 + 0.5 * std::cos(pi * x) + 0.08 * std::cos(2 * pi * x));
+    case FilterShape::Blackman:
+      return sinc(x) * (0.42 + 0.5 * std::cos(pi * x) + 0.08 * std::cos(2 * pi * x));
     case FilterShape::Catrom: {
       if (x < -2) return 0;
       if (x < -1) return 0.5 * (4 + x * (8 + x * (5 + x)));
@@ -64,8 +68,10 @@ double filter_value(int shape, double x) {
       if (x < 2) return 0.5 * (4 + x * (-8 + x * (5 - x)));
       return 0;
     }
-    case FilterShape::Hanning: return sinc(x) * (0.5 + 0.5 * std::cos(pi * x));
-    case FilterShape::Hamming: return sinc(x) * (0.54 + 0.46 * std::cos(pi * x));
+    case FilterShape::Hanning:
+      return sinc(x) * (0.5 + 0.5 * std::cos(pi * x));
+    case FilterShape::Hamming:
+      return sinc(x) * (0.54 + 0.46 * std::cos(pi * x));
     case FilterShape::Lanczos3: {
       const double t = std::fabs(x);
       return t < 3 ? sinc(t) * sinc(t / 3) * sinc(x / 3) : 0;
@@ -136,7 +142,8 @@ std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, co
     const double scale = (ss % 2 == 0) ? std::pow(ss / (ss + 1.0), 2.0) : 1.0;
     const int rmax = static_cast<int>(std::ceil(p.de_max));
     const std::size_t band = static_cast<std::size_t>(2 * rmax + 2);
-    const std::size_t y0 = static_cast<std::size_t>(ss - 1), y1 = hh > static_cast<std::size_t>(ss - 1) ? hh - (ss - 1) : 0;
+    const std::size_t y0 = static_cast<std::size_t>(ss - 1),
+                      y1 = hh > static_cast<std::size_t>(ss - 1) ? hh - (ss - 1) : 0;
     const std::size_t x0 = y0, x1 = hw > static_cast<std::size_t>(ss - 1) ? hw - (ss - 1) : 0;
     const std::size_t nbands = y1 > y0 ? (y1 - y0 + band - 1) / band : 0;
     // Two phases over bands of 2·rmax + 2 rows: bands of one phase write disjoint rows, and each
@@ -155,7 +162,9 @@ std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, co
               for (int i = -half; i <= half; ++i) {
                 const long yy = static_cast<long>(y) + j, xx = static_cast<long>(x) + i;
                 if (yy < 0 || xx < 0 || yy >= static_cast<long>(hh) || xx >= static_cast<long>(hw)) continue;
-                n += static_cast<double>(hist[(static_cast<std::size_t>(yy) * hw + static_cast<std::size_t>(xx)) * 4 + 3]) / kFixedOne;
+                n += static_cast<double>(
+                         hist[(static_cast<std::size_t>(yy) * hw + static_cast<std::size_t>(xx)) * 4 + 3]) /
+                     kFixedOne;
               }
             n *= scale;
             double v[4];
@@ -246,18 +255,23 @@ Flame apply_overrides(const Flame& flame, const RenderOptions& o) {
   f.quality *= o.quality_scale;
   if (o.supersample >= 1) f.supersample = o.supersample;
   const std::string where = f.source + ":" + std::to_string(f.line) + ": flame " +
-                            (f.name.empty() ? std::string() : "'" + f.name + "' ") + "(#" + std::to_string(f.index) + "): ";
-  if (!(f.quality > 0) || !std::isfinite(f.quality)) throw FlameError(where + "quality " + std::to_string(f.quality) + " is not > 0");
+                            (f.name.empty() ? std::string() : "'" + f.name + "' ") + "(#" + std::to_string(f.index) +
+                            "): ";
+  if (!(f.quality > 0) || !std::isfinite(f.quality))
+    throw FlameError(where + "quality " + std::to_string(f.quality) + " is not > 0");
   if (f.supersample < 1 || f.supersample > 16)
     throw FlameError(where + "supersample " + std::to_string(f.supersample) + " is not in 1..16");
   const auto s = histogram_shape(f);
   const double bytes = static_cast<double>(s.width) * static_cast<double>(s.height) * 64.0;
   if (bytes > static_cast<double>(kMaxRenderBytes))
     throw FlameError(where + "size " + std::to_string(f.width) + " × " + std::to_string(f.height) + " at supersample " +
-                     std::to_string(f.supersample) + " needs " + std::to_string(static_cast<long long>(bytes / 1048576)) +
-                     " MiB, over the " + std::to_string(kMaxRenderBytes >> 20) + " MiB limit");
-  const double samples = f.quality * std::pow(4.0, f.zoom) * static_cast<double>(f.width) * static_cast<double>(f.height);
-  if (samples > 1e15) throw FlameError(where + "quality × size asks for " + std::to_string(samples) + " samples (limit 1e15)");
+                     std::to_string(f.supersample) + " needs " +
+                     std::to_string(static_cast<long long>(bytes / 1048576)) + " MiB, over the " +
+                     std::to_string(kMaxRenderBytes >> 20) + " MiB limit");
+  const double samples =
+      f.quality * std::pow(4.0, f.zoom) * static_cast<double>(f.width) * static_cast<double>(f.height);
+  if (samples > 1e15)
+    throw FlameError(where + "quality × size asks for " + std::to_string(samples) + " samples (limit 1e15)");
   return f;
 }
 
@@ -289,9 +303,10 @@ RenderedImage render_cpu(const Flame& flame, const RenderOptions& opt) {
   auto sum_into_total = [&] {
     std::fill(total.begin(), total.end(), 0);
     for (const auto& h : local)
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, total.size()), [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t i = r.begin(); i < r.end(); ++i) total[i] += h.data()[i];
-      });
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, total.size()),
+                        [&](const tbb::blocked_range<std::size_t>& r) {
+                          for (std::size_t i = r.begin(); i < r.end(); ++i) total[i] += h.data()[i];
+                        });
   };
   for (int pass = 0; pass < passes; ++pass) {
     const std::uint64_t w0 = walkers * static_cast<std::uint64_t>(pass) / static_cast<std::uint64_t>(passes);
@@ -336,8 +351,8 @@ RenderedImage render_cpu(const Flame& flame, const RenderOptions& opt) {
   return img;
 }
 
-ImageComparison compare_images(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b, std::size_t width,
-                               std::size_t height, int ca, int cb, std::size_t factor) {
+ImageComparison compare_images(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,
+                               std::size_t width, std::size_t height, int ca, int cb, std::size_t factor) {
   factor = std::max<std::size_t>(factor, 1);
   const std::size_t w = width / factor, h = height / factor;
   std::vector<double> A(w * h * 3), B(w * h * 3);

@@ -50,8 +50,8 @@ void print() {
         ratio = (r.samples / total) / (b.samples / (b.iterate_s + b.post_s));
     std::printf("%-10s %-16s %-26s %6zu %10.3g %9.3f %9.1f %7.1f%% %7s %s\n", r.device.c_str(), r.variant.c_str(),
                 r.flame.c_str(), r.xforms, r.samples, total, r.samples / total / 1e6,
-                total > 0 ? 100 * r.post_s / total : 0.0, ratio > 0 ? (std::to_string(ratio).substr(0, 5) + "×").c_str() : "",
-                r.baseline.c_str());
+                total > 0 ? 100 * r.post_s / total : 0.0,
+                ratio > 0 ? (std::to_string(ratio).substr(0, 5) + "×").c_str() : "", r.baseline.c_str());
   }
 }
 
@@ -68,8 +68,8 @@ Flame at_size(Flame f, std::size_t w, std::size_t h, double quality) {
 Flame synthetic(std::size_t n) {
   std::mt19937_64 g(n);
   std::uniform_real_distribution<double> u(-1, 1);
-  const int vars[] = {kVar_linear, kVar_sinusoidal, kVar_spherical, kVar_swirl, kVar_julia, kVar_polar, kVar_horseshoe,
-                      kVar_disc, kVar_bubble, kVar_eyefish};
+  const int vars[] = {kVar_linear, kVar_sinusoidal, kVar_spherical, kVar_swirl,  kVar_julia,
+                      kVar_polar,  kVar_horseshoe,  kVar_disc,      kVar_bubble, kVar_eyefish};
   Flame f;
   f.name = "synthetic_" + std::to_string(n);
   f.width = 1920;
@@ -132,8 +132,14 @@ int main(int argc, char** argv) {
       RenderOptions o;
       o.passes = 1;
       const auto r = render_cpu(f, o);
-      Row row{"cpu", "tbb", f.name, f.xforms.size(), static_cast<double>(r.iterations), r.seconds_iterate,
-              r.seconds_post, have_flam3 ? "flam3/render/" + f.name : ""};
+      Row row{"cpu",
+              "tbb",
+              f.name,
+              f.xforms.size(),
+              static_cast<double>(r.iterations),
+              r.seconds_iterate,
+              r.seconds_post,
+              have_flam3 ? "flam3/render/" + f.name : ""};
       if (have_flam3) {
         const double s = flam3_seconds(f);
         if (s > 0) rows.push_back({"flam3", "render", f.name, f.xforms.size(), f.quality * W * H, s, 0, ""});

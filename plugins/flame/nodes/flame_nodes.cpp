@@ -60,17 +60,19 @@ class ReadFlame final : public Node {
             .version = 1,
             .title = "Read flame",
             .category = "Fractal flames",
-            .doc = "Reads a flam3 XML file (flam3, Apophysis, Fractorium, JWildfire, Fr0st): every <flame> element "
-                   "wherever it sits (bare, <flames>, <sequence>, <test> or another wrapper), with a UTF-8 BOM or "
-                   "CRLF line ends. Palettes: inline hex <palette>, <color index rgb> lists, or an index into the "
-                   "standard 701-entry flam3-palettes.xml table (looked for in 'palettes', then $FLAM3_PALETTES, "
-                   "then /usr/share/flam3/flam3-palettes.xml). Outputs the flame chosen by 'name' (when set) or "
-                   "'index', and the whole file.",
-            .errors = "Empty or non-XML text, no <flame>, a flame without xforms, palette or total weight, a "
-                      "non-number or non-finite attribute, a palette index without a table or out of its range, a "
-                      "size of 0 or one whose histogram exceeds 24 GiB: one error naming file, line, flame and "
-                      "attribute. Variations flam3 does not know: an error listing them with the flame and line, "
-                      "or (strict: false) warnings listing what was dropped. A 'name' or 'index' not in the file.",
+            .doc =
+                "Reads a flam3 XML file (flam3, Apophysis, Fractorium, JWildfire, Fr0st): every <flame> element "
+                "wherever it sits (bare, <flames>, <sequence>, <test> or another wrapper), with a UTF-8 BOM or "
+                "CRLF line ends. Palettes: inline hex <palette>, <color index rgb> lists, or an index into the "
+                "standard 701-entry flam3-palettes.xml table (looked for in 'palettes', then $FLAM3_PALETTES, "
+                "then /usr/share/flam3/flam3-palettes.xml). Outputs the flame chosen by 'name' (when set) or "
+                "'index', and the whole file.",
+            .errors =
+                "Empty or non-XML text, no <flame>, a flame without xforms, palette or total weight, a "
+                "non-number or non-finite attribute, a palette index without a table or out of its range, a "
+                "size of 0 or one whose histogram exceeds 24 GiB: one error naming file, line, flame and "
+                "attribute. Variations flam3 does not know: an error listing them with the flame and line, "
+                "or (strict: false) warnings listing what was dropped. A 'name' or 'index' not in the file.",
             .memory = "The file's text and its flames (about 2 KB per xform).",
             .determinism = "Deterministic.",
             .references = "flam3 3.1 (parser.c, flam3-palettes.xml); Draves & Reckase, The Fractal Flame Algorithm."};
@@ -80,9 +82,13 @@ class ReadFlame final : public Node {
   PathParam path{this, "path", PathParam::Mode::Read, "flam3 XML file", "", {".flame", ".flam3", ".xml"}};
   Param<std::int64_t> index{this, "index", 0, {.min = 0.0, .doc = "Which flame (0-based, document order)"}};
   Param<std::string> name{this, "name", "", {.doc = "Which flame by its name attribute (wins over 'index' when set)"}};
-  Param<bool> strict{this, "strict", true,
+  Param<bool> strict{this,
+                     "strict",
+                     true,
                      {.doc = "Unknown variations are an error (true) or dropped with a warning listing them (false)"}};
-  Param<std::string> palettes{this, "palettes", "",
+  Param<std::string> palettes{this,
+                              "palettes",
+                              "",
                               {.doc = "flam3-palettes.xml for palette indices (empty: $FLAM3_PALETTES, then "
                                       "/usr/share/flam3/flam3-palettes.xml)"}};
 
@@ -107,7 +113,8 @@ class ReadFlame final : public Node {
         if (set.flames[i].name == *name) pick = i, found = true;
       if (!found) {
         std::string names;
-        for (std::size_t i = 0; i < set.flames.size() && i < 20; ++i) names += (i ? ", '" : "'") + set.flames[i].name + "'";
+        for (std::size_t i = 0; i < set.flames.size() && i < 20; ++i)
+          names += (i ? ", '" : "'") + set.flames[i].name + "'";
         throw InputError("parameter 'name': no flame named '" + *name + "' in " + file.string() + " (flames: " + names +
                          (set.flames.size() > 20 ? ", ..." : "") + ")");
       }
@@ -130,8 +137,9 @@ class ListFlames final : public Node {
             .version = 1,
             .title = "List flames",
             .category = "Fractal flames",
-            .doc = "One row per flame of a file: index, name, xforms, final (1 when it has a final xform), "
-                   "width, height (pixels), quality (samples per pixel), line (of its <flame> element).",
+            .doc =
+                "One row per flame of a file: index, name, xforms, final (1 when it has a final xform), "
+                "width, height (pixels), quality (samples per pixel), line (of its <flame> element).",
             .errors = "None.",
             .memory = "The table (a few hundred bytes per flame).",
             .determinism = "Deterministic."};
@@ -143,9 +151,10 @@ class ListFlames final : public Node {
     Table t;
     t.columns = {"index", "name", "xforms", "final", "width", "height", "quality", "line"};
     for (const auto& f : (*flames).flames)
-      t.rows.push_back({static_cast<std::int64_t>(f.index), Table::Cell(f.name), static_cast<std::int64_t>(f.xforms.size()),
-                        static_cast<std::int64_t>(f.final_xform ? 1 : 0), static_cast<std::int64_t>(f.width),
-                        static_cast<std::int64_t>(f.height), f.quality, static_cast<std::int64_t>(f.line)});
+      t.rows.push_back({static_cast<std::int64_t>(f.index), Table::Cell(f.name),
+                        static_cast<std::int64_t>(f.xforms.size()), static_cast<std::int64_t>(f.final_xform ? 1 : 0),
+                        static_cast<std::int64_t>(f.width), static_cast<std::int64_t>(f.height), f.quality,
+                        static_cast<std::int64_t>(f.line)});
     table.set(std::move(t));
   }
 };
@@ -154,14 +163,21 @@ class ListFlames final : public Node {
 struct RenderParams : ParamGroup {
   explicit RenderParams(Node* n, Renames r = {})
       : ParamGroup(std::move(r)),
-        variant{n, name("variant"), cuda::Variant::Auto,
-                {{cuda::Variant::Basic, "basic"}, {cuda::Variant::DivergenceFree, "divergence_free"},
+        variant{n,
+                name("variant"),
+                cuda::Variant::Auto,
+                {{cuda::Variant::Basic, "basic"},
+                 {cuda::Variant::DivergenceFree, "divergence_free"},
                  {cuda::Variant::Auto, "auto"}},
                 {.doc = "CUDA chaos game: basic (one walker per thread), divergence_free (a warp runs one xform, "
                         "points permuted between threads), auto (divergence_free from 5 xforms on, without xaos)"}},
-        quality{n, name("quality"), 0.0,
+        quality{n,
+                name("quality"),
+                0.0,
                 {.min = 0.0, .max = 1e6, .unit = "samples/pixel", .doc = "Samples per output pixel (0: the flame's)"}},
-        supersample{n, name("supersample"), 0,
+        supersample{n,
+                    name("supersample"),
+                    0,
                     {.min = 0.0, .max = 16.0, .doc = "Histogram cells per pixel side (0: the flame's)"}},
         passes{n, name("passes"), 8, {.min = 1.0, .max = 256.0, .doc = "Progressive passes (a preview after each)"}},
         threads{n, name("threads"), 0, {.min = 0.0, .max = 1024.0, .doc = "CPU threads (0: all)"}} {
@@ -191,20 +207,25 @@ class RenderFlame final : public Node {
             .version = 1,
             .title = "Render flame",
             .category = "Fractal flames",
-            .doc = "Renders a flame as flam3 does: chaos game (quality samples per pixel, fuse, xaos, final xform, "
-                   "opacity), density estimation, log-density tone map (brightness, gamma with its linear "
-                   "threshold, vibrancy, highlight power, background) and the spatial filter, on the CPU (oneTBB) "
-                   "or a CUDA device. Progressive: a preview of 'image' after each pass. The image is 8-bit RGBA "
-                   "with the values flam3-render writes (the flame's gamma is its display encoding), opaque.",
-            .errors = "A flame whose histogram exceeds 24 GiB (size and supersample named); device cuda without a "
-                      "GPU or a CUDA error (call and reason).",
-            .memory = "Host: (width·ss + 2g)·(height·ss + 2g)·(32 B per thread + 64 B) for the histograms and the "
-                      "accumulator (g: filter and estimator gutter); CUDA: 64 B per cell plus 16 B per walker.",
-            .determinism = "The same flame, parameters and seed give the same bytes on the same device, whatever the "
-                           "number of CPU threads (integer histograms). CPU and GPU images differ by sampling "
-                           "noise only.",
-            .references = "Draves & Reckase, The Fractal Flame Algorithm (2003/2008); flam3 3.1 (rect.c, "
-                          "filters.c); Schied et al., divergence-free parallel chaos game."};
+            .doc =
+                "Renders a flame as flam3 does: chaos game (quality samples per pixel, fuse, xaos, final xform, "
+                "opacity), density estimation, log-density tone map (brightness, gamma with its linear "
+                "threshold, vibrancy, highlight power, background) and the spatial filter, on the CPU (oneTBB) "
+                "or a CUDA device. Progressive: a preview of 'image' after each pass. The image is 8-bit RGBA "
+                "with the values flam3-render writes (the flame's gamma is its display encoding), opaque.",
+            .errors =
+                "A flame whose histogram exceeds 24 GiB (size and supersample named); device cuda without a "
+                "GPU or a CUDA error (call and reason).",
+            .memory =
+                "Host: (width·ss + 2g)·(height·ss + 2g)·(32 B per thread + 64 B) for the histograms and the "
+                "accumulator (g: filter and estimator gutter); CUDA: 64 B per cell plus 16 B per walker.",
+            .determinism =
+                "The same flame, parameters and seed give the same bytes on the same device, whatever the "
+                "number of CPU threads (integer histograms). CPU and GPU images differ by sampling "
+                "noise only.",
+            .references =
+                "Draves & Reckase, The Fractal Flame Algorithm (2003/2008); flam3 3.1 (rect.c, "
+                "filters.c); Schied et al., divergence-free parallel chaos game."};
   }
   Input<Flame> flame{this, "flame", "The flame to render"};
   Output<Image> image{this, "image", "The rendered image (RGBA8, width × height of the flame)"};
@@ -244,10 +265,11 @@ class RenderAll final : public Node {
             .version = 1,
             .title = "Render every flame",
             .category = "Fractal flames",
-            .doc = "Renders every flame of a file (as flame.render) and writes one 8-bit PNG per flame into the "
-                   "output folder, named <prefix><index>.png (index with 3 digits); the workflow engine has no "
-                   "fan-out over a list, so this node is the gallery's loop. Outputs a table of index, name, file, "
-                   "iterations, bad_points.",
+            .doc =
+                "Renders every flame of a file (as flame.render) and writes one 8-bit PNG per flame into the "
+                "output folder, named <prefix><index>.png (index with 3 digits); the workflow engine has no "
+                "fan-out over a list, so this node is the gallery's loop. Outputs a table of index, name, file, "
+                "iterations, bad_points.",
             .errors = "As flame.render, naming the flame; a file that cannot be written.",
             .memory = "One render at a time (flame.render's).",
             .determinism = "As flame.render; flame i uses seed + i."};
@@ -271,8 +293,8 @@ class RenderAll final : public Node {
       rq.variant = *render.variant;
       rq.options = render.options(seed.value() + i);
       rq.options.progress = [&](double frac, int, int) {
-        ctx.progress((static_cast<double>(i) + frac) / static_cast<double>(n), "flame " + std::to_string(i + 1) + "/" +
-                                                                                   std::to_string(n));
+        ctx.progress((static_cast<double>(i) + frac) / static_cast<double>(n),
+                     "flame " + std::to_string(i + 1) + "/" + std::to_string(n));
       };
       rq.options.cancelled = [&] { return ctx.cancelled(); };
       const RenderedImage r = render_on(f, rq, ctx, nullptr);

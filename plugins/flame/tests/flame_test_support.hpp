@@ -61,9 +61,9 @@ inline std::optional<std::vector<std::uint8_t>> render_with_flam3(const Flame& f
   const auto dir = temp_dir();
   const auto in = dir / (tag + ".flam3"), out = dir / (tag + ".png");
   std::ofstream(in) << write_flame(flame);
-  const std::string cmd = "env out='" + out.string() + "' format=png verbose=0 nthreads=1 isaac_seed=" +
-                          std::to_string(seed) + " '" + *exe + "' < '" + in.string() + "' > '" + (dir / (tag + ".log")).string() +
-                          "' 2>&1";
+  const std::string cmd = "env out='" + out.string() +
+                          "' format=png verbose=0 nthreads=1 isaac_seed=" + std::to_string(seed) + " '" + *exe +
+                          "' < '" + in.string() + "' > '" + (dir / (tag + ".log")).string() + "' 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     ADD_FAILURE() << cmd << " failed";
     return std::nullopt;

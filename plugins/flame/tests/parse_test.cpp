@@ -19,7 +19,8 @@ std::string slurp(const std::string& path) {
 
 std::size_t count(const std::string& text, const std::string& re) {
   const std::regex r(re);
-  return static_cast<std::size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), r), std::sregex_iterator()));
+  return static_cast<std::size_t>(
+      std::distance(std::sregex_iterator(text.begin(), text.end(), r), std::sregex_iterator()));
 }
 
 constexpr const char* kPalette = "<color index=\"0\" rgb=\"255 0 0\"/><color index=\"255\" rgb=\"0 0 255\"/>";
@@ -144,12 +145,15 @@ TEST(Parse, BadInputsNameFileLineFlameAndAttribute) {
                   "t.flame:5: not valid XML");
   EXPECT_CONTAINS(err(one_flame("", kPalette)), "t.flame:1: flame 't' (#0): no <xform>");
   EXPECT_CONTAINS(err(one_flame("", kXform)), "flame 't' (#0): no palette");
-  EXPECT_CONTAINS(err(one_flame("", "<xform weight=\"0\" linear=\"1\" coefs=\"1 0 0 1 0 0\"/>" + std::string(kPalette))),
-                  "total weight is 0");
-  EXPECT_CONTAINS(err(one_flame("", "<xform weight=\"1\" linear=\"1\" coefs=\"1 0 nan 1 0 0\"/>" + std::string(kPalette))),
-                  "t.flame:2: flame 't' (#0): attribute 'coefs' = '1 0 nan 1 0 0' is not finite");
-  EXPECT_CONTAINS(err(one_flame("", "<xform weight=\"1\" linear=\"inf\" coefs=\"1 0 0 1 0 0\"/>" + std::string(kPalette))),
-                  "attribute 'linear' = 'inf' is not finite");
+  EXPECT_CONTAINS(
+      err(one_flame("", "<xform weight=\"0\" linear=\"1\" coefs=\"1 0 0 1 0 0\"/>" + std::string(kPalette))),
+      "total weight is 0");
+  EXPECT_CONTAINS(
+      err(one_flame("", "<xform weight=\"1\" linear=\"1\" coefs=\"1 0 nan 1 0 0\"/>" + std::string(kPalette))),
+      "t.flame:2: flame 't' (#0): attribute 'coefs' = '1 0 nan 1 0 0' is not finite");
+  EXPECT_CONTAINS(
+      err(one_flame("", "<xform weight=\"1\" linear=\"inf\" coefs=\"1 0 0 1 0 0\"/>" + std::string(kPalette))),
+      "attribute 'linear' = 'inf' is not finite");
   EXPECT_CONTAINS(err(one_flame("", "<xform weight=\"1\" linear=\"1\" coefs=\"1 0 0 1 0\"/>" + std::string(kPalette))),
                   "attribute 'coefs' = '1 0 0 1 0' has 5 numbers, expected 6");
   EXPECT_CONTAINS(err(one_flame("size=\"0 10\"", kXform + kPalette)), "attribute 'size' = '0 10'");
@@ -160,7 +164,8 @@ TEST(Parse, BadInputsNameFileLineFlameAndAttribute) {
                   "flame 't' (#0): attribute 'palette' = 12 needs the standard palette table flam3-palettes.xml");
   EXPECT_CONTAINS(err(one_flame("", kXform + "<palette count=\"256\" format=\"RGB\">00FF</palette>")),
                   "<palette>: 4 hexadecimal digits for 256 colours");
-  EXPECT_CONTAINS(err(one_flame("", kXform + "<color index=\"300\" rgb=\"1 2 3\"/>")), "'index' = '300' is not in 0..255");
+  EXPECT_CONTAINS(err(one_flame("", kXform + "<color index=\"300\" rgb=\"1 2 3\"/>")),
+                  "'index' = '300' is not in 0..255");
 }
 
 TEST(Parse, PaletteIndexFromTheStandardTable) {
@@ -193,7 +198,8 @@ TEST(Parse, UnknownVariationsStrictAndNot) {
   EXPECT_EQ(e.find("flatten"), std::string::npos) << e;        // weight 0: nothing to drop
   const auto set = parse(text, false);
   ASSERT_EQ(set.dropped.size(), 1u);
-  EXPECT_CONTAINS(set.dropped[0], "flame 'plug' (#0): dropped unknown variation(s) julia3D (line 4), linear3D (line 4)");
+  EXPECT_CONTAINS(set.dropped[0],
+                  "flame 'plug' (#0): dropped unknown variation(s) julia3D (line 4), linear3D (line 4)");
   EXPECT_DOUBLE_EQ(set.flames[0].xforms[1].var[kVar_spherical], 0.5);
 }
 
@@ -238,14 +244,15 @@ TEST(Parse, XaosRowsArePaddedTruncatedOrDropped) {
   const std::string x = "<xform weight=\"1\" linear=\"1\" coefs=\"1 0 0 1 0 0\" ";
   ReadOptions o;
   o.source = "t.flame";
-  const auto f = parse_flames("<flame size=\"4 4\">" + x + "chaos=\"0 2 7 7 7\"/>" + x + "chaos=\"0 0\"/>" + x + "/>" + pal +
-                                  "</flame>",
-                              o)
-                     .flames[0];
+  const auto f =
+      parse_flames(
+          "<flame size=\"4 4\">" + x + "chaos=\"0 2 7 7 7\"/>" + x + "chaos=\"0 0\"/>" + x + "/>" + pal + "</flame>", o)
+          .flames[0];
   EXPECT_EQ(f.xforms[0].chaos, (std::vector<double>{0, 2, 7}));  // past the 3 xforms: ignored
-  EXPECT_EQ(f.xforms[1].chaos, (std::vector<double>{0, 0}));       // the missing third entry is 1
+  EXPECT_EQ(f.xforms[1].chaos, (std::vector<double>{0, 0}));     // the missing third entry is 1
   EXPECT_TRUE(f.has_chaos);
-  const auto g = parse_flames("<flame size=\"4 4\">" + x + "chaos=\"0 0\"/>" + x + "/>" + pal + "</flame>", o).flames[0];
+  const auto g =
+      parse_flames("<flame size=\"4 4\">" + x + "chaos=\"0 0\"/>" + x + "/>" + pal + "</flame>", o).flames[0];
   EXPECT_TRUE(g.xforms[0].chaos.empty());  // every next weight 0: no xaos for that xform
 }
 

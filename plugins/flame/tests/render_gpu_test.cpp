@@ -136,14 +136,20 @@ TEST(RenderGpu, EveryVariationInDeviceFp32AgreesWithCpuFp64) {
       }
       double cd[6];
       for (double& x : cd) x = static_cast<float>(u(gen)), coefs.push_back(static_cast<float>(x));
-      const float x = static_cast<float>(u(gen)), y = static_cast<float>(u(gen)), w = static_cast<float>(0.5 + 0.5 * u(gen));
+      const float x = static_cast<float>(u(gen)), y = static_cast<float>(u(gen)),
+                  w = static_cast<float>(0.5 + 0.5 * u(gen));
       ids.push_back(v);
       pts.push_back(x);
       pts.push_back(y);
       weights.push_back(w);
       seeds.push_back(static_cast<unsigned long long>(k));
-      VarPoint<double> q{x, y, x * static_cast<double>(x) + y * static_cast<double>(y), 0, std::atan2(double(x), double(y)),
-                         std::atan2(double(y), double(x)), cd};
+      VarPoint<double> q{x,
+                         y,
+                         x * static_cast<double>(x) + y * static_cast<double>(y),
+                         0,
+                         std::atan2(double(x), double(y)),
+                         std::atan2(double(y), double(x)),
+                         cd};
       q.sqrt_ = std::sqrt(q.sumsq);
       double px = 0, py = 0;
       Pcg32 rng(static_cast<std::uint64_t>(k), 3);

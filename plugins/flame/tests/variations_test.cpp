@@ -171,7 +171,8 @@ TEST(Variations, EveryVariationInFp32AgreesWithFp64) {
       double cd[6];
       float cf[6];
       for (int i = 0; i < 6; ++i) cf[i] = static_cast<float>(u(gen)), cd[i] = cf[i];
-      const float x = static_cast<float>(u(gen)), y = static_cast<float>(u(gen)), w = static_cast<float>(0.5 + 0.5 * u(gen));
+      const float x = static_cast<float>(u(gen)), y = static_cast<float>(u(gen)),
+                  w = static_cast<float>(0.5 + 0.5 * u(gen));
       const auto [dx, dy] = eval<double>(v, w, x, y, Pd, cd, static_cast<std::uint64_t>(k));
       const auto [fx, fy] = eval<float>(v, w, x, y, Pf, cf, static_cast<std::uint64_t>(k));
       if (!std::isfinite(dx) || !std::isfinite(dy) || std::fabs(dx) > 1e6 || std::fabs(dy) > 1e6) continue;

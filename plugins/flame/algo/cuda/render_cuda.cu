@@ -18,10 +18,10 @@
 namespace gemflow::flame::cuda {
 namespace {
 
-using gemflow::cuda::DeviceBuffer;
 using detail::Camera;
-using detail::KXform;
 using detail::kGrain;
+using detail::KXform;
+using gemflow::cuda::DeviceBuffer;
 
 constexpr int kBlock = 256;
 
@@ -32,13 +32,13 @@ struct Walkers {
   float* c;
   unsigned long long* rng_state;
   unsigned long long* rng_inc;
-  int* row;                      ///< basic: the selection row (xaos)
-  unsigned long long* done;      ///< basic: iterations run, fuse included
+  int* row;                  ///< basic: the selection row (xaos)
+  unsigned long long* done;  ///< basic: iterations run, fuse included
 };
 
 struct Scene {
   const KXform<float>* xf;
-  int n_xforms;                  ///< without the final xform
+  int n_xforms;  ///< without the final xform
   int has_final;
   float final_opacity;
   const unsigned short* table;
@@ -162,7 +162,8 @@ __global__ void df_kernel(Scene s, Walkers in, Walkers out, unsigned long long n
     if (ok && step >= static_cast<unsigned long long>(s.fuse)) plot(s, fn, x, y, c, rng);
     // Block permutation.
     const unsigned long long h = mix64(seed + 0x51ed27ull * (blockIdx.x + 1) + step);
-    const unsigned pa = static_cast<unsigned>(h | 1u) & (kBlock - 1), pb = static_cast<unsigned>(h >> 32) & (kBlock - 1);
+    const unsigned pa = static_cast<unsigned>(h | 1u) & (kBlock - 1),
+                   pb = static_cast<unsigned>(h >> 32) & (kBlock - 1);
     sx[threadIdx.x] = x;
     sy[threadIdx.x] = y;
     sc[threadIdx.x] = c;
@@ -321,8 +322,7 @@ class DevicePost {
     } else {
       GF_CUDA_TRY(cudaMemset(acc_fixed_.data(), 0, acc_fixed_.size_bytes()));
       DeDevice de{coefs_.data(), offsets_.data(), radius_.data(), kmax_, p_.de_max, p_.de_min, p_.de_curve};
-      de_kernel<<<blocks_for(cells), kBlock>>>(
-          hist, acc_fixed_.data(), hw, hh, p_.ss, p_.k1, p_.k2, de);
+      de_kernel<<<blocks_for(cells), kBlock>>>(hist, acc_fixed_.data(), hw, hh, p_.ss, p_.k1, p_.k2, de);
       GF_CUDA_CHECK_LAUNCH("de_kernel");
       de_to_double<<<blocks_for(cells * 4), kBlock>>>(acc_fixed_.data(), acc_.data(), cells * 4);
       GF_CUDA_CHECK_LAUNCH("de_to_double");
@@ -348,11 +348,8 @@ class DevicePost {
 };
 
 struct WalkerBuffers {
-  explicit WalkerBuffers(std::size_t n)
-      : x(n), y(n), c(n), state(n), inc(n), row(n), done(n) {}
-  Walkers view() {
-    return {x.data(), y.data(), c.data(), state.data(), inc.data(), row.data(), done.data()};
-  }
+  explicit WalkerBuffers(std::size_t n) : x(n), y(n), c(n), state(n), inc(n), row(n), done(n) {}
+  Walkers view() { return {x.data(), y.data(), c.data(), state.data(), inc.data(), row.data(), done.data()}; }
   DeviceBuffer<float> x, y, c;
   DeviceBuffer<unsigned long long> state, inc;
   DeviceBuffer<int> row;
@@ -384,8 +381,9 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   std::size_t free_b = 0, total_b = 0;
   GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
   if (need > 0.9 * static_cast<double>(free_b))
-    throw FlameError(f.source + ":" + std::to_string(f.line) + ": flame '" + f.name + "': size " + std::to_string(f.width) +
-                     " × " + std::to_string(f.height) + " at supersample " + std::to_string(f.supersample) + " needs " +
+    throw FlameError(f.source + ":" + std::to_string(f.line) + ": flame '" + f.name + "': size " +
+                     std::to_string(f.width) + " × " + std::to_string(f.height) + " at supersample " +
+                     std::to_string(f.supersample) + " needs " +
                      std::to_string(static_cast<long long>(need / 1048576)) + " MiB of device memory, " +
                      std::to_string(free_b >> 20) + " MiB free");
 
@@ -395,8 +393,17 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   DeviceBuffer<unsigned long long> hist(cells * 4), bad(1);
   GF_CUDA_TRY(cudaMemset(hist.data(), 0, hist.size_bytes()));
   GF_CUDA_TRY(cudaMemset(bad.data(), 0, bad.size_bytes()));
-  Scene s{xf.data(), static_cast<int>(f.xforms.size()), P.has_final ? 1 : 0, P.final_opacity, table.data(),
-          P.chaos ? 1 : 0, pal.data(), P.step_mode, P.cam, hist.data(), P.fuse};
+  Scene s{xf.data(),
+          static_cast<int>(f.xforms.size()),
+          P.has_final ? 1 : 0,
+          P.final_opacity,
+          table.data(),
+          P.chaos ? 1 : 0,
+          pal.data(),
+          P.step_mode,
+          P.cam,
+          hist.data(),
+          P.fuse};
 
   WalkerBuffers wa(n), wb(variant == Variant::DivergenceFree ? n : 0);
   init_walkers<<<blocks_for(n), kBlock>>>(wa.view(), n, opt.seed);
@@ -406,8 +413,9 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   const std::uint64_t per_walker = P.samples / n, extra = P.samples % n;
   // divergence_free runs every walker the same number of steps: ceil(samples / n), so it
   // draws up to n − 1 samples more than asked (reported in iterations).
-  const std::uint64_t steps = (variant == Variant::DivergenceFree ? (P.samples + n - 1) / n : per_walker + (extra ? 1 : 0)) +
-                              static_cast<std::uint64_t>(P.fuse);
+  const std::uint64_t steps =
+      (variant == Variant::DivergenceFree ? (P.samples + n - 1) / n : per_walker + (extra ? 1 : 0)) +
+      static_cast<std::uint64_t>(P.fuse);
   const int passes = std::max(1, std::min<int>(opt.passes, static_cast<int>(steps)));
   RenderedImage img;
   img.width = f.width;

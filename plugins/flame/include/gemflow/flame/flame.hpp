@@ -49,12 +49,12 @@ using Affine = std::array<double, 6>;
 inline constexpr Affine kIdentity{1, 0, 0, 1, 0, 0};
 
 struct Xform {
-  double weight = 0;          ///< selection weight ("weight"; flam3's density), ≥ 0
-  double color = 0;           ///< colour coordinate c_i ∈ [0, 1]
-  double color_speed = 0.5;   ///< s_i ("color_speed", or (1 − symmetry)/2)
-  double opacity = 1;         ///< [0, 1]; 0: the xform's points are not plotted
-  Affine coefs = kIdentity;   ///< pre affine
-  Affine post = kIdentity;    ///< post affine
+  double weight = 0;                         ///< selection weight ("weight"; flam3's density), ≥ 0
+  double color = 0;                          ///< colour coordinate c_i ∈ [0, 1]
+  double color_speed = 0.5;                  ///< s_i ("color_speed", or (1 − symmetry)/2)
+  double opacity = 1;                        ///< [0, 1]; 0: the xform's points are not plotted
+  Affine coefs = kIdentity;                  ///< pre affine
+  Affine post = kIdentity;                   ///< post affine
   std::array<double, kNumVariations> var{};  ///< variation weights, flam3's index order
   std::array<double, kNumVarParams> param = default_var_params();  ///< variation parameters
   std::vector<double> chaos;  ///< xaos row: multiplier of each xform's weight after this one (empty: all 1)
@@ -67,43 +67,57 @@ using Palette = std::array<std::array<double, 4>, 256>;
 
 enum class PaletteMode { Linear, Step };
 /// Spatial filter kernels: flam3's list (filters.c); support in filter radii.
-enum class FilterShape { Gaussian, Hermite, Box, Triangle, Bell, BSpline, Mitchell, Blackman, Catrom, Hanning,
-                         Hamming, Lanczos3, Lanczos2, Quadratic };
+enum class FilterShape {
+  Gaussian,
+  Hermite,
+  Box,
+  Triangle,
+  Bell,
+  BSpline,
+  Mitchell,
+  Blackman,
+  Catrom,
+  Hanning,
+  Hamming,
+  Lanczos3,
+  Lanczos2,
+  Quadratic
+};
 [[nodiscard]] std::string_view filter_shape_name(FilterShape s);
 
 struct Flame {
-  std::string name;              ///< "name" attribute ("" when absent)
-  std::size_t index = 0;         ///< position in its file (0-based, document order)
-  std::size_t line = 0;          ///< line of the <flame> element
-  std::string source;            ///< the file it came from (for messages)
+  std::string name;                       ///< "name" attribute ("" when absent)
+  std::size_t index = 0;                  ///< position in its file (0-based, document order)
+  std::size_t line = 0;                   ///< line of the <flame> element
+  std::string source;                     ///< the file it came from (for messages)
   std::size_t width = 100, height = 100;  ///< "size", output pixels
   std::array<double, 2> center{0, 0};
-  double scale = 50;             ///< pixels per unit at zoom 0 ("scale"; flam3's pixels_per_unit)
-  double rotate = 0;             ///< degrees
+  double scale = 50;  ///< pixels per unit at zoom 0 ("scale"; flam3's pixels_per_unit)
+  double rotate = 0;  ///< degrees
   double zoom = 0;
-  int supersample = 1;           ///< "supersample" or "oversample": histogram cells per pixel side
-  double quality = 1;            ///< samples per output pixel ("quality")
-  double filter = 0.5;           ///< spatial filter radius in output pixels ("filter")
+  int supersample = 1;  ///< "supersample" or "oversample": histogram cells per pixel side
+  double quality = 1;   ///< samples per output pixel ("quality")
+  double filter = 0.5;  ///< spatial filter radius in output pixels ("filter")
   FilterShape filter_shape = FilterShape::Gaussian;
   double brightness = 4, gamma = 4, gamma_threshold = 0.01, vibrancy = 1;
-  double highlight_power = -1;   ///< < 0: flam3's older clipping; ≥ 0: hue-preserving highlights
+  double highlight_power = -1;  ///< < 0: flam3's older clipping; ≥ 0: hue-preserving highlights
   std::array<double, 3> background{0, 0, 0};
   double estimator_radius = 9, estimator_minimum = 0, estimator_curve = 0.4;  ///< density estimation
-  int fuse = 15;                 ///< iterations before plotting, per walker ("fuse"; flam3's 15)
+  int fuse = 15;  ///< iterations before plotting, per walker ("fuse"; flam3's 15)
   PaletteMode palette_mode = PaletteMode::Linear;
-  double hue = 0;                ///< hue rotation (turns) of an indexed palette
-  int palette_index = -1;        ///< "palette" attribute (standard table index), -1: none
-  Palette palette{};             ///< resolved palette (inline, <color> list or the table entry)
+  double hue = 0;          ///< hue rotation (turns) of an indexed palette
+  int palette_index = -1;  ///< "palette" attribute (standard table index), -1: none
+  Palette palette{};       ///< resolved palette (inline, <color> list or the table entry)
   std::vector<Xform> xforms;
   std::optional<Xform> final_xform;
-  bool has_chaos = false;        ///< any xform has a chaos row different from all 1
+  bool has_chaos = false;  ///< any xform has a chaos row different from all 1
 };
 
 /// What the reader does with variations flam3 does not know (Apophysis / Fractorium plugins).
 struct ReadOptions {
-  bool strict = true;                  ///< true: an error listing them; false: drop and report
-  std::filesystem::path palettes;      ///< flam3-palettes.xml ("" : FLAM3_PALETTES, then Debian's)
-  std::string source = "<memory>";     ///< file name used in messages
+  bool strict = true;               ///< true: an error listing them; false: drop and report
+  std::filesystem::path palettes;   ///< flam3-palettes.xml ("" : FLAM3_PALETTES, then Debian's)
+  std::string source = "<memory>";  ///< file name used in messages
 };
 
 /// A flame file: every <flame> element in document order.

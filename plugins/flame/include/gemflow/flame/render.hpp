@@ -45,12 +45,12 @@ namespace gemflow::flame {
 inline constexpr std::uint64_t kWalkerIterations = 10240;
 
 struct RenderOptions {
-  double quality = -1;        ///< samples per output pixel; < 0: the flame's `quality`
-  int supersample = -1;       ///< histogram cells per pixel side; < 1: the flame's
-  double quality_scale = 1;   ///< multiplies the quality (flam3-render's qs)
+  double quality = -1;       ///< samples per output pixel; < 0: the flame's `quality`
+  int supersample = -1;      ///< histogram cells per pixel side; < 1: the flame's
+  double quality_scale = 1;  ///< multiplies the quality (flam3-render's qs)
   std::uint64_t seed = 1;
-  int threads = 0;            ///< CPU threads; 0: oneTBB's default
-  int passes = 8;             ///< progressive passes: the samples are split in this many
+  int threads = 0;  ///< CPU threads; 0: oneTBB's default
+  int passes = 8;   ///< progressive passes: the samples are split in this many
   /// Called after each pass with (fraction done, pass, passes). May be empty.
   std::function<void(double, int, int)> progress;
   /// Polled about every 10 ms of work; true stops the render (Cancelled thrown).
@@ -86,7 +86,7 @@ struct ImageComparison {
   double psnr = 0, ssim = 0;
 };
 [[nodiscard]] ImageComparison compare_images(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,
-                                             std::size_t width, std::size_t height, int channels_a,
-                                             int channels_b, std::size_t factor);
+                                             std::size_t width, std::size_t height, int channels_a, int channels_b,
+                                             std::size_t factor);
 
 }  // namespace gemflow::flame

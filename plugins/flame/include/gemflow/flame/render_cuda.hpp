@@ -40,8 +40,8 @@ inline constexpr std::size_t kAutoDivergenceFreeXforms = 5;
 struct CudaRenderOptions {
   Variant variant = Variant::Auto;
   int device = 0;
-  std::uint64_t walkers = 0;   ///< 0: 64 per SM × 1024
-  int batch_iterations = 0;    ///< iterations per launch; 0: from a 50 ms estimate
+  std::uint64_t walkers = 0;  ///< 0: 64 per SM × 1024
+  int batch_iterations = 0;   ///< iterations per launch; 0: from a 50 ms estimate
 };
 
 /// The variant actually used for `flame`: divergence_free needs a flame without xaos.

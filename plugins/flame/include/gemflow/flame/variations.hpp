@@ -17,10 +17,10 @@
 // Header-only and __host__ __device__: the same source is compiled for both, R = double on the
 // CPU reference, R = float on the GPU. Random numbers: `Rng` has `unsigned next()` (32 bits);
 // uniform01<R>(rng) uses its top 24 bits, so that fp32 and fp64 evaluation draw the same values.
+#include <math.h>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <math.h>
 #include <string>
 #include <string_view>
 
@@ -137,16 +137,21 @@ enum Variation : int {
 
 /// flam3's variation names, in flam3's index order (variations.c flam3_variation_names).
 inline constexpr const char* kVariationNames[kNumVariations] = {
-    "linear", "sinusoidal", "spherical", "swirl", "horseshoe", "polar", "handkerchief", "heart", "disc",
-    "spiral", "hyperbolic", "diamond", "ex", "julia", "bent", "waves", "fisheye", "popcorn", "exponential",
-    "power", "cosine", "rings", "fan", "blob", "pdj", "fan2", "rings2", "eyefish", "bubble", "cylinder",
-    "perspective", "noise", "julian", "juliascope", "blur", "gaussian_blur", "radial_blur", "pie", "ngon",
-    "curl", "rectangles", "arch", "tangent", "square", "rays", "blade", "secant2", "twintrian", "cross",
-    "disc2", "super_shape", "flower", "conic", "parabola", "bent2", "bipolar", "boarders", "butterfly",
-    "cell", "cpow", "curve", "edisc", "elliptic", "escher", "foci", "lazysusan", "loonie", "pre_blur",
-    "modulus", "oscilloscope", "polar2", "popcorn2", "scry", "separation", "split", "splits", "stripes",
-    "wedge", "wedge_julia", "wedge_sph", "whorl", "waves2", "exp", "log", "sin", "cos", "tan", "sec", "csc",
-    "cot", "sinh", "cosh", "tanh", "sech", "csch", "coth", "auger", "flux", "mobius",
+    "linear",        "sinusoidal",  "spherical",   "swirl",      "horseshoe",   "polar",      "handkerchief",
+    "heart",         "disc",        "spiral",      "hyperbolic", "diamond",     "ex",         "julia",
+    "bent",          "waves",       "fisheye",     "popcorn",    "exponential", "power",      "cosine",
+    "rings",         "fan",         "blob",        "pdj",        "fan2",        "rings2",     "eyefish",
+    "bubble",        "cylinder",    "perspective", "noise",      "julian",      "juliascope", "blur",
+    "gaussian_blur", "radial_blur", "pie",         "ngon",       "curl",        "rectangles", "arch",
+    "tangent",       "square",      "rays",        "blade",      "secant2",     "twintrian",  "cross",
+    "disc2",         "super_shape", "flower",      "conic",      "parabola",    "bent2",      "bipolar",
+    "boarders",      "butterfly",   "cell",        "cpow",       "curve",       "edisc",      "elliptic",
+    "escher",        "foci",        "lazysusan",   "loonie",     "pre_blur",    "modulus",    "oscilloscope",
+    "polar2",        "popcorn2",    "scry",        "separation", "split",       "splits",     "stripes",
+    "wedge",         "wedge_julia", "wedge_sph",   "whorl",      "waves2",      "exp",        "log",
+    "sin",           "cos",         "tan",         "sec",        "csc",         "cot",        "sinh",
+    "cosh",          "tanh",        "sech",        "csch",       "coth",        "auger",      "flux",
+    "mobius",
 };
 
 /// Parameters of the 39 variations that take them (109 in all), slots of Xform::param.
@@ -264,8 +269,8 @@ enum VarParam : int {
 };
 
 struct VarParamInfo {
-  const char* name;  ///< XML attribute of the <xform>
-  int variation;     ///< the variation it belongs to
+  const char* name;      ///< XML attribute of the <xform>
+  int variation;         ///< the variation it belongs to
   double default_value;  ///< flam3's default (initialize_xforms)
 };
 inline constexpr VarParamInfo kVarParams[kNumVarParams] = {
@@ -438,21 +443,20 @@ GF_FLAME_HD inline R uniform01(Rng& rng) {
 template <class R>
 struct VarPoint {
   R tx, ty;
-  R sumsq, sqrt_;   ///< r², r
-  R atan_xy;        ///< θ = atan2(tx, ty) (only when needs_atan_xy)
-  R atan_yx;        ///< φ = atan2(ty, tx) (only when needs_atan_yx)
-  const R* coefs;   ///< the xform's pre affine a b c d e f
+  R sumsq, sqrt_;  ///< r², r
+  R atan_xy;       ///< θ = atan2(tx, ty) (only when needs_atan_xy)
+  R atan_yx;       ///< φ = atan2(ty, tx) (only when needs_atan_yx)
+  const R* coefs;  ///< the xform's pre affine a b c d e f
 };
 
 [[nodiscard]] GF_FLAME_HD constexpr bool needs_atan_xy(int v) {
   return v == kVar_polar || v == kVar_handkerchief || v == kVar_heart || v == kVar_disc || v == kVar_ex ||
-         v == kVar_julia || v == kVar_fan || v == kVar_blob || v == kVar_fan2 || v == kVar_disc2 ||
-         v == kVar_polar2;
+         v == kVar_julia || v == kVar_fan || v == kVar_blob || v == kVar_fan2 || v == kVar_disc2 || v == kVar_polar2;
 }
 [[nodiscard]] GF_FLAME_HD constexpr bool needs_atan_yx(int v) {
-  return v == kVar_julian || v == kVar_juliascope || v == kVar_radial_blur || v == kVar_ngon ||
-         v == kVar_super_shape || v == kVar_flower || v == kVar_conic || v == kVar_cpow || v == kVar_escher ||
-         v == kVar_wedge || v == kVar_wedge_julia || v == kVar_wedge_sph || v == kVar_whorl || v == kVar_log;
+  return v == kVar_julian || v == kVar_juliascope || v == kVar_radial_blur || v == kVar_ngon || v == kVar_super_shape ||
+         v == kVar_flower || v == kVar_conic || v == kVar_cpow || v == kVar_escher || v == kVar_wedge ||
+         v == kVar_wedge_julia || v == kVar_wedge_sph || v == kVar_whorl || v == kVar_log;
 }
 
 /// Moves (tx, ty) by pre_blur of weight w: a gaussian-like radial jitter (sum of four uniforms).
@@ -473,59 +477,126 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
   // "sin θ" and "cos θ" of the paper: x/r and y/r (NaN at the origin, as in flam3).
   const R sa = tx / r, ca = ty / r;
   switch (v) {
-    case kVar_linear: px += w * tx; py += w * ty; break;
-    case kVar_sinusoidal: px += w * sin(tx); py += w * sin(ty); break;
-    case kVar_spherical: { const R k = w / (r2 + eps); px += k * tx; py += k * ty; } break;
-    case kVar_swirl: { const R s = sin(r2), c = cos(r2); px += w * (s * tx - c * ty); py += w * (c * tx + s * ty); } break;
-    case kVar_horseshoe: { const R k = w / (r + eps); px += k * (tx - ty) * (tx + ty); py += k * R(2) * tx * ty; } break;
-    case kVar_polar: px += w * q.atan_xy / pi; py += w * (r - R(1)); break;
-    case kVar_handkerchief: px += w * r * sin(q.atan_xy + r); py += w * r * cos(q.atan_xy - r); break;
-    case kVar_heart: { const R a = r * q.atan_xy; px += w * r * sin(a); py -= w * r * cos(a); } break;
-    case kVar_disc: { const R a = q.atan_xy / pi, s = pi * r; px += w * sin(s) * a; py += w * cos(s) * a; } break;
-    case kVar_spiral: { const R rr = r + eps; px += w / rr * (ca + sin(rr)); py += w / rr * (sa - cos(rr)); } break;
-    case kVar_hyperbolic: { const R rr = r + eps; px += w * sa / rr; py += w * ca * rr; } break;
-    case kVar_diamond: px += w * sa * cos(r); py += w * ca * sin(r); break;
+    case kVar_linear:
+      px += w * tx;
+      py += w * ty;
+      break;
+    case kVar_sinusoidal:
+      px += w * sin(tx);
+      py += w * sin(ty);
+      break;
+    case kVar_spherical: {
+      const R k = w / (r2 + eps);
+      px += k * tx;
+      py += k * ty;
+    } break;
+    case kVar_swirl: {
+      const R s = sin(r2), c = cos(r2);
+      px += w * (s * tx - c * ty);
+      py += w * (c * tx + s * ty);
+    } break;
+    case kVar_horseshoe: {
+      const R k = w / (r + eps);
+      px += k * (tx - ty) * (tx + ty);
+      py += k * R(2) * tx * ty;
+    } break;
+    case kVar_polar:
+      px += w * q.atan_xy / pi;
+      py += w * (r - R(1));
+      break;
+    case kVar_handkerchief:
+      px += w * r * sin(q.atan_xy + r);
+      py += w * r * cos(q.atan_xy - r);
+      break;
+    case kVar_heart: {
+      const R a = r * q.atan_xy;
+      px += w * r * sin(a);
+      py -= w * r * cos(a);
+    } break;
+    case kVar_disc: {
+      const R a = q.atan_xy / pi, s = pi * r;
+      px += w * sin(s) * a;
+      py += w * cos(s) * a;
+    } break;
+    case kVar_spiral: {
+      const R rr = r + eps;
+      px += w / rr * (ca + sin(rr));
+      py += w / rr * (sa - cos(rr));
+    } break;
+    case kVar_hyperbolic: {
+      const R rr = r + eps;
+      px += w * sa / rr;
+      py += w * ca * rr;
+    } break;
+    case kVar_diamond:
+      px += w * sa * cos(r);
+      py += w * ca * sin(r);
+      break;
     case kVar_ex: {
       const R n0 = sin(q.atan_xy + r), n1 = cos(q.atan_xy - r);
       const R m0 = n0 * n0 * n0 * r, m1 = n1 * n1 * n1 * r;
-      px += w * (m0 + m1); py += w * (m0 - m1);
+      px += w * (m0 + m1);
+      py += w * (m0 - m1);
     } break;
     case kVar_julia: {
       R a = R(0.5) * q.atan_xy;
       if (rng.next() & 1u) a += pi;
       const R k = w * sqrt(r);
-      px += k * cos(a); py += k * sin(a);
+      px += k * cos(a);
+      py += k * sin(a);
     } break;
-    case kVar_bent: px += w * (tx < R(0) ? R(2) * tx : tx); py += w * (ty < R(0) ? ty / R(2) : ty); break;
+    case kVar_bent:
+      px += w * (tx < R(0) ? R(2) * tx : tx);
+      py += w * (ty < R(0) ? ty / R(2) : ty);
+      break;
     case kVar_waves: {
       const R b = q.coefs[2], d = q.coefs[3], e = q.coefs[4], f = q.coefs[5];
       px += w * (tx + b * sin(ty / (e * e + eps)));
       py += w * (ty + d * sin(tx / (f * f + eps)));
     } break;
-    case kVar_fisheye: { const R k = R(2) * w / (r + R(1)); px += k * ty; py += k * tx; } break;
+    case kVar_fisheye: {
+      const R k = R(2) * w / (r + R(1));
+      px += k * ty;
+      py += k * tx;
+    } break;
     case kVar_popcorn: {
       px += w * (tx + q.coefs[4] * sin(tan(R(3) * ty)));
       py += w * (ty + q.coefs[5] * sin(tan(R(3) * tx)));
     } break;
-    case kVar_exponential: { const R k = w * exp(tx - R(1)), a = pi * ty; px += k * cos(a); py += k * sin(a); } break;
-    case kVar_power: { const R k = w * pow(r, sa); px += k * ca; py += k * sa; } break;
-    case kVar_cosine: { const R a = pi * tx; px += w * cos(a) * cosh(ty); py -= w * sin(a) * sinh(ty); } break;
+    case kVar_exponential: {
+      const R k = w * exp(tx - R(1)), a = pi * ty;
+      px += k * cos(a);
+      py += k * sin(a);
+    } break;
+    case kVar_power: {
+      const R k = w * pow(r, sa);
+      px += k * ca;
+      py += k * sa;
+    } break;
+    case kVar_cosine: {
+      const R a = pi * tx;
+      px += w * cos(a) * cosh(ty);
+      py -= w * sin(a) * sinh(ty);
+    } break;
     case kVar_rings: {
       const R e = q.coefs[4], dx = e * e + eps;
       const R k = w * (fmod(r + dx, R(2) * dx) - dx + r * (R(1) - dx));
-      px += k * ca; py += k * sa;
+      px += k * ca;
+      py += k * sa;
     } break;
     case kVar_fan: {
       const R e = q.coefs[4], f = q.coefs[5];
       const R t = pi * (e * e + eps), h = R(0.5) * t;
       R a = q.atan_xy;
       a += (fmod(a + f, t) > h) ? -h : h;
-      px += w * r * cos(a); py += w * r * sin(a);
+      px += w * r * cos(a);
+      py += w * r * sin(a);
     } break;
     case kVar_blob: {
       const R lo = P[kP_blob_low], hi = P[kP_blob_high], waves = P[kP_blob_waves];
       const R k = r * (lo + (hi - lo) * (R(0.5) + R(0.5) * sin(waves * q.atan_xy)));
-      px += w * sa * k; py += w * ca * k;
+      px += w * sa * k;
+      py += w * ca * k;
     } break;
     case kVar_pdj:
       px += w * (sin(P[kP_pdj_a] * ty) - cos(P[kP_pdj_b] * tx));
@@ -537,69 +608,95 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       R a = q.atan_xy;
       const R u = a + fy - t * static_cast<R>(static_cast<long long>((a + fy) / t));
       a = u > h ? a - h : a + h;
-      px += w * r * sin(a); py += w * r * cos(a);
+      px += w * r * sin(a);
+      py += w * r * cos(a);
     } break;
     case kVar_rings2: {
       const R val = P[kP_rings2_val], dx = val * val + eps;
       const R k = r - R(2) * dx * static_cast<R>(static_cast<long long>((r + dx) / (R(2) * dx))) + r * (R(1) - dx);
-      px += w * sa * k; py += w * ca * k;
+      px += w * sa * k;
+      py += w * ca * k;
     } break;
-    case kVar_eyefish: { const R k = R(2) * w / (r + R(1)); px += k * tx; py += k * ty; } break;
-    case kVar_bubble: { const R k = w / (R(0.25) * r2 + R(1)); px += k * tx; py += k * ty; } break;
-    case kVar_cylinder: px += w * sin(tx); py += w * ty; break;
+    case kVar_eyefish: {
+      const R k = R(2) * w / (r + R(1));
+      px += k * tx;
+      py += k * ty;
+    } break;
+    case kVar_bubble: {
+      const R k = w / (R(0.25) * r2 + R(1));
+      px += k * tx;
+      py += k * ty;
+    } break;
+    case kVar_cylinder:
+      px += w * sin(tx);
+      py += w * ty;
+      break;
     case kVar_perspective: {
       const R ang = P[kP_perspective_angle] * pi / R(2), dist = P[kP_perspective_dist];
       const R t = R(1) / (dist - ty * sin(ang));
-      px += w * dist * tx * t; py += w * dist * cos(ang) * ty * t;
+      px += w * dist * tx * t;
+      py += w * dist * cos(ang) * ty * t;
     } break;
     case kVar_noise: {
       const R a = uniform01<R>(rng) * R(2) * pi, k = w * uniform01<R>(rng);
-      px += tx * k * cos(a); py += ty * k * sin(a);
+      px += tx * k * cos(a);
+      py += ty * k * sin(a);
     } break;
     case kVar_julian: {
       const R power = P[kP_julian_power], rn = fabs(power), cn = P[kP_julian_dist] / power / R(2);
       const R t = trunc(rn * uniform01<R>(rng));
       const R a = (q.atan_yx + R(2) * pi * t) / power, k = w * pow(r2, cn);
-      px += k * cos(a); py += k * sin(a);
+      px += k * cos(a);
+      py += k * sin(a);
     } break;
     case kVar_juliascope: {
       const R power = P[kP_juliascope_power], rn = fabs(power), cn = P[kP_juliascope_dist] / power / R(2);
       const long long t = static_cast<long long>(trunc(rn * uniform01<R>(rng)));
       const R a = ((t & 1) == 0 ? R(2) * pi * R(t) + q.atan_yx : R(2) * pi * R(t) - q.atan_yx) / power;
       const R k = w * pow(r2, cn);
-      px += k * cos(a); py += k * sin(a);
+      px += k * cos(a);
+      py += k * sin(a);
     } break;
-    case kVar_blur: { const R a = uniform01<R>(rng) * R(2) * pi, k = w * uniform01<R>(rng); px += k * cos(a); py += k * sin(a); } break;
+    case kVar_blur: {
+      const R a = uniform01<R>(rng) * R(2) * pi, k = w * uniform01<R>(rng);
+      px += k * cos(a);
+      py += k * sin(a);
+    } break;
     case kVar_gaussian_blur: {
       const R a = uniform01<R>(rng) * R(2) * pi;
       const R k = w * (uniform01<R>(rng) + uniform01<R>(rng) + uniform01<R>(rng) + uniform01<R>(rng) - R(2));
-      px += k * cos(a); py += k * sin(a);
+      px += k * cos(a);
+      py += k * sin(a);
     } break;
     case kVar_radial_blur: {
       const R ang = P[kP_radial_blur_angle] * pi / R(2), spin = sin(ang), zoom = cos(ang);
       const R g = w * (uniform01<R>(rng) + uniform01<R>(rng) + uniform01<R>(rng) + uniform01<R>(rng) - R(2));
       const R a = q.atan_yx + spin * g, rz = zoom * g - R(1);
-      px += r * cos(a) + rz * tx; py += r * sin(a) + rz * ty;
+      px += r * cos(a) + rz * tx;
+      py += r * sin(a) + rz * ty;
     } break;
     case kVar_pie: {
       const R slices = P[kP_pie_slices];
       const R sl = static_cast<R>(static_cast<int>(uniform01<R>(rng) * slices + R(0.5)));
       const R a = P[kP_pie_rotation] + R(2) * pi * (sl + uniform01<R>(rng) * P[kP_pie_thickness]) / slices;
       const R k = w * uniform01<R>(rng);
-      px += k * cos(a); py += k * sin(a);
+      px += k * cos(a);
+      py += k * sin(a);
     } break;
     case kVar_ngon: {
       const R rf = pow(r2, P[kP_ngon_power] / R(2)), b = R(2) * pi / P[kP_ngon_sides];
       R phi = q.atan_yx - b * floor(q.atan_yx / b);
       if (phi > b / R(2)) phi -= b;
       const R amp = (P[kP_ngon_corners] * (R(1) / (cos(phi) + eps) - R(1)) + P[kP_ngon_circle]) / (rf + eps);
-      px += w * tx * amp; py += w * ty * amp;
+      px += w * tx * amp;
+      py += w * ty * amp;
     } break;
     case kVar_curl: {
       const R c1 = P[kP_curl_c1], c2 = P[kP_curl_c2];
       const R re = R(1) + c1 * tx + c2 * (tx * tx - ty * ty), im = c1 * ty + R(2) * c2 * tx * ty;
       const R k = w / (re * re + im * im);
-      px += (tx * re + ty * im) * k; py += (ty * re - tx * im) * k;
+      px += (tx * re + ty * im) * k;
+      py += (ty * re - tx * im) * k;
     } break;
     case kVar_rectangles: {
       const R rx = P[kP_rectangles_x], ry = P[kP_rectangles_y];
@@ -608,36 +705,60 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
     } break;
     case kVar_arch: {  // flam3 uses the weight inside the angle too
       const R a = uniform01<R>(rng) * w * pi, s = sin(a), c = cos(a);
-      px += w * s; py += w * s * s / c;
+      px += w * s;
+      py += w * s * s / c;
     } break;
-    case kVar_tangent: px += w * sin(tx) / cos(ty); py += w * tan(ty); break;
-    case kVar_square: px += w * (uniform01<R>(rng) - R(0.5)); py += w * (uniform01<R>(rng) - R(0.5)); break;
+    case kVar_tangent:
+      px += w * sin(tx) / cos(ty);
+      py += w * tan(ty);
+      break;
+    case kVar_square:
+      px += w * (uniform01<R>(rng) - R(0.5));
+      py += w * (uniform01<R>(rng) - R(0.5));
+      break;
     case kVar_rays: {
       const R a = w * uniform01<R>(rng) * pi, k = w * tan(a) * (w / (r2 + eps));
-      px += k * cos(tx); py += k * sin(ty);
+      px += k * cos(tx);
+      py += k * sin(ty);
     } break;
     case kVar_blade: {
       const R a = uniform01<R>(rng) * w * r, s = sin(a), c = cos(a);
-      px += w * tx * (c + s); py += w * tx * (c - s);
+      px += w * tx * (c + s);
+      py += w * tx * (c - s);
     } break;
     case kVar_secant2: {
       const R c = cos(w * r);
-      px += w * tx; py += w * (R(1) / c + (c < R(0) ? R(1) : R(-1)));
+      px += w * tx;
+      py += w * (R(1) / c + (c < R(0) ? R(1) : R(-1)));
     } break;
     case kVar_twintrian: {
       const R a = uniform01<R>(rng) * w * r, s = sin(a), c = cos(a);
       R d = log10(s * s) + c;
       if (d != d || d > R(1e10) || d < R(-1e10)) d = R(-30);
-      px += w * tx * d; py += w * tx * (d - s * pi);
+      px += w * tx * d;
+      py += w * tx * (d - s * pi);
     } break;
-    case kVar_cross: { const R s = tx * tx - ty * ty, k = w * sqrt(R(1) / (s * s + eps)); px += tx * k; py += ty * k; } break;
+    case kVar_cross: {
+      const R s = tx * tx - ty * ty, k = w * sqrt(R(1) / (s * s + eps));
+      px += tx * k;
+      py += ty * k;
+    } break;
     case kVar_disc2: {
       const R twist = P[kP_disc2_twist];
       R sadd = sin(twist), cadd = cos(twist) - R(1);
-      if (twist > R(2) * pi) { const R k = R(1) + twist - R(2) * pi; cadd *= k; sadd *= k; }
-      if (twist < -R(2) * pi) { const R k = R(1) + twist + R(2) * pi; cadd *= k; sadd *= k; }
+      if (twist > R(2) * pi) {
+        const R k = R(1) + twist - R(2) * pi;
+        cadd *= k;
+        sadd *= k;
+      }
+      if (twist < -R(2) * pi) {
+        const R k = R(1) + twist + R(2) * pi;
+        cadd *= k;
+        sadd *= k;
+      }
       const R t = P[kP_disc2_rot] * pi * (tx + ty), k = w * q.atan_xy / pi;
-      px += (sin(t) + cadd) * k; py += (cos(t) + sadd) * k;
+      px += (sin(t) + cadd) * k;
+      py += (cos(t) + sadd) * k;
     } break;
     case kVar_super_shape: {
       const R th = P[kP_super_shape_m] / R(4) * q.atan_yx + pi / R(4);
@@ -645,16 +766,19 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       const R rnd = P[kP_super_shape_rnd];
       const R k = w * ((rnd * uniform01<R>(rng) + (R(1) - rnd) * r) - P[kP_super_shape_holes]) *
                   pow(t1 + t2, R(-1) / P[kP_super_shape_n1]) / r;
-      px += k * tx; py += k * ty;
+      px += k * tx;
+      py += k * ty;
     } break;
     case kVar_flower: {
       const R k = w * (uniform01<R>(rng) - P[kP_flower_holes]) * cos(P[kP_flower_petals] * q.atan_yx) / r;
-      px += k * tx; py += k * ty;
+      px += k * tx;
+      py += k * ty;
     } break;
     case kVar_conic: {
       const R e = P[kP_conic_eccentricity];
       const R k = w * (uniform01<R>(rng) - P[kP_conic_holes]) * e / (R(1) + e * (tx / r)) / r;
-      px += k * tx; py += k * ty;
+      px += k * tx;
+      py += k * ty;
     } break;
     case kVar_parabola: {
       const R s = sin(r), c = cos(r);
@@ -676,18 +800,23 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
     case kVar_boarders: {
       const R rx = rint(tx), ry = rint(ty), ox = tx - rx, oy = ty - ry;
       if (uniform01<R>(rng) >= R(0.75)) {
-        px += w * (ox * R(0.5) + rx); py += w * (oy * R(0.5) + ry);
+        px += w * (ox * R(0.5) + rx);
+        py += w * (oy * R(0.5) + ry);
       } else if (fabs(ox) >= fabs(oy)) {
         const R s = ox >= R(0) ? R(0.25) : R(-0.25);
-        px += w * (ox * R(0.5) + rx + s); py += w * (oy * R(0.5) + ry + s * oy / ox);
+        px += w * (ox * R(0.5) + rx + s);
+        py += w * (oy * R(0.5) + ry + s * oy / ox);
       } else {
         const R s = oy >= R(0) ? R(0.25) : R(-0.25);
-        py += w * (oy * R(0.5) + ry + s); px += w * (ox * R(0.5) + rx + ox / oy * s);
+        py += w * (oy * R(0.5) + ry + s);
+        px += w * (ox * R(0.5) + rx + ox / oy * s);
       }
     } break;
     case kVar_butterfly: {
-      const R y2 = R(2) * ty, k = w * R(1.3029400317411197908970256609023) * sqrt(fabs(ty * tx) / (eps + tx * tx + y2 * y2));
-      px += k * tx; py += k * y2;
+      const R y2 = R(2) * ty,
+              k = w * R(1.3029400317411197908970256609023) * sqrt(fabs(ty * tx) / (eps + tx * tx + y2 * y2));
+      px += k * tx;
+      py += k * y2;
     } break;
     case kVar_cell: {
       const R size = P[kP_cell_size], inv = R(1) / size;
@@ -695,14 +824,16 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       const R dx = tx - R(x) * size, dy = ty - R(y) * size;
       x = x >= 0 ? 2 * x : -(2 * x + 1);
       y = y >= 0 ? 2 * y : -(2 * y + 1);
-      px += w * (dx + R(x) * size); py -= w * (dy + R(y) * size);
+      px += w * (dx + R(x) * size);
+      py -= w * (dy + R(y) * size);
     } break;
     case kVar_cpow: {
       const R power = P[kP_cpow_power], lnr = R(0.5) * log(r2);
       const R va = R(2) * pi / power, vc = P[kP_cpow_r] / power, vd = P[kP_cpow_i] / power;
       const R a = vc * q.atan_yx + vd * lnr + va * floor(power * uniform01<R>(rng));
       const R m = w * exp(vc * lnr - vd * q.atan_yx);
-      px += m * cos(a); py += m * sin(a);
+      px += m * cos(a);
+      py += m * sin(a);
     } break;
     case kVar_curve: {
       R xl = P[kP_curve_xlength] * P[kP_curve_xlength], yl = P[kP_curve_ylength] * P[kP_curve_ylength];
@@ -718,7 +849,8 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       const R k = w / R(11.57034632);
       R sv = sin(a1);
       if (ty > R(0)) sv = -sv;
-      px += k * cosh(a2) * cos(a1); py += k * sinh(a2) * sv;
+      px += k * cosh(a2) * cos(a1);
+      py += k * sinh(a2) * sv;
     } break;
     case kVar_elliptic: {
       const R t = r2 + R(1), x2 = R(2) * tx;
@@ -733,29 +865,40 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
     case kVar_escher: {
       const R beta = P[kP_escher_beta], vc = R(0.5) * (R(1) + cos(beta)), vd = R(0.5) * sin(beta);
       const R lnr = R(0.5) * log(r2), m = w * exp(vc * lnr - vd * q.atan_yx), n = vc * q.atan_yx + vd * lnr;
-      px += m * cos(n); py += m * sin(n);
+      px += m * cos(n);
+      py += m * sin(n);
     } break;
     case kVar_foci: {
       const R ex = exp(tx) * R(0.5), enx = R(0.25) / ex, k = w / (ex + enx - cos(ty));
-      px += k * (ex - enx); py += k * sin(ty);
+      px += k * (ex - enx);
+      py += k * sin(ty);
     } break;
     case kVar_lazysusan: {
       const R lx = P[kP_lazysusan_x], ly = P[kP_lazysusan_y];
       const R x = tx - lx, y = ty + ly, rr = sqrt(x * x + y * y);
       if (rr < w) {
         const R a = atan2(y, x) + P[kP_lazysusan_spin] + P[kP_lazysusan_twist] * (w - rr), k = w * rr;
-        px += k * cos(a) + lx; py += k * sin(a) - ly;
+        px += k * cos(a) + lx;
+        py += k * sin(a) - ly;
       } else {
         const R k = w * (R(1) + P[kP_lazysusan_space] / rr);
-        px += k * x + lx; py += k * y - ly;
+        px += k * x + lx;
+        py += k * y - ly;
       }
     } break;
     case kVar_loonie: {
       const R w2 = w * w;
-      if (r2 < w2) { const R k = w * sqrt(w2 / r2 - R(1)); px += k * tx; py += k * ty; }
-      else { px += w * tx; py += w * ty; }
+      if (r2 < w2) {
+        const R k = w * sqrt(w2 / r2 - R(1));
+        px += k * tx;
+        py += k * ty;
+      } else {
+        px += w * tx;
+        py += w * ty;
+      }
     } break;
-    case kVar_pre_blur: break;  // applied to (tx, ty) before the sum: apply_pre_blur
+    case kVar_pre_blur:
+      break;  // applied to (tx, ty) before the sum: apply_pre_blur
     case kVar_modulus: {
       const R mx = P[kP_modulus_x], my = P[kP_modulus_y];
       if (tx > mx) px += w * (-mx + fmod(tx + mx, R(2) * mx));
@@ -769,15 +912,24 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       const R f = R(2) * pi * P[kP_oscilloscope_frequency], damp = P[kP_oscilloscope_damping];
       const R amp = P[kP_oscilloscope_amplitude], sep = P[kP_oscilloscope_separation];
       const R t = (damp == R(0) ? amp : amp * exp(-fabs(tx) * damp)) * cos(f * tx) + sep;
-      px += w * tx; py += (fabs(ty) <= t ? -w : w) * ty;
+      px += w * tx;
+      py += (fabs(ty) <= t ? -w : w) * ty;
     } break;
-    case kVar_polar2: { const R k = w / pi; px += k * q.atan_xy; py += k / R(2) * log(r2); } break;
+    case kVar_polar2: {
+      const R k = w / pi;
+      px += k * q.atan_xy;
+      py += k / R(2) * log(r2);
+    } break;
     case kVar_popcorn2: {
       const R c = P[kP_popcorn2_c];
       px += w * (tx + P[kP_popcorn2_x] * sin(tan(ty * c)));
       py += w * (ty + P[kP_popcorn2_y] * sin(tan(tx * c)));
     } break;
-    case kVar_scry: { const R k = R(1) / (r * (r2 + R(1) / (w + eps))); px += tx * k; py += ty * k; } break;
+    case kVar_scry: {
+      const R k = R(1) / (r * (r2 + R(1) / (w + eps)));
+      px += tx * k;
+      py += ty * k;
+    } break;
     case kVar_separation: {
       const R sx = P[kP_separation_x], sy = P[kP_separation_y];
       const R xi = P[kP_separation_xinside], yi = P[kP_separation_yinside];
@@ -805,7 +957,8 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       const R c = floor((count * a + pi) / pi * R(0.5));
       a = a * (R(1) - angle * count / pi * R(0.5)) + c * angle;
       const R k = w * (r + P[kP_wedge_hole]);
-      px += k * cos(a); py += k * sin(a);
+      px += k * cos(a);
+      py += k * sin(a);
     } break;
     case kVar_wedge_julia: {
       const R power = P[kP_wedge_julia_power], count = P[kP_wedge_julia_count], angle = P[kP_wedge_julia_angle];
@@ -816,7 +969,8 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       R a = (q.atan_yx + R(2) * pi * t) / power;
       const R c = floor((count * a + pi) / pi * R(0.5));
       a = a * cf + c * angle;
-      px += k * cos(a); py += k * sin(a);
+      px += k * cos(a);
+      py += k * sin(a);
     } break;
     case kVar_wedge_sph: {
       const R count = P[kP_wedge_sph_count], angle = P[kP_wedge_sph_angle];
@@ -825,54 +979,97 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       const R c = floor((count * a + pi) / pi * R(0.5));
       a = a * (R(1) - angle * count / pi * R(0.5)) + c * angle;
       const R k = w * (ir + P[kP_wedge_sph_hole]);
-      px += k * cos(a); py += k * sin(a);
+      px += k * cos(a);
+      py += k * sin(a);
     } break;
     case kVar_whorl: {
       const R a = q.atan_yx + (r < w ? P[kP_whorl_inside] : P[kP_whorl_outside]) / (w - r);
-      px += w * r * cos(a); py += w * r * sin(a);
+      px += w * r * cos(a);
+      py += w * r * sin(a);
     } break;
     case kVar_waves2:
       px += w * (tx + P[kP_waves2_scalex] * sin(ty * P[kP_waves2_freqx]));
       py += w * (ty + P[kP_waves2_scaley] * sin(tx * P[kP_waves2_freqy]));
       break;
-    case kVar_exp: { const R e = exp(tx); px += w * e * cos(ty); py += w * e * sin(ty); } break;
-    case kVar_log: px += w * R(0.5) * log(r2); py += w * q.atan_yx; break;
-    case kVar_sin: px += w * sin(tx) * cosh(ty); py += w * cos(tx) * sinh(ty); break;
-    case kVar_cos: px += w * cos(tx) * cosh(ty); py -= w * sin(tx) * sinh(ty); break;
-    case kVar_tan: { const R d = R(1) / (cos(R(2) * tx) + cosh(R(2) * ty)); px += w * d * sin(R(2) * tx); py += w * d * sinh(R(2) * ty); } break;
+    case kVar_exp: {
+      const R e = exp(tx);
+      px += w * e * cos(ty);
+      py += w * e * sin(ty);
+    } break;
+    case kVar_log:
+      px += w * R(0.5) * log(r2);
+      py += w * q.atan_yx;
+      break;
+    case kVar_sin:
+      px += w * sin(tx) * cosh(ty);
+      py += w * cos(tx) * sinh(ty);
+      break;
+    case kVar_cos:
+      px += w * cos(tx) * cosh(ty);
+      py -= w * sin(tx) * sinh(ty);
+      break;
+    case kVar_tan: {
+      const R d = R(1) / (cos(R(2) * tx) + cosh(R(2) * ty));
+      px += w * d * sin(R(2) * tx);
+      py += w * d * sinh(R(2) * ty);
+    } break;
     case kVar_sec: {
       const R d = R(2) / (cos(R(2) * tx) + cosh(R(2) * ty));
-      px += w * d * cos(tx) * cosh(ty); py += w * d * sin(tx) * sinh(ty);
+      px += w * d * cos(tx) * cosh(ty);
+      py += w * d * sin(tx) * sinh(ty);
     } break;
     case kVar_csc: {
       const R d = R(2) / (cosh(R(2) * ty) - cos(R(2) * tx));
-      px += w * d * sin(tx) * cosh(ty); py -= w * d * cos(tx) * sinh(ty);
+      px += w * d * sin(tx) * cosh(ty);
+      py -= w * d * cos(tx) * sinh(ty);
     } break;
-    case kVar_cot: { const R d = R(1) / (cosh(R(2) * ty) - cos(R(2) * tx)); px += w * d * sin(R(2) * tx); py -= w * d * sinh(R(2) * ty); } break;
-    case kVar_sinh: px += w * sinh(tx) * cos(ty); py += w * cosh(tx) * sin(ty); break;
-    case kVar_cosh: px += w * cosh(tx) * cos(ty); py += w * sinh(tx) * sin(ty); break;
-    case kVar_tanh: { const R d = R(1) / (cos(R(2) * ty) + cosh(R(2) * tx)); px += w * d * sinh(R(2) * tx); py += w * d * sin(R(2) * ty); } break;
+    case kVar_cot: {
+      const R d = R(1) / (cosh(R(2) * ty) - cos(R(2) * tx));
+      px += w * d * sin(R(2) * tx);
+      py -= w * d * sinh(R(2) * ty);
+    } break;
+    case kVar_sinh:
+      px += w * sinh(tx) * cos(ty);
+      py += w * cosh(tx) * sin(ty);
+      break;
+    case kVar_cosh:
+      px += w * cosh(tx) * cos(ty);
+      py += w * sinh(tx) * sin(ty);
+      break;
+    case kVar_tanh: {
+      const R d = R(1) / (cos(R(2) * ty) + cosh(R(2) * tx));
+      px += w * d * sinh(R(2) * tx);
+      py += w * d * sin(R(2) * ty);
+    } break;
     case kVar_sech: {
       const R d = R(2) / (cos(R(2) * ty) + cosh(R(2) * tx));
-      px += w * d * cos(ty) * cosh(tx); py -= w * d * sin(ty) * sinh(tx);
+      px += w * d * cos(ty) * cosh(tx);
+      py -= w * d * sin(ty) * sinh(tx);
     } break;
     case kVar_csch: {
       const R d = R(2) / (cosh(R(2) * tx) - cos(R(2) * ty));
-      px += w * d * sinh(tx) * cos(ty); py -= w * d * cosh(tx) * sin(ty);
+      px += w * d * sinh(tx) * cos(ty);
+      py -= w * d * cosh(tx) * sin(ty);
     } break;
-    case kVar_coth: { const R d = R(1) / (cosh(R(2) * tx) - cos(R(2) * ty)); px += w * d * sinh(R(2) * tx); py += w * d * sin(R(2) * ty); } break;
+    case kVar_coth: {
+      const R d = R(1) / (cosh(R(2) * tx) - cos(R(2) * ty));
+      px += w * d * sinh(R(2) * tx);
+      py += w * d * sin(R(2) * ty);
+    } break;
     case kVar_auger: {
       const R f = P[kP_auger_freq], aw = P[kP_auger_weight], sc = P[kP_auger_scale];
       const R s = sin(f * tx), t = sin(f * ty);
       const R dy = ty + aw * (sc * s / R(2) + fabs(ty) * s);
       const R dx = tx + aw * (sc * t / R(2) + fabs(tx) * t);
-      px += w * (tx + P[kP_auger_sym] * (dx - tx)); py += w * dy;
+      px += w * (tx + P[kP_auger_sym] * (dx - tx));
+      py += w * dy;
     } break;
     case kVar_flux: {
       const R xp = tx + w, xm = tx - w;
       const R k = w * (R(2) + P[kP_flux_spread]) * sqrt(sqrt(ty * ty + xp * xp) / sqrt(ty * ty + xm * xm));
       const R a = (atan2(ty, xm) - atan2(ty, xp)) * R(0.5);
-      px += k * cos(a); py += k * sin(a);
+      px += k * cos(a);
+      py += k * sin(a);
     } break;
     case kVar_mobius: {
       const R ura = P[kP_mobius_re_a] * tx - P[kP_mobius_im_a] * ty + P[kP_mobius_re_b];
@@ -880,9 +1077,11 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       const R vr = P[kP_mobius_re_c] * tx - P[kP_mobius_im_c] * ty + P[kP_mobius_re_d];
       const R vi = P[kP_mobius_re_c] * ty + P[kP_mobius_im_c] * tx + P[kP_mobius_im_d];
       const R k = w / (vr * vr + vi * vi);
-      px += k * (ura * vr + uia * vi); py += k * (uia * vr - ura * vi);
+      px += k * (ura * vr + uia * vi);
+      py += k * (uia * vr - ura * vi);
     } break;
-    default: break;
+    default:
+      break;
   }
 }
 

@@ -2,8 +2,8 @@
 // The pieces of a render shared by the CPU and CUDA paths (__host__ __device__): the compiled
 // xform, one chaos-game step, the camera, palette lookup, the histogram's fixed point, log
 // density and the tone map of one pixel. render.hpp documents the stages and their sources.
-#include <cstdint>
 #include <math.h>
+#include <cstdint>
 
 #include "gemflow/flame/variations.hpp"
 
@@ -23,8 +23,8 @@ struct KXform {
   R post[6];
   int has_post;
   R color, color_speed;
-  R vis;         ///< adjusted opacity 10^(−log2(1/opacity)); 0: not plotted
-  R pre_blur;    ///< weight of pre_blur (0: none)
+  R vis;       ///< adjusted opacity 10^(−log2(1/opacity)); 0: not plotted
+  R pre_blur;  ///< weight of pre_blur (0: none)
   int need_xy, need_yx;
   int nvars;
   int var_id[kNumVariations];
@@ -35,7 +35,7 @@ struct KXform {
 template <class R>
 struct Camera {
   R cx, cy, cos_r, sin_r;
-  R k;           ///< cells per flame unit: scale·2^zoom·ss
+  R k;  ///< cells per flame unit: scale·2^zoom·ss
   R half_w, half_h;
   int width, height;  ///< histogram cells
 };
@@ -146,12 +146,33 @@ GF_FLAME_HD inline void hsv_to_rgb(const double hsv[3], double rgb[3]) {
   const double f = h - j, p = v * (1 - s), q = v * (1 - s * f), t = v * (1 - s * (1 - f));
   double r = v, g = t, b = p;
   switch (j) {
-    case 1: r = q; g = v; b = p; break;
-    case 2: r = p; g = v; b = t; break;
-    case 3: r = p; g = q; b = v; break;
-    case 4: r = t; g = p; b = v; break;
-    case 5: r = v; g = p; b = q; break;
-    default: break;
+    case 1:
+      r = q;
+      g = v;
+      b = p;
+      break;
+    case 2:
+      r = p;
+      g = v;
+      b = t;
+      break;
+    case 3:
+      r = p;
+      g = q;
+      b = v;
+      break;
+    case 4:
+      r = t;
+      g = p;
+      b = v;
+      break;
+    case 5:
+      r = v;
+      g = p;
+      b = q;
+      break;
+    default:
+      break;
   }
   rgb[0] = r;
   rgb[1] = g;

@@ -61,7 +61,8 @@ std::uint64_t run_walker(const Prepared<R>& P, std::uint64_t seed, std::uint64_t
     R col[4];
     palette_color(P.palette.data(), P.step_mode, pc, col);
     Pending p;
-    p.cell = hist + (static_cast<std::size_t>(iy) * static_cast<std::size_t>(P.cam.width) + static_cast<std::size_t>(ix)) * 4;
+    p.cell = hist +
+             (static_cast<std::size_t>(iy) * static_cast<std::size_t>(P.cam.width) + static_cast<std::size_t>(ix)) * 4;
     __builtin_prefetch(p.cell, 1);
     for (int k = 0; k < 4; ++k) p.add[k] = to_fixed(col[k] * vis);
     if (pending == kLag) commit(ring[head]);

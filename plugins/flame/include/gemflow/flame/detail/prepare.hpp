@@ -112,8 +112,9 @@ inline PostParams post_params(const Flame& f) {
       p.filter[static_cast<std::size_t>(j * n + i)] = v;
       sum += v;
     }
-  if (sum == 0) throw FlameError(f.source + ":" + std::to_string(f.line) + ": attribute 'filter' = " +
-                                 std::to_string(f.filter) + " gives an empty spatial filter");
+  if (sum == 0)
+    throw FlameError(f.source + ":" + std::to_string(f.line) + ": attribute 'filter' = " + std::to_string(f.filter) +
+                     " gives an empty spatial filter");
   for (double& v : p.filter) v /= sum;
   p.tone.inv_gamma = 1.0 / f.gamma;
   p.tone.linrange = f.gamma_threshold;
