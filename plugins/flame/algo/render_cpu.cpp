@@ -1,6 +1,7 @@
 // CPU renderer: oneTBB chaos game into per-thread integer histograms, merged after each pass,
 // then density estimation, spatial filter and tone map (render.hpp describes each stage).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 
@@ -128,8 +129,15 @@ std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, co
                                       const std::function<bool()>& cancelled) {
   const std::size_t hw = p.shape.width, hh = p.shape.height;
   std::vector<double> acc(hw * hh * 4, 0.0);
+  // Polled once per row by the workers (a large density estimation takes seconds).
+  std::atomic<bool> stop{false};
+  auto row_cancelled = [&] {
+    if (stop.load(std::memory_order_relaxed)) return true;
+    if (cancelled && cancelled()) stop = true;
+    return stop.load(std::memory_order_relaxed);
+  };
   auto check = [&] {
-    if (cancelled && cancelled()) throw RenderCancelled();
+    if (stop || (cancelled && cancelled())) throw RenderCancelled();
   };
   if (!p.de) {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, hh), [&](const tbb::blocked_range<std::size_t>& rows) {
@@ -153,7 +161,8 @@ std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, co
       tbb::parallel_for(std::size_t(0), (nbands + 1 - phase) / 2, [&](std::size_t bi) {
         const std::size_t b = 2 * bi + phase;
         const std::size_t ya = y0 + b * band, yb = std::min(y1, ya + band);
-        for (std::size_t y = ya; y < yb; ++y)
+        for (std::size_t y = ya; y < yb; ++y) {
+          if (row_cancelled()) return;
           for (std::size_t x = x0; x < x1; ++x) {
             const std::uint64_t* h = &hist[(y * hw + x) * 4];
             if (h[3] == 0) continue;
@@ -186,6 +195,7 @@ std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, co
               }
             }
           }
+        }
       });
     }
   }
@@ -194,7 +204,8 @@ std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, co
   const std::size_t fw = p.shape.filter_width, W = f.width, H = f.height;
   std::vector<std::uint8_t> out(W * H * 4);
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, H), [&](const tbb::blocked_range<std::size_t>& rows) {
-    for (std::size_t j = rows.begin(); j < rows.end(); ++j)
+    for (std::size_t j = rows.begin(); j < rows.end(); ++j) {
+      if (row_cancelled()) return;
       for (std::size_t i = 0; i < W; ++i) {
         const std::size_t xs = p.shape.de_offset + i * static_cast<std::size_t>(p.ss);
         const std::size_t ys = p.shape.de_offset + j * static_cast<std::size_t>(p.ss);
@@ -213,7 +224,9 @@ std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, co
         o[2] = rgb[2];
         o[3] = 255;
       }
+    }
   });
+  check();
   return out;
 }
 
@@ -275,16 +288,29 @@ Flame apply_overrides(const Flame& flame, const RenderOptions& o) {
   return f;
 }
 
+namespace {
+int render_threads(const RenderOptions& opt, std::size_t cells) {
+  const int threads = opt.threads > 0 ? opt.threads : tbb::this_task_arena::max_concurrency();
+  // Per-thread histograms: bounded by the memory limit (fewer threads rather than more memory).
+  const double per_hist = static_cast<double>(cells) * 32.0;
+  const int max_hists = std::max(1, static_cast<int>(static_cast<double>(kMaxRenderBytes) / 2 / per_hist));
+  return std::min(threads, max_hists);
+}
+}  // namespace
+
+std::size_t cpu_render_bytes(const Flame& flame, const RenderOptions& opt) {
+  const Flame f = apply_overrides(flame, opt);
+  const auto s = histogram_shape(f);
+  const std::size_t cells = s.width * s.height;
+  return cells * 32 * static_cast<std::size_t>(render_threads(opt, cells) + 2) + f.width * f.height * 4;
+}
+
 RenderedImage render_cpu(const Flame& flame, const RenderOptions& opt) {
   using Clock = std::chrono::steady_clock;
   const Flame f = apply_overrides(flame, opt);
   const auto P = detail::prepare<double>(f);
   const std::size_t cells = P.post.shape.width * P.post.shape.height;
-  const int threads = opt.threads > 0 ? opt.threads : tbb::this_task_arena::max_concurrency();
-  // Per-thread histograms: bounded by the memory limit (fewer threads rather than more memory).
-  const double per_hist = static_cast<double>(cells) * 32.0;
-  const int max_hists = std::max(1, static_cast<int>(static_cast<double>(kMaxRenderBytes) / 2 / per_hist));
-  tbb::task_arena arena(std::min(threads, max_hists));
+  tbb::task_arena arena(render_threads(opt, cells));
 
   const std::uint64_t walkers = (P.samples + kWalkerIterations - 1) / kWalkerIterations;
   const int passes = std::max(1, std::min<int>(opt.passes, static_cast<int>(std::max<std::uint64_t>(walkers, 1))));

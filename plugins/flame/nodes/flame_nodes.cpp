@@ -2,6 +2,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include <gemflow/memory.hpp>
 #include <gemflow/types.hpp>
 
 #include "flame_types.hpp"
@@ -26,7 +27,7 @@ struct RenderRequest {
   RenderOptions options;
 };
 
-RenderedImage render_on(const Flame& f, RenderRequest& rq, NodeContext& ctx, std::string* variant_used) {
+RenderedImage render_on(const Flame& f, RenderRequest& rq, std::string* variant_used) {
   try {
     if (rq.device.is_cuda()) {
 #if GEMFLOW_FLAME_HAVE_CUDA
@@ -42,6 +43,9 @@ RenderedImage render_on(const Flame& f, RenderRequest& rq, NodeContext& ctx, std
 #endif
     }
     if (variant_used) *variant_used = "cpu";
+    require_host_memory(cpu_render_bytes(f, rq.options),
+                        "flame " + (f.name.empty() ? "#" + std::to_string(f.index) : "'" + f.name + "'") + " at " +
+                            std::to_string(f.width) + "×" + std::to_string(f.height) + " (histograms)");
     return render_cpu(f, rq.options);
   } catch (const RenderCancelled&) {
     throw Cancelled();
@@ -50,7 +54,6 @@ RenderedImage render_on(const Flame& f, RenderRequest& rq, NodeContext& ctx, std
   } catch (const cuda::CudaError& e) {
     throw DeviceError(e.what());
   }
-  (void)ctx;
 }
 
 class ReadFlame final : public Node {
@@ -245,7 +248,7 @@ class RenderFlame final : public Node {
     rq.options.cancelled = [&] { return ctx.cancelled(); };
     rq.options.preview = [&](const RenderedImage& r) { ctx.preview("image", Value::make(to_image(r))); };
     std::string used;
-    const RenderedImage r = render_on(f, rq, ctx, &used);
+    const RenderedImage r = render_on(f, rq, &used);
     ctx.record("iterations", static_cast<std::int64_t>(r.iterations));
     ctx.record("bad_points", static_cast<std::int64_t>(r.bad_points));
     ctx.record("variant", used);
@@ -297,7 +300,7 @@ class RenderAll final : public Node {
                      "flame " + std::to_string(i + 1) + "/" + std::to_string(n));
       };
       rq.options.cancelled = [&] { return ctx.cancelled(); };
-      const RenderedImage r = render_on(f, rq, ctx, nullptr);
+      const RenderedImage r = render_on(f, rq, nullptr);
       char num[16];
       std::snprintf(num, sizeof num, "%03zu", i);
       const std::filesystem::path file = ctx.output_dir() / (*prefix + num + ".png");

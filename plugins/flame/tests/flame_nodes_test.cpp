@@ -146,3 +146,23 @@ TEST(FlameNodes, DeviceCudaWithoutAGpuFails) {
 
 }  // namespace
 }  // namespace gemflow::flame
+
+namespace gemflow::flame {
+namespace {
+
+// Host memory is checked before the histograms are allocated, naming the flame and its size.
+TEST(FlameNodes, RenderChecksHostMemoryFirst) {
+  auto r = read(flame::testing::sample("gemflow_sierpinski.flame"));
+  gemflow::testing::RecordingContext ctx;
+  ASSERT_EQ(gemflow::testing::error_of(*r, ctx), "(no error)");
+  auto n = make("flame.render");
+  n->set_input("flame", r->output("flame"));
+  n->set_param("device", std::string("cpu"));
+  ::setenv("GEMFLOW_MEMORY_LIMIT", "1M", 1);
+  const std::string e = gemflow::testing::error_of(*n, ctx);
+  ::unsetenv("GEMFLOW_MEMORY_LIMIT");
+  EXPECT_CONTAINS(e, "flame 'gemflow_sierpinski' at 320×240 (histograms) needs");
+}
+
+}  // namespace
+}  // namespace gemflow::flame

@@ -77,6 +77,11 @@ class RenderCancelled : public std::runtime_error {
 /// rendered (its size over kMaxRenderBytes, no xform with weight > 0), RenderCancelled.
 [[nodiscard]] RenderedImage render_cpu(const Flame& flame, const RenderOptions& options);
 
+/// Host bytes render_cpu allocates for `flame` with these options: one histogram per thread plus
+/// their sum (32 B per cell each), the accumulator (32 B per cell) and the image. For a memory
+/// check before rendering (throws FlameError as apply_overrides does).
+[[nodiscard]] std::size_t cpu_render_bytes(const Flame& flame, const RenderOptions& options);
+
 /// The flame after the render options' overrides (quality, supersample) are applied.
 [[nodiscard]] Flame apply_overrides(const Flame& flame, const RenderOptions& options);
 
