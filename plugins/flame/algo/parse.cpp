@@ -223,6 +223,16 @@ class Reader {
     f.source = opt_.source;
     f.name = n.attribute("name").value();
     flame_ = &f;
+    flame_attributes(n, f);
+    std::vector<std::pair<std::string, std::size_t>> unknown;  // variation, line
+    const bool have_palette = flame_children(n, f, unknown);
+    flame_checks(f, have_palette, unknown, dropped);
+    flame_ = nullptr;
+    return f;
+  }
+
+  /// The <flame> element's own attributes.
+  void flame_attributes(const pugi::xml_node& n, Flame& f) const {
     const std::size_t line = f.line;
     auto check_positive = [&](const pugi::xml_attribute& a, double v) {
       if (!(v > 0)) fail(line, "attribute '" + std::string(a.name()) + "' = '" + a.value() + "' must be > 0");
@@ -313,9 +323,11 @@ class Reader {
     if (f.estimator_radius > 0 && f.estimator_minimum > f.estimator_radius)
       fail(line, "attribute 'estimator_minimum' = " + std::to_string(f.estimator_minimum) +
                      " exceeds 'estimator_radius' = " + std::to_string(f.estimator_radius));
+  }
 
+  /// Xforms and palette elements; true when a palette was given inline.
+  bool flame_children(const pugi::xml_node& n, Flame& f, std::vector<std::pair<std::string, std::size_t>>& unknown) {
     bool have_palette = false;
-    std::vector<std::pair<std::string, std::size_t>> unknown;  // variation, line
     for (auto c : n.children()) {
       const std::string_view tag = c.name();
       const std::size_t cl = line_of(c);
@@ -380,6 +392,13 @@ class Reader {
       }
     }
 
+    return have_palette;
+  }
+
+  /// Unknown variations, weights, xaos rows, the palette table, memory.
+  void flame_checks(Flame& f, bool have_palette, const std::vector<std::pair<std::string, std::size_t>>& unknown,
+                    std::vector<std::string>& dropped) const {
+    const std::size_t line = f.line;
     if (!unknown.empty()) {
       std::string list;
       std::set<std::string> seen;
@@ -434,8 +453,6 @@ class Reader {
                      std::to_string(f.supersample) + ") needs " +
                      std::to_string(static_cast<long long>(bytes / 1048576)) + " MiB of histogram, over the " +
                      std::to_string(kMaxRenderBytes >> 20) + " MiB limit");
-    flame_ = nullptr;
-    return f;
   }
 
   static std::string_view name_of(FilterShape s) { return filter_shape_name(s); }

@@ -125,109 +125,146 @@ int DeKernels::index(double n) const {
   return k >= kmax ? kmax : static_cast<int>(k);
 }
 
-std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, const Flame& f, const PostParams& p,
-                                      const std::function<bool()>& cancelled) {
-  const std::size_t hw = p.shape.width, hh = p.shape.height;
-  std::vector<double> acc(hw * hh * 4, 0.0);
-  // Polled once per row by the workers (a large density estimation takes seconds).
-  std::atomic<bool> stop{false};
-  auto row_cancelled = [&] {
-    if (stop.load(std::memory_order_relaxed)) return true;
-    if (cancelled && cancelled()) stop = true;
-    return stop.load(std::memory_order_relaxed);
-  };
-  auto check = [&] {
-    if (stop || (cancelled && cancelled())) throw RenderCancelled();
-  };
-  if (!p.de) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, hh), [&](const tbb::blocked_range<std::size_t>& rows) {
+namespace {
+
+/// The post-processing stages of one histogram; the workers poll cancel once per row (a large
+/// density estimation takes seconds).
+class PostProcess {
+ public:
+  PostProcess(const std::vector<std::uint64_t>& hist, const Flame& f, const PostParams& p,
+              const std::function<bool()>& cancelled)
+      : hist_(hist),
+        f_(f),
+        p_(p),
+        cancelled_(cancelled),
+        hw_(p.shape.width),
+        hh_(p.shape.height),
+        acc_(hw_ * hh_ * 4, 0.0) {}
+
+  std::vector<std::uint8_t> run() {
+    if (p_.de) density_estimation();
+    else log_density_all();
+    check();
+    auto out = filter_and_tone();
+    check();
+    return out;
+  }
+
+ private:
+  bool row_cancelled() {
+    if (stop_.load(std::memory_order_relaxed)) return true;
+    if (cancelled_ && cancelled_()) stop_ = true;
+    return stop_.load(std::memory_order_relaxed);
+  }
+  void check() {
+    if (stop_ || (cancelled_ && cancelled_())) throw RenderCancelled();
+  }
+
+  void log_density_all() {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, hh_), [&](const tbb::blocked_range<std::size_t>& rows) {
       for (std::size_t y = rows.begin(); y < rows.end(); ++y)
-        for (std::size_t x = 0; x < hw; ++x) log_density(&hist[(y * hw + x) * 4], p.k1, p.k2, &acc[(y * hw + x) * 4]);
+        for (std::size_t x = 0; x < hw_; ++x)
+          log_density(&hist_[(y * hw_ + x) * 4], p_.k1, p_.k2, &acc_[(y * hw_ + x) * 4]);
     });
-  } else {
-    const DeKernels kernels(p);
-    const int ss = p.ss, half = ss / 2;
-    const double scale = (ss % 2 == 0) ? std::pow(ss / (ss + 1.0), 2.0) : 1.0;
-    const int rmax = static_cast<int>(std::ceil(p.de_max));
-    const std::size_t band = static_cast<std::size_t>(2 * rmax + 2);
-    const std::size_t y0 = static_cast<std::size_t>(ss - 1),
-                      y1 = hh > static_cast<std::size_t>(ss - 1) ? hh - (ss - 1) : 0;
-    const std::size_t x0 = y0, x1 = hw > static_cast<std::size_t>(ss - 1) ? hw - (ss - 1) : 0;
+  }
+
+  /// Hits in the ss×ss neighbourhood of a cell (flam3 scales it by (ss/(ss+1))² for even ss).
+  double neighbourhood_density(std::size_t x, std::size_t y) const {
+    const int half = p_.ss / 2;
+    double n = 0;
+    for (int j = -half; j <= half; ++j)
+      for (int i = -half; i <= half; ++i) {
+        const long yy = static_cast<long>(y) + j, xx = static_cast<long>(x) + i;
+        if (yy < 0 || xx < 0 || yy >= static_cast<long>(hh_) || xx >= static_cast<long>(hw_)) continue;
+        n += static_cast<double>(hist_[(static_cast<std::size_t>(yy) * hw_ + static_cast<std::size_t>(xx)) * 4 + 3]) /
+             kFixedOne;
+      }
+    return p_.ss % 2 == 0 ? n * std::pow(p_.ss / (p_.ss + 1.0), 2.0) : n;
+  }
+
+  /// Spreads the log-density value of cell (x, y) with its density's kernel.
+  void spread(const DeKernels& kernels, std::size_t x, std::size_t y) {
+    const std::uint64_t* h = &hist_[(y * hw_ + x) * 4];
+    if (h[3] == 0) return;
+    double v[4];
+    log_density(h, p_.k1, p_.k2, v);
+    const int k = kernels.index(neighbourhood_density(x, y));
+    const int r = kernels.radius[static_cast<std::size_t>(k)];
+    const double* c = &kernels.coefs[kernels.offsets[static_cast<std::size_t>(k)]];
+    const int side = 2 * r + 1;
+    for (int j = -r; j <= r; ++j) {
+      const long yy = static_cast<long>(y) + j;
+      if (yy < 0 || yy >= static_cast<long>(hh_)) continue;
+      for (int i = -r; i <= r; ++i) {
+        const long xx = static_cast<long>(x) + i;
+        const double w = c[(j + r) * side + (i + r)];
+        if (xx < 0 || xx >= static_cast<long>(hw_) || w == 0) continue;
+        double* a = &acc_[(static_cast<std::size_t>(yy) * hw_ + static_cast<std::size_t>(xx)) * 4];
+        for (int q = 0; q < 4; ++q) a[q] += w * v[q];
+      }
+    }
+  }
+
+  /// Two phases over bands of 2·rmax + 2 rows: the bands of one phase write disjoint rows and
+  /// each band adds in a fixed order, so the result does not depend on the number of threads.
+  void density_estimation() {
+    const DeKernels kernels(p_);
+    const auto edge = static_cast<std::size_t>(p_.ss - 1);  // flam3 leaves ss − 1 cells at the edge
+    const std::size_t band = 2 * static_cast<std::size_t>(std::ceil(p_.de_max)) + 2;
+    const std::size_t y0 = edge, y1 = hh_ > edge ? hh_ - edge : 0, x0 = edge, x1 = hw_ > edge ? hw_ - edge : 0;
     const std::size_t nbands = y1 > y0 ? (y1 - y0 + band - 1) / band : 0;
-    // Two phases over bands of 2·rmax + 2 rows: bands of one phase write disjoint rows, and each
-    // band adds in a fixed order, so the result does not depend on the number of threads.
     for (std::size_t phase = 0; phase < 2; ++phase) {
       check();
       tbb::parallel_for(std::size_t(0), (nbands + 1 - phase) / 2, [&](std::size_t bi) {
-        const std::size_t b = 2 * bi + phase;
-        const std::size_t ya = y0 + b * band, yb = std::min(y1, ya + band);
-        for (std::size_t y = ya; y < yb; ++y) {
-          if (row_cancelled()) return;
-          for (std::size_t x = x0; x < x1; ++x) {
-            const std::uint64_t* h = &hist[(y * hw + x) * 4];
-            if (h[3] == 0) continue;
-            double n = 0;
-            for (int j = -half; j <= half; ++j)
-              for (int i = -half; i <= half; ++i) {
-                const long yy = static_cast<long>(y) + j, xx = static_cast<long>(x) + i;
-                if (yy < 0 || xx < 0 || yy >= static_cast<long>(hh) || xx >= static_cast<long>(hw)) continue;
-                n += static_cast<double>(
-                         hist[(static_cast<std::size_t>(yy) * hw + static_cast<std::size_t>(xx)) * 4 + 3]) /
-                     kFixedOne;
-              }
-            n *= scale;
-            double v[4];
-            log_density(h, p.k1, p.k2, v);
-            const int k = kernels.index(n);
-            const int r = kernels.radius[static_cast<std::size_t>(k)];
-            const double* c = &kernels.coefs[kernels.offsets[static_cast<std::size_t>(k)]];
-            const int side = 2 * r + 1;
-            for (int j = -r; j <= r; ++j) {
-              const long yy = static_cast<long>(y) + j;
-              if (yy < 0 || yy >= static_cast<long>(hh)) continue;
-              for (int i = -r; i <= r; ++i) {
-                const long xx = static_cast<long>(x) + i;
-                if (xx < 0 || xx >= static_cast<long>(hw)) continue;
-                const double w = c[(j + r) * side + (i + r)];
-                if (w == 0) continue;
-                double* a = &acc[(static_cast<std::size_t>(yy) * hw + static_cast<std::size_t>(xx)) * 4];
-                for (int q = 0; q < 4; ++q) a[q] += w * v[q];
-              }
-            }
-          }
-        }
+        const std::size_t ya = y0 + (2 * bi + phase) * band, yb = std::min(y1, ya + band);
+        for (std::size_t y = ya; y < yb && !row_cancelled(); ++y)
+          for (std::size_t x = x0; x < x1; ++x) spread(kernels, x, y);
       });
     }
   }
-  check();
-  // Spatial filter and tone map per output pixel.
-  const std::size_t fw = p.shape.filter_width, W = f.width, H = f.height;
-  std::vector<std::uint8_t> out(W * H * 4);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, H), [&](const tbb::blocked_range<std::size_t>& rows) {
-    for (std::size_t j = rows.begin(); j < rows.end(); ++j) {
-      if (row_cancelled()) return;
-      for (std::size_t i = 0; i < W; ++i) {
-        const std::size_t xs = p.shape.de_offset + i * static_cast<std::size_t>(p.ss);
-        const std::size_t ys = p.shape.de_offset + j * static_cast<std::size_t>(p.ss);
-        double t[4] = {0, 0, 0, 0};
-        for (std::size_t jj = 0; jj < fw; ++jj)
-          for (std::size_t ii = 0; ii < fw; ++ii) {
-            const double k = p.filter[jj * fw + ii];
-            const double* a = &acc[((ys + jj) * hw + xs + ii) * 4];
-            for (int q = 0; q < 4; ++q) t[q] += k * a[q];
-          }
-        unsigned char rgb[3];
-        tone_map(t, p.tone, rgb);
-        std::uint8_t* o = &out[(j * W + i) * 4];
-        o[0] = rgb[0];
-        o[1] = rgb[1];
-        o[2] = rgb[2];
-        o[3] = 255;
-      }
-    }
-  });
-  check();
-  return out;
+
+  /// Spatial filter and tone map per output pixel.
+  std::vector<std::uint8_t> filter_and_tone() {
+    const std::size_t fw = p_.shape.filter_width, W = f_.width, H = f_.height;
+    const auto ss = static_cast<std::size_t>(p_.ss);
+    std::vector<std::uint8_t> out(W * H * 4);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, H), [&](const tbb::blocked_range<std::size_t>& rows) {
+      for (std::size_t j = rows.begin(); j < rows.end() && !row_cancelled(); ++j)
+        for (std::size_t i = 0; i < W; ++i) {
+          const std::size_t xs = p_.shape.de_offset + i * ss, ys = p_.shape.de_offset + j * ss;
+          double t[4] = {0, 0, 0, 0};
+          for (std::size_t jj = 0; jj < fw; ++jj)
+            for (std::size_t ii = 0; ii < fw; ++ii) {
+              const double k = p_.filter[jj * fw + ii];
+              const double* a = &acc_[((ys + jj) * hw_ + xs + ii) * 4];
+              for (int q = 0; q < 4; ++q) t[q] += k * a[q];
+            }
+          unsigned char rgb[3];
+          tone_map(t, p_.tone, rgb);
+          std::uint8_t* o = &out[(j * W + i) * 4];
+          o[0] = rgb[0];
+          o[1] = rgb[1];
+          o[2] = rgb[2];
+          o[3] = 255;
+        }
+    });
+    return out;
+  }
+
+  const std::vector<std::uint64_t>& hist_;
+  const Flame& f_;
+  const PostParams& p_;
+  const std::function<bool()>& cancelled_;
+  std::size_t hw_, hh_;
+  std::vector<double> acc_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace
+
+std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, const Flame& f, const PostParams& p,
+                                      const std::function<bool()>& cancelled) {
+  return PostProcess(hist, f, p, cancelled).run();
 }
 
 }  // namespace detail
@@ -305,77 +342,104 @@ std::size_t cpu_render_bytes(const Flame& flame, const RenderOptions& opt) {
   return cells * 32 * static_cast<std::size_t>(render_threads(opt, cells) + 2) + f.width * f.height * 4;
 }
 
-RenderedImage render_cpu(const Flame& flame, const RenderOptions& opt) {
+namespace {
+
+/// One CPU render: the walkers split into passes, per-thread histograms kept over the passes
+/// and summed into `total_` (exact integers: the sum does not depend on which thread ran which
+/// walker).
+class CpuRender {
+ public:
   using Clock = std::chrono::steady_clock;
-  const Flame f = apply_overrides(flame, opt);
-  const auto P = detail::prepare<double>(f);
-  const std::size_t cells = P.post.shape.width * P.post.shape.height;
-  tbb::task_arena arena(render_threads(opt, cells));
 
-  const std::uint64_t walkers = (P.samples + kWalkerIterations - 1) / kWalkerIterations;
-  const int passes = std::max(1, std::min<int>(opt.passes, static_cast<int>(std::max<std::uint64_t>(walkers, 1))));
-  std::vector<std::uint64_t> total(cells * 4, 0);
-  std::atomic<std::uint64_t> bad{0};
-  std::atomic<bool> stop{false};
-  RenderedImage img;
-  img.width = f.width;
-  img.height = f.height;
-  const auto t0 = Clock::now();
-  double post_seconds = 0;
+  CpuRender(const Flame& flame, const RenderOptions& opt)
+      : opt_(opt),
+        f_(apply_overrides(flame, opt)),
+        P_(detail::prepare<double>(f_)),
+        cells_(P_.post.shape.width * P_.post.shape.height),
+        arena_(render_threads(opt, cells_)),
+        walkers_((P_.samples + kWalkerIterations - 1) / kWalkerIterations),
+        total_(cells_ * 4, 0),
+        local_([this] { return HostHistogram(cells_ * 4); }) {}
 
-  // Per-thread histograms kept over the passes; the total is their sum (exact integers, so
-  // it does not depend on which thread ran which walker).
-  tbb::enumerable_thread_specific<HostHistogram> local([&] { return HostHistogram(cells * 4); });
-  auto sum_into_total = [&] {
-    std::fill(total.begin(), total.end(), 0);
-    for (const auto& h : local)
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, total.size()),
-                        [&](const tbb::blocked_range<std::size_t>& r) {
-                          for (std::size_t i = r.begin(); i < r.end(); ++i) total[i] += h.data()[i];
-                        });
-  };
-  for (int pass = 0; pass < passes; ++pass) {
-    const std::uint64_t w0 = walkers * static_cast<std::uint64_t>(pass) / static_cast<std::uint64_t>(passes);
-    const std::uint64_t w1 = walkers * static_cast<std::uint64_t>(pass + 1) / static_cast<std::uint64_t>(passes);
-    arena.execute([&] {
+  RenderedImage run() {
+    const int passes = std::max(1, std::min<int>(opt_.passes, static_cast<int>(std::max<std::uint64_t>(walkers_, 1))));
+    const auto t0 = Clock::now();
+    for (int pass = 0; pass < passes; ++pass) {
+      run_walkers(walkers_ * static_cast<std::uint64_t>(pass) / static_cast<std::uint64_t>(passes),
+                  walkers_ * static_cast<std::uint64_t>(pass + 1) / static_cast<std::uint64_t>(passes));
+      if (opt_.progress) opt_.progress(static_cast<double>(pass + 1) / passes, pass + 1, passes);
+      if (opt_.preview && pass + 1 < passes) preview();
+    }
+    sum_into_total();
+    const auto t1 = Clock::now();
+    RenderedImage img;
+    img.width = f_.width;
+    img.height = f_.height;
+    img.rgba = arena_.execute([&] { return detail::postprocess(total_, f_, P_.post, opt_.cancelled); });
+    img.iterations = P_.samples;
+    img.bad_points = bad_;
+    img.seconds_iterate = std::chrono::duration<double>(t1 - t0).count() - post_seconds_;
+    img.seconds_post = std::chrono::duration<double>(Clock::now() - t1).count();
+    return img;
+  }
+
+ private:
+  /// Walkers [w0, w1) on the arena's threads; cancel is polled before every walker.
+  void run_walkers(std::uint64_t w0, std::uint64_t w1) {
+    arena_.execute([&] {
       tbb::parallel_for(tbb::blocked_range<std::uint64_t>(w0, w1, 1), [&](const tbb::blocked_range<std::uint64_t>& r) {
-        auto& h = local.local();
-        for (std::uint64_t w = r.begin(); w < r.end(); ++w) {
-          if (stop.load(std::memory_order_relaxed)) return;
-          if (opt.cancelled && opt.cancelled()) {
-            stop = true;
-            return;
-          }
+        auto& h = local_.local();
+        for (std::uint64_t w = r.begin(); w < r.end() && !cancelled(); ++w) {
           const std::uint64_t iters =
-              w + 1 == walkers ? P.samples - w * kWalkerIterations : std::min(kWalkerIterations, P.samples);
-          bad += detail::run_walker(P, opt.seed, w, iters, h.data());
+              w + 1 == walkers_ ? P_.samples - w * kWalkerIterations : std::min(kWalkerIterations, P_.samples);
+          bad_ += detail::run_walker(P_, opt_.seed, w, iters, h.data());
         }
       });
     });
-    if (stop) throw RenderCancelled();
-    const double frac = static_cast<double>(pass + 1) / passes;
-    if (opt.progress) opt.progress(frac, pass + 1, passes);
-    if (opt.preview && pass + 1 < passes) {
-      const auto tp = Clock::now();
-      sum_into_total();
-      RenderedImage prev;
-      prev.width = f.width;
-      prev.height = f.height;
-      prev.rgba = detail::postprocess(total, f, P.post, opt.cancelled);
-      post_seconds += std::chrono::duration<double>(Clock::now() - tp).count();
-      opt.preview(prev);
-    }
+    if (stop_) throw RenderCancelled();
   }
-  sum_into_total();
-  const auto t1 = Clock::now();
-  img.rgba = arena.execute([&] { return detail::postprocess(total, f, P.post, opt.cancelled); });
-  const auto t2 = Clock::now();
-  img.iterations = P.samples;
-  img.bad_points = bad;
-  img.seconds_iterate = std::chrono::duration<double>(t1 - t0).count() - post_seconds;
-  img.seconds_post = std::chrono::duration<double>(t2 - t1).count();
-  return img;
-}
+
+  bool cancelled() {
+    if (!stop_.load(std::memory_order_relaxed) && opt_.cancelled && opt_.cancelled()) stop_ = true;
+    return stop_.load(std::memory_order_relaxed);
+  }
+
+  void sum_into_total() {
+    std::fill(total_.begin(), total_.end(), 0);
+    for (const auto& h : local_)
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, total_.size()),
+                        [&](const tbb::blocked_range<std::size_t>& r) {
+                          for (std::size_t i = r.begin(); i < r.end(); ++i) total_[i] += h.data()[i];
+                        });
+  }
+
+  void preview() {
+    const auto tp = Clock::now();
+    sum_into_total();
+    RenderedImage prev;
+    prev.width = f_.width;
+    prev.height = f_.height;
+    prev.rgba = detail::postprocess(total_, f_, P_.post, opt_.cancelled);
+    post_seconds_ += std::chrono::duration<double>(Clock::now() - tp).count();
+    opt_.preview(prev);
+  }
+
+  const RenderOptions& opt_;
+  const Flame f_;
+  const detail::Prepared<double> P_;
+  const std::size_t cells_;
+  tbb::task_arena arena_;
+  const std::uint64_t walkers_;
+  std::vector<std::uint64_t> total_;
+  tbb::enumerable_thread_specific<HostHistogram> local_;
+  std::atomic<std::uint64_t> bad_{0};
+  std::atomic<bool> stop_{false};
+  double post_seconds_ = 0;
+};
+
+}  // namespace
+
+RenderedImage render_cpu(const Flame& flame, const RenderOptions& opt) { return CpuRender(flame, opt).run(); }
 
 ImageComparison compare_images(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,
                                std::size_t width, std::size_t height, int ca, int cb, std::size_t factor) {

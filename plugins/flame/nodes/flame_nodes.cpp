@@ -249,6 +249,8 @@ class RenderFlame final : public Node {
     rq.options.preview = [&](const RenderedImage& r) { ctx.preview("image", Value::make(to_image(r))); };
     std::string used;
     const RenderedImage r = render_on(f, rq, &used);
+    if (rq.variant == cuda::Variant::DivergenceFree && used == "basic")
+      ctx.warn("variant divergence_free needs a flame without xaos: rendered with basic");
     ctx.record("iterations", static_cast<std::int64_t>(r.iterations));
     ctx.record("bad_points", static_cast<std::int64_t>(r.bad_points));
     ctx.record("variant", used);

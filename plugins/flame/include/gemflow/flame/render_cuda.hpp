@@ -14,7 +14,8 @@
 //   only (a flame with xaos falls back to basic, and the log says so).
 //   Schied, Hanika, Dammertz & Lensch, "Divergence-free parallel chaos game for fractal flame
 //   rendering"; the issue's description.
-// - auto: divergence_free from kAutoDivergenceFreeXforms xforms on (no xaos), else basic.
+// - auto: divergence_free from kAutoDivergenceFreeXforms xforms on (no xaos), else basic. The
+//   threshold is a first guess until flame_bench_render measures the crossover on a device.
 // Histogram: 4 × u64 fixed point per cell (2⁻²⁴ units), atomicAdd: exact and order-free, so the
 // same seed gives the same bytes on the same device, and no cell saturates.
 // Post-processing on the device: log density, density estimation (scatter with u64 fixed-point

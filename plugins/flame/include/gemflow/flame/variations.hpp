@@ -468,14 +468,15 @@ GF_FLAME_HD inline void apply_pre_blur(R w, R& tx, R& ty, Rng& rng) {
   ty += g * sin(a);
 }
 
-/// Adds w·V_v(tx, ty) to (px, py). P: the xform's kNumVarParams parameters.
+/// Variations kVar_linear … kVar_exponential (eval_variation dispatches by index range).
 template <class R, class Rng>
-GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R* P, R& px, R& py, Rng& rng) {
-  const R pi = R(3.14159265358979323846);
-  const R eps = R(1e-10);
-  const R tx = q.tx, ty = q.ty, r2 = q.sumsq, r = q.sqrt_;
+GF_FLAME_HD inline void eval_variation_group0(int v, R w, const VarPoint<R>& q, const R* P, R& px, R& py, Rng& rng) {
+  [[maybe_unused]] const R pi = R(3.14159265358979323846);
+  [[maybe_unused]] const R eps = R(1e-10);
+  [[maybe_unused]] const R tx = q.tx, ty = q.ty, r2 = q.sumsq, r = q.sqrt_;
   // "sin θ" and "cos θ" of the paper: x/r and y/r (NaN at the origin, as in flam3).
-  const R sa = tx / r, ca = ty / r;
+  [[maybe_unused]] const R sa = tx / r, ca = ty / r;
+  (void)P, (void)rng;  // not every group reads parameters or random numbers
   switch (v) {
     case kVar_linear:
       px += w * tx;
@@ -568,6 +569,21 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       px += k * cos(a);
       py += k * sin(a);
     } break;
+    default:
+      break;
+  }
+}
+
+/// Variations kVar_power … kVar_blur (eval_variation dispatches by index range).
+template <class R, class Rng>
+GF_FLAME_HD inline void eval_variation_group1(int v, R w, const VarPoint<R>& q, const R* P, R& px, R& py, Rng& rng) {
+  [[maybe_unused]] const R pi = R(3.14159265358979323846);
+  [[maybe_unused]] const R eps = R(1e-10);
+  [[maybe_unused]] const R tx = q.tx, ty = q.ty, r2 = q.sumsq, r = q.sqrt_;
+  // "sin θ" and "cos θ" of the paper: x/r and y/r (NaN at the origin, as in flam3).
+  [[maybe_unused]] const R sa = tx / r, ca = ty / r;
+  (void)P, (void)rng;  // not every group reads parameters or random numbers
+  switch (v) {
     case kVar_power: {
       const R k = w * pow(r, sa);
       px += k * ca;
@@ -662,6 +678,21 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       px += k * cos(a);
       py += k * sin(a);
     } break;
+    default:
+      break;
+  }
+}
+
+/// Variations kVar_gaussian_blur … kVar_cross (eval_variation dispatches by index range).
+template <class R, class Rng>
+GF_FLAME_HD inline void eval_variation_group2(int v, R w, const VarPoint<R>& q, const R* P, R& px, R& py, Rng& rng) {
+  [[maybe_unused]] const R pi = R(3.14159265358979323846);
+  [[maybe_unused]] const R eps = R(1e-10);
+  [[maybe_unused]] const R tx = q.tx, ty = q.ty, r2 = q.sumsq, r = q.sqrt_;
+  // "sin θ" and "cos θ" of the paper: x/r and y/r (NaN at the origin, as in flam3).
+  [[maybe_unused]] const R sa = tx / r, ca = ty / r;
+  (void)P, (void)rng;  // not every group reads parameters or random numbers
+  switch (v) {
     case kVar_gaussian_blur: {
       const R a = uniform01<R>(rng) * R(2) * pi;
       const R k = w * (uniform01<R>(rng) + uniform01<R>(rng) + uniform01<R>(rng) + uniform01<R>(rng) - R(2));
@@ -743,6 +774,21 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       px += tx * k;
       py += ty * k;
     } break;
+    default:
+      break;
+  }
+}
+
+/// Variations kVar_disc2 … kVar_cpow (eval_variation dispatches by index range).
+template <class R, class Rng>
+GF_FLAME_HD inline void eval_variation_group3(int v, R w, const VarPoint<R>& q, const R* P, R& px, R& py, Rng& rng) {
+  [[maybe_unused]] const R pi = R(3.14159265358979323846);
+  [[maybe_unused]] const R eps = R(1e-10);
+  [[maybe_unused]] const R tx = q.tx, ty = q.ty, r2 = q.sumsq, r = q.sqrt_;
+  // "sin θ" and "cos θ" of the paper: x/r and y/r (NaN at the origin, as in flam3).
+  [[maybe_unused]] const R sa = tx / r, ca = ty / r;
+  (void)P, (void)rng;  // not every group reads parameters or random numbers
+  switch (v) {
     case kVar_disc2: {
       const R twist = P[kP_disc2_twist];
       R sadd = sin(twist), cadd = cos(twist) - R(1);
@@ -835,6 +881,21 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       px += m * cos(a);
       py += m * sin(a);
     } break;
+    default:
+      break;
+  }
+}
+
+/// Variations kVar_curve … kVar_scry (eval_variation dispatches by index range).
+template <class R, class Rng>
+GF_FLAME_HD inline void eval_variation_group4(int v, R w, const VarPoint<R>& q, const R* P, R& px, R& py, Rng& rng) {
+  [[maybe_unused]] const R pi = R(3.14159265358979323846);
+  [[maybe_unused]] const R eps = R(1e-10);
+  [[maybe_unused]] const R tx = q.tx, ty = q.ty, r2 = q.sumsq, r = q.sqrt_;
+  // "sin θ" and "cos θ" of the paper: x/r and y/r (NaN at the origin, as in flam3).
+  [[maybe_unused]] const R sa = tx / r, ca = ty / r;
+  (void)P, (void)rng;  // not every group reads parameters or random numbers
+  switch (v) {
     case kVar_curve: {
       R xl = P[kP_curve_xlength] * P[kP_curve_xlength], yl = P[kP_curve_ylength] * P[kP_curve_ylength];
       if (xl < R(1e-20)) xl = R(1e-20);
@@ -930,6 +991,21 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       px += tx * k;
       py += ty * k;
     } break;
+    default:
+      break;
+  }
+}
+
+/// Variations kVar_separation … kVar_csc (eval_variation dispatches by index range).
+template <class R, class Rng>
+GF_FLAME_HD inline void eval_variation_group5(int v, R w, const VarPoint<R>& q, const R* P, R& px, R& py, Rng& rng) {
+  [[maybe_unused]] const R pi = R(3.14159265358979323846);
+  [[maybe_unused]] const R eps = R(1e-10);
+  [[maybe_unused]] const R tx = q.tx, ty = q.ty, r2 = q.sumsq, r = q.sqrt_;
+  // "sin θ" and "cos θ" of the paper: x/r and y/r (NaN at the origin, as in flam3).
+  [[maybe_unused]] const R sa = tx / r, ca = ty / r;
+  (void)P, (void)rng;  // not every group reads parameters or random numbers
+  switch (v) {
     case kVar_separation: {
       const R sx = P[kP_separation_x], sy = P[kP_separation_y];
       const R xi = P[kP_separation_xinside], yi = P[kP_separation_yinside];
@@ -1023,6 +1099,21 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
       px += w * d * sin(tx) * cosh(ty);
       py -= w * d * cos(tx) * sinh(ty);
     } break;
+    default:
+      break;
+  }
+}
+
+/// Variations kVar_cot … kVar_mobius (eval_variation dispatches by index range).
+template <class R, class Rng>
+GF_FLAME_HD inline void eval_variation_group6(int v, R w, const VarPoint<R>& q, const R* P, R& px, R& py, Rng& rng) {
+  [[maybe_unused]] const R pi = R(3.14159265358979323846);
+  [[maybe_unused]] const R eps = R(1e-10);
+  [[maybe_unused]] const R tx = q.tx, ty = q.ty, r2 = q.sumsq, r = q.sqrt_;
+  // "sin θ" and "cos θ" of the paper: x/r and y/r (NaN at the origin, as in flam3).
+  [[maybe_unused]] const R sa = tx / r, ca = ty / r;
+  (void)P, (void)rng;  // not every group reads parameters or random numbers
+  switch (v) {
     case kVar_cot: {
       const R d = R(1) / (cosh(R(2) * ty) - cos(R(2) * tx));
       px += w * d * sin(R(2) * tx);
@@ -1083,6 +1174,18 @@ GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R
     default:
       break;
   }
+}
+
+/// Adds w·V_v(tx, ty) to (px, py). P: the xform's kNumVarParams parameters.
+template <class R, class Rng>
+GF_FLAME_HD inline void eval_variation(int v, R w, const VarPoint<R>& q, const R* P, R& px, R& py, Rng& rng) {
+  if (v < kVar_power) eval_variation_group0(v, w, q, P, px, py, rng);
+  else if (v < kVar_gaussian_blur) eval_variation_group1(v, w, q, P, px, py, rng);
+  else if (v < kVar_disc2) eval_variation_group2(v, w, q, P, px, py, rng);
+  else if (v < kVar_curve) eval_variation_group3(v, w, q, P, px, py, rng);
+  else if (v < kVar_separation) eval_variation_group4(v, w, q, P, px, py, rng);
+  else if (v < kVar_cot) eval_variation_group5(v, w, q, P, px, py, rng);
+  else eval_variation_group6(v, w, q, P, px, py, rng);
 }
 
 }  // namespace gemflow::flame

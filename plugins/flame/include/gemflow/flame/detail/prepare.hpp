@@ -109,7 +109,7 @@ inline PostParams post_params(const Flame& f) {
     for (int i = 0; i < n; ++i) {
       const double x = ((2.0 * i + 1.0) / n - 1.0) * adjust, y = ((2.0 * j + 1.0) / n - 1.0) * adjust;
       const double v = filter_value(shape, x) * filter_value(shape, y);
-      p.filter[static_cast<std::size_t>(j * n + i)] = v;
+      p.filter[static_cast<std::size_t>(j) * static_cast<std::size_t>(n) + static_cast<std::size_t>(i)] = v;
       sum += v;
     }
   if (sum == 0)
