@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path run(const std::string& workflow, const std::string& tag) {
-  const fs::path out = fs::temp_directory_path() / ("gemflow_flame_workflows_" + tag);
+  fs::path out = fs::temp_directory_path() / ("gemflow_flame_workflows_" + tag);
   fs::remove_all(out);
   const fs::path log = out.string() + ".log";
   const std::string cmd = std::string("\"") + GEMFLOW_EXE + "\" run \"" + GEMFLOW_SOURCE_DIR + "/workflows/" +

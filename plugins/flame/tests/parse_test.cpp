@@ -211,7 +211,7 @@ TEST(Parse, EverySharedFlameFile) {
   const auto table = find_palette_table(shared("flam3-palettes.xml"));
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const auto path = entry.path();
+    const auto& path = entry.path();
     if (path.extension() != ".flame" && path.extension() != ".flam3") continue;
     SCOPED_TRACE(path.filename().string());
     ++files;
