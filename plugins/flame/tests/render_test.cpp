@@ -17,7 +17,7 @@ Flame load(const std::string& file, std::size_t index = 0, bool strict = true) {
   return read_flames(file, o).flames.at(index);
 }
 
-/// PSNR and SSIM floors for our image against flam3-render's, both at quality 400 and
+/// PSNR and SSIM floors for our image against flam3-render's, both at quality 200 and
 /// downsampled 2×: the values measured here less about 4 dB and 0.01–0.02 (flam3-render seeds
 /// itself from the clock, so its image changes from run to run); docs/flames.md lists them.
 struct PeerCase {
@@ -30,12 +30,12 @@ void compare_with_flam3(const PeerCase& c) {
   if (c.file.empty()) GTEST_SKIP() << "flame file absent (shared data not present)";
   if (!flam3_render()) GTEST_SKIP() << "flam3-render not installed (Debian package flam3-utils)";
   Flame f = load(c.file, c.index, false);
-  // Small and dense enough to compare: 128 pixels wide, quality 400.
+  // Small and dense enough to compare: 128 pixels wide, quality 200.
   const double k = 128.0 / static_cast<double>(f.width);
   f.width = 128;
   f.height = static_cast<std::size_t>(std::max(1.0, std::round(static_cast<double>(f.height) * k)));
   f.scale *= k;
-  f.quality = 400;
+  f.quality = 200;
   // flam3-render 3.1.1 looks its kernels up in a table ordered differently from their names:
   // mitchell, blackman, catrom, hanning, hamming, lanczos2 and lanczos3 give other images there
   // (measured: docs/flames.md). We follow the names, and compare those flames with gaussian.
@@ -62,11 +62,11 @@ void compare_with_flam3(const PeerCase& c) {
 }
 
 TEST(RenderVsFlam3, Sierpinski) { compare_with_flam3({sample("gemflow_sierpinski.flame"), 0, 50, 0.995}); }
-TEST(RenderVsFlam3, SwirlJulia) { compare_with_flam3({sample("gemflow_samples.flame"), 0, 34, 0.96}); }
+TEST(RenderVsFlam3, SwirlJulia) { compare_with_flam3({sample("gemflow_samples.flame"), 0, 34, 0.94}); }
 TEST(RenderVsFlam3, XaosFinal) { compare_with_flam3({sample("gemflow_samples.flame"), 1, 38, 0.98}); }
-TEST(RenderVsFlam3, Parametric) { compare_with_flam3({sample("gemflow_samples.flame"), 2, 38, 0.97}); }
+TEST(RenderVsFlam3, Parametric) { compare_with_flam3({sample("gemflow_samples.flame"), 2, 38, 0.96}); }
 TEST(RenderVsFlam3, FractoriumFlippedDisc) {
-  compare_with_flam3({shared("fractorium_bench_tyrantwave_flippeddisc_normal.flame"), 0, 32, 0.98});
+  compare_with_flam3({shared("fractorium_bench_tyrantwave_flippeddisc_normal.flame"), 0, 30, 0.97});
 }
 TEST(RenderVsFlam3, Flam3TestGenome) {
   if (!find_palette_table("")) GTEST_SKIP() << "no flam3-palettes.xml (Debian package flam3-palette)";
