@@ -7,6 +7,9 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <system_error>
+
+#include <unistd.h>
 
 #include "gemflow/flame/flame.hpp"
 #include "gemflow/flame/render.hpp"
@@ -16,10 +19,19 @@
 
 namespace gemflow::flame::testing {
 
+/// A folder of this test process for flam3-render's files, removed when the process exits.
 inline std::filesystem::path temp_dir() {
-  auto d = std::filesystem::temp_directory_path() / ("gemflow_flame_tests_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(d);
-  return d;
+  struct Folder {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("gemflow_flame_tests_" + std::to_string(::getpid()));
+    Folder() { std::filesystem::create_directories(path); }
+    ~Folder() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Folder folder;
+  return folder.path;
 }
 
 inline std::string sample(const std::string& rel) {
