@@ -1,0 +1,498 @@
+// CPU renderer: oneTBB chaos game into per-thread integer histograms, merged after each pass,
+// then density estimation, spatial filter and tone map (render.hpp describes each stage).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "gemflow/flame/detail/postprocess.hpp"
+#include "gemflow/flame/detail/prepare.hpp"
+#include "gemflow/flame/render.hpp"
+
+namespace gemflow::flame {
+
+namespace detail {
+
+double filter_value(int shape, double x) {
+  const double pi = 3.14159265358979323846;
+  switch (static_cast<FilterShape>(shape)) {
+    case FilterShape::Gaussian:
+      return std::exp(-2.0 * x * x) * std::sqrt(2.0 / pi);
+    case FilterShape::Hermite: {
+      const double t = std::fabs(x);
+      return t < 1 ? (2 * t - 3) * t * t + 1 : 0;
+    }
+    case FilterShape::Box:
+      return (x > -0.5 && x <= 0.5) ? 1.0 : 0.0;
+    case FilterShape::Triangle: {
+      const double t = std::fabs(x);
+      return t < 1 ? 1 - t : 0;
+    }
+    case FilterShape::Bell: {
+      const double t = std::fabs(x);
+      if (t < 0.5) return 0.75 - t * t;
+      if (t < 1.5) return 0.5 * (t - 1.5) * (t - 1.5);
+      return 0;
+    }
+    case FilterShape::BSpline: {
+      const double t = std::fabs(x);
+      if (t < 1) return 0.5 * t * t * t - t * t + 2.0 / 3.0;
+      if (t < 2) return (2 - t) * (2 - t) * (2 - t) / 6.0;
+      return 0;
+    }
+    case FilterShape::Mitchell: {
+      const double b = 1.0 / 3.0, c = 1.0 / 3.0, t = std::fabs(x), tt = t * t;
+      if (t < 1) return ((12 - 9 * b - 6 * c) * t * tt + (-18 + 12 * b + 6 * c) * tt + (6 - 2 * b)) / 6.0;
+      if (t < 2)
+        return ((-b - 6 * c) * t * tt + (6 * b + 30 * c) * tt + (-12 * b - 48 * c) * t + (8 * b + 24 * c)) / 6.0;
+      return 0;
+    }
+    case FilterShape::Blackman:
+      return sinc(x) * (0.42 + 0.5 * std::cos(pi * x) + 0.08 * std::cos(2 * pi * x));
+    case FilterShape::Catrom: {
+      if (x < -2) return 0;
+      if (x < -1) return 0.5 * (4 + x * (8 + x * (5 + x)));
+      if (x < 0) return 0.5 * (2 + x * x * (-5 - 3 * x));
+      if (x < 1) return 0.5 * (2 + x * x * (-5 + 3 * x));
+      if (x < 2) return 0.5 * (4 + x * (-8 + x * (5 - x)));
+      return 0;
+    }
+    case FilterShape::Hanning:
+      return sinc(x) * (0.5 + 0.5 * std::cos(pi * x));
+    case FilterShape::Hamming:
+      return sinc(x) * (0.54 + 0.46 * std::cos(pi * x));
+    case FilterShape::Lanczos3: {
+      const double t = std::fabs(x);
+      return t < 3 ? sinc(t) * sinc(t / 3) * sinc(x / 3) : 0;
+    }
+    case FilterShape::Lanczos2: {
+      const double t = std::fabs(x);
+      return t < 2 ? sinc(t) * sinc(t / 2) * sinc(x / 2) : 0;
+    }
+    case FilterShape::Quadratic: {
+      if (x < -1.5) return 0;
+      if (x < -0.5) return 0.5 * (x + 1.5) * (x + 1.5);
+      if (x < 0.5) return 0.75 - x * x;
+      if (x < 1.5) return 0.5 * (x - 1.5) * (x - 1.5);
+      return 0;
+    }
+  }
+  return 0;
+}
+
+DeKernels::DeKernels(const PostParams& p) {
+  if (!p.de) return;
+  // Index k gives radius max/k^curve until it reaches min: kernels 1..kmax.
+  const double kmax_d = std::pow(p.de_max / p.de_min, 1.0 / p.de_curve);
+  kmax = static_cast<int>(std::min(std::ceil(kmax_d), 200000.0));
+  if (kmax < 1) kmax = 1;
+  offsets.resize(static_cast<std::size_t>(kmax) + 2);
+  radius.resize(static_cast<std::size_t>(kmax) + 1);
+  for (int k = 1; k <= kmax; ++k) {
+    double h = p.de_max / std::pow(static_cast<double>(k), p.de_curve);
+    if (h < p.de_min) h = p.de_min;
+    const int r = static_cast<int>(std::ceil(h)) - 1;
+    radius[static_cast<std::size_t>(k)] = r;
+    offsets[static_cast<std::size_t>(k)] = coefs.size();
+    const std::size_t base = coefs.size();
+    double sum = 0;
+    for (int j = -r; j <= r; ++j)
+      for (int i = -r; i <= r; ++i) {
+        const double d = std::sqrt(static_cast<double>(i * i + j * j)) / h;
+        const double v = d <= 1.0 ? filter_value(0, 1.5 * d) : 0.0;  // flam3: gaussian, support 1.5
+        coefs.push_back(v);
+        sum += v;
+      }
+    for (std::size_t q = base; q < coefs.size(); ++q) coefs[q] /= sum;
+  }
+  offsets[static_cast<std::size_t>(kmax) + 1] = coefs.size();
+}
+
+int DeKernels::index(double n) const {
+  const double k = de_index(n);
+  return k >= kmax ? kmax : static_cast<int>(k);
+}
+
+namespace {
+
+/// The post-processing stages of one histogram; the workers poll cancel once per row (a large
+/// density estimation takes seconds).
+class PostProcess {
+ public:
+  PostProcess(const std::vector<std::uint64_t>& hist, const Flame& f, const PostParams& p,
+              const std::function<bool()>& cancelled)
+      : hist_(hist),
+        f_(f),
+        p_(p),
+        cancelled_(cancelled),
+        hw_(p.shape.width),
+        hh_(p.shape.height),
+        acc_(hw_ * hh_ * 4, 0.0) {}
+
+  std::vector<std::uint8_t> run() {
+    if (p_.de) density_estimation();
+    else log_density_all();
+    check();
+    auto out = filter_and_tone();
+    check();
+    return out;
+  }
+
+ private:
+  bool row_cancelled() {
+    if (stop_.load(std::memory_order_relaxed)) return true;
+    if (cancelled_ && cancelled_()) stop_ = true;
+    return stop_.load(std::memory_order_relaxed);
+  }
+  void check() {
+    if (stop_ || (cancelled_ && cancelled_())) throw RenderCancelled();
+  }
+
+  void log_density_all() {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, hh_), [&](const tbb::blocked_range<std::size_t>& rows) {
+      for (std::size_t y = rows.begin(); y < rows.end(); ++y)
+        for (std::size_t x = 0; x < hw_; ++x)
+          log_density(&hist_[(y * hw_ + x) * 4], p_.k1, p_.k2, &acc_[(y * hw_ + x) * 4]);
+    });
+  }
+
+  /// Hits in the ss×ss neighbourhood of a cell (flam3 scales it by (ss/(ss+1))² for even ss).
+  double neighbourhood_density(std::size_t x, std::size_t y) const {
+    const int half = p_.ss / 2;
+    double n = 0;
+    for (int j = -half; j <= half; ++j)
+      for (int i = -half; i <= half; ++i) {
+        const long yy = static_cast<long>(y) + j, xx = static_cast<long>(x) + i;
+        if (yy < 0 || xx < 0 || yy >= static_cast<long>(hh_) || xx >= static_cast<long>(hw_)) continue;
+        n += static_cast<double>(hist_[(static_cast<std::size_t>(yy) * hw_ + static_cast<std::size_t>(xx)) * 4 + 3]) /
+             kFixedOne;
+      }
+    return p_.ss % 2 == 0 ? n * std::pow(p_.ss / (p_.ss + 1.0), 2.0) : n;
+  }
+
+  /// Spreads the log-density value of cell (x, y) with its density's kernel.
+  void spread(const DeKernels& kernels, std::size_t x, std::size_t y) {
+    const std::uint64_t* h = &hist_[(y * hw_ + x) * 4];
+    if (h[3] == 0) return;
+    double v[4];
+    log_density(h, p_.k1, p_.k2, v);
+    const int k = kernels.index(neighbourhood_density(x, y));
+    const int r = kernels.radius[static_cast<std::size_t>(k)];
+    const double* c = &kernels.coefs[kernels.offsets[static_cast<std::size_t>(k)]];
+    const int side = 2 * r + 1;
+    for (int j = -r; j <= r; ++j) {
+      const long yy = static_cast<long>(y) + j;
+      if (yy < 0 || yy >= static_cast<long>(hh_)) continue;
+      for (int i = -r; i <= r; ++i) {
+        const long xx = static_cast<long>(x) + i;
+        const double w = c[(j + r) * side + (i + r)];
+        if (xx < 0 || xx >= static_cast<long>(hw_) || w == 0) continue;
+        double* a = &acc_[(static_cast<std::size_t>(yy) * hw_ + static_cast<std::size_t>(xx)) * 4];
+        for (int q = 0; q < 4; ++q) a[q] += w * v[q];
+      }
+    }
+  }
+
+  /// Two phases over bands of 2·rmax + 2 rows: the bands of one phase write disjoint rows and
+  /// each band adds in a fixed order, so the result does not depend on the number of threads.
+  void density_estimation() {
+    const DeKernels kernels(p_);
+    const auto edge = static_cast<std::size_t>(p_.ss - 1);  // flam3 leaves ss − 1 cells at the edge
+    const std::size_t band = 2 * static_cast<std::size_t>(std::ceil(p_.de_max)) + 2;
+    const std::size_t y0 = edge, y1 = hh_ > edge ? hh_ - edge : 0, x0 = edge, x1 = hw_ > edge ? hw_ - edge : 0;
+    const std::size_t nbands = y1 > y0 ? (y1 - y0 + band - 1) / band : 0;
+    for (std::size_t phase = 0; phase < 2; ++phase) {
+      check();
+      tbb::parallel_for(std::size_t(0), (nbands + 1 - phase) / 2, [&](std::size_t bi) {
+        const std::size_t ya = y0 + (2 * bi + phase) * band, yb = std::min(y1, ya + band);
+        for (std::size_t y = ya; y < yb && !row_cancelled(); ++y)
+          for (std::size_t x = x0; x < x1; ++x) spread(kernels, x, y);
+      });
+    }
+  }
+
+  /// Spatial filter and tone map per output pixel.
+  std::vector<std::uint8_t> filter_and_tone() {
+    const std::size_t fw = p_.shape.filter_width, W = f_.width, H = f_.height;
+    const auto ss = static_cast<std::size_t>(p_.ss);
+    std::vector<std::uint8_t> out(W * H * 4);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, H), [&](const tbb::blocked_range<std::size_t>& rows) {
+      for (std::size_t j = rows.begin(); j < rows.end() && !row_cancelled(); ++j)
+        for (std::size_t i = 0; i < W; ++i) {
+          const std::size_t xs = p_.shape.de_offset + i * ss, ys = p_.shape.de_offset + j * ss;
+          double t[4] = {0, 0, 0, 0};
+          for (std::size_t jj = 0; jj < fw; ++jj)
+            for (std::size_t ii = 0; ii < fw; ++ii) {
+              const double k = p_.filter[jj * fw + ii];
+              const double* a = &acc_[((ys + jj) * hw_ + xs + ii) * 4];
+              for (int q = 0; q < 4; ++q) t[q] += k * a[q];
+            }
+          unsigned char rgb[3];
+          tone_map(t, p_.tone, rgb);
+          std::uint8_t* o = &out[(j * W + i) * 4];
+          o[0] = rgb[0];
+          o[1] = rgb[1];
+          o[2] = rgb[2];
+          o[3] = 255;
+        }
+    });
+    return out;
+  }
+
+  const std::vector<std::uint64_t>& hist_;
+  const Flame& f_;
+  const PostParams& p_;
+  const std::function<bool()>& cancelled_;
+  std::size_t hw_, hh_;
+  std::vector<double> acc_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace
+
+std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, const Flame& f, const PostParams& p,
+                                      const std::function<bool()>& cancelled) {
+  return PostProcess(hist, f, p, cancelled).run();
+}
+
+}  // namespace detail
+
+namespace {
+
+/// A zeroed histogram (4 u64 per cell) in 2 MiB-aligned memory advised to use huge pages:
+/// plotting is a random access per sample, and at 1080p the TLB misses of 4 KiB pages cost
+/// more than the cache misses.
+class HostHistogram {
+ public:
+  explicit HostHistogram(std::size_t values) : size_(values) {
+    constexpr std::size_t huge = 2u << 20;
+    const std::size_t bytes = (values * sizeof(std::uint64_t) + huge - 1) / huge * huge;
+    void* p = std::aligned_alloc(huge, bytes);
+    if (!p) throw std::bad_alloc();
+    ::madvise(p, bytes, MADV_HUGEPAGE);
+    std::memset(p, 0, bytes);
+    data_.reset(static_cast<std::uint64_t*>(p));
+  }
+  std::uint64_t* data() { return data_.get(); }
+  const std::uint64_t* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(std::uint64_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<std::uint64_t[], Free> data_;
+  std::size_t size_;
+};
+
+}  // namespace
+
+Flame apply_overrides(const Flame& flame, const RenderOptions& o) {
+  Flame f = flame;
+  if (o.quality > 0) f.quality = o.quality;
+  f.quality *= o.quality_scale;
+  if (o.supersample >= 1) f.supersample = o.supersample;
+  const std::string where = f.source + ":" + std::to_string(f.line) + ": flame " +
+                            (f.name.empty() ? std::string() : "'" + f.name + "' ") + "(#" + std::to_string(f.index) +
+                            "): ";
+  if (!(f.quality > 0) || !std::isfinite(f.quality))
+    throw FlameError(where + "quality " + std::to_string(f.quality) + " is not > 0");
+  if (f.supersample < 1 || f.supersample > 16)
+    throw FlameError(where + "supersample " + std::to_string(f.supersample) + " is not in 1..16");
+  const auto s = histogram_shape(f);
+  const double bytes = static_cast<double>(s.width) * static_cast<double>(s.height) * 64.0;
+  if (bytes > static_cast<double>(kMaxRenderBytes))
+    throw FlameError(where + "size " + std::to_string(f.width) + " × " + std::to_string(f.height) + " at supersample " +
+                     std::to_string(f.supersample) + " needs " +
+                     std::to_string(static_cast<long long>(bytes / 1048576)) + " MiB, over the " +
+                     std::to_string(kMaxRenderBytes >> 20) + " MiB limit");
+  const double samples =
+      f.quality * std::pow(4.0, f.zoom) * static_cast<double>(f.width) * static_cast<double>(f.height);
+  if (samples > 1e15)
+    throw FlameError(where + "quality × size asks for " + std::to_string(samples) + " samples (limit 1e15)");
+  return f;
+}
+
+namespace {
+int render_threads(const RenderOptions& opt, std::size_t cells) {
+  const int threads = opt.threads > 0 ? opt.threads : tbb::this_task_arena::max_concurrency();
+  // Per-thread histograms: bounded by the memory limit (fewer threads rather than more memory).
+  const double per_hist = static_cast<double>(cells) * 32.0;
+  const int max_hists = std::max(1, static_cast<int>(static_cast<double>(kMaxRenderBytes) / 2 / per_hist));
+  return std::min(threads, max_hists);
+}
+}  // namespace
+
+std::size_t cpu_render_bytes(const Flame& flame, const RenderOptions& opt) {
+  const Flame f = apply_overrides(flame, opt);
+  const auto s = histogram_shape(f);
+  const std::size_t cells = s.width * s.height;
+  return cells * 32 * static_cast<std::size_t>(render_threads(opt, cells) + 2) + f.width * f.height * 4;
+}
+
+namespace {
+
+/// One CPU render: the walkers split into passes, per-thread histograms kept over the passes
+/// and summed into `total_` (exact integers: the sum does not depend on which thread ran which
+/// walker).
+class CpuRender {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  CpuRender(const Flame& flame, const RenderOptions& opt)
+      : opt_(opt),
+        f_(apply_overrides(flame, opt)),
+        P_(detail::prepare<double>(f_)),
+        cells_(P_.post.shape.width * P_.post.shape.height),
+        arena_(render_threads(opt, cells_)),
+        walkers_((P_.samples + kWalkerIterations - 1) / kWalkerIterations),
+        total_(cells_ * 4, 0),
+        local_([this] { return HostHistogram(cells_ * 4); }) {}
+
+  RenderedImage run() {
+    const int passes = std::max(1, std::min<int>(opt_.passes, static_cast<int>(std::max<std::uint64_t>(walkers_, 1))));
+    const auto t0 = Clock::now();
+    for (int pass = 0; pass < passes; ++pass) {
+      run_walkers(walkers_ * static_cast<std::uint64_t>(pass) / static_cast<std::uint64_t>(passes),
+                  walkers_ * static_cast<std::uint64_t>(pass + 1) / static_cast<std::uint64_t>(passes));
+      if (opt_.progress) opt_.progress(static_cast<double>(pass + 1) / passes, pass + 1, passes);
+      if (opt_.preview && pass + 1 < passes) preview();
+    }
+    sum_into_total();
+    const auto t1 = Clock::now();
+    RenderedImage img;
+    img.width = f_.width;
+    img.height = f_.height;
+    img.rgba = arena_.execute([&] { return detail::postprocess(total_, f_, P_.post, opt_.cancelled); });
+    img.iterations = P_.samples;
+    img.bad_points = bad_;
+    img.seconds_iterate = std::chrono::duration<double>(t1 - t0).count() - post_seconds_;
+    img.seconds_post = std::chrono::duration<double>(Clock::now() - t1).count();
+    return img;
+  }
+
+ private:
+  /// Walkers [w0, w1) on the arena's threads; cancel is polled before every walker.
+  void run_walkers(std::uint64_t w0, std::uint64_t w1) {
+    arena_.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<std::uint64_t>(w0, w1, 1), [&](const tbb::blocked_range<std::uint64_t>& r) {
+        auto& h = local_.local();
+        for (std::uint64_t w = r.begin(); w < r.end() && !cancelled(); ++w) {
+          const std::uint64_t iters =
+              w + 1 == walkers_ ? P_.samples - w * kWalkerIterations : std::min(kWalkerIterations, P_.samples);
+          bad_ += detail::run_walker(P_, opt_.seed, w, iters, h.data());
+        }
+      });
+    });
+    if (stop_) throw RenderCancelled();
+  }
+
+  bool cancelled() {
+    if (!stop_.load(std::memory_order_relaxed) && opt_.cancelled && opt_.cancelled()) stop_ = true;
+    return stop_.load(std::memory_order_relaxed);
+  }
+
+  void sum_into_total() {
+    std::fill(total_.begin(), total_.end(), 0);
+    for (const auto& h : local_)
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, total_.size()),
+                        [&](const tbb::blocked_range<std::size_t>& r) {
+                          for (std::size_t i = r.begin(); i < r.end(); ++i) total_[i] += h.data()[i];
+                        });
+  }
+
+  void preview() {
+    const auto tp = Clock::now();
+    sum_into_total();
+    RenderedImage prev;
+    prev.width = f_.width;
+    prev.height = f_.height;
+    prev.rgba = detail::postprocess(total_, f_, P_.post, opt_.cancelled);
+    post_seconds_ += std::chrono::duration<double>(Clock::now() - tp).count();
+    opt_.preview(prev);
+  }
+
+  const RenderOptions& opt_;
+  const Flame f_;
+  const detail::Prepared<double> P_;
+  const std::size_t cells_;
+  tbb::task_arena arena_;
+  const std::uint64_t walkers_;
+  std::vector<std::uint64_t> total_;
+  tbb::enumerable_thread_specific<HostHistogram> local_;
+  std::atomic<std::uint64_t> bad_{0};
+  std::atomic<bool> stop_{false};
+  double post_seconds_ = 0;
+};
+
+}  // namespace
+
+RenderedImage render_cpu(const Flame& flame, const RenderOptions& opt) { return CpuRender(flame, opt).run(); }
+
+ImageComparison compare_images(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,
+                               std::size_t width, std::size_t height, int ca, int cb, std::size_t factor) {
+  factor = std::max<std::size_t>(factor, 1);
+  const std::size_t w = width / factor, h = height / factor;
+  std::vector<double> A(w * h * 3), B(w * h * 3);
+  for (std::size_t y = 0; y < h * factor; ++y)
+    for (std::size_t x = 0; x < w * factor; ++x)
+      for (std::size_t c = 0; c < 3; ++c) {
+        const std::size_t o = ((y / factor) * w + x / factor) * 3 + c;
+        A[o] += a[(y * width + x) * static_cast<std::size_t>(ca) + c];
+        B[o] += b[(y * width + x) * static_cast<std::size_t>(cb) + c];
+      }
+  const double n = static_cast<double>(factor * factor);
+  double mse = 0;
+  for (std::size_t i = 0; i < A.size(); ++i) {
+    A[i] /= n;
+    B[i] /= n;
+    mse += (A[i] - B[i]) * (A[i] - B[i]);
+  }
+  mse /= static_cast<double>(A.size());
+  ImageComparison r;
+  r.psnr = mse == 0 ? 99.0 : 10.0 * std::log10(255.0 * 255.0 / mse);
+  // SSIM of luma in 8×8 windows with stride 4 (Wang et al. 2004, constants K1 = 0.01, K2 = 0.03).
+  auto luma = [&](const std::vector<double>& I, std::size_t x, std::size_t y) {
+    const double* p = &I[(y * w + x) * 3];
+    return 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
+  };
+  const double c1 = (0.01 * 255) * (0.01 * 255), c2 = (0.03 * 255) * (0.03 * 255);
+  double sum = 0;
+  std::size_t count = 0;
+  for (std::size_t y = 0; y + 8 <= h; y += 4)
+    for (std::size_t x = 0; x + 8 <= w; x += 4) {
+      double ma = 0, mb = 0, va = 0, vb = 0, cov = 0;
+      for (std::size_t j = 0; j < 8; ++j)
+        for (std::size_t i = 0; i < 8; ++i) ma += luma(A, x + i, y + j), mb += luma(B, x + i, y + j);
+      ma /= 64;
+      mb /= 64;
+      for (std::size_t j = 0; j < 8; ++j)
+        for (std::size_t i = 0; i < 8; ++i) {
+          const double da = luma(A, x + i, y + j) - ma, db = luma(B, x + i, y + j) - mb;
+          va += da * da;
+          vb += db * db;
+          cov += da * db;
+        }
+      va /= 63;
+      vb /= 63;
+      cov /= 63;
+      sum += ((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma * ma + mb * mb + c1) * (va + vb + c2));
+      ++count;
+    }
+  r.ssim = count ? sum / static_cast<double>(count) : 1.0;
+  return r;
+}
+
+}  // namespace gemflow::flame

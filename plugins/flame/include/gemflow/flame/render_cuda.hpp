@@ -1,0 +1,72 @@
+#pragma once
+// Rendering a flame on a CUDA device (plain C++ launcher header; algo/cuda/render_cuda.cu).
+//
+// Chaos game. Many independent walkers, fp32 points, one random stream per walker (PCG32,
+// (seed, walker)), `fuse` unplotted iterations at the start of each walker, iterations launched
+// in batches (about 50 ms each) so that cancel is honoured and progress reported.
+// - basic: one walker per thread; every iteration each thread draws its xform from the
+//   selection table (flam3's distribution, xaos rows included), so threads of a warp take
+//   different branches of the variation switch.
+// - divergence_free: per iteration, xform slots are assigned to threads in contiguous runs
+//   proportional to the weights (a warp runs one xform), and the points are permuted between
+//   threads by a random bijection (x ↦ (a·x + b) mod N, a odd, N a power of two) each
+//   iteration, so that a point's next xform is random with the flame's weights; without xaos
+//   only (a flame with xaos falls back to basic, and the log says so).
+//   Schied, Hanika, Dammertz & Lensch, "Divergence-free parallel chaos game for fractal flame
+//   rendering"; the issue's description.
+// - auto: divergence_free from kAutoDivergenceFreeXforms xforms on (no xaos), else basic. The
+//   threshold is a first guess until flame_bench_render measures the crossover on a device.
+// Histogram: 4 × u64 fixed point per cell (2⁻²⁴ units), atomicAdd: exact and order-free, so the
+// same seed gives the same bytes on the same device, and no cell saturates.
+// Post-processing on the device: log density, density estimation (scatter with u64 fixed-point
+// atomics, 2⁻³² units: deterministic), spatial filter and tone map (fp64), the same formulas as
+// the CPU path (detail/core.hpp).
+//
+// Errors: CudaError (call, error string, file:line); FlameError for a flame that cannot be
+// rendered; RenderCancelled. Device memory is checked (cudaMemGetInfo) before allocating.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gemflow/cuda/error.hpp"
+#include "gemflow/flame/render.hpp"
+
+namespace gemflow::flame::cuda {
+
+using CudaError = ::gemflow::cuda::CudaError;
+
+enum class Variant { Basic, DivergenceFree, Auto };
+inline constexpr std::size_t kAutoDivergenceFreeXforms = 5;
+
+struct CudaRenderOptions {
+  Variant variant = Variant::Auto;
+  int device = 0;
+  std::uint64_t walkers = 0;  ///< 0: 64 per SM × 1024
+  int batch_iterations = 0;   ///< iterations per launch; 0: from a 50 ms estimate
+};
+
+/// The variant actually used for `flame`: divergence_free needs a flame without xaos.
+[[nodiscard]] inline Variant resolve_variant(const Flame& flame, Variant requested) {
+  if (flame.has_chaos) return Variant::Basic;
+  if (requested == Variant::Auto)
+    return flame.xforms.size() >= kAutoDivergenceFreeXforms ? Variant::DivergenceFree : Variant::Basic;
+  return requested;
+}
+[[nodiscard]] inline const char* variant_name(Variant v) {
+  return v == Variant::Basic ? "basic" : v == Variant::DivergenceFree ? "divergence_free" : "auto";
+}
+
+/// Renders on device `c.device`. `used` receives the variant run.
+[[nodiscard]] RenderedImage render_cuda(const Flame& flame, const RenderOptions& options, const CudaRenderOptions& c,
+                                        Variant* used = nullptr);
+
+/// Test hook: eval_variation in fp32 on the device, one (variation, point) per entry: ids[i],
+/// points_and_weights = x0 y0 x1 y1 ... then the n weights, params = n × kNumVarParams, coefs =
+/// n × 6, seeds[i] the random stream (Pcg32(seeds[i], 3), as the CPU tests use). Returns px, py.
+[[nodiscard]] std::vector<float> eval_variations_device(const std::vector<int>& ids,
+                                                        const std::vector<float>& points_and_weights,
+                                                        const std::vector<float>& params,
+                                                        const std::vector<float>& coefs,
+                                                        const std::vector<unsigned long long>& seeds);
+
+}  // namespace gemflow::flame::cuda

@@ -1,0 +1,168 @@
+// The flame nodes without the executor: flame.read (index, name, strict), flame.list,
+// flame.render (device cpu, previews, progress, the seed), flame.render_all.
+#include <gemflow/device.hpp>
+#include <gemflow/node.hpp>
+#include <gemflow/registry.hpp>
+#include <gemflow/testing.hpp>
+#include <gemflow/types.hpp>
+
+#include "flame_test_support.hpp"
+#include "flame_types.hpp"
+#include "register.hpp"
+
+namespace gemflow::flame {
+namespace {
+
+using gemflow::testing::error_of;
+using gemflow::testing::RecordingContext;
+
+Registry& registry() {
+  static Registry reg;
+  static bool once = [] {
+    PluginRegistrar r(reg, "flame-test");
+    register_flame_nodes(r);
+    return true;
+  }();
+  (void)once;
+  return reg;
+}
+
+std::unique_ptr<Node> make(const std::string& id) { return gemflow::testing::make_node(registry(), id); }
+
+std::unique_ptr<Node> read(const std::string& file, std::int64_t index = 0, const std::string& name = "") {
+  auto n = make("flame.read");
+  n->set_param("path", file);
+  n->set_param("index", index);
+  n->set_param("name", name);
+  return n;
+}
+
+TEST(FlameNodes, ReadByIndexAndNameAndList) {
+  auto n = read(flame::testing::sample("gemflow_samples.flame"), 1);
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*n, ctx), "(no error)");
+  EXPECT_EQ(n->output("flame").as<Flame>()->name, "xaos_final");
+  const auto set = n->output("flames").as<FlameSet>();
+  EXPECT_EQ(set->flames.size(), 3u);
+
+  auto byname = read(flame::testing::sample("gemflow_samples.flame"), 0, "parametric");
+  ASSERT_EQ(error_of(*byname, ctx), "(no error)");
+  EXPECT_EQ(byname->output("flame").as<Flame>()->index, 2u);
+
+  auto missing = read(flame::testing::sample("gemflow_samples.flame"), 0, "nope");
+  EXPECT_CONTAINS(error_of(*missing, ctx), "no flame named 'nope'");
+  auto beyond = read(flame::testing::sample("gemflow_samples.flame"), 3);
+  EXPECT_CONTAINS(error_of(*beyond, ctx), "parameter 'index' = 3");
+
+  auto list = make("flame.list");
+  list->set_input("flames", n->output("flames"));
+  ASSERT_EQ(error_of(*list, ctx), "(no error)");
+  const auto t = list->output("table").as<Table>();
+  ASSERT_EQ(t->rows.size(), 3u);
+  EXPECT_EQ(std::get<std::string>(t->rows[2][static_cast<std::size_t>(t->column("name"))]), "parametric");
+  EXPECT_EQ(std::get<std::int64_t>(t->rows[1][static_cast<std::size_t>(t->column("xforms"))]), 3);
+  EXPECT_EQ(std::get<std::int64_t>(t->rows[1][static_cast<std::size_t>(t->column("final"))]), 1);
+}
+
+TEST(FlameNodes, StrictFalseWarnsWithWhatWasDropped) {
+  const auto file = flame::testing::temp_dir() / "plugin.flame";
+  std::ofstream(file) << "<flame name=\"p\" size=\"8 8\"><xform weight=\"1\" linear=\"1\" hemisphere=\"0.5\" "
+                         "coefs=\"1 0 0 1 0 0\"/><color index=\"0\" rgb=\"9 9 9\"/></flame>";
+  RecordingContext ctx;
+  auto strict = read(file.string());
+  EXPECT_CONTAINS(error_of(*strict, ctx), "unknown variation(s) hemisphere (line 1)");
+  auto lax = read(file.string());
+  lax->set_param("strict", false);
+  ASSERT_EQ(error_of(*lax, ctx), "(no error)");
+  ASSERT_EQ(ctx.warnings().size(), 1u);
+  EXPECT_CONTAINS(ctx.warnings()[0], "dropped unknown variation(s) hemisphere");
+}
+
+TEST(FlameNodes, RenderOnCpuWithPreviewsProgressAndSeed) {
+  auto r = read(flame::testing::sample("gemflow_sierpinski.flame"));
+  RecordingContext rctx;
+  ASSERT_EQ(error_of(*r, rctx), "(no error)");
+  auto run = [&](std::int64_t seed, RecordingContext& ctx) {
+    auto n = make("flame.render");
+    n->set_input("flame", r->output("flame"));
+    n->set_param("device", std::string("cpu"));
+    n->set_param("quality", 5.0);
+    n->set_param("passes", std::int64_t{4});
+    n->set_param("seed", seed);
+    EXPECT_EQ(error_of(*n, ctx), "(no error)");
+    return n->output("image").as<Image>();
+  };
+  RecordingContext ctx;
+  const auto a = run(3, ctx);
+  EXPECT_EQ(a->width, 320u);
+  EXPECT_EQ(a->height, 240u);
+  EXPECT_EQ(a->format, Image::Format::RGBA8);
+  EXPECT_EQ(ctx.previews().size(), 3u);  // after every pass but the last
+  for (const auto& p : ctx.previews()) EXPECT_EQ(p.port, "image");
+  EXPECT_DOUBLE_EQ(ctx.fractions().back(), 1.0);
+  EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("iterations")), 5 * 320 * 240);
+  RecordingContext ctx2;
+  EXPECT_EQ(run(3, ctx2)->u8, a->u8);
+  RecordingContext ctx3;
+  EXPECT_NE(run(4, ctx3)->u8, a->u8);
+}
+
+TEST(FlameNodes, RenderAllWritesOnePngPerFlame) {
+  auto r = read(flame::testing::sample("gemflow_samples.flame"));
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*r, ctx), "(no error)");
+  auto n = make("flame.render_all");
+  n->set_input("flames", r->output("flames"));
+  n->set_param("device", std::string("cpu"));
+  n->set_param("quality", 2.0);
+  ASSERT_EQ(error_of(*n, ctx), "(no error)");
+  const auto t = n->output("table").as<Table>();
+  ASSERT_EQ(t->rows.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto file = ctx.output_dir() / ("flame_00" + std::to_string(i) + ".png");
+    ASSERT_TRUE(std::filesystem::exists(file)) << file;
+    const Image im = io::read_png(file);
+    EXPECT_EQ(im.width, 320u);
+  }
+}
+
+}  // namespace
+}  // namespace gemflow::flame
+
+namespace gemflow::flame {
+namespace {
+
+// No silent CPU fallback: device cuda without a GPU fails and says so.
+TEST(FlameNodes, DeviceCudaWithoutAGpuFails) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  auto r = read(flame::testing::sample("gemflow_sierpinski.flame"));
+  gemflow::testing::RecordingContext ctx;
+  ASSERT_EQ(gemflow::testing::error_of(*r, ctx), "(no error)");
+  auto n = make("flame.render");
+  n->set_input("flame", r->output("flame"));
+  n->set_param("device", std::string("cuda"));
+  EXPECT_CONTAINS(gemflow::testing::error_of(*n, ctx), "cuda");
+}
+
+}  // namespace
+}  // namespace gemflow::flame
+
+namespace gemflow::flame {
+namespace {
+
+// Host memory is checked before the histograms are allocated, naming the flame and its size.
+TEST(FlameNodes, RenderChecksHostMemoryFirst) {
+  auto r = read(flame::testing::sample("gemflow_sierpinski.flame"));
+  gemflow::testing::RecordingContext ctx;
+  ASSERT_EQ(gemflow::testing::error_of(*r, ctx), "(no error)");
+  auto n = make("flame.render");
+  n->set_input("flame", r->output("flame"));
+  n->set_param("device", std::string("cpu"));
+  ::setenv("GEMFLOW_MEMORY_LIMIT", "1M", 1);
+  const std::string e = gemflow::testing::error_of(*n, ctx);
+  ::unsetenv("GEMFLOW_MEMORY_LIMIT");
+  EXPECT_CONTAINS(e, "flame 'gemflow_sierpinski' at 320×240 (histograms) needs");
+}
+
+}  // namespace
+}  // namespace gemflow::flame

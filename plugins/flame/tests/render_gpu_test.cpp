@@ -1,0 +1,183 @@
+// The CUDA renderer against the CPU reference (label gpu: every test skips with a message when
+// no CUDA device is present). Tolerances: the GPU image is the CPU image up to sampling noise:
+// at 128 pixels and quality 400 our CPU image is 39.9–60 dB (SSIM ≥ 0.979) from flam3-render's
+// on these flames (docs/flames.md), so the floors 34 dB / 0.96 (45 dB / 0.99 for the Sierpinski
+// triangle) leave the GPU the same margin; fp32 variations within 2e-3 relative of fp64 at 95 %
+// of random points, as the CPU fp32 test.
+#include <cmath>
+#include <random>
+
+#include "flame_test_support.hpp"
+
+#if GEMFLOW_FLAME_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "gemflow/flame/detail/core.hpp"
+#include "gemflow/flame/render_cuda.hpp"
+
+namespace gemflow::flame {
+namespace {
+
+using namespace testing;
+
+bool have_device() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+#define REQUIRE_DEVICE() \
+  if (!have_device()) GTEST_SKIP() << "no CUDA device"
+
+Flame load(const std::string& file, std::size_t index) { return read_flames(file).flames.at(index); }
+
+Flame shrink(Flame f, std::size_t width, double quality) {
+  const double k = static_cast<double>(width) / static_cast<double>(f.width);
+  f.width = width;
+  f.height = static_cast<std::size_t>(std::max(1.0, std::round(static_cast<double>(f.height) * k)));
+  f.scale *= k;
+  f.quality = quality;
+  return f;
+}
+
+void gpu_matches_cpu(const Flame& f, cuda::Variant v, double min_psnr, double min_ssim) {
+  RenderOptions o;
+  o.passes = 2;
+  const auto cpu = render_cpu(f, o);
+  cuda::CudaRenderOptions c;
+  c.variant = v;
+  cuda::Variant used{};
+  const auto gpu = cuda::render_cuda(f, o, c, &used);
+  ASSERT_EQ(gpu.rgba.size(), cpu.rgba.size());
+  const auto cmp = compare_images(gpu.rgba, cpu.rgba, f.width, f.height, 4, 4, 2);
+  std::printf("%s %s: PSNR %.2f dB SSIM %.4f, %.3f s iterate + %.3f s post on the GPU\n", f.name.c_str(),
+              cuda::variant_name(used), cmp.psnr, cmp.ssim, gpu.seconds_iterate, gpu.seconds_post);
+  EXPECT_GE(cmp.psnr, min_psnr);
+  EXPECT_GE(cmp.ssim, min_ssim);
+  EXPECT_GE(gpu.iterations, cpu.iterations);
+}
+
+TEST(RenderGpu, BasicAndDivergenceFreeMatchTheCpu) {
+  REQUIRE_DEVICE();
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Flame f = shrink(load(sample("gemflow_samples.flame"), i), 128, 400);
+    SCOPED_TRACE(f.name);
+    gpu_matches_cpu(f, cuda::Variant::Basic, 34, 0.96);
+    if (!f.has_chaos) gpu_matches_cpu(f, cuda::Variant::DivergenceFree, 34, 0.96);
+  }
+  gpu_matches_cpu(shrink(load(sample("gemflow_sierpinski.flame"), 0), 128, 400), cuda::Variant::DivergenceFree, 45,
+                  0.99);
+}
+
+TEST(RenderGpu, SameSeedSameBytesAnotherSeedOtherBytes) {
+  REQUIRE_DEVICE();
+  const Flame f = shrink(load(sample("gemflow_samples.flame"), 0), 96, 50);
+  for (auto v : {cuda::Variant::Basic, cuda::Variant::DivergenceFree}) {
+    RenderOptions o;
+    o.seed = 11;
+    cuda::CudaRenderOptions c;
+    c.variant = v;
+    const auto a = cuda::render_cuda(f, o, c);
+    const auto b = cuda::render_cuda(f, o, c);
+    EXPECT_EQ(a.rgba, b.rgba) << cuda::variant_name(v);
+    o.seed = 12;
+    EXPECT_NE(cuda::render_cuda(f, o, c).rgba, a.rgba) << cuda::variant_name(v);
+  }
+}
+
+TEST(RenderGpu, XaosFallsBackToBasic) {
+  REQUIRE_DEVICE();
+  const Flame f = shrink(load(sample("gemflow_samples.flame"), 1), 64, 10);
+  ASSERT_TRUE(f.has_chaos);
+  cuda::CudaRenderOptions c;
+  c.variant = cuda::Variant::DivergenceFree;
+  cuda::Variant used{};
+  (void)cuda::render_cuda(f, RenderOptions{}, c, &used);
+  EXPECT_EQ(used, cuda::Variant::Basic);
+}
+
+TEST(RenderGpu, ProgressPreviewsAndCancel) {
+  REQUIRE_DEVICE();
+  Flame f = shrink(load(sample("gemflow_samples.flame"), 0), 96, 200);
+  RenderOptions o;
+  o.passes = 4;
+  int progress = 0, previews = 0;
+  o.progress = [&](double, int, int) { ++progress; };
+  o.preview = [&](const RenderedImage&) { ++previews; };
+  (void)cuda::render_cuda(f, o, cuda::CudaRenderOptions{});
+  EXPECT_EQ(progress, 4);
+  EXPECT_EQ(previews, 3);
+  f.quality = 1e7;  // far too long
+  RenderOptions c;
+  std::chrono::steady_clock::time_point asked{};
+  const auto start = std::chrono::steady_clock::now();
+  c.cancelled = [&] {
+    if (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300)) return false;
+    if (asked == std::chrono::steady_clock::time_point{}) asked = std::chrono::steady_clock::now();
+    return true;
+  };
+  EXPECT_THROW((void)cuda::render_cuda(f, c, cuda::CudaRenderOptions{}), RenderCancelled);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count(), 0.2);
+}
+
+TEST(RenderGpu, EveryVariationInDeviceFp32AgreesWithCpuFp64) {
+  REQUIRE_DEVICE();
+  std::mt19937_64 gen(7);
+  std::uniform_real_distribution<double> u(-1.5, 1.5), pert(-0.5, 0.5);
+  const int per = 200;
+  std::vector<int> ids;
+  std::vector<float> pts, weights, params, coefs;
+  std::vector<unsigned long long> seeds;
+  std::vector<double> ref;
+  for (int v = 0; v < kNumVariations; ++v) {
+    if (v == kVar_pre_blur) continue;
+    for (int k = 0; k < per; ++k) {
+      double P[kNumVarParams];
+      for (int p = 0; p < kNumVarParams; ++p) {
+        P[p] = static_cast<float>(kVarParams[p].default_value + pert(gen));
+        params.push_back(static_cast<float>(P[p]));
+      }
+      double cd[6];
+      for (double& x : cd) x = static_cast<float>(u(gen)), coefs.push_back(static_cast<float>(x));
+      const float x = static_cast<float>(u(gen)), y = static_cast<float>(u(gen)),
+                  w = static_cast<float>(0.5 + 0.5 * u(gen));
+      ids.push_back(v);
+      pts.push_back(x);
+      pts.push_back(y);
+      weights.push_back(w);
+      seeds.push_back(static_cast<unsigned long long>(k));
+      VarPoint<double> q{x,
+                         y,
+                         x * static_cast<double>(x) + y * static_cast<double>(y),
+                         0,
+                         std::atan2(double(x), double(y)),
+                         std::atan2(double(y), double(x)),
+                         cd};
+      q.sqrt_ = std::sqrt(q.sumsq);
+      double px = 0, py = 0;
+      Pcg32 rng(static_cast<std::uint64_t>(k), 3);
+      eval_variation(v, static_cast<double>(w), q, P, px, py, rng);
+      ref.push_back(px);
+      ref.push_back(py);
+    }
+  }
+  pts.insert(pts.end(), weights.begin(), weights.end());
+  const auto out = cuda::eval_variations_device(ids, pts, params, coefs, seeds);
+  for (int v = 0, i = 0; v < kNumVariations; ++v) {
+    if (v == kVar_pre_blur) continue;
+    int ok = 0, total = 0;
+    for (int k = 0; k < per; ++k, ++i) {
+      const double dx = ref[2 * static_cast<std::size_t>(i)], dy = ref[2 * static_cast<std::size_t>(i) + 1];
+      if (!std::isfinite(dx) || !std::isfinite(dy) || std::fabs(dx) > 1e6 || std::fabs(dy) > 1e6) continue;
+      ++total;
+      const double fx = out[2 * static_cast<std::size_t>(i)], fy = out[2 * static_cast<std::size_t>(i) + 1];
+      if (std::fabs(fx - dx) <= 2e-3 * (1 + std::fabs(dx)) && std::fabs(fy - dy) <= 2e-3 * (1 + std::fabs(dy))) ++ok;
+    }
+    EXPECT_GE(ok, total * 95 / 100) << kVariationNames[v] << ": " << ok << " of " << total;
+  }
+}
+
+}  // namespace
+}  // namespace gemflow::flame
+
+#else
+TEST(RenderGpu, NotBuilt) { GTEST_SKIP() << "the flame plugin was built without CUDA"; }
+#endif
