@@ -93,6 +93,8 @@ GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D,
     for (std::size_t t = 0; t < T; ++t) v[t] = x[t * D + d];
     for (std::size_t c = 0; c < C; ++c) g.mean[c * D + d] = quantile(v, (double(c) + 0.5) / double(C));
   }
+  // distances in units of each channel's noise, so that channels of other units weigh alike
+  const auto noise = noise_variance(x, T, D);
   std::vector<std::size_t> assign(T, 0);
   auto nearest = [&] {
     bool changed = false;
@@ -101,7 +103,7 @@ GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D,
       double bd = INFINITY;
       for (std::size_t c = 0; c < C; ++c) {
         double s = 0;
-        for (std::size_t d = 0; d < D; ++d) s += std::pow(x[t * D + d] - g.mean[c * D + d], 2);
+        for (std::size_t d = 0; d < D; ++d) s += std::pow(x[t * D + d] - g.mean[c * D + d], 2) / noise[d];
         if (s < bd) bd = s, best = c;
       }
       changed |= assign[t] != best;
@@ -133,7 +135,6 @@ GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D,
     g.mean = m;
     nearest();
   }
-  const auto noise = noise_variance(x, T, D);
   for (std::size_t c = 0; c < C; ++c)
     for (std::size_t d = 0; d < D; ++d) g.variance[c * D + d] = noise[d];
   if (variance == VarianceEstimate::cluster) {

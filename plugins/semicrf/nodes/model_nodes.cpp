@@ -146,6 +146,7 @@ class Fit final : public Node {
  public:
   enum class Mode { unsupervised, supervised };
   enum class Self { forbid, allow };
+  enum class PenaltyUnit { nats, log_length };
   static NodeInfo info() {
     return {.id = "semicrf.fit",
             .version = 1,
@@ -182,6 +183,11 @@ class Fit final : public Node {
   Param<double> segment_penalty{this, "segment_penalty", 10.0,
                                 {.min = 0, .max = 1e6, .doc = "−duration bias of every segment (a cost per segment, "
                                                               "natural-log units)"}};
+  Choice<PenaltyUnit> penalty_unit{this, "penalty_unit", PenaltyUnit::nats,
+                                   {{PenaltyUnit::nats, "nats"}, {PenaltyUnit::log_length, "log_length"}},
+                                   {.doc = "Unit of segment_penalty: nats (natural-log units, as given) or log_length "
+                                           "(times log T, a BIC-like cost that lets one value fit series of any "
+                                           "length)"}};
   Choice<Self> self_transitions{this, "self_transitions", Self::forbid, {{Self::forbid, "forbid"}, {Self::allow, "allow"}},
                                 {.doc = "A segment followed by one of the same label: forbid (every boundary is a "
                                         "change) or allow (log-potential 0)"}};
@@ -210,7 +216,8 @@ class Fit final : public Node {
       for (std::size_t b = 0; b < C; ++b)
         m.model.crf.transitions[a * C + b] = a == b ? (*self_transitions == Self::forbid && C > 1 ? kNegInf : 0.0)
                                                     : -*change_penalty;
-    for (auto& v : m.model.crf.duration_bias) v = -*segment_penalty;
+    const double penalty = *segment_penalty * (*penalty_unit == PenaltyUnit::log_length ? std::log(double(T)) : 1.0);
+    for (auto& v : m.model.crf.duration_bias) v = -penalty;
     if (C == 1 && *self_transitions == Self::forbid && K < T)
       throw InputError("one label with self_transitions: forbid allows a single segment, but max_duration " +
                        std::to_string(K) + " < T = " + std::to_string(T) + ": no segmentation is allowed");

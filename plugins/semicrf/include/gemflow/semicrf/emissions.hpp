@@ -10,7 +10,8 @@
 //
 // Estimation (deterministic: no random initialisation):
 //   quantiles  μ(c, d) = the (c + ½)/C quantile of channel d (sorted levels: label 0 lowest);
-//   kmeans     Lloyd's k-means from the quantile levels (at most 100 iterations), labels sorted
+//   kmeans     Lloyd's k-means from the quantile levels (at most 100 iterations; distances in units
+//              of each channel's noise standard deviation, below), labels sorted
 //              by the mean of channel 0.
 // Variance:
 //   noise      the same for every label: the noise variance of each channel estimated from
