@@ -209,6 +209,7 @@ double forward(const Sequence& q, std::size_t delta, std::vector<std::vector<dou
   if (T == 0) return 0.0;
   std::vector<double> ring(K * C, kNegInf), alpha(C), in(C);
   auto row = [&](std::size_t s) { return ring.data() + (s % K) * C; };
+  const Sequence::RowAt ring_rows{ring.data(), K, 0, C};
   // a checkpoint: the ring, then α at its position (which the ring does not hold)
   auto save = [&] {
     checkpoints->push_back(ring);
@@ -217,7 +218,7 @@ double forward(const Sequence& q, std::size_t delta, std::vector<std::vector<dou
   std::fill(alpha.begin(), alpha.end(), kNegInf);
   if (checkpoints) save();  // position 0: the start, nothing stored
   for (std::size_t t = 1; t <= T; ++t) {
-    q.alpha_step(t, row, alpha.data());
+    q.alpha_step(t, ring_rows, alpha.data());
     if (t == T) break;
     if (q.general) std::copy(alpha.begin(), alpha.end(), row(t));
     else q.incoming(alpha.data(), row(t));
@@ -276,9 +277,10 @@ class Backward {
       std::copy(cp.begin() + (s % K_) * C_, cp.begin() + (s % K_ + 1) * C_, buf_.begin() + (s - base_) * C_);
     std::copy(cp.end() - static_cast<std::ptrdiff_t>(C_), cp.end(), alpha_.begin() + (a - base_) * C_);
     auto row = [&](std::size_t s) { return buf_.data() + (s - base_) * C_; };
+    const Sequence::RowAt rows{buf_.data(), 0, base_, C_};
     std::vector<double> alpha(C_);
     for (std::size_t t = a + 1; t < b; ++t) {
-      q_.alpha_step(t, row, alpha.data());
+      q_.alpha_step(t, rows, alpha.data());
       std::copy(alpha.begin(), alpha.end(), alpha_.begin() + (t - base_) * C_);
       if (q_.general) std::copy(alpha.begin(), alpha.end(), row(t));
       else q_.incoming(alpha.data(), row(t));

@@ -2,7 +2,6 @@
 // One sequence of a batch as the recurrences read it (internal to algo/).
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <vector>
 
@@ -40,7 +39,13 @@ void require(const Model& m, const Batch& x, const Options& o, bool backward, st
 
 /// The prefix sums and potentials of one sequence.
 struct Sequence {
-  using RowAt = std::function<const double*(std::size_t)>;
+  /// Where the ring row of position s is: data + (s % modulus)·C (a ring), or, with modulus 0,
+  /// data + (s − base)·C (a block buffer).
+  struct RowAt {
+    const double* data;
+    std::size_t modulus, base, C;
+    const double* operator()(std::size_t s) const { return data + (modulus ? s % modulus : s - base) * C; }
+  };
   Sequence(const Model& m, const Batch& x, std::size_t b, std::size_t offset, const Options& o);
 
   /// ψ without the transition term: segment [t−k, t) of label c.
