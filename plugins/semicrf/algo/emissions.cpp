@@ -46,6 +46,16 @@ std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t 
                                     std::to_string(v) + " (must be positive and finite)");
       norm[c] -= 0.5 * std::log(2 * std::numbers::pi * v);
     }
+  if (!(g.outlier >= 0.0 && g.outlier < 1.0))
+    throw std::invalid_argument("outlier probability " + std::to_string(g.outlier) + " is outside [0, 1)");
+  // log density of the uniform outlier model: −Σ_d log R_d (a constant signal: R_d = 1)
+  double log_uniform = 0;
+  for (std::size_t d = 0; d < D && g.outlier > 0; ++d) {
+    double lo = x[d], hi = x[d];
+    for (std::size_t t = 0; t < T; ++t) lo = std::min(lo, x[t * D + d]), hi = std::max(hi, x[t * D + d]);
+    log_uniform -= std::log(hi > lo ? hi - lo : 1.0);
+  }
+  const double a = g.outlier > 0 ? std::log1p(-g.outlier) : 0.0, b = g.outlier > 0 ? std::log(g.outlier) + log_uniform : 0.0;
   std::vector<double> f(T * C);
   for (std::size_t t = 0; t < T; ++t)
     for (std::size_t c = 0; c < C; ++c) {
@@ -53,6 +63,10 @@ std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t 
       for (std::size_t d = 0; d < D; ++d) {
         const double r = x[t * D + d] - g.mean[c * D + d];
         s -= r * r / (2 * g.variance[c * D + d]);
+      }
+      if (g.outlier > 0) {  // log((1 − ε) e^s + ε/ΠR) without overflow
+        const double u = a + s, m = std::max(u, b);
+        s = m + std::log(std::exp(u - m) + std::exp(b - m));
       }
       f[t * C + c] = s;
     }

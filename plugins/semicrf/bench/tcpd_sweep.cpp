@@ -26,6 +26,7 @@ namespace sc = gemflow::semicrf;
 namespace {
 
 struct Setting {
+  double outlier;
   std::size_t labels;
   double segment_penalty;  ///< per segment, in units of log(T)
   std::size_t em_iterations;
@@ -48,6 +49,7 @@ sc::ChangePoints detect(const Series& s, const Setting& st) {
   sc::GaussianSemiCrf m;
   const std::size_t C = std::min(st.labels, T);
   m.gaussians = sc::estimate_gaussians(x.data(), T, D, C, sc::LevelEstimate::kmeans, st.variance);
+  m.gaussians.outlier = st.outlier;
   m.crf = sc::Model::zeros(C, T);
   for (std::size_t a = 0; a < C; ++a) m.crf.transitions[a * C + a] = C > 1 ? -std::numeric_limits<double>::infinity() : 0;
   for (auto& v : m.crf.duration_bias) v = -st.segment_penalty * std::log(double(T));
@@ -93,16 +95,16 @@ int main(int argc, char** argv) {
     series.push_back(std::move(s));
   }
   std::vector<Setting> grid;
-  for (std::size_t C : {2, 4, 8, 12, 16})
-    for (double pen : {2.0, 4.0, 6.0, 8.0, 10.0, 12.0})
-      for (std::size_t em : {0, 10}) grid.push_back({C, pen, em, sc::VarianceEstimate::noise});
+  for (double eps : {0.0, 0.01, 0.05})
+    for (std::size_t C : {4, 8, 12})
+      for (double pen : {4.0, 5.0, 6.0, 7.0, 8.0}) grid.push_back({eps, C, pen, 10, sc::VarianceEstimate::noise});
   std::map<std::string, std::pair<double, double>> best_f1, best_cover;
   double best_mean = -1;
   std::string best_line;
   for (const auto& st : grid) {
     std::string line;
     char buf[256];
-    std::snprintf(buf, sizeof buf, "C=%zu pen=%.1f·logT em=%zu var=%s |", st.labels, st.segment_penalty, st.em_iterations,
+    std::snprintf(buf, sizeof buf, "eps=%.2f C=%zu pen=%.1f·logT em=%zu var=%s |", st.outlier, st.labels, st.segment_penalty, st.em_iterations,
                   st.variance == sc::VarianceEstimate::noise ? "noise" : "cluster");
     line = buf;
     double mean = 0;

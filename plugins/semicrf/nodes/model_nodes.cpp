@@ -88,6 +88,9 @@ class GaussianEmissions final : public Node {
   GaussianParams gauss{this};
   Param<std::string> means{this, "means", "",
                            {.doc = "Given label means, C·D comma-separated numbers (label-major); empty: estimated"}};
+  Param<double> outlier_probability{this, "outlier_probability", 0.0,
+                                    {.min = 0, .max = 0.5, .doc = "ε: each sample is an outlier (uniform over the signal's "
+                                                                  "range) with this probability; 0: plain Gaussians"}};
   Param<std::string> std_devs{this, "std_devs", "",
                               {.doc = "Given standard deviations, C·D numbers (or one per channel, D); empty: "
                                       "estimated"}};
@@ -123,6 +126,7 @@ class GaussianEmissions final : public Node {
         }
       }
       names = level_names(C);
+      g.outlier = *outlier_probability;
     }
     Scores out;
     out.scores = Matrix<double>(T, g.labels);
@@ -191,6 +195,9 @@ class Fit final : public Node {
   Choice<Self> self_transitions{this, "self_transitions", Self::forbid, {{Self::forbid, "forbid"}, {Self::allow, "allow"}},
                                 {.doc = "A segment followed by one of the same label: forbid (every boundary is a "
                                         "change) or allow (log-potential 0)"}};
+  Param<double> outlier_probability{this, "outlier_probability", 0.0,
+                                    {.min = 0, .max = 0.5, .doc = "ε of the Gaussians' uniform outlier component (see "
+                                                                  "semicrf.gaussian_emissions); kept in the model"}};
   Param<int> iterations{this, "iterations", 20, {.min = 0, .max = 100000, .doc = "EM or L-BFGS iterations"}};
   Param<bool> fit_emissions{this, "fit_emissions", true, {.doc = "Re-estimate the Gaussians"}};
   Param<bool> fit_transitions{this, "fit_transitions", true, {.doc = "Re-estimate the transitions"}};
@@ -211,6 +218,7 @@ class Fit final : public Node {
     m.centring = *centring;
     m.labels = level_names(C);
     m.model.gaussians = run_algo([&] { return estimate_gaussians(s.samples.data(), T, D, C, *gauss.levels, *gauss.variance); });
+    m.model.gaussians.outlier = *outlier_probability;
     m.model.crf = Model::zeros(C, K);
     for (std::size_t a = 0; a < C; ++a)
       for (std::size_t b = 0; b < C; ++b)

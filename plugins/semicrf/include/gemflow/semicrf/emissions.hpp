@@ -8,6 +8,10 @@
 // semi-CRF a hidden semi-Markov model when transitions and durations are log-probabilities:
 // Murphy, "Hidden semi-Markov models", 2002; Yu, Artif. Intell. 174, 2010).
 //
+// With an outlier probability ε > 0 the score is that of a mixture with a uniform density over
+// the signal's range R_d of each channel (max − min), robust to isolated spikes:
+//   f(t, c) = log((1 − ε)·Π_d N(x(t, d); μ, σ²) + ε·Π_d 1/R_d)
+//
 // Estimation (deterministic: no random initialisation):
 //   quantiles  μ(c, d) = the (c + ½)/C quantile of channel d (sorted levels: label 0 lowest);
 //   kmeans     Lloyd's k-means from the quantile levels (at most 100 iterations; distances in units
@@ -31,6 +35,7 @@ struct GaussianLabels {
   std::size_t dims = 0;           ///< D
   std::vector<double> mean;       ///< C × D
   std::vector<double> variance;   ///< C × D, > 0
+  double outlier = 0.0;           ///< ε ∈ [0, 1): probability of a sample from the uniform outlier density
 };
 
 enum class LevelEstimate { quantiles, kmeans };
