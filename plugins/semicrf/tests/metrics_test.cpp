@@ -66,6 +66,21 @@ TEST(Emissions, GaussianScoresAreLogDensities) {
   EXPECT_THROW((void)sc::gaussian_scores(x, 2, 1, g), std::invalid_argument);
 }
 
+TEST(Emissions, OutlierMixtureBoundsTheCostOfASpike) {
+  const double x[] = {0.0, 0.1, 100.0, -0.1};  // T = 4, D = 1, range R = 100.1
+  sc::GaussianLabels g{1, 1, {0.0}, {0.01}};
+  const auto plain = sc::gaussian_scores(x, 4, 1, g);
+  g.outlier = 0.01;
+  const auto robust = sc::gaussian_scores(x, 4, 1, g);
+  const double n2 = -0.5 * std::log(2 * std::numbers::pi * 0.01) - 100.0 * 100.0 / 0.02;
+  EXPECT_NEAR(plain[2], n2, 1e-9);
+  // log(0.99·N + 0.01/R): the spike costs about log(0.01/100.1) instead of −5·10⁵
+  EXPECT_NEAR(robust[2], std::log(0.99 * std::exp(n2) + 0.01 / 100.1), 1e-12);
+  EXPECT_NEAR(robust[0], std::log(0.99 * std::exp(plain[0]) + 0.01 / 100.1), 1e-12);
+  g.outlier = 1.0;
+  EXPECT_THROW((void)sc::gaussian_scores(x, 4, 1, g), std::invalid_argument);
+}
+
 TEST(Emissions, EstimatesLevelsOfAStepSignal) {
   std::vector<double> x;
   for (int t = 0; t < 100; ++t) x.push_back((t < 50 ? 1.0 : 5.0) + 0.1 * std::sin(t * 1.3));
