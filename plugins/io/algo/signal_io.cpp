@@ -136,21 +136,23 @@ Signal parse_tcpd(std::string_view text, const std::string& path, SignalFileInfo
   std::vector<std::vector<int>> value_lines(D);
   for (std::size_t d = 0; d < D; ++d) {
     const auto& s = series[d];
-    const auto raw_pos = text.find("\"raw\"", text.find("\"series\"") == std::string_view::npos ? 0 : std::max(search, text.find("\"series\"")));
+    const auto raw_pos = text.find(
+        "\"raw\"", text.find("\"series\"") == std::string_view::npos ? 0 : std::max(search, text.find("\"series\"")));
     if (!s.is_object() || !s.contains("raw") || !s["raw"].is_array())
       throw ParseError(path, raw_pos == std::string_view::npos ? where("series") : line_at(text, raw_pos),
                        "series " + std::to_string(d) + " has no \"raw\" array of values");
     if (d == 0) T = s["raw"].size();
     else if (s["raw"].size() != T)
-      throw ParseError(path, line_at(text, raw_pos), "series " + std::to_string(d) + " has " +
-                                                         std::to_string(s["raw"].size()) + " values, series 0 has " +
-                                                         std::to_string(T));
+      throw ParseError(path, line_at(text, raw_pos),
+                       "series " + std::to_string(d) + " has " + std::to_string(s["raw"].size()) +
+                           " values, series 0 has " + std::to_string(T));
     // walk the raw array's text (flat: numbers and null) to find the line of each value
     std::size_t p = text.find('[', raw_pos);
     int line = line_at(text, p);
     for (std::size_t t = 0; t < T && p != std::string_view::npos; ++t) {
       ++p;  // over '[' or ','
-      while (p < text.size() && (text[p] == ' ' || text[p] == '\n' || text[p] == '\t' || text[p] == '\r' || text[p] == ','))
+      while (p < text.size() &&
+             (text[p] == ' ' || text[p] == '\n' || text[p] == '\t' || text[p] == '\r' || text[p] == ','))
         line += text[p] == '\n', ++p;
       value_lines[d].push_back(line);
       while (p < text.size() && text[p] != ',' && text[p] != ']') ++p;  // to the value's end
@@ -159,9 +161,11 @@ Signal parse_tcpd(std::string_view text, const std::string& path, SignalFileInfo
   }
   if (T == 0) throw ParseError(path, where("raw"), "the series have no values");
   if (j.contains("n_obs") && j["n_obs"].is_number_integer() && j["n_obs"].get<long long>() != static_cast<long long>(T))
-    throw ParseError(path, where("n_obs"), "n_obs is " + j["n_obs"].dump() + " but the series have " + std::to_string(T) + " values");
+    throw ParseError(path, where("n_obs"),
+                     "n_obs is " + j["n_obs"].dump() + " but the series have " + std::to_string(T) + " values");
   if (j.contains("n_dim") && j["n_dim"].is_number_integer() && j["n_dim"].get<long long>() != static_cast<long long>(D))
-    throw ParseError(path, where("n_dim"), "n_dim is " + j["n_dim"].dump() + " but there are " + std::to_string(D) + " series");
+    throw ParseError(path, where("n_dim"),
+                     "n_dim is " + j["n_dim"].dump() + " but there are " + std::to_string(D) + " series");
   Signal sig;
   sig.samples = Matrix<double>(T, D);
   for (std::size_t d = 0; d < D; ++d) {
@@ -175,11 +179,14 @@ Signal parse_tcpd(std::string_view text, const std::string& path, SignalFileInfo
       if (v.is_null()) sig.samples(t, d) = kMissing;
       else if (v.is_number()) {
         const double x = v.get<double>();
-        if (!std::isfinite(x)) throw ParseError(path, ln, "value " + std::to_string(t) + " of series " + std::to_string(d) + " is not finite");
+        if (!std::isfinite(x))
+          throw ParseError(path, ln,
+                           "value " + std::to_string(t) + " of series " + std::to_string(d) + " is not finite");
         sig.samples(t, d) = x;
       } else {
-        throw ParseError(path, ln, "value " + std::to_string(t) + " of series '" + sig.channels[d] + "' is " + v.dump() +
-                                       ", not a number or null");
+        throw ParseError(path, ln,
+                         "value " + std::to_string(t) + " of series '" + sig.channels[d] + "' is " + v.dump() +
+                             ", not a number or null");
       }
     }
   }
@@ -236,14 +243,16 @@ Signal parse_text(std::string_view text, const std::string& path, const std::str
       }
     }
     if (fields.size() != cols)
-      throw ParseError(path, line, "row has " + std::to_string(fields.size()) + " fields, the row of line " +
-                                       std::to_string(first_line) + " has " + std::to_string(cols));
+      throw ParseError(path, line,
+                       "row has " + std::to_string(fields.size()) + " fields, the row of line " +
+                           std::to_string(first_line) + " has " + std::to_string(cols));
     std::vector<double> r(cols);
     for (std::size_t c = 0; c < cols; ++c) {
       if (is_missing(fields[c])) r[c] = kMissing;
       else if (!parse_number(fields[c], r[c]))
-        throw ParseError(path, line, "field " + std::to_string(c + 1) + " '" + std::string(fields[c].substr(0, 40)) +
-                                         "' is not a number (missing values: empty, NA, NaN, null, ?)");
+        throw ParseError(path, line,
+                         "field " + std::to_string(c + 1) + " '" + std::string(fields[c].substr(0, 40)) +
+                             "' is not a number (missing values: empty, NA, NaN, null, ?)");
     }
     rows.push_back(std::move(r));
     info.lines.push_back(line);
@@ -259,8 +268,9 @@ Signal parse_text(std::string_view text, const std::string& path, const std::str
       auto [q, ec] = std::from_chars(o.time_column.data(), o.time_column.data() + o.time_column.size(), n);
       if (ec == std::errc() && q == o.time_column.data() + o.time_column.size() && n >= 1 && n <= cols) tcol = n - 1;
       else
-        throw ParseError(path, first_line, "time column '" + o.time_column + "' is neither a header name nor a column number 1.." +
-                                               std::to_string(cols));
+        throw ParseError(path, first_line,
+                         "time column '" + o.time_column + "' is neither a header name nor a column number 1.." +
+                             std::to_string(cols));
     }
     if (cols < 2) throw ParseError(path, first_line, "the time column is the only column: no signal channel left");
   }
@@ -279,8 +289,9 @@ Signal parse_text(std::string_view text, const std::string& path, const std::str
       const double v = rows[t][tcol];
       if (std::isnan(v)) throw ParseError(path, info.lines[t], "the time is missing");
       if (t > 0 && !(v > sig.times.back()))
-        throw ParseError(path, info.lines[t], "time " + std::to_string(v) + " does not increase (line " +
-                                                  std::to_string(info.lines[t - 1]) + ": " + std::to_string(sig.times.back()) + ")");
+        throw ParseError(path, info.lines[t],
+                         "time " + std::to_string(v) + " does not increase (line " + std::to_string(info.lines[t - 1]) +
+                             ": " + std::to_string(sig.times.back()) + ")");
       sig.times.push_back(v);
     }
     sig.sample_rate = 0;
@@ -303,7 +314,8 @@ Signal parse_signal(std::string_view bytes, const std::string& path, const ReadS
     Matrix<double> m = parse_npy(bytes, path, &mi);
     info.format = "npy";
     s.samples = std::move(m);
-    for (std::size_t d = 0; d < s.dims(); ++d) s.channels.push_back("V" + std::to_string(d + 1)), s.units.emplace_back();
+    for (std::size_t d = 0; d < s.dims(); ++d)
+      s.channels.push_back("V" + std::to_string(d + 1)), s.units.emplace_back();
   } else {
     throw ParseError(path, 0, "unknown signal file extension '" + ext + "' (expected .json, .csv, .tsv, .txt or .npy)");
   }

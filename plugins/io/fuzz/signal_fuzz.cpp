@@ -8,7 +8,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gemflow::io;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const char* ext = !text.empty() && text.front() == '{'           ? ".json"
+  const char* ext = !text.empty() && text.front() == '{'        ? ".json"
                     : text.find('\t') != std::string_view::npos ? ".tsv"
                     : text.find(',') != std::string_view::npos  ? ".csv"
                                                                 : ".txt";

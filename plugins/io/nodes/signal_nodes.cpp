@@ -16,27 +16,38 @@ class ReadSignal final : public Node {
             .version = 1,
             .title = "Read signal",
             .category = "Input/Output",
-            .doc = "Reads a sampled signal (T samples × D channels), format by extension: TCPD dataset JSON (.json: "
-                   "\"series\" entries with \"raw\" values, null = missing, several dimensions), CSV (.csv), TSV "
-                   "(.tsv) or text (.txt: whitespace- or comma-separated, one value per line for one channel), each "
-                   "with or without a header row of channel names, and NumPy .npy (2-D, T × D). Missing values (null, "
-                   "empty, NA, NaN, ?) are filled by linear interpolation per channel and reported with their rows. "
-                   "A column of the text formats can be the time axis; otherwise the signal is regular (sample_rate).",
-            .errors = "Every malformed file names file:line (the offending row or value; .npy: the byte offset): ragged "
-                      "rows, text in a numeric column, no data, a channel without any value, times that do not "
-                      "increase, n_obs/n_dim contradicting the data.",
+            .doc =
+                "Reads a sampled signal (T samples × D channels), format by extension: TCPD dataset JSON (.json: "
+                "\"series\" entries with \"raw\" values, null = missing, several dimensions), CSV (.csv), TSV "
+                "(.tsv) or text (.txt: whitespace- or comma-separated, one value per line for one channel), each "
+                "with or without a header row of channel names, and NumPy .npy (2-D, T × D). Missing values (null, "
+                "empty, NA, NaN, ?) are filled by linear interpolation per channel and reported with their rows. "
+                "A column of the text formats can be the time axis; otherwise the signal is regular (sample_rate).",
+            .errors =
+                "Every malformed file names file:line (the offending row or value; .npy: the byte offset): ragged "
+                "rows, text in a numeric column, no data, a channel without any value, times that do not "
+                "increase, n_obs/n_dim contradicting the data.",
             .memory = "The file's bytes and the signal (8 bytes per value) on the host; no device memory.",
             .determinism = "Deterministic.",
             .references = "TCPD (van den Burg & Williams, arXiv:2003.06222, 2020), RFC 4180, numpy.lib.format."};
   }
   Output<Signal> signal{this, "signal", "The signal, T × D; missing values filled (see the log)"};
-  PathParam path{this, "path", PathParam::Mode::Read, "Signal file: .json (TCPD), .csv, .tsv, .txt or .npy", "",
+  PathParam path{this,
+                 "path",
+                 PathParam::Mode::Read,
+                 "Signal file: .json (TCPD), .csv, .tsv, .txt or .npy",
+                 "",
                  {".json", ".csv", ".tsv", ".txt", ".npy"}};
-  Param<std::string> time_column{this, "time_column", "",
+  Param<std::string> time_column{this,
+                                 "time_column",
+                                 "",
                                  {.doc = "Text formats: the column (header name or 1-based number) holding the time "
                                          "of each sample, s; empty: none (a regular signal)"}};
-  Param<double> sample_rate{this, "sample_rate", 1.0,
-                            {.min = 1e-300, .max = 1e300, .unit = "Hz", .doc = "Samples per second of a regular signal"}};
+  Param<double> sample_rate{
+      this,
+      "sample_rate",
+      1.0,
+      {.min = 1e-300, .max = 1e300, .unit = "Hz", .doc = "Samples per second of a regular signal"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();
@@ -82,18 +93,20 @@ class WriteSegments final : public Node {
             .version = 1,
             .title = "Write segments",
             .category = "Input/Output",
-            .doc = "Writes a Segmentation, format by extension, atomically. .csv: a header row start,end,label,"
-                   "label_name,score (and start_time,end_time in seconds when the sample rate is known), one row per "
-                   "segment, [start, end) in samples. .json: {\"length\", \"sample_rate\", \"labels\", \"segments\": "
-                   "[{start, end, label, label_name, score}]}. Numbers in shortest round-trip text.",
+            .doc =
+                "Writes a Segmentation, format by extension, atomically. .csv: a header row start,end,label,"
+                "label_name,score (and start_time,end_time in seconds when the sample rate is known), one row per "
+                "segment, [start, end) in samples. .json: {\"length\", \"sample_rate\", \"labels\", \"segments\": "
+                "[{start, end, label, label_name, score}]}. Numbers in shortest round-trip text.",
             .errors = "An unknown extension; an invalid segmentation (the first broken segment).",
             .memory = "The file's text; no device memory.",
             .determinism = "Deterministic.",
             .references = "RFC 4180 (CSV), RFC 8259 (JSON)."};
   }
   Input<Segmentation> segmentation{this, "segmentation", "Segments to write"};
-  PathParam path{this, "path", PathParam::Mode::Write, "Output file: .csv or .json (relative: to the output folder)", "",
-                 {".csv", ".json"}};
+  PathParam path{
+      this, "path",           PathParam::Mode::Write, "Output file: .csv or .json (relative: to the output folder)",
+      "",   {".csv", ".json"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();

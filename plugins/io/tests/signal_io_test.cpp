@@ -69,7 +69,8 @@ TEST(SignalIo, TcpdNullIsMissingAndFilled) {
 }
 
 TEST(SignalIo, TcpdErrorsNameTheLine) {
-  EXPECT_CONTAINS(parse_error("{\"series\": [{\"raw\": [1, \"x\", 3]}]}", "b.json"), "b.json:1: value 1 of series 'V1'");
+  EXPECT_CONTAINS(parse_error("{\"series\": [{\"raw\": [1, \"x\", 3]}]}", "b.json"),
+                  "b.json:1: value 1 of series 'V1'");
   EXPECT_CONTAINS(parse_error("{\n\"series\": [\n{\"raw\": [1,\n2,\n\"bad\"]}]}", "b.json"), "b.json:5:");
   EXPECT_CONTAINS(parse_error("{\"n_obs\": 4,\n\"series\": [{\"raw\": [1, 2]}]}", "b.json"), "b.json:1: n_obs is 4");
   EXPECT_CONTAINS(parse_error("{\"series\": [{\"raw\": [1, 2]},\n{\"raw\": [1]}]}", "b.json"), "series 1 has 1 values");
@@ -120,7 +121,8 @@ TEST(SignalIo, WriteSegments) {
   s.sample_rate = 2;
   std::ostringstream csv, json;
   write_segments(csv, s, "a.csv");
-  EXPECT_EQ(csv.str(), "start,end,label,label_name,score,start_time,end_time\n0,4,0,low,-1.5,0,2\n4,10,1,\"hi,gh\",2.25,2,5\n");
+  EXPECT_EQ(csv.str(),
+            "start,end,label,label_name,score,start_time,end_time\n0,4,0,low,-1.5,0,2\n4,10,1,\"hi,gh\",2.25,2,5\n");
   write_segments(json, s, "a.JSON");
   EXPECT_CONTAINS(json.str(), "\"label_name\": \"hi,gh\"");
   std::ostringstream bad;
@@ -139,5 +141,6 @@ TEST(SignalIo, ReadSignalNodeWarnsAboutMissingValues) {
   EXPECT_EQ(s->samples(1, 0), 3.0);  // blank lines are skipped, not missing
   EXPECT_EQ(s->samples(2, 0), 4.0);
   ASSERT_EQ(ctx.warnings().size(), 1u);
-  EXPECT_CONTAINS(ctx.warnings()[0], "1 missing values in 1 samples filled by linear interpolation: samples 2 (line 5)");
+  EXPECT_CONTAINS(ctx.warnings()[0],
+                  "1 missing values in 1 samples filled by linear interpolation: samples 2 (line 5)");
 }

@@ -17,7 +17,8 @@ void check_signal(const double* x, std::size_t T, std::size_t D) {
   for (std::size_t t = 0; t < T; ++t)
     for (std::size_t d = 0; d < D; ++d)
       if (!std::isfinite(x[t * D + d]))
-        throw std::invalid_argument("sample " + std::to_string(t) + " of channel " + std::to_string(d) + " is not finite");
+        throw std::invalid_argument("sample " + std::to_string(t) + " of channel " + std::to_string(d) +
+                                    " is not finite");
 }
 
 double quantile(std::vector<double> v, double p) {
@@ -34,7 +35,8 @@ std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t 
   check_signal(x, T, D);
   const std::size_t C = g.labels;
   if (g.dims != D)
-    throw std::invalid_argument("the Gaussians have " + std::to_string(g.dims) + " channels, the signal " + std::to_string(D));
+    throw std::invalid_argument("the Gaussians have " + std::to_string(g.dims) + " channels, the signal " +
+                                std::to_string(D));
   if (C == 0 || g.mean.size() != C * D || g.variance.size() != C * D)
     throw std::invalid_argument("the Gaussians need C·D = " + std::to_string(C * D) + " means and variances");
   std::vector<double> norm(C, 0.0);
@@ -42,8 +44,8 @@ std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t 
     for (std::size_t d = 0; d < D; ++d) {
       const double v = g.variance[c * D + d];
       if (!(v > 0) || !std::isfinite(v))
-        throw std::invalid_argument("variance of label " + std::to_string(c) + ", channel " + std::to_string(d) + " is " +
-                                    std::to_string(v) + " (must be positive and finite)");
+        throw std::invalid_argument("variance of label " + std::to_string(c) + ", channel " + std::to_string(d) +
+                                    " is " + std::to_string(v) + " (must be positive and finite)");
       norm[c] -= 0.5 * std::log(2 * std::numbers::pi * v);
     }
   if (!(g.outlier >= 0.0 && g.outlier < 1.0))
@@ -55,7 +57,8 @@ std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t 
     for (std::size_t t = 0; t < T; ++t) lo = std::min(lo, x[t * D + d]), hi = std::max(hi, x[t * D + d]);
     log_uniform -= std::log(hi > lo ? hi - lo : 1.0);
   }
-  const double a = g.outlier > 0 ? std::log1p(-g.outlier) : 0.0, b = g.outlier > 0 ? std::log(g.outlier) + log_uniform : 0.0;
+  const double a = g.outlier > 0 ? std::log1p(-g.outlier) : 0.0,
+               b = g.outlier > 0 ? std::log(g.outlier) + log_uniform : 0.0;
   std::vector<double> f(T * C);
   for (std::size_t t = 0; t < T; ++t)
     for (std::size_t c = 0; c < C; ++c) {
@@ -156,7 +159,8 @@ GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D,
     std::vector<std::size_t> n(C, 0);
     for (std::size_t t = 0; t < T; ++t) {
       ++n[assign[t]];
-      for (std::size_t d = 0; d < D; ++d) ss[assign[t] * D + d] += std::pow(x[t * D + d] - g.mean[assign[t] * D + d], 2);
+      for (std::size_t d = 0; d < D; ++d)
+        ss[assign[t] * D + d] += std::pow(x[t * D + d] - g.mean[assign[t] * D + d], 2);
     }
     for (std::size_t c = 0; c < C; ++c)
       for (std::size_t d = 0; d < D; ++d)

@@ -33,8 +33,8 @@ void normalise_row(double* out, const double* counts, const double* keep, std::s
 }
 }  // namespace
 
-std::vector<FitStep> fit_em(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths,
-                            std::size_t D, const FitOptions& o) {
+std::vector<FitStep> fit_em(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths, std::size_t D,
+                            const FitOptions& o) {
   const std::size_t C = m.crf.labels, K = m.crf.max_duration;
   std::size_t n = 0;
   for (auto t : lengths) n += t;
@@ -184,8 +184,8 @@ class Supervised {
           if (w == 0) continue;
           for (std::size_t d = 0; d < D; ++d) {
             const double var = m_.gaussians.variance[c * D + d], r = x_[u * D + d] - m_.gaussians.mean[c * D + d];
-            g[j + c * D + d] += w * r / var;                                  // ∂f/∂μ = r/σ²
-            g[j + nm + c * D + d] += w * (-0.5 + r * r / (2 * var));          // ∂f/∂log σ²
+            g[j + c * D + d] += w * r / var;                          // ∂f/∂μ = r/σ²
+            g[j + nm + c * D + d] += w * (-0.5 + r * r / (2 * var));  // ∂f/∂log σ²
           }
         }
     }
@@ -210,7 +210,8 @@ struct LbfgsState {
   std::exception_ptr error;  // no exception crosses liblbfgs's C frames
 };
 
-lbfgsfloatval_t evaluate_cb(void* inst, const lbfgsfloatval_t* x, lbfgsfloatval_t* g, const int n, const lbfgsfloatval_t) {
+lbfgsfloatval_t evaluate_cb(void* inst, const lbfgsfloatval_t* x, lbfgsfloatval_t* g, const int n,
+                            const lbfgsfloatval_t) {
   auto* st = static_cast<LbfgsState*>(inst);
   try {
     return st->s->evaluate(x, g);

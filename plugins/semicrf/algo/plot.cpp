@@ -13,8 +13,16 @@ namespace {
 
 using Rgb = std::array<std::uint8_t, 3>;
 // Tableau 10
-constexpr std::array<Rgb, 10> kPalette{{{31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {214, 39, 40}, {148, 103, 189},
-                                        {140, 86, 75}, {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}}};
+constexpr std::array<Rgb, 10> kPalette{{{31, 119, 180},
+                                        {255, 127, 14},
+                                        {44, 160, 44},
+                                        {214, 39, 40},
+                                        {148, 103, 189},
+                                        {140, 86, 75},
+                                        {227, 119, 194},
+                                        {127, 127, 127},
+                                        {188, 189, 34},
+                                        {23, 190, 207}}};
 constexpr std::array<Rgb, 4> kLines{{{20, 20, 20}, {31, 119, 180}, {214, 39, 40}, {44, 160, 44}}};
 
 class Canvas {
@@ -89,7 +97,8 @@ Raster plot_segmentation(const PlotInput& in) {
       const std::size_t t1 = std::max(t0 + 1, std::size_t(double(x + 1) * double(T) / double(W)));
       if (t0 >= T) break;
       double mn = INFINITY, mx = -INFINITY;
-      for (std::size_t t = t0; t < std::min(t1, T); ++t) mn = std::min(mn, in.signal[t * D + d]), mx = std::max(mx, in.signal[t * D + d]);
+      for (std::size_t t = t0; t < std::min(t1, T); ++t)
+        mn = std::min(mn, in.signal[t * D + d]), mx = std::max(mx, in.signal[t * D + d]);
       long ya = y_of(mx), yb = y_of(mn);
       const long first = y_of(in.signal[t0 * D + d]);
       if (prev_y >= 0) ya = std::min(ya, std::min(prev_y, first)), yb = std::max(yb, std::max(prev_y, first));
@@ -110,7 +119,8 @@ Raster plot_segmentation(const PlotInput& in) {
       const std::size_t t1 = std::max(t0 + 1, std::size_t(double(x + 1) * double(T) / double(W)));
       double p = 0;
       for (std::size_t t = std::max<std::size_t>(t0, 1); t < std::min(t1, T); ++t) p = std::max(p, in.boundaries[t]);
-      if (p > 0) cv.vline(x0 + x, py1 - long(std::lround(std::clamp(p, 0.0, 1.0) * double(py1 - py0))), py1, {31, 119, 180});
+      if (p > 0)
+        cv.vline(x0 + x, py1 - long(std::lround(std::clamp(p, 0.0, 1.0) * double(py1 - py0))), py1, {31, 119, 180});
     }
     frame(py0, py1);
   }

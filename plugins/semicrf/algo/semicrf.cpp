@@ -56,14 +56,15 @@ void validate(const Model& m, const Batch& x) {
   if (C == 0) throw std::invalid_argument("the model has no labels (C = 0)");
   if (K == 0) throw std::invalid_argument("the maximum duration K is 0: no segment can be formed");
   if (m.transitions.size() != C * C && m.transitions.size() != K * C * C)
-    throw std::invalid_argument("transitions hold " + std::to_string(m.transitions.size()) + " values; expected C·C = " +
-                                std::to_string(C * C) + " or K·C·C = " + std::to_string(K * C * C));
+    throw std::invalid_argument("transitions hold " + std::to_string(m.transitions.size()) +
+                                " values; expected C·C = " + std::to_string(C * C) +
+                                " or K·C·C = " + std::to_string(K * C * C));
   if (m.duration_bias.size() != K * C)
     throw std::invalid_argument("duration biases hold " + std::to_string(m.duration_bias.size()) +
                                 " values; expected K·C = " + std::to_string(K * C));
   if (!m.initial.empty() && m.initial.size() != C)
-    throw std::invalid_argument("initial scores hold " + std::to_string(m.initial.size()) + " values; expected C = " +
-                                std::to_string(C));
+    throw std::invalid_argument("initial scores hold " + std::to_string(m.initial.size()) +
+                                " values; expected C = " + std::to_string(C));
   auto check = [](const std::vector<double>& v, const char* name) {
     for (std::size_t i = 0; i < v.size(); ++i)
       if (std::isnan(v[i]) || v[i] == std::numeric_limits<double>::infinity())
@@ -112,19 +113,20 @@ void require(const Model& m, const Batch& x, const Options& o, bool backward, st
   for (auto T : x.lengths) worst = std::max(worst, working_bytes(m, T, o, backward));
   const std::size_t out = mul(mul(x.total_length(), m.labels, "the outputs"), extra_per_row, "the outputs");
   if (worst + out > o.memory_limit || worst + out < worst)
-    throw MemoryError("the semi-CRF needs " + std::to_string(worst + out) + " bytes of working memory (C = " +
-                      std::to_string(m.labels) + ", K = " + std::to_string(m.max_duration) + ", " +
-                      std::to_string(x.lengths.size()) + " sequences of up to " +
-                      std::to_string(*std::max_element(x.lengths.begin(), x.lengths.end())) + " samples), " +
-                      std::to_string(o.memory_limit) + " available");
+    throw MemoryError("the semi-CRF needs " + std::to_string(worst + out) +
+                      " bytes of working memory (C = " + std::to_string(m.labels) +
+                      ", K = " + std::to_string(m.max_duration) + ", " + std::to_string(x.lengths.size()) +
+                      " sequences of up to " + std::to_string(*std::max_element(x.lengths.begin(), x.lengths.end())) +
+                      " samples), " + std::to_string(o.memory_limit) + " available");
 }
 
 Sequence::Sequence(const Model& m, const Batch& x, std::size_t b, std::size_t offset, const Options& o)
     : C(m.labels), K(m.max_duration), T(x.lengths[b]), model(m), general(false), reconstruct(false) {
   general = o.recurrence == Recurrence::general || (o.recurrence == Recurrence::automatic && m.duration_dependent());
   if (o.recurrence == Recurrence::factored && m.duration_dependent())
-    throw std::invalid_argument("the factored recurrence needs transitions that do not depend on the duration "
-                                "(C·C values); these have K·C·C");
+    throw std::invalid_argument(
+        "the factored recurrence needs transitions that do not depend on the duration "
+        "(C·C values); these have K·C·C");
   reconstruct = o.centring == Centring::reconstruct;
   const double* f = x.emissions + offset * C;
   start = x.start_scores ? x.start_scores + offset * C : nullptr;
@@ -160,7 +162,6 @@ double Sequence::psi0(std::size_t t, std::size_t k, std::size_t c) const {
   if (end) v += end[(t - 1) * C + c];
   return v;
 }
-
 
 double Sequence::init(std::size_t c) const { return model.initial.empty() ? 0.0 : model.initial[c]; }
 
@@ -293,7 +294,8 @@ class Backward {
     for (std::size_t s = b; s-- > a;) {
       const double* alpha = alpha_.data() + (s - base_) * C_;
       // in(s, c): the score of a segment of label c starting at s, before its own potential
-      if (s == 0) for (std::size_t c = 0; c < C_; ++c) in[c] = q_.init(c);
+      if (s == 0)
+        for (std::size_t c = 0; c < C_; ++c) in[c] = q_.init(c);
       else if (!q_.general) std::copy(buf_.begin() + (s - base_) * C_, buf_.begin() + (s - base_ + 1) * C_, in.begin());
       double bound = 0;
       const std::size_t kmax = std::min(K_, T_ - s);
@@ -335,8 +337,7 @@ class Backward {
           for (std::size_t c = 0; c < C_; ++c) {
             const double v = q_.model.transitions[cp * C_ + c] + gamma[c];
             acc.add(v);
-            if (alpha[cp] != kNegInf && v != kNegInf)
-              r_.grad_transitions[cp * C_ + c] += std::exp(alpha[cp] + v - z_);
+            if (alpha[cp] != kNegInf && v != kNegInf) r_.grad_transitions[cp * C_ + c] += std::exp(alpha[cp] + v - z_);
           }
           beta_s[cp] = acc.value();
         }
@@ -397,7 +398,8 @@ Posteriors posteriors(const Model& m, const Batch& x, const Options& o) {
     if (q.T == 0 || r.log_z[b] == kNegInf) continue;
     Backward(q, delta, cps, r.log_z[b], off[b], r).run();
     for (std::size_t u = 0; u < q.T; ++u)
-      for (std::size_t c = 0; c < C; ++c) r.grad_emissions[(off[b] + u) * C + c] = r.label_marginals[(off[b] + u) * C + c];
+      for (std::size_t c = 0; c < C; ++c)
+        r.grad_emissions[(off[b] + u) * C + c] = r.label_marginals[(off[b] + u) * C + c];
     if (o.centring == Centring::mean) {
       const double* f = x.emissions + off[b] * C;
       for (std::size_t c = 0; c < C; ++c) {
@@ -501,7 +503,9 @@ double path_score(const Model& m, const Batch& x, std::size_t b, const std::vect
     v += q.psi0(g.end, k, g.label) + (i == 0 ? q.init(g.label) : q.trans(k, segs[i - 1].label, g.label));
     expect = g.end;
   }
-  if (expect != q.T) throw std::invalid_argument("the segments end at " + std::to_string(expect) + ", not at T = " + std::to_string(q.T));
+  if (expect != q.T)
+    throw std::invalid_argument("the segments end at " + std::to_string(expect) +
+                                ", not at T = " + std::to_string(q.T));
   return v;
 }
 

@@ -111,7 +111,8 @@ void run(const Shape& s, std::size_t cpu_seqs, int reps) {
     cv = cpu_ms([&] { v_cpu = sc::viterbi(cd.model, cd.batch, options())[0].score; }, 1) * scale;
   }
   if (g_flash && !std::isnan(z_cpu)) std::printf("log Z[0] (CPU) %.12g\n", z_cpu);
-  std::printf("%4zu %7zu %5zu %4zu | CPU %10.1f %10.1f %10.1f%s", s.B, s.T, s.K, s.C, cf, cfb, cv, scale > 1 ? " (×B)" : "     ");
+  std::printf("%4zu %7zu %5zu %4zu | CPU %10.1f %10.1f %10.1f%s", s.B, s.T, s.K, s.C, cf, cfb, cv,
+              scale > 1 ? " (×B)" : "     ");
 #if GEMFLOW_SEMICRF_HAVE_CUDA
   if (sc::cuda::device_count() > 0) {
     cudaStream_t st;
@@ -120,10 +121,13 @@ void run(const Shape& s, std::size_t cpu_seqs, int reps) {
       sc::cuda::Session gs(d.model, d.batch, options(), st);
       gs.synchronize();
       auto nop = [] {};
-      const float gf = gemflow::cuda::median_ms(st, reps, 1, nop, [&] { gs.forward(); }, nop);
+      const float gf = gemflow::cuda::median_ms(
+          st, reps, 1, nop, [&] { gs.forward(); }, nop);
       const double z_gpu = gs.log_z()[0];
-      const float gfb = gemflow::cuda::median_ms(st, reps, 1, nop, [&] { gs.forward_backward(); }, nop);
-      const float gv = gemflow::cuda::median_ms(st, reps, 1, nop, [&] { gs.viterbi(); }, nop);
+      const float gfb = gemflow::cuda::median_ms(
+          st, reps, 1, nop, [&] { gs.forward_backward(); }, nop);
+      const float gv = gemflow::cuda::median_ms(
+          st, reps, 1, nop, [&] { gs.viterbi(); }, nop);
       const double v_gpu = gs.paths()[0].score;
       const double rel = std::isnan(z_cpu) ? NAN : std::abs(z_gpu - z_cpu) / std::abs(z_cpu);
       const double vrel = std::isnan(v_cpu) ? NAN : std::abs(v_gpu - v_cpu) / std::abs(v_cpu);
@@ -160,7 +164,8 @@ int main(int argc, char** argv) {
 #else
   std::printf("built without CUDA: CPU times only\n");
 #endif
-  std::printf("   B       T     K    C |     forward   fwd+bwd    Viterbi (ms)      |     forward   fwd+bwd   Viterbi (ms)\n");
+  std::printf(
+      "   B       T     K    C |     forward   fwd+bwd    Viterbi (ms)      |     forward   fwd+bwd   Viterbi (ms)\n");
   if (!sweep_only) run({64, 10000, 100, 24}, cpu_seqs, reps);
   if (main_only) return 0;
   for (std::size_t T : {1000, 10000, 100000})

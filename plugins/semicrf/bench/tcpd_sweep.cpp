@@ -51,7 +51,8 @@ sc::ChangePoints detect(const Series& s, const Setting& st) {
   m.gaussians = sc::estimate_gaussians(x.data(), T, D, C, sc::LevelEstimate::kmeans, st.variance);
   m.gaussians.outlier = st.outlier;
   m.crf = sc::Model::zeros(C, T);
-  for (std::size_t a = 0; a < C; ++a) m.crf.transitions[a * C + a] = C > 1 ? -std::numeric_limits<double>::infinity() : 0;
+  for (std::size_t a = 0; a < C; ++a)
+    m.crf.transitions[a * C + a] = C > 1 ? -std::numeric_limits<double>::infinity() : 0;
   for (auto& v : m.crf.duration_bias) v = -st.segment_penalty * std::log(double(T));
   sc::FitOptions fo;
   fo.iterations = st.em_iterations;
@@ -95,16 +96,18 @@ int main(int argc, char** argv) {
     series.push_back(std::move(s));
   }
   std::vector<Setting> grid;
-  for (double eps : {0.0, 0.01, 0.05})
-    for (std::size_t C : {4, 8, 12})
-      for (double pen : {4.0, 5.0, 6.0, 7.0, 8.0}) grid.push_back({eps, C, pen, 10, sc::VarianceEstimate::noise});
+  for (double eps : {0.0, 0.001, 0.003, 0.01})
+    for (std::size_t C : {6, 8, 10})
+      for (double pen : {4.0, 5.0, 6.0})
+        for (std::size_t em : {0, 10}) grid.push_back({eps, C, pen, em, sc::VarianceEstimate::noise});
   std::map<std::string, std::pair<double, double>> best_f1, best_cover;
   double best_mean = -1;
   std::string best_line;
   for (const auto& st : grid) {
     std::string line;
     char buf[256];
-    std::snprintf(buf, sizeof buf, "eps=%.2f C=%zu pen=%.1f·logT em=%zu var=%s |", st.outlier, st.labels, st.segment_penalty, st.em_iterations,
+    std::snprintf(buf, sizeof buf, "eps=%.2f C=%zu pen=%.1f·logT em=%zu var=%s |", st.outlier, st.labels,
+                  st.segment_penalty, st.em_iterations,
                   st.variance == sc::VarianceEstimate::noise ? "noise" : "cluster");
     line = buf;
     double mean = 0;
@@ -120,6 +123,7 @@ int main(int argc, char** argv) {
     std::snprintf(buf, sizeof buf, " | mean %.3f", mean);
     line += buf;
     std::puts(line.c_str());
+    std::fflush(stdout);
     if (mean > best_mean) best_mean = mean, best_line = line;
   }
   std::printf("\nbest single setting (mean of F1 and cover over the series):\n%s\n\noracle (best per series):\n",

@@ -44,15 +44,18 @@ class Decode final : public Node {
             .version = 1,
             .title = "Decode segments (Viterbi)",
             .category = "Segmentation",
-            .doc = "The highest-scoring segmentation of the emission scores under the model (semi-Markov Viterbi with "
-                   "compact backpointers; the factored recurrence when transitions do not depend on the duration). "
-                   "Each segment's score is its potential: emissions + duration bias + transition (or initial).",
-            .errors = "Scores whose label count differs from the model's; NaN or +inf scores (the sample named); "
-                      "'no segmentation is allowed' when every segmentation has a score of −inf; memory beyond the "
-                      "available (the bytes named).",
+            .doc =
+                "The highest-scoring segmentation of the emission scores under the model (semi-Markov Viterbi with "
+                "compact backpointers; the factored recurrence when transitions do not depend on the duration). "
+                "Each segment's score is its potential: emissions + duration bias + transition (or initial).",
+            .errors =
+                "Scores whose label count differs from the model's; NaN or +inf scores (the sample named); "
+                "'no segmentation is allowed' when every segmentation has a score of −inf; memory beyond the "
+                "available (the bytes named).",
             .memory = kNodeMemory,
-            .determinism = "Deterministic; ties go to the shortest last segment, then the lowest previous label. The "
-                           "GPU path computes in fp32 and may break near-ties differently.",
+            .determinism =
+                "Deterministic; ties go to the shortest last segment, then the lowest previous label. The "
+                "GPU path computes in fp32 and may break near-ties differently.",
             .references = "Sarawagi & Cohen, Semi-Markov CRFs, NIPS 2004."};
   }
   Input<Scores> scores{this, "scores", "Emission scores, T × C"};
@@ -94,9 +97,10 @@ class Marginals final : public Node {
             .version = 1,
             .title = "Posterior marginals",
             .category = "Segmentation",
-            .doc = "Forward-backward over all segmentations: the posterior probability of each label at each sample, "
-                   "and of a segment boundary (a segment starting) at each sample, as natural-log probabilities "
-                   "(Scores). log Z is recorded.",
+            .doc =
+                "Forward-backward over all segmentations: the posterior probability of each label at each sample, "
+                "and of a segment boundary (a segment starting) at each sample, as natural-log probabilities "
+                "(Scores). log Z is recorded.",
             .errors = "As semicrf.decode.",
             .memory = kNodeMemory,
             .determinism = "Deterministic (fixed summation order, no atomics).",
@@ -147,9 +151,10 @@ class ChangePointsNode final : public Node {
             .version = 1,
             .title = "Change points",
             .category = "Segmentation",
-            .doc = "The change points of a segmentation: the start of every segment after the first (with "
-                   "merge_same_label, only where the label changes). Columns: index (sample), time (s, when the "
-                   "sample rate is known, else the index), label_before, label_after (names).",
+            .doc =
+                "The change points of a segmentation: the start of every segment after the first (with "
+                "merge_same_label, only where the label changes). Columns: index (sample), time (s, when the "
+                "sample rate is known, else the index), label_before, label_after (names).",
             .errors = "An invalid segmentation (the first broken segment).",
             .memory = "One row per change point.",
             .determinism = "Deterministic.",
@@ -157,8 +162,8 @@ class ChangePointsNode final : public Node {
   }
   Input<Segmentation> segmentation{this, "segmentation", "Segments"};
   Output<Table> table{this, "table", "One row per change point"};
-  Param<bool> merge_same_label{this, "merge_same_label", true,
-                               {.doc = "Skip boundaries between two segments of the same label"}};
+  Param<bool> merge_same_label{
+      this, "merge_same_label", true, {.doc = "Skip boundaries between two segments of the same label"}};
 
   void execute(NodeContext& ctx) override {
     const Segmentation& s = *segmentation;

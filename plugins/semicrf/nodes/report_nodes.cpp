@@ -34,16 +34,20 @@ Truth read_truth(const std::filesystem::path& file, const std::string& series) {
       j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       const auto line = 1 + std::count(text.begin(), text.begin() + std::min<std::size_t>(e.byte, text.size()), '\n');
-      throw InputError(SourceLocation{file.string(), static_cast<int>(line), 0}, std::string("JSON syntax: ") + e.what());
+      throw InputError(SourceLocation{file.string(), static_cast<int>(line), 0},
+                       std::string("JSON syntax: ") + e.what());
     }
     if (!j.is_object() || !j.contains(series) || !j[series].is_object())
-      throw InputError(file.string() + ": no annotations of series '" + series + "' (an object of annotator → change points)");
+      throw InputError(file.string() + ": no annotations of series '" + series +
+                       "' (an object of annotator → change points)");
     for (const auto& [who, cps] : j[series].items()) {
-      if (!cps.is_array()) throw InputError(file.string() + ": annotator " + who + " of '" + series + "' is not a list");
+      if (!cps.is_array())
+        throw InputError(file.string() + ": annotator " + who + " of '" + series + "' is not a list");
       ChangePoints v;
       for (const auto& c : cps) {
         if (!c.is_number_integer())
-          throw InputError(file.string() + ": annotator " + who + " of '" + series + "': " + c.dump() + " is not an index");
+          throw InputError(file.string() + ": annotator " + who + " of '" + series + "': " + c.dump() +
+                           " is not an index");
         v.push_back(c.get<long long>());
       }
       t.annotators.push_back(std::move(v));
@@ -82,7 +86,8 @@ Truth read_truth(const std::filesystem::path& file, const std::string& series) {
 ChangePoints change_points_of(const Segmentation& s, bool merge) {
   ChangePoints cps;
   for (std::size_t i = 1; i < s.segments.size(); ++i) {
-    if (merge && s.segments[i].label == s.segments[i - 1].label && s.segments[i].start == s.segments[i - 1].end) continue;
+    if (merge && s.segments[i].label == s.segments[i - 1].label && s.segments[i].start == s.segments[i - 1].end)
+      continue;
     cps.push_back(static_cast<long long>(s.segments[i].start));
   }
   return cps;
@@ -95,27 +100,29 @@ class Evaluate final : public Node {
             .version = 1,
             .title = "Evaluate change points",
             .category = "Segmentation",
-            .doc = "Scores the change points of a segmentation against annotations, as the Turing Change Point "
-                   "Detection benchmark does (TCPD annotations.json: F1 with a margin, every annotator's points "
-                   "combined as its metrics.py does — precision against the union, recall averaged over annotators, "
-                   "0 added to every set — and the segmentation covering averaged over annotators) or with TSSB's "
-                   "covering (desc.txt: one annotator). One row per call; with the input 'previous' the row is "
-                   "appended to that table, so that a chain of evaluations makes one benchmark table.",
+            .doc =
+                "Scores the change points of a segmentation against annotations, as the Turing Change Point "
+                "Detection benchmark does (TCPD annotations.json: F1 with a margin, every annotator's points "
+                "combined as its metrics.py does — precision against the union, recall averaged over annotators, "
+                "0 added to every set — and the segmentation covering averaged over annotators) or with TSSB's "
+                "covering (desc.txt: one annotator). One row per call; with the input 'previous' the row is "
+                "appended to that table, so that a chain of evaluations makes one benchmark table.",
             .errors = "A file without the series; malformed JSON (file:line); an invalid segmentation.",
             .memory = "The annotation file's text and one table row.",
             .determinism = "Deterministic.",
-            .references = "van den Burg & Williams, arXiv:2003.06222 (2020), TCPDBench analysis/scripts/metrics.py; "
-                          "Arbeláez et al., TPAMI 33 (2011), eq. 8; Ermshaus et al., ClaSP (2023), TSSB."};
+            .references =
+                "van den Burg & Williams, arXiv:2003.06222 (2020), TCPDBench analysis/scripts/metrics.py; "
+                "Arbeláez et al., TPAMI 33 (2011), eq. 8; Ermshaus et al., ClaSP (2023), TSSB."};
   }
   Input<Segmentation> segmentation{this, "segmentation", "Predicted segments"};
   Input<Table> previous{this, "previous", "Rows to append to (optional)", PortUse::Optional};
   Output<Table> table{this, "table", "series, source, n_obs, change_points, f1, precision, recall, cover, annotators"};
-  PathParam annotations{this, "annotations", PathParam::Mode::Read,
-                        "TCPD annotations.json or TSSB desc.txt", "", {".json", ".txt"}};
+  PathParam annotations{this, "annotations",    PathParam::Mode::Read, "TCPD annotations.json or TSSB desc.txt",
+                        "",   {".json", ".txt"}};
   Param<std::string> series{this, "series", "", {.doc = "The series' name in the annotation file"}};
   Param<int> margin{this, "margin", 5, {.min = 0, .unit = "samples", .doc = "F1: largest distance of a true positive"}};
-  Param<bool> merge_same_label{this, "merge_same_label", true,
-                               {.doc = "Boundaries between segments of one label are not change points"}};
+  Param<bool> merge_same_label{
+      this, "merge_same_label", true, {.doc = "Boundaries between segments of one label are not change points"}};
 
   void execute(NodeContext& ctx) override {
     const Segmentation& s = *segmentation;
@@ -129,11 +136,12 @@ class Evaluate final : public Node {
     const double cover = covering(truth.annotators, cps, s.length);
     Table t;
     if (previous.connected()) t = *previous;
-    const std::vector<std::string> cols = {"series", "source", "n_obs", "change_points", "f1", "precision", "recall",
-                                           "cover", "annotators"};
+    const std::vector<std::string> cols = {"series",    "source", "n_obs", "change_points", "f1",
+                                           "precision", "recall", "cover", "annotators"};
     if (t.columns.empty()) t.columns = cols;
     else if (t.columns != cols)
-      throw InputError("input 'previous' has other columns than an evaluation table (its first: '" + t.columns[0] + "')");
+      throw InputError("input 'previous' has other columns than an evaluation table (its first: '" + t.columns[0] +
+                       "')");
     std::string cp_text;
     for (std::size_t i = 0; i < cps.size(); ++i) {  // piece by piece: GCC 12's -Wrestrict false positive
       if (i) cp_text += ' ';
@@ -156,11 +164,13 @@ class Plot final : public Node {
             .version = 1,
             .title = "Plot segments",
             .category = "Segmentation",
-            .doc = "Draws the signal over its segments (each tinted with its label's colour, boundaries as lines) and, "
-                   "when given, the boundary posterior beneath, into an RGBA8 image (write it with io.write_image). "
-                   "Every pixel column shows the range of its samples, so long signals keep their spikes.",
-            .errors = "A segmentation of another length than the signal; boundaries of another length; a size "
-                      "outside 32..16384.",
+            .doc =
+                "Draws the signal over its segments (each tinted with its label's colour, boundaries as lines) and, "
+                "when given, the boundary posterior beneath, into an RGBA8 image (write it with io.write_image). "
+                "Every pixel column shows the range of its samples, so long signals keep their spikes.",
+            .errors =
+                "A segmentation of another length than the signal; boundaries of another length; a size "
+                "outside 32..16384.",
             .memory = "width·height·4 bytes.",
             .determinism = "Deterministic.",
             .references = "Colours: Tableau 10."};

@@ -61,7 +61,7 @@ TEST(Emissions, GaussianScoresAreLogDensities) {
   sc::GaussianLabels g{2, 2, {0.0, 1.0, 2.0, -1.0}, {1.0, 4.0, 0.25, 1.0}};
   const auto f = sc::gaussian_scores(x, 2, 2, g);
   const double l2pi = std::log(2 * std::numbers::pi);
-  EXPECT_NEAR(f[0], -0.5 * l2pi - 0.5 * (l2pi + std::log(4.0)), 1e-15);          // t 0, label 0: at the means
+  EXPECT_NEAR(f[0], -0.5 * l2pi - 0.5 * (l2pi + std::log(4.0)), 1e-15);  // t 0, label 0: at the means
   EXPECT_NEAR(f[1], -0.5 * (l2pi + std::log(0.25)) - 4.0 / 0.5 - 0.5 * l2pi - 2.0, 1e-14);  // t 0, label 1
   EXPECT_THROW((void)sc::gaussian_scores(x, 2, 1, g), std::invalid_argument);
 }
@@ -90,8 +90,9 @@ TEST(Emissions, EstimatesLevelsOfAStepSignal) {
   // the noise level from first differences ignores the one jump: about 0.1²·(variance of the sine's steps)
   EXPECT_LT(g.variance[0], 0.05);
   EXPECT_GT(g.variance[0], 1e-4);
-  EXPECT_THROW((void)sc::estimate_gaussians(x.data(), 100, 1, 101, sc::LevelEstimate::kmeans, sc::VarianceEstimate::noise),
-               std::invalid_argument);
+  EXPECT_THROW(
+      (void)sc::estimate_gaussians(x.data(), 100, 1, 101, sc::LevelEstimate::kmeans, sc::VarianceEstimate::noise),
+      std::invalid_argument);
 }
 
 TEST(Plot, DrawsSegmentsSignalAndPosterior) {
@@ -112,7 +113,7 @@ TEST(Plot, DrawsSegmentsSignalAndPosterior) {
   // segment tints: label 0 blue-ish (Tableau blue at 30 % over white), label 1 orange-ish
   EXPECT_EQ(px(20, 20)[0], 188);  // 255·0.7 + 31·0.3 = 187.8
   EXPECT_EQ(px(180, 20)[0], 255);
-  EXPECT_EQ(px(180, 20)[2], 183);  // 255·0.7 + 14·0.3
+  EXPECT_EQ(px(180, 20)[2], 183);                                     // 255·0.7 + 14·0.3
   for (std::size_t y = 0; y < 120; ++y) EXPECT_EQ(px(0, y)[3], 255);  // opaque everywhere
   // the posterior bar at the boundary column reaches the panel's top; its neighbours are empty
   bool bar = false;

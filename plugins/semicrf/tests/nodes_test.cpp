@@ -95,7 +95,8 @@ TEST(SemicrfNodes, FitHistoryNeverDecreases) {
   const auto h = fit->output("history").as<Table>();
   ASSERT_GE(h->rows.size(), 3u);
   for (std::size_t i = 1; i < h->rows.size(); ++i)
-    EXPECT_GE(std::get<double>(h->rows[i][1]), std::get<double>(h->rows[i - 1][1]) - 1e-6 * std::abs(std::get<double>(h->rows[i][1])))
+    EXPECT_GE(std::get<double>(h->rows[i][1]),
+              std::get<double>(h->rows[i - 1][1]) - 1e-6 * std::abs(std::get<double>(h->rows[i][1])))
         << "iteration " << i;
 }
 

@@ -109,7 +109,7 @@ TEST(SemiCrf, GeneralMatchesBruteForce) {
 
 TEST(SemiCrf, KLargerThanTAndOneLabel) {
   auto c = random_case({3, 2}, 1, 9, false, 5);
-  expect_matches_brute_force(c, {}, false);  // one label: [0,1)[1,3) and [0,2)[2,3) tie
+  expect_matches_brute_force(c, {}, false);   // one label: [0,1)[1,3) and [0,2)[2,3) tie
   auto d = random_case({1}, 3, 1, false, 6);  // T = 1, K = 1
   expect_matches_brute_force(d, {});
 }
@@ -189,14 +189,16 @@ TEST(SemiCrf, CentringModes) {
   // mean: every segmentation loses Σ_u ν_{label(u)}, so log Z drops by about T·1000
   EXPECT_LT(zm, zn - 29 * 1000.0);
   const auto pn = sc::posteriors(c.model, c.batch, none), pr = sc::posteriors(c.model, c.batch, rec);
-  for (std::size_t i = 0; i < pn.label_marginals.size(); ++i) EXPECT_NEAR(pn.label_marginals[i], pr.label_marginals[i], 1e-9);
+  for (std::size_t i = 0; i < pn.label_marginals.size(); ++i)
+    EXPECT_NEAR(pn.label_marginals[i], pr.label_marginals[i], 1e-9);
   // mean with equal label means is the same model shifted by a constant: same posteriors
   auto d = random_case({25}, 2, 4, false, 12);
   double m0 = 0, m1 = 0;
   for (std::size_t u = 0; u < 25; ++u) m0 += d.f[u * 2], m1 += d.f[u * 2 + 1];
   for (std::size_t u = 0; u < 25; ++u) d.f[u * 2 + 1] += (m0 - m1) / 25;
   const auto qn = sc::posteriors(d.model, d.batch, none), qm = sc::posteriors(d.model, d.batch, mean);
-  for (std::size_t i = 0; i < qn.label_marginals.size(); ++i) EXPECT_NEAR(qn.label_marginals[i], qm.label_marginals[i], 1e-9);
+  for (std::size_t i = 0; i < qn.label_marginals.size(); ++i)
+    EXPECT_NEAR(qn.label_marginals[i], qm.label_marginals[i], 1e-9);
 }
 
 TEST(SemiCrf, ImpossibleScoresGiveMinusInfinity) {
@@ -231,7 +233,8 @@ TEST(SemiCrf, BatchSequencesDoNotLeak) {
     one.lengths = {c.batch.lengths[b]};
     const auto p = sc::posteriors(c.model, one);
     EXPECT_EQ(p.log_z[0], all.log_z[b]);
-    for (std::size_t i = 0; i < p.label_marginals.size(); ++i) EXPECT_EQ(p.label_marginals[i], all.label_marginals[off[b] * 3 + i]);
+    for (std::size_t i = 0; i < p.label_marginals.size(); ++i)
+      EXPECT_EQ(p.label_marginals[i], all.label_marginals[off[b] * 3 + i]);
   }
 }
 

@@ -76,7 +76,7 @@ struct Seq {
   const double* Srow;  ///< S of this sequence, row 0
   const int* Lrow;
   const int* Nrow;
-  const double* ps;    ///< this sequence's start scores, or nullptr
+  const double* ps;  ///< this sequence's start scores, or nullptr
   const double* pe;
   const double* nu;
   const double* dur;
@@ -202,14 +202,20 @@ __global__ void forward_kernel(Params p, bool smem_ring, bool save) {
     for (int i = threadIdx.x; i < K * C; i += blockDim.x) cp[i] = ring[i];
     for (int c = threadIdx.x; c < C; c += blockDim.x) cp[K * C + c] = sh.alpha[c];
   };
-  if (save) checkpoint(0);
+  if (save) {
+    checkpoint(0);
+    __syncthreads();  // the copy reads α before the next step writes it
+  }
   for (int t = 1; t <= T; ++t) {
     alpha_step<kLanes>(q, t, ring, sh.alpha);
     __syncthreads();
     if (t == T) break;
     incoming_step<kLanes>(q, t, sh.alpha, ring, nullptr);
     __syncthreads();
-    if (save && t % p.delta == 0) checkpoint(t);
+    if (save && t % p.delta == 0) {
+      checkpoint(t);
+      __syncthreads();
+    }
   }
   if (threadIdx.x == 0) {
     double m = -INFINITY;
@@ -546,23 +552,36 @@ struct Session::Impl {
     std::size_t free_b = 0, total = 0;
     GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total));
     if (more > free_b)
-      throw CudaError(std::string("semi-CRF on the GPU: ") + what + " needs " + std::to_string(more) + " bytes of device memory, " +
-                      std::to_string(free_b) + " free (B = " + std::to_string(B) + ", C = " + std::to_string(C) +
-                      ", K = " + std::to_string(K) + ", " + std::to_string(rows) + " samples in all)");
+      throw CudaError(std::string("semi-CRF on the GPU: ") + what + " needs " + std::to_string(more) +
+                      " bytes of device memory, " + std::to_string(free_b) + " free (B = " + std::to_string(B) +
+                      ", C = " + std::to_string(C) + ", K = " + std::to_string(K) + ", " + std::to_string(rows) +
+                      " samples in all)");
     bytes += more;
   }
 
+  /// Allows the kernel the device's whole opt-in shared memory (once per kernel and device: a
+  /// later launch with a larger K must not find a smaller limit set by an earlier one).
   template <class Kernel>
   void launch_setup(Kernel* k, std::size_t smem) {
-    if (smem > 48 * 1024) GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(k, smem));
+    if (smem <= 48 * 1024) return;
+    int device = 0, optin = 0;
+    GF_CUDA_TRY(cudaGetDevice(&device));
+    GF_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (smem > static_cast<std::size_t>(optin))
+      throw CudaError("semi-CRF on the GPU: " + std::to_string(smem) +
+                      " bytes of shared memory per block, the device "
+                      "allows " +
+                      std::to_string(optin));
+    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(k, static_cast<std::size_t>(optin)));
   }
 };
 
 Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream) : impl_(std::make_unique<Impl>()) {
   semicrf::detail::validate(m, x);
   if (m.transitions.size() != m.labels * m.labels)
-    throw std::invalid_argument("the GPU path needs transitions that do not depend on the duration (C·C values); "
-                                "these have K·C·C: use the CPU");
+    throw std::invalid_argument(
+        "the GPU path needs transitions that do not depend on the duration (C·C values); "
+        "these have K·C·C: use the CPU");
   if (o.recurrence == Recurrence::general)
     throw std::invalid_argument("the GPU path runs the factored recurrence only (recurrence: general is CPU-only)");
   auto& s = *impl_;
@@ -573,7 +592,10 @@ Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream
   s.B = static_cast<int>(x.lengths.size());
   s.C = static_cast<int>(m.labels);
   s.K = static_cast<int>(m.max_duration);
-  GF_EXPECTS(m.labels < (1u << 20) && m.max_duration < (1u << 24), "C or K too large for the GPU path");
+  // three label rows of fp64 live in shared memory (48 KiB of them at most)
+  GF_EXPECTS(m.labels <= 2048 && m.max_duration < (1u << 24),
+             "the GPU path takes at most 2048 labels and K < 2²⁴ (C = " + std::to_string(m.labels) +
+                 ", K = " + std::to_string(m.max_duration) + ")");
   std::size_t maxT = 0;
   s.offsets.assign(s.B + 1, 0);
   for (int b = 0; b < s.B; ++b) {
@@ -594,9 +616,9 @@ Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream
   s.smem_ring = Shared::bytes(s.C, s.K, true, false) <= kRingSmemLimit;
   s.smem_ering = Shared::bytes(s.C, s.K, s.smem_ring, true) <= kRingSmemLimit;
   const std::size_t C = m.labels, K = m.max_duration, B = x.lengths.size();
-  const std::size_t in_bytes = sizeof(double) * (s.rows * C * (1 + (x.start_scores ? 1 : 0) + (x.end_scores ? 1 : 0)) +
-                                                 C * C + K * C + C) +
-                               sizeof(long long) * 2 * (B + 1) + (sizeof(double) * 2 + sizeof(int) * 2) * s.srows * C;
+  const std::size_t in_bytes =
+      sizeof(double) * (s.rows * C * (1 + (x.start_scores ? 1 : 0) + (x.end_scores ? 1 : 0)) + C * C + K * C + C) +
+      sizeof(long long) * 2 * (B + 1) + (sizeof(double) * 2 + sizeof(int) * 2) * s.srows * C;
   s.require(in_bytes, "the scores and prefix sums");
   s.d_offset = upload(s.offsets.data(), s.offsets.size(), stream);
   s.d_cp_offset = upload(s.cp_offsets.data(), s.cp_offsets.size(), stream);
@@ -645,9 +667,9 @@ void Session::forward_backward() {
   if (s.B == 0) return;
   const std::size_t C = s.C, K = s.K, B = s.B, D = s.delta;
   if (!s.d_cp.size()) {
-    s.require(sizeof(double) * (s.checkpoints * (K * C + C) + (s.smem_ring ? 0 : B * K * C) +
-                                (s.smem_ering ? 0 : B * (K + 1) * C) + 2 * B * D * C + s.srows * C + s.rows +
-                                B * (K * C + C * C + C) + 2 * s.rows * C + K * C + C * C + C),
+    s.require(sizeof(double) *
+                  (s.checkpoints * (K * C + C) + (s.smem_ring ? 0 : B * K * C) + (s.smem_ering ? 0 : B * (K + 1) * C) +
+                   2 * B * D * C + s.srows * C + s.rows + B * (K * C + C * C + C) + 2 * s.rows * C + K * C + C * C + C),
               "the forward-backward pass");
     s.d_cp = gemflow::cuda::DeviceBuffer<double>(s.checkpoints * (K * C + C), s.stream);
     if (!s.smem_ring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
@@ -689,8 +711,10 @@ void Session::forward_backward() {
   GF_CUDA_CHECK_LAUNCH("backward_kernel");
   marginals_kernel<<<s.B, std::min(((s.C + 31) / 32) * 32, 256), 0, s.stream>>>(p, s.d_q.data(), s.d_grad.data());
   GF_CUDA_CHECK_LAUNCH("marginals_kernel");
-  auto reduce = [&](const gemflow::cuda::DeviceBuffer<double>& per_seq, gemflow::cuda::DeviceBuffer<double>& out, std::size_t n) {
-    reduce_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s.stream>>>(per_seq.data(), s.B, static_cast<int>(n), out.data());
+  auto reduce = [&](const gemflow::cuda::DeviceBuffer<double>& per_seq, gemflow::cuda::DeviceBuffer<double>& out,
+                    std::size_t n) {
+    reduce_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s.stream>>>(per_seq.data(), s.B,
+                                                                                static_cast<int>(n), out.data());
     GF_CUDA_CHECK_LAUNCH("reduce_kernel");
   };
   reduce(s.d_gd, s.d_rgd, K * C);

@@ -29,7 +29,7 @@ constexpr int kWarp = 32;
 /// T_b + 1 rows start at row srow[b] = offset[b] + b).
 struct Params {
   int B = 0, C = 0, K = 0;
-  int centring = 0;  ///< 0 none, 1 mean, 2 reconstruct
+  int centring = 0;                   ///< 0 none, 1 mean, 2 reconstruct
   const long long* offset = nullptr;  ///< B + 1 row offsets of the emissions
   const double* f = nullptr;          ///< Σ T × C emissions
   const double* ps = nullptr;         ///< start scores or nullptr
@@ -43,25 +43,25 @@ struct Params {
   double* nu = nullptr;               ///< B × C (0 without centring)
   double* log_z = nullptr;            ///< B
   // forward state, checkpoints, backward buffers
-  int delta = 1;                       ///< checkpoint interval Δ
+  int delta = 1;                         ///< checkpoint interval Δ
   const long long* cp_offset = nullptr;  ///< B + 1: first checkpoint of each sequence
-  double* checkpoints = nullptr;       ///< per checkpoint: K·C ring of G, then C values of α
-  double* ring = nullptr;              ///< B × K × C (global rings, when not in shared memory)
-  double* ering = nullptr;             ///< B × (K + 1) × C
-  double* gbuf = nullptr;              ///< B × Δ × C: G of the block being recomputed
-  double* abuf = nullptr;              ///< B × Δ × C: α of that block
-  double* diff = nullptr;              ///< (Σ T + B) × C: label-marginal difference array
-  double* boundaries = nullptr;        ///< Σ T
-  double* gd = nullptr;                ///< B × K × C duration-bias gradients
-  double* gt = nullptr;                ///< B × C × C transition gradients
-  double* gi = nullptr;                ///< B × C initial-score gradients
+  double* checkpoints = nullptr;         ///< per checkpoint: K·C ring of G, then C values of α
+  double* ring = nullptr;                ///< B × K × C (global rings, when not in shared memory)
+  double* ering = nullptr;               ///< B × (K + 1) × C
+  double* gbuf = nullptr;                ///< B × Δ × C: G of the block being recomputed
+  double* abuf = nullptr;                ///< B × Δ × C: α of that block
+  double* diff = nullptr;                ///< (Σ T + B) × C: label-marginal difference array
+  double* boundaries = nullptr;          ///< Σ T
+  double* gd = nullptr;                  ///< B × K × C duration-bias gradients
+  double* gt = nullptr;                  ///< B × C × C transition gradients
+  double* gi = nullptr;                  ///< B × C initial-score gradients
   // Viterbi
-  int* bpk = nullptr;                  ///< (Σ T + B) × C best duration
-  int* bpc = nullptr;                  ///< (Σ T + B) × C best previous label
-  double* vscore = nullptr;            ///< B best scores
-  int* seg_count = nullptr;            ///< B
-  int* seg = nullptr;                  ///< Σ T × 3 (start, end, label), sequence b's at offset[b]
-  double* seg_score = nullptr;         ///< Σ T
+  int* bpk = nullptr;           ///< (Σ T + B) × C best duration
+  int* bpc = nullptr;           ///< (Σ T + B) × C best previous label
+  double* vscore = nullptr;     ///< B best scores
+  int* seg_count = nullptr;     ///< B
+  int* seg = nullptr;           ///< Σ T × 3 (start, end, label), sequence b's at offset[b]
+  double* seg_score = nullptr;  ///< Σ T
 
   __device__ int length(int b) const { return static_cast<int>(offset[b + 1] - offset[b]); }
   __device__ long long srow(int b) const { return offset[b] + b; }
@@ -75,8 +75,8 @@ struct Shared {
   double* ring;   ///< K·C when the ring lives in shared memory, else nullptr
   double* ering;  ///< (K + 1)·C likewise
   static __host__ __device__ std::size_t bytes(int C, int K, bool ring, bool ering) {
-    return sizeof(double) * (3 * static_cast<std::size_t>(C) + (ring ? std::size_t(K) * C : 0) +
-                             (ering ? std::size_t(K + 1) * C : 0));
+    return sizeof(double) *
+           (3 * static_cast<std::size_t>(C) + (ring ? std::size_t(K) * C : 0) + (ering ? std::size_t(K + 1) * C : 0));
   }
   __device__ static Shared carve(double* base, int C, int K, bool ring, bool ering) {
     Shared s;

@@ -40,16 +40,17 @@ struct ReadSignalOptions {
 };
 
 struct SignalFileInfo {
-  std::string format;                 ///< "tcpd-json", "csv", "tsv", "text", "npy"
-  std::string name;                   ///< TCPD "name"; else empty
-  bool header = false;                ///< text formats: a header row was read
-  std::size_t missing = 0;            ///< missing values filled
+  std::string format;                     ///< "tcpd-json", "csv", "tsv", "text", "npy"
+  std::string name;                       ///< TCPD "name"; else empty
+  bool header = false;                    ///< text formats: a header row was read
+  std::size_t missing = 0;                ///< missing values filled
   std::vector<std::size_t> missing_rows;  ///< sample indices with a missing value (ascending, unique)
-  std::vector<int> lines;             ///< text and JSON formats: the file line of each sample
+  std::vector<int> lines;                 ///< text and JSON formats: the file line of each sample
 };
 
 /// Reads a signal file by extension (.json, .csv, .tsv, .txt, .npy).
-[[nodiscard]] Signal read_signal(const std::string& path, const ReadSignalOptions& o = {}, SignalFileInfo* info = nullptr);
+[[nodiscard]] Signal read_signal(const std::string& path, const ReadSignalOptions& o = {},
+                                 SignalFileInfo* info = nullptr);
 /// Same from bytes in memory; `path` names it in errors and its extension picks the format.
 [[nodiscard]] Signal parse_signal(std::string_view bytes, const std::string& path, const ReadSignalOptions& o = {},
                                   SignalFileInfo* info = nullptr);

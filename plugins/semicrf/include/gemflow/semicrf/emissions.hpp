@@ -31,18 +31,19 @@
 namespace gemflow::semicrf {
 
 struct GaussianLabels {
-  std::size_t labels = 0;         ///< C
-  std::size_t dims = 0;           ///< D
-  std::vector<double> mean;       ///< C × D
-  std::vector<double> variance;   ///< C × D, > 0
-  double outlier = 0.0;           ///< ε ∈ [0, 1): probability of a sample from the uniform outlier density
+  std::size_t labels = 0;        ///< C
+  std::size_t dims = 0;          ///< D
+  std::vector<double> mean;      ///< C × D
+  std::vector<double> variance;  ///< C × D, > 0
+  double outlier = 0.0;          ///< ε ∈ [0, 1): probability of a sample from the uniform outlier density
 };
 
 enum class LevelEstimate { quantiles, kmeans };
 enum class VarianceEstimate { noise, cluster };
 
 /// The scores f(t, c) of the header's formula, T × C row-major.
-[[nodiscard]] std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t D, const GaussianLabels& g);
+[[nodiscard]] std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t D,
+                                                  const GaussianLabels& g);
 
 /// Per-channel noise variance from first differences (the `noise` estimate); a floor of
 /// 1e-12·(1 + mean square of the channel) keeps it positive on constant signals.

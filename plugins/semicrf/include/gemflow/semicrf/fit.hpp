@@ -35,8 +35,8 @@ struct GaussianSemiCrf {
 };
 
 struct FitOptions {
-  std::size_t iterations = 20;   ///< EM iterations / L-BFGS iterations
-  double tolerance = 1e-7;       ///< stop when the objective changes by less than tolerance·|objective|
+  std::size_t iterations = 20;  ///< EM iterations / L-BFGS iterations
+  double tolerance = 1e-7;      ///< stop when the objective changes by less than tolerance·|objective|
   bool fit_emissions = true;
   bool fit_transitions = true;
   bool fit_durations = false;
@@ -55,8 +55,8 @@ struct FitStep {
 
 /// EM on B signals (concatenated rows of D channels, `lengths` samples each). Throws
 /// std::invalid_argument when a sequence has log Z = −∞ (no_segmentation_message()).
-std::vector<FitStep> fit_em(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths,
-                            std::size_t D, const FitOptions& o);
+std::vector<FitStep> fit_em(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths, std::size_t D,
+                            const FitOptions& o);
 
 /// Supervised fit on B labelled signals: gold[b] is a complete segmentation of sequence b.
 std::vector<FitStep> fit_supervised(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths,

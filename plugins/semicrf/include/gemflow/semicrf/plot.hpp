@@ -19,10 +19,10 @@
 namespace gemflow::semicrf {
 
 struct PlotInput {
-  const double* signal = nullptr;  ///< T × D row-major
-  std::size_t length = 0;          ///< T ≥ 1
-  std::size_t dims = 0;            ///< D ≥ 1
-  std::vector<Segment> segments;   ///< sorted, within [0, T)
+  const double* signal = nullptr;      ///< T × D row-major
+  std::size_t length = 0;              ///< T ≥ 1
+  std::size_t dims = 0;                ///< D ≥ 1
+  std::vector<Segment> segments;       ///< sorted, within [0, T)
   const double* boundaries = nullptr;  ///< T probabilities, or nullptr (no posterior panel)
   std::size_t width = 1200, height = 400;
   std::size_t margin = 8;

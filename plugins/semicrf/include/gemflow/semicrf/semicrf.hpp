@@ -116,13 +116,13 @@ class MemoryError : public std::runtime_error {
 
 /// Posterior marginals and gradients of Σ_b log Z_b.
 struct Posteriors {
-  std::vector<double> log_z;            ///< B
-  std::vector<double> label_marginals;  ///< Σ T_b × C: q(u, c)
-  std::vector<double> boundaries;       ///< Σ T_b: b(s), probability that a segment starts at s
-  std::vector<double> grad_emissions;   ///< Σ T_b × C: ∂ Σ log Z / ∂f
-  std::vector<double> grad_transitions; ///< the shape of Model::transitions
-  std::vector<double> grad_duration;    ///< K × C
-  std::vector<double> grad_initial;     ///< C
+  std::vector<double> log_z;             ///< B
+  std::vector<double> label_marginals;   ///< Σ T_b × C: q(u, c)
+  std::vector<double> boundaries;        ///< Σ T_b: b(s), probability that a segment starts at s
+  std::vector<double> grad_emissions;    ///< Σ T_b × C: ∂ Σ log Z / ∂f
+  std::vector<double> grad_transitions;  ///< the shape of Model::transitions
+  std::vector<double> grad_duration;     ///< K × C
+  std::vector<double> grad_initial;      ///< C
 };
 /// Sequences with log Z = −∞ get zero marginals and contribute nothing to the gradients.
 [[nodiscard]] Posteriors posteriors(const Model& m, const Batch& x, const Options& o = {});
@@ -147,10 +147,10 @@ struct Path {
 struct BruteForce {
   double log_z = 0;
   Path best;
-  std::vector<double> label_marginals;  ///< T × C
-  std::vector<double> boundaries;       ///< T
-  std::vector<double> grad_duration;    ///< K × C
-  std::vector<double> grad_transitions; ///< the shape of Model::transitions
+  std::vector<double> label_marginals;   ///< T × C
+  std::vector<double> boundaries;        ///< T
+  std::vector<double> grad_duration;     ///< K × C
+  std::vector<double> grad_transitions;  ///< the shape of Model::transitions
 };
 [[nodiscard]] BruteForce brute_force(const Model& m, const Batch& x, std::size_t b, const Options& o = {});
 
