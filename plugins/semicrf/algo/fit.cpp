@@ -62,6 +62,7 @@ std::vector<FitStep> fit_em(GaussianSemiCrf& m, const double* x, const std::vect
         }
         if (w < 1e-9) continue;  // an unused label keeps its Gaussian
         for (std::size_t d = 0; d < D; ++d) m.gaussians.mean[c * D + d] = s1[d] / w;
+        if (!o.fit_variances) continue;
         for (std::size_t u = 0; u < n; ++u)
           for (std::size_t d = 0; d < D; ++d)
             s2[d] += p.label_marginals[u * C + c] * std::pow(x[u * D + d] - m.gaussians.mean[c * D + d], 2);

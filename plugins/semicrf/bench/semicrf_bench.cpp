@@ -9,8 +9,9 @@
 // Scores: N(0, 1) emissions, N(0, 1) transitions, N(−1, 1) duration biases, seed 1 (the same
 // shapes and score distribution a peer benchmark should use). Every GPU row checks its log Z
 // against the CPU reference on the first sequence (column "rel.err") and its Viterbi score.
-// Times: median of R runs (GPU: CUDA events around the kernels, inputs already on the device;
-// CPU: steady clock). Memory: the GPU session's device bytes.
+// Times: median of R runs (GPU: CUDA events around the kernels, inputs already on the device and
+// their prefix sums computed — by the session's constructor, untimed, as Flash-SemiCRF's cumsum is
+// outside its kernels; CPU: steady clock, prefix sums included). Memory: the GPU session's device bytes.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

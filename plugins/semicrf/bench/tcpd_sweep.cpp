@@ -26,6 +26,7 @@ namespace sc = gemflow::semicrf;
 namespace {
 
 struct Setting {
+  bool variances;  ///< EM re-estimates the variances (else only the means)
   double outlier;
   std::size_t labels;
   double segment_penalty;  ///< per segment, in units of log(T)
@@ -57,6 +58,7 @@ sc::ChangePoints detect(const Series& s, const Setting& st) {
   sc::FitOptions fo;
   fo.iterations = st.em_iterations;
   fo.fit_transitions = false;
+  fo.fit_variances = st.variances;
   fo.crf.centring = sc::Centring::reconstruct;
   if (st.em_iterations > 0) sc::fit_em(m, x.data(), {T}, D, fo);
   const auto f = sc::gaussian_scores(x.data(), T, D, m.gaussians);
@@ -96,17 +98,19 @@ int main(int argc, char** argv) {
     series.push_back(std::move(s));
   }
   std::vector<Setting> grid;
-  for (double eps : {0.0, 0.001, 0.003, 0.01})
-    for (std::size_t C : {6, 8, 10})
-      for (double pen : {4.0, 5.0, 6.0})
-        for (std::size_t em : {0, 10}) grid.push_back({eps, C, pen, em, sc::VarianceEstimate::noise});
+  for (bool var : {false, true})
+    for (double eps : {0.0, 0.01})
+      for (std::size_t C : {6, 8, 10})
+        for (double pen : {4.0, 5.0, 6.0})
+          for (std::size_t em : {0, 10})
+            if (em > 0 || var) grid.push_back({var, eps, C, pen, em, sc::VarianceEstimate::noise});
   std::map<std::string, std::pair<double, double>> best_f1, best_cover;
   double best_mean = -1;
   std::string best_line;
   for (const auto& st : grid) {
     std::string line;
     char buf[256];
-    std::snprintf(buf, sizeof buf, "eps=%.2f C=%zu pen=%.1f·logT em=%zu var=%s |", st.outlier, st.labels,
+    std::snprintf(buf, sizeof buf, "%s eps=%.2f C=%zu pen=%.1f·logT em=%zu var=%s |", st.variances ? "em-var" : "em-means", st.outlier, st.labels,
                   st.segment_penalty, st.em_iterations,
                   st.variance == sc::VarianceEstimate::noise ? "noise" : "cluster");
     line = buf;

@@ -38,6 +38,7 @@ struct FitOptions {
   std::size_t iterations = 20;  ///< EM iterations / L-BFGS iterations
   double tolerance = 1e-7;      ///< stop when the objective changes by less than tolerance·|objective|
   bool fit_emissions = true;
+  bool fit_variances = true;     ///< with fit_emissions: the variances too (else only the means)
   bool fit_transitions = true;
   bool fit_durations = false;
   bool fit_initial = false;
