@@ -290,63 +290,83 @@ class Backward {
 
   void run_block(std::size_t a, std::size_t b) {
     recompute(a, b);
-    std::vector<double> gamma(C_), in(C_), g(C_);
-    for (std::size_t s = b; s-- > a;) {
-      const double* alpha = alpha_.data() + (s - base_) * C_;
-      // in(s, c): the score of a segment of label c starting at s, before its own potential
-      if (s == 0)
-        for (std::size_t c = 0; c < C_; ++c) in[c] = q_.init(c);
-      else if (!q_.general) std::copy(buf_.begin() + (s - base_) * C_, buf_.begin() + (s - base_ + 1) * C_, in.begin());
-      double bound = 0;
-      const std::size_t kmax = std::min(K_, T_ - s);
-      double* beta_s = beta_row(s);
-      std::vector<LogSum> bsum(C_);
-      for (std::size_t c = 0; c < C_; ++c) {
-        LogSum gs;
-        for (std::size_t k = 1; k <= kmax; ++k) {
-          const std::size_t e = s + k;
-          const double p0 = q_.psi0(e, k, c);
-          const double be = beta_row(e)[c];
-          if (p0 == kNegInf || be == kNegInf) continue;
-          const double rest = p0 + be;  // the segment and everything after it
-          if (!q_.general || s == 0) {
-            gs.add(rest);
-            const double p = std::exp(in[c] + rest - z_);
-            add_segment(s, e, k, c, p);
-            bound += p;
-          } else {
-            double pk = 0;
-            for (std::size_t cp = 0; cp < C_; ++cp) {
-              const double tr = q_.trans(k, cp, c);
-              bsum[cp].add(tr + rest);
-              const double p = std::exp(alpha[cp] + tr + rest - z_);
-              r_.grad_transitions[q_.trans_index(k, cp, c)] += p;
-              pk += p;
-            }
-            add_segment(s, e, k, c, pk);
-            bound += pk;
-          }
-        }
-        gamma[c] = gs.value();
-      }
-      if (s == 0) {
-        for (std::size_t c = 0; c < C_; ++c) r_.grad_initial[c] += std::exp(in[c] + gamma[c] - z_);
-      } else if (!q_.general) {
-        for (std::size_t cp = 0; cp < C_; ++cp) {
-          LogSum acc;
-          for (std::size_t c = 0; c < C_; ++c) {
-            const double v = q_.model.transitions[cp * C_ + c] + gamma[c];
-            acc.add(v);
-            if (alpha[cp] != kNegInf && v != kNegInf) r_.grad_transitions[cp * C_ + c] += std::exp(alpha[cp] + v - z_);
-          }
-          beta_s[cp] = acc.value();
-        }
-      } else {
-        for (std::size_t cp = 0; cp < C_; ++cp) beta_s[cp] = bsum[cp].value();
-      }
-      r_.boundaries[off_ + s] = bound;
-      // β(s + K + 1) is no longer read: the ring slot s + K + 1 ≡ s is what β(s) just took.
+    gamma_.assign(C_, kNegInf);
+    in_.assign(C_, kNegInf);
+    for (std::size_t s = b; s-- > a;) step(s);
+  }
+
+  /// The segments starting at s (marginals, duration and transition gradients) and β(s).
+  void step(std::size_t s) {
+    const double* alpha = alpha_.data() + (s - base_) * C_;
+    // in(s, c): the score of a segment of label c starting at s, before its own potential
+    if (s == 0)
+      for (std::size_t c = 0; c < C_; ++c) in_[c] = q_.init(c);
+    else if (!q_.general)
+      std::copy(buf_.begin() + (s - base_) * C_, buf_.begin() + (s - base_ + 1) * C_, in_.begin());
+    bsum_.assign(C_, LogSum{});
+    double bound = 0;
+    for (std::size_t c = 0; c < C_; ++c) bound += starting(s, c, alpha);
+    double* beta_s = beta_row(s);
+    if (s == 0) {
+      for (std::size_t c = 0; c < C_; ++c) r_.grad_initial[c] += std::exp(in_[c] + gamma_[c] - z_);
+    } else if (!q_.general) {
+      for (std::size_t cp = 0; cp < C_; ++cp) beta_s[cp] = factored_beta(cp, alpha[cp]);
+    } else {
+      for (std::size_t cp = 0; cp < C_; ++cp) beta_s[cp] = bsum_[cp].value();
     }
+    r_.boundaries[off_ + s] = bound;
+    // β(s + K + 1) is no longer read: the ring slot s + K + 1 ≡ s is what β(s) just took.
+  }
+
+  /// Segments of label c starting at s: adds their posteriors, sets γ(s, c) (factored) or adds to
+  /// the β sums per previous label (general); returns their total probability.
+  double starting(std::size_t s, std::size_t c, const double* alpha) {
+    LogSum gs;
+    double total = 0;
+    const std::size_t kmax = std::min(K_, T_ - s);
+    for (std::size_t k = 1; k <= kmax; ++k) {
+      const std::size_t e = s + k;
+      const double p0 = q_.psi0(e, k, c);
+      const double be = beta_row(e)[c];
+      if (p0 == kNegInf || be == kNegInf) continue;
+      const double rest = p0 + be;  // the segment and everything after it
+      double p = 0;
+      if (!q_.general || s == 0) {
+        gs.add(rest);
+        p = std::exp(in_[c] + rest - z_);
+      } else {
+        p = general_transitions(k, c, rest, alpha);
+      }
+      add_segment(s, e, k, c, p);
+      total += p;
+    }
+    gamma_[c] = gs.value();
+    return total;
+  }
+
+  /// General recurrence: the transitions into a segment (label c, duration k, potential + rest
+  /// `rest`) from every previous label; returns the segment's probability.
+  double general_transitions(std::size_t k, std::size_t c, double rest, const double* alpha) {
+    double pk = 0;
+    for (std::size_t cp = 0; cp < C_; ++cp) {
+      const double tr = q_.trans(k, cp, c);
+      bsum_[cp].add(tr + rest);
+      const double p = std::exp(alpha[cp] + tr + rest - z_);
+      r_.grad_transitions[q_.trans_index(k, cp, c)] += p;
+      pk += p;
+    }
+    return pk;
+  }
+
+  /// Factored recurrence: β(s, c') from γ(s, ·), and the transition gradients out of c'.
+  double factored_beta(std::size_t cp, double alpha_cp) {
+    LogSum acc;
+    for (std::size_t c = 0; c < C_; ++c) {
+      const double v = q_.model.transitions[cp * C_ + c] + gamma_[c];
+      acc.add(v);
+      if (alpha_cp != kNegInf && v != kNegInf) r_.grad_transitions[cp * C_ + c] += std::exp(alpha_cp + v - z_);
+    }
+    return acc.value();
   }
 
   void add_segment(std::size_t s, std::size_t e, std::size_t k, std::size_t c, double p) {
@@ -371,7 +391,8 @@ class Backward {
   const double z_;
   const std::size_t off_;
   Posteriors& r_;
-  std::vector<double> beta_, diff_, buf_, alpha_;
+  std::vector<double> beta_, diff_, buf_, alpha_, gamma_, in_;
+  std::vector<LogSum> bsum_;
   std::size_t base_ = 0;
 };
 
@@ -379,7 +400,7 @@ class Backward {
 
 Posteriors posteriors(const Model& m, const Batch& x, const Options& o) {
   detail::validate(m, x);
-  detail::require(m, x, o, true, 3 * 8);
+  detail::require(m, x, o, true, std::size_t{3} * sizeof(double));  // marginals, gradients, diff
   const std::size_t C = m.labels, n = x.total_length();
   Posteriors r;
   r.log_z.resize(x.lengths.size());
@@ -416,6 +437,95 @@ Posteriors posteriors(const Model& m, const Batch& x, const Options& o) {
   return r;
 }
 
+namespace {
+
+/// Max-sum forward pass of one sequence with compact backpointers, and its traceback.
+class ViterbiPass {
+ public:
+  explicit ViterbiPass(const Sequence& q)
+      : q_(q), C_(q.C), K_(q.K), T_(q.T), best_((T_ + 1) * C_, kNegInf),
+        inmax_(q.general ? 0 : (T_ + 1) * C_, kNegInf), bpk_((T_ + 1) * C_, 0), bpc_((T_ + 1) * C_, 0) {}
+
+  Path run() {
+    Path path;
+    if (T_ == 0) {
+      path.score = 0;
+      return path;
+    }
+    for (std::size_t t = 1; t <= T_; ++t) {
+      for (std::size_t c = 0; c < C_; ++c) best_ending(t, c);
+      if (!q_.general && t < T_)
+        for (std::size_t c = 0; c < C_; ++c) best_incoming(t, c);
+    }
+    std::size_t c = 0;
+    for (std::size_t l = 1; l < C_; ++l)
+      if (best_[T_ * C_ + l] > best_[T_ * C_ + c]) c = l;
+    path.score = best_[T_ * C_ + c];
+    if (path.score != kNegInf) path.segments = traceback(c);
+    return path;
+  }
+
+ private:
+  /// best(t, c) over the last segment's duration (and previous label, general): ties to the
+  /// smallest duration, then the smallest previous label.
+  void best_ending(std::size_t t, std::size_t c) {
+    double v = kNegInf;
+    std::uint32_t bk = 0, bc = 0;
+    for (std::size_t k = 1; k <= std::min(K_, t); ++k) {
+      const std::size_t s = t - k;
+      const double p = q_.psi0(t, k, c);
+      if (p == kNegInf) continue;
+      if (s == 0) {
+        if (q_.init(c) + p > v) v = q_.init(c) + p, bk = std::uint32_t(k), bc = 0;
+      } else if (!q_.general) {
+        if (inmax_[s * C_ + c] + p > v) v = inmax_[s * C_ + c] + p, bk = std::uint32_t(k);
+      } else {
+        for (std::size_t cp = 0; cp < C_; ++cp) {
+          const double w = best_[s * C_ + cp] + q_.trans(k, cp, c) + p;
+          if (w > v) v = w, bk = std::uint32_t(k), bc = std::uint32_t(cp);
+        }
+      }
+    }
+    best_[t * C_ + c] = v;
+    bpk_[t * C_ + c] = bk;
+    if (q_.general) bpc_[t * C_ + c] = bc;
+  }
+
+  /// Factored: the best previous label of a segment of label c starting at t.
+  void best_incoming(std::size_t t, std::size_t c) {
+    double v = kNegInf;
+    std::uint32_t bc = 0;
+    for (std::size_t cp = 0; cp < C_; ++cp) {
+      const double w = best_[t * C_ + cp] + q_.model.transitions[cp * C_ + c];
+      if (w > v) v = w, bc = std::uint32_t(cp);
+    }
+    inmax_[t * C_ + c] = v;
+    bpc_[t * C_ + c] = bc;
+  }
+
+  std::vector<Segment> traceback(std::size_t c) const {
+    std::vector<Segment> segs;
+    std::size_t t = T_;
+    while (t > 0) {
+      const std::size_t k = bpk_[t * C_ + c], s = t - k;
+      const std::size_t cp = s == 0 ? 0 : (q_.general ? bpc_[t * C_ + c] : bpc_[s * C_ + c]);
+      const double tr = s == 0 ? q_.init(c) : q_.trans(k, cp, c);
+      segs.push_back({s, t, c, q_.psi0(t, k, c) + tr});
+      t = s;
+      c = cp;
+    }
+    std::reverse(segs.begin(), segs.end());
+    return segs;
+  }
+
+  const Sequence& q_;
+  const std::size_t C_, K_, T_;
+  std::vector<double> best_, inmax_;  ///< best(t, c); factored: max over c' of best(t, c') + Tr[c', c]
+  std::vector<std::uint32_t> bpk_, bpc_;  ///< best duration per (t, c); best previous label
+};
+
+}  // namespace
+
 std::vector<Path> viterbi(const Model& m, const Batch& x, const Options& o) {
   detail::validate(m, x);
   detail::require(m, x, o, false, 8);
@@ -423,65 +533,7 @@ std::vector<Path> viterbi(const Model& m, const Batch& x, const Options& o) {
   std::vector<Path> paths(x.lengths.size());
   for (std::size_t b = 0; b < x.lengths.size(); ++b) {
     const Sequence q(m, x, b, off[b], o);
-    const std::size_t C = q.C, K = q.K, T = q.T;
-    Path& path = paths[b];
-    if (T == 0) {
-      path.score = 0;
-      continue;
-    }
-    // best[s·C + c]: the best score of a path whose last segment ends at s with label c
-    std::vector<double> best((T + 1) * C, kNegInf), inmax(q.general ? 0 : (T + 1) * C, kNegInf);
-    std::vector<std::uint32_t> bpk((T + 1) * C, 0), bpc((T + 1) * C, 0);
-    for (std::size_t t = 1; t <= T; ++t) {
-      for (std::size_t c = 0; c < C; ++c) {
-        double v = kNegInf;
-        std::uint32_t bk = 0, bc = 0;
-        for (std::size_t k = 1; k <= std::min(K, t); ++k) {
-          const std::size_t s = t - k;
-          const double p = q.psi0(t, k, c);
-          if (p == kNegInf) continue;
-          if (s == 0) {
-            if (q.init(c) + p > v) v = q.init(c) + p, bk = std::uint32_t(k), bc = 0;
-          } else if (!q.general) {
-            if (inmax[s * C + c] + p > v) v = inmax[s * C + c] + p, bk = std::uint32_t(k);
-          } else {
-            for (std::size_t cp = 0; cp < C; ++cp) {
-              const double w = best[s * C + cp] + q.trans(k, cp, c) + p;
-              if (w > v) v = w, bk = std::uint32_t(k), bc = std::uint32_t(cp);
-            }
-          }
-        }
-        best[t * C + c] = v;
-        bpk[t * C + c] = bk;
-        if (q.general) bpc[t * C + c] = bc;
-      }
-      if (!q.general && t < T)
-        for (std::size_t c = 0; c < C; ++c) {
-          double v = kNegInf;
-          std::uint32_t bc = 0;
-          for (std::size_t cp = 0; cp < C; ++cp) {
-            const double w = best[t * C + cp] + m.transitions[cp * C + c];
-            if (w > v) v = w, bc = std::uint32_t(cp);
-          }
-          inmax[t * C + c] = v;
-          bpc[t * C + c] = bc;
-        }
-    }
-    std::size_t c = 0;
-    for (std::size_t l = 1; l < C; ++l)
-      if (best[T * C + l] > best[T * C + c]) c = l;
-    path.score = best[T * C + c];
-    if (path.score == kNegInf) continue;
-    std::size_t t = T;
-    while (t > 0) {
-      const std::size_t k = bpk[t * C + c], s = t - k;
-      const std::size_t cp = s == 0 ? 0 : (q.general ? bpc[t * C + c] : bpc[s * C + c]);
-      const double tr = s == 0 ? q.init(c) : q.trans(k, cp, c);
-      path.segments.push_back({s, t, c, q.psi0(t, k, c) + tr});
-      t = s;
-      c = cp;
-    }
-    std::reverse(path.segments.begin(), path.segments.end());
+    paths[b] = ViterbiPass(q).run();
   }
   return paths;
 }
