@@ -223,6 +223,7 @@ lbfgsfloatval_t evaluate_cb(void* inst, const lbfgsfloatval_t* x, lbfgsfloatval_
   }
 }
 
+// NOLINTNEXTLINE(readability-function-size): liblbfgs's callback has ten parameters
 int progress_cb(void* inst, const lbfgsfloatval_t*, const lbfgsfloatval_t*, const lbfgsfloatval_t fx,
                 const lbfgsfloatval_t, const lbfgsfloatval_t, const lbfgsfloatval_t, int, int k, int) {
   auto* st = static_cast<LbfgsState*>(inst);
