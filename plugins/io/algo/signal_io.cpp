@@ -218,6 +218,34 @@ Signal parse_text(std::string_view text, const std::string& path, const std::str
   std::vector<std::vector<double>> rows;
   std::size_t cols = 0;
   int first_line = 0, line = 0;
+  // columns: `time_column` and `columns` name header entries or 1-based numbers
+  std::size_t tcol = 0;
+  std::vector<bool> use;
+  auto column_of = [&](const std::string& key, const char* what) {
+    for (std::size_t c = 0; c < names.size(); ++c)
+      if (names[c] == key) return c;
+    std::size_t n = 0;
+    auto [q, ec] = std::from_chars(key.data(), key.data() + key.size(), n);
+    if (ec == std::errc() && q == key.data() + key.size() && n >= 1 && n <= cols) return n - 1;
+    throw ParseError(
+        path, first_line,
+        std::string(what) + " '" + key + "' is neither a header name nor a column number 1.." + std::to_string(cols));
+  };
+  auto resolve_columns = [&] {
+    tcol = o.time_column.empty() ? cols : column_of(o.time_column, "time column");
+    use.assign(cols, o.columns.empty());
+    std::size_t from = 0;
+    while (from < o.columns.size()) {
+      auto to = o.columns.find(',', from);
+      if (to == std::string::npos) to = o.columns.size();
+      const std::string key(trim(std::string_view(o.columns).substr(from, to - from)));
+      if (!key.empty()) use[column_of(key, "column")] = true;
+      from = to + 1;
+    }
+    if (tcol < cols) use[tcol] = false;
+    if (std::find(use.begin(), use.end(), true) == use.end())
+      throw ParseError(path, first_line, "no signal channel left (the only column is the time column)");
+  };
   std::size_t tick = 0, p = 0;
   while (p <= text.size()) {
     detail::poll_cancel(o.cancel, tick);
@@ -246,39 +274,26 @@ Signal parse_text(std::string_view text, const std::string& path, const std::str
       throw ParseError(path, line,
                        "row has " + std::to_string(fields.size()) + " fields, the row of line " +
                            std::to_string(first_line) + " has " + std::to_string(cols));
-    std::vector<double> r(cols);
+    if (use.empty()) resolve_columns();
+    std::vector<double> r(cols, kMissing);
     for (std::size_t c = 0; c < cols; ++c) {
+      if (!use[c] && c != tcol) continue;  // a column not asked for: not read (it may hold text)
       if (is_missing(fields[c])) r[c] = kMissing;
       else if (!parse_number(fields[c], r[c]))
         throw ParseError(path, line,
                          "field " + std::to_string(c + 1) + " '" + std::string(fields[c].substr(0, 40)) +
-                             "' is not a number (missing values: empty, NA, NaN, null, ?)");
+                             "' is not a number (missing values: empty, NA, NaN, null, ?; select the numeric "
+                             "columns with 'columns')");
     }
     rows.push_back(std::move(r));
     info.lines.push_back(line);
   }
   if (rows.empty()) throw ParseError(path, line, "no data rows");
-  // the time column
-  std::size_t tcol = cols;
-  if (!o.time_column.empty()) {
-    for (std::size_t c = 0; c < names.size(); ++c)
-      if (names[c] == o.time_column) tcol = c;
-    if (tcol == cols) {
-      std::size_t n = 0;
-      auto [q, ec] = std::from_chars(o.time_column.data(), o.time_column.data() + o.time_column.size(), n);
-      if (ec == std::errc() && q == o.time_column.data() + o.time_column.size() && n >= 1 && n <= cols) tcol = n - 1;
-      else
-        throw ParseError(path, first_line,
-                         "time column '" + o.time_column + "' is neither a header name nor a column number 1.." +
-                             std::to_string(cols));
-    }
-    if (cols < 2) throw ParseError(path, first_line, "the time column is the only column: no signal channel left");
-  }
-  const std::size_t D = cols - (tcol < cols ? 1 : 0);
+  const std::size_t D = static_cast<std::size_t>(std::count(use.begin(), use.end(), true));
   Signal sig;
   sig.samples = Matrix<double>(rows.size(), D);
   for (std::size_t c = 0, d = 0; c < cols; ++c) {
-    if (c == tcol) continue;
+    if (!use[c]) continue;
     sig.channels.push_back(c < names.size() && !names[c].empty() ? names[c] : "V" + std::to_string(d + 1));
     sig.units.emplace_back();
     for (std::size_t t = 0; t < rows.size(); ++t) sig.samples(t, d) = rows[t][c];

@@ -43,6 +43,11 @@ class ReadSignal final : public Node {
                                  "",
                                  {.doc = "Text formats: the column (header name or 1-based number) holding the time "
                                          "of each sample, s; empty: none (a regular signal)"}};
+  Param<std::string> columns{this,
+                             "columns",
+                             "",
+                             {.doc = "Text formats: the channels to read, comma-separated header names or 1-based "
+                                     "column numbers (other columns, text ones too, are skipped); empty: all"}};
   Param<double> sample_rate{
       this,
       "sample_rate",
@@ -54,6 +59,7 @@ class ReadSignal final : public Node {
     ctx.add_input_file(file);
     ReadSignalOptions o;
     o.time_column = *time_column;
+    o.columns = *columns;
     o.cancel = [&ctx] { return ctx.cancelled(); };
     SignalFileInfo fi;
     Signal s;

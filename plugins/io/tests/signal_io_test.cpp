@@ -94,6 +94,32 @@ TEST(SignalIo, CsvWithAndWithoutHeader) {
   EXPECT_EQ(fi.format, "tsv");
 }
 
+TEST(SignalIo, ColumnsSkipTextColumns) {
+  const std::string text =
+      "\"Clone\",\"Chromosome\",\"Position\",\"A\",\"B\"\n\"GS1\",1,0,NA,0.5\n\"RP11\",1,468,0.25,0.75\n";
+  EXPECT_CONTAINS(parse_error(text, "c.csv"), "c.csv:2: field 1 'GS1' is not a number");
+  SignalFileInfo fi;
+  const Signal s = parse_signal(text, "c.csv", {.time_column = "Position", .columns = "A, 5"}, &fi);
+  EXPECT_EQ(s.channels, (std::vector<std::string>{"A", "B"}));
+  EXPECT_EQ(s.times, (std::vector<double>{0, 468}));
+  EXPECT_EQ(s.samples(0, 0), 0.25);  // NA filled from the next observed value
+  EXPECT_EQ(s.samples(1, 1), 0.75);
+  EXPECT_EQ(fi.missing, 1u);
+  EXPECT_CONTAINS(parse_error(text, "c.csv", {.columns = "Z"}), "c.csv:1: column 'Z' is neither a header name");
+}
+
+// The Coriell aCGH profile (GPL, shared/data only): 2271 clones, text clone names, NA values.
+TEST(SignalIo, CoriellCopyNumberProfile) {
+  const std::string path = gemflow::io::testing::shared("sequences/dnacopy/coriell_DNAcopy.csv");
+  if (path.empty()) GTEST_SKIP() << "GEMFLOW_SHARED_DATA/sequences/dnacopy/coriell_DNAcopy.csv absent";
+  SignalFileInfo fi;
+  const Signal s = read_signal(path, {.columns = "Coriell.05296,Coriell.13330"}, &fi);
+  EXPECT_EQ(s.length(), 2271u);
+  EXPECT_EQ(s.dims(), 2u);
+  EXPECT_EQ(fi.missing, 353u);  // the file's NA values: 159 in Coriell.05296, 194 in Coriell.13330
+  EXPECT_FALSE(s.validate().has_value());
+}
+
 TEST(SignalIo, OneValuePerLine) {
   SignalFileInfo fi;
   const Signal s = read_signal(sample("sequences/welllog_full_4050.txt"), {}, &fi);

@@ -12,7 +12,8 @@
 //         optional header row of names (a first row none of whose fields is a number); '#'
 //         lines and blank lines skipped; CRLF and a UTF-8 BOM accepted. Empty fields, NA, NaN,
 //         nan, null and ? are missing values. `time_column` (a header name or a 1-based column
-//         number) takes that column as the time axis (finite, strictly increasing, seconds).
+//         number) takes that column as the time axis (finite, strictly increasing, seconds);
+//         `columns` selects the channels (the other columns are not read).
 //  .npy   a 2-D array (T × D) of '<f8', '<f4', '<i8' or '<i4' (gemflow/io/matrix_io.hpp: its
 //         rules and errors), no missing values.
 // Missing values: filled per channel by linear interpolation between the nearest observed
@@ -36,7 +37,11 @@ namespace gemflow::io {
 
 struct ReadSignalOptions {
   std::string time_column;  ///< text formats: header name or 1-based column number; empty: none
-  CancelCheck cancel;       ///< polled every 4096 lines (ReadCancelled)
+  /// Text formats: the channels, comma-separated header names or 1-based column numbers, in file
+  /// order; other columns are not read (they may hold text: clone names, dates). Empty: every
+  /// column but the time column.
+  std::string columns;
+  CancelCheck cancel;  ///< polled every 4096 lines (ReadCancelled)
 };
 
 struct SignalFileInfo {
