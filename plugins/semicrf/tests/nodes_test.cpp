@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <gemflow/testing.hpp>
@@ -228,4 +230,47 @@ TEST(SemicrfNodes, NoSegmentationIsAllowedIsAnError) {
   nan.scores(5, 1) = NAN;
   dec->set_input("scores", Value::make(nan));
   EXPECT_NE(gt::error_of(*dec, ctx).find("input 'scores'"), std::string::npos);
+}
+
+// docs/semicrf.md's one-parameter-set rows for the two TCPD series that are not redistributable
+// (nile: GPL-2; quality_control_1: no licence), read from shared/data when present.
+TEST(SemicrfNodes, TcpdSeriesOutsideSampleData) {
+  const char* root = std::getenv("GEMFLOW_SHARED_DATA");
+  const std::string dir = root && *root ? std::string(root) + "/sequences/tcpd/" : "";
+  if (dir.empty() || !std::filesystem::exists(dir + "nile.json"))
+    GTEST_SKIP() << "GEMFLOW_SHARED_DATA/sequences/tcpd absent";
+  struct Expect {
+    const char* series;
+    double f1, cover;
+  };
+  for (const Expect& e : {Expect{"nile", 1.0, 0.888}, Expect{"quality_control_1", 1.0, 0.996}}) {
+    SCOPED_TRACE(e.series);
+    const Signal s = io::read_signal(dir + e.series + ".json");
+    gt::RecordingContext ctx;
+    auto fit = gt::make_node(registry(), "semicrf.fit");
+    fit->set_input("signal", Value::make(s));
+    fit->set_param("labels", 8);
+    fit->set_param("segment_penalty", 6.0);
+    fit->set_param("penalty_unit", std::string("log_length"));
+    fit->set_param("iterations", 10);
+    fit->set_param("fit_transitions", false);
+    ASSERT_EQ(gt::error_of(*fit, ctx), "(no error)");
+    auto em = gt::make_node(registry(), "semicrf.gaussian_emissions");
+    em->set_input("signal", Value::make(s));
+    em->set_input("model", fit->output("model"));
+    ASSERT_EQ(gt::error_of(*em, ctx), "(no error)");
+    auto dec = gt::make_node(registry(), "semicrf.decode");
+    dec->set_input("scores", em->output("scores"));
+    dec->set_input("model", fit->output("model"));
+    dec->set_param("device", std::string("cpu"));
+    ASSERT_EQ(gt::error_of(*dec, ctx), "(no error)");
+    auto ev = gt::make_node(registry(), "semicrf.evaluate");
+    ev->set_input("segmentation", dec->output("segmentation"));
+    ev->set_param("annotations", dir + "annotations.json");
+    ev->set_param("series", std::string(e.series));
+    ASSERT_EQ(gt::error_of(*ev, ctx), "(no error)");
+    const auto t = ev->output("table").as<Table>();
+    EXPECT_NEAR(std::get<double>(t->rows[0][t->column("f1")]), e.f1, 5e-4);
+    EXPECT_NEAR(std::get<double>(t->rows[0][t->column("cover")]), e.cover, 5e-4);
+  }
 }
