@@ -183,7 +183,7 @@ __device__ double* ering_of(const Shared& sh, const Params& p, int b) {
 
 /// One block per sequence: log Z; with `save`, the checkpoints every Δ steps.
 template <bool kLanes>
-__global__ void forward_kernel(Params p, bool smem_ring, bool save) {
+__global__ void __launch_bounds__(1024) forward_kernel(Params p, bool smem_ring, bool save) {
   extern __shared__ double smem[];
   const int b = blockIdx.x;
   const Seq q(p, b);
@@ -231,7 +231,7 @@ __global__ void forward_kernel(Params p, bool smem_ring, bool save) {
 
 /// One block per sequence: marginals (difference array, boundaries) and per-sequence gradients.
 template <bool kLanes>
-__global__ void backward_kernel(Params p, bool smem_ring, bool smem_ering) {
+__global__ void __launch_bounds__(1024) backward_kernel(Params p, bool smem_ring, bool smem_ering) {
   extern __shared__ double smem[];
   const int b = blockIdx.x;
   const Seq q(p, b);
@@ -393,7 +393,7 @@ __global__ void reduce_kernel(const double* per_seq, int B, int n, double* out) 
 
 /// One block per sequence: max-sum forward with backpointers, traceback by thread 0.
 template <bool kLanes>
-__global__ void viterbi_kernel(Params p, bool smem_ring) {
+__global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring) {
   extern __shared__ double smem[];
   const int b = blockIdx.x;
   const Seq q(p, b);
