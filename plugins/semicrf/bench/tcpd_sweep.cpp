@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -26,7 +27,8 @@ namespace sc = gemflow::semicrf;
 namespace {
 
 struct Setting {
-  bool variances;  ///< EM re-estimates the variances (else only the means)
+  std::size_t min_duration;  ///< shorter segments are impossible (duration bias −∞)
+  bool variances;            ///< EM re-estimates the variances (else only the means)
   double outlier;
   std::size_t labels;
   double segment_penalty;  ///< per segment, in units of log(T)
@@ -55,6 +57,8 @@ sc::ChangePoints detect(const Series& s, const Setting& st) {
   for (std::size_t a = 0; a < C; ++a)
     m.crf.transitions[a * C + a] = C > 1 ? -std::numeric_limits<double>::infinity() : 0;
   for (auto& v : m.crf.duration_bias) v = -st.segment_penalty * std::log(double(T));
+  for (std::size_t k = 1; k < st.min_duration && k <= T; ++k)
+    for (std::size_t c = 0; c < C; ++c) m.crf.duration_bias[(k - 1) * C + c] = -std::numeric_limits<double>::infinity();
   sc::FitOptions fo;
   fo.iterations = st.em_iterations;
   fo.fit_transitions = false;
@@ -98,20 +102,25 @@ int main(int argc, char** argv) {
     series.push_back(std::move(s));
   }
   std::vector<Setting> grid;
-  for (bool var : {false, true})
-    for (double eps : {0.0, 0.01})
-      for (std::size_t C : {6, 8, 10})
-        for (double pen : {4.0, 5.0, 6.0})
-          for (std::size_t em : {0, 10})
-            if (em > 0 || var) grid.push_back({var, eps, C, pen, em, sc::VarianceEstimate::noise});
+  const bool quick = std::getenv("TCPD_SWEEP_QUICK") != nullptr;  // the one-setting neighbourhood only
+  for (std::size_t kmin : {1, 2, 3, 5})
+    for (bool var : {false, true})
+      for (double eps : {0.0, 0.01})
+        for (std::size_t C : {6, 8, 10})
+          for (double pen : {4.0, 5.0, 6.0})
+            for (std::size_t em : {0, 10}) {
+              if (em == 0 && !var) continue;
+              if (quick && !(var && eps == 0.0 && C == 8 && em == 10)) continue;
+              grid.push_back({kmin, var, eps, C, pen, em, sc::VarianceEstimate::noise});
+            }
   std::map<std::string, std::pair<double, double>> best_f1, best_cover;
   double best_mean = -1;
   std::string best_line;
   for (const auto& st : grid) {
     std::string line;
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s eps=%.2f C=%zu pen=%.1f·logT em=%zu var=%s |", st.variances ? "em-var" : "em-means", st.outlier, st.labels,
-                  st.segment_penalty, st.em_iterations,
+    std::snprintf(buf, sizeof buf, "kmin=%zu %s eps=%.2f C=%zu pen=%.1f·logT em=%zu var=%s |", st.min_duration,
+                  st.variances ? "em-var" : "em-means", st.outlier, st.labels, st.segment_penalty, st.em_iterations,
                   st.variance == sc::VarianceEstimate::noise ? "noise" : "cluster");
     line = buf;
     double mean = 0;

@@ -201,6 +201,12 @@ class Fit final : public Node {
   GaussianParams gauss{this};
   Param<int> max_duration{
       this, "max_duration", 0, {.min = 0, .unit = "samples", .doc = "Longest segment K; 0: the signal's length"}};
+  Param<int> min_duration{this,
+                          "min_duration",
+                          1,
+                          {.min = 1,
+                           .unit = "samples",
+                           .doc = "Shortest segment: durations below it get a duration bias of −∞ (kept by EM)"}};
   Param<double> change_penalty{this,
                                "change_penalty",
                                0.0,
@@ -266,6 +272,12 @@ class Fit final : public Node {
             a == b ? (*self_transitions == Self::forbid && C > 1 ? kNegInf : 0.0) : -*change_penalty;
     const double penalty = *segment_penalty * (*penalty_unit == PenaltyUnit::log_length ? std::log(double(T)) : 1.0);
     for (auto& v : m.model.crf.duration_bias) v = -penalty;
+    const std::size_t kmin = static_cast<std::size_t>(*min_duration);
+    if (kmin > K)
+      throw InputError("parameter 'min_duration' = " + std::to_string(kmin) +
+                       " exceeds the longest segment K = " + std::to_string(K) + ": no segmentation is allowed");
+    for (std::size_t k = 1; k < kmin; ++k)
+      for (std::size_t c = 0; c < C; ++c) m.model.crf.duration_bias[(k - 1) * C + c] = kNegInf;
     if (C == 1 && *self_transitions == Self::forbid && K < T)
       throw InputError("one label with self_transitions: forbid allows a single segment, but max_duration " +
                        std::to_string(K) + " < T = " + std::to_string(T) + ": no segmentation is allowed");

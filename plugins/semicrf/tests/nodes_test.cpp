@@ -87,6 +87,35 @@ TEST(SemicrfNodes, FitDecodeFindsTheSteps) {
   EXPECT_NEAR(c.model->model.gaussians.mean[2], 3.0, 0.05);
 }
 
+TEST(SemicrfNodes, MinimumDurationRemovesShortSegments) {
+  Signal s = steps();
+  s.samples(20, 0) = 3.0;  // a one-sample spike at the level of the middle step
+  s.samples(21, 0) = 3.0;
+  const auto free = fit_and_decode(s, 3, 2.0);
+  bool short_segment = false;
+  for (const auto& g : free.segmentation->segments) short_segment |= g.end - g.start < 3;
+  ASSERT_TRUE(short_segment);  // the spike is a segment of its own without the constraint
+  gt::RecordingContext ctx;
+  auto fit = gt::make_node(registry(), "semicrf.fit");
+  fit->set_input("signal", Value::make(s));
+  fit->set_param("labels", 3);
+  fit->set_param("segment_penalty", 2.0);
+  fit->set_param("min_duration", 3);
+  ASSERT_EQ(gt::error_of(*fit, ctx), "(no error)");
+  auto em = gt::make_node(registry(), "semicrf.gaussian_emissions");
+  em->set_input("signal", Value::make(s));
+  em->set_input("model", fit->output("model"));
+  ASSERT_EQ(gt::error_of(*em, ctx), "(no error)");
+  auto dec = gt::make_node(registry(), "semicrf.decode");
+  dec->set_input("scores", em->output("scores"));
+  dec->set_input("model", fit->output("model"));
+  dec->set_param("device", std::string("cpu"));
+  ASSERT_EQ(gt::error_of(*dec, ctx), "(no error)");
+  for (const auto& g : dec->output("segmentation").as<Segmentation>()->segments) EXPECT_GE(g.end - g.start, 3u);
+  fit->set_param("min_duration", 101);
+  EXPECT_NE(gt::error_of(*fit, ctx).find("exceeds the longest segment"), std::string::npos);
+}
+
 TEST(SemicrfNodes, FitHistoryNeverDecreases) {
   gt::RecordingContext ctx;
   auto fit = gt::make_node(registry(), "semicrf.fit");
