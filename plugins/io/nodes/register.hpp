@@ -18,6 +18,8 @@ void register_table_nodes(PluginRegistrar& r);
 void register_molecule_nodes(PluginRegistrar& r);
 /// io.read_image, io.write_image (nodes/image_nodes.cpp).
 void register_image_nodes(PluginRegistrar& r);
+/// io.read_signal, io.write_segments (nodes/signal_nodes.cpp).
+void register_signal_nodes(PluginRegistrar& r);
 
 /// The core error for a ParseError of the io algorithms (same file and line); control bytes the
 /// message quotes from the file are written as \xNN (a NUL cut what() short).

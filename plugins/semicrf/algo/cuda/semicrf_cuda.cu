@@ -1,0 +1,826 @@
+// The semi-CRF on CUDA: prefix sums, streaming forward, backward (marginals and gradients),
+// Viterbi (gemflow/semicrf/semicrf_cuda.hpp; notation in semicrf_kernels.cuh).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gemflow/cuda/buffer.hpp>
+#include <gemflow/cuda/check.hpp>
+#include <gemflow/cuda_smem.hpp>
+
+#include "../sequence.hpp"
+#include "gemflow/semicrf/semicrf_cuda.hpp"
+#include "semicrf_kernels.cuh"
+
+namespace gemflow::semicrf::cuda {
+
+using detail::ArgMax;
+using detail::kWarp;
+using detail::LogSum;
+using detail::Params;
+using detail::Shared;
+
+namespace {
+
+/// Shared memory a block may use for its rings (the rest of the 227 KiB of sm_90 is headroom).
+constexpr std::size_t kRingSmemLimit = 160 * 1024;
+
+// ---- prefix sums ------------------------------------------------------------------------------
+
+/// One block per sequence, threads over labels: ν, S, L, N.
+__global__ void prefix_kernel(Params p) {
+  const int b = blockIdx.x, C = p.C, T = p.length(b);
+  const long long off = p.offset[b], sr = p.srow(b);
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    double nu = 0;
+    if (p.centring != 0) {
+      double s = 0;
+      long long n = 0;
+      for (int u = 0; u < T; ++u) {
+        const double v = p.f[(off + u) * C + c];
+        if (v != -INFINITY) s += v, ++n;
+      }
+      nu = n ? s / static_cast<double>(n) : 0.0;
+    }
+    p.nu[b * C + c] = nu;
+    double s = 0;
+    int last = 0;
+    p.S[sr * C + c] = 0;
+    p.L[sr * C + c] = 0;
+    for (int u = 0; u < T; ++u) {
+      const double v = p.f[(off + u) * C + c];
+      const bool bad = v == -INFINITY;
+      s += bad ? 0.0 : v - nu;
+      if (bad) last = u + 1;
+      p.S[(sr + u + 1) * C + c] = s;
+      p.L[(sr + u + 1) * C + c] = last;
+    }
+    int next = T;
+    p.N[(sr + T) * C + c] = T;
+    for (int u = T - 1; u >= 0; --u) {
+      if (p.f[(off + u) * C + c] == -INFINITY) next = u;
+      p.N[(sr + u) * C + c] = next;
+    }
+  }
+}
+
+// ---- the forward step, shared by the forward pass, the backward pass's recomputation and Viterbi
+
+/// One sequence's view of the parameters (pointers offset to its rows; copied, not referenced,
+/// so that the kernel's parameter block stays in constant space).
+struct Seq {
+  int b, T, C, K;
+  long long off, sr;
+  const double* Srow;  ///< S of this sequence, row 0
+  const int* Lrow;
+  const int* Nrow;
+  const double* ps;  ///< this sequence's start scores, or nullptr
+  const double* pe;
+  const double* nu;
+  const double* dur;
+  const double* tr;
+  const double* init;
+  double r;  ///< 1 for reconstruct
+
+  __device__ Seq(const Params& p, int bb) : b(bb), T(p.length(bb)), C(p.C), K(p.K) {
+    off = p.offset[b];
+    sr = p.srow(b);
+    Srow = p.S + sr * C;
+    Lrow = p.L + sr * C;
+    Nrow = p.N + sr * C;
+    ps = p.ps ? p.ps + off * C : nullptr;
+    pe = p.pe ? p.pe + off * C : nullptr;
+    nu = p.nu + static_cast<long long>(b) * C;
+    dur = p.dur;
+    tr = p.tr;
+    init = p.init;
+    r = p.centring == 2 ? 1.0 : 0.0;
+  }
+  __device__ double S(int t, int c) const { return Srow[static_cast<long long>(t) * C + c]; }
+  __device__ double H(int t, int c) const {
+    return S(t, c) + r * nu[c] * t + (pe ? pe[static_cast<long long>(t - 1) * C + c] : 0.0);
+  }
+  __device__ double Ps(int s, int c) const { return ps ? ps[static_cast<long long>(s) * C + c] : 0.0; }
+  /// G(s, c) from in(s, c).
+  __device__ double G(int s, int c, double in) const { return in - S(s, c) - r * nu[c] * s + Ps(s, c); }
+  __device__ int kmax_end(int t, int c) const { return min(K, t - Lrow[static_cast<long long>(t) * C + c]); }
+  __device__ int kmax_start(int s, int c) const {
+    return min(min(K, T - s), Nrow[static_cast<long long>(s) * C + c] - s);
+  }
+};
+
+/// α(t, ·) into sh.alpha from the ring rows of G (row of position s at (s % K)·C).
+template <bool kLanes>
+__device__ void alpha_step(const Seq& q, int t, const double* ring, double* alpha) {
+  const int C = q.C, K = q.K;
+  if constexpr (kLanes) {
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, nw = blockDim.x / kWarp;
+    for (int c = warp; c < C; c += nw) {
+      LogSum acc;
+      const int kmax = q.kmax_end(t, c);
+      for (int k = 1 + lane; k <= kmax; k += kWarp) acc.add(ring[((t - k) % K) * C + c] + q.dur[(k - 1) * C + c]);
+      acc.warp_reduce();
+      if (lane == 0) {
+        const double v = acc.value();
+        alpha[c] = v == -INFINITY ? -INFINITY : q.H(t, c) + v;
+      }
+    }
+  } else {
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+      LogSum acc;
+      const int kmax = q.kmax_end(t, c);
+      for (int k = 1; k <= kmax; ++k) acc.add(ring[((t - k) % K) * C + c] + q.dur[(k - 1) * C + c]);
+      const double v = acc.value();
+      alpha[c] = v == -INFINITY ? -INFINITY : q.H(t, c) + v;
+    }
+  }
+}
+
+/// in(t, ·) from α(t, ·); writes G(t, ·) to the ring row of t (and to `gcopy` when given).
+template <bool kLanes>
+__device__ void incoming_step(const Seq& q, int t, const double* alpha, double* ring, double* gcopy) {
+  const int C = q.C, K = q.K;
+  auto finish = [&](int c, double in) {
+    const double g = in == -INFINITY ? -INFINITY : q.G(t, c, in);
+    ring[(t % K) * C + c] = g;
+    if (gcopy) gcopy[c] = g;
+  };
+  if constexpr (kLanes) {
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, nw = blockDim.x / kWarp;
+    for (int c = warp; c < C; c += nw) {
+      LogSum acc;
+      for (int cp = lane; cp < C; cp += kWarp) acc.add(alpha[cp] + q.tr[cp * C + c]);
+      acc.warp_reduce();
+      if (lane == 0) finish(c, acc.value());
+    }
+  } else {
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+      LogSum acc;
+      for (int cp = 0; cp < C; ++cp) acc.add(alpha[cp] + q.tr[cp * C + c]);
+      finish(c, acc.value());
+    }
+  }
+}
+
+/// The ring of position 0: G(0, c) = I[c] + Ps(0, c); every other row −∞ (never read before written).
+__device__ void ring_start(const Seq& q, double* ring) {
+  const int C = q.C, K = q.K;
+  for (int i = threadIdx.x; i < K * C; i += blockDim.x) ring[i] = -INFINITY;
+  __syncthreads();
+  for (int c = threadIdx.x; c < C; c += blockDim.x) ring[c] = q.G(0, c, q.init[c]);
+}
+
+__device__ double* ring_of(const Shared& sh, const Params& p, int b) {
+  return sh.ring ? sh.ring : p.ring + static_cast<long long>(b) * p.K * p.C;
+}
+__device__ double* ering_of(const Shared& sh, const Params& p, int b) {
+  return sh.ering ? sh.ering : p.ering + static_cast<long long>(b) * (p.K + 1) * p.C;
+}
+
+// ---- forward ----------------------------------------------------------------------------------
+
+/// One block per sequence: log Z; with `save`, the checkpoints every Δ steps.
+template <bool kLanes>
+__global__ void __launch_bounds__(1024) forward_kernel(Params p, bool smem_ring, bool save) {
+  extern __shared__ double smem[];
+  const int b = blockIdx.x;
+  const Seq q(p, b);
+  const Shared sh = Shared::carve(smem, p.C, p.K, smem_ring, false);
+  double* ring = ring_of(sh, p, b);
+  const int C = q.C, K = q.K, T = q.T;
+  if (T == 0) {
+    if (threadIdx.x == 0) p.log_z[b] = 0.0;
+    return;
+  }
+  ring_start(q, ring);
+  for (int c = threadIdx.x; c < C; c += blockDim.x) sh.alpha[c] = -INFINITY;
+  __syncthreads();
+  auto checkpoint = [&](int t) {
+    double* cp = p.checkpoints + (p.cp_offset[b] + t / p.delta) * (static_cast<long long>(K) * C + C);
+    for (int i = threadIdx.x; i < K * C; i += blockDim.x) cp[i] = ring[i];
+    for (int c = threadIdx.x; c < C; c += blockDim.x) cp[K * C + c] = sh.alpha[c];
+  };
+  if (save) {
+    checkpoint(0);
+    __syncthreads();  // the copy reads α before the next step writes it
+  }
+  for (int t = 1; t <= T; ++t) {
+    alpha_step<kLanes>(q, t, ring, sh.alpha);
+    __syncthreads();
+    if (t == T) break;
+    incoming_step<kLanes>(q, t, sh.alpha, ring, nullptr);
+    __syncthreads();
+    if (save && t % p.delta == 0) {
+      checkpoint(t);
+      __syncthreads();
+    }
+  }
+  if (threadIdx.x == 0) {
+    double m = -INFINITY;
+    for (int c = 0; c < C; ++c) m = fmax(m, sh.alpha[c]);
+    double s = 0;
+    for (int c = 0; c < C; ++c)
+      if (sh.alpha[c] != -INFINITY) s += exp(sh.alpha[c] - m);
+    p.log_z[b] = s == 0 ? -INFINITY : m + log(s);
+  }
+}
+
+// ---- backward ---------------------------------------------------------------------------------
+
+/// One block per sequence: marginals (difference array, boundaries) and per-sequence gradients.
+template <bool kLanes>
+__global__ void __launch_bounds__(1024) backward_kernel(Params p, bool smem_ring, bool smem_ering) {
+  extern __shared__ double smem[];
+  const int b = blockIdx.x;
+  const Seq q(p, b);
+  const int C = q.C, K = q.K, T = q.T, D = p.delta;
+  const double z = p.log_z[b];
+  if (T == 0 || z == -INFINITY) return;
+  const Shared sh = Shared::carve(smem, C, K, smem_ring, smem_ering);
+  double* ring = ring_of(sh, p, b);
+  double* ering = ering_of(sh, p, b);
+  double* gbuf = p.gbuf + static_cast<long long>(b) * D * C;
+  double* abuf = p.abuf + static_cast<long long>(b) * D * C;
+  double* diff = p.diff + q.sr * C;
+  double* gd = p.gd + static_cast<long long>(b) * K * C;
+  double* gt = p.gt + static_cast<long long>(b) * C * C;
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, nw = blockDim.x / kWarp;
+  // E(T, c) = β(T) + H(T, c) = H(T, c); other rows −∞
+  for (int i = threadIdx.x; i < (K + 1) * C; i += blockDim.x) ering[i] = -INFINITY;
+  __syncthreads();
+  for (int c = threadIdx.x; c < C; c += blockDim.x) ering[(T % (K + 1)) * C + c] = q.H(T, c);
+  __syncthreads();
+  const int blocks = (T + D - 1) / D;
+  for (int j = blocks - 1; j >= 0; --j) {
+    const int a = j * D, e_blk = min(T, a + D);
+    // recompute G and α of positions [a, e_blk) from the checkpoint at a
+    const double* cp = p.checkpoints + (p.cp_offset[b] + j) * (static_cast<long long>(K) * C + C);
+    for (int i = threadIdx.x; i < K * C; i += blockDim.x) ring[i] = cp[i];
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+      abuf[c] = cp[K * C + c];
+      gbuf[c] = cp[(a % K) * C + c];
+    }
+    __syncthreads();
+    for (int t = a + 1; t < e_blk; ++t) {
+      alpha_step<kLanes>(q, t, ring, sh.alpha);
+      __syncthreads();
+      for (int c = threadIdx.x; c < C; c += blockDim.x) abuf[(t - a) * C + c] = sh.alpha[c];
+      incoming_step<kLanes>(q, t, sh.alpha, ring, gbuf + (t - a) * C);
+      __syncthreads();
+    }
+    // backward over the block
+    for (int s = e_blk - 1; s >= a; --s) {
+      const double* G = gbuf + (s - a) * C;
+      // γ'(s, c) = log Σ_k exp(B[k, c] + E(s + k, c)); p(s, k, c) = exp(G + B + E − z)
+      auto one_label = [&](int c, int k0, int kstep, LogSum& acc, double& psum) {
+        const int kmax = q.kmax_start(s, c);
+        const double g = G[c];
+        for (int k = k0; k <= kmax; k += kstep) {
+          const int e = s + k;
+          const double v = p.dur[(k - 1) * C + c] + ering[(e % (K + 1)) * C + c];
+          if (v == -INFINITY) continue;
+          acc.add(v);
+          if (g == -INFINITY) continue;
+          const double pr = exp(g + v - z);
+          psum += pr;
+          gd[(k - 1) * C + c] += pr;  // (k, c) is always this thread's
+          diff[e * C + c] -= pr;      // one e per thread in a step
+        }
+      };
+      if constexpr (kLanes) {
+        for (int c = warp; c < C; c += nw) {
+          LogSum acc;
+          double psum = 0;
+          one_label(c, 1 + lane, kWarp, acc, psum);
+          acc.warp_reduce();
+          psum = detail::warp_sum(psum);
+          if (lane == 0) {
+            const double gp = acc.value();
+            sh.aux[c] = gp == -INFINITY ? -INFINITY : gp - q.S(s, c) - q.r * q.nu[c] * s + q.Ps(s, c);
+            sh.psum[c] = psum;
+          }
+        }
+      } else {
+        for (int c = threadIdx.x; c < C; c += blockDim.x) {
+          LogSum acc;
+          double psum = 0;
+          one_label(c, 1, 1, acc, psum);
+          const double gp = acc.value();
+          sh.aux[c] = gp == -INFINITY ? -INFINITY : gp - q.S(s, c) - q.r * q.nu[c] * s + q.Ps(s, c);
+          sh.psum[c] = psum;
+        }
+      }
+      __syncthreads();
+      // the segments starting at s: difference array, boundary, initial scores
+      for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        diff[s * C + c] += sh.psum[c];
+        if (s == 0) p.gi[static_cast<long long>(b) * C + c] = sh.psum[c];
+      }
+      if (threadIdx.x == 0) {
+        double bs = 0;
+        for (int c = 0; c < C; ++c) bs += sh.psum[c];
+        p.boundaries[q.off + s] = bs;
+      }
+      if (s > 0) {
+        // β(s, c') = log Σ_c exp(Tr[c', c] + γ(s, c)); E(s, c') = β + H(s, c'); transition gradients
+        const double* alpha = abuf + (s - a) * C;
+        auto one_prev = [&](int cp, int c0, int cstep, LogSum& acc) {
+          for (int c = c0; c < C; c += cstep) {
+            const double v = p.tr[cp * C + c] + sh.aux[c];
+            acc.add(v);
+            if (v != -INFINITY && alpha[cp] != -INFINITY) gt[cp * C + c] += exp(alpha[cp] + v - z);
+          }
+        };
+        if constexpr (kLanes) {
+          for (int cp = warp; cp < C; cp += nw) {
+            LogSum acc;
+            one_prev(cp, lane, kWarp, acc);
+            acc.warp_reduce();
+            if (lane == 0) {
+              const double beta = acc.value();
+              ering[(s % (K + 1)) * C + cp] = beta == -INFINITY ? -INFINITY : beta + q.H(s, cp);
+            }
+          }
+        } else {
+          for (int cp = threadIdx.x; cp < C; cp += blockDim.x) {
+            LogSum acc;
+            one_prev(cp, 0, 1, acc);
+            const double beta = acc.value();
+            ering[(s % (K + 1)) * C + cp] = beta == -INFINITY ? -INFINITY : beta + q.H(s, cp);
+          }
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+/// Thread per (b, c): label marginals from the difference array; the emission gradients.
+__global__ void marginals_kernel(Params p, double* q_out, double* grad_out) {
+  const int b = blockIdx.x, C = p.C, T = p.length(b);
+  const long long off = p.offset[b], sr = p.srow(b);
+  const bool ok = p.log_z[b] != -INFINITY;
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    double run = 0, sum = 0;
+    long long n = 0;
+    for (int u = 0; u < T; ++u) {
+      run += p.diff[(sr + u) * C + c];
+      const double v = ok ? fmin(fmax(run, 0.0), 1.0) : 0.0;
+      q_out[(off + u) * C + c] = v;
+      grad_out[(off + u) * C + c] = v;
+      if (p.f[(off + u) * C + c] != -INFINITY) sum += v, ++n;
+    }
+    if (p.centring == 1 && n > 0 && ok) {
+      const double mean = sum / static_cast<double>(n);
+      for (int u = 0; u < T; ++u)
+        if (p.f[(off + u) * C + c] != -INFINITY) grad_out[(off + u) * C + c] -= mean;
+    }
+  }
+}
+
+/// Thread per entry: Σ over sequences, in sequence order.
+__global__ void reduce_kernel(const double* per_seq, int B, int n, double* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double s = 0;
+  for (int b = 0; b < B; ++b) s += per_seq[static_cast<long long>(b) * n + i];
+  out[i] = s;
+}
+
+// ---- Viterbi ----------------------------------------------------------------------------------
+
+/// One block per sequence: max-sum forward with backpointers, traceback by thread 0.
+template <bool kLanes>
+__global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring) {
+  extern __shared__ double smem[];
+  const int b = blockIdx.x;
+  const Seq q(p, b);
+  const Shared sh = Shared::carve(smem, p.C, p.K, smem_ring, false);
+  double* ring = ring_of(sh, p, b);
+  const int C = q.C, K = q.K, T = q.T;
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, nw = blockDim.x / kWarp;
+  int* bpk = p.bpk + q.sr * C;
+  int* bpc = p.bpc + q.sr * C;
+  if (T == 0) {
+    if (threadIdx.x == 0) p.vscore[b] = 0.0, p.seg_count[b] = 0;
+    return;
+  }
+  ring_start(q, ring);
+  __syncthreads();
+  for (int t = 1; t <= T; ++t) {
+    auto best_k = [&](int c, int k0, int kstep) {
+      ArgMax am;
+      const int kmax = q.kmax_end(t, c);
+      for (int k = k0; k <= kmax; k += kstep) am.add(ring[((t - k) % K) * C + c] + p.dur[(k - 1) * C + c], k);
+      return am;
+    };
+    auto set_alpha = [&](int c, const ArgMax& am) {
+      sh.alpha[c] = am.v == -INFINITY ? -INFINITY : q.H(t, c) + am.v;
+      bpk[t * C + c] = am.v == -INFINITY ? 0 : am.i;
+    };
+    if constexpr (kLanes) {
+      for (int c = warp; c < C; c += nw) {
+        ArgMax am = best_k(c, 1 + lane, kWarp);
+        am.warp_reduce();
+        if (lane == 0) set_alpha(c, am);
+      }
+    } else {
+      for (int c = threadIdx.x; c < C; c += blockDim.x) set_alpha(c, best_k(c, 1, 1));
+    }
+    __syncthreads();
+    if (t == T) break;
+    auto best_prev = [&](int c, int c0, int cstep) {
+      ArgMax am;
+      for (int cp = c0; cp < C; cp += cstep) am.add(sh.alpha[cp] + p.tr[cp * C + c], cp);
+      return am;
+    };
+    auto set_in = [&](int c, const ArgMax& am) {
+      ring[(t % K) * C + c] = am.v == -INFINITY ? -INFINITY : q.G(t, c, am.v);
+      bpc[t * C + c] = am.v == -INFINITY ? 0 : am.i;
+    };
+    if constexpr (kLanes) {
+      for (int c = warp; c < C; c += nw) {
+        ArgMax am = best_prev(c, lane, kWarp);
+        am.warp_reduce();
+        if (lane == 0) set_in(c, am);
+      }
+    } else {
+      for (int c = threadIdx.x; c < C; c += blockDim.x) set_in(c, best_prev(c, 0, 1));
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  int c = 0;
+  for (int l = 1; l < C; ++l)
+    if (sh.alpha[l] > sh.alpha[c]) c = l;
+  p.vscore[b] = sh.alpha[c];
+  if (sh.alpha[c] == -INFINITY) {
+    p.seg_count[b] = 0;
+    return;
+  }
+  // traceback, segments written from the end of the sequence's slots backwards
+  int t = T, n = 0;
+  int* seg = p.seg + q.off * 3;
+  double* sc = p.seg_score + q.off;
+  while (t > 0) {
+    const int k = bpk[t * C + c], s = t - k;
+    const int cp = s == 0 ? 0 : bpc[s * C + c];
+    const double trans = s == 0 ? p.init[c] : p.tr[cp * C + c];
+    const double psi = q.H(t, c) - q.S(s, c) - q.r * q.nu[c] * s + q.Ps(s, c) + p.dur[(k - 1) * C + c];
+    const int slot = T - 1 - n;
+    seg[slot * 3] = s, seg[slot * 3 + 1] = t, seg[slot * 3 + 2] = c;
+    sc[slot] = psi + trans;
+    ++n;
+    t = s;
+    c = cp;
+  }
+  p.seg_count[b] = n;
+}
+
+template <class T>
+gemflow::cuda::DeviceBuffer<T> upload(const T* host, std::size_t n, Stream s) {
+  gemflow::cuda::DeviceBuffer<T> d(n, s);
+  if (n) GF_CUDA_TRY(cudaMemcpyAsync(d.data(), host, n * sizeof(T), cudaMemcpyHostToDevice, s));
+  return d;
+}
+
+template <class T>
+std::vector<T> download(const gemflow::cuda::DeviceBuffer<T>& d, std::size_t n, Stream s) {
+  std::vector<T> h(n);
+  if (n) GF_CUDA_TRY(cudaMemcpyAsync(h.data(), d.data(), n * sizeof(T), cudaMemcpyDeviceToHost, s));
+  GF_CUDA_TRY(cudaStreamSynchronize(s));
+  return h;
+}
+
+}  // namespace
+
+int device_count() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+struct Session::Impl {
+  Model model;
+  Options options;
+  Stream stream;
+  std::vector<std::size_t> lengths;
+  std::vector<long long> offsets, cp_offsets;
+  std::size_t rows = 0, srows = 0, checkpoints = 0;
+  int B = 0, C = 0, K = 0, delta = 1, threads = 32;
+  bool lanes = false, smem_ring = false, smem_ering = false;
+  std::size_t bytes = 0;
+  // inputs and prefix sums
+  gemflow::cuda::DeviceBuffer<long long> d_offset, d_cp_offset;
+  gemflow::cuda::DeviceBuffer<double> d_f, d_ps, d_pe, d_tr, d_dur, d_init, d_S, d_nu, d_log_z;
+  gemflow::cuda::DeviceBuffer<int> d_L, d_N;
+  // forward-backward
+  gemflow::cuda::DeviceBuffer<double> d_cp, d_ring, d_ering, d_gbuf, d_abuf, d_diff, d_bound, d_gd, d_gt, d_gi;
+  gemflow::cuda::DeviceBuffer<double> d_q, d_grad, d_rgd, d_rgt, d_rgi;
+  // Viterbi
+  gemflow::cuda::DeviceBuffer<int> d_bpk, d_bpc, d_seg_count, d_seg;
+  gemflow::cuda::DeviceBuffer<double> d_vscore, d_seg_score;
+  bool have_posteriors = false, have_paths = false, have_forward = false;
+
+  Params params() {
+    Params p;
+    p.B = B, p.C = C, p.K = K;
+    p.centring = options.centring == Centring::none ? 0 : options.centring == Centring::mean ? 1 : 2;
+    p.offset = d_offset.data();
+    p.f = d_f.data();
+    p.ps = d_ps.size() ? d_ps.data() : nullptr;
+    p.pe = d_pe.size() ? d_pe.data() : nullptr;
+    p.tr = d_tr.data(), p.dur = d_dur.data(), p.init = d_init.data();
+    p.S = d_S.data(), p.L = d_L.data(), p.N = d_N.data(), p.nu = d_nu.data(), p.log_z = d_log_z.data();
+    p.delta = delta;
+    p.cp_offset = d_cp_offset.data();
+    p.checkpoints = d_cp.data();
+    p.ring = d_ring.data(), p.ering = d_ering.data(), p.gbuf = d_gbuf.data(), p.abuf = d_abuf.data();
+    p.diff = d_diff.data(), p.boundaries = d_bound.data(), p.gd = d_gd.data(), p.gt = d_gt.data(), p.gi = d_gi.data();
+    p.bpk = d_bpk.data(), p.bpc = d_bpc.data(), p.vscore = d_vscore.data(), p.seg_count = d_seg_count.data();
+    p.seg = d_seg.data(), p.seg_score = d_seg_score.data();
+    return p;
+  }
+
+  /// Throws CudaError naming the bytes when `more` does not fit the free device memory.
+  void require(std::size_t more, const char* what) {
+    std::size_t free_b = 0, total = 0;
+    GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total));
+    if (more > free_b)
+      throw CudaError(std::string("semi-CRF on the GPU: ") + what + " needs " + std::to_string(more) +
+                      " bytes of device memory, " + std::to_string(free_b) + " free (B = " + std::to_string(B) +
+                      ", C = " + std::to_string(C) + ", K = " + std::to_string(K) + ", " + std::to_string(rows) +
+                      " samples in all)");
+    bytes += more;
+  }
+
+  /// Allows the kernel the device's whole opt-in shared memory (once per kernel and device: a
+  /// later launch with a larger K must not find a smaller limit set by an earlier one).
+  template <class Kernel>
+  void launch_setup(Kernel* k, std::size_t smem) {
+    if (smem <= 48 * 1024) return;
+    int device = 0, optin = 0;
+    GF_CUDA_TRY(cudaGetDevice(&device));
+    GF_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (smem > static_cast<std::size_t>(optin))
+      throw CudaError("semi-CRF on the GPU: " + std::to_string(smem) +
+                      " bytes of shared memory per block, the device "
+                      "allows " +
+                      std::to_string(optin));
+    GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(k, static_cast<std::size_t>(optin)));
+  }
+};
+
+Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream) : impl_(std::make_unique<Impl>()) {
+  semicrf::detail::validate(m, x);
+  if (m.transitions.size() != m.labels * m.labels)
+    throw std::invalid_argument(
+        "the GPU path needs transitions that do not depend on the duration (C·C values); "
+        "these have K·C·C: use the CPU");
+  if (o.recurrence == Recurrence::general)
+    throw std::invalid_argument("the GPU path runs the factored recurrence only (recurrence: general is CPU-only)");
+  auto& s = *impl_;
+  s.model = m;
+  s.options = o;
+  s.stream = stream;
+  s.lengths = x.lengths;
+  s.B = static_cast<int>(x.lengths.size());
+  s.C = static_cast<int>(m.labels);
+  s.K = static_cast<int>(m.max_duration);
+  // three label rows of fp64 live in shared memory (48 KiB of them at most)
+  GF_EXPECTS(m.labels <= 2048 && m.max_duration < (1u << 24),
+             "the GPU path takes at most 2048 labels and K < 2²⁴ (C = " + std::to_string(m.labels) +
+                 ", K = " + std::to_string(m.max_duration) + ")");
+  std::size_t maxT = 0;
+  s.offsets.assign(s.B + 1, 0);
+  for (int b = 0; b < s.B; ++b) {
+    s.offsets[b + 1] = s.offsets[b] + static_cast<long long>(x.lengths[b]);
+    maxT = std::max(maxT, x.lengths[b]);
+  }
+  GF_EXPECTS(maxT < (1u << 30), "sequences longer than 2³⁰ samples");
+  s.rows = static_cast<std::size_t>(s.offsets[s.B]);
+  s.srows = s.rows + s.B;
+  s.delta = static_cast<int>(semicrf::detail::interval(maxT, m.max_duration, o));
+  s.cp_offsets.assign(s.B + 1, 0);
+  for (int b = 0; b < s.B; ++b)
+    s.cp_offsets[b + 1] = s.cp_offsets[b] + static_cast<long long>((x.lengths[b] + s.delta - 1) / s.delta + 1);
+  s.checkpoints = static_cast<std::size_t>(s.cp_offsets[s.B]);
+  // K-adaptive: a warp per label with lanes over durations for K > 8, else a thread per label
+  s.lanes = s.K > 8;
+  s.threads = s.lanes ? std::min(32 * s.C, 1024) : std::min(((s.C + 31) / 32) * 32, 1024);
+  s.smem_ring = Shared::bytes(s.C, s.K, true, false) <= kRingSmemLimit;
+  s.smem_ering = Shared::bytes(s.C, s.K, s.smem_ring, true) <= kRingSmemLimit;
+  const std::size_t C = m.labels, K = m.max_duration, B = x.lengths.size();
+  const std::size_t in_bytes =
+      sizeof(double) * (s.rows * C * (1 + (x.start_scores ? 1 : 0) + (x.end_scores ? 1 : 0)) + C * C + K * C + C) +
+      sizeof(long long) * 2 * (B + 1) + (sizeof(double) * 2 + sizeof(int) * 2) * s.srows * C;
+  s.require(in_bytes, "the scores and prefix sums");
+  s.d_offset = upload(s.offsets.data(), s.offsets.size(), stream);
+  s.d_cp_offset = upload(s.cp_offsets.data(), s.cp_offsets.size(), stream);
+  s.d_f = upload(x.emissions, s.rows * C, stream);
+  if (x.start_scores) s.d_ps = upload(x.start_scores, s.rows * C, stream);
+  if (x.end_scores) s.d_pe = upload(x.end_scores, s.rows * C, stream);
+  s.d_tr = upload(m.transitions.data(), C * C, stream);
+  s.d_dur = upload(m.duration_bias.data(), K * C, stream);
+  std::vector<double> init = m.initial.empty() ? std::vector<double>(C, 0.0) : m.initial;
+  s.d_init = upload(init.data(), C, stream);
+  s.d_S = gemflow::cuda::DeviceBuffer<double>(s.srows * C, stream);
+  s.d_L = gemflow::cuda::DeviceBuffer<int>(s.srows * C, stream);
+  s.d_N = gemflow::cuda::DeviceBuffer<int>(s.srows * C, stream);
+  s.d_nu = gemflow::cuda::DeviceBuffer<double>(B * C, stream);
+  s.d_log_z = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(B, 1), stream);
+  if (B > 0) {
+    prefix_kernel<<<s.B, std::min(((s.C + 31) / 32) * 32, 256), 0, stream>>>(s.params());
+    GF_CUDA_CHECK_LAUNCH("prefix_kernel");
+  }
+}
+
+Session::~Session() = default;
+
+void Session::forward() {
+  auto& s = *impl_;
+  if (s.B == 0) return;
+  const std::size_t C = s.C, K = s.K;
+  if (!s.d_ring.size() && !s.smem_ring) {
+    s.require(sizeof(double) * s.B * K * C, "the rings");
+    s.d_ring = gemflow::cuda::DeviceBuffer<double>(s.B * K * C, s.stream);
+  }
+  const std::size_t smem = Shared::bytes(s.C, s.K, s.smem_ring, false);
+  if (s.lanes) {
+    s.launch_setup(forward_kernel<true>, smem);
+    forward_kernel<true><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring, false);
+  } else {
+    s.launch_setup(forward_kernel<false>, smem);
+    forward_kernel<false><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring, false);
+  }
+  GF_CUDA_CHECK_LAUNCH("forward_kernel");
+  s.have_forward = true;
+}
+
+void Session::forward_backward() {
+  auto& s = *impl_;
+  if (s.B == 0) return;
+  const std::size_t C = s.C, K = s.K, B = s.B, D = s.delta;
+  if (!s.d_cp.size()) {
+    s.require(sizeof(double) *
+                  (s.checkpoints * (K * C + C) + (s.smem_ring ? 0 : B * K * C) + (s.smem_ering ? 0 : B * (K + 1) * C) +
+                   2 * B * D * C + s.srows * C + s.rows + B * (K * C + C * C + C) + 2 * s.rows * C + K * C + C * C + C),
+              "the forward-backward pass");
+    s.d_cp = gemflow::cuda::DeviceBuffer<double>(s.checkpoints * (K * C + C), s.stream);
+    if (!s.smem_ring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
+    if (!s.smem_ering) s.d_ering = gemflow::cuda::DeviceBuffer<double>(B * (K + 1) * C, s.stream);
+    s.d_gbuf = gemflow::cuda::DeviceBuffer<double>(B * D * C, s.stream);
+    s.d_abuf = gemflow::cuda::DeviceBuffer<double>(B * D * C, s.stream);
+    s.d_diff = gemflow::cuda::DeviceBuffer<double>(s.srows * C, s.stream);
+    s.d_bound = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(s.rows, 1), s.stream);
+    s.d_gd = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
+    s.d_gt = gemflow::cuda::DeviceBuffer<double>(B * C * C, s.stream);
+    s.d_gi = gemflow::cuda::DeviceBuffer<double>(B * C, s.stream);
+    s.d_q = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(s.rows * C, 1), s.stream);
+    s.d_grad = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(s.rows * C, 1), s.stream);
+    s.d_rgd = gemflow::cuda::DeviceBuffer<double>(K * C, s.stream);
+    s.d_rgt = gemflow::cuda::DeviceBuffer<double>(C * C, s.stream);
+    s.d_rgi = gemflow::cuda::DeviceBuffer<double>(C, s.stream);
+  }
+  GF_CUDA_TRY(cudaMemsetAsync(s.d_diff.data(), 0, s.d_diff.size_bytes(), s.stream));
+  GF_CUDA_TRY(cudaMemsetAsync(s.d_bound.data(), 0, s.d_bound.size_bytes(), s.stream));
+  GF_CUDA_TRY(cudaMemsetAsync(s.d_gd.data(), 0, s.d_gd.size_bytes(), s.stream));
+  GF_CUDA_TRY(cudaMemsetAsync(s.d_gt.data(), 0, s.d_gt.size_bytes(), s.stream));
+  GF_CUDA_TRY(cudaMemsetAsync(s.d_gi.data(), 0, s.d_gi.size_bytes(), s.stream));
+  const Params p = s.params();
+  const std::size_t fsmem = Shared::bytes(s.C, s.K, s.smem_ring, false);
+  const std::size_t bsmem = Shared::bytes(s.C, s.K, s.smem_ring, s.smem_ering);
+  if (s.lanes) {
+    s.launch_setup(forward_kernel<true>, fsmem);
+    forward_kernel<true><<<s.B, s.threads, fsmem, s.stream>>>(p, s.smem_ring, true);
+    GF_CUDA_CHECK_LAUNCH("forward_kernel");
+    s.launch_setup(backward_kernel<true>, bsmem);
+    backward_kernel<true><<<s.B, s.threads, bsmem, s.stream>>>(p, s.smem_ring, s.smem_ering);
+  } else {
+    s.launch_setup(forward_kernel<false>, fsmem);
+    forward_kernel<false><<<s.B, s.threads, fsmem, s.stream>>>(p, s.smem_ring, true);
+    GF_CUDA_CHECK_LAUNCH("forward_kernel");
+    s.launch_setup(backward_kernel<false>, bsmem);
+    backward_kernel<false><<<s.B, s.threads, bsmem, s.stream>>>(p, s.smem_ring, s.smem_ering);
+  }
+  GF_CUDA_CHECK_LAUNCH("backward_kernel");
+  marginals_kernel<<<s.B, std::min(((s.C + 31) / 32) * 32, 256), 0, s.stream>>>(p, s.d_q.data(), s.d_grad.data());
+  GF_CUDA_CHECK_LAUNCH("marginals_kernel");
+  auto reduce = [&](const gemflow::cuda::DeviceBuffer<double>& per_seq, gemflow::cuda::DeviceBuffer<double>& out,
+                    std::size_t n) {
+    reduce_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s.stream>>>(per_seq.data(), s.B,
+                                                                                static_cast<int>(n), out.data());
+    GF_CUDA_CHECK_LAUNCH("reduce_kernel");
+  };
+  reduce(s.d_gd, s.d_rgd, K * C);
+  reduce(s.d_gt, s.d_rgt, C * C);
+  reduce(s.d_gi, s.d_rgi, C);
+  s.have_forward = s.have_posteriors = true;
+}
+
+void Session::viterbi() {
+  auto& s = *impl_;
+  if (s.B == 0) return;
+  const std::size_t C = s.C, K = s.K, B = s.B;
+  if (!s.d_bpk.size()) {
+    s.require(sizeof(int) * (2 * s.srows * C + B + 3 * s.rows) + sizeof(double) * (B + s.rows) +
+                  (s.smem_ring || s.d_ring.size() ? 0 : sizeof(double) * B * K * C),
+              "Viterbi's backpointers");
+    s.d_bpk = gemflow::cuda::DeviceBuffer<int>(s.srows * C, s.stream);
+    s.d_bpc = gemflow::cuda::DeviceBuffer<int>(s.srows * C, s.stream);
+    s.d_seg_count = gemflow::cuda::DeviceBuffer<int>(B, s.stream);
+    s.d_seg = gemflow::cuda::DeviceBuffer<int>(std::max<std::size_t>(3 * s.rows, 1), s.stream);
+    s.d_vscore = gemflow::cuda::DeviceBuffer<double>(B, s.stream);
+    s.d_seg_score = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(s.rows, 1), s.stream);
+    if (!s.smem_ring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
+  }
+  const std::size_t smem = Shared::bytes(s.C, s.K, s.smem_ring, false);
+  if (s.lanes) {
+    s.launch_setup(viterbi_kernel<true>, smem);
+    viterbi_kernel<true><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring);
+  } else {
+    s.launch_setup(viterbi_kernel<false>, smem);
+    viterbi_kernel<false><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring);
+  }
+  GF_CUDA_CHECK_LAUNCH("viterbi_kernel");
+  s.have_paths = true;
+}
+
+void Session::synchronize() { GF_CUDA_TRY(cudaStreamSynchronize(impl_->stream)); }
+
+std::vector<double> Session::log_z() {
+  auto& s = *impl_;
+  if (s.B == 0) return {};
+  if (!s.have_forward) forward();
+  return download(s.d_log_z, s.B, s.stream);
+}
+
+Posteriors Session::posteriors() {
+  auto& s = *impl_;
+  Posteriors r;
+  const std::size_t C = s.C, K = s.K;
+  if (s.B == 0) {
+    r.grad_transitions.assign(C * C, 0.0);
+    r.grad_duration.assign(K * C, 0.0);
+    r.grad_initial.assign(C, 0.0);
+    return r;
+  }
+  if (!s.have_posteriors) forward_backward();
+  r.log_z = download(s.d_log_z, s.B, s.stream);
+  r.label_marginals = download(s.d_q, s.rows * C, s.stream);
+  r.grad_emissions = download(s.d_grad, s.rows * C, s.stream);
+  r.boundaries = download(s.d_bound, s.rows, s.stream);
+  r.grad_duration = download(s.d_rgd, K * C, s.stream);
+  r.grad_transitions = download(s.d_rgt, C * C, s.stream);
+  r.grad_initial = download(s.d_rgi, C, s.stream);
+  return r;
+}
+
+std::vector<Path> Session::paths() {
+  auto& s = *impl_;
+  std::vector<Path> out(s.B);
+  if (s.B == 0) return out;
+  if (!s.have_paths) viterbi();
+  const auto score = download(s.d_vscore, s.B, s.stream);
+  const auto count = download(s.d_seg_count, s.B, s.stream);
+  const auto seg = download(s.d_seg, 3 * s.rows, s.stream);
+  const auto seg_score = download(s.d_seg_score, s.rows, s.stream);
+  for (int b = 0; b < s.B; ++b) {
+    out[b].score = score[b];
+    const long long off = s.offsets[b];
+    const long long T = s.offsets[b + 1] - off;
+    for (long long i = T - count[b]; i < T; ++i) {
+      const long long r = off + i;
+      out[b].segments.push_back({static_cast<std::size_t>(seg[r * 3]), static_cast<std::size_t>(seg[r * 3 + 1]),
+                                 static_cast<std::size_t>(seg[r * 3 + 2]), seg_score[r]});
+    }
+  }
+  return out;
+}
+
+std::size_t Session::device_bytes() const { return impl_->bytes; }
+
+std::vector<double> log_partition(const Model& m, const Batch& x, const Options& o, Stream stream) {
+  Session s(m, x, o, stream);
+  s.forward();
+  return s.log_z();
+}
+
+Posteriors posteriors(const Model& m, const Batch& x, const Options& o, Stream stream) {
+  Session s(m, x, o, stream);
+  s.forward_backward();
+  return s.posteriors();
+}
+
+std::vector<Path> viterbi(const Model& m, const Batch& x, const Options& o, Stream stream) {
+  Session s(m, x, o, stream);
+  s.viterbi();
+  return s.paths();
+}
+
+}  // namespace gemflow::semicrf::cuda

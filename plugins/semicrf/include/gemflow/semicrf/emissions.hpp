@@ -1,0 +1,56 @@
+#pragma once
+// Gaussian emission scores of a signal: one diagonal Gaussian per label.
+//
+// A signal x of T samples and D channels (row-major T × D). Label c has means μ(c, d) and
+// variances σ²(c, d) (same unit as x, and its square). The emission score is the log density
+//   f(t, c) = Σ_d −½·log(2π·σ²(c, d)) − (x(t, d) − μ(c, d))² / (2·σ²(c, d))
+// (natural log; a segment's emission potential is the sum over its samples, which makes the
+// semi-CRF a hidden semi-Markov model when transitions and durations are log-probabilities:
+// Murphy, "Hidden semi-Markov models", 2002; Yu, Artif. Intell. 174, 2010).
+//
+// With an outlier probability ε > 0 the score is that of a mixture with a uniform density over
+// the signal's range R_d of each channel (max − min), robust to isolated spikes:
+//   f(t, c) = log((1 − ε)·Π_d N(x(t, d); μ, σ²) + ε·Π_d 1/R_d)
+//
+// Estimation (deterministic: no random initialisation):
+//   quantiles  μ(c, d) = the (c + ½)/C quantile of channel d (sorted levels: label 0 lowest);
+//   kmeans     Lloyd's k-means from the quantile levels (at most 100 iterations; distances in units
+//              of each channel's noise standard deviation, below), labels sorted
+//              by the mean of channel 0.
+// Variance:
+//   noise      the same for every label: the noise variance of each channel estimated from
+//              first differences, (1.4826 · median |x(t+1) − x(t)| / √2)² — robust to the level
+//              changes themselves (Hampel's MAD; the difference-based estimate of Fryzlewicz 2014);
+//   cluster    each label's own variance around its mean (samples nearest to it), never below
+//              the noise variance.
+// Errors: std::invalid_argument for T = 0, D = 0, C = 0 or C > T, non-finite samples, given
+// parameters of the wrong size or variances ≤ 0.
+#include <cstddef>
+#include <vector>
+
+namespace gemflow::semicrf {
+
+struct GaussianLabels {
+  std::size_t labels = 0;        ///< C
+  std::size_t dims = 0;          ///< D
+  std::vector<double> mean;      ///< C × D
+  std::vector<double> variance;  ///< C × D, > 0
+  double outlier = 0.0;          ///< ε ∈ [0, 1): probability of a sample from the uniform outlier density
+};
+
+enum class LevelEstimate { quantiles, kmeans };
+enum class VarianceEstimate { noise, cluster };
+
+/// The scores f(t, c) of the header's formula, T × C row-major.
+[[nodiscard]] std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t D,
+                                                  const GaussianLabels& g);
+
+/// Per-channel noise variance from first differences (the `noise` estimate); a floor of
+/// 1e-12·(1 + mean square of the channel) keeps it positive on constant signals.
+[[nodiscard]] std::vector<double> noise_variance(const double* x, std::size_t T, std::size_t D);
+
+/// Means and variances of C labels estimated from the signal.
+[[nodiscard]] GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D, std::size_t C,
+                                                LevelEstimate levels, VarianceEstimate variance);
+
+}  // namespace gemflow::semicrf

@@ -1,0 +1,72 @@
+#pragma once
+// The semi-CRF on a CUDA device (plain C++ launcher header; kernels in algo/cuda/).
+//
+// The same model, contracts and results as the CPU reference (gemflow/semicrf/semicrf.hpp),
+// with these differences:
+//  - Transitions must not depend on the duration (C·C values): the GPU runs the factored
+//    recurrence only (std::invalid_argument otherwise).
+//  - Precision: the prefix sums S, the per-step shifts and log Z are fp64; α, β, in(·), the
+//    exponentials and the per-step reductions are fp32, each value relative to its step's
+//    fp64 shift (the max over labels), so their magnitude stays O(1) whatever T. Marginals and
+//    gradients accumulate in fp64. Tested against the fp64 reference: |Δ log Z| ≤ 1e-5·|log Z|.
+//  - Streaming as on the CPU: a K-slot ring of in(·) per sequence in global memory, checkpoints
+//    every Δ ≈ √(T·K) steps; the backward pass recomputes α per block and keeps a 2K-slot β ring.
+//  - Launch: one thread block per sequence of the batch (any lengths, no padding: each block
+//    reads its own offset), the labels across the block's threads; the K-loop is split across
+//    warps when K is large (K-adaptive dispatch: K = 1, K ≤ 32, K > 32). Several blocks per
+//    sequence are NOT implemented: a batch of one sequence uses one SM.
+//  - Determinism: no atomics; every reduction has a fixed order, so reruns are bit-identical on
+//    one device and build.
+// Errors: CudaError (file, line, call, CUDA message); device memory checked with cudaMemGetInfo
+// before allocating (CudaError naming the bytes needed and free).
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "gemflow/cuda/error.hpp"
+#include "gemflow/cuda/stream.hpp"
+#include "gemflow/semicrf/semicrf.hpp"
+
+namespace gemflow::semicrf::cuda {
+
+using CudaError = ::gemflow::cuda::CudaError;
+using Stream = ::gemflow::cuda::Stream;
+
+/// Usable CUDA devices (0 without a driver or device); never throws.
+[[nodiscard]] int device_count() noexcept;
+
+/// The batch and model on the device, for repeated runs (benchmarks) or one call (nodes). Every
+/// method runs on `stream` and synchronises it before returning results to the host.
+class Session {
+ public:
+  Session(const Model& m, const Batch& x, const Options& o, Stream stream);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// Forward pass: log Z of every sequence (device-resident until log_z()).
+  void forward();
+  /// Forward and backward: marginals and gradients (device-resident until posteriors()).
+  void forward_backward();
+  /// Viterbi with backpointers on the device (until paths()).
+  void viterbi();
+  /// Waits for the stream.
+  void synchronize();
+
+  [[nodiscard]] std::vector<double> log_z();
+  [[nodiscard]] Posteriors posteriors();
+  [[nodiscard]] std::vector<Path> paths();
+  /// Device bytes this session holds.
+  [[nodiscard]] std::size_t device_bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One-call forms (upload, run, download).
+[[nodiscard]] std::vector<double> log_partition(const Model& m, const Batch& x, const Options& o, Stream stream);
+[[nodiscard]] Posteriors posteriors(const Model& m, const Batch& x, const Options& o, Stream stream);
+[[nodiscard]] std::vector<Path> viterbi(const Model& m, const Batch& x, const Options& o, Stream stream);
+
+}  // namespace gemflow::semicrf::cuda

@@ -1,0 +1,305 @@
+// The semicrf nodes on shipped series: fit → emissions → decode / marginals → change points,
+// evaluate, plot.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gemflow/testing.hpp>
+#include <gemflow/types.hpp>
+
+#include "gemflow/io/signal_io.hpp"
+#include "model_type.hpp"
+#include "register.hpp"
+
+using namespace gemflow;
+namespace gt = gemflow::testing;
+
+namespace {
+
+std::string sample(const std::string& rel) { return std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/" + rel; }
+
+const Registry& registry() {
+  static Registry reg = [] {
+    Registry r;
+    PluginRegistrar p(r, "semicrf");
+    semicrf::register_model_nodes(p);
+    semicrf::register_decode_nodes(p);
+    semicrf::register_report_nodes(p);
+    return r;
+  }();
+  return reg;
+}
+
+/// A step signal: levels 0, 3, 1 (samples [0,40), [40,70), [70,100)) plus a small deterministic wiggle.
+Signal steps() {
+  Signal s;
+  s.samples = Matrix<double>(100, 1);
+  for (int t = 0; t < 100; ++t) s.samples(t, 0) = (t < 40 ? 0.0 : t < 70 ? 3.0 : 1.0) + 0.2 * std::sin(t * 2.1);
+  s.channels = {"x"};
+  s.units = {""};
+  return s;
+}
+
+struct Chain {
+  std::shared_ptr<const semicrf::CrfModel> model;
+  std::shared_ptr<const Scores> scores;
+  std::shared_ptr<const Segmentation> segmentation;
+};
+
+Chain fit_and_decode(const Signal& s, int labels, double penalty, const std::string& device = "cpu") {
+  gt::RecordingContext ctx;
+  auto fit = gt::make_node(registry(), "semicrf.fit");
+  fit->set_input("signal", Value::make(s));
+  fit->set_param("labels", labels);
+  fit->set_param("segment_penalty", penalty);
+  EXPECT_EQ(gt::error_of(*fit, ctx), "(no error)");
+  Chain c;
+  c.model = fit->output("model").as<semicrf::CrfModel>();
+  auto em = gt::make_node(registry(), "semicrf.gaussian_emissions");
+  em->set_input("signal", Value::make(s));
+  em->set_input("model", fit->output("model"));
+  EXPECT_EQ(gt::error_of(*em, ctx), "(no error)");
+  c.scores = em->output("scores").as<Scores>();
+  auto dec = gt::make_node(registry(), "semicrf.decode");
+  dec->set_input("scores", em->output("scores"));
+  dec->set_input("model", fit->output("model"));
+  dec->set_param("device", device);
+  EXPECT_EQ(gt::error_of(*dec, ctx), "(no error)");
+  c.segmentation = dec->output("segmentation").as<Segmentation>();
+  return c;
+}
+
+}  // namespace
+
+TEST(SemicrfNodes, FitDecodeFindsTheSteps) {
+  const auto c = fit_and_decode(steps(), 3, 10.0);
+  ASSERT_TRUE(c.segmentation);
+  ASSERT_EQ(c.segmentation->segments.size(), 3u);
+  EXPECT_EQ(c.segmentation->segments[1].start, 40u);
+  EXPECT_EQ(c.segmentation->segments[2].start, 70u);
+  EXPECT_TRUE(c.segmentation->complete());
+  EXPECT_FALSE(c.segmentation->validate().has_value());
+  // the fitted levels are the steps' means
+  EXPECT_NEAR(c.model->model.gaussians.mean[0], 0.0, 0.05);
+  EXPECT_NEAR(c.model->model.gaussians.mean[2], 3.0, 0.05);
+}
+
+TEST(SemicrfNodes, MinimumDurationRemovesShortSegments) {
+  Signal s = steps();
+  s.samples(20, 0) = 3.0;  // a one-sample spike at the level of the middle step
+  s.samples(21, 0) = 3.0;
+  const auto free = fit_and_decode(s, 3, 2.0);
+  bool short_segment = false;
+  for (const auto& g : free.segmentation->segments) short_segment |= g.end - g.start < 3;
+  ASSERT_TRUE(short_segment);  // the spike is a segment of its own without the constraint
+  gt::RecordingContext ctx;
+  auto fit = gt::make_node(registry(), "semicrf.fit");
+  fit->set_input("signal", Value::make(s));
+  fit->set_param("labels", 3);
+  fit->set_param("segment_penalty", 2.0);
+  fit->set_param("min_duration", 3);
+  ASSERT_EQ(gt::error_of(*fit, ctx), "(no error)");
+  auto em = gt::make_node(registry(), "semicrf.gaussian_emissions");
+  em->set_input("signal", Value::make(s));
+  em->set_input("model", fit->output("model"));
+  ASSERT_EQ(gt::error_of(*em, ctx), "(no error)");
+  auto dec = gt::make_node(registry(), "semicrf.decode");
+  dec->set_input("scores", em->output("scores"));
+  dec->set_input("model", fit->output("model"));
+  dec->set_param("device", std::string("cpu"));
+  ASSERT_EQ(gt::error_of(*dec, ctx), "(no error)");
+  for (const auto& g : dec->output("segmentation").as<Segmentation>()->segments) EXPECT_GE(g.end - g.start, 3u);
+  fit->set_param("min_duration", 101);
+  EXPECT_NE(gt::error_of(*fit, ctx).find("exceeds the longest segment"), std::string::npos);
+}
+
+TEST(SemicrfNodes, FitHistoryNeverDecreases) {
+  gt::RecordingContext ctx;
+  auto fit = gt::make_node(registry(), "semicrf.fit");
+  fit->set_input("signal", Value::make(io::read_signal(sample("sequences/tcpd/well_log.json"))));
+  fit->set_param("labels", 4);
+  fit->set_param("iterations", 8);
+  ASSERT_EQ(gt::error_of(*fit, ctx), "(no error)");
+  const auto h = fit->output("history").as<Table>();
+  ASSERT_GE(h->rows.size(), 3u);
+  for (std::size_t i = 1; i < h->rows.size(); ++i)
+    EXPECT_GE(std::get<double>(h->rows[i][1]),
+              std::get<double>(h->rows[i - 1][1]) - 1e-6 * std::abs(std::get<double>(h->rows[i][1])))
+        << "iteration " << i;
+}
+
+TEST(SemicrfNodes, SupervisedFitNeedsLabels) {
+  gt::RecordingContext ctx;
+  auto fit = gt::make_node(registry(), "semicrf.fit");
+  fit->set_input("signal", Value::make(steps()));
+  fit->set_param("mode", std::string("supervised"));
+  EXPECT_NE(gt::error_of(*fit, ctx).find("needs the input 'labels'"), std::string::npos);
+  // labels that the estimated start (levels sorted: 0, 1, 3) gets wrong: L-BFGS moves the
+  // Gaussians until the labelled segmentation is the likely one
+  Segmentation g;
+  g.length = 100;
+  g.labels = {"a", "b", "c"};
+  g.segments = {{0, 40, 1, 0}, {40, 70, 0, 0}, {70, 100, 2, 0}};
+  auto sup = gt::make_node(registry(), "semicrf.fit");
+  sup->set_input("signal", Value::make(steps()));
+  sup->set_input("labels", Value::make(g));
+  sup->set_param("mode", std::string("supervised"));
+  sup->set_param("labels", 3);
+  ASSERT_EQ(gt::error_of(*sup, ctx), "(no error)");
+  const auto h = sup->output("history").as<Table>();
+  ASSERT_GE(h->rows.size(), 2u);
+  EXPECT_GT(std::get<double>(h->rows.front()[1]), 100.0);
+  EXPECT_LT(std::get<double>(h->rows.back()[1]), 1.0);
+  const auto m = sup->output("model").as<semicrf::CrfModel>();
+  // label 1 now models [0, 40) (level 0) and label 0 [40, 70) (level 3): the means swapped sides
+  // (maximum likelihood of the labels stops once they are certain, not at the sample means)
+  EXPECT_LT(m->model.gaussians.mean[1], 0.5);
+  EXPECT_GT(m->model.gaussians.mean[0], 2.5);
+}
+
+TEST(SemicrfNodes, MarginalsAndChangePoints) {
+  const auto c = fit_and_decode(steps(), 3, 10.0);
+  gt::RecordingContext ctx;
+  auto mar = gt::make_node(registry(), "semicrf.marginals");
+  mar->set_input("scores", Value::make(*c.scores));
+  mar->set_input("model", Value::make(*c.model));
+  mar->set_param("device", std::string("cpu"));
+  ASSERT_EQ(gt::error_of(*mar, ctx), "(no error)");
+  const auto lab = mar->output("labels").as<Scores>();
+  const auto bnd = mar->output("boundaries").as<Scores>();
+  for (std::size_t t = 0; t < 100; ++t) {
+    double s = 0;
+    for (std::size_t l = 0; l < 3; ++l) s += std::exp(lab->scores(t, l));
+    EXPECT_NEAR(s, 1.0, 1e-9);
+  }
+  EXPECT_GT(std::exp(bnd->scores(40, 0)), 0.5);  // the boundary posterior peaks at the steps
+  EXPECT_LT(std::exp(bnd->scores(20, 0)), 1e-3);
+  auto cp = gt::make_node(registry(), "semicrf.change_points");
+  cp->set_input("segmentation", Value::make(*c.segmentation));
+  ASSERT_EQ(gt::error_of(*cp, ctx), "(no error)");
+  const auto t = cp->output("table").as<Table>();
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(std::get<std::int64_t>(t->rows[0][0]), 40);
+}
+
+TEST(SemicrfNodes, EvaluateAppendsRows) {
+  gt::RecordingContext ctx;
+  Segmentation none;  // bank: one segment, no change point
+  none.length = 581;
+  none.labels = {"a"};
+  none.segments = {{0, 581, 0, 0}};
+  auto ev = gt::make_node(registry(), "semicrf.evaluate");
+  ev->set_input("segmentation", Value::make(none));
+  ev->set_param("annotations", sample("sequences/tcpd/annotations.json"));
+  ev->set_param("series", std::string("bank"));
+  ASSERT_EQ(gt::error_of(*ev, ctx), "(no error)");
+  Segmentation three;  // run_log with change points 60, 100, 200 (metrics_test.cpp works it by hand)
+  three.length = 376;
+  three.labels = {"a", "b"};
+  three.segments = {{0, 60, 0, 0}, {60, 100, 1, 0}, {100, 200, 0, 0}, {200, 376, 1, 0}};
+  auto ev2 = gt::make_node(registry(), "semicrf.evaluate");
+  ev2->set_input("segmentation", Value::make(three));
+  ev2->set_input("previous", ev->output("table"));
+  ev2->set_param("annotations", sample("sequences/tcpd/annotations.json"));
+  ev2->set_param("series", std::string("run_log"));
+  ASSERT_EQ(gt::error_of(*ev2, ctx), "(no error)");
+  const auto t = ev2->output("table").as<Table>();
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(std::get<double>(t->rows[0][t->column("f1")]), 1.0);
+  EXPECT_EQ(std::get<double>(t->rows[0][t->column("cover")]), 1.0);
+  EXPECT_NEAR(std::get<double>(t->rows[1][t->column("f1")]), 41.0 / 58.0, 1e-15);
+  EXPECT_EQ(std::get<std::string>(t->rows[1][t->column("change_points")]), "60 100 200");
+  // TSSB: one annotator from desc.txt
+  Segmentation ecg;
+  ecg.length = 2400;
+  ecg.labels = {"a", "b"};
+  ecg.segments = {{0, 744, 0, 0}, {744, 2400, 1, 0}};
+  auto ev3 = gt::make_node(registry(), "semicrf.evaluate");
+  ev3->set_input("segmentation", Value::make(ecg));
+  ev3->set_param("annotations", sample("sequences/tssb/desc.txt"));
+  ev3->set_param("series", std::string("ECG200"));
+  ASSERT_EQ(gt::error_of(*ev3, ctx), "(no error)");
+  EXPECT_EQ(std::get<double>(ev3->output("table").as<Table>()->rows[0][7]), 1.0);
+  auto bad = gt::make_node(registry(), "semicrf.evaluate");
+  bad->set_input("segmentation", Value::make(none));
+  bad->set_param("annotations", sample("sequences/tcpd/annotations.json"));
+  bad->set_param("series", std::string("nonexistent"));
+  EXPECT_NE(gt::error_of(*bad, ctx).find("no annotations of series 'nonexistent'"), std::string::npos);
+}
+
+TEST(SemicrfNodes, PlotMakesAnImage) {
+  const auto c = fit_and_decode(steps(), 3, 10.0);
+  gt::RecordingContext ctx;
+  auto plot = gt::make_node(registry(), "semicrf.plot");
+  plot->set_input("signal", Value::make(steps()));
+  plot->set_input("segmentation", Value::make(*c.segmentation));
+  plot->set_param("width", 300);
+  plot->set_param("height", 100);
+  ASSERT_EQ(gt::error_of(*plot, ctx), "(no error)");
+  const auto img = plot->output("image").as<Image>();
+  EXPECT_EQ(img->width, 300u);
+  EXPECT_EQ(img->format, Image::Format::RGBA8);
+  EXPECT_FALSE(img->validate().has_value());
+}
+
+TEST(SemicrfNodes, NoSegmentationIsAllowedIsAnError) {
+  const auto c = fit_and_decode(steps(), 3, 10.0);
+  Scores s = *c.scores;
+  for (std::size_t i = 0; i < s.scores.size(); ++i) s.scores.data()[i] = -INFINITY;
+  gt::RecordingContext ctx;
+  auto dec = gt::make_node(registry(), "semicrf.decode");
+  dec->set_input("scores", Value::make(s));
+  dec->set_input("model", Value::make(*c.model));
+  dec->set_param("device", std::string("cpu"));
+  EXPECT_NE(gt::error_of(*dec, ctx).find("no segmentation is allowed"), std::string::npos);
+  Scores nan = *c.scores;
+  nan.scores(5, 1) = NAN;
+  dec->set_input("scores", Value::make(nan));
+  EXPECT_NE(gt::error_of(*dec, ctx).find("input 'scores'"), std::string::npos);
+}
+
+// docs/semicrf.md's one-parameter-set rows for the two TCPD series that are not redistributable
+// (nile: GPL-2; quality_control_1: no licence), read from shared/data when present.
+TEST(SemicrfNodes, TcpdSeriesOutsideSampleData) {
+  const char* root = std::getenv("GEMFLOW_SHARED_DATA");
+  const std::string dir = root && *root ? std::string(root) + "/sequences/tcpd/" : "";
+  if (dir.empty() || !std::filesystem::exists(dir + "nile.json"))
+    GTEST_SKIP() << "GEMFLOW_SHARED_DATA/sequences/tcpd absent";
+  struct Expect {
+    const char* series;
+    double f1, cover;
+  };
+  for (const Expect& e : {Expect{"nile", 1.0, 0.888}, Expect{"quality_control_1", 1.0, 0.996}}) {
+    SCOPED_TRACE(e.series);
+    const Signal s = io::read_signal(dir + e.series + ".json");
+    gt::RecordingContext ctx;
+    auto fit = gt::make_node(registry(), "semicrf.fit");
+    fit->set_input("signal", Value::make(s));
+    fit->set_param("labels", 8);
+    fit->set_param("segment_penalty", 6.0);
+    fit->set_param("penalty_unit", std::string("log_length"));
+    fit->set_param("iterations", 10);
+    fit->set_param("fit_transitions", false);
+    ASSERT_EQ(gt::error_of(*fit, ctx), "(no error)");
+    auto em = gt::make_node(registry(), "semicrf.gaussian_emissions");
+    em->set_input("signal", Value::make(s));
+    em->set_input("model", fit->output("model"));
+    ASSERT_EQ(gt::error_of(*em, ctx), "(no error)");
+    auto dec = gt::make_node(registry(), "semicrf.decode");
+    dec->set_input("scores", em->output("scores"));
+    dec->set_input("model", fit->output("model"));
+    dec->set_param("device", std::string("cpu"));
+    ASSERT_EQ(gt::error_of(*dec, ctx), "(no error)");
+    auto ev = gt::make_node(registry(), "semicrf.evaluate");
+    ev->set_input("segmentation", dec->output("segmentation"));
+    ev->set_param("annotations", dir + "annotations.json");
+    ev->set_param("series", std::string(e.series));
+    ASSERT_EQ(gt::error_of(*ev, ctx), "(no error)");
+    const auto t = ev->output("table").as<Table>();
+    EXPECT_NEAR(std::get<double>(t->rows[0][t->column("f1")]), e.f1, 5e-4);
+    EXPECT_NEAR(std::get<double>(t->rows[0][t->column("cover")]), e.cover, 5e-4);
+  }
+}

@@ -1,0 +1,171 @@
+// The CUDA semi-CRF against the CPU fp64 reference (gemflow/semicrf/semicrf_cuda.hpp).
+// Label gpu: every test skips with a message when no CUDA device is present.
+// Tolerances: log Z relative 1e-5 (the bound for the fp32 exponentials; the potentials
+// are fp64), marginals and gradients 1e-4 absolute (sums of fp64-exponentiated probabilities over
+// fp32-summed normalisers), Viterbi scores 1e-9 relative (fp64 adds only).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gemflow/semicrf/semicrf.hpp"
+
+#if GEMFLOW_SEMICRF_HAVE_CUDA
+#include "gemflow/semicrf/semicrf_cuda.hpp"
+
+namespace sc = gemflow::semicrf;
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+struct Case {
+  sc::Model model;
+  std::vector<double> f, ps, pe;
+  sc::Batch batch;
+};
+
+Case random_case(std::vector<std::size_t> lengths, std::size_t C, std::size_t K, std::uint64_t seed, double scale = 1.0,
+                 bool boundaries = false) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> n(0.0, 1.0);
+  Case c;
+  c.model = sc::Model::zeros(C, K);
+  for (auto& v : c.model.transitions) v = n(g);
+  for (auto& v : c.model.duration_bias) v = n(g) - 1.0;
+  c.model.initial.resize(C);
+  for (auto& v : c.model.initial) v = n(g);
+  std::size_t total = 0;
+  for (auto t : lengths) total += t;
+  c.f.resize(total * C);
+  for (auto& v : c.f) v = scale * n(g);
+  c.batch.lengths = std::move(lengths);
+  c.batch.emissions = c.f.data();
+  if (boundaries) {
+    c.ps.resize(total * C);
+    c.pe.resize(total * C);
+    for (auto& v : c.ps) v = 0.3 * n(g);
+    for (auto& v : c.pe) v = 0.3 * n(g);
+    c.batch.start_scores = c.ps.data();
+    c.batch.end_scores = c.pe.data();
+  }
+  return c;
+}
+
+bool have_device() { return sc::cuda::device_count() > 0; }
+
+void expect_posteriors_match(const Case& c, const sc::Options& o, double tol = 1e-4) {
+  const auto cpu = sc::posteriors(c.model, c.batch, o);
+  const auto gpu = sc::cuda::posteriors(c.model, c.batch, o, nullptr);
+  ASSERT_EQ(gpu.log_z.size(), cpu.log_z.size());
+  for (std::size_t b = 0; b < cpu.log_z.size(); ++b) {
+    if (cpu.log_z[b] == kNegInf) {
+      EXPECT_EQ(gpu.log_z[b], kNegInf) << "sequence " << b;
+      continue;
+    }
+    EXPECT_NEAR(gpu.log_z[b], cpu.log_z[b], 1e-5 * std::max(1.0, std::abs(cpu.log_z[b]))) << "sequence " << b;
+  }
+  for (std::size_t i = 0; i < cpu.label_marginals.size(); ++i) {
+    ASSERT_NEAR(gpu.label_marginals[i], cpu.label_marginals[i], tol) << "marginal " << i;
+    ASSERT_NEAR(gpu.grad_emissions[i], cpu.grad_emissions[i], tol) << "emission gradient " << i;
+  }
+  for (std::size_t i = 0; i < cpu.boundaries.size(); ++i) ASSERT_NEAR(gpu.boundaries[i], cpu.boundaries[i], tol) << i;
+  const double n = double(c.batch.total_length());
+  for (std::size_t i = 0; i < cpu.grad_duration.size(); ++i)
+    EXPECT_NEAR(gpu.grad_duration[i], cpu.grad_duration[i], tol * std::max(1.0, n / 100)) << "B " << i;
+  for (std::size_t i = 0; i < cpu.grad_transitions.size(); ++i)
+    EXPECT_NEAR(gpu.grad_transitions[i], cpu.grad_transitions[i], tol * std::max(1.0, n / 100)) << "Tr " << i;
+  for (std::size_t i = 0; i < cpu.grad_initial.size(); ++i) EXPECT_NEAR(gpu.grad_initial[i], cpu.grad_initial[i], tol);
+}
+
+void expect_viterbi_matches(const Case& c, const sc::Options& o) {
+  const auto cpu = sc::viterbi(c.model, c.batch, o);
+  const auto gpu = sc::cuda::viterbi(c.model, c.batch, o, nullptr);
+  ASSERT_EQ(gpu.size(), cpu.size());
+  for (std::size_t b = 0; b < cpu.size(); ++b) {
+    if (cpu[b].score == kNegInf) {
+      EXPECT_EQ(gpu[b].score, kNegInf);
+      EXPECT_TRUE(gpu[b].segments.empty());
+      continue;
+    }
+    EXPECT_NEAR(gpu[b].score, cpu[b].score, 1e-9 * std::max(1.0, std::abs(cpu[b].score))) << "sequence " << b;
+    // the GPU path is optimal under the reference's own scoring
+    EXPECT_NEAR(sc::path_score(c.model, c.batch, b, gpu[b].segments, o), cpu[b].score,
+                1e-9 * std::max(1.0, std::abs(cpu[b].score)));
+    double sum = 0;
+    for (const auto& s : gpu[b].segments) sum += s.score;
+    EXPECT_NEAR(sum, gpu[b].score, 1e-8 * std::max(1.0, std::abs(cpu[b].score)));
+  }
+}
+
+}  // namespace
+
+TEST(GpuSemiCrf, SmallBatchesOfVariableLengthsMatchTheReference) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU semi-CRF tests skipped";
+  // K ≤ 8: a thread per label; K > 8: a warp per label with lanes over durations
+  for (std::size_t K : {1, 3, 8, 9, 40}) {
+    SCOPED_TRACE("K = " + std::to_string(K));
+    auto c = random_case({37, 1, 120, 5, 64}, 5, K, 100 + K, 1.0, K == 9);
+    sc::Options o;
+    o.checkpoint_interval = K == 40 ? 7 : 0;
+    expect_posteriors_match(c, o);
+    expect_viterbi_matches(c, o);
+  }
+}
+
+TEST(GpuSemiCrf, CentringModesAndImpossibleScores) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (auto mode : {sc::Centring::none, sc::Centring::mean, sc::Centring::reconstruct}) {
+    auto c = random_case({80, 33}, 4, 12, 7, 3.0);
+    for (std::size_t i = 5; i < c.f.size(); i += 17) c.f[i] = kNegInf;
+    sc::Options o;
+    o.centring = mode;
+    expect_posteriors_match(c, o);
+    expect_viterbi_matches(c, o);
+  }
+  auto d = random_case({20, 30}, 3, 5, 8);
+  for (std::size_t i = 0; i < 20 * 3; ++i) d.f[i] = kNegInf;  // sequence 0: no segmentation allowed
+  expect_posteriors_match(d, {});
+  expect_viterbi_matches(d, {});
+}
+
+TEST(GpuSemiCrf, LongSequenceRelativeErrorOfLogZ) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  // T = 10⁵: |log Z| ~ 10⁵; the bound is relative 1e-5
+  auto c = random_case({100000}, 6, 30, 9, 2.0);
+  const double cpu = sc::log_partition(c.model, c.batch)[0];
+  const double gpu = sc::cuda::log_partition(c.model, c.batch, {}, nullptr)[0];
+  EXPECT_NEAR(gpu, cpu, 1e-5 * std::abs(cpu));
+  expect_viterbi_matches(c, {});
+}
+
+TEST(GpuSemiCrf, RingsInGlobalMemoryForLargeKC) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto c = random_case({700, 300}, 40, 600, 10);  // K·C·8 = 192 KB: rings in global memory
+  expect_posteriors_match(c, {});
+  expect_viterbi_matches(c, {});
+}
+
+TEST(GpuSemiCrf, RerunsAreBitIdentical) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto c = random_case({500, 250, 1000}, 8, 50, 11);
+  const auto a = sc::cuda::posteriors(c.model, c.batch, {}, nullptr);
+  const auto b = sc::cuda::posteriors(c.model, c.batch, {}, nullptr);
+  EXPECT_EQ(a.log_z, b.log_z);
+  EXPECT_EQ(a.label_marginals, b.label_marginals);
+  EXPECT_EQ(a.grad_duration, b.grad_duration);
+  EXPECT_EQ(a.grad_transitions, b.grad_transitions);
+}
+
+TEST(GpuSemiCrf, RefusesDurationDependentTransitions) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto c = random_case({10}, 2, 3, 12);
+  c.model.transitions.assign(3 * 2 * 2, 0.0);
+  EXPECT_THROW((void)sc::cuda::log_partition(c.model, c.batch, {}, nullptr), std::invalid_argument);
+}
+
+#else
+TEST(GpuSemiCrf, NotBuilt) { GTEST_SKIP() << "Gemflow was built without CUDA"; }
+#endif
