@@ -51,6 +51,9 @@ struct GpuOptions {
   std::function<bool(std::size_t, double)> monitor;
 };
 
+/// CUDA devices present (0 when the runtime finds none or fails).
+[[nodiscard]] int device_count() noexcept;
+
 /// Solves `p` on the GPU. The final error is recomputed on the host in fp64 (PackResult::error).
 /// Throws gemflow::cuda::CudaError (gemflow/cuda/error.hpp) on CUDA failures, PackError on bad
 /// input.
