@@ -177,8 +177,15 @@ PackResult run_newton(const Complex& K, const Problem& p, const PackOptions& o) 
   double err = angle_error(K, p, r);
   if (o.history_every) res.history_iteration.push_back(0), res.history_error.push_back(err);
   std::vector<double> trial(r.size());
+  if (m > 0) residual(r, g);
+  // the error over the unknowns and the pinned vertex (whose residual Gauss–Bonnet ties to theirs)
+  auto error_of = [&](const Eigen::VectorXd& res_g, const std::vector<double>& lab) {
+    double e = m > 0 ? res_g.cwiseAbs().maxCoeff() : 0.0;
+    for (const Index v : checked)
+      if (idx[v] < 0) e = std::max(e, std::abs(detail::angle_sum(K, Geometry::euclidean, lab.data(), v) - p.target[v]));
+    return e;
+  };
   while (res.iterations < o.max_iterations && err >= o.tolerance && m > 0) {
-    residual(r, g);
     trip.clear();
     for (const auto& f : K.faces) {
       const int ideal = K.ideal[f[0]] + K.ideal[f[1]] + K.ideal[f[2]];
@@ -224,7 +231,9 @@ PackResult run_newton(const Complex& K, const Problem& p, const PackOptions& o) 
     ++res.iterations;
     if (!accepted) break;  // no decrease along the Newton direction: at rounding level
     r.swap(trial);
-    err = angle_error(K, p, r);
+    g.swap(g_new);
+    err = error_of(g, r);
+    if (!std::isfinite(err)) err = angle_error(K, p, r);
     if (o.history_every && res.iterations % o.history_every == 0) {
       res.history_iteration.push_back(res.iterations);
       res.history_error.push_back(err);

@@ -26,7 +26,7 @@
 namespace gemflow::circlepack {
 namespace {
 
-enum class AlgoChoice { automatic, cs, cs_plain, newton, gpu_coloured_gs, gpu_jacobi };
+enum class AlgoChoice { automatic, cs, cs_plain, newton, gpu_coloured_gs, gpu_jacobi, gpu_newton };
 
 const char* name_of(AlgoChoice a) {
   switch (a) {
@@ -42,6 +42,8 @@ const char* name_of(AlgoChoice a) {
       return "gpu_coloured_gs";
     case AlgoChoice::gpu_jacobi:
       return "gpu_jacobi";
+    case AlgoChoice::gpu_newton:
+      return "gpu_newton";
   }
   return "?";
 }
@@ -64,9 +66,9 @@ struct SolveRequest {
   std::vector<double> initial;
 };
 
-/// Packs and lays out `mesh` under `req`; the device decides auto's algorithm (cuda: coloured
-/// Gauss–Seidel; cpu: newton for Euclidean fp64, cs otherwise). A GPU algorithm on a CPU device
-/// is an error (no silent fallback).
+/// Packs and lays out `mesh` under `req`; the device decides auto's algorithm (newton, on the GPU
+/// or the CPU, for Euclidean fp64; else coloured Gauss–Seidel on the GPU, cs on the CPU). A GPU algorithm on a CPU
+/// device is an error (no silent fallback).
 Solved solve(NodeContext& ctx, const TriMesh& mesh, const SolveRequest& req, const Device& dev) {
   Solved s;
   require_host_memory(packing_bytes(mesh.vertices.size(), mesh.faces.size()),
@@ -76,23 +78,25 @@ Solved solve(NodeContext& ctx, const TriMesh& mesh, const SolveRequest& req, con
   const Problem& p = s.setup.problem;
   AlgoChoice a = req.algorithm;
   if (a == AlgoChoice::automatic) {
-    if (dev.is_cuda()) a = AlgoChoice::gpu_coloured_gs;
-    else
-      a = p.geometry == Geometry::euclidean && req.precision == Precision::fp64 ? AlgoChoice::newton : AlgoChoice::cs;
+    const bool newton = p.geometry == Geometry::euclidean && req.precision == Precision::fp64;
+    if (dev.is_cuda()) a = newton ? AlgoChoice::gpu_newton : AlgoChoice::gpu_coloured_gs;
+    else a = newton ? AlgoChoice::newton : AlgoChoice::cs;
     ctx.info(std::string("algorithm auto: using ") + name_of(a) + " on " + dev.str());
   }
-  const bool gpu = a == AlgoChoice::gpu_coloured_gs || a == AlgoChoice::gpu_jacobi;
+  const bool gpu = a == AlgoChoice::gpu_coloured_gs || a == AlgoChoice::gpu_jacobi || a == AlgoChoice::gpu_newton;
   if (gpu && !dev.is_cuda())
     throw DeviceError(std::string("parameter 'algorithm' = ") + name_of(a) +
                       " needs a CUDA device, but the device is " + dev.str());
   if (!gpu && dev.is_cuda() && req.algorithm != AlgoChoice::automatic)
     throw InputError(std::string("parameter 'algorithm' = ") + name_of(a) + " runs on the CPU, but the device is " +
-                     dev.str() + " (use gpu_coloured_gs or gpu_jacobi, or device: cpu)");
-  if (a == AlgoChoice::newton && p.geometry != Geometry::euclidean)
-    throw InputError(
-        "parameter 'algorithm' = newton solves Euclidean packings only; boundary maximal needs cs or a GPU algorithm");
-  if (a == AlgoChoice::newton && req.precision != Precision::fp64)
-    throw InputError("parameter 'algorithm' = newton runs in fp64 only; use precision fp64 or algorithm cs");
+                     dev.str() + " (use gpu_newton, gpu_coloured_gs or gpu_jacobi, or device: cpu)");
+  const bool any_newton = a == AlgoChoice::newton || a == AlgoChoice::gpu_newton;
+  if (any_newton && p.geometry != Geometry::euclidean)
+    throw InputError(std::string("parameter 'algorithm' = ") + name_of(a) +
+                     " solves Euclidean packings only; boundary maximal needs cs, gpu_coloured_gs or gpu_jacobi");
+  if (any_newton && req.precision != Precision::fp64)
+    throw InputError(std::string("parameter 'algorithm' = ") + name_of(a) +
+                     " runs in fp64 only; use precision fp64 or cs");
   s.used = a;
   const double log_start = std::log10(std::max(angle_error(s.setup.complex, p, p.labels), req.tolerance * 10));
   const double log_end = std::log10(req.tolerance);
@@ -104,7 +108,9 @@ Solved solve(NodeContext& ctx, const TriMesh& mesh, const SolveRequest& req, con
   if (gpu) {
 #if defined(GEMFLOW_CIRCLEPACK_HAVE_CUDA)
     cuda::GpuOptions o;
-    o.method = a == AlgoChoice::gpu_jacobi ? cuda::GpuMethod::jacobi : cuda::GpuMethod::coloured_gs;
+    o.method = a == AlgoChoice::gpu_jacobi   ? cuda::GpuMethod::jacobi
+               : a == AlgoChoice::gpu_newton ? cuda::GpuMethod::newton
+                                             : cuda::GpuMethod::coloured_gs;
     o.precision = req.precision;
     o.tolerance = req.tolerance;
     o.max_iterations = req.max_iterations;
@@ -176,6 +182,7 @@ Report solve_report(const Solved& s, const SolveRequest& req) {
       .add("tolerance", req.tolerance)
       .add("converged", s.result.converged ? "yes" : "no")
       .add("supersteps", s.result.supersteps)
+      .add("cg_iterations", s.result.inner_iterations)
       .add("pack_seconds", s.result.seconds)
       .add("closing_error", s.layout.closing_error)
       .add("line_error", s.layout.line_error);
@@ -221,8 +228,9 @@ class PackNode final : public Node {
                 "(hyperbolic: boundary circles are horocycles, the packing fills the unit disk).\n"
                 "Algorithms: cs (Collins–Stephenson Gauss–Seidel with super-steps), cs_plain (without them, the "
                 "seed's iteration), newton (Newton on the convex log-radius functional; Euclidean, fp64), "
-                "gpu_coloured_gs and gpu_jacobi (CUDA), auto (cuda device: gpu_coloured_gs; cpu: newton where it "
-                "applies, else cs; the choice is logged).\n"
+                "gpu_coloured_gs, gpu_jacobi and gpu_newton (CUDA; gpu_newton: Newton with matrix-free Jacobi-"
+                "preconditioned conjugate gradients), auto (newton where it applies — Euclidean, fp64 — on the "
+                "device chosen, else gpu_coloured_gs on a CUDA device and cs on the CPU; the choice is logged).\n"
                 "Outputs: packing (the mesh's circles; lines are not circles and are not in it), history "
                 "(iteration, angle_error: max |θ − target| in radians after each iteration; cs's figure is the "
                 "one seen during the sweep), report (metric, value).",
@@ -254,7 +262,8 @@ class PackNode final : public Node {
                                 {AlgoChoice::cs_plain, "cs_plain"},
                                 {AlgoChoice::newton, "newton"},
                                 {AlgoChoice::gpu_coloured_gs, "gpu_coloured_gs"},
-                                {AlgoChoice::gpu_jacobi, "gpu_jacobi"}},
+                                {AlgoChoice::gpu_jacobi, "gpu_jacobi"},
+                                {AlgoChoice::gpu_newton, "gpu_newton"}},
                                {.doc = "Packing algorithm (see the node doc)"}};
   Choice<Precision> precision{this,
                               "precision",

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include <gemflow/device.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/registry.hpp>
 #include <gemflow/testing.hpp>
@@ -116,6 +117,22 @@ TEST(PackNode, RefusesImpossibleRequests) {
   n->set_param("corner_angle", 90.0);
   RecordingContext ctx;
   EXPECT_CONTAINS(error_of(*n, ctx), "input 'mesh': boundary targets contradict Gauss–Bonnet");
+  // device cuda without a device: the device parameter fails, no CPU fallback
+  if (gemflow::cuda_device_count() == 0) {
+    auto g = make("circlepack.pack");
+    g->set_input("mesh", Value::of<TriMesh>(m));
+    g->set_param("device", std::string("cuda"));
+    RecordingContext c3;
+    EXPECT_CONTAINS(error_of(*g, c3), "parameter 'device' = cuda");
+  }
+  // auto says which algorithm it used
+  auto a = make("circlepack.pack");
+  a->set_input("mesh", Value::of<TriMesh>(m));
+  RecordingContext c4;
+  ASSERT_EQ(error_of(*a, c4), "(no error)");
+  EXPECT_EQ(std::get<std::string>(c4.records().at("algorithm_used")), "newton");
+  ASSERT_FALSE(c4.infos().empty());
+  EXPECT_CONTAINS(c4.infos().front(), "algorithm auto: using newton on cpu");
   // a closed surface
   TriMesh tet;
   tet.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};

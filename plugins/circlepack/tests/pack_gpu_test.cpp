@@ -83,12 +83,17 @@ TEST_F(GpuPack, Fp64MethodsMatchTheCpuReference) {
     // lines: scale-free, compare radii relative to circle 0
     const PackResult ref = reference(c.setup);
     ASSERT_TRUE(ref.converged);
-    for (auto m : {cuda::GpuMethod::coloured_gs, cuda::GpuMethod::jacobi}) {
+    for (auto m : {cuda::GpuMethod::coloured_gs, cuda::GpuMethod::jacobi, cuda::GpuMethod::newton}) {
+      if (m == cuda::GpuMethod::newton && c.setup.problem.geometry != Geometry::euclidean) continue;
       cuda::GpuOptions o;
       o.method = m;
       o.tolerance = 1e-11;
       const PackResult r = cuda::pack_gpu(c.setup.complex, c.setup.problem, o);
       ASSERT_TRUE(r.converged) << static_cast<int>(m) << " error " << r.error;
+      if (m == cuda::GpuMethod::newton) {
+        EXPECT_LE(r.iterations, 12u);
+        EXPECT_GT(r.inner_iterations, 0u);
+      }
       std::vector<double> a = r.labels, b = ref.labels;
       if (c.setup.complex.n > c.setup.problem.mesh_vertices)  // lines: fix the scale
         for (std::size_t v = 0; v < c.setup.problem.mesh_vertices; ++v) a[v] /= r.labels[0], b[v] /= ref.labels[0];
@@ -123,6 +128,16 @@ TEST_F(GpuPack, Fp32ReachesTheSeedsTolerance) {
       for (std::size_t v = 0; v < c.setup.problem.mesh_vertices; ++v) a[v] /= r.labels[0], b[v] /= ref.labels[0];
     EXPECT_LT(worst(c.setup, a, b), 5e-2);
   }
+}
+
+TEST_F(GpuPack, NewtonRefusesHyperbolicAndFp32) {
+  const auto c = cases()[2];
+  cuda::GpuOptions o;
+  o.method = cuda::GpuMethod::newton;
+  EXPECT_THROW((void)cuda::pack_gpu(c.setup.complex, c.setup.problem, o), PackError);
+  const auto e = cases()[0];
+  o.precision = Precision::fp32;
+  EXPECT_THROW((void)cuda::pack_gpu(e.setup.complex, e.setup.problem, o), PackError);
 }
 
 TEST_F(GpuPack, MonitorCancels) {

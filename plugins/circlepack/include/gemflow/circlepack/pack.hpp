@@ -61,7 +61,8 @@ struct PackResult {
   double error = 0;  ///< max |θ − A| over free vertices at the end (fp64 evaluation)
   bool converged = false;
   bool cancelled = false;
-  std::size_t supersteps = 0;  ///< cs: extrapolations accepted
+  std::size_t supersteps = 0;        ///< cs: extrapolations accepted
+  std::size_t inner_iterations = 0;  ///< GPU newton: conjugate-gradient iterations over all steps
   double seconds = 0;
   std::vector<std::size_t> history_iteration;
   std::vector<double> history_error;

@@ -10,6 +10,13 @@
 //   (Gauss–Seidel between colours, Jacobi within one). The seed's GPU v1.
 // - jacobi: one kernel computes every angle sum and new radius from the old radii (the seed's
 //   GPU v2); converges about half as fast per sweep as Gauss–Seidel.
+// - newton: Newton's method on the log-radius functional (as the CPU newton: Euclidean, fp64),
+//   each step's system L δ = θ − A solved by conjugate gradients with the Jacobi (diagonal)
+//   preconditioner, matrix-free: the edge weights w_vw are recomputed per step into an array
+//   parallel to the flowers, the product is Σ_w w_vw (x_v − x_w). Inexact Newton: CG stops at
+//   relative residual η = min(0.1, max|θ − A|) (superlinear convergence near the solution), at
+//   most cg_max_iterations. Line search on ‖θ − A‖₂ as on the CPU. The dot products are two-pass
+//   block reductions (deterministic).
 // The flowers are stored in CSR arrays on the device (32-bit indices); the convergence check
 // (max |θ − A|, a block reduction then an atomic max on the float bits) runs every `check_every`
 // sweeps, so up to check_every − 1 sweeps more than needed are run. Results are deterministic
@@ -38,7 +45,7 @@ namespace gemflow::circlepack {
 
 namespace cuda {
 
-enum class GpuMethod { coloured_gs, jacobi };
+enum class GpuMethod { coloured_gs, jacobi, newton };
 
 struct GpuOptions {
   GpuMethod method = GpuMethod::coloured_gs;
@@ -47,7 +54,8 @@ struct GpuOptions {
   std::size_t max_iterations = 10'000'000;
   std::size_t check_every = 10;
   int device = 0;
-  /// Called at every convergence check with (iteration, error); false stops (cancel).
+  std::size_t cg_max_iterations = 20000;  ///< newton: per step
+  /// Called at every convergence check (newton: every step) with (iteration, error); false stops (cancel).
   std::function<bool(std::size_t, double)> monitor;
 };
 
@@ -55,8 +63,9 @@ struct GpuOptions {
 [[nodiscard]] int device_count() noexcept;
 
 /// Solves `p` on the GPU. The final error is recomputed on the host in fp64 (PackResult::error).
-/// Throws gemflow::cuda::CudaError (gemflow/cuda/error.hpp) on CUDA failures, PackError on bad
-/// input.
+/// PackResult::inner_iterations counts newton's CG iterations (all steps). Throws
+/// gemflow::cuda::CudaError (gemflow/cuda/error.hpp) on CUDA failures, PackError on bad input
+/// (newton: hyperbolic or fp32).
 [[nodiscard]] PackResult pack_gpu(const Complex& K, const Problem& p, const GpuOptions& o);
 
 }  // namespace cuda
