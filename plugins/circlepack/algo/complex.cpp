@@ -39,13 +39,12 @@ std::vector<Index> boundary_loop(const Complex& K) {
 
 std::size_t Complex::edge_count() const { return flower.size() / 2; }
 
-Complex build_complex(std::size_t n, const std::vector<Face>& faces, std::vector<std::uint8_t> ideal,
-                      const std::vector<IdealCorner>& corners, Geometry geometry) {
-  if (n == 0 || faces.empty()) throw PackError("the triangulation is empty");
-  if (n > std::numeric_limits<Index>::max()) throw PackError("more than 2³²−1 vertices");
-  if (!ideal.empty() && ideal.size() != n)
-    throw PackError("ideal flags: " + s(ideal.size()) + " for " + s(n) + " vertices");
-  if (ideal.empty()) ideal.assign(n, 0);
+namespace {
+
+/// Checks the faces' indices and orientation; returns the number of faces at each vertex
+/// (count[v + 1], for a prefix sum).
+std::vector<std::uint32_t> check_faces(std::size_t n, const std::vector<Face>& faces,
+                                       const std::vector<std::uint8_t>& ideal) {
   std::vector<std::uint32_t> count(n + 1, 0);
   std::unordered_map<std::uint64_t, std::size_t> directed;
   directed.reserve(3 * faces.size());
@@ -65,6 +64,118 @@ Complex build_complex(std::size_t n, const std::vector<Face>& faces, std::vector
   }
   for (std::size_t v = 0; v < n; ++v)
     if (count[v + 1] == 0) throw PackError("vertex " + s(v) + " is in no face");
+  return count;
+}
+
+/// Appends v's flower, from its petals (b, c) sorted (face (v, b, c)), to K; sets K.boundary[v].
+void add_flower(Complex& K, std::size_t v, const std::pair<Index, Index>* b, const std::pair<Index, Index>* e) {
+  const auto k = static_cast<std::size_t>(e - b);
+  // the start: a 'from' neighbour that is no petal's 'to' (boundary), else the first
+  std::vector<Index> tos;
+  tos.reserve(k);
+  for (const auto* p = b; p != e; ++p) tos.push_back(p->second);
+  std::sort(tos.begin(), tos.end());
+  std::size_t starts = 0;
+  Index start = b->first;
+  for (const auto* p = b; p != e; ++p)
+    if (!std::binary_search(tos.begin(), tos.end(), p->first)) ++starts, start = p->first;
+  const bool open = starts > 0;
+  K.boundary[v] = open ? 1 : 0;
+  K.flower.push_back(start);
+  std::size_t walked = 0;  // petals followed from the start
+  bool closed_up = false;
+  for (Index at = start; walked < k;) {
+    const auto* it = std::lower_bound(b, e, std::pair<Index, Index>{at, 0});
+    if (it == e || it->first != at) break;
+    at = it->second;
+    ++walked;
+    if (at == start) {
+      closed_up = true;
+      break;
+    }
+    K.flower.push_back(at);
+  }
+  if (starts > 1 || walked != k || closed_up == open)
+    throw PackError("vertex " + s(v) + " is not a manifold vertex: its " + s(k) + " faces form separate fans");
+}
+
+/// Connected components of the flowers' graph.
+std::size_t components_of(const Complex& K) {
+  std::vector<std::uint8_t> seen(K.n, 0);
+  std::queue<Index> q;
+  std::size_t components = 0;
+  for (std::size_t r = 0; r < K.n; ++r) {
+    if (seen[r]) continue;
+    ++components;
+    q.push(static_cast<Index>(r));
+    seen[r] = 1;
+    while (!q.empty()) {
+      const Index v = q.front();
+      q.pop();
+      for (std::uint32_t j = K.offset[v]; j < K.offset[v + 1]; ++j)
+        if (!seen[K.flower[j]]) seen[K.flower[j]] = 1, q.push(K.flower[j]);
+    }
+  }
+  return components;
+}
+
+/// PackError unless K is one component with one boundary loop and Euler characteristic 1.
+void require_disk(const Complex& K) {
+  const std::size_t components = components_of(K);
+  std::size_t loops = 0;
+  std::vector<std::uint8_t> on(K.n, 0);
+  for (std::size_t v = 0; v < K.n; ++v) {
+    if (!K.boundary[v] || on[v]) continue;
+    ++loops;
+    for (Index at = static_cast<Index>(v); !on[at]; at = K.flower[K.offset[at]]) on[at] = 1;
+  }
+  const auto euler =
+      static_cast<long long>(K.n) - static_cast<long long>(K.edge_count()) + static_cast<long long>(K.faces.size());
+  if (components == 1 && loops == 1 && euler == 1) return;
+  std::string m = "not a disk: " + s(components) + " component" + (components == 1 ? "" : "s") +
+                  ", Euler characteristic " + std::to_string(euler) + " and " + s(loops) + " boundary loop" +
+                  (loops == 1 ? "" : "s") + " (a disk has 1, 1 and 1)";
+  if (components == 1 && loops == 0) m += ": a closed surface";
+  if (components == 1 && loops > 1) m += ": a surface with " + s(loops - 1) + " holes";
+  throw PackError(m);
+}
+
+/// The fixed angles of petals between two ideal vertices (corners between lines).
+void set_fixed_petals(Complex& K, const std::vector<IdealCorner>& corners, Geometry geometry) {
+  K.fixed_petal.assign(K.flower.size(), std::numeric_limits<double>::quiet_NaN());
+  std::map<std::pair<Index, Index>, double> corner_angle;
+  for (const auto& c : corners) {
+    if (!(c.angle > 0 && c.angle < kPi))
+      throw PackError("corner between ideal vertices " + s(c.a) + " and " + s(c.b) + ": angle " +
+                      std::to_string(c.angle) + " is outside (0, π)");
+    corner_angle[{std::min(c.a, c.b), std::max(c.a, c.b)}] = c.angle;
+  }
+  for (std::size_t v = 0; v < K.n; ++v) {
+    if (K.ideal[v]) continue;
+    const auto iv = static_cast<Index>(v);
+    for (std::uint32_t j = 0; j < K.petals(iv); ++j) {
+      const auto [a, b] = K.petal(iv, j);
+      if (!K.ideal[a] || !K.ideal[b]) continue;
+      const auto it = corner_angle.find({std::min(a, b), std::max(a, b)});
+      if (it == corner_angle.end() && geometry == Geometry::hyperbolic) continue;  // two horocycles: the formula holds
+      if (it == corner_angle.end())
+        throw PackError("vertex " + s(v) + " lies between ideal vertices " + s(a) + " and " + s(b) +
+                        ", whose corner angle is not given");
+      K.fixed_petal[K.offset[v] + j] = kPi - it->second;
+    }
+  }
+}
+
+}  // namespace
+
+Complex build_complex(std::size_t n, const std::vector<Face>& faces, std::vector<std::uint8_t> ideal,
+                      const std::vector<IdealCorner>& corners, Geometry geometry) {
+  if (n == 0 || faces.empty()) throw PackError("the triangulation is empty");
+  if (n > std::numeric_limits<Index>::max()) throw PackError("more than 2³²−1 vertices");
+  if (!ideal.empty() && ideal.size() != n)
+    throw PackError("ideal flags: " + s(ideal.size()) + " for " + s(n) + " vertices");
+  if (ideal.empty()) ideal.assign(n, 0);
+  const std::vector<std::uint32_t> count = check_faces(n, faces, ideal);
   // petal lists: for face (v, b, c), petal b→c at v
   std::vector<std::uint32_t> poff(n + 1, 0);
   for (std::size_t v = 0; v < n; ++v) poff[v + 1] = poff[v] + count[v + 1];
@@ -82,110 +193,12 @@ Complex build_complex(std::size_t n, const std::vector<Face>& faces, std::vector
   K.offset.assign(n + 1, 0);
   K.flower.reserve(poff[n] + n);
   for (std::size_t v = 0; v < n; ++v) {
-    auto* b = pet.data() + poff[v];
-    auto* e = pet.data() + poff[v + 1];
-    std::sort(b, e);
-    const std::size_t k = static_cast<std::size_t>(e - b);
-    // the start: a 'from' neighbour that is no petal's 'to' (boundary), else the first
-    std::vector<Index> tos;
-    tos.reserve(k);
-    for (auto* p = b; p != e; ++p) tos.push_back(p->second);
-    std::sort(tos.begin(), tos.end());
-    std::size_t starts = 0;
-    Index start = b->first;
-    for (auto* p = b; p != e; ++p)
-      if (!std::binary_search(tos.begin(), tos.end(), p->first)) ++starts, start = p->first;
-    const bool open = starts > 0;
-    K.boundary[v] = open ? 1 : 0;
-    K.flower.push_back(start);
-    std::size_t walked = 0;  // petals followed from the start
-    bool closed_up = false;
-    for (Index at = start; walked < k;) {
-      const auto* it = std::lower_bound(b, e, std::pair<Index, Index>{at, 0});
-      if (it == e || it->first != at) break;
-      at = it->second;
-      ++walked;
-      if (at == start) {
-        closed_up = true;
-        break;
-      }
-      K.flower.push_back(at);
-    }
-    if (starts > 1 || walked != k || closed_up == open)
-      throw PackError("vertex " + s(v) + " is not a manifold vertex: its " + s(k) + " faces form separate fans");
+    std::sort(pet.begin() + poff[v], pet.begin() + poff[v + 1]);
+    add_flower(K, v, pet.data() + poff[v], pet.data() + poff[v + 1]);
     K.offset[v + 1] = static_cast<std::uint32_t>(K.flower.size());
   }
-  // connectivity, Euler characteristic, boundary loops
-  std::vector<std::uint8_t> seen(n, 0);
-  std::queue<Index> q;
-  q.push(0);
-  seen[0] = 1;
-  std::size_t reached = 1;
-  while (!q.empty()) {
-    const Index v = q.front();
-    q.pop();
-    for (std::uint32_t j = K.offset[v]; j < K.offset[v + 1]; ++j)
-      if (!seen[K.flower[j]]) seen[K.flower[j]] = 1, ++reached, q.push(K.flower[j]);
-  }
-  std::size_t components = 1;
-  if (reached < n) {
-    components = 0;
-    std::fill(seen.begin(), seen.end(), 0);
-    for (std::size_t r = 0; r < n; ++r) {
-      if (seen[r]) continue;
-      ++components;
-      q.push(static_cast<Index>(r));
-      seen[r] = 1;
-      while (!q.empty()) {
-        const Index v = q.front();
-        q.pop();
-        for (std::uint32_t j = K.offset[v]; j < K.offset[v + 1]; ++j)
-          if (!seen[K.flower[j]]) seen[K.flower[j]] = 1, q.push(K.flower[j]);
-      }
-    }
-  }
-  std::size_t loops = 0;
-  {
-    std::vector<std::uint8_t> on(n, 0);
-    for (std::size_t v = 0; v < n; ++v) {
-      if (!K.boundary[v] || on[v]) continue;
-      ++loops;
-      for (Index at = static_cast<Index>(v); !on[at]; at = K.flower[K.offset[at]]) on[at] = 1;
-    }
-  }
-  const auto euler =
-      static_cast<long long>(n) - static_cast<long long>(K.edge_count()) + static_cast<long long>(faces.size());
-  if (components != 1 || loops != 1 || euler != 1) {
-    std::string m = "not a disk: " + s(components) + " component" + (components == 1 ? "" : "s") +
-                    ", Euler characteristic " + std::to_string(euler) + " and " + s(loops) + " boundary loop" +
-                    (loops == 1 ? "" : "s") + " (a disk has 1, 1 and 1)";
-    if (components == 1 && loops == 0) m += ": a closed surface";
-    if (components == 1 && loops > 1) m += ": a surface with " + s(loops - 1) + " holes";
-    throw PackError(m);
-  }
-  // corners between ideal vertices
-  K.fixed_petal.assign(K.flower.size(), std::numeric_limits<double>::quiet_NaN());
-  std::map<std::pair<Index, Index>, double> corner_angle;
-  for (const auto& c : corners) {
-    if (!(c.angle > 0 && c.angle < kPi))
-      throw PackError("corner between ideal vertices " + s(c.a) + " and " + s(c.b) + ": angle " +
-                      std::to_string(c.angle) + " is outside (0, π)");
-    corner_angle[{std::min(c.a, c.b), std::max(c.a, c.b)}] = c.angle;
-  }
-  for (std::size_t v = 0; v < n; ++v) {
-    if (K.ideal[v]) continue;
-    const Index iv = static_cast<Index>(v);
-    for (std::uint32_t j = 0; j < K.petals(iv); ++j) {
-      const auto [a, b] = K.petal(iv, j);
-      if (!K.ideal[a] || !K.ideal[b]) continue;
-      const auto it = corner_angle.find({std::min(a, b), std::max(a, b)});
-      if (it == corner_angle.end() && geometry == Geometry::hyperbolic) continue;  // two horocycles: the formula holds
-      if (it == corner_angle.end())
-        throw PackError("vertex " + s(v) + " lies between ideal vertices " + s(a) + " and " + s(b) +
-                        ", whose corner angle is not given");
-      K.fixed_petal[K.offset[v] + j] = kPi - it->second;
-    }
-  }
+  require_disk(K);
+  set_fixed_petals(K, corners, geometry);
   return K;
 }
 
@@ -312,150 +325,180 @@ std::size_t packing_bytes(std::size_t n, std::size_t f) {
   return n * per_vertex + f * per_face;
 }
 
-PackSetup setup_problem(std::size_t n, const std::vector<Face>& faces, const BoundarySpec& bc,
-                        const std::vector<double>& initial) {
-  Complex base = build_complex(n, faces);
-  if (!initial.empty() && initial.size() != n)
-    throw PackError("initial radii: " + s(initial.size()) + " for " + s(n) + " vertices");
-  const std::vector<Index> loop = boundary_loop(base);
-  PackSetup S;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  auto init = [&](std::size_t v, double dflt) { return initial.empty() ? dflt : initial[v]; };
+namespace {
 
-  auto pick_corners = [&]() {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// setup_problem's stages: one method per boundary condition, sharing the base complex and loop.
+class ProblemBuilder {
+ public:
+  ProblemBuilder(std::size_t n, const std::vector<Face>& faces, const BoundarySpec& bc,
+                 const std::vector<double>& initial)
+      : n_(n), faces_(faces), bc_(bc), initial_(initial), base_(build_complex(n, faces)), loop_(boundary_loop(base_)) {
+    if (!initial.empty() && initial.size() != n)
+      throw PackError("initial radii: " + s(initial.size()) + " for " + s(n) + " vertices");
+  }
+
+  PackSetup build() {
+    switch (bc_.kind) {
+      case Boundary::fixed_radii:
+        fixed_radii();
+        break;
+      case Boundary::angle_sums:
+        angle_sums();
+        break;
+      case Boundary::lines:
+        lines();
+        break;
+      case Boundary::maximal:
+        maximal();
+        break;
+    }
+    S_.problem.mesh_vertices = n_;
+    for (std::size_t v = 0; v < S_.problem.labels.size(); ++v)
+      if (S_.problem.geometry == Geometry::euclidean && !S_.complex.ideal[v] &&
+          !(S_.problem.labels[v] > 0 && std::isfinite(S_.problem.labels[v])))
+        throw PackError("radius of vertex " + s(v) + " is " + std::to_string(S_.problem.labels[v]) +
+                        "; must be finite and > 0");
+    return std::move(S_);
+  }
+
+ private:
+  double init(std::size_t v, double dflt) const { return initial_.empty() ? dflt : initial_[v]; }
+
+  std::vector<Index> pick_corners() const {
     std::vector<Index> c;
-    if (bc.corners == 0) {
-      for (Index v : loop)
-        if (base.petals(v) == 1) c.push_back(v);
+    if (bc_.corners == 0) {
+      for (Index v : loop_)
+        if (base_.petals(v) == 1) c.push_back(v);
       if (c.size() >= 3) return c;
       c.clear();
     }
-    const std::size_t k = bc.corners == 0 ? 4 : bc.corners;
+    const std::size_t k = bc_.corners == 0 ? 4 : bc_.corners;
     if (k < 3) throw PackError(s(k) + " corners: a polygon needs at least 3");
-    if (k > loop.size()) throw PackError(s(k) + " corners, but the boundary has only " + s(loop.size()) + " vertices");
-    for (std::size_t i = 0; i < k; ++i) c.push_back(loop[i * loop.size() / k]);
+    if (k > loop_.size())
+      throw PackError(s(k) + " corners, but the boundary has only " + s(loop_.size()) + " vertices");
+    c.reserve(k);
+    for (std::size_t i = 0; i < k; ++i) c.push_back(loop_[i * loop_.size() / k]);
     return c;
-  };
-  auto corner_angle = [&](std::size_t k) {
-    const double a = bc.corner_angle > 0 ? bc.corner_angle : kPi - 2 * kPi / static_cast<double>(k);
+  }
+
+  /// The corner angle for k corners, checked against Gauss–Bonnet.
+  double corner_angle(std::size_t k) const {
+    const double a = bc_.corner_angle > 0 ? bc_.corner_angle : kPi - 2 * kPi / static_cast<double>(k);
     if (!(a > 0 && a < kPi)) throw PackError("corner angle " + std::to_string(a) + " rad is outside (0, π)");
     const double turning = static_cast<double>(k) * (kPi - a);
     if (std::abs(turning - 2 * kPi) > 1e-9)
-      throw PackError("boundary targets contradict Gauss–Bonnet: Σ(π − A_v) over the " + s(loop.size()) +
+      throw PackError("boundary targets contradict Gauss–Bonnet: Σ(π − A_v) over the " + s(loop_.size()) +
                       " boundary vertices is " + std::to_string(turning) + " (" + s(k) + " corners of " +
                       std::to_string(a * 180 / kPi) +
                       "°, sides 180°); a Euclidean disk needs 2π = " + std::to_string(2 * kPi));
     return a;
-  };
+  }
 
-  switch (bc.kind) {
-    case Boundary::fixed_radii: {
-      if (!bc.radii.empty() && bc.radii.size() != loop.size())
-        throw PackError("fixed radii: " + s(bc.radii.size()) + " given for " + s(loop.size()) + " boundary vertices");
-      S.complex = std::move(base);
-      S.problem.target.assign(n, 2 * kPi);
-      S.problem.labels.resize(n);
-      for (std::size_t v = 0; v < n; ++v) S.problem.labels[v] = init(v, 1.0);
-      for (std::size_t i = 0; i < loop.size(); ++i) {
-        const double r = bc.from_initial && !initial.empty() ? initial[loop[i]]
-                         : bc.radii.empty()                  ? bc.radius
-                                                             : bc.radii[i];
-        if (!(r > 0) || !std::isfinite(r))
-          throw PackError("fixed radius of boundary vertex " + s(loop[i]) + " is " + std::to_string(r) +
-                          "; must be finite and > 0");
-        S.problem.target[loop[i]] = nan;
-        S.problem.labels[loop[i]] = r;
-      }
-      bool interior = false;
-      for (std::size_t v = 0; v < n; ++v) interior = interior || !S.complex.boundary[v];
-      if (!interior) throw PackError("fixed boundary radii: the triangulation has no interior vertex to solve for");
-      break;
+  void euclidean_base() {
+    S_.complex = std::move(base_);
+    S_.problem.target.assign(n_, 2 * kPi);
+    S_.problem.labels.resize(n_);
+    for (std::size_t v = 0; v < n_; ++v) S_.problem.labels[v] = init(v, 1.0);
+  }
+
+  void fixed_radii() {
+    if (!bc_.radii.empty() && bc_.radii.size() != loop_.size())
+      throw PackError("fixed radii: " + s(bc_.radii.size()) + " given for " + s(loop_.size()) + " boundary vertices");
+    euclidean_base();
+    for (std::size_t i = 0; i < loop_.size(); ++i) {
+      const double r = bc_.from_initial && !initial_.empty() ? initial_[loop_[i]]
+                       : bc_.radii.empty()                   ? bc_.radius
+                                                             : bc_.radii[i];
+      if (!(r > 0) || !std::isfinite(r))
+        throw PackError("fixed radius of boundary vertex " + s(loop_[i]) + " is " + std::to_string(r) +
+                        "; must be finite and > 0");
+      S_.problem.target[loop_[i]] = kNaN;
+      S_.problem.labels[loop_[i]] = r;
     }
-    case Boundary::angle_sums: {
-      S.corners = pick_corners();
-      const double a = corner_angle(S.corners.size());
-      S.complex = std::move(base);
-      S.problem.target.assign(n, 2 * kPi);
-      S.problem.labels.resize(n);
-      for (std::size_t v = 0; v < n; ++v) S.problem.labels[v] = init(v, 1.0);
-      for (Index v : loop) S.problem.target[v] = kPi;
-      for (Index v : S.corners) S.problem.target[v] = a;
-      for (Index v : loop)
-        if (S.problem.target[v] >= static_cast<double>(S.complex.petals(v)) * kPi)
-          throw PackError("boundary vertex " + s(v) + " has " + s(S.complex.petals(v)) + " face" +
-                          (S.complex.petals(v) == 1 ? "" : "s") + ": its angle sum cannot reach the target " +
-                          std::to_string(S.problem.target[v]) + " rad (each face's angle is below π)");
-      break;
+    if (loop_.size() == n_)
+      throw PackError("fixed boundary radii: the triangulation has no interior vertex to solve for");
+  }
+
+  void angle_sums() {
+    S_.corners = pick_corners();
+    const double a = corner_angle(S_.corners.size());
+    euclidean_base();
+    for (Index v : loop_) S_.problem.target[v] = kPi;
+    for (Index v : S_.corners) S_.problem.target[v] = a;
+    for (Index v : loop_)
+      if (S_.problem.target[v] >= static_cast<double>(S_.complex.petals(v)) * kPi)
+        throw PackError("boundary vertex " + s(v) + " has " + s(S_.complex.petals(v)) + " face" +
+                        (S_.complex.petals(v) == 1 ? "" : "s") + ": its angle sum cannot reach the target " +
+                        std::to_string(S_.problem.target[v]) + " rad (each face's angle is below π)");
+  }
+
+  /// One ideal vertex (line) per side, side i from corner i to corner i+1 along the loop, line
+  /// n + i; faces (y, x, line) on its boundary edges x→y, and (corner, previous line, line).
+  void lines() {
+    S_.corners = pick_corners();
+    const double a = corner_angle(S_.corners.size());
+    const std::size_t k = S_.corners.size();
+    std::vector<std::size_t> pos(n_, SIZE_MAX);
+    for (std::size_t i = 0; i < loop_.size(); ++i) pos[loop_[i]] = i;
+    std::sort(S_.corners.begin(), S_.corners.end(), [&](Index x, Index y) { return pos[x] < pos[y]; });
+    std::vector<Face> all = faces_;
+    std::vector<std::uint8_t> ideal(n_ + k, 0);
+    std::vector<IdealCorner> ic;
+    for (std::size_t i = 0; i < k; ++i) {
+      ideal[n_ + i] = 1;
+      const auto line = static_cast<Index>(n_ + i);
+      const std::size_t from = pos[S_.corners[i]],
+                        to = i + 1 < k ? pos[S_.corners[i + 1]] : pos[S_.corners[0]] + loop_.size();
+      for (std::size_t p = from; p < to; ++p)
+        all.push_back({loop_[(p + 1) % loop_.size()], loop_[p % loop_.size()], line});
+      const auto prev = static_cast<Index>(n_ + (i + k - 1) % k);
+      all.push_back({S_.corners[i], prev, line});
+      ic.push_back({prev, line, a});
     }
-    case Boundary::lines: {
-      S.corners = pick_corners();
-      const double a = corner_angle(S.corners.size());
-      const std::size_t k = S.corners.size();
-      std::vector<Face> all = faces;
-      std::vector<std::uint8_t> ideal(n + k, 0);
-      for (std::size_t i = 0; i < k; ++i) ideal[n + i] = 1;
-      // side i runs from corner i to corner i+1 along the loop; its line is vertex n + i
-      std::vector<std::size_t> pos(n, SIZE_MAX);
-      for (std::size_t i = 0; i < loop.size(); ++i) pos[loop[i]] = i;
-      std::vector<std::size_t> cpos;
-      for (Index c : S.corners) cpos.push_back(pos[c]);
-      if (!std::is_sorted(cpos.begin(), cpos.end())) {
-        std::vector<std::size_t> order(k);
-        for (std::size_t i = 0; i < k; ++i) order[i] = i;
-        std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return cpos[x] < cpos[y]; });
-        std::vector<Index> c2;
-        for (std::size_t i : order) c2.push_back(S.corners[i]);
-        S.corners = c2;
-        std::sort(cpos.begin(), cpos.end());
-      }
-      std::vector<IdealCorner> ic;
-      for (std::size_t i = 0; i < k; ++i) {
-        const Index line = static_cast<Index>(n + i);
-        const std::size_t from = cpos[i], to = i + 1 < k ? cpos[i + 1] : cpos[0] + loop.size();
-        for (std::size_t p = from; p < to; ++p) {
-          const Index x = loop[p % loop.size()], y = loop[(p + 1) % loop.size()];
-          all.push_back({y, x, line});
-        }
-        const Index prev = static_cast<Index>(n + (i + k - 1) % k);
-        all.push_back({S.corners[i], prev, line});
-        ic.push_back({prev, line, a});
-      }
-      S.complex = build_complex(n + k, all, ideal, ic);
-      S.problem.target.assign(n + k, 2 * kPi);
-      S.problem.labels.assign(n + k, std::numeric_limits<double>::infinity());
-      for (std::size_t v = 0; v < n; ++v) S.problem.labels[v] = init(v, 1.0);
-      for (std::size_t i = 0; i < k; ++i) S.problem.target[n + i] = nan;
-      break;
-    }
-    case Boundary::maximal: {
-      std::vector<std::uint8_t> ideal(n, 0);
-      for (Index v : loop) ideal[v] = 1;
-      if (loop.size() == n) throw PackError("maximal packing: the triangulation has no interior vertex");
-      for (std::size_t f = 0; f < faces.size(); ++f)
-        if (ideal[faces[f][0]] && ideal[faces[f][1]] && ideal[faces[f][2]])
-          throw PackError("maximal packing: " + face_text(f, faces[f]) +
-                          " has all three vertices on the boundary (an ear): three horocycles have no interior circle "
-                          "to be placed from; use boundary fixed_radii or angle_sums");
-      S.complex = build_complex(n, faces, ideal, {}, Geometry::hyperbolic);
-      S.problem.geometry = Geometry::hyperbolic;
-      S.problem.target.assign(n, 2 * kPi);
-      S.problem.labels.resize(n);
-      for (std::size_t v = 0; v < n; ++v) {
-        S.problem.labels[v] = ideal[v] ? 0.0 : init(v, 0.5);
-        if (ideal[v]) S.problem.target[v] = nan;
-        if (!ideal[v] && !(S.problem.labels[v] > 0 && S.problem.labels[v] < 1))
-          throw PackError("initial s-radius of vertex " + s(v) + " must be in (0, 1)");
-      }
-      break;
+    S_.complex = build_complex(n_ + k, all, ideal, ic);
+    S_.problem.target.assign(n_ + k, 2 * kPi);
+    S_.problem.labels.assign(n_ + k, std::numeric_limits<double>::infinity());
+    for (std::size_t v = 0; v < n_; ++v) S_.problem.labels[v] = init(v, 1.0);
+    for (std::size_t i = 0; i < k; ++i) S_.problem.target[n_ + i] = kNaN;
+  }
+
+  void maximal() {
+    std::vector<std::uint8_t> ideal(n_, 0);
+    for (Index v : loop_) ideal[v] = 1;
+    if (loop_.size() == n_) throw PackError("maximal packing: the triangulation has no interior vertex");
+    for (std::size_t f = 0; f < faces_.size(); ++f)
+      if (ideal[faces_[f][0]] && ideal[faces_[f][1]] && ideal[faces_[f][2]])
+        throw PackError("maximal packing: " + face_text(f, faces_[f]) +
+                        " has all three vertices on the boundary (an ear): three horocycles have no interior circle "
+                        "to be placed from; use boundary fixed_radii or angle_sums");
+    S_.complex = build_complex(n_, faces_, ideal, {}, Geometry::hyperbolic);
+    S_.problem.geometry = Geometry::hyperbolic;
+    S_.problem.target.assign(n_, 2 * kPi);
+    S_.problem.labels.resize(n_);
+    for (std::size_t v = 0; v < n_; ++v) {
+      S_.problem.labels[v] = ideal[v] ? 0.0 : init(v, 0.5);
+      if (ideal[v]) S_.problem.target[v] = kNaN;
+      if (!ideal[v] && !(S_.problem.labels[v] > 0 && S_.problem.labels[v] < 1))
+        throw PackError("initial s-radius of vertex " + s(v) + " must be in (0, 1)");
     }
   }
-  S.problem.mesh_vertices = n;
-  for (std::size_t v = 0; v < S.problem.labels.size(); ++v)
-    if (S.problem.geometry == Geometry::euclidean && !S.complex.ideal[v] &&
-        !(S.problem.labels[v] > 0 && std::isfinite(S.problem.labels[v])))
-      throw PackError("radius of vertex " + s(v) + " is " + std::to_string(S.problem.labels[v]) +
-                      "; must be finite and > 0");
-  return S;
+
+  std::size_t n_;
+  const std::vector<Face>& faces_;
+  const BoundarySpec& bc_;
+  const std::vector<double>& initial_;
+  Complex base_;
+  std::vector<Index> loop_;
+  PackSetup S_;
+};
+
+}  // namespace
+
+PackSetup setup_problem(std::size_t n, const std::vector<Face>& faces, const BoundarySpec& bc,
+                        const std::vector<double>& initial) {
+  return ProblemBuilder(n, faces, bc, initial).build();
 }
 
 }  // namespace gemflow::circlepack

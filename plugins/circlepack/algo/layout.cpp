@@ -45,247 +45,276 @@ void circle_through(C a, C b, C c, C& centre, double& radius) {
   radius = std::abs(a - centre);
 }
 
-}  // namespace
+/// layout()'s stages, sharing the result and the placed flags.
+class Layouter {
+ public:
+  Layouter(const Complex& K, Geometry g, const std::vector<double>& labels, const LayoutOptions& o)
+      : K_(K), g_(g), lab_(labels), o_(o), placed_(K.n, 0) {
+    if (labels.size() != K.n)
+      throw PackError("layout: " + std::to_string(labels.size()) + " labels for " + std::to_string(K.n) + " vertices");
+    L_.centres.assign(K.n, {kNaN, kNaN});
+    L_.radii.assign(K.n, std::numeric_limits<double>::infinity());
+  }
 
-Layout layout(const Complex& K, Geometry g, const std::vector<double>& labels, const LayoutOptions& o) {
-  if (labels.size() != K.n)
-    throw PackError("layout: " + std::to_string(labels.size()) + " labels for " + std::to_string(K.n) + " vertices");
-  Layout L;
-  L.centres.assign(K.n, {kNaN, kNaN});
-  L.radii.assign(K.n, std::numeric_limits<double>::infinity());
-  // seed face
-  std::size_t seed = 0;
-  if (o.seed_face >= 0) {
-    seed = static_cast<std::size_t>(o.seed_face);
-    if (seed >= K.faces.size())
-      throw PackError("seed face " + std::to_string(seed) + " is out of range (" + std::to_string(K.faces.size()) +
-                      " faces)");
-  } else {
-    const Index a = deepest(K);
-    bool found = false;
-    for (std::size_t f = 0; f < K.faces.size() && !found; ++f) {
-      const auto& t = K.faces[f];
-      if ((t[0] == a || t[1] == a || t[2] == a) && !K.ideal[t[0]] && !K.ideal[t[1]] && !K.ideal[t[2]])
-        seed = f, found = true;
+  Layout run() {
+    const Face sf = seed_face();
+    if (g_ == Geometry::euclidean) place_euclidean(sf);
+    else place_hyperbolic(sf);
+    for (std::size_t v = 0; v < K_.n; ++v)
+      if (!placed_[v] && !(g_ == Geometry::euclidean && K_.ideal[v]))
+        throw PackError("layout: vertex " + std::to_string(v) + " cannot be reached through faces of finite circles");
+    if (g_ == Geometry::euclidean) fit_lines();
+    normalise();
+    measure();
+    return std::move(L_);
+  }
+
+ private:
+  [[nodiscard]] C centre(Index v) const { return {L_.centres[v][0], L_.centres[v][1]}; }
+
+  /// The seed face, rotated so that its first vertex is the deepest (auto) or not a horocycle.
+  Face seed_face() {
+    std::size_t seed = 0;
+    if (o_.seed_face >= 0) {
+      seed = static_cast<std::size_t>(o_.seed_face);
+      if (seed >= K_.faces.size())
+        throw PackError("seed face " + std::to_string(seed) + " is out of range (" + std::to_string(K_.faces.size()) +
+                        " faces)");
+    } else {
+      const Index a = deepest(K_);
+      bool found = false;
+      for (std::size_t f = 0; f < K_.faces.size() && !found; ++f) {
+        const auto& t = K_.faces[f];
+        if ((t[0] == a || t[1] == a || t[2] == a) && !K_.ideal[t[0]] && !K_.ideal[t[1]] && !K_.ideal[t[2]])
+          seed = f, found = true;
+      }
+      if (!found)
+        throw PackError("layout: vertex " + std::to_string(a) + " has no face of finite circles to start from");
     }
-    if (!found) throw PackError("layout: vertex " + std::to_string(a) + " has no face of finite circles to start from");
+    Face sf = K_.faces[seed];
+    if (o_.seed_face < 0) {  // the deepest vertex first: at the origin
+      const Index a = deepest(K_);
+      for (int k = 0; k < 3 && sf[0] != a; ++k) sf = {sf[1], sf[2], sf[0]};
+    }
+    if (g_ == Geometry::hyperbolic) {  // the first vertex must not be a horocycle
+      for (int k = 0; k < 3 && K_.ideal[sf[0]]; ++k) sf = {sf[1], sf[2], sf[0]};
+    } else if (K_.ideal[sf[0]] || K_.ideal[sf[1]] || K_.ideal[sf[2]]) {
+      throw PackError("seed face " + std::to_string(seed) + " has an ideal vertex (a line)");
+    }
+    L_.seed_face = seed;
+    return sf;
   }
-  Face sf = K.faces[seed];
-  if (o.seed_face < 0) {  // the deepest vertex first: at the origin
-    const Index a = deepest(K);
-    for (int k = 0; k < 3 && sf[0] != a; ++k) sf = {sf[1], sf[2], sf[0]};
-  }
-  if (g == Geometry::hyperbolic) {  // rotate so the first vertex is not a horocycle
-    for (int k = 0; k < 3 && K.ideal[sf[0]]; ++k) sf = {sf[1], sf[2], sf[0]};
-  } else if (K.ideal[sf[0]] || K.ideal[sf[1]] || K.ideal[sf[2]]) {
-    throw PackError("seed face " + std::to_string(seed) + " has an ideal vertex (a line)");
-  }
-  L.seed_face = seed;
 
-  std::vector<std::uint8_t> placed(K.n, 0);
-  std::queue<Index> q;
-  std::size_t placed_count = 0;
+  /// Breadth first: for each placed pivot u, around its flower (forward, then backward), the
+  /// neighbour after (w, left of u→v) or before (v, right of u→w) a placed one; `place(u, known,
+  /// unknown, sign)` places it.
+  template <class Place>
+  void sweep(std::queue<Index>& q, const Place& place) {
+    while (!q.empty()) {
+      const Index u = q.front();
+      q.pop();
+      const std::uint32_t off = K_.offset[u], k = K_.degree(u), p = K_.petals(u);
+      for (int pass = 0; pass < 2; ++pass)
+        for (std::uint32_t jj = 0; jj < p; ++jj) {
+          const std::uint32_t j = pass == 0 ? jj : p - 1 - jj;
+          const Index v = K_.flower[off + j], w = K_.flower[off + (j + 1) % k];
+          if (placed_[v] && !placed_[w]) place(u, v, w, +1.0);
+          else if (placed_[w] && !placed_[v]) place(u, w, v, -1.0);
+        }
+    }
+  }
 
-  if (g == Geometry::euclidean) {
+  void place_euclidean(const Face& sf) {
+    std::queue<Index> q;
     auto put = [&](Index v, C c) {
-      L.centres[v] = {c.real(), c.imag()};
-      L.radii[v] = labels[v];
-      placed[v] = 1;
-      ++placed_count;
+      L_.centres[v] = {c.real(), c.imag()};
+      L_.radii[v] = lab_[v];
+      placed_[v] = 1;
       q.push(v);
     };
     const Index a = sf[0], b = sf[1], c = sf[2];
     put(a, C(0, 0));
-    put(b, C(labels[a] + labels[b], 0));
-    const double al = detail::face_angle(g, labels[a], labels[b], labels[c]);
-    put(c, std::polar(labels[a] + labels[c], al));
-    while (!q.empty()) {
-      const Index u = q.front();
-      q.pop();
-      const std::uint32_t off = K.offset[u], k = K.degree(u), p = K.petals(u);
-      const C cu(L.centres[u][0], L.centres[u][1]);
-      for (int pass = 0; pass < 2; ++pass)  // forward, then backward around the flower
-        for (std::uint32_t jj = 0; jj < p; ++jj) {
-          const std::uint32_t j = pass == 0 ? jj : p - 1 - jj;
-          const Index v = K.flower[off + j], w = K.flower[off + (j + 1) % k];
-          if (K.ideal[v] || K.ideal[w]) continue;
-          if (placed[v] && !placed[w]) {  // w to the left of u→v
-            const C cv(L.centres[v][0], L.centres[v][1]);
-            const double al2 = detail::face_angle(g, labels[u], labels[v], labels[w]);
-            put(w, cu + (labels[u] + labels[w]) * (cv - cu) / std::abs(cv - cu) * std::polar(1.0, al2));
-          } else if (placed[w] && !placed[v]) {  // v to the right of u→w
-            const C cw(L.centres[w][0], L.centres[w][1]);
-            const double al2 = detail::face_angle(g, labels[u], labels[v], labels[w]);
-            put(v, cu + (labels[u] + labels[v]) * (cw - cu) / std::abs(cw - cu) * std::polar(1.0, -al2));
-          }
-        }
-    }
-  } else {
-    // hyperbolic: interior circles by hyperbolic centre z and radius h; horocycles by their
-    // Euclidean circle and tangency point p on the unit circle
-    std::vector<C> z(K.n, C(kNaN, kNaN));
-    std::vector<double> h(K.n, std::numeric_limits<double>::infinity());
-    for (std::size_t v = 0; v < K.n; ++v)
-      if (!K.ideal[v]) h[v] = -std::log(labels[v]);
-    std::vector<C> tangency(K.n, C(kNaN, kNaN));
-    auto to_frame = [](C a, C x) { return (x - a) / (1.0 - std::conj(a) * x); };
-    auto from_frame = [](C a, C x) { return (x + a) / (1.0 + std::conj(a) * x); };
-    auto euclid_of = [&](Index v) {  // Euclidean circle of interior v from z, h
-      const double d = 2 * std::atanh(std::min(std::abs(z[v]), 1 - 1e-16));
-      const C dir = std::abs(z[v]) > 0 ? z[v] / std::abs(z[v]) : C(1, 0);
-      const double lo = std::tanh((d - h[v]) / 2), hi = std::tanh((d + h[v]) / 2);
-      const C c = dir * ((lo + hi) / 2);
-      L.centres[v] = {c.real(), c.imag()};
-      L.radii[v] = (hi - lo) / 2;
-    };
-    // place w at direction phi in the frame of interior pivot u
-    auto place = [&](Index u, Index w, double phi) {
-      if (!K.ideal[w]) {
-        z[w] = from_frame(z[u], std::polar(std::tanh((h[u] + h[w]) / 2), phi));
-        euclid_of(w);
-      } else {
-        const double rho = std::tanh(h[u] / 2);
-        const C cc = std::polar((1 + rho) / 2, phi);
-        const double rr = (1 - rho) / 2;
-        C centre;
-        double radius;
-        circle_through(from_frame(z[u], cc + rr), from_frame(z[u], cc + rr * std::polar(1.0, 2.0943951023931957)),
-                       from_frame(z[u], cc + rr * std::polar(1.0, 4.1887902047863905)), centre, radius);
-        L.centres[w] = {centre.real(), centre.imag()};
-        L.radii[w] = radius;
-        tangency[w] = from_frame(z[u], std::polar(1.0, phi));
-      }
-      placed[w] = 1;
-      ++placed_count;
-      if (!K.ideal[w]) q.push(w);
-    };
-    auto direction = [&](Index u, Index v) {  // of v seen from interior u, in u's frame
-      return std::arg(to_frame(z[u], K.ideal[v] ? tangency[v] : z[v]));
-    };
-    const Index a = sf[0], b = sf[1], c = sf[2];
-    z[a] = C(0, 0);
-    euclid_of(a);
-    placed[a] = 1;
-    ++placed_count;
-    q.push(a);
-    place(a, b, 0.0);
-    place(a, c, detail::face_angle(g, labels[a], labels[b], labels[c]));
-    while (!q.empty()) {
-      const Index u = q.front();
-      q.pop();
-      const std::uint32_t off = K.offset[u], k = K.degree(u), p = K.petals(u);
-      for (int pass = 0; pass < 2; ++pass)
-        for (std::uint32_t jj = 0; jj < p; ++jj) {
-          const std::uint32_t j = pass == 0 ? jj : p - 1 - jj;
-          const Index v = K.flower[off + j], w = K.flower[off + (j + 1) % k];
-          if (placed[v] && !placed[w])
-            place(u, w, direction(u, v) + detail::face_angle(g, labels[u], labels[v], labels[w]));
-          else if (placed[w] && !placed[v])
-            place(u, v, direction(u, w) - detail::face_angle(g, labels[u], labels[v], labels[w]));
-        }
-    }
+    put(b, C(lab_[a] + lab_[b], 0));
+    put(c, std::polar(lab_[a] + lab_[c], detail::face_angle(g_, lab_[a], lab_[b], lab_[c])));
+    sweep(q, [&](Index u, Index known, Index fresh, double sign) {
+      if (K_.ideal[known] || K_.ideal[fresh]) return;
+      const C cu = centre(u), ck = centre(known);
+      const double al = detail::face_angle(g_, lab_[u], lab_[known], lab_[fresh]);
+      put(fresh, cu + (lab_[u] + lab_[fresh]) * (ck - cu) / std::abs(ck - cu) * std::polar(1.0, sign * al));
+    });
   }
-  for (std::size_t v = 0; v < K.n; ++v)
-    if (!placed[v] && !(g == Geometry::euclidean && K.ideal[v]))
-      throw PackError("layout: vertex " + std::to_string(v) + " cannot be reached through faces of finite circles");
 
-  // lines (Euclidean ideal vertices): the common tangent of the first and last finite neighbours
-  double cx = 0, cy = 0;
-  std::size_t nf = 0;
-  for (std::size_t v = 0; v < K.n; ++v)
-    if (!K.ideal[v]) cx += L.centres[v][0], cy += L.centres[v][1], ++nf;
-  cx /= static_cast<double>(std::max<std::size_t>(nf, 1));
-  cy /= static_cast<double>(std::max<std::size_t>(nf, 1));
-  std::vector<std::int64_t> line_of(K.n, -1);
-  if (g == Geometry::euclidean)
-    for (std::size_t v = 0; v < K.n; ++v) {
-      if (!K.ideal[v]) continue;
+  /// Euclidean circle of interior v from its hyperbolic centre z and radius h.
+  void euclid_of(Index v) {
+    const double d = 2 * std::atanh(std::min(std::abs(z_[v]), 1 - 1e-16));
+    const C dir = std::abs(z_[v]) > 0 ? z_[v] / std::abs(z_[v]) : C(1, 0);
+    const double lo = std::tanh((d - h_[v]) / 2), hi = std::tanh((d + h_[v]) / 2);
+    const C c = dir * ((lo + hi) / 2);
+    L_.centres[v] = {c.real(), c.imag()};
+    L_.radii[v] = (hi - lo) / 2;
+  }
+
+  static C to_frame(C a, C x) { return (x - a) / (1.0 - std::conj(a) * x); }
+  static C from_frame(C a, C x) { return (x + a) / (1.0 + std::conj(a) * x); }
+
+  /// Places w at direction phi in the frame of the interior pivot u (u's hyperbolic centre at 0).
+  void place_hyperbolic_at(Index u, Index w, double phi, std::queue<Index>& q) {
+    if (!K_.ideal[w]) {
+      z_[w] = from_frame(z_[u], std::polar(std::tanh((h_[u] + h_[w]) / 2), phi));
+      euclid_of(w);
+      q.push(w);
+    } else {  // a horocycle tangent to u's circle, of Euclidean radius ρ in u's frame
+      const double rho = std::tanh(h_[u] / 2);
+      const C cc = std::polar((1 + rho) / 2, phi);
+      const double rr = (1 - rho) / 2;
+      C c;
+      double radius = 0;
+      circle_through(from_frame(z_[u], cc + rr), from_frame(z_[u], cc + rr * std::polar(1.0, 2.0943951023931957)),
+                     from_frame(z_[u], cc + rr * std::polar(1.0, 4.1887902047863905)), c, radius);
+      L_.centres[w] = {c.real(), c.imag()};
+      L_.radii[w] = radius;
+      tangency_[w] = from_frame(z_[u], std::polar(1.0, phi));
+    }
+    placed_[w] = 1;
+  }
+
+  void place_hyperbolic(const Face& sf) {
+    z_.assign(K_.n, C(kNaN, kNaN));
+    tangency_.assign(K_.n, C(kNaN, kNaN));
+    h_.assign(K_.n, std::numeric_limits<double>::infinity());
+    for (std::size_t v = 0; v < K_.n; ++v)
+      if (!K_.ideal[v]) h_[v] = -std::log(lab_[v]);
+    std::queue<Index> q;
+    const Index a = sf[0], b = sf[1], c = sf[2];
+    z_[a] = C(0, 0);
+    euclid_of(a);
+    placed_[a] = 1;
+    q.push(a);
+    place_hyperbolic_at(a, b, 0.0, q);
+    place_hyperbolic_at(a, c, detail::face_angle(g_, lab_[a], lab_[b], lab_[c]), q);
+    sweep(q, [&](Index u, Index known, Index fresh, double sign) {
+      const double dir = std::arg(to_frame(z_[u], K_.ideal[known] ? tangency_[known] : z_[known]));
+      // the face angle at u between known and fresh (in the flower's order: v before w)
+      const double al = detail::face_angle(g_, lab_[u], lab_[known], lab_[fresh]);
+      place_hyperbolic_at(u, fresh, dir + sign * al, q);
+    });
+  }
+
+  /// Lines (Euclidean ideal vertices): the common tangent of the first and last finite neighbours,
+  /// on the side away from the circles' centroid.
+  void fit_lines() {
+    double cx = 0, cy = 0;
+    std::size_t nf = 0;
+    for (std::size_t v = 0; v < K_.n; ++v)
+      if (!K_.ideal[v]) cx += L_.centres[v][0], cy += L_.centres[v][1], ++nf;
+    const C mid(cx / static_cast<double>(std::max<std::size_t>(nf, 1)),
+                cy / static_cast<double>(std::max<std::size_t>(nf, 1)));
+    line_of_.assign(K_.n, -1);
+    for (std::size_t v = 0; v < K_.n; ++v) {
+      if (!K_.ideal[v]) continue;
       Index first = 0, last = 0;
       bool any = false;
-      for (std::uint32_t j = K.offset[v]; j < K.offset[v + 1]; ++j) {
-        const Index w = K.flower[j];
-        if (K.ideal[w]) continue;
+      for (std::uint32_t j = K_.offset[v]; j < K_.offset[v + 1]; ++j) {
+        const Index w = K_.flower[j];
+        if (K_.ideal[w]) continue;
         if (!any) first = w, any = true;
         last = w;
       }
       if (!any || first == last) continue;
-      const C c1(L.centres[first][0], L.centres[first][1]), c2(L.centres[last][0], L.centres[last][1]);
-      const double r1 = labels[first], r2 = labels[last];
-      const double D = std::abs(c2 - c1);
+      const C c1 = centre(first), c2 = centre(last);
+      const double r1 = lab_[first], r2 = lab_[last], D = std::abs(c2 - c1);
       const C u = (c2 - c1) / D, perp = u * C(0, 1);
       const double cphi = std::clamp((r1 - r2) / D, -1.0, 1.0), sphi = std::sqrt(1 - cphi * cphi);
       C n = cphi * u + sphi * perp;
       double d = n.real() * c1.real() + n.imag() * c1.imag() + r1;
-      if (n.real() * cx + n.imag() * cy > d) {
+      if (n.real() * mid.real() + n.imag() * mid.imag() > d) {
         n = cphi * u - sphi * perp;
         d = n.real() * c1.real() + n.imag() * c1.imag() + r1;
       }
-      line_of[v] = static_cast<std::int64_t>(L.lines.size());
-      L.lines.push_back({n.real(), n.imag(), d});
+      line_of_[v] = static_cast<std::int64_t>(L_.lines.size());
+      L_.lines.push_back({n.real(), n.imag(), d});
     }
+  }
 
-  // normalisation
-  auto transform = [&](C shift, C mul) {  // x ↦ (x + shift)·mul
-    for (std::size_t v = 0; v < K.n; ++v) {
-      if (K.ideal[v] && g == Geometry::euclidean) continue;
-      const C c = (C(L.centres[v][0], L.centres[v][1]) + shift) * mul;
-      L.centres[v] = {c.real(), c.imag()};
-      L.radii[v] *= std::abs(mul);
+  /// x ↦ (x + shift)·mul on the circles and the lines.
+  void transform(C shift, C mul) {
+    for (std::size_t v = 0; v < K_.n; ++v) {
+      if (K_.ideal[v] && g_ == Geometry::euclidean) continue;
+      const C c = (centre(static_cast<Index>(v)) + shift) * mul;
+      L_.centres[v] = {c.real(), c.imag()};
+      L_.radii[v] *= std::abs(mul);
     }
-    for (auto& ln : L.lines) {
-      // a·x + b·y = c under x' = (x + s)·m: normal rotates by arg m, offset scales by |m|
+    for (auto& ln : L_.lines) {  // the normal rotates by arg mul, the offset scales by |mul|
       const C nrm = C(ln[0], ln[1]) * (mul / std::abs(mul));
       const double c0 = ln[2] + ln[0] * shift.real() + ln[1] * shift.imag();
       ln = {nrm.real(), nrm.imag(), c0 * std::abs(mul)};
     }
-  };
-  if (o.normalisation == Normalisation::unit_disk && g == Geometry::euclidean) {
-    double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
-    for (std::size_t v = 0; v < K.n; ++v) {
-      if (K.ideal[v]) continue;
-      x0 = std::min(x0, L.centres[v][0] - L.radii[v]);
-      x1 = std::max(x1, L.centres[v][0] + L.radii[v]);
-      y0 = std::min(y0, L.centres[v][1] - L.radii[v]);
-      y1 = std::max(y1, L.centres[v][1] + L.radii[v]);
-    }
-    const C mid((x0 + x1) / 2, (y0 + y1) / 2);
-    double reach = 0;
-    for (std::size_t v = 0; v < K.n; ++v)
-      if (!K.ideal[v]) reach = std::max(reach, std::abs(C(L.centres[v][0], L.centres[v][1]) - mid) + L.radii[v]);
-    transform(-mid, C(1 / reach, 0));
-  } else if (o.normalisation == Normalisation::polygon) {
-    if (L.lines.size() < 3) throw PackError("normalisation polygon needs a packing with lines (boundary: lines)");
-    auto meet = [](const std::array<double, 3>& l1, const std::array<double, 3>& l2) {
-      const double det = l1[0] * l2[1] - l1[1] * l2[0];
-      return C((l1[2] * l2[1] - l1[1] * l2[2]) / det, (l1[0] * l2[2] - l1[2] * l2[0]) / det);
-    };
-    const std::size_t k = L.lines.size();
-    const C left = meet(L.lines[0], L.lines[1 % k]), right = meet(L.lines[1 % k], L.lines[2 % k]);
-    // map left → −½, right → ½
-    const C mul = C(1, 0) / (right - left);
-    transform(-(left + right) / 2.0, mul);
   }
 
-  // closing error and line error
-  for (std::size_t v = 0; v < K.n; ++v) {
-    if (K.ideal[v]) continue;
-    for (std::uint32_t j = K.offset[v]; j < K.offset[v + 1]; ++j) {
-      const Index w = K.flower[j];
-      if (w <= v && !K.ideal[w]) continue;
-      if (K.ideal[w]) {
-        if (g != Geometry::euclidean || line_of[w] < 0) continue;
-        const auto& ln = L.lines[static_cast<std::size_t>(line_of[w])];
-        const double dist = ln[2] - (ln[0] * L.centres[v][0] + ln[1] * L.centres[v][1]);
-        L.line_error = std::max(L.line_error, std::abs(dist - L.radii[v]) / L.radii[v]);
-        continue;
+  void normalise() {
+    if (o_.normalisation == Normalisation::unit_disk && g_ == Geometry::euclidean) {
+      double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+      for (std::size_t v = 0; v < K_.n; ++v) {
+        if (K_.ideal[v]) continue;
+        x0 = std::min(x0, L_.centres[v][0] - L_.radii[v]);
+        x1 = std::max(x1, L_.centres[v][0] + L_.radii[v]);
+        y0 = std::min(y0, L_.centres[v][1] - L_.radii[v]);
+        y1 = std::max(y1, L_.centres[v][1] + L_.radii[v]);
       }
-      const double d = std::hypot(L.centres[v][0] - L.centres[w][0], L.centres[v][1] - L.centres[w][1]);
-      const double sum = L.radii[v] + L.radii[w];
-      const double e = std::abs(d - sum) / sum;
-      if (!(e <= L.closing_error)) L.closing_error = e;
+      const C mid((x0 + x1) / 2, (y0 + y1) / 2);
+      double reach = 0;
+      for (std::size_t v = 0; v < K_.n; ++v)
+        if (!K_.ideal[v]) reach = std::max(reach, std::abs(centre(static_cast<Index>(v)) - mid) + L_.radii[v]);
+      transform(-mid, C(1 / reach, 0));
+    } else if (o_.normalisation == Normalisation::polygon) {
+      if (L_.lines.size() < 3) throw PackError("normalisation polygon needs a packing with lines (boundary: lines)");
+      auto meet = [](const std::array<double, 3>& l1, const std::array<double, 3>& l2) {
+        const double det = l1[0] * l2[1] - l1[1] * l2[0];
+        return C((l1[2] * l2[1] - l1[1] * l2[2]) / det, (l1[0] * l2[2] - l1[2] * l2[0]) / det);
+      };
+      const std::size_t k = L_.lines.size();
+      const C left = meet(L_.lines[0], L_.lines[1 % k]), right = meet(L_.lines[1 % k], L_.lines[2 % k]);
+      transform(-(left + right) / 2.0, C(1, 0) / (right - left));  // left → −½, right → ½
     }
   }
-  return L;
+
+  /// closing_error over edges of finite circles; line_error over circles tangent to a line.
+  void measure() {
+    for (std::size_t v = 0; v < K_.n; ++v) {
+      if (K_.ideal[v]) continue;
+      for (std::uint32_t j = K_.offset[v]; j < K_.offset[v + 1]; ++j) {
+        const Index w = K_.flower[j];
+        if (K_.ideal[w]) {
+          if (g_ != Geometry::euclidean || line_of_[w] < 0) continue;
+          const auto& ln = L_.lines[static_cast<std::size_t>(line_of_[w])];
+          const double dist = ln[2] - (ln[0] * L_.centres[v][0] + ln[1] * L_.centres[v][1]);
+          L_.line_error = std::max(L_.line_error, std::abs(dist - L_.radii[v]) / L_.radii[v]);
+          continue;
+        }
+        if (w <= v) continue;
+        const double d = std::hypot(L_.centres[v][0] - L_.centres[w][0], L_.centres[v][1] - L_.centres[w][1]);
+        const double sum = L_.radii[v] + L_.radii[w];
+        const double e = std::abs(d - sum) / sum;
+        if (!(e <= L_.closing_error)) L_.closing_error = e;
+      }
+    }
+  }
+
+  const Complex& K_;
+  Geometry g_;
+  const std::vector<double>& lab_;
+  const LayoutOptions& o_;
+  Layout L_;
+  std::vector<std::uint8_t> placed_;
+  std::vector<C> z_, tangency_;
+  std::vector<double> h_;
+  std::vector<std::int64_t> line_of_;
+};
+
+}  // namespace
+
+Layout layout(const Complex& K, Geometry g, const std::vector<double>& labels, const LayoutOptions& o) {
+  return Layouter(K, g, labels, o).run();
 }
 
 Distortion distortion(const std::vector<std::array<double, 3>>& xyz, const std::vector<std::array<double, 2>>& uv,

@@ -44,93 +44,8 @@ T from_y(Geometry g, double y) {
   return static_cast<T>(g == Geometry::euclidean ? std::exp(y) : std::exp(-std::exp(y)));
 }
 
-template <class T>
-PackResult run_cs(const Complex& K, const Problem& p, const PackOptions& o, bool accelerate) {
-  const auto t0 = Clock::now();
-  const Geometry g = p.geometry;
-  std::vector<T> x(p.labels.begin(), p.labels.end());
-  std::vector<Index> free;
-  std::vector<T> target;
-  for (std::size_t v = 0; v < K.n; ++v)
-    if (p.free(static_cast<Index>(v)) && !K.ideal[v])
-      free.push_back(static_cast<Index>(v)), target.push_back(static_cast<T>(p.target[v]));
-  PackResult r;
-  std::vector<double> y, y_prev, d, d_prev;
-  if (accelerate) {
-    y.resize(free.size());
-    for (std::size_t i = 0; i < free.size(); ++i) y[i] = to_y(g, x[free[i]]);
-    d.assign(free.size(), 0.0);
-  }
-  auto exact_error = [&](const std::vector<T>& lab) {
-    double e = 0;
-    for (std::size_t i = 0; i < free.size(); ++i)
-      e = std::max(e, std::abs(static_cast<double>(detail::angle_sum(K, g, lab.data(), free[i]) - target[i])));
-    return e;
-  };
-  std::size_t since_try = 0;
-  double err = exact_error(x);
-  if (o.history_every) r.history_iteration.push_back(0), r.history_error.push_back(err);
-  std::vector<T> trial;
-  while (r.iterations < o.max_iterations) {
-    if (err < o.tolerance) {
-      r.converged = true;
-      break;
-    }
-    double sweep_err = 0;
-    for (std::size_t i = 0; i < free.size(); ++i) {
-      const Index v = free[i];
-      const T th = detail::angle_sum(K, g, x.data(), v);
-      sweep_err = std::max(sweep_err, std::abs(static_cast<double>(th - target[i])));
-      x[v] = cs_update<T>(g, x[v], th, target[i], K.petals(v));
-    }
-    ++r.iterations;
-    err = sweep_err;
-    if (accelerate) {
-      y_prev.swap(y);
-      y.resize(free.size());
-      d_prev.swap(d);
-      d.resize(free.size());
-      double dd = 0, pp = 0, dp = 0;
-      for (std::size_t i = 0; i < free.size(); ++i) {
-        y[i] = to_y(g, x[free[i]]);
-        d[i] = y[i] - y_prev[i];
-        dd += d[i] * d[i];
-        pp += d_prev[i] * d_prev[i];
-        dp += d[i] * d_prev[i];
-      }
-      ++since_try;
-      if (r.iterations >= 3 && since_try >= 3 && pp > 0 && dd > 0 && dp / std::sqrt(dd * pp) > 0.99) {
-        const double lambda = std::sqrt(dd / pp);
-        if (lambda < 1) {
-          since_try = 0;
-          const double current = exact_error(x);
-          for (double f = std::min(lambda / (1 - lambda), 1000.0); f >= 0.5; f /= 4) {
-            trial = x;
-            for (std::size_t i = 0; i < free.size(); ++i) trial[free[i]] = from_y<T>(g, y[i] + f * d[i]);
-            const double e = exact_error(trial);
-            if (e < current && std::isfinite(e)) {
-              x.swap(trial);
-              for (std::size_t i = 0; i < free.size(); ++i) y[i] = to_y(g, x[free[i]]);
-              ++r.supersteps;
-              err = e;
-              break;
-            }
-          }
-        }
-      }
-    }
-    if (err < o.tolerance) err = exact_error(x);  // the sweep's figure mixes old and new radii
-    if (o.history_every && r.iterations % o.history_every == 0) {
-      r.history_iteration.push_back(r.iterations);
-      r.history_error.push_back(err);
-    }
-    if (o.monitor && !o.monitor(r.iterations, err)) {
-      r.cancelled = true;
-      break;
-    }
-    if (!std::isfinite(err)) break;
-  }
-  r.labels.assign(x.begin(), x.end());
+/// Records (iteration, error) every history_every iterations and at the end; sets the timing.
+void finish(PackResult& r, const Complex& K, const Problem& p, const PackOptions& o, Clock::time_point t0) {
   r.error = angle_error(K, p, r.labels);
   r.converged = r.error < o.tolerance;
   if (r.history_iteration.empty() || r.history_iteration.back() != r.iterations) {
@@ -138,121 +53,248 @@ PackResult run_cs(const Complex& K, const Problem& p, const PackOptions& o, bool
     r.history_error.push_back(r.error);
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  return r;
 }
 
-PackResult run_newton(const Complex& K, const Problem& p, const PackOptions& o) {
-  if (p.geometry != Geometry::euclidean)
-    throw PackError("newton solves Euclidean packings only; use cs for the maximal (hyperbolic) packing");
-  if (o.precision != Precision::fp64) throw PackError("newton runs in fp64 only; use cs for fp32");
-  const auto t0 = Clock::now();
-  std::vector<double> r = p.labels;
-  // unknowns: free, non-ideal vertices; with no finite radius fixed the scale is free, and the
-  // first unknown is pinned
-  bool scale_fixed = false;
-  for (std::size_t v = 0; v < K.n; ++v) scale_fixed = scale_fixed || (!p.free(static_cast<Index>(v)) && !K.ideal[v]);
-  std::vector<std::int64_t> idx(K.n, -1);
-  std::vector<Index> unknown, checked;
-  for (std::size_t v = 0; v < K.n; ++v) {
-    if (!p.free(static_cast<Index>(v)) || K.ideal[v]) continue;
-    checked.push_back(static_cast<Index>(v));
-    if (!scale_fixed && unknown.empty() && checked.size() == 1) continue;  // pinned
-    idx[v] = static_cast<std::int64_t>(unknown.size());
-    unknown.push_back(static_cast<Index>(v));
+/// Collins–Stephenson sweeps in precision T, with or without super-steps.
+template <class T>
+class CsRun {
+ public:
+  CsRun(const Complex& K, const Problem& p, const PackOptions& o, bool accelerate)
+      : K_(K), p_(p), o_(o), g_(p.geometry), accelerate_(accelerate), x_(p.labels.begin(), p.labels.end()) {
+    for (std::size_t v = 0; v < K.n; ++v)
+      if (p.free(static_cast<Index>(v)) && !K.ideal[v])
+        free_.push_back(static_cast<Index>(v)), target_.push_back(static_cast<T>(p.target[v]));
+    if (accelerate_) {
+      y_.resize(free_.size());
+      for (std::size_t i = 0; i < free_.size(); ++i) y_[i] = to_y(g_, x_[free_[i]]);
+      d_.assign(free_.size(), 0.0);
+    }
   }
-  const auto m = static_cast<Eigen::Index>(unknown.size());
-  PackResult res;
-  auto residual = [&](const std::vector<double>& lab, Eigen::VectorXd& g) {
-    g.resize(m);
-    for (Eigen::Index i = 0; i < m; ++i) {
-      const Index v = unknown[static_cast<std::size_t>(i)];
-      g[i] = detail::angle_sum(K, Geometry::euclidean, lab.data(), v) - p.target[v];
+
+  PackResult run() {
+    const auto t0 = Clock::now();
+    double err = exact_error(x_);
+    if (o_.history_every) r_.history_iteration.push_back(0), r_.history_error.push_back(err);
+    while (r_.iterations < o_.max_iterations && !(err < o_.tolerance)) {
+      err = sweep();
+      ++r_.iterations;
+      if (accelerate_) {
+        const double e = superstep();
+        if (std::isfinite(e)) err = e;
+      }
+      if (err < o_.tolerance) err = exact_error(x_);  // the sweep's figure mixes old and new radii
+      if (o_.history_every && r_.iterations % o_.history_every == 0) {
+        r_.history_iteration.push_back(r_.iterations);
+        r_.history_error.push_back(err);
+      }
+      if (o_.monitor && !o_.monitor(r_.iterations, err)) {
+        r_.cancelled = true;
+        break;
+      }
+      if (!std::isfinite(err)) break;
     }
-  };
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver;
-  bool analysed = false;
-  std::vector<Eigen::Triplet<double>> trip;
-  Eigen::SparseMatrix<double> L(m, m);
-  Eigen::VectorXd g, g_new, delta;
-  double err = angle_error(K, p, r);
-  if (o.history_every) res.history_iteration.push_back(0), res.history_error.push_back(err);
-  std::vector<double> trial(r.size());
-  if (m > 0) residual(r, g);
-  // the error over the unknowns and the pinned vertex (whose residual Gauss–Bonnet ties to theirs)
-  auto error_of = [&](const Eigen::VectorXd& res_g, const std::vector<double>& lab) {
-    double e = m > 0 ? res_g.cwiseAbs().maxCoeff() : 0.0;
-    for (const Index v : checked)
-      if (idx[v] < 0) e = std::max(e, std::abs(detail::angle_sum(K, Geometry::euclidean, lab.data(), v) - p.target[v]));
+    r_.labels.assign(x_.begin(), x_.end());
+    finish(r_, K_, p_, o_, t0);
+    return r_;
+  }
+
+ private:
+  double exact_error(const std::vector<T>& lab) const {
+    double e = 0;
+    for (std::size_t i = 0; i < free_.size(); ++i)
+      e = std::max(e, std::abs(static_cast<double>(detail::angle_sum(K_, g_, lab.data(), free_[i]) - target_[i])));
     return e;
-  };
-  while (res.iterations < o.max_iterations && err >= o.tolerance && m > 0) {
-    trip.clear();
-    for (const auto& f : K.faces) {
-      const int ideal = K.ideal[f[0]] + K.ideal[f[1]] + K.ideal[f[2]];
-      if (ideal >= 2) continue;
-      double rho;
-      if (ideal == 0) {
-        rho = std::sqrt(r[f[0]] * r[f[1]] * r[f[2]] / (r[f[0]] + r[f[1]] + r[f[2]]));
-      } else {
-        double prod = 1;
-        for (Index v : f)
-          if (!K.ideal[v]) prod *= r[v];
-        rho = std::sqrt(prod);
-      }
-      for (int k = 0; k < 3; ++k) {
-        const Index a = f[k], b = f[(k + 1) % 3];
-        if (K.ideal[a] || K.ideal[b]) continue;
-        const double w = rho / (r[a] + r[b]);
-        const auto ia = idx[a], ib = idx[b];
-        if (ia >= 0) trip.emplace_back(ia, ia, w);
-        if (ib >= 0) trip.emplace_back(ib, ib, w);
-        if (ia >= 0 && ib >= 0) trip.emplace_back(ia, ib, -w), trip.emplace_back(ib, ia, -w);
+  }
+
+  /// One Gauss–Seidel sweep; returns the largest |θ − A| seen during it.
+  double sweep() {
+    double err = 0;
+    for (std::size_t i = 0; i < free_.size(); ++i) {
+      const Index v = free_[i];
+      const T th = detail::angle_sum(K_, g_, x_.data(), v);
+      err = std::max(err, std::abs(static_cast<double>(th - target_[i])));
+      x_[v] = cs_update<T>(g_, x_[v], th, target_[i], K_.petals(v));
+    }
+    return err;
+  }
+
+  /// Collins–Stephenson's extrapolation along the last change of the log-labels, kept when it
+  /// lowers the angle error; returns that error (∞ when none was kept).
+  double superstep() {
+    y_prev_.swap(y_);
+    y_.resize(free_.size());
+    d_prev_.swap(d_);
+    d_.resize(free_.size());
+    double dd = 0, pp = 0, dp = 0;
+    for (std::size_t i = 0; i < free_.size(); ++i) {
+      y_[i] = to_y(g_, x_[free_[i]]);
+      d_[i] = y_[i] - y_prev_[i];
+      dd += d_[i] * d_[i];
+      pp += d_prev_[i] * d_prev_[i];
+      dp += d_[i] * d_prev_[i];
+    }
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    if (++since_try_ < 3 || r_.iterations < 3 || !(pp > 0 && dd > 0) || dp / std::sqrt(dd * pp) <= 0.99) return kInf;
+    const double lambda = std::sqrt(dd / pp);
+    if (lambda >= 1) return kInf;
+    since_try_ = 0;
+    const double current = exact_error(x_);
+    for (double f = std::min(lambda / (1 - lambda), 1000.0); f >= 0.5; f /= 4) {
+      trial_ = x_;
+      for (std::size_t i = 0; i < free_.size(); ++i) trial_[free_[i]] = from_y<T>(g_, y_[i] + f * d_[i]);
+      const double e = exact_error(trial_);
+      if (e < current && std::isfinite(e)) {
+        x_.swap(trial_);
+        for (std::size_t i = 0; i < free_.size(); ++i) y_[i] = to_y(g_, x_[free_[i]]);
+        ++r_.supersteps;
+        return e;
       }
     }
-    L.setFromTriplets(trip.begin(), trip.end());
-    if (!analysed) solver.analyzePattern(L), analysed = true;
-    solver.factorize(L);
-    if (solver.info() != Eigen::Success)
-      throw PackError("newton: the Hessian could not be factorised (not positive definite)");
-    delta = solver.solve(g);
-    const double big = delta.cwiseAbs().maxCoeff();
-    double t = big > 2 ? 2 / big : 1.0;
-    const double norm0 = g.norm();
-    bool accepted = false;
-    for (int halvings = 0; halvings < 30; ++halvings, t *= 0.5) {
-      trial = r;
-      for (Eigen::Index i = 0; i < m; ++i) trial[unknown[static_cast<std::size_t>(i)]] *= std::exp(t * delta[i]);
-      residual(trial, g_new);
-      if (g_new.norm() < (1 - 1e-4 * t) * norm0 || g_new.norm() == 0) {
-        accepted = true;
+    return kInf;
+  }
+
+  const Complex& K_;
+  const Problem& p_;
+  const PackOptions& o_;
+  Geometry g_;
+  bool accelerate_;
+  std::vector<T> x_, target_, trial_;
+  std::vector<Index> free_;
+  std::vector<double> y_, y_prev_, d_, d_prev_;
+  std::size_t since_try_ = 0;
+  PackResult r_;
+};
+
+/// Newton's method on the log-radius functional (Euclidean, fp64).
+class NewtonRun {
+ public:
+  NewtonRun(const Complex& K, const Problem& p, const PackOptions& o) : K_(K), p_(p), o_(o), r_(p.labels) {
+    if (p.geometry != Geometry::euclidean)
+      throw PackError("newton solves Euclidean packings only; use cs for the maximal (hyperbolic) packing");
+    if (o.precision != Precision::fp64) throw PackError("newton runs in fp64 only; use cs for fp32");
+    // unknowns: free, non-ideal vertices; with no finite radius fixed the scale is free, and the
+    // first unknown is pinned
+    bool scale_fixed = false;
+    for (std::size_t v = 0; v < K.n; ++v) scale_fixed = scale_fixed || (!p.free(static_cast<Index>(v)) && !K.ideal[v]);
+    idx_.assign(K.n, -1);
+    for (std::size_t v = 0; v < K.n; ++v) {
+      if (!p.free(static_cast<Index>(v)) || K.ideal[v]) continue;
+      checked_.push_back(static_cast<Index>(v));
+      if (!scale_fixed && unknown_.empty() && checked_.size() == 1) continue;  // pinned
+      idx_[v] = static_cast<std::int64_t>(unknown_.size());
+      unknown_.push_back(static_cast<Index>(v));
+    }
+    m_ = static_cast<Eigen::Index>(unknown_.size());
+  }
+
+  PackResult run() {
+    const auto t0 = Clock::now();
+    double err = angle_error(K_, p_, r_);
+    if (o_.history_every) res_.history_iteration.push_back(0), res_.history_error.push_back(err);
+    if (m_ > 0) residual(r_, g_);
+    while (res_.iterations < o_.max_iterations && err >= o_.tolerance && m_ > 0) {
+      assemble();
+      if (!analysed_) solver_.analyzePattern(L_), analysed_ = true;
+      solver_.factorize(L_);
+      if (solver_.info() != Eigen::Success)
+        throw PackError("newton: the Hessian could not be factorised (not positive definite)");
+      delta_ = solver_.solve(g_);
+      ++res_.iterations;
+      if (!line_search()) break;  // no decrease along the Newton direction: at rounding level
+      err = error_now();
+      if (o_.history_every && res_.iterations % o_.history_every == 0) {
+        res_.history_iteration.push_back(res_.iterations);
+        res_.history_error.push_back(err);
+      }
+      if (o_.monitor && !o_.monitor(res_.iterations, err)) {
+        res_.cancelled = true;
         break;
       }
     }
-    ++res.iterations;
-    if (!accepted) break;  // no decrease along the Newton direction: at rounding level
-    r.swap(trial);
-    g.swap(g_new);
-    err = error_of(g, r);
-    if (!std::isfinite(err)) err = angle_error(K, p, r);
-    if (o.history_every && res.iterations % o.history_every == 0) {
-      res.history_iteration.push_back(res.iterations);
-      res.history_error.push_back(err);
-    }
-    if (o.monitor && !o.monitor(res.iterations, err)) {
-      res.cancelled = true;
-      break;
+    res_.labels = std::move(r_);
+    finish(res_, K_, p_, o_, t0);
+    return res_;
+  }
+
+ private:
+  void residual(const std::vector<double>& lab, Eigen::VectorXd& g) const {
+    g.resize(m_);
+    for (Eigen::Index i = 0; i < m_; ++i) {
+      const Index v = unknown_[static_cast<std::size_t>(i)];
+      g[i] = detail::angle_sum(K_, Geometry::euclidean, lab.data(), v) - p_.target[v];
     }
   }
-  res.labels = std::move(r);
-  res.error = angle_error(K, p, res.labels);
-  res.converged = res.error < o.tolerance;
-  if (res.history_iteration.empty() || res.history_iteration.back() != res.iterations) {
-    res.history_iteration.push_back(res.iterations);
-    res.history_error.push_back(res.error);
+
+  /// The error over the unknowns and the pinned vertex (whose residual Gauss–Bonnet ties to theirs).
+  double error_now() const {
+    double e = g_.cwiseAbs().maxCoeff();
+    for (const Index v : checked_)
+      if (idx_[v] < 0)
+        e = std::max(e, std::abs(detail::angle_sum(K_, Geometry::euclidean, r_.data(), v) - p_.target[v]));
+    return std::isfinite(e) ? e : angle_error(K_, p_, r_);
   }
-  res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  return res;
-}
+
+  /// The Hessian L (weighted Laplacian of the unknowns) at r_.
+  void assemble() {
+    trip_.clear();
+    for (const auto& f : K_.faces) {
+      const int ideal = K_.ideal[f[0]] + K_.ideal[f[1]] + K_.ideal[f[2]];
+      if (ideal >= 2) continue;
+      double rho = 1;
+      if (ideal == 0) {
+        rho = std::sqrt(r_[f[0]] * r_[f[1]] * r_[f[2]] / (r_[f[0]] + r_[f[1]] + r_[f[2]]));
+      } else {
+        for (Index v : f)
+          if (!K_.ideal[v]) rho *= r_[v];
+        rho = std::sqrt(rho);
+      }
+      for (int k = 0; k < 3; ++k) {
+        const Index a = f[k], b = f[(k + 1) % 3];
+        if (K_.ideal[a] || K_.ideal[b]) continue;
+        const double w = rho / (r_[a] + r_[b]);
+        const auto ia = idx_[a], ib = idx_[b];
+        if (ia >= 0) trip_.emplace_back(ia, ia, w);
+        if (ib >= 0) trip_.emplace_back(ib, ib, w);
+        if (ia >= 0 && ib >= 0) trip_.emplace_back(ia, ib, -w), trip_.emplace_back(ib, ia, -w);
+      }
+    }
+    L_.resize(m_, m_);
+    L_.setFromTriplets(trip_.begin(), trip_.end());
+  }
+
+  /// Backtracking on ‖θ − A‖₂ along delta_ (steps capped at 2 in log-radius); true when a step
+  /// was taken (r_ and g_ updated).
+  bool line_search() {
+    const double big = delta_.cwiseAbs().maxCoeff();
+    double t = big > 2 ? 2 / big : 1.0;
+    const double norm0 = g_.norm();
+    for (int halvings = 0; halvings < 30; ++halvings, t *= 0.5) {
+      trial_ = r_;
+      for (Eigen::Index i = 0; i < m_; ++i) trial_[unknown_[static_cast<std::size_t>(i)]] *= std::exp(t * delta_[i]);
+      residual(trial_, g_new_);
+      if (g_new_.norm() < (1 - 1e-4 * t) * norm0 || g_new_.norm() == 0) {
+        r_.swap(trial_);
+        g_.swap(g_new_);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const Complex& K_;
+  const Problem& p_;
+  const PackOptions& o_;
+  std::vector<double> r_, trial_;
+  std::vector<std::int64_t> idx_;
+  std::vector<Index> unknown_, checked_;
+  Eigen::Index m_ = 0;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver_;
+  bool analysed_ = false;
+  std::vector<Eigen::Triplet<double>> trip_;
+  Eigen::SparseMatrix<double> L_;
+  Eigen::VectorXd g_, g_new_, delta_;
+  PackResult res_;
+};
 
 }  // namespace
 
@@ -280,11 +322,11 @@ PackResult pack(const Complex& K, const Problem& p, const PackOptions& o) {
   if (!(o.tolerance > 0)) throw PackError("tolerance must be > 0");
   switch (o.algorithm) {
     case Algorithm::newton:
-      return run_newton(K, p, o);
+      return NewtonRun(K, p, o).run();
     case Algorithm::cs_plain:
     case Algorithm::cs: {
       const bool acc = o.algorithm == Algorithm::cs;
-      return o.precision == Precision::fp32 ? run_cs<float>(K, p, o, acc) : run_cs<double>(K, p, o, acc);
+      return o.precision == Precision::fp32 ? CsRun<float>(K, p, o, acc).run() : CsRun<double>(K, p, o, acc).run();
     }
   }
   return {};

@@ -284,6 +284,7 @@ TEST(BadInput, NamesTheProblem) {
   EXPECT_NE(error_of([&] { (void)build_complex(H.points.size(), ring); }).find("vertex 0 is in no face"),
             std::string::npos);
   std::vector<Face> ring2;
+  ring2.reserve(ring.size());
   for (const auto& f : ring) ring2.push_back({f[0] - 1, f[1] - 1, f[2] - 1});
   EXPECT_NE(error_of([&] { (void)build_complex(H.points.size() - 1, ring2); }).find("2 boundary loops"),
             std::string::npos);

@@ -396,162 +396,196 @@ class Binary {
 
 bool integral(PlyType t) { return t != PlyType::f32 && t != PlyType::f64; }
 
-TriMesh parse_ply(std::string_view data, const std::string& path, MeshReadInfo& info, const CancelCheck& cancel) {
-  Lines lines(data);
-  std::string_view line;
-  if (!lines.next(line)) throw ParseError(path, 0, "the file is empty");
-  if (tokens(line).empty() || tokens(line)[0] != "ply") throw ParseError(path, 1, "expected 'ply' as the first line");
-  std::string format;
-  std::vector<PlyElement> elements;
-  bool ended = false;
-  while (!ended && lines.next(line)) {
-    const auto t = tokens(line);
-    const int ln = lines.number();
-    if (t.empty() || t[0] == "comment" || t[0] == "obj_info") continue;
-    if (t[0] == "format") {
-      if (t.size() < 2) throw ParseError(path, ln, "format line without a format");
-      format = std::string(t[1]);
-      if (format != "ascii" && format != "binary_little_endian" && format != "binary_big_endian")
-        throw ParseError(path, ln, "unknown PLY format " + quoted(t[1]));
-    } else if (t[0] == "element") {
-      if (t.size() != 3) throw ParseError(path, ln, "expected 'element NAME COUNT'");
-      elements.push_back({std::string(t[1]), count(t[2], path, ln, "the element count"), ln, {}});
-    } else if (t[0] == "property") {
-      if (elements.empty()) throw ParseError(path, ln, "property before any element");
-      PlyProperty p;
-      if (t.size() == 5 && t[1] == "list") {
-        p.list = true;
-        if (!ply_type(t[2], p.count_type) || !ply_type(t[3], p.type) || !integral(p.count_type))
-          throw ParseError(path, ln, "bad list property types " + quoted(t[2]) + " " + quoted(t[3]));
-        p.name = std::string(t[4]);
-      } else if (t.size() == 3) {
-        if (!ply_type(t[1], p.type)) throw ParseError(path, ln, "unknown property type " + quoted(t[1]));
-        p.name = std::string(t[2]);
+/// A PLY file: the header, the counts checked against the bytes left, then the elements.
+class PlyReader {
+ public:
+  PlyReader(std::string_view data, const std::string& path, MeshReadInfo& info, const CancelCheck& cancel)
+      : data_(data), path_(path), info_(info), cancel_(cancel), lines_(data) {}
+
+  TriMesh read() {
+    header();
+    check_counts();
+    find_properties();
+    TriMesh m;
+    m.vertices.reserve(ve_->count);
+    Binary bin(data_, data_.size() - lines_.left(), format_ == "binary_big_endian", path_);
+    for (const auto& e : elements_)
+      for (std::uint64_t i = 0; i < e.count; ++i) {
+        detail::poll_cancel(cancel_, tick_);
+        element(e, i, bin, m);
+      }
+    return m;
+  }
+
+ private:
+  void header() {
+    std::string_view line;
+    if (!lines_.next(line)) throw ParseError(path_, 0, "the file is empty");
+    if (tokens(line).empty() || tokens(line)[0] != "ply")
+      throw ParseError(path_, 1, "expected 'ply' as the first line");
+    bool ended = false;
+    while (!ended && lines_.next(line)) {
+      const auto t = tokens(line);
+      const int ln = lines_.number();
+      if (t.empty() || t[0] == "comment" || t[0] == "obj_info") continue;
+      if (t[0] == "format") {
+        if (t.size() < 2) throw ParseError(path_, ln, "format line without a format");
+        format_ = std::string(t[1]);
+        if (format_ != "ascii" && format_ != "binary_little_endian" && format_ != "binary_big_endian")
+          throw ParseError(path_, ln, "unknown PLY format " + quoted(t[1]));
+      } else if (t[0] == "element") {
+        if (t.size() != 3) throw ParseError(path_, ln, "expected 'element NAME COUNT'");
+        elements_.push_back({std::string(t[1]), count(t[2], path_, ln, "the element count"), ln, {}});
+      } else if (t[0] == "property") {
+        property(t, ln);
+      } else if (t[0] == "end_header") {
+        ended = true;
       } else {
-        throw ParseError(path, ln, "expected 'property TYPE NAME' or 'property list COUNT_TYPE TYPE NAME'");
+        throw ParseError(path_, ln, "unknown header line " + quoted(line));
       }
-      elements.back().props.push_back(std::move(p));
-    } else if (t[0] == "end_header") {
-      ended = true;
+    }
+    if (!ended) throw ParseError(path_, lines_.number(), "the header has no end_header line");
+    if (format_.empty()) throw ParseError(path_, lines_.number(), "the header has no format line");
+    info_.encoding = format_;
+    ascii_ = format_ == "ascii";
+  }
+
+  void property(const std::vector<std::string_view>& t, int ln) {
+    if (elements_.empty()) throw ParseError(path_, ln, "property before any element");
+    PlyProperty p;
+    if (t.size() == 5 && t[1] == "list") {
+      p.list = true;
+      if (!ply_type(t[2], p.count_type) || !ply_type(t[3], p.type) || !integral(p.count_type))
+        throw ParseError(path_, ln, "bad list property types " + quoted(t[2]) + " " + quoted(t[3]));
+      p.name = std::string(t[4]);
+    } else if (t.size() == 3) {
+      if (!ply_type(t[1], p.type)) throw ParseError(path_, ln, "unknown property type " + quoted(t[1]));
+      p.name = std::string(t[2]);
     } else {
-      throw ParseError(path, ln, "unknown header line " + quoted(line));
+      throw ParseError(path_, ln, "expected 'property TYPE NAME' or 'property list COUNT_TYPE TYPE NAME'");
+    }
+    elements_.back().props.push_back(std::move(p));
+  }
+
+  /// Every element's count against the bytes left after the header, before allocating anything.
+  void check_counts() const {
+    std::size_t left = lines_.left();
+    for (const auto& e : elements_) {
+      const std::size_t per =
+          ascii_ ? 2 * std::max<std::size_t>(e.props.size(), 1) : std::max<std::size_t>(e.min_bytes(), 1);
+      if (e.count > left / per)
+        throw ParseError(path_, e.line,
+                         "element " + e.name + " announces " + std::to_string(e.count) + " entries of at least " +
+                             std::to_string(per) + " bytes, more than the " + std::to_string(lines_.left()) +
+                             " bytes after the header hold");
+      left -= e.count * per;
     }
   }
-  if (!ended) throw ParseError(path, lines.number(), "the header has no end_header line");
-  if (format.empty()) throw ParseError(path, lines.number(), "the header has no format line");
-  info.encoding = format;
-  const bool ascii = format == "ascii";
-  const std::size_t body = data.size() - lines.left();
 
-  // Counts against the bytes left (before allocating anything).
-  std::size_t left = lines.left();
-  for (const auto& e : elements) {
-    const std::size_t per =
-        ascii ? 2 * std::max<std::size_t>(e.props.size(), 1) : std::max<std::size_t>(e.min_bytes(), 1);
-    if (e.count > left / per)
-      throw ParseError(path, e.line,
-                       "element " + e.name + " announces " + std::to_string(e.count) + " entries of at least " +
-                           std::to_string(per) + " bytes, more than the " + std::to_string(lines.left()) +
-                           " bytes after the header hold");
-    left -= e.count * per;
-  }
-  const PlyElement* ve = nullptr;
-  const PlyElement* fe = nullptr;
-  for (const auto& e : elements) {
-    if (e.name == "vertex") ve = &e;
-    if (e.name == "face") fe = &e;
-  }
-  if (!ve) throw ParseError(path, 0, "the header declares no vertex element");
-  if (ve->count > kMaxIndex) throw ParseError(path, ve->line, "more than 2³²−1 vertices");
-  int ix = -1, iy = -1, iz = -1, ifl = -1;
-  for (std::size_t k = 0; k < ve->props.size(); ++k) {
-    const auto& p = ve->props[k];
-    if (p.list) continue;
-    if (p.name == "x") ix = static_cast<int>(k);
-    if (p.name == "y") iy = static_cast<int>(k);
-    if (p.name == "z") iz = static_cast<int>(k);
-  }
-  if (ix < 0 || iy < 0 || iz < 0) throw ParseError(path, ve->line, "the vertex element lacks property x, y or z");
-  if (fe)
-    for (std::size_t k = 0; k < fe->props.size(); ++k)
-      if (fe->props[k].list && (fe->props[k].name == "vertex_indices" || fe->props[k].name == "vertex_index"))
-        ifl = static_cast<int>(k);
-  if (fe && ifl < 0) throw ParseError(path, fe->line, "the face element lacks a list property vertex_indices");
-
-  TriMesh m;
-  m.vertices.reserve(ve->count);
-  std::vector<Index> poly;
-  std::vector<double> values;
-  std::size_t tick = 0;
-  Binary bin(data, body, format == "binary_big_endian", path);
-  for (const auto& e : elements) {
-    const bool is_v = &e == ve, is_f = &e == fe;
-    for (std::uint64_t i = 0; i < e.count; ++i) {
-      detail::poll_cancel(cancel, tick);
-      const std::string where = "element " + e.name + " index " + std::to_string(i);
-      std::vector<std::string_view> t;
-      std::size_t ti = 0;
-      int ln = 0;
-      if (ascii) {
-        do {
-          if (!lines.next(line))
-            throw ParseError(path, lines.number(),
-                             "the file ends at " + where + " (of " + std::to_string(e.count) + ")");
-          t = tokens(line);
-        } while (t.empty());
-        ln = lines.number();
-      }
-      auto next_value = [&](PlyType type) -> double {
-        if (!ascii) return bin.read(type, where);
-        if (ti >= t.size()) throw ParseError(path, ln, where + ": too few values on the line");
-        return number(t[ti++], path, ln, where.c_str());
-      };
-      std::array<double, 3> p{};
-      for (std::size_t k = 0; k < e.props.size(); ++k) {
-        const auto& pr = e.props[k];
-        if (!pr.list) {
-          const double v = next_value(pr.type);
-          if (is_v && static_cast<int>(k) == ix) p[0] = v;
-          if (is_v && static_cast<int>(k) == iy) p[1] = v;
-          if (is_v && static_cast<int>(k) == iz) p[2] = v;
-          continue;
-        }
-        const double c = next_value(pr.count_type);
-        if (!(c >= 0) || c != std::floor(c)) throw ParseError(path, ln, where + ": bad list length");
-        const auto n = static_cast<std::uint64_t>(c);
-        if (ascii ? n > t.size() - ti : n > bin.left() / size_of(pr.type))
-          throw ParseError(path, ln,
-                           where + ": list of " + std::to_string(n) + " values runs past the " +
-                               (ascii ? "line" : "end of the file (truncated)"));
-        const bool face_list = is_f && static_cast<int>(k) == ifl;
-        if (face_list) poly.clear();
-        for (std::uint64_t j = 0; j < n; ++j) {
-          const double v = next_value(pr.type);
-          if (!face_list) continue;
-          if (!(v >= 0) || v >= static_cast<double>(ve->count) || v != std::floor(v))
-            throw ParseError(path, ln,
-                             where + " names vertex " + std::to_string(v) + ", but there are " +
-                                 std::to_string(ve->count) + " vertices (0-based)");
-          poly.push_back(static_cast<Index>(v));
-        }
-        if (face_list) {
-          if (n < 3)
-            throw ParseError(path, ln, where + " has " + std::to_string(n) + " vertices; a face needs at least 3");
-          add_polygon(m, poly, info);
-        }
-      }
-      if (is_v) {
-        if (!ascii) ln = 0;
-        for (int k = 0; k < 3; ++k)
-          if (!std::isfinite(p[k]))
-            throw ParseError(path, ln,
-                             "vertex " + std::to_string(i) + " has a non-finite coordinate" +
-                                 (ascii ? "" : " (byte " + std::to_string(bin.pos()) + ")"));
-        m.vertices.push_back(p);
-      }
+  void find_properties() {
+    for (const auto& e : elements_) {
+      if (e.name == "vertex") ve_ = &e;
+      if (e.name == "face") fe_ = &e;
     }
+    if (!ve_) throw ParseError(path_, 0, "the header declares no vertex element");
+    if (ve_->count > kMaxIndex) throw ParseError(path_, ve_->line, "more than 2³²−1 vertices");
+    for (std::size_t k = 0; k < ve_->props.size(); ++k) {
+      const auto& p = ve_->props[k];
+      if (p.list) continue;
+      if (p.name == "x") ix_ = static_cast<int>(k);
+      if (p.name == "y") iy_ = static_cast<int>(k);
+      if (p.name == "z") iz_ = static_cast<int>(k);
+    }
+    if (ix_ < 0 || iy_ < 0 || iz_ < 0)
+      throw ParseError(path_, ve_->line, "the vertex element lacks property x, y or z");
+    if (fe_)
+      for (std::size_t k = 0; k < fe_->props.size(); ++k)
+        if (fe_->props[k].list && (fe_->props[k].name == "vertex_indices" || fe_->props[k].name == "vertex_index"))
+          ifl_ = static_cast<int>(k);
+    if (fe_ && ifl_ < 0) throw ParseError(path_, fe_->line, "the face element lacks a list property vertex_indices");
   }
-  return m;
+
+  /// Reads entry i of element e (its values from the line or the binary body) into m.
+  void element(const PlyElement& e, std::uint64_t i, Binary& bin, TriMesh& m) {
+    const bool is_v = &e == ve_, is_f = &e == fe_;
+    const std::string where = "element " + e.name + " index " + std::to_string(i);
+    std::vector<std::string_view> t;
+    std::size_t ti = 0;
+    int ln = 0;
+    if (ascii_) {
+      std::string_view line;
+      do {
+        if (!lines_.next(line))
+          throw ParseError(path_, lines_.number(),
+                           "the file ends at " + where + " (of " + std::to_string(e.count) + ")");
+        t = tokens(line);
+      } while (t.empty());
+      ln = lines_.number();
+    }
+    auto next_value = [&](PlyType type) -> double {
+      if (!ascii_) return bin.read(type, where);
+      if (ti >= t.size()) throw ParseError(path_, ln, where + ": too few values on the line");
+      return number(t[ti++], path_, ln, where.c_str());
+    };
+    std::array<double, 3> p{};
+    for (std::size_t k = 0; k < e.props.size(); ++k) {
+      const auto& pr = e.props[k];
+      if (!pr.list) {
+        const double v = next_value(pr.type);
+        if (is_v && static_cast<int>(k) == ix_) p[0] = v;
+        if (is_v && static_cast<int>(k) == iy_) p[1] = v;
+        if (is_v && static_cast<int>(k) == iz_) p[2] = v;
+        continue;
+      }
+      const double c = next_value(pr.count_type);
+      if (!(c >= 0) || c != std::floor(c)) throw ParseError(path_, ln, where + ": bad list length");
+      const auto n = static_cast<std::uint64_t>(c);
+      if (ascii_ ? n > t.size() - ti : n > bin.left() / size_of(pr.type))
+        throw ParseError(path_, ln,
+                         where + ": list of " + std::to_string(n) + " values runs past the " +
+                             (ascii_ ? "line" : "end of the file (truncated)"));
+      const bool face_list = is_f && static_cast<int>(k) == ifl_;
+      poly_.clear();
+      for (std::uint64_t j = 0; j < n; ++j) {
+        const double v = next_value(pr.type);
+        if (!face_list) continue;
+        if (!(v >= 0) || v >= static_cast<double>(ve_->count) || v != std::floor(v))
+          throw ParseError(path_, ln,
+                           where + " names vertex " + std::to_string(v) + ", but there are " +
+                               std::to_string(ve_->count) + " vertices (0-based)");
+        poly_.push_back(static_cast<Index>(v));
+      }
+      if (!face_list) continue;
+      if (n < 3)
+        throw ParseError(path_, ln, where + " has " + std::to_string(n) + " vertices; a face needs at least 3");
+      add_polygon(m, poly_, info_);
+    }
+    if (!is_v) return;
+    for (int k = 0; k < 3; ++k)
+      if (!std::isfinite(p[k]))
+        throw ParseError(path_, ascii_ ? ln : 0,
+                         "vertex " + std::to_string(i) + " has a non-finite coordinate" +
+                             (ascii_ ? "" : " (byte " + std::to_string(bin.pos()) + ")"));
+    m.vertices.push_back(p);
+  }
+
+  std::string_view data_;
+  const std::string& path_;
+  MeshReadInfo& info_;
+  const CancelCheck& cancel_;
+  Lines lines_;
+  std::string format_;
+  bool ascii_ = false;
+  std::vector<PlyElement> elements_;
+  const PlyElement* ve_ = nullptr;
+  const PlyElement* fe_ = nullptr;
+  int ix_ = -1, iy_ = -1, iz_ = -1, ifl_ = -1;
+  std::vector<Index> poly_;
+  std::size_t tick_ = 0;
+};
+
+TriMesh parse_ply(std::string_view data, const std::string& path, MeshReadInfo& info, const CancelCheck& cancel) {
+  return PlyReader(data, path, info, cancel).read();
 }
 
 std::string lower_ext(const std::string& path) {
@@ -628,53 +662,79 @@ TriMesh read_mesh(const std::string& path, MeshReadInfo* info, const CancelCheck
 
 // ---- topology ----------------------------------------------------------------------------------
 
-MeshTopology mesh_topology(const TriMesh& mesh) {
-  MeshTopology t;
-  const std::size_t n = mesh.vertices.size();
-  t.vertices = n;
-  t.faces = mesh.faces.size();
-  auto list = [](auto& v, std::size_t& count, auto item) {
+namespace {
+
+/// mesh_topology()'s stages over one mesh.
+class TopologyScan {
+ public:
+  explicit TopologyScan(const TriMesh& mesh)
+      : m_(mesh),
+        n_(mesh.vertices.size()),
+        degree_(n_, 0),
+        bad_face_(mesh.faces.size(), false),
+        loops_(n_),
+        comp_(n_),
+        on_boundary_(n_, 0) {
+    t_.vertices = n_;
+    t_.faces = mesh.faces.size();
+  }
+
+  MeshTopology run() {
+    faces();
+    duplicates();
+    edges();
+    vertices();
+    totals();
+    return t_;
+  }
+
+ private:
+  template <class V, class Item>
+  static void list(V& v, std::size_t& count, Item item) {
     if (v.size() < MeshTopology::kMaxListed) v.push_back(item);
     ++count;
-  };
-  std::vector<std::uint32_t> degree(n, 0);
-  std::vector<bool> bad_face(mesh.faces.size(), false);
-  for (std::size_t f = 0; f < mesh.faces.size(); ++f) {
-    const auto& tri = mesh.faces[f];
-    bool out_of_range = false;
-    for (Index v : tri) out_of_range = out_of_range || v >= n;
-    if (out_of_range || tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2]) {
-      list(t.degenerate_faces, t.degenerate_count, f);
-      bad_face[f] = true;
-      continue;
-    }
-    for (Index v : tri) ++degree[v];
-    const auto& a = mesh.vertices[tri[0]];
-    const auto& b = mesh.vertices[tri[1]];
-    const auto& c = mesh.vertices[tri[2]];
-    const double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-    const double w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-    const double x[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
-    const double cross2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
-    const double l2 = std::max(u[0] * u[0] + u[1] * u[1] + u[2] * u[2], w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-    if (!(cross2 > 1e-24 * l2 * l2)) list(t.degenerate_faces, t.degenerate_count, f);  // collinear to ~1e-12
   }
-  for (std::size_t v = 0; v < n; ++v)
-    if (degree[v] == 0) list(t.unreferenced, t.unreferenced_count, static_cast<Index>(v));
 
-  // Duplicate faces (same three vertices, any order).
-  {
+  /// Degenerate faces (an index out of range or repeated: left out of the rest; zero area) and
+  /// unreferenced vertices.
+  void faces() {
+    for (std::size_t f = 0; f < m_.faces.size(); ++f) {
+      const auto& tri = m_.faces[f];
+      bool out_of_range = false;
+      for (Index v : tri) out_of_range = out_of_range || v >= n_;
+      if (out_of_range || tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2]) {
+        list(t_.degenerate_faces, t_.degenerate_count, f);
+        bad_face_[f] = true;
+        continue;
+      }
+      for (Index v : tri) ++degree_[v];
+      const auto& a = m_.vertices[tri[0]];
+      const auto& b = m_.vertices[tri[1]];
+      const auto& c = m_.vertices[tri[2]];
+      const double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+      const double w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+      const double x[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+      const double cross2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+      const double l2 = std::max(u[0] * u[0] + u[1] * u[1] + u[2] * u[2], w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+      if (!(cross2 > 1e-24 * l2 * l2)) list(t_.degenerate_faces, t_.degenerate_count, f);  // collinear to ~1e-12
+    }
+    for (std::size_t v = 0; v < n_; ++v)
+      if (degree_[v] == 0) list(t_.unreferenced, t_.unreferenced_count, static_cast<Index>(v));
+  }
+
+  /// Duplicate faces (same three vertices, any order).
+  void duplicates() {
     std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_first_edge;
-    for (std::size_t f = 0; f < mesh.faces.size(); ++f) {
-      if (bad_face[f]) continue;
-      auto s = mesh.faces[f];
+    for (std::size_t f = 0; f < m_.faces.size(); ++f) {
+      if (bad_face_[f]) continue;
+      auto s = m_.faces[f];
       std::sort(s.begin(), s.end());
       auto& l = by_first_edge[(std::uint64_t{s[0]} << 32) | s[1]];
       for (const std::size_t g : l) {
-        auto r = mesh.faces[g];
+        auto r = m_.faces[g];
         std::sort(r.begin(), r.end());
         if (r == s) {
-          list(t.duplicate_faces, t.duplicate_count, std::pair{g, f});
+          list(t_.duplicate_faces, t_.duplicate_count, std::pair{g, f});
           break;
         }
       }
@@ -682,108 +742,128 @@ MeshTopology mesh_topology(const TriMesh& mesh) {
     }
   }
 
-  // Edges: faces per undirected edge and their directions.
-  struct EdgeUse {
-    std::uint32_t faces = 0;
-    std::uint32_t forward = 0;  // uses as min→max
-  };
-  std::unordered_map<std::uint64_t, EdgeUse> edges;
-  edges.reserve(mesh.faces.size() * 2);
-  for (std::size_t f = 0; f < mesh.faces.size(); ++f) {
-    if (bad_face[f]) continue;
-    const auto& tri = mesh.faces[f];
-    for (int k = 0; k < 3; ++k) {
-      const Index a = tri[k], b = tri[(k + 1) % 3];
-      auto& e = edges[(std::uint64_t{std::min(a, b)} << 32) | std::max(a, b)];
-      ++e.faces;
-      if (a < b) ++e.forward;
+  /// Faces per undirected edge and their directions: non-manifold and flipped edges; the
+  /// boundary edges joined into loops.
+  void edges() {
+    struct EdgeUse {
+      std::uint32_t faces = 0;
+      std::uint32_t forward = 0;  // uses as min→max
+    };
+    std::unordered_map<std::uint64_t, EdgeUse> edges;
+    edges.reserve(m_.faces.size() * 2);
+    for (std::size_t f = 0; f < m_.faces.size(); ++f) {
+      if (bad_face_[f]) continue;
+      const auto& tri = m_.faces[f];
+      for (int k = 0; k < 3; ++k) {
+        const Index a = tri[k], b = tri[(k + 1) % 3];
+        auto& e = edges[(std::uint64_t{std::min(a, b)} << 32) | std::max(a, b)];
+        ++e.faces;
+        if (a < b) ++e.forward;
+      }
     }
-  }
-  t.edges = edges.size();
-  std::vector<std::pair<std::uint64_t, EdgeUse>> sorted(edges.begin(), edges.end());
-  std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  Dsu loops(n);
-  std::vector<std::uint8_t> on_boundary(n, 0);
-  for (const auto& [key, e] : sorted) {
-    const auto a = static_cast<Index>(key >> 32), b = static_cast<Index>(key & 0xffffffffu);
-    if (e.faces > 2) list(t.nonmanifold_edges, t.nonmanifold_edge_count, std::pair{a, b});
-    if (e.faces == 2 && e.forward != 1) list(t.flipped_edges, t.flipped_edge_count, std::pair{a, b});
-    if (e.faces == 1) {
-      loops.unite(a, b);
-      on_boundary[a] = on_boundary[b] = 1;
+    t_.edges = edges.size();
+    std::vector<std::pair<std::uint64_t, EdgeUse>> sorted(edges.begin(), edges.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [key, e] : sorted) {
+      const auto a = static_cast<Index>(key >> 32), b = static_cast<Index>(key & 0xffffffffu);
+      if (e.faces > 2) list(t_.nonmanifold_edges, t_.nonmanifold_edge_count, std::pair{a, b});
+      if (e.faces == 2 && e.forward != 1) list(t_.flipped_edges, t_.flipped_edge_count, std::pair{a, b});
+      if (e.faces == 1) {
+        loops_.unite(a, b);
+        on_boundary_[a] = on_boundary_[b] = 1;
+      }
     }
   }
 
-  // Components and non-manifold vertices (the faces around a vertex forming several fans).
-  Dsu comp(n);
-  std::vector<std::size_t> off(n + 1, 0);
-  for (std::size_t f = 0; f < mesh.faces.size(); ++f)
-    if (!bad_face[f])
-      for (Index v : mesh.faces[f]) ++off[v + 1];
-  std::partial_sum(off.begin(), off.end(), off.begin());
-  std::vector<std::size_t> inc(off[n]);
-  {
-    std::vector<std::size_t> at(off.begin(), off.end() - 1);
-    for (std::size_t f = 0; f < mesh.faces.size(); ++f)
-      if (!bad_face[f])
-        for (Index v : mesh.faces[f]) inc[at[v]++] = f;
+  /// Components, and non-manifold vertices (the faces around a vertex forming several fans: its
+  /// link, the edges opposite it, not connected).
+  void vertices() {
+    std::vector<std::size_t> off(n_ + 1, 0);
+    for (std::size_t f = 0; f < m_.faces.size(); ++f)
+      if (!bad_face_[f])
+        for (Index v : m_.faces[f]) ++off[v + 1];
+    std::partial_sum(off.begin(), off.end(), off.begin());
+    std::vector<std::size_t> inc(off[n_]);
+    {
+      std::vector<std::size_t> at(off.begin(), off.end() - 1);
+      for (std::size_t f = 0; f < m_.faces.size(); ++f)
+        if (!bad_face_[f])
+          for (Index v : m_.faces[f]) inc[at[v]++] = f;
+    }
+    for (std::size_t v = 0; v < n_; ++v)
+      if (off[v] != off[v + 1] && fans(static_cast<Index>(v), inc.data() + off[v], inc.data() + off[v + 1]) > 1)
+        list(t_.nonmanifold_vertices, t_.nonmanifold_vertex_count, static_cast<Index>(v));
   }
-  std::vector<Index> local_v;
-  std::vector<Index> local_p;
-  for (std::size_t v = 0; v < n; ++v) {
-    if (off[v] == off[v + 1]) continue;
-    local_v.clear();
+
+  /// The number of fans of faces [b, e) around v (joining v's component with its neighbours').
+  std::size_t fans(Index v, const std::size_t* b, const std::size_t* e) {
+    local_v_.clear();
+    local_p_.clear();
     auto id = [&](Index x) {
-      for (std::size_t i = 0; i < local_v.size(); ++i)
-        if (local_v[i] == x) return static_cast<Index>(i);
-      local_v.push_back(x);
-      local_p.push_back(static_cast<Index>(local_v.size() - 1));
-      return static_cast<Index>(local_v.size() - 1);
+      for (std::size_t i = 0; i < local_v_.size(); ++i)
+        if (local_v_[i] == x) return static_cast<Index>(i);
+      local_v_.push_back(x);
+      local_p_.push_back(static_cast<Index>(local_v_.size() - 1));
+      return static_cast<Index>(local_v_.size() - 1);
     };
-    local_p.clear();
     auto find = [&](Index x) {
-      while (local_p[x] != x) x = local_p[x] = local_p[local_p[x]];
+      while (local_p_[x] != x) x = local_p_[x] = local_p_[local_p_[x]];
       return x;
     };
-    for (std::size_t i = off[v]; i < off[v + 1]; ++i) {
-      const auto& tri = mesh.faces[inc[i]];
-      Index others[2];
+    for (const std::size_t* f = b; f != e; ++f) {
+      const auto& tri = m_.faces[*f];
+      Index others[2] = {0, 0};
       int k = 0;
       for (Index w : tri)
         if (w != v) others[k++] = w;
-      comp.unite(static_cast<Index>(v), others[0]);
-      comp.unite(static_cast<Index>(v), others[1]);
-      const Index a = id(others[0]), b = id(others[1]);
-      local_p[find(a)] = find(b);
+      comp_.unite(v, others[0]);
+      comp_.unite(v, others[1]);
+      const Index x = id(others[0]), y = id(others[1]);
+      local_p_[find(x)] = find(y);
     }
-    std::size_t fans = 0;
-    for (std::size_t i = 0; i < local_v.size(); ++i)
-      if (find(static_cast<Index>(i)) == i) ++fans;
-    if (fans > 1) list(t.nonmanifold_vertices, t.nonmanifold_vertex_count, static_cast<Index>(v));
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < local_v_.size(); ++i)
+      if (find(static_cast<Index>(i)) == i) ++count;
+    return count;
   }
-  std::vector<bool> root_seen(n, false);
-  for (std::size_t v = 0; v < n; ++v) {
-    if (degree[v] == 0) continue;
-    const Index r = comp.find(static_cast<Index>(v));
-    if (!root_seen[r]) root_seen[r] = true, ++t.components;
-  }
-  std::size_t referenced = 0;
-  for (std::size_t v = 0; v < n; ++v) referenced += degree[v] > 0;
-  // Faces refused by index (a repeated vertex) do not count; zero-area ones do.
-  std::size_t index_bad = 0;
-  for (bool b : bad_face) index_bad += b;
-  t.euler = static_cast<std::int64_t>(referenced) - static_cast<std::int64_t>(t.edges) +
-            static_cast<std::int64_t>(t.faces - index_bad);
-  if (t.nonmanifold_edge_count == 0 && t.nonmanifold_vertex_count == 0) {
+
+  /// Component and loop counts, the Euler characteristic (faces refused by index do not count;
+  /// zero-area ones do).
+  void totals() {
+    std::vector<bool> root_seen(n_, false);
+    std::size_t referenced = 0;
+    for (std::size_t v = 0; v < n_; ++v) {
+      if (degree_[v] == 0) continue;
+      ++referenced;
+      const Index r = comp_.find(static_cast<Index>(v));
+      if (!root_seen[r]) root_seen[r] = true, ++t_.components;
+    }
+    std::size_t index_bad = 0;
+    for (bool b : bad_face_) index_bad += b;
+    t_.euler = static_cast<std::int64_t>(referenced) - static_cast<std::int64_t>(t_.edges) +
+               static_cast<std::int64_t>(t_.faces - index_bad);
+    if (t_.nonmanifold_edge_count != 0 || t_.nonmanifold_vertex_count != 0) return;
     std::fill(root_seen.begin(), root_seen.end(), false);
-    for (std::size_t v = 0; v < n; ++v) {
-      if (!on_boundary[v]) continue;
-      const Index r = loops.find(static_cast<Index>(v));
-      if (!root_seen[r]) root_seen[r] = true, ++t.boundary_loops;
+    for (std::size_t v = 0; v < n_; ++v) {
+      if (!on_boundary_[v]) continue;
+      const Index r = loops_.find(static_cast<Index>(v));
+      if (!root_seen[r]) root_seen[r] = true, ++t_.boundary_loops;
     }
   }
-  return t;
-}
+
+  const TriMesh& m_;
+  std::size_t n_;
+  MeshTopology t_;
+  std::vector<std::uint32_t> degree_;
+  std::vector<bool> bad_face_;
+  Dsu loops_, comp_;
+  std::vector<std::uint8_t> on_boundary_;
+  std::vector<Index> local_v_, local_p_;
+};
+
+}  // namespace
+
+MeshTopology mesh_topology(const TriMesh& mesh) { return TopologyScan(mesh).run(); }
 
 bool MeshTopology::clean() const {
   return unreferenced_count == 0 && degenerate_count == 0 && duplicate_count == 0 && nonmanifold_edge_count == 0 &&
