@@ -5,8 +5,12 @@
 #include <sstream>
 #include <string>
 
+#include <gemflow/testing.hpp>
+#include <gemflow/types.hpp>
+
 #include "gemflow/io/mesh_io.hpp"
 #include "io_test_support.hpp"
+#include "register.hpp"
 
 namespace {
 
@@ -178,6 +182,58 @@ TEST(MeshIo, SharedMeshesHaveTheirVerifiedTopology) {
   if (const auto p = shared("meshes/nondisk_or_broken/libigl_halftunnel.off"); !p.empty()) {
     EXPECT_CONTAINS(mesh_topology(read_mesh(p)).disk_problems(), "3 boundary loops");
   }
+}
+
+// ---- nodes -------------------------------------------------------------------------------------
+
+TEST(MeshNodes, ReadChecksTopologyAndWriteCarriesUvs) {
+  gemflow::Registry reg;
+  gemflow::PluginRegistrar r(reg, "io-test");
+  register_mesh_nodes(r);
+  gemflow::testing::RecordingContext ctx;
+  // a quad: triangulated with a warning, a disk
+  const std::string quad = write_temp("quad.off", "OFF\n4 1 0\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n4 0 1 2 3\n");
+  auto rd = gemflow::testing::make_node(reg, "io.read_mesh");
+  rd->set_param("path", quad);
+  rd->set_param("require", std::string("disk"));
+  ASSERT_EQ(gemflow::testing::error_of(*rd, ctx), "(no error)");
+  const auto m = rd->output("mesh").as<TriMesh>();
+  EXPECT_EQ(m->faces.size(), 2u);
+  ASSERT_EQ(m->boundary.size(), 1u);
+  EXPECT_EQ(m->boundary[0].size(), 4u);
+  ASSERT_EQ(ctx.warnings().size(), 1u);
+  EXPECT_CONTAINS(ctx.warnings()[0], "quad.off: 1 faces with more than 3 vertices");
+  // a closed tetrahedron: refused as a disk, accepted as a manifold
+  const std::string tet =
+      write_temp("tet.off", "OFF\n4 4 0\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 2 1\n3 0 1 3\n3 1 2 3\n3 0 3 2\n");
+  auto rt = gemflow::testing::make_node(reg, "io.read_mesh");
+  rt->set_param("path", tet);
+  rt->set_param("require", std::string("disk"));
+  EXPECT_CONTAINS(gemflow::testing::error_of(*rt, ctx), "tet.off: not a disk: 1 component, Euler characteristic 2");
+  rt->set_param("require", std::string("manifold"));
+  EXPECT_EQ(gemflow::testing::error_of(*rt, ctx), "(no error)");
+  // an unreferenced vertex: refused as a manifold, named
+  const std::string loose = write_temp("loose.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 5 5 5\nf 1 2 3\n");
+  auto rl = gemflow::testing::make_node(reg, "io.read_mesh");
+  rl->set_param("path", loose);
+  EXPECT_CONTAINS(gemflow::testing::error_of(*rl, ctx), "loose.obj: 1 unreferenced vertices (in no face), 0-based: 3");
+  // write with UVs
+  auto wr = gemflow::testing::make_node(reg, "io.write_mesh");
+  wr->set_input("mesh", rd->output("mesh"));
+  wr->set_input("uv", rd->output("mesh"));
+  wr->set_param("path", std::string("out.obj"));
+  ASSERT_EQ(gemflow::testing::error_of(*wr, ctx), "(no error)");
+  const std::string text = slurp((ctx.output_dir() / "out.obj").string());
+  EXPECT_CONTAINS(text, "vt 1 1\n");
+  EXPECT_CONTAINS(text, "f 1/1 2/2 3/3\n");
+  wr->set_input("uv", gemflow::Value::make(square()));
+  wr->set_input("mesh", rt->output("mesh"));
+  EXPECT_EQ(gemflow::testing::error_of(*wr, ctx), "(no error)");  // 4 and 4 vertices
+  TriMesh three = square();
+  three.vertices.pop_back();
+  three.faces.pop_back();
+  wr->set_input("uv", gemflow::Value::make(three));
+  EXPECT_CONTAINS(gemflow::testing::error_of(*wr, ctx), "input 'uv' has 3 vertices, input 'mesh' 4");
 }
 
 }  // namespace
