@@ -192,15 +192,29 @@ class NewtonRun {
     double err = angle_error(K_, p_, r_);
     if (o_.history_every) res_.history_iteration.push_back(0), res_.history_error.push_back(err);
     if (m_ > 0) residual(r_, g_);
+    bool refactor = true, fresh = false;
     while (res_.iterations < o_.max_iterations && err >= o_.tolerance && m_ > 0) {
-      assemble();
-      if (!analysed_) solver_.analyzePattern(L_), analysed_ = true;
-      solver_.factorize(L_);
-      if (solver_.info() != Eigen::Success)
-        throw PackError("newton: the Hessian could not be factorised (not positive definite)");
+      if (refactor) {
+        assemble();
+        if (!analysed_) solver_.analyzePattern(L_), analysed_ = true;
+        solver_.factorize(L_);
+        if (solver_.info() != Eigen::Success)
+          throw PackError("newton: the Hessian could not be factorised (not positive definite)");
+        refactor = false;
+        fresh = true;
+      }
       delta_ = solver_.solve(g_);
       ++res_.iterations;
-      if (!line_search()) break;  // no decrease along the Newton direction: at rounding level
+      const double before = g_.norm();
+      if (!line_search()) {
+        if (fresh) break;  // no decrease along the Newton direction: at rounding level
+        refactor = true;   // the kept factor's direction failed: a fresh Hessian
+        continue;
+      }
+      // Chord steps: the factorisation (most of a step's cost) is kept while the residual still
+      // drops tenfold per step, as it does near the solution; else the Hessian is refactorised.
+      refactor = g_.norm() > 0.1 * before;
+      fresh = false;
       err = error_now();
       if (o_.history_every && res_.iterations % o_.history_every == 0) {
         res_.history_iteration.push_back(res_.iterations);
