@@ -287,12 +287,12 @@ Lattice random_disk(std::size_t rings, std::uint64_t seed) {
     const auto& r = L.points[c];
     return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0]) > 1e-9;
   };
+  // mt19937_64's output is fixed by the standard, the distributions' are not: plain modulo keeps
+  // the disk of a seed the same with every standard library (the bias is negligible here)
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::size_t> pick_face(0, L.faces.size() - 1);
-  std::uniform_int_distribution<int> pick_edge(0, 2);
   for (std::size_t attempt = 0; attempt < 3 * n; ++attempt) {
-    const std::size_t f = pick_face(rng);
-    const int e = pick_edge(rng);
+    const std::size_t f = static_cast<std::size_t>(rng() % L.faces.size());
+    const auto e = static_cast<int>(rng() % 3);
     const Index a = L.faces[f][e], b = L.faces[f][(e + 1) % 3];
     if (bnd[a] || bnd[b]) continue;  // flip only edges between interior vertices
     const auto it = face_of.find(key(b, a));
