@@ -87,7 +87,7 @@ TEST_F(GpuPack, Fp64MethodsMatchTheCpuReference) {
       if (m == cuda::GpuMethod::newton && c.setup.problem.geometry != Geometry::euclidean) continue;
       cuda::GpuOptions o;
       o.method = m;
-      o.tolerance = 1e-11;
+      o.tolerance = 1e-12;  // radii to ~1e-9: the Laplacian amplifies angle errors by up to ~N
       const PackResult r = cuda::pack_gpu(c.setup.complex, c.setup.problem, o);
       ASSERT_TRUE(r.converged) << static_cast<int>(m) << " error " << r.error;
       if (m == cuda::GpuMethod::newton) {
