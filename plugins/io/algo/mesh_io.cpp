@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <limits>
 #include <numeric>
 #include <ostream>
@@ -14,6 +14,8 @@
 #include <unordered_map>
 
 #include "gemflow/io/errors.hpp"
+#include "gemflow/io/star.hpp"  // read_text_file
+#include "gemflow/memory.hpp"
 #include "text.hpp"
 
 namespace gemflow::io {
@@ -93,6 +95,19 @@ void check_vertex(const std::array<double, 3>& p, std::size_t index, const std::
                            (std::isnan(p[k]) ? std::string("NaN") : std::string("infinity")) + ")");
 }
 
+/// Checks the arrays of nv vertices and nf triangles against the available memory (from 256 MiB
+/// on, as the matrix readers do), as a ParseError at the line announcing them.
+void require_mesh_memory(std::uint64_t nv, std::uint64_t nf, const std::string& path, int line) {
+  const std::uint64_t bytes = nv * sizeof(std::array<double, 3>) + nf * sizeof(std::array<Index, 3>);
+  if (bytes < (std::uint64_t{256} << 20)) return;
+  try {
+    require_host_memory(static_cast<std::size_t>(bytes),
+                        std::to_string(nv) + " vertices and " + std::to_string(nf) + " triangles of " + path);
+  } catch (const OutOfMemory& e) {
+    throw ParseError(path, line, e.what());
+  }
+}
+
 /// Adds polygon `poly` as a fan of triangles.
 void add_polygon(TriMesh& m, const std::vector<Index>& poly, MeshReadInfo& info) {
   for (std::size_t k = 1; k + 1 < poly.size(); ++k) m.faces.push_back({poly[0], poly[k], poly[k + 1]});
@@ -151,6 +166,7 @@ TriMesh parse_off(std::string_view text, const std::string& path, MeshReadInfo& 
     throw ParseError(path, count_line,
                      "the header announces " + std::to_string(nv) + " vertices and " + std::to_string(nf) +
                          " faces, more than the " + std::to_string(lines.left()) + " bytes after it can hold");
+  require_mesh_memory(nv, nf, path, count_line);
   TriMesh m;
   m.vertices.reserve(nv);
   std::size_t tick = 0;
@@ -406,6 +422,7 @@ class PlyReader {
     header();
     check_counts();
     find_properties();
+    require_mesh_memory(ve_->count, fe_ ? fe_->count : 0, path_, ve_->line);
     TriMesh m;
     m.vertices.reserve(ve_->count);
     Binary bin(data_, data_.size() - lines_.left(), format_ == "binary_big_endian", path_);
@@ -651,13 +668,16 @@ TriMesh parse_mesh(std::string_view data, const std::string& path, MeshFormat fo
 
 TriMesh read_mesh(const std::string& path, MeshReadInfo* info, const CancelCheck& cancel) {
   const MeshFormat f = mesh_format_of(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ParseError(path, 0, "cannot open the file: " + std::string(std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw ParseError(path, 0, "cannot read the file");
-  const std::string data = ss.str();
-  return parse_mesh(data, path, f, info, cancel);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size >= (std::uintmax_t{256} << 20)) {
+    try {
+      require_host_memory(static_cast<std::size_t>(size), "reading " + path);
+    } catch (const OutOfMemory& e) {
+      throw ParseError(path, 0, e.what());
+    }
+  }
+  return parse_mesh(read_text_file(path), path, f, info, cancel);
 }
 
 // ---- topology ----------------------------------------------------------------------------------

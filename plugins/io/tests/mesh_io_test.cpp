@@ -2,6 +2,7 @@
 // meshes of shared/data (skipped when absent), hostile input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -97,6 +98,10 @@ TEST(MeshIo, HostileInputNamesFileAndPlace) {
   EXPECT_CONTAINS(error_of([] { (void)parse_mesh("v 0 0 0\nf 1 2 3\n", "f.obj", MeshFormat::obj); }),
                   "f.obj:2: face names vertex 3 (1-based), but the file defines 1 vertices");
   EXPECT_CONTAINS(error_of([] { (void)read_mesh("mesh.stl"); }), "unknown mesh format '.stl'");
+  // a folder read as empty and was blamed as "the file is empty"
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_io_tests" / "folder.obj";
+  std::filesystem::create_directories(dir);
+  EXPECT_CONTAINS(error_of([&] { (void)read_mesh(dir.string()); }), "folder.obj: is a folder, not a file");
 }
 
 TEST(MeshTopology, NamesEveryDefect) {
