@@ -55,6 +55,26 @@ void finish(PackResult& r, const Complex& K, const Problem& p, const PackOptions
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+/// Calls PackOptions::preview after the first iteration and then at most every preview_seconds.
+class Previewer {
+ public:
+  explicit Previewer(const PackOptions& o) : o_(o) {}
+  template <class T>
+  void operator()(const std::vector<T>& labels) {
+    if (!o_.preview) return;
+    const auto now = Clock::now();
+    if (shown_ && std::chrono::duration<double>(now - last_).count() < o_.preview_seconds) return;
+    shown_ = true;
+    last_ = now;
+    o_.preview(std::vector<double>(labels.begin(), labels.end()));
+  }
+
+ private:
+  const PackOptions& o_;
+  bool shown_ = false;
+  Clock::time_point last_;
+};
+
 /// Collins–Stephenson sweeps in precision T, with or without super-steps.
 template <class T>
 class CsRun {
@@ -87,6 +107,7 @@ class CsRun {
         r_.history_iteration.push_back(r_.iterations);
         r_.history_error.push_back(err);
       }
+      preview_(x_);
       if (o_.monitor && !o_.monitor(r_.iterations, err)) {
         r_.cancelled = true;
         break;
@@ -163,6 +184,7 @@ class CsRun {
   std::vector<double> y_, y_prev_, d_, d_prev_;
   std::size_t since_try_ = 0;
   PackResult r_;
+  Previewer preview_{o_};
 };
 
 /// Newton's method on the log-radius functional (Euclidean, fp64).
@@ -216,6 +238,7 @@ class NewtonRun {
       refactor = g_.norm() > 0.1 * before;
       fresh = false;
       err = error_now();
+      preview_(r_);
       if (o_.history_every && res_.iterations % o_.history_every == 0) {
         res_.history_iteration.push_back(res_.iterations);
         res_.history_error.push_back(err);
@@ -308,6 +331,7 @@ class NewtonRun {
   Eigen::SparseMatrix<double> L_;
   Eigen::VectorXd g_, g_new_, delta_;
   PackResult res_;
+  Previewer preview_{o_};
 };
 
 }  // namespace

@@ -66,6 +66,19 @@ struct SolveRequest {
   std::vector<double> initial;
 };
 
+CirclePacking to_packing(const Layout& layout, Geometry g, const TriMesh& mesh) {
+  CirclePacking cp;
+  const std::size_t n = mesh.vertices.size();
+  cp.geometry = g == Geometry::hyperbolic ? CirclePacking::Geometry::Hyperbolic : CirclePacking::Geometry::Euclidean;
+  cp.radii.assign(layout.radii.begin(), layout.radii.begin() + static_cast<std::ptrdiff_t>(n));
+  cp.centres.assign(layout.centres.begin(), layout.centres.begin() + static_cast<std::ptrdiff_t>(n));
+  cp.faces = mesh.faces;
+  cp.boundary.assign(n, 0);
+  for (const auto& loop : boundary_loops(n, mesh.faces))
+    for (auto v : loop) cp.boundary[v] = 1;
+  return cp;
+}
+
 /// Packs and lays out `mesh` under `req`; the device decides auto's algorithm (newton, on the GPU
 /// or the CPU, for Euclidean fp64; else coloured Gauss–Seidel on the GPU, cs on the CPU). A GPU algorithm on a CPU
 /// device is an error (no silent fallback).
@@ -134,6 +147,19 @@ Solved solve(NodeContext& ctx, const TriMesh& mesh, const SolveRequest& req, con
     o.max_iterations = req.max_iterations;
     o.monitor = monitor;
     o.history_every = 1;
+    // the packing as it converges, laid out, for Studio (a headless run ignores it); a layout of
+    // half-converged radii may fail or not close up: then nothing is shown
+    if (mesh.vertices.size() <= 200'000)
+      o.preview = [&](const std::vector<double>& labels) {
+        try {
+          LayoutOptions lo;
+          lo.normalisation = req.normalisation;
+          const Layout Y = layout(s.setup.complex, p.geometry, labels, lo);
+          CirclePacking cp = to_packing(Y, p.geometry, mesh);
+          if (!cp.validate()) ctx.preview("packing", Value::make(std::move(cp)));
+        } catch (const PackError&) {
+        }
+      };
     s.result = with_input("mesh", [&] { return pack(s.setup.complex, p, o); });
   }
   if (s.result.cancelled) throw Cancelled();
@@ -148,20 +174,6 @@ Solved solve(NodeContext& ctx, const TriMesh& mesh, const SolveRequest& req, con
   ctx.record("iterations", static_cast<std::int64_t>(s.result.iterations));
   ctx.record("angle_error", s.result.error);
   return s;
-}
-
-CirclePacking to_packing(const Solved& s, const TriMesh& mesh) {
-  CirclePacking cp;
-  const std::size_t n = mesh.vertices.size();
-  cp.geometry = s.setup.problem.geometry == Geometry::hyperbolic ? CirclePacking::Geometry::Hyperbolic
-                                                                 : CirclePacking::Geometry::Euclidean;
-  cp.radii.assign(s.layout.radii.begin(), s.layout.radii.begin() + static_cast<std::ptrdiff_t>(n));
-  cp.centres.assign(s.layout.centres.begin(), s.layout.centres.begin() + static_cast<std::ptrdiff_t>(n));
-  cp.faces = mesh.faces;
-  cp.boundary.assign(n, 0);
-  for (const auto& loop : boundary_loops(n, mesh.faces))
-    for (auto v : loop) cp.boundary[v] = 1;
-  return cp;
 }
 
 Table history_table(const PackResult& r) {
@@ -233,7 +245,8 @@ class PackNode final : public Node {
                 "device chosen, else gpu_coloured_gs on a CUDA device and cs on the CPU; the choice is logged).\n"
                 "Outputs: packing (the mesh's circles; lines are not circles and are not in it), history "
                 "(iteration, angle_error: max |θ − target| in radians after each iteration; cs's figure is the "
-                "one seen during the sweep), report (metric, value).",
+                "one seen during the sweep), report (metric, value). While a CPU algorithm runs, the packing is "
+                "previewed (laid out) after its first iteration and then every 0.2 s, up to 2·10⁵ circles.",
             .errors =
                 "The mesh not a disk (components, Euler characteristic and boundary loops named), a non-manifold "
                 "vertex or flipped face (indices named); boundary targets contradicting Gauss–Bonnet (the sum "
@@ -321,7 +334,7 @@ class PackNode final : public Node {
     req.normalisation = normalisation.value();
     const Device dev = device.resolve(ctx);
     const Solved s = solve(ctx, *m, req, dev);
-    packing.set(to_packing(s, *m));
+    packing.set(to_packing(s.layout, s.setup.problem.geometry, *m));
     history.set(history_table(s.result));
     report.set(solve_report(s, req).table());
     ctx.info(fmt::format("{} circles packed by {} in {} iterations, angle error {:.3g}, closing error {:.3g}",
@@ -466,7 +479,7 @@ class FlattenNode final : public Node {
         .add("vertices", m->vertices.size())
         .add("faces", m->faces.size());
     flat.set(std::move(f));
-    packing.set(to_packing(s, *m));
+    packing.set(to_packing(s.layout, s.setup.problem.geometry, *m));
     report.set(r.table());
     if (d.flipped_faces > 0) ctx.warn(fmt::format("{} faces are flipped in the flattening", d.flipped_faces));
     ctx.info(

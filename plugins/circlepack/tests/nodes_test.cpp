@@ -92,6 +92,10 @@ TEST(PackNode, PacksTheTriangleWithLinesAndReports) {
   const auto hist = n->output("history").as<Table>();
   EXPECT_EQ(hist->rows.size(), 162u);  // the start and every sweep
   EXPECT_FALSE(ctx.fractions().empty());
+  // the packing converging, for Studio: after the first sweep at least
+  ASSERT_FALSE(ctx.previews().empty());
+  EXPECT_EQ(ctx.previews().front().port, "packing");
+  EXPECT_EQ(ctx.previews().front().value.as<CirclePacking>()->size(), 55u);
 }
 
 TEST(PackNode, RefusesImpossibleRequests) {

@@ -55,6 +55,10 @@ struct PackOptions {
   std::function<bool(std::size_t, double)> monitor;
   /// Record the error every `history_every` iterations (and the last); 0: only the last.
   std::size_t history_every = 1;
+  /// CPU algorithms: called with the current labels after the first iteration and then at most
+  /// every `preview_seconds` (to show the packing converging); empty: never.
+  std::function<void(const std::vector<double>&)> preview;
+  double preview_seconds = 0.2;
 };
 
 struct PackResult {
