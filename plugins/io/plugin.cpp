@@ -12,6 +12,7 @@ static void register_io(gemflow::PluginRegistrar& r) {
   gemflow::io::register_molecule_nodes(r);
   gemflow::io::register_image_nodes(r);
   gemflow::io::register_signal_nodes(r);
+  gemflow::io::register_mesh_nodes(r);
 }
 
 GEMFLOW_PLUGIN_ENTRY(register_io)

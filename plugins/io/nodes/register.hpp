@@ -14,6 +14,8 @@ void register_restraint_nodes(PluginRegistrar& r);
 void register_matrix_nodes(PluginRegistrar& r);
 /// io.write_table (nodes/table_nodes.cpp).
 void register_table_nodes(PluginRegistrar& r);
+/// io.read_mesh, io.write_mesh (nodes/mesh_nodes.cpp).
+void register_mesh_nodes(PluginRegistrar& r);
 /// The MoleculeSet type and io.read_molecules (nodes/molecule_nodes.cpp).
 void register_molecule_nodes(PluginRegistrar& r);
 /// io.read_image, io.write_image (nodes/image_nodes.cpp).

@@ -1,0 +1,514 @@
+// GPU Collins–Stephenson iterations: graph-coloured Gauss–Seidel and Jacobi (see
+// gemflow/circlepack/pack_cuda.hpp).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <gemflow/cuda/buffer.hpp>
+#include <gemflow/cuda/check.hpp>
+
+#include "gemflow/circlepack/pack_cuda.hpp"
+
+namespace gemflow::circlepack {
+namespace cuda {
+namespace {
+
+constexpr int kBlock = 256;
+
+/// The flowers and problem on the device (CSR, 32-bit indices).
+template <class T>
+struct DeviceComplex {
+  const std::uint32_t* offset;
+  const std::uint32_t* flower;
+  const T* fixed;  // per flower entry: the fixed petal angle, NaN when computed
+  const std::uint8_t* boundary;
+  const T* target;
+  bool hyperbolic;
+};
+
+template <class T>
+__device__ inline T factor(bool hyp, T v, T a) {
+  if (!hyp) return T(1) / (T(1) + v / a);  // a = ∞ (a line): 1
+  return v * (T(1) - a * a) / (T(1) - v * v * a * a);
+}
+
+template <class T>
+__device__ T angle_sum(const DeviceComplex<T>& K, const T* x, std::uint32_t v) {
+  const std::uint32_t o = K.offset[v], k = K.offset[v + 1] - o, p = K.boundary[v] ? k - 1 : k;
+  const T xv = x[v];
+  T f_prev = factor(K.hyperbolic, xv, x[K.flower[o]]);
+  T sum = 0;
+  for (std::uint32_t j = 0; j < p; ++j) {
+    const std::uint32_t nxt = j + 1 < k ? j + 1 : 0;
+    const T f_next = factor(K.hyperbolic, xv, x[K.flower[o + nxt]]);
+    const T fixed = K.fixed[o + j];
+    if (!isnan(fixed)) sum += fixed;
+    else sum += T(2) * asin(sqrt(fmin(f_prev * f_next, T(1))));
+    f_prev = f_next;
+  }
+  return sum;
+}
+
+template <class T>
+__device__ T cs_update(bool hyp, T x, T theta, T target, std::uint32_t k) {
+  const T inv = T(1) / (T(2) * static_cast<T>(k));
+  const T eps = sizeof(T) == 4 ? T(1.1920929e-7) : T(2.220446049250313e-16);
+  const T beta = fmin(sin(theta * inv), T(1) - eps);
+  const T delta = sin(target * inv);
+  if (!hyp) return x * beta / (T(1) - beta) * (T(1) - delta) / delta;
+  const T t2 = x > beta ? (x - beta) / (x * (T(1) - beta * x)) : T(0);
+  const T a = T(1) - t2;
+  return T(2) * delta / (a + sqrt(a * a + T(4) * delta * delta * t2));
+}
+
+/// One Collins–Stephenson update of each vertex of `list` from `in` into `out` (in == out for a
+/// colour class of Gauss–Seidel: no two of its vertices are neighbours).
+template <class T>
+__global__ void update_kernel(DeviceComplex<T> K, const std::uint32_t* list, std::uint32_t count, const T* in, T* out) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const std::uint32_t v = list[i];
+  const std::uint32_t k = K.offset[v + 1] - K.offset[v] - (K.boundary[v] ? 1u : 0u);
+  out[v] = cs_update(K.hyperbolic, in[v], angle_sum(K, in, v), K.target[v], k);
+}
+
+__device__ inline void atomic_max_nonneg(float* addr, float v) {
+  atomicMax(reinterpret_cast<unsigned int*>(addr), __float_as_uint(v));
+}
+__device__ inline void atomic_max_nonneg(double* addr, double v) {
+  atomicMax(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(__double_as_longlong(v)));
+}
+
+/// max over `list` of |θ − A| into *err (non-negative: IEEE bits order as unsigned integers).
+template <class T>
+__global__ void error_kernel(DeviceComplex<T> K, const std::uint32_t* list, std::uint32_t count, const T* x, T* err) {
+  __shared__ T best[kBlock];
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  T e = 0;
+  if (i < count) {
+    const std::uint32_t v = list[i];
+    e = fabs(angle_sum(K, x, v) - K.target[v]);
+    if (isnan(e)) e = T(1e30);  // reported as not converged
+  }
+  best[threadIdx.x] = e;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) best[threadIdx.x] = fmax(best[threadIdx.x], best[threadIdx.x + s]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomic_max_nonneg(err, best[0]);
+}
+
+template <class T>
+gemflow::cuda::DeviceBuffer<T> upload(const std::vector<T>& h) {
+  gemflow::cuda::DeviceBuffer<T> d(h.size());
+  if (!h.empty()) GF_CUDA_TRY(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+unsigned blocks(std::size_t n) { return static_cast<unsigned>((n + kBlock - 1) / kBlock); }
+
+template <class T>
+PackResult run(const Complex& K, const Problem& p, const GpuOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  GF_CUDA_TRY(cudaSetDevice(o.device));
+  cudaStream_t stream = nullptr;
+  GF_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { (void)GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(s)); }
+  } guard{stream};
+
+  // host arrays
+  std::vector<T> fixed(K.fixed_petal.begin(), K.fixed_petal.end()), labels(p.labels.begin(), p.labels.end()),
+      target(K.n);
+  for (std::size_t v = 0; v < K.n; ++v) target[v] = static_cast<T>(std::isnan(p.target[v]) ? 0.0 : p.target[v]);
+  std::vector<std::uint32_t> all;  // the free vertices, by colour for Gauss–Seidel
+  std::vector<std::size_t> colour_start{0};
+  if (o.method == GpuMethod::coloured_gs) {
+    const auto colour = colour_vertices(K, p);
+    int colours = 0;
+    for (auto c : colour)
+      if (c != 255) colours = std::max(colours, c + 1);
+    for (int c = 0; c < colours; ++c) {
+      for (std::size_t v = 0; v < K.n; ++v)
+        if (colour[v] == c) all.push_back(static_cast<std::uint32_t>(v));
+      colour_start.push_back(all.size());
+    }
+  } else {
+    for (std::size_t v = 0; v < K.n; ++v)
+      if (!K.ideal[v] && p.free(static_cast<Index>(v))) all.push_back(static_cast<std::uint32_t>(v));
+    colour_start.push_back(all.size());
+  }
+  auto d_offset = upload(K.offset);
+  auto d_flower = upload(K.flower);
+  auto d_fixed = upload(fixed);
+  auto d_boundary = upload(K.boundary);
+  auto d_target = upload(target);
+  auto d_list = upload(all);
+  auto d_x = upload(labels);
+  gemflow::cuda::DeviceBuffer<T> d_y(o.method == GpuMethod::jacobi ? labels.size() : 0);
+  if (o.method == GpuMethod::jacobi)
+    GF_CUDA_TRY(cudaMemcpy(d_y.data(), d_x.data(), labels.size() * sizeof(T), cudaMemcpyDeviceToDevice));
+  gemflow::cuda::DeviceBuffer<T> d_err(1);
+  const DeviceComplex<T> dk{d_offset.data(),   d_flower.data(), d_fixed.data(),
+                            d_boundary.data(), d_target.data(), p.geometry == Geometry::hyperbolic};
+  T* cur = d_x.data();
+  T* other = d_y.data();
+  auto error_now = [&]() -> double {
+    T zero = 0, h = 0;
+    GF_CUDA_TRY(cudaMemcpyAsync(d_err.data(), &zero, sizeof(T), cudaMemcpyHostToDevice, stream));
+    if (!all.empty()) {
+      error_kernel<T><<<blocks(all.size()), kBlock, 0, stream>>>(
+          dk, d_list.data(), static_cast<std::uint32_t>(all.size()), cur, d_err.data());
+      GF_CUDA_CHECK_LAUNCH("error_kernel");
+    }
+    GF_CUDA_TRY(cudaMemcpyAsync(&h, d_err.data(), sizeof(T), cudaMemcpyDeviceToHost, stream));
+    GF_CUDA_TRY(cudaStreamSynchronize(stream));
+    return static_cast<double>(h);
+  };
+
+  PackResult r;
+  double err = error_now();
+  r.history_iteration.push_back(0);
+  r.history_error.push_back(err);
+  const std::size_t every = std::max<std::size_t>(o.check_every, 1);
+  while (err >= o.tolerance && r.iterations < o.max_iterations && std::isfinite(err)) {
+    const std::size_t sweeps = std::min(every, o.max_iterations - r.iterations);
+    for (std::size_t s = 0; s < sweeps; ++s) {
+      if (o.method == GpuMethod::coloured_gs) {
+        for (std::size_t c = 0; c + 1 < colour_start.size(); ++c) {
+          const auto count = static_cast<std::uint32_t>(colour_start[c + 1] - colour_start[c]);
+          if (count == 0) continue;
+          update_kernel<T><<<blocks(count), kBlock, 0, stream>>>(dk, d_list.data() + colour_start[c], count, cur, cur);
+        }
+      } else if (!all.empty()) {
+        update_kernel<T><<<blocks(all.size()), kBlock, 0, stream>>>(dk, d_list.data(),
+                                                                    static_cast<std::uint32_t>(all.size()), cur, other);
+        std::swap(cur, other);
+      }
+      GF_CUDA_CHECK_LAUNCH("update_kernel");
+    }
+    r.iterations += sweeps;
+    err = error_now();
+    r.history_iteration.push_back(r.iterations);
+    r.history_error.push_back(err);
+    if (o.monitor && !o.monitor(r.iterations, err)) {
+      r.cancelled = true;
+      break;
+    }
+  }
+  GF_CUDA_TRY(cudaMemcpy(labels.data(), cur, labels.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  r.labels.assign(labels.begin(), labels.end());
+  r.error = angle_error(K, p, r.labels);
+  r.converged = r.error < o.tolerance;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+// ---- Newton-CG (Euclidean, fp64) ------------------------------------------------------------
+
+struct NewtonDevice {
+  DeviceComplex<double> K;
+  const std::uint8_t* ideal;
+  const std::int32_t* idx;       // unknown index of a vertex, −1 when not an unknown
+  const std::uint32_t* unknown;  // the unknowns' vertices
+  std::uint32_t m;
+};
+
+/// g[i] = θ(v_i) − A(v_i) for the unknowns at radii r.
+__global__ void residual_kernel(NewtonDevice N, const double* r, double* g) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N.m) return;
+  const std::uint32_t v = N.unknown[i];
+  g[i] = angle_sum(N.K, r, v) - N.K.target[v];
+}
+
+/// Edge weights w_vw = Σ over the faces at edge vw of ρ/(r_v + r_w) (ρ the face's inradius,
+/// √(r_v r_w) when its third vertex is a line), per flower entry of each unknown; diag = Σ w.
+__global__ void weights_kernel(NewtonDevice N, const double* r, double* w, double* diag) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N.m) return;
+  const std::uint32_t v = N.unknown[i];
+  const std::uint32_t o = N.K.offset[v], k = N.K.offset[v + 1] - o;
+  const bool closed = !N.K.boundary[v];
+  const double rv = r[v];
+  double d = 0;
+  for (std::uint32_t j = 0; j < k; ++j) {
+    const std::uint32_t a = N.K.flower[o + j];
+    double wj = 0;
+    if (!N.ideal[a]) {
+      const double ra = r[a];
+      // petals j−1 (third vertex flower[j−1]) and j (third vertex flower[j+1])
+      for (int side = 0; side < 2; ++side) {
+        std::uint32_t t;
+        if (side == 0) {
+          if (j == 0 && !closed) continue;
+          t = N.K.flower[o + (j == 0 ? k - 1 : j - 1)];
+        } else {
+          if (j + 1 == k && !closed) continue;
+          t = N.K.flower[o + (j + 1 == k ? 0 : j + 1)];
+        }
+        const double rho = N.ideal[t] ? sqrt(rv * ra) : sqrt(rv * ra * r[t] / (rv + ra + r[t]));
+        wj += rho / (rv + ra);
+      }
+    }
+    w[o + j] = wj;
+    d += wj;
+  }
+  diag[i] = d;
+}
+
+/// y = L x over the unknowns (matrix-free).
+__global__ void laplacian_kernel(NewtonDevice N, const double* w, const double* diag, const double* x, double* y) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N.m) return;
+  const std::uint32_t v = N.unknown[i];
+  const std::uint32_t o = N.K.offset[v], e = N.K.offset[v + 1];
+  double s = diag[i] * x[i];
+  for (std::uint32_t j = o; j < e; ++j) {
+    const std::int32_t q = N.idx[N.K.flower[j]];
+    if (q >= 0) s -= w[j] * x[q];
+  }
+  y[i] = s;
+}
+
+/// Per block: Σ a·b (b == nullptr: Σ a²) and max |a| into part[block], part[gridDim + block].
+__global__ void dot_kernel(const double* a, const double* b, std::uint32_t m, double* part) {
+  __shared__ double sum[kBlock], big[kBlock];
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  double x = 0, y = 0;
+  if (i < m) {
+    x = a[i] * (b ? b[i] : a[i]);
+    y = fabs(a[i]);
+  }
+  sum[threadIdx.x] = x;
+  big[threadIdx.x] = y;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      sum[threadIdx.x] += sum[threadIdx.x + s];
+      big[threadIdx.x] = fmax(big[threadIdx.x], big[threadIdx.x + s]);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) part[blockIdx.x] = sum[0], part[gridDim.x + blockIdx.x] = big[0];
+}
+
+/// Second pass: out[0] = Σ part[0..n), out[1] = max part[n..2n) (one block).
+__global__ void finish_kernel(const double* part, std::uint32_t n, double* out) {
+  __shared__ double sum[kBlock], big[kBlock];
+  double x = 0, y = 0;
+  for (std::uint32_t i = threadIdx.x; i < n; i += blockDim.x) x += part[i], y = fmax(y, part[n + i]);
+  sum[threadIdx.x] = x;
+  big[threadIdx.x] = y;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      sum[threadIdx.x] += sum[threadIdx.x + s];
+      big[threadIdx.x] = fmax(big[threadIdx.x], big[threadIdx.x + s]);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[0] = sum[0], out[1] = big[0];
+}
+
+/// z = x / diag (Jacobi preconditioner).
+__global__ void precondition_kernel(const double* x, const double* diag, std::uint32_t m, double* z) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < m) z[i] = x[i] / diag[i];
+}
+
+/// y += a·x.
+__global__ void axpy_kernel(double a, const double* x, std::uint32_t m, double* y) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < m) y[i] += a * x[i];
+}
+
+/// p = z + b·p.
+__global__ void xpby_kernel(const double* z, double b, std::uint32_t m, double* p) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < m) p[i] = z[i] + b * p[i];
+}
+
+/// trial = r, with the unknowns' radii scaled by exp(t·δ).
+__global__ void step_kernel(NewtonDevice N, const double* r, const double* delta, double t, double* trial) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N.m) return;
+  const std::uint32_t v = N.unknown[i];
+  trial[v] = r[v] * exp(t * delta[i]);
+}
+
+PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
+  if (p.geometry != Geometry::euclidean) throw PackError("gpu newton solves Euclidean packings only");
+  if (o.precision != Precision::fp64) throw PackError("gpu newton runs in fp64 only");
+  const auto t0 = std::chrono::steady_clock::now();
+  GF_CUDA_TRY(cudaSetDevice(o.device));
+  cudaStream_t stream = nullptr;
+  GF_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { (void)GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(s)); }
+  } guard{stream};
+  // unknowns as on the CPU: free finite vertices, the first pinned when no finite radius is fixed
+  bool scale_fixed = false;
+  for (std::size_t v = 0; v < K.n; ++v) scale_fixed = scale_fixed || (!p.free(static_cast<Index>(v)) && !K.ideal[v]);
+  std::vector<std::int32_t> idx(K.n, -1);
+  std::vector<std::uint32_t> unknown, free_list;
+  for (std::size_t v = 0; v < K.n; ++v) {
+    if (!p.free(static_cast<Index>(v)) || K.ideal[v]) continue;
+    free_list.push_back(static_cast<std::uint32_t>(v));
+    if (!scale_fixed && free_list.size() == 1) continue;
+    idx[v] = static_cast<std::int32_t>(unknown.size());
+    unknown.push_back(static_cast<std::uint32_t>(v));
+  }
+  if (unknown.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+    throw PackError("gpu newton: more than 2³¹−1 unknowns");
+  const auto m = static_cast<std::uint32_t>(unknown.size());
+  std::vector<double> fixed(K.fixed_petal.begin(), K.fixed_petal.end()), target(K.n);
+  for (std::size_t v = 0; v < K.n; ++v) target[v] = std::isnan(p.target[v]) ? 0.0 : p.target[v];
+  auto d_offset = upload(K.offset);
+  auto d_flower = upload(K.flower);
+  auto d_fixed = upload(fixed);
+  auto d_boundary = upload(K.boundary);
+  auto d_ideal = upload(K.ideal);
+  auto d_target = upload(target);
+  auto d_idx = upload(idx);
+  auto d_unknown = upload(unknown);
+  auto d_free = upload(free_list);
+  auto d_r = upload(p.labels);
+  auto d_trial = upload(p.labels);
+  gemflow::cuda::DeviceBuffer<double> d_w(K.flower.size()), d_diag(m), d_g(m), d_gt(m), d_x(m), d_res(m), d_z(m),
+      d_p(m), d_q(m), d_err(1);
+  const unsigned nb = std::max(1u, blocks(m));
+  gemflow::cuda::DeviceBuffer<double> d_part(2 * nb), d_out(2);
+  const NewtonDevice N{{d_offset.data(), d_flower.data(), d_fixed.data(), d_boundary.data(), d_target.data(), false},
+                       d_ideal.data(),
+                       d_idx.data(),
+                       d_unknown.data(),
+                       m};
+  auto reduce = [&](const double* a, const double* b, double& sum, double& mx) {
+    dot_kernel<<<nb, kBlock, 0, stream>>>(a, b, m, d_part.data());
+    finish_kernel<<<1, kBlock, 0, stream>>>(d_part.data(), nb, d_out.data());
+    GF_CUDA_CHECK_LAUNCH("dot_kernel");
+    double h[2];
+    GF_CUDA_TRY(cudaMemcpyAsync(h, d_out.data(), sizeof h, cudaMemcpyDeviceToHost, stream));
+    GF_CUDA_TRY(cudaStreamSynchronize(stream));
+    sum = h[0], mx = h[1];
+  };
+  auto full_error = [&](const double* r) {  // over every free vertex, pinned included
+    double zero = 0, h = 0;
+    GF_CUDA_TRY(cudaMemcpyAsync(d_err.data(), &zero, sizeof zero, cudaMemcpyHostToDevice, stream));
+    if (!free_list.empty())
+      error_kernel<double><<<blocks(free_list.size()), kBlock, 0, stream>>>(
+          N.K, d_free.data(), static_cast<std::uint32_t>(free_list.size()), r, d_err.data());
+    GF_CUDA_CHECK_LAUNCH("error_kernel");
+    GF_CUDA_TRY(cudaMemcpyAsync(&h, d_err.data(), sizeof h, cudaMemcpyDeviceToHost, stream));
+    GF_CUDA_TRY(cudaStreamSynchronize(stream));
+    return h;
+  };
+  PackResult res;
+  double err = full_error(d_r.data());
+  res.history_iteration.push_back(0);
+  res.history_error.push_back(err);
+  double gnorm2 = 0, gmax = 0;
+  if (m > 0) {
+    residual_kernel<<<nb, kBlock, 0, stream>>>(N, d_r.data(), d_g.data());
+    GF_CUDA_CHECK_LAUNCH("residual_kernel");
+    reduce(d_g.data(), nullptr, gnorm2, gmax);
+  }
+  while (m > 0 && err >= o.tolerance && res.iterations < o.max_iterations && std::isfinite(err)) {
+    weights_kernel<<<nb, kBlock, 0, stream>>>(N, d_r.data(), d_w.data(), d_diag.data());
+    GF_CUDA_CHECK_LAUNCH("weights_kernel");
+    // CG on L x = g from x = 0: res = g, z = M⁻¹ res, p = z
+    GF_CUDA_TRY(cudaMemsetAsync(d_x.data(), 0, m * sizeof(double), stream));
+    GF_CUDA_TRY(cudaMemcpyAsync(d_res.data(), d_g.data(), m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+    precondition_kernel<<<nb, kBlock, 0, stream>>>(d_res.data(), d_diag.data(), m, d_z.data());
+    GF_CUDA_TRY(cudaMemcpyAsync(d_p.data(), d_z.data(), m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+    double rz = 0, unused = 0;
+    reduce(d_res.data(), d_z.data(), rz, unused);
+    const double eta = std::clamp(gmax, 1e-12, 0.1);
+    const double stop2 = eta * eta * gnorm2;
+    double rr = gnorm2;
+    for (std::size_t it = 0; it < o.cg_max_iterations && rr > stop2; ++it) {
+      laplacian_kernel<<<nb, kBlock, 0, stream>>>(N, d_w.data(), d_diag.data(), d_p.data(), d_q.data());
+      double pq = 0;
+      reduce(d_p.data(), d_q.data(), pq, unused);
+      if (!(pq > 0)) break;
+      const double alpha = rz / pq;
+      axpy_kernel<<<nb, kBlock, 0, stream>>>(alpha, d_p.data(), m, d_x.data());
+      axpy_kernel<<<nb, kBlock, 0, stream>>>(-alpha, d_q.data(), m, d_res.data());
+      precondition_kernel<<<nb, kBlock, 0, stream>>>(d_res.data(), d_diag.data(), m, d_z.data());
+      double rz_new = 0;
+      reduce(d_res.data(), d_z.data(), rz_new, unused);
+      reduce(d_res.data(), nullptr, rr, unused);
+      xpby_kernel<<<nb, kBlock, 0, stream>>>(d_z.data(), rz_new / rz, m, d_p.data());
+      GF_CUDA_CHECK_LAUNCH("cg");
+      rz = rz_new;
+      ++res.inner_iterations;
+    }
+    // line search on ‖θ − A‖₂, steps capped at 2 in log-radius
+    double dnorm2 = 0, dmax = 0;
+    reduce(d_x.data(), nullptr, dnorm2, dmax);
+    double t = dmax > 2 ? 2 / dmax : 1.0;
+    bool accepted = false;
+    double tn2 = 0, tmax = 0;
+    for (int halvings = 0; halvings < 30; ++halvings, t *= 0.5) {
+      GF_CUDA_TRY(cudaMemcpyAsync(d_trial.data(), d_r.data(), K.n * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      step_kernel<<<nb, kBlock, 0, stream>>>(N, d_r.data(), d_x.data(), t, d_trial.data());
+      residual_kernel<<<nb, kBlock, 0, stream>>>(N, d_trial.data(), d_gt.data());
+      GF_CUDA_CHECK_LAUNCH("line search");
+      reduce(d_gt.data(), nullptr, tn2, tmax);
+      if (std::sqrt(tn2) < (1 - 1e-4 * t) * std::sqrt(gnorm2) || tn2 == 0) {
+        accepted = true;
+        break;
+      }
+    }
+    ++res.iterations;
+    if (!accepted) break;
+    std::swap(d_r, d_trial);
+    std::swap(d_g, d_gt);
+    gnorm2 = tn2, gmax = tmax;
+    err = full_error(d_r.data());
+    res.history_iteration.push_back(res.iterations);
+    res.history_error.push_back(err);
+    if (o.monitor && !o.monitor(res.iterations, err)) {
+      res.cancelled = true;
+      break;
+    }
+  }
+  res.labels.resize(K.n);
+  GF_CUDA_TRY(cudaMemcpy(res.labels.data(), d_r.data(), K.n * sizeof(double), cudaMemcpyDeviceToHost));
+  res.error = angle_error(K, p, res.labels);
+  res.converged = res.error < o.tolerance;
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace
+
+int device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+PackResult pack_gpu(const Complex& K, const Problem& p, const GpuOptions& o) {
+  if (p.labels.size() != K.n || p.target.size() != K.n)
+    throw PackError("problem has " + std::to_string(p.labels.size()) + " labels for " + std::to_string(K.n) +
+                    " vertices");
+  if (!(o.tolerance > 0)) throw PackError("tolerance must be > 0");
+  if (o.method == GpuMethod::newton) return run_newton(K, p, o);
+  return o.precision == Precision::fp32 ? run<float>(K, p, o) : run<double>(K, p, o);
+}
+
+}  // namespace cuda
+}  // namespace gemflow::circlepack

@@ -1,0 +1,405 @@
+// Collins–Stephenson iterations (plain and with super-steps) and Newton's method.
+#include "gemflow/circlepack/pack.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <queue>
+#include <tuple>
+
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
+
+#include "angles.hpp"
+#include "gemflow/circlepack/pack_cuda.hpp"
+
+namespace gemflow::circlepack {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class T>
+T cs_update(Geometry g, T x, T theta, T target, std::uint32_t k) {
+  const T inv = T(1) / (T(2) * static_cast<T>(k));
+  const T beta = std::min(std::sin(theta * inv), T(1) - std::numeric_limits<T>::epsilon());
+  const T delta = std::sin(target * inv);
+  if (g == Geometry::euclidean) {
+    const T rho = x * beta / (T(1) - beta);  // k equal neighbours giving the same angle sum
+    return rho * (T(1) - delta) / delta;
+  }
+  // hyperbolic, s-radii: sin(α/2) = s(1−t²)/(1−s²t²) for k equal neighbours of s-radius t
+  const T t2 = x > beta ? (x - beta) / (x * (T(1) - beta * x)) : T(0);
+  const T a = T(1) - t2;
+  return T(2) * delta / (a + std::sqrt(a * a + T(4) * delta * delta * t2));
+}
+
+/// Log-label used for super-step extrapolation: log r (Euclidean), log h = log(−log s) (hyperbolic).
+template <class T>
+double to_y(Geometry g, T x) {
+  return g == Geometry::euclidean ? std::log(static_cast<double>(x)) : std::log(-std::log(static_cast<double>(x)));
+}
+template <class T>
+T from_y(Geometry g, double y) {
+  return static_cast<T>(g == Geometry::euclidean ? std::exp(y) : std::exp(-std::exp(y)));
+}
+
+/// Records (iteration, error) every history_every iterations and at the end; sets the timing.
+void finish(PackResult& r, const Complex& K, const Problem& p, const PackOptions& o, Clock::time_point t0) {
+  r.error = angle_error(K, p, r.labels);
+  r.converged = r.error < o.tolerance;
+  if (r.history_iteration.empty() || r.history_iteration.back() != r.iterations) {
+    r.history_iteration.push_back(r.iterations);
+    r.history_error.push_back(r.error);
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Calls PackOptions::preview after the first iteration and then at most every preview_seconds.
+class Previewer {
+ public:
+  explicit Previewer(const PackOptions& o) : o_(o) {}
+  template <class T>
+  void operator()(const std::vector<T>& labels) {
+    if (!o_.preview) return;
+    const auto now = Clock::now();
+    if (shown_ && std::chrono::duration<double>(now - last_).count() < o_.preview_seconds) return;
+    shown_ = true;
+    last_ = now;
+    o_.preview(std::vector<double>(labels.begin(), labels.end()));
+  }
+
+ private:
+  const PackOptions& o_;
+  bool shown_ = false;
+  Clock::time_point last_;
+};
+
+/// Collins–Stephenson sweeps in precision T, with or without super-steps.
+template <class T>
+class CsRun {
+ public:
+  CsRun(const Complex& K, const Problem& p, const PackOptions& o, bool accelerate)
+      : K_(K), p_(p), o_(o), g_(p.geometry), accelerate_(accelerate), x_(p.labels.begin(), p.labels.end()) {
+    for (std::size_t v = 0; v < K.n; ++v)
+      if (p.free(static_cast<Index>(v)) && !K.ideal[v])
+        free_.push_back(static_cast<Index>(v)), target_.push_back(static_cast<T>(p.target[v]));
+    if (accelerate_) {
+      y_.resize(free_.size());
+      for (std::size_t i = 0; i < free_.size(); ++i) y_[i] = to_y(g_, x_[free_[i]]);
+      d_.assign(free_.size(), 0.0);
+    }
+  }
+
+  PackResult run() {
+    const auto t0 = Clock::now();
+    double err = exact_error(x_);
+    if (o_.history_every) r_.history_iteration.push_back(0), r_.history_error.push_back(err);
+    while (r_.iterations < o_.max_iterations && !(err < o_.tolerance)) {
+      err = sweep();
+      ++r_.iterations;
+      if (accelerate_) {
+        const double e = superstep();
+        if (std::isfinite(e)) err = e;
+      }
+      if (err < o_.tolerance) err = exact_error(x_);  // the sweep's figure mixes old and new radii
+      if (o_.history_every && r_.iterations % o_.history_every == 0) {
+        r_.history_iteration.push_back(r_.iterations);
+        r_.history_error.push_back(err);
+      }
+      preview_(x_);
+      if (o_.monitor && !o_.monitor(r_.iterations, err)) {
+        r_.cancelled = true;
+        break;
+      }
+      if (!std::isfinite(err)) break;
+    }
+    r_.labels.assign(x_.begin(), x_.end());
+    finish(r_, K_, p_, o_, t0);
+    return r_;
+  }
+
+ private:
+  double exact_error(const std::vector<T>& lab) const {
+    double e = 0;
+    for (std::size_t i = 0; i < free_.size(); ++i)
+      e = std::max(e, std::abs(static_cast<double>(detail::angle_sum(K_, g_, lab.data(), free_[i]) - target_[i])));
+    return e;
+  }
+
+  /// One Gauss–Seidel sweep; returns the largest |θ − A| seen during it.
+  double sweep() {
+    double err = 0;
+    for (std::size_t i = 0; i < free_.size(); ++i) {
+      const Index v = free_[i];
+      const T th = detail::angle_sum(K_, g_, x_.data(), v);
+      err = std::max(err, std::abs(static_cast<double>(th - target_[i])));
+      x_[v] = cs_update<T>(g_, x_[v], th, target_[i], K_.petals(v));
+    }
+    return err;
+  }
+
+  /// Collins–Stephenson's extrapolation along the last change of the log-labels, kept when it
+  /// lowers the angle error; returns that error (∞ when none was kept).
+  double superstep() {
+    y_prev_.swap(y_);
+    y_.resize(free_.size());
+    d_prev_.swap(d_);
+    d_.resize(free_.size());
+    double dd = 0, pp = 0, dp = 0;
+    for (std::size_t i = 0; i < free_.size(); ++i) {
+      y_[i] = to_y(g_, x_[free_[i]]);
+      d_[i] = y_[i] - y_prev_[i];
+      dd += d_[i] * d_[i];
+      pp += d_prev_[i] * d_prev_[i];
+      dp += d_[i] * d_prev_[i];
+    }
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    if (++since_try_ < 3 || r_.iterations < 3 || !(pp > 0 && dd > 0) || dp / std::sqrt(dd * pp) <= 0.99) return kInf;
+    const double lambda = std::sqrt(dd / pp);
+    if (lambda >= 1) return kInf;
+    since_try_ = 0;
+    const double current = exact_error(x_);
+    for (double f = std::min(lambda / (1 - lambda), 1000.0); f >= 0.5; f /= 4) {
+      trial_ = x_;
+      for (std::size_t i = 0; i < free_.size(); ++i) trial_[free_[i]] = from_y<T>(g_, y_[i] + f * d_[i]);
+      const double e = exact_error(trial_);
+      if (e < current && std::isfinite(e)) {
+        x_.swap(trial_);
+        for (std::size_t i = 0; i < free_.size(); ++i) y_[i] = to_y(g_, x_[free_[i]]);
+        ++r_.supersteps;
+        return e;
+      }
+    }
+    return kInf;
+  }
+
+  const Complex& K_;
+  const Problem& p_;
+  const PackOptions& o_;
+  Geometry g_;
+  bool accelerate_;
+  std::vector<T> x_, target_, trial_;
+  std::vector<Index> free_;
+  std::vector<double> y_, y_prev_, d_, d_prev_;
+  std::size_t since_try_ = 0;
+  PackResult r_;
+  Previewer preview_{o_};
+};
+
+/// Newton's method on the log-radius functional (Euclidean, fp64).
+class NewtonRun {
+ public:
+  NewtonRun(const Complex& K, const Problem& p, const PackOptions& o) : K_(K), p_(p), o_(o), r_(p.labels) {
+    if (p.geometry != Geometry::euclidean)
+      throw PackError("newton solves Euclidean packings only; use cs for the maximal (hyperbolic) packing");
+    if (o.precision != Precision::fp64) throw PackError("newton runs in fp64 only; use cs for fp32");
+    // unknowns: free, non-ideal vertices; with no finite radius fixed the scale is free, and the
+    // first unknown is pinned
+    bool scale_fixed = false;
+    for (std::size_t v = 0; v < K.n; ++v) scale_fixed = scale_fixed || (!p.free(static_cast<Index>(v)) && !K.ideal[v]);
+    idx_.assign(K.n, -1);
+    for (std::size_t v = 0; v < K.n; ++v) {
+      if (!p.free(static_cast<Index>(v)) || K.ideal[v]) continue;
+      checked_.push_back(static_cast<Index>(v));
+      if (!scale_fixed && unknown_.empty() && checked_.size() == 1) continue;  // pinned
+      idx_[v] = static_cast<std::int64_t>(unknown_.size());
+      unknown_.push_back(static_cast<Index>(v));
+    }
+    m_ = static_cast<Eigen::Index>(unknown_.size());
+  }
+
+  PackResult run() {
+    const auto t0 = Clock::now();
+    double err = angle_error(K_, p_, r_);
+    if (o_.history_every) res_.history_iteration.push_back(0), res_.history_error.push_back(err);
+    if (m_ > 0) residual(r_, g_);
+    bool refactor = true, fresh = false;
+    while (res_.iterations < o_.max_iterations && err >= o_.tolerance && m_ > 0) {
+      if (refactor) {
+        assemble();
+        if (!analysed_) solver_.analyzePattern(L_), analysed_ = true;
+        solver_.factorize(L_);
+        if (solver_.info() != Eigen::Success)
+          throw PackError("newton: the Hessian could not be factorised (not positive definite)");
+        refactor = false;
+        fresh = true;
+      }
+      delta_ = solver_.solve(g_);
+      ++res_.iterations;
+      const double before = g_.norm();
+      if (!line_search()) {
+        if (fresh) break;  // no decrease along the Newton direction: at rounding level
+        refactor = true;   // the kept factor's direction failed: a fresh Hessian
+        continue;
+      }
+      // Chord steps: the factorisation (most of a step's cost) is kept while the residual still
+      // drops tenfold per step, as it does near the solution; else the Hessian is refactorised.
+      refactor = g_.norm() > 0.1 * before;
+      fresh = false;
+      err = error_now();
+      preview_(r_);
+      if (o_.history_every && res_.iterations % o_.history_every == 0) {
+        res_.history_iteration.push_back(res_.iterations);
+        res_.history_error.push_back(err);
+      }
+      if (o_.monitor && !o_.monitor(res_.iterations, err)) {
+        res_.cancelled = true;
+        break;
+      }
+    }
+    res_.labels = std::move(r_);
+    finish(res_, K_, p_, o_, t0);
+    return res_;
+  }
+
+ private:
+  void residual(const std::vector<double>& lab, Eigen::VectorXd& g) const {
+    g.resize(m_);
+    for (Eigen::Index i = 0; i < m_; ++i) {
+      const Index v = unknown_[static_cast<std::size_t>(i)];
+      g[i] = detail::angle_sum(K_, Geometry::euclidean, lab.data(), v) - p_.target[v];
+    }
+  }
+
+  /// The error over the unknowns and the pinned vertex (whose residual Gauss–Bonnet ties to theirs).
+  double error_now() const {
+    double e = g_.cwiseAbs().maxCoeff();
+    for (const Index v : checked_)
+      if (idx_[v] < 0)
+        e = std::max(e, std::abs(detail::angle_sum(K_, Geometry::euclidean, r_.data(), v) - p_.target[v]));
+    return std::isfinite(e) ? e : angle_error(K_, p_, r_);
+  }
+
+  /// The Hessian L (weighted Laplacian of the unknowns) at r_.
+  void assemble() {
+    trip_.clear();
+    for (const auto& f : K_.faces) {
+      const int ideal = K_.ideal[f[0]] + K_.ideal[f[1]] + K_.ideal[f[2]];
+      if (ideal >= 2) continue;
+      double rho = 1;
+      if (ideal == 0) {
+        rho = std::sqrt(r_[f[0]] * r_[f[1]] * r_[f[2]] / (r_[f[0]] + r_[f[1]] + r_[f[2]]));
+      } else {
+        for (Index v : f)
+          if (!K_.ideal[v]) rho *= r_[v];
+        rho = std::sqrt(rho);
+      }
+      for (int k = 0; k < 3; ++k) {
+        const Index a = f[k], b = f[(k + 1) % 3];
+        if (K_.ideal[a] || K_.ideal[b]) continue;
+        const double w = rho / (r_[a] + r_[b]);
+        const auto ia = idx_[a], ib = idx_[b];
+        if (ia >= 0) trip_.emplace_back(ia, ia, w);
+        if (ib >= 0) trip_.emplace_back(ib, ib, w);
+        if (ia >= 0 && ib >= 0) trip_.emplace_back(ia, ib, -w), trip_.emplace_back(ib, ia, -w);
+      }
+    }
+    L_.resize(m_, m_);
+    L_.setFromTriplets(trip_.begin(), trip_.end());
+  }
+
+  /// Backtracking on ‖θ − A‖₂ along delta_ (steps capped at 2 in log-radius); true when a step
+  /// was taken (r_ and g_ updated).
+  bool line_search() {
+    const double big = delta_.cwiseAbs().maxCoeff();
+    double t = big > 2 ? 2 / big : 1.0;
+    const double norm0 = g_.norm();
+    for (int halvings = 0; halvings < 30; ++halvings, t *= 0.5) {
+      trial_ = r_;
+      for (Eigen::Index i = 0; i < m_; ++i) trial_[unknown_[static_cast<std::size_t>(i)]] *= std::exp(t * delta_[i]);
+      residual(trial_, g_new_);
+      if (g_new_.norm() < (1 - 1e-4 * t) * norm0 || g_new_.norm() == 0) {
+        r_.swap(trial_);
+        g_.swap(g_new_);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const Complex& K_;
+  const Problem& p_;
+  const PackOptions& o_;
+  std::vector<double> r_, trial_;
+  std::vector<std::int64_t> idx_;
+  std::vector<Index> unknown_, checked_;
+  Eigen::Index m_ = 0;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver_;
+  bool analysed_ = false;
+  std::vector<Eigen::Triplet<double>> trip_;
+  Eigen::SparseMatrix<double> L_;
+  Eigen::VectorXd g_, g_new_, delta_;
+  PackResult res_;
+  Previewer preview_{o_};
+};
+
+}  // namespace
+
+std::vector<double> angle_sums(const Complex& K, Geometry g, const std::vector<double>& labels) {
+  std::vector<double> th(K.n, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t v = 0; v < K.n; ++v)
+    if (!K.ideal[v]) th[v] = detail::angle_sum(K, g, labels.data(), static_cast<Index>(v));
+  return th;
+}
+
+double angle_error(const Complex& K, const Problem& p, const std::vector<double>& labels) {
+  double e = 0;
+  for (std::size_t v = 0; v < K.n; ++v) {
+    if (K.ideal[v] || !p.free(static_cast<Index>(v))) continue;
+    const double d = std::abs(detail::angle_sum(K, p.geometry, labels.data(), static_cast<Index>(v)) - p.target[v]);
+    if (!(d <= e)) e = d;  // NaN propagates
+  }
+  return e;
+}
+
+PackResult pack(const Complex& K, const Problem& p, const PackOptions& o) {
+  if (p.labels.size() != K.n || p.target.size() != K.n)
+    throw PackError("problem has " + std::to_string(p.labels.size()) + " labels for " + std::to_string(K.n) +
+                    " vertices");
+  if (!(o.tolerance > 0)) throw PackError("tolerance must be > 0");
+  switch (o.algorithm) {
+    case Algorithm::newton:
+      return NewtonRun(K, p, o).run();
+    case Algorithm::cs_plain:
+    case Algorithm::cs: {
+      const bool acc = o.algorithm == Algorithm::cs;
+      return o.precision == Precision::fp32 ? CsRun<float>(K, p, o, acc).run() : CsRun<double>(K, p, o, acc).run();
+    }
+  }
+  return {};
+}
+
+std::vector<std::uint8_t> colour_vertices(const Complex& K, const Problem& p) {
+  std::vector<std::uint8_t> colour(K.n, 255);
+  std::vector<std::array<std::uint64_t, 4>> seen(K.n, {0, 0, 0, 0});  // colours among the neighbours
+  std::vector<std::uint32_t> sat(K.n, 0), open(K.n, 0);
+  using Entry = std::tuple<std::uint32_t, std::uint32_t, std::int64_t>;  // saturation, uncoloured nbrs, −index
+  std::priority_queue<Entry> heap;
+  auto active = [&](std::size_t v) { return !K.ideal[v] && p.free(static_cast<Index>(v)); };
+  for (std::size_t v = 0; v < K.n; ++v) {
+    if (!active(v)) continue;
+    for (std::uint32_t j = K.offset[v]; j < K.offset[v + 1]; ++j) open[v] += active(K.flower[j]) ? 1u : 0u;
+    heap.emplace(0, open[v], -static_cast<std::int64_t>(v));
+  }
+  while (!heap.empty()) {
+    const auto [s, o, mv] = heap.top();
+    heap.pop();
+    const auto v = static_cast<Index>(-mv);
+    if (colour[v] != 255 || s != sat[v] || o != open[v]) continue;  // stale entry
+    std::uint32_t c = 0;
+    while (c < 255 && (seen[v][c / 64] >> (c % 64) & 1u)) ++c;
+    if (c >= 255) throw PackError("colouring: vertex " + std::to_string(v) + " needs more than 254 colours");
+    colour[v] = static_cast<std::uint8_t>(c);
+    for (std::uint32_t j = K.offset[v]; j < K.offset[v + 1]; ++j) {
+      const Index w = K.flower[j];
+      if (!active(w) || colour[w] != 255) continue;
+      --open[w];
+      if (!(seen[w][c / 64] >> (c % 64) & 1u)) seen[w][c / 64] |= std::uint64_t{1} << (c % 64), ++sat[w];
+      heap.emplace(sat[w], open[w], -static_cast<std::int64_t>(w));
+    }
+  }
+  return colour;
+}
+
+}  // namespace gemflow::circlepack

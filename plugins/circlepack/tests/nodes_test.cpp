@@ -1,0 +1,203 @@
+// circlepack nodes (gemflow::testing::RecordingContext): outputs, reports, and the bad inputs of
+// issue 37 each refused with one clear error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include <gemflow/device.hpp>
+#include <gemflow/node.hpp>
+#include <gemflow/registry.hpp>
+#include <gemflow/testing.hpp>
+#include <gemflow/types.hpp>
+
+#include "register.hpp"
+
+namespace {
+
+using namespace gemflow;
+using gemflow::testing::error_of;
+using gemflow::testing::RecordingContext;
+
+#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+
+Registry& registry() {
+  static Registry reg;
+  static bool once = [] {
+    PluginRegistrar r(reg, "circlepack-test");
+    circlepack::register_lattice_nodes(r);
+    circlepack::register_pack_nodes(r);
+    return true;
+  }();
+  (void)once;
+  return reg;
+}
+std::unique_ptr<Node> make(const std::string& id) { return gemflow::testing::make_node(registry(), id); }
+
+std::shared_ptr<const TriMesh> lattice(std::int64_t layers) {
+  auto n = make("circlepack.triangle_lattice");
+  n->set_param("layers", layers);
+  RecordingContext ctx;
+  EXPECT_EQ(error_of(*n, ctx), "(no error)");
+  return n->output("mesh").as<TriMesh>();
+}
+
+double metric(const Table& t, const std::string& name) {
+  for (const auto& r : t.rows)
+    if (std::get<std::string>(r[0]) == name) {
+      if (const auto* d = std::get_if<double>(&r[1])) return *d;
+      if (const auto* i = std::get_if<std::int64_t>(&r[1])) return static_cast<double>(*i);
+    }
+  ADD_FAILURE() << "no metric " << name;
+  return NAN;
+}
+
+TEST(TriangleLatticeNode, BuildsTheSeedsTriangleAndRefusesBadSizes) {
+  const auto m = lattice(10);
+  EXPECT_EQ(m->vertices.size(), 55u);
+  EXPECT_EQ(m->faces.size(), 81u);
+  ASSERT_EQ(m->boundary.size(), 1u);
+  EXPECT_EQ(m->boundary[0].size(), 27u);
+  for (std::int64_t bad : {0, 1}) {
+    auto n = make("circlepack.triangle_lattice");
+    n->set_param("layers", bad);
+    RecordingContext ctx;
+    EXPECT_CONTAINS(error_of(*n, ctx), "at least 2 layers");
+  }
+  auto n = make("circlepack.triangle_lattice");
+  n->set_param("layers", std::int64_t{100000000});
+  RecordingContext ctx;
+  const std::string e = error_of(*n, ctx);
+  EXPECT_CONTAINS(e, "parameter 'layers' = 100000000: the triangle lattice has 5e+15 circles");
+  EXPECT_CONTAINS(e, "GiB");
+}
+
+TEST(PackNode, PacksTheTriangleWithLinesAndReports) {
+  auto n = make("circlepack.pack");
+  n->set_input("mesh", Value::of<TriMesh>(lattice(10)));
+  n->set_param("boundary", std::string("lines"));
+  n->set_param("algorithm", std::string("cs_plain"));
+  n->set_param("start", std::string("varied"));
+  n->set_param("tolerance", 1e-8);
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*n, ctx), "(no error)");
+  const auto p = n->output("packing").as<CirclePacking>();
+  EXPECT_EQ(p->size(), 55u);
+  EXPECT_EQ(p->validate(), std::nullopt);
+  EXPECT_LT(p->tangency_error(), 1e-7);
+  const auto rep = n->output("report").as<Table>();
+  EXPECT_EQ(metric(*rep, "iterations"), 161);  // pack_test.cpp: SeedTriangle
+  EXPECT_LT(metric(*rep, "angle_error"), 1e-8);
+  const auto hist = n->output("history").as<Table>();
+  EXPECT_EQ(hist->rows.size(), 162u);  // the start and every sweep
+  EXPECT_FALSE(ctx.fractions().empty());
+  // the packing converging, for Studio: after the first sweep at least
+  ASSERT_FALSE(ctx.previews().empty());
+  EXPECT_EQ(ctx.previews().front().port, "packing");
+  EXPECT_EQ(ctx.previews().front().value.as<CirclePacking>()->size(), 55u);
+}
+
+TEST(PackNode, RefusesImpossibleRequests) {
+  const auto m = lattice(6);
+  struct Case {
+    std::string param, value, error;
+  };
+  const Case cases[] = {
+      {"algorithm", "gpu_coloured_gs", "needs a CUDA device, but the device is cpu"},
+      {"boundary", "maximal", "has all three vertices on the boundary (an ear)"},
+  };
+  for (const auto& c : cases) {
+    auto n = make("circlepack.pack");
+    n->set_input("mesh", Value::of<TriMesh>(m));
+    n->set_param(c.param, c.value);
+    RecordingContext ctx;
+    EXPECT_CONTAINS(error_of(*n, ctx), c.error);
+  }
+  auto n = make("circlepack.pack");
+  n->set_input("mesh", Value::of<TriMesh>(m));
+  n->set_param("boundary", std::string("angle_sums"));
+  n->set_param("corners", std::int64_t{3});
+  n->set_param("corner_angle", 90.0);
+  RecordingContext ctx;
+  EXPECT_CONTAINS(error_of(*n, ctx), "input 'mesh': boundary targets contradict Gauss–Bonnet");
+  // device cuda without a device: the device parameter fails, no CPU fallback
+  if (gemflow::cuda_device_count() == 0) {
+    auto g = make("circlepack.pack");
+    g->set_input("mesh", Value::of<TriMesh>(m));
+    g->set_param("device", std::string("cuda"));
+    RecordingContext c3;
+    EXPECT_CONTAINS(error_of(*g, c3), "parameter 'device' = cuda");
+  }
+  // auto says which algorithm it used
+  auto a = make("circlepack.pack");
+  a->set_input("mesh", Value::of<TriMesh>(m));
+  RecordingContext c4;
+  ASSERT_EQ(error_of(*a, c4), "(no error)");
+  EXPECT_EQ(std::get<std::string>(c4.records().at("algorithm_used")), "newton");
+  ASSERT_FALSE(c4.infos().empty());
+  EXPECT_CONTAINS(c4.infos().front(), "algorithm auto: using newton on cpu");
+  // a closed surface
+  TriMesh tet;
+  tet.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  tet.faces = {{0, 2, 1}, {0, 1, 3}, {1, 2, 3}, {0, 3, 2}};
+  auto f = make("circlepack.flatten");
+  f->set_input("mesh", Value::make(tet));
+  RecordingContext ctx2;
+  EXPECT_CONTAINS(error_of(*f, ctx2), "not a disk: 1 component, Euler characteristic 2 and 0 boundary loops");
+}
+
+TEST(FlattenNode, FlattensASaddleWithoutFlippedFaces) {
+  // a hexagonal disk lifted onto a saddle
+  auto d = make("circlepack.disk_lattice");
+  d->set_param("rings", std::int64_t{5});
+  RecordingContext c0;
+  ASSERT_EQ(error_of(*d, c0), "(no error)");
+  TriMesh m = *d->output("mesh").as<TriMesh>();
+  for (auto& v : m.vertices) v[2] = 0.05 * (v[0] * v[0] - v[1] * v[1]);
+  auto f = make("circlepack.flatten");
+  f->set_input("mesh", Value::make(m));
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*f, ctx), "(no error)");
+  const auto rep = f->output("report").as<Table>();
+  EXPECT_LT(metric(*rep, "angle_error"), 1e-10);
+  EXPECT_EQ(metric(*rep, "flipped_faces"), 0);
+  EXPECT_LT(metric(*rep, "closing_error"), 1e-10);
+  EXPECT_LT(metric(*rep, "conformal_distortion_mean"), 1.1);
+  const auto flat = f->output("flat").as<TriMesh>();
+  EXPECT_EQ(flat->vertices.size(), m.vertices.size());
+  for (const auto& v : flat->vertices) EXPECT_EQ(v[2], 0.0);
+  // draw it
+  auto dr = make("circlepack.draw");
+  dr->set_input("packing", f->output("packing"));
+  dr->set_param("width", std::int64_t{64});
+  dr->set_param("height", std::int64_t{48});
+  RecordingContext c2;
+  ASSERT_EQ(error_of(*dr, c2), "(no error)");
+  const auto img = dr->output("image").as<Image>();
+  EXPECT_EQ(img->width, 64u);
+  EXPECT_EQ(img->height, 48u);
+  EXPECT_EQ(img->validate(), std::nullopt);
+}
+
+TEST(LayoutNode, RelaysOutAPackingAndReportsTheClosingError) {
+  auto n = make("circlepack.pack");
+  n->set_input("mesh", Value::of<TriMesh>(lattice(8)));
+  n->set_param("boundary", std::string("lines"));
+  n->set_param("start", std::string("varied"));
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*n, ctx), "(no error)");
+  auto l = make("circlepack.layout");
+  l->set_input("packing", n->output("packing"));
+  l->set_param("seed_face", std::int64_t{20});
+  RecordingContext c2;
+  ASSERT_EQ(error_of(*l, c2), "(no error)");
+  const auto p = l->output("packing").as<CirclePacking>();
+  EXPECT_LT(p->tangency_error(), 1e-9);
+  EXPECT_LT(metric(*l->output("report").as<Table>(), "closing_error"), 1e-9);
+  l->set_param("seed_face", std::int64_t{1000});
+  RecordingContext c3;
+  EXPECT_CONTAINS(error_of(*l, c3), "seed face 1000 is out of range (49 faces)");
+}
+
+}  // namespace

@@ -1,0 +1,158 @@
+// GPU circle packing (gemflow/circlepack/pack_cuda.hpp) against the CPU fp64 reference (Newton,
+// or cs for hyperbolic packings). Label gpu: every test skips without a CUDA device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gemflow/circlepack/complex.hpp>
+#include <gemflow/circlepack/pack.hpp>
+
+#if GEMFLOW_CIRCLEPACK_HAVE_CUDA
+#include <gemflow/circlepack/pack_cuda.hpp>
+
+namespace {
+
+using namespace gemflow::circlepack;
+
+struct Case {
+  std::string name;
+  PackSetup setup;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> c;
+  {
+    const Lattice L = triangle_lattice(30);
+    BoundarySpec bc;
+    bc.kind = Boundary::lines;
+    std::vector<double> start(L.points.size());
+    for (std::size_t v = 0; v < start.size(); ++v) start[v] = 1.0 + 0.5 * static_cast<double>(v % 3);
+    c.push_back({"triangle 30 layers, lines", setup_problem(L.points.size(), L.faces, bc, start)});
+  }
+  {
+    const Lattice L = random_disk(12, 3);
+    BoundarySpec bc;
+    const PackSetup base = setup_problem(L.points.size(), L.faces, bc);
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<double> U(0.5, 2.0);
+    for (std::size_t v = 0; v < L.points.size(); ++v)
+      if (base.complex.boundary[v]) bc.radii.push_back(U(rng));
+    c.push_back({"random disk 12 rings, fixed radii", setup_problem(L.points.size(), L.faces, bc)});
+  }
+  {
+    const Lattice L = hex_disk(8);
+    BoundarySpec bc;
+    bc.kind = Boundary::maximal;
+    c.push_back({"hexagonal disk 8 rings, maximal", setup_problem(L.points.size(), L.faces, bc)});
+  }
+  return c;
+}
+
+PackResult reference(const PackSetup& S) {
+  PackOptions o;
+  o.algorithm = S.problem.geometry == Geometry::euclidean ? Algorithm::newton : Algorithm::cs;
+  o.tolerance = 1e-13;
+  return pack(S.complex, S.problem, o);
+}
+
+/// Largest relative difference of the free radii (hyperbolic: of the hyperbolic radii).
+double worst(const PackSetup& S, const std::vector<double>& a, const std::vector<double>& b) {
+  double w = 0;
+  const bool hyp = S.problem.geometry == Geometry::hyperbolic;
+  for (std::size_t v = 0; v < S.complex.n; ++v) {
+    if (S.complex.ideal[v] || !S.problem.free(static_cast<Index>(v))) continue;
+    const double x = hyp ? -std::log(a[v]) : a[v], y = hyp ? -std::log(b[v]) : b[v];
+    w = std::max(w, std::abs(x - y) / std::abs(y));
+  }
+  return w;
+}
+
+class GpuPack : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU circle packing tests skipped";
+  }
+};
+
+TEST_F(GpuPack, Fp64MethodsMatchTheCpuReference) {
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    // lines: scale-free, compare radii relative to circle 0
+    const PackResult ref = reference(c.setup);
+    ASSERT_TRUE(ref.converged);
+    for (auto m : {cuda::GpuMethod::coloured_gs, cuda::GpuMethod::jacobi, cuda::GpuMethod::newton}) {
+      if (m == cuda::GpuMethod::newton && c.setup.problem.geometry != Geometry::euclidean) continue;
+      cuda::GpuOptions o;
+      o.method = m;
+      o.tolerance = 1e-12;  // radii to ~1e-9: the Laplacian amplifies angle errors by up to ~N
+      const PackResult r = cuda::pack_gpu(c.setup.complex, c.setup.problem, o);
+      ASSERT_TRUE(r.converged) << static_cast<int>(m) << " error " << r.error;
+      if (m == cuda::GpuMethod::newton) {
+        EXPECT_LE(r.iterations, 12u);
+        EXPECT_GT(r.inner_iterations, 0u);
+      }
+      std::vector<double> a = r.labels, b = ref.labels;
+      if (c.setup.complex.n > c.setup.problem.mesh_vertices)  // lines: fix the scale
+        for (std::size_t v = 0; v < c.setup.problem.mesh_vertices; ++v) a[v] /= r.labels[0], b[v] /= ref.labels[0];
+      EXPECT_LT(worst(c.setup, a, b), 1e-8) << static_cast<int>(m);
+    }
+  }
+}
+
+TEST_F(GpuPack, ColouredGaussSeidelNeedsFewerSweepsThanJacobi) {
+  const auto c = cases()[0];
+  cuda::GpuOptions o;
+  o.tolerance = 1e-8;
+  o.check_every = 1;
+  const PackResult gs = cuda::pack_gpu(c.setup.complex, c.setup.problem, o);
+  o.method = cuda::GpuMethod::jacobi;
+  const PackResult jac = cuda::pack_gpu(c.setup.complex, c.setup.problem, o);
+  ASSERT_TRUE(gs.converged && jac.converged);
+  EXPECT_LT(gs.iterations, jac.iterations);
+}
+
+TEST_F(GpuPack, Fp32ReachesTheSeedsTolerance) {
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const PackResult ref = reference(c.setup);
+    cuda::GpuOptions o;
+    o.precision = Precision::fp32;
+    o.tolerance = 1e-3;  // the seed's GPU tolerance
+    const PackResult r = cuda::pack_gpu(c.setup.complex, c.setup.problem, o);
+    EXPECT_LT(r.error, 2e-3);  // the fp64 re-evaluation of the fp32 radii
+    std::vector<double> a = r.labels, b = ref.labels;
+    if (c.setup.complex.n > c.setup.problem.mesh_vertices)
+      for (std::size_t v = 0; v < c.setup.problem.mesh_vertices; ++v) a[v] /= r.labels[0], b[v] /= ref.labels[0];
+    EXPECT_LT(worst(c.setup, a, b), 5e-2);
+  }
+}
+
+TEST_F(GpuPack, NewtonRefusesHyperbolicAndFp32) {
+  const auto c = cases()[2];
+  cuda::GpuOptions o;
+  o.method = cuda::GpuMethod::newton;
+  EXPECT_THROW((void)cuda::pack_gpu(c.setup.complex, c.setup.problem, o), PackError);
+  const auto e = cases()[0];
+  o.precision = Precision::fp32;
+  EXPECT_THROW((void)cuda::pack_gpu(e.setup.complex, e.setup.problem, o), PackError);
+}
+
+TEST_F(GpuPack, MonitorCancels) {
+  const auto c = cases()[0];
+  cuda::GpuOptions o;
+  o.tolerance = 1e-14;
+  o.check_every = 4;
+  o.monitor = [](std::size_t it, double) { return it < 8; };
+  const PackResult r = cuda::pack_gpu(c.setup.complex, c.setup.problem, o);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.iterations, 8u);
+}
+
+}  // namespace
+
+#else
+TEST(GpuPack, NotBuilt) { GTEST_SKIP() << "Gemflow was built without CUDA"; }
+#endif

@@ -1,0 +1,244 @@
+// Mesh readers, writers and the topology report (gemflow/io/mesh_io.hpp): round trips, the real
+// meshes of shared/data (skipped when absent), hostile input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include <gemflow/testing.hpp>
+#include <gemflow/types.hpp>
+
+#include "gemflow/io/mesh_io.hpp"
+#include "io_test_support.hpp"
+#include "register.hpp"
+
+namespace {
+
+using namespace gemflow::io;
+using gemflow::TriMesh;
+using gemflow::io::testing::error_of;
+using gemflow::io::testing::shared;
+using gemflow::io::testing::slurp;
+using gemflow::io::testing::write_temp;
+
+TriMesh square() {
+  TriMesh m;
+  m.vertices = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0.5}, {0, 1, 0.25}};
+  m.faces = {{0, 1, 2}, {0, 2, 3}};
+  return m;
+}
+
+std::string regression(const std::string& name) {
+  return std::string(GEMFLOW_SOURCE_DIR) + "/plugins/io/fuzz/regressions/mesh/" + name;
+}
+
+TEST(MeshIo, WritersRoundTripThroughTheReaders) {
+  const TriMesh m = square();
+  const MeshUv uv = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  for (int k = 0; k < 3; ++k) {
+    std::ostringstream out;
+    MeshFormat f = MeshFormat::obj;
+    if (k == 0) write_obj(out, m, uv);
+    if (k == 1) write_ply(out, m, false, uv), f = MeshFormat::ply;
+    if (k == 2) write_ply(out, m, true, uv), f = MeshFormat::ply;
+    MeshReadInfo info;
+    const TriMesh r = parse_mesh(out.str(), "mem", f, &info);
+    EXPECT_EQ(r.vertices, m.vertices) << k;
+    EXPECT_EQ(r.faces, m.faces) << k;
+    if (k == 2) {
+      EXPECT_EQ(info.encoding, "binary_little_endian");
+    }
+  }
+  std::ostringstream obj;
+  write_obj(obj, m, uv);
+  EXPECT_NE(obj.str().find("vt 1 1\n"), std::string::npos);
+  EXPECT_NE(obj.str().find("f 1/1 2/2 3/3\n"), std::string::npos);
+  std::ostringstream vtp;
+  write_vtp(vtp, m, uv);
+  EXPECT_NE(vtp.str().find("NumberOfPoints=\"4\" NumberOfPolys=\"2\""), std::string::npos);
+  EXPECT_NE(vtp.str().find("TCoords=\"uv\""), std::string::npos);
+}
+
+TEST(MeshIo, QuadsAreTriangulatedWithAWarning) {
+  MeshReadInfo info;
+  const TriMesh m = parse_mesh("OFF\n4 1 0\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n4 0 1 2 3\n", "q.off", MeshFormat::off, &info);
+  ASSERT_EQ(m.faces.size(), 2u);
+  EXPECT_EQ(m.faces[1], (std::array<TriMesh::Index, 3>{0, 2, 3}));
+  EXPECT_EQ(info.polygons_triangulated, 1u);
+  ASSERT_EQ(info.warnings.size(), 1u);
+  EXPECT_CONTAINS(info.warnings[0], "1 faces with more than 3 vertices");
+  // OBJ: v/vt/vn forms, negative indices, '\' continuation
+  const TriMesh o =
+      parse_mesh("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1/1/1 2//2 \\\n -2/3 -1\n", "c.obj", MeshFormat::obj, &info);
+  ASSERT_EQ(o.faces.size(), 2u);
+  EXPECT_EQ(o.faces[0], (std::array<TriMesh::Index, 3>{0, 1, 2}));
+}
+
+TEST(MeshIo, HostileInputNamesFileAndPlace) {
+  // counts checked against the bytes left before anything is read or allocated
+  EXPECT_CONTAINS(error_of([] { (void)read_mesh(regression("truncated_binary.ply")); }),
+                  "truncated_binary.ply:3: element vertex announces 4 entries of at least 12 bytes, more than the 29");
+  // a list cut short: the element, its index and the byte offset
+  EXPECT_CONTAINS(error_of([] { (void)read_mesh(regression("truncated_face.ply")); }),
+                  "element face index 0: list of 3 values runs past the end of the file (truncated)");
+  EXPECT_CONTAINS(error_of([] { (void)read_mesh(regression("huge_vertex_count.ply")); }),
+                  "huge_vertex_count.ply:3: element vertex announces 4000000000 entries");
+  EXPECT_CONTAINS(error_of([] { (void)read_mesh(regression("huge_counts.off")); }),
+                  "huge_counts.off:2: the header announces 2000000000 vertices");
+  EXPECT_CONTAINS(error_of([] { (void)read_mesh(regression("list_past_end.ply")); }), "element face index 0");
+  EXPECT_CONTAINS(error_of([] { (void)read_mesh(regression("nan_vertex.obj")); }),
+                  "nan_vertex.obj:2: vertex 1 has a non-finite coordinate (NaN)");
+  EXPECT_CONTAINS(error_of([] { (void)parse_mesh("", "e.off", MeshFormat::off); }), "e.off: the file is empty");
+  EXPECT_CONTAINS(
+      error_of([] { (void)parse_mesh("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n", "x.off", MeshFormat::off); }),
+      "x.off:6: face 0 names vertex 7, but there are 3 vertices");
+  EXPECT_CONTAINS(error_of([] { (void)parse_mesh("v 0 0 0\nv 1 0 0\nf 1 2\n", "t.obj", MeshFormat::obj); }),
+                  "t.obj:3: face with 2 vertices");
+  EXPECT_CONTAINS(error_of([] { (void)parse_mesh("v 0 0 0\nf 1 2 3\n", "f.obj", MeshFormat::obj); }),
+                  "f.obj:2: face names vertex 3 (1-based), but the file defines 1 vertices");
+  EXPECT_CONTAINS(error_of([] { (void)read_mesh("mesh.stl"); }), "unknown mesh format '.stl'");
+  // a folder read as empty and was blamed as "the file is empty"
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_io_tests" / "folder.obj";
+  std::filesystem::create_directories(dir);
+  EXPECT_CONTAINS(error_of([&] { (void)read_mesh(dir.string()); }), "folder.obj: is a folder, not a file");
+}
+
+TEST(MeshTopology, NamesEveryDefect) {
+  TriMesh m = square();
+  EXPECT_TRUE(mesh_topology(m).disk());
+  m.vertices.push_back({5, 5, 5});  // unreferenced 4
+  m.faces.push_back({0, 2, 1});     // 0–1–2 again, flipped
+  m.vertices.push_back({2, 0, 0});
+  m.faces.push_back({1, 5, 1});  // repeated vertex
+  const MeshTopology t = mesh_topology(m);
+  EXPECT_FALSE(t.clean());
+  const std::string why = t.manifold_problems();
+  EXPECT_CONTAINS(why, "unreferenced vertices (in no face), 0-based: 4");
+  EXPECT_CONTAINS(why, "degenerate faces (repeated vertex or zero area), 0-based: 3");
+  EXPECT_CONTAINS(why, "duplicate faces (same vertices), pairs: 0 = 2");
+  EXPECT_CONTAINS(why, "non-manifold edges (more than two faces): 0–2");
+  // closed surface and two components
+  TriMesh tet;
+  tet.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  tet.faces = {{0, 2, 1}, {0, 1, 3}, {1, 2, 3}, {0, 3, 2}};
+  EXPECT_CONTAINS(mesh_topology(tet).disk_problems(),
+                  "not a disk: 1 component, Euler characteristic 2 and 0 boundary loops (a disk has 1, 1 and 1): a "
+                  "closed surface of genus 0");
+  TriMesh two = square();
+  two.vertices.push_back({3, 0, 0}), two.vertices.push_back({4, 0, 0}), two.vertices.push_back({3, 1, 0});
+  two.faces.push_back({4, 5, 6});
+  EXPECT_CONTAINS(mesh_topology(two).disk_problems(), "2 components, Euler characteristic 2 and 2 boundary loops");
+}
+
+// The real meshes of shared/data/meshes (PROVENANCE.md's verified topology table).
+TEST(MeshIo, SharedMeshesHaveTheirVerifiedTopology) {
+  struct Case {
+    const char* path;
+    std::size_t v, f;
+    std::int64_t chi;
+    std::size_t loops, components;
+  };
+  const Case cases[] = {
+      {"meshes/disk/libigl_camelhead.off", 11381, 22704, 1, 1, 1},
+      {"meshes/disk/libigl_grid.off", 145, 256, 1, 1, 1},
+      {"meshes/disk/libigl_2triangles.off", 4, 2, 1, 1, 1},
+      {"meshes/disk/libigl_snail.obj", 871, 1653, 1, 1, 1},
+      {"meshes/disk/c3d_woody.obj", 694, 1267, 1, 1, 1},
+      {"meshes/disk/trimesh_plane_tri.ply", 4, 2, 1, 1, 1},
+      {"meshes/closed/trimesh_tet_binary.ply", 4, 4, 2, 0, 1},
+      {"meshes/closed/trimesh_fuze_ascii.ply", 502, 1000, 2, 0, 1},
+      {"meshes/closed/libigl_fertility.off", 4494, 9000, -6, 0, 1},
+      {"meshes/nondisk_or_broken/trimesh_tube_multicomponent.obj", 128, 120, 4, 8, 6},
+  };
+  int found = 0;
+  for (const auto& c : cases) {
+    const std::string p = shared(c.path);
+    if (p.empty()) continue;
+    ++found;
+    const TriMesh m = read_mesh(p);
+    const MeshTopology t = mesh_topology(m);
+    EXPECT_EQ(m.vertices.size(), c.v) << c.path;
+    EXPECT_EQ(m.faces.size(), c.f) << c.path;
+    EXPECT_EQ(t.euler, c.chi) << c.path;
+    EXPECT_EQ(t.boundary_loops, c.loops) << c.path;
+    EXPECT_EQ(t.components, c.components) << c.path;
+    EXPECT_EQ(t.disk(), c.chi == 1 && c.loops == 1 && c.components == 1) << c.path;
+  }
+  if (found == 0) GTEST_SKIP() << "GEMFLOW_SHARED_DATA meshes absent";
+  if (const auto p = shared("meshes/nondisk_or_broken/trimesh_joined_tetrahedra.obj"); !p.empty()) {
+    EXPECT_CONTAINS(mesh_topology(read_mesh(p)).manifold_problems(), "3 non-manifold edges");
+  }
+  if (const auto p = shared("meshes/nondisk_or_broken/c3d_teapot.obj"); !p.empty()) {
+    EXPECT_CONTAINS(mesh_topology(read_mesh(p)).manifold_problems(), "non-manifold vertices");
+  }
+  if (const auto p = shared("meshes/nondisk_or_broken/trimesh_empty.ply"); !p.empty()) {
+    EXPECT_CONTAINS(error_of([&] { (void)read_mesh(p); }), "the file holds no vertices");
+  }
+  if (const auto p = shared("meshes/nondisk_or_broken/trimesh_notenoughindices.obj"); !p.empty()) {
+    EXPECT_CONTAINS(error_of([&] { (void)read_mesh(p); }), "face with 2 vertices");
+  }
+  if (const auto p = shared("meshes/nondisk_or_broken/trimesh_whitespace_header.off"); !p.empty()) {
+    MeshReadInfo info;
+    const TriMesh m = read_mesh(p, &info);
+    EXPECT_EQ(m.vertices.size(), 8u);
+    EXPECT_EQ(info.polygons_triangulated, 6u);  // the cube's quads
+  }
+  if (const auto p = shared("meshes/nondisk_or_broken/libigl_halftunnel.off"); !p.empty()) {
+    EXPECT_CONTAINS(mesh_topology(read_mesh(p)).disk_problems(), "3 boundary loops");
+  }
+}
+
+// ---- nodes -------------------------------------------------------------------------------------
+
+TEST(MeshNodes, ReadChecksTopologyAndWriteCarriesUvs) {
+  gemflow::Registry reg;
+  gemflow::PluginRegistrar r(reg, "io-test");
+  register_mesh_nodes(r);
+  gemflow::testing::RecordingContext ctx;
+  // a quad: triangulated with a warning, a disk
+  const std::string quad = write_temp("quad.off", "OFF\n4 1 0\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n4 0 1 2 3\n");
+  auto rd = gemflow::testing::make_node(reg, "io.read_mesh");
+  rd->set_param("path", quad);
+  rd->set_param("require", std::string("disk"));
+  ASSERT_EQ(gemflow::testing::error_of(*rd, ctx), "(no error)");
+  const auto m = rd->output("mesh").as<TriMesh>();
+  EXPECT_EQ(m->faces.size(), 2u);
+  ASSERT_EQ(m->boundary.size(), 1u);
+  EXPECT_EQ(m->boundary[0].size(), 4u);
+  ASSERT_EQ(ctx.warnings().size(), 1u);
+  EXPECT_CONTAINS(ctx.warnings()[0], "quad.off: 1 faces with more than 3 vertices");
+  // a closed tetrahedron: refused as a disk, accepted as a manifold
+  const std::string tet =
+      write_temp("tet.off", "OFF\n4 4 0\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 2 1\n3 0 1 3\n3 1 2 3\n3 0 3 2\n");
+  auto rt = gemflow::testing::make_node(reg, "io.read_mesh");
+  rt->set_param("path", tet);
+  rt->set_param("require", std::string("disk"));
+  EXPECT_CONTAINS(gemflow::testing::error_of(*rt, ctx), "tet.off: not a disk: 1 component, Euler characteristic 2");
+  rt->set_param("require", std::string("manifold"));
+  EXPECT_EQ(gemflow::testing::error_of(*rt, ctx), "(no error)");
+  // an unreferenced vertex: refused as a manifold, named
+  const std::string loose = write_temp("loose.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 5 5 5\nf 1 2 3\n");
+  auto rl = gemflow::testing::make_node(reg, "io.read_mesh");
+  rl->set_param("path", loose);
+  EXPECT_CONTAINS(gemflow::testing::error_of(*rl, ctx), "loose.obj: 1 unreferenced vertices (in no face), 0-based: 3");
+  // write with UVs
+  auto wr = gemflow::testing::make_node(reg, "io.write_mesh");
+  wr->set_input("mesh", rd->output("mesh"));
+  wr->set_input("uv", rd->output("mesh"));
+  wr->set_param("path", std::string("out.obj"));
+  ASSERT_EQ(gemflow::testing::error_of(*wr, ctx), "(no error)");
+  const std::string text = slurp((ctx.output_dir() / "out.obj").string());
+  EXPECT_CONTAINS(text, "vt 1 1\n");
+  EXPECT_CONTAINS(text, "f 1/1 2/2 3/3\n");
+  wr->set_input("uv", gemflow::Value::make(square()));
+  wr->set_input("mesh", rt->output("mesh"));
+  EXPECT_EQ(gemflow::testing::error_of(*wr, ctx), "(no error)");  // 4 and 4 vertices
+  TriMesh three = square();
+  three.vertices.pop_back();
+  three.faces.pop_back();
+  wr->set_input("uv", gemflow::Value::make(three));
+  EXPECT_CONTAINS(gemflow::testing::error_of(*wr, ctx), "input 'uv' has 3 vertices, input 'mesh' 4");
+}
+
+}  // namespace
