@@ -257,6 +257,8 @@ ImageViewer::ImageViewer(QWidget* parent)
   lay->addWidget(canvas_, 1);
   readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   readout_->setMinimumHeight(readout_->fontMetrics().height());
+  zoom_->setMinimumWidth(zoom_->fontMetrics().horizontalAdvance(QStringLiteral("25600 %")));
+  zoom_->setToolTip(tr("Zoom: screen pixels per image pixel"));
   lay->addWidget(readout_);
   auto retransform = [this] { canvas_->set_transform({exposure_->value(), gamma_->value()}); };
   connect(exposure_, &QDoubleSpinBox::valueChanged, this, retransform);

@@ -6,6 +6,8 @@
 
 #include "viewers/data_viewers.hpp"
 #include "viewers/image_viewer.hpp"
+#include "viewers/mesh_viewers.hpp"
+#include "viewers/packing_geometry.hpp"
 #include "viewers/series_viewer.hpp"
 #include "viewers/structure_viewer.hpp"
 
@@ -99,6 +101,13 @@ ViewerRegistry make_builtin() {
   r.add_companion<Scores, SeriesViewer>(
       "series", Near::Selection,
       [](SeriesViewer& w, std::shared_ptr<const Scores> s, const QString& label) { w.add_scores(std::move(s), label); });
+  r.add<CirclePacking, PackingViewer>(
+      "packing", [](PackingViewer& w, std::shared_ptr<const CirclePacking> p, const QString& label) {
+        w.set_packing(std::move(p), label);
+      });
+  r.add<TriMesh, TriMeshViewer>("mesh", [](TriMeshViewer& w, const std::shared_ptr<const TriMesh>& m, const QString& label) {
+    w.set_mesh(m, mesh_uvs(*m), label);
+  });
   return r;
 }
 }  // namespace

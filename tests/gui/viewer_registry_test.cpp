@@ -46,7 +46,9 @@ TEST(ViewerRegistry, BuiltinViewersByDataTypeName) {
   EXPECT_TRUE(r.viewers_for(DataType<gemflow::RestraintSet>::name).empty());
   EXPECT_TRUE(r.viewers_for("NoSuchType").empty());
   // One widget per id: the three heatmap registrations share one.
-  EXPECT_EQ(ids(r.distinct_viewers()), (V{"structure", "heatmap", "table", "image", "series"}));
+  EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::CirclePacking>::name)), V{"packing"});
+  EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::TriMesh>::name)), V{"mesh"});
+  EXPECT_EQ(ids(r.distinct_viewers()), (V{"structure", "heatmap", "table", "image", "series", "packing", "mesh"}));
 }
 
 TEST(ViewerRegistry, SeriesCompanions) {

@@ -1,10 +1,12 @@
 // The 2D viewers of the new data types on Qt's offscreen platform (no display): the image
 // viewer's display transform, 1:1 mapping, zoom and pixel readout; the series viewer's min/max
-// decimation (against brute force at T = 10⁶) and what it draws.
+// decimation (against brute force at T = 10⁶) and what it draws; the circle-packing viewer's
+// angle and tangency errors against values worked out by hand.
 #include <chrono>
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <numbers>
 #include <random>
 
 #include <QApplication>
@@ -16,6 +18,7 @@
 #include <gemflow/types.hpp>
 
 #include "viewers/image_viewer.hpp"
+#include "viewers/packing_geometry.hpp"
 #include "viewers/series_viewer.hpp"
 
 namespace gs = gemflow::studio;
@@ -27,8 +30,10 @@ QApplication& app() {
   static int argc = 3;
   static char arg0[] = "viewers_test", arg1[] = "-platform", arg2[] = "offscreen";
   static char* argv[] = {arg0, arg1, arg2, nullptr};
-  static QApplication a(argc, argv);
-  return a;
+  // Never destroyed: a static QApplication is torn down after Qt's own statics at exit, and
+  // the pointing device that the mouse events created then crashes in its destructor.
+  static QApplication* a = new QApplication(argc, argv);
+  return *a;
 }
 
 /// 8-bit image whose pixel (x, y) is (5x, 7y, x + y, 255): every pixel tells where it is.
@@ -333,4 +338,54 @@ TEST(SeriesViewer, PosteriorStripAndLengthMismatchAreReported) {
   const double x = v.canvas()->plot_rect().left() + 500.5 / 1200.0 * plot.width();
   const QString r = v.canvas()->readout_at(QPointF(x, plot.center().y()));
   EXPECT_NE(r.indexOf(QStringLiteral("boundary 0.9")), -1) << r.toStdString();
+}
+
+// ---- circle packing quantities ----------------------------------------------------------
+
+namespace {
+/// The hexagonal flower: circle 0 (radius r0) at the origin, six unit circles around it at
+/// distance r0 + 1, faces (0, k, k+1) counter-clockwise; the petals are the boundary.
+gemflow::CirclePacking flower(double r0) {
+  gemflow::CirclePacking p;
+  p.radii = {r0};
+  p.centres = {{0.0, 0.0}};
+  p.boundary = {0};
+  for (int k = 0; k < 6; ++k) {
+    const double a = k * std::numbers::pi / 3;
+    p.radii.push_back(1.0);
+    p.centres.push_back({(r0 + 1) * std::cos(a), (r0 + 1) * std::sin(a)});
+    p.boundary.push_back(1);
+    p.faces.push_back({0, static_cast<std::uint32_t>(1 + k), static_cast<std::uint32_t>(1 + (k + 1) % 6)});
+  }
+  return p;
+}
+}  // namespace
+
+TEST(PackingGeometry, AngleSumsOfTheHexagonalFlower) {
+  // Six equal neighbours of an equal circle close up exactly: θ = 6 · 60°.
+  auto p = flower(1.0);
+  auto err = gs::angle_errors(p);
+  EXPECT_NEAR(err[0], 0.0, 1e-14);
+  for (std::size_t k = 1; k <= 6; ++k) EXPECT_TRUE(std::isnan(err[k])) << "boundary circle " << k << " has no target";
+  // A bigger centre: each angle is 2·asin(1 / (r0 + 1)) (isosceles triangle r0+1, r0+1, 2).
+  p = flower(1.1);
+  err = gs::angle_errors(p);
+  EXPECT_NEAR(err[0], std::abs(6 * 2 * std::asin(1 / 2.1) - 2 * std::numbers::pi), 1e-13);
+  EXPECT_GT(err[0], 0.1);
+  const auto sums = gs::angle_sums(p.radii, p.faces);
+  // A petal has two faces: its angles are those of the triangle's other corners.
+  const double petal = 2 * std::acos((2.1 * 2.1 + 4 - 2.1 * 2.1) / (2 * 2.1 * 2));
+  EXPECT_NEAR(sums[1], petal, 1e-13);
+}
+
+TEST(PackingGeometry, TangencyErrorsPerCircle) {
+  auto p = flower(1.0);
+  for (double e : gs::tangency_errors(p)) EXPECT_NEAR(e, 0.0, 1e-14);
+  // Petal 1 moved 0.1 outward: its edge to the centre is 0.1 too long for r + r = 2.
+  p.centres[1][0] += 0.1;
+  const auto e = gs::tangency_errors(p);
+  EXPECT_NEAR(e[0], 0.05, 1e-14);
+  EXPECT_GE(e[1], 0.05);
+  EXPECT_NEAR(e[4], 0.0, 1e-14);  // the opposite petal's edges did not change
+  EXPECT_NEAR(*std::max_element(e.begin(), e.end()), p.tangency_error(), 1e-15);
 }
