@@ -114,31 +114,43 @@ void SeriesCanvas::set_segmentation(std::shared_ptr<const Segmentation> s) {
 }
 
 void SeriesCanvas::set_scores(std::shared_ptr<const Scores> s) {
-  scores_ = std::move(s);
-  scores_log_ = false;
-  if (scores_) {
-    // Log-probabilities (what a posterior gives: every value ≤ 0) are shown as probabilities;
-    // other scores on their own finite range.
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    const double* v = scores_->scores.data();
-    for (std::size_t i = 0; i < scores_->scores.size(); ++i)
-      if (std::isfinite(v[i])) {
-        lo = std::min(lo, v[i]);
-        hi = std::max(hi, v[i]);
-      }
-    if (lo > hi) lo = hi = 0;
-    scores_log_ = hi <= 0;
-    scores_min_ = scores_log_ ? 0.0 : lo;
-    scores_max_ = scores_log_ ? 1.0 : (hi > lo ? hi : lo + 1);
-  }
+  scores_.clear();
+  if (s) add_scores(std::move(s));
+  else layers_changed();
+}
+
+void SeriesCanvas::add_scores(std::shared_ptr<const Scores> s) {
+  if (!s) return;
+  ScoresLayer l;
+  // Log-probabilities (what a posterior gives: every value ≤ 0) are shown as probabilities;
+  // other scores on their own finite range.
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  const double* v = s->scores.data();
+  for (std::size_t i = 0; i < s->scores.size(); ++i)
+    if (std::isfinite(v[i])) {
+      lo = std::min(lo, v[i]);
+      hi = std::max(hi, v[i]);
+    }
+  if (lo > hi) lo = hi = 0;
+  l.log = hi <= 0;
+  l.min = l.log ? 0.0 : lo;
+  l.max = l.log ? 1.0 : (hi > lo ? hi : lo + 1);
+  l.s = std::move(s);
+  scores_.push_back(std::move(l));
   layers_changed();
+}
+
+std::vector<std::shared_ptr<const Scores>> SeriesCanvas::scores() const {
+  std::vector<std::shared_ptr<const Scores>> out;
+  for (const ScoresLayer& l : scores_) out.push_back(l.s);
+  return out;
 }
 
 void SeriesCanvas::layers_changed() {
   std::size_t n = 0;
   if (signal_) n = std::max(n, signal_->length());
   if (segmentation_) n = std::max(n, segmentation_->length);
-  if (scores_) n = std::max(n, scores_->length());
+  for (const ScoresLayer& l : scores_) n = std::max(n, l.s->length());
   const bool same = n == length_;
   length_ = n;
   if (keep_window_ && same) set_window(w0_, w1_);
@@ -166,13 +178,13 @@ void SeriesCanvas::zoom_by(double factor, double about) {
 
 QRect SeriesCanvas::plot_rect() const {
   const int top = segmentation_ ? kLegend : 4;
-  const int bottom = height() - kAxis - (scores_ ? kStrip + 4 : 0);
+  const int bottom = height() - kAxis - static_cast<int>(strips()) * (kStrip + 4);
   return {kLeft, top, std::max(1, width() - kLeft - kRight), std::max(1, bottom - top)};
 }
 
-QRect SeriesCanvas::strip_rect() const {
+QRect SeriesCanvas::strip_rect(std::size_t i) const {
   const QRect p = plot_rect();
-  return {p.left(), p.bottom() + 5, p.width(), kStrip};
+  return {p.left(), p.bottom() + 5 + static_cast<int>(i) * (kStrip + 4), p.width(), kStrip};
 }
 
 double SeriesCanvas::x_of(double t) const {
@@ -188,7 +200,8 @@ double SeriesCanvas::sample_at(double x) const {
 double SeriesCanvas::sample_rate() const {
   if (signal_ && signal_->regular() && signal_->sample_rate > 0) return signal_->sample_rate;
   if (segmentation_ && segmentation_->sample_rate > 0) return segmentation_->sample_rate;
-  if (scores_ && scores_->sample_rate > 0) return scores_->sample_rate;
+  for (const ScoresLayer& l : scores_)
+    if (l.s->sample_rate > 0) return l.s->sample_rate;
   return 0;
 }
 
@@ -219,7 +232,7 @@ void SeriesCanvas::paintEvent(QPaintEvent*) {
     p.setPen(palette().text().color());
     p.drawText(QRect(0, plot.top(), kLeft - 6, plot.height()), Qt::AlignRight | Qt::AlignVCenter, tr("segments"));
   }
-  if (scores_) draw_scores(p, strip_rect());
+  for (std::size_t i = 0; i < strips(); ++i) draw_scores(p, strip_rect(i), scores_[i]);
   draw_axis(p, QRect(plot.left(), height() - kAxis, plot.width(), kAxis));
 }
 
@@ -323,26 +336,27 @@ void SeriesCanvas::draw_channel(QPainter& p, const QRect& lane, std::size_t d, Q
   p.restore();
 }
 
-void SeriesCanvas::draw_scores(QPainter& p, const QRect& r) const {
-  const std::size_t T = scores_->length(), C = scores_->classes();
+void SeriesCanvas::draw_scores(QPainter& p, const QRect& r, const ScoresLayer& layer) const {
+  const Scores& sc = *layer.s;
+  const std::size_t T = sc.length(), C = sc.classes();
   p.fillRect(r, palette().alternateBase());
   p.setPen(palette().text().color());
-  const QString title = C == 1 && !scores_->labels.empty() ? q(scores_->labels[0]) : tr("scores");
+  const QString title = C == 1 && !sc.labels.empty() ? q(sc.labels[0]) : tr("scores (%1)").arg(C);
   p.drawText(QRect(2, r.top(), kLeft - 8, r.height()), Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
-             scores_log_ ? tr("%1\n(probability)").arg(title) : title);
+             layer.log ? tr("%1\n(probability)").arg(title) : title);
   if (T == 0 || C == 0) return;
   const auto i0 = static_cast<std::size_t>(std::clamp(std::floor(w0_), 0.0, static_cast<double>(T)));
   const auto i1 = static_cast<std::size_t>(std::clamp(std::ceil(w1_), 0.0, static_cast<double>(T)));
   auto norm = [&](double v) {
-    const double x = scores_log_ ? std::exp(v) : v;
-    return std::clamp((x - scores_min_) / (scores_max_ - scores_min_), 0.0, 1.0);
+    const double x = layer.log ? std::exp(v) : v;
+    return std::clamp((x - layer.min) / (layer.max - layer.min), 0.0, 1.0);
   };
   const auto columns = static_cast<std::size_t>(r.width());
   p.save();
   p.setClipRect(r);
   const int row_h = std::max(1, r.height() / static_cast<int>(std::min<std::size_t>(C, 16)));
   for (std::size_t c = 0; c < C && c < 16; ++c) {
-    const double* data = scores_->scores.data() + c;
+    const double* data = sc.scores.data() + c;
     // The maximum of each pixel column: a one-sample boundary spike never vanishes.
     std::vector<ColumnRange> cols;
     if (i1 - i0 > columns) cols = minmax_columns(data, C, i0, i1, columns);
@@ -413,12 +427,13 @@ QString SeriesCanvas::readout_at(QPointF pos) const {
       text += tr("; no segment");
     }
   }
-  if (scores_ && t < scores_->length()) {
+  for (const ScoresLayer& l : scores_) {
+    if (t >= l.s->length()) continue;
     text += QStringLiteral(";");
-    for (std::size_t c = 0; c < scores_->classes() && c < 8; ++c) {
-      const double v = scores_->scores(t, c);
-      const QString name = c < scores_->labels.size() ? q(scores_->labels[c]) : QString::number(c);
-      text += QStringLiteral(" %1 %2").arg(name, QString::number(scores_log_ ? std::exp(v) : v, 'g', 5));
+    for (std::size_t c = 0; c < l.s->classes() && c < 8; ++c) {
+      const double v = l.s->scores(t, c);
+      const QString name = c < l.s->labels.size() ? q(l.s->labels[c]) : QString::number(c);
+      text += QStringLiteral(" %1 %2").arg(name, QString::number(l.log ? std::exp(v) : v, 'g', 5));
     }
   }
   return text;
@@ -476,7 +491,7 @@ void SeriesViewer::begin(const QString& label) {
   label_ = label;
   signal_label_.clear();
   segmentation_label_.clear();
-  scores_label_.clear();
+  scores_labels_.clear();
   canvas_->set_signal(nullptr);
   canvas_->set_segmentation(nullptr);
   canvas_->set_scores(nullptr);
@@ -506,8 +521,8 @@ void SeriesViewer::add_segmentation(std::shared_ptr<const Segmentation> s, const
   update_info();
 }
 void SeriesViewer::add_scores(std::shared_ptr<const Scores> s, const QString& label) {
-  scores_label_ = label;
-  canvas_->set_scores(std::move(s));
+  scores_labels_ << label;
+  canvas_->add_scores(std::move(s));
   update_info();
 }
 
@@ -524,9 +539,15 @@ void SeriesViewer::update_info() {
     parts << tr("segments %1: %2 in %3 samples").arg(segmentation_label_).arg(s->segments.size()).arg(s->length);
     lengths.push_back(s->length);
   }
-  if (const auto& s = canvas_->scores()) {
-    parts << tr("scores %1: %2 × %3").arg(scores_label_).arg(s->length()).arg(s->classes());
-    lengths.push_back(s->length());
+  const auto scores = canvas_->scores();
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    const QString label = i < static_cast<std::size_t>(scores_labels_.size()) ? scores_labels_[static_cast<int>(i)] : QString();
+    parts << tr("scores %1: %2 × %3%4")
+                 .arg(label)
+                 .arg(scores[i]->length())
+                 .arg(scores[i]->classes())
+                 .arg(i < SeriesCanvas::kMaxStrips ? QString() : tr(" (not drawn: %1 strips at most)").arg(SeriesCanvas::kMaxStrips));
+    lengths.push_back(scores[i]->length());
   }
   QString text = parts.join(QStringLiteral("; "));
   if (std::adjacent_find(lengths.begin(), lengths.end(), std::not_equal_to<>()) != lengths.end())

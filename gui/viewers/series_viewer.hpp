@@ -1,13 +1,14 @@
 #pragma once
 // Series viewer: a Signal (T × D, one lane per channel, non-finite samples drawn as gaps), a
 // Segmentation as coloured bands per label behind it (a legend names the labels), and Scores
-// as a strip beneath (a boundary posterior: one row as an area; several labels: one heat row
-// each). Any one of the three is the shown value; the others are its companions (see
+// as strips beneath (a boundary posterior: one row as an area; several labels: one heat row
+// each; up to three strips, e.g. the label and boundary posteriors of one marginals node). Any one of the three is the shown value; the others are its companions (see
 // ViewerPanel). Zoom (wheel about the cursor) and pan (drag) along time; Fit shows everything.
 //
 // Drawing costs O(visible samples) per paint, never O(visible samples) lines: when more samples
 // than pixel columns are visible, each column draws one vertical line from the min to the max
 // of its samples (minmax_columns), so T = 10⁶ draws about as many lines as the plot is wide.
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include <QStringList>
 #include <QWidget>
 
 #include <gemflow/types/scores.hpp>
@@ -51,13 +53,18 @@ class SeriesCanvas : public QWidget {
   explicit SeriesCanvas(QWidget* parent = nullptr);
   void set_signal(std::shared_ptr<const Signal> s);
   void set_segmentation(std::shared_ptr<const Segmentation> s);
+  /// Replaces the strips by `s` (none when null).
   void set_scores(std::shared_ptr<const Scores> s);
+  /// Adds a strip (the first kMaxStrips are drawn).
+  void add_scores(std::shared_ptr<const Scores> s);
   /// Whether the window survives the next layer changes (a new value of the same output).
   void set_keep_window(bool keep) { keep_window_ = keep; }
 
   [[nodiscard]] const std::shared_ptr<const Signal>& signal() const { return signal_; }
   [[nodiscard]] const std::shared_ptr<const Segmentation>& segmentation() const { return segmentation_; }
-  [[nodiscard]] const std::shared_ptr<const Scores>& scores() const { return scores_; }
+  /// The strips' scores, top to bottom.
+  [[nodiscard]] std::vector<std::shared_ptr<const Scores>> scores() const;
+  static constexpr std::size_t kMaxStrips = 3;
   /// Samples on the time axis: the longest of the layers.
   [[nodiscard]] std::size_t length() const { return length_; }
 
@@ -91,20 +98,24 @@ class SeriesCanvas : public QWidget {
  private:
   void layers_changed();
   [[nodiscard]] double x_of(double t) const;
-  [[nodiscard]] QRect strip_rect() const;
+  [[nodiscard]] QRect strip_rect(std::size_t i) const;
+  [[nodiscard]] std::size_t strips() const { return std::min(scores_.size(), kMaxStrips); }
   [[nodiscard]] double sample_rate() const;  // Hz for the axis, 0 when unknown
   void draw_legend(QPainter& p) const;
   void draw_bands(QPainter& p, const QRect& r) const;
   void draw_channel(QPainter& p, const QRect& lane, std::size_t d, QColor colour);
-  void draw_scores(QPainter& p, const QRect& r) const;
+  struct ScoresLayer {
+    std::shared_ptr<const Scores> s;
+    bool log = false;  // log-probabilities (every finite value ≤ 0): shown as probabilities
+    double min = 0, max = 1;
+  };
+  void draw_scores(QPainter& p, const QRect& r, const ScoresLayer& layer) const;
   void draw_axis(QPainter& p, const QRect& r) const;
 
   std::shared_ptr<const Signal> signal_;
   std::shared_ptr<const Segmentation> segmentation_;
-  std::shared_ptr<const Scores> scores_;
+  std::vector<ScoresLayer> scores_;
   std::vector<std::pair<double, double>> ranges_;  // per channel: finite min, max
-  bool scores_log_ = false;                         // scores are log-probabilities (all ≤ 0)
-  double scores_min_ = 0, scores_max_ = 1;
   std::size_t length_ = 0;
   double w0_ = 0, w1_ = 1;
   bool keep_window_ = false;
@@ -121,7 +132,7 @@ class SeriesViewer : public QWidget {
   void show_signal(std::shared_ptr<const Signal> s, const QString& label);
   void show_segmentation(std::shared_ptr<const Segmentation> s, const QString& label);
   void show_scores(std::shared_ptr<const Scores> s, const QString& label);
-  /// Companions drawn with it.
+  /// Companions drawn with it (add_scores adds a strip).
   void add_signal(std::shared_ptr<const Signal> s, const QString& label);
   void add_segmentation(std::shared_ptr<const Segmentation> s, const QString& label);
   void add_scores(std::shared_ptr<const Scores> s, const QString& label);
@@ -134,7 +145,8 @@ class SeriesViewer : public QWidget {
   SeriesCanvas* canvas_;
   QLabel* info_;
   QLabel* readout_;
-  QString label_, signal_label_, segmentation_label_, scores_label_;
+  QString label_, signal_label_, segmentation_label_;
+  QStringList scores_labels_;
 };
 
 }  // namespace gemflow::studio

@@ -139,28 +139,38 @@ void ViewerPanel::show_current() {
     return;
   }
   const Value& v = preview_ ? pv : it->second;
-  std::map<std::string, Labelled> companions;
+  std::map<std::string, std::vector<Labelled>> companions;
   const auto viewers = registry_.viewers_for(v.type());
   if (!viewers.empty())
     for (const ViewerRegistry::Companion* c : registry_.companions_of(viewers.front()->id))
       if (c->type != v.type() && !companions.count(c->type))
-        if (auto found = find_companion(c->type, c->near == ViewerRegistry::Near::Upstream, port))
-          companions.emplace(c->type, std::move(*found));
+        if (auto found = find_companions(c->type, c->near == ViewerRegistry::Near::Upstream, port); !found.empty())
+          companions.emplace(c->type, std::move(found));
   show_value(v, QStringLiteral("%1.%2").arg(q(node_), q(port)), companions);
 }
 
-std::optional<ViewerPanel::Labelled> ViewerPanel::find_companion(const std::string& type, bool upstream,
-                                                                 const std::string& port) const {
-  auto in = [&](const std::string& node, const std::string& skip_port) -> std::optional<Labelled> {
-    for (const auto& [p, v] : runs_.latest(node))
-      if (p != skip_port && !v.empty() && v.type() == type) return Labelled{v, QStringLiteral("%1.%2").arg(q(node), q(p))};
-    return std::nullopt;
+std::vector<ViewerPanel::Labelled> ViewerPanel::find_companions(const std::string& type, bool upstream,
+                                                                const std::string& port) const {
+  // Every output of the type of one node, in the order its type declares them.
+  auto in = [&](const std::string& node, const std::string& skip_port) {
+    std::vector<Labelled> out;
+    const auto values = runs_.latest(node);
+    auto take = [&](const std::string& p) {
+      auto it = values.find(p);
+      if (p != skip_port && it != values.end() && !it->second.empty() && it->second.type() == type)
+        out.push_back(Labelled{it->second, QStringLiteral("%1.%2").arg(q(node), q(p))});
+    };
+    if (const NodeSpec* spec = model_.spec_of(node))
+      for (const auto& o : spec->outputs) take(o.name);
+    else
+      for (const auto& [p, v] : values) take(p);
+    return out;
   };
-  if (auto f = in(node_, port)) return f;
+  if (auto f = in(node_, port); !f.empty()) return f;
   for (const std::string& s : selection_)
     if (s != node_)
-      if (auto f = in(s, {})) return f;
-  if (!upstream) return std::nullopt;
+      if (auto f = in(s, {}); !f.empty()) return f;
+  if (!upstream) return {};
   // Breadth first against the links: the nearest producer wins, ties in link order.
   std::set<std::string> seen{node_};
   std::deque<std::string> queue{node_};
@@ -169,11 +179,11 @@ std::optional<ViewerPanel::Labelled> ViewerPanel::find_companion(const std::stri
     queue.pop_front();
     for (const Link& l : model_.workflow().links)
       if (l.to_node == n && seen.insert(l.from_node).second) {
-        if (auto f = in(l.from_node, {})) return f;
+        if (auto f = in(l.from_node, {}); !f.empty()) return f;
         queue.push_back(l.from_node);
       }
   }
-  return std::nullopt;
+  return {};
 }
 
 void ViewerPanel::fill_overlays() {
@@ -190,7 +200,8 @@ void ViewerPanel::fill_overlays() {
   overlay_->setCurrentIndex(std::max(0, overlay_->findData(keep)));
 }
 
-void ViewerPanel::show_value(const Value& v, const QString& label, const std::map<std::string, Labelled>& companions) {
+void ViewerPanel::show_value(const Value& v, const QString& label,
+                             const std::map<std::string, std::vector<Labelled>>& companions) {
   const std::string& t = v.type();
   companions_shown_.clear();
   const std::vector<const ViewerRegistry::Viewer*> viewers = registry_.viewers_for(t);
@@ -212,8 +223,10 @@ void ViewerPanel::show_value(const Value& v, const QString& label, const std::ma
   for (const ViewerRegistry::Companion* c : registry_.companions_of(viewer.id)) {
     auto it = companions.find(c->type);
     if (c->type == t || it == companions.end()) continue;
-    c->show(*widget, it->second.value, it->second.label);
-    companions_shown_ << QStringLiteral("%1=%2").arg(q(c->type), it->second.label);
+    for (const Labelled& l : it->second) {
+      c->show(*widget, l.value, l.label);
+      companions_shown_ << QStringLiteral("%1=%2").arg(q(c->type), l.label);
+    }
   }
   stack_->setCurrentWidget(widget);
   if (overlay && overlay_->currentIndex() > 0) Q_EMIT overlay_->currentIndexChanged(overlay_->currentIndex());

@@ -5,11 +5,11 @@
 // preview (NodeContext::preview), replaced by the final output when the run ends.
 //
 // Companions: a viewer may draw values of other types with the shown one (the signal under a
-// segmentation). The dock finds each registered companion type, nearest first, among the other
-// outputs of the shown node, then the outputs of the other selected nodes, then (companions
-// registered Near::Upstream) the nodes upstream of the shown one, breadth first.
+// segmentation). For each registered companion type the dock takes the outputs of that type
+// (in port order) of the first node that has any among: the shown node (its other outputs), the
+// other selected nodes, then (companions registered Near::Upstream) the nodes upstream of the
+// shown one, breadth first.
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,8 +51,9 @@ class ViewerPanel : public QWidget {
     QString label;
   };
   /// Shows a value directly (also used by tests), with companion values by type name (those
-  /// that the value's viewer registers are drawn with it).
-  void show_value(const Value& v, const QString& label, const std::map<std::string, Labelled>& companions = {});
+  /// that the value's viewer registers are drawn with it, in order).
+  void show_value(const Value& v, const QString& label,
+                  const std::map<std::string, std::vector<Labelled>>& companions = {});
   /// Whether the shown value is a running node's intermediate value.
   [[nodiscard]] bool showing_preview() const { return preview_; }
   /// The companions drawn with the shown value, as "type=node.port" (tests, status line).
@@ -69,7 +70,7 @@ class ViewerPanel : public QWidget {
  private:
   void show_current();
   void fill_overlays();
-  [[nodiscard]] std::optional<Labelled> find_companion(const std::string& type, bool upstream, const std::string& port) const;
+  [[nodiscard]] std::vector<Labelled> find_companions(const std::string& type, bool upstream, const std::string& port) const;
   GraphModel& model_;
   RunController& runs_;
   const ViewerRegistry& registry_;

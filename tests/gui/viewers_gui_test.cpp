@@ -117,13 +117,19 @@ struct Segment final : gemflow::Node {
   }
 };
 
+/// Label and boundary posteriors, as semicrf.marginals gives them (two Scores outputs).
 struct Posterior final : gemflow::Node {
   static gemflow::NodeInfo info() {
-    return {.id = "viewtest.posterior", .version = 1, .title = "Posterior", .category = "Viewer test", .doc = "Boundary posterior"};
+    return {.id = "viewtest.posterior", .version = 1, .title = "Posterior", .category = "Viewer test", .doc = "Posteriors"};
   }
   gemflow::Input<gemflow::Signal> in{this, "signal", "the signal"};
+  gemflow::Output<gemflow::Scores> labels{this, "labels", "log P(label at t)"};
   gemflow::Output<gemflow::Scores> boundary{this, "boundary", "log P(boundary at t)"};
   void execute(gemflow::NodeContext&) override {
+    gemflow::Scores l;
+    l.scores = gemflow::Matrix<double>(in.get()->length(), 2, std::log(0.5));
+    l.labels = {"low", "high"};
+    labels.set(std::move(l));
     gemflow::Scores s;
     s.scores = gemflow::Matrix<double>(in.get()->length(), 1, std::log(0.01));
     s.scores(100, 0) = std::log(0.95);
@@ -283,25 +289,27 @@ editor:
   ASSERT_NE(sv, nullptr);
   ASSERT_TRUE(sv->canvas()->segmentation());
   ASSERT_TRUE(sv->canvas()->signal());
-  EXPECT_FALSE(sv->canvas()->scores());
+  EXPECT_TRUE(sv->canvas()->scores().empty());
   // With the posterior selected too: its strip joins (whichever of the two the dock follows).
   w->scene().select_nodes({"seg", "post"});
   QCoreApplication::processEvents();
   const QStringList shown = w->viewers().companions_shown();
   EXPECT_TRUE(shown.contains(QStringLiteral("Signal=sig.signal"))) << shown.join(' ').toStdString();
-  EXPECT_TRUE(shown.contains(QStringLiteral("Scores=post.boundary")) || shown.contains(QStringLiteral("Segmentation=seg.segments")))
+  EXPECT_TRUE(shown.contains(QStringLiteral("Scores=post.labels")) || shown.contains(QStringLiteral("Segmentation=seg.segments")))
       << shown.join(' ').toStdString();
   // The dock's own rule, independent of which item the scene reports first.
   w->viewers().set_selection({"seg", "post"});
   w->viewers().follow("seg");
-  EXPECT_EQ(w->viewers().companions_shown(),
-            (QStringList{QStringLiteral("Signal=sig.signal"), QStringLiteral("Scores=post.boundary")}));
-  ASSERT_TRUE(sv->canvas()->scores());
-  EXPECT_EQ(sv->canvas()->scores()->length(), 300u);
+  // Both posteriors of the selected node, in the order its type declares them: one strip each.
+  EXPECT_EQ(w->viewers().companions_shown(), (QStringList{QStringLiteral("Signal=sig.signal"), QStringLiteral("Scores=post.labels"),
+                                                          QStringLiteral("Scores=post.boundary")}));
+  ASSERT_EQ(sv->canvas()->scores().size(), 2u);
+  EXPECT_EQ(sv->canvas()->scores()[0]->classes(), 2u);
+  EXPECT_EQ(sv->canvas()->scores()[1]->length(), 300u);
   // The posterior is not found upstream: selected alone, the segmentation has none.
   w->viewers().set_selection({"seg"});
   w->viewers().follow("seg");
-  EXPECT_FALSE(sv->canvas()->scores());
+  EXPECT_TRUE(sv->canvas()->scores().empty());
   // The hover readout names the segment and the posterior at the step.
   w->viewers().set_selection({"seg", "post"});
   w->viewers().follow("seg");
@@ -317,7 +325,7 @@ editor:
   ASSERT_TRUE(QTest::qWaitForWindowExposed(&shot));
   shot.show_segmentation(sv->canvas()->segmentation(), QStringLiteral("seg.segments"));
   shot.add_signal(sv->canvas()->signal(), QStringLiteral("sig.signal"));
-  shot.add_scores(sv->canvas()->scores(), QStringLiteral("post.boundary"));
+  shot.add_scores(sv->canvas()->scores()[1], QStringLiteral("post.boundary"));
   save_shot(&shot, "viewer-series.png");
 }
 
