@@ -1,14 +1,18 @@
 #include "viewers/mesh_viewers.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <set>
 
 #include <QCheckBox>
+#include <QApplication>
 #include <QComboBox>
 #include <QHBoxLayout>
+#include <QPointer>
+#include <QThreadPool>
 #include <QLabel>
 #include <QSplitter>
 #include <QToolButton>
@@ -216,8 +220,8 @@ void PackingViewer::set_packing(std::shared_ptr<const CirclePacking> p, const QS
     QSignalBlocker b(edges_box_);
     edges_box_->setChecked(packing_ && packing_->size() <= kPackingEdgesUpTo);
   }
+  reset_camera_ = reset_camera_ || !same;  // once the new geometry is there
   rebuild();
-  if (!same) view_->reset_camera();
 }
 
 void PackingViewer::set_colour(Colour c) {
@@ -232,33 +236,41 @@ void PackingViewer::set_colour(Colour c) {
 QString PackingViewer::info() const { return info_->text(); }
 SceneStats PackingViewer::scene_stats() const { return studio::scene_stats(*view_); }
 
-void PackingViewer::rebuild() {
-  if (!packing_ || packing_->size() == 0 || packing_->centres.size() != packing_->size()) {
-    view_->post([](vtkRenderer* ren) { ren->RemoveAllViewProps(); });
-    info_->setText(packing_ ? tr("%1: no circles").arg(label_) : QString());
-    range_ = {0, 0};
-    return;
-  }
-  const CirclePacking& pk = *packing_;
+/// What the packing viewer draws, built off the GUI thread: VTK data only (actors and mappers
+/// are made on the view's render thread).
+struct PackingViewer::Geometry {
+  vtkSmartPointer<vtkPolyData> circles, edges;
+  std::size_t n = 0, edge_count = 0;
+  double lo = 0, hi = 0, worst = 0, tangency = 0, lift = 0;
+  QString what;
+  std::array<double, 4> bounds{};
+  bool hyperbolic = false;
+};
+
+namespace {
+std::shared_ptr<PackingViewer::Geometry> build_packing(const CirclePacking& pk, PackingViewer::Colour colour,
+                                                       const std::atomic<bool>& cancelled) {
+  using Colour = PackingViewer::Colour;
+  auto g = std::make_shared<PackingViewer::Geometry>();
   const std::size_t n = pk.size();
+  g->n = n;
   // Colour values (log10; non-finite → NaN colour).
   std::vector<double> value;
-  QString what;
-  switch (colour_) {
+  switch (colour) {
     case Colour::Radius:
       value = pk.radii;
-      what = tr("log10 radius");
+      g->what = QObject::tr("log10 radius");
       break;
     case Colour::AngleError:
       value = angle_errors(pk);
-      what = tr("log10 angle error (rad)");
+      g->what = QObject::tr("log10 angle error (rad)");
       break;
     case Colour::TangencyError:
       value = tangency_errors(pk);
-      what = tr("log10 tangency error");
+      g->what = QObject::tr("log10 tangency error");
       break;
   }
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo, worst = 0;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (double& v : value) {
     // An exact zero error is below any scale: shown at the bottom of it.
     v = v > 0 ? std::log10(v) : (v == 0 ? -16.0 : std::numeric_limits<double>::quiet_NaN());
@@ -271,8 +283,10 @@ void PackingViewer::rebuild() {
     lo -= 0.5;
     hi += 0.5;
   }
-  range_ = {lo, hi};
-  if (colour_ != Colour::Radius) worst = std::pow(10.0, hi);
+  g->lo = lo;
+  g->hi = hi;
+  if (colour != Colour::Radius) g->worst = std::pow(10.0, hi);
+  if (cancelled) return nullptr;
 
   // Circles: points at the centres with radius and colour value; one glyph each.
   auto pts = vtkSmartPointer<vtkPoints>::New();
@@ -281,9 +295,9 @@ void PackingViewer::rebuild() {
   auto radius = vtkSmartPointer<vtkDoubleArray>::New();
   radius->SetName("radius");
   radius->SetNumberOfTuples(static_cast<vtkIdType>(n));
-  auto colour = vtkSmartPointer<vtkDoubleArray>::New();
-  colour->SetName("colour");
-  colour->SetNumberOfTuples(static_cast<vtkIdType>(n));
+  auto colours = vtkSmartPointer<vtkDoubleArray>::New();
+  colours->SetName("colour");
+  colours->SetNumberOfTuples(static_cast<vtkIdType>(n));
   double b[4] = {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
                  std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
   for (std::size_t i = 0; i < n; ++i) {
@@ -291,61 +305,100 @@ void PackingViewer::rebuild() {
     const double r = pk.radii[i];
     pts->SetPoint(static_cast<vtkIdType>(i), c[0], c[1], 0.0);
     radius->SetValue(static_cast<vtkIdType>(i), r);
-    colour->SetValue(static_cast<vtkIdType>(i), value[i]);
+    colours->SetValue(static_cast<vtkIdType>(i), value[i]);
     b[0] = std::min(b[0], c[0] - r);
     b[1] = std::max(b[1], c[0] + r);
     b[2] = std::min(b[2], c[1] - r);
     b[3] = std::max(b[3], c[1] + r);
   }
-  if (pk.geometry == CirclePacking::Geometry::Hyperbolic) {  // the whole disc
+  g->hyperbolic = pk.geometry == CirclePacking::Geometry::Hyperbolic;
+  if (g->hyperbolic) {  // the whole disc
     b[0] = std::min(b[0], -1.0);
     b[1] = std::max(b[1], 1.0);
     b[2] = std::min(b[2], -1.0);
     b[3] = std::max(b[3], 1.0);
   }
-  auto circles = vtkSmartPointer<vtkPolyData>::New();
-  circles->SetPoints(pts);
-  circles->GetPointData()->AddArray(radius);
-  circles->GetPointData()->AddArray(colour);
-  circles->GetPointData()->SetActiveScalars("colour");
+  g->bounds = {b[0], b[1], b[2], b[3]};
+  g->lift = 1e-4 * std::max(b[1] - b[0], b[3] - b[2]);
+  g->circles = vtkSmartPointer<vtkPolyData>::New();
+  g->circles->SetPoints(pts);
+  g->circles->GetPointData()->AddArray(radius);
+  g->circles->GetPointData()->AddArray(colours);
+  g->circles->GetPointData()->SetActiveScalars("colour");
+  if (cancelled) return nullptr;
 
-  // Triangulation edges, each once, slightly above the disks.
-  auto edges = vtkSmartPointer<vtkCellArray>::New();
-  {
-    std::vector<std::pair<TriMesh::Index, TriMesh::Index>> e;
-    e.reserve(3 * pk.faces.size());
-    for (const auto& f : pk.faces)
-      for (int k = 0; k < 3; ++k) {
-        const auto u = f[k], v = f[(k + 1) % 3];
-        if (u < n && v < n) e.emplace_back(std::min(u, v), std::max(u, v));
-      }
-    std::sort(e.begin(), e.end());
-    e.erase(std::unique(e.begin(), e.end()), e.end());
-    edges->AllocateExact(static_cast<vtkIdType>(e.size()), static_cast<vtkIdType>(2 * e.size()));
-    for (auto [u, v] : e) {
-      const vtkIdType ids[2] = {u, v};
-      edges->InsertNextCell(2, ids);
+  // Triangulation edges, each once.
+  std::vector<std::pair<TriMesh::Index, TriMesh::Index>> e;
+  e.reserve(3 * pk.faces.size());
+  for (const auto& f : pk.faces)
+    for (int k = 0; k < 3; ++k) {
+      const auto u = f[k], v = f[(k + 1) % 3];
+      if (u < n && v < n) e.emplace_back(std::min(u, v), std::max(u, v));
     }
+  std::sort(e.begin(), e.end());
+  e.erase(std::unique(e.begin(), e.end()), e.end());
+  auto edges = vtkSmartPointer<vtkCellArray>::New();
+  edges->AllocateExact(static_cast<vtkIdType>(e.size()), static_cast<vtkIdType>(2 * e.size()));
+  for (auto [u, v] : e) {
+    const vtkIdType ids[2] = {u, v};
+    edges->InsertNextCell(2, ids);
   }
-  auto edge_poly = vtkSmartPointer<vtkPolyData>::New();
-  edge_poly->SetPoints(pts);
-  edge_poly->SetLines(edges);
-  const std::size_t edge_count = static_cast<std::size_t>(edges->GetNumberOfCells());
-  const double lift = 1e-4 * std::max(b[1] - b[0], b[3] - b[2]);
-  const bool hyperbolic = pk.geometry == CirclePacking::Geometry::Hyperbolic;
+  g->edges = vtkSmartPointer<vtkPolyData>::New();
+  g->edges->SetPoints(pts);
+  g->edges->SetLines(edges);
+  g->edge_count = e.size();
+  g->tangency = pk.tangency_error();
+  return cancelled ? nullptr : g;
+}
+}  // namespace
+
+void PackingViewer::rebuild() {
+  // A newer request makes the running one stale: it stops early and its result is dropped.
+  if (cancel_) *cancel_ = true;
+  cancel_.reset();
+  const int generation = ++generation_;
+  if (!packing_ || packing_->size() == 0 || packing_->centres.size() != packing_->size()) {
+    building_ = false;
+    view_->post([](vtkRenderer* ren) { ren->RemoveAllViewProps(); });
+    info_->setText(packing_ ? tr("%1: no circles").arg(label_) : QString());
+    range_ = {0, 0};
+    Q_EMIT geometry_ready();
+    return;
+  }
+  building_ = true;
+  info_->setText(tr("%1: building the view…").arg(label_));
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  cancel_ = cancel;
+  QPointer<PackingViewer> self(this);
+  QThreadPool::globalInstance()->start([self, generation, cancel, p = packing_, colour = colour_] {
+    auto g = build_packing(*p, colour, *cancel);
+    if (!g) return;
+    QMetaObject::invokeMethod(
+        qApp, [self, generation, g] {
+          if (self) self->apply(generation, g);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void PackingViewer::apply(int generation, const std::shared_ptr<Geometry>& g) {
+  if (generation != generation_) return;  // stale
+  building_ = false;
+  cancel_.reset();
+  range_ = {g->lo, g->hi};
   const bool outlines = edges_box_->isChecked();
-  const int sides = n > kLargePacking ? kCircleSidesLarge : kCircleSides;
-  view_->post([circles, edge_poly, lo, hi, what, lift, hyperbolic, outlines, sides](vtkRenderer* ren) {
+  const int sides = g->n > kLargePacking ? kCircleSidesLarge : kCircleSides;
+  view_->post([g, outlines, sides](vtkRenderer* ren) {
     ren->RemoveAllViewProps();
-    auto lut = viridis(lo, hi);
+    auto lut = viridis(g->lo, g->hi);
     auto disks = vtkSmartPointer<vtkGlyph3DMapper>::New();
-    disks->SetInputData(circles);
+    disks->SetInputData(g->circles);
     disks->SetSourceData(unit_circle(true, sides));
     disks->SetScaleArray("radius");
     disks->SetScaleModeToScaleByMagnitude();
     disks->SetScaleFactor(1.0);
     disks->SetLookupTable(lut);
-    disks->SetScalarRange(lo, hi);
+    disks->SetScalarRange(g->lo, g->hi);
     disks->ScalarVisibilityOn();  // the active scalars: "colour"
     auto disk_actor = vtkSmartPointer<vtkActor>::New();
     disk_actor->SetMapper(disks);
@@ -353,7 +406,7 @@ void PackingViewer::rebuild() {
     ren->AddActor(disk_actor);
     if (outlines) {
       auto rim = vtkSmartPointer<vtkGlyph3DMapper>::New();
-      rim->SetInputData(circles);
+      rim->SetInputData(g->circles);
       rim->SetSourceData(unit_circle(false, sides));
       rim->SetScaleArray("radius");
       rim->SetScaleModeToScaleByMagnitude();
@@ -361,37 +414,34 @@ void PackingViewer::rebuild() {
       rim->ScalarVisibilityOff();
       auto rim_actor = vtkSmartPointer<vtkActor>::New();
       rim_actor->SetMapper(rim);
-      rim_actor->SetPosition(0, 0, lift);
+      rim_actor->SetPosition(0, 0, g->lift);
       rim_actor->GetProperty()->SetColor(0.1, 0.1, 0.12);
       rim_actor->GetProperty()->SetLighting(false);
       ren->AddActor(rim_actor);
-    }
-    if (outlines) {
       auto edge_mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
-      edge_mapper->SetInputData(edge_poly);
+      edge_mapper->SetInputData(g->edges);
       edge_mapper->ScalarVisibilityOff();
       auto edge_actor = vtkSmartPointer<vtkActor>::New();
       edge_actor->SetMapper(edge_mapper);
-      edge_actor->SetPosition(0, 0, 2 * lift);
+      edge_actor->SetPosition(0, 0, 2 * g->lift);
       edge_actor->GetProperty()->SetColor(0.95, 0.95, 0.95);
       edge_actor->GetProperty()->SetOpacity(0.55);
       edge_actor->GetProperty()->SetLighting(false);
       ren->AddActor(edge_actor);
     }
-    if (hyperbolic) {
-      auto rim = unit_circle(false);
+    if (g->hyperbolic) {
       auto m = vtkSmartPointer<vtkPolyDataMapper>::New();
-      m->SetInputData(rim);
+      m->SetInputData(unit_circle(false));
       auto a = vtkSmartPointer<vtkActor>::New();
       a->SetMapper(m);
-      a->SetPosition(0, 0, lift);
+      a->SetPosition(0, 0, g->lift);
       a->GetProperty()->SetColor(0.9, 0.9, 0.9);
       a->GetProperty()->SetLighting(false);
       ren->AddActor(a);
     }
     auto bar = vtkSmartPointer<vtkScalarBarActor>::New();
     bar->SetLookupTable(lut);
-    bar->SetTitle(what.toStdString().c_str());
+    bar->SetTitle(g->what.toStdString().c_str());
     bar->SetNumberOfLabels(5);
     bar->SetPosition(0.86, 0.08);
     bar->SetPosition2(0.13, 0.84);
@@ -402,19 +452,22 @@ void PackingViewer::rebuild() {
     bar->UnconstrainedFontSizeOn();
     ren->AddViewProp(bar);
   });
-  const std::array<double, 4> bounds{b[0], b[1], b[2], b[3]};
+  const std::array<double, 4> bounds = g->bounds;
   view_->set_camera_fit([bounds](vtkRenderer* r, double aspect) { frame_plane(r, bounds, aspect, 0.13); });
+  if (reset_camera_) view_->reset_camera();
+  reset_camera_ = false;
   QString text = tr("%1: %2 circles, %3 edges, %4; %5 [%6, %7]")
                      .arg(label_)
-                     .arg(n)
-                     .arg(edge_count)
-                     .arg(hyperbolic ? tr("hyperbolic (Poincaré disc)") : tr("Euclidean"))
-                     .arg(what)
-                     .arg(lo, 0, 'f', 2)
-                     .arg(hi, 0, 'f', 2);
-  if (colour_ != Colour::Radius) text += tr("; worst %1").arg(worst, 0, 'g', 3);
-  text += tr("; tangency error %1").arg(pk.tangency_error(), 0, 'g', 3);
+                     .arg(g->n)
+                     .arg(g->edge_count)
+                     .arg(g->hyperbolic ? tr("hyperbolic (Poincaré disc)") : tr("Euclidean"))
+                     .arg(g->what)
+                     .arg(g->lo, 0, 'f', 2)
+                     .arg(g->hi, 0, 'f', 2);
+  if (colour_ != Colour::Radius) text += tr("; worst %1").arg(g->worst, 0, 'g', 3);
+  text += tr("; tangency error %1").arg(g->tangency, 0, 'g', 3);
   info_->setText(text);
+  Q_EMIT geometry_ready();
 }
 
 // ---- TriMeshViewer ---------------------------------------------------------------------

@@ -6,9 +6,13 @@
 // circle for a hyperbolic packing. Circles are instances of one disk glyph (vtkGlyph3DMapper
 // scaled by radius), so 10⁵ circles are 10⁵ instances, not 10⁵ polylines of points.
 //
+// The packing's geometry (colour values, edges, VTK arrays) is built on a worker thread of the
+// global QThreadPool, as the structure viewer's; a newer change cancels an older build.
+//
 // TriMesh: the surface in 3D and, when the mesh has UVs, its flattening beside it; both textured
 // with one checkerboard through the UVs (squares stay squares where the map is conformal).
 #include <array>
+#include <atomic>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -53,9 +57,18 @@ class PackingViewer : public QWidget {
   [[nodiscard]] VtkView* view() const { return view_; }
   [[nodiscard]] SceneStats scene_stats() const;
   [[nodiscard]] QString info() const;
+  /// True while the geometry of the latest change is being built (on a worker thread: a
+  /// 10⁵-circle packing never blocks the GUI); geometry_ready() follows.
+  [[nodiscard]] bool building() const { return building_; }
+
+  struct Geometry;
+
+ Q_SIGNALS:
+  void geometry_ready();
 
  private:
   void rebuild();
+  void apply(int generation, const std::shared_ptr<Geometry>& g);
   VtkView* view_;
   QComboBox* colour_box_;
   QCheckBox* edges_box_;
@@ -64,6 +77,10 @@ class PackingViewer : public QWidget {
   QString label_;
   Colour colour_ = Colour::Radius;
   std::pair<double, double> range_{0, 0};
+  int generation_ = 0;
+  bool building_ = false;
+  bool reset_camera_ = false;
+  std::shared_ptr<std::atomic<bool>> cancel_;
 };
 
 class TriMeshViewer : public QWidget {

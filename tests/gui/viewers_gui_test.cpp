@@ -375,6 +375,7 @@ TEST_F(ViewersGui, PackingViewerDrawsOneDiskPerCircleWithinThePackingsBounds) {
   v.show();
   ASSERT_TRUE(QTest::qWaitForWindowExposed(&v));
   v.set_packing(flower, QStringLiteral("pack.packing"));
+  ASSERT_TRUE(wait_for([&] { return !v.building(); }));
   const QImage frame = v.view()->grab_frame();
   if (frame.isNull()) GTEST_SKIP() << "no OpenGL: " << v.view()->error().toStdString();
   const gs::SceneStats s = v.scene_stats();
@@ -400,6 +401,7 @@ TEST_F(ViewersGui, PackingViewerDrawsOneDiskPerCircleWithinThePackingsBounds) {
   EXPECT_NEAR(bg.red(), 28, 4);
   // Angle error: the centre is interior (its error is 0 here), the petals are boundary (grey).
   v.set_colour(gs::PackingViewer::Colour::AngleError);
+  ASSERT_TRUE(wait_for([&] { return !v.building(); }));
   EXPECT_NE(v.info().indexOf(QStringLiteral("angle error")), -1);
   EXPECT_EQ(v.scene_stats().disk_instances, 7u);
 
@@ -409,7 +411,16 @@ TEST_F(ViewersGui, PackingViewerDrawsOneDiskPerCircleWithinThePackingsBounds) {
   t.start();
   std::clock_t cpu = std::clock();
   v.set_packing(big, QStringLiteral("pack.packing"));
-  std::cout << big->size() << " circles: set_packing (GUI thread) " << t.elapsed() << " ms\n";
+  std::cout << big->size() << " circles: set_packing returns after " << t.elapsed() << " ms\n";
+  // The GUI stays responsive while the geometry is built: the event loop turns every few ms.
+  qint64 longest = 0, last = t.elapsed();
+  ASSERT_TRUE(wait_for([&] {
+    longest = std::max(longest, t.elapsed() - last);
+    last = t.elapsed();
+    return !v.building();
+  }));
+  std::cout << "geometry built after " << t.elapsed() << " ms; longest event-loop gap " << longest << " ms\n";
+  EXPECT_LT(longest, 100) << "the GUI stalled while the packing's geometry was built";
   (void)v.view()->grab_frame();
   std::cout << big->size() << " circles: set + first frame " << t.elapsed() << " ms (CPU, all threads: "
             << 1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC << " ms; software OpenGL)\n";
@@ -421,6 +432,7 @@ TEST_F(ViewersGui, PackingViewerDrawsOneDiskPerCircleWithinThePackingsBounds) {
   t.restart();
   cpu = std::clock();
   v.set_edges(true);
+  ASSERT_TRUE(wait_for([&] { return !v.building(); }));
   (void)v.view()->grab_frame();
   std::cout << big->size() << " circles with outlines and edges: " << t.elapsed() << " ms (CPU "
             << 1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC << " ms)\n";
@@ -434,6 +446,7 @@ TEST_F(ViewersGui, PackingViewerDrawsOneDiskPerCircleWithinThePackingsBounds) {
   for (auto& c : bent->centres) c[1] += 0.04 * c[0] * c[0];
   v.set_packing(bent, QStringLiteral("layout.packing"));
   v.set_colour(gs::PackingViewer::Colour::TangencyError);
+  ASSERT_TRUE(wait_for([&] { return !v.building(); }));
   (void)v.view()->grab_frame();
   save_shot(&v, "viewer-packing.png");
 }
