@@ -2,13 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <thread>
 #include <vector>
 
+#include <QApplication>
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPointer>
+#include <QThreadPool>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QWheelEvent>
@@ -29,21 +34,35 @@ double srgb_encode(double linear) {
   return v <= 0.0031308 ? 12.92 * v : 1.055 * std::pow(v, 1.0 / 2.4) - 0.055;
 }
 
+namespace {
+/// Runs f(y0, y1) over row ranges of [0, h) on up to 8 threads (a 4K frame is 8 M pixels).
+void for_rows(int h, const std::function<void(int, int)>& f) {
+  const int threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8);
+  const int n = std::clamp(h / 64, 1, threads);
+  std::vector<std::thread> pool;
+  for (int k = 1; k < n; ++k) pool.emplace_back(f, h * k / n, h * (k + 1) / n);
+  f(0, h / n);
+  for (auto& t : pool) t.join();
+}
+}  // namespace
+
 QImage display_image(const Image& image, DisplayTransform t) {
   const auto w = static_cast<int>(image.width), h = static_cast<int>(image.height);
   QImage out(w, h, QImage::Format_RGB32);
   if (out.isNull()) return out;
   if (image.format == Image::Format::RGBA8) {
-    for (int y = 0; y < h; ++y) {
-      auto* line = reinterpret_cast<QRgb*>(out.scanLine(y));
-      const std::uint8_t* px = image.u8.data() + image.index(0, static_cast<std::size_t>(y));
-      for (int x = 0; x < w; ++x, px += 4) {
-        const int a = px[3];
-        const int bg = kCheckerSrgb[dark_square(static_cast<std::size_t>(x), static_cast<std::size_t>(y)) ? 0 : 1];
-        auto over = [&](int c) { return (c * a + bg * (255 - a) + 127) / 255; };
-        line[x] = qRgb(over(px[0]), over(px[1]), over(px[2]));
+    for_rows(h, [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) {
+        auto* line = reinterpret_cast<QRgb*>(out.scanLine(y));
+        const std::uint8_t* px = image.u8.data() + image.index(0, static_cast<std::size_t>(y));
+        for (int x = 0; x < w; ++x, px += 4) {
+          const int a = px[3];
+          const int bg = kCheckerSrgb[dark_square(static_cast<std::size_t>(x), static_cast<std::size_t>(y)) ? 0 : 1];
+          auto over = [&](int c) { return (c * a + bg * (255 - a) + 127) / 255; };
+          line[x] = qRgb(over(px[0]), over(px[1]), over(px[2]));
+        }
       }
-    }
+    });
     return out;
   }
   // Linear float: one table lookup per channel after exposure and compositing.
@@ -58,19 +77,20 @@ QImage display_image(const Image& image, DisplayTransform t) {
   const float bg_lin[2] = {static_cast<float>(srgb_decode(kCheckerSrgb[0] / 255.0)),
                            static_cast<float>(srgb_decode(kCheckerSrgb[1] / 255.0))};
   auto lookup = [&](float v) {
-    const float c = std::clamp(v, 0.0f, 1.0f);  // NaN stays NaN: shown black
-    const int i = std::isnan(c) ? 0 : static_cast<int>(c * static_cast<float>(kTable - 1) + 0.5f);
-    return table[static_cast<std::size_t>(i)];
+    const float c = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;  // NaN fails v > 0: shown black
+    return table[static_cast<std::size_t>(c * static_cast<float>(kTable - 1) + 0.5f)];
   };
-  for (int y = 0; y < h; ++y) {
-    auto* line = reinterpret_cast<QRgb*>(out.scanLine(y));
-    const float* px = image.f32.data() + image.index(0, static_cast<std::size_t>(y));
-    for (int x = 0; x < w; ++x, px += 4) {
-      const float a = std::clamp(px[3], 0.0f, 1.0f);
-      const float bg = (1.0f - a) * bg_lin[dark_square(static_cast<std::size_t>(x), static_cast<std::size_t>(y)) ? 0 : 1];
-      line[x] = qRgb(lookup(px[0] * gain + bg), lookup(px[1] * gain + bg), lookup(px[2] * gain + bg));
+  for_rows(h, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      auto* line = reinterpret_cast<QRgb*>(out.scanLine(y));
+      const float* px = image.f32.data() + image.index(0, static_cast<std::size_t>(y));
+      for (int x = 0; x < w; ++x, px += 4) {
+        const float a = std::clamp(px[3], 0.0f, 1.0f);
+        const float bg = (1.0f - a) * bg_lin[dark_square(static_cast<std::size_t>(x), static_cast<std::size_t>(y)) ? 0 : 1];
+        line[x] = qRgb(lookup(px[0] * gain + bg), lookup(px[1] * gain + bg), lookup(px[2] * gain + bg));
+      }
     }
-  }
+  });
   return out;
 }
 
@@ -101,7 +121,42 @@ void ImageCanvas::set_transform(DisplayTransform t) {
   update();
 }
 
-void ImageCanvas::repaint_picture() { picture_ = image_ ? display_image(*image_, transform_) : QImage(); }
+void ImageCanvas::repaint_picture() {
+  ++generation_;
+  if (!image_) {
+    picture_ = QImage();
+    return;
+  }
+  if (image_->pixels() <= kSyncPixels) {
+    picture_ = display_image(*image_, transform_);
+    return;
+  }
+  // Large pictures are converted on a worker thread (an 8K frame takes a good part of a second
+  // on two cores); until then the previous picture stays when it has the same size.
+  if (picture_.width() != static_cast<int>(image_->width) || picture_.height() != static_cast<int>(image_->height))
+    picture_ = QImage();
+  // One conversion at a time: when it ends, a newer request (generation) starts the next.
+  if (converting_) return;
+  converting_ = true;
+  QPointer<ImageCanvas> self(this);
+  QThreadPool::globalInstance()->start([self, image = image_, t = transform_, generation = generation_] {
+    QImage picture = display_image(*image, t);
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, generation, picture = std::move(picture)]() mutable {
+          if (!self) return;
+          self->converting_ = false;
+          if (generation == self->generation_) {
+            self->picture_ = std::move(picture);
+            self->update();
+          } else {
+            self->repaint_picture();  // the image or transform changed meanwhile
+          }
+          if (!self->converting_) Q_EMIT self->picture_ready();
+        },
+        Qt::QueuedConnection);
+  });
+}
 
 void ImageCanvas::fit() {
   if (!image_ || image_->pixels() == 0 || width() < 2 || height() < 2) return;  // again on resize
@@ -153,7 +208,8 @@ void ImageCanvas::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), QColor(40, 42, 46));
   if (picture_.isNull()) {
     p.setPen(palette().text().color());
-    p.drawText(rect(), Qt::AlignCenter, image_ ? tr("Empty image") : tr("No image"));
+    p.drawText(rect(), Qt::AlignCenter,
+               !image_ ? tr("No image") : converting_ ? tr("Converting for display…") : tr("Empty image"));
     return;
   }
   // Only the visible part of the image: a 256× zoom never scales the whole picture.

@@ -49,7 +49,11 @@ class ImageCanvas : public QWidget {
   void set_image(std::shared_ptr<const Image> image, bool keep_view);
   void set_transform(DisplayTransform t);
   [[nodiscard]] const std::shared_ptr<const Image>& image() const { return image_; }
+  /// What is drawn (display_image of the image). Images of more than kSyncPixels pixels are
+  /// converted on a worker thread: converting() until picture_ready().
   [[nodiscard]] const QImage& picture() const { return picture_; }
+  [[nodiscard]] bool converting() const { return converting_; }
+  static constexpr std::size_t kSyncPixels = std::size_t{1} << 20;
 
   /// The whole image in the widget, centred.
   void fit();
@@ -70,6 +74,8 @@ class ImageCanvas : public QWidget {
   /// The pixel under the cursor changed (hovered_pixel()).
   void hovered();
   void view_changed();
+  /// The picture of the latest image and transform is shown.
+  void picture_ready();
 
  protected:
   void paintEvent(QPaintEvent* e) override;
@@ -89,6 +95,8 @@ class ImageCanvas : public QWidget {
   double scale_ = 1.0;
   QPointF offset_;
   bool fitted_ = false;  // fit() once the widget has a size
+  int generation_ = 0;   // of the image and transform
+  bool converting_ = false;
   std::optional<QPointF> drag_from_;
   std::optional<QPointF> mouse_;  // the cursor, while over the widget
   std::optional<std::array<std::size_t, 2>> hover_;

@@ -193,6 +193,34 @@ TEST(ImageViewer, WheelZoomKeepsThePointUnderTheCursorAndRefreshKeepsTheView) {
   EXPECT_NE(c->scale(), s1);
 }
 
+TEST(ImageViewer, LargeImagesAreConvertedOffTheGuiThread) {
+  app();
+  gs::ImageViewer v;
+  v.resize(500, 400);
+  v.show();
+  QCoreApplication::processEvents();
+  // 1100 × 1000 linear pixels (above kSyncPixels), a 0.5 grey: sRGB 188.
+  auto im = std::make_shared<Image>(1100, 1000, Image::Format::RGBA32F);
+  ASSERT_GT(im->pixels(), gs::ImageCanvas::kSyncPixels);
+  for (std::size_t i = 0; i < im->f32.size(); i += 4) {
+    im->f32[i] = im->f32[i + 1] = im->f32[i + 2] = 0.5f;
+    im->f32[i + 3] = 1.0f;
+  }
+  gs::ImageCanvas* c = v.canvas();
+  v.set_image(im, QStringLiteral("big.image"));
+  EXPECT_TRUE(c->converting());
+  // The exposure changes while the first conversion runs: the last request wins.
+  v.exposure()->setValue(1.0);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (c->converting() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) QCoreApplication::processEvents();
+  ASSERT_FALSE(c->converting());
+  ASSERT_EQ(c->picture().size(), QSize(1100, 1000));
+  EXPECT_EQ(c->picture().pixel(700, 600), rgb(255, 255, 255)) << "0.5 at +1 EV is 1.0";
+  v.exposure()->setValue(0.0);
+  while (c->converting() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) QCoreApplication::processEvents();
+  EXPECT_EQ(c->picture().pixel(700, 600), rgb(188, 188, 188));
+}
+
 // ---- series ----------------------------------------------------------------------------
 
 TEST(SeriesDecimation, ColumnsPartitionTheSamplesAndKeepEachColumnsMinAndMax) {
