@@ -21,7 +21,7 @@
 namespace gemflow::studio {
 
 namespace {
-constexpr int kChecker = 8;                        // checkerboard square, image pixels
+constexpr int kChecker = 8;                         // checkerboard square, image pixels
 constexpr std::uint8_t kCheckerSrgb[2] = {58, 84};  // its two greys, 8-bit sRGB
 constexpr double kMinScale = 1.0 / 512, kMaxScale = 256;
 
@@ -46,50 +46,64 @@ void for_rows(int h, const std::function<void(int, int)>& f) {
 }
 }  // namespace
 
+namespace {
+/// One row of an 8-bit image: sRGB over the checkerboard by straight alpha.
+void rgba8_row(const Image& image, std::size_t y, QRgb* line) {
+  const std::uint8_t* px = image.u8.data() + image.index(0, y);
+  for (std::size_t x = 0; x < image.width; ++x, px += 4) {
+    const int a = px[3];
+    const int bg = kCheckerSrgb[dark_square(x, y) ? 0 : 1];
+    auto over = [&](int c) { return (c * a + bg * (255 - a) + 127) / 255; };
+    line[x] = qRgb(over(px[0]), over(px[1]), over(px[2]));
+  }
+}
+
+/// The linear → display mapping of one transform: exposure, checkerboard, gamma and sRGB.
+class LinearToDisplay {
+ public:
+  explicit LinearToDisplay(DisplayTransform t) : gain_(static_cast<float>(std::exp2(t.exposure))), table_(kTable) {
+    const double inv_gamma = 1.0 / std::max(t.gamma, 1e-3);
+    for (int i = 0; i < kTable; ++i) {
+      const double lin = static_cast<double>(i) / (kTable - 1);
+      table_[static_cast<std::size_t>(i)] =
+          static_cast<std::uint8_t>(std::lround(255.0 * srgb_encode(std::pow(lin, inv_gamma))));
+    }
+    for (int k = 0; k < 2; ++k) bg_[k] = static_cast<float>(srgb_decode(kCheckerSrgb[k] / 255.0));
+  }
+  void row(const Image& image, std::size_t y, QRgb* line) const {
+    const float* px = image.f32.data() + image.index(0, y);
+    for (std::size_t x = 0; x < image.width; ++x, px += 4) {
+      const float a = std::clamp(px[3], 0.0f, 1.0f);
+      const float bg = (1.0f - a) * bg_[dark_square(x, y) ? 0 : 1];
+      line[x] = qRgb(lookup(px[0] * gain_ + bg), lookup(px[1] * gain_ + bg), lookup(px[2] * gain_ + bg));
+    }
+  }
+
+ private:
+  static constexpr int kTable = 1 << 16;  // within one 8-bit step of the exact curve
+  [[nodiscard]] std::uint8_t lookup(float v) const {
+    const float c = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;  // NaN fails v > 0: shown black
+    return table_[static_cast<std::size_t>(std::lrint(c * static_cast<float>(kTable - 1)))];
+  }
+  float gain_;
+  float bg_[2] = {0, 0};
+  std::vector<std::uint8_t> table_;
+};
+}  // namespace
+
 QImage display_image(const Image& image, DisplayTransform t) {
-  const auto w = static_cast<int>(image.width), h = static_cast<int>(image.height);
-  QImage out(w, h, QImage::Format_RGB32);
+  QImage out(static_cast<int>(image.width), static_cast<int>(image.height), QImage::Format_RGB32);
   if (out.isNull()) return out;
+  auto line = [&](int y) { return reinterpret_cast<QRgb*>(out.scanLine(y)); };
   if (image.format == Image::Format::RGBA8) {
-    for_rows(h, [&](int y0, int y1) {
-      for (int y = y0; y < y1; ++y) {
-        auto* line = reinterpret_cast<QRgb*>(out.scanLine(y));
-        const std::uint8_t* px = image.u8.data() + image.index(0, static_cast<std::size_t>(y));
-        for (int x = 0; x < w; ++x, px += 4) {
-          const int a = px[3];
-          const int bg = kCheckerSrgb[dark_square(static_cast<std::size_t>(x), static_cast<std::size_t>(y)) ? 0 : 1];
-          auto over = [&](int c) { return (c * a + bg * (255 - a) + 127) / 255; };
-          line[x] = qRgb(over(px[0]), over(px[1]), over(px[2]));
-        }
-      }
+    for_rows(out.height(), [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) rgba8_row(image, static_cast<std::size_t>(y), line(y));
     });
     return out;
   }
-  // Linear float: one table lookup per channel after exposure and compositing.
-  constexpr int kTable = 1 << 16;
-  std::vector<std::uint8_t> table(kTable);
-  const double inv_gamma = 1.0 / std::max(t.gamma, 1e-3);
-  for (int i = 0; i < kTable; ++i) {
-    const double lin = static_cast<double>(i) / (kTable - 1);
-    table[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(std::lround(255.0 * srgb_encode(std::pow(lin, inv_gamma))));
-  }
-  const auto gain = static_cast<float>(std::exp2(t.exposure));
-  const float bg_lin[2] = {static_cast<float>(srgb_decode(kCheckerSrgb[0] / 255.0)),
-                           static_cast<float>(srgb_decode(kCheckerSrgb[1] / 255.0))};
-  auto lookup = [&](float v) {
-    const float c = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;  // NaN fails v > 0: shown black
-    return table[static_cast<std::size_t>(c * static_cast<float>(kTable - 1) + 0.5f)];
-  };
-  for_rows(h, [&](int y0, int y1) {
-    for (int y = y0; y < y1; ++y) {
-      auto* line = reinterpret_cast<QRgb*>(out.scanLine(y));
-      const float* px = image.f32.data() + image.index(0, static_cast<std::size_t>(y));
-      for (int x = 0; x < w; ++x, px += 4) {
-        const float a = std::clamp(px[3], 0.0f, 1.0f);
-        const float bg = (1.0f - a) * bg_lin[dark_square(static_cast<std::size_t>(x), static_cast<std::size_t>(y)) ? 0 : 1];
-        line[x] = qRgb(lookup(px[0] * gain + bg), lookup(px[1] * gain + bg), lookup(px[2] * gain + bg));
-      }
-    }
+  const LinearToDisplay map(t);
+  for_rows(out.height(), [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) map.row(image, static_cast<std::size_t>(y), line(y));
   });
   return out;
 }
@@ -209,7 +223,9 @@ void ImageCanvas::paintEvent(QPaintEvent*) {
   if (picture_.isNull()) {
     p.setPen(palette().text().color());
     p.drawText(rect(), Qt::AlignCenter,
-               !image_ ? tr("No image") : converting_ ? tr("Converting for display…") : tr("Empty image"));
+               !image_       ? tr("No image")
+               : converting_ ? tr("Converting for display…")
+                             : tr("Empty image"));
     return;
   }
   // Only the visible part of the image: a 256× zoom never scales the whole picture.

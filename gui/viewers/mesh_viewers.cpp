@@ -7,14 +7,14 @@
 #include <numbers>
 #include <set>
 
-#include <QCheckBox>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QPointer>
-#include <QThreadPool>
 #include <QLabel>
+#include <QPointer>
 #include <QSplitter>
+#include <QThreadPool>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -143,7 +143,7 @@ vtkSmartPointer<vtkFloatArray> checker_tcoords(const std::vector<std::array<doub
 
 vtkSmartPointer<vtkCellArray> triangles(const std::vector<std::array<TriMesh::Index, 3>>& faces) {
   auto cells = vtkSmartPointer<vtkCellArray>::New();
-  cells->AllocateExact(static_cast<vtkIdType>(faces.size()), static_cast<vtkIdType>(3 * faces.size()));
+  cells->AllocateExact(static_cast<vtkIdType>(faces.size()), 3 * static_cast<vtkIdType>(faces.size()));
   for (const auto& f : faces) {
     const vtkIdType ids[3] = {f[0], f[1], f[2]};
     cells->InsertNextCell(3, ids);
@@ -174,7 +174,11 @@ SceneStats scene_stats(VtkView& view) {
 // ---- PackingViewer ---------------------------------------------------------------------
 
 PackingViewer::PackingViewer(QWidget* parent)
-    : QWidget(parent), view_(new VtkView), colour_box_(new QComboBox), edges_box_(new QCheckBox(tr("Edges"))), info_(new QLabel) {
+    : QWidget(parent),
+      view_(new VtkView),
+      colour_box_(new QComboBox),
+      edges_box_(new QCheckBox(tr("Edges"))),
+      info_(new QLabel) {
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
   auto* bar = new QHBoxLayout;
@@ -182,8 +186,9 @@ PackingViewer::PackingViewer(QWidget* parent)
   colour_box_->addItem(tr("radius"), static_cast<int>(Colour::Radius));
   colour_box_->addItem(tr("angle error"), static_cast<int>(Colour::AngleError));
   colour_box_->addItem(tr("tangency error"), static_cast<int>(Colour::TangencyError));
-  colour_box_->setToolTip(tr("log10 of the radius, of |angle sum − 2π| at interior circles (boundary circles grey), "
-                             "or of each circle's largest relative tangency error"));
+  colour_box_->setToolTip(
+      tr("log10 of the radius, of |angle sum − 2π| at interior circles (boundary circles grey), "
+         "or of each circle's largest relative tangency error"));
   bar->addWidget(colour_box_);
   edges_box_->setToolTip(tr("Circle outlines and the triangulation's edges"));
   edges_box_->setChecked(true);
@@ -338,7 +343,7 @@ std::shared_ptr<PackingViewer::Geometry> build_packing(const CirclePacking& pk, 
   std::sort(e.begin(), e.end());
   e.erase(std::unique(e.begin(), e.end()), e.end());
   auto edges = vtkSmartPointer<vtkCellArray>::New();
-  edges->AllocateExact(static_cast<vtkIdType>(e.size()), static_cast<vtkIdType>(2 * e.size()));
+  edges->AllocateExact(static_cast<vtkIdType>(e.size()), 2 * static_cast<vtkIdType>(e.size()));
   for (auto [u, v] : e) {
     const vtkIdType ids[2] = {u, v};
     edges->InsertNextCell(2, ids);
@@ -374,7 +379,8 @@ void PackingViewer::rebuild() {
     auto g = build_packing(*p, colour, *cancel);
     if (!g) return;
     QMetaObject::invokeMethod(
-        qApp, [self, generation, g] {
+        qApp,
+        [self, generation, g] {
           if (self) self->apply(generation, g);
         },
         Qt::QueuedConnection);
@@ -473,7 +479,11 @@ void PackingViewer::apply(int generation, const std::shared_ptr<Geometry>& g) {
 // ---- TriMeshViewer ---------------------------------------------------------------------
 
 TriMeshViewer::TriMeshViewer(QWidget* parent)
-    : QWidget(parent), view3d_(new VtkView), viewuv_(new VtkView), split_(new QSplitter(Qt::Horizontal)), info_(new QLabel) {
+    : QWidget(parent),
+      view3d_(new VtkView),
+      viewuv_(new VtkView),
+      split_(new QSplitter(Qt::Horizontal)),
+      info_(new QLabel) {
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
   auto* bar = new QHBoxLayout;
@@ -496,7 +506,7 @@ TriMeshViewer::TriMeshViewer(QWidget* parent)
 
 QString TriMeshViewer::info() const { return info_->text(); }
 
-void TriMeshViewer::set_mesh(std::shared_ptr<const TriMesh> m, const std::vector<std::array<double, 2>>* uvs,
+void TriMeshViewer::set_mesh(const std::shared_ptr<const TriMesh>& m, const std::vector<std::array<double, 2>>* uvs,
                              const QString& label) {
   const bool same = label == label_;
   label_ = label;
@@ -524,7 +534,8 @@ void TriMeshViewer::set_mesh(std::shared_ptr<const TriMesh> m, const std::vector
     auto upts = vtkSmartPointer<vtkPoints>::New();
     upts->SetDataTypeToDouble();
     upts->SetNumberOfPoints(static_cast<vtkIdType>(uvs->size()));
-    for (std::size_t i = 0; i < uvs->size(); ++i) upts->SetPoint(static_cast<vtkIdType>(i), (*uvs)[i][0], (*uvs)[i][1], 0.0);
+    for (std::size_t i = 0; i < uvs->size(); ++i)
+      upts->SetPoint(static_cast<vtkIdType>(i), (*uvs)[i][0], (*uvs)[i][1], 0.0);
     flat = vtkSmartPointer<vtkPolyData>::New();
     flat->SetPoints(upts);
     flat->SetPolys(cells);

@@ -34,9 +34,9 @@ class VtkView;
 /// What a view's VTK scene holds (read on its render thread).
 struct SceneStats {
   std::size_t actors = 0;
-  std::size_t disk_instances = 0;     ///< circles drawn as disk glyphs
+  std::size_t disk_instances = 0;       ///< circles drawn as disk glyphs
   std::array<double, 6> disk_bounds{};  ///< the disks' bounds (x0, x1, y0, y1, z0, z1)
-  std::size_t edge_lines = 0;         ///< triangulation edges drawn as lines
+  std::size_t edge_lines = 0;           ///< triangulation edges drawn as lines
   std::size_t textured_actors = 0;
 };
 
@@ -88,7 +88,8 @@ class TriMeshViewer : public QWidget {
  public:
   explicit TriMeshViewer(QWidget* parent = nullptr);
   /// `uvs`: one (u, v) per vertex, or nullptr (only the 3D view then).
-  void set_mesh(std::shared_ptr<const TriMesh> m, const std::vector<std::array<double, 2>>* uvs, const QString& label);
+  void set_mesh(const std::shared_ptr<const TriMesh>& m, const std::vector<std::array<double, 2>>* uvs,
+                const QString& label);
   [[nodiscard]] VtkView* view_3d() const { return view3d_; }
   [[nodiscard]] VtkView* view_uv() const { return viewuv_; }
   [[nodiscard]] bool showing_flattening() const { return has_uvs_; }

@@ -7,7 +7,8 @@
 
 namespace gemflow::studio {
 
-std::vector<double> angle_sums(const std::vector<double>& radii, const std::vector<std::array<TriMesh::Index, 3>>& faces) {
+std::vector<double> angle_sums(const std::vector<double>& radii,
+                               const std::vector<std::array<TriMesh::Index, 3>>& faces) {
   std::vector<double> sum(radii.size(), 0.0);
   for (const auto& f : faces) {
     if (f[0] >= radii.size() || f[1] >= radii.size() || f[2] >= radii.size()) continue;

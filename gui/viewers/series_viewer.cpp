@@ -16,11 +16,11 @@
 namespace gemflow::studio {
 
 namespace {
-constexpr int kLeft = 90;      // margin for channel names and ranges
+constexpr int kLeft = 90;  // margin for channel names and ranges
 constexpr int kRight = 8;
-constexpr int kLegend = 20;    // legend row
-constexpr int kAxis = 22;      // time axis
-constexpr int kStrip = 56;     // scores strip
+constexpr int kLegend = 20;       // legend row
+constexpr int kAxis = 22;         // time axis
+constexpr int kStrip = 56;        // scores strip
 constexpr double kMinWindow = 4;  // samples
 constexpr std::size_t kMaxLanes = 8;
 
@@ -255,7 +255,8 @@ void SeriesCanvas::draw_bands(QPainter& p, const QRect& r) const {
   p.setClipRect(r);
   const auto& segs = segmentation_->segments;
   // First segment ending after the window starts (segments are sorted and disjoint).
-  auto it = std::partition_point(segs.begin(), segs.end(), [&](const Segment& s) { return static_cast<double>(s.end) <= w0_; });
+  auto it = std::partition_point(segs.begin(), segs.end(),
+                                 [&](const Segment& s) { return static_cast<double>(s.end) <= w0_; });
   int last_px = std::numeric_limits<int>::min();
   const bool boundaries = (w1_ - w0_) / r.width() < 0.25;  // ≥ 4 px a sample: draw edges
   for (; it != segs.end() && static_cast<double>(it->start) < w1_; ++it) {
@@ -282,14 +283,16 @@ void SeriesCanvas::draw_channel(QPainter& p, const QRect& lane, std::size_t d, Q
   };
   // Channel name and range.
   p.setPen(palette().text().color());
-  const QString name = d < signal_->channels.size() && !signal_->channels[d].empty() ? q(signal_->channels[d])
-                                                                                      : tr("channel %1").arg(d);
+  const QString name =
+      d < signal_->channels.size() && !signal_->channels[d].empty() ? q(signal_->channels[d]) : tr("channel %1").arg(d);
   const QString unit = d < signal_->units.size() ? q(signal_->units[d]) : QString();
-  p.drawText(QRect(2, lane.top() + 2, kLeft - 8, lane.height() - 4), Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
+  p.drawText(QRect(2, lane.top() + 2, kLeft - 8, lane.height() - 4),
+             Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
              unit.isEmpty() ? name : QStringLiteral("%1 (%2)").arg(name, unit));
   p.setPen(palette().mid().color());
   p.drawText(QRect(2, lane.top(), kLeft - 8, 14), Qt::AlignRight | Qt::AlignTop, QString::number(hi, 'g', 4));
-  p.drawText(QRect(2, lane.bottom() - 14, kLeft - 8, 14), Qt::AlignRight | Qt::AlignBottom, QString::number(lo, 'g', 4));
+  p.drawText(QRect(2, lane.bottom() - 14, kLeft - 8, 14), Qt::AlignRight | Qt::AlignBottom,
+             QString::number(lo, 'g', 4));
 
   const std::size_t T = signal_->length(), D = signal_->dims();
   if (T == 0) return;
@@ -312,7 +315,8 @@ void SeriesCanvas::draw_channel(QPainter& p, const QRect& lane, std::size_t d, Q
     }
     if (i1 - i0 <= columns / 4)  // a dot per sample when zoomed far in (isolated samples show)
       for (std::size_t t = i0; t < i1; ++t)
-        if (std::isfinite(data[t * D])) p.fillRect(QRectF(x_of(static_cast<double>(t)) - 1.5, y_of(data[t * D]) - 1.5, 3, 3), colour);
+        if (std::isfinite(data[t * D]))
+          p.fillRect(QRectF(x_of(static_cast<double>(t)) - 1.5, y_of(data[t * D]) - 1.5, 3, 3), colour);
   } else {
     // One vertical min–max line per pixel column, joined to the next column where the signal
     // is continuous (both edge samples finite).
@@ -421,7 +425,8 @@ QString SeriesCanvas::readout_at(QPointF pos) const {
     const auto& segs = segmentation_->segments;
     auto it = std::partition_point(segs.begin(), segs.end(), [&](const Segment& g) { return g.end <= t; });
     if (it != segs.end() && it->start <= t) {
-      const QString name = it->label < segmentation_->labels.size() ? q(segmentation_->labels[it->label]) : QString::number(it->label);
+      const QString name =
+          it->label < segmentation_->labels.size() ? q(segmentation_->labels[it->label]) : QString::number(it->label);
       text += tr("; segment [%1, %2) %3, score %4").arg(it->start).arg(it->end).arg(name).arg(it->score, 0, 'g', 6);
     } else {
       text += tr("; no segment");
@@ -465,7 +470,8 @@ void SeriesCanvas::mouseDoubleClickEvent(QMouseEvent*) { fit(); }
 
 // ---- SeriesViewer -----------------------------------------------------------------------
 
-SeriesViewer::SeriesViewer(QWidget* parent) : QWidget(parent), canvas_(new SeriesCanvas), info_(new QLabel), readout_(new QLabel) {
+SeriesViewer::SeriesViewer(QWidget* parent)
+    : QWidget(parent), canvas_(new SeriesCanvas), info_(new QLabel), readout_(new QLabel) {
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
   auto* bar = new QHBoxLayout;
@@ -541,12 +547,15 @@ void SeriesViewer::update_info() {
   }
   const auto scores = canvas_->scores();
   for (std::size_t i = 0; i < scores.size(); ++i) {
-    const QString label = i < static_cast<std::size_t>(scores_labels_.size()) ? scores_labels_[static_cast<int>(i)] : QString();
+    const QString label =
+        i < static_cast<std::size_t>(scores_labels_.size()) ? scores_labels_[static_cast<int>(i)] : QString();
     parts << tr("scores %1: %2 × %3%4")
                  .arg(label)
                  .arg(scores[i]->length())
                  .arg(scores[i]->classes())
-                 .arg(i < SeriesCanvas::kMaxStrips ? QString() : tr(" (not drawn: %1 strips at most)").arg(SeriesCanvas::kMaxStrips));
+                 .arg(i < SeriesCanvas::kMaxStrips
+                          ? QString()
+                          : tr(" (not drawn: %1 strips at most)").arg(SeriesCanvas::kMaxStrips));
     lengths.push_back(scores[i]->length());
   }
   QString text = parts.join(QStringLiteral("; "));

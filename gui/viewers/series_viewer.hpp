@@ -2,8 +2,9 @@
 // Series viewer: a Signal (T × D, one lane per channel, non-finite samples drawn as gaps), a
 // Segmentation as coloured bands per label behind it (a legend names the labels), and Scores
 // as strips beneath (a boundary posterior: one row as an area; several labels: one heat row
-// each; up to three strips, e.g. the label and boundary posteriors of one marginals node). Any one of the three is the shown value; the others are its companions (see
-// ViewerPanel). Zoom (wheel about the cursor) and pan (drag) along time; Fit shows everything.
+// each; up to three strips, e.g. the label and boundary posteriors of one marginals node). Any one of the three is the
+// shown value; the others are its companions (see ViewerPanel). Zoom (wheel about the cursor) and pan (drag) along
+// time; Fit shows everything.
 //
 // Drawing costs O(visible samples) per paint, never O(visible samples) lines: when more samples
 // than pixel columns are visible, each column draws one vertical line from the min to the max
@@ -29,7 +30,7 @@ namespace gemflow::studio {
 
 /// What one pixel column draws of one channel.
 struct ColumnRange {
-  std::size_t begin = 0, end = 0;  ///< its samples [begin, end)
+  std::size_t begin = 0, end = 0;                         ///< its samples [begin, end)
   double min = std::numeric_limits<double>::quiet_NaN();  ///< over its finite samples; NaN when none
   double max = std::numeric_limits<double>::quiet_NaN();
   double first = std::numeric_limits<double>::quiet_NaN();  ///< its first sample (NaN when missing)

@@ -24,8 +24,7 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 const std::string kStructure(DataType<Structure>::name);
 }  // namespace
 
-ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent,
-                         const ViewerRegistry* viewers)
+ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent, const ViewerRegistry* viewers)
     : QWidget(parent),
       model_(model),
       runs_(runs),

@@ -70,7 +70,8 @@ class ViewerPanel : public QWidget {
  private:
   void show_current();
   void fill_overlays();
-  [[nodiscard]] std::vector<Labelled> find_companions(const std::string& type, bool upstream, const std::string& port) const;
+  [[nodiscard]] std::vector<Labelled> find_companions(const std::string& type, bool upstream,
+                                                      const std::string& port) const;
   GraphModel& model_;
   RunController& runs_;
   const ViewerRegistry& registry_;

@@ -83,31 +83,28 @@ ViewerRegistry make_builtin() {
   r.add<Signal, SeriesViewer>("series", [](SeriesViewer& w, std::shared_ptr<const Signal> s, const QString& label) {
     w.show_signal(std::move(s), label);
   });
-  r.add<Segmentation, SeriesViewer>(
-      "series", [](SeriesViewer& w, std::shared_ptr<const Segmentation> s, const QString& label) {
-        w.show_segmentation(std::move(s), label);
-      });
+  r.add<Segmentation, SeriesViewer>("series", [](SeriesViewer& w, std::shared_ptr<const Segmentation> s,
+                                                 const QString& label) { w.show_segmentation(std::move(s), label); });
   r.add<Scores, SeriesViewer>("series", [](SeriesViewer& w, std::shared_ptr<const Scores> s, const QString& label) {
     w.show_scores(std::move(s), label);
   });
   using Near = ViewerRegistry::Near;
-  r.add_companion<Signal, SeriesViewer>(
-      "series", Near::Upstream,
-      [](SeriesViewer& w, std::shared_ptr<const Signal> s, const QString& label) { w.add_signal(std::move(s), label); });
+  r.add_companion<Signal, SeriesViewer>("series", Near::Upstream,
+                                        [](SeriesViewer& w, std::shared_ptr<const Signal> s, const QString& label) {
+                                          w.add_signal(std::move(s), label);
+                                        });
   r.add_companion<Segmentation, SeriesViewer>(
       "series", Near::Selection, [](SeriesViewer& w, std::shared_ptr<const Segmentation> s, const QString& label) {
         w.add_segmentation(std::move(s), label);
       });
-  r.add_companion<Scores, SeriesViewer>(
-      "series", Near::Selection,
-      [](SeriesViewer& w, std::shared_ptr<const Scores> s, const QString& label) { w.add_scores(std::move(s), label); });
-  r.add<CirclePacking, PackingViewer>(
-      "packing", [](PackingViewer& w, std::shared_ptr<const CirclePacking> p, const QString& label) {
-        w.set_packing(std::move(p), label);
-      });
-  r.add<TriMesh, TriMeshViewer>("mesh", [](TriMeshViewer& w, const std::shared_ptr<const TriMesh>& m, const QString& label) {
-    w.set_mesh(m, mesh_uvs(*m), label);
-  });
+  r.add_companion<Scores, SeriesViewer>("series", Near::Selection,
+                                        [](SeriesViewer& w, std::shared_ptr<const Scores> s, const QString& label) {
+                                          w.add_scores(std::move(s), label);
+                                        });
+  r.add<CirclePacking, PackingViewer>("packing", [](PackingViewer& w, std::shared_ptr<const CirclePacking> p,
+                                                    const QString& label) { w.set_packing(std::move(p), label); });
+  r.add<TriMesh, TriMeshViewer>("mesh", [](TriMeshViewer& w, const std::shared_ptr<const TriMesh>& m,
+                                           const QString& label) { w.set_mesh(m, mesh_uvs(*m), label); });
   return r;
 }
 }  // namespace

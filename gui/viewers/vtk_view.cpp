@@ -28,7 +28,6 @@ namespace {
 class PanZoomStyle : public vtkInteractorStyleImage {
  public:
   static PanZoomStyle* New();
-  vtkTypeMacro(PanZoomStyle, vtkInteractorStyleImage)
   void OnLeftButtonDown() override {
     FindPokedRenderer(Interactor->GetEventPosition()[0], Interactor->GetEventPosition()[1]);
     if (!CurrentRenderer) return;
@@ -41,6 +40,7 @@ class PanZoomStyle : public vtkInteractorStyleImage {
       if (Interactor) ReleaseFocus();
     }
   }
+  vtkTypeMacro(PanZoomStyle, vtkInteractorStyleImage)
 };
 vtkStandardNewMacro(PanZoomStyle);
 }  // namespace

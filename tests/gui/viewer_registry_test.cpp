@@ -58,14 +58,14 @@ TEST(ViewerRegistry, SeriesCompanions) {
   for (const auto* c : r.companions_of("series")) got.emplace_back(c->type, c->near);
   // The signal is found upstream of a segmentation or posterior; segmentations and scores
   // join only when selected (an upstream Scores is usually emissions, not a posterior).
-  EXPECT_EQ(got, (std::vector<std::pair<std::string, Near>>{{"Signal", Near::Upstream},
-                                                            {"Segmentation", Near::Selection},
-                                                            {"Scores", Near::Selection}}));
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, Near>>{
+                     {"Signal", Near::Upstream}, {"Segmentation", Near::Selection}, {"Scores", Near::Selection}}));
   EXPECT_TRUE(r.companions_of("heatmap").empty());
   gs::ViewerRegistry own;
   auto show = [](QWidget&, const gemflow::Value&, const QString&) {};
   EXPECT_THROW(own.add_companion("Signal", "nothing", Near::Upstream, show), gemflow::Error);  // no such viewer
-  own.add("Image", "picture", [] { return static_cast<QWidget*>(nullptr); }, show);
+  own.add(
+      "Image", "picture", [] { return static_cast<QWidget*>(nullptr); }, show);
   own.add_companion("Signal", "picture", Near::Selection, show);
   EXPECT_THROW(own.add_companion("Signal", "picture", Near::Upstream, show), gemflow::Error);  // twice
   EXPECT_THROW(own.add_companion("", "picture", Near::Upstream, show), gemflow::Error);

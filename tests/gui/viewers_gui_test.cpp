@@ -4,9 +4,9 @@
 // mesh viewers' VTK scenes. Run through tests/gui/run_gui_test.sh (xvfb-run -a).
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -65,7 +65,11 @@ gemflow::Image grey(float v) {
 /// A progressive renderer: two previews of its image, then the final one.
 struct Refine final : gemflow::Node {
   static gemflow::NodeInfo info() {
-    return {.id = "viewtest.refine", .version = 1, .title = "Refine", .category = "Viewer test", .doc = "Previews its image"};
+    return {.id = "viewtest.refine",
+            .version = 1,
+            .title = "Refine",
+            .category = "Viewer test",
+            .doc = "Previews its image"};
   }
   gemflow::Output<gemflow::Image> image{this, "image", "the picture"};
   void execute(gemflow::NodeContext& ctx) override {
@@ -87,7 +91,8 @@ struct Refine final : gemflow::Node {
 
 struct MakeSignal final : gemflow::Node {
   static gemflow::NodeInfo info() {
-    return {.id = "viewtest.signal", .version = 1, .title = "Signal", .category = "Viewer test", .doc = "A step signal"};
+    return {
+        .id = "viewtest.signal", .version = 1, .title = "Signal", .category = "Viewer test", .doc = "A step signal"};
   }
   gemflow::Output<gemflow::Signal> signal{this, "signal", "300 samples, a step at 100 and 200"};
   void execute(gemflow::NodeContext&) override {
@@ -103,7 +108,8 @@ struct MakeSignal final : gemflow::Node {
 
 struct Segment final : gemflow::Node {
   static gemflow::NodeInfo info() {
-    return {.id = "viewtest.segment", .version = 1, .title = "Segment", .category = "Viewer test", .doc = "Three segments"};
+    return {
+        .id = "viewtest.segment", .version = 1, .title = "Segment", .category = "Viewer test", .doc = "Three segments"};
   }
   gemflow::Input<gemflow::Signal> in{this, "signal", "the signal"};
   gemflow::Output<gemflow::Segmentation> segments{this, "segments", "the segments"};
@@ -120,7 +126,8 @@ struct Segment final : gemflow::Node {
 /// Label and boundary posteriors, as semicrf.marginals gives them (two Scores outputs).
 struct Posterior final : gemflow::Node {
   static gemflow::NodeInfo info() {
-    return {.id = "viewtest.posterior", .version = 1, .title = "Posterior", .category = "Viewer test", .doc = "Posteriors"};
+    return {
+        .id = "viewtest.posterior", .version = 1, .title = "Posterior", .category = "Viewer test", .doc = "Posteriors"};
   }
   gemflow::Input<gemflow::Signal> in{this, "signal", "the signal"};
   gemflow::Output<gemflow::Scores> labels{this, "labels", "log P(label at t)"};
@@ -157,7 +164,7 @@ gemflow::Registry& registry() {
 
 fs::path write_file(const std::string& name, const std::string& text) {
   fs::create_directories(kOut);
-  const fs::path f = kOut / name;
+  fs::path f = kOut / name;
   std::ofstream(f) << text;
   return f;
 }
@@ -245,7 +252,8 @@ TEST_F(ViewersGui, PreviewsRefreshTheViewerAndTheFinalValueReplacesThem) {
 TEST_F(ViewersGui, CancelledNodeDropsItsPreview) {
   g_stage = 0;
   g_reached = -1;
-  const auto f = write_file("refine_cancel.yaml", "gemflow: 1\nname: viewers-cancel\nnodes:\n  r: {type: viewtest.refine}\n");
+  const auto f =
+      write_file("refine_cancel.yaml", "gemflow: 1\nname: viewers-cancel\nnodes:\n  r: {type: viewtest.refine}\n");
   ASSERT_TRUE(w->open_file(QString::fromStdString(f.string()), true));
   w->scene().select_nodes({"r"});
   QSignalSpy done(&w->runs(), &gs::RunController::finished);
@@ -295,14 +303,16 @@ editor:
   QCoreApplication::processEvents();
   const QStringList shown = w->viewers().companions_shown();
   EXPECT_TRUE(shown.contains(QStringLiteral("Signal=sig.signal"))) << shown.join(' ').toStdString();
-  EXPECT_TRUE(shown.contains(QStringLiteral("Scores=post.labels")) || shown.contains(QStringLiteral("Segmentation=seg.segments")))
+  EXPECT_TRUE(shown.contains(QStringLiteral("Scores=post.labels")) ||
+              shown.contains(QStringLiteral("Segmentation=seg.segments")))
       << shown.join(' ').toStdString();
   // The dock's own rule, independent of which item the scene reports first.
   w->viewers().set_selection({"seg", "post"});
   w->viewers().follow("seg");
   // Both posteriors of the selected node, in the order its type declares them: one strip each.
-  EXPECT_EQ(w->viewers().companions_shown(), (QStringList{QStringLiteral("Signal=sig.signal"), QStringLiteral("Scores=post.labels"),
-                                                          QStringLiteral("Scores=post.boundary")}));
+  EXPECT_EQ(w->viewers().companions_shown(),
+            (QStringList{QStringLiteral("Signal=sig.signal"), QStringLiteral("Scores=post.labels"),
+                         QStringLiteral("Scores=post.boundary")}));
   ASSERT_EQ(sv->canvas()->scores().size(), 2u);
   EXPECT_EQ(sv->canvas()->scores()[0]->classes(), 2u);
   EXPECT_EQ(sv->canvas()->scores()[1]->length(), 300u);
@@ -345,7 +355,8 @@ gemflow::CirclePacking hex_patch(int rings) {
       p.boundary.push_back(std::max({std::abs(q), std::abs(r), std::abs(q + r)}) == rings ? 1 : 0);
     }
   for (const auto& [k, i] : id) {
-    auto a = id.find({k.first + 1, k.second}), b = id.find({k.first, k.second + 1}), c = id.find({k.first - 1, k.second + 1});
+    auto a = id.find({k.first + 1, k.second}), b = id.find({k.first, k.second + 1}),
+         c = id.find({k.first - 1, k.second + 1});
     if (a != id.end() && b != id.end()) p.faces.push_back({i, a->second, b->second});
     if (b != id.end() && c != id.end()) p.faces.push_back({i, b->second, c->second});
   }
@@ -422,8 +433,9 @@ TEST_F(ViewersGui, PackingViewerDrawsOneDiskPerCircleWithinThePackingsBounds) {
   std::cout << "geometry built after " << t.elapsed() << " ms; longest event-loop gap " << longest << " ms\n";
   EXPECT_LT(longest, 100) << "the GUI stalled while the packing's geometry was built";
   (void)v.view()->grab_frame();
-  std::cout << big->size() << " circles: set + first frame " << t.elapsed() << " ms (CPU, all threads: "
-            << 1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC << " ms; software OpenGL)\n";
+  std::cout << big->size() << " circles: set + first frame " << t.elapsed()
+            << " ms (CPU, all threads: " << 1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC
+            << " ms; software OpenGL)\n";
   gs::SceneStats b = v.scene_stats();
   EXPECT_EQ(b.disk_instances, big->size());
   EXPECT_FALSE(v.edges()) << "beyond 20 000 circles, edges are off by default";
@@ -438,7 +450,7 @@ TEST_F(ViewersGui, PackingViewerDrawsOneDiskPerCircleWithinThePackingsBounds) {
             << 1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC << " ms)\n";
   b = v.scene_stats();
   EXPECT_EQ(b.actors, 3u) << "disks, outlines, edges: three actors whatever the count";
-  EXPECT_EQ(b.edge_lines, 3 * big->size() - 3 - 6 * 182);  // E = 3V − 3 − boundary vertices (6·182)
+  EXPECT_EQ(b.edge_lines, 3 * big->size() - 3 - std::size_t{6} * 182);  // E = 3V − 3 − boundary vertices (6·182)
   EXPECT_EQ(b.disk_instances, big->size());
 
   // For docs/studio.md: a hexagonal patch with its layout bent, coloured by tangency error.
@@ -540,8 +552,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string h = home;
-  for (const auto& [var, sub] : {std::pair{"XDG_CONFIG_HOME", "/config"}, std::pair{"XDG_CONFIG_DIRS", "/system-config"},
-                                 std::pair{"XDG_CACHE_HOME", "/cache"}, std::pair{"XDG_DATA_HOME", "/data"}})
+  for (const auto& [var, sub] :
+       {std::pair{"XDG_CONFIG_HOME", "/config"}, std::pair{"XDG_CONFIG_DIRS", "/system-config"},
+        std::pair{"XDG_CACHE_HOME", "/cache"}, std::pair{"XDG_DATA_HOME", "/data"}})
     setenv(var, (h + sub).c_str(), 1);
   QApplication app(argc, argv);
   QApplication::setStyle(QStringLiteral("Fusion"));

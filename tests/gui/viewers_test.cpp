@@ -91,7 +91,8 @@ TEST(ImageDisplay, EightBitIsShownAsStoredWithStraightAlpha) {
   const QImage d = gs::display_image(im, {3.0, 2.2});
   EXPECT_EQ(d.pixel(0, 0), rgb(10, 200, 30));
   // Half alpha over the checkerboard's dark grey (58; pixel (1, 0) is in square (0, 0)).
-  EXPECT_EQ(d.pixel(1, 0), rgb((200 * 128 + 58 * 127 + 127) / 255, (100 * 128 + 58 * 127 + 127) / 255, (58 * 127 + 127) / 255));
+  EXPECT_EQ(d.pixel(1, 0),
+            rgb((200 * 128 + 58 * 127 + 127) / 255, (100 * 128 + 58 * 127 + 127) / 255, (58 * 127 + 127) / 255));
 }
 
 TEST(ImageViewer, OneToOneMapsEachImagePixelToOneScreenPixel) {
@@ -114,7 +115,8 @@ TEST(ImageViewer, OneToOneMapsEachImagePixelToOneScreenPixel) {
     for (std::size_t x : {0u, 1u, 30u, 60u}) {
       const QPoint p = o + QPoint(static_cast<int>(x), static_cast<int>(y));
       ASSERT_TRUE(shot.rect().contains(p));
-      EXPECT_EQ(shot.pixel(p), rgb(static_cast<int>(5 * x), static_cast<int>(7 * y), static_cast<int>(x + y))) << x << ", " << y;
+      EXPECT_EQ(shot.pixel(p), rgb(static_cast<int>(5 * x), static_cast<int>(7 * y), static_cast<int>(x + y)))
+          << x << ", " << y;
       const auto at = c->pixel_at(QPointF(p) + QPointF(0.5, 0.5));
       ASSERT_TRUE(at);
       EXPECT_EQ((*at)[0], x);
@@ -175,7 +177,8 @@ TEST(ImageViewer, WheelZoomKeepsThePointUnderTheCursorAndRefreshKeepsTheView) {
   EXPECT_TRUE(std::abs(b.x() - a.x() - c->width()) < 1e-9 || std::abs(b.y() - a.y() - c->height()) < 1e-9);
   const QPointF cursor(123, 77);
   const QPointF before = (cursor - c->offset()) / c->scale();
-  QWheelEvent wheel(cursor, c->mapToGlobal(cursor), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+  QWheelEvent wheel(cursor, c->mapToGlobal(cursor), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
   const double s0 = c->scale();
   QApplication::sendEvent(c, &wheel);
   EXPECT_NEAR(c->scale(), s0 * 1.25 * 1.25, 1e-12);
@@ -212,12 +215,14 @@ TEST(ImageViewer, LargeImagesAreConvertedOffTheGuiThread) {
   // The exposure changes while the first conversion runs: the last request wins.
   v.exposure()->setValue(1.0);
   const auto t0 = std::chrono::steady_clock::now();
-  while (c->converting() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) QCoreApplication::processEvents();
+  while (c->converting() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+    QCoreApplication::processEvents();
   ASSERT_FALSE(c->converting());
   ASSERT_EQ(c->picture().size(), QSize(1100, 1000));
   EXPECT_EQ(c->picture().pixel(700, 600), rgb(255, 255, 255)) << "0.5 at +1 EV is 1.0";
   v.exposure()->setValue(0.0);
-  while (c->converting() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) QCoreApplication::processEvents();
+  while (c->converting() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+    QCoreApplication::processEvents();
   EXPECT_EQ(c->picture().pixel(700, 600), rgb(188, 188, 188));
 }
 
@@ -239,7 +244,9 @@ TEST(SeriesDecimation, ColumnsPartitionTheSamplesAndKeepEachColumnsMinAndMax) {
   data[123'456 * D] = -60.0;
   for (std::size_t channel : {0u, 1u})
     for (auto [begin, end, columns] : {std::tuple<std::size_t, std::size_t, std::size_t>{0, T, 997},
-                                       {12'345, 987'654, 1600}, {100, 1'100, 1000}, {5, 9, 3}}) {
+                                       {12'345, 987'654, 1600},
+                                       {100, 1'100, 1000},
+                                       {5, 9, 3}}) {
       const auto t0 = std::chrono::steady_clock::now();
       const auto cols = gs::minmax_columns(data.data() + channel, D, begin, end, columns);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
