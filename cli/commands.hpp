@@ -1,5 +1,6 @@
 #pragma once
 // The sub-commands of `gemflow`. Each returns the process exit code (see ExitCode).
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -27,6 +28,16 @@ struct RunArgs {
   bool json = false;
   std::string until;
   std::vector<std::string> command_line;  ///< argv, recorded in provenance
+  /// --cache DIR (default: DiskCache::default_dir()); --no-cache or GEMFLOW_NO_CACHE=1: none.
+  std::optional<std::filesystem::path> cache;
+  bool no_cache = false;
+  bool explain = false;  ///< print why each node ran or came from the cache
+};
+
+struct CacheArgs {
+  std::string action;  ///< info | prune | clear
+  std::optional<std::filesystem::path> dir;
+  std::string max_size;  ///< prune: "5G", "500M", bytes
 };
 
 struct ValidateArgs {
@@ -47,6 +58,10 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console);
 int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& console);
 int nodes_command(const NodesArgs& args, const GlobalOptions& g, Console& console);
 int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console& console);
+int cache_command(const CacheArgs& args);
+
+/// "5G", "500M", "64K", "1024" → bytes; nullopt when it is not such a size.
+[[nodiscard]] std::optional<std::uint64_t> parse_size(const std::string& text);
 
 /// Loads the plugins of the search path plus `g.plugin_paths` into `registry`; with `warn`, every
 /// plugin that failed becomes a warning line on stderr naming the file and the reason.

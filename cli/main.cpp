@@ -105,6 +105,15 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--until", run.until, "Run only NODE and what it depends on")
       ->type_name("NODE")
       ->check(non_empty);
+  std::string cache_dir;
+  auto* cache_opt = run_cmd
+                        ->add_option("--cache", cache_dir,
+                                     "Result cache folder (default: ~/.cache/gemflow/results, or $GEMFLOW_CACHE_DIR)")
+                        ->type_name("DIR")
+                        ->check(non_empty);
+  run_cmd->add_flag("--no-cache", run.no_cache, "Neither read nor write the result cache (also GEMFLOW_NO_CACHE=1)")
+      ->excludes(cache_opt);
+  run_cmd->add_flag("--explain", run.explain, "Say why each node ran, or that it came from the cache");
 
   // validate
   ValidateArgs val;
@@ -120,6 +129,17 @@ int main(int argc, char** argv) {
   nodes_cmd->add_option("type", nodes.type, "Node type id (or a plugin prefix such as 'distgeom')")
       ->type_name("TYPE");
   nodes_cmd->add_flag("--json", nodes.json, "Print the specs as JSON");
+
+  // cache
+  CacheArgs cache;
+  std::string cache_cmd_dir;
+  auto* cache_cmd = app.add_subcommand("cache", "Show, prune or clear the result cache of `gemflow run`");
+  cache_cmd->add_option("action", cache.action, "info, prune or clear")
+      ->required()
+      ->check(CLI::IsMember({"info", "prune", "clear"}));
+  cache_cmd->add_option("--cache", cache_cmd_dir, "The cache folder (default: as `gemflow run`)")->type_name("DIR");
+  cache_cmd->add_option("--max-size", cache.max_size, "prune: keep at most this much (e.g. 5G, 500M)")
+      ->type_name("SIZE");
 
   // plugins
   PluginsArgs plugins;
@@ -137,11 +157,11 @@ int main(int argc, char** argv) {
     // `gemflow frobnicate`: name the unknown command instead of CLI11's "A subcommand is required".
     const auto rest = app.remaining();
     if (app.get_subcommands().empty() && !rest.empty() && !rest.front().empty() && rest.front()[0] != '-') {
-      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins"};
+      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins", "cache"};
       const std::string near = gemflow::nearest_name(rest.front(), commands);
       std::cerr << "gemflow: unknown command '" << rest.front() << "'"
                 << (near.empty() ? std::string() : " (did you mean '" + near + "'?)")
-                << "; commands: run, validate, nodes, plugins (see gemflow --help)\n";
+                << "; commands: run, validate, nodes, plugins, cache (see gemflow --help)\n";
       return kExitInvalid;
     }
     if (app.get_subcommands().empty() && !rest.empty() && rest.front().rfind("--", 0) == 0) {
@@ -153,6 +173,8 @@ int main(int argc, char** argv) {
   }
   for (const auto& p : plugin_paths) g.plugin_paths.emplace_back(p);
   if (!out_dir.empty()) run.out = out_dir;
+  if (!cache_dir.empty()) run.cache = cache_dir;
+  if (!cache_cmd_dir.empty()) cache.dir = cache_cmd_dir;
   run.command_line.assign(argv, argv + argc);
 
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -169,6 +191,7 @@ int main(int argc, char** argv) {
     else if (*val_cmd) rc = validate_command(val, g, console);
     else if (*nodes_cmd) rc = nodes_command(nodes, g, console);
     else if (*plugins_cmd) rc = plugins_command(plugins, g, console);
+    else if (*cache_cmd) rc = cache_command(cache);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     rc = kExitInvalid;

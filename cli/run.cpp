@@ -262,6 +262,7 @@ struct RunReport {
       nlohmann::json jn{{"type", n.type}, {"state", gemflow::to_string(nr.state)}, {"seconds", nr.seconds},
                         {"key", nr.key}, {"outputs", outs}};
       if (!nr.error.empty()) jn["error"] = nr.error;
+      if (!nr.why.empty()) jn["why"] = nr.why;
       nodes[n.id] = jn;
     }
     nlohmann::json summary{{"event", "summary"},
@@ -318,6 +319,21 @@ struct RunReport {
       const NodeResult& nr = it->second;
       fmt::print("  {:<{}}  {:<{}}  {:<9}  {:>8.2f}{}\n", n.id, wid, n.type, wtype, gemflow::to_string(nr.state),
                  nr.seconds, nr.error.empty() ? "" : "  " + strip_node_prefix(n.id, nr.error));
+    }
+  }
+
+  /// --explain: why each node ran or came from the cache.
+  void print_explanations() const {
+    fmt::print("Why:\n");
+    if (!opt.disk_cache) fmt::print("  (no result cache: every node ran)\n");
+    for (const auto& n : wf.nodes) {
+      auto it = result.nodes.find(n.id);
+      if (it == result.nodes.end()) continue;
+      const NodeResult& nr = it->second;
+      std::string why = nr.why;
+      if (nr.state == NodeState::Skipped || nr.state == NodeState::Cancelled) why = gemflow::to_string(nr.state);
+      if (why.empty()) continue;
+      fmt::print("  {}: {}{}\n", n.id, nr.state == NodeState::Cached ? "" : "ran: ", why);
     }
   }
 
@@ -503,6 +519,17 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   opt.cancel = &g_cancel;
   opt.command_line = args.command_line;
   opt.plugins = &host.records();
+  std::optional<DiskCache> disk_cache;
+  const char* no_cache_env = std::getenv("GEMFLOW_NO_CACHE");
+  if (!args.no_cache && !(no_cache_env && *no_cache_env && std::string(no_cache_env) != "0")) {
+    const fs::path dir = args.cache ? fs::absolute(*args.cache) : DiskCache::default_dir();
+    try {
+      disk_cache.emplace(dir);
+      opt.disk_cache = &*disk_cache;
+    } catch (const std::exception& e) {  // a cache is an optimisation: never a reason not to run
+      spdlog::warn("no result cache: {}; the run goes on uncached", e.what());
+    }
+  }
 
   {  // files the run must not write, found before "running" (as `validate` finds them)
     const auto pre = check_run_paths(wf, registry, opt.out_dir);
@@ -534,6 +561,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
     live.reporter().emit_json(report.summary_json());
   } else {
     report.print();
+    if (args.explain) report.print_explanations();
   }
   return code;
 }

@@ -20,6 +20,8 @@ function(gemflow_add_test name)
   gtest_discover_tests(${name}
     PROPERTIES LABELS "${T_LABELS}"
                ENVIRONMENT "GEMFLOW_SHARED_DATA=${PROJECT_SOURCE_DIR}/../shared/data"
+               # every `gemflow run` of a test computes unless the test asks for the result cache
+               ENVIRONMENT_MODIFICATION "GEMFLOW_NO_CACHE=set:1"
                ${_timeout}
     DISCOVERY_TIMEOUT 120)
 endfunction()

@@ -141,6 +141,8 @@ struct NodeRun {
   std::size_t consumers_left = 0;  // downstream nodes yet to finish (then device copies go)
   std::unique_ptr<TransferLog> transfers = std::make_unique<TransferLog>();
   NodeResult result;
+  std::string key_text;     // what result.key hashes (explain_key_change compares two of them)
+  std::string last_key_text;  // the same of the last run of this workflow ("" when unknown)
   // Written by the node's context (its own threads): guarded by `mutex`.
   std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
   std::vector<FileRecord> input_files, output_files;
@@ -264,6 +266,22 @@ class Run {
   void finish(std::size_t i, NodeState state, std::vector<RunEvent>& events);
   void write_provenance(RunResult& r);
   void warn_stale_outputs();
+  // Every output file of `n` exists (a cached writer whose file was removed runs again).
+  static bool outputs_present(const NodeRun& n) {
+    for (std::size_t k = 0; k < n.params.size(); ++k)
+      if (n.entry->spec.params[k].kind == ParamKind::OutputPath) {
+        std::error_code ec;
+        const auto& p = std::get<std::string>(n.params[k].second);
+        if (!p.empty() && !fs::exists(p, ec)) return false;
+      }
+    return true;
+  }
+  // The crash journal (OUT/.gemflow-journal.jsonl): one fsync'd line per finished node, removed
+  // when the provenance record is written; found at the start of a run, it tells of a run that
+  // died.
+  void open_journal();
+  void journal(const NodeRun& n);
+  void close_journal(bool remove);
 
   const Workflow& wf_;
   const Registry& registry_;
@@ -284,6 +302,9 @@ class Run {
   std::map<int, int> gpu_running_;
   std::map<int, std::set<std::pair<std::size_t, std::size_t>>> gpu_waiting_;
   int lock_fd_ = -1;  // holds the lock on out_dir_/.gemflow.lock for the whole run
+  int journal_fd_ = -1;
+  std::mutex journal_mutex_;
+  std::atomic<bool> disk_cache_warned_{false};
 };
 
 // ---- Context ----
@@ -639,6 +660,15 @@ void Run::compute_keys() {
       const auto& [name, v] = n.params[k];
       std::string text = format_param(v);
       if (ps.kind == ParamKind::Device && !opt_.device.empty()) text = opt_.device;
+      // No folder in the key: a run from another folder or into another --out is the same
+      // computation. An input file counts by its name and content; an output by its place in
+      // the output folder.
+      if (ps.kind == ParamKind::InputPath && !std::get<std::string>(v).empty())
+        text = fs::path(std::get<std::string>(v)).filename().string();
+      if (ps.kind == ParamKind::OutputPath && !std::get<std::string>(v).empty()) {
+        const fs::path rel = fs::path(std::get<std::string>(v)).lexically_relative(out_dir_);
+        if (!rel.empty() && *rel.begin() != "..") text = "OUT/" + rel.generic_string();
+      }
       s += fmt::format("param {}={}\n", name, text);
       if (ps.kind == ParamKind::InputPath && !std::get<std::string>(v).empty()) {
         const std::string h = note_read(std::get<std::string>(v), n.inst->id);
@@ -651,6 +681,7 @@ void Run::compute_keys() {
     for (const auto& in : inputs)
       s += fmt::format("input {}={}:{}\n", in.port, nodes_[in.from].result.key, in.from_port);
     n.result.key = hash_text(s);
+    n.key_text = std::move(s);
   }
 }
 
@@ -712,19 +743,29 @@ void Run::run_node(std::size_t i) {
   bool cached = false;
   if (opt_.cache) {
     if (auto hit = opt_.cache->find(n.result.key)) {
-      cached = true;
-      for (std::size_t k = 0; k < n.params.size(); ++k)
-        if (n.entry->spec.params[k].kind == ParamKind::OutputPath) {
-          std::error_code ec;
-          const auto& p = std::get<std::string>(n.params[k].second);
-          if (!p.empty() && !fs::exists(p, ec)) cached = false;
-        }
+      cached = outputs_present(n);
       if (cached) outputs = std::move(*hit);
+    }
+  }
+  std::string cache_miss;
+  if (!cached && opt_.disk_cache) {
+    if (auto hit = opt_.disk_cache->find(n.result.key, registry_, &cache_miss)) {
+      cached = outputs_present(n);
+      if (cached) {
+        outputs = std::move(*hit);
+        if (opt_.cache) opt_.cache->store(n.result.key, outputs);
+      } else {
+        cache_miss = "an output file of the cached result is missing";
+      }
     }
   }
   if (cached) {
     state = NodeState::Cached;
+    n.result.why = "from the cache";
   } else {
+    if (n.last_key_text.empty()) n.result.why = opt_.disk_cache ? "first run of this node (" + cache_miss + ")" : "";
+    else if (n.last_key_text != n.key_text) n.result.why = explain_key_change(n.last_key_text, n.key_text);
+    else n.result.why = cache_miss.empty() ? "not in the cache" : cache_miss;
     RunEvent e;
     e.kind = RunEvent::Kind::State;
     e.node = n.inst->id;
@@ -756,6 +797,21 @@ void Run::run_node(std::size_t i) {
       for (const auto& o : n.entry->spec.outputs)
         if (!outputs.count(o.name)) ctx.warn(fmt::format("output '{}' was not set", o.name));
       if (opt_.cache) opt_.cache->store(n.result.key, outputs);
+      if (opt_.disk_cache) {
+        std::string why_not;
+        if (!opt_.disk_cache->store(n.result.key, outputs, registry_, &why_not)) {
+          ctx.log(LogLevel::Debug, "not cached on disk: " + why_not);
+          // A folder that cannot be written is said once per run, not once per node.
+          if (why_not.starts_with("cannot") && !disk_cache_warned_.exchange(true)) {
+            RunEvent ev;
+            ev.kind = RunEvent::Kind::Log;
+            ev.level = LogLevel::Warning;
+            ev.message = fmt::format("the result cache in {} cannot be written ({}); the run goes on uncached",
+                                     opt_.disk_cache->dir().string(), why_not);
+            emit(ev);
+          }
+        }
+      }
     } catch (const Cancelled&) {
       state = NodeState::Cancelled;
       error = "cancelled";
@@ -792,6 +848,7 @@ void Run::run_node(std::size_t i) {
     n.result.error = error;
     n.result.outputs = std::move(outputs);
     finish(i, state, events);
+    journal(n);
     // Emitted before any dependent can start, so observers see "done" before "running".
     for (const auto& e : events) emit(e);
     if (n.consumers_left == 0) release.push_back(i);
@@ -904,6 +961,7 @@ void Run::write_provenance(RunResult& r) {
           {"to_device", {{"bytes", t.to_device_bytes}, {"count", t.to_device_count}, {"seconds", t.to_device_seconds}}},
           {"to_host", {{"bytes", t.to_host_bytes}, {"count", t.to_host_count}, {"seconds", t.to_host_seconds}}}};
     jn["key"] = n.result.key;
+    if (!n.result.why.empty()) jn["why"] = n.result.why;
     json rec = json::object();
     for (const auto& [k, v] : n.records) rec[k] = to_json(v);
     jn["records"] = rec;
@@ -961,11 +1019,65 @@ void Run::warn_stale_outputs() {
   }
 }
 
+void Run::open_journal() {
+  const fs::path file = out_dir_ / ".gemflow-journal.jsonl";
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    // A run into this folder died (crash, kill, power loss) after these nodes finished.
+    std::ifstream in(file);
+    std::vector<std::string> done;
+    for (std::string line; std::getline(in, line);) {
+      try {
+        const json j = json::parse(line);
+        if (j.value("state", "") == "done" || j.value("state", "") == "cached") done.push_back(j.value("node", "?"));
+      } catch (const std::exception&) {  // the line being written when it died
+      }
+    }
+    std::string names;
+    for (std::size_t k = 0; k < done.size() && k < 10; ++k) names += (k ? ", " : "") + done[k];
+    if (done.size() > 10) names += fmt::format(" and {} more", done.size() - 10);
+    RunEvent ev;
+    ev.kind = RunEvent::Kind::Log;
+    ev.level = LogLevel::Warning;
+    ev.message = fmt::format(
+        "the last run into {} stopped before it finished ({} node{} had finished{}{}); {}", out_dir_.string(),
+        done.size(), done.size() == 1 ? "" : "s", done.empty() ? "" : ": ", names,
+        opt_.disk_cache ? "their results are taken from the result cache" : "without a result cache they run again");
+    emit(ev);
+  }
+  journal_fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  // Without a journal the run still runs; only a crash would lose more.
+}
+
+void Run::journal(const NodeRun& n) {
+  if (journal_fd_ < 0) return;
+  const std::string line = json{{"node", n.inst->id}, {"state", to_string(n.result.state)}, {"key", n.result.key},
+                                {"seconds", n.result.seconds}}.dump() + "\n";
+  std::lock_guard lock(journal_mutex_);
+  if (::write(journal_fd_, line.data(), line.size()) == static_cast<ssize_t>(line.size())) (void)::fdatasync(journal_fd_);
+}
+
+void Run::close_journal(bool remove) {
+  if (journal_fd_ < 0) return;
+  ::close(journal_fd_);
+  journal_fd_ = -1;
+  std::error_code ec;
+  if (remove) fs::remove(out_dir_ / ".gemflow-journal.jsonl", ec);
+}
+
 RunResult Run::execute() {
   RunResult r;
   started_ = utc_now();
   if (!prepare(r)) return r;
   compute_keys();
+  // The last run of the same workflow file (--explain); a workflow built in code has none.
+  const std::string scope = wf_.file.empty() ? std::string() : fs::absolute(wf_.file).lexically_normal().string();
+  if (opt_.disk_cache && !scope.empty()) {
+    const auto last = opt_.disk_cache->last_key_texts(scope);
+    for (auto& n : nodes_)
+      if (auto it = last.find(n.inst->id); it != last.end()) n.last_key_text = it->second;
+  }
+  open_journal();
 
   for (const auto& n : nodes_) {
     RunEvent e;
@@ -994,9 +1106,17 @@ RunResult Run::execute() {
     r.nodes[n.inst->id] = n.result;
   }
   if (cancelled()) r.cancelled = true;
+  if (opt_.disk_cache && !scope.empty()) {
+    auto texts = opt_.disk_cache->last_key_texts(scope);
+    for (const auto& n : nodes_)
+      if (n.result.state == NodeState::Done || n.result.state == NodeState::Cached) texts[n.inst->id] = n.key_text;
+    opt_.disk_cache->remember_key_texts(scope, texts);
+  }
+  bool recorded = !opt_.write_provenance;
   if (opt_.write_provenance) {
     try {
       write_provenance(r);
+      recorded = true;
     } catch (const std::exception& e) {
       r.provenance.clear();
       r.provenance_error = e.what();
@@ -1007,6 +1127,7 @@ RunResult Run::execute() {
       emit(ev);
     }
   }
+  close_journal(recorded);  // kept when the provenance record is missing: it is the only record
   return r;
 }
 

@@ -84,7 +84,7 @@ Result run_gemflow(const std::vector<std::string>& args, const Options& opt = {}
   for (char** e = environ; *e; ++e) {
     std::string v = *e;
     if (v.starts_with("GEMFLOW_PLUGIN_PATH=") || v.starts_with("NO_COLOR=") || v.starts_with("TERM=") ||
-        v.starts_with("XDG_CACHE_HOME="))
+        v.starts_with("XDG_CACHE_HOME=") || v.starts_with("GEMFLOW_NO_CACHE=") || v.starts_with("GEMFLOW_CACHE_DIR="))
       continue;
     if (opt.address_limit && (v.starts_with("OPENBLAS_NUM_THREADS=") || v.starts_with("GOTO_NUM_THREADS=") ||
                               v.starts_with("OMP_NUM_THREADS=")))
@@ -96,6 +96,8 @@ Result run_gemflow(const std::vector<std::string>& args, const Options& opt = {}
   // the plugin probe's memory of failed plugins: this test process's own, never the user's
   env_s.push_back("XDG_CACHE_HOME=" +
                   (fs::temp_directory_path() / ("gemflow_cli_test_cache_" + std::to_string(getpid()))).string());
+  // every run computes unless a test asks for the result cache (GEMFLOW_NO_CACHE=0 in opt.env)
+  env_s.push_back("GEMFLOW_NO_CACHE=1");
   for (const auto& e : opt.env) {
     const std::string key = e.substr(0, e.find('=') + 1);
     std::erase_if(env_s, [&](const std::string& v) { return v.starts_with(key); });
@@ -1244,3 +1246,78 @@ TEST_F(Cli, ARunWhoseProvenanceCannotBeWrittenFails) {
 }
 
 }  // namespace
+
+// The lasting result cache: a second run into another folder takes every node from the cache
+// (the writer runs again: its file is not in the new folder), and --explain says why.
+TEST_F(Cli, ASecondRunComesFromTheResultCacheAndExplainSaysWhy) {
+  const auto wf = write("w.yaml", kSum);
+  Options opt;
+  opt.env = {"GEMFLOW_NO_CACHE=0"};
+  auto first = gemflow({"run", wf.string(), "--out", "o1", "--cache", "cache", "--explain"}, opt);
+  ASSERT_EQ(first.code, 0) << first.out << first.err;
+  EXPECT_CONTAINS(first.out, "Why:\n  a: ran: first run of this node (not in the cache)\n");
+
+  auto second = gemflow({"run", wf.string(), "--out", "o2", "--cache", "cache", "--json"}, opt);
+  ASSERT_EQ(second.code, 0) << second.err;
+  const auto summary = json_lines(second.out).back();
+  for (const char* id : {"a", "b", "add"}) {
+    EXPECT_EQ(summary["nodes"][id]["state"], "cached") << id;
+    EXPECT_EQ(summary["nodes"][id]["why"], "from the cache") << id;
+  }
+  EXPECT_EQ(summary["nodes"]["write"]["state"], "done");
+  EXPECT_EQ(summary["nodes"]["write"]["why"], "an output file of the cached result is missing");
+  EXPECT_EQ(slurp(dir_ / "o2" / "result.txt"), "sum\n5\n");
+
+  auto third = gemflow({"run", wf.string(), "--out", "o3", "--cache", "cache", "--set", "a.value=4", "--explain"}, opt);
+  ASSERT_EQ(third.code, 0) << third.err;
+  EXPECT_CONTAINS(third.out, "  a: ran: parameter value 2.0 → 4.0\n  b: from the cache\n  add: ran: input a changed\n");
+  EXPECT_EQ(slurp(dir_ / "o3" / "result.txt"), "sum\n7\n");
+
+  auto info = gemflow({"cache", "info", "--cache", "cache"}, opt);
+  EXPECT_EQ(info.code, 0) << info.err;
+  EXPECT_CONTAINS(info.out, "entries");
+  EXPECT_EQ(gemflow({"cache", "clear", "--cache", "cache"}, opt).code, 0);
+  auto none = gemflow({"run", wf.string(), "--out", "o4", "--cache", "cache", "--json"}, opt);
+  EXPECT_EQ(json_lines(none.out).back()["nodes"]["add"]["state"], "done");
+  // --no-cache neither reads nor writes
+  auto off = gemflow({"run", wf.string(), "--out", "o5", "--no-cache", "--json"}, opt);
+  EXPECT_EQ(json_lines(off.out).back()["nodes"]["add"]["state"], "done");
+  EXPECT_EQ(gemflow({"cache", "prune", "--cache", "cache", "--max-size", "ten"}, opt).code, 2);
+}
+
+// A run killed with SIGKILL (no chance to clean up) leaves its journal; the next run says so and
+// takes the nodes that had finished from the cache.
+TEST_F(Cli, AKilledRunIsReportedAndItsFinishedNodesAreNotRecomputed) {
+  const auto wf = write("w.yaml", R"(gemflow: 1
+name: killed
+nodes:
+  a: {type: test.constant, params: {value: 2}}
+  s: {type: test.sleep, params: {seconds: 60}}
+links:
+  - a.value -> s.in
+)");
+  Options opt;
+  opt.env = {"GEMFLOW_NO_CACHE=0"};
+  opt.timeout = 30;
+  bool killed = false;
+  opt.on_output = [&](pid_t pid, const std::string& out, const std::string&) {
+    if (!killed && out.find(R"("event":"progress")") != std::string::npos && out.find(R"("node":"s")") != std::string::npos) {
+      killed = true;
+      kill(pid, SIGKILL);
+    }
+  };
+  auto first = gemflow({"run", wf.string(), "--out", "o", "--cache", "cache", "--json"}, opt);
+  ASSERT_TRUE(killed) << first.out << first.err;
+  EXPECT_EQ(first.code, 128 + SIGKILL);
+  EXPECT_TRUE(fs::exists(dir_ / "o" / ".gemflow-journal.jsonl"));
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "provenance.json"));
+
+  opt.on_output = nullptr;
+  auto second = gemflow({"run", wf.string(), "--out", "o", "--cache", "cache", "--set", "s.seconds=0", "--json"}, opt);
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_CONTAINS(second.out, "the last run into " + (dir_ / "o").string() +
+                                  " stopped before it finished (1 node had finished: a); their results are taken "
+                                  "from the result cache");
+  EXPECT_EQ(json_lines(second.out).back()["nodes"]["a"]["state"], "cached");
+  EXPECT_FALSE(fs::exists(dir_ / "o" / ".gemflow-journal.jsonl"));
+}

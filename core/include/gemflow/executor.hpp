@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gemflow/data.hpp"
+#include "gemflow/disk_cache.hpp"
 #include "gemflow/plugin_loader.hpp"
 #include "gemflow/registry.hpp"
 #include "gemflow/workflow.hpp"
@@ -63,6 +64,10 @@ struct RunOptions {
   const std::atomic<bool>* cancel = nullptr;  ///< set to true to cancel
   std::string until;                    ///< run only this node and what it depends on
   ResultCache* cache = nullptr;         ///< reuse results whose key is unchanged
+  /// The lasting cache (gemflow/disk_cache.hpp): looked up after `cache`, filled after each node
+  /// that ran; nullptr: none. A write that fails (read-only, full disk) warns once and the run
+  /// goes on uncached.
+  DiskCache* disk_cache = nullptr;
   bool write_provenance = true;         ///< write out_dir/provenance.json
   std::vector<std::string> command_line;  ///< recorded in provenance (e.g. argv of `gemflow run`)
   /// Plugins of the host (name, version, file), recorded in provenance; nullptr: not recorded.
@@ -75,6 +80,10 @@ struct NodeResult {
   double seconds = 0.0;
   std::string key;                      ///< content hash (hex)
   std::map<std::string, Value> outputs;
+  /// Why the node ran or did not, for `--explain`: "from the cache", "parameter trials 4 → 8",
+  /// "not in the cache", "first run of this node" ... (with a disk cache: compared with the key
+  /// of the last run of the same workflow file).
+  std::string why;
 };
 
 struct RunResult {

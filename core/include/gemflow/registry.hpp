@@ -9,6 +9,7 @@
 
 #include "gemflow/data.hpp"
 #include "gemflow/node.hpp"
+#include "gemflow/serialize.hpp"
 
 namespace gemflow {
 
@@ -17,6 +18,11 @@ struct TypeInfo {
   std::string doc;
   std::string origin;  ///< plugin file that registered it first, or "core"
   TypeLayout layout;   ///< what another registration of the name must match (type_layout<T>())
+  /// The binary encoding of the disk cache (Serial<T>, gemflow/serialize.hpp): its version, and
+  /// save/load of a host value of this type. Empty when the type has none (never cached on disk).
+  std::uint32_t serial_version = 0;
+  std::function<void(const Value&, BinaryWriter&)> save;
+  std::function<Value(BinaryReader&)> load;
 };
 
 struct NodeEntry {
@@ -59,7 +65,13 @@ class Registry {
   void add_type(TypeInfo info);
   template <class T>
   void add_type(std::string origin) {
-    add_type({std::string(DataType<T>::name), std::string(DataType<T>::doc), std::move(origin), type_layout<T>()});
+    TypeInfo info{std::string(DataType<T>::name), std::string(DataType<T>::doc), std::move(origin), type_layout<T>()};
+    if constexpr (SerialType<T>) {
+      info.serial_version = Serial<T>::version;
+      info.save = [](const Value& v, BinaryWriter& w) { Serial<T>::write(w, *v.as<T>()); };
+      info.load = [](BinaryReader& r) { return Value::make<T>(Serial<T>::read(r)); };
+    }
+    add_type(std::move(info));
   }
 
   [[nodiscard]] const NodeEntry* find_node(std::string_view id) const;

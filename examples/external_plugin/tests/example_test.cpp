@@ -38,3 +38,18 @@ TEST(Histogram, CountsIntoEqualBins) {
   const auto* spec = gemflow::testing::plugin_registry().find_node("example.histogram");
   EXPECT_TRUE(spec->spec.param("bins")->check(std::int64_t{-1}).has_value());
 }
+
+TEST(Histogram, RoundTripsThroughItsDiskEncoding) {
+  const example::Histogram h{-1.0, 3.0, {4, 0, 7}};
+  gemflow::BinaryWriter w;
+  gemflow::Serial<example::Histogram>::write(w, h);
+  gemflow::BinaryReader r(w.bytes());
+  const example::Histogram back = gemflow::Serial<example::Histogram>::read(r);
+  EXPECT_EQ(back.low, -1.0);
+  EXPECT_EQ(back.high, 3.0);
+  EXPECT_EQ(back.counts, h.counts);
+  // registered by the plugin with its encoding: the cache can store its nodes' results
+  const auto* type = gemflow::testing::plugin_registry().find_type("example.Histogram");
+  ASSERT_NE(type, nullptr);
+  EXPECT_TRUE(type->save && type->load);
+}

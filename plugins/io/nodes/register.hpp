@@ -16,6 +16,8 @@ void register_matrix_nodes(PluginRegistrar& r);
 void register_table_nodes(PluginRegistrar& r);
 /// The MoleculeSet type and io.read_molecules (nodes/molecule_nodes.cpp).
 void register_molecule_nodes(PluginRegistrar& r);
+/// io.read_image, io.write_image (nodes/image_nodes.cpp).
+void register_image_nodes(PluginRegistrar& r);
 
 /// The core error for a ParseError of the io algorithms (same file and line); control bytes the
 /// message quotes from the file are written as \xNN (a NUL cut what() short).
