@@ -245,7 +245,7 @@ SceneStats PackingViewer::scene_stats() const { return studio::scene_stats(*view
 /// are made on the view's render thread).
 struct PackingViewer::Geometry {
   vtkSmartPointer<vtkPolyData> circles, edges;
-  std::size_t n = 0, edge_count = 0;
+  std::size_t n = 0, edge_count = 0, skipped = 0;
   double lo = 0, hi = 0, worst = 0, tangency = 0, lift = 0;
   QString what;
   std::array<double, 4> bounds{};
@@ -293,31 +293,36 @@ std::shared_ptr<PackingViewer::Geometry> build_packing(const CirclePacking& pk, 
   if (colour != Colour::Radius) g->worst = std::pow(10.0, hi);
   if (cancelled) return nullptr;
 
-  // Circles: points at the centres with radius and colour value; one glyph each.
+  // Circles: points at the centres with radius and colour value; one glyph each. A circle
+  // without a finite centre and a finite positive radius (a straight line of a layout, a broken
+  // value) has no disk: it is counted, not drawn, and so are its edges.
+  constexpr vtkIdType kNone = -1;
+  std::vector<vtkIdType> point(n, kNone);
   auto pts = vtkSmartPointer<vtkPoints>::New();
   pts->SetDataTypeToDouble();
-  pts->SetNumberOfPoints(static_cast<vtkIdType>(n));
   auto radius = vtkSmartPointer<vtkDoubleArray>::New();
   radius->SetName("radius");
-  radius->SetNumberOfTuples(static_cast<vtkIdType>(n));
   auto colours = vtkSmartPointer<vtkDoubleArray>::New();
   colours->SetName("colour");
-  colours->SetNumberOfTuples(static_cast<vtkIdType>(n));
   double b[4] = {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
                  std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = pk.centres[i];
     const double r = pk.radii[i];
-    pts->SetPoint(static_cast<vtkIdType>(i), c[0], c[1], 0.0);
-    radius->SetValue(static_cast<vtkIdType>(i), r);
-    colours->SetValue(static_cast<vtkIdType>(i), value[i]);
+    if (!(std::isfinite(c[0]) && std::isfinite(c[1]) && std::isfinite(r) && r > 0)) {
+      ++g->skipped;
+      continue;
+    }
+    point[i] = pts->InsertNextPoint(c[0], c[1], 0.0);
+    radius->InsertNextValue(r);
+    colours->InsertNextValue(value[i]);
     b[0] = std::min(b[0], c[0] - r);
     b[1] = std::max(b[1], c[0] + r);
     b[2] = std::min(b[2], c[1] - r);
     b[3] = std::max(b[3], c[1] + r);
   }
   g->hyperbolic = pk.geometry == CirclePacking::Geometry::Hyperbolic;
-  if (g->hyperbolic) {  // the whole disc
+  if (g->hyperbolic || pts->GetNumberOfPoints() == 0) {  // the whole disc
     b[0] = std::min(b[0], -1.0);
     b[1] = std::max(b[1], 1.0);
     b[2] = std::min(b[2], -1.0);
@@ -338,14 +343,14 @@ std::shared_ptr<PackingViewer::Geometry> build_packing(const CirclePacking& pk, 
   for (const auto& f : pk.faces)
     for (int k = 0; k < 3; ++k) {
       const auto u = f[k], v = f[(k + 1) % 3];
-      if (u < n && v < n) e.emplace_back(std::min(u, v), std::max(u, v));
+      if (u < n && v < n && point[u] != kNone && point[v] != kNone) e.emplace_back(std::min(u, v), std::max(u, v));
     }
   std::sort(e.begin(), e.end());
   e.erase(std::unique(e.begin(), e.end()), e.end());
   auto edges = vtkSmartPointer<vtkCellArray>::New();
   edges->AllocateExact(static_cast<vtkIdType>(e.size()), 2 * static_cast<vtkIdType>(e.size()));
   for (auto [u, v] : e) {
-    const vtkIdType ids[2] = {u, v};
+    const vtkIdType ids[2] = {point[u], point[v]};
     edges->InsertNextCell(2, ids);
   }
   g->edges = vtkSmartPointer<vtkPolyData>::New();
@@ -472,6 +477,7 @@ void PackingViewer::apply(int generation, const std::shared_ptr<Geometry>& g) {
                      .arg(g->hi, 0, 'f', 2);
   if (colour_ != Colour::Radius) text += tr("; worst %1").arg(g->worst, 0, 'g', 3);
   text += tr("; tangency error %1").arg(g->tangency, 0, 'g', 3);
+  if (g->skipped > 0) text += tr("; %1 circles without a finite centre and radius not drawn").arg(g->skipped);
   info_->setText(text);
   Q_EMIT geometry_ready();
 }
@@ -510,6 +516,34 @@ void TriMeshViewer::set_mesh(const std::shared_ptr<const TriMesh>& m, const std:
                              const QString& label) {
   const bool same = label == label_;
   label_ = label;
+  mesh_ = m;
+  pair_label_.clear();
+  draw(m, uvs, !same);
+}
+
+namespace {
+bool planar(const TriMesh& m) {
+  return std::all_of(m.vertices.begin(), m.vertices.end(), [](const auto& v) { return v[2] == 0.0; });
+}
+}  // namespace
+
+void TriMeshViewer::pair_mesh(const std::shared_ptr<const TriMesh>& other, const QString& label) {
+  // A flattening and its mesh: the same faces, one of the two planar (z = 0), the other not.
+  if (!mesh_ || !other || other->vertices.size() != mesh_->vertices.size() || other->faces != mesh_->faces) return;
+  const bool shown_flat = planar(*mesh_), other_flat = planar(*other);
+  if (shown_flat == other_flat) return;
+  const auto& surface = shown_flat ? other : mesh_;
+  const auto& flat = shown_flat ? mesh_ : other;
+  std::vector<std::array<double, 2>> uv(flat->vertices.size());
+  for (std::size_t i = 0; i < uv.size(); ++i) uv[i] = {flat->vertices[i][0], flat->vertices[i][1]};
+  pair_label_ = label;
+  draw(surface, &uv, !viewuv_->isVisibleTo(this) || shown_flat);
+}
+
+void TriMeshViewer::draw(const std::shared_ptr<const TriMesh>& m, const std::vector<std::array<double, 2>>* uvs,
+                         bool reset_cameras) {
+  const QString& label = label_;
+  const bool same = !reset_cameras;
   if (!m || m->vertices.empty()) {
     view3d_->post([](vtkRenderer* ren) { ren->RemoveAllViewProps(); });
     viewuv_->post([](vtkRenderer* ren) { ren->RemoveAllViewProps(); });
@@ -577,7 +611,7 @@ void TriMeshViewer::set_mesh(const std::shared_ptr<const TriMesh>& m, const std:
   }
   if (!same) view3d_->reset_camera();
   info_->setText(tr("%1: %2 vertices, %3 faces, %4 boundary loop(s)%5")
-                     .arg(label)
+                     .arg(pair_label_.isEmpty() ? label : tr("%1 with %2").arg(label, pair_label_))
                      .arg(m->vertices.size())
                      .arg(m->faces.size())
                      .arg(m->boundary.size())

@@ -90,18 +90,24 @@ class TriMeshViewer : public QWidget {
   /// `uvs`: one (u, v) per vertex, or nullptr (only the 3D view then).
   void set_mesh(const std::shared_ptr<const TriMesh>& m, const std::vector<std::array<double, 2>>* uvs,
                 const QString& label);
+  /// A companion mesh: when it and the shown one have the same faces and exactly one of them is
+  /// planar (z = 0, a flattening such as circlepack.flatten's), the planar one's (x, y) become the
+  /// UVs of the other, shown in 3D beside it. Otherwise nothing changes.
+  void pair_mesh(const std::shared_ptr<const TriMesh>& other, const QString& label);
   [[nodiscard]] VtkView* view_3d() const { return view3d_; }
   [[nodiscard]] VtkView* view_uv() const { return viewuv_; }
   [[nodiscard]] bool showing_flattening() const { return has_uvs_; }
   [[nodiscard]] QString info() const;
 
  private:
+  void draw(const std::shared_ptr<const TriMesh>& m, const std::vector<std::array<double, 2>>* uvs, bool reset_cameras);
   VtkView* view3d_;
   VtkView* viewuv_;
   QSplitter* split_;
   QLabel* info_;
   bool has_uvs_ = false;
-  QString label_;
+  QString label_, pair_label_;
+  std::shared_ptr<const TriMesh> mesh_;  // the shown value
 };
 
 /// Circles up to which PackingViewer draws outlines and edges by default.

@@ -142,7 +142,7 @@ void ViewerPanel::show_current() {
   const auto viewers = registry_.viewers_for(v.type());
   if (!viewers.empty())
     for (const ViewerRegistry::Companion* c : registry_.companions_of(viewers.front()->id))
-      if (c->type != v.type() && !companions.count(c->type))
+      if ((c->own_type || c->type != v.type()) && !companions.count(c->type))
         if (auto found = find_companions(c->type, c->near == ViewerRegistry::Near::Upstream, port); !found.empty())
           companions.emplace(c->type, std::move(found));
   show_value(v, QStringLiteral("%1.%2").arg(q(node_), q(port)), companions);
@@ -221,7 +221,7 @@ void ViewerPanel::show_value(const Value& v, const QString& label,
   viewer.show(*widget, v, label);
   for (const ViewerRegistry::Companion* c : registry_.companions_of(viewer.id)) {
     auto it = companions.find(c->type);
-    if (c->type == t || it == companions.end()) continue;
+    if ((c->type == t && !c->own_type) || it == companions.end()) continue;
     for (const Labelled& l : it->second) {
       c->show(*widget, l.value, l.label);
       companions_shown_ << QStringLiteral("%1=%2").arg(q(c->type), l.label);

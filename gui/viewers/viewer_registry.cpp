@@ -23,7 +23,7 @@ void ViewerRegistry::add(std::string_view type_name, std::string id, Make make, 
   viewers_.push_back(Viewer{std::string(type_name), std::move(id), std::move(make), std::move(show)});
 }
 
-void ViewerRegistry::add_companion(std::string_view type_name, std::string id, Near near, Show show) {
+void ViewerRegistry::add_companion(std::string_view type_name, std::string id, Near near, Show show, bool own_type) {
   if (type_name.empty() || !show)
     throw Error("companion registration of viewer '" + id + "' needs a type name and a show function");
   if (std::none_of(viewers_.begin(), viewers_.end(), [&](const Viewer& v) { return v.id == id; }))
@@ -31,7 +31,7 @@ void ViewerRegistry::add_companion(std::string_view type_name, std::string id, N
   for (const Companion& c : companions_)
     if (c.viewer == id && c.type == type_name)
       throw Error("viewer '" + id + "' has a companion " + std::string(type_name) + " already");
-  companions_.push_back(Companion{std::move(id), std::string(type_name), near, std::move(show)});
+  companions_.push_back(Companion{std::move(id), std::string(type_name), near, std::move(show), own_type});
 }
 
 std::vector<const ViewerRegistry::Companion*> ViewerRegistry::companions_of(std::string_view id) const {
@@ -97,14 +97,21 @@ ViewerRegistry make_builtin() {
       "series", Near::Selection, [](SeriesViewer& w, std::shared_ptr<const Segmentation> s, const QString& label) {
         w.add_segmentation(std::move(s), label);
       });
-  r.add_companion<Scores, SeriesViewer>("series", Near::Selection,
-                                        [](SeriesViewer& w, std::shared_ptr<const Scores> s, const QString& label) {
-                                          w.add_scores(std::move(s), label);
-                                        });
+  // Scores join Scores too: the other posterior of a marginals node is a second strip.
+  r.add_companion<Scores, SeriesViewer>(
+      "series", Near::Selection,
+      [](SeriesViewer& w, std::shared_ptr<const Scores> s, const QString& label) { w.add_scores(std::move(s), label); },
+      true);
   r.add<CirclePacking, PackingViewer>("packing", [](PackingViewer& w, std::shared_ptr<const CirclePacking> p,
                                                     const QString& label) { w.set_packing(std::move(p), label); });
   r.add<TriMesh, TriMeshViewer>("mesh", [](TriMeshViewer& w, const std::shared_ptr<const TriMesh>& m,
                                            const QString& label) { w.set_mesh(m, mesh_uvs(*m), label); });
+  // A flattening (a planar mesh with the same faces, as circlepack.flatten gives) and the 3D
+  // mesh upstream of it are shown side by side, whichever of the two is selected.
+  r.add_companion<TriMesh, TriMeshViewer>(
+      "mesh", Near::Upstream,
+      [](TriMeshViewer& w, const std::shared_ptr<const TriMesh>& m, const QString& label) { w.pair_mesh(m, label); },
+      true);
   return r;
 }
 }  // namespace

@@ -55,18 +55,23 @@ class ViewerRegistry {
     std::string type;    ///< DataType<T>::name of the companion
     Near near = Near::Selection;
     Show show;
+    /// Also looked for when the shown value has this type (another output of it is drawn too:
+    /// a second posterior strip, the flattening beside a mesh); otherwise skipped then.
+    bool own_type = false;
   };
   /// Registers a companion T of viewer `id` (a W): show(W&, std::shared_ptr<const T>, label).
   template <class T, class W, class F>
-  void add_companion(std::string id, Near near, F show) {
-    add_companion(DataType<T>::name, std::move(id), near,
-                  [show = std::move(show)](QWidget& widget, const Value& value, const QString& label) {
-                    show(dynamic_cast<W&>(widget), value.template as<T>(), label);
-                  });
+  void add_companion(std::string id, Near near, F show, bool own_type = false) {
+    add_companion(
+        DataType<T>::name, std::move(id), near,
+        [show = std::move(show)](QWidget& widget, const Value& value, const QString& label) {
+          show(dynamic_cast<W&>(widget), value.template as<T>(), label);
+        },
+        own_type);
   }
   /// Untyped form. Throws gemflow::Error when viewer `id` is not registered, or already has a
   /// companion of this type.
-  void add_companion(std::string_view type_name, std::string id, Near near, Show show);
+  void add_companion(std::string_view type_name, std::string id, Near near, Show show, bool own_type = false);
   /// The companions of viewer `id`, in registration order.
   [[nodiscard]] std::vector<const Companion*> companions_of(std::string_view id) const;
 

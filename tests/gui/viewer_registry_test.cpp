@@ -60,6 +60,16 @@ TEST(ViewerRegistry, SeriesCompanions) {
   // join only when selected (an upstream Scores is usually emissions, not a posterior).
   EXPECT_EQ(got, (std::vector<std::pair<std::string, Near>>{
                      {"Signal", Near::Upstream}, {"Segmentation", Near::Selection}, {"Scores", Near::Selection}}));
+  // Only Scores join a value of their own type (a second posterior strip).
+  std::vector<bool> own_type;
+  for (const auto* c : r.companions_of("series")) own_type.push_back(c->own_type);
+  EXPECT_EQ(own_type, (std::vector<bool>{false, false, true}));
+  // A mesh's flattening (another TriMesh) is found upstream or in the selection.
+  const auto mesh = r.companions_of("mesh");
+  ASSERT_EQ(mesh.size(), 1u);
+  EXPECT_EQ(mesh.front()->type, "TriMesh");
+  EXPECT_EQ(mesh.front()->near, Near::Upstream);
+  EXPECT_TRUE(mesh.front()->own_type);
   EXPECT_TRUE(r.companions_of("heatmap").empty());
   gs::ViewerRegistry own;
   auto show = [](QWidget&, const gemflow::Value&, const QString&) {};

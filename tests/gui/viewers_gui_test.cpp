@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <thread>
@@ -147,6 +148,46 @@ struct Posterior final : gemflow::Node {
   }
 };
 
+/// A bumpy n × n grid over [0, 1]² (a disk-type surface).
+std::shared_ptr<gemflow::TriMesh> bumpy_grid(int n) {
+  auto mesh = std::make_shared<gemflow::TriMesh>();
+  for (int j = 0; j <= n; ++j)
+    for (int i = 0; i <= n; ++i) {
+      const double x = static_cast<double>(i) / n, y = static_cast<double>(j) / n;
+      mesh->vertices.push_back({x, y, 0.15 * std::sin(3 * x) * std::cos(2 * y) + 0.05});
+    }
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      const auto a = static_cast<std::uint32_t>(j * (n + 1) + i);
+      mesh->faces.push_back({a, a + 1, a + n + 2});
+      mesh->faces.push_back({a, a + n + 2, a + n + 1});
+    }
+  mesh->boundary = gemflow::boundary_loops(mesh->vertices.size(), mesh->faces);
+  return mesh;
+}
+
+struct MakeMesh final : gemflow::Node {
+  static gemflow::NodeInfo info() {
+    return {.id = "viewtest.mesh", .version = 1, .title = "Mesh", .category = "Viewer test", .doc = "A bumpy grid"};
+  }
+  gemflow::Output<gemflow::TriMesh> mesh{this, "mesh", "the surface"};
+  void execute(gemflow::NodeContext&) override { mesh.set(bumpy_grid(6)); }
+};
+
+/// A flattening as circlepack.flatten gives it: the same faces, vertices (u, v, 0).
+struct Flatten final : gemflow::Node {
+  static gemflow::NodeInfo info() {
+    return {.id = "viewtest.flatten", .version = 1, .title = "Flatten", .category = "Viewer test", .doc = "Drops z"};
+  }
+  gemflow::Input<gemflow::TriMesh> in{this, "mesh", "the surface"};
+  gemflow::Output<gemflow::TriMesh> flat{this, "flat", "the flattening"};
+  void execute(gemflow::NodeContext&) override {
+    gemflow::TriMesh f = *in.get();
+    for (auto& v : f.vertices) v[2] = 0.0;
+    flat.set(std::move(f));
+  }
+};
+
 const fs::path kOut = fs::path(GEMFLOW_BINARY_DIR) / "studio-test";
 
 gemflow::Registry& registry() {
@@ -157,6 +198,8 @@ gemflow::Registry& registry() {
     reg.add_node<MakeSignal>("viewtest");
     reg.add_node<Segment>("viewtest");
     reg.add_node<Posterior>("viewtest");
+    reg.add_node<MakeMesh>("viewtest");
+    reg.add_node<Flatten>("viewtest");
     loaded = true;
   }
   return reg;
@@ -341,6 +384,38 @@ editor:
 
 // ---- VTK viewers -------------------------------------------------------------------------
 
+TEST_F(ViewersGui, AFlatteningIsShownBesideTheMeshUpstreamOfIt) {
+  const auto f = write_file("flatten.yaml", R"(gemflow: 1
+name: viewers-flatten
+nodes:
+  mk: {type: viewtest.mesh}
+  flat: {type: viewtest.flatten}
+links:
+  - mk.mesh -> flat.mesh
+)");
+  ASSERT_TRUE(w->open_file(QString::fromStdString(f.string()), true));
+  QSignalSpy done(&w->runs(), &gs::RunController::finished);
+  w->run();
+  ASSERT_TRUE(done.wait(20000));
+  QCoreApplication::processEvents();
+  auto* mv = qobject_cast<gs::TriMeshViewer*>(w->viewers().viewer_widget("mesh"));
+  ASSERT_NE(mv, nullptr);
+  // The flattening selected: the 3D mesh upstream joins it, textured through the flat (x, y).
+  w->scene().select_nodes({"flat"});
+  QCoreApplication::processEvents();
+  EXPECT_EQ(w->viewers().viewer(), "mesh");
+  EXPECT_EQ(w->viewers().companions_shown(), QStringList{QStringLiteral("TriMesh=mk.mesh")});
+  EXPECT_TRUE(mv->showing_flattening());
+  EXPECT_NE(mv->info().indexOf(QStringLiteral("flat.flat with mk.mesh")), -1) << mv->info().toStdString();
+  // The 3D mesh alone has no flattening upstream; selected with it, it has.
+  w->scene().select_nodes({"mk"});
+  QCoreApplication::processEvents();
+  EXPECT_FALSE(mv->showing_flattening());
+  w->viewers().set_selection({"mk", "flat"});
+  w->viewers().follow("mk");
+  EXPECT_TRUE(mv->showing_flattening());
+}
+
 namespace {
 /// A hexagonal patch of unit-spaced equal circles (radius 0.5) in `rings` rings around one:
 /// 1 + 3·rings·(rings + 1) circles, triangulated.
@@ -410,6 +485,20 @@ TEST_F(ViewersGui, PackingViewerDrawsOneDiskPerCircleWithinThePackingsBounds) {
   // Outside every circle: the background.
   const QColor bg = pixel_of(*v.view(), frame, 1.45, 1.2);
   EXPECT_NEAR(bg.red(), 28, 4);
+  // A circle without a finite centre or radius is counted, not drawn, nor are its edges.
+  auto broken = std::make_shared<gemflow::CirclePacking>(*flower);
+  broken->centres[3][0] = std::numeric_limits<double>::quiet_NaN();
+  broken->radii[5] = std::numeric_limits<double>::infinity();
+  v.set_packing(broken, QStringLiteral("pack.packing"));
+  ASSERT_TRUE(wait_for([&] { return !v.building(); }));
+  const gs::SceneStats bs = v.scene_stats();
+  EXPECT_EQ(bs.disk_instances, 5u);
+  EXPECT_EQ(bs.edge_lines, 4u);  // circle 3 is the centre (its 6 spokes go), circle 5 a petal (2 rim edges)
+  EXPECT_TRUE(std::isfinite(bs.disk_bounds[0]) && std::isfinite(bs.disk_bounds[3]));
+  EXPECT_NE(v.info().indexOf(QStringLiteral("2 circles without a finite centre and radius not drawn")), -1)
+      << v.info().toStdString();
+  v.set_packing(flower, QStringLiteral("pack.packing"));
+  ASSERT_TRUE(wait_for([&] { return !v.building(); }));
   // Angle error: the centre is interior (its error is 0 here), the petals are boundary (grey).
   v.set_colour(gs::PackingViewer::Colour::AngleError);
   ASSERT_TRUE(wait_for([&] { return !v.building(); }));
