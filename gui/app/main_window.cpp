@@ -124,6 +124,7 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
   connect(scene_, &GraphScene::node_selected, this, [this](const QString& id) {
     inspector_->show_node(id.toStdString());
     update_inspector_status();
+    viewers_->set_selection(scene_->selected_node_ids());  // companions of the shown value
     viewers_->follow(id.toStdString());
   });
   connect(scene_, &GraphScene::wire_selected, this,

@@ -80,6 +80,10 @@ void RunController::wait() {
 }
 
 void RunController::rename(const std::string& from, const std::string& to) {
+  if (auto p = previews_.extract(from); !p.empty()) {
+    p.key() = to;
+    previews_.insert(std::move(p));
+  }
   auto node = results_.extract(from);
   if (node.empty()) return;
   node.key() = to;
@@ -89,6 +93,21 @@ void RunController::rename(const std::string& from, const std::string& to) {
 void RunController::clear_cache() {
   cache_.clear();
   results_.clear();
+  previews_.clear();
+}
+
+Value RunController::preview(const std::string& node, const std::string& port) const {
+  auto it = previews_.find(node);
+  if (it == previews_.end()) return {};
+  auto p = it->second.find(port);
+  return p == it->second.end() ? Value{} : p->second;
+}
+
+std::map<std::string, Value> RunController::latest(const std::string& node) const {
+  std::map<std::string, Value> out = outputs(node);
+  if (auto it = previews_.find(node); it != previews_.end())
+    for (const auto& [port, v] : it->second) out[port] = v;
+  return out;
 }
 
 std::map<std::string, Value> RunController::outputs(const std::string& node) const {
@@ -102,6 +121,10 @@ void RunController::on_event(const RunEvent& e) {
       Q_EMIT node_state(q(e.node), static_cast<int>(e.state), e.state == NodeState::Done ? 1.0 : 0.0, q(e.message));
       if (e.state == NodeState::Failed)
         Q_EMIT log(static_cast<int>(LogLevel::Error), q(e.node), q(e.message));
+      // An intermediate value of a node that did not finish is no result: drop it. A node that
+      // is done keeps its last preview until the run's end brings its outputs.
+      if ((e.state == NodeState::Failed || e.state == NodeState::Cancelled) && previews_.erase(e.node))
+        Q_EMIT preview_changed(q(e.node), {});
       break;
     case RunEvent::Kind::Progress:
       Q_EMIT node_state(q(e.node), static_cast<int>(NodeState::Running), e.progress, q(e.message));
@@ -110,13 +133,18 @@ void RunController::on_event(const RunEvent& e) {
       Q_EMIT log(static_cast<int>(e.level), q(e.node), q(e.message));
       break;
     case RunEvent::Kind::Preview:
-      break;  // shown by the viewer panel (see the viewers' preview support)
+      // Late events of a run that has ended (queued before on_done) are stale.
+      if (!running_ || e.value.empty()) break;
+      previews_[e.node][e.port] = e.value;
+      Q_EMIT preview_changed(q(e.node), q(e.port));
+      break;
   }
 }
 
 void RunController::on_done(std::shared_ptr<RunResult> r, double seconds) {
   if (worker_.joinable()) worker_.join();
   running_ = false;
+  previews_.clear();  // the outputs below replace them
   int done = 0, cached = 0, failed = 0;
   for (auto& [id, nr] : r->nodes) {
     // Final states, also for nodes whose last event was dropped or never sent.

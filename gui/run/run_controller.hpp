@@ -35,10 +35,20 @@ class RunController : public QObject {
   /// Latest outputs of a node (empty when it has not produced any since it last changed).
   [[nodiscard]] std::map<std::string, Value> outputs(const std::string& node) const;
   [[nodiscard]] const std::map<std::string, NodeResult>& results() const { return results_; }
+  /// The latest intermediate value a running node published for `port` (NodeContext::preview),
+  /// empty when there is none. Kept until the run ends (its final outputs then replace it) or
+  /// the node fails or is cancelled.
+  [[nodiscard]] Value preview(const std::string& node, const std::string& port) const;
+  /// The node's outputs as the viewers should show them: its previews during a run, else
+  /// outputs(node).
+  [[nodiscard]] std::map<std::string, Value> latest(const std::string& node) const;
   /// Keeps a renamed node's outputs under its new id.
   void rename(const std::string& from, const std::string& to);
   /// Forgets a node's outputs (its parameters changed).
-  void forget(const std::string& node) { results_.erase(node); }
+  void forget(const std::string& node) {
+    results_.erase(node);
+    previews_.erase(node);
+  }
   void clear_cache();
   /// Output folder of runs; default: <cache location>/runs/<workflow name>.
   void set_out_dir(const std::filesystem::path& dir) { out_dir_ = dir; }
@@ -49,6 +59,9 @@ class RunController : public QObject {
   void started(const QString& until);
   void node_state(const QString& node, int state, double progress, const QString& message);
   void log(int level, const QString& node, const QString& text);
+  /// A running node published an intermediate value of `port` (preview()); port "" when its
+  /// previews were dropped (the node failed or was cancelled).
+  void preview_changed(const QString& node, const QString& port);
   /// After the run: ok, cancelled, a one-line summary.
   void finished(bool ok, bool cancelled, const QString& summary);
 
@@ -62,6 +75,7 @@ class RunController : public QObject {
   bool running_ = false;
   std::thread worker_;
   std::map<std::string, NodeResult> results_;
+  std::map<std::string, std::map<std::string, Value>> previews_;  // node → port → value
   std::filesystem::path out_dir_;
 };
 

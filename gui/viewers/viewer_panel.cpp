@@ -1,5 +1,8 @@
 #include "viewers/viewer_panel.hpp"
 
+#include <deque>
+#include <set>
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -21,8 +24,7 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 const std::string kStructure(DataType<Structure>::name);
 }  // namespace
 
-ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent,
-                         const ViewerRegistry* viewers)
+ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent, const ViewerRegistry* viewers)
     : QWidget(parent),
       model_(model),
       runs_(runs),
@@ -30,6 +32,7 @@ ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent
       outputs_(new QComboBox),
       overlay_(new QComboBox),
       overlay_label_(new QLabel(tr("Overlay"))),
+      status_(new QLabel),
       stack_(new QStackedWidget),
       empty_(new QLabel),
       text_(new TextViewer) {
@@ -39,6 +42,8 @@ ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent
   bar->addWidget(outputs_, 2);
   bar->addWidget(overlay_label_);
   bar->addWidget(overlay_, 1);
+  bar->addWidget(status_);
+  status_->setObjectName(QStringLiteral("viewer_status"));
   lay->addLayout(bar);
   lay->addWidget(stack_, 1);
   empty_->setAlignment(Qt::AlignCenter);
@@ -67,6 +72,20 @@ ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent
     auto outs = runs_.outputs(key.left(dot).toStdString());
     auto it = outs.find(key.mid(dot + 1).toStdString());
     if (it != outs.end() && it->second.type() == kStructure) sv->set_reference(it->second.as<Structure>(), key);
+  });
+  // A running node's intermediate values: redraw when the shown output (or a companion's
+  // node) gets a new one.
+  connect(&runs_, &RunController::preview_changed, this, [this](const QString& node, const QString& port) {
+    const std::string n = node.toStdString();
+    if (n == node_ && (port.isEmpty() || port.toStdString() == this->port())) {
+      show_current();
+      return;
+    }
+    for (const QString& c : companions_shown_)
+      if (c.section(QLatin1Char('='), 1).section(QLatin1Char('.'), 0, 0) == node) {
+        show_current();
+        return;
+      }
   });
 }
 
@@ -104,17 +123,66 @@ void ViewerPanel::show_current() {
     stack_->setCurrentWidget(empty_);
     return;
   }
+  const Value pv = runs_.preview(node_, port);
+  preview_ = !pv.empty();
   auto outs = runs_.outputs(node_);
   auto it = outs.find(port);
-  if (it == outs.end() || it->second.empty()) {
+  status_->setText(preview_ ? tr("running: intermediate value") : QString());
+  if (!preview_ && (it == outs.end() || it->second.empty())) {
     viewer_.clear();
+    companions_shown_.clear();
     empty_->setText(tr("%1.%2 has not been computed yet: Run (or Run to selected).").arg(q(node_), q(port)));
     stack_->setCurrentWidget(empty_);
     overlay_->setVisible(false);
     overlay_label_->setVisible(false);
     return;
   }
-  show_value(it->second, QStringLiteral("%1.%2").arg(q(node_), q(port)));
+  const Value& v = preview_ ? pv : it->second;
+  std::map<std::string, std::vector<Labelled>> companions;
+  const auto viewers = registry_.viewers_for(v.type());
+  if (!viewers.empty())
+    for (const ViewerRegistry::Companion* c : registry_.companions_of(viewers.front()->id))
+      if ((c->own_type || c->type != v.type()) && !companions.count(c->type))
+        if (auto found = find_companions(c->type, c->near == ViewerRegistry::Near::Upstream, port); !found.empty())
+          companions.emplace(c->type, std::move(found));
+  show_value(v, QStringLiteral("%1.%2").arg(q(node_), q(port)), companions);
+}
+
+std::vector<ViewerPanel::Labelled> ViewerPanel::find_companions(const std::string& type, bool upstream,
+                                                                const std::string& port) const {
+  // Every output of the type of one node, in the order its type declares them.
+  auto in = [&](const std::string& node, const std::string& skip_port) {
+    std::vector<Labelled> out;
+    const auto values = runs_.latest(node);
+    auto take = [&](const std::string& p) {
+      auto it = values.find(p);
+      if (p != skip_port && it != values.end() && !it->second.empty() && it->second.type() == type)
+        out.push_back(Labelled{it->second, QStringLiteral("%1.%2").arg(q(node), q(p))});
+    };
+    if (const NodeSpec* spec = model_.spec_of(node))
+      for (const auto& o : spec->outputs) take(o.name);
+    else
+      for (const auto& [p, v] : values) take(p);
+    return out;
+  };
+  if (auto f = in(node_, port); !f.empty()) return f;
+  for (const std::string& s : selection_)
+    if (s != node_)
+      if (auto f = in(s, {}); !f.empty()) return f;
+  if (!upstream) return {};
+  // Breadth first against the links: the nearest producer wins, ties in link order.
+  std::set<std::string> seen{node_};
+  std::deque<std::string> queue{node_};
+  while (!queue.empty()) {
+    const std::string n = queue.front();
+    queue.pop_front();
+    for (const Link& l : model_.workflow().links)
+      if (l.to_node == n && seen.insert(l.from_node).second) {
+        if (auto f = in(l.from_node, {}); !f.empty()) return f;
+        queue.push_back(l.from_node);
+      }
+  }
+  return {};
 }
 
 void ViewerPanel::fill_overlays() {
@@ -131,8 +199,10 @@ void ViewerPanel::fill_overlays() {
   overlay_->setCurrentIndex(std::max(0, overlay_->findData(keep)));
 }
 
-void ViewerPanel::show_value(const Value& v, const QString& label) {
+void ViewerPanel::show_value(const Value& v, const QString& label,
+                             const std::map<std::string, std::vector<Labelled>>& companions) {
   const std::string& t = v.type();
+  companions_shown_.clear();
   const std::vector<const ViewerRegistry::Viewer*> viewers = registry_.viewers_for(t);
   // The overlay bar superposes structures: shown only with the structure viewer.
   const bool overlay = !viewers.empty() && qobject_cast<StructureViewer*>(viewer_widget(viewers.front()->id));
@@ -149,6 +219,14 @@ void ViewerPanel::show_value(const Value& v, const QString& label) {
   viewer_ = viewer.id;
   if (overlay) fill_overlays();
   viewer.show(*widget, v, label);
+  for (const ViewerRegistry::Companion* c : registry_.companions_of(viewer.id)) {
+    auto it = companions.find(c->type);
+    if ((c->type == t && !c->own_type) || it == companions.end()) continue;
+    for (const Labelled& l : it->second) {
+      c->show(*widget, l.value, l.label);
+      companions_shown_ << QStringLiteral("%1=%2").arg(q(c->type), l.label);
+    }
+  }
   stack_->setCurrentWidget(widget);
   if (overlay && overlay_->currentIndex() > 0) Q_EMIT overlay_->currentIndexChanged(overlay_->currentIndex());
 }

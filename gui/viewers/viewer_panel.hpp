@@ -1,10 +1,19 @@
 #pragma once
 // The Viewers dock: follows the selected node (any of its outputs) or wire (its source
 // output) and shows the latest value with the first viewer that the ViewerRegistry has for its
-// type, or its summary as text when it has none.
+// type, or its summary as text when it has none. While the node runs, the value is its latest
+// preview (NodeContext::preview), replaced by the final output when the run ends.
+//
+// Companions: a viewer may draw values of other types with the shown one (the signal under a
+// segmentation). For each registered companion type the dock takes the outputs of that type
+// (in port order) of the first node that has any among: the shown node (its other outputs), the
+// other selected nodes, then (companions registered Near::Upstream) the nodes upstream of the
+// shown one, breadth first.
 #include <map>
 #include <string>
+#include <vector>
 
+#include <QStringList>
 #include <QWidget>
 
 #include <gemflow/data.hpp>
@@ -32,10 +41,23 @@ class ViewerPanel : public QWidget {
   /// The followed node ("" when none) and the output shown.
   [[nodiscard]] const std::string& node() const { return node_; }
   [[nodiscard]] std::string port() const;
+  /// The selected nodes (the followed one among them): where companions are looked for first.
+  void set_selection(std::vector<std::string> nodes) { selection_ = std::move(nodes); }
   /// Re-reads the followed value (after a run).
   void refresh();
-  /// Shows a value directly (also used by tests).
-  void show_value(const Value& v, const QString& label);
+  /// A value with its label ("node.port").
+  struct Labelled {
+    Value value;
+    QString label;
+  };
+  /// Shows a value directly (also used by tests), with companion values by type name (those
+  /// that the value's viewer registers are drawn with it, in order).
+  void show_value(const Value& v, const QString& label,
+                  const std::map<std::string, std::vector<Labelled>>& companions = {});
+  /// Whether the shown value is a running node's intermediate value.
+  [[nodiscard]] bool showing_preview() const { return preview_; }
+  /// The companions drawn with the shown value, as "type=node.port" (tests, status line).
+  [[nodiscard]] const QStringList& companions_shown() const { return companions_shown_; }
 
   /// The id of the viewer shown ("structure", "heatmap", …), "text" for a type without one,
   /// "" when nothing is shown.
@@ -48,6 +70,8 @@ class ViewerPanel : public QWidget {
  private:
   void show_current();
   void fill_overlays();
+  [[nodiscard]] std::vector<Labelled> find_companions(const std::string& type, bool upstream,
+                                                      const std::string& port) const;
   GraphModel& model_;
   RunController& runs_;
   const ViewerRegistry& registry_;
@@ -55,11 +79,15 @@ class ViewerPanel : public QWidget {
   QComboBox* outputs_;
   QComboBox* overlay_;
   QLabel* overlay_label_;
+  QLabel* status_;
   QStackedWidget* stack_;
   QLabel* empty_;
   std::map<std::string, QWidget*, std::less<>> widgets_;  // by viewer id
   TextViewer* text_;
   std::string viewer_;
+  std::vector<std::string> selection_;
+  bool preview_ = false;
+  QStringList companions_shown_;
 };
 
 }  // namespace gemflow::studio

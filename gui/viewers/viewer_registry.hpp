@@ -42,6 +42,39 @@ class ViewerRegistry {
   /// registered for `type_name`, or when the name, id, make or show is empty.
   void add(std::string_view type_name, std::string id, Make make, Show show);
 
+  /// Where the dock looks for a companion value (see ViewerPanel).
+  enum class Near {
+    Selection,  ///< only among the outputs of the other selected nodes
+    Upstream,   ///< among them, else the nearest node upstream of the shown one
+  };
+  /// A value of another type that a viewer draws together with the one it shows (the signal
+  /// under its segmentation). `show` is called after the viewer's own show, which clears what
+  /// the previous value's companions drew.
+  struct Companion {
+    std::string viewer;  ///< viewer id
+    std::string type;    ///< DataType<T>::name of the companion
+    Near near = Near::Selection;
+    Show show;
+    /// Also looked for when the shown value has this type (another output of it is drawn too:
+    /// a second posterior strip, the flattening beside a mesh); otherwise skipped then.
+    bool own_type = false;
+  };
+  /// Registers a companion T of viewer `id` (a W): show(W&, std::shared_ptr<const T>, label).
+  template <class T, class W, class F>
+  void add_companion(std::string id, Near near, F show, bool own_type = false) {
+    add_companion(
+        DataType<T>::name, std::move(id), near,
+        [show = std::move(show)](QWidget& widget, const Value& value, const QString& label) {
+          show(dynamic_cast<W&>(widget), value.template as<T>(), label);
+        },
+        own_type);
+  }
+  /// Untyped form. Throws gemflow::Error when viewer `id` is not registered, or already has a
+  /// companion of this type.
+  void add_companion(std::string_view type_name, std::string id, Near near, Show show, bool own_type = false);
+  /// The companions of viewer `id`, in registration order.
+  [[nodiscard]] std::vector<const Companion*> companions_of(std::string_view id) const;
+
   /// The viewers of a type, in registration order; empty when none (the dock then shows the
   /// value's summary).
   [[nodiscard]] std::vector<const Viewer*> viewers_for(std::string_view type_name) const;
@@ -50,6 +83,7 @@ class ViewerRegistry {
 
  private:
   std::vector<Viewer> viewers_;
+  std::vector<Companion> companions_;
 };
 
 /// The viewers Studio ships, registered in one place (viewer_registry.cpp).

@@ -14,11 +14,36 @@
 #include <vtkCallbackCommand.h>
 #include <vtkCamera.h>
 #include <vtkCommand.h>
+#include <vtkInteractorStyleImage.h>
 #include <vtkInteractorStyleTrackballCamera.h>
+#include <vtkObjectFactory.h>
 #include <vtkOpenGLFramebufferObject.h>
 #include <vtkOpenGLState.h>
 
 namespace gemflow::studio {
+
+namespace {
+/// vtkInteractorStyleImage (right drag zooms, middle drag pans, no rotation in its 2D mode)
+/// with the left button panning too: the usual mouse of a 2D view.
+class PanZoomStyle : public vtkInteractorStyleImage {
+ public:
+  static PanZoomStyle* New();
+  void OnLeftButtonDown() override {
+    FindPokedRenderer(Interactor->GetEventPosition()[0], Interactor->GetEventPosition()[1]);
+    if (!CurrentRenderer) return;
+    GrabFocus(EventCallbackCommand);
+    StartPan();
+  }
+  void OnLeftButtonUp() override {
+    if (State == VTKIS_PAN) {
+      EndPan();
+      if (Interactor) ReleaseFocus();
+    }
+  }
+  vtkTypeMacro(PanZoomStyle, vtkInteractorStyleImage)
+};
+vtkStandardNewMacro(PanZoomStyle);
+}  // namespace
 
 void set_default_surface_format() {
   QSurfaceFormat f;
@@ -120,6 +145,18 @@ void VtkView::post(std::function<void(vtkRenderer*)> f) {
   run_on_render_thread([this, f = std::move(f)] { f(renderer_); }, false);
   dirty_ = true;
   request_render();
+}
+
+void VtkView::query(const std::function<void(vtkRenderer*)>& f) {
+  run_on_render_thread([this, &f] { f(renderer_); }, true);
+}
+
+void VtkView::set_interaction_2d() {
+  post([this](vtkRenderer*) {
+    auto style = vtkSmartPointer<PanZoomStyle>::New();
+    style->SetInteractionModeToImage2D();
+    interactor_->SetInteractorStyle(style);
+  });
 }
 
 void VtkView::set_camera_fit(std::function<void(vtkRenderer*, double)> fit) {

@@ -47,6 +47,12 @@ class VtkView : public QWidget {
   /// Runs `f` on the render thread with the renderer (after everything posted before), then
   /// draws a new frame. The VTK scene is touched only this way.
   void post(std::function<void(vtkRenderer*)> f);
+  /// Runs `f` on the render thread after everything posted before and waits for it (reading
+  /// the VTK scene: tests, exports). Draws nothing.
+  void query(const std::function<void(vtkRenderer*)>& f);
+  /// Mouse for flat content: left or middle drag pans, right drag and wheel zoom, no rotation
+  /// (the default is a trackball camera).
+  void set_interaction_2d();
   /// Resets the camera to show everything and repaints.
   void reset_camera();
   /// How reset_camera() frames the content: called with the renderer and the view's aspect

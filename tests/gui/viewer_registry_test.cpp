@@ -38,11 +38,47 @@ TEST(ViewerRegistry, BuiltinViewersByDataTypeName) {
   EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::Matrix<float>>::name)), V{"heatmap"});
   EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::DistanceBounds>::name)), V{"heatmap"});
   EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::Table>::name)), V{"table"});
+  EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::Image>::name)), V{"image"});
+  EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::Signal>::name)), V{"series"});
+  EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::Segmentation>::name)), V{"series"});
+  EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::Scores>::name)), V{"series"});
   // No viewer: the dock shows the summary.
   EXPECT_TRUE(r.viewers_for(DataType<gemflow::RestraintSet>::name).empty());
   EXPECT_TRUE(r.viewers_for("NoSuchType").empty());
   // One widget per id: the three heatmap registrations share one.
-  EXPECT_EQ(ids(r.distinct_viewers()), (V{"structure", "heatmap", "table"}));
+  EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::CirclePacking>::name)), V{"packing"});
+  EXPECT_EQ(ids(r.viewers_for(DataType<gemflow::TriMesh>::name)), V{"mesh"});
+  EXPECT_EQ(ids(r.distinct_viewers()), (V{"structure", "heatmap", "table", "image", "series", "packing", "mesh"}));
+}
+
+TEST(ViewerRegistry, SeriesCompanions) {
+  const gs::ViewerRegistry& r = gs::builtin_viewers();
+  using Near = gs::ViewerRegistry::Near;
+  std::vector<std::pair<std::string, Near>> got;
+  for (const auto* c : r.companions_of("series")) got.emplace_back(c->type, c->near);
+  // The signal is found upstream of a segmentation or posterior; segmentations and scores
+  // join only when selected (an upstream Scores is usually emissions, not a posterior).
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, Near>>{
+                     {"Signal", Near::Upstream}, {"Segmentation", Near::Selection}, {"Scores", Near::Selection}}));
+  // Only Scores join a value of their own type (a second posterior strip).
+  std::vector<bool> own_type;
+  for (const auto* c : r.companions_of("series")) own_type.push_back(c->own_type);
+  EXPECT_EQ(own_type, (std::vector<bool>{false, false, true}));
+  // A mesh's flattening (another TriMesh) is found upstream or in the selection.
+  const auto mesh = r.companions_of("mesh");
+  ASSERT_EQ(mesh.size(), 1u);
+  EXPECT_EQ(mesh.front()->type, "TriMesh");
+  EXPECT_EQ(mesh.front()->near, Near::Upstream);
+  EXPECT_TRUE(mesh.front()->own_type);
+  EXPECT_TRUE(r.companions_of("heatmap").empty());
+  gs::ViewerRegistry own;
+  auto show = [](QWidget&, const gemflow::Value&, const QString&) {};
+  EXPECT_THROW(own.add_companion("Signal", "nothing", Near::Upstream, show), gemflow::Error);  // no such viewer
+  own.add(
+      "Image", "picture", [] { return static_cast<QWidget*>(nullptr); }, show);
+  own.add_companion("Signal", "picture", Near::Selection, show);
+  EXPECT_THROW(own.add_companion("Signal", "picture", Near::Upstream, show), gemflow::Error);  // twice
+  EXPECT_THROW(own.add_companion("", "picture", Near::Upstream, show), gemflow::Error);
 }
 
 TEST(ViewerRegistry, TypedRegistrationShowsTheValue) {
