@@ -54,7 +54,9 @@ std::vector<Case> cases() {
 PackResult reference(const PackSetup& S) {
   PackOptions o;
   o.algorithm = S.problem.geometry == Geometry::euclidean ? Algorithm::newton : Algorithm::cs;
-  o.tolerance = 1e-13;
+  // The angle-sum error of an fp64 packing bottoms out near N·ε·2π (1.6e-13 for the 496-circle
+  // triangle): 1e-12 is the tightest tolerance every case reaches, and the GPU's below.
+  o.tolerance = 1e-12;
   return pack(S.complex, S.problem, o);
 }
 

@@ -83,6 +83,24 @@ TEST(RenderGpu, SameSeedSameBytesAnotherSeedOtherBytes) {
   }
 }
 
+// The divergence-free variant once drew a global permutation per launch, and the launches'
+// lengths followed the device's speed: a slower run (under compute-sanitizer) gave another
+// image for the same seed. However the launches are synchronised, the image is the same.
+TEST(RenderGpu, TheImageDoesNotDependOnHowOftenTheHostSynchronises) {
+  REQUIRE_DEVICE();
+  const Flame f = shrink(load(sample("gemflow_samples.flame"), 0), 96, 50);
+  for (auto v : {cuda::Variant::Basic, cuda::Variant::DivergenceFree}) {
+    RenderOptions o;
+    o.seed = 5;
+    cuda::CudaRenderOptions every_launch, rarely;
+    every_launch.variant = rarely.variant = v;
+    every_launch.sync_seconds = 1e-9;  // one launch per synchronisation
+    rarely.sync_seconds = 1e3;         // as many as allowed
+    EXPECT_EQ(cuda::render_cuda(f, o, every_launch).rgba, cuda::render_cuda(f, o, rarely).rgba)
+        << cuda::variant_name(v);
+  }
+}
+
 TEST(RenderGpu, XaosFallsBackToBasic) {
   REQUIRE_DEVICE();
   const Flame f = shrink(load(sample("gemflow_samples.flame"), 1), 64, 10);

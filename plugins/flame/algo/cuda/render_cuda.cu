@@ -422,30 +422,36 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   img.height = f.height;
   const auto t0 = Clock::now();
   double post_seconds = 0;
-  std::uint64_t step = 0, batch = 1;
-  std::uint64_t perm_counter = 0;
+  // Launches cover a fixed kStepsPerLaunch steps (fewer at a pass's end), so where they start —
+  // and with them the divergence-free variant's global permutations, seeded by the step — does
+  // not depend on timing: the same seed gives the same image however fast the device runs. Only
+  // how many launches go between synchronisations adapts to time (~50 ms, so that cancel is
+  // answered within 200 ms).
+  constexpr std::uint64_t kStepsPerLaunch = 16;
+  std::uint64_t step = 0, launches_per_sync = 1;
   for (int pass = 0; pass < passes; ++pass) {
     const std::uint64_t pass_end = steps * static_cast<std::uint64_t>(pass + 1) / static_cast<std::uint64_t>(passes);
     while (step < pass_end) {
       if (opt.cancelled && opt.cancelled()) throw RenderCancelled();
-      const std::uint64_t k = std::min(batch, pass_end - step);
       const auto tb = Clock::now();
-      if (variant == Variant::DivergenceFree) {
-        const unsigned long long h = mix64(opt.seed * 0x2545f4914f6cdd1dull + ++perm_counter);
-        df_kernel<<<blocks_for(n), kBlock>>>(s, wa.view(), wb.view(), n, h | 1ull, h >> 17, opt.seed, step,
-                                             static_cast<int>(k), bad.data());
-        GF_CUDA_CHECK_LAUNCH("df_kernel");
-        std::swap(wa, wb);
-      } else {
-        basic_kernel<<<blocks_for(n), kBlock>>>(s, wa.view(), n, per_walker, extra, k, bad.data());
-        GF_CUDA_CHECK_LAUNCH("basic_kernel");
+      for (std::uint64_t j = 0; j < launches_per_sync && step < pass_end; ++j) {
+        const std::uint64_t k = std::min(kStepsPerLaunch, pass_end - step);
+        if (variant == Variant::DivergenceFree) {
+          const unsigned long long h = mix64(opt.seed * 0x2545f4914f6cdd1dull + step);
+          df_kernel<<<blocks_for(n), kBlock>>>(s, wa.view(), wb.view(), n, h | 1ull, h >> 17, opt.seed, step,
+                                               static_cast<int>(k), bad.data());
+          GF_CUDA_CHECK_LAUNCH("df_kernel");
+          std::swap(wa, wb);
+        } else {
+          basic_kernel<<<blocks_for(n), kBlock>>>(s, wa.view(), n, per_walker, extra, k, bad.data());
+          GF_CUDA_CHECK_LAUNCH("basic_kernel");
+        }
+        step += k;
       }
       GF_CUDA_TRY(cudaDeviceSynchronize());
-      step += k;
-      // Aim at ~50 ms per launch so that cancel is answered within 200 ms.
       const double sec = std::chrono::duration<double>(Clock::now() - tb).count();
-      if (sec < 0.025) batch = std::min<std::uint64_t>(batch * 2, 1u << 20);
-      else if (sec > 0.1 && batch > 1) batch /= 2;
+      if (sec < 0.5 * c.sync_seconds) launches_per_sync = std::min<std::uint64_t>(launches_per_sync * 2, 1u << 16);
+      else if (sec > 2.0 * c.sync_seconds && launches_per_sync > 1) launches_per_sync /= 2;
     }
     if (opt.progress) opt.progress(static_cast<double>(pass + 1) / passes, pass + 1, passes);
     if (opt.preview && pass + 1 < passes) {

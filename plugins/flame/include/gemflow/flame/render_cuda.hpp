@@ -42,7 +42,10 @@ struct CudaRenderOptions {
   Variant variant = Variant::Auto;
   int device = 0;
   std::uint64_t walkers = 0;  ///< 0: 64 per SM × 1024
-  int batch_iterations = 0;   ///< iterations per launch; 0: from a 50 ms estimate
+  /// Device time aimed at between host synchronisations (where cancel is checked), seconds:
+  /// the number of launches between them adapts to it. It never changes the image (launches
+  /// cover a fixed number of steps), only the cancel latency.
+  double sync_seconds = 0.05;
 };
 
 /// The variant actually used for `flame`: divergence_free needs a flame without xaos.
