@@ -605,15 +605,6 @@ TriMesh parse_ply(std::string_view data, const std::string& path, MeshReadInfo& 
   return PlyReader(data, path, info, cancel).read();
 }
 
-std::string lower_ext(const std::string& path) {
-  const auto dot = path.find_last_of('.');
-  const auto slash = path.find_last_of('/');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string e = path.substr(dot);
-  for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return e;
-}
-
 std::string num(double v) {
   char buf[32];
   const auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
@@ -640,7 +631,7 @@ struct Dsu {
 }  // namespace
 
 MeshFormat mesh_format_of(const std::string& path) {
-  const auto e = lower_ext(path);
+  const auto e = detail::lower_ext(path);
   if (e == ".off") return MeshFormat::off;
   if (e == ".obj") return MeshFormat::obj;
   if (e == ".ply") return MeshFormat::ply;

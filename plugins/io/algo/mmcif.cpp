@@ -10,6 +10,7 @@
 #include "gemflow/io/limits.hpp"
 #include "gemflow/io/star.hpp"
 #include "structure_builder.hpp"
+#include "text.hpp"
 
 namespace gemflow::io {
 
@@ -179,15 +180,6 @@ std::string atom_label(const Structure& s, std::size_t i) {
          (a.chain.empty() ? "" : " ") + std::to_string(a.residue_number) + a.insertion;
 }
 
-std::string lower_ext(const std::string& path) {
-  auto dot = path.find_last_of('.');
-  auto slash = path.find_last_of('/');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string e = path.substr(dot);
-  for (auto& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return e;
-}
-
 }  // namespace
 
 void write_mmcif(std::ostream& out, const Structure& s, const std::string& block_name) {
@@ -299,7 +291,7 @@ void write_vtp(std::ostream& out, const Structure& s, std::size_t model) {
 }
 
 StructureFormat structure_format_from_path(const std::string& path) {
-  std::string e = lower_ext(path);
+  std::string e = detail::lower_ext(path);
   if (e == ".pdb" || e == ".ent") return StructureFormat::Pdb;
   if (e == ".cif" || e == ".mmcif") return StructureFormat::Mmcif;
   if (e == ".vtp") return StructureFormat::Vtp;

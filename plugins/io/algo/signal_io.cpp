@@ -22,15 +22,6 @@ namespace {
 
 constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
 
-std::string lower_ext(const std::string& path) {
-  const auto dot = path.find_last_of('.');
-  const auto slash = path.find_last_of('/');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string e = path.substr(dot);
-  for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return e;
-}
-
 /// Without leading and trailing blanks (spaces, tabs unless `sep` is a tab: there they delimit
 /// empty fields) and a CR.
 std::string_view trim(std::string_view s, char sep = ',') {
@@ -318,7 +309,7 @@ Signal parse_text(std::string_view text, const std::string& path, const std::str
 
 Signal parse_signal(std::string_view bytes, const std::string& path, const ReadSignalOptions& o, SignalFileInfo* out) {
   SignalFileInfo info;
-  const std::string ext = lower_ext(path);
+  const std::string ext = detail::lower_ext(path);
   Signal s;
   if (ext == ".json") {
     s = parse_tcpd(detail::checked_text(bytes, path), path, info);
@@ -362,7 +353,7 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 void write_segments(std::ostream& out, const Segmentation& s, const std::string& path) {
-  const std::string ext = lower_ext(path);
+  const std::string ext = detail::lower_ext(path);
   if (ext != ".csv" && ext != ".json")
     throw std::invalid_argument("unknown segments file extension '" + ext + "' (expected .csv or .json)");
   for (std::size_t i = 0; i < s.segments.size(); ++i) {

@@ -1,6 +1,7 @@
 #pragma once
 // Text helpers shared by the io readers (internal to the plugin's algo library).
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -8,6 +9,16 @@
 #include "gemflow/io/errors.hpp"
 
 namespace gemflow::io::detail {
+
+/// The extension of the file name in `path`, lower case with its dot (".ply"); "" when none.
+inline std::string lower_ext(const std::string& path) {
+  const auto dot = path.find_last_of('.');
+  const auto slash = path.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string e = path.substr(dot);
+  for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return e;
+}
 
 /// Refuses text in UTF-16 or UTF-32 by name (a byte-order mark, or ASCII with a NUL in every other
 /// byte): read as bytes it would be blamed on its first field, tag or record. Then drops a UTF-8
