@@ -1,6 +1,7 @@
 #include "run/run_controller.hpp"
 
 #include <chrono>
+#include <cstdlib>
 
 #include <QDir>
 #include <QMetaObject>
@@ -13,7 +14,14 @@ namespace {
 QString q(const std::string& s) { return QString::fromStdString(s); }
 }  // namespace
 
-RunController::RunController(const Registry& registry, QObject* parent) : QObject(parent), registry_(registry) {}
+RunController::RunController(const Registry& registry, QObject* parent) : QObject(parent), registry_(registry) {
+  const char* off = std::getenv("GEMFLOW_NO_CACHE");
+  if (off && *off && std::string(off) != "0") return;
+  try {
+    disk_cache_.emplace(DiskCache::default_dir());
+  } catch (const std::exception&) {  // a cache is an optimisation: Studio runs without one
+  }
+}
 
 RunController::~RunController() {
   cancel_ = true;
@@ -43,6 +51,7 @@ bool RunController::start(const Workflow& wf, const std::string& until) {
   opt.cancel = &cancel_;
   opt.until = until;
   opt.cache = &cache_;
+  opt.disk_cache = disk_cache_ ? &*disk_cache_ : nullptr;
   // Worker threads → GUI thread: every event is copied into a queued call on this object.
   QPointer<RunController> self(this);
   opt.on_event = [self](const RunEvent& e) {

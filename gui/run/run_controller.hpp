@@ -1,11 +1,13 @@
 #pragma once
 // RunController: runs a snapshot of the workflow through gemflow::run_workflow on a worker
 // thread (never the UI thread) and marshals its events back to the GUI thread as queued
-// signals. Keeps a session ResultCache (only changed nodes re-run) and the latest outputs of
-// every node for the viewers.
+// signals. Keeps a session ResultCache (only changed nodes re-run), the lasting DiskCache that
+// `gemflow run` uses too (results survive a restart of Studio; none under GEMFLOW_NO_CACHE=1),
+// and the latest outputs of every node for the viewers.
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -71,6 +73,7 @@ class RunController : public QObject {
 
   const Registry& registry_;
   ResultCache cache_;
+  std::optional<DiskCache> disk_cache_;
   std::atomic<bool> cancel_{false};
   bool running_ = false;
   std::thread worker_;

@@ -446,6 +446,42 @@ TEST_F(StudioGui, EditRunAndCache) {
   EXPECT_EQ(st["slow"], NodeState::Idle);
 }
 
+// The lasting result cache: a second Studio (a new RunController) takes the results of the
+// first from the disk instead of running the nodes again.
+TEST_F(StudioGui, ResultsOutliveTheSessionThroughTheDiskCache) {
+  if (!registry().find_node("test.constant")) GTEST_SKIP() << "testnodes plugin not built";
+  const fs::path cache = kOut / "disk-cache";
+  fs::remove_all(cache);
+  ::setenv("GEMFLOW_CACHE_DIR", cache.c_str(), 1);
+  ::setenv("GEMFLOW_NO_CACHE", "0", 1);
+  const fs::path file = write_file("disk_cache.yaml", R"(gemflow: 1
+name: disk-cache
+nodes:
+  a: {type: test.constant, params: {value: 2}}
+  b: {type: test.constant, params: {value: 3}}
+  s: {type: test.add}
+links:
+  - a.value -> s.a
+  - b.value -> s.b
+)");
+  const auto loaded = load_workflow(file, registry());
+  ASSERT_TRUE(loaded.ok());
+  std::vector<NodeState> seen;
+  for (int session = 0; session < 2; ++session) {
+    gs::RunController rc(registry());
+    rc.set_out_dir(kOut / ("disk-cache-out-" + std::to_string(session)));
+    QSignalSpy done(&rc, &gs::RunController::finished);
+    ASSERT_TRUE(rc.start(*loaded.workflow));
+    ASSERT_TRUE(done.wait(60000));
+    rc.wait();
+    seen.push_back(rc.results().at("s").state);
+    EXPECT_EQ((*rc.outputs("s").at("sum").as<gemflow::MatrixF64>())(0, 0), 5.0);
+  }
+  ::setenv("GEMFLOW_NO_CACHE", "1", 1);
+  ::unsetenv("GEMFLOW_CACHE_DIR");
+  EXPECT_EQ(seen, (std::vector<NodeState>{NodeState::Done, NodeState::Cached}));
+}
+
 TEST_F(StudioGui, CancelStopsTheRun) {
   if (!registry().find_node("test.sleep")) GTEST_SKIP() << "testnodes plugin not built";
   const auto f = write_file("sleep.yaml", "gemflow: 1\nname: studio-cancel\nnodes:\n  nap: {type: test.sleep, params: {seconds: 30}}\n");
