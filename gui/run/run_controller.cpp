@@ -51,7 +51,8 @@ bool RunController::start(const Workflow& wf, const std::string& until) {
   opt.cancel = &cancel_;
   opt.until = until;
   opt.cache = &cache_;
-  opt.disk_cache = disk_cache_ ? &*disk_cache_ : nullptr;
+  opt.disk_cache = disk_cache_ && !skip_disk_cache_once_ ? &*disk_cache_ : nullptr;
+  skip_disk_cache_once_ = false;
   // Worker threads → GUI thread: every event is copied into a queued call on this object.
   QPointer<RunController> self(this);
   opt.on_event = [self](const RunEvent& e) {
@@ -101,6 +102,7 @@ void RunController::rename(const std::string& from, const std::string& to) {
 
 void RunController::clear_cache() {
   cache_.clear();
+  skip_disk_cache_once_ = true;
   results_.clear();
   previews_.clear();
 }

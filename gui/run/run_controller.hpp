@@ -74,6 +74,7 @@ class RunController : public QObject {
   const Registry& registry_;
   ResultCache cache_;
   std::optional<DiskCache> disk_cache_;
+  bool skip_disk_cache_once_ = false;  // after clear_cache(): the next run computes every node
   std::atomic<bool> cancel_{false};
   bool running_ = false;
   std::thread worker_;

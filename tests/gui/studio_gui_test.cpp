@@ -477,9 +477,19 @@ links:
     seen.push_back(rc.results().at("s").state);
     EXPECT_EQ((*rc.outputs("s").at("sum").as<gemflow::MatrixF64>())(0, 0), 5.0);
   }
+  {  // Clear Result Cache: the next run computes again, whatever the disk holds
+    gs::RunController rc(registry());
+    rc.set_out_dir(kOut / "disk-cache-out-2");
+    rc.clear_cache();
+    QSignalSpy done(&rc, &gs::RunController::finished);
+    ASSERT_TRUE(rc.start(*loaded.workflow));
+    ASSERT_TRUE(done.wait(60000));
+    rc.wait();
+    seen.push_back(rc.results().at("s").state);
+  }
   ::setenv("GEMFLOW_NO_CACHE", "1", 1);
   ::unsetenv("GEMFLOW_CACHE_DIR");
-  EXPECT_EQ(seen, (std::vector<NodeState>{NodeState::Done, NodeState::Cached}));
+  EXPECT_EQ(seen, (std::vector<NodeState>{NodeState::Done, NodeState::Cached, NodeState::Done}));
 }
 
 TEST_F(StudioGui, CancelStopsTheRun) {
