@@ -370,6 +370,7 @@ int nodes_command(const NodesArgs& args, const GlobalOptions& g, Console&) {
 }
 
 int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console&) {
+  if (args.rescan) ::setenv("GEMFLOW_PLUGIN_PROBE", "always", 1);
   Registry registry;
   PluginHost host(registry);
   load_plugins(host, g, false);

@@ -56,6 +56,7 @@ struct NodesArgs {
 
 struct PluginsArgs {
   bool doctor = false;
+  bool rescan = false;  ///< GEMFLOW_PLUGIN_PROBE=always for this command
 };
 
 int run_command(const RunArgs& args, const GlobalOptions& g, Console& console);

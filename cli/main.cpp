@@ -150,6 +150,8 @@ int main(int argc, char** argv) {
   // plugins
   PluginsArgs plugins;
   auto* plugins_cmd = app.add_subcommand("plugins", "Show each plugin file: loaded, or why not");
+  plugins_cmd->add_flag("--rescan", plugins.rescan,
+                        "Probe every plugin file again, even those whose earlier probe passed");
   plugins_cmd->add_flag("--doctor", plugins.doctor,
                         "Also show the host fingerprint, search path, CUDA devices and hints");
 

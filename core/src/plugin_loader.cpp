@@ -340,6 +340,58 @@ void remember_failure(const fs::path& plugin, const std::string& error) {
   }
 }
 
+// ---- Remembered probe successes ---------------------------------------------------------------
+//
+// The probe's child costs about 0.1 s per plugin, most of a command's start. A file that passed
+// is remembered in the same record with its content hash and the host's fingerprint, and is
+// loaded directly while its path, size, modification time, contents and the host are unchanged.
+// GEMFLOW_PLUGIN_PROBE=always (and `gemflow plugins --rescan`) probes every file regardless.
+
+std::string content_hash(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "";
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  std::vector<char> buf(1 << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.gcount() > 0) XXH3_64bits_update(st, buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  const auto h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return fmt::format("{:016x}", static_cast<std::uint64_t>(h));
+}
+
+bool probe_forced() {
+  const char* v = std::getenv("GEMFLOW_PLUGIN_PROBE");
+  return v && std::string(v) == "always";
+}
+
+bool remembered_success(const fs::path& plugin, const std::string& hash) {
+  const fs::path record = probe_cache_file(plugin);
+  if (record.empty() || hash.empty() || probe_forced()) return false;
+  std::ifstream in(record);
+  std::map<std::string, std::string> kv;
+  for (std::string line; std::getline(in, line);)
+    if (const auto eq = line.find('='); eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+  const std::string stamp = file_stamp(plugin);
+  return kv["ok"] == "1" && kv["file"] == plugin.string() && !stamp.empty() && kv["stamp"] == stamp &&
+         kv["hash"] == hash && kv["host"] == GEMFLOW_BUILD_FINGERPRINT;
+}
+
+void remember_success(const fs::path& plugin, const std::string& hash) {
+  const fs::path record = probe_cache_file(plugin);
+  const std::string stamp = file_stamp(plugin);
+  if (record.empty() || stamp.empty() || hash.empty()) return;
+  try {
+    std::error_code ec;
+    fs::create_directories(record.parent_path(), ec);
+    write_file_atomically(record, fmt::format("file={}\nstamp={}\nhash={}\nhost={}\nok=1\n", plugin.string(), stamp,
+                                              hash, GEMFLOW_BUILD_FINGERPRINT));
+  } catch (const std::exception&) {  // a cache that cannot be written: probed again next time
+  }
+}
+
 }  // namespace
 
 std::string PluginHost::host_fingerprint() { return GEMFLOW_BUILD_FINGERPRINT; }
@@ -368,7 +420,13 @@ PluginRecord PluginHost::load(const fs::path& file_in) {
       return fail(fmt::format("{} (remembered from the probe of {}: not tried again until the file changes)",
                               m->error, m->date));
     }
-    ProbeResult p = probe(rec.file);
+    const std::string hash = content_hash(rec.file);
+    ProbeResult p;
+    if (!remembered_success(rec.file, hash)) {
+      p = probe(rec.file);
+      rec.probed = true;
+      if (p.kind == ProbeResult::Kind::Ok) remember_success(rec.file, hash);
+    }
     if (p.kind != ProbeResult::Kind::NotRun && p.kind != ProbeResult::Kind::Ok) {
       rec.name = std::move(p.name);
       rec.version = std::move(p.version);

@@ -288,3 +288,43 @@ TEST(PluginLoader, APluginThatHangsWhileLoadingIsRememberedUntilItChanges) {
 
 }  // namespace
 }  // namespace gemflow
+
+namespace gemflow {
+namespace {
+
+// A plugin whose probe passed is loaded without the child the next time, until the file changes
+// or GEMFLOW_PLUGIN_PROBE=always asks for it.
+TEST(PluginLoader, APassedProbeIsRememberedUntilTheFileChanges) {
+  const fs::path dir = fs::temp_directory_path() / ("gemflow_probe_memory_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "cache");
+  const fs::path lib = dir / "libgemflow_testnodes.so";
+  fs::copy_file(fs::path(GEMFLOW_TEST_PLUGIN_DIR) / "testnodes" / "libgemflow_testnodes.so", lib);
+  const char* old_cache = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old_cache ? old_cache : "";
+  ::setenv("XDG_CACHE_HOME", (dir / "cache").c_str(), 1);
+  const auto load = [&] {
+    Registry reg;
+    PluginHost host(reg);
+    return host.load(lib);
+  };
+  const PluginRecord first = load();
+  ASSERT_TRUE(first.loaded) << first.error;
+  EXPECT_TRUE(first.probed);
+  const PluginRecord second = load();
+  ASSERT_TRUE(second.loaded) << second.error;
+  EXPECT_FALSE(second.probed);
+  // A newer modification time: probed again.
+  fs::last_write_time(lib, fs::last_write_time(lib) + std::chrono::seconds(5));
+  EXPECT_TRUE(load().probed);
+  EXPECT_FALSE(load().probed);
+  ::setenv("GEMFLOW_PLUGIN_PROBE", "always", 1);
+  EXPECT_TRUE(load().probed);
+  ::unsetenv("GEMFLOW_PLUGIN_PROBE");
+  if (old_cache) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else ::unsetenv("XDG_CACHE_HOME");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gemflow

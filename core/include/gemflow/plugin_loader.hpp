@@ -20,6 +20,9 @@ struct PluginRecord {
   /// Set when the file was not tried because an earlier probe found its load-time code crashing
   /// or hanging (and the file has not changed since): the record of that failure.
   std::filesystem::path remembered_in;
+  /// The probe's child ran for this file in this load (false: probing is off, or an earlier
+  /// probe of the unchanged file passed and was remembered).
+  bool probed = false;
 };
 
 /// Loads plugins into a Registry. Libraries stay loaded for the life of the process (values
@@ -36,7 +39,10 @@ class PluginHost {
   /// environment variable GEMFLOW_PLUGIN_PROBE=0 skips the child (faster, not crash-safe).
   /// A file whose child crashed, exited or hung (GEMFLOW_PLUGIN_PROBE_TIMEOUT seconds, default
   /// 60) is remembered as failed in $XDG_CACHE_HOME/gemflow/plugin-probe (~/.cache/gemflow/...)
-  /// and not tried again until its size or modification time changes.
+  /// and not tried again until its size or modification time changes. A file that passed is
+  /// remembered too (with its content hash and the host's fingerprint) and then loaded without
+  /// the child while nothing of that changes: a command starts in about 0.1 s instead of 0.1 s
+  /// per plugin more. GEMFLOW_PLUGIN_PROBE=always probes every file regardless.
   /// Node ids must start with the plugin's name and a dot ("io.read_structure" of plugin "io"):
   /// a plugin registering any other id is refused, whatever the load order.
   /// Failures (not a library, missing symbol, version/fingerprint mismatch, exception in
