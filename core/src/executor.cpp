@@ -30,6 +30,7 @@
 #include "gemflow/config.hpp"
 #include "gemflow/device.hpp"
 #include "gemflow/plugin_loader.hpp"
+#include "gemflow/types.hpp"
 
 namespace gemflow {
 
@@ -266,14 +267,40 @@ class Run {
   void finish(std::size_t i, NodeState state, std::vector<RunEvent>& events);
   void write_provenance(RunResult& r);
   void warn_stale_outputs();
-  // Every output file of `n` exists (a cached writer whose file was removed runs again).
-  static bool outputs_present(const NodeRun& n) {
-    for (std::size_t k = 0; k < n.params.size(); ++k)
-      if (n.entry->spec.params[k].kind == ParamKind::OutputPath) {
-        std::error_code ec;
-        const auto& p = std::get<std::string>(n.params[k].second);
-        if (!p.empty() && !fs::exists(p, ec)) return false;
-      }
+  // The files a node wrote travel with its cached outputs as a Table under this key (file
+  // relative to the output folder when inside it, and its xxh3): a cached writer counts only
+  // while every file it wrote is still there with those bytes, in this run's output folder.
+  static constexpr const char* kFilesKey = ".files";
+  Value files_value(const NodeRun& n) const {
+    Table t;
+    t.columns = {"file", "xxh3"};
+    std::lock_guard lock(*n.mutex);
+    for (const auto& f : n.output_files) {
+      const fs::path rel = f.file.lexically_relative(out_dir_);
+      const bool inside = !rel.empty() && *rel.begin() != "..";
+      t.rows.push_back({inside ? "OUT/" + rel.generic_string() : f.file.string(), f.hash});
+    }
+    return Value::make(std::move(t));
+  }
+  // Takes the files record out of a cache hit; false when a file it names is missing or differs.
+  bool files_unchanged(const NodeRun& n, std::map<std::string, Value>& hit) const {
+    const bool writes = std::any_of(n.params.begin(), n.params.end(), [&](const auto& p) {
+      const ParamSpec* ps = n.entry->spec.param(p.first);
+      return ps && ps->kind == ParamKind::OutputPath && !std::get<std::string>(p.second).empty();
+    });
+    const auto it = hit.find(kFilesKey);
+    if (it == hit.end()) return !writes;
+    const Value files = it->second;
+    hit.erase(it);
+    if (files.type() != DataType<Table>::name) return false;
+    for (const auto& row : files.as<Table>()->rows) {
+      if (row.size() != 2) return false;
+      const auto* name = std::get_if<std::string>(&row[0]);
+      const auto* hash = std::get_if<std::string>(&row[1]);
+      if (!name || !hash) return false;
+      const fs::path file = name->starts_with("OUT/") ? out_dir_ / name->substr(4) : fs::path(*name);
+      if (hash_or_missing(file) != *hash) return false;
+    }
     return true;
   }
   // The crash journal (OUT/.gemflow-journal.jsonl): one fsync'd line per finished node, removed
@@ -743,19 +770,20 @@ void Run::run_node(std::size_t i) {
   bool cached = false;
   if (opt_.cache) {
     if (auto hit = opt_.cache->find(n.result.key)) {
-      cached = outputs_present(n);
+      cached = files_unchanged(n, *hit);
       if (cached) outputs = std::move(*hit);
     }
   }
   std::string cache_miss;
   if (!cached && opt_.disk_cache) {
     if (auto hit = opt_.disk_cache->find(n.result.key, registry_, &cache_miss)) {
-      cached = outputs_present(n);
+      auto entry = *hit;  // with its files record, for the session cache
+      cached = files_unchanged(n, *hit);
       if (cached) {
         outputs = std::move(*hit);
-        if (opt_.cache) opt_.cache->store(n.result.key, outputs);
+        if (opt_.cache) opt_.cache->store(n.result.key, std::move(entry));
       } else {
-        cache_miss = "an output file of the cached result is missing";
+        cache_miss = "a file it wrote is missing or was changed since";
       }
     }
   }
@@ -796,10 +824,12 @@ void Run::run_node(std::size_t i) {
       // the others: a warning in the node's log (break-test: silent before)
       for (const auto& o : n.entry->spec.outputs)
         if (!outputs.count(o.name)) ctx.warn(fmt::format("output '{}' was not set", o.name));
-      if (opt_.cache) opt_.cache->store(n.result.key, outputs);
+      auto entry = outputs;
+      entry.emplace(kFilesKey, files_value(n));
+      if (opt_.cache) opt_.cache->store(n.result.key, entry);
       if (opt_.disk_cache) {
         std::string why_not;
-        if (!opt_.disk_cache->store(n.result.key, outputs, registry_, &why_not)) {
+        if (!opt_.disk_cache->store(n.result.key, entry, registry_, &why_not)) {
           ctx.log(LogLevel::Debug, "not cached on disk: " + why_not);
           // A folder that cannot be written is said once per run, not once per node.
           if (why_not.starts_with("cannot") && !disk_cache_warned_.exchange(true)) {

@@ -1265,7 +1265,7 @@ TEST_F(Cli, ASecondRunComesFromTheResultCacheAndExplainSaysWhy) {
     EXPECT_EQ(summary["nodes"][id]["why"], "from the cache") << id;
   }
   EXPECT_EQ(summary["nodes"]["write"]["state"], "done");
-  EXPECT_EQ(summary["nodes"]["write"]["why"], "an output file of the cached result is missing");
+  EXPECT_EQ(summary["nodes"]["write"]["why"], "a file it wrote is missing or was changed since");
   EXPECT_EQ(slurp(dir_ / "o2" / "result.txt"), "sum\n5\n");
 
   auto third = gemflow({"run", wf.string(), "--out", "o3", "--cache", "cache", "--set", "a.value=4", "--explain"}, opt);
@@ -1341,4 +1341,26 @@ TEST_F(Cli, UpgradeMigratesAnOldWorkflowAndKeepsTheOriginal) {
   EXPECT_CONTAINS(again.out, "every node is at its current version; not changed");
   auto run = gemflow({"run", wf.string(), "--out", "o", "--json"});
   EXPECT_EQ(run.code, 0) << run.err;
+}
+
+// A cached writer whose file was overwritten by a run with other values must write it again:
+// taking it from the cache left the other run's result in place (a wrong answer, exit 0).
+TEST_F(Cli, ACachedWriterRewritesAFileAnotherRunChanged) {
+  const auto wf = write("w.yaml", kSum);
+  Options opt;
+  opt.env = {"GEMFLOW_NO_CACHE=0"};
+  ASSERT_EQ(gemflow({"run", wf.string(), "--out", "o", "--cache", "cache"}, opt).code, 0);
+  EXPECT_EQ(slurp(dir_ / "o" / "result.txt"), "sum\n5\n");
+  ASSERT_EQ(gemflow({"run", wf.string(), "--out", "o", "--cache", "cache", "--set", "a.value=4"}, opt).code, 0);
+  EXPECT_EQ(slurp(dir_ / "o" / "result.txt"), "sum\n7\n");
+  auto back = gemflow({"run", wf.string(), "--out", "o", "--cache", "cache", "--json"}, opt);
+  ASSERT_EQ(back.code, 0) << back.err;
+  EXPECT_EQ(slurp(dir_ / "o" / "result.txt"), "sum\n5\n");
+  const auto summary = json_lines(back.out).back();
+  EXPECT_EQ(summary["nodes"]["add"]["state"], "cached");
+  EXPECT_EQ(summary["nodes"]["write"]["state"], "done");
+  // Unchanged since: the writer too comes from the cache.
+  auto again = gemflow({"run", wf.string(), "--out", "o", "--cache", "cache", "--json"}, opt);
+  EXPECT_EQ(json_lines(again.out).back()["nodes"]["write"]["state"], "cached");
+  EXPECT_EQ(slurp(dir_ / "o" / "result.txt"), "sum\n5\n");
 }
