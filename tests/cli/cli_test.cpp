@@ -1344,7 +1344,7 @@ TEST_F(Cli, UpgradeMigratesAnOldWorkflowAndKeepsTheOriginal) {
 }
 
 // A cached writer whose file was overwritten by a run with other values must write it again:
-// taking it from the cache left the other run's result in place (a wrong answer, exit 0).
+// taken from the cache, it would leave the other run's result in place (a wrong answer, exit 0).
 TEST_F(Cli, ACachedWriterRewritesAFileAnotherRunChanged) {
   const auto wf = write("w.yaml", kSum);
   Options opt;

@@ -83,9 +83,10 @@ TEST(RenderGpu, SameSeedSameBytesAnotherSeedOtherBytes) {
   }
 }
 
-// The divergence-free variant once drew a global permutation per launch, and the launches'
-// lengths followed the device's speed: a slower run (under compute-sanitizer) gave another
-// image for the same seed. However the launches are synchronised, the image is the same.
+// Launch lengths must not depend on the device's speed: the divergence-free variant permutes
+// the points at each launch, so launches that followed timing would give a slowed run (under
+// compute-sanitizer) another image for the same seed. However often the host synchronises, the
+// image is the same.
 TEST(RenderGpu, TheImageDoesNotDependOnHowOftenTheHostSynchronises) {
   REQUIRE_DEVICE();
   const Flame f = shrink(load(sample("gemflow_samples.flame"), 0), 96, 50);
