@@ -278,6 +278,20 @@ __global__ void laplacian_kernel(NewtonDevice N, const double* w, const double* 
   y[i] = s;
 }
 
+/// Block-wide Σ x and max y of the threads' values, left in sum[0] and big[0] (kBlock threads).
+__device__ void block_sum_max(double x, double y, double* sum, double* big) {
+  sum[threadIdx.x] = x;
+  big[threadIdx.x] = y;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      sum[threadIdx.x] += sum[threadIdx.x + s];
+      big[threadIdx.x] = fmax(big[threadIdx.x], big[threadIdx.x + s]);
+    }
+    __syncthreads();
+  }
+}
+
 /// Per block: Σ a·b (b == nullptr: Σ a²) and max |a| into part[block], part[gridDim + block].
 __global__ void dot_kernel(const double* a, const double* b, std::uint32_t m, double* part) {
   __shared__ double sum[kBlock], big[kBlock];
@@ -287,16 +301,7 @@ __global__ void dot_kernel(const double* a, const double* b, std::uint32_t m, do
     x = a[i] * (b ? b[i] : a[i]);
     y = fabs(a[i]);
   }
-  sum[threadIdx.x] = x;
-  big[threadIdx.x] = y;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      sum[threadIdx.x] += sum[threadIdx.x + s];
-      big[threadIdx.x] = fmax(big[threadIdx.x], big[threadIdx.x + s]);
-    }
-    __syncthreads();
-  }
+  block_sum_max(x, y, sum, big);
   if (threadIdx.x == 0) part[blockIdx.x] = sum[0], part[gridDim.x + blockIdx.x] = big[0];
 }
 
@@ -305,16 +310,7 @@ __global__ void finish_kernel(const double* part, std::uint32_t n, double* out) 
   __shared__ double sum[kBlock], big[kBlock];
   double x = 0, y = 0;
   for (std::uint32_t i = threadIdx.x; i < n; i += blockDim.x) x += part[i], y = fmax(y, part[n + i]);
-  sum[threadIdx.x] = x;
-  big[threadIdx.x] = y;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      sum[threadIdx.x] += sum[threadIdx.x + s];
-      big[threadIdx.x] = fmax(big[threadIdx.x], big[threadIdx.x + s]);
-    }
-    __syncthreads();
-  }
+  block_sum_max(x, y, sum, big);
   if (threadIdx.x == 0) out[0] = sum[0], out[1] = big[0];
 }
 
