@@ -109,6 +109,9 @@ static_assert(sizeof(AtomSelector) == 3 * sizeof(std::string) + 2 * sizeof(std::
               "AtomSelector changed: update Serial<RestraintSet>");
 static_assert(sizeof(DistanceRestraint) == 8 + sizeof(std::string) + sizeof(std::vector<int>) + 5 * sizeof(double),
               "DistanceRestraint changed: update Serial<RestraintSet>");
+static_assert(sizeof(DihedralRestraint) == 8 + 2 * sizeof(std::string) + 4 * sizeof(AtomSelector) +
+                                               4 * sizeof(std::size_t) + 4 * sizeof(double),
+              "DihedralRestraint changed: update Serial<RestraintSet>");
 namespace {
 void write_selector(BinaryWriter& w, const AtomSelector& s) {
   w.str(s.chain);
@@ -147,6 +150,18 @@ void Serial<RestraintSet>::write(BinaryWriter& w, const RestraintSet& s) {
     w.put(d.weight);
     w.put(d.pseudo_correction);
   }
+  w.size(s.dihedrals.size());
+  for (const auto& d : s.dihedrals) {
+    w.put<std::int32_t>(d.id);
+    w.str(d.origin);
+    w.str(d.name);
+    for (const auto& a : d.atoms) write_selector(w, a);
+    for (auto i : d.atom_index) w.put<std::uint64_t>(i);
+    w.put(d.lower);
+    w.put(d.upper);
+    w.put(d.target);
+    w.put(d.weight);
+  }
   w.strings(s.warnings);
   w.size(s.skipped);
 }
@@ -170,6 +185,18 @@ RestraintSet Serial<RestraintSet>::read(BinaryReader& r) {
     d.target = r.get<double>("target");
     d.weight = r.get<double>("weight");
     d.pseudo_correction = r.get<double>("pseudo-atom correction");
+  }
+  s.dihedrals.resize(r.size("dihedral restraints", 4 * 32 + 60));
+  for (auto& d : s.dihedrals) {
+    d.id = r.get<std::int32_t>("restraint id");
+    d.origin = r.str("origin");
+    d.name = r.str("dihedral name");
+    for (auto& a : d.atoms) a = read_selector(r);
+    for (auto& i : d.atom_index) i = r.get<std::uint64_t>("atom index");
+    d.lower = r.get<double>("lower bound");
+    d.upper = r.get<double>("upper bound");
+    d.target = r.get<double>("target");
+    d.weight = r.get<double>("weight");
   }
   s.warnings = r.strings("warnings");
   s.skipped = r.get<std::uint64_t>("skipped count");

@@ -91,7 +91,8 @@ std::string DataType<Structure>::summary(const Structure& s) {
                      s.models.size(), s.models.size() == 1 ? "" : "s");
 }
 std::string DataType<RestraintSet>::summary(const RestraintSet& r) {
-  return fmt::format("{} restraints", r.restraints.size());
+  if (r.dihedrals.empty()) return fmt::format("{} restraints", r.restraints.size());
+  return fmt::format("{} distance and {} dihedral restraints", r.restraints.size(), r.dihedrals.size());
 }
 std::string DataType<Table>::summary(const Table& t) {
   return fmt::format("{} rows × {} columns", t.rows.size(), t.columns.size());

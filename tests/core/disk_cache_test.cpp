@@ -86,6 +86,14 @@ TEST(Serial, EveryStandardTypeRoundTrips) {
   d.upper = 5.5;
   d.pseudo_correction = 1.0;
   rs.restraints = {d};
+  DihedralRestraint phi;
+  phi.id = 7;
+  phi.name = "PHI";
+  phi.atoms[1] = {"A", 5, "LEU", "N", 9};
+  phi.atom_index = {10, 11, 12, DihedralRestraint::unresolved};
+  phi.lower = 160.0;
+  phi.upper = -140.0;
+  rs.dihedrals = {phi};
   rs.warnings = {"w"};
   rs.skipped = 2;
   const auto rs2 = round_trip(rs);
@@ -93,6 +101,11 @@ TEST(Serial, EveryStandardTypeRoundTrips) {
   EXPECT_EQ(rs2.restraints[0].alternatives[0].atoms_b, (std::vector<std::size_t>{2, 3}));
   EXPECT_EQ(rs2.restraints[0].upper, 5.5);
   EXPECT_EQ(rs2.skipped, 2u);
+  ASSERT_EQ(rs2.dihedrals.size(), 1u);
+  EXPECT_EQ(rs2.dihedrals[0].name, "PHI");
+  EXPECT_EQ(rs2.dihedrals[0].atoms[1].residue, "LEU");
+  EXPECT_EQ(rs2.dihedrals[0].atom_index[3], DihedralRestraint::unresolved);
+  EXPECT_EQ(rs2.dihedrals[0].upper, -140.0);
 
   Table t;
   t.columns = {"a", "b", "c"};

@@ -1,6 +1,8 @@
 #pragma once
 // Distance restraints (NOE and others), as read from NEF or Xplor-NIH .tbl files.
+#include <array>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -40,11 +42,34 @@ struct DistanceRestraint {
   double pseudo_correction = 0.0;
 };
 
+/// One dihedral (torsion) restraint on four atoms, e.g. a backbone φ/ψ from TALOS or J couplings.
+/// Angles are in degrees in [-180, 180); the allowed interval runs from `lower` counter-clockwise
+/// to `upper` and wraps through ±180 when `upper < lower` (CYANA .aco, NEF and NMR-STAR give the
+/// limits, Xplor-NIH's `assign ... k centre range exp` gives centre ± range). The energy is a
+/// flat-bottom harmonic outside the interval (Xplor-NIH CDIH term).
+struct DihedralRestraint {
+  int id = 0;              ///< restraint id from the file (or running index)
+  std::string origin;      ///< "file:line"
+  std::string name;        ///< "PHI", "PSI", "CHI1", ... when the file names it; empty otherwise
+  std::array<AtomSelector, 4> atoms;  ///< as written in the file (or derived from `name`)
+  /// Structure atom indices of the four selections; `unresolved` until resolved against a
+  /// structure.
+  std::array<std::size_t, 4> atom_index{unresolved, unresolved, unresolved, unresolved};
+  double lower = -180.0;   ///< degrees
+  double upper = 180.0;    ///< degrees
+  double target = 0.0;     ///< degrees (centre of the interval when the file gives none)
+  double weight = 1.0;     ///< relative force constant (Xplor-NIH's k, 1 when not given)
+  static constexpr std::size_t unresolved = std::numeric_limits<std::size_t>::max();
+};
+
 /// A set of restraints plus the report of how they matched a structure.
 struct RestraintSet {
   std::string source;  ///< file they were read from
   std::string format;  ///< "nef" or "xplor": the wildcard dialect of AtomSelector::atom
   std::vector<DistanceRestraint> restraints;
+  /// Dihedral restraints (NEF dihedral lists, .aco, Xplor-NIH/CNS dihedral .tbl, NMR-STAR torsion
+  /// loops); empty when the file has none.
+  std::vector<DihedralRestraint> dihedrals;
   std::vector<std::string> warnings;  ///< mismatches found while resolving (counts, examples)
   /// Restraints read from the file but left out while resolving (on_unknown_atom: skip): they
   /// are not in `restraints`, and reports add them to the restraints they could not evaluate.
