@@ -38,6 +38,12 @@ struct UpgradeArgs {
   std::filesystem::path workflow;
 };
 
+struct FmtArgs {
+  std::vector<std::filesystem::path> workflows;
+  bool check = false;  ///< only say which files are not in canonical form (exit 1 when any)
+};
+
+
 struct CacheArgs {
   std::string action;  ///< info | prune | clear
   std::optional<std::filesystem::path> dir;
@@ -65,6 +71,7 @@ int nodes_command(const NodesArgs& args, const GlobalOptions& g, Console& consol
 int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console& console);
 int cache_command(const CacheArgs& args);
 int upgrade_command(const UpgradeArgs& args, const GlobalOptions& g, Console& console);
+int fmt_command(const FmtArgs& args, const GlobalOptions& g, Console& console);
 
 /// "5G", "500M", "64K", "1024" → bytes; nullopt when it is not such a size.
 [[nodiscard]] std::optional<std::uint64_t> parse_size(const std::string& text);

@@ -136,6 +136,13 @@ int main(int argc, char** argv) {
       "upgrade", "Rewrite a workflow at the current node versions (migrations applied; the original kept as .bak)");
   upgrade_cmd->add_option("workflow", upgrade.workflow, "Workflow file (YAML)")->required()->type_name("W.yaml");
 
+  // fmt
+  FmtArgs fmt_args;
+  auto* fmt_cmd = app.add_subcommand(
+      "fmt", "Rewrite workflows in canonical form (one line per node, canonical numbers; comments are dropped)");
+  fmt_cmd->add_option("workflows", fmt_args.workflows, "Workflow files (YAML)")->required()->type_name("W.yaml");
+  fmt_cmd->add_flag("--check", fmt_args.check, "Change nothing; list the files that are not canonical (exit 1)");
+
   // cache
   CacheArgs cache;
   std::string cache_cmd_dir;
@@ -165,11 +172,11 @@ int main(int argc, char** argv) {
     // `gemflow frobnicate`: name the unknown command instead of CLI11's "A subcommand is required".
     const auto rest = app.remaining();
     if (app.get_subcommands().empty() && !rest.empty() && !rest.front().empty() && rest.front()[0] != '-') {
-      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins", "cache", "upgrade"};
+      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins", "cache", "upgrade", "fmt"};
       const std::string near = gemflow::nearest_name(rest.front(), commands);
       std::cerr << "gemflow: unknown command '" << rest.front() << "'"
                 << (near.empty() ? std::string() : " (did you mean '" + near + "'?)")
-                << "; commands: run, validate, nodes, plugins, cache, upgrade (see gemflow --help)\n";
+                << "; commands: run, validate, nodes, plugins, cache, upgrade, fmt (see gemflow --help)\n";
       return kExitInvalid;
     }
     if (app.get_subcommands().empty() && !rest.empty() && rest.front().rfind("--", 0) == 0) {
@@ -201,6 +208,7 @@ int main(int argc, char** argv) {
     else if (*plugins_cmd) rc = plugins_command(plugins, g, console);
     else if (*cache_cmd) rc = cache_command(cache);
     else if (*upgrade_cmd) rc = upgrade_command(upgrade, g, console);
+    else if (*fmt_cmd) rc = fmt_command(fmt_args, g, console);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     rc = kExitInvalid;

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "gemflow/atomic_file.hpp"
 #include "gemflow/device.hpp"
 #include "gemflow/executor.hpp"
 #include "gemflow/workflow.hpp"
@@ -144,6 +145,8 @@ std::optional<Workflow> load_for_run(const fs::path& file, const std::vector<std
     }
   }
   if (!ok) return std::nullopt;
+  // every later step (reporting, --until, the run) sees the inner nodes as "sub/node"
+  if (has_subworkflows(wf)) return flatten(wf, registry);
   return wf;
 }
 
@@ -514,9 +517,35 @@ int upgrade_command(const UpgradeArgs& args, const GlobalOptions& g, Console& co
     return kExitInvalid;
   }
   save_workflow(*r.workflow, args.workflow);
-  fmt::print("{}: upgraded ({} node{}); written in canonical form (comments are not kept), the original is {}\n",
+  fmt::print("{}: upgraded ({} node{}); only the migrated nodes were rewritten, the original is {}\n",
              args.workflow.string(), r.migrated, r.migrated == 1 ? "" : "s", backup.string());
   return kExitOk;
+}
+
+int fmt_command(const FmtArgs& args, const GlobalOptions& g, Console& console) {
+  Registry registry;
+  PluginHost host(registry);
+  load_plugins(host, g, true);
+  int rc = kExitOk;
+  for (const auto& file : args.workflows) {
+    const LoadResult r = load_workflow(file, registry);
+    if (!r.ok()) {
+      for (const auto& d : r.diagnostics) print_diagnostic(console, d);
+      fmt::print("{}: invalid; not formatted\n", file.string());
+      rc = kExitInvalid;
+      continue;
+    }
+    const std::string canonical = to_yaml(*r.workflow);
+    if (r.workflow->source && r.workflow->source->text == canonical) continue;
+    if (args.check) {
+      fmt::print("{}: not in canonical form\n", file.string());
+      if (rc == kExitOk) rc = 1;
+      continue;
+    }
+    write_file_atomically(file, canonical);
+    fmt::print("{}: formatted\n", file.string());
+  }
+  return rc;
 }
 
 int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {

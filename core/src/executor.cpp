@@ -946,7 +946,13 @@ void Run::write_provenance(RunResult& r) {
   } else {
     w["file"] = nullptr;
   }
-  w["effective"] = to_yaml(wf_);  // after --set overrides
+  w["effective"] = to_yaml(wf_);  // after --set overrides, sub-workflows flattened
+  if (!wf_.included.empty()) {
+    json inc = json::array();
+    for (const auto& f : wf_.included)
+      inc.push_back({{"file", fs::absolute(f.file).lexically_normal().string()}, {"xxh3", f.xxh3}});
+    w["included"] = inc;
+  }
   j["workflow"] = w;
   j["date"] = started_;
   j["finished"] = utc_now();
@@ -1326,7 +1332,40 @@ std::vector<Diagnostic> check_run_devices(const Workflow& wf, const Registry& re
 }
 
 RunResult run_workflow(const Workflow& wf, const Registry& registry, const RunOptions& options) {
-  Run run(wf, registry, options);
+  RunResult refused;
+  // A top-level workflow must feed its own nodes: exposed inputs are fed only from outside.
+  for (const auto& x : wf.inputs)
+    for (const auto& [nid, port] : x.targets) {
+      const NodeInstance* n = wf.find(nid);
+      const NodeSpec* spec = n ? node_spec(*n, registry) : nullptr;
+      const PortSpec* p = spec ? spec->input(port) : nullptr;
+      if (!p || p->optional) continue;
+      Diagnostic d;
+      d.where = x.where;
+      d.node = nid;
+      d.param = port;
+      d.is_port = true;
+      d.message = fmt::format("input '{}' of this workflow feeds {}.{}, and only a workflow that includes this one "
+                              "(a 'workflow' node) can feed it",
+                              x.name, nid, port);
+      refused.diagnostics.push_back(std::move(d));
+    }
+  if (!refused.diagnostics.empty()) return refused;
+  if (!has_subworkflows(wf)) {
+    Run run(wf, registry, options);
+    return run.execute();
+  }
+  Workflow flat;
+  try {
+    flat = flatten(wf, registry);
+  } catch (const Error& e) {
+    Diagnostic d;
+    d.where.file = wf.file.string();
+    d.message = e.what();
+    refused.diagnostics.push_back(std::move(d));
+    return refused;
+  }
+  Run run(flat, registry, options);
   return run.execute();
 }
 

@@ -1343,6 +1343,57 @@ TEST_F(Cli, UpgradeMigratesAnOldWorkflowAndKeepsTheOriginal) {
   EXPECT_EQ(run.code, 0) << run.err;
 }
 
+// A hand-written file keeps its comments and spelling through `gemflow upgrade`: only the
+// migrated node's line changes. `gemflow fmt` writes the canonical form on request.
+TEST_F(Cli, UpgradeKeepsCommentsAndFmtFormats) {
+  const std::string old = "# my analysis\ngemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1e-3}}  # tiny\n"
+                          "  m: {type: test.migrated, version: 1, params: {scale_factor: 2, tolerance: 5}}\n";
+  const auto wf = write("old.yaml", old);
+  auto r = gemflow({"upgrade", wf.string()});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::string now = slurp(wf);
+  EXPECT_CONTAINS(now, "# my analysis\ngemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1e-3}}  # tiny\n");
+  EXPECT_CONTAINS(now, "  m: {type: test.migrated, version: 3, params: {factor: 2");
+  auto check = gemflow({"fmt", "--check", wf.string()});
+  EXPECT_EQ(check.code, 1);
+  EXPECT_CONTAINS(check.out, "not in canonical form");
+  EXPECT_EQ(slurp(wf), now) << "--check changes nothing";
+  auto f = gemflow({"fmt", wf.string()});
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_CONTAINS(slurp(wf), "  c: {type: test.constant, version: 1, params: {value: 0.001}}\n");
+  EXPECT_EQ(gemflow({"fmt", "--check", wf.string()}).code, 0);
+  const auto bad = write("bad.yaml", "gemflow: 1\nnodes:\n  x: {type: test.nope}\n");
+  EXPECT_EQ(gemflow({"fmt", bad.string()}).code, 2);
+  EXPECT_EQ(slurp(bad), "gemflow: 1\nnodes:\n  x: {type: test.nope}\n");
+}
+
+// A sub-workflow runs from the command line: inner nodes as "sub/node" in the summary, --set
+// and --until reach them, its output files go under OUT/sub/.
+TEST_F(Cli, SubWorkflowsRunWithPrefixedNodes) {
+  fs::create_directories(dir_ / "lib");
+  write("lib/inner.yaml",
+        "gemflow: 1\nnodes:\n  add: {type: test.add}\n  w: {type: test.write_text, params: {path: s.txt, text: hi}}\n"
+        "links:\n  - add.sum -> w.value\ninputs: {x: [add.a, add.b]}\noutputs: {sum: add.sum}\n");
+  const auto wf = write("outer.yaml",
+                        "gemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 2}}\n"
+                        "  sub: {type: workflow, params: {path: lib/inner.yaml}}\n  last: {type: test.add}\n"
+                        "links:\n  - c.value -> sub.x\n  - sub.sum -> last.a\n  - sub.sum -> last.b\n");
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--json", "--set", "sub/w.text=changed"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto summary = json_lines(r.out).back();
+  EXPECT_EQ(summary["nodes"]["sub/add"]["state"], "done");
+  EXPECT_EQ(summary["nodes"]["last"]["state"], "done");
+  EXPECT_CONTAINS(slurp(dir_ / "o" / "sub" / "s.txt"), "changed");
+  auto until = gemflow({"run", wf.string(), "--out", "o2", "--json", "--until", "sub/add"});
+  ASSERT_EQ(until.code, 0) << until.err;
+  EXPECT_FALSE(json_lines(until.out).back()["nodes"].contains("last"));
+  write("lib/inner.yaml", "gemflow: 1\nnodes:\n  add: {type: test.add, params: {nope: 1}}\noutputs: {sum: add.sum}\n");
+  auto bad = gemflow({"validate", wf.string()});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_CONTAINS(bad.err + bad.out, "inner.yaml:3:");
+  EXPECT_CONTAINS(bad.err + bad.out, "node 'sub/add', parameter 'nope'");
+}
+
 // A cached writer whose file was overwritten by a run with other values must write it again:
 // taken from the cache, it would leave the other run's result in place (a wrong answer, exit 0).
 TEST_F(Cli, ACachedWriterRewritesAFileAnotherRunChanged) {
