@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <condition_variable>
 #include <cstdio>
@@ -186,10 +187,17 @@ class Context final : public NodeContext {
     node_.transfers->add(direction, bytes, seconds);
   }
   void preview(std::string_view port, Value value) override;
+  /// The longest stretch without a progress call so far, the end of the work included (s).
+  double longest_silence() const {
+    const auto now = std::chrono::steady_clock::now();
+    return std::max(max_silence_, std::chrono::duration<double>(now - last_call_).count());
+  }
 
  private:
   Run& run_;
   NodeRun& node_;
+  std::chrono::steady_clock::time_point last_call_ = std::chrono::steady_clock::now();
+  double max_silence_ = 0.0;
   std::chrono::steady_clock::time_point last_progress_{};
   std::chrono::steady_clock::time_point last_preview_{};
   double last_fraction_ = -1.0;
@@ -339,6 +347,8 @@ class Run {
 void Context::progress(double fraction, std::string_view message) {
   fraction = std::isnan(fraction) ? 0.0 : std::clamp(fraction, 0.0, 1.0);  // NaN: a node's 0/0
   const auto now = std::chrono::steady_clock::now();
+  max_silence_ = std::max(max_silence_, std::chrono::duration<double>(now - last_call_).count());
+  last_call_ = now;
   // Throttle (every mode, --json included): about 20 events per second; a new message, a jump of
   // 10% or the first 1.0 sooner, but a new message at most every 5 ms (QA: a message per call,
   // 5 million calls, gave 5 million JSON lines).
@@ -811,6 +821,10 @@ void Run::run_node(std::size_t i) {
       }
       Context ctx(*this, n);
       node->execute(ctx);
+      if (opt_.progress_check_seconds > 0 && ctx.longest_silence() > opt_.progress_check_seconds)
+        ctx.warn(fmt::format("reported no progress for {:.1f} s (nodes report progress at least every {:g} s of "
+                             "work: NodeContext::progress)",
+                             ctx.longest_silence(), opt_.progress_check_seconds));
       for (const auto& o : n.entry->spec.outputs) {
         const Value& v = node->output(o.name);
         if (!v.empty()) outputs.emplace(o.name, v);
@@ -1329,6 +1343,14 @@ std::vector<Diagnostic> check_run_devices(const Workflow& wf, const Registry& re
     }
   }
   return diags;
+}
+
+double RunOptions::progress_check_from_env() {
+  const char* v = std::getenv("GEMFLOW_CHECK_PROGRESS");
+  if (!v || !*v) return 0.0;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  return end != v && std::isfinite(s) && s > 0 ? s : 0.0;
 }
 
 RunResult run_workflow(const Workflow& wf, const Registry& registry, const RunOptions& options) {

@@ -99,6 +99,25 @@ class Greedy final : public Node {
   void execute(NodeContext&) override { throw std::bad_alloc(); }
 };
 
+// Works `ms` milliseconds, calling progress every `every` ms (0: never).
+class Quiet final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "probe.quiet", .title = "Quiet", .category = "Test"}; }
+  Param<int> ms{this, "ms", 150, {.min = 0}};
+  Param<int> every{this, "every", 0, {.min = 0}};
+  void execute(NodeContext& ctx) override {
+    const auto start = std::chrono::steady_clock::now();
+    auto last = start;
+    while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(*ms)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (*every > 0 && std::chrono::steady_clock::now() - last >= std::chrono::milliseconds(*every)) {
+        last = std::chrono::steady_clock::now();
+        ctx.progress(0.5);
+      }
+    }
+  }
+};
+
 // Writes JSON only; its writer names the temporary file in its error, as io writers do.
 class WriteJson final : public Node {
  public:
@@ -156,6 +175,7 @@ const Registry& registry() {
     r.add_node<WriteJson>("executor_test");
     r.add_node<Greedy>("executor_test");
     r.add_node<WriteStream>("executor_test");
+    r.add_node<Quiet>("executor_test");
     return r;
   }();
   return reg;
@@ -984,6 +1004,33 @@ TEST(Executor, ASecondRunIntoTheSameOutputFolderIsRefused) {
   EXPECT_TRUE(third.ok()) << all(third.diagnostics);
 }
 
+
+
+// A node working longer than the threshold without a progress call is flagged in its log (the
+// shipped workflows' tests run with GEMFLOW_CHECK_PROGRESS=1); one that reports is not.
+TEST(Executor, ProgressCheckFlagsSilentNodes) {
+  TempDir dir;
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  silent: {type: probe.quiet, params: {ms: 300}}\n"
+                                "  talks: {type: probe.quiet, params: {ms: 300, every: 20}}\n");
+  Events ev;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.on_event = ev.handler();
+  o.progress_check_seconds = 0.15;
+  const RunResult r = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  std::map<std::string, std::string> warned;
+  for (const auto& e : ev.list)
+    if (e.kind == RunEvent::Kind::Log && e.message.find("reported no progress for") != std::string::npos)
+      warned[e.node] = e.message;
+  EXPECT_TRUE(warned.count("silent"));
+  EXPECT_FALSE(warned.count("talks")) << warned["talks"];
+  o.progress_check_seconds = 0;  // off: nothing said
+  Events quiet;
+  o.on_event = quiet.handler();
+  ASSERT_TRUE(run_workflow(wf, registry(), o).ok());
+  for (const auto& e : quiet.list) EXPECT_EQ(e.message.find("reported no progress"), std::string::npos);
+}
 
 // ---- Sub-workflows ----
 

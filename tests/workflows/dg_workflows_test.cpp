@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "progress_check.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -19,7 +21,7 @@ nlohmann::json run(const std::string& workflow, const std::string& tag, const st
   const fs::path out = fs::temp_directory_path() / ("gemflow_dg_workflows_" + tag);
   fs::remove_all(out);
   const fs::path log = fs::temp_directory_path() / ("gemflow_dg_workflows_" + tag + ".log");
-  const std::string cmd = std::string("\"") + GEMFLOW_EXE + "\" run \"" + GEMFLOW_SOURCE_DIR + "/workflows/" + workflow +
+  const std::string cmd = std::string(gemflow::test::kCheckProgress) + "\"" + GEMFLOW_EXE + "\" run \"" + GEMFLOW_SOURCE_DIR + "/workflows/" + workflow +
                           "\" --out \"" + out.string() + "\" " + args + " > \"" + log.string() + "\" 2>&1";
   const int rc = std::system(cmd.c_str());
   if (rc != 0) {
@@ -28,6 +30,7 @@ nlohmann::json run(const std::string& workflow, const std::string& tag, const st
     ADD_FAILURE() << cmd << " exited with " << rc << ":\n" << text;
     return {};
   }
+  gemflow::test::expect_progress_reported(log);
   std::ifstream in(out / "report.json");
   EXPECT_TRUE(in) << "no report.json in " << out;
   return nlohmann::json::parse(in);

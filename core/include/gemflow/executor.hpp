@@ -72,6 +72,12 @@ struct RunOptions {
   std::vector<std::string> command_line;  ///< recorded in provenance (e.g. argv of `gemflow run`)
   /// Plugins of the host (name, version, file), recorded in provenance; nullptr: not recorded.
   const std::vector<PluginRecord>* plugins = nullptr;
+  /// When > 0: a node that went longer than this many seconds of its work without calling
+  /// NodeContext::progress gets a warning in its log ("reported no progress for 1.4 s"). The
+  /// default comes from GEMFLOW_CHECK_PROGRESS (seconds; unset: off); the tests of the shipped
+  /// workflows set it to 1 so that a node without progress reports fails them.
+  double progress_check_seconds = progress_check_from_env();
+  static double progress_check_from_env();
 };
 
 struct NodeResult {
