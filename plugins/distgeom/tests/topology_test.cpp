@@ -1,0 +1,225 @@
+// Topology from the sequence: CCD templates joined into chains (distgeom/topology.hpp) and the
+// distgeom.topology nodes, checked against the deposited 2KPU model 1 (IUPAC names, bonds,
+// bond lengths, 1-3 distances, Cα handedness).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include <gemflow/distgeom/bounds.hpp>
+#include <gemflow/distgeom/geometry.hpp>
+#include <gemflow/distgeom/topology.hpp>
+#include <gemflow/io/structure_io.hpp>
+#include <gemflow/node.hpp>
+#include <gemflow/registry.hpp>
+#include <gemflow/testing.hpp>
+#include <gemflow/types.hpp>
+
+#include "ccd_templates.hpp"
+#include "register.hpp"
+
+namespace {
+using namespace gemflow;
+using gemflow::testing::error_of;
+using gemflow::testing::RecordingContext;
+
+Registry& registry() {
+  static Registry reg;
+  static bool once = [] {
+    PluginRegistrar r(reg, "distgeom-topology-test");
+    distgeom::register_topology_nodes(r);
+    distgeom::register_embedding_nodes(r);
+    return true;
+  }();
+  (void)once;
+  return reg;
+}
+
+const Structure& deposited() {
+  static const Structure s = io::read_pdb(std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/2kpu/2kpu.pdb");
+  return s;
+}
+
+using Key = std::tuple<std::string, int, std::string>;
+
+distgeom::MolecularTopology built_2kpu() {
+  distgeom::ChainSequence c{"A", {}};
+  for (const auto& a : deposited().atoms)
+    if (c.residues.empty() || c.residues.back().number != a.residue_number)
+      c.residues.push_back(distgeom::SequenceResidue{a.residue, a.residue_number, {}});
+  return distgeom::build_topology({c}, distgeom::nodes::standard_templates());
+}
+
+double d(const std::vector<double>& x, std::size_t i, std::size_t j) {
+  const double a = x[3 * i] - x[3 * j], b = x[3 * i + 1] - x[3 * j + 1], c = x[3 * i + 2] - x[3 * j + 2];
+  return std::sqrt(a * a + b * b + c * c);
+}
+
+TEST(CcdTemplates, TwentyAminoAcidsWithIdealCoordinatesAndBonds) {
+  const auto& t = distgeom::nodes::standard_templates();
+  ASSERT_EQ(t.size(), 20u);
+  const auto& ala = t.at("ALA");
+  ASSERT_EQ(ala.atoms.size(), 13u);  // N CA C O CB OXT H H2 HA HB1-3 HXT
+  EXPECT_EQ(ala.bonds.size(), 12u);
+  EXPECT_TRUE(ala.atoms[ala.find("OXT")].leaving);
+  EXPECT_FALSE(ala.atoms[ala.find("CA")].leaving);
+  // ALA CA ideal coordinates of the CCD entry
+  EXPECT_DOUBLE_EQ(ala.atoms[ala.find("CA")].xyz[0], 0.257);
+  EXPECT_DOUBLE_EQ(ala.atoms[ala.find("CA")].xyz[2], 0.692);
+  EXPECT_EQ(t.at("TRP").atoms.size(), 27u);
+}
+
+// Every atom of the deposited model (Xplor-NIH, IUPAC names) is built under its name, and no
+// other: termini (H1-3, OXT), HIS with HD1 and HE2 as 2KPU has them, prolines without H.
+TEST(Topology, AtomNamesOf2kpuEqualTheDepositedModel) {
+  const auto t = built_2kpu();
+  std::set<Key> built, dep;
+  for (const auto& a : t.atoms) built.insert({a.chain, a.residue_number, a.name});
+  for (const auto& a : deposited().atoms) dep.insert({a.chain, a.residue_number, a.name});
+  EXPECT_EQ(t.atoms.size(), deposited().atoms.size());
+  std::vector<Key> only_built, only_dep;
+  std::set_difference(built.begin(), built.end(), dep.begin(), dep.end(), std::back_inserter(only_built));
+  std::set_difference(dep.begin(), dep.end(), built.begin(), built.end(), std::back_inserter(only_dep));
+  for (const auto& k : only_built) ADD_FAILURE() << "built only: " << std::get<1>(k) << " " << std::get<2>(k);
+  for (const auto& k : only_dep) ADD_FAILURE() << "deposited only: " << std::get<1>(k) << " " << std::get<2>(k);
+}
+
+// Bond lengths and 1-3 distances of the template geometry against the deposited model: the
+// CCD ideal values and Xplor-NIH's parameters agree to a few hundredths of an Å.
+TEST(Topology, BondLengthsAnd13DistancesMatchTheDepositedModel) {
+  const auto t = built_2kpu();
+  std::map<Key, std::size_t> at;
+  for (std::size_t i = 0; i < deposited().atoms.size(); ++i) {
+    const auto& a = deposited().atoms[i];
+    at[{a.chain, a.residue_number, a.name}] = i;
+  }
+  std::vector<double> dx;
+  for (const auto& p : deposited().models[0]) dx.insert(dx.end(), {p[0], p[1], p[2]});
+  auto dep_index = [&](std::size_t i) {
+    return at.at({t.atoms[i].chain, t.atoms[i].residue_number, t.atoms[i].name});
+  };
+  // the built bonds are the bonds perceived in the deposited model
+  const auto perceived = distgeom::perceive_topology(
+      [&] {
+        std::vector<distgeom::AtomInfo> v;
+        for (const auto& a : deposited().atoms) v.push_back({a.element, a.name, a.residue, a.chain, a.residue_number});
+        return v;
+      }(),
+      dx);
+  std::set<std::pair<std::size_t, std::size_t>> pb;
+  for (auto [i, j] : perceived.bonds) pb.insert({std::min(i, j), std::max(i, j)});
+  ASSERT_EQ(t.bonds.size(), perceived.bonds.size());
+  double worst = 0, sum = 0;
+  for (auto [i, j] : t.bonds) {
+    const std::size_t a = dep_index(i), b = dep_index(j);
+    EXPECT_TRUE(pb.count({std::min(a, b), std::max(a, b)})) << t.atoms[i].residue_number << " " << t.atoms[i].name;
+    const double e = std::abs(d(t.xyz, i, j) - d(dx, a, b));
+    worst = std::max(worst, e);
+    sum += e;
+  }
+  const double mean = sum / static_cast<double>(t.bonds.size());
+  EXPECT_LT(worst, 0.08);
+  EXPECT_LT(mean, 0.02);
+  // 1-3 distances (angles)
+  const auto topo = distgeom::topology_from_bonds(t.atoms, t.bonds);
+  double worst13 = 0, sum13 = 0;
+  std::size_t n13 = 0;
+  for (std::size_t c = 0; c < t.atoms.size(); ++c)
+    for (std::size_t p = 0; p < topo.neighbours[c].size(); ++p)
+      for (std::size_t q = p + 1; q < topo.neighbours[c].size(); ++q) {
+        const std::size_t i = topo.neighbours[c][p], j = topo.neighbours[c][q];
+        const double e = std::abs(d(t.xyz, i, j) - d(dx, dep_index(i), dep_index(j)));
+        worst13 = std::max(worst13, e);
+        sum13 += e;
+        ++n13;
+      }
+  EXPECT_GT(n13, 2500u);
+  EXPECT_LT(sum13 / static_cast<double>(n13), 0.03);
+  EXPECT_LT(worst13, 0.15);
+  std::printf("bonds: mean |Δ| %.4f Å, max %.4f Å; 1-3: mean %.4f Å, max %.4f Å (%zu)\n", mean, worst,
+              sum13 / static_cast<double>(n13), worst13, n13);
+}
+
+// L-amino acids: the handedness of N, C, CB around CA is the deposited model's everywhere.
+TEST(Topology, CalphaHandednessIsTheDepositedOne) {
+  const auto t = built_2kpu();
+  std::map<Key, std::size_t> bi, di;
+  for (std::size_t i = 0; i < t.atoms.size(); ++i) bi[{t.atoms[i].chain, t.atoms[i].residue_number, t.atoms[i].name}] = i;
+  for (std::size_t i = 0; i < deposited().atoms.size(); ++i) {
+    const auto& a = deposited().atoms[i];
+    di[{a.chain, a.residue_number, a.name}] = i;
+  }
+  std::size_t checked = 0;
+  for (const auto& [k, i] : bi) {
+    if (std::get<2>(k) != "CA" || !bi.count({std::get<0>(k), std::get<1>(k), "CB"})) continue;
+    auto vol = [&](const std::map<Key, std::size_t>& m, auto pos) {
+      auto p = [&](const char* nm) { return pos(m.at({std::get<0>(k), std::get<1>(k), nm})); };
+      return distgeom::chiral_volume(p("CA").data(), p("N").data(), p("C").data(), p("CB").data());
+    };
+    const double vb = vol(bi, [&](std::size_t j) { return std::array<double, 3>{t.xyz[3 * j], t.xyz[3 * j + 1], t.xyz[3 * j + 2]}; });
+    const double vd = vol(di, [&](std::size_t j) { return deposited().models[0][j]; });
+    EXPECT_GT(vb * vd, 0) << std::get<1>(k);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 96u - 3u);  // 2KPU has 3 glycines
+}
+
+TEST(TopologyNode, NefMolecularSystemBuilds2kpu) {
+  auto node = gemflow::testing::make_node(registry(), "distgeom.topology");
+  node->set_param("path", std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/2kpu/DhR29B_2kpu.nef");
+  RecordingContext ctx;
+  node->execute(ctx);
+  const auto s = node->output("structure").as<Structure>();
+  EXPECT_EQ(s->atoms.size(), deposited().atoms.size());
+  ASSERT_EQ(s->models.size(), 1u);
+  EXPECT_EQ(s->atoms.front().residue, "SER");
+  EXPECT_EQ(s->atoms.back().residue_number, 96);
+  EXPECT_FALSE(s->bonds.empty());
+  // the bounds node takes the topology's bonds and leaves X-Pro planes free
+  auto b = gemflow::testing::make_node(registry(), "distgeom.bounds");
+  b->set_input("structure", Value::make(*s));
+  b->set_input("restraints", Value::make(RestraintSet{}));
+  b->set_param("bonds", std::string("structure"));
+  b->set_param("free_proline_omega", true);
+  RecordingContext bctx;
+  EXPECT_EQ(error_of(*b, bctx), "(no error)");
+}
+
+TEST(TopologyNode, FastaWithCopiesGivesIdenticalChains) {
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_topology_test";
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "pep.fasta";
+  std::ofstream(f) << ">pep\nGHPW\n";
+  auto node = gemflow::testing::make_node(registry(), "distgeom.topology");
+  node->set_param("path", f.string());
+  node->set_param("copies", std::int64_t{2});
+  node->set_param("histidine", std::string("delta"));
+  RecordingContext ctx;
+  node->execute(ctx);
+  const auto s = node->output("structure").as<Structure>();
+  std::size_t a = 0, b = 0, he2 = 0, hd1 = 0;
+  for (const auto& x : s->atoms) {
+    (x.chain == "A" ? a : b) += 1;
+    he2 += x.name == "HE2" && x.residue == "HIS";
+    hd1 += x.name == "HD1" && x.residue == "HIS";
+  }
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(hd1, 2u);
+  EXPECT_EQ(he2, 0u);
+  // GLY 9 atoms (NH3+), HIS 17 (HD1 only), PRO 14, TRP 25 (OXT, no HXT)
+  EXPECT_EQ(a, 9u + 17u + 14u + 25u);
+  std::ofstream(f) << ">bad\nGXZ\n";
+  auto bad = gemflow::testing::make_node(registry(), "distgeom.topology");
+  bad->set_param("path", f.string());
+  RecordingContext ctx2;
+  const auto e = error_of(*bad, ctx2);
+  EXPECT_NE(e.find("pep.fasta:2"), std::string::npos) << e;
+  EXPECT_NE(e.find("'X'"), std::string::npos) << e;
+}
+
+}  // namespace
