@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
   ao.hot.noe = env("NOE_HOT", ao.hot.noe);
   ao.final.noe = env("NOE", ao.final.noe);
   ao.hot.rep = env("REP_HOT", ao.hot.rep);
+  ao.final.rep_scale = env("REP_SCALE", ao.final.rep_scale);
+  ao.hot.rep_scale = env("REP_SCALE_HOT", ao.hot.rep_scale);
   std::vector<double> a, r;
   std::vector<std::size_t> bb;
   for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
