@@ -179,6 +179,37 @@ AnnealWeights blend(const AnnealWeights& a, const AnnealWeights& b, double f) {
 
 }  // namespace
 
+std::vector<std::array<std::size_t, 2>> repel_pairs(const AnnealTerms& t, std::span<const double> x, double scale) {
+  std::vector<std::array<std::size_t, 2>> out;
+  build_neighbours(t, x, scale, out);
+  return out;
+}
+
+AnnealEnergy md_steps(const AnnealTerms& t, const AnnealWeights& w, std::span<double> x, std::span<double> v,
+                      const MdOptions& o) {
+  const std::size_t n = t.n;
+  if (x.size() != 3 * n || v.size() != 3 * n) throw std::invalid_argument("md_steps: coordinates are not n×3");
+  std::vector<double> f(3 * n);
+  std::vector<std::array<std::size_t, 2>> nb;
+  const double h = o.dt, c = kForceToAccel / kMass;
+  build_neighbours(t, x, w.rep_scale, nb);
+  anneal_energy(t, w, x, f, &nb);
+  for (std::size_t s = 0; s < o.steps; ++s) {
+    for (std::size_t k = 0; k < 3 * n; ++k) {
+      v[k] -= 0.5 * h * c * f[k];
+      x[k] += h * v[k];
+    }
+    if (o.rebuild_every && (s + 1) % o.rebuild_every == 0) build_neighbours(t, x, w.rep_scale, nb);
+    anneal_energy(t, w, x, f, &nb);
+    for (std::size_t k = 0; k < 3 * n; ++k) v[k] -= 0.5 * h * c * f[k];
+    const std::vector<double> vv(v.begin(), v.end());
+    const double temp = temperature(vv);
+    const double lambda = std::clamp(std::sqrt(1 + h / kTau * (o.t_bath / std::max(temp, 1e-6) - 1)), 0.8, 1.25);
+    for (auto& q : v) q *= lambda;
+  }
+  return anneal_energy(t, w, x, {}, &nb);
+}
+
 double torsion_angle(const double* a, const double* b, const double* c, const double* d) {
   return torsion_grad(a, b, c, d, nullptr, nullptr, nullptr, nullptr);
 }

@@ -123,6 +123,25 @@ struct AnnealResult {
 [[nodiscard]] AnnealResult anneal(const AnnealTerms& t, std::span<const double> start, const AnnealOptions& o,
                                   const std::function<bool(double)>& progress = {});
 
+/// A fixed-weight MD run (one stage of anneal()): the reference of the batched CUDA path.
+struct MdOptions {
+  std::size_t steps = 10;
+  double dt = 0.002;           ///< ps
+  double t_bath = 300.0;       ///< K, Berendsen target
+  std::size_t rebuild_every = 20;  ///< repel pair list rebuilt from the current coordinates
+};
+
+/// Runs o.steps velocity-Verlet steps with weights w from x, v (n×3, Å and Å/ps; updated in
+/// place) exactly as anneal() does inside a stage, except that the repel pair list is rebuilt
+/// every o.rebuild_every steps (anneal() rebuilds on displacement). Returns the final energy.
+AnnealEnergy md_steps(const AnnealTerms& t, const AnnealWeights& w, std::span<double> x, std::span<double> v,
+                      const MdOptions& o);
+
+/// The repel pair list anneal_energy() takes: pairs i < j, not 1-2 or 1-3, nearer than the
+/// largest repel radius × scale + 1.5 Å.
+[[nodiscard]] std::vector<std::array<std::size_t, 2>> repel_pairs(const AnnealTerms& t, std::span<const double> x,
+                                                                  double scale);
+
 /// Torsion a-b-c-d in radians (−π, π].
 [[nodiscard]] double torsion_angle(const double* a, const double* b, const double* c, const double* d);
 
