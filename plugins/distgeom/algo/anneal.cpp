@@ -425,13 +425,8 @@ AnnealResult anneal(const AnnealTerms& t, std::span<const double> start, const A
   for (double c : start)
     if (!std::isfinite(c)) throw std::invalid_argument("anneal: a starting coordinate is not finite");
   AnnealResult res;
-  std::vector<double> x(start.begin(), start.end());
-  // regularisation: covalent geometry first, with the hot stage's soft restraints
-  minimise(t, o.hot, x, o.minimise_iterations);
-  Rng rng{o.seed};
-  std::vector<double> v(3 * n), f(3 * n);
-  const double sigma = std::sqrt(kBoltzmann * o.t_hot * kForceToAccel / kMass);
-  for (auto& c : v) c = sigma * rng.normal();
+  std::vector<double> x(start.begin(), start.end()), v, f(3 * n);
+  anneal_prepare(t, o, x, v);
   std::vector<std::array<std::size_t, 2>> nb;
   std::vector<double> built_at;
   const std::size_t total_steps = o.hot_steps + o.cooling_stages * o.steps_per_stage;
@@ -470,11 +465,34 @@ AnnealResult anneal(const AnnealTerms& t, std::span<const double> start, const A
         throw std::runtime_error("cancelled");
     }
   };
-  run(o.hot, o.t_hot, o.hot_steps, "hot");
+  for (const auto& st : anneal_stages(o)) run(st.weights, st.temperature, st.steps, st.hot ? "hot" : "cooling");
+  const std::size_t steps = res.steps;
+  res = anneal_finish(t, o, std::move(x));
+  res.steps = steps;
+  return res;
+}
+
+std::vector<AnnealStage> anneal_stages(const AnnealOptions& o) {
+  std::vector<AnnealStage> out{{o.hot, o.t_hot, o.hot_steps, true}};
   for (std::size_t st = 0; st < o.cooling_stages; ++st) {
     const double fr = o.cooling_stages > 1 ? static_cast<double>(st + 1) / static_cast<double>(o.cooling_stages) : 1.0;
-    run(blend(o.hot, o.final, fr), o.t_hot + (o.t_final - o.t_hot) * fr, o.steps_per_stage, "cooling");
+    out.push_back({blend(o.hot, o.final, fr), o.t_hot + (o.t_final - o.t_hot) * fr, o.steps_per_stage, false});
   }
+  return out;
+}
+
+void anneal_prepare(const AnnealTerms& t, const AnnealOptions& o, std::vector<double>& x, std::vector<double>& v) {
+  if (x.size() != 3 * t.n) throw std::invalid_argument("anneal: starting coordinates are not n×3");
+  // regularisation: covalent geometry first, with the hot stage's soft restraints
+  minimise(t, o.hot, x, o.minimise_iterations);
+  Rng rng{o.seed};
+  v.assign(3 * t.n, 0.0);
+  const double sigma = std::sqrt(kBoltzmann * o.t_hot * kForceToAccel / kMass);
+  for (auto& c : v) c = sigma * rng.normal();
+}
+
+AnnealResult anneal_finish(const AnnealTerms& t, const AnnealOptions& o, std::vector<double> x) {
+  AnnealResult res;
   minimise(t, o.final, x, o.minimise_iterations);
   res.energy = anneal_energy(t, o.final, x, {}, nullptr);
   if (!std::isfinite(res.energy.total)) throw std::runtime_error("anneal: the final energy is not finite");

@@ -97,7 +97,19 @@ int main(int argc, char** argv) {
   tp.chirals = chir;
   tp.ambiguous = sums;
   tp.handedness = hands;
-  const auto terms = anneal_terms(topo.atoms, topo.xyz, topo.bonds, pr, {});
+  // PHI_NEG=1: every non-Gly residue's φ restrained to [−180°, 0°] (a knowledge-based term)
+  std::vector<TorsionRestraint> dih;
+  if (env("PHI_NEG", 0) > 0)
+    for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
+      const auto& x = topo.atoms[i];
+      if (x.name != "CA" || x.residue == "GLY" || !at.count({x.residue_number - 1, "C"})) continue;
+      TorsionRestraint d;
+      d.atoms = {at[{x.residue_number - 1, "C"}], at[{x.residue_number, "N"}], i, at[{x.residue_number, "C"}]};
+      d.lower = -180;
+      d.upper = 0;
+      dih.push_back(d);
+    }
+  const auto terms = anneal_terms(topo.atoms, topo.xyz, topo.bonds, pr, dih);
   AnnealOptions ao;
   ao.hot_steps = static_cast<std::size_t>(env("HOT", static_cast<double>(ao.hot_steps)));
   ao.cooling_stages = static_cast<std::size_t>(env("STAGES", static_cast<double>(ao.cooling_stages)));

@@ -11,6 +11,10 @@
 #include <thread>
 
 #include <gemflow/distgeom/anneal.hpp>
+#if GEMFLOW_DISTGEOM_HAVE_CUDA
+#include <gemflow/distgeom/anneal_cuda.hpp>
+#include <gemflow/distgeom/smoothing_cuda.hpp>  // CudaError
+#endif
 #include <gemflow/distgeom/geometry.hpp>
 #include <gemflow/distgeom/trials.hpp>
 #include <gemflow/distgeom/violations.hpp>
@@ -265,14 +269,20 @@ class EnsembleNode final : public Node {
                                "coarse box classification after Ramachandran & Sasisekharan (1968) regions, not "
                                "MolProbity's density contours. Clash: two atoms more than three bonds apart (polar H "
                                "to N/O excepted) closer than their Bondi radii sum − 0.4 Å (MolProbity's 0.4 Å "
-                               "overlap criterion).\nOutputs: structure (the kept models, best first), report (Table "
+                               "overlap criterion).\nDevice: cpu (default) | auto | cuda | cuda:N. On CUDA the DG "
+                               "trials stay on the CPU (threads), and all structures are annealed at once: the MD "
+                               "stages batched on the device (per-term kernels, anneal_cuda.hpp), the L-BFGS "
+                               "minimisations on the host.\nOutputs: structure (the kept models, best first), report (Table "
                                "metric/value), rmsf (Table chain, residue, name, rmsf_A), models (Table: model, seed "
                                "trial, energy, noe_violations, max_violation_A, rmsd_to_reference_A).\n") +
                    kForceFieldDoc,
             .errors = "As distgeom.embed_and_refine and distgeom.anneal; a structure whose embedding or annealing "
                       "fails is logged and left out; the node fails when fewer than `keep` succeed.",
-            .memory = "Host: about 5 n² doubles per running structure (the embedding), the kept models.",
-            .determinism = "The same seed gives the same ensemble whatever the number of threads.",
+            .memory = "Host: about 5 n² doubles per running structure (the embedding), the kept models. Device "
+                      "(cuda): the terms, 3 doubles × 3 n per structure and the repel pair lists.",
+            .determinism = "CPU: the same seed gives the same ensemble whatever the number of threads. cuda: the "
+                           "device sums forces in a varying order, and the MD amplifies rounding: runs differ "
+                           "structure by structure (not in quality).",
             .references = "Nilges, Clore & Gronenborn 1988; Schwieters et al. 2003 (Xplor-NIH); Havel 1991 (DG); "
                           "Kabsch 1976; Ramachandran & Sasisekharan, Adv. Protein Chem. 23 (1968) 283; Word et "
                           "al., J. Mol. Biol. 285 (1999) 1735 (clash overlap 0.4 Å).",
@@ -296,8 +306,15 @@ class EnsembleNode final : public Node {
   RefineParams refinement{this};
   AnnealParams annealing{this};
   Param<std::int64_t> threads{this, "threads", 0, {.min = 0, .max = 1024, .doc = "Parallel structures; 0 = all cores"}};
+  DeviceParam device{this, "cpu"};
 
   void execute(NodeContext& ctx) override {
+    const Device dev = device.resolve(ctx);
+#if !GEMFLOW_DISTGEOM_HAVE_CUDA
+    if (dev.is_cuda())
+      throw DeviceError("device " + dev.str() + " requested, but the distgeom plugin was built without CUDA");
+#endif
+    const bool gpu = dev.is_cuda();
     const auto& b = *bounds;
     const auto& sm = *smoothed;
     const Structure& topo = *topology;
@@ -356,6 +373,7 @@ class EnsembleNode final : public Node {
       bool ok = false;
       std::string failure;
       AnnealResult r;
+      std::vector<double> start;  // gpu: the DG structure, annealed in one batch afterwards
     };
     std::vector<Done> done(N);
     std::atomic<std::size_t> next{0}, finished{0};
@@ -380,7 +398,8 @@ class EnsembleNode final : public Node {
           const auto tr = run_trials(tp, o, [&](double) { return !stop.load(); });
           AnnealOptions ao = base;
           ao.seed = trial_seed(seed.value() + 1, k);
-          done[k].r = anneal(p.terms, tr.refined.coords, ao, [&](double) { return !stop.load(); });
+          if (gpu) done[k].start = tr.refined.coords;
+          else done[k].r = anneal(p.terms, tr.refined.coords, ao, [&](double) { return !stop.load(); });
           done[k].ok = true;
         } catch (const std::exception& e) {
           done[k].failure = e.what();
@@ -401,6 +420,26 @@ class EnsembleNode final : public Node {
     }
     for (auto& t : pool) t.join();
     if (ctx.cancelled()) throw Cancelled();
+    if (gpu) {
+#if GEMFLOW_DISTGEOM_HAVE_CUDA
+      std::vector<std::vector<double>> starts;
+      std::vector<std::uint64_t> seeds;
+      std::vector<std::size_t> which;
+      for (std::size_t k = 0; k < N; ++k)
+        if (done[k].ok) {
+          starts.push_back(done[k].start);
+          seeds.push_back(trial_seed(seed.value() + 1, k));
+          which.push_back(k);
+        }
+      ctx.info("annealing " + std::to_string(starts.size()) + " structures in one batch on " + dev.str());
+      try {
+        auto rs2 = cuda::anneal_batch(p.terms, starts, seeds, base, dev.index);
+        for (std::size_t q = 0; q < which.size(); ++q) done[which[q]].r = std::move(rs2[q]);
+      } catch (const cuda::CudaError& e) {
+        throw DeviceError(dev.str() + ": " + e.what());
+      }
+#endif
+    }
     std::vector<std::size_t> ok;
     for (std::size_t k = 0; k < N; ++k) {
       if (done[k].ok) ok.push_back(k);

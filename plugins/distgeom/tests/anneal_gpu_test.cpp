@@ -84,5 +84,42 @@ TEST(AnnealGpu, BatchedMdMatchesTheCpuReferenceOnAFewSteps) {
   }
 }
 
+// The whole schedule batched: every structure annealed, finite energies, the schedule's steps,
+// restraint energies brought down from the start (as the CPU path does).
+TEST(AnnealGpu, BatchedScheduleAnnealsEveryStructure) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU annealing test skipped";
+  const std::string seq = "SSQTLDRDPTRLAKEIIEQV";
+  ChainSequence c{"A", {}};
+  for (std::size_t i = 0; i < seq.size(); ++i)
+    c.residues.push_back(SequenceResidue{nodes::three_letter(seq[i]), static_cast<int>(i + 1), {}});
+  const auto t = build_topology({c}, nodes::standard_templates());
+  auto idx = [&](int r, const char* nm) {
+    for (std::size_t i = 0; i < t.atoms.size(); ++i)
+      if (t.atoms[i].residue_number == r && t.atoms[i].name == nm) return i;
+    return SIZE_MAX;
+  };
+  std::vector<PairRestraint> noes;
+  for (int r = 1; r + 3 <= 20; ++r) {  // a helix: CA(i)–CA(i+3) about 5 Å
+    PairRestraint p{r, {}, 0.0, 5.5, 0.0};
+    p.alternatives.push_back({{idx(r, "CA")}, {idx(r + 3, "CA")}});
+    noes.push_back(p);
+  }
+  const auto terms = anneal_terms(t.atoms, t.xyz, t.bonds, noes, {});
+  AnnealOptions o;
+  o.hot_steps = 200;
+  o.cooling_stages = 4;
+  o.steps_per_stage = 50;
+  o.minimise_iterations = 100;
+  const std::vector<std::vector<double>> starts{t.xyz, t.xyz, t.xyz};
+  const auto r = cuda::anneal_batch(terms, starts, {1, 2, 3}, o);
+  ASSERT_EQ(r.size(), 3u);
+  const double e0 = anneal_energy(terms, o.final, t.xyz, {}).noe;
+  for (const auto& a : r) {
+    EXPECT_TRUE(std::isfinite(a.energy.total));
+    EXPECT_EQ(a.steps, 400u);
+    EXPECT_LT(a.energy.noe, 0.1 * e0);
+  }
+}
+
 }  // namespace
 #endif

@@ -361,4 +361,36 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
   return res;
 }
 
+std::vector<AnnealResult> anneal_batch(const AnnealTerms& t, const std::vector<std::vector<double>>& starts,
+                                       const std::vector<std::uint64_t>& seeds, const AnnealOptions& o, int device) {
+  const std::size_t B = starts.size(), n3 = 3 * t.n;
+  if (seeds.size() != B) throw std::invalid_argument("anneal_batch: one seed per start");
+  std::vector<double> x(B * n3), v(B * n3);
+  for (std::size_t b = 0; b < B; ++b) {
+    AnnealOptions ob = o;
+    ob.seed = seeds[b];
+    std::vector<double> xb = starts[b], vb;
+    anneal_prepare(t, ob, xb, vb);
+    std::copy(xb.begin(), xb.end(), x.begin() + static_cast<std::ptrdiff_t>(b * n3));
+    std::copy(vb.begin(), vb.end(), v.begin() + static_cast<std::ptrdiff_t>(b * n3));
+  }
+  std::size_t steps = 0;
+  for (const auto& st : anneal_stages(o)) {
+    MdOptions mo;
+    mo.steps = st.steps;
+    mo.dt = o.dt;
+    mo.t_bath = st.temperature;
+    mo.rebuild_every = 20;
+    md_steps_batch(t, st.weights, x, v, B, mo, device);
+    steps += st.steps;
+  }
+  std::vector<AnnealResult> out;
+  for (std::size_t b = 0; b < B; ++b) {
+    std::vector<double> xb(x.begin() + static_cast<std::ptrdiff_t>(b * n3), x.begin() + static_cast<std::ptrdiff_t>((b + 1) * n3));
+    out.push_back(anneal_finish(t, o, std::move(xb)));
+    out.back().steps = steps;
+  }
+  return out;
+}
+
 }  // namespace gemflow::distgeom::cuda

@@ -123,6 +123,20 @@ struct AnnealResult {
 [[nodiscard]] AnnealResult anneal(const AnnealTerms& t, std::span<const double> start, const AnnealOptions& o,
                                   const std::function<bool(double)>& progress = {});
 
+/// The pieces of anneal(), for a batched implementation of its MD stages (anneal_cuda.hpp):
+/// the stages (hot, then cooling), the L-BFGS regularisation + initial velocities (seeded as
+/// anneal()), and the final minimisation + violation counts. anneal() = prepare, the stages,
+/// finish.
+struct AnnealStage {
+  AnnealWeights weights;
+  double temperature = 0.0;  ///< K
+  std::size_t steps = 0;
+  bool hot = false;
+};
+[[nodiscard]] std::vector<AnnealStage> anneal_stages(const AnnealOptions& o);
+void anneal_prepare(const AnnealTerms& t, const AnnealOptions& o, std::vector<double>& x, std::vector<double>& v);
+[[nodiscard]] AnnealResult anneal_finish(const AnnealTerms& t, const AnnealOptions& o, std::vector<double> x);
+
 /// A fixed-weight MD run (one stage of anneal()): the reference of the batched CUDA path.
 struct MdOptions {
   std::size_t steps = 10;

@@ -11,6 +11,7 @@
 // differs from the CPU's (atomics), so results agree to rounding, which MD amplifies over many
 // steps: compare a few steps (plugins/distgeom/tests/anneal_gpu_test.cpp).
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -26,5 +27,14 @@ struct MdBatchResult {
 /// CudaError on device failures, std::runtime_error when CUDA was not built.
 MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::span<double> x, std::span<double> v,
                              std::size_t batch, const MdOptions& o, int device = 0);
+
+/// anneal() for every start at once: anneal_prepare on the host (per structure, seed
+/// `seeds[k]` in place of o.seed), each stage of anneal_stages(o) batched on the device
+/// (md_steps_batch, pair lists rebuilt every 20 steps instead of on displacement), anneal_finish
+/// on the host. Agrees with the CPU path in distribution, not structure by structure: the MD is
+/// chaotic and the device sums in another order. Throws as md_steps_batch.
+[[nodiscard]] std::vector<AnnealResult> anneal_batch(const AnnealTerms& t, const std::vector<std::vector<double>>& starts,
+                                                     const std::vector<std::uint64_t>& seeds, const AnnealOptions& o,
+                                                     int device = 0);
 
 }  // namespace gemflow::distgeom::cuda
