@@ -15,13 +15,13 @@ namespace gemflow::distgeom {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
-constexpr double kMass = 100.0;             // amu, every atom
-constexpr double kForceToAccel = 418.4;     // (kcal/mol/Å)/amu → Å/ps²
-constexpr double kBoltzmann = 0.0019872041; // kcal/mol/K
-constexpr double kTau = 0.05;               // ps, Berendsen coupling time
-constexpr double kNoeSwitch = 0.5;          // Å, NOE harmonic → linear
-constexpr double kHbondR = 2.0;             // Å, repel radius sum of polar H to N/O
-constexpr double kSkin = 1.5;               // Å, neighbour-list skin
+constexpr double kMass = 100.0;              // amu, every atom
+constexpr double kForceToAccel = 418.4;      // (kcal/mol/Å)/amu → Å/ps²
+constexpr double kBoltzmann = 0.0019872041;  // kcal/mol/K
+constexpr double kTau = 0.05;                // ps, Berendsen coupling time
+constexpr double kNoeSwitch = 0.5;           // Å, NOE harmonic → linear
+constexpr double kHbondR = 2.0;              // Å, repel radius sum of polar H to N/O
+constexpr double kSkin = 1.5;                // Å, neighbour-list skin
 
 bool is_h(const AtomInfo& a) { return a.element == "H" || a.element == "D"; }
 
@@ -248,15 +248,21 @@ AnnealTerms anneal_terms(std::span<const AtomInfo> atoms, std::span<const double
     if (!planar[b] || !planar[c]) continue;
     std::size_t a = n, d = n;
     for (auto k : topo.neighbours[b])
-      if (k != c) { a = k; break; }
+      if (k != c) {
+        a = k;
+        break;
+      }
     for (auto k : topo.neighbours[c])
-      if (k != b) { d = k; break; }
+      if (k != b) {
+        d = k;
+        break;
+      }
     if (a == n || d == n) continue;
     const double phi = torsion_angle(&ideal[3 * a], &ideal[3 * b], &ideal[3 * c], &ideal[3 * d]);
     const double phi0 = std::abs(phi) < kPi / 2 ? 0.0 : kPi;
-    const bool xpro = cis_proline && atoms[b].residue_number != atoms[c].residue_number &&
-                      ((atoms[c].name == "N" && atoms[c].residue == "PRO") ||
-                       (atoms[b].name == "N" && atoms[b].residue == "PRO"));
+    const bool xpro =
+        cis_proline && atoms[b].residue_number != atoms[c].residue_number &&
+        ((atoms[c].name == "N" && atoms[c].residue == "PRO") || (atoms[b].name == "N" && atoms[b].residue == "PRO"));
     t.planes.push_back({a, b, c, d, phi0, xpro});
   }
   t.radius.resize(n);
@@ -284,7 +290,8 @@ AnnealTerms anneal_terms(std::span<const AtomInfo> atoms, std::span<const double
   }
   for (const auto& d : dihedrals) {
     if (*std::max_element(d.atoms.begin(), d.atoms.end()) >= n)
-      throw std::invalid_argument("anneal_terms: dihedral restraint " + std::to_string(d.id) + " names an atom out of range");
+      throw std::invalid_argument("anneal_terms: dihedral restraint " + std::to_string(d.id) +
+                                  " names an atom out of range");
     t.dihedrals.push_back(d);
   }
   return t;
@@ -316,7 +323,8 @@ AnnealEnergy anneal_energy(const AnnealTerms& t, const AnnealWeights& w, std::sp
   for (const auto& c : t.chirals) {
     const double* C = &x[3 * c.c];
     double A[3], B[3], D[3];
-    for (int k = 0; k < 3; ++k) A[k] = x[3 * c.a + k] - C[k], B[k] = x[3 * c.b + k] - C[k], D[k] = x[3 * c.d + k] - C[k];
+    for (int k = 0; k < 3; ++k)
+      A[k] = x[3 * c.a + k] - C[k], B[k] = x[3 * c.b + k] - C[k], D[k] = x[3 * c.d + k] - C[k];
     const double BxD[3] = {B[1] * D[2] - B[2] * D[1], B[2] * D[0] - B[0] * D[2], B[0] * D[1] - B[1] * D[0]};
     const double v = A[0] * BxD[0] + A[1] * BxD[1] + A[2] * BxD[2], r = v - c.v0;
     e.chiral += w.chiral * r * r;

@@ -65,7 +65,8 @@ std::set<std::string> removed_atoms(const ChainSequence& c, const SequenceResidu
       fail(c, r, "variant '" + r.variant + "': only '-ATOM' tokens (atoms removed) are understood");
     const std::string name = tok.substr(1);
     // A variant that re-removes the HIS proton already dropped by the default is fine.
-    if (t.find(name) == t.atoms.size()) fail(c, r, "variant '" + r.variant + "' removes " + name + ", not an atom of " + t.id);
+    if (t.find(name) == t.atoms.size())
+      fail(c, r, "variant '" + r.variant + "' removes " + name + ", not an atom of " + t.id);
     out.insert(name);
   }
   // A variant naming one histidine proton sets the tautomer: the other proton comes back.
@@ -96,8 +97,7 @@ std::array<double, 3> place_atom(const std::array<double, 3>& a, const std::arra
 }
 
 MolecularTopology build_topology(const std::vector<ChainSequence>& chains,
-                                 const std::map<std::string, ResidueTemplate>& templates,
-                                 const TopologyOptions& o) {
+                                 const std::map<std::string, ResidueTemplate>& templates, const TopologyOptions& o) {
   MolecularTopology out;
   auto add_atom = [&](const ChainSequence& c, const SequenceResidue& r, const std::string& name,
                       const std::string& element, const P& x) {
@@ -117,7 +117,8 @@ MolecularTopology build_topology(const std::vector<ChainSequence>& chains,
     for (std::size_t ri = 0; ri < c.residues.size(); ++ri) {
       const SequenceResidue& r = c.residues[ri];
       const auto it = templates.find(r.name);
-      if (it == templates.end()) fail(c, r, "no residue template (the CCD entries shipped are the 20 standard amino acids)");
+      if (it == templates.end())
+        fail(c, r, "no residue template (the CCD entries shipped are the 20 standard amino acids)");
       const ResidueTemplate& t = it->second;
       const std::size_t tn = t.find("N"), tca = t.find("CA"), tc = t.find("C");
       if (tn == t.atoms.size() || tca == t.atoms.size() || tc == t.atoms.size() || t.bonds.empty())

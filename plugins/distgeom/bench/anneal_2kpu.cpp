@@ -69,8 +69,9 @@ int main(int argc, char** argv) {
   smooth_bounds(lo, up, b.n);
   std::vector<ChiralTerm> chir;
   for (const auto& ct : b.topology.centres)
-    chir.push_back({ct[0], ct[1], ct[2], ct[3],
-                    chiral_volume(&topo.xyz[3 * ct[0]], &topo.xyz[3 * ct[1]], &topo.xyz[3 * ct[2]], &topo.xyz[3 * ct[3]])});
+    chir.push_back(
+        {ct[0], ct[1], ct[2], ct[3],
+         chiral_volume(&topo.xyz[3 * ct[0]], &topo.xyz[3 * ct[1]], &topo.xyz[3 * ct[2]], &topo.xyz[3 * ct[3]])});
   std::vector<AmbiguousTerm> sums;
   for (const auto& p : pr) {
     AmbiguousTerm a{p.id, {}, p.upper + p.correction};
@@ -86,7 +87,9 @@ int main(int argc, char** argv) {
     if (topo.atoms[i].name == "CA" && at.count({topo.atoms[i].residue_number, "CB"})) {
       const int r = topo.atoms[i].residue_number;
       const std::size_t n = at[{r, "N"}], cc = at[{r, "C"}], cb = at[{r, "CB"}];
-      hands.push_back({i, n, cc, cb, chiral_volume(&topo.xyz[3 * i], &topo.xyz[3 * n], &topo.xyz[3 * cc], &topo.xyz[3 * cb]) > 0 ? 1 : -1});
+      hands.push_back(
+          {i, n, cc, cb,
+           chiral_volume(&topo.xyz[3 * i], &topo.xyz[3 * n], &topo.xyz[3 * cc], &topo.xyz[3 * cb]) > 0 ? 1 : -1});
     }
   TrialProblem tp;
   tp.n = b.n;
@@ -147,7 +150,8 @@ int main(int argc, char** argv) {
     for (const auto& rv : v.restraints) k += rv.violation > 0.5;
     return k;
   };
-  for (std::size_t k = static_cast<std::size_t>(env("FIRST", 0)); k < static_cast<std::size_t>(env("FIRST", 0)) + N; ++k) {
+  for (std::size_t k = static_cast<std::size_t>(env("FIRST", 0)); k < static_cast<std::size_t>(env("FIRST", 0)) + N;
+       ++k) {
     TrialOptions to;
     to.pivot_fraction = 0.25;
     to.threads = 1;
@@ -159,9 +163,10 @@ int main(int argc, char** argv) {
     ao.seed = seed + k;
     const auto an = anneal(terms, tr.refined.coords, ao);
     const auto t2 = std::chrono::steady_clock::now();
-    std::printf("structure %zu: DG %.2f Å %zu viol (%.1f s) -> SA %.2f Å %zu viol, E %.1f (noe %.1f rep %.1f) (%.1f s)\n", k,
-                rmsd(tr.refined.coords), viol(tr.refined.coords), std::chrono::duration<double>(t1 - t0).count(),
-                rmsd(an.coords), viol(an.coords), an.energy.total, an.energy.noe, an.energy.rep,
-                std::chrono::duration<double>(t2 - t1).count());
+    std::printf(
+        "structure %zu: DG %.2f Å %zu viol (%.1f s) -> SA %.2f Å %zu viol, E %.1f (noe %.1f rep %.1f) (%.1f s)\n", k,
+        rmsd(tr.refined.coords), viol(tr.refined.coords), std::chrono::duration<double>(t1 - t0).count(),
+        rmsd(an.coords), viol(an.coords), an.energy.total, an.energy.noe, an.energy.rep,
+        std::chrono::duration<double>(t2 - t1).count());
   }
 }

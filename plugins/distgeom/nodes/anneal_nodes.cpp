@@ -42,8 +42,7 @@ struct Problem {
 Problem make_problem(const Structure& topo, std::vector<std::size_t> rows, const RestraintSet* rs, bool cis_pro) {
   Problem p;
   p.rows = std::move(rows);
-  if (topo.bonds.empty())
-    throw InputError("input 'topology' has no bond list: link distgeom.topology's structure");
+  if (topo.bonds.empty()) throw InputError("input 'topology' has no bond list: link distgeom.topology's structure");
   if (topo.models.empty()) throw InputError("input 'topology' has no model (template geometry)");
   std::vector<std::size_t> row_of(topo.atoms.size(), SIZE_MAX);
   for (std::size_t r = 0; r < p.rows.size(); ++r) row_of[p.rows[r]] = r;
@@ -116,7 +115,9 @@ struct AnnealParams : ParamGroup {
         t_hot{n, name("t_hot"), 2000.0, {.min = 1, .max = 10000, .unit = "K", .doc = "Temperature of the hot stage"}},
         t_final{n, name("t_final"), 100.0, {.min = 1, .max = 10000, .unit = "K", .doc = "Last cooling temperature"}},
         time_step{n, name("time_step"), 0.002, {.min = 1e-5, .max = 0.01, .unit = "ps", .doc = "MD time step"}},
-        minimise_iterations{n, name("minimise_iterations"), 500,
+        minimise_iterations{n,
+                            name("minimise_iterations"),
+                            500,
                             {.doc = "L-BFGS iterations before (regularisation) and after the dynamics"}},
         cis_proline{n, name("cis_proline"), true, {.doc = "X-Pro peptide bonds may be cis or trans"}} {
     done();
@@ -172,7 +173,9 @@ Structure rows_structure(const Structure& topo, const std::vector<std::size_t>& 
 class AnnealNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.anneal", .version = 1, .title = "Simulated annealing (restrained MD)",
+    return {.id = "distgeom.anneal",
+            .version = 1,
+            .title = "Simulated annealing (restrained MD)",
             .category = "Distance geometry",
             .doc = std::string("Cartesian restrained simulated annealing of one structure (e.g. a DG structure from "
                                "distgeom.embed_and_refine) against distance and dihedral restraints.\n"
@@ -180,13 +183,16 @@ class AnnealNode final : public Node {
                                "(distgeom.topology: bonds and template geometry), restraints (optional, resolved "
                                "against the topology).\nOutputs: structure (annealed, the start's atoms), report "
                                "(Table metric/value: energy terms, noe_violations_gt_0_5A, noe_max_violation_A, "
-                               "cdih_violations_gt_5deg, md_steps).\n") + kForceFieldDoc,
-            .errors = "A start atom missing from the topology; a topology without bonds; a non-finite energy "
-                      "(names the stage).",
+                               "cdih_violations_gt_5deg, md_steps).\n") +
+                   kForceFieldDoc,
+            .errors =
+                "A start atom missing from the topology; a topology without bonds; a non-finite energy "
+                "(names the stage).",
             .memory = "O(n) terms plus the repel neighbour list (about 30 pairs per atom).",
             .determinism = "The same inputs and seed give the same coordinates (one thread).",
-            .references = "Nilges, Clore & Gronenborn, FEBS Lett. 229 (1988) 317; Schwieters et al., J. Magn. Reson. "
-                          "160 (2003) 65 (Xplor-NIH); Berendsen et al., J. Chem. Phys. 81 (1984) 3684.",
+            .references =
+                "Nilges, Clore & Gronenborn, FEBS Lett. 229 (1988) 317; Schwieters et al., J. Magn. Reson. "
+                "160 (2003) 65 (Xplor-NIH); Berendsen et al., J. Chem. Phys. 81 (1984) 3684.",
             .stochastic = true};
   }
   Input<Structure> structure{this, "structure", "Starting coordinates (model 1)"};
@@ -219,10 +225,15 @@ class AnnealNode final : public Node {
     }
     Table t{{"metric", "value"}, {}};
     const auto& e = r.energy;
-    for (const auto& [k, v] : std::vector<std::pair<const char*, double>>{
-             {"energy_total", e.total}, {"energy_bond", e.bond}, {"energy_angle", e.angle},
-             {"energy_chiral", e.chiral}, {"energy_plane", e.plane}, {"energy_repel", e.rep},
-             {"energy_noe", e.noe}, {"energy_cdih", e.cdih}, {"noe_max_violation_A", r.noe_max}})
+    for (const auto& [k, v] : std::vector<std::pair<const char*, double>>{{"energy_total", e.total},
+                                                                          {"energy_bond", e.bond},
+                                                                          {"energy_angle", e.angle},
+                                                                          {"energy_chiral", e.chiral},
+                                                                          {"energy_plane", e.plane},
+                                                                          {"energy_repel", e.rep},
+                                                                          {"energy_noe", e.noe},
+                                                                          {"energy_cdih", e.cdih},
+                                                                          {"noe_max_violation_A", r.noe_max}})
       t.rows.push_back({std::string(k), v});
     t.rows.push_back({std::string("noe_violations_gt_0_5A"), static_cast<std::int64_t>(r.noe_violations)});
     t.rows.push_back({std::string("cdih_violations_gt_5deg"), static_cast<std::int64_t>(r.cdih_violations)});
@@ -252,42 +263,51 @@ Rama rama_region(const std::string& residue, double phi, double psi) {
 class EnsembleNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.ensemble", .version = 1, .title = "NMR ensemble (DG + simulated annealing)",
+    return {.id = "distgeom.ensemble",
+            .version = 1,
+            .title = "NMR ensemble (DG + simulated annealing)",
             .category = "Distance geometry",
-            .doc = std::string("Computes `structures` structures, each one trial of distgeom.embed_and_refine (its own "
-                               "seed: metrize → metric matrix → 4D embedding → DG refinement, mirror trial) followed "
-                               "by distgeom.anneal (seeded per structure), keeps the `keep` lowest final energies, "
-                               "superimposes them on the backbone (N, CA, C) of the ordered residues (residues with "
-                               "≥ 3 restraints to residues ≥ 5 apart) and reports: precision (mean backbone RMSD to "
-                               "the mean structure), accuracy against `reference` model 1 when connected (mean and "
-                               "best backbone RMSD over the ordered residues), per-residue RMSF (backbone), "
-                               "restraint violations (r^-6 sums, ring flips as distgeom.compare), Ramachandran "
-                               "regions, clashes, Cα handedness.\n"
-                               "Ramachandran (ordered residues with φ and ψ): favoured = αR (−160 ≤ φ ≤ −20, −120 ≤ "
-                               "ψ ≤ 50) or β/PPII (−180 ≤ φ ≤ −40, ψ ≥ 90 or ψ ≤ −150), and glycine anywhere; "
-                               "allowed = the rest of φ < 0, or αL (20 ≤ φ ≤ 110, −30 ≤ ψ ≤ 100); outlier otherwise. A "
-                               "coarse box classification after Ramachandran & Sasisekharan (1968) regions, not "
-                               "MolProbity's density contours. Clash: two atoms more than three bonds apart (polar H "
-                               "to N/O excepted) closer than their Bondi radii sum − 0.4 Å (MolProbity's 0.4 Å "
-                               "overlap criterion).\nDevice: cpu (default) | auto | cuda | cuda:N. On CUDA the DG "
-                               "trials stay on the CPU (threads), and all structures are annealed at once: the MD "
-                               "stages batched on the device (per-term kernels, anneal_cuda.hpp), the L-BFGS "
-                               "minimisations on the host.\nOutputs: structure (the kept models, best first), report (Table "
-                               "metric/value), rmsf (Table chain, residue, name, rmsf_A), models (Table: model, seed "
-                               "trial, energy, noe_violations, max_violation_A, rmsd_to_reference_A).\n") +
+            .doc = std::string(
+                       "Computes `structures` structures, each one trial of distgeom.embed_and_refine (its own "
+                       "seed: metrize → metric matrix → 4D embedding → DG refinement, mirror trial) followed "
+                       "by distgeom.anneal (seeded per structure), keeps the `keep` lowest final energies, "
+                       "superimposes them on the backbone (N, CA, C) of the ordered residues (residues with "
+                       "≥ 3 restraints to residues ≥ 5 apart) and reports: precision (mean backbone RMSD to "
+                       "the mean structure), accuracy against `reference` model 1 when connected (mean and "
+                       "best backbone RMSD over the ordered residues), per-residue RMSF (backbone), "
+                       "restraint violations (r^-6 sums, ring flips as distgeom.compare), Ramachandran "
+                       "regions, clashes, Cα handedness.\n"
+                       "Ramachandran (ordered residues with φ and ψ): favoured = αR (−160 ≤ φ ≤ −20, −120 ≤ "
+                       "ψ ≤ 50) or β/PPII (−180 ≤ φ ≤ −40, ψ ≥ 90 or ψ ≤ −150), and glycine anywhere; "
+                       "allowed = the rest of φ < 0, or αL (20 ≤ φ ≤ 110, −30 ≤ ψ ≤ 100); outlier otherwise. A "
+                       "coarse box classification after Ramachandran & Sasisekharan (1968) regions, not "
+                       "MolProbity's density contours. Clash: two atoms more than three bonds apart (polar H "
+                       "to N/O excepted) closer than their Bondi radii sum − 0.4 Å (MolProbity's 0.4 Å "
+                       "overlap criterion).\nDevice: cpu (default) | auto | cuda | cuda:N. On CUDA the DG "
+                       "trials stay on the CPU (threads), and all structures are annealed at once: the MD "
+                       "stages batched on the device (per-term kernels, anneal_cuda.hpp), the L-BFGS "
+                       "minimisations on the host.\nOutputs: structure (the kept models, best first), report (Table "
+                       "metric/value), rmsf (Table chain, residue, name, rmsf_A), models (Table: model, seed "
+                       "trial, energy, noe_violations, max_violation_A, rmsd_to_reference_A).\n") +
                    kForceFieldDoc,
-            .errors = "As distgeom.embed_and_refine and distgeom.anneal; a structure whose embedding or annealing "
-                      "fails is logged and left out; the node fails when fewer than `keep` succeed.",
-            .memory = "Host: about 5 n² doubles per running structure (the embedding), the kept models. Device "
-                      "(cuda): the terms, 3 doubles × 3 n per structure and the repel pair lists.",
-            .determinism = "CPU: the same seed gives the same ensemble whatever the number of threads. cuda: the "
-                           "device sums forces in a varying order, and the MD amplifies rounding: runs differ "
-                           "structure by structure (not in quality).",
-            .references = "Nilges, Clore & Gronenborn 1988; Schwieters et al. 2003 (Xplor-NIH); Havel 1991 (DG); "
-                          "Kabsch 1976; Ramachandran & Sasisekharan, Adv. Protein Chem. 23 (1968) 283; Word et "
-                          "al., J. Mol. Biol. 285 (1999) 1735 (clash overlap 0.4 Å).",
+            .errors =
+                "As distgeom.embed_and_refine and distgeom.anneal; a structure whose embedding or annealing "
+                "fails is logged and left out; the node fails when fewer than `keep` succeed.",
+            .memory =
+                "Host: about 5 n² doubles per running structure (the embedding), the kept models. Device "
+                "(cuda): the terms, 3 doubles × 3 n per structure and the repel pair lists.",
+            .determinism =
+                "CPU: the same seed gives the same ensemble whatever the number of threads. cuda: the "
+                "device sums forces in a varying order, and the MD amplifies rounding: runs differ "
+                "structure by structure (not in quality).",
+            .references =
+                "Nilges, Clore & Gronenborn 1988; Schwieters et al. 2003 (Xplor-NIH); Havel 1991 (DG); "
+                "Kabsch 1976; Ramachandran & Sasisekharan, Adv. Protein Chem. 23 (1968) 283; Word et "
+                "al., J. Mol. Biol. 285 (1999) 1735 (clash overlap 0.4 Å).",
             .stochastic = true,
-            .rules = {{.param = "keep", .other = "structures", .why = "the kept structures are among those computed",
+            .rules = {{.param = "keep",
+                       .other = "structures",
+                       .why = "the kept structures are among those computed",
                        .compare = ParamCompare::LessEqual}}};
   }
   Input<DistanceBounds> bounds{this, "bounds", "Bounds as built (before smoothing), over topology atoms"};
@@ -320,10 +340,12 @@ class EnsembleNode final : public Node {
     const Structure& topo = *topology;
     const RestraintSet& rs = *restraints;
     const std::size_t n = b.size(), N = structures.value(), M = keep.value();
-    if (M > N) throw InputError("parameter 'keep' = " + std::to_string(M) + " exceeds 'structures' = " + std::to_string(N));
+    if (M > N)
+      throw InputError("parameter 'keep' = " + std::to_string(M) + " exceeds 'structures' = " + std::to_string(N));
     if (sm.atom_index != b.atom_index) throw InputError("inputs 'bounds' and 'smoothed' are not over the same atoms");
     for (auto i : b.atom_index)
-      if (i >= topo.atoms.size()) throw InputError("the bounds name atom " + std::to_string(i) + " beyond the topology");
+      if (i >= topo.atoms.size())
+        throw InputError("the bounds name atom " + std::to_string(i) + " beyond the topology");
     const std::vector<std::size_t> rows(b.atom_index.begin(), b.atom_index.end());
     const Problem p = make_problem(topo, rows, &rs, annealing.cis_proline.value());
     // DG inputs as distgeom.embed_and_refine builds them, from the topology's template model
@@ -340,14 +362,16 @@ class EnsembleNode final : public Node {
     const Topology dgtopo = topology_from_bonds(p.infos, rb);
     std::vector<ChiralTerm> chirals;
     for (const auto& c : dgtopo.centres)
-      chirals.push_back({c[0], c[1], c[2], c[3], chiral_volume(&sub[3 * c[0]], &sub[3 * c[1]], &sub[3 * c[2]], &sub[3 * c[3]])});
+      chirals.push_back(
+          {c[0], c[1], c[2], c[3], chiral_volume(&sub[3 * c[0]], &sub[3 * c[1]], &sub[3 * c[2]], &sub[3 * c[3]])});
     std::vector<std::size_t> row_of_topo(topo.atoms.size(), SIZE_MAX);
     for (std::size_t r = 0; r < rows.size(); ++r) row_of_topo[rows[r]] = r;
     std::size_t sum_skipped = 0;
     const auto sums = sum_terms(rs, row_of_topo, &sum_skipped);
     std::vector<ChiralCheck> hands;
     std::map<std::tuple<std::string, int, std::string>, std::size_t> at;
-    for (std::size_t r = 0; r < rows.size(); ++r) at[{p.infos[r].chain, p.infos[r].residue_number, p.infos[r].name}] = r;
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      at[{p.infos[r].chain, p.infos[r].residue_number, p.infos[r].name}] = r;
     for (std::size_t r = 0; r < rows.size(); ++r) {
       if (p.infos[r].name != "CA") continue;
       auto f = [&](const char* nm) {
@@ -407,7 +431,8 @@ class EnsembleNode final : public Node {
         ++finished;
       }
     };
-    unsigned nt = threads.value() > 0 ? static_cast<unsigned>(threads.value()) : std::max(1u, std::thread::hardware_concurrency());
+    unsigned nt = threads.value() > 0 ? static_cast<unsigned>(threads.value())
+                                      : std::max(1u, std::thread::hardware_concurrency());
     nt = static_cast<unsigned>(std::min<std::size_t>(nt, N));
     std::vector<std::thread> pool;
     for (unsigned i = 0; i < nt; ++i) pool.emplace_back(work);
@@ -582,7 +607,8 @@ class EnsembleNode final : public Node {
           auto it = at.find({ch, rn, a});
           return it == at.end() ? SIZE_MAX : it->second;
         };
-        const std::size_t cp = f(num - 1, "C"), nn = f(num, "N"), ca = f(num, "CA"), cc = f(num, "C"), nx = f(num + 1, "N");
+        const std::size_t cp = f(num - 1, "C"), nn = f(num, "N"), ca = f(num, "CA"), cc = f(num, "C"),
+                          nx = f(num + 1, "N");
         if (cp == SIZE_MAX || nn == SIZE_MAX || cc == SIZE_MAX || nx == SIZE_MAX) continue;
         const double deg = 180.0 / std::numbers::pi;
         const double phi = torsion_angle(&x[3 * cp], &x[3 * nn], &x[3 * ca], &x[3 * cc]) * deg;
@@ -617,13 +643,15 @@ class EnsembleNode final : public Node {
     auto add = [&](const char* k, Table::Cell v) { t.rows.push_back({std::string(k), std::move(v)}); };
     add("structures", static_cast<std::int64_t>(N));
     add("kept", static_cast<std::int64_t>(M));
-    add("failed", static_cast<std::int64_t>(N - std::count_if(done.begin(), done.end(), [](const Done& d) { return d.ok; })));
+    add("failed",
+        static_cast<std::int64_t>(N - std::count_if(done.begin(), done.end(), [](const Done& d) { return d.ok; })));
     add("ensemble_ordered_residue_count", static_cast<std::int64_t>(ordered.size()));
     add("precision_backbone_A", precision);
     double acc_mean = 0, acc_best = std::numeric_limits<double>::infinity();
     for (double a : acc_rmsd) acc_mean += a / nm, acc_best = std::min(acc_best, a);
     add("backbone_rmsd_to_reference_mean_A", acc_mean);
-    add("backbone_rmsd_to_reference_best_A", reference.connected() ? acc_best : std::numeric_limits<double>::quiet_NaN());
+    add("backbone_rmsd_to_reference_best_A",
+        reference.connected() ? acc_best : std::numeric_limits<double>::quiet_NaN());
     add("violations_gt_0_5A_per_model", static_cast<double>(viol_total) / nm);
     add("ensemble_max_violation_A", viol_max);
     add("ramachandran_favoured_fraction", rama_n ? static_cast<double>(rama_fav) / static_cast<double>(rama_n) : 0.0);

@@ -48,7 +48,8 @@ ResidueTemplate parse_ccd_entry(std::string_view text, const std::string& source
   ResidueTemplate t;
   if (!f.blocks.empty()) t.id = f.blocks.front().name;
   const auto& al = find_loop(f, "_chem_comp_atom.atom_id", source);
-  const int c_id = column(al, "_chem_comp_atom.atom_id", source), c_el = column(al, "_chem_comp_atom.type_symbol", source),
+  const int c_id = column(al, "_chem_comp_atom.atom_id", source),
+            c_el = column(al, "_chem_comp_atom.type_symbol", source),
             c_leave = column(al, "_chem_comp_atom.pdbx_leaving_atom_flag", source),
             c_x = column(al, "_chem_comp_atom.pdbx_model_cartn_x_ideal", source),
             c_y = column(al, "_chem_comp_atom.pdbx_model_cartn_y_ideal", source),
@@ -67,8 +68,9 @@ ResidueTemplate parse_ccd_entry(std::string_view text, const std::string& source
   for (std::size_t r = 0; r < bl.rows(); ++r) {
     const std::size_t i = t.find(bl.at(r, c1).text), j = t.find(bl.at(r, c2).text);
     if (i == t.atoms.size() || j == t.atoms.size())
-      throw io::ParseError(source, bl.at(r, c1).line,
-                           "bond " + bl.at(r, c1).text + "-" + bl.at(r, c2).text + " names an atom not in _chem_comp_atom");
+      throw io::ParseError(
+          source, bl.at(r, c1).line,
+          "bond " + bl.at(r, c1).text + "-" + bl.at(r, c2).text + " names an atom not in _chem_comp_atom");
     t.bonds.push_back({i, j});
   }
   return t;
@@ -89,27 +91,48 @@ const std::map<std::string, ResidueTemplate>& standard_templates() {
 
 std::string three_letter(char one) {
   switch (std::toupper(static_cast<unsigned char>(one))) {
-    case 'A': return "ALA";
-    case 'R': return "ARG";
-    case 'N': return "ASN";
-    case 'D': return "ASP";
-    case 'C': return "CYS";
-    case 'Q': return "GLN";
-    case 'E': return "GLU";
-    case 'G': return "GLY";
-    case 'H': return "HIS";
-    case 'I': return "ILE";
-    case 'L': return "LEU";
-    case 'K': return "LYS";
-    case 'M': return "MET";
-    case 'F': return "PHE";
-    case 'P': return "PRO";
-    case 'S': return "SER";
-    case 'T': return "THR";
-    case 'W': return "TRP";
-    case 'Y': return "TYR";
-    case 'V': return "VAL";
-    default: return {};
+    case 'A':
+      return "ALA";
+    case 'R':
+      return "ARG";
+    case 'N':
+      return "ASN";
+    case 'D':
+      return "ASP";
+    case 'C':
+      return "CYS";
+    case 'Q':
+      return "GLN";
+    case 'E':
+      return "GLU";
+    case 'G':
+      return "GLY";
+    case 'H':
+      return "HIS";
+    case 'I':
+      return "ILE";
+    case 'L':
+      return "LEU";
+    case 'K':
+      return "LYS";
+    case 'M':
+      return "MET";
+    case 'F':
+      return "PHE";
+    case 'P':
+      return "PRO";
+    case 'S':
+      return "SER";
+    case 'T':
+      return "THR";
+    case 'W':
+      return "TRP";
+    case 'Y':
+      return "TYR";
+    case 'V':
+      return "VAL";
+    default:
+      return {};
   }
 }
 

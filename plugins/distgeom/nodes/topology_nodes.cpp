@@ -127,8 +127,8 @@ std::vector<ChainSequence> fasta_chains(const std::string& path, const std::stri
     for (char ch : line) {
       if (std::isspace(static_cast<unsigned char>(ch)) || ch == '*') continue;
       if (three_letter(ch).empty())
-        throw io::ParseError(path, lineno, std::string("'") + ch +
-                                               "' is not a one-letter code of the 20 standard amino acids");
+        throw io::ParseError(path, lineno,
+                             std::string("'") + ch + "' is not a one-letter code of the 20 standard amino acids");
       seqs.back().first += ch;
     }
   }
@@ -157,30 +157,44 @@ std::vector<ChainSequence> fasta_chains(const std::string& path, const std::stri
 class TopologyNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.topology", .version = 1, .title = "Molecule from the sequence",
-            .category = "Distance geometry",
-            .doc = std::string("Builds the covalent molecule of a protein from its sequence file: a NEF file's molecular "
-                               "system (_nef_sequence: chain_code, sequence_code, residue_name, residue_variant; "
-                               "several chains), or FASTA (one record per chain, ids from `chains`, numbered from "
-                               "`first_residue`; a bare one-letter sequence is one chain).\n"
-                               "Output: structure. ") + kTopologyDoc + "\nParameter `copies` repeats every chain "
-                               "(homo-oligomers given by one sequence): copy k gets the chain id of `chains` entry "
-                               "k (FASTA) or the next letter after the last chain.",
-            .errors = "The file's line for a NEF sequence_code that is not an integer or a FASTA letter outside the 20 "
-                      "standard amino acids; the chain and residue for a residue without template, a residue number "
-                      "used twice in a chain or a variant naming no atom.",
-            .memory = "The molecule (a few hundred bytes per atom).",
-            .determinism = "Deterministic.",
-            .references = "wwPDB Chemical Component Dictionary (ideal coordinates); Engh & Huber, Acta Cryst. A47 "
-                          "(1991) 392; NEF 1.1 (Gutmanas et al., Nat. Struct. Mol. Biol. 22 (2015) 433)."};
+    return {
+        .id = "distgeom.topology",
+        .version = 1,
+        .title = "Molecule from the sequence",
+        .category = "Distance geometry",
+        .doc = std::string("Builds the covalent molecule of a protein from its sequence file: a NEF file's molecular "
+                           "system (_nef_sequence: chain_code, sequence_code, residue_name, residue_variant; "
+                           "several chains), or FASTA (one record per chain, ids from `chains`, numbered from "
+                           "`first_residue`; a bare one-letter sequence is one chain).\n"
+                           "Output: structure. ") +
+               kTopologyDoc +
+               "\nParameter `copies` repeats every chain "
+               "(homo-oligomers given by one sequence): copy k gets the chain id of `chains` entry "
+               "k (FASTA) or the next letter after the last chain.",
+        .errors =
+            "The file's line for a NEF sequence_code that is not an integer or a FASTA letter outside the 20 "
+            "standard amino acids; the chain and residue for a residue without template, a residue number "
+            "used twice in a chain or a variant naming no atom.",
+        .memory = "The molecule (a few hundred bytes per atom).",
+        .determinism = "Deterministic.",
+        .references =
+            "wwPDB Chemical Component Dictionary (ideal coordinates); Engh & Huber, Acta Cryst. A47 "
+            "(1991) 392; NEF 1.1 (Gutmanas et al., Nat. Struct. Mol. Biol. 22 (2015) 433)."};
   }
   Output<Structure> structure{this, "structure", "The molecule with template geometry (one model) and bonds"};
-  PathParam path{this, "path", PathParam::Mode::Read, "Sequence: .nef (molecular system) or FASTA (.fasta, .fa, .seq)",
-                 "", {".nef", ".fasta", ".fa", ".seq", ".txt"}};
-  Param<std::string> chains{this, "chains", "", {.doc = "FASTA: chain ids of the records, comma-separated (default A, B, ...)"}};
+  PathParam path{this,
+                 "path",
+                 PathParam::Mode::Read,
+                 "Sequence: .nef (molecular system) or FASTA (.fasta, .fa, .seq)",
+                 "",
+                 {".nef", ".fasta", ".fa", ".seq", ".txt"}};
+  Param<std::string> chains{
+      this, "chains", "", {.doc = "FASTA: chain ids of the records, comma-separated (default A, B, ...)"}};
   Param<std::int64_t> first_residue{this, "first_residue", 1, {.doc = "FASTA: number of the first residue"}};
   Param<std::int64_t> copies{this, "copies", 1, {.min = 1, .max = 26, .doc = "Copies of the chains (homo-oligomers)"}};
-  Choice<His> histidine{this, "histidine", His::Both,
+  Choice<His> histidine{this,
+                        "histidine",
+                        His::Both,
                         {{His::Both, "both"}, {His::Delta, "delta"}, {His::Epsilon, "epsilon"}},
                         {.doc = "Histidine ring protons: both (HD1 and HE2, CCD HIS), delta (HD1) or epsilon (HE2)"}};
 
@@ -228,21 +242,28 @@ class TopologyNode final : public Node {
 class TopologyFromResiduesNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.topology_from_residues", .version = 1, .title = "Molecule from a structure's residues",
+    return {.id = "distgeom.topology_from_residues",
+            .version = 1,
+            .title = "Molecule from a structure's residues",
             .category = "Distance geometry",
             .doc = std::string("Builds the covalent molecule of the residue list of a structure (chains and residue "
                                "numbers in file order; its coordinates are not used).\n"
-                               "Input: structure. Output: structure. ") + kTopologyDoc,
-            .errors = "The chain and residue for a residue without template (only the 20 standard amino acids; "
-                      "waters and ligands must be removed first) or a residue number used twice in a chain.",
+                               "Input: structure. Output: structure. ") +
+                   kTopologyDoc,
+            .errors =
+                "The chain and residue for a residue without template (only the 20 standard amino acids; "
+                "waters and ligands must be removed first) or a residue number used twice in a chain.",
             .memory = "The molecule (a few hundred bytes per atom).",
             .determinism = "Deterministic.",
-            .references = "wwPDB Chemical Component Dictionary (ideal coordinates); Engh & Huber, Acta Cryst. A47 "
-                          "(1991) 392."};
+            .references =
+                "wwPDB Chemical Component Dictionary (ideal coordinates); Engh & Huber, Acta Cryst. A47 "
+                "(1991) 392."};
   }
   Input<Structure> residues{this, "residues", "Structure whose residue list is built"};
   Output<Structure> structure{this, "structure", "The molecule with template geometry (one model) and bonds"};
-  Choice<His> histidine{this, "histidine", His::Both,
+  Choice<His> histidine{this,
+                        "histidine",
+                        His::Both,
                         {{His::Both, "both"}, {His::Delta, "delta"}, {His::Epsilon, "epsilon"}},
                         {.doc = "Histidine ring protons: both (HD1 and HE2, CCD HIS), delta (HD1) or epsilon (HE2)"}};
 

@@ -156,8 +156,9 @@ TEST(Anneal, TwoKpuFromAnEmbeddingImprovesAccuracyAndViolations) {
   ASSERT_TRUE(smooth_bounds(lo, up, b.n).consistent);
   std::vector<ChiralTerm> chir;
   for (const auto& ct : b.topology.centres)
-    chir.push_back({ct[0], ct[1], ct[2], ct[3],
-                    chiral_volume(&topo.xyz[3 * ct[0]], &topo.xyz[3 * ct[1]], &topo.xyz[3 * ct[2]], &topo.xyz[3 * ct[3]])});
+    chir.push_back(
+        {ct[0], ct[1], ct[2], ct[3],
+         chiral_volume(&topo.xyz[3 * ct[0]], &topo.xyz[3 * ct[1]], &topo.xyz[3 * ct[2]], &topo.xyz[3 * ct[3]])});
   std::vector<AmbiguousTerm> sums;
   for (const auto& p : pr) {
     AmbiguousTerm a{p.id, {}, p.upper + p.correction};
@@ -201,7 +202,8 @@ TEST(Anneal, TwoKpuFromAnEmbeddingImprovesAccuracyAndViolations) {
     std::vector<double> a, r;
     for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
       const auto& at = topo.atoms[i];
-      if (at.residue_number < 9 || at.residue_number > 92 || (at.name != "N" && at.name != "CA" && at.name != "C")) continue;
+      if (at.residue_number < 9 || at.residue_number > 92 || (at.name != "N" && at.name != "CA" && at.name != "C"))
+        continue;
       a.insert(a.end(), {x[3 * i], x[3 * i + 1], x[3 * i + 2]});
       const auto& p = dep.models[0][dep_at.at({at.residue_number, at.name})];
       r.insert(r.end(), {p[0], p[1], p[2]});

@@ -102,9 +102,7 @@ TEST(Topology, BondLengthsAnd13DistancesMatchTheDepositedModel) {
   }
   std::vector<double> dx;
   for (const auto& p : deposited().models[0]) dx.insert(dx.end(), {p[0], p[1], p[2]});
-  auto dep_index = [&](std::size_t i) {
-    return at.at({t.atoms[i].chain, t.atoms[i].residue_number, t.atoms[i].name});
-  };
+  auto dep_index = [&](std::size_t i) { return at.at({t.atoms[i].chain, t.atoms[i].residue_number, t.atoms[i].name}); };
   // the built bonds are the bonds perceived in the deposited model
   const auto perceived = distgeom::perceive_topology(
       [&] {
@@ -151,7 +149,8 @@ TEST(Topology, BondLengthsAnd13DistancesMatchTheDepositedModel) {
 TEST(Topology, CalphaHandednessIsTheDepositedOne) {
   const auto t = built_2kpu();
   std::map<Key, std::size_t> bi, di;
-  for (std::size_t i = 0; i < t.atoms.size(); ++i) bi[{t.atoms[i].chain, t.atoms[i].residue_number, t.atoms[i].name}] = i;
+  for (std::size_t i = 0; i < t.atoms.size(); ++i)
+    bi[{t.atoms[i].chain, t.atoms[i].residue_number, t.atoms[i].name}] = i;
   for (std::size_t i = 0; i < deposited().atoms.size(); ++i) {
     const auto& a = deposited().atoms[i];
     di[{a.chain, a.residue_number, a.name}] = i;
@@ -163,7 +162,9 @@ TEST(Topology, CalphaHandednessIsTheDepositedOne) {
       auto p = [&](const char* nm) { return pos(m.at({std::get<0>(k), std::get<1>(k), nm})); };
       return distgeom::chiral_volume(p("CA").data(), p("N").data(), p("C").data(), p("CB").data());
     };
-    const double vb = vol(bi, [&](std::size_t j) { return std::array<double, 3>{t.xyz[3 * j], t.xyz[3 * j + 1], t.xyz[3 * j + 2]}; });
+    const double vb = vol(bi, [&](std::size_t j) {
+      return std::array<double, 3>{t.xyz[3 * j], t.xyz[3 * j + 1], t.xyz[3 * j + 2]};
+    });
     const double vd = vol(di, [&](std::size_t j) { return deposited().models[0][j]; });
     EXPECT_GT(vb * vd, 0) << std::get<1>(k);
     ++checked;
@@ -260,7 +261,8 @@ TEST(EnsembleNode, SmallHelixOutputsAndStatistics) {
       if (a.element != "H" || b.element != "H" || a.residue_number == b.residue_number) continue;
       const auto& p = pep.models[0][i];
       const auto& q = pep.models[0][j];
-      const double dd = std::sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+      const double dd =
+          std::sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
       // the peptide's first residue is NH3+ in the topology: its deposited amide H is not there
       if (dd > 5.0 || !at.count({a.chain, a.residue_number, a.name}) || !at.count({b.chain, b.residue_number, b.name}))
         continue;
@@ -305,8 +307,9 @@ TEST(EnsembleNode, SmallHelixOutputsAndStatistics) {
   for (const auto& row : rep->rows) {
     const auto& v = row[1];
     m[std::get<std::string>(row[0])] = std::holds_alternative<double>(v) ? std::get<double>(v)
-                                       : std::holds_alternative<std::int64_t>(v) ? static_cast<double>(std::get<std::int64_t>(v))
-                                                                                : 0.0;
+                                       : std::holds_alternative<std::int64_t>(v)
+                                           ? static_cast<double>(std::get<std::int64_t>(v))
+                                           : 0.0;
   }
   EXPECT_EQ(m.at("kept"), 2);
   EXPECT_EQ(m.at("failed"), 0);
@@ -370,7 +373,8 @@ TEST(AnnealNode, FoldsAPeptideAgainstItsRestraints) {
   for (int r = 1; r + 3 <= 6; ++r) {
     const auto& p = out->models[0][at.at({r, "CA"})];
     const auto& q = out->models[0][at.at({r + 3, "CA"})];
-    const double dd = std::sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+    const double dd =
+        std::sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
     EXPECT_LT(dd, 6.0) << "CA " << r << " – CA " << r + 3;  // 9-10 Å in the extended start
   }
   const auto rep = an->output("report").as<Table>();

@@ -18,11 +18,27 @@ constexpr double kMass = 100.0, kForceToAccel = 418.4, kBoltzmann = 0.0019872041
 constexpr double kNoeSwitch = 0.5, kHbondR = 2.0, kPi = 3.14159265358979323846;
 constexpr int kThreads = 256;
 
-struct PairTerm { int i, j; double d0, k; };
-struct ChiralTermD { int c, a, b, d; double v0; };
-struct TorsionTermD { int i, j, k, l; double phi0; int two_fold; };
-struct DihedralTermD { int i, j, k, l; double lo, up, w; };
-struct NoeTermD { int first, count, single; double lower, upper; };
+struct PairTerm {
+  int i, j;
+  double d0, k;
+};
+struct ChiralTermD {
+  int c, a, b, d;
+  double v0;
+};
+struct TorsionTermD {
+  int i, j, k, l;
+  double phi0;
+  int two_fold;
+};
+struct DihedralTermD {
+  int i, j, k, l;
+  double lo, up, w;
+};
+struct NoeTermD {
+  int first, count, single;
+  double lower, upper;
+};
 
 unsigned blocks(std::size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
@@ -91,8 +107,9 @@ __global__ void chiral_kernel(const ChiralTermD* t, int nt, int n, int B, double
   const double* X = x + 3LL * n * b;
   double* F = f + 3LL * n * b;
   double A[3], Bv[3], D[3];
-  for (int q = 0; q < 3; ++q) A[q] = X[3 * c.a + q] - X[3 * c.c + q], Bv[q] = X[3 * c.b + q] - X[3 * c.c + q],
-                             D[q] = X[3 * c.d + q] - X[3 * c.c + q];
+  for (int q = 0; q < 3; ++q)
+    A[q] = X[3 * c.a + q] - X[3 * c.c + q], Bv[q] = X[3 * c.b + q] - X[3 * c.c + q],
+    D[q] = X[3 * c.d + q] - X[3 * c.c + q];
   const double BxD[3] = {Bv[1] * D[2] - Bv[2] * D[1], Bv[2] * D[0] - Bv[0] * D[2], Bv[0] * D[1] - Bv[1] * D[0]};
   const double DxA[3] = {D[1] * A[2] - D[2] * A[1], D[2] * A[0] - D[0] * A[2], D[0] * A[1] - D[1] * A[0]};
   const double AxB[3] = {A[1] * Bv[2] - A[2] * Bv[1], A[2] * Bv[0] - A[0] * Bv[2], A[0] * Bv[1] - A[1] * Bv[0]};
@@ -159,7 +176,8 @@ __global__ void repel_kernel(const int* pairs, long long np, int n, const double
   if (id >= np) return;
   const int b = pairs[3 * id], i = pairs[3 * id + 1], j = pairs[3 * id + 2];
   const double* X = x + 3LL * n * b;
-  const double R = scale * ((polar_h[i] && acceptor[j]) || (polar_h[j] && acceptor[i]) ? kHbondR : radius[i] + radius[j]);
+  const double R =
+      scale * ((polar_h[i] && acceptor[j]) || (polar_h[j] && acceptor[i]) ? kHbondR : radius[i] + radius[j]);
   const double dx = X[3 * i] - X[3 * j], dy = X[3 * i + 1] - X[3 * j + 1], dz = X[3 * i + 2] - X[3 * j + 2];
   const double s = R * R - (dx * dx + dy * dy + dz * dz);
   if (s <= 0) return;
@@ -257,8 +275,8 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
     chir.push_back({static_cast<int>(c.c), static_cast<int>(c.a), static_cast<int>(c.b), static_cast<int>(c.d), c.v0});
   std::vector<TorsionTermD> planes;
   for (const auto& p : t.planes)
-    planes.push_back({static_cast<int>(p.i), static_cast<int>(p.j), static_cast<int>(p.k), static_cast<int>(p.l), p.phi0,
-                      p.two_fold ? 1 : 0});
+    planes.push_back({static_cast<int>(p.i), static_cast<int>(p.j), static_cast<int>(p.k), static_cast<int>(p.l),
+                      p.phi0, p.two_fold ? 1 : 0});
   std::vector<DihedralTermD> dih;
   for (const auto& d : t.dihedrals)
     dih.push_back({static_cast<int>(d.atoms[0]), static_cast<int>(d.atoms[1]), static_cast<int>(d.atoms[2]),
@@ -266,8 +284,8 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
   std::vector<NoeTermD> noes;
   std::vector<int> noe_pairs;
   for (const auto& r : t.noes) {
-    noes.push_back({static_cast<int>(noe_pairs.size() / 2), static_cast<int>(r.pairs.size()), r.single ? 1 : 0, r.lower,
-                    r.upper});
+    noes.push_back(
+        {static_cast<int>(noe_pairs.size() / 2), static_cast<int>(r.pairs.size()), r.single ? 1 : 0, r.lower, r.upper});
     for (auto [i, j] : r.pairs) noe_pairs.insert(noe_pairs.end(), {static_cast<int>(i), static_cast<int>(j)});
   }
   auto upload = [](const auto& host) {
@@ -306,33 +324,34 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
     GF_CUDA_TRY(cudaMemset(d_e.data(), 0, B * sizeof(double)));
     if (!pairs.empty()) {
       pair_kernel<<<blocks(pairs.size() * B), kThreads>>>(d_pairs.data(), static_cast<int>(pairs.size()), ni, Bi,
-                                                         d_x.data(), d_f.data(), d_e.data());
+                                                          d_x.data(), d_f.data(), d_e.data());
       GF_CUDA_CHECK_LAUNCH();
     }
     if (!chir.empty()) {
-      chiral_kernel<<<blocks(chir.size() * B), kThreads>>>(d_chir.data(), static_cast<int>(chir.size()), ni, Bi, w.chiral,
-                                                          d_x.data(), d_f.data(), d_e.data());
+      chiral_kernel<<<blocks(chir.size() * B), kThreads>>>(d_chir.data(), static_cast<int>(chir.size()), ni, Bi,
+                                                           w.chiral, d_x.data(), d_f.data(), d_e.data());
       GF_CUDA_CHECK_LAUNCH();
     }
     if (!planes.empty()) {
       plane_kernel<<<blocks(planes.size() * B), kThreads>>>(d_planes.data(), static_cast<int>(planes.size()), ni, Bi,
-                                                           w.plane, d_x.data(), d_f.data(), d_e.data());
+                                                            w.plane, d_x.data(), d_f.data(), d_e.data());
       GF_CUDA_CHECK_LAUNCH();
     }
     if (!dih.empty()) {
       dihedral_kernel<<<blocks(dih.size() * B), kThreads>>>(d_dih.data(), static_cast<int>(dih.size()), ni, Bi, w.cdih,
-                                                           d_x.data(), d_f.data(), d_e.data());
+                                                            d_x.data(), d_f.data(), d_e.data());
       GF_CUDA_CHECK_LAUNCH();
     }
     if (n_rep > 0 && w.rep > 0) {
-      repel_kernel<<<blocks(static_cast<std::size_t>(n_rep)), kThreads>>>(d_rep.data(), n_rep, ni, d_radius.data(),
-                                                                         d_polar.data(), d_acc.data(), w.rep,
-                                                                         w.rep_scale, d_x.data(), d_f.data(), d_e.data());
+      repel_kernel<<<blocks(static_cast<std::size_t>(n_rep)), kThreads>>>(
+          d_rep.data(), n_rep, ni, d_radius.data(), d_polar.data(), d_acc.data(), w.rep, w.rep_scale, d_x.data(),
+          d_f.data(), d_e.data());
       GF_CUDA_CHECK_LAUNCH();
     }
     if (!noes.empty()) {
-      noe_kernel<<<blocks(noes.size() * B), kThreads>>>(d_noes.data(), static_cast<int>(noes.size()), d_noe_pairs.data(),
-                                                       ni, Bi, w.noe, d_x.data(), d_f.data(), d_e.data());
+      noe_kernel<<<blocks(noes.size() * B), kThreads>>>(d_noes.data(), static_cast<int>(noes.size()),
+                                                        d_noe_pairs.data(), ni, Bi, w.noe, d_x.data(), d_f.data(),
+                                                        d_e.data());
       GF_CUDA_CHECK_LAUNCH();
     }
   };
@@ -386,7 +405,8 @@ std::vector<AnnealResult> anneal_batch(const AnnealTerms& t, const std::vector<s
   }
   std::vector<AnnealResult> out;
   for (std::size_t b = 0; b < B; ++b) {
-    std::vector<double> xb(x.begin() + static_cast<std::ptrdiff_t>(b * n3), x.begin() + static_cast<std::ptrdiff_t>((b + 1) * n3));
+    std::vector<double> xb(x.begin() + static_cast<std::ptrdiff_t>(b * n3),
+                           x.begin() + static_cast<std::ptrdiff_t>((b + 1) * n3));
     out.push_back(anneal_finish(t, o, std::move(xb)));
     out.back().steps = steps;
   }

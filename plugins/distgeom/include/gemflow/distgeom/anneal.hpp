@@ -46,10 +46,10 @@ namespace gemflow::distgeom {
 
 struct AnnealWeights {
   double bond = 1000.0, angle = 500.0, chiral = 100.0, plane = 300.0;
-  double rep = 4.0;          ///< kcal/mol/Å⁴
-  double rep_scale = 0.8;    ///< s
-  double noe = 30.0;         ///< kcal/mol/Å²
-  double cdih = 200.0;       ///< kcal/mol/rad²
+  double rep = 4.0;        ///< kcal/mol/Å⁴
+  double rep_scale = 0.8;  ///< s
+  double noe = 30.0;       ///< kcal/mol/Å²
+  double cdih = 200.0;     ///< kcal/mol/rad²
 };
 
 /// One dihedral restraint over atom indices (angles in degrees, interval from lower to upper
@@ -63,17 +63,32 @@ struct TorsionRestraint {
 /// The terms of one molecule. Built once by anneal_terms.
 struct AnnealTerms {
   std::size_t n = 0;
-  struct Pair { std::size_t i, j; double d0; };
-  struct Chiral { std::size_t c, a, b, d; double v0; };
-  struct Torsion { std::size_t i, j, k, l; double phi0; bool two_fold; };
-  struct Noe { int id; std::vector<std::array<std::size_t, 2>> pairs; double lower, upper; bool single; };
+  struct Pair {
+    std::size_t i, j;
+    double d0;
+  };
+  struct Chiral {
+    std::size_t c, a, b, d;
+    double v0;
+  };
+  struct Torsion {
+    std::size_t i, j, k, l;
+    double phi0;
+    bool two_fold;
+  };
+  struct Noe {
+    int id;
+    std::vector<std::array<std::size_t, 2>> pairs;
+    double lower, upper;
+    bool single;
+  };
   std::vector<Pair> bonds, angles;
   std::vector<Chiral> chirals;
   std::vector<Torsion> planes;
   std::vector<Noe> noes;
   std::vector<TorsionRestraint> dihedrals;
-  std::vector<double> radius;                    ///< per atom, Å (Bondi)
-  std::vector<unsigned char> polar_h, acceptor;  ///< per atom flags (hydrogen bonds)
+  std::vector<double> radius;                      ///< per atom, Å (Bondi)
+  std::vector<unsigned char> polar_h, acceptor;    ///< per atom flags (hydrogen bonds)
   std::vector<std::vector<std::size_t>> excluded;  ///< per atom: sorted 1-2 and 1-3 partners
 };
 
@@ -97,23 +112,23 @@ struct AnnealEnergy {
 
 struct AnnealOptions {
   std::uint64_t seed = 1;
-  double dt = 0.002;              ///< ps
-  double t_hot = 2000.0;          ///< K
-  double t_final = 100.0;         ///< K
+  double dt = 0.002;       ///< ps
+  double t_hot = 2000.0;   ///< K
+  double t_final = 100.0;  ///< K
   std::size_t hot_steps = 1500;
   std::size_t cooling_stages = 20;
   std::size_t steps_per_stage = 150;
   std::size_t minimise_iterations = 500;  ///< L-BFGS, before (regularisation) and after
   AnnealWeights hot{1000.0, 500.0, 100.0, 300.0, 0.1, 0.9, 30.0, 10.0};
-  AnnealWeights final{};          ///< the cooling ramps from hot to final
+  AnnealWeights final{};  ///< the cooling ramps from hot to final
 };
 
 struct AnnealResult {
-  std::vector<double> coords;    ///< n×3, Å
-  AnnealEnergy energy;           ///< at the end, final weights
-  std::size_t steps = 0;         ///< MD steps run
+  std::vector<double> coords;       ///< n×3, Å
+  AnnealEnergy energy;              ///< at the end, final weights
+  std::size_t steps = 0;            ///< MD steps run
   std::size_t noe_violations = 0;   ///< restraints with d_eff − U (or L − d) > 0.5 Å
-  double noe_max = 0.0;          ///< Å
+  double noe_max = 0.0;             ///< Å
   std::size_t cdih_violations = 0;  ///< dihedral restraints off by > 5°
 };
 
@@ -140,8 +155,8 @@ void anneal_prepare(const AnnealTerms& t, const AnnealOptions& o, std::vector<do
 /// A fixed-weight MD run (one stage of anneal()): the reference of the batched CUDA path.
 struct MdOptions {
   std::size_t steps = 10;
-  double dt = 0.002;           ///< ps
-  double t_bath = 300.0;       ///< K, Berendsen target
+  double dt = 0.002;               ///< ps
+  double t_bath = 300.0;           ///< K, Berendsen target
   std::size_t rebuild_every = 20;  ///< repel pair list rebuilt from the current coordinates
 };
 

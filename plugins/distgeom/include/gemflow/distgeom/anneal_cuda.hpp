@@ -33,7 +33,8 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
 /// (md_steps_batch, pair lists rebuilt every 20 steps instead of on displacement), anneal_finish
 /// on the host. Agrees with the CPU path in distribution, not structure by structure: the MD is
 /// chaotic and the device sums in another order. Throws as md_steps_batch.
-[[nodiscard]] std::vector<AnnealResult> anneal_batch(const AnnealTerms& t, const std::vector<std::vector<double>>& starts,
+[[nodiscard]] std::vector<AnnealResult> anneal_batch(const AnnealTerms& t,
+                                                     const std::vector<std::vector<double>>& starts,
                                                      const std::vector<std::uint64_t>& seeds, const AnnealOptions& o,
                                                      int device = 0);
 

@@ -31,10 +31,10 @@ namespace gemflow::distgeom {
 
 /// One atom of a residue template (CCD _chem_comp_atom).
 struct TemplateAtom {
-  std::string name;     ///< atom_id ("CA", "HB2")
-  std::string element;  ///< upper case
+  std::string name;                    ///< atom_id ("CA", "HB2")
+  std::string element;                 ///< upper case
   std::array<double, 3> xyz{0, 0, 0};  ///< ideal coordinates, Å
-  bool leaving = false;  ///< pdbx_leaving_atom_flag Y (lost on polymerisation)
+  bool leaving = false;                ///< pdbx_leaving_atom_flag Y (lost on polymerisation)
 };
 
 /// A residue template (one CCD entry).
