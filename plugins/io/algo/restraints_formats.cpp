@@ -183,47 +183,56 @@ RestraintSet parse_cyana(std::string_view text, const std::string& path, CyanaKi
 // ---------------------------------------------------------------------------------------------
 // NMR-STAR v3
 
-/// Column sets naming atom k of a restraint loop, in order of preference: wwPDB's PDB_* (the
-/// deposited coordinates' numbering), Auth_* (the author's), then the entity numbering.
+/// Columns naming atom k of a restraint loop. Residue numbers (with their chain) from the first
+/// numbering a row gives: wwPDB's PDB_* (the deposited coordinates' numbering), the author's
+/// Auth_*, the entity's Comp_index_ID. Atom names from PDB_atom_name, else Atom_ID (IUPAC, each
+/// atom written out), else Auth_atom_ID (the author's, may hold wildcards). Residue names from
+/// PDB_residue_name, else Comp_ID, else Auth_comp_ID.
 struct StarAtomColumns {
-  int chain = -1, seq = -1, res = -1, atom = -1;
+  int chain[3], seq[3], atom[3], res[3];
 };
 
-std::vector<StarAtomColumns> star_atom_columns(const StarLoop& loop, const std::string& cat, int k) {
+StarAtomColumns star_atom_columns(const StarLoop& loop, const std::string& cat, int k) {
   const std::string n = std::to_string(k);
   auto c = [&](const std::string& tag) { return loop.column(lower(cat + "." + tag + "_" + n)); };
-  std::vector<StarAtomColumns> out;
-  StarAtomColumns pdb{c("PDB_strand_ID"), c("PDB_residue_no"), c("PDB_residue_name"), c("PDB_atom_name")};
-  StarAtomColumns auth{c("Auth_asym_ID"), c("Auth_seq_ID"), c("Auth_comp_ID"), c("Auth_atom_ID")};
-  StarAtomColumns entity{c("Entity_assembly_ID"), c("Comp_index_ID"), c("Comp_ID"), c("Atom_ID")};
-  for (const auto& s : {pdb, auth, entity})
-    if (s.seq >= 0 && s.atom >= 0) out.push_back(s);
-  return out;
+  return {{c("PDB_strand_ID"), c("Auth_asym_ID"), c("Entity_assembly_ID")},
+          {c("PDB_residue_no"), c("Auth_seq_ID"), c("Comp_index_ID")},
+          {c("PDB_atom_name"), c("Atom_ID"), c("Auth_atom_ID")},
+          {c("PDB_residue_name"), c("Comp_ID"), c("Auth_comp_ID")}};
 }
 
-/// Atom k of row r: the first column set whose residue number and atom name are both given.
-void star_atom(const StarLoop& loop, std::size_t r, const std::vector<StarAtomColumns>& sets, int k,
-               const std::string& path, AtomSelector& a) {
-  for (const auto& s : sets) {
-    const StarValue& seq = loop.at(r, static_cast<std::size_t>(s.seq));
-    const StarValue& atom = loop.at(r, static_cast<std::size_t>(s.atom));
-    if (seq.is_null() || atom.is_null()) continue;
-    if (!detail::parse_int(seq.text, a.residue_number))
-      throw ParseError(path, seq.line, "residue number '" + seq.text + "' of atom " + std::to_string(k) +
-                                           " is not an integer");
-    a.atom = atom.text;
-    a.line = atom.line;
-    a.chain.clear();
-    a.residue.clear();
-    if (s.chain >= 0 && !loop.at(r, static_cast<std::size_t>(s.chain)).is_null())
-      a.chain = loop.at(r, static_cast<std::size_t>(s.chain)).text;
-    if (s.res >= 0 && !loop.at(r, static_cast<std::size_t>(s.res)).is_null())
-      a.residue = loop.at(r, static_cast<std::size_t>(s.res)).text;
-    return;
-  }
-  throw ParseError(path, loop.at(r, 0).line,
-                   "atom " + std::to_string(k) + " has no residue number and atom name (PDB_residue_no/PDB_atom_name, "
-                   "Auth_seq_ID/Auth_atom_ID or Comp_index_ID/Atom_ID)");
+bool has_atom_columns(const StarAtomColumns& c) {
+  return std::any_of(std::begin(c.seq), std::end(c.seq), [](int x) { return x >= 0; }) &&
+         std::any_of(std::begin(c.atom), std::end(c.atom), [](int x) { return x >= 0; });
+}
+
+void star_atom(const StarLoop& loop, std::size_t r, const StarAtomColumns& c, int k, const std::string& path,
+               AtomSelector& a) {
+  auto value = [&](int col) -> const StarValue* {
+    if (col < 0) return nullptr;
+    const StarValue& v = loop.at(r, static_cast<std::size_t>(col));
+    return v.is_null() ? nullptr : &v;
+  };
+  const StarValue *seq = nullptr, *atom = nullptr;
+  for (int s = 0; s < 3 && !seq; ++s)
+    if ((seq = value(c.seq[s]))) {
+      if (const StarValue* ch = value(c.chain[s])) a.chain = ch->text;
+    }
+  for (int s = 0; s < 3 && !atom; ++s) atom = value(c.atom[s]);
+  for (int s = 0; s < 3; ++s)
+    if (const StarValue* v = value(c.res[s])) {
+      a.residue = v->text;
+      break;
+    }
+  if (!seq || !atom)
+    throw ParseError(path, loop.at(r, 0).line,
+                     "atom " + std::to_string(k) + " has no " + (seq ? "atom name" : "residue number") +
+                         " (PDB_residue_no/Auth_seq_ID/Comp_index_ID, PDB_atom_name/Atom_ID/Auth_atom_ID)");
+  if (!detail::parse_int(seq->text, a.residue_number))
+    throw ParseError(path, seq->line, "residue number '" + seq->text + "' of atom " + std::to_string(k) +
+                                          " is not an integer");
+  a.atom = atom->text;
+  a.line = atom->line;
 }
 
 RestraintSet parse_nmrstar(std::string_view text, const std::string& path) {
@@ -242,12 +251,12 @@ RestraintSet parse_nmrstar(std::string_view text, const std::string& path) {
         const std::string cat = dist ? "_Gen_dist_constraint" : "_Torsion_angle_constraint";
         auto col = [&](const char* tag) { return loop.column(lower(cat + "." + tag)); };
         const int natoms = dist ? 2 : 4;
-        std::vector<std::vector<StarAtomColumns>> atom_sets;
+        std::vector<StarAtomColumns> atom_sets;
         std::vector<std::string> missing;
         if (col("ID") < 0) missing.emplace_back("ID");
         for (int k = 1; k <= natoms; ++k) {
           atom_sets.push_back(star_atom_columns(loop, cat, k));
-          if (atom_sets.back().empty()) missing.push_back("Comp_index_ID_" + std::to_string(k) + "/Atom_ID_" + std::to_string(k));
+          if (!has_atom_columns(atom_sets.back())) missing.push_back("Comp_index_ID_" + std::to_string(k) + "/Atom_ID_" + std::to_string(k));
         }
         const int c_lo = dist ? col("Distance_lower_bound_val") : col("Angle_lower_bound_val");
         const int c_hi = dist ? col("Distance_upper_bound_val") : col("Angle_upper_bound_val");

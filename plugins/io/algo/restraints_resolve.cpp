@@ -660,7 +660,7 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
           dihedral_renamed.add(Resolver::label(sel, sel.residue_number + offset) + " " + f.note, mx);
         d.atom_index[k] = f.atoms.front();
       }
-      if (ok) kept_d.push_back(std::move(d));
+      if (ok) kept_d.push_back(d);  // a copy: an error below leaves the set as it was
     }
     if (dihedral_unknown.count > 0) {
       if (options.on_unknown_atom == UnknownAtomPolicy::Error)
