@@ -564,15 +564,62 @@ RestraintSet parse_mr(std::string_view text, const std::string& path, const Stru
   MrReport local;
   MrReport& rep = report ? *report : local;
   rep.sections.clear();
+  // Each format is read once, from the text of all its sections with every other line left
+  // empty (line numbers stay the bundle's; linear in the file however many sections it has).
+  auto line_of_origin = [](const std::string& origin) {
+    const auto c = origin.rfind(':');
+    int v = 0;
+    if (c != std::string::npos) (void)detail::parse_int(origin.substr(c + 1), v);
+    return v;
+  };
+  std::vector<DistanceRestraint> distances;
+  std::vector<DihedralRestraint> dihedrals;
+  for (const LineKind kind : {LineKind::Xplor, LineKind::CyanaDistance, LineKind::CyanaAngle, LineKind::Amber}) {
+    std::string part;
+    bool any = false;
+    std::string ranges;
+    std::size_t next = 0;  // lines copied so far
+    for (const auto& sec : sections) {
+      if (sec.kind != kind) continue;
+      any = true;
+      ranges += (ranges.empty() ? "" : ", ") + std::to_string(sec.first + 1) + "-" + std::to_string(sec.last + 1);
+      part.append(sec.first - next, '\n');
+      for (std::size_t k = sec.first; k <= sec.last; ++k) part.append(lines[k]).push_back('\n');
+      next = sec.last + 1;
+    }
+    if (!any) continue;
+    RestraintSet got;
+    switch (kind) {
+      case LineKind::Xplor: got = parse_xplor_restraints(part, path, true); break;
+      case LineKind::CyanaDistance:
+        // Upper (.upl) or lower (.lol) limits cannot be told from the lines: read as upper limits.
+        got = parse_cyana(part, path, CyanaKind::Upper);
+        got.warnings.push_back("CYANA distance limits read as upper limits (.upl)");
+        break;
+      case LineKind::CyanaAngle: got = parse_cyana(part, path, CyanaKind::Angles); break;
+      default: got = parse_amber(part, path, s); break;
+    }
+    for (auto& r : got.restraints) distances.push_back(std::move(r));
+    for (auto& d : got.dihedrals) dihedrals.push_back(std::move(d));
+    for (auto& w : got.warnings) set.warnings.push_back(std::string(kind_name(kind)) + " lines (" + ranges + "): " + w);
+  }
+  // File order, ids through the bundle.
+  std::stable_sort(distances.begin(), distances.end(), [&](const auto& x, const auto& y) {
+    return line_of_origin(x.origin) < line_of_origin(y.origin);
+  });
+  std::stable_sort(dihedrals.begin(), dihedrals.end(), [&](const auto& x, const auto& y) {
+    return line_of_origin(x.origin) < line_of_origin(y.origin);
+  });
+  for (std::size_t k = 0; k < distances.size(); ++k) distances[k].id = static_cast<int>(k) + 1;
+  for (std::size_t k = 0; k < dihedrals.size(); ++k) dihedrals[k].id = static_cast<int>(k) + 1;
+  std::size_t di = 0, hi = 0;
   for (const auto& sec : sections) {
     MrSection out;
     out.first_line = static_cast<int>(sec.first) + 1;
     out.last_line = static_cast<int>(sec.last) + 1;
     out.format = kind_name(sec.kind);
-    // The section's text at its own line numbers (earlier lines left empty).
-    std::string part(sec.first, '\n');
-    for (std::size_t k = sec.first; k <= sec.last; ++k) part.append(lines[k]).push_back('\n');
-    RestraintSet got;
+    while (di < distances.size() && line_of_origin(distances[di].origin) <= out.last_line) ++di, ++out.distances;
+    while (hi < dihedrals.size() && line_of_origin(dihedrals[hi].origin) <= out.last_line) ++hi, ++out.dihedrals;
     switch (sec.kind) {
       case LineKind::Header: out.skipped = "PDB header lines ('*'), no restraints"; break;
       case LineKind::Table: out.skipped = "wwPDB atom nomenclature mapping table, no restraints"; break;
@@ -580,37 +627,15 @@ RestraintSet parse_mr(std::string_view text, const std::string& path, const Stru
         out.skipped = "not a restraint format Gemflow reads (first line: '" +
                       std::string(trim(lines[sec.first])).substr(0, 60) + "')";
         break;
-      case LineKind::Xplor: got = parse_xplor_restraints(part, path, true); break;
-      case LineKind::CyanaDistance:
-        // The upper-limit (.upl) or lower-limit (.lol) kind cannot be told from the lines: a bundle's
-        // CYANA distances are read as upper limits.
-        got = parse_cyana(part, path, CyanaKind::Upper);
-        got.warnings.push_back("lines " + std::to_string(out.first_line) + "-" + std::to_string(out.last_line) +
-                               ": CYANA distance limits read as upper limits (.upl)");
-        break;
-      case LineKind::CyanaAngle: got = parse_cyana(part, path, CyanaKind::Angles); break;
-      case LineKind::Amber: got = parse_amber(part, path, s); break;
-      case LineKind::Blank: break;
-    }
-    out.distances = got.restraints.size();
-    out.dihedrals = got.dihedrals.size();
-    for (auto& r : got.restraints) {
-      r.id = static_cast<int>(set.restraints.size()) + 1;
-      set.restraints.push_back(std::move(r));
-    }
-    for (auto& d : got.dihedrals) {
-      d.id = static_cast<int>(set.dihedrals.size()) + 1;
-      set.dihedrals.push_back(std::move(d));
-    }
-    for (auto& w : got.warnings) {
-      out.notes.push_back(w);
-      set.warnings.push_back("lines " + std::to_string(out.first_line) + "-" + std::to_string(out.last_line) + ": " + w);
+      default: break;
     }
     if (!out.skipped.empty() && sec.kind != LineKind::Header)
       set.warnings.push_back("lines " + std::to_string(out.first_line) + "-" + std::to_string(out.last_line) +
                              " skipped: " + out.skipped);
     rep.sections.push_back(std::move(out));
   }
+  set.restraints = std::move(distances);
+  set.dihedrals = std::move(dihedrals);
   if (set.restraints.empty() && set.dihedrals.empty())
     throw ParseError(path, 0, "the .mr file has no distance or dihedral restraint section Gemflow reads");
   return set;
@@ -647,6 +672,7 @@ FormatDetection detect_restraint_format(std::string_view text_in, const std::str
     const std::string low = lower(l);
     if (low.rfind("data_", 0) == 0 || low.rfind("save_", 0) == 0 || low.rfind("loop_", 0) == 0) star = true;
     if (low.find("atom name") != std::string::npos && low.find("entry") != std::string::npos) table = true;
+    if (table && !starts_with_word(l, {"assign", "assi"})) continue;  // the mapping table's rows
     switch (classify(lines[k])) {
       case LineKind::Xplor: xplor = xplor || starts_with_word(l, {"assign", "assi"}); break;
       case LineKind::Amber: amber = true; break;
@@ -675,8 +701,11 @@ FormatDetection detect_restraint_format(std::string_view text_in, const std::str
   }
   const int kinds = (xplor ? 1 : 0) + (amber ? 1 : 0) + (cyana_dist + cyana_angle > 0 ? 1 : 0);
   if (ext == ".mr" || header || table || kinds > 1)
-    return {RestraintFormat::Mr, std::string("wwPDB .mr bundle") + (header ? " ('*' header lines)" : "") +
-                                     (kinds > 1 ? " (sections of several formats)" : "")};
+    return {RestraintFormat::Mr, std::string("wwPDB .mr bundle") +
+                                     (header ? ": '*' header lines"
+                                      : table ? ": wwPDB nomenclature table"
+                                      : kinds > 1 ? ": sections of several formats"
+                                                  : ": .mr extension")};
   if (amber) return {RestraintFormat::Amber, "AMBER: &rst namelists"};
   if (xplor) return {RestraintFormat::Xplor, "Xplor-NIH/CNS: assign statements"};
   if (cyana_dist + cyana_angle > 0 && cyana_dist + cyana_angle >= other) {

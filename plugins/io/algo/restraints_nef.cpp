@@ -177,7 +177,8 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
   RestraintSet set;
   set.source = path;
   set.format = "nef";
-  std::size_t insertion_codes = 0, dihedral_loops = 0;
+  std::size_t insertion_codes = 0, dihedral_loops = 0, other_lists = 0;
+  std::string other_example;
   std::string insertion_example;
   bool found = false;
   for (const auto& block : f.blocks) {
@@ -190,7 +191,14 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
           ++dihedral_loops;
           continue;
         }
-        if (!loop.has_category("_nef_distance_restraint")) continue;
+        if (!loop.has_category("_nef_distance_restraint")) {
+          // Other restraint lists (RDC ...): not read, and said so.
+          const std::string& tag = loop.tags.front();
+          const std::string cat = tag.substr(0, tag.find('.'));
+          if (cat.size() > 10 && cat.compare(cat.size() - 10, 10, "_restraint") == 0 && other_lists++ == 0)
+            other_example = cat + " (line " + std::to_string(loop.line) + ")";
+          continue;
+        }
         found = true;
         auto opt = [&](const char* tag) { return loop.column(std::string("_nef_distance_restraint.") + tag); };
         // Required columns: the ids and the two atoms. An upper bound needs upper_limit, or else
@@ -313,6 +321,10 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
                              " the atom pairs and bounds of an earlier restraint under another restraint_id (kept), "
                              "e.g. " + example);
   }
+  if (other_lists > 0)
+    set.warnings.push_back(std::to_string(other_lists) +
+                           " restraint lists other than distance and dihedral lists are not read, e.g. " +
+                           other_example);
   if (insertion_codes > 0)
     set.warnings.push_back(std::to_string(insertion_codes) +
                            " sequence codes carry a suffix (insertion code) that is ignored, e.g. " + insertion_example);

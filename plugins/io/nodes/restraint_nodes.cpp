@@ -2,6 +2,8 @@
 #include <gemflow/types.hpp>
 
 #include <filesystem>
+#include <functional>
+#include <utility>
 
 #include "gemflow/io/restraints_io.hpp"
 #include "gemflow/io/star.hpp"
@@ -10,8 +12,45 @@
 namespace gemflow::io {
 namespace {
 
+const std::pair<const char*, RestraintFormat> kFormatNames[] = {
+    {"auto", RestraintFormat::Auto},        {"nef", RestraintFormat::Nef},     {"xplor", RestraintFormat::Xplor},
+    {"cyana", RestraintFormat::Cyana},      {"nmr-star", RestraintFormat::NmrStar},
+    {"amber", RestraintFormat::Amber},      {"mr", RestraintFormat::Mr}};
+
+/// `gemflow validate`'s look at a restraint file: its format and what it holds, or the reader's
+/// error (file:line). AMBER files are only recognised: their atoms are numbers of the structure.
+std::string inspect_restraint_file(const std::string& file,
+                                   const std::function<const ParamValue*(const std::string&)>& param) {
+  RestraintReadOptions ro;
+  if (const ParamValue* v = param("format"); v && std::holds_alternative<std::string>(*v))
+    for (const auto& [name, f] : kFormatNames)
+      if (std::get<std::string>(*v) == name) ro.format = f;
+  const std::string text = read_text_file(file);
+  std::string how = "set in the workflow";
+  if (ro.format == RestraintFormat::Auto) {
+    const FormatDetection det = detect_restraint_format(text, file);
+    ro.format = det.format;
+    how = det.reason;
+  }
+  const std::string head = std::string("restraint format ") + restraint_format_name(ro.format) + " (" + how + ")";
+  if (ro.format == RestraintFormat::Amber) return head + "; its atom numbers are read against the structure at run time";
+  MrReport mr;
+  ro.mr_report = &mr;
+  const RestraintSet set = parse_restraints(text, file, ro);
+  std::size_t skipped = 0;
+  for (const auto& s : mr.sections) skipped += !s.skipped.empty();
+  return head + ": " + std::to_string(set.restraints.size()) + " distance and " + std::to_string(set.dihedrals.size()) +
+         " dihedral restraints" +
+         (mr.sections.empty() ? std::string()
+                              : ", " + std::to_string(mr.sections.size()) + " sections (" + std::to_string(skipped) +
+                                    " skipped)") +
+         (set.warnings.empty() ? std::string() : ", " + std::to_string(set.warnings.size()) + " warnings");
+}
+
 class ReadRestraints final : public Node {
  public:
+  ReadRestraints() { path.inspect(inspect_restraint_file); }
+
   static NodeInfo info() {
     return {.id = "io.read_restraints",
             .version = 1,
@@ -101,10 +140,6 @@ class ReadRestraints final : public Node {
     const auto file = path.value();
     ctx.add_input_file(file);
     ctx.progress(0.0, "reading " + file.filename().string());
-    static constexpr RestraintFormat kFormats[] = {RestraintFormat::Auto,    RestraintFormat::Nef,
-                                                   RestraintFormat::Xplor,   RestraintFormat::Cyana,
-                                                   RestraintFormat::NmrStar, RestraintFormat::Amber,
-                                                   RestraintFormat::Mr};
     Table t;
     t.columns = {"item", "count", "examples"};
     auto row = [&](const std::string& what, std::size_t n, const std::string& examples) {
@@ -112,7 +147,7 @@ class ReadRestraints final : public Node {
     };
     try {
       RestraintReadOptions ro;
-      ro.format = kFormats[static_cast<int>(*format)];
+      ro.format = kFormatNames[static_cast<int>(*format)].second;
       if (structure.connected()) ro.structure = &*structure;
       MrReport mr;
       ro.mr_report = &mr;

@@ -218,6 +218,8 @@ TEST(NefCombinations, SpecificationExample) {
   EXPECT_CONTAINS(all, "1 restraints are one combination of AND-ed rows");
   EXPECT_CONTAINS(all, "3 dihedral restraints OR several intervals of one angle");
   EXPECT_CONTAINS(all, "sequence codes carry a suffix");
+  EXPECT_CONTAINS(all, "1 restraint lists other than distance and dihedral lists are not read, e.g. "
+                       "_nef_rdc_restraint (line ");
 }
 
 TEST(NefCombinations, AnAngleOnlySomeAlternativesRestrainIsLeftOutWithAWarning) {
@@ -532,7 +534,7 @@ TEST(MrBundles, SectionsOfSeveralFormatsAreReadOrSkippedWithTheirLines) {
   std::string all;
   for (const auto& w : set.warnings) all += w + "\n";
   EXPECT_CONTAINS(all, "lines 9-9 skipped: not a restraint format");
-  EXPECT_CONTAINS(all, "lines 7-7: CYANA distance limits read as upper limits");
+  EXPECT_CONTAINS(all, "CYANA distance lines (7-7): CYANA distance limits read as upper limits");
   // A section its reader refuses is an error at its line, not skipped.
   EXPECT_CONTAINS(error_of([] {
                     (void)parse_mr_restraints("*HEADER\nassign (resid 1 and name HA) (resid 2 and name HA) 3.0 x 1\n",

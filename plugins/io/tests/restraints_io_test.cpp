@@ -527,8 +527,8 @@ TEST(RestraintNodes, ReadResolveAndReport) {
   ASSERT_EQ(set->dihedrals.size(), 66u);
   EXPECT_NE(set->dihedrals[0].atom_index[0], DihedralRestraint::unresolved);
   const auto row_named = [&](const std::string& what) -> std::int64_t {
-    for (const auto& r : table->rows)
-      if (std::get<std::string>(r[0]) == what) return std::get<std::int64_t>(r[1]);
+    for (const auto& row : table->rows)
+      if (std::get<std::string>(row[0]) == what) return std::get<std::int64_t>(row[1]);
     return -1;
   };
   EXPECT_EQ(row_named("dihedral restraints read"), 66);

@@ -126,7 +126,6 @@ struct MrSection {
   std::string format;              ///< "Xplor-NIH/CNS", "CYANA distance", "header", ...
   std::size_t distances = 0, dihedrals = 0;
   std::string skipped;             ///< why the section was not read ("" when read)
-  std::vector<std::string> notes;  ///< the section reader's warnings
 };
 struct MrReport {
   std::vector<MrSection> sections;
@@ -136,10 +135,11 @@ struct MrReport {
 /// — runs of lines of one format: Xplor-NIH/CNS statements, CYANA distance lines, CYANA angle
 /// lines, AMBER &rst namelists, the wwPDB nomenclature mapping table ("Entry H atom name ...
 /// Submitted Coord H atom name"), other text — and each section is read by its reader at its own
-/// line numbers. In Xplor sections, `assign` statements of other kinds (5 selections: carbon
-/// shifts; 6: RDC ...) are skipped and counted. Skipped sections and statements are listed in
-/// `report` and in warnings ("lines a-b skipped: why"). CYANA distance sections are read as
-/// upper limits (the bundle does not say .upl or .lol). Ids are renumbered through the bundle
+/// line numbers (all sections of one format in one pass, the other lines left empty). In Xplor
+/// sections, `assign` statements of other kinds (5 selections: carbon shifts; 6: RDC ...) are
+/// skipped and counted. Skipped sections and statements are listed in `report` and in warnings
+/// ("lines a-b skipped: why"). CYANA distance sections are read as upper limits (the bundle does
+/// not say .upl or .lol). Restraints are in file order, ids renumbered through the bundle
 /// (distances 1.., dihedrals 1..); origins keep the bundle's line numbers. A section that its
 /// reader refuses is an error (file:line), not skipped.
 [[nodiscard]] RestraintSet parse_mr_restraints(std::string_view text, const std::string& path,
