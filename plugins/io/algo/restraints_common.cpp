@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "gemflow/io/errors.hpp"
+
 namespace gemflow::io::detail {
 
 namespace {
@@ -172,6 +174,14 @@ void combine_distance_rows(std::vector<RestraintRow>& rows, const std::string& p
     for (const auto& t : terms) n = std::max(n, t.size());
     const bool several_and = n > 1 && terms.size() > 1;
     const RestraintRow& first = rows[members.front()];
+    // n restraints of one row per term each: bounded before anything is built (10⁴ OR-ed terms
+    // and one combination of 10⁴ rows would make 10⁸ alternatives out of 2·10⁴ rows).
+    if (several_and && n * terms.size() > kMaxCombinedAlternatives)
+      throw ParseError(path, first.line,
+                       "restraint " + std::to_string(first.id) + " ORs " + std::to_string(terms.size()) +
+                           " combinations of up to " + std::to_string(n) + " AND-ed rows: " +
+                           std::to_string(n * terms.size()) + " alternatives in all (at most " +
+                           std::to_string(kMaxCombinedAlternatives) + ")");
     if (several_and)
       relaxed.add("restraint " + std::to_string(first.id) + " (" + path + ":" + std::to_string(first.line) + ")");
     else if (n > 1)

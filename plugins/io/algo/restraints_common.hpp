@@ -29,6 +29,12 @@ namespace gemflow::io::detail {
 /// pieces. Used where a file ORs several intervals of one angle (one DihedralRestraint holds one).
 void covering_arc(const std::vector<const DihedralRestraint*>& rs, double& lower, double& upper);
 
+/// Largest number of atom-pair alternatives that the combination logic of one restraint id may
+/// produce (combine_distance_rows): more is a ParseError at the restraint's first row.
+inline constexpr std::size_t kMaxCombinedAlternatives = 100000;
+/// Largest number of atom pairs of one AMBER group restraint (|igr1| × |igr2|).
+inline constexpr std::size_t kMaxGroupPairs = 10000;
+
 /// One row of a NEF or NMR-STAR restraint loop, before rows are combined into restraints.
 struct RestraintRow {
   int id = 0;               ///< restraint id (rows sharing it are combined)

@@ -453,6 +453,9 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
       d.upper = r[3];
       d.weight = rk2;
       std::vector<AtomSelector> side[2];
+      if (std::max<std::size_t>(igr[0].size(), 1) * std::max<std::size_t>(igr[1].size(), 1) > detail::kMaxGroupPairs)
+        throw ParseError(path, start, "groups igr1 × igr2 give " + std::to_string(igr[0].size() * igr[1].size()) +
+                                          " atom pairs (at most " + std::to_string(detail::kMaxGroupPairs) + ")");
       for (int k = 0; k < 2; ++k) {
         if (iat[static_cast<std::size_t>(k)] < 0) {  // a group: igr1 / igr2
           if (igr[k].empty())

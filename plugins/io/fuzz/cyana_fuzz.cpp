@@ -1,6 +1,7 @@
 // libFuzzer harness: the CYANA .upl/.lol/.aco restraint reader (see fuzz_support.hpp for what counts as a
 // finding).
 #include "fuzz_support.hpp"
+#include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

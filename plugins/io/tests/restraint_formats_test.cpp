@@ -498,6 +498,40 @@ TEST(AmberRestraints, AtomNumbersOfTheStructure) {
                   "a.rst:1: &rst with 3 atoms in iat");
 }
 
+// A file cannot make the readers build far more than it holds.
+TEST(RestraintLimits, CombinationsAndGroupsAreBounded) {
+  std::string igr = "igr1=";
+  for (int k = 1; k <= 150; ++k) igr += std::to_string(k) + ",";
+  std::string igr2 = "igr2=";
+  for (int k = 151; k <= 300; ++k) igr2 += std::to_string(k) + ",";
+  Structure s;
+  for (int k = 0; k < 300; ++k) {
+    Atom a;
+    a.name = "H";
+    a.residue = "ALA";
+    a.residue_number = k + 1;
+    s.atoms.push_back(a);
+  }
+  EXPECT_CONTAINS(error_of([&] {
+                    (void)parse_amber_restraints("\n &rst iat=-1,-1, " + igr + " " + igr2 + " r3=5, &end\n", "g.rst", &s);
+                  }),
+                  "g.rst:2: groups igr1 × igr2 give 22500 atom pairs (at most 10000)");
+  // One restraint id: 400 OR-ed single rows and one combination of 400 AND-ed rows.
+  std::string nef =
+      "data_x\nsave_d\nloop_\n_nef_distance_restraint.restraint_id\n"
+      "_nef_distance_restraint.restraint_combination_id\n_nef_distance_restraint.chain_code_1\n"
+      "_nef_distance_restraint.sequence_code_1\n_nef_distance_restraint.residue_name_1\n"
+      "_nef_distance_restraint.atom_name_1\n_nef_distance_restraint.chain_code_2\n"
+      "_nef_distance_restraint.sequence_code_2\n_nef_distance_restraint.residue_name_2\n"
+      "_nef_distance_restraint.atom_name_2\n_nef_distance_restraint.upper_limit\n";
+  for (int k = 1; k <= 400; ++k) nef += "1 . A 1 ALA H A " + std::to_string(k + 1) + " ALA H 5\n";
+  for (int k = 1; k <= 400; ++k) nef += "1 7 A 2 ALA H A " + std::to_string(k + 1) + " ALA HA 5\n";
+  nef += "stop_\nsave_\n";
+  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(nef, "c.nef"); }),
+                  "c.nef:15: restraint 1 ORs 401 combinations of up to 400 AND-ed rows: 160400 alternatives in all "
+                  "(at most 100000)");
+}
+
 // ---- .mr bundles of several formats, and format detection
 
 TEST(MrBundles, SectionsOfSeveralFormatsAreReadOrSkippedWithTheirLines) {

@@ -36,9 +36,9 @@ namespace gemflow::io {
 ///   target_value_uncertainty; a row with neither is an error: a target alone is no upper
 ///   bound), target = target_value ('.' → 0), weight.
 /// - Dihedral loops: the four atoms (chain_code_1..4, sequence_code_1..4, residue_name_1..4,
-///   atom_name_1..4); lower_limit/upper_limit in degrees (upper above 180 for an interval through
-///   ±180) or else target_value ± target_value_uncertainty; weight, name (PHI, PSI ...);
-///   *_linear_limit ignored.
+///   atom_name_1..4); lower_limit/upper_limit in degrees (an interval through ±180 written either
+///   way: 170 to 190, or 170 to -170 with lower > upper) or else target_value ±
+///   target_value_uncertainty; weight, name (PHI, PSI ...); *_linear_limit ignored.
 /// - sequence_code must start with an integer (an insertion code suffix such as "10A" is
 ///   ignored with a warning); atom names keep NEF wildcards (format "nef").
 /// Errors (file:line): missing columns, non-numeric bounds or sequence codes, a restraint
