@@ -484,8 +484,11 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
   const fs::path out = fs::absolute(fs::path("out") / sanitize(display_name(*wf, args.workflow)));
   auto path_diags = check_run_paths(*wf, registry, out);
   for (auto& d : check_run_devices(*wf, registry, "")) path_diags.push_back(std::move(d));
+  std::vector<std::string> notes;  // what the nodes will read in their input files
+  for (auto& d : check_input_contents(*wf, registry, &notes)) path_diags.push_back(std::move(d));
   for (const auto& d : path_diags) print_diagnostic(console, d);
   if (has_error(path_diags)) return invalid(path_diags);
+  for (const auto& n : notes) fmt::print("{}\n", n);
   fmt::print("{}: valid ('{}', {} node{}, {} link{})\n", args.workflow.string(), display_name(*wf, args.workflow),
              wf->nodes.size(),
              wf->nodes.size() == 1 ? "" : "s", wf->links.size(), wf->links.size() == 1 ? "" : "s");

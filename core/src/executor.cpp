@@ -1308,6 +1308,46 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
   return diags;
 }
 
+std::vector<Diagnostic> check_input_contents(const Workflow& wf, const Registry& registry,
+                                             std::vector<std::string>* notes) {
+  std::vector<Diagnostic> diags;
+  const fs::path base = wf.base_dir();
+  for (const auto& n : wf.nodes) {
+    const NodeEntry* e = registry.find_node(n.type);
+    if (!e) continue;  // reported by validate()
+    for (const auto& ps : e->spec.params) {
+      if (ps.kind != ParamKind::InputPath || !ps.inspect) continue;
+      const ParamValue* given = n.param(ps.name);
+      const ParamValue& v = given ? *given : ps.default_value;
+      if (!std::holds_alternative<std::string>(v) || std::get<std::string>(v).empty()) continue;
+      fs::path p = std::get<std::string>(v);
+      if (p.is_relative()) p = base / p;
+      p = p.lexically_normal();
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec)) continue;  // missing or not a file: check_run_paths says so
+      try {
+        const auto param = [&](const std::string& name) -> const ParamValue* {
+          if (const ParamValue* pv = n.param(name)) return pv;
+          for (const auto& other : e->spec.params)
+            if (other.name == name) return &other.default_value;
+          return nullptr;
+        };
+        const std::string what = ps.inspect(p.string(), param);
+        if (notes && !what.empty()) notes->push_back(fmt::format("node '{}', parameter '{}': {}", n.id, ps.name, what));
+      } catch (const std::exception& ex) {
+        Diagnostic d;
+        d.severity = Diagnostic::Severity::Error;
+        d.where = param_location(wf, n, ps.name);
+        d.node = n.id;
+        d.param = ps.name;
+        d.message = fmt::format("the node cannot read this file: {}", ex.what());
+        diags.push_back(std::move(d));
+      }
+    }
+  }
+  return diags;
+}
+
 std::vector<Diagnostic> check_run_devices(const Workflow& wf, const Registry& registry,
                                           std::string_view device_override) {
   std::vector<Diagnostic> diags;

@@ -1172,6 +1172,52 @@ TEST(ShippedWorkflows, Validate) {
   }
 }
 
+// `validate` reads each restraint file a workflow names (io.read_restraints): it says which format
+// the file is and what it holds, and fails naming the file and line where the file cannot be
+// read — it said "valid" for a chemical-shift file and for text of no known format.
+TEST(RestraintFiles, ValidateSaysTheFormatOrWhereTheFileCannotBeRead) {
+  const fs::path dir = fs::temp_directory_path() / ("gemflow_validate_restraints_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto workflow = [&](const std::string& name, const fs::path& file, const std::string& extra = "") {
+    const fs::path p = dir / name;
+    std::ofstream(p) << "gemflow: 1\nname: r\nnodes:\n  r: {type: io.read_restraints, params: {path: '" +
+                            file.string() + "'" + extra + "}}\n";
+    return p.string();
+  };
+  const fs::path nef = fs::path(GEMFLOW_SOURCE_DIR) / "sample_data" / "2kpu" / "DhR29B_2kpu.nef";
+  const auto ok = run_gemflow({"validate", workflow("ok.yaml", nef)});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_CONTAINS(ok.out, "node 'r', parameter 'path': restraint format nef (NEF: _nef_distance_restraint / "
+                          "_nef_dihedral_restraint loops): 841 distance and 66 dihedral restraints");
+  EXPECT_CONTAINS(ok.out, ": valid");
+
+  std::ofstream(dir / "shifts.str") << "# shifts only\n\ndata_x\nsave_s\nloop_\n_Atom_chem_shift.Val\n1.0\nstop_\nsave_\n";
+  const auto shifts = run_gemflow({"validate", workflow("s.yaml", dir / "shifts.str")});
+  EXPECT_EQ(shifts.code, 2) << shifts.err;
+  EXPECT_CONTAINS(shifts.err, "error: node 'r', parameter 'path': the node cannot read this file: " +
+                                  (dir / "shifts.str").string() +
+                                  ":3: a STAR file (NEF or NMR-STAR) without distance or dihedral restraint loops (it "
+                                  "holds chemical shifts)");
+  EXPECT_CONTAINS(shifts.out, "invalid");
+
+  std::ofstream(dir / "u.txt") << "\nthese are no restraints\n";
+  const auto unknown = run_gemflow({"validate", workflow("u.yaml", dir / "u.txt")});
+  EXPECT_EQ(unknown.code, 2) << unknown.err;
+  EXPECT_CONTAINS(unknown.err, (dir / "u.txt").string() + ":2: unknown restraint format");
+
+  std::ofstream(dir / "x.tbl") << "assign (resid 1 and name HA) (resid 2 and name HA) 3.0 0.1\n";
+  const auto broken = run_gemflow({"validate", workflow("x.yaml", dir / "x.tbl")});
+  EXPECT_EQ(broken.code, 2) << broken.err;
+  EXPECT_CONTAINS(broken.err, (dir / "x.tbl").string() + ":1: expected dplus");
+
+  // The format parameter is what the node will use: the NEF file read as Xplor fails.
+  const auto forced = run_gemflow({"validate", workflow("f.yaml", nef, ", format: xplor")});
+  EXPECT_EQ(forced.code, 2) << forced.err;
+  EXPECT_CONTAINS(forced.err, "DhR29B_2kpu.nef:1: unexpected 'data_PDBStat_converted_file': expected 'assign'");
+  fs::remove_all(dir);
+}
+
 // The example of docs/workflow-format.md validates with the in-tree plugins, from a workflows/
 // folder beside sample_data/ as its relative input path expects (break-test: it used test nodes
 // that users do not have).

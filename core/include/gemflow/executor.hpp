@@ -119,6 +119,14 @@ struct RunResult {
 [[nodiscard]] std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& registry,
                                                       const std::filesystem::path& out_dir);
 
+/// Content checks of the input files that exist (ParamSpec::inspect of InputPath parameters, in
+/// node order): an error with the parameter's file:line for a file its node cannot read (the
+/// message is the inspector's, naming the input's file:line), and for a file it can read one line
+/// in `notes` ("node 'r', parameter 'path': restraint format nef ..."). Used by `gemflow
+/// validate`; a run finds the same when the node reads the file.
+[[nodiscard]] std::vector<Diagnostic> check_input_contents(const Workflow& wf, const Registry& registry,
+                                                           std::vector<std::string>* notes = nullptr);
+
 /// Warnings for `device` parameters that ask for a CUDA device this machine lacks (none present,
 /// too few, or Gemflow built without CUDA), with file:line of the parameter: such a node fails
 /// when it runs. Nothing when `device_override` (RunOptions::device, --device) is set: it
