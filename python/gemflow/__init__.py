@@ -358,63 +358,62 @@ def _docstring(spec: dict) -> str:
     return "\n".join(lines)
 
 
-class Node:
-    """A node type as a function: call it with its inputs and parameters as keyword arguments;
-    it returns a dict of its outputs (Python forms, see to_python). `out=` is the folder that
-    relative output paths resolve against (default: the current folder); relative input paths
-    resolve against the current folder. `raw=True` returns the Gemflow values (`Data`) instead."""
+def _make_node(type_id: str) -> Callable[..., Dict[str, Any]]:
+    """The node type as a Python function (see node())."""
+    spec = _gemflow.node_spec(type_id)
+    input_names = {p["name"] for p in spec["inputs"]}
+    call_node = _gemflow.call_node
 
-    def __init__(self, type_id: str):
-        self.spec = _gemflow.node_spec(type_id)
-        self.id = type_id
-        self._inputs = {p["name"]: p for p in self.spec["inputs"]}
-        self._params = {p["name"]: p for p in self.spec["params"]}
-        self.__doc__ = _docstring(self.spec)
-        self.__name__ = type_id.rsplit(".", 1)[-1]
-        self.__qualname__ = self.__name__
-        params = []
-        for p in self.spec["inputs"]:
-            if p["name"].isidentifier() and not keyword.iskeyword(p["name"]):
-                params.append(inspect.Parameter(p["name"], inspect.Parameter.KEYWORD_ONLY,
-                                                default=None if p["optional"] else inspect.Parameter.empty,
-                                                annotation=p["type"]))
-        for p in self.spec["params"]:
-            if p["name"].isidentifier() and not keyword.iskeyword(p["name"]) and p["name"] not in self._inputs:
-                params.append(inspect.Parameter(p["name"], inspect.Parameter.KEYWORD_ONLY,
-                                                default=inspect.Parameter.empty if p["required"] else p["default"]))
-        params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default="."))
-        params.append(inspect.Parameter("raw", inspect.Parameter.KEYWORD_ONLY, default=False))
-        self.__signature__ = inspect.Signature(params)
-
-    def __call__(self, out: os.PathLike | str = ".", raw: bool = False, **kwargs) -> Dict[str, Any]:
+    def run_node(out: os.PathLike | str = ".", raw: bool = False, **kwargs) -> Dict[str, Any]:
         inputs, params = {}, {}
         for k, v in kwargs.items():
-            if k in self._inputs:
+            if k in input_names:
                 inputs[k] = v
             else:
                 params[k] = v  # unknown names are refused by call_node, with a hint
-        outs, warnings = _gemflow.call_node(self.id, inputs, params, os.path.abspath(os.fspath(out)))
+        outs, warnings = call_node(type_id, inputs, params, os.path.abspath(os.fspath(out)))
         if warnings:
             import warnings as w
             for text in warnings:
-                w.warn(f"{self.id}: {text}", RuntimeWarning, stacklevel=2)
+                w.warn(f"{type_id}: {text}", RuntimeWarning, stacklevel=2)
         if raw:
             return outs
         return {k: to_python(v) for k, v in outs.items()}
 
-    def __repr__(self):
-        return f"<gemflow node {self.id}: {self.spec['title']}>"
+    params = []
+    for p in spec["inputs"]:
+        if p["name"].isidentifier() and not keyword.iskeyword(p["name"]):
+            params.append(inspect.Parameter(p["name"], inspect.Parameter.KEYWORD_ONLY,
+                                            default=None if p["optional"] else inspect.Parameter.empty,
+                                            annotation=p["type"]))
+    for p in spec["params"]:
+        if p["name"].isidentifier() and not keyword.iskeyword(p["name"]) and p["name"] not in input_names:
+            params.append(inspect.Parameter(p["name"], inspect.Parameter.KEYWORD_ONLY,
+                                            default=inspect.Parameter.empty if p["required"] else p["default"]))
+    params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default="."))
+    params.append(inspect.Parameter("raw", inspect.Parameter.KEYWORD_ONLY, default=False))
+    run_node.__signature__ = inspect.Signature(params, return_annotation=Dict[str, Any])
+    run_node.__doc__ = _docstring(spec)
+    run_node.__name__ = run_node.__qualname__ = type_id.rsplit(".", 1)[-1]
+    run_node.__module__ = "gemflow.nodes"
+    run_node.id = type_id
+    run_node.spec = spec
+    return run_node
 
 
-_node_cache: Dict[str, Node] = {}
+_node_cache: Dict[str, Callable[..., Dict[str, Any]]] = {}
 
 
-def node(type_id: str) -> Node:
-    """The node type `type_id` as a function (see Node; help() shows its ports, parameters,
-    limits and docs). Raises ValueError for an unknown id, with the nearest one."""
+def node(type_id: str) -> Callable[..., Dict[str, Any]]:
+    """The node type `type_id` as a function: call it with its inputs and parameters as keyword
+    arguments; it returns a dict of its outputs (Python forms, see to_python). help() shows its
+    ports, parameters, limits and docs; `.spec` is the spec as a dict. `out=` is the folder
+    relative output paths resolve against (default: the current folder); relative input paths
+    resolve against the current folder. `raw=True` returns the Gemflow values (`Data`). Raises
+    ValueError for an unknown id, with the nearest one."""
     n = _node_cache.get(type_id)
     if n is None:
-        n = _node_cache[type_id] = Node(type_id)
+        n = _node_cache[type_id] = _make_node(type_id)
     return n
 
 

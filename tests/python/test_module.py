@@ -4,6 +4,7 @@ GEMFLOW_PLUGIN_PATH=<build>/test-plugins/testnodes."""
 
 import inspect
 import os
+import pydoc
 import signal
 import threading
 import time
@@ -89,6 +90,9 @@ def test_help_shows_ports_parameters_limits_and_docs():
     sig = inspect.signature(sleep)
     assert sig.parameters["seconds"].default == 1.0
     assert "in" not in sig.parameters  # a Python keyword: passed as **{"in": x}, still documented
+    shown = pydoc.render_doc(sleep, renderer=pydoc.plaintext)  # what help() prints
+    assert "sleep(*, seconds=1.0, cooperative=True" in shown
+    assert "seconds (float, s): default 1.0; range [0, 3600]" in shown
 
 
 def test_ctrl_c_cancels_a_node_call():
