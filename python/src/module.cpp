@@ -65,8 +65,9 @@ Host& host() {
 const NodeEntry& entry_of(const std::string& id) {
   if (const NodeEntry* e = host().registry.find_node(id)) return *e;
   const std::string near = nearest_name(id, host().registry.node_ids());
-  throw py::value_error("unknown node type '" + id + "'" +
-                        (near.empty() ? std::string(" (gemflow.nodes() lists them)") : " (did you mean '" + near + "'?)"));
+  throw py::value_error(
+      "unknown node type '" + id + "'" +
+      (near.empty() ? std::string(" (gemflow.nodes() lists them)") : " (did you mean '" + near + "'?)"));
 }
 
 // ---- Data: a Value held by Python ----------------------------------------------------------
@@ -81,9 +82,8 @@ constexpr const char* kOwnerCapsule = "gemflow.Value";
 
 /// A capsule owning a copy of `v` (shared ownership): the base of arrays viewing its host copy.
 py::capsule owner_of(const Value& v) {
-  return py::capsule(new Value(v), kOwnerCapsule, [](PyObject* cap) {
-    delete static_cast<Value*>(PyCapsule_GetPointer(cap, kOwnerCapsule));
-  });
+  return py::capsule(new Value(v), kOwnerCapsule,
+                     [](PyObject* cap) { delete static_cast<Value*>(PyCapsule_GetPointer(cap, kOwnerCapsule)); });
 }
 
 /// A read-only NumPy view of `count` elements of T at `data`, shaped `shape`, owned by `owner`.
@@ -146,8 +146,9 @@ py::object to_python(const Data& d) {
     r["samples"] = matrix_view(s->samples, owner());
     r["sample_rate"] = s->sample_rate;
     r["start_time"] = s->start_time;
-    r["times"] = s->times.empty() ? py::object(py::none())
-                                  : py::object(view(s->times.data(), {static_cast<py::ssize_t>(s->times.size())}, owner()));
+    r["times"] = s->times.empty()
+                     ? py::object(py::none())
+                     : py::object(view(s->times.data(), {static_cast<py::ssize_t>(s->times.size())}, owner()));
     r["channels"] = strings(s->channels);
     r["units"] = strings(s->units);
     return r;
@@ -221,7 +222,8 @@ py::object to_python(const Data& d) {
     }
     r["coordinates"] = xyz;
     py::array_t<std::uint64_t> bonds({static_cast<py::ssize_t>(s->bonds.size()), py::ssize_t{2}});
-    if (!s->bonds.empty()) std::memcpy(bonds.mutable_data(), s->bonds.data(), s->bonds.size() * 2 * sizeof(std::uint64_t));
+    if (!s->bonds.empty())
+      std::memcpy(bonds.mutable_data(), s->bonds.data(), s->bonds.size() * 2 * sizeof(std::uint64_t));
     r["bonds"] = bonds;
     return r;
   }
@@ -256,8 +258,8 @@ py::object to_python(const Data& d) {
     py::dict r;
     r["geometry"] = c->geometry == CirclePacking::Geometry::Hyperbolic ? "hyperbolic" : "euclidean";
     r["radii"] = view(c->radii.data(), {static_cast<py::ssize_t>(c->radii.size())}, own);
-    r["centres"] = view(reinterpret_cast<const double*>(c->centres.data()),
-                        {static_cast<py::ssize_t>(c->centres.size()), 2}, own);
+    r["centres"] =
+        view(reinterpret_cast<const double*>(c->centres.data()), {static_cast<py::ssize_t>(c->centres.size()), 2}, own);
     r["faces"] = view(reinterpret_cast<const std::uint32_t*>(c->faces.data()),
                       {static_cast<py::ssize_t>(c->faces.size()), 3}, own);
     r["boundary"] = view(c->boundary.data(), {static_cast<py::ssize_t>(c->boundary.size())}, own);
@@ -306,15 +308,17 @@ py::object required(const py::handle& obj, const char* name, const Where& w, con
 /// `obj` as a C-contiguous array of T with `ndim` dimensions (-1 in `shape`: any size). Real
 /// numbers of another dtype are converted (a copy); complex, text and object arrays are refused.
 template <class T>
-py::array_t<T, py::array::c_style | py::array::forcecast> as_array(const py::handle& obj, std::vector<py::ssize_t> shape, const Where& w,
-                                            const std::string& expected) {
+py::array_t<T, py::array::c_style | py::array::forcecast> as_array(const py::handle& obj,
+                                                                   std::vector<py::ssize_t> shape, const Where& w,
+                                                                   const std::string& expected) {
   py::array a = py::array::ensure(obj);
   if (!a) w.type_error("expected " + expected + ", got " + type_name(obj));
   const char kind = a.dtype().kind();
   const bool integral_target = std::is_integral_v<T>;
   if (!(kind == 'f' || kind == 'i' || kind == 'u' || kind == 'b') || (integral_target && kind == 'f'))
-    w.type_error("expected " + expected + ", got " +
-                 (py::isinstance<py::array>(obj) ? "an array of dtype " + std::string(py::str(a.dtype())) : type_name(obj)));
+    w.type_error(
+        "expected " + expected + ", got " +
+        (py::isinstance<py::array>(obj) ? "an array of dtype " + std::string(py::str(a.dtype())) : type_name(obj)));
   if (a.ndim() != static_cast<py::ssize_t>(shape.size()))
     w.value_error("expected " + expected + ", got an array of shape " + shape_str(a));
   for (std::size_t i = 0; i < shape.size(); ++i)
@@ -373,8 +377,8 @@ Table::Cell to_cell(const py::handle& x, const Where& w) {
 Value to_table(const py::handle& obj, const Where& w) {
   Table t;
   if (py::hasattr(obj, "to_dict") && py::hasattr(obj, "columns")) {  // a pandas DataFrame
-    t.columns = to_strings(obj.attr("columns").attr("map")(py::str(py::module_::import("builtins").attr("str"))),
-                           w, "columns");
+    t.columns =
+        to_strings(obj.attr("columns").attr("map")(py::str(py::module_::import("builtins").attr("str"))), w, "columns");
     for (auto row : obj.attr("itertuples")(py::arg("index") = false, py::arg("name") = py::none())) {
       std::vector<Table::Cell> r;
       for (auto c : row) r.push_back(to_cell(c, w));
@@ -388,14 +392,16 @@ Value to_table(const py::handle& obj, const Where& w) {
       std::vector<Table::Cell> r;
       for (auto c : row) r.push_back(to_cell(c, w));
       if (r.size() != t.columns.size())
-        w.value_error("a row has " + std::to_string(r.size()) + " cells for " + std::to_string(t.columns.size()) + " columns");
+        w.value_error("a row has " + std::to_string(r.size()) + " cells for " + std::to_string(t.columns.size()) +
+                      " columns");
       t.rows.push_back(std::move(r));
     }
     return Value::make<Table>(std::move(t));
   }
   if (py::isinstance<py::list>(obj)) {  // records: a list of dicts with the same keys
     for (auto rec : obj) {
-      if (!py::isinstance<py::dict>(rec)) w.type_error("expected a list of dicts (records), got a list of " + type_name(rec));
+      if (!py::isinstance<py::dict>(rec))
+        w.type_error("expected a list of dicts (records), got a list of " + type_name(rec));
       py::dict d = py::reinterpret_borrow<py::dict>(rec);
       if (t.columns.empty() && t.rows.empty())
         for (auto kv : d) t.columns.push_back(py::str(kv.first));
@@ -404,7 +410,8 @@ Value to_table(const py::handle& obj, const Where& w) {
         if (!d.contains(c)) w.value_error("record " + std::to_string(t.rows.size()) + " has no '" + c + "'");
         r.push_back(to_cell(d[py::str(c)], w));
       }
-      if (d.size() != t.columns.size()) w.value_error("record " + std::to_string(t.rows.size()) + " has other keys than the first");
+      if (d.size() != t.columns.size())
+        w.value_error("record " + std::to_string(t.rows.size()) + " has other keys than the first");
       t.rows.push_back(std::move(r));
     }
     return Value::make<Table>(std::move(t));
@@ -444,7 +451,9 @@ Value from_python(const std::string& type, const py::handle& obj, const Where& w
   if (type == "Matrix<f32>") return Value::make(to_matrix<float>(obj, w, "a 2-D array (rows × cols) of float32"));
   if (type == "Image") {
     py::array a = py::array::ensure(obj);
-    if (!a) w.type_error("expected an image: an H×W×4 array (RGBA; float32 linear premultiplied, or uint8 sRGB), got " + type_name(obj));
+    if (!a)
+      w.type_error("expected an image: an H×W×4 array (RGBA; float32 linear premultiplied, or uint8 sRGB), got " +
+                   type_name(obj));
     const bool u8 = a.dtype().kind() == 'u' && a.dtype().itemsize() == 1;
     const std::string expected = "an H×W×4 array (RGBA; float32 linear premultiplied, or uint8 sRGB)";
     if (u8) {
@@ -453,7 +462,8 @@ Value from_python(const std::string& type, const py::handle& obj, const Where& w
       std::memcpy(im.u8.data(), px.data(), im.u8.size());
       return checked(std::move(im), w);
     }
-    if (a.dtype().kind() != 'f') w.type_error("expected " + expected + ", got an array of dtype " + std::string(py::str(a.dtype())));
+    if (a.dtype().kind() != 'f')
+      w.type_error("expected " + expected + ", got an array of dtype " + std::string(py::str(a.dtype())));
     auto px = as_array<float>(a, {-1, -1, 4}, w, expected);
     Image im(static_cast<std::size_t>(px.shape(1)), static_cast<std::size_t>(px.shape(0)), Image::Format::RGBA32F);
     std::memcpy(im.f32.data(), px.data(), im.f32.size() * sizeof(float));
@@ -482,8 +492,9 @@ Value from_python(const std::string& type, const py::handle& obj, const Where& w
   if (type == "Scores") {
     Scores s;
     const bool bare = py::isinstance<py::array>(obj) || py::isinstance<py::list>(obj);
-    s.scores = to_matrix<double>(bare ? obj : required(obj, "scores", w, "Scores (an array, or an object with 'scores')"),
-                                 w, "a T×C array of scores");
+    s.scores =
+        to_matrix<double>(bare ? obj : required(obj, "scores", w, "Scores (an array, or an object with 'scores')"), w,
+                          "a T×C array of scores");
     if (!bare) {
       if (auto f = field(obj, "labels")) s.labels = to_strings(*f, w, "labels");
       if (auto f = field(obj, "sample_rate")) s.sample_rate = f->cast<double>();
@@ -505,7 +516,8 @@ Value from_python(const std::string& type, const py::handle& obj, const Where& w
       py::object label = required(g, "label", w, "a segment");
       if (py::isinstance<py::str>(label)) {
         const auto it = std::find(s.labels.begin(), s.labels.end(), label.cast<std::string>());
-        if (it == s.labels.end()) w.value_error("segment label '" + label.cast<std::string>() + "' is not one of the labels");
+        if (it == s.labels.end())
+          w.value_error("segment label '" + label.cast<std::string>() + "' is not one of the labels");
         seg.label = static_cast<std::size_t>(it - s.labels.begin());
       } else {
         seg.label = label.cast<std::size_t>();
@@ -540,7 +552,8 @@ Value from_python(const std::string& type, const py::handle& obj, const Where& w
     }
     py::array c = py::array::ensure(required(obj, "coordinates", w, exp));
     const auto n = static_cast<py::ssize_t>(s.atoms.size());
-    const std::string cexp = "coordinates of shape (models, " + std::to_string(n) + ", 3) or (" + std::to_string(n) + ", 3)";
+    const std::string cexp =
+        "coordinates of shape (models, " + std::to_string(n) + ", 3) or (" + std::to_string(n) + ", 3)";
     if (c && c.ndim() == 2) c = c.attr("reshape")(1, -1, 3);
     auto xyz = as_array<double>(c, {-1, n, 3}, w, cexp);
     for (py::ssize_t m = 0; m < xyz.shape(0); ++m) {
@@ -561,19 +574,23 @@ Value from_python(const std::string& type, const py::handle& obj, const Where& w
     b.upper = to_matrix<double>(required(obj, "upper", w, exp), w, "'upper': an N×N array of float64 (Å)");
     const std::size_t n = b.lower.rows();
     if (b.lower.cols() != n || b.upper.rows() != n || b.upper.cols() != n)
-      w.value_error("'lower' and 'upper' must be N×N arrays of the same N, got " + std::to_string(b.lower.rows()) + "×" +
-                    std::to_string(b.lower.cols()) + " and " + std::to_string(b.upper.rows()) + "×" +
+      w.value_error("'lower' and 'upper' must be N×N arrays of the same N, got " + std::to_string(b.lower.rows()) +
+                    "×" + std::to_string(b.lower.cols()) + " and " + std::to_string(b.upper.rows()) + "×" +
                     std::to_string(b.upper.cols()));
     if (auto f = field(obj, "labels")) b.labels = to_strings(*f, w, "labels");
     else
       for (std::size_t i = 0; i < n; ++i) b.labels.push_back(std::to_string(i));
-    if (b.labels.size() != n) w.value_error("'labels' has " + std::to_string(b.labels.size()) + " entries for N = " + std::to_string(n));
+    if (b.labels.size() != n)
+      w.value_error("'labels' has " + std::to_string(b.labels.size()) + " entries for N = " + std::to_string(n));
     if (auto f = field(obj, "atom_index")) {
-      for (auto x : to_vector<std::uint64_t>(*f, w, "'atom_index': a length-N array of integers")) b.atom_index.push_back(x);
+      for (auto x : to_vector<std::uint64_t>(*f, w, "'atom_index': a length-N array of integers"))
+        b.atom_index.push_back(x);
     } else {
       for (std::size_t i = 0; i < n; ++i) b.atom_index.push_back(i);
     }
-    if (b.atom_index.size() != n) w.value_error("'atom_index' has " + std::to_string(b.atom_index.size()) + " entries for N = " + std::to_string(n));
+    if (b.atom_index.size() != n)
+      w.value_error("'atom_index' has " + std::to_string(b.atom_index.size()) +
+                    " entries for N = " + std::to_string(n));
     if (auto f = field(obj, "restraint")) {
       b.restraint = to_matrix<int>(*f, w, "'restraint': an N×N array of integers");
       if (b.restraint.rows() != n || b.restraint.cols() != n) w.value_error("'restraint' must be N×N");
@@ -586,7 +603,8 @@ Value from_python(const std::string& type, const py::handle& obj, const Where& w
     m.vertices = to_rows<double, 3>(required(obj, "vertices", w, exp), w, "'vertices': an N×3 array of float64");
     m.faces = to_rows<TriMesh::Index, 3>(required(obj, "faces", w, exp), w, "'faces': an F×3 array of vertex indices");
     if (auto f = field(obj, "boundary")) {
-      for (auto loop : py::iter(*f)) m.boundary.push_back(to_vector<TriMesh::Index>(loop, w, "a boundary loop of vertex indices"));
+      for (auto loop : py::iter(*f))
+        m.boundary.push_back(to_vector<TriMesh::Index>(loop, w, "a boundary loop of vertex indices"));
     } else {
       m.boundary = boundary_loops(m.vertices.size(), m.faces);
     }
@@ -597,7 +615,8 @@ Value from_python(const std::string& type, const py::handle& obj, const Where& w
     const char* exp = "a CirclePacking ({'radii': N, 'centres': N×2, 'faces': F×3, 'boundary': N})";
     if (auto f = field(obj, "geometry")) {
       const auto g = f->cast<std::string>();
-      if (g != "euclidean" && g != "hyperbolic") w.value_error("geometry must be 'euclidean' or 'hyperbolic', got '" + g + "'");
+      if (g != "euclidean" && g != "hyperbolic")
+        w.value_error("geometry must be 'euclidean' or 'hyperbolic', got '" + g + "'");
       c.geometry = g == "hyperbolic" ? CirclePacking::Geometry::Hyperbolic : CirclePacking::Geometry::Euclidean;
     }
     c.radii = to_vector<double>(required(obj, "radii", w, exp), w, "'radii': a length-N array");
@@ -606,7 +625,8 @@ Value from_python(const std::string& type, const py::handle& obj, const Where& w
     c.boundary = to_vector<std::uint8_t>(required(obj, "boundary", w, exp), w, "'boundary': a length-N array of 0/1");
     return checked(std::move(c), w);
   }
-  w.type_error("a " + type + " comes only from a node (pass the gemflow value a node or run returned), got " + type_name(obj));
+  w.type_error("a " + type + " comes only from a node (pass the gemflow value a node or run returned), got " +
+               type_name(obj));
 }
 
 // ---- Parameters -----------------------------------------------------------------------------
@@ -632,7 +652,8 @@ py::object py_param(const ParamValue& v) {
 /// calling thread (at most every 50 ms), log lines kept for the caller.
 class CallContext final : public NodeContext {
  public:
-  CallContext(std::string id, fs::path out) : id_(std::move(id)), out_(std::move(out)), caller_(std::this_thread::get_id()) {}
+  CallContext(std::string id, fs::path out)
+      : id_(std::move(id)), out_(std::move(out)), caller_(std::this_thread::get_id()) {}
   const std::string& node_id() const override { return id_; }
   void progress(double, std::string_view) override {}
   bool cancelled() const override {
@@ -712,7 +733,8 @@ py::tuple call_node(const std::string& id, const py::dict& inputs, const py::dic
     const Where w{id + ": parameter '" + ps.name + "'"};
     ParamValue v = param_value(params[py::str(ps.name)], w);
     if (auto why = ps.check(v)) w.value_error(*why);
-    if (ps.kind == ParamKind::Float && std::holds_alternative<std::int64_t>(v)) v = static_cast<double>(std::get<std::int64_t>(v));
+    if (ps.kind == ParamKind::Float && std::holds_alternative<std::int64_t>(v))
+      v = static_cast<double>(std::get<std::int64_t>(v));
     if ((ps.kind == ParamKind::InputPath || ps.kind == ParamKind::OutputPath) && !std::get<std::string>(v).empty()) {
       const fs::path p = std::get<std::string>(v);
       if (p.is_relative()) v = ((ps.kind == ParamKind::InputPath ? cwd : out) / p).lexically_normal().string();
@@ -857,7 +879,7 @@ struct PyWorkflow {
 
 /// One event of a run, handed to the progress callback on the calling thread.
 struct PyEvent {
-  std::string kind;   ///< "state", "progress", "log"
+  std::string kind;  ///< "state", "progress", "log"
   std::string node;
   std::string state;  ///< for "state": idle, queued, running, done, cached, failed, cancelled, skipped
   double progress = 0.0;
@@ -867,10 +889,14 @@ struct PyEvent {
 
 const char* level_name(LogLevel l) {
   switch (l) {
-    case LogLevel::Debug: return "debug";
-    case LogLevel::Info: return "info";
-    case LogLevel::Warning: return "warning";
-    case LogLevel::Error: return "error";
+    case LogLevel::Debug:
+      return "debug";
+    case LogLevel::Info:
+      return "info";
+    case LogLevel::Warning:
+      return "warning";
+    case LogLevel::Error:
+      return "error";
   }
   return "info";
 }
@@ -1055,21 +1081,25 @@ PYBIND11_MODULE(_gemflow, m) {
   });
 
   py::class_<Data>(m, "Data", "A Gemflow value (any data type), as a node or a run returned it")
-      .def_property_readonly("type", [](const Data& d) { return d.value.type(); }, "Data type name")
-      .def("summary", [](const Data& d) { return d.value.summary(); }, "One line: what it holds")
+      .def_property_readonly(
+          "type", [](const Data& d) { return d.value.type(); }, "Data type name")
+      .def(
+          "summary", [](const Data& d) { return d.value.summary(); }, "One line: what it holds")
       .def("__repr__", &Data::repr);
 
   m.def("to_python", &to_python, py::arg("data"),
         "The value as plain Python: NumPy arrays (read-only views of the value), dicts and lists");
-  m.def("from_python",
-        [](const std::string& type, const py::object& obj, const std::string& what) {
-          return Data{from_python(type, obj, Where{what})};
-        },
-        py::arg("type"), py::arg("obj"), py::arg("what") = "value",
-        "Converts a Python object into a Gemflow value of data type `type`");
+  m.def(
+      "from_python",
+      [](const std::string& type, const py::object& obj, const std::string& what) {
+        return Data{from_python(type, obj, Where{what})};
+      },
+      py::arg("type"), py::arg("obj"), py::arg("what") = "value",
+      "Converts a Python object into a Gemflow value of data type `type`");
 
   m.def("node_ids", [] { return host().registry.node_ids(); });
-  m.def("node_spec", [](const std::string& id) { return spec_dict(entry_of(id)); }, py::arg("id"));
+  m.def(
+      "node_spec", [](const std::string& id) { return spec_dict(entry_of(id)); }, py::arg("id"));
   m.def("types", [] {
     py::list l;
     for (const auto* t : host().registry.types()) l.append(py::make_tuple(t->name, t->doc));
@@ -1089,30 +1119,33 @@ PYBIND11_MODULE(_gemflow, m) {
     }
     return l;
   });
-  m.def("load_plugins",
-        [](const fs::path& dir) {
-          if (!fs::is_directory(dir)) throw py::value_error(dir.string() + ": not a folder");
-          const std::size_t before = host().plugins.records().size();
-          host().plugins.load_directory(dir);
-          py::list failed;
-          const auto& rs = host().plugins.records();
-          for (std::size_t i = before; i < rs.size(); ++i)
-            if (!rs[i].loaded) failed.append(rs[i].file.string() + ": " + rs[i].error);
-          return failed;
-        },
-        py::arg("dir"), "Loads the plugins of a folder; returns the failures ('file: reason')");
+  m.def(
+      "load_plugins",
+      [](const fs::path& dir) {
+        if (!fs::is_directory(dir)) throw py::value_error(dir.string() + ": not a folder");
+        const std::size_t before = host().plugins.records().size();
+        host().plugins.load_directory(dir);
+        py::list failed;
+        const auto& rs = host().plugins.records();
+        for (std::size_t i = before; i < rs.size(); ++i)
+          if (!rs[i].loaded) failed.append(rs[i].file.string() + ": " + rs[i].error);
+        return failed;
+      },
+      py::arg("dir"), "Loads the plugins of a folder; returns the failures ('file: reason')");
   m.def("plugin_search_path", [] { return PluginHost::search_path(own_plugin_dirs()); });
   m.def("call_node", &call_node, py::arg("id"), py::arg("inputs"), py::arg("params"), py::arg("out"));
 
   py::class_<PyDiagnostic>(m, "Diagnostic", "A problem found while loading or validating a workflow")
-      .def_property_readonly("severity",
-                             [](const PyDiagnostic& d) { return d.d.severity == Diagnostic::Severity::Error ? "error" : "warning"; })
+      .def_property_readonly(
+          "severity",
+          [](const PyDiagnostic& d) { return d.d.severity == Diagnostic::Severity::Error ? "error" : "warning"; })
       .def_property_readonly("file", [](const PyDiagnostic& d) { return d.d.where.file; })
       .def_property_readonly("line", [](const PyDiagnostic& d) { return d.d.where.line; })
       .def_property_readonly("column", [](const PyDiagnostic& d) { return d.d.where.column; })
       .def_property_readonly("node", [](const PyDiagnostic& d) { return d.d.node; })
-      .def_property_readonly("parameter", [](const PyDiagnostic& d) { return d.d.param; },
-                             "The parameter or port named (see is_port); '' when none")
+      .def_property_readonly(
+          "parameter", [](const PyDiagnostic& d) { return d.d.param; },
+          "The parameter or port named (see is_port); '' when none")
       .def_property_readonly("is_port", [](const PyDiagnostic& d) { return d.d.is_port; })
       .def_property_readonly("message", [](const PyDiagnostic& d) { return d.d.message; })
       .def_property_readonly("hint", [](const PyDiagnostic& d) { return d.d.hint; })
@@ -1128,8 +1161,10 @@ PYBIND11_MODULE(_gemflow, m) {
       .def_readonly("level", &PyEvent::level)
       .def("__repr__", [](const PyEvent& e) {
         return "<gemflow.RunEvent " + e.kind + " " + e.node + " " +
-               (e.kind == "state" ? e.state : e.kind == "progress" ? std::to_string(e.progress) : e.level) + " " +
-               e.message + ">";
+               (e.kind == "state"      ? e.state
+                : e.kind == "progress" ? std::to_string(e.progress)
+                                       : e.level) +
+               " " + e.message + ">";
       });
 
   py::class_<PyWorkflow>(m, "Workflow")
@@ -1162,8 +1197,7 @@ PYBIND11_MODULE(_gemflow, m) {
           "description", [](const PyWorkflow& w) { return w.wf.description; },
           [](PyWorkflow& w, const std::string& s) { w.wf.description = s; })
       .def_property_readonly("file", [](const PyWorkflow& w) { return w.wf.file.string(); })
-      .def("validate",
-           [](const PyWorkflow& w) { return wrap(w.loaded ? *w.loaded : validate(w.wf, host().registry)); })
+      .def("validate", [](const PyWorkflow& w) { return wrap(w.loaded ? *w.loaded : validate(w.wf, host().registry)); })
       .def("node_ids",
            [](const PyWorkflow& w) {
              std::vector<std::string> ids;
@@ -1217,7 +1251,8 @@ PYBIND11_MODULE(_gemflow, m) {
               std::vector<std::string> names;
               for (const auto& p : e.spec.params) names.push_back(p.name);
               const std::string near = nearest_name(name, names);
-              where.value_error("no such parameter of " + n->type + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+              where.value_error("no such parameter of " + n->type +
+                                (near.empty() ? "" : " (did you mean '" + near + "'?)"));
             }
             ParamValue v = param_value(value, where);
             if (auto why = ps->check(v)) where.value_error(*why);
@@ -1233,16 +1268,17 @@ PYBIND11_MODULE(_gemflow, m) {
             Link l;
             std::tie(l.from_node, l.from_port) = split_port(from, "link source");
             std::tie(l.to_node, l.to_port) = split_port(to, "link target");
-            for (const auto& [node, port, out] : {std::tuple{l.from_node, l.from_port, true},
-                                                  std::tuple{l.to_node, l.to_port, false}}) {
+            for (const auto& [node, port, out] :
+                 {std::tuple{l.from_node, l.from_port, true}, std::tuple{l.to_node, l.to_port, false}}) {
               const NodeInstance* n = w.wf.find(node);
               if (!n) throw py::value_error("link " + l.str() + ": no node '" + node + "' in the workflow");
               const NodeSpec& s = entry_of(n->type).spec;
               if (!(out ? s.output(port) : s.input(port))) {
                 std::string names;
                 for (const auto& p : out ? s.outputs : s.inputs) names += (names.empty() ? "" : ", ") + p.name;
-                throw py::value_error("link " + l.str() + ": " + n->type + " has no " + (out ? "output" : "input") + " '" +
-                                      port + "' (" + (out ? "outputs: " : "inputs: ") + (names.empty() ? "none" : names) + ")");
+                throw py::value_error("link " + l.str() + ": " + n->type + " has no " + (out ? "output" : "input") +
+                                      " '" + port + "' (" + (out ? "outputs: " : "inputs: ") +
+                                      (names.empty() ? "none" : names) + ")");
               }
             }
             w.wf.links.push_back(std::move(l));
