@@ -535,8 +535,8 @@ class Workflow:
         if progress == "tqdm":
             bar, callback = _tqdm_progress(self)
         try:
-            r = self._w.run(sets, device, None if out is None else os.fspath(out), cache_dir, use_cache, until, jobs,
-                            callback)
+            r = self._w.run({"sets": sets, "device": device, "out": None if out is None else os.fspath(out),
+                             "cache": cache_dir, "use_cache": use_cache, "until": until, "jobs": jobs}, callback)
         finally:
             if bar is not None:
                 bar.close()

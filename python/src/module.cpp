@@ -12,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -123,149 +124,172 @@ py::list strings(const std::vector<std::string>& v) {
   return l;
 }
 
+py::object py_matrix_f64(const Value& v) { return matrix_view(*v.as<Matrix<double>>(), owner_of(v)); }
+
+py::object py_matrix_f32(const Value& v) { return matrix_view(*v.as<Matrix<float>>(), owner_of(v)); }
+
+py::object py_image(const Value& v) {
+  auto im = v.as<Image>();
+  const std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(im->height), static_cast<py::ssize_t>(im->width), 4};
+  if (im->format == Image::Format::RGBA8) return view(im->u8.data(), shape, owner_of(v));
+  return view(im->f32.data(), shape, owner_of(v));
+}
+
+py::object py_signal(const Value& v) {
+  auto s = v.as<Signal>();
+  py::dict r;
+  r["samples"] = matrix_view(s->samples, owner_of(v));
+  r["sample_rate"] = s->sample_rate;
+  r["start_time"] = s->start_time;
+  r["times"] = s->times.empty()
+                   ? py::object(py::none())
+                   : py::object(view(s->times.data(), {static_cast<py::ssize_t>(s->times.size())}, owner_of(v)));
+  r["channels"] = strings(s->channels);
+  r["units"] = strings(s->units);
+  return r;
+}
+
+py::object py_scores(const Value& v) {
+  auto s = v.as<Scores>();
+  py::dict r;
+  r["scores"] = matrix_view(s->scores, owner_of(v));
+  r["labels"] = strings(s->labels);
+  r["sample_rate"] = s->sample_rate;
+  return r;
+}
+
+py::object py_segmentation(const Value& v) {
+  auto s = v.as<Segmentation>();
+  py::dict r;
+  r["length"] = s->length;
+  r["labels"] = strings(s->labels);
+  r["sample_rate"] = s->sample_rate;
+  py::list segs;
+  for (const auto& g : s->segments) {
+    py::dict x;
+    x["start"] = g.start;
+    x["end"] = g.end;
+    x["label"] = g.label < s->labels.size() ? py::object(py::str(s->labels[g.label])) : py::object(py::int_(g.label));
+    x["score"] = g.score;
+    segs.append(x);
+  }
+  r["segments"] = segs;
+  return r;
+}
+
+py::object py_table(const Value& v) {
+  auto tb = v.as<Table>();
+  py::dict r;
+  r["columns"] = strings(tb->columns);
+  py::list rows;
+  for (const auto& row : tb->rows) {
+    py::list x;
+    for (const auto& c : row) std::visit([&](const auto& cell) { x.append(py::cast(cell)); }, c);
+    rows.append(x);
+  }
+  r["rows"] = rows;
+  return r;
+}
+
+py::object py_structure(const Value& v) {
+  auto s = v.as<Structure>();
+  py::dict r;
+  r["title"] = s->title;
+  py::list atoms;
+  for (const auto& a : s->atoms) {
+    py::dict x;
+    x["name"] = a.name;
+    x["element"] = a.element;
+    x["residue"] = a.residue;
+    x["residue_number"] = a.residue_number;
+    x["insertion"] = a.insertion;
+    x["chain"] = a.chain;
+    x["segment"] = a.segment;
+    x["hetero"] = a.hetero;
+    x["serial"] = a.serial;
+    x["occupancy"] = a.occupancy;
+    x["b_factor"] = a.b_factor;
+    atoms.append(x);
+  }
+  r["atoms"] = atoms;
+  const auto n = static_cast<py::ssize_t>(s->atoms.size());
+  py::array_t<double> xyz({static_cast<py::ssize_t>(s->models.size()), n, py::ssize_t{3}});
+  double* out = xyz.mutable_data();
+  for (const auto& m : s->models) {
+    std::memcpy(out, m.data(), m.size() * sizeof(Vec3));
+    out += m.size() * 3;
+  }
+  r["coordinates"] = xyz;
+  py::array_t<std::uint64_t> bonds({static_cast<py::ssize_t>(s->bonds.size()), py::ssize_t{2}});
+  if (!s->bonds.empty())
+    std::memcpy(bonds.mutable_data(), s->bonds.data(), s->bonds.size() * 2 * sizeof(std::uint64_t));
+  r["bonds"] = bonds;
+  return r;
+}
+
+py::object py_distance_bounds(const Value& v) {
+  auto b = v.as<DistanceBounds>();
+  const auto own = owner_of(v);
+  py::dict r;
+  r["lower"] = matrix_view(b->lower, own);
+  r["upper"] = matrix_view(b->upper, own);
+  r["labels"] = strings(b->labels);
+  r["atom_index"] = view(reinterpret_cast<const std::uint64_t*>(b->atom_index.data()),
+                         {static_cast<py::ssize_t>(b->atom_index.size())}, own);
+  r["restraint"] = b->restraint.empty() ? py::object(py::none()) : py::object(matrix_view(b->restraint, own));
+  return r;
+}
+
+py::object py_tri_mesh(const Value& v) {
+  auto m = v.as<TriMesh>();
+  const auto own = owner_of(v);
+  py::dict r;
+  r["vertices"] =
+      view(reinterpret_cast<const double*>(m->vertices.data()), {static_cast<py::ssize_t>(m->vertices.size()), 3}, own);
+  r["faces"] = view(reinterpret_cast<const std::uint32_t*>(m->faces.data()),
+                    {static_cast<py::ssize_t>(m->faces.size()), 3}, own);
+  py::list loops;
+  for (const auto& l : m->boundary) loops.append(view(l.data(), {static_cast<py::ssize_t>(l.size())}, own));
+  r["boundary"] = loops;
+  return r;
+}
+
+py::object py_circle_packing(const Value& v) {
+  auto c = v.as<CirclePacking>();
+  const auto own = owner_of(v);
+  py::dict r;
+  r["geometry"] = c->geometry == CirclePacking::Geometry::Hyperbolic ? "hyperbolic" : "euclidean";
+  r["radii"] = view(c->radii.data(), {static_cast<py::ssize_t>(c->radii.size())}, own);
+  r["centres"] =
+      view(reinterpret_cast<const double*>(c->centres.data()), {static_cast<py::ssize_t>(c->centres.size()), 2}, own);
+  r["faces"] = view(reinterpret_cast<const std::uint32_t*>(c->faces.data()),
+                    {static_cast<py::ssize_t>(c->faces.size()), 3}, own);
+  r["boundary"] = view(c->boundary.data(), {static_cast<py::ssize_t>(c->boundary.size())}, own);
+  return r;
+}
+
 /// The plain Python form of a value (dicts of arrays and lists); python/gemflow wraps it in
 /// its classes. Arrays view the host copy where the layout allows (Matrix, Image, Signal,
 /// Scores, bounds, mesh and packing arrays); Structure coordinates are copied (one array per
 /// model in the SDK). Types without a form here stay a Data.
 py::object to_python(const Data& d) {
-  const Value& v = d.value;
-  if (v.empty()) return py::none();
-  const std::string& t = v.type();
-  const auto owner = [&] { return owner_of(v); };
-  if (t == "Matrix<f64>") return matrix_view(*v.as<Matrix<double>>(), owner());
-  if (t == "Matrix<f32>") return matrix_view(*v.as<Matrix<float>>(), owner());
-  if (t == "Image") {
-    auto im = v.as<Image>();
-    const std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(im->height), static_cast<py::ssize_t>(im->width), 4};
-    if (im->format == Image::Format::RGBA8) return view(im->u8.data(), shape, owner());
-    return view(im->f32.data(), shape, owner());
-  }
-  if (t == "Signal") {
-    auto s = v.as<Signal>();
-    py::dict r;
-    r["samples"] = matrix_view(s->samples, owner());
-    r["sample_rate"] = s->sample_rate;
-    r["start_time"] = s->start_time;
-    r["times"] = s->times.empty()
-                     ? py::object(py::none())
-                     : py::object(view(s->times.data(), {static_cast<py::ssize_t>(s->times.size())}, owner()));
-    r["channels"] = strings(s->channels);
-    r["units"] = strings(s->units);
-    return r;
-  }
-  if (t == "Scores") {
-    auto s = v.as<Scores>();
-    py::dict r;
-    r["scores"] = matrix_view(s->scores, owner());
-    r["labels"] = strings(s->labels);
-    r["sample_rate"] = s->sample_rate;
-    return r;
-  }
-  if (t == "Segmentation") {
-    auto s = v.as<Segmentation>();
-    py::dict r;
-    r["length"] = s->length;
-    r["labels"] = strings(s->labels);
-    r["sample_rate"] = s->sample_rate;
-    py::list segs;
-    for (const auto& g : s->segments) {
-      py::dict x;
-      x["start"] = g.start;
-      x["end"] = g.end;
-      x["label"] = g.label < s->labels.size() ? py::object(py::str(s->labels[g.label])) : py::object(py::int_(g.label));
-      x["score"] = g.score;
-      segs.append(x);
-    }
-    r["segments"] = segs;
-    return r;
-  }
-  if (t == "Table") {
-    auto tb = v.as<Table>();
-    py::dict r;
-    r["columns"] = strings(tb->columns);
-    py::list rows;
-    for (const auto& row : tb->rows) {
-      py::list x;
-      for (const auto& c : row) std::visit([&](const auto& cell) { x.append(py::cast(cell)); }, c);
-      rows.append(x);
-    }
-    r["rows"] = rows;
-    return r;
-  }
-  if (t == "Structure") {
-    auto s = v.as<Structure>();
-    py::dict r;
-    r["title"] = s->title;
-    py::list atoms;
-    for (const auto& a : s->atoms) {
-      py::dict x;
-      x["name"] = a.name;
-      x["element"] = a.element;
-      x["residue"] = a.residue;
-      x["residue_number"] = a.residue_number;
-      x["insertion"] = a.insertion;
-      x["chain"] = a.chain;
-      x["segment"] = a.segment;
-      x["hetero"] = a.hetero;
-      x["serial"] = a.serial;
-      x["occupancy"] = a.occupancy;
-      x["b_factor"] = a.b_factor;
-      atoms.append(x);
-    }
-    r["atoms"] = atoms;
-    const auto n = static_cast<py::ssize_t>(s->atoms.size());
-    py::array_t<double> xyz({static_cast<py::ssize_t>(s->models.size()), n, py::ssize_t{3}});
-    double* out = xyz.mutable_data();
-    for (const auto& m : s->models) {
-      std::memcpy(out, m.data(), m.size() * sizeof(Vec3));
-      out += m.size() * 3;
-    }
-    r["coordinates"] = xyz;
-    py::array_t<std::uint64_t> bonds({static_cast<py::ssize_t>(s->bonds.size()), py::ssize_t{2}});
-    if (!s->bonds.empty())
-      std::memcpy(bonds.mutable_data(), s->bonds.data(), s->bonds.size() * 2 * sizeof(std::uint64_t));
-    r["bonds"] = bonds;
-    return r;
-  }
-  if (t == "DistanceBounds") {
-    auto b = v.as<DistanceBounds>();
-    const auto own = owner();
-    py::dict r;
-    r["lower"] = matrix_view(b->lower, own);
-    r["upper"] = matrix_view(b->upper, own);
-    r["labels"] = strings(b->labels);
-    r["atom_index"] = view(reinterpret_cast<const std::uint64_t*>(b->atom_index.data()),
-                           {static_cast<py::ssize_t>(b->atom_index.size())}, own);
-    r["restraint"] = b->restraint.empty() ? py::object(py::none()) : py::object(matrix_view(b->restraint, own));
-    return r;
-  }
-  if (t == "TriMesh") {
-    auto m = v.as<TriMesh>();
-    const auto own = owner();
-    py::dict r;
-    r["vertices"] = view(reinterpret_cast<const double*>(m->vertices.data()),
-                         {static_cast<py::ssize_t>(m->vertices.size()), 3}, own);
-    r["faces"] = view(reinterpret_cast<const std::uint32_t*>(m->faces.data()),
-                      {static_cast<py::ssize_t>(m->faces.size()), 3}, own);
-    py::list loops;
-    for (const auto& l : m->boundary) loops.append(view(l.data(), {static_cast<py::ssize_t>(l.size())}, own));
-    r["boundary"] = loops;
-    return r;
-  }
-  if (t == "CirclePacking") {
-    auto c = v.as<CirclePacking>();
-    const auto own = owner();
-    py::dict r;
-    r["geometry"] = c->geometry == CirclePacking::Geometry::Hyperbolic ? "hyperbolic" : "euclidean";
-    r["radii"] = view(c->radii.data(), {static_cast<py::ssize_t>(c->radii.size())}, own);
-    r["centres"] =
-        view(reinterpret_cast<const double*>(c->centres.data()), {static_cast<py::ssize_t>(c->centres.size()), 2}, own);
-    r["faces"] = view(reinterpret_cast<const std::uint32_t*>(c->faces.data()),
-                      {static_cast<py::ssize_t>(c->faces.size()), 3}, own);
-    r["boundary"] = view(c->boundary.data(), {static_cast<py::ssize_t>(c->boundary.size())}, own);
-    return r;
-  }
-  return py::cast(d);
+  using Form = py::object (*)(const Value&);
+  static const std::map<std::string, Form, std::less<>> forms{
+      {"Matrix<f64>", &py_matrix_f64},
+      {"Matrix<f32>", &py_matrix_f32},
+      {"Image", &py_image},
+      {"Signal", &py_signal},
+      {"Scores", &py_scores},
+      {"Segmentation", &py_segmentation},
+      {"Table", &py_table},
+      {"Structure", &py_structure},
+      {"DistanceBounds", &py_distance_bounds},
+      {"TriMesh", &py_tri_mesh},
+      {"CirclePacking", &py_circle_packing},
+  };
+  if (d.value.empty()) return py::none();
+  const auto it = forms.find(d.value.type());
+  return it == forms.end() ? py::cast(d) : it->second(d.value);
 }
 
 // ---- Python → SDK ---------------------------------------------------------------------------
@@ -420,6 +444,195 @@ Value to_table(const py::handle& obj, const Where& w) {
                type_name(obj));
 }
 
+Value sdk_matrix_f64(const py::handle& obj, const Where& w) {
+  return Value::make(to_matrix<double>(obj, w, "a 2-D array (rows × cols) of float64"));
+}
+
+Value sdk_matrix_f32(const py::handle& obj, const Where& w) {
+  return Value::make(to_matrix<float>(obj, w, "a 2-D array (rows × cols) of float32"));
+}
+
+Value sdk_image(const py::handle& obj, const Where& w) {
+  py::array a = py::array::ensure(obj);
+  if (!a)
+    w.type_error("expected an image: an H×W×4 array (RGBA; float32 linear premultiplied, or uint8 sRGB), got " +
+                 type_name(obj));
+  const bool u8 = a.dtype().kind() == 'u' && a.dtype().itemsize() == 1;
+  const std::string expected = "an H×W×4 array (RGBA; float32 linear premultiplied, or uint8 sRGB)";
+  if (u8) {
+    auto px = as_array<std::uint8_t>(a, {-1, -1, 4}, w, expected);
+    Image im(static_cast<std::size_t>(px.shape(1)), static_cast<std::size_t>(px.shape(0)), Image::Format::RGBA8);
+    std::memcpy(im.u8.data(), px.data(), im.u8.size());
+    return checked(std::move(im), w);
+  }
+  if (a.dtype().kind() != 'f')
+    w.type_error("expected " + expected + ", got an array of dtype " + std::string(py::str(a.dtype())));
+  auto px = as_array<float>(a, {-1, -1, 4}, w, expected);
+  Image im(static_cast<std::size_t>(px.shape(1)), static_cast<std::size_t>(px.shape(0)), Image::Format::RGBA32F);
+  std::memcpy(im.f32.data(), px.data(), im.f32.size() * sizeof(float));
+  return checked(std::move(im), w);
+}
+
+Value sdk_signal(const py::handle& obj, const Where& w) {
+  Signal s;
+  const bool bare = py::isinstance<py::array>(obj) || py::isinstance<py::list>(obj);
+  py::object samples = bare ? py::reinterpret_borrow<py::object>(obj)
+                            : required(obj, "samples", w, "a Signal (an array, or an object with 'samples')");
+  py::array a = py::array::ensure(samples);
+  if (a && a.ndim() == 1) samples = a.attr("reshape")(-1, 1);
+  s.samples = to_matrix<double>(samples, w, "a T×D (or length-T) array of samples");
+  if (!bare) {
+    if (auto f = field(obj, "sample_rate")) s.sample_rate = f->cast<double>();
+    if (auto f = field(obj, "start_time")) s.start_time = f->cast<double>();
+    if (auto f = field(obj, "times")) s.times = to_vector<double>(*f, w, "a length-T array of times (s)");
+    if (auto f = field(obj, "channels")) s.channels = to_strings(*f, w, "channels");
+    if (auto f = field(obj, "units")) s.units = to_strings(*f, w, "units");
+  }
+  if (s.channels.empty())
+    for (std::size_t c = 0; c < s.dims(); ++c) s.channels.push_back("x" + std::to_string(c));
+  if (s.units.empty()) s.units.assign(s.dims(), "");
+  return checked(std::move(s), w);
+}
+
+Value sdk_scores(const py::handle& obj, const Where& w) {
+  Scores s;
+  const bool bare = py::isinstance<py::array>(obj) || py::isinstance<py::list>(obj);
+  s.scores = to_matrix<double>(bare ? obj : required(obj, "scores", w, "Scores (an array, or an object with 'scores')"),
+                               w, "a T×C array of scores");
+  if (!bare) {
+    if (auto f = field(obj, "labels")) s.labels = to_strings(*f, w, "labels");
+    if (auto f = field(obj, "sample_rate")) s.sample_rate = f->cast<double>();
+  }
+  if (s.labels.empty())
+    for (std::size_t c = 0; c < s.classes(); ++c) s.labels.push_back(std::to_string(c));
+  return checked(std::move(s), w);
+}
+
+Value sdk_segmentation(const py::handle& obj, const Where& w) {
+  Segmentation s;
+  const char* exp = "a Segmentation ({'length', 'labels', 'segments': [{'start', 'end', 'label', 'score'}]})";
+  s.length = required(obj, "length", w, exp).cast<std::size_t>();
+  s.labels = to_strings(required(obj, "labels", w, exp), w, "labels");
+  if (auto f = field(obj, "sample_rate")) s.sample_rate = f->cast<double>();
+  for (auto g : py::iter(required(obj, "segments", w, exp))) {
+    Segment seg;
+    seg.start = required(g, "start", w, "a segment").cast<std::size_t>();
+    seg.end = required(g, "end", w, "a segment").cast<std::size_t>();
+    py::object label = required(g, "label", w, "a segment");
+    if (py::isinstance<py::str>(label)) {
+      const auto it = std::find(s.labels.begin(), s.labels.end(), label.cast<std::string>());
+      if (it == s.labels.end())
+        w.value_error("segment label '" + label.cast<std::string>() + "' is not one of the labels");
+      seg.label = static_cast<std::size_t>(it - s.labels.begin());
+    } else {
+      seg.label = label.cast<std::size_t>();
+    }
+    if (auto f = field(g, "score")) seg.score = f->cast<double>();
+    s.segments.push_back(seg);
+  }
+  return checked(std::move(s), w);
+}
+
+Value sdk_structure(const py::handle& obj, const Where& w) {
+  Structure s;
+  const char* exp = "a Structure ({'atoms': [records], 'coordinates': M×N×3 or N×3 array})";
+  if (auto f = field(obj, "title")) s.title = f->cast<std::string>();
+  for (auto a : py::iter(required(obj, "atoms", w, exp))) {
+    Atom at;
+    auto str = [&](const char* k, std::string& out) {
+      if (auto f = field(a, k)) out = f->cast<std::string>();
+    };
+    str("name", at.name);
+    str("element", at.element);
+    str("residue", at.residue);
+    str("insertion", at.insertion);
+    str("chain", at.chain);
+    str("segment", at.segment);
+    if (auto f = field(a, "residue_number")) at.residue_number = f->cast<int>();
+    if (auto f = field(a, "hetero")) at.hetero = f->cast<bool>();
+    if (auto f = field(a, "serial")) at.serial = f->cast<int>();
+    if (auto f = field(a, "occupancy")) at.occupancy = f->cast<double>();
+    if (auto f = field(a, "b_factor")) at.b_factor = f->cast<double>();
+    s.atoms.push_back(std::move(at));
+  }
+  py::array c = py::array::ensure(required(obj, "coordinates", w, exp));
+  const auto n = static_cast<py::ssize_t>(s.atoms.size());
+  const std::string cexp =
+      "coordinates of shape (models, " + std::to_string(n) + ", 3) or (" + std::to_string(n) + ", 3)";
+  if (c && c.ndim() == 2) c = c.attr("reshape")(1, -1, 3);
+  auto xyz = as_array<double>(c, {-1, n, 3}, w, cexp);
+  for (py::ssize_t m = 0; m < xyz.shape(0); ++m) {
+    std::vector<Vec3> model(static_cast<std::size_t>(n));
+    if (n > 0) std::memcpy(model.data(), xyz.data(m, 0, 0), static_cast<std::size_t>(n) * sizeof(Vec3));
+    s.models.push_back(std::move(model));
+  }
+  if (auto f = field(obj, "bonds")) {
+    for (const auto& b : to_rows<std::uint64_t, 2>(*f, w, "bonds as a K×2 array of atom indices"))
+      s.bonds.push_back({static_cast<std::size_t>(b[0]), static_cast<std::size_t>(b[1])});
+  }
+  return Value::make(std::move(s));
+}
+
+Value sdk_distance_bounds(const py::handle& obj, const Where& w) {
+  DistanceBounds b;
+  const char* exp = "DistanceBounds ({'lower': N×N, 'upper': N×N, 'labels': [N]})";
+  b.lower = to_matrix<double>(required(obj, "lower", w, exp), w, "'lower': an N×N array of float64 (Å)");
+  b.upper = to_matrix<double>(required(obj, "upper", w, exp), w, "'upper': an N×N array of float64 (Å)");
+  const std::size_t n = b.lower.rows();
+  if (b.lower.cols() != n || b.upper.rows() != n || b.upper.cols() != n)
+    w.value_error("'lower' and 'upper' must be N×N arrays of the same N, got " + std::to_string(b.lower.rows()) + "×" +
+                  std::to_string(b.lower.cols()) + " and " + std::to_string(b.upper.rows()) + "×" +
+                  std::to_string(b.upper.cols()));
+  if (auto f = field(obj, "labels")) b.labels = to_strings(*f, w, "labels");
+  else
+    for (std::size_t i = 0; i < n; ++i) b.labels.push_back(std::to_string(i));
+  if (b.labels.size() != n)
+    w.value_error("'labels' has " + std::to_string(b.labels.size()) + " entries for N = " + std::to_string(n));
+  if (auto f = field(obj, "atom_index")) {
+    for (auto x : to_vector<std::uint64_t>(*f, w, "'atom_index': a length-N array of integers"))
+      b.atom_index.push_back(x);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) b.atom_index.push_back(i);
+  }
+  if (b.atom_index.size() != n)
+    w.value_error("'atom_index' has " + std::to_string(b.atom_index.size()) + " entries for N = " + std::to_string(n));
+  if (auto f = field(obj, "restraint")) {
+    b.restraint = to_matrix<int>(*f, w, "'restraint': an N×N array of integers");
+    if (b.restraint.rows() != n || b.restraint.cols() != n) w.value_error("'restraint' must be N×N");
+  }
+  return Value::make(std::move(b));
+}
+
+Value sdk_tri_mesh(const py::handle& obj, const Where& w) {
+  TriMesh m;
+  const char* exp = "a TriMesh ({'vertices': N×3, 'faces': F×3})";
+  m.vertices = to_rows<double, 3>(required(obj, "vertices", w, exp), w, "'vertices': an N×3 array of float64");
+  m.faces = to_rows<TriMesh::Index, 3>(required(obj, "faces", w, exp), w, "'faces': an F×3 array of vertex indices");
+  if (auto f = field(obj, "boundary")) {
+    for (auto loop : py::iter(*f))
+      m.boundary.push_back(to_vector<TriMesh::Index>(loop, w, "a boundary loop of vertex indices"));
+  } else {
+    m.boundary = boundary_loops(m.vertices.size(), m.faces);
+  }
+  return checked(std::move(m), w);
+}
+
+Value sdk_circle_packing(const py::handle& obj, const Where& w) {
+  CirclePacking c;
+  const char* exp = "a CirclePacking ({'radii': N, 'centres': N×2, 'faces': F×3, 'boundary': N})";
+  if (auto f = field(obj, "geometry")) {
+    const auto g = f->cast<std::string>();
+    if (g != "euclidean" && g != "hyperbolic")
+      w.value_error("geometry must be 'euclidean' or 'hyperbolic', got '" + g + "'");
+    c.geometry = g == "hyperbolic" ? CirclePacking::Geometry::Hyperbolic : CirclePacking::Geometry::Euclidean;
+  }
+  c.radii = to_vector<double>(required(obj, "radii", w, exp), w, "'radii': a length-N array");
+  c.centres = to_rows<double, 2>(required(obj, "centres", w, exp), w, "'centres': an N×2 array");
+  c.faces = to_rows<CirclePacking::Index, 3>(required(obj, "faces", w, exp), w, "'faces': an F×3 array of indices");
+  c.boundary = to_vector<std::uint8_t>(required(obj, "boundary", w, exp), w, "'boundary': a length-N array of 0/1");
+  return checked(std::move(c), w);
+}
+
 /// `obj` as a value of data type `type` for `w`. A Data of that type and an array viewing one
 /// pass through without a copy; other values are converted (one copy into the SDK type).
 Value from_python(const std::string& type, const py::handle& obj, const Where& w) {
@@ -447,184 +660,21 @@ Value from_python(const std::string& type, const py::handle& obj, const Where& w
           return *v;
       }
     }
-  if (type == "Matrix<f64>") return Value::make(to_matrix<double>(obj, w, "a 2-D array (rows × cols) of float64"));
-  if (type == "Matrix<f32>") return Value::make(to_matrix<float>(obj, w, "a 2-D array (rows × cols) of float32"));
-  if (type == "Image") {
-    py::array a = py::array::ensure(obj);
-    if (!a)
-      w.type_error("expected an image: an H×W×4 array (RGBA; float32 linear premultiplied, or uint8 sRGB), got " +
-                   type_name(obj));
-    const bool u8 = a.dtype().kind() == 'u' && a.dtype().itemsize() == 1;
-    const std::string expected = "an H×W×4 array (RGBA; float32 linear premultiplied, or uint8 sRGB)";
-    if (u8) {
-      auto px = as_array<std::uint8_t>(a, {-1, -1, 4}, w, expected);
-      Image im(static_cast<std::size_t>(px.shape(1)), static_cast<std::size_t>(px.shape(0)), Image::Format::RGBA8);
-      std::memcpy(im.u8.data(), px.data(), im.u8.size());
-      return checked(std::move(im), w);
-    }
-    if (a.dtype().kind() != 'f')
-      w.type_error("expected " + expected + ", got an array of dtype " + std::string(py::str(a.dtype())));
-    auto px = as_array<float>(a, {-1, -1, 4}, w, expected);
-    Image im(static_cast<std::size_t>(px.shape(1)), static_cast<std::size_t>(px.shape(0)), Image::Format::RGBA32F);
-    std::memcpy(im.f32.data(), px.data(), im.f32.size() * sizeof(float));
-    return checked(std::move(im), w);
-  }
-  if (type == "Signal") {
-    Signal s;
-    const bool bare = py::isinstance<py::array>(obj) || py::isinstance<py::list>(obj);
-    py::object samples = bare ? py::reinterpret_borrow<py::object>(obj)
-                              : required(obj, "samples", w, "a Signal (an array, or an object with 'samples')");
-    py::array a = py::array::ensure(samples);
-    if (a && a.ndim() == 1) samples = a.attr("reshape")(-1, 1);
-    s.samples = to_matrix<double>(samples, w, "a T×D (or length-T) array of samples");
-    if (!bare) {
-      if (auto f = field(obj, "sample_rate")) s.sample_rate = f->cast<double>();
-      if (auto f = field(obj, "start_time")) s.start_time = f->cast<double>();
-      if (auto f = field(obj, "times")) s.times = to_vector<double>(*f, w, "a length-T array of times (s)");
-      if (auto f = field(obj, "channels")) s.channels = to_strings(*f, w, "channels");
-      if (auto f = field(obj, "units")) s.units = to_strings(*f, w, "units");
-    }
-    if (s.channels.empty())
-      for (std::size_t c = 0; c < s.dims(); ++c) s.channels.push_back("x" + std::to_string(c));
-    if (s.units.empty()) s.units.assign(s.dims(), "");
-    return checked(std::move(s), w);
-  }
-  if (type == "Scores") {
-    Scores s;
-    const bool bare = py::isinstance<py::array>(obj) || py::isinstance<py::list>(obj);
-    s.scores =
-        to_matrix<double>(bare ? obj : required(obj, "scores", w, "Scores (an array, or an object with 'scores')"), w,
-                          "a T×C array of scores");
-    if (!bare) {
-      if (auto f = field(obj, "labels")) s.labels = to_strings(*f, w, "labels");
-      if (auto f = field(obj, "sample_rate")) s.sample_rate = f->cast<double>();
-    }
-    if (s.labels.empty())
-      for (std::size_t c = 0; c < s.classes(); ++c) s.labels.push_back(std::to_string(c));
-    return checked(std::move(s), w);
-  }
-  if (type == "Segmentation") {
-    Segmentation s;
-    const char* exp = "a Segmentation ({'length', 'labels', 'segments': [{'start', 'end', 'label', 'score'}]})";
-    s.length = required(obj, "length", w, exp).cast<std::size_t>();
-    s.labels = to_strings(required(obj, "labels", w, exp), w, "labels");
-    if (auto f = field(obj, "sample_rate")) s.sample_rate = f->cast<double>();
-    for (auto g : py::iter(required(obj, "segments", w, exp))) {
-      Segment seg;
-      seg.start = required(g, "start", w, "a segment").cast<std::size_t>();
-      seg.end = required(g, "end", w, "a segment").cast<std::size_t>();
-      py::object label = required(g, "label", w, "a segment");
-      if (py::isinstance<py::str>(label)) {
-        const auto it = std::find(s.labels.begin(), s.labels.end(), label.cast<std::string>());
-        if (it == s.labels.end())
-          w.value_error("segment label '" + label.cast<std::string>() + "' is not one of the labels");
-        seg.label = static_cast<std::size_t>(it - s.labels.begin());
-      } else {
-        seg.label = label.cast<std::size_t>();
-      }
-      if (auto f = field(g, "score")) seg.score = f->cast<double>();
-      s.segments.push_back(seg);
-    }
-    return checked(std::move(s), w);
-  }
-  if (type == "Table") return to_table(obj, w);
-  if (type == "Structure") {
-    Structure s;
-    const char* exp = "a Structure ({'atoms': [records], 'coordinates': M×N×3 or N×3 array})";
-    if (auto f = field(obj, "title")) s.title = f->cast<std::string>();
-    for (auto a : py::iter(required(obj, "atoms", w, exp))) {
-      Atom at;
-      auto str = [&](const char* k, std::string& out) {
-        if (auto f = field(a, k)) out = f->cast<std::string>();
-      };
-      str("name", at.name);
-      str("element", at.element);
-      str("residue", at.residue);
-      str("insertion", at.insertion);
-      str("chain", at.chain);
-      str("segment", at.segment);
-      if (auto f = field(a, "residue_number")) at.residue_number = f->cast<int>();
-      if (auto f = field(a, "hetero")) at.hetero = f->cast<bool>();
-      if (auto f = field(a, "serial")) at.serial = f->cast<int>();
-      if (auto f = field(a, "occupancy")) at.occupancy = f->cast<double>();
-      if (auto f = field(a, "b_factor")) at.b_factor = f->cast<double>();
-      s.atoms.push_back(std::move(at));
-    }
-    py::array c = py::array::ensure(required(obj, "coordinates", w, exp));
-    const auto n = static_cast<py::ssize_t>(s.atoms.size());
-    const std::string cexp =
-        "coordinates of shape (models, " + std::to_string(n) + ", 3) or (" + std::to_string(n) + ", 3)";
-    if (c && c.ndim() == 2) c = c.attr("reshape")(1, -1, 3);
-    auto xyz = as_array<double>(c, {-1, n, 3}, w, cexp);
-    for (py::ssize_t m = 0; m < xyz.shape(0); ++m) {
-      std::vector<Vec3> model(static_cast<std::size_t>(n));
-      if (n > 0) std::memcpy(model.data(), xyz.data(m, 0, 0), static_cast<std::size_t>(n) * sizeof(Vec3));
-      s.models.push_back(std::move(model));
-    }
-    if (auto f = field(obj, "bonds")) {
-      for (const auto& b : to_rows<std::uint64_t, 2>(*f, w, "bonds as a K×2 array of atom indices"))
-        s.bonds.push_back({static_cast<std::size_t>(b[0]), static_cast<std::size_t>(b[1])});
-    }
-    return Value::make(std::move(s));
-  }
-  if (type == "DistanceBounds") {
-    DistanceBounds b;
-    const char* exp = "DistanceBounds ({'lower': N×N, 'upper': N×N, 'labels': [N]})";
-    b.lower = to_matrix<double>(required(obj, "lower", w, exp), w, "'lower': an N×N array of float64 (Å)");
-    b.upper = to_matrix<double>(required(obj, "upper", w, exp), w, "'upper': an N×N array of float64 (Å)");
-    const std::size_t n = b.lower.rows();
-    if (b.lower.cols() != n || b.upper.rows() != n || b.upper.cols() != n)
-      w.value_error("'lower' and 'upper' must be N×N arrays of the same N, got " + std::to_string(b.lower.rows()) +
-                    "×" + std::to_string(b.lower.cols()) + " and " + std::to_string(b.upper.rows()) + "×" +
-                    std::to_string(b.upper.cols()));
-    if (auto f = field(obj, "labels")) b.labels = to_strings(*f, w, "labels");
-    else
-      for (std::size_t i = 0; i < n; ++i) b.labels.push_back(std::to_string(i));
-    if (b.labels.size() != n)
-      w.value_error("'labels' has " + std::to_string(b.labels.size()) + " entries for N = " + std::to_string(n));
-    if (auto f = field(obj, "atom_index")) {
-      for (auto x : to_vector<std::uint64_t>(*f, w, "'atom_index': a length-N array of integers"))
-        b.atom_index.push_back(x);
-    } else {
-      for (std::size_t i = 0; i < n; ++i) b.atom_index.push_back(i);
-    }
-    if (b.atom_index.size() != n)
-      w.value_error("'atom_index' has " + std::to_string(b.atom_index.size()) +
-                    " entries for N = " + std::to_string(n));
-    if (auto f = field(obj, "restraint")) {
-      b.restraint = to_matrix<int>(*f, w, "'restraint': an N×N array of integers");
-      if (b.restraint.rows() != n || b.restraint.cols() != n) w.value_error("'restraint' must be N×N");
-    }
-    return Value::make(std::move(b));
-  }
-  if (type == "TriMesh") {
-    TriMesh m;
-    const char* exp = "a TriMesh ({'vertices': N×3, 'faces': F×3})";
-    m.vertices = to_rows<double, 3>(required(obj, "vertices", w, exp), w, "'vertices': an N×3 array of float64");
-    m.faces = to_rows<TriMesh::Index, 3>(required(obj, "faces", w, exp), w, "'faces': an F×3 array of vertex indices");
-    if (auto f = field(obj, "boundary")) {
-      for (auto loop : py::iter(*f))
-        m.boundary.push_back(to_vector<TriMesh::Index>(loop, w, "a boundary loop of vertex indices"));
-    } else {
-      m.boundary = boundary_loops(m.vertices.size(), m.faces);
-    }
-    return checked(std::move(m), w);
-  }
-  if (type == "CirclePacking") {
-    CirclePacking c;
-    const char* exp = "a CirclePacking ({'radii': N, 'centres': N×2, 'faces': F×3, 'boundary': N})";
-    if (auto f = field(obj, "geometry")) {
-      const auto g = f->cast<std::string>();
-      if (g != "euclidean" && g != "hyperbolic")
-        w.value_error("geometry must be 'euclidean' or 'hyperbolic', got '" + g + "'");
-      c.geometry = g == "hyperbolic" ? CirclePacking::Geometry::Hyperbolic : CirclePacking::Geometry::Euclidean;
-    }
-    c.radii = to_vector<double>(required(obj, "radii", w, exp), w, "'radii': a length-N array");
-    c.centres = to_rows<double, 2>(required(obj, "centres", w, exp), w, "'centres': an N×2 array");
-    c.faces = to_rows<CirclePacking::Index, 3>(required(obj, "faces", w, exp), w, "'faces': an F×3 array of indices");
-    c.boundary = to_vector<std::uint8_t>(required(obj, "boundary", w, exp), w, "'boundary': a length-N array of 0/1");
-    return checked(std::move(c), w);
-  }
+  using Form = Value (*)(const py::handle&, const Where&);
+  static const std::map<std::string, Form, std::less<>> forms{
+      {"Matrix<f64>", &sdk_matrix_f64},
+      {"Matrix<f32>", &sdk_matrix_f32},
+      {"Image", &sdk_image},
+      {"Signal", &sdk_signal},
+      {"Scores", &sdk_scores},
+      {"Segmentation", &sdk_segmentation},
+      {"Table", &to_table},
+      {"Structure", &sdk_structure},
+      {"DistanceBounds", &sdk_distance_bounds},
+      {"TriMesh", &sdk_tri_mesh},
+      {"CirclePacking", &sdk_circle_packing},
+  };
+  if (const auto it = forms.find(type); it != forms.end()) return it->second(obj, w);
   w.type_error("a " + type + " comes only from a node (pass the gemflow value a node or run returned), got " +
                type_name(obj));
 }
@@ -749,8 +799,10 @@ py::tuple call_node(const std::string& id, const py::dict& inputs, const py::dic
         for (const auto& ps : spec.params) names.push_back(ps.name);
         for (const auto& p : spec.inputs) names.push_back(p.name);
         const std::string near = nearest_name(name, names);
-        throw py::type_error(id + ": no parameter or input '" + name + "'" +
-                             (near.empty() ? std::string() : " (did you mean '" + near + "'?)"));
+        std::string msg = id;
+        msg += ": no parameter or input '" + name + "'";
+        if (!near.empty()) msg += " (did you mean '" + near + "'?)";
+        throw py::type_error(msg);
       }
     }
   const auto value_of = [&](const std::string& name) -> const ParamValue& {
@@ -864,6 +916,7 @@ struct PyDiagnostic {
 
 std::vector<PyDiagnostic> wrap(const std::vector<Diagnostic>& ds) {
   std::vector<PyDiagnostic> out;
+  out.reserve(ds.size());
   for (const auto& d : ds) out.push_back({d});
   return out;
 }
@@ -901,74 +954,106 @@ const char* level_name(LogLevel l) {
   return "info";
 }
 
-/// Runs `pw` on a worker thread while the calling thread (with the GIL only between waits)
-/// hands events to `progress` and polls for KeyboardInterrupt, which cancels the run; the
-/// interrupt is raised again once every node has stopped. Returns a dict: ok, cancelled,
-/// diagnostics, nodes {id: {state, error, seconds, outputs}}, provenance, out_dir.
-py::dict run_workflow_py(PyWorkflow& pw, const std::vector<std::string>& sets, const std::string& device,
-                         const std::optional<fs::path>& out, const std::optional<fs::path>& cache, bool use_cache,
-                         const std::string& until, int jobs, const py::object& progress) {
-  Registry& registry = host().registry;
-  Workflow wf = pw.wf;
-  std::vector<Diagnostic> diags;
-  for (const auto& s : sets)
-    if (auto d = apply_override(wf, s, registry)) diags.push_back(*d);
-  py::dict result;
-  const auto invalid = [&](std::vector<Diagnostic> ds) {
-    result["ok"] = false;
-    result["cancelled"] = false;
-    result["diagnostics"] = wrap(ds);
-    result["nodes"] = py::dict();
-    result["provenance"] = "";
-    result["out_dir"] = "";
-    return result;
-  };
-  if (!diags.empty()) return invalid(diags);
-  if (!device.empty()) {
-    const auto req = DeviceRequest::parse(device);
-    if (!req) throw py::value_error("device: '" + device + "' is not a device (auto, cpu, cuda, cuda:N)");
+/// What Workflow.run passes down (python/gemflow/__init__.py: Workflow.run documents them).
+struct PyRunOptions {
+  std::vector<std::string> sets;  ///< "node.param=value"
+  std::string device;
+  std::optional<fs::path> out;
+  std::optional<fs::path> cache;  ///< a folder for the lasting cache; none: the default one
+  bool use_cache = true;
+  std::string until;
+  int jobs = 0;
+};
+
+/// One run of a workflow from Python: run_workflow() on a worker thread while the calling
+/// thread (holding the GIL only between waits) hands events to `progress` and polls for
+/// KeyboardInterrupt, which cancels the run; the interrupt (or what the callback raised) is
+/// raised again once every node has stopped.
+class PyRun {
+ public:
+  PyRun(PyWorkflow& pw, PyRunOptions o, py::object progress)
+      : pw_(pw), o_(std::move(o)), progress_(std::move(progress)), wf_(pw.wf) {}
+
+  /// A dict: ok, cancelled, diagnostics, nodes {id: {state, error, seconds, outputs}},
+  /// provenance, provenance_error, out_dir.
+  py::dict run() {
+    std::vector<Diagnostic> diags;
+    for (const auto& s : o_.sets)
+      if (auto d = apply_override(wf_, s, host().registry)) diags.push_back(*d);
+    if (!diags.empty()) return invalid(diags);
+    check_device();
+    set_options();
+    std::thread worker([this] { work(); });
+    pump();
+    {
+      py::gil_scoped_release nogil;
+      worker.join();
+    }
+    if (pending_) {
+      pending_->restore();
+      throw py::error_already_set();
+    }
+    if (!run_error_.empty()) throw std::runtime_error("the run could not start: " + run_error_);
+    return result();
+  }
+
+ private:
+  static py::dict invalid(const std::vector<Diagnostic>& ds) {
+    py::dict r;
+    r["ok"] = false;
+    r["cancelled"] = false;
+    r["diagnostics"] = wrap(ds);
+    r["nodes"] = py::dict();
+    r["provenance"] = "";
+    r["provenance_error"] = "";
+    r["out_dir"] = "";
+    return r;
+  }
+
+  void check_device() const {
+    if (o_.device.empty()) return;
+    const auto req = DeviceRequest::parse(o_.device);
+    if (!req) throw py::value_error("device: '" + o_.device + "' is not a device (auto, cpu, cuda, cuda:N)");
     try {
       (void)resolve_device(*req);
     } catch (const std::exception& e) {
       throw py::value_error("device: " + std::string(e.what()));
     }
   }
-  RunOptions opt;
-  std::string name = wf.name.empty() ? (wf.file.empty() ? std::string("workflow") : wf.file.stem().string()) : wf.name;
-  for (char& c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
-  opt.out_dir = out ? fs::absolute(*out) : fs::absolute(fs::path("out") / name);
-  opt.jobs = jobs;
-  opt.device = device;
-  opt.until = until;
-  opt.cache = pw.session.get();
-  opt.plugins = &host().plugins.records();
-  opt.command_line = {"python: gemflow.Workflow.run"};
-  std::optional<DiskCache> disk;
-  if (use_cache) {
-    try {
-      disk.emplace(cache ? fs::absolute(*cache) : DiskCache::default_dir());
-      opt.disk_cache = &*disk;
-    } catch (const std::exception& e) {
-      PyErr_WarnEx(PyExc_RuntimeWarning, ("no result cache: " + std::string(e.what())).c_str(), 1);
+
+  void set_options() {
+    std::string name =
+        wf_.name.empty() ? (wf_.file.empty() ? std::string("workflow") : wf_.file.stem().string()) : wf_.name;
+    for (char& c : name)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
+    opt_.out_dir = o_.out ? fs::absolute(*o_.out) : fs::absolute(fs::path("out") / name);
+    opt_.jobs = o_.jobs;
+    opt_.device = o_.device;
+    opt_.until = o_.until;
+    opt_.cache = pw_.session.get();
+    opt_.plugins = &host().plugins.records();
+    opt_.command_line = {"python: gemflow.Workflow.run"};
+    opt_.cancel = &cancel_;
+    if (o_.use_cache) {
+      try {
+        disk_.emplace(o_.cache ? fs::absolute(*o_.cache) : DiskCache::default_dir());
+        opt_.disk_cache = &*disk_;
+      } catch (const std::exception& e) {  // a cache is an optimisation: never a reason not to run
+        PyErr_WarnEx(PyExc_RuntimeWarning, ("no result cache: " + std::string(e.what())).c_str(), 1);
+      }
     }
+    if (!progress_.is_none()) opt_.on_event = [this](const RunEvent& e) { queue(e); };
   }
-  std::atomic<bool> cancel{false};
-  opt.cancel = &cancel;
-  std::mutex m;
-  std::condition_variable cv;
-  std::deque<PyEvent> events;
-  bool done = false;
-  const bool want_events = !progress.is_none();
-  opt.on_event = [&](const RunEvent& e) {
-    if (!want_events || e.kind == RunEvent::Kind::Preview) return;
+
+  /// From the run's threads: the event in Python's terms, queued for the calling thread.
+  void queue(const RunEvent& e) {
+    if (e.kind == RunEvent::Kind::Preview) return;
     PyEvent pe;
     pe.node = e.node;
     pe.message = e.message;
     if (e.kind == RunEvent::Kind::State) {
       pe.kind = "state";
-      pe.state = to_string(e.state);
-      for (char& c : pe.state) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      pe.state = lower(to_string(e.state));
     } else if (e.kind == RunEvent::Kind::Progress) {
       pe.kind = "progress";
       pe.progress = e.progress;
@@ -976,82 +1061,99 @@ py::dict run_workflow_py(PyWorkflow& pw, const std::vector<std::string>& sets, c
       pe.kind = "log";
       pe.level = level_name(e.level);
     }
-    std::lock_guard lock(m);
-    events.push_back(std::move(pe));
-    cv.notify_one();
-  };
-  RunResult rr;
-  std::string run_error;
-  std::thread worker([&] {
+    std::lock_guard lock(m_);
+    events_.push_back(std::move(pe));
+    cv_.notify_one();
+  }
+
+  void work() {
     try {
-      rr = run_workflow(wf, registry, opt);
+      rr_ = run_workflow(wf_, host().registry, opt_);
     } catch (const std::exception& e) {
-      run_error = e.what();
+      run_error_ = e.what();
     }
-    std::lock_guard lock(m);
-    done = true;
-    cv.notify_one();
-  });
-  std::unique_ptr<py::error_already_set> pending;  // KeyboardInterrupt, or what the callback raised
-  for (;;) {
-    std::deque<PyEvent> batch;
-    bool finished = false;
-    {
-      py::gil_scoped_release nogil;
-      std::unique_lock lock(m);
-      cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return done || !events.empty(); });
-      batch.swap(events);
-      finished = done;
-    }
-    if (!pending) {
-      for (auto& e : batch) {
-        try {
-          progress(py::cast(std::move(e)));
-        } catch (py::error_already_set& ex) {
-          pending = std::make_unique<py::error_already_set>(std::move(ex));
-          cancel = true;
-          break;
-        }
+    std::lock_guard lock(m_);
+    done_ = true;
+    cv_.notify_one();
+  }
+
+  /// The calling thread until the run ends: events to the callback, Ctrl-C to cancellation.
+  void pump() {
+    for (;;) {
+      std::deque<PyEvent> batch;
+      bool finished = false;
+      {
+        py::gil_scoped_release nogil;
+        std::unique_lock lock(m_);
+        cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return done_ || !events_.empty(); });
+        batch.swap(events_);
+        finished = done_;
       }
-      if (!pending && PyErr_CheckSignals() != 0) {
-        pending = std::make_unique<py::error_already_set>();
-        cancel = true;
+      if (!pending_) deliver(batch);
+      if (finished) return;
+    }
+  }
+
+  void deliver(std::deque<PyEvent>& batch) {
+    for (auto& e : batch) {
+      try {
+        progress_(py::cast(std::move(e)));
+      } catch (py::error_already_set& ex) {
+        pending_ = std::make_unique<py::error_already_set>(std::move(ex));
+        cancel_ = true;
+        return;
       }
     }
-    if (finished) break;
+    if (PyErr_CheckSignals() != 0) {
+      pending_ = std::make_unique<py::error_already_set>();
+      cancel_ = true;
+    }
   }
-  {
-    py::gil_scoped_release nogil;
-    worker.join();
+
+  static std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
   }
-  if (pending) {
-    pending->restore();
-    throw py::error_already_set();
+
+  py::dict result() const {
+    py::dict r;
+    r["ok"] = rr_.ok();
+    r["cancelled"] = rr_.cancelled;
+    r["diagnostics"] = wrap(rr_.diagnostics);
+    py::dict nodes;
+    for (const auto& [id, nr] : rr_.nodes) {
+      py::dict n;
+      n["state"] = lower(to_string(nr.state));
+      n["error"] = nr.error;
+      n["seconds"] = nr.seconds;
+      py::dict outs;
+      for (const auto& [port, v] : nr.outputs)
+        if (!v.empty() && !port.starts_with("__")) outs[py::str(port)] = Data{v};
+      n["outputs"] = outs;
+      nodes[py::str(id)] = n;
+    }
+    r["nodes"] = nodes;
+    r["provenance"] = rr_.provenance.string();
+    r["provenance_error"] = rr_.provenance_error;
+    r["out_dir"] = opt_.out_dir.string();
+    return r;
   }
-  if (!run_error.empty()) throw std::runtime_error("the run could not start: " + run_error);
-  result["ok"] = rr.ok();
-  result["cancelled"] = rr.cancelled;
-  result["diagnostics"] = wrap(rr.diagnostics);
-  py::dict nodes;
-  for (const auto& [id, nr] : rr.nodes) {
-    py::dict n;
-    std::string st = to_string(nr.state);
-    for (char& c : st) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    n["state"] = st;
-    n["error"] = nr.error;
-    n["seconds"] = nr.seconds;
-    py::dict outs;
-    for (const auto& [port, v] : nr.outputs)
-      if (!v.empty() && !port.starts_with("__")) outs[py::str(port)] = Data{v};
-    n["outputs"] = outs;
-    nodes[py::str(id)] = n;
-  }
-  result["nodes"] = nodes;
-  result["provenance"] = rr.provenance.string();
-  result["provenance_error"] = rr.provenance_error;
-  result["out_dir"] = opt.out_dir.string();
-  return result;
-}
+
+  PyWorkflow& pw_;
+  PyRunOptions o_;
+  py::object progress_;
+  Workflow wf_;  // a copy: --set applies to this run only
+  RunOptions opt_;
+  std::optional<DiskCache> disk_;
+  std::atomic<bool> cancel_{false};
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<PyEvent> events_;
+  bool done_ = false;
+  RunResult rr_;
+  std::string run_error_;
+  std::unique_ptr<py::error_already_set> pending_;  // KeyboardInterrupt, or what the callback raised
+};
 
 std::pair<std::string, std::string> split_port(const std::string& text, const char* what) {
   const auto dot = text.rfind('.');
@@ -1072,7 +1174,8 @@ PYBIND11_MODULE(_gemflow, m) {
   struct NodeErrorTag {};
   static py::exception<Error> error_type(m, "GemflowError", PyExc_RuntimeError);
   node_error = py::exception<NodeErrorTag>(m, "NodeError", error_type.ptr());
-  py::register_exception_translator([](std::exception_ptr p) {
+  // pybind11's ExceptionTranslator takes the exception_ptr by value
+  py::register_exception_translator([](std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Error& e) {
@@ -1293,6 +1396,18 @@ PYBIND11_MODULE(_gemflow, m) {
             w.wf.file = fs::absolute(file);
           },
           py::arg("file"))
-      .def("run", &run_workflow_py, py::arg("sets"), py::arg("device"), py::arg("out"), py::arg("cache"),
-           py::arg("use_cache"), py::arg("until"), py::arg("jobs"), py::arg("progress"));
+      .def(
+          "run",
+          [](PyWorkflow& w, const py::dict& o, const py::object& progress) {
+            PyRunOptions opt;
+            opt.sets = o["sets"].cast<std::vector<std::string>>();
+            opt.device = o["device"].cast<std::string>();
+            if (!o["out"].is_none()) opt.out = o["out"].cast<fs::path>();
+            if (!o["cache"].is_none()) opt.cache = o["cache"].cast<fs::path>();
+            opt.use_cache = o["use_cache"].cast<bool>();
+            opt.until = o["until"].cast<std::string>();
+            opt.jobs = o["jobs"].cast<int>();
+            return PyRun(w, std::move(opt), progress).run();
+          },
+          py::arg("options"), py::arg("progress"));
 }
