@@ -274,3 +274,40 @@ def test_segmentation_signal_scores_mesh_structure():
     assert st._repr_svg_().startswith("<svg")
     with pytest.raises(ValueError, match=r"coordinates of shape \(models, 3, 3\) or \(3, 3\), got an array of shape \(1, 2, 3\)"):
         gemflow.to_gemflow("Structure", {"atoms": atoms, "coordinates": np.zeros((2, 3))})
+
+
+def test_a_second_run_of_the_same_workflow_reuses_unchanged_results(tmp_path):
+    wf = two_constants()
+    wf.run(out=tmp_path, cache=False)
+    states = {}
+    out = wf.run(set={"b.value": 4}, out=tmp_path, cache=False,
+                 progress=lambda e: states.__setitem__(e.node, e.state) if e.kind == "state" else None)
+    np.testing.assert_array_equal(out["add.sum"], [[6.0]])
+    assert states["a"] == "cached" and states["b"] == "done" and states["add"] == "done"
+
+
+def test_progress_tqdm_drives_a_bar(tmp_path, monkeypatch):
+    import sys
+    import types
+    bars = []
+
+    class FakeBar:
+        def __init__(self, total, desc, unit):
+            self.total, self.n, self.closed = total, 0, False
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def set_postfix_str(self, s):
+            pass
+
+        def close(self):
+            self.closed = True
+
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = FakeBar
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    two_constants().run(out=tmp_path, cache=False, progress="tqdm")
+    assert len(bars) == 1 and bars[0].total == 3 and bars[0].n == 3 and bars[0].closed
