@@ -5,6 +5,7 @@
 // whole workflows with the GIL released, and turns Ctrl-C (KeyboardInterrupt) into the run's
 // cooperative cancellation. docs/python.md describes the Python API built on it.
 #include <dlfcn.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -698,27 +699,54 @@ py::object py_param(const ParamValue& v) {
 
 // ---- Running one node -----------------------------------------------------------------------
 
-/// The context of a node called from Python: files relative to `out`, Ctrl-C polled from the
-/// calling thread (at most every 50 ms), log lines kept for the caller.
+/// Counts SIGINTs (Ctrl-C, Jupyter's stop) for the cancellation of node calls: a node may check
+/// cancellation on any of its threads, where Python cannot look for signals. watch() puts the
+/// counting handler in front of the one installed (Python's, which makes the next
+/// PyErr_CheckSignals raise KeyboardInterrupt, and which it then calls); it leaves SIG_DFL and
+/// SIG_IGN alone. Called at each node call: a handler installed since (signal.signal) is
+/// wrapped again.
+class SigintCounter {
+ public:
+  static void watch() {
+    static std::mutex m;
+    std::lock_guard lock(m);
+    struct sigaction current {};
+    sigaction(SIGINT, nullptr, &current);
+    if (current.sa_handler == &on_sigint || (current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler == SIG_DFL ||
+        current.sa_handler == SIG_IGN)
+      return;
+    next().store(current.sa_handler);
+    struct sigaction ours = current;
+    ours.sa_handler = &on_sigint;
+    sigaction(SIGINT, &ours, nullptr);
+  }
+  static std::uint64_t count() { return counter().load(std::memory_order_relaxed); }
+
+ private:
+  static void on_sigint(int sig) {
+    counter().fetch_add(1, std::memory_order_relaxed);
+    if (auto* h = next().load()) h(sig);
+  }
+  static std::atomic<std::uint64_t>& counter() {
+    static std::atomic<std::uint64_t> c{0};
+    return c;
+  }
+  static std::atomic<void (*)(int)>& next() {
+    static std::atomic<void (*)(int)> h{nullptr};
+    return h;
+  }
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<void (*)(int)>::is_always_lock_free);
+
+/// The context of a node called from Python: files relative to `out`, cancelled once a SIGINT
+/// (Ctrl-C, Jupyter's stop) arrived during the call, log lines kept for the caller.
 class CallContext final : public NodeContext {
  public:
   CallContext(std::string id, fs::path out)
-      : id_(std::move(id)), out_(std::move(out)), caller_(std::this_thread::get_id()) {}
+      : id_(std::move(id)), out_(std::move(out)), sigints_(SigintCounter::count()) {}
   const std::string& node_id() const override { return id_; }
   void progress(double, std::string_view) override {}
-  bool cancelled() const override {
-    if (cancelled_.load()) return true;
-    if (std::this_thread::get_id() != caller_) return false;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_poll_ < std::chrono::milliseconds(50)) return false;
-    last_poll_ = now;
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) {
-      interrupt_ = std::make_unique<py::error_already_set>();
-      cancelled_ = true;
-    }
-    return cancelled_.load();
-  }
+  bool cancelled() const override { return SigintCounter::count() != sigints_; }
   void log(LogLevel level, std::string_view message) override {
     std::lock_guard lock(m_);
     if (level >= LogLevel::Warning) warnings_.emplace_back(message);
@@ -741,7 +769,6 @@ class CallContext final : public NodeContext {
   void record(std::string_view, const ParamValue&) override {}
   const std::string& device_override() const override { return no_override_; }
 
-  std::unique_ptr<py::error_already_set>& interrupt() { return interrupt_; }
   std::vector<std::string> warnings() {
     std::lock_guard lock(m_);
     return warnings_;
@@ -750,10 +777,7 @@ class CallContext final : public NodeContext {
  private:
   std::string id_;
   fs::path out_;
-  std::thread::id caller_;
-  mutable std::atomic<bool> cancelled_{false};
-  mutable std::chrono::steady_clock::time_point last_poll_{std::chrono::steady_clock::now()};
-  mutable std::unique_ptr<py::error_already_set> interrupt_;
+  std::uint64_t sigints_;
   std::mutex m_;
   std::vector<std::string> warnings_;
   std::string no_override_;
@@ -827,6 +851,7 @@ py::tuple call_node(const std::string& id, const py::dict& inputs, const py::dic
     if (!spec.input(py::str(kv.first).cast<std::string>()))
       throw py::type_error(id + ": no input '" + py::str(kv.first).cast<std::string>() + "'");
 
+  SigintCounter::watch();
   CallContext ctx(id, out);
   std::string error;
   bool cancelled = false;
@@ -842,10 +867,8 @@ py::tuple call_node(const std::string& id, const py::dict& inputs, const py::dic
       error = id + ": unknown exception";
     }
   }
-  if (ctx.interrupt()) {  // Ctrl-C: the node stopped (whatever it threw then); raise KeyboardInterrupt
-    ctx.interrupt()->restore();
-    throw py::error_already_set();
-  }
+  // Ctrl-C during the call: KeyboardInterrupt, whatever the node threw when it stopped
+  if (ctx.cancelled() && PyErr_CheckSignals() != 0) throw py::error_already_set();
   if (cancelled) throw py::value_error(id + ": cancelled");
   if (!error.empty()) {
     PyErr_SetString(node_error.ptr(), error.c_str());

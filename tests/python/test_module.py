@@ -95,11 +95,14 @@ def test_help_shows_ports_parameters_limits_and_docs():
     assert "seconds (float, s): default 1.0; range [0, 3600]" in shown
 
 
-def test_ctrl_c_cancels_a_node_call():
+@pytest.mark.parametrize("on_worker", [False, True])
+def test_ctrl_c_cancels_a_node_call(on_worker):
+    # on_worker: the node checks cancellation only on a thread of its own, where Python does not
+    # look for signals
     timer = interrupt_after(0.3)
     t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        gemflow.node("test.sleep")(seconds=30)
+        gemflow.node("test.sleep")(seconds=30, on_worker=on_worker)
     timer.join()
     assert time.monotonic() - t0 < 5
 
