@@ -58,6 +58,8 @@ struct ValidateArgs {
 struct NodesArgs {
   std::string type;  ///< "" = list all
   bool json = false;
+  /// Write the node reference (one Markdown page per node type and README.md) into this folder.
+  std::optional<std::filesystem::path> markdown;
 };
 
 struct PluginsArgs {

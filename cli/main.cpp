@@ -129,6 +129,12 @@ int main(int argc, char** argv) {
   nodes_cmd->add_option("type", nodes.type, "Node type id (or a plugin prefix such as 'distgeom')")
       ->type_name("TYPE");
   nodes_cmd->add_flag("--json", nodes.json, "Print the specs as JSON");
+  std::string markdown_dir;
+  nodes_cmd
+      ->add_option("--markdown", markdown_dir,
+                   "Write the node reference into DIR: one Markdown page per node type and README.md (docs/nodes)")
+      ->type_name("DIR")
+      ->check(non_empty);
 
   // upgrade
   UpgradeArgs upgrade;
@@ -190,6 +196,7 @@ int main(int argc, char** argv) {
   if (!out_dir.empty()) run.out = out_dir;
   if (!cache_dir.empty()) run.cache = cache_dir;
   if (!cache_cmd_dir.empty()) cache.dir = cache_cmd_dir;
+  if (!markdown_dir.empty()) nodes.markdown = markdown_dir;
   run.command_line.assign(argv, argv + argc);
 
   const bool tty = isatty(STDERR_FILENO) != 0;
