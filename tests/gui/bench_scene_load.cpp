@@ -135,7 +135,11 @@ int main(int argc, char** argv) {
   };
   int k = 0;
   const std::pair<const char*, std::function<void()>> steps[] = {
-      {"select a node", [&] { w.scene().select_nodes({"n" + std::to_string(250 + k++)}); }},
+      {"select a node", [&] {
+         std::string id = "n";
+         id += std::to_string(250 + k++);
+         w.scene().select_nodes({id});
+       }},
       {"move a node", [&] { m.move_nodes({{"n260", {1000.0 + k++, 900.0}}}); }},
       {"set a parameter (source)", [&] { m.set_param("n25", "x", 1.0 + 0.1 * k++); }},
       {"undo", [&] { m.undo_stack()->undo(); }},

@@ -35,6 +35,7 @@
 #include <QTextBlock>
 #include <QTimer>
 #include <QToolButton>
+#include <QImage>
 #include <QUrl>
 
 #include <gemflow/plugin_loader.hpp>
@@ -48,6 +49,7 @@
 #include "editor/style.hpp"
 #include "model/graph_model.hpp"
 #include "run/run_controller.hpp"
+#include "viewers/data_viewers.hpp"
 #include "viewers/viewer_panel.hpp"
 
 namespace fs = std::filesystem;
@@ -668,6 +670,29 @@ TEST_F(EditorGui, BypassedNodePassesItsInputWhenRun) {
   EXPECT_EQ(w->scene().node_item("sum")->state(), NodeState::Done);
   EXPECT_DOUBLE_EQ(w->runs().outputs("sum").at("sum").as<gemflow::MatrixF64>()->data()[0], 1.5);  // a, passed on
   save_shot(&w->view(), "editor-bypass.png");
+}
+
+// ---- 7. viewers: every one saves what it shows as PNG -------------------------------------
+
+TEST_F(EditorGui, ViewersSaveWhatTheyShowAsPng) {
+  open_chain("png.yaml");
+  w->runs().set_out_dir(kOut / "runs");
+  EXPECT_FALSE(w->viewers().save_png(QString::fromStdString((kOut / "nothing.png").string())));  // nothing shown
+  ASSERT_TRUE(run_and_wait(*w));
+  w->scene().select_nodes({"sum"});
+  QCoreApplication::processEvents();
+  ASSERT_EQ(w->viewers().viewer(), "heatmap");
+  const fs::path png = kOut / "viewer-save.png";
+  fs::remove(png);
+  ASSERT_TRUE(w->viewers().save_png(QString::fromStdString(png.string())));
+  const QImage img(QString::fromStdString(png.string()));
+  ASSERT_FALSE(img.isNull());
+  EXPECT_GT(img.width(), 100);
+  // The 1×1 sum is one cell of the colour map's top colour somewhere in the picture.
+  bool found = false;
+  for (int y = 0; y < img.height() && !found; y += 2)
+    for (int x = 0; x < img.width() && !found; x += 2) found = img.pixel(x, y) == gs::colormap(0.0).rgb();
+  EXPECT_TRUE(found);
 }
 
 // ---- 8. outputs, progress, theme, multi-selection ---------------------------------------------
