@@ -381,7 +381,8 @@ void MainWindow::build_actions() {
   auto* mini = viewm->addAction(tr("&Minimap"));
   mini->setCheckable(true);
   mini->setChecked(true);
-  connect(mini, &QAction::toggled, view_->minimap(), &QWidget::setVisible);
+  mini->setToolTip(tr("An overview in the editor's corner while part of the graph is out of view"));
+  connect(mini, &QAction::toggled, view_, &GraphView::set_minimap_enabled);
   viewm->addSeparator();
   viewm->addAction(tr("&Arrange All"), this, [this] { scene_->arrange(); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
   auto* align = viewm->addMenu(tr("Al&ign Selection"));

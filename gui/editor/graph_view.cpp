@@ -30,6 +30,27 @@ GraphView::GraphView(GraphScene* scene, QWidget* parent) : QGraphicsView(scene, 
   connect(scene_, &GraphScene::insert_node_requested, this, &GraphView::open_insert);
   minimap_ = new Minimap(this, scene_);
   place_minimap();
+  connect(scene_, &QGraphicsScene::changed, this, [this] { update_minimap(); });
+}
+
+void GraphView::set_minimap_enabled(bool on) {
+  minimap_enabled_ = on;
+  update_minimap();
+}
+
+void GraphView::update_minimap() {
+  if (!minimap_) return;
+  bool out = false;
+  if (minimap_enabled_) {
+    const QRectF seen = mapToScene(viewport()->rect()).boundingRect();
+    for (auto* n : scene_->node_items())
+      if (!seen.contains(n->sceneBoundingRect())) {
+        out = true;
+        break;
+      }
+  }
+  if (minimap_->isVisible() != out) minimap_->setVisible(out);
+  if (out) minimap_->update();
 }
 
 namespace {
@@ -163,16 +184,17 @@ bool GraphView::event(QEvent* e) {
 void GraphView::resizeEvent(QResizeEvent* e) {
   QGraphicsView::resizeEvent(e);
   place_minimap();
+  update_minimap();
 }
 
 void GraphView::scrollContentsBy(int dx, int dy) {
   QGraphicsView::scrollContentsBy(dx, dy);
-  if (minimap_) minimap_->update();
+  update_minimap();
 }
 
 void GraphView::place_minimap() {
   if (!minimap_) return;
-  const QSize sz(220, 150);
+  const QSize sz(200, 130);
   minimap_->setGeometry(width() - sz.width() - 12, height() - sz.height() - 12, sz.width(), sz.height());
 }
 
@@ -250,6 +272,7 @@ void GraphView::fit_to_view() {
     scale(f, f);
     centerOn(r.center());
   }
+  update_minimap();
 }
 
 void GraphView::zoom_by(double f) {
@@ -257,12 +280,12 @@ void GraphView::zoom_by(double f) {
   if (zoom() <= 0 || z == zoom()) return;
   const double g = z / zoom();
   scale(g, g);
+  update_minimap();
 }
 
 void GraphView::wheelEvent(QWheelEvent* e) {
   zoom_by(std::pow(1.0015, e->angleDelta().y()));
   e->accept();
-  minimap_->update();
 }
 
 void GraphView::mousePressEvent(QMouseEvent* e) {

@@ -43,6 +43,8 @@ class GraphView : public QGraphicsView {
   /// Centres the view on a node and selects it.
   void reveal(const std::string& id);
   [[nodiscard]] Minimap* minimap() const { return minimap_; }
+  /// The minimap shows while enabled and some node is out of view.
+  void set_minimap_enabled(bool on);
 
  Q_SIGNALS:
   /// A canvas command the view cannot do itself ("cmd:paste", "cmd:select_all").
@@ -66,6 +68,8 @@ class GraphView : public QGraphicsView {
  private:
   void show_popup(QuickAddPopup* p, QPoint screen_pos);
   void place_minimap();
+  void update_minimap();
+  bool minimap_enabled_ = true;
   GraphScene* scene_;
   QPointer<QuickAddPopup> popup_;
   Minimap* minimap_ = nullptr;

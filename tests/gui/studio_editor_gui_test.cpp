@@ -36,6 +36,7 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QImage>
+#include <QPainter>
 #include <QUrl>
 
 #include <gemflow/plugin_loader.hpp>
@@ -233,7 +234,10 @@ TEST_F(EditorGui, TabOpensQuickAddAtTheCursorAndReturnPlacesTheNode) {
 
 TEST_F(EditorGui, RightClickOnTheCanvasOpensTheSearchWithCanvasCommands) {
   open_chain("rightclick.yaml");
-  const QPoint blank = w->view().mapFromScene(QPointF(700, -200));
+  const QRect vp = w->view().viewport()->rect();
+  const QPoint blank(vp.width() * 2 / 3, vp.height() / 10);  // empty canvas above right of the nodes
+  const QPointF blank_scene = w->view().mapToScene(blank);
+  ASSERT_TRUE(w->scene().items(blank_scene).isEmpty());
   QContextMenuEvent e(QContextMenuEvent::Mouse, blank, w->view().viewport()->mapToGlobal(blank));
   QApplication::sendEvent(w->view().viewport(), &e);
   QCoreApplication::processEvents();
@@ -241,14 +245,21 @@ TEST_F(EditorGui, RightClickOnTheCanvasOpensTheSearchWithCanvasCommands) {
   ASSERT_NE(popup, nullptr);
   EXPECT_TRUE(popup->shown_keys().contains(QStringLiteral("cmd:note")));
   EXPECT_TRUE(popup->shown_keys().contains(QStringLiteral("test.constant")));
-  save_shot(w.get(), "editor-quick-add.png");
+  {
+    // The search box is a popup window of its own: drawn into the window's picture for the docs.
+    QImage shot = w->grab().toImage();
+    QPainter p(&shot);
+    p.drawPixmap(w->mapFromGlobal(popup->mapToGlobal(QPoint(0, 0))), popup->grab());
+    p.end();
+    ASSERT_TRUE(shot.save(QString::fromStdString((kOut / "editor-quick-add.png").string())));
+  }
   QTest::keyClicks(popup->search(), "add note");
   ASSERT_EQ(popup->shown_keys().value(0), QStringLiteral("cmd:note"));
   QTest::keyClick(popup->search(), Qt::Key_Return);
   QCoreApplication::processEvents();
   ASSERT_EQ(w->model().workflow().notes.size(), 1u);
-  EXPECT_NEAR(w->model().workflow().notes[0].pos[0], 700, 1.0);
-  EXPECT_NEAR(w->model().workflow().notes[0].pos[1], -200, 1.0);
+  EXPECT_NEAR(w->model().workflow().notes[0].pos[0], blank_scene.x(), 1.0);
+  EXPECT_NEAR(w->model().workflow().notes[0].pos[1], blank_scene.y(), 1.0);
 }
 
 TEST_F(EditorGui, WireDroppedInEmptySpaceOffersCompatibleNodesAndLinksThePick) {
@@ -443,11 +454,15 @@ TEST_F(EditorGui, ProblemsShowOnTheGraphAndInTheInspectorAsYouEdit) {
   auto* listed = w->inspector().findChild<QLabel*>(QStringLiteral("node_problems"));
   ASSERT_NE(listed, nullptr);
   EXPECT_TRUE(listed->isVisible());
+  w->model().add_node("test.add", {300, 200});  // unlinked: its inputs are missing
+  w->show_editor();
+  w->view().fit_to_view();
+  settle();
+  save_shot(w.get(), "editor-problems.png");
   ASSERT_TRUE(w->model().set_param(r, "pivoted", true).ok());
   QCoreApplication::processEvents();
   EXPECT_TRUE(w->scene().node_item(r)->problem().isEmpty());
   EXPECT_EQ(w->inspector().editor("rank")->toolTip().indexOf(QStringLiteral("only pivoted stops early")), -1);
-  save_shot(&w->view(), "editor-problems.png");
 }
 
 TEST_F(EditorGui, ClickingALogLineSelectsItsNode) {
@@ -494,6 +509,8 @@ TEST_F(EditorGui, GroupsMoveTheirNodesAndRoundTripWithNotesThroughTheFile) {
   EXPECT_NEAR((*w->model().workflow().find("b")->pos)[1], b0[1] + dy, 2.0);
   EXPECT_EQ(*w->model().workflow().find("sum")->pos, s0);
   EXPECT_TRUE(g->sceneBoundingRect().contains(w->scene().node_rect("a")));
+  w->view().fit_to_view();
+  QCoreApplication::processEvents();
   save_shot(&w->view(), "editor-groups.png");
   // Edit the note's text on the canvas.
   gs::NoteItem* note = w->scene().note_items().front();
@@ -646,9 +663,15 @@ TEST_F(EditorGui, AlignAndMinimap) {
   const double ys2 = w->scene().node_rect("sum").bottom(), yi = w->scene().node_rect("idle").top();
   EXPECT_NEAR(ys - ya, yi - ys2, 1.0);  // equal gaps
   EXPECT_GT(ys - ya, 0.0);
-  // The minimap: a click centres the editor on that point.
+  // The minimap shows only while part of the graph is out of view; a click centres the editor
+  // on that point.
   gs::Minimap* mini = w->view().minimap();
   ASSERT_NE(mini, nullptr);
+  w->view().fit_to_view();
+  QCoreApplication::processEvents();
+  EXPECT_FALSE(mini->isVisible());
+  w->view().zoom_by(3);
+  QCoreApplication::processEvents();
   EXPECT_TRUE(mini->isVisible());
   const QPoint click(mini->width() - 20, mini->height() - 20);
   const QPointF target = mini->to_scene(click);
