@@ -692,6 +692,7 @@ std::optional<Diagnostic> Run::lock_out_dir() {
 void Run::compute_keys() {
   for (auto& n : nodes_) {
     std::string s = fmt::format("type={}\nversion={}\n", n.entry->spec.info.id, n.entry->spec.info.version);
+    if (n.inst->bypass) s += "bypass\n";  // what flows downstream is not the node's result
     for (std::size_t k = 0; k < n.params.size(); ++k) {
       const ParamSpec& ps = n.entry->spec.params[k];
       const auto& [name, v] = n.params[k];
@@ -776,16 +777,39 @@ void Run::run_node(std::size_t i) {
   std::string error;
   std::map<std::string, Value> outputs;
 
+  // Bypassed: each output passes on the first input of its type (by port order); nothing runs
+  // or is cached. An output with no such input stays unset (the check below names it).
+  if (n.inst->bypass) {
+    for (const auto& o : n.entry->spec.outputs)
+      for (const auto& in : n.entry->spec.inputs)
+        if (in.type == o.type) {
+          auto it = std::find_if(inputs.begin(), inputs.end(), [&](const auto& p) { return p.first == in.name; });
+          if (it != inputs.end() && !it->second.empty()) {
+            outputs.emplace(o.name, it->second);
+            break;
+          }
+        }
+    n.result.why = "bypassed";
+    for (std::size_t s : n.succ)
+      for (const auto& in : nodes_[s].inputs)
+        if (in.from == i && !outputs.count(in.from_port)) {
+          state = NodeState::Failed;
+          error = fmt::format("{} is bypassed but no input of type {} passes to its output '{}' (it feeds {}.{})", label,
+                              n.entry->spec.output(in.from_port) ? n.entry->spec.output(in.from_port)->type : "?",
+                              in.from_port, nodes_[s].inst->id, in.port);
+        }
+    if (state == NodeState::Failed) outputs.clear();
+  }
   // Cache: same key, and every output file still present.
   bool cached = false;
-  if (opt_.cache) {
+  if (opt_.cache && !n.inst->bypass) {
     if (auto hit = opt_.cache->find(n.result.key)) {
       cached = files_unchanged(n, *hit);
       if (cached) outputs = std::move(*hit);
     }
   }
   std::string cache_miss;
-  if (!cached && opt_.disk_cache) {
+  if (!cached && !n.inst->bypass && opt_.disk_cache) {
     if (auto hit = opt_.disk_cache->find(n.result.key, registry_, &cache_miss)) {
       auto entry = *hit;  // with its files record, for the session cache
       cached = files_unchanged(n, *hit);
@@ -800,7 +824,7 @@ void Run::run_node(std::size_t i) {
   if (cached) {
     state = NodeState::Cached;
     n.result.why = "from the cache";
-  } else {
+  } else if (!n.inst->bypass) {
     if (n.last_key_text.empty()) n.result.why = opt_.disk_cache ? "first run of this node (" + cache_miss + ")" : "";
     else if (n.last_key_text != n.key_text) n.result.why = explain_key_change(n.last_key_text, n.key_text);
     else n.result.why = cache_miss.empty() ? "not in the cache" : cache_miss;

@@ -767,10 +767,10 @@ class Parser {
     }
     Workflow wf;
     wf.file = file_;
-    static const std::vector<std::string> top = {"gemflow", "name",   "description", "nodes",
-                                                 "links",   "inputs", "outputs",     "editor"};
+    static const std::vector<std::string> top = {"gemflow", "name",    "description", "nodes",      "links",
+                                                 "inputs",  "outputs", "editor",      "annotations"};
     bool have_format = false, have_nodes = false, have_links = false;
-    YAML::Node editor;
+    YAML::Node editor, annotations;
     for (auto& [k, v] : entries(root, "", "top-level key", &top)) {
       const std::string key = k.Scalar();
       extras.top_key_line[key] = at(k).line;
@@ -815,6 +815,8 @@ class Parser {
         parse_exposed(v, key == "inputs" ? wf.inputs : wf.outputs, key == "inputs");
       } else if (key == "editor") {
         editor = v;
+      } else if (key == "annotations") {
+        annotations = v;
       }
     }
     if (!have_format)
@@ -831,6 +833,7 @@ class Parser {
           break;
         }
     if (editor) parse_editor(editor, wf);
+    if (annotations) parse_annotations(annotations, wf);
     list_.summarise();
     return wf;
   }
@@ -841,7 +844,7 @@ class Parser {
       error(v, "", "", "'nodes:' must be a map of node id → {type: ..., params: {...}}");
       return;
     }
-    static const std::vector<std::string> node_keys = {"type", "version", "params"};
+    static const std::vector<std::string> node_keys = {"type", "version", "params", "bypass"};
     for (auto& [k, body] : entries(v, "", "node id", nullptr)) {
       NodeInstance n;
       n.id = k.Scalar();
@@ -864,6 +867,12 @@ class Parser {
           }
           n.type = nv.Scalar();
           extras.type_where[n.id] = at(nv);
+        } else if (key == "bypass") {
+          try {
+            n.bypass = nv.as<bool>();
+          } catch (const YAML::Exception&) {
+            error(nv, n.id, "", "'bypass' must be true or false");
+          }
         } else if (key == "version") {
           try {
             n.type_version = nv.as<int>();
@@ -991,6 +1000,68 @@ class Parser {
         p.targets.emplace_back(item.Scalar().substr(0, dot), item.Scalar().substr(dot + 1));
       }
       if (ok) out.push_back(std::move(p));
+    }
+  }
+
+  /// `annotations: {groups: [{title, color, nodes}], notes: [{text, pos, width}]}` (Studio only).
+  void parse_annotations(const YAML::Node& v, Workflow& wf) {
+    if (v.IsNull()) return;
+    if (!v.IsMap()) {
+      error(v, "", "", "'annotations:' must be a map with 'groups:' and 'notes:'");
+      return;
+    }
+    static const std::vector<std::string> keys = {"groups", "notes"};
+    static const std::vector<std::string> group_keys = {"title", "color", "nodes"};
+    static const std::vector<std::string> note_keys = {"text", "pos", "width"};
+    for (auto& [k, list] : entries(v, "", "annotations key", &keys)) {
+      if (list.IsNull()) continue;
+      if (!list.IsSequence()) {
+        error(list, "", "", fmt::format("'{}' must be a list of maps", k.Scalar()));
+        continue;
+      }
+      const bool groups = k.Scalar() == "groups";
+      for (const auto& item : list) {
+        if (!item.IsMap()) {
+          error(item, "", "", groups ? "a group is {title: ..., color: ..., nodes: [...]}"
+                                     : "a note is {text: ..., pos: [x, y], width: ...}");
+          continue;
+        }
+        try {
+          if (groups) {
+            EditorGroup g;
+            for (auto& [gk, gv] : entries(item, "", "group key", &group_keys)) {
+              if (gk.Scalar() == "nodes") {
+                if (!gv.IsSequence()) throw YAML::Exception(gv.Mark(), "'nodes' must be a list of node ids");
+                for (const auto& id : gv) {
+                  if (!wf.find(id.Scalar()))
+                    warning(id, id.Scalar(), "group member that does not exist (ignored)");
+                  else
+                    g.nodes.push_back(id.Scalar());
+                }
+              } else {
+                (gk.Scalar() == "title" ? g.title : g.color) = scalar_text(gv);
+              }
+            }
+            wf.groups.push_back(std::move(g));
+          } else {
+            EditorNote n;
+            for (auto& [nk, nv] : entries(item, "", "note key", &note_keys)) {
+              if (nk.Scalar() == "text") {
+                n.text = scalar_text(nv);
+              } else if (nk.Scalar() == "width") {
+                n.width = nv.as<double>();
+              } else {
+                if (!nv.IsSequence() || nv.size() != 2) throw YAML::Exception(nv.Mark(), "'pos' must be [x, y]");
+                n.pos = {nv[0].as<double>(), nv[1].as<double>()};
+              }
+            }
+            wf.notes.push_back(std::move(n));
+          }
+        } catch (const YAML::Exception& e) {
+          error(item, "", "", fmt::format("bad {} entry: {}", groups ? "group" : "note",
+                                          e.msg.empty() ? std::string("expected numbers") : e.msg));
+        }
+      }
     }
   }
 
@@ -1447,6 +1518,7 @@ std::string to_yaml(const Workflow& wf) {
   for (const auto& n : wf.nodes) {
     s += "  " + quote(n.id) + ": {type: " + quote(n.type);
     if (n.type_version > 0) s += fmt::format(", version: {}", n.type_version);
+    if (n.bypass) s += ", bypass: true";
     if (!n.params.empty()) {
       s += ", params: {";
       bool first = true;
@@ -1477,6 +1549,19 @@ std::string to_yaml(const Workflow& wf) {
     s += "editor:\n";
     for (const auto& n : wf.nodes)
       if (n.pos) s += fmt::format("  {}: {{pos: [{}, {}]}}\n", quote(n.id), coord((*n.pos)[0]), coord((*n.pos)[1]));
+  }
+  if (!wf.groups.empty() || !wf.notes.empty()) {
+    s += "annotations:\n";
+    if (!wf.groups.empty()) s += "  groups:\n";
+    for (const auto& g : wf.groups) {
+      std::string ids;
+      for (const auto& id : g.nodes) ids += (ids.empty() ? "" : ", ") + quote(id);
+      s += fmt::format("    - {{title: {}, color: {}, nodes: [{}]}}\n", quote(g.title), quote(g.color), ids);
+    }
+    if (!wf.notes.empty()) s += "  notes:\n";
+    for (const auto& n : wf.notes)
+      s += fmt::format("    - {{text: {}, pos: [{}, {}], width: {}}}\n", quote(n.text), coord(n.pos[0]), coord(n.pos[1]),
+                       coord(n.width));
   }
   return s;
 }
@@ -1543,6 +1628,7 @@ std::string node_line(const NodeInstance& n, std::size_t indent) {
   std::string s(indent, ' ');
   s += quote(n.id) + ": {type: " + quote(n.type);
   if (n.type_version > 0) s += fmt::format(", version: {}", n.type_version);
+  if (n.bypass) s += ", bypass: true";
   if (!n.params.empty()) {
     s += ", params: {";
     bool first = true;
@@ -1553,6 +1639,18 @@ std::string node_line(const NodeInstance& n, std::size_t indent) {
     s += "}";
   }
   return s + "}\n";
+}
+
+bool same_annotations(const Workflow& a, const Workflow& b) {
+  if (a.groups.size() != b.groups.size() || a.notes.size() != b.notes.size()) return false;
+  for (std::size_t i = 0; i < a.groups.size(); ++i)
+    if (a.groups[i].title != b.groups[i].title || a.groups[i].color != b.groups[i].color ||
+        a.groups[i].nodes != b.groups[i].nodes)
+      return false;
+  for (std::size_t i = 0; i < a.notes.size(); ++i)
+    if (a.notes[i].text != b.notes[i].text || a.notes[i].pos != b.notes[i].pos || a.notes[i].width != b.notes[i].width)
+      return false;
+  return true;
 }
 
 std::string editor_section(const Workflow& wf) {
@@ -1571,6 +1669,7 @@ struct Shape {
   std::map<std::pair<std::string, std::string>, std::string> params;
   std::vector<std::string> links;
   std::vector<std::pair<std::string, std::optional<std::array<double, 2>>>> pos;
+  std::vector<bool> bypass;
 };
 std::optional<Shape> shape_of(const std::string& text) {
   static const Registry none;
@@ -1585,6 +1684,7 @@ std::optional<Shape> shape_of(const std::string& text) {
     s.nodes.emplace_back(n.id, n.type);
     for (const auto& [k, v] : n.params) s.params[{n.id, k}] = format_param(v);
     s.pos.emplace_back(n.id, n.pos);
+    s.bypass.push_back(n.bypass);
   }
   for (const auto& l : wf->links) s.links.push_back(l.str());
   return s;
@@ -1594,7 +1694,7 @@ std::optional<std::string> patch_source(const Workflow& wf) {
   const WorkflowSource& src = *wf.source;
   const Workflow& old = src.loaded;
   if (wf.format != old.format || wf.name != old.name || wf.description != old.description ||
-      !same_exposed(wf.inputs, old.inputs) || !same_exposed(wf.outputs, old.outputs))
+      !same_exposed(wf.inputs, old.inputs) || !same_exposed(wf.outputs, old.outputs) || !same_annotations(wf, old))
     return std::nullopt;
   std::vector<std::string> lines = split_lines(src.text);
   if (!lines.empty() && !lines.back().ends_with('\n')) lines.back() += '\n';
@@ -1669,9 +1769,10 @@ std::optional<std::string> patch_source(const Workflow& wf) {
         continue;
       }
       const NodeInstance& n = *it->second;
-      if (n.type == o.type && n.type_version == o.type_version && n.params == o.params) continue;
+      if (n.type == o.type && n.type_version == o.type_version && n.bypass == o.bypass && n.params == o.params) continue;
       bool patched = false;
-      if (n.type == o.type && n.type_version == o.type_version && n.params.size() == o.params.size()) {
+      if (n.type == o.type && n.type_version == o.type_version && n.bypass == o.bypass &&
+          n.params.size() == o.params.size()) {
         patched = true;
         std::vector<std::tuple<int, std::size_t, std::size_t, std::string>> edits;  // line, col, end, text
         for (std::size_t k = 0; k < n.params.size() && patched; ++k) {
@@ -1799,7 +1900,8 @@ std::optional<std::string> patch_source(const Workflow& wf) {
   if (got->links != new_links || got->nodes.size() != wf.nodes.size()) return std::nullopt;
   for (std::size_t i = 0; i < wf.nodes.size(); ++i) {
     const NodeInstance& n = wf.nodes[i];
-    if (got->nodes[i] != std::pair(n.id, n.type) || got->pos[i].second != n.pos) return std::nullopt;
+    if (got->nodes[i] != std::pair(n.id, n.type) || got->pos[i].second != n.pos || got->bypass[i] != n.bypass)
+      return std::nullopt;
     for (const auto& [k, v] : n.params) {
       const auto g = got->params.find({n.id, k});
       if (g == got->params.end()) return std::nullopt;

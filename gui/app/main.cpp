@@ -89,8 +89,9 @@ int main(int argc, char** argv) {
 
   gemflow::studio::set_default_surface_format();  // before QApplication (VTK needs 3.2 core)
   QApplication app(argc, argv);
+  (void)gemflow::studio::desktop_prefers_dark();  // the desktop's palette, before Fusion's
   QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
-  gemflow::studio::apply_studio_palette();
+  gemflow::studio::apply_theme(gemflow::studio::MainWindow::theme_setting());
 
   gemflow::Registry registry;
   gemflow::PluginHost host(registry);

@@ -1,25 +1,34 @@
 #include "app/main_window.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <memory>
 #include <set>
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QCoreApplication>
+#include <QDesktopServices>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QMouseEvent>
 #include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QPushButton>
+#include <QTextBlock>
+#include <QUrl>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -31,6 +40,7 @@
 #include "editor/graph_view.hpp"
 #include "editor/inspector.hpp"
 #include "editor/palette.hpp"
+#include "editor/quick_add.hpp"
 #include "editor/style.hpp"
 #include "model/graph_model.hpp"
 #include "run/run_controller.hpp"
@@ -43,6 +53,22 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 constexpr const char* kSnippetMime = "application/x-gemflow-snippet";
 constexpr int kMaxRecent = 10;
 const QString kRecentKey = QStringLiteral("recent_files");
+const QString kThemeKey = QStringLiteral("theme");
+const QString kOutputKey = QStringLiteral("output_folders/");
+
+/// The node a log line is about (kept with its block: clicking the line selects the node).
+class LogNode : public QTextBlockUserData {
+ public:
+  explicit LogNode(QString id) : id(std::move(id)) {}
+  QString id;
+};
+
+/// A folder name from a workflow name, as `gemflow run` makes it (no separators or oddities).
+std::string folder_name(const std::string& name) {
+  std::string r;
+  for (char c : name) r += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  return r.empty() || r == "." || r == ".." ? std::string("untitled") : r;
+}
 
 /// Studio's settings: this user's file of this application ($XDG_CONFIG_HOME/<organisation>/
 /// <application>.conf), without Qt's fallbacks to the organisation-wide file (other
@@ -92,6 +118,14 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
   build_docks();
   build_actions();
   statusBar()->showMessage(tr("Ready"));
+  progress_ = new QProgressBar;
+  progress_->setObjectName(QStringLiteral("run_progress"));
+  progress_->setRange(0, 1000);
+  progress_->setMaximumWidth(220);
+  progress_->setFormat(tr("%p % of the run"));
+  progress_->setVisible(false);
+  statusBar()->addPermanentWidget(progress_);
+  url_opener = [](const QUrl& u) { return QDesktopServices::openUrl(u); };
 
   connect(model_->undo_stack(), &QUndoStack::cleanChanged, this, [this] { update_title(); });
   connect(model_, &GraphModel::model_reset, this, [this] {
@@ -121,11 +155,38 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
 
   connect(scene_, &GraphScene::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(inspector_, &InspectorWidget::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
-  connect(scene_, &GraphScene::node_selected, this, [this](const QString& id) {
-    inspector_->show_node(id.toStdString());
-    update_inspector_status();
-    viewers_->set_selection(scene_->selected_node_ids());  // companions of the shown value
-    viewers_->follow(id.toStdString());
+  connect(scene_, &GraphScene::node_selected, this, &MainWindow::follow_selection);
+  connect(scene_, &GraphScene::problems_changed, this,
+          [this] { inspector_->set_problems(scene_->problems_of(inspector_->node())); });
+  // Context menus of the editor.
+  connect(scene_, &GraphScene::run_to_requested, this, [this](const QString& id) {
+    scene_->select_nodes({id.toStdString()});
+    run(true);
+  });
+  connect(scene_, &GraphScene::docs_requested, this, [this](const QString& id) {
+    scene_->select_nodes({id.toStdString()});
+    inspector_->show_docs();
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("inspector"))) d->raise();
+  });
+  connect(scene_, &GraphScene::rename_requested, this, [this](const QString& id) {
+    scene_->select_nodes({id.toStdString()});
+    if (auto* e = inspector_->findChild<QLineEdit*>(QStringLiteral("node_id"))) {
+      e->setFocus(Qt::OtherFocusReason);
+      e->selectAll();
+    }
+  });
+  connect(scene_, &GraphScene::outputs_folder_requested, this, [this] { open_output_folder(); });
+  connect(scene_, &GraphScene::view_data_requested, this, [this](const QString& node, const QString& port) {
+    viewers_->follow(node.toStdString(), port.toStdString());
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("viewers"))) {
+      d->show();
+      d->raise();
+    }
+  });
+  connect(view_, &GraphView::command_requested, this, [this](const QString& key) {
+    if (key == QLatin1String("cmd:paste")) paste();
+    else if (key == QLatin1String("cmd:select_all"))
+      for (auto* n : scene_->node_items()) n->setSelected(true);
   });
   connect(scene_, &GraphScene::wire_selected, this,
           [this](const QString& fn, const QString& fp, const QString&, const QString&) {
@@ -141,6 +202,7 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
 
   connect(runs_, &RunController::node_state, this, [this](const QString& node, int st, double progress, const QString& msg) {
     scene_->set_node_state(node.toStdString(), static_cast<NodeState>(st), progress, msg);
+    update_progress(node, st, progress);
     if (inspector_->node() == node.toStdString()) update_inspector_status();
   });
   connect(runs_, &RunController::log, this, &MainWindow::log);
@@ -227,8 +289,10 @@ void MainWindow::build_docks() {
   vd->setWidget(viewers_);
 
   log_ = new QPlainTextEdit;
+  log_->setObjectName(QStringLiteral("log_text"));
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(5000);
+  log_->viewport()->installEventFilter(this);  // a click on a node's line selects the node
   auto* ld = new QDockWidget(tr("Log"), this);
   ld->setObjectName(QStringLiteral("log"));
   ld->setWidget(log_);
@@ -289,11 +353,56 @@ void MainWindow::build_actions() {
   edit->addAction(tr("Select &All"), this, [this] {
     for (auto* n : scene_->node_items()) n->setSelected(true);
   })->setShortcut(QKeySequence::SelectAll);
+  edit->addSeparator();
+  edit->addAction(tr("&Add Node…"), this, [this] {
+    const QPoint c = view_->viewport()->rect().center();
+    view_->open_quick_add(view_->mapToScene(c), view_->viewport()->mapToGlobal(c));
+  });  // Tab in the editor
+  edit->addAction(tr("&Bypass"), this, [this] {
+    const auto ids = scene_->selected_node_ids();
+    if (ids.empty()) return;
+    const NodeInstance* n = model_->workflow().find(ids.front());
+    model_->set_bypass(ids, !(n && n->bypass));
+  })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+  edit->addAction(tr("&Group Selection"), this, [this] {
+    const auto ids = scene_->selected_node_ids();
+    if (!ids.empty()) model_->add_group(ids, tr("Group").toStdString());
+  })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+  edit->addAction(tr("Add &Note"), this, [this] {
+    const QPointF c = view_->mapToScene(view_->viewport()->rect().center());
+    model_->add_note(tr("Note").toStdString(), {std::round(c.x()), std::round(c.y())});
+  });
 
   auto* viewm = menuBar()->addMenu(tr("&View"));
   viewm->addAction(tr("&Fit to View"), this, [this] { view_->fit_to_view(); })->setShortcut(QKeySequence(Qt::Key_F));
   viewm->addAction(tr("Zoom &In"), this, [this] { view_->zoom_by(1.2); })->setShortcut(QKeySequence::ZoomIn);
   viewm->addAction(tr("Zoom &Out"), this, [this] { view_->zoom_by(1 / 1.2); })->setShortcut(QKeySequence::ZoomOut);
+  viewm->addAction(tr("Find &Node…"), this, [this] { view_->open_find(); })->setShortcut(QKeySequence::Find);
+  auto* mini = viewm->addAction(tr("&Minimap"));
+  mini->setCheckable(true);
+  mini->setChecked(true);
+  mini->setToolTip(tr("An overview in the editor's corner while part of the graph is out of view"));
+  connect(mini, &QAction::toggled, view_, &GraphView::set_minimap_enabled);
+  viewm->addSeparator();
+  viewm->addAction(tr("&Arrange All"), this, [this] { scene_->arrange(); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+  auto* align = viewm->addMenu(tr("Al&ign Selection"));
+  const std::pair<QString, GraphScene::Align> aligns[] = {
+      {tr("Left Edges"), GraphScene::Align::Left},        {tr("Right Edges"), GraphScene::Align::Right},
+      {tr("Top Edges"), GraphScene::Align::Top},          {tr("Bottom Edges"), GraphScene::Align::Bottom},
+      {tr("Centres in a Row"), GraphScene::Align::CentreH}, {tr("Centres in a Column"), GraphScene::Align::CentreV},
+      {tr("Distribute Horizontally"), GraphScene::Align::DistributeH},
+      {tr("Distribute Vertically"), GraphScene::Align::DistributeV}};
+  for (const auto& [text, how] : aligns) align->addAction(text, this, [this, how = how] { scene_->align_selection(how); });
+  auto* theme = viewm->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(theme);
+  for (const auto& [text, t] : {std::pair{tr("Follow the Desktop"), Theme::System}, std::pair{tr("Dark"), Theme::Dark},
+                                std::pair{tr("Light"), Theme::Light}}) {
+    QAction* a = theme->addAction(text, this, [this, t = t] { set_theme(t); });
+    a->setCheckable(true);
+    a->setChecked(theme_setting() == t);
+    a->setObjectName(QStringLiteral("theme_") + to_string(t));
+    themes->addAction(a);
+  }
   viewm->addSeparator();
   for (auto* d : findChildren<QDockWidget*>()) viewm->addAction(d->toggleViewAction());
 
@@ -305,6 +414,13 @@ void MainWindow::build_actions() {
   cancel_ = runm->addAction(tr("&Cancel"), this, [this] { cancel_run(); });
   cancel_->setShortcut(QKeySequence(Qt::Key_Escape));
   cancel_->setEnabled(false);
+  runm->addSeparator();
+  runm->addAction(tr("&Output Folder…"), this, [this] {
+    const QString d = QFileDialog::getExistingDirectory(this, tr("Output folder of %1").arg(q(model_->workflow().name)),
+                                                        q(output_folder().string()));
+    if (!d.isEmpty()) set_output_folder(d.toStdString());
+  });
+  runm->addAction(tr("Open Output &Folder"), this, [this] { open_output_folder(); });
   runm->addSeparator();
   runm->addAction(tr("Clear Result &Cache"), this, [this] {
     runs_->clear_cache();
@@ -549,7 +665,14 @@ void MainWindow::run(bool selected) {
   // Nodes that will take part show as queued until their first event.
   scene_->reset_states();
   update_inspector_status();
-  if (!runs_->start(model_->workflow(), until)) return;
+  runs_->set_run_dir(output_folder());
+  run_nodes_.clear();
+  progress_->setValue(0);
+  progress_->setVisible(true);
+  if (!runs_->start(model_->workflow(), until)) {
+    progress_->setVisible(false);
+    return;
+  }
   run_->setEnabled(false);
   run_sel_->setEnabled(false);
   cancel_->setEnabled(true);
@@ -558,6 +681,7 @@ void MainWindow::run(bool selected) {
 void MainWindow::cancel_run() { runs_->cancel(); }
 
 void MainWindow::on_run_finished() {
+  progress_->setVisible(false);
   run_->setEnabled(true);
   run_sel_->setEnabled(true);
   cancel_->setEnabled(false);
@@ -574,6 +698,85 @@ void MainWindow::log(int level, const QString& node, const QString& text) {
                        .arg(colors[l], QLatin1String(names[l]),
                             node.isEmpty() ? QString() : QStringLiteral(" <b>%1</b>:").arg(node.toHtmlEscaped()),
                             text.toHtmlEscaped()));
+  if (!node.isEmpty()) log_->document()->lastBlock().setUserData(new LogNode(node));
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* e) {
+  if (log_ && watched == log_->viewport() && e->type() == QEvent::MouseButtonRelease) {
+    const QTextBlock b = log_->cursorForPosition(static_cast<QMouseEvent*>(e)->position().toPoint()).block();
+    if (const auto* n = dynamic_cast<const LogNode*>(b.userData()); n && model_->workflow().find(n->id.toStdString())) {
+      show_editor();
+      view_->reveal(n->id.toStdString());
+    }
+  }
+  return QMainWindow::eventFilter(watched, e);
+}
+
+void MainWindow::follow_selection(const QString& id) {
+  inspector_->show_node(id.toStdString());
+  // Ctrl+click several nodes of one type: the Inspector edits them all.
+  const NodeInstance* shown = model_->workflow().find(id.toStdString());
+  std::vector<std::string> same;
+  for (const auto& other : scene_->selected_node_ids())
+    if (const NodeInstance* o = model_->workflow().find(other); shown && o && other != shown->id && o->type == shown->type)
+      same.push_back(other);
+  inspector_->set_also(same);
+  inspector_->set_problems(scene_->problems_of(id.toStdString()));
+  update_inspector_status();
+  viewers_->set_selection(scene_->selected_node_ids());  // companions of the shown value
+  viewers_->follow(id.toStdString());
+}
+
+void MainWindow::update_progress(const QString& node, int state, double progress) {
+  if (!runs_->running()) return;
+  const auto st = static_cast<NodeState>(state);
+  double& f = run_nodes_[node.toStdString()];
+  if (st == NodeState::Running) f = std::clamp(progress, 0.0, 1.0);
+  else if (st != NodeState::Queued && st != NodeState::Idle) f = 1.0;
+  double sum = 0;
+  for (const auto& [id, x] : run_nodes_) sum += x;
+  progress_->setValue(static_cast<int>(1000.0 * sum / static_cast<double>(run_nodes_.size())));
+}
+
+std::filesystem::path MainWindow::output_folder() const {
+  const Workflow& wf = model_->workflow();
+  if (!wf.file.empty()) {
+    const QString chosen = user_settings()->value(kOutputKey + QString::fromUtf8(QUrl::toPercentEncoding(q(wf.file.string())))).toString();
+    if (!chosen.isEmpty()) return chosen.toStdString();
+  }
+  if (runs_->has_out_dir() || wf.file.empty()) return runs_->out_dir_for(wf);
+  return wf.file.parent_path() / "out" / folder_name(wf.name);
+}
+
+void MainWindow::set_output_folder(const std::filesystem::path& dir) {
+  const Workflow& wf = model_->workflow();
+  if (wf.file.empty()) {
+    statusBar()->showMessage(tr("Save the workflow first: its output folder is kept with its file."), 8000);
+    return;
+  }
+  auto s = user_settings();
+  const QString key = kOutputKey + QString::fromUtf8(QUrl::toPercentEncoding(q(wf.file.string())));
+  if (dir.empty()) s->remove(key);
+  else s->setValue(key, q(std::filesystem::absolute(dir).lexically_normal().string()));
+  s->sync();
+  log(static_cast<int>(LogLevel::Info), {}, tr("Output folder of %1: %2").arg(q(wf.name), q(output_folder().string())));
+}
+
+void MainWindow::open_output_folder() {
+  const auto dir = output_folder();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !url_opener(QUrl::fromLocalFile(q(dir.string()))))
+    statusBar()->showMessage(tr("Cannot open %1%2").arg(q(dir.string()), ec ? QStringLiteral(": ") + q(ec.message()) : QString()), 8000);
+}
+
+Theme MainWindow::theme_setting() { return theme_from_string(user_settings()->value(kThemeKey).toString()); }
+
+void MainWindow::set_theme(Theme t) {
+  auto s = user_settings();
+  s->setValue(kThemeKey, to_string(t));
+  s->sync();
+  apply_theme(t);
 }
 
 QString MainWindow::log_text() const { return log_->toPlainText(); }

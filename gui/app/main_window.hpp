@@ -3,6 +3,8 @@
 // File (New, Open, Recent, Save, Save As with an unsaved-changes prompt), Edit (undo, redo,
 // copy, paste, duplicate, delete), Run (run, run to selected, cancel) and a Welcome page.
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,10 +12,14 @@
 
 #include <gemflow/plugin_loader.hpp>
 
+#include "editor/style.hpp"
+
 class QAction;
 class QListWidget;
 class QMenu;
 class QPlainTextEdit;
+class QProgressBar;
+class QUrl;
 class QStackedWidget;
 
 namespace gemflow::studio {
@@ -66,7 +72,25 @@ class MainWindow : public QMainWindow {
   /// Skip the unsaved-changes prompt (tests).
   void set_prompt_enabled(bool on) { prompt_ = on; }
 
+  /// Where this workflow's runs write: the folder chosen for it (Run ▸ Output Folder, kept per
+  /// workflow file in the user's settings), else <workflow folder>/out/<name> as `gemflow run`
+  /// from that folder, else (never saved) the user cache's runs/<name>.
+  [[nodiscard]] std::filesystem::path output_folder() const;
+  /// Chooses the output folder of the current workflow ("" = back to the default).
+  void set_output_folder(const std::filesystem::path& dir);
+  /// Opens the output folder in the desktop's file manager (created first).
+  void open_output_folder();
+  /// How folders and URLs are opened (tests replace QDesktopServices::openUrl).
+  std::function<bool(const QUrl&)> url_opener;
+  [[nodiscard]] QProgressBar* run_progress() const { return progress_; }
+  [[nodiscard]] QPlainTextEdit* log_widget() const { return log_; }
+  /// Theme from the user's settings (main() applies it at start).
+  [[nodiscard]] static Theme theme_setting();
+  /// Applies and stores the theme.
+  void set_theme(Theme t);
+
  protected:
+  bool eventFilter(QObject* watched, QEvent* e) override;
   void closeEvent(QCloseEvent* e) override;
 
  private:
@@ -83,6 +107,8 @@ class MainWindow : public QMainWindow {
   void copy_selection(bool cut);
   void paste();
   void on_run_finished();
+  void update_progress(const QString& node, int state, double progress);
+  void follow_selection(const QString& id);
 
   const Registry& registry_;
   std::vector<PluginRecord> plugins_;
@@ -99,6 +125,8 @@ class MainWindow : public QMainWindow {
   QListWidget* welcome_recent_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   QAction *run_ = nullptr, *run_sel_ = nullptr, *cancel_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  std::map<std::string, double> run_nodes_;  ///< node of the current run → its fraction done
   bool prompt_ = true;
   int paste_count_ = 0;
 };

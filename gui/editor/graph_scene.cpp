@@ -8,8 +8,12 @@
 #include <QGraphicsPathItem>
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsView>
+#include <QCursor>
+#include <QGraphicsSceneContextMenuEvent>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QPen>
+#include <QTimer>
 #include <QToolTip>
 
 #include "editor/style.hpp"
@@ -49,6 +53,17 @@ GraphScene::GraphScene(GraphModel& model, QObject* parent) : QGraphicsScene(pare
       if (w->from()->node() == item || w->to()->node() == item) w->update_tooltip();
   });
   connect(this, &QGraphicsScene::selectionChanged, this, &GraphScene::on_selection_changed);
+  connect(&model_, &GraphModel::node_changed, this, [this](const QString& id) {
+    if (auto* item = node_item(s(id)))
+      if (const NodeInstance* n = model_.workflow().find(s(id))) item->set_bypass(n->bypass);
+  });
+  // Deferred: a note commits its text from inside its own event handler.
+  connect(&model_, &GraphModel::annotations_changed, this, [this] {
+    if (annotations_pending_) return;
+    annotations_pending_ = true;
+    QTimer::singleShot(0, this, [this] { rebuild_annotations(); });
+  });
+  connect(&model_, &GraphModel::changed, this, &GraphScene::schedule_problems);
   rebuild();
 }
 
@@ -79,10 +94,251 @@ void GraphScene::rebuild() {
   drag_moved_ = false;
   wires_.clear();
   nodes_.clear();
+  groups_.clear();
+  notes_.clear();
   clear();
   auto_layout();
   for (const auto& n : model_.workflow().nodes) add_node_item(n.id);
   for (const auto& l : model_.workflow().links) add_wire(l);
+  rebuild_annotations();
+  refresh_problems();
+}
+
+void GraphScene::rebuild_annotations() {
+  annotations_pending_ = false;
+  for (auto* g : groups_) delete g;
+  for (auto* n : notes_) delete n;
+  groups_.clear();
+  notes_.clear();
+  const auto& wf = model_.workflow();
+  for (std::size_t i = 0; i < wf.groups.size(); ++i) {
+    auto* g = new GroupItem(*this, i);
+    addItem(g);
+    groups_.push_back(g);
+  }
+  for (std::size_t i = 0; i < wf.notes.size(); ++i) {
+    auto* n = new NoteItem(*this, i);
+    addItem(n);
+    notes_.push_back(n);
+  }
+  update_group_frames();
+}
+
+QRectF GraphScene::node_rect(const std::string& id) const {
+  NodeItem* n = node_item(id);
+  return n ? n->mapRectToScene(n->boundingRect().adjusted(2, 2, -2, -2)) : QRectF();
+}
+
+void GraphScene::update_group_frames() {
+  const auto& wf = model_.workflow();
+  for (auto* g : groups_) {
+    if (g->index() >= wf.groups.size()) continue;
+    const EditorGroup& eg = wf.groups[g->index()];
+    QRectF r;
+    for (const auto& id : eg.nodes) r |= node_rect(id);
+    g->setVisible(!r.isNull());
+    const QColor c(q(eg.color.empty() ? group_colors().front().second.toStdString() : eg.color));
+    g->set_frame(r, q(eg.title), c.isValid() ? c : QColor(group_colors().front().second));
+  }
+}
+
+void GraphScene::move_group_items(std::size_t index, QPointF d) {
+  const auto& wf = model_.workflow();
+  if (index >= wf.groups.size()) return;
+  for (const auto& id : wf.groups[index].nodes)
+    if (auto* n = node_item(id)) n->moveBy(d.x(), d.y());
+}
+
+void GraphScene::rename_group(std::size_t index, const QString& title) {
+  const auto& wf = model_.workflow();
+  if (index >= wf.groups.size()) return;
+  EditorGroup g = wf.groups[index];
+  g.title = title.trimmed().toStdString();
+  model_.set_group(index, g);
+}
+
+void GraphScene::schedule_problems() {
+  if (problems_pending_) return;
+  problems_pending_ = true;
+  QTimer::singleShot(0, this, [this] { refresh_problems(); });
+}
+
+void GraphScene::refresh_problems() {
+  problems_pending_ = false;
+  problems_ = model_.problems();
+  std::map<std::string, std::pair<QString, bool>> by_node;
+  for (const auto& d : problems_) {
+    if (d.node.empty()) continue;
+    auto& [text, error] = by_node[d.node];
+    if (!text.isEmpty()) text += QLatin1Char('\n');
+    text += q(d.log_str());
+    error |= d.severity == Diagnostic::Severity::Error;
+  }
+  for (const auto& [id, n] : nodes_) {
+    auto it = by_node.find(id);
+    if (it == by_node.end()) n->set_problem({}, false);
+    else n->set_problem(it->second.first, it->second.second);
+  }
+  Q_EMIT problems_changed();
+}
+
+std::vector<Diagnostic> GraphScene::problems_of(const std::string& id) const {
+  std::vector<Diagnostic> r;
+  for (const auto& d : problems_)
+    if (d.node == id) r.push_back(d);
+  return r;
+}
+
+// ---- menus --------------------------------------------------------------------------------
+
+QMenu* GraphScene::make_node_menu(const std::string& id) {
+  auto* menu = new QMenu;
+  menu->setObjectName(QStringLiteral("node_menu"));
+  std::vector<std::string> ids = selected_node_ids();
+  if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids = {id};
+  const NodeInstance* n = model_.workflow().find(id);
+  const QString qid = q(id);
+  auto add = [&](const QString& text, const char* name, auto fn) {
+    QAction* a = menu->addAction(text, this, fn);
+    a->setObjectName(QLatin1String(name));
+    return a;
+  };
+  add(tr("Run to Here"), "run_to_here", [this, qid] { Q_EMIT run_to_requested(qid); });
+  QAction* bypass = add(tr("Bypass"), "bypass", [this, ids, on = !(n && n->bypass)] { model_.set_bypass(ids, on); });
+  bypass->setCheckable(true);
+  bypass->setChecked(n && n->bypass);
+  bypass->setToolTip(tr("Don't run it: its inputs pass through to its outputs of the same type"));
+  menu->addSeparator();
+  add(tr("Duplicate"), "duplicate", [this, ids] {
+    auto fresh = model_.duplicate(ids);
+    if (!fresh.empty()) select_nodes(fresh);
+  });
+  add(tr("Rename…"), "rename", [this, qid] { Q_EMIT rename_requested(qid); });
+  add(tr("Group"), "group", [this, ids] { model_.add_group(ids, ids.size() == 1 ? ids.front() : tr("Group").toStdString()); });
+  add(tr("Delete"), "delete", [this, ids] { model_.remove_nodes(ids); });
+  menu->addSeparator();
+  add(tr("Open Documentation"), "open_docs", [this, qid] { Q_EMIT docs_requested(qid); });
+  add(tr("Show Outputs Folder"), "show_outputs", [this, qid] { Q_EMIT outputs_folder_requested(qid); });
+  return menu;
+}
+
+QMenu* GraphScene::make_wire_menu(const Link& link) {
+  auto* menu = new QMenu;
+  menu->setObjectName(QStringLiteral("wire_menu"));
+  const QPoint screen = QCursor::pos();
+  QPointF mid;
+  for (auto* w : wires_)
+    if (same_link(w->link(), link)) mid = w->path().pointAtPercent(0.5);
+  menu->addAction(tr("Insert Node…"), this, [this, link, mid, screen] { Q_EMIT insert_node_requested(mid, screen, link); })
+      ->setObjectName(QStringLiteral("insert_node"));
+  menu->addAction(tr("View Data"), this, [this, link] { Q_EMIT view_data_requested(q(link.from_node), q(link.from_port)); })
+      ->setObjectName(QStringLiteral("view_data"));
+  menu->addSeparator();
+  menu->addAction(tr("Delete Link"), this, [this, link] { model_.disconnect(link); })->setObjectName(QStringLiteral("delete_link"));
+  return menu;
+}
+
+QMenu* GraphScene::make_group_menu(std::size_t index) {
+  auto* menu = new QMenu;
+  menu->setObjectName(QStringLiteral("group_menu"));
+  const auto& wf = model_.workflow();
+  if (index >= wf.groups.size()) return menu;
+  auto* colours = menu->addMenu(tr("Colour"));
+  for (const auto& [name, hex] : group_colors())
+    colours->addAction(name, this, [this, index, hex = hex.toStdString()] {
+      if (index >= model_.workflow().groups.size()) return;
+      EditorGroup g = model_.workflow().groups[index];
+      g.color = hex;
+      model_.set_group(index, g);
+    });
+  menu->addAction(tr("Select Its Nodes"), this, [this, index] {
+    if (index < model_.workflow().groups.size()) select_nodes(model_.workflow().groups[index].nodes);
+  });
+  menu->addAction(tr("Ungroup"), this, [this, index] { model_.remove_group(index); })->setObjectName(QStringLiteral("ungroup"));
+  return menu;
+}
+
+void GraphScene::contextMenuEvent(QGraphicsSceneContextMenuEvent* e) {
+  for (QGraphicsItem* it : items(e->scenePos())) {
+    if (it->type() == WireItem::Type) {
+      std::unique_ptr<QMenu> menu(make_wire_menu(static_cast<WireItem*>(it)->link()));
+      menu->exec(e->screenPos());
+      e->accept();
+      return;
+    }
+    if (it->type() == GroupItem::Type && !static_cast<GroupItem*>(it)->title_rect().contains(it->mapFromScene(e->scenePos())))
+      continue;  // a group's body is canvas
+    if (it->type() == NodeItem::Type || it->type() == PortItem::Type || it->type() == GroupItem::Type ||
+        it->type() == NoteItem::Type) {
+      QGraphicsScene::contextMenuEvent(e);
+      return;
+    }
+  }
+  // The canvas: the quick-add search, with the canvas commands.
+  Q_EMIT quick_add_requested(e->scenePos(), e->screenPos(), {}, {}, false, true);
+  e->accept();
+}
+
+// ---- gestures -----------------------------------------------------------------------------
+
+bool GraphScene::insert_on_wire(const std::string& node) {
+  if (!model_.links_of(node).empty()) return false;
+  const QRectF r = node_rect(node);
+  if (r.isNull()) return false;
+  std::vector<Link> under;
+  for (auto* w : wires_)
+    if (w->from()->node()->id() != node && w->to()->node()->id() != node && w->shape().intersects(r)) under.push_back(w->link());
+  for (const auto& l : under)
+    if (model_.insert_into_link(l, node).ok()) return true;
+  return false;
+}
+
+void GraphScene::arrange() {
+  const auto pos = layered_layout(model_.workflow(), [this](const std::string& id) { return node_rect(id).height(); },
+                                  NodeItem::kWidth);
+  std::vector<std::pair<std::string, Pos>> moves(pos.begin(), pos.end());
+  model_.move_nodes(moves);
+}
+
+void GraphScene::align_selection(Align how) {
+  const auto ids = selected_node_ids();
+  if (ids.size() < 2) return;
+  std::vector<std::pair<std::string, QRectF>> rs;
+  QRectF all;
+  for (const auto& id : ids) {
+    rs.emplace_back(id, node_rect(id));
+    all |= rs.back().second;
+  }
+  std::vector<std::pair<std::string, Pos>> moves;
+  auto put = [&](const std::string& id, double x, double y) { moves.emplace_back(id, Pos{std::round(x), std::round(y)}); };
+  if (how == Align::DistributeH || how == Align::DistributeV) {
+    if (rs.size() < 3) return;
+    const bool h = how == Align::DistributeH;
+    std::sort(rs.begin(), rs.end(), [h](const auto& a, const auto& b) { return h ? a.second.left() < b.second.left() : a.second.top() < b.second.top(); });
+    double total = 0;
+    for (const auto& [id, r] : rs) total += h ? r.width() : r.height();
+    const double gap = ((h ? all.width() : all.height()) - total) / static_cast<double>(rs.size() - 1);
+    double at = h ? all.left() : all.top();
+    for (const auto& [id, r] : rs) {
+      put(id, h ? at : r.left(), h ? r.top() : at);
+      at += (h ? r.width() : r.height()) + gap;
+    }
+  } else {
+    for (const auto& [id, r] : rs) {
+      double x = r.left(), y = r.top();
+      switch (how) {
+        case Align::Left: x = all.left(); break;
+        case Align::Right: x = all.right() - r.width(); break;
+        case Align::Top: y = all.top(); break;
+        case Align::Bottom: y = all.bottom() - r.height(); break;
+        case Align::CentreH: y = all.center().y() - r.height() / 2; break;
+        case Align::CentreV: x = all.center().x() - r.width() / 2; break;
+        default: break;
+      }
+      put(id, x, y);
+    }
+  }
+  model_.move_nodes(moves);
 }
 
 void GraphScene::auto_layout() {
@@ -158,11 +414,15 @@ NodeItem* GraphScene::add_node_item(const std::string& id) {
     }
   }
   auto* item = new NodeItem(id, n->type, spec, ins, outs);
+  item->set_bypass(n->bypass);
   if (n->pos) item->setPos((*n->pos)[0], (*n->pos)[1]);
   else item->setPos(free_position());
   addItem(item);
   nodes_[id] = item;
-  connect(item, &NodeItem::geometry_changed, this, [this, item] { update_wires_of(item); });
+  connect(item, &NodeItem::geometry_changed, this, [this, item] {
+    update_wires_of(item);
+    if (!groups_.empty()) update_group_frames();
+  });
   return item;
 }
 
@@ -351,6 +611,9 @@ void GraphScene::end_link_drag(QPointF scene_pos, QPoint screen_pos) {
   }
   if (!picked) {
     if (target && target != from) link_ports(from, target, &screen_pos);
+    // Dropped in empty space: offer the nodes that can take (or give) this port's data.
+    else if (!target && !on_node)
+      Q_EMIT quick_add_requested(scene_pos, screen_pos, q(from->node()->id()), q(from->spec().name), from->is_output(), false);
     return;
   }
   // A picked-up link: back on its own input it stays; elsewhere it moves (one undo step) when
@@ -408,6 +671,18 @@ void GraphScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* e) {
     return;
   }
   QGraphicsScene::mouseReleaseEvent(e);
+  // One unlinked node dropped onto a wire goes into it (Blender's auto-offset insert).
+  std::vector<std::string> moved;
+  for (const auto& n : model_.workflow().nodes)
+    if (NodeItem* item = node_item(n.id); item && (!n.pos || QPointF((*n.pos)[0], (*n.pos)[1]) != item->pos()))
+      moved.push_back(n.id);
+  if (moved.size() == 1 && model_.links_of(moved.front()).empty()) {
+    model_.undo_stack()->beginMacro(tr("Move %1").arg(q(moved.front())));
+    commit_moves();
+    insert_on_wire(moved.front());
+    model_.undo_stack()->endMacro();
+    return;
+  }
   commit_moves();
 }
 

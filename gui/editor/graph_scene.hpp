@@ -9,10 +9,12 @@
 
 #include <QGraphicsScene>
 
+#include "editor/annotation_items.hpp"
 #include "editor/node_item.hpp"
 #include "model/graph_model.hpp"
 
 class QGraphicsPathItem;
+class QMenu;
 
 namespace gemflow::studio {
 
@@ -48,6 +50,42 @@ class GraphScene : public QGraphicsScene {
   /// Where a new node goes when no position is given: right of everything.
   [[nodiscard]] QPointF free_position() const;
 
+  // ---- menus (the caller shows and deletes them) ---------------------------------------
+  /// Run to here, bypass, duplicate, delete, rename, group, open docs, show outputs folder.
+  [[nodiscard]] QMenu* make_node_menu(const std::string& id);
+  /// Insert node, delete, view data.
+  [[nodiscard]] QMenu* make_wire_menu(const Link& link);
+  /// Rename, colour, ungroup.
+  [[nodiscard]] QMenu* make_group_menu(std::size_t index);
+
+  // ---- gestures used by items and the view --------------------------------------------
+  /// Wires `node` into the first wire under its body when it has no links yet and the types
+  /// fit (one undo step); true when it did.
+  bool insert_on_wire(const std::string& node);
+  /// Moves a group's member items by `d` (the model follows on commit_node_moves()).
+  void move_group_items(std::size_t index, QPointF d);
+  /// Writes item positions that differ from the model as one move (one undo step).
+  void commit_node_moves() { commit_moves(); }
+  void rename_group(std::size_t index, const QString& title);
+  [[nodiscard]] const std::vector<GroupItem*>& group_items() const { return groups_; }
+  [[nodiscard]] const std::vector<NoteItem*>& note_items() const { return notes_; }
+  /// The node's scene rectangle from its item (spec-free: works for unknown types too).
+  [[nodiscard]] QRectF node_rect(const std::string& id) const;
+
+  // ---- big graphs --------------------------------------------------------------------
+  /// Layered auto-layout of every node (sources left, sinks right), one undo step.
+  void arrange();
+  enum class Align { Left, Right, Top, Bottom, CentreH, CentreV, DistributeH, DistributeV };
+  /// Aligns or distributes the selected nodes (at least 2; 3 to distribute), one undo step.
+  void align_selection(Align how);
+
+  // ---- problems before running --------------------------------------------------------
+  /// Re-validates the workflow and marks the nodes (done after every edit, coalesced).
+  void refresh_problems();
+  /// Diagnostics of a node from the last refresh (empty when none).
+  [[nodiscard]] std::vector<Diagnostic> problems_of(const std::string& id) const;
+  [[nodiscard]] const std::vector<Diagnostic>& problems() const { return problems_; }
+
  Q_SIGNALS:
   /// Selection followed by the inspector and viewers: a node id, or a wire's source output.
   void node_selected(const QString& id);
@@ -55,13 +93,32 @@ class GraphScene : public QGraphicsScene {
                      const QString& to_port);
   void selection_cleared();
   void message(const QString& text);
+  /// Context-menu requests that need the main window.
+  void run_to_requested(const QString& id);
+  void docs_requested(const QString& id);
+  void outputs_folder_requested(const QString& id);
+  void rename_requested(const QString& id);
+  void view_data_requested(const QString& from_node, const QString& from_port);
+  /// Open the quick-add search at `screen_pos` for a node at `scene_pos`. With `port_node`
+  /// set, the new node is linked to that port (an output when `port_is_output`) and the list
+  /// holds the compatible types only; with `commands`, canvas commands are listed too.
+  /// `link` (from_node set) asks for a node inserted into that link.
+  void quick_add_requested(QPointF scene_pos, QPoint screen_pos, const QString& port_node, const QString& port,
+                           bool port_is_output, bool commands);
+  void insert_node_requested(QPointF scene_pos, QPoint screen_pos, const gemflow::Link& link);
+  /// After refresh_problems().
+  void problems_changed();
 
  protected:
   void mouseMoveEvent(QGraphicsSceneMouseEvent* e) override;
   void mouseReleaseEvent(QGraphicsSceneMouseEvent* e) override;
   void keyPressEvent(QKeyEvent* e) override;
+  void contextMenuEvent(QGraphicsSceneContextMenuEvent* e) override;
 
  private:
+  void rebuild_annotations();
+  void update_group_frames();
+  void schedule_problems();
   void rebuild();
   void auto_layout();
   NodeItem* add_node_item(const std::string& id);
@@ -87,6 +144,11 @@ class GraphScene : public QGraphicsScene {
   WireItem* picked_wire_ = nullptr;
   bool drag_moved_ = false;
   QString last_refusal_;
+  std::vector<GroupItem*> groups_;
+  std::vector<NoteItem*> notes_;
+  std::vector<Diagnostic> problems_;
+  bool problems_pending_ = false;
+  bool annotations_pending_ = false;
 };
 
 }  // namespace gemflow::studio

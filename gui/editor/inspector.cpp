@@ -192,15 +192,62 @@ void InspectorWidget::mark(QWidget* w, const QString& error, const QString& tool
 }
 
 bool InspectorWidget::apply(QWidget* w, const ParamSpec& spec, const std::variant<std::string, ParamValue>& v) {
-  ParamEdit e = std::holds_alternative<std::string>(v) ? model_.set_param_text(node_, spec.name, std::get<std::string>(v))
-                                                       : model_.set_param(node_, spec.name, std::get<ParamValue>(v));
+  auto set = [&](const std::string& id) {
+    return std::holds_alternative<std::string>(v) ? model_.set_param_text(id, spec.name, std::get<std::string>(v))
+                                                  : model_.set_param(id, spec.name, std::get<ParamValue>(v));
+  };
+  const std::string shown = node_;  // a signal of the edit may change what is shown
+  const std::vector<std::string> also = also_;
+  if (!also.empty())
+    model_.undo_stack()->beginMacro(tr("Set %1 on %2 nodes").arg(q(spec.name)).arg(also.size() + 1));
+  ParamEdit e = set(shown);
+  if (e.ok())
+    for (const auto& id : also) set(id);
+  if (!also.empty()) model_.undo_stack()->endMacro();
   mark(w, q(e.error), tooltips_[spec.name]);
   if (!e.ok()) Q_EMIT message(QStringLiteral("%1: %2").arg(q(node_), q(e.error)));
   return e.ok();
 }
 
+void InspectorWidget::set_also(std::vector<std::string> ids) {
+  also_ = std::move(ids);
+  if (!also_label_) return;
+  also_label_->setText(tr("Edits apply to %n selected node(s) of this type.", nullptr, static_cast<int>(also_.size()) + 1));
+  also_label_->setVisible(!also_.empty());
+}
+
+void InspectorWidget::set_problems(std::vector<Diagnostic> problems) {
+  problems_ = std::move(problems);
+  show_problems();
+}
+
+void InspectorWidget::show_problems() {
+  if (!problems_label_) return;
+  // Editors marked by the last problems go back to their own state first.
+  for (auto& [name, f] : refresh_) f();
+  QStringList lines;
+  for (const auto& d : problems_) {
+    lines << QStringLiteral("<span style='color:%1'>%2</span>")
+                 .arg(d.severity == Diagnostic::Severity::Error ? QStringLiteral("#ff6060") : QStringLiteral("#e0a030"),
+                      q(d.log_str()).toHtmlEscaped());
+    if (d.param.empty() || d.is_port) continue;
+    if (QWidget* w = editor(d.param)) mark(w, q(d.message), tooltips_[d.param]);
+  }
+  problems_label_->setText(lines.join(QStringLiteral("<br>")));
+  problems_label_->setVisible(!lines.isEmpty());
+}
+
+void InspectorWidget::show_docs() {
+  docs_open_ = true;
+  if (auto* t = body_ ? body_->findChild<QToolButton*>(QStringLiteral("doc_toggle")) : nullptr) t->setChecked(true);
+}
+
 void InspectorWidget::show_node(const std::string& id) {
   node_ = id;
+  also_.clear();
+  problems_.clear();
+  problems_label_ = nullptr;
+  also_label_ = nullptr;
   editors_.clear();
   refresh_.clear();
   path_checks_.clear();
@@ -269,6 +316,18 @@ void InspectorWidget::show_node(const std::string& id) {
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   status_->setVisible(false);
   lay->addWidget(status_);
+  problems_label_ = new QLabel;
+  problems_label_->setObjectName(QStringLiteral("node_problems"));
+  problems_label_->setWordWrap(true);
+  problems_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  problems_label_->setVisible(false);
+  lay->addWidget(problems_label_);
+  also_label_ = new QLabel;
+  also_label_->setObjectName(QStringLiteral("also_edits"));
+  also_label_->setWordWrap(true);
+  also_label_->setStyleSheet(QStringLiteral("color: #6ab0ff;"));
+  also_label_->setVisible(false);
+  lay->addWidget(also_label_);
   if (!spec) {
     auto* l = new QLabel(tr("No loaded plugin provides the type '%1'; its parameters are kept as written.").arg(q(n->type)));
     l->setWordWrap(true);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <QWidget>
 
@@ -39,6 +40,15 @@ class InspectorWidget : public QWidget {
   /// Re-reads what the panel shows from the model and the disk (a run may have written an
   /// input file).
   void refresh();
+  /// Other nodes of the shown node's type that each edit applies to as well (multi-selection),
+  /// as one undo step per edit.
+  void set_also(std::vector<std::string> ids);
+  [[nodiscard]] const std::vector<std::string>& also() const { return also_; }
+  /// Problems of the shown node found before running (GraphScene::problems_of): the
+  /// parameters they name are marked, all are listed under the title.
+  void set_problems(std::vector<Diagnostic> problems);
+  /// Opens the documentation part of the shown node.
+  void show_docs();
 
  protected:
   bool eventFilter(QObject* watched, QEvent* e) override;
@@ -72,6 +82,11 @@ class InspectorWidget : public QWidget {
   std::map<std::string, std::function<void()>> refresh_;
   std::map<std::string, std::function<void()>> path_checks_;
   std::map<std::string, QString> tooltips_;
+  std::vector<std::string> also_;
+  std::vector<Diagnostic> problems_;
+  QLabel* problems_label_ = nullptr;
+  QLabel* also_label_ = nullptr;
+  void show_problems();
 };
 
 }  // namespace gemflow::studio

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <vector>
 
+#include <QGraphicsSceneContextMenuEvent>
 #include <QGraphicsSceneMouseEvent>
+#include <QMenu>
 #include <QLineF>
 #include <QPainter>
 #include <QPainterPathStroker>
@@ -17,6 +19,8 @@ namespace gemflow::studio {
 
 namespace {
 constexpr double kPortR = 6.0;
+/// Below this zoom nodes are drawn without text (a 500-node graph fitted to the window).
+constexpr double kDetailZoom = 0.3;
 QString q(const std::string& s) { return QString::fromStdString(s); }
 }  // namespace
 
@@ -33,9 +37,13 @@ PortItem::PortItem(NodeItem* node, PortSpec spec, bool is_output)
 
 QRectF PortItem::boundingRect() const { return {-kPortR - 3, -kPortR - 3, 2 * kPortR + 6, 2 * kPortR + 6}; }
 
-void PortItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
-  p->setRenderHint(QPainter::Antialiasing);
+void PortItem::paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget*) {
   QColor c = type_color(spec_.type);
+  if (o->levelOfDetailFromTransform(p->worldTransform()) < kDetailZoom) {  // a dot is enough
+    p->fillRect(QRectF(-kPortR, -kPortR, 2 * kPortR, 2 * kPortR), c);
+    return;
+  }
+  p->setRenderHint(QPainter::Antialiasing);
   if (highlight_ < 0) c.setAlpha(60);
   if (highlight_ > 0) {
     p->setPen(QPen(QColor(255, 255, 255), 2));
@@ -102,13 +110,24 @@ PortItem* NodeItem::port(const std::string& name, bool output) const {
   return nullptr;
 }
 
-void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
-  p->setRenderHint(QPainter::Antialiasing);
+void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget*) {
   const QRectF body(0, 0, kWidth, height_);
+  if (o->levelOfDetailFromTransform(p->worldTransform()) < kDetailZoom) {
+    // Zoomed far out (a big graph fitted to the window): text would be unreadable specks and
+    // is what makes painting slow, so boxes, header and state only.
+    p->fillRect(body, isSelected() ? QColor(0xff, 0xc8, 0x3c) : !known_ || state_ == NodeState::Failed || !problem_.isEmpty()
+                                                                    ? QColor(0xc0, 0x30, 0x30)
+                                                                    : QColor(0x3a, 0x3d, 0x44));
+    p->fillRect(QRectF(4, 4, kWidth - 8, kHeader - 8), bypass_ ? QColor(0xb0, 0x80, 0x30) : QColor(0x4c, 0x52, 0x5e));
+    p->fillRect(QRectF(kWidth - 24, 6, 16, 16), state_color(state_));
+    return;
+  }
+  p->setRenderHint(QPainter::Antialiasing);
   QColor frame = isSelected() ? QColor(0xff, 0xc8, 0x3c) : QColor(0x20, 0x20, 0x24);
   if (!known_ || state_ == NodeState::Failed) frame = isSelected() ? QColor(0xff, 0x90, 0x90) : QColor(0xc0, 0x30, 0x30);
-  p->setPen(QPen(frame, isSelected() ? 2.5 : 1.5));
+  p->setPen(QPen(frame, isSelected() ? 2.5 : 1.5, bypass_ ? Qt::DashLine : Qt::SolidLine));
   p->setBrush(QColor(0x3a, 0x3d, 0x44));
+  if (bypass_) p->setOpacity(0.55);
   p->drawRoundedRect(body, 6, 6);
   // Header.
   QPainterPath header;
@@ -143,6 +162,32 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
                                  : QRectF(12, y - kRow / 2, kWidth / 2 - 12, kRow);
     p->drawText(r, (port->is_output() ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter, q(port->spec().name));
   }
+  if (bypass_) {
+    p->setOpacity(1.0);
+    const QRectF band(0, kHeader - 2, kWidth, 14);
+    p->fillRect(band, QColor(0xb0, 0x80, 0x30, 200));
+    f.setPointSizeF(7.5);
+    f.setBold(true);
+    p->setFont(f);
+    p->setPen(Qt::white);
+    p->drawText(band, Qt::AlignCenter, QObject::tr("bypassed"));
+  }
+  if (!problem_.isEmpty()) {  // a warning sign left of the state badge
+    const QPointF c(kWidth - 34, 12);
+    QPainterPath tri;
+    tri.moveTo(c + QPointF(0, -8));
+    tri.lineTo(c + QPointF(8, 7));
+    tri.lineTo(c + QPointF(-8, 7));
+    tri.closeSubpath();
+    p->setPen(QPen(QColor(0x20, 0x20, 0x20), 1));
+    p->setBrush(problem_error_ ? QColor(0xf0, 0x50, 0x50) : QColor(0xe0, 0xa0, 0x30));
+    p->drawPath(tri);
+    f.setPointSizeF(7.5);
+    f.setBold(true);
+    p->setFont(f);
+    p->setPen(Qt::white);
+    p->drawText(QRectF(c.x() - 8, c.y() - 6, 16, 13), Qt::AlignCenter, QStringLiteral("!"));
+  }
   // Progress bar while running.
   if (state_ == NodeState::Running) {
     const QRectF bar(8, height_ - 8, kWidth - 16, 4);
@@ -161,6 +206,7 @@ void NodeItem::set_id(std::string id) {
 }
 
 void NodeItem::set_state(NodeState s, double progress, const QString& message) {
+  if (s == state_ && progress == progress_ && message == message_) return;  // invalidation of idle nodes
   state_ = s;
   progress_ = progress;
   message_ = message;
@@ -168,8 +214,36 @@ void NodeItem::set_state(NodeState s, double progress, const QString& message) {
   update();
 }
 
+void NodeItem::set_bypass(bool on) {
+  if (on == bypass_) return;
+  bypass_ = on;
+  update_tooltip();
+  update();
+}
+
+void NodeItem::set_problem(const QString& text, bool error) {
+  if (text == problem_ && error == problem_error_) return;
+  problem_ = text;
+  problem_error_ = error;
+  update_tooltip();
+  update();
+}
+
+void NodeItem::contextMenuEvent(QGraphicsSceneContextMenuEvent* e) {
+  auto* s = dynamic_cast<GraphScene*>(scene());
+  if (!s) return;
+  if (!isSelected()) s->select_nodes({id_});
+  std::unique_ptr<QMenu> menu(s->make_node_menu(id_));
+  menu->exec(e->screenPos());
+  e->accept();
+}
+
 void NodeItem::update_tooltip() {
   QString tip = QStringLiteral("<b>%1</b> — %2<br><i>%3</i>").arg(q(id_), q(title_), q(type_));
+  if (!problem_.isEmpty())
+    tip += QStringLiteral("<br><span style='color:%1'><b>%2</b></span>")
+               .arg(problem_error_ ? QStringLiteral("#ff6060") : QStringLiteral("#e0a030"), problem_.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+  if (bypass_) tip += QObject::tr("<br><b>Bypassed</b>: its inputs pass through to its outputs of the same type.");
   if (!known_) tip += QStringLiteral("<br><b>No loaded plugin provides this type.</b>");
   if (!doc_.isEmpty()) tip += QStringLiteral("<br>") + doc_.toHtmlEscaped();
   tip += QStringLiteral("<br>State: <b>%1</b>").arg(state_text(state_));
@@ -197,6 +271,15 @@ void WireItem::update_tooltip() {
   setToolTip(QStringLiteral("%1.%2 → %3.%4 (%5)")
                  .arg(q(from_->node()->id()), q(from_->spec().name), q(to_->node()->id()), q(to_->spec().name),
                       q(from_->spec().type)));
+}
+
+Link WireItem::link() const {
+  Link l;
+  l.from_node = from_->node()->id();
+  l.from_port = from_->spec().name;
+  l.to_node = to_->node()->id();
+  l.to_port = to_->spec().name;
+  return l;
 }
 
 QPainterPath WireItem::bezier(QPointF a, QPointF b) {
@@ -246,8 +329,8 @@ QPainterPath WireItem::shape() const {
   return s.createStroke(path());
 }
 
-void WireItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
-  p->setRenderHint(QPainter::Antialiasing);
+void WireItem::paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget*) {
+  p->setRenderHint(QPainter::Antialiasing, o->levelOfDetailFromTransform(p->worldTransform()) >= kDetailZoom);
   QColor c = type_color(from_->spec().type);
   if (isSelected()) {
     p->setPen(QPen(QColor(0xff, 0xc8, 0x3c), 5));

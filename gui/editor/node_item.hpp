@@ -9,6 +9,7 @@
 
 #include <gemflow/executor.hpp>
 #include <gemflow/node.hpp>
+#include <gemflow/workflow.hpp>
 
 namespace gemflow::studio {
 
@@ -63,6 +64,13 @@ class NodeItem : public QGraphicsObject {
   [[nodiscard]] const std::vector<PortItem*>& ports() const { return ports_; }
 
   void set_state(NodeState s, double progress, const QString& message);
+  /// Bypassed nodes are drawn dimmed with a "bypassed" band.
+  void set_bypass(bool on);
+  [[nodiscard]] bool bypassed() const { return bypass_; }
+  /// Problems found before running (validation, parameter rules): a warning sign on the node,
+  /// the messages in its tooltip; "" clears. `error` false: only warnings.
+  void set_problem(const QString& text, bool error);
+  [[nodiscard]] const QString& problem() const { return problem_; }
   [[nodiscard]] NodeState state() const { return state_; }
   [[nodiscard]] double progress() const { return progress_; }
   [[nodiscard]] const QString& message() const { return message_; }
@@ -74,6 +82,7 @@ class NodeItem : public QGraphicsObject {
 
  protected:
   QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
+  void contextMenuEvent(QGraphicsSceneContextMenuEvent* e) override;
 
  private:
   void update_tooltip();
@@ -86,6 +95,9 @@ class NodeItem : public QGraphicsObject {
   double progress_ = 0;
   QString message_;
   QString doc_;
+  bool bypass_ = false;
+  QString problem_;
+  bool problem_error_ = false;
 };
 
 /// A link from an output to an input, coloured by its type: a cubic bezier when the input is
@@ -103,6 +115,7 @@ class WireItem : public QGraphicsPathItem {
   [[nodiscard]] PortItem* to() const { return to_; }
   [[nodiscard]] QPainterPath shape() const override;
   void paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget* w) override;
+  [[nodiscard]] Link link() const;
   /// The bezier between two points (also used for the wire being dragged).
   [[nodiscard]] static QPainterPath bezier(QPointF a, QPointF b);
   /// The path of a wire from output anchor `a` (on node `from`) to input anchor `b` (on `to`).

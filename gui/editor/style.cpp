@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QHash>
 #include <QPalette>
+#include <QStyle>
 
 namespace gemflow::studio {
 
@@ -34,6 +35,40 @@ QColor state_color(NodeState s) {
 }
 
 QString state_text(NodeState s) { return QString::fromLatin1(to_string(s)); }
+
+bool desktop_prefers_dark() {
+  static const bool dark = [] {
+    // GTK and KDE desktops name their dark themes so; the platform palette says it otherwise.
+    const QString gtk = qEnvironmentVariable("GTK_THEME").toLower();
+    if (gtk.contains(QLatin1String("dark"))) return true;
+    const QColor w = QGuiApplication::palette().color(QPalette::Window);
+    return w.lightness() < 128;
+  }();
+  return dark;
+}
+
+Theme theme_from_string(const QString& s) {
+  if (s == QLatin1String("dark")) return Theme::Dark;
+  if (s == QLatin1String("light")) return Theme::Light;
+  return Theme::System;
+}
+
+QString to_string(Theme t) {
+  switch (t) {
+    case Theme::Dark: return QStringLiteral("dark");
+    case Theme::Light: return QStringLiteral("light");
+    case Theme::System: break;
+  }
+  return QStringLiteral("system");
+}
+
+bool apply_theme(Theme t) {
+  (void)desktop_prefers_dark();  // remember the desktop's palette before changing it
+  const bool dark = t == Theme::Dark || (t == Theme::System && desktop_prefers_dark());
+  if (dark) apply_studio_palette();
+  else QApplication::setPalette(QApplication::style()->standardPalette());
+  return dark;
+}
 
 void apply_studio_palette() {
   const QColor window(0x2e, 0x31, 0x36), base(0x1f, 0x21, 0x25), text(0xe4, 0xe6, 0xea);

@@ -21,4 +21,15 @@ namespace gemflow::studio {
 /// QApplication exists and its style is set.
 void apply_studio_palette();
 
+/// Studio's theme setting: follow the desktop, or always dark or light.
+enum class Theme { System, Dark, Light };
+/// True when the desktop prefers dark colours: the platform palette's window colour (taken the
+/// first time this is called, before Studio changes the palette) is dark.
+[[nodiscard]] bool desktop_prefers_dark();
+/// Applies the panels' palette for `t` (the editor canvas stays dark, as in other node editors).
+/// Returns whether the dark palette was applied.
+bool apply_theme(Theme t);
+[[nodiscard]] Theme theme_from_string(const QString& s);
+[[nodiscard]] QString to_string(Theme t);
+
 }  // namespace gemflow::studio

@@ -117,4 +117,14 @@ SetDescriptionCommand::SetDescriptionCommand(GraphModel& m, std::string before, 
 RenameNodeCommand::RenameNodeCommand(GraphModel& m, std::string from, std::string to)
     : QUndoCommand(QObject::tr("Rename %1 to %2").arg(q(from), q(to))), m_(m), from_(std::move(from)), to_(std::move(to)) {}
 
+// ---- AnnotationsCommand ----------------------------------------------------------------
+AnnotationsCommand::AnnotationsCommand(GraphModel& m, std::vector<EditorGroup> groups, std::vector<EditorNote> notes,
+                                       const QString& text)
+    : QUndoCommand(text),
+      m_(m),
+      before_groups_(m.workflow().groups),
+      after_groups_(std::move(groups)),
+      before_notes_(m.workflow().notes),
+      after_notes_(std::move(notes)) {}
+
 }  // namespace gemflow::studio

@@ -124,4 +124,17 @@ class RenameNodeCommand : public QUndoCommand {
   std::string from_, to_;
 };
 
+/// Replaces the groups and notes (values before and after).
+class AnnotationsCommand : public QUndoCommand {
+ public:
+  AnnotationsCommand(GraphModel& m, std::vector<EditorGroup> groups, std::vector<EditorNote> notes, const QString& text);
+  void redo() override { m_.raw_set_annotations(after_groups_, after_notes_); }
+  void undo() override { m_.raw_set_annotations(before_groups_, before_notes_); }
+
+ private:
+  GraphModel& m_;
+  std::vector<EditorGroup> before_groups_, after_groups_;
+  std::vector<EditorNote> before_notes_, after_notes_;
+};
+
 }  // namespace gemflow::studio

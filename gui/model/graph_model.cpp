@@ -185,7 +185,24 @@ void GraphModel::remove_nodes(const std::vector<std::string>& ids) {
   for (const auto& id : ids)
     if (wf_.find(id)) present.push_back(id);
   if (present.empty()) return;
-  undo_.push(new RemoveNodesCommand(*this, present));
+  // Groups lose the removed members (and go when empty), in the same undo step.
+  std::vector<EditorGroup> groups;
+  bool grouped = false;
+  for (auto g : wf_.groups) {
+    const auto n = g.nodes.size();
+    std::erase_if(g.nodes, [&](const std::string& id) { return contains(present, id); });
+    grouped |= g.nodes.size() != n;
+    if (!g.nodes.empty()) groups.push_back(std::move(g));
+  }
+  if (!grouped) {
+    undo_.push(new RemoveNodesCommand(*this, present));
+    return;
+  }
+  auto* cmd = new RemoveNodesCommand(*this, present);
+  undo_.beginMacro(cmd->text());
+  undo_.push(cmd);
+  undo_.push(new AnnotationsCommand(*this, std::move(groups), wf_.notes, tr("Update groups")));
+  undo_.endMacro();
 }
 
 void GraphModel::move_nodes(const std::vector<std::pair<std::string, Pos>>& moves) {
@@ -367,6 +384,143 @@ std::vector<std::string> GraphModel::duplicate(const std::vector<std::string>& i
   return paste(text, offset);
 }
 
+void GraphModel::set_bypass(const std::vector<std::string>& ids, bool on) {
+  std::vector<std::string> change;
+  for (const auto& id : ids)
+    if (const NodeInstance* n = wf_.find(id); n && n->bypass != on) change.push_back(id);
+  if (change.empty()) return;
+  const QString text = on ? tr("Bypass %1").arg(change.size() == 1 ? q(change.front()) : tr("%1 nodes").arg(change.size()))
+                          : tr("Enable %1").arg(change.size() == 1 ? q(change.front()) : tr("%1 nodes").arg(change.size()));
+  undo_.beginMacro(text);
+  for (const auto& id : change) {
+    const NodeInstance* n = wf_.find(id);
+    NodeInstance after = *n;
+    after.bypass = on;
+    // Not a parameter: the command's merge key is a name no parameter can have.
+    undo_.push(new SetParamCommand(*this, *n, std::move(after), " bypass " + id));
+  }
+  undo_.endMacro();
+}
+
+std::vector<std::string> GraphModel::compatible_types(const std::string& type, bool want_input) const {
+  std::vector<std::string> r;
+  for (const auto& e : registry_.nodes()) {
+    const auto& ports = want_input ? e->spec.inputs : e->spec.outputs;
+    if (std::any_of(ports.begin(), ports.end(), [&](const PortSpec& p) { return p.type == type; }))
+      r.push_back(e->spec.info.id);
+  }
+  return r;
+}
+
+LinkCheck GraphModel::insert_into_link(const Link& link, const std::string& node) {
+  const auto i = link_index(link);
+  if (!i) return {"no link " + link.str()};
+  const NodeSpec* s = spec_of(node);
+  const NodeSpec* from = spec_of(link.from_node);
+  if (!s || !from) return {"unknown node type"};
+  const PortSpec* out = from->output(link.from_port);
+  if (!out) return {"no output " + link.from_node + "." + link.from_port};
+  const auto in_it = std::find_if(s->inputs.begin(), s->inputs.end(), [&](const PortSpec& p) {
+    return p.type == out->type && !link_into(node, p.name);
+  });
+  const auto out_it = std::find_if(s->outputs.begin(), s->outputs.end(), [&](const PortSpec& p) { return p.type == out->type; });
+  if (in_it == s->inputs.end() || out_it == s->outputs.end())
+    return {"node '" + node + "' has no free input and output of type " + out->type};
+  if (node == link.from_node || node == link.to_node) return {"a node cannot be inserted into its own link"};
+  // Checked on a copy: the model changes only when both new links are allowed.
+  Workflow trial = wf_;
+  trial.links.erase(trial.links.begin() + static_cast<long>(*i));
+  std::swap(wf_, trial);
+  LinkCheck a = can_connect(link.from_node, link.from_port, node, in_it->name);
+  LinkCheck b = a.ok() ? can_connect(node, out_it->name, link.to_node, link.to_port) : LinkCheck{};
+  std::swap(wf_, trial);
+  if (!a.ok()) return a;
+  if (!b.ok()) return b;
+  undo_.beginMacro(tr("Insert %1 into %2").arg(q(node), q(link.str())));
+  disconnect(link);
+  connect(link.from_node, link.from_port, node, in_it->name);
+  connect(node, out_it->name, link.to_node, link.to_port);
+  undo_.endMacro();
+  return {};
+}
+
+std::string GraphModel::add_node_linked(const std::string& type, Pos pos, const std::string& port_node,
+                                        const std::string& port, bool port_is_output) {
+  const NodeEntry* e = registry_.find_node(type);
+  const NodeSpec* other = spec_of(port_node);
+  if (!e || !other) return {};
+  const PortSpec* p = port_is_output ? other->output(port) : other->input(port);
+  if (!p) return {};
+  const auto& ports = port_is_output ? e->spec.inputs : e->spec.outputs;
+  const auto match = std::find_if(ports.begin(), ports.end(), [&](const PortSpec& x) { return x.type == p->type; });
+  if (match == ports.end()) return {};
+  undo_.beginMacro(tr("Add %1 linked to %2.%3").arg(q(type), q(port_node), q(port)));
+  const std::string id = add_node(type, pos);
+  // An input holds one link: the new node takes the place of the old one.
+  if (!port_is_output)
+    if (const Link* old = link_into(port_node, port)) disconnect(Link(*old));
+  if (port_is_output) connect(port_node, port, id, match->name);
+  else connect(id, match->name, port_node, port);
+  undo_.endMacro();
+  return id;
+}
+
+std::size_t GraphModel::add_group(const std::vector<std::string>& ids, const std::string& title, const std::string& color) {
+  EditorGroup g;
+  g.title = title;
+  g.color = color;
+  for (const auto& id : ids)
+    if (wf_.find(id) && !contains(g.nodes, id)) g.nodes.push_back(id);
+  // A node belongs to one group: it leaves the others.
+  std::vector<EditorGroup> groups;
+  for (auto old : wf_.groups) {
+    std::erase_if(old.nodes, [&](const std::string& id) { return contains(g.nodes, id); });
+    if (!old.nodes.empty()) groups.push_back(std::move(old));
+  }
+  groups.push_back(std::move(g));
+  const std::size_t index = groups.size() - 1;
+  undo_.push(new AnnotationsCommand(*this, std::move(groups), wf_.notes, tr("Group %1").arg(q(title))));
+  return index;
+}
+
+void GraphModel::set_group(std::size_t index, const EditorGroup& g) {
+  if (index >= wf_.groups.size()) return;
+  auto groups = wf_.groups;
+  groups[index] = g;
+  undo_.push(new AnnotationsCommand(*this, std::move(groups), wf_.notes, tr("Edit group %1").arg(q(g.title))));
+}
+
+void GraphModel::remove_group(std::size_t index) {
+  if (index >= wf_.groups.size()) return;
+  auto groups = wf_.groups;
+  const std::string title = groups[index].title;
+  groups.erase(groups.begin() + static_cast<long>(index));
+  undo_.push(new AnnotationsCommand(*this, std::move(groups), wf_.notes, tr("Ungroup %1").arg(q(title))));
+}
+
+std::size_t GraphModel::add_note(const std::string& text, Pos pos, double width) {
+  auto notes = wf_.notes;
+  notes.push_back({text, pos, width});
+  undo_.push(new AnnotationsCommand(*this, wf_.groups, std::move(notes), tr("Add note")));
+  return wf_.notes.size() - 1;
+}
+
+void GraphModel::set_note(std::size_t index, const EditorNote& n) {
+  if (index >= wf_.notes.size()) return;
+  const EditorNote& cur = wf_.notes[index];
+  if (cur.text == n.text && cur.pos == n.pos && cur.width == n.width) return;
+  auto notes = wf_.notes;
+  notes[index] = n;
+  undo_.push(new AnnotationsCommand(*this, wf_.groups, std::move(notes), tr("Edit note")));
+}
+
+void GraphModel::remove_note(std::size_t index) {
+  if (index >= wf_.notes.size()) return;
+  auto notes = wf_.notes;
+  notes.erase(notes.begin() + static_cast<long>(index));
+  undo_.push(new AnnotationsCommand(*this, wf_.groups, std::move(notes), tr("Delete note")));
+}
+
 void GraphModel::set_name(const std::string& name) {
   if (name == wf_.name) return;
   undo_.push(new RenameWorkflowCommand(*this, wf_.name, name));
@@ -464,8 +618,114 @@ void GraphModel::raw_rename_node(const std::string& from, const std::string& to)
     if (l.from_node == from) l.from_node = to;
     if (l.to_node == from) l.to_node = to;
   }
+  for (auto& g : wf_.groups) std::replace(g.nodes.begin(), g.nodes.end(), from, to);
   Q_EMIT node_renamed(q(from), q(to));
   Q_EMIT changed();
+}
+
+void GraphModel::raw_set_annotations(std::vector<EditorGroup> groups, std::vector<EditorNote> notes) {
+  wf_.groups = std::move(groups);
+  wf_.notes = std::move(notes);
+  Q_EMIT annotations_changed();
+  Q_EMIT changed();
+}
+
+// ---- layout -------------------------------------------------------------------------------
+
+std::map<std::string, Pos> layered_layout(const Workflow& wf, const std::function<double(const std::string&)>& height,
+                                          double width) {
+  constexpr double kColumnGap = 110, kRowGap = 30;
+  constexpr int kSweeps = 6;
+  std::vector<std::string> order;
+  try {
+    order = topological_order(wf);
+  } catch (const std::exception&) {
+    for (const auto& n : wf.nodes) order.push_back(n.id);  // a cycle: file order
+  }
+  std::map<std::string, std::vector<std::string>> preds, succs;
+  for (const auto& l : wf.links) {
+    if (!wf.find(l.from_node) || !wf.find(l.to_node)) continue;
+    preds[l.to_node].push_back(l.from_node);
+    succs[l.from_node].push_back(l.to_node);
+  }
+  // Columns: longest path from a source.
+  std::map<std::string, int> layer;
+  int layers = 0;
+  for (const auto& id : order) {
+    int d = 0;
+    for (const auto& p : preds[id])
+      if (auto it = layer.find(p); it != layer.end()) d = std::max(d, it->second + 1);
+    layer[id] = d;
+    layers = std::max(layers, d + 1);
+  }
+  std::vector<std::vector<std::string>> cols(static_cast<std::size_t>(layers));
+  for (const auto& id : order) cols[static_cast<std::size_t>(layer[id])].push_back(id);
+  // Order within columns: barycentre of the neighbours' ranks, sweeping right then left.
+  std::map<std::string, double> rank;
+  auto set_ranks = [&](const std::vector<std::string>& col) {
+    for (std::size_t i = 0; i < col.size(); ++i) rank[col[i]] = static_cast<double>(i);
+  };
+  for (const auto& c : cols) set_ranks(c);
+  auto sweep = [&](std::vector<std::string>& col, const std::map<std::string, std::vector<std::string>>& nbrs) {
+    std::vector<std::pair<double, std::string>> keyed;
+    for (const auto& id : col) {
+      double sum = 0;
+      int n = 0;
+      if (auto it = nbrs.find(id); it != nbrs.end())
+        for (const auto& x : it->second) {
+          sum += rank[x];
+          ++n;
+        }
+      keyed.emplace_back(n ? sum / n : rank[id], id);
+    }
+    std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t i = 0; i < col.size(); ++i) col[i] = keyed[i].second;
+    set_ranks(col);
+  };
+  for (int s = 0; s < kSweeps; ++s) {
+    if (s % 2 == 0)
+      for (std::size_t c = 1; c < cols.size(); ++c) sweep(cols[c], preds);
+    else
+      for (std::size_t c = cols.size(); c-- > 1;) sweep(cols[c - 1], succs);
+  }
+  // Stack each column, centred on the tallest one.
+  std::vector<double> col_height(cols.size(), 0);
+  double tallest = 0;
+  for (std::size_t c = 0; c < cols.size(); ++c) {
+    for (const auto& id : cols[c]) col_height[c] += height(id) + kRowGap;
+    tallest = std::max(tallest, col_height[c]);
+  }
+  std::map<std::string, Pos> pos;
+  for (std::size_t c = 0; c < cols.size(); ++c) {
+    double y = std::round((tallest - col_height[c]) / 2);
+    for (const auto& id : cols[c]) {
+      pos[id] = Pos{static_cast<double>(c) * (width + kColumnGap), y};
+      y += std::round(height(id) + kRowGap);
+    }
+  }
+  return pos;
+}
+
+std::size_t count_crossings(const Workflow& wf, const std::map<std::string, Pos>& pos) {
+  struct Seg {
+    double x0, y0, x1, y1;
+  };
+  std::vector<Seg> segs;
+  for (const auto& l : wf.links) {
+    auto a = pos.find(l.from_node), b = pos.find(l.to_node);
+    if (a == pos.end() || b == pos.end()) continue;
+    segs.push_back({a->second[0], a->second[1], b->second[0], b->second[1]});
+  }
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < segs.size(); ++i)
+    for (std::size_t j = i + 1; j < segs.size(); ++j) {
+      const Seg& a = segs[i];
+      const Seg& b = segs[j];
+      // Same pair of columns: they cross when their ends swap order.
+      if (a.x0 != b.x0 || a.x1 != b.x1) continue;
+      if ((a.y0 - b.y0) * (a.y1 - b.y1) < 0) ++n;
+    }
+  return n;
 }
 
 }  // namespace gemflow::studio

@@ -8,6 +8,8 @@
 // can follow. No display is needed: the model is unit-tested headless.
 #include <array>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,6 +107,37 @@ class GraphModel : public QObject {
   /// else the reason, and the model is unchanged.
   std::string rename_node(const std::string& node, const std::string& new_id);
 
+  /// Bypasses (mutes) nodes or brings them back, one undo step: a bypassed node passes its
+  /// inputs through to its outputs of the same type when the workflow runs.
+  void set_bypass(const std::vector<std::string>& ids, bool on);
+  /// Removes a link and wires `node` into it (link.from → node's first input of the link's
+  /// type, node's first output of that type → link.to), one undo step. Refused (model
+  /// unchanged) when the node has no such ports or the new links are not allowed.
+  LinkCheck insert_into_link(const Link& link, const std::string& node);
+  /// Adds a node of `type` at `pos` and links it to an existing port (`port_node`.`port`, an
+  /// output when `port_is_output`) through its first compatible port; one undo step. Returns
+  /// the new id, "" when the type is unknown or has no compatible port.
+  std::string add_node_linked(const std::string& type, Pos pos, const std::string& port_node, const std::string& port,
+                              bool port_is_output);
+  /// Node types of the registry with a port that can link to a port of data type `type`: an
+  /// input of that type when `want_input`, else an output.
+  [[nodiscard]] std::vector<std::string> compatible_types(const std::string& type, bool want_input) const;
+
+  // ---- groups and notes (Studio annotations, undoable) -----------------------------------
+  /// Frames `ids` in a new group; returns its index.
+  std::size_t add_group(const std::vector<std::string>& ids, const std::string& title, const std::string& color = {});
+  void set_group(std::size_t index, const EditorGroup& g);
+  void remove_group(std::size_t index);
+  /// Adds a note; returns its index.
+  std::size_t add_note(const std::string& text, Pos pos, double width = 240);
+  void set_note(std::size_t index, const EditorNote& n);
+  void remove_note(std::size_t index);
+
+  // ---- problems ---------------------------------------------------------------------------
+  /// What `gemflow validate` would say now (missing inputs, broken rules, bad values, cycles),
+  /// without running anything.
+  [[nodiscard]] std::vector<Diagnostic> problems() const { return validate(wf_, registry_); }
+
   /// A fresh node id based on `base` that is not used in the workflow nor in `taken`.
   [[nodiscard]] std::string unique_id(const std::string& base, const std::vector<std::string>& taken = {}) const;
 
@@ -118,6 +151,7 @@ class GraphModel : public QObject {
   void raw_set_name(const std::string& name);
   void raw_set_description(const std::string& description);
   void raw_rename_node(const std::string& from, const std::string& to);
+  void raw_set_annotations(std::vector<EditorGroup> groups, std::vector<EditorNote> notes);
   [[nodiscard]] std::optional<std::size_t> link_index(const Link& l) const;
   [[nodiscard]] std::optional<std::size_t> node_index(std::string_view id) const;
 
@@ -134,6 +168,8 @@ class GraphModel : public QObject {
   void name_changed();  ///< name or description
   /// A node's id changed (its links were updated in place; no link signals).
   void node_renamed(const QString& from, const QString& to);
+  /// Groups or notes changed.
+  void annotations_changed();
   /// Any change at all (after the specific signal).
   void changed();
 
@@ -142,6 +178,17 @@ class GraphModel : public QObject {
   Workflow wf_;
   QUndoStack undo_;
 };
+
+/// Layered ("Sugiyama") layout of a workflow: each node in the column of its longest path from
+/// a source (sources left, sinks right), the order within columns by repeated barycentre sweeps
+/// to reduce wire crossings, nodes stacked with `height(id)` and a gap so that none overlap.
+/// Returns the top-left position of every node.
+[[nodiscard]] std::map<std::string, Pos> layered_layout(const Workflow& wf,
+                                                        const std::function<double(const std::string&)>& height,
+                                                        double width);
+/// Wire crossings between adjacent columns of `pos` (links counted between consecutive x
+/// columns only; for tests and the benchmark).
+[[nodiscard]] std::size_t count_crossings(const Workflow& wf, const std::map<std::string, Pos>& pos);
 
 /// True when both links join the same endpoints.
 [[nodiscard]] bool same_link(const Link& a, const Link& b);

@@ -47,7 +47,7 @@ bool RunController::start(const Workflow& wf, const std::string& until) {
   running_ = true;
   cancel_ = false;
   RunOptions opt;
-  opt.out_dir = out_dir_for(wf);
+  opt.out_dir = run_dir_.empty() ? out_dir_for(wf) : run_dir_;
   opt.cancel = &cancel_;
   opt.until = until;
   opt.cache = &cache_;

@@ -54,7 +54,10 @@ class RunController : public QObject {
   void clear_cache();
   /// Output folder of runs; default: <cache location>/runs/<workflow name>.
   void set_out_dir(const std::filesystem::path& dir) { out_dir_ = dir; }
+  [[nodiscard]] bool has_out_dir() const { return !out_dir_.empty(); }
   [[nodiscard]] std::filesystem::path out_dir_for(const Workflow& wf) const;
+  /// The exact folder of the next runs (MainWindow::output_folder()); "" = out_dir_for().
+  void set_run_dir(const std::filesystem::path& dir) { run_dir_ = dir; }
   [[nodiscard]] ResultCache& cache() { return cache_; }
 
  Q_SIGNALS:
@@ -81,6 +84,7 @@ class RunController : public QObject {
   std::map<std::string, NodeResult> results_;
   std::map<std::string, std::map<std::string, Value>> previews_;  // node → port → value
   std::filesystem::path out_dir_;
+  std::filesystem::path run_dir_;
 };
 
 }  // namespace gemflow::studio

@@ -4,6 +4,8 @@
 #include <set>
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QPushButton>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QStackedWidget>
@@ -43,6 +45,15 @@ ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent
   bar->addWidget(overlay_label_);
   bar->addWidget(overlay_, 1);
   bar->addWidget(status_);
+  auto* png = new QPushButton(tr("Save PNG…"));
+  png->setObjectName(QStringLiteral("viewer_save_png"));
+  png->setToolTip(tr("Save what the viewer shows as a PNG picture"));
+  connect(png, &QPushButton::clicked, this, [this] {
+    const QString f = QFileDialog::getSaveFileName(this, tr("Save view"), QString::fromStdString(node_.empty() ? std::string("view") : node_) + QStringLiteral(".png"),
+                                                   tr("PNG (*.png)"));
+    if (!f.isEmpty() && !save_png(f)) status_->setText(tr("Cannot write %1").arg(f));
+  });
+  bar->addWidget(png);
   status_->setObjectName(QStringLiteral("viewer_status"));
   lay->addLayout(bar);
   lay->addWidget(stack_, 1);
@@ -229,6 +240,13 @@ void ViewerPanel::show_value(const Value& v, const QString& label,
   }
   stack_->setCurrentWidget(widget);
   if (overlay && overlay_->currentIndex() > 0) Q_EMIT overlay_->currentIndexChanged(overlay_->currentIndex());
+}
+
+bool ViewerPanel::save_png(const QString& file) const {
+  QWidget* w = stack_->currentWidget();
+  if (!w || w == empty_) return false;
+  // VTK views draw into an image of their own; grab() of the widget includes it.
+  return w->grab().save(file, "PNG");
 }
 
 }  // namespace gemflow::studio

@@ -66,6 +66,9 @@ class ViewerPanel : public QWidget {
   [[nodiscard]] QWidget* viewer_widget(const std::string& id) const;
   [[nodiscard]] StructureViewer* structure_viewer() const;
   [[nodiscard]] TextViewer* text_viewer() const { return text_; }
+  /// Saves what the shown viewer draws as a PNG picture (the Save PNG… button); false when
+  /// nothing is shown or the file cannot be written.
+  bool save_png(const QString& file) const;
 
  private:
   void show_current();

@@ -1209,5 +1209,60 @@ links:
   EXPECT_EQ(again.nodes.at("sum").state, NodeState::Cached);
 }
 
+TEST(Executor, BypassedNodePassesItsInputThroughAndIsNeverTakenFromTheCache) {
+  TempDir dir;
+  auto text = [](const std::string& sum_extra) {
+    return R"(gemflow: 1
+nodes:
+  a: {type: test.constant, params: {value: 2}}
+  b: {type: test.constant, params: {value: 0.25}}
+  sum: {type: test.add)" + sum_extra + R"(}
+  twice: {type: test.add}
+links:
+  - a.value -> sum.a
+  - b.value -> sum.b
+  - sum.sum -> twice.a
+  - sum.sum -> twice.b
+)";
+  };
+  ResultCache cache;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.cache = &cache;
+  const RunResult plain = run_workflow(load(dir, text("")), registry(), o);
+  ASSERT_TRUE(plain.ok()) << all(plain.diagnostics);
+  EXPECT_EQ(scalar(plain, "twice", "sum"), 4.5);
+  // Bypassed: sum.sum is its first input of the same type (a = 2); neither sum nor twice may
+  // come from the cache filled by the plain run.
+  const Workflow wf = load(dir, text(", bypass: true"));
+  ASSERT_TRUE(wf.find("sum")->bypass);
+  const RunResult r = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  EXPECT_EQ(scalar(r, "sum", "sum"), 2.0);
+  EXPECT_EQ(scalar(r, "twice", "sum"), 4.0);
+  EXPECT_EQ(r.nodes.at("sum").state, NodeState::Done);
+  EXPECT_EQ(r.nodes.at("sum").why, "bypassed");
+  EXPECT_EQ(r.nodes.at("twice").state, NodeState::Done);
+  EXPECT_NE(r.nodes.at("sum").key, plain.nodes.at("sum").key);
+}
+
+TEST(Executor, BypassedNodeWithoutAMatchingInputFailsNamingThePort) {
+  TempDir dir;
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  a: {type: test.constant, params: {value: 2}, bypass: true}
+  sum: {type: test.add}
+links:
+  - a.value -> sum.a
+  - a.value -> sum.b
+)");
+  const RunResult r = run_in(dir, wf);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.nodes.at("a").state, NodeState::Failed);
+  EXPECT_THAT(r.nodes.at("a").error, HasSubstr("bypassed but no input of type"));
+  EXPECT_THAT(r.nodes.at("a").error, HasSubstr("'value'"));
+  EXPECT_EQ(r.nodes.at("sum").state, NodeState::Skipped);
+}
+
 }  // namespace
 }  // namespace gemflow

@@ -168,7 +168,8 @@ linkz:
   ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
   EXPECT_EQ(r.diagnostics[0].str(),
             "w.yaml:7:1: error: unknown top-level key 'linkz' (expected: gemflow, name, description, nodes, links, "
-            "inputs, outputs, editor); without 'links:' no input is connected (those errors are not listed) (did you mean 'links'?)");
+            "inputs, outputs, editor, annotations); without 'links:' no input is connected (those errors are not listed) "
+            "(did you mean 'links'?)");
   EXPECT_THAT(r.diagnostics[1].str(), HasSubstr("w.yaml:6:52: error: node 'w', parameter 'bogus'"));
 }
 
@@ -297,10 +298,10 @@ TEST(Workflow, UnknownKeysAreErrorsWithHints) {
   ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
   // Structural errors first: they explain the others.
   EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:4:1: error: unknown top-level key 'link' (expected: gemflow, name, "
-                                    "description, nodes, links, inputs, outputs, editor); without 'links:' no input is connected "
-                                    "(those errors are not listed) (did you mean 'links'?)");
+                                    "description, nodes, links, inputs, outputs, editor, annotations); without 'links:' no "
+                                    "input is connected (those errors are not listed) (did you mean 'links'?)");
   EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:3:28: error: node 'a': unknown node key 'parms' (expected: type, "
-                                    "version, params) (did you mean 'params'?)");
+                                    "version, params, bypass) (did you mean 'params'?)");
   const auto e = only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant}\neditor: {a: {pso: [0, 0]}}\n"));
   EXPECT_EQ(e.hint, "did you mean 'pos'?");
 }
@@ -609,6 +610,28 @@ TEST(Workflow, SavingAnUnchangedWorkflowGivesTheFileBack) {
   EXPECT_EQ(to_yaml_preserving(wf), kHandWritten);
 }
 
+TEST(Workflow, SavingKeepsABypassAndGroupsThatChanged) {
+  // Bypass: the node's entry is rewritten, the comments elsewhere stay.
+  Workflow wf = *parse(kHandWritten).workflow;
+  wf.find("sum")->bypass = true;
+  std::string want = kHandWritten;
+  want.replace(want.find("  sum: {type: test.add}"), 23, "  sum: {type: test.add, version: 1, bypass: true}");
+  EXPECT_EQ(to_yaml_preserving(wf), want);
+  EXPECT_TRUE(parse(to_yaml_preserving(wf)).workflow->find("sum")->bypass);
+  // Back off: the original text.
+  wf.find("sum")->bypass = false;
+  EXPECT_EQ(to_yaml_preserving(wf), kHandWritten);
+  // A group or note added: never lost (the canonical text when it cannot be patched in).
+  wf.groups.push_back({"Inputs", "#4a6fa5", {"a", "b"}});
+  wf.notes.push_back({"hello", {0, -50}, 200});
+  const auto back = parse(to_yaml_preserving(wf));
+  ASSERT_TRUE(back.ok()) << all(back.diagnostics);
+  ASSERT_EQ(back.workflow->groups.size(), 1u);
+  EXPECT_EQ(back.workflow->groups[0].nodes, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(back.workflow->notes.size(), 1u);
+  EXPECT_EQ(back.workflow->notes[0].text, "hello");
+}
+
 TEST(Workflow, AChangedValueIsReplacedInPlace) {
   Workflow wf = *parse(kHandWritten).workflow;
   ASSERT_FALSE(apply_override(wf, "a.value=0.5", testnodes()));
@@ -664,6 +687,54 @@ TEST(Workflow, EditsThatCannotBePlacedGiveTheCanonicalText) {
   Workflow wf = *parse(kHandWritten).workflow;
   std::swap(wf.nodes[0], wf.nodes[1]);
   EXPECT_EQ(to_yaml_preserving(wf), to_yaml(wf));
+}
+
+TEST(Workflow, BypassAndAnnotationsRoundTrip) {
+  const std::string text = R"(gemflow: 1
+name: annotated
+nodes:
+  a: {type: test.constant, version: 1, params: {value: 2.0}}
+  sum: {type: test.add, version: 1, bypass: true}
+links:
+  - a.value -> sum.a
+  - a.value -> sum.b
+editor:
+  a: {pos: [0, 0]}
+annotations:
+  groups:
+    - {title: Inputs and sum, color: "#4a6fa5", nodes: [a, sum]}
+  notes:
+    - {text: "first line\nsecond: line", pos: [10, -80.5], width: 240}
+)";
+  const auto r = parse(text);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  const Workflow& wf = *r.workflow;
+  EXPECT_FALSE(wf.find("a")->bypass);
+  EXPECT_TRUE(wf.find("sum")->bypass);
+  ASSERT_EQ(wf.groups.size(), 1u);
+  EXPECT_EQ(wf.groups[0].title, "Inputs and sum");
+  EXPECT_EQ(wf.groups[0].color, "#4a6fa5");
+  EXPECT_EQ(wf.groups[0].nodes, (std::vector<std::string>{"a", "sum"}));
+  ASSERT_EQ(wf.notes.size(), 1u);
+  EXPECT_EQ(wf.notes[0].text, "first line\nsecond: line");
+  EXPECT_EQ(wf.notes[0].pos[1], -80.5);
+  EXPECT_EQ(to_yaml(wf), text);  // canonical text is stable
+}
+
+TEST(Workflow, BadBypassAndAnnotationsAreErrorsWithTheirLine) {
+  const auto bad = parse(R"(gemflow: 1
+nodes:
+  a: {type: test.constant, bypass: perhaps}
+annotations:
+  groups:
+    - {title: x, nodes: [a, ghost]}
+  notes:
+    - {text: hi, pos: [1]}
+)");
+  const std::string d = all(bad.diagnostics);
+  EXPECT_NE(d.find("w.yaml:3:36: error: node 'a': 'bypass' must be true or false"), std::string::npos) << d;
+  EXPECT_NE(d.find("w.yaml:6:29: warning: node 'ghost': group member that does not exist"), std::string::npos) << d;
+  EXPECT_NE(d.find("w.yaml:8:7: error: bad note entry"), std::string::npos) << d;
 }
 
 }  // namespace

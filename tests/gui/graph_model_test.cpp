@@ -2,8 +2,10 @@
 // leave the model unchanged, paste remaps ids, shipped workflows round-trip. No display needed.
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -281,6 +283,93 @@ TEST_F(GraphModelTest, SaveAndLoadKeepLayout) {
 
 // Every shipped workflow loads (with the in-tree plugins) and saves to the same text, and an
 // edit followed by undo gives that text back.
+TEST_F(GraphModelTest, InsertIntoALinkIsOneStepAndRefusedWhenTypesDiffer) {
+  build_chain();
+  const std::string mid = m.add_node("t.add", {300, 200});
+  const std::string with_mid = m.to_yaml();
+  gemflow::Link l;
+  l.from_node = "add";
+  l.from_port = "sum";
+  l.to_node = "add_2";
+  l.to_port = "a";
+  ASSERT_TRUE(m.insert_into_link(l, mid).ok());
+  EXPECT_EQ(m.link_into(mid, "a")->from_node, "add");
+  EXPECT_EQ(m.link_into("add_2", "a")->from_node, mid);
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.to_yaml(), with_mid);
+  // A node without a Matrix input and output: refused, nothing changes.
+  const std::string b = m.add_node("t.bounds", {300, 300});
+  const std::string with_b = m.to_yaml();
+  EXPECT_NE(m.insert_into_link(l, b).reason.find("no free input and output of type Matrix<f64>"), std::string::npos);
+  EXPECT_EQ(m.to_yaml(), with_b);
+}
+
+TEST_F(GraphModelTest, AddNodeLinkedTakesTheInputsPlaceInOneStep) {
+  build_chain();
+  const std::string before = m.to_yaml();
+  // From an output: the new node's first Matrix input.
+  const std::string a = m.add_node_linked("t.add", {600, 0}, "add_2", "sum", true);
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(m.link_into(a, "a")->from_node, "add_2");
+  // Into a connected input: the old link is replaced.
+  const std::string c = m.add_node_linked("t.const", {100, 300}, "add", "a", false);
+  EXPECT_EQ(m.link_into("add", "a")->from_node, c);
+  // No compatible port: nothing.
+  EXPECT_EQ(m.add_node_linked("t.bounds", {0, 0}, "add", "sum", true), "");
+  m.undo_stack()->undo();
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.to_yaml(), before);
+  EXPECT_EQ(m.compatible_types("Matrix<f64>", true), std::vector<std::string>{"t.add"});
+}
+
+TEST_F(GraphModelTest, BypassGroupsAndNotesAreUndoableAndFollowNodes) {
+  build_chain();
+  const std::string before = m.to_yaml();
+  m.set_bypass({"add", "add_2"}, true);
+  EXPECT_TRUE(m.workflow().find("add")->bypass);
+  EXPECT_NE(m.to_yaml().find("add_2: {type: t.add, version: 1, bypass: true}"), std::string::npos) << m.to_yaml();
+  m.undo_stack()->undo();  // both, one step
+  EXPECT_EQ(m.to_yaml(), before);
+  m.add_group({"const", "const_2"}, "Inputs");
+  m.add_group({"const_2", "add"}, "Middle");  // const_2 leaves the first group
+  ASSERT_EQ(m.workflow().groups.size(), 2u);
+  EXPECT_EQ(m.workflow().groups[0].nodes, std::vector<std::string>{"const"});
+  m.add_note("hi", {5, 5});
+  m.remove_nodes({"const"});  // the first group goes with its last member, in the same step
+  EXPECT_EQ(m.workflow().groups.size(), 1u);
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.workflow().groups.size(), 2u);
+  EXPECT_EQ(m.rename_node("add", "plus"), "");
+  EXPECT_EQ(m.workflow().groups[1].nodes, (std::vector<std::string>{"const_2", "plus"}));
+  while (m.undo_stack()->canUndo() && m.to_yaml() != before) m.undo_stack()->undo();
+  EXPECT_EQ(m.to_yaml(), before);
+  EXPECT_TRUE(m.workflow().groups.empty());
+  EXPECT_TRUE(m.workflow().notes.empty());
+}
+
+TEST(LayeredLayout, SourcesLeftNoOverlapAndCrossingsRemoved) {
+  // Two sources feeding two sinks crosswise in file order: the layout uncrosses them.
+  gemflow::Workflow wf;
+  for (const char* id : {"s1", "s2", "t1", "t2"}) wf.nodes.push_back({.id = id, .type = "x"});
+  auto link = [&](const char* a, const char* b) {
+    gemflow::Link l;
+    l.from_node = a;
+    l.from_port = "o";
+    l.to_node = b;
+    l.to_port = "i";
+    wf.links.push_back(l);
+  };
+  link("s1", "t2");
+  link("s2", "t1");
+  std::map<std::string, gs::Pos> file_order{{"s1", {0, 0}}, {"s2", {0, 100}}, {"t1", {300, 0}}, {"t2", {300, 100}}};
+  EXPECT_EQ(gs::count_crossings(wf, file_order), 1u);
+  const auto pos = gs::layered_layout(wf, [](const std::string&) { return 80.0; }, 190);
+  EXPECT_EQ(gs::count_crossings(wf, pos), 0u);
+  EXPECT_LT(pos.at("s1")[0], pos.at("t1")[0]);
+  EXPECT_EQ(pos.at("s1")[0], pos.at("s2")[0]);
+  EXPECT_GE(std::abs(pos.at("s1")[1] - pos.at("s2")[1]), 80.0);  // stacked, not overlapping
+}
+
 TEST(ShippedWorkflows, RoundTrip) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(GEMFLOW_SOURCE_DIR) / "workflows";

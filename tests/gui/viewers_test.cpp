@@ -17,7 +17,11 @@
 
 #include <gemflow/types.hpp>
 
+#include <QComboBox>
+
+#include "viewers/data_viewers.hpp"
 #include "viewers/image_viewer.hpp"
+#include "viewers/plot_viewer.hpp"
 #include "viewers/packing_geometry.hpp"
 #include "viewers/series_viewer.hpp"
 
@@ -423,4 +427,137 @@ TEST(PackingGeometry, TangencyErrorsPerCircle) {
   EXPECT_GE(e[1], 0.05);
   EXPECT_NEAR(e[4], 0.0, 1e-14);  // the opposite petal's edges did not change
   EXPECT_NEAR(*std::max_element(e.begin(), e.end()), p.tangency_error(), 1e-15);
+}
+
+// ---- heatmap: scales, range, zoom, colour bar, aspect; plots; PNG of every viewer ----------
+
+TEST(Heatmap, LogAndSymmetricScalesAndAGivenRange) {
+  app();
+  gs::HeatmapCanvas c;
+  c.resize(400, 300);
+  // 1, 10, 100, 1000 and a non-positive value.
+  c.set_data(1, 5, {1, 10, 100, 1000, -5}, {});
+  EXPECT_NEAR(c.scale_position(1), 6.0 / 1005.0, 1e-12);
+  c.set_scale(gs::HeatmapCanvas::Scale::Log);      // log over [1, 1000]: decades evenly spaced
+  EXPECT_NEAR(c.scale_position(10), 1.0 / 3, 1e-12);
+  EXPECT_NEAR(c.scale_position(100), 2.0 / 3, 1e-12);
+  EXPECT_TRUE(std::isnan(c.scale_position(-5)));  // no colour: grey
+  EXPECT_EQ(c.image().pixel(4, 0), qRgb(128, 128, 128));
+  EXPECT_EQ(c.tick_labels(), (QStringList{"1", "10", "100", "1000"}));
+  c.set_scale(gs::HeatmapCanvas::Scale::Symmetric);  // symmetric: 0 in the middle, white-ish
+  EXPECT_DOUBLE_EQ(c.scale_position(0), 0.5);
+  EXPECT_DOUBLE_EQ(c.colour_range().first, -1000);
+  EXPECT_EQ(gs::diverging_colormap(0.5).rgb(), QColor::fromRgbF(0.865f, 0.865f, 0.865f).rgb());
+  c.set_scale(gs::HeatmapCanvas::Scale::Linear);
+  c.set_range(0, 10);  // values above the range saturate
+  EXPECT_DOUBLE_EQ(c.scale_position(5), 0.5);
+  EXPECT_DOUBLE_EQ(c.scale_position(1000), 1.0);
+  EXPECT_EQ(c.image().pixel(3, 0), gs::colormap(1.0).rgb());
+  c.set_range(0, 0);  // auto again
+  EXPECT_DOUBLE_EQ(c.colour_range().second, 1000);
+}
+
+TEST(Heatmap, ColourBarLabelsAlwaysFitAndTallMatricesUseTheRoom) {
+  app();
+  gs::HeatmapCanvas c;
+  c.resize(300, 400);
+  std::vector<double> v(1000 * 3);
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = -123456.789 + static_cast<double>(k) * 1000.5;
+  c.set_data(1000, 3, v, {});
+  const QFontMetrics fm(c.font());
+  const QStringList labels = c.tick_labels();
+  ASSERT_GE(labels.size(), 3);
+  for (const QString& s : labels) EXPECT_LE(c.bar_rect().right() + 6 + fm.horizontalAdvance(s), c.width()) << s.toStdString();
+  // 1000 × 3 with square cells would be 1 px wide: it gets at least half the width instead.
+  const QRect r = c.plot_rect();
+  EXPECT_GE(r.width(), (c.width() - (c.width() - c.bar_rect().left()) - 12) / 2 - 1);
+  EXPECT_GE(r.height(), c.height() - 12);
+  EXPECT_LT(r.right(), c.bar_rect().left());
+  // A square matrix keeps square cells.
+  c.set_data(10, 10, std::vector<double>(100, 1.0), {});
+  EXPECT_EQ(c.plot_rect().width(), c.plot_rect().height());
+}
+
+TEST(Heatmap, WheelZoomsAroundTheCursorAndDragPans) {
+  app();
+  gs::HeatmapCanvas c;
+  c.resize(460, 400);
+  std::vector<double> v(100 * 100);
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(k);
+  c.set_data(100, 100, v, {});
+  const QRect r = c.plot_rect();
+  const QPointF at(r.left() + r.width() * 0.25, r.top() + r.height() * 0.75);  // cell (75, 25)
+  auto cell_at = [&](QPointF p) {
+    const QRectF vis = c.visible_cells();
+    return QPointF(vis.left() + (p.x() - r.left()) / r.width() * vis.width(), vis.top() + (p.y() - r.top()) / r.height() * vis.height());
+  };
+  const QPointF before = cell_at(at);
+  QWheelEvent e(at, c.mapToGlobal(at), QPoint(), QPoint(0, 480), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+  QApplication::sendEvent(&c, &e);
+  EXPECT_GT(c.zoom(), 2.0);
+  const QPointF after = cell_at(at);
+  EXPECT_NEAR(after.x(), before.x(), 0.01);
+  EXPECT_NEAR(after.y(), before.y(), 0.01);
+  // Drag right by a quarter of the plot: the view moves left by a quarter of what it shows.
+  const QRectF vis = c.visible_cells();
+  QMouseEvent press(QEvent::MouseButtonPress, at, c.mapToGlobal(at), Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(&c, &press);
+  const QPointF to = at + QPointF(r.width() / 4.0, 0);
+  QMouseEvent move(QEvent::MouseMove, to, c.mapToGlobal(to), Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(&c, &move);
+  EXPECT_NEAR(c.visible_cells().left(), vis.left() - vis.width() / 4, 0.01);
+  c.reset_view();
+  EXPECT_EQ(c.visible_cells(), QRectF(0, 0, 100, 100));
+}
+
+TEST(Plot, NiceTicksAndTheMappingRoundTrip) {
+  EXPECT_EQ(gs::nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  const auto t = gs::nice_ticks(-0.3, 0.3, 6);
+  const std::vector<double> want{-0.3, -0.2, -0.1, 0, 0.1, 0.2, 0.3};
+  ASSERT_EQ(t.size(), want.size());
+  for (std::size_t i = 0; i < t.size(); ++i) EXPECT_NEAR(t[i], want[i], 1e-15);
+  app();
+  gs::PlotCanvas c;
+  c.resize(500, 300);
+  c.set_data("iteration", {}, {{"energy", {5, 4, 3.5, NAN, 3.1}}});
+  EXPECT_DOUBLE_EQ(c.data_range().left(), 0);
+  EXPECT_DOUBLE_EQ(c.data_range().right(), 4);
+  const QPointF p = c.to_widget(2, 3.5);
+  EXPECT_NEAR(c.to_data(p).x(), 2, 1e-9);
+  EXPECT_NEAR(c.to_data(p).y(), 3.5, 1e-9);
+  EXPECT_TRUE(c.plot_rect().contains(p.toPoint()));
+  // Wheel zoom in around a point keeps it; double-click shows everything again.
+  QWheelEvent e(p, c.mapToGlobal(p), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+  QApplication::sendEvent(&c, &e);
+  EXPECT_LT(c.view().width(), c.data_range().width() * 0.8);
+  EXPECT_NEAR(c.to_data(p).x(), 2, 1e-9);
+  c.reset_view();
+  EXPECT_EQ(c.view(), c.data_range());
+  // CSV of what is plotted: the gap stays empty.
+  EXPECT_EQ(c.csv(), "iteration,energy\n0,5\n1,4\n2,3.5\n3,\n4,3.1000000000000001\n");
+}
+
+TEST(Plot, TablesPlotTheirNumericColumnsAgainstTheChosenX) {
+  app();
+  gemflow::Table t;
+  t.columns = {"step", "name", "violation", "rmsd"};
+  t.rows = {{std::int64_t{1}, std::string("a"), 0.5, 2.0}, {std::int64_t{2}, std::string("b"), 0.25, 1.5}};
+  gs::TableViewer tv;
+  tv.resize(600, 400);
+  tv.set_table(t, "t");
+  gs::PlotViewer* pv = tv.plot();
+  ASSERT_NE(pv, nullptr);
+  // x: row, step, violation, rmsd (the text column is not numeric).
+  ASSERT_EQ(pv->x_choice()->count(), 4);
+  EXPECT_EQ(pv->canvas()->csv(), "row,step,violation,rmsd\n0,1,0.5,2\n1,2,0.25,1.5\n");
+  pv->x_choice()->setCurrentIndex(1);  // step
+  EXPECT_EQ(pv->canvas()->csv(), "step,violation,rmsd\n1,0.5,2\n2,0.25,1.5\n");
+  // A vector matrix in the heatmap viewer is a line plot.
+  gs::HeatmapViewer hv;
+  hv.resize(600, 400);
+  hv.set_matrix(1, 4, {1, 2, 4, 8}, "v");
+  EXPECT_TRUE(hv.showing_plot());
+  EXPECT_EQ(hv.plot()->canvas()->csv(), "index,v (4 values)\n0,1\n1,2\n2,4\n3,8\n");
+  hv.set_matrix(2, 2, {1, 2, 3, 4}, "m");
+  EXPECT_FALSE(hv.showing_plot());
 }

@@ -9,6 +9,12 @@
 //   links:
 //     - read.structure -> bounds.structure
 //   editor: {read: {pos: [0, 0]}}   # Studio layout only; ignored headless
+//   annotations:                    # Studio frames and notes only; ignored headless
+//     groups: [{title: Input, color: "#4a6fa5", nodes: [read]}]
+//     notes: [{text: "...", pos: [0, -80], width: 240}]
+//
+// A node may say `bypass: true`: it does not run, each of its outputs passes on the first
+// input of the same type (see run_workflow).
 //
 // Unknown keys are errors. Relative input paths resolve against the workflow file's folder.
 //
@@ -76,6 +82,8 @@ struct NodeInstance {
   /// Parameters set in the file, in file order; unset ones take the spec default.
   std::vector<std::pair<std::string, ParamValue>> params;
   std::optional<std::array<double, 2>> pos;  ///< editor position
+  /// Bypassed (muted): the executor passes inputs through instead of running the node.
+  bool bypass = false;
   SourceLocation where;                               ///< of the node's key
   std::map<std::string, SourceLocation> param_where;  ///< of each parameter's value
   /// A `workflow` node: the inner workflow as loaded (null for other nodes, or when the inner
@@ -110,6 +118,20 @@ struct IncludedFile {
 
 struct WorkflowSource;
 
+/// A Studio frame around nodes (moved with them); layout only, ignored headless.
+struct EditorGroup {
+  std::string title;
+  std::string color;               ///< "#rrggbb"; "" = Studio's default
+  std::vector<std::string> nodes;  ///< member node ids
+};
+
+/// A free-text note on the Studio canvas; layout only, ignored headless.
+struct EditorNote {
+  std::string text;
+  std::array<double, 2> pos{0, 0};
+  double width = 240;
+};
+
 struct Workflow {
   int format = kWorkflowFormat;
   std::string name;
@@ -124,6 +146,8 @@ struct Workflow {
   /// The text it was loaded from and the model that text gave, so that saving changes only the
   /// lines of what was edited (null when built in code). Shared between copies.
   std::shared_ptr<const WorkflowSource> source;
+  std::vector<EditorGroup> groups;  ///< `annotations: groups:` (Studio only)
+  std::vector<EditorNote> notes;    ///< `annotations: notes:` (Studio only)
 
   [[nodiscard]] NodeInstance* find(std::string_view id);
   [[nodiscard]] const NodeInstance* find(std::string_view id) const;
