@@ -480,6 +480,7 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
   // Paths checked against the default output folder (`gemflow run` without --out).
   const fs::path out = fs::absolute(fs::path("out") / sanitize(display_name(*wf, args.workflow)));
   auto path_diags = check_run_paths(*wf, registry, out);
+  for (auto& d : sweep_section_diagnostics(*wf, registry)) path_diags.push_back(std::move(d));
   for (auto& d : check_run_devices(*wf, registry, "")) path_diags.push_back(std::move(d));
   for (const auto& d : path_diags) print_diagnostic(console, d);
   if (has_error(path_diags)) return invalid(path_diags);
@@ -532,6 +533,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   auto wf_opt = load_for_run(args.workflow, args.sets, registry, console, diags);
   if (!wf_opt) return fail_early(args, console, kExitInvalid, diags, "invalid workflow");
   const Workflow& wf = *wf_opt;
+  if (wants_sweep(args, wf)) return run_sweep(args, g, console, host, registry, wf, &g_cancel);
   if (const auto d = check_until(args, wf)) {
     print_diagnostic(console, *d);
     return fail_early(args, console, kExitInvalid, {*d}, "unknown --until node");

@@ -694,7 +694,8 @@ class Parser {
     }
     Workflow wf;
     wf.file = file_;
-    static const std::vector<std::string> top = {"gemflow", "name", "description", "nodes", "links", "editor"};
+    static const std::vector<std::string> top = {"gemflow", "name", "description", "nodes", "links", "editor",
+                                                 "sweep"};
     bool have_format = false, have_nodes = false, have_links = false;
     YAML::Node editor;
     for (auto& [k, v] : entries(root, "", "top-level key", &top)) {
@@ -738,6 +739,8 @@ class Parser {
         parse_links(v, wf);
       } else if (key == "editor") {
         editor = v;
+      } else if (key == "sweep") {
+        parse_sweep(k, v, wf);
       }
     }
     if (!have_format)
@@ -756,6 +759,55 @@ class Parser {
     if (editor) parse_editor(editor, wf);
     list_.summarise();
     return wf;
+  }
+
+  // `sweep:` — only its form here; gemflow/sweep.hpp checks the targets and values.
+  void parse_sweep(const YAML::Node& key, const YAML::Node& v, Workflow& wf) {
+    wf.sweep.where = at(key);
+    if (v.IsNull()) return;
+    if (!v.IsMap()) {
+      error(v, "", "", "'sweep:' must be a map of node.param → values (e.g. 'dg.seed: 1..100'), and 'zip: true'");
+      return;
+    }
+    for (auto& [k, body] : entries(v, "", "sweep key", nullptr)) {
+      const std::string target = k.Scalar();
+      if (target == "zip") {
+        const auto b = body.IsScalar() ? yaml_bool(body.Scalar()) : std::nullopt;
+        if (!b) error(body, "", "", "'zip' must be true or false");
+        else wf.sweep.zip = *b;
+        continue;
+      }
+      SweepEntry e;
+      e.target = target;
+      e.where = at(k);
+      const auto dot = target.find('.');
+      if (dot == std::string::npos || dot == 0 || dot + 1 == target.size()) {
+        error(k, "", "", fmt::format("sweep key '{}' is not node.param (or 'zip')", target));
+        continue;
+      }
+      if (body.IsSequence()) {
+        e.is_list = true;
+        bool ok = true;
+        for (const auto& item : body) {
+          if (!item.IsScalar()) {
+            error(item, "", "", fmt::format("the values of sweep '{}' must be plain values", target));
+            ok = false;
+            break;
+          }
+          e.list.push_back(item.Scalar());
+        }
+        if (!ok) continue;
+      } else if (body.IsScalar()) {
+        e.text = body.Scalar();
+      } else {
+        error(body.IsNull() ? k : body, "", "",
+              fmt::format("sweep '{}' needs values: a list, 'a,b,c', a range 'A..B' or 'START:STOP:STEP', or "
+                          "'@file.txt'",
+                          target));
+        continue;
+      }
+      wf.sweep.entries.push_back(std::move(e));
+    }
   }
 
   void parse_nodes(const YAML::Node& v, Workflow& wf) {
@@ -1142,6 +1194,20 @@ std::string to_yaml(const Workflow& wf) {
   if (!wf.links.empty()) {
     s += "links:\n";
     for (const auto& l : wf.links) s += "  - " + l.str() + "\n";
+  }
+  if (!wf.sweep.empty()) {
+    s += "sweep:\n";
+    for (const auto& e : wf.sweep.entries) {
+      s += "  " + quote(e.target) + ": ";
+      if (e.is_list) {
+        s += "[";
+        for (std::size_t k = 0; k < e.list.size(); ++k) s += (k ? ", " : "") + quote(e.list[k]);
+        s += "]\n";
+      } else {
+        s += quote(e.text) + "\n";
+      }
+    }
+    if (wf.sweep.zip) s += "  zip: true\n";
   }
   bool any_pos = std::any_of(wf.nodes.begin(), wf.nodes.end(), [](const NodeInstance& n) { return n.pos.has_value(); });
   if (any_pos) {

@@ -9,6 +9,7 @@
 //   links:
 //     - read.structure -> bounds.structure
 //   editor: {read: {pos: [0, 0]}}   # Studio layout only; ignored headless
+//   sweep: {dg.seed: 1..100}         # optional: `gemflow run` runs every point (gemflow/sweep.hpp)
 //
 // Unknown keys are errors. Relative input paths resolve against the workflow file's folder.
 #include <array>
@@ -68,6 +69,28 @@ struct Link {
   [[nodiscard]] std::string str() const;
 };
 
+/// One entry of a workflow's `sweep:` section: a parameter and the values it takes, as written.
+/// gemflow/sweep.hpp checks and expands them (the loader checks only the form).
+struct SweepEntry {
+  std::string target;               ///< "node.param"
+  std::string text;                 ///< the values in --sweep's syntax ("1..100", "a,b", "@file.txt")
+  std::vector<std::string> list;    ///< or a YAML list of values (then `text` is "")
+  bool is_list = false;             ///< the values were given as a YAML list
+  SourceLocation where;             ///< of the entry's key
+};
+
+/// The `sweep:` section:
+///   sweep:
+///     dg.seed: 1..100            # same syntax as --sweep node.param=VALUES
+///     bounds.cutoff: [4.0, 5.0]  # or a YAML list
+///     zip: true                  # optional: pair the values instead of every combination
+struct WorkflowSweep {
+  std::vector<SweepEntry> entries;  ///< in file order
+  bool zip = false;
+  SourceLocation where;             ///< of the `sweep:` key
+  [[nodiscard]] bool empty() const noexcept { return entries.empty(); }
+};
+
 struct Workflow {
   int format = kWorkflowFormat;
   std::string name;
@@ -75,6 +98,7 @@ struct Workflow {
   std::vector<NodeInstance> nodes;  ///< in file order
   std::vector<Link> links;
   std::filesystem::path file;       ///< where it was loaded from / saved to ("" if never)
+  WorkflowSweep sweep;              ///< the `sweep:` section (empty: none)
 
   [[nodiscard]] NodeInstance* find(std::string_view id);
   [[nodiscard]] const NodeInstance* find(std::string_view id) const;
