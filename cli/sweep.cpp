@@ -582,6 +582,7 @@ int run_sweep(const RunArgs& args, const GlobalOptions& g, Console& console, con
                out.string());
 
   DoneCheck done_check;
+  std::set<std::string> said;  // run warnings already shown
   std::size_t ran = 0, skipped_done = 0, skipped_failed = 0, busy = 0, position = 0;
   auto last_write = Clock::now() - std::chrono::hours(1);
   bool cancelled = false;
@@ -632,8 +633,11 @@ int run_sweep(const RunArgs& args, const GlobalOptions& g, Console& console, con
     opt.cache = session.get();
     opt.disk_cache = disk_cache ? &*disk_cache : nullptr;
     opt.on_event = [&](const RunEvent& e) {
-      if (e.kind == RunEvent::Kind::Log && e.level >= LogLevel::Warning)
-        spdlog::debug("{}: {}{}", p->name, e.node.empty() ? "" : e.node + ": ", e.message);
+      if (e.kind != RunEvent::Kind::Log || e.level < LogLevel::Warning) return;
+      // a warning of the run itself (a result cache that cannot be written) once per sweep; the
+      // nodes' own warnings are in each point's provenance record
+      if (e.node.empty() && said.insert(e.message).second) spdlog::warn("{}", e.message);
+      else spdlog::debug("{}: {}{}", p->name, e.node.empty() ? "" : e.node + ": ", e.message);
     };
     const auto t0 = Clock::now();
     RunResult res;
@@ -693,9 +697,10 @@ int run_sweep(const RunArgs& args, const GlobalOptions& g, Console& console, con
     }
   }
   write_own_table();
-  // The whole table, from every point's folder: the last shard to end writes it complete.
+  // The whole table, from every point's folder (other processes may have run points meanwhile):
+  // the last shard to end writes it complete.
   std::vector<PointRecord> all = rows;
-  if (shard) {
+  {
     std::string why;
     if (auto plan = read_plan(out, why)) {
       try {
@@ -922,21 +927,24 @@ int sweep_submit(const SweepArgs& sa, const GlobalOptions& g, Console& console) 
       fmt::print("No failed, interrupted or cancelled point in {}: nothing to submit\n", out.string());
       return kExitOk;
     }
-    std::string compact = stamp;
-    std::erase_if(compact, [](char c) { return c == '-' || c == ':'; });
-    points_file = (slurm_dir / fmt::format("retry-{}.points", compact)).string();
+    std::string when = stamp;
+    std::erase_if(when, [](char c) { return c == '-' || c == ':'; });
+    points_file = (slurm_dir / fmt::format("retry-{}.points", when)).string();
     write_file_atomically(points_file, text);
     job += "-retry";
   }
   const std::size_t tasks = std::min<std::size_t>(count, sa.tasks > 0 ? static_cast<std::size_t>(sa.tasks) : kDefaultMaxTasks);
 
   // The script: readable, self-contained (absolute paths), runnable again by hand with sbatch.
+  std::string compact = stamp;
+  std::erase_if(compact, [](char c) { return c == '-' || c == ':'; });
+  const fs::path script = slurm_dir / fmt::format("{}-{}.sbatch", job, compact);
   std::string s = "#!/bin/bash\n";
   s += fmt::format("# Gemflow sweep of '{}' ({}): {} point{}{} in {} task{}.\n", display_name(wf, args.workflow),
                    fs::absolute(args.workflow).lexically_normal().string(), count, count == 1 ? "" : "s",
                    args.retry_failed ? " to retry" : "", tasks, tasks == 1 ? "" : "s");
-  s += fmt::format("# Written by `gemflow sweep submit` on {}. Submit it again with: sbatch {}\n", stamp,
-                   "THIS_FILE");
+  s += fmt::format("# Written by `gemflow sweep submit` on {}. Submit it again with:\n#   sbatch {}\n", stamp,
+                   shell_quote(script.string()));
   s += "# Each array task runs one shard of the points: gemflow reads SLURM_ARRAY_TASK_ID and\n"
        "# SLURM_ARRAY_TASK_COUNT. Points already done are skipped, so a task can run again safely.\n";
   s += fmt::format("# Progress: gemflow sweep status {}    Summary: {}\n",
@@ -982,9 +990,6 @@ int sweep_submit(const SweepArgs& sa, const GlobalOptions& g, Console& console) 
     for (const auto& t : lines[k]) line += (line.empty() ? "" : " ") + t;
     s += (k ? "  " : "") + line + (k + 1 < lines.size() ? " \\\n" : "\n");
   }
-  std::string compact = stamp;
-  std::erase_if(compact, [](char c) { return c == '-' || c == ':'; });
-  const fs::path script = slurm_dir / fmt::format("{}-{}.sbatch", job, compact);
   write_file_atomically(script, s);
   fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add, ec);
 
