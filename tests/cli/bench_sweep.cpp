@@ -8,7 +8,7 @@
 //    run's per-point part (dg, compare, writers, report), both from the node times of single runs.
 //    Goal: sweep <= 1.2 x (upstream + S x per-point).
 //
-//   gemflow_bench_sweep [--points N] [--seeds S] [--set node.param=value ...] [--skip-nmr]
+//   gemflow_bench_sweep [--points N] [--seeds S] [--set node.param=value ...] [--skip-nmr] [--skip-overhead]
 // (--set applies to the NMR runs, e.g. --set dg.trials=1 --set dg.max_iterations=300).
 #include <sys/resource.h>
 
@@ -81,19 +81,29 @@ void nmr(int seeds, const std::vector<std::string>& sets, const fs::path& dir) {
   for (const auto& s : sets) base.insert(base.end(), {"--set", s});
   const std::vector<std::string> upstream{"read", "restraints", "bounds", "smooth"};
   const std::vector<std::string> per_point{"dg", "compare", "write_pdb", "write_vtp", "report"};
+  // CPU seconds of gemflow runs (not inflated by waiting for a busy CPU): the upstream part alone
+  // (--until smooth), one whole run, the sweep
+  auto up_only = base;
+  up_only.insert(up_only.end(), {"--out", (dir / "upstream").string(), "--until", "smooth"});
+  double c0 = children_cpu();
+  if (auto u = gemflow(up_only, dir); u.code != 0) throw std::runtime_error("upstream run failed: " + u.err);
+  const double cpu_up = children_cpu() - c0;
   // one run: the node times of its upstream part and of its per-point part
   auto one = base;
   one.insert(one.end(), {"--out", (dir / "single").string()});
+  c0 = children_cpu();
   auto r = gemflow(one, dir);
   if (r.code != 0) throw std::runtime_error("single NMR run failed: " + r.err);
+  const double cpu_one = children_cpu() - c0, cpu_point = cpu_one - cpu_up;
   const auto prov = nlohmann::json::parse(slurp(dir / "single" / "provenance.json"));
   const double up = node_seconds(prov, upstream), point = node_seconds(prov, per_point);
   // the start-up of gemflow (plugins) is paid once by the sweep: measured by a run of nothing
   auto sweep = base;
   sweep.insert(sweep.end(), {"--out", (dir / "sweep").string(), "--sweep", "dg.seed=1.." + std::to_string(seeds)});
   const auto t0 = Clock::now();
+  c0 = children_cpu();
   auto s = gemflow(sweep, dir);
-  const double total = seconds_since(t0);
+  const double total = seconds_since(t0), cpu_sweep = children_cpu() - c0;
   if (s.code != 0) throw std::runtime_error("NMR sweep failed: " + s.err);
   std::size_t upstream_runs = 0;
   double in_sweep = 0;  // node seconds of every point: what the load made of the nodes
@@ -112,16 +122,21 @@ void nmr(int seeds, const std::vector<std::string>& sets, const fs::path& dir) {
   std::printf("| goal: 1.2 x (upstream + %d x per-point) | %.3f |\n", seeds, goal);
   std::printf("| node seconds of all points of the sweep (their provenance) | %.3f |\n", in_sweep);
   std::printf("| the sweep's wall minus its node seconds (start-up, sweep machinery) | %.3f |\n", total - in_sweep);
-  std::printf("\nRatio sweep / (upstream + %d x per-point): %.3f (goal <= 1.2); bounds computed in %zu of %d "
+  std::printf("\nRatio sweep / (upstream + %d x per-point), wall: %.3f (goal <= 1.2); bounds computed in %zu of %d "
               "points.\n",
               seeds, total / (up + seeds * point), upstream_runs, seeds);
+  std::printf("\nCPU seconds (user + system, whole processes with start-up): upstream run (--until smooth) %.3f, "
+              "one whole run %.3f, so per point %.3f; the sweep %.3f against upstream + %d x per point = %.3f: "
+              "ratio %.3f (goal <= 1.2).\n",
+              cpu_up, cpu_one, cpu_point, cpu_sweep, seeds, cpu_up + seeds * cpu_point,
+              cpu_sweep / (cpu_up + seeds * cpu_point));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int points = 1000, seeds = 100;
-  bool skip_nmr = false;
+  bool skip_nmr = false, skip_overhead = false;
   std::vector<std::string> sets;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -129,14 +144,15 @@ int main(int argc, char** argv) {
     else if (a == "--seeds" && i + 1 < argc) seeds = std::stoi(argv[++i]);
     else if (a == "--set" && i + 1 < argc) sets.emplace_back(argv[++i]);
     else if (a == "--skip-nmr") skip_nmr = true;
+    else if (a == "--skip-overhead") skip_overhead = true;
     else {
-      std::fprintf(stderr, "usage: %s [--points N] [--seeds S] [--set node.param=value]... [--skip-nmr]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--points N] [--seeds S] [--set node.param=value]... [--skip-nmr] [--skip-overhead]\n", argv[0]);
       return 2;
     }
   }
   const fs::path dir = fresh_dir("gemflow_bench_sweep");
   try {
-    overhead(points, dir);
+    if (!skip_overhead) overhead(points, dir);
     if (!skip_nmr) nmr(seeds, sets, dir);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
