@@ -1,4 +1,4 @@
-// Sweeps on a real scheduler and under MPI (labels slurm, mpi):
+// Sweeps on a real scheduler and under MPI (CTest label slurm):
 //
 // - Slurm: a single-node cluster on this machine (Debian's slurm-wlm and munge): a generated
 //   munge key and slurm.conf (this machine's hostname and CPU count, state, spool and logs under a
