@@ -35,26 +35,26 @@ struct RunArgs {
   bool no_cache = false;
   bool explain = false;  ///< print why each node ran or came from the cache
   // Sweeps (cli/sweep.cpp, docs/scale-out.md)
-  std::vector<std::string> sweeps;  ///< --sweep "node.param=VALUES"
-  bool zip = false;                 ///< --zip: pair the values instead of every combination
-  std::string shard;                ///< --shard I/N ("" = from the environment, else all)
-  bool retry_failed = false;        ///< --retry-failed: failed points run again
-  bool force = false;               ///< --force: more points than kSweepPointLimit
-  bool no_sweep = false;            ///< --no-sweep: ignore the workflow's `sweep:` section
+  std::vector<std::string> sweeps;              ///< --sweep "node.param=VALUES"
+  bool zip = false;                             ///< --zip: pair the values instead of every combination
+  std::string shard;                            ///< --shard I/N ("" = from the environment, else all)
+  bool retry_failed = false;                    ///< --retry-failed: failed points run again
+  bool force = false;                           ///< --force: more points than kSweepPointLimit
+  bool no_sweep = false;                        ///< --no-sweep: ignore the workflow's `sweep:` section
   std::optional<std::filesystem::path> points;  ///< --points FILE: only these point names
 };
 
 /// `gemflow sweep status|collect DIR` and `gemflow sweep submit W.yaml ...`.
 struct SweepArgs {
-  std::string action;                    ///< status | collect | submit
-  std::filesystem::path target;          ///< DIR (status, collect) or W.yaml (submit)
-  RunArgs run;                           ///< submit: the sweep and the run options of each task
-  bool slurm = true;                     ///< submit: the scheduler (Slurm, the only one)
+  std::string action;            ///< status | collect | submit
+  std::filesystem::path target;  ///< DIR (status, collect) or W.yaml (submit)
+  RunArgs run;                   ///< submit: the sweep and the run options of each task
+  bool slurm = true;             ///< submit: the scheduler (Slurm, the only one)
   std::string partition, time, account, qos;
   int cpus = 1, gpus = 0, tasks = 0, array_max = 0;
   std::string mem;
-  bool dry_run = false;                  ///< submit: write the script, do not call sbatch
-  bool json = false;                     ///< status: JSON on stdout
+  bool dry_run = false;  ///< submit: write the script, do not call sbatch
+  bool json = false;     ///< status: JSON on stdout
 };
 
 struct UpgradeArgs {

@@ -173,7 +173,9 @@ int main(int argc, char** argv) {
   auto* sweep_cmd = app.add_subcommand("sweep", "Sweep folders: status, collect the tables, submit to Slurm");
   sweep_cmd->require_subcommand(1);
   auto* sweep_status_cmd = sweep_cmd->add_subcommand("status", "Done, failed, interrupted and pending points of DIR");
-  sweep_status_cmd->add_option("dir", sweep.target, "Sweep folder (the --out of the sweep)")->required()->type_name("DIR");
+  sweep_status_cmd->add_option("dir", sweep.target, "Sweep folder (the --out of the sweep)")
+      ->required()
+      ->type_name("DIR");
   sweep_status_cmd->add_flag("--json", sweep.json, "The table as JSON on stdout");
   auto* sweep_collect_cmd =
       sweep_cmd->add_subcommand("collect", "Merge the shards' tables of DIR into DIR/sweep.csv and sweep.json");

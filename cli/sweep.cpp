@@ -17,8 +17,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -26,8 +26,8 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "gemflow/atomic_file.hpp"
@@ -93,8 +93,7 @@ fs::path default_out(const RunArgs& args, const Workflow& wf) {
 
 void print_diag(Console& console, const Diagnostic& d) {
   std::string text = d.str();
-  if (console.color())
-    text = (d.severity == Diagnostic::Severity::Error ? "\x1b[31m" : "\x1b[33m") + text + "\x1b[0m";
+  if (console.color()) text = (d.severity == Diagnostic::Severity::Error ? "\x1b[31m" : "\x1b[33m") + text + "\x1b[0m";
   console.line(text);
 }
 
@@ -171,7 +170,8 @@ class DoneCheck {
     for (const auto& [id, n] : prov["nodes"].items()) {
       for (const auto& f : n.value("outputs", nlohmann::json::array())) {
         const fs::path file = f.value("file", "");
-        if (hash_or_missing(file, false) != f.value("xxh3", "")) return fmt::format("{} is missing or changed", file.string());
+        if (hash_or_missing(file, false) != f.value("xxh3", ""))
+          return fmt::format("{} is missing or changed", file.string());
       }
       for (const auto& f : n.value("inputs", nlohmann::json::array())) {
         const fs::path file = f.value("file", "");
@@ -294,8 +294,7 @@ std::optional<Sweep> build_sweep(const RunArgs& args, const Workflow& wf, const 
   std::vector<SweepAxis> axes;
   bool zip = args.zip;
   if (!args.sweeps.empty()) {
-    if (!wf.sweep.empty())
-      spdlog::info("--sweep given: the workflow's own sweep: section is not used");
+    if (!wf.sweep.empty()) spdlog::info("--sweep given: the workflow's own sweep: section is not used");
     for (const auto& s : args.sweeps) {
       auto a = parse_sweep_arg(s, wf, registry);
       if (auto* d = std::get_if<Diagnostic>(&a)) errors.push_back(std::move(*d));
@@ -572,8 +571,12 @@ int run_sweep(const RunArgs& args, const GlobalOptions& g, Console& console, con
   const std::string shard_text = shard ? shard->str() : std::string();
   const std::string name = display_name(wf, args.workflow);
   if (args.json)
-    emit_json({{"event", "sweep_start"}, {"workflow", name}, {"workflow_file", args.workflow.string()},
-               {"out_dir", out.string()}, {"points", sweep.points.size()}, {"this_process", mine.size()},
+    emit_json({{"event", "sweep_start"},
+               {"workflow", name},
+               {"workflow_file", args.workflow.string()},
+               {"out_dir", out.string()},
+               {"points", sweep.points.size()},
+               {"this_process", mine.size()},
                {"shard", shard_text}});
   spdlog::info("sweep of '{}': {} point{}{} → {}", name, sweep.points.size(), sweep.points.size() == 1 ? "" : "s",
                shard ? fmt::format(", shard {} ({} from {}): {} of them", shard->str(), shard->source,
@@ -660,8 +663,8 @@ int run_sweep(const RunArgs& args, const GlobalOptions& g, Console& console, con
     rec.workflow_hash = wf_hash;
     if (rec.state == PointState::Done) rec.numbers = sweep_report_numbers(result_outputs(pw, res), report_files(dir));
     // Another run of this point holding the folder: not this process's to record.
-    const bool in_use = !res.diagnostics.empty() &&
-                        res.diagnostics.front().message.find("in use by another run") != std::string::npos;
+    const bool in_use =
+        !res.diagnostics.empty() && res.diagnostics.front().message.find("in use by another run") != std::string::npos;
     if (in_use) {
       --ran;
       ++busy;
@@ -721,15 +724,28 @@ int run_sweep(const RunArgs& args, const GlobalOptions& g, Console& console, con
   if (args.json) {
     std::map<std::string, std::size_t> counts;
     for (const auto& r : own) ++counts[to_string(r.state)];
-    emit_json({{"event", "summary"}, {"sweep", true}, {"workflow", name}, {"workflow_file", args.workflow.string()},
-               {"ok", code == kExitOk}, {"exit_code", code}, {"cancelled", cancelled}, {"seconds", seconds},
-               {"out_dir", out.string()}, {"shard", shard_text}, {"ran", ran}, {"already_done", skipped_done},
-               {"points", counts}, {"table", (out / "sweep.csv").string()}});
+    emit_json({{"event", "summary"},
+               {"sweep", true},
+               {"workflow", name},
+               {"workflow_file", args.workflow.string()},
+               {"ok", code == kExitOk},
+               {"exit_code", code},
+               {"cancelled", cancelled},
+               {"seconds", seconds},
+               {"out_dir", out.string()},
+               {"shard", shard_text},
+               {"ran", ran},
+               {"already_done", skipped_done},
+               {"points", counts},
+               {"table", (out / "sweep.csv").string()}});
     return code;
   }
   fmt::print("\nSweep '{}' {} after {:.2f} s: {} point{}{}: {}\n", name,
-             cancelled ? "cancelled" : any_failed ? "finished with failures" : "finished", seconds, own.size(),
-             own.size() == 1 ? "" : "s", shard ? " (shard " + shard->str() + ")" : std::string(), counts_text(own));
+             cancelled    ? "cancelled"
+             : any_failed ? "finished with failures"
+                          : "finished",
+             seconds, own.size(), own.size() == 1 ? "" : "s", shard ? " (shard " + shard->str() + ")" : std::string(),
+             counts_text(own));
   fmt::print("  ran {}, done before {}{}{}\n", ran, skipped_done,
              skipped_failed ? fmt::format(", failed before {} (--retry-failed runs them again)", skipped_failed)
                             : std::string(),
@@ -886,8 +902,7 @@ int sweep_submit(const SweepArgs& sa, const GlobalOptions& g, Console& console) 
     return kExitInvalid;
   }
   if (args.sweeps.empty() && wf.sweep.empty()) {
-    spdlog::error("nothing to sweep: give --sweep node.param=VALUES or a sweep: section in {}",
-                  args.workflow.string());
+    spdlog::error("nothing to sweep: give --sweep node.param=VALUES or a sweep: section in {}", args.workflow.string());
     return kExitInvalid;
   }
   std::vector<Diagnostic> errors;
@@ -933,7 +948,8 @@ int sweep_submit(const SweepArgs& sa, const GlobalOptions& g, Console& console) 
     write_file_atomically(points_file, text);
     job += "-retry";
   }
-  const std::size_t tasks = std::min<std::size_t>(count, sa.tasks > 0 ? static_cast<std::size_t>(sa.tasks) : kDefaultMaxTasks);
+  const std::size_t tasks =
+      std::min<std::size_t>(count, sa.tasks > 0 ? static_cast<std::size_t>(sa.tasks) : kDefaultMaxTasks);
 
   // The script: readable, self-contained (absolute paths), runnable again by hand with sbatch.
   std::string compact = stamp;
@@ -947,8 +963,8 @@ int sweep_submit(const SweepArgs& sa, const GlobalOptions& g, Console& console) 
                    shell_quote(script.string()));
   s += "# Each array task runs one shard of the points: gemflow reads SLURM_ARRAY_TASK_ID and\n"
        "# SLURM_ARRAY_TASK_COUNT. Points already done are skipped, so a task can run again safely.\n";
-  s += fmt::format("# Progress: gemflow sweep status {}    Summary: {}\n",
-                   shell_quote(out.string()), (out / "sweep.csv").string());
+  s += fmt::format("# Progress: gemflow sweep status {}    Summary: {}\n", shell_quote(out.string()),
+                   (out / "sweep.csv").string());
   s += fmt::format("#SBATCH --job-name={}\n", job);
   s += fmt::format("#SBATCH --array=0-{}{}\n", tasks - 1, sa.array_max > 0 ? fmt::format("%{}", sa.array_max) : "");
   s += fmt::format("#SBATCH --cpus-per-task={}\n", std::max(1, sa.cpus));
@@ -965,8 +981,10 @@ int sweep_submit(const SweepArgs& sa, const GlobalOptions& g, Console& console) 
     s += fmt::format("export GEMFLOW_PLUGIN_PATH={}\n", shell_quote(pp));
   // one option a line
   std::vector<std::vector<std::string>> lines{{"exec", shell_quote(self_exe())}};
-  for (const auto& p : g.plugin_paths) lines.front().insert(lines.front().end(), {"--plugin-path", shell_quote(fs::absolute(p).string())});
-  lines.front().insert(lines.front().end(), {"run", shell_quote(fs::absolute(args.workflow).lexically_normal().string())});
+  for (const auto& p : g.plugin_paths)
+    lines.front().insert(lines.front().end(), {"--plugin-path", shell_quote(fs::absolute(p).string())});
+  lines.front().insert(lines.front().end(),
+                       {"run", shell_quote(fs::absolute(args.workflow).lexically_normal().string())});
   const auto opt = [&](const std::string& name, const std::string& value = {}) {
     lines.push_back({name});
     if (!value.empty()) lines.back().push_back(shell_quote(value));
@@ -1000,9 +1018,10 @@ int sweep_submit(const SweepArgs& sa, const GlobalOptions& g, Console& console) 
   }
   const std::string sbatch = find_on_path("sbatch");
   if (sbatch.empty()) {
-    spdlog::error("sbatch (Slurm) is not on PATH: install Slurm's client commands (Debian/Ubuntu package "
-                  "slurm-client; a whole single-machine Slurm: slurm-wlm), or submit {} where Slurm is",
-                  script.string());
+    spdlog::error(
+        "sbatch (Slurm) is not on PATH: install Slurm's client commands (Debian/Ubuntu package "
+        "slurm-client; a whole single-machine Slurm: slurm-wlm), or submit {} where Slurm is",
+        script.string());
     return kExitInvalid;
   }
   const auto [rc, text] = run_capture({sbatch, "--parsable", script.string()});
@@ -1014,10 +1033,11 @@ int sweep_submit(const SweepArgs& sa, const GlobalOptions& g, Console& console) 
     spdlog::error("sbatch {} failed (exit {}): {}", script.string(), rc, text);
     return kExitInvalid;
   }
-  fmt::print("Submitted job array {} ({} task{}, {} point{}{})\n  script: {}\n  logs:   {}\n  status: gemflow sweep "
-             "status {}\n",
-             id, tasks, tasks == 1 ? "" : "s", count, count == 1 ? "" : "s", args.retry_failed ? " to retry" : "",
-             script.string(), (slurm_dir / "logs").string(), shell_quote(out.string()));
+  fmt::print(
+      "Submitted job array {} ({} task{}, {} point{}{})\n  script: {}\n  logs:   {}\n  status: gemflow sweep "
+      "status {}\n",
+      id, tasks, tasks == 1 ? "" : "s", count, count == 1 ? "" : "s", args.retry_failed ? " to retry" : "",
+      script.string(), (slurm_dir / "logs").string(), shell_quote(out.string()));
   return kExitOk;
 }
 

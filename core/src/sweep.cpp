@@ -13,8 +13,8 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <xxhash.h>
+#include <nlohmann/json.hpp>
 
 #include "gemflow/types.hpp"
 
@@ -78,9 +78,10 @@ Values int_range(const std::string& text, std::size_t dots, const ParamSpec& spe
   const std::string a = trim(text.substr(0, dots)), b = trim(text.substr(dots + 2));
   std::int64_t lo = 0, hi = 0;
   if (!parse_i64(a, lo) || !parse_i64(b, hi))
-    return fmt::format("'{}' is not a range of integers A..B (for other numbers use START:STOP:STEP or "
-                       "START:STOP#COUNT)",
-                       text);
+    return fmt::format(
+        "'{}' is not a range of integers A..B (for other numbers use START:STOP:STEP or "
+        "START:STOP#COUNT)",
+        text);
   if (hi < lo)
     return fmt::format("empty range {}: the first is above the last (counting down: {}:{}:-1)", text, lo, hi);
   const double count = static_cast<double>(hi) - static_cast<double>(lo) + 1.0;
@@ -112,14 +113,14 @@ Values step_range(const std::string& text, const ParamSpec& spec, std::size_t ma
     return fmt::format("'{}' is not a range: START:STOP:STEP or START:STOP#COUNT", text);
   }
   double lo = 0, hi = 0;
-  if (!parse_f64(a, lo) || !parse_f64(b, hi))
-    return fmt::format("'{}': START and STOP must be finite numbers", text);
+  if (!parse_f64(a, lo) || !parse_f64(b, hi)) return fmt::format("'{}': START and STOP must be finite numbers", text);
   std::vector<double> xs;
   if (by_count) {
     std::int64_t n = 0;
     if (!parse_i64(third, n) || n < 0) return fmt::format("'{}': COUNT after '#' must be an integer >= 0", text);
     if (n == 0) return fmt::format("empty range {}: a count of 0 values", text);
-    if (static_cast<double>(n) > static_cast<double>(max_values)) return too_many("range " + text, static_cast<double>(n), max_values);
+    if (static_cast<double>(n) > static_cast<double>(max_values))
+      return too_many("range " + text, static_cast<double>(n), max_values);
     for (std::int64_t k = 0; k < n; ++k)
       xs.push_back(n == 1 ? lo : lo + (hi - lo) * static_cast<double>(k) / static_cast<double>(n - 1));
   } else {
@@ -127,11 +128,11 @@ Values step_range(const std::string& text, const ParamSpec& spec, std::size_t ma
     if (!parse_f64(third, step)) return fmt::format("'{}': STEP must be a finite number", text);
     if (step == 0) return fmt::format("'{}': a STEP of 0 never reaches STOP", text);
     const double span = (hi - lo) / step;
-    if (span < -1e-9)
-      return fmt::format("empty range {}: a step of {} never goes from {} to {}", text, third, a, b);
+    if (span < -1e-9) return fmt::format("empty range {}: a step of {} never goes from {} to {}", text, third, a, b);
     const double count = std::floor(span + 1e-9) + 1.0;
     if (count > static_cast<double>(max_values)) return too_many("range " + text, count, max_values);
-    for (std::int64_t k = 0; k < static_cast<std::int64_t>(count); ++k) xs.push_back(lo + static_cast<double>(k) * step);
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(count); ++k)
+      xs.push_back(lo + static_cast<double>(k) * step);
   }
   std::vector<ParamValue> out;
   out.reserve(xs.size());
@@ -176,8 +177,7 @@ std::optional<std::string> check_values(const std::vector<ParamValue>& values, c
                                         const std::string& origin) {
   std::set<std::string> seen;
   for (std::size_t k = 0; k < values.size(); ++k) {
-    if (auto why = spec.check(values[k]))
-      return origin.empty() ? *why : fmt::format("{}: {}", origin, *why);
+    if (auto why = spec.check(values[k])) return origin.empty() ? *why : fmt::format("{}: {}", origin, *why);
     if (!seen.insert(format_param(values[k])).second)
       return fmt::format("{}value {} is given twice", origin.empty() ? "" : origin + ": ", format_param(values[k]));
   }
@@ -228,8 +228,10 @@ std::string hint_of(const std::string& name, const std::vector<std::string>& nam
 }
 
 // The node and parameter spec of "node.param" in wf, or the diagnostic.
-std::variant<std::pair<const NodeInstance*, const ParamSpec*>, Diagnostic> find_target(
-    const std::string& target, const Workflow& wf, const Registry& registry, const SourceLocation& where) {
+std::variant<std::pair<const NodeInstance*, const ParamSpec*>, Diagnostic> find_target(const std::string& target,
+                                                                                       const Workflow& wf,
+                                                                                       const Registry& registry,
+                                                                                       const SourceLocation& where) {
   const auto dot = target.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == target.size())
     return diag(where, "", "", fmt::format("'{}' is not node.param", target));
@@ -376,8 +378,8 @@ std::variant<Sweep, Diagnostic> expand_sweep(std::vector<SweepAxis> axes, bool z
   }
   const SourceLocation at = axes.front().where;
   if (count > static_cast<double>(kSweepPointCeiling))
-    return diag(at, "", "", fmt::format("the sweep has {:.0f} points; no sweep may have more than {}", count,
-                                        kSweepPointCeiling));
+    return diag(at, "", "",
+                fmt::format("the sweep has {:.0f} points; no sweep may have more than {}", count, kSweepPointCeiling));
   if (count > static_cast<double>(kSweepPointLimit) && !force)
     return diag(at, "", "",
                 fmt::format("the sweep has {:.0f} points, more than the limit of {} (a typo in a range?)", count,
@@ -499,7 +501,8 @@ std::optional<Shard> parse_shard(std::string_view text, std::string* why) {
   }
   if (i >= n) {
     if (why)
-      *why = fmt::format("shard {} of {} does not exist: shards are numbered from 0 (0/{} to {}/{})", i, n, n, n - 1, n);
+      *why =
+          fmt::format("shard {} of {} does not exist: shards are numbered from 0 (0/{} to {}/{})", i, n, n, n - 1, n);
     return std::nullopt;
   }
   return Shard{static_cast<std::size_t>(i), static_cast<std::size_t>(n), "--shard"};
@@ -529,9 +532,10 @@ std::optional<Shard> shard_from_environment(std::string* why, const std::functio
       return fail("SLURM_ARRAY_TASK_STEP is not a positive number");
     const std::int64_t index = (id - min) / step;
     if (id < min || (id - min) % step != 0 || index >= count)
-      return fail(fmt::format("Slurm array task {} (first {}, step {}, {} tasks) is not one of an evenly spaced "
-                              "array: submit the sweep as --array=0-{} (gemflow sweep submit does)",
-                              id, min, step, count, count - 1));
+      return fail(
+          fmt::format("Slurm array task {} (first {}, step {}, {} tasks) is not one of an evenly spaced "
+                      "array: submit the sweep as --array=0-{} (gemflow sweep submit does)",
+                      id, min, step, count, count - 1));
     return Shard{static_cast<std::size_t>(index), static_cast<std::size_t>(count), "SLURM_ARRAY_TASK_ID"};
   }
   for (const auto& [rank_var, size_var] :
@@ -539,8 +543,8 @@ std::optional<Shard> shard_from_environment(std::string* why, const std::functio
     if (!env(rank_var)) continue;
     std::int64_t rank = 0, size = 0;
     if (!number(rank_var, rank) || !number(size_var, size) || size < 1 || rank < 0 || rank >= size)
-      return fail(fmt::format("{}={} and {}={} make no shard (a rank from 0 to the size - 1)", rank_var,
-                              env(rank_var), size_var, env(size_var) ? env(size_var) : "(unset)"));
+      return fail(fmt::format("{}={} and {}={} make no shard (a rank from 0 to the size - 1)", rank_var, env(rank_var),
+                              size_var, env(size_var) ? env(size_var) : "(unset)"));
     return Shard{static_cast<std::size_t>(rank), static_cast<std::size_t>(size), rank_var};
   }
   if (why) why->clear();
@@ -551,12 +555,18 @@ std::optional<Shard> shard_from_environment(std::string* why, const std::functio
 
 const char* to_string(PointState s) noexcept {
   switch (s) {
-    case PointState::Pending: return "pending";
-    case PointState::Running: return "running";
-    case PointState::Done: return "done";
-    case PointState::Failed: return "failed";
-    case PointState::Interrupted: return "interrupted";
-    case PointState::Cancelled: return "cancelled";
+    case PointState::Pending:
+      return "pending";
+    case PointState::Running:
+      return "running";
+    case PointState::Done:
+      return "done";
+    case PointState::Failed:
+      return "failed";
+    case PointState::Interrupted:
+      return "interrupted";
+    case PointState::Cancelled:
+      return "cancelled";
   }
   return "?";
 }
@@ -609,7 +619,8 @@ std::optional<PointRecord> record_from(const nlohmann::json& j) {
   r.finished = j.value("finished", "");
   r.workflow_hash = j.value("workflow_xxh3", "");
   if (j.contains("values") && j["values"].is_object())
-    for (const auto& [k, v] : j["values"].items()) r.values.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+    for (const auto& [k, v] : j["values"].items())
+      r.values.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
   if (j.contains("numbers") && j["numbers"].is_object())
     for (const auto& [k, v] : j["numbers"].items())
       if (v.is_number()) r.numbers[k] = v.get<double>();

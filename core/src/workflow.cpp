@@ -694,8 +694,7 @@ class Parser {
     }
     Workflow wf;
     wf.file = file_;
-    static const std::vector<std::string> top = {"gemflow", "name", "description", "nodes", "links", "editor",
-                                                 "sweep"};
+    static const std::vector<std::string> top = {"gemflow", "name", "description", "nodes", "links", "editor", "sweep"};
     bool have_format = false, have_nodes = false, have_links = false;
     YAML::Node editor;
     for (auto& [k, v] : entries(root, "", "top-level key", &top)) {

@@ -65,8 +65,9 @@ void overhead(int points, const fs::path& dir) {
   std::size_t done = 0;
   for (const auto& [n, p] : table) done += p.state == "done";
   std::printf("\n### Per-point overhead (%d points of a one-node workflow)\n\n", points);
-  std::printf("| run | wall s | CPU s (user+sys) | per point ms, wall | per point ms, CPU | goal ms |\n"
-              "|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| run | wall s | CPU s (user+sys) | per point ms, wall | per point ms, CPU | goal ms |\n"
+      "|---|---:|---:|---:|---:|---:|\n");
   std::printf("| 1-point sweep (start-up) | %.3f | %.3f | | | |\n", r1.seconds, cpu1);
   std::printf("| %d points, first run | %.3f | %.3f | %.2f | %.2f | 20 |\n", points, r.seconds, cpu,
               1000.0 * (r.seconds - r1.seconds) / points, 1000.0 * (cpu - cpu1) / points);
@@ -122,14 +123,16 @@ void nmr(int seeds, const std::vector<std::string>& sets, const fs::path& dir) {
   std::printf("| goal: 1.2 x (upstream + %d x per-point) | %.3f |\n", seeds, goal);
   std::printf("| node seconds of all points of the sweep (their provenance) | %.3f |\n", in_sweep);
   std::printf("| the sweep's wall minus its node seconds (start-up, sweep machinery) | %.3f |\n", total - in_sweep);
-  std::printf("\nRatio sweep / (upstream + %d x per-point), wall: %.3f (goal <= 1.2); bounds computed in %zu of %d "
-              "points.\n",
-              seeds, total / (up + seeds * point), upstream_runs, seeds);
-  std::printf("\nCPU seconds (user + system, whole processes with start-up): upstream run (--until smooth) %.3f, "
-              "one whole run %.3f, so per point %.3f; the sweep %.3f against upstream + %d x per point = %.3f: "
-              "ratio %.3f (goal <= 1.2).\n",
-              cpu_up, cpu_one, cpu_point, cpu_sweep, seeds, cpu_up + seeds * cpu_point,
-              cpu_sweep / (cpu_up + seeds * cpu_point));
+  std::printf(
+      "\nRatio sweep / (upstream + %d x per-point), wall: %.3f (goal <= 1.2); bounds computed in %zu of %d "
+      "points.\n",
+      seeds, total / (up + seeds * point), upstream_runs, seeds);
+  std::printf(
+      "\nCPU seconds (user + system, whole processes with start-up): upstream run (--until smooth) %.3f, "
+      "one whole run %.3f, so per point %.3f; the sweep %.3f against upstream + %d x per point = %.3f: "
+      "ratio %.3f (goal <= 1.2).\n",
+      cpu_up, cpu_one, cpu_point, cpu_sweep, seeds, cpu_up + seeds * cpu_point,
+      cpu_sweep / (cpu_up + seeds * cpu_point));
 }
 
 }  // namespace
@@ -146,7 +149,9 @@ int main(int argc, char** argv) {
     else if (a == "--skip-nmr") skip_nmr = true;
     else if (a == "--skip-overhead") skip_overhead = true;
     else {
-      std::fprintf(stderr, "usage: %s [--points N] [--seeds S] [--set node.param=value]... [--skip-nmr] [--skip-overhead]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--points N] [--seeds S] [--set node.param=value]... [--skip-nmr] [--skip-overhead]\n",
+                   argv[0]);
       return 2;
     }
   }

@@ -85,7 +85,8 @@ TEST_F(Sweep, BadSweepsAreRefusedBeforeAnythingRuns) {
     std::string message;
   };
   const std::vector<Case> cases{
-      {{"--sweep", "aa.value=1,2"}, "--sweep aa.value=1,2: error: node 'aa': no such node in the workflow (did you mean 'a'?)"},
+      {{"--sweep", "aa.value=1,2"},
+       "--sweep aa.value=1,2: error: node 'aa': no such node in the workflow (did you mean 'a'?)"},
       {{"--sweep", "a.vale=1,2"}, "'test.constant' has no parameter 'vale' (did you mean 'value'?)"},
       {{"--sweep", "a.value=5..1"}, "empty range 5..1"},
       {{"--sweep", "w.text=a,,b"}, "has an empty value"},
@@ -267,10 +268,14 @@ links:
   Options cached;
   cached.env = {"GEMFLOW_NO_CACHE=0"};
   const std::string cache = (dir_ / "cache").string();
-  ASSERT_EQ(gemflow({"run", "u.yaml", "--out", "p", "--sweep", "c.value=1..4", "--shard", "0/2", "--cache", cache},
-                    cached).code, 0);
-  ASSERT_EQ(gemflow({"run", "u.yaml", "--out", "p", "--sweep", "c.value=1..4", "--shard", "1/2", "--cache", cache},
-                    cached).code, 0);
+  ASSERT_EQ(
+      gemflow({"run", "u.yaml", "--out", "p", "--sweep", "c.value=1..4", "--shard", "0/2", "--cache", cache}, cached)
+          .code,
+      0);
+  ASSERT_EQ(
+      gemflow({"run", "u.yaml", "--out", "p", "--sweep", "c.value=1..4", "--shard", "1/2", "--cache", cache}, cached)
+          .code,
+      0);
   computed = 0;
   for (const auto& [name, p] : read_table(dir_ / "p")) {
     const auto prov = nlohmann::json::parse(slurp(dir_ / "p/points" / name / "provenance.json"));
@@ -314,10 +319,10 @@ TEST_F(Sweep, SubmitWritesAReadableScriptAndNamesThePackageWithoutSbatch) {
     if (e.path().extension() == ".sbatch") script = e.path();
   ASSERT_FALSE(script.empty()) << scripts;
   const std::string s = slurp(script);
-  for (const char* want : {"#!/bin/bash\n", "#SBATCH --job-name=gemflow-tiny\n", "#SBATCH --array=0-5%3\n",
-                           "#SBATCH --cpus-per-task=2\n", "#SBATCH --gres=gpu:1\n", "#SBATCH --time=0:10:00\n",
-                           "#SBATCH --partition=short\n", "\n  --sweep a.value=1..6 \\\n", "\n  --no-cache \\\n",
-                           "\n  -j 2\n", "slurm/logs/%x-%A_%a.log\n"})
+  for (const char* want :
+       {"#!/bin/bash\n", "#SBATCH --job-name=gemflow-tiny\n", "#SBATCH --array=0-5%3\n", "#SBATCH --cpus-per-task=2\n",
+        "#SBATCH --gres=gpu:1\n", "#SBATCH --time=0:10:00\n", "#SBATCH --partition=short\n",
+        "\n  --sweep a.value=1..6 \\\n", "\n  --no-cache \\\n", "\n  -j 2\n", "slurm/logs/%x-%A_%a.log\n"})
     EXPECT_CONTAINS(s, want);
   EXPECT_TRUE(fs::exists(dir_ / "o/sweep-plan.json"));
   // the script runs with bash -n (syntax)

@@ -59,7 +59,8 @@ inline std::vector<std::string> child_env(const std::vector<std::string>& extra)
     env.push_back(v);
   }
   env.push_back("NO_COLOR=1");
-  env.push_back("XDG_CACHE_HOME=" + (fs::temp_directory_path() / ("gemflow_sweep_test_cache_" + std::to_string(getpid()))).string());
+  env.push_back("XDG_CACHE_HOME=" +
+                (fs::temp_directory_path() / ("gemflow_sweep_test_cache_" + std::to_string(getpid()))).string());
   env.push_back("GEMFLOW_NO_CACHE=1");
   for (const auto& e : extra) {
     const std::string key = e.substr(0, e.find('=') + 1);
@@ -152,7 +153,8 @@ inline std::string list(const fs::path& dir) {
 
 inline fs::path fresh_dir(const std::string& stem) {
   static int counter = 0;
-  const fs::path d = fs::temp_directory_path() / (stem + "_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+  const fs::path d =
+      fs::temp_directory_path() / (stem + "_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

@@ -24,7 +24,8 @@ const ParamSpec& spec(const std::string& name) {
   return *ps;
 }
 
-std::vector<ParamValue> values(std::string_view text, const std::string& param, const std::filesystem::path& base = ".") {
+std::vector<ParamValue> values(std::string_view text, const std::string& param,
+                               const std::filesystem::path& base = ".") {
   auto r = parse_sweep_values(text, spec(param), base);
   if (auto* why = std::get_if<std::string>(&r)) throw std::runtime_error(*why);
   return std::get<std::vector<ParamValue>>(r);
@@ -230,7 +231,9 @@ TEST(SweepExpand, PointLimitNeedsForceAndTheCeilingHolds) {
 TEST(SweepNames, StableSafeAndDistinct) {
   SweepAxis label{"p", "label", {}, {}};
   SweepAxis input{"p", "input", {}, {}};
-  const auto name = [&](const SweepAxis& a, std::string v) { return sweep_point_name({a}, {ParamValue{std::move(v)}}); };
+  const auto name = [&](const SweepAxis& a, std::string v) {
+    return sweep_point_name({a}, {ParamValue{std::move(v)}});
+  };
   EXPECT_EQ(name(label, "plain-1.5"), "label=plain-1.5");
   // characters outside [A-Za-z0-9._+=-] are replaced, and the hash keeps values apart
   const std::string a = name(label, "a b"), b = name(label, "a_b"), c = name(label, "a/b");
@@ -376,7 +379,8 @@ TEST(SweepRecords, ReportNumbersFromTablesScalarsAndReportFiles) {
   }
   Table metrics;
   metrics.columns = {"metric", "value"};
-  metrics.rows = {{std::string("energy"), -2.5}, {std::string("label"), std::string("x")}, {std::string("iters"), std::int64_t{7}}};
+  metrics.rows = {
+      {std::string("energy"), -2.5}, {std::string("label"), std::string("x")}, {std::string("iters"), std::int64_t{7}}};
   Table row;
   row.columns = {"residual", "algorithm"};
   row.rows = {{1e-16, std::string("lapack")}};
@@ -386,8 +390,8 @@ TEST(SweepRecords, ReportNumbersFromTablesScalarsAndReportFiles) {
       {"solve", {{"report", Value::make(row)}, {"stats", Value::make(not_report)}}},
       {"sum", {{"value", Value::make(MatrixF64(1, 1, 4.0))}, {"big", Value::make(MatrixF64(2, 2, 1.0))}}}};
   const auto nums = sweep_report_numbers(outs, {dir / "report.json", dir / "other.json"});
-  const std::map<std::string, double> want{{"refine.energy", -2.5}, {"refine.iters", 7},  {"solve.residual", 1e-16},
-                                           {"sum.value", 4.0},      {"rmsd", 1.25},       {"violations.count", 3}};
+  const std::map<std::string, double> want{{"refine.energy", -2.5}, {"refine.iters", 7}, {"solve.residual", 1e-16},
+                                           {"sum.value", 4.0},      {"rmsd", 1.25},      {"violations.count", 3}};
   EXPECT_EQ(nums, want);
   // io.write_table's {"columns", "rows"} form: the first row
   {

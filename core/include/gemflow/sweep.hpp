@@ -79,7 +79,7 @@ struct Sweep {
 /// diagnostic names "--sweep ..." as its place, the node and the parameter, with a nearest-name
 /// hint.
 [[nodiscard]] std::variant<SweepAxis, Diagnostic> parse_sweep_arg(const std::string& assignment, const Workflow& wf,
-                                                                   const Registry& registry);
+                                                                  const Registry& registry);
 
 /// The axes of a workflow's `sweep:` section, checked as parse_sweep_arg does, with the file and
 /// line of each entry. Every problem is returned (empty when all are valid).
@@ -151,11 +151,11 @@ struct PointRecord {
   std::vector<std::pair<std::string, std::string>> values;  ///< (node.param, value text), axis order
   PointState state = PointState::Pending;
   double seconds = 0.0;
-  std::string error;             ///< the first failed node's message
+  std::string error;  ///< the first failed node's message
   std::string host;
-  std::string shard;             ///< "2/8", "" when not sharded
-  std::string finished;          ///< UTC time
-  std::string workflow_hash;     ///< xxh3 of the point's effective workflow text
+  std::string shard;          ///< "2/8", "" when not sharded
+  std::string finished;       ///< UTC time
+  std::string workflow_hash;  ///< xxh3 of the point's effective workflow text
   /// Key report numbers: numeric outputs of report tables and numbers of report*.json files
   /// the point wrote (sweep_report_numbers).
   std::map<std::string, double> numbers;
@@ -167,8 +167,10 @@ struct PointRecord {
 
 /// The summary table of `records` (in their order) as JSON {"columns": [...], "points": [...]} and
 /// as CSV: point, state, one column per axis, seconds, one column per number (sorted), error.
-[[nodiscard]] std::string sweep_table_json(const std::vector<std::string>& axes, const std::vector<PointRecord>& records);
-[[nodiscard]] std::string sweep_table_csv(const std::vector<std::string>& axes, const std::vector<PointRecord>& records);
+[[nodiscard]] std::string sweep_table_json(const std::vector<std::string>& axes,
+                                           const std::vector<PointRecord>& records);
+[[nodiscard]] std::string sweep_table_csv(const std::vector<std::string>& axes,
+                                          const std::vector<PointRecord>& records);
 /// The rows of a table written by sweep_table_json; nullopt when the text is not one.
 [[nodiscard]] std::optional<std::vector<PointRecord>> parse_sweep_table(const std::string& text);
 
@@ -183,8 +185,8 @@ struct PointRecord {
 
 /// The plan of a sweep folder (sweep-plan.json) as text, and read back.
 struct SweepPlan {
-  std::filesystem::path workflow;                 ///< absolute
-  std::vector<std::string> axes;                  ///< node.param
+  std::filesystem::path workflow;  ///< absolute
+  std::vector<std::string> axes;   ///< node.param
   bool zip = false;
   std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> points;  ///< name, values
 };

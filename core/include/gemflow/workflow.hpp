@@ -72,11 +72,11 @@ struct Link {
 /// One entry of a workflow's `sweep:` section: a parameter and the values it takes, as written.
 /// gemflow/sweep.hpp checks and expands them (the loader checks only the form).
 struct SweepEntry {
-  std::string target;               ///< "node.param"
-  std::string text;                 ///< the values in --sweep's syntax ("1..100", "a,b", "@file.txt")
-  std::vector<std::string> list;    ///< or a YAML list of values (then `text` is "")
-  bool is_list = false;             ///< the values were given as a YAML list
-  SourceLocation where;             ///< of the entry's key
+  std::string target;             ///< "node.param"
+  std::string text;               ///< the values in --sweep's syntax ("1..100", "a,b", "@file.txt")
+  std::vector<std::string> list;  ///< or a YAML list of values (then `text` is "")
+  bool is_list = false;           ///< the values were given as a YAML list
+  SourceLocation where;           ///< of the entry's key
 };
 
 /// The `sweep:` section:
@@ -87,7 +87,7 @@ struct SweepEntry {
 struct WorkflowSweep {
   std::vector<SweepEntry> entries;  ///< in file order
   bool zip = false;
-  SourceLocation where;             ///< of the `sweep:` key
+  SourceLocation where;  ///< of the `sweep:` key
   [[nodiscard]] bool empty() const noexcept { return entries.empty(); }
 };
 
@@ -97,8 +97,8 @@ struct Workflow {
   std::string description;
   std::vector<NodeInstance> nodes;  ///< in file order
   std::vector<Link> links;
-  std::filesystem::path file;       ///< where it was loaded from / saved to ("" if never)
-  WorkflowSweep sweep;              ///< the `sweep:` section (empty: none)
+  std::filesystem::path file;  ///< where it was loaded from / saved to ("" if never)
+  WorkflowSweep sweep;         ///< the `sweep:` section (empty: none)
 
   [[nodiscard]] NodeInstance* find(std::string_view id);
   [[nodiscard]] const NodeInstance* find(std::string_view id) const;
