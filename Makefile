@@ -3,7 +3,7 @@ PRESET ?= ci
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 
-.PHONY: deps configure build runtime demo test test-asan studio fuzz lint format clean
+.PHONY: deps configure build runtime demo test test-asan studio fuzz lint format clean package
 
 deps:
 	@bash packaging/install-deps.sh
@@ -25,6 +25,10 @@ demo: runtime
 
 test: build
 	ctest --preset $(PRESET) -j $(JOBS)
+
+# build/<preset>/packages/gemflow_<version>_<arch>.deb and a .tar.gz (cmake/GemflowPackage.cmake)
+package: build
+	cmake --build $(BUILD) --target package
 
 # Studio needs a display; it opens the NMR example (or its Welcome page when the file is absent).
 studio: build

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <map>
 #include <set>
@@ -16,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "gemflow/atomic_file.hpp"
 #include "gemflow/config.hpp"
 #include "gemflow/device.hpp"
 #include "reporter.hpp"
@@ -202,6 +204,62 @@ nlohmann::json spec_json(const NodeEntry& e) {
           {"params", params},      {"rules", rules}};
 }
 
+/// A rule in words: "tolerance must be below cutoff when unlisted_lower = cutoff (why)",
+/// "rank other than 0 needs 'pivoted: true' (why)".
+std::string rule_text(const NodeSpec& s, const ParamRule& r) {
+  std::string when;
+  for (const auto& v : r.when) when += (when.empty() ? "" : " or ") + format_param(v);
+  if (r.compare != ParamCompare::None) {
+    const char* op = r.compare == ParamCompare::Less        ? "below"
+                     : r.compare == ParamCompare::LessEqual ? "at most"
+                     : r.compare == ParamCompare::Greater   ? "above"
+                                                            : "at least";
+    return fmt::format("{} must be {} {}{}{}{}", r.param, op, r.other.empty() ? format_param(r.other_value) : r.other,
+                       r.if_param.empty() ? "" : fmt::format(" when {} = {}", r.if_param, when),
+                       r.unless_below ? fmt::format(" (values below {} excepted)", *r.unless_below) : "",
+                       r.why.empty() ? "" : " (" + r.why + ")");
+  }
+  const ParamSpec* p = s.param(r.param);
+  return fmt::format("{} {}{} {} '{}: {}'{}", r.param, when.empty() ? "other than " : "= ",
+                     when.empty() ? (p ? format_param(p->default_value) : std::string("its default")) : when,
+                     r.must ? "needs" : "cannot be used with", r.other, format_param(r.other_value),
+                     r.why.empty() ? "" : " (" + r.why + ")");
+}
+
+/// The facts of a parameter after its name and kind: default (or required), limits with the
+/// unit, choices, device values, file types.
+std::vector<std::string> param_facts(const ParamSpec& p) {
+  std::vector<std::string> parts;
+  if (p.required) parts.push_back("required");
+  else parts.push_back("default " + yaml_scalar(p, p.default_value));
+  if (auto l = limits_text(p); !l.empty()) parts.push_back(l + (p.unit.empty() ? "" : " " + p.unit));
+  if (!p.choices.empty()) {
+    std::string c;
+    for (const auto& x : p.choices) c += (c.empty() ? "" : " | ") + x;
+    parts.push_back("choices: " + c);
+  }
+  if (p.kind == ParamKind::Device) parts.push_back("auto | cpu | cuda | cuda:N");
+  if (!p.extensions.empty()) {
+    std::string x;
+    for (const auto& ext : p.extensions) {
+      if (!x.empty()) x += " | ";
+      x += ext;
+    }
+    parts.push_back("files: " + x);
+  }
+  return parts;
+}
+
+/// The line to paste into a workflow: "smooth: {type: distgeom.triangle_smoothing, params: {...}}".
+std::string workflow_snippet(const NodeSpec& s) {
+  std::string params;
+  for (const auto& p : s.params)  // the device too (--device still overrides it)
+    params += fmt::format("{}{}: {}", params.empty() ? "" : ", ", p.name, p.required ? "..." : yaml_scalar(p, p.default_value));
+  const std::string short_name = s.info.id.substr(s.info.id.rfind('.') + 1);
+  return fmt::format("{}: {{type: {}{}}}", short_name, s.info.id,
+                     params.empty() ? std::string() : fmt::format(", params: {{{}}}", params));
+}
+
 void print_ports(const char* title, const std::vector<PortSpec>& ports, std::size_t width) {
   fmt::print("\n{}:\n", title);
   if (ports.empty()) fmt::print("  (none)\n");
@@ -227,24 +285,7 @@ void print_node_doc(const NodeEntry& e) {
   if (s.params.empty()) fmt::print("  (none)\n");
   for (const auto& p : s.params) {
     std::string head = fmt::format("  {} ({}{})", p.name, to_string(p.kind), p.unit.empty() ? "" : ", " + p.unit);
-    std::vector<std::string> parts;
-    if (p.required) parts.push_back("required");
-    else parts.push_back("default " + yaml_scalar(p, p.default_value));
-    if (auto l = limits_text(p); !l.empty()) parts.push_back(l + (p.unit.empty() ? "" : " " + p.unit));
-    if (!p.choices.empty()) {
-      std::string c;
-      for (const auto& x : p.choices) c += (c.empty() ? "" : " | ") + x;
-      parts.push_back("choices: " + c);
-    }
-    if (p.kind == ParamKind::Device) parts.push_back("auto | cpu | cuda | cuda:N");
-    if (!p.extensions.empty()) {
-      std::string x;
-      for (const auto& ext : p.extensions) {
-        if (!x.empty()) x += " | ";
-        x += ext;
-      }
-      parts.push_back("files: " + x);
-    }
+    const std::vector<std::string> parts = param_facts(p);
     std::string line;
     for (const auto& x : parts) {
       line += "  ";
@@ -255,28 +296,7 @@ void print_node_doc(const NodeEntry& e) {
   }
   if (!s.info.rules.empty()) {  // NodeInfo::rules, checked before a workflow runs
     fmt::print("\nRules (checked before a run):\n");
-    for (const auto& r : s.info.rules) {
-      std::string when;
-      for (const auto& v : r.when) when += (when.empty() ? "" : " or ") + format_param(v);
-      if (r.compare != ParamCompare::None) {  // "tolerance below cutoff when unlisted_lower = cutoff"
-        const char* op = r.compare == ParamCompare::Less        ? "below"
-                         : r.compare == ParamCompare::LessEqual ? "at most"
-                         : r.compare == ParamCompare::Greater   ? "above"
-                                                                : "at least";
-        const std::string line =
-            fmt::format("{} must be {} {}{}{}{}", r.param, op, r.other.empty() ? format_param(r.other_value) : r.other,
-                        r.if_param.empty() ? "" : fmt::format(" when {} = {}", r.if_param, when),
-                        r.unless_below ? fmt::format(" (values below {} excepted)", *r.unless_below) : "",
-                        r.why.empty() ? "" : " (" + r.why + ")");
-        fmt::print("{}\n", wrap(line, width, "  ", 6));
-        continue;
-      }
-      const std::string line = fmt::format("{} {}{} {} '{}: {}'{}", r.param, when.empty() ? "other than " : "= ",
-                                           when.empty() ? format_param(s.param(r.param)->default_value) : when,
-                                           r.must ? "needs" : "cannot be used with", r.other,
-                                           format_param(r.other_value), r.why.empty() ? "" : " (" + r.why + ")");
-      fmt::print("{}\n", wrap(line, width, "  ", 6));
-    }
+    for (const auto& r : s.info.rules) fmt::print("{}\n", wrap(rule_text(s, r), width, "  ", 6));
   }
   // The structured parts of the node's documentation (NodeInfo), each under its heading.
   for (const auto& [title, text] : std::initializer_list<std::pair<const char*, const std::string*>>{
@@ -285,14 +305,7 @@ void print_node_doc(const NodeEntry& e) {
            {"Determinism", &s.info.determinism},
            {"References", &s.info.references}})
     if (!text->empty()) fmt::print("\n{}:\n{}\n", title, wrap(*text, width, "  ", 2));
-  // A snippet to paste into a workflow.
-  std::string params;
-  for (const auto& p : s.params) {  // the device too (QA: it was left out; --device still overrides it)
-    params += fmt::format("{}{}: {}", params.empty() ? "" : ", ", p.name, p.required ? "..." : yaml_scalar(p, p.default_value));
-  }
-  std::string short_name = s.info.id.substr(s.info.id.rfind('.') + 1);
-  fmt::print("\nIn a workflow:\n  {}: {{type: {}{}}}\n", short_name, s.info.id,
-             params.empty() ? std::string() : fmt::format(", params: {{{}}}", params));
+  fmt::print("\nIn a workflow:\n  {}\n", workflow_snippet(s));
 }
 
 void print_list(const std::vector<const NodeEntry*>& entries) {
@@ -315,6 +328,160 @@ void print_list(const std::vector<const NodeEntry*>& entries) {
   }
 }
 
+
+// ---- `gemflow nodes --markdown DIR`: the node reference (docs/nodes/) ------------------------
+
+constexpr std::string_view kMarkdownMark = "<!-- Generated by `gemflow nodes --markdown`";
+
+/// Prose for Markdown: '<' and '&' as entities (a data type such as Matrix<f64> is not a tag).
+std::string md_text(std::string_view t) {
+  std::string out;
+  for (char c : t) {
+    if (c == '<') out += "&lt;";
+    else if (c == '&') out += "&amp;";
+    else out += c;
+  }
+  return out;
+}
+
+/// A section of prose: each line of the doc its own paragraph (Markdown joins single lines).
+std::string md_block(std::string_view t) {
+  std::string out;
+  for (char c : md_text(t)) {
+    if (c == '\n') out += "\n\n";
+    else out += c;
+  }
+  return out;
+}
+
+/// A table cell: prose with '|' escaped and line breaks as <br>.
+std::string md_cell(std::string_view t) {
+  std::string out;
+  for (char c : md_text(t)) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += "<br>";
+    else out += c;
+  }
+  return out;
+}
+
+/// Code in a table cell: `x` (a '|' inside still needs its escape in GFM tables).
+std::string md_code(std::string_view t) {
+  std::string out = "`";
+  for (char c : t) {
+    if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out + "`";
+}
+
+std::string plugin_file(const NodeEntry& e) {
+  return e.origin.empty() ? std::string("core") : fs::path(e.origin).filename().string();
+}
+
+std::string md_ports(const std::vector<PortSpec>& ports) {
+  if (ports.empty()) return "(none)\n";
+  std::string out = "| Port | Type | Description |\n|---|---|---|\n";
+  for (const auto& p : ports)
+    out += fmt::format("| {} | {}{} | {} |\n", md_code(p.name), md_code(p.type), p.optional ? " (optional)" : "",
+                       md_cell(p.doc));
+  return out;
+}
+
+std::string node_markdown(const NodeEntry& e) {
+  const NodeSpec& s = e.spec;
+  std::string out = std::string(kMarkdownMark) + " from the node's spec; do not edit. -->\n\n";
+  out += fmt::format("# {} — {}\n\n", s.info.id, md_text(s.info.title));
+  out += fmt::format("Version {} · Category: {} · Plugin: `{}`\n", s.info.version,
+                     s.info.category.empty() ? "(none)" : md_text(s.info.category), plugin_file(e));
+  if (s.info.stochastic)
+    out += "\nStochastic: takes a seed; the same seed on the same device gives the same result.\n";
+  if (!s.info.doc.empty()) out += "\n" + md_block(s.info.doc) + "\n";
+  out += "\n## Inputs\n\n" + md_ports(s.inputs);
+  out += "\n## Outputs\n\n" + md_ports(s.outputs);
+  out += "\n## Parameters\n\n";
+  if (s.params.empty()) {
+    out += "(none)\n";
+  } else {
+    out += "| Name | Kind | Unit | Default | Limits, choices | Description |\n|---|---|---|---|---|---|\n";
+    for (const auto& p : s.params) {
+      std::vector<std::string> facts = param_facts(p);
+      const std::string dflt = p.required ? std::string("required") : md_code(yaml_scalar(p, p.default_value));
+      facts.erase(facts.begin());  // the default has its own column
+      std::string rest;
+      for (const auto& f : facts) rest += (rest.empty() ? "" : "; ") + md_cell(f);
+      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(p.name), to_string(p.kind), md_cell(p.unit),
+                         dflt, rest, md_cell(p.doc));
+    }
+  }
+  if (!s.info.rules.empty()) {
+    out += "\n## Rules\n\nChecked before a workflow runs (`gemflow validate`, `gemflow run`, Studio):\n\n";
+    for (const auto& r : s.info.rules) out += "- " + md_text(rule_text(s, r)) + "\n";
+  }
+  for (const auto& [title, text] : std::initializer_list<std::pair<const char*, const std::string*>>{
+           {"Errors", &s.info.errors},
+           {"Memory", &s.info.memory},
+           {"Determinism", &s.info.determinism},
+           {"References", &s.info.references}})
+    if (!text->empty()) out += fmt::format("\n## {}\n\n{}\n", title, md_block(*text));
+  out += fmt::format("\n## In a workflow\n\n```yaml\n{}\n```\n", workflow_snippet(s));
+  return out;
+}
+
+std::string index_markdown(const std::vector<const NodeEntry*>& entries) {
+  std::map<std::string, std::vector<const NodeEntry*>> by_cat;
+  std::set<std::string> plugins;
+  for (const auto* e : entries) {
+    by_cat[e->spec.info.category.empty() ? "Uncategorised" : e->spec.info.category].push_back(e);
+    plugins.insert(plugin_file(*e));
+  }
+  std::string out = std::string(kMarkdownMark) +
+                    " from the node specs; do not edit. Regenerate: build/ci/bin/gemflow nodes --markdown docs/nodes -->\n\n";
+  out += "# Node reference\n\n";
+  out += fmt::format("{} node types from {} plugins, one page each: ports with their data types, parameters with "
+                     "defaults, limits, units and choices, rules, errors, memory, determinism and references. The "
+                     "same text as `gemflow nodes TYPE` and Studio's help.\n",
+                     entries.size(), plugins.size());
+  for (const auto& [cat, list] : by_cat) {
+    out += fmt::format("\n## {}\n\n| Node | Title | Summary |\n|---|---|---|\n", md_text(cat));
+    for (const auto* e : list)
+      out += fmt::format("| [{}]({}.md) | {} | {} |\n", e->spec.info.id, e->spec.info.id, md_cell(e->spec.info.title),
+                         md_cell(first_sentence(e->spec.info.doc)));
+  }
+  return out;
+}
+
+/// Writes one page per node type and README.md (the index) into `dir`; removes pages of an
+/// earlier generation whose node type is gone. Returns the exit code.
+int write_markdown(const std::vector<const NodeEntry*>& entries, const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    spdlog::error("--markdown {}: cannot create the folder: {}", dir.string(), ec.message());
+    return kExitInvalid;
+  }
+  std::set<std::string> written;
+  auto put = [&](const std::string& name, const std::string& text) {
+    const fs::path file = dir / name;
+    write_file_atomically(file, text);
+    written.insert(name);
+  };
+  for (const auto* e : entries) put(e->spec.info.id + ".md", node_markdown(*e));
+  put("README.md", index_markdown(entries));
+  for (const auto& f : fs::directory_iterator(dir, ec)) {
+    const std::string name = f.path().filename().string();
+    if (f.path().extension() != ".md" || written.contains(name)) continue;
+    std::ifstream in(f.path());
+    std::string first;
+    std::getline(in, first);
+    if (first.starts_with(kMarkdownMark)) {
+      fs::remove(f.path(), ec);
+      spdlog::info("removed {} (no such node type now)", f.path().string());
+    }
+  }
+  fmt::print("{}: {} node pages and README.md\n", dir.string(), entries.size());
+  return kExitOk;
+}
 }  // namespace
 
 int nodes_command(const NodesArgs& args, const GlobalOptions& g, Console&) {
@@ -323,6 +490,17 @@ int nodes_command(const NodesArgs& args, const GlobalOptions& g, Console&) {
   load_plugins(host, g, true);
   const auto all = registry.nodes();
 
+  if (args.markdown) {
+    if (!args.type.empty()) {
+      spdlog::error("--markdown writes the pages of every node type: give no TYPE");
+      return kExitInvalid;
+    }
+    if (all.empty()) {
+      spdlog::error("--markdown: no node types: no plugin was loaded (see `gemflow plugins --doctor`)");
+      return kExitInvalid;
+    }
+    return write_markdown(all, *args.markdown);
+  }
   if (args.type.empty()) {
     if (args.json) {
       nlohmann::json a = nlohmann::json::array();

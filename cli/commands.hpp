@@ -61,6 +61,12 @@ struct UpgradeArgs {
   std::filesystem::path workflow;
 };
 
+struct FmtArgs {
+  std::vector<std::filesystem::path> workflows;
+  bool check = false;  ///< only say which files are not in canonical form (exit 1 when any)
+};
+
+
 struct CacheArgs {
   std::string action;  ///< info | prune | clear
   std::optional<std::filesystem::path> dir;
@@ -75,6 +81,8 @@ struct ValidateArgs {
 struct NodesArgs {
   std::string type;  ///< "" = list all
   bool json = false;
+  /// Write the node reference (one Markdown page per node type and README.md) into this folder.
+  std::optional<std::filesystem::path> markdown;
 };
 
 struct PluginsArgs {
@@ -88,6 +96,7 @@ int nodes_command(const NodesArgs& args, const GlobalOptions& g, Console& consol
 int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console& console);
 int cache_command(const CacheArgs& args);
 int upgrade_command(const UpgradeArgs& args, const GlobalOptions& g, Console& console);
+int fmt_command(const FmtArgs& args, const GlobalOptions& g, Console& console);
 int sweep_command(const SweepArgs& args, const GlobalOptions& g, Console& console);
 
 /// Whether `gemflow run` runs a sweep: --sweep given, or the workflow has a `sweep:` section and

@@ -149,12 +149,25 @@ int main(int argc, char** argv) {
   nodes_cmd->add_option("type", nodes.type, "Node type id (or a plugin prefix such as 'distgeom')")
       ->type_name("TYPE");
   nodes_cmd->add_flag("--json", nodes.json, "Print the specs as JSON");
+  std::string markdown_dir;
+  nodes_cmd
+      ->add_option("--markdown", markdown_dir,
+                   "Write the node reference into DIR: one Markdown page per node type and README.md (docs/nodes)")
+      ->type_name("DIR")
+      ->check(non_empty);
 
   // upgrade
   UpgradeArgs upgrade;
   auto* upgrade_cmd = app.add_subcommand(
       "upgrade", "Rewrite a workflow at the current node versions (migrations applied; the original kept as .bak)");
   upgrade_cmd->add_option("workflow", upgrade.workflow, "Workflow file (YAML)")->required()->type_name("W.yaml");
+
+  // fmt
+  FmtArgs fmt_args;
+  auto* fmt_cmd = app.add_subcommand(
+      "fmt", "Rewrite workflows in canonical form (one line per node, canonical numbers; comments are dropped)");
+  fmt_cmd->add_option("workflows", fmt_args.workflows, "Workflow files (YAML)")->required()->type_name("W.yaml");
+  fmt_cmd->add_flag("--check", fmt_args.check, "Change nothing; list the files that are not canonical (exit 1)");
 
   // cache
   CacheArgs cache;
@@ -236,11 +249,11 @@ int main(int argc, char** argv) {
     // `gemflow frobnicate`: name the unknown command instead of CLI11's "A subcommand is required".
     const auto rest = app.remaining();
     if (app.get_subcommands().empty() && !rest.empty() && !rest.front().empty() && rest.front()[0] != '-') {
-      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins", "cache", "upgrade", "sweep"};
+      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins", "cache", "upgrade", "fmt", "sweep"};
       const std::string near = gemflow::nearest_name(rest.front(), commands);
       std::cerr << "gemflow: unknown command '" << rest.front() << "'"
                 << (near.empty() ? std::string() : " (did you mean '" + near + "'?)")
-                << "; commands: run, validate, nodes, plugins, cache, upgrade, sweep (see gemflow --help)\n";
+                << "; commands: run, validate, nodes, plugins, cache, upgrade, fmt, sweep (see gemflow --help)\n";
       return kExitInvalid;
     }
     if (app.get_subcommands().empty() && !rest.empty() && rest.front().rfind("--", 0) == 0) {
@@ -254,6 +267,7 @@ int main(int argc, char** argv) {
   if (!out_dir.empty()) run.out = out_dir;
   if (!cache_dir.empty()) run.cache = cache_dir;
   if (!cache_cmd_dir.empty()) cache.dir = cache_cmd_dir;
+  if (!markdown_dir.empty()) nodes.markdown = markdown_dir;
   if (!points_file.empty()) run.points = points_file;
   if (!sweep_out.empty()) sweep.run.out = sweep_out;
   if (!sweep_cache.empty()) sweep.run.cache = sweep_cache;
@@ -279,6 +293,7 @@ int main(int argc, char** argv) {
     else if (*plugins_cmd) rc = plugins_command(plugins, g, console);
     else if (*cache_cmd) rc = cache_command(cache);
     else if (*upgrade_cmd) rc = upgrade_command(upgrade, g, console);
+    else if (*fmt_cmd) rc = fmt_command(fmt_args, g, console);
     else if (*sweep_cmd) rc = sweep_command(sweep, g, console);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

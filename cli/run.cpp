@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "gemflow/atomic_file.hpp"
 #include "gemflow/device.hpp"
 #include "gemflow/executor.hpp"
 #include "gemflow/workflow.hpp"
@@ -144,6 +145,8 @@ std::optional<Workflow> load_for_run(const fs::path& file, const std::vector<std
     }
   }
   if (!ok) return std::nullopt;
+  // every later step (reporting, --until, the run) sees the inner nodes as "sub/node"
+  if (has_subworkflows(wf)) return flatten(wf, registry);
   return wf;
 }
 
@@ -482,8 +485,11 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
   auto path_diags = check_run_paths(*wf, registry, out);
   for (auto& d : sweep_section_diagnostics(*wf, registry)) path_diags.push_back(std::move(d));
   for (auto& d : check_run_devices(*wf, registry, "")) path_diags.push_back(std::move(d));
+  std::vector<std::string> notes;  // what the nodes will read in their input files
+  for (auto& d : check_input_contents(*wf, registry, &notes)) path_diags.push_back(std::move(d));
   for (const auto& d : path_diags) print_diagnostic(console, d);
   if (has_error(path_diags)) return invalid(path_diags);
+  for (const auto& n : notes) fmt::print("{}\n", n);
   fmt::print("{}: valid ('{}', {} node{}, {} link{})\n", args.workflow.string(), display_name(*wf, args.workflow),
              wf->nodes.size(),
              wf->nodes.size() == 1 ? "" : "s", wf->links.size(), wf->links.size() == 1 ? "" : "s");
@@ -515,9 +521,35 @@ int upgrade_command(const UpgradeArgs& args, const GlobalOptions& g, Console& co
     return kExitInvalid;
   }
   save_workflow(*r.workflow, args.workflow);
-  fmt::print("{}: upgraded ({} node{}); written in canonical form (comments are not kept), the original is {}\n",
+  fmt::print("{}: upgraded ({} node{}); only the migrated nodes were rewritten, the original is {}\n",
              args.workflow.string(), r.migrated, r.migrated == 1 ? "" : "s", backup.string());
   return kExitOk;
+}
+
+int fmt_command(const FmtArgs& args, const GlobalOptions& g, Console& console) {
+  Registry registry;
+  PluginHost host(registry);
+  load_plugins(host, g, true);
+  int rc = kExitOk;
+  for (const auto& file : args.workflows) {
+    const LoadResult r = load_workflow(file, registry);
+    if (!r.ok()) {
+      for (const auto& d : r.diagnostics) print_diagnostic(console, d);
+      fmt::print("{}: invalid; not formatted\n", file.string());
+      rc = kExitInvalid;
+      continue;
+    }
+    const std::string canonical = to_yaml(*r.workflow);
+    if (r.workflow->source && r.workflow->source->text == canonical) continue;
+    if (args.check) {
+      fmt::print("{}: not in canonical form\n", file.string());
+      if (rc == kExitOk) rc = 1;
+      continue;
+    }
+    write_file_atomically(file, canonical);
+    fmt::print("{}: formatted\n", file.string());
+  }
+  return rc;
 }
 
 int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {

@@ -42,7 +42,9 @@ with open(report_path) as f:
     r = json.load(f)
 
 fields = [
-    ("backbone_rmsd_A", "Backbone RMSD to the reference", "Å"),
+    ("backbone_rmsd_A", "Backbone RMSD to the reference (model 1)", "Å"),
+    ("backbone_rmsd_to_reference_mean_A", "Backbone RMSD to the reference (ensemble mean)", "Å"),
+    ("precision_backbone_A", "Ensemble precision (RMSD to the mean)", "Å"),
     ("heavy_rmsd_A", "Heavy-atom RMSD to the reference", "Å"),
     ("violations_gt_0_5A", "Restraint violations > 0.5 Å", ""),
     ("restraints_used", "Restraints used", ""),

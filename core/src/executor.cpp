@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <condition_variable>
 #include <cstdio>
@@ -186,10 +187,17 @@ class Context final : public NodeContext {
     node_.transfers->add(direction, bytes, seconds);
   }
   void preview(std::string_view port, Value value) override;
+  /// The longest stretch without a progress call so far, the end of the work included (s).
+  double longest_silence() const {
+    const auto now = std::chrono::steady_clock::now();
+    return std::max(max_silence_, std::chrono::duration<double>(now - last_call_).count());
+  }
 
  private:
   Run& run_;
   NodeRun& node_;
+  std::chrono::steady_clock::time_point last_call_ = std::chrono::steady_clock::now();
+  double max_silence_ = 0.0;
   std::chrono::steady_clock::time_point last_progress_{};
   std::chrono::steady_clock::time_point last_preview_{};
   double last_fraction_ = -1.0;
@@ -339,6 +347,8 @@ class Run {
 void Context::progress(double fraction, std::string_view message) {
   fraction = std::isnan(fraction) ? 0.0 : std::clamp(fraction, 0.0, 1.0);  // NaN: a node's 0/0
   const auto now = std::chrono::steady_clock::now();
+  max_silence_ = std::max(max_silence_, std::chrono::duration<double>(now - last_call_).count());
+  last_call_ = now;
   // Throttle (every mode, --json included): about 20 events per second; a new message, a jump of
   // 10% or the first 1.0 sooner, but a new message at most every 5 ms (QA: a message per call,
   // 5 million calls, gave 5 million JSON lines).
@@ -811,6 +821,10 @@ void Run::run_node(std::size_t i) {
       }
       Context ctx(*this, n);
       node->execute(ctx);
+      if (opt_.progress_check_seconds > 0 && ctx.longest_silence() > opt_.progress_check_seconds)
+        ctx.warn(fmt::format("reported no progress for {:.1f} s (nodes report progress at least every {:g} s of "
+                             "work: NodeContext::progress)",
+                             ctx.longest_silence(), opt_.progress_check_seconds));
       for (const auto& o : n.entry->spec.outputs) {
         const Value& v = node->output(o.name);
         if (!v.empty()) outputs.emplace(o.name, v);
@@ -946,7 +960,13 @@ void Run::write_provenance(RunResult& r) {
   } else {
     w["file"] = nullptr;
   }
-  w["effective"] = to_yaml(wf_);  // after --set overrides
+  w["effective"] = to_yaml(wf_);  // after --set overrides, sub-workflows flattened
+  if (!wf_.included.empty()) {
+    json inc = json::array();
+    for (const auto& f : wf_.included)
+      inc.push_back({{"file", fs::absolute(f.file).lexically_normal().string()}, {"xxh3", f.xxh3}});
+    w["included"] = inc;
+  }
   j["workflow"] = w;
   j["date"] = started_;
   j["finished"] = utc_now();
@@ -1288,6 +1308,46 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
   return diags;
 }
 
+std::vector<Diagnostic> check_input_contents(const Workflow& wf, const Registry& registry,
+                                             std::vector<std::string>* notes) {
+  std::vector<Diagnostic> diags;
+  const fs::path base = wf.base_dir();
+  for (const auto& n : wf.nodes) {
+    const NodeEntry* e = registry.find_node(n.type);
+    if (!e) continue;  // reported by validate()
+    for (const auto& ps : e->spec.params) {
+      if (ps.kind != ParamKind::InputPath || !ps.inspect) continue;
+      const ParamValue* given = n.param(ps.name);
+      const ParamValue& v = given ? *given : ps.default_value;
+      if (!std::holds_alternative<std::string>(v) || std::get<std::string>(v).empty()) continue;
+      fs::path p = std::get<std::string>(v);
+      if (p.is_relative()) p = base / p;
+      p = p.lexically_normal();
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec)) continue;  // missing or not a file: check_run_paths says so
+      try {
+        const auto param = [&](const std::string& name) -> const ParamValue* {
+          if (const ParamValue* pv = n.param(name)) return pv;
+          for (const auto& other : e->spec.params)
+            if (other.name == name) return &other.default_value;
+          return nullptr;
+        };
+        const std::string what = ps.inspect(p.string(), param);
+        if (notes && !what.empty()) notes->push_back(fmt::format("node '{}', parameter '{}': {}", n.id, ps.name, what));
+      } catch (const std::exception& ex) {
+        Diagnostic d;
+        d.severity = Diagnostic::Severity::Error;
+        d.where = param_location(wf, n, ps.name);
+        d.node = n.id;
+        d.param = ps.name;
+        d.message = fmt::format("the node cannot read this file: {}", ex.what());
+        diags.push_back(std::move(d));
+      }
+    }
+  }
+  return diags;
+}
+
 std::vector<Diagnostic> check_run_devices(const Workflow& wf, const Registry& registry,
                                           std::string_view device_override) {
   std::vector<Diagnostic> diags;
@@ -1325,8 +1385,49 @@ std::vector<Diagnostic> check_run_devices(const Workflow& wf, const Registry& re
   return diags;
 }
 
+double RunOptions::progress_check_from_env() {
+  const char* v = std::getenv("GEMFLOW_CHECK_PROGRESS");
+  if (!v || !*v) return 0.0;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  return end != v && std::isfinite(s) && s > 0 ? s : 0.0;
+}
+
 RunResult run_workflow(const Workflow& wf, const Registry& registry, const RunOptions& options) {
-  Run run(wf, registry, options);
+  RunResult refused;
+  // A top-level workflow must feed its own nodes: exposed inputs are fed only from outside.
+  for (const auto& x : wf.inputs)
+    for (const auto& [nid, port] : x.targets) {
+      const NodeInstance* n = wf.find(nid);
+      const NodeSpec* spec = n ? node_spec(*n, registry) : nullptr;
+      const PortSpec* p = spec ? spec->input(port) : nullptr;
+      if (!p || p->optional) continue;
+      Diagnostic d;
+      d.where = x.where;
+      d.node = nid;
+      d.param = port;
+      d.is_port = true;
+      d.message = fmt::format("input '{}' of this workflow feeds {}.{}, and only a workflow that includes this one "
+                              "(a 'workflow' node) can feed it",
+                              x.name, nid, port);
+      refused.diagnostics.push_back(std::move(d));
+    }
+  if (!refused.diagnostics.empty()) return refused;
+  if (!has_subworkflows(wf)) {
+    Run run(wf, registry, options);
+    return run.execute();
+  }
+  Workflow flat;
+  try {
+    flat = flatten(wf, registry);
+  } catch (const Error& e) {
+    Diagnostic d;
+    d.where.file = wf.file.string();
+    d.message = e.what();
+    refused.diagnostics.push_back(std::move(d));
+    return refused;
+  }
+  Run run(flat, registry, options);
   return run.execute();
 }
 

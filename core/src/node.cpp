@@ -167,6 +167,10 @@ PathParam::PathParam(Node* owner, std::string name, Mode mode, std::string doc, 
   slot_ = owner->add_param(std::move(s));
 }
 
+void PathParam::inspect(ParamSpec::Inspector check) {
+  owner_->params_[slot_].spec.inspect = std::move(check);
+}
+
 std::filesystem::path PathParam::value() const {
   return std::get<std::string>(owner_->params_[slot_].value);
 }

@@ -16,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "gemflow/atomic_file.hpp"
+#include "gemflow/executor.hpp"
 
 namespace gemflow {
 
@@ -155,6 +156,18 @@ bool valid_id(std::string_view id) {
   });
 }
 
+// Ids of a flattened workflow: valid ids joined by '/' ("refine/dg").
+bool valid_flat_id(std::string_view id) {
+  std::size_t start = 0;
+  while (true) {
+    const auto slash = id.find('/', start);
+    if (!valid_id(id.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start)))
+      return false;
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
 std::vector<std::string> names_of(const std::vector<PortSpec>& ports) {
   std::vector<std::string> r;
   for (const auto& p : ports) r.push_back(p.name);
@@ -168,6 +181,7 @@ std::vector<std::string> names_of(const std::vector<ParamSpec>& params) {
 
 // What the parser knows beyond the model: exact locations and problems already reported.
 struct ParseExtras {
+  std::map<std::string, int> top_key_line;                    // top-level key → its line
   std::map<std::string, SourceLocation> type_where;           // node id → its `type:` value
   std::set<std::pair<std::string, std::string>> reported;     // (node, param) already reported
   std::map<std::pair<std::string, std::string>, SourceLocation> param_key_where;  // (node, param) → key
@@ -375,6 +389,7 @@ class Validator {
     check_ids();
     for (const auto& n : wf_.nodes) check_node(n);
     check_links();
+    check_exposed();
     check_required_inputs();
     check_cycles();
     // an empty workflow runs, but does nothing: say so
@@ -395,7 +410,7 @@ class Validator {
     for (const auto& n : wf_.nodes) {
       ids_.push_back(n.id);
       if (!by_id_.emplace(n.id, &n).second) list_.add(make_diag(node_loc(n), n.id, "", "node id used twice"));
-      if (!valid_id(n.id))
+      if (!valid_flat_id(n.id))
         list_.add(make_diag(node_loc(n), n.id, "",
                             "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_'"));
     }
@@ -403,6 +418,14 @@ class Validator {
 
   /// A node's type, version, parameters and parameter rules.
   void check_node(const NodeInstance& n) {
+    if (n.type == kSubWorkflowType) {
+      if (n.sub)
+        check_params(n, n.sub->spec);
+      else if (!extras_)  // the loader reports why it has none
+        list_.add(make_diag(node_loc(n), n.id, "path",
+                            "the sub-workflow is not loaded (set 'path' and call load_subworkflows)"));
+      return;
+    }
     const NodeEntry* e = registry_.find_node(n.type);
     if (!e && n.type.empty() && extras_) return;  // the parser said so already ("no 'type:' given")
     if (!e) {
@@ -541,10 +564,10 @@ class Validator {
       list_.add(make_diag(at, "", "", std::move(message), std::move(hint)));
       return false;
     }
-    const NodeEntry* e = registry_.find_node(n->type);
-    if (!e) return false;  // unknown type: reported by check_node
-    const auto& ports = from ? e->spec.outputs : e->spec.inputs;
-    const PortSpec* p = from ? e->spec.output(port) : e->spec.input(port);
+    const NodeSpec* spec = node_spec(*n, registry_);
+    if (!spec) return false;  // unknown type: reported by check_node
+    const auto& ports = from ? spec->outputs : spec->inputs;
+    const PortSpec* p = from ? spec->output(port) : spec->input(port);
     port_out = p;
     if (p) return true;
     auto d = make_diag(at, nid, port,
@@ -557,15 +580,65 @@ class Validator {
     return false;
   }
 
+  /// `inputs:`/`outputs:`: each names an existing port of the right direction; the ports of one
+  /// exposed input share a type and are fed by no inner link. An exposed input counts as
+  /// connecting its ports (the workflow that includes this one feeds them).
+  void check_exposed() {
+    std::set<std::string> names;
+    for (const bool in : {true, false})
+      for (const auto& x : in ? wf_.inputs : wf_.outputs) {
+        const std::string what = in ? "input" : "output";
+        if (!names.insert((in ? "in:" : "out:") + x.name).second) {
+          list_.add(make_diag(x.where, "", "", fmt::format("exposed {} '{}' declared twice", what, x.name)));
+          continue;
+        }
+        if (!in && x.targets.size() != 1) {
+          list_.add(make_diag(x.where, "", "", fmt::format("exposed output '{}' must name one inner port", x.name)));
+          continue;
+        }
+        std::string type;
+        for (const auto& [nid, port] : x.targets) {
+          const auto found = by_id_.find(nid);
+          if (found == by_id_.end()) {
+            list_.add(make_diag(x.where, "", "", fmt::format("exposed {} '{}': no node '{}'", what, x.name, nid),
+                                did_you_mean(nid, ids_)));
+            continue;
+          }
+          const NodeSpec* spec = node_spec(*found->second, registry_);
+          if (!spec) continue;  // unknown type: reported by check_node
+          const PortSpec* p = in ? spec->input(port) : spec->output(port);
+          if (!p) {
+            const auto& ports = in ? spec->inputs : spec->outputs;
+            auto d = make_diag(x.where, nid, port,
+                               fmt::format("exposed {} '{}': '{}' has no {} port '{}'", what, x.name,
+                                           found->second->type, what, port),
+                               did_you_mean(port, names_of(ports)));
+            d.is_port = true;
+            list_.add(std::move(d));
+            continue;
+          }
+          if (!type.empty() && p->type != type)
+            list_.add(make_diag(x.where, nid, port,
+                                fmt::format("exposed input '{}' feeds ports of different types ({} and {})", x.name,
+                                            type, p->type)));
+          type = p->type;
+          if (in && !targeted_.insert({nid, port}).second)
+            list_.add(make_diag(x.where, nid, port,
+                                fmt::format("exposed input '{}' feeds {}.{}, which a link feeds already", x.name,
+                                            nid, port)));
+        }
+      }
+  }
+
   /// Required inputs connected (the first kMaxUnconnected listed, then a count). Not checked when
   /// `links:` looks misspelled: that error says it.
   void check_required_inputs() {
     std::size_t unconnected = 0;
     const Diagnostic* last_unconnected = nullptr;
     for (const auto& n : wf_.nodes) {
-      const NodeEntry* e = registry_.find_node(n.type);
-      if (!e || (extras_ && extras_->links_misspelled)) continue;
-      for (const auto& p : e->spec.inputs)
+      const NodeSpec* spec = node_spec(n, registry_);
+      if (!spec || (extras_ && extras_->links_misspelled)) continue;
+      for (const auto& p : spec->inputs)
         if (!p.optional && !targeted_.count({n.id, p.name})) {
           if (++unconnected > kMaxUnconnected) continue;
           auto d = make_diag(node_loc(n), n.id, p.name, fmt::format("required input ({}) is not connected", p.type));
@@ -694,11 +767,13 @@ class Parser {
     }
     Workflow wf;
     wf.file = file_;
-    static const std::vector<std::string> top = {"gemflow", "name", "description", "nodes", "links", "editor", "sweep"};
+    static const std::vector<std::string> top = {"gemflow", "name",   "description", "nodes", "links",
+                                                 "inputs",  "outputs", "editor",     "sweep"};
     bool have_format = false, have_nodes = false, have_links = false;
     YAML::Node editor;
     for (auto& [k, v] : entries(root, "", "top-level key", &top)) {
       const std::string key = k.Scalar();
+      extras.top_key_line[key] = at(k).line;
       if (key == "gemflow") {
         have_format = true;
         int fmt_version = 0;
@@ -736,6 +811,8 @@ class Parser {
       } else if (key == "links") {
         have_links = true;
         parse_links(v, wf);
+      } else if (key == "inputs" || key == "outputs") {
+        parse_exposed(v, key == "inputs" ? wf.inputs : wf.outputs, key == "inputs");
       } else if (key == "editor") {
         editor = v;
       } else if (key == "sweep") {
@@ -925,6 +1002,46 @@ class Parser {
       }
       l->where = at(item);
       wf.links.push_back(std::move(*l));
+    }
+  }
+
+  // `inputs:` / `outputs:`: name → "node.port" (inputs also a list of them).
+  void parse_exposed(const YAML::Node& v, std::vector<ExposedPort>& out, bool inputs) {
+    if (v.IsNull()) return;
+    const std::string what = inputs ? "inputs" : "outputs";
+    if (!v.IsMap()) {
+      error(v, "", "", fmt::format("'{}:' must be a map of name → {}", what, inputs ? "node.port or [node.port, ...]" : "node.port"));
+      return;
+    }
+    for (auto& [k, body] : entries(v, "", inputs ? "input name" : "output name", nullptr)) {
+      ExposedPort p;
+      p.name = k.Scalar();
+      p.where = at(k);
+      if (!valid_id(p.name)) {
+        error(k, "", "", fmt::format("invalid {} name '{}': use letters, digits, '_' and '-'", what, p.name));
+        continue;
+      }
+      std::vector<YAML::Node> items;
+      if (body.IsScalar()) {
+        items.push_back(body);
+      } else if (inputs && body.IsSequence() && body.size() > 0) {
+        for (const auto& item : body) items.push_back(item);
+      } else {
+        error(body.IsNull() ? k : body, "", "",
+              fmt::format("'{}' in '{}:' must be {}", p.name, what, inputs ? "node.port or a list of them" : "node.port"));
+        continue;
+      }
+      bool ok = true;
+      for (const auto& item : items) {
+        const auto dot = item.IsScalar() ? item.Scalar().find('.') : std::string::npos;
+        if (dot == std::string::npos || dot == 0 || dot + 1 == item.Scalar().size()) {
+          error(item, "", "", fmt::format("'{}' in '{}:' must name an inner port as node.port", p.name, what));
+          ok = false;
+          continue;
+        }
+        p.targets.emplace_back(item.Scalar().substr(0, dot), item.Scalar().substr(dot + 1));
+      }
+      if (ok) out.push_back(std::move(p));
     }
   }
 
@@ -1129,14 +1246,29 @@ std::string coord(double x) {
 // ---------------------------------------------------------------------------------------
 // Public API
 
-LoadResult parse_workflow(const std::string& text, const fs::path& filename, const Registry& registry) {
+namespace {
+
+// The files being loaded, outermost first: a sub-workflow already in it is a cycle.
+using LoadChain = std::vector<fs::path>;
+
+LoadResult load_impl(const fs::path& file, const Registry& registry, LoadChain& chain);
+std::vector<Diagnostic> load_subworkflows_impl(Workflow& wf, const Registry& registry, LoadChain& chain);
+
+LoadResult parse_impl(const std::string& text, const fs::path& filename, const Registry& registry, LoadChain& chain) {
   LoadResult r;
   Parser p(filename.string(), registry, r.diagnostics);
   r.workflow = p.parse(text);
   if (r.workflow) {
+    auto source = std::make_shared<WorkflowSource>();
+    source->text = text;
+    source->loaded = *r.workflow;
+    source->top_key_line = p.extras.top_key_line;
+    r.workflow->source = std::move(source);
     auto notes = migrate_workflow(*r.workflow, registry, &r.migrated);
     r.diagnostics.insert(r.diagnostics.end(), notes.begin(), notes.end());
     reparse_migrated(*r.workflow, registry, p.extras, r.diagnostics);
+    auto subs = load_subworkflows_impl(*r.workflow, registry, chain);
+    r.diagnostics.insert(r.diagnostics.end(), subs.begin(), subs.end());
     auto more = validate_impl(*r.workflow, registry, &p.extras);
     r.diagnostics.insert(r.diagnostics.end(), more.begin(), more.end());
   }
@@ -1147,7 +1279,7 @@ LoadResult parse_workflow(const std::string& text, const fs::path& filename, con
   return r;
 }
 
-LoadResult load_workflow(const fs::path& file, const Registry& registry) {
+LoadResult load_impl(const fs::path& file, const Registry& registry, LoadChain& chain) {
   std::error_code dir_ec;
   if (fs::is_directory(file, dir_ec)) {  // opens like an empty file on Linux (QA: "empty workflow file")
     LoadResult r;
@@ -1164,7 +1296,194 @@ LoadResult load_workflow(const fs::path& file, const Registry& registry) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_workflow(ss.str(), file, registry);
+  chain.push_back(fs::weakly_canonical(fs::absolute(file)));
+  LoadResult r = parse_impl(ss.str(), file, registry, chain);
+  chain.pop_back();
+  return r;
+}
+
+// The spec a loaded sub-workflow presents: its exposed ports typed like the inner ports.
+NodeSpec subworkflow_spec(const Workflow& inner, const Registry& registry) {
+  NodeSpec spec;
+  spec.info.id = std::string(kSubWorkflowType);
+  spec.info.title = inner.name.empty() ? inner.file.stem().string() : inner.name;
+  spec.info.category = "Workflow";
+  spec.info.doc = inner.description.empty() ? fmt::format("Runs the workflow {} as one node.", inner.file.string())
+                                            : inner.description;
+  spec.info.version = 1;
+  for (const bool in : {true, false})
+    for (const auto& x : in ? inner.inputs : inner.outputs) {
+      PortSpec port;
+      port.name = x.name;
+      port.optional = in;  // an input is optional only when every inner port it feeds is
+      for (const auto& [nid, pname] : x.targets) {
+        const NodeInstance* n = inner.find(nid);
+        const NodeSpec* ns = n ? node_spec(*n, registry) : nullptr;
+        const PortSpec* p = ns ? (in ? ns->input(pname) : ns->output(pname)) : nullptr;
+        if (!p) continue;
+        if (port.type.empty()) port.type = p->type;
+        if (in && !p->optional) port.optional = false;
+        if (port.doc.empty()) port.doc = fmt::format("{}.{}{}", nid, pname, p->doc.empty() ? "" : ": " + p->doc);
+      }
+      if (port.type.empty()) continue;  // broken declaration: the inner file's diagnostics say why
+      (in ? spec.inputs : spec.outputs).push_back(std::move(port));
+    }
+  ParamSpec path;
+  path.name = "path";
+  path.kind = ParamKind::InputPath;
+  path.default_value = std::string();
+  path.required = true;
+  path.doc = "the inner workflow file (relative to this workflow's folder)";
+  path.extensions = {".yaml", ".yml"};
+  spec.params.push_back(std::move(path));
+  return spec;
+}
+
+std::vector<Diagnostic> load_subworkflows_impl(Workflow& wf, const Registry& registry, LoadChain& chain) {
+  std::vector<Diagnostic> out;
+  for (NodeInstance& n : wf.nodes) {
+    if (n.type != kSubWorkflowType) continue;
+    n.sub.reset();
+    const auto* text = n.param("path") ? std::get_if<std::string>(n.param("path")) : nullptr;
+    const auto where = n.param_where.count("path") ? n.param_where.at("path") : n.where;
+    if (!text || text->empty()) {
+      out.push_back(make_diag(n.where, n.id, "path", "a sub-workflow node needs 'path' (the inner workflow file)"));
+      continue;
+    }
+    const fs::path file = fs::path(*text).is_relative() ? wf.base_dir() / *text : fs::path(*text);
+    const fs::path canonical = fs::weakly_canonical(fs::absolute(file));
+    const auto again = std::find(chain.begin(), chain.end(), canonical);
+    if (again != chain.end() || static_cast<int>(chain.size()) >= kMaxSubWorkflowDepth) {
+      std::string files;
+      for (auto it = again != chain.end() ? again : chain.begin(); it != chain.end(); ++it)
+        files += it->filename().string() + " → ";
+      files += canonical.filename().string();
+      out.push_back(make_diag(where, n.id, "path",
+                              again != chain.end()
+                                  ? fmt::format("sub-workflow cycle: {}", files)
+                                  : fmt::format("sub-workflows nest deeper than {}: {}", kMaxSubWorkflowDepth, files)));
+      continue;
+    }
+    LoadResult inner = load_impl(file, registry, chain);
+    std::size_t errors = 0;
+    for (auto& d : inner.diagnostics) {
+      d.node = d.node.empty() ? n.id : n.id + "/" + d.node;
+      if (d.severity == Diagnostic::Severity::Error) ++errors;
+      out.push_back(std::move(d));
+    }
+    if (errors > 0)
+      out.push_back(make_diag(where, n.id, "path",
+                              fmt::format("the sub-workflow {} has {} error{} (listed with its file)", file.string(),
+                                          errors, errors == 1 ? "" : "s")));
+    if (!inner.workflow) continue;
+    auto sub = std::make_shared<SubWorkflow>();
+    sub->spec = subworkflow_spec(*inner.workflow, registry);
+    sub->workflow = std::move(*inner.workflow);
+    try {
+      sub->xxh3 = hash_file(file);
+    } catch (const Error&) {
+    }
+    n.sub = std::move(sub);
+  }
+  return out;
+}
+
+}  // namespace
+
+LoadResult parse_workflow(const std::string& text, const fs::path& filename, const Registry& registry) {
+  LoadChain chain;
+  if (!filename.empty()) chain.push_back(fs::weakly_canonical(fs::absolute(filename)));
+  return parse_impl(text, filename, registry, chain);
+}
+
+LoadResult load_workflow(const fs::path& file, const Registry& registry) {
+  LoadChain chain;
+  return load_impl(file, registry, chain);
+}
+
+std::vector<Diagnostic> load_subworkflows(Workflow& wf, const Registry& registry) {
+  LoadChain chain;
+  if (!wf.file.empty()) chain.push_back(fs::weakly_canonical(fs::absolute(wf.file)));
+  return load_subworkflows_impl(wf, registry, chain);
+}
+
+const NodeSpec* node_spec(const NodeInstance& n, const Registry& registry) {
+  if (n.sub) return &n.sub->spec;
+  const NodeEntry* e = registry.find_node(n.type);
+  return e ? &e->spec : nullptr;
+}
+
+bool has_subworkflows(const Workflow& wf) {
+  return std::any_of(wf.nodes.begin(), wf.nodes.end(),
+                     [](const NodeInstance& n) { return n.type == kSubWorkflowType; });
+}
+
+Workflow flatten(const Workflow& wf, const Registry& registry) {
+  if (!has_subworkflows(wf)) return wf;
+  Workflow out = wf;
+  out.nodes.clear();
+  out.links.clear();
+  // exposed ports of each sub node, in flattened ids
+  std::map<std::string, std::map<std::string, std::vector<std::pair<std::string, std::string>>>> ins, outs;
+  for (const NodeInstance& n : wf.nodes) {
+    if (n.type != kSubWorkflowType) {
+      out.nodes.push_back(n);
+      continue;
+    }
+    if (!n.sub) throw Error(fmt::format("node '{}': the sub-workflow is not loaded", n.id));
+    const Workflow inner = flatten(n.sub->workflow, registry);
+    const std::string prefix = n.id + "/";
+    const fs::path inner_base = inner.base_dir();
+    out.included.push_back({inner.file, n.sub->xxh3});
+    out.included.insert(out.included.end(), inner.included.begin(), inner.included.end());
+    for (NodeInstance m : inner.nodes) {
+      m.id = prefix + m.id;
+      if (const NodeEntry* e = registry.find_node(m.type))
+        for (auto& [name, value] : m.params) {
+          const ParamSpec* ps = e->spec.param(name);
+          auto* path = std::get_if<std::string>(&value);
+          if (!ps || !path || path->empty() || !fs::path(*path).is_relative()) continue;
+          if (ps->kind == ParamKind::InputPath) *path = (inner_base / *path).lexically_normal().string();
+          if (ps->kind == ParamKind::OutputPath) *path = (fs::path(n.id) / *path).lexically_normal().string();
+        }
+      out.nodes.push_back(std::move(m));
+    }
+    for (Link l : inner.links) {
+      l.from_node = prefix + l.from_node;
+      l.to_node = prefix + l.to_node;
+      out.links.push_back(std::move(l));
+    }
+    for (const bool in : {true, false})
+      for (const auto& x : in ? inner.inputs : inner.outputs)
+        for (const auto& [nid, port] : x.targets) (in ? ins : outs)[n.id][x.name].emplace_back(prefix + nid, port);
+  }
+  const auto ends = [](auto& table, const std::string& node, const std::string& port) {
+    std::vector<std::pair<std::string, std::string>> r;
+    const auto n = table.find(node);
+    if (n == table.end()) return std::vector<std::pair<std::string, std::string>>{{node, port}};
+    if (const auto p = n->second.find(port); p != n->second.end()) r = p->second;
+    return r;  // an unknown exposed port: the link disappears (validation of the outer file said so)
+  };
+  for (const Link& l : wf.links)
+    for (const auto& [fn, fp] : ends(outs, l.from_node, l.from_port))
+      for (const auto& [tn, tp] : ends(ins, l.to_node, l.to_port)) {
+        Link x = l;
+        x.from_node = fn;
+        x.from_port = fp;
+        x.to_node = tn;
+        x.to_port = tp;
+        out.links.push_back(std::move(x));
+      }
+  for (const bool in : {true, false})
+    for (auto& x : in ? out.inputs : out.outputs) {
+      std::vector<std::pair<std::string, std::string>> targets;
+      for (const auto& [nid, port] : x.targets) {
+        auto e = ends(in ? ins : outs, nid, port);
+        targets.insert(targets.end(), e.begin(), e.end());
+      }
+      x.targets = std::move(targets);
+    }
+  return out;
 }
 
 std::vector<Diagnostic> validate(const Workflow& wf, const Registry& registry) {
@@ -1194,6 +1513,16 @@ std::string to_yaml(const Workflow& wf) {
     s += "links:\n";
     for (const auto& l : wf.links) s += "  - " + l.str() + "\n";
   }
+  for (const bool in : {true, false}) {
+    const auto& ports = in ? wf.inputs : wf.outputs;
+    if (ports.empty()) continue;
+    s += in ? "inputs:\n" : "outputs:\n";
+    for (const auto& x : ports) {
+      std::vector<std::string> t;
+      for (const auto& [nid, port] : x.targets) t.push_back(nid + "." + port);
+      s += "  " + quote(x.name) + ": " + (t.size() == 1 ? t[0] : "[" + join(t) + "]") + "\n";
+    }
+  }
   if (!wf.sweep.empty()) {
     s += "sweep:\n";
     for (const auto& e : wf.sweep.entries) {
@@ -1217,7 +1546,359 @@ std::string to_yaml(const Workflow& wf) {
   return s;
 }
 
-void save_workflow(const Workflow& wf, const fs::path& file) { write_file_atomically(file, to_yaml(wf)); }
+namespace {
+
+// Lines of a text, each with its '\n' (the last one may lack it).
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto nl = text.find('\n', start);
+    const auto end = nl == std::string::npos ? text.size() : nl + 1;
+    lines.push_back(text.substr(start, end - start));
+    start = end;
+  }
+  return lines;
+}
+
+bool blank_or_comment(const std::string& line) {
+  const auto b = line.find_first_not_of(" \t\r\n");
+  return b == std::string::npos || line[b] == '#';
+}
+
+// End (exclusive, 0-based column) of the YAML scalar that starts at `col` of `line`, or npos
+// when it does not end on that line.
+std::size_t scalar_end(const std::string& line, std::size_t col, bool flow) {
+  if (col >= line.size()) return std::string::npos;
+  const char q = line[col];
+  if (q == '"' || q == '\'') {
+    for (std::size_t i = col + 1; i < line.size(); ++i) {
+      if (q == '"' && line[i] == '\\') {
+        ++i;
+      } else if (line[i] == q) {
+        if (q == '\'' && i + 1 < line.size() && line[i + 1] == '\'') {
+          ++i;
+          continue;
+        }
+        return i + 1;
+      }
+    }
+    return std::string::npos;
+  }
+  std::size_t i = col;
+  for (; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '\n' || c == '\r') break;
+    if (flow && (c == ',' || c == '}' || c == ']')) break;
+    if (c == '#' && i > col && (line[i - 1] == ' ' || line[i - 1] == '\t')) break;
+  }
+  while (i > col && (line[i - 1] == ' ' || line[i - 1] == '\t')) --i;
+  return i;
+}
+
+bool same_exposed(const std::vector<ExposedPort>& a, const std::vector<ExposedPort>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].name != b[i].name || a[i].targets != b[i].targets) return false;
+  return true;
+}
+
+// The canonical one-line entry of a node (as to_yaml writes it), with `indent` spaces.
+std::string node_line(const NodeInstance& n, std::size_t indent) {
+  std::string s(indent, ' ');
+  s += quote(n.id) + ": {type: " + quote(n.type);
+  if (n.type_version > 0) s += fmt::format(", version: {}", n.type_version);
+  if (!n.params.empty()) {
+    s += ", params: {";
+    bool first = true;
+    for (const auto& [k, v] : n.params) {
+      s += (first ? "" : ", ") + quote(k) + ": " + yaml_value(v);
+      first = false;
+    }
+    s += "}";
+  }
+  return s + "}\n";
+}
+
+std::string editor_section(const Workflow& wf) {
+  std::string s;
+  for (const auto& n : wf.nodes)
+    if (n.pos) s += fmt::format("  {}: {{pos: [{}, {}]}}\n", quote(n.id), coord((*n.pos)[0]), coord((*n.pos)[1]));
+  return s.empty() ? s : "editor:\n" + s;
+}
+
+// Parameters whose value text must be checked after patching: (node, param) → expected text.
+using Expected = std::map<std::pair<std::string, std::string>, std::string>;
+
+// Text (without quotes) of every parameter, node and link of `text`, read without a registry.
+struct Shape {
+  std::vector<std::pair<std::string, std::string>> nodes;  // id, type
+  std::map<std::pair<std::string, std::string>, std::string> params;
+  std::vector<std::string> links;
+  std::vector<std::pair<std::string, std::optional<std::array<double, 2>>>> pos;
+};
+std::optional<Shape> shape_of(const std::string& text) {
+  static const Registry none;
+  std::vector<Diagnostic> diags;
+  Parser p("", none, diags);
+  auto wf = p.parse(text);
+  if (!wf) return std::nullopt;
+  for (const auto& d : diags)  // what a registry-free parse reports about the file's own shape
+    if (d.severity == Diagnostic::Severity::Error) return std::nullopt;
+  Shape s;
+  for (const auto& n : wf->nodes) {
+    s.nodes.emplace_back(n.id, n.type);
+    for (const auto& [k, v] : n.params) s.params[{n.id, k}] = format_param(v);
+    s.pos.emplace_back(n.id, n.pos);
+  }
+  for (const auto& l : wf->links) s.links.push_back(l.str());
+  return s;
+}
+
+bool same_sweep(const WorkflowSweep& a, const WorkflowSweep& b) {
+  if (a.zip != b.zip || a.entries.size() != b.entries.size()) return false;
+  for (std::size_t k = 0; k < a.entries.size(); ++k) {
+    const SweepEntry &x = a.entries[k], &y = b.entries[k];
+    if (x.target != y.target || x.text != y.text || x.list != y.list || x.is_list != y.is_list) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> patch_source(const Workflow& wf) {
+  const WorkflowSource& src = *wf.source;
+  const Workflow& old = src.loaded;
+  // a changed sweep: section is written whole (to_yaml)
+  if (wf.format != old.format || wf.name != old.name || wf.description != old.description ||
+      !same_exposed(wf.inputs, old.inputs) || !same_exposed(wf.outputs, old.outputs) || !same_sweep(wf.sweep, old.sweep))
+    return std::nullopt;
+  std::vector<std::string> lines = split_lines(src.text);
+  if (!lines.empty() && !lines.back().ends_with('\n')) lines.back() += '\n';
+  const int nlines = static_cast<int>(lines.size());
+  // 0-based first line of each top-level section, and where it ends
+  std::vector<int> starts;
+  for (const auto& [key, line] : src.top_key_line) starts.push_back(line - 1);
+  std::sort(starts.begin(), starts.end());
+  const auto section_end = [&](int start) {
+    for (int s : starts)
+      if (s > start) return s;
+    return nlines;
+  };
+  const auto key_line = [&](const char* key) {
+    const auto it = src.top_key_line.find(key);
+    return it == src.top_key_line.end() ? -1 : it->second - 1;
+  };
+  // Content lines [begin, end) of an entry that starts at `begin` and runs to `next`: the blank
+  // and comment lines before the next entry stay with that one.
+  const auto content_end = [&](int begin, int next) {
+    int e = next;
+    while (e > begin + 1 && blank_or_comment(lines[static_cast<std::size_t>(e - 1)])) --e;
+    return e;
+  };
+
+  std::vector<std::string> out_lines;  // replacement of each old line ("" removes it)
+  std::vector<std::string> insert_after(static_cast<std::size_t>(nlines) + 1);  // text added after line i-1
+  out_lines = lines;
+  Expected expected;
+
+  // ---- nodes ----
+  const int nodes_key = key_line("nodes");
+  std::map<std::string, const NodeInstance*> now;
+  for (const auto& n : wf.nodes) now[n.id] = &n;
+  std::set<std::string> before;
+  for (const auto& n : old.nodes) before.insert(n.id);
+  {
+    // surviving nodes keep their order; new ones come after all of them
+    std::vector<std::string> kept_old, kept_new;
+    for (const auto& n : old.nodes)
+      if (now.count(n.id)) kept_old.push_back(n.id);
+    bool new_seen = false;
+    for (const auto& n : wf.nodes) {
+      if (before.count(n.id)) {
+        if (new_seen) return std::nullopt;
+        kept_new.push_back(n.id);
+      } else {
+        new_seen = true;
+      }
+    }
+    if (kept_old != kept_new) return std::nullopt;
+    if (old.nodes.empty() && !wf.nodes.empty()) return std::nullopt;
+  }
+  if (!old.nodes.empty()) {
+    if (nodes_key < 0) return std::nullopt;
+    const int nodes_end = section_end(nodes_key);
+    int prev = nodes_key;
+    for (const auto& n : old.nodes) {  // block style: one node key per line, in order
+      const int l = n.where.line - 1;
+      if (l <= prev || l >= nodes_end) return std::nullopt;
+      prev = l;
+    }
+    for (std::size_t i = 0; i < old.nodes.size(); ++i) {
+      const NodeInstance& o = old.nodes[i];
+      const int begin = o.where.line - 1;
+      const int next = i + 1 < old.nodes.size() ? old.nodes[i + 1].where.line - 1 : nodes_end;
+      const int end = content_end(begin, next);
+      const std::size_t indent = static_cast<std::size_t>(std::max(o.where.column - 1, 0));
+      const auto it = now.find(o.id);
+      if (it == now.end()) {
+        for (int l = begin; l < end; ++l) out_lines[static_cast<std::size_t>(l)].clear();
+        continue;
+      }
+      const NodeInstance& n = *it->second;
+      if (n.type == o.type && n.type_version == o.type_version && n.params == o.params) continue;
+      bool patched = false;
+      if (n.type == o.type && n.type_version == o.type_version && n.params.size() == o.params.size()) {
+        patched = true;
+        std::vector<std::tuple<int, std::size_t, std::size_t, std::string>> edits;  // line, col, end, text
+        for (std::size_t k = 0; k < n.params.size() && patched; ++k) {
+          if (n.params[k].first != o.params[k].first) {
+            patched = false;
+            break;
+          }
+          if (n.params[k].second == o.params[k].second) continue;
+          const auto w = o.param_where.find(o.params[k].first);
+          if (w == o.param_where.end() || w->second.line - 1 < begin || w->second.line - 1 >= end) {
+            patched = false;
+            break;
+          }
+          const int l = w->second.line - 1;
+          const std::size_t col = static_cast<std::size_t>(w->second.column - 1);
+          const std::string& text = lines[static_cast<std::size_t>(l)];
+          const bool flow = text.substr(0, col).find('{') != std::string::npos;
+          const std::size_t e = scalar_end(text, col, flow);
+          if (e == std::string::npos || e == col) {
+            patched = false;
+            break;
+          }
+          edits.emplace_back(l, col, e, yaml_value(n.params[k].second));
+          expected[{n.id, n.params[k].first}] = format_param(n.params[k].second);
+        }
+        if (patched) {
+          std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) {
+            return std::pair(std::get<0>(a), std::get<1>(a)) > std::pair(std::get<0>(b), std::get<1>(b));
+          });
+          for (const auto& [l, col, e, text] : edits) {
+            auto& line = out_lines[static_cast<std::size_t>(l)];
+            line = line.substr(0, col) + text + line.substr(e);
+          }
+        }
+      }
+      if (!patched) {
+        out_lines[static_cast<std::size_t>(begin)] = node_line(n, indent);
+        for (int l = begin + 1; l < end; ++l) out_lines[static_cast<std::size_t>(l)].clear();
+        for (const auto& [k, v] : n.params) expected[{n.id, k}] = format_param(v);
+      }
+    }
+    // new nodes after the last node's content
+    std::string added;
+    const std::size_t indent = static_cast<std::size_t>(std::max(old.nodes.front().where.column - 1, 0));
+    for (const auto& n : wf.nodes)
+      if (!before.count(n.id)) {
+        added += node_line(n, indent);
+        for (const auto& [k, v] : n.params) expected[{n.id, k}] = format_param(v);
+      }
+    const int last_begin = old.nodes.back().where.line - 1;
+    insert_after[static_cast<std::size_t>(content_end(last_begin, nodes_end))] += added;
+  }
+
+  // ---- links ----
+  std::vector<std::string> old_links, new_links;
+  for (const auto& l : old.links) old_links.push_back(l.str());
+  for (const auto& l : wf.links) new_links.push_back(l.str());
+  if (old_links != new_links) {
+    const int links_key = key_line("links");
+    if (links_key < 0 || old.links.empty()) return std::nullopt;
+    const int links_end = section_end(links_key);
+    int prev = links_key;
+    for (const auto& l : old.links) {
+      const int line = l.where.line - 1;
+      if (line <= prev || line >= links_end) return std::nullopt;
+      prev = line;
+    }
+    const std::set<std::string> keep(new_links.begin(), new_links.end());
+    std::set<std::string> kept;
+    std::vector<std::string> kept_order;
+    for (std::size_t i = 0; i < old.links.size(); ++i) {
+      const std::string str = old_links[i];
+      if (keep.count(str) && kept.insert(str).second) {
+        kept_order.push_back(str);
+        continue;
+      }
+      out_lines[static_cast<std::size_t>(old.links[i].where.line - 1)].clear();
+    }
+    // surviving links keep their order; new ones come after
+    std::size_t k = 0;
+    std::string added;
+    for (const auto& str : new_links) {
+      if (k < kept_order.size() && str == kept_order[k]) {
+        ++k;
+        continue;
+      }
+      if (kept.count(str)) return std::nullopt;  // reordered
+      // the item's text starts two columns after its dash
+      added += std::string(static_cast<std::size_t>(std::max(old.links.front().where.column - 3, 0)), ' ') + "- " +
+               str + "\n";
+    }
+    if (k != kept_order.size()) return std::nullopt;
+    const int last = old.links.back().where.line - 1;
+    insert_after[static_cast<std::size_t>(last + 1)] += added;
+  }
+
+  // ---- editor ----
+  const std::string editor_new = editor_section(wf);
+  const std::string editor_old = editor_section(old);
+  std::string tail;
+  if (editor_new != editor_old) {
+    const int editor_key = key_line("editor");
+    if (editor_key >= 0) {
+      const int end = content_end(editor_key, section_end(editor_key));
+      out_lines[static_cast<std::size_t>(editor_key)] = editor_new;
+      for (int l = editor_key + 1; l < end; ++l) out_lines[static_cast<std::size_t>(l)].clear();
+    } else {
+      tail = editor_new;
+    }
+  }
+
+  std::string text;
+  for (int l = 0; l < nlines; ++l) {
+    text += insert_after[static_cast<std::size_t>(l)];
+    text += out_lines[static_cast<std::size_t>(l)];
+  }
+  text += insert_after[static_cast<std::size_t>(nlines)];
+  text += tail;
+
+  // The check: the same nodes, links and positions as wf; every value rewritten reads back as
+  // written, every other one as the original file had it.
+  const auto got = shape_of(text);
+  const auto orig = shape_of(src.text);
+  if (!got || !orig) return std::nullopt;
+  if (got->links != new_links || got->nodes.size() != wf.nodes.size()) return std::nullopt;
+  for (std::size_t i = 0; i < wf.nodes.size(); ++i) {
+    const NodeInstance& n = wf.nodes[i];
+    if (got->nodes[i] != std::pair(n.id, n.type) || got->pos[i].second != n.pos) return std::nullopt;
+    for (const auto& [k, v] : n.params) {
+      const auto g = got->params.find({n.id, k});
+      if (g == got->params.end()) return std::nullopt;
+      const auto e = expected.find({n.id, k});
+      const auto o = orig->params.find({n.id, k});
+      const std::string want = e != expected.end() ? e->second : o != orig->params.end() ? o->second : "";
+      if (g->second != want) return std::nullopt;
+    }
+    std::size_t count = 0;
+    for (const auto& [key, value] : got->params) count += key.first == n.id;
+    if (count != n.params.size()) return std::nullopt;
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string to_yaml_preserving(const Workflow& wf) {
+  if (wf.source)
+    if (auto text = patch_source(wf)) return *text;
+  return to_yaml(wf);
+}
+
+void save_workflow(const Workflow& wf, const fs::path& file) { write_file_atomically(file, to_yaml_preserving(wf)); }
 
 std::optional<Diagnostic> apply_override(Workflow& wf, const std::string& assignment, const Registry& registry) {
   const SourceLocation where{"--set " + assignment, 0, 0};
@@ -1229,18 +1910,32 @@ std::optional<Diagnostic> apply_override(Workflow& wf, const std::string& assign
   const std::string name = assignment.substr(dot + 1, eq - dot - 1);
   const std::string text = assignment.substr(eq + 1);
   NodeInstance* n = wf.find(node);
+  if (const auto slash = node.find('/'); !n && slash != std::string::npos) {
+    // "sub/inner.param=value": into a copy of the sub-workflow (copies of wf share the old one)
+    NodeInstance* outer = wf.find(node.substr(0, slash));
+    if (outer && outer->sub) {
+      auto sub = std::make_shared<SubWorkflow>(*outer->sub);
+      if (auto d = apply_override(sub->workflow, assignment.substr(slash + 1), registry)) {
+        d->where = where;
+        d->node = node.substr(0, slash) + "/" + d->node;
+        return d;
+      }
+      outer->sub = std::move(sub);
+      return std::nullopt;
+    }
+  }
   if (!n) {
     std::vector<std::string> ids;
     for (const auto& x : wf.nodes) ids.push_back(x.id);
     return make_diag(where, node, "", "no such node in the workflow", did_you_mean(node, ids));
   }
-  const NodeEntry* e = registry.find_node(n->type);
-  if (!e) return make_diag(where, node, "", fmt::format("unknown node type '{}'", n->type),
-                           did_you_mean(n->type, registry.node_ids()));
-  const ParamSpec* ps = e->spec.param(name);
+  const NodeSpec* spec = node_spec(*n, registry);
+  if (!spec) return make_diag(where, node, "", fmt::format("unknown node type '{}'", n->type),
+                              did_you_mean(n->type, registry.node_ids()));
+  const ParamSpec* ps = spec->param(name);
   if (!ps)
     return make_diag(where, node, name, fmt::format("'{}' has no parameter '{}'", n->type, name),
-                     did_you_mean(name, names_of(e->spec.params)));
+                     did_you_mean(name, names_of(spec->params)));
   auto parsed = ps->parse(text);
   if (auto* why = std::get_if<std::string>(&parsed)) return make_diag(where, node, name, *why);
   ParamValue v = std::get<ParamValue>(parsed);
@@ -1248,6 +1943,17 @@ std::optional<Diagnostic> apply_override(Workflow& wf, const std::string& assign
   if (ps->kind == ParamKind::InputPath && !std::get<std::string>(v).empty() &&
       fs::path(std::get<std::string>(v)).is_relative())
     v = fs::absolute(std::get<std::string>(v)).lexically_normal().string();
+  if (n->type == kSubWorkflowType) {  // another inner file: load it before anything changes
+    Workflow trial = wf;
+    NodeInstance* t = trial.find(node);
+    t->set_param(name, v);
+    for (auto& d : load_subworkflows(trial, registry))
+      if (d.severity == Diagnostic::Severity::Error) {
+        if (d.where.file.empty() || d.node == node) d.where = where;
+        return d;
+      }
+    n->sub = t->sub;
+  }
   n->set_param(name, std::move(v));
   n->param_where[name] = where;
   return std::nullopt;

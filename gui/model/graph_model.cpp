@@ -37,8 +37,7 @@ GraphModel::GraphModel(const Registry& registry, QObject* parent) : QObject(pare
 const NodeSpec* GraphModel::spec_of(std::string_view node_id) const {
   const NodeInstance* n = wf_.find(node_id);
   if (!n) return nullptr;
-  const NodeEntry* e = registry_.find_node(n->type);
-  return e ? &e->spec : nullptr;
+  return node_spec(*n, registry_);  // a sub-workflow node's ports come from its inner file
 }
 
 std::optional<ParamValue> GraphModel::param_value(std::string_view node_id, std::string_view name) const {
@@ -217,6 +216,13 @@ ParamEdit GraphModel::set_param(const std::string& node, const std::string& name
   if (const ParamValue* cur = n->param(name); cur && *cur == v) return {};
   NodeInstance after = *n;
   after.set_param(name, v);
+  if (after.type == kSubWorkflowType) {  // another inner file: its ports change with it
+    Workflow probe;
+    probe.file = wf_.file;
+    probe.nodes = {after};
+    (void)load_subworkflows(probe, registry_);  // its problems show with the workflow's validation
+    after.sub = probe.nodes.front().sub;
+  }
   undo_.push(new SetParamCommand(*this, *n, std::move(after), name));
   return {};
 }

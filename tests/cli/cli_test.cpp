@@ -1172,6 +1172,52 @@ TEST(ShippedWorkflows, Validate) {
   }
 }
 
+// `validate` reads each restraint file a workflow names (io.read_restraints): it says which format
+// the file is and what it holds, and fails naming the file and line where the file cannot be
+// read — it said "valid" for a chemical-shift file and for text of no known format.
+TEST(RestraintFiles, ValidateSaysTheFormatOrWhereTheFileCannotBeRead) {
+  const fs::path dir = fs::temp_directory_path() / ("gemflow_validate_restraints_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto workflow = [&](const std::string& name, const fs::path& file, const std::string& extra = "") {
+    const fs::path p = dir / name;
+    std::ofstream(p) << "gemflow: 1\nname: r\nnodes:\n  r: {type: io.read_restraints, params: {path: '" +
+                            file.string() + "'" + extra + "}}\n";
+    return p.string();
+  };
+  const fs::path nef = fs::path(GEMFLOW_SOURCE_DIR) / "sample_data" / "2kpu" / "DhR29B_2kpu.nef";
+  const auto ok = run_gemflow({"validate", workflow("ok.yaml", nef)});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_CONTAINS(ok.out, "node 'r', parameter 'path': restraint format nef (NEF: _nef_distance_restraint / "
+                          "_nef_dihedral_restraint loops): 841 distance and 66 dihedral restraints");
+  EXPECT_CONTAINS(ok.out, ": valid");
+
+  std::ofstream(dir / "shifts.str") << "# shifts only\n\ndata_x\nsave_s\nloop_\n_Atom_chem_shift.Val\n1.0\nstop_\nsave_\n";
+  const auto shifts = run_gemflow({"validate", workflow("s.yaml", dir / "shifts.str")});
+  EXPECT_EQ(shifts.code, 2) << shifts.err;
+  EXPECT_CONTAINS(shifts.err, "error: node 'r', parameter 'path': the node cannot read this file: " +
+                                  (dir / "shifts.str").string() +
+                                  ":3: a STAR file (NEF or NMR-STAR) without distance or dihedral restraint loops (it "
+                                  "holds chemical shifts)");
+  EXPECT_CONTAINS(shifts.out, "invalid");
+
+  std::ofstream(dir / "u.txt") << "\nthese are no restraints\n";
+  const auto unknown = run_gemflow({"validate", workflow("u.yaml", dir / "u.txt")});
+  EXPECT_EQ(unknown.code, 2) << unknown.err;
+  EXPECT_CONTAINS(unknown.err, (dir / "u.txt").string() + ":2: unknown restraint format");
+
+  std::ofstream(dir / "x.tbl") << "assign (resid 1 and name HA) (resid 2 and name HA) 3.0 0.1\n";
+  const auto broken = run_gemflow({"validate", workflow("x.yaml", dir / "x.tbl")});
+  EXPECT_EQ(broken.code, 2) << broken.err;
+  EXPECT_CONTAINS(broken.err, (dir / "x.tbl").string() + ":1: expected dplus");
+
+  // The format parameter is what the node will use: the NEF file read as Xplor fails.
+  const auto forced = run_gemflow({"validate", workflow("f.yaml", nef, ", format: xplor")});
+  EXPECT_EQ(forced.code, 2) << forced.err;
+  EXPECT_CONTAINS(forced.err, "DhR29B_2kpu.nef:1: unexpected 'data_PDBStat_converted_file': expected 'assign'");
+  fs::remove_all(dir);
+}
+
 // The example of docs/workflow-format.md validates with the in-tree plugins, from a workflows/
 // folder beside sample_data/ as its relative input path expects (break-test: it used test nodes
 // that users do not have).
@@ -1341,6 +1387,57 @@ TEST_F(Cli, UpgradeMigratesAnOldWorkflowAndKeepsTheOriginal) {
   EXPECT_CONTAINS(again.out, "every node is at its current version; not changed");
   auto run = gemflow({"run", wf.string(), "--out", "o", "--json"});
   EXPECT_EQ(run.code, 0) << run.err;
+}
+
+// A hand-written file keeps its comments and spelling through `gemflow upgrade`: only the
+// migrated node's line changes. `gemflow fmt` writes the canonical form on request.
+TEST_F(Cli, UpgradeKeepsCommentsAndFmtFormats) {
+  const std::string old = "# my analysis\ngemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1e-3}}  # tiny\n"
+                          "  m: {type: test.migrated, version: 1, params: {scale_factor: 2, tolerance: 5}}\n";
+  const auto wf = write("old.yaml", old);
+  auto r = gemflow({"upgrade", wf.string()});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::string now = slurp(wf);
+  EXPECT_CONTAINS(now, "# my analysis\ngemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1e-3}}  # tiny\n");
+  EXPECT_CONTAINS(now, "  m: {type: test.migrated, version: 3, params: {factor: 2");
+  auto check = gemflow({"fmt", "--check", wf.string()});
+  EXPECT_EQ(check.code, 1);
+  EXPECT_CONTAINS(check.out, "not in canonical form");
+  EXPECT_EQ(slurp(wf), now) << "--check changes nothing";
+  auto f = gemflow({"fmt", wf.string()});
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_CONTAINS(slurp(wf), "  c: {type: test.constant, version: 1, params: {value: 0.001}}\n");
+  EXPECT_EQ(gemflow({"fmt", "--check", wf.string()}).code, 0);
+  const auto bad = write("bad.yaml", "gemflow: 1\nnodes:\n  x: {type: test.nope}\n");
+  EXPECT_EQ(gemflow({"fmt", bad.string()}).code, 2);
+  EXPECT_EQ(slurp(bad), "gemflow: 1\nnodes:\n  x: {type: test.nope}\n");
+}
+
+// A sub-workflow runs from the command line: inner nodes as "sub/node" in the summary, --set
+// and --until reach them, its output files go under OUT/sub/.
+TEST_F(Cli, SubWorkflowsRunWithPrefixedNodes) {
+  fs::create_directories(dir_ / "lib");
+  write("lib/inner.yaml",
+        "gemflow: 1\nnodes:\n  add: {type: test.add}\n  w: {type: test.write_text, params: {path: s.txt, text: hi}}\n"
+        "links:\n  - add.sum -> w.value\ninputs: {x: [add.a, add.b]}\noutputs: {sum: add.sum}\n");
+  const auto wf = write("outer.yaml",
+                        "gemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 2}}\n"
+                        "  sub: {type: workflow, params: {path: lib/inner.yaml}}\n  last: {type: test.add}\n"
+                        "links:\n  - c.value -> sub.x\n  - sub.sum -> last.a\n  - sub.sum -> last.b\n");
+  auto r = gemflow({"run", wf.string(), "--out", "o", "--json", "--set", "sub/w.text=changed"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto summary = json_lines(r.out).back();
+  EXPECT_EQ(summary["nodes"]["sub/add"]["state"], "done");
+  EXPECT_EQ(summary["nodes"]["last"]["state"], "done");
+  EXPECT_CONTAINS(slurp(dir_ / "o" / "sub" / "s.txt"), "changed");
+  auto until = gemflow({"run", wf.string(), "--out", "o2", "--json", "--until", "sub/add"});
+  ASSERT_EQ(until.code, 0) << until.err;
+  EXPECT_FALSE(json_lines(until.out).back()["nodes"].contains("last"));
+  write("lib/inner.yaml", "gemflow: 1\nnodes:\n  add: {type: test.add, params: {nope: 1}}\noutputs: {sum: add.sum}\n");
+  auto bad = gemflow({"validate", wf.string()});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_CONTAINS(bad.err + bad.out, "inner.yaml:3:");
+  EXPECT_CONTAINS(bad.err + bad.out, "node 'sub/add', parameter 'nope'");
 }
 
 // A cached writer whose file was overwritten by a run with other values must write it again:

@@ -99,6 +99,25 @@ class Greedy final : public Node {
   void execute(NodeContext&) override { throw std::bad_alloc(); }
 };
 
+// Works `ms` milliseconds, calling progress every `every` ms (0: never).
+class Quiet final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "probe.quiet", .title = "Quiet", .category = "Test"}; }
+  Param<int> ms{this, "ms", 150, {.min = 0}};
+  Param<int> every{this, "every", 0, {.min = 0}};
+  void execute(NodeContext& ctx) override {
+    const auto start = std::chrono::steady_clock::now();
+    auto last = start;
+    while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(*ms)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (*every > 0 && std::chrono::steady_clock::now() - last >= std::chrono::milliseconds(*every)) {
+        last = std::chrono::steady_clock::now();
+        ctx.progress(0.5);
+      }
+    }
+  }
+};
+
 // Writes JSON only; its writer names the temporary file in its error, as io writers do.
 class WriteJson final : public Node {
  public:
@@ -156,6 +175,7 @@ const Registry& registry() {
     r.add_node<WriteJson>("executor_test");
     r.add_node<Greedy>("executor_test");
     r.add_node<WriteStream>("executor_test");
+    r.add_node<Quiet>("executor_test");
     return r;
   }();
   return reg;
@@ -982,6 +1002,211 @@ TEST(Executor, ASecondRunIntoTheSameOutputFolderIsRefused) {
   // the first run has ended: the folder is free again
   const RunResult third = run_in(dir, quick);
   EXPECT_TRUE(third.ok()) << all(third.diagnostics);
+}
+
+
+
+// A node working longer than the threshold without a progress call is flagged in its log (the
+// shipped workflows' tests run with GEMFLOW_CHECK_PROGRESS=1); one that reports is not.
+TEST(Executor, ProgressCheckFlagsSilentNodes) {
+  TempDir dir;
+  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  silent: {type: probe.quiet, params: {ms: 300}}\n"
+                                "  talks: {type: probe.quiet, params: {ms: 300, every: 20}}\n");
+  Events ev;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.on_event = ev.handler();
+  o.progress_check_seconds = 0.15;
+  const RunResult r = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  std::map<std::string, std::string> warned;
+  for (const auto& e : ev.list)
+    if (e.kind == RunEvent::Kind::Log && e.message.find("reported no progress for") != std::string::npos)
+      warned[e.node] = e.message;
+  EXPECT_TRUE(warned.count("silent"));
+  EXPECT_FALSE(warned.count("talks")) << warned["talks"];
+  o.progress_check_seconds = 0;  // off: nothing said
+  Events quiet;
+  o.on_event = quiet.handler();
+  ASSERT_TRUE(run_workflow(wf, registry(), o).ok());
+  for (const auto& e : quiet.list) EXPECT_EQ(e.message.find("reported no progress"), std::string::npos);
+}
+
+// ---- Sub-workflows ----
+
+// inner.yaml: x + y and (x + y) + (x + y), with a file read relative to the inner file and a
+// file written relative to the output folder.
+constexpr const char* kInner = R"(gemflow: 1
+name: inner
+description: Adds its two inputs.
+nodes:
+  add: {type: test.add}
+  double: {type: test.add}
+  read: {type: test.read_text, params: {path: data.txt}}
+  write: {type: test.write_text, params: {path: sum.txt, text: inner}}
+links:
+  - add.sum -> double.a
+  - add.sum -> double.b
+  - add.sum -> write.value
+inputs:
+  x: add.a
+  y: [add.b]
+outputs:
+  sum: add.sum
+  twice: double.sum
+  size: read.size
+)";
+
+TEST(SubWorkflow, RunsFlattenedWithPrefixedIdsPathsAndProvenance) {
+  TempDir dir;
+  fs::create_directories(dir / "lib");
+  std::ofstream(dir / "lib" / "inner.yaml") << kInner;
+  std::ofstream(dir / "lib" / "data.txt") << "12345";
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  a: {type: test.constant, params: {value: 2}}
+  b: {type: test.constant, params: {value: 0.5}}
+  sub: {type: workflow, params: {path: lib/inner.yaml}}
+  after: {type: test.add}
+links:
+  - a.value -> sub.x
+  - b.value -> sub.y
+  - sub.twice -> after.a
+  - sub.sum -> after.b
+)");
+  ASSERT_EQ(wf.nodes.size(), 4u);
+  ASSERT_TRUE(wf.nodes[2].sub);
+  EXPECT_EQ(wf.nodes[2].sub->spec.inputs.size(), 2u);
+  EXPECT_EQ(wf.nodes[2].sub->spec.outputs.size(), 3u);
+  const RunResult r = run_in(dir, wf);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  EXPECT_EQ(scalar(r, "sub/add", "sum"), 2.5);
+  EXPECT_EQ(scalar(r, "sub/double", "sum"), 5.0);
+  EXPECT_EQ(scalar(r, "after", "sum"), 7.5);
+  EXPECT_EQ(scalar(r, "sub/read", "size"), 5.0);  // read against lib/, the inner file's folder
+  EXPECT_TRUE(fs::exists(dir / "out" / "sub" / "sum.txt"));  // written under OUT/sub/
+  const auto prov = nlohmann::json::parse(read(dir / "out" / "provenance.json"));
+  ASSERT_EQ(prov["workflow"]["included"].size(), 1u);
+  EXPECT_EQ(prov["workflow"]["included"][0]["xxh3"], hash_file(dir / "lib" / "inner.yaml"));
+}
+
+TEST(SubWorkflow, OverridesAndSavingKeepTheReference) {
+  TempDir dir;
+  std::ofstream(dir / "inner.yaml") << kInner;
+  std::ofstream(dir / "data.txt") << "1";
+  Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  a: {type: test.constant, params: {value: 2}}
+  sub: {type: workflow, params: {path: inner.yaml}}
+links:
+  - a.value -> sub.x
+  - a.value -> sub.y
+)");
+  const Workflow before = wf;
+  ASSERT_FALSE(apply_override(wf, "sub/write.text=changed", registry())) << "override into the inner file";
+  EXPECT_EQ(std::get<std::string>(*wf.find("sub")->sub->workflow.find("write")->param("text")), "changed");
+  EXPECT_EQ(std::get<std::string>(*before.find("sub")->sub->workflow.find("write")->param("text")), "inner")
+      << "copies of the workflow do not see the override";
+  const auto bad = apply_override(wf, "sub/nope.text=x", registry());
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->node, "sub/nope");
+  // saving writes the node and its path, not the inner nodes
+  const std::string yaml = to_yaml(wf);
+  EXPECT_THAT(yaml, HasSubstr("sub: {type: workflow, params: {path: inner.yaml}}"));
+  EXPECT_THAT(yaml, ::testing::Not(HasSubstr("sub/")));
+  const auto again = parse_workflow(yaml, dir / "w2.yaml", registry());
+  EXPECT_TRUE(again.ok()) << all(again.diagnostics);
+}
+
+TEST(SubWorkflow, InnerErrorsKeepTheirFileAndNameTheOuterNode) {
+  TempDir dir;
+  std::ofstream(dir / "inner.yaml") << "gemflow: 1\nnodes:\n  add: {type: test.add, params: {bogus: 1}}\n"
+                                       "outputs: {sum: add.sum, nope: add.missing}\n";
+  std::ofstream(dir / "w.yaml") << "gemflow: 1\nnodes:\n  sub: {type: workflow, params: {path: inner.yaml}}\n";
+  const auto r = load_workflow(dir / "w.yaml", registry());
+  EXPECT_FALSE(r.ok());
+  const std::string text = all(r.diagnostics);
+  EXPECT_THAT(text, HasSubstr("inner.yaml:3:"));
+  EXPECT_THAT(text, HasSubstr("node 'sub/add', parameter 'bogus'"));
+  EXPECT_THAT(text, HasSubstr("'test.add' has no output port 'missing'"));
+  EXPECT_THAT(text, HasSubstr("w.yaml:3:"));  // and the outer node is marked
+  EXPECT_THAT(text, HasSubstr("the sub-workflow"));
+}
+
+TEST(SubWorkflow, CyclesAndDepthAreRefusedWithTheChainOfFiles) {
+  TempDir dir;
+  std::ofstream(dir / "a.yaml") << "gemflow: 1\nnodes:\n  b: {type: workflow, params: {path: b.yaml}}\n";
+  std::ofstream(dir / "b.yaml") << "gemflow: 1\nnodes:\n  a: {type: workflow, params: {path: a.yaml}}\n";
+  std::ofstream(dir / "self.yaml") << "gemflow: 1\nnodes:\n  me: {type: workflow, params: {path: self.yaml}}\n";
+  const auto r = load_workflow(dir / "a.yaml", registry());
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(all(r.diagnostics), HasSubstr("sub-workflow cycle: a.yaml → b.yaml → a.yaml"));
+  const auto self = load_workflow(dir / "self.yaml", registry());
+  EXPECT_FALSE(self.ok());
+  EXPECT_THAT(all(self.diagnostics), HasSubstr("sub-workflow cycle: self.yaml → self.yaml"));
+  // a chain deeper than the limit (each file includes the next)
+  for (int k = 0; k <= kMaxSubWorkflowDepth; ++k)
+    std::ofstream(dir / fmt::format("d{}.yaml", k))
+        << fmt::format("gemflow: 1\nnodes:\n  n: {{type: workflow, params: {{path: d{}.yaml}}}}\n", k + 1);
+  std::ofstream(dir / fmt::format("d{}.yaml", kMaxSubWorkflowDepth + 1))
+      << "gemflow: 1\nnodes:\n  c: {type: test.constant}\n";
+  const auto deep = load_workflow(dir / "d0.yaml", registry());
+  EXPECT_FALSE(deep.ok());
+  EXPECT_THAT(all(deep.diagnostics), HasSubstr("nest deeper than"));
+}
+
+TEST(SubWorkflow, ExposedPortsAreChecked) {
+  TempDir dir;
+  std::ofstream(dir / "inner.yaml") << R"(gemflow: 1
+nodes:
+  c: {type: test.constant}
+  add: {type: test.add}
+links:
+  - c.value -> add.a
+inputs:
+  x: add.a
+  y: [add.b, nobody.in]
+)";
+  const auto r = load_workflow(dir / "inner.yaml", registry());
+  const std::string text = all(r.diagnostics);
+  EXPECT_THAT(text, HasSubstr("exposed input 'x' feeds add.a, which a link feeds already"));
+  EXPECT_THAT(text, HasSubstr("exposed input 'y': no node 'nobody'"));
+}
+
+TEST(SubWorkflow, AnExposedRequiredInputCannotRunOnItsOwn) {
+  TempDir dir;
+  std::ofstream(dir / "data.txt") << "1";
+  const Workflow wf = load(dir, kInner, "inner.yaml");
+  const RunResult r = run_in(dir, wf);
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(all(r.diagnostics), HasSubstr("only a workflow that includes this one"));
+}
+
+TEST(SubWorkflow, TheSameSubWorkflowTwiceSharesCachedWorkAcrossTheBoundary) {
+  TempDir dir;
+  std::ofstream(dir / "inner.yaml") << "gemflow: 1\nnodes:\n  p: {type: probe.count}\n"
+                                       "outputs: {out: p.out}\n";
+  const Workflow wf = load(dir, R"(gemflow: 1
+nodes:
+  one: {type: workflow, params: {path: inner.yaml}}
+  two: {type: workflow, params: {path: inner.yaml}}
+  sum: {type: test.add}
+links:
+  - one.out -> sum.a
+  - two.out -> sum.b
+)");
+  ResultCache cache;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.cache = &cache;
+  g_probe.executions = 0;
+  const RunResult r = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  EXPECT_EQ(scalar(r, "sum", "sum"), 2.0);
+  const RunResult again = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again.nodes.at("one/p").state, NodeState::Cached);
+  EXPECT_EQ(again.nodes.at("sum").state, NodeState::Cached);
 }
 
 }  // namespace

@@ -478,3 +478,35 @@ TEST(SweepPoint, AppliedToACopyAndSweptNodesFollowTheLinks) {
 
 }  // namespace
 }  // namespace gemflow
+
+namespace gemflow {
+namespace {
+
+// Saving keeps unedited sections as written; an edited sweep: section must be written anew, not
+// left as it was loaded.
+TEST(SweepSection, AnEditedSectionIsSaved) {
+  TempDir dir;
+  const auto file = dir / "w.yaml";
+  {
+    std::ofstream f(file);
+    f << "gemflow: 1\nnodes:\n  p: {type: test.params}  # a comment\nsweep:\n  p.count: 1..3\n";
+  }
+  auto r = load_workflow(file, testnodes());
+  ASSERT_TRUE(r.ok()) << test::all(r.diagnostics);
+  Workflow wf = *r.workflow;
+  save_workflow(wf, file);  // unchanged: the text stays, comment included
+  std::ifstream in(file);
+  const std::string same{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_NE(same.find("p.count: 1..3"), std::string::npos) << same;
+  wf.sweep.entries[0].text = "4..6";
+  wf.sweep.zip = true;
+  save_workflow(wf, file);
+  auto back = load_workflow(file, testnodes());
+  ASSERT_TRUE(back.ok()) << test::all(back.diagnostics);
+  ASSERT_EQ(back.workflow->sweep.entries.size(), 1u);
+  EXPECT_EQ(back.workflow->sweep.entries[0].text, "4..6");
+  EXPECT_TRUE(back.workflow->sweep.zip);
+}
+
+}  // namespace
+}  // namespace gemflow

@@ -168,7 +168,7 @@ linkz:
   ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
   EXPECT_EQ(r.diagnostics[0].str(),
             "w.yaml:7:1: error: unknown top-level key 'linkz' (expected: gemflow, name, description, nodes, links, "
-            "editor, sweep); without 'links:' no input is connected (those errors are not listed) (did you mean 'links'?)");
+            "inputs, outputs, editor, sweep); without 'links:' no input is connected (those errors are not listed) (did you mean 'links'?)");
   EXPECT_THAT(r.diagnostics[1].str(), HasSubstr("w.yaml:6:52: error: node 'w', parameter 'bogus'"));
 }
 
@@ -297,7 +297,7 @@ TEST(Workflow, UnknownKeysAreErrorsWithHints) {
   ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
   // Structural errors first: they explain the others.
   EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:4:1: error: unknown top-level key 'link' (expected: gemflow, name, "
-                                    "description, nodes, links, editor, sweep); without 'links:' no input is connected "
+                                    "description, nodes, links, inputs, outputs, editor, sweep); without 'links:' no input is connected "
                                     "(those errors are not listed) (did you mean 'links'?)");
   EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:3:28: error: node 'a': unknown node key 'parms' (expected: type, "
                                     "version, params) (did you mean 'params'?)");
@@ -574,6 +574,96 @@ TEST(Migration, ABadValueFoundAfterTheMigrationIsLocated) {
       EXPECT_THAT(d.message, ::testing::HasSubstr("slow"));
     }
   EXPECT_TRUE(found) << test::all(r.diagnostics);
+}
+
+
+// ---- Saving keeps what people wrote ----
+
+constexpr const char* kHandWritten = R"(# NMR-like chain, written by hand
+gemflow: 1
+name: hand
+nodes:
+  # the source
+  a: {type: test.constant, params: {value: 1e-3}}   # small on purpose
+  b:
+    type: test.constant
+    params:
+      value: 2.50   # keep this spelling
+  sum: {type: test.add}
+
+links:
+  - a.value -> sum.a   # first
+  - b.value -> sum.b
+editor:
+  a: {pos: [0, 0]}
+)";
+
+TEST(Workflow, SavingAnUnchangedWorkflowGivesTheFileBack) {
+  const auto r = parse(kHandWritten);
+  ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  EXPECT_EQ(to_yaml_preserving(*r.workflow), kHandWritten);
+  // a copy that was changed and changed back is unchanged too
+  Workflow wf = *r.workflow;
+  ASSERT_FALSE(apply_override(wf, "a.value=7", testnodes()));
+  ASSERT_FALSE(apply_override(wf, "a.value=0.001", testnodes()));
+  EXPECT_EQ(to_yaml_preserving(wf), kHandWritten);
+}
+
+TEST(Workflow, AChangedValueIsReplacedInPlace) {
+  Workflow wf = *parse(kHandWritten).workflow;
+  ASSERT_FALSE(apply_override(wf, "a.value=0.5", testnodes()));
+  ASSERT_FALSE(apply_override(wf, "b.value=3", testnodes()));
+  std::string want = kHandWritten;
+  want.replace(want.find("1e-3"), 4, "0.5");
+  want.replace(want.find("2.50"), 4, "3.0");
+  EXPECT_EQ(to_yaml_preserving(wf), want);
+  const auto back = parse(to_yaml_preserving(wf));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(std::get<double>(*back.workflow->find("b")->param("value")), 3.0);
+}
+
+TEST(Workflow, AddedRemovedAndMovedThingsTouchOnlyTheirLines) {
+  Workflow wf = *parse(kHandWritten).workflow;
+  // a new node and link, the first link removed, a node moved in the editor
+  NodeInstance c;
+  c.id = "c";
+  c.type = "test.constant";
+  c.type_version = 1;
+  c.set_param("value", 4.0);
+  wf.nodes.push_back(c);
+  wf.links.erase(wf.links.begin());
+  wf.links.push_back({"c", "value", "sum", "a", {}});
+  wf.find("sum")->pos = std::array<double, 2>{10, 20};
+  const std::string text = to_yaml_preserving(wf);
+  EXPECT_THAT(text, HasSubstr("# NMR-like chain, written by hand\n"));
+  EXPECT_THAT(text, HasSubstr("value: 1e-3}}   # small on purpose\n"));
+  EXPECT_THAT(text, HasSubstr("      value: 2.50   # keep this spelling\n"));
+  EXPECT_THAT(text, HasSubstr("  sum: {type: test.add}\n  c: {type: test.constant, version: 1, params: {value: 4.0}}\n"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("# first")));
+  EXPECT_THAT(text, HasSubstr("  - b.value -> sum.b\n  - c.value -> sum.a\n"));
+  EXPECT_THAT(text, HasSubstr("editor:\n  a: {pos: [0, 0]}\n  sum: {pos: [10, 20]}\n"));
+  const auto back = parse(text);
+  ASSERT_TRUE(back.ok()) << all(back.diagnostics) << text;
+  EXPECT_EQ(to_yaml(*back.workflow), to_yaml(wf));
+  // a removed node takes its lines (a block-style one all of them) but not the comments between
+  wf.nodes.erase(wf.nodes.begin() + 1);  // b
+  wf.links.erase(wf.links.begin());      // b.value -> sum.b
+  const std::string without_b = to_yaml_preserving(wf);
+  EXPECT_THAT(without_b, ::testing::Not(HasSubstr("keep this spelling")));
+  EXPECT_THAT(without_b, HasSubstr("  # the source\n"));
+  const auto back2 = parse(without_b);
+  ASSERT_TRUE(back2.workflow) << without_b;
+  EXPECT_EQ(to_yaml(*back2.workflow), to_yaml(wf));
+}
+
+TEST(Workflow, EditsThatCannotBePlacedGiveTheCanonicalText) {
+  // a flow-style nodes map, then a reordering of nodes
+  Workflow flow = *parse("gemflow: 1\nnodes: {a: {type: test.constant}, b: {type: test.constant}}  # x\n").workflow;
+  flow.nodes.erase(flow.nodes.begin());
+  EXPECT_EQ(to_yaml_preserving(flow), to_yaml(flow));
+  Workflow wf = *parse(kHandWritten).workflow;
+  std::swap(wf.nodes[0], wf.nodes[1]);
+  EXPECT_EQ(to_yaml_preserving(wf), to_yaml(wf));
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // GraphModel: undo/redo restores the exact workflow text, links are refused with a reason and
 // leave the model unchanged, paste remaps ids, shipped workflows round-trip. No display needed.
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -304,6 +307,31 @@ TEST(ShippedWorkflows, RoundTrip) {
     m.undo_stack()->setIndex(0);
     EXPECT_EQ(m.to_yaml(), text);
   }
+}
+
+// A sub-workflow node shows the ports its inner file exposes; pointing it at another file
+// changes them, and undo brings the first ones back.
+TEST_F(GraphModelTest, SubWorkflowNodesHaveTheInnerFilesPorts) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gemflow_gm_sub_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "one.yaml") << "gemflow: 1\nnodes:\n  add: {type: t.add}\ninputs: {left: add.a, right: add.b}\n"
+                                     "outputs: {sum: add.sum}\n";
+  std::ofstream(dir / "two.yaml") << "gemflow: 1\nnodes:\n  c: {type: t.const}\noutputs: {value: c.value}\n";
+  std::ofstream(dir / "w.yaml") << "gemflow: 1\nnodes:\n  sub: {type: workflow, params: {path: one.yaml}}\n";
+  const auto diags = m.load(dir / "w.yaml");
+  const gemflow::NodeSpec* s = m.spec_of("sub");
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->inputs.size(), 2u);
+  EXPECT_EQ(s->inputs[0].type, "Matrix<f64>");
+  EXPECT_EQ(s->outputs.at(0).name, "sum");
+  ASSERT_TRUE(m.set_param("sub", "path", std::string("two.yaml")).ok());
+  ASSERT_NE(m.spec_of("sub"), nullptr);
+  EXPECT_TRUE(m.spec_of("sub")->inputs.empty());
+  EXPECT_EQ(m.spec_of("sub")->outputs.at(0).name, "value");
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.spec_of("sub")->inputs.size(), 2u);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "progress_check.hpp"
+
 #include "gemflow/flame/render.hpp"
 #include "gemflow/io/image_io.hpp"
 
@@ -21,12 +23,13 @@ fs::path run(const std::string& workflow, const std::string& tag) {
   fs::path out = fs::temp_directory_path() / ("gemflow_flame_workflows_" + tag);
   fs::remove_all(out);
   const fs::path log = out.string() + ".log";
-  const std::string cmd = std::string("\"") + GEMFLOW_EXE + "\" run \"" + GEMFLOW_SOURCE_DIR + "/workflows/" +
+  const std::string cmd = std::string(gemflow::test::kCheckProgress) + "\"" + GEMFLOW_EXE + "\" run \"" + GEMFLOW_SOURCE_DIR + "/workflows/" +
                           workflow + "\" --device cpu --out \"" + out.string() + "\" > \"" + log.string() + "\" 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     std::ifstream in(log);
     ADD_FAILURE() << cmd << " failed:\n" << std::string(std::istreambuf_iterator<char>(in), {});
   }
+  gemflow::test::expect_progress_reported(log);
   return out;
 }
 

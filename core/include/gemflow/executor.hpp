@@ -72,6 +72,12 @@ struct RunOptions {
   std::vector<std::string> command_line;  ///< recorded in provenance (e.g. argv of `gemflow run`)
   /// Plugins of the host (name, version, file), recorded in provenance; nullptr: not recorded.
   const std::vector<PluginRecord>* plugins = nullptr;
+  /// When > 0: a node that went longer than this many seconds of its work without calling
+  /// NodeContext::progress gets a warning in its log ("reported no progress for 1.4 s"). The
+  /// default comes from GEMFLOW_CHECK_PROGRESS (seconds; unset: off); the tests of the shipped
+  /// workflows set it to 1 so that a node without progress reports fails them.
+  double progress_check_seconds = progress_check_from_env();
+  static double progress_check_from_env();
 };
 
 struct NodeResult {
@@ -112,6 +118,14 @@ struct RunResult {
 /// does not exist (its node will fail; a run --until another node does not need it).
 [[nodiscard]] std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& registry,
                                                       const std::filesystem::path& out_dir);
+
+/// Content checks of the input files that exist (ParamSpec::inspect of InputPath parameters, in
+/// node order): an error with the parameter's file:line for a file its node cannot read (the
+/// message is the inspector's, naming the input's file:line), and for a file it can read one line
+/// in `notes` ("node 'r', parameter 'path': restraint format nef ..."). Used by `gemflow
+/// validate`; a run finds the same when the node reads the file.
+[[nodiscard]] std::vector<Diagnostic> check_input_contents(const Workflow& wf, const Registry& registry,
+                                                           std::vector<std::string>* notes = nullptr);
 
 /// Warnings for `device` parameters that ask for a CUDA device this machine lacks (none present,
 /// too few, or Gemflow built without CUDA), with file:line of the parameter: such a node fails

@@ -380,6 +380,8 @@ class PathParam {
             std::vector<std::string> extensions);
   [[nodiscard]] std::filesystem::path value() const;
   std::filesystem::path operator*() const { return value(); }
+  /// For Mode::Read: the content check `gemflow validate` runs on the file (ParamSpec::inspect).
+  void inspect(ParamSpec::Inspector check);
 
  private:
   Node* owner_;

@@ -52,6 +52,16 @@ struct ParamSpec {
   /// The node's random seed (SeedParam: an Int named "seed", ≥ 0). It makes the node stochastic
   /// and the executor records its value in the node's provenance record ("seed").
   bool seed = false;
+  /// For InputPath: what workflow validation (`gemflow validate`) learns from the file's content,
+  /// called on a regular file that exists, with the values of the node's other parameters
+  /// (`param(name)`: the workflow's value or the default; nullptr for an unknown name). Returns
+  /// one line on what the node will read there ("restraint format nef (...): 841 distance, 66
+  /// dihedral restraints"); throws a std::exception whose what() says why the node cannot read
+  /// it, naming file:line. Empty: the content is not checked before the run. Set with
+  /// PathParam::inspect.
+  using Inspector = std::function<std::string(const std::string& path,
+                                              const std::function<const ParamValue*(const std::string&)>& param)>;
+  Inspector inspect;
 
   /// Parses YAML scalar text into a value of this kind (without checking limits).
   /// Returns the reason on failure ("expected a number, got 'abc'").

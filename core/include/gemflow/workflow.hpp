@@ -12,15 +12,30 @@
 //   sweep: {dg.seed: 1..100}         # optional: `gemflow run` runs every point (gemflow/sweep.hpp)
 //
 // Unknown keys are errors. Relative input paths resolve against the workflow file's folder.
+//
+// Sub-workflows: a node of type `workflow` runs another workflow file, whose `inputs:` and
+// `outputs:` sections name the inner ports it exposes:
+//
+//   nodes:
+//     refine: {type: workflow, params: {path: refine.yaml}}   # relative to this file
+//   # in refine.yaml:
+//   inputs:  {bounds: [smooth.bounds, dg.bounds]}   # one exposed input may feed several ports
+//   outputs: {structure: dg.structure}
+//
+// The executor runs the flattened graph (flatten()): inner nodes get ids "refine/dg", so the
+// cache and parallel branches work across the boundary, `--set refine/dg.trials=8` and
+// `--until refine/dg` reach them, and inner output files go to OUT/refine/.
 #include <array>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gemflow/error.hpp"
+#include "gemflow/node.hpp"
 #include "gemflow/param.hpp"
 #include "gemflow/registry.hpp"
 
@@ -48,6 +63,13 @@ struct Diagnostic {
   [[nodiscard]] std::string log_str() const;
 };
 
+struct SubWorkflow;
+
+/// The node type of a sub-workflow node (its one parameter, `path`, names the inner file).
+inline constexpr std::string_view kSubWorkflowType = "workflow";
+/// Sub-workflows nest at most this deep (a deeper chain is refused with its files).
+inline constexpr int kMaxSubWorkflowDepth = 8;
+
 struct NodeInstance {
   std::string id;
   std::string type;
@@ -57,6 +79,10 @@ struct NodeInstance {
   std::optional<std::array<double, 2>> pos;  ///< editor position
   SourceLocation where;                               ///< of the node's key
   std::map<std::string, SourceLocation> param_where;  ///< of each parameter's value
+  /// A `workflow` node: the inner workflow as loaded (null for other nodes, or when the inner
+  /// file could not be read). Shared between copies of the Workflow; apply_override copies it
+  /// before changing it.
+  std::shared_ptr<const SubWorkflow> sub;
 
   [[nodiscard]] const ParamValue* param(std::string_view name) const;
   void set_param(const std::string& name, ParamValue v);  ///< replaces or appends
@@ -68,6 +94,22 @@ struct Link {
   /// "a.out -> b.in"
   [[nodiscard]] std::string str() const;
 };
+
+/// A port that a workflow exposes to the workflows that use it as a sub-workflow.
+struct ExposedPort {
+  std::string name;
+  /// Inner (node, port) pairs: an exposed input feeds each of them; an output names exactly one.
+  std::vector<std::pair<std::string, std::string>> targets;
+  SourceLocation where;
+};
+
+/// A workflow file included by another (flatten() lists them for provenance).
+struct IncludedFile {
+  std::filesystem::path file;
+  std::string xxh3;  ///< of the file's bytes when it was loaded
+};
+
+struct WorkflowSource;
 
 /// One entry of a workflow's `sweep:` section: a parameter and the values it takes, as written.
 /// gemflow/sweep.hpp checks and expands them (the loader checks only the form).
@@ -97,13 +139,27 @@ struct Workflow {
   std::string description;
   std::vector<NodeInstance> nodes;  ///< in file order
   std::vector<Link> links;
-  std::filesystem::path file;  ///< where it was loaded from / saved to ("" if never)
-  WorkflowSweep sweep;         ///< the `sweep:` section (empty: none)
+  std::filesystem::path file;       ///< where it was loaded from / saved to ("" if never)
+  std::vector<ExposedPort> inputs;   ///< `inputs:` (ports exposed when used as a sub-workflow)
+  std::vector<ExposedPort> outputs;  ///< `outputs:`
+  /// Sub-workflow files whose nodes flatten() brought in, outermost first (empty otherwise).
+  std::vector<IncludedFile> included;
+  /// The text it was loaded from and the model that text gave, so that saving changes only the
+  /// lines of what was edited (null when built in code). Shared between copies.
+  std::shared_ptr<const WorkflowSource> source;
+  WorkflowSweep sweep;               ///< the `sweep:` section (empty: none)
 
   [[nodiscard]] NodeInstance* find(std::string_view id);
   [[nodiscard]] const NodeInstance* find(std::string_view id) const;
   /// Folder that relative input paths resolve against (the file's folder, else the cwd).
   [[nodiscard]] std::filesystem::path base_dir() const;
+};
+
+/// A workflow file's text as loaded, and what it meant (before migrations).
+struct WorkflowSource {
+  std::string text;
+  Workflow loaded;
+  std::map<std::string, int> top_key_line;  ///< 1-based line of each top-level key
 };
 
 /// What a migration step may change: the node (its parameters, with their file positions) and
@@ -143,7 +199,14 @@ struct LoadResult {
 
 /// Canonical YAML text (stable: load → save → load → save gives identical text).
 [[nodiscard]] std::string to_yaml(const Workflow& wf);
-/// Writes to_yaml(wf) atomically (temporary file + rename).
+/// The text to save: for a workflow loaded from a file (Workflow::source), that file's text with
+/// only what changed rewritten, so comments, key order and number spelling (`1e-3`) survive:
+/// identical text when nothing changed; a changed parameter value replaced in place; a changed
+/// node's entry, a new node or link, a removed one as lines; the `editor:` section rewritten.
+/// Edits it cannot place that way (a flow-style `nodes:` map, reordered nodes, a changed name)
+/// give to_yaml(wf). The result is checked by parsing it again; any mismatch gives to_yaml(wf).
+[[nodiscard]] std::string to_yaml_preserving(const Workflow& wf);
+/// Writes to_yaml_preserving(wf) atomically (temporary file + rename).
 void save_workflow(const Workflow& wf, const std::filesystem::path& file);
 
 /// Applies "node.param=value" (from `--set`); returns a diagnostic when the node or parameter
@@ -156,6 +219,34 @@ void save_workflow(const Workflow& wf, const std::filesystem::path& file);
 /// `text` with control characters and bytes that are not UTF-8 written as \xNN (valid UTF-8
 /// such as "Å" is kept): safe to echo file contents into a message or a terminal.
 [[nodiscard]] std::string printable(std::string_view text);
+
+/// A loaded sub-workflow: the inner workflow and the node spec it presents outside (its exposed
+/// ports with the inner ports' types; one parameter, `path`).
+struct SubWorkflow {
+  Workflow workflow;
+  NodeSpec spec;
+  std::string xxh3;  ///< of the inner file's bytes
+};
+
+/// The spec of a node instance: its sub-workflow's, else its registered type's; null when the
+/// type is unknown (or a sub-workflow could not be loaded).
+[[nodiscard]] const NodeSpec* node_spec(const NodeInstance& n, const Registry& registry);
+
+/// (Re)loads the inner file of every `workflow` node of `wf` whose `path` is set (relative to
+/// wf.base_dir()); returns the diagnostics (those of the inner file keep its locations and name
+/// the node as "outer/inner"). load_workflow does this itself; call it after building or
+/// editing a workflow in code.
+[[nodiscard]] std::vector<Diagnostic> load_subworkflows(Workflow& wf, const Registry& registry);
+
+/// True when `wf` has a `workflow` node.
+[[nodiscard]] bool has_subworkflows(const Workflow& wf);
+
+/// The workflow with every sub-workflow node replaced by its inner nodes (ids prefixed with
+/// "node/", recursively), links rewired through the exposed ports, relative input paths of inner
+/// nodes made absolute against their own file's folder and relative output paths put under
+/// "node/", `included` listing the inner files. Throws Error when a `workflow` node has no loaded
+/// sub-workflow.
+[[nodiscard]] Workflow flatten(const Workflow& wf, const Registry& registry);
 
 /// Node ids in a dependency order (inputs first); throws Error naming a cycle.
 [[nodiscard]] std::vector<std::string> topological_order(const Workflow& wf);

@@ -85,6 +85,34 @@ std::vector<std::string> untabulated_elements(std::span<const std::string> eleme
 
 double auto_diameter(std::size_t residues) { return 3.8 * static_cast<double>(std::max<std::size_t>(residues, 1)) + 10.0; }
 
+namespace {
+// Neighbours, peptide planes and centres of a topology whose bonds are set (sorted, unique).
+Topology finish_topology(std::span<const AtomInfo> atoms, Topology t) {
+  const std::size_t n = atoms.size();
+  for (auto [i, j] : t.bonds) {
+    t.neighbours[i].push_back(j);
+    t.neighbours[j].push_back(i);
+  }
+  for (auto& nb : t.neighbours) std::sort(nb.begin(), nb.end());
+  for (auto [i, j] : t.bonds) {
+    std::size_t c = i, nn = j;
+    if (atoms[c].name != "C") std::swap(c, nn);
+    if (atoms[c].name != "C" || atoms[nn].name != "N") continue;
+    if (atoms[c].chain == atoms[nn].chain && atoms[c].residue_number == atoms[nn].residue_number) continue;
+    std::vector<std::size_t> plane{c, nn};
+    for (auto a : t.neighbours[c]) plane.push_back(a);
+    for (auto a : t.neighbours[nn]) plane.push_back(a);
+    std::sort(plane.begin(), plane.end());
+    plane.erase(std::unique(plane.begin(), plane.end()), plane.end());
+    t.planes.push_back(std::move(plane));
+  }
+  for (std::size_t c = 0; c < n; ++c)
+    if (t.neighbours[c].size() == 3 || t.neighbours[c].size() == 4)
+      t.centres.push_back({c, t.neighbours[c][0], t.neighbours[c][1], t.neighbours[c][2]});
+  return t;
+}
+}  // namespace
+
 Topology perceive_topology(std::span<const AtomInfo> atoms, std::span<const double> xyz, double tol) {
   const std::size_t n = atoms.size();
   if (xyz.size() != 3 * n) throw std::invalid_argument("perceive_topology: coordinates are not n×3");
@@ -112,27 +140,21 @@ Topology perceive_topology(std::span<const AtomInfo> atoms, std::span<const doub
     t.bonds.push_back({i, j});
   }
   std::sort(t.bonds.begin(), t.bonds.end());
-  for (auto [i, j] : t.bonds) {
-    t.neighbours[i].push_back(j);
-    t.neighbours[j].push_back(i);
+  return finish_topology(atoms, std::move(t));
+}
+
+Topology topology_from_bonds(std::span<const AtomInfo> atoms, std::span<const std::array<std::size_t, 2>> bonds) {
+  Topology t;
+  t.neighbours.assign(atoms.size(), {});
+  for (auto [i, j] : bonds) {
+    if (i >= atoms.size() || j >= atoms.size() || i == j)
+      throw std::invalid_argument("topology_from_bonds: bond " + std::to_string(i) + "-" + std::to_string(j) +
+                                  " for " + std::to_string(atoms.size()) + " atoms");
+    t.bonds.push_back({std::min(i, j), std::max(i, j)});
   }
-  for (auto& nb : t.neighbours) std::sort(nb.begin(), nb.end());
-  for (auto [i, j] : t.bonds) {
-    std::size_t c = i, nn = j;
-    if (atoms[c].name != "C") std::swap(c, nn);
-    if (atoms[c].name != "C" || atoms[nn].name != "N") continue;
-    if (atoms[c].chain == atoms[nn].chain && atoms[c].residue_number == atoms[nn].residue_number) continue;
-    std::vector<std::size_t> plane{c, nn};
-    for (auto a : t.neighbours[c]) plane.push_back(a);
-    for (auto a : t.neighbours[nn]) plane.push_back(a);
-    std::sort(plane.begin(), plane.end());
-    plane.erase(std::unique(plane.begin(), plane.end()), plane.end());
-    t.planes.push_back(std::move(plane));
-  }
-  for (std::size_t c = 0; c < n; ++c)
-    if (t.neighbours[c].size() == 3 || t.neighbours[c].size() == 4)
-      t.centres.push_back({c, t.neighbours[c][0], t.neighbours[c][1], t.neighbours[c][2]});
-  return t;
+  std::sort(t.bonds.begin(), t.bonds.end());
+  t.bonds.erase(std::unique(t.bonds.begin(), t.bonds.end()), t.bonds.end());
+  return finish_topology(atoms, std::move(t));
 }
 
 BoundsResult restraint_bounds(std::span<const AtomInfo> atoms, std::span<const double> xyz,
@@ -167,7 +189,27 @@ BoundsResult restraint_bounds(std::span<const AtomInfo> atoms, std::span<const d
     sel_atoms.push_back(atoms[i]);
     x.insert(x.end(), {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]});
   }
-  b.topology = perceive_topology(sel_atoms, x, o.bond_tolerance);
+  if (o.bonds.empty()) {
+    b.topology = perceive_topology(sel_atoms, x, o.bond_tolerance);
+  } else {
+    std::vector<std::array<std::size_t, 2>> kept;
+    for (auto [i, j] : o.bonds) {
+      if (i >= total || j >= total)
+        throw std::invalid_argument("restraint_bounds: bond " + std::to_string(i) + "-" + std::to_string(j) + " for " +
+                                    std::to_string(total) + " atoms");
+      if (map[i] != kNone && map[j] != kNone) kept.push_back({map[i], map[j]});
+    }
+    b.topology = topology_from_bonds(sel_atoms, kept);
+  }
+  if (o.free_proline_omega)
+    std::erase_if(b.topology.planes, [&](const std::vector<std::size_t>& p) {
+      return std::any_of(p.begin(), p.end(), [&](std::size_t a) {
+        return sel_atoms[a].name == "N" && sel_atoms[a].residue == "PRO" &&
+               std::any_of(p.begin(), p.end(), [&](std::size_t c) {
+                 return sel_atoms[c].name == "C" && sel_atoms[c].residue_number != sel_atoms[a].residue_number;
+               });
+      });
+    });
   b.diameter = o.diameter > 0 ? o.diameter : auto_diameter(residue_count(atoms, b.atoms));
   const auto sep = bond_separation(b.topology, n);
 

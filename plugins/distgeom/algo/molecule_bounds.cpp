@@ -96,6 +96,9 @@ MoleculeBounds molecule_bounds(std::span<const std::string> elements, std::span<
 
 namespace {
 
+// Matrices up to this size share one padded batch (each pays the largest one's N³).
+constexpr std::size_t kPaddedBatchN = 256;
+
 std::size_t changed_pairs(const std::vector<double>& lo0, const std::vector<double>& up0, const BatchMatrix& m) {
   std::size_t c = 0;
   for (std::size_t i = 0; i < m.n; ++i)
@@ -187,7 +190,7 @@ BatchSmoothingResult batch_cuda(std::span<const BatchMatrix> ms, const BatchSmoo
   std::size_t N = 0;
   for (std::size_t k = 0; k < ms.size(); ++k) {
     if (ms[k].n == 0) continue;
-    if (ms[k].n <= cuda::max_batched_n) small.push_back(k), N = std::max(N, ms[k].n);
+    if (ms[k].n <= kPaddedBatchN) small.push_back(k), N = std::max(N, ms[k].n);
     else large.push_back(k);
   }
   const double total = static_cast<double>(ms.size());

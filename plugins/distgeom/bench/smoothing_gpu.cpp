@@ -81,7 +81,7 @@ Row bench_one(std::size_t n, double ceiling, cudaStream_t s) {
 }
 
 template <class T>
-double bench_batched(std::size_t n, std::size_t batch, cudaStream_t s) {
+double bench_batched(std::size_t n, std::size_t batch, cudaStream_t s, gc::BatchedMethod method) {
   const std::size_t count = n * n * batch;
   DeviceBuffer<T> l(count), u(count), l0(count), u0(count);
   gc::bench::fill_random_bounds(l0.data(), u0.data(), n, batch, 0xba7c + n, s);
@@ -91,7 +91,7 @@ double bench_batched(std::size_t n, std::size_t batch, cudaStream_t s) {
     GF_CUDA_TRY(cudaMemcpyAsync(l.data(), l0.data(), count * sizeof(T), cudaMemcpyDeviceToDevice, s));
     GF_CUDA_TRY(cudaMemcpyAsync(u.data(), u0.data(), count * sizeof(T), cudaMemcpyDeviceToDevice, s));
     t.start(s);
-    gc::smooth_bounds_batched_device(l.data(), u.data(), n, batch, s);
+    gc::smooth_bounds_batched_device(l.data(), u.data(), n, batch, s, method);
     const double ms = t.stop_ms(s);
     if (r > 0) times.push_back(ms);
   }
@@ -167,13 +167,29 @@ int bench_main(int argc, char** argv) {
     GF_CUDA_TRY(cudaStreamDestroy(s));
     return 0;
   }
-  std::printf("\n| batched n | batch | fp32 molecules/s | fp64 molecules/s |\n|---|---|---|---|\n");
+  // Batched: both methods at every size, what auto picks, and auto's rate against the best. The
+  // add+min ceiling counts 1.5·n³ pairs per molecule at the rate of the single-matrix table.
+  std::printf("\n| batched n | batch | precision | per-block molecules/s | blocked molecules/s | auto picks | auto / best |\n"
+              "|---|---|---|---|---|---|---|\n");
   struct B { std::size_t n, batch; };
-  for (const B b : {B{32, 200000}, B{64, 100000}, B{128, 20000}, B{256, quick ? 500u : 4000u}}) {
-    const double m32 = bench_batched<float>(b.n, b.batch, s);
-    const double m64 = bench_batched<double>(b.n, b.batch, s);
-    std::printf("| %zu | %zu | %.3g | %.3g |\n", b.n, b.batch, m32, m64);
-  }
+  std::vector<B> bsizes = {{32, 200000}, {64, 100000}, {65, 50000}, {96, 40000}, {128, 20000}, {160, 10000},
+                          {192, 8000}, {256, 4000}, {384, 1000}, {512, 500}};
+  if (quick) bsizes = {{64, 20000}, {128, 4000}, {256, 500}, {512, 100}};
+  for (const B b : bsizes)
+    for (const auto prec : {gc::Precision::fp32, gc::Precision::fp64}) {
+      const bool f32 = prec == gc::Precision::fp32;
+      // the per-block kernel streams through global memory above the shared-memory limit: few
+      // molecules suffice to measure its rate
+      const std::size_t pb_batch = b.n > 160 ? std::max<std::size_t>(b.batch / 10, 50) : b.batch;
+      const double pb = f32 ? bench_batched<float>(b.n, pb_batch, s, gc::BatchedMethod::PerBlock)
+                            : bench_batched<double>(b.n, pb_batch, s, gc::BatchedMethod::PerBlock);
+      const double bl = f32 ? bench_batched<float>(b.n, b.batch, s, gc::BatchedMethod::Blocked)
+                            : bench_batched<double>(b.n, b.batch, s, gc::BatchedMethod::Blocked);
+      const auto pick = gc::batched_method_for(b.n, prec);
+      const double picked = pick == gc::BatchedMethod::PerBlock ? pb : bl;
+      std::printf("| %zu | %zu | %s | %.3g | %.3g | %s | %.2f |\n", b.n, b.batch, f32 ? "fp32" : "fp64", pb, bl,
+                  gc::to_string(pick), picked / std::max(pb, bl));
+    }
   GF_CUDA_TRY(cudaStreamDestroy(s));
   return 0;
 }

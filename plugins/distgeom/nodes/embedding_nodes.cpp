@@ -133,11 +133,13 @@ const std::string kEigenNoCuda =
 class BoundsNode final : public Node {
  public:
   enum class Hydrogens { All, Restrained, None };
+  enum class BondSource { Perceive, Structure };
   static NodeInfo info() {
     return {.id = "distgeom.bounds", .version = 1, .title = "Distance bounds from restraints",
             .category = "Distance geometry",
             .doc = "Distance bounds (Å) for distance geometry from a reference model's covalent geometry and NMR "
-                   "distance restraints.\n"
+                   "distance restraints. The reference is either a deposited model or distgeom.topology's molecule "
+                   "built from the sequence (template geometry; then bonds: structure and free_proline_omega: true).\n"
                    "Inputs: structure (the model `model` supplies covalent geometry only); restraints (atoms "
                    "resolved against that structure).\n"
                    "Output: bounds, n×n lower/upper with labels \"A:12:ALA:CA\", atom_index into the structure "
@@ -180,11 +182,25 @@ class BoundsNode final : public Node {
   Param<double> diameter{this, "diameter", 0.0, {.min = 0, .unit = "Å",
                                                  .doc = "Upper bound of unrestrained pairs; 0 = extended chain length "
                                                         "(3.8 Å per residue + 10 Å)"}};
+  Choice<BondSource> bonds{this, "bonds", BondSource::Perceive,
+                           {{BondSource::Perceive, "perceive"}, {BondSource::Structure, "structure"}},
+                           {.doc = "perceive: bonds by distance in model `model`; structure: the structure's bond list "
+                                   "(distgeom.topology's), required non-empty"}};
+  Param<bool> free_proline_omega{this, "free_proline_omega", false,
+                                 {.doc = "Leave the peptide planes before prolines out of the bounds (their 1-4 "
+                                         "distances differ between cis and trans); use with a template model"}};
 
   void execute(NodeContext& ctx) override {
     const auto& s = *structure;
     const auto xyz = model_xyz(s, model.value());
     BoundsOptions o;
+    if (bonds.value() == BondSource::Structure) {
+      if (s.bonds.empty())
+        throw InputError("parameter 'bonds' = structure, but the structure has no bond list (link distgeom.topology's "
+                         "structure, or use bonds: perceive)");
+      o.bonds = s.bonds;
+    }
+    o.free_proline_omega = free_proline_omega.value();
     o.hydrogens = hydrogens.value() == Hydrogens::All ? HydrogenPolicy::All
                   : hydrogens.value() == Hydrogens::None ? HydrogenPolicy::None : HydrogenPolicy::Restrained;
     o.vdw_scale = vdw_scale.value();

@@ -12,4 +12,8 @@ void register_compare_nodes(PluginRegistrar& r);
 /// The BoundsBatch type, distgeom.bounds_from_molecules and
 /// distgeom.smooth_batch (nodes/batch_nodes.cpp).
 void register_batch_nodes(PluginRegistrar& r);
+/// distgeom.topology, topology_from_residues (nodes/topology_nodes.cpp).
+void register_topology_nodes(PluginRegistrar& r);
+/// distgeom.anneal, distgeom.ensemble (nodes/anneal_nodes.cpp).
+void register_anneal_nodes(PluginRegistrar& r);
 }  // namespace gemflow::distgeom

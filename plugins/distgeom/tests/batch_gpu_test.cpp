@@ -62,8 +62,8 @@ double max_finite(std::span<const double> a) {
 
 }  // namespace
 
-// Sample molecules: the CUDA batch (one launch, padded to n = 130) equals the per-k fp64
-// reference closure bit for bit, and the CPU node (blocked) within 6·n·2⁻⁵³·max(U).
+// Sample molecules: the CUDA batch (one launch, padded to n = 130: the blocked batched closure)
+// and the CPU node (blocked) are both within 6·n·2⁻⁵³·max(U) of the per-k fp64 reference.
 TEST_F(GpuBatch, SampleMoleculesMatchCpu) {
   Nodes nodes;
   io::MoleculeSet set;
@@ -87,9 +87,9 @@ TEST_F(GpuBatch, SampleMoleculesMatchCpu) {
     DistanceBounds ref = in->bounds[k];
     const auto r = smooth_bounds_reference(ref.lower.span(), ref.upper.span(), ref.size());
     ASSERT_TRUE(r.consistent);
-    EXPECT_EQ(std::memcmp(gpu->bounds[k].lower.data(), ref.lower.data(), ref.lower.span().size_bytes()), 0);
-    EXPECT_EQ(std::memcmp(gpu->bounds[k].upper.data(), ref.upper.data(), ref.upper.span().size_bytes()), 0);
     const double bound = 6.0 * static_cast<double>(ref.size()) * 0x1p-53 * max_finite(in->bounds[k].upper.span());
+    EXPECT_LE(max_diff(gpu->bounds[k].lower.span(), ref.lower.span()), bound);
+    EXPECT_LE(max_diff(gpu->bounds[k].upper.span(), ref.upper.span()), bound);
     EXPECT_LE(max_diff(gpu->bounds[k].lower.span(), cpu->bounds[k].lower.span()), bound);
     EXPECT_LE(max_diff(gpu->bounds[k].upper.span(), cpu->bounds[k].upper.span()), bound);
     EXPECT_EQ(grep->rows[k][4], crep->rows[k][4]) << "pairs tightened";

@@ -351,8 +351,10 @@ TEST_F(GpuSmoothing, InvalidInputRejectedBeforeLaunch) {
 // consistent bounds, equal to the single-matrix GPU path on dyadic bounds, every kernel variant
 // (registers n ≤ 32/64/128, shared memory, global memory).
 TEST_F(GpuSmoothing, BatchedMatchesReferenceAndSingleMatrixPath) {
-  for (std::size_t n : {1, 5, 32, 33, 64, 65, 100, 128, 129, 200, 256}) {
+  for (std::size_t n : {1, 5, 32, 33, 64, 65, 100, 128, 129, 200, 256, 300, 512}) {
+   for (const auto method : {gc::BatchedMethod::Auto, gc::BatchedMethod::PerBlock, gc::BatchedMethod::Blocked}) {
     const std::size_t batch = 5;
+    SCOPED_TRACE(std::string("method ") + gc::to_string(method));
     const auto seed = fresh_seed();
     SCOPED_TRACE("n = " + std::to_string(n) + ", seed = " + std::to_string(seed));
     for (bool dyadic : {false, true}) {
@@ -372,7 +374,7 @@ TEST_F(GpuSmoothing, BatchedMatchesReferenceAndSingleMatrixPath) {
           using T = decltype(tag);
           DeviceBounds<T> d(all.lower, all.upper);
           gc::validate_bounds_batched_device(d.lower(), d.upper(), n, batch, 1e-4, nullptr);
-          gc::smooth_bounds_batched_device(d.lower(), d.upper(), n, batch, nullptr);
+          gc::smooth_bounds_batched_device(d.lower(), d.upper(), n, batch, nullptr, method);
           reps = gc::check_consistency_batched_device(d.lower(), d.upper(), n, batch, 1e-4,
                                                       nullptr);
           d.fetch(out.lower, out.upper);
@@ -387,10 +389,24 @@ TEST_F(GpuSmoothing, BatchedMatchesReferenceAndSingleMatrixPath) {
                                        out.lower.begin() + (b + 1) * n * n);
           const std::vector<double> gu(out.upper.begin() + b * n * n,
                                        out.upper.begin() + (b + 1) * n * n);
-          EXPECT_EQ(compare(gl, ref.lower).mismatches, 0u) << "matrix " << b << " L";
-          EXPECT_EQ(compare(gu, ref.upper).mismatches, 0u) << "matrix " << b << " U";
+          // The per-block kernels take the pivots in the reference's order: bit for bit. The
+          // blocked method is the single-matrix algorithm: bit for bit equal to that path, and
+          // within its rounding bound 6·n·u·max(U) of the reference (equal on dyadic bounds).
+          const bool blocked = method == gc::BatchedMethod::Blocked ||
+                               (method == gc::BatchedMethod::Auto &&
+                                gc::batched_method_for(n, prec == 0 ? gc::Precision::fp64 : gc::Precision::fp32) ==
+                                    gc::BatchedMethod::Blocked);
+          const Diff dl = compare(gl, ref.lower), du = compare(gu, ref.upper);
+          if (!blocked || dyadic) {
+            EXPECT_EQ(dl.mismatches, 0u) << "matrix " << b << " L";
+            EXPECT_EQ(du.mismatches, 0u) << "matrix " << b << " U";
+          } else {
+            const double bound = 6.0 * double(n) * std::ldexp(1.0, -53) * max_finite(mats[b].upper);
+            EXPECT_LE(dl.max_abs, bound) << "matrix " << b << " L";
+            EXPECT_LE(du.max_abs, bound) << "matrix " << b << " U";
+          }
           EXPECT_TRUE(reps[b].consistent);
-          if (dyadic) {
+          if (dyadic || blocked) {
             Bounds single;
             if (prec == 0) gpu_closure<double>(mats[b], single, 64);
             else gpu_closure<float>(mats[b], single, 64);
@@ -400,6 +416,7 @@ TEST_F(GpuSmoothing, BatchedMatchesReferenceAndSingleMatrixPath) {
         }
       }
     }
+   }
   }
 }
 

@@ -1,4 +1,4 @@
-// NEF distance restraint reader.
+// NEF restraint reader: distance and dihedral restraint lists.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -10,6 +10,7 @@
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
 #include "gemflow/io/star.hpp"
+#include "restraints_common.hpp"
 
 namespace gemflow::io {
 
@@ -18,9 +19,6 @@ namespace {
 /// The atom an NEF row names: chain, residue number and atom name (residue names may be left out).
 std::string atom_key(const AtomSelector& a) {
   return a.chain + ":" + std::to_string(a.residue_number) + ":" + a.atom;
-}
-bool same_atom(const AtomSelector& x, const AtomSelector& y) {
-  return x.chain == y.chain && x.residue_number == y.residue_number && x.atom == y.atom;
 }
 
 double number(const StarValue& v, const std::string& path, const std::string& what) {
@@ -51,25 +49,162 @@ int integer(const StarValue& v, const std::string& path, const std::string& what
 
 }  // namespace
 
+namespace {
+
+/// Reads atom `k` (1-based) of row `r` of a NEF restraint loop into `sel`; counts insertion codes.
+struct AtomColumns {
+  std::size_t chain, seq, res, atom;
+};
+
+void read_atom(const StarLoop& loop, std::size_t r, const AtomColumns& c, int k, const std::string& path,
+               AtomSelector& sel, std::size_t& insertion_codes, std::string& insertion_example) {
+  const std::string n = std::to_string(k);
+  const StarValue& seq = loop.at(r, c.seq);
+  if (seq.is_null()) throw ParseError(path, seq.line, "sequence_code_" + n + " is missing");
+  const char* b = seq.text.data();
+  const char* e = b + seq.text.size();
+  if (b != e && *b == '+') ++b;
+  auto [p, ec] = std::from_chars(b, e, sel.residue_number);
+  if (ec == std::errc::result_out_of_range)
+    throw ParseError(path, seq.line, "sequence_code_" + n + " '" + seq.text + "' is out of range");
+  if (ec != std::errc())
+    throw ParseError(path, seq.line, "sequence_code_" + n + " '" + seq.text + "' is not a residue number");
+  // Only letters may follow the number (an insertion code, "10A"): "2.9" or "10-11" is no residue
+  // number.
+  if (!std::all_of(p, e, [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) != 0; }))
+    throw ParseError(path, seq.line,
+                     "sequence_code_" + n + " '" + seq.text +
+                         "' is not a residue number (an integer, optionally followed by an insertion code)");
+  if (p != e && insertion_codes++ == 0) insertion_example = "line " + std::to_string(seq.line) + ": " + seq.text;
+  if (const StarValue& v = loop.at(r, c.chain); !v.is_null()) sel.chain = v.text;
+  if (const StarValue& v = loop.at(r, c.res); !v.is_null()) sel.residue = v.text;
+  const StarValue& atom = loop.at(r, c.atom);
+  if (atom.is_null()) throw ParseError(path, atom.line, "atom_name_" + n + " is missing");
+  sel.atom = atom.text;
+  sel.line = atom.line;
+}
+
+std::string joined_list(const std::vector<std::string>& missing) {
+  std::string list;
+  for (std::size_t k = 0; k < missing.size(); ++k) {
+    if (k > 0) list += k + 1 == missing.size() ? " and " : ", ";
+    list += missing[k];
+  }
+  return list;
+}
+
+/// The dihedral rows of one _nef_dihedral_restraint loop.
+void read_dihedral_loop(const StarLoop& loop, const std::string& path, std::vector<detail::RestraintRow>& rows,
+                        std::size_t& insertion_codes, std::string& insertion_example) {
+  const std::string cat = "_nef_dihedral_restraint.";
+  auto opt = [&](const std::string& tag) { return loop.column(cat + tag); };
+  std::vector<std::string> missing;
+  for (const char* tag : {"restraint_id"}) if (opt(tag) < 0) missing.emplace_back(tag);
+  for (int k = 1; k <= 4; ++k)
+    for (const char* f : {"chain_code_", "sequence_code_", "residue_name_", "atom_name_"})
+      if (opt(f + std::to_string(k)) < 0) missing.push_back(f + std::to_string(k));
+  const bool limits = opt("lower_limit") >= 0 && opt("upper_limit") >= 0;
+  const bool target = opt("target_value") >= 0 && opt("target_value_uncertainty") >= 0;
+  if (!limits && !target)
+    missing.emplace_back("lower_limit/upper_limit (or target_value with target_value_uncertainty)");
+  if (!missing.empty())
+    throw ParseError(path, loop.line,
+                     "_nef_dihedral_restraint loop has no " + joined_list(missing) + " column" +
+                         (missing.size() > 1 ? "s" : ""));
+  AtomColumns cols[4];
+  for (int k = 0; k < 4; ++k) {
+    const std::string n = std::to_string(k + 1);
+    cols[k] = {static_cast<std::size_t>(opt("chain_code_" + n)), static_cast<std::size_t>(opt("sequence_code_" + n)),
+               static_cast<std::size_t>(opt("residue_name_" + n)), static_cast<std::size_t>(opt("atom_name_" + n))};
+  }
+  const int c_id = opt("restraint_id"), c_comb = opt("restraint_combination_id"), c_lo = opt("lower_limit"),
+            c_hi = opt("upper_limit"), c_t = opt("target_value"), c_u = opt("target_value_uncertainty"),
+            c_w = opt("weight"), c_name = opt("name");
+  for (std::size_t r = 0; r < loop.rows(); ++r) {
+    auto get = [&](int c) -> const StarValue* {
+      if (c < 0) return nullptr;
+      const StarValue& v = loop.at(r, static_cast<std::size_t>(c));
+      return v.is_null() ? nullptr : &v;
+    };
+    const StarValue& idv = loop.at(r, static_cast<std::size_t>(c_id));
+    const int line = idv.line;
+    if (idv.is_null()) throw ParseError(path, line, "restraint_id is missing ('.' or '?')");
+    detail::RestraintRow row;
+    row.id = integer(idv, path, "restraint_id");
+    row.line = line;
+    if (const StarValue* v = get(c_comb)) row.combination = v->text;
+    DihedralRestraint& d = row.dihedral;
+    for (int k = 0; k < 4; ++k)
+      read_atom(loop, r, cols[k], k + 1, path, d.atoms[static_cast<std::size_t>(k)], insertion_codes,
+                insertion_example);
+    if (const StarValue* v = get(c_name)) d.name = v->text;
+    if (const StarValue* v = get(c_w)) d.weight = number(*v, path, "weight");
+    if (d.weight < 0)
+      throw ParseError(path, line, "restraint " + std::to_string(row.id) + ": weight " + std::to_string(d.weight) +
+                                       " is negative");
+    const StarValue *lo = get(c_lo), *hi = get(c_hi), *t = get(c_t), *u = get(c_u);
+    double a = 0, b = 0;
+    if (lo && hi) {
+      a = number(*lo, path, "lower_limit");
+      b = number(*hi, path, "upper_limit");
+    } else if (t && u) {
+      const double tv = number(*t, path, "target_value"), uv = number(*u, path, "target_value_uncertainty");
+      if (uv < 0)
+        throw ParseError(path, line, "restraint " + std::to_string(row.id) + ": target_value_uncertainty is negative");
+      a = tv - uv;
+      b = tv + uv;
+    } else {
+      throw ParseError(path, line,
+                       "dihedral restraint " + std::to_string(row.id) +
+                           " has no interval: give lower_limit and upper_limit, or target_value and "
+                           "target_value_uncertainty");
+    }
+    if (std::abs(a) > 1e4 || std::abs(b) > 1e4)
+      throw ParseError(path, line, "dihedral restraint " + std::to_string(row.id) + ": limit beyond ±10000°");
+    // Limits through ±180 come either way: 170 to 190, or wrapped, 170 to -170 (lower > upper).
+    if (b < a) b += 360.0;
+    (void)detail::set_dihedral_interval(d, a, b);
+    d.target = t ? detail::wrap_degrees(number(*t, path, "target_value"))
+                 : detail::wrap_degrees(a + std::min(360.0, b - a) / 2);
+    rows.push_back(std::move(row));
+  }
+}
+
+}  // namespace
+
 RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path) {
   StarFile f = parse_star(text, path);
   RestraintSet set;
   set.source = path;
   set.format = "nef";
-  std::size_t combination_rows = 0, insertion_codes = 0, repeated_rows = 0;
-  std::string repeated_example;
+  std::size_t insertion_codes = 0, dihedral_loops = 0, other_lists = 0;
+  std::string other_example;
   std::string insertion_example;
   bool found = false;
   for (const auto& block : f.blocks) {
     for (const auto& frame : block.frames) {
       for (const auto& loop : frame.loops) {
-        if (!loop.has_category("_nef_distance_restraint")) continue;
+        if (loop.has_category("_nef_dihedral_restraint")) {
+          std::vector<detail::RestraintRow> rows;
+          read_dihedral_loop(loop, path, rows, insertion_codes, insertion_example);
+          detail::combine_dihedral_rows(rows, path, set);
+          ++dihedral_loops;
+          continue;
+        }
+        if (!loop.has_category("_nef_distance_restraint")) {
+          // Other restraint lists (RDC ...): not read, and said so.
+          const std::string& tag = loop.tags.front();
+          const std::string cat = tag.substr(0, tag.find('.'));
+          if (cat.size() > 10 && cat.compare(cat.size() - 10, 10, "_restraint") == 0 && other_lists++ == 0)
+            other_example = cat + " (line " + std::to_string(loop.line) + ")";
+          continue;
+        }
         found = true;
         auto opt = [&](const char* tag) { return loop.column(std::string("_nef_distance_restraint.") + tag); };
         // Required columns: the ids and the two atoms. An upper bound needs upper_limit, or else
         // target_value with target_value_uncertainty. All missing ones are named at once, at the
-        // line of the loop_ header. Optional: index, restraint_combination_id (counted, not
-        // interpreted), weight (1), lower_limit (0), target_value (0), *_linear_limit (ignored).
+        // line of the loop_ header. Optional: index, restraint_combination_id, weight (1),
+        // lower_limit (0), target_value (0), *_linear_limit (ignored).
         {
           std::vector<std::string> missing;
           for (const char* tag : {"restraint_id", "chain_code_1", "sequence_code_1", "residue_name_1", "atom_name_1",
@@ -80,23 +215,16 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
                                      ? "upper_limit"
                                      : "upper_limit (or target_value_uncertainty, to use target_value + "
                                        "target_value_uncertainty)");
-          if (!missing.empty()) {
-            std::string list;
-            for (std::size_t k = 0; k < missing.size(); ++k) {
-              if (k > 0) list += k + 1 == missing.size() ? " and " : ", ";
-              list += missing[k];
-            }
+          if (!missing.empty())
             throw ParseError(path, loop.line,
-                             "_nef_distance_restraint loop has no " + list + " column" +
+                             "_nef_distance_restraint loop has no " + joined_list(missing) + " column" +
                                  (missing.size() > 1 ? "s" : ""));
-          }
         }
         auto need = [&](const char* tag) { return static_cast<std::size_t>(opt(tag)); };
         const std::size_t c_id = need("restraint_id");
-        const std::size_t c_chain[2] = {need("chain_code_1"), need("chain_code_2")};
-        const std::size_t c_seq[2] = {need("sequence_code_1"), need("sequence_code_2")};
-        const std::size_t c_res[2] = {need("residue_name_1"), need("residue_name_2")};
-        const std::size_t c_atom[2] = {need("atom_name_1"), need("atom_name_2")};
+        const AtomColumns cols[2] = {
+            {need("chain_code_1"), need("sequence_code_1"), need("residue_name_1"), need("atom_name_1")},
+            {need("chain_code_2"), need("sequence_code_2"), need("residue_name_2"), need("atom_name_2")}};
         const int c_lower = opt("lower_limit"), c_upper = opt("upper_limit"), c_target = opt("target_value");
         const int c_unc = opt("target_value_uncertainty"), c_weight = opt("weight");
         const int c_comb = opt("restraint_combination_id");
@@ -104,7 +232,7 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
           set.warnings.push_back("line " + std::to_string(loop.line) +
                                  ": the _nef_distance_restraint loop has no upper_limit column: upper bounds are "
                                  "target_value + target_value_uncertainty");
-        std::map<int, std::size_t> index;  // restraint_id -> position in set.restraints (this loop)
+        std::vector<detail::RestraintRow> rows;
         for (std::size_t r = 0; r < loop.rows(); ++r) {
           const StarValue& idv = loop.at(r, c_id);
           const int line = idv.line;
@@ -115,35 +243,13 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
           };
           if (idv.is_null()) throw ParseError(path, line, "restraint_id is missing ('.' or '?')");
           const int id = integer(idv, path, "restraint_id");
-          if (get(c_comb)) ++combination_rows;
+          detail::RestraintRow row;
+          row.id = id;
+          row.line = line;
+          if (const StarValue* v = get(c_comb)) row.combination = v->text;
           DistanceRestraint::Alternative alt;
-          for (int k = 0; k < 2; ++k) {
-            AtomSelector& sel = k == 0 ? alt.a : alt.b;
-            const std::string n = std::to_string(k + 1);
-            const StarValue& seq = loop.at(r, c_seq[k]);
-            if (seq.is_null()) throw ParseError(path, seq.line, "sequence_code_" + n + " is missing");
-            const char* b = seq.text.data();
-            const char* e = b + seq.text.size();
-            if (b != e && *b == '+') ++b;
-            auto [p, ec] = std::from_chars(b, e, sel.residue_number);
-            if (ec == std::errc::result_out_of_range)
-              throw ParseError(path, seq.line, "sequence_code_" + n + " '" + seq.text + "' is out of range");
-            if (ec != std::errc())
-              throw ParseError(path, seq.line, "sequence_code_" + n + " '" + seq.text + "' is not a residue number");
-            // Only letters may follow the number (an insertion code, "10A"): "2.9" or "10-11" is
-            // no residue number.
-            if (!std::all_of(p, e, [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }))
-              throw ParseError(path, seq.line,
-                               "sequence_code_" + n + " '" + seq.text +
-                                   "' is not a residue number (an integer, optionally followed by an insertion code)");
-            if (p != e && insertion_codes++ == 0) insertion_example = "line " + std::to_string(seq.line) + ": " + seq.text;
-            if (const StarValue* v = get(static_cast<int>(c_chain[k]))) sel.chain = v->text;
-            if (const StarValue* v = get(static_cast<int>(c_res[k]))) sel.residue = v->text;
-            const StarValue& atom = loop.at(r, c_atom[k]);
-            if (atom.is_null()) throw ParseError(path, atom.line, "atom_name_" + n + " is missing");
-            sel.atom = atom.text;
-            sel.line = atom.line;
-          }
+          read_atom(loop, r, cols[0], 1, path, alt.a, insertion_codes, insertion_example);
+          read_atom(loop, r, cols[1], 2, path, alt.b, insertion_codes, insertion_example);
           double lower = 0, upper = 0, target = 0, weight = 1;
           if (const StarValue* v = get(c_lower)) lower = number(*v, path, "lower_limit");
           if (const StarValue* v = get(c_target)) target = number(*v, path, "target_value");
@@ -165,7 +271,7 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
           if (!std::isfinite(upper))  // target + uncertainty beyond the double range
             throw ParseError(path, line, "restraint " + std::to_string(id) + ": target_value + "
                                          "target_value_uncertainty is not a finite number");
-          // QA: negative limits passed here and failed later, in smoothing, without a file:line
+          // Negative limits passed here and failed later, in smoothing, without a file:line.
           for (const auto& [value, name] : {std::pair{lower, "lower_limit"}, std::pair{upper, "upper_limit"},
                                             std::pair{target, "target_value"}, std::pair{weight, "weight"}})
             if (value < 0)
@@ -174,49 +280,21 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
           if (upper < lower)
             throw ParseError(path, line, "restraint " + std::to_string(id) + ": upper_limit " + std::to_string(upper) +
                                              " is below lower_limit " + std::to_string(lower));
-          auto it = index.find(id);
-          if (it == index.end()) {
-            DistanceRestraint dr;
-            dr.id = id;
-            dr.origin = path + ":" + std::to_string(line);
-            dr.lower = lower;
-            dr.upper = upper;
-            dr.target = target;
-            dr.weight = weight;
-            dr.alternatives.push_back(std::move(alt));
-            index.emplace(id, set.restraints.size());
-            set.restraints.push_back(std::move(dr));
-          } else {
-            DistanceRestraint& dr = set.restraints[it->second];
-            if (dr.lower != lower || dr.upper != upper || dr.target != target)
-              throw ParseError(path, line,
-                               "restraint " + std::to_string(id) + " has bounds that differ from its first row (" +
-                                   dr.origin + "): rows of one ambiguous restraint must share their bounds");
-            // A repeated row would count its pair twice in the r⁻⁶ sum (d_eff 2^(1/6) shorter): dropped.
-            const auto same_pair = [&](const DistanceRestraint::Alternative& x) {
-              return (same_atom(x.a, alt.a) && same_atom(x.b, alt.b)) || (same_atom(x.a, alt.b) && same_atom(x.b, alt.a));
-            };
-            if (const auto dup = std::find_if(dr.alternatives.begin(), dr.alternatives.end(), same_pair);
-                dup != dr.alternatives.end()) {
-              if (repeated_rows++ == 0)
-                repeated_example = "line " + std::to_string(line) + " repeats line " + std::to_string(dup->a.line) +
-                                   " (restraint " + std::to_string(id) + ")";
-              continue;
-            }
-            dr.alternatives.push_back(std::move(alt));
-          }
+          DistanceRestraint& dr = row.distance;
+          dr.lower = lower;
+          dr.upper = upper;
+          dr.target = target;
+          dr.weight = weight;
+          dr.alternatives.push_back(std::move(alt));
+          rows.push_back(std::move(row));
         }
+        detail::combine_distance_rows(rows, path, set);
       }
     }
   }
-  if (!found)
-    throw ParseError(path, 0, "the file has no _nef_distance_restraint loop (no distance restraint list in any "
-                              "save frame)");
-  if (repeated_rows > 0)
-    set.warnings.push_back(std::to_string(repeated_rows) +
-                           (repeated_rows == 1 ? " row repeats an atom pair of its own restraint_id and was dropped"
-                                               : " rows repeat an atom pair of their own restraint_id and were dropped") +
-                           " (it would count twice in the r^-6 sum), e.g. " + repeated_example);
+  if (!found && dihedral_loops == 0)
+    throw ParseError(path, 0, "the file has no _nef_distance_restraint or _nef_dihedral_restraint loop (no "
+                              "distance or dihedral restraint list in any save frame)");
   // the same atom pairs and bounds under another restraint_id: kept (the bound holds once either
   // way), but most likely a copy-and-paste slip
   {
@@ -243,10 +321,10 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
                              " the atom pairs and bounds of an earlier restraint under another restraint_id (kept), "
                              "e.g. " + example);
   }
-  if (combination_rows > 0)
-    set.warnings.push_back(std::to_string(combination_rows) +
-                           " rows set restraint_combination_id, which is not interpreted (rows with one "
-                           "restraint_id are treated as alternatives)");
+  if (other_lists > 0)
+    set.warnings.push_back(std::to_string(other_lists) +
+                           " restraint lists other than distance and dihedral lists are not read, e.g. " +
+                           other_example);
   if (insertion_codes > 0)
     set.warnings.push_back(std::to_string(insertion_codes) +
                            " sequence codes carry a suffix (insertion code) that is ignored, e.g. " + insertion_example);

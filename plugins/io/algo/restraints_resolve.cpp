@@ -86,6 +86,14 @@ int line_of(const DistanceRestraint& r) {
   return v;
 }
 
+int dihedral_line(const DihedralRestraint& d) {
+  const auto c = d.origin.rfind(':');
+  if (c == std::string::npos) return 0;
+  int v = 0;
+  for (std::size_t k = c + 1; k < d.origin.size() && digit(d.origin[k]) && v < 100000000; ++k) v = v * 10 + (d.origin[k] - '0');
+  return v;
+}
+
 std::string where(const RestraintSet& set, const AtomSelector& sel, const DistanceRestraint& r) {
   return (sel.line > 0 ? set.source + ":" + std::to_string(sel.line) : r.origin) + " (restraint " +
          std::to_string(r.id) + ")";
@@ -472,6 +480,18 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
                               (offset != 0 ? " (residue " + std::to_string(sel->residue_number + offset) + ")" : ""),
                           mx);
       }
+  for (const auto& d : set.dihedrals)
+    for (const AtomSelector& sel : d.atoms) {
+      if (sel.residue.empty()) continue;
+      const std::string here = resolver.structure_residue(sel, offset);
+      if (here.empty() || canonical_residue(sel.residue) == canonical_residue(here)) continue;
+      if (name_mismatch.count == 0) first_mismatch_line = sel.line > 0 ? sel.line : dihedral_line(d);
+      name_mismatch.add((sel.line > 0 ? set.source + ":" + std::to_string(sel.line) : d.origin) +
+                            " (dihedral restraint " + std::to_string(d.id) + "): residue " +
+                            Resolver::label(sel, sel.residue_number) + " is " + sel.residue + " in the file, " + here +
+                            " in the structure",
+                        mx);
+    }
   std::string offset_hint;
   if (name_mismatch.count > 0) {
     std::size_t agree = 0, total = 0;
@@ -597,6 +617,75 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
   report.skipped = unknown.count;
   set.skipped += unknown.count;
 
+  // ---- dihedrals: each selection must name exactly one atom
+  Counter dihedral_unknown, dihedral_renamed;
+  int first_dihedral_unknown_line = 0;
+  std::string first_dihedral_unknown;
+  report.dihedrals_in = set.dihedrals.size();
+  {
+    std::vector<DihedralRestraint> kept_d;
+    kept_d.reserve(set.dihedrals.size());
+    for (auto& d : set.dihedrals) {
+      if (!std::isfinite(d.lower) || !std::isfinite(d.upper) || !std::isfinite(d.weight) || d.lower < -180.0 ||
+          d.upper > 180.0 || d.weight < 0)
+        throw ParseError(set.source, dihedral_line(d),
+                         "dihedral restraint " + std::to_string(d.id) + ": interval [" + std::to_string(d.lower) +
+                             ", " + std::to_string(d.upper) + "]° or weight " + std::to_string(d.weight) +
+                             " out of range ([-180, 180] degrees, weight ≥ 0)");
+      bool ok = true;
+      for (std::size_t k = 0; k < 4 && ok; ++k) {
+        const AtomSelector& sel = d.atoms[k];
+        const std::string where_d = (sel.line > 0 ? set.source + ":" + std::to_string(sel.line) : d.origin) +
+                                    " (dihedral restraint " + std::to_string(d.id) + ")";
+        Found f = resolver.resolve(sel, offset);
+        std::string why;
+        if (f.kind == Found::Kind::NotFound) {
+          why = f.note;
+        } else if (f.atoms.size() != 1) {
+          std::string names;
+          for (std::size_t i : f.atoms) names += (names.empty() ? "" : ",") + s.atoms[i].name;
+          why = "atom '" + sel.atom + "' of residue " + Resolver::label(sel, sel.residue_number + offset) +
+                " matches " + std::to_string(f.atoms.size()) + " atoms (" + names + "): a dihedral needs one";
+        }
+        if (!why.empty()) {
+          if (dihedral_unknown.count == 0) {
+            first_dihedral_unknown_line = sel.line > 0 ? sel.line : dihedral_line(d);
+            first_dihedral_unknown = "dihedral restraint " + std::to_string(d.id) + ": " + why;
+          }
+          dihedral_unknown.add(where_d + ": " + why, mx);
+          ok = false;
+          break;
+        }
+        if (f.kind == Found::Kind::Translated || f.kind == Found::Kind::Pseudo)
+          dihedral_renamed.add(Resolver::label(sel, sel.residue_number + offset) + " " + f.note, mx);
+        d.atom_index[k] = f.atoms.front();
+      }
+      if (ok) kept_d.push_back(d);  // a copy: an error below leaves the set as it was
+    }
+    if (dihedral_unknown.count > 0) {
+      if (options.on_unknown_atom == UnknownAtomPolicy::Error)
+        throw ParseError(set.source, first_dihedral_unknown_line,
+                         first_dihedral_unknown + offset_text +
+                             (dihedral_unknown.count > 1 ? " (" + std::to_string(dihedral_unknown.count - 1) +
+                                                               " more dihedral restraints name atoms not found)"
+                                                         : std::string()) +
+                             " (on_unknown_atom: skip leaves such restraints out)");
+      if (static_cast<double>(dihedral_unknown.count) >
+              options.max_skipped_fraction * static_cast<double>(report.dihedrals_in) ||
+          kept_d.empty())
+        throw ParseError(set.source, first_dihedral_unknown_line,
+                         "on_unknown_atom: skip would leave out " + std::to_string(dihedral_unknown.count) + " of the " +
+                             std::to_string(report.dihedrals_in) + " dihedral restraints" + offset_text +
+                             " (more than " +
+                             std::to_string(static_cast<int>(std::lround(options.max_skipped_fraction * 100))) +
+                             " %: these restraints do not match the structure): " + dihedral_unknown.joined());
+    }
+    set.dihedrals = std::move(kept_d);
+    report.dihedrals_out = set.dihedrals.size();
+    report.dihedrals_skipped = dihedral_unknown.count;
+    set.skipped += dihedral_unknown.count;
+  }
+
   auto item = [&](const std::string& what, const Counter& c) {
     report.items.push_back({what, c.count, c.joined()});
   };
@@ -613,6 +702,12 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
   item("atom names translated (nomenclature table)", renamed);
   item("residue names differing between file and structure", name_mismatch);
   item("restraints skipped: atom or residue not found", unknown);
+  if (report.dihedrals_in > 0) {
+    report.items.push_back({"dihedral restraints read", report.dihedrals_in, ""});
+    report.items.push_back({"dihedral restraints resolved", report.dihedrals_out, ""});
+    item("dihedral atom names translated (nomenclature table, pseudo-atoms)", dihedral_renamed);
+    item("dihedral restraints skipped: atom not found or not one atom", dihedral_unknown);
+  }
   if (report.suggested_offset != 0)
     report.items.push_back({"suggested residue-number offset (structure = file + offset)",
                             static_cast<std::size_t>(std::abs(report.suggested_offset)),
@@ -628,6 +723,10 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
   if (unknown.count > 0)
     set.warnings.push_back(std::to_string(unknown.count) + " restraints skipped (atom or residue not found), e.g. " +
                            unknown.joined());
+  if (dihedral_unknown.count > 0)
+    set.warnings.push_back(std::to_string(dihedral_unknown.count) +
+                           " dihedral restraints skipped (atom not found or not one atom), e.g. " +
+                           dihedral_unknown.joined());
   if (no_correction.count > 0)
     set.warnings.push_back(std::to_string(no_correction.count) +
                            " restraints have multi-atom selections that are no standard pseudo-atom group (no "

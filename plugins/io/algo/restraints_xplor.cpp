@@ -1,15 +1,17 @@
-// Xplor-NIH / CNS distance restraint (.tbl) reader.
+// Xplor-NIH / CNS distance and dihedral restraint (.tbl) reader.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
 #include "gemflow/io/star.hpp"
+#include "restraints_common.hpp"
 #include "text.hpp"
 
 namespace gemflow::io {
@@ -134,7 +136,8 @@ bool is_kw(const Tok& t, std::initializer_list<const char*> names) {
 const char* kControl[] = {"noe",         "end",        "set",        "class",      "ceiling",  "averaging", "potential",
                           "scale",       "sqconstant", "sqexponent", "soexponent", "sqoffset", "rswitch",   "asymptote",
                           "msoexponent", "mrswitch",   "reset",      "nres",       "bhig",     "cv",        "partition",
-                          "temperature", "monomers",   "ncount",     "distribute", "den",      "print",     "evaluate"};
+                          "temperature", "monomers",   "ncount",     "distribute", "den",      "print",     "evaluate",
+                          "restraints",  "restraint",  "dihedral",   "dihed",      "dihe",     "nassign",   "nass"};
 
 bool is_control(const Tok& t) {
   if (t.kind != Tok::Word) return false;
@@ -158,19 +161,56 @@ class Parser {
     while (peek().kind != Tok::End) {
       const Tok& t = peek();
       if (is_kw(t, {"assign", "assi"})) {
-        set.restraints.push_back(restraint(static_cast<int>(set.restraints.size()) + 1));
+        const std::size_t n = selections_ahead();
+        if (n == 4) {
+          set.dihedrals.push_back(dihedral(static_cast<int>(set.dihedrals.size()) + 1));
+        } else if (n <= 3) {
+          set.restraints.push_back(restraint(static_cast<int>(set.restraints.size()) + 1));
+        } else if (skip_other_) {
+          const int line = t.line;
+          ++p_;
+          while (peek().kind != Tok::End && !is_kw(peek(), {"assign", "assi"}) && !is_control(peek()) &&
+                 !is_kw(peek(), {"remarks", "rema"}))
+            ++p_;
+          auto& [count, first] = skipped_[n];
+          if (count++ == 0) first = line;
+        } else {
+          throw ParseError(path_, t.line,
+                           "'assign' with " + std::to_string(n) + " selections is no distance (2) or dihedral (4) "
+                           "restraint" + other_kind(n));
+        }
+      } else if (is_kw(t, {"remarks", "rema"})) {
+        const int line = t.line;  // a remark runs to the end of its line
+        while (peek().kind != Tok::End && peek().line == line) ++p_;
       } else if (is_control(t)) {
         ++skipped_control;
         ++p_;
         // Skip the statement's arguments up to the next assign (or the next control word).
-        while (peek().kind != Tok::End && !is_kw(peek(), {"assign", "assi"}) && !is_control(peek())) ++p_;
+        while (peek().kind != Tok::End && !is_kw(peek(), {"assign", "assi"}) && !is_control(peek()) &&
+               !is_kw(peek(), {"remarks", "rema"}))
+          ++p_;
       } else {
         throw ParseError(path_, t.line, "unexpected '" + t.text + "': expected 'assign'");
       }
     }
-    if (set.restraints.empty()) throw ParseError(path_, 0, "no 'assign' statement (no distance restraints)");
+    for (const auto& [n, cf] : skipped_)
+      set.warnings.push_back(std::to_string(cf.first) + " 'assign' statements with " + std::to_string(n) +
+                             " selections (first at line " + std::to_string(cf.second) + ") are not read" +
+                             other_kind(n));
+    if (set.restraints.empty() && set.dihedrals.empty() && !skip_other_)
+      throw ParseError(path_, 0, "no 'assign' statement (no distance or dihedral restraints)");
     return set;
   }
+
+  /// What an 'assign' with n selections usually is, for messages.
+  static std::string other_kind(std::size_t n) {
+    if (n == 5) return " (Xplor-NIH carbon chemical-shift 'carb' restraints have 5)";
+    if (n == 6) return " (RDC 'sani'/'dipo'/'vean' restraints have 6)";
+    if (n == 8) return " (J-coupling 'coup' restraints have 8)";
+    return "";
+  }
+
+  void skip_other(bool on) { skip_other_ = on; }
 
  private:
   const Tok& peek(std::size_t k = 0) const { return t_[std::min(p_ + k, t_.size() - 1)]; }
@@ -235,6 +275,69 @@ class Parser {
     return r;
   }
 
+  /// Selections (parenthesised groups) that follow the 'assign' at p_, up to a top-level 'or' or
+  /// the first token that starts none.
+  std::size_t selections_ahead() const {
+    std::size_t k = p_ + 1, n = 0;
+    while (k < t_.size() && t_[k].kind == Tok::Open) {
+      int depth = 0;
+      do {
+        if (t_[k].kind == Tok::End) return n + 1;  // unbalanced: the statement's parser says where
+        if (t_[k].kind == Tok::Open) ++depth;
+        else if (t_[k].kind == Tok::Close) --depth;
+        ++k;
+      } while (depth > 0 && k < t_.size());
+      ++n;
+    }
+    return n;
+  }
+
+  /// One atom of a dihedral: a selection of one term, one residue and one atom name.
+  AtomSelector single_atom(int id, int which) {
+    const int line = peek().line;
+    const std::vector<Term> terms = selection();
+    const std::string what = "selection " + std::to_string(which) + " of dihedral restraint " + std::to_string(id);
+    if (terms.size() != 1)
+      throw ParseError(path_, line, what + " selects alternatives ('or'): a dihedral needs one atom per selection");
+    const Term& t = terms.front();
+    if (residues(t) != 1)
+      throw ParseError(path_, t.line, what + " spans several residues: a dihedral needs one atom per selection");
+    if (!t.name) throw ParseError(path_, t.line, what + " has no 'name': a dihedral needs one atom per selection");
+    return expand_all(t).front();
+  }
+
+  /// assign (sel) (sel) (sel) (sel) k centre range [exp]: the interval centre ± range (degrees),
+  /// weight k (Xplor-NIH / CNS CDIH; exp 2 is the harmonic flat-bottom term).
+  DihedralRestraint dihedral(int id) {
+    const Tok& a = next();  // assign
+    DihedralRestraint d;
+    d.id = id;
+    d.origin = path_ + ":" + std::to_string(a.line);
+    for (int k = 0; k < 4; ++k) d.atoms[static_cast<std::size_t>(k)] = single_atom(id, k + 1);
+    double v[4] = {0, 0, 0, 2};
+    const char* names[4] = {"the force constant k", "the angle", "the range", "the exponent"};
+    for (int k = 0; k < 4; ++k) {
+      const Tok& t = peek();
+      if (!number(t, v[k])) {
+        if (k == 3) break;  // the exponent may be left out (2)
+        throw ParseError(path_, t.line,
+                         "expected " + std::string(names[k]) + " of dihedral restraint " + std::to_string(id) +
+                             " ('assign' of line " + std::to_string(a.line) + ": k angle range exponent), found " +
+                             (t.kind == Tok::End ? std::string("the end of the file") : "'" + t.text + "'"));
+      }
+      ++p_;
+    }
+    if (v[0] < 0) throw ParseError(path_, a.line, "negative force constant in dihedral restraint " + std::to_string(id));
+    if (v[2] < 0) throw ParseError(path_, a.line, "negative range in dihedral restraint " + std::to_string(id));
+    if (std::abs(v[1]) > 1e4 || v[2] > 1e4)
+      throw ParseError(path_, a.line, "angle or range beyond 10000° in dihedral restraint " + std::to_string(id));
+    d.weight = v[0];
+    d.target = detail::wrap_degrees(v[1]);
+    (void)detail::set_dihedral_interval(d, v[1] - v[2], v[1] + v[2]);
+    if (v[3] != 2) ++other_exponents_;
+    return d;
+  }
+
   static bool number(const Tok& t, double& out) {
     if (t.kind != Tok::Word) return false;
     const char* b = t.text.data();
@@ -272,7 +375,7 @@ class Parser {
 
   /// Residues a term selects (its resid range's length), checked before anything is expanded.
   std::int64_t residues(const Term& t) const {
-    if (!t.resid) throw ParseError(path_, t.line, "selection without 'resid' is not supported in distance restraints");
+    if (!t.resid) throw ParseError(path_, t.line, "selection without 'resid' is not supported in restraints");
     auto [lo, hi] = *t.resid;
     if (hi < lo)
       throw ParseError(path_, t.line, "resid range " + std::to_string(lo) + ":" + std::to_string(hi) + " is empty");
@@ -475,32 +578,34 @@ class Parser {
   std::size_t p_ = 0;
   int depth_ = 0;                        // parentheses open inside the current selection
   std::int64_t total_alternatives_ = 0;  // alternatives of the restraints read so far
+  bool skip_other_ = false;              // 'assign' of other restraint kinds: skipped (.mr bundles)
+  std::map<std::size_t, std::pair<std::size_t, int>> skipped_;  // selections → count, first line
+  std::size_t other_exponents_ = 0;      // dihedral exponents other than 2
+
+ public:
+  [[nodiscard]] std::size_t other_exponents() const { return other_exponents_; }
 };
 
 }  // namespace
 
 RestraintSet parse_xplor_distance_restraints(std::string_view text, const std::string& path) {
+  return parse_xplor_restraints(text, path, false);
+}
+
+RestraintSet parse_xplor_restraints(std::string_view text, const std::string& path, bool skip_other_statements) {
   std::string storage;
   text = detail::prepared_text(text, path, storage);
-  return Parser(tokenize(text, path), path).run();
+  Parser parser(tokenize(text, path), path);
+  parser.skip_other(skip_other_statements);
+  RestraintSet set = parser.run();
+  if (parser.other_exponents() > 0)
+    set.warnings.push_back(std::to_string(parser.other_exponents()) +
+                           " dihedral restraints give an exponent other than 2: read as flat-bottom harmonic");
+  return set;
 }
 
 RestraintSet read_xplor_distance_restraints(const std::string& path) {
   return parse_xplor_distance_restraints(read_text_file(path), path);
-}
-
-RestraintSet read_distance_restraints(const std::string& path, RestraintFormat format) {
-  if (format == RestraintFormat::Auto) {
-    auto dot = path.find_last_of('.');
-    std::string e = dot == std::string::npos ? "" : lower(path.substr(dot));
-    if (e == ".nef") format = RestraintFormat::Nef;
-    else if (e == ".tbl" || e == ".xplor" || e == ".cns" || e == ".noe") format = RestraintFormat::Xplor;
-    else
-      throw ParseError(
-          path, 0,
-          "cannot tell the restraint format from the extension '" + e + "': use .nef or .tbl, or set the format");
-  }
-  return format == RestraintFormat::Nef ? read_nef_distance_restraints(path) : read_xplor_distance_restraints(path);
 }
 
 }  // namespace gemflow::io

@@ -32,6 +32,8 @@ RestraintSet shifted(RestraintSet set, int by) {
       alt.a.residue_number += by;
       alt.b.residue_number += by;
     }
+  for (auto& d : set.dihedrals)
+    for (auto& a : d.atoms) a.residue_number += by;
   return set;
 }
 

@@ -311,9 +311,18 @@ TEST(XplorRestraints, MalformedFilesNameTheLine) {
                   }),
                   "n.tbl:4: expected dplus (restraint 'assign' of line 3), found the end of the file");
   EXPECT_CONTAINS(error_of([] {
-                    (void)read_xplor_distance_restraints(sample("2kpu/2kpu_Xplor-NIH_dihedral.tbl"));
+                    (void)parse_xplor_distance_restraints(
+                        "assign (resid 1 and name C) (resid 2 and name N) (resid 2 and name CA) 1 -60 20 2\n", "t.tbl");
                   }),
-                  "third selection");
+                  "t.tbl:1: expected the distance 'd dminus dplus' after two selections, found a third selection");
+  EXPECT_CONTAINS(error_of([] {
+                    (void)parse_xplor_distance_restraints(
+                        "assign (resid 1 and name C) (resid 2 and name N) (resid 2 and name CA) (resid 2 and name C)"
+                        " (resid 3 and name N) 53.9 41.1\n",
+                        "c.tbl");
+                  }),
+                  "c.tbl:1: 'assign' with 5 selections is no distance (2) or dihedral (4) restraint (Xplor-NIH carbon "
+                  "chemical-shift 'carb' restraints have 5)");
   EXPECT_CONTAINS(error_of([] {
                     (void)parse_xplor_distance_restraints("assign (not resid 1) (resid 2) 1 1 1\n", "x.tbl");
                   }),
@@ -358,11 +367,16 @@ TEST(NefRestraints, MalformedFilesNameTheLine) {
                     (void)parse_nef_distance_restraints(head + "8 A 3 SER ? A 2 SER H 4\nstop_\nsave_\n", "g.nef");
                   }),
                   "g.nef:14: atom_name_1 is missing");
-  EXPECT_CONTAINS(error_of([&] {
-                    (void)parse_nef_distance_restraints(
-                        head + "7 A 1 SER HB2 A 2 SER H 4.5\n7 A 1 SER HB3 A 2 SER H 5.0\nstop_\nsave_\n", "h.nef");
-                  }),
-                  "h.nef:15: restraint 7 has bounds that differ");
+  // NEF v1.1: OR-ed rows of one restraint_id may have bounds of their own; one restraint holds
+  // one pair of bounds, so the widest are kept, with a warning naming the restraint.
+  const auto wide = parse_nef_distance_restraints(
+      head + "7 A 1 SER HB2 A 2 SER H 4.5\n7 A 1 SER HB3 A 2 SER H 5.0\nstop_\nsave_\n", "h.nef");
+  ASSERT_EQ(wide.restraints.size(), 1u);
+  EXPECT_EQ(wide.restraints[0].alternatives.size(), 2u);
+  EXPECT_DOUBLE_EQ(wide.restraints[0].upper, 5.0);
+  ASSERT_EQ(wide.warnings.size(), 1u);
+  EXPECT_CONTAINS(wide.warnings[0], "1 restraints combine rows with different bounds");
+  EXPECT_CONTAINS(wide.warnings[0], "restraint 7 (h.nef:14): [0, 5] Å");
   // QA: a row missing a value among rows laid out one per line was reported at the loop's end
   const std::string row = "7 A 1 SER HA A 2 SER H 4.5\n";
   EXPECT_CONTAINS(error_of([&] {
@@ -505,8 +519,21 @@ TEST(RestraintNodes, ReadResolveAndReport) {
   auto table = node->output("report").as<Table>();
   ASSERT_EQ(table->columns, (std::vector<std::string>{"item", "count", "examples"}));
   ASSERT_GE(table->rows.size(), 3u);
-  EXPECT_EQ(std::get<std::string>(table->rows[1][0]), "restraints resolved");
-  EXPECT_EQ(std::get<std::int64_t>(table->rows[1][1]), 841);
+  EXPECT_EQ(std::get<std::string>(table->rows[0][0]),
+            "format: nef (NEF: _nef_distance_restraint / _nef_dihedral_restraint loops)");
+  EXPECT_EQ(std::get<std::string>(table->rows[2][0]), "restraints resolved");
+  EXPECT_EQ(std::get<std::int64_t>(table->rows[2][1]), 841);
+  // The 66 dihedral restraints of the NEF file are read and resolved too.
+  ASSERT_EQ(set->dihedrals.size(), 66u);
+  EXPECT_NE(set->dihedrals[0].atom_index[0], DihedralRestraint::unresolved);
+  const auto row_named = [&](const std::string& what) -> std::int64_t {
+    for (const auto& row : table->rows)
+      if (std::get<std::string>(row[0]) == what) return std::get<std::int64_t>(row[1]);
+    return -1;
+  };
+  EXPECT_EQ(row_named("dihedral restraints read"), 66);
+  EXPECT_EQ(row_named("dihedral restraints resolved"), 66);
+  EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("dihedrals")), 66);
 
   // Unknown atom: InputError with file:line; skip: counted.
   const std::string bad = write_temp("node_unknown.tbl",

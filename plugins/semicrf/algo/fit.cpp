@@ -50,6 +50,7 @@ std::vector<FitStep> fit_em(GaussianSemiCrf& m, const double* x, const std::vect
     const double obj = sum_or_throw(p.log_z, lengths);
     hist.push_back({it, obj, it == 0 ? 0.0 : obj - prev});
     if (it == o.iterations || (it > 0 && std::abs(obj - prev) <= o.tolerance * std::abs(obj))) break;
+    if (o.on_step && !o.on_step(hist.back())) break;
     prev = obj;
     if (o.fit_emissions) {
       for (std::size_t c = 0; c < C; ++c) {
@@ -209,6 +210,7 @@ struct LbfgsState {
   std::vector<FitStep>* hist;
   double prev = 0;
   std::exception_ptr error;  // no exception crosses liblbfgs's C frames
+  const std::function<bool(const FitStep&)>* on_step = nullptr;
 };
 
 lbfgsfloatval_t evaluate_cb(void* inst, const lbfgsfloatval_t* x, lbfgsfloatval_t* g, const int n,
@@ -230,6 +232,12 @@ int progress_cb(void* inst, const lbfgsfloatval_t*, const lbfgsfloatval_t*, cons
   if (st->error) return 1;
   st->hist->push_back({static_cast<std::size_t>(k), fx, fx - st->prev});
   st->prev = fx;
+  try {
+    if (st->on_step && !(*st->on_step)(st->hist->back())) return 1;
+  } catch (...) {
+    st->error = std::current_exception();
+    return 1;
+  }
   return 0;
 }
 
@@ -246,6 +254,7 @@ std::vector<FitStep> fit_supervised(GaussianSemiCrf& m, const double* x, const s
   s.get(v);
   std::vector<double> g(n);
   LbfgsState st{&s, &hist, 0};
+  st.on_step = o.on_step ? &o.on_step : nullptr;
   st.prev = s.evaluate(v, g.data());
   hist.push_back({0, st.prev, 0.0});
   lbfgs_parameter_t param;

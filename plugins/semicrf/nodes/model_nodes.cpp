@@ -288,6 +288,11 @@ class Fit final : public Node {
     o.fit_durations = *fit_durations;
     o.l2 = *l2;
     o.crf = crf_options(m);
+    o.on_step = [&ctx, &o](const FitStep& st) {
+      ctx.progress(static_cast<double>(st.iteration) / static_cast<double>(std::max<std::size_t>(o.iterations, 1)),
+                   "iteration " + std::to_string(st.iteration) + ": objective " + std::to_string(st.objective));
+      return !ctx.cancelled();
+    };
     ctx.progress(0.0, "fitting");
     std::vector<FitStep> h;
     if (*mode == Mode::supervised) {
@@ -312,6 +317,7 @@ class Fit final : public Node {
     } else {
       h = run_algo([&] { return fit_em(m.model, s.samples.data(), {T}, D, o); });
     }
+    ctx.throw_if_cancelled();
     Table t;
     t.columns = {"iteration", "objective", "change"};
     for (const auto& step : h)

@@ -131,6 +131,29 @@ TEST(SemicrfNodes, FitHistoryNeverDecreases) {
         << "iteration " << i;
 }
 
+// The fit reports each iteration (progress at least once a second of work) and stops when the
+// run is cancelled between iterations.
+TEST(SemicrfNodes, FitReportsEachIterationAndCancels) {
+  const auto signal = Value::make(io::read_signal(sample("sequences/tcpd/well_log.json")));
+  gt::RecordingContext ctx;
+  auto fit = gt::make_node(registry(), "semicrf.fit");
+  fit->set_input("signal", signal);
+  fit->set_param("labels", 4);
+  fit->set_param("iterations", 6);
+  ASSERT_EQ(gt::error_of(*fit, ctx), "(no error)");
+  const auto h = fit->output("history").as<Table>();
+  EXPECT_GE(ctx.progress_calls(), h->rows.size()) << "one report per iteration, plus start and end";
+  EXPECT_NE(ctx.progress_messages()[1].find("iteration 0: objective"), std::string::npos) << ctx.progress_messages()[1];
+  gt::RecordingContext cancel;
+  cancel.cancel_after_progress(3);
+  auto again = gt::make_node(registry(), "semicrf.fit");
+  again->set_input("signal", signal);
+  again->set_param("labels", 4);
+  again->set_param("iterations", 6);
+  EXPECT_EQ(gt::error_of(*again, cancel), "cancelled");
+  EXPECT_LE(cancel.progress_calls(), 4u) << "stopped at the first iteration after the cancel";
+}
+
 TEST(SemicrfNodes, SupervisedFitNeedsLabels) {
   gt::RecordingContext ctx;
   auto fit = gt::make_node(registry(), "semicrf.fit");

@@ -21,6 +21,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -97,7 +98,32 @@ class Sleep final : public Node {
   Param<double> seconds{this, "seconds", 1.0, {.min = 0.0, .max = 3600.0, .unit = "s", .doc = "How long"}};
   Param<bool> cooperative{this, "cooperative", true,
                           {.doc = "false: never checks cancellation (a node stuck in a library)"}};
+  Param<bool> on_worker{this, "on_worker", false,
+                        {.doc = "Wait (and check cancellation) on a thread of its own while the calling "
+                                "thread only joins it, as parallel nodes do"}};
   void execute(NodeContext& ctx) override {
+    if (*on_worker) {
+      std::exception_ptr failure;
+      std::thread worker([&] {
+        try {
+          wait(ctx);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      });
+      worker.join();
+      if (failure) std::rethrow_exception(failure);
+    } else {
+      wait(ctx);
+    }
+    ctx.progress(1.0);
+    ctx.record("slept_seconds", *seconds);
+    if (in.connected()) out.set(in.get());
+    else out.set(Mat(1, 1, 0.0));
+  }
+
+ private:
+  void wait(NodeContext& ctx) const {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     const auto total = std::chrono::duration<double>(*seconds);
@@ -108,10 +134,6 @@ class Sleep final : public Node {
       ctx.progress(total.count() > 0 ? done / total : 1.0, "sleeping");
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    ctx.progress(1.0);
-    ctx.record("slept_seconds", *seconds);
-    if (in.connected()) out.set(in.get());
-    else out.set(Mat(1, 1, 0.0));
   }
 };
 

@@ -137,24 +137,45 @@ void configure_product_kernels() {
   GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(detail::tile_product_kernel<P, T, false>, P::smem_bytes));
 }
 
-/// One pivot block K: phase 1 (diagonal tile), phase 2 (pivot row), phase 3 (the rest).
+/// One pivot block K: phase 1 (diagonal tile), phase 2 (pivot row), phase 3 (the rest), for
+/// `batch` matrices of n² elements stored one after another (batch ≤ 65535: a grid dimension).
 template <class T, int TB>
-void launch_pivot_block(T* lower, T* upper, int n, int K, cudaStream_t s) {
+void launch_pivot_block(T* lower, T* upper, int n, int K, cudaStream_t s, unsigned batch = 1) {
   using P = detail::ProductPolicy<T, TB>;
   constexpr int TD = TB / 4;
   const int tiles = (n + TB - 1) / TB;
+  const idx_t stride = static_cast<idx_t>(n) * n;
   const idx_t diag = static_cast<idx_t>(K) * TB * (static_cast<idx_t>(n) + 1);
   const int m = std::min(TB, n - K * TB);
-  detail::reg_closure_kernel<T, TD><<<1, TD * TD, 0, s>>>(lower + diag, upper + diag, n, m, 0);
+  detail::reg_closure_kernel<T, TD><<<batch, TD * TD, 0, s>>>(lower + diag, upper + diag, n, m, stride);
   GF_CUDA_CHECK_LAUNCH("reg_closure_kernel (phase 1)");
   if (tiles == 1) return;
-  detail::tile_product_kernel<P, T, true><<<tiles, P::kThreads, P::smem_bytes, s>>>(
-      lower, upper, n, K);
+  detail::tile_product_kernel<P, T, true><<<dim3(tiles, batch), P::kThreads, P::smem_bytes, s>>>(
+      lower, upper, n, K, stride);
   GF_CUDA_CHECK_LAUNCH("tile_product_kernel (phase 2)");
   const unsigned upper_tiles = static_cast<unsigned>(tiles) * (tiles + 1) / 2;
-  detail::tile_product_kernel<P, T, false><<<upper_tiles, P::kThreads, P::smem_bytes, s>>>(
-      lower, upper, n, K);
+  detail::tile_product_kernel<P, T, false><<<dim3(upper_tiles, batch), P::kThreads, P::smem_bytes, s>>>(
+      lower, upper, n, K, stride);
   GF_CUDA_CHECK_LAUNCH("tile_product_kernel (phase 3)");
+}
+
+/// Blocked closure of a batch: every pivot block launched once for all matrices (up to 65535
+/// per launch), then the mirror of the upper triangle.
+template <class T, int TB>
+void batched_blocked_closure(T* lower, T* upper, int n, std::size_t batch, cudaStream_t s) {
+  using P = detail::ProductPolicy<T, TB>;
+  configure_product_kernels<P, T>();
+  const int tiles = (n + TB - 1) / TB;
+  const idx_t stride = static_cast<idx_t>(n) * n;
+  for (std::size_t b0 = 0; b0 < batch; b0 += 65535) {
+    const unsigned count = static_cast<unsigned>(std::min<std::size_t>(65535, batch - b0));
+    T* l = lower + static_cast<idx_t>(b0) * stride;
+    T* u = upper + static_cast<idx_t>(b0) * stride;
+    for (int K = 0; K < tiles; ++K) launch_pivot_block<T, TB>(l, u, n, K, s, count);
+    const dim3 mg((n + 31) / 32, (n + 31) / 32, count);
+    detail::mirror_upper_kernel<T><<<mg, dim3(32, 8), 0, s>>>(l, u, n, stride);
+    GF_CUDA_CHECK_LAUNCH("mirror_upper_kernel (batched)");
+  }
 }
 
 template <class T, int TB>
@@ -185,7 +206,7 @@ bool blocked_closure(T* lower, T* upper, int n, cudaStream_t s, const Control& c
     previous_end = end;
   }
   const dim3 mg((n + 31) / 32, (n + 31) / 32);
-  detail::mirror_upper_kernel<T><<<mg, dim3(32, 8), 0, s>>>(lower, upper, n);
+  detail::mirror_upper_kernel<T><<<mg, dim3(32, 8), 0, s>>>(lower, upper, n, 0);
   GF_CUDA_CHECK_LAUNCH("mirror_upper_kernel");
   if (control.progress) control.progress(1.0);
   return true;
@@ -256,7 +277,8 @@ std::vector<ConsistencyReport> consistency_impl(const T* lower, const T* upper, 
 // ---- batched closure ------------------------------------------------------------------------
 
 template <class T>
-void batched_impl(T* lower, T* upper, std::size_t n, std::size_t batch, Stream stream) {
+void batched_impl(T* lower, T* upper, std::size_t n, std::size_t batch, Stream stream,
+                  BatchedMethod method) {
   GF_EXPECTS(n <= max_batched_n, "smooth_bounds_batched_device: n = " + std::to_string(n) +
                                      " > max_batched_n = " + std::to_string(max_batched_n));
   GF_EXPECTS(batch <= 0x7fffffffu, "smooth_bounds_batched_device: batch too large");
@@ -264,6 +286,11 @@ void batched_impl(T* lower, T* upper, std::size_t n, std::size_t batch, Stream s
   const int ni = static_cast<int>(n);
   const idx_t stride = static_cast<idx_t>(n) * n;
   const unsigned grid = static_cast<unsigned>(batch);
+  if (method == BatchedMethod::Auto) method = batched_method_for(n, sizeof(T) == 4 ? Precision::fp32 : Precision::fp64);
+  if (method == BatchedMethod::Blocked) {
+    batched_blocked_closure<T, 64>(lower, upper, ni, batch, stream);
+    return;
+  }
   if (n <= 32) {
     detail::reg_closure_kernel<T, 8><<<grid, 64, 0, stream>>>(lower, upper, ni, ni, stride);
     GF_CUDA_CHECK_LAUNCH("reg_closure_kernel<8> (batched)");
@@ -396,7 +423,8 @@ std::vector<ConsistencyReport> host_batched_impl(std::span<double> lower,
   if (cancelled) *cancelled = false;
   for (std::size_t b = 0; b < batch; b += per_launch) {
     const std::size_t c = std::min(per_launch, batch - b);
-    batched_impl<T>(buf.lower.data() + b * n * n, buf.upper.data() + b * n * n, n, c, stream);
+    batched_impl<T>(buf.lower.data() + b * n * n, buf.upper.data() + b * n * n, n, c, stream,
+                    BatchedMethod::Auto);
     if (b + c < batch && (o.control.cancelled || o.control.progress)) {
       GF_CUDA_TRY(cudaStreamSynchronize(stream));
       if (o.control.progress) o.control.progress(double(b + c) / double(batch));
@@ -618,13 +646,24 @@ void validate_bounds_batched_device(const double* l, const double* u, std::size_
                                     std::size_t batch, double tol, Stream s) {
   validate_impl(l, u, n, batch, tol, s);
 }
+BatchedMethod batched_method_for(std::size_t n, Precision precision) noexcept {
+  return n <= (precision == Precision::fp32 ? 128u : 64u) ? BatchedMethod::PerBlock : BatchedMethod::Blocked;
+}
+const char* to_string(BatchedMethod m) noexcept {
+  switch (m) {
+    case BatchedMethod::Auto: return "auto";
+    case BatchedMethod::PerBlock: return "per-block";
+    case BatchedMethod::Blocked: return "blocked";
+  }
+  return "?";
+}
 void smooth_bounds_batched_device(float* l, float* u, std::size_t n, std::size_t batch,
-                                  Stream s) {
-  batched_impl(l, u, n, batch, s);
+                                  Stream s, BatchedMethod method) {
+  batched_impl(l, u, n, batch, s, method);
 }
 void smooth_bounds_batched_device(double* l, double* u, std::size_t n, std::size_t batch,
-                                  Stream s) {
-  batched_impl(l, u, n, batch, s);
+                                  Stream s, BatchedMethod method) {
+  batched_impl(l, u, n, batch, s, method);
 }
 std::vector<ConsistencyReport> check_consistency_batched_device(const float* l, const float* u,
                                                                 std::size_t n, std::size_t batch,

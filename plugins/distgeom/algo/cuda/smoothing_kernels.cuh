@@ -267,8 +267,10 @@ __device__ __forceinline__ void decode_upper_tile(idx_t p, int& I, int& J) {
 
 template <class P, class T, bool kPhase2>
 __global__ void __launch_bounds__(P::kThreads, P::kMinBlocks)
-    tile_product_kernel(T* __restrict__ lower, T* __restrict__ upper, int n, int K) {
+    tile_product_kernel(T* __restrict__ lower, T* __restrict__ upper, int n, int K, idx_t stride) {
   constexpr int TB = P::TB, R = P::R, KC = P::KC, LDS = P::LDS, NS = R / 4;
+  lower += static_cast<idx_t>(blockIdx.y) * stride;  // matrix blockIdx.y of a batch
+  upper += static_cast<idx_t>(blockIdx.y) * stride;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* a_u = reinterpret_cast<T*>(smem_raw);
   T* a_l = a_u + KC * LDS;
@@ -421,9 +423,11 @@ __global__ void __launch_bounds__(P::kThreads, P::kMinBlocks)
 // Lower triangle ← upper triangle (32×32 tiles through shared memory), both matrices.
 // ---------------------------------------------------------------------------------------
 template <class T>
-__global__ void mirror_upper_kernel(T* lower, T* upper, int n) {
+__global__ void mirror_upper_kernel(T* lower, T* upper, int n, idx_t stride) {
   __shared__ T tu[32][33];
   __shared__ T tl[32][33];
+  lower += static_cast<idx_t>(blockIdx.z) * stride;  // matrix blockIdx.z of a batch
+  upper += static_cast<idx_t>(blockIdx.z) * stride;
   const int bx = blockIdx.x, by = blockIdx.y;  // destination tile: rows by, cols bx
   if (bx > by) return;
   const idx_t ldn = n;

@@ -52,6 +52,12 @@ struct Topology {
 [[nodiscard]] Topology perceive_topology(std::span<const AtomInfo> atoms, std::span<const double> xyz,
                                          double bond_tolerance = 0.45);
 
+/// Topology from known bonds (e.g. distgeom.topology's) instead of perceiving them by distance:
+/// neighbours, peptide planes and centres as perceive_topology. Duplicate bonds are merged;
+/// an index ≥ atoms.size() or a bond of an atom to itself throws std::invalid_argument.
+[[nodiscard]] Topology topology_from_bonds(std::span<const AtomInfo> atoms,
+                                           std::span<const std::array<std::size_t, 2>> bonds);
+
 /// One restraint over atom indices: `alternatives` of (side A atoms, side B atoms); a side may
 /// hold several atoms (pseudo-atom / wildcard expansion). Distances in Å.
 struct PairRestraint {
@@ -79,6 +85,12 @@ struct BoundsOptions {
   double hbond_floor = 1.5;
   double diameter = 0.0;         ///< Å, upper bound of unrestrained pairs; 0 = auto (see below)
   HydrogenPolicy hydrogens = HydrogenPolicy::All;
+  /// Known bonds over the input atoms (indices into `atoms`); empty = perceive them by distance.
+  std::vector<std::array<std::size_t, 2>> bonds;
+  /// Leave out the peptide planes C(i)–N(i+1) whose residue i+1 is a proline: their 1-4
+  /// distances (CA–CA, O–CD, ...) differ between cis and trans, so a template model built trans
+  /// must not fix them (the planarity itself is then distgeom.anneal's).
+  bool free_proline_omega = false;
 };
 
 /// The molecule-diameter bound used for diameter = 0: the length of the fully extended chain,

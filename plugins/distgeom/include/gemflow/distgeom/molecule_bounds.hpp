@@ -77,13 +77,14 @@ struct BatchSmoothingResult {
 /// Triangle smoothing (smoothing.hpp) of every matrix, each exactly as its own smoothing run.
 ///  - CPU: smooth_bounds() per matrix with one thread, matrices spread over `threads` workers
 ///    (deterministic: the result of a matrix does not depend on threads or order).
-///  - CUDA: every matrix with 1 ≤ n ≤ cuda::max_batched_n (256) is padded to the largest such
+///  - CUDA: every matrix with 1 ≤ n ≤ 256 is padded to the largest such
 ///    n with unconnected atoms (L = 0, U = +∞, which adds no path, so the closure of the real
 ///    atoms is unchanged) and all are smoothed in ONE batched launch
 ///    (cuda::smooth_bounds_batched_cuda); larger matrices go through cuda::smooth_bounds_cuda
 ///    one by one. Padding costs O(N³) per matrix for the largest N: a batch mixing n = 10 and
-///    n = 250 pays 250³ for each. fp64 results equal smooth_bounds_reference() bit for bit on
-///    consistent bounds (the batched kernel's pivot order), fp32 to rounding.
+///    n = 250 pays 250³ for each. fp64 results: padded n ≤ 64 equal smooth_bounds_reference()
+///    bit for bit on consistent bounds (the per-block kernel's pivot order); above, the blocked
+///    batched closure (cuda::BatchedMethod) is within 6·n·2⁻⁵³·max(U) of it; fp32 to rounding.
 /// Reports: consistency, the first inconsistent pair, the pair count and changed_pairs as the
 /// CPU path; for an inconsistent matrix `path` explains it (explain_inconsistency() of the
 /// input). Inputs must be valid (check_bounds()): std::invalid_argument otherwise (CPU), or

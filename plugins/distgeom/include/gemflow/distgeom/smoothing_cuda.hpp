@@ -138,10 +138,26 @@ bool smooth_bounds_device(double* lower, double* upper, std::size_t n, Stream st
                                                          const double* upper, std::size_t n,
                                                          double tolerance, Stream stream);
 
-// ---- device memory, a batch of `batch` matrices of equal n ≤ 256, stored one after another --
+// ---- device memory, a batch of `batch` matrices of equal n ≤ 512, stored one after another --
 
 /// Largest n accepted by the batched functions.
-inline constexpr std::size_t max_batched_n = 256;
+inline constexpr std::size_t max_batched_n = 512;
+
+/// How a batch is closed.
+///  - PerBlock: one thread block per matrix, all of its pivots in one launch: the matrix in
+///    registers (n ≤ 64; fp32 n ≤ 128), else in shared memory when both fit (fp32 n ≤ ~165),
+///    else streamed through global memory (slow: every pivot rereads the matrix).
+///  - Blocked: the blocked closure of the single-matrix path (64-wide pivot blocks: diagonal
+///    tile, pivot row, min-plus tile products; Katz & Kider 2008, Venkataraman et al. 2003)
+///    with the batch as a grid dimension: ⌈n/64⌉ pivot blocks × 3 launches for the whole batch,
+///    register-tiled products, the matrices in global memory (L2 between launches).
+///  - Auto: batched_method_for(n, precision).
+enum class BatchedMethod { Auto, PerBlock, Blocked };
+
+/// What Auto picks: PerBlock where the matrix fits in registers (fp64 n ≤ 64, fp32 n ≤ 128),
+/// Blocked above (measured on an H100 and an H200: docs/performance.md).
+[[nodiscard]] BatchedMethod batched_method_for(std::size_t n, Precision precision) noexcept;
+[[nodiscard]] const char* to_string(BatchedMethod m) noexcept;
 
 /// Validation of every matrix (InvalidBounds names the first bad matrix and element).
 void validate_bounds_batched_device(const float* lower, const float* upper, std::size_t n,
@@ -149,13 +165,13 @@ void validate_bounds_batched_device(const float* lower, const float* upper, std:
 void validate_bounds_batched_device(const double* lower, const double* upper, std::size_t n,
                                     std::size_t batch, double tolerance, Stream stream);
 
-/// Closure of every matrix in one launch, one thread block per matrix (registers for n ≤ 64,
-/// fp32 n ≤ 128; else shared memory when both matrices fit, else global memory).
-/// Asynchronous. Throws std::invalid_argument when n > max_batched_n.
+/// Closure of every matrix (see BatchedMethod). Asynchronous. Throws std::invalid_argument when
+/// n > max_batched_n.
 void smooth_bounds_batched_device(float* lower, float* upper, std::size_t n, std::size_t batch,
-                                  Stream stream);
+                                  Stream stream, BatchedMethod method = BatchedMethod::Auto);
 void smooth_bounds_batched_device(double* lower, double* upper, std::size_t n,
-                                  std::size_t batch, Stream stream);
+                                  std::size_t batch, Stream stream,
+                                  BatchedMethod method = BatchedMethod::Auto);
 
 /// One report per matrix. Synchronizes `stream`.
 [[nodiscard]] std::vector<ConsistencyReport> check_consistency_batched_device(

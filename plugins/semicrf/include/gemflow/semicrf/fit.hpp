@@ -21,6 +21,7 @@
 // the expected counts of posteriors(), chained through the Gaussian scores.
 // Determinism: both are deterministic (fixed order of every sum).
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ namespace gemflow::semicrf {
 struct GaussianSemiCrf {
   Model crf;
   GaussianLabels gaussians;
+};
+
+struct FitStep {
+  std::size_t iteration = 0;
+  double objective = 0;  ///< EM: Σ log Z; supervised: the minimised negative log likelihood
+  double change = 0;     ///< objective − previous objective
 };
 
 struct FitOptions {
@@ -46,13 +53,11 @@ struct FitOptions {
   double variance_floor = 0.25;  ///< EM: σ² ≥ variance_floor · noise variance of the channel
   double l2 = 1e-3;              ///< supervised: weight of ½‖θ_crf‖²
   Options crf;                   ///< centring, recurrence, memory limit of the inner passes
+  /// Called after each iteration with its step (progress reports); returning false stops the
+  /// fit there (cancel), keeping the parameters reached.
+  std::function<bool(const FitStep&)> on_step;
 };
 
-struct FitStep {
-  std::size_t iteration = 0;
-  double objective = 0;  ///< EM: Σ log Z; supervised: the minimised negative log likelihood
-  double change = 0;     ///< objective − previous objective
-};
 
 /// EM on B signals (concatenated rows of D channels, `lengths` samples each). Throws
 /// std::invalid_argument when a sequence has log Z = −∞ (no_segmentation_message()).

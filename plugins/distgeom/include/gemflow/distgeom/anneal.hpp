@@ -1,0 +1,177 @@
+#pragma once
+// Cartesian simulated annealing of a protein against NMR restraints (restrained molecular
+// dynamics with a simple geometric force field), as Xplor-NIH / CNS anneal a structure.
+//
+// Force field (energies in kcal/mol, distances Å, angles rad; weights per stage, AnnealWeights):
+//   bonds       k_bond  Σ (d − d₀)²                 d₀ from the template model (CCD ideal)
+//   angles      k_angle Σ (d₁₃ − d₀)²               1-3 distances of the template model
+//   chirality   k_chiral Σ (V − V₀)²                signed volumes of every centre with 3 or 4
+//                                                   bonded atoms (V₀ ≈ 0: planar sp2 centres)
+//   planarity   k_plane Σ (1 − cos(φ − φ₀))         one torsion per bond between two planar
+//                                                   centres (amides, rings, guanidinium,
+//                                                   carboxylates), φ₀ = 0 or π from the template;
+//                                                   X-Pro ω: k_plane (1 − cos 2φ)/4 (cis or trans)
+//   repel       k_rep Σ max(0, (s·R)² − d²)²         every pair not 1-2 or 1-3 (Xplor-NIH's
+//                                                   "repel", quartic; R = Bondi radii sum, polar
+//                                                   H to N/O: R = 2.0 Å (hydrogen bonds))
+//   NOE         k_noe Σ f(d_eff − U) + f(L − d)     d_eff = (Σ_pairs d⁻⁶)^(−1/6) over every
+//                                                   expanded pair of every alternative (Nilges
+//                                                   1993); f(x) = x² for 0 < x ≤ 0.5 Å, linear
+//                                                   beyond (Xplor's soft asymptote); lower
+//                                                   bounds for one-pair restraints only
+//   dihedral    k_cdih Σ w Δ²                        Δ = distance (rad) of the torsion outside
+//                                                   [lower, upper] (Xplor-NIH CDIH, flat bottom)
+// Dynamics: velocity Verlet, all masses 100 amu (as Xplor-NIH's annealing protocols), time step
+// dt, Berendsen weak coupling to the stage temperature (τ = 0.05 ps; Berendsen et al., J. Chem.
+// Phys. 81 (1984) 3684). Schedule (AnnealOptions): an L-BFGS regularisation, a hot stage, a
+// cooling ramp in `cooling_stages` stages (temperature linear, force constants geometric), then
+// an L-BFGS minimisation with the final weights.
+// Sources: Nilges, Clore & Gronenborn, FEBS Lett. 229 (1988) 317 and 239 (1988) 129
+// (restrained simulated annealing, hybrid DG-SA); Schwieters, Kuszewski, Tjandra & Clore,
+// J. Magn. Reson. 160 (2003) 65 and Prog. NMR Spectrosc. 48 (2006) 47 (Xplor-NIH: repel, NOE
+// soft-square potential, CDIH, the annealing schedule).
+// Deterministic: the same input and seed give the same coordinates (one thread, a seeded
+// SplitMix64 stream with Box–Muller normals for the initial velocities).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gemflow/distgeom/bounds.hpp"
+
+namespace gemflow::distgeom {
+
+struct AnnealWeights {
+  double bond = 1000.0, angle = 500.0, chiral = 100.0, plane = 300.0;
+  double rep = 4.0;        ///< kcal/mol/Å⁴
+  double rep_scale = 0.8;  ///< s
+  double noe = 30.0;       ///< kcal/mol/Å²
+  double cdih = 200.0;     ///< kcal/mol/rad²
+};
+
+/// One dihedral restraint over atom indices (angles in degrees, interval from lower to upper
+/// counter-clockwise, wrapping through ±180 when upper < lower).
+struct TorsionRestraint {
+  std::array<std::size_t, 4> atoms{};
+  double lower = -180.0, upper = 180.0, weight = 1.0;
+  int id = 0;
+};
+
+/// The terms of one molecule. Built once by anneal_terms.
+struct AnnealTerms {
+  std::size_t n = 0;
+  struct Pair {
+    std::size_t i, j;
+    double d0;
+  };
+  struct Chiral {
+    std::size_t c, a, b, d;
+    double v0;
+  };
+  struct Torsion {
+    std::size_t i, j, k, l;
+    double phi0;
+    bool two_fold;
+  };
+  struct Noe {
+    int id;
+    std::vector<std::array<std::size_t, 2>> pairs;
+    double lower, upper;
+    bool single;
+  };
+  std::vector<Pair> bonds, angles;
+  std::vector<Chiral> chirals;
+  std::vector<Torsion> planes;
+  std::vector<Noe> noes;
+  std::vector<TorsionRestraint> dihedrals;
+  std::vector<double> radius;                      ///< per atom, Å (Bondi)
+  std::vector<unsigned char> polar_h, acceptor;    ///< per atom flags (hydrogen bonds)
+  std::vector<std::vector<std::size_t>> excluded;  ///< per atom: sorted 1-2 and 1-3 partners
+};
+
+/// Terms of `atoms` with the covalent geometry of `ideal` (n×3, Å: the template model) and
+/// `bonds` (indices into atoms), restraints over the same indices. `cis_proline`: X-Pro ω may be
+/// cis or trans. Throws std::invalid_argument on sizes or indices out of range.
+[[nodiscard]] AnnealTerms anneal_terms(std::span<const AtomInfo> atoms, std::span<const double> ideal,
+                                       std::span<const std::array<std::size_t, 2>> bonds,
+                                       std::span<const PairRestraint> restraints,
+                                       std::span<const TorsionRestraint> dihedrals, bool cis_proline = true);
+
+/// Energy terms (kcal/mol) at coordinates x (n×3) with weights w; `grad` (n×3) receives ∂E/∂x
+/// when not empty. All pairs are scanned for repel (O(n²)) when `neighbours` is null, else the
+/// list (pairs i < j) is used.
+struct AnnealEnergy {
+  double total = 0, bond = 0, angle = 0, chiral = 0, plane = 0, rep = 0, noe = 0, cdih = 0;
+};
+[[nodiscard]] AnnealEnergy anneal_energy(const AnnealTerms& t, const AnnealWeights& w, std::span<const double> x,
+                                         std::span<double> grad,
+                                         const std::vector<std::array<std::size_t, 2>>* neighbours = nullptr);
+
+struct AnnealOptions {
+  std::uint64_t seed = 1;
+  double dt = 0.002;       ///< ps
+  double t_hot = 2000.0;   ///< K
+  double t_final = 100.0;  ///< K
+  std::size_t hot_steps = 1500;
+  std::size_t cooling_stages = 20;
+  std::size_t steps_per_stage = 150;
+  std::size_t minimise_iterations = 500;  ///< L-BFGS, before (regularisation) and after
+  AnnealWeights hot{1000.0, 500.0, 100.0, 300.0, 0.1, 0.9, 30.0, 10.0};
+  AnnealWeights final{};  ///< the cooling ramps from hot to final
+};
+
+struct AnnealResult {
+  std::vector<double> coords;       ///< n×3, Å
+  AnnealEnergy energy;              ///< at the end, final weights
+  std::size_t steps = 0;            ///< MD steps run
+  std::size_t noe_violations = 0;   ///< restraints with d_eff − U (or L − d) > 0.5 Å
+  double noe_max = 0.0;             ///< Å
+  std::size_t cdih_violations = 0;  ///< dihedral restraints off by > 5°
+};
+
+/// Anneals from `start` (n×3, Å). `progress(fraction)` returning false cancels
+/// (std::runtime_error("cancelled")). Throws std::invalid_argument on sizes, std::runtime_error
+/// when the energy becomes non-finite (naming the stage).
+[[nodiscard]] AnnealResult anneal(const AnnealTerms& t, std::span<const double> start, const AnnealOptions& o,
+                                  const std::function<bool(double)>& progress = {});
+
+/// The pieces of anneal(), for a batched implementation of its MD stages (anneal_cuda.hpp):
+/// the stages (hot, then cooling), the L-BFGS regularisation + initial velocities (seeded as
+/// anneal()), and the final minimisation + violation counts. anneal() = prepare, the stages,
+/// finish.
+struct AnnealStage {
+  AnnealWeights weights;
+  double temperature = 0.0;  ///< K
+  std::size_t steps = 0;
+  bool hot = false;
+};
+[[nodiscard]] std::vector<AnnealStage> anneal_stages(const AnnealOptions& o);
+void anneal_prepare(const AnnealTerms& t, const AnnealOptions& o, std::vector<double>& x, std::vector<double>& v);
+[[nodiscard]] AnnealResult anneal_finish(const AnnealTerms& t, const AnnealOptions& o, std::vector<double> x);
+
+/// A fixed-weight MD run (one stage of anneal()): the reference of the batched CUDA path.
+struct MdOptions {
+  std::size_t steps = 10;
+  double dt = 0.002;               ///< ps
+  double t_bath = 300.0;           ///< K, Berendsen target
+  std::size_t rebuild_every = 20;  ///< repel pair list rebuilt from the current coordinates
+};
+
+/// Runs o.steps velocity-Verlet steps with weights w from x, v (n×3, Å and Å/ps; updated in
+/// place) exactly as anneal() does inside a stage, except that the repel pair list is rebuilt
+/// every o.rebuild_every steps (anneal() rebuilds on displacement). Returns the final energy.
+AnnealEnergy md_steps(const AnnealTerms& t, const AnnealWeights& w, std::span<double> x, std::span<double> v,
+                      const MdOptions& o);
+
+/// The repel pair list anneal_energy() takes: pairs i < j, not 1-2 or 1-3, nearer than the
+/// largest repel radius × scale + 1.5 Å.
+[[nodiscard]] std::vector<std::array<std::size_t, 2>> repel_pairs(const AnnealTerms& t, std::span<const double> x,
+                                                                  double scale);
+
+/// Torsion a-b-c-d in radians (−π, π].
+[[nodiscard]] double torsion_angle(const double* a, const double* b, const double* c, const double* d);
+
+}  // namespace gemflow::distgeom

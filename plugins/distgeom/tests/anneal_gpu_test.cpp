@@ -1,0 +1,125 @@
+// Label gpu: the batched CUDA restrained MD (anneal_cuda.hpp) against the CPU fp64 reference
+// (md_steps) on a few steps. Skips when no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <gemflow/distgeom/anneal.hpp>
+#include <gemflow/distgeom/topology.hpp>
+
+#include "ccd_templates.hpp"
+
+#if defined(GEMFLOW_DISTGEOM_HAVE_CUDA)
+#include <gemflow/distgeom/anneal_cuda.hpp>
+#include <gemflow/distgeom/smoothing_cuda.hpp>
+#endif
+
+using namespace gemflow::distgeom;
+
+#if defined(GEMFLOW_DISTGEOM_HAVE_CUDA)
+namespace {
+
+// A 20-residue peptide (2KPU 1-20) with every term active: NOEs (single and group), a dihedral
+// restraint, repel at full radius, 4 perturbed conformers with their own velocities.
+TEST(AnnealGpu, BatchedMdMatchesTheCpuReferenceOnAFewSteps) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU annealing test skipped";
+  const std::string seq = "SSQTLDRDPTRLAKEIIEQV";
+  ChainSequence c{"A", {}};
+  for (std::size_t i = 0; i < seq.size(); ++i)
+    c.residues.push_back(SequenceResidue{nodes::three_letter(seq[i]), static_cast<int>(i + 1), {}});
+  const auto t = build_topology({c}, nodes::standard_templates());
+  auto idx = [&](int r, const char* nm) {
+    for (std::size_t i = 0; i < t.atoms.size(); ++i)
+      if (t.atoms[i].residue_number == r && t.atoms[i].name == nm) return i;
+    return SIZE_MAX;
+  };
+  std::vector<PairRestraint> noes;
+  for (int r = 1; r + 4 <= 20; ++r) {
+    PairRestraint p{r, {}, 1.8, 5.0, 0.0};
+    p.alternatives.push_back({{idx(r, "CA")}, {idx(r + 4, "CA")}});
+    noes.push_back(p);
+  }
+  PairRestraint g{100, {}, 0.0, 4.0, 1.0};
+  g.alternatives.push_back({{idx(5, "HB2"), idx(5, "HB3")}, {idx(9, "HA")}});
+  noes.push_back(g);
+  std::vector<TorsionRestraint> dih(1);
+  dih[0].atoms = {idx(4, "C"), idx(5, "N"), idx(5, "CA"), idx(5, "C")};
+  dih[0].lower = -80;
+  dih[0].upper = -40;
+  const auto terms = anneal_terms(t.atoms, t.xyz, t.bonds, noes, dih);
+  AnnealWeights w;
+  w.rep_scale = 0.9;
+  MdOptions o;
+  o.steps = 20;
+  o.rebuild_every = 10;
+  o.t_bath = 1000;
+  const std::size_t B = 4, n = t.atoms.size();
+  std::vector<double> x(B * 3 * n), v(B * 3 * n);
+  std::uint64_t s = 11;
+  auto rnd = [&] {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(s >> 11) / 9007199254740992.0 - 0.5;
+  };
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t k = 0; k < 3 * n; ++k) {
+      x[b * 3 * n + k] = t.xyz[k] + 0.1 * rnd();
+      v[b * 3 * n + k] = 4.0 * rnd();
+    }
+  std::vector<double> gx = x, gv = v;
+  const auto gpu = cuda::md_steps_batch(terms, w, gx, gv, B, o);
+  ASSERT_EQ(gpu.energy.size(), B);
+  for (std::size_t b = 0; b < B; ++b) {
+    std::vector<double> cx(x.begin() + static_cast<long>(b * 3 * n), x.begin() + static_cast<long>((b + 1) * 3 * n));
+    std::vector<double> cv(v.begin() + static_cast<long>(b * 3 * n), v.begin() + static_cast<long>((b + 1) * 3 * n));
+    const auto e = md_steps(terms, w, cx, cv, o);
+    // fp64 on both; the GPU sums forces in another order (atomics): rounding, grown over 20 steps
+    EXPECT_NEAR(gpu.energy[b], e.total, 1e-8 * std::abs(e.total)) << "structure " << b;
+    double dx = 0, dv = 0;
+    for (std::size_t k = 0; k < 3 * n; ++k) {
+      dx = std::max(dx, std::abs(gx[b * 3 * n + k] - cx[k]));
+      dv = std::max(dv, std::abs(gv[b * 3 * n + k] - cv[k]));
+    }
+    EXPECT_LT(dx, 1e-8) << "structure " << b << " (Å)";
+    EXPECT_LT(dv, 1e-6) << "structure " << b << " (Å/ps)";
+  }
+}
+
+// The whole schedule batched: every structure annealed, finite energies, the schedule's steps,
+// restraint energies brought down from the start (as the CPU path does).
+TEST(AnnealGpu, BatchedScheduleAnnealsEveryStructure) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU annealing test skipped";
+  const std::string seq = "SSQTLDRDPTRLAKEIIEQV";
+  ChainSequence c{"A", {}};
+  for (std::size_t i = 0; i < seq.size(); ++i)
+    c.residues.push_back(SequenceResidue{nodes::three_letter(seq[i]), static_cast<int>(i + 1), {}});
+  const auto t = build_topology({c}, nodes::standard_templates());
+  auto idx = [&](int r, const char* nm) {
+    for (std::size_t i = 0; i < t.atoms.size(); ++i)
+      if (t.atoms[i].residue_number == r && t.atoms[i].name == nm) return i;
+    return SIZE_MAX;
+  };
+  std::vector<PairRestraint> noes;
+  for (int r = 1; r + 3 <= 20; ++r) {  // a helix: CA(i)–CA(i+3) about 5 Å
+    PairRestraint p{r, {}, 0.0, 5.5, 0.0};
+    p.alternatives.push_back({{idx(r, "CA")}, {idx(r + 3, "CA")}});
+    noes.push_back(p);
+  }
+  const auto terms = anneal_terms(t.atoms, t.xyz, t.bonds, noes, {});
+  AnnealOptions o;
+  o.hot_steps = 200;
+  o.cooling_stages = 4;
+  o.steps_per_stage = 50;
+  o.minimise_iterations = 100;
+  const std::vector<std::vector<double>> starts{t.xyz, t.xyz, t.xyz};
+  const auto r = cuda::anneal_batch(terms, starts, {1, 2, 3}, o);
+  ASSERT_EQ(r.size(), 3u);
+  const double e0 = anneal_energy(terms, o.final, t.xyz, {}).noe;
+  for (const auto& a : r) {
+    EXPECT_TRUE(std::isfinite(a.energy.total));
+    EXPECT_EQ(a.steps, 400u);
+    EXPECT_LT(a.energy.noe, 0.1 * e0);
+  }
+}
+
+}  // namespace
+#endif
