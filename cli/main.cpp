@@ -39,6 +39,23 @@ Environment:
 
 Documentation: docs/cli.md)";
 
+/// The sweep options of `run` and `sweep submit` (docs/scale-out.md).
+void add_sweep_options(CLI::App* cmd, gemflow::cli::RunArgs& run, std::string& points_file) {
+  cmd->add_option("--sweep", run.sweeps,
+                  "Run once per value: node.param=a,b,c | A..B | START:STOP:STEP | START:STOP#COUNT | @file "
+                  "(repeatable: every combination)")
+      ->type_name("NODE.PARAM=VALUES")
+      ->allow_extra_args(false);
+  cmd->add_flag("--zip", run.zip, "Pair the k-th values of the swept parameters instead of every combination");
+  cmd->add_option("--shard", run.shard,
+                  "Run part I of N of the points (0-based; default: from SLURM_ARRAY_TASK_ID, Open MPI or PMI "
+                  "ranks)")
+      ->type_name("I/N");
+  cmd->add_flag("--retry-failed", run.retry_failed, "Run the points that failed before again");
+  cmd->add_flag("--force", run.force, "Allow a sweep of more than 10000 points");
+  cmd->add_option("--points", points_file, "Run only the points named in FILE (one a line)")->type_name("FILE");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,6 +131,9 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--no-cache", run.no_cache, "Neither read nor write the result cache (also GEMFLOW_NO_CACHE=1)")
       ->excludes(cache_opt);
   run_cmd->add_flag("--explain", run.explain, "Say why each node ran, or that it came from the cache");
+  std::string points_file;
+  add_sweep_options(run_cmd, run, points_file);
+  run_cmd->add_flag("--no-sweep", run.no_sweep, "Run once: ignore the workflow's sweep: section");
 
   // validate
   ValidateArgs val;
@@ -160,6 +180,57 @@ int main(int argc, char** argv) {
   cache_cmd->add_option("--max-size", cache.max_size, "prune: keep at most this much (e.g. 5G, 500M)")
       ->type_name("SIZE");
 
+  // sweep
+  SweepArgs sweep;
+  std::string sweep_out, sweep_cache, sweep_points;
+  auto* sweep_cmd = app.add_subcommand("sweep", "Sweep folders: status, collect the tables, submit to Slurm");
+  sweep_cmd->require_subcommand(1);
+  auto* sweep_status_cmd = sweep_cmd->add_subcommand("status", "Done, failed, interrupted and pending points of DIR");
+  sweep_status_cmd->add_option("dir", sweep.target, "Sweep folder (the --out of the sweep)")
+      ->required()
+      ->type_name("DIR");
+  sweep_status_cmd->add_flag("--json", sweep.json, "The table as JSON on stdout");
+  auto* sweep_collect_cmd =
+      sweep_cmd->add_subcommand("collect", "Merge the shards' tables of DIR into DIR/sweep.csv and sweep.json");
+  sweep_collect_cmd->add_option("dir", sweep.target, "Sweep folder")->required()->type_name("DIR");
+  auto* submit_cmd = sweep_cmd->add_subcommand(
+      "submit", "Write an sbatch script (a job array, one shard a task) for a sweep and submit it");
+  submit_cmd->add_option("workflow", sweep.target, "Workflow file (YAML)")->required()->type_name("W.yaml");
+  submit_cmd->add_option("--set", sweep.run.sets, "Override a parameter: node.param=value (repeatable)")
+      ->type_name("NODE.PARAM=VALUE")
+      ->allow_extra_args(false);
+  submit_cmd->add_option("--out", sweep_out, "Sweep folder (default: ./out/<workflow name>)")
+      ->type_name("DIR")
+      ->check(non_empty);
+  auto* submit_cache = submit_cmd->add_option("--cache", sweep_cache, "Result cache folder shared by the tasks")
+                           ->type_name("DIR")
+                           ->check(non_empty);
+  submit_cmd->add_flag("--no-cache", sweep.run.no_cache, "The tasks share no result cache")->excludes(submit_cache);
+  submit_cmd->add_option("--device", sweep.run.device, "Device for every node with a `device` parameter")
+      ->type_name("cpu|auto|cuda|cuda:N");
+  submit_cmd->add_option("--until", sweep.run.until, "Run only NODE and what it depends on")->type_name("NODE");
+  add_sweep_options(submit_cmd, sweep.run, sweep_points);
+  submit_cmd->add_flag("--slurm", sweep.slurm, "Submit to Slurm (the default and only scheduler)");
+  submit_cmd->add_option("--partition", sweep.partition, "Slurm partition")->type_name("P");
+  submit_cmd->add_option("--time", sweep.time, "Time limit of each task (Slurm's format, e.g. 1:00:00)")
+      ->type_name("T");
+  submit_cmd->add_option("--cpus", sweep.cpus, "CPUs of each task (also gemflow -j)")
+      ->type_name("C")
+      ->check(CLI::PositiveNumber);
+  submit_cmd->add_option("--gpus", sweep.gpus, "GPUs of each task (--gres=gpu:G)")
+      ->type_name("G")
+      ->check(CLI::NonNegativeNumber);
+  submit_cmd->add_option("--mem", sweep.mem, "Memory of each task (Slurm's format, e.g. 8G)")->type_name("M");
+  submit_cmd->add_option("--account", sweep.account, "Slurm account")->type_name("A");
+  submit_cmd->add_option("--qos", sweep.qos, "Slurm quality of service")->type_name("Q");
+  submit_cmd->add_option("--tasks", sweep.tasks, "Array tasks (default: one per point, at most 1000)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  submit_cmd->add_option("--array-max", sweep.array_max, "At most M tasks running at once (--array=...%M)")
+      ->type_name("M")
+      ->check(CLI::PositiveNumber);
+  submit_cmd->add_flag("--dry-run", sweep.dry_run, "Write the script, do not submit it");
+
   // plugins
   PluginsArgs plugins;
   auto* plugins_cmd = app.add_subcommand("plugins", "Show each plugin file: loaded, or why not");
@@ -178,11 +249,11 @@ int main(int argc, char** argv) {
     // `gemflow frobnicate`: name the unknown command instead of CLI11's "A subcommand is required".
     const auto rest = app.remaining();
     if (app.get_subcommands().empty() && !rest.empty() && !rest.front().empty() && rest.front()[0] != '-') {
-      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins", "cache", "upgrade", "fmt"};
+      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins", "cache", "upgrade", "fmt", "sweep"};
       const std::string near = gemflow::nearest_name(rest.front(), commands);
       std::cerr << "gemflow: unknown command '" << rest.front() << "'"
                 << (near.empty() ? std::string() : " (did you mean '" + near + "'?)")
-                << "; commands: run, validate, nodes, plugins, cache, upgrade, fmt (see gemflow --help)\n";
+                << "; commands: run, validate, nodes, plugins, cache, upgrade, fmt, sweep (see gemflow --help)\n";
       return kExitInvalid;
     }
     if (app.get_subcommands().empty() && !rest.empty() && rest.front().rfind("--", 0) == 0) {
@@ -197,6 +268,13 @@ int main(int argc, char** argv) {
   if (!cache_dir.empty()) run.cache = cache_dir;
   if (!cache_cmd_dir.empty()) cache.dir = cache_cmd_dir;
   if (!markdown_dir.empty()) nodes.markdown = markdown_dir;
+  if (!points_file.empty()) run.points = points_file;
+  if (!sweep_out.empty()) sweep.run.out = sweep_out;
+  if (!sweep_cache.empty()) sweep.run.cache = sweep_cache;
+  if (!sweep_points.empty()) sweep.run.points = sweep_points;
+  if (*sweep_status_cmd) sweep.action = "status";
+  else if (*sweep_collect_cmd) sweep.action = "collect";
+  else if (*submit_cmd) sweep.action = "submit";
   run.command_line.assign(argv, argv + argc);
 
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -216,6 +294,7 @@ int main(int argc, char** argv) {
     else if (*cache_cmd) rc = cache_command(cache);
     else if (*upgrade_cmd) rc = upgrade_command(upgrade, g, console);
     else if (*fmt_cmd) rc = fmt_command(fmt_args, g, console);
+    else if (*sweep_cmd) rc = sweep_command(sweep, g, console);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     rc = kExitInvalid;

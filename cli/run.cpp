@@ -483,6 +483,7 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
   // Paths checked against the default output folder (`gemflow run` without --out).
   const fs::path out = fs::absolute(fs::path("out") / sanitize(display_name(*wf, args.workflow)));
   auto path_diags = check_run_paths(*wf, registry, out);
+  for (auto& d : sweep_section_diagnostics(*wf, registry)) path_diags.push_back(std::move(d));
   for (auto& d : check_run_devices(*wf, registry, "")) path_diags.push_back(std::move(d));
   std::vector<std::string> notes;  // what the nodes will read in their input files
   for (auto& d : check_input_contents(*wf, registry, &notes)) path_diags.push_back(std::move(d));
@@ -564,6 +565,7 @@ int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
   auto wf_opt = load_for_run(args.workflow, args.sets, registry, console, diags);
   if (!wf_opt) return fail_early(args, console, kExitInvalid, diags, "invalid workflow");
   const Workflow& wf = *wf_opt;
+  if (wants_sweep(args, wf)) return run_sweep(args, g, console, host, registry, wf, &g_cancel);
   if (const auto d = check_until(args, wf)) {
     print_diagnostic(console, *d);
     return fail_early(args, console, kExitInvalid, {*d}, "unknown --until node");

@@ -767,8 +767,8 @@ class Parser {
     }
     Workflow wf;
     wf.file = file_;
-    static const std::vector<std::string> top = {"gemflow", "name",    "description", "nodes",      "links",
-                                                 "inputs",  "outputs", "editor",      "annotations"};
+    static const std::vector<std::string> top = {"gemflow", "name",    "description", "nodes",  "links",
+                                                 "inputs",  "outputs", "sweep",       "editor", "annotations"};
     bool have_format = false, have_nodes = false, have_links = false;
     YAML::Node editor, annotations;
     for (auto& [k, v] : entries(root, "", "top-level key", &top)) {
@@ -817,6 +817,8 @@ class Parser {
         editor = v;
       } else if (key == "annotations") {
         annotations = v;
+      } else if (key == "sweep") {
+        parse_sweep(k, v, wf);
       }
     }
     if (!have_format)
@@ -836,6 +838,55 @@ class Parser {
     if (annotations) parse_annotations(annotations, wf);
     list_.summarise();
     return wf;
+  }
+
+  // `sweep:` — only its form here; gemflow/sweep.hpp checks the targets and values.
+  void parse_sweep(const YAML::Node& key, const YAML::Node& v, Workflow& wf) {
+    wf.sweep.where = at(key);
+    if (v.IsNull()) return;
+    if (!v.IsMap()) {
+      error(v, "", "", "'sweep:' must be a map of node.param → values (e.g. 'dg.seed: 1..100'), and 'zip: true'");
+      return;
+    }
+    for (auto& [k, body] : entries(v, "", "sweep key", nullptr)) {
+      const std::string target = k.Scalar();
+      if (target == "zip") {
+        const auto b = body.IsScalar() ? yaml_bool(body.Scalar()) : std::nullopt;
+        if (!b) error(body, "", "", "'zip' must be true or false");
+        else wf.sweep.zip = *b;
+        continue;
+      }
+      SweepEntry e;
+      e.target = target;
+      e.where = at(k);
+      const auto dot = target.find('.');
+      if (dot == std::string::npos || dot == 0 || dot + 1 == target.size()) {
+        error(k, "", "", fmt::format("sweep key '{}' is not node.param (or 'zip')", target));
+        continue;
+      }
+      if (body.IsSequence()) {
+        e.is_list = true;
+        bool ok = true;
+        for (const auto& item : body) {
+          if (!item.IsScalar()) {
+            error(item, "", "", fmt::format("the values of sweep '{}' must be plain values", target));
+            ok = false;
+            break;
+          }
+          e.list.push_back(item.Scalar());
+        }
+        if (!ok) continue;
+      } else if (body.IsScalar()) {
+        e.text = body.Scalar();
+      } else {
+        error(body.IsNull() ? k : body, "", "",
+              fmt::format("sweep '{}' needs values: a list, 'a,b,c', a range 'A..B' or 'START:STOP:STEP', or "
+                          "'@file.txt'",
+                          target));
+        continue;
+      }
+      wf.sweep.entries.push_back(std::move(e));
+    }
   }
 
   void parse_nodes(const YAML::Node& v, Workflow& wf) {
@@ -1544,6 +1595,20 @@ std::string to_yaml(const Workflow& wf) {
       s += "  " + quote(x.name) + ": " + (t.size() == 1 ? t[0] : "[" + join(t) + "]") + "\n";
     }
   }
+  if (!wf.sweep.empty()) {
+    s += "sweep:\n";
+    for (const auto& e : wf.sweep.entries) {
+      s += "  " + quote(e.target) + ": ";
+      if (e.is_list) {
+        s += "[";
+        for (std::size_t k = 0; k < e.list.size(); ++k) s += (k ? ", " : "") + quote(e.list[k]);
+        s += "]\n";
+      } else {
+        s += quote(e.text) + "\n";
+      }
+    }
+    if (wf.sweep.zip) s += "  zip: true\n";
+  }
   bool any_pos = std::any_of(wf.nodes.begin(), wf.nodes.end(), [](const NodeInstance& n) { return n.pos.has_value(); });
   if (any_pos) {
     s += "editor:\n";
@@ -1690,11 +1755,22 @@ std::optional<Shape> shape_of(const std::string& text) {
   return s;
 }
 
+bool same_sweep(const WorkflowSweep& a, const WorkflowSweep& b) {
+  if (a.zip != b.zip || a.entries.size() != b.entries.size()) return false;
+  for (std::size_t k = 0; k < a.entries.size(); ++k) {
+    const SweepEntry &x = a.entries[k], &y = b.entries[k];
+    if (x.target != y.target || x.text != y.text || x.list != y.list || x.is_list != y.is_list) return false;
+  }
+  return true;
+}
+
 std::optional<std::string> patch_source(const Workflow& wf) {
   const WorkflowSource& src = *wf.source;
   const Workflow& old = src.loaded;
+  // a changed sweep: section is written whole (to_yaml)
   if (wf.format != old.format || wf.name != old.name || wf.description != old.description ||
-      !same_exposed(wf.inputs, old.inputs) || !same_exposed(wf.outputs, old.outputs) || !same_annotations(wf, old))
+      !same_exposed(wf.inputs, old.inputs) || !same_exposed(wf.outputs, old.outputs) || !same_annotations(wf, old) ||
+      !same_sweep(wf.sweep, old.sweep))
     return std::nullopt;
   std::vector<std::string> lines = split_lines(src.text);
   if (!lines.empty() && !lines.back().ends_with('\n')) lines.back() += '\n';

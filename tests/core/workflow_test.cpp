@@ -168,7 +168,7 @@ linkz:
   ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
   EXPECT_EQ(r.diagnostics[0].str(),
             "w.yaml:7:1: error: unknown top-level key 'linkz' (expected: gemflow, name, description, nodes, links, "
-            "inputs, outputs, editor, annotations); without 'links:' no input is connected (those errors are not listed) "
+            "inputs, outputs, sweep, editor, annotations); without 'links:' no input is connected (those errors are not listed) "
             "(did you mean 'links'?)");
   EXPECT_THAT(r.diagnostics[1].str(), HasSubstr("w.yaml:6:52: error: node 'w', parameter 'bogus'"));
 }
@@ -298,7 +298,7 @@ TEST(Workflow, UnknownKeysAreErrorsWithHints) {
   ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
   // Structural errors first: they explain the others.
   EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:4:1: error: unknown top-level key 'link' (expected: gemflow, name, "
-                                    "description, nodes, links, inputs, outputs, editor, annotations); without 'links:' no "
+                                    "description, nodes, links, inputs, outputs, sweep, editor, annotations); without 'links:' no "
                                     "input is connected (those errors are not listed) (did you mean 'links'?)");
   EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:3:28: error: node 'a': unknown node key 'parms' (expected: type, "
                                     "version, params, bypass) (did you mean 'params'?)");

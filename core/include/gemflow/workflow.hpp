@@ -15,6 +15,7 @@
 //
 // A node may say `bypass: true`: it does not run, each of its outputs passes on the first
 // input of the same type (see run_workflow).
+//   sweep: {dg.seed: 1..100}         # optional: `gemflow run` runs every point (gemflow/sweep.hpp)
 //
 // Unknown keys are errors. Relative input paths resolve against the workflow file's folder.
 //
@@ -132,6 +133,28 @@ struct EditorNote {
   double width = 240;
 };
 
+/// One entry of a workflow's `sweep:` section: a parameter and the values it takes, as written.
+/// gemflow/sweep.hpp checks and expands them (the loader checks only the form).
+struct SweepEntry {
+  std::string target;             ///< "node.param"
+  std::string text;               ///< the values in --sweep's syntax ("1..100", "a,b", "@file.txt")
+  std::vector<std::string> list;  ///< or a YAML list of values (then `text` is "")
+  bool is_list = false;           ///< the values were given as a YAML list
+  SourceLocation where;           ///< of the entry's key
+};
+
+/// The `sweep:` section:
+///   sweep:
+///     dg.seed: 1..100            # same syntax as --sweep node.param=VALUES
+///     bounds.cutoff: [4.0, 5.0]  # or a YAML list
+///     zip: true                  # optional: pair the values instead of every combination
+struct WorkflowSweep {
+  std::vector<SweepEntry> entries;  ///< in file order
+  bool zip = false;
+  SourceLocation where;  ///< of the `sweep:` key
+  [[nodiscard]] bool empty() const noexcept { return entries.empty(); }
+};
+
 struct Workflow {
   int format = kWorkflowFormat;
   std::string name;
@@ -148,6 +171,7 @@ struct Workflow {
   std::shared_ptr<const WorkflowSource> source;
   std::vector<EditorGroup> groups;  ///< `annotations: groups:` (Studio only)
   std::vector<EditorNote> notes;    ///< `annotations: notes:` (Studio only)
+  WorkflowSweep sweep;               ///< the `sweep:` section (empty: none)
 
   [[nodiscard]] NodeInstance* find(std::string_view id);
   [[nodiscard]] const NodeInstance* find(std::string_view id) const;
