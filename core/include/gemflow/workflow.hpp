@@ -12,10 +12,10 @@
 //   annotations:                    # Studio frames and notes only; ignored headless
 //     groups: [{title: Input, color: "#4a6fa5", nodes: [read]}]
 //     notes: [{text: "...", pos: [0, -80], width: 240}]
+//   sweep: {dg.seed: 1..100}        # optional: `gemflow run` runs every point (gemflow/sweep.hpp)
 //
 // A node may say `bypass: true`: it does not run, each of its outputs passes on the first
 // input of the same type (see run_workflow).
-//   sweep: {dg.seed: 1..100}         # optional: `gemflow run` runs every point (gemflow/sweep.hpp)
 //
 // Unknown keys are errors. Relative input paths resolve against the workflow file's folder.
 //
