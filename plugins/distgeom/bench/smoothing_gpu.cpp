@@ -172,7 +172,7 @@ int bench_main(int argc, char** argv) {
   std::printf("\n| batched n | batch | precision | per-block molecules/s | blocked molecules/s | auto picks | auto / best |\n"
               "|---|---|---|---|---|---|---|\n");
   struct B { std::size_t n, batch; };
-  std::vector<B> bsizes = {{32, 200000}, {64, 100000}, {65, 50000}, {96, 40000}, {128, 20000}, {160, 10000},
+  std::vector<B> bsizes = {{32, 200000}, {64, 100000}, {65, 50000}, {72, 50000}, {80, 50000}, {88, 40000}, {96, 40000}, {128, 20000}, {160, 10000},
                           {192, 8000}, {256, 4000}, {384, 1000}, {512, 500}};
   if (quick) bsizes = {{64, 20000}, {128, 4000}, {256, 500}, {512, 100}};
   for (const B b : bsizes)

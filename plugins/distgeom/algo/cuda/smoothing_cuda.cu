@@ -647,7 +647,9 @@ void validate_bounds_batched_device(const double* l, const double* u, std::size_
   validate_impl(l, u, n, batch, tol, s);
 }
 BatchedMethod batched_method_for(std::size_t n, Precision precision) noexcept {
-  return n <= (precision == Precision::fp32 ? 128u : 64u) ? BatchedMethod::PerBlock : BatchedMethod::Blocked;
+  // Crossovers measured on an H100 (docs/performance.md): fp32 blocked from n = 65, fp64 per-block
+  // (shared memory) still ahead at 65 and behind at 96.
+  return n <= (precision == Precision::fp32 ? 64u : 80u) ? BatchedMethod::PerBlock : BatchedMethod::Blocked;
 }
 const char* to_string(BatchedMethod m) noexcept {
   switch (m) {

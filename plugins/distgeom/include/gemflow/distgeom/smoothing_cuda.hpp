@@ -154,8 +154,8 @@ inline constexpr std::size_t max_batched_n = 512;
 ///  - Auto: batched_method_for(n, precision).
 enum class BatchedMethod { Auto, PerBlock, Blocked };
 
-/// What Auto picks: PerBlock where the matrix fits in registers (fp64 n ≤ 64, fp32 n ≤ 128),
-/// Blocked above (measured on an H100 and an H200: docs/performance.md).
+/// What Auto picks: PerBlock for fp32 n ≤ 64 and fp64 n ≤ 80, Blocked above (the crossovers
+/// measured on an H100: docs/performance.md).
 [[nodiscard]] BatchedMethod batched_method_for(std::size_t n, Precision precision) noexcept;
 [[nodiscard]] const char* to_string(BatchedMethod m) noexcept;
 
