@@ -80,21 +80,6 @@ std::string hex64(XXH64_hash_t h) { return fmt::format("{:016x}", static_cast<st
 
 std::string hash_text(const std::string& s) { return hex64(XXH3_64bits(s.data(), s.size())); }
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
 json to_json(const ParamValue& v) {
   return std::visit([](const auto& x) { return json(x); }, v);
 }
@@ -1415,6 +1400,21 @@ double RunOptions::progress_check_from_env() {
   char* end = nullptr;
   const double s = std::strtod(v, &end);
   return end != v && std::isfinite(s) && s > 0 ? s : 0.0;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
 }
 
 RunResult run_workflow(const Workflow& wf, const Registry& registry, const RunOptions& options) {

@@ -16,6 +16,7 @@
 #include <xxhash.h>
 #include <nlohmann/json.hpp>
 
+#include "gemflow/executor.hpp"
 #include "gemflow/types.hpp"
 
 namespace gemflow {
@@ -251,15 +252,6 @@ std::variant<std::pair<const NodeInstance*, const ParamSpec*>, Diagnostic> find_
     return diag(where, node, name, fmt::format("'{}' has no parameter '{}'", n->type, name), hint_of(name, names));
   }
   return std::pair{n, ps};
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace

@@ -1306,6 +1306,24 @@ std::string yaml_value(const ParamValue& v) {
   return format_param(v);
 }
 
+// The canonical one-line entry of a node (as to_yaml writes it), with `indent` spaces.
+std::string node_line(const NodeInstance& n, std::size_t indent) {
+  std::string s(indent, ' ');
+  s += quote(n.id) + ": {type: " + quote(n.type);
+  if (n.type_version > 0) s += fmt::format(", version: {}", n.type_version);
+  if (n.bypass) s += ", bypass: true";
+  if (!n.params.empty()) {
+    s += ", params: {";
+    bool first = true;
+    for (const auto& [k, v] : n.params) {
+      s += (first ? "" : ", ") + quote(k) + ": " + yaml_value(v);
+      first = false;
+    }
+    s += "}";
+  }
+  return s + "}\n";
+}
+
 std::string coord(double x) {
   if (std::isfinite(x) && x == std::floor(x) && std::abs(x) < 1e15) return fmt::format("{}", static_cast<long long>(x));
   return format_param(x);
@@ -1566,21 +1584,7 @@ std::string to_yaml(const Workflow& wf) {
   if (!wf.name.empty()) s += "name: " + quote(wf.name) + "\n";
   if (!wf.description.empty()) s += "description: " + quote(wf.description) + "\n";
   s += wf.nodes.empty() ? "nodes: {}\n" : "nodes:\n";
-  for (const auto& n : wf.nodes) {
-    s += "  " + quote(n.id) + ": {type: " + quote(n.type);
-    if (n.type_version > 0) s += fmt::format(", version: {}", n.type_version);
-    if (n.bypass) s += ", bypass: true";
-    if (!n.params.empty()) {
-      s += ", params: {";
-      bool first = true;
-      for (const auto& [k, v] : n.params) {
-        s += (first ? "" : ", ") + quote(k) + ": " + yaml_value(v);
-        first = false;
-      }
-      s += "}";
-    }
-    s += "}\n";
-  }
+  for (const auto& n : wf.nodes) s += node_line(n, 2);
   if (!wf.links.empty()) {
     s += "links:\n";
     for (const auto& l : wf.links) s += "  - " + l.str() + "\n";
@@ -1688,23 +1692,6 @@ bool same_exposed(const std::vector<ExposedPort>& a, const std::vector<ExposedPo
   return true;
 }
 
-// The canonical one-line entry of a node (as to_yaml writes it), with `indent` spaces.
-std::string node_line(const NodeInstance& n, std::size_t indent) {
-  std::string s(indent, ' ');
-  s += quote(n.id) + ": {type: " + quote(n.type);
-  if (n.type_version > 0) s += fmt::format(", version: {}", n.type_version);
-  if (n.bypass) s += ", bypass: true";
-  if (!n.params.empty()) {
-    s += ", params: {";
-    bool first = true;
-    for (const auto& [k, v] : n.params) {
-      s += (first ? "" : ", ") + quote(k) + ": " + yaml_value(v);
-      first = false;
-    }
-    s += "}";
-  }
-  return s + "}\n";
-}
 
 bool same_annotations(const Workflow& a, const Workflow& b) {
   if (a.groups.size() != b.groups.size() || a.notes.size() != b.notes.size()) return false;

@@ -137,4 +137,9 @@ struct RunResult {
 /// Hex xxh3-64 of a file's bytes (provenance input hashes).
 [[nodiscard]] std::string hash_file(const std::filesystem::path& file);
 
+/// The current UTC time as ISO 8601 ("2026-12-06T10:56:35Z"), as provenance records write it.
+[[nodiscard]] std::string utc_now();
+/// This machine's host name ("unknown" when it cannot be read), as provenance records write it.
+[[nodiscard]] std::string host_name();
+
 }  // namespace gemflow
