@@ -348,6 +348,11 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
   std::vector<std::int64_t> orders = g_sizes;
   if (orders.empty())
     for (std::int64_t n = min_n; n <= max_n; n *= 2) orders.push_back(n);
+  int dev = 0;
+  GF_CUDA_TRY(cudaGetDevice(&dev));
+  const gc::AutoDispatch dispatch = gc::auto_dispatch(gc::device_traits(dev));
+  const std::int64_t crossover = fp32 ? dispatch.tiled_below_fp32 : dispatch.tiled_below_fp64;
+  const std::string tiled_name = fp32 ? "tiled (fp64 arithmetic)" : "tiled";
   for (const std::int64_t n : orders) {
     std::size_t freeb = 0, totalb = 0;
     GF_CUDA_TRY(cudaMemGetInfo(&freeb, &totalb));
@@ -366,6 +371,9 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     const double b0 = gc::probe_backward_error(pristine.data(), n, a.data(), n, n, 2, s);
     std::printf("%7lld | %-22s | %8.2f | %7.2f | %6.2f | %9.2e | %.2f\n", (long long)n, "cuSOLVER potrf", t0 * 1e3,
                 tflops(n, t0), 1.0, b0, 1.0);
+    const std::string auto_name = n < crossover ? tiled_name : "lookahead (default)";
+    double auto_ratio = 0, best_ratio = 0;
+    std::string best_name;
     for (const auto& v : vs) {
       if (!variant_selected(v.name)) continue;
       gc::CholeskyStatus st;
@@ -390,7 +398,15 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
                   tflops(n, t), tc / t, b, b / b0);
       if (g_interleave) std::printf(" | cuSOLVER %.2f ms interleaved", tc * 1e3);
       std::printf("%s\n", st.ok() ? "" : "  !! not ok");
+      if (v.name == auto_name) auto_ratio = tc / t;
+      // the candidates of auto: the default lookahead and the tiled kernel (the other rows are tunings)
+      if ((v.name == tiled_name || v.name == "lookahead (default)") && tc / t > best_ratio)
+        best_ratio = tc / t, best_name = v.name;
     }
+    if (auto_ratio > 0 && best_ratio > 0)
+      std::printf("%7lld | auto (%s row) picks %s: %.2f×; best of tiled/lookahead: %s %.2f×; auto/best %.3f\n",
+                  (long long)n, dispatch.row.c_str(), auto_name.c_str(), auto_ratio, best_name.c_str(), best_ratio,
+                  auto_ratio / best_ratio);
     std::fflush(stdout);
   }
 }

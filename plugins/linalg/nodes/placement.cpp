@@ -99,10 +99,13 @@ Fp32Products resolve_products(NodeContext& ctx, Products products, CholAlgo requ
   return mode;
 }
 
-CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision) {
+CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision, const cuda::AutoDispatch& dispatch) {
+  const auto below = [&](std::int64_t limit) {
+    return static_cast<std::int64_t>(n) < limit ? CholAlgo::Tiled : CholAlgo::Lookahead;
+  };
   switch (precision) {
-    case SolvePrecision::fp64: return n < kTiledAutoLimit ? CholAlgo::Tiled : CholAlgo::Lookahead;
-    case SolvePrecision::fp32: return n < kTiledAutoLimitFp32 ? CholAlgo::Tiled : CholAlgo::Lookahead;
+    case SolvePrecision::fp64: return below(dispatch.tiled_below_fp64);
+    case SolvePrecision::fp32: return below(dispatch.tiled_below_fp32);
     case SolvePrecision::mixed: break;
   }
   return CholAlgo::Lookahead;
@@ -126,10 +129,19 @@ Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlg
   }
   p.dev = device.resolve(ctx);  // DeviceError when a requested CUDA device is absent
   if (requested == CholAlgo::Auto) {
-    p.algo = p.dev.is_cuda() ? auto_cuda_algorithm(n, precision) : CholAlgo::Lapack;
+    std::string row;
+    if (p.dev.is_cuda()) {
+#if defined(GEMFLOW_LINALG_HAVE_CUDA)
+      const auto dispatch = cuda::auto_dispatch(cuda::device_traits(p.dev.index));
+      p.algo = auto_cuda_algorithm(n, precision, dispatch);
+      row = ", " + dispatch.row + " dispatch row";
+#endif
+    } else {
+      p.algo = CholAlgo::Lapack;
+    }
     ctx.info("algorithm auto: " + (!p.dev.is_cuda() ? std::string("lapack (CPU)")
                                    : pivoted        ? std::string("factor_pivoted (GPU, dpstf2 steps)")
-                                                    : algo_name(p.algo) + " (GPU)"));
+                                                    : algo_name(p.algo) + " (GPU" + row + ")"));
   } else if (!p.dev.is_cuda()) {
     const std::string from = ctx.device_override().empty() ? "" : " (from --device)";
     throw DeviceError("parameter 'algorithm': algorithm '" + algo_name(requested) +

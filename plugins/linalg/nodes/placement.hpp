@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <gemflow/device.hpp>
+#include <gemflow/linalg/cholesky_cuda.hpp>
 #include <gemflow/linalg/spd_solve.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
@@ -29,17 +30,12 @@ struct Placement {
   Device dev;                        ///< cpu or cuda:N
 };
 
-/// What `auto` runs on CUDA for an n×n factor in `precision`: tiled below kTiledAutoLimit (fp64)
-/// or kTiledAutoLimitFp32 (fp32, factored in fp64 arithmetic), else lookahead (its last trailing
-/// matrix of order ≤ 5120 by the tiled kernel, which beat tiled alone from 6k up in fp32; in fp64
-/// since the tiled kernel's tensor-copy loop, tiled 8192 1.49× against 1.44×, 9216 1.39× both,
-/// 10240 1.27× against 1.33× cuSOLVER, twenty-third session); the mixed solve's FP16
-/// factor is always the lookahead (which hands 1×FP16 to the tiled kernel below 8192). H200
-/// measurements in docs/performance.md ("Persistent tiled kernel", "FP16 products and a tiled
-/// tail", "FP16 tile updates").
-inline constexpr std::size_t kTiledAutoLimit = 9216;
-inline constexpr std::size_t kTiledAutoLimitFp32 = 6656;
-[[nodiscard]] CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision);
+/// What `auto` runs on CUDA for an n×n factor in `precision` on a card whose dispatch row is
+/// `dispatch` (cuda::auto_dispatch: the measured crossovers per card): the tiled kernel below the
+/// row's crossover (fp32 data are factored in fp64 arithmetic), else the lookahead (its last
+/// trailing matrix of order ≤ 5120 by the tiled kernel); the mixed solve's FP16 factor is always
+/// the lookahead (which hands 1×FP16 to the tiled kernel below 8192).
+[[nodiscard]] CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision, const cuda::AutoDispatch& dispatch);
 
 /// Resolves `device` (with the run's --device override) and `requested`: lapack runs on the CPU
 /// (InputError with a CUDA device), the other algorithms on CUDA (DeviceError when the device is

@@ -279,18 +279,35 @@ TEST(CholeskyNode, DeviceAlgorithmAndPrecisionAreCheckedAndNamed) {
   }
 }
 
-// auto on CUDA: the persistent tiled kernel below its limits (where it beat cuSOLVER and the
-// lookahead on the H200), the lookahead above them and for the mixed solve's FP16 factor.
-TEST(CholeskyNode, AutoOnCudaPicksTiledForSmallFactors) {
+// auto on CUDA: the persistent tiled kernel below the card's crossover, the lookahead from it
+// and for the mixed solve's FP16 factor; the card's row from its traits, every other card on the
+// H100 row under a name that says so.
+TEST(CholeskyNode, AutoOnCudaPicksTiledBelowTheCardsCrossover) {
   using linalg::CholAlgo;
   using linalg::SolvePrecision;
-  EXPECT_EQ(linalg::auto_cuda_algorithm(1, SolvePrecision::fp64), CholAlgo::Tiled);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(2003, SolvePrecision::fp64), CholAlgo::Tiled);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit - 1, SolvePrecision::fp64), CholAlgo::Tiled);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimit, SolvePrecision::fp64), CholAlgo::Lookahead);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimitFp32 - 1, SolvePrecision::fp32), CholAlgo::Tiled);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(linalg::kTiledAutoLimitFp32, SolvePrecision::fp32), CholAlgo::Lookahead);
-  EXPECT_EQ(linalg::auto_cuda_algorithm(2003, SolvePrecision::mixed), CholAlgo::Lookahead);
+  namespace cu = gemflow::linalg::cuda;
+  const auto h200 = cu::auto_dispatch({9, 0, 132, 4800.0});
+  const auto h100 = cu::auto_dispatch({9, 0, 132, 3352.0});
+  const auto other = cu::auto_dispatch({8, 0, 108, 2039.0});
+  EXPECT_EQ(h200.row, "H200");
+  EXPECT_EQ(h100.row, "H100");
+  EXPECT_EQ(other.row, "H100 (fallback: cc 8.0, 108 SMs)");
+  EXPECT_EQ(other.tiled_below_fp64, h100.tiled_below_fp64);
+  EXPECT_EQ(other.tiled_below_fp32, h100.tiled_below_fp32);
+  EXPECT_EQ(cu::auto_dispatch({9, 0, 114, 2000.0}).row, "H100 (fallback: cc 9.0, 114 SMs)");
+  for (const auto& d : {h200, h100}) {
+    SCOPED_TRACE(d.row);
+    const auto n64 = static_cast<std::size_t>(d.tiled_below_fp64), n32 = static_cast<std::size_t>(d.tiled_below_fp32);
+    EXPECT_EQ(linalg::auto_cuda_algorithm(1, SolvePrecision::fp64, d), CholAlgo::Tiled);
+    EXPECT_EQ(linalg::auto_cuda_algorithm(2003, SolvePrecision::fp64, d), CholAlgo::Tiled);
+    EXPECT_EQ(linalg::auto_cuda_algorithm(n64 - 1, SolvePrecision::fp64, d), CholAlgo::Tiled);
+    EXPECT_EQ(linalg::auto_cuda_algorithm(n64, SolvePrecision::fp64, d), CholAlgo::Lookahead);
+    EXPECT_EQ(linalg::auto_cuda_algorithm(n32 - 1, SolvePrecision::fp32, d), CholAlgo::Tiled);
+    EXPECT_EQ(linalg::auto_cuda_algorithm(n32, SolvePrecision::fp32, d), CholAlgo::Lookahead);
+    EXPECT_EQ(linalg::auto_cuda_algorithm(2003, SolvePrecision::mixed, d), CholAlgo::Lookahead);
+  }
+  EXPECT_EQ(h200.tiled_below_fp64, 9216);
+  EXPECT_EQ(h200.tiled_below_fp32, 6656);
 }
 
 // Host only: the one rule of which algorithm runs which fp32 product mode (GpuCholesky::factor,

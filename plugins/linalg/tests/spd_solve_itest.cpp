@@ -144,7 +144,7 @@ TEST(SpdSolveWorkflow, CudaNeverFallsBackSilently) {
   ASSERT_EQ(r.code, 0) << r.output;
   const auto& row = r.report["rows"].at(0);
   EXPECT_EQ(row["device"], "cuda:0");
-  EXPECT_EQ(row["algorithm"], "tiled");  // auto: fp64, n = 2003 < kTiledAutoLimit
+  EXPECT_EQ(row["algorithm"], "tiled");  // auto: fp64, n = 2003 is below every card's crossover
   EXPECT_LT(row["relative_residual"].get<double>(), 1e-12) << r.output;
   std::cout << "bcsstk13 cuda: relative_residual " << row["relative_residual"].get<double>() << ", forward_error "
             << row["forward_error"].get<double>() << ", " << row["seconds"].get<double>() << " s\n";

@@ -150,6 +150,45 @@ enum class Fp32Mode {
   return "?";
 }
 
+/// What distinguishes one card's tuning from another's: the compute capability, the SM count and
+/// the peak memory bandwidth (GB/s, from the memory clock and bus width).
+struct DeviceTraits {
+  int cc_major = 0, cc_minor = 0;
+  int sms = 0;
+  double bandwidth_gbs = 0.0;
+};
+
+/// Where CholeskyAlgo `auto` (linalg.cholesky, linalg.spd_solve) switches from the tiled kernel
+/// to the lookahead: tiled for n < tiled_below, lookahead from it (the mixed solve's FP16 factor
+/// is always the lookahead). One row per measured card (docs/performance.md, "Per-card
+/// dispatch"): each was the crossover of interleaved runs of both algorithms on that card.
+struct AutoDispatch {
+  std::string row;                    ///< the table row: "H200", "H100", or the fallback's name
+  std::int64_t tiled_below_fp64 = 0;  ///< n (order)
+  std::int64_t tiled_below_fp32 = 0;  ///< n, fp32 data (the tiled kernel factors in fp64)
+};
+
+/// The H100 row's crossovers (docs/performance.md, "Per-card dispatch").
+inline constexpr std::int64_t kH100TiledBelowFp64 = 9216, kH100TiledBelowFp32 = 6656;
+
+/// The table row for a card. Hopper (9.0) with 132 SMs: H200 when its bandwidth is ≥ 4 TB/s
+/// (HBM3e, 4.8 TB/s), else H100 (HBM3, 3.35 TB/s). Any other card takes the H100 row, named
+/// "H100 (fallback: cc X.Y, N SMs)": the lower-bandwidth Hopper's crossovers are the earlier
+/// ones, and the lookahead (cuBLAS GEMMs) degrades more gracefully on an unmeasured card than
+/// the tiled kernel (tuned for 132 SMs and 227 KiB of shared memory).
+[[nodiscard]] inline AutoDispatch auto_dispatch(const DeviceTraits& d) {
+  const bool hopper132 = d.cc_major == 9 && d.cc_minor == 0 && d.sms == 132;
+  if (hopper132 && d.bandwidth_gbs >= 4000.0) return {"H200", 9216, 6656};
+  AutoDispatch h100{"H100", kH100TiledBelowFp64, kH100TiledBelowFp32};
+  if (!hopper132)
+    h100.row = "H100 (fallback: cc " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " +
+               std::to_string(d.sms) + " SMs)";
+  return h100;
+}
+
+/// The traits of CUDA device `device` (CudaError when it cannot be queried).
+[[nodiscard]] DeviceTraits device_traits(int device);
+
 /// How CholeskyAlgo::lookahead factors each nb-wide panel (the diagonal block and the rows below).
 enum class PanelAlgo {
   automatic,  ///< tiles, for every precision and mode (H200 sweeps,
