@@ -169,7 +169,7 @@ struct AutoDispatch {
 };
 
 /// The H100 row's crossovers (docs/performance.md, "Per-card dispatch").
-inline constexpr std::int64_t kH100TiledBelowFp64 = 9216, kH100TiledBelowFp32 = 6656;
+inline constexpr std::int64_t kH100TiledBelowFp64 = 8192, kH100TiledBelowFp32 = 6656;
 
 /// The table row for a card. Hopper (9.0) with 132 SMs: H200 when its bandwidth is ≥ 4 TB/s
 /// (HBM3e, 4.8 TB/s), else H100 (HBM3, 3.35 TB/s). Any other card takes the H100 row, named
