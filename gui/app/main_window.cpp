@@ -44,6 +44,7 @@
 #include "editor/style.hpp"
 #include "model/graph_model.hpp"
 #include "run/run_controller.hpp"
+#include "run/sweep_dialog.hpp"
 #include "viewers/viewer_panel.hpp"
 
 namespace gemflow::studio {
@@ -55,6 +56,11 @@ constexpr int kMaxRecent = 10;
 const QString kRecentKey = QStringLiteral("recent_files");
 const QString kThemeKey = QStringLiteral("theme");
 const QString kOutputKey = QStringLiteral("output_folders/");
+
+std::vector<MainWindow*>& window_list() {
+  static std::vector<MainWindow*> list;
+  return list;
+}
 
 /// The node a log line is about (kept with its block: clicking the line selects the node).
 class LogNode : public QTextBlockUserData {
@@ -126,6 +132,12 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
   progress_->setVisible(false);
   statusBar()->addPermanentWidget(progress_);
   url_opener = [](const QUrl& u) { return QDesktopServices::openUrl(u); };
+  file_chooser = [this](const QString& title, const QString& suggestion, bool save) {
+    const QString filter = tr("Workflows (*.yaml *.yml)");
+    return save ? QFileDialog::getSaveFileName(this, title, suggestion, filter)
+                : QFileDialog::getOpenFileName(this, title, suggestion, filter);
+  };
+  window_list().push_back(this);
 
   connect(model_->undo_stack(), &QUndoStack::cleanChanged, this, [this] { update_title(); });
   connect(model_, &GraphModel::model_reset, this, [this] {
@@ -176,6 +188,14 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
     }
   });
   connect(scene_, &GraphScene::outputs_folder_requested, this, [this] { open_output_folder(); });
+  connect(scene_, &GraphScene::open_subworkflow_requested, this,
+          [this](const QString& id) { open_subworkflow(id.toStdString()); });
+  connect(scene_, &GraphScene::collapse_requested, this, [this](const QStringList& ids) {
+    std::vector<std::string> v;
+    for (const QString& id : ids) v.push_back(id.toStdString());
+    collapse_selection(v);
+  });
+  connect(view_, &GraphView::subworkflow_link_requested, this, &MainWindow::add_linked_subworkflow);
   connect(scene_, &GraphScene::view_data_requested, this, [this](const QString& node, const QString& port) {
     viewers_->follow(node.toStdString(), port.toStdString());
     if (auto* d = findChild<QDockWidget*>(QStringLiteral("viewers"))) {
@@ -224,6 +244,8 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
 }
 
 MainWindow::~MainWindow() {
+  std::erase(window_list(), this);
+  delete sweep_dialog_.data();  // stops its sweep before the model goes
   runs_->cancel();
   runs_->wait();
   // Clearing the scene changes the selection: nobody may listen while the docks go away.
@@ -368,6 +390,15 @@ void MainWindow::build_actions() {
     const auto ids = scene_->selected_node_ids();
     if (!ids.empty()) model_->add_group(ids, tr("Group").toStdString());
   })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+  edit->addAction(tr("Co&llapse into Sub-workflow…"), this, [this] { collapse_selection(); })
+      ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G));
+  edit->addAction(tr("&Expand Sub-workflow"), this, [this] {
+    const auto ids = scene_->selected_node_ids();
+    if (ids.size() != 1) return;
+    const auto r = model_->expand_subworkflow(ids.front());
+    if (r.ok()) scene_->select_nodes(r.nodes);
+    else statusBar()->showMessage(q(r.error), 8000);
+  })->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_G));
   edit->addAction(tr("Add &Note"), this, [this] {
     const QPointF c = view_->mapToScene(view_->viewport()->rect().center());
     model_->add_note(tr("Note").toStdString(), {std::round(c.x()), std::round(c.y())});
@@ -414,6 +445,8 @@ void MainWindow::build_actions() {
   cancel_ = runm->addAction(tr("&Cancel"), this, [this] { cancel_run(); });
   cancel_->setShortcut(QKeySequence(Qt::Key_Escape));
   cancel_->setEnabled(false);
+  runm->addSeparator();
+  runm->addAction(tr("Run S&weep…"), this, [this] { open_sweep_dialog(); })->setObjectName(QStringLiteral("run_sweep"));
   runm->addSeparator();
   runm->addAction(tr("&Output Folder…"), this, [this] {
     const QString d = QFileDialog::getExistingDirectory(this, tr("Output folder of %1").arg(q(model_->workflow().name)),
@@ -507,6 +540,7 @@ bool MainWindow::save() {
   statusBar()->showMessage(tr("Saved %1").arg(q(model_->workflow().file.string())), 5000);
   update_title();
   inspector_->refresh();  // relative paths now resolve against the file
+  announce_saved(model_->workflow().file);
   return true;
 }
 
@@ -526,7 +560,135 @@ bool MainWindow::save_as() {
   add_recent(QFileInfo(f).absoluteFilePath());
   update_title();
   inspector_->refresh();  // relative paths now resolve against the file
+  announce_saved(model_->workflow().file);
   return true;
+}
+
+void MainWindow::announce_saved(const std::filesystem::path& file) {
+  for (MainWindow* w : window_list()) {
+    if (w == this) continue;
+    const auto ids = w->model().reload_subworkflows(file);
+    if (ids.empty()) continue;
+    QStringList names;
+    for (const auto& id : ids) names << q(id);
+    w->log(static_cast<int>(LogLevel::Info), {},
+           tr("%1 was saved: sub-workflow node(s) %2 reloaded").arg(q(file.string()), names.join(QStringLiteral(", "))));
+  }
+}
+
+const std::vector<MainWindow*>& MainWindow::windows() { return window_list(); }
+
+MainWindow* MainWindow::parent_workflow_window() const { return parent_window_.data(); }
+
+MainWindow* MainWindow::open_subworkflow(const std::string& id) {
+  const std::filesystem::path file = model_->subworkflow_file(id);
+  if (file.empty()) {
+    statusBar()->showMessage(tr("'%1' has no sub-workflow file: choose one with its 'path' in the Inspector").arg(q(id)), 8000);
+    return nullptr;
+  }
+  std::error_code ec;
+  const auto canonical = std::filesystem::weakly_canonical(file, ec);
+  for (MainWindow* w : window_list())
+    if (!w->model().workflow().file.empty() && std::filesystem::weakly_canonical(w->model().workflow().file, ec) == canonical) {
+      w->show();
+      w->raise();
+      w->activateWindow();
+      return w;
+    }
+  auto* w = new MainWindow(registry_, plugins_);
+  w->setAttribute(Qt::WA_DeleteOnClose);
+  w->prompt_ = prompt_;
+  w->url_opener = url_opener;
+  w->file_chooser = file_chooser;
+  w->parent_window_ = this;
+  if (!w->open_file(q(file.string()), true)) {
+    w->close();
+    return nullptr;
+  }
+  w->resize(size());
+  w->move(pos() + QPoint(40, 40));
+  w->show();
+  w->log(static_cast<int>(LogLevel::Info), {},
+         tr("Sub-workflow of node '%1' in %2: saving it updates that node's ports")
+             .arg(q(id), q(model_->workflow().file.empty() ? tr("an unsaved workflow").toStdString()
+                                                             : model_->workflow().file.string())));
+  return w;
+}
+
+std::string MainWindow::collapse_selection(std::vector<std::string> ids) {
+  if (ids.empty()) ids = scene_->selected_node_ids();
+  if (ids.empty()) {
+    statusBar()->showMessage(tr("Select the nodes to collapse into a sub-workflow first"), 8000);
+    return {};
+  }
+  const std::filesystem::path base = std::filesystem::absolute(model_->workflow().base_dir());
+  std::filesystem::path suggestion = base / "subworkflow.yaml";
+  for (int i = 2; std::filesystem::exists(suggestion); ++i) suggestion = base / ("subworkflow_" + std::to_string(i) + ".yaml");
+  QString f = file_chooser ? file_chooser(tr("Collapse %n node(s) into the sub-workflow file", nullptr, static_cast<int>(ids.size())),
+                                          q(suggestion.string()), true)
+                           : QString();
+  if (f.isEmpty()) return {};
+  if (!f.endsWith(QStringLiteral(".yaml")) && !f.endsWith(QStringLiteral(".yml"))) f += QStringLiteral(".yaml");
+  const auto r = model_->collapse_to_subworkflow(ids, f.toStdString());
+  if (!r.ok()) {
+    log(static_cast<int>(LogLevel::Error), {}, q(r.error));
+    statusBar()->showMessage(q(r.error), 10000);
+    return {};
+  }
+  scene_->select_nodes(r.nodes);
+  log(static_cast<int>(LogLevel::Info), q(r.nodes.front()),
+      tr("Collapsed %n node(s) into %1 (node '%2'); double-click it to edit the file", nullptr, static_cast<int>(ids.size()))
+          .arg(f, q(r.nodes.front())));
+  return r.nodes.front();
+}
+
+void MainWindow::add_linked_subworkflow(QPointF scene_pos, const QString& port_node, const QString& port,
+                                        bool port_is_output) {
+  const QString f = file_chooser ? file_chooser(tr("Sub-workflow to link to %1.%2").arg(port_node, port),
+                                                q(std::filesystem::absolute(model_->workflow().base_dir()).string()), false)
+                                 : QString();
+  if (f.isEmpty()) return;
+  std::filesystem::path path = f.toStdString();
+  if (!model_->workflow().file.empty()) {
+    const auto rel = std::filesystem::absolute(path).lexically_normal().lexically_relative(
+        std::filesystem::absolute(model_->workflow().base_dir()).lexically_normal());
+    if (!rel.empty()) path = rel;
+  }
+  const std::string id = model_->add_node_linked(std::string(kSubWorkflowType), {scene_pos.x(), scene_pos.y()},
+                                                 port_node.toStdString(), port.toStdString(), port_is_output,
+                                                 path.generic_string());
+  if (id.empty()) {
+    statusBar()->showMessage(tr("%1 exposes no %2 that fits %3.%4")
+                                 .arg(f, port_is_output ? tr("input") : tr("output"), port_node, port),
+                             10000);
+    return;
+  }
+  scene_->select_nodes({id});
+}
+
+SweepDialog* MainWindow::open_sweep_dialog() {
+  if (sweep_dialog_) {
+    sweep_dialog_->show();
+    sweep_dialog_->raise();
+    return sweep_dialog_;
+  }
+  const auto sel = scene_->selected_node_ids();
+  std::filesystem::path out = output_folder();
+  out = out.parent_path() / (out.filename().string() + "-sweep");
+  auto* d = new SweepDialog(*model_, out, sel.empty() ? std::string() : sel.front(), this);
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& p : plugins_)
+    if (p.loaded && std::find(dirs.begin(), dirs.end(), p.file.parent_path()) == dirs.end()) dirs.push_back(p.file.parent_path());
+  d->set_plugin_dirs(std::move(dirs));
+  d->save_workflow = [this] { return model_->modified() || model_->workflow().file.empty() ? save() : true; };
+  d->url_opener = [this](const QUrl& u) { return url_opener ? url_opener(u) : false; };
+  // a new document: the dialog belongs to the old one
+  connect(model_, &GraphModel::model_reset, d, [d] {
+    if (!d->running()) d->deleteLater();
+  });
+  sweep_dialog_ = d;
+  d->show();
+  return d;
 }
 
 void MainWindow::new_file() {

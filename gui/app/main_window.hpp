@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <QMainWindow>
+#include <QPointF>
+#include <QPointer>
 
 #include <gemflow/plugin_loader.hpp>
 
@@ -30,6 +32,7 @@ class GraphView;
 class InspectorWidget;
 class PaletteWidget;
 class RunController;
+class SweepDialog;
 class ViewerPanel;
 
 /// The example opened from the Welcome page: workflows/nmr_structure.yaml from the source
@@ -84,6 +87,27 @@ class MainWindow : public QMainWindow {
   std::function<bool(const QUrl&)> url_opener;
   [[nodiscard]] QProgressBar* run_progress() const { return progress_; }
   [[nodiscard]] QPlainTextEdit* log_widget() const { return log_; }
+  // ---- sub-workflows ------------------------------------------------------------------
+  /// Opens the inner file of sub-workflow node `id` for editing in a window of its own (a
+  /// window already showing that file is raised). Returns it; nullptr when the node has no file
+  /// (the reason goes to the status bar).
+  MainWindow* open_subworkflow(const std::string& id);
+  /// Collapses nodes (default: the selection) into a new sub-workflow file, asked for with
+  /// file_chooser; one undo step. Returns the new node's id, "" when nothing changed.
+  std::string collapse_selection(std::vector<std::string> ids = {});
+  /// How a file is asked for (tests replace the file dialogs): (title, suggested file, save)
+  /// → the file, "" when cancelled.
+  std::function<QString(const QString& title, const QString& suggestion, bool save)> file_chooser;
+  /// Every Studio window open now (saving a file refreshes the sub-workflow nodes of the others).
+  [[nodiscard]] static const std::vector<MainWindow*>& windows();
+  /// The window this one was opened from by open_subworkflow (nullptr: none or closed).
+  [[nodiscard]] MainWindow* parent_workflow_window() const;
+
+  // ---- sweeps --------------------------------------------------------------------------
+  /// Opens the sweep dialog of this workflow (Run ▸ Run Sweep…), for the selected node's
+  /// parameters when its `sweep:` section is empty. The window owns it.
+  SweepDialog* open_sweep_dialog();
+
   /// Theme from the user's settings (main() applies it at start).
   [[nodiscard]] static Theme theme_setting();
   /// Applies and stores the theme.
@@ -129,6 +153,11 @@ class MainWindow : public QMainWindow {
   std::map<std::string, double> run_nodes_;  ///< node of the current run → its fraction done
   bool prompt_ = true;
   int paste_count_ = 0;
+  /// Tells the other windows that `file` was saved (their sub-workflow nodes reload it).
+  void announce_saved(const std::filesystem::path& file);
+  void add_linked_subworkflow(QPointF scene_pos, const QString& port_node, const QString& port, bool port_is_output);
+  QPointer<MainWindow> parent_window_;
+  QPointer<SweepDialog> sweep_dialog_;
 };
 
 }  // namespace gemflow::studio

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include <QApplication>
 #include <QGraphicsPathItem>
@@ -55,7 +56,10 @@ GraphScene::GraphScene(GraphModel& model, QObject* parent) : QGraphicsScene(pare
   connect(this, &QGraphicsScene::selectionChanged, this, &GraphScene::on_selection_changed);
   connect(&model_, &GraphModel::node_changed, this, [this](const QString& id) {
     if (auto* item = node_item(s(id)))
-      if (const NodeInstance* n = model_.workflow().find(s(id))) item->set_bypass(n->bypass);
+      if (const NodeInstance* n = model_.workflow().find(s(id))) {
+        item->set_bypass(n->bypass);
+        if (n->type == kSubWorkflowType) refresh_ports(n->id);
+      }
   });
   // Deferred: a note commits its text from inside its own event handler.
   connect(&model_, &GraphModel::annotations_changed, this, [this] {
@@ -216,6 +220,20 @@ QMenu* GraphScene::make_node_menu(const std::string& id) {
   add(tr("Rename…"), "rename", [this, qid] { Q_EMIT rename_requested(qid); });
   add(tr("Group"), "group", [this, ids] { model_.add_group(ids, ids.size() == 1 ? ids.front() : tr("Group").toStdString()); });
   add(tr("Delete"), "delete", [this, ids] { model_.remove_nodes(ids); });
+  menu->addSeparator();
+  if (n && n->type == kSubWorkflowType) {
+    add(tr("Open Sub-workflow"), "open_subworkflow", [this, qid] { Q_EMIT open_subworkflow_requested(qid); });
+    add(tr("Expand Sub-workflow"), "expand_subworkflow", [this, id] {
+      const auto r = model_.expand_subworkflow(id);
+      if (!r.ok()) Q_EMIT message(q(r.error));
+      else select_nodes(r.nodes);
+    });
+  }
+  add(tr("Collapse into Sub-workflow…"), "collapse_subworkflow", [this, ids] {
+    QStringList l;
+    for (const auto& x : ids) l << q(x);
+    Q_EMIT collapse_requested(l);
+  });
   menu->addSeparator();
   add(tr("Open Documentation"), "open_docs", [this, qid] { Q_EMIT docs_requested(qid); });
   add(tr("Show Outputs Folder"), "show_outputs", [this, qid] { Q_EMIT outputs_folder_requested(qid); });
@@ -424,6 +442,23 @@ NodeItem* GraphScene::add_node_item(const std::string& id) {
     if (!groups_.empty()) update_group_frames();
   });
   return item;
+}
+
+void GraphScene::refresh_ports(const std::string& id) {
+  NodeItem* item = node_item(id);
+  const NodeSpec* spec = model_.spec_of(id);
+  if (!item || !spec) return;
+  std::vector<std::tuple<bool, std::string, std::string>> have, want;
+  for (const auto* p : item->ports()) have.emplace_back(p->is_output(), p->spec().name, p->spec().type);
+  for (const auto& p : spec->inputs) want.emplace_back(false, p.name, p.type);
+  for (const auto& p : spec->outputs) want.emplace_back(true, p.name, p.type);
+  if (have == want) return;
+  const bool selected = item->isSelected();
+  remove_node_item(id);
+  NodeItem* fresh = add_node_item(id);
+  for (const auto& l : model_.links_of(id)) add_wire(l);
+  if (fresh) fresh->setSelected(selected);
+  schedule_problems();
 }
 
 void GraphScene::remove_node_item(const std::string& id) {

@@ -69,6 +69,9 @@ class GraphScene : public QGraphicsScene {
   void rename_group(std::size_t index, const QString& title);
   [[nodiscard]] const std::vector<GroupItem*>& group_items() const { return groups_; }
   [[nodiscard]] const std::vector<NoteItem*>& note_items() const { return notes_; }
+  /// Builds a node's item again when its ports no longer match its spec (a sub-workflow node
+  /// whose inner file changed); its links are drawn again.
+  void refresh_ports(const std::string& id);
   /// The node's scene rectangle from its item (spec-free: works for unknown types too).
   [[nodiscard]] QRectF node_rect(const std::string& id) const;
 
@@ -108,6 +111,10 @@ class GraphScene : public QGraphicsScene {
   void insert_node_requested(QPointF scene_pos, QPoint screen_pos, const gemflow::Link& link);
   /// After refresh_problems().
   void problems_changed();
+  /// Open the inner file of a sub-workflow node (double-click, its menu).
+  void open_subworkflow_requested(const QString& id);
+  /// Collapse these nodes into a sub-workflow (the main window asks for the file).
+  void collapse_requested(const QStringList& ids);
 
  protected:
   void mouseMoveEvent(QGraphicsSceneMouseEvent* e) override;

@@ -85,7 +85,8 @@ void GraphView::open_quick_add(QPointF scene_pos, QPoint screen_pos, const QStri
     const NodeSpec* spec = m.spec_of(port_node.toStdString());
     const PortSpec* p = !spec ? nullptr : port_is_output ? spec->output(port.toStdString()) : spec->input(port.toStdString());
     if (!p) return;
-    const auto types = m.compatible_types(p->type, port_is_output);
+    auto types = m.compatible_types(p->type, port_is_output);
+    types.emplace_back(kSubWorkflowType);  // any file may expose such a port: asked for next
     entries = node_type_entries(m.registry(), &types);
   }
   if (commands) {
@@ -113,6 +114,10 @@ void GraphView::open_quick_add(QPointF scene_pos, QPoint screen_pos, const QStri
     // A node dragged out of an output goes right of the drop point, out of an input left.
     Pos p = at;
     if (!port_node.isEmpty() && !port_is_output) p[0] -= 190;
+    if (!port_node.isEmpty() && key == QLatin1String(kSubWorkflowType.data())) {
+      Q_EMIT subworkflow_link_requested(QPointF(p[0], p[1]), port_node, port, port_is_output);
+      return;
+    }
     const std::string id = port_node.isEmpty()
                                ? gm.add_node(key.toStdString(), p)
                                : gm.add_node_linked(key.toStdString(), p, port_node.toStdString(), port.toStdString(), port_is_output);

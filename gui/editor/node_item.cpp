@@ -238,6 +238,16 @@ void NodeItem::contextMenuEvent(QGraphicsSceneContextMenuEvent* e) {
   e->accept();
 }
 
+void NodeItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* e) {
+  auto* s = dynamic_cast<GraphScene*>(scene());
+  if (s && e->button() == Qt::LeftButton && type_ == kSubWorkflowType) {
+    Q_EMIT s->open_subworkflow_requested(q(id_));
+    e->accept();
+    return;
+  }
+  QGraphicsObject::mouseDoubleClickEvent(e);
+}
+
 void NodeItem::update_tooltip() {
   QString tip = QStringLiteral("<b>%1</b> — %2<br><i>%3</i>").arg(q(id_), q(title_), q(type_));
   if (!problem_.isEmpty())

@@ -83,6 +83,8 @@ class NodeItem : public QGraphicsObject {
  protected:
   QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
   void contextMenuEvent(QGraphicsSceneContextMenuEvent* e) override;
+  /// A sub-workflow node opens its inner file.
+  void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* e) override;
 
  private:
   void update_tooltip();

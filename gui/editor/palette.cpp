@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 
 #include "editor/graph_view.hpp"
+#include "editor/quick_add.hpp"
 
 namespace gemflow::studio {
 
@@ -60,10 +61,13 @@ PaletteWidget::PaletteWidget(const Registry& registry, QWidget* parent)
 void PaletteWidget::reload() {
   tree_->clear();
   std::map<QString, QTreeWidgetItem*> groups;
-  for (const NodeEntry* e : registry_.nodes()) {
-    const auto& info = e->spec.info;
+  std::vector<std::pair<const NodeInfo*, std::string>> infos;  // info, origin
+  for (const NodeEntry* e : registry_.nodes()) infos.emplace_back(&e->spec.info, e->origin);
+  infos.emplace_back(&subworkflow_info(), "Gemflow");
+  for (const auto& [ip, origin] : infos) {
+    const auto& info = *ip;
     const auto dot = info.id.find('.');
-    const QString plugin = dot == std::string::npos ? QStringLiteral("(none)") : q(info.id.substr(0, dot));
+    const QString plugin = dot == std::string::npos ? QStringLiteral("(core)") : q(info.id.substr(0, dot));
     const QString cat = info.category.empty() ? tr("Other") : q(info.category);
     const QString key = plugin + QStringLiteral(" / ") + cat;
     auto& g = groups[key];
@@ -73,7 +77,7 @@ void PaletteWidget::reload() {
       QFont f = g->font(0);
       f.setBold(true);
       g->setFont(0, f);
-      g->setToolTip(0, tr("Plugin %1 (%2), category %3").arg(plugin, q(e->origin), cat));
+      g->setToolTip(0, tr("Plugin %1 (%2), category %3").arg(plugin, q(origin), cat));
     }
     auto* it = new QTreeWidgetItem(g, {q(info.title.empty() ? info.id : info.title)});
     it->setData(0, kTypeRole, q(info.id));

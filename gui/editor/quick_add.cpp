@@ -7,6 +7,8 @@
 #include <QListWidget>
 #include <QVBoxLayout>
 
+#include <gemflow/workflow.hpp>
+
 namespace gemflow::studio {
 
 namespace {
@@ -14,10 +16,27 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 constexpr int kKeyRole = Qt::UserRole + 1;
 }  // namespace
 
+const NodeInfo& subworkflow_info() {
+  static const NodeInfo info = [] {
+    NodeInfo i;
+    i.id = std::string(kSubWorkflowType);
+    i.title = "Sub-workflow";
+    i.category = "Workflow";
+    i.doc = "Runs another workflow file as one node (subgraph, group node): its inputs: and outputs: sections "
+            "are the node's ports.";
+    i.version = 1;
+    return i;
+  }();
+  return info;
+}
+
 std::vector<QuickAddEntry> node_type_entries(const Registry& registry, const std::vector<std::string>* only) {
   std::vector<QuickAddEntry> r;
-  for (const NodeEntry* e : registry.nodes()) {
-    const auto& info = e->spec.info;
+  std::vector<const NodeInfo*> infos;
+  for (const NodeEntry* e : registry.nodes()) infos.push_back(&e->spec.info);
+  infos.push_back(&subworkflow_info());
+  for (const NodeInfo* ip : infos) {
+    const auto& info = *ip;
     if (only && std::find(only->begin(), only->end(), info.id) == only->end()) continue;
     QuickAddEntry x;
     x.key = q(info.id);

@@ -24,9 +24,12 @@ struct QuickAddEntry {
 };
 
 /// Entries for node types: found by id, title, category and doc. `only` (when not null)
-/// keeps the types it lists.
+/// keeps the types it lists. The `workflow` type (a sub-workflow: another workflow file as one
+/// node) is listed with the registry's types.
 [[nodiscard]] std::vector<QuickAddEntry> node_type_entries(const Registry& registry,
                                                            const std::vector<std::string>* only = nullptr);
+/// Title, category and doc of the `workflow` node type, as the palette and quick-add show it.
+[[nodiscard]] const NodeInfo& subworkflow_info();
 /// The entries that match `query` (every word of it, case-insensitive), best first: a word at
 /// the start of the label or key before one inside it, then the given order.
 [[nodiscard]] std::vector<const QuickAddEntry*> match_entries(const std::vector<QuickAddEntry>& entries,

@@ -127,4 +127,8 @@ AnnotationsCommand::AnnotationsCommand(GraphModel& m, std::vector<EditorGroup> g
       before_notes_(m.workflow().notes),
       after_notes_(std::move(notes)) {}
 
+// ---- SetSweepCommand ---------------------------------------------------------------------
+SetSweepCommand::SetSweepCommand(GraphModel& m, WorkflowSweep before, WorkflowSweep after)
+    : QUndoCommand(QObject::tr("Edit sweep")), m_(m), before_(std::move(before)), after_(std::move(after)) {}
+
 }  // namespace gemflow::studio

@@ -137,4 +137,16 @@ class AnnotationsCommand : public QUndoCommand {
   std::vector<EditorNote> before_notes_, after_notes_;
 };
 
+/// Replaces the `sweep:` section (values before and after).
+class SetSweepCommand : public QUndoCommand {
+ public:
+  SetSweepCommand(GraphModel& m, WorkflowSweep before, WorkflowSweep after);
+  void redo() override { m_.raw_set_sweep(after_); }
+  void undo() override { m_.raw_set_sweep(before_); }
+
+ private:
+  GraphModel& m_;
+  WorkflowSweep before_, after_;
+};
+
 }  // namespace gemflow::studio

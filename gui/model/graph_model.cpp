@@ -34,9 +34,81 @@ GraphModel::GraphModel(const Registry& registry, QObject* parent) : QObject(pare
   wf_.name = "untitled";
 }
 
+namespace {
+/// The spec of a `workflow` node whose inner file is not loaded (no path yet, or a file that
+/// cannot be read): no ports, its `path` parameter, so that the Inspector can set it.
+const NodeSpec& unloaded_subworkflow_spec() {
+  static const NodeSpec spec = [] {
+    NodeSpec s;
+    s.info.id = std::string(kSubWorkflowType);
+    s.info.title = "Sub-workflow";
+    s.info.category = "Workflow";
+    s.info.doc = "Runs another workflow file as one node: its inputs: and outputs: sections are the node's ports. "
+                 "Choose the file with 'path'.";
+    s.info.version = 1;
+    ParamSpec path;
+    path.name = "path";
+    path.kind = ParamKind::InputPath;
+    path.default_value = std::string();
+    path.required = true;
+    path.doc = "the inner workflow file (relative to this workflow's folder)";
+    path.extensions = {".yaml", ".yml"};
+    s.params.push_back(std::move(path));
+    return s;
+  }();
+  return spec;
+}
+
+/// A node id from a file name: the stem with other characters than [A-Za-z0-9_-] as '_'.
+std::string id_from_stem(const std::filesystem::path& file) {
+  std::string id = file.stem().string();
+  for (char& c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) c = '_';
+  if (id.empty() || !(std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_')) id = "sub_" + id;
+  return id;
+}
+}  // namespace
+
+namespace {
+namespace fs = std::filesystem;
+
+/// `n` with its inner workflow (re)loaded, as the workflow `file` (its folder resolves `path`)
+/// would load it.
+NodeInstance with_sub_loaded(NodeInstance n, const fs::path& file, const Registry& registry) {
+  Workflow probe;
+  probe.file = file;
+  probe.nodes = {std::move(n)};
+  (void)load_subworkflows(probe, registry);  // its problems show with the workflow's validation
+  return std::move(probe.nodes.front());
+}
+
+/// Relative input paths of `n` (and a sub-workflow node's `path`) rewritten from folder `from`
+/// to folder `to`, so that they name the same files.
+void rebase_inputs(NodeInstance& n, const NodeSpec* spec, const fs::path& from, const fs::path& to) {
+  if (!spec || fs::absolute(from).lexically_normal() == fs::absolute(to).lexically_normal()) return;
+  for (auto& [name, v] : n.params) {
+    const ParamSpec* p = spec->param(name);
+    auto* text = std::get_if<std::string>(&v);
+    if (!p || p->kind != ParamKind::InputPath || !text || text->empty() || fs::path(*text).is_absolute()) continue;
+    const fs::path abs = (fs::absolute(from) / *text).lexically_normal();
+    const fs::path rel = abs.lexically_relative(fs::absolute(to).lexically_normal());
+    *text = (rel.empty() ? abs : rel).generic_string();
+  }
+}
+
+/// `name` made unique among `taken` ("value", "value_2", ...); added to `taken`.
+std::string unique_port(const std::string& name, std::vector<std::string>& taken) {
+  std::string r = name;
+  for (int i = 2; contains(taken, r); ++i) r = name + "_" + std::to_string(i);
+  taken.push_back(r);
+  return r;
+}
+}  // namespace
+
 const NodeSpec* GraphModel::spec_of(std::string_view node_id) const {
   const NodeInstance* n = wf_.find(node_id);
   if (!n) return nullptr;
+  if (n->type == kSubWorkflowType && !n->sub) return &unloaded_subworkflow_spec();
   return node_spec(*n, registry_);  // a sub-workflow node's ports come from its inner file
 }
 
@@ -167,6 +239,7 @@ std::string GraphModel::unique_id(const std::string& base_in, const std::vector<
 }
 
 std::string GraphModel::add_node(const std::string& type, Pos pos) {
+  if (type == kSubWorkflowType) return add_subworkflow({}, pos);
   const NodeEntry* e = registry_.find_node(type);
   if (!e) return {};
   NodeInstance n;
@@ -445,17 +518,26 @@ LinkCheck GraphModel::insert_into_link(const Link& link, const std::string& node
 }
 
 std::string GraphModel::add_node_linked(const std::string& type, Pos pos, const std::string& port_node,
-                                        const std::string& port, bool port_is_output) {
-  const NodeEntry* e = registry_.find_node(type);
+                                        const std::string& port, bool port_is_output, const std::string& sub_path) {
+  const NodeSpec* spec = nullptr;
+  NodeInstance probe;
+  if (type == kSubWorkflowType) {  // the ports come from the inner file
+    probe.type = type;
+    probe.set_param("path", sub_path);
+    probe = with_sub_loaded(std::move(probe), wf_.file, registry_);
+    if (probe.sub) spec = &probe.sub->spec;
+  } else if (const NodeEntry* e = registry_.find_node(type)) {
+    spec = &e->spec;
+  }
   const NodeSpec* other = spec_of(port_node);
-  if (!e || !other) return {};
+  if (!spec || !other) return {};
   const PortSpec* p = port_is_output ? other->output(port) : other->input(port);
   if (!p) return {};
-  const auto& ports = port_is_output ? e->spec.inputs : e->spec.outputs;
+  const auto& ports = port_is_output ? spec->inputs : spec->outputs;
   const auto match = std::find_if(ports.begin(), ports.end(), [&](const PortSpec& x) { return x.type == p->type; });
   if (match == ports.end()) return {};
   undo_.beginMacro(tr("Add %1 linked to %2.%3").arg(q(type), q(port_node), q(port)));
-  const std::string id = add_node(type, pos);
+  const std::string id = type == kSubWorkflowType ? add_subworkflow(sub_path, pos) : add_node(type, pos);
   // An input holds one link: the new node takes the place of the old one.
   if (!port_is_output)
     if (const Link* old = link_into(port_node, port)) disconnect(Link(*old));
@@ -549,6 +631,239 @@ std::string GraphModel::rename_node(const std::string& node, const std::string& 
   return {};
 }
 
+// ---- sub-workflows ----------------------------------------------------------------------
+
+
+std::string GraphModel::add_subworkflow(const std::string& path, Pos pos) {
+  NodeInstance n;
+  n.id = unique_id(path.empty() ? std::string("subworkflow") : id_from_stem(path));
+  n.type = std::string(kSubWorkflowType);
+  n.type_version = 1;
+  n.pos = pos;
+  if (!path.empty()) {
+    n.set_param("path", path);
+    n = with_sub_loaded(std::move(n), wf_.file, registry_);
+  }
+  const std::string id = n.id;
+  undo_.push(new AddNodesCommand(*this, {std::move(n)}, {}, tr("Add sub-workflow %1").arg(q(id))));
+  return id;
+}
+
+fs::path GraphModel::subworkflow_file(std::string_view node) const {
+  const NodeInstance* n = wf_.find(node);
+  if (!n || n->type != kSubWorkflowType) return {};
+  const auto* text = n->param("path") ? std::get_if<std::string>(n->param("path")) : nullptr;
+  if (!text || text->empty()) return {};
+  const fs::path p = *text;
+  return (p.is_relative() ? fs::absolute(wf_.base_dir()) / p : p).lexically_normal();
+}
+
+std::vector<std::string> GraphModel::reload_subworkflows(const fs::path& file) {
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(fs::absolute(file), ec);
+  std::vector<std::string> ids;
+  for (const auto& n : std::vector<NodeInstance>(wf_.nodes)) {
+    const fs::path inner = subworkflow_file(n.id);
+    if (inner.empty() || fs::weakly_canonical(inner, ec) != target) continue;
+    raw_replace_node(with_sub_loaded(n, wf_.file, registry_));
+    ids.push_back(n.id);
+  }
+  return ids;
+}
+
+GraphModel::SubgraphEdit GraphModel::collapse_to_subworkflow(const std::vector<std::string>& ids_in,
+                                                             const fs::path& file_in) {
+  std::vector<std::string> ids;
+  for (const auto& n : wf_.nodes)  // file order
+    if (contains(ids_in, n.id)) ids.push_back(n.id);
+  if (ids.empty()) return {{}, "select the nodes to collapse first"};
+  if (file_in.empty()) return {{}, "no file given for the sub-workflow"};
+  const fs::path file = fs::absolute(file_in).lexically_normal();
+  const fs::path outer_base = fs::absolute(wf_.base_dir()).lexically_normal();
+  const fs::path inner_base = file.parent_path();
+  std::error_code ec;
+  if (!wf_.file.empty() && fs::weakly_canonical(file, ec) == fs::weakly_canonical(fs::absolute(wf_.file), ec))
+    return {{}, "the sub-workflow cannot be the workflow's own file " + file.string()};
+  auto inside = [&](const std::string& id) { return contains(ids, id); };
+
+  // The inner workflow: the nodes, placed from (0, 0), with their input paths rebased.
+  Workflow inner;
+  inner.name = file.stem().string();
+  double x0 = 1e300, y0 = 1e300;
+  for (const auto& id : ids)
+    if (const auto& p = wf_.find(id)->pos) {
+      x0 = std::min(x0, (*p)[0]);
+      y0 = std::min(y0, (*p)[1]);
+    }
+  if (x0 > 1e299) x0 = y0 = 0;  // no positions
+  for (const auto& id : ids) {
+    NodeInstance n = *wf_.find(id);
+    n.where = {};
+    n.param_where.clear();
+    rebase_inputs(n, spec_of(id), outer_base, inner_base);
+    if (n.pos) n.pos = Pos{(*n.pos)[0] - x0, (*n.pos)[1] - y0};
+    inner.nodes.push_back(std::move(n));
+  }
+  // Links: inside ones stay inside; one exposed input per outside output that feeds the
+  // selection (it may feed several inner ports), one exposed output per inner output read
+  // outside.
+  std::vector<std::string> in_names, out_names;
+  std::vector<std::pair<std::string, std::string>> in_sources, out_sources;  // (node, port), in order
+  std::vector<Link> outer_links;  // the new node's links, filled below (node id set later)
+  for (const auto& l : wf_.links) {
+    Link c = l;
+    c.where = {};
+    const bool from_in = inside(l.from_node), to_in = inside(l.to_node);
+    if (from_in && to_in) {
+      inner.links.push_back(std::move(c));
+    } else if (to_in) {
+      const std::pair src{l.from_node, l.from_port};
+      auto it = std::find(in_sources.begin(), in_sources.end(), src);
+      if (it == in_sources.end()) {
+        in_sources.push_back(src);
+        ExposedPort x;
+        x.name = unique_port(l.to_port, in_names);
+        inner.inputs.push_back(std::move(x));
+        it = in_sources.end() - 1;
+      }
+      inner.inputs[static_cast<std::size_t>(it - in_sources.begin())].targets.emplace_back(l.to_node, l.to_port);
+    } else if (from_in) {
+      const std::pair src{l.from_node, l.from_port};
+      if (std::find(out_sources.begin(), out_sources.end(), src) == out_sources.end()) {
+        out_sources.push_back(src);
+        ExposedPort x;
+        x.name = unique_port(l.from_port, out_names);
+        x.targets = {src};
+        inner.outputs.push_back(std::move(x));
+      }
+    }
+  }
+  inner.file = file;
+  try {
+    fs::create_directories(inner_base);
+    save_workflow(inner, file);
+  } catch (const std::exception& e) {
+    return {{}, "cannot write the sub-workflow " + file.string() + ": " + e.what()};
+  }
+
+  // The node that replaces them, wired through the exposed ports.
+  const fs::path rel = file.lexically_relative(outer_base);
+  const std::string path = wf_.file.empty() || rel.empty() ? file.generic_string() : rel.generic_string();
+  NodeInstance node;
+  node.id = unique_id(id_from_stem(file));
+  node.type = std::string(kSubWorkflowType);
+  node.type_version = 1;
+  node.pos = Pos{x0, y0};
+  node.set_param("path", path);
+  node = with_sub_loaded(std::move(node), wf_.file, registry_);
+  if (!node.sub) return {{}, "the sub-workflow " + file.string() + " was written but cannot be read back"};
+  for (std::size_t k = 0; k < in_sources.size(); ++k) {
+    Link l;
+    l.from_node = in_sources[k].first;
+    l.from_port = in_sources[k].second;
+    l.to_node = node.id;
+    l.to_port = inner.inputs[k].name;
+    outer_links.push_back(std::move(l));
+  }
+  for (const auto& l : wf_.links)
+    if (inside(l.from_node) && !inside(l.to_node)) {
+      const auto k = static_cast<std::size_t>(
+          std::find(out_sources.begin(), out_sources.end(), std::pair{l.from_node, l.from_port}) - out_sources.begin());
+      Link c;
+      c.from_node = node.id;
+      c.from_port = inner.outputs[k].name;
+      c.to_node = l.to_node;
+      c.to_port = l.to_port;
+      outer_links.push_back(std::move(c));
+    }
+  const std::string id = node.id;
+  undo_.beginMacro(tr("Collapse %1 nodes into %2").arg(ids.size()).arg(q(file.filename().string())));
+  remove_nodes(ids);
+  undo_.push(new AddNodesCommand(*this, {std::move(node)}, std::move(outer_links), tr("Add %1").arg(q(id))));
+  undo_.endMacro();
+  return {{id}, {}};
+}
+
+GraphModel::SubgraphEdit GraphModel::expand_subworkflow(const std::string& id) {
+  const NodeInstance* n = wf_.find(id);
+  if (!n || n->type != kSubWorkflowType) return {{}, "'" + id + "' is no sub-workflow node"};
+  if (!n->sub) return {{}, "the sub-workflow of '" + id + "' is not loaded (set its path)"};
+  const Workflow& inner = n->sub->workflow;
+  const fs::path inner_base = fs::absolute(inner.base_dir()).lexically_normal();
+  const fs::path outer_base = fs::absolute(wf_.base_dir()).lexically_normal();
+  const Pos at = n->pos.value_or(Pos{0, 0});
+  std::map<std::string, std::string> rename;
+  std::vector<std::string> fresh;
+  std::vector<NodeInstance> nodes;
+  for (const auto& m : inner.nodes) {
+    NodeInstance c = m;
+    c.id = unique_id(id + "_" + m.id, fresh);
+    fresh.push_back(c.id);
+    rename[m.id] = c.id;
+    c.where = {};
+    c.param_where.clear();
+    rebase_inputs(c, node_spec(m, registry_), inner_base, outer_base);
+    const Pos p = m.pos.value_or(Pos{0, 0});
+    c.pos = Pos{at[0] + p[0], at[1] + p[1]};
+    nodes.push_back(std::move(c));
+  }
+  std::vector<Link> links;
+  for (auto l : inner.links) {
+    l.from_node = rename[l.from_node];
+    l.to_node = rename[l.to_node];
+    l.where = {};
+    links.push_back(std::move(l));
+  }
+  for (const auto& l : wf_.links) {
+    if (l.to_node == id) {
+      for (const auto& x : inner.inputs)
+        if (x.name == l.to_port)
+          for (const auto& [tn, tp] : x.targets) {
+            Link c;
+            c.from_node = l.from_node;
+            c.from_port = l.from_port;
+            c.to_node = rename[tn];
+            c.to_port = tp;
+            links.push_back(std::move(c));
+          }
+    } else if (l.from_node == id) {
+      for (const auto& x : inner.outputs)
+        if (x.name == l.from_port && !x.targets.empty()) {
+          Link c;
+          c.from_node = rename[x.targets.front().first];
+          c.from_port = x.targets.front().second;
+          c.to_node = l.to_node;
+          c.to_port = l.to_port;
+          links.push_back(std::move(c));
+        }
+    }
+  }
+  undo_.beginMacro(tr("Expand %1").arg(q(id)));
+  remove_nodes({id});
+  undo_.push(new AddNodesCommand(*this, std::move(nodes), std::move(links), tr("Add the nodes of %1").arg(q(id))));
+  undo_.endMacro();
+  return {fresh, {}};
+}
+
+void GraphModel::set_sweep(const WorkflowSweep& sweep) {
+  const auto same = [](const WorkflowSweep& a, const WorkflowSweep& b) {
+    if (a.zip != b.zip || a.entries.size() != b.entries.size()) return false;
+    for (std::size_t i = 0; i < a.entries.size(); ++i)
+      if (a.entries[i].target != b.entries[i].target || a.entries[i].text != b.entries[i].text ||
+          a.entries[i].list != b.entries[i].list || a.entries[i].is_list != b.entries[i].is_list)
+        return false;
+    return true;
+  };
+  if (same(sweep, wf_.sweep)) return;
+  undo_.push(new SetSweepCommand(*this, wf_.sweep, sweep));
+}
+
+void GraphModel::raw_set_sweep(WorkflowSweep sweep) {
+  wf_.sweep = std::move(sweep);
+  Q_EMIT sweep_changed();
+  Q_EMIT changed();
+}
+
 // ---- raw mutators -------------------------------------------------------------------------
 
 void GraphModel::raw_insert_node(const NodeInstance& n, std::size_t index) {
@@ -619,6 +934,11 @@ void GraphModel::raw_rename_node(const std::string& from, const std::string& to)
     if (l.to_node == from) l.to_node = to;
   }
   for (auto& g : wf_.groups) std::replace(g.nodes.begin(), g.nodes.end(), from, to);
+  // the ports this workflow exposes as a sub-workflow follow the node
+  for (auto* ports : {&wf_.inputs, &wf_.outputs})
+    for (auto& x : *ports)
+      for (auto& t : x.targets)
+        if (t.first == from) t.first = to;
   Q_EMIT node_renamed(q(from), q(to));
   Q_EMIT changed();
 }

@@ -116,9 +116,10 @@ class GraphModel : public QObject {
   LinkCheck insert_into_link(const Link& link, const std::string& node);
   /// Adds a node of `type` at `pos` and links it to an existing port (`port_node`.`port`, an
   /// output when `port_is_output`) through its first compatible port; one undo step. Returns
-  /// the new id, "" when the type is unknown or has no compatible port.
+  /// the new id, "" when the type is unknown or has no compatible port. A `workflow` node runs
+  /// `sub_path` (its ports are that file's).
   std::string add_node_linked(const std::string& type, Pos pos, const std::string& port_node, const std::string& port,
-                              bool port_is_output);
+                              bool port_is_output, const std::string& sub_path = {});
   /// Node types of the registry with a port that can link to a port of data type `type`: an
   /// input of that type when `want_input`, else an output.
   [[nodiscard]] std::vector<std::string> compatible_types(const std::string& type, bool want_input) const;
@@ -132,6 +133,39 @@ class GraphModel : public QObject {
   std::size_t add_note(const std::string& text, Pos pos, double width = 240);
   void set_note(std::size_t index, const EditorNote& n);
   void remove_note(std::size_t index);
+
+  // ---- sub-workflows -----------------------------------------------------------------------
+  /// Adds a `workflow` node at `pos` that runs `path` (relative to the workflow's folder, or
+  /// absolute; "" leaves it to be chosen in the Inspector). The id comes from the file's stem.
+  /// Returns the new id.
+  std::string add_subworkflow(const std::string& path, Pos pos);
+  /// The inner file of a `workflow` node (absolute, resolved against the workflow's folder);
+  /// "" when `node` is no sub-workflow node or has no path.
+  [[nodiscard]] std::filesystem::path subworkflow_file(std::string_view node) const;
+  /// Reads again the inner file of every `workflow` node that runs `file` (saved elsewhere), so
+  /// that their ports follow it. Not an edit: no undo step, the document stays as modified as it
+  /// was. Returns the ids of the nodes reloaded.
+  std::vector<std::string> reload_subworkflows(const std::filesystem::path& file);
+  /// Answer of collapse/expand: the new node ids, or why nothing changed.
+  struct SubgraphEdit {
+    std::vector<std::string> nodes;
+    std::string error;
+    [[nodiscard]] bool ok() const noexcept { return error.empty(); }
+  };
+  /// Writes the nodes `ids` and the links among them to `file` as a workflow whose `inputs:` and
+  /// `outputs:` expose every link that crosses the selection's boundary (one exposed input per
+  /// outside output feeding the selection, one exposed output per inner output read outside),
+  /// then replaces them by one `workflow` node running that file, wired the same way: one undo
+  /// step (the file stays when undone). Relative input paths of the moved nodes are rewritten
+  /// relative to `file`'s folder. The model is unchanged when the file cannot be written.
+  SubgraphEdit collapse_to_subworkflow(const std::vector<std::string>& ids, const std::filesystem::path& file);
+  /// The inverse: replaces a `workflow` node by its inner nodes (ids "<node>_<inner id>", made
+  /// unique), their links, and the outer links rewired through the exposed ports; one undo step.
+  SubgraphEdit expand_subworkflow(const std::string& node);
+
+  // ---- sweep section ----------------------------------------------------------------------
+  /// Replaces the workflow's `sweep:` section (undoable; an empty one removes it).
+  void set_sweep(const WorkflowSweep& sweep);
 
   // ---- problems ---------------------------------------------------------------------------
   /// What `gemflow validate` would say now (missing inputs, broken rules, bad values, cycles),
@@ -152,6 +186,7 @@ class GraphModel : public QObject {
   void raw_set_description(const std::string& description);
   void raw_rename_node(const std::string& from, const std::string& to);
   void raw_set_annotations(std::vector<EditorGroup> groups, std::vector<EditorNote> notes);
+  void raw_set_sweep(WorkflowSweep sweep);
   [[nodiscard]] std::optional<std::size_t> link_index(const Link& l) const;
   [[nodiscard]] std::optional<std::size_t> node_index(std::string_view id) const;
 
@@ -170,6 +205,8 @@ class GraphModel : public QObject {
   void node_renamed(const QString& from, const QString& to);
   /// Groups or notes changed.
   void annotations_changed();
+  /// The `sweep:` section changed.
+  void sweep_changed();
   /// Any change at all (after the specific signal).
   void changed();
 

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <gemflow/executor.hpp>
 #include <gemflow/plugin_loader.hpp>
 #include <gemflow/types.hpp>
 
@@ -36,7 +37,7 @@ struct Add final : gemflow::Node {
   gemflow::Input<Matrix<double>> a{this, "a", "left"};
   gemflow::Input<Matrix<double>> b{this, "b", "right"};
   gemflow::Output<Matrix<double>> sum{this, "sum", "a + b"};
-  void execute(gemflow::NodeContext&) override {}
+  void execute(gemflow::NodeContext&) override { sum.set(Matrix<double>(1, 1, (*a)(0, 0) + (*b)(0, 0))); }
 };
 
 struct Bounds final : gemflow::Node {
@@ -421,6 +422,250 @@ TEST_F(GraphModelTest, SubWorkflowNodesHaveTheInnerFilesPorts) {
   m.undo_stack()->undo();
   EXPECT_EQ(m.spec_of("sub")->inputs.size(), 2u);
   fs::remove_all(dir);
+}
+
+// ---- sub-workflows: collapse, expand, reload ----------------------------------------------
+
+namespace {
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("gemflow_gm_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const fs::path& f) {
+  std::ifstream in(f);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// c1 (1.5) and c2 (2) → add; add.sum and c3 (4) → total: total.sum = 7.5.
+const char* kSumChain = R"(gemflow: 1
+name: chain
+nodes:
+  c1: {type: t.const, params: {x: 1.5}}
+  c2: {type: t.const, params: {x: 2}}
+  add: {type: t.add}
+  c3: {type: t.const, params: {x: 4}}
+  total: {type: t.add}
+links:
+  - c1.value -> add.a
+  - c2.value -> add.b
+  - add.sum -> total.a
+  - c3.value -> total.b
+editor:
+  c1: {pos: [0, 0]}
+  c2: {pos: [0, 100]}
+  add: {pos: [200, 50]}
+  c3: {pos: [200, 200]}
+  total: {pos: [400, 100]}
+)";
+
+/// The value of total.sum when `wf` runs headless (sub-workflows flattened by the executor).
+double run_total(const gemflow::Workflow& wf, const gemflow::Registry& reg, const fs::path& out) {
+  gemflow::RunOptions opt;
+  opt.out_dir = out;
+  opt.jobs = 1;
+  const gemflow::RunResult r = gemflow::run_workflow(wf, reg, opt);
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.str();
+  auto it = r.nodes.find("total");
+  if (it == r.nodes.end() || !it->second.outputs.count("sum")) {
+    ADD_FAILURE() << "total did not run";
+    return NAN;
+  }
+  return (*it->second.outputs.at("sum").as<Matrix<double>>())(0, 0);
+}
+}  // namespace
+
+// Collapsing c2 and add: the inner file exposes the link from c1 as an input and add.sum as an
+// output, the outer graph has one workflow node wired the same way, the whole is one undo step,
+// and the collapsed workflow runs headless to the same result as the original.
+TEST_F(GraphModelTest, CollapseWritesTheSubworkflowAndRunsTheSame) {
+  const fs::path dir = fresh_dir("collapse");
+  std::ofstream(dir / "w.yaml") << kSumChain;
+  m.load(dir / "w.yaml");
+  const std::string before = m.to_yaml();
+  const double expected = run_total(m.workflow(), reg, dir / "out0");
+  EXPECT_DOUBLE_EQ(expected, 7.5);
+
+  const int steps = m.undo_stack()->count();
+  const auto r = m.collapse_to_subworkflow({"add", "c2"}, dir / "parts" / "adder.yaml");
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.nodes, std::vector<std::string>{"adder"});
+  EXPECT_EQ(m.undo_stack()->count(), steps + 1);  // one step
+
+  // The inner file: the two nodes, their link, the boundary as inputs/outputs.
+  const std::string inner = slurp(dir / "parts" / "adder.yaml");
+  gemflow::LoadResult lr = gemflow::load_workflow(dir / "parts" / "adder.yaml", reg);
+  ASSERT_TRUE(lr.ok()) << inner;
+  const gemflow::Workflow& iw = *lr.workflow;
+  ASSERT_EQ(iw.nodes.size(), 2u);
+  EXPECT_EQ(iw.nodes[0].id, "c2");
+  EXPECT_EQ(iw.nodes[1].id, "add");
+  ASSERT_EQ(iw.links.size(), 1u);
+  EXPECT_EQ(iw.links[0].str(), "c2.value -> add.b");
+  ASSERT_EQ(iw.inputs.size(), 1u);
+  EXPECT_EQ(iw.inputs[0].name, "a");
+  EXPECT_EQ(iw.inputs[0].targets, (std::vector<std::pair<std::string, std::string>>{{"add", "a"}}));
+  ASSERT_EQ(iw.outputs.size(), 1u);
+  EXPECT_EQ(iw.outputs[0].name, "sum");
+  EXPECT_EQ(iw.outputs[0].targets, (std::vector<std::pair<std::string, std::string>>{{"add", "sum"}}));
+
+  // The outer graph: the node runs the file by a relative path, wired through its ports.
+  const gemflow::NodeInstance* n = m.workflow().find("adder");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->type, "workflow");
+  EXPECT_EQ(std::get<std::string>(*n->param("path")), "parts/adder.yaml");
+  EXPECT_EQ(m.workflow().find("add"), nullptr);
+  EXPECT_EQ(m.workflow().find("c2"), nullptr);
+  std::vector<std::string> links;
+  for (const auto& l : m.workflow().links) links.push_back(l.str());
+  EXPECT_EQ(links, (std::vector<std::string>{"c3.value -> total.b", "c1.value -> adder.a", "adder.sum -> total.a"}));
+  EXPECT_TRUE(m.problems().empty());
+  EXPECT_DOUBLE_EQ(run_total(m.workflow(), reg, dir / "out1"), expected);
+
+  // Saved and loaded again (as `gemflow run` would): same result.
+  m.save(dir / "w.yaml");
+  gemflow::LoadResult again = gemflow::load_workflow(dir / "w.yaml", reg);
+  ASSERT_TRUE(again.ok());
+  EXPECT_DOUBLE_EQ(run_total(*again.workflow, reg, dir / "out2"), expected);
+
+  // One undo brings the original back exactly; redo collapses again.
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.to_yaml(), before);
+  m.undo_stack()->redo();
+  EXPECT_NE(m.workflow().find("adder"), nullptr);
+  fs::remove_all(dir);
+}
+
+// One outside output feeding two selected inputs becomes one exposed input; an inner output read
+// by two outside nodes one exposed output; the names stay unique.
+TEST_F(GraphModelTest, CollapseSharesExposedPortsPerSource) {
+  const fs::path dir = fresh_dir("collapse2");
+  std::ofstream(dir / "w.yaml") << R"(gemflow: 1
+nodes:
+  c: {type: t.const}
+  x: {type: t.add}
+  y: {type: t.add}
+  u: {type: t.add}
+links:
+  - c.value -> x.a
+  - c.value -> x.b
+  - x.sum -> y.a
+  - c.value -> y.b
+  - y.sum -> u.a
+  - y.sum -> u.b
+)";
+  m.load(dir / "w.yaml");
+  const auto r = m.collapse_to_subworkflow({"x", "y"}, dir / "xy.yaml");
+  ASSERT_TRUE(r.ok()) << r.error;
+  gemflow::LoadResult lr = gemflow::load_workflow(dir / "xy.yaml", reg);
+  ASSERT_TRUE(lr.ok());
+  ASSERT_EQ(lr.workflow->inputs.size(), 1u);
+  EXPECT_EQ(lr.workflow->inputs[0].targets.size(), 3u);  // x.a, x.b, y.b
+  ASSERT_EQ(lr.workflow->outputs.size(), 1u);
+  std::vector<std::string> links;
+  for (const auto& l : m.workflow().links) links.push_back(l.str());
+  EXPECT_EQ(links, (std::vector<std::string>{"c.value -> xy.a", "xy.sum -> u.a", "xy.sum -> u.b"}));
+  EXPECT_TRUE(m.problems().empty());
+  fs::remove_all(dir);
+}
+
+// Expanding the collapsed node puts the inner nodes back with prefixed ids, wired as before, and
+// the result runs to the same value.
+TEST_F(GraphModelTest, ExpandInlinesTheInnerNodes) {
+  const fs::path dir = fresh_dir("expand");
+  std::ofstream(dir / "w.yaml") << kSumChain;
+  m.load(dir / "w.yaml");
+  ASSERT_TRUE(m.collapse_to_subworkflow({"add", "c2"}, dir / "adder.yaml").ok());
+  const std::string collapsed = m.to_yaml();
+  const auto r = m.expand_subworkflow("adder");
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.nodes, (std::vector<std::string>{"adder_c2", "adder_add"}));
+  EXPECT_EQ(m.workflow().find("adder"), nullptr);
+  std::vector<std::string> links;
+  for (const auto& l : m.workflow().links) links.push_back(l.str());
+  EXPECT_EQ(links, (std::vector<std::string>{"c3.value -> total.b", "adder_c2.value -> adder_add.b",
+                                             "c1.value -> adder_add.a", "adder_add.sum -> total.a"}));
+  EXPECT_TRUE(m.problems().empty());
+  EXPECT_DOUBLE_EQ(run_total(m.workflow(), reg, dir / "out"), 7.5);
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.to_yaml(), collapsed);
+  EXPECT_FALSE(m.expand_subworkflow("total").ok());  // not a sub-workflow node
+  fs::remove_all(dir);
+}
+
+// A workflow node added without a file has no ports and its `path` parameter; choosing the file
+// gives it the file's ports. Saving the inner file elsewhere and reloading refreshes them
+// without an undo step.
+TEST_F(GraphModelTest, NewSubworkflowNodeTakesItsPortsFromTheChosenFile) {
+  const fs::path dir = fresh_dir("newsub");
+  std::ofstream(dir / "inner.yaml") << "gemflow: 1\nnodes:\n  c: {type: t.const}\noutputs: {value: c.value}\n";
+  std::ofstream(dir / "w.yaml") << "gemflow: 1\nnodes: {}\n";
+  m.load(dir / "w.yaml");
+  const std::string id = m.add_node("workflow", {10, 10});
+  ASSERT_EQ(id, "subworkflow");
+  const gemflow::NodeSpec* s = m.spec_of(id);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->inputs.empty());
+  EXPECT_TRUE(s->outputs.empty());
+  ASSERT_NE(s->param("path"), nullptr);
+  EXPECT_EQ(s->param("path")->kind, gemflow::ParamKind::InputPath);
+  ASSERT_TRUE(m.set_param(id, "path", std::string("inner.yaml")).ok());
+  ASSERT_EQ(m.spec_of(id)->outputs.size(), 1u);
+  EXPECT_EQ(m.subworkflow_file(id), (dir / "inner.yaml").lexically_normal());
+
+  // the inner file gains an input
+  std::ofstream(dir / "inner.yaml") << "gemflow: 1\nnodes:\n  add: {type: t.add}\ninputs: {a: add.a, b: add.b}\n"
+                                       "outputs: {sum: add.sum}\n";
+  const int steps = m.undo_stack()->count();
+  EXPECT_EQ(m.reload_subworkflows(dir / "inner.yaml"), std::vector<std::string>{id});
+  EXPECT_EQ(m.spec_of(id)->inputs.size(), 2u);
+  EXPECT_EQ(m.spec_of(id)->outputs.at(0).name, "sum");
+  EXPECT_EQ(m.undo_stack()->count(), steps);
+  EXPECT_TRUE(m.reload_subworkflows(dir / "w.yaml").empty());  // no node runs that file
+
+  // linked from a port: the sub-workflow's first fitting input
+  ASSERT_EQ(m.add_node("t.const", {0, 0}), "const");
+  const std::string linked = m.add_node_linked("workflow", {200, 0}, "const", "value", true, "inner.yaml");
+  ASSERT_FALSE(linked.empty());
+  ASSERT_NE(m.link_into(linked, "a"), nullptr);
+  EXPECT_EQ(m.link_into(linked, "a")->from_node, "const");
+  fs::remove_all(dir);
+}
+
+// Renaming a node of a workflow used as a sub-workflow: the ports it exposes follow the node
+// (the file stays valid), and undo renames them back.
+TEST_F(GraphModelTest, RenamingANodeKeepsTheExposedPorts) {
+  const fs::path dir = fresh_dir("rename_exposed");
+  std::ofstream(dir / "inner.yaml") << "gemflow: 1\nnodes:\n  add: {type: t.add}\ninputs: {x: [add.a, add.b]}\n"
+                                       "outputs: {total: add.sum}\n";
+  m.load(dir / "inner.yaml");
+  ASSERT_EQ(m.rename_node("add", "adder"), "");
+  using Targets = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(m.workflow().inputs.at(0).targets, (Targets{{"adder", "a"}, {"adder", "b"}}));
+  EXPECT_EQ(m.workflow().outputs.at(0).targets, (Targets{{"adder", "sum"}}));
+  EXPECT_TRUE(m.problems().empty());
+  m.save(dir / "inner.yaml");
+  EXPECT_TRUE(gemflow::load_workflow(dir / "inner.yaml", reg).ok()) << slurp(dir / "inner.yaml");
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.workflow().outputs.at(0).targets, (Targets{{"add", "sum"}}));
+  fs::remove_all(dir);
+}
+
+TEST_F(GraphModelTest, SweepSectionIsUndoableAndSaved) {
+  build_chain();
+  gemflow::WorkflowSweep ws;
+  ws.entries.push_back({"const.x", "1..3", {}, false, {}});
+  ws.zip = false;
+  m.set_sweep(ws);
+  EXPECT_NE(m.to_yaml().find("sweep:\n  const.x: 1..3\n"), std::string::npos) << m.to_yaml();
+  m.undo_stack()->undo();
+  EXPECT_EQ(m.to_yaml().find("sweep:"), std::string::npos);
+  m.undo_stack()->redo();
+  EXPECT_EQ(m.workflow().sweep.entries.size(), 1u);
 }
 
 }  // namespace
