@@ -392,13 +392,15 @@ void MainWindow::build_actions() {
   })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
   edit->addAction(tr("Co&llapse into Sub-workflow…"), this, [this] { collapse_selection(); })
       ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G));
-  edit->addAction(tr("&Expand Sub-workflow"), this, [this] {
-    const auto ids = scene_->selected_node_ids();
-    if (ids.size() != 1) return;
-    const auto r = model_->expand_subworkflow(ids.front());
-    if (r.ok()) scene_->select_nodes(r.nodes);
-    else statusBar()->showMessage(q(r.error), 8000);
-  })->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_G));
+  edit->addAction(tr("&Expand Sub-workflow"), this,
+                  [this] {
+                    const auto ids = scene_->selected_node_ids();
+                    if (ids.size() != 1) return;
+                    const auto r = model_->expand_subworkflow(ids.front());
+                    if (r.ok()) scene_->select_nodes(r.nodes);
+                    else statusBar()->showMessage(q(r.error), 8000);
+                  })
+      ->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_G));
   edit->addAction(tr("Add &Note"), this, [this] {
     const QPointF c = view_->mapToScene(view_->viewport()->rect().center());
     model_->add_note(tr("Note").toStdString(), {std::round(c.x()), std::round(c.y())});
@@ -571,8 +573,9 @@ void MainWindow::announce_saved(const std::filesystem::path& file) {
     if (ids.empty()) continue;
     QStringList names;
     for (const auto& id : ids) names << q(id);
-    w->log(static_cast<int>(LogLevel::Info), {},
-           tr("%1 was saved: sub-workflow node(s) %2 reloaded").arg(q(file.string()), names.join(QStringLiteral(", "))));
+    w->log(
+        static_cast<int>(LogLevel::Info), {},
+        tr("%1 was saved: sub-workflow node(s) %2 reloaded").arg(q(file.string()), names.join(QStringLiteral(", "))));
   }
 }
 
@@ -583,13 +586,15 @@ MainWindow* MainWindow::parent_workflow_window() const { return parent_window_.d
 MainWindow* MainWindow::open_subworkflow(const std::string& id) {
   const std::filesystem::path file = model_->subworkflow_file(id);
   if (file.empty()) {
-    statusBar()->showMessage(tr("'%1' has no sub-workflow file: choose one with its 'path' in the Inspector").arg(q(id)), 8000);
+    statusBar()->showMessage(
+        tr("'%1' has no sub-workflow file: choose one with its 'path' in the Inspector").arg(q(id)), 8000);
     return nullptr;
   }
   std::error_code ec;
   const auto canonical = std::filesystem::weakly_canonical(file, ec);
   for (MainWindow* w : window_list())
-    if (!w->model().workflow().file.empty() && std::filesystem::weakly_canonical(w->model().workflow().file, ec) == canonical) {
+    if (!w->model().workflow().file.empty() &&
+        std::filesystem::weakly_canonical(w->model().workflow().file, ec) == canonical) {
       w->show();
       w->raise();
       w->activateWindow();
@@ -611,7 +616,7 @@ MainWindow* MainWindow::open_subworkflow(const std::string& id) {
   w->log(static_cast<int>(LogLevel::Info), {},
          tr("Sub-workflow of node '%1' in %2: saving it updates that node's ports")
              .arg(q(id), q(model_->workflow().file.empty() ? tr("an unsaved workflow").toStdString()
-                                                             : model_->workflow().file.string())));
+                                                           : model_->workflow().file.string())));
   return w;
 }
 
@@ -623,10 +628,13 @@ std::string MainWindow::collapse_selection(std::vector<std::string> ids) {
   }
   const std::filesystem::path base = std::filesystem::absolute(model_->workflow().base_dir());
   std::filesystem::path suggestion = base / "subworkflow.yaml";
-  for (int i = 2; std::filesystem::exists(suggestion); ++i) suggestion = base / ("subworkflow_" + std::to_string(i) + ".yaml");
-  QString f = file_chooser ? file_chooser(tr("Collapse %n node(s) into the sub-workflow file", nullptr, static_cast<int>(ids.size())),
-                                          q(suggestion.string()), true)
-                           : QString();
+  for (int i = 2; std::filesystem::exists(suggestion); ++i)
+    suggestion = base / ("subworkflow_" + std::to_string(i) + ".yaml");
+  QString f =
+      file_chooser
+          ? file_chooser(tr("Collapse %n node(s) into the sub-workflow file", nullptr, static_cast<int>(ids.size())),
+                         q(suggestion.string()), true)
+          : QString();
   if (f.isEmpty()) return {};
   if (!f.endsWith(QStringLiteral(".yaml")) && !f.endsWith(QStringLiteral(".yml"))) f += QStringLiteral(".yaml");
   const auto r = model_->collapse_to_subworkflow(ids, f.toStdString());
@@ -637,16 +645,18 @@ std::string MainWindow::collapse_selection(std::vector<std::string> ids) {
   }
   scene_->select_nodes(r.nodes);
   log(static_cast<int>(LogLevel::Info), q(r.nodes.front()),
-      tr("Collapsed %n node(s) into %1 (node '%2'); double-click it to edit the file", nullptr, static_cast<int>(ids.size()))
+      tr("Collapsed %n node(s) into %1 (node '%2'); double-click it to edit the file", nullptr,
+         static_cast<int>(ids.size()))
           .arg(f, q(r.nodes.front())));
   return r.nodes.front();
 }
 
 void MainWindow::add_linked_subworkflow(QPointF scene_pos, const QString& port_node, const QString& port,
                                         bool port_is_output) {
-  const QString f = file_chooser ? file_chooser(tr("Sub-workflow to link to %1.%2").arg(port_node, port),
-                                                q(std::filesystem::absolute(model_->workflow().base_dir()).string()), false)
-                                 : QString();
+  const QString f = file_chooser
+                        ? file_chooser(tr("Sub-workflow to link to %1.%2").arg(port_node, port),
+                                       q(std::filesystem::absolute(model_->workflow().base_dir()).string()), false)
+                        : QString();
   if (f.isEmpty()) return;
   std::filesystem::path path = f.toStdString();
   if (!model_->workflow().file.empty()) {
@@ -654,13 +664,13 @@ void MainWindow::add_linked_subworkflow(QPointF scene_pos, const QString& port_n
         std::filesystem::absolute(model_->workflow().base_dir()).lexically_normal());
     if (!rel.empty()) path = rel;
   }
-  const std::string id = model_->add_node_linked(std::string(kSubWorkflowType), {scene_pos.x(), scene_pos.y()},
-                                                 port_node.toStdString(), port.toStdString(), port_is_output,
-                                                 path.generic_string());
+  const std::string id =
+      model_->add_node_linked(std::string(kSubWorkflowType), {scene_pos.x(), scene_pos.y()}, port_node.toStdString(),
+                              port.toStdString(), port_is_output, path.generic_string());
   if (id.empty()) {
-    statusBar()->showMessage(tr("%1 exposes no %2 that fits %3.%4")
-                                 .arg(f, port_is_output ? tr("input") : tr("output"), port_node, port),
-                             10000);
+    statusBar()->showMessage(
+        tr("%1 exposes no %2 that fits %3.%4").arg(f, port_is_output ? tr("input") : tr("output"), port_node, port),
+        10000);
     return;
   }
   scene_->select_nodes({id});
@@ -678,7 +688,8 @@ SweepDialog* MainWindow::open_sweep_dialog() {
   auto* d = new SweepDialog(*model_, out, sel.empty() ? std::string() : sel.front(), this);
   std::vector<std::filesystem::path> dirs;
   for (const auto& p : plugins_)
-    if (p.loaded && std::find(dirs.begin(), dirs.end(), p.file.parent_path()) == dirs.end()) dirs.push_back(p.file.parent_path());
+    if (p.loaded && std::find(dirs.begin(), dirs.end(), p.file.parent_path()) == dirs.end())
+      dirs.push_back(p.file.parent_path());
   d->set_plugin_dirs(std::move(dirs));
   d->save_workflow = [this] { return model_->modified() || model_->workflow().file.empty() ? save() : true; };
   d->url_opener = [this](const QUrl& u) { return url_opener ? url_opener(u) : false; };

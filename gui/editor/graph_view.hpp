@@ -51,7 +51,8 @@ class GraphView : public QGraphicsView {
   void command_requested(const QString& key);
   /// The quick-add of a dropped wire chose a sub-workflow: the file is asked for, then the node
   /// is added at `scene_pos` and linked to `port_node`.`port` (the main window does both).
-  void subworkflow_link_requested(QPointF scene_pos, const QString& port_node, const QString& port, bool port_is_output);
+  void subworkflow_link_requested(QPointF scene_pos, const QString& port_node, const QString& port,
+                                  bool port_is_output);
 
  protected:
   bool event(QEvent* e) override;

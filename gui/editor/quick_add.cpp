@@ -22,8 +22,9 @@ const NodeInfo& subworkflow_info() {
     i.id = std::string(kSubWorkflowType);
     i.title = "Sub-workflow";
     i.category = "Workflow";
-    i.doc = "Runs another workflow file as one node (subgraph, group node): its inputs: and outputs: sections "
-            "are the node's ports.";
+    i.doc =
+        "Runs another workflow file as one node (subgraph, group node): its inputs: and outputs: sections "
+        "are the node's ports.";
     i.version = 1;
     return i;
   }();

@@ -43,8 +43,9 @@ const NodeSpec& unloaded_subworkflow_spec() {
     s.info.id = std::string(kSubWorkflowType);
     s.info.title = "Sub-workflow";
     s.info.category = "Workflow";
-    s.info.doc = "Runs another workflow file as one node: its inputs: and outputs: sections are the node's ports. "
-                 "Choose the file with 'path'.";
+    s.info.doc =
+        "Runs another workflow file as one node: its inputs: and outputs: sections are the node's ports. "
+        "Choose the file with 'path'.";
     s.info.version = 1;
     ParamSpec path;
     path.name = "path";
@@ -632,7 +633,6 @@ std::string GraphModel::rename_node(const std::string& node, const std::string& 
 }
 
 // ---- sub-workflows ----------------------------------------------------------------------
-
 
 std::string GraphModel::add_subworkflow(const std::string& path, Pos pos) {
   NodeInstance n;

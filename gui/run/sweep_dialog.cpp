@@ -109,7 +109,8 @@ SweepDialog::SweepDialog(GraphModel& model, fs::path out_dir, const std::string&
   opts->addRow(retry_);
   out_edit_->setObjectName(QStringLiteral("sweep_out"));
   out_edit_->setText(q(out_dir_.string()));
-  connect(out_edit_, &QLineEdit::editingFinished, this, [this] { out_dir_ = out_edit_->text().trimmed().toStdString(); });
+  connect(out_edit_, &QLineEdit::editingFinished, this,
+          [this] { out_dir_ = out_edit_->text().trimmed().toStdString(); });
   opts->addRow(tr("Sweep folder:"), out_edit_);
   lay->addLayout(opts);
   connect(zip_, &QCheckBox::toggled, this, [this] { refresh_check(); });
@@ -123,7 +124,8 @@ SweepDialog::SweepDialog(GraphModel& model, fs::path out_dir, const std::string&
   auto* buttons = new QHBoxLayout;
   auto* save = new QPushButton(tr("Save to Workflow"));
   save->setObjectName(QStringLiteral("sweep_save"));
-  save->setToolTip(tr("Write these parameters and values into the workflow's sweep: section (gemflow run then sweeps them)"));
+  save->setToolTip(
+      tr("Write these parameters and values into the workflow's sweep: section (gemflow run then sweeps them)"));
   auto* open_folder = new QPushButton(tr("Open Point Folder"));
   run_->setObjectName(QStringLiteral("sweep_run"));
   run_->setToolTip(tr("Run the points; points done before are kept (resume)"));
@@ -178,7 +180,8 @@ SweepDialog::SweepDialog(GraphModel& model, fs::path out_dir, const std::string&
   }
   zip_->setChecked(ws.zip);
   if (ws.empty() && !node.empty())
-    if (const NodeSpec* s = model_.spec_of(node); s && !s->params.empty()) add_axis(q(node + "." + s->params.front().name), {});
+    if (const NodeSpec* s = model_.spec_of(node); s && !s->params.empty())
+      add_axis(q(node + "." + s->params.front().name), {});
   refresh_check();
 }
 
@@ -333,8 +336,9 @@ bool SweepDialog::start() {
     return false;
   }
   if (program_.isEmpty() || !QFileInfo(program_).isExecutable()) {
-    append_log(tr("Not started: the gemflow command was not found (install it beside Studio, put it on PATH, or set "
-                  "GEMFLOW_CLI)."));
+    append_log(
+        tr("Not started: the gemflow command was not found (install it beside Studio, put it on PATH, or set "
+           "GEMFLOW_CLI)."));
     return false;
   }
   fill_points(c.sweep);
@@ -394,11 +398,12 @@ void SweepDialog::on_stdout() {
       progress_->setValue(std::min(progress_->maximum(), progress_->value() + 1));
       Q_EMIT point_finished(name, state);
     } else if (event == QLatin1String("summary")) {
-      append_log(tr("Sweep %1 in %2 s: ran %3, done before %4")
-                     .arg(j.value(QStringLiteral("ok")).toBool() ? tr("finished") : tr("ended with failures or cancelled"))
-                     .arg(j.value(QStringLiteral("seconds")).toDouble(), 0, 'f', 2)
-                     .arg(j.value(QStringLiteral("ran")).toInt())
-                     .arg(j.value(QStringLiteral("already_done")).toInt()));
+      append_log(
+          tr("Sweep %1 in %2 s: ran %3, done before %4")
+              .arg(j.value(QStringLiteral("ok")).toBool() ? tr("finished") : tr("ended with failures or cancelled"))
+              .arg(j.value(QStringLiteral("seconds")).toDouble(), 0, 'f', 2)
+              .arg(j.value(QStringLiteral("ran")).toInt())
+              .arg(j.value(QStringLiteral("already_done")).toInt()));
     } else if (!line.trimmed().isEmpty() && event.isEmpty()) {
       append_log(QString::fromUtf8(line));
     }
@@ -440,7 +445,8 @@ void SweepDialog::load_table() {
     col = first_number;
     for (const auto& n : numbers) {
       auto v = r.numbers.find(n);
-      points_->setItem(it->second, col++, new QTableWidgetItem(v == r.numbers.end() ? QString() : QString::number(v->second, 'g', 8)));
+      points_->setItem(it->second, col++,
+                       new QTableWidgetItem(v == r.numbers.end() ? QString() : QString::number(v->second, 'g', 8)));
     }
     finished += r.state == PointState::Done || r.state == PointState::Failed;
   }

@@ -44,7 +44,8 @@ class SweepDialog : public QDialog {
  public:
   /// `out_dir`: the sweep folder (points/, sweep.csv). The rows start from the workflow's
   /// `sweep:` section, else one row for `node` (its first parameter) when given.
-  SweepDialog(GraphModel& model, std::filesystem::path out_dir, const std::string& node = {}, QWidget* parent = nullptr);
+  SweepDialog(GraphModel& model, std::filesystem::path out_dir, const std::string& node = {},
+              QWidget* parent = nullptr);
   ~SweepDialog() override;
 
   /// Adds a row: "node.param" and its values.
@@ -134,8 +135,8 @@ class SweepDialog : public QDialog {
   QPlainTextEdit* log_;
   QProcess* process_ = nullptr;
   QByteArray pending_;
-  std::map<QString, int> row_of_;      ///< point name → row of points_
-  std::set<QString> ran_;              ///< points reported by this run
+  std::map<QString, int> row_of_;  ///< point name → row of points_
+  std::set<QString> ran_;          ///< points reported by this run
   std::vector<std::string> axis_names_;
   bool cancelled_ = false;
 };

@@ -16,10 +16,10 @@
 
 #include <QApplication>
 #include <QLabel>
-#include <QPlainTextEdit>
-#include <QProgressBar>
 #include <QLineEdit>
 #include <QMenu>
+#include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
@@ -195,8 +195,8 @@ TEST_F(SubgraphGui, PaletteAndQuickAddOfferTheWorkflowNode) {
   // new node is linked through its first fitting input
   const std::string c = w->model().add_node("test.constant", {0, 300});
   settle();
-  w->view().open_quick_add(QPointF(300, 300), w->view().viewport()->mapToGlobal(QPoint(200, 200)), QString::fromStdString(c),
-                           QStringLiteral("value"), true);
+  w->view().open_quick_add(QPointF(300, 300), w->view().viewport()->mapToGlobal(QPoint(200, 200)),
+                           QString::fromStdString(c), QStringLiteral("value"), true);
   popup = w->view().quick_add();
   ASSERT_NE(popup, nullptr);
   EXPECT_TRUE(popup->shown_keys().contains(QStringLiteral("workflow")));
@@ -353,8 +353,7 @@ TEST_F(SubgraphGui, CollapseSelectionIntoASubworkflowAndBack) {
   }
   settle();
   EXPECT_EQ(w->model().workflow().find("consts"), nullptr);
-  EXPECT_EQ(link_texts(w->model()),
-            (std::vector<std::string>{"consts_a.value -> sum.a", "consts_b.value -> sum.b"}));
+  EXPECT_EQ(link_texts(w->model()), (std::vector<std::string>{"consts_a.value -> sum.a", "consts_b.value -> sum.b"}));
   EXPECT_TRUE(w->scene().problems().empty());
   ASSERT_TRUE(w->save());
   EXPECT_DOUBLE_EQ(run_headless(file, "sum", "sum"), expected);
@@ -426,11 +425,12 @@ TEST_F(SweepGui, RunsThePointsShowsTheTableAndResumes) {
   d->axes_table()->item(0, 1)->setText(QStringLiteral("1,2,3"));
   std::vector<std::pair<QString, QString>> events;
   QObject::connect(d, &gs::SweepDialog::point_finished, d,
-          [&](const QString& name, const QString& state) { events.emplace_back(name, state); });
+                   [&](const QString& name, const QString& state) { events.emplace_back(name, state); });
   ASSERT_TRUE(run_and_wait(d)) << d->log()->toPlainText().toStdString();
   EXPECT_EQ(events.size(), 3u) << d->log()->toPlainText().toStdString();
   // points named from their values (a Float parameter: "value=1.0")
-  for (const char* p : {"value=1.0", "value=2.0", "value=3.0"}) EXPECT_EQ(d->state_of(QLatin1String(p)), QStringLiteral("done")) << p;
+  for (const char* p : {"value=1.0", "value=2.0", "value=3.0"})
+    EXPECT_EQ(d->state_of(QLatin1String(p)), QStringLiteral("done")) << p;
   EXPECT_EQ(d->progress()->value(), 3);
   EXPECT_TRUE(fs::exists(d->out_dir() / "sweep.csv"));
   // each point ran with its value: sum = value + 2
@@ -455,7 +455,8 @@ TEST_F(SweepGui, RunsThePointsShowsTheTableAndResumes) {
   events.clear();
   ASSERT_TRUE(run_and_wait(d));
   EXPECT_TRUE(events.empty());
-  for (const char* p : {"value=1.0", "value=2.0", "value=3.0"}) EXPECT_EQ(d->state_of(QLatin1String(p)), QStringLiteral("cached")) << p;
+  for (const char* p : {"value=1.0", "value=2.0", "value=3.0"})
+    EXPECT_EQ(d->state_of(QLatin1String(p)), QStringLiteral("cached")) << p;
 }
 
 TEST_F(SweepGui, CancelStopsTheSweepAndRunResumesIt) {
