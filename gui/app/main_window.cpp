@@ -353,6 +353,16 @@ void MainWindow::build_actions() {
   auto* a_save_as = file->addAction(tr("Save &As…"), this, [this] { save_as(); });
   a_save_as->setShortcut(QKeySequence::SaveAs);
   file->addSeparator();
+  auto* up = file->addAction(tr("&Parent Workflow"), this, [this] {
+    if (MainWindow* p = parent_workflow_window()) {
+      p->show();
+      p->raise();
+      p->activateWindow();
+    }
+  });
+  up->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
+  up->setToolTip(tr("Back to the workflow this sub-workflow was opened from"));
+  up->setObjectName(QStringLiteral("parent_workflow"));
   file->addAction(tr("&Welcome"), this, [this] { show_welcome(); });
   file->addAction(tr("&Quit"), this, [this] { close(); })->setShortcut(QKeySequence::Quit);
 

@@ -1,5 +1,6 @@
 #include "run/sweep_dialog.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -162,6 +163,8 @@ SweepDialog::SweepDialog(GraphModel& model, fs::path out_dir, const std::string&
   split->addWidget(points_);
   split->addWidget(log_);
   split->setStretchFactor(0, 3);
+  split->setSizes({420, 140});
+  axes_->setMaximumHeight(170);
   lay->addWidget(split, 1);
   resize(900, 700);
 
@@ -248,6 +251,18 @@ SweepDialog::Check SweepDialog::check() const {
   }
   c.sweep = std::move(std::get<Sweep>(ex));
   c.points = c.sweep.points.size();
+  // Each point as the command checks it before running anything (a swept value against the
+  // rules between parameters, a workflow problem): the first points only, to answer at once.
+  constexpr std::size_t kValidated = 200;
+  for (std::size_t i = 0; i < std::min(c.sweep.points.size(), kValidated); ++i) {
+    Workflow pw = model_.workflow();
+    apply_sweep_point(pw, c.sweep, c.sweep.points[i]);
+    for (const auto& d : validate(pw, model_.registry()))
+      if (d.severity == Diagnostic::Severity::Error) {
+        c.error = tr("point %1: %2").arg(q(c.sweep.points[i].name), q(d.node.empty() ? d.log_str() : d.node + ": " + d.log_str()));
+        return c;
+      }
+  }
   return c;
 }
 

@@ -412,6 +412,14 @@ TEST_F(SweepGui, PointCountAndChecksBeforeRunning) {
   d->set_force(false);
   d->axes_table()->removeRow(1);
   EXPECT_EQ(d->sweep_args(), std::vector<std::string>{"a.value=1..3"});
+  // a value that breaks a rule between parameters: named with its point before running
+  const std::string ruled = w->model().add_node("test.rules", {0, 500});
+  d->add_axis(QString::fromStdString(ruled + ".rank"), QStringLiteral("0,1"));
+  EXPECT_TRUE(d->check().error.startsWith(QStringLiteral("point value=1.0__rank=1: "))) << d->check().error.toStdString();
+  EXPECT_TRUE(d->check().error.contains(QStringLiteral("pivoted"))) << d->check().error.toStdString();
+  d->axes_table()->removeRow(1);
+  w->model().undo_stack()->undo();
+  EXPECT_EQ(d->check().points, 3u);
   // saved into the workflow's sweep: section, undoably
   d->save_to_workflow();
   EXPECT_NE(w->model().to_yaml().find("sweep:\n  a.value: 1..3\n"), std::string::npos) << w->model().to_yaml();
@@ -433,6 +441,19 @@ TEST_F(SweepGui, RunsThePointsShowsTheTableAndResumes) {
     EXPECT_EQ(d->state_of(QLatin1String(p)), QStringLiteral("done")) << p;
   EXPECT_EQ(d->progress()->value(), 3);
   EXPECT_TRUE(fs::exists(d->out_dir() / "sweep.csv"));
+  // the table's report numbers: each point computed sum = value + 2, shown in its row
+  {
+    std::ifstream in(d->out_dir() / "sweep.json");
+    const auto rows = gemflow::parse_sweep_table(std::string(std::istreambuf_iterator<char>(in), {}));
+    ASSERT_TRUE(rows);
+    ASSERT_EQ(rows->size(), 3u);
+    for (std::size_t k = 0; k < 3; ++k) EXPECT_DOUBLE_EQ((*rows)[k].numbers.at("sum.sum"), static_cast<double>(k) + 3.0);
+    int col = -1;
+    for (int c = 0; c < d->points_table()->columnCount(); ++c)
+      if (d->points_table()->horizontalHeaderItem(c)->text() == QStringLiteral("sum.sum")) col = c;
+    ASSERT_GE(col, 0);
+    EXPECT_EQ(d->points_table()->item(1, col)->text(), QStringLiteral("4"));
+  }
   // each point ran with its value: sum = value + 2
   for (int v = 1; v <= 3; ++v) {
     const fs::path point = d->out_dir() / "points" / ("value=" + std::to_string(v) + ".0");
