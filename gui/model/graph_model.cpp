@@ -685,6 +685,34 @@ GraphModel::SubgraphEdit GraphModel::collapse_to_subworkflow(const std::vector<s
   if (!wf_.file.empty() && fs::weakly_canonical(file, ec) == fs::weakly_canonical(fs::absolute(wf_.file), ec))
     return {{}, "the sub-workflow cannot be the workflow's own file " + file.string()};
   auto inside = [&](const std::string& id) { return contains(ids, id); };
+  // A node outside that the selection feeds and that feeds the selection again would make the
+  // new node feed itself: refused, with the path.
+  {
+    std::map<std::string, std::string> parent;  // outside node → the node it was reached from
+    std::deque<std::string> todo;
+    for (const auto& l : wf_.links)
+      if (inside(l.from_node) && !inside(l.to_node) && parent.emplace(l.to_node, l.from_node).second)
+        todo.push_back(l.to_node);
+    while (!todo.empty()) {
+      const std::string cur = todo.front();
+      todo.pop_front();
+      for (const auto& l : wf_.links) {
+        if (l.from_node != cur) continue;
+        if (inside(l.to_node)) {
+          std::vector<std::string> path{l.to_node};
+          for (std::string x = cur;; x = parent[x]) {
+            path.push_back(x);
+            if (inside(x)) break;
+          }
+          std::string text;
+          for (auto it = path.rbegin(); it != path.rend(); ++it) text += (text.empty() ? "" : " -> ") + *it;
+          return {{}, "the sub-workflow would feed itself: " + text + " leaves the selection and comes back (select " +
+                          cur + " too, or fewer nodes)"};
+        }
+        if (parent.emplace(l.to_node, cur).second) todo.push_back(l.to_node);
+      }
+    }
+  }
 
   // The inner workflow: the nodes, placed from (0, 0), with their input paths rebased.
   Workflow inner;

@@ -573,6 +573,39 @@ links:
   fs::remove_all(dir);
 }
 
+// A selection with an outside node between two of its nodes would give a node feeding itself:
+// refused with the path, nothing written, the model unchanged.
+TEST_F(GraphModelTest, CollapseRefusesASelectionThatWouldFeedItself) {
+  const fs::path dir = fresh_dir("collapse_cycle");
+  std::ofstream(dir / "w.yaml") << R"(gemflow: 1
+nodes:
+  c: {type: t.const}
+  x: {type: t.add}
+  y: {type: t.add}
+  z: {type: t.add}
+links:
+  - c.value -> x.a
+  - c.value -> x.b
+  - x.sum -> y.a
+  - c.value -> y.b
+  - y.sum -> z.a
+  - c.value -> z.b
+)";
+  m.load(dir / "w.yaml");
+  const std::string before = m.to_yaml();
+  const auto r = m.collapse_to_subworkflow({"x", "z"}, dir / "xz.yaml");
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("x -> y -> z"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("select y too"), std::string::npos) << r.error;
+  EXPECT_FALSE(fs::exists(dir / "xz.yaml"));
+  EXPECT_EQ(m.to_yaml(), before);
+  EXPECT_EQ(m.undo_stack()->count(), 0);
+  // with y selected too it works
+  EXPECT_TRUE(m.collapse_to_subworkflow({"x", "y", "z"}, dir / "xyz.yaml").ok());
+  EXPECT_TRUE(m.problems().empty());
+  fs::remove_all(dir);
+}
+
 // Expanding the collapsed node puts the inner nodes back with prefixed ids, wired as before, and
 // the result runs to the same value.
 TEST_F(GraphModelTest, ExpandInlinesTheInnerNodes) {
