@@ -104,6 +104,81 @@ std::string unique_port(const std::string& name, std::vector<std::string>& taken
   taken.push_back(r);
   return r;
 }
+
+/// Why collapsing `ids` would give a node that feeds itself ("" when it would not): a node
+/// outside that the selection feeds and that feeds the selection again, named with the path.
+std::string feedback_path(const Workflow& wf, const std::vector<std::string>& ids) {
+  auto inside = [&](const std::string& id) { return contains(ids, id); };
+  std::map<std::string, std::string> parent;  // outside node → the node it was reached from
+  std::deque<std::string> todo;
+  for (const auto& l : wf.links)
+    if (inside(l.from_node) && !inside(l.to_node) && parent.emplace(l.to_node, l.from_node).second)
+      todo.push_back(l.to_node);
+  while (!todo.empty()) {
+    const std::string cur = todo.front();
+    todo.pop_front();
+    for (const auto& l : wf.links) {
+      if (l.from_node != cur) continue;
+      if (inside(l.to_node)) {
+        std::vector<std::string> path{l.to_node};
+        for (std::string x = cur;; x = parent[x]) {
+          path.push_back(x);
+          if (inside(x)) break;
+        }
+        std::string text;
+        for (auto it = path.rbegin(); it != path.rend(); ++it) text += (text.empty() ? "" : " -> ") + *it;
+        return "the sub-workflow would feed itself: " + text + " leaves the selection and comes back (select " + cur +
+               " too, or fewer nodes)";
+      }
+      if (parent.emplace(l.to_node, cur).second) todo.push_back(l.to_node);
+    }
+  }
+  return {};
+}
+
+/// The outside outputs feeding a selection and its outputs read outside, in link order.
+struct Boundary {
+  std::vector<std::pair<std::string, std::string>> in_sources, out_sources;  // (node, port)
+};
+
+/// Fills `inner`'s links and its `inputs:`/`outputs:` from the links of `wf` around `ids`:
+/// links inside stay inside; one exposed input per outside output that feeds the selection (it
+/// may feed several inner ports), one exposed output per inner output read outside. Port names
+/// come from the inner ports, made unique.
+Boundary expose_boundary(const Workflow& wf, const std::vector<std::string>& ids, Workflow& inner) {
+  auto inside = [&](const std::string& id) { return contains(ids, id); };
+  Boundary b;
+  std::vector<std::string> in_names, out_names;
+  for (const auto& l : wf.links) {
+    Link c = l;
+    c.where = {};
+    const bool from_in = inside(l.from_node), to_in = inside(l.to_node);
+    if (from_in && to_in) {
+      inner.links.push_back(std::move(c));
+    } else if (to_in) {
+      const std::pair src{l.from_node, l.from_port};
+      auto it = std::find(b.in_sources.begin(), b.in_sources.end(), src);
+      if (it == b.in_sources.end()) {
+        b.in_sources.push_back(src);
+        ExposedPort x;
+        x.name = unique_port(l.to_port, in_names);
+        inner.inputs.push_back(std::move(x));
+        it = b.in_sources.end() - 1;
+      }
+      inner.inputs[static_cast<std::size_t>(it - b.in_sources.begin())].targets.emplace_back(l.to_node, l.to_port);
+    } else if (from_in) {
+      const std::pair src{l.from_node, l.from_port};
+      if (std::find(b.out_sources.begin(), b.out_sources.end(), src) == b.out_sources.end()) {
+        b.out_sources.push_back(src);
+        ExposedPort x;
+        x.name = unique_port(l.from_port, out_names);
+        x.targets = {src};
+        inner.outputs.push_back(std::move(x));
+      }
+    }
+  }
+  return b;
+}
 }  // namespace
 
 const NodeSpec* GraphModel::spec_of(std::string_view node_id) const {
@@ -685,34 +760,7 @@ GraphModel::SubgraphEdit GraphModel::collapse_to_subworkflow(const std::vector<s
   if (!wf_.file.empty() && fs::weakly_canonical(file, ec) == fs::weakly_canonical(fs::absolute(wf_.file), ec))
     return {{}, "the sub-workflow cannot be the workflow's own file " + file.string()};
   auto inside = [&](const std::string& id) { return contains(ids, id); };
-  // A node outside that the selection feeds and that feeds the selection again would make the
-  // new node feed itself: refused, with the path.
-  {
-    std::map<std::string, std::string> parent;  // outside node → the node it was reached from
-    std::deque<std::string> todo;
-    for (const auto& l : wf_.links)
-      if (inside(l.from_node) && !inside(l.to_node) && parent.emplace(l.to_node, l.from_node).second)
-        todo.push_back(l.to_node);
-    while (!todo.empty()) {
-      const std::string cur = todo.front();
-      todo.pop_front();
-      for (const auto& l : wf_.links) {
-        if (l.from_node != cur) continue;
-        if (inside(l.to_node)) {
-          std::vector<std::string> path{l.to_node};
-          for (std::string x = cur;; x = parent[x]) {
-            path.push_back(x);
-            if (inside(x)) break;
-          }
-          std::string text;
-          for (auto it = path.rbegin(); it != path.rend(); ++it) text += (text.empty() ? "" : " -> ") + *it;
-          return {{}, "the sub-workflow would feed itself: " + text + " leaves the selection and comes back (select " +
-                          cur + " too, or fewer nodes)"};
-        }
-        if (parent.emplace(l.to_node, cur).second) todo.push_back(l.to_node);
-      }
-    }
-  }
+  if (std::string why = feedback_path(wf_, ids); !why.empty()) return {{}, why};
 
   // The inner workflow: the nodes, placed from (0, 0), with their input paths rebased.
   Workflow inner;
@@ -732,40 +780,10 @@ GraphModel::SubgraphEdit GraphModel::collapse_to_subworkflow(const std::vector<s
     if (n.pos) n.pos = Pos{(*n.pos)[0] - x0, (*n.pos)[1] - y0};
     inner.nodes.push_back(std::move(n));
   }
-  // Links: inside ones stay inside; one exposed input per outside output that feeds the
-  // selection (it may feed several inner ports), one exposed output per inner output read
-  // outside.
-  std::vector<std::string> in_names, out_names;
-  std::vector<std::pair<std::string, std::string>> in_sources, out_sources;  // (node, port), in order
-  std::vector<Link> outer_links;  // the new node's links, filled below (node id set later)
-  for (const auto& l : wf_.links) {
-    Link c = l;
-    c.where = {};
-    const bool from_in = inside(l.from_node), to_in = inside(l.to_node);
-    if (from_in && to_in) {
-      inner.links.push_back(std::move(c));
-    } else if (to_in) {
-      const std::pair src{l.from_node, l.from_port};
-      auto it = std::find(in_sources.begin(), in_sources.end(), src);
-      if (it == in_sources.end()) {
-        in_sources.push_back(src);
-        ExposedPort x;
-        x.name = unique_port(l.to_port, in_names);
-        inner.inputs.push_back(std::move(x));
-        it = in_sources.end() - 1;
-      }
-      inner.inputs[static_cast<std::size_t>(it - in_sources.begin())].targets.emplace_back(l.to_node, l.to_port);
-    } else if (from_in) {
-      const std::pair src{l.from_node, l.from_port};
-      if (std::find(out_sources.begin(), out_sources.end(), src) == out_sources.end()) {
-        out_sources.push_back(src);
-        ExposedPort x;
-        x.name = unique_port(l.from_port, out_names);
-        x.targets = {src};
-        inner.outputs.push_back(std::move(x));
-      }
-    }
-  }
+  const Boundary b = expose_boundary(wf_, ids, inner);
+  const auto& in_sources = b.in_sources;
+  const auto& out_sources = b.out_sources;
+  std::vector<Link> outer_links;  // the new node's links
   inner.file = file;
   try {
     fs::create_directories(inner_base);

@@ -46,7 +46,7 @@ std::string read_text(const fs::path& file) {
 /// The `gemflow` program: GEMFLOW_CLI, else beside Studio (installed: both in bin/), else PATH.
 QString default_program() {
   if (const char* env = std::getenv("GEMFLOW_CLI"); env && *env) return QString::fromLocal8Bit(env);
-  const QString beside = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("gemflow"));
+  QString beside = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("gemflow"));
   if (QFileInfo(beside).isExecutable()) return beside;
   return QStandardPaths::findExecutable(QStringLiteral("gemflow"));
 }
@@ -174,7 +174,7 @@ SweepDialog::SweepDialog(GraphModel& model, fs::path out_dir, const std::string&
     QString values;
     if (e.is_list) {
       QStringList l;
-      for (auto v : e.list) l << q(v).replace(QLatin1Char(','), QStringLiteral("\\,"));
+      for (const auto& v : e.list) l << q(v).replace(QLatin1Char(','), QStringLiteral("\\,"));
       values = l.join(QLatin1Char(','));
     } else {
       values = q(e.text);
