@@ -63,6 +63,7 @@ bool RunController::start(const Workflow& wf, const std::string& until) {
   Q_EMIT log(static_cast<int>(LogLevel::Info), {},
              until.empty() ? tr("Run %1 → %2").arg(q(wf.name), q(opt.out_dir.string()))
                            : tr("Run %1 up to %2 → %3").arg(q(wf.name), q(until), q(opt.out_dir.string())));
+  last_wf_ = wf;
   worker_ = std::thread([self, wf, opt, this] {
     const auto t0 = std::chrono::steady_clock::now();
     auto r = std::make_shared<RunResult>();
@@ -127,6 +128,15 @@ std::map<std::string, Value> RunController::outputs(const std::string& node) con
 }
 
 void RunController::on_event(const RunEvent& e) {
+  // A node inside a sub-workflow ("outer/inner"): its outer node shows that it runs or failed
+  // (its final state comes with the run's end).
+  if (const auto slash = e.node.find('/'); slash != std::string::npos) {
+    const QString outer = q(e.node.substr(0, slash));
+    if (e.kind == RunEvent::Kind::Progress || (e.kind == RunEvent::Kind::State && e.state == NodeState::Running))
+      Q_EMIT node_state(outer, static_cast<int>(NodeState::Running), 0.0, q(e.node + ": " + e.message));
+    else if (e.kind == RunEvent::Kind::State && e.state == NodeState::Failed)
+      Q_EMIT node_state(outer, static_cast<int>(NodeState::Failed), 0.0, q(e.node + ": " + e.message));
+  }
   switch (e.kind) {
     case RunEvent::Kind::State:
       Q_EMIT node_state(q(e.node), static_cast<int>(e.state), e.state == NodeState::Done ? 1.0 : 0.0, q(e.message));
@@ -152,6 +162,37 @@ void RunController::on_event(const RunEvent& e) {
   }
 }
 
+void RunController::aggregate_subworkflows(const std::string& prefix, const Workflow& wf) {
+  for (const auto& n : wf.nodes) {
+    if (n.type != kSubWorkflowType || !n.sub) continue;
+    const std::string id = prefix + n.id;
+    const Workflow& inner = n.sub->workflow;
+    aggregate_subworkflows(id + "/", inner);
+    NodeResult agg;
+    agg.state = NodeState::Cached;
+    bool complete = true;
+    for (const auto& m : inner.nodes) {
+      auto it = results_.find(id + "/" + m.id);
+      if (it == results_.end()) {
+        complete = false;  // not run (failed, cancelled or left out by "run to")
+        continue;
+      }
+      if (it->second.state == NodeState::Done) agg.state = NodeState::Done;
+      agg.seconds += it->second.seconds;
+    }
+    if (!complete) {
+      results_.erase(id);
+      continue;
+    }
+    for (const auto& x : inner.outputs)
+      if (!x.targets.empty())
+        if (auto it = results_.find(id + "/" + x.targets.front().first); it != results_.end())
+          if (auto v = it->second.outputs.find(x.targets.front().second); v != it->second.outputs.end())
+            agg.outputs[x.name] = v->second;
+    results_[id] = std::move(agg);
+  }
+}
+
 void RunController::on_done(std::shared_ptr<RunResult> r, double seconds) {
   if (worker_.joinable()) worker_.join();
   running_ = false;
@@ -164,6 +205,22 @@ void RunController::on_done(std::shared_ptr<RunResult> r, double seconds) {
     done += nr.state == NodeState::Done;
     cached += nr.state == NodeState::Cached;
     failed += nr.state == NodeState::Failed;
+  }
+  aggregate_subworkflows({}, last_wf_);
+  for (const auto& n : last_wf_.nodes) {
+    if (n.type != kSubWorkflowType) continue;
+    if (auto it = results_.find(n.id); it != results_.end()) {
+      Q_EMIT node_state(q(n.id), static_cast<int>(it->second.state), 1.0, {});
+      continue;
+    }
+    // not complete: the inner nodes' worst state (failed, cancelled, skipped), else not run
+    const auto rank = [](NodeState x) {
+      return x == NodeState::Failed ? 3 : x == NodeState::Cancelled ? 2 : x == NodeState::Skipped ? 1 : 0;
+    };
+    NodeState st = NodeState::Idle;
+    for (const auto& [id, nr] : r->nodes)
+      if (id.starts_with(n.id + "/") && rank(nr.state) > rank(st)) st = nr.state;
+    Q_EMIT node_state(q(n.id), static_cast<int>(st), 0.0, {});
   }
   for (const auto& d : r->diagnostics) Q_EMIT log(static_cast<int>(LogLevel::Error), q(d.node), q(d.str()));
   QString summary;

@@ -73,6 +73,12 @@ class RunController : public QObject {
  private:
   void on_event(const RunEvent& e);
   void on_done(std::shared_ptr<RunResult> r, double seconds);
+  /// The results of the `workflow` nodes of `wf` (ids `prefix` + id) from their inner nodes'
+  /// (the executor runs them flattened, "node/inner"): done or cached when all inner nodes are,
+  /// else the first failure; outputs are the exposed ports' inner outputs. Innermost first.
+  void aggregate_subworkflows(const std::string& prefix, const Workflow& wf);
+
+  Workflow last_wf_;  ///< the workflow of the last run (its sub-workflow nodes)
 
   const Registry& registry_;
   ResultCache cache_;

@@ -37,6 +37,7 @@
 #include "editor/quick_add.hpp"
 #include "editor/style.hpp"
 #include "model/graph_model.hpp"
+#include "run/run_controller.hpp"
 #include "run/sweep_dialog.hpp"
 
 namespace fs = std::filesystem;
@@ -343,6 +344,19 @@ TEST_F(SubgraphGui, CollapseSelectionIntoASubworkflowAndBack) {
   // saved and run headless as `gemflow run` does: the same sum
   ASSERT_TRUE(w->save());
   EXPECT_DOUBLE_EQ(run_headless(file, "sum", "sum"), expected);
+  // run in Studio: the sub-workflow node shows its inner nodes' state and its exposed outputs
+  {
+    QSignalSpy spy(&w->runs(), &gs::RunController::finished);
+    w->run(false);
+    ASSERT_TRUE(spy.wait(60000));
+    settle();
+    EXPECT_EQ(w->scene().node_item("consts")->state(), gemflow::NodeState::Done);
+    const auto outs = w->runs().outputs("consts");
+    ASSERT_EQ(outs.size(), 2u);
+    EXPECT_DOUBLE_EQ(outs.at("value").as<gemflow::MatrixF64>()->data()[0], 1.5);
+    EXPECT_DOUBLE_EQ(outs.at("value_2").as<gemflow::MatrixF64>()->data()[0], 2.0);
+    EXPECT_DOUBLE_EQ(w->runs().outputs("sum").at("sum").as<gemflow::MatrixF64>()->data()[0], expected);
+  }
 
   // Expand (its menu): the inner nodes come back with prefixed ids, wired as before
   {
