@@ -248,10 +248,14 @@ void GraphModel::save(const std::filesystem::path& file) {
   const fs::path target = fs::absolute(file).lexically_normal();
   const fs::path old_base = wf_.base_dir();
   const fs::path new_base = target.parent_path();
+  const fs::path old_file = wf_.file;
+  // The paths set below resolve against the new file (a sub-workflow node reads its inner file
+  // when its `path` is set).
+  wf_.file = target;
   // The first save: input paths chosen while the workflow had no file are absolute; they are
   // made relative to the file, as paths picked after a save are (a workflow moves with its
   // data). One undo step with the save's other rewrites.
-  if (wf_.file.empty()) {
+  if (old_file.empty()) {
     bool open = false;
     for (const auto& n : std::vector<NodeInstance>(wf_.nodes)) {
       const NodeSpec* s = spec_of(n.id);
@@ -271,7 +275,7 @@ void GraphModel::save(const std::filesystem::path& file) {
     if (open) undo_.endMacro();
   }
   // Relative input paths resolve against the file: keep them pointing at the same files.
-  if (!wf_.file.empty() && fs::absolute(old_base).lexically_normal() != new_base) {
+  if (!old_file.empty() && fs::absolute(old_base).lexically_normal() != new_base) {
     bool open = false;
     for (const auto& n : std::vector<NodeInstance>(wf_.nodes)) {
       const NodeSpec* s = spec_of(n.id);
@@ -290,10 +294,12 @@ void GraphModel::save(const std::filesystem::path& file) {
     }
     if (open) undo_.endMacro();
   }
-  Workflow copy = wf_;
-  copy.file = target;
-  save_workflow(copy, target);
-  wf_.file = target;
+  try {
+    save_workflow(wf_, target);
+  } catch (...) {
+    wf_.file = old_file;
+    throw;
+  }
   undo_.setClean();
 }
 

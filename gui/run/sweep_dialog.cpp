@@ -259,7 +259,8 @@ SweepDialog::Check SweepDialog::check() const {
     apply_sweep_point(pw, c.sweep, c.sweep.points[i]);
     for (const auto& d : validate(pw, model_.registry()))
       if (d.severity == Diagnostic::Severity::Error) {
-        c.error = tr("point %1: %2").arg(q(c.sweep.points[i].name), q(d.node.empty() ? d.log_str() : d.node + ": " + d.log_str()));
+        c.error = tr("point %1: %2")
+                      .arg(q(c.sweep.points[i].name), q(d.node.empty() ? d.log_str() : d.node + ": " + d.log_str()));
         return c;
       }
   }

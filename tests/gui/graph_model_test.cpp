@@ -688,6 +688,27 @@ TEST_F(GraphModelTest, RenamingANodeKeepsTheExposedPorts) {
   fs::remove_all(dir);
 }
 
+// A sub-workflow chosen before the first save has an absolute path; the first save makes it
+// relative to the new file and the node keeps its ports (the path is read against the new
+// file's folder, not the current one). Saving elsewhere later keeps them too.
+TEST_F(GraphModelTest, FirstSaveKeepsASubworkflowsPorts) {
+  const fs::path dir = fresh_dir("firstsave");
+  fs::create_directories(dir / "sub");
+  fs::create_directories(dir / "elsewhere");
+  std::ofstream(dir / "sub" / "inner.yaml") << "gemflow: 1\nnodes:\n  c: {type: t.const}\noutputs: {value: c.value}\n";
+  const std::string id = m.add_subworkflow((dir / "sub" / "inner.yaml").string(), {0, 0});
+  ASSERT_EQ(m.spec_of(id)->outputs.size(), 1u);
+  m.save(dir / "w.yaml");
+  EXPECT_EQ(std::get<std::string>(*m.workflow().find(id)->param("path")), "sub/inner.yaml");
+  ASSERT_NE(m.spec_of(id), nullptr);
+  EXPECT_EQ(m.spec_of(id)->outputs.size(), 1u);
+  m.save(dir / "elsewhere" / "w.yaml");
+  EXPECT_EQ(std::get<std::string>(*m.workflow().find(id)->param("path")), "../sub/inner.yaml");
+  EXPECT_EQ(m.spec_of(id)->outputs.size(), 1u);
+  EXPECT_TRUE(gemflow::load_workflow(dir / "elsewhere" / "w.yaml", reg).ok());
+  fs::remove_all(dir);
+}
+
 TEST_F(GraphModelTest, SweepSectionIsUndoableAndSaved) {
   build_chain();
   gemflow::WorkflowSweep ws;

@@ -429,7 +429,8 @@ TEST_F(SweepGui, PointCountAndChecksBeforeRunning) {
   // a value that breaks a rule between parameters: named with its point before running
   const std::string ruled = w->model().add_node("test.rules", {0, 500});
   d->add_axis(QString::fromStdString(ruled + ".rank"), QStringLiteral("0,1"));
-  EXPECT_TRUE(d->check().error.startsWith(QStringLiteral("point value=1.0__rank=1: "))) << d->check().error.toStdString();
+  EXPECT_TRUE(d->check().error.startsWith(QStringLiteral("point value=1.0__rank=1: ")))
+      << d->check().error.toStdString();
   EXPECT_TRUE(d->check().error.contains(QStringLiteral("pivoted"))) << d->check().error.toStdString();
   d->axes_table()->removeRow(1);
   w->model().undo_stack()->undo();
@@ -461,7 +462,8 @@ TEST_F(SweepGui, RunsThePointsShowsTheTableAndResumes) {
     const auto rows = gemflow::parse_sweep_table(std::string(std::istreambuf_iterator<char>(in), {}));
     ASSERT_TRUE(rows);
     ASSERT_EQ(rows->size(), 3u);
-    for (std::size_t k = 0; k < 3; ++k) EXPECT_DOUBLE_EQ((*rows)[k].numbers.at("sum.sum"), static_cast<double>(k) + 3.0);
+    for (std::size_t k = 0; k < 3; ++k)
+      EXPECT_DOUBLE_EQ((*rows)[k].numbers.at("sum.sum"), static_cast<double>(k) + 3.0);
     int col = -1;
     for (int c = 0; c < d->points_table()->columnCount(); ++c)
       if (d->points_table()->horizontalHeaderItem(c)->text() == QStringLiteral("sum.sum")) col = c;
