@@ -87,6 +87,23 @@ TEST(SemicrfNodes, FitDecodeFindsTheSteps) {
   EXPECT_NEAR(c.model->model.gaussians.mean[2], 3.0, 0.05);
 }
 
+TEST(SemicrfNodes, MaskedValuesAreMarginalised) {
+  // missing values whose placeholders would be a level of their own: masked, the chain ignores
+  // them (their scores are 0) and finds the same steps
+  Signal s = steps();
+  s.valid.assign(100, 1);
+  for (int t : {10, 11, 12, 55, 56, 90}) s.samples(t, 0) = 20.0, s.valid[t] = 0;
+  const auto c = fit_and_decode(s, 3, 10.0);
+  ASSERT_TRUE(c.segmentation);
+  ASSERT_EQ(c.segmentation->segments.size(), 3u);
+  EXPECT_EQ(c.segmentation->segments[1].start, 40u);
+  EXPECT_EQ(c.segmentation->segments[2].start, 70u);
+  EXPECT_NEAR(c.model->model.gaussians.mean[2], 3.0, 0.05);
+  for (int t : {10, 11, 12, 55, 56, 90})
+    for (std::size_t l = 0; l < 3; ++l) EXPECT_EQ(c.scores->scores(t, l), 0.0) << "sample " << t;
+  EXPECT_NE(c.scores->scores(13, 0), 0.0);
+}
+
 TEST(SemicrfNodes, MinimumDurationRemovesShortSegments) {
   Signal s = steps();
   s.samples(20, 0) = 3.0;  // a one-sample spike at the level of the middle step

@@ -577,6 +577,8 @@ struct Session::Impl {
 };
 
 Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream) : impl_(std::make_unique<Impl>()) {
+  if (x.segment_score != nullptr)
+    throw std::invalid_argument("the GPU path has no segment-level scores (Batch::segment_score): run it on the CPU");
   semicrf::detail::validate(m, x);
   if (m.transitions.size() != m.labels * m.labels)
     throw std::invalid_argument(
