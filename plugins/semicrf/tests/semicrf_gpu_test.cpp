@@ -176,6 +176,22 @@ TEST(GpuSemiCrf, RingsInGlobalMemoryForLargeKC) {
   expect_viterbi_matches(c, {});
 }
 
+TEST(GpuSemiCrf, ViterbiAtTheWarpKernelsLimits) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  // the warp-per-label Viterbi takes C ≤ 32 and K ≤ 256 in the lanes mode (K > 8 or C ≥ 16;
+  // durations in registers); its edges and the first shapes past them (the general kernels), with
+  // sequences shorter than K, of one sample, boundary scores and impossible samples
+  for (auto [C, K] : {std::pair<std::size_t, std::size_t>{32, 256}, {1, 100}, {32, 257}, {33, 40}, {2, 9}, {24, 1},
+                      {16, 4}}) {
+    SCOPED_TRACE("C = " + std::to_string(C) + ", K = " + std::to_string(K));
+    auto c = random_case({300, 1, 90, 600}, C, K, 40 + K + C, 1.0, true);
+    for (std::size_t i = 11; i < c.f.size(); i += 97) c.f[i] = kNegInf;
+    expect_viterbi_matches(c, {});
+    // small K with many labels also runs the lanes mode in the forward and backward kernels
+    if (K <= 8) expect_posteriors_match(c, {});
+  }
+}
+
 TEST(GpuSemiCrf, RefusesSegmentScores) {
   // segment-level scores are CPU only: refused before anything touches the device
   struct Zero final : sc::SegmentScore {
