@@ -302,7 +302,7 @@ Image Serial<Image>::read(BinaryReader& r) {
 }
 
 // ---- Signal, Scores, Segmentation ----
-static_assert(sizeof(Signal) == sizeof(Matrix<double>) + 2 * sizeof(double) + 3 * sizeof(std::vector<int>),
+static_assert(sizeof(Signal) == sizeof(Matrix<double>) + 2 * sizeof(double) + 4 * sizeof(std::vector<int>),
               "Signal changed: update Serial<Signal>");
 void Serial<Signal>::write(BinaryWriter& w, const Signal& s) {
   write_matrix(w, s.samples);
@@ -311,6 +311,7 @@ void Serial<Signal>::write(BinaryWriter& w, const Signal& s) {
   w.block(s.times);
   w.strings(s.channels);
   w.strings(s.units);
+  w.block(s.valid);
 }
 Signal Serial<Signal>::read(BinaryReader& r) {
   Signal s;
@@ -320,6 +321,7 @@ Signal Serial<Signal>::read(BinaryReader& r) {
   s.times = r.block<double>("times");
   s.channels = r.strings("channels");
   s.units = r.strings("units");
+  s.valid = r.block<std::uint8_t>("validity flags");
   return s;
 }
 

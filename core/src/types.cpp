@@ -108,7 +108,9 @@ std::string DataType<Image>::summary(const Image& im) {
 }
 std::string DataType<Signal>::summary(const Signal& s) {
   const std::string axis = s.regular() ? fmt::format("{} Hz", s.sample_rate) : std::string("irregular times");
-  return fmt::format("{} samples × {} channel{}, {}", s.length(), s.dims(), s.dims() == 1 ? "" : "s", axis);
+  const std::size_t missing = s.missing();
+  return fmt::format("{} samples × {} channel{}, {}{}", s.length(), s.dims(), s.dims() == 1 ? "" : "s", axis,
+                     missing == 0 ? std::string() : fmt::format(", {} missing value{}", missing, missing == 1 ? "" : "s"));
 }
 std::string DataType<Scores>::summary(const Scores& s) {
   return fmt::format("{} samples × {} label{}", s.length(), s.classes(), s.classes() == 1 ? "" : "s");

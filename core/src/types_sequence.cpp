@@ -42,8 +42,22 @@ std::optional<std::string> Signal::validate() const {
   for (std::size_t t = 0; t < n; ++t)
     for (std::size_t c = 0; c < d; ++c)
       if (!std::isfinite(samples(t, c)))
-        return fmt::format("sample {} of channel '{}' is {}", t, channels[c], samples(t, c));
+        return fmt::format("sample {} of channel '{}' is {}{}", t, channels[c], samples(t, c),
+                           observed(t, c) ? "" : " (a missing value holds a finite placeholder)");
+  if (!valid.empty()) {
+    if (valid.size() != n * d) return fmt::format("{} validity flags for {} × {} samples", valid.size(), n, d);
+    for (std::size_t i = 0; i < valid.size(); ++i)
+      if (valid[i] > 1)
+        return fmt::format("validity flag of sample {}, channel '{}' is {} (1 observed, 0 missing)", i / d,
+                           channels[i % d], int(valid[i]));
+  }
   return std::nullopt;
+}
+
+std::size_t Signal::missing() const noexcept {
+  std::size_t n = 0;
+  for (const auto v : valid) n += v == 0;
+  return n;
 }
 
 std::optional<std::string> Scores::validate() const {

@@ -7,6 +7,7 @@ static void register_semicrf(gemflow::PluginRegistrar& r) {
   gemflow::semicrf::register_model_nodes(r);
   gemflow::semicrf::register_decode_nodes(r);
   gemflow::semicrf::register_report_nodes(r);
+  gemflow::semicrf::register_segment_nodes(r);
 }
 
 GEMFLOW_PLUGIN_ENTRY(register_semicrf)

@@ -131,8 +131,10 @@ TEST(Serial, EveryStandardTypeRoundTrips) {
   sig.sample_rate = 2.0;
   sig.channels = {"depth"};
   sig.units = {"m"};
+  sig.valid = {1, 0, 1};
   const auto sig2 = round_trip(sig);
   EXPECT_TRUE(std::isnan(sig2.samples(1, 0)));
+  EXPECT_EQ(sig2.valid, sig.valid);
   EXPECT_EQ(sig2.sample_rate, 2.0);
 
   Scores sc;

@@ -98,6 +98,25 @@ TEST(Signal, RegularAndIrregularTimeAxes) {
   EXPECT_EQ(summary(s), "4 samples × 2 channels, irregular times");
 }
 
+TEST(Signal, ValidityMask) {
+  Signal s = two_channels();
+  EXPECT_EQ(s.missing(), 0u);
+  EXPECT_TRUE(s.observed(3, 1));
+  s.valid = {1, 1, 1, 0, 1, 1, 0, 0};
+  EXPECT_EQ(s.validate(), std::nullopt);
+  EXPECT_FALSE(s.observed(1, 1));
+  EXPECT_TRUE(s.observed(1, 0));
+  EXPECT_EQ(s.missing(), 3u);
+  EXPECT_EQ(summary(s), "4 samples × 2 channels, 100 Hz, 3 missing values");
+  s.valid = {1, 1, 1};
+  EXPECT_EQ(s.validate(), "3 validity flags for 4 × 2 samples");
+  s.valid = {1, 1, 1, 2, 1, 1, 1, 1};
+  EXPECT_EQ(s.validate(), "validity flag of sample 1, channel 'y' is 2 (1 observed, 0 missing)");
+  s.valid = {1, 1, 1, 0, 1, 1, 1, 1};
+  s.samples(1, 1) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(s.validate(), "sample 1 of channel 'y' is nan (a missing value holds a finite placeholder)");
+}
+
 TEST(Signal, InvalidSignalsSayWhy) {
   auto broken = [](auto edit) {
     Signal s = two_channels();

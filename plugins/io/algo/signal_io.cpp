@@ -69,15 +69,18 @@ std::vector<std::string_view> split(std::string_view line, char sep) {
   return out;
 }
 
-/// Fills the NaN entries of a T × D matrix by linear interpolation per channel.
+/// Marks the NaN entries of a T × D matrix missing in Signal::valid and fills them by linear
+/// interpolation per channel (the placeholder consumers that ignore the mask see).
 void fill_missing(Signal& s, SignalFileInfo& info, const std::string& path) {
   const std::size_t T = s.length(), D = s.dims();
   std::vector<bool> row_missing(T, false);
+  std::vector<std::uint8_t> valid(T * D, 1);
   for (std::size_t d = 0; d < D; ++d) {
     std::size_t last = T;  // last observed row
     for (std::size_t t = 0; t < T; ++t) {
       if (std::isnan(s.samples(t, d))) {
         row_missing[t] = true;
+        valid[t * D + d] = 0;
         ++info.missing;
         continue;
       }
@@ -96,6 +99,7 @@ void fill_missing(Signal& s, SignalFileInfo& info, const std::string& path) {
   }
   for (std::size_t t = 0; t < T; ++t)
     if (row_missing[t]) info.missing_rows.push_back(t);
+  if (info.missing > 0) s.valid = std::move(valid);
 }
 
 int line_at(std::string_view text, std::size_t byte) {

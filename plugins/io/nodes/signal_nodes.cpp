@@ -21,7 +21,9 @@ class ReadSignal final : public Node {
                 "\"series\" entries with \"raw\" values, null = missing, several dimensions), CSV (.csv), TSV "
                 "(.tsv) or text (.txt: whitespace- or comma-separated, one value per line for one channel), each "
                 "with or without a header row of channel names, and NumPy .npy (2-D, T × D). Missing values (null, "
-                "empty, NA, NaN, ?) are filled by linear interpolation per channel and reported with their rows. "
+                "empty, NA, NaN, ?) are marked in the signal's validity mask (models that honour it, such as the "
+                "semicrf nodes, marginalise them out), filled by linear interpolation per channel for the others, "
+                "and reported with their rows. "
                 "A column of the text formats can be the time axis; otherwise the signal is regular (sample_rate).",
             .errors =
                 "Every malformed file names file:line (the offending row or value; .npy: the byte offset): ragged "
@@ -31,7 +33,7 @@ class ReadSignal final : public Node {
             .determinism = "Deterministic.",
             .references = "TCPD (van den Burg & Williams, arXiv:2003.06222, 2020), RFC 4180, numpy.lib.format."};
   }
-  Output<Signal> signal{this, "signal", "The signal, T × D; missing values filled (see the log)"};
+  Output<Signal> signal{this, "signal", "The signal, T × D; missing values masked and filled (see the log)"};
   PathParam path{this,
                  "path",
                  PathParam::Mode::Read,
@@ -82,7 +84,7 @@ class ReadSignal final : public Node {
       }
       if (fi.missing_rows.size() > 10) rows += ", ...";
       ctx.warn(file.filename().string() + ": " + std::to_string(fi.missing) + " missing values in " +
-               std::to_string(fi.missing_rows.size()) + " samples filled by linear interpolation: samples " + rows);
+               std::to_string(fi.missing_rows.size()) + " samples masked (their placeholders filled by linear interpolation): samples " + rows);
     }
     ctx.info(std::to_string(s.length()) + " samples × " + std::to_string(s.dims()) + " channels from " +
              file.filename().string() + " (" + fi.format + (fi.header ? ", header row" : "") + ")");

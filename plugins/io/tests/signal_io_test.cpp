@@ -66,6 +66,18 @@ TEST(SignalIo, TcpdNullIsMissingAndFilled) {
   EXPECT_EQ(fi.missing, 4u);
   EXPECT_EQ(fi.missing_rows, (std::vector<std::size_t>{0, 1, 3, 4}));
   EXPECT_EQ(fi.lines[2], 3);  // value 2 of series 0 is on line 3
+  // the mask marks exactly the null entries, channel by channel (row-major T × D)
+  EXPECT_EQ(s.valid, (std::vector<std::uint8_t>{1, 0, 0, 1, 1, 1, 0, 1, 0, 1}));
+  EXPECT_FALSE(s.observed(1, 0));
+  EXPECT_TRUE(s.observed(1, 1));
+  EXPECT_EQ(s.missing(), 4u);
+  EXPECT_EQ(s.validate(), std::nullopt);
+}
+
+TEST(SignalIo, NothingMissingLeavesTheMaskEmpty) {
+  const Signal s = parse_signal("v\n1\n2\n", "x.csv");
+  EXPECT_TRUE(s.valid.empty());
+  EXPECT_TRUE(s.observed(1, 0));
 }
 
 TEST(SignalIo, TcpdErrorsNameTheLine) {
@@ -86,6 +98,7 @@ TEST(SignalIo, CsvWithAndWithoutHeader) {
   EXPECT_EQ(s.channels, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(s.times, (std::vector<double>{0, 1, 2}));
   EXPECT_EQ(s.samples(1, 0), 3.0);
+  EXPECT_EQ(s.valid, (std::vector<std::uint8_t>{1, 1, 0, 1, 1, 1}));  // NA: missing; the time column is no channel
   s = parse_signal("1,2\n3,4\n", "x.csv", {}, &fi);
   EXPECT_FALSE(fi.header);
   EXPECT_EQ(s.samples(1, 1), 4.0);
@@ -117,6 +130,7 @@ TEST(SignalIo, CoriellCopyNumberProfile) {
   EXPECT_EQ(s.length(), 2271u);
   EXPECT_EQ(s.dims(), 2u);
   EXPECT_EQ(fi.missing, 353u);  // the file's NA values: 159 in Coriell.05296, 194 in Coriell.13330
+  EXPECT_EQ(s.missing(), 353u);
   EXPECT_FALSE(s.validate().has_value());
 }
 
@@ -166,7 +180,9 @@ TEST(SignalIo, ReadSignalNodeWarnsAboutMissingValues) {
   const auto s = node->output("signal").as<Signal>();
   EXPECT_EQ(s->samples(1, 0), 3.0);  // blank lines are skipped, not missing
   EXPECT_EQ(s->samples(2, 0), 4.0);
+  EXPECT_EQ(s->valid, (std::vector<std::uint8_t>{1, 1, 0, 1}));
   ASSERT_EQ(ctx.warnings().size(), 1u);
   EXPECT_CONTAINS(ctx.warnings()[0],
-                  "1 missing values in 1 samples filled by linear interpolation: samples 2 (line 5)");
+                  "1 missing values in 1 samples masked (their placeholders filled by linear interpolation): "
+                  "samples 2 (line 5)");
 }

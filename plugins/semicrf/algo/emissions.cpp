@@ -21,6 +21,10 @@ void check_signal(const double* x, std::size_t T, std::size_t D) {
                                     " is not finite");
 }
 
+bool observed(const std::uint8_t* valid, std::size_t t, std::size_t D, std::size_t d) {
+  return valid == nullptr || valid[t * D + d] != 0;
+}
+
 double quantile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   const double pos = p * double(v.size() - 1);
@@ -31,7 +35,8 @@ double quantile(std::vector<double> v, double p) {
 
 }  // namespace
 
-std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t D, const GaussianLabels& g) {
+std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t D, const GaussianLabels& g,
+                                    const std::uint8_t* valid) {
   check_signal(x, T, D);
   const std::size_t C = g.labels;
   if (g.dims != D)
@@ -39,33 +44,45 @@ std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t 
                                 std::to_string(D));
   if (C == 0 || g.mean.size() != C * D || g.variance.size() != C * D)
     throw std::invalid_argument("the Gaussians need C·D = " + std::to_string(C * D) + " means and variances");
-  std::vector<double> norm(C, 0.0);
+  std::vector<double> norm(C * D);  // −½ log(2πσ²) per label and channel
   for (std::size_t c = 0; c < C; ++c)
     for (std::size_t d = 0; d < D; ++d) {
       const double v = g.variance[c * D + d];
       if (!(v > 0) || !std::isfinite(v))
         throw std::invalid_argument("variance of label " + std::to_string(c) + ", channel " + std::to_string(d) +
                                     " is " + std::to_string(v) + " (must be positive and finite)");
-      norm[c] -= 0.5 * std::log(2 * std::numbers::pi * v);
+      norm[c * D + d] = -0.5 * std::log(2 * std::numbers::pi * v);
     }
   if (!(g.outlier >= 0.0 && g.outlier < 1.0))
     throw std::invalid_argument("outlier probability " + std::to_string(g.outlier) + " is outside [0, 1)");
-  // log density of the uniform outlier model: −Σ_d log R_d (a constant signal: R_d = 1)
-  double log_uniform = 0;
+  // log density of the uniform outlier model per channel: −log R_d over the observed values (a
+  // constant channel: R_d = 1)
+  std::vector<double> log_uniform(D, 0.0);
   for (std::size_t d = 0; d < D && g.outlier > 0; ++d) {
-    double lo = x[d], hi = x[d];
-    for (std::size_t t = 0; t < T; ++t) lo = std::min(lo, x[t * D + d]), hi = std::max(hi, x[t * D + d]);
-    log_uniform -= std::log(hi > lo ? hi - lo : 1.0);
+    double lo = INFINITY, hi = -INFINITY;
+    for (std::size_t t = 0; t < T; ++t)
+      if (observed(valid, t, D, d)) lo = std::min(lo, x[t * D + d]), hi = std::max(hi, x[t * D + d]);
+    log_uniform[d] = -std::log(hi > lo ? hi - lo : 1.0);
   }
-  const double a = g.outlier > 0 ? std::log1p(-g.outlier) : 0.0,
-               b = g.outlier > 0 ? std::log(g.outlier) + log_uniform : 0.0;
+  const double a = g.outlier > 0 ? std::log1p(-g.outlier) : 0.0, log_eps = g.outlier > 0 ? std::log(g.outlier) : 0.0;
   std::vector<double> f(T * C);
-  for (std::size_t t = 0; t < T; ++t)
+  for (std::size_t t = 0; t < T; ++t) {
+    // a missing channel is integrated out: both densities integrate to 1 over it, so it drops
+    // from the product; a sample with no observed channel scores 0 under every label
+    double b = log_eps;
+    std::size_t seen = 0;
+    for (std::size_t d = 0; d < D; ++d)
+      if (observed(valid, t, D, d)) b += log_uniform[d], ++seen;
     for (std::size_t c = 0; c < C; ++c) {
-      double s = norm[c];
+      if (seen == 0) {
+        f[t * C + c] = 0.0;
+        continue;
+      }
+      double s = 0;
       for (std::size_t d = 0; d < D; ++d) {
+        if (!observed(valid, t, D, d)) continue;
         const double r = x[t * D + d] - g.mean[c * D + d];
-        s -= r * r / (2 * g.variance[c * D + d]);
+        s += norm[c * D + d] - r * r / (2 * g.variance[c * D + d]);
       }
       if (g.outlier > 0) {  // log((1 − ε) e^s + ε/ΠR) without overflow
         const double u = a + s, m = std::max(u, b);
@@ -73,19 +90,28 @@ std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t 
       }
       f[t * C + c] = s;
     }
+  }
   return f;
 }
 
-std::vector<double> noise_variance(const double* x, std::size_t T, std::size_t D) {
+std::vector<double> noise_variance(const double* x, std::size_t T, std::size_t D, const std::uint8_t* valid) {
   check_signal(x, T, D);
   std::vector<double> out(D);
   for (std::size_t d = 0; d < D; ++d) {
+    // differences between consecutive observed values (a missing value is skipped, not filled)
     double ms = 0;
-    for (std::size_t t = 0; t < T; ++t) ms += x[t * D + d] * x[t * D + d] / double(T);
+    std::size_t n = 0, last = T;
+    std::vector<double> diff;
+    for (std::size_t t = 0; t < T; ++t) {
+      if (!observed(valid, t, D, d)) continue;
+      ms += x[t * D + d] * x[t * D + d];
+      ++n;
+      if (last != T) diff.push_back(std::abs(x[t * D + d] - x[last * D + d]));
+      last = t;
+    }
+    ms = n > 0 ? ms / double(n) : 0.0;
     double v = 0;
-    if (T > 1) {
-      std::vector<double> diff(T - 1);
-      for (std::size_t t = 0; t + 1 < T; ++t) diff[t] = std::abs(x[(t + 1) * D + d] - x[t * D + d]);
+    if (!diff.empty()) {
       const double mad = quantile(diff, 0.5);
       v = std::pow(1.4826 * mad / std::numbers::sqrt2, 2);
       if (v == 0) {  // more than half the differences are 0 (quantised data): use their mean square
@@ -99,29 +125,78 @@ std::vector<double> noise_variance(const double* x, std::size_t T, std::size_t D
   return out;
 }
 
+std::vector<double> standardise(const double* x, std::size_t T, std::size_t D, const std::uint8_t* valid) {
+  check_signal(x, T, D);
+  const auto noise = noise_variance(x, T, D, valid);
+  std::vector<double> out(x, x + T * D);
+  for (std::size_t d = 0; d < D; ++d) {
+    std::vector<double> v;
+    for (std::size_t t = 0; t < T; ++t)
+      if (observed(valid, t, D, d)) v.push_back(x[t * D + d]);
+    if (v.empty()) continue;
+    const double med = quantile(v, 0.5);
+    for (auto& a : v) a = std::abs(a - med);
+    double scale = 1.4826 * quantile(v, 0.5);
+    if (!(scale > 0)) scale = std::sqrt(noise[d]);
+    for (std::size_t t = 0; t < T; ++t) out[t * D + d] = (x[t * D + d] - med) / scale;
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> hampel_outliers(const double* x, std::size_t T, std::size_t D, std::size_t half_window,
+                                          double threshold, const std::uint8_t* valid) {
+  check_signal(x, T, D);
+  if (!(threshold > 0)) throw std::invalid_argument("the Hampel threshold must be positive");
+  std::vector<std::uint8_t> out(T * D);
+  for (std::size_t i = 0; i < T * D; ++i) out[i] = valid == nullptr || valid[i] != 0 ? 1 : 0;
+  for (std::size_t d = 0; d < D; ++d) {
+    std::vector<double> r(T, 0.0), all, window;
+    for (std::size_t t = 0; t < T; ++t) {
+      if (!observed(valid, t, D, d)) continue;
+      window.clear();
+      for (std::size_t u = t > half_window ? t - half_window : 0; u < std::min(T, t + half_window + 1); ++u)
+        if (observed(valid, u, D, d)) window.push_back(x[u * D + d]);
+      r[t] = std::abs(x[t * D + d] - quantile(window, 0.5));
+      all.push_back(r[t]);
+    }
+    if (all.empty()) continue;
+    const double scale = 1.4826 * quantile(all, 0.5);
+    if (!(scale > 0)) continue;
+    for (std::size_t t = 0; t < T; ++t)
+      if (observed(valid, t, D, d) && r[t] > threshold * scale) out[t * D + d] = 0;
+  }
+  return out;
+}
+
 GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D, std::size_t C, LevelEstimate levels,
-                                  VarianceEstimate variance) {
+                                  VarianceEstimate variance, const std::uint8_t* valid) {
   check_signal(x, T, D);
   if (C == 0 || C > T)
     throw std::invalid_argument(std::to_string(C) + " labels for " + std::to_string(T) + " samples (need 1 ≤ C ≤ T)");
   GaussianLabels g{C, D, std::vector<double>(C * D), std::vector<double>(C * D)};
   for (std::size_t d = 0; d < D; ++d) {
-    std::vector<double> v(T);
-    for (std::size_t t = 0; t < T; ++t) v[t] = x[t * D + d];
+    std::vector<double> v;
+    for (std::size_t t = 0; t < T; ++t)
+      if (observed(valid, t, D, d)) v.push_back(x[t * D + d]);
+    if (v.empty()) throw std::invalid_argument("channel " + std::to_string(d) + " has no observed value");
     for (std::size_t c = 0; c < C; ++c) g.mean[c * D + d] = quantile(v, (double(c) + 0.5) / double(C));
   }
-  // distances in units of each channel's noise, so that channels of other units weigh alike
-  const auto noise = noise_variance(x, T, D);
-  std::vector<std::size_t> assign(T, 0);
+  // distances in units of each channel's noise, so that channels of other units weigh alike;
+  // a sample with no observed channel is assigned to no label (kNone)
+  const auto noise = noise_variance(x, T, D, valid);
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> assign(T, kNone);
   auto nearest = [&] {
     bool changed = false;
     for (std::size_t t = 0; t < T; ++t) {
-      std::size_t best = 0;
+      std::size_t best = kNone;
       double bd = INFINITY;
       for (std::size_t c = 0; c < C; ++c) {
         double s = 0;
-        for (std::size_t d = 0; d < D; ++d) s += std::pow(x[t * D + d] - g.mean[c * D + d], 2) / noise[d];
-        if (s < bd) bd = s, best = c;
+        bool any = false;
+        for (std::size_t d = 0; d < D; ++d)
+          if (observed(valid, t, D, d)) s += std::pow(x[t * D + d] - g.mean[c * D + d], 2) / noise[d], any = true;
+        if (any && s < bd) bd = s, best = c;
       }
       changed |= assign[t] != best;
       assign[t] = best;
@@ -132,14 +207,14 @@ GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D,
   if (levels == LevelEstimate::kmeans) {
     for (int it = 0; it < 100; ++it) {
       std::vector<double> sum(C * D, 0.0);
-      std::vector<std::size_t> n(C, 0);
+      std::vector<std::size_t> n(C * D, 0);
       for (std::size_t t = 0; t < T; ++t) {
-        ++n[assign[t]];
-        for (std::size_t d = 0; d < D; ++d) sum[assign[t] * D + d] += x[t * D + d];
+        if (assign[t] == kNone) continue;
+        for (std::size_t d = 0; d < D; ++d)
+          if (observed(valid, t, D, d)) sum[assign[t] * D + d] += x[t * D + d], ++n[assign[t] * D + d];
       }
-      for (std::size_t c = 0; c < C; ++c)
-        if (n[c] > 0)
-          for (std::size_t d = 0; d < D; ++d) g.mean[c * D + d] = sum[c * D + d] / double(n[c]);
+      for (std::size_t i = 0; i < C * D; ++i)
+        if (n[i] > 0) g.mean[i] = sum[i] / double(n[i]);
       if (!nearest()) break;
     }
     // labels ordered by the level of channel 0 (stable: ties keep their order)
@@ -156,15 +231,15 @@ GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D,
     for (std::size_t d = 0; d < D; ++d) g.variance[c * D + d] = noise[d];
   if (variance == VarianceEstimate::cluster) {
     std::vector<double> ss(C * D, 0.0);
-    std::vector<std::size_t> n(C, 0);
+    std::vector<std::size_t> n(C * D, 0);
     for (std::size_t t = 0; t < T; ++t) {
-      ++n[assign[t]];
+      if (assign[t] == kNone) continue;
       for (std::size_t d = 0; d < D; ++d)
-        ss[assign[t] * D + d] += std::pow(x[t * D + d] - g.mean[assign[t] * D + d], 2);
+        if (observed(valid, t, D, d))
+          ss[assign[t] * D + d] += std::pow(x[t * D + d] - g.mean[assign[t] * D + d], 2), ++n[assign[t] * D + d];
     }
-    for (std::size_t c = 0; c < C; ++c)
-      for (std::size_t d = 0; d < D; ++d)
-        if (n[c] > 1) g.variance[c * D + d] = std::max(noise[d], ss[c * D + d] / double(n[c] - 1));
+    for (std::size_t i = 0; i < C * D; ++i)
+      if (n[i] > 1) g.variance[i] = std::max(noise[i % D], ss[i] / double(n[i] - 1));
   }
   return g;
 }

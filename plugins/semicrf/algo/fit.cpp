@@ -34,15 +34,16 @@ void normalise_row(double* out, const double* counts, const double* keep, std::s
 }  // namespace
 
 std::vector<FitStep> fit_em(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths, std::size_t D,
-                            const FitOptions& o) {
+                            const FitOptions& o, const std::uint8_t* valid) {
   const std::size_t C = m.crf.labels, K = m.crf.max_duration;
   std::size_t n = 0;
   for (auto t : lengths) n += t;
-  const auto noise = noise_variance(x, n, D);
+  const auto noise = noise_variance(x, n, D, valid);
+  auto seen = [valid, D](std::size_t u, std::size_t d) { return valid == nullptr || valid[u * D + d] != 0; };
   std::vector<FitStep> hist;
   double prev = 0;
   for (std::size_t it = 0; it <= o.iterations; ++it) {
-    const auto f = gaussian_scores(x, n, D, m.gaussians);
+    const auto f = gaussian_scores(x, n, D, m.gaussians, valid);
     Batch batch;
     batch.emissions = f.data();
     batch.lengths = lengths;
@@ -53,22 +54,23 @@ std::vector<FitStep> fit_em(GaussianSemiCrf& m, const double* x, const std::vect
     if (o.on_step && !o.on_step(hist.back())) break;
     prev = obj;
     if (o.fit_emissions) {
+      // weights q(u, c) over the observed values of each channel (missing ones carry no data)
       for (std::size_t c = 0; c < C; ++c) {
-        double w = 0;
-        std::vector<double> s1(D, 0.0), s2(D, 0.0);
+        std::vector<double> w(D, 0.0), s1(D, 0.0), s2(D, 0.0);
         for (std::size_t u = 0; u < n; ++u) {
           const double q = p.label_marginals[u * C + c];
-          w += q;
-          for (std::size_t d = 0; d < D; ++d) s1[d] += q * x[u * D + d];
-        }
-        if (w < 1e-9) continue;  // an unused label keeps its Gaussian
-        for (std::size_t d = 0; d < D; ++d) m.gaussians.mean[c * D + d] = s1[d] / w;
-        if (!o.fit_variances) continue;
-        for (std::size_t u = 0; u < n; ++u)
           for (std::size_t d = 0; d < D; ++d)
-            s2[d] += p.label_marginals[u * C + c] * std::pow(x[u * D + d] - m.gaussians.mean[c * D + d], 2);
-        for (std::size_t d = 0; d < D; ++d)
-          m.gaussians.variance[c * D + d] = std::max(s2[d] / w, o.variance_floor * noise[d]);
+            if (seen(u, d)) w[d] += q, s1[d] += q * x[u * D + d];
+        }
+        for (std::size_t d = 0; d < D; ++d) {
+          if (w[d] < 1e-9) continue;  // an unused label keeps its Gaussian
+          m.gaussians.mean[c * D + d] = s1[d] / w[d];
+          if (!o.fit_variances) continue;
+          for (std::size_t u = 0; u < n; ++u)
+            if (seen(u, d))
+              s2[d] += p.label_marginals[u * C + c] * std::pow(x[u * D + d] - m.gaussians.mean[c * D + d], 2);
+          m.gaussians.variance[c * D + d] = std::max(s2[d] / w[d], o.variance_floor * noise[d]);
+        }
       }
     }
     if (o.fit_transitions && m.crf.transitions.size() == C * C)
@@ -92,8 +94,8 @@ namespace {
 class Supervised {
  public:
   Supervised(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths, std::size_t D,
-             const std::vector<std::vector<Segment>>& gold, const FitOptions& o)
-      : m_(m), x_(x), lengths_(lengths), D_(D), gold_(gold), o_(o) {
+             const std::vector<std::vector<Segment>>& gold, const FitOptions& o, const std::uint8_t* valid)
+      : m_(m), x_(x), valid_(valid), lengths_(lengths), D_(D), gold_(gold), o_(o) {
     for (auto t : lengths) n_ += t;
     if (gold.size() != lengths.size())
       throw std::invalid_argument(std::to_string(gold.size()) + " labelled segmentations for " +
@@ -131,7 +133,7 @@ class Supervised {
   double evaluate(const double* v, double* g) {
     set(v);
     const std::size_t C = m_.crf.labels, D = D_;
-    const auto f = gaussian_scores(x_, n_, D, m_.gaussians);
+    const auto f = gaussian_scores(x_, n_, D, m_.gaussians, valid_);
     Batch batch;
     batch.emissions = f.data();
     batch.lengths = lengths_;
@@ -185,6 +187,7 @@ class Supervised {
           const double w = ge[u * C + c];
           if (w == 0) continue;
           for (std::size_t d = 0; d < D; ++d) {
+            if (valid_ != nullptr && valid_[u * D + d] == 0) continue;  // f does not depend on a missing value's μ, σ²
             const double var = m_.gaussians.variance[c * D + d], r = x_[u * D + d] - m_.gaussians.mean[c * D + d];
             g[j + c * D + d] += w * r / var;                          // ∂f/∂μ = r/σ²
             g[j + nm + c * D + d] += w * (-0.5 + r * r / (2 * var));  // ∂f/∂log σ²
@@ -197,6 +200,7 @@ class Supervised {
  private:
   GaussianSemiCrf& m_;
   const double* x_;
+  const std::uint8_t* valid_;
   const std::vector<std::size_t>& lengths_;
   std::size_t D_, n_ = 0;
   const std::vector<std::vector<Segment>>& gold_;
@@ -244,8 +248,9 @@ int progress_cb(void* inst, const lbfgsfloatval_t*, const lbfgsfloatval_t*, cons
 }  // namespace
 
 std::vector<FitStep> fit_supervised(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths,
-                                    std::size_t D, const std::vector<std::vector<Segment>>& gold, const FitOptions& o) {
-  Supervised s(m, x, lengths, D, gold, o);
+                                    std::size_t D, const std::vector<std::vector<Segment>>& gold, const FitOptions& o,
+                                    const std::uint8_t* valid) {
+  Supervised s(m, x, lengths, D, gold, o, valid);
   const std::size_t n = s.size();
   std::vector<FitStep> hist;
   if (n == 0) return hist;

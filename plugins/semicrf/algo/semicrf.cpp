@@ -131,6 +131,8 @@ Sequence::Sequence(const Model& m, const Batch& x, std::size_t b, std::size_t of
   const double* f = x.emissions + offset * C;
   start = x.start_scores ? x.start_scores + offset * C : nullptr;
   end = x.end_scores ? x.end_scores + offset * C : nullptr;
+  segment = x.segment_score;
+  index = b;
   nu.assign(C, 0.0);
   if (o.centring != Centring::none) {
     for (std::size_t c = 0; c < C; ++c) {
@@ -160,6 +162,14 @@ double Sequence::psi0(std::size_t t, std::size_t k, std::size_t c) const {
   if (reconstruct) v += nu[c] * double(k);
   if (start) v += start[s * C + c];
   if (end) v += end[(t - 1) * C + c];
+  if (segment) {
+    const double g = segment->score(index, s, t, c);
+    if (std::isnan(g) || g == std::numeric_limits<double>::infinity())
+      throw std::invalid_argument("the segment score of [" + std::to_string(s) + ", " + std::to_string(t) +
+                                  ") of sequence " + std::to_string(index) + ", label " + std::to_string(c) +
+                                  " is " + std::to_string(g) + " (allowed: finite or -inf)");
+    v += g;
+  }
   return v;
 }
 

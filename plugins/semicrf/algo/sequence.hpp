@@ -68,6 +68,8 @@ struct Sequence {
   bool general, reconstruct;
   const double* start = nullptr;
   const double* end = nullptr;
+  const SegmentScore* segment = nullptr;
+  std::size_t index = 0;  ///< b, for `segment`
   std::vector<double> nu, S;
   std::vector<std::uint32_t> ninf;
   std::vector<std::size_t> finite_count;  ///< per label (centring modes other than none)

@@ -2,8 +2,12 @@
 // CPU fp64 reference and on the GPU, for the shapes: B = 64, T = 10⁴, K = 100, C = 24 and
 // the sweep K ∈ {1, 10, 100, 1000} × B ∈ {1, 8, 64} × T ∈ {10³, 10⁴, 10⁵}.
 //
-// Usage: semicrf_bench_semicrf_bench [--main] [--sweep] [--cpu-seqs N] [--reps R] [--flash-inputs]
+// Usage: semicrf_bench_semicrf_bench [--main] [--sweep] [--goals] [--shape B,T,K,C]... [--cpu-seqs N]
+//                                     [--reps R] [--flash-inputs]
 //   --main      only the headline shape (default: headline, then the sweep)
+//   --goals     the other goals: K = 1 against K = 30 (B = 64, T = 10⁴, C = 24; K = 1 should
+//               be no slower), and one long sequence (B = 1, T = 10⁵, K ∈ {1, 100}, C = 24)
+//   --shape     this shape only (repeatable)
 //   --cpu-seqs  sequences timed on the CPU per shape (default 1; the CPU time of the whole batch is
 //               that × B / N, marked "(×B)": the reference runs sequences one after another)
 // Scores: N(0, 1) emissions, N(0, 1) transitions, N(−1, 1) duration biases, seed 1 (the same
@@ -146,7 +150,8 @@ void run(const Shape& s, std::size_t cpu_seqs, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool main_only = false, sweep_only = false;
+  bool main_only = false, sweep_only = false, goals = false;
+  std::vector<Shape> shapes;
   std::size_t cpu_seqs = 1;
   int reps = 5;
   for (int i = 1; i < argc; ++i) {
@@ -155,8 +160,19 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--cpu-seqs") && i + 1 < argc) cpu_seqs = std::stoul(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--flash-inputs")) g_flash = true;
-    else {
-      std::fprintf(stderr, "usage: %s [--main] [--sweep] [--cpu-seqs N] [--reps R] [--flash-inputs]\n", argv[0]);
+    else if (!std::strcmp(argv[i], "--goals")) goals = true;
+    else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
+      Shape sh{};
+      if (std::sscanf(argv[++i], "%zu,%zu,%zu,%zu", &sh.B, &sh.T, &sh.K, &sh.C) != 4 || sh.B * sh.T * sh.K * sh.C == 0) {
+        std::fprintf(stderr, "--shape B,T,K,C: four positive integers, got '%s'\n", argv[i]);
+        return 2;
+      }
+      shapes.push_back(sh);
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--main] [--sweep] [--goals] [--shape B,T,K,C]... [--cpu-seqs N] [--reps R] "
+                   "[--flash-inputs]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -167,6 +183,14 @@ int main(int argc, char** argv) {
 #endif
   std::printf(
       "   B       T     K    C |     forward   fwd+bwd    Viterbi (ms)      |     forward   fwd+bwd   Viterbi (ms)\n");
+  if (!shapes.empty() || goals) {
+    for (const auto& sh : shapes) run(sh, cpu_seqs, reps);
+    if (goals)
+      for (const Shape& sh : {Shape{64, 10000, 1, 24}, Shape{64, 10000, 30, 24}, Shape{1, 100000, 1, 24},
+                              Shape{1, 100000, 100, 24}})
+        run(sh, cpu_seqs, reps);
+    return 0;
+  }
   if (!sweep_only) run({64, 10000, 100, 24}, cpu_seqs, reps);
   if (main_only) return 0;
   for (std::size_t T : {1000, 10000, 100000})

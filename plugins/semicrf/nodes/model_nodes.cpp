@@ -68,6 +68,9 @@ const Signal& checked_signal(const Input<Signal>& in) {
   return s;
 }
 
+/// The signal's validity flags for the algorithms (nullptr: every value observed).
+const std::uint8_t* mask(const Signal& s) { return s.valid.empty() ? nullptr : s.valid.data(); }
+
 class GaussianEmissions final : public Node {
  public:
   static NodeInfo info() {
@@ -77,7 +80,8 @@ class GaussianEmissions final : public Node {
             .category = "Segmentation",
             .doc =
                 "Scores every sample of a signal under C labels, each a diagonal Gaussian over the channels: "
-                "f(t, c) = Σ_d −½ log(2π σ²(c,d)) − (x(t,d) − μ(c,d))² / (2 σ²(c,d)). The Gaussians come from "
+                "f(t, c) = Σ_d −½ log(2π σ²(c,d)) − (x(t,d) − μ(c,d))² / (2 σ²(c,d)); a missing value (the signal's "
+                "validity mask) is marginalised: its channel drops from the sum. The Gaussians come from "
                 "the model input when it has them (semicrf.fit), else from the parameters means/std_devs, else "
                 "they are estimated from the signal (levels, variance).",
             .errors =
@@ -119,7 +123,8 @@ class GaussianEmissions final : public Node {
       ctx.info("Gaussians of the model input");
     } else {
       const std::size_t C = static_cast<std::size_t>(*gauss.labels);
-      g = run_algo([&] { return estimate_gaussians(s.samples.data(), T, D, C, *gauss.levels, *gauss.variance); });
+      g = run_algo(
+          [&] { return estimate_gaussians(s.samples.data(), T, D, C, *gauss.levels, *gauss.variance, mask(s)); });
       if (!(*means).empty()) {
         auto m = number_list(*means, "means");
         if (m.size() != C * D)
@@ -143,7 +148,8 @@ class GaussianEmissions final : public Node {
     }
     Scores out;
     out.scores = Matrix<double>(T, g.labels);
-    const auto f = run_algo([&] { return gaussian_scores(s.samples.data(), T, D, g); });
+    const auto f = run_algo([&] { return gaussian_scores(s.samples.data(), T, D, g, mask(s)); });
+    if (s.missing() > 0) ctx.info(std::to_string(s.missing()) + " missing values marginalised (no log-likelihood)");
     std::copy(f.begin(), f.end(), out.scores.data());
     out.labels = names;
     out.sample_rate = s.regular() ? s.sample_rate : 0.0;
@@ -262,8 +268,8 @@ class Fit final : public Node {
     CrfModel m;
     m.centring = *centring;
     m.labels = level_names(C);
-    m.model.gaussians =
-        run_algo([&] { return estimate_gaussians(s.samples.data(), T, D, C, *gauss.levels, *gauss.variance); });
+    m.model.gaussians = run_algo(
+        [&] { return estimate_gaussians(s.samples.data(), T, D, C, *gauss.levels, *gauss.variance, mask(s)); });
     m.model.gaussians.outlier = *outlier_probability;
     m.model.crf = Model::zeros(C, K);
     for (std::size_t a = 0; a < C; ++a)
@@ -313,9 +319,9 @@ class Fit final : public Node {
         gold.push_back({seg.start, seg.end, seg.label, seg.score});
       }
       if (g.labels.size() == C) m.labels = g.labels;
-      h = run_algo([&] { return fit_supervised(m.model, s.samples.data(), {T}, D, {gold}, o); });
+      h = run_algo([&] { return fit_supervised(m.model, s.samples.data(), {T}, D, {gold}, o, mask(s)); });
     } else {
-      h = run_algo([&] { return fit_em(m.model, s.samples.data(), {T}, D, o); });
+      h = run_algo([&] { return fit_em(m.model, s.samples.data(), {T}, D, o, mask(s)); });
     }
     ctx.throw_if_cancelled();
     Table t;

@@ -8,4 +8,6 @@ void register_model_nodes(PluginRegistrar& r);
 void register_decode_nodes(PluginRegistrar& r);
 /// semicrf.evaluate, semicrf.plot (nodes/report_nodes.cpp).
 void register_report_nodes(PluginRegistrar& r);
+/// semicrf.bayes_segments (nodes/segment_nodes.cpp).
+void register_segment_nodes(PluginRegistrar& r);
 }  // namespace gemflow::semicrf

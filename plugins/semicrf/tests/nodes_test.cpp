@@ -28,6 +28,7 @@ const Registry& registry() {
     semicrf::register_model_nodes(p);
     semicrf::register_decode_nodes(p);
     semicrf::register_report_nodes(p);
+    semicrf::register_segment_nodes(p);
     return r;
   }();
   return reg;
@@ -85,6 +86,53 @@ TEST(SemicrfNodes, FitDecodeFindsTheSteps) {
   // the fitted levels are the steps' means
   EXPECT_NEAR(c.model->model.gaussians.mean[0], 0.0, 0.05);
   EXPECT_NEAR(c.model->model.gaussians.mean[2], 3.0, 0.05);
+}
+
+TEST(SemicrfNodes, MaskedValuesAreMarginalised) {
+  // missing values whose placeholders would be a level of their own: masked, the chain ignores
+  // them (their scores are 0) and finds the same steps
+  Signal s = steps();
+  s.valid.assign(100, 1);
+  for (int t : {10, 11, 12, 55, 56, 90}) s.samples(t, 0) = 20.0, s.valid[t] = 0;
+  const auto c = fit_and_decode(s, 3, 10.0);
+  ASSERT_TRUE(c.segmentation);
+  ASSERT_EQ(c.segmentation->segments.size(), 3u);
+  EXPECT_EQ(c.segmentation->segments[1].start, 40u);
+  EXPECT_EQ(c.segmentation->segments[2].start, 70u);
+  EXPECT_NEAR(c.model->model.gaussians.mean[2], 3.0, 0.05);
+  for (int t : {10, 11, 12, 55, 56, 90})
+    for (std::size_t l = 0; l < 3; ++l) EXPECT_EQ(c.scores->scores(t, l), 0.0) << "sample " << t;
+  EXPECT_NE(c.scores->scores(13, 0), 0.0);
+}
+
+TEST(SemicrfNodes, BayesSegmentsFindsTheStepsAndIgnoresSpikes) {
+  // levels 0, 3, 1 with a spike and a masked value: the spike is an outlier (Hampel), the masked
+  // value carries no likelihood, so the segments are the three steps; the boundary posterior is
+  // high at the steps and low inside a segment
+  Signal s = steps();
+  s.samples(20, 0) = 15.0;
+  s.valid.assign(100, 1);
+  s.valid[85] = 0;
+  s.samples(85, 0) = -40.0;
+  gt::RecordingContext ctx;
+  auto node = gt::make_node(registry(), "semicrf.bayes_segments");
+  node->set_input("signal", Value::make(s));
+  ASSERT_EQ(gt::error_of(*node, ctx), "(no error)");
+  const auto seg = node->output("segmentation").as<Segmentation>();
+  ASSERT_EQ(seg->segments.size(), 3u);
+  EXPECT_EQ(seg->segments[1].start, 40u);
+  EXPECT_EQ(seg->segments[2].start, 70u);
+  EXPECT_EQ(seg->segments[2].end, 100u);
+  const auto bnd = node->output("boundaries").as<Scores>();
+  ASSERT_EQ(bnd->length(), 100u);
+  EXPECT_GT(bnd->scores(40, 0), std::log(0.5));
+  EXPECT_LT(bnd->scores(55, 0), std::log(0.01));
+  EXPECT_NEAR(bnd->scores(0, 0), 0.0, 1e-12);  // a segment always starts at 0
+  auto bad = gt::make_node(registry(), "semicrf.bayes_segments");
+  bad->set_input("signal", Value::make(s));
+  bad->set_param("max_duration", 5);
+  bad->set_param("min_duration", 6);
+  EXPECT_NE(gt::error_of(*bad, ctx).find("exceeds the longest segment K = 5"), std::string::npos);
 }
 
 TEST(SemicrfNodes, MinimumDurationRemovesShortSegments) {

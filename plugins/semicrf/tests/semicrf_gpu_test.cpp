@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
+#include "gemflow/semicrf/emissions.hpp"
 #include "gemflow/semicrf/semicrf.hpp"
 
 #if GEMFLOW_SEMICRF_HAVE_CUDA
@@ -131,6 +134,31 @@ TEST(GpuSemiCrf, CentringModesAndImpossibleScores) {
   expect_viterbi_matches(d, {});
 }
 
+TEST(GpuSemiCrf, MaskedSamplesMatchTheReference) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  // Gaussian scores of a signal whose missing values (an all-masked prefix, scattered samples,
+  // a masked run) score 0 under every label: the GPU must agree with the fp64 reference there
+  const std::size_t T = 900, C = 4, K = 30;
+  std::vector<double> x(T);
+  std::vector<std::uint8_t> valid(T, 1);
+  for (std::size_t t = 0; t < T; ++t) {
+    x[t] = double((t / 150) % 4) + 0.2 * std::sin(double(t) * 1.3);
+    if (t < 40 || t % 13 == 5 || (t >= 400 && t < 470)) valid[t] = 0, x[t] = 1e3;
+  }
+  const auto g = sc::estimate_gaussians(x.data(), T, 1, C, sc::LevelEstimate::kmeans, sc::VarianceEstimate::noise,
+                                        valid.data());
+  Case c = random_case({T}, C, K, 21);
+  c.f = sc::gaussian_scores(x.data(), T, 1, g, valid.data());
+  c.batch.emissions = c.f.data();
+  for (auto& v : c.model.duration_bias) v = -8.0;
+  for (auto mode : {sc::Centring::none, sc::Centring::reconstruct}) {
+    sc::Options o;
+    o.centring = mode;
+    expect_posteriors_match(c, o);
+    expect_viterbi_matches(c, o);
+  }
+}
+
 TEST(GpuSemiCrf, LongSequenceRelativeErrorOfLogZ) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   // T = 10⁵: |log Z| ~ 10⁵; the bound is relative 1e-5
@@ -146,6 +174,32 @@ TEST(GpuSemiCrf, RingsInGlobalMemoryForLargeKC) {
   auto c = random_case({700, 300}, 40, 600, 10);  // K·C·8 = 192 KB: rings in global memory
   expect_posteriors_match(c, {});
   expect_viterbi_matches(c, {});
+}
+
+TEST(GpuSemiCrf, ViterbiAtTheWarpKernelsLimits) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  // the warp-per-label Viterbi takes C ≤ 32 and K ≤ 256 in the lanes mode (K > 8 or C ≥ 16;
+  // durations in registers); its edges and the first shapes past them (the general kernels), with
+  // sequences shorter than K, of one sample, boundary scores and impossible samples
+  for (auto [C, K] : {std::pair<std::size_t, std::size_t>{32, 256}, {1, 100}, {32, 257}, {33, 40}, {2, 9}, {24, 1},
+                      {16, 4}}) {
+    SCOPED_TRACE("C = " + std::to_string(C) + ", K = " + std::to_string(K));
+    auto c = random_case({300, 1, 90, 600}, C, K, 40 + K + C, 1.0, true);
+    for (std::size_t i = 11; i < c.f.size(); i += 97) c.f[i] = kNegInf;
+    expect_viterbi_matches(c, {});
+    // small K with many labels also runs the lanes mode in the forward and backward kernels
+    if (K <= 8) expect_posteriors_match(c, {});
+  }
+}
+
+TEST(GpuSemiCrf, RefusesSegmentScores) {
+  // segment-level scores are CPU only: refused before anything touches the device
+  struct Zero final : sc::SegmentScore {
+    double score(std::size_t, std::size_t, std::size_t, std::size_t) const override { return 0.0; }
+  } zero;
+  auto c = random_case({10}, 2, 3, 1);
+  c.batch.segment_score = &zero;
+  EXPECT_THROW((void)sc::cuda::viterbi(c.model, c.batch, {}, nullptr), std::invalid_argument);
 }
 
 TEST(GpuSemiCrf, RerunsAreBitIdentical) {

@@ -391,6 +391,37 @@ __global__ void reduce_kernel(const double* per_seq, int B, int n, double* out) 
 
 // ---- Viterbi ----------------------------------------------------------------------------------
 
+/// Thread 0 of a block: the best final label from α(T, ·), the traceback through the
+/// backpointers, the segments written from the end of the sequence's slots backwards.
+__device__ void traceback(const Params& p, const Seq& q, const double* alpha, const int* bpk, const int* bpc) {
+  const int b = q.b, C = q.C, T = q.T;
+  int c = 0;
+  for (int l = 1; l < C; ++l)
+    if (alpha[l] > alpha[c]) c = l;
+  p.vscore[b] = alpha[c];
+  if (alpha[c] == -INFINITY) {
+    p.seg_count[b] = 0;
+    return;
+  }
+  // traceback, segments written from the end of the sequence's slots backwards
+  int t = T, n = 0;
+  int* seg = p.seg + q.off * 3;
+  double* sc = p.seg_score + q.off;
+  while (t > 0) {
+    const int k = bpk[t * C + c], s = t - k;
+    const int cp = s == 0 ? 0 : bpc[s * C + c];
+    const double trans = s == 0 ? p.init[c] : p.tr[cp * C + c];
+    const double psi = q.H(t, c) - q.S(s, c) - q.r * q.nu[c] * s + q.Ps(s, c) + p.dur[(k - 1) * C + c];
+    const int slot = T - 1 - n;
+    seg[slot * 3] = s, seg[slot * 3 + 1] = t, seg[slot * 3 + 2] = c;
+    sc[slot] = psi + trans;
+    ++n;
+    t = s;
+    c = cp;
+  }
+  p.seg_count[b] = n;
+}
+
 /// One block per sequence: max-sum forward with backpointers, traceback by thread 0.
 template <bool kLanes>
 __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring) {
@@ -451,32 +482,84 @@ __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring)
     }
     __syncthreads();
   }
-  if (threadIdx.x != 0) return;
-  int c = 0;
-  for (int l = 1; l < C; ++l)
-    if (sh.alpha[l] > sh.alpha[c]) c = l;
-  p.vscore[b] = sh.alpha[c];
-  if (sh.alpha[c] == -INFINITY) {
-    p.seg_count[b] = 0;
+  if (threadIdx.x == 0) traceback(p, q, sh.alpha, bpk, bpc);
+}
+
+/// Durations a lane keeps in registers in viterbi_warp_kernel: K ≤ 32·kDurRegs.
+constexpr int kDurRegs = 8;
+
+/// Viterbi for C ≤ 32 labels and K ≤ 32·kDurRegs (the lanes dispatch): one warp per label for the whole sequence
+/// (threads = 32·C), so that each lane keeps its durations' biases B[k, c] (k = lane + 1 + 32j)
+/// and its transition Tr[lane, c] in registers, and the per-step inputs that do not depend on the
+/// recurrence (S, L, Ps, Pe of step t + 1) are loaded during step t. The same maxima, ties and
+/// backpointers as viterbi_kernel<true>; only the latency of each step's global loads is hidden.
+__global__ void __launch_bounds__(1024) viterbi_warp_kernel(Params p, bool smem_ring) {
+  extern __shared__ double smem[];
+  const int b = blockIdx.x;
+  const Seq q(p, b);
+  const Shared sh = Shared::carve(smem, p.C, p.K, smem_ring, false);
+  double* ring = ring_of(sh, p, b);
+  const int C = q.C, K = q.K, T = q.T;
+  const int c = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  int* bpk = p.bpk + q.sr * C;
+  int* bpc = p.bpc + q.sr * C;
+  if (T == 0) {
+    if (threadIdx.x == 0) p.vscore[b] = 0.0, p.seg_count[b] = 0;
     return;
   }
-  // traceback, segments written from the end of the sequence's slots backwards
-  int t = T, n = 0;
-  int* seg = p.seg + q.off * 3;
-  double* sc = p.seg_score + q.off;
-  while (t > 0) {
-    const int k = bpk[t * C + c], s = t - k;
-    const int cp = s == 0 ? 0 : bpc[s * C + c];
-    const double trans = s == 0 ? p.init[c] : p.tr[cp * C + c];
-    const double psi = q.H(t, c) - q.S(s, c) - q.r * q.nu[c] * s + q.Ps(s, c) + p.dur[(k - 1) * C + c];
-    const int slot = T - 1 - n;
-    seg[slot * 3] = s, seg[slot * 3 + 1] = t, seg[slot * 3 + 2] = c;
-    sc[slot] = psi + trans;
-    ++n;
-    t = s;
-    c = cp;
+  double dur[kDurRegs];
+#pragma unroll
+  for (int j = 0; j < kDurRegs; ++j) {
+    const int k = lane + 1 + kWarp * j;
+    dur[j] = k <= K ? p.dur[(k - 1) * C + c] : -INFINITY;
   }
-  p.seg_count[b] = n;
+  const double tr = lane < C ? p.tr[lane * C + c] : -INFINITY;
+  const double rnu = q.r * q.nu[c];
+  // inputs of step t (S(t, c), L(t, c), Pe(t − 1, c), Ps(t, c)), loaded one step ahead
+  auto S_at = [&](int t) { return q.S(t, c); };
+  auto L_at = [&](int t) { return q.Lrow[static_cast<long long>(t) * C + c]; };
+  auto pe_at = [&](int t) { return q.pe ? q.pe[static_cast<long long>(t - 1) * C + c] : 0.0; };
+  auto ps_at = [&](int t) { return t < T && q.ps ? q.ps[static_cast<long long>(t) * C + c] : 0.0; };
+  double s_cur = S_at(1), pe_cur = pe_at(1), ps_cur = ps_at(1);
+  int l_cur = L_at(1);
+  ring_start(q, ring);
+  __syncthreads();
+  int pos = 1 % K;  // t % K
+  for (int t = 1; t <= T; ++t) {
+    double s_nx = 0, pe_nx = 0, ps_nx = 0;
+    int l_nx = 0;
+    if (t < T) s_nx = S_at(t + 1), l_nx = L_at(t + 1), pe_nx = pe_at(t + 1), ps_nx = ps_at(t + 1);
+    // α(t, c) = H(t, c) + max_k (G(t − k, c) + B[k, c])
+    const int kmax = min(K, t - l_cur);
+    ArgMax am;
+#pragma unroll
+    for (int j = 0; j < kDurRegs; ++j) {
+      const int k = lane + 1 + kWarp * j;
+      if (k <= kmax) {
+        const int slot = pos - k < 0 ? pos - k + K : pos - k;
+        am.add(ring[slot * C + c] + dur[j], k);
+      }
+    }
+    am.warp_reduce();
+    if (lane == 0) {
+      sh.alpha[c] = am.v == -INFINITY ? -INFINITY : s_cur + rnu * t + pe_cur + am.v;
+      bpk[static_cast<long long>(t) * C + c] = am.v == -INFINITY ? 0 : am.i;
+    }
+    __syncthreads();
+    if (t == T) break;
+    // in(t, c) = max_c' (α(t, c') + Tr[c', c]); G(t, c) = in − S(t, c) − rν_c t + Ps(t, c)
+    ArgMax ai;
+    if (lane < C) ai.add(sh.alpha[lane] + tr, lane);
+    ai.warp_reduce();
+    if (lane == 0) {
+      ring[pos * C + c] = ai.v == -INFINITY ? -INFINITY : ai.v - s_cur - rnu * t + ps_cur;
+      bpc[static_cast<long long>(t) * C + c] = ai.v == -INFINITY ? 0 : ai.i;
+    }
+    __syncthreads();
+    s_cur = s_nx, l_cur = l_nx, pe_cur = pe_nx, ps_cur = ps_nx;
+    pos = pos + 1 == K ? 0 : pos + 1;
+  }
+  if (threadIdx.x == 0) traceback(p, q, sh.alpha, bpk, bpc);
 }
 
 template <class T>
@@ -577,6 +660,8 @@ struct Session::Impl {
 };
 
 Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream) : impl_(std::make_unique<Impl>()) {
+  if (x.segment_score != nullptr)
+    throw std::invalid_argument("the GPU path has no segment-level scores (Batch::segment_score): run it on the CPU");
   semicrf::detail::validate(m, x);
   if (m.transitions.size() != m.labels * m.labels)
     throw std::invalid_argument(
@@ -610,8 +695,11 @@ Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream
   for (int b = 0; b < s.B; ++b)
     s.cp_offsets[b + 1] = s.cp_offsets[b] + static_cast<long long>((x.lengths[b] + s.delta - 1) / s.delta + 1);
   s.checkpoints = static_cast<std::size_t>(s.cp_offsets[s.B]);
-  // K-adaptive: a warp per label with lanes over durations for K > 8, else a thread per label
-  s.lanes = s.K > 8;
+  // K-adaptive: a warp per label with lanes over durations (and over previous labels) for K > 8,
+  // and for C ≥ 16 whatever K (a thread per label sums its C previous labels serially, where a
+  // warp reduces them in 5 shuffle rounds, so that small K is no slower than K = 30 at C = 24);
+  // else (small K and C) a thread per label
+  s.lanes = s.K > 8 || s.C >= 16;
   s.threads = s.lanes ? std::min(32 * s.C, 1024) : std::min(((s.C + 31) / 32) * 32, 1024);
   s.smem_ring = Shared::bytes(s.C, s.K, true, false) <= kRingSmemLimit;
   s.smem_ering = Shared::bytes(s.C, s.K, s.smem_ring, true) <= kRingSmemLimit;
@@ -740,7 +828,10 @@ void Session::viterbi() {
     if (!s.smem_ring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
   }
   const std::size_t smem = Shared::bytes(s.C, s.K, s.smem_ring, false);
-  if (s.lanes) {
+  if (s.lanes && s.C <= kWarp && s.K <= kWarp * kDurRegs) {
+    s.launch_setup(viterbi_warp_kernel, smem);
+    viterbi_warp_kernel<<<s.B, kWarp * s.C, smem, s.stream>>>(s.params(), s.smem_ring);
+  } else if (s.lanes) {
     s.launch_setup(viterbi_kernel<true>, smem);
     viterbi_kernel<true><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring);
   } else {

@@ -16,10 +16,11 @@
 //         `columns` selects the channels (the other columns are not read).
 //  .npy   a 2-D array (T × D) of '<f8', '<f4', '<i8' or '<i4' (gemflow/io/matrix_io.hpp: its
 //         rules and errors), no missing values.
-// Missing values: filled per channel by linear interpolation between the nearest observed
-// samples (before the first and after the last observed sample: that sample's value), and
-// reported (SignalFileInfo::missing, the rows); a channel with no observed value is an error.
-// The Signal type has no mask, so downstream models see the filled values.
+// Missing values: marked 0 in Signal::valid (left empty when nothing is missing), and their
+// placeholder filled per channel by linear interpolation between the nearest observed samples
+// (before the first and after the last observed sample: that sample's value); reported
+// (SignalFileInfo::missing, the rows). A channel with no observed value is an error. Models that
+// honour the mask (semicrf.gaussian_emissions, semicrf.fit) marginalise the missing values out.
 // Errors: ParseError "file:line: message" (JSON: the line of the offending value; .npy: byte
 // offsets) — ragged rows, text in a numeric column, too few rows, non-increasing times, a
 // channel without values, sizes that contradict n_obs/n_dim.

@@ -23,9 +23,15 @@
 //              changes themselves (Hampel's MAD; the difference-based estimate of Fryzlewicz 2014);
 //   cluster    each label's own variance around its mean (samples nearest to it), never below
 //              the noise variance.
+// Missing values: `valid` (nullptr: all observed) holds T·D flags in the layout of x (1
+// observed, 0 missing; Signal::valid). A missing value is marginalised: both densities integrate
+// to 1 over it (the uniform one over the range), so its channel drops from the product and a
+// sample with no observed channel scores f(t, c) = 0 under every label. The estimates use the
+// observed values only (noise: differences between consecutive observed values of a channel).
 // Errors: std::invalid_argument for T = 0, D = 0, C = 0 or C > T, non-finite samples, given
-// parameters of the wrong size or variances ≤ 0.
+// parameters of the wrong size or variances ≤ 0, a channel with no observed value.
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace gemflow::semicrf {
@@ -43,14 +49,34 @@ enum class VarianceEstimate { noise, cluster };
 
 /// The scores f(t, c) of the header's formula, T × C row-major.
 [[nodiscard]] std::vector<double> gaussian_scores(const double* x, std::size_t T, std::size_t D,
-                                                  const GaussianLabels& g);
+                                                  const GaussianLabels& g, const std::uint8_t* valid = nullptr);
 
 /// Per-channel noise variance from first differences (the `noise` estimate); a floor of
 /// 1e-12·(1 + mean square of the channel) keeps it positive on constant signals.
-[[nodiscard]] std::vector<double> noise_variance(const double* x, std::size_t T, std::size_t D);
+[[nodiscard]] std::vector<double> noise_variance(const double* x, std::size_t T, std::size_t D,
+                                                 const std::uint8_t* valid = nullptr);
+
+/// The signal in robust standard units per channel: (x − median_d) / (1.4826 · MAD_d) over the
+/// observed values (Hampel's MAD); a channel whose MAD is 0 (mostly constant) is divided by its
+/// noise standard deviation instead (noise_variance). Missing values keep their placeholder,
+/// transformed alike. One scale per series, so that one set of parameters fits series of any unit.
+[[nodiscard]] std::vector<double> standardise(const double* x, std::size_t T, std::size_t D,
+                                              const std::uint8_t* valid = nullptr);
+
+/// Isolated outliers marked missing (a Hampel identifier: Hampel, JASA 69, 1974; Pearson, IEEE
+/// Trans. Control Syst. Technol. 10, 2002): x(t, d) is an outlier when |x(t, d) − m(t, d)| >
+/// threshold · 1.4826 · MAD_d, where m is the running median of the channel's observed values in
+/// [t − half_window, t + half_window] and MAD_d the median of all |x − m| of the channel (one
+/// scale per channel rather than per window: a flat, quantised stretch has a window MAD of 0).
+/// Returns T·D validity flags: `valid`'s (all 1 when nullptr) with the outliers set to 0. A
+/// channel whose MAD is 0 gets no outliers.
+[[nodiscard]] std::vector<std::uint8_t> hampel_outliers(const double* x, std::size_t T, std::size_t D,
+                                                        std::size_t half_window, double threshold,
+                                                        const std::uint8_t* valid = nullptr);
 
 /// Means and variances of C labels estimated from the signal.
 [[nodiscard]] GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D, std::size_t C,
-                                                LevelEstimate levels, VarianceEstimate variance);
+                                                LevelEstimate levels, VarianceEstimate variance,
+                                                const std::uint8_t* valid = nullptr);
 
 }  // namespace gemflow::semicrf

@@ -21,6 +21,7 @@
 // the expected counts of posteriors(), chained through the Gaussian scores.
 // Determinism: both are deterministic (fixed order of every sum).
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -59,13 +60,17 @@ struct FitOptions {
 };
 
 
-/// EM on B signals (concatenated rows of D channels, `lengths` samples each). Throws
+/// EM on B signals (concatenated rows of D channels, `lengths` samples each; `valid`: their
+/// T·D validity flags, nullptr when all observed — missing values are marginalised in the
+/// E-step and carry no weight in the M-step, emissions.hpp). Throws
 /// std::invalid_argument when a sequence has log Z = −∞ (no_segmentation_message()).
 std::vector<FitStep> fit_em(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths, std::size_t D,
-                            const FitOptions& o);
+                            const FitOptions& o, const std::uint8_t* valid = nullptr);
 
-/// Supervised fit on B labelled signals: gold[b] is a complete segmentation of sequence b.
+/// Supervised fit on B labelled signals: gold[b] is a complete segmentation of sequence b
+/// (`valid` as for fit_em).
 std::vector<FitStep> fit_supervised(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths,
-                                    std::size_t D, const std::vector<std::vector<Segment>>& gold, const FitOptions& o);
+                                    std::size_t D, const std::vector<std::vector<Segment>>& gold, const FitOptions& o,
+                                    const std::uint8_t* valid = nullptr);
 
 }  // namespace gemflow::semicrf

@@ -23,7 +23,8 @@
 // (with a count of −∞ entries, so that a segment covering an impossible sample is −∞ rather
 // than ∞ − ∞). The potential of a segment [t−k, t) of label c after label c' is
 //   ψ(t, k, c, c') = S[t, c] − S[t−k, c] + r·ν_c·k + B[k, c] + Tr[(k,) c', c]
-//                    + Ps(t−k, c) + Pe(t−1, c)          (r = 1 for reconstruct, else 0)
+//                    + Ps(t−k, c) + Pe(t−1, c) [+ G(t−k, t, c)]   (r = 1 for reconstruct, else 0)
+// where G is an optional segment-level score (Batch::segment_score, CPU only).
 // with I[c] instead of Tr for the first segment (t − k = 0). log Z = log Σ over segmentations
 // of exp(Σ ψ). A sequence of length 0 has one (empty) segmentation: log Z = 0. log Z = −∞ means
 // that no segmentation is allowed (every path crosses a −∞ score): see no_segmentation_message().
@@ -82,6 +83,18 @@ struct Model {
   static Model zeros(std::size_t labels, std::size_t max_duration);
 };
 
+/// An optional segment-level term G(b, s, t, c) added to ψ of every segment [s, t) of label c in
+/// sequence b (sample indices within the sequence): any function of the whole segment, which is
+/// what a semi-CRF allows beyond per-sample scores (Sarawagi & Cohen 2004), e.g. the marginal
+/// likelihood of the segment's samples under an unknown level (segment_models.hpp). It must
+/// return a finite value or −∞ (impossible). CPU only: the GPU path refuses a batch that has one.
+/// Gradients are with respect to the other potentials (G has no parameters here).
+class SegmentScore {
+ public:
+  virtual ~SegmentScore() = default;
+  [[nodiscard]] virtual double score(std::size_t b, std::size_t start, std::size_t end, std::size_t c) const = 0;
+};
+
 /// B sequences, concatenated: sequence b occupies rows [offset(b), offset(b) + lengths[b]) of
 /// the (Σ lengths) × C row-major arrays. Pointers are not owned.
 struct Batch {
@@ -89,6 +102,7 @@ struct Batch {
   std::vector<std::size_t> lengths;      ///< T_b
   const double* start_scores = nullptr;  ///< Ps, same shape, or nullptr
   const double* end_scores = nullptr;    ///< Pe, same shape, or nullptr
+  const SegmentScore* segment_score = nullptr;  ///< G, added to ψ, or nullptr
 
   [[nodiscard]] std::size_t total_length() const noexcept;
   [[nodiscard]] std::vector<std::size_t> offsets() const;  ///< B + 1 row offsets

@@ -12,8 +12,9 @@
 //  - Streaming as on the CPU: a K-slot ring of in(·) per sequence in global memory, checkpoints
 //    every Δ ≈ √(T·K) steps; the backward pass recomputes α per block and keeps a 2K-slot β ring.
 //  - Launch: one thread block per sequence of the batch (any lengths, no padding: each block
-//    reads its own offset), the labels across the block's threads; the K-loop is split across
-//    warps when K is large (K-adaptive dispatch: K = 1, K ≤ 32, K > 32). Several blocks per
+//    reads its own offset), the labels across the block's threads; a warp per label with lanes
+//    over durations and previous labels when K > 8 or C ≥ 16, else a thread per label; Viterbi
+//    with C ≤ 32 and K ≤ 256 in that mode keeps each lane's duration biases in registers. Several blocks per
 //    sequence are NOT implemented: a batch of one sequence uses one SM.
 //  - Determinism: no atomics; every reduction has a fixed order, so reruns are bit-identical on
 //    one device and build.
