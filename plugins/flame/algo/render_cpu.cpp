@@ -145,6 +145,7 @@ class PostProcess {
     if (p_.de) density_estimation();
     else log_density_all();
     check();
+    if (p_.earlyclip) tone_cells();
     auto out = filter_and_tone();
     check();
     return out;
@@ -223,7 +224,21 @@ class PostProcess {
     }
   }
 
-  /// Spatial filter and tone map per output pixel.
+  /// earlyclip: every accumulator cell replaced by its tone values (clamped RGB, alpha).
+  void tone_cells() {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, hh_), [&](const tbb::blocked_range<std::size_t>& rows) {
+      for (std::size_t y = rows.begin(); y < rows.end(); ++y)
+        for (std::size_t x = 0; x < hw_; ++x) {
+          double* a = &acc_[(y * hw_ + x) * 4];
+          double v[4];
+          tone_values(a, p_.tone, v);
+          for (int q = 0; q < 4; ++q) a[q] = v[q];
+        }
+    });
+    check();
+  }
+
+  /// Spatial filter and tone map per output pixel (earlyclip: the filter of the toned cells).
   std::vector<std::uint8_t> filter_and_tone() {
     const std::size_t fw = p_.shape.filter_width, W = f_.width, H = f_.height;
     const auto ss = static_cast<std::size_t>(p_.ss);
@@ -239,13 +254,13 @@ class PostProcess {
               const double* a = &acc_[((ys + jj) * hw_ + xs + ii) * 4];
               for (int q = 0; q < 4; ++q) t[q] += k * a[q];
             }
-          unsigned char rgb[3];
-          tone_map(t, p_.tone, rgb);
-          std::uint8_t* o = &out[(j * W + i) * 4];
-          o[0] = rgb[0];
-          o[1] = rgb[1];
-          o[2] = rgb[2];
-          o[3] = 255;
+          double v[4];
+          if (p_.earlyclip) {
+            for (int q = 0; q < 4; ++q) v[q] = t[q];
+          } else {
+            tone_values(t, p_.tone, v);
+          }
+          to_rgba8(v, p_.tone, &out[(j * W + i) * 4]);
         }
     });
     return out;
@@ -354,7 +369,7 @@ class CpuRender {
   CpuRender(const Flame& flame, const RenderOptions& opt)
       : opt_(opt),
         f_(apply_overrides(flame, opt)),
-        P_(detail::prepare<double>(f_)),
+        P_(detail::prepare<double>(f_, {opt.earlyclip, opt.transparency})),
         cells_(P_.post.shape.width * P_.post.shape.height),
         arena_(render_threads(opt, cells_)),
         walkers_((P_.samples + kWalkerIterations - 1) / kWalkerIterations),

@@ -244,8 +244,17 @@ __global__ void de_to_double(const unsigned long long* in, double* out, size_t n
   if (i < n) out[i] = static_cast<double>(in[i]) / kAccOne;
 }
 
+/// earlyclip: each accumulator cell replaced by its tone values before the filter.
+__global__ void tone_cells_kernel(double* acc, size_t cells, detail::ToneParams tone) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= cells) return;
+  double v[4];
+  detail::tone_values(acc + i * 4, tone, v);
+  for (int q = 0; q < 4; ++q) acc[i * 4 + q] = v[q];
+}
+
 __global__ void filter_tone_kernel(const double* acc, int hw, const double* filter, int fw, int ss, int offset, int W,
-                                   int H, detail::ToneParams tone, unsigned char* out) {
+                                   int H, detail::ToneParams tone, int earlyclip, unsigned char* out) {
   const size_t pixel = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (pixel >= static_cast<size_t>(W) * H) return;
   const int i = static_cast<int>(pixel % W), j = static_cast<int>(pixel / W);
@@ -257,13 +266,13 @@ __global__ void filter_tone_kernel(const double* acc, int hw, const double* filt
       const double* a = acc + ((static_cast<size_t>(ys + jj)) * hw + xs + ii) * 4;
       for (int q = 0; q < 4; ++q) t[q] += k * a[q];
     }
-  unsigned char rgb[3];
-  detail::tone_map(t, tone, rgb);
-  unsigned char* o = out + (static_cast<size_t>(j) * W + i) * 4;
-  o[0] = rgb[0];
-  o[1] = rgb[1];
-  o[2] = rgb[2];
-  o[3] = 255;
+  double v[4];
+  if (earlyclip) {
+    for (int q = 0; q < 4; ++q) v[q] = t[q];
+  } else {
+    detail::tone_values(t, tone, v);
+  }
+  detail::to_rgba8(v, tone, out + (static_cast<size_t>(j) * W + i) * 4);
 }
 
 __global__ void eval_variations_kernel(const int* ids, const float* pts, const float* params, const float* coefs,
@@ -327,10 +336,14 @@ class DevicePost {
       de_to_double<<<blocks_for(cells * 4), kBlock>>>(acc_fixed_.data(), acc_.data(), cells * 4);
       GF_CUDA_CHECK_LAUNCH("de_to_double");
     }
+    if (p_.earlyclip) {
+      tone_cells_kernel<<<blocks_for(cells), kBlock>>>(acc_.data(), cells, p_.tone);
+      GF_CUDA_CHECK_LAUNCH("tone_cells_kernel");
+    }
     const int W = static_cast<int>(f_.width), H = static_cast<int>(f_.height);
     filter_tone_kernel<<<blocks_for(static_cast<unsigned long long>(W) * H), kBlock>>>(
         acc_.data(), hw, filter_.data(), static_cast<int>(p_.shape.filter_width), p_.ss,
-        static_cast<int>(p_.shape.de_offset), W, H, p_.tone, out_.data());
+        static_cast<int>(p_.shape.de_offset), W, H, p_.tone, p_.earlyclip ? 1 : 0, out_.data());
     GF_CUDA_CHECK_LAUNCH("filter_tone_kernel");
     std::vector<std::uint8_t> rgba(out_.size());
     GF_CUDA_TRY(cudaMemcpy(rgba.data(), out_.data(), out_.size_bytes(), cudaMemcpyDeviceToHost));
@@ -364,7 +377,7 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   const Variant variant = resolve_variant(f, c.variant);
   if (used) *used = variant;
   GF_CUDA_TRY(cudaSetDevice(c.device));
-  auto P = detail::prepare<float>(f);
+  auto P = detail::prepare<float>(f, {opt.earlyclip, opt.transparency});
 
   cudaDeviceProp prop{};
   GF_CUDA_TRY(cudaGetDeviceProperties(&prop, c.device));
