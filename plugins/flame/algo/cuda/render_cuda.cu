@@ -239,6 +239,96 @@ __global__ void de_kernel(const unsigned long long* hist, unsigned long long* ac
   }
 }
 
+// Density estimation, gather form (the default): each output cell sums the contributions of the
+// source cells around it, read from a shared-memory tile, in a fixed order — no atomics, and
+// the same bytes on every run. The scatter form above stays for estimator radii whose tile does
+// not fit in shared memory.
+
+/// Gather, first pass: each cell's log-density value and kernel index (0: spreads nothing —
+/// empty, or within ss − 1 cells of the edge, as on the CPU).
+__global__ void de_source_kernel(const unsigned long long* hist, double* val, int* kidx, int hw, int hh, int ss,
+                                 double k1, double k2, int kmax) {
+  const size_t cell = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (cell >= static_cast<size_t>(hw) * hh) return;
+  const int x = static_cast<int>(cell % hw), y = static_cast<int>(cell / hw);
+  const unsigned long long* h = hist + cell * 4;
+  if (x < ss - 1 || x >= hw - (ss - 1) || y < ss - 1 || y >= hh - (ss - 1) || h[3] == 0) {
+    kidx[cell] = 0;
+    return;
+  }
+  const int half = ss / 2;
+  double n = 0;
+  for (int j = -half; j <= half; ++j)
+    for (int i = -half; i <= half; ++i) {
+      const int yy = y + j, xx = x + i;
+      if (yy < 0 || xx < 0 || yy >= hh || xx >= hw) continue;
+      n += static_cast<double>(hist[(static_cast<size_t>(yy) * hw + xx) * 4 + 3]) / detail::kFixedOne;
+    }
+  if (ss % 2 == 0) n *= (ss / (ss + 1.0)) * (ss / (ss + 1.0));
+  detail::log_density(h, k1, k2, val + cell * 4);
+  const double kd = n <= 1 ? 1.0 : ceil(n);
+  kidx[cell] = kd >= kmax ? kmax : static_cast<int>(kd);
+}
+
+constexpr int kDeTile = 16;  ///< gather: output cells per block side
+
+/// Shared memory of a gather block for kernel radius R: (tile + 2R)² cells of 4 doubles + 1 int.
+std::size_t de_gather_smem(int R) {
+  const std::size_t side = static_cast<std::size_t>(kDeTile + 2 * R);
+  return side * side * (4 * sizeof(double) + sizeof(int));
+}
+
+/// Gather, second pass: block = kDeTile² output cells; the tile plus a halo of R (the largest
+/// kernel radius) is loaded once, then each thread visits only the halo offsets within the
+/// largest radius present in the tile.
+__global__ void de_gather_kernel(const double* val, const int* kidx, int hw, int hh, int R, DeDevice de, double* acc) {
+  extern __shared__ double de_smem[];
+  __shared__ int tile_r;
+  const int S = kDeTile + 2 * R;
+  double* sv = de_smem;
+  int* sk = reinterpret_cast<int*>(de_smem + static_cast<size_t>(S) * S * 4);
+  const int x0 = static_cast<int>(blockIdx.x) * kDeTile - R, y0 = static_cast<int>(blockIdx.y) * kDeTile - R;
+  const int tid = static_cast<int>(threadIdx.y) * kDeTile + static_cast<int>(threadIdx.x);
+  if (tid == 0) tile_r = -1;
+  __syncthreads();
+  int my_r = -1;
+  for (int t = tid; t < S * S; t += kDeTile * kDeTile) {
+    const int gx = x0 + t % S, gy = y0 + t / S;
+    int k = 0;
+    if (gx >= 0 && gy >= 0 && gx < hw && gy < hh) {
+      const size_t c = static_cast<size_t>(gy) * hw + gx;
+      k = kidx[c];
+      if (k) {
+        for (int q = 0; q < 4; ++q) sv[t * 4 + q] = val[c * 4 + q];
+        my_r = max(my_r, de.radius[k]);
+      }
+    }
+    sk[t] = k;
+  }
+  if (my_r >= 0) atomicMax(&tile_r, my_r);
+  __syncthreads();
+  const int x = x0 + R + static_cast<int>(threadIdx.x), y = y0 + R + static_cast<int>(threadIdx.y);
+  if (x >= hw || y >= hh) return;
+  double a[4] = {0, 0, 0, 0};
+  // A source farther than tile_r from this cell (in x or y) reaches nothing here.
+  const int lo = R - min(tile_r, R), hi = R + min(tile_r, R);
+  for (int sy = lo; sy <= hi; ++sy) {
+    const int row = (static_cast<int>(threadIdx.y) + sy) * S + static_cast<int>(threadIdx.x);
+    const int dy = R - sy;  // this cell's offset from the source
+    for (int sx = lo; sx <= hi; ++sx) {
+      const int k = sk[row + sx];
+      if (!k) continue;
+      const int r = de.radius[k], dx = R - sx;
+      if (dx > r || dx < -r || dy > r || dy < -r) continue;
+      const double w = de.coefs[de.offsets[k] + static_cast<size_t>((dy + r) * (2 * r + 1) + (dx + r))];
+      const double* v = sv + static_cast<size_t>(row + sx) * 4;
+      for (int q = 0; q < 4; ++q) a[q] += w * v[q];
+    }
+  }
+  double* o = acc + (static_cast<size_t>(y) * hw + x) * 4;
+  for (int q = 0; q < 4; ++q) o[q] = a[q];
+}
+
 __global__ void de_to_double(const unsigned long long* in, double* out, size_t n) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (i < n) out[i] = static_cast<double>(in[i]) / kAccOne;
@@ -306,7 +396,7 @@ DeviceBuffer<T> upload(const std::vector<T>& v) {
 /// Device post-processing of the current histogram into RGBA8.
 class DevicePost {
  public:
-  DevicePost(const Flame& f, const detail::PostParams& p) : f_(f), p_(p) {
+  DevicePost(const Flame& f, const detail::PostParams& p, int device, bool force_scatter) : f_(f), p_(p) {
     filter_ = upload(p.filter);
     const std::size_t cells = p.shape.width * p.shape.height;
     acc_ = DeviceBuffer<double>(cells * 4);
@@ -317,9 +407,22 @@ class DevicePost {
       offsets_ = upload(off);
       radius_ = upload(k.radius);
       kmax_ = k.kmax;
-      acc_fixed_ = DeviceBuffer<unsigned long long>(cells * 4);
+      for (int r : k.radius) max_radius_ = std::max(max_radius_, r);
+      int optin = 0;
+      GF_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+      const std::size_t smem = de_gather_smem(max_radius_) + sizeof(int);
+      gather_ = !force_scatter && smem <= static_cast<std::size_t>(optin);
+      if (gather_) {
+        GF_CUDA_TRY(cudaFuncSetAttribute(de_gather_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(de_gather_smem(max_radius_))));
+        de_val_ = DeviceBuffer<double>(cells * 4);
+        de_k_ = DeviceBuffer<int>(cells);
+      } else {
+        acc_fixed_ = DeviceBuffer<unsigned long long>(cells * 4);
+      }
     }
     out_ = DeviceBuffer<unsigned char>(f.width * f.height * 4);
+    out_host_ = gemflow::cuda::PinnedBuffer<unsigned char>(out_.size());
   }
 
   std::vector<std::uint8_t> run(const unsigned long long* hist) {
@@ -328,6 +431,17 @@ class DevicePost {
     if (!p_.de) {
       log_density_kernel<<<blocks_for(cells), kBlock>>>(hist, acc_.data(), cells, p_.k1, p_.k2);
       GF_CUDA_CHECK_LAUNCH("log_density_kernel");
+    } else if (gather_) {
+      DeDevice de{coefs_.data(), offsets_.data(), radius_.data(), kmax_, p_.de_max, p_.de_min, p_.de_curve};
+      de_source_kernel<<<blocks_for(cells), kBlock>>>(hist, de_val_.data(), de_k_.data(), hw, hh, p_.ss, p_.k1, p_.k2,
+                                                      kmax_);
+      GF_CUDA_CHECK_LAUNCH("de_source_kernel");
+      const dim3 block(kDeTile, kDeTile);
+      const dim3 grid(static_cast<unsigned>((hw + kDeTile - 1) / kDeTile),
+                      static_cast<unsigned>((hh + kDeTile - 1) / kDeTile));
+      de_gather_kernel<<<grid, block, de_gather_smem(max_radius_)>>>(de_val_.data(), de_k_.data(), hw, hh, max_radius_,
+                                                                     de, acc_.data());
+      GF_CUDA_CHECK_LAUNCH("de_gather_kernel");
     } else {
       GF_CUDA_TRY(cudaMemset(acc_fixed_.data(), 0, acc_fixed_.size_bytes()));
       DeDevice de{coefs_.data(), offsets_.data(), radius_.data(), kmax_, p_.de_max, p_.de_min, p_.de_curve};
@@ -345,19 +459,21 @@ class DevicePost {
         acc_.data(), hw, filter_.data(), static_cast<int>(p_.shape.filter_width), p_.ss,
         static_cast<int>(p_.shape.de_offset), W, H, p_.tone, p_.earlyclip ? 1 : 0, out_.data());
     GF_CUDA_CHECK_LAUNCH("filter_tone_kernel");
-    std::vector<std::uint8_t> rgba(out_.size());
-    GF_CUDA_TRY(cudaMemcpy(rgba.data(), out_.data(), out_.size_bytes(), cudaMemcpyDeviceToHost));
-    return rgba;
+    // Through page-locked memory: a pageable copy of a 1080p image costs about a millisecond.
+    GF_CUDA_TRY(cudaMemcpy(out_host_.data(), out_.data(), out_.size_bytes(), cudaMemcpyDeviceToHost));
+    return std::vector<std::uint8_t>(out_host_.begin(), out_host_.end());
   }
 
  private:
   const Flame& f_;
   const detail::PostParams& p_;
-  DeviceBuffer<double> filter_, acc_, coefs_;
+  DeviceBuffer<double> filter_, acc_, coefs_, de_val_;
   DeviceBuffer<unsigned long long> offsets_, acc_fixed_;
-  DeviceBuffer<int> radius_;
+  DeviceBuffer<int> radius_, de_k_;
   DeviceBuffer<unsigned char> out_;
-  int kmax_ = 0;
+  gemflow::cuda::PinnedBuffer<unsigned char> out_host_;
+  int kmax_ = 0, max_radius_ = 0;
+  bool gather_ = false;
 };
 
 struct WalkerBuffers {
@@ -389,7 +505,7 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   while (n * 2 <= want) n *= 2;
 
   const std::size_t cells = P.post.shape.width * P.post.shape.height;
-  const double need = static_cast<double>(cells) * (32.0 + 32.0 + (P.post.de ? 32.0 : 0.0)) +
+  const double need = static_cast<double>(cells) * (32.0 + 32.0 + (P.post.de ? 36.0 : 0.0)) +
                       static_cast<double>(n) * 2 * 48.0 + static_cast<double>(f.width * f.height * 4);
   std::size_t free_b = 0, total_b = 0;
   GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
@@ -422,7 +538,7 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   init_walkers<<<blocks_for(n), kBlock>>>(wa.view(), n, opt.seed);
   GF_CUDA_CHECK_LAUNCH("init_walkers");
 
-  DevicePost post(f, P.post);
+  DevicePost post(f, P.post, c.device, c.de_scatter);
   const std::uint64_t per_walker = P.samples / n, extra = P.samples % n;
   // divergence_free runs every walker the same number of steps: ceil(samples / n), so it
   // draws up to n − 1 samples more than asked (reported in iterations).
