@@ -11,6 +11,7 @@
 #include <gemflow/cuda/check.hpp>
 #include <gemflow/cuda/timing.hpp>
 
+#include "gemflow/flame/detail/de_gather.hpp"
 #include "gemflow/flame/detail/postprocess.hpp"
 #include "gemflow/flame/detail/prepare.hpp"
 #include "gemflow/flame/render_cuda.hpp"
@@ -244,87 +245,41 @@ __global__ void de_kernel(const unsigned long long* hist, unsigned long long* ac
 // the same bytes on every run. The scatter form above stays for estimator radii whose tile does
 // not fit in shared memory.
 
-/// Gather, first pass: each cell's log-density value and kernel index (0: spreads nothing —
-/// empty, or within ss − 1 cells of the edge, as on the CPU).
+/// Gather, first pass: each cell's log-density value and kernel index (detail::de_source).
 __global__ void de_source_kernel(const unsigned long long* hist, double* val, int* kidx, int hw, int hh, int ss,
                                  double k1, double k2, int kmax) {
   const size_t cell = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (cell >= static_cast<size_t>(hw) * hh) return;
-  const int x = static_cast<int>(cell % hw), y = static_cast<int>(cell / hw);
-  const unsigned long long* h = hist + cell * 4;
-  if (x < ss - 1 || x >= hw - (ss - 1) || y < ss - 1 || y >= hh - (ss - 1) || h[3] == 0) {
-    kidx[cell] = 0;
-    return;
-  }
-  const int half = ss / 2;
-  double n = 0;
-  for (int j = -half; j <= half; ++j)
-    for (int i = -half; i <= half; ++i) {
-      const int yy = y + j, xx = x + i;
-      if (yy < 0 || xx < 0 || yy >= hh || xx >= hw) continue;
-      n += static_cast<double>(hist[(static_cast<size_t>(yy) * hw + xx) * 4 + 3]) / detail::kFixedOne;
-    }
-  if (ss % 2 == 0) n *= (ss / (ss + 1.0)) * (ss / (ss + 1.0));
-  detail::log_density(h, k1, k2, val + cell * 4);
-  const double kd = n <= 1 ? 1.0 : ceil(n);
-  kidx[cell] = kd >= kmax ? kmax : static_cast<int>(kd);
+  kidx[cell] = detail::de_source(hist, hw, hh, ss, k1, k2, kmax, static_cast<int>(cell % hw),
+                                 static_cast<int>(cell / hw), val + cell * 4);
 }
 
-constexpr int kDeTile = 16;  ///< gather: output cells per block side
+using detail::kDeTile;
 
 /// Shared memory of a gather block for kernel radius R: (tile + 2R)² cells of 4 doubles + 1 int.
 std::size_t de_gather_smem(int R) {
-  const std::size_t side = static_cast<std::size_t>(kDeTile + 2 * R);
+  const auto side = static_cast<std::size_t>(detail::de_tile_side(R));
   return side * side * (4 * sizeof(double) + sizeof(int));
 }
 
-/// Gather, second pass: block = kDeTile² output cells; the tile plus a halo of R (the largest
-/// kernel radius) is loaded once, then each thread visits only the halo offsets within the
-/// largest radius present in the tile.
+/// Gather, second pass (detail/de_gather.hpp): block = kDeTile² output cells.
 __global__ void de_gather_kernel(const double* val, const int* kidx, int hw, int hh, int R, DeDevice de, double* acc) {
   extern __shared__ double de_smem[];
   __shared__ int tile_r;
-  const int S = kDeTile + 2 * R;
+  const int S = detail::de_tile_side(R);
   double* sv = de_smem;
   int* sk = reinterpret_cast<int*>(de_smem + static_cast<size_t>(S) * S * 4);
-  const int x0 = static_cast<int>(blockIdx.x) * kDeTile - R, y0 = static_cast<int>(blockIdx.y) * kDeTile - R;
-  const int tid = static_cast<int>(threadIdx.y) * kDeTile + static_cast<int>(threadIdx.x);
-  if (tid == 0) tile_r = -1;
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  if (tx == 0 && ty == 0) tile_r = -1;
   __syncthreads();
-  int my_r = -1;
-  for (int t = tid; t < S * S; t += kDeTile * kDeTile) {
-    const int gx = x0 + t % S, gy = y0 + t / S;
-    int k = 0;
-    if (gx >= 0 && gy >= 0 && gx < hw && gy < hh) {
-      const size_t c = static_cast<size_t>(gy) * hw + gx;
-      k = kidx[c];
-      if (k) {
-        for (int q = 0; q < 4; ++q) sv[t * 4 + q] = val[c * 4 + q];
-        my_r = max(my_r, de.radius[k]);
-      }
-    }
-    sk[t] = k;
-  }
+  const int my_r = detail::de_tile_load(val, kidx, de.radius, hw, hh, R, static_cast<int>(blockIdx.x),
+                                        static_cast<int>(blockIdx.y), ty * kDeTile + tx, kDeTile * kDeTile, sv, sk);
   if (my_r >= 0) atomicMax(&tile_r, my_r);
   __syncthreads();
-  const int x = x0 + R + static_cast<int>(threadIdx.x), y = y0 + R + static_cast<int>(threadIdx.y);
+  const int x = static_cast<int>(blockIdx.x) * kDeTile + tx, y = static_cast<int>(blockIdx.y) * kDeTile + ty;
   if (x >= hw || y >= hh) return;
-  double a[4] = {0, 0, 0, 0};
-  // A source farther than tile_r from this cell (in x or y) reaches nothing here.
-  const int lo = R - min(tile_r, R), hi = R + min(tile_r, R);
-  for (int sy = lo; sy <= hi; ++sy) {
-    const int row = (static_cast<int>(threadIdx.y) + sy) * S + static_cast<int>(threadIdx.x);
-    const int dy = R - sy;  // this cell's offset from the source
-    for (int sx = lo; sx <= hi; ++sx) {
-      const int k = sk[row + sx];
-      if (!k) continue;
-      const int r = de.radius[k], dx = R - sx;
-      if (dx > r || dx < -r || dy > r || dy < -r) continue;
-      const double w = de.coefs[de.offsets[k] + static_cast<size_t>((dy + r) * (2 * r + 1) + (dx + r))];
-      const double* v = sv + static_cast<size_t>(row + sx) * 4;
-      for (int q = 0; q < 4; ++q) a[q] += w * v[q];
-    }
-  }
+  double a[4];
+  detail::de_tile_sum(sv, sk, R, tile_r, de.radius, de.coefs, de.offsets, tx, ty, a);
   double* o = acc + (static_cast<size_t>(y) * hw + x) * 4;
   for (int q = 0; q < 4; ++q) o[q] = a[q];
 }

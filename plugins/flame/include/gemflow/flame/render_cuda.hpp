@@ -24,7 +24,9 @@
 // cell, its neighbours' kernels at its offset from them (16×16 cells per block, their
 // neighbourhood of the largest radius in shared memory: (16 + 2R)² × 36 B, 42 KB for the default
 // estimator at ss 1, 97 KB at ss 2) in a fixed order, so it is deterministic without atomics.
-// Where that tile exceeds the device's shared memory per block, it scatters instead (u64
+// detail/de_gather.hpp holds the kernels' per-thread code, which a CPU test runs block by block
+// against a plain scatter. Where that tile exceeds the device's shared memory per block, it
+// scatters instead (u64
 // fixed-point atomics, 2⁻³² units, also deterministic). The image comes back through
 // page-locked memory.
 //
