@@ -183,7 +183,17 @@ struct RenderParams : ParamGroup {
                     0,
                     {.min = 0.0, .max = 16.0, .doc = "Histogram cells per pixel side (0: the flame's)"}},
         passes{n, name("passes"), 8, {.min = 1.0, .max = 256.0, .doc = "Progressive passes (a preview after each)"}},
-        threads{n, name("threads"), 0, {.min = 0.0, .max = 1024.0, .doc = "CPU threads (0: all)"}} {
+        threads{n, name("threads"), 0, {.min = 0.0, .max = 1024.0, .doc = "CPU threads (0: all)"}},
+        earlyclip{n,
+                  name("earlyclip"),
+                  false,
+                  {.doc = "flam3-render's earlyclip: tone map and clamp each supersampled cell before the spatial "
+                          "filter (sharper highlights)"}},
+        transparency{n,
+                     name("transparency"),
+                     false,
+                     {.doc = "flam3-render's transparency: alpha from the density, no background, RGB straight "
+                             "(divided by alpha)"}} {
     done();
   }
   Choice<cuda::Variant> variant;
@@ -191,6 +201,8 @@ struct RenderParams : ParamGroup {
   Param<int> supersample;
   Param<int> passes;
   Param<int> threads;
+  Param<bool> earlyclip;
+  Param<bool> transparency;
 
   RenderOptions options(std::uint64_t seed) const {
     RenderOptions o;
@@ -199,6 +211,8 @@ struct RenderParams : ParamGroup {
     o.seed = seed;
     o.passes = *passes;
     o.threads = *threads;
+    o.earlyclip = *earlyclip;
+    o.transparency = *transparency;
     return o;
   }
 };
@@ -215,7 +229,8 @@ class RenderFlame final : public Node {
                 "opacity), density estimation, log-density tone map (brightness, gamma with its linear "
                 "threshold, vibrancy, highlight power, background) and the spatial filter, on the CPU (oneTBB) "
                 "or a CUDA device. Progressive: a preview of 'image' after each pass. The image is 8-bit RGBA "
-                "with the values flam3-render writes (the flame's gamma is its display encoding), opaque.",
+                "with the values flam3-render writes (the flame's gamma is its display encoding): opaque, or "
+                "with 'transparency' straight RGB and alpha as flam3-render's PNG holds them.",
             .errors =
                 "A flame whose histogram exceeds 24 GiB (size and supersample named); device cuda without a "
                 "GPU or a CUDA error (call and reason).",

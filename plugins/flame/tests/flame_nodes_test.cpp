@@ -164,5 +164,77 @@ TEST(FlameNodes, RenderChecksHostMemoryFirst) {
   EXPECT_CONTAINS(e, "flame 'gemflow_sierpinski' at 320×240 (histograms) needs");
 }
 
+// The disk cache keeps flames: the registry records their encodings, and a flame file's flames
+// (xaos, final xform, post affines, step palettes) come back equal field by field; truncated or
+// altered bytes are SerialError, not a wrong flame.
+TEST(FlameSerial, RoundTripThroughTheRegistryEncoding) {
+  const TypeInfo* ft = registry().find_type("flame.Flame");
+  const TypeInfo* st = registry().find_type("flame.FlameSet");
+  ASSERT_NE(ft, nullptr);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(ft->serial_version, 1u);
+  EXPECT_EQ(st->serial_version, 1u);
+  ASSERT_TRUE(ft->save && ft->load && st->save && st->load);
+
+  FlameSet set = read_flames(flame::testing::sample("gemflow_samples.flame"));
+  ASSERT_EQ(set.flames.size(), 3u);
+  set.dropped = {"flame 'x' (#3) line 12: dropped variation(s) julia3D"};
+  Flame& f = set.flames[0];
+  f.palette_mode = PaletteMode::Step;
+  f.filter_shape = FilterShape::Quadratic;
+  f.xforms[0].post = {0.5, 0.1, -0.2, 0.7, 0.01, -0.3};
+  f.xforms[0].param[0] = 0.123456789012345678;
+  ASSERT_TRUE(set.flames[1].has_chaos);
+  ASSERT_TRUE(set.flames[1].final_xform.has_value());
+
+  BinaryWriter w;
+  st->save(Value::make(set), w);
+  BinaryReader r(w.bytes());
+  const Value back = st->load(r);
+  r.finish("flame set");
+  const auto& got = *back.as<FlameSet>();
+  EXPECT_EQ(got.source, set.source);
+  EXPECT_EQ(got.dropped, set.dropped);
+  ASSERT_EQ(got.flames.size(), set.flames.size());
+  for (std::size_t i = 0; i < set.flames.size(); ++i) {
+    EXPECT_TRUE(got.flames[i] == set.flames[i]) << "flame " << i;
+    EXPECT_EQ(write_flame(got.flames[i]), write_flame(set.flames[i]));
+  }
+  EXPECT_EQ(got.flames[1].xforms[0].chaos, set.flames[1].xforms[0].chaos);
+
+  // One flame alone, and every truncation of it.
+  BinaryWriter one;
+  ft->save(Value::make(set.flames[1]), one);
+  {
+    BinaryReader rr(one.bytes());
+    EXPECT_TRUE(*ft->load(rr).as<Flame>() == set.flames[1]);
+    rr.finish("flame");
+  }
+  const std::string bytes = one.bytes();
+  for (std::size_t cut = 0; cut < bytes.size(); cut += 97) {
+    BinaryReader rr(std::string_view(bytes).substr(0, cut));
+    EXPECT_THROW((void)ft->load(rr), SerialError) << "cut at " << cut;
+  }
+}
+
+TEST(FlameSerial, BadEnumsAndCountsAreRefused) {
+  const Flame f = read_flames(flame::testing::sample("gemflow_sierpinski.flame")).flames.at(0);
+  BinaryWriter w;
+  Serial<Flame>::write(w, f);
+  std::string bytes = w.bytes();
+  // filter_shape's byte: after name, index, line, source, width, height, center, scale, rotate,
+  // zoom, supersample, quality, filter.
+  const std::size_t at = 8 + f.name.size() + 8 + 8 + 8 + f.source.size() + 8 + 8 + 16 + 24 + 4 + 8 + 8;
+  ASSERT_EQ(static_cast<unsigned char>(bytes[at]), static_cast<unsigned char>(f.filter_shape));
+  bytes[at] = 99;
+  BinaryReader r(bytes);
+  try {
+    (void)Serial<Flame>::read(r);
+    ADD_FAILURE() << "no error";
+  } catch (const SerialError& e) {
+    EXPECT_CONTAINS(e.what(), "filter shape 99");
+  }
+}
+
 }  // namespace
 }  // namespace gemflow::flame

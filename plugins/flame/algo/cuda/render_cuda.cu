@@ -11,6 +11,7 @@
 #include <gemflow/cuda/check.hpp>
 #include <gemflow/cuda/timing.hpp>
 
+#include "gemflow/flame/detail/de_gather.hpp"
 #include "gemflow/flame/detail/postprocess.hpp"
 #include "gemflow/flame/detail/prepare.hpp"
 #include "gemflow/flame/render_cuda.hpp"
@@ -239,13 +240,66 @@ __global__ void de_kernel(const unsigned long long* hist, unsigned long long* ac
   }
 }
 
+// Density estimation, gather form (the default): each output cell sums the contributions of the
+// source cells around it, read from a shared-memory tile, in a fixed order — no atomics, and
+// the same bytes on every run. The scatter form above stays for estimator radii whose tile does
+// not fit in shared memory.
+
+/// Gather, first pass: each cell's log-density value and kernel index (detail::de_source).
+__global__ void de_source_kernel(const unsigned long long* hist, double* val, int* kidx, int hw, int hh, int ss,
+                                 double k1, double k2, int kmax) {
+  const size_t cell = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (cell >= static_cast<size_t>(hw) * hh) return;
+  kidx[cell] = detail::de_source(hist, hw, hh, ss, k1, k2, kmax, static_cast<int>(cell % hw),
+                                 static_cast<int>(cell / hw), val + cell * 4);
+}
+
+using detail::kDeTile;
+
+/// Shared memory of a gather block for kernel radius R: (tile + 2R)² cells of 4 doubles + 1 int.
+std::size_t de_gather_smem(int R) {
+  const auto side = static_cast<std::size_t>(detail::de_tile_side(R));
+  return side * side * (4 * sizeof(double) + sizeof(int));
+}
+
+/// Gather, second pass (detail/de_gather.hpp): block = kDeTile² output cells.
+__global__ void de_gather_kernel(const double* val, const int* kidx, int hw, int hh, int R, DeDevice de, double* acc) {
+  extern __shared__ double de_smem[];
+  __shared__ int tile_r;
+  const int S = detail::de_tile_side(R);
+  double* sv = de_smem;
+  int* sk = reinterpret_cast<int*>(de_smem + static_cast<size_t>(S) * S * 4);
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  if (tx == 0 && ty == 0) tile_r = -1;
+  __syncthreads();
+  const int my_r = detail::de_tile_load(val, kidx, de.radius, hw, hh, R, static_cast<int>(blockIdx.x),
+                                        static_cast<int>(blockIdx.y), ty * kDeTile + tx, kDeTile * kDeTile, sv, sk);
+  if (my_r >= 0) atomicMax(&tile_r, my_r);
+  __syncthreads();
+  const int x = static_cast<int>(blockIdx.x) * kDeTile + tx, y = static_cast<int>(blockIdx.y) * kDeTile + ty;
+  if (x >= hw || y >= hh) return;
+  double a[4];
+  detail::de_tile_sum(sv, sk, R, tile_r, de.radius, de.coefs, de.offsets, tx, ty, a);
+  double* o = acc + (static_cast<size_t>(y) * hw + x) * 4;
+  for (int q = 0; q < 4; ++q) o[q] = a[q];
+}
+
 __global__ void de_to_double(const unsigned long long* in, double* out, size_t n) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (i < n) out[i] = static_cast<double>(in[i]) / kAccOne;
 }
 
+/// earlyclip: each accumulator cell replaced by its tone values before the filter.
+__global__ void tone_cells_kernel(double* acc, size_t cells, detail::ToneParams tone) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= cells) return;
+  double v[4];
+  detail::tone_values(acc + i * 4, tone, v);
+  for (int q = 0; q < 4; ++q) acc[i * 4 + q] = v[q];
+}
+
 __global__ void filter_tone_kernel(const double* acc, int hw, const double* filter, int fw, int ss, int offset, int W,
-                                   int H, detail::ToneParams tone, unsigned char* out) {
+                                   int H, detail::ToneParams tone, int earlyclip, unsigned char* out) {
   const size_t pixel = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (pixel >= static_cast<size_t>(W) * H) return;
   const int i = static_cast<int>(pixel % W), j = static_cast<int>(pixel / W);
@@ -257,13 +311,13 @@ __global__ void filter_tone_kernel(const double* acc, int hw, const double* filt
       const double* a = acc + ((static_cast<size_t>(ys + jj)) * hw + xs + ii) * 4;
       for (int q = 0; q < 4; ++q) t[q] += k * a[q];
     }
-  unsigned char rgb[3];
-  detail::tone_map(t, tone, rgb);
-  unsigned char* o = out + (static_cast<size_t>(j) * W + i) * 4;
-  o[0] = rgb[0];
-  o[1] = rgb[1];
-  o[2] = rgb[2];
-  o[3] = 255;
+  double v[4];
+  if (earlyclip) {
+    for (int q = 0; q < 4; ++q) v[q] = t[q];
+  } else {
+    detail::tone_values(t, tone, v);
+  }
+  detail::to_rgba8(v, tone, out + (static_cast<size_t>(j) * W + i) * 4);
 }
 
 __global__ void eval_variations_kernel(const int* ids, const float* pts, const float* params, const float* coefs,
@@ -297,7 +351,7 @@ DeviceBuffer<T> upload(const std::vector<T>& v) {
 /// Device post-processing of the current histogram into RGBA8.
 class DevicePost {
  public:
-  DevicePost(const Flame& f, const detail::PostParams& p) : f_(f), p_(p) {
+  DevicePost(const Flame& f, const detail::PostParams& p, int device, bool force_scatter) : f_(f), p_(p) {
     filter_ = upload(p.filter);
     const std::size_t cells = p.shape.width * p.shape.height;
     acc_ = DeviceBuffer<double>(cells * 4);
@@ -308,9 +362,22 @@ class DevicePost {
       offsets_ = upload(off);
       radius_ = upload(k.radius);
       kmax_ = k.kmax;
-      acc_fixed_ = DeviceBuffer<unsigned long long>(cells * 4);
+      for (int r : k.radius) max_radius_ = std::max(max_radius_, r);
+      int optin = 0;
+      GF_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+      const std::size_t smem = de_gather_smem(max_radius_) + sizeof(int);
+      gather_ = !force_scatter && smem <= static_cast<std::size_t>(optin);
+      if (gather_) {
+        GF_CUDA_TRY(cudaFuncSetAttribute(de_gather_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(de_gather_smem(max_radius_))));
+        de_val_ = DeviceBuffer<double>(cells * 4);
+        de_k_ = DeviceBuffer<int>(cells);
+      } else {
+        acc_fixed_ = DeviceBuffer<unsigned long long>(cells * 4);
+      }
     }
     out_ = DeviceBuffer<unsigned char>(f.width * f.height * 4);
+    out_host_ = gemflow::cuda::PinnedBuffer<unsigned char>(out_.size());
   }
 
   std::vector<std::uint8_t> run(const unsigned long long* hist) {
@@ -319,6 +386,17 @@ class DevicePost {
     if (!p_.de) {
       log_density_kernel<<<blocks_for(cells), kBlock>>>(hist, acc_.data(), cells, p_.k1, p_.k2);
       GF_CUDA_CHECK_LAUNCH("log_density_kernel");
+    } else if (gather_) {
+      DeDevice de{coefs_.data(), offsets_.data(), radius_.data(), kmax_, p_.de_max, p_.de_min, p_.de_curve};
+      de_source_kernel<<<blocks_for(cells), kBlock>>>(hist, de_val_.data(), de_k_.data(), hw, hh, p_.ss, p_.k1, p_.k2,
+                                                      kmax_);
+      GF_CUDA_CHECK_LAUNCH("de_source_kernel");
+      const dim3 block(kDeTile, kDeTile);
+      const dim3 grid(static_cast<unsigned>((hw + kDeTile - 1) / kDeTile),
+                      static_cast<unsigned>((hh + kDeTile - 1) / kDeTile));
+      de_gather_kernel<<<grid, block, de_gather_smem(max_radius_)>>>(de_val_.data(), de_k_.data(), hw, hh, max_radius_,
+                                                                     de, acc_.data());
+      GF_CUDA_CHECK_LAUNCH("de_gather_kernel");
     } else {
       GF_CUDA_TRY(cudaMemset(acc_fixed_.data(), 0, acc_fixed_.size_bytes()));
       DeDevice de{coefs_.data(), offsets_.data(), radius_.data(), kmax_, p_.de_max, p_.de_min, p_.de_curve};
@@ -327,24 +405,30 @@ class DevicePost {
       de_to_double<<<blocks_for(cells * 4), kBlock>>>(acc_fixed_.data(), acc_.data(), cells * 4);
       GF_CUDA_CHECK_LAUNCH("de_to_double");
     }
+    if (p_.earlyclip) {
+      tone_cells_kernel<<<blocks_for(cells), kBlock>>>(acc_.data(), cells, p_.tone);
+      GF_CUDA_CHECK_LAUNCH("tone_cells_kernel");
+    }
     const int W = static_cast<int>(f_.width), H = static_cast<int>(f_.height);
     filter_tone_kernel<<<blocks_for(static_cast<unsigned long long>(W) * H), kBlock>>>(
         acc_.data(), hw, filter_.data(), static_cast<int>(p_.shape.filter_width), p_.ss,
-        static_cast<int>(p_.shape.de_offset), W, H, p_.tone, out_.data());
+        static_cast<int>(p_.shape.de_offset), W, H, p_.tone, p_.earlyclip ? 1 : 0, out_.data());
     GF_CUDA_CHECK_LAUNCH("filter_tone_kernel");
-    std::vector<std::uint8_t> rgba(out_.size());
-    GF_CUDA_TRY(cudaMemcpy(rgba.data(), out_.data(), out_.size_bytes(), cudaMemcpyDeviceToHost));
-    return rgba;
+    // Through page-locked memory: a pageable copy of a 1080p image costs about a millisecond.
+    GF_CUDA_TRY(cudaMemcpy(out_host_.data(), out_.data(), out_.size_bytes(), cudaMemcpyDeviceToHost));
+    return std::vector<std::uint8_t>(out_host_.begin(), out_host_.end());
   }
 
  private:
   const Flame& f_;
   const detail::PostParams& p_;
-  DeviceBuffer<double> filter_, acc_, coefs_;
+  DeviceBuffer<double> filter_, acc_, coefs_, de_val_;
   DeviceBuffer<unsigned long long> offsets_, acc_fixed_;
-  DeviceBuffer<int> radius_;
+  DeviceBuffer<int> radius_, de_k_;
   DeviceBuffer<unsigned char> out_;
-  int kmax_ = 0;
+  gemflow::cuda::PinnedBuffer<unsigned char> out_host_;
+  int kmax_ = 0, max_radius_ = 0;
+  bool gather_ = false;
 };
 
 struct WalkerBuffers {
@@ -364,7 +448,7 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   const Variant variant = resolve_variant(f, c.variant);
   if (used) *used = variant;
   GF_CUDA_TRY(cudaSetDevice(c.device));
-  auto P = detail::prepare<float>(f);
+  auto P = detail::prepare<float>(f, {opt.earlyclip, opt.transparency});
 
   cudaDeviceProp prop{};
   GF_CUDA_TRY(cudaGetDeviceProperties(&prop, c.device));
@@ -376,7 +460,7 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   while (n * 2 <= want) n *= 2;
 
   const std::size_t cells = P.post.shape.width * P.post.shape.height;
-  const double need = static_cast<double>(cells) * (32.0 + 32.0 + (P.post.de ? 32.0 : 0.0)) +
+  const double need = static_cast<double>(cells) * (32.0 + 32.0 + (P.post.de ? 36.0 : 0.0)) +
                       static_cast<double>(n) * 2 * 48.0 + static_cast<double>(f.width * f.height * 4);
   std::size_t free_b = 0, total_b = 0;
   GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
@@ -409,7 +493,7 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   init_walkers<<<blocks_for(n), kBlock>>>(wa.view(), n, opt.seed);
   GF_CUDA_CHECK_LAUNCH("init_walkers");
 
-  DevicePost post(f, P.post);
+  DevicePost post(f, P.post, c.device, c.de_scatter);
   const std::uint64_t per_walker = P.samples / n, extra = P.samples % n;
   // divergence_free runs every walker the same number of steps: ceil(samples / n), so it
   // draws up to n − 1 samples more than asked (reported in iterations).

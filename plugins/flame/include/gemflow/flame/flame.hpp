@@ -60,6 +60,7 @@ struct Xform {
   std::vector<double> chaos;  ///< xaos row: multiplier of each xform's weight after this one (empty: all 1)
   std::size_t line = 0;       ///< line of the <xform> element (1-based; 0 when built in code)
   [[nodiscard]] bool has_post() const { return post != kIdentity; }
+  bool operator==(const Xform&) const = default;
 };
 
 /// 256 palette entries, RGBA in [0, 1] (RGB premultiplied by A, as flam3 does).
@@ -111,6 +112,7 @@ struct Flame {
   std::vector<Xform> xforms;
   std::optional<Xform> final_xform;
   bool has_chaos = false;  ///< any xform has a chaos row different from all 1
+  bool operator==(const Flame&) const = default;
 };
 
 /// What the reader does with variations flam3 does not know (Apophysis / Fractorium plugins).

@@ -27,6 +27,9 @@
 //    gamma_threshold; colour scaled by vibrancy·alpha/density, highlight_power (≥ 0: saturated
 //    colours lose saturation instead of hue), (1 − vibrancy)·per-channel gamma, background under
 //    1 − alpha; 8 bits per channel as flam3-render writes (its truncation), alpha 255.
+//    Options as flam3-render's: `earlyclip` tone-maps and clamps each accumulator cell before
+//    the filter (then the filter output is written as it is); `transparency` leaves out the
+//    background, writes alpha (the tone-mapped density, ×255) and RGB divided by alpha.
 //
 // Determinism: the same flame, options and seed give the same bytes on the same device,
 // whatever the number of threads (integer histogram, fixed walker → random stream mapping,
@@ -51,6 +54,12 @@ struct RenderOptions {
   std::uint64_t seed = 1;
   int threads = 0;  ///< CPU threads; 0: oneTBB's default
   int passes = 8;   ///< progressive passes: the samples are split in this many
+  /// flam3-render's `earlyclip`: tone map and clamp each supersampled cell before the spatial
+  /// filter (sharper highlights; the default filters first, then tone-maps each pixel).
+  bool earlyclip = false;
+  /// flam3-render's `transparency`: alpha is the tone-mapped density instead of 255, the
+  /// background is left out and RGB is straight (divided by alpha), as flam3's PNG holds it.
+  bool transparency = false;
   /// Called after each pass with (fraction done, pass, passes). May be empty.
   std::function<void(double, int, int)> progress;
   /// Polled about every 10 ms of work; true stops the render (Cancelled thrown).
@@ -61,7 +70,7 @@ struct RenderOptions {
 
 struct RenderedImage {
   std::size_t width = 0, height = 0;
-  std::vector<std::uint8_t> rgba;  ///< width·height·4, row 0 at the top
+  std::vector<std::uint8_t> rgba;  ///< width·height·4, row 0 at the top, straight alpha
   std::uint64_t iterations = 0;    ///< plotted-or-not iterations after fuse
   std::uint64_t bad_points = 0;
   double seconds_iterate = 0, seconds_post = 0;

@@ -18,9 +18,17 @@
 //   threshold is a first guess until flame_bench_render measures the crossover on a device.
 // Histogram: 4 × u64 fixed point per cell (2⁻²⁴ units), atomicAdd: exact and order-free, so the
 // same seed gives the same bytes on the same device, and no cell saturates.
-// Post-processing on the device: log density, density estimation (scatter with u64 fixed-point
-// atomics, 2⁻³² units: deterministic), spatial filter and tone map (fp64), the same formulas as
-// the CPU path (detail/core.hpp).
+// Post-processing on the device: log density, density estimation, spatial filter and tone map
+// (fp64), the same formulas as the CPU path (detail/core.hpp). Density estimation gathers: a
+// first pass gives each cell its log-density value and kernel index, a second sums, for each
+// cell, its neighbours' kernels at its offset from them (16×16 cells per block, their
+// neighbourhood of the largest radius in shared memory: (16 + 2R)² × 36 B, 42 KB for the default
+// estimator at ss 1, 97 KB at ss 2) in a fixed order, so it is deterministic without atomics.
+// detail/de_gather.hpp holds the kernels' per-thread code, which a CPU test runs block by block
+// against a plain scatter. Where that tile exceeds the device's shared memory per block, it
+// scatters instead (u64
+// fixed-point atomics, 2⁻³² units, also deterministic). The image comes back through
+// page-locked memory.
 //
 // Errors: CudaError (call, error string, file:line); FlameError for a flame that cannot be
 // rendered; RenderCancelled. Device memory is checked (cudaMemGetInfo) before allocating.
@@ -46,6 +54,9 @@ struct CudaRenderOptions {
   /// the number of launches between them adapts to it. It never changes the image (launches
   /// cover a fixed number of steps), only the cancel latency.
   double sync_seconds = 0.05;
+  /// Test hook: density estimation by the atomic scatter even where the shared-memory gather
+  /// fits (the gather is the default; the scatter remains for very large estimator radii).
+  bool de_scatter = false;
 };
 
 /// The variant actually used for `flame`: divergence_free needs a flame without xaos.

@@ -182,17 +182,22 @@ GF_FLAME_HD inline void hsv_to_rgb(const double hsv[3], double rgb[3]) {
 struct ToneParams {
   double inv_gamma, linrange, vibrancy, highlight_power;
   double background[3];  ///< 0–255 scale
+  /// flam3's transparency: no background under the flame, RGB divided by alpha (straight, not
+  /// premultiplied) and alpha written; otherwise the background fills 1 − alpha and alpha is 255.
+  int transparent;
 };
 
-/// Tone map of one filtered pixel t (flam3 units) to 8-bit RGB (flam3's calc_alpha,
-/// calc_newrgb and its final clamp and truncation).
-GF_FLAME_HD inline void tone_map(const double t[4], const ToneParams& p, unsigned char out[3]) {
+/// Tone map of one value t (flam3 units: a filtered pixel, or with earlyclip one accumulator
+/// cell) to RGB clamped to [0, 255] and alpha in [0, 1] (flam3's calc_alpha, calc_newrgb,
+/// background or division by alpha, and its clamp).
+GF_FLAME_HD inline void tone_values(const double t[4], const ToneParams& p, double out[4]) {
   const double white = 255.0;
   if (t[0] == 0 && t[1] == 0 && t[2] == 0 && t[3] == 0) {  // nothing plotted: the background
     for (int c = 0; c < 3; ++c) {
-      const double b = p.background[c];
-      out[c] = static_cast<unsigned char>(b > 255 ? 255 : (b < 0 ? 0 : b));
+      const double b = p.transparent ? 0.0 : p.background[c];
+      out[c] = b > 255 ? 255 : (b < 0 ? 0 : b);
     }
+    out[3] = 0;
     return;
   }
   double alpha = 0, ls = 0;
@@ -237,10 +242,22 @@ GF_FLAME_HD inline void tone_map(const double t[4], const ToneParams& p, unsigne
   for (int c = 0; c < 3; ++c) {
     double a = rgb[c];
     if (p.vibrancy != 1) a += (1 - p.vibrancy) * 256.0 * pow(t[c] / white, p.inv_gamma);
-    a += (1 - alpha) * p.background[c];
-    a = a > 255 ? 255 : (a < 0 ? 0 : a);
-    out[c] = static_cast<unsigned char>(a);
+    if (!p.transparent) a += (1 - alpha) * p.background[c];
+    else a = alpha > 0 ? a / alpha : 0;
+    out[c] = a > 255 ? 255 : (a < 0 ? 0 : a);
   }
+  out[3] = alpha;
+}
+
+/// 8-bit RGBA of tone values as flam3-render writes them: RGB clamped and truncated; alpha
+/// truncated from [0, 1]·255 when transparent, else 255.
+GF_FLAME_HD inline void to_rgba8(const double v[4], const ToneParams& p, unsigned char out[4]) {
+  for (int c = 0; c < 3; ++c) {
+    const double a = v[c];
+    out[c] = static_cast<unsigned char>(a > 255 ? 255 : (a < 0 ? 0 : a));
+  }
+  const double alpha = v[3] > 1 ? 1 : (v[3] < 0 ? 0 : v[3]);
+  out[3] = p.transparent ? static_cast<unsigned char>(alpha * 255) : 255;
 }
 
 /// flam3's spatial filter kernels (filters.c), x in filter-support units.

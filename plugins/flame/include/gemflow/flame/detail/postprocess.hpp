@@ -84,11 +84,16 @@ struct DeKernels {
   std::vector<std::size_t> offsets;
   std::vector<int> radius;
   std::vector<double> coefs;
+  /// Per kernel and row j = 0..2r (at offsets[k] / side): the half-width e of its non-zero
+  /// taps (|i| ≤ e), or −1 for a row of zeros — the disc's extent, so the spread skips the
+  /// corners of its square.
+  std::vector<int> row_extent;
+  std::vector<std::size_t> row_offsets;
 };
 
 /// Log density (+ density estimation), spatial filter and tone map of a histogram of
-/// p.shape cells: width·height·4 bytes, alpha 255. Throws RenderCancelled when `cancelled`.
-std::vector<std::uint8_t> postprocess(const std::vector<std::uint64_t>& hist, const Flame& f, const PostParams& p,
+/// p.shape cells (4 values each): width·height·4 bytes. Throws RenderCancelled when `cancelled`.
+std::vector<std::uint8_t> postprocess(const std::uint64_t* hist, const Flame& f, const PostParams& p,
                                       const std::function<bool()>& cancelled);
 
 }  // namespace gemflow::flame::detail

@@ -71,6 +71,16 @@ struct PostParams {
   ToneParams tone{};
   bool de = false;
   double de_max = 0, de_min = 0, de_curve = 0.4;  ///< radii in cells (flam3's comp_max/min_radius)
+  /// flam3's earlyclip: tone map (and clamp) every accumulator cell before the spatial filter,
+  /// instead of the filtered pixel.
+  bool earlyclip = false;
+};
+
+/// Output settings that flam3 takes from the renderer, not the genome (flam3-render's
+/// `earlyclip` and `transparency`).
+struct OutputOptions {
+  bool earlyclip = false;
+  bool transparent = false;
 };
 
 template <class R>
@@ -88,8 +98,10 @@ struct Prepared {
   PostParams post;
 };
 
-inline PostParams post_params(const Flame& f) {
+inline PostParams post_params(const Flame& f, OutputOptions out = {}) {
   PostParams p;
+  p.earlyclip = out.earlyclip;
+  p.tone.transparent = out.transparent ? 1 : 0;
   p.shape = histogram_shape(f);
   p.ss = f.supersample;
   const double ppu = f.scale * std::pow(2.0, f.zoom);
@@ -129,7 +141,7 @@ inline PostParams post_params(const Flame& f) {
 }
 
 template <class R>
-Prepared<R> prepare(const Flame& f) {
+Prepared<R> prepare(const Flame& f, OutputOptions out = {}) {
   Prepared<R> p;
   for (const auto& x : f.xforms) p.xforms.push_back(compile_xform<R>(x));
   if (f.final_xform) {
@@ -143,7 +155,7 @@ Prepared<R> prepare(const Flame& f) {
   for (std::size_t i = 0; i < 256; ++i)
     for (std::size_t c = 0; c < 4; ++c) p.palette[i * 4 + c] = static_cast<R>(f.palette[i][c]);
   p.step_mode = f.palette_mode == PaletteMode::Step ? 1 : 0;
-  p.post = post_params(f);
+  p.post = post_params(f, out);
   const double ppu = f.scale * std::pow(2.0, f.zoom);
   const double rot = f.rotate * 3.14159265358979323846 / 180.0;
   p.cam.cx = static_cast<R>(f.center[0]);

@@ -1,0 +1,91 @@
+#pragma once
+// Density estimation as a gather (the CUDA path's form; render_cuda.hpp): the per-cell source
+// pass and the per-block tile load and per-cell sum, as host/device functions so that a CPU
+// test can run the kernel's exact indexing block by block against the scatter.
+//
+// Source pass: cell (x, y) gets its log-density value (4 doubles) and its kernel index k
+// (0: spreads nothing — empty, or within ss − 1 cells of the edge, as the CPU scatter).
+// Tile: a block of kDeTile² output cells whose origin is (bx·kDeTile, by·kDeTile) loads the
+// (kDeTile + 2R)² cells around it (R: the largest kernel radius) into sv (4 doubles per cell)
+// and sk (k per cell); each thread then sums, for its cell, the kernels of the loaded sources
+// at its offset from them, visiting only offsets within tile_r, the largest radius present in
+// the tile (a farther source reaches nothing there). Fixed order: deterministic.
+#include <cmath>
+#include <cstddef>
+
+#include "gemflow/flame/detail/core.hpp"
+
+namespace gemflow::flame::detail {
+
+inline constexpr int kDeTile = 16;
+
+/// Cells of a tile side for kernel radius R.
+GF_FLAME_HD inline int de_tile_side(int R) { return kDeTile + 2 * R; }
+
+/// Source pass for one cell; returns k and writes val[0..3] when k > 0.
+template <class U>
+GF_FLAME_HD inline int de_source(const U* hist, int hw, int hh, int ss, double k1, double k2, int kmax, int x, int y,
+                                 double val[4]) {
+  const U* h = hist + (static_cast<std::size_t>(y) * hw + x) * 4;
+  if (x < ss - 1 || x >= hw - (ss - 1) || y < ss - 1 || y >= hh - (ss - 1) || h[3] == 0) return 0;
+  const int half = ss / 2;
+  double n = 0;
+  for (int j = -half; j <= half; ++j)
+    for (int i = -half; i <= half; ++i) {
+      const int yy = y + j, xx = x + i;
+      if (yy < 0 || xx < 0 || yy >= hh || xx >= hw) continue;
+      n += static_cast<double>(hist[(static_cast<std::size_t>(yy) * hw + xx) * 4 + 3]) / kFixedOne;
+    }
+  if (ss % 2 == 0) n *= (ss / (ss + 1.0)) * (ss / (ss + 1.0));
+  log_density(h, k1, k2, val);
+  const double kd = n <= 1 ? 1.0 : ceil(n);
+  return kd >= kmax ? kmax : static_cast<int>(kd);
+}
+
+/// Tile load by thread `tid` of `nthreads` of block (bx, by): its share of sv/sk. Returns the
+/// largest radius among the non-empty sources it loaded (−1: none).
+GF_FLAME_HD inline int de_tile_load(const double* val, const int* kidx, const int* radius, int hw, int hh, int R,
+                                    int bx, int by, int tid, int nthreads, double* sv, int* sk) {
+  const int S = de_tile_side(R);
+  const int x0 = bx * kDeTile - R, y0 = by * kDeTile - R;
+  int my_r = -1;
+  for (int t = tid; t < S * S; t += nthreads) {
+    const int gx = x0 + t % S, gy = y0 + t / S;
+    int k = 0;
+    if (gx >= 0 && gy >= 0 && gx < hw && gy < hh) {
+      const std::size_t c = static_cast<std::size_t>(gy) * hw + gx;
+      k = kidx[c];
+      if (k) {
+        for (int q = 0; q < 4; ++q) sv[t * 4 + q] = val[c * 4 + q];
+        if (radius[k] > my_r) my_r = radius[k];
+      }
+    }
+    sk[t] = k;
+  }
+  return my_r;
+}
+
+/// The sum for the cell at (tx, ty) within its tile, given the loaded tile and tile_r.
+template <class Off>
+GF_FLAME_HD inline void de_tile_sum(const double* sv, const int* sk, int R, int tile_r, const int* radius,
+                                    const double* coefs, const Off* offsets, int tx, int ty, double out[4]) {
+  const int S = de_tile_side(R);
+  out[0] = out[1] = out[2] = out[3] = 0;
+  const int reach = tile_r < R ? tile_r : R;
+  const int lo = R - reach, hi = R + reach;
+  for (int sy = lo; sy <= hi; ++sy) {
+    const int row = (ty + sy) * S + tx;
+    const int dy = R - sy;  // this cell's offset from the source
+    for (int sx = lo; sx <= hi; ++sx) {
+      const int k = sk[row + sx];
+      if (!k) continue;
+      const int r = radius[k], dx = R - sx;
+      if (dx > r || dx < -r || dy > r || dy < -r) continue;
+      const double w = coefs[offsets[k] + static_cast<std::size_t>((dy + r) * (2 * r + 1) + (dx + r))];
+      const double* v = sv + static_cast<std::size_t>(row + sx) * 4;
+      for (int q = 0; q < 4; ++q) out[q] += w * v[q];
+    }
+  }
+}
+
+}  // namespace gemflow::flame::detail
