@@ -8,7 +8,9 @@
 //   --quick: n = 10 and 50 only;  --big: also the 10⁵ disk;  --huge: also the 10⁶ disk;  --budget: wall-clock limit
 //   per run (default 120 s); a run that hits it is reported with the error it reached, and a
 //   speed-up against it as a lower bound ("> x").
-// GPU rows appear when the plugin was built with CUDA and a device is present.
+// GPU rows appear when the plugin was built with CUDA and a device is present; gpu_newton runs
+// twice: with its default CG (one kernel of one block up to GpuOptions::cg_single_block_max
+// unknowns, labelled "CG in one block") and with the multi-kernel CG forced ("CG multi-kernel").
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -84,8 +86,17 @@ struct Runner {
         const PackResult r = cuda::pack_gpu(S.complex, S.problem, o);
         record(m == cuda::GpuMethod::coloured_gs ? "gpu_coloured_gs"
                : m == cuda::GpuMethod::jacobi    ? "gpu_jacobi"
-                                                 : "gpu_newton",
+               : o.cg_single_block_max > 0 && S.complex.n <= o.cg_single_block_max + 1
+                   ? "gpu_newton (CG in one block)"
+                   : "gpu_newton",
                r);
+        if (m == cuda::GpuMethod::newton && o.cg_single_block_max > 0) {  // the multi-kernel CG, same problem
+          o.cg_single_block_max = 0;
+          const PackResult mk = cuda::pack_gpu(S.complex, S.problem, o);
+          record("gpu_newton (CG multi-kernel)", mk);
+          std::fprintf(stderr, "  %s gpu_newton: %zu CG iterations (one block or default) vs %zu (multi-kernel)\n",
+                       name.c_str(), r.inner_iterations, mk.inner_iterations);
+        }
       }
 #else
     (void)with_gpu;
