@@ -10,7 +10,9 @@
 //   speed-up against it as a lower bound ("> x").
 // GPU rows appear when the plugin was built with CUDA and a device is present; gpu_newton runs
 // twice: with its default CG (one kernel of one block up to GpuOptions::cg_single_block_max
-// unknowns, labelled "CG in one block") and with the multi-kernel CG forced ("CG multi-kernel").
+// unknowns, labelled "CG in one block") and with the multi-kernel CG forced ("CG multi-kernel");
+// a second table gives gpu_newton's time per phase (setup and upload, weights and CG, line search,
+// error checks, download and host check).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -37,6 +39,7 @@ struct Row {
   double seconds, error;
   bool converged;
   double baseline;  // cs_plain's seconds on the same problem (negative: it hit the budget)
+  std::vector<std::pair<std::string, double>> phases;  // gpu_newton: where the time went
 };
 
 struct Runner {
@@ -49,7 +52,7 @@ struct Runner {
     auto record = [&](const std::string& algo, const PackResult& r) {
       if (algo == "cs_plain") base = r.converged ? r.seconds : -r.seconds, base_done = true;
       rows.push_back({name, algo, pr == Precision::fp64 ? "fp64" : "fp32", tol, r.iterations, r.seconds, r.error,
-                      r.converged, base});
+                      r.converged, base, r.phases});
       std::fprintf(stderr, "  %s %s %s %.0e: %zu its, %.4g s, error %.3g%s\n", name.c_str(), algo.c_str(),
                    rows.back().precision.c_str(), tol, r.iterations, r.seconds, r.error,
                    r.converged ? "" : " (budget)");
@@ -114,6 +117,21 @@ struct Runner {
       else std::snprintf(ratio, sizeof ratio, "%.3g×", r.baseline / r.seconds);
       std::printf("| %s | %s | %s | %.0e | %zu%s | %.4g | %.2g | %s |\n", r.problem.c_str(), r.algorithm.c_str(),
                   r.precision.c_str(), r.tol, r.iterations, r.converged ? "" : " (stopped)", r.seconds, r.error, ratio);
+    }
+    bool any = false;  // gpu_newton's phases (each ends at a host synchronisation)
+    for (const auto& r : rows) {
+      if (r.phases.empty()) continue;
+      if (!any) {
+        std::printf("\n| problem | algorithm | ε | seconds |");
+        for (const auto& [phase, s] : r.phases) std::printf(" %s |", phase.c_str());
+        std::printf("\n|---|---|---|---:|");
+        for (std::size_t k = 0; k < r.phases.size(); ++k) std::printf("---:|");
+        std::printf("\n");
+        any = true;
+      }
+      std::printf("| %s | %s | %.0e | %.4g |", r.problem.c_str(), r.algorithm.c_str(), r.tol, r.seconds);
+      for (const auto& [phase, s] : r.phases) std::printf(" %.4g |", s);
+      std::printf("\n");
     }
   }
 };

@@ -492,6 +492,16 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
     GF_CUDA_TRY(cudaStreamSynchronize(stream));
     return h;
   };
+  // where the time goes (PackResult::phases): each phase ends at a host synchronisation
+  using Clock = std::chrono::steady_clock;
+  double t_setup = std::chrono::duration<double>(Clock::now() - t0).count(), t_cg = 0, t_search = 0, t_check = 0;
+  auto lap = [](Clock::time_point& since) {
+    const auto now = Clock::now();
+    const double s = std::chrono::duration<double>(now - since).count();
+    since = now;
+    return s;
+  };
+  auto mark = Clock::now();
   PackResult res;
   double err = full_error(d_r.data());
   res.history_iteration.push_back(0);
@@ -502,6 +512,7 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
     GF_CUDA_CHECK_LAUNCH("residual_kernel");
     reduce(d_g.data(), nullptr, gnorm2, gmax);
   }
+  t_check += lap(mark);
   while (m > 0 && err >= o.tolerance && res.iterations < o.max_iterations && std::isfinite(err)) {
     weights_kernel<<<nb, kBlock, 0, stream>>>(N, d_r.data(), d_w.data(), d_diag.data());
     GF_CUDA_CHECK_LAUNCH("weights_kernel");
@@ -544,6 +555,8 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
         ++res.inner_iterations;
       }
     }
+    GF_CUDA_TRY(cudaStreamSynchronize(stream));
+    t_cg += lap(mark);
     // line search on ‖θ − A‖₂, steps capped at 2 in log-radius
     double dnorm2 = 0, dmax = 0;
     reduce(d_x.data(), nullptr, dnorm2, dmax);
@@ -562,11 +575,13 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
       }
     }
     ++res.iterations;
+    t_search += lap(mark);
     if (!accepted) break;
     std::swap(d_r, d_trial);
     std::swap(d_g, d_gt);
     gnorm2 = tn2, gmax = tmax;
     err = full_error(d_r.data());
+    t_check += lap(mark);
     res.history_iteration.push_back(res.iterations);
     res.history_error.push_back(err);
     if (o.monitor && !o.monitor(res.iterations, err)) {
@@ -574,10 +589,16 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
       break;
     }
   }
+  mark = Clock::now();
   res.labels.resize(K.n);
   GF_CUDA_TRY(cudaMemcpy(res.labels.data(), d_r.data(), K.n * sizeof(double), cudaMemcpyDeviceToHost));
   res.error = angle_error(K, p, res.labels);
   res.converged = res.error < o.tolerance;
+  res.phases = {{"setup and upload", t_setup},
+                {"weights and CG", t_cg},
+                {"line search", t_search},
+                {"error checks", t_check},
+                {"download and host check", lap(mark)}};
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }

@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gemflow/circlepack/complex.hpp"
@@ -74,6 +75,10 @@ struct PackResult {
   std::size_t inner_iterations = 0;  ///< newton: conjugate-gradient iterations over all steps
   std::size_t factorisations = 0;    ///< CPU newton: Cholesky factorisations of the Hessian
   double seconds = 0;
+  /// GPU newton: seconds per phase, in order ("setup and upload": device selection, stream,
+  /// allocations and copies; "weights and CG"; "line search"; "error checks"; "download and host
+  /// check": the radii back and the fp64 error on the host). Empty otherwise.
+  std::vector<std::pair<std::string, double>> phases;
   std::vector<std::size_t> history_iteration;
   std::vector<double> history_error;
 };
