@@ -149,6 +149,12 @@ std::optional<std::string> TriMesh::validate() const {
     for (const double x : vertices[v])
       if (!std::isfinite(x))
         return fmt::format("vertex {} ({}, {}, {}) is not finite", v, vertices[v][0], vertices[v][1], vertices[v][2]);
+  if (!uv.empty() && uv.size() != vertices.size())
+    return fmt::format("uv holds {} texture coordinates for {} vertices (one per vertex, or none)", uv.size(),
+                       vertices.size());
+  for (std::size_t v = 0; v < uv.size(); ++v)
+    if (!std::isfinite(uv[v][0]) || !std::isfinite(uv[v][1]))
+      return fmt::format("uv of vertex {} ({}, {}) is not finite", v, uv[v][0], uv[v][1]);
   std::vector<std::int64_t> next;
   if (auto why = check_triangulation(vertices.size(), faces, next)) return why;
   // The loops: only boundary edges, no vertex twice, and as many edges as there are boundary edges.

@@ -313,6 +313,20 @@ TEST(TriMesh, LargeMeshesNameTheFirstDefectInFaceOrder) {
   EXPECT_THAT(d.validate(), Optional(HasSubstr("both run along edge")));  // its edges are the neighbours' too
 }
 
+// Texture coordinates: none, or one finite (u, v) per vertex; the summary says when there are.
+TEST(TriMesh, TextureCoordinatesAreOnePerVertexOrNone) {
+  TriMesh m = square();
+  EXPECT_FALSE(m.has_uv());
+  m.uv = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  EXPECT_TRUE(m.has_uv());
+  EXPECT_EQ(m.validate(), std::nullopt);
+  EXPECT_EQ(summary(m), "4 vertices, 2 faces, 1 boundary loop, texture coordinates");
+  m.uv.pop_back();
+  EXPECT_EQ(m.validate(), "uv holds 3 texture coordinates for 4 vertices (one per vertex, or none)");
+  m.uv = {{0, 0}, {1, 0}, {1, kNaN}, {0, 1}};
+  EXPECT_EQ(m.validate(), "uv of vertex 2 (1, nan) is not finite");
+}
+
 TEST(TriMesh, LoopsMustBeExactlyTheBoundary) {
   auto loops = [](TriMesh m, std::vector<std::vector<TriMesh::Index>> b) {
     m.boundary = std::move(b);
