@@ -4,7 +4,8 @@
 // fixed at 1) to 1e-10. Prints a Markdown table: iterations, seconds, and the speed-up over plain
 // serial Collins–Stephenson (cs_plain) run in the same process on the same problem.
 //
-// Usage: circlepack_bench_pack_table [--quick] [--big] [--huge] [--budget SECONDS]
+// Usage: circlepack_bench_pack_table [--quick] [--big] [--huge] [--gpu-only] [--budget SECONDS]
+//   --gpu-only: skip the CPU algorithms (the 10⁶ disk's CPU runs take minutes);
 //   --quick: n = 10 and 50 only;  --big: also the 10⁵ disk;  --huge: also the 10⁶ disk;  --budget: wall-clock limit
 //   per run (default 120 s); a run that hits it is reported with the error it reached, and a
 //   speed-up against it as a lower bound ("> x").
@@ -44,6 +45,7 @@ struct Row {
 
 struct Runner {
   double budget;
+  bool gpu_only = false;
   std::vector<Row> rows;
 
   void run(const std::string& name, const PackSetup& S, double tol, Precision pr, bool with_gpu) {
@@ -58,6 +60,7 @@ struct Runner {
                    r.converged ? "" : " (budget)");
     };
     for (Algorithm a : {Algorithm::cs_plain, Algorithm::cs, Algorithm::newton}) {
+      if (gpu_only) break;
       if (a == Algorithm::newton && (pr != Precision::fp64 || S.problem.geometry != Geometry::euclidean)) continue;
       PackOptions o;
       o.algorithm = a;
@@ -113,6 +116,7 @@ struct Runner {
       char ratio[64];
       if (r.algorithm == "cs_plain") std::snprintf(ratio, sizeof ratio, "1 (baseline)");
       else if (!r.converged) std::snprintf(ratio, sizeof ratio, "— (budget)");
+      else if (r.baseline == 0) std::snprintf(ratio, sizeof ratio, "— (no CPU run)");
       else if (r.baseline < 0) std::snprintf(ratio, sizeof ratio, "> %.3g×", -r.baseline / r.seconds);
       else std::snprintf(ratio, sizeof ratio, "%.3g×", r.baseline / r.seconds);
       std::printf("| %s | %s | %s | %.0e | %zu%s | %.4g | %.2g | %s |\n", r.problem.c_str(), r.algorithm.c_str(),
@@ -148,19 +152,20 @@ PackSetup triangle(std::size_t layers) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, big = false, huge = false;
+  bool quick = false, big = false, huge = false, gpu_only = false;
   double budget = 120;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--big")) big = true;
     else if (!std::strcmp(argv[i], "--huge")) big = huge = true;
+    else if (!std::strcmp(argv[i], "--gpu-only")) gpu_only = true;
     else if (!std::strcmp(argv[i], "--budget") && i + 1 < argc) budget = std::atof(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--big] [--huge] [--budget SECONDS]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--big] [--huge] [--gpu-only] [--budget SECONDS]\n", argv[0]);
       return 2;
     }
   }
-  Runner R{budget, {}};
+  Runner R{budget, gpu_only, {}};
   std::vector<std::size_t> layers = {10, 50};
   if (!quick) layers.push_back(100);
   for (std::size_t n : layers) {
