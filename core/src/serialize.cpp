@@ -359,12 +359,13 @@ Segmentation Serial<Segmentation>::read(BinaryReader& r) {
 }
 
 // ---- TriMesh, CirclePacking ----
-static_assert(sizeof(TriMesh) == 3 * sizeof(std::vector<int>), "TriMesh changed: update Serial<TriMesh>");
+static_assert(sizeof(TriMesh) == 4 * sizeof(std::vector<int>), "TriMesh changed: update Serial<TriMesh>");
 void Serial<TriMesh>::write(BinaryWriter& w, const TriMesh& m) {
   w.block(m.vertices);
   w.block(m.faces);
   w.size(m.boundary.size());
   for (const auto& loop : m.boundary) w.block(loop);
+  w.block(m.uv);
 }
 TriMesh Serial<TriMesh>::read(BinaryReader& r) {
   TriMesh m;
@@ -372,6 +373,7 @@ TriMesh Serial<TriMesh>::read(BinaryReader& r) {
   m.faces = r.block<std::array<TriMesh::Index, 3>>("faces");
   m.boundary.resize(r.size("boundary loops", 8));
   for (auto& loop : m.boundary) loop = r.block<TriMesh::Index>("boundary loop");
+  m.uv = r.block<std::array<double, 2>>("texture coordinates");
   return m;
 }
 

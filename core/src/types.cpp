@@ -120,8 +120,8 @@ std::string DataType<Segmentation>::summary(const Segmentation& s) {
                      s.length, s.labels.size(), s.labels.size() == 1 ? "" : "s");
 }
 std::string DataType<TriMesh>::summary(const TriMesh& m) {
-  return fmt::format("{} vertices, {} faces, {} boundary loop{}", m.vertex_count(), m.face_count(), m.boundary.size(),
-                     m.boundary.size() == 1 ? "" : "s");
+  return fmt::format("{} vertices, {} faces, {} boundary loop{}{}", m.vertex_count(), m.face_count(), m.boundary.size(),
+                     m.boundary.size() == 1 ? "" : "s", m.has_uv() ? ", texture coordinates" : "");
 }
 std::string DataType<CirclePacking>::summary(const CirclePacking& p) {
   std::size_t on_boundary = 0;

@@ -2,8 +2,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -17,84 +15,109 @@ using Index = TriMesh::Index;
 using Faces = std::vector<std::array<Index, 3>>;
 constexpr std::int64_t kNone = -1;
 
-std::uint64_t edge_key(Index a, Index b) { return (std::uint64_t{a} << 32) | b; }
+
+/// A face seen from one of its vertices v: the face (v, a, c) counter-clockwise, so that it holds
+/// the directed edges v→a and c→v.
+struct Corner {
+  Index a, c;
+  std::size_t face;
+};
 
 /// Checks that `faces` over n vertices are an oriented manifold in which every vertex lies on a
 /// face (TriMesh's invariants but the coordinates and the loops). On success fills `next`:
 /// next[a] = b for each boundary edge a→b (an edge of one face only), kNone for other vertices.
+/// Each vertex's corners are sorted in a compressed table: every check is a search in a short
+/// list (no hash table), and the first defect reported is the one a scan of the faces in order
+/// meets first.
 std::optional<std::string> check_triangulation(std::size_t n, const Faces& faces, std::vector<std::int64_t>& next) {
-  std::vector<std::size_t> degree(n, 0);
+  std::vector<std::size_t> offset(n + 1, 0);
   for (std::size_t f = 0; f < faces.size(); ++f) {
     const auto& t = faces[f];
     for (const Index v : t)
       if (v >= n) return fmt::format("face {} ({}, {}, {}) names vertex {}, but there are {} vertices", f, t[0], t[1], t[2], v, n);
     if (t[0] == t[1] || t[1] == t[2] || t[0] == t[2])
       return fmt::format("face {} ({}, {}, {}) repeats a vertex", f, t[0], t[1], t[2]);
-    for (const Index v : t) ++degree[v];
+    for (const Index v : t) ++offset[v + 1];
   }
   for (std::size_t v = 0; v < n; ++v)
-    if (degree[v] == 0) return fmt::format("vertex {} is in no face", v);
+    if (offset[v + 1] == 0) return fmt::format("vertex {} is in no face", v);
+  for (std::size_t v = 0; v < n; ++v) offset[v + 1] += offset[v];
+  std::vector<Corner> corner(offset[n]);
+  {
+    std::vector<std::size_t> at(offset.begin(), offset.end() - 1);
+    for (std::size_t f = 0; f < faces.size(); ++f)
+      for (int k = 0; k < 3; ++k) {
+        const auto& t = faces[f];
+        corner[at[t[k]]++] = {t[(k + 1) % 3], t[(k + 2) % 3], f};
+      }
+  }
+  auto begin = [&](std::size_t v) { return corner.begin() + static_cast<std::ptrdiff_t>(offset[v]); };
+  auto end = [&](std::size_t v) { return corner.begin() + static_cast<std::ptrdiff_t>(offset[v + 1]); };
+  for (std::size_t v = 0; v < n; ++v)
+    std::sort(begin(v), end(v), [](const Corner& x, const Corner& y) { return x.a != y.a ? x.a < y.a : x.face < y.face; });
+  // v's corner leaving along v→a, or nullptr
+  auto leaving = [&](std::size_t v, Index a) -> const Corner* {
+    const auto it = std::lower_bound(begin(v), end(v), a, [](const Corner& x, Index y) { return x.a < y; });
+    return it != end(v) && it->a == a ? &*it : nullptr;
+  };
 
-  // Each directed edge once: two faces on one side of an edge, or three faces on it.
-  std::unordered_map<std::uint64_t, std::size_t> directed;
-  directed.reserve(3 * faces.size());
+  // Each directed edge once: two faces on one side of an edge, or three faces on it. Reported: the
+  // pair whose later face (then its corner) comes first.
+  {
+    std::size_t bf = SIZE_MAX, bk = 0, first = 0;
+    Index ba = 0, bb = 0;
+    for (std::size_t v = 0; v < n; ++v)
+      for (auto it = begin(v); it + 1 < end(v); ++it) {
+        if (it->a != (it + 1)->a) continue;
+        const std::size_t f = (it + 1)->face;
+        const auto& t = faces[f];
+        const std::size_t k = t[0] == v ? 0 : t[1] == v ? 1 : 2;
+        if (f < bf || (f == bf && k < bk)) bf = f, bk = k, first = it->face, ba = static_cast<Index>(v), bb = it->a;
+      }
+    if (bf != SIZE_MAX)
+      return fmt::format("faces {} and {} both run along edge {}→{}: a face is flipped against its neighbour, or "
+                         "the edge has more than two faces",
+                         first, bf, ba, bb);
+  }
+  // With the directed edges unique, two faces on the same three vertices are opposite ones (a closed
+  // two-triangle pocket): refused as degenerate. The face opposite (a, b, c) holds b→a and c.
   for (std::size_t f = 0; f < faces.size(); ++f) {
     const auto& t = faces[f];
-    for (int k = 0; k < 3; ++k) {
-      const Index a = t[k], b = t[(k + 1) % 3];
-      if (const auto [it, fresh] = directed.emplace(edge_key(a, b), f); !fresh)
-        return fmt::format("faces {} and {} both run along edge {}→{}: a face is flipped against its neighbour, or "
-                           "the edge has more than two faces",
-                           it->second, f, a, b);
-    }
-  }
-  {
-    // With the directed edges unique, two faces on the same three vertices are opposite ones (a closed
-    // two-triangle pocket): refused as degenerate. Candidates share the sorted triple's first edge.
-    std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_edge;
-    for (std::size_t f = 0; f < faces.size(); ++f) {
-      auto t = faces[f];
-      std::sort(t.begin(), t.end());
-      auto& list = by_edge[edge_key(t[0], t[1])];
-      for (const std::size_t g : list) {
-        auto u = faces[g];
-        std::sort(u.begin(), u.end());
-        if (u == t) return fmt::format("faces {} and {} have the same vertices ({}, {}, {})", g, f, t[0], t[1], t[2]);
-      }
-      list.push_back(f);
+    const Corner* o = leaving(t[1], t[0]);
+    if (o && o->c == t[2] && o->face < f) {
+      auto u = t;
+      std::sort(u.begin(), u.end());
+      return fmt::format("faces {} and {} have the same vertices ({}, {}, {})", o->face, f, u[0], u[1], u[2]);
     }
   }
 
   // Each vertex's link (the edges opposite it, a→c for its face (v, a, c)) is one path or one cycle:
   // else its faces form separate fans and it is not a manifold vertex.
-  std::vector<std::vector<std::pair<Index, Index>>> link(n);
-  for (const auto& t : faces)
-    for (int k = 0; k < 3; ++k) link[t[k]].emplace_back(t[(k + 1) % 3], t[(k + 2) % 3]);
+  std::vector<Index> targets;
   for (std::size_t v = 0; v < n; ++v) {
-    auto& l = link[v];
-    std::sort(l.begin(), l.end());
-    std::unordered_set<Index> targets;
-    for (const auto& [a, c] : l) targets.insert(c);
+    targets.clear();
+    for (auto it = begin(v); it != end(v); ++it) targets.push_back(it->c);
+    std::sort(targets.begin(), targets.end());
     std::size_t starts = 0;
-    Index start = l.front().first;
-    for (const auto& [a, c] : l)
-      if (!targets.contains(a)) ++starts, start = a;
+    Index start = begin(v)->a;
+    for (auto it = begin(v); it != end(v); ++it)
+      if (!std::binary_search(targets.begin(), targets.end(), it->a)) ++starts, start = it->a;
+    const std::size_t size = offset[v + 1] - offset[v];
     std::size_t walked = 0;
     for (Index at = start;;) {
-      const auto it = std::lower_bound(l.begin(), l.end(), std::pair<Index, Index>{at, 0});
-      if (it == l.end() || it->first != at) break;
-      at = it->second;
-      if (++walked == l.size() || at == start) break;
+      const Corner* c = leaving(v, at);
+      if (!c) break;
+      at = c->c;
+      if (++walked == size || at == start) break;
     }
-    if (starts > 1 || walked != l.size())
+    if (starts > 1 || walked != size)
       return fmt::format("vertex {} is not a manifold vertex: its faces form separate fans", v);
   }
 
   next.assign(n, kNone);
-  for (const auto& [key, f] : directed) {
-    const auto a = static_cast<Index>(key >> 32), b = static_cast<Index>(key & 0xffffffffu);
-    if (!directed.contains(edge_key(b, a))) next[a] = b;  // one per vertex: its link is one path
-  }
+  for (std::size_t v = 0; v < n; ++v)
+    for (auto it = begin(v); it != end(v); ++it)
+      if (!leaving(it->a, static_cast<Index>(v))) next[v] = it->a;  // one per vertex: its link is one path
   return std::nullopt;
 }
 
@@ -126,6 +149,12 @@ std::optional<std::string> TriMesh::validate() const {
     for (const double x : vertices[v])
       if (!std::isfinite(x))
         return fmt::format("vertex {} ({}, {}, {}) is not finite", v, vertices[v][0], vertices[v][1], vertices[v][2]);
+  if (!uv.empty() && uv.size() != vertices.size())
+    return fmt::format("uv holds {} texture coordinates for {} vertices (one per vertex, or none)", uv.size(),
+                       vertices.size());
+  for (std::size_t v = 0; v < uv.size(); ++v)
+    if (!std::isfinite(uv[v][0]) || !std::isfinite(uv[v][1]))
+      return fmt::format("uv of vertex {} ({}, {}) is not finite", v, uv[v][0], uv[v][1]);
   std::vector<std::int64_t> next;
   if (auto why = check_triangulation(vertices.size(), faces, next)) return why;
   // The loops: only boundary edges, no vertex twice, and as many edges as there are boundary edges.

@@ -153,6 +153,10 @@ TEST(Serial, EveryStandardTypeRoundTrips) {
   mesh.faces = {{0, 1, 2}};
   mesh.boundary = {{0, 1, 2}};
   EXPECT_EQ(round_trip(mesh).boundary, mesh.boundary);
+  EXPECT_TRUE(round_trip(mesh).uv.empty());
+  mesh.uv = {{0, 0}, {1, 0}, {0.5, 1}};
+  EXPECT_EQ(round_trip(mesh).uv, mesh.uv);
+  EXPECT_EQ(round_trip(mesh).vertices, mesh.vertices);
 
   CirclePacking p;
   p.geometry = CirclePacking::Geometry::Hyperbolic;

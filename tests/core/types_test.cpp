@@ -296,6 +296,56 @@ TEST(TriMesh, InvalidMeshesSayWhy) {
   EXPECT_EQ(pocket.validate(), "faces 0 and 1 have the same vertices (0, 1, 2)");
 }
 
+// A grid of w × h unit squares, two counter-clockwise triangles each; vertex (i, j) is j(w+1) + i
+// and square (i, j) holds faces 2(jw + i) and 2(jw + i) + 1.
+TriMesh grid(TriMesh::Index w, TriMesh::Index h) {
+  TriMesh m;
+  for (TriMesh::Index j = 0; j <= h; ++j)
+    for (TriMesh::Index i = 0; i <= w; ++i) m.vertices.push_back({double(i), double(j), 0.0});
+  auto id = [w](TriMesh::Index i, TriMesh::Index j) { return j * (w + 1) + i; };
+  for (TriMesh::Index j = 0; j < h; ++j)
+    for (TriMesh::Index i = 0; i < w; ++i) {
+      m.faces.push_back({id(i, j), id(i + 1, j), id(i + 1, j + 1)});
+      m.faces.push_back({id(i, j), id(i + 1, j + 1), id(i, j + 1)});
+    }
+  return m;
+}
+
+// 120 000 faces: one loop around the rectangle; with two faces flipped, the defect named is the one
+// a scan of the faces in order meets first (face 1001's first edge, 501→802, also in face 998),
+// whichever vertex it sits at.
+TEST(TriMesh, LargeMeshesNameTheFirstDefectInFaceOrder) {
+  TriMesh g = grid(300, 200);
+  g.boundary = boundary_loops(g.vertex_count(), g.faces);
+  ASSERT_EQ(g.boundary.size(), 1u);
+  EXPECT_EQ(g.boundary[0].size(), 2u * (300 + 200));
+  EXPECT_EQ(g.boundary[0][1], 1u);  // counter-clockwise from vertex 0
+  EXPECT_EQ(g.validate(), std::nullopt);
+  TriMesh f = g;
+  std::swap(f.faces[70001][1], f.faces[70001][2]);
+  std::swap(f.faces[1001][1], f.faces[1001][2]);
+  EXPECT_EQ(f.validate(),
+            "faces 998 and 1001 both run along edge 501→802: a face is flipped against its neighbour, or the edge "
+            "has more than two faces");
+  TriMesh d = g;  // a pocket: the opposite of face 5000 added at the end
+  d.faces.push_back({g.faces[5000][0], g.faces[5000][2], g.faces[5000][1]});
+  EXPECT_THAT(d.validate(), Optional(HasSubstr("both run along edge")));  // its edges are the neighbours' too
+}
+
+// Texture coordinates: none, or one finite (u, v) per vertex; the summary says when there are.
+TEST(TriMesh, TextureCoordinatesAreOnePerVertexOrNone) {
+  TriMesh m = square();
+  EXPECT_FALSE(m.has_uv());
+  m.uv = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  EXPECT_TRUE(m.has_uv());
+  EXPECT_EQ(m.validate(), std::nullopt);
+  EXPECT_EQ(summary(m), "4 vertices, 2 faces, 1 boundary loop, texture coordinates");
+  m.uv.pop_back();
+  EXPECT_EQ(m.validate(), "uv holds 3 texture coordinates for 4 vertices (one per vertex, or none)");
+  m.uv = {{0, 0}, {1, 0}, {1, kNaN}, {0, 1}};
+  EXPECT_EQ(m.validate(), "uv of vertex 2 (1, nan) is not finite");
+}
+
 TEST(TriMesh, LoopsMustBeExactlyTheBoundary) {
   auto loops = [](TriMesh m, std::vector<std::vector<TriMesh::Index>> b) {
     m.boundary = std::move(b);

@@ -97,7 +97,9 @@ template <>
 struct DataType<TriMesh> {
   static constexpr std::string_view name = "TriMesh";
   static constexpr std::string_view doc =
-      "Oriented manifold triangle mesh: vertices (x, y, z), faces (0-based indices), boundary loops";
+      "Oriented manifold triangle mesh: vertices (x, y, z), faces (0-based indices), boundary loops, optional "
+      "texture coordinates (u, v) per vertex";
+  static constexpr int version = 2;  // 2: uv
   static std::string summary(const TriMesh& m);
 };
 template <>

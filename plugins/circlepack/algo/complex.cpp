@@ -41,53 +41,74 @@ std::size_t Complex::edge_count() const { return flower.size() / 2; }
 
 namespace {
 
-/// Checks the faces' indices and orientation; returns the number of faces at each vertex
-/// (count[v + 1], for a prefix sum).
-std::vector<std::uint32_t> check_faces(std::size_t n, const std::vector<Face>& faces,
-                                       const std::vector<std::uint8_t>& ideal) {
-  std::vector<std::uint32_t> count(n + 1, 0);
-  std::unordered_map<std::uint64_t, std::size_t> directed;
-  directed.reserve(3 * faces.size());
+/// A face (v, from, to) seen from v: its petal from → to.
+struct Petal {
+  Index from, to;
+  std::size_t face;
+};
+
+/// Checks the faces' indices; returns each vertex's petals, grouped by vertex (offset, n + 1
+/// entries) and sorted by `from`. Throws PackError (naming the faces) when a directed edge is
+/// in two faces: the pair a scan of the faces in order meets first.
+std::vector<Petal> petals_of(std::size_t n, const std::vector<Face>& faces, const std::vector<std::uint8_t>& ideal,
+                             std::vector<std::uint32_t>& offset) {
+  offset.assign(n + 1, 0);
   for (std::size_t f = 0; f < faces.size(); ++f) {
     const auto& t = faces[f];
     for (Index v : t)
       if (v >= n) throw PackError(face_text(f, t) + " names vertex " + s(v) + ", but there are " + s(n) + " vertices");
     if (t[0] == t[1] || t[1] == t[2] || t[0] == t[2]) throw PackError(face_text(f, t) + " repeats a vertex");
     if (ideal[t[0]] + ideal[t[1]] + ideal[t[2]] == 3) throw PackError(face_text(f, t) + " has three ideal vertices");
-    for (int k = 0; k < 3; ++k) {
-      ++count[t[k] + 1];
-      if (const auto [it, fresh] = directed.emplace(key(t[k], t[(k + 1) % 3]), f); !fresh)
-        throw PackError("faces " + s(it->second) + " and " + s(f) + " both run along edge " + s(t[k]) + "→" +
-                        s(t[(k + 1) % 3]) +
-                        ": a face flipped against its neighbour, or more than two faces on the edge");
+    for (Index v : t) ++offset[v + 1];
+  }
+  if (3 * faces.size() > std::numeric_limits<std::uint32_t>::max()) throw PackError("more than 2³²−1 petals");
+  for (std::size_t v = 0; v < n; ++v)
+    if (offset[v + 1] == 0) throw PackError("vertex " + s(v) + " is in no face");
+  for (std::size_t v = 0; v < n; ++v) offset[v + 1] += offset[v];
+  std::vector<Petal> pet(offset[n]);
+  {
+    std::vector<std::uint32_t> at(offset.begin(), offset.end() - 1);
+    for (std::size_t f = 0; f < faces.size(); ++f)
+      for (int k = 0; k < 3; ++k) pet[at[faces[f][k]]++] = {faces[f][(k + 1) % 3], faces[f][(k + 2) % 3], f};
+  }
+  std::size_t bad = SIZE_MAX, bad_k = 0, first = 0;
+  Index ba = 0, bb = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    const auto b = pet.begin() + offset[v], e = pet.begin() + offset[v + 1];
+    std::sort(b, e, [](const Petal& x, const Petal& y) { return x.from != y.from ? x.from < y.from : x.face < y.face; });
+    for (auto it = b; it + 1 < e; ++it) {  // v→from twice
+      if (it->from != (it + 1)->from) continue;
+      const std::size_t f = (it + 1)->face;
+      const std::size_t k = faces[f][0] == v ? 0 : faces[f][1] == v ? 1 : 2;
+      if (f < bad || (f == bad && k < bad_k)) bad = f, bad_k = k, first = it->face, ba = static_cast<Index>(v), bb = it->from;
     }
   }
-  for (std::size_t v = 0; v < n; ++v)
-    if (count[v + 1] == 0) throw PackError("vertex " + s(v) + " is in no face");
-  return count;
+  if (bad != SIZE_MAX)
+    throw PackError("faces " + s(first) + " and " + s(bad) + " both run along edge " + s(ba) + "→" + s(bb) +
+                    ": a face flipped against its neighbour, or more than two faces on the edge");
+  return pet;
 }
 
-/// Appends v's flower, from its petals (b, c) sorted (face (v, b, c)), to K; sets K.boundary[v].
-void add_flower(Complex& K, std::size_t v, const std::pair<Index, Index>* b, const std::pair<Index, Index>* e) {
+/// Appends v's flower, from its petals sorted by `from`, to K; sets K.boundary[v].
+void add_flower(Complex& K, std::size_t v, const Petal* b, const Petal* e, std::vector<Index>& tos) {
   const auto k = static_cast<std::size_t>(e - b);
   // the start: a 'from' neighbour that is no petal's 'to' (boundary), else the first
-  std::vector<Index> tos;
-  tos.reserve(k);
-  for (const auto* p = b; p != e; ++p) tos.push_back(p->second);
+  tos.clear();
+  for (const auto* p = b; p != e; ++p) tos.push_back(p->to);
   std::sort(tos.begin(), tos.end());
   std::size_t starts = 0;
-  Index start = b->first;
+  Index start = b->from;
   for (const auto* p = b; p != e; ++p)
-    if (!std::binary_search(tos.begin(), tos.end(), p->first)) ++starts, start = p->first;
+    if (!std::binary_search(tos.begin(), tos.end(), p->from)) ++starts, start = p->from;
   const bool open = starts > 0;
   K.boundary[v] = open ? 1 : 0;
   K.flower.push_back(start);
   std::size_t walked = 0;  // petals followed from the start
   bool closed_up = false;
   for (Index at = start; walked < k;) {
-    const auto* it = std::lower_bound(b, e, std::pair<Index, Index>{at, 0});
-    if (it == e || it->first != at) break;
-    at = it->second;
+    const auto* it = std::lower_bound(b, e, at, [](const Petal& p, Index x) { return p.from < x; });
+    if (it == e || it->from != at) break;
+    at = it->to;
     ++walked;
     if (at == start) {
       closed_up = true;
@@ -175,16 +196,8 @@ Complex build_complex(std::size_t n, const std::vector<Face>& faces, std::vector
   if (!ideal.empty() && ideal.size() != n)
     throw PackError("ideal flags: " + s(ideal.size()) + " for " + s(n) + " vertices");
   if (ideal.empty()) ideal.assign(n, 0);
-  const std::vector<std::uint32_t> count = check_faces(n, faces, ideal);
-  // petal lists: for face (v, b, c), petal b→c at v
-  std::vector<std::uint32_t> poff(n + 1, 0);
-  for (std::size_t v = 0; v < n; ++v) poff[v + 1] = poff[v] + count[v + 1];
-  std::vector<std::pair<Index, Index>> pet(poff[n]);
-  {
-    std::vector<std::uint32_t> at(poff.begin(), poff.end() - 1);
-    for (const auto& t : faces)
-      for (int k = 0; k < 3; ++k) pet[at[t[k]]++] = {t[(k + 1) % 3], t[(k + 2) % 3]};
-  }
+  std::vector<std::uint32_t> poff;
+  const std::vector<Petal> pet = petals_of(n, faces, ideal, poff);
   Complex K;
   K.n = n;
   K.faces = faces;
@@ -192,9 +205,9 @@ Complex build_complex(std::size_t n, const std::vector<Face>& faces, std::vector
   K.boundary.assign(n, 0);
   K.offset.assign(n + 1, 0);
   K.flower.reserve(poff[n] + n);
+  std::vector<Index> tos;
   for (std::size_t v = 0; v < n; ++v) {
-    std::sort(pet.begin() + poff[v], pet.begin() + poff[v + 1]);
-    add_flower(K, v, pet.data() + poff[v], pet.data() + poff[v + 1]);
+    add_flower(K, v, pet.data() + poff[v], pet.data() + poff[v + 1], tos);
     K.offset[v + 1] = static_cast<std::uint32_t>(K.flower.size());
   }
   require_disk(K);

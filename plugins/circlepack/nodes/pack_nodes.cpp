@@ -407,7 +407,8 @@ class FlattenNode final : public Node {
             .doc =
                 "Flattens a disk-type 3D mesh by circle packing (Thurston's discrete conformal map): packs the "
                 "mesh's triangulation, lays it out, and gives each vertex its circle's centre as planar "
-                "coordinates (UVs). Boundary: geometry (boundary radii from the mesh's own edge lengths, each "
+                "coordinates (UVs): `mesh` is the input with those texture coordinates (io.write_mesh writes "
+                "them), `flat` the planar mesh (u, v, 0), with the same UVs. Boundary: geometry (boundary radii from the mesh's own edge lengths, each "
                 "vertex's mean incircle tangent length: the flat mesh keeps the boundary's scale; a planar mesh "
                 "that is a tangency carrier comes back unchanged up to a similarity) or maximal (the unit disk). "
                 "Initial radii from the mesh's edge lengths. Reports angle, conformal (σ₁/σ₂) and area distortion "
@@ -416,14 +417,15 @@ class FlattenNode final : public Node {
             .errors =
                 "The mesh not a disk (components, Euler characteristic, boundary loops named), non-manifold "
                 "or flipped (indices named); maximal with an ear (a face of three boundary vertices).",
-            .memory = "About 300 bytes per vertex.",
+            .memory = "About 400 bytes per vertex (the mesh is copied once more, with its UVs, into `mesh`).",
             .determinism = "Deterministic.",
             .references =
                 "Thurston (1985); Rodin & Sullivan, J. Diff. Geom. 26 (1987) 349–360; Hurdal & Stephenson, "
                 "NeuroImage 23 (2004) S119–S128; Collins & Stephenson 2003."};
   }
   Input<TriMesh> mesh{this, "mesh", "Disk-type 3D mesh"};
-  Output<TriMesh> flat{this, "flat", "The flattening: same faces, vertex (u, v, 0)"};
+  Output<TriMesh> textured{this, "mesh", "The input mesh with texture coordinates (u, v) from the flattening"};
+  Output<TriMesh> flat{this, "flat", "The flattening: same faces, vertex (u, v, 0), the same UVs"};
   Output<CirclePacking> packing{this, "packing", "The packing laid out"};
   Output<Table> report{this, "report", "metric, value: packing and distortion statistics"};
   Choice<Bc> boundary{this,
@@ -467,6 +469,9 @@ class FlattenNode final : public Node {
       uv[v] = s.layout.centres[v];
       f.vertices.push_back({uv[v][0], uv[v][1], 0.0});
     }
+    f.uv = uv;
+    TriMesh t = *m;
+    t.uv = uv;
     const Distortion d = distortion(m->vertices, uv, faces_of(*m));
     Report r = solve_report(s, req);
     r.add("angle_distortion_mean_deg", d.angle_mean_deg)
@@ -479,6 +484,7 @@ class FlattenNode final : public Node {
         .add("vertices", m->vertices.size())
         .add("faces", m->faces.size());
     flat.set(std::move(f));
+    textured.set(std::move(t));
     packing.set(to_packing(s.layout, s.setup.problem.geometry, *m));
     report.set(r.table());
     if (d.flipped_faces > 0) ctx.warn(fmt::format("{} faces are flipped in the flattening", d.flipped_faces));

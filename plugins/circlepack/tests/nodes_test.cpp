@@ -167,6 +167,20 @@ TEST(FlattenNode, FlattensASaddleWithoutFlippedFaces) {
   const auto flat = f->output("flat").as<TriMesh>();
   EXPECT_EQ(flat->vertices.size(), m.vertices.size());
   for (const auto& v : flat->vertices) EXPECT_EQ(v[2], 0.0);
+  // the UVs: the 3D mesh keeps its vertices and faces and gains the flat mesh's (u, v), the
+  // packing's centres
+  const auto tex = f->output("mesh").as<TriMesh>();
+  EXPECT_EQ(tex->vertices, m.vertices);
+  EXPECT_EQ(tex->faces, m.faces);
+  ASSERT_EQ(tex->uv.size(), m.vertices.size());
+  EXPECT_EQ(tex->validate(), std::nullopt);
+  const auto pk = f->output("packing").as<CirclePacking>();
+  for (std::size_t v = 0; v < m.vertices.size(); ++v) {
+    EXPECT_EQ(tex->uv[v][0], flat->vertices[v][0]);
+    EXPECT_EQ(tex->uv[v][1], flat->vertices[v][1]);
+    EXPECT_EQ(tex->uv[v], pk->centres[v]);
+  }
+  EXPECT_EQ(flat->uv, tex->uv);
   // draw it
   auto dr = make("circlepack.draw");
   dr->set_input("packing", f->output("packing"));

@@ -104,6 +104,42 @@ TEST_F(GpuPack, Fp64MethodsMatchTheCpuReference) {
   }
 }
 
+// gpu_newton's two CG paths: the whole solve in one kernel of one block (small systems, the
+// default below cg_single_block_max unknowns) and one launch per vector operation (forced with
+// cg_single_block_max = 0); both against the CPU fp64 reference, on the three cases and on the
+// seed's N = 5050 triangle to 1e-8 (the goal's size: 5049 unknowns, one block).
+TEST_F(GpuPack, NewtonSingleBlockAndMultiKernelCgMatchTheCpuReference) {
+  std::vector<Case> all = cases();
+  {
+    const Lattice L = triangle_lattice(100);
+    BoundarySpec bc;
+    bc.kind = Boundary::lines;
+    std::vector<double> start(L.points.size());
+    for (std::size_t v = 0; v < start.size(); ++v) start[v] = 1.0 + 0.5 * static_cast<double>(v % 3);
+    all.push_back({"triangle 100 layers, lines", setup_problem(L.points.size(), L.faces, bc, start)});
+  }
+  for (const auto& c : all) {
+    if (c.setup.problem.geometry != Geometry::euclidean) continue;
+    SCOPED_TRACE(c.name);
+    const PackResult ref = reference(c.setup);
+    ASSERT_TRUE(ref.converged);
+    for (std::size_t single_max : {std::size_t{32768}, std::size_t{0}}) {
+      cuda::GpuOptions o;
+      o.method = cuda::GpuMethod::newton;
+      o.tolerance = 1e-12;
+      o.cg_single_block_max = single_max;
+      const PackResult r = cuda::pack_gpu(c.setup.complex, c.setup.problem, o);
+      ASSERT_TRUE(r.converged) << "single block up to " << single_max << ": error " << r.error;
+      EXPECT_LE(r.iterations, 12u);
+      EXPECT_GT(r.inner_iterations, 0u);
+      std::vector<double> a = r.labels, b = ref.labels;
+      if (c.setup.complex.n > c.setup.problem.mesh_vertices)
+        for (std::size_t v = 0; v < c.setup.problem.mesh_vertices; ++v) a[v] /= r.labels[0], b[v] /= ref.labels[0];
+      EXPECT_LT(worst(c.setup, a, b), 1e-8) << "single block up to " << single_max;
+    }
+  }
+}
+
 TEST_F(GpuPack, ColouredGaussSeidelNeedsFewerSweepsThanJacobi) {
   const auto c = cases()[0];
   cuda::GpuOptions o;

@@ -167,6 +167,28 @@ TEST(Layout, ClosingErrorStaysAtRoundingOnADeepIrregularDisk) {
   EXPECT_LT(layout(S.complex, Geometry::euclidean, r.labels, lo).closing_error, 1e-10);
 }
 
+// Newton keeps its first factorisation as the preconditioner of conjugate gradients on later
+// Hessians (inexact steps): on a flattening-like problem far from its solution (a lifted irregular
+// disk, boundary radii from the edge lengths) it reaches the radii of Collins–Stephenson's
+// independent iteration.
+TEST(Algorithms, InexactNewtonStepsReachTheRadiiOfCollinsStephenson) {
+  const Lattice L = random_disk(20, 9);
+  const std::size_t n = L.points.size();
+  std::vector<std::array<double, 3>> xyz(n);
+  for (std::size_t v = 0; v < n; ++v)
+    xyz[v] = {L.points[v][0], L.points[v][1], 4 * std::sin(L.points[v][0] / 5) * std::cos(L.points[v][1] / 7)};
+  BoundarySpec bc;
+  bc.from_initial = true;
+  const PackSetup S = setup_problem(n, L.faces, bc, tangent_radii(xyz, L.faces));
+  const PackResult nw = solve(S, Algorithm::newton, 1e-12);
+  ASSERT_TRUE(nw.converged);
+  EXPECT_GT(nw.inner_iterations, 0u) << "conjugate-gradient steps were taken";
+  EXPECT_LT(nw.factorisations, nw.iterations) << "the factorisation was kept across steps";
+  const PackResult cs = solve(S, Algorithm::cs, 1e-12);
+  ASSERT_TRUE(cs.converged);
+  for (std::size_t v = 0; v < n; ++v) EXPECT_NEAR(nw.labels[v], cs.labels[v], 1e-9 * cs.labels[v]) << v;
+}
+
 TEST(AngleSums, RegularHexagonGivesTheHexagonalPacking) {
   const Lattice L = hex_disk(4);
   BoundarySpec bc;

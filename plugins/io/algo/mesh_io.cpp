@@ -11,7 +11,6 @@
 #include <numeric>
 #include <ostream>
 #include <sstream>
-#include <unordered_map>
 
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/star.hpp"  // read_text_file
@@ -216,6 +215,53 @@ TriMesh parse_off(std::string_view text, const std::string& path, MeshReadInfo& 
 
 // ---- OBJ -------------------------------------------------------------------------------------
 
+/// Per-vertex texture coordinates from OBJ's per-corner vt references: kept when every corner has
+/// one and each vertex's corners agree on its (u, v); else dropped with a warning (seams, corners
+/// without vt, or a vt index past the file's vt lines, its line named): the geometry stands.
+void obj_uv(TriMesh& m, const std::vector<std::array<double, 2>>& vts,
+            const std::vector<std::array<std::int64_t, 3>>& pairs, std::size_t without, int bad_line,
+            MeshReadInfo& info) {
+  for (const auto& [v, vt, line] : pairs)
+    if (vt < 0 || static_cast<std::size_t>(vt) >= vts.size() || bad_line) {
+      info.warnings.push_back("line " + std::to_string(bad_line ? bad_line : static_cast<int>(line)) +
+                              ": a face names texture coordinate " + std::to_string(vt + 1) +
+                              " (1-based), but the file has " + std::to_string(vts.size()) +
+                              ": texture coordinates not read");
+      return;
+    }
+  if (pairs.empty()) return;
+  if (without > 0) {
+    info.warnings.push_back(std::to_string(without) +
+                            " face corners have no texture coordinate (v without /vt): texture coordinates not read");
+    return;
+  }
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::array<double, 2>> uv(m.vertices.size(), {kNone, kNone});
+  std::size_t seams = 0;
+  std::int64_t first_seam = -1;
+  for (const auto& [v, vt, line] : pairs) {
+    auto& u = uv[static_cast<std::size_t>(v)];
+    if (std::isnan(u[0])) {
+      u = vts[static_cast<std::size_t>(vt)];
+    } else if (u != vts[static_cast<std::size_t>(vt)]) {
+      if (seams++ == 0) first_seam = v;
+    }
+  }
+  if (seams > 0) {
+    info.warnings.push_back("vertex " + std::to_string(first_seam) +
+                            " (and others) has several texture coordinates (a seam): a TriMesh holds one per "
+                            "vertex, so the texture coordinates were not read");
+    return;
+  }
+  for (std::size_t v = 0; v < uv.size(); ++v)
+    if (std::isnan(uv[v][0])) {
+      info.warnings.push_back("vertex " + std::to_string(v) +
+                              " is in no face and has no texture coordinate: texture coordinates not read");
+      return;
+    }
+  m.uv = std::move(uv);
+}
+
 TriMesh parse_obj(std::string_view text, const std::string& path, MeshReadInfo& info, const CancelCheck& cancel) {
   Lines lines(text);
   std::string_view raw;
@@ -228,6 +274,12 @@ TriMesh parse_obj(std::string_view text, const std::string& path, MeshReadInfo& 
     std::uint64_t max_index;
   };
   std::vector<Pending> forward;  // polygons naming vertices not yet defined (checked at the end)
+  // texture coordinates: OBJ gives them per face corner (v/vt); a TriMesh holds them per vertex
+  std::vector<std::array<double, 2>> vts;
+  std::vector<std::int64_t> vt_of;  // per vertex: its vt index (−1: none seen)
+  std::vector<std::array<std::int64_t, 3>> vt_pairs;  // (vertex, vt, line) to check at the end
+  std::size_t corners_without_vt = 0;
+  int vt_bad_line = 0;  // a corner naming a vt that is not there
   std::string joined;
   std::size_t tick = 0;
   while (lines.next(raw)) {
@@ -257,6 +309,13 @@ TriMesh parse_obj(std::string_view text, const std::string& path, MeshReadInfo& 
       for (int k = 0; k < 3; ++k) p[k] = number(t[1 + k], path, line_no, "a coordinate");
       check_vertex(p, m.vertices.size(), path, line_no);
       m.vertices.push_back(p);
+    } else if (t[0] == "vt") {
+      if (t.size() < 2) throw ParseError(path, line_no, "texture coordinate with no value");
+      const double u = number(t[1], path, line_no, "a texture coordinate");
+      const double v = t.size() > 2 ? number(t[2], path, line_no, "a texture coordinate") : 0.0;
+      if (!std::isfinite(u) || !std::isfinite(v))
+        throw ParseError(path, line_no, "texture coordinate " + std::to_string(vts.size() + 1) + " is not finite");
+      vts.push_back({u, v});
     } else if (t[0] == "f") {
       if (t.size() < 4)
         throw ParseError(path, line_no,
@@ -279,6 +338,18 @@ TriMesh parse_obj(std::string_view text, const std::string& path, MeshReadInfo& 
           throw ParseError(path, line_no, "vertex index " + std::to_string(v) + " is too large");
         max_index = std::max<std::uint64_t>(max_index, static_cast<std::uint64_t>(idx));
         poly.push_back(static_cast<Index>(idx));
+        const auto slash = t[j].find('/');
+        const auto vt_ref = slash == std::string_view::npos ? std::string_view{}
+                                                             : t[j].substr(slash + 1, t[j].find('/', slash + 1) - slash - 1);
+        std::int64_t vt = 0;
+        const auto [q, vec] = std::from_chars(vt_ref.data(), vt_ref.data() + vt_ref.size(), vt);
+        if (vt_ref.empty() || vec != std::errc() || q != vt_ref.data() + vt_ref.size() || vt == 0) {
+          ++corners_without_vt;
+        } else {
+          const std::int64_t at = vt > 0 ? vt - 1 : static_cast<std::int64_t>(vts.size()) + vt;
+          if (at < 0 && vt_bad_line == 0) vt_bad_line = line_no;
+          vt_pairs.push_back({idx, at, line_no});
+        }
       }
       if (max_index >= m.vertices.size()) forward.push_back({m.faces.size(), line_no, max_index});
       add_polygon(m, poly, info);
@@ -290,6 +361,7 @@ TriMesh parse_obj(std::string_view text, const std::string& path, MeshReadInfo& 
       throw ParseError(path, f.line,
                        "face names vertex " + std::to_string(f.max_index + 1) + " (1-based), but the file defines " +
                            std::to_string(m.vertices.size()) + " vertices");
+  obj_uv(m, vts, vt_pairs, corners_without_vt, vt_bad_line, info);
   info.encoding = "ascii";
   return m;
 }
@@ -425,6 +497,7 @@ class PlyReader {
     require_mesh_memory(ve_->count, fe_ ? fe_->count : 0, path_, ve_->line);
     TriMesh m;
     m.vertices.reserve(ve_->count);
+    if (iu_ >= 0) m.uv.reserve(ve_->count);
     Binary bin(data_, data_.size() - lines_.left(), format_ == "binary_big_endian", path_);
     for (const auto& e : elements_)
       for (std::uint64_t i = 0; i < e.count; ++i) {
@@ -512,7 +585,11 @@ class PlyReader {
       if (p.name == "x") ix_ = static_cast<int>(k);
       if (p.name == "y") iy_ = static_cast<int>(k);
       if (p.name == "z") iz_ = static_cast<int>(k);
+      if (p.name == "u" || p.name == "s" || p.name == "texture_u" || p.name == "texture_s") iu_ = static_cast<int>(k);
+      if (p.name == "v" || p.name == "t" || p.name == "texture_v" || p.name == "texture_t") iv_ = static_cast<int>(k);
     }
+    if ((iu_ < 0) != (iv_ < 0))
+      throw ParseError(path_, ve_->line, "the vertex element has one texture coordinate of two (u v, s t)");
     if (ix_ < 0 || iy_ < 0 || iz_ < 0)
       throw ParseError(path_, ve_->line, "the vertex element lacks property x, y or z");
     if (fe_)
@@ -545,6 +622,7 @@ class PlyReader {
       return number(t[ti++], path_, ln, where.c_str());
     };
     std::array<double, 3> p{};
+    std::array<double, 2> uv{};
     for (std::size_t k = 0; k < e.props.size(); ++k) {
       const auto& pr = e.props[k];
       if (!pr.list) {
@@ -552,6 +630,8 @@ class PlyReader {
         if (is_v && static_cast<int>(k) == ix_) p[0] = v;
         if (is_v && static_cast<int>(k) == iy_) p[1] = v;
         if (is_v && static_cast<int>(k) == iz_) p[2] = v;
+        if (is_v && static_cast<int>(k) == iu_) uv[0] = v;
+        if (is_v && static_cast<int>(k) == iv_) uv[1] = v;
         continue;
       }
       const double c = next_value(pr.count_type);
@@ -584,6 +664,12 @@ class PlyReader {
                          "vertex " + std::to_string(i) + " has a non-finite coordinate" +
                              (ascii_ ? "" : " (byte " + std::to_string(bin.pos()) + ")"));
     m.vertices.push_back(p);
+    if (iu_ < 0) return;
+    if (!std::isfinite(uv[0]) || !std::isfinite(uv[1]))
+      throw ParseError(path_, ascii_ ? ln : 0,
+                       "vertex " + std::to_string(i) + " has a non-finite texture coordinate" +
+                           (ascii_ ? "" : " (byte " + std::to_string(bin.pos()) + ")"));
+    m.uv.push_back(uv);
   }
 
   std::string_view data_;
@@ -596,7 +682,7 @@ class PlyReader {
   std::vector<PlyElement> elements_;
   const PlyElement* ve_ = nullptr;
   const PlyElement* fe_ = nullptr;
-  int ix_ = -1, iy_ = -1, iz_ = -1, ifl_ = -1;
+  int ix_ = -1, iy_ = -1, iz_ = -1, iu_ = -1, iv_ = -1, ifl_ = -1;
   std::vector<Index> poly_;
   std::size_t tick_ = 0;
 };
@@ -733,53 +819,58 @@ class TopologyScan {
       if (degree_[v] == 0) list(t_.unreferenced, t_.unreferenced_count, static_cast<Index>(v));
   }
 
-  /// Duplicate faces (same three vertices, any order).
+  /// Duplicate faces (same three vertices, any order): each listed with the first face before it
+  /// on the same vertices, in the order of the later face. Sorted, not hashed (10⁵ faces in
+  /// milliseconds).
   void duplicates() {
-    std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_first_edge;
+    struct Sorted {
+      std::array<Index, 3> v;
+      std::size_t face;
+    };
+    std::vector<Sorted> all;
+    all.reserve(m_.faces.size());
     for (std::size_t f = 0; f < m_.faces.size(); ++f) {
       if (bad_face_[f]) continue;
       auto s = m_.faces[f];
       std::sort(s.begin(), s.end());
-      auto& l = by_first_edge[(std::uint64_t{s[0]} << 32) | s[1]];
-      for (const std::size_t g : l) {
-        auto r = m_.faces[g];
-        std::sort(r.begin(), r.end());
-        if (r == s) {
-          list(t_.duplicate_faces, t_.duplicate_count, std::pair{g, f});
-          break;
-        }
-      }
-      l.push_back(f);
+      all.push_back({s, f});
     }
+    std::sort(all.begin(), all.end(), [](const Sorted& x, const Sorted& y) { return x.v != y.v ? x.v < y.v : x.face < y.face; });
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    for (std::size_t i = 0, j = 0; i < all.size(); i = j) {
+      for (j = i + 1; j < all.size() && all[j].v == all[i].v; ++j) pairs.emplace_back(all[i].face, all[j].face);
+    }
+    std::sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    for (const auto& p : pairs) list(t_.duplicate_faces, t_.duplicate_count, p);
   }
 
   /// Faces per undirected edge and their directions: non-manifold and flipped edges; the
-  /// boundary edges joined into loops.
+  /// boundary edges joined into loops. The face edges are sorted by their undirected key.
   void edges() {
-    struct EdgeUse {
-      std::uint32_t faces = 0;
-      std::uint32_t forward = 0;  // uses as min→max
+    struct Use {
+      std::uint64_t key;  // min << 32 | max
+      bool forward;       // used as min→max
     };
-    std::unordered_map<std::uint64_t, EdgeUse> edges;
-    edges.reserve(m_.faces.size() * 2);
+    std::vector<Use> uses;
+    uses.reserve(3 * m_.faces.size());
     for (std::size_t f = 0; f < m_.faces.size(); ++f) {
       if (bad_face_[f]) continue;
       const auto& tri = m_.faces[f];
       for (int k = 0; k < 3; ++k) {
         const Index a = tri[k], b = tri[(k + 1) % 3];
-        auto& e = edges[(std::uint64_t{std::min(a, b)} << 32) | std::max(a, b)];
-        ++e.faces;
-        if (a < b) ++e.forward;
+        uses.push_back({(std::uint64_t{std::min(a, b)} << 32) | std::max(a, b), a < b});
       }
     }
-    t_.edges = edges.size();
-    std::vector<std::pair<std::uint64_t, EdgeUse>> sorted(edges.begin(), edges.end());
-    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (const auto& [key, e] : sorted) {
+    std::sort(uses.begin(), uses.end(), [](const Use& x, const Use& y) { return x.key < y.key; });
+    for (std::size_t i = 0, j = 0; i < uses.size(); i = j) {
+      const std::uint64_t key = uses[i].key;
+      std::uint32_t faces = 0, forward = 0;
+      for (j = i; j < uses.size() && uses[j].key == key; ++j) ++faces, forward += uses[j].forward ? 1 : 0;
+      ++t_.edges;
       const auto a = static_cast<Index>(key >> 32), b = static_cast<Index>(key & 0xffffffffu);
-      if (e.faces > 2) list(t_.nonmanifold_edges, t_.nonmanifold_edge_count, std::pair{a, b});
-      if (e.faces == 2 && e.forward != 1) list(t_.flipped_edges, t_.flipped_edge_count, std::pair{a, b});
-      if (e.faces == 1) {
+      if (faces > 2) list(t_.nonmanifold_edges, t_.nonmanifold_edge_count, std::pair{a, b});
+      if (faces == 2 && forward != 1) list(t_.flipped_edges, t_.flipped_edge_count, std::pair{a, b});
+      if (faces == 1) {
         loops_.unite(a, b);
         on_boundary_[a] = on_boundary_[b] = 1;
       }
@@ -942,7 +1033,8 @@ std::string MeshTopology::disk_problems() const {
 
 // ---- writers -----------------------------------------------------------------------------------
 
-void write_obj(std::ostream& out, const TriMesh& m, const MeshUv& uv) {
+void write_obj(std::ostream& out, const TriMesh& m, const MeshUv& given) {
+  const MeshUv& uv = given.empty() ? m.uv : given;
   check_uv(m, uv);
   out << "# written by gemflow\n";
   for (const auto& p : m.vertices) out << "v " << num(p[0]) << ' ' << num(p[1]) << ' ' << num(p[2]) << '\n';
@@ -957,7 +1049,8 @@ void write_obj(std::ostream& out, const TriMesh& m, const MeshUv& uv) {
   }
 }
 
-void write_ply(std::ostream& out, const TriMesh& m, bool binary, const MeshUv& uv) {
+void write_ply(std::ostream& out, const TriMesh& m, bool binary, const MeshUv& given) {
+  const MeshUv& uv = given.empty() ? m.uv : given;
   check_uv(m, uv);
   out << "ply\nformat " << (binary ? "binary_little_endian" : "ascii") << " 1.0\ncomment written by gemflow\n"
       << "element vertex " << m.vertices.size() << "\nproperty double x\nproperty double y\nproperty double z\n";
@@ -994,7 +1087,8 @@ void write_ply(std::ostream& out, const TriMesh& m, bool binary, const MeshUv& u
   }
 }
 
-void write_vtp(std::ostream& out, const TriMesh& m, const MeshUv& uv) {
+void write_vtp(std::ostream& out, const TriMesh& m, const MeshUv& given) {
+  const MeshUv& uv = given.empty() ? m.uv : given;
   check_uv(m, uv);
   out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\">\n"
       << "  <PolyData>\n    <Piece NumberOfPoints=\"" << m.vertices.size() << "\" NumberOfPolys=\"" << m.faces.size()

@@ -20,7 +20,10 @@ class ReadMesh final : public Node {
             .doc =
                 "Reads a triangle mesh from OFF, OBJ or PLY (ASCII or binary), format by extension, and checks its "
                 "topology. Quads and larger polygons are triangulated as fans from their first vertex, with a "
-                "warning giving their count. Texture coordinates, normals and colours are not read. `require` "
+                "warning giving their count. Texture coordinates are read into the mesh's per-vertex UVs: OBJ vt "
+                "(when every face corner has one and each vertex's corners agree; a texture with seams is "
+                "dropped with a warning), PLY vertex properties u v / s t / texture_u texture_v; OFF has "
+                "none. Normals and colours are not read. `require` "
                 "sets the check: disk (one component, one boundary loop, Euler characteristic 1, an oriented "
                 "manifold: what circle packing and flattening need), manifold (an oriented manifold without "
                 "degenerate, duplicate or unreferenced elements), any (only the file's syntax; boundary loops "
@@ -86,10 +89,12 @@ class WriteMesh final : public Node {
             .title = "Write mesh",
             .category = "Input/Output",
             .doc =
-                "Writes a triangle mesh, format by extension, atomically: .obj (with texture coordinates 'vt' when "
-                "`uv` is connected), .ply (ASCII or binary little-endian, doubles; uv as properties s, t), .vtp "
-                "(VTK XML PolyData, ASCII, uv as the TCoords array). Texture coordinates come from the x and y of "
-                "the `uv` mesh's vertices (circlepack.flatten's flat output), which must have as many vertices.",
+                "Writes a triangle mesh, format by extension, atomically: .obj (texture coordinates as 'vt', "
+                "faces v/vt), .ply (ASCII or binary little-endian, doubles; texture coordinates as vertex "
+                "properties s, t), .vtp (VTK XML PolyData, ASCII, texture coordinates as the TCoords array). The "
+                "texture coordinates are the mesh's own UVs (circlepack.flatten's `mesh` output has them), or, "
+                "when `uv` is connected, the x and y of the `uv` mesh's vertices (it must have as many vertices). "
+                "OFF is not written: it has no texture coordinates.",
             .errors =
                 "An unknown extension; a uv mesh with another vertex count; a file that cannot be written (the "
                 "system's reason); nothing is left behind.",
@@ -98,7 +103,8 @@ class WriteMesh final : public Node {
             .references = "Wavefront OBJ; Turk, The PLY polygon file format; VTK file formats (XML PolyData)."};
   }
   Input<TriMesh> mesh{this, "mesh", "Mesh to write"};
-  Input<TriMesh> uv{this, "uv", "Texture coordinates: its vertices' x, y (same vertex count)", PortUse::Optional};
+  Input<TriMesh> uv{this, "uv", "Texture coordinates instead of the mesh's own: its vertices' x, y (same vertex count)",
+                    PortUse::Optional};
   PathParam path{this, "path", PathParam::Mode::Write, "Output file (.obj, .ply, .vtp)", "", {".obj", ".ply", ".vtp"}};
   Param<bool> binary{this, "binary", false, {.doc = ".ply: binary little-endian instead of ASCII"}};
 

@@ -60,6 +60,71 @@ TEST(MeshIo, WritersRoundTripThroughTheReaders) {
   EXPECT_NE(vtp.str().find("TCoords=\"uv\""), std::string::npos);
 }
 
+// Texture coordinates travel in TriMesh::uv: the writers write the mesh's own, the readers read
+// them back (OBJ vt through v/vt, PLY s t or u v); OFF has none.
+TEST(MeshIo, TextureCoordinatesRoundTripInTheMesh) {
+  TriMesh m = square();
+  m.uv = {{0, 0}, {1, 0}, {1, 1}, {0.25, 0.75}};
+  for (int k = 0; k < 3; ++k) {
+    std::ostringstream out;
+    MeshFormat f = MeshFormat::obj;
+    if (k == 0) write_obj(out, m);
+    if (k == 1) write_ply(out, m, false), f = MeshFormat::ply;
+    if (k == 2) write_ply(out, m, true), f = MeshFormat::ply;
+    MeshReadInfo info;
+    const TriMesh r = parse_mesh(out.str(), "mem", f, &info);
+    EXPECT_EQ(r.uv, m.uv) << k;
+    EXPECT_TRUE(info.warnings.empty()) << k;
+  }
+  // PLY's other names
+  const TriMesh p = parse_mesh(
+      "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+      "property float texture_u\nproperty float texture_v\nelement face 1\nproperty list uchar int vertex_indices\n"
+      "end_header\n0 0 0 0.5 0.25\n1 0 0 1 0\n0 1 0 0 1\n3 0 1 2\n",
+      "uv.ply", MeshFormat::ply);
+  EXPECT_EQ(p.uv, (std::vector<std::array<double, 2>>{{0.5, 0.25}, {1, 0}, {0, 1}}));
+  EXPECT_CONTAINS(error_of([] {
+                    (void)parse_mesh("ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+                                     "property float z\nproperty float u\nend_header\n0 0 0 1\n",
+                                     "half.ply", MeshFormat::ply);
+                  }),
+                  "one texture coordinate of two");
+  // OBJ: vt shared by a vertex's corners (also relative), read per vertex
+  MeshReadInfo info;
+  const TriMesh o = parse_mesh("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n"
+                               "f 1/1 2/2 3/3\nf 1/-4 3/-2 4/-1\n",
+                               "t.obj", MeshFormat::obj, &info);
+  EXPECT_EQ(o.uv, (std::vector<std::array<double, 2>>{{0, 0}, {1, 0}, {1, 1}, {0, 1}}));
+  EXPECT_TRUE(info.warnings.empty());
+  // a seam (vertex 1 with two vt), corners without vt, a vt that is not there: geometry kept, no
+  // UVs, a warning saying why
+  const TriMesh seam = parse_mesh("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvt 0.5 0.5\n"
+                                  "f 1/1 2/2 3/3\nf 1/5 3/3 4/4\n",
+                                  "s.obj", MeshFormat::obj, &info);
+  EXPECT_EQ(seam.faces.size(), 2u);
+  EXPECT_TRUE(seam.uv.empty());
+  ASSERT_EQ(info.warnings.size(), 1u);
+  EXPECT_CONTAINS(info.warnings[0], "vertex 0 (and others) has several texture coordinates (a seam)");
+  (void)parse_mesh("v 0 0 0\nv 1 0 0\nv 1 1 0\nvt 0 0\nf 1/1 2 3\n", "p.obj", MeshFormat::obj, &info);
+  ASSERT_EQ(info.warnings.size(), 1u);
+  EXPECT_CONTAINS(info.warnings[0], "2 face corners have no texture coordinate");
+  (void)parse_mesh("v 0 0 0\nv 1 0 0\nv 1 1 0\nvt 0 0\nf 1/1 2/2 3/9\n", "m.obj", MeshFormat::obj, &info);
+  ASSERT_EQ(info.warnings.size(), 1u);
+  EXPECT_CONTAINS(info.warnings[0], "line 5: a face names texture coordinate 2 (1-based), but the file has 1");
+  // OFF: none
+  EXPECT_TRUE(parse_mesh("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "n.off", MeshFormat::off).uv.empty());
+  // a given uv wins over the mesh's own
+  std::ostringstream out;
+  write_obj(out, m, {{9, 9}, {9, 9}, {9, 9}, {9, 9}});
+  EXPECT_EQ(parse_mesh(out.str(), "mem", MeshFormat::obj).uv[3], (std::array<double, 2>{9, 9}));
+  if (const auto c = shared("meshes/disk/libigl_camel_b.obj"); !c.empty()) {
+    TriMesh camel = read_mesh(c, &info);
+    camel.boundary = gemflow::boundary_loops(camel.vertex_count(), camel.faces);
+    EXPECT_EQ(camel.uv.size(), camel.vertices.size());  // 2032 vt, one per vertex
+    EXPECT_EQ(camel.validate(), std::nullopt);
+  }
+}
+
 TEST(MeshIo, QuadsAreTriangulatedWithAWarning) {
   MeshReadInfo info;
   const TriMesh m = parse_mesh("OFF\n4 1 0\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n4 0 1 2 3\n", "q.off", MeshFormat::off, &info);
@@ -239,6 +304,19 @@ TEST(MeshNodes, ReadChecksTopologyAndWriteCarriesUvs) {
   three.faces.pop_back();
   wr->set_input("uv", gemflow::Value::make(three));
   EXPECT_CONTAINS(gemflow::testing::error_of(*wr, ctx), "input 'uv' has 3 vertices, input 'mesh' 4");
+  // without 'uv' the mesh's own texture coordinates are written, as PLY s t; read back into uv
+  TriMesh own = square();
+  own.uv = {{0, 0}, {1, 0}, {1, 1}, {0, 0.5}};
+  auto w2 = gemflow::testing::make_node(reg, "io.write_mesh");
+  w2->set_input("mesh", gemflow::Value::make(own));
+  w2->set_param("path", std::string("own.ply"));
+  ASSERT_EQ(gemflow::testing::error_of(*w2, ctx), "(no error)");
+  const std::string ply = slurp((ctx.output_dir() / "own.ply").string());
+  EXPECT_CONTAINS(ply, "property double s\nproperty double t\n");
+  auto r2 = gemflow::testing::make_node(reg, "io.read_mesh");
+  r2->set_param("path", (ctx.output_dir() / "own.ply").string());
+  ASSERT_EQ(gemflow::testing::error_of(*r2, ctx), "(no error)");
+  EXPECT_EQ(r2->output("mesh").as<TriMesh>()->uv, own.uv);
 }
 
 }  // namespace

@@ -10,7 +10,10 @@
 namespace gemflow {
 
 /// A triangle mesh: n vertices (x, y, z, doubles, in the source's length unit, not converted),
-/// m faces (three vertex indices each, 0-based) and the boundary loops.
+/// m faces (three vertex indices each, 0-based), the boundary loops and, optionally, texture
+/// coordinates: one (u, v) per vertex (unitless; a texture image spans [0, 1]², though any finite
+/// value is kept), or none. Per vertex, not per face corner: a mesh whose texture has seams (one
+/// vertex with several (u, v)) has no per-vertex UVs (io.read_mesh drops them with a warning).
 ///
 /// Invariants (validate() returns the first one broken, naming the face, edge or vertex):
 /// - coordinates finite; face indices < n; a face's three vertices distinct;
@@ -24,6 +27,7 @@ namespace gemflow {
 ///   boundary edges, and no vertex appears twice among all loops (a vertex where two boundary
 ///   loops meet is not a manifold vertex). A closed surface has no loops. The loops' order and
 ///   starting vertices are free; boundary_loops() gives a canonical one.
+/// - `uv` is empty or holds one finite (u, v) per vertex.
 ///
 /// Indices are 32-bit (as device code indexes them): at most 2³² − 1 vertices.
 struct TriMesh {
@@ -31,8 +35,10 @@ struct TriMesh {
   std::vector<std::array<double, 3>> vertices;
   std::vector<std::array<Index, 3>> faces;
   std::vector<std::vector<Index>> boundary;
+  std::vector<std::array<double, 2>> uv;  ///< texture coordinates per vertex, or empty
 
   [[nodiscard]] std::size_t vertex_count() const noexcept { return vertices.size(); }
+  [[nodiscard]] bool has_uv() const noexcept { return !uv.empty(); }
   [[nodiscard]] std::size_t face_count() const noexcept { return faces.size(); }
   /// nullopt when the invariants above hold, else the first broken one.
   [[nodiscard]] std::optional<std::string> validate() const;

@@ -332,6 +332,89 @@ __global__ void xpby_kernel(const double* z, double b, std::uint32_t m, double* 
   if (i < m) p[i] = z[i] + b * p[i];
 }
 
+// ---- conjugate gradients in one block (small systems) -----------------------------------------
+
+constexpr int kCgBlock = 1024;
+
+/// Σa and Σb over the block, returned to every thread: warp shuffles, then warp 0 over the warps'
+/// partial sums in `scratch` (33 entries). A fixed order: deterministic. Every thread must call it.
+__device__ inline double2 block_sum2(double a, double b, double2* scratch) {
+  for (int off = 16; off > 0; off >>= 1) {
+    a += __shfl_down_sync(0xffffffffu, a, off);
+    b += __shfl_down_sync(0xffffffffu, b, off);
+  }
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  if (lane == 0) scratch[warp] = make_double2(a, b);
+  __syncthreads();
+  if (warp == 0) {
+    double2 v = lane < (blockDim.x >> 5) ? scratch[lane] : make_double2(0.0, 0.0);
+    for (int off = 16; off > 0; off >>= 1) {
+      v.x += __shfl_down_sync(0xffffffffu, v.x, off);
+      v.y += __shfl_down_sync(0xffffffffu, v.y, off);
+    }
+    if (lane == 0) scratch[32] = v;
+  }
+  __syncthreads();
+  const double2 out = scratch[32];
+  __syncthreads();  // before the next call overwrites scratch
+  return out;
+}
+
+/// The whole Jacobi-preconditioned CG solve of L x = g (from x = 0, until ‖res‖² ≤ stop2 or
+/// max_it iterations) in one block of kCgBlock threads, looping on the device: no launch and no
+/// host synchronisation per iteration, which is what limits the multi-kernel loop at small n.
+/// Vectors in global memory (L1/L2-resident at these sizes); thread t owns rows t, t + 1024, …;
+/// p is gathered across rows in the product, so its update is followed by __syncthreads. The
+/// iteration count goes to *iterations.
+__global__ void __launch_bounds__(kCgBlock)
+    cg_block_kernel(NewtonDevice N, const double* w, const double* diag, const double* g, double stop2,
+                    std::uint32_t max_it, double* x, double* res, double* p, double* q, std::uint32_t* iterations) {
+  __shared__ double2 scratch[33];
+  const std::uint32_t m = N.m;
+  double rz_l = 0, rr_l = 0;
+  for (std::uint32_t i = threadIdx.x; i < m; i += blockDim.x) {
+    const double gi = g[i], zi = gi / diag[i];
+    x[i] = 0;
+    res[i] = gi;
+    p[i] = zi;
+    rz_l += gi * zi;
+    rr_l += gi * gi;
+  }
+  double2 s = block_sum2(rz_l, rr_l, scratch);  // its barriers also publish p
+  double rz = s.x, rr = s.y;
+  std::uint32_t it = 0;
+  for (; it < max_it && rr > stop2; ++it) {  // rr, rz: the same in every thread (uniform branches)
+    double pq_l = 0;
+    for (std::uint32_t i = threadIdx.x; i < m; i += blockDim.x) {
+      const std::uint32_t v = N.unknown[i];
+      double y = diag[i] * p[i];
+      for (std::uint32_t j = N.K.offset[v], e = N.K.offset[v + 1]; j < e; ++j) {
+        const std::int32_t c = N.idx[N.K.flower[j]];
+        if (c >= 0) y -= w[j] * p[c];
+      }
+      q[i] = y;
+      pq_l += p[i] * y;
+    }
+    const double pq = block_sum2(pq_l, 0.0, scratch).x;
+    if (!(pq > 0)) break;
+    const double alpha = rz / pq;
+    rz_l = 0, rr_l = 0;
+    for (std::uint32_t i = threadIdx.x; i < m; i += blockDim.x) {
+      x[i] += alpha * p[i];
+      const double ri = res[i] - alpha * q[i];
+      res[i] = ri;
+      rz_l += ri * (ri / diag[i]);
+      rr_l += ri * ri;
+    }
+    s = block_sum2(rz_l, rr_l, scratch);  // every thread has read its p before it is rewritten
+    const double beta = s.x / rz;
+    rz = s.x, rr = s.y;
+    for (std::uint32_t i = threadIdx.x; i < m; i += blockDim.x) p[i] = res[i] / diag[i] + beta * p[i];
+    __syncthreads();  // p complete before the next product gathers it
+  }
+  if (threadIdx.x == 0) *iterations = it;
+}
+
 /// trial = r, with the unknowns' radii scaled by exp(t·δ).
 __global__ void step_kernel(NewtonDevice N, const double* r, const double* delta, double t, double* trial) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -383,6 +466,7 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
       d_p(m), d_q(m), d_err(1);
   const unsigned nb = std::max(1u, blocks(m));
   gemflow::cuda::DeviceBuffer<double> d_part(2 * nb), d_out(2);
+  gemflow::cuda::DeviceBuffer<std::uint32_t> d_its(1);
   const NewtonDevice N{{d_offset.data(), d_flower.data(), d_fixed.data(), d_boundary.data(), d_target.data(), false},
                        d_ideal.data(),
                        d_idx.data(),
@@ -408,6 +492,16 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
     GF_CUDA_TRY(cudaStreamSynchronize(stream));
     return h;
   };
+  // where the time goes (PackResult::phases): each phase ends at a host synchronisation
+  using Clock = std::chrono::steady_clock;
+  double t_setup = std::chrono::duration<double>(Clock::now() - t0).count(), t_cg = 0, t_search = 0, t_check = 0;
+  auto lap = [](Clock::time_point& since) {
+    const auto now = Clock::now();
+    const double s = std::chrono::duration<double>(now - since).count();
+    since = now;
+    return s;
+  };
+  auto mark = Clock::now();
   PackResult res;
   double err = full_error(d_r.data());
   res.history_iteration.push_back(0);
@@ -418,36 +512,51 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
     GF_CUDA_CHECK_LAUNCH("residual_kernel");
     reduce(d_g.data(), nullptr, gnorm2, gmax);
   }
+  t_check += lap(mark);
   while (m > 0 && err >= o.tolerance && res.iterations < o.max_iterations && std::isfinite(err)) {
     weights_kernel<<<nb, kBlock, 0, stream>>>(N, d_r.data(), d_w.data(), d_diag.data());
     GF_CUDA_CHECK_LAUNCH("weights_kernel");
     // CG on L x = g from x = 0: res = g, z = M⁻¹ res, p = z
-    GF_CUDA_TRY(cudaMemsetAsync(d_x.data(), 0, m * sizeof(double), stream));
-    GF_CUDA_TRY(cudaMemcpyAsync(d_res.data(), d_g.data(), m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-    precondition_kernel<<<nb, kBlock, 0, stream>>>(d_res.data(), d_diag.data(), m, d_z.data());
-    GF_CUDA_TRY(cudaMemcpyAsync(d_p.data(), d_z.data(), m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-    double rz = 0, unused = 0;
-    reduce(d_res.data(), d_z.data(), rz, unused);
     const double eta = std::clamp(gmax, 1e-12, 0.1);
     const double stop2 = eta * eta * gnorm2;
-    double rr = gnorm2;
-    for (std::size_t it = 0; it < o.cg_max_iterations && rr > stop2; ++it) {
-      laplacian_kernel<<<nb, kBlock, 0, stream>>>(N, d_w.data(), d_diag.data(), d_p.data(), d_q.data());
-      double pq = 0;
-      reduce(d_p.data(), d_q.data(), pq, unused);
-      if (!(pq > 0)) break;
-      const double alpha = rz / pq;
-      axpy_kernel<<<nb, kBlock, 0, stream>>>(alpha, d_p.data(), m, d_x.data());
-      axpy_kernel<<<nb, kBlock, 0, stream>>>(-alpha, d_q.data(), m, d_res.data());
+    double unused = 0;
+    if (m <= o.cg_single_block_max) {  // the whole solve in one kernel
+      const auto cap = static_cast<std::uint32_t>(std::min<std::size_t>(o.cg_max_iterations, UINT32_MAX));
+      cg_block_kernel<<<1, kCgBlock, 0, stream>>>(N, d_w.data(), d_diag.data(), d_g.data(), stop2, cap, d_x.data(),
+                                                  d_res.data(), d_p.data(), d_q.data(), d_its.data());
+      GF_CUDA_CHECK_LAUNCH("cg_block_kernel");
+      std::uint32_t its = 0;
+      GF_CUDA_TRY(cudaMemcpyAsync(&its, d_its.data(), sizeof its, cudaMemcpyDeviceToHost, stream));
+      GF_CUDA_TRY(cudaStreamSynchronize(stream));
+      res.inner_iterations += its;
+    } else {  // one launch per vector operation, over the whole device
+      // CG on L x = g from x = 0: res = g, z = M⁻¹ res, p = z
+      GF_CUDA_TRY(cudaMemsetAsync(d_x.data(), 0, m * sizeof(double), stream));
+      GF_CUDA_TRY(cudaMemcpyAsync(d_res.data(), d_g.data(), m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
       precondition_kernel<<<nb, kBlock, 0, stream>>>(d_res.data(), d_diag.data(), m, d_z.data());
-      double rz_new = 0;
-      reduce(d_res.data(), d_z.data(), rz_new, unused);
-      reduce(d_res.data(), nullptr, rr, unused);
-      xpby_kernel<<<nb, kBlock, 0, stream>>>(d_z.data(), rz_new / rz, m, d_p.data());
-      GF_CUDA_CHECK_LAUNCH("cg");
-      rz = rz_new;
-      ++res.inner_iterations;
+      GF_CUDA_TRY(cudaMemcpyAsync(d_p.data(), d_z.data(), m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      double rz = 0, rr = gnorm2;
+      reduce(d_res.data(), d_z.data(), rz, unused);
+      for (std::size_t it = 0; it < o.cg_max_iterations && rr > stop2; ++it) {
+        laplacian_kernel<<<nb, kBlock, 0, stream>>>(N, d_w.data(), d_diag.data(), d_p.data(), d_q.data());
+        double pq = 0;
+        reduce(d_p.data(), d_q.data(), pq, unused);
+        if (!(pq > 0)) break;
+        const double alpha = rz / pq;
+        axpy_kernel<<<nb, kBlock, 0, stream>>>(alpha, d_p.data(), m, d_x.data());
+        axpy_kernel<<<nb, kBlock, 0, stream>>>(-alpha, d_q.data(), m, d_res.data());
+        precondition_kernel<<<nb, kBlock, 0, stream>>>(d_res.data(), d_diag.data(), m, d_z.data());
+        double rz_new = 0;
+        reduce(d_res.data(), d_z.data(), rz_new, unused);
+        reduce(d_res.data(), nullptr, rr, unused);
+        xpby_kernel<<<nb, kBlock, 0, stream>>>(d_z.data(), rz_new / rz, m, d_p.data());
+        GF_CUDA_CHECK_LAUNCH("cg");
+        rz = rz_new;
+        ++res.inner_iterations;
+      }
     }
+    GF_CUDA_TRY(cudaStreamSynchronize(stream));
+    t_cg += lap(mark);
     // line search on ‖θ − A‖₂, steps capped at 2 in log-radius
     double dnorm2 = 0, dmax = 0;
     reduce(d_x.data(), nullptr, dnorm2, dmax);
@@ -466,11 +575,13 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
       }
     }
     ++res.iterations;
+    t_search += lap(mark);
     if (!accepted) break;
     std::swap(d_r, d_trial);
     std::swap(d_g, d_gt);
     gnorm2 = tn2, gmax = tmax;
     err = full_error(d_r.data());
+    t_check += lap(mark);
     res.history_iteration.push_back(res.iterations);
     res.history_error.push_back(err);
     if (o.monitor && !o.monitor(res.iterations, err)) {
@@ -478,10 +589,16 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
       break;
     }
   }
+  mark = Clock::now();
   res.labels.resize(K.n);
   GF_CUDA_TRY(cudaMemcpy(res.labels.data(), d_r.data(), K.n * sizeof(double), cudaMemcpyDeviceToHost));
   res.error = angle_error(K, p, res.labels);
   res.converged = res.error < o.tolerance;
+  res.phases = {{"setup and upload", t_setup},
+                {"weights and CG", t_cg},
+                {"line search", t_search},
+                {"error checks", t_check},
+                {"download and host check", lap(mark)}};
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }

@@ -25,11 +25,14 @@
 //   w_vw = Σ over the faces at edge vw of ρ_f/(r_v + r_w), ρ_f = √(r_v r_w r_x/(r_v+r_w+r_x))
 //   the face's inradius (√(r_v r_w) when x is a line), symmetric positive definite once a radius
 //   is fixed (with angle sums only, the first free vertex is pinned: the scale is free). Each
-//   step solves L δ = θ − A with Eigen's SimplicialLDLT (pattern analysed once) and backtracks
-//   on the residual norm ‖θ − A‖₂ (halving up to 30 times, steps capped at 2 in log-radius).
-//   The factorisation is kept for the next step (a chord step) while the residual drops at
-//   least tenfold per step, and redone otherwise: near the solution most steps cost one solve.
-//   Euclidean, fp64 only (PackError otherwise).
+//   step solves L δ = θ − A and backtracks on the residual norm ‖θ − A‖₂ (halving up to 30
+//   times, steps capped at 2 in log-radius). The first step factorises L (Eigen's
+//   SimplicialLDLT, pattern analysed once); later steps keep that factorisation as the
+//   preconditioner of conjugate gradients on the current L, started from the chord step, to the
+//   relative residual min(0.1, max|θ − A|) (no finer than needed to end a tenth below the
+//   tolerance): inexact Newton (Dembo, Eisenstat & Steihaug, SIAM J. Numer. Anal. 19 (1982)
+//   400–408). When 12 iterations do not reach it, or the inexact step fails the line search, L
+//   is factorised afresh. Euclidean, fp64 only (PackError otherwise).
 //
 // Convergence: max over free vertices of |θ(v) − A(v)| (radians) below `tolerance`, checked on
 // the radii after a sweep or step (the angle sums recomputed, not the ones seen during the sweep).
@@ -37,6 +40,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gemflow/circlepack/complex.hpp"
@@ -68,8 +72,13 @@ struct PackResult {
   bool converged = false;
   bool cancelled = false;
   std::size_t supersteps = 0;        ///< cs: extrapolations accepted
-  std::size_t inner_iterations = 0;  ///< GPU newton: conjugate-gradient iterations over all steps
+  std::size_t inner_iterations = 0;  ///< newton: conjugate-gradient iterations over all steps
+  std::size_t factorisations = 0;    ///< CPU newton: Cholesky factorisations of the Hessian
   double seconds = 0;
+  /// GPU newton: seconds per phase, in order ("setup and upload": device selection, stream,
+  /// allocations and copies; "weights and CG"; "line search"; "error checks"; "download and host
+  /// check": the radii back and the fp64 error on the host). Empty otherwise.
+  std::vector<std::pair<std::string, double>> phases;
   std::vector<std::size_t> history_iteration;
   std::vector<double> history_error;
 };

@@ -16,7 +16,8 @@
 //   parallel to the flowers, the product is Σ_w w_vw (x_v − x_w). Inexact Newton: CG stops at
 //   relative residual η = min(0.1, max|θ − A|) (superlinear convergence near the solution), at
 //   most cg_max_iterations. Line search on ‖θ − A‖₂ as on the CPU. The dot products are two-pass
-//   block reductions (deterministic).
+//   block reductions (deterministic). Up to cg_single_block_max unknowns the whole CG solve is one
+//   kernel of one block (the same iteration, its reductions in the block).
 // The flowers are stored in CSR arrays on the device (32-bit indices); the convergence check
 // (max |θ − A|, a block reduction then an atomic max on the float bits) runs every `check_every`
 // sweeps, so up to check_every − 1 sweeps more than needed are run. Results are deterministic
@@ -55,6 +56,11 @@ struct GpuOptions {
   std::size_t check_every = 10;
   int device = 0;
   std::size_t cg_max_iterations = 20000;  ///< newton: per step
+  /// newton: systems of at most this many unknowns are solved by one kernel of one 1024-thread
+  /// block that runs every CG iteration on the device (reductions in the block; no launch and no
+  /// host synchronisation per iteration, which bound the multi-kernel loop below ~10⁵ unknowns);
+  /// larger ones by the multi-kernel loop over the whole device. 0: always the multi-kernel loop.
+  std::size_t cg_single_block_max = 32768;
   /// Called at every convergence check (newton: every step) with (iteration, error); false stops (cancel).
   std::function<bool(std::size_t, double)> monitor;
 };

@@ -49,7 +49,12 @@ struct MeshReadInfo {
 /// triangulated as a fan from their first vertex, exact for convex polygons, and counted in
 /// `info` with a warning (a non-convex polygon's fan may fold: the topology is right, the
 /// geometry of those triangles not). Vertex coordinates must be finite (NaN and Inf are errors
-/// naming the vertex); texture coordinates, normals, colours and other properties are skipped.
+/// naming the vertex). Texture coordinates go to TriMesh::uv, one per vertex: OBJ `vt` through
+/// the faces' v/vt references, kept when every face corner has one and the corners of each vertex
+/// agree (else dropped with a warning: a texture with seams has no per-vertex form; corners
+/// without vt; a vt index past the file's vt lines); PLY vertex properties u v, s t, texture_u texture_v or
+/// texture_s texture_t (finite, else an error naming the vertex); OFF has no texture coordinates.
+/// Normals, colours and other properties are skipped.
 /// TriMesh::boundary is left empty (mesh_topology computes the loops).
 /// Errors (ParseError): file:line for OFF, OBJ and ASCII PLY; for binary PLY line 0 and
 /// "element E index I (byte B)". Counts larger than the bytes left could hold are refused at
@@ -95,7 +100,9 @@ struct MeshTopology {
 /// Topology of `mesh` (its coordinates are used only for zero-area faces).
 [[nodiscard]] MeshTopology mesh_topology(const TriMesh& mesh);
 
-/// Texture coordinates for the writers: one (u, v) per vertex, or empty.
+/// Texture coordinates for the writers: one (u, v) per vertex, or empty. Each writer writes
+/// `uv` when given, else the mesh's own TriMesh::uv when it has them (std::invalid_argument when
+/// the count is not the vertex count). There is no OFF writer (OFF has no texture coordinates).
 using MeshUv = std::vector<std::array<double, 2>>;
 
 /// OBJ: "v x y z", "vt u v" (when uv is given, one per vertex), "f a/a b/b c/c" (1-based).
