@@ -304,10 +304,10 @@ int main(int argc, char** argv) {
           an.energy.rep, an.energy.cdih, an.energy.rama, w.secs);
       if (env("DETAIL", 0) > 0) {
         std::size_t wrong = 0, planar_off = 0;
-        for (const auto& c : terms.chirals) {
+        for (const auto& ch : terms.chirals) {
           const double v =
-              chiral_volume(&an.coords[3 * c.c], &an.coords[3 * c.a], &an.coords[3 * c.b], &an.coords[3 * c.d]);
-          wrong += std::abs(c.v0) > 0.3 && v * c.v0 < 0;
+              chiral_volume(&an.coords[3 * ch.c], &an.coords[3 * ch.a], &an.coords[3 * ch.b], &an.coords[3 * ch.d]);
+          wrong += std::abs(ch.v0) > 0.3 && v * ch.v0 < 0;
         }
         for (const auto& pl : terms.planes) {
           const double phi =

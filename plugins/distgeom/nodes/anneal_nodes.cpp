@@ -111,8 +111,8 @@ struct AnnealParams : ParamGroup {
   explicit AnnealParams(Node* n)
       : ParamGroup(Renames{}),
         hot_steps{n, name("hot_steps"), 1500, {.doc = "MD steps at t_hot"}},
-        cooling_stages{n, name("cooling_stages"), 20, {.min = 1, .doc = "Cooling stages, t_hot → t_final"}},
-        steps_per_stage{n, name("steps_per_stage"), 150, {.doc = "MD steps per cooling stage"}},
+        cooling_stages{n, name("cooling_stages"), 30, {.min = 1, .doc = "Cooling stages, t_hot → t_final"}},
+        steps_per_stage{n, name("steps_per_stage"), 200, {.doc = "MD steps per cooling stage"}},
         t_hot{n, name("t_hot"), 2000.0, {.min = 1, .max = 10000, .unit = "K", .doc = "Temperature of the hot stage"}},
         t_final{n, name("t_final"), 100.0, {.min = 1, .max = 10000, .unit = "K", .doc = "Last cooling temperature"}},
         time_step{n, name("time_step"), 0.002, {.min = 1e-5, .max = 0.01, .unit = "ps", .doc = "MD time step"}},

@@ -155,8 +155,8 @@ struct AnnealOptions {
   double t_hot = 2000.0;   ///< K
   double t_final = 100.0;  ///< K
   std::size_t hot_steps = 1500;
-  std::size_t cooling_stages = 20;
-  std::size_t steps_per_stage = 150;
+  std::size_t cooling_stages = 30;
+  std::size_t steps_per_stage = 200;
   std::size_t minimise_iterations = 500;  ///< L-BFGS, before (regularisation) and after
   AnnealWeights hot{1000.0, 500.0, 100.0, 300.0, 0.1, 0.9, 30.0, 10.0, 2.0};
   AnnealWeights final{};  ///< the cooling ramps from hot to final
