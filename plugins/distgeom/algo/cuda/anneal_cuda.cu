@@ -183,7 +183,7 @@ __device__ double outside(double a, double lo, double up) {
   return fabs(du) < fabs(dl) ? du : dl;
 }
 
-// Ramachandran boxes: k min_box (Δφ² + Δψ²), as anneal.cpp.
+// Ramachandran boxes: k min_box (Δφ² + Δψ² + offset²), as anneal.cpp.
 __global__ void rama_kernel(const RamaTermD* t, int nt, int n, int B, double k, RamaBoxesD boxes, const double* x,
                             double* f, double* e) {
   const long long id = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
