@@ -50,12 +50,16 @@ TEST(NmrStructureWorkflow, MeetsAcceptanceAndIsReproducible) {
   EXPECT_EQ(r.at("kept").get<int>(), 2);
   EXPECT_EQ(r.at("failed").get<int>(), 0);
   // model 1 (lowest energy) against the deposited model 1, and the ensemble's statistics
-  EXPECT_LE(r.at("backbone_rmsd_A").get<double>(), 3.0);
-  EXPECT_LE(r.at("backbone_rmsd_to_reference_mean_A").get<double>(), 3.0);
-  EXPECT_LE(r.at("precision_backbone_A").get<double>(), 2.0);
+  // (measured on the 2-core VM: 1.58 Å, mean 1.52 Å, precision 0.59 Å, 0 violations, 100 %
+  // favoured/allowed, 102 clashes per model)
+  EXPECT_LE(r.at("backbone_rmsd_A").get<double>(), 2.0);
+  EXPECT_LE(r.at("backbone_rmsd_to_reference_mean_A").get<double>(), 2.0);
+  EXPECT_LE(r.at("precision_backbone_A").get<double>(), 1.0);
   EXPECT_LT(r.at("violations_gt_0_5A").get<double>(), 0.01 * used);
+  EXPECT_LE(r.at("violations_gt_0_5A_per_model").get<double>(), 1.0);
   EXPECT_EQ(r.at("calpha_handedness_correct_fraction").get<double>(), 1.0);
-  EXPECT_GE(r.at("ramachandran_favoured_or_allowed_fraction").get<double>(), 0.8);
+  EXPECT_GE(r.at("ramachandran_favoured_or_allowed_fraction").get<double>(), 0.95);
+  EXPECT_LE(r.at("clashes_per_model").get<double>(), 250.0);
   // Same seed, same numbers, whatever the number of threads computing the structures.
   const auto again = run("nmr_structure.yaml", "nmr2", "--set ensemble.threads=1");
   EXPECT_EQ(again, r);

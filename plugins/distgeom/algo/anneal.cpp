@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -57,6 +58,14 @@ double torsion_grad(const double* a, const double* b, const double* c, const dou
     for (int k = 0; k < 3; ++k) ga[k] = gb[k] = gc[k] = gd[k] = 0;
   }
   return phi;
+}
+
+// Signed distance (rad) of angle a outside the counter-clockwise interval [lo, up]; 0 inside.
+double outside(double a, double lo, double up) {
+  const bool inside = lo <= up ? (a >= lo && a <= up) : (a >= lo || a <= up);
+  if (inside) return 0.0;
+  const double dl = wrap(a - lo), du = wrap(a - up);
+  return std::abs(du) < std::abs(dl) ? du : dl;
 }
 
 double dist(std::span<const double> x, std::size_t i, std::size_t j) {
@@ -174,6 +183,7 @@ AnnealWeights blend(const AnnealWeights& a, const AnnealWeights& b, double f) {
   w.rep_scale = a.rep_scale + (b.rep_scale - a.rep_scale) * f;
   w.noe = geo(a.noe, b.noe);
   w.cdih = geo(a.cdih, b.cdih);
+  w.rama = geo(a.rama, b.rama);
   return w;
 }
 
@@ -210,13 +220,22 @@ AnnealEnergy md_steps(const AnnealTerms& t, const AnnealWeights& w, std::span<do
   return anneal_energy(t, w, x, {}, &nb);
 }
 
+RamaRegion rama_region(const std::string& residue, double phi, double psi) {
+  if (residue == "GLY") return RamaRegion::Favoured;  // every region is accessible to glycine
+  auto in = [](double a, double lo, double up) { return lo <= up ? (a >= lo && a <= up) : (a >= lo || a <= up); };
+  auto box = [&](const RamaBox& b) { return in(phi, b.phi_lower, b.phi_upper) && in(psi, b.psi_lower, b.psi_upper); };
+  if (box(kRamaBoxes[0]) || box(kRamaBoxes[1])) return RamaRegion::Favoured;
+  if (phi < 0 || box(kRamaBoxes[2])) return RamaRegion::Allowed;
+  return RamaRegion::Outlier;
+}
+
 double torsion_angle(const double* a, const double* b, const double* c, const double* d) {
   return torsion_grad(a, b, c, d, nullptr, nullptr, nullptr, nullptr);
 }
 
 AnnealTerms anneal_terms(std::span<const AtomInfo> atoms, std::span<const double> ideal,
                          std::span<const std::array<std::size_t, 2>> bonds, std::span<const PairRestraint> restraints,
-                         std::span<const TorsionRestraint> dihedrals, bool cis_proline) {
+                         std::span<const TorsionRestraint> dihedrals, bool cis_proline, bool pseudo_corrections) {
   const std::size_t n = atoms.size();
   if (ideal.size() != 3 * n) throw std::invalid_argument("anneal_terms: template coordinates are not n×3");
   AnnealTerms t;
@@ -276,7 +295,7 @@ AnnealTerms anneal_terms(std::span<const AtomInfo> atoms, std::span<const double
         if (atoms[k].element == "N" || atoms[k].element == "O") t.polar_h[i] = 1;
   }
   for (const auto& r : restraints) {
-    AnnealTerms::Noe e{r.id, {}, r.lower, r.upper + r.correction, false};
+    AnnealTerms::Noe e{r.id, {}, r.lower, r.upper + (pseudo_corrections ? r.correction : 0.0), false};
     bool ok = !r.alternatives.empty();
     for (const auto& [sa, sb] : r.alternatives)
       for (auto i : sa)
@@ -287,6 +306,24 @@ AnnealTerms anneal_terms(std::span<const AtomInfo> atoms, std::span<const double
     if (!ok || e.pairs.empty()) continue;
     e.single = e.pairs.size() == 1;
     t.noes.push_back(std::move(e));
+  }
+  for (std::size_t ca = 0; ca < n; ++ca) {
+    if (atoms[ca].name != "CA" || atoms[ca].residue == "GLY") continue;
+    auto same = [&](std::size_t k, const char* name) {
+      return atoms[k].name == name && atoms[k].residue_number == atoms[ca].residue_number &&
+             atoms[k].chain == atoms[ca].chain;
+    };
+    std::size_t bn = n, bc = n, cp = n, nn = n;
+    for (auto k : topo.neighbours[ca]) {
+      if (same(k, "N")) bn = k;
+      if (same(k, "C")) bc = k;
+    }
+    if (bn == n || bc == n) continue;
+    for (auto k : topo.neighbours[bn])
+      if (atoms[k].name == "C" && !same(k, "C")) cp = k;
+    for (auto k : topo.neighbours[bc])
+      if (atoms[k].name == "N" && !same(k, "N")) nn = k;
+    if (cp != n && nn != n) t.ramas.push_back({cp, bn, ca, bc, nn});
   }
   for (const auto& d : dihedrals) {
     if (*std::max_element(d.atoms.begin(), d.atoms.end()) >= n)
@@ -377,6 +414,31 @@ AnnealEnergy anneal_energy(const AnnealTerms& t, const AnnealWeights& w, std::sp
       return w.cdih * r.weight * delta * delta;
     });
   }
+  if (w.rama > 0) {
+    constexpr double rad = kPi / 180;
+    for (const auto& r : t.ramas) {
+      double gp[4][3], gs[4][3];
+      const double phi = torsion_grad(&x[3 * r.c_prev], &x[3 * r.n], &x[3 * r.ca], &x[3 * r.c], gp[0], gp[1], gp[2],
+                                      gp[3]);
+      const double psi = torsion_grad(&x[3 * r.n], &x[3 * r.ca], &x[3 * r.c], &x[3 * r.n_next], gs[0], gs[1], gs[2],
+                                      gs[3]);
+      double best = std::numeric_limits<double>::infinity(), dphi = 0, dpsi = 0;
+      for (const auto& b : kRamaBoxes) {
+        const double a = outside(phi, b.phi_lower * rad, b.phi_upper * rad),
+                     c = outside(psi, b.psi_lower * rad, b.psi_upper * rad), o = b.offset * rad;
+        if (a * a + c * c + o * o < best) best = a * a + c * c + o * o, dphi = a, dpsi = c;
+      }
+      if (best == 0) continue;
+      e.rama += w.rama * best;
+      if (!g) continue;
+      const std::size_t ip[4] = {r.c_prev, r.n, r.ca, r.c}, is[4] = {r.n, r.ca, r.c, r.n_next};
+      for (int a = 0; a < 4; ++a)
+        for (int q = 0; q < 3; ++q) {
+          grad[3 * ip[a] + q] += 2 * w.rama * dphi * gp[a][q];
+          grad[3 * is[a] + q] += 2 * w.rama * dpsi * gs[a][q];
+        }
+    }
+  }
   auto repel = [&](std::size_t i, std::size_t j) {
     const double R = w.rep_scale * repel_radius(t, i, j);
     const double dx = x[3 * i] - x[3 * j], dy = x[3 * i + 1] - x[3 * j + 1], dz = x[3 * i + 2] - x[3 * j + 2];
@@ -422,7 +484,7 @@ AnnealEnergy anneal_energy(const AnnealTerms& t, const AnnealWeights& w, std::sp
       pair_term(i, j, d, sign * w.noe * dpen * deff7 * std::pow(d, -7.0));
     }
   }
-  e.total = e.bond + e.angle + e.chiral + e.plane + e.rep + e.noe + e.cdih;
+  e.total = e.bond + e.angle + e.chiral + e.plane + e.rep + e.noe + e.cdih + e.rama;
   return e;
 }
 

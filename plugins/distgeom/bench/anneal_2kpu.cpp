@@ -1,12 +1,24 @@
-// Development driver: 2KPU from the sequence + NEF restraints, DG trials then simulated
-// annealing; prints backbone RMSD to the deposited model 1 (residues 9-92), violations and times.
-// Usage: distgeom_bench_anneal_2kpu [structures] [seed]; environment: HOT, STAGES, PER, MIN,
-// THOT (annealing schedule), NOE_HOT, NOE (final NOE weight), REP_HOT, FIRST (first trial).
+// Development driver: 2KPU from the sequence + NEF restraints (distances and dihedrals), DG
+// trials then simulated annealing, as distgeom.ensemble computes structure k (trial k of the
+// seed, annealing seed trial_seed(seed + 1, k)). Prints per structure the backbone RMSD to the
+// deposited model 1 over the ordered residues (≥ 3 restraints to residues ≥ 5 apart, as the
+// ensemble), violations > 0.5 Å, Ramachandran favoured / +allowed, clashes, energy and time; then
+// the `keep` lowest energies as the ensemble reports them (mean and best RMSD, precision).
+// Usage: distgeom_bench_anneal_2kpu [structures] [seed] [keep]; environment: HOT, STAGES, PER,
+// MIN, THOT, TFINAL (schedule), NOE_HOT, NOE, REP_HOT, REP, REP_SCALE_HOT, REP_SCALE, CDIH_HOT,
+// CDIH, RAMA_HOT, RAMA (weights), NO_CDIH=1 (no dihedral restraints), FIRST (first structure),
+// THREADS (parallel structures, default 2), EIGEN=1 (eigen embedding).
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include <gemflow/distgeom/anneal.hpp>
@@ -34,6 +46,7 @@ double env(const char* k, double d) {
 int main(int argc, char** argv) {
   const std::size_t N = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 1;
   const std::uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1;
+  const std::size_t M = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : (N + 1) / 2;
   const std::string dir = std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/2kpu/";
   const Structure dep = io::read_pdb(dir + "2kpu.pdb");
   ChainSequence c{"A", {}};
@@ -100,38 +113,65 @@ int main(int argc, char** argv) {
   tp.chirals = chir;
   tp.ambiguous = sums;
   tp.handedness = hands;
-  // PHI_NEG=1: every non-Gly residue's φ restrained to [−180°, 0°] (a knowledge-based term)
   std::vector<TorsionRestraint> dih;
-  if (env("PHI_NEG", 0) > 0)
-    for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
-      const auto& x = topo.atoms[i];
-      if (x.name != "CA" || x.residue == "GLY" || !at.count({x.residue_number - 1, "C"})) continue;
-      TorsionRestraint d;
-      d.atoms = {at[{x.residue_number - 1, "C"}], at[{x.residue_number, "N"}], i, at[{x.residue_number, "C"}]};
-      d.lower = -180;
-      d.upper = 0;
-      dih.push_back(d);
+  if (env("NO_CDIH", 0) == 0)
+    for (const auto& d : rs.dihedrals) {
+      TorsionRestraint t;
+      t.atoms = d.atom_index;
+      t.lower = d.lower;
+      t.upper = d.upper;
+      t.weight = d.weight;
+      t.id = d.id;
+      dih.push_back(t);
     }
-  const auto terms = anneal_terms(topo.atoms, topo.xyz, topo.bonds, pr, dih);
+  // NO_CORR=1: the annealing's NOE term without the pseudo-atom corrections (r^-6 sums alone)
+  std::vector<PairRestraint> pa = pr;
+  if (env("NO_CORR", 0) > 0)
+    for (auto& p : pa) p.correction = 0;
+  const auto terms = anneal_terms(topo.atoms, topo.xyz, topo.bonds, pa, dih);
   AnnealOptions ao;
   ao.hot_steps = static_cast<std::size_t>(env("HOT", static_cast<double>(ao.hot_steps)));
   ao.cooling_stages = static_cast<std::size_t>(env("STAGES", static_cast<double>(ao.cooling_stages)));
   ao.steps_per_stage = static_cast<std::size_t>(env("PER", static_cast<double>(ao.steps_per_stage)));
   ao.minimise_iterations = static_cast<std::size_t>(env("MIN", static_cast<double>(ao.minimise_iterations)));
   ao.t_hot = env("THOT", ao.t_hot);
+  ao.t_final = env("TFINAL", ao.t_final);
   ao.hot.noe = env("NOE_HOT", ao.hot.noe);
   ao.final.noe = env("NOE", ao.final.noe);
   ao.hot.rep = env("REP_HOT", ao.hot.rep);
+  ao.final.rep = env("REP", ao.final.rep);
   ao.final.rep_scale = env("REP_SCALE", ao.final.rep_scale);
   ao.hot.rep_scale = env("REP_SCALE_HOT", ao.hot.rep_scale);
-  std::vector<double> a, r;
+  ao.hot.cdih = env("CDIH_HOT", ao.hot.cdih);
+  ao.final.cdih = env("CDIH", ao.final.cdih);
+  ao.hot.rama = env("RAMA_HOT", ao.hot.rama);
+  ao.final.rama = env("RAMA", ao.final.rama);
+  std::printf("%zu atoms, %zu restraints, %zu dihedral restraints, %zu Ramachandran terms\n", topo.atoms.size(),
+              pr.size(), dih.size(), terms.ramas.size());
+  // ordered residues as distgeom.ensemble: ≥ 3 restraints to residues ≥ 5 apart
+  std::set<int> ordered;
+  {
+    std::map<int, int> count;
+    for (const auto& p : pr) {
+      std::set<int> touched;
+      for (const auto& [sa, sb] : p.alternatives)
+        for (auto ia : sa)
+          for (auto ib : sb) {
+            const int a = topo.atoms[ia].residue_number, b2 = topo.atoms[ib].residue_number;
+            if (std::abs(a - b2) < 5) continue;
+            touched.insert(a);
+            touched.insert(b2);
+          }
+      for (int k : touched) ++count[k];
+    }
+    for (auto [k, cnt] : count)
+      if (cnt >= 3) ordered.insert(k);
+  }
+  std::vector<double> r;
   std::vector<std::size_t> bb;
   for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
     const auto& x = topo.atoms[i];
-    if (x.residue_number < 9 || x.residue_number > 92 || (x.name != "N" && x.name != "CA" && x.name != "C")) continue;
-    bb.push_back(i);
-    const auto& p = dep.models[0][at.count({x.residue_number, x.name}) ? 0 : 0];
-    (void)p;
+    if (ordered.count(x.residue_number) && (x.name == "N" || x.name == "CA" || x.name == "C")) bb.push_back(i);
   }
   std::map<std::tuple<int, std::string>, std::size_t> dep_at;
   for (std::size_t i = 0; i < dep.atoms.size(); ++i) dep_at[{dep.atoms[i].residue_number, dep.atoms[i].name}] = i;
@@ -139,34 +179,186 @@ int main(int argc, char** argv) {
     const auto& p = dep.models[0][dep_at.at({topo.atoms[i].residue_number, topo.atoms[i].name})];
     r.insert(r.end(), {p[0], p[1], p[2]});
   }
-  auto rmsd = [&](const std::vector<double>& x) {
+  auto pick = [&](const std::vector<double>& x) {
     std::vector<double> q;
     for (auto i : bb) q.insert(q.end(), {x[3 * i], x[3 * i + 1], x[3 * i + 2]});
-    return superposed_rmsd(q, r);
+    return q;
   };
+  auto rmsd = [&](const std::vector<double>& x) { return superposed_rmsd(pick(x), r); };
+  {
+    // the deposited model 1 against the restraints with and without pseudo-atom corrections
+    std::vector<double> xd(3 * topo.atoms.size());
+    for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
+      const auto& p = dep.models[0][dep_at.at({topo.atoms[i].residue_number, topo.atoms[i].name})];
+      for (int q = 0; q < 3; ++q) xd[3 * i + q] = p[q];
+    }
+    std::vector<PairRestraint> nc = pr;
+    for (auto& p : nc) p.correction = 0;
+    for (const auto* set : {&pr, &nc}) {
+      const auto v = restraint_violations(topo.atoms, xd, *set, EquivalentSwap::Rings);
+      std::size_t k5 = 0, k0 = 0;
+      for (const auto& rv : v.restraints) k5 += rv.violation > 0.5, k0 += rv.violation > 0.1;
+      std::printf("deposited model 1, %s corrections: %zu violations > 0.5 Å, %zu > 0.1 Å\n",
+                  set == &pr ? "with" : "without", k5, k0);
+    }
+  }
   auto viol = [&](const std::vector<double>& x) {
     const auto v = restraint_violations(topo.atoms, x, pr, EquivalentSwap::Rings);
     std::size_t k = 0;
     for (const auto& rv : v.restraints) k += rv.violation > 0.5;
     return k;
   };
-  for (std::size_t k = static_cast<std::size_t>(env("FIRST", 0)); k < static_cast<std::size_t>(env("FIRST", 0)) + N;
-       ++k) {
-    TrialOptions to;
-    to.pivot_fraction = 0.25;
-    to.threads = 1;
-    to.seed = seed;
-    to.first_trial = k;
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto tr = run_trials(tp, to);
-    const auto t1 = std::chrono::steady_clock::now();
-    ao.seed = seed + k;
-    const auto an = anneal(terms, tr.refined.coords, ao);
-    const auto t2 = std::chrono::steady_clock::now();
+  const Topology bt = topology_from_bonds(topo.atoms, topo.bonds);
+  std::vector<std::set<std::size_t>> near(topo.atoms.size());
+  for (std::size_t i = 0; i < near.size(); ++i) {
+    near[i].insert(i);
+    for (auto a : bt.neighbours[i]) {
+      near[i].insert(a);
+      for (auto b2 : bt.neighbours[a]) {
+        near[i].insert(b2);
+        for (auto c2 : bt.neighbours[b2]) near[i].insert(c2);
+      }
+    }
+  }
+  // Ramachandran (favoured, favoured or allowed) over the ordered residues, and clashes, as
+  // distgeom.ensemble counts them
+  auto quality = [&](const std::vector<double>& x, std::size_t& fav, std::size_t& all, std::size_t& nr,
+                     std::size_t& clashes) {
+    fav = all = nr = clashes = 0;
+    const double deg = 180.0 / 3.14159265358979323846;
+    for (const auto& q : terms.ramas) {
+      if (!ordered.count(topo.atoms[q.ca].residue_number)) continue;
+      const double phi = torsion_angle(&x[3 * q.c_prev], &x[3 * q.n], &x[3 * q.ca], &x[3 * q.c]) * deg;
+      const double psi = torsion_angle(&x[3 * q.n], &x[3 * q.ca], &x[3 * q.c], &x[3 * q.n_next]) * deg;
+      const auto reg = rama_region(topo.atoms[q.ca].residue, phi, psi);
+      ++nr;
+      fav += reg == RamaRegion::Favoured;
+      all += reg != RamaRegion::Outlier;
+    }
+    for (int rn : ordered)  // glycines count as favoured, as in the ensemble
+      if (at.count({rn, "CA"}) && topo.atoms[at[{rn, "CA"}]].residue == "GLY" && at.count({rn - 1, "C"}) &&
+          at.count({rn + 1, "N"}))
+        ++nr, ++fav, ++all;
+    const std::size_t n = topo.atoms.size();
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = i + 1; j < n; ++j) {
+        const double R = vdw_radius(topo.atoms[i].element) + vdw_radius(topo.atoms[j].element) - 0.4;
+        const double dx = x[3 * i] - x[3 * j];
+        if (dx * dx >= R * R) continue;
+        const double d2 = dx * dx + (x[3 * i + 1] - x[3 * j + 1]) * (x[3 * i + 1] - x[3 * j + 1]) +
+                          (x[3 * i + 2] - x[3 * j + 2]) * (x[3 * i + 2] - x[3 * j + 2]);
+        if (d2 >= R * R || near[i].count(j)) continue;
+        if ((terms.polar_h[i] && terms.acceptor[j]) || (terms.polar_h[j] && terms.acceptor[i])) continue;
+        ++clashes;
+      }
+  };
+  {
+    std::vector<double> xd(3 * topo.atoms.size());
+    for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
+      const auto& p = dep.models[0][dep_at.at({topo.atoms[i].residue_number, topo.atoms[i].name})];
+      for (int q = 0; q < 3; ++q) xd[3 * i + q] = p[q];
+    }
+    std::size_t fav, all, nr, clashes;
+    quality(xd, fav, all, nr, clashes);
+    std::printf("deposited model 1: Ramachandran %.0f %% / %.0f %%, %zu clashes\n",
+                100.0 * static_cast<double>(fav) / static_cast<double>(nr),
+                100.0 * static_cast<double>(all) / static_cast<double>(nr), clashes);
+  }
+  if (N == 0) return 0;
+  struct Out {
+    double dg_rmsd = 0, rmsd = 0, energy = 0, secs = 0;
+    std::size_t viol = 0, fav = 0, all = 0, nr = 0, clashes = 0;
+    std::vector<double> coords;
+  };
+  const std::size_t first = static_cast<std::size_t>(env("FIRST", 0));
+  std::vector<Out> out(N);
+  std::atomic<std::size_t> next{0};
+  std::mutex print;
+  auto work = [&] {
+    for (std::size_t q; (q = next.fetch_add(1)) < N;) {
+      const std::size_t k = first + q;
+      TrialOptions to;
+      to.pivot_fraction = 0.25;
+      to.threads = 1;
+      to.seed = seed;
+      to.first_trial = k;
+      if (env("EIGEN", 0) > 0) to.method = EmbedMethod::Eigen;
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto tr = run_trials(tp, to);
+      AnnealOptions o = ao;
+      o.seed = trial_seed(seed + 1, k);
+      const auto an = anneal(terms, tr.refined.coords, o);
+      Out& w = out[q];
+      w.secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      w.dg_rmsd = rmsd(tr.refined.coords);
+      w.rmsd = rmsd(an.coords);
+      w.viol = viol(an.coords);
+      w.energy = an.energy.total;
+      quality(an.coords, w.fav, w.all, w.nr, w.clashes);
+      std::lock_guard lock(print);
+      std::printf(
+          "structure %zu: DG %.2f Å -> SA %.2f Å, %zu viol, rama %.0f/%.0f %%, %zu clashes, E %.1f (noe %.1f rep %.1f "
+          "cdih %.1f rama %.1f) %.1f s\n",
+          k, w.dg_rmsd, w.rmsd, w.viol, 100.0 * static_cast<double>(w.fav) / static_cast<double>(w.nr),
+          100.0 * static_cast<double>(w.all) / static_cast<double>(w.nr), w.clashes, an.energy.total, an.energy.noe,
+          an.energy.rep, an.energy.cdih, an.energy.rama, w.secs);
+      if (env("DETAIL", 0) > 0) {
+        std::size_t wrong = 0, planar_off = 0;
+        for (const auto& ch : terms.chirals) {
+          const double v =
+              chiral_volume(&an.coords[3 * ch.c], &an.coords[3 * ch.a], &an.coords[3 * ch.b], &an.coords[3 * ch.d]);
+          wrong += std::abs(ch.v0) > 0.3 && v * ch.v0 < 0;
+        }
+        for (const auto& pl : terms.planes) {
+          const double phi =
+              torsion_angle(&an.coords[3 * pl.i], &an.coords[3 * pl.j], &an.coords[3 * pl.k], &an.coords[3 * pl.l]);
+          planar_off += !pl.two_fold && std::cos(phi - pl.phi0) < 0.5;
+        }
+        std::printf("  bond %.1f angle %.1f chiral %.1f plane %.1f; inverted centres %zu, planes off > 60° %zu\n",
+                    an.energy.bond, an.energy.angle, an.energy.chiral, an.energy.plane, wrong, planar_off);
+      }
+      std::fflush(stdout);
+      w.coords = an.coords;
+    }
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int i = 0; i < static_cast<int>(env("THREADS", 2)); ++i) pool.emplace_back(work);
+  for (auto& t : pool) t.join();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const std::size_t keep : {M, N}) {
+    std::vector<std::size_t> idx(N);
+    for (std::size_t k = 0; k < N; ++k) idx[k] = k;
+    std::stable_sort(idx.begin(), idx.end(), [&](auto a, auto b2) { return out[a].energy < out[b2].energy; });
+    idx.resize(std::min(keep, N));
+    double mean = 0, best = 1e9, v = 0, fav = 0, all = 0, nr = 0, cl = 0, cpu = 0;
+    for (const auto& o : out) cpu += o.secs;
+    std::vector<std::vector<double>> models;
+    for (auto k : idx) {
+      const auto& o = out[k];
+      mean += o.rmsd / static_cast<double>(idx.size());
+      best = std::min(best, o.rmsd);
+      v += static_cast<double>(o.viol) / static_cast<double>(idx.size());
+      fav += static_cast<double>(o.fav), all += static_cast<double>(o.all), nr += static_cast<double>(o.nr);
+      cl += static_cast<double>(o.clashes) / static_cast<double>(idx.size());
+      models.push_back(pick(o.coords));
+    }
+    std::vector<double> mn = models[0];
+    for (int it = 0; it < 3; ++it) {
+      for (auto& m : models) distgeom::apply(kabsch(m, mn), m);
+      std::fill(mn.begin(), mn.end(), 0.0);
+      for (const auto& m : models)
+        for (std::size_t q = 0; q < m.size(); ++q) mn[q] += m[q] / static_cast<double>(models.size());
+    }
+    double prec = 0;
+    for (const auto& m : models) {
+      double s2 = 0;
+      for (std::size_t q = 0; q < m.size(); ++q) s2 += (m[q] - mn[q]) * (m[q] - mn[q]);
+      prec += std::sqrt(s2 / static_cast<double>(bb.size())) / static_cast<double>(models.size());
+    }
     std::printf(
-        "structure %zu: DG %.2f Å %zu viol (%.1f s) -> SA %.2f Å %zu viol, E %.1f (noe %.1f rep %.1f) (%.1f s)\n", k,
-        rmsd(tr.refined.coords), viol(tr.refined.coords), std::chrono::duration<double>(t1 - t0).count(),
-        rmsd(an.coords), viol(an.coords), an.energy.total, an.energy.noe, an.energy.rep,
-        std::chrono::duration<double>(t2 - t1).count());
+        "kept %zu of %zu: RMSD mean %.2f Å (best %.2f), precision %.2f Å, violations > 0.5 Å %.1f per model, "
+        "Ramachandran %.0f %% / %.0f %%, clashes %.0f per model; CPU %.0f s (wall %.0f s)\n",
+        idx.size(), N, mean, best, prec, v, 100 * fav / nr, 100 * all / nr, cl, cpu, wall);
   }
 }

@@ -39,7 +39,8 @@ struct Problem {
   std::size_t restraints_dropped = 0;
 };
 
-Problem make_problem(const Structure& topo, std::vector<std::size_t> rows, const RestraintSet* rs, bool cis_pro) {
+Problem make_problem(const Structure& topo, std::vector<std::size_t> rows, const RestraintSet* rs, bool cis_pro,
+                     bool pseudo_corrections) {
   Problem p;
   p.rows = std::move(rows);
   if (topo.bonds.empty()) throw InputError("input 'topology' has no bond list: link distgeom.topology's structure");
@@ -87,7 +88,7 @@ Problem make_problem(const Structure& topo, std::vector<std::size_t> rows, const
       else ++p.restraints_dropped;
     }
   }
-  p.terms = anneal_terms(p.infos, ideal, bonds, p.restraints, dih, cis_pro);
+  p.terms = anneal_terms(p.infos, ideal, bonds, p.restraints, dih, cis_pro, pseudo_corrections);
   return p;
 }
 
@@ -110,8 +111,8 @@ struct AnnealParams : ParamGroup {
   explicit AnnealParams(Node* n)
       : ParamGroup(Renames{}),
         hot_steps{n, name("hot_steps"), 1500, {.doc = "MD steps at t_hot"}},
-        cooling_stages{n, name("cooling_stages"), 20, {.min = 1, .doc = "Cooling stages, t_hot → t_final"}},
-        steps_per_stage{n, name("steps_per_stage"), 150, {.doc = "MD steps per cooling stage"}},
+        cooling_stages{n, name("cooling_stages"), 30, {.min = 1, .doc = "Cooling stages, t_hot → t_final"}},
+        steps_per_stage{n, name("steps_per_stage"), 200, {.doc = "MD steps per cooling stage"}},
         t_hot{n, name("t_hot"), 2000.0, {.min = 1, .max = 10000, .unit = "K", .doc = "Temperature of the hot stage"}},
         t_final{n, name("t_final"), 100.0, {.min = 1, .max = 10000, .unit = "K", .doc = "Last cooling temperature"}},
         time_step{n, name("time_step"), 0.002, {.min = 1e-5, .max = 0.01, .unit = "ps", .doc = "MD time step"}},
@@ -119,13 +120,28 @@ struct AnnealParams : ParamGroup {
                             name("minimise_iterations"),
                             500,
                             {.doc = "L-BFGS iterations before (regularisation) and after the dynamics"}},
-        cis_proline{n, name("cis_proline"), true, {.doc = "X-Pro peptide bonds may be cis or trans"}} {
+        cis_proline{n, name("cis_proline"), true, {.doc = "X-Pro peptide bonds may be cis or trans"}},
+        ramachandran{n,
+                     name("ramachandran"),
+                     50.0,
+                     {.min = 0,
+                      .max = 10000,
+                      .unit = "kcal/mol/rad²",
+                      .doc = "Final weight of the Ramachandran term (flat-bottom φ/ψ boxes αR, β/PPII, αL for "
+                             "non-Gly residues); the hot stage uses 1/25 of it; 0 = off"}},
+        pseudo_corrections{n,
+                           name("pseudo_corrections"),
+                           false,
+                           {.doc = "NOE bounds + pseudo-atom corrections (Wüthrich) on top of the r^-6 sums; "
+                                   "false = the file's bounds on the r^-6 sums (Xplor-NIH sum averaging)"}} {
     done();
   }
   Param<std::size_t> hot_steps, cooling_stages, steps_per_stage;
   Param<double> t_hot, t_final, time_step;
   Param<std::size_t> minimise_iterations;
   Param<bool> cis_proline;
+  Param<double> ramachandran;
+  Param<bool> pseudo_corrections;
   [[nodiscard]] AnnealOptions options(std::uint64_t seed) const {
     AnnealOptions o;
     o.seed = seed;
@@ -136,6 +152,8 @@ struct AnnealParams : ParamGroup {
     o.t_final = t_final.value();
     o.dt = time_step.value();
     o.minimise_iterations = minimise_iterations.value();
+    o.final.rama = ramachandran.value();
+    o.hot.rama = ramachandran.value() / 25;
     return o;
   }
 };
@@ -144,9 +162,13 @@ const char* kForceFieldDoc =
     "Force field (kcal/mol): bonds 1000 (d − d₀)², angles as 1-3 distances 500 (d − d₀)², chiral and planar centre "
     "volumes 100 (V − V₀)², planarity torsions 300 (1 − cos(φ − φ₀)) over bonds between planar centres (X-Pro ω "
     "two-fold with cis_proline), all from the topology's template model; Xplor-NIH-style quartic repel k (s²R² − "
-    "d²)² (Bondi radii, polar H to N/O 2.0 Å), hot 0.1 at s 0.9 → 4 at s 0.8; NOE flat-bottom on the r^-6 sum "
-    "over every expanded pair (harmonic to 0.5 Å, then linear), 30 kcal/mol/Å² throughout; dihedral restraints "
-    "flat-bottom 10 → 200 kcal/mol/rad². Schedule: L-BFGS regularisation, hot_steps at t_hot, cooling_stages × "
+    "d²)² (Bondi radii, polar H to N/O 2.0 Å), hot 0.1 at s 0.9 → 4 at s 0.85; NOE flat-bottom on the r^-6 sum "
+    "over every expanded pair (harmonic to 0.5 Å, then linear; the file's bounds, plus pseudo-atom corrections "
+    "with pseudo_corrections), 30 kcal/mol/Å² throughout; dihedral restraints flat-bottom 10 → 200 "
+    "kcal/mol/rad²; Ramachandran term for non-Gly residues: k min over the boxes αR, β/PPII, αL (Lovell et al. "
+    "2003 favoured regions as coarse boxes, those of the ensemble's report) of (Δφ² + Δψ² + o²), Δ the "
+    "distance outside the box, o = 60° for αL (allowed, not favoured: no pull across φ = 0), ramachandran/25 → "
+    "ramachandran kcal/mol/rad². Schedule: L-BFGS regularisation, hot_steps at t_hot, cooling_stages × "
     "steps_per_stage with the temperature linear and the force constants geometric to their final values, "
     "L-BFGS minimisation. Velocity Verlet, masses 100 amu, Berendsen thermostat (τ 0.05 ps).";
 
@@ -209,7 +231,8 @@ class AnnealNode final : public Node {
     if (s.models.empty()) throw InputError("input 'structure' has no model");
     const auto rows = rows_in_topology(s, topo, "structure");
     const Problem p = make_problem(topo, rows, restraints.connected() ? restraints.get().get() : nullptr,
-                                   annealing.cis_proline.value());
+                                   annealing.cis_proline.value(),
+                                   annealing.pseudo_corrections.value());
     if (p.restraints_dropped)
       ctx.warn(std::to_string(p.restraints_dropped) + " restraint(s) name atoms the structure lacks; left out");
     const auto start = model_xyz(s, 1);
@@ -233,6 +256,7 @@ class AnnealNode final : public Node {
                                                                           {"energy_repel", e.rep},
                                                                           {"energy_noe", e.noe},
                                                                           {"energy_cdih", e.cdih},
+                                                                          {"energy_rama", e.rama},
                                                                           {"noe_max_violation_A", r.noe_max}})
       t.rows.push_back({std::string(k), v});
     t.rows.push_back({std::string("noe_violations_gt_0_5A"), static_cast<std::int64_t>(r.noe_violations)});
@@ -247,19 +271,6 @@ class AnnealNode final : public Node {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Ramachandran regions (documented in the node's doc and docs/nmr-structure.md).
-enum class Rama { Favoured, Allowed, Outlier };
-Rama rama_region(const std::string& residue, double phi, double psi) {
-  if (residue == "GLY") return Rama::Favoured;  // every region is accessible to glycine
-  const bool alpha = phi >= -160 && phi <= -20 && psi >= -120 && psi <= 50;
-  const bool beta = phi >= -180 && phi <= -40 && (psi >= 90 || psi <= -150);
-  if (alpha || beta) return Rama::Favoured;
-  const bool left = phi >= 20 && phi <= 110 && psi >= -30 && psi <= 100;
-  const bool bridge = phi < 0;  // the rest of the left half (φ < 0)
-  if (left || bridge) return Rama::Allowed;
-  return Rama::Outlier;
-}
-
 class EnsembleNode final : public Node {
  public:
   static NodeInfo info() {
@@ -347,7 +358,8 @@ class EnsembleNode final : public Node {
       if (i >= topo.atoms.size())
         throw InputError("the bounds name atom " + std::to_string(i) + " beyond the topology");
     const std::vector<std::size_t> rows(b.atom_index.begin(), b.atom_index.end());
-    const Problem p = make_problem(topo, rows, &rs, annealing.cis_proline.value());
+    const Problem p = make_problem(topo, rows, &rs, annealing.cis_proline.value(),
+                                   annealing.pseudo_corrections.value());
     // DG inputs as distgeom.embed_and_refine builds them, from the topology's template model
     const auto xyz = model_xyz(topo, 1);
     std::vector<double> sub;
@@ -615,8 +627,8 @@ class EnsembleNode final : public Node {
         const double psi = torsion_angle(&x[3 * nn], &x[3 * ca], &x[3 * cc], &x[3 * nx]) * deg;
         const auto reg = rama_region(p.infos[ca].residue, phi, psi);
         ++rama_n;
-        rama_fav += reg == Rama::Favoured;
-        rama_allowed += reg == Rama::Allowed;
+        rama_fav += reg == RamaRegion::Favoured;
+        rama_allowed += reg == RamaRegion::Allowed;
       }
       for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = i + 1; j < n; ++j) {

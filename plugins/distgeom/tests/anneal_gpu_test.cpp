@@ -20,7 +20,8 @@ using namespace gemflow::distgeom;
 namespace {
 
 // A 20-residue peptide (2KPU 1-20) with every term active: NOEs (single and group), a dihedral
-// restraint, repel at full radius, 4 perturbed conformers with their own velocities.
+// restraint, repel at full radius, the Ramachandran term (conformers 2 and 3 are mirror images:
+// φ > 0, outside every box), 4 perturbed conformers with their own velocities.
 TEST(AnnealGpu, BatchedMdMatchesTheCpuReferenceOnAFewSteps) {
   if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU annealing test skipped";
   const std::string seq = "SSQTLDRDPTRLAKEIIEQV";
@@ -49,6 +50,8 @@ TEST(AnnealGpu, BatchedMdMatchesTheCpuReferenceOnAFewSteps) {
   const auto terms = anneal_terms(t.atoms, t.xyz, t.bonds, noes, dih);
   AnnealWeights w;
   w.rep_scale = 0.9;
+  w.rama = 50.0;
+  ASSERT_EQ(terms.ramas.size(), 18u);  // residues 2-19 (no Gly in this sequence)
   MdOptions o;
   o.steps = 20;
   o.rebuild_every = 10;
@@ -62,9 +65,11 @@ TEST(AnnealGpu, BatchedMdMatchesTheCpuReferenceOnAFewSteps) {
   };
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t k = 0; k < 3 * n; ++k) {
-      x[b * 3 * n + k] = t.xyz[k] + 0.1 * rnd();
+      x[b * 3 * n + k] = (b >= 2 && k % 3 == 0 ? -t.xyz[k] : t.xyz[k]) + 0.1 * rnd();
       v[b * 3 * n + k] = 4.0 * rnd();
     }
+  for (std::size_t b = 2; b < B; ++b)
+    EXPECT_GT(anneal_energy(terms, w, std::span<const double>(x.data() + b * 3 * n, 3 * n), {}).rama, 1.0);
   std::vector<double> gx = x, gv = v;
   const auto gpu = cuda::md_steps_batch(terms, w, gx, gv, B, o);
   ASSERT_EQ(gpu.energy.size(), B);
@@ -84,7 +89,8 @@ TEST(AnnealGpu, BatchedMdMatchesTheCpuReferenceOnAFewSteps) {
   }
 }
 
-// The whole schedule batched against anneal() on the CPU, seed by seed: every structure
+// The whole schedule batched against anneal() on the CPU, seed by seed (every term, the
+// Ramachandran term included): every structure
 // annealed, the schedule's steps, the same final energies (the MD is fp64 on both sides; only
 // the order of summation differs), restraint energy below the start's.
 TEST(AnnealGpu, BatchedScheduleMatchesTheCpuAnneal) {
@@ -111,6 +117,8 @@ TEST(AnnealGpu, BatchedScheduleMatchesTheCpuAnneal) {
   o.cooling_stages = 4;
   o.steps_per_stage = 50;
   o.minimise_iterations = 100;
+  o.hot.rama = 20.0;  // the Ramachandran term ramped as the other weights
+  o.final.rama = 200.0;
   const std::vector<std::vector<double>> starts{t.xyz, t.xyz, t.xyz};
   const auto r = cuda::anneal_batch(terms, starts, {1, 2, 3}, o);
   ASSERT_EQ(r.size(), 3u);

@@ -35,6 +35,13 @@ struct DihedralTermD {
   int i, j, k, l;
   double lo, up, w;
 };
+struct RamaTermD {
+  int cp, n, ca, c, nn;
+};
+// kRamaBoxes (anneal.hpp) in radians: φ lower, φ upper, ψ lower, ψ upper, offset per box
+struct RamaBoxesD {
+  double b[3][5];
+};
 struct NoeTermD {
   int first, count, single;
   double lower, upper;
@@ -168,6 +175,38 @@ __global__ void dihedral_kernel(const DihedralTermD* t, int nt, int n, int B, do
   torsion_forces(f + 3LL * n * b, r.i, r.j, r.k, r.l, 2 * kc * r.w * delta, ga, gb, gc, gd);
 }
 
+// Signed distance of angle a outside the counter-clockwise interval [lo, up], as anneal.cpp.
+__device__ double outside(double a, double lo, double up) {
+  const bool inside = lo <= up ? (a >= lo && a <= up) : (a >= lo || a <= up);
+  if (inside) return 0.0;
+  const double dl = wrapd(a - lo), du = wrapd(a - up);
+  return fabs(du) < fabs(dl) ? du : dl;
+}
+
+// Ramachandran boxes: k min_box (Δφ² + Δψ² + offset²), as anneal.cpp.
+__global__ void rama_kernel(const RamaTermD* t, int nt, int n, int B, double k, RamaBoxesD boxes, const double* x,
+                            double* f, double* e) {
+  const long long id = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= static_cast<long long>(nt) * B) return;
+  const int b = static_cast<int>(id / nt);
+  const RamaTermD r = t[id % nt];
+  const double* X = x + 3LL * n * b;
+  double pa[3], pb[3], pc[3], pd[3], sa[3], sb[3], sc[3], sd[3];
+  const double phi = torsion_grad(X + 3 * r.cp, X + 3 * r.n, X + 3 * r.ca, X + 3 * r.c, pa, pb, pc, pd);
+  const double psi = torsion_grad(X + 3 * r.n, X + 3 * r.ca, X + 3 * r.c, X + 3 * r.nn, sa, sb, sc, sd);
+  double best = INFINITY, dphi = 0, dpsi = 0;
+  for (int q = 0; q < 3; ++q) {
+    const double a = outside(phi, boxes.b[q][0], boxes.b[q][1]), c = outside(psi, boxes.b[q][2], boxes.b[q][3]),
+                 o = boxes.b[q][4];
+    if (a * a + c * c + o * o < best) best = a * a + c * c + o * o, dphi = a, dpsi = c;
+  }
+  if (best == 0) return;
+  atomicAdd(&e[b], k * best);
+  double* F = f + 3LL * n * b;
+  torsion_forces(F, r.cp, r.n, r.ca, r.c, 2 * k * dphi, pa, pb, pc, pd);
+  torsion_forces(F, r.n, r.ca, r.c, r.nn, 2 * k * dpsi, sa, sb, sc, sd);
+}
+
 // pairs: (structure, i, j) triples
 __global__ void repel_kernel(const int* pairs, long long np, int n, const double* radius, const unsigned char* polar_h,
                              const unsigned char* acceptor, double k, double scale, const double* x, double* f,
@@ -281,6 +320,16 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
   for (const auto& d : t.dihedrals)
     dih.push_back({static_cast<int>(d.atoms[0]), static_cast<int>(d.atoms[1]), static_cast<int>(d.atoms[2]),
                    static_cast<int>(d.atoms[3]), d.lower * kPi / 180, d.upper * kPi / 180, d.weight});
+  std::vector<RamaTermD> ramas;
+  for (const auto& r : t.ramas)
+    ramas.push_back({static_cast<int>(r.c_prev), static_cast<int>(r.n), static_cast<int>(r.ca), static_cast<int>(r.c),
+                     static_cast<int>(r.n_next)});
+  RamaBoxesD boxes{};
+  for (int q = 0; q < 3; ++q) {
+    const RamaBox& rb = kRamaBoxes[q];
+    const double lim[5] = {rb.phi_lower, rb.phi_upper, rb.psi_lower, rb.psi_upper, rb.offset};
+    for (int c = 0; c < 5; ++c) boxes.b[q][c] = lim[c] * (kPi / 180);  // as anneal.cpp
+  }
   std::vector<NoeTermD> noes;
   std::vector<int> noe_pairs;
   for (const auto& r : t.noes) {
@@ -298,6 +347,7 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
   auto d_chir = upload(chir);
   auto d_planes = upload(planes);
   auto d_dih = upload(dih);
+  auto d_ramas = upload(ramas);
   auto d_noes = upload(noes);
   auto d_noe_pairs = upload(noe_pairs);
   auto d_radius = upload(t.radius);
@@ -340,6 +390,11 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
     if (!dih.empty()) {
       dihedral_kernel<<<blocks(dih.size() * B), kThreads>>>(d_dih.data(), static_cast<int>(dih.size()), ni, Bi, w.cdih,
                                                             d_x.data(), d_f.data(), d_e.data());
+      GF_CUDA_CHECK_LAUNCH();
+    }
+    if (!ramas.empty() && w.rama > 0) {
+      rama_kernel<<<blocks(ramas.size() * B), kThreads>>>(d_ramas.data(), static_cast<int>(ramas.size()), ni, Bi,
+                                                          w.rama, boxes, d_x.data(), d_f.data(), d_e.data());
       GF_CUDA_CHECK_LAUNCH();
     }
     if (n_rep > 0 && w.rep > 0) {

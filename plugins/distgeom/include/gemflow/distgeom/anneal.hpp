@@ -21,6 +21,16 @@
 //                                                   bounds for one-pair restraints only
 //   dihedral    k_cdih Σ w Δ²                        Δ = distance (rad) of the torsion outside
 //                                                   [lower, upper] (Xplor-NIH CDIH, flat bottom)
+//   Ramachandran k_rama Σ min_box (Δφ² + Δψ² + o²)  every non-Gly residue with φ and ψ: Δ =
+//                                                   distance (rad) of φ, ψ outside the box's
+//                                                   intervals, o its offset (αL: 60°); boxes
+//                                                   kRamaBoxes (αR, β/PPII, αL:
+//                                                   the favoured regions of Lovell et al.,
+//                                                   Proteins 50 (2003) 437, as the coarse boxes
+//                                                   of rama_region), flat bottom: a knowledge-
+//                                                   based backbone term in place of Xplor-NIH's
+//                                                   torsionDB (Bermejo, Clore & Schwieters,
+//                                                   Protein Sci. 21 (2012) 1824)
 // Dynamics: velocity Verlet, all masses 100 amu (as Xplor-NIH's annealing protocols), time step
 // dt, Berendsen weak coupling to the stage temperature (τ = 0.05 ps; Berendsen et al., J. Chem.
 // Phys. 81 (1984) 3684). Schedule (AnnealOptions): an L-BFGS regularisation, a hot stage, a
@@ -47,10 +57,29 @@ namespace gemflow::distgeom {
 struct AnnealWeights {
   double bond = 1000.0, angle = 500.0, chiral = 100.0, plane = 300.0;
   double rep = 4.0;        ///< kcal/mol/Å⁴
-  double rep_scale = 0.8;  ///< s
+  double rep_scale = 0.85; ///< s
   double noe = 30.0;       ///< kcal/mol/Å²
   double cdih = 200.0;     ///< kcal/mol/rad²
+  double rama = 50.0;      ///< kcal/mol/rad², Ramachandran boxes
 };
+
+/// A box of the φ/ψ plane (degrees; each interval counter-clockwise from lower to upper,
+/// through ±180 when upper < lower). `offset` (degrees): the term counts the box as
+/// offset² further away, so an allowed box costs k·offset² inside.
+struct RamaBox {
+  double phi_lower, phi_upper, psi_lower, psi_upper, offset;
+};
+/// The boxes of the Ramachandran term and of rama_region(): αR, β/PPII (favoured), αL (allowed
+/// for non-Gly residues, offset 60°: inside it costs as much as 60° outside a favoured box, and a
+/// residue near φ = 0 is pulled to the φ < 0 side, not across the φ ≈ 0 barrier into αL).
+inline constexpr RamaBox kRamaBoxes[3] = {
+    {-160.0, -20.0, -120.0, 50.0, 0.0}, {-180.0, -40.0, 90.0, -150.0, 0.0}, {20.0, 110.0, -30.0, 100.0, 60.0}};
+
+/// Ramachandran region of a residue's φ, ψ (degrees): favoured = αR or β/PPII box (glycine:
+/// anywhere), allowed = the rest of φ < 0 or the αL box, outlier otherwise. Coarse boxes after
+/// Ramachandran & Sasisekharan, Adv. Protein Chem. 23 (1968) 283, not MolProbity's contours.
+enum class RamaRegion { Favoured, Allowed, Outlier };
+[[nodiscard]] RamaRegion rama_region(const std::string& residue, double phi, double psi);
 
 /// One dihedral restraint over atom indices (angles in degrees, interval from lower to upper
 /// counter-clockwise, wrapping through ±180 when upper < lower).
@@ -87,6 +116,11 @@ struct AnnealTerms {
   std::vector<Torsion> planes;
   std::vector<Noe> noes;
   std::vector<TorsionRestraint> dihedrals;
+  /// Ramachandran term: φ = C(i−1)-N-CA-C, ψ = N-CA-C-N(i+1) of every non-Gly residue with both.
+  struct Rama {
+    std::size_t c_prev, n, ca, c, n_next;
+  };
+  std::vector<Rama> ramas;
   std::vector<double> radius;                      ///< per atom, Å (Bondi)
   std::vector<unsigned char> polar_h, acceptor;    ///< per atom flags (hydrogen bonds)
   std::vector<std::vector<std::size_t>> excluded;  ///< per atom: sorted 1-2 and 1-3 partners
@@ -94,17 +128,22 @@ struct AnnealTerms {
 
 /// Terms of `atoms` with the covalent geometry of `ideal` (n×3, Å: the template model) and
 /// `bonds` (indices into atoms), restraints over the same indices. `cis_proline`: X-Pro ω may be
-/// cis or trans. Throws std::invalid_argument on sizes or indices out of range.
+/// cis or trans. `pseudo_corrections`: NOE upper bounds + PairRestraint::correction (Wüthrich
+/// pseudo-atom corrections) instead of the file's bounds; the r⁻⁶ sum over a group's atoms is
+/// already no longer than any of its distances, so without corrections the bounds are those
+/// Xplor-NIH's sum averaging applies. Throws std::invalid_argument on sizes or indices out of
+/// range.
 [[nodiscard]] AnnealTerms anneal_terms(std::span<const AtomInfo> atoms, std::span<const double> ideal,
                                        std::span<const std::array<std::size_t, 2>> bonds,
                                        std::span<const PairRestraint> restraints,
-                                       std::span<const TorsionRestraint> dihedrals, bool cis_proline = true);
+                                       std::span<const TorsionRestraint> dihedrals, bool cis_proline = true,
+                                       bool pseudo_corrections = true);
 
 /// Energy terms (kcal/mol) at coordinates x (n×3) with weights w; `grad` (n×3) receives ∂E/∂x
 /// when not empty. All pairs are scanned for repel (O(n²)) when `neighbours` is null, else the
 /// list (pairs i < j) is used.
 struct AnnealEnergy {
-  double total = 0, bond = 0, angle = 0, chiral = 0, plane = 0, rep = 0, noe = 0, cdih = 0;
+  double total = 0, bond = 0, angle = 0, chiral = 0, plane = 0, rep = 0, noe = 0, cdih = 0, rama = 0;
 };
 [[nodiscard]] AnnealEnergy anneal_energy(const AnnealTerms& t, const AnnealWeights& w, std::span<const double> x,
                                          std::span<double> grad,
@@ -116,10 +155,10 @@ struct AnnealOptions {
   double t_hot = 2000.0;   ///< K
   double t_final = 100.0;  ///< K
   std::size_t hot_steps = 1500;
-  std::size_t cooling_stages = 20;
-  std::size_t steps_per_stage = 150;
+  std::size_t cooling_stages = 30;
+  std::size_t steps_per_stage = 200;
   std::size_t minimise_iterations = 500;  ///< L-BFGS, before (regularisation) and after
-  AnnealWeights hot{1000.0, 500.0, 100.0, 300.0, 0.1, 0.9, 30.0, 10.0};
+  AnnealWeights hot{1000.0, 500.0, 100.0, 300.0, 0.1, 0.9, 30.0, 10.0, 2.0};
   AnnealWeights final{};  ///< the cooling ramps from hot to final
 };
 
