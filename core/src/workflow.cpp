@@ -56,7 +56,7 @@ struct SizeProblem {
   std::string message;
 };
 std::optional<SizeProblem> oversized(std::string_view text) {
-  std::string section;    // the current top-level key
+  std::string section;  // the current top-level key
   int section_line = 0;
   int child_indent = -1;  // indentation of the section's entries (block style)
   int depth = 0;          // open flow collections ('{', '[') of the current section

@@ -13,8 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     io::fuzz::run(data, size, [f](std::string_view text) {
       const TriMesh m = io::parse_mesh(text, io::fuzz::kInputName, f);
       try {
-        const circlepack::Complex c =
-            circlepack::build_complex(m.vertices.size(), {m.faces.begin(), m.faces.end()});
+        const circlepack::Complex c = circlepack::build_complex(m.vertices.size(), {m.faces.begin(), m.faces.end()});
         // every flower's petals name vertices of the complex
         for (circlepack::Index v = 0; v < c.n; ++v)
           for (std::uint32_t j = 0; j < c.petals(v); ++j)

@@ -350,7 +350,8 @@ RestraintSet parse_nmrstar(std::string_view text, const std::string& path, const
 // ---------------------------------------------------------------------------------------------
 // AMBER &rst namelists
 
-RestraintSet parse_amber(std::string_view text, const std::string& path, const Structure* s, const CancelCheck& cancel) {
+RestraintSet parse_amber(std::string_view text, const std::string& path, const Structure* s,
+                         const CancelCheck& cancel) {
   std::string storage;
   text = detail::prepared_text(text, path, storage);
   RestraintSet set;

@@ -174,8 +174,7 @@ void read_dihedral_loop(const StarLoop& loop, const std::string& path, std::vect
 
 }  // namespace
 
-RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path,
-                                           const CancelCheck& cancel) {
+RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path, const CancelCheck& cancel) {
   StarFile f = parse_star(text, path, cancel);
   std::size_t tick = 0;
   RestraintSet set;

@@ -595,7 +595,8 @@ class Parser {
 
 }  // namespace
 
-RestraintSet parse_xplor_distance_restraints(std::string_view text, const std::string& path, const CancelCheck& cancel) {
+RestraintSet parse_xplor_distance_restraints(std::string_view text, const std::string& path,
+                                             const CancelCheck& cancel) {
   return parse_xplor_restraints(text, path, false, cancel);
 }
 

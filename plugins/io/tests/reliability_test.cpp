@@ -9,15 +9,15 @@
 #include <limits>
 #include <sstream>
 
-#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/limits.hpp"
 #include "gemflow/io/matrix_io.hpp"
-#include "gemflow/io/star.hpp"
 #include "gemflow/io/molecules.hpp"
 #include "gemflow/io/restraints_io.hpp"
 #include "gemflow/io/signal_io.hpp"
+#include "gemflow/io/star.hpp"
 #include "gemflow/io/structure_io.hpp"
+#include "io_test_support.hpp"
 
 using namespace gemflow;
 using namespace gemflow::io;
@@ -390,9 +390,9 @@ void expect_cancellable(const char* what, Read read, std::size_t polls_before = 
   EXPECT_GT(polls, polls_before);
   std::size_t cancelled_polls = 0;
   EXPECT_THROW(read([&cancelled_polls] {
-    ++cancelled_polls;
-    return true;
-  }),
+                 ++cancelled_polls;
+                 return true;
+               }),
                ReadCancelled);
   EXPECT_EQ(cancelled_polls, 1u);
 }
@@ -423,8 +423,9 @@ TEST(IoReliability, RestraintAndBinaryReadersStopWhenCancelled) {
   }
   json += "]}]}";
   const std::string nef_text = nef(rows);
-  expect_cancellable("NEF", [&](const CancelCheck& c) { (void)parse_nef_distance_restraints(nef_text, "c.nef", c); },
-                     star_polls(nef_text));
+  expect_cancellable(
+      "NEF", [&](const CancelCheck& c) { (void)parse_nef_distance_restraints(nef_text, "c.nef", c); },
+      star_polls(nef_text));
   expect_cancellable("Xplor", [&](const CancelCheck& c) { (void)parse_xplor_distance_restraints(tbl, "c.tbl", c); });
   expect_cancellable("CYANA upl",
                      [&](const CancelCheck& c) { (void)parse_cyana_restraints(upl, "c.upl", CyanaKind::Upper, c); });
@@ -441,9 +442,11 @@ TEST(IoReliability, RestraintAndBinaryReadersStopWhenCancelled) {
       "_Gen_dist_constraint.Comp_ID_2\n_Gen_dist_constraint.Atom_ID_2\n"
       "_Gen_dist_constraint.Distance_lower_bound_val\n_Gen_dist_constraint.Distance_upper_bound_val\n" +
       star + "stop_\nsave_\n";
-  expect_cancellable("NMR-STAR", [&](const CancelCheck& c) { (void)parse_nmrstar_restraints(nmrstar, "c.str", c); },
-                     star_polls(nmrstar));
-  expect_cancellable("wwPDB .mr", [&](const CancelCheck& c) { (void)parse_mr_restraints(tbl, "c.mr", nullptr, nullptr, c); });
+  expect_cancellable(
+      "NMR-STAR", [&](const CancelCheck& c) { (void)parse_nmrstar_restraints(nmrstar, "c.str", c); },
+      star_polls(nmrstar));
+  expect_cancellable("wwPDB .mr",
+                     [&](const CancelCheck& c) { (void)parse_mr_restraints(tbl, "c.mr", nullptr, nullptr, c); });
   expect_cancellable("read_restraints (auto)", [&](const CancelCheck& c) {
     RestraintReadOptions o;
     o.cancel = c;

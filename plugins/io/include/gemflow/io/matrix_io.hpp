@@ -93,8 +93,8 @@ struct MatrixFileInfo {
 /// `cancel` is polled every 4096 values (ReadCancelled).
 [[nodiscard]] Matrix<double> read_npy(const std::string& path, MatrixFileInfo* info = nullptr,
                                       const CancelCheck& cancel = {});
-[[nodiscard]] Matrix<double> parse_npy(std::string_view bytes, const std::string& path,
-                                       MatrixFileInfo* info = nullptr, const CancelCheck& cancel = {});
+[[nodiscard]] Matrix<double> parse_npy(std::string_view bytes, const std::string& path, MatrixFileInfo* info = nullptr,
+                                       const CancelCheck& cancel = {});
 
 /// The writers refuse a matrix with a zero dimension (std::invalid_argument): the readers would
 /// refuse the file.

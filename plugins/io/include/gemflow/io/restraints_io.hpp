@@ -48,7 +48,7 @@ namespace gemflow::io {
 /// without an upper bound (distances) or interval (dihedrals), no restraint loop at all.
 [[nodiscard]] RestraintSet read_nef_distance_restraints(const std::string& path);
 [[nodiscard]] RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path,
-                                                          const CancelCheck& cancel = {});
+                                                         const CancelCheck& cancel = {});
 
 /// Reads Xplor-NIH / CNS distance and dihedral restraints (.tbl):
 ///   assign (sel) (sel) d dminus dplus [weight w] [or (sel) (sel)]...      distance
