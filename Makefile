@@ -3,7 +3,7 @@ PRESET ?= ci
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 
-.PHONY: deps configure build runtime demo test test-asan studio fuzz lint format clean package
+.PHONY: deps configure build runtime demo test test-asan test-asan-ci studio fuzz lint format clean package
 
 deps:
 	@bash packaging/install-deps.sh
@@ -44,6 +44,11 @@ test-asan: deps
 	@[ -f build/asan/build.ninja ] || cmake --preset asan
 	cmake --build build/asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
+
+# The part of test-asan that CI runs (.ci/run): core and workflow loader, io readers and the replay
+# of their fuzz inputs (tests/asan_subset.sh; timings in docs/reliability.md).
+test-asan-ci: deps
+	@JOBS=$(JOBS) bash tests/asan_subset.sh
 
 # libFuzzer harnesses of every reader and the workflow loader (clang, ASan + UBSan), each run for
 # FUZZ_SECONDS (default 60); see docs/reliability.md. Not part of `make test`, which replays the

@@ -17,6 +17,7 @@
 
 #include "gemflow/atomic_file.hpp"
 #include "gemflow/executor.hpp"
+#include "gemflow/workflow_limits.hpp"
 
 namespace gemflow {
 
@@ -46,6 +47,79 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   }
   if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;  // overlong, surrogate
   return n;
+}
+
+/// Where a workflow's text passes kMaxSectionEntries or kMaxWorkflowEntries (workflow_limits.hpp),
+/// counted on the raw text so that yaml-cpp never builds an oversized document.
+struct SizeProblem {
+  int line = 0;
+  std::string message;
+};
+std::optional<SizeProblem> oversized(std::string_view text) {
+  std::string section;  // the current top-level key
+  int section_line = 0;
+  int child_indent = -1;  // indentation of the section's entries (block style)
+  int depth = 0;          // open flow collections ('{', '[') of the current section
+  std::size_t entries = 0, total = 0;
+  int line = 0;
+  auto over = [&](int at) -> std::optional<SizeProblem> {
+    if (total > kMaxWorkflowEntries)
+      return SizeProblem{at, fmt::format("the file has more than {} YAML entries (lines and flow items): not read",
+                                         kMaxWorkflowEntries)};
+    if (entries > kMaxSectionEntries)
+      return SizeProblem{at, fmt::format("the '{}:' section (line {}) has more than {} entries: not read", section,
+                                         section_line, kMaxSectionEntries)};
+    return std::nullopt;
+  };
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t nl = text.find('\n', pos);
+    const std::string_view l = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line;
+    const std::size_t first = l.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || l[first] == '#') continue;
+    const int indent = static_cast<int>(first);
+    ++total;
+    std::size_t scan = first;  // where flow characters are looked for
+    if (depth == 0) {
+      const bool item = l.substr(first, 2) == "- " || l.substr(first) == "-";
+      if (indent == 0 && !item) {
+        if (l.starts_with("---") || l.starts_with("...")) continue;
+        const std::size_t colon = l.find(':');
+        section = std::string(l.substr(0, std::min(colon, l.size())));
+        section_line = line;
+        child_indent = -1;
+        entries = 0;
+        scan = colon == std::string_view::npos ? l.size() : colon + 1;
+      } else if (!section.empty()) {
+        if (child_indent < 0) child_indent = indent;
+        if (indent == child_indent) ++entries;
+      }
+    }
+    // Flow collections: each ',' adds an entry to the file, and one at the section's own level
+    // (a section written as one '{...}' or '[...]') an entry to the section.
+    const int section_level = depth == 0 && scan > first ? 1 : 0;  // flow opened on the key's line
+    char quote = 0;
+    for (std::size_t i = scan; i < l.size(); ++i) {
+      const char c = l[i];
+      if (quote) {
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '"' || c == '\'') quote = c;
+      else if (c == '#' && i > 0 && (l[i - 1] == ' ' || l[i - 1] == '\t')) break;
+      else if (c == '{' || c == '[') {
+        if (++depth == 1 && section_level == 1) entries = 1;
+      } else if ((c == '}' || c == ']') && depth > 0) {
+        --depth;
+      } else if (c == ',') {
+        ++total;
+        if (depth == 1 && child_indent < 0) ++entries;
+      }
+    }
+    if (auto p = over(line)) return p;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -750,6 +824,11 @@ class Parser {
   std::optional<Workflow> parse(const std::string& text) {
     if (auto d = not_text(text)) {
       diags_.push_back(std::move(*d));
+      return std::nullopt;
+    }
+    if (auto big = oversized(text)) {
+      diags_.push_back(make_diag({file_, big->line, 1}, "", "", big->message,
+                                 "split the workflow into sub-workflows (a 'workflow' node runs another file)"));
       return std::nullopt;
     }
     YAML::Node root;

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "gemflow/workflow.hpp"
+#include "gemflow/workflow_limits.hpp"
 #include "test_support.hpp"
 
 namespace gemflow {
@@ -738,4 +740,37 @@ annotations:
 }
 
 }  // namespace
+// yaml-cpp builds a whole document before any check (a 2M-entry `editor:` section took 6 GB):
+// oversized sections and files are refused on the text, at the line that passes the limit,
+// whatever the style (block or flow) and whichever section.
+TEST(Workflow, OversizedSectionsAreRefusedBeforeParsing) {
+  const std::string head = "gemflow: 1\nnodes:\n  a: {type: test.constant}\n";  // 3 lines
+  const std::size_t n = kMaxSectionEntries + 1;
+  std::string block = head + "editor:\n";
+  for (std::size_t i = 0; i < n + 100; ++i) block += "  n" + std::to_string(i) + ":\n    pos: [0, 0]\n";
+  // the (limit + 1)th entry: line 4 is 'editor:', entry k (0-based) at line 5 + 2k
+  const int at = 5 + 2 * static_cast<int>(kMaxSectionEntries);
+  EXPECT_EQ(only_error(parse(block)).str(),
+            fmt::format("w.yaml:{}:1: error: the 'editor:' section (line 4) has more than {} entries: not read "
+                        "(split the workflow into sub-workflows (a 'workflow' node runs another file))",
+                        at, kMaxSectionEntries));
+  // one flow collection on the key's line
+  std::string flow = head + "links: [";
+  for (std::size_t i = 0; i < n; ++i) flow += "a.value -> b.x, ";
+  flow += "a.value -> b.x]\n";
+  EXPECT_THAT(only_error(parse(flow)).str(),
+              HasSubstr("w.yaml:4:1: error: the 'links:' section (line 4) has more than"));
+  // a sequence at the key's own indentation
+  std::string seq = head + "links:\n";
+  for (std::size_t i = 0; i < n; ++i) seq += "- a.value -> b.x\n";
+  EXPECT_THAT(only_error(parse(seq)).str(), HasSubstr("the 'links:' section (line 4) has more than"));
+  // the whole file: one node of many parameters, no section over its limit
+  std::string lines = head + "  b:\n    type: test.constant\n    params:\n";
+  for (std::size_t i = 0; i < kMaxWorkflowEntries; ++i) lines += "      p: 1\n";
+  EXPECT_THAT(only_error(parse(lines)).str(),
+              HasSubstr(fmt::format("error: the file has more than {} YAML entries", kMaxWorkflowEntries)));
+  // commas in quotes and comments are not flow items; the limits leave ordinary files alone
+  EXPECT_TRUE(parse(head + "description: 'a, b, c' # d, e\neditor: {a: {pos: [1, 2]}}\n").ok());
+}
+
 }  // namespace gemflow

@@ -329,6 +329,7 @@ class Reader {
   bool flame_children(const pugi::xml_node& n, Flame& f, std::vector<std::pair<std::string, std::size_t>>& unknown) {
     bool have_palette = false;
     for (auto c : n.children()) {
+      if (opt_.cancelled && opt_.cancelled()) throw ReadCancelled();
       const std::string_view tag = c.name();
       const std::size_t cl = line_of(c);
       if (tag == "xform" || tag == "finalxform") {
@@ -578,7 +579,10 @@ FlameSet parse_flames(std::string_view text, const ReadOptions& options) {
   if (nodes.empty()) throw FlameError(options.source + ":1: no <flame> element");
   FlameSet set;
   set.source = options.source;
-  for (std::size_t i = 0; i < nodes.size(); ++i) set.flames.push_back(reader.flame(nodes[i], i, set.dropped));
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (options.cancelled && options.cancelled()) throw ReadCancelled();
+    set.flames.push_back(reader.flame(nodes[i], i, set.dropped));
+  }
   return set;
 }
 

@@ -102,11 +102,14 @@ class ReadFlame final : public Node {
     o.strict = *strict;
     o.palettes = *palettes;
     o.source = file.string();
+    o.cancelled = [&ctx] { return ctx.cancelled(); };
     FlameSet set;
     try {
       set = read_flames(file, o);
     } catch (const FlameError& e) {
       throw InputError(e.what());
+    } catch (const ReadCancelled&) {
+      throw Cancelled();
     }
     for (const auto& d : set.dropped) ctx.warn(d);
     std::size_t pick = static_cast<std::size_t>(*index);

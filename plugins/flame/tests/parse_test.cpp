@@ -256,5 +256,25 @@ TEST(Parse, XaosRowsArePaddedTruncatedOrDropped) {
   EXPECT_TRUE(g.xforms[0].chaos.empty());  // every next weight 0: no xaos for that xform
 }
 
+// A long flame file stops when cancelled: the reader polls before every flame and every xform.
+TEST(Parse, StopsWhenCancelled) {
+  std::string doc = "<flames>";
+  for (int i = 0; i < 50; ++i) doc += one_flame("", kXform + kXform + kPalette);
+  doc += "</flames>";
+  ReadOptions o;
+  o.source = "t.flame";
+  std::size_t polls = 0;
+  o.cancelled = [&polls] {
+    ++polls;
+    return false;
+  };
+  EXPECT_EQ(parse_flames(doc, o).flames.size(), 50u);
+  EXPECT_GE(polls, 50u * 3);  // each flame, and each of its two xforms
+  polls = 0;
+  o.cancelled = [&polls] { return ++polls > 1; };  // cancels at the second poll: inside the first flame
+  EXPECT_THROW((void)parse_flames(doc, o), ReadCancelled);
+  EXPECT_EQ(polls, 2u);
+}
+
 }  // namespace
 }  // namespace gemflow::flame

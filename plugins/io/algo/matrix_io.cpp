@@ -630,7 +630,8 @@ T load_le(const char* p) {
 
 }  // namespace
 
-Matrix<double> parse_npy(std::string_view bytes, const std::string& path, MatrixFileInfo* info) {
+Matrix<double> parse_npy(std::string_view bytes, const std::string& path, MatrixFileInfo* info,
+                         const CancelCheck& cancel) {
   auto fail = [&](std::size_t at, const std::string& msg) -> ParseError {
     return ParseError(path, 0, "byte " + std::to_string(at) + ": " + msg);
   };
@@ -690,7 +691,9 @@ Matrix<double> parse_npy(std::string_view bytes, const std::string& path, Matrix
   Matrix<double> m = allocate(rows, cols, path, 0);
   const char* p = bytes.data() + data_at;
   const std::size_t count = rows * cols;
+  std::size_t tick = 0;
   for (std::size_t k = 0; k < count; ++k) {
+    detail::poll_cancel(cancel, tick);
     const char* q = p + k * itemsize;
     double v = 0.0;
     switch (kind) {
@@ -722,8 +725,8 @@ Matrix<double> parse_npy(std::string_view bytes, const std::string& path, Matrix
   return m;
 }
 
-Matrix<double> read_npy(const std::string& path, MatrixFileInfo* info) {
-  return parse_npy(read_text_file(path), path, info);
+Matrix<double> read_npy(const std::string& path, MatrixFileInfo* info, const CancelCheck& cancel) {
+  return parse_npy(read_text_file(path), path, info, cancel);
 }
 
 void write_npy(std::ostream& out, const Matrix<double>& m) {
@@ -907,7 +910,7 @@ MatrixFormat matrix_format_from_path(const std::string& path) {
 Matrix<double> read_matrix(const std::string& path, const ReadMatrixOptions& options, MatrixFileInfo* info) {
   switch (matrix_format_from_path(path)) {
     case MatrixFormat::MatrixMarket: return read_matrix_market(path, options, info);
-    case MatrixFormat::Npy: return read_npy(path, info);
+    case MatrixFormat::Npy: return read_npy(path, info, options.cancel);
     case MatrixFormat::Csv: return read_csv(path, info, options.cancel);
   }
   throw ParseError(path, 0, "unknown matrix format");

@@ -103,7 +103,7 @@ bool starts_with_word(std::string_view l, std::initializer_list<const char*> wor
 // ---------------------------------------------------------------------------------------------
 // CYANA
 
-RestraintSet parse_cyana(std::string_view text, const std::string& path, CyanaKind kind) {
+RestraintSet parse_cyana(std::string_view text, const std::string& path, CyanaKind kind, const CancelCheck& cancel) {
   std::string storage;
   text = detail::prepared_text(text, path, storage);
   if (kind == CyanaKind::Auto) {
@@ -114,7 +114,9 @@ RestraintSet parse_cyana(std::string_view text, const std::string& path, CyanaKi
   set.source = path;
   set.format = "xplor";  // CYANA names have no wildcards; pseudo-atoms (QB, MD ...) are resolved by name
   const auto lines = lines_of(text);
+  std::size_t tick = 0;
   for (std::size_t k = 0; k < lines.size(); ++k) {
+    detail::poll_cancel(cancel, tick);
     const int line = static_cast<int>(k) + 1;
     const auto f = fields(uncommented(lines[k], '#'));
     if (f.empty()) continue;
@@ -235,8 +237,9 @@ void star_atom(const StarLoop& loop, std::size_t r, const StarAtomColumns& c, in
   a.line = atom->line;
 }
 
-RestraintSet parse_nmrstar(std::string_view text, const std::string& path) {
-  StarFile f = parse_star(text, path);
+RestraintSet parse_nmrstar(std::string_view text, const std::string& path, const CancelCheck& cancel) {
+  StarFile f = parse_star(text, path, cancel);
+  std::size_t tick = 0;
   RestraintSet set;
   set.source = path;
   set.format = "xplor";  // IUPAC names; original-file wildcards ('HB*') in Auth columns are X-PLOR style
@@ -272,6 +275,7 @@ RestraintSet parse_nmrstar(std::string_view text, const std::string& path) {
                   c_w = col("Weight"), c_name = col("Torsion_angle_name");
         std::vector<detail::RestraintRow> rows;
         for (std::size_t r = 0; r < loop.rows(); ++r) {
+          detail::poll_cancel(cancel, tick);
           auto get = [&](int c) -> const StarValue* {
             if (c < 0) return nullptr;
             const StarValue& v = loop.at(r, static_cast<std::size_t>(c));
@@ -346,7 +350,8 @@ RestraintSet parse_nmrstar(std::string_view text, const std::string& path) {
 // ---------------------------------------------------------------------------------------------
 // AMBER &rst namelists
 
-RestraintSet parse_amber(std::string_view text, const std::string& path, const Structure* s) {
+RestraintSet parse_amber(std::string_view text, const std::string& path, const Structure* s,
+                         const CancelCheck& cancel) {
   std::string storage;
   text = detail::prepared_text(text, path, storage);
   RestraintSet set;
@@ -364,10 +369,11 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
   std::vector<Tok> toks;
   {
     int line = 1;
-    std::size_t i = 0;
+    std::size_t i = 0, tick = 0;
     while (i < text.size()) {
       const char c = text[i];
       if (c == '\n') {
+        detail::poll_cancel(cancel, tick);
         ++line;
         ++i;
       } else if (c == '!' || c == '#') {
@@ -388,7 +394,7 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
   }
   // Values persist from one &rst to the next, as in AMBER (r1-r4, rk2, rk3).
   double r[5] = {0, 0, 0, 0, 0}, rk2 = 1;
-  std::size_t p = 0, namelists = 0;
+  std::size_t p = 0, namelists = 0, tick = 0;
   auto atom_of = [&](long n, int line) -> AtomSelector {
     if (n < 1 || static_cast<std::size_t>(n) > s->atoms.size())
       throw ParseError(path, line, "atom number " + std::to_string(n) + " is not in the structure (1-" +
@@ -397,6 +403,7 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
     return {a.chain, a.residue_number, a.residue, a.name, line};
   };
   while (p < toks.size()) {
+    detail::poll_cancel(cancel, tick);
     if (toks[p].text != "&rst") {
       if (toks[p].text == "&wt" || toks[p].text == "&end" || toks[p].text == "/") {  // weight-change namelists
         ++p;
@@ -467,7 +474,10 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
         }
       }
       for (const auto& a : side[0])
-        for (const auto& b : side[1]) d.alternatives.push_back({a, b, {}, {}});
+        for (const auto& b : side[1]) {
+          detail::poll_cancel(cancel, tick);
+          d.alternatives.push_back({a, b, {}, {}});
+        }
       if (d.lower < 0 || d.upper < d.lower || d.upper > 1e4)
         throw ParseError(path, start, "distance bounds r2 = " + std::to_string(r[2]) + ", r3 = " + std::to_string(r[3]) +
                                           " are no interval");
@@ -530,7 +540,8 @@ const char* kind_name(LineKind k) {
   }
 }
 
-RestraintSet parse_mr(std::string_view text, const std::string& path, const Structure* s, MrReport* report) {
+RestraintSet parse_mr(std::string_view text, const std::string& path, const Structure* s, MrReport* report,
+                      const CancelCheck& cancel) {
   std::string storage;
   text = detail::prepared_text(text, path, storage);
   const auto lines = lines_of(text);
@@ -541,7 +552,9 @@ RestraintSet parse_mr(std::string_view text, const std::string& path, const Stru
   };
   std::vector<Section> sections;
   bool in_table = false, in_amber = false;
+  std::size_t tick = 0;
   for (std::size_t k = 0; k < lines.size(); ++k) {
+    detail::poll_cancel(cancel, tick);
     LineKind kind = classify(lines[k]);
     const std::string low = lower(lines[k]);
     // The wwPDB nomenclature mapping table ("Entry H atom name ... Submitted Coord H atom name") runs
@@ -593,14 +606,14 @@ RestraintSet parse_mr(std::string_view text, const std::string& path, const Stru
     if (!any) continue;
     RestraintSet got;
     switch (kind) {
-      case LineKind::Xplor: got = parse_xplor_restraints(part, path, true); break;
+      case LineKind::Xplor: got = parse_xplor_restraints(part, path, true, cancel); break;
       case LineKind::CyanaDistance:
         // Upper (.upl) or lower (.lol) limits cannot be told from the lines: read as upper limits.
-        got = parse_cyana(part, path, CyanaKind::Upper);
+        got = parse_cyana(part, path, CyanaKind::Upper, cancel);
         got.warnings.push_back("CYANA distance limits read as upper limits (.upl)");
         break;
-      case LineKind::CyanaAngle: got = parse_cyana(part, path, CyanaKind::Angles); break;
-      default: got = parse_amber(part, path, s); break;
+      case LineKind::CyanaAngle: got = parse_cyana(part, path, CyanaKind::Angles, cancel); break;
+      default: got = parse_amber(part, path, s, cancel); break;
     }
     for (auto& r : got.restraints) distances.push_back(std::move(r));
     for (auto& d : got.dihedrals) dihedrals.push_back(std::move(d));
@@ -721,31 +734,35 @@ FormatDetection detect_restraint_format(std::string_view text_in, const std::str
                    "(.upl/.lol/.aco), AMBER &rst or a wwPDB .mr bundle");
 }
 
-RestraintSet parse_cyana_restraints(std::string_view text, const std::string& path, CyanaKind kind) {
-  return parse_cyana(text, path, kind);
+RestraintSet parse_cyana_restraints(std::string_view text, const std::string& path, CyanaKind kind,
+                                    const CancelCheck& cancel) {
+  return parse_cyana(text, path, kind, cancel);
 }
 
-RestraintSet parse_nmrstar_restraints(std::string_view text, const std::string& path) { return parse_nmrstar(text, path); }
+RestraintSet parse_nmrstar_restraints(std::string_view text, const std::string& path, const CancelCheck& cancel) {
+  return parse_nmrstar(text, path, cancel);
+}
 
-RestraintSet parse_amber_restraints(std::string_view text, const std::string& path, const Structure* structure) {
-  return parse_amber(text, path, structure);
+RestraintSet parse_amber_restraints(std::string_view text, const std::string& path, const Structure* structure,
+                                    const CancelCheck& cancel) {
+  return parse_amber(text, path, structure, cancel);
 }
 
 RestraintSet parse_mr_restraints(std::string_view text, const std::string& path, const Structure* structure,
-                                 MrReport* report) {
-  return parse_mr(text, path, structure, report);
+                                 MrReport* report, const CancelCheck& cancel) {
+  return parse_mr(text, path, structure, report, cancel);
 }
 
 RestraintSet parse_restraints(std::string_view text, const std::string& path, const RestraintReadOptions& o) {
   RestraintFormat f = o.format;
   if (f == RestraintFormat::Auto) f = detect_restraint_format(text, path).format;
   switch (f) {
-    case RestraintFormat::Nef: return parse_nef_distance_restraints(text, path);
-    case RestraintFormat::Xplor: return parse_xplor_restraints(text, path, false);
-    case RestraintFormat::Cyana: return parse_cyana(text, path, o.cyana);
-    case RestraintFormat::NmrStar: return parse_nmrstar(text, path);
-    case RestraintFormat::Amber: return parse_amber(text, path, o.structure);
-    case RestraintFormat::Mr: return parse_mr(text, path, o.structure, o.mr_report);
+    case RestraintFormat::Nef: return parse_nef_distance_restraints(text, path, o.cancel);
+    case RestraintFormat::Xplor: return parse_xplor_restraints(text, path, false, o.cancel);
+    case RestraintFormat::Cyana: return parse_cyana(text, path, o.cyana, o.cancel);
+    case RestraintFormat::NmrStar: return parse_nmrstar(text, path, o.cancel);
+    case RestraintFormat::Amber: return parse_amber(text, path, o.structure, o.cancel);
+    case RestraintFormat::Mr: return parse_mr(text, path, o.structure, o.mr_report, o.cancel);
     case RestraintFormat::Auto: break;
   }
   throw ParseError(path, 0, "no restraint format");

@@ -95,7 +95,8 @@ std::string joined_list(const std::vector<std::string>& missing) {
 
 /// The dihedral rows of one _nef_dihedral_restraint loop.
 void read_dihedral_loop(const StarLoop& loop, const std::string& path, std::vector<detail::RestraintRow>& rows,
-                        std::size_t& insertion_codes, std::string& insertion_example) {
+                        std::size_t& insertion_codes, std::string& insertion_example, const CancelCheck& cancel,
+                        std::size_t& tick) {
   const std::string cat = "_nef_dihedral_restraint.";
   auto opt = [&](const std::string& tag) { return loop.column(cat + tag); };
   std::vector<std::string> missing;
@@ -121,6 +122,7 @@ void read_dihedral_loop(const StarLoop& loop, const std::string& path, std::vect
             c_hi = opt("upper_limit"), c_t = opt("target_value"), c_u = opt("target_value_uncertainty"),
             c_w = opt("weight"), c_name = opt("name");
   for (std::size_t r = 0; r < loop.rows(); ++r) {
+    detail::poll_cancel(cancel, tick);
     auto get = [&](int c) -> const StarValue* {
       if (c < 0) return nullptr;
       const StarValue& v = loop.at(r, static_cast<std::size_t>(c));
@@ -172,8 +174,9 @@ void read_dihedral_loop(const StarLoop& loop, const std::string& path, std::vect
 
 }  // namespace
 
-RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path) {
-  StarFile f = parse_star(text, path);
+RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path, const CancelCheck& cancel) {
+  StarFile f = parse_star(text, path, cancel);
+  std::size_t tick = 0;
   RestraintSet set;
   set.source = path;
   set.format = "nef";
@@ -186,7 +189,7 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
       for (const auto& loop : frame.loops) {
         if (loop.has_category("_nef_dihedral_restraint")) {
           std::vector<detail::RestraintRow> rows;
-          read_dihedral_loop(loop, path, rows, insertion_codes, insertion_example);
+          read_dihedral_loop(loop, path, rows, insertion_codes, insertion_example, cancel, tick);
           detail::combine_dihedral_rows(rows, path, set);
           ++dihedral_loops;
           continue;
@@ -234,6 +237,7 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
                                  "target_value + target_value_uncertainty");
         std::vector<detail::RestraintRow> rows;
         for (std::size_t r = 0; r < loop.rows(); ++r) {
+          detail::poll_cancel(cancel, tick);
           const StarValue& idv = loop.at(r, c_id);
           const int line = idv.line;
           auto get = [&](int c) -> const StarValue* {
@@ -302,6 +306,7 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
     std::size_t copies = 0;
     std::string example;
     for (const auto& r : set.restraints) {
+      detail::poll_cancel(cancel, tick);
       std::vector<std::string> pairs;
       for (const auto& alt : r.alternatives) {
         std::string x = atom_key(alt.a), y = atom_key(alt.b);

@@ -151,7 +151,8 @@ bool is_control(const Tok& t) {
 
 class Parser {
  public:
-  Parser(std::vector<Tok> toks, const std::string& path) : t_(std::move(toks)), path_(path) {}
+  Parser(std::vector<Tok> toks, const std::string& path, const CancelCheck& cancel)
+      : t_(std::move(toks)), path_(path), cancel_(cancel) {}
 
   RestraintSet run() {
     RestraintSet set;
@@ -159,6 +160,7 @@ class Parser {
     set.format = "xplor";
     std::size_t skipped_control = 0;
     while (peek().kind != Tok::End) {
+      detail::poll_cancel(cancel_, tick_);
       const Tok& t = peek();
       if (is_kw(t, {"assign", "assi"})) {
         const std::size_t n = selections_ahead();
@@ -369,7 +371,10 @@ class Parser {
       for (const auto& tb : b) {
         std::vector<AtomSelector> as = expand_all(ta), bs = expand_all(tb);
         for (const auto& x : as)
-          for (const auto& y : bs) r.alternatives.push_back({x, y, {}, {}});
+          for (const auto& y : bs) {
+            detail::poll_cancel(cancel_, tick_);
+            r.alternatives.push_back({x, y, {}, {}});
+          }
       }
   }
 
@@ -575,6 +580,8 @@ class Parser {
 
   std::vector<Tok> t_;
   const std::string& path_;
+  const CancelCheck& cancel_;
+  std::size_t tick_ = 0;  // poll_cancel's count
   std::size_t p_ = 0;
   int depth_ = 0;                        // parentheses open inside the current selection
   std::int64_t total_alternatives_ = 0;  // alternatives of the restraints read so far
@@ -588,14 +595,16 @@ class Parser {
 
 }  // namespace
 
-RestraintSet parse_xplor_distance_restraints(std::string_view text, const std::string& path) {
-  return parse_xplor_restraints(text, path, false);
+RestraintSet parse_xplor_distance_restraints(std::string_view text, const std::string& path,
+                                             const CancelCheck& cancel) {
+  return parse_xplor_restraints(text, path, false, cancel);
 }
 
-RestraintSet parse_xplor_restraints(std::string_view text, const std::string& path, bool skip_other_statements) {
+RestraintSet parse_xplor_restraints(std::string_view text, const std::string& path, bool skip_other_statements,
+                                    const CancelCheck& cancel) {
   std::string storage;
   text = detail::prepared_text(text, path, storage);
-  Parser parser(tokenize(text, path), path);
+  Parser parser(tokenize(text, path), path, cancel);
   parser.skip_other(skip_other_statements);
   RestraintSet set = parser.run();
   if (parser.other_exponents() > 0)

@@ -106,12 +106,17 @@ int line_at(std::string_view text, std::size_t byte) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(byte, text.size()), '\n'));
 }
 
-Signal parse_tcpd(std::string_view text, const std::string& path, SignalFileInfo& info) {
+Signal parse_tcpd(std::string_view text, const std::string& path, SignalFileInfo& info, const CancelCheck& cancel) {
   using nlohmann::json;
   info.format = "tcpd-json";
   json j;
+  std::size_t tick = 0;
   try {
-    j = json::parse(text.begin(), text.end());
+    // the callback sees every value as it is parsed: a long parse can be cancelled
+    j = json::parse(text.begin(), text.end(), [&](int, json::parse_event_t, json&) {
+      detail::poll_cancel(cancel, tick);
+      return true;
+    });
   } catch (const json::parse_error& e) {
     throw ParseError(path, line_at(text, e.byte > 0 ? e.byte - 1 : 0), std::string("JSON syntax: ") + e.what());
   }
@@ -145,6 +150,7 @@ Signal parse_tcpd(std::string_view text, const std::string& path, SignalFileInfo
     std::size_t p = text.find('[', raw_pos);
     int line = line_at(text, p);
     for (std::size_t t = 0; t < T && p != std::string_view::npos; ++t) {
+      detail::poll_cancel(cancel, tick);
       ++p;  // over '[' or ','
       while (p < text.size() &&
              (text[p] == ' ' || text[p] == '\n' || text[p] == '\t' || text[p] == '\r' || text[p] == ','))
@@ -316,12 +322,12 @@ Signal parse_signal(std::string_view bytes, const std::string& path, const ReadS
   const std::string ext = detail::lower_ext(path);
   Signal s;
   if (ext == ".json") {
-    s = parse_tcpd(detail::checked_text(bytes, path), path, info);
+    s = parse_tcpd(detail::checked_text(bytes, path), path, info, o.cancel);
   } else if (ext == ".csv" || ext == ".tsv" || ext == ".txt" || ext == ".dat") {
     s = parse_text(bytes, path, ext, o, info);
   } else if (ext == ".npy") {
     MatrixFileInfo mi;
-    Matrix<double> m = parse_npy(bytes, path, &mi);
+    Matrix<double> m = parse_npy(bytes, path, &mi, o.cancel);
     info.format = "npy";
     s.samples = std::move(m);
     for (std::size_t d = 0; d < s.dims(); ++d)

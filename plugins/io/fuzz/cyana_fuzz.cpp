@@ -7,10 +7,12 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gemflow::io;
   return fuzz::run(data, size, [](std::string_view text) {
-    try {
-      (void)parse_cyana_restraints(text, fuzz::kInputName, CyanaKind::Upper);
-    } catch (const ParseError& e) {
-      if (std::string_view(e.what()).find(fuzz::kInputName) == std::string_view::npos) throw;
+    for (CyanaKind k : {CyanaKind::Upper, CyanaKind::Lower}) {
+      try {
+        (void)parse_cyana_restraints(text, fuzz::kInputName, k);
+      } catch (const ParseError& e) {
+        if (std::string_view(e.what()).find(fuzz::kInputName) == std::string_view::npos) throw;
+      }
     }
     (void)parse_cyana_restraints(text, fuzz::kInputName, CyanaKind::Angles);
   });

@@ -149,6 +149,7 @@ class ReadRestraints final : public Node {
       RestraintReadOptions ro;
       ro.format = kFormatNames[static_cast<int>(*format)].second;
       if (structure.connected()) ro.structure = &*structure;
+      ro.cancel = [&ctx] { return ctx.cancelled(); };
       MrReport mr;
       ro.mr_report = &mr;
       const std::string text = read_text_file(file.string());
@@ -175,7 +176,8 @@ class ReadRestraints final : public Node {
           std::error_code ec;
           if (!std::filesystem::is_regular_file(other, ec)) continue;
           ctx.add_input_file(other);
-          RestraintSet more = parse_cyana_restraints(read_text_file(other.string()), other.string());
+          RestraintSet more =
+              parse_cyana_restraints(read_text_file(other.string()), other.string(), CyanaKind::Auto, ro.cancel);
           if (std::string(ext) == ".lol") {
             merge_cyana_limits(set, more);
           } else {
@@ -225,6 +227,8 @@ class ReadRestraints final : public Node {
       report.set(std::move(t));
     } catch (const ParseError& e) {
       throw to_input_error(e);
+    } catch (const ReadCancelled&) {
+      throw Cancelled();
     }
     ctx.progress(1.0);
   }

@@ -9,14 +9,15 @@
 #include <limits>
 #include <sstream>
 
-#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/limits.hpp"
 #include "gemflow/io/matrix_io.hpp"
-#include "gemflow/io/star.hpp"
 #include "gemflow/io/molecules.hpp"
 #include "gemflow/io/restraints_io.hpp"
+#include "gemflow/io/signal_io.hpp"
+#include "gemflow/io/star.hpp"
 #include "gemflow/io/structure_io.hpp"
+#include "io_test_support.hpp"
 
 using namespace gemflow;
 using namespace gemflow::io;
@@ -372,6 +373,98 @@ TEST(IoReliability, ReadersStopWhenCancelled) {
   std::string cif = cif_two_atoms("4.909");
   for (int i = 0; i < 3000; ++i) cif += "ATOM 2 C CA SER A 22 6.035 13.459 -2.622 3.04\n";
   EXPECT_THROW((void)parse_mmcif(cif, "c.cif", {.cancel = stop}), ReadCancelled);
+}
+
+namespace {
+/// A read given a CancelCheck: never cancelled it reads through, polling more than
+/// `polls_before` times (what the parts it builds on poll, e.g. the STAR lexer: so the reader's
+/// own loops poll too); cancelled at the first poll it stops there with ReadCancelled.
+template <class Read>
+void expect_cancellable(const char* what, Read read, std::size_t polls_before = 0) {
+  SCOPED_TRACE(what);
+  std::size_t polls = 0;
+  EXPECT_NO_THROW(read([&polls] {
+    ++polls;
+    return false;
+  }));
+  EXPECT_GT(polls, polls_before);
+  std::size_t cancelled_polls = 0;
+  EXPECT_THROW(read([&cancelled_polls] {
+                 ++cancelled_polls;
+                 return true;
+               }),
+               ReadCancelled);
+  EXPECT_EQ(cancelled_polls, 1u);
+}
+
+std::size_t star_polls(const std::string& text) {
+  std::size_t n = 0;
+  (void)parse_star(text, "s.str", [&n] {
+    ++n;
+    return false;
+  });
+  return n;
+}
+}  // namespace
+
+// Every restraint reader, the NPY reader and the TCPD JSON signal reader poll the cancel check
+// in their own loops (a large file stops within a few thousand rows).
+TEST(IoReliability, RestraintAndBinaryReadersStopWhenCancelled) {
+  constexpr int n = 9000;
+  std::string rows, tbl, upl, aco, amber, star, json = "{\"series\": [{\"raw\": [";
+  for (int i = 1; i <= n; ++i) {
+    rows += std::to_string(i) + " A 1 SER HA A 2 SER H 3.0 0.5\n";
+    tbl += "assign (resid 1 and name HA) (resid 2 and name H) 3.0 1.0 0.5\n";
+    upl += "1 SER HA 2 SER H 5.0\n";
+    aco += "2 SER PHI -120.0 -60.0\n";
+    amber += " &rst iat=1,2, r1=0.0, r2=1.8, r3=5.0, r4=5.5, rk2=1.0 /\n";
+    star += std::to_string(i) + " 1 1 22 SER N 1 22 SER CA 1.8 5.0\n";
+    json += (i > 1 ? ", " : "") + std::to_string(i);
+  }
+  json += "]}]}";
+  const std::string nef_text = nef(rows);
+  expect_cancellable(
+      "NEF", [&](const CancelCheck& c) { (void)parse_nef_distance_restraints(nef_text, "c.nef", c); },
+      star_polls(nef_text));
+  expect_cancellable("Xplor", [&](const CancelCheck& c) { (void)parse_xplor_distance_restraints(tbl, "c.tbl", c); });
+  expect_cancellable("CYANA upl",
+                     [&](const CancelCheck& c) { (void)parse_cyana_restraints(upl, "c.upl", CyanaKind::Upper, c); });
+  expect_cancellable("CYANA aco",
+                     [&](const CancelCheck& c) { (void)parse_cyana_restraints(aco, "c.aco", CyanaKind::Angles, c); });
+  const Structure s = two_atoms();
+  expect_cancellable("AMBER", [&](const CancelCheck& c) { (void)parse_amber_restraints(amber, "c.rst", &s, c); });
+  const std::string nmrstar =
+      "data_x\nsave_d\n_Gen_dist_constraint_list.Sf_category gen_dist_constraints\nloop_\n"
+      "_Gen_dist_constraint.ID\n_Gen_dist_constraint.Member_ID\n"
+      "_Gen_dist_constraint.Entity_assembly_ID_1\n_Gen_dist_constraint.Comp_index_ID_1\n"
+      "_Gen_dist_constraint.Comp_ID_1\n_Gen_dist_constraint.Atom_ID_1\n"
+      "_Gen_dist_constraint.Entity_assembly_ID_2\n_Gen_dist_constraint.Comp_index_ID_2\n"
+      "_Gen_dist_constraint.Comp_ID_2\n_Gen_dist_constraint.Atom_ID_2\n"
+      "_Gen_dist_constraint.Distance_lower_bound_val\n_Gen_dist_constraint.Distance_upper_bound_val\n" +
+      star + "stop_\nsave_\n";
+  expect_cancellable(
+      "NMR-STAR", [&](const CancelCheck& c) { (void)parse_nmrstar_restraints(nmrstar, "c.str", c); },
+      star_polls(nmrstar));
+  expect_cancellable("wwPDB .mr",
+                     [&](const CancelCheck& c) { (void)parse_mr_restraints(tbl, "c.mr", nullptr, nullptr, c); });
+  expect_cancellable("read_restraints (auto)", [&](const CancelCheck& c) {
+    RestraintReadOptions o;
+    o.cancel = c;
+    (void)parse_restraints(upl, "c.upl", o);
+  });
+  std::ostringstream npy;
+  write_npy(npy, Matrix<double>(n, 1, 0.5));
+  expect_cancellable("NPY", [&](const CancelCheck& c) { (void)parse_npy(npy.str(), "c.npy", nullptr, c); });
+  expect_cancellable("TCPD JSON", [&](const CancelCheck& c) {
+    ReadSignalOptions o;
+    o.cancel = c;
+    (void)parse_signal(json, "c.json", o);
+  });
+  expect_cancellable("NPY signal", [&](const CancelCheck& c) {
+    ReadSignalOptions o;
+    o.cancel = c;
+    (void)parse_signal(npy.str(), "c.npy", o);
+  });
 }
 
 // Fuzzing found a vertical tab between two values: the lexer neither skipped it as white space

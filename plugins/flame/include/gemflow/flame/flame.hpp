@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -120,6 +121,15 @@ struct ReadOptions {
   bool strict = true;               ///< true: an error listing them; false: drop and report
   std::filesystem::path palettes;   ///< flam3-palettes.xml ("" : FLAM3_PALETTES, then Debian's)
   std::string source = "<memory>";  ///< file name used in messages
+  /// Polled before each flame and each of its xforms and palettes; when it returns true the
+  /// reader throws ReadCancelled. Empty: never stops. (The XML itself is parsed in one pass.)
+  std::function<bool()> cancelled;
+};
+
+/// Thrown when ReadOptions::cancelled returned true.
+class ReadCancelled : public std::runtime_error {
+ public:
+  ReadCancelled() : std::runtime_error("reading cancelled") {}
 };
 
 /// A flame file: every <flame> element in document order.

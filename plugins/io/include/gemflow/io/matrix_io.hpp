@@ -90,9 +90,11 @@ struct MatrixFileInfo {
 /// missing keys, other dtypes (big-endian, bool, complex, structured, object: the message
 /// says how to convert), shapes of another rank or with a zero dimension, a data block
 /// shorter or longer than rows·cols·itemsize, a non-finite value (its byte offset and (row, col)).
-[[nodiscard]] Matrix<double> read_npy(const std::string& path, MatrixFileInfo* info = nullptr);
-[[nodiscard]] Matrix<double> parse_npy(std::string_view bytes, const std::string& path,
-                                       MatrixFileInfo* info = nullptr);
+/// `cancel` is polled every 4096 values (ReadCancelled).
+[[nodiscard]] Matrix<double> read_npy(const std::string& path, MatrixFileInfo* info = nullptr,
+                                      const CancelCheck& cancel = {});
+[[nodiscard]] Matrix<double> parse_npy(std::string_view bytes, const std::string& path, MatrixFileInfo* info = nullptr,
+                                       const CancelCheck& cancel = {});
 
 /// The writers refuse a matrix with a zero dimension (std::invalid_argument): the readers would
 /// refuse the file.

@@ -8,11 +8,14 @@
 // the names as written in the file; resolve_restraints() fills atoms_a/atoms_b (distances) and
 // atom_index (dihedrals) with atom indices of a Structure and sets
 // DistanceRestraint::pseudo_correction. Every reader's errors are ParseError naming file:line.
+// Every reader polls its `cancel` (gemflow/io/limits.hpp) every 4096 lines, rows or statements
+// and throws ReadCancelled when it returns true.
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gemflow/io/limits.hpp"
 #include "gemflow/types/restraints.hpp"
 #include "gemflow/types/structure.hpp"
 
@@ -44,7 +47,8 @@ namespace gemflow::io {
 /// Errors (file:line): missing columns, non-numeric bounds or sequence codes, a restraint
 /// without an upper bound (distances) or interval (dihedrals), no restraint loop at all.
 [[nodiscard]] RestraintSet read_nef_distance_restraints(const std::string& path);
-[[nodiscard]] RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path);
+[[nodiscard]] RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path,
+                                                         const CancelCheck& cancel = {});
 
 /// Reads Xplor-NIH / CNS distance and dihedral restraints (.tbl):
 ///   assign (sel) (sel) d dminus dplus [weight w] [or (sel) (sel)]...      distance
@@ -67,9 +71,10 @@ namespace gemflow::io {
 /// as in .mr bundles, skipped and counted in a warning), unknown statements, no restraint.
 /// The *_distance_* names are kept for existing callers: they read dihedrals too.
 [[nodiscard]] RestraintSet read_xplor_distance_restraints(const std::string& path);
-[[nodiscard]] RestraintSet parse_xplor_distance_restraints(std::string_view text, const std::string& path);
+[[nodiscard]] RestraintSet parse_xplor_distance_restraints(std::string_view text, const std::string& path,
+                                                           const CancelCheck& cancel = {});
 [[nodiscard]] RestraintSet parse_xplor_restraints(std::string_view text, const std::string& path,
-                                                  bool skip_other_statements);
+                                                  bool skip_other_statements, const CancelCheck& cancel = {});
 
 /// Upper limit (Å) of a restraint read from a lower limit alone (a CYANA .lol line without a .upl
 /// partner): no upper bound in practice, below ResolveOptions::max_distance.
@@ -88,7 +93,7 @@ enum class CyanaKind { Auto, Upper, Lower, Angles };
 /// through). Not read: ambiguous restraints over several lines (each line is a restraint).
 /// Errors (file:line): a line of another layout, an unknown angle, a limit not in (0, 10⁴] Å.
 [[nodiscard]] RestraintSet parse_cyana_restraints(std::string_view text, const std::string& path,
-                                                  CyanaKind kind = CyanaKind::Auto);
+                                                  CyanaKind kind = CyanaKind::Auto, const CancelCheck& cancel = {});
 /// Merges lower limits (.lol) into the upper-limit restraints (.upl) of the same single atom pair
 /// (either order): lower = the .lol value. A lower limit without a partner is appended as a
 /// restraint of its own (upper kNoUpperLimit). Both counts go to upl.warnings.
@@ -106,7 +111,8 @@ void merge_cyana_limits(RestraintSet& upl, const RestraintSet& lol);
 /// Angle_lower_bound_val/Angle_upper_bound_val (or Angle_target_val ± Angle_target_val_err),
 /// Torsion_angle_name. Not read: RDC, J-coupling, chemical-shift and other loops; NMR-STAR 2.1.
 /// Errors (file:line): missing columns, bad numbers, no restraint loop at all.
-[[nodiscard]] RestraintSet parse_nmrstar_restraints(std::string_view text, const std::string& path);
+[[nodiscard]] RestraintSet parse_nmrstar_restraints(std::string_view text, const std::string& path,
+                                                    const CancelCheck& cancel = {});
 
 /// Reads AMBER restraint files (&rst namelists, as makeDIST_RST / makeANG_RST write them): iat =
 /// two atoms (distance: lower r2, upper r3 Å, weight rk2) or four (torsion: r2..r3 degrees); iat
@@ -118,7 +124,7 @@ void merge_cyana_limits(RestraintSet& upl, const RestraintSet& lol);
 /// Not read: angle (3 atoms) and generalized-coordinate restraints (errors naming the line).
 /// Errors (file:line): no structure, an atom number outside it, unclosed namelists, bad numbers.
 [[nodiscard]] RestraintSet parse_amber_restraints(std::string_view text, const std::string& path,
-                                                  const Structure* structure);
+                                                  const Structure* structure, const CancelCheck& cancel = {});
 
 /// One section of a wwPDB .mr bundle, as parse_mr_restraints split it.
 struct MrSection {
@@ -143,7 +149,8 @@ struct MrReport {
 /// (distances 1.., dihedrals 1..); origins keep the bundle's line numbers. A section that its
 /// reader refuses is an error (file:line), not skipped.
 [[nodiscard]] RestraintSet parse_mr_restraints(std::string_view text, const std::string& path,
-                                               const Structure* structure = nullptr, MrReport* report = nullptr);
+                                               const Structure* structure = nullptr, MrReport* report = nullptr,
+                                               const CancelCheck& cancel = {});
 
 enum class RestraintFormat { Auto, Nef, Xplor, Cyana, NmrStar, Amber, Mr };
 /// "nef", "xplor", "cyana", "nmr-star", "amber", "mr" ("auto").
@@ -166,6 +173,7 @@ struct RestraintReadOptions {
   CyanaKind cyana = CyanaKind::Auto;
   const Structure* structure = nullptr;  ///< AMBER &rst (atom numbers); other formats ignore it
   MrReport* mr_report = nullptr;         ///< filled for .mr bundles when not null
+  CancelCheck cancel;                    ///< polled while reading (ReadCancelled)
 };
 /// Reads a restraint file of any format above.
 [[nodiscard]] RestraintSet parse_restraints(std::string_view text, const std::string& path,

@@ -42,7 +42,7 @@ struct ReadSignalOptions {
   /// order; other columns are not read (they may hold text: clone names, dates). Empty: every
   /// column but the time column.
   std::string columns;
-  CancelCheck cancel;  ///< polled every 4096 lines (ReadCancelled)
+  CancelCheck cancel;  ///< polled every 4096 lines or values (ReadCancelled)
 };
 
 struct SignalFileInfo {
