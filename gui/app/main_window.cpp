@@ -143,7 +143,7 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
   connect(model_, &GraphModel::model_reset, this, [this] {
     update_title();
     scene_->reset_states();
-    runs_->clear_cache();
+    runs_->reset_session();
     viewers_->follow({});
   });
   // A node that goes (delete, or undo of its addition) leaves the viewers too.
@@ -703,6 +703,28 @@ SweepDialog* MainWindow::open_sweep_dialog() {
   d->set_plugin_dirs(std::move(dirs));
   d->save_workflow = [this] { return model_->modified() || model_->workflow().file.empty() ? save() : true; };
   d->url_opener = [this](const QUrl& u) { return url_opener ? url_opener(u) : false; };
+  // A point's outputs: its workflow runs as a normal run would (states, log, viewers), in a
+  // folder of its own beside the run folder, so neither the point's folder nor the last run's
+  // files are overwritten.
+  d->show_in_viewers = [this](const QString& point, const Workflow& wf) {
+    if (runs_->running()) return false;
+    scene_->reset_states();
+    update_inspector_status();
+    run_nodes_.clear();
+    std::filesystem::path dir = output_folder();
+    dir = dir.parent_path() / (dir.filename().string() + "-point");
+    progress_->setValue(0);
+    progress_->setVisible(true);
+    if (!runs_->start_point(wf, point, dir)) {
+      progress_->setVisible(false);
+      return false;
+    }
+    run_->setEnabled(false);
+    run_sel_->setEnabled(false);
+    cancel_->setEnabled(true);
+    statusBar()->showMessage(tr("Viewers: sweep point %1").arg(point), 8000);
+    return true;
+  };
   // a new document: the dialog belongs to the old one
   connect(model_, &GraphModel::model_reset, d, [d] {
     if (!d->running()) d->deleteLater();

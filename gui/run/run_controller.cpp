@@ -46,6 +46,7 @@ bool RunController::start(const Workflow& wf, const std::string& until) {
   if (worker_.joinable()) worker_.join();
   running_ = true;
   cancel_ = false;
+  shown_point_.clear();
   RunOptions opt;
   opt.out_dir = run_dir_.empty() ? out_dir_for(wf) : run_dir_;
   opt.cancel = &cancel_;
@@ -99,6 +100,22 @@ void RunController::rename(const std::string& from, const std::string& to) {
   if (node.empty()) return;
   node.key() = to;
   results_.insert(std::move(node));
+}
+
+bool RunController::start_point(const Workflow& wf, const QString& point, const std::filesystem::path& out_dir) {
+  const std::filesystem::path keep = run_dir_;
+  run_dir_ = out_dir;
+  const bool ok = start(wf);
+  run_dir_ = keep;
+  if (ok) shown_point_ = point;
+  return ok;
+}
+
+void RunController::reset_session() {
+  cache_.clear();
+  results_.clear();
+  previews_.clear();
+  shown_point_.clear();
 }
 
 void RunController::clear_cache() {

@@ -27,6 +27,13 @@ class RunController : public QObject {
   /// Starts a run of `wf` (copied) in the background; `until` runs only that node and what it
   /// needs. Returns false (and emits log) when a run is already going.
   bool start(const Workflow& wf, const std::string& until = {});
+  /// Shows a finished sweep point in the viewers: runs `wf` (the workflow with the point's
+  /// values set, so its node keys are those of the point's run) into `out_dir`; the nodes the
+  /// sweep stored in the lasting cache come from there, the others are computed again.
+  /// shown_point() names the point until the next start().
+  bool start_point(const Workflow& wf, const QString& point, const std::filesystem::path& out_dir);
+  /// The sweep point whose outputs the results are ("" for a run of the workflow itself).
+  [[nodiscard]] const QString& shown_point() const { return shown_point_; }
   /// Asks the running nodes to stop (cooperative); finished() follows.
   void cancel();
   [[nodiscard]] bool running() const noexcept { return running_; }
@@ -52,6 +59,9 @@ class RunController : public QObject {
     previews_.erase(node);
   }
   void clear_cache();
+  /// Forgets the session's results (another document): the lasting cache stays in use, so the
+  /// first run of the new document takes what earlier runs and sweeps stored there.
+  void reset_session();
   /// Output folder of runs; default: <cache location>/runs/<workflow name>.
   void set_out_dir(const std::filesystem::path& dir) { out_dir_ = dir; }
   [[nodiscard]] bool has_out_dir() const { return !out_dir_.empty(); }
@@ -91,6 +101,7 @@ class RunController : public QObject {
   std::map<std::string, std::map<std::string, Value>> previews_;  // node → port → value
   std::filesystem::path out_dir_;
   std::filesystem::path run_dir_;
+  QString shown_point_;
 };
 
 }  // namespace gemflow::studio

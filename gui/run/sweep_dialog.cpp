@@ -128,6 +128,9 @@ SweepDialog::SweepDialog(GraphModel& model, fs::path out_dir, const std::string&
   save->setToolTip(
       tr("Write these parameters and values into the workflow's sweep: section (gemflow run then sweeps them)"));
   auto* open_folder = new QPushButton(tr("Open Point Folder"));
+  auto* show = new QPushButton(tr("Show in Viewers"));
+  show->setObjectName(QStringLiteral("sweep_show"));
+  show->setToolTip(tr("Show the outputs of the selected finished point in Studio's viewers"));
   run_->setObjectName(QStringLiteral("sweep_run"));
   run_->setToolTip(tr("Run the points; points done before are kept (resume)"));
   cancel_->setObjectName(QStringLiteral("sweep_cancel"));
@@ -135,6 +138,7 @@ SweepDialog::SweepDialog(GraphModel& model, fs::path out_dir, const std::string&
   auto* close = new QPushButton(tr("Close"));
   buttons->addWidget(save);
   buttons->addWidget(open_folder);
+  buttons->addWidget(show);
   buttons->addStretch(1);
   buttons->addWidget(run_);
   buttons->addWidget(cancel_);
@@ -142,6 +146,7 @@ SweepDialog::SweepDialog(GraphModel& model, fs::path out_dir, const std::string&
   lay->addLayout(buttons);
   connect(save, &QPushButton::clicked, this, [this] { save_to_workflow(); });
   connect(open_folder, &QPushButton::clicked, this, [this] { open_point(points_->currentRow()); });
+  connect(show, &QPushButton::clicked, this, [this] { show_point(points_->currentRow()); });
   connect(run_, &QPushButton::clicked, this, [this] { start(); });
   connect(cancel_, &QPushButton::clicked, this, [this] { cancel(); });
   connect(close, &QPushButton::clicked, this, &QDialog::close);
@@ -155,8 +160,13 @@ SweepDialog::SweepDialog(GraphModel& model, fs::path out_dir, const std::string&
   points_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   points_->setSelectionBehavior(QAbstractItemView::SelectRows);
   points_->verticalHeader()->setVisible(false);
-  points_->setToolTip(tr("Double-click a point to open its folder (outputs, provenance.json, point.json)"));
-  connect(points_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { open_point(row); });
+  points_->setToolTip(
+      tr("Double-click a finished point to show its outputs in the viewers, another point to open its folder"));
+  connect(points_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
+    const QString st = points_->item(row, kState) ? points_->item(row, kState)->text() : QString();
+    if (st == QLatin1String("done") || st == QLatin1String("cached")) show_point(row);
+    else open_point(row);
+  });
   log_->setObjectName(QStringLiteral("sweep_log"));
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(2000);
@@ -484,6 +494,42 @@ void SweepDialog::open_point(int row) {
     return;
   }
   if (url_opener) url_opener(QUrl::fromLocalFile(q(dir.string())));
+}
+
+std::optional<Workflow> SweepDialog::point_workflow(int row) const {
+  if (row < 0 || row >= points_->rowCount() || !points_->item(row, kPoint)) return std::nullopt;
+  const Check c = check();
+  if (!c.ok()) return std::nullopt;
+  const std::string name = points_->item(row, kPoint)->text().toStdString();
+  for (const auto& p : c.sweep.points)
+    if (p.name == name) {
+      Workflow pw = model_.workflow();
+      apply_sweep_point(pw, c.sweep, p);
+      return pw;
+    }
+  return std::nullopt;
+}
+
+bool SweepDialog::show_point(int row) {
+  if (row < 0 || row >= points_->rowCount() || !points_->item(row, kPoint)) return false;
+  const QString name = points_->item(row, kPoint)->text();
+  const QString st = state_of(name);
+  if (st != QLatin1String("done") && st != QLatin1String("cached")) {
+    append_log(tr("Point %1 is %2: only a finished point can be shown").arg(name, st));
+    return false;
+  }
+  // The rows follow the parameters as typed now: a point of another sweep is not this one.
+  auto wf = point_workflow(row);
+  if (!wf) {
+    append_log(tr("Point %1 is not a point of the sweep as it stands now").arg(name));
+    return false;
+  }
+  if (!show_in_viewers || !show_in_viewers(name, *wf)) {
+    append_log(tr("Cannot show point %1 now (a run is going?)").arg(name));
+    return false;
+  }
+  append_log(tr("Showing point %1 in the viewers (from the result cache when the sweep filled it)").arg(name));
+  return true;
 }
 
 void SweepDialog::save_to_workflow() {

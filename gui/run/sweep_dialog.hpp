@@ -10,11 +10,14 @@
 // with Slurm and MPI runs) is used as it is, Studio stays responsive, and a crashing point
 // cannot take Studio down. Each finished point updates its row (done, failed, cancelled; points
 // done before and still valid are "cached"); Cancel sends SIGTERM (the command cancels as on
-// Ctrl-C); running again resumes. At the end the table is DIR/sweep.json, and a row opens its
-// point's folder.
+// Ctrl-C); running again resumes. At the end the table is DIR/sweep.json; a row opens its
+// point's folder, and a finished point (double-click, or Show in Viewers) shows its outputs in
+// Studio's viewers: the workflow with the point's values set runs in Studio, its nodes found in
+// the lasting result cache that the sweep filled (same node keys), computed again otherwise.
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -88,11 +91,19 @@ class SweepDialog : public QDialog {
   [[nodiscard]] std::filesystem::path point_folder(int row) const;
   /// Opens a point's folder (url_opener).
   void open_point(int row);
+  /// Shows a finished point (done or cached) in the viewers through show_in_viewers; false with
+  /// the reason in the log otherwise.
+  bool show_point(int row);
+  /// The workflow of a point: the document's with the point's swept values set.
+  [[nodiscard]] std::optional<Workflow> point_workflow(int row) const;
   /// The state shown for a point ("pending", "running", "done", "cached", "failed", ...).
   [[nodiscard]] QString state_of(const QString& point) const;
 
   /// Saves the workflow before a run; false stops the run (set by the main window).
   std::function<bool()> save_workflow;
+  /// Shows a point's outputs (set by the main window): the point's name and workflow; false
+  /// when it cannot now (a run is going).
+  std::function<bool(const QString& point, const Workflow& wf)> show_in_viewers;
   /// How folders are opened (tests replace QDesktopServices::openUrl).
   std::function<bool(const QUrl&)> url_opener;
 

@@ -123,12 +123,15 @@ StructureViewer* ViewerPanel::structure_viewer() const {
   return nullptr;
 }
 
+QString ViewerPanel::status() const { return status_->text(); }
+
 std::string ViewerPanel::port() const { return outputs_->currentData().toString().toStdString(); }
 
 void ViewerPanel::show_current() {
   const std::string port = outputs_->currentData().toString().toStdString();
   if (node_.empty() || port.empty()) {
     viewer_.clear();
+    shown_ = {};
     empty_->setText(node_.empty() ? tr("Select a node or a wire to see its output.")
                                   : tr("%1 has no outputs.").arg(q(node_)));
     stack_->setCurrentWidget(empty_);
@@ -138,9 +141,12 @@ void ViewerPanel::show_current() {
   preview_ = !pv.empty();
   auto outs = runs_.outputs(node_);
   auto it = outs.find(port);
-  status_->setText(preview_ ? tr("running: intermediate value") : QString());
+  status_->setText(preview_                         ? tr("running: intermediate value")
+                   : runs_.shown_point().isEmpty() ? QString()
+                                                   : tr("sweep point %1").arg(runs_.shown_point()));
   if (!preview_ && (it == outs.end() || it->second.empty())) {
     viewer_.clear();
+    shown_ = {};
     companions_shown_.clear();
     empty_->setText(tr("%1.%2 has not been computed yet: Run (or Run to selected).").arg(q(node_), q(port)));
     stack_->setCurrentWidget(empty_);
@@ -213,6 +219,7 @@ void ViewerPanel::fill_overlays() {
 void ViewerPanel::show_value(const Value& v, const QString& label,
                              const std::map<std::string, std::vector<Labelled>>& companions) {
   const std::string& t = v.type();
+  shown_ = v;
   companions_shown_.clear();
   const std::vector<const ViewerRegistry::Viewer*> viewers = registry_.viewers_for(t);
   // The overlay bar superposes structures: shown only with the structure viewer.

@@ -54,6 +54,10 @@ class ViewerPanel : public QWidget {
   /// that the value's viewer registers are drawn with it, in order).
   void show_value(const Value& v, const QString& label,
                   const std::map<std::string, std::vector<Labelled>>& companions = {});
+  /// The value shown (empty when none).
+  [[nodiscard]] const Value& shown_value() const { return shown_; }
+  /// The status line under the viewer ("sweep point value=2.0" for a sweep point's outputs).
+  [[nodiscard]] QString status() const;
   /// Whether the shown value is a running node's intermediate value.
   [[nodiscard]] bool showing_preview() const { return preview_; }
   /// The companions drawn with the shown value, as "type=node.port" (tests, status line).
@@ -90,6 +94,7 @@ class ViewerPanel : public QWidget {
   std::string viewer_;
   std::vector<std::string> selection_;
   bool preview_ = false;
+  Value shown_;
   QStringList companions_shown_;
 };
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -39,6 +40,7 @@
 #include "model/graph_model.hpp"
 #include "run/run_controller.hpp"
 #include "run/sweep_dialog.hpp"
+#include "viewers/viewer_panel.hpp"
 
 namespace fs = std::filesystem;
 namespace gs = gemflow::studio;
@@ -486,6 +488,30 @@ TEST_F(SweepGui, RunsThePointsShowsTheTableAndResumes) {
   d->open_point(1);
   ASSERT_FALSE(opened.empty());
   EXPECT_EQ(fs::path(opened.back().toLocalFile().toStdString()), d->out_dir() / "points" / "value=2.0");
+  // a finished point in the viewers: point 2's sum (2 + 2), not the document's (1.5 + 2) nor
+  // another point's; without a result cache its nodes are computed again
+  w->viewers().follow("sum");
+  {
+    QSignalSpy ran(&w->runs(), &gs::RunController::finished);
+    ASSERT_TRUE(d->show_point(1)) << d->log()->toPlainText().toStdString();
+    ASSERT_TRUE(ran.wait(30000));
+  }
+  settle();
+  EXPECT_EQ(w->runs().shown_point(), QStringLiteral("value=2.0"));
+  ASSERT_FALSE(w->viewers().shown_value().empty());
+  EXPECT_DOUBLE_EQ(w->viewers().shown_value().as<gemflow::MatrixF64>()->data()[0], 4.0);
+  EXPECT_TRUE(w->viewers().status().contains(QStringLiteral("value=2.0"))) << w->viewers().status().toStdString();
+  EXPECT_EQ(std::get<double>(*w->model().param_value("a", "value")), 1.5);  // the document is unchanged
+  // a normal run shows the document's own values again, without the point's name
+  {
+    QSignalSpy ran(&w->runs(), &gs::RunController::finished);
+    ASSERT_TRUE(w->runs().start(w->model().workflow()));
+    ASSERT_TRUE(ran.wait(30000));
+  }
+  w->viewers().refresh();
+  EXPECT_TRUE(w->runs().shown_point().isEmpty());
+  EXPECT_DOUBLE_EQ(w->viewers().shown_value().as<gemflow::MatrixF64>()->data()[0], 3.5);
+  EXPECT_FALSE(w->viewers().status().contains(QStringLiteral("value=")));
   d->grab().save(QString::fromStdString((kOut / "subgraph-sweep.png").string()));
 
   // run again: nothing to do, every point is kept ("cached")
@@ -494,6 +520,67 @@ TEST_F(SweepGui, RunsThePointsShowsTheTableAndResumes) {
   EXPECT_TRUE(events.empty());
   for (const char* p : {"value=1.0", "value=2.0", "value=3.0"})
     EXPECT_EQ(d->state_of(QLatin1String(p)), QStringLiteral("cached")) << p;
+}
+
+/// With the lasting result cache (as `gemflow run` uses by default): a point's nodes come from
+/// the entries the sweep stored, none is computed again.
+class SweepCacheGui : public SweepGui {
+ protected:
+  void SetUp() override {
+    const char* off = std::getenv("GEMFLOW_NO_CACHE");
+    if (off) no_cache_ = off;
+    cache_ = kOut / "sweep-cache";
+    fs::remove_all(cache_);
+    ::unsetenv("GEMFLOW_NO_CACHE");
+    ::setenv("GEMFLOW_CACHE_DIR", cache_.c_str(), 1);
+    SweepGui::SetUp();
+  }
+  void TearDown() override {
+    SweepGui::TearDown();
+    ::unsetenv("GEMFLOW_CACHE_DIR");
+    if (no_cache_) ::setenv("GEMFLOW_NO_CACHE", no_cache_->c_str(), 1);
+  }
+  fs::path cache_;
+  std::optional<std::string> no_cache_;
+};
+
+TEST_F(SweepCacheGui, AFinishedPointShowsInTheViewersFromTheCache) {
+  gs::SweepDialog* d = dialog("sweep_show.yaml");
+  ASSERT_NE(d, nullptr);
+  d->axes_table()->item(0, 1)->setText(QStringLiteral("1,2,3"));
+  ASSERT_TRUE(run_and_wait(d)) << d->log()->toPlainText().toStdString();
+  ASSERT_EQ(d->state_of(QStringLiteral("value=2.0")), QStringLiteral("done")) << d->log()->toPlainText().toStdString();
+  w->viewers().follow("sum");
+  // double-click on point 2's row (the first run since the file was opened: the lasting cache
+  // is used, as for any first run of a document)
+  {
+    QSignalSpy ran(&w->runs(), &gs::RunController::finished);
+    Q_EMIT d->points_table()->cellDoubleClicked(1, 0);
+    ASSERT_TRUE(ran.wait(30000)) << d->log()->toPlainText().toStdString();
+  }
+  settle();
+  for (const char* n : {"a", "b", "sum"})
+    EXPECT_EQ(w->runs().results().at(n).state, gemflow::NodeState::Cached)
+        << n << ": " << w->runs().results().at(n).why;
+  ASSERT_FALSE(w->viewers().shown_value().empty());
+  EXPECT_DOUBLE_EQ(w->viewers().shown_value().as<gemflow::MatrixF64>()->data()[0], 4.0);
+  EXPECT_TRUE(w->viewers().status().contains(QStringLiteral("sweep point value=2.0")))
+      << w->viewers().status().toStdString();
+  EXPECT_TRUE(opened.empty());  // a finished point's double-click shows it, no folder opened
+  // then point 3
+  {
+    QSignalSpy ran(&w->runs(), &gs::RunController::finished);
+    ASSERT_TRUE(d->show_point(2));
+    ASSERT_TRUE(ran.wait(30000));
+  }
+  settle();
+  EXPECT_EQ(w->runs().results().at("sum").state, gemflow::NodeState::Cached);
+  EXPECT_DOUBLE_EQ(w->viewers().shown_value().as<gemflow::MatrixF64>()->data()[0], 5.0);
+  EXPECT_TRUE(w->viewers().status().contains(QStringLiteral("value=3.0")));
+  // a point not run yet (values typed since) is not shown, and the log says why
+  d->axes_table()->item(0, 1)->setText(QStringLiteral("7"));
+  EXPECT_FALSE(d->show_point(0));
+  EXPECT_TRUE(d->log()->toPlainText().contains(QStringLiteral("only a finished point")));
 }
 
 TEST_F(SweepGui, CancelStopsTheSweepAndRunResumesIt) {
