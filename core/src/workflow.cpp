@@ -1470,6 +1470,21 @@ LoadResult load_impl(const fs::path& file, const Registry& registry, LoadChain& 
   return r;
 }
 
+}  // namespace
+
+ParamSpec subworkflow_path_param() {
+  ParamSpec path;
+  path.name = "path";
+  path.kind = ParamKind::InputPath;
+  path.default_value = std::string();
+  path.required = true;
+  path.doc = "the inner workflow file (relative to this workflow's folder)";
+  path.extensions = {".yaml", ".yml"};
+  return path;
+}
+
+namespace {
+
 // The spec a loaded sub-workflow presents: its exposed ports typed like the inner ports.
 NodeSpec subworkflow_spec(const Workflow& inner, const Registry& registry) {
   NodeSpec spec;
@@ -1496,14 +1511,7 @@ NodeSpec subworkflow_spec(const Workflow& inner, const Registry& registry) {
       if (port.type.empty()) continue;  // broken declaration: the inner file's diagnostics say why
       (in ? spec.inputs : spec.outputs).push_back(std::move(port));
     }
-  ParamSpec path;
-  path.name = "path";
-  path.kind = ParamKind::InputPath;
-  path.default_value = std::string();
-  path.required = true;
-  path.doc = "the inner workflow file (relative to this workflow's folder)";
-  path.extensions = {".yaml", ".yml"};
-  spec.params.push_back(std::move(path));
+  spec.params.push_back(subworkflow_path_param());
   return spec;
 }
 

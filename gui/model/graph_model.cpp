@@ -47,14 +47,7 @@ const NodeSpec& unloaded_subworkflow_spec() {
         "Runs another workflow file as one node: its inputs: and outputs: sections are the node's ports. "
         "Choose the file with 'path'.";
     s.info.version = 1;
-    ParamSpec path;
-    path.name = "path";
-    path.kind = ParamKind::InputPath;
-    path.default_value = std::string();
-    path.required = true;
-    path.doc = "the inner workflow file (relative to this workflow's folder)";
-    path.extensions = {".yaml", ".yml"};
-    s.params.push_back(std::move(path));
+    s.params.push_back(subworkflow_path_param());
     return s;
   }();
   return spec;

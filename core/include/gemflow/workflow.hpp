@@ -76,6 +76,10 @@ inline constexpr std::string_view kSubWorkflowType = "workflow";
 /// Sub-workflows nest at most this deep (a deeper chain is refused with its files).
 inline constexpr int kMaxSubWorkflowDepth = 8;
 
+/// The one parameter of a `workflow` node: `path`, the inner file (.yaml/.yml, relative to the
+/// outer workflow's folder), required.
+[[nodiscard]] ParamSpec subworkflow_path_param();
+
 struct NodeInstance {
   std::string id;
   std::string type;
