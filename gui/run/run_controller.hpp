@@ -59,8 +59,8 @@ class RunController : public QObject {
     previews_.erase(node);
   }
   void clear_cache();
-  /// Forgets the session's results (another document): the lasting cache stays in use, so the
-  /// first run of the new document takes what earlier runs and sweeps stored there.
+  /// Forgets the results held in memory (another document is opened); the lasting cache stays
+  /// in use, so the first run of the new document takes what earlier runs and sweeps stored.
   void reset_session();
   /// Output folder of runs; default: <cache location>/runs/<workflow name>.
   void set_out_dir(const std::filesystem::path& dir) { out_dir_ = dir; }

@@ -43,6 +43,7 @@
 #include <gemflow/types.hpp>
 
 #include "app/main_window.hpp"
+#include "gui_test_support.hpp"
 #include "editor/graph_scene.hpp"
 #include "editor/graph_view.hpp"
 #include "editor/inspector.hpp"
@@ -61,29 +62,13 @@ namespace {
 
 const fs::path kOut = fs::path(GEMFLOW_BINARY_DIR) / "studio-test";
 
-gemflow::Registry& registry() {
-  static gemflow::Registry reg;
-  static bool loaded = false;
-  if (!loaded) {
-    gemflow::PluginHost host(reg);
-    host.load_directory(fs::path(GEMFLOW_BINARY_DIR) / "test-plugins" / "testnodes");
-    loaded = true;
-  }
-  return reg;
-}
+using gs::testing::link_texts;
+using gs::testing::settle;
+
+gemflow::Registry& registry() { return gs::testing::testnodes_registry(); }
 
 fs::path write_file(const std::string& name, const std::string& text) {
-  fs::create_directories(kOut);
-  const fs::path f = kOut / name;
-  std::ofstream(f) << text;
-  return f;
-}
-
-/// Turns the event loop once and deletes what was scheduled for deletion (the Inspector's old
-/// pages), so that findChild sees only what is shown.
-void settle() {
-  QCoreApplication::processEvents();
-  QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+  return gs::testing::write_file(kOut, name, text);
 }
 
 bool run_and_wait(gs::MainWindow& w, bool selected = false) {
@@ -121,12 +106,6 @@ QAction* action(QMenu* m, const char* name) {
     if (a->objectName() == QLatin1String(name)) return a;
   ADD_FAILURE() << "no action " << name;
   return nullptr;
-}
-
-std::vector<std::string> link_texts(const gs::GraphModel& m) {
-  std::vector<std::string> r;
-  for (const auto& l : m.workflow().links) r.push_back(l.str());
-  return r;
 }
 
 bool has_link(const gs::GraphModel& m, const std::string& text) {

@@ -48,6 +48,7 @@
 #include <gemflow/types.hpp>
 
 #include "app/main_window.hpp"
+#include "gui_test_support.hpp"
 #include "editor/graph_scene.hpp"
 #include "editor/graph_view.hpp"
 #include "editor/inspector.hpp"
@@ -176,10 +177,7 @@ gemflow::Registry& shipped_registry() {
 }
 
 fs::path write_file(const std::string& name, const std::string& text) {
-  fs::create_directories(kOut);
-  const fs::path f = kOut / name;
-  std::ofstream(f) << text;
-  return f;
+  return gemflow::studio::testing::write_file(kOut, name, text);
 }
 
 /// Runs and waits (the event loop keeps turning: events arrive as queued calls).

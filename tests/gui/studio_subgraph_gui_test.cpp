@@ -31,6 +31,7 @@
 #include <gemflow/types.hpp>
 
 #include "app/main_window.hpp"
+#include "gui_test_support.hpp"
 #include "editor/graph_scene.hpp"
 #include "editor/graph_view.hpp"
 #include "editor/inspector.hpp"
@@ -50,39 +51,19 @@ namespace {
 const fs::path kOut = fs::path(GEMFLOW_BINARY_DIR) / "studio-test" / "subgraph";
 const fs::path kPlugins = fs::path(GEMFLOW_BINARY_DIR) / "test-plugins" / "testnodes";
 
-gemflow::Registry& registry() {
-  static gemflow::Registry reg;
-  static bool loaded = false;
-  if (!loaded) {
-    gemflow::PluginHost host(reg);
-    host.load_directory(kPlugins);
-    loaded = true;
-  }
-  return reg;
-}
+using gs::testing::link_texts;
+using gs::testing::settle;
+
+gemflow::Registry& registry() { return gs::testing::testnodes_registry(); }
 
 fs::path write_file(const std::string& name, const std::string& text) {
-  fs::create_directories(kOut);
-  const fs::path f = kOut / name;
-  std::ofstream(f) << text;
-  return f;
-}
-
-void settle() {
-  QCoreApplication::processEvents();
-  QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+  return gs::testing::write_file(kOut, name, text);
 }
 
 QAction* action(QMenu* m, const char* name) {
   for (QAction* a : m->actions())
     if (a->objectName() == QLatin1String(name)) return a;
   return nullptr;
-}
-
-std::vector<std::string> link_texts(const gs::GraphModel& m) {
-  std::vector<std::string> r;
-  for (const auto& l : m.workflow().links) r.push_back(l.str());
-  return r;
 }
 
 /// a (1.5) and b (2) → sum; idle sleeps `seconds`.
