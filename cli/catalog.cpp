@@ -13,8 +13,8 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "gemflow/atomic_file.hpp"
@@ -41,10 +41,10 @@ namespace {
 // Abbreviations whose '.' never ends a sentence (lower case, without the final dot).
 bool is_abbreviation(std::string word) {
   for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  static const std::set<std::string> known = {"e.g", "i.e", "eg", "ie", "cf", "ch", "chap", "sec", "incl", "al",
-                                              "approx", "vs", "fig", "figs", "eq", "eqs", "ref", "refs", "resp",
-                                              "no", "nos", "vol", "pp", "p", "ca", "esp", "max", "min", "dept",
-                                              "dr", "prof", "st", "mr", "mrs", "ms", "ed", "eds", "viz", "sq"};
+  static const std::set<std::string> known = {"e.g",    "i.e", "eg",  "ie",   "cf", "ch",  "chap", "sec",  "incl", "al",
+                                              "approx", "vs",  "fig", "figs", "eq", "eqs", "ref",  "refs", "resp", "no",
+                                              "nos",    "vol", "pp",  "p",    "ca", "esp", "max",  "min",  "dept", "dr",
+                                              "prof",   "st",  "mr",  "mrs",  "ms", "ed",  "eds",  "viz",  "sq"};
   return known.contains(word);
 }
 
@@ -132,10 +132,9 @@ std::string wrap(std::string_view text, std::size_t width, std::string_view firs
 std::string yaml_scalar(const ParamSpec& p, const ParamValue& v) {
   std::string text = format_param(v);
   const bool is_text = std::holds_alternative<std::string>(v);
-  if (is_text && (p.kind == ParamKind::String || p.kind == ParamKind::InputPath ||
-                  p.kind == ParamKind::OutputPath)) {
-    const bool plain = !text.empty() && text.find_first_of(":{}[],&*#?|<>=!%@`'\"\\ ") == std::string::npos &&
-                       text.front() != '-';
+  if (is_text && (p.kind == ParamKind::String || p.kind == ParamKind::InputPath || p.kind == ParamKind::OutputPath)) {
+    const bool plain =
+        !text.empty() && text.find_first_of(":{}[],&*#?|<>=!%@`'\"\\ ") == std::string::npos && text.front() != '-';
     if (!plain) {
       std::string q = "\"";
       for (char c : text) {
@@ -167,13 +166,15 @@ nlohmann::json spec_json(const NodeEntry& e) {
   const NodeSpec& s = e.spec;
   auto ports = [](const std::vector<PortSpec>& ps) {
     nlohmann::json a = nlohmann::json::array();
-    for (const auto& p : ps) a.push_back({{"name", p.name}, {"type", p.type}, {"optional", p.optional}, {"doc", p.doc}});
+    for (const auto& p : ps)
+      a.push_back({{"name", p.name}, {"type", p.type}, {"optional", p.optional}, {"doc", p.doc}});
     return a;
   };
   nlohmann::json params = nlohmann::json::array();
   for (const auto& p : s.params) {
-    nlohmann::json j{{"name", p.name}, {"kind", to_string(p.kind)}, {"required", p.required},
-                     {"unit", p.unit}, {"doc", p.doc}, {"default", format_param(p.default_value)}};
+    nlohmann::json j{{"name", p.name},         {"kind", to_string(p.kind)},
+                     {"required", p.required}, {"unit", p.unit},
+                     {"doc", p.doc},           {"default", format_param(p.default_value)}};
     if (p.min) j["min"] = *p.min;
     if (p.max) j["max"] = *p.max;
     if (!p.choices.empty()) j["choices"] = p.choices;
@@ -184,8 +185,9 @@ nlohmann::json spec_json(const NodeEntry& e) {
   for (const auto& r : s.info.rules) {
     nlohmann::json when = nlohmann::json::array();
     for (const auto& v : r.when) when.push_back(format_param(v));
-    nlohmann::json j{{"param", r.param}, {"when", when}, {"other", r.other},
-                     {"other_value", format_param(r.other_value)}, {"must", r.must}, {"why", r.why}};
+    nlohmann::json j{{"param", r.param}, {"when", when},
+                     {"other", r.other}, {"other_value", format_param(r.other_value)},
+                     {"must", r.must},   {"why", r.why}};
     if (r.compare != ParamCompare::None) {
       j["compare"] = r.compare == ParamCompare::Less        ? "<"
                      : r.compare == ParamCompare::LessEqual ? "<="
@@ -196,12 +198,21 @@ nlohmann::json spec_json(const NodeEntry& e) {
     }
     rules.push_back(std::move(j));
   }
-  return {{"id", s.info.id},       {"version", s.info.version}, {"title", s.info.title},
-          {"category", s.info.category}, {"doc", s.info.doc},   {"stochastic", s.info.stochastic},
-          {"errors", s.info.errors}, {"memory", s.info.memory}, {"determinism", s.info.determinism},
+  return {{"id", s.info.id},
+          {"version", s.info.version},
+          {"title", s.info.title},
+          {"category", s.info.category},
+          {"doc", s.info.doc},
+          {"stochastic", s.info.stochastic},
+          {"errors", s.info.errors},
+          {"memory", s.info.memory},
+          {"determinism", s.info.determinism},
           {"references", s.info.references},
-          {"origin", e.origin},    {"inputs", ports(s.inputs)}, {"outputs", ports(s.outputs)},
-          {"params", params},      {"rules", rules}};
+          {"origin", e.origin},
+          {"inputs", ports(s.inputs)},
+          {"outputs", ports(s.outputs)},
+          {"params", params},
+          {"rules", rules}};
 }
 
 /// A rule in words: "tolerance must be below cutoff when unlisted_lower = cutoff (why)",
@@ -254,7 +265,8 @@ std::vector<std::string> param_facts(const ParamSpec& p) {
 std::string workflow_snippet(const NodeSpec& s) {
   std::string params;
   for (const auto& p : s.params)  // the device too (--device still overrides it)
-    params += fmt::format("{}{}: {}", params.empty() ? "" : ", ", p.name, p.required ? "..." : yaml_scalar(p, p.default_value));
+    params += fmt::format("{}{}: {}", params.empty() ? "" : ", ", p.name,
+                          p.required ? "..." : yaml_scalar(p, p.default_value));
   const std::string short_name = s.info.id.substr(s.info.id.rfind('.') + 1);
   return fmt::format("{}: {{type: {}{}}}", short_name, s.info.id,
                      params.empty() ? std::string() : fmt::format(", params: {{{}}}", params));
@@ -277,7 +289,8 @@ void print_node_doc(const NodeEntry& e) {
   // long install path must not break the wrapped layout.
   fmt::print("Category: {}    Plugin: {}\n", s.info.category.empty() ? "(none)" : s.info.category,
              e.origin.empty() ? std::string("core") : std::filesystem::path(e.origin).filename().string());
-  if (s.info.stochastic) fmt::print("Stochastic: takes a seed; the same seed on the same device gives the same result\n");
+  if (s.info.stochastic)
+    fmt::print("Stochastic: takes a seed; the same seed on the same device gives the same result\n");
   if (!s.info.doc.empty()) fmt::print("\n{}\n", wrap(s.info.doc, width, "", 0));
   print_ports("Inputs", s.inputs, width);
   print_ports("Outputs", s.outputs, width);
@@ -299,11 +312,11 @@ void print_node_doc(const NodeEntry& e) {
     for (const auto& r : s.info.rules) fmt::print("{}\n", wrap(rule_text(s, r), width, "  ", 6));
   }
   // The structured parts of the node's documentation (NodeInfo), each under its heading.
-  for (const auto& [title, text] : std::initializer_list<std::pair<const char*, const std::string*>>{
-           {"Errors", &s.info.errors},
-           {"Memory", &s.info.memory},
-           {"Determinism", &s.info.determinism},
-           {"References", &s.info.references}})
+  for (const auto& [title, text] :
+       std::initializer_list<std::pair<const char*, const std::string*>>{{"Errors", &s.info.errors},
+                                                                         {"Memory", &s.info.memory},
+                                                                         {"Determinism", &s.info.determinism},
+                                                                         {"References", &s.info.references}})
     if (!text->empty()) fmt::print("\n{}:\n{}\n", title, wrap(*text, width, "  ", 2));
   fmt::print("\nIn a workflow:\n  {}\n", workflow_snippet(s));
 }
@@ -327,7 +340,6 @@ void print_list(const std::vector<const NodeEntry*>& entries) {
     }
   }
 }
-
 
 // ---- `gemflow nodes --markdown DIR`: the node reference (docs/nodes/) ------------------------
 
@@ -394,8 +406,7 @@ std::string node_markdown(const NodeEntry& e) {
   out += fmt::format("# {} — {}\n\n", s.info.id, md_text(s.info.title));
   out += fmt::format("Version {} · Category: {} · Plugin: `{}`\n", s.info.version,
                      s.info.category.empty() ? "(none)" : md_text(s.info.category), plugin_file(e));
-  if (s.info.stochastic)
-    out += "\nStochastic: takes a seed; the same seed on the same device gives the same result.\n";
+  if (s.info.stochastic) out += "\nStochastic: takes a seed; the same seed on the same device gives the same result.\n";
   if (!s.info.doc.empty()) out += "\n" + md_block(s.info.doc) + "\n";
   out += "\n## Inputs\n\n" + md_ports(s.inputs);
   out += "\n## Outputs\n\n" + md_ports(s.outputs);
@@ -410,19 +421,19 @@ std::string node_markdown(const NodeEntry& e) {
       facts.erase(facts.begin());  // the default has its own column
       std::string rest;
       for (const auto& f : facts) rest += (rest.empty() ? "" : "; ") + md_cell(f);
-      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(p.name), to_string(p.kind), md_cell(p.unit),
-                         dflt, rest, md_cell(p.doc));
+      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(p.name), to_string(p.kind), md_cell(p.unit), dflt,
+                         rest, md_cell(p.doc));
     }
   }
   if (!s.info.rules.empty()) {
     out += "\n## Rules\n\nChecked before a workflow runs (`gemflow validate`, `gemflow run`, Studio):\n\n";
     for (const auto& r : s.info.rules) out += "- " + md_text(rule_text(s, r)) + "\n";
   }
-  for (const auto& [title, text] : std::initializer_list<std::pair<const char*, const std::string*>>{
-           {"Errors", &s.info.errors},
-           {"Memory", &s.info.memory},
-           {"Determinism", &s.info.determinism},
-           {"References", &s.info.references}})
+  for (const auto& [title, text] :
+       std::initializer_list<std::pair<const char*, const std::string*>>{{"Errors", &s.info.errors},
+                                                                         {"Memory", &s.info.memory},
+                                                                         {"Determinism", &s.info.determinism},
+                                                                         {"References", &s.info.references}})
     if (!text->empty()) out += fmt::format("\n## {}\n\n{}\n", title, md_block(*text));
   out += fmt::format("\n## In a workflow\n\n```yaml\n{}\n```\n", workflow_snippet(s));
   return out;
@@ -435,13 +446,15 @@ std::string index_markdown(const std::vector<const NodeEntry*>& entries) {
     by_cat[e->spec.info.category.empty() ? "Uncategorised" : e->spec.info.category].push_back(e);
     plugins.insert(plugin_file(*e));
   }
-  std::string out = std::string(kMarkdownMark) +
-                    " from the node specs; do not edit. Regenerate: build/ci/bin/gemflow nodes --markdown docs/nodes -->\n\n";
+  std::string out =
+      std::string(kMarkdownMark) +
+      " from the node specs; do not edit. Regenerate: build/ci/bin/gemflow nodes --markdown docs/nodes -->\n\n";
   out += "# Node reference\n\n";
-  out += fmt::format("{} node types from {} plugins, one page each: ports with their data types, parameters with "
-                     "defaults, limits, units and choices, rules, errors, memory, determinism and references. The "
-                     "same text as `gemflow nodes TYPE` and Studio's help.\n",
-                     entries.size(), plugins.size());
+  out += fmt::format(
+      "{} node types from {} plugins, one page each: ports with their data types, parameters with "
+      "defaults, limits, units and choices, rules, errors, memory, determinism and references. The "
+      "same text as `gemflow nodes TYPE` and Studio's help.\n",
+      entries.size(), plugins.size());
   for (const auto& [cat, list] : by_cat) {
     out += fmt::format("\n## {}\n\n| Node | Title | Summary |\n|---|---|---|\n", md_text(cat));
     for (const auto* e : list)
@@ -515,8 +528,8 @@ int nodes_command(const NodesArgs& args, const GlobalOptions& g, Console&) {
     print_list(all);
     std::set<std::string> origins;
     for (const auto* e : all) origins.insert(e->origin);
-    fmt::print("\n{} node type{} from {} plugin{}. `gemflow nodes TYPE` shows ports and parameters.\n",
-               all.size(), all.size() == 1 ? "" : "s", origins.size(), origins.size() == 1 ? "" : "s");
+    fmt::print("\n{} node type{} from {} plugin{}. `gemflow nodes TYPE` shows ports and parameters.\n", all.size(),
+               all.size() == 1 ? "" : "s", origins.size(), origins.size() == 1 ? "" : "s");
     return kExitOk;
   }
 
@@ -542,8 +555,8 @@ int nodes_command(const NodesArgs& args, const GlobalOptions& g, Console&) {
     return kExitOk;
   }
   const std::string near = nearest_name(args.type, registry.node_ids());
-  spdlog::error("unknown node type '{}'{}", args.type, near.empty() ? " (`gemflow nodes` lists them)"
-                                                                    : fmt::format(" (did you mean '{}'?)", near));
+  spdlog::error("unknown node type '{}'{}", args.type,
+                near.empty() ? " (`gemflow nodes` lists them)" : fmt::format(" (did you mean '{}'?)", near));
   return kExitInvalid;
 }
 
@@ -561,7 +574,8 @@ int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console&) {
     const int n = cuda_device_count();
     if (!built_with_cuda()) {
       fmt::print("CUDA: not in this build (every node runs on the CPU)\n");
-      hints.push_back("this build has no CUDA support: rebuild with nvcc available (/usr/local/cuda) for the GPU paths");
+      hints.push_back(
+          "this build has no CUDA support: rebuild with nvcc available (/usr/local/cuda) for the GPU paths");
     } else {
       fmt::print("CUDA: built with CUDA {}; {} device{} visible\n", GEMFLOW_SDK_CUDA, n, n == 1 ? "" : "s");
       for (int i = 0; i < n; ++i) fmt::print("  cuda:{}  {}\n", i, cuda_device_name(i));
@@ -583,14 +597,15 @@ int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console&) {
       }
     }
     for (const auto& p : g.plugin_paths) extra_dirs.insert(normal(p));
-    fmt::print("Plugin search path (GEMFLOW_PLUGIN_PATH={}):\n", std::getenv("GEMFLOW_PLUGIN_PATH") ? std::getenv("GEMFLOW_PLUGIN_PATH") : "(unset)");
+    fmt::print("Plugin search path (GEMFLOW_PLUGIN_PATH={}):\n",
+               std::getenv("GEMFLOW_PLUGIN_PATH") ? std::getenv("GEMFLOW_PLUGIN_PATH") : "(unset)");
     const auto path = PluginHost::search_path(g.plugin_paths);
     std::size_t files = 0;
     for (std::size_t i = 0; i < path.size(); ++i) {
       const auto& dir = path[i];
       const char* from = extra_dirs.contains(normal(dir)) ? "--plugin-path"
                          : env_dirs.contains(normal(dir)) ? "GEMFLOW_PLUGIN_PATH"
-                                                           : "install folder";
+                                                          : "install folder";
       std::error_code ec;
       std::string state;
       if (!fs::is_directory(dir, ec)) {
@@ -607,7 +622,8 @@ int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console&) {
       fmt::print("  {}. {}  ({}; {})\n", i + 1, dir.string(), from, state);
     }
     if (files == 0)
-      hints.push_back("no plugin files found: build the project (make) or add a folder with --plugin-path or GEMFLOW_PLUGIN_PATH");
+      hints.push_back(
+          "no plugin files found: build the project (make) or add a folder with --plugin-path or GEMFLOW_PLUGIN_PATH");
     fmt::print("\n");
   }
 
@@ -630,35 +646,45 @@ int plugins_command(const PluginsArgs& args, const GlobalOptions& g, Console&) {
               "{} fails in its own load-time code ({}), so Gemflow skipped it: remove it from the plugin folder, "
               "or fix or rebuild it. It is remembered as failed and not tried again until the file changes{}",
               file, r.error,
-              r.remembered_in.empty() ? std::string()
-                                      : fmt::format(" (to try it again as it is, delete {})", r.remembered_in.string())));
+              r.remembered_in.empty()
+                  ? std::string()
+                  : fmt::format(" (to try it again as it is, delete {})", r.remembered_in.string())));
         else if (lower.find("outside the plugin's namespace") != std::string::npos)
-          hints.push_back(fmt::format("{} registers a node id that is not its own ({}): it is refused so that "
-                                      "the plugin owning that id loads; fix or remove it",
-                                      file, r.error));
+          hints.push_back(
+              fmt::format("{} registers a node id that is not its own ({}): it is refused so that "
+                          "the plugin owning that id loads; fix or remove it",
+                          file, r.error));
         else if (lower.starts_with("not a gemflow plugin"))
-          hints.push_back(fmt::format("{} is not a Gemflow plugin (it exports no Gemflow entry points): remove it "
-                                      "from the plugin folder",
-                                      file));
+          hints.push_back(
+              fmt::format("{} is not a Gemflow plugin (it exports no Gemflow entry points): remove it "
+                          "from the plugin folder",
+                          file));
         else if (lower.starts_with("not a loadable shared library") &&
                  lower.find("cannot open shared object") == std::string::npos &&
                  lower.find("undefined symbol") == std::string::npos)
-          hints.push_back(fmt::format("{} is not a shared library for this system: remove it from the plugin folder",
-                                      file));
+          hints.push_back(
+              fmt::format("{} is not a shared library for this system: remove it from the plugin folder", file));
         else if (lower.find("fingerprint") != std::string::npos)
-          hints.push_back(fmt::format("{} was built with another SDK, C++ library or CUDA version (its fingerprint: {}): "
-                                      "rebuild it against this Gemflow", file, r.fingerprint.empty() ? "unreadable" : r.fingerprint));
+          hints.push_back(
+              fmt::format("{} was built with another SDK, C++ library or CUDA version (its fingerprint: {}): "
+                          "rebuild it against this Gemflow",
+                          file, r.fingerprint.empty() ? "unreadable" : r.fingerprint));
         else if (lower.starts_with("plugin api version"))
           hints.push_back(fmt::format("{} was built for another plugin API: rebuild it against this Gemflow", file));
         else if (lower.find("undefined symbol") != std::string::npos)
-          hints.push_back(fmt::format("{} refers to code that is not there (undefined symbol): it is out of date or "
-                                      "half-built; rebuild it (make)", file));
+          hints.push_back(
+              fmt::format("{} refers to code that is not there (undefined symbol): it is out of date or "
+                          "half-built; rebuild it (make)",
+                          file));
         else if (lower.find("cannot open shared object") != std::string::npos)
-          hints.push_back(fmt::format("{} needs a library that is not installed: `ldd {}` names it", file, r.file.string()));
+          hints.push_back(
+              fmt::format("{} needs a library that is not installed: `ldd {}` names it", file, r.file.string()));
         else if (lower.find("duplicate") != std::string::npos || lower.find("already") != std::string::npos)
-          hints.push_back(fmt::format("{} registers a node id that another plugin owns: remove one of the two files", file));
+          hints.push_back(
+              fmt::format("{} registers a node id that another plugin owns: remove one of the two files", file));
         else
-          hints.push_back(fmt::format("{} cannot be used ({}): remove it from the plugin folder or rebuild it", file, r.error));
+          hints.push_back(
+              fmt::format("{} cannot be used ({}): remove it from the plugin folder or rebuild it", file, r.error));
       }
     }
   }

@@ -24,7 +24,7 @@ struct RunArgs {
   std::filesystem::path workflow;
   std::vector<std::string> sets;  ///< "node.param=value"
   std::optional<std::filesystem::path> out;
-  std::string device;             ///< "" = each node's own `device`
+  std::string device;  ///< "" = each node's own `device`
   int jobs = 0;
   int gpu_jobs = 1;  ///< nodes at once per CUDA device (RunOptions::gpu_jobs)
   bool json = false;
@@ -65,7 +65,6 @@ struct FmtArgs {
   std::vector<std::filesystem::path> workflows;
   bool check = false;  ///< only say which files are not in canonical form (exit 1 when any)
 };
-
 
 struct CacheArgs {
   std::string action;  ///< info | prune | clear

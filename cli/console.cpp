@@ -98,9 +98,15 @@ class ConsoleSink final : public spdlog::sinks::base_sink<std::mutex> {
     switch (msg.level) {
       case spdlog::level::trace:
       case spdlog::level::debug: out += "debug: "; break;
-      case spdlog::level::warn: out += "warning: "; color = "\x1b[33m"; break;
+      case spdlog::level::warn:
+        out += "warning: ";
+        color = "\x1b[33m";
+        break;
       case spdlog::level::err:
-      case spdlog::level::critical: out += "error: "; color = "\x1b[31m"; break;
+      case spdlog::level::critical:
+        out += "error: ";
+        color = "\x1b[31m";
+        break;
       default: break;
     }
     out.append(msg.payload.data(), msg.payload.size());

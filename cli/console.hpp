@@ -14,10 +14,10 @@ namespace gemflow::cli {
 
 /// Exit codes of the `gemflow` command (documented in `gemflow --help` and docs/cli.md).
 enum ExitCode : int {
-  kExitOk = 0,         ///< success
-  kExitNodeFailed = 1, ///< a node failed (other branches ran to the end)
-  kExitInvalid = 2,    ///< invalid workflow, unknown node type, bad option or --set
-  kExitCancelled = 3,  ///< cancelled by SIGINT/SIGTERM
+  kExitOk = 0,          ///< success
+  kExitNodeFailed = 1,  ///< a node failed (other branches ran to the end)
+  kExitInvalid = 2,     ///< invalid workflow, unknown node type, bad option or --set
+  kExitCancelled = 3,   ///< cancelled by SIGINT/SIGTERM
 };
 
 /// Serialises everything written to stderr. On a terminal it keeps a "live" block of lines at

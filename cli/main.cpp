@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "console.hpp"
@@ -67,11 +67,11 @@ int main(int argc, char** argv) {
   app.footer(kEpilog);
   app.fallthrough();  // global options may come after the sub-command
   app.require_subcommand(1);
-  app.set_version_flag("--version",
-                       fmt::format("gemflow {}\n{}\nCUDA: {}", GEMFLOW_SDK_VERSION,
-                                   gemflow::PluginHost::host_fingerprint(),
-                                   gemflow::built_with_cuda() ? "built with CUDA " GEMFLOW_SDK_CUDA : "not in this build"),
-                       "Print the version and build fingerprint, then exit");
+  app.set_version_flag(
+      "--version",
+      fmt::format("gemflow {}\n{}\nCUDA: {}", GEMFLOW_SDK_VERSION, gemflow::PluginHost::host_fingerprint(),
+                  gemflow::built_with_cuda() ? "built with CUDA " GEMFLOW_SDK_CUDA : "not in this build"),
+      "Print the version and build fingerprint, then exit");
 
   GlobalOptions g;
   std::vector<std::string> plugin_paths;
@@ -95,8 +95,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--out", out_dir, "Output folder (default: ./out/<workflow name>)")
       ->type_name("DIR")
       ->check(non_empty);
-  run_cmd
-      ->add_option("--device", run.device, "Device for every node with a `device` parameter")
+  run_cmd->add_option("--device", run.device, "Device for every node with a `device` parameter")
       ->type_name("cpu|auto|cuda|cuda:N")
       ->check(
           [](const std::string& s) -> std::string {
@@ -104,9 +103,13 @@ int main(int argc, char** argv) {
           },
           "");
   run_cmd->add_option("-j,--jobs", run.jobs, "Nodes run in parallel (0: one per hardware thread)")
-      ->check([](const std::string& s) -> std::string {
-        return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos ? "" : "expected a count >= 0, got '" + s + "'";
-      }, "")
+      ->check(
+          [](const std::string& s) -> std::string {
+            return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos
+                       ? ""
+                       : "expected a count >= 0, got '" + s + "'";
+          },
+          "")
       ->type_name("N");
   run_cmd->add_option("--gpu-jobs", run.gpu_jobs, "Nodes run at once on one CUDA device (0: no limit)")
       ->check(
@@ -146,8 +149,7 @@ int main(int argc, char** argv) {
   // nodes
   NodesArgs nodes;
   auto* nodes_cmd = app.add_subcommand("nodes", "List node types by category, or document one");
-  nodes_cmd->add_option("type", nodes.type, "Node type id (or a plugin prefix such as 'distgeom')")
-      ->type_name("TYPE");
+  nodes_cmd->add_option("type", nodes.type, "Node type id (or a plugin prefix such as 'distgeom')")->type_name("TYPE");
   nodes_cmd->add_flag("--json", nodes.json, "Print the specs as JSON");
   std::string markdown_dir;
   nodes_cmd
@@ -249,7 +251,8 @@ int main(int argc, char** argv) {
     // `gemflow frobnicate`: name the unknown command instead of CLI11's "A subcommand is required".
     const auto rest = app.remaining();
     if (app.get_subcommands().empty() && !rest.empty() && !rest.front().empty() && rest.front()[0] != '-') {
-      const std::vector<std::string> commands{"run", "validate", "nodes", "plugins", "cache", "upgrade", "fmt", "sweep"};
+      const std::vector<std::string> commands{"run",   "validate", "nodes", "plugins",
+                                              "cache", "upgrade",  "fmt",   "sweep"};
       const std::string near = gemflow::nearest_name(rest.front(), commands);
       std::cerr << "gemflow: unknown command '" << rest.front() << "'"
                 << (near.empty() ? std::string() : " (did you mean '" + near + "'?)")

@@ -106,8 +106,7 @@ void Reporter::on_event(const RunEvent& e) {
         j["level"] = level_name(e.level);
         j["message"] = e.message;
         break;
-      case RunEvent::Kind::Preview:
-        return;
+      case RunEvent::Kind::Preview: return;
     }
     emit_json(j);
     return;
@@ -192,8 +191,8 @@ std::vector<std::string> Reporter::live_lines_locked() const {
   }
   std::vector<std::string> lines;
   if (running == 0) return lines;
-  lines.push_back(fmt::format("{}  {:.1f}s  {}/{} nodes finished, {} running", name_, t, finished, order_.size(),
-                              running));
+  lines.push_back(
+      fmt::format("{}  {:.1f}s  {}/{} nodes finished, {} running", name_, t, finished, order_.size(), running));
   for (const auto& id : order_) {
     auto it = nodes_.find(id);
     if (it == nodes_.end() || it->second.state != NodeState::Running) continue;

@@ -41,9 +41,9 @@ class Reporter {
     NodeState state = NodeState::Idle;
     double progress = -1.0;  ///< < 0: none reported yet
     std::string message;
-    double started = 0.0;    ///< console clock when it started running
-    double last_line = -1e9; ///< console clock of the last plain progress line
-    int last_bucket = -1;    ///< 10 % bucket of the last plain progress line
+    double started = 0.0;     ///< console clock when it started running
+    double last_line = -1e9;  ///< console clock of the last plain progress line
+    int last_bucket = -1;     ///< 10 % bucket of the last plain progress line
   };
   [[nodiscard]] std::vector<std::string> live_lines_locked() const;
   void state_line(const std::string& node, const NodeView& v, const RunEvent& e);

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "gemflow/atomic_file.hpp"
@@ -76,27 +76,21 @@ void install_cancel_handlers() {
 
 void print_diagnostic(Console& console, const Diagnostic& d) {
   std::string text = d.str();
-  if (console.color())
-    text = (d.severity == Diagnostic::Severity::Error ? "\x1b[31m" : "\x1b[33m") + text + "\x1b[0m";
+  if (console.color()) text = (d.severity == Diagnostic::Severity::Error ? "\x1b[31m" : "\x1b[33m") + text + "\x1b[0m";
   console.line(text);
 }
 
 nlohmann::json diagnostic_json(const Diagnostic& d) {
-  return {{"event", "diagnostic"},
-          {"severity", d.severity == Diagnostic::Severity::Error ? "error" : "warning"},
-          {"file", d.where.file},
-          {"line", d.where.line},
-          {"column", d.where.column},
-          {"node", d.node},
-          {"param", d.param},
-          {"message", d.message},
-          {"hint", d.hint},
-          {"text", d.str()}};
+  return {{"event", "diagnostic"},    {"severity", d.severity == Diagnostic::Severity::Error ? "error" : "warning"},
+          {"file", d.where.file},     {"line", d.where.line},
+          {"column", d.where.column}, {"node", d.node},
+          {"param", d.param},         {"message", d.message},
+          {"hint", d.hint},           {"text", d.str()}};
 }
 
 std::size_t error_count(const std::vector<Diagnostic>& ds) {
-  return static_cast<std::size_t>(
-      std::count_if(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Diagnostic::Severity::Error; }));
+  return static_cast<std::size_t>(std::count_if(
+      ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Diagnostic::Severity::Error; }));
 }
 bool has_error(const std::vector<Diagnostic>& ds) { return error_count(ds) > 0; }
 
@@ -109,8 +103,7 @@ void print_nothing_ran(const std::string& name, const std::vector<Diagnostic>& d
 
 /// Loads the file and applies --set; prints every diagnostic. nullopt when it is not runnable.
 std::optional<Workflow> load_for_run(const fs::path& file, const std::vector<std::string>& sets,
-                                     const Registry& registry, Console& console,
-                                     std::vector<Diagnostic>& all) {
+                                     const Registry& registry, Console& console, std::vector<Diagnostic>& all) {
   all.clear();
   LoadResult lr = load_workflow(file, registry);
   // with overrides, parameter rules are checked on the values after them (an override may mend a
@@ -185,9 +178,14 @@ int fail_early(const RunArgs& args, const Console& console, int code, const std:
                const std::string& why) {
   for (const auto& d : ds) emit_json_line(args, diagnostic_json(d));
   // the keys of every summary (docs/cli.md), with nothing run
-  emit_json_line(args, {{"event", "summary"}, {"workflow_file", args.workflow.string()}, {"ok", false},
-                        {"exit_code", code}, {"cancelled", false}, {"seconds", console.elapsed()},
-                        {"nodes", nlohmann::json::object()}, {"error", why}});
+  emit_json_line(args, {{"event", "summary"},
+                        {"workflow_file", args.workflow.string()},
+                        {"ok", false},
+                        {"exit_code", code},
+                        {"cancelled", false},
+                        {"seconds", console.elapsed()},
+                        {"nodes", nlohmann::json::object()},
+                        {"error", why}});
   return code;
 }
 
@@ -262,8 +260,11 @@ struct RunReport {
       nlohmann::json outs = nlohmann::json::object();
       for (const auto& [port, v] : nr.outputs)
         outs[port] = {{"type", v.type()}, {"summary", v.summary()}, {"linked", consumed.contains({n.id, port})}};
-      nlohmann::json jn{{"type", n.type}, {"state", gemflow::to_string(nr.state)}, {"seconds", nr.seconds},
-                        {"key", nr.key}, {"outputs", outs}};
+      nlohmann::json jn{{"type", n.type},
+                        {"state", gemflow::to_string(nr.state)},
+                        {"seconds", nr.seconds},
+                        {"key", nr.key},
+                        {"outputs", outs}};
       if (!nr.error.empty()) jn["error"] = nr.error;
       if (!nr.why.empty()) jn["why"] = nr.why;
       nodes[n.id] = jn;
@@ -292,7 +293,7 @@ struct RunReport {
     for (auto s : {NodeState::Done, NodeState::Cached, NodeState::Failed, NodeState::Skipped, NodeState::Cancelled,
                    NodeState::Idle, NodeState::Queued, NodeState::Running})
       if (counts[s] > 0) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", counts[s], gemflow::to_string(s));
-    const char* verdict = code == kExitOk               ? "finished"
+    const char* verdict = code == kExitOk           ? "finished"
                           : code == kExitCancelled  ? "cancelled"
                           : code == kExitNodeFailed ? "failed"
                                                     : "invalid";
@@ -380,8 +381,11 @@ class LiveRun {
   RunResult run(const Registry& registry, std::string& run_error) {
     console_.start_clock();
     if (args_.json)
-      reporter_.emit_json({{"event", "start"}, {"workflow", name_}, {"workflow_file", args_.workflow.string()},
-                           {"out_dir", opt_.out_dir.string()}, {"nodes", wf_.nodes.size()}});
+      reporter_.emit_json({{"event", "start"},
+                           {"workflow", name_},
+                           {"workflow_file", args_.workflow.string()},
+                           {"out_dir", opt_.out_dir.string()},
+                           {"nodes", wf_.nodes.size()}});
     else
       spdlog::info("running '{}' ({} node{}) → {}", name_, wf_.nodes.size(), wf_.nodes.size() == 1 ? "" : "s",
                    display(opt_.out_dir));
@@ -444,10 +448,17 @@ class LiveRun {
     console_.clear_live();
     spdlog::error("{}", what);
     if (args_.json) {
-      reporter_.emit_json({{"event", "summary"}, {"workflow", name_}, {"workflow_file", args_.workflow.string()},
-                           {"ok", false}, {"exit_code", kExitCancelled}, {"cancelled", true},
-                           {"seconds", console_.elapsed()}, {"out_dir", opt_.out_dir.string()}, {"provenance", ""},
-                           {"nodes", nodes}, {"error", what}});
+      reporter_.emit_json({{"event", "summary"},
+                           {"workflow", name_},
+                           {"workflow_file", args_.workflow.string()},
+                           {"ok", false},
+                           {"exit_code", kExitCancelled},
+                           {"cancelled", true},
+                           {"seconds", console_.elapsed()},
+                           {"out_dir", opt_.out_dir.string()},
+                           {"provenance", ""},
+                           {"nodes", nodes},
+                           {"error", what}});
     } else {
       fmt::print("\n'{}' cancelled after {:.2f} s: forced exit, no provenance record\n", name_, console_.elapsed());
     }
@@ -491,8 +502,7 @@ int validate_command(const ValidateArgs& args, const GlobalOptions& g, Console& 
   if (has_error(path_diags)) return invalid(path_diags);
   for (const auto& n : notes) fmt::print("{}\n", n);
   fmt::print("{}: valid ('{}', {} node{}, {} link{})\n", args.workflow.string(), display_name(*wf, args.workflow),
-             wf->nodes.size(),
-             wf->nodes.size() == 1 ? "" : "s", wf->links.size(), wf->links.size() == 1 ? "" : "s");
+             wf->nodes.size(), wf->nodes.size() == 1 ? "" : "s", wf->links.size(), wf->links.size() == 1 ? "" : "s");
   return kExitOk;
 }
 
@@ -553,7 +563,7 @@ int fmt_command(const FmtArgs& args, const GlobalOptions& g, Console& console) {
 }
 
 int run_command(const RunArgs& args, const GlobalOptions& g, Console& console) {
-  const Reporter::Mode mode = args.json ? Reporter::Mode::Json
+  const Reporter::Mode mode = args.json        ? Reporter::Mode::Json
                               : console.live() ? Reporter::Mode::Terminal
                                                : Reporter::Mode::Plain;
   install_cancel_handlers();  // a Ctrl-C while plugins load cancels the run before it starts

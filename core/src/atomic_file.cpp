@@ -141,7 +141,8 @@ void write_file_atomically(const fs::path& file, const std::function<void(std::o
 }
 
 void write_file_atomically(const fs::path& file, std::string_view text) {
-  write_file_atomically(file, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
+  write_file_atomically(file,
+                        [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
 }
 
 }  // namespace gemflow

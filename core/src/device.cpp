@@ -65,9 +65,9 @@ Device resolve_device(const DeviceRequest& r) {
         throw DeviceError("device cuda:" + std::to_string(r.index) +
                           " requested, but this Gemflow was built without CUDA");
       if (r.index >= n)
-        throw DeviceError("device cuda:" + std::to_string(r.index) + " requested, but " +
-                          (n == 0 ? std::string("no CUDA device is present")
-                                  : std::to_string(n) + " CUDA device(s) are present"));
+        throw DeviceError(
+            "device cuda:" + std::to_string(r.index) + " requested, but " +
+            (n == 0 ? std::string("no CUDA device is present") : std::to_string(n) + " CUDA device(s) are present"));
       return {Device::Kind::Cuda, r.index};
   }
   return {};

@@ -14,8 +14,8 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <xxhash.h>
+#include <nlohmann/json.hpp>
 
 #include "gemflow/registry.hpp"
 #include "gemflow/serialize.hpp"
@@ -33,7 +33,8 @@ std::string hex(std::uint64_t h) { return fmt::format("{:016x}", h); }
 // Writes `bytes` to `file` through a temporary in the same folder: write, fsync, rename.
 void write_atomically(const fs::path& file, const std::string& bytes) {
   static std::atomic<unsigned> counter{0};
-  const fs::path tmp = file.parent_path() / fmt::format(".tmp.{}.{}.{}", ::getpid(), counter++, file.filename().string());
+  const fs::path tmp =
+      file.parent_path() / fmt::format(".tmp.{}.{}.{}", ::getpid(), counter++, file.filename().string());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(fmt::format("cannot write {}: {}", tmp.parent_path().string(), std::strerror(errno)));
   std::size_t done = 0;
@@ -150,7 +151,8 @@ std::optional<std::map<std::string, Value>> DiskCache::find(const std::string& k
       const auto version = b.get<std::uint32_t>("an encoding version");
       const std::string payload = b.str("a value");
       const TypeInfo* t = registry.find_type(type);
-      if (!t || !t->load) return miss(fmt::format("type '{}' of output '{}' cannot be read from the cache here", type, name));
+      if (!t || !t->load)
+        return miss(fmt::format("type '{}' of output '{}' cannot be read from the cache here", type, name));
       if (t->layout.str() != layout || t->serial_version != version)
         return miss(fmt::format("type '{}' changed since the entry was written", type));
       BinaryReader pr(payload);

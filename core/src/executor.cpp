@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <deque>
 #include <fstream>
@@ -24,8 +24,8 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <xxhash.h>
+#include <nlohmann/json.hpp>
 
 #include "gemflow/atomic_file.hpp"
 #include "gemflow/config.hpp"
@@ -113,9 +113,9 @@ struct FileRecord {
 struct NodeRun {
   const NodeInstance* inst = nullptr;
   const NodeEntry* entry = nullptr;
-  std::size_t order = 0;                              // position in the dependency order
+  std::size_t order = 0;                                   // position in the dependency order
   std::vector<std::pair<std::string, ParamValue>> params;  // resolved, every spec param
-  std::vector<std::size_t> succ;                      // downstream nodes (indices)
+  std::vector<std::size_t> succ;                           // downstream nodes (indices)
   struct In {
     std::string port;
     std::size_t from;
@@ -128,7 +128,7 @@ struct NodeRun {
   std::size_t consumers_left = 0;  // downstream nodes yet to finish (then device copies go)
   std::unique_ptr<TransferLog> transfers = std::make_unique<TransferLog>();
   NodeResult result;
-  std::string key_text;     // what result.key hashes (explain_key_change compares two of them)
+  std::string key_text;       // what result.key hashes (explain_key_change compares two of them)
   std::string last_key_text;  // the same of the last run of this workflow ("" when unknown)
   // Written by the node's context (its own threads): guarded by `mutex`.
   std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
@@ -230,15 +230,13 @@ class Run {
   void claim_write(const fs::path& file, const std::string& writer) {
     std::lock_guard lock(files_mutex_);
     for (const auto& [r, what] : reads_)
-      if (same_file(file, r))
-        throw InputError(fmt::format("refusing to overwrite {}: it is {}", file.string(), what));
+      if (same_file(file, r)) throw InputError(fmt::format("refusing to overwrite {}: it is {}", file.string(), what));
     if (opt_.write_provenance && same_file(file, out_dir_ / "provenance.json"))
-      throw InputError(fmt::format("refusing to write {}: the run writes its provenance record there",
-                                   file.string()));
+      throw InputError(fmt::format("refusing to write {}: the run writes its provenance record there", file.string()));
     for (const auto& [w, other] : writes_)
       if (other != writer && same_file(file, w))
-        throw InputError(fmt::format("refusing to overwrite {}: node '{}' already wrote it in this run",
-                                     file.string(), other));
+        throw InputError(
+            fmt::format("refusing to overwrite {}: node '{}' already wrote it in this run", file.string(), other));
     writes_.emplace_back(file, writer);
   }
   static std::string hash_or_missing(const fs::path& file) {
@@ -359,11 +357,10 @@ bool Context::cancelled() const { return run_.cancelled(); }
 
 void Context::preview(std::string_view port, Value value) {
   const PortSpec* spec = node_.entry->spec.output(port);
-  if (!spec)
-    throw Error(fmt::format("node '{}': preview of '{}', which is not an output port", node_.inst->id, port));
+  if (!spec) throw Error(fmt::format("node '{}': preview of '{}', which is not an output port", node_.inst->id, port));
   if (value.empty() || value.type() != spec->type)
-    throw Error(fmt::format("node '{}': preview of output '{}' must be a {}, not {}", node_.inst->id, port,
-                            spec->type, value.empty() ? "empty value" : value.type()));
+    throw Error(fmt::format("node '{}': preview of output '{}' must be a {}, not {}", node_.inst->id, port, spec->type,
+                            value.empty() ? "empty value" : value.type()));
   // Studio redraws on each one: ten a second look live without flooding the event queue.
   const auto now = std::chrono::steady_clock::now();
   if (now - last_preview_ < std::chrono::milliseconds(100)) return;
@@ -550,7 +547,8 @@ bool Run::prepare(RunResult& r) {
       const std::string_view id = stack.back();
       stack.pop_back();
       if (!wanted.insert(id).second) continue;
-      if (const auto it = from.find(id); it != from.end()) stack.insert(stack.end(), it->second.begin(), it->second.end());
+      if (const auto it = from.find(id); it != from.end())
+        stack.insert(stack.end(), it->second.begin(), it->second.end());
     }
   }
   std::unordered_map<std::string_view, std::size_t> index;
@@ -581,8 +579,7 @@ bool Run::prepare(RunResult& r) {
       ParamValue v = given ? *given : ps.default_value;
       if (ps.kind == ParamKind::Float && std::holds_alternative<std::int64_t>(v))
         v = static_cast<double>(std::get<std::int64_t>(v));
-      if ((ps.kind == ParamKind::InputPath || ps.kind == ParamKind::OutputPath) &&
-          !std::get<std::string>(v).empty()) {
+      if ((ps.kind == ParamKind::InputPath || ps.kind == ParamKind::OutputPath) && !std::get<std::string>(v).empty()) {
         const fs::path p = std::get<std::string>(v);
         if (p.is_relative())
           v = ((ps.kind == ParamKind::InputPath ? base_dir_ : out_dir_) / p).lexically_normal().string();
@@ -779,9 +776,10 @@ void Run::run_node(std::size_t i) {
       for (const auto& in : nodes_[s].inputs)
         if (in.from == i && !outputs.count(in.from_port)) {
           state = NodeState::Failed;
-          error = fmt::format("{} is bypassed but no input of type {} passes to its output '{}' (it feeds {}.{})", label,
-                              n.entry->spec.output(in.from_port) ? n.entry->spec.output(in.from_port)->type : "?",
-                              in.from_port, nodes_[s].inst->id, in.port);
+          error =
+              fmt::format("{} is bypassed but no input of type {} passes to its output '{}' (it feeds {}.{})", label,
+                          n.entry->spec.output(in.from_port) ? n.entry->spec.output(in.from_port)->type : "?",
+                          in.from_port, nodes_[s].inst->id, in.port);
         }
     if (state == NodeState::Failed) outputs.clear();
   }
@@ -824,16 +822,16 @@ void Run::run_node(std::size_t i) {
       for (const auto& [name, v] : n.params) node->set_param(name, v);
       node->set_transfer_log(n.transfers.get());
       for (auto& [port, v] : inputs) {
-        if (v.empty())
-          throw Error(fmt::format("input '{}' has no value", port));
+        if (v.empty()) throw Error(fmt::format("input '{}' has no value", port));
         node->set_input(port, std::move(v));
       }
       Context ctx(*this, n);
       node->execute(ctx);
       if (opt_.progress_check_seconds > 0 && ctx.longest_silence() > opt_.progress_check_seconds)
-        ctx.warn(fmt::format("reported no progress for {:.1f} s (nodes report progress at least every {:g} s of "
-                             "work: NodeContext::progress)",
-                             ctx.longest_silence(), opt_.progress_check_seconds));
+        ctx.warn(
+            fmt::format("reported no progress for {:.1f} s (nodes report progress at least every {:g} s of "
+                        "work: NodeContext::progress)",
+                        ctx.longest_silence(), opt_.progress_check_seconds));
       for (const auto& o : n.entry->spec.outputs) {
         const Value& v = node->output(o.name);
         if (!v.empty()) outputs.emplace(o.name, v);
@@ -842,8 +840,8 @@ void Run::run_node(std::size_t i) {
       for (std::size_t s : n.succ)
         for (const auto& in : nodes_[s].inputs)
           if (in.from == i && !outputs.count(in.from_port))
-            throw Error(fmt::format("output '{}' was not set (it feeds {}.{})", in.from_port,
-                                    nodes_[s].inst->id, in.port));
+            throw Error(
+                fmt::format("output '{}' was not set (it feeds {}.{})", in.from_port, nodes_[s].inst->id, in.port));
       // the others: a warning in the node's log (break-test: silent before)
       for (const auto& o : n.entry->spec.outputs)
         if (!outputs.count(o.name)) ctx.warn(fmt::format("output '{}' was not set", o.name));
@@ -871,10 +869,10 @@ void Run::run_node(std::size_t i) {
     } catch (const std::bad_alloc& ex) {  // an allocation the memory checks did not foresee
       state = NodeState::Failed;
       const auto avail = available_host_memory();
-      error = fmt::format("{}: out of memory ({}){}{}", label, ex.what(),
-                          avail ? fmt::format("; {:.2f} GiB available now", static_cast<double>(*avail) / (1u << 30))
-                                : std::string(),
-                          address_limit_note());
+      error = fmt::format(
+          "{}: out of memory ({}){}{}", label, ex.what(),
+          avail ? fmt::format("; {:.2f} GiB available now", static_cast<double>(*avail) / (1u << 30)) : std::string(),
+          address_limit_note());
     } catch (const std::exception& ex) {
       state = NodeState::Failed;
       // The convention: a node throws without its id or type, which the label adds here, once.
@@ -986,8 +984,8 @@ void Run::write_provenance(RunResult& r) {
   if (opt_.plugins)
     for (const auto& p : *opt_.plugins)
       if (p.loaded)
-        plugins.push_back({{"name", p.name}, {"version", p.version}, {"file", p.file.string()},
-                           {"fingerprint", p.fingerprint}});
+        plugins.push_back(
+            {{"name", p.name}, {"version", p.version}, {"file", p.file.string()}, {"fingerprint", p.fingerprint}});
   j["plugins"] = plugins;
   j["device_override"] = opt_.device;
   j["until"] = opt_.until;
@@ -1045,8 +1043,7 @@ void Run::write_provenance(RunResult& r) {
   {
     std::lock_guard lock(files_mutex_);
     for (const auto& [in, what] : reads_)
-      if (same_file(file, in))
-        throw InputError(fmt::format("refusing to overwrite {}: it is {}", file.string(), what));
+      if (same_file(file, in)) throw InputError(fmt::format("refusing to overwrite {}: it is {}", file.string(), what));
   }
   write_file_atomically(file, j.dump(2) + "\n");
   r.provenance = file;
@@ -1110,10 +1107,15 @@ void Run::open_journal() {
 
 void Run::journal(const NodeRun& n) {
   if (journal_fd_ < 0) return;
-  const std::string line = json{{"node", n.inst->id}, {"state", to_string(n.result.state)}, {"key", n.result.key},
-                                {"seconds", n.result.seconds}}.dump() + "\n";
+  const std::string line = json{{"node", n.inst->id},
+                                {"state", to_string(n.result.state)},
+                                {"key", n.result.key},
+                                {"seconds", n.result.seconds}}
+                               .dump() +
+                           "\n";
   std::lock_guard lock(journal_mutex_);
-  if (::write(journal_fd_, line.data(), line.size()) == static_cast<ssize_t>(line.size())) (void)::fdatasync(journal_fd_);
+  if (::write(journal_fd_, line.data(), line.size()) == static_cast<ssize_t>(line.size()))
+    (void)::fdatasync(journal_fd_);
 }
 
 void Run::close_journal(bool remove) {
@@ -1207,7 +1209,7 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
   const fs::path base = wf.base_dir();
   struct File {
     fs::path path;
-    std::string what;       // "the workflow file of this run", "read by node 'a' (parameter 'path')"
+    std::string what;  // "the workflow file of this run", "read by node 'a' (parameter 'path')"
     const NodeInstance* node = nullptr;
     std::string param;
     bool given = false;     // set in the workflow (a default may name an optional file)
@@ -1231,10 +1233,9 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
       if (relative) p = (ps.kind == ParamKind::InputPath ? base : out_dir) / p;
       p = p.lexically_normal();
       if (ps.kind == ParamKind::InputPath)
-        inputs.push_back({p, fmt::format("an input of this run (read by node '{}', parameter '{}')", n.id, ps.name),
-                          &n, ps.name, given != nullptr, relative});
-      else
-        outputs.push_back({p, "", &n, ps.name});
+        inputs.push_back({p, fmt::format("an input of this run (read by node '{}', parameter '{}')", n.id, ps.name), &n,
+                          ps.name, given != nullptr, relative});
+      else outputs.push_back({p, "", &n, ps.name});
     }
   }
   std::vector<Diagnostic> diags;
@@ -1285,9 +1286,9 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
     // A named pipe, device or socket: the run reads every input twice (its hash for the
     // provenance record, then the node), and a pipe's second open waits forever (QA: a FIFO hung
     // the run; Ctrl-C could not end it)
-    if (const auto st = fs::status(in.path, ec); in.node && in.given && !ec && fs::exists(st) &&
-                                                 !fs::is_regular_file(st) && !fs::is_directory(st)) {
-      const char* kind = fs::is_fifo(st)              ? "a named pipe (FIFO)"
+    if (const auto st = fs::status(in.path, ec);
+        in.node && in.given && !ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {
+      const char* kind = fs::is_fifo(st)             ? "a named pipe (FIFO)"
                          : fs::is_character_file(st) ? "a character device"
                          : fs::is_block_file(st)     ? "a block device"
                          : fs::is_socket(st)         ? "a socket"
@@ -1304,15 +1305,15 @@ std::vector<Diagnostic> check_run_paths(const Workflow& wf, const Registry& regi
     // location names the assignment as given ("--set r.path=a.txt")
     const std::string& loc = where(in).file;
     const std::size_t eq = loc.find('=');
-    const bool from_set = loc.starts_with("--set ") && eq != std::string::npos &&
-                          fs::path(loc.substr(eq + 1)).is_relative();
+    const bool from_set =
+        loc.starts_with("--set ") && eq != std::string::npos && fs::path(loc.substr(eq + 1)).is_relative();
     const bool set_absolute = loc.starts_with("--set ") && !from_set;
     // (QA: the hint on relative paths also came with absolute ones)
     report(Diagnostic::Severity::Warning, in, fmt::format("file not found: {}", in.path.string()),
-           from_set                      ? "a relative path given with --set starts from the current folder"
-           : in.relative && !set_absolute ? fmt::format("relative paths start from the workflow's folder {}",
-                                                        base.string())
-                                          : std::string());
+           from_set ? "a relative path given with --set starts from the current folder"
+           : in.relative && !set_absolute
+               ? fmt::format("relative paths start from the workflow's folder {}", base.string())
+               : std::string());
   }
   return diags;
 }
@@ -1431,9 +1432,10 @@ RunResult run_workflow(const Workflow& wf, const Registry& registry, const RunOp
       d.node = nid;
       d.param = port;
       d.is_port = true;
-      d.message = fmt::format("input '{}' of this workflow feeds {}.{}, and only a workflow that includes this one "
-                              "(a 'workflow' node) can feed it",
-                              x.name, nid, port);
+      d.message = fmt::format(
+          "input '{}' of this workflow feeds {}.{}, and only a workflow that includes this one "
+          "(a 'workflow' node) can feed it",
+          x.name, nid, port);
       refused.diagnostics.push_back(std::move(d));
     }
   if (!refused.diagnostics.empty()) return refused;

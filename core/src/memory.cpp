@@ -66,10 +66,26 @@ std::optional<std::size_t> configured_limit() {
   if (end == v || !(x > 0)) return std::nullopt;
   double scale = 1;
   switch (*end) {
-    case 'K': case 'k': scale = 1024.0; ++end; break;
-    case 'M': case 'm': scale = 1024.0 * 1024; ++end; break;
-    case 'G': case 'g': scale = 1024.0 * 1024 * 1024; ++end; break;
-    case 'T': case 't': scale = 1024.0 * 1024 * 1024 * 1024; ++end; break;
+    case 'K':
+    case 'k':
+      scale = 1024.0;
+      ++end;
+      break;
+    case 'M':
+    case 'm':
+      scale = 1024.0 * 1024;
+      ++end;
+      break;
+    case 'G':
+    case 'g':
+      scale = 1024.0 * 1024 * 1024;
+      ++end;
+      break;
+    case 'T':
+    case 't':
+      scale = 1024.0 * 1024 * 1024 * 1024;
+      ++end;
+      break;
     default: break;
   }
   if (*end == 'i' || *end == 'B') ++end;  // "1GiB", "1GB"

@@ -74,8 +74,8 @@ Migration scale_param(int from, std::string name, double factor, std::string why
 }
 
 Migration keep_old_default(int from, std::string name, ParamValue old_default) {
-  std::string note = fmt::format("parameter '{}' has a new default; the node keeps the old one, {}", name,
-                                 format_param(old_default));
+  std::string note =
+      fmt::format("parameter '{}' has a new default; the node keeps the old one, {}", name, format_param(old_default));
   return {from, std::move(note), [name, old_default](MigrationTarget& t) {
             if (!find(t.node, name)) t.node.params.emplace_back(name, old_default);
           }};
@@ -105,7 +105,8 @@ std::vector<Diagnostic> migrate_workflow(Workflow& wf, const Registry& registry,
     const int saved = n.type_version;
     while (n.type_version < e->spec.info.version) {
       const int v = n.type_version;
-      const bool any = std::any_of(steps.begin(), steps.end(), [&](const Migration& m) { return m.from == v && m.apply; });
+      const bool any =
+          std::any_of(steps.begin(), steps.end(), [&](const Migration& m) { return m.from == v && m.apply; });
       if (!any) break;  // a gap: validation says the node is old
       for (const Migration& m : steps) {
         if (m.from != v || !m.apply) continue;
@@ -115,11 +116,11 @@ std::vector<Diagnostic> migrate_workflow(Workflow& wf, const Registry& registry,
         const auto links_before = wf.links;
         MigrationTarget target{n, wf.links};
         m.apply(target);
-        const bool changed = n.params != params_before ||
-                             !std::equal(wf.links.begin(), wf.links.end(), links_before.begin(), links_before.end(),
-                                         [](const Link& a, const Link& b) {
-                                           return a.from_port == b.from_port && a.to_port == b.to_port;
-                                         });
+        const bool changed =
+            n.params != params_before || !std::equal(wf.links.begin(), wf.links.end(), links_before.begin(),
+                                                     links_before.end(), [](const Link& a, const Link& b) {
+                                                       return a.from_port == b.from_port && a.to_port == b.to_port;
+                                                     });
         if (!changed) continue;
         Diagnostic d;
         d.severity = Diagnostic::Severity::Warning;

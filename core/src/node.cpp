@@ -124,7 +124,8 @@ void Node::set_param(std::string_view name, ParamValue v) {
                            : s.spec.kind == ParamKind::Float ? std::holds_alternative<double>(v)
                                                              : std::holds_alternative<std::string>(v);
       if (!kind_ok)
-        throw Error(fmt::format("parameter '{}' takes {} values, not {}", name, to_string(s.spec.kind), format_param(v)));
+        throw Error(
+            fmt::format("parameter '{}' takes {} values, not {}", name, to_string(s.spec.kind), format_param(v)));
       s.value = std::move(v);
       return;
     }
@@ -167,21 +168,18 @@ PathParam::PathParam(Node* owner, std::string name, Mode mode, std::string doc, 
   slot_ = owner->add_param(std::move(s));
 }
 
-void PathParam::inspect(ParamSpec::Inspector check) {
-  owner_->params_[slot_].spec.inspect = std::move(check);
-}
+void PathParam::inspect(ParamSpec::Inspector check) { owner_->params_[slot_].spec.inspect = std::move(check); }
 
-std::filesystem::path PathParam::value() const {
-  return std::get<std::string>(owner_->params_[slot_].value);
-}
+std::filesystem::path PathParam::value() const { return std::get<std::string>(owner_->params_[slot_].value); }
 
 DeviceParam::DeviceParam(Node* owner, std::string default_value) : owner_(owner) {
   ParamSpec s;
   s.name = "device";
   s.kind = ParamKind::Device;
   s.default_value = std::move(default_value);
-  s.doc = "Where to run: auto (CUDA when a device is present, else CPU), cpu, cuda or cuda:N. "
-          "cuda fails when no device is present.";
+  s.doc =
+      "Where to run: auto (CUDA when a device is present, else CPU), cpu, cuda or cuda:N. "
+      "cuda fails when no device is present.";
   slot_ = owner->add_param(std::move(s));
 }
 

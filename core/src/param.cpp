@@ -1,8 +1,8 @@
 #include "gemflow/param.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cctype>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -97,8 +97,7 @@ std::variant<ParamValue, std::string> ParamSpec::parse(const std::string& text) 
     case ParamKind::Choice:
     case ParamKind::InputPath:
     case ParamKind::OutputPath:
-    case ParamKind::Device:
-      return ParamValue{text};
+    case ParamKind::Device: return ParamValue{text};
   }
   return std::string("unknown parameter kind");
 }
@@ -157,8 +156,9 @@ std::optional<std::string> ParamSpec::check(const ParamValue& v) const {
         }
         const auto dot = name.find_last_of('.');
         return fmt::format("'{}' {}; this node {} {}", name,
-                           dot == std::string::npos || dot == 0 ? std::string("has no file extension")
-                                                                : fmt::format("has the extension '{}'", name.substr(dot)),
+                           dot == std::string::npos || dot == 0
+                               ? std::string("has no file extension")
+                               : fmt::format("has the extension '{}'", name.substr(dot)),
                            kind == ParamKind::InputPath ? "reads" : "writes", join_or(extensions));
       }
       return std::nullopt;
@@ -176,9 +176,8 @@ std::optional<double> param_number(const ParamValue& v) {
 }
 
 std::string rule_message(const ParamRule& rule, const ParamValue& value) {
-  std::string m = rule.param + " = " + format_param(value) +
-                  (rule.must ? " needs '" : " cannot be used with '") + rule.other + ": " +
-                  format_param(rule.other_value) + "'";
+  std::string m = rule.param + " = " + format_param(value) + (rule.must ? " needs '" : " cannot be used with '") +
+                  rule.other + ": " + format_param(rule.other_value) + "'";
   if (!rule.why.empty()) m += " (" + rule.why + ")";
   return m;
 }

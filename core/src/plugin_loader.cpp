@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -21,9 +21,9 @@
 #include <string_view>
 #include <system_error>
 
-#include <boost/dll/shared_library.hpp>
 #include <fmt/format.h>
 #include <xxhash.h>
+#include <boost/dll/shared_library.hpp>
 
 #include "gemflow/atomic_file.hpp"
 #include "gemflow/plugin.hpp"
@@ -110,7 +110,8 @@ std::chrono::milliseconds probe_timeout() {
   if (const char* e = std::getenv("GEMFLOW_PLUGIN_PROBE_TIMEOUT")) {
     char* end = nullptr;
     const double s = std::strtod(e, &end);
-    if (end != e && *end == '\0' && s > 0 && s < 1e6) return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+    if (end != e && *end == '\0' && s > 0 && s < 1e6)
+      return std::chrono::milliseconds(static_cast<long long>(s * 1000));
   }
   return kProbeTimeout;
 }
@@ -143,11 +144,12 @@ bool probe_enabled() {
     if (auto* p = static_cast<const char*>(sym("gemflow_plugin_fingerprint"))) fingerprint = p;
     const auto* api = static_cast<const int*>(sym("gemflow_plugin_api_version"));
     if (!api) {
-      error = "not a Gemflow plugin: it does not export gemflow_plugin_api_version "
-              "(build it with GEMFLOW_PLUGIN from gemflow/plugin.hpp)";
+      error =
+          "not a Gemflow plugin: it does not export gemflow_plugin_api_version "
+          "(build it with GEMFLOW_PLUGIN from gemflow/plugin.hpp)";
     } else if (*api != kPluginApiVersion) {
-      error = fmt::format("plugin API version {}, this Gemflow expects {}: rebuild the plugin against this SDK",
-                          *api, kPluginApiVersion);
+      error = fmt::format("plugin API version {}, this Gemflow expects {}: rebuild the plugin against this SDK", *api,
+                          kPluginApiVersion);
     } else if (!sym("gemflow_plugin_fingerprint")) {
       error = "no build fingerprint (gemflow_plugin_fingerprint missing)";
     } else if (auto diff = fingerprint_mismatch(fingerprint, PluginHost::host_fingerprint()); !diff.empty()) {
@@ -180,7 +182,8 @@ std::string last_line(const std::string& text) {
   std::size_t end = text.find_last_not_of(" \t\r\n");
   if (end == std::string::npos) return "";
   const std::size_t begin = text.rfind('\n', end);
-  std::string line = text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+  std::string line =
+      text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
   if (line.size() > 300) line = line.substr(0, 300) + "...";
   return line;
 }
@@ -315,7 +318,8 @@ std::optional<RememberedFailure> remembered_failure(const fs::path& plugin) {
   for (std::string line; std::getline(in, line);)
     if (const auto eq = line.find('='); eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
   const std::string stamp = file_stamp(plugin);
-  if (kv["file"] != plugin.string() || stamp.empty() || kv["stamp"] != stamp || kv["error"].empty()) return std::nullopt;
+  if (kv["file"] != plugin.string() || stamp.empty() || kv["stamp"] != stamp || kv["error"].empty())
+    return std::nullopt;
   return RememberedFailure{kv["error"], kv["date"], record};
 }
 
@@ -334,8 +338,8 @@ void remember_failure(const fs::path& plugin, const std::string& error) {
   try {
     std::error_code ec;
     fs::create_directories(record.parent_path(), ec);
-    write_file_atomically(record, fmt::format("file={}\nstamp={}\ndate={}\nerror={}\n", plugin.string(), stamp, date,
-                                              one_line));
+    write_file_atomically(
+        record, fmt::format("file={}\nstamp={}\ndate={}\nerror={}\n", plugin.string(), stamp, date, one_line));
   } catch (const std::exception&) {  // a cache that cannot be written: probed again next time
   }
 }
@@ -417,8 +421,8 @@ PluginRecord PluginHost::load(const fs::path& file_in) {
   if (probe_enabled()) {
     if (auto m = remembered_failure(rec.file)) {
       rec.remembered_in = m->record;
-      return fail(fmt::format("{} (remembered from the probe of {}: not tried again until the file changes)",
-                              m->error, m->date));
+      return fail(fmt::format("{} (remembered from the probe of {}: not tried again until the file changes)", m->error,
+                              m->date));
     }
     const std::string hash = content_hash(rec.file);
     ProbeResult p;
@@ -451,20 +455,21 @@ PluginRecord PluginHost::load(const fs::path& file_in) {
 
   if (lib.has("gemflow_plugin_name")) rec.name = &lib.get<const char>("gemflow_plugin_name");
   if (lib.has("gemflow_plugin_version")) rec.version = &lib.get<const char>("gemflow_plugin_version");
-  if (lib.has("gemflow_plugin_fingerprint"))
-    rec.fingerprint = &lib.get<const char>("gemflow_plugin_fingerprint");
+  if (lib.has("gemflow_plugin_fingerprint")) rec.fingerprint = &lib.get<const char>("gemflow_plugin_fingerprint");
 
   if (!lib.has("gemflow_plugin_api_version")) {
     keep_loaded(std::move(lib));
-    return fail("not a Gemflow plugin: it does not export gemflow_plugin_api_version "
-                "(build it with GEMFLOW_PLUGIN from gemflow/plugin.hpp)");
+    return fail(
+        "not a Gemflow plugin: it does not export gemflow_plugin_api_version "
+        "(build it with GEMFLOW_PLUGIN from gemflow/plugin.hpp)");
   }
   const int api = lib.get<const int>("gemflow_plugin_api_version");
   if (api != kPluginApiVersion) {
     keep_loaded(std::move(lib));
-    return fail(fmt::format("plugin API version {}, this Gemflow expects {}: rebuild the plugin "
-                            "against this SDK",
-                            api, kPluginApiVersion));
+    return fail(
+        fmt::format("plugin API version {}, this Gemflow expects {}: rebuild the plugin "
+                    "against this SDK",
+                    api, kPluginApiVersion));
   }
   if (!lib.has("gemflow_plugin_fingerprint")) {
     keep_loaded(std::move(lib));
@@ -472,9 +477,10 @@ PluginRecord PluginHost::load(const fs::path& file_in) {
   }
   if (auto diff = fingerprint_mismatch(rec.fingerprint, host_fingerprint()); !diff.empty()) {
     keep_loaded(std::move(lib));
-    return fail(fmt::format("build fingerprint differs from the host: {}; rebuild the plugin against "
-                            "this SDK",
-                            diff));
+    return fail(
+        fmt::format("build fingerprint differs from the host: {}; rebuild the plugin against "
+                    "this SDK",
+                    diff));
   }
   if (!lib.has("gemflow_plugin_register")) {
     keep_loaded(std::move(lib));

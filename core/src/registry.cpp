@@ -30,11 +30,11 @@ void Registry::add_type(TypeInfo info) {
   auto it = types_.find(info.name);
   if (it != types_.end()) {
     if (it->second.layout == info.layout) return;
-    throw Error(fmt::format(
-        "data type '{}' is defined differently by {} ({}) and by {} ({}): a value of one cannot be read as "
-        "the other; give one of them another name, or build both against the same header (bump "
-        "DataType<T>::version when a layout changes)",
-        info.name, it->second.origin, it->second.layout.str(), info.origin, info.layout.str()));
+    throw Error(
+        fmt::format("data type '{}' is defined differently by {} ({}) and by {} ({}): a value of one cannot be read as "
+                    "the other; give one of them another name, or build both against the same header (bump "
+                    "DataType<T>::version when a layout changes)",
+                    info.name, it->second.origin, it->second.layout.str(), info.origin, info.layout.str()));
   }
   std::string key = info.name;
   types_.emplace(std::move(key), std::move(info));
@@ -101,21 +101,22 @@ void Registry::add_node(NodeEntry e) {
   auto unique = [&](const std::string& what, const std::string& n) {
     // names are YAML keys, `node.port` link ends and `--set node.param=` targets: identifiers only
     if (!is_identifier(n))
-      throw Error(fmt::format("node '{}': {} name '{}' is not an identifier: use lower-case letters, digits and '_', "
-                              "not starting with a digit ([a-z_][a-z0-9_]*)",
-                              id, what, n));
-    if (!names.insert(n).second)
-      throw Error(fmt::format("node '{}': {} name '{}' declared twice", id, what, n));
+      throw Error(
+          fmt::format("node '{}': {} name '{}' is not an identifier: use lower-case letters, digits and '_', "
+                      "not starting with a digit ([a-z_][a-z0-9_]*)",
+                      id, what, n));
+    if (!names.insert(n).second) throw Error(fmt::format("node '{}': {} name '{}' declared twice", id, what, n));
   };
   for (const auto* ports : {&e.spec.inputs, &e.spec.outputs}) {
     names.clear();
     for (const auto& p : *ports) {
       unique("port", p.name);
       if (!find_type(p.type))
-        throw Error(fmt::format("node '{}': port '{}' has unregistered type '{}': register it before the node, "
-                                "with `r.add_type<T>()` (T has a DataType<T> specialisation) in the plugin's "
-                                "register function, or load the plugin that registers it first",
-                                id, p.name, p.type));
+        throw Error(
+            fmt::format("node '{}': port '{}' has unregistered type '{}': register it before the node, "
+                        "with `r.add_type<T>()` (T has a DataType<T> specialisation) in the plugin's "
+                        "register function, or load the plugin that registers it first",
+                        id, p.name, p.type));
     }
   }
   names.clear();
@@ -131,8 +132,9 @@ void Registry::add_node(NodeEntry e) {
   // stochastic must take its seed from the workflow, where the provenance record finds it.
   if (seed) e.spec.info.stochastic = true;
   if (e.spec.info.stochastic && !seed)
-    throw Error(fmt::format("node '{}' is declared stochastic but has no seed parameter: declare `SeedParam seed{{this}};`{}",
-                            id, e.spec.param("seed") ? " in place of its parameter 'seed'" : ""));
+    throw Error(
+        fmt::format("node '{}' is declared stochastic but has no seed parameter: declare `SeedParam seed{{this}};`{}",
+                    id, e.spec.param("seed") ? " in place of its parameter 'seed'" : ""));
   for (const auto& rule : e.spec.info.rules) check_rule(e.spec, rule);
   // the defaults must keep every rule, else every instance of the node would be an error
   const auto default_of = [&](const std::string& name) -> const ParamValue& {

@@ -28,7 +28,9 @@ Matrix<T> read_matrix(BinaryReader& r) {
 }
 
 template <class T>
-void write_one(BinaryWriter& w, const T& v) { Serial<T>::write(w, v); }
+void write_one(BinaryWriter& w, const T& v) {
+  Serial<T>::write(w, v);
+}
 
 }  // namespace
 
@@ -109,8 +111,8 @@ static_assert(sizeof(AtomSelector) == 3 * sizeof(std::string) + 2 * sizeof(std::
               "AtomSelector changed: update Serial<RestraintSet>");
 static_assert(sizeof(DistanceRestraint) == 8 + sizeof(std::string) + sizeof(std::vector<int>) + 5 * sizeof(double),
               "DistanceRestraint changed: update Serial<RestraintSet>");
-static_assert(sizeof(DihedralRestraint) == 8 + 2 * sizeof(std::string) + 4 * sizeof(AtomSelector) +
-                                               4 * sizeof(std::size_t) + 4 * sizeof(double),
+static_assert(sizeof(DihedralRestraint) ==
+                  8 + 2 * sizeof(std::string) + 4 * sizeof(AtomSelector) + 4 * sizeof(std::size_t) + 4 * sizeof(double),
               "DihedralRestraint changed: update Serial<RestraintSet>");
 namespace {
 void write_selector(BinaryWriter& w, const AtomSelector& s) {
@@ -388,8 +390,8 @@ void Serial<CirclePacking>::write(BinaryWriter& w, const CirclePacking& p) {
 }
 CirclePacking Serial<CirclePacking>::read(BinaryReader& r) {
   CirclePacking p;
-  p.geometry = r.get<std::uint8_t>("geometry") == 0 ? CirclePacking::Geometry::Euclidean
-                                                     : CirclePacking::Geometry::Hyperbolic;
+  p.geometry =
+      r.get<std::uint8_t>("geometry") == 0 ? CirclePacking::Geometry::Euclidean : CirclePacking::Geometry::Hyperbolic;
   p.radii = r.block<double>("radii");
   p.centres = r.block<std::array<double, 2>>("centres");
   p.faces = r.block<std::array<CirclePacking::Index, 3>>("faces");

@@ -547,18 +547,12 @@ std::optional<Shard> shard_from_environment(std::string* why, const std::functio
 
 const char* to_string(PointState s) noexcept {
   switch (s) {
-    case PointState::Pending:
-      return "pending";
-    case PointState::Running:
-      return "running";
-    case PointState::Done:
-      return "done";
-    case PointState::Failed:
-      return "failed";
-    case PointState::Interrupted:
-      return "interrupted";
-    case PointState::Cancelled:
-      return "cancelled";
+    case PointState::Pending: return "pending";
+    case PointState::Running: return "running";
+    case PointState::Done: return "done";
+    case PointState::Failed: return "failed";
+    case PointState::Interrupted: return "interrupted";
+    case PointState::Cancelled: return "cancelled";
   }
   return "?";
 }

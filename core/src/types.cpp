@@ -87,8 +87,8 @@ std::string DataType<DistanceBounds>::summary(const DistanceBounds& b) {
 std::string DataType<Structure>::summary(const Structure& s) {
   std::set<std::tuple<std::string, int, std::string>> residues;
   for (const auto& a : s.atoms) residues.emplace(a.chain, a.residue_number, a.insertion);
-  return fmt::format("{} atoms, {} residues, {} model{}", s.atoms.size(), residues.size(),
-                     s.models.size(), s.models.size() == 1 ? "" : "s");
+  return fmt::format("{} atoms, {} residues, {} model{}", s.atoms.size(), residues.size(), s.models.size(),
+                     s.models.size() == 1 ? "" : "s");
 }
 std::string DataType<RestraintSet>::summary(const RestraintSet& r) {
   if (r.dihedrals.empty()) return fmt::format("{} restraints", r.restraints.size());
@@ -109,8 +109,9 @@ std::string DataType<Image>::summary(const Image& im) {
 std::string DataType<Signal>::summary(const Signal& s) {
   const std::string axis = s.regular() ? fmt::format("{} Hz", s.sample_rate) : std::string("irregular times");
   const std::size_t missing = s.missing();
-  return fmt::format("{} samples × {} channel{}, {}{}", s.length(), s.dims(), s.dims() == 1 ? "" : "s", axis,
-                     missing == 0 ? std::string() : fmt::format(", {} missing value{}", missing, missing == 1 ? "" : "s"));
+  return fmt::format(
+      "{} samples × {} channel{}, {}{}", s.length(), s.dims(), s.dims() == 1 ? "" : "s", axis,
+      missing == 0 ? std::string() : fmt::format(", {} missing value{}", missing, missing == 1 ? "" : "s"));
 }
 std::string DataType<Scores>::summary(const Scores& s) {
   return fmt::format("{} samples × {} label{}", s.length(), s.classes(), s.classes() == 1 ? "" : "s");

@@ -15,7 +15,6 @@ using Index = TriMesh::Index;
 using Faces = std::vector<std::array<Index, 3>>;
 constexpr std::int64_t kNone = -1;
 
-
 /// A face seen from one of its vertices v: the face (v, a, c) counter-clockwise, so that it holds
 /// the directed edges v→a and c→v.
 struct Corner {
@@ -34,7 +33,9 @@ std::optional<std::string> check_triangulation(std::size_t n, const Faces& faces
   for (std::size_t f = 0; f < faces.size(); ++f) {
     const auto& t = faces[f];
     for (const Index v : t)
-      if (v >= n) return fmt::format("face {} ({}, {}, {}) names vertex {}, but there are {} vertices", f, t[0], t[1], t[2], v, n);
+      if (v >= n)
+        return fmt::format("face {} ({}, {}, {}) names vertex {}, but there are {} vertices", f, t[0], t[1], t[2], v,
+                           n);
     if (t[0] == t[1] || t[1] == t[2] || t[0] == t[2])
       return fmt::format("face {} ({}, {}, {}) repeats a vertex", f, t[0], t[1], t[2]);
     for (const Index v : t) ++offset[v + 1];
@@ -54,7 +55,8 @@ std::optional<std::string> check_triangulation(std::size_t n, const Faces& faces
   auto begin = [&](std::size_t v) { return corner.begin() + static_cast<std::ptrdiff_t>(offset[v]); };
   auto end = [&](std::size_t v) { return corner.begin() + static_cast<std::ptrdiff_t>(offset[v + 1]); };
   for (std::size_t v = 0; v < n; ++v)
-    std::sort(begin(v), end(v), [](const Corner& x, const Corner& y) { return x.a != y.a ? x.a < y.a : x.face < y.face; });
+    std::sort(begin(v), end(v),
+              [](const Corner& x, const Corner& y) { return x.a != y.a ? x.a < y.a : x.face < y.face; });
   // v's corner leaving along v→a, or nullptr
   auto leaving = [&](std::size_t v, Index a) -> const Corner* {
     const auto it = std::lower_bound(begin(v), end(v), a, [](const Corner& x, Index y) { return x.a < y; });
@@ -75,9 +77,10 @@ std::optional<std::string> check_triangulation(std::size_t n, const Faces& faces
         if (f < bf || (f == bf && k < bk)) bf = f, bk = k, first = it->face, ba = static_cast<Index>(v), bb = it->a;
       }
     if (bf != SIZE_MAX)
-      return fmt::format("faces {} and {} both run along edge {}→{}: a face is flipped against its neighbour, or "
-                         "the edge has more than two faces",
-                         first, bf, ba, bb);
+      return fmt::format(
+          "faces {} and {} both run along edge {}→{}: a face is flipped against its neighbour, or "
+          "the edge has more than two faces",
+          first, bf, ba, bb);
   }
   // With the directed edges unique, two faces on the same three vertices are opposite ones (a closed
   // two-triangle pocket): refused as degenerate. The face opposite (a, b, c) holds b→a and c.
@@ -173,13 +176,15 @@ std::optional<std::string> TriMesh::validate() const {
       if (next[a] != std::int64_t{b})
         return next[a] == kNone
                    ? fmt::format("boundary loop {}: vertex {} is not on the boundary", k, a)
-                   : fmt::format("boundary loop {}: {}→{} is not a boundary edge (the boundary runs {}→{}, along its "
-                                 "faces' edges)",
-                                 k, a, b, a, next[a]);
+                   : fmt::format(
+                         "boundary loop {}: {}→{} is not a boundary edge (the boundary runs {}→{}, along its "
+                         "faces' edges)",
+                         k, a, b, a, next[a]);
       ++loop_edges;
     }
   }
-  const auto boundary_edges = static_cast<std::size_t>(std::count_if(next.begin(), next.end(), [](auto b) { return b != kNone; }));
+  const auto boundary_edges =
+      static_cast<std::size_t>(std::count_if(next.begin(), next.end(), [](auto b) { return b != kNone; }));
   if (loop_edges != boundary_edges) {
     for (std::size_t v = 0; v < next.size(); ++v)
       if (next[v] != kNone && !in_loop[v])
@@ -208,7 +213,8 @@ std::optional<std::string> CirclePacking::validate() const {
   if (centres.size() != n) return fmt::format("{} centres for {} radii", centres.size(), n);
   if (boundary.size() != n) return fmt::format("{} boundary flags for {} circles", boundary.size(), n);
   for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(radii[i]) || radii[i] <= 0.0) return fmt::format("circle {}: radius {} is not positive", i, radii[i]);
+    if (!std::isfinite(radii[i]) || radii[i] <= 0.0)
+      return fmt::format("circle {}: radius {} is not positive", i, radii[i]);
     if (!std::isfinite(centres[i][0]) || !std::isfinite(centres[i][1]))
       return fmt::format("circle {}: centre ({}, {}) is not finite", i, centres[i][0], centres[i][1]);
     if (boundary[i] > 1) return fmt::format("circle {}: boundary flag {} is neither 0 nor 1", i, int{boundary[i]});

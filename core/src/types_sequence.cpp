@@ -68,9 +68,10 @@ std::optional<std::string> Scores::validate() const {
     for (std::size_t c = 0; c < classes(); ++c) {
       const double v = scores(t, c);
       if (std::isnan(v) || v == HUGE_VAL)
-        return fmt::format("score of label '{}' at sample {} is {} (−inf marks an impossible label; NaN and "
-                           "+inf are refused)",
-                           labels[c], t, v);
+        return fmt::format(
+            "score of label '{}' at sample {} is {} (−inf marks an impossible label; NaN and "
+            "+inf are refused)",
+            labels[c], t, v);
     }
   return std::nullopt;
 }
@@ -97,9 +98,10 @@ std::optional<std::string> Segmentation::validate() const {
                          labels.size());
     if (std::isnan(s.score)) return fmt::format("segment {} [{}, {}) has a NaN score", k, s.start, s.end);
     if (k > 0 && s.start < segments[k - 1].end)
-      return fmt::format("segment {} [{}, {}) starts before segment {} [{}, {}) ends (segments are sorted and do not "
-                         "overlap)",
-                         k, s.start, s.end, k - 1, segments[k - 1].start, segments[k - 1].end);
+      return fmt::format(
+          "segment {} [{}, {}) starts before segment {} [{}, {}) ends (segments are sorted and do not "
+          "overlap)",
+          k, s.start, s.end, k - 1, segments[k - 1].start, segments[k - 1].end);
   }
   return std::nullopt;
 }

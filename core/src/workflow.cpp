@@ -225,9 +225,8 @@ std::string join(const std::vector<std::string>& v, std::string_view sep = ", ")
 // Node ids: letters, digits, '_' and '-', starting with a letter or '_' (links use '.').
 bool valid_id(std::string_view id) {
   if (id.empty() || !(std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_')) return false;
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
+  return std::all_of(id.begin(), id.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; });
 }
 
 // Ids of a flattened workflow: valid ids joined by '/' ("refine/dg").
@@ -255,11 +254,11 @@ std::vector<std::string> names_of(const std::vector<ParamSpec>& params) {
 
 // What the parser knows beyond the model: exact locations and problems already reported.
 struct ParseExtras {
-  std::map<std::string, int> top_key_line;                    // top-level key → its line
-  std::map<std::string, SourceLocation> type_where;           // node id → its `type:` value
-  std::set<std::pair<std::string, std::string>> reported;     // (node, param) already reported
+  std::map<std::string, int> top_key_line;                                        // top-level key → its line
+  std::map<std::string, SourceLocation> type_where;                               // node id → its `type:` value
+  std::set<std::pair<std::string, std::string>> reported;                         // (node, param) already reported
   std::map<std::pair<std::string, std::string>, SourceLocation> param_key_where;  // (node, param) → key
-  bool have_nodes = false;    // the file has a `nodes:` key
+  bool have_nodes = false;                                                        // the file has a `nodes:` key
   bool links_misspelled = false;  // no `links:`, but an unknown top-level key close to it
   // Nodes saved at an older version of a type with migrations: their parameters are kept as
   // text until the migration has renamed them, then parsed (reparse_migrated).
@@ -337,9 +336,9 @@ class DiagnosticList {
     for (auto& [key, k] : kinds_) {
       if (k.count <= kListedPerKind) continue;
       const std::size_t more = k.count - kListedPerKind;
-      k.last.message = fmt::format("{} more {} of this kind, not listed: {}", more,
-                                   k.last.severity == Diagnostic::Severity::Error ? "errors" : "warnings",
-                                   k.last.message);
+      k.last.message =
+          fmt::format("{} more {} of this kind, not listed: {}", more,
+                      k.last.severity == Diagnostic::Severity::Error ? "errors" : "warnings", k.last.message);
       k.last.hint.clear();
       k.last.node.clear();
       k.last.param.clear();
@@ -435,10 +434,10 @@ std::string cycle_text(const Workflow& wf, const std::vector<std::size_t>& cycle
 // How early a diagnostic is listed: problems with the file's structure first (they explain
 // the others), then unknown node types, then everything else; file order within each group.
 int importance(const Diagnostic& d) {
-  static const char* structural[] = {"not a text file", "YAML syntax error", "unknown top-level key",
-                                     "missing format version", "missing 'nodes:'", "written by a newer",
-                                     "'gemflow:' must be", "format ", "a workflow is a YAML map",
-                                     "empty workflow file", "'nodes:' must be", "'links:' must be"};
+  static const char* structural[] = {"not a text file",        "YAML syntax error", "unknown top-level key",
+                                     "missing format version", "missing 'nodes:'",  "written by a newer",
+                                     "'gemflow:' must be",     "format ",           "a workflow is a YAML map",
+                                     "empty workflow file",    "'nodes:' must be",  "'links:' must be"};
   for (const char* p : structural)
     if (d.message.starts_with(p)) return 0;
   if (d.message.starts_with("unknown node type") || d.message.starts_with("no type given") ||
@@ -493,8 +492,7 @@ class Validator {
   /// A node's type, version, parameters and parameter rules.
   void check_node(const NodeInstance& n) {
     if (n.type == kSubWorkflowType) {
-      if (n.sub)
-        check_params(n, n.sub->spec);
+      if (n.sub) check_params(n, n.sub->spec);
       else if (!extras_)  // the loader reports why it has none
         list_.add(make_diag(node_loc(n), n.id, "path",
                             "the sub-workflow is not loaded (set 'path' and call load_subworkflows)"));
@@ -506,7 +504,8 @@ class Validator {
       SourceLocation at = node_loc(n);
       if (extras_)
         if (auto it = extras_->type_where.find(n.id); it != extras_->type_where.end()) at = it->second;
-      std::string message = n.type.empty() ? std::string("no type given") : fmt::format("unknown node type '{}'", n.type);
+      std::string message =
+          n.type.empty() ? std::string("no type given") : fmt::format("unknown node type '{}'", n.type);
       std::string hint =
           list_.listed(Diagnostic::Severity::Error, message) ? did_you_mean(n.type, registry_.node_ids()) : "";
       list_.add(make_diag(at, n.id, "", std::move(message), std::move(hint)));
@@ -606,9 +605,9 @@ class Validator {
       const bool to_ok = link_end(l, at, false, in);
       if (!from_ok || !to_ok) continue;
       if (out->type != in->type) {
-        auto d = make_diag(at, l.to_node, l.to_port,
-                           fmt::format("link '{}': output type {} does not fit input type {}", l.str(), out->type,
-                                       in->type));
+        auto d = make_diag(
+            at, l.to_node, l.to_port,
+            fmt::format("link '{}': output type {} does not fit input type {}", l.str(), out->type, in->type));
         d.is_port = true;
         list_.add(std::move(d));
       }
@@ -644,11 +643,11 @@ class Validator {
     const PortSpec* p = from ? spec->output(port) : spec->input(port);
     port_out = p;
     if (p) return true;
-    auto d = make_diag(at, nid, port,
-                       fmt::format("link '{}': '{}' has no {} port '{}' ({}: {})", l.str(), n->type,
-                                   from ? "output" : "input", port, from ? "outputs" : "inputs",
-                                   ports.empty() ? std::string("none") : join(names_of(ports))),
-                       did_you_mean(port, names_of(ports)));
+    auto d = make_diag(
+        at, nid, port,
+        fmt::format("link '{}': '{}' has no {} port '{}' ({}: {})", l.str(), n->type, from ? "output" : "input", port,
+                    from ? "outputs" : "inputs", ports.empty() ? std::string("none") : join(names_of(ports))),
+        did_you_mean(port, names_of(ports)));
     d.is_port = true;
     list_.add(std::move(d));
     return false;
@@ -683,23 +682,23 @@ class Validator {
           const PortSpec* p = in ? spec->input(port) : spec->output(port);
           if (!p) {
             const auto& ports = in ? spec->inputs : spec->outputs;
-            auto d = make_diag(x.where, nid, port,
-                               fmt::format("exposed {} '{}': '{}' has no {} port '{}'", what, x.name,
-                                           found->second->type, what, port),
-                               did_you_mean(port, names_of(ports)));
+            auto d = make_diag(
+                x.where, nid, port,
+                fmt::format("exposed {} '{}': '{}' has no {} port '{}'", what, x.name, found->second->type, what, port),
+                did_you_mean(port, names_of(ports)));
             d.is_port = true;
             list_.add(std::move(d));
             continue;
           }
           if (!type.empty() && p->type != type)
-            list_.add(make_diag(x.where, nid, port,
-                                fmt::format("exposed input '{}' feeds ports of different types ({} and {})", x.name,
-                                            type, p->type)));
+            list_.add(make_diag(
+                x.where, nid, port,
+                fmt::format("exposed input '{}' feeds ports of different types ({} and {})", x.name, type, p->type)));
           type = p->type;
           if (in && !targeted_.insert({nid, port}).second)
-            list_.add(make_diag(x.where, nid, port,
-                                fmt::format("exposed input '{}' feeds {}.{}, which a link feeds already", x.name,
-                                            nid, port)));
+            list_.add(make_diag(
+                x.where, nid, port,
+                fmt::format("exposed input '{}' feeds {}.{}, which a link feeds already", x.name, nid, port)));
         }
       }
   }
@@ -786,8 +785,8 @@ class Parser {
     return list_.add(std::move(d));
   }
   bool warning(const YAML::Node& where, std::string node, std::string msg, std::string hint = {}) {
-    return list_.add(make_diag(at(where), std::move(node), "", std::move(msg), std::move(hint),
-                               Diagnostic::Severity::Warning));
+    return list_.add(
+        make_diag(at(where), std::move(node), "", std::move(msg), std::move(hint), Diagnostic::Severity::Warning));
   }
 
   // Keys of a map in order; reports duplicates and keys outside `allowed` (with hints).
@@ -859,21 +858,24 @@ class Parser {
         try {
           fmt_version = v.as<int>();
         } catch (const YAML::Exception&) {
-          error(v, "", "", fmt::format("'gemflow:' must be the format version, an integer (this Gemflow reads "
-                                       "format {}), got '{}'",
-                                       kWorkflowFormat, v.IsScalar() ? v.Scalar() : std::string("a collection")));
+          error(v, "", "",
+                fmt::format("'gemflow:' must be the format version, an integer (this Gemflow reads "
+                            "format {}), got '{}'",
+                            kWorkflowFormat, v.IsScalar() ? v.Scalar() : std::string("a collection")));
           continue;
         }
         if (fmt_version > kWorkflowFormat) {
           diags_.clear();
           list_.clear();
-          error(v, "", "", fmt::format("written by a newer Gemflow (format {}); this one reads format {}",
-                                       fmt_version, kWorkflowFormat));
+          error(v, "", "",
+                fmt::format("written by a newer Gemflow (format {}); this one reads format {}", fmt_version,
+                            kWorkflowFormat));
           return std::nullopt;
         }
         if (fmt_version < 1) {
-          error(v, "", "", fmt::format("format {} is not a workflow format version (this Gemflow reads format {})",
-                                       fmt_version, kWorkflowFormat));
+          error(v, "", "",
+                fmt::format("format {} is not a workflow format version (this Gemflow reads format {})", fmt_version,
+                            kWorkflowFormat));
           continue;
         }
         wf.format = fmt_version;
@@ -901,9 +903,9 @@ class Parser {
       }
     }
     if (!have_format)
-      diags_.push_back(make_diag({file_, 1, 1}, "", "",
-                                 fmt::format("missing format version: start the file with 'gemflow: {}'",
-                                             kWorkflowFormat)));
+      diags_.push_back(
+          make_diag({file_, 1, 1}, "", "",
+                    fmt::format("missing format version: start the file with 'gemflow: {}'", kWorkflowFormat)));
     if (!have_nodes) diags_.push_back(make_diag({file_, 1, 1}, "", "", "missing 'nodes:' section"));
     // A misspelled `links:` would make every input look unconnected: say it once, here.
     if (!have_links)
@@ -1098,7 +1100,9 @@ class Parser {
     if (v.IsNull()) return;
     const std::string what = inputs ? "inputs" : "outputs";
     if (!v.IsMap()) {
-      error(v, "", "", fmt::format("'{}:' must be a map of name → {}", what, inputs ? "node.port or [node.port, ...]" : "node.port"));
+      error(v, "", "",
+            fmt::format("'{}:' must be a map of name → {}", what,
+                        inputs ? "node.port or [node.port, ...]" : "node.port"));
       return;
     }
     for (auto& [k, body] : entries(v, "", inputs ? "input name" : "output name", nullptr)) {
@@ -1116,7 +1120,8 @@ class Parser {
         for (const auto& item : body) items.push_back(item);
       } else {
         error(body.IsNull() ? k : body, "", "",
-              fmt::format("'{}' in '{}:' must be {}", p.name, what, inputs ? "node.port or a list of them" : "node.port"));
+              fmt::format("'{}' in '{}:' must be {}", p.name, what,
+                          inputs ? "node.port or a list of them" : "node.port"));
         continue;
       }
       bool ok = true;
@@ -1152,8 +1157,9 @@ class Parser {
       const bool groups = k.Scalar() == "groups";
       for (const auto& item : list) {
         if (!item.IsMap()) {
-          error(item, "", "", groups ? "a group is {title: ..., color: ..., nodes: [...]}"
-                                     : "a note is {text: ..., pos: [x, y], width: ...}");
+          error(item, "", "",
+                groups ? "a group is {title: ..., color: ..., nodes: [...]}"
+                       : "a note is {text: ..., pos: [x, y], width: ...}");
           continue;
         }
         try {
@@ -1163,10 +1169,8 @@ class Parser {
               if (gk.Scalar() == "nodes") {
                 if (!gv.IsSequence()) throw YAML::Exception(gv.Mark(), "'nodes' must be a list of node ids");
                 for (const auto& id : gv) {
-                  if (!wf.find(id.Scalar()))
-                    warning(id, id.Scalar(), "group member that does not exist (ignored)");
-                  else
-                    g.nodes.push_back(id.Scalar());
+                  if (!wf.find(id.Scalar())) warning(id, id.Scalar(), "group member that does not exist (ignored)");
+                  else g.nodes.push_back(id.Scalar());
                 }
               } else {
                 (gk.Scalar() == "title" ? g.title : g.color) = scalar_text(gv);
@@ -1188,8 +1192,9 @@ class Parser {
             wf.notes.push_back(std::move(n));
           }
         } catch (const YAML::Exception& e) {
-          error(item, "", "", fmt::format("bad {} entry: {}", groups ? "group" : "note",
-                                          e.msg.empty() ? std::string("expected numbers") : e.msg));
+          error(item, "", "",
+                fmt::format("bad {} entry: {}", groups ? "group" : "note",
+                            e.msg.empty() ? std::string("expected numbers") : e.msg));
         }
       }
     }
@@ -1262,18 +1267,20 @@ class Parser {
   std::optional<Diagnostic> not_text(const std::string& text) const {
     std::size_t i = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // UTF-8 byte order mark
     if (text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF"))
-      return make_diag({file_, 1, 1}, "", "", "not a text file in UTF-8 (it starts with a UTF-16 byte order mark): "
-                                             "save it as UTF-8");
+      return make_diag({file_, 1, 1}, "", "",
+                       "not a text file in UTF-8 (it starts with a UTF-16 byte order mark): "
+                       "save it as UTF-8");
     for (; i < text.size();) {
       const auto c = static_cast<unsigned char>(text[i]);
       const std::size_t n = c == 0 ? 0 : utf8_sequence(text, i);
       if (n == 0) {
-        const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
+        const int line =
+            1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
         const auto nl = text.rfind('\n', i == 0 ? 0 : i - 1);
         const int col = static_cast<int>(nl == std::string::npos || i == 0 ? i + 1 : i - nl);
-        return make_diag({file_, line, col}, "", "",
-                         fmt::format("not a text file (byte 0x{:02x} at offset {}{})", c, i,
-                                     c == 0 ? "" : ": not UTF-8"));
+        return make_diag(
+            {file_, line, col}, "", "",
+            fmt::format("not a text file (byte 0x{:02x} at offset {}{})", c, i, c == 0 ? "" : ": not UTF-8"));
       }
       i += n;
     }
@@ -1306,7 +1313,8 @@ class Parser {
       }
       if (!open.empty()) {
         const std::size_t b = open.back().second;
-        const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(b), '\n'));
+        const int line =
+            1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(b), '\n'));
         const auto nl = b == 0 ? std::string::npos : text.rfind('\n', b - 1);
         const int col = static_cast<int>(nl == std::string::npos ? b + 1 : b - nl);
         return make_diag({file_, line, col}, "", "",
@@ -1326,9 +1334,10 @@ class Parser {
         if (text.find_first_not_of(" \t\r", start) < end) break;
         p = start;
       }
-      return make_diag(at, "", "", fmt::format("YAML syntax error near here: {} (noticed at the start of this "
-                                               "line; the mistake is probably at the end of line {})",
-                                               msg, prev));
+      return make_diag(at, "", "",
+                       fmt::format("YAML syntax error near here: {} (noticed at the start of this "
+                                   "line; the mistake is probably at the end of line {})",
+                                   msg, prev));
     }
     return make_diag(at, "", "", "YAML syntax error: " + msg);
   }
@@ -1410,7 +1419,6 @@ std::string coord(double x) {
 
 }  // namespace
 
-
 // ---------------------------------------------------------------------------------------
 // Public API
 
@@ -1458,8 +1466,8 @@ LoadResult load_impl(const fs::path& file, const Registry& registry, LoadChain& 
   if (!in) {
     LoadResult r;
     std::error_code ec;
-    r.diagnostics.push_back(make_diag({file.string(), 0, 0}, "", "",
-                                      fs::exists(file, ec) ? "cannot read the file" : "no such file"));
+    r.diagnostics.push_back(
+        make_diag({file.string(), 0, 0}, "", "", fs::exists(file, ec) ? "cannot read the file" : "no such file"));
     return r;
   }
   std::stringstream ss;
@@ -1716,8 +1724,8 @@ std::string to_yaml(const Workflow& wf) {
     }
     if (!wf.notes.empty()) s += "  notes:\n";
     for (const auto& n : wf.notes)
-      s += fmt::format("    - {{text: {}, pos: [{}, {}], width: {}}}\n", quote(n.text), coord(n.pos[0]), coord(n.pos[1]),
-                       coord(n.width));
+      s += fmt::format("    - {{text: {}, pos: [{}, {}], width: {}}}\n", quote(n.text), coord(n.pos[0]),
+                       coord(n.pos[1]), coord(n.width));
   }
   return s;
 }
@@ -1778,7 +1786,6 @@ bool same_exposed(const std::vector<ExposedPort>& a, const std::vector<ExposedPo
     if (a[i].name != b[i].name || a[i].targets != b[i].targets) return false;
   return true;
 }
-
 
 bool same_annotations(const Workflow& a, const Workflow& b) {
   if (a.groups.size() != b.groups.size() || a.notes.size() != b.notes.size()) return false;
@@ -1919,7 +1926,8 @@ std::optional<std::string> patch_source(const Workflow& wf) {
         continue;
       }
       const NodeInstance& n = *it->second;
-      if (n.type == o.type && n.type_version == o.type_version && n.bypass == o.bypass && n.params == o.params) continue;
+      if (n.type == o.type && n.type_version == o.type_version && n.bypass == o.bypass && n.params == o.params)
+        continue;
       bool patched = false;
       if (n.type == o.type && n.type_version == o.type_version && n.bypass == o.bypass &&
           n.params.size() == o.params.size()) {
@@ -2107,8 +2115,9 @@ std::optional<Diagnostic> apply_override(Workflow& wf, const std::string& assign
     return make_diag(where, node, "", "no such node in the workflow", did_you_mean(node, ids));
   }
   const NodeSpec* spec = node_spec(*n, registry);
-  if (!spec) return make_diag(where, node, "", fmt::format("unknown node type '{}'", n->type),
-                              did_you_mean(n->type, registry.node_ids()));
+  if (!spec)
+    return make_diag(where, node, "", fmt::format("unknown node type '{}'", n->type),
+                     did_you_mean(n->type, registry.node_ids()));
   const ParamSpec* ps = spec->param(name);
   if (!ps)
     return make_diag(where, node, name, fmt::format("'{}' has no parameter '{}'", n->type, name),

@@ -11,7 +11,7 @@
 
 namespace example {
 struct Histogram {
-  double low = 0, high = 1;          // the range the bins cover, low < high
+  double low = 0, high = 1;         // the range the bins cover, low < high
   std::vector<std::size_t> counts;  // equal bins over [low, high]
 };
 }  // namespace example
@@ -20,7 +20,7 @@ template <>
 struct gemflow::DataType<example::Histogram> {
   static constexpr std::string_view name = "example.Histogram";  // the name on wires and in Studio
   static constexpr std::string_view doc = "Counts of values in equal bins over [low, high]";
-  static constexpr int version = 1;  // optional (1); bump when the layout or meaning changes
+  static constexpr int version = 1;                          // optional (1); bump when the layout or meaning changes
   static std::string summary(const example::Histogram& h) {  // one line, without the type name
     return std::to_string(h.counts.size()) + " bins";
   }

@@ -18,7 +18,10 @@ namespace example {
 class Scale final : public gemflow::Node {
  public:
   static gemflow::NodeInfo info() {
-    return {.id = "example.scale", .version = 1, .title = "Scale", .category = "Examples",
+    return {.id = "example.scale",
+            .version = 1,
+            .title = "Scale",
+            .category = "Examples",
             .doc = "Multiplies every element of a matrix by a factor.",
             .errors = "None: every finite factor is valid.",
             .memory = "One matrix of the input's shape (host); no device memory.",
@@ -52,10 +55,13 @@ struct RangeParams : gemflow::ParamGroup {
 class Clip final : public gemflow::Node {
  public:
   static gemflow::NodeInfo info() {
-    return {.id = "example.clip", .version = 1, .title = "Clip", .category = "Examples",
-            .doc = "Clips every element of a matrix to [low, high].",
-            .rules = {{.param = "low", .other = "high", .why = "an empty range",
-                       .compare = gemflow::ParamCompare::Less}}};
+    return {
+        .id = "example.clip",
+        .version = 1,
+        .title = "Clip",
+        .category = "Examples",
+        .doc = "Clips every element of a matrix to [low, high].",
+        .rules = {{.param = "low", .other = "high", .why = "an empty range", .compare = gemflow::ParamCompare::Less}}};
   }
   gemflow::Input<gemflow::MatrixF64> matrix{this, "matrix", "Matrix to clip"};
   gemflow::Output<gemflow::MatrixF64> clipped{this, "clipped", "The matrix, each element in [low, high]"};
@@ -75,7 +81,10 @@ class Clip final : public gemflow::Node {
 class MakeHistogram final : public gemflow::Node {
  public:
   static gemflow::NodeInfo info() {
-    return {.id = "example.histogram", .version = 1, .title = "Histogram", .category = "Examples",
+    return {.id = "example.histogram",
+            .version = 1,
+            .title = "Histogram",
+            .category = "Examples",
             .doc = "Counts the elements of a matrix into equal bins over [low, high].",
             .rules = {{.param = "low", .other = "high", .compare = gemflow::ParamCompare::Less}}};
   }

@@ -23,9 +23,9 @@ constexpr int kUsageError = 2;  // as `gemflow`: invalid usage
 /// Options that QGuiApplication consumes itself (qguiapplication.cpp, qapplication.cpp): known
 /// to the early parser, hidden from --help, and left for Qt to act on.
 void add_qt_options(QCommandLineParser& cli) {
-  for (const char* name : {"platform", "platformpluginpath", "platformtheme", "plugin", "qwindowgeometry",
-                           "geometry", "qwindowtitle", "title", "qwindowicon", "icon", "display", "style",
-                           "stylesheet", "session", "name", "qmljsdebugger"}) {
+  for (const char* name :
+       {"platform", "platformpluginpath", "platformtheme", "plugin", "qwindowgeometry", "geometry", "qwindowtitle",
+        "title", "qwindowicon", "icon", "display", "style", "stylesheet", "session", "name", "qmljsdebugger"}) {
     QCommandLineOption o(QString::fromLatin1(name), {}, QStringLiteral("value"));
     o.setFlags(QCommandLineOption::HiddenFromHelp);
     cli.addOption(o);
@@ -51,12 +51,13 @@ int main(int argc, char** argv) {
   cli.setApplicationDescription(QStringLiteral(
       "Gemflow Studio: point-and-click editor of Gemflow workflows (the YAML files `gemflow run` reads).\n"
       "Plugins are searched in the install's plugin folder, then GEMFLOW_PLUGIN_PATH, then --plugin-path."));
-  const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help and exit."));
+  const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
+                                QStringLiteral("Show this help and exit."));
   const QCommandLineOption version({QStringLiteral("v"), QStringLiteral("version")},
                                    QStringLiteral("Show the version and exit."));
   const QCommandLineOption plugin_path(
-      QStringLiteral("plugin-path"), QStringLiteral("Extra folder of plugins (after the install's and GEMFLOW_PLUGIN_PATH)."),
-      QStringLiteral("DIR"));
+      QStringLiteral("plugin-path"),
+      QStringLiteral("Extra folder of plugins (after the install's and GEMFLOW_PLUGIN_PATH)."), QStringLiteral("DIR"));
   cli.addOption(help);
   cli.addOption(version);
   cli.addOption(plugin_path);

@@ -27,12 +27,12 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QTextBlock>
-#include <QUrl>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QTextBlock>
 #include <QToolBar>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include "app/input_guard.hpp"
@@ -160,10 +160,12 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
   });
   // Anything that changes what a node computes makes it and its downstream stale.
   connect(model_, &GraphModel::node_changed, this, [this](const QString& id) { invalidate_from(id.toStdString()); });
-  connect(model_, &GraphModel::link_added, this,
-          [this](const QString&, const QString&, const QString& to, const QString&) { invalidate_from(to.toStdString()); });
-  connect(model_, &GraphModel::link_removed, this,
-          [this](const QString&, const QString&, const QString& to, const QString&) { invalidate_from(to.toStdString()); });
+  connect(
+      model_, &GraphModel::link_added, this,
+      [this](const QString&, const QString&, const QString& to, const QString&) { invalidate_from(to.toStdString()); });
+  connect(
+      model_, &GraphModel::link_removed, this,
+      [this](const QString&, const QString&, const QString& to, const QString&) { invalidate_from(to.toStdString()); });
 
   connect(scene_, &GraphScene::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(inspector_, &InspectorWidget::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
@@ -220,11 +222,12 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
     if (!id.empty()) scene_->select_nodes({id});
   });
 
-  connect(runs_, &RunController::node_state, this, [this](const QString& node, int st, double progress, const QString& msg) {
-    scene_->set_node_state(node.toStdString(), static_cast<NodeState>(st), progress, msg);
-    update_progress(node, st, progress);
-    if (inspector_->node() == node.toStdString()) update_inspector_status();
-  });
+  connect(runs_, &RunController::node_state, this,
+          [this](const QString& node, int st, double progress, const QString& msg) {
+            scene_->set_node_state(node.toStdString(), static_cast<NodeState>(st), progress, msg);
+            update_progress(node, st, progress);
+            if (inspector_->node() == node.toStdString()) update_inspector_status();
+          });
   connect(runs_, &RunController::log, this, &MainWindow::log);
   connect(runs_, &RunController::finished, this, [this](bool, bool, const QString& summary) {
     statusBar()->showMessage(summary, 15000);
@@ -234,9 +237,11 @@ MainWindow::MainWindow(const Registry& registry, std::vector<PluginRecord> plugi
   for (const auto& p : plugins_) {
     if (p.loaded)
       log(static_cast<int>(LogLevel::Info), {},
-          tr("Plugin %1 %2: %3 node types (%4)").arg(q(p.name), q(p.version)).arg(p.node_ids.size()).arg(q(p.file.string())));
-    else
-      log(static_cast<int>(LogLevel::Error), {}, tr("Plugin %1 refused: %2").arg(q(p.file.string()), q(p.error)));
+          tr("Plugin %1 %2: %3 node types (%4)")
+              .arg(q(p.name), q(p.version))
+              .arg(p.node_ids.size())
+              .arg(q(p.file.string())));
+    else log(static_cast<int>(LogLevel::Error), {}, tr("Plugin %1 refused: %2").arg(q(p.file.string()), q(p.error)));
   }
   log(static_cast<int>(LogLevel::Info), {}, tr("%1 node types available").arg(registry_.nodes().size()));
   update_title();
@@ -259,9 +264,10 @@ QWidget* MainWindow::build_welcome() {
   auto* w = new QWidget;
   auto* lay = new QVBoxLayout(w);
   lay->setContentsMargins(60, 40, 60, 40);
-  auto* title = new QLabel(tr("<h1>Gemflow Studio</h1><p>Wire plugin nodes into workflows, run them on the GPU or "
-                              "the CPU, and look at the results. The files are the same YAML that "
-                              "<code>gemflow run</code> reads.</p>"));
+  auto* title =
+      new QLabel(tr("<h1>Gemflow Studio</h1><p>Wire plugin nodes into workflows, run them on the GPU or "
+                    "the CPU, and look at the results. The files are the same YAML that "
+                    "<code>gemflow run</code> reads.</p>"));
   title->setWordWrap(true);
   lay->addWidget(title);
   const auto example = example_workflow();
@@ -377,29 +383,37 @@ void MainWindow::build_actions() {
   edit->addAction(tr("Cu&t"), this, [this] { copy_selection(true); })->setShortcut(QKeySequence::Cut);
   edit->addAction(tr("&Copy"), this, [this] { copy_selection(false); })->setShortcut(QKeySequence::Copy);
   edit->addAction(tr("&Paste"), this, [this] { paste(); })->setShortcut(QKeySequence::Paste);
-  edit->addAction(tr("&Duplicate"), this, [this] {
-    auto ids = model_->duplicate(scene_->selected_node_ids());
-    if (!ids.empty()) scene_->select_nodes(ids);
-  })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+  edit->addAction(tr("&Duplicate"), this,
+                  [this] {
+                    auto ids = model_->duplicate(scene_->selected_node_ids());
+                    if (!ids.empty()) scene_->select_nodes(ids);
+                  })
+      ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
   edit->addAction(tr("&Delete"), this, [this] { scene_->delete_selection(); })->setShortcut(QKeySequence::Delete);
-  edit->addAction(tr("Select &All"), this, [this] {
-    for (auto* n : scene_->node_items()) n->setSelected(true);
-  })->setShortcut(QKeySequence::SelectAll);
+  edit->addAction(tr("Select &All"), this,
+                  [this] {
+                    for (auto* n : scene_->node_items()) n->setSelected(true);
+                  })
+      ->setShortcut(QKeySequence::SelectAll);
   edit->addSeparator();
   edit->addAction(tr("&Add Node…"), this, [this] {
     const QPoint c = view_->viewport()->rect().center();
     view_->open_quick_add(view_->mapToScene(c), view_->viewport()->mapToGlobal(c));
   });  // Tab in the editor
-  edit->addAction(tr("&Bypass"), this, [this] {
-    const auto ids = scene_->selected_node_ids();
-    if (ids.empty()) return;
-    const NodeInstance* n = model_->workflow().find(ids.front());
-    model_->set_bypass(ids, !(n && n->bypass));
-  })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
-  edit->addAction(tr("&Group Selection"), this, [this] {
-    const auto ids = scene_->selected_node_ids();
-    if (!ids.empty()) model_->add_group(ids, tr("Group").toStdString());
-  })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+  edit->addAction(tr("&Bypass"), this,
+                  [this] {
+                    const auto ids = scene_->selected_node_ids();
+                    if (ids.empty()) return;
+                    const NodeInstance* n = model_->workflow().find(ids.front());
+                    model_->set_bypass(ids, !(n && n->bypass));
+                  })
+      ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+  edit->addAction(tr("&Group Selection"), this,
+                  [this] {
+                    const auto ids = scene_->selected_node_ids();
+                    if (!ids.empty()) model_->add_group(ids, tr("Group").toStdString());
+                  })
+      ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
   edit->addAction(tr("Co&llapse into Sub-workflow…"), this, [this] { collapse_selection(); })
       ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G));
   edit->addAction(tr("&Expand Sub-workflow"), this,
@@ -427,15 +441,20 @@ void MainWindow::build_actions() {
   mini->setToolTip(tr("An overview in the editor's corner while part of the graph is out of view"));
   connect(mini, &QAction::toggled, view_, &GraphView::set_minimap_enabled);
   viewm->addSeparator();
-  viewm->addAction(tr("&Arrange All"), this, [this] { scene_->arrange(); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+  viewm->addAction(tr("&Arrange All"), this, [this] { scene_->arrange(); })
+      ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
   auto* align = viewm->addMenu(tr("Al&ign Selection"));
   const std::pair<QString, GraphScene::Align> aligns[] = {
-      {tr("Left Edges"), GraphScene::Align::Left},        {tr("Right Edges"), GraphScene::Align::Right},
-      {tr("Top Edges"), GraphScene::Align::Top},          {tr("Bottom Edges"), GraphScene::Align::Bottom},
-      {tr("Centres in a Row"), GraphScene::Align::CentreH}, {tr("Centres in a Column"), GraphScene::Align::CentreV},
+      {tr("Left Edges"), GraphScene::Align::Left},
+      {tr("Right Edges"), GraphScene::Align::Right},
+      {tr("Top Edges"), GraphScene::Align::Top},
+      {tr("Bottom Edges"), GraphScene::Align::Bottom},
+      {tr("Centres in a Row"), GraphScene::Align::CentreH},
+      {tr("Centres in a Column"), GraphScene::Align::CentreV},
       {tr("Distribute Horizontally"), GraphScene::Align::DistributeH},
       {tr("Distribute Vertically"), GraphScene::Align::DistributeV}};
-  for (const auto& [text, how] : aligns) align->addAction(text, this, [this, how = how] { scene_->align_selection(how); });
+  for (const auto& [text, how] : aligns)
+    align->addAction(text, this, [this, how = how] { scene_->align_selection(how); });
   auto* theme = viewm->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(theme);
   for (const auto& [text, t] : {std::pair{tr("Follow the Desktop"), Theme::System}, std::pair{tr("Dark"), Theme::Dark},
@@ -503,9 +522,10 @@ void MainWindow::update_title() {
 
 bool MainWindow::maybe_save() {
   if (!model_->modified() || !prompt_) return true;
-  const auto r = QMessageBox::warning(this, tr("Unsaved changes"),
-                                      tr("The workflow '%1' has unsaved changes. Save them?").arg(q(model_->workflow().name)),
-                                      QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  const auto r =
+      QMessageBox::warning(this, tr("Unsaved changes"),
+                           tr("The workflow '%1' has unsaved changes. Save them?").arg(q(model_->workflow().name)),
+                           QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
   if (r == QMessageBox::Save) return save();
   return r == QMessageBox::Discard;
 }
@@ -521,11 +541,13 @@ bool MainWindow::open_file(const QString& path, bool force) {
   int errors = 0;
   for (const auto& d : diags) {
     errors += d.severity == Diagnostic::Severity::Error;
-    log(static_cast<int>(d.severity == Diagnostic::Severity::Error ? LogLevel::Error : LogLevel::Warning), q(d.node), q(d.str()));
+    log(static_cast<int>(d.severity == Diagnostic::Severity::Error ? LogLevel::Error : LogLevel::Warning), q(d.node),
+        q(d.str()));
   }
   if (!loaded) {
-    QMessageBox::critical(this, tr("Cannot open"),
-                          tr("%1 could not be read:\n%2").arg(path, diags.empty() ? tr("unknown error") : q(diags.front().str())));
+    QMessageBox::critical(
+        this, tr("Cannot open"),
+        tr("%1 could not be read:\n%2").arg(path, diags.empty() ? tr("unknown error") : q(diags.front().str())));
     return false;
   }
   add_recent(QFileInfo(path).absoluteFilePath());
@@ -557,10 +579,10 @@ bool MainWindow::save() {
 }
 
 bool MainWindow::save_as() {
-  QString f = QFileDialog::getSaveFileName(this, tr("Save workflow as"),
-                                           q(model_->workflow().file.empty() ? model_->workflow().name + ".yaml"
-                                                                              : model_->workflow().file.string()),
-                                           tr("Workflows (*.yaml *.yml)"));
+  QString f = QFileDialog::getSaveFileName(
+      this, tr("Save workflow as"),
+      q(model_->workflow().file.empty() ? model_->workflow().name + ".yaml" : model_->workflow().file.string()),
+      tr("Workflows (*.yaml *.yml)"));
   if (f.isEmpty()) return false;
   if (!f.endsWith(QStringLiteral(".yaml")) && !f.endsWith(QStringLiteral(".yml"))) f += QStringLiteral(".yaml");
   try {
@@ -811,7 +833,8 @@ void MainWindow::copy_selection(bool cut) {
 void MainWindow::paste() {
   const QMimeData* mime = QGuiApplication::clipboard()->mimeData();
   if (!mime) return;
-  const std::string text = mime->hasFormat(kSnippetMime) ? mime->data(kSnippetMime).toStdString() : mime->text().toStdString();
+  const std::string text =
+      mime->hasFormat(kSnippetMime) ? mime->data(kSnippetMime).toStdString() : mime->text().toStdString();
   if (text.empty()) return;
   ++paste_count_;
   std::string err;
@@ -847,11 +870,14 @@ void MainWindow::update_inspector_status() {
   const NodeItem* n = scene_->node_item(inspector_->node());
   if (!n) return;
   const NodeState s = n->state();
-  inspector_->set_status(s == NodeState::Idle ? QString()
-                                              : state_text(s) +
-                                                    (s == NodeState::Running ? QStringLiteral(" %1 %").arg(static_cast<int>(n->progress() * 100)) : QString()) +
-                                                    (n->message().isEmpty() ? QString() : QStringLiteral(": ") + n->message()),
-                         state_color(s));
+  inspector_->set_status(
+      s == NodeState::Idle
+          ? QString()
+          : state_text(s) +
+                (s == NodeState::Running ? QStringLiteral(" %1 %").arg(static_cast<int>(n->progress() * 100))
+                                         : QString()) +
+                (n->message().isEmpty() ? QString() : QStringLiteral(": ") + n->message()),
+      state_color(s));
 }
 
 // ---- running ----------------------------------------------------------------------------
@@ -896,7 +922,8 @@ void MainWindow::on_run_finished() {
 
 void MainWindow::log(int level, const QString& node, const QString& text) {
   const QString text_color = log_->palette().color(QPalette::Text).name();
-  const QString colors[] = {QStringLiteral("#808080"), text_color, QStringLiteral("#e09a30"), QStringLiteral("#f05050")};
+  const QString colors[] = {QStringLiteral("#808080"), text_color, QStringLiteral("#e09a30"),
+                            QStringLiteral("#f05050")};
   static const char* names[] = {"debug", "info", "warning", "error"};
   const int l = std::clamp(level, 0, 3);
   log_->appendHtml(QStringLiteral("<span style='color:%1'>[%2]%3 %4</span>")
@@ -923,7 +950,8 @@ void MainWindow::follow_selection(const QString& id) {
   const NodeInstance* shown = model_->workflow().find(id.toStdString());
   std::vector<std::string> same;
   for (const auto& other : scene_->selected_node_ids())
-    if (const NodeInstance* o = model_->workflow().find(other); shown && o && other != shown->id && o->type == shown->type)
+    if (const NodeInstance* o = model_->workflow().find(other);
+        shown && o && other != shown->id && o->type == shown->type)
       same.push_back(other);
   inspector_->set_also(same);
   inspector_->set_problems(scene_->problems_of(id.toStdString()));
@@ -946,7 +974,8 @@ void MainWindow::update_progress(const QString& node, int state, double progress
 std::filesystem::path MainWindow::output_folder() const {
   const Workflow& wf = model_->workflow();
   if (!wf.file.empty()) {
-    const QString chosen = user_settings()->value(kOutputKey + QString::fromUtf8(QUrl::toPercentEncoding(q(wf.file.string())))).toString();
+    const QString chosen =
+        user_settings()->value(kOutputKey + QString::fromUtf8(QUrl::toPercentEncoding(q(wf.file.string())))).toString();
     if (!chosen.isEmpty()) return chosen.toStdString();
   }
   if (runs_->has_out_dir() || wf.file.empty()) return runs_->out_dir_for(wf);
@@ -972,7 +1001,8 @@ void MainWindow::open_output_folder() {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !url_opener(QUrl::fromLocalFile(q(dir.string()))))
-    statusBar()->showMessage(tr("Cannot open %1%2").arg(q(dir.string()), ec ? QStringLiteral(": ") + q(ec.message()) : QString()), 8000);
+    statusBar()->showMessage(
+        tr("Cannot open %1%2").arg(q(dir.string()), ec ? QStringLiteral(": ") + q(ec.message()) : QString()), 8000);
 }
 
 Theme MainWindow::theme_setting() { return theme_from_string(user_settings()->value(kThemeKey).toString()); }

@@ -61,7 +61,8 @@ void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   p->setFont(f);
   p->setPen(Qt::white);
   const QRectF tr = title_rect().adjusted(10, 0, -10, 0);
-  p->drawText(tr, Qt::AlignLeft | Qt::AlignVCenter, p->fontMetrics().elidedText(title_, Qt::ElideRight, static_cast<int>(tr.width())));
+  p->drawText(tr, Qt::AlignLeft | Qt::AlignVCenter,
+              p->fontMetrics().elidedText(title_, Qt::ElideRight, static_cast<int>(tr.width())));
 }
 
 void GroupItem::mousePressEvent(QGraphicsSceneMouseEvent* e) {

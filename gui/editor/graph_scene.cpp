@@ -6,11 +6,11 @@
 #include <tuple>
 
 #include <QApplication>
+#include <QCursor>
 #include <QGraphicsPathItem>
+#include <QGraphicsSceneContextMenuEvent>
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsView>
-#include <QCursor>
-#include <QGraphicsSceneContextMenuEvent>
 #include <QKeyEvent>
 #include <QMenu>
 #include <QPen>
@@ -218,7 +218,8 @@ QMenu* GraphScene::make_node_menu(const std::string& id) {
     if (!fresh.empty()) select_nodes(fresh);
   });
   add(tr("Rename…"), "rename", [this, qid] { Q_EMIT rename_requested(qid); });
-  add(tr("Group"), "group", [this, ids] { model_.add_group(ids, ids.size() == 1 ? ids.front() : tr("Group").toStdString()); });
+  add(tr("Group"), "group",
+      [this, ids] { model_.add_group(ids, ids.size() == 1 ? ids.front() : tr("Group").toStdString()); });
   add(tr("Delete"), "delete", [this, ids] { model_.remove_nodes(ids); });
   menu->addSeparator();
   if (n && n->type == kSubWorkflowType) {
@@ -247,12 +248,15 @@ QMenu* GraphScene::make_wire_menu(const Link& link) {
   QPointF mid;
   for (auto* w : wires_)
     if (same_link(w->link(), link)) mid = w->path().pointAtPercent(0.5);
-  menu->addAction(tr("Insert Node…"), this, [this, link, mid, screen] { Q_EMIT insert_node_requested(mid, screen, link); })
+  menu->addAction(tr("Insert Node…"), this,
+                  [this, link, mid, screen] { Q_EMIT insert_node_requested(mid, screen, link); })
       ->setObjectName(QStringLiteral("insert_node"));
-  menu->addAction(tr("View Data"), this, [this, link] { Q_EMIT view_data_requested(q(link.from_node), q(link.from_port)); })
+  menu->addAction(tr("View Data"), this,
+                  [this, link] { Q_EMIT view_data_requested(q(link.from_node), q(link.from_port)); })
       ->setObjectName(QStringLiteral("view_data"));
   menu->addSeparator();
-  menu->addAction(tr("Delete Link"), this, [this, link] { model_.disconnect(link); })->setObjectName(QStringLiteral("delete_link"));
+  menu->addAction(tr("Delete Link"), this, [this, link] { model_.disconnect(link); })
+      ->setObjectName(QStringLiteral("delete_link"));
   return menu;
 }
 
@@ -272,7 +276,8 @@ QMenu* GraphScene::make_group_menu(std::size_t index) {
   menu->addAction(tr("Select Its Nodes"), this, [this, index] {
     if (index < model_.workflow().groups.size()) select_nodes(model_.workflow().groups[index].nodes);
   });
-  menu->addAction(tr("Ungroup"), this, [this, index] { model_.remove_group(index); })->setObjectName(QStringLiteral("ungroup"));
+  menu->addAction(tr("Ungroup"), this, [this, index] { model_.remove_group(index); })
+      ->setObjectName(QStringLiteral("ungroup"));
   return menu;
 }
 
@@ -284,7 +289,8 @@ void GraphScene::contextMenuEvent(QGraphicsSceneContextMenuEvent* e) {
       e->accept();
       return;
     }
-    if (it->type() == GroupItem::Type && !static_cast<GroupItem*>(it)->title_rect().contains(it->mapFromScene(e->scenePos())))
+    if (it->type() == GroupItem::Type &&
+        !static_cast<GroupItem*>(it)->title_rect().contains(it->mapFromScene(e->scenePos())))
       continue;  // a group's body is canvas
     if (it->type() == NodeItem::Type || it->type() == PortItem::Type || it->type() == GroupItem::Type ||
         it->type() == NoteItem::Type) {
@@ -305,15 +311,16 @@ bool GraphScene::insert_on_wire(const std::string& node) {
   if (r.isNull()) return false;
   std::vector<Link> under;
   for (auto* w : wires_)
-    if (w->from()->node()->id() != node && w->to()->node()->id() != node && w->shape().intersects(r)) under.push_back(w->link());
+    if (w->from()->node()->id() != node && w->to()->node()->id() != node && w->shape().intersects(r))
+      under.push_back(w->link());
   for (const auto& l : under)
     if (model_.insert_into_link(l, node).ok()) return true;
   return false;
 }
 
 void GraphScene::arrange() {
-  const auto pos = layered_layout(model_.workflow(), [this](const std::string& id) { return node_rect(id).height(); },
-                                  NodeItem::kWidth);
+  const auto pos = layered_layout(
+      model_.workflow(), [this](const std::string& id) { return node_rect(id).height(); }, NodeItem::kWidth);
   std::vector<std::pair<std::string, Pos>> moves(pos.begin(), pos.end());
   model_.move_nodes(moves);
 }
@@ -328,11 +335,15 @@ void GraphScene::align_selection(Align how) {
     all |= rs.back().second;
   }
   std::vector<std::pair<std::string, Pos>> moves;
-  auto put = [&](const std::string& id, double x, double y) { moves.emplace_back(id, Pos{std::round(x), std::round(y)}); };
+  auto put = [&](const std::string& id, double x, double y) {
+    moves.emplace_back(id, Pos{std::round(x), std::round(y)});
+  };
   if (how == Align::DistributeH || how == Align::DistributeV) {
     if (rs.size() < 3) return;
     const bool h = how == Align::DistributeH;
-    std::sort(rs.begin(), rs.end(), [h](const auto& a, const auto& b) { return h ? a.second.left() < b.second.left() : a.second.top() < b.second.top(); });
+    std::sort(rs.begin(), rs.end(), [h](const auto& a, const auto& b) {
+      return h ? a.second.left() < b.second.left() : a.second.top() < b.second.top();
+    });
     double total = 0;
     for (const auto& [id, r] : rs) total += h ? r.width() : r.height();
     const double gap = ((h ? all.width() : all.height()) - total) / static_cast<double>(rs.size() - 1);
@@ -387,7 +398,8 @@ void GraphScene::auto_layout() {
   const int bands = (columns + kMaxColumns - 1) / kMaxColumns;
   const int per_band = (columns + bands - 1) / bands;  // even bands: 10 columns → 5 + 5
   auto height_of = [&](const NodeInstance& n) {
-    if (const NodeSpec* spec = model_.spec_of(n.id)) return NodeItem::height_for(spec->inputs.size(), spec->outputs.size());
+    if (const NodeSpec* spec = model_.spec_of(n.id))
+      return NodeItem::height_for(spec->inputs.size(), spec->outputs.size());
     std::set<std::string> in, out;
     for (const auto& l : wf.links) {
       if (l.to_node == n.id) in.insert(l.to_port);
@@ -398,13 +410,15 @@ void GraphScene::auto_layout() {
   // Stack each column; a band is as tall as its tallest column.
   std::map<std::pair<int, int>, std::vector<const NodeInstance*>> cells;  // (band, column)
   for (const auto& id : order)
-    if (const NodeInstance* n = wf.find(id); n && !n->pos) cells[{depth[id] / per_band, depth[id] % per_band}].push_back(n);
+    if (const NodeInstance* n = wf.find(id); n && !n->pos)
+      cells[{depth[id] / per_band, depth[id] % per_band}].push_back(n);
   if (cells.empty()) return;
   std::vector<double> band_height(static_cast<std::size_t>(bands), 0.0);
   for (const auto& [cell, nodes] : cells) {
     double h = 0;
     for (const auto* n : nodes) h += height_of(*n) + kRowGap;
-    band_height[static_cast<std::size_t>(cell.first)] = std::max(band_height[static_cast<std::size_t>(cell.first)], h - kRowGap);
+    band_height[static_cast<std::size_t>(cell.first)] =
+        std::max(band_height[static_cast<std::size_t>(cell.first)], h - kRowGap);
   }
   std::vector<double> band_top(static_cast<std::size_t>(bands), 0.0);
   for (std::size_t b = 1; b < band_top.size(); ++b) band_top[b] = band_top[b - 1] + band_height[b - 1] + kBandGap;
@@ -426,8 +440,7 @@ NodeItem* GraphScene::add_node_item(const std::string& id) {
     for (const auto& l : model_.workflow().links) {
       if (l.to_node == id && std::none_of(ins.begin(), ins.end(), [&](auto& p) { return p.name == l.to_port; }))
         ins.push_back({l.to_port, "?", false, ""});
-      if (l.from_node == id &&
-          std::none_of(outs.begin(), outs.end(), [&](auto& p) { return p.name == l.from_port; }))
+      if (l.from_node == id && std::none_of(outs.begin(), outs.end(), [&](auto& p) { return p.name == l.from_port; }))
         outs.push_back({l.from_port, "?", false, ""});
     }
   }
@@ -465,7 +478,8 @@ void GraphScene::remove_node_item(const std::string& id) {
   auto it = nodes_.find(id);
   if (it == nodes_.end()) return;
   NodeItem* item = it->second;
-  if ((drag_from_ && drag_from_->node() == item) || (picked_wire_ && (picked_wire_->from()->node() == item || picked_wire_->to()->node() == item)))
+  if ((drag_from_ && drag_from_->node() == item) ||
+      (picked_wire_ && (picked_wire_->from()->node() == item || picked_wire_->to()->node() == item)))
     cancel_link_drag();
   // Wires are removed by link_removed before the node; drop any left (defensive).
   for (auto w = wires_.begin(); w != wires_.end();) {
@@ -588,10 +602,8 @@ void GraphScene::clear_highlights() {
 
 LinkCheck GraphScene::link_ports(PortItem* a, PortItem* b, const QPoint* screen_pos) {
   LinkCheck c;
-  if (a->is_output())
-    c = model_.connect(a->node()->id(), a->spec().name, b->node()->id(), b->spec().name);
-  else
-    c = model_.connect(b->node()->id(), b->spec().name, a->node()->id(), a->spec().name);
+  if (a->is_output()) c = model_.connect(a->node()->id(), a->spec().name, b->node()->id(), b->spec().name);
+  else c = model_.connect(b->node()->id(), b->spec().name, a->node()->id(), a->spec().name);
   if (!c.ok()) {
     last_refusal_ = tr("Cannot link: %1").arg(q(c.reason));
     if (screen_pos) QToolTip::showText(*screen_pos, last_refusal_);
@@ -636,8 +648,8 @@ void GraphScene::end_link_drag(QPointF scene_pos, QPoint screen_pos) {
       }
       if (!target) target = fallback;
       if (!target && n != from->node()) {
-        last_refusal_ = tr("Cannot link: %1 has no %2")
-                            .arg(q(n->id()), from->is_output() ? tr("inputs") : tr("outputs"));
+        last_refusal_ =
+            tr("Cannot link: %1 has no %2").arg(q(n->id()), from->is_output() ? tr("inputs") : tr("outputs"));
         QToolTip::showText(screen_pos, last_refusal_);
         Q_EMIT message(last_refusal_);
       }
@@ -648,7 +660,8 @@ void GraphScene::end_link_drag(QPointF scene_pos, QPoint screen_pos) {
     if (target && target != from) link_ports(from, target, &screen_pos);
     // Dropped in empty space: offer the nodes that can take (or give) this port's data.
     else if (!target && !on_node)
-      Q_EMIT quick_add_requested(scene_pos, screen_pos, q(from->node()->id()), q(from->spec().name), from->is_output(), false);
+      Q_EMIT quick_add_requested(scene_pos, screen_pos, q(from->node()->id()), q(from->spec().name), from->is_output(),
+                                 false);
     return;
   }
   // A picked-up link: back on its own input it stays; elsewhere it moves (one undo step) when
@@ -668,9 +681,9 @@ void GraphScene::end_link_drag(QPointF scene_pos, QPoint screen_pos) {
     Q_EMIT message(last_refusal_);
     return;
   }
-  model_.undo_stack()->beginMacro(tr("Move link %1.%2 → %3.%4")
-                                      .arg(q(picked->from_node), q(picked->from_port), q(target->node()->id()),
-                                           q(target->spec().name)));
+  model_.undo_stack()->beginMacro(
+      tr("Move link %1.%2 → %3.%4")
+          .arg(q(picked->from_node), q(picked->from_port), q(target->node()->id()), q(target->spec().name)));
   model_.disconnect(*picked);
   link_ports(from, target, &screen_pos);
   model_.undo_stack()->endMacro();

@@ -57,14 +57,17 @@ namespace {
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
 std::vector<QuickAddEntry> canvas_commands() {
-  const std::pair<const char*, QString> cmds[] = {
-      {"cmd:note", QObject::tr("Add Note")},         {"cmd:group", QObject::tr("Group Selected Nodes")},
-      {"cmd:arrange", QObject::tr("Arrange All (layered layout)")}, {"cmd:fit", QObject::tr("Fit to View")},
-      {"cmd:find", QObject::tr("Find Node…")},       {"cmd:paste", QObject::tr("Paste")},
-      {"cmd:select_all", QObject::tr("Select All")}};
+  const std::pair<const char*, QString> cmds[] = {{"cmd:note", QObject::tr("Add Note")},
+                                                  {"cmd:group", QObject::tr("Group Selected Nodes")},
+                                                  {"cmd:arrange", QObject::tr("Arrange All (layered layout)")},
+                                                  {"cmd:fit", QObject::tr("Fit to View")},
+                                                  {"cmd:find", QObject::tr("Find Node…")},
+                                                  {"cmd:paste", QObject::tr("Paste")},
+                                                  {"cmd:select_all", QObject::tr("Select All")}};
   std::vector<QuickAddEntry> r;
   for (const auto& [key, label] : cmds)
-    r.push_back({QLatin1String(key), label, QObject::tr("command"), (label + QStringLiteral(" command")).toLower(), {}});
+    r.push_back(
+        {QLatin1String(key), label, QObject::tr("command"), (label + QStringLiteral(" command")).toLower(), {}});
   return r;
 }
 }  // namespace
@@ -83,7 +86,9 @@ void GraphView::open_quick_add(QPointF scene_pos, QPoint screen_pos, const QStri
     entries = node_type_entries(m.registry());
   } else {
     const NodeSpec* spec = m.spec_of(port_node.toStdString());
-    const PortSpec* p = !spec ? nullptr : port_is_output ? spec->output(port.toStdString()) : spec->input(port.toStdString());
+    const PortSpec* p = !spec            ? nullptr
+                        : port_is_output ? spec->output(port.toStdString())
+                                         : spec->input(port.toStdString());
     if (!p) return;
     auto types = m.compatible_types(p->type, port_is_output);
     types.emplace_back(kSubWorkflowType);  // any file may expose such a port: asked for next
@@ -118,9 +123,9 @@ void GraphView::open_quick_add(QPointF scene_pos, QPoint screen_pos, const QStri
       Q_EMIT subworkflow_link_requested(QPointF(p[0], p[1]), port_node, port, port_is_output);
       return;
     }
-    const std::string id = port_node.isEmpty()
-                               ? gm.add_node(key.toStdString(), p)
-                               : gm.add_node_linked(key.toStdString(), p, port_node.toStdString(), port.toStdString(), port_is_output);
+    const std::string id = port_node.isEmpty() ? gm.add_node(key.toStdString(), p)
+                                               : gm.add_node_linked(key.toStdString(), p, port_node.toStdString(),
+                                                                    port.toStdString(), port_is_output);
     if (id.empty()) return;
     if (port_node.isEmpty()) scene_->insert_on_wire(id);
     scene_->select_nodes({id});
@@ -137,7 +142,8 @@ void GraphView::open_insert(QPointF scene_pos, QPoint screen_pos, const Link& li
   const auto ins = m.compatible_types(p->type, true), outs = m.compatible_types(p->type, false);
   for (const auto& t : ins)
     if (std::find(outs.begin(), outs.end(), t) != outs.end()) both.push_back(t);
-  auto* popup = new QuickAddPopup(node_type_entries(m.registry(), &both), tr("Insert a node into %1").arg(q(link.str())), this);
+  auto* popup =
+      new QuickAddPopup(node_type_entries(m.registry(), &both), tr("Insert a node into %1").arg(q(link.str())), this);
   const Pos at{std::round(scene_pos.x() - 95), std::round(scene_pos.y() - 30)};
   connect(popup, &QuickAddPopup::activated, this, [this, at, link](const QString& key) {
     GraphModel& gm = scene_->model();
@@ -236,12 +242,15 @@ void Minimap::paintEvent(QPaintEvent*) {
   auto map = [&](const QRectF& r) { return QRectF(off + (r.topLeft() - w.topLeft()) / s, r.size() / s); };
   p.setPen(Qt::NoPen);
   for (auto* n : scene_->node_items()) {
-    p.setBrush(n->isSelected() ? QColor(0xff, 0xc8, 0x3c) : n->problem().isEmpty() ? QColor(0x8a, 0x90, 0x9c) : QColor(0xe0, 0x60, 0x50));
+    p.setBrush(n->isSelected()          ? QColor(0xff, 0xc8, 0x3c)
+               : n->problem().isEmpty() ? QColor(0x8a, 0x90, 0x9c)
+                                        : QColor(0xe0, 0x60, 0x50));
     p.drawRect(map(n->sceneBoundingRect()));
   }
   p.setBrush(Qt::NoBrush);
   p.setPen(QPen(QColor(0x3d, 0x8e, 0xe0), 1.5));
-  p.drawRect(map(view_->mapToScene(view_->viewport()->rect()).boundingRect()).intersected(QRectF(rect()).adjusted(1, 1, -1, -1)));
+  p.drawRect(map(view_->mapToScene(view_->viewport()->rect()).boundingRect())
+                 .intersected(QRectF(rect()).adjusted(1, 1, -1, -1)));
 }
 
 void Minimap::mousePressEvent(QMouseEvent* e) {

@@ -96,7 +96,8 @@ class NumberSpin : public QDoubleSpinBox {
   void show_error(const std::string& why) {
     error_ = q(why);
     setStyleSheet(why.empty() ? QString() : QStringLiteral("QDoubleSpinBox { color: #ff5050; }"));
-    setToolTip(why.empty() ? base_tooltip : QStringLiteral("<b>%1</b><br>%2").arg(q(why).toHtmlEscaped(), base_tooltip));
+    setToolTip(why.empty() ? base_tooltip
+                           : QStringLiteral("<b>%1</b><br>%2").arg(q(why).toHtmlEscaped(), base_tooltip));
   }
   ParamSpec spec_;
   QString error_;
@@ -122,8 +123,7 @@ QString spec_tooltip(const ParamSpec& p) {
     t += QStringLiteral("<br>Range: [%1, %2]%3")
              .arg(p.min ? q(shortest(*p.min)) : QStringLiteral("-∞"), p.max ? q(shortest(*p.max)) : QStringLiteral("∞"),
                   p.unit.empty() ? QString() : QStringLiteral(" ") + q(p.unit));
-  else if (!p.unit.empty())
-    t += QStringLiteral("<br>Unit: ") + q(p.unit);
+  else if (!p.unit.empty()) t += QStringLiteral("<br>Unit: ") + q(p.unit);
   if (!p.choices.empty()) {
     QStringList c;
     for (const auto& x : p.choices) c << q(x);
@@ -198,8 +198,7 @@ bool InspectorWidget::apply(QWidget* w, const ParamSpec& spec, const std::varian
   };
   const std::string shown = node_;  // a signal of the edit may change what is shown
   const std::vector<std::string> also = also_;
-  if (!also.empty())
-    model_.undo_stack()->beginMacro(tr("Set %1 on %2 nodes").arg(q(spec.name)).arg(also.size() + 1));
+  if (!also.empty()) model_.undo_stack()->beginMacro(tr("Set %1 on %2 nodes").arg(q(spec.name)).arg(also.size() + 1));
   ParamEdit e = set(shown);
   if (e.ok())
     for (const auto& id : also) set(id);
@@ -212,7 +211,8 @@ bool InspectorWidget::apply(QWidget* w, const ParamSpec& spec, const std::varian
 void InspectorWidget::set_also(std::vector<std::string> ids) {
   also_ = std::move(ids);
   if (!also_label_) return;
-  also_label_->setText(tr("Edits apply to %n selected node(s) of this type.", nullptr, static_cast<int>(also_.size()) + 1));
+  also_label_->setText(
+      tr("Edits apply to %n selected node(s) of this type.", nullptr, static_cast<int>(also_.size()) + 1));
   also_label_->setVisible(!also_.empty());
 }
 
@@ -291,8 +291,9 @@ void InspectorWidget::show_node(const std::string& id) {
   QFont bold = id_edit->font();
   bold.setBold(true);
   id_edit->setFont(bold);
-  const QString id_tip = tr("Node id, used by links and in the file (letters, digits, '_' and '-'). "
-                            "Edit it to rename the node; its links follow.");
+  const QString id_tip =
+      tr("Node id, used by links and in the file (letters, digits, '_' and '-'). "
+         "Edit it to rename the node; its links follow.");
   id_edit->setToolTip(id_tip);
   connect(id_edit, &QLineEdit::editingFinished, this, [this, id_edit, id_tip] {
     const std::string wanted = id_edit->text().trimmed().toStdString();
@@ -329,7 +330,8 @@ void InspectorWidget::show_node(const std::string& id) {
   also_label_->setVisible(false);
   lay->addWidget(also_label_);
   if (!spec) {
-    auto* l = new QLabel(tr("No loaded plugin provides the type '%1'; its parameters are kept as written.").arg(q(n->type)));
+    auto* l =
+        new QLabel(tr("No loaded plugin provides the type '%1'; its parameters are kept as written.").arg(q(n->type)));
     l->setWordWrap(true);
     l->setStyleSheet(QStringLiteral("color: #ff7070;"));
     lay->addWidget(l);
@@ -361,7 +363,8 @@ void InspectorWidget::show_node(const std::string& id) {
     ports += QStringLiteral("<span style='color:%1'>●</span> in <b>%2</b>: %3%4<br>")
                  .arg(type_color(p.type).name(), q(p.name), q(p.type), p.optional ? tr(" (optional)") : QString());
   for (const auto& p : spec->outputs)
-    ports += QStringLiteral("<span style='color:%1'>●</span> out <b>%2</b>: %3<br>").arg(type_color(p.type).name(), q(p.name), q(p.type));
+    ports += QStringLiteral("<span style='color:%1'>●</span> out <b>%2</b>: %3<br>")
+                 .arg(type_color(p.type).name(), q(p.name), q(p.type));
   if (!ports.isEmpty()) {
     auto* l = new QLabel(ports);
     l->setWordWrap(true);
@@ -371,9 +374,9 @@ void InspectorWidget::show_node(const std::string& id) {
   // brief, then the structured parts (NodeInfo), as `gemflow nodes ID` shows them.
   QString more;
   const std::pair<QString, const std::string*> parts[] = {{tr("Errors"), &spec->info.errors},
-                                                         {tr("Memory"), &spec->info.memory},
-                                                         {tr("Determinism"), &spec->info.determinism},
-                                                         {tr("References"), &spec->info.references}};
+                                                          {tr("Memory"), &spec->info.memory},
+                                                          {tr("Determinism"), &spec->info.determinism},
+                                                          {tr("References"), &spec->info.references}};
   for (const auto& [heading, text] : parts)
     if (!text->empty()) more += QStringLiteral("<p><b>%1:</b> %2</p>").arg(heading, q(*text).toHtmlEscaped());
   if (!spec->info.doc.empty() || !more.isEmpty()) {
@@ -429,7 +432,8 @@ void InspectorWidget::build_workflow_page(QVBoxLayout* lay) {
   form->addRow(tr("name"), name);
   auto* desc = new QPlainTextEdit(q(wf.description));
   desc->setObjectName(QStringLiteral("workflow_description"));
-  desc->setToolTip(tr("What the workflow does (the file's <code>description:</code>). Applied when the box loses focus."));
+  desc->setToolTip(
+      tr("What the workflow does (the file's <code>description:</code>). Applied when the box loses focus."));
   desc->setTabChangesFocus(true);
   desc->installEventFilter(this);
   form->addRow(tr("description"), desc);
@@ -575,7 +579,8 @@ QWidget* InspectorWidget::make_editor(const ParamSpec& p) {
           namespace fs = std::filesystem;
           const fs::path base = model_.workflow().base_dir();
           const bool input = p.kind == ParamKind::InputPath;
-          QFileDialog dialog(this, input ? tr("Input file for %1").arg(q(p.name)) : tr("Output file for %1").arg(q(p.name)),
+          QFileDialog dialog(this,
+                             input ? tr("Input file for %1").arg(q(p.name)) : tr("Output file for %1").arg(q(p.name)),
                              q(base.string()));
           dialog.setObjectName(QStringLiteral("path_dialog"));
           dialog.setAcceptMode(input ? QFileDialog::AcceptOpen : QFileDialog::AcceptSave);
@@ -602,7 +607,8 @@ QWidget* InspectorWidget::make_editor(const ParamSpec& p) {
       auto check = [this, edit, name, kind = p.kind, tip] {
         const auto v = model_.param_value(node_, name);
         mark(edit, {}, tip);
-        if (kind != ParamKind::InputPath || !v || !std::holds_alternative<std::string>(*v) || std::get<std::string>(*v).empty())
+        if (kind != ParamKind::InputPath || !v || !std::holds_alternative<std::string>(*v) ||
+            std::get<std::string>(*v).empty())
           return;
         namespace fs = std::filesystem;
         fs::path f = std::get<std::string>(*v);

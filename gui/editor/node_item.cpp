@@ -6,8 +6,8 @@
 
 #include <QGraphicsSceneContextMenuEvent>
 #include <QGraphicsSceneMouseEvent>
-#include <QMenu>
 #include <QLineF>
+#include <QMenu>
 #include <QPainter>
 #include <QPainterPathStroker>
 #include <QStyleOptionGraphicsItem>
@@ -115,16 +115,17 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget*) {
   if (o->levelOfDetailFromTransform(p->worldTransform()) < kDetailZoom) {
     // Zoomed far out (a big graph fitted to the window): text would be unreadable specks and
     // is what makes painting slow, so boxes, header and state only.
-    p->fillRect(body, isSelected() ? QColor(0xff, 0xc8, 0x3c) : !known_ || state_ == NodeState::Failed || !problem_.isEmpty()
-                                                                    ? QColor(0xc0, 0x30, 0x30)
-                                                                    : QColor(0x3a, 0x3d, 0x44));
+    p->fillRect(body, isSelected()                                                    ? QColor(0xff, 0xc8, 0x3c)
+                      : !known_ || state_ == NodeState::Failed || !problem_.isEmpty() ? QColor(0xc0, 0x30, 0x30)
+                                                                                      : QColor(0x3a, 0x3d, 0x44));
     p->fillRect(QRectF(4, 4, kWidth - 8, kHeader - 8), bypass_ ? QColor(0xb0, 0x80, 0x30) : QColor(0x4c, 0x52, 0x5e));
     p->fillRect(QRectF(kWidth - 24, 6, 16, 16), state_color(state_));
     return;
   }
   p->setRenderHint(QPainter::Antialiasing);
   QColor frame = isSelected() ? QColor(0xff, 0xc8, 0x3c) : QColor(0x20, 0x20, 0x24);
-  if (!known_ || state_ == NodeState::Failed) frame = isSelected() ? QColor(0xff, 0x90, 0x90) : QColor(0xc0, 0x30, 0x30);
+  if (!known_ || state_ == NodeState::Failed)
+    frame = isSelected() ? QColor(0xff, 0x90, 0x90) : QColor(0xc0, 0x30, 0x30);
   p->setPen(QPen(frame, isSelected() ? 2.5 : 1.5, bypass_ ? Qt::DashLine : Qt::SolidLine));
   p->setBrush(QColor(0x3a, 0x3d, 0x44));
   if (bypass_) p->setOpacity(0.55);
@@ -252,7 +253,8 @@ void NodeItem::update_tooltip() {
   QString tip = QStringLiteral("<b>%1</b> — %2<br><i>%3</i>").arg(q(id_), q(title_), q(type_));
   if (!problem_.isEmpty())
     tip += QStringLiteral("<br><span style='color:%1'><b>%2</b></span>")
-               .arg(problem_error_ ? QStringLiteral("#ff6060") : QStringLiteral("#e0a030"), problem_.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+               .arg(problem_error_ ? QStringLiteral("#ff6060") : QStringLiteral("#e0a030"),
+                    problem_.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
   if (bypass_) tip += QObject::tr("<br><b>Bypassed</b>: its inputs pass through to its outputs of the same type.");
   if (!known_) tip += QStringLiteral("<br><b>No loaded plugin provides this type.</b>");
   if (!doc_.isEmpty()) tip += QStringLiteral("<br>") + doc_.toHtmlEscaped();

@@ -82,7 +82,8 @@ void PaletteWidget::reload() {
     auto* it = new QTreeWidgetItem(g, {q(info.title.empty() ? info.id : info.title)});
     it->setData(0, kTypeRole, q(info.id));
     it->setData(0, kSearchRole, q(info.id + " " + info.title + " " + info.category + " " + info.doc).toLower());
-    it->setToolTip(0, QStringLiteral("<b>%1</b> (v%2)<br>%3").arg(q(info.id)).arg(info.version).arg(q(info.doc).toHtmlEscaped()));
+    it->setToolTip(
+        0, QStringLiteral("<b>%1</b> (v%2)<br>%3").arg(q(info.id)).arg(info.version).arg(q(info.doc).toHtmlEscaped()));
     it->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsDragEnabled);
   }
   tree_->expandAll();
@@ -96,8 +97,8 @@ void PaletteWidget::set_filter(const QString& text) {
     int shown = 0;
     for (int j = 0; j < g->childCount(); ++j) {
       QTreeWidgetItem* it = g->child(j);
-      const bool match = t.isEmpty() || it->data(0, kSearchRole).toString().contains(t) ||
-                         g->text(0).toLower().contains(t);
+      const bool match =
+          t.isEmpty() || it->data(0, kSearchRole).toString().contains(t) || g->text(0).toLower().contains(t);
       it->setHidden(!match);
       shown += match;
     }

@@ -47,7 +47,8 @@ std::vector<QuickAddEntry> node_type_entries(const Registry& registry, const std
     x.tooltip = QStringLiteral("<b>%1</b><br>%2").arg(q(info.id), q(info.doc).toHtmlEscaped());
     r.push_back(std::move(x));
   }
-  std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.label.compare(b.label, Qt::CaseInsensitive) < 0; });
+  std::stable_sort(r.begin(), r.end(),
+                   [](const auto& a, const auto& b) { return a.label.compare(b.label, Qt::CaseInsensitive) < 0; });
   return r;
 }
 
@@ -114,7 +115,8 @@ QStringList QuickAddPopup::shown_keys() const {
 void QuickAddPopup::refilter() {
   list_->clear();
   for (const QuickAddEntry* e : match_entries(entries_, search_->text())) {
-    auto* it = new QListWidgetItem(e->detail.isEmpty() ? e->label : QStringLiteral("%1    %2").arg(e->label, e->detail));
+    auto* it =
+        new QListWidgetItem(e->detail.isEmpty() ? e->label : QStringLiteral("%1    %2").arg(e->label, e->detail));
     it->setData(kKeyRole, e->key);
     it->setToolTip(e->tooltip);
     list_->addItem(it);
@@ -135,22 +137,20 @@ bool QuickAddPopup::eventFilter(QObject* watched, QEvent* e) {
     auto* k = static_cast<QKeyEvent*>(e);
     switch (k->key()) {
       case Qt::Key_Return:
-      case Qt::Key_Enter:
-        activate_current();
-        return true;
-      case Qt::Key_Escape:
-        close();
-        return true;
+      case Qt::Key_Enter: activate_current(); return true;
+      case Qt::Key_Escape: close(); return true;
       case Qt::Key_Down:
       case Qt::Key_Up:
       case Qt::Key_PageDown:
       case Qt::Key_PageUp: {
-        const int step = k->key() == Qt::Key_Down ? 1 : k->key() == Qt::Key_Up ? -1 : k->key() == Qt::Key_PageDown ? 8 : -8;
+        const int step = k->key() == Qt::Key_Down       ? 1
+                         : k->key() == Qt::Key_Up       ? -1
+                         : k->key() == Qt::Key_PageDown ? 8
+                                                        : -8;
         if (list_->count()) list_->setCurrentRow(std::clamp(list_->currentRow() + step, 0, list_->count() - 1));
         return true;
       }
-      default:
-        break;
+      default: break;
     }
   }
   return QFrame::eventFilter(watched, e);

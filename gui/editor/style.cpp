@@ -11,8 +11,8 @@ namespace gemflow::studio {
 
 QColor type_color(const std::string& type) {
   static const std::map<std::string, QColor> fixed{
-      {"Structure", QColor(0xe0, 0x8a, 0x2e)},   {"DistanceBounds", QColor(0x9b, 0x59, 0xd0)},
-      {"Matrix<f64>", QColor(0x3b, 0x8e, 0xd0)}, {"Matrix<f32>", QColor(0x5b, 0xb0, 0xe6)},
+      {"Structure", QColor(0xe0, 0x8a, 0x2e)},    {"DistanceBounds", QColor(0x9b, 0x59, 0xd0)},
+      {"Matrix<f64>", QColor(0x3b, 0x8e, 0xd0)},  {"Matrix<f32>", QColor(0x5b, 0xb0, 0xe6)},
       {"RestraintSet", QColor(0xd0, 0x4a, 0x6e)}, {"Table", QColor(0x8a, 0x9a, 0x5b)},
   };
   if (auto it = fixed.find(type); it != fixed.end()) return it->second;

@@ -112,10 +112,16 @@ RenameWorkflowCommand::RenameWorkflowCommand(GraphModel& m, std::string before, 
     : QUndoCommand(QObject::tr("Rename workflow")), m_(m), before_(std::move(before)), after_(std::move(after)) {}
 
 SetDescriptionCommand::SetDescriptionCommand(GraphModel& m, std::string before, std::string after)
-    : QUndoCommand(QObject::tr("Edit workflow description")), m_(m), before_(std::move(before)), after_(std::move(after)) {}
+    : QUndoCommand(QObject::tr("Edit workflow description")),
+      m_(m),
+      before_(std::move(before)),
+      after_(std::move(after)) {}
 
 RenameNodeCommand::RenameNodeCommand(GraphModel& m, std::string from, std::string to)
-    : QUndoCommand(QObject::tr("Rename %1 to %2").arg(q(from), q(to))), m_(m), from_(std::move(from)), to_(std::move(to)) {}
+    : QUndoCommand(QObject::tr("Rename %1 to %2").arg(q(from), q(to))),
+      m_(m),
+      from_(std::move(from)),
+      to_(std::move(to)) {}
 
 // ---- AnnotationsCommand ----------------------------------------------------------------
 AnnotationsCommand::AnnotationsCommand(GraphModel& m, std::vector<EditorGroup> groups, std::vector<EditorNote> notes,

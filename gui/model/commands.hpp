@@ -127,7 +127,8 @@ class RenameNodeCommand : public QUndoCommand {
 /// Replaces the groups and notes (values before and after).
 class AnnotationsCommand : public QUndoCommand {
  public:
-  AnnotationsCommand(GraphModel& m, std::vector<EditorGroup> groups, std::vector<EditorNote> notes, const QString& text);
+  AnnotationsCommand(GraphModel& m, std::vector<EditorGroup> groups, std::vector<EditorNote> notes,
+                     const QString& text);
   void redo() override { m_.raw_set_annotations(after_groups_, after_notes_); }
   void undo() override { m_.raw_set_annotations(before_groups_, before_notes_); }
 

@@ -26,8 +26,7 @@ ParamValue normalise(const ParamSpec& spec, ParamValue v) {
 }  // namespace
 
 bool same_link(const Link& a, const Link& b) {
-  return a.from_node == b.from_node && a.from_port == b.from_port && a.to_node == b.to_node &&
-         a.to_port == b.to_port;
+  return a.from_node == b.from_node && a.from_port == b.from_port && a.to_node == b.to_node && a.to_port == b.to_port;
 }
 
 GraphModel::GraphModel(const Registry& registry, QObject* parent) : QObject(parent), registry_(registry) {
@@ -303,9 +302,9 @@ std::string GraphModel::unique_id(const std::string& base_in, const std::vector<
   auto used = [&](const std::string& id) { return wf_.find(id) != nullptr || contains(taken, id); };
   if (!used(base)) return base;
   // "add_3" → continue from "add".
-  if (auto us = base.rfind('_'); us != std::string::npos && us + 1 < base.size() &&
-                                 std::all_of(base.begin() + static_cast<long>(us) + 1, base.end(),
-                                             [](char c) { return c >= '0' && c <= '9'; }))
+  if (auto us = base.rfind('_');
+      us != std::string::npos && us + 1 < base.size() &&
+      std::all_of(base.begin() + static_cast<long>(us) + 1, base.end(), [](char c) { return c >= '0' && c <= '9'; }))
     base = base.substr(0, us);
   for (int i = 2;; ++i) {
     std::string id = base + "_" + std::to_string(i);
@@ -424,11 +423,11 @@ LinkCheck GraphModel::can_connect(const std::string& from_node, const std::strin
     return {"node '" + to_node + "' has no input '" + to_port + "'"};
   }
   if (out->type != in->type)
-    return {"types differ: " + from_node + "." + from_port + " gives " + out->type + ", " + to_node + "." +
-            to_port + " takes " + in->type};
+    return {"types differ: " + from_node + "." + from_port + " gives " + out->type + ", " + to_node + "." + to_port +
+            " takes " + in->type};
   if (const Link* l = link_into(to_node, to_port))
-    return {"input " + to_node + "." + to_port + " is already connected to " + l->from_node + "." +
-            l->from_port + " (delete that link first)"};
+    return {"input " + to_node + "." + to_port + " is already connected to " + l->from_node + "." + l->from_port +
+            " (delete that link first)"};
   if (from_node == to_node) return {"a node cannot feed itself: " + from_node + " -> " + from_node};
   // Cycle: is from_node reachable from to_node? Breadth-first with parents to name the path.
   std::map<std::string, std::string> parent;
@@ -454,8 +453,8 @@ LinkCheck GraphModel::can_connect(const std::string& from_node, const std::strin
   return {};
 }
 
-LinkCheck GraphModel::connect(const std::string& from_node, const std::string& from_port,
-                              const std::string& to_node, const std::string& to_port) {
+LinkCheck GraphModel::connect(const std::string& from_node, const std::string& from_port, const std::string& to_node,
+                              const std::string& to_port) {
   LinkCheck c = can_connect(from_node, from_port, to_node, to_port);
   if (!c.ok()) return c;
   Link l;
@@ -519,9 +518,9 @@ std::vector<std::string> GraphModel::paste(const std::string& yaml, Pos offset, 
     l.where = {};
     links.push_back(std::move(l));
   }
-  undo_.push(new AddNodesCommand(*this, std::move(sub.nodes), std::move(links),
-                                 fresh.size() == 1 ? tr("Paste %1").arg(q(fresh.front()))
-                                                   : tr("Paste %1 nodes").arg(fresh.size())));
+  undo_.push(new AddNodesCommand(
+      *this, std::move(sub.nodes), std::move(links),
+      fresh.size() == 1 ? tr("Paste %1").arg(q(fresh.front())) : tr("Paste %1 nodes").arg(fresh.size())));
   if (error) error->clear();
   return fresh;
 }
@@ -537,8 +536,9 @@ void GraphModel::set_bypass(const std::vector<std::string>& ids, bool on) {
   for (const auto& id : ids)
     if (const NodeInstance* n = wf_.find(id); n && n->bypass != on) change.push_back(id);
   if (change.empty()) return;
-  const QString text = on ? tr("Bypass %1").arg(change.size() == 1 ? q(change.front()) : tr("%1 nodes").arg(change.size()))
-                          : tr("Enable %1").arg(change.size() == 1 ? q(change.front()) : tr("%1 nodes").arg(change.size()));
+  const QString text =
+      on ? tr("Bypass %1").arg(change.size() == 1 ? q(change.front()) : tr("%1 nodes").arg(change.size()))
+         : tr("Enable %1").arg(change.size() == 1 ? q(change.front()) : tr("%1 nodes").arg(change.size()));
   undo_.beginMacro(text);
   for (const auto& id : change) {
     const NodeInstance* n = wf_.find(id);
@@ -568,10 +568,10 @@ LinkCheck GraphModel::insert_into_link(const Link& link, const std::string& node
   if (!s || !from) return {"unknown node type"};
   const PortSpec* out = from->output(link.from_port);
   if (!out) return {"no output " + link.from_node + "." + link.from_port};
-  const auto in_it = std::find_if(s->inputs.begin(), s->inputs.end(), [&](const PortSpec& p) {
-    return p.type == out->type && !link_into(node, p.name);
-  });
-  const auto out_it = std::find_if(s->outputs.begin(), s->outputs.end(), [&](const PortSpec& p) { return p.type == out->type; });
+  const auto in_it = std::find_if(s->inputs.begin(), s->inputs.end(),
+                                  [&](const PortSpec& p) { return p.type == out->type && !link_into(node, p.name); });
+  const auto out_it =
+      std::find_if(s->outputs.begin(), s->outputs.end(), [&](const PortSpec& p) { return p.type == out->type; });
   if (in_it == s->inputs.end() || out_it == s->outputs.end())
     return {"node '" + node + "' has no free input and output of type " + out->type};
   if (node == link.from_node || node == link.to_node) return {"a node cannot be inserted into its own link"};
@@ -622,7 +622,8 @@ std::string GraphModel::add_node_linked(const std::string& type, Pos pos, const 
   return id;
 }
 
-std::size_t GraphModel::add_group(const std::vector<std::string>& ids, const std::string& title, const std::string& color) {
+std::size_t GraphModel::add_group(const std::vector<std::string>& ids, const std::string& title,
+                                  const std::string& color) {
   EditorGroup g;
   g.title = title;
   g.color = color;

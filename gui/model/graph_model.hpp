@@ -196,10 +196,8 @@ class GraphModel : public QObject {
   void node_removed(const QString& id);
   void node_changed(const QString& id);  ///< parameters or type changed
   void node_moved(const QString& id);
-  void link_added(const QString& from_node, const QString& from_port, const QString& to_node,
-                  const QString& to_port);
-  void link_removed(const QString& from_node, const QString& from_port, const QString& to_node,
-                    const QString& to_port);
+  void link_added(const QString& from_node, const QString& from_port, const QString& to_node, const QString& to_port);
+  void link_removed(const QString& from_node, const QString& from_port, const QString& to_node, const QString& to_port);
   void name_changed();  ///< name or description
   /// A node's id changed (its links were updated in place; no link signals).
   void node_renamed(const QString& from, const QString& to);

@@ -58,7 +58,12 @@ bool RunController::start(const Workflow& wf, const std::string& until) {
   QPointer<RunController> self(this);
   opt.on_event = [self](const RunEvent& e) {
     if (!self) return;
-    QMetaObject::invokeMethod(self, [self, e] { if (self) self->on_event(e); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        self,
+        [self, e] {
+          if (self) self->on_event(e);
+        },
+        Qt::QueuedConnection);
   };
   Q_EMIT started(q(until));
   Q_EMIT log(static_cast<int>(LogLevel::Info), {},
@@ -76,7 +81,13 @@ bool RunController::start(const Workflow& wf, const std::string& until) {
       r->diagnostics.push_back(d);
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (self) QMetaObject::invokeMethod(self, [self, r, s] { if (self) self->on_done(r, s); }, Qt::QueuedConnection);
+    if (self)
+      QMetaObject::invokeMethod(
+          self,
+          [self, r, s] {
+            if (self) self->on_done(r, s);
+          },
+          Qt::QueuedConnection);
   });
   return true;
 }
@@ -157,8 +168,7 @@ void RunController::on_event(const RunEvent& e) {
   switch (e.kind) {
     case RunEvent::Kind::State:
       Q_EMIT node_state(q(e.node), static_cast<int>(e.state), e.state == NodeState::Done ? 1.0 : 0.0, q(e.message));
-      if (e.state == NodeState::Failed)
-        Q_EMIT log(static_cast<int>(LogLevel::Error), q(e.node), q(e.message));
+      if (e.state == NodeState::Failed) Q_EMIT log(static_cast<int>(LogLevel::Error), q(e.node), q(e.message));
       // An intermediate value of a node that did not finish is no result: drop it. A node that
       // is done keeps its last preview until the run's end brings its outputs.
       if ((e.state == NodeState::Failed || e.state == NodeState::Cancelled) && previews_.erase(e.node))
@@ -167,9 +177,7 @@ void RunController::on_event(const RunEvent& e) {
     case RunEvent::Kind::Progress:
       Q_EMIT node_state(q(e.node), static_cast<int>(NodeState::Running), e.progress, q(e.message));
       break;
-    case RunEvent::Kind::Log:
-      Q_EMIT log(static_cast<int>(e.level), q(e.node), q(e.message));
-      break;
+    case RunEvent::Kind::Log: Q_EMIT log(static_cast<int>(e.level), q(e.node), q(e.message)); break;
     case RunEvent::Kind::Preview:
       // Late events of a run that has ended (queued before on_done) are stale.
       if (!running_ || e.value.empty()) break;

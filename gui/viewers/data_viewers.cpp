@@ -17,15 +17,18 @@
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTableWidget>
-#include <QWheelEvent>
 #include <QToolTip>
 #include <QVBoxLayout>
+#include <QWheelEvent>
 
 namespace gemflow::studio {
 
 QColor colormap(double t) {
-  static const double stops[5][3] = {
-      {0.267, 0.005, 0.329}, {0.230, 0.322, 0.546}, {0.128, 0.567, 0.551}, {0.369, 0.789, 0.383}, {0.993, 0.906, 0.144}};
+  static const double stops[5][3] = {{0.267, 0.005, 0.329},
+                                     {0.230, 0.322, 0.546},
+                                     {0.128, 0.567, 0.551},
+                                     {0.369, 0.789, 0.383},
+                                     {0.993, 0.906, 0.144}};
   t = std::clamp(t, 0.0, 1.0) * 4.0;
   const int i = std::min(3, static_cast<int>(t));
   const double f = t - i;
@@ -35,8 +38,11 @@ QColor colormap(double t) {
 }
 
 QColor diverging_colormap(double t) {
-  static const double stops[5][3] = {
-      {0.230, 0.299, 0.754}, {0.553, 0.690, 0.996}, {0.865, 0.865, 0.865}, {0.958, 0.604, 0.482}, {0.706, 0.016, 0.150}};
+  static const double stops[5][3] = {{0.230, 0.299, 0.754},
+                                     {0.553, 0.690, 0.996},
+                                     {0.865, 0.865, 0.865},
+                                     {0.958, 0.604, 0.482},
+                                     {0.706, 0.016, 0.150}};
   t = std::clamp(t, 0.0, 1.0) * 4.0;
   const int i = std::min(3, static_cast<int>(t));
   const double f = t - i;
@@ -131,7 +137,8 @@ std::vector<double> HeatmapCanvas::ticks() const {
   std::vector<double> r;
   if (!(hi > lo)) return {lo};
   if (scale_ == Scale::Log) {
-    for (double e = std::ceil(std::log10(lo) - 1e-9); e <= std::floor(std::log10(hi) + 1e-9); e += 1) r.push_back(std::pow(10.0, e));
+    for (double e = std::ceil(std::log10(lo) - 1e-9); e <= std::floor(std::log10(hi) + 1e-9); e += 1)
+      r.push_back(std::pow(10.0, e));
     if (r.size() < 2) r = {lo, hi};
     while (r.size() > 7) {  // every other decade
       std::vector<double> half;
@@ -150,7 +157,8 @@ std::vector<double> HeatmapCanvas::ticks() const {
       break;
     }
   // By index, not by adding steps: no accumulated rounding.
-  for (auto k = static_cast<long long>(std::ceil(lo / step - 1e-9)); static_cast<double>(k) * step <= hi + step * 1e-9; ++k)
+  for (auto k = static_cast<long long>(std::ceil(lo / step - 1e-9)); static_cast<double>(k) * step <= hi + step * 1e-9;
+       ++k)
     r.push_back(static_cast<double>(k) * step);
   return r;
 }
@@ -169,12 +177,15 @@ int HeatmapCanvas::bar_width() const {
   return 16 + 6 + w + 8;
 }
 
-QRect HeatmapCanvas::bar_rect() const { return {width() - bar_width(), 5 + fontMetrics().height() / 2, 16, height() - 10 - fontMetrics().height()}; }
+QRect HeatmapCanvas::bar_rect() const {
+  return {width() - bar_width(), 5 + fontMetrics().height() / 2, 16, height() - 10 - fontMetrics().height()};
+}
 
 QRect HeatmapCanvas::plot_rect() const {
   const int w = width() - bar_width() - 12, h = height() - 10;
   if (rows_ == 0 || cols_ == 0 || w <= 0 || h <= 0) return {};
-  const double s = std::min(static_cast<double>(w) / static_cast<double>(cols_), static_cast<double>(h) / static_cast<double>(rows_));
+  const double s = std::min(static_cast<double>(w) / static_cast<double>(cols_),
+                            static_cast<double>(h) / static_cast<double>(rows_));
   // Square cells, unless that leaves a tall (or wide) matrix a sliver: then at least half the room.
   const double pw = std::max(s * static_cast<double>(cols_), std::min<double>(w, 0.5 * w));
   const double ph = std::max(s * static_cast<double>(rows_), std::min<double>(h, 0.5 * h));
@@ -346,7 +357,12 @@ void HeatmapViewer::set_matrix(std::size_t rows, std::size_t cols, std::vector<d
   }
   stack_->setCurrentWidget(heat_page_);
   canvas_->set_data(rows, cols, std::move(values), {});
-  info_->setText(tr("%1: %2 × %3, [%4, %5]").arg(label).arg(rows).arg(cols).arg(canvas_->vmin(), 0, 'g', 5).arg(canvas_->vmax(), 0, 'g', 5));
+  info_->setText(tr("%1: %2 × %3, [%4, %5]")
+                     .arg(label)
+                     .arg(rows)
+                     .arg(cols)
+                     .arg(canvas_->vmin(), 0, 'g', 5)
+                     .arg(canvas_->vmax(), 0, 'g', 5));
 }
 
 void HeatmapViewer::set_bounds(std::shared_ptr<const DistanceBounds> b, const QString& label) {

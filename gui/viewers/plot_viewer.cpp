@@ -25,7 +25,8 @@ namespace gemflow::studio {
 namespace {
 /// Distinct colours of the series (Tableau 10).
 QColor series_color(std::size_t i) {
-  static const QRgb c[] = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac};
+  static const QRgb c[] = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,
+                           0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac};
   return QColor::fromRgb(c[i % 10]);
 }
 }  // namespace
@@ -42,7 +43,8 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
       break;
     }
   // By index, not by adding steps: no accumulated rounding.
-  for (auto k = static_cast<long long>(std::ceil(lo / step - 1e-9)); static_cast<double>(k) * step <= hi + step * 1e-9; ++k)
+  for (auto k = static_cast<long long>(std::ceil(lo / step - 1e-9)); static_cast<double>(k) * step <= hi + step * 1e-9;
+       ++k)
     r.push_back(static_cast<double>(k) * step);
   return r;
 }
@@ -101,12 +103,14 @@ QRect PlotCanvas::plot_rect() const {
 
 QPointF PlotCanvas::to_widget(double x, double y) const {
   const QRect r = plot_rect();
-  return {r.left() + (x - view_.left()) / view_.width() * r.width(), r.bottom() - (y - view_.top()) / view_.height() * r.height()};
+  return {r.left() + (x - view_.left()) / view_.width() * r.width(),
+          r.bottom() - (y - view_.top()) / view_.height() * r.height()};
 }
 
 QPointF PlotCanvas::to_data(QPointF p) const {
   const QRect r = plot_rect();
-  return {view_.left() + (p.x() - r.left()) / r.width() * view_.width(), view_.top() + (r.bottom() - p.y()) / r.height() * view_.height()};
+  return {view_.left() + (p.x() - r.left()) / r.width() * view_.width(),
+          view_.top() + (r.bottom() - p.y()) / r.height() * view_.height()};
 }
 
 void PlotCanvas::paintEvent(QPaintEvent*) {
@@ -197,7 +201,9 @@ void PlotCanvas::mouseMoveEvent(QMouseEvent* e) {
   }
   if (!plot_rect().contains(e->position().toPoint())) return;
   const QPointF at = to_data(e->position());
-  QToolTip::showText(e->globalPosition().toPoint(), QStringLiteral("%1 = %2, y = %3").arg(x_name_).arg(at.x(), 0, 'g', 6).arg(at.y(), 0, 'g', 6), this);
+  QToolTip::showText(e->globalPosition().toPoint(),
+                     QStringLiteral("%1 = %2, y = %3").arg(x_name_).arg(at.x(), 0, 'g', 6).arg(at.y(), 0, 'g', 6),
+                     this);
 }
 
 void PlotCanvas::mouseDoubleClickEvent(QMouseEvent*) { reset_view(); }
@@ -248,7 +254,8 @@ bool PlotCanvas::write_csv(const QString& file) const {
 
 // ---- PlotViewer ---------------------------------------------------------------------------
 
-PlotViewer::PlotViewer(QWidget* parent) : QWidget(parent), canvas_(new PlotCanvas), x_(new QComboBox), points_(new QCheckBox(tr("points"))) {
+PlotViewer::PlotViewer(QWidget* parent)
+    : QWidget(parent), canvas_(new PlotCanvas), x_(new QComboBox), points_(new QCheckBox(tr("points"))) {
   setObjectName(QStringLiteral("plot_viewer"));
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
@@ -270,11 +277,13 @@ PlotViewer::PlotViewer(QWidget* parent) : QWidget(parent), canvas_(new PlotCanva
   connect(reset, &QPushButton::clicked, canvas_, &PlotCanvas::reset_view);
   connect(x_, &QComboBox::currentIndexChanged, this, [this] { replot(); });
   connect(csv, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(this, tr("Save plotted data"), QStringLiteral("plot.csv"), tr("CSV (*.csv)"));
+    const QString f =
+        QFileDialog::getSaveFileName(this, tr("Save plotted data"), QStringLiteral("plot.csv"), tr("CSV (*.csv)"));
     if (!f.isEmpty()) canvas_->write_csv(f);
   });
   connect(png, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(this, tr("Save plot"), QStringLiteral("plot.png"), tr("PNG (*.png)"));
+    const QString f =
+        QFileDialog::getSaveFileName(this, tr("Save plot"), QStringLiteral("plot.png"), tr("PNG (*.png)"));
     if (!f.isEmpty()) canvas_->grab().save(f, "PNG");
   });
 }
@@ -315,13 +324,15 @@ void PlotViewer::replot() {
   const int xcol = x_->currentData().isValid() ? x_->currentData().toInt() : -1;
   std::vector<double> x;
   if (xcol >= 0)
-    for (const auto& row : table_.rows) x.push_back(static_cast<std::size_t>(xcol) < row.size() ? value(row[static_cast<std::size_t>(xcol)]) : NAN);
+    for (const auto& row : table_.rows)
+      x.push_back(static_cast<std::size_t>(xcol) < row.size() ? value(row[static_cast<std::size_t>(xcol)]) : NAN);
   std::vector<PlotCanvas::Series> series;
   for (int k = 1; k < x_->count(); ++k) {
     const int j = x_->itemData(k).toInt();
     if (j == xcol) continue;
     PlotCanvas::Series s{x_->itemText(k), {}};
-    for (const auto& row : table_.rows) s.y.push_back(static_cast<std::size_t>(j) < row.size() ? value(row[static_cast<std::size_t>(j)]) : NAN);
+    for (const auto& row : table_.rows)
+      s.y.push_back(static_cast<std::size_t>(j) < row.size() ? value(row[static_cast<std::size_t>(j)]) : NAN);
     series.push_back(std::move(s));
   }
   canvas_->set_data(xcol >= 0 ? x_->currentText() : tr("row"), std::move(x), std::move(series));

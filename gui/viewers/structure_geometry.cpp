@@ -129,7 +129,8 @@ std::vector<std::array<std::size_t, 2>> match_atoms(const Structure& mobile, con
   std::vector<std::array<std::size_t, 2>> pairs;
   bool same = mobile.atoms.size() == target.atoms.size();
   for (std::size_t i = 0; same && i < mobile.atoms.size(); ++i)
-    same = mobile.atoms[i].name == target.atoms[i].name && mobile.atoms[i].residue_number == target.atoms[i].residue_number;
+    same = mobile.atoms[i].name == target.atoms[i].name &&
+           mobile.atoms[i].residue_number == target.atoms[i].residue_number;
   if (same) {
     for (std::size_t i = 0; i < mobile.atoms.size(); ++i) pairs.push_back({i, i});
     return pairs;
@@ -147,7 +148,7 @@ std::vector<std::array<std::size_t, 2>> match_atoms(const Structure& mobile, con
 }
 
 std::vector<std::vector<std::size_t>> backbone_traces(const std::vector<Atom>& atoms, const std::vector<Vec3>& coords,
-                                                     double max_gap) {
+                                                      double max_gap) {
   std::vector<std::vector<std::size_t>> traces;
   std::map<std::string, std::size_t> open;  // chain → index of its current trace
   const std::size_t n = std::min(atoms.size(), coords.size());
@@ -157,7 +158,8 @@ std::vector<std::vector<std::size_t>> backbone_traces(const std::vector<Atom>& a
     if (it != open.end()) {
       const Vec3& a = coords[traces[it->second].back()];
       const Vec3& b = coords[i];
-      const double d = std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+      const double d =
+          std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
       if (d <= max_gap) {
         traces[it->second].push_back(i);
         continue;
@@ -203,10 +205,10 @@ std::array<double, 3> rainbow(double t) {
   const int i = std::min(3, static_cast<int>(h));
   const double f = h - i;
   switch (i) {
-    case 0: return {1.0, f, 0.0};          // red → yellow
-    case 1: return {1.0 - f, 1.0, 0.0};    // yellow → green
-    case 2: return {0.0, 1.0, f};          // green → cyan
-    default: return {0.0, 1.0 - f, 1.0};   // cyan → blue
+    case 0: return {1.0, f, 0.0};         // red → yellow
+    case 1: return {1.0 - f, 1.0, 0.0};   // yellow → green
+    case 2: return {0.0, 1.0, f};         // green → cyan
+    default: return {0.0, 1.0 - f, 1.0};  // cyan → blue
   }
 }
 

@@ -21,8 +21,8 @@ namespace gemflow::studio {
 /// (covalent radii; the usual rule of Open Babel/Jmol). Grid hashing: O(n) for molecules.
 /// Pairs are (i < j), sorted. `coords` has one row per atom.
 [[nodiscard]] std::vector<std::array<std::size_t, 2>> perceive_bonds(const std::vector<Atom>& atoms,
-                                                                    const std::vector<Vec3>& coords,
-                                                                    double tolerance = 0.45);
+                                                                     const std::vector<Vec3>& coords,
+                                                                     double tolerance = 0.45);
 
 /// Result of a least-squares superposition of `mobile` onto `target`.
 struct Superposition {

@@ -4,22 +4,22 @@
 #include <atomic>
 #include <map>
 
-#include <QHBoxLayout>
 #include <QApplication>
+#include <QHBoxLayout>
 #include <QImage>
-#include <QPointer>
-#include <QThreadPool>
 #include <QLabel>
+#include <QPointer>
 #include <QSpinBox>
+#include <QThreadPool>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include <vtkActor.h>
-#include <vtkCellArray.h>
 #include <vtkCamera.h>
+#include <vtkCellArray.h>
 #include <vtkCellData.h>
-#include <vtkPointData.h>
 #include <vtkGlyph3DMapper.h>
+#include <vtkPointData.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
 #include <vtkPolyDataMapper.h>
@@ -39,8 +39,8 @@ namespace {
 /// Sticks: every bond as two half-cylinders, each in its atom's colour (opacity for overlays).
 /// The tubes are computed here (the worker thread), not at the first render.
 vtkSmartPointer<vtkPolyData> bond_geometry(const std::vector<Atom>& atoms, const std::vector<Vec3>& xyz,
-                                     const std::vector<std::array<std::size_t, 2>>& bonds, double radius,
-                                     const std::array<double, 3>* flat_color) {
+                                           const std::vector<std::array<std::size_t, 2>>& bonds, double radius,
+                                           const std::array<double, 3>* flat_color) {
   auto pts = vtkSmartPointer<vtkPoints>::New();
   auto lines = vtkSmartPointer<vtkCellArray>::New();
   auto colors = vtkSmartPointer<vtkUnsignedCharArray>::New();
@@ -192,7 +192,8 @@ std::shared_ptr<StructureViewer::Geometry> build_geometry(const std::shared_ptr<
                                                           const QString& label, const QString& ref_label,
                                                           const std::atomic<bool>& cancelled) {
   auto g = std::make_shared<StructureViewer::Geometry>();
-  const auto& xyz = s->models[static_cast<std::size_t>(std::clamp<int>(model, 0, static_cast<int>(s->models.size()) - 1))];
+  const auto& xyz =
+      s->models[static_cast<std::size_t>(std::clamp<int>(model, 0, static_cast<int>(s->models.size()) - 1))];
   const auto& atoms = s->atoms;
   // One glyph set per element: spheres scaled by a fraction of the covalent radius.
   std::map<std::string, std::vector<std::size_t>> by_element;
@@ -246,7 +247,8 @@ std::shared_ptr<StructureViewer::Geometry> build_geometry(const std::shared_ptr<
       const std::array<double, 3> grey{0.85, 0.75, 0.25};
       g->overlay = bond_geometry(ref->atoms, moved, rb, 0.06, &grey);
       g->rmsd = sup->rmsd;
-      g->text += QObject::tr("; overlay %1: RMSD %2 Å over %3 atoms").arg(ref_label).arg(sup->rmsd, 0, 'f', 3).arg(sup->pairs);
+      g->text +=
+          QObject::tr("; overlay %1: RMSD %2 Å over %3 atoms").arg(ref_label).arg(sup->rmsd, 0, 'f', 3).arg(sup->pairs);
     } else {
       g->text += QObject::tr("; overlay %1: fewer than 3 matching atoms").arg(ref_label);
     }
@@ -274,17 +276,18 @@ void StructureViewer::rebuild() {
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   cancel_ = cancel;
   QPointer<StructureViewer> self(this);
-  QThreadPool::globalInstance()->start([self, generation, cancel, s = s_, model = model_, ref = ref_, label = label_,
-                                        ref_label = ref_label_] {
-    auto g = build_geometry(s, model, ref, label, ref_label, *cancel);
-    if (!g) return;
-    // Delivered on the GUI thread (qApp lives there); the viewer may be gone by then.
-    QMetaObject::invokeMethod(
-        qApp, [self, generation, g] {
-          if (self) self->apply_geometry(generation, g);
-        },
-        Qt::QueuedConnection);
-  });
+  QThreadPool::globalInstance()->start(
+      [self, generation, cancel, s = s_, model = model_, ref = ref_, label = label_, ref_label = ref_label_] {
+        auto g = build_geometry(s, model, ref, label, ref_label, *cancel);
+        if (!g) return;
+        // Delivered on the GUI thread (qApp lives there); the viewer may be gone by then.
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, generation, g] {
+              if (self) self->apply_geometry(generation, g);
+            },
+            Qt::QueuedConnection);
+      });
 }
 
 void StructureViewer::apply_geometry(int generation, const std::shared_ptr<Geometry>& g) {

@@ -5,9 +5,9 @@
 
 #include <QComboBox>
 #include <QFileDialog>
-#include <QPushButton>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
@@ -49,8 +49,10 @@ ViewerPanel::ViewerPanel(GraphModel& model, RunController& runs, QWidget* parent
   png->setObjectName(QStringLiteral("viewer_save_png"));
   png->setToolTip(tr("Save what the viewer shows as a PNG picture"));
   connect(png, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(this, tr("Save view"), QString::fromStdString(node_.empty() ? std::string("view") : node_) + QStringLiteral(".png"),
-                                                   tr("PNG (*.png)"));
+    const QString f = QFileDialog::getSaveFileName(
+        this, tr("Save view"),
+        QString::fromStdString(node_.empty() ? std::string("view") : node_) + QStringLiteral(".png"),
+        tr("PNG (*.png)"));
     if (!f.isEmpty() && !save_png(f)) status_->setText(tr("Cannot write %1").arg(f));
   });
   bar->addWidget(png);
@@ -105,7 +107,8 @@ void ViewerPanel::follow(const std::string& node, const std::string& port) {
   QSignalBlocker b(outputs_);
   outputs_->clear();
   if (const NodeSpec* s = model_.spec_of(node))
-    for (const auto& p : s->outputs) outputs_->addItem(QStringLiteral("%1.%2 (%3)").arg(q(node), q(p.name), q(p.type)), q(p.name));
+    for (const auto& p : s->outputs)
+      outputs_->addItem(QStringLiteral("%1.%2 (%3)").arg(q(node), q(p.name), q(p.type)), q(p.name));
   if (!port.empty()) outputs_->setCurrentIndex(std::max(0, outputs_->findData(q(port))));
   show_current();
 }
@@ -141,7 +144,7 @@ void ViewerPanel::show_current() {
   preview_ = !pv.empty();
   auto outs = runs_.outputs(node_);
   auto it = outs.find(port);
-  status_->setText(preview_                         ? tr("running: intermediate value")
+  status_->setText(preview_                        ? tr("running: intermediate value")
                    : runs_.shown_point().isEmpty() ? QString()
                                                    : tr("sweep point %1").arg(runs_.shown_point()));
   if (!preview_ && (it == outs.end() || it->second.empty())) {

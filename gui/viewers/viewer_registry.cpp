@@ -63,18 +63,15 @@ void show_matrix(HeatmapViewer& w, const std::shared_ptr<const Matrix<T>>& m, co
 
 ViewerRegistry make_builtin() {
   ViewerRegistry r;
-  r.add<Structure, StructureViewer>(
-      "structure", [](StructureViewer& w, std::shared_ptr<const Structure> s, const QString& label) {
-        w.set_structure(std::move(s), label);
-      });
+  r.add<Structure, StructureViewer>("structure", [](StructureViewer& w, std::shared_ptr<const Structure> s,
+                                                    const QString& label) { w.set_structure(std::move(s), label); });
   r.add<Matrix<double>, HeatmapViewer>("heatmap", show_matrix<double>);
   r.add<Matrix<float>, HeatmapViewer>("heatmap", show_matrix<float>);
-  r.add<DistanceBounds, HeatmapViewer>(
-      "heatmap", [](HeatmapViewer& w, std::shared_ptr<const DistanceBounds> b, const QString& label) {
-        w.set_bounds(std::move(b), label);
-      });
-  r.add<Table, TableViewer>("table", [](TableViewer& w, const std::shared_ptr<const Table>& t,
-                                        const QString& label) { w.set_table(*t, label); });
+  r.add<DistanceBounds, HeatmapViewer>("heatmap", [](HeatmapViewer& w, std::shared_ptr<const DistanceBounds> b,
+                                                     const QString& label) { w.set_bounds(std::move(b), label); });
+  r.add<Table, TableViewer>("table", [](TableViewer& w, const std::shared_ptr<const Table>& t, const QString& label) {
+    w.set_table(*t, label);
+  });
   r.add<Image, ImageViewer>("image", [](ImageViewer& w, std::shared_ptr<const Image> image, const QString& label) {
     w.set_image(std::move(image), label);
   });

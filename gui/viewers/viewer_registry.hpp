@@ -33,7 +33,8 @@ class ViewerRegistry {
   /// Registrations with the same id share one widget, so they must name the same W.
   template <class T, class W, class F>
   void add(std::string id, F show) {
-    add(DataType<T>::name, std::move(id), [] { return static_cast<QWidget*>(new W); },
+    add(
+        DataType<T>::name, std::move(id), [] { return static_cast<QWidget*>(new W); },
         [show = std::move(show)](QWidget& widget, const Value& value, const QString& label) {
           show(dynamic_cast<W&>(widget), value.template as<T>(), label);
         });

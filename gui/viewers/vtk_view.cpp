@@ -77,7 +77,8 @@ VtkView::VtkView(QWidget* parent)
   // (vtkGenericOpenGLRenderWindow skips rendering otherwise). Both come on the render thread.
   auto make_current = vtkSmartPointer<vtkCallbackCommand>::New();
   make_current->SetClientData(this);
-  make_current->SetCallback([](vtkObject*, unsigned long, void* self, void*) { static_cast<VtkView*>(self)->make_current(); });
+  make_current->SetCallback(
+      [](vtkObject*, unsigned long, void* self, void*) { static_cast<VtkView*>(self)->make_current(); });
   window_->AddObserver(vtkCommand::WindowMakeCurrentEvent, make_current);
   auto is_current = vtkSmartPointer<vtkCallbackCommand>::New();
   is_current->SetClientData(this);
@@ -341,7 +342,8 @@ void VtkView::mouseMoveEvent(QMouseEvent* e) { forward_mouse(e, vtkCommand::Mous
 void VtkView::wheelEvent(QWheelEvent* e) {
   const double r = devicePixelRatioF();
   const int x = static_cast<int>(e->position().x() * r), y = static_cast<int>(e->position().y() * r);
-  const unsigned long event = e->angleDelta().y() > 0 ? vtkCommand::MouseWheelForwardEvent : vtkCommand::MouseWheelBackwardEvent;
+  const unsigned long event =
+      e->angleDelta().y() > 0 ? vtkCommand::MouseWheelForwardEvent : vtkCommand::MouseWheelBackwardEvent;
   post([this, x, y, event](vtkRenderer*) {
     interactor_->SetEventInformationFlipY(x, y);
     interactor_->InvokeEvent(event, nullptr);

@@ -98,9 +98,9 @@ class VtkView : public QWidget {
   vtkSmartPointer<vtkGenericOpenGLRenderWindow> window_;
   vtkSmartPointer<vtkGenericRenderWindowInteractor> interactor_;
   vtkSmartPointer<vtkRenderer> renderer_;
-  QOffscreenSurface* surface_ = nullptr;  // created on the GUI thread, used on the render thread
-  QOpenGLContext* context_ = nullptr;     // render thread
-  QString context_error_;                 // render thread
+  QOffscreenSurface* surface_ = nullptr;           // created on the GUI thread, used on the render thread
+  QOpenGLContext* context_ = nullptr;              // render thread
+  QString context_error_;                          // render thread
   std::function<void(vtkRenderer*, double)> fit_;  // render thread
   QThread* thread_ = nullptr;
   QObject* worker_ = nullptr;  // lives on the render thread: queued calls run there

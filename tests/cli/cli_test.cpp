@@ -15,8 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -34,7 +34,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 struct Result {
-  int code = -1;         ///< exit status, or 128 + signal
+  int code = -1;  ///< exit status, or 128 + signal
   std::string out, err;
   double seconds = 0.0;  ///< wall time of the child
 };
@@ -221,7 +221,8 @@ class Cli : public ::testing::Test {
     args.push_back("--plugin-path");
     args.push_back(GEMFLOW_TESTNODES_DIR);
     if (opt.cwd.empty()) opt.cwd = dir_;
-    if (std::none_of(opt.env.begin(), opt.env.end(), [](const std::string& e) { return e.starts_with("XDG_CACHE_HOME="); }))
+    if (std::none_of(opt.env.begin(), opt.env.end(),
+                     [](const std::string& e) { return e.starts_with("XDG_CACHE_HOME="); }))
       opt.env.push_back("XDG_CACHE_HOME=" + (dir_ / "xdg-cache").string());
     return run_gemflow(args, opt);
   }
@@ -262,7 +263,7 @@ TEST_F(Cli, UsageErrorsExit2) {
   const auto wf = write("w.yaml", kSum);
   EXPECT_EQ(run_gemflow({}).code, 2);
   EXPECT_EQ(run_gemflow({"frobnicate"}).code, 2);
-  EXPECT_EQ(gemflow({"run"}).code, 2);                                // missing file
+  EXPECT_EQ(gemflow({"run"}).code, 2);  // missing file
   EXPECT_EQ(gemflow({"run", wf.string(), "--no-such-option"}).code, 2);
   EXPECT_EQ(gemflow({"run", wf.string(), "-j", "-1"}).code, 2);
   auto d = gemflow({"run", wf.string(), "--device", "gpu"});
@@ -345,13 +346,15 @@ links:
 // it, with no word: it looked like this run's result. It stays (results are not deleted), and the
 // run says, in the console and the provenance record, that it is from an earlier run.
 TEST_F(Cli, AFailedRerunNamesTheOutputsLeftFromAnEarlierRun) {
-  const auto ok = write("ok.yaml", "gemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 7}}\n"
-                                   "  w: {type: test.write_text, params: {path: report.txt, text: first}}\n"
-                                   "links:\n  - c.value -> w.value\n");
+  const auto ok = write("ok.yaml",
+                        "gemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 7}}\n"
+                        "  w: {type: test.write_text, params: {path: report.txt, text: first}}\n"
+                        "links:\n  - c.value -> w.value\n");
   ASSERT_EQ(gemflow({"run", ok.string(), "--out", "o"}).code, 0);
-  const auto bad = write("bad.yaml", "gemflow: 1\nnodes:\n  f: {type: test.fail, params: {message: no beam}}\n"
-                                     "  w: {type: test.write_text, params: {path: report.txt, text: second}}\n"
-                                     "links:\n  - f.out -> w.value\n");
+  const auto bad = write("bad.yaml",
+                         "gemflow: 1\nnodes:\n  f: {type: test.fail, params: {message: no beam}}\n"
+                         "  w: {type: test.write_text, params: {path: report.txt, text: second}}\n"
+                         "links:\n  - f.out -> w.value\n");
   auto r = gemflow({"run", bad.string(), "--out", "o"});
   EXPECT_EQ(r.code, 1) << r.err;
   const std::string report = (dir_ / "o" / "report.txt").string();
@@ -376,8 +379,9 @@ TEST_F(Cli, ParameterRulesAreCheckedAfterTheOverrides) {
   const auto bad = write("rank.yaml", "gemflow: 1\nnodes:\n  r:\n    type: test.rules\n    params: {rank: 2}\n");
   auto v = gemflow({"validate", bad.string()});
   EXPECT_EQ(v.code, 2) << v.err;
-  EXPECT_CONTAINS(v.err, "rank.yaml:5:20: error: node 'r', parameter 'rank': rank = 2 needs 'pivoted: true' (only "
-                         "pivoted stops early)");
+  EXPECT_CONTAINS(v.err,
+                  "rank.yaml:5:20: error: node 'r', parameter 'rank': rank = 2 needs 'pivoted: true' (only "
+                  "pivoted stops early)");
   auto run = gemflow({"run", bad.string(), "--out", "o1"});
   EXPECT_EQ(run.code, 2) << run.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "o1"));
@@ -388,18 +392,22 @@ TEST_F(Cli, ParameterRulesAreCheckedAfterTheOverrides) {
       write("ok.yaml", "gemflow: 1\nnodes:\n  r:\n    type: test.rules\n    params: {pivoted: true, rank: 2}\n");
   auto broken = gemflow({"validate", good.string(), "--set", "r.pivoted=false"});
   EXPECT_EQ(broken.code, 2) << broken.err;
-  EXPECT_CONTAINS(broken.err, "--set r.pivoted=false: error: node 'r', parameter 'pivoted': rank = 2 needs 'pivoted: "
-                              "true'");
+  EXPECT_CONTAINS(broken.err,
+                  "--set r.pivoted=false: error: node 'r', parameter 'pivoted': rank = 2 needs 'pivoted: "
+                  "true'");
   auto doc = gemflow({"nodes", "test.rules"});
-  EXPECT_CONTAINS(doc.out, "Rules (checked before a run):\n  rank other than 0 needs 'pivoted: true' (only pivoted "
-                           "stops early)\n  rank must be at most limit (a limit)\n");
+  EXPECT_CONTAINS(doc.out,
+                  "Rules (checked before a run):\n  rank other than 0 needs 'pivoted: true' (only pivoted "
+                  "stops early)\n  rank must be at most limit (a limit)\n");
   // a comparison rule is checked before the run too, at the parameter's line
-  const auto over = write("over.yaml", "gemflow: 1\nnodes:\n  r:\n    type: test.rules\n    params:\n"
-                                       "      pivoted: true\n      rank: 5\n      limit: 4\n");
+  const auto over = write("over.yaml",
+                          "gemflow: 1\nnodes:\n  r:\n    type: test.rules\n    params:\n"
+                          "      pivoted: true\n      rank: 5\n      limit: 4\n");
   auto o = gemflow({"validate", over.string()});
   EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_CONTAINS(o.err, "over.yaml:7:13: error: node 'r', parameter 'rank': rank = 5 must be at most limit = 4 (a "
-                         "limit)");
+  EXPECT_CONTAINS(o.err,
+                  "over.yaml:7:13: error: node 'r', parameter 'rank': rank = 5 must be at most limit = 4 (a "
+                  "limit)");
 }
 
 // NodeInfo's structured documentation: each field under its heading in `gemflow nodes ID`, and in
@@ -457,7 +465,8 @@ TEST_F(Cli, DeviceCudaWithoutADeviceExits2) {
 TEST_F(Cli, DeviceCudaInTheWorkflowWithoutADeviceWarns) {
   if (gemflow::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
   const auto wf = write("dc.yaml", "gemflow: 1\nname: dc\nnodes:\n  d: {type: test.device, params: {device: cuda}}\n");
-  const std::string warning = wf.string() + ":4:43: warning: node 'd', parameter 'device': device 'cuda' requested, but ";
+  const std::string warning =
+      wf.string() + ":4:43: warning: node 'd', parameter 'device': device 'cuda' requested, but ";
   auto v = gemflow({"validate", wf.string()});
   EXPECT_EQ(v.code, 0) << v.err;
   EXPECT_CONTAINS(v.err, warning);
@@ -677,8 +686,9 @@ TEST_F(Cli, SigtermCancelsToo) {
 // and (second QA) still ends --json with the summary: the node's last state and what it did not
 // wait for, without a provenance record.
 TEST_F(Cli, SigtermEndsARunWhoseNodeDoesNotStop) {
-  const auto wf = write("w.yaml", "gemflow: 1\nname: stuck\nnodes:\n"
-                                  "  s: {type: test.sleep, params: {seconds: 60, cooperative: false}}\n");
+  const auto wf = write("w.yaml",
+                        "gemflow: 1\nname: stuck\nnodes:\n"
+                        "  s: {type: test.sleep, params: {seconds: 60, cooperative: false}}\n");
   Clock::time_point signalled{};
   bool sent = false;
   auto r = gemflow({"run", wf.string(), "--out", "o", "--json"}, signal_on_json_progress(SIGTERM, sent, signalled, 40));
@@ -700,8 +710,9 @@ TEST_F(Cli, SigtermEndsARunWhoseNodeDoesNotStop) {
 
 // QA: a second Ctrl-C exited at once with nothing on stdout; it now prints the summary first.
 TEST_F(Cli, SecondSigintForcesTheExitWithASummary) {
-  const auto wf = write("w.yaml", "gemflow: 1\nname: stuck\nnodes:\n"
-                                  "  s: {type: test.sleep, params: {seconds: 60, cooperative: false}}\n");
+  const auto wf = write("w.yaml",
+                        "gemflow: 1\nname: stuck\nnodes:\n"
+                        "  s: {type: test.sleep, params: {seconds: 60, cooperative: false}}\n");
   Clock::time_point signalled{};
   bool sent = false;
   Options opt = signal_on_json_progress(SIGINT, sent, signalled, 30);
@@ -858,8 +869,10 @@ TEST_F(Cli, GarbagePluginDoesNotStopNodes) {
   auto r = gemflow({"nodes", "--plugin-path", (dir_ / "junk").string(), "--plugin-path", GEMFLOW_BAD_API_DIR});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_CONTAINS(r.out, "test.sleep");
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(warning: plugin .*libgemflow_junk\.so: not loaded: .+)"))) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(warning: plugin .*libgemflow_bad_api\.so: not loaded: .+)"))) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(warning: plugin .*libgemflow_junk\.so: not loaded: .+)")))
+      << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(warning: plugin .*libgemflow_bad_api\.so: not loaded: .+)")))
+      << r.err;
 
   auto p = gemflow({"plugins", "--plugin-path", (dir_ / "junk").string()});
   ASSERT_EQ(p.code, 0) << p.err;
@@ -868,8 +881,8 @@ TEST_F(Cli, GarbagePluginDoesNotStopNodes) {
 }
 
 TEST_F(Cli, PluginsDoctor) {
-  auto r = gemflow({"plugins", "--doctor", "--plugin-path", GEMFLOW_BAD_API_DIR, "--plugin-path",
-                    (dir_ / "absent").string()});
+  auto r = gemflow(
+      {"plugins", "--doctor", "--plugin-path", GEMFLOW_BAD_API_DIR, "--plugin-path", (dir_ / "absent").string()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_CONTAINS(r.out, "Host fingerprint: sdk=");
   EXPECT_CONTAINS(r.out, "CUDA:");
@@ -896,13 +909,15 @@ TEST_F(Cli, PluginThatAbortsWhileLoadingIsSkipped) {
   fs::create_directories(dir_ / "plug");
   fs::copy_file(fs::path(GEMFLOW_EXE).parent_path().parent_path() / "lib" / "libgemflow_core.so",
                 dir_ / "plug" / "libnotaplugin.so");
-  auto d = gemflow({"plugins", "--doctor", "--plugin-path", abort_dir.string(), "--plugin-path",
-                    (dir_ / "plug").string()});
+  auto d =
+      gemflow({"plugins", "--doctor", "--plugin-path", abort_dir.string(), "--plugin-path", (dir_ / "plug").string()});
   ASSERT_EQ(d.code, 0) << d.err;
-  EXPECT_CONTAINS(d.out, "- libnotaplugin.so is not a Gemflow plugin (it exports no Gemflow entry points): remove it "
-                         "from the plugin folder");
-  EXPECT_CONTAINS(d.out, "- libgemflow_abort_ctor.so fails in its own load-time code (crashed while loading (signal 6, "
-                         "SIGABRT)");
+  EXPECT_CONTAINS(d.out,
+                  "- libnotaplugin.so is not a Gemflow plugin (it exports no Gemflow entry points): remove it "
+                  "from the plugin folder");
+  EXPECT_CONTAINS(d.out,
+                  "- libgemflow_abort_ctor.so fails in its own load-time code (crashed while loading (signal 6, "
+                  "SIGABRT)");
   EXPECT_EQ(d.out.find("was built for another plugin API"), std::string::npos) << d.out;
 }
 
@@ -972,8 +987,9 @@ TEST_F(Cli, MissingInputFileWarnsAtValidationAndBeforeTheRun) {
   EXPECT_CONTAINS(r.err, "file not found: " + (dir_ / "nope.txt").string());
   EXPECT_CONTAINS(v.err, "relative paths start from the workflow's folder");
   // an absolute path gets no hint about relative ones (QA)
-  const auto abs = write("abs.yaml", "gemflow: 1\nnodes:\n  r: {type: test.read_text, params: {path: " +
-                                         (dir_ / "gone.txt").string() + "}}\n");
+  const auto abs =
+      write("abs.yaml",
+            "gemflow: 1\nnodes:\n  r: {type: test.read_text, params: {path: " + (dir_ / "gone.txt").string() + "}}\n");
   auto va = gemflow({"validate", abs.string()});
   EXPECT_EQ(va.code, 0) << va.err;
   EXPECT_CONTAINS(va.err, "file not found: " + (dir_ / "gone.txt").string());
@@ -990,9 +1006,9 @@ TEST_F(Cli, MissingSetPathHintsAtTheCurrentFolder) {
   o.cwd = dir_ / "elsewhere";
   auto r = gemflow({"run", wf.string(), "--out", (dir_ / "o").string(), "--set", "r.path=nope.txt"}, o);
   EXPECT_EQ(r.code, 1) << r.err;
-  const std::string expect = "--set r.path=nope.txt: parameter 'path': file not found: " +
-                             (dir_ / "elsewhere" / "nope.txt").string() +
-                             " (a relative path given with --set starts from the current folder)";
+  const std::string expect =
+      "--set r.path=nope.txt: parameter 'path': file not found: " + (dir_ / "elsewhere" / "nope.txt").string() +
+      " (a relative path given with --set starts from the current folder)";
   EXPECT_CONTAINS(r.err, expect);
   EXPECT_EQ(r.err.find("workflow's folder"), std::string::npos) << r.err;
   const auto line_start = r.err.rfind('\n', r.err.find(expect)) + 1;
@@ -1044,8 +1060,10 @@ TEST_F(Cli, ANamedPipeOrDeviceIsNotAnInput) {
 
 TEST_F(Cli, WritingTheWorkflowFileIsInvalidBeforeAnythingRuns) {
   // An absolute path: the same file whatever the output folder (validate assumes the default).
-  const std::string text = "gemflow: 1\nnodes:\n  s: {type: test.sleep, params: {seconds: 0}}\n"
-                           "  w: {type: test.write_text, params: {path: " + (dir_ / "self.yaml").string() + "}}\n";
+  const std::string text =
+      "gemflow: 1\nnodes:\n  s: {type: test.sleep, params: {seconds: 0}}\n"
+      "  w: {type: test.write_text, params: {path: " +
+      (dir_ / "self.yaml").string() + "}}\n";
   const auto wf = write("self.yaml", text);
   auto v = gemflow({"validate", wf.string()});
   EXPECT_EQ(v.code, 2) << v.err;
@@ -1096,7 +1114,10 @@ links:
 
 TEST_F(Cli, BinaryWorkflowIsNotEchoedRaw) {
   std::string bytes = "gemflow: 1\nname: \"";
-  bytes += std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10);
+  bytes += std::string(
+      "\x7f"
+      "ELF\x02\x01\x01\0\0\0",
+      10);
   const auto wf = write("binary.yaml", bytes);
   auto r = gemflow({"validate", wf.string()});
   EXPECT_EQ(r.code, 2) << r.err;
@@ -1188,11 +1209,13 @@ TEST(RestraintFiles, ValidateSaysTheFormatOrWhereTheFileCannotBeRead) {
   const fs::path nef = fs::path(GEMFLOW_SOURCE_DIR) / "sample_data" / "2kpu" / "DhR29B_2kpu.nef";
   const auto ok = run_gemflow({"validate", workflow("ok.yaml", nef)});
   EXPECT_EQ(ok.code, 0) << ok.err;
-  EXPECT_CONTAINS(ok.out, "node 'r', parameter 'path': restraint format nef (NEF: _nef_distance_restraint / "
-                          "_nef_dihedral_restraint loops): 841 distance and 66 dihedral restraints");
+  EXPECT_CONTAINS(ok.out,
+                  "node 'r', parameter 'path': restraint format nef (NEF: _nef_distance_restraint / "
+                  "_nef_dihedral_restraint loops): 841 distance and 66 dihedral restraints");
   EXPECT_CONTAINS(ok.out, ": valid");
 
-  std::ofstream(dir / "shifts.str") << "# shifts only\n\ndata_x\nsave_s\nloop_\n_Atom_chem_shift.Val\n1.0\nstop_\nsave_\n";
+  std::ofstream(dir / "shifts.str")
+      << "# shifts only\n\ndata_x\nsave_s\nloop_\n_Atom_chem_shift.Val\n1.0\nstop_\nsave_\n";
   const auto shifts = run_gemflow({"validate", workflow("s.yaml", dir / "shifts.str")});
   EXPECT_EQ(shifts.code, 2) << shifts.err;
   EXPECT_CONTAINS(shifts.err, "error: node 'r', parameter 'path': the node cannot read this file: " +
@@ -1244,7 +1267,8 @@ TEST(ShippedWorkflows, FormatDocumentationExample) {
 // Two runs into one output folder mixed their files, and provenance.json could describe either:
 // the second is refused (exit 2) while the first runs.
 TEST_F(Cli, ASecondRunIntoABusyOutputFolderIsRefused) {
-  const auto slow = write("slow.yaml", "gemflow: 1\nname: slow\nnodes:\n  s: {type: test.sleep, params: {seconds: 60}}\n");
+  const auto slow =
+      write("slow.yaml", "gemflow: 1\nname: slow\nnodes:\n  s: {type: test.sleep, params: {seconds: 60}}\n");
   const auto sum = write("sum.yaml", kSum);
   Result second;
   bool ran = false;
@@ -1347,7 +1371,8 @@ links:
   opt.timeout = 30;
   bool killed = false;
   opt.on_output = [&](pid_t pid, const std::string& out, const std::string&) {
-    if (!killed && out.find(R"("event":"progress")") != std::string::npos && out.find(R"("node":"s")") != std::string::npos) {
+    if (!killed && out.find(R"("event":"progress")") != std::string::npos &&
+        out.find(R"("node":"s")") != std::string::npos) {
       killed = true;
       kill(pid, SIGKILL);
     }
@@ -1370,7 +1395,8 @@ links:
 
 // `gemflow upgrade` rewrites an old workflow at the current versions and keeps the original.
 TEST_F(Cli, UpgradeMigratesAnOldWorkflowAndKeepsTheOriginal) {
-  const std::string old = "gemflow: 1\nnodes:\n  m: {type: test.migrated, version: 1, params: {scale_factor: 2, tolerance: 5}}\n";
+  const std::string old =
+      "gemflow: 1\nnodes:\n  m: {type: test.migrated, version: 1, params: {scale_factor: 2, tolerance: 5}}\n";
   const auto wf = write("old.yaml", old);
   auto r = gemflow({"upgrade", wf.string()});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
@@ -1392,13 +1418,15 @@ TEST_F(Cli, UpgradeMigratesAnOldWorkflowAndKeepsTheOriginal) {
 // A hand-written file keeps its comments and spelling through `gemflow upgrade`: only the
 // migrated node's line changes. `gemflow fmt` writes the canonical form on request.
 TEST_F(Cli, UpgradeKeepsCommentsAndFmtFormats) {
-  const std::string old = "# my analysis\ngemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1e-3}}  # tiny\n"
-                          "  m: {type: test.migrated, version: 1, params: {scale_factor: 2, tolerance: 5}}\n";
+  const std::string old =
+      "# my analysis\ngemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1e-3}}  # tiny\n"
+      "  m: {type: test.migrated, version: 1, params: {scale_factor: 2, tolerance: 5}}\n";
   const auto wf = write("old.yaml", old);
   auto r = gemflow({"upgrade", wf.string()});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const std::string now = slurp(wf);
-  EXPECT_CONTAINS(now, "# my analysis\ngemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1e-3}}  # tiny\n");
+  EXPECT_CONTAINS(now,
+                  "# my analysis\ngemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1e-3}}  # tiny\n");
   EXPECT_CONTAINS(now, "  m: {type: test.migrated, version: 3, params: {factor: 2");
   auto check = gemflow({"fmt", "--check", wf.string()});
   EXPECT_EQ(check.code, 1);

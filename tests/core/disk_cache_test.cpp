@@ -1,10 +1,10 @@
 // The lasting result cache: every SDK type's binary encoding round-trips; entries are verified,
 // pruned least-recently-used, and never fail a run; the executor takes a second identical run
 // from the cache, explains why a node ran, and journals finished nodes so a dead run is told of.
-#include <fstream>
 #include <sys/stat.h>
-#include <thread>
 #include <unistd.h>
+#include <fstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -347,7 +347,8 @@ TEST(DiskCache, AJournalLeftByADeadRunIsReportedAndRemovedAfterASuccessfulRun) {
   const Workflow wf = load_text(dir, "gemflow: 1\nnodes:\n  a: {type: test.constant, params: {value: 1}}\n");
   fs::create_directories(dir / "out");
   std::ofstream(dir / "out" / ".gemflow-journal.jsonl")
-      << R"({"node":"a","state":"done","key":"k","seconds":1})" << "\n"
+      << R"({"node":"a","state":"done","key":"k","seconds":1})"
+      << "\n"
       << R"({"node":"slow","state":"do)";  // the line being written when it died
   std::vector<std::string> warnings;
   RunOptions o;

@@ -288,14 +288,15 @@ nodes:
   EXPECT_EQ(seen["slow"], (std::vector<double>{1.0, 2.0, 3.0}));
 
   for (const int bad : {1, 2}) {
-    const Workflow w2 = load(dir, fmt::format("gemflow: 1\nnodes:\n  p: {{type: probe.preview, params: {{bad: {}}}}}\n", bad),
-                             fmt::format("bad{}.yaml", bad));
+    const Workflow w2 =
+        load(dir, fmt::format("gemflow: 1\nnodes:\n  p: {{type: probe.preview, params: {{bad: {}}}}}\n", bad),
+             fmt::format("bad{}.yaml", bad));
     RunOptions o2;
     o2.out_dir = dir / fmt::format("out{}", bad);
     const RunResult r2 = run_workflow(w2, registry(), o2);
     ASSERT_EQ(r2.nodes.at("p").state, NodeState::Failed);
-    EXPECT_THAT(r2.nodes.at("p").error, HasSubstr(bad == 1 ? "'nope', which is not an output port"
-                                                           : "must be a Matrix<f64>, not Table"));
+    EXPECT_THAT(r2.nodes.at("p").error,
+                HasSubstr(bad == 1 ? "'nope', which is not an output port" : "must be a Matrix<f64>, not Table"));
   }
 }
 
@@ -487,7 +488,8 @@ TEST(Executor, ProvenanceRecordsCommandLineJobsAndPlugins) {
 // and the last 500 of a node, and how many were left out between them.
 TEST(Executor, ProvenanceKeepsTheFirstAndLastLogLines) {
   TempDir dir;
-  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  p: {type: test.progress_spam, params: {calls: 0, log_lines: 2000}}\n");
+  const Workflow wf =
+      load(dir, "gemflow: 1\nnodes:\n  p: {type: test.progress_spam, params: {calls: 0, log_lines: 2000}}\n");
   RunOptions o;
   o.out_dir = dir / "out";
   const RunResult r = run_workflow(wf, test::testnodes(), o);
@@ -519,10 +521,11 @@ TEST(Executor, AnUnsetOutputIsAWarning) {
   const auto log = nlohmann::json::parse(read(r.provenance))["nodes"]["p"]["log"];
   EXPECT_EQ(log, nlohmann::json::array({"warning: output 'out' was not set"}));
   // linked, it is the node's error alone, not also a warning
-  const Workflow linked = load(dir,
-                               "gemflow: 1\nnodes:\n  p: {type: test.progress_spam, params: {calls: 0, set_output: false}}\n"
-                               "  a: {type: test.add}\n  c: {type: test.constant}\nlinks:\n  - p.out -> a.a\n"
-                               "  - c.value -> a.b\n");
+  const Workflow linked =
+      load(dir,
+           "gemflow: 1\nnodes:\n  p: {type: test.progress_spam, params: {calls: 0, set_output: false}}\n"
+           "  a: {type: test.add}\n  c: {type: test.constant}\nlinks:\n  - p.out -> a.a\n"
+           "  - c.value -> a.b\n");
   warnings.clear();
   const RunResult f = run_workflow(linked, test::testnodes(), o);
   EXPECT_EQ(f.nodes.at("p").state, NodeState::Failed);
@@ -613,8 +616,8 @@ links:
 
 TEST(Executor, ValidationErrorsRunNothing) {
   TempDir dir;
-  auto lr = parse_workflow("gemflow: 1\nnodes:\n  s: {type: test.add}\n  p: {type: probe.count}\n",
-                           dir / "w.yaml", registry());
+  auto lr = parse_workflow("gemflow: 1\nnodes:\n  s: {type: test.add}\n  p: {type: probe.count}\n", dir / "w.yaml",
+                           registry());
   ASSERT_TRUE(lr.workflow);
   g_probe.executions = 0;
   const RunResult r = run_in(dir, *lr.workflow);
@@ -681,7 +684,8 @@ nodes:
 nodes:
   r: {type: test.read_text, params: {path: data.txt}}
   w: {type: test.write_text, params: {path: link.txt, text: overwritten}}
-)", "w2.yaml");
+)",
+                            "w2.yaml");
   const RunResult r2 = run_workflow(wf2, registry(), o);
   ASSERT_EQ(r2.diagnostics.size(), 1u) << all(r2.diagnostics);
   EXPECT_THAT(r2.diagnostics[0].message, HasSubstr("read by node 'r'"));
@@ -697,8 +701,8 @@ TEST(Executor, TheWorkflowFileIsAnInputOfTheRun) {
   const Workflow wf = load(dir, text, "self.yaml");
   const RunResult r = run_workflow(wf, registry(), o);
   ASSERT_EQ(r.diagnostics.size(), 1u) << all(r.diagnostics);
-  EXPECT_EQ(r.diagnostics[0].message, fmt::format("would overwrite {}: it is the workflow file of this run",
-                                                  (dir / "self.yaml").string()));
+  EXPECT_EQ(r.diagnostics[0].message,
+            fmt::format("would overwrite {}: it is the workflow file of this run", (dir / "self.yaml").string()));
   EXPECT_TRUE(r.nodes.empty());
   EXPECT_EQ(read(dir / "self.yaml"), text);
 
@@ -719,7 +723,8 @@ nodes:
   a: {type: test.write_text, params: {path: provenance.json}}
   b: {type: test.write_text, params: {path: x.txt}}
   c: {type: test.write_text, params: {path: ./x.txt}}
-)", "w3.yaml");
+)",
+                            "w3.yaml");
   const RunResult r3 = run_workflow(wf3, registry(), o);
   ASSERT_EQ(r3.diagnostics.size(), 2u) << all(r3.diagnostics);
   EXPECT_THAT(r3.diagnostics[0].str(), HasSubstr("w3.yaml:3:45: error: node 'a', parameter 'path': would overwrite"));
@@ -804,7 +809,8 @@ nodes:
 links:
   - r.size -> s.in
   - s.out -> w.value
-)", "sub/w.yaml");
+)",
+                           "sub/w.yaml");
   std::ofstream(dir / "sub" / "in.txt") << "abc";
   RunOptions o;
   o.out_dir = dir / "out";
@@ -817,8 +823,7 @@ links:
   EXPECT_EQ(j["workflow"]["file"], (dir / "sub" / "w.yaml").string());
   EXPECT_EQ(j["workflow"]["xxh3"], hash_file(dir / "sub" / "w.yaml"));
   EXPECT_EQ(j["workflow"]["name"], "prov");
-  EXPECT_TRUE(std::regex_match(j["date"].get<std::string>(),
-                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+  EXPECT_TRUE(std::regex_match(j["date"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
   EXPECT_FALSE(j["host"].get<std::string>().empty());
   EXPECT_EQ(j["device_override"], "cpu");
   const auto& jr = j["nodes"]["r"];
@@ -866,8 +871,9 @@ TEST(Executor, DeviceOverrideReachesDeviceParams) {
 
 TEST(Executor, UnsetLinkedOutputFailsTheProducer) {
   TempDir dir;
-  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  l: {type: probe.lazy}\n  p: {type: probe.count}\n"
-                                "links: [l.out -> p.in]\n");
+  const Workflow wf = load(dir,
+                           "gemflow: 1\nnodes:\n  l: {type: probe.lazy}\n  p: {type: probe.count}\n"
+                           "links: [l.out -> p.in]\n");
   const RunResult r = run_in(dir, wf);
   EXPECT_EQ(r.nodes.at("l").state, NodeState::Failed);
   EXPECT_EQ(r.nodes.at("l").error, "node 'l' (probe.lazy): output 'out' was not set (it feeds p.in)");
@@ -906,7 +912,8 @@ TEST(Executor, AWriteErrorFailsTheNodeAndKeepsTheEarlierFile) {
   fs::create_directories(dir / "out");
   std::ofstream(dir / "out" / "big.txt") << "good\n";
   const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  w: {type: probe.write_stream, params: {bytes: 1000000}}\n");
-  struct sigaction ignore {}, old_action {};
+  struct sigaction ignore {
+  }, old_action{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGXFSZ, &ignore, &old_action);
   rlimit saved{};
@@ -918,8 +925,8 @@ TEST(Executor, AWriteErrorFailsTheNodeAndKeepsTheEarlierFile) {
   sigaction(SIGXFSZ, &old_action, nullptr);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.nodes.at("w").state, NodeState::Failed);
-  EXPECT_EQ(r.nodes.at("w").error,
-            fmt::format("node 'w' (probe.write_stream): cannot write {}: File too large", (dir / "out" / "big.txt").string()));
+  EXPECT_EQ(r.nodes.at("w").error, fmt::format("node 'w' (probe.write_stream): cannot write {}: File too large",
+                                               (dir / "out" / "big.txt").string()));
   EXPECT_EQ(slurp_file(dir / "out" / "big.txt"), "good\n");
   EXPECT_TRUE(files_starting(dir / "out", ".big.txt").empty());
 }
@@ -936,7 +943,8 @@ TEST(Executor, TheStreamWriterWritesTheWholeFile) {
 TEST(AtomicFile, AFullDiskIsNamedWithTheFile) {
   if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
   try {
-    write_stream_to("/dev/full", [](std::ostream& out) { out << std::string(200000, 'x'); }, "report.json");
+    write_stream_to(
+        "/dev/full", [](std::ostream& out) { out << std::string(200000, 'x'); }, "report.json");
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "cannot write report.json: No space left on device");
@@ -987,7 +995,8 @@ TEST(Executor, ASecondRunIntoTheSameOutputFolderIsRefused) {
   RunResult first;
   std::thread t([&] { first = run_workflow(slow, registry(), o); });
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!running && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  while (!running && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   const RunResult second = run_in(dir, quick);
   cancel = true;
   t.join();
@@ -1004,14 +1013,13 @@ TEST(Executor, ASecondRunIntoTheSameOutputFolderIsRefused) {
   EXPECT_TRUE(third.ok()) << all(third.diagnostics);
 }
 
-
-
 // A node working longer than the threshold without a progress call is flagged in its log (the
 // shipped workflows' tests run with GEMFLOW_CHECK_PROGRESS=1); one that reports is not.
 TEST(Executor, ProgressCheckFlagsSilentNodes) {
   TempDir dir;
-  const Workflow wf = load(dir, "gemflow: 1\nnodes:\n  silent: {type: probe.quiet, params: {ms: 300}}\n"
-                                "  talks: {type: probe.quiet, params: {ms: 300, every: 20}}\n");
+  const Workflow wf = load(dir,
+                           "gemflow: 1\nnodes:\n  silent: {type: probe.quiet, params: {ms: 300}}\n"
+                           "  talks: {type: probe.quiet, params: {ms: 300, every: 20}}\n");
   Events ev;
   RunOptions o;
   o.out_dir = dir / "out";
@@ -1083,7 +1091,7 @@ links:
   EXPECT_EQ(scalar(r, "sub/add", "sum"), 2.5);
   EXPECT_EQ(scalar(r, "sub/double", "sum"), 5.0);
   EXPECT_EQ(scalar(r, "after", "sum"), 7.5);
-  EXPECT_EQ(scalar(r, "sub/read", "size"), 5.0);  // read against lib/, the inner file's folder
+  EXPECT_EQ(scalar(r, "sub/read", "size"), 5.0);             // read against lib/, the inner file's folder
   EXPECT_TRUE(fs::exists(dir / "out" / "sub" / "sum.txt"));  // written under OUT/sub/
   const auto prov = nlohmann::json::parse(read(dir / "out" / "provenance.json"));
   ASSERT_EQ(prov["workflow"]["included"].size(), 1u);
@@ -1216,7 +1224,8 @@ TEST(Executor, BypassedNodePassesItsInputThroughAndIsNeverTakenFromTheCache) {
 nodes:
   a: {type: test.constant, params: {value: 2}}
   b: {type: test.constant, params: {value: 0.25}}
-  sum: {type: test.add)" + sum_extra + R"(}
+  sum: {type: test.add)" +
+           sum_extra + R"(}
   twice: {type: test.add}
 links:
   - a.value -> sum.a

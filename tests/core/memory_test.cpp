@@ -6,10 +6,10 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <utility>
-#include <vector>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -83,7 +83,6 @@ TEST(HostMemory, BlasThreadsFitTheAddressLimit) {
   EXPECT_EQ(gemflow::blas_threads_for_address_limit(64 * kGiB, 0), 1);
 }
 
-
 // GEMFLOW_MEMORY_LIMIT caps what allocations may take (fuzzing: a 60-byte Matrix Market header
 // "20000 20000 0" asked for 3.2 GB; under the harness's 1G limit it is refused at once).
 TEST(HostMemory, ConfiguredLimitCapsTheAvailableMemory) {
@@ -91,9 +90,12 @@ TEST(HostMemory, ConfiguredLimitCapsTheAvailableMemory) {
     ~Restore() { ::unsetenv("GEMFLOW_MEMORY_LIMIT"); }
   } restore;
   constexpr std::size_t kMiB = std::size_t{1} << 20;
-  for (const auto& [text, bytes] : std::vector<std::pair<const char*, std::size_t>>{
-           {"3M", 3 * kMiB}, {"3MiB", 3 * kMiB}, {"3MB", 3 * kMiB}, {"1.5k", 1536}, {"4096", 4096},
-           {"2G", 2048 * kMiB}}) {
+  for (const auto& [text, bytes] : std::vector<std::pair<const char*, std::size_t>>{{"3M", 3 * kMiB},
+                                                                                    {"3MiB", 3 * kMiB},
+                                                                                    {"3MB", 3 * kMiB},
+                                                                                    {"1.5k", 1536},
+                                                                                    {"4096", 4096},
+                                                                                    {"2G", 2048 * kMiB}}) {
     ::setenv("GEMFLOW_MEMORY_LIMIT", text, 1);
     const auto avail = gemflow::available_host_memory();
     ASSERT_TRUE(avail.has_value()) << text;
@@ -102,7 +104,7 @@ TEST(HostMemory, ConfiguredLimitCapsTheAvailableMemory) {
   ::setenv("GEMFLOW_MEMORY_LIMIT", "1M", 1);
   EXPECT_THROW(gemflow::require_host_memory(2 * kMiB, "a test"), gemflow::OutOfMemory);
   EXPECT_THROW((gemflow::Matrix<double>(8192, 8192)), gemflow::OutOfMemory);  // 512 MiB
-  for (const char* ignored : {"", "lots", "-1G", "1X"}) {  // malformed: no cap, not an error
+  for (const char* ignored : {"", "lots", "-1G", "1X"}) {                     // malformed: no cap, not an error
     ::setenv("GEMFLOW_MEMORY_LIMIT", ignored, 1);
     EXPECT_NO_THROW(gemflow::require_host_memory(2 * kMiB, "a test")) << ignored;
   }

@@ -106,7 +106,8 @@ TEST(Param, PathExtensionsAreChecked) {
   EXPECT_EQ(*out.check(std::string("/a/w.yaml")), "'w.yaml' has the extension '.yaml'; this node writes .json or .csv");
   EXPECT_EQ(*out.check(std::string("out.d/report")), "'report' has no file extension; this node writes .json or .csv");
   EXPECT_EQ(*out.check(std::string(".json")), "'.json' has no file extension; this node writes .json or .csv");
-  EXPECT_EQ(*out.check(std::string("results/")), "'results/' names a folder (it ends in '/'); this node writes a file: .json or .csv");
+  EXPECT_EQ(*out.check(std::string("results/")),
+            "'results/' names a folder (it ends in '/'); this node writes a file: .json or .csv");
   auto in = spec(ParamKind::InputPath);
   in.extensions = {".pdb", ".cif", ".tar.gz"};
   EXPECT_FALSE(in.check(std::string("x.tar.gz")));

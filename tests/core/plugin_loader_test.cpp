@@ -16,9 +16,7 @@ using ::testing::HasSubstr;
 namespace gemflow {
 namespace {
 
-fs::path plugin(const std::string& c) {
-  return fs::path(GEMFLOW_TEST_PLUGIN_DIR) / c / ("libgemflow_" + c + ".so");
-}
+fs::path plugin(const std::string& c) { return fs::path(GEMFLOW_TEST_PLUGIN_DIR) / c / ("libgemflow_" + c + ".so"); }
 
 // The probe's memory of failed plugins goes to $XDG_CACHE_HOME: a folder of this test process,
 // never the user's (and a test never sees what another one remembered).
@@ -206,8 +204,7 @@ TEST(PluginLoader, SearchPathOrder) {
   // (the install's folder relative to the prefix may differ from the build's lib/gemflow/plugins)
   ASSERT_GE(path.size(), 4u);
   const fs::path exe = fs::read_symlink("/proc/self/exe");
-  EXPECT_EQ(path[0].parent_path().parent_path().parent_path(),
-            fs::weakly_canonical(exe.parent_path().parent_path()));
+  EXPECT_EQ(path[0].parent_path().parent_path().parent_path(), fs::weakly_canonical(exe.parent_path().parent_path()));
   const std::size_t n = path.size();
   EXPECT_EQ(path[n - 3], "/tmp/gf_a");
   EXPECT_EQ(path[n - 2], "/tmp/gf_b");
@@ -260,8 +257,9 @@ TEST(PluginLoader, APluginThatHangsWhileLoadingIsRememberedUntilItChanges) {
   PluginHost host(reg);
   const PluginRecord first = host.load(file);
   EXPECT_FALSE(first.loaded);
-  EXPECT_EQ(first.error, "did not finish loading within 0.3 s (its load-time code hangs): hang_ctor: waiting for the "
-                         "licence server");
+  EXPECT_EQ(first.error,
+            "did not finish loading within 0.3 s (its load-time code hangs): hang_ctor: waiting for the "
+            "licence server");
   EXPECT_TRUE(first.remembered_in.empty());
 
   // another command (another host): not tried again
@@ -272,8 +270,8 @@ TEST(PluginLoader, APluginThatHangsWhileLoadingIsRememberedUntilItChanges) {
   EXPECT_THAT(second.error, ::testing::StartsWith(first.error + " (remembered from the probe of "));
   EXPECT_THAT(second.error, ::testing::EndsWith(": not tried again until the file changes)"));
   ASSERT_FALSE(second.remembered_in.empty());
-  EXPECT_TRUE(second.remembered_in.string().starts_with(std::string(std::getenv("XDG_CACHE_HOME")) +
-                                                        "/gemflow/plugin-probe/"));
+  EXPECT_TRUE(
+      second.remembered_in.string().starts_with(std::string(std::getenv("XDG_CACHE_HOME")) + "/gemflow/plugin-probe/"));
 
   // a changed file (rebuilt): probed again
   fs::last_write_time(file, fs::last_write_time(file) + std::chrono::seconds(5));

@@ -25,8 +25,11 @@ class Smooth final : public Node {
   Output<DistanceBounds> smoothed{this, "smoothed", "Triangle-closed bounds"};
   Param<double> tol{this, "tolerance", 1e-9, {.min = 0, .unit = "Å", .doc = "Tolerance"}};
   Param<int> iters{this, "iterations", 100, {.min = 1, .max = 1000, .doc = "Iterations"}};
-  Choice<Method> method{this, "method", Method::Dijkstra,
-                        {{Method::Floyd, "floyd"}, {Method::Dijkstra, "dijkstra"}}, {.doc = "Algorithm"}};
+  Choice<Method> method{this,
+                        "method",
+                        Method::Dijkstra,
+                        {{Method::Floyd, "floyd"}, {Method::Dijkstra, "dijkstra"}},
+                        {.doc = "Algorithm"}};
   PathParam file{this, "log", PathParam::Mode::Write, "Log file", "smooth.log"};
   DeviceParam device{this};
   void execute(NodeContext&) override {}
@@ -88,14 +91,18 @@ class Ruled final : public Node {
   static NodeInfo info() {
     return {.id = "reg.ruled",
             .rules = {{.param = "limit", .other = "pivoted", .other_value = true, .why = "only pivoted stops early"},
-                      {.param = "method", .when = {std::string("fast")}, .other = "tolerance",
-                       .other_value = 0.0, .must = true, .why = "fast has no tolerance"}}};
+                      {.param = "method",
+                       .when = {std::string("fast")},
+                       .other = "tolerance",
+                       .other_value = 0.0,
+                       .must = true,
+                       .why = "fast has no tolerance"}}};
   }
   Param<bool> pivoted{this, "pivoted", false};
   Param<int> limit{this, "limit", 0, {.min = 0}};
   Param<double> tolerance{this, "tolerance", 0.0, {.min = 0}};
-  Choice<Smooth::Method> method{this, "method", Smooth::Method::Dijkstra,
-                                {{Smooth::Method::Floyd, "fast"}, {Smooth::Method::Dijkstra, "exact"}}};
+  Choice<Smooth::Method> method{
+      this, "method", Smooth::Method::Dijkstra, {{Smooth::Method::Floyd, "fast"}, {Smooth::Method::Dijkstra, "exact"}}};
   void execute(NodeContext&) override {}
 };
 class BadRule final : public Node {
@@ -164,7 +171,8 @@ TEST(Registry, UnsignedParametersImplyMinimumZero) {
   };
   EXPECT_THAT(errors("      count: -1\n"),
               ::testing::ElementsAre("w.yaml:6:14: error: node 'u', parameter 'count': -1 is below the minimum 0"));
-  EXPECT_THAT(errors("      narrow: 3000000000\n"), ::testing::ElementsAre(HasSubstr("is above the maximum 2147483647")));
+  EXPECT_THAT(errors("      narrow: 3000000000\n"),
+              ::testing::ElementsAre(HasSubstr("is above the maximum 2147483647")));
   EXPECT_TRUE(errors("      count: 0\n      narrow: -5\n").empty());
   // a declared minimum below the type's least value is a declaration error naming the node type
   EXPECT_THAT([&] { r.add_node<UnsignedNegativeMin>("x.so"); },
@@ -199,8 +207,9 @@ TEST(Registry, NamesMustBeIdentifiers) {
               ::testing::ThrowsMessage<Error>(::testing::StrEq(
                   "node 'reg.bad_param_name': parameter name 'Max-Iter' is not an identifier: use lower-case letters, "
                   "digits and '_', not starting with a digit ([a-z_][a-z0-9_]*)")));
-  EXPECT_THAT([&] { r.add_node<BadPortName>("x.so"); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("node 'reg.bad_port_name': port name '2out' is not an identifier")));
+  EXPECT_THAT(
+      [&] { r.add_node<BadPortName>("x.so"); },
+      ::testing::ThrowsMessage<Error>(HasSubstr("node 'reg.bad_port_name': port name '2out' is not an identifier")));
   EXPECT_THAT([&] { r.add_node<EmptyParamName>("x.so"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("parameter name '' is not an identifier")));
   EXPECT_TRUE(r.node_ids().empty());
@@ -214,18 +223,24 @@ class Compared final : public Node {
   static NodeInfo info() {
     return {.id = "reg.compared",
             .rules = {{.param = "low", .other = "high", .why = "a range", .compare = ParamCompare::Less},
-                      {.param = "tolerance", .other_value = 1e-16, .why = "fp64", .compare = ParamCompare::GreaterEqual,
+                      {.param = "tolerance",
+                       .other_value = 1e-16,
+                       .why = "fp64",
+                       .compare = ParamCompare::GreaterEqual,
                        .unless_below = 0.0},
-                      {.param = "steps", .when = {std::string("fast")}, .other = "limit",
-                       .compare = ParamCompare::LessEqual, .if_param = "mode"}}};
+                      {.param = "steps",
+                       .when = {std::string("fast")},
+                       .other = "limit",
+                       .compare = ParamCompare::LessEqual,
+                       .if_param = "mode"}}};
   }
   Param<double> low{this, "low", 0.0};
   Param<double> high{this, "high", 1.0};
   Param<double> tolerance{this, "tolerance", -1.0};
   Param<int> steps{this, "steps", 1};
   Param<int> limit{this, "limit", 10};
-  Choice<Smooth::Method> mode{this, "mode", Smooth::Method::Dijkstra,
-                              {{Smooth::Method::Floyd, "fast"}, {Smooth::Method::Dijkstra, "exact"}}};
+  Choice<Smooth::Method> mode{
+      this, "mode", Smooth::Method::Dijkstra, {{Smooth::Method::Floyd, "fast"}, {Smooth::Method::Dijkstra, "exact"}}};
   void execute(NodeContext&) override {}
 };
 class CompareText final : public Node {
@@ -252,14 +267,16 @@ TEST(Registry, ComparisonRulesAreWorkflowErrorsAtTheParameter) {
   EXPECT_THAT(errors("      high: 2\n      low: 2\n"),
               ::testing::ElementsAre("w.yaml:7:12: error: node 'c', parameter 'low': low = 2.0 must be below high = "
                                      "2.0 (a range)"));
-  EXPECT_THAT(errors("      tolerance: 1e-20\n"),
-              ::testing::ElementsAre(HasSubstr("parameter 'tolerance': tolerance = 1e-20 must be at least 1e-16 (fp64)")));
+  EXPECT_THAT(
+      errors("      tolerance: 1e-20\n"),
+      ::testing::ElementsAre(HasSubstr("parameter 'tolerance': tolerance = 1e-20 must be at least 1e-16 (fp64)")));
   EXPECT_TRUE(errors("      tolerance: -5\n").empty());  // below unless_below: the sentinel
   EXPECT_TRUE(errors("      tolerance: 1e-16\n").empty());
   // the condition: only with mode fast
   EXPECT_TRUE(errors("      steps: 20\n").empty());
-  EXPECT_THAT(errors("      steps: 20\n      mode: fast\n"),
-              ::testing::ElementsAre(HasSubstr("parameter 'steps': steps = 20 must be at most limit = 10 when mode is fast")));
+  EXPECT_THAT(
+      errors("      steps: 20\n      mode: fast\n"),
+      ::testing::ElementsAre(HasSubstr("parameter 'steps': steps = 20 must be at most limit = 10 when mode is fast")));
   EXPECT_TRUE(errors("      steps: 20\n      limit: 20\n      mode: fast\n").empty());
   // what cannot be compared is refused at registration
   EXPECT_THAT([&] { r.add_node<CompareText>("x.so"); },
@@ -408,16 +425,15 @@ TEST(Registry, MalformedSpecsAreRefused) {
               ::testing::ThrowsMessage<Error>(HasSubstr("default of parameter 'x' is invalid: 5.0 is above")));
   EXPECT_THAT([&] { r.add_node<TwiceParam>("x.so"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("parameter name 'a' declared twice")));
-  EXPECT_THAT([&] { r.add_node<NoNamespace>("x.so"); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("not namespaced")));
+  EXPECT_THAT([&] { r.add_node<NoNamespace>("x.so"); }, ::testing::ThrowsMessage<Error>(HasSubstr("not namespaced")));
   // parameter rules that name a missing parameter or an invalid value, or that the defaults break
   EXPECT_THAT([&] { r.add_node<BadRule>("x.so"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("a parameter rule names 'y', which is not a parameter")));
   EXPECT_THAT([&] { r.add_node<BadRuleValue>("x.so"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("a rule on parameter 'x' names an invalid value: 5")));
-  EXPECT_THAT([&] { r.add_node<DefaultsBreakRule>("x.so"); },
-              ::testing::ThrowsMessage<Error>(
-                  HasSubstr("its parameter defaults break its own rule: b = 1 needs 'a: true'")));
+  EXPECT_THAT(
+      [&] { r.add_node<DefaultsBreakRule>("x.so"); },
+      ::testing::ThrowsMessage<Error>(HasSubstr("its parameter defaults break its own rule: b = 1 needs 'a: true'")));
   // break-test: the plugin's load failure said "registration failed: no licence file" alone
   EXPECT_THAT([&] { r.add_node<ThrowingCtor>("x.so"); },
               ::testing::ThrowsMessage<Error>(

@@ -129,7 +129,9 @@ TEST(Signal, InvalidSignalsSayWhy) {
   EXPECT_EQ(broken([](Signal& s) { s.sample_rate = kNaN; }), "sample rate nan Hz is not a positive number");
   EXPECT_EQ(broken([](Signal& s) { s.start_time = kInf; }), "start time inf s is not finite");
   EXPECT_EQ(broken([](Signal& s) { s.times = {0, 1, 2}; }), "3 times for 4 samples");
-  EXPECT_EQ(broken([](Signal& s) { s.times = {0, 1, 1, 2}; }),
+  EXPECT_EQ(broken([](Signal& s) {
+              s.times = {0, 1, 1, 2};
+            }),
             "times are not increasing: sample 1 at 1 s, sample 2 at 1 s");
   EXPECT_EQ(broken([](Signal& s) { s.times = {0, 1, kNaN, 2}; }), "time of sample 2 is nan");
   EXPECT_EQ(broken([](Signal& s) { s.samples(2, 1) = kNaN; }), "sample 2 of channel 'y' is nan");
@@ -258,8 +260,11 @@ TEST(TriMesh, BoundaryLoopsAreFoundInCanonicalOrder) {
   EXPECT_EQ(boundary_loops(a.vertex_count(), a.faces), a.boundary);
   EXPECT_EQ(boundary_loops(4, square().faces), square().boundary);
   EXPECT_TRUE(boundary_loops(4, tetrahedron().faces).empty());
-  EXPECT_THAT([] { (void)boundary_loops(3, {{0, 1, 1}}); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("boundary loops: face 0 (0, 1, 1) repeats a vertex")));
+  EXPECT_THAT(
+      [] {
+        (void)boundary_loops(3, {{0, 1, 1}});
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("boundary loops: face 0 (0, 1, 1) repeats a vertex")));
 }
 
 TEST(TriMesh, InvalidMeshesSayWhy) {
@@ -273,7 +278,10 @@ TEST(TriMesh, InvalidMeshesSayWhy) {
   EXPECT_EQ(broken(square(), [](TriMesh& m) { m.faces[1] = {0, 2, 2}; }), "face 1 (0, 2, 2) repeats a vertex");
   EXPECT_EQ(broken(square(), [](TriMesh& m) { m.vertices.push_back({5, 5, 5}); }), "vertex 4 is in no face");
   // The second triangle flipped: both faces run along 0→2.
-  EXPECT_EQ(broken(square(), [](TriMesh& m) { m.faces[1] = {0, 3, 2}; }),
+  EXPECT_EQ(broken(square(),
+                   [](TriMesh& m) {
+                     m.faces[1] = {0, 3, 2};
+                   }),
             "faces 0 and 1 both run along edge 2→0: a face is flipped against its neighbour, or the edge has more "
             "than two faces");
   // A third face on the edge 0–2.
@@ -404,7 +412,9 @@ TEST(CirclePacking, InvalidPackingsSayWhy) {
             "circle 0: boundary flag 1, but vertex 0 is not on the triangulation's boundary");
   EXPECT_EQ(broken([](CirclePacking& p) { p.boundary[3] = 0; }),
             "circle 3: boundary flag 0, but vertex 3 is on the triangulation's boundary");
-  EXPECT_EQ(broken([](CirclePacking& p) { p.faces[2] = {0, 1, 3}; }),
+  EXPECT_EQ(broken([](CirclePacking& p) {
+              p.faces[2] = {0, 1, 3};
+            }),
             "triangulation: faces 0 and 2 both run along edge 0→1: a face is flipped against its neighbour, or the "
             "edge has more than two faces");
   // circle 0 (centre (0, 0), radius 1) touches the unit circle from inside: accepted
@@ -484,8 +494,7 @@ TEST(TypeLayout, SameNameWithAnotherLayoutIsRefusedNamingBothOrigins) {
   EXPECT_THAT([&] { r.add_type<two::Twin>("libsecond.so"); },
               ::testing::ThrowsMessage<Error>(::testing::AllOf(
                   HasSubstr("data type 'Twin' is defined differently by libfirst.so (C++ type gemflow::one::Twin"),
-                  HasSubstr("and by libsecond.so (C++ type gemflow::two::Twin"),
-                  HasSubstr("version 2)"))));
+                  HasSubstr("and by libsecond.so (C++ type gemflow::two::Twin"), HasSubstr("version 2)"))));
   EXPECT_EQ(r.find_type("Twin")->doc, "first");
   // Only the version differs (a changed meaning behind the same fields): refused too.
   TypeInfo bumped = *r.find_type("Twin");
@@ -510,9 +519,10 @@ TEST(TypeLayout, SdkTypesMayBeRegisteredAgainOnlyAsThemselves) {
 TEST(TypeLayout, ValueReadAsAnotherCxxTypeOfTheSameNameThrows) {
   const Value v = Value::make(one::Twin{});
   EXPECT_EQ(v.as<one::Twin>()->x, 1.0);
-  EXPECT_THAT([&] { (void)v.as<two::Twin>(); },
-              ::testing::ThrowsMessage<Error>(HasSubstr(
-                  "value of type Twin holds another C++ type (gemflow::one::Twin) than the one read (gemflow::two::Twin)")));
+  EXPECT_THAT(
+      [&] { (void)v.as<two::Twin>(); },
+      ::testing::ThrowsMessage<Error>(HasSubstr(
+          "value of type Twin holds another C++ type (gemflow::one::Twin) than the one read (gemflow::two::Twin)")));
 }
 
 fs::path plugin(const std::string& name) {

@@ -14,9 +14,9 @@
 namespace gemflow {
 namespace {
 
-using ::testing::HasSubstr;
 using test::all;
 using test::testnodes;
+using ::testing::HasSubstr;
 
 LoadResult parse(const std::string& text) { return parse_workflow(text, "w.yaml", testnodes()); }
 
@@ -35,8 +35,9 @@ TEST(Workflow, MissingTypeIsOneErrorAndMergeKeysAreNamed) {
   const auto d = only_error(parse("gemflow: 1\nnodes:\n  a: {params: {value: 2}}\n"));
   EXPECT_EQ(d.message, "no 'type:' given");
   EXPECT_EQ(d.where.str(), "w.yaml:3:3");
-  const auto m = only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant, params: &p {value: 2}}\n"
-                                  "  b: {type: test.constant, params: {<<: *p}}\n"));
+  const auto m =
+      only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant, params: &p {value: 2}}\n"
+                       "  b: {type: test.constant, params: {<<: *p}}\n"));
   EXPECT_THAT(m.message, HasSubstr("YAML merge keys ('<<: *anchor') are not supported"));
   EXPECT_EQ(m.node, "b");
 }
@@ -77,8 +78,9 @@ editor: {a: {pos: [10, -20.5]}}
 
 TEST(Workflow, TypoInNodeTypeSuggestsTheNearest) {
   const auto d = only_error(parse("gemflow: 1\nnodes:\n  c: {type: test.constnt}\n"));
-  EXPECT_EQ(d.str(), "w.yaml:3:13: error: node 'c': unknown node type 'test.constnt' "
-                     "(did you mean 'test.constant'?)");
+  EXPECT_EQ(d.str(),
+            "w.yaml:3:13: error: node 'c': unknown node type 'test.constnt' "
+            "(did you mean 'test.constant'?)");
   EXPECT_EQ(d.where.line, 3);
   EXPECT_EQ(d.where.column, 13);
 }
@@ -95,21 +97,25 @@ TEST(Workflow, UnknownParameterSuggestsTheNearest) {
   EXPECT_EQ(d.node, "c");
   EXPECT_EQ(d.param, "valeu");
   EXPECT_EQ(d.hint, "did you mean 'value'?");
-  EXPECT_EQ(d.str(), "w.yaml:3:37: error: node 'c', parameter 'valeu': 'test.constant' has no parameter "
-                     "'valeu' (did you mean 'value'?)");
+  EXPECT_EQ(d.str(),
+            "w.yaml:3:37: error: node 'c', parameter 'valeu': 'test.constant' has no parameter "
+            "'valeu' (did you mean 'value'?)");
 }
 
 TEST(Workflow, ValueOutOfRangeNamesLimitAndUnit) {
-  const auto r = parse("gemflow: 1\nnodes:\n  p:\n    type: test.params\n    params:\n      scale: 2.5\n"
-                       "      count: 0\n      mode: exakt\n      flag: maybe\n      device: gpu\n");
+  const auto r = parse(
+      "gemflow: 1\nnodes:\n  p:\n    type: test.params\n    params:\n      scale: 2.5\n"
+      "      count: 0\n      mode: exakt\n      flag: maybe\n      device: gpu\n");
   ASSERT_EQ(r.diagnostics.size(), 5u) << all(r.diagnostics);
   // Sorted by position.
   EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:6:14: error: node 'p', parameter 'scale': 2.5 is above the maximum 2 Å");
   EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:7:14: error: node 'p', parameter 'count': 0 is below the minimum 1");
-  EXPECT_EQ(r.diagnostics[2].str(), "w.yaml:8:13: error: node 'p', parameter 'mode': 'exakt' is not one of: "
-                                    "fast, exact (did you mean 'exact'?)");
-  EXPECT_EQ(r.diagnostics[3].str(), "w.yaml:9:13: error: node 'p', parameter 'flag': expected true or false "
-                                    "(or yes/no, on/off), got 'maybe'");
+  EXPECT_EQ(r.diagnostics[2].str(),
+            "w.yaml:8:13: error: node 'p', parameter 'mode': 'exakt' is not one of: "
+            "fast, exact (did you mean 'exact'?)");
+  EXPECT_EQ(r.diagnostics[3].str(),
+            "w.yaml:9:13: error: node 'p', parameter 'flag': expected true or false "
+            "(or yes/no, on/off), got 'maybe'");
   EXPECT_THAT(r.diagnostics[4].str(), HasSubstr("w.yaml:10:15: error: node 'p', parameter 'device': 'gpu' is not "
                                                 "a device"));
   // 'gpu' is nearest to 'cpu' by spelling, but means CUDA (QA finding): the hint says so.
@@ -153,8 +159,9 @@ links:
   - a.anything -> s.b
 )");
   const auto d = only_error(r);
-  EXPECT_EQ(d.str(), "w.yaml:3:13: error: node 'a': unknown node type 'test.constnt' (did you mean "
-                     "'test.constant'?)");
+  EXPECT_EQ(d.str(),
+            "w.yaml:3:13: error: node 'a': unknown node type 'test.constnt' (did you mean "
+            "'test.constant'?)");
 }
 
 TEST(Workflow, MisspelledLinksKeyIsReportedAloneAndFirst) {
@@ -170,7 +177,8 @@ linkz:
   ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
   EXPECT_EQ(r.diagnostics[0].str(),
             "w.yaml:7:1: error: unknown top-level key 'linkz' (expected: gemflow, name, description, nodes, links, "
-            "inputs, outputs, sweep, editor, annotations); without 'links:' no input is connected (those errors are not listed) "
+            "inputs, outputs, sweep, editor, annotations); without 'links:' no input is connected (those errors are "
+            "not listed) "
             "(did you mean 'links'?)");
   EXPECT_THAT(r.diagnostics[1].str(), HasSubstr("w.yaml:6:52: error: node 'w', parameter 'bogus'"));
 }
@@ -181,10 +189,12 @@ TEST(Workflow, UnconnectedInputsAreCapped) {
   const auto r = parse(text);
   // 20 unconnected inputs: 8 listed, then one line for the other 12.
   ASSERT_EQ(r.diagnostics.size(), 9u) << all(r.diagnostics);
-  EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:3:3: error: node 's0', port 'a': required input (Matrix<f64>) is not "
-                                    "connected");
-  EXPECT_EQ(r.diagnostics[8].str(), "w.yaml:6:3: error: 12 more required inputs are not connected (is 'links:' "
-                                    "complete?)");
+  EXPECT_EQ(r.diagnostics[0].str(),
+            "w.yaml:3:3: error: node 's0', port 'a': required input (Matrix<f64>) is not "
+            "connected");
+  EXPECT_EQ(r.diagnostics[8].str(),
+            "w.yaml:6:3: error: 12 more required inputs are not connected (is 'links:' "
+            "complete?)");
 }
 
 TEST(Workflow, BinaryFileIsNotText) {
@@ -198,7 +208,9 @@ TEST(Workflow, BinaryFileIsNotText) {
 }
 
 TEST(Workflow, EchoedTextIsEscaped) {
-  EXPECT_EQ(printable("a\x01" "b\tc\x97 Å\x7f"), "a\\x01b\\x09c\\x97 Å\\x7f");
+  EXPECT_EQ(printable("a\x01"
+                      "b\tc\x97 Å\x7f"),
+            "a\\x01b\\x09c\\x97 Å\\x7f");
   // yaml-cpp quotes the offending character in its message: it must not reach the terminal raw.
   const auto d = only_error(parse("gemflow: 1\nname: \"a\\\x01\"\nnodes: {}\n"));
   const std::string s = d.str();
@@ -238,10 +250,12 @@ links:
   - a.value -> s.b
 )");
   ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
-  EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:7:5: error: node 's', port 'a': link 'r.lines -> s.a': output type "
-                                    "Table does not fit input type Matrix<f64>");
-  EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:9:5: error: node 's', port 'b': input already fed by 'a.value -> s.b' "
-                                    "(line 8); an input takes one link");
+  EXPECT_EQ(r.diagnostics[0].str(),
+            "w.yaml:7:5: error: node 's', port 'a': link 'r.lines -> s.a': output type "
+            "Table does not fit input type Matrix<f64>");
+  EXPECT_EQ(r.diagnostics[1].str(),
+            "w.yaml:9:5: error: node 's', port 'b': input already fed by 'a.value -> s.b' "
+            "(line 8); an input takes one link");
 }
 
 TEST(Workflow, RequiredParameterMissing) {
@@ -269,8 +283,9 @@ links:
   const auto d = only_error(r);
   EXPECT_EQ(d.message, "the workflow has a cycle: s1 -> s2 -> s3 -> s1");
   // Located at the link that closes it: the last of the cycle's links in the file.
-  EXPECT_EQ(d.str(), "w.yaml:11:5: error: the workflow has a cycle: s1 -> s2 -> s3 -> s1 (the link "
-                     "'s1.out -> s2.in' closes it)");
+  EXPECT_EQ(d.str(),
+            "w.yaml:11:5: error: the workflow has a cycle: s1 -> s2 -> s3 -> s1 (the link "
+            "'s1.out -> s2.in' closes it)");
   EXPECT_THROW((void)topological_order(*r.workflow), Error);
   const auto self = only_error(parse("gemflow: 1\nnodes:\n  s: {type: test.sleep}\nlinks: [s.out -> s.in]\n"));
   EXPECT_EQ(self.message, "the workflow has a cycle: s -> s");
@@ -299,11 +314,13 @@ TEST(Workflow, UnknownKeysAreErrorsWithHints) {
   const auto r = parse("gemflow: 1\nnodes:\n  a: {type: test.constant, parms: {value: 1}}\nlink: []\n");
   ASSERT_EQ(r.diagnostics.size(), 2u) << all(r.diagnostics);
   // Structural errors first: they explain the others.
-  EXPECT_EQ(r.diagnostics[0].str(), "w.yaml:4:1: error: unknown top-level key 'link' (expected: gemflow, name, "
-                                    "description, nodes, links, inputs, outputs, sweep, editor, annotations); without 'links:' no "
-                                    "input is connected (those errors are not listed) (did you mean 'links'?)");
-  EXPECT_EQ(r.diagnostics[1].str(), "w.yaml:3:28: error: node 'a': unknown node key 'parms' (expected: type, "
-                                    "version, params, bypass) (did you mean 'params'?)");
+  EXPECT_EQ(r.diagnostics[0].str(),
+            "w.yaml:4:1: error: unknown top-level key 'link' (expected: gemflow, name, "
+            "description, nodes, links, inputs, outputs, sweep, editor, annotations); without 'links:' no "
+            "input is connected (those errors are not listed) (did you mean 'links'?)");
+  EXPECT_EQ(r.diagnostics[1].str(),
+            "w.yaml:3:28: error: node 'a': unknown node key 'parms' (expected: type, "
+            "version, params, bypass) (did you mean 'params'?)");
   const auto e = only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant}\neditor: {a: {pso: [0, 0]}}\n"));
   EXPECT_EQ(e.hint, "did you mean 'pos'?");
 }
@@ -496,8 +513,9 @@ TEST(Workflow, DiagnosticsOfOneKindAreBounded) {
     EXPECT_EQ(r.diagnostics[i].message, "editor layout for a node that does not exist (ignored)");
     EXPECT_EQ(r.diagnostics[i].node, "ghost" + std::to_string(i));
   }
-  EXPECT_EQ(r.diagnostics[10].str(), "w.yaml:14:3: warning: 4990 more warnings of this kind, not listed: editor "
-                                     "layout for a node that does not exist (ignored)");
+  EXPECT_EQ(r.diagnostics[10].str(),
+            "w.yaml:14:3: warning: 4990 more warnings of this kind, not listed: editor "
+            "layout for a node that does not exist (ignored)");
 
   // errors too, each kind on its own: links to missing nodes and unknown node types
   text = "gemflow: 1\nnodes:\n  a: {type: test.constant}\n";
@@ -514,9 +532,10 @@ TEST(Workflow, DiagnosticsOfOneKindAreBounded) {
   }
   EXPECT_EQ(links, 10u) << all(e.diagnostics);
   EXPECT_EQ(types, 10u) << all(e.diagnostics);
-  EXPECT_THAT(summaries, ::testing::UnorderedElementsAre(
-                             "20 more errors of this kind, not listed: unknown node type 'test.nope'",
-                             "30 more errors of this kind, not listed: link 'a.value -> missing9.a': no node 'missing9'"));
+  EXPECT_THAT(summaries,
+              ::testing::UnorderedElementsAre(
+                  "20 more errors of this kind, not listed: unknown node type 'test.nope'",
+                  "30 more errors of this kind, not listed: link 'a.value -> missing9.a': no node 'missing9'"));
 }
 
 }  // namespace
@@ -566,7 +585,8 @@ links:
 
 TEST(Migration, ABadValueFoundAfterTheMigrationIsLocated) {
   test::TempDir dir;
-  std::ofstream(dir / "bad.yaml") << "gemflow: 1\nnodes:\n  m: {type: test.migrated, version: 2, params: {mode: slow}}\n";
+  std::ofstream(dir / "bad.yaml")
+      << "gemflow: 1\nnodes:\n  m: {type: test.migrated, version: 2, params: {mode: slow}}\n";
   const LoadResult r = load_workflow(dir / "bad.yaml", test::testnodes());
   EXPECT_FALSE(r.ok());
   bool found = false;
@@ -578,7 +598,6 @@ TEST(Migration, ABadValueFoundAfterTheMigrationIsLocated) {
     }
   EXPECT_TRUE(found) << test::all(r.diagnostics);
 }
-
 
 // ---- Saving keeps what people wrote ----
 
@@ -663,7 +682,8 @@ TEST(Workflow, AddedRemovedAndMovedThingsTouchOnlyTheirLines) {
   EXPECT_THAT(text, HasSubstr("# NMR-like chain, written by hand\n"));
   EXPECT_THAT(text, HasSubstr("value: 1e-3}}   # small on purpose\n"));
   EXPECT_THAT(text, HasSubstr("      value: 2.50   # keep this spelling\n"));
-  EXPECT_THAT(text, HasSubstr("  sum: {type: test.add}\n  c: {type: test.constant, version: 1, params: {value: 4.0}}\n"));
+  EXPECT_THAT(text,
+              HasSubstr("  sum: {type: test.add}\n  c: {type: test.constant, version: 1, params: {value: 4.0}}\n"));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("# first")));
   EXPECT_THAT(text, HasSubstr("  - b.value -> sum.b\n  - c.value -> sum.a\n"));
   EXPECT_THAT(text, HasSubstr("editor:\n  a: {pos: [0, 0]}\n  sum: {pos: [10, 20]}\n"));

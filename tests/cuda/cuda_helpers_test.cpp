@@ -131,8 +131,9 @@ TEST(CudaTryNoThrow, ReportsToStderrAndReturnsFalse) {
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_FALSE(ok);
   EXPECT_FALSE(blas_ok);
-  EXPECT_NE(err.find("cuda_helpers_test.cpp:" + std::to_string(line) + ": cudaErrorInvalidValue: cudaErrorInvalidValue ("),
-            std::string::npos)
+  EXPECT_NE(
+      err.find("cuda_helpers_test.cpp:" + std::to_string(line) + ": cudaErrorInvalidValue: cudaErrorInvalidValue ("),
+      std::string::npos)
       << err;
   EXPECT_NE(err.find("CUBLAS_STATUS_ALLOC_FAILED"), std::string::npos) << err;
   EXPECT_NE(err.find("ignored: no-throw context"), std::string::npos) << err;

@@ -72,7 +72,8 @@ struct Times {
   std::size_t items;
 };
 
-Times measure(gemflow::studio::GraphModel& m, gemflow::studio::GraphScene& scene, gemflow::studio::GraphView& view, int n) {
+Times measure(gemflow::studio::GraphModel& m, gemflow::studio::GraphScene& scene, gemflow::studio::GraphView& view,
+              int n) {
   using clock = std::chrono::steady_clock;
   auto wf = generate(n);
   const auto t0 = clock::now();
@@ -135,27 +136,36 @@ int main(int argc, char** argv) {
   };
   int k = 0;
   const std::pair<const char*, std::function<void()>> steps[] = {
-      {"select a node", [&] {
+      {"select a node",
+       [&] {
          std::string id = "n";
          id += std::to_string(250 + k++);
          w.scene().select_nodes({id});
        }},
-      {"move a node", [&] { m.move_nodes({{"n260", {1000.0 + k++, 900.0}}}); }},
+      {"move a node",
+       [&] {
+         m.move_nodes({{"n260", {1000.0 + k++, 900.0}}});
+       }},
       {"set a parameter (source)", [&] { m.set_param("n25", "x", 1.0 + 0.1 * k++); }},
       {"undo", [&] { m.undo_stack()->undo(); }},
       {"redo", [&] { m.undo_stack()->redo(); }},
-      {"add a node", [&] { m.add_node("bench.op", {0, -300}); }},
+      {"add a node",
+       [&] {
+         m.add_node("bench.op", {0, -300});
+       }},
       {"delete a node", [&] { m.remove_nodes({m.workflow().nodes.back().id}); }},
       {"bypass a node", [&] { m.set_bypass({"n270"}, k++ % 2 == 0); }},
       {"problems refresh", [&] { w.scene().refresh_problems(); }},
       {"arrange (layered layout)", [&] { w.scene().arrange(); }},
-      {"quick-add: type 'op'", [&] {
+      {"quick-add: type 'op'",
+       [&] {
          const QPoint c = w.view().viewport()->rect().center();
          w.view().open_quick_add(w.view().mapToScene(c), w.view().viewport()->mapToGlobal(c));
          QTest::keyClicks(w.view().quick_add()->search(), "op");
          w.view().quick_add()->close();
        }},
-      {"find node (Ctrl+F, Return)", [&] {
+      {"find node (Ctrl+F, Return)",
+       [&] {
          w.view().open_find();
          QTest::keyClicks(w.view().quick_add()->search(), "n499");
          QTest::keyClick(w.view().quick_add()->search(), Qt::Key_Return);
@@ -163,7 +173,8 @@ int main(int argc, char** argv) {
       {"zoom (wheel step)", [&] { w.view().zoom_by(1.1); }},
       {"full repaint", [&] { (void)w.view().grab(); }},
   };
-  std::printf("\nStudio interactions on 500 nodes (main window, offscreen), best of 3\n%-30s %10s\n", "interaction", "ms");
+  std::printf("\nStudio interactions on 500 nodes (main window, offscreen), best of 3\n%-30s %10s\n", "interaction",
+              "ms");
   for (const auto& [name, f] : steps) std::printf("%-30s %10.2f\n", name, time(f));
   return 0;
 }

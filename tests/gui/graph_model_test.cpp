@@ -155,7 +155,8 @@ TEST_F(GraphModelTest, RefusedLinksLeaveTheModelUnchanged) {
   struct Case {
     const char *fn, *fp, *tn, *tp, *reason;
   } cases[] = {
-      {"const", "value", "bounds", "bounds", "types differ: const.value gives Matrix<f64>, bounds.bounds takes DistanceBounds"},
+      {"const", "value", "bounds", "bounds",
+       "types differ: const.value gives Matrix<f64>, bounds.bounds takes DistanceBounds"},
       {"add", "a", "add_2", "b", "'add.a' is an input"},
       {"const", "value", "const_2", "value", "'const_2.value' is an output"},
       {"const", "value", "add", "a", "input add.a is already connected to const.value"},
@@ -219,7 +220,8 @@ TEST_F(GraphModelTest, RenameNodeCarriesLinksAndUndoes) {
   ASSERT_NE(m.workflow().find("total"), nullptr);
   std::vector<std::string> links;
   for (const auto& l : m.workflow().links) links.push_back(l.str());
-  EXPECT_EQ(links, (std::vector<std::string>{"const.value -> total.a", "const_2.value -> total.b", "total.sum -> add_2.a"}));
+  EXPECT_EQ(links,
+            (std::vector<std::string>{"const.value -> total.a", "const_2.value -> total.b", "total.sum -> add_2.a"}));
   // Position, type and file order are kept: only the id changes in the text.
   std::string expected = before;
   for (std::size_t at = 0; (at = expected.find("add:", at)) != std::string::npos;) {
@@ -364,7 +366,8 @@ TEST(LayeredLayout, SourcesLeftNoOverlapAndCrossingsRemoved) {
   link("s2", "t1");
   std::map<std::string, gs::Pos> file_order{{"s1", {0, 0}}, {"s2", {0, 100}}, {"t1", {300, 0}}, {"t2", {300, 100}}};
   EXPECT_EQ(gs::count_crossings(wf, file_order), 1u);
-  const auto pos = gs::layered_layout(wf, [](const std::string&) { return 80.0; }, 190);
+  const auto pos = gs::layered_layout(
+      wf, [](const std::string&) { return 80.0; }, 190);
   EXPECT_EQ(gs::count_crossings(wf, pos), 0u);
   EXPECT_LT(pos.at("s1")[0], pos.at("t1")[0]);
   EXPECT_EQ(pos.at("s1")[0], pos.at("s2")[0]);

@@ -77,7 +77,8 @@ TEST(StructureGeometry, KabschRecoversRigidMotion) {
   auto m = gs::kabsch(mirror, target, pairs);
   ASSERT_TRUE(m);
   const auto& R = m->rotation;
-  const double det = R[0][0] * (R[1][1] * R[2][2] - R[1][2] * R[2][1]) - R[0][1] * (R[1][0] * R[2][2] - R[1][2] * R[2][0]) +
+  const double det = R[0][0] * (R[1][1] * R[2][2] - R[1][2] * R[2][1]) -
+                     R[0][1] * (R[1][0] * R[2][2] - R[1][2] * R[2][0]) +
                      R[0][2] * (R[1][0] * R[2][1] - R[1][1] * R[2][0]);
   EXPECT_NEAR(det, 1.0, 1e-12);
   EXPECT_GT(m->rmsd, 1.0);
@@ -126,7 +127,8 @@ TEST(StructureGeometry, PrincipalAxesOfAnOrientedBox) {
   for (double a = -10; a <= 10; a += 1)
     for (double b = -3; b <= 3; b += 1)
       for (double c = -1; c <= 1; c += 1)
-        pts.push_back({std::cos(th) * a - std::sin(th) * b + shift[0], std::sin(th) * a + std::cos(th) * b + shift[1], c + shift[2]});
+        pts.push_back({std::cos(th) * a - std::sin(th) * b + shift[0], std::sin(th) * a + std::cos(th) * b + shift[1],
+                       c + shift[2]});
   const auto p = gs::principal_axes(pts);
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(p.centre[k], shift[k], 1e-9);
   EXPECT_NEAR(std::abs(p.axis[0][0] * std::cos(th) + p.axis[0][1] * std::sin(th)), 1.0, 1e-9);
@@ -136,7 +138,8 @@ TEST(StructureGeometry, PrincipalAxesOfAnOrientedBox) {
   EXPECT_NEAR(p.half_extent[1], 3.0, 1e-9);
   EXPECT_NEAR(p.half_extent[2], 1.0, 1e-9);
   const auto& a = p.axis;
-  const Vec3 cross{a[0][1] * a[1][2] - a[0][2] * a[1][1], a[0][2] * a[1][0] - a[0][0] * a[1][2], a[0][0] * a[1][1] - a[0][1] * a[1][0]};
+  const Vec3 cross{a[0][1] * a[1][2] - a[0][2] * a[1][1], a[0][2] * a[1][0] - a[0][0] * a[1][2],
+                   a[0][0] * a[1][1] - a[0][1] * a[1][0]};
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(cross[k], a[2][k], 1e-12);
 }
 

@@ -24,10 +24,12 @@
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMenu>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSignalSpy>
@@ -35,20 +37,18 @@
 #include <QTextBlock>
 #include <QTimer>
 #include <QToolButton>
-#include <QImage>
-#include <QPainter>
 #include <QUrl>
 
 #include <gemflow/plugin_loader.hpp>
 #include <gemflow/types.hpp>
 
 #include "app/main_window.hpp"
-#include "gui_test_support.hpp"
 #include "editor/graph_scene.hpp"
 #include "editor/graph_view.hpp"
 #include "editor/inspector.hpp"
 #include "editor/quick_add.hpp"
 #include "editor/style.hpp"
+#include "gui_test_support.hpp"
 #include "model/graph_model.hpp"
 #include "run/run_controller.hpp"
 #include "viewers/data_viewers.hpp"
@@ -168,10 +168,10 @@ TEST(QuickAdd, MatchesIdTitleCategoryAndDocBestFirst) {
     for (const auto* e : gs::match_entries(entries, query)) r << e->key;
     return r;
   };
-  EXPECT_EQ(keys(QStringLiteral("test.add")).value(0), QStringLiteral("test.add"));          // id
-  EXPECT_EQ(keys(QStringLiteral("Constant")).value(0), QStringLiteral("test.constant"));     // title
-  EXPECT_TRUE(keys(QStringLiteral("cancellation")).contains(QStringLiteral("test.sleep")));  // doc
-  EXPECT_GE(keys(QStringLiteral("test")).size(), 8);                                         // category
+  EXPECT_EQ(keys(QStringLiteral("test.add")).value(0), QStringLiteral("test.add"));              // id
+  EXPECT_EQ(keys(QStringLiteral("Constant")).value(0), QStringLiteral("test.constant"));         // title
+  EXPECT_TRUE(keys(QStringLiteral("cancellation")).contains(QStringLiteral("test.sleep")));      // doc
+  EXPECT_GE(keys(QStringLiteral("test")).size(), 8);                                             // category
   EXPECT_EQ(keys(QStringLiteral("element-wise sum")), QStringList{QStringLiteral("test.add")});  // two doc words
   EXPECT_TRUE(keys(QStringLiteral("no such words anywhere")).isEmpty());
 }
@@ -387,7 +387,7 @@ TEST_F(EditorGui, WireMenuActions) {
   QCoreApplication::processEvents();
   gs::QuickAddPopup* popup = w->view().quick_add();
   ASSERT_NE(popup, nullptr);
-  EXPECT_TRUE(popup->shown_keys().contains(QStringLiteral("test.sleep")));   // takes and gives a Matrix
+  EXPECT_TRUE(popup->shown_keys().contains(QStringLiteral("test.sleep")));      // takes and gives a Matrix
   EXPECT_FALSE(popup->shown_keys().contains(QStringLiteral("test.constant")));  // gives only
   QTest::keyClicks(popup->search(), "sleep");
   QTest::keyClick(popup->search(), Qt::Key_Return);
@@ -555,14 +555,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 TEST_F(EditorGui, LayeredLayoutOfFiveHundredNodesHasNoOverlapsAndFewerCrossings) {
-  ASSERT_TRUE(w->open_file(QString::fromStdString(write_file("tangled500.yaml", tangled_workflow(500)).string()), true));
+  ASSERT_TRUE(
+      w->open_file(QString::fromStdString(write_file("tangled500.yaml", tangled_workflow(500)).string()), true));
   QCoreApplication::processEvents();
   ASSERT_EQ(w->scene().node_items().size(), 500u);
   ASSERT_TRUE(w->model().problems().empty());
   // The file order as columns (what the layout starts from) vs. the layout.
   std::map<std::string, gs::Pos> naive;
   {
-    auto pos = gs::layered_layout(w->model().workflow(), [](const std::string&) { return 100.0; }, 190);
+    auto pos = gs::layered_layout(
+        w->model().workflow(), [](const std::string&) { return 100.0; }, 190);
     std::map<double, std::vector<std::string>> cols;
     for (const auto& n : w->model().workflow().nodes) cols[pos[n.id][0]].push_back(n.id);
     for (auto& [x, ids] : cols)
@@ -589,8 +591,7 @@ TEST_F(EditorGui, LayeredLayoutOfFiveHundredNodesHasNoOverlapsAndFewerCrossings)
       overlaps += rects[i].second.intersects(rects[j].second);
   EXPECT_EQ(overlaps, 0u);
   // Sources left of everything they feed.
-  for (const auto& l : w->model().workflow().links)
-    EXPECT_LT(laid[l.from_node][0], laid[l.to_node][0]) << l.str();
+  for (const auto& l : w->model().workflow().links) EXPECT_LT(laid[l.from_node][0], laid[l.to_node][0]) << l.str();
   // One undo step.
   w->model().undo_stack()->undo();
   EXPECT_EQ((*w->model().workflow().find("n400")->pos)[0], 0.0);
@@ -651,7 +652,8 @@ TEST_F(EditorGui, AlignAndMinimap) {
   const QPoint click(mini->width() - 20, mini->height() - 20);
   const QPointF target = mini->to_scene(click);
   QTest::mouseClick(mini, Qt::LeftButton, {}, click);
-  EXPECT_LT(QLineF(w->view().mapToScene(w->view().viewport()->rect().center()), target).length(), 5.0 / w->view().zoom() + 2);
+  EXPECT_LT(QLineF(w->view().mapToScene(w->view().viewport()->rect().center()), target).length(),
+            5.0 / w->view().zoom() + 2);
 }
 
 // ---- 6. bypass --------------------------------------------------------------------------------

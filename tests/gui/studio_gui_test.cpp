@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <qtestspontaneevent.h>
 #include <QApplication>
 #include <QComboBox>
 #include <QDockWidget>
@@ -38,7 +39,6 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QWheelEvent>
-#include <qtestspontaneevent.h>
 
 #include <cstdlib>
 #include <functional>
@@ -48,12 +48,12 @@
 #include <gemflow/types.hpp>
 
 #include "app/main_window.hpp"
-#include "gui_test_support.hpp"
 #include "editor/graph_scene.hpp"
 #include "editor/graph_view.hpp"
 #include "editor/inspector.hpp"
 #include "editor/palette.hpp"
 #include "editor/style.hpp"
+#include "gui_test_support.hpp"
 #include "model/graph_model.hpp"
 #include "run/run_controller.hpp"
 #include "viewers/structure_viewer.hpp"
@@ -74,16 +74,23 @@ struct Tunable final : gemflow::Node {
   enum class Algorithm { Blocked, Tiled };
   static gemflow::NodeInfo info() {
     std::string doc = "Refines things. ";
-    for (int i = 0; i < 40; ++i) doc += "This sentence is part of a long documentation text that pushes the parameters down. ";
+    for (int i = 0; i < 40; ++i)
+      doc += "This sentence is part of a long documentation text that pushes the parameters down. ";
     return {.id = "guitest.tunable", .version = 1, .title = "Tunable", .category = "GUI test", .doc = doc};
   }
   gemflow::Input<gemflow::MatrixF64> in{this, "in", "anything", gemflow::PortUse::Optional};
   gemflow::Output<gemflow::MatrixF64> out{this, "out", "a 1×1 matrix"};
   gemflow::Param<std::int64_t> trials{this, "trials", 4, {.min = 1, .max = 64, .doc = "Independent trials"}};
-  gemflow::Choice<Algorithm> algorithm{this, "algorithm", Algorithm::Blocked,
-                                       {{Algorithm::Blocked, "blocked"}, {Algorithm::Tiled, "tiled"}}, {.doc = "How"}};
+  gemflow::Choice<Algorithm> algorithm{this,
+                                       "algorithm",
+                                       Algorithm::Blocked,
+                                       {{Algorithm::Blocked, "blocked"}, {Algorithm::Tiled, "tiled"}},
+                                       {.doc = "How"}};
   gemflow::Param<double> largest_distance_violation_listed_in_the_report{
-      this, "largest_distance_violation_listed_in_the_report", 0.5, {.min = 0.0, .max = 100.0, .unit = "kcal/mol", .doc = "A long name"}};
+      this,
+      "largest_distance_violation_listed_in_the_report",
+      0.5,
+      {.min = 0.0, .max = 100.0, .unit = "kcal/mol", .doc = "A long name"}};
   void execute(gemflow::NodeContext&) override { out.set(gemflow::MatrixF64(1, 1, static_cast<double>(*trials))); }
 };
 
@@ -92,7 +99,11 @@ struct Tunable final : gemflow::Node {
 /// 0.3 Å, no bonds given (the viewer perceives them, as for a PDB file).
 struct Ensemble final : gemflow::Node {
   static gemflow::NodeInfo info() {
-    return {.id = "guitest.ensemble", .version = 1, .title = "Ensemble", .category = "GUI test", .doc = "A synthetic ensemble"};
+    return {.id = "guitest.ensemble",
+            .version = 1,
+            .title = "Ensemble",
+            .category = "GUI test",
+            .doc = "A synthetic ensemble"};
   }
   gemflow::Output<gemflow::Structure> structure{this, "structure", "the ensemble"};
   gemflow::Param<std::int64_t> residues{this, "residues", 100, {.min = 2, .max = 10000, .doc = "Residues"}};
@@ -106,11 +117,12 @@ struct Ensemble final : gemflow::Node {
       gemflow::Vec3 step;  // position in the residue's frame
     };
     // x points away from the helix axis, y along the chain, z along the axis; CA at 0.
-    static const T tpl[] = {{"N", "N", {-0.5, -1.0, -0.8}}, {"H", "H", {-0.5, -1.3, -1.75}}, {"CA", "C", {0, 0, 0}},
-                            {"HA", "H", {0.3, 0, 1.05}},     {"C", "C", {-0.5, 1.0, 0.8}},    {"O", "O", {-0.5, 1.3, 1.98}},
-                            {"CB", "C", {1.5, 0, 0}},        {"HB1", "H", {1.5, 1.0, 0}},     {"HB2", "H", {1.5, -1.0, 0}},
-                            {"CG", "C", {3.0, 0, 0.3}},      {"HG1", "H", {3.0, 1.0, 0.3}},   {"HG2", "H", {3.0, -1.0, 0.3}},
-                            {"CD", "C", {4.5, 0, 0}},        {"HD1", "H", {4.5, 1.0, 0}},     {"HD2", "H", {4.5, -1.0, 0}}};
+    static const T tpl[] = {
+        {"N", "N", {-0.5, -1.0, -0.8}}, {"H", "H", {-0.5, -1.3, -1.75}}, {"CA", "C", {0, 0, 0}},
+        {"HA", "H", {0.3, 0, 1.05}},    {"C", "C", {-0.5, 1.0, 0.8}},    {"O", "O", {-0.5, 1.3, 1.98}},
+        {"CB", "C", {1.5, 0, 0}},       {"HB1", "H", {1.5, 1.0, 0}},     {"HB2", "H", {1.5, -1.0, 0}},
+        {"CG", "C", {3.0, 0, 0.3}},     {"HG1", "H", {3.0, 1.0, 0.3}},   {"HG2", "H", {3.0, -1.0, 0.3}},
+        {"CD", "C", {4.5, 0, 0}},       {"HD1", "H", {4.5, 1.0, 0}},     {"HD2", "H", {4.5, -1.0, 0}}};
     gemflow::Structure s;
     s.title = "synthetic ensemble";
     const auto nres = static_cast<int>(*residues);
@@ -122,7 +134,11 @@ struct Ensemble final : gemflow::Node {
       for (const T& t : tpl) {
         const gemflow::Vec3& o = t.step;  // local frame: radial, tangential, axial
         base.push_back({(2.3 + o[0]) * c - o[1] * sn, (2.3 + o[0]) * sn + o[1] * c, 1.5 * r + o[2]});
-        s.atoms.push_back({.name = t.name, .element = t.element, .residue = "LYS", .residue_number = r + 1, .chain = "A",
+        s.atoms.push_back({.name = t.name,
+                           .element = t.element,
+                           .residue = "LYS",
+                           .residue_number = r + 1,
+                           .chain = "A",
                            .serial = static_cast<int>(s.atoms.size()) + 1});
       }
     }
@@ -225,8 +241,8 @@ void mouse_click(gs::MainWindow& w, QPoint at) {
 /// A wheel turn over `target` at `pos` (its coordinates) as the window system delivers it:
 /// spontaneous, so QApplication gives wheel focus and passes an ignored event to the parents.
 void wheel(QWidget* target, QPoint pos, int delta_y) {
-  QWheelEvent e(QPointF(pos), QPointF(target->mapToGlobal(pos)), QPoint(), QPoint(0, delta_y), Qt::NoButton, Qt::NoModifier,
-                Qt::NoScrollPhase, false);
+  QWheelEvent e(QPointF(pos), QPointF(target->mapToGlobal(pos)), QPoint(), QPoint(0, delta_y), Qt::NoButton,
+                Qt::NoModifier, Qt::NoScrollPhase, false);
   QSpontaneKeyEvent::setSpontaneous(&e);
   QApplication::instance()->notify(target, &e);  // sendEvent would clear the flag
 }
@@ -243,7 +259,9 @@ bool wait_for(const std::function<bool()>& ok, int ms = 30000) {
 }
 
 /// Waits for the structure viewer to show its latest request.
-bool viewer_ready(gs::StructureViewer* sv) { return wait_for([sv] { return !sv->building(); }); }
+bool viewer_ready(gs::StructureViewer* sv) {
+  return wait_for([sv] { return !sv->building(); });
+}
 
 /// Pixel statistics of a rendered frame: fraction on and off the viewer background, distinct
 /// colours (4 bits per channel), luminance standard deviation. A real view of a molecule has
@@ -280,8 +298,8 @@ PixelStats pixel_stats(const QImage& shot) {
   r.background = static_cast<double>(same) / static_cast<double>(total);
   r.colours = colours.size();
   r.luminance_sd = std::sqrt(std::max(0.0, sum2 / static_cast<double>(total) - mean * mean));
-  std::cout << "pixels on background: " << 100.0 * r.background << " %, off: " << 100.0 * r.off_background << " %, colours: " << r.colours
-            << ", luminance sd: " << r.luminance_sd << "\n";
+  std::cout << "pixels on background: " << 100.0 * r.background << " %, off: " << 100.0 * r.off_background
+            << " %, colours: " << r.colours << ", luminance sd: " << r.luminance_sd << "\n";
   return r;
 }
 
@@ -492,7 +510,8 @@ links:
 
 TEST_F(StudioGui, CancelStopsTheRun) {
   if (!registry().find_node("test.sleep")) GTEST_SKIP() << "testnodes plugin not built";
-  const auto f = write_file("sleep.yaml", "gemflow: 1\nname: studio-cancel\nnodes:\n  nap: {type: test.sleep, params: {seconds: 30}}\n");
+  const auto f = write_file(
+      "sleep.yaml", "gemflow: 1\nname: studio-cancel\nnodes:\n  nap: {type: test.sleep, params: {seconds: 30}}\n");
   ASSERT_TRUE(w->open_file(QString::fromStdString(f.string()), true));
   // No editor section: the node gets a layout position, which is not an edit.
   EXPECT_TRUE(w->model().workflow().find("nap")->pos.has_value());
@@ -518,9 +537,10 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   // Oracle: ATOM/HETATM records of the first MODEL in the file.
   const std::size_t expected = pdb_atom_records(pdb);
   ASSERT_GT(expected, 100u);
-  const auto f = write_file("structure.yaml", "gemflow: 1\nname: studio-structure\nnodes:\n  read: {type: io.read_structure, params: {path: " +
-                                                   pdb.string() + ", model: 1}}\n  all: {type: io.read_structure, params: {path: " +
-                                                   pdb.string() + "}}\n");
+  const auto f = write_file(
+      "structure.yaml",
+      "gemflow: 1\nname: studio-structure\nnodes:\n  read: {type: io.read_structure, params: {path: " + pdb.string() +
+          ", model: 1}}\n  all: {type: io.read_structure, params: {path: " + pdb.string() + "}}\n");
   ASSERT_TRUE(w->open_file(QString::fromStdString(f.string()), true));
   ASSERT_TRUE(run_and_wait(*w));
   for (const auto& [id, st] : states(*w)) EXPECT_EQ(st, NodeState::Done) << id << ": " << w->log_text().toStdString();
@@ -768,7 +788,8 @@ TEST_F(StudioGui, NmrWorkflowRunsAndShowsTheRefinedStructure) {
   // The README's copy (docs/images/studio-nmr.png): same pixels, 256 colours, small file.
   const fs::path small_png = kOut / "studio-nmr-256.png";
   ASSERT_TRUE(to_256_colours(window).save(QString::fromStdString(small_png.string()), "PNG", 0));
-  std::cout << "screenshot for the docs: " << small_png.string() << " (" << fs::file_size(small_png) / 1024 << " KiB)\n";
+  std::cout << "screenshot for the docs: " << small_png.string() << " (" << fs::file_size(small_png) / 1024
+            << " KiB)\n";
   // The window shot contains the rendered molecule too (what the README shows).
   const PixelStats ws = pixel_stats(window.copy(QRect(sv->view()->mapTo(w.get(), QPoint(0, 0)), sv->view()->size())));
   EXPECT_GT(ws.background, 0.2);
@@ -792,7 +813,6 @@ TEST_F(StudioGui, PaletteSearchAndWelcome) {
   EXPECT_TRUE(fs::equivalent(example, fs::path(GEMFLOW_SOURCE_DIR) / "workflows" / "nmr_structure.yaml"));
   EXPECT_TRUE(example_button->isEnabled());
 }
-
 
 // ---- defects of issue 40 -----------------------------------------------------------------------
 
@@ -824,7 +844,8 @@ T* inspector_child(gs::MainWindow& w, const char* name) {
 void expect_no_wheel_focus(QWidget* top) {
   for (QWidget* wdg : top->findChildren<QWidget*>())
     if (qobject_cast<QAbstractSpinBox*>(wdg) || qobject_cast<QComboBox*>(wdg)) {
-      EXPECT_NE(wdg->focusPolicy() & Qt::WheelFocus, Qt::WheelFocus) << wdg->metaObject()->className() << " " << wdg->objectName().toStdString();
+      EXPECT_NE(wdg->focusPolicy() & Qt::WheelFocus, Qt::WheelFocus)
+          << wdg->metaObject()->className() << " " << wdg->objectName().toStdString();
     }
 }
 
@@ -984,7 +1005,8 @@ TEST_F(StudioGui, WheelZoomWorksAfterFitOnBigGraphs) {
   if (!registry().find_node("test.constant")) GTEST_SKIP() << "testnodes plugin not built";
   using gs::GraphView;
   // 500 nodes, 30 000 px wide: Fit needs a zoom of about 0.035.
-  ASSERT_TRUE(w->open_file(QString::fromStdString(write_file("grid500.yaml", grid_workflow(500, 50, 600)).string()), true));
+  ASSERT_TRUE(
+      w->open_file(QString::fromStdString(write_file("grid500.yaml", grid_workflow(500, 50, 600)).string()), true));
   QCoreApplication::processEvents();
   w->view().fit_to_view();
   const double fit = w->view().zoom();
@@ -1000,7 +1022,8 @@ TEST_F(StudioGui, WheelZoomWorksAfterFitOnBigGraphs) {
   wheel(w->view().viewport(), centre, -120);
   EXPECT_NEAR(w->view().zoom(), fit, fit * 1e-6);
   // Too big to fit even at the smallest zoom: Fit stops at the limit, the wheel still zooms in.
-  ASSERT_TRUE(w->open_file(QString::fromStdString(write_file("grid-huge.yaml", grid_workflow(100, 100, 5000)).string()), true));
+  ASSERT_TRUE(
+      w->open_file(QString::fromStdString(write_file("grid-huge.yaml", grid_workflow(100, 100, 5000)).string()), true));
   w->view().fit_to_view();
   EXPECT_NEAR(w->view().zoom(), GraphView::kMinZoom, 1e-9);
   wheel(w->view().viewport(), centre, -120);
@@ -1052,8 +1075,9 @@ TEST_F(StudioGui, InspectorFitsItsDefaultWidth) {
   EXPECT_TRUE(doc->isVisible());
   {
     QWidget* t = w->inspector().editor("trials");
-    EXPECT_TRUE(visible(t)) << t->mapTo(vp, QPoint(0, 0)).x() << "," << t->mapTo(vp, QPoint(0, 0)).y() << " " << t->width() << "x"
-                            << t->height() << " in " << vp->width() << "x" << vp->height();  // still first, still in view
+    EXPECT_TRUE(visible(t)) << t->mapTo(vp, QPoint(0, 0)).x() << "," << t->mapTo(vp, QPoint(0, 0)).y() << " "
+                            << t->width() << "x" << t->height() << " in " << vp->width() << "x"
+                            << vp->height();  // still first, still in view
     EXPECT_EQ(scroll->horizontalScrollBar()->maximum(), 0);
   }
   QTest::mouseClick(toggle, Qt::LeftButton);  // leave it closed for the other tests
@@ -1118,9 +1142,10 @@ TEST_F(StudioGui, PanelsFollowEditsUndoAndRedo) {
 // Defect 7: selecting a node whose output is a 20-model structure of realistic size returns at
 // once; the geometry is built off the GUI thread, which keeps turning, and then shown.
 TEST_F(StudioGui, SelectingABigEnsembleKeepsTheGuiResponsive) {
-  const auto f = write_file("ensemble.yaml",
-                            "gemflow: 1\nname: ensemble\nnodes:\n  ens: {type: guitest.ensemble}\n  t: {type: guitest.tunable}\n"
-                            "editor:\n  ens: {pos: [0, 0]}\n  t: {pos: [300, 0]}\n");
+  const auto f =
+      write_file("ensemble.yaml",
+                 "gemflow: 1\nname: ensemble\nnodes:\n  ens: {type: guitest.ensemble}\n  t: {type: guitest.tunable}\n"
+                 "editor:\n  ens: {pos: [0, 0]}\n  t: {pos: [300, 0]}\n");
   ASSERT_TRUE(w->open_file(QString::fromStdString(f.string()), true));
   ASSERT_TRUE(run_and_wait(*w));
   auto s = w->runs().outputs("ens")["structure"].as<gemflow::Structure>();
@@ -1152,9 +1177,9 @@ TEST_F(StudioGui, SelectingABigEnsembleKeepsTheGuiResponsive) {
   ASSERT_TRUE(wait_for([&] { return !sv->view()->rendering(); }, 60000));
   EXPECT_GT(frames.count(), 0);
   tick.stop();
-  std::cout << "select: " << select_ms << " ms, geometry after " << ready_ms << " ms, frame shown after " << clock.elapsed()
-            << " ms, longest event-loop gap: " << longest << " ms (" << (sv->view()->threaded() ? "render thread" : "GUI thread")
-            << ")\n";
+  std::cout << "select: " << select_ms << " ms, geometry after " << ready_ms << " ms, frame shown after "
+            << clock.elapsed() << " ms, longest event-loop gap: " << longest << " ms ("
+            << (sv->view()->threaded() ? "render thread" : "GUI thread") << ")\n";
   EXPECT_LT(select_ms, 100);
   EXPECT_LT(longest, 100);
   const PixelStats px = pixel_stats(sv->grab_frame());
@@ -1226,7 +1251,8 @@ TEST_F(StudioGui, PathPickerFiltersAndFirstSaveMakesPathsRelative) {
     EXPECT_EQ(answer.unexpected, "");
     ASSERT_FALSE(answer.filters.isEmpty());
     const QString first = answer.filters.front();
-    for (const char* ext : {"*.pdb", "*.ent", "*.cif", "*.mmcif"}) EXPECT_NE(first.indexOf(QLatin1String(ext)), -1) << first.toStdString();
+    for (const char* ext : {"*.pdb", "*.ent", "*.cif", "*.mmcif"})
+      EXPECT_NE(first.indexOf(QLatin1String(ext)), -1) << first.toStdString();
     EXPECT_TRUE(answer.filters.back().contains(QStringLiteral("(*)")));
   }
   // Unsaved: absolute (there is no file to be relative to).
@@ -1324,8 +1350,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string h = home;
-  for (const auto& [var, sub] : {std::pair{"XDG_CONFIG_HOME", "/config"}, std::pair{"XDG_CONFIG_DIRS", "/system-config"},
-                                 std::pair{"XDG_CACHE_HOME", "/cache"}, std::pair{"XDG_DATA_HOME", "/data"}})
+  for (const auto& [var, sub] :
+       {std::pair{"XDG_CONFIG_HOME", "/config"}, std::pair{"XDG_CONFIG_DIRS", "/system-config"},
+        std::pair{"XDG_CACHE_HOME", "/cache"}, std::pair{"XDG_DATA_HOME", "/data"}})
     setenv(var, (h + sub).c_str(), 1);
   QCoreApplication::setAttribute(Qt::AA_DontUseNativeDialogs);  // dialogs the test can answer
   QApplication app(argc, argv);

@@ -31,13 +31,13 @@
 #include <gemflow/types.hpp>
 
 #include "app/main_window.hpp"
-#include "gui_test_support.hpp"
 #include "editor/graph_scene.hpp"
 #include "editor/graph_view.hpp"
 #include "editor/inspector.hpp"
 #include "editor/palette.hpp"
 #include "editor/quick_add.hpp"
 #include "editor/style.hpp"
+#include "gui_test_support.hpp"
 #include "model/graph_model.hpp"
 #include "run/run_controller.hpp"
 #include "run/sweep_dialog.hpp"

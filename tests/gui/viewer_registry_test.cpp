@@ -84,10 +84,10 @@ TEST(ViewerRegistry, SeriesCompanions) {
 TEST(ViewerRegistry, TypedRegistrationShowsTheValue) {
   app();
   gs::ViewerRegistry r;
-  r.add<gemflow::Table, QLabel>("rows", [](QLabel& w, const std::shared_ptr<const gemflow::Table>& t,
-                                           const QString& label) {
-    w.setText(QStringLiteral("%1: %2 rows").arg(label).arg(t->rows.size()));
-  });
+  r.add<gemflow::Table, QLabel>("rows",
+                                [](QLabel& w, const std::shared_ptr<const gemflow::Table>& t, const QString& label) {
+                                  w.setText(QStringLiteral("%1: %2 rows").arg(label).arg(t->rows.size()));
+                                });
   const auto found = r.viewers_for("Table");
   ASSERT_EQ(found.size(), 1u);
   std::unique_ptr<QWidget> w(found.front()->make());

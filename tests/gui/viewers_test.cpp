@@ -21,8 +21,8 @@
 
 #include "viewers/data_viewers.hpp"
 #include "viewers/image_viewer.hpp"
-#include "viewers/plot_viewer.hpp"
 #include "viewers/packing_geometry.hpp"
+#include "viewers/plot_viewer.hpp"
 #include "viewers/series_viewer.hpp"
 
 namespace gs = gemflow::studio;
@@ -438,7 +438,7 @@ TEST(Heatmap, LogAndSymmetricScalesAndAGivenRange) {
   // 1, 10, 100, 1000 and a non-positive value.
   c.set_data(1, 5, {1, 10, 100, 1000, -5}, {});
   EXPECT_NEAR(c.scale_position(1), 6.0 / 1005.0, 1e-12);
-  c.set_scale(gs::HeatmapCanvas::Scale::Log);      // log over [1, 1000]: decades evenly spaced
+  c.set_scale(gs::HeatmapCanvas::Scale::Log);  // log over [1, 1000]: decades evenly spaced
   EXPECT_NEAR(c.scale_position(10), 1.0 / 3, 1e-12);
   EXPECT_NEAR(c.scale_position(100), 2.0 / 3, 1e-12);
   EXPECT_TRUE(std::isnan(c.scale_position(-5)));  // no colour: grey
@@ -467,7 +467,8 @@ TEST(Heatmap, ColourBarLabelsAlwaysFitAndTallMatricesUseTheRoom) {
   const QFontMetrics fm(c.font());
   const QStringList labels = c.tick_labels();
   ASSERT_GE(labels.size(), 3);
-  for (const QString& s : labels) EXPECT_LE(c.bar_rect().right() + 6 + fm.horizontalAdvance(s), c.width()) << s.toStdString();
+  for (const QString& s : labels)
+    EXPECT_LE(c.bar_rect().right() + 6 + fm.horizontalAdvance(s), c.width()) << s.toStdString();
   // 1000 × 3 with square cells would be 1 px wide: it gets at least half the width instead.
   const QRect r = c.plot_rect();
   EXPECT_GE(r.width(), (c.width() - (c.width() - c.bar_rect().left()) - 12) / 2 - 1);
@@ -489,10 +490,12 @@ TEST(Heatmap, WheelZoomsAroundTheCursorAndDragPans) {
   const QPointF at(r.left() + r.width() * 0.25, r.top() + r.height() * 0.75);  // cell (75, 25)
   auto cell_at = [&](QPointF p) {
     const QRectF vis = c.visible_cells();
-    return QPointF(vis.left() + (p.x() - r.left()) / r.width() * vis.width(), vis.top() + (p.y() - r.top()) / r.height() * vis.height());
+    return QPointF(vis.left() + (p.x() - r.left()) / r.width() * vis.width(),
+                   vis.top() + (p.y() - r.top()) / r.height() * vis.height());
   };
   const QPointF before = cell_at(at);
-  QWheelEvent e(at, c.mapToGlobal(at), QPoint(), QPoint(0, 480), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+  QWheelEvent e(at, c.mapToGlobal(at), QPoint(), QPoint(0, 480), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                false);
   QApplication::sendEvent(&c, &e);
   EXPECT_GT(c.zoom(), 2.0);
   const QPointF after = cell_at(at);

@@ -33,7 +33,8 @@ TEST(Sdk, InstalledSdkBuildsAndLoadsAnExternalPlugin) {
 
   // 1. Install the SDK component only.
   ASSERT_EQ(sh(cmake + " --install " + q(GEMFLOW_BINARY_DIR) + " --prefix " + q(prefix) + " --component sdk",
-               work / "install.log"), 0)
+               work / "install.log"),
+            0)
       << slurp(work / "install.log");
   for (const char* f : {"include/gemflow/plugin.hpp", "include/gemflow/config.hpp", "include/gemflow/types/matrix.hpp",
                         "lib/cmake/Gemflow/GemflowConfig.cmake", "lib/cmake/Gemflow/GemflowPlugin.cmake",
@@ -43,7 +44,8 @@ TEST(Sdk, InstalledSdkBuildsAndLoadsAnExternalPlugin) {
 
   // 2. Configure and build the example against it, out of tree.
   ASSERT_EQ(sh(cmake + " -S " + q(fs::path(GEMFLOW_SOURCE_DIR) / "examples/external_plugin") + " -B " + q(build) +
-                   " -G " + q(GEMFLOW_CMAKE_GENERATOR) + " -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_CXX_COMPILER=" +
+                   " -G " + q(GEMFLOW_CMAKE_GENERATOR) +
+                   " -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_CXX_COMPILER=" +
                    q(GEMFLOW_CXX_COMPILER) + " -DCMAKE_PREFIX_PATH=" + q(prefix),
                work / "configure.log"),
             0)
@@ -84,9 +86,10 @@ TEST(Sdk, InstalledSdkBuildsAndLoadsAnExternalPlugin) {
   ASSERT_NE(reg.find_node("example.clip"), nullptr);
   ASSERT_TRUE(host.load(fs::path(GEMFLOW_TEST_PLUGIN_DIR) / "testnodes" / "libgemflow_testnodes.so").loaded);
 
-  auto lr = parse_workflow("gemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1.25}}\n"
-                           "  s: {type: example.scale, params: {factor: -4}}\nlinks: [c.value -> s.matrix]\n",
-                           work / "w.yaml", reg);
+  auto lr = parse_workflow(
+      "gemflow: 1\nnodes:\n  c: {type: test.constant, params: {value: 1.25}}\n"
+      "  s: {type: example.scale, params: {factor: -4}}\nlinks: [c.value -> s.matrix]\n",
+      work / "w.yaml", reg);
   ASSERT_TRUE(lr.ok());
   RunOptions o;
   o.out_dir = work / "out";
@@ -98,8 +101,9 @@ TEST(Sdk, InstalledSdkBuildsAndLoadsAnExternalPlugin) {
                             work / "bad.yaml", reg);
   bool found = false;
   for (const auto& d : bad.diagnostics)
-    found = found || d.str().find("bad.yaml:5:19: error: node 'k', parameter 'low': low = 3.0 must be below high = "
-                                  "2.0 (an empty range)") != std::string::npos;
+    found = found || d.str().find(
+                         "bad.yaml:5:19: error: node 'k', parameter 'low': low = 3.0 must be below high = "
+                         "2.0 (an empty range)") != std::string::npos;
   EXPECT_TRUE(found);
 
   // 4. Installing the plugin puts it in <prefix>/lib/gemflow/plugins.

@@ -20,8 +20,9 @@ namespace {
 nlohmann::json run(const std::string& workflow, const fs::path& out, const std::string& args = "") {
   fs::remove_all(out);
   const fs::path log = out.string() + ".log";
-  const std::string cmd = std::string(gemflow::test::kCheckProgress) + "\"" + GEMFLOW_EXE + "\" run \"" + GEMFLOW_SOURCE_DIR + "/workflows/" +
-                          workflow + "\" --out \"" + out.string() + "\" " + args + " > \"" + log.string() + "\" 2>&1";
+  const std::string cmd = std::string(gemflow::test::kCheckProgress) + "\"" + GEMFLOW_EXE + "\" run \"" +
+                          GEMFLOW_SOURCE_DIR + "/workflows/" + workflow + "\" --out \"" + out.string() + "\" " + args +
+                          " > \"" + log.string() + "\" 2>&1";
   if (const int rc = std::system(cmd.c_str()); rc != 0) {
     std::ifstream in(log);
     ADD_FAILURE() << cmd << " exited with " << rc << ":\n" << std::string(std::istreambuf_iterator<char>(in), {});
@@ -95,8 +96,8 @@ TEST(FlattenMeshWorkflow, FlattensARealMeshAndRefusesAClosedOne) {
   const fs::path out2 = fs::temp_directory_path() / "gemflow_cp_flatten_bunny";
   fs::remove_all(out2);
   const fs::path log = out2.string() + ".log";
-  const std::string cmd = std::string(gemflow::test::kCheckProgress) + "\"" + GEMFLOW_EXE + "\" run \"" + GEMFLOW_SOURCE_DIR +
-                          "/workflows/flatten_mesh.yaml\" --out \"" + out2.string() +
+  const std::string cmd = std::string(gemflow::test::kCheckProgress) + "\"" + GEMFLOW_EXE + "\" run \"" +
+                          GEMFLOW_SOURCE_DIR + "/workflows/flatten_mesh.yaml\" --out \"" + out2.string() +
                           "\" --set read.path=" + bunny.string() + " > \"" + log.string() + "\" 2>&1";
   EXPECT_NE(std::system(cmd.c_str()), 0);
   std::ifstream in(log);

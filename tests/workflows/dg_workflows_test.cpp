@@ -21,8 +21,9 @@ nlohmann::json run(const std::string& workflow, const std::string& tag, const st
   const fs::path out = fs::temp_directory_path() / ("gemflow_dg_workflows_" + tag);
   fs::remove_all(out);
   const fs::path log = fs::temp_directory_path() / ("gemflow_dg_workflows_" + tag + ".log");
-  const std::string cmd = std::string(gemflow::test::kCheckProgress) + "\"" + GEMFLOW_EXE + "\" run \"" + GEMFLOW_SOURCE_DIR + "/workflows/" + workflow +
-                          "\" --out \"" + out.string() + "\" " + args + " > \"" + log.string() + "\" 2>&1";
+  const std::string cmd = std::string(gemflow::test::kCheckProgress) + "\"" + GEMFLOW_EXE + "\" run \"" +
+                          GEMFLOW_SOURCE_DIR + "/workflows/" + workflow + "\" --out \"" + out.string() + "\" " + args +
+                          " > \"" + log.string() + "\" 2>&1";
   const int rc = std::system(cmd.c_str());
   if (rc != 0) {
     std::ifstream in(log);
@@ -70,7 +71,8 @@ TEST(NmrStructureWorkflow, MeetsAcceptanceAndIsReproducible) {
 TEST(ReconstructWorkflow, RecoversModelOneFromShortDistances) {
   for (const char* seed : {"1", "2", "3", "7"}) {
     SCOPED_TRACE(std::string("seed ") + seed);
-    const auto r = run("reconstruct_from_structure.yaml", std::string("rec") + seed, std::string("--set dg.seed=") + seed);
+    const auto r =
+        run("reconstruct_from_structure.yaml", std::string("rec") + seed, std::string("--set dg.seed=") + seed);
     ASSERT_FALSE(r.is_null());
     EXPECT_LE(r.at("heavy_rmsd_A").get<double>(), 1.0);
     EXPECT_EQ(r.at("ordered_residue_count").get<int>(), 96);  // the whole chain

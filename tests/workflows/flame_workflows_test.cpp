@@ -23,8 +23,9 @@ fs::path run(const std::string& workflow, const std::string& tag) {
   fs::path out = fs::temp_directory_path() / ("gemflow_flame_workflows_" + tag);
   fs::remove_all(out);
   const fs::path log = out.string() + ".log";
-  const std::string cmd = std::string(gemflow::test::kCheckProgress) + "\"" + GEMFLOW_EXE + "\" run \"" + GEMFLOW_SOURCE_DIR + "/workflows/" +
-                          workflow + "\" --device cpu --out \"" + out.string() + "\" > \"" + log.string() + "\" 2>&1";
+  const std::string cmd = std::string(gemflow::test::kCheckProgress) + "\"" + GEMFLOW_EXE + "\" run \"" +
+                          GEMFLOW_SOURCE_DIR + "/workflows/" + workflow + "\" --device cpu --out \"" + out.string() +
+                          "\" > \"" + log.string() + "\" 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     std::ifstream in(log);
     ADD_FAILURE() << cmd << " failed:\n" << std::string(std::istreambuf_iterator<char>(in), {});

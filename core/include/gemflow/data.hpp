@@ -108,9 +108,7 @@ class Value {
   /// Makes the host copy (a download, added to `log`) and drops this value's device copy (its
   /// memory is freed when no consumer holds it). Shared by every copy of the Value. Returns false
   /// when there was no device copy. Throws what the download throws.
-  bool release_device_copy(TransferLog* log = nullptr) const {
-    return resident_ && resident_->release_device(log);
-  }
+  bool release_device_copy(TransferLog* log = nullptr) const { return resident_ && resident_->release_device(log); }
 
   /// The value as T; throws gemflow::Error when it holds another type. The registry keeps one
   /// layout per name (TypeLayout); the C++ type is checked here too, for values made of a type
@@ -120,8 +118,7 @@ class Value {
   [[nodiscard]] std::shared_ptr<const T> as(TransferLog* log = nullptr) const {
     if (empty()) throw Error("empty value where " + std::string(DataType<T>::name) + " was expected");
     if (type_ != DataType<T>::name)
-      throw Error("value of type " + type_ + " where " + std::string(DataType<T>::name) +
-                  " was expected");
+      throw Error("value of type " + type_ + " where " + std::string(DataType<T>::name) + " was expected");
     if (*cxx_ != typeid(T))
       throw Error("value of type " + type_ + " holds another C++ type (" + demangle(cxx_->name()) +
                   ") than the one read (" + demangle(typeid(T).name()) + ")");
@@ -143,8 +140,8 @@ class Value {
   std::string type_;
   const std::type_info* cxx_ = nullptr;
   std::string (*summary_)(const void*) = nullptr;
-  std::shared_ptr<const void> ptr_;               // a host value
-  std::shared_ptr<detail::Resident> resident_;    // a device-resident value
+  std::shared_ptr<const void> ptr_;             // a host value
+  std::shared_ptr<detail::Resident> resident_;  // a device-resident value
 };
 
 }  // namespace gemflow

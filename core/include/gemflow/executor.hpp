@@ -29,11 +29,11 @@ struct RunEvent {
   Kind kind = Kind::State;
   std::string node;
   NodeState state = NodeState::Idle;
-  double progress = 0.0;   ///< [0, 1] for Progress
+  double progress = 0.0;  ///< [0, 1] for Progress
   LogLevel level = LogLevel::Info;
-  std::string message;     ///< progress message, log line or error text
-  std::string port;        ///< Preview: the output port the value is an intermediate of
-  Value value;             ///< Preview: the intermediate value (shared, never copied)
+  std::string message;  ///< progress message, log line or error text
+  std::string port;     ///< Preview: the output port the value is an intermediate of
+  Value value;          ///< Preview: the intermediate value (shared, never copied)
 };
 
 /// Results of earlier runs keyed by the node key (hash of type + version, parameters and the
@@ -50,25 +50,25 @@ class ResultCache {
 };
 
 struct RunOptions {
-  std::filesystem::path out_dir;       ///< created if missing; default "<cwd>/out/<name>"
-  int jobs = 0;                         ///< parallel nodes; 0 = hardware threads
+  std::filesystem::path out_dir;  ///< created if missing; default "<cwd>/out/<name>"
+  int jobs = 0;                   ///< parallel nodes; 0 = hardware threads
   /// Nodes running at once on one CUDA device (a node's device is its `device` parameter or
   /// the run's `device`, `auto` counting as cuda:0 when a device is present); 0 = no limit.
   /// One by default: a node then has the device to itself (its memory checks hold, parallel
   /// branches do not slow each other down or run out of device memory together).
   int gpu_jobs = 1;
-  std::string device;                   ///< overrides every `device` param when not ""
+  std::string device;  ///< overrides every `device` param when not ""
   /// Called from worker threads, one call at a time (never concurrently); keep it short. A
   /// node's final state is reported before any node depending on it starts.
   std::function<void(const RunEvent&)> on_event;
   const std::atomic<bool>* cancel = nullptr;  ///< set to true to cancel
-  std::string until;                    ///< run only this node and what it depends on
-  ResultCache* cache = nullptr;         ///< reuse results whose key is unchanged
+  std::string until;                          ///< run only this node and what it depends on
+  ResultCache* cache = nullptr;               ///< reuse results whose key is unchanged
   /// The lasting cache (gemflow/disk_cache.hpp): looked up after `cache`, filled after each node
   /// that ran; nullptr: none. A write that fails (read-only, full disk) warns once and the run
   /// goes on uncached.
   DiskCache* disk_cache = nullptr;
-  bool write_provenance = true;         ///< write out_dir/provenance.json
+  bool write_provenance = true;           ///< write out_dir/provenance.json
   std::vector<std::string> command_line;  ///< recorded in provenance (e.g. argv of `gemflow run`)
   /// Plugins of the host (name, version, file), recorded in provenance; nullptr: not recorded.
   const std::vector<PluginRecord>* plugins = nullptr;
@@ -82,9 +82,9 @@ struct RunOptions {
 
 struct NodeResult {
   NodeState state = NodeState::Idle;
-  std::string error;                    ///< failure text (for Failed)
+  std::string error;  ///< failure text (for Failed)
   double seconds = 0.0;
-  std::string key;                      ///< content hash (hex)
+  std::string key;  ///< content hash (hex)
   std::map<std::string, Value> outputs;
   /// Why the node ran or did not, for `--explain`: "from the cache", "parameter trials 4 → 8",
   /// "not in the cache", "first run of this node" ... (with a disk cache: compared with the key
@@ -96,7 +96,7 @@ struct RunResult {
   std::map<std::string, NodeResult> nodes;
   std::vector<Diagnostic> diagnostics;  ///< validation errors (nothing ran when non-empty)
   bool cancelled = false;
-  std::filesystem::path provenance;     ///< written file ("" when not written)
+  std::filesystem::path provenance;  ///< written file ("" when not written)
   /// Why the provenance record could not be written ("cannot write OUT/provenance.json: No
   /// space left on device"); "" when it was written or not asked for.
   std::string provenance_error;

@@ -240,8 +240,8 @@ class Input {
  public:
   Input(Node* owner, std::string name, std::string doc, PortUse use = PortUse::Required)
       : owner_(owner),
-        slot_(owner->add_input({std::move(name), std::string(DataType<T>::name),
-                                use == PortUse::Optional, std::move(doc)})) {}
+        slot_(owner->add_input(
+            {std::move(name), std::string(DataType<T>::name), use == PortUse::Optional, std::move(doc)})) {}
   /// True when a value was given (always true for required ports at execute time).
   [[nodiscard]] bool connected() const { return !owner_->inputs_[slot_].value.empty(); }
   /// The value; throws Error for an unconnected port. A device-resident value is downloaded
@@ -304,8 +304,7 @@ constexpr ParamKind kind_of() {
 template <class T>
 class Param {
  public:
-  Param(Node* owner, std::string name, T default_value, ParamOptions o = {})
-      : owner_(owner) {
+  Param(Node* owner, std::string name, T default_value, ParamOptions o = {}) : owner_(owner) {
     ParamSpec s;
     s.name = std::move(name);
     s.kind = detail::kind_of<T>();
@@ -335,18 +334,20 @@ class Param {
   static void limit_to_type(ParamSpec& s) {
     constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
     constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-    constexpr bool narrower_below = std::cmp_greater(std::numeric_limits<T>::min(), std::numeric_limits<std::int64_t>::min());
-    constexpr bool narrower_above = std::cmp_less(std::numeric_limits<T>::max(), std::numeric_limits<std::int64_t>::max());
+    constexpr bool narrower_below =
+        std::cmp_greater(std::numeric_limits<T>::min(), std::numeric_limits<std::int64_t>::min());
+    constexpr bool narrower_above =
+        std::cmp_less(std::numeric_limits<T>::max(), std::numeric_limits<std::int64_t>::max());
     if constexpr (narrower_below) {
       if (s.min && *s.min < lo)
-        throw Error("parameter '" + s.name + "': minimum " + format_param(*s.min) + " is below " +
-                    format_param(lo) + ", the least value of its integer type");
+        throw Error("parameter '" + s.name + "': minimum " + format_param(*s.min) + " is below " + format_param(lo) +
+                    ", the least value of its integer type");
       if (!s.min) s.min = lo;
     }
     if constexpr (narrower_above) {
       if (s.max && *s.max > hi)
-        throw Error("parameter '" + s.name + "': maximum " + format_param(*s.max) + " is above " +
-                    format_param(hi) + ", the largest value of its integer type");
+        throw Error("parameter '" + s.name + "': maximum " + format_param(*s.max) + " is above " + format_param(hi) +
+                    ", the largest value of its integer type");
       if (!s.max) s.max = hi;
     }
   }
@@ -394,8 +395,8 @@ class PathParam {
 template <class E>
 class Choice {
  public:
-  Choice(Node* owner, std::string name, E default_value,
-         std::initializer_list<std::pair<E, const char*>> names, ParamOptions o = {})
+  Choice(Node* owner, std::string name, E default_value, std::initializer_list<std::pair<E, const char*>> names,
+         ParamOptions o = {})
       : owner_(owner), names_(names) {
     ParamSpec s;
     s.name = std::move(name);
@@ -498,7 +499,8 @@ class ParamGroup {
   void done() const {
     for (std::size_t i = 0; i < renames_.size(); ++i)
       if (!used_[i])
-        throw Error("parameter group: a rename names '" + renames_[i].first + "', which is not a parameter of the group");
+        throw Error("parameter group: a rename names '" + renames_[i].first +
+                    "', which is not a parameter of the group");
   }
 
  private:

@@ -24,8 +24,7 @@ inline constexpr int kPluginApiVersion = GEMFLOW_PLUGIN_API_VERSION;
 /// What a plugin sees of the host's registry during registration.
 class PluginRegistrar {
  public:
-  PluginRegistrar(Registry& registry, std::string origin)
-      : registry_(registry), origin_(std::move(origin)) {}
+  PluginRegistrar(Registry& registry, std::string origin) : registry_(registry), origin_(std::move(origin)) {}
   template <NodeType N>
   void add_node() {
     registry_.add_node<N>(origin_);
@@ -61,18 +60,19 @@ class PluginRegistrar {
 #else
 #define GEMFLOW_COMPILER_ "unknown"
 #endif
-#define GEMFLOW_BUILD_FINGERPRINT                                                   \
-  "sdk=" GEMFLOW_SDK_VERSION ";api=" GEMFLOW_STRINGIFY(GEMFLOW_PLUGIN_API_VERSION) \
-  ";stdlib=" GEMFLOW_STDLIB_ ";cuda=" GEMFLOW_SDK_CUDA ";compiler=" GEMFLOW_COMPILER_
+#define GEMFLOW_BUILD_FINGERPRINT                                                                             \
+  "sdk=" GEMFLOW_SDK_VERSION ";api=" GEMFLOW_STRINGIFY(GEMFLOW_PLUGIN_API_VERSION) ";stdlib=" GEMFLOW_STDLIB_ \
+                                                                                   ";cuda=" GEMFLOW_SDK_CUDA  \
+                                                                                   ";compiler=" GEMFLOW_COMPILER_
 
 /// Defines the plugin's exported entry points. NAME and VERSION are string literals;
 /// REGISTER is a function `void(gemflow::PluginRegistrar&)`. Prefer GEMFLOW_PLUGIN_ENTRY, which
 /// takes both from the build; this form is for plugins built without gemflow_add_plugin.
-#define GEMFLOW_PLUGIN(NAME, VERSION, REGISTER)                                                  \
-  extern "C" BOOST_SYMBOL_EXPORT const int gemflow_plugin_api_version = GEMFLOW_PLUGIN_API_VERSION; \
+#define GEMFLOW_PLUGIN(NAME, VERSION, REGISTER)                                                       \
+  extern "C" BOOST_SYMBOL_EXPORT const int gemflow_plugin_api_version = GEMFLOW_PLUGIN_API_VERSION;   \
   extern "C" BOOST_SYMBOL_EXPORT const char gemflow_plugin_fingerprint[] = GEMFLOW_BUILD_FINGERPRINT; \
-  extern "C" BOOST_SYMBOL_EXPORT const char gemflow_plugin_name[] = NAME;                        \
-  extern "C" BOOST_SYMBOL_EXPORT const char gemflow_plugin_version[] = VERSION;                  \
+  extern "C" BOOST_SYMBOL_EXPORT const char gemflow_plugin_name[] = NAME;                             \
+  extern "C" BOOST_SYMBOL_EXPORT const char gemflow_plugin_version[] = VERSION;                       \
   extern "C" BOOST_SYMBOL_EXPORT void gemflow_plugin_register(gemflow::PluginRegistrar& r) { REGISTER(r); }
 
 /// GEMFLOW_PLUGIN with the name and version that gemflow_add_plugin (cmake/GemflowPlugin.cmake)
@@ -80,8 +80,9 @@ class PluginRegistrar {
 #if defined(GEMFLOW_PLUGIN_NAME) && defined(GEMFLOW_PLUGIN_VERSION)
 #define GEMFLOW_PLUGIN_ENTRY(REGISTER) GEMFLOW_PLUGIN(GEMFLOW_PLUGIN_NAME, GEMFLOW_PLUGIN_VERSION, REGISTER)
 #else
-#define GEMFLOW_PLUGIN_ENTRY(REGISTER)                                                                   \
-  static_assert(false, "GEMFLOW_PLUGIN_ENTRY needs GEMFLOW_PLUGIN_NAME and GEMFLOW_PLUGIN_VERSION: build " \
-                       "the plugin with gemflow_add_plugin() from find_package(Gemflow), or use "          \
-                       "GEMFLOW_PLUGIN(name, version, register)")
+#define GEMFLOW_PLUGIN_ENTRY(REGISTER)                                                              \
+  static_assert(false,                                                                              \
+                "GEMFLOW_PLUGIN_ENTRY needs GEMFLOW_PLUGIN_NAME and GEMFLOW_PLUGIN_VERSION: build " \
+                "the plugin with gemflow_add_plugin() from find_package(Gemflow), or use "          \
+                "GEMFLOW_PLUGIN(name, version, register)")
 #endif

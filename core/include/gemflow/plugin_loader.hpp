@@ -11,11 +11,11 @@ namespace gemflow {
 
 struct PluginRecord {
   std::filesystem::path file;
-  std::string name;         ///< from the plugin ("" when unreadable)
+  std::string name;  ///< from the plugin ("" when unreadable)
   std::string version;
   std::string fingerprint;
   bool loaded = false;
-  std::string error;        ///< why it was refused ("" when loaded)
+  std::string error;                  ///< why it was refused ("" when loaded)
   std::vector<std::string> node_ids;  ///< nodes it registered
   /// Set when the file was not tried because an earlier probe found its load-time code crashing
   /// or hanging (and the file has not changed since): the record of that failure.

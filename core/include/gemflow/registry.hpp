@@ -33,8 +33,9 @@ struct NodeEntry {
 
 /// Node types concept: a Node subclass with `static NodeInfo info()` and a default constructor.
 template <class N>
-concept NodeType = std::is_base_of_v<Node, N> && std::is_default_constructible_v<N> &&
-                   requires { { N::info() } -> std::convertible_to<NodeInfo>; };
+concept NodeType = std::is_base_of_v<Node, N> && std::is_default_constructible_v<N> && requires {
+  { N::info() } -> std::convertible_to<NodeInfo>;
+};
 
 class Registry {
  public:

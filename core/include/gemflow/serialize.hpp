@@ -37,7 +37,7 @@ class SerialError : public Error {
 class BinaryWriter {
  public:
   template <class T>
-    requires std::is_arithmetic_v<T>
+  requires std::is_arithmetic_v<T>
   void put(T v) {
     const auto at = buf_.size();
     buf_.resize(at + sizeof(T));
@@ -50,7 +50,7 @@ class BinaryWriter {
   }
   /// A vector of arithmetic values or of arrays/structs of them (trivially copyable), as one block.
   template <class T>
-    requires std::is_trivially_copyable_v<T>
+  requires std::is_trivially_copyable_v<T>
   void block(const std::vector<T>& v) {
     size(v.size());
     const auto at = buf_.size();
@@ -74,8 +74,7 @@ class BinaryReader {
  public:
   explicit BinaryReader(std::string_view bytes) : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
   template <class T>
-    requires std::is_arithmetic_v<T>
-  T get(const char* what = "a value") {
+  requires std::is_arithmetic_v<T> T get(const char* what = "a value") {
     need(sizeof(T), what);
     T v;
     std::memcpy(&v, p_, sizeof(T));
@@ -97,8 +96,7 @@ class BinaryReader {
     return s;
   }
   template <class T>
-    requires std::is_trivially_copyable_v<T>
-  std::vector<T> block(const char* what = "an array") {
+  requires std::is_trivially_copyable_v<T> std::vector<T> block(const char* what = "an array") {
     const std::size_t n = size(what, sizeof(T));
     std::vector<T> v(n);
     if (n) std::memcpy(v.data(), p_, n * sizeof(T));
@@ -113,8 +111,7 @@ class BinaryReader {
   [[nodiscard]] std::size_t left() const noexcept { return static_cast<std::size_t>(end_ - p_); }
   /// Throws unless everything was read (trailing bytes mean another encoding).
   void finish(const char* what) const {
-    if (p_ != end_)
-      throw SerialError(std::string("corrupt data: ") + std::to_string(left()) + " bytes after " + what);
+    if (p_ != end_) throw SerialError(std::string("corrupt data: ") + std::to_string(left()) + " bytes after " + what);
   }
 
  private:
@@ -151,12 +148,12 @@ struct Segmentation;
 struct TriMesh;
 struct CirclePacking;
 
-#define GEMFLOW_DECLARE_SERIAL(T, V)              \
-  template <>                                     \
-  struct Serial<T> {                              \
-    static constexpr std::uint32_t version = V;   \
+#define GEMFLOW_DECLARE_SERIAL(T, V)                \
+  template <>                                       \
+  struct Serial<T> {                                \
+    static constexpr std::uint32_t version = V;     \
     static void write(BinaryWriter& w, const T& v); \
-    static T read(BinaryReader& r);               \
+    static T read(BinaryReader& r);                 \
   }
 GEMFLOW_DECLARE_SERIAL(Matrix<double>, 1);
 GEMFLOW_DECLARE_SERIAL(Matrix<float>, 1);

@@ -18,8 +18,8 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <string>

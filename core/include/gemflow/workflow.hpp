@@ -54,11 +54,11 @@ struct Diagnostic {
   enum class Severity { Error, Warning };
   Severity severity = Severity::Error;
   SourceLocation where;
-  std::string node;     ///< node id, "" when not about a node
-  std::string param;    ///< parameter or port name, "" when none
+  std::string node;   ///< node id, "" when not about a node
+  std::string param;  ///< parameter or port name, "" when none
   std::string message;
-  std::string hint;     ///< e.g. "did you mean 'distgeom.embed'?"
-  bool is_port = false; ///< `param` names a port (str() says "port 'y'")
+  std::string hint;      ///< e.g. "did you mean 'distgeom.embed'?"
+  bool is_port = false;  ///< `param` names a port (str() says "port 'y'")
   /// A broken parameter rule (NodeInfo::rules). `gemflow run/validate --set` checks rules on the
   /// values after the overrides only, so that an override can mend a combination in the file.
   bool rule = false;
@@ -165,7 +165,7 @@ struct Workflow {
   std::string description;
   std::vector<NodeInstance> nodes;  ///< in file order
   std::vector<Link> links;
-  std::filesystem::path file;       ///< where it was loaded from / saved to ("" if never)
+  std::filesystem::path file;        ///< where it was loaded from / saved to ("" if never)
   std::vector<ExposedPort> inputs;   ///< `inputs:` (ports exposed when used as a sub-workflow)
   std::vector<ExposedPort> outputs;  ///< `outputs:`
   /// Sub-workflow files whose nodes flatten() brought in, outermost first (empty otherwise).
@@ -175,7 +175,7 @@ struct Workflow {
   std::shared_ptr<const WorkflowSource> source;
   std::vector<EditorGroup> groups;  ///< `annotations: groups:` (Studio only)
   std::vector<EditorNote> notes;    ///< `annotations: notes:` (Studio only)
-  WorkflowSweep sweep;               ///< the `sweep:` section (empty: none)
+  WorkflowSweep sweep;              ///< the `sweep:` section (empty: none)
 
   [[nodiscard]] NodeInstance* find(std::string_view id);
   [[nodiscard]] const NodeInstance* find(std::string_view id) const;
@@ -206,10 +206,10 @@ struct MigrationTarget {
 std::vector<Diagnostic> migrate_workflow(Workflow& wf, const Registry& registry, std::size_t* nodes_migrated = nullptr);
 
 struct LoadResult {
-  std::optional<Workflow> workflow;   ///< set when the YAML could be read into a model
+  std::optional<Workflow> workflow;  ///< set when the YAML could be read into a model
   std::vector<Diagnostic> diagnostics;
-  std::size_t migrated = 0;           ///< nodes brought to their type's current version
-  [[nodiscard]] bool ok() const;      ///< workflow set and no Error diagnostics
+  std::size_t migrated = 0;       ///< nodes brought to their type's current version
+  [[nodiscard]] bool ok() const;  ///< workflow set and no Error diagnostics
 };
 
 /// Reads and checks a workflow file: YAML syntax, format version, known keys, node types

@@ -75,12 +75,14 @@ std::vector<Petal> petals_of(std::size_t n, const std::vector<Face>& faces, cons
   Index ba = 0, bb = 0;
   for (std::size_t v = 0; v < n; ++v) {
     const auto b = pet.begin() + offset[v], e = pet.begin() + offset[v + 1];
-    std::sort(b, e, [](const Petal& x, const Petal& y) { return x.from != y.from ? x.from < y.from : x.face < y.face; });
+    std::sort(b, e,
+              [](const Petal& x, const Petal& y) { return x.from != y.from ? x.from < y.from : x.face < y.face; });
     for (auto it = b; it + 1 < e; ++it) {  // v→from twice
       if (it->from != (it + 1)->from) continue;
       const std::size_t f = (it + 1)->face;
       const std::size_t k = faces[f][0] == v ? 0 : faces[f][1] == v ? 1 : 2;
-      if (f < bad || (f == bad && k < bad_k)) bad = f, bad_k = k, first = it->face, ba = static_cast<Index>(v), bb = it->from;
+      if (f < bad || (f == bad && k < bad_k))
+        bad = f, bad_k = k, first = it->face, ba = static_cast<Index>(v), bb = it->from;
     }
   }
   if (bad != SIZE_MAX)
@@ -354,18 +356,10 @@ class ProblemBuilder {
 
   PackSetup build() {
     switch (bc_.kind) {
-      case Boundary::fixed_radii:
-        fixed_radii();
-        break;
-      case Boundary::angle_sums:
-        angle_sums();
-        break;
-      case Boundary::lines:
-        lines();
-        break;
-      case Boundary::maximal:
-        maximal();
-        break;
+      case Boundary::fixed_radii: fixed_radii(); break;
+      case Boundary::angle_sums: angle_sums(); break;
+      case Boundary::lines: lines(); break;
+      case Boundary::maximal: maximal(); break;
     }
     S_.problem.mesh_vertices = n_;
     for (std::size_t v = 0; v < S_.problem.labels.size(); ++v)

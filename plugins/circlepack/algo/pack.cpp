@@ -1,18 +1,18 @@
 // Collins–Stephenson iterations (plain and with super-steps) and Newton's method.
 #include "gemflow/circlepack/pack.hpp"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <queue>
 #include <tuple>
 
-#include <Eigen/SparseCholesky>
-#include <Eigen/SparseCore>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
 
 #include "angles.hpp"
 #include "gemflow/circlepack/pack_cuda.hpp"
@@ -433,8 +433,7 @@ PackResult pack(const Complex& K, const Problem& p, const PackOptions& o) {
                     " vertices");
   if (!(o.tolerance > 0)) throw PackError("tolerance must be > 0");
   switch (o.algorithm) {
-    case Algorithm::newton:
-      return NewtonRun(K, p, o).run();
+    case Algorithm::newton: return NewtonRun(K, p, o).run();
     case Algorithm::cs_plain:
     case Algorithm::cs: {
       const bool acc = o.algorithm == Algorithm::cs;

@@ -49,7 +49,7 @@ struct Case {
 
 struct Phases {
   std::vector<std::pair<std::string, double>> t, cpu;  // wall and process CPU seconds
-  double total = 0, total_cpu = 0;  // without reading
+  double total = 0, total_cpu = 0;                     // without reading
   std::size_t steps = 0, factorisations = 0, cg = 0, vertices = 0, faces = 0;
   double error = 0, closing = 0, angle_mean = 0, conformal_mean = 0;
   std::size_t flipped = 0;
@@ -176,7 +176,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--mesh") && i + 1 < argc) paths.emplace_back(argv[++i]);
-    else if (!std::strcmp(argv[i], "--subdivide") && i + 1 < argc) subdiv = static_cast<std::size_t>(std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--subdivide") && i + 1 < argc)
+      subdiv = static_cast<std::size_t>(std::atoi(argv[++i]));
     else {
       std::fprintf(stderr, "usage: %s [--repeat R] [--mesh PATH]... [--subdivide K]\n", argv[0]);
       return 2;
@@ -185,7 +186,8 @@ int main(int argc, char** argv) {
   std::vector<Case> cases = {{"random disk, 129 rings, lifted", "", 0}};
   if (const char* root = std::getenv("GEMFLOW_SHARED_DATA")) {
     const std::filesystem::path d = std::filesystem::path(root) / "meshes" / "disk";
-    if (std::filesystem::exists(d / "libigl_face.obj")) cases.push_back({"libigl_face.obj", (d / "libigl_face.obj").string(), 0});
+    if (std::filesystem::exists(d / "libigl_face.obj"))
+      cases.push_back({"libigl_face.obj", (d / "libigl_face.obj").string(), 0});
     if (std::filesystem::exists(d / "libigl_camelhead.off"))
       cases.push_back({"libigl_camelhead.off ×4", (d / "libigl_camelhead.off").string(), 1});
   }

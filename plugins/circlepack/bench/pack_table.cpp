@@ -90,11 +90,10 @@ struct Runner {
         };
         (void)cuda::pack_gpu(S.complex, S.problem, o);  // warm-up: context, module load
         const PackResult r = cuda::pack_gpu(S.complex, S.problem, o);
-        record(m == cuda::GpuMethod::coloured_gs ? "gpu_coloured_gs"
-               : m == cuda::GpuMethod::jacobi    ? "gpu_jacobi"
-               : o.cg_single_block_max > 0 && S.complex.n <= o.cg_single_block_max + 1
-                   ? "gpu_newton (CG in one block)"
-                   : "gpu_newton",
+        record(m == cuda::GpuMethod::coloured_gs                                       ? "gpu_coloured_gs"
+               : m == cuda::GpuMethod::jacobi                                          ? "gpu_jacobi"
+               : o.cg_single_block_max > 0 && S.complex.n <= o.cg_single_block_max + 1 ? "gpu_newton (CG in one block)"
+                                                                                       : "gpu_newton",
                r);
         if (m == cuda::GpuMethod::newton && o.cg_single_block_max > 0) {  // the multi-kernel CG, same problem
           o.cg_single_block_max = 0;

@@ -30,20 +30,13 @@ enum class AlgoChoice { automatic, cs, cs_plain, newton, gpu_coloured_gs, gpu_ja
 
 const char* name_of(AlgoChoice a) {
   switch (a) {
-    case AlgoChoice::automatic:
-      return "auto";
-    case AlgoChoice::cs:
-      return "cs";
-    case AlgoChoice::cs_plain:
-      return "cs_plain";
-    case AlgoChoice::newton:
-      return "newton";
-    case AlgoChoice::gpu_coloured_gs:
-      return "gpu_coloured_gs";
-    case AlgoChoice::gpu_jacobi:
-      return "gpu_jacobi";
-    case AlgoChoice::gpu_newton:
-      return "gpu_newton";
+    case AlgoChoice::automatic: return "auto";
+    case AlgoChoice::cs: return "cs";
+    case AlgoChoice::cs_plain: return "cs_plain";
+    case AlgoChoice::newton: return "newton";
+    case AlgoChoice::gpu_coloured_gs: return "gpu_coloured_gs";
+    case AlgoChoice::gpu_jacobi: return "gpu_jacobi";
+    case AlgoChoice::gpu_newton: return "gpu_newton";
   }
   return "?";
 }
@@ -408,7 +401,8 @@ class FlattenNode final : public Node {
                 "Flattens a disk-type 3D mesh by circle packing (Thurston's discrete conformal map): packs the "
                 "mesh's triangulation, lays it out, and gives each vertex its circle's centre as planar "
                 "coordinates (UVs): `mesh` is the input with those texture coordinates (io.write_mesh writes "
-                "them), `flat` the planar mesh (u, v, 0), with the same UVs. Boundary: geometry (boundary radii from the mesh's own edge lengths, each "
+                "them), `flat` the planar mesh (u, v, 0), with the same UVs. Boundary: geometry (boundary radii from "
+                "the mesh's own edge lengths, each "
                 "vertex's mean incircle tangent length: the flat mesh keeps the boundary's scale; a planar mesh "
                 "that is a tangency carrier comes back unchanged up to a similarity) or maximal (the unit disk). "
                 "Initial radii from the mesh's edge lengths. Reports angle, conformal (σ₁/σ₂) and area distortion "

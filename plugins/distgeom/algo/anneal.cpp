@@ -418,10 +418,10 @@ AnnealEnergy anneal_energy(const AnnealTerms& t, const AnnealWeights& w, std::sp
     constexpr double rad = kPi / 180;
     for (const auto& r : t.ramas) {
       double gp[4][3], gs[4][3];
-      const double phi = torsion_grad(&x[3 * r.c_prev], &x[3 * r.n], &x[3 * r.ca], &x[3 * r.c], gp[0], gp[1], gp[2],
-                                      gp[3]);
-      const double psi = torsion_grad(&x[3 * r.n], &x[3 * r.ca], &x[3 * r.c], &x[3 * r.n_next], gs[0], gs[1], gs[2],
-                                      gs[3]);
+      const double phi =
+          torsion_grad(&x[3 * r.c_prev], &x[3 * r.n], &x[3 * r.ca], &x[3 * r.c], gp[0], gp[1], gp[2], gp[3]);
+      const double psi =
+          torsion_grad(&x[3 * r.n], &x[3 * r.ca], &x[3 * r.c], &x[3 * r.n_next], gs[0], gs[1], gs[2], gs[3]);
       double best = std::numeric_limits<double>::infinity(), dphi = 0, dpsi = 0;
       for (const auto& b : kRamaBoxes) {
         const double a = outside(phi, b.phi_lower * rad, b.phi_upper * rad),

@@ -50,15 +50,15 @@ std::vector<unsigned char> bond_separation(const Topology& t, std::size_t n) {
 
 // Cordero et al. 2008 (covalent) and Bondi 1964 (van der Waals), Å; the same elements in both.
 const std::map<std::string, double>& covalent_table() {
-  static const std::map<std::string, double> r{{"H", 0.31}, {"D", 0.31}, {"C", 0.76}, {"N", 0.71}, {"O", 0.66},
-                                               {"S", 1.05}, {"P", 1.07}, {"SE", 1.20}, {"F", 0.57}, {"CL", 1.02},
-                                               {"BR", 1.20}, {"I", 1.39}};
+  static const std::map<std::string, double> r{{"H", 0.31}, {"D", 0.31},  {"C", 0.76},  {"N", 0.71},
+                                               {"O", 0.66}, {"S", 1.05},  {"P", 1.07},  {"SE", 1.20},
+                                               {"F", 0.57}, {"CL", 1.02}, {"BR", 1.20}, {"I", 1.39}};
   return r;
 }
 const std::map<std::string, double>& vdw_table() {
-  static const std::map<std::string, double> r{{"H", 1.20}, {"D", 1.20}, {"C", 1.70}, {"N", 1.55}, {"O", 1.52},
-                                               {"S", 1.80}, {"P", 1.80}, {"SE", 1.90}, {"F", 1.47}, {"CL", 1.75},
-                                               {"BR", 1.85}, {"I", 1.98}};
+  static const std::map<std::string, double> r{{"H", 1.20}, {"D", 1.20},  {"C", 1.70},  {"N", 1.55},
+                                               {"O", 1.52}, {"S", 1.80},  {"P", 1.80},  {"SE", 1.90},
+                                               {"F", 1.47}, {"CL", 1.75}, {"BR", 1.85}, {"I", 1.98}};
   return r;
 }
 
@@ -83,7 +83,9 @@ std::vector<std::string> untabulated_elements(std::span<const std::string> eleme
   return {out.begin(), out.end()};
 }
 
-double auto_diameter(std::size_t residues) { return 3.8 * static_cast<double>(std::max<std::size_t>(residues, 1)) + 10.0; }
+double auto_diameter(std::size_t residues) {
+  return 3.8 * static_cast<double>(std::max<std::size_t>(residues, 1)) + 10.0;
+}
 
 namespace {
 // Neighbours, peptide planes and centres of a topology whose bonds are set (sorted, unique).
@@ -148,8 +150,8 @@ Topology topology_from_bonds(std::span<const AtomInfo> atoms, std::span<const st
   t.neighbours.assign(atoms.size(), {});
   for (auto [i, j] : bonds) {
     if (i >= atoms.size() || j >= atoms.size() || i == j)
-      throw std::invalid_argument("topology_from_bonds: bond " + std::to_string(i) + "-" + std::to_string(j) +
-                                  " for " + std::to_string(atoms.size()) + " atoms");
+      throw std::invalid_argument("topology_from_bonds: bond " + std::to_string(i) + "-" + std::to_string(j) + " for " +
+                                  std::to_string(atoms.size()) + " atoms");
     t.bonds.push_back({std::min(i, j), std::max(i, j)});
   }
   std::sort(t.bonds.begin(), t.bonds.end());
@@ -306,8 +308,8 @@ BoundsResult restraint_bounds(std::span<const AtomInfo> atoms, std::span<const d
       return m;
     };
     const double u_restraint = r.upper + r.correction;
-    const double u_pair = group ? u_restraint * std::pow(static_cast<double>(npairs), 1.0 / 6.0) + spread(sa) + spread(sb)
-                                : u_restraint;
+    const double u_pair =
+        group ? u_restraint * std::pow(static_cast<double>(npairs), 1.0 / 6.0) + spread(sa) + spread(sb) : u_restraint;
     if (group) b.grouped.push_back(r.id);
     bool any = false, conflict = false;
     for (auto ia : sa)

@@ -1,9 +1,9 @@
 // Metric matrix and embedding (see gemflow/distgeom/embedding.hpp).
 #include "gemflow/distgeom/embedding.hpp"
 
-#include <Eigen/Dense>
 #include <Spectra/MatOp/DenseSymMatProd.h>
 #include <Spectra/SymEigsSolver.h>
+#include <Eigen/Dense>
 
 #include <algorithm>
 #include <cmath>
@@ -124,7 +124,8 @@ EmbedResult embed(std::span<const double> g, std::size_t n, std::size_t dim, Emb
       vectors = es.eigenvectors().rowwise().reverse().leftCols(nev);
     } else {
       Spectra::DenseSymMatProd<double> op(m);
-      const Eigen::Index ncv = std::min<Eigen::Index>(static_cast<Eigen::Index>(n), std::max<Eigen::Index>(4 * nev, 20));
+      const Eigen::Index ncv =
+          std::min<Eigen::Index>(static_cast<Eigen::Index>(n), std::max<Eigen::Index>(4 * nev, 20));
       Spectra::SymEigsSolver<Spectra::DenseSymMatProd<double>> solver(op, nev, ncv);
       solver.init();
       solver.compute(Spectra::SortRule::LargestAlge, 2000, 1e-12);
@@ -140,8 +141,9 @@ EmbedResult embed(std::span<const double> g, std::size_t n, std::size_t dim, Emb
     for (std::size_t k = 0; k < dim; ++k)
       if (!(values(static_cast<Eigen::Index>(k)) > 0.0)) {
         std::ostringstream msg;
-        msg << "embed (eigen): eigenvalue " << k + 1 << " of the metric matrix is " << values(static_cast<Eigen::Index>(k))
-            << " Å² (not positive): the distances do not span " << dim << " dimensions";
+        msg << "embed (eigen): eigenvalue " << k + 1 << " of the metric matrix is "
+            << values(static_cast<Eigen::Index>(k)) << " Å² (not positive): the distances do not span " << dim
+            << " dimensions";
         throw std::runtime_error(msg.str());
       }
     for (std::size_t k = 0; k < dim; ++k) {
@@ -169,7 +171,8 @@ std::vector<unsigned char> tight_atoms(std::span<const double> lower, std::span<
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return score[a] < score[b]; });
-  const auto keep = std::min(n, std::max<std::size_t>(5, static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(n)))));
+  const auto keep =
+      std::min(n, std::max<std::size_t>(5, static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(n)))));
   std::fill(flag.begin(), flag.end(), 0);
   for (std::size_t k = 0; k < keep; ++k) flag[order[k]] = 1;
   return flag;

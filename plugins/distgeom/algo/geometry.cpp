@@ -42,8 +42,8 @@ void apply(const Superposition& s, std::span<double> p) {
   for (std::size_t i = 0; i + 2 < p.size(); i += 3) {
     const double x[3] = {p[i] - s.centre_mobile[0], p[i + 1] - s.centre_mobile[1], p[i + 2] - s.centre_mobile[2]};
     for (std::size_t k = 0; k < 3; ++k)
-      p[i + k] = s.rotation[3 * k] * x[0] + s.rotation[3 * k + 1] * x[1] + s.rotation[3 * k + 2] * x[2] +
-                 s.centre_target[k];
+      p[i + k] =
+          s.rotation[3 * k] * x[0] + s.rotation[3 * k + 1] * x[1] + s.rotation[3 * k + 2] * x[2] + s.centre_target[k];
   }
 }
 

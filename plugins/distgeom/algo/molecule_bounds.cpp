@@ -33,7 +33,8 @@ MoleculeBounds molecule_bounds(std::span<const std::string> elements, std::span<
   b.lower.assign(n * n, 0.0);
   b.upper.assign(n * n, 0.0);
   auto dist = [&](std::size_t i, std::size_t j) {
-    const double dx = xyz[3 * i] - xyz[3 * j], dy = xyz[3 * i + 1] - xyz[3 * j + 1], dz = xyz[3 * i + 2] - xyz[3 * j + 2];
+    const double dx = xyz[3 * i] - xyz[3 * j], dy = xyz[3 * i + 1] - xyz[3 * j + 1],
+                 dz = xyz[3 * i + 2] - xyz[3 * j + 2];
     return std::sqrt(dx * dx + dy * dy + dz * dz);
   };
   // Other pairs first; 1-3 and 1-2 overwrite.

@@ -21,7 +21,7 @@ struct Pair {
 
 struct Problem {
   std::size_t n = 0, dim = 3;
-  std::vector<Pair> fixed;  // explicit pairs
+  std::vector<Pair> fixed;    // explicit pairs
   std::vector<Pair> dynamic;  // rebuilt
   std::span<const ChiralTerm> chirals;
   std::vector<AmbiguousTerm> ambiguous;
@@ -89,7 +89,8 @@ struct Problem {
       double sum = 0;
       for (auto [i, j] : a.pairs) {
         double s = 0;
-        for (std::size_t k = 0; k < dim; ++k) s += (x[i * dim + k] - x[j * dim + k]) * (x[i * dim + k] - x[j * dim + k]);
+        for (std::size_t k = 0; k < dim; ++k)
+          s += (x[i * dim + k] - x[j * dim + k]) * (x[i * dim + k] - x[j * dim + k]);
         sum += 1.0 / (s * s * s);
       }
       const double deff2 = std::pow(sum, -1.0 / 3.0);
@@ -130,14 +131,15 @@ struct Cancel {
   std::size_t iterations = 0;
 };
 
-lbfgsfloatval_t evaluate_cb(void* inst, const lbfgsfloatval_t* x, lbfgsfloatval_t* g, const int, const lbfgsfloatval_t) {
+lbfgsfloatval_t evaluate_cb(void* inst, const lbfgsfloatval_t* x, lbfgsfloatval_t* g, const int,
+                            const lbfgsfloatval_t) {
   auto* p = static_cast<Cancel*>(inst)->problem;
   ++p->evaluations;
   return p->evaluate(x, g);
 }
 
-int progress_cb(void* inst, const lbfgsfloatval_t*, const lbfgsfloatval_t*, const lbfgsfloatval_t, const lbfgsfloatval_t,
-                const lbfgsfloatval_t, const lbfgsfloatval_t, int, int k, int) {
+int progress_cb(void* inst, const lbfgsfloatval_t*, const lbfgsfloatval_t*, const lbfgsfloatval_t,
+                const lbfgsfloatval_t, const lbfgsfloatval_t, const lbfgsfloatval_t, int, int k, int) {
   auto* c = static_cast<Cancel*>(inst);
   c->iterations = static_cast<std::size_t>(k);
   if (c->progress && *c->progress && k % 10 == 0 && !(*c->progress)(c->fraction, "")) {
@@ -252,7 +254,8 @@ RefineResult refine(std::span<const double> coords, std::size_t n, std::size_t d
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = i + 1; j < n; ++j) {
       double s = 0;
-      for (std::size_t k = 0; k < 3; ++k) s += (res.coords[i * 3 + k] - res.coords[j * 3 + k]) * (res.coords[i * 3 + k] - res.coords[j * 3 + k]);
+      for (std::size_t k = 0; k < 3; ++k)
+        s += (res.coords[i * 3 + k] - res.coords[j * 3 + k]) * (res.coords[i * 3 + k] - res.coords[j * 3 + k]);
       const double d = std::sqrt(s);
       const double vu = d - upper[i * n + j], vl = lower[i * n + j] - d;
       if (vu > 0.5) ++res.upper_violations;
@@ -261,14 +264,16 @@ RefineResult refine(std::span<const double> coords, std::size_t n, std::size_t d
     }
   for (const auto& c : chirals) {
     if (std::abs(c.volume) < 0.5) continue;
-    const double v = chiral_volume(&res.coords[c.centre * 3], &res.coords[c.a * 3], &res.coords[c.b * 3], &res.coords[c.c * 3]);
+    const double v =
+        chiral_volume(&res.coords[c.centre * 3], &res.coords[c.a * 3], &res.coords[c.b * 3], &res.coords[c.c * 3]);
     if ((v > 0) != (c.volume > 0)) ++res.chiral_wrong;
   }
   return res;
 }
 
-double dg_error(std::span<const double> coords, std::size_t n, std::span<const double> lower, std::span<const double> upper,
-                std::span<const ChiralTerm> chirals, std::span<const AmbiguousTerm> ambiguous, const RefineOptions& o) {
+double dg_error(std::span<const double> coords, std::size_t n, std::span<const double> lower,
+                std::span<const double> upper, std::span<const ChiralTerm> chirals,
+                std::span<const AmbiguousTerm> ambiguous, const RefineOptions& o) {
   if (coords.size() != n * 3 || lower.size() != n * n || upper.size() != n * n)
     throw std::invalid_argument("dg_error: sizes do not match n");
   Problem pb;

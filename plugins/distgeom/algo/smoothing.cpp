@@ -23,9 +23,7 @@ std::string num(double v) {
   return buf;
 }
 
-std::string pair_text(std::size_t i, std::size_t j) {
-  return "(" + std::to_string(i) + ", " + std::to_string(j) + ")";
-}
+std::string pair_text(std::size_t i, std::size_t j) { return "(" + std::to_string(i) + ", " + std::to_string(j) + ")"; }
 
 template <class T>
 std::optional<BoundsDefect> check_impl(std::span<const T> lower, std::span<const T> upper, std::size_t n,
@@ -64,7 +62,8 @@ std::optional<BoundsDefect> check_impl(std::span<const T> lower, std::span<const
         for (std::size_t j = j0; j < std::min(n, j0 + B); ++j) {
           const T l = lower[i * n + j], u = upper[i * n + j];
           bad_pair |= (l != lower[j * n + i]) | (u != upper[j * n + i]) |
-                      (static_cast<double>(l) > static_cast<double>(u) + tolerance) | ((i == j) & ((l != 0) | (u != 0)));
+                      (static_cast<double>(l) > static_cast<double>(u) + tolerance) |
+                      ((i == j) & ((l != 0) | (u != 0)));
         }
   if (!bad_value && !bad_pair) return std::nullopt;
   // Values first, so that a NaN is reported as such and not as an asymmetry.
@@ -122,14 +121,14 @@ std::vector<std::size_t> chain(const std::vector<std::size_t>& pred, std::size_t
 }
 
 template <class T>
-InconsistencyPath explain_impl(std::span<const T> lower_in, std::span<const T> upper_in, std::size_t n,
-                               std::size_t i, std::size_t j) {
+InconsistencyPath explain_impl(std::span<const T> lower_in, std::span<const T> upper_in, std::size_t n, std::size_t i,
+                               std::size_t j) {
   if (lower_in.size() != n * n || upper_in.size() != n * n)
     throw std::invalid_argument("explain_inconsistency: lower/upper must have n*n = " + std::to_string(n * n) +
                                 " elements");
   if (i >= n || j >= n)
-    throw std::invalid_argument("explain_inconsistency: pair " + pair_text(i, j) + " out of range for n = " +
-                                std::to_string(n));
+    throw std::invalid_argument("explain_inconsistency: pair " + pair_text(i, j) +
+                                " out of range for n = " + std::to_string(n));
   const std::vector<double> L(lower_in.begin(), lower_in.end()), U(upper_in.begin(), upper_in.end());
   std::vector<double> di, dj;
   std::vector<std::size_t> pi, pj;
@@ -199,7 +198,7 @@ SmoothingReport reference_impl(std::span<T> lower, std::span<T> upper, std::size
       const double uik = Ui[k];
       const double lik = std::max(Li[k], lkk - uik);  // D(i, k') after pivot k
       for (std::size_t j = 0; j < n; ++j) {
-        Ui[j] = std::min(Ui[j], uik + rowU[j]);                              // i → k → j
+        Ui[j] = std::min(Ui[j], uik + rowU[j]);                           // i → k → j
         Li[j] = std::max(Li[j], std::max(rowL[j] - uik, lik - rowU[j]));  // i→k→j', i→k'→j'
       }
     }
@@ -222,29 +221,24 @@ std::string BoundsDefect::message() const {
     case K::Size:
       return "bounds: lower has " + std::to_string(i) + " and upper " + std::to_string(j) +
              " elements, expected n*n with n = " + num(lower_ji);
-    case K::NotANumber:
-      return p + ": NaN (lower " + num(lower) + " Å, upper " + num(upper) + " Å)";
-    case K::Negative:
-      return p + ": negative bound (lower " + num(lower) + " Å, upper " + num(upper) + " Å)";
-    case K::InfiniteLower:
-      return p + ": infinite lower bound (upper " + num(upper) + " Å)";
-    case K::NonzeroDiagonal:
-      return p + ": diagonal must be 0 (lower " + num(lower) + " Å, upper " + num(upper) + " Å)";
+    case K::NotANumber: return p + ": NaN (lower " + num(lower) + " Å, upper " + num(upper) + " Å)";
+    case K::Negative: return p + ": negative bound (lower " + num(lower) + " Å, upper " + num(upper) + " Å)";
+    case K::InfiniteLower: return p + ": infinite lower bound (upper " + num(upper) + " Å)";
+    case K::NonzeroDiagonal: return p + ": diagonal must be 0 (lower " + num(lower) + " Å, upper " + num(upper) + " Å)";
     case K::NotSymmetric:
-      return p + ": not symmetric: lower " + num(lower) + " / " + num(lower_ji) + " Å, upper " + num(upper) +
-             " / " + num(upper_ji) + " Å at " + pair_text(i, j) + " / " + pair_text(j, i);
-    case K::LowerAboveUpper:
-      return p + ": lower bound " + num(lower) + " Å > upper bound " + num(upper) + " Å";
+      return p + ": not symmetric: lower " + num(lower) + " / " + num(lower_ji) + " Å, upper " + num(upper) + " / " +
+             num(upper_ji) + " Å at " + pair_text(i, j) + " / " + pair_text(j, i);
+    case K::LowerAboveUpper: return p + ": lower bound " + num(lower) + " Å > upper bound " + num(upper) + " Å";
   }
   return p + ": invalid";
 }
 
-std::optional<BoundsDefect> check_bounds(std::span<const double> lower, std::span<const double> upper,
-                                         std::size_t n, double tolerance) {
+std::optional<BoundsDefect> check_bounds(std::span<const double> lower, std::span<const double> upper, std::size_t n,
+                                         double tolerance) {
   return check_impl(lower, upper, n, tolerance);
 }
-std::optional<BoundsDefect> check_bounds(std::span<const float> lower, std::span<const float> upper,
-                                         std::size_t n, double tolerance) {
+std::optional<BoundsDefect> check_bounds(std::span<const float> lower, std::span<const float> upper, std::size_t n,
+                                         double tolerance) {
   return check_impl(lower, upper, n, tolerance);
 }
 
@@ -252,8 +246,8 @@ InconsistencyPath explain_inconsistency(std::span<const double> lower_in, std::s
                                         std::size_t n, std::size_t i, std::size_t j) {
   return explain_impl(lower_in, upper_in, n, i, j);
 }
-InconsistencyPath explain_inconsistency(std::span<const float> lower_in, std::span<const float> upper_in,
-                                        std::size_t n, std::size_t i, std::size_t j) {
+InconsistencyPath explain_inconsistency(std::span<const float> lower_in, std::span<const float> upper_in, std::size_t n,
+                                        std::size_t i, std::size_t j) {
   return explain_impl(lower_in, upper_in, n, i, j);
 }
 

@@ -60,8 +60,8 @@ constexpr std::size_t kMaxTile = 1024;
 /// hoisted before the row loop or element-aligned with the write, and any value changed
 /// during the step is still a real path length, so in-place order is safe.
 template <class T, std::size_t VB>
-GF_ALWAYS_INLINE void tile_inplace(std::size_t t, T* cu, T* cl, const T* au, const T* al, const T* bu,
-                                   const T* bl, const T* dl) {
+GF_ALWAYS_INLINE void tile_inplace(std::size_t t, T* cu, T* cl, const T* au, const T* al, const T* bu, const T* bl,
+                                   const T* dl) {
   typedef T V __attribute__((vector_size(VB)));
   constexpr std::size_t W = VB / sizeof(T);
   for (std::size_t kk = 0; kk < t; ++kk) {
@@ -199,8 +199,8 @@ template <class T>
 class AlignedBuffer {
  public:
   explicit AlignedBuffer(std::size_t count)
-      : p_(static_cast<T*>(::operator new(count * sizeof(T), std::align_val_t{64}))) {}
-  ~AlignedBuffer() { ::operator delete(p_, std::align_val_t{64}); }
+      : p_(static_cast<T*>(::operator new (count * sizeof(T), std::align_val_t{64}))) {}
+  ~AlignedBuffer() { ::operator delete (p_, std::align_val_t{64}); }
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
   T* get() const { return p_; }
@@ -258,9 +258,9 @@ SmoothingReport blocked_impl(std::span<T> lower, std::span<T> upper, std::size_t
 
   // The state stays symmetric (D(i, j') = D(j, i'): reverse a path and swap the copies), so
   // only tiles (I, J) with I ≤ J are computed; (J, I) is their transpose.
-  const std::size_t m = nb - 1;                // blocks other than K
-  const std::size_t n2 = m;                    // phase-2 tiles per block: (K, J)
-  const std::size_t n3 = m * (m + 1) / 2;      // phase-3 tiles per block: (I, J), I ≤ J
+  const std::size_t m = nb - 1;                                  // blocks other than K
+  const std::size_t n2 = m;                                      // phase-2 tiles per block: (K, J)
+  const std::size_t n3 = m * (m + 1) / 2;                        // phase-3 tiles per block: (I, J), I ≤ J
   std::vector<std::pair<std::size_t, std::size_t>> upper_pairs;  // (p, q), p ≤ q < m
   upper_pairs.reserve(n3);
   for (std::size_t p = 0; p < m; ++p)

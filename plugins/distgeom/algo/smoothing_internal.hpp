@@ -10,8 +10,7 @@ namespace gemflow::distgeom::detail {
 
 /// Throws std::invalid_argument with BoundsDefect::message() when the input is invalid.
 template <class T>
-void require_valid_bounds(std::span<const T> lower, std::span<const T> upper, std::size_t n,
-                          double tolerance) {
+void require_valid_bounds(std::span<const T> lower, std::span<const T> upper, std::size_t n, double tolerance) {
   if (!(tolerance >= 0)) throw std::invalid_argument("smoothing: tolerance must be >= 0 Å");
   if (auto d = check_bounds(lower, upper, n, tolerance)) throw std::invalid_argument(d->message());
 }
@@ -21,8 +20,8 @@ void require_valid_bounds(std::span<const T> lower, std::span<const T> upper, st
 /// after rounding to T: what the caller will receive). The first inconsistent pair is
 /// explained from the input.
 template <class T, class GetRow>
-SmoothingReport finish_report(std::span<const T> lower_in, std::span<const T> upper_in, std::size_t n,
-                              double tolerance, GetRow get_row) {
+SmoothingReport finish_report(std::span<const T> lower_in, std::span<const T> upper_in, std::size_t n, double tolerance,
+                              GetRow get_row) {
   SmoothingReport r;
   for (std::size_t i = 0; i < n; ++i) {
     const auto [lrow, urow] = get_row(i);

@@ -30,9 +30,9 @@ struct Outcome {
   RefineResult refined;
 };
 
-Outcome one_trial(const TrialProblem& p, const TrialOptions& o, std::uint64_t seed, std::span<const unsigned char> pivots,
-                  const TrialEmbedder& embedder, const std::atomic<bool>& stop, std::atomic<double>& fraction,
-                  double max_upper) {
+Outcome one_trial(const TrialProblem& p, const TrialOptions& o, std::uint64_t seed,
+                  std::span<const unsigned char> pivots, const TrialEmbedder& embedder, const std::atomic<bool>& stop,
+                  std::atomic<double>& fraction, double max_upper) {
   const std::size_t n = p.n;
   MetrizeOptions mo = o.metrize;
   mo.seed = seed;
@@ -61,11 +61,11 @@ Outcome one_trial(const TrialProblem& p, const TrialOptions& o, std::uint64_t se
     auto start = e.coords;
     if (h == 1)
       for (std::size_t k = 0; k < start.size(); k += o.dim) start[k] = -start[k];
-    auto r = refine(start, n, o.dim, p.lower, p.upper, p.chirals, p.ambiguous, o.refine,
-                    [&](double f, const std::string&) {
-                      fraction.store(0.2 + 0.8 * (h + f) / hands, std::memory_order_relaxed);
-                      return !stop.load(std::memory_order_relaxed);
-                    });
+    auto r =
+        refine(start, n, o.dim, p.lower, p.upper, p.chirals, p.ambiguous, o.refine, [&](double f, const std::string&) {
+          fraction.store(0.2 + 0.8 * (h + f) / hands, std::memory_order_relaxed);
+          return !stop.load(std::memory_order_relaxed);
+        });
     // Same rule as distgeom.refine's mirror trial: the mirror replaces only on a strictly lower error.
     if (!have || r.error < out.refined.error) {
       if (have) other = out.refined.error;
@@ -116,10 +116,9 @@ TrialsResult run_trials(const TrialProblem& p, const TrialOptions& o, const std:
     throw std::invalid_argument("run_trials: bounds are not " + std::to_string(n) + "×" + std::to_string(n));
   if (o.metrize.method == MetrizeMethod::Partial && !p.resmooth)
     throw std::invalid_argument("run_trials: partial metrization needs a smoother");
-  const std::vector<unsigned char> pivots =
-      o.method == EmbedMethod::Cholesky && o.pivot_fraction < 1.0
-          ? tight_atoms(p.smoothed_lower, p.smoothed_upper, n, o.pivot_fraction)
-          : std::vector<unsigned char>{};
+  const std::vector<unsigned char> pivots = o.method == EmbedMethod::Cholesky && o.pivot_fraction < 1.0
+                                                ? tight_atoms(p.smoothed_lower, p.smoothed_upper, n, o.pivot_fraction)
+                                                : std::vector<unsigned char>{};
 
   double max_upper = 0.0;  // the largest finite upper bound: the divergence test of one_trial
   for (double u : p.upper)
@@ -146,12 +145,12 @@ TrialsResult run_trials(const TrialProblem& p, const TrialOptions& o, const std:
       try {
         if (!made && p.make_embedder) embedder = p.make_embedder();
         made = true;
-        outcomes[t] = one_trial(p, o, trial_seed(o.seed, o.first_trial + t), pivots, embedder, stop, fractions[t],
-                                max_upper);
+        outcomes[t] =
+            one_trial(p, o, trial_seed(o.seed, o.first_trial + t), pivots, embedder, stop, fractions[t], max_upper);
       } catch (const Cancelled&) {
         break;
       } catch (...) {
-        if (stop.load()) break;  // a cancelled refine/metrize throws runtime_error("cancelled")
+        if (stop.load()) break;                // a cancelled refine/metrize throws runtime_error("cancelled")
         errors[t] = std::current_exception();  // this trial is dropped; the others go on
         fractions[t].store(1.0, std::memory_order_relaxed);
       }
@@ -196,8 +195,8 @@ TrialsResult run_trials(const TrialProblem& p, const TrialOptions& o, const std:
       const double nan = std::numeric_limits<double>::quiet_NaN();
       sum.error = sum.error_other_hand = sum.max_violation = nan;
       if (first_failure.empty())
-        first_failure = "trial " + std::to_string(o.first_trial + t) + " (seed " + std::to_string(seed) + "): " +
-                        sum.failure;
+        first_failure =
+            "trial " + std::to_string(o.first_trial + t) + " (seed " + std::to_string(seed) + "): " + sum.failure;
     } else {
       if (!outcomes[t]) throw std::logic_error("run_trials: trial " + std::to_string(t) + " did not run");
       sum = outcomes[t]->summary;

@@ -104,8 +104,7 @@ ViolationResult restraint_violations(std::span<const AtomInfo> atoms, std::span<
           const std::size_t before = side->size();
           for (std::size_t m = 0; m < before; ++m) {
             const std::size_t i = (*side)[m];
-            if (i < n && ring_partner[i] < n &&
-                std::find(side->begin(), side->end(), ring_partner[i]) == side->end()) {
+            if (i < n && ring_partner[i] < n && std::find(side->begin(), side->end(), ring_partner[i]) == side->end()) {
               side->push_back(ring_partner[i]);
               ++res.ring_expanded;
             }
@@ -140,7 +139,8 @@ ViolationResult restraint_violations(std::span<const AtomInfo> atoms, std::span<
         for (auto ib : sb) {
           if (ia == ib) continue;
           const std::size_t p = perm[ia], q = perm[ib];
-          const double dx = xyz[3 * p] - xyz[3 * q], dy = xyz[3 * p + 1] - xyz[3 * q + 1], dz = xyz[3 * p + 2] - xyz[3 * q + 2];
+          const double dx = xyz[3 * p] - xyz[3 * q], dy = xyz[3 * p + 1] - xyz[3 * q + 1],
+                       dz = xyz[3 * p + 2] - xyz[3 * q + 2];
           const double s = dx * dx + dy * dy + dz * dz;
           sum += 1.0 / (s * s * s);
         }
@@ -173,7 +173,8 @@ ViolationResult restraint_violations(std::span<const AtomInfo> atoms, std::span<
   }
   std::vector<char> swapped(groups.size(), 0);
   auto toggle = [&](std::size_t g) {
-    for (std::size_t m = 0; m < groups[g].atoms.size(); ++m) std::swap(perm[groups[g].atoms[m]], perm[groups[g].partners[m]]);
+    for (std::size_t m = 0; m < groups[g].atoms.size(); ++m)
+      std::swap(perm[groups[g].atoms[m]], perm[groups[g].partners[m]]);
     swapped[g] ^= 1;
   };
   auto cost = [&](std::size_t g) {

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) {
       sizes.clear();
-      for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ",")) sizes.push_back(std::strtoul(p, nullptr, 10));
+      for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ","))
+        sizes.push_back(std::strtoul(p, nullptr, 10));
     } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else {

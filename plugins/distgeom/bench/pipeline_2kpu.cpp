@@ -72,16 +72,21 @@ int main(int argc, char** argv) {
   std::set<int> ordered;
   for (auto [r, c] : longrange)
     if (c >= 3) ordered.insert(r);
-  std::printf("read: %zu atoms, %zu restraints, ordered residues %zu (%.2fs)\n", na, rs.size(), ordered.size(), secs(t0));
+  std::printf("read: %zu atoms, %zu restraints, ordered residues %zu (%.2fs)\n", na, rs.size(), ordered.size(),
+              secs(t0));
 
   BoundsOptions bo;
-  bo.hydrogens = hpol == "none" ? HydrogenPolicy::None : hpol == "restrained" ? HydrogenPolicy::Restrained : HydrogenPolicy::All;
+  bo.hydrogens = hpol == "none"         ? HydrogenPolicy::None
+                 : hpol == "restrained" ? HydrogenPolicy::Restrained
+                                        : HydrogenPolicy::All;
   t0 = clk::now();
   auto b = restraint_bounds(info, xyz, rs, bo);
   const std::size_t n = b.n;
-  std::printf("bounds: n=%zu covalent pairs %zu, used %zu skipped %zu, conflicts %zu, diameter %.1f, planes %zu centres %zu (%.2fs)\n",
-              n, b.covalent_pairs, b.restraints_used, b.skipped.size(), b.covalent_conflicts.size(), b.diameter,
-              b.topology.planes.size(), b.topology.centres.size(), secs(t0));
+  std::printf(
+      "bounds: n=%zu covalent pairs %zu, used %zu skipped %zu, conflicts %zu, diameter %.1f, planes %zu centres %zu "
+      "(%.2fs)\n",
+      n, b.covalent_pairs, b.restraints_used, b.skipped.size(), b.covalent_conflicts.size(), b.diameter,
+      b.topology.planes.size(), b.topology.centres.size(), secs(t0));
   // Model 1 against the bounds.
   std::vector<double> x1;
   for (auto i : b.atoms) x1.insert(x1.end(), {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]});
@@ -101,17 +106,19 @@ int main(int argc, char** argv) {
         if (d > u + 0.5) ++uv5;
         if (d - u > worstu) {
           worstu = d - u;
-          wu = atoms[b.atoms[i]].name + std::to_string(atoms[b.atoms[i]].residue_number) + "-" + atoms[b.atoms[j]].name +
-               std::to_string(atoms[b.atoms[j]].residue_number) + " d=" + std::to_string(d) + " U=" + std::to_string(u) + " r=" + std::to_string(b.restraint[i*n+j]);
+          wu = atoms[b.atoms[i]].name + std::to_string(atoms[b.atoms[i]].residue_number) + "-" +
+               atoms[b.atoms[j]].name + std::to_string(atoms[b.atoms[j]].residue_number) + " d=" + std::to_string(d) +
+               " U=" + std::to_string(u) + " r=" + std::to_string(b.restraint[i * n + j]);
         }
         if (l - d > worst) {
           worst = l - d;
-          wl = atoms[b.atoms[i]].name + std::to_string(atoms[b.atoms[i]].residue_number) + "-" + atoms[b.atoms[j]].name +
-               std::to_string(atoms[b.atoms[j]].residue_number) + " d=" + std::to_string(d) + " L=" + std::to_string(l);
+          wl = atoms[b.atoms[i]].name + std::to_string(atoms[b.atoms[i]].residue_number) + "-" +
+               atoms[b.atoms[j]].name + std::to_string(atoms[b.atoms[j]].residue_number) + " d=" + std::to_string(d) +
+               " L=" + std::to_string(l);
         }
       }
-    std::printf("model 1 vs bounds: lower viol %zu (>0.5: %zu), upper viol %zu (>0.5: %zu); worst lower %s upper %s\n", lv, lv5, uv,
-                uv5, wl.c_str(), wu.c_str());
+    std::printf("model 1 vs bounds: lower viol %zu (>0.5: %zu), upper viol %zu (>0.5: %zu); worst lower %s upper %s\n",
+                lv, lv5, uv, uv5, wl.c_str(), wu.c_str());
   }
   auto lo = b.lower, up = b.upper;
   t0 = clk::now();
@@ -137,13 +144,17 @@ int main(int argc, char** argv) {
   metric_matrix(d, n, g);
   if (std::getenv("DIAG")) {
     // Low-rank structure of G: eigen spectrum and pivoted Cholesky residuals.
-    Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> gm(g.data(), (Eigen::Index)n, (Eigen::Index)n);
+    Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> gm(
+        g.data(), (Eigen::Index)n, (Eigen::Index)n);
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Eigen::MatrixXd(gm), Eigen::EigenvaluesOnly);
     Eigen::VectorXd ev = es.eigenvalues().reverse();
     double tot = ev.squaredNorm(), top3 = ev.head(3).squaredNorm(), neg = 0;
-    for (Eigen::Index k = 0; k < ev.size(); ++k) if (ev(k) < 0) neg += -ev(k);
-    std::printf("G spectrum: %.0f %.0f %.0f | %.0f %.0f %.0f ... min %.0f; rank-3 rel.err %.3f; negative trace %.0f of trace %.0f\n",
-                ev(0), ev(1), ev(2), ev(3), ev(4), ev(5), ev(ev.size() - 1), std::sqrt((tot - top3) / tot), neg, ev.sum());
+    for (Eigen::Index k = 0; k < ev.size(); ++k)
+      if (ev(k) < 0) neg += -ev(k);
+    std::printf(
+        "G spectrum: %.0f %.0f %.0f | %.0f %.0f %.0f ... min %.0f; rank-3 rel.err %.3f; negative trace %.0f of trace "
+        "%.0f\n",
+        ev(0), ev(1), ev(2), ev(3), ev(4), ev(5), ev(ev.size() - 1), std::sqrt((tot - top3) / tot), neg, ev.sum());
     for (std::size_t k : {3u, 4u, 6u, 10u}) {
       std::vector<double> a(g);
       auto f = linalg::pivoted_cholesky(a, n, k, 0.0);
@@ -155,8 +166,11 @@ int main(int argc, char** argv) {
           const double r = g[f.permutation[i] * n + f.permutation[j]] - s2;
           err += r * r;
         }
-      std::printf("  cholesky k=%zu rank %zu next %.0f rel.err %.3f pivots:", k, f.rank, f.next_pivot, std::sqrt(err / tot));
-      for (std::size_t c = 0; c < f.rank; ++c) std::printf(" %s%d", atoms[b.atoms[f.permutation[c]]].name.c_str(), atoms[b.atoms[f.permutation[c]]].residue_number);
+      std::printf("  cholesky k=%zu rank %zu next %.0f rel.err %.3f pivots:", k, f.rank, f.next_pivot,
+                  std::sqrt(err / tot));
+      for (std::size_t c = 0; c < f.rank; ++c)
+        std::printf(" %s%d", atoms[b.atoms[f.permutation[c]]].name.c_str(),
+                    atoms[b.atoms[f.permutation[c]]].residue_number);
       std::printf("\n");
     }
   }
@@ -194,15 +208,18 @@ int main(int argc, char** argv) {
     }
     const std::size_t k = piv.size();
     Eigen::MatrixXd lm(n, k);
-    for (std::size_t i = 0; i < n; ++i) for (std::size_t c = 0; c < k; ++c) lm(i, c) = L[i * K + c];
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t c = 0; c < k; ++c) lm(i, c) = L[i * K + c];
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(lm.transpose() * lm);
     Eigen::MatrixXd x = lm * es.eigenvectors().rowwise().reverse().leftCols(dim);
-    for (std::size_t i = 0; i < n; ++i) for (std::size_t c = 0; c < dim; ++c) e.coords[i * dim + c] = x(i, c);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t c = 0; c < dim; ++c) e.coords[i * dim + c] = x(i, c);
     std::printf("restricted pivots (gap <= %.1f, %zu columns):", thr, k);
     for (auto q : piv) std::printf(" %s%d", atoms[b.atoms[q]].name.c_str(), atoms[b.atoms[q]].residue_number);
     std::printf("\n");
   }
-  std::printf("embed: spectrum %.1f %.1f %.1f next %.1f (%.2fs)\n", e.spectrum[0], e.spectrum[1], e.spectrum[2], e.next, secs(t0));
+  std::printf("embed: spectrum %.1f %.1f %.1f next %.1f (%.2fs)\n", e.spectrum[0], e.spectrum[1], e.spectrum[2], e.next,
+              secs(t0));
   // Chirality from CA centres.
   std::vector<ChiralCheck> checks;
   std::vector<ChiralTerm> chir;
@@ -211,7 +228,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < n; ++i) {
     const auto& a = atoms[b.atoms[i]];
     if (a.name != "CA") continue;
-    auto fN = idx.find({a.residue_number, "N"}), fC = idx.find({a.residue_number, "C"}), fB = idx.find({a.residue_number, "CB"});
+    auto fN = idx.find({a.residue_number, "N"}), fC = idx.find({a.residue_number, "C"}),
+         fB = idx.find({a.residue_number, "CB"});
     if (fN == idx.end() || fC == idx.end() || fB == idx.end()) continue;
     const double v = chiral_volume(&x1[3 * i], &x1[3 * fN->second], &x1[3 * fC->second], &x1[3 * fB->second]);
     checks.push_back({i, fN->second, fC->second, fB->second, v > 0 ? 1 : -1});
@@ -251,8 +269,8 @@ int main(int argc, char** argv) {
     std::printf("mirror trial: E=%.3f vs %.3f\n", rm.error, rr.error);
     if (rm.error < rr.error) rr = rm;
   }
-  std::printf("refine: E=%.3f it=%zu upper>0.5 %zu lower>0.5 %zu max %.2f chiral wrong %zu (%.2fs)\n", rr.error, rr.iterations,
-              rr.upper_violations, rr.lower_violations, rr.max_violation, rr.chiral_wrong, secs(t0));
+  std::printf("refine: E=%.3f it=%zu upper>0.5 %zu lower>0.5 %zu max %.2f chiral wrong %zu (%.2fs)\n", rr.error,
+              rr.iterations, rr.upper_violations, rr.lower_violations, rr.max_violation, rr.chiral_wrong, secs(t0));
   // RMSD on the ordered backbone.
   std::vector<double> pa, pb, ha, hb;
   for (std::size_t i = 0; i < n; ++i) {
@@ -277,7 +295,10 @@ int main(int argc, char** argv) {
     for (const auto& [sa, sb] : r.alternatives)
       for (auto ia : sa)
         for (auto ib : sb) {
-          if (inv[ia] == SIZE_MAX || inv[ib] == SIZE_MAX) { okr = false; continue; }
+          if (inv[ia] == SIZE_MAX || inv[ib] == SIZE_MAX) {
+            okr = false;
+            continue;
+          }
           const std::size_t i = inv[ia], j = inv[ib];
           double q = 0, q1 = 0;
           for (int k = 0; k < 3; ++k) {
@@ -296,6 +317,7 @@ int main(int argc, char** argv) {
   for (std::size_t k = 0; k < pm.size(); k += 3) pm[k] = -pm[k];
   std::printf("mirror-reference backbone RMSD %.2f\n", superposed_rmsd(pa, pm));
   std::printf("RESULT seed %llu: backbone RMSD %.2f (%zu atoms) heavy %.2f, violations>0.5 %zu/%zu (model1: %zu)\n",
-              (unsigned long long)seed, superposed_rmsd(pa, pb), pa.size() / 3, superposed_rmsd(ha, hb), viol, used, viol_model);
+              (unsigned long long)seed, superposed_rmsd(pa, pb), pa.size() / 3, superposed_rmsd(ha, hb), viol, used,
+              viol_model);
   return 0;
 }

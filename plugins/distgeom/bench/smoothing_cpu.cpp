@@ -114,8 +114,8 @@ Run run_reference(const Bounds& b) {
 // ---- .npy (version 1.0, little-endian float64, C order) ------------------------------------
 
 void write_npy(const fs::path& p, const std::vector<double>& a, std::size_t n) {
-  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + std::to_string(n) + ", " +
-                       std::to_string(n) + "), }";
+  std::string header =
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (" + std::to_string(n) + ", " + std::to_string(n) + "), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
   std::ofstream f(p, std::ios::binary);
@@ -133,7 +133,8 @@ std::vector<double> read_npy(const fs::path& p, std::size_t n) {
   char magic[10];
   if (!f.read(magic, 10) || std::memcmp(magic, "\x93NUMPY", 6) != 0 || magic[6] != 1)
     throw std::runtime_error(p.string() + ": not a version-1 .npy file");
-  const std::size_t hl = static_cast<unsigned char>(magic[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(magic[9])) << 8);
+  const std::size_t hl =
+      static_cast<unsigned char>(magic[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(magic[9])) << 8);
   std::string header(hl, '\0');
   f.read(header.data(), static_cast<std::streamsize>(hl));
   const std::string shape = "(" + std::to_string(n) + ", " + std::to_string(n) + ")";
@@ -262,16 +263,17 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  std::printf("CPU triangle smoothing: distgeom_bench_smoothing_cpu, %u hardware threads, SIMD kernels %s, "
-              "tile %zu, blocked on %u threads\n",
-              std::thread::hardware_concurrency(), gd::smoothing_simd_target(), tile, threads);
+  std::printf(
+      "CPU triangle smoothing: distgeom_bench_smoothing_cpu, %u hardware threads, SIMD kernels %s, "
+      "tile %zu, blocked on %u threads\n",
+      std::thread::hardware_concurrency(), gd::smoothing_simd_target(), tile, threads);
   const char* sep = markdown ? " | " : "  ";
   std::string rdkit_version;
   std::vector<std::string> rows;
   rows.push_back(std::string(markdown ? "| " : "") + "n" + sep + "reference s" + sep + "blocked 1 thr s" + sep +
-                 "blocked s" + sep + "blocked fp32 s" + sep + "RDKit s" + sep + "ref/blocked" + sep +
-                 "RDKit/blocked" + sep + "RDKit/blocked fp32" + sep + "entries != RDKit (>1e-9)" + sep +
-                 "max abs diff vs RDKit, Å" + (markdown ? " |" : ""));
+                 "blocked s" + sep + "blocked fp32 s" + sep + "RDKit s" + sep + "ref/blocked" + sep + "RDKit/blocked" +
+                 sep + "RDKit/blocked fp32" + sep + "entries != RDKit (>1e-9)" + sep + "max abs diff vs RDKit, Å" +
+                 (markdown ? " |" : ""));
   if (markdown) rows.push_back("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (std::size_t n : sizes) {
     const Bounds b = make_bounds(n, 20240 + n);
@@ -337,9 +339,10 @@ int main(int argc, char** argv) {
       return false;
     };
     const auto r = gd::smooth_bounds(std::span<double>(l), std::span<double>(u), b.n, o);
-    std::printf("cancel at n = 2000: cancelled %s; %d callbacks, the first %.1f ms after the call (input checks "
-                "and tiled copy), then at most %.1f ms apart; returned %.1f ms after the cancelling callback\n",
-                r.cancelled ? "yes" : "NO", calls, 1e3 * first, 1e3 * max_gap, 1e3 * since(cancel_at));
+    std::printf(
+        "cancel at n = 2000: cancelled %s; %d callbacks, the first %.1f ms after the call (input checks "
+        "and tiled copy), then at most %.1f ms apart; returned %.1f ms after the cancelling callback\n",
+        r.cancelled ? "yes" : "NO", calls, 1e3 * first, 1e3 * max_gap, 1e3 * since(cancel_at));
   }
   return 0;
 }

@@ -76,8 +76,15 @@ Row bench_one(std::size_t n, double ceiling, cudaStream_t s) {
   const double sweep_ms = t.stop_ms(s) * double(n) / double(pivots);
   const double ours = median(times);
   const int block = (sizeof(T) == 4 && n >= 3072) ? 128 : 64;
-  return Row{n, sizeof(T) == 4 ? "fp32" : "fp64", block, ours, sweep_ms, pivots,
-             1.5 * double(n) * double(n) * double(n) / (ours * 1e-3), ceiling, consistent};
+  return Row{n,
+             sizeof(T) == 4 ? "fp32" : "fp64",
+             block,
+             ours,
+             sweep_ms,
+             pivots,
+             1.5 * double(n) * double(n) * double(n) / (ours * 1e-3),
+             ceiling,
+             consistent};
 }
 
 template <class T>
@@ -131,37 +138,38 @@ int bench_main(int argc, char** argv) {
   int clock_khz = 0, mem_khz = 0;
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
   cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0);
-  std::printf("device: %s, %d SMs, sm_%d%d, %.0f GiB, max SM clock %.0f MHz\n", prop.name,
-              prop.multiProcessorCount, prop.major, prop.minor,
-              double(prop.totalGlobalMem) / (1u << 30), clock_khz / 1e3);
+  std::printf("device: %s, %d SMs, sm_%d%d, %.0f GiB, max SM clock %.0f MHz\n", prop.name, prop.multiProcessorCount,
+              prop.major, prop.minor, double(prop.totalGlobalMem) / (1u << 30), clock_khz / 1e3);
   cudaStream_t s{};
   GF_CUDA_TRY(cudaStreamCreate(&s));
 
   const double ceil32 = gc::bench::add_min_ceiling(gc::Precision::fp32, s);
   const double ceil64 = gc::bench::add_min_ceiling(gc::Precision::fp64, s);
-  std::printf("add+min ceiling (register-only, x = min(x + c, y), 16 chains/thread): "
-              "fp32 %.2f T pairs/s, fp64 %.2f T pairs/s\n", ceil32 / 1e12, ceil64 / 1e12);
+  std::printf(
+      "add+min ceiling (register-only, x = min(x + c, y), 16 chains/thread): "
+      "fp32 %.2f T pairs/s, fp64 %.2f T pairs/s\n",
+      ceil32 / 1e12, ceil64 / 1e12);
 
   bench_one<float>(1024, ceil32, s);  // warm-up (module load, attributes)
   std::vector<Row> rows;
-  std::vector<std::size_t> n32 = quick ? std::vector<std::size_t>{1024, 4096}
-                                       : std::vector<std::size_t>{1024, 2048, 4096, 8192, 16384};
-  std::vector<std::size_t> n64 = quick ? std::vector<std::size_t>{1024, 4096}
-                                       : std::vector<std::size_t>{1024, 2048, 4096, 8192};
+  std::vector<std::size_t> n32 =
+      quick ? std::vector<std::size_t>{1024, 4096} : std::vector<std::size_t>{1024, 2048, 4096, 8192, 16384};
+  std::vector<std::size_t> n64 =
+      quick ? std::vector<std::size_t>{1024, 4096} : std::vector<std::size_t>{1024, 2048, 4096, 8192};
   if (!sizes.empty()) n32 = n64 = sizes;
   if (precision == "fp64") n32.clear();
   if (precision == "fp32") n64.clear();
   for (auto n : n32) rows.push_back(bench_one<float>(n, ceil32, s));
   for (auto n : n64) rows.push_back(bench_one<double>(n, ceil64, s));
 
-  std::printf("\n| n | precision | B | ours (ms) | per-pivot sweep (ms) | speed-up | "
-              "G pairs/s (1.5 n^3) | %% of add+min ceiling | closure consistent |\n");
+  std::printf(
+      "\n| n | precision | B | ours (ms) | per-pivot sweep (ms) | speed-up | "
+      "G pairs/s (1.5 n^3) | %% of add+min ceiling | closure consistent |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows)
-    std::printf("| %zu | %s | %d | %.2f | %.1f (%zu pivots x %zu/%zu) | %.1fx | %.0f | %.0f%% | %s |\n",
-                r.n, r.prec, r.block, r.ours_ms, r.sweep_ms, r.sweep_pivots, r.n, r.sweep_pivots,
-                r.sweep_ms / r.ours_ms, r.rate / 1e9, 100.0 * r.rate / r.ceiling,
-                r.consistent ? "yes" : "NO");
+    std::printf("| %zu | %s | %d | %.2f | %.1f (%zu pivots x %zu/%zu) | %.1fx | %.0f | %.0f%% | %s |\n", r.n, r.prec,
+                r.block, r.ours_ms, r.sweep_ms, r.sweep_pivots, r.n, r.sweep_pivots, r.sweep_ms / r.ours_ms,
+                r.rate / 1e9, 100.0 * r.rate / r.ceiling, r.consistent ? "yes" : "NO");
 
   if (!batched) {
     GF_CUDA_TRY(cudaStreamDestroy(s));
@@ -169,11 +177,14 @@ int bench_main(int argc, char** argv) {
   }
   // Batched: both methods at every size, what auto picks, and auto's rate against the best. The
   // add+min ceiling counts 1.5·n³ pairs per molecule at the rate of the single-matrix table.
-  std::printf("\n| batched n | batch | precision | per-block molecules/s | blocked molecules/s | auto picks | auto / best |\n"
-              "|---|---|---|---|---|---|---|\n");
-  struct B { std::size_t n, batch; };
-  std::vector<B> bsizes = {{32, 200000}, {64, 100000}, {65, 50000}, {72, 50000}, {80, 50000}, {88, 40000}, {96, 40000}, {128, 20000}, {160, 10000},
-                          {192, 8000}, {256, 4000}, {384, 1000}, {512, 500}};
+  std::printf(
+      "\n| batched n | batch | precision | per-block molecules/s | blocked molecules/s | auto picks | auto / best |\n"
+      "|---|---|---|---|---|---|---|\n");
+  struct B {
+    std::size_t n, batch;
+  };
+  std::vector<B> bsizes = {{32, 200000}, {64, 100000}, {65, 50000}, {72, 50000}, {80, 50000}, {88, 40000}, {96, 40000},
+                           {128, 20000}, {160, 10000}, {192, 8000}, {256, 4000}, {384, 1000}, {512, 500}};
   if (quick) bsizes = {{64, 20000}, {128, 4000}, {256, 500}, {512, 100}};
   for (const B b : bsizes)
     for (const auto prec : {gc::Precision::fp32, gc::Precision::fp64}) {

@@ -231,8 +231,7 @@ class AnnealNode final : public Node {
     if (s.models.empty()) throw InputError("input 'structure' has no model");
     const auto rows = rows_in_topology(s, topo, "structure");
     const Problem p = make_problem(topo, rows, restraints.connected() ? restraints.get().get() : nullptr,
-                                   annealing.cis_proline.value(),
-                                   annealing.pseudo_corrections.value());
+                                   annealing.cis_proline.value(), annealing.pseudo_corrections.value());
     if (p.restraints_dropped)
       ctx.warn(std::to_string(p.restraints_dropped) + " restraint(s) name atoms the structure lacks; left out");
     const auto start = model_xyz(s, 1);
@@ -358,8 +357,8 @@ class EnsembleNode final : public Node {
       if (i >= topo.atoms.size())
         throw InputError("the bounds name atom " + std::to_string(i) + " beyond the topology");
     const std::vector<std::size_t> rows(b.atom_index.begin(), b.atom_index.end());
-    const Problem p = make_problem(topo, rows, &rs, annealing.cis_proline.value(),
-                                   annealing.pseudo_corrections.value());
+    const Problem p =
+        make_problem(topo, rows, &rs, annealing.cis_proline.value(), annealing.pseudo_corrections.value());
     // DG inputs as distgeom.embed_and_refine builds them, from the topology's template model
     const auto xyz = model_xyz(topo, 1);
     std::vector<double> sub;

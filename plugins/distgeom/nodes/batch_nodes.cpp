@@ -39,35 +39,42 @@ class BoundsFromMolecules final : public Node {
             .version = 1,
             .title = "Bounds from molecules",
             .category = "Distance geometry",
-            .doc = "Basic distance bounds of every molecule from its 3D coordinates and bonds: the standard "
-                   "RDKit-style, ETKDG-free bounds (RDKit BoundsMatrixBuilder setTopolBounds) with the "
-                   "conformer's own geometry in place of UFF ideal values. 1-2 pairs: 3D bond length ± "
-                   "bond_tolerance; 1-3 pairs: the distance from the two 3D bond lengths and the 3D angle "
-                   "(law of cosines) ± angle_tolerance; every other pair (1-4 included; RDKit uses torsion "
-                   "bounds there): lower = vdw_scale × (r_vdw(i) + r_vdw(j)) (Bondi radii), upper = max_upper "
-                   "(the diameter ceiling; smoothing tightens it along bonds).\n"
-                   "Inputs: molecules (MoleculeSet, 3D coordinates in Å).\n"
-                   "Outputs: bounds (BoundsBatch: one DistanceBounds per molecule, atoms labelled element + "
-                   "1-based atom number, e.g. 'O12').",
-            .errors = "A bond to a missing atom names the molecule. Molecules with only 2D coordinates (every z = 0) "
-                      "are logged as warnings: their bonds and angles are those of a drawing.",
+            .doc =
+                "Basic distance bounds of every molecule from its 3D coordinates and bonds: the standard "
+                "RDKit-style, ETKDG-free bounds (RDKit BoundsMatrixBuilder setTopolBounds) with the "
+                "conformer's own geometry in place of UFF ideal values. 1-2 pairs: 3D bond length ± "
+                "bond_tolerance; 1-3 pairs: the distance from the two 3D bond lengths and the 3D angle "
+                "(law of cosines) ± angle_tolerance; every other pair (1-4 included; RDKit uses torsion "
+                "bounds there): lower = vdw_scale × (r_vdw(i) + r_vdw(j)) (Bondi radii), upper = max_upper "
+                "(the diameter ceiling; smoothing tightens it along bonds).\n"
+                "Inputs: molecules (MoleculeSet, 3D coordinates in Å).\n"
+                "Outputs: bounds (BoundsBatch: one DistanceBounds per molecule, atoms labelled element + "
+                "1-based atom number, e.g. 'O12').",
+            .errors =
+                "A bond to a missing atom names the molecule. Molecules with only 2D coordinates (every z = 0) "
+                "are logged as warnings: their bonds and angles are those of a drawing.",
             .memory = "2·n² doubles per molecule (host); no device memory.",
             .determinism = "Deterministic.",
-            .references = "RDKit Code/GraphMol/DistGeomHelpers/BoundsMatrixBuilder.cpp (DIST12_DELTA 0.01 Å, "
-                          "DIST13_TOL 0.04 Å, VDW_SCALE_15 0.7, MAX_UPPER 1000 Å); Havel, Kuntz & Crippen, Bull. "
-                          "Math. Biol. 45 (1983) 665; Bondi, J. Phys. Chem. 68 (1964) 441."};
+            .references =
+                "RDKit Code/GraphMol/DistGeomHelpers/BoundsMatrixBuilder.cpp (DIST12_DELTA 0.01 Å, "
+                "DIST13_TOL 0.04 Å, VDW_SCALE_15 0.7, MAX_UPPER 1000 Å); Havel, Kuntz & Crippen, Bull. "
+                "Math. Biol. 45 (1983) 665; Bondi, J. Phys. Chem. 68 (1964) 441."};
   }
   Input<MoleculeSet> molecules{this, "molecules", "Molecules with 3D coordinates (Å) and bonds"};
   Output<BoundsBatch> bounds{this, "bounds", "One bounds matrix per molecule (Å)"};
-  Param<double> bond_tolerance{this, "bond_tolerance", 0.01,
+  Param<double> bond_tolerance{this,
+                               "bond_tolerance",
+                               0.01,
                                {.min = 0.0, .max = 1.0, .unit = "Å", .doc = "± around 3D bond lengths (1-2 pairs)"}};
-  Param<double> angle_tolerance{this, "angle_tolerance", 0.04,
-                                {.min = 0.0, .max = 1.0, .unit = "Å",
-                                 .doc = "± around 1-3 distances (from the 3D bond lengths and angle)"}};
-  Param<double> vdw_scale{this, "vdw_scale", 0.7,
-                          {.min = 0.0, .max = 1.0, .doc = "Lower bound of other pairs = scale × sum of vdW radii"}};
-  Param<double> max_upper{this, "max_upper", 1000.0,
-                          {.min = 1.0, .unit = "Å", .doc = "Upper bound of pairs neither 1-2 nor 1-3"}};
+  Param<double> angle_tolerance{
+      this,
+      "angle_tolerance",
+      0.04,
+      {.min = 0.0, .max = 1.0, .unit = "Å", .doc = "± around 1-3 distances (from the 3D bond lengths and angle)"}};
+  Param<double> vdw_scale{
+      this, "vdw_scale", 0.7, {.min = 0.0, .max = 1.0, .doc = "Lower bound of other pairs = scale × sum of vdW radii"}};
+  Param<double> max_upper{
+      this, "max_upper", 1000.0, {.min = 1.0, .unit = "Å", .doc = "Upper bound of pairs neither 1-2 nor 1-3"}};
 
   void execute(NodeContext& ctx) override {
     const auto in = molecules.get();
@@ -94,7 +101,8 @@ class BoundsFromMolecules final : public Node {
       for (std::size_t i = 0; i < n; ++i) {
         el[i] = m.atoms[i].element;
         if (!has_tabulated_radii(el[i])) untabulated.push_back(el[i]);
-        for (int c = 0; c < 3; ++c) xyz[3 * i + static_cast<std::size_t>(c)] = m.atoms[i].xyz[static_cast<std::size_t>(c)];
+        for (int c = 0; c < 3; ++c)
+          xyz[3 * i + static_cast<std::size_t>(c)] = m.atoms[i].xyz[static_cast<std::size_t>(c)];
       }
       std::vector<std::array<std::size_t, 2>> bonds;
       bonds.reserve(m.bonds.size());
@@ -143,23 +151,26 @@ class SmoothBatch final : public Node {
             .version = 1,
             .title = "Triangle smoothing (batch)",
             .category = "Distance geometry",
-            .doc = "Triangle smoothing of every bounds matrix of a batch (the closure of "
-                   "distgeom.triangle_smoothing, per molecule). CPU: smooth_bounds per molecule, molecules "
-                   "in parallel on 'threads' workers. CUDA: all molecules with n ≤ 256 in ONE batched launch "
-                   "(padded to the largest such n with unconnected atoms, which changes no bound), larger "
-                   "ones one by one.\n"
-                   "Inputs: bounds (BoundsBatch, Å).\n"
-                   "Outputs: bounds (BoundsBatch, smoothed; with on_inconsistent = skip only the consistent "
-                   "molecules, 'source' keeps their input index); report (Table: molecule, name, atoms, pairs, "
-                   "tightened, status).\n"
-                   "Parameters: device, precision (fp64 | fp32), tolerance (Å, L > U + tolerance is "
-                   "inconsistent), on_inconsistent (error: the first inconsistent molecule fails the node; "
-                   "skip: it is dropped, counted and logged), threads (CPU workers, 0 = all cores).",
-            .errors = "Invalid input bounds and inconsistent molecules name the molecule (index and name), the atom "
-                      "pair and the chain of input bounds that contradicts a lower bound.",
+            .doc =
+                "Triangle smoothing of every bounds matrix of a batch (the closure of "
+                "distgeom.triangle_smoothing, per molecule). CPU: smooth_bounds per molecule, molecules "
+                "in parallel on 'threads' workers. CUDA: all molecules with n ≤ 256 in ONE batched launch "
+                "(padded to the largest such n with unconnected atoms, which changes no bound), larger "
+                "ones one by one.\n"
+                "Inputs: bounds (BoundsBatch, Å).\n"
+                "Outputs: bounds (BoundsBatch, smoothed; with on_inconsistent = skip only the consistent "
+                "molecules, 'source' keeps their input index); report (Table: molecule, name, atoms, pairs, "
+                "tightened, status).\n"
+                "Parameters: device, precision (fp64 | fp32), tolerance (Å, L > U + tolerance is "
+                "inconsistent), on_inconsistent (error: the first inconsistent molecule fails the node; "
+                "skip: it is dropped, counted and logged), threads (CPU workers, 0 = all cores).",
+            .errors =
+                "Invalid input bounds and inconsistent molecules name the molecule (index and name), the atom "
+                "pair and the chain of input bounds that contradicts a lower bound.",
             .memory = "CPU 2·n² values per worker; CUDA 2·B·N² values (B molecules padded to N atoms).",
-            .determinism = "Deterministic on every device; CUDA fp64 equals the per-k reference closure bit for bit "
-                           "on consistent bounds, CPU blocked to rounding.",
+            .determinism =
+                "Deterministic on every device; CUDA fp64 equals the per-k reference closure bit for bit "
+                "on consistent bounds, CPU blocked to rounding.",
             .references = "Dress & Havel, Discrete Appl. Math. 19 (1988) 129-144; Crippen & Havel 1988."};
   }
 
@@ -172,7 +183,9 @@ class SmoothBatch final : public Node {
                               Precision::Fp64,
                               {{Precision::Fp64, "fp64"}, {Precision::Fp32, "fp32"}},
                               {.doc = "Arithmetic of the closure (fp32: rounding ~1e-7 relative per path sum)"}};
-  Param<double> tolerance{this, "tolerance", kDefaultSmoothingTolerance,
+  Param<double> tolerance{this,
+                          "tolerance",
+                          kDefaultSmoothingTolerance,
                           {.min = 0.0, .unit = "Å", .doc = "A pair is inconsistent when L > U + tolerance"}};
   Choice<OnInconsistent> on_inconsistent{
       this,
@@ -236,8 +249,8 @@ class SmoothBatch final : public Node {
       const std::size_t src_index = k < b.source.size() ? b.source[k] : k;
       std::string status = "ok";
       if (!rep.consistent) {
-        const std::string why = molecule_text(b, k) + ": inconsistent bounds after smoothing: " +
-                                inconsistency_text(b.bounds[k], rep);
+        const std::string why =
+            molecule_text(b, k) + ": inconsistent bounds after smoothing: " + inconsistency_text(b.bounds[k], rep);
         if (on_inconsistent.value() == OnInconsistent::Error) throw Error(why);
         ctx.warn("skipped " + why);
         status = "inconsistent (skipped)";

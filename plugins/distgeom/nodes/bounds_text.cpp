@@ -34,15 +34,14 @@ std::string defect_text(const DistanceBounds& b, const BoundsDefect& d) {
   switch (d.kind) {
     case K::Size: return d.message();
     case K::NotANumber: return "bounds of " + p + " are NaN (lower " + num(d.lower) + ", upper " + num(d.upper) + ")";
-    case K::Negative:
-      return "negative bound for " + p + ": lower " + num(d.lower) + " Å, upper " + num(d.upper) + " Å";
+    case K::Negative: return "negative bound for " + p + ": lower " + num(d.lower) + " Å, upper " + num(d.upper) + " Å";
     case K::InfiniteLower: return "infinite lower bound for " + p;
     case K::NonzeroDiagonal:
       return "nonzero diagonal for " + label(b, d.i) + ": lower " + num(d.lower) + " Å, upper " + num(d.upper) +
              " Å (must be 0)";
     case K::NotSymmetric:
-      return "bounds are not symmetric for " + p + ": lower " + num(d.lower) + " vs " + num(d.lower_ji) +
-             " Å, upper " + num(d.upper) + " vs " + num(d.upper_ji) + " Å";
+      return "bounds are not symmetric for " + p + ": lower " + num(d.lower) + " vs " + num(d.lower_ji) + " Å, upper " +
+             num(d.upper) + " vs " + num(d.upper_ji) + " Å";
     case K::LowerAboveUpper:
       return "L" + p + " = " + num(d.lower) + " Å > U = " + num(d.upper) + " Å" + restraint_of(b, d.i, d.j);
   }
@@ -50,14 +49,12 @@ std::string defect_text(const DistanceBounds& b, const BoundsDefect& d) {
 }
 
 std::string inconsistency_text(const DistanceBounds& b, const SmoothingReport& r) {
-  std::string s = "L" + pair_text(b, r.i, r.j) + "=" + num(r.lower) +
-                  " Å > U=" + num(r.upper) + " Å";
+  std::string s = "L" + pair_text(b, r.i, r.j) + "=" + num(r.lower) + " Å > U=" + num(r.upper) + " Å";
   if (r.path) {
     const InconsistencyPath& p = *r.path;
     s += "; path: " + label(b, p.atoms[0]);
     for (std::size_t k = 0; k + 1 < p.atoms.size(); ++k)
-      s += " -[U " + num(p.upper[k]) + restraint_of(b, p.atoms[k], p.atoms[k + 1]) + "]- " +
-           label(b, p.atoms[k + 1]);
+      s += " -[U " + num(p.upper[k]) + restraint_of(b, p.atoms[k], p.atoms[k + 1]) + "]- " + label(b, p.atoms[k + 1]);
     s += "; its upper bounds sum to " + num(p.upper_sum) + " Å, but L" + pair_text(b, p.a(), p.b()) + " = " +
          num(p.lower) + " Å" + restraint_of(b, p.a(), p.b()) + " (excess " + num(p.excess()) + " Å)";
   }

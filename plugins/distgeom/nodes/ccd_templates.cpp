@@ -91,48 +91,27 @@ const std::map<std::string, ResidueTemplate>& standard_templates() {
 
 std::string three_letter(char one) {
   switch (std::toupper(static_cast<unsigned char>(one))) {
-    case 'A':
-      return "ALA";
-    case 'R':
-      return "ARG";
-    case 'N':
-      return "ASN";
-    case 'D':
-      return "ASP";
-    case 'C':
-      return "CYS";
-    case 'Q':
-      return "GLN";
-    case 'E':
-      return "GLU";
-    case 'G':
-      return "GLY";
-    case 'H':
-      return "HIS";
-    case 'I':
-      return "ILE";
-    case 'L':
-      return "LEU";
-    case 'K':
-      return "LYS";
-    case 'M':
-      return "MET";
-    case 'F':
-      return "PHE";
-    case 'P':
-      return "PRO";
-    case 'S':
-      return "SER";
-    case 'T':
-      return "THR";
-    case 'W':
-      return "TRP";
-    case 'Y':
-      return "TYR";
-    case 'V':
-      return "VAL";
-    default:
-      return {};
+    case 'A': return "ALA";
+    case 'R': return "ARG";
+    case 'N': return "ASN";
+    case 'D': return "ASP";
+    case 'C': return "CYS";
+    case 'Q': return "GLN";
+    case 'E': return "GLU";
+    case 'G': return "GLY";
+    case 'H': return "HIS";
+    case 'I': return "ILE";
+    case 'L': return "LEU";
+    case 'K': return "LYS";
+    case 'M': return "MET";
+    case 'F': return "PHE";
+    case 'P': return "PRO";
+    case 'S': return "SER";
+    case 'T': return "THR";
+    case 'W': return "TRP";
+    case 'Y': return "TYR";
+    case 'V': return "VAL";
+    default: return {};
   }
 }
 

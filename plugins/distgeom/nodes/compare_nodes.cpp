@@ -49,13 +49,13 @@ std::vector<ResidueRange> parse_residues(const std::string& text) {
     int a = 0, b = 0;
     const auto ra = std::from_chars(sa.data(), sa.data() + sa.size(), a);
     const auto rb = std::from_chars(sb.data(), sb.data() + sb.size(), b);
-    if (sa.empty() || sb.empty() || ra.ec != std::errc() || ra.ptr != sa.data() + sa.size() ||
-        rb.ec != std::errc() || rb.ptr != sb.data() + sb.size())
+    if (sa.empty() || sb.empty() || ra.ec != std::errc() || ra.ptr != sa.data() + sa.size() || rb.ec != std::errc() ||
+        rb.ptr != sb.data() + sb.size())
       throw InputError("parameter 'residues': cannot read '" + item +
                        "' (expected e.g. \"8-92\" or \"A:8-40,A:45-92\")");
     if (a > b)  // QA: "90-10" was taken as 10-90
-      throw InputError("parameter 'residues': the range " + item + " runs backwards (write " +
-                       std::to_string(b) + "-" + std::to_string(a) + ")");
+      throw InputError("parameter 'residues': the range " + item + " runs backwards (write " + std::to_string(b) + "-" +
+                       std::to_string(a) + ")");
     out.push_back({chain, a, b});
   }
   return out;
@@ -89,30 +89,34 @@ std::string format_ranges(const std::set<ResidueKey>& rs) {
 class CompareNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.compare", .version = 1, .title = "Compare with a reference",
+    return {.id = "distgeom.compare",
+            .version = 1,
+            .title = "Compare with a reference",
             .category = "Distance geometry",
-            .doc = "Quality of a computed structure against a reference model and the restraints.\n"
-                   "Inputs: model (computed structure); reference (e.g. the deposited ensemble); restraints "
-                   "(optional, resolved against the reference).\n"
-                   "Outputs: report, Table (metric, value): backbone_rmsd_A (N, CA, C of the ordered residues, "
-                   "Kabsch superposition), heavy_rmsd_A (all non-hydrogen atoms of the ordered residues, own "
-                   "superposition), violations_gt_0_5A (restraints whose r^-6-summed distance exceeds upper + "
-                   "pseudo correction by more than `threshold`; equivalent atoms as the field treats them: a "
-                   "Phe/Tyr ring proton named alone (HD1) is widened to both flipping positions (r^-6 sum), and "
-                   "with equivalent_swap: rings_and_prochiral each prochiral group takes the assignment with the "
-                   "smaller violations, as in floating stereospecific assignment), max/mean violation, "
-                   "restraints_used (all atoms present in the model), restraints_skipped (atoms absent from the "
-                   "model, plus those the reader left out with on_unknown_atom: skip), "
-                   "ring_atoms_widened, prochiral_groups_swapped, ordered_residue_count, residue_count, "
-                   "ordered_residues; violations, Table (id, distance_A, upper_A, violation_A) per used "
-                   "restraint.\n"
-                   "Ordered region: `residues` when given, else the residues named by at least "
-                   "`min_long_range` restraints whose two residues are ≥ `long_range_separation` apart "
-                   "(chosen from the restraints only, never from the reference coordinates).\n"
-                   "Atoms are matched by chain, residue number, insertion code and name.",
-            .errors = "A model without coordinates; a `residues` text that cannot be read, a range that runs "
-                      "backwards, or one that selects no residue of the reference (a warning when only some of its "
-                      "residues are there).",
+            .doc =
+                "Quality of a computed structure against a reference model and the restraints.\n"
+                "Inputs: model (computed structure); reference (e.g. the deposited ensemble); restraints "
+                "(optional, resolved against the reference).\n"
+                "Outputs: report, Table (metric, value): backbone_rmsd_A (N, CA, C of the ordered residues, "
+                "Kabsch superposition), heavy_rmsd_A (all non-hydrogen atoms of the ordered residues, own "
+                "superposition), violations_gt_0_5A (restraints whose r^-6-summed distance exceeds upper + "
+                "pseudo correction by more than `threshold`; equivalent atoms as the field treats them: a "
+                "Phe/Tyr ring proton named alone (HD1) is widened to both flipping positions (r^-6 sum), and "
+                "with equivalent_swap: rings_and_prochiral each prochiral group takes the assignment with the "
+                "smaller violations, as in floating stereospecific assignment), max/mean violation, "
+                "restraints_used (all atoms present in the model), restraints_skipped (atoms absent from the "
+                "model, plus those the reader left out with on_unknown_atom: skip), "
+                "ring_atoms_widened, prochiral_groups_swapped, ordered_residue_count, residue_count, "
+                "ordered_residues; violations, Table (id, distance_A, upper_A, violation_A) per used "
+                "restraint.\n"
+                "Ordered region: `residues` when given, else the residues named by at least "
+                "`min_long_range` restraints whose two residues are ≥ `long_range_separation` apart "
+                "(chosen from the restraints only, never from the reference coordinates).\n"
+                "Atoms are matched by chain, residue number, insertion code and name.",
+            .errors =
+                "A model without coordinates; a `residues` text that cannot be read, a range that runs "
+                "backwards, or one that selects no residue of the reference (a warning when only some of its "
+                "residues are there).",
             .memory = "The model's and reference's coordinates (host); no device memory.",
             .determinism = "Deterministic.",
             .references = "Kabsch, Acta Cryst. A32 (1976) 922; r^-6 sums: Nilges, Proteins 17 (1993) 297."};
@@ -122,20 +126,28 @@ class CompareNode final : public Node {
   Input<RestraintSet> restraints{this, "restraints", "Restraints resolved against the reference", PortUse::Optional};
   Output<Table> report{this, "report", "Metrics: columns metric, value"};
   Output<Table> violations{this, "violations", "Per restraint: id, distance_A, upper_A, violation_A"};
-  Param<std::int64_t> reference_model{this, "reference_model", 1, {.min = 1, .doc = "Model of the reference (1-based)"}};
-  Param<std::string> residues{this, "residues", "", {.doc = "Ordered residues, e.g. \"8-92\" or \"A:8-40,A:45-92\"; "
-                                                            "empty = from the restraints (see doc)"}};
-  Param<std::int64_t> min_long_range{this, "min_long_range", 3, {.min = 0, .doc = "Auto region: restraints per residue"}};
-  Param<std::int64_t> long_range_separation{this, "long_range_separation", 5,
-                                            {.min = 1, .doc = "Auto region: |i − j| of a long-range restraint"}};
+  Param<std::int64_t> reference_model{
+      this, "reference_model", 1, {.min = 1, .doc = "Model of the reference (1-based)"}};
+  Param<std::string> residues{this,
+                              "residues",
+                              "",
+                              {.doc = "Ordered residues, e.g. \"8-92\" or \"A:8-40,A:45-92\"; "
+                                      "empty = from the restraints (see doc)"}};
+  Param<std::int64_t> min_long_range{
+      this, "min_long_range", 3, {.min = 0, .doc = "Auto region: restraints per residue"}};
+  Param<std::int64_t> long_range_separation{
+      this, "long_range_separation", 5, {.min = 1, .doc = "Auto region: |i − j| of a long-range restraint"}};
   Param<double> threshold{this, "threshold", 0.5, {.min = 0, .unit = "Å", .doc = "Violation threshold"}};
   enum class Swap { None, Rings, RingsAndProchiral };
-  Choice<Swap> equivalent_swap{this, "equivalent_swap", Swap::Rings,
-                               {{Swap::None, "none"}, {Swap::Rings, "rings"}, {Swap::RingsAndProchiral, "rings_and_prochiral"}},
-                               {.doc = "Equivalent atoms before counting violations: rings (Phe/Tyr ring flips, "
-                                       "always equivalent: HD1 means HD1+HD2, r^-6 sum); rings_and_prochiral "
-                                       "(also floats Val/Leu methyls, methylene H, NH2 groups: for restraints "
-                                       "without stereospecific assignment); none"}};
+  Choice<Swap> equivalent_swap{
+      this,
+      "equivalent_swap",
+      Swap::Rings,
+      {{Swap::None, "none"}, {Swap::Rings, "rings"}, {Swap::RingsAndProchiral, "rings_and_prochiral"}},
+      {.doc = "Equivalent atoms before counting violations: rings (Phe/Tyr ring flips, "
+              "always equivalent: HD1 means HD1+HD2, r^-6 sum); rings_and_prochiral "
+              "(also floats Val/Leu methyls, methylene H, NH2 groups: for restraints "
+              "without stereospecific assignment); none"}};
 
   void execute(NodeContext& ctx) override {
     const auto& m = *model_in;
@@ -218,7 +230,8 @@ class CompareNode final : public Node {
       std::vector<double> at(3 * ref.atoms.size(), std::nan(""));
       for (std::size_t i = 0; i < ref.atoms.size(); ++i)
         if (in_model[i] != SIZE_MAX)
-          for (int c = 0; c < 3; ++c) at[3 * i + static_cast<std::size_t>(c)] = mx[in_model[i]][static_cast<std::size_t>(c)];
+          for (int c = 0; c < 3; ++c)
+            at[3 * i + static_cast<std::size_t>(c)] = mx[in_model[i]][static_cast<std::size_t>(c)];
       const auto pr = pair_restraints(set);
       const EquivalentSwap sw = *equivalent_swap == Swap::None    ? EquivalentSwap::None
                                 : *equivalent_swap == Swap::Rings ? EquivalentSwap::Rings
@@ -273,14 +286,19 @@ class CompareNode final : public Node {
 class ReportNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.report", .version = 1, .title = "Write report.json", .category = "Distance geometry",
-            .doc = "Writes metric tables (columns metric, value) as one JSON object {metric: value} (numbers stay "
-                   "numbers; NaN becomes null).\n"
-                   "Inputs: report (e.g. distgeom.compare's), extra (optional, e.g. distgeom.refine's report; its "
-                   "metrics are added, a duplicate name is an error).\n"
-                   "Output file: `path` (relative to the run's output folder), written atomically.",
-            .errors = "A table without columns metric and value, a metric name that is not text, a metric that "
-                      "appears twice.",
+    return {.id = "distgeom.report",
+            .version = 1,
+            .title = "Write report.json",
+            .category = "Distance geometry",
+            .doc =
+                "Writes metric tables (columns metric, value) as one JSON object {metric: value} (numbers stay "
+                "numbers; NaN becomes null).\n"
+                "Inputs: report (e.g. distgeom.compare's), extra (optional, e.g. distgeom.refine's report; its "
+                "metrics are added, a duplicate name is an error).\n"
+                "Output file: `path` (relative to the run's output folder), written atomically.",
+            .errors =
+                "A table without columns metric and value, a metric name that is not text, a metric that "
+                "appears twice.",
             .memory = "The JSON text (host); no device memory.",
             .determinism = "Deterministic (keys sorted)."};
   }
@@ -292,14 +310,14 @@ class ReportNode final : public Node {
     nlohmann::json j = nlohmann::json::object();
     auto add = [&](const Table& t, const char* port) {
       const int km = t.column("metric"), kv = t.column("value");
-      if (km < 0 || kv < 0)
-        throw InputError(std::string("input '") + port + "' needs columns 'metric' and 'value'");
+      if (km < 0 || kv < 0) throw InputError(std::string("input '") + port + "' needs columns 'metric' and 'value'");
       for (const auto& row : t.rows) {
         const auto* name = std::get_if<std::string>(&row[static_cast<std::size_t>(km)]);
         if (!name) throw InputError(std::string("input '") + port + "': a metric name is not text");
         if (j.contains(*name)) throw InputError("metric '" + *name + "' appears twice");
         const auto& v = row[static_cast<std::size_t>(kv)];
-        if (const auto* d = std::get_if<double>(&v)) j[*name] = std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json();
+        if (const auto* d = std::get_if<double>(&v))
+          j[*name] = std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json();
         else if (const auto* i = std::get_if<std::int64_t>(&v)) j[*name] = *i;
         else j[*name] = std::get<std::string>(v);
       }

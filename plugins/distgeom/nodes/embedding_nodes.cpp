@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <iomanip>
 #include <limits>
-#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -26,9 +26,9 @@
 #endif
 #include <gemflow/types.hpp>
 
+#include "bounds_text.hpp"
 #include "dg_convert.hpp"
 #include "param_groups.hpp"
-#include "bounds_text.hpp"
 #include "register.hpp"
 
 namespace gemflow::distgeom {
@@ -69,8 +69,7 @@ Device resolve_node_device(NodeContext& ctx, const DeviceParam& param, const std
   if (req && req->kind == DeviceRequest::Kind::Cuda)
     throw DeviceError("device '" + text + "' requested, but " + no_cuda + "; use device: cpu or auto");
   if (req && req->kind == DeviceRequest::Kind::Auto)
-    ctx.info("device auto: " + (cuda_device_count() > 0 ? no_cuda : std::string("no CUDA device")) +
-             ", using cpu");
+    ctx.info("device auto: " + (cuda_device_count() > 0 ? no_cuda : std::string("no CUDA device")) + ", using cpu");
   ctx.record("device_used", std::string("cpu"));
   return Device{};
 }
@@ -135,58 +134,77 @@ class BoundsNode final : public Node {
   enum class Hydrogens { All, Restrained, None };
   enum class BondSource { Perceive, Structure };
   static NodeInfo info() {
-    return {.id = "distgeom.bounds", .version = 1, .title = "Distance bounds from restraints",
+    return {.id = "distgeom.bounds",
+            .version = 1,
+            .title = "Distance bounds from restraints",
             .category = "Distance geometry",
-            .doc = "Distance bounds (Å) for distance geometry from a reference model's covalent geometry and NMR "
-                   "distance restraints. The reference is either a deposited model or distgeom.topology's molecule "
-                   "built from the sequence (template geometry; then bonds: structure and free_proline_omega: true).\n"
-                   "Inputs: structure (the model `model` supplies covalent geometry only); restraints (atoms "
-                   "resolved against that structure).\n"
-                   "Output: bounds, n×n lower/upper with labels \"A:12:ALA:CA\", atom_index into the structure "
-                   "and the restraint id per pair.\n"
-                   "Rules: bonds perceived by distance (covalent radii, Cordero 2008); 1-2 and 1-3 pairs = model "
-                   "distance ± tolerance_12/13; all pairs inside a peptide plane (C, N and their bonded atoms: "
-                   "CA(i), O(i), CA(i+1), H(i+1)/CD(i+1)) = model ± tolerance_plane. No other distance is taken "
-                   "from the model. A restraint with one atom pair: upper = restraint upper + pseudo correction, "
-                   "lower = max(restraint lower, vdW floor). A restraint expanding to N > 1 pairs (pseudo-atoms, "
-                   "wildcards) bounds the r^-6 sum: each pair gets the valid bound (upper + correction)·N^(1/6) + "
-                   "group spreads, and distgeom.refine applies the exact sum. Ambiguous restraints (several "
-                   "alternatives) bound no single pair: they are left out of the bounds and applied by "
-                   "distgeom.refine (counted in the log and provenance). Other pairs: lower = vdW floor "
-                   "(Bondi 1964 radii sum × vdw_scale; × vdw_scale_14 three bonds apart; polar H to N/O: "
-                   "hbond_floor), upper = diameter.",
-            .errors = "Skipped restraints (atoms not found, hydrogens dropped), restraints on covalently fixed pairs "
-                      "and restraints whose pairs other restraints bound too (intersected) are listed in warnings "
-                      "with their file:line (the first 5 and a count). Bounds that are not finite or beyond 1000 Å "
-                      "are an error naming the restraint; so is a set of restraints none of which applies.",
+            .doc =
+                "Distance bounds (Å) for distance geometry from a reference model's covalent geometry and NMR "
+                "distance restraints. The reference is either a deposited model or distgeom.topology's molecule "
+                "built from the sequence (template geometry; then bonds: structure and free_proline_omega: true).\n"
+                "Inputs: structure (the model `model` supplies covalent geometry only); restraints (atoms "
+                "resolved against that structure).\n"
+                "Output: bounds, n×n lower/upper with labels \"A:12:ALA:CA\", atom_index into the structure "
+                "and the restraint id per pair.\n"
+                "Rules: bonds perceived by distance (covalent radii, Cordero 2008); 1-2 and 1-3 pairs = model "
+                "distance ± tolerance_12/13; all pairs inside a peptide plane (C, N and their bonded atoms: "
+                "CA(i), O(i), CA(i+1), H(i+1)/CD(i+1)) = model ± tolerance_plane. No other distance is taken "
+                "from the model. A restraint with one atom pair: upper = restraint upper + pseudo correction, "
+                "lower = max(restraint lower, vdW floor). A restraint expanding to N > 1 pairs (pseudo-atoms, "
+                "wildcards) bounds the r^-6 sum: each pair gets the valid bound (upper + correction)·N^(1/6) + "
+                "group spreads, and distgeom.refine applies the exact sum. Ambiguous restraints (several "
+                "alternatives) bound no single pair: they are left out of the bounds and applied by "
+                "distgeom.refine (counted in the log and provenance). Other pairs: lower = vdW floor "
+                "(Bondi 1964 radii sum × vdw_scale; × vdw_scale_14 three bonds apart; polar H to N/O: "
+                "hbond_floor), upper = diameter.",
+            .errors =
+                "Skipped restraints (atoms not found, hydrogens dropped), restraints on covalently fixed pairs "
+                "and restraints whose pairs other restraints bound too (intersected) are listed in warnings "
+                "with their file:line (the first 5 and a count). Bounds that are not finite or beyond 1000 Å "
+                "are an error naming the restraint; so is a set of restraints none of which applies.",
             .memory = "O(n²) on the host (lower, upper and restraint ids); no device memory.",
             .determinism = "Deterministic.",
-            .references = "Covalent radii: Cordero et al., Dalton Trans. (2008) 2832; van der Waals radii: Bondi, "
-                          "J. Phys. Chem. 68 (1964) 441; r^-6 sums: Nilges, Proteins 17 (1993) 297."};
+            .references =
+                "Covalent radii: Cordero et al., Dalton Trans. (2008) 2832; van der Waals radii: Bondi, "
+                "J. Phys. Chem. 68 (1964) 441; r^-6 sums: Nilges, Proteins 17 (1993) 297."};
   }
   Input<Structure> structure{this, "structure", "Reference structure: covalent geometry of model `model`"};
   Input<RestraintSet> restraints{this, "restraints", "Distance restraints resolved against `structure`"};
   Output<DistanceBounds> bounds{this, "bounds", "Lower/upper bounds (Å), not yet triangle-smoothed"};
   Param<std::int64_t> model{this, "model", 1, {.min = 1, .doc = "Model (1-based) used for covalent geometry"}};
-  Choice<Hydrogens> hydrogens{this, "hydrogens", Hydrogens::All,
-                              {{Hydrogens::All, "all"}, {Hydrogens::Restrained, "restrained"}, {Hydrogens::None, "none"}},
-                              {.doc = "Hydrogens kept: all; restrained (only H named by a restraint, plus amide H); "
-                                      "none (restraints on H are then skipped)"}};
+  Choice<Hydrogens> hydrogens{
+      this,
+      "hydrogens",
+      Hydrogens::All,
+      {{Hydrogens::All, "all"}, {Hydrogens::Restrained, "restrained"}, {Hydrogens::None, "none"}},
+      {.doc = "Hydrogens kept: all; restrained (only H named by a restraint, plus amide H); "
+              "none (restraints on H are then skipped)"}};
   Param<double> vdw_scale{this, "vdw_scale", 0.8, {.min = 0, .max = 1.5, .doc = "Lower bound = scale × vdW radii sum"}};
-  Param<double> vdw_scale_14{this, "vdw_scale_14", 0.7, {.min = 0, .max = 1.5, .doc = "Scale for pairs three bonds apart"}};
+  Param<double> vdw_scale_14{
+      this, "vdw_scale_14", 0.7, {.min = 0, .max = 1.5, .doc = "Scale for pairs three bonds apart"}};
   Param<double> hbond_floor{this, "hbond_floor", 1.5, {.min = 0, .unit = "Å", .doc = "Floor between polar H and N/O"}};
   Param<double> tolerance_12{this, "tolerance_12", 0.01, {.min = 0, .unit = "Å", .doc = "± on bonded distances"}};
   Param<double> tolerance_13{this, "tolerance_13", 0.02, {.min = 0, .unit = "Å", .doc = "± on 1-3 distances"}};
-  Param<double> tolerance_plane{this, "tolerance_plane", 0.05, {.min = 0, .unit = "Å", .doc = "± on peptide-plane distances"}};
-  Param<double> bond_tolerance{this, "bond_tolerance", 0.45, {.min = 0, .unit = "Å", .doc = "Bond if d < r_cov sum + this"}};
-  Param<double> diameter{this, "diameter", 0.0, {.min = 0, .unit = "Å",
-                                                 .doc = "Upper bound of unrestrained pairs; 0 = extended chain length "
-                                                        "(3.8 Å per residue + 10 Å)"}};
-  Choice<BondSource> bonds{this, "bonds", BondSource::Perceive,
+  Param<double> tolerance_plane{
+      this, "tolerance_plane", 0.05, {.min = 0, .unit = "Å", .doc = "± on peptide-plane distances"}};
+  Param<double> bond_tolerance{
+      this, "bond_tolerance", 0.45, {.min = 0, .unit = "Å", .doc = "Bond if d < r_cov sum + this"}};
+  Param<double> diameter{this,
+                         "diameter",
+                         0.0,
+                         {.min = 0,
+                          .unit = "Å",
+                          .doc = "Upper bound of unrestrained pairs; 0 = extended chain length "
+                                 "(3.8 Å per residue + 10 Å)"}};
+  Choice<BondSource> bonds{this,
+                           "bonds",
+                           BondSource::Perceive,
                            {{BondSource::Perceive, "perceive"}, {BondSource::Structure, "structure"}},
                            {.doc = "perceive: bonds by distance in model `model`; structure: the structure's bond list "
                                    "(distgeom.topology's), required non-empty"}};
-  Param<bool> free_proline_omega{this, "free_proline_omega", false,
+  Param<bool> free_proline_omega{this,
+                                 "free_proline_omega",
+                                 false,
                                  {.doc = "Leave the peptide planes before prolines out of the bounds (their 1-4 "
                                          "distances differ between cis and trans); use with a template model"}};
 
@@ -196,13 +214,15 @@ class BoundsNode final : public Node {
     BoundsOptions o;
     if (bonds.value() == BondSource::Structure) {
       if (s.bonds.empty())
-        throw InputError("parameter 'bonds' = structure, but the structure has no bond list (link distgeom.topology's "
-                         "structure, or use bonds: perceive)");
+        throw InputError(
+            "parameter 'bonds' = structure, but the structure has no bond list (link distgeom.topology's "
+            "structure, or use bonds: perceive)");
       o.bonds = s.bonds;
     }
     o.free_proline_omega = free_proline_omega.value();
-    o.hydrogens = hydrogens.value() == Hydrogens::All ? HydrogenPolicy::All
-                  : hydrogens.value() == Hydrogens::None ? HydrogenPolicy::None : HydrogenPolicy::Restrained;
+    o.hydrogens = hydrogens.value() == Hydrogens::All    ? HydrogenPolicy::All
+                  : hydrogens.value() == Hydrogens::None ? HydrogenPolicy::None
+                                                         : HydrogenPolicy::Restrained;
     o.vdw_scale = vdw_scale.value();
     o.vdw_scale_14 = vdw_scale_14.value();
     o.hbond_floor = hbond_floor.value();
@@ -218,9 +238,8 @@ class BoundsNode final : public Node {
     for (const auto& r : set.restraints)
       if (!std::isfinite(r.lower) || !std::isfinite(r.upper) || !std::isfinite(r.pseudo_correction) || r.lower < 0 ||
           r.upper > 1000.0)
-        throw InputError(r.origin + ": restraint " + std::to_string(r.id) + " has bounds [" +
-                         std::to_string(r.lower) + ", " + std::to_string(r.upper) +
-                         "] Å: not finite, negative or beyond 1000 Å");
+        throw InputError(r.origin + ": restraint " + std::to_string(r.id) + " has bounds [" + std::to_string(r.lower) +
+                         ", " + std::to_string(r.upper) + "] Å: not finite, negative or beyond 1000 Å");
     const auto rs = pair_restraints(set);
     BoundsResult b;
     try {
@@ -230,8 +249,8 @@ class BoundsNode final : public Node {
     }
     // QA: with the restraints not resolved against a structure every one was skipped and the run
     // went on to a structure from covalent geometry alone, exit 0
-    const std::size_t unresolved = static_cast<std::size_t>(
-        std::count_if(b.skipped.begin(), b.skipped.end(), [](const auto& k) { return k.second == SkipReason::Unresolved; }));
+    const std::size_t unresolved = static_cast<std::size_t>(std::count_if(
+        b.skipped.begin(), b.skipped.end(), [](const auto& k) { return k.second == SkipReason::Unresolved; }));
     if (!b.skipped.empty() && unresolved == b.skipped.size() && b.restraints_used == 0 && b.grouped.empty() &&
         b.ambiguous.empty())
       throw InputError("none of the " + std::to_string(b.skipped.size()) +
@@ -241,8 +260,8 @@ class BoundsNode final : public Node {
     ctx.info("bounds: " + std::to_string(b.n) + " atoms, " + std::to_string(b.covalent_pairs) + " covalent pairs, " +
              std::to_string(b.restraints_used) + " restraints used (" + std::to_string(b.grouped.size()) +
              " group: a pseudo-atom or wildcard with several atom pairs, " + std::to_string(b.ambiguous.size()) +
-             " ambiguous: several assignment alternatives → refine), " +
-             std::to_string(b.skipped.size()) + " skipped, diameter " + std::to_string(b.diameter) + " Å");
+             " ambiguous: several assignment alternatives → refine), " + std::to_string(b.skipped.size()) +
+             " skipped, diameter " + std::to_string(b.diameter) + " Å");
     if (!b.skipped.empty()) {
       std::ostringstream m;
       m << b.skipped.size() << " restraint(s) skipped:";
@@ -265,7 +284,8 @@ class BoundsNode final : public Node {
         list += (k ? "; " : "") + origin(b.covalent_conflicts[k]);
       ctx.warn(std::to_string(b.covalent_conflicts.size()) +
                " restraint(s) name covalently fixed pairs (bonded, 1-3 or peptide-plane); the covalent distance "
-               "was kept: " + list + more(b.covalent_conflicts.size()));
+               "was kept: " +
+               list + more(b.covalent_conflicts.size()));
     }
     if (!b.intersected.empty()) {
       std::string list;
@@ -273,7 +293,8 @@ class BoundsNode final : public Node {
         list += (k ? "; " : "") + origin(b.intersected[k].first) + " with " + origin(b.intersected[k].second);
       ctx.warn(std::to_string(b.intersected.size()) +
                " restraint(s) bound atom pairs that earlier restraints bound too (duplicates or overlaps); the "
-               "bounds were intersected: " + list + more(b.intersected.size()));
+               "bounds were intersected: " +
+               list + more(b.intersected.size()));
     }
     ctx.record("restraints_intersected", static_cast<std::int64_t>(b.intersected.size()));
     ctx.record("restraints_covalent_conflicts", static_cast<std::int64_t>(b.covalent_conflicts.size()));
@@ -291,16 +312,20 @@ class BoundsNode final : public Node {
 class BoundsFromStructureNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.bounds_from_structure", .version = 1, .title = "Distance bounds from a structure",
+    return {.id = "distgeom.bounds_from_structure",
+            .version = 1,
+            .title = "Distance bounds from a structure",
             .category = "Distance geometry",
-            .doc = "Bounds from the distances of one model, for reconstruction tests: every pair nearer than "
-                   "`cutoff` gets [d − tolerance, d + tolerance]; every other pair the diameter as upper bound "
-                   "and, as lower bound, cutoff − tolerance (`unlisted_lower: cutoff`: knowing every pair under "
-                   "the cutoff also says every other pair is not under it) or the vdW floor (`vdw`: Bondi radii × "
-                   "vdw_scale, at most the cutoff).\n"
-                   "Input: structure. Output: bounds (labels, atom_index).",
-            .errors = "A model number beyond the structure's models; a tolerance not below the cutoff with "
-                      "unlisted_lower: cutoff (a parameter rule, reported before a run).",
+            .doc =
+                "Bounds from the distances of one model, for reconstruction tests: every pair nearer than "
+                "`cutoff` gets [d − tolerance, d + tolerance]; every other pair the diameter as upper bound "
+                "and, as lower bound, cutoff − tolerance (`unlisted_lower: cutoff`: knowing every pair under "
+                "the cutoff also says every other pair is not under it) or the vdW floor (`vdw`: Bondi radii × "
+                "vdw_scale, at most the cutoff).\n"
+                "Input: structure. Output: bounds (labels, atom_index).",
+            .errors =
+                "A model number beyond the structure's models; a tolerance not below the cutoff with "
+                "unlisted_lower: cutoff (a parameter rule, reported before a run).",
             .memory = "O(n²) on the host; no device memory.",
             .determinism = "Deterministic.",
             .references = "van der Waals radii: Bondi, J. Phys. Chem. 68 (1964) 441.",
@@ -318,7 +343,9 @@ class BoundsFromStructureNode final : public Node {
   Param<double> cutoff{this, "cutoff", 5.0, {.min = 0, .unit = "Å", .doc = "Pairs nearer than this are known"}};
   Param<double> tolerance{this, "tolerance", 0.05, {.min = 0, .unit = "Å", .doc = "± around known distances"}};
   Param<bool> hydrogens{this, "hydrogens", false, {.doc = "Keep hydrogens (false: heavy atoms only)"}};
-  Choice<UnlistedLower> unlisted_lower{this, "unlisted_lower", UnlistedLower::Cutoff,
+  Choice<UnlistedLower> unlisted_lower{this,
+                                       "unlisted_lower",
+                                       UnlistedLower::Cutoff,
                                        {{UnlistedLower::Cutoff, "cutoff"}, {UnlistedLower::Vdw, "vdw"}},
                                        {.doc = "Lower bound of pairs at or beyond the cutoff: cutoff = cutoff − "
                                                "tolerance; vdw = the vdW floor only"}};
@@ -336,9 +363,8 @@ class BoundsFromStructureNode final : public Node {
     o.diameter = diameter.value();
     o.unlisted_lower = unlisted_lower.value();
     if (o.unlisted_lower == UnlistedLower::Cutoff && o.tolerance >= o.cutoff)
-      throw InputError("parameter 'tolerance' = " + std::to_string(o.tolerance) +
-                       " Å is not below 'cutoff' = " + std::to_string(o.cutoff) +
-                       " Å, so 'unlisted_lower: cutoff' gives no lower bound");
+      throw InputError("parameter 'tolerance' = " + std::to_string(o.tolerance) + " Å is not below 'cutoff' = " +
+                       std::to_string(o.cutoff) + " Å, so 'unlisted_lower: cutoff' gives no lower bound");
     const auto infos = atom_infos(s);
     warn_untabulated(ctx, infos);
     const auto b = structure_bounds(infos, xyz, o);
@@ -353,20 +379,24 @@ class BoundsFromStructureNode final : public Node {
 class MetrizeNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.metrize", .version = 1, .title = "Metrize (random distances)",
+    return {.id = "distgeom.metrize",
+            .version = 1,
+            .title = "Metrize (random distances)",
             .category = "Distance geometry",
-            .doc = "Draws a distance matrix inside triangle-smoothed bounds.\n"
-                   "Input: bounds (smoothed). Output: distances, n×n Matrix<f64> (Å).\n"
-                   "Methods: none = each pair uniform in [L, U], O(n²) (milliseconds); partial = the distances of "
-                   "`atoms` random atoms are drawn one by one, each pick tightening the triangles through its "
-                   "atom, and the whole matrix is re-smoothed after each atom (triangle smoothing, O(n³) per "
-                   "atom: about 1-2 s per atom for n = 1500 on 2 CPU cores); the rest as for none. Full "
-                   "metrization (re-smoothing after every pick) would be O(n⁵) and is not offered.",
+            .doc =
+                "Draws a distance matrix inside triangle-smoothed bounds.\n"
+                "Input: bounds (smoothed). Output: distances, n×n Matrix<f64> (Å).\n"
+                "Methods: none = each pair uniform in [L, U], O(n²) (milliseconds); partial = the distances of "
+                "`atoms` random atoms are drawn one by one, each pick tightening the triangles through its "
+                "atom, and the whole matrix is re-smoothed after each atom (triangle smoothing, O(n³) per "
+                "atom: about 1-2 s per atom for n = 1500 on 2 CPU cores); the rest as for none. Full "
+                "metrization (re-smoothing after every pick) would be O(n⁵) and is not offered.",
             .errors = "Re-smoothing after a pick that finds inconsistent bounds names the atom pair.",
             .memory = "The n×n distances and a copy of the bounds (host); no device memory (CPU).",
             .determinism = "The same seed gives the same matrix on every platform.",
-            .references = "Havel, Kuntz & Crippen, Bull. Math. Biol. 45 (1983) 665; Havel, Biopolymers 29 (1990) 1565 "
-                          "(partial metrization).",
+            .references =
+                "Havel, Kuntz & Crippen, Bull. Math. Biol. 45 (1983) 665; Havel, Biopolymers 29 (1990) 1565 "
+                "(partial metrization).",
             .stochastic = true};
   }
   Input<DistanceBounds> bounds{this, "bounds", "Triangle-smoothed bounds"};
@@ -385,8 +415,8 @@ class MetrizeNode final : public Node {
       const auto rep = smooth_bounds(lo, up, m, so);
       if (rep.cancelled) throw Cancelled();
       if (!rep.consistent)
-        throw Error("re-smoothing after a pick found inconsistent bounds at (" + b.labels.at(rep.i) +
-                    ", " + b.labels.at(rep.j) + ")");
+        throw Error("re-smoothing after a pick found inconsistent bounds at (" + b.labels.at(rep.i) + ", " +
+                    b.labels.at(rep.j) + ")");
     };
     std::vector<double> d;
     try {
@@ -406,15 +436,20 @@ class MetrizeNode final : public Node {
 class MetricMatrixNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.metric_matrix", .version = 1, .title = "Metric matrix", .category = "Distance geometry",
-            .doc = "Crippen–Havel metric matrix about the centroid: G_ij = (D_i0² + D_j0² − D_ij²)/2 with "
-                   "D_i0² = (1/n)Σ_j D_ij² − (1/n²)Σ_{j<k} D_jk² (Crippen & Havel 1988, ch. 6).\n"
-                   "Input: distances (n×n, Å). Output: metric (n×n, Å²); G = X Xᵀ for real centred points.\n"
-                   "Device: auto | cpu | cuda | cuda:N (auto takes cuda:0 when present and logs it). CUDA "
-                   "(embedding_cuda.hpp) performs the CPU's operations in its order: the same matrix, bit for "
-                   "bit on x86-64.",
-            .errors = "Distances that are not a distance matrix (named entry); squared distances beyond the double "
-                      "range. A warning for distances whose squares underflow.",
+    return {.id = "distgeom.metric_matrix",
+            .version = 1,
+            .title = "Metric matrix",
+            .category = "Distance geometry",
+            .doc =
+                "Crippen–Havel metric matrix about the centroid: G_ij = (D_i0² + D_j0² − D_ij²)/2 with "
+                "D_i0² = (1/n)Σ_j D_ij² − (1/n²)Σ_{j<k} D_jk² (Crippen & Havel 1988, ch. 6).\n"
+                "Input: distances (n×n, Å). Output: metric (n×n, Å²); G = X Xᵀ for real centred points.\n"
+                "Device: auto | cpu | cuda | cuda:N (auto takes cuda:0 when present and logs it). CUDA "
+                "(embedding_cuda.hpp) performs the CPU's operations in its order: the same matrix, bit for "
+                "bit on x86-64.",
+            .errors =
+                "Distances that are not a distance matrix (named entry); squared distances beyond the double "
+                "range. A warning for distances whose squares underflow.",
             .memory = "Host: the n×n result. Device (cuda): 2 n² + n doubles.",
             .determinism = "Deterministic; CPU and CUDA give the same matrix bit for bit on x86-64.",
             .references = "Crippen & Havel, Distance Geometry and Molecular Conformation (1988), ch. 6."};
@@ -426,8 +461,8 @@ class MetricMatrixNode final : public Node {
     const Device dev = resolve_node_device(ctx, device);
     const auto& d = *distances;
     if (d.rows() != d.cols())
-      throw InputError("input 'distances' is " + std::to_string(d.rows()) + "×" +
-                       std::to_string(d.cols()) + ", not square");
+      throw InputError("input 'distances' is " + std::to_string(d.rows()) + "×" + std::to_string(d.cols()) +
+                       ", not square");
     check_distances(d);
     Matrix<double> g(d.rows(), d.rows());
     if (dev.is_cuda()) {
@@ -451,9 +486,8 @@ class MetricMatrixNode final : public Node {
           double dmax = 0.0;
           for (double v : d.span()) dmax = std::max(dmax, v);
           std::ostringstream m;
-          m << "the squared distances overflow double precision (the largest distance is "
-            << dmax << " Å; their squares and sums must stay below 1.8e308), so G(" << i << ", " << j
-            << ") is not finite";
+          m << "the squared distances overflow double precision (the largest distance is " << dmax
+            << " Å; their squares and sums must stay below 1.8e308), so G(" << i << ", " << j << ") is not finite";
           throw InputError(m.str());
         }
     // and distances whose squares underflow to 0 (below about 1.5e-154 Å) lose them (QA)
@@ -498,8 +532,8 @@ std::vector<ChiralCheck> ca_centres(const DistanceBounds& b, const Structure& s,
 void check_bounds_structure(const DistanceBounds& b, const Structure& s) {
   for (auto i : b.atom_index)
     if (i >= s.atoms.size())
-      throw InputError("the bounds refer to atom " + std::to_string(i) +
-                       " but the structure has " + std::to_string(s.atoms.size()) + " atoms (not the same structure?)");
+      throw InputError("the bounds refer to atom " + std::to_string(i) + " but the structure has " +
+                       std::to_string(s.atoms.size()) + " atoms (not the same structure?)");
 }
 
 // What the refinement needs beside the bounds: covalent centres of the bounds atoms with the
@@ -567,8 +601,9 @@ void warn_violations(NodeContext& ctx, const RefineResult& r) {
   if (r.upper_violations + r.lower_violations == 0) return;
   std::ostringstream w;
   w << "the refined structure still violates " << r.upper_violations << " upper and " << r.lower_violations
-    << " lower bounds by more than 0.5 Å (largest " << r.max_violation << " Å, DG error " << r.error
-    << " after " << r.iterations << " iterations): it does not satisfy its bounds; more max_iterations or trials, "
+    << " lower bounds by more than 0.5 Å (largest " << r.max_violation << " Å, DG error " << r.error << " after "
+    << r.iterations
+    << " iterations): it does not satisfy its bounds; more max_iterations or trials, "
        "or a better embedding (rank 0, method eigen), may help";
   ctx.warn(w.str());
 }
@@ -577,39 +612,49 @@ void warn_violations(NodeContext& ctx, const RefineResult& r) {
 // `rank` and `pivot_fraction` belong to the pivoted Cholesky embedding: method eigen would ignore
 // them (the rules of distgeom.embed and distgeom.embed_and_refine)
 std::vector<ParamRule> cholesky_only_rules() {
-  return {{.param = "rank", .other = "method", .other_value = std::string("eigen"), .must = false,
+  return {{.param = "rank",
+           .other = "method",
+           .other_value = std::string("eigen"),
+           .must = false,
            .why = "rank is the pivoted Cholesky factor's; eigen takes the top eigenpairs"},
-          {.param = "pivot_fraction", .other = "method", .other_value = std::string("eigen"), .must = false,
+          {.param = "pivot_fraction",
+           .other = "method",
+           .other_value = std::string("eigen"),
+           .must = false,
            .why = "the pivots are the Cholesky factor's; eigen has none"}};
 }
 
 class EmbedNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.embed", .version = 1, .title = "Embed (metric matrix → coordinates)",
+    return {.id = "distgeom.embed",
+            .version = 1,
+            .title = "Embed (metric matrix → coordinates)",
             .category = "Distance geometry",
-            .doc = "Coordinates X (n×dimensions) with G ≈ X Xᵀ.\n"
-                   "Inputs: metric (n×n, Å²); bounds (for atom identities); structure (optional: reference "
-                   "model whose Cα centres (N, C, CB around CA; L-amino acids) fix the handedness: when fewer "
-                   "than half of the embedded centres have the reference sign, the embedding is mirrored).\n"
-                   "Output: coordinates, Matrix<f64> n×dimensions (Å, centred).\n"
-                   "Methods: cholesky = pivoted Cholesky of G (linalg, LAPACK dpstf2 steps) to `rank` columns, "
-                   "then the best rank-`dimensions` approximation of L Lᵀ (rank = dimensions is the classical "
-                   "embedding on pivot atoms); pivots are restricted to the `pivot_fraction` of atoms with the "
-                   "tightest bounds (mean U − L over their row of `bounds`: wire the smoothed bounds), the "
-                   "largest remaining diagonal first among them; eigen = the top eigenpairs (Spectra Lanczos).\n"
-                   "Device: auto | cpu | cuda | cuda:N. cholesky on CUDA: the pivoted Cholesky (restricted "
-                   "pivots included) runs on the GPU (linalg GpuCholesky::factor_pivoted, the CPU's pivot and "
-                   "stopping rules and arithmetic), the k×k eigenproblem and the handedness on the CPU: the "
-                   "same coordinates to rounding. eigen has no CUDA path: auto runs it on the CPU and logs "
-                   "why, cuda fails (parameter 'method').",
-            .errors = "A metric whose size differs from the bounds'; too few positive pivots (names pivot_fraction "
-                      "when it restricted them); a connected structure without any residue with N, CA, C and CB "
-                      "among the bounds atoms; rank or pivot_fraction with method eigen (parameter rules, reported "
-                      "before a run). Warnings: a metric that is not symmetric (the lower triangle is used) or has a "
-                      "negative diagonal; a pivoted factor that stopped at a negative pivot before `rank` columns; "
-                      "coordinates whose largest distance exceeds 5× the metric matrix's (recorded as span_ratio: "
-                      "small pivots of a metric that is not positive semidefinite amplify it).",
+            .doc =
+                "Coordinates X (n×dimensions) with G ≈ X Xᵀ.\n"
+                "Inputs: metric (n×n, Å²); bounds (for atom identities); structure (optional: reference "
+                "model whose Cα centres (N, C, CB around CA; L-amino acids) fix the handedness: when fewer "
+                "than half of the embedded centres have the reference sign, the embedding is mirrored).\n"
+                "Output: coordinates, Matrix<f64> n×dimensions (Å, centred).\n"
+                "Methods: cholesky = pivoted Cholesky of G (linalg, LAPACK dpstf2 steps) to `rank` columns, "
+                "then the best rank-`dimensions` approximation of L Lᵀ (rank = dimensions is the classical "
+                "embedding on pivot atoms); pivots are restricted to the `pivot_fraction` of atoms with the "
+                "tightest bounds (mean U − L over their row of `bounds`: wire the smoothed bounds), the "
+                "largest remaining diagonal first among them; eigen = the top eigenpairs (Spectra Lanczos).\n"
+                "Device: auto | cpu | cuda | cuda:N. cholesky on CUDA: the pivoted Cholesky (restricted "
+                "pivots included) runs on the GPU (linalg GpuCholesky::factor_pivoted, the CPU's pivot and "
+                "stopping rules and arithmetic), the k×k eigenproblem and the handedness on the CPU: the "
+                "same coordinates to rounding. eigen has no CUDA path: auto runs it on the CPU and logs "
+                "why, cuda fails (parameter 'method').",
+            .errors =
+                "A metric whose size differs from the bounds'; too few positive pivots (names pivot_fraction "
+                "when it restricted them); a connected structure without any residue with N, CA, C and CB "
+                "among the bounds atoms; rank or pivot_fraction with method eigen (parameter rules, reported "
+                "before a run). Warnings: a metric that is not symmetric (the lower triangle is used) or has a "
+                "negative diagonal; a pivoted factor that stopped at a negative pivot before `rank` columns; "
+                "coordinates whose largest distance exceeds 5× the metric matrix's (recorded as span_ratio: "
+                "small pivots of a metric that is not positive semidefinite amplify it).",
             .memory = "Host: the n×n metric and the n×dimensions result. Device (cuda): 2 n² + n·rank doubles.",
             .determinism = "Deterministic; CPU and CUDA agree to rounding.",
             .references = "Crippen & Havel 1988; pivoted Cholesky: LAPACK dpstf2, Higham 1990; Lanczos: Spectra.",
@@ -681,8 +726,7 @@ class EmbedNode final : public Node {
       if (cholesky)
         w << "; the factor's small pivots amplify the part of the metric matrix that is not positive semidefinite. "
           << (e.rank > dim ? "Use a smaller 'rank' (0 = dimensions) or method eigen" : "Method eigen keeps it");
-      else
-        w << ", which is far from positive semidefinite";
+      else w << ", which is far from positive semidefinite";
       ctx.warn(w.str());
     }
     std::ostringstream m;
@@ -696,9 +740,10 @@ class EmbedNode final : public Node {
       const auto xyz = model_xyz(s, model.value());
       const auto centres = ca_centres(b, s, xyz);
       if (centres.empty())
-        throw InputError("input 'structure' is connected to fix the handedness, but no residue has "
-                         "all of N, CA, C and CB among the bounds atoms (" + std::to_string(n) +
-                         " atoms); keep these atoms in the bounds or leave 'structure' unconnected");
+        throw InputError(
+            "input 'structure' is connected to fix the handedness, but no residue has "
+            "all of N, CA, C and CB among the bounds atoms (" +
+            std::to_string(n) + " atoms); keep these atoms in the bounds or leave 'structure' unconnected");
       std::size_t ok = 0;
       const bool flipped = fix_chirality(e.coords, dim, centres, &ok);
       m << "; Cα handedness " << ok << "/" << centres.size() << (flipped ? " after mirroring" : "");
@@ -781,26 +826,31 @@ class EmbedNode final : public Node {
 class RefineNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.refine", .version = 1, .title = "Refine (DG error, L-BFGS)",
+    return {.id = "distgeom.refine",
+            .version = 1,
+            .title = "Refine (DG error, L-BFGS)",
             .category = "Distance geometry",
-            .doc = "Minimises the distance-geometry error (Crippen & Havel 1988; Havel 1991): "
-                   "Σ (d²/U² − 1)² over d > U, Σ (2L²/(L² + d²) − 1)² over d < L, w_chiral Σ (V − V₀)² over "
-                   "the tetrahedral and planar centres of the reference model (V₀ its volumes: covalent "
-                   "stereochemistry, incl. L-Cα), and r^-6 sums (Nilges 1993) for every restraint that expands "
-                   "to several atom pairs (pseudo-atoms, wildcards, ambiguous). L-BFGS (liblbfgs); a 4D input is "
-                   "squeezed to 3D by a rising penalty on the 4th coordinate.\n"
-                   "Inputs: coordinates (n×3 or n×4), bounds (unsmoothed: explicit pairs are those below the "
-                   "diameter), structure (reference: atom records and centres), restraints (optional).\n"
-                   "Outputs: structure (the bounds' atoms, one model), report (Table: metric, value).\n"
-                   "`mirror_trial`: also refines the mirror image and keeps the lower error (the handedness of "
-                   "a metrized embedding is close to random; the error decides, not the reference).\n"
-                   "Warns when the refined structure still violates bounds by more than 0.5 Å.",
-            .errors = "Coordinates that are not n×3 or n×4 for the bounds' n atoms; bounds that refer to atoms the "
-                      "structure does not have; a model number beyond the structure's models.",
+            .doc =
+                "Minimises the distance-geometry error (Crippen & Havel 1988; Havel 1991): "
+                "Σ (d²/U² − 1)² over d > U, Σ (2L²/(L² + d²) − 1)² over d < L, w_chiral Σ (V − V₀)² over "
+                "the tetrahedral and planar centres of the reference model (V₀ its volumes: covalent "
+                "stereochemistry, incl. L-Cα), and r^-6 sums (Nilges 1993) for every restraint that expands "
+                "to several atom pairs (pseudo-atoms, wildcards, ambiguous). L-BFGS (liblbfgs); a 4D input is "
+                "squeezed to 3D by a rising penalty on the 4th coordinate.\n"
+                "Inputs: coordinates (n×3 or n×4), bounds (unsmoothed: explicit pairs are those below the "
+                "diameter), structure (reference: atom records and centres), restraints (optional).\n"
+                "Outputs: structure (the bounds' atoms, one model), report (Table: metric, value).\n"
+                "`mirror_trial`: also refines the mirror image and keeps the lower error (the handedness of "
+                "a metrized embedding is close to random; the error decides, not the reference).\n"
+                "Warns when the refined structure still violates bounds by more than 0.5 Å.",
+            .errors =
+                "Coordinates that are not n×3 or n×4 for the bounds' n atoms; bounds that refer to atoms the "
+                "structure does not have; a model number beyond the structure's models.",
             .memory = "A few n×n arrays of the bounds and the pair lists (host); no device memory (CPU).",
             .determinism = "Deterministic.",
-            .references = "Crippen & Havel 1988; Havel 1991; r^-6 sums: Nilges, Proteins 17 (1993) 297; L-BFGS: "
-                          "liblbfgs (Nocedal 1980)."};
+            .references =
+                "Crippen & Havel 1988; Havel 1991; r^-6 sums: Nilges, Proteins 17 (1993) 297; L-BFGS: "
+                "liblbfgs (Nocedal 1980)."};
   }
   Input<Matrix<double>> coordinates{this, "coordinates", "Embedded coordinates (Å), n×3 or n×4"};
   Input<DistanceBounds> bounds{this, "bounds", "Bounds (as built, before smoothing)"};
@@ -817,8 +867,8 @@ class RefineNode final : public Node {
     const auto& s = *structure;
     const std::size_t n = b.size();
     if (x.rows() != n || (x.cols() != 3 && x.cols() != 4))
-      throw InputError("coordinates are " + std::to_string(x.rows()) + "×" + std::to_string(x.cols()) +
-                       ", expected " + std::to_string(n) + "×3 or ×4");
+      throw InputError("coordinates are " + std::to_string(x.rows()) + "×" + std::to_string(x.cols()) + ", expected " +
+                       std::to_string(n) + "×3 or ×4");
     check_bounds_structure(b, s);
     const auto xyz = model_xyz(s, model.value());
     const auto in = refine_inputs(b, s, xyz, restraints.connected() ? restraints.get().get() : nullptr);
@@ -863,42 +913,49 @@ class RefineNode final : public Node {
 class EmbedAndRefineNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "distgeom.embed_and_refine", .version = 1, .title = "Embed and refine (best of N trials)",
+    return {.id = "distgeom.embed_and_refine",
+            .version = 1,
+            .title = "Embed and refine (best of N trials)",
             .category = "Distance geometry",
-            .doc = "Multi-start distance geometry: `trials` independent runs of the chain distgeom.metrize → "
-                   "metric_matrix → embed → refine, each with its own metrization seed (trial 0: `seed`; trial "
-                   "t: SplitMix64(seed + t·φ·2⁶⁴)), and keeps the trial whose refined structure has the lowest "
-                   "DG error (bounds, chiral volumes, r^-6 sums: never a reference structure). Trial 0 gives "
-                   "exactly what the separate nodes give with the same seed and parameters; seed S with "
-                   "first_trial t and trials 1 repeats trial t of a run with seed S.\n"
-                   "Failed trials: a trial whose embedding fails (too few positive pivots) or whose refinement "
-                   "diverges (a bound violated by more than the largest upper bound, or a non-finite DG error) "
-                   "is logged as a warning and left out; the node fails only when every trial fails.\n"
-                   "Inputs: bounds (as built: refinement), smoothed (triangle-smoothed: metrization and Cholesky "
-                   "pivot choice), structure (reference model: atom records, covalent chiral volumes, Cα "
-                   "handedness), restraints (optional: r^-6 sums).\n"
-                   "Outputs: structure (the kept trial, bounds atoms, one model); report (Table metric/value: "
-                   "distgeom.refine's metrics of the kept trial + trials, failed_trials, best_trial, best_seed "
-                   "(unsigned 64-bit, as decimal text)); trials (Table: trial, seed (text), dg_error, "
-                   "dg_error_other_hand, mirror_won, iterations, violations, kept, failure).\n"
-                   "Parameters of the steps as on the separate nodes (metrize, metrize_atoms, method, "
-                   "dimensions, rank, pivot_fraction, max_iterations, w_chiral, mirror_trial).\n"
-                   "Threads: trials run in parallel (`threads`, 0 = all cores); partial metrization re-smooths "
-                   "single-threaded inside a trial. Cancellation is checked every ~20 ms.\n"
-                   "Device: auto | cpu | cuda | cuda:N. On CUDA each trial's metric matrix and pivoted "
-                   "Cholesky embedding run on the GPU (one stream and buffer set per worker thread, as "
-                   "distgeom.metric_matrix and distgeom.embed: the same embedding to rounding); metrization, "
-                   "the k×k eigenproblem and the refinement stay on the CPU. method: eigen has no CUDA path "
-                   "(auto: CPU with a log line; cuda fails naming 'method').\n"
-                   "Warns when the kept structure still violates bounds by more than 0.5 Å.",
-            .errors = "Bounds and smoothed bounds over different atoms; the node fails only when every trial fails "
-                      "(naming the reasons), or with a DeviceError naming the device when a CUDA call fails.",
-            .memory = "Host: about 5 n² doubles per running trial. Device (cuda): about 2 n² + n·rank doubles per "
-                      "worker thread.",
-            .determinism = "The same seed gives the same result whatever the number of threads (trials are "
-                           "independent; ties go to the lower trial index).",
-            .references = "Havel, Kuntz & Crippen 1983; Crippen & Havel 1988; SplitMix64: Steele, Lea & Flood, "
-                          "OOPSLA 2014.",
+            .doc =
+                "Multi-start distance geometry: `trials` independent runs of the chain distgeom.metrize → "
+                "metric_matrix → embed → refine, each with its own metrization seed (trial 0: `seed`; trial "
+                "t: SplitMix64(seed + t·φ·2⁶⁴)), and keeps the trial whose refined structure has the lowest "
+                "DG error (bounds, chiral volumes, r^-6 sums: never a reference structure). Trial 0 gives "
+                "exactly what the separate nodes give with the same seed and parameters; seed S with "
+                "first_trial t and trials 1 repeats trial t of a run with seed S.\n"
+                "Failed trials: a trial whose embedding fails (too few positive pivots) or whose refinement "
+                "diverges (a bound violated by more than the largest upper bound, or a non-finite DG error) "
+                "is logged as a warning and left out; the node fails only when every trial fails.\n"
+                "Inputs: bounds (as built: refinement), smoothed (triangle-smoothed: metrization and Cholesky "
+                "pivot choice), structure (reference model: atom records, covalent chiral volumes, Cα "
+                "handedness), restraints (optional: r^-6 sums).\n"
+                "Outputs: structure (the kept trial, bounds atoms, one model); report (Table metric/value: "
+                "distgeom.refine's metrics of the kept trial + trials, failed_trials, best_trial, best_seed "
+                "(unsigned 64-bit, as decimal text)); trials (Table: trial, seed (text), dg_error, "
+                "dg_error_other_hand, mirror_won, iterations, violations, kept, failure).\n"
+                "Parameters of the steps as on the separate nodes (metrize, metrize_atoms, method, "
+                "dimensions, rank, pivot_fraction, max_iterations, w_chiral, mirror_trial).\n"
+                "Threads: trials run in parallel (`threads`, 0 = all cores); partial metrization re-smooths "
+                "single-threaded inside a trial. Cancellation is checked every ~20 ms.\n"
+                "Device: auto | cpu | cuda | cuda:N. On CUDA each trial's metric matrix and pivoted "
+                "Cholesky embedding run on the GPU (one stream and buffer set per worker thread, as "
+                "distgeom.metric_matrix and distgeom.embed: the same embedding to rounding); metrization, "
+                "the k×k eigenproblem and the refinement stay on the CPU. method: eigen has no CUDA path "
+                "(auto: CPU with a log line; cuda fails naming 'method').\n"
+                "Warns when the kept structure still violates bounds by more than 0.5 Å.",
+            .errors =
+                "Bounds and smoothed bounds over different atoms; the node fails only when every trial fails "
+                "(naming the reasons), or with a DeviceError naming the device when a CUDA call fails.",
+            .memory =
+                "Host: about 5 n² doubles per running trial. Device (cuda): about 2 n² + n·rank doubles per "
+                "worker thread.",
+            .determinism =
+                "The same seed gives the same result whatever the number of threads (trials are "
+                "independent; ties go to the lower trial index).",
+            .references =
+                "Havel, Kuntz & Crippen 1983; Crippen & Havel 1988; SplitMix64: Steele, Lea & Flood, "
+                "OOPSLA 2014.",
             .stochastic = true,
             .rules = cholesky_only_rules()};
   }
@@ -911,7 +968,9 @@ class EmbedAndRefineNode final : public Node {
   Output<Table> trial_table{this, "trials", "One row per trial"};
   Param<std::int64_t> trials{this, "trials", 4, {.min = 1, .max = 1000, .doc = "Number of trials"}};
   SeedParam seed{this, "Metrization seed of trial 0"};
-  Param<std::int64_t> first_trial{this, "first_trial", 0,
+  Param<std::int64_t> first_trial{this,
+                                  "first_trial",
+                                  0,
                                   {.min = 0,
                                    .doc = "Index of the first trial run (their seeds derive from `seed` and the "
                                           "index): seed S, first_trial t, trials 1 repeats trial t of a run with "
@@ -926,8 +985,7 @@ class EmbedAndRefineNode final : public Node {
   DeviceParam device{this, "auto"};
 
   void execute(NodeContext& ctx) override {
-    const Device dev =
-        resolve_node_device(ctx, device, embedding.cholesky() ? std::string() : kEigenNoCuda);
+    const Device dev = resolve_node_device(ctx, device, embedding.cholesky() ? std::string() : kEigenNoCuda);
     const auto& b = *bounds;
     const auto& sm = *smoothed;
     const auto& s = *structure;
@@ -940,8 +998,9 @@ class EmbedAndRefineNode final : public Node {
     const auto in = refine_inputs(b, s, xyz, restraints.connected() ? restraints.get().get() : nullptr);
     const auto hands = ca_centres(b, s, xyz);
     if (hands.empty())
-      ctx.warn("no residue has all of N, CA, C and CB among the bounds atoms: the hand of each embedding "
-                    "is left as it comes (the mirror trial still picks the lower DG error)");
+      ctx.warn(
+          "no residue has all of N, CA, C and CB among the bounds atoms: the hand of each embedding "
+          "is left as it comes (the mirror trial still picks the lower DG error)");
 
     TrialOptions o;
     o.trials = static_cast<std::size_t>(trials.value());

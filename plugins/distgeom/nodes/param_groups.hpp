@@ -21,9 +21,12 @@ struct MetrizeParams : ParamGroup {
   enum class Method { None, Partial };
   explicit MetrizeParams(Node* n, Renames r = {})
       : ParamGroup(std::move(r)),
-        method{n, name("method"), Method::None, {{Method::None, "none"}, {Method::Partial, "partial"}},
-               {.doc = "none: independent uniform picks; partial: re-smooth after each of `" + name("atoms") +
-                       "` atoms"}},
+        method{
+            n,
+            name("method"),
+            Method::None,
+            {{Method::None, "none"}, {Method::Partial, "partial"}},
+            {.doc = "none: independent uniform picks; partial: re-smooth after each of `" + name("atoms") + "` atoms"}},
         atoms{n, name("atoms"), 4, {.doc = "partial: number of atoms metrized"}} {
     done();
   }
@@ -43,14 +46,24 @@ struct EmbedParams : ParamGroup {
   enum class Method { Cholesky, Eigen };
   explicit EmbedParams(Node* n, Renames r = {})
       : ParamGroup(std::move(r)),
-        method{n, name("method"), Method::Cholesky, {{Method::Cholesky, "cholesky"}, {Method::Eigen, "eigen"}},
+        method{n,
+               name("method"),
+               Method::Cholesky,
+               {{Method::Cholesky, "cholesky"}, {Method::Eigen, "eigen"}},
                {.doc = "Factorisation of the metric matrix: pivoted Cholesky or the top eigenpairs"}},
-        dimensions{n, name("dimensions"), 4,
+        dimensions{n,
+                   name("dimensions"),
+                   4,
                    {.min = 3, .max = 4, .doc = "3, or 4 for a 4D embedding squeezed by the refinement"}},
-        rank{n, name("rank"), 0,
+        rank{n,
+             name("rank"),
+             0,
              {.doc = "cholesky: pivoted Cholesky columns k, used as min(atoms, max(dimensions, k)); 0 = dimensions"}},
-        pivot_fraction{n, name("pivot_fraction"), 1.0,
-                       {.min = 0.01, .max = 1.0,
+        pivot_fraction{n,
+                       name("pivot_fraction"),
+                       1.0,
+                       {.min = 0.01,
+                        .max = 1.0,
                         .doc = "cholesky: pivots only among this fraction of atoms with the tightest (smoothed) "
                                "bounds (1 = every atom: plain complete pivoting)"}} {
     done();
@@ -70,7 +83,9 @@ struct RefineParams : ParamGroup {
       : ParamGroup(std::move(r)),
         max_iterations{n, name("max_iterations"), 3000, {.min = 1, .doc = "L-BFGS iterations per hand, all stages"}},
         w_chiral{n, name("w_chiral"), 0.1, {.min = 0, .doc = "Weight of the chiral volume terms (per Å⁶)"}},
-        mirror_trial{n, name("mirror_trial"), true,
+        mirror_trial{n,
+                     name("mirror_trial"),
+                     true,
                      {.doc = "Also refine the mirror image of the embedding; keep the lower DG error"}} {
     done();
   }

@@ -67,27 +67,32 @@ class TriangleSmoothing final : public Node {
             .version = 1,
             .title = "Triangle smoothing",
             .category = "Distance geometry",
-            .doc = "Tightens distance bounds to their triangle-inequality closure: the smallest upper and "
-                   "largest lower bounds implied by all triangles (shortest paths on the Dress-Havel doubled "
-                   "graph).\n"
-                   "Inputs: bounds, DistanceBounds (Å, symmetric, zero diagonal, 0 ≤ L ≤ U; U = +inf allowed).\n"
-                   "Outputs: bounds, the smoothed DistanceBounds; labels, atom_index and restraint ids are "
-                   "copied from the input (ids describe the input bounds).\n"
-                   "Parameters: algorithm (blocked: tiled parallel Floyd-Warshall; reference: O(n³) per-k "
-                   "loop in fp64), tolerance (Å) for the L > U checks, precision (fp64 or fp32 arithmetic for "
-                   "blocked and cuda), threads (0 = all cores), device (cuda runs the GPU closure of "
-                   "smoothing_cuda.hpp, same result to rounding; algorithm and threads are then unused; the "
-                   "result stays on the GPU as a device-resident value, copied to the host when a CPU node "
-                   "reads it, and the copies are counted in provenance.json's transfers).",
-            .errors = "Invalid input names the atom pair and values; inconsistent bounds name the first pair with "
-                      "L' > U' + tolerance and the chain of input bounds (with restraint ids) whose upper bounds sum "
-                      "to less than a lower bound.",
-            .memory = "CPU 2·n² extra values (cuda: 4·n² doubles of device memory while it runs, 2·n² kept with "
-                      "the result).",
-            .determinism = "Deterministic, independent of threads; blocked and reference agree bit for bit when all "
-                           "sums of input bounds are exact, else to rounding.",
-            .references = "Dress & Havel, Discrete Appl. Math. 19 (1988) 129-144; Crippen & Havel 1988; Venkataraman, "
-                          "Sahni & Mukhopadhyaya, J. Exp. Algorithmics 8 (2003)."};
+            .doc =
+                "Tightens distance bounds to their triangle-inequality closure: the smallest upper and "
+                "largest lower bounds implied by all triangles (shortest paths on the Dress-Havel doubled "
+                "graph).\n"
+                "Inputs: bounds, DistanceBounds (Å, symmetric, zero diagonal, 0 ≤ L ≤ U; U = +inf allowed).\n"
+                "Outputs: bounds, the smoothed DistanceBounds; labels, atom_index and restraint ids are "
+                "copied from the input (ids describe the input bounds).\n"
+                "Parameters: algorithm (blocked: tiled parallel Floyd-Warshall; reference: O(n³) per-k "
+                "loop in fp64), tolerance (Å) for the L > U checks, precision (fp64 or fp32 arithmetic for "
+                "blocked and cuda), threads (0 = all cores), device (cuda runs the GPU closure of "
+                "smoothing_cuda.hpp, same result to rounding; algorithm and threads are then unused; the "
+                "result stays on the GPU as a device-resident value, copied to the host when a CPU node "
+                "reads it, and the copies are counted in provenance.json's transfers).",
+            .errors =
+                "Invalid input names the atom pair and values; inconsistent bounds name the first pair with "
+                "L' > U' + tolerance and the chain of input bounds (with restraint ids) whose upper bounds sum "
+                "to less than a lower bound.",
+            .memory =
+                "CPU 2·n² extra values (cuda: 4·n² doubles of device memory while it runs, 2·n² kept with "
+                "the result).",
+            .determinism =
+                "Deterministic, independent of threads; blocked and reference agree bit for bit when all "
+                "sums of input bounds are exact, else to rounding.",
+            .references =
+                "Dress & Havel, Discrete Appl. Math. 19 (1988) 129-144; Crippen & Havel 1988; Venkataraman, "
+                "Sahni & Mukhopadhyaya, J. Exp. Algorithmics 8 (2003)."};
   }
 
   Input<DistanceBounds> in{this, "bounds", "Bounds to smooth (Å)"};
@@ -98,10 +103,11 @@ class TriangleSmoothing final : public Node {
                               {{Algorithm::Blocked, "blocked"}, {Algorithm::Reference, "reference"}},
                               {.doc = "blocked: cache-tiled, multi-threaded, SIMD; reference: simple O(n³) "
                                       "per-k loop accumulated in fp64 (slow; for checking)"}};
-  Param<double> tolerance{this, "tolerance", kDefaultSmoothingTolerance,
-                          {.min = 0.0,
-                           .unit = "Å",
-                           .doc = "A pair is inconsistent when L > U + tolerance (input and result)"}};
+  Param<double> tolerance{
+      this,
+      "tolerance",
+      kDefaultSmoothingTolerance,
+      {.min = 0.0, .unit = "Å", .doc = "A pair is inconsistent when L > U + tolerance (input and result)"}};
   DeviceParam device{this, "auto"};
   Choice<Precision> precision{this,
                               "precision",
@@ -109,8 +115,8 @@ class TriangleSmoothing final : public Node {
                               {{Precision::Fp64, "fp64"}, {Precision::Fp32, "fp32"}},
                               {.doc = "Arithmetic of the blocked and CUDA closures; fp32 is about twice as fast, "
                                       "relative rounding ~1e-7 per path sum (the reference is always fp64)"}};
-  Param<std::int64_t> threads{this, "threads", 0,
-                              {.min = 0, .max = 1024, .doc = "CPU threads for blocked; 0 = all cores"}};
+  Param<std::int64_t> threads{
+      this, "threads", 0, {.min = 0, .max = 1024, .doc = "CPU threads for blocked; 0 = all cores"}};
 
   void execute(NodeContext& ctx) override {
     const auto src = in.get();
@@ -121,8 +127,8 @@ class TriangleSmoothing final : public Node {
                        std::to_string(b.lower.cols()) + " and upper " + std::to_string(b.upper.rows()) + "×" +
                        std::to_string(b.upper.cols()) + ", expected both n×n");
     if (!b.labels.empty() && b.labels.size() != n)
-      throw InputError("input 'bounds' has " + std::to_string(b.labels.size()) + " labels for " +
-                       std::to_string(n) + " atoms");
+      throw InputError("input 'bounds' has " + std::to_string(b.labels.size()) + " labels for " + std::to_string(n) +
+                       " atoms");
     const double tol = tolerance.value();
     if (auto d = check_bounds(b.lower.span(), b.upper.span(), n, tol))
       throw InputError("input 'bounds': " + defect_text(b, *d));
@@ -205,15 +211,12 @@ class TriangleSmoothing final : public Node {
     rep.changed_pairs = r.changed_pairs;
     if (!rep.consistent)
       rep.path = explain_inconsistency(in_bounds.lower.span(), in_bounds.upper.span(), n, rep.i, rep.j);
-    else if (n == 0)
-      out.set(in_bounds);  // nothing on the device
-    else
-      out.set_device(std::make_shared<const DeviceSmoothedBounds>(std::move(r.bounds), in_bounds));
+    else if (n == 0) out.set(in_bounds);  // nothing on the device
+    else out.set_device(std::make_shared<const DeviceSmoothedBounds>(std::move(r.bounds), in_bounds));
     return rep;
 #else
     (void)ctx, (void)src, (void)tol, (void)fp32;
-    throw DeviceError("CUDA smoothing not built yet (device " + dev.str() +
-                      "); set 'device: cpu'");
+    throw DeviceError("CUDA smoothing not built yet (device " + dev.str() + "); set 'device: cpu'");
 #endif
   }
 };

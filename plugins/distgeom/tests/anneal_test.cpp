@@ -248,7 +248,7 @@ TEST(Anneal, TwoKpuFromAnEmbeddingImprovesAccuracyAndViolations) {
   TrialOptions to;
   to.pivot_fraction = 0.25;
   to.threads = 1;
-  to.first_trial = 1;  // trial 1 of seed 1 (what distgeom.ensemble's structure 1 starts from)
+  to.first_trial = 1;              // trial 1 of seed 1 (what distgeom.ensemble's structure 1 starts from)
   to.method = EmbedMethod::Eigen;  // as workflows/nmr_structure.yaml
   const auto tr = run_trials(tp, to);
   std::vector<TorsionRestraint> dih;  // the NEF's TALOS φ/ψ restraints

@@ -177,7 +177,8 @@ TEST_F(GpuEmbedding, DeviceLayoutsAreTransposesOfEachOther) {
     ASSERT_EQ(cudaMemcpy(hr.data(), gr, sizeof(double) * n * n, cudaMemcpyDeviceToHost), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(hc.data(), gcm, sizeof(double) * n * n, cudaMemcpyDeviceToHost), cudaSuccess);
     for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j) ASSERT_EQ(hc[i + j * n], hr[i * n + j]) << "n=" << n << " (" << i << ", " << j << ")";
+      for (std::size_t j = 0; j < n; ++j)
+        ASSERT_EQ(hc[i + j * n], hr[i * n + j]) << "n=" << n << " (" << i << ", " << j << ")";
   }
 }
 
@@ -195,8 +196,8 @@ TEST_F(GpuEmbedding, CholeskyEmbeddingMatchesCpu) {
         for (std::size_t rank : {0, 6}) {
           for (bool restricted : {false, true}) {
             const auto cand = restricted ? random_flags(n, 0.25, rng_) : std::vector<unsigned char>{};
-            const std::string ctx = "n=" + std::to_string(n) + " noise=" + std::to_string(noise) + " dim=" +
-                                    std::to_string(dim) + " rank=" + std::to_string(rank) +
+            const std::string ctx = "n=" + std::to_string(n) + " noise=" + std::to_string(noise) +
+                                    " dim=" + std::to_string(dim) + " rank=" + std::to_string(rank) +
                                     (restricted ? " restricted" : "") + " seed " + std::to_string(seed_);
             gd::EmbedResult c;
             try {
@@ -262,8 +263,9 @@ TEST_F(GpuEmbedding, ErrorsAreTheCpuErrors) {
   EXPECT_EQ(gpu_msg, cpu);
   EXPECT_EQ(message([&] { (void)gpu.embed(std::vector<double>(10), n, 3); }),
             message([&] { (void)gd::embed(std::vector<double>(10), n, 3, gd::EmbedMethod::Cholesky); }));
-  EXPECT_EQ(message([&] { (void)gpu.embed(line, n, 3, 0, std::vector<unsigned char>(3, 1)); }),
-            message([&] { (void)gd::embed(line, n, 3, gd::EmbedMethod::Cholesky, 0, std::vector<unsigned char>(3, 1)); }));
+  EXPECT_EQ(message([&] { (void)gpu.embed(line, n, 3, 0, std::vector<unsigned char>(3, 1)); }), message([&] {
+              (void)gd::embed(line, n, 3, gd::EmbedMethod::Cholesky, 0, std::vector<unsigned char>(3, 1));
+            }));
   std::vector<double> nan_d(n * n, 1.0);
   for (std::size_t i = 0; i < n; ++i) nan_d[i * n + i] = 0.0;
   nan_d[5 * n + 2] = kNaN;
@@ -527,7 +529,8 @@ TEST_F(GpuEmbedding, EigenOnCudaFailsNamingTheMethodAndAutoRunsItOnTheCpu) {
       ASSERT_EQ(error_of(*em, ctx), "(no error)");
       EXPECT_EQ(device_used(ctx), "cpu");
       bool logged = false;
-      for (const auto& m : ctx.messages(gemflow::LogLevel::Info)) logged |= m.find("eigen has no CUDA path") != std::string::npos;
+      for (const auto& m : ctx.messages(gemflow::LogLevel::Info))
+        logged |= m.find("eigen has no CUDA path") != std::string::npos;
       EXPECT_TRUE(logged) << "auto + eigen must say why it runs on the CPU";
     }
   }

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include <gemflow/distgeom/refine.hpp>
 #include <gemflow/device.hpp>
+#include <gemflow/distgeom/refine.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
 #include <gemflow/distgeom/trials.hpp>
 #include <gemflow/io/structure_io.hpp>
@@ -153,8 +153,9 @@ TEST(CompareNode, ResidueRegionAndReferenceModelAreChecked) {
     return error_of(*node, ctx);
   };
   RecordingContext c1, c2, c3, c4, c5;
-  EXPECT_NE(run("B:1-5", 1, c1).find("parameter 'residues' = 'B:1-5' selects no residue of the reference (it has A:20-31)"),
-            std::string::npos)
+  EXPECT_NE(
+      run("B:1-5", 1, c1).find("parameter 'residues' = 'B:1-5' selects no residue of the reference (it has A:20-31)"),
+      std::string::npos)
       << run("B:1-5", 1, c1);
   EXPECT_NE(run("31-20", 1, c2).find("the range 31-20 runs backwards (write 20-31)"), std::string::npos);
   EXPECT_NE(run("20-31", 5, c3).find("parameter 'reference_model' = 5 but the structure has 1 model(s)"),
@@ -189,9 +190,9 @@ TEST(BoundsFromStructureNode, ToleranceNotBelowCutoffIsAnErrorNamingTheParameter
 // `gemflow validate` reports it at the parameter's line before anything runs.
 TEST(BoundsFromStructureNode, ToleranceNotBelowCutoffIsAWorkflowErrorAtItsLine) {
   const auto errors = [](const std::string& params) {
-    const auto res = parse_workflow(
-        "gemflow: 1\nnodes:\n  b:\n    type: distgeom.bounds_from_structure\n    params:\n" + params, "w.yaml",
-        registry());
+    const auto res =
+        parse_workflow("gemflow: 1\nnodes:\n  b:\n    type: distgeom.bounds_from_structure\n    params:\n" + params,
+                       "w.yaml", registry());
     std::vector<std::string> e;
     for (const auto& d : res.diagnostics)
       if (d.severity == Diagnostic::Severity::Error && d.str().find("required input") == std::string::npos)
@@ -224,7 +225,8 @@ TEST(DistgeomNodeSpecs, EmbedAndRefineKeepsItsParameterNames) {
   EXPECT_EQ(names("distgeom.metrize"), (std::vector<std::string>{"method", "atoms", "seed"}));
   EXPECT_EQ(names("distgeom.embed"),
             (std::vector<std::string>{"method", "dimensions", "rank", "pivot_fraction", "model", "device"}));
-  EXPECT_EQ(names("distgeom.refine"), (std::vector<std::string>{"max_iterations", "w_chiral", "mirror_trial", "model"}));
+  EXPECT_EQ(names("distgeom.refine"),
+            (std::vector<std::string>{"max_iterations", "w_chiral", "mirror_trial", "model"}));
   const NodeSpec& er = registry().find_node("distgeom.embed_and_refine")->spec;
   const NodeSpec& m = registry().find_node("distgeom.metrize")->spec;
   EXPECT_EQ(er.param("metrize")->choices, m.param("method")->choices);
@@ -296,10 +298,11 @@ TEST(MetricMatrixNode, RejectsEntriesThatAreNotDistances) {
     std::vector<double> d;
     const char* expect;
   };
-  for (const Case& c : {Case{{0, -1, 2, 5, 0, 1, 2, 1, 0}, "(0, 1) = -1 Å is negative"},
-                        Case{{0, 1, 2, 5, 0, 1, 2, 1, 0}, "(0, 1) = 1 Å but (1, 0) = 5 Å: not symmetric"},
-                        Case{{0, 1, 2, 1, 0.5, 1, 2, 1, 0}, "(1, 1) = 0.5 Å: the diagonal of a distance matrix must be 0"},
-                        Case{{0, 1, nan, 1, 0, 1, nan, 1, 0}, "(0, 2) = nan Å is not finite"}}) {
+  for (const Case& c :
+       {Case{{0, -1, 2, 5, 0, 1, 2, 1, 0}, "(0, 1) = -1 Å is negative"},
+        Case{{0, 1, 2, 5, 0, 1, 2, 1, 0}, "(0, 1) = 1 Å but (1, 0) = 5 Å: not symmetric"},
+        Case{{0, 1, 2, 1, 0.5, 1, 2, 1, 0}, "(1, 1) = 0.5 Å: the diagonal of a distance matrix must be 0"},
+        Case{{0, 1, nan, 1, 0, 1, nan, 1, 0}, "(0, 2) = nan Å is not finite"}}) {
     auto node = make("distgeom.metric_matrix");
     node->set_input("distances", Value::make(Matrix<double>(3, 3, c.d)));
     node->set_param("device", std::string("cpu"));
@@ -397,8 +400,7 @@ TEST(EmbedNode, WarnsOnAMetricThatIsNotSymmetricOrHasANegativeDiagonal) {
   RecordingContext negative;
   (void)run(neg, negative);
   ASSERT_FALSE(negative.warnings().empty());
-  EXPECT_NE(negative.warnings()[0].find("input 'metric' has G(4, 4) = -100 Å² < 0 on its diagonal"),
-            std::string::npos)
+  EXPECT_NE(negative.warnings()[0].find("input 'metric' has G(4, 4) = -100 Å² < 0 on its diagonal"), std::string::npos)
       << negative.warnings()[0];
 }
 
@@ -444,11 +446,12 @@ TEST(EmbedNode, WarnsWhenAnIndefiniteMetricBlowsTheEmbeddingUp) {
 
 // QA: with pivot_fraction < 1 the "only k positive pivots" error blamed the distances alone. Ten
 // atoms: five on a line with tight bounds, five off it; pivot_fraction 0.5 keeps the five on the
-// line, which span one dimension. With every atom allowed (five atoms: at least five are kept) the hint stays out (review).
+// line, which span one dimension. With every atom allowed (five atoms: at least five are kept) the hint stays out
+// (review).
 TEST(EmbedNode, TooFewPivotsNamesPivotFractionWhenItRestrictsThem) {
   // centroid 0, the five on the x axis through it (so that they span one dimension)
-  const std::vector<double> x = {-2, 0, 0, -1, 0, 0, 0, 0, 0, 1, 0, 0, 2, 0, 0,
-                                 0, 5, 0, 0, -5, 0, 0, 0, 5, 0, 0, -5, 0, 0, 0};
+  const std::vector<double> x = {-2, 0, 0, -1, 0,  0, 0, 0, 0, 1, 0, 0,  2, 0, 0,
+                                 0,  5, 0, 0,  -5, 0, 0, 0, 5, 0, 0, -5, 0, 0, 0};
   const std::size_t n = 10;
   Matrix<double> g(n, n, 0.0);
   double c[3] = {0, 0, 0};
@@ -476,8 +479,7 @@ TEST(EmbedNode, TooFewPivotsNamesPivotFractionWhenItRestrictsThem) {
   };
   const auto e = run(g, b, 0.5);
   EXPECT_NE(e.find("only 1 positive pivots (need 3)"), std::string::npos) << e;
-  EXPECT_NE(e.find("among the 5 atoms that parameter 'pivot_fraction' = 0.5 allows as pivots"), std::string::npos)
-      << e;
+  EXPECT_NE(e.find("among the 5 atoms that parameter 'pivot_fraction' = 0.5 allows as pivots"), std::string::npos) << e;
   EXPECT_EQ(run(g, b, 1.0), "(no error)");
   // five atoms on a line: every atom is allowed, and the error does not name pivot_fraction
   Matrix<double> line(5, 5, 0.0);
@@ -509,8 +511,7 @@ TEST(EmbedNode, ErrorsNameSizesPivotsAndMissingChiralityAtoms) {
     node->set_param("dimensions", std::int64_t{3});
     RecordingContext ctx;
     const auto e = error_of(*node, ctx);
-    EXPECT_EQ(e.rfind("embed (cholesky): the metric matrix has only 1 positive pivots (need 3)", 0), 0u)
-        << e;
+    EXPECT_EQ(e.rfind("embed (cholesky): the metric matrix has only 1 positive pivots (need 3)", 0), 0u) << e;
   }
   {  // handedness asked for, but the bounds hold no N, CA, C, CB of one residue
     Structure s = peptide();
@@ -720,8 +721,9 @@ TEST(EmbedAndRefineTrials, FailedAndDivergedTrialsAreLeftOut) {
     (void)distgeom::run_trials(p, o);
     ADD_FAILURE() << "no error when every trial fails";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), "every trial failed; trial 0 (seed 3): the metric matrix has only 3 positive "
-                                     "pivots (need 4)");
+    EXPECT_EQ(std::string(e.what()),
+              "every trial failed; trial 0 (seed 3): the metric matrix has only 3 positive "
+              "pivots (need 4)");
   }
 }
 

@@ -216,7 +216,7 @@ TEST(Metrize, PartialKeepsTrianglesThroughMetrizedAtoms) {
     for (std::size_t j = 0; j < n; ++j)
       for (std::size_t k = 0; k < n; ++k)
         if (d[i * n + j] > d[i * n + k] + d[k * n + j] + 1e-9) ++broken;
-  EXPECT_EQ(broken, 0u);  // fully metrized: a metric
+  EXPECT_EQ(broken, 0u);                                                       // fully metrized: a metric
   EXPECT_THROW((void)metrize(b.lower, b.upper, n, o), std::invalid_argument);  // no smoother
 }
 
@@ -250,7 +250,9 @@ TEST(Refine, SqueezesFourDimensionsAndHonoursChirality) {
   std::normal_distribution<double> noise(0.0, 0.5);
   std::vector<double> s4;
   const auto& m = x;
-  for (std::size_t i = 0; i < n; ++i) s4.insert(s4.end(), {m[3 * i] + noise(rng), m[3 * i + 1] + noise(rng), m[3 * i + 2] + noise(rng), 2.0 * noise(rng)});
+  for (std::size_t i = 0; i < n; ++i)
+    s4.insert(s4.end(),
+              {m[3 * i] + noise(rng), m[3 * i + 1] + noise(rng), m[3 * i + 2] + noise(rng), 2.0 * noise(rng)});
   RefineOptions o;
   o.max_iterations = 6000;
   const auto r = refine(s4, n, 4, b.lower, b.upper, chir, {}, o);
@@ -288,10 +290,9 @@ TEST(Bounds, CovalentGeometryOfAWaterDimerAndRestraints) {
   // the oxygens, one over a pseudo-atom group (both H of water 2).
   std::vector<AtomInfo> atoms{{"O", "O", "HOH", "A", 1}, {"H", "H1", "HOH", "A", 1}, {"H", "H2", "HOH", "A", 1},
                               {"O", "O", "HOH", "A", 2}, {"H", "H1", "HOH", "A", 2}, {"H", "H2", "HOH", "A", 2}};
-  std::vector<double> x{0, 0, 0, 0.957, 0, 0, -0.24, 0.927, 0,
-                        2.9, 0, 0, 3.3, 0.8, 0.3, 3.3, -0.8, 0.3};
-  std::vector<PairRestraint> rs{{1, {{{0}, {3}}}, 2.5, 3.2, 0.0}, {2, {{{0}, {4, 5}}}, 1.8, 3.0, 0.5},
-                                {3, {{{0}, {99}}}, 1.8, 3.0, 0.0}};
+  std::vector<double> x{0, 0, 0, 0.957, 0, 0, -0.24, 0.927, 0, 2.9, 0, 0, 3.3, 0.8, 0.3, 3.3, -0.8, 0.3};
+  std::vector<PairRestraint> rs{
+      {1, {{{0}, {3}}}, 2.5, 3.2, 0.0}, {2, {{{0}, {4, 5}}}, 1.8, 3.0, 0.5}, {3, {{{0}, {99}}}, 1.8, 3.0, 0.0}};
   BoundsOptions o;
   o.diameter = 20.0;
   const auto b = restraint_bounds(atoms, x, rs, o);

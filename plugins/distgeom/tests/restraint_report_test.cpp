@@ -89,7 +89,7 @@ TEST(RestraintViolations, RingFlipsOfTheDepositedModelAreNoViolations) {
   EXPECT_GT(max_violation(as_named), 2.5);  // 2.64 Å (issue 38: up to 3.3 Å)
   EXPECT_GT(count_over(as_named, 0.5), 0u);
   EXPECT_EQ(floated.ring_expanded, 26u);  // the 26 HD1/HE1 selections (restraints_io_test.cpp)
-  EXPECT_TRUE(floated.swapped.empty());  // no prochiral floating unless asked
+  EXPECT_TRUE(floated.swapped.empty());   // no prochiral floating unless asked
   EXPECT_LT(max_violation(floated), max_violation(nef_v) + 1e-9);
   EXPECT_EQ(count_over(floated, 0.5), count_over(nef_v, 0.5));
   // Floating never makes a restraint worse than assigned names in total.
@@ -129,7 +129,8 @@ TEST(RestraintViolations, ProchiralGroupsFloatOnlyWhenAsked) {
   r.upper = near + 0.01;
   r.alternatives.push_back({{d(hg11, ha) > d(hg21, ha) ? hg11 : hg21}, {ha}});
   const std::vector<PairRestraint> rs{r};
-  EXPECT_NEAR(restraint_violations(atoms, xyz, rs, EquivalentSwap::Rings).restraints[0].violation, far - near - 0.01, 1e-9);
+  EXPECT_NEAR(restraint_violations(atoms, xyz, rs, EquivalentSwap::Rings).restraints[0].violation, far - near - 0.01,
+              1e-9);
   const auto fl = restraint_violations(atoms, xyz, rs, EquivalentSwap::RingsAndProchiral);
   EXPECT_DOUBLE_EQ(fl.restraints[0].violation, 0.0);
   ASSERT_EQ(fl.swapped.size(), 1u);

@@ -75,8 +75,7 @@ Bounds random_bounds(std::size_t n, std::uint64_t seed, bool dyadic) {
 
 /// Plants a contradiction: L_ab = U_ac + U_cb + excess for a random c ∉ {a, b} (an infinite
 /// U_ac or U_cb is first set to 1000 Å, above every distance here), U_ab ≥ L_ab. n ≥ 3.
-void plant_contradiction(Bounds& in, std::size_t a, std::size_t b, double excess,
-                         std::mt19937_64& rng) {
+void plant_contradiction(Bounds& in, std::size_t a, std::size_t b, double excess, std::mt19937_64& rng) {
   const std::size_t n = in.n;
   std::size_t c = rng() % n;
   while (c == a || c == b) c = rng() % n;
@@ -128,8 +127,7 @@ class DeviceBounds {
   std::vector<T> raw() const {
     std::vector<T> l(2 * count_);
     EXPECT_EQ(cudaMemcpy(l.data(), l_, count_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(l.data() + count_, u_, count_ * sizeof(T), cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(l.data() + count_, u_, count_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
     return l;
   }
   /// Copies back; fails the test when the guard zone was written or a NaN is in the data.
@@ -138,8 +136,7 @@ class DeviceBounds {
     ASSERT_EQ(cudaMemcpy(l.data(), l_, l.size() * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(u.data(), u_, u.size() * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
     std::size_t guard_written = 0, nan_inside = 0;
-    for (std::size_t e = count_; e < count_ + kGuard; ++e)
-      guard_written += !std::isnan(l[e]) || !std::isnan(u[e]);
+    for (std::size_t e = count_; e < count_ + kGuard; ++e) guard_written += !std::isnan(l[e]) || !std::isnan(u[e]);
     for (std::size_t e = 0; e < count_; ++e) nan_inside += std::isnan(l[e]) || std::isnan(u[e]);
     EXPECT_EQ(guard_written, 0u) << "elements written past the end of the matrices";
     EXPECT_EQ(nan_inside, 0u) << "NaN in the smoothed bounds";
@@ -202,18 +199,20 @@ TEST_F(GpuSmoothing, BitIdenticalToCpuOnDyadicBounds) {
     Bounds ref = in;
     const auto cpu = cpu_closure(ref);
     ASSERT_TRUE(cpu.consistent);
-    struct Run { const char* name; int block; bool fp32; };
-    for (const Run run : {Run{"fp64 B=64", 64, false}, Run{"fp32 B=64", 64, true},
-                          Run{"fp32 B=128", 128, true}}) {
+    struct Run {
+      const char* name;
+      int block;
+      bool fp32;
+    };
+    for (const Run run : {Run{"fp64 B=64", 64, false}, Run{"fp32 B=64", 64, true}, Run{"fp32 B=128", 128, true}}) {
       SCOPED_TRACE(run.name);
       Bounds out;
-      const auto rep = run.fp32 ? gpu_closure<float>(in, out, run.block)
-                                : gpu_closure<double>(in, out, run.block);
+      const auto rep = run.fp32 ? gpu_closure<float>(in, out, run.block) : gpu_closure<double>(in, out, run.block);
       const Diff dl = compare(out.lower, ref.lower), du = compare(out.upper, ref.upper);
-      EXPECT_EQ(du.mismatches, 0u) << "first U mismatch at (" << du.first / n << ", "
-                                   << du.first % n << "), max |diff| " << du.max_abs;
-      EXPECT_EQ(dl.mismatches, 0u) << "first L mismatch at (" << dl.first / n << ", "
-                                   << dl.first % n << "), max |diff| " << dl.max_abs;
+      EXPECT_EQ(du.mismatches, 0u) << "first U mismatch at (" << du.first / n << ", " << du.first % n
+                                   << "), max |diff| " << du.max_abs;
+      EXPECT_EQ(dl.mismatches, 0u) << "first L mismatch at (" << dl.first / n << ", " << dl.first % n
+                                   << "), max |diff| " << dl.max_abs;
       EXPECT_TRUE(rep.consistent);
     }
   }
@@ -236,9 +235,8 @@ TEST_F(GpuSmoothing, WithinRoundingBoundOnRandomBounds) {
     gpu_closure<double>(in, out, 0);
     Diff dl = compare(out.lower, ref.lower), du = compare(out.upper, ref.upper);
     EXPECT_LE(std::max(dl.max_abs, du.max_abs), tol64) << "fp64";
-    std::printf("[ n = %zu ] fp64 max |GPU − CPU| = %.3g Å (bound %.3g), %zu/%zu elements differ\n",
-                n, std::max(dl.max_abs, du.max_abs), tol64, dl.mismatches + du.mismatches,
-                2 * n * n);
+    std::printf("[ n = %zu ] fp64 max |GPU − CPU| = %.3g Å (bound %.3g), %zu/%zu elements differ\n", n,
+                std::max(dl.max_abs, du.max_abs), tol64, dl.mismatches + du.mismatches, 2 * n * n);
     for (int block : {64, 128}) {
       gpu_closure<float>(in, out, block);
       dl = compare(out.lower, ref.lower);
@@ -291,7 +289,12 @@ TEST_F(GpuSmoothing, InconsistentBoundsGiveTheCpuPair) {
 TEST_F(GpuSmoothing, InvalidInputRejectedBeforeLaunch) {
   const std::size_t n = 70;
   const Bounds good = random_bounds(n, fresh_seed(), true);
-  struct Case { const char* name; std::size_t i, j; double lower, upper; bool symmetric; };
+  struct Case {
+    const char* name;
+    std::size_t i, j;
+    double lower, upper;
+    bool symmetric;
+  };
   const Case cases[] = {
       {"NaN lower", 9, 41, std::numeric_limits<double>::quiet_NaN(), 5.0, true},
       {"NaN upper", 41, 9, 1.0, std::numeric_limits<double>::quiet_NaN(), false},
@@ -310,24 +313,22 @@ TEST_F(GpuSmoothing, InvalidInputRejectedBeforeLaunch) {
       in.lower[c.j * n + c.i] = c.lower;
       in.upper[c.j * n + c.i] = c.upper;
     }
-    const auto expected = gd::check_bounds(std::span<const double>(in.lower),
-                                           std::span<const double>(in.upper), n);
+    const auto expected = gd::check_bounds(std::span<const double>(in.lower), std::span<const double>(in.upper), n);
     ASSERT_TRUE(expected.has_value());
     for (int prec = 0; prec < 2; ++prec) {
       auto run = [&](auto tag) {
         using T = decltype(tag);
         DeviceBounds<T> d(in.lower, in.upper);
         try {
-          gc::validate_bounds_device(d.lower(), d.upper(), n, gd::kDefaultSmoothingTolerance,
-                                     nullptr);
+          gc::validate_bounds_device(d.lower(), d.upper(), n, gd::kDefaultSmoothingTolerance, nullptr);
           ADD_FAILURE() << "not rejected";
         } catch (const gc::InvalidBounds& e) {
           EXPECT_EQ(e.defect.kind, expected->kind) << e.what();
           EXPECT_EQ(e.defect.i, expected->i) << e.what();
           EXPECT_EQ(e.defect.j, expected->j) << e.what();
-          EXPECT_NE(std::string(e.what()).find("(" + std::to_string(expected->i) + ", " +
-                                               std::to_string(expected->j) + ")"),
-                    std::string::npos)
+          EXPECT_NE(
+              std::string(e.what()).find("(" + std::to_string(expected->i) + ", " + std::to_string(expected->j) + ")"),
+              std::string::npos)
               << e.what();
         }
         std::vector<T> expect = convert<T>(in.lower), eu = convert<T>(in.upper);
@@ -352,71 +353,68 @@ TEST_F(GpuSmoothing, InvalidInputRejectedBeforeLaunch) {
 // (registers n ≤ 32/64/128, shared memory, global memory).
 TEST_F(GpuSmoothing, BatchedMatchesReferenceAndSingleMatrixPath) {
   for (std::size_t n : {1, 5, 32, 33, 64, 65, 100, 128, 129, 200, 256, 300, 512}) {
-   for (const auto method : {gc::BatchedMethod::Auto, gc::BatchedMethod::PerBlock, gc::BatchedMethod::Blocked}) {
-    const std::size_t batch = 5;
-    SCOPED_TRACE(std::string("method ") + gc::to_string(method));
-    const auto seed = fresh_seed();
-    SCOPED_TRACE("n = " + std::to_string(n) + ", seed = " + std::to_string(seed));
-    for (bool dyadic : {false, true}) {
-      std::vector<Bounds> mats;
-      Bounds all{n, {}, {}};
-      for (std::size_t b = 0; b < batch; ++b) {
-        mats.push_back(random_bounds(n, seed + b, dyadic));
-        all.lower.insert(all.lower.end(), mats.back().lower.begin(), mats.back().lower.end());
-        all.upper.insert(all.upper.end(), mats.back().upper.begin(), mats.back().upper.end());
-      }
-      for (int prec = 0; prec < 2; ++prec) {
-        if (prec == 1 && !dyadic) continue;  // fp32 vs fp64 reference: exact only when dyadic
-        SCOPED_TRACE(std::string(prec == 0 ? "fp64" : "fp32") + (dyadic ? " dyadic" : ""));
-        Bounds out;
-        std::vector<gc::ConsistencyReport> reps;
-        auto run = [&](auto tag) {
-          using T = decltype(tag);
-          DeviceBounds<T> d(all.lower, all.upper);
-          gc::validate_bounds_batched_device(d.lower(), d.upper(), n, batch, 1e-4, nullptr);
-          gc::smooth_bounds_batched_device(d.lower(), d.upper(), n, batch, nullptr, method);
-          reps = gc::check_consistency_batched_device(d.lower(), d.upper(), n, batch, 1e-4,
-                                                      nullptr);
-          d.fetch(out.lower, out.upper);
-        };
-        if (prec == 0) run(double{});
-        else run(float{});
-        ASSERT_EQ(reps.size(), batch);
+    for (const auto method : {gc::BatchedMethod::Auto, gc::BatchedMethod::PerBlock, gc::BatchedMethod::Blocked}) {
+      const std::size_t batch = 5;
+      SCOPED_TRACE(std::string("method ") + gc::to_string(method));
+      const auto seed = fresh_seed();
+      SCOPED_TRACE("n = " + std::to_string(n) + ", seed = " + std::to_string(seed));
+      for (bool dyadic : {false, true}) {
+        std::vector<Bounds> mats;
+        Bounds all{n, {}, {}};
         for (std::size_t b = 0; b < batch; ++b) {
-          Bounds ref = mats[b];
-          gd::smooth_bounds_reference(ref.lower, ref.upper, n);
-          const std::vector<double> gl(out.lower.begin() + b * n * n,
-                                       out.lower.begin() + (b + 1) * n * n);
-          const std::vector<double> gu(out.upper.begin() + b * n * n,
-                                       out.upper.begin() + (b + 1) * n * n);
-          // The per-block kernels take the pivots in the reference's order: bit for bit. The
-          // blocked method is the single-matrix algorithm: bit for bit equal to that path, and
-          // within its rounding bound 6·n·u·max(U) of the reference (equal on dyadic bounds).
-          const bool blocked = method == gc::BatchedMethod::Blocked ||
-                               (method == gc::BatchedMethod::Auto &&
-                                gc::batched_method_for(n, prec == 0 ? gc::Precision::fp64 : gc::Precision::fp32) ==
-                                    gc::BatchedMethod::Blocked);
-          const Diff dl = compare(gl, ref.lower), du = compare(gu, ref.upper);
-          if (!blocked || dyadic) {
-            EXPECT_EQ(dl.mismatches, 0u) << "matrix " << b << " L";
-            EXPECT_EQ(du.mismatches, 0u) << "matrix " << b << " U";
-          } else {
-            const double bound = 6.0 * double(n) * std::ldexp(1.0, -53) * max_finite(mats[b].upper);
-            EXPECT_LE(dl.max_abs, bound) << "matrix " << b << " L";
-            EXPECT_LE(du.max_abs, bound) << "matrix " << b << " U";
-          }
-          EXPECT_TRUE(reps[b].consistent);
-          if (dyadic || blocked) {
-            Bounds single;
-            if (prec == 0) gpu_closure<double>(mats[b], single, 64);
-            else gpu_closure<float>(mats[b], single, 64);
-            EXPECT_EQ(compare(gl, single.lower).mismatches, 0u) << "matrix " << b;
-            EXPECT_EQ(compare(gu, single.upper).mismatches, 0u) << "matrix " << b;
+          mats.push_back(random_bounds(n, seed + b, dyadic));
+          all.lower.insert(all.lower.end(), mats.back().lower.begin(), mats.back().lower.end());
+          all.upper.insert(all.upper.end(), mats.back().upper.begin(), mats.back().upper.end());
+        }
+        for (int prec = 0; prec < 2; ++prec) {
+          if (prec == 1 && !dyadic) continue;  // fp32 vs fp64 reference: exact only when dyadic
+          SCOPED_TRACE(std::string(prec == 0 ? "fp64" : "fp32") + (dyadic ? " dyadic" : ""));
+          Bounds out;
+          std::vector<gc::ConsistencyReport> reps;
+          auto run = [&](auto tag) {
+            using T = decltype(tag);
+            DeviceBounds<T> d(all.lower, all.upper);
+            gc::validate_bounds_batched_device(d.lower(), d.upper(), n, batch, 1e-4, nullptr);
+            gc::smooth_bounds_batched_device(d.lower(), d.upper(), n, batch, nullptr, method);
+            reps = gc::check_consistency_batched_device(d.lower(), d.upper(), n, batch, 1e-4, nullptr);
+            d.fetch(out.lower, out.upper);
+          };
+          if (prec == 0) run(double{});
+          else run(float{});
+          ASSERT_EQ(reps.size(), batch);
+          for (std::size_t b = 0; b < batch; ++b) {
+            Bounds ref = mats[b];
+            gd::smooth_bounds_reference(ref.lower, ref.upper, n);
+            const std::vector<double> gl(out.lower.begin() + b * n * n, out.lower.begin() + (b + 1) * n * n);
+            const std::vector<double> gu(out.upper.begin() + b * n * n, out.upper.begin() + (b + 1) * n * n);
+            // The per-block kernels take the pivots in the reference's order: bit for bit. The
+            // blocked method is the single-matrix algorithm: bit for bit equal to that path, and
+            // within its rounding bound 6·n·u·max(U) of the reference (equal on dyadic bounds).
+            const bool blocked = method == gc::BatchedMethod::Blocked ||
+                                 (method == gc::BatchedMethod::Auto &&
+                                  gc::batched_method_for(n, prec == 0 ? gc::Precision::fp64 : gc::Precision::fp32) ==
+                                      gc::BatchedMethod::Blocked);
+            const Diff dl = compare(gl, ref.lower), du = compare(gu, ref.upper);
+            if (!blocked || dyadic) {
+              EXPECT_EQ(dl.mismatches, 0u) << "matrix " << b << " L";
+              EXPECT_EQ(du.mismatches, 0u) << "matrix " << b << " U";
+            } else {
+              const double bound = 6.0 * double(n) * std::ldexp(1.0, -53) * max_finite(mats[b].upper);
+              EXPECT_LE(dl.max_abs, bound) << "matrix " << b << " L";
+              EXPECT_LE(du.max_abs, bound) << "matrix " << b << " U";
+            }
+            EXPECT_TRUE(reps[b].consistent);
+            if (dyadic || blocked) {
+              Bounds single;
+              if (prec == 0) gpu_closure<double>(mats[b], single, 64);
+              else gpu_closure<float>(mats[b], single, 64);
+              EXPECT_EQ(compare(gl, single.lower).mismatches, 0u) << "matrix " << b;
+              EXPECT_EQ(compare(gu, single.upper).mismatches, 0u) << "matrix " << b;
+            }
           }
         }
       }
     }
-   }
   }
 }
 
@@ -438,8 +436,7 @@ TEST_F(GpuSmoothing, NegativeZeroLowerBoundsOfUnconstrainedAtomsStayZero) {
       }
     Bounds ref = in;
     ASSERT_TRUE(cpu_closure(ref).consistent);
-    const auto check = [&](const std::vector<double>& lower, const std::vector<double>& upper,
-                           const char* what) {
+    const auto check = [&](const std::vector<double>& lower, const std::vector<double>& upper, const char* what) {
       std::size_t negative = 0;
       for (double x : lower) negative += std::signbit(x) && x != 0.0 ? 1 : 0;
       EXPECT_EQ(negative, 0u) << what << ": negative lower bounds";
@@ -461,8 +458,7 @@ TEST_F(GpuSmoothing, NegativeZeroLowerBoundsOfUnconstrainedAtomsStayZero) {
       d.fetch(got.lower, got.upper);
       for (std::size_t b = 0; b < 2; ++b)
         check(std::vector<double>(got.lower.begin() + b * n * n, got.lower.begin() + (b + 1) * n * n),
-              std::vector<double>(got.upper.begin() + b * n * n, got.upper.begin() + (b + 1) * n * n),
-              "batched fp64");
+              std::vector<double>(got.upper.begin() + b * n * n, got.upper.begin() + (b + 1) * n * n), "batched fp64");
     }
   }
 }

@@ -20,11 +20,11 @@
 #include <vector>
 
 #include <gemflow/device.hpp>
-#include <gemflow/testing.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
-#include <gemflow/plugin.hpp>
 #include <gemflow/node.hpp>
+#include <gemflow/plugin.hpp>
 #include <gemflow/registry.hpp>
+#include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
 
 #include "register.hpp"
@@ -133,12 +133,12 @@ Closure run_oracle(const Bounds& b) {
                                 const char* what) {
   for (std::size_t k = 0; k < a.size(); ++k)
     if (!(a[k] == b[k]))
-      return ::testing::AssertionFailure() << what << " differ at (" << k / n << ", " << k % n << "): " << a[k]
-                                           << " vs " << b[k];
+      return ::testing::AssertionFailure()
+             << what << " differ at (" << k / n << ", " << k % n << "): " << a[k] << " vs " << b[k];
   return ::testing::AssertionSuccess();
 }
-::testing::AssertionResult near(const std::vector<double>& a, const std::vector<double>& b, std::size_t n,
-                                double tol, const char* what) {
+::testing::AssertionResult near(const std::vector<double>& a, const std::vector<double>& b, std::size_t n, double tol,
+                                const char* what) {
   for (std::size_t k = 0; k < a.size(); ++k) {
     if (a[k] == b[k]) continue;  // also equal infinities
     if (!(std::abs(a[k] - b[k]) <= tol))
@@ -448,12 +448,12 @@ TEST(Smoothing, RandomNonMetricInconsistencyExplained) {
 
 TEST(Smoothing, ExplainOnConsistentPairHasNoExcess) {
   const Bounds b = metric_bounds(30, 11, true);
-  const auto p = gd::explain_inconsistency(std::span<const double>(b.lower), std::span<const double>(b.upper),
-                                           b.n, 3, 17);
+  const auto p =
+      gd::explain_inconsistency(std::span<const double>(b.lower), std::span<const double>(b.upper), b.n, 3, 17);
   EXPECT_LE(p.excess(), 0.0);
-  EXPECT_THROW((void)gd::explain_inconsistency(std::span<const double>(b.lower),
-                                               std::span<const double>(b.upper), b.n, 3, 30),
-               std::invalid_argument);
+  EXPECT_THROW(
+      (void)gd::explain_inconsistency(std::span<const double>(b.lower), std::span<const double>(b.upper), b.n, 3, 30),
+      std::invalid_argument);
 }
 
 // ---- input checks -------------------------------------------------------------------------
@@ -461,10 +461,8 @@ TEST(Smoothing, ExplainOnConsistentPairHasNoExcess) {
 namespace {
 std::string smoothing_error(std::vector<double> L, std::vector<double> U, std::size_t n, bool blocked) {
   try {
-    if (blocked)
-      (void)gd::smooth_bounds(std::span<double>(L), std::span<double>(U), n);
-    else
-      (void)gd::smooth_bounds_reference(std::span<double>(L), std::span<double>(U), n);
+    if (blocked) (void)gd::smooth_bounds(std::span<double>(L), std::span<double>(U), n);
+    else (void)gd::smooth_bounds_reference(std::span<double>(L), std::span<double>(U), n);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }

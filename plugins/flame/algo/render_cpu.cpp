@@ -28,14 +28,12 @@ namespace detail {
 double filter_value(int shape, double x) {
   const double pi = 3.14159265358979323846;
   switch (static_cast<FilterShape>(shape)) {
-    case FilterShape::Gaussian:
-      return std::exp(-2.0 * x * x) * std::sqrt(2.0 / pi);
+    case FilterShape::Gaussian: return std::exp(-2.0 * x * x) * std::sqrt(2.0 / pi);
     case FilterShape::Hermite: {
       const double t = std::fabs(x);
       return t < 1 ? (2 * t - 3) * t * t + 1 : 0;
     }
-    case FilterShape::Box:
-      return (x > -0.5 && x <= 0.5) ? 1.0 : 0.0;
+    case FilterShape::Box: return (x > -0.5 && x <= 0.5) ? 1.0 : 0.0;
     case FilterShape::Triangle: {
       const double t = std::fabs(x);
       return t < 1 ? 1 - t : 0;
@@ -59,8 +57,7 @@ double filter_value(int shape, double x) {
         return ((-b - 6 * c) * t * tt + (6 * b + 30 * c) * tt + (-12 * b - 48 * c) * t + (8 * b + 24 * c)) / 6.0;
       return 0;
     }
-    case FilterShape::Blackman:
-      return sinc(x) * (0.42 + 0.5 * std::cos(pi * x) + 0.08 * std::cos(2 * pi * x));
+    case FilterShape::Blackman: return sinc(x) * (0.42 + 0.5 * std::cos(pi * x) + 0.08 * std::cos(2 * pi * x));
     case FilterShape::Catrom: {
       if (x < -2) return 0;
       if (x < -1) return 0.5 * (4 + x * (8 + x * (5 + x)));
@@ -69,10 +66,8 @@ double filter_value(int shape, double x) {
       if (x < 2) return 0.5 * (4 + x * (-8 + x * (5 - x)));
       return 0;
     }
-    case FilterShape::Hanning:
-      return sinc(x) * (0.5 + 0.5 * std::cos(pi * x));
-    case FilterShape::Hamming:
-      return sinc(x) * (0.54 + 0.46 * std::cos(pi * x));
+    case FilterShape::Hanning: return sinc(x) * (0.5 + 0.5 * std::cos(pi * x));
+    case FilterShape::Hamming: return sinc(x) * (0.54 + 0.46 * std::cos(pi * x));
     case FilterShape::Lanczos3: {
       const double t = std::fabs(x);
       return t < 3 ? sinc(t) * sinc(t / 3) * sinc(x / 3) : 0;

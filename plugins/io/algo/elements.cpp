@@ -12,13 +12,13 @@ namespace gemflow::io {
 namespace {
 // Symbols 1..118 (upper case).
 constexpr std::array<std::string_view, 118> kSymbols = {
-    "H",  "HE", "LI", "BE", "B",  "C",  "N",  "O",  "F",  "NE", "NA", "MG", "AL", "SI", "P",  "S",  "CL", "AR",
-    "K",  "CA", "SC", "TI", "V",  "CR", "MN", "FE", "CO", "NI", "CU", "ZN", "GA", "GE", "AS", "SE", "BR", "KR",
-    "RB", "SR", "Y",  "ZR", "NB", "MO", "TC", "RU", "RH", "PD", "AG", "CD", "IN", "SN", "SB", "TE", "I",  "XE",
-    "CS", "BA", "LA", "CE", "PR", "ND", "PM", "SM", "EU", "GD", "TB", "DY", "HO", "ER", "TM", "YB", "LU", "HF",
-    "TA", "W",  "RE", "OS", "IR", "PT", "AU", "HG", "TL", "PB", "BI", "PO", "AT", "RN", "FR", "RA", "AC", "TH",
-    "PA", "U",  "NP", "PU", "AM", "CM", "BK", "CF", "ES", "FM", "MD", "NO", "LR", "RF", "DB", "SG", "BH", "HS",
-    "MT", "DS", "RG", "CN", "NH", "FL", "MC", "LV", "TS", "OG"};
+    "H",  "HE", "LI", "BE", "B",  "C",  "N",  "O",  "F",  "NE", "NA", "MG", "AL", "SI", "P",  "S",  "CL",
+    "AR", "K",  "CA", "SC", "TI", "V",  "CR", "MN", "FE", "CO", "NI", "CU", "ZN", "GA", "GE", "AS", "SE",
+    "BR", "KR", "RB", "SR", "Y",  "ZR", "NB", "MO", "TC", "RU", "RH", "PD", "AG", "CD", "IN", "SN", "SB",
+    "TE", "I",  "XE", "CS", "BA", "LA", "CE", "PR", "ND", "PM", "SM", "EU", "GD", "TB", "DY", "HO", "ER",
+    "TM", "YB", "LU", "HF", "TA", "W",  "RE", "OS", "IR", "PT", "AU", "HG", "TL", "PB", "BI", "PO", "AT",
+    "RN", "FR", "RA", "AC", "TH", "PA", "U",  "NP", "PU", "AM", "CM", "BK", "CF", "ES", "FM", "MD", "NO",
+    "LR", "RF", "DB", "SG", "BH", "HS", "MT", "DS", "RG", "CN", "NH", "FL", "MC", "LV", "TS", "OG"};
 // Covalent radii (Å) for Z = 1..96, Cordero et al. 2008 (sp3 C, high-spin Mn/Fe/Co).
 constexpr std::array<double, 96> kRadii = {
     0.31, 0.28, 1.28, 0.96, 0.84, 0.76, 0.71, 0.66, 0.57, 0.58, 1.66, 1.41, 1.21, 1.11, 1.07, 1.05,
@@ -75,7 +75,9 @@ std::vector<std::array<std::size_t, 2>> bonds_by_distance(const Structure& s, st
   // which costs time, not correctness: every pair is still measured. Non-finite positions bond
   // to nothing.
   constexpr double kMaxCell = 1125899906842624.0;  // 2^50
-  auto cell_of = [&](double v) { return static_cast<long long>(std::clamp(std::floor(v / cell), -kMaxCell, kMaxCell)); };
+  auto cell_of = [&](double v) {
+    return static_cast<long long>(std::clamp(std::floor(v / cell), -kMaxCell, kMaxCell));
+  };
   auto key_of = [&](const Vec3& p) { return Key{cell_of(p[0]), cell_of(p[1]), cell_of(p[2])}; };
   auto finite = [](const Vec3& p) { return std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]); };
   for (std::size_t i = 0; i < n; ++i)

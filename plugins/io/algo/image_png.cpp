@@ -74,11 +74,13 @@ bool write_rows(WriteJob& job) {
 
 void write_png(const std::filesystem::path& file, const Image& image, PngDepth depth, const std::string& name) {
   if (image.width == 0 || image.height == 0)
-    throw ParseError(name, 0, "the image is empty (" + std::to_string(image.width) + "×" +
-                                  std::to_string(image.height) + "): PNG needs at least one pixel");
+    throw ParseError(name, 0,
+                     "the image is empty (" + std::to_string(image.width) + "×" + std::to_string(image.height) +
+                         "): PNG needs at least one pixel");
   if (image.width > kMaxImageSide || image.height > kMaxImageSide)
-    throw ParseError(name, 0, "the image is " + std::to_string(image.width) + "×" + std::to_string(image.height) +
-                                  ", larger than the " + std::to_string(kMaxImageSide) + " pixels a side written");
+    throw ParseError(name, 0,
+                     "the image is " + std::to_string(image.width) + "×" + std::to_string(image.height) +
+                         ", larger than the " + std::to_string(kMaxImageSide) + " pixels a side written");
   if (auto bad = image.validate()) throw ParseError(name, 0, "invalid image: " + *bad);
 
   const std::size_t w = image.width, h = image.height;
@@ -204,12 +206,14 @@ Image read_png_memory(const void* data, std::size_t size, const std::string& nam
   const auto* b = static_cast<const png_byte*>(data);
   if (size >= 24 && std::memcmp(b + 12, "IHDR", 4) == 0) {
     const auto be32 = [&](std::size_t at) {
-      return (std::uint32_t{b[at]} << 24) | (std::uint32_t{b[at + 1]} << 16) | (std::uint32_t{b[at + 2]} << 8) | b[at + 3];
+      return (std::uint32_t{b[at]} << 24) | (std::uint32_t{b[at + 1]} << 16) | (std::uint32_t{b[at + 2]} << 8) |
+             b[at + 3];
     };
     const std::uint32_t w = be32(16), h = be32(20);
     if (w > kMaxImageSide || h > kMaxImageSide)
-      throw ParseError(name, 0, "the image is " + std::to_string(w) + "×" + std::to_string(h) + ", larger than the " +
-                                    std::to_string(kMaxImageSide) + " pixels a side read");
+      throw ParseError(name, 0,
+                       "the image is " + std::to_string(w) + "×" + std::to_string(h) + ", larger than the " +
+                           std::to_string(kMaxImageSide) + " pixels a side read");
   }
   ReadJob job;
   job.data = b;

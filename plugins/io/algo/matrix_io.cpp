@@ -142,16 +142,19 @@ constexpr std::int64_t kExactInt = std::int64_t{1} << 53;  // integers up to 2^5
 
 /// ParseError for a matrix with a zero dimension: no node computes anything from one, and a
 /// 10¹²×0 one was accepted and then made the writer loop over its rows.
-void refuse_empty(std::size_t rows, std::size_t cols, const std::string& path, int line, const std::string& prefix = "") {
+void refuse_empty(std::size_t rows, std::size_t cols, const std::string& path, int line,
+                  const std::string& prefix = "") {
   if (rows == 0 || cols == 0)
-    throw ParseError(path, line, prefix + "a " + std::to_string(rows) + "×" + std::to_string(cols) +
-                                     " matrix has no entries; an empty matrix is not accepted as input");
+    throw ParseError(path, line,
+                     prefix + "a " + std::to_string(rows) + "×" + std::to_string(cols) +
+                         " matrix has no entries; an empty matrix is not accepted as input");
 }
 
 /// ParseError when rows·cols doubles overflow the address space.
 void check_dense_size(std::size_t rows, std::size_t cols, const std::string& path, int line) {
   if (cols != 0 && rows > std::numeric_limits<std::size_t>::max() / sizeof(double) / cols)
-    throw ParseError(path, line, std::to_string(rows) + "×" + std::to_string(cols) + " is too large for a dense matrix");
+    throw ParseError(path, line,
+                     std::to_string(rows) + "×" + std::to_string(cols) + " is too large for a dense matrix");
 }
 
 /// Checks `bytes` of a working allocation against the available memory (as Matrix does for
@@ -174,8 +177,9 @@ Matrix<double> allocate(std::size_t rows, std::size_t cols, const std::string& p
     throw ParseError(path, line, e.what());
   } catch (const std::bad_alloc&) {
     const double gib = static_cast<double>(rows) * static_cast<double>(cols) * 8.0 / (1024.0 * 1024.0 * 1024.0);
-    throw ParseError(path, line, std::to_string(rows) + "×" + std::to_string(cols) + " dense matrix needs " +
-                                     std::to_string(gib) + " GiB: not enough memory");
+    throw ParseError(path, line,
+                     std::to_string(rows) + "×" + std::to_string(cols) + " dense matrix needs " + std::to_string(gib) +
+                         " GiB: not enough memory");
   }
 }
 
@@ -185,8 +189,9 @@ enum class MmFormat { coordinate, array };
 enum class MmField { real, integer, pattern };
 enum class MmSymmetry { general, symmetric, skew };
 
-const char* kBannerForm = "'%%MatrixMarket matrix <coordinate|array> <real|integer|pattern> "
-                          "<general|symmetric|skew-symmetric>'";
+const char* kBannerForm =
+    "'%%MatrixMarket matrix <coordinate|array> <real|integer|pattern> "
+    "<general|symmetric|skew-symmetric>'";
 
 }  // namespace
 
@@ -201,13 +206,13 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
   // Banner.
   const auto banner = split_ws(line);
   if (banner.empty() || lower(banner[0]) != "%%matrixmarket")
-    throw ParseError(path, 1, "not a Matrix Market file: the first line must be the banner " + std::string(kBannerForm) +
-                                  ", got " + show(line));
+    throw ParseError(path, 1,
+                     "not a Matrix Market file: the first line must be the banner " + std::string(kBannerForm) +
+                         ", got " + show(line));
   if (banner.size() != 5)
-    throw ParseError(path, 1, "the banner must have 5 words " + std::string(kBannerForm) + ", got " +
-                                  std::to_string(banner.size()));
-  const std::string object = lower(banner[1]), fmt = lower(banner[2]), field = lower(banner[3]),
-                    sym = lower(banner[4]);
+    throw ParseError(
+        path, 1, "the banner must have 5 words " + std::string(kBannerForm) + ", got " + std::to_string(banner.size()));
+  const std::string object = lower(banner[1]), fmt = lower(banner[2]), field = lower(banner[3]), sym = lower(banner[4]);
   if (object != "matrix")
     throw ParseError(path, 1, "banner object " + show(banner[1]) + " is not supported (expected 'matrix')");
   MmFormat format;
@@ -228,8 +233,8 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
   else if (sym == "hermitian")
     throw ParseError(path, 1, "symmetry 'hermitian' applies to complex matrices only (not supported)");
   else
-    throw ParseError(path, 1, "banner symmetry " + show(banner[4]) +
-                                  " is not 'general', 'symmetric' or 'skew-symmetric'");
+    throw ParseError(path, 1,
+                     "banner symmetry " + show(banner[4]) + " is not 'general', 'symmetric' or 'skew-symmetric'");
   if (format == MmFormat::array && fld == MmField::pattern)
     throw ParseError(path, 1, "'array pattern' is not a valid Matrix Market combination (pattern needs 'coordinate')");
   if (fld == MmField::pattern && symmetry == MmSymmetry::skew)
@@ -245,13 +250,15 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
   }
   const std::string size_form = format == MmFormat::coordinate ? "'M N NNZ'" : "'M N'";
   if (!have_size)
-    throw ParseError(path, lines.number(), "missing size line " + size_form + ": the file ends after the banner/comments");
+    throw ParseError(path, lines.number(),
+                     "missing size line " + size_form + ": the file ends after the banner/comments");
   const int size_line = lines.number();
   const auto st = split_ws(line);
   const std::size_t want = format == MmFormat::coordinate ? 3 : 2;
   if (st.size() != want)
-    throw ParseError(path, size_line, "size line must be " + size_form + " (" + std::to_string(want) +
-                                          " integers), got " + std::to_string(st.size()) + " field(s): " + show(line));
+    throw ParseError(path, size_line,
+                     "size line must be " + size_form + " (" + std::to_string(want) + " integers), got " +
+                         std::to_string(st.size()) + " field(s): " + show(line));
   std::size_t rows = 0, cols = 0, nnz = 0;
   for (std::size_t k = 0; k < want; ++k) {
     std::size_t& v = k == 0 ? rows : k == 1 ? cols : nnz;
@@ -259,8 +266,9 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
       throw ParseError(path, size_line, "size line: " + show(st[k]) + " is not a non-negative integer");
   }
   if (symmetry != MmSymmetry::general && rows != cols)
-    throw ParseError(path, size_line, "a " + sym + " matrix must be square, the size line says " + std::to_string(rows) +
-                                          "×" + std::to_string(cols));
+    throw ParseError(
+        path, size_line,
+        "a " + sym + " matrix must be square, the size line says " + std::to_string(rows) + "×" + std::to_string(cols));
   refuse_empty(rows, cols, path, size_line, "size line: ");
   // Nothing is allocated before the file shows that it holds the entries it announces (a 60-byte
   // header of 20000×20000 took 3.4 GB): coordinate entries are read first (bounded by the file's
@@ -273,9 +281,10 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
   if (symmetry == MmSymmetry::skew) capacity = n * (n - 1) / 2;
   if (format == MmFormat::array) nnz = capacity;
   else if (nnz > capacity && options.duplicates == DuplicateEntries::error)
-    throw ParseError(path, size_line, "NNZ = " + std::to_string(nnz) + " exceeds the " + std::to_string(capacity) +
-                                          " entries a " + std::to_string(rows) + "×" + std::to_string(cols) + " " + sym +
-                                          " matrix can store without duplicates (duplicates: error)");
+    throw ParseError(path, size_line,
+                     "NNZ = " + std::to_string(nnz) + " exceeds the " + std::to_string(capacity) + " entries a " +
+                         std::to_string(rows) + "×" + std::to_string(cols) + " " + sym +
+                         " matrix can store without duplicates (duplicates: error)");
   // Entries that the rest of the file can hold at most: "i j v\n" is 6 bytes, "i j\n" 4, "v\n" 2
   // (the last line may lack its '\n').
   const std::size_t min_entry = format == MmFormat::array ? 2 : fld == MmField::pattern ? 4 : 6;
@@ -301,10 +310,10 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
   std::size_t tick = 0;
   std::size_t count = 0, duplicates = 0;
   auto too_few = [&]() {
-    return ParseError(path, lines.number(), "the file ends after " + std::to_string(count) + " of the " +
-                                                std::to_string(nnz) +
-                                                (format == MmFormat::coordinate ? " entries" : " values") +
-                                                " the size line (line " + std::to_string(size_line) + ") announces");
+    return ParseError(path, lines.number(),
+                      "the file ends after " + std::to_string(count) + " of the " + std::to_string(nnz) +
+                          (format == MmFormat::coordinate ? " entries" : " values") + " the size line (line " +
+                          std::to_string(size_line) + ") announces");
   };
   Matrix<double> m;
   if (format == MmFormat::coordinate) {
@@ -330,33 +339,39 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
       if (t.empty() || t.front() == '%') continue;
       const int ln = lines.number();
       if (count == nnz)
-        throw ParseError(path, ln, "more entries than NNZ = " + std::to_string(nnz) + " of the size line (line " +
-                                       std::to_string(size_line) + ")");
+        throw ParseError(path, ln,
+                         "more entries than NNZ = " + std::to_string(nnz) + " of the size line (line " +
+                             std::to_string(size_line) + ")");
       const auto tok = split_ws(t);
       if (tok.size() != fields)
-        throw ParseError(path, ln, "entry must be " + entry_form + " (" + std::to_string(fields) + " fields for '" +
-                                       field + "'), got " + std::to_string(tok.size()) + ": " + show(t));
+        throw ParseError(path, ln,
+                         "entry must be " + entry_form + " (" + std::to_string(fields) + " fields for '" + field +
+                             "'), got " + std::to_string(tok.size()) + ": " + show(t));
       std::size_t i = 0, j = 0;
       if (!parse_size(tok[0], i) || !parse_size(tok[1], j))
         throw ParseError(path, ln, "row and column indices must be positive integers, got " + show(t));
       if (i < 1 || i > rows || j < 1 || j > cols)
-        throw ParseError(path, ln, "index (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " +
-                                       std::to_string(rows) + "×" + std::to_string(cols) + " matrix (indices are 1-based)");
+        throw ParseError(path, ln,
+                         "index (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " +
+                             std::to_string(rows) + "×" + std::to_string(cols) + " matrix (indices are 1-based)");
       if (symmetry == MmSymmetry::symmetric && i < j)
-        throw ParseError(path, ln, "entry (" + std::to_string(i) + ", " + std::to_string(j) +
-                                       ") is above the diagonal: a symmetric Matrix Market file stores the lower "
-                                       "triangle only (i >= j)");
+        throw ParseError(path, ln,
+                         "entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                             ") is above the diagonal: a symmetric Matrix Market file stores the lower "
+                             "triangle only (i >= j)");
       if (symmetry == MmSymmetry::skew && i <= j)
-        throw ParseError(path, ln, "entry (" + std::to_string(i) + ", " + std::to_string(j) +
-                                       ") is not strictly below the diagonal: a skew-symmetric file stores i > j only");
+        throw ParseError(path, ln,
+                         "entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                             ") is not strictly below the diagonal: a skew-symmetric file stores i > j only");
       const double v = fld == MmField::pattern ? 1.0 : value_of(tok[2], ln);
       --i;
       --j;
       if (!sum) {
         if (auto [it, inserted] = first_line.emplace(i * cols + j, ln); !inserted)
-          throw ParseError(path, ln, "entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
-                                         ") was already given on line " + std::to_string(it->second) +
-                                         " (duplicates: error; use 'sum' to add them)");
+          throw ParseError(path, ln,
+                           "entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
+                               ") was already given on line " + std::to_string(it->second) +
+                               " (duplicates: error; use 'sum' to add them)");
       }
       entries.push_back({i, j, v});
       ++count;
@@ -365,8 +380,9 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
     m = allocate(rows, cols, path, size_line);
     std::vector<bool> seen;  // one bit per element: 1/64 of the matrix itself
     if (sum) {
-      require_memory(rows / 8 * cols, "the duplicate check of a " + std::to_string(rows) + "×" + std::to_string(cols) +
-                                           " matrix", path, size_line);
+      require_memory(rows / 8 * cols,
+                     "the duplicate check of a " + std::to_string(rows) + "×" + std::to_string(cols) + " matrix", path,
+                     size_line);
       seen.assign(rows * cols, false);
     }
     for (const Entry& e : entries) {  // file order: duplicates add up as they did while reading
@@ -395,13 +411,14 @@ Matrix<double> parse_matrix_market(std::string_view text, const std::string& pat
       if (t.empty() || t.front() == '%') continue;
       const int ln = lines.number();
       if (count == nnz)
-        throw ParseError(path, ln, "more values than the " + std::to_string(nnz) + " a " + std::to_string(rows) + "×" +
-                                       std::to_string(cols) + " " + sym + " array holds (size line " +
-                                       std::to_string(size_line) + ")");
+        throw ParseError(path, ln,
+                         "more values than the " + std::to_string(nnz) + " a " + std::to_string(rows) + "×" +
+                             std::to_string(cols) + " " + sym + " array holds (size line " + std::to_string(size_line) +
+                             ")");
       const auto tok = split_ws(t);
       if (tok.size() != 1)
-        throw ParseError(path, ln, "array format has one value per line, got " + std::to_string(tok.size()) +
-                                       " fields: " + show(t));
+        throw ParseError(
+            path, ln, "array format has one value per line, got " + std::to_string(tok.size()) + " fields: " + show(t));
       const double v = value_of(tok[0], ln);
       while (r >= rows) {  // next column (skips columns with no stored rows)
         ++c;
@@ -668,8 +685,9 @@ Matrix<double> parse_npy(std::string_view bytes, const std::string& path, Matrix
     h.fail(0, "dtype '" + h.descr + "' is big-endian (not supported); convert with numpy: a.astype('<" +
                   h.descr.substr(1) + "')");
   else
-    h.fail(0, "dtype '" + h.descr + "' is not supported (supported: '<f8', '<f4', '<i8', '<i4'); convert with numpy: "
-                                   "a.astype('<f8')");
+    h.fail(0, "dtype '" + h.descr +
+                  "' is not supported (supported: '<f8', '<f4', '<i8', '<i4'); convert with numpy: "
+                  "a.astype('<f8')");
   if (h.shape.size() != 2) {
     std::string hint = h.shape.size() == 1 ? "; save a.reshape(-1, 1) for a column or a.reshape(1, -1) for a row" : "";
     h.fail(0, "shape " + shape_str(h.shape) + " has " + std::to_string(h.shape.size()) +
@@ -704,7 +722,8 @@ Matrix<double> parse_npy(std::string_view bytes, const std::string& path, Matrix
         const auto x = load_le<std::int64_t>(q);
         v = static_cast<double>(x);
         if (x > kExactInt || x < -kExactInt)
-          throw fail(data_at + k * itemsize, "value " + std::to_string(x) + " is beyond ±2^53 and not exact as a double");
+          throw fail(data_at + k * itemsize,
+                     "value " + std::to_string(x) + " is beyond ±2^53 and not exact as a double");
         break;
       }
     }
@@ -842,11 +861,13 @@ Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixF
       const bool all_number = std::all_of(kinds.begin(), kinds.end(), [](Number n) { return n != Number::bad; });
       if (!any_number) {  // a header row
         for (std::size_t k = 0; k < fields.size(); ++k) {
-          if (fields[k].empty())
-            throw ParseError(path, ln, "header field " + std::to_string(k + 1) + " is empty");
+          if (fields[k].empty()) throw ParseError(path, ln, "header field " + std::to_string(k + 1) + " is empty");
           if (const auto sep = other_separator(fields[k]); !sep.empty())
-            throw ParseError(path, ln, "field " + std::to_string(k + 1) + " " + show(fields[k]) + " holds numbers "
-                                       "separated by " + sep + ": CSV fields are separated by commas");
+            throw ParseError(path, ln,
+                             "field " + std::to_string(k + 1) + " " + show(fields[k]) +
+                                 " holds numbers "
+                                 "separated by " +
+                                 sep + ": CSV fields are separated by commas");
         }
         header = fields;
         header_line = ln;
@@ -855,32 +876,37 @@ Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixF
       if (!all_number) {
         std::size_t k = 0;
         while (kinds[k] != Number::bad) ++k;
-        throw ParseError(path, ln, "field " + std::to_string(k + 1) + " " + show(fields[k]) +
-                                       " is not a number, but other fields of this first row are: a header row "
-                                       "must hold names only, a data row numbers only");
+        throw ParseError(path, ln,
+                         "field " + std::to_string(k + 1) + " " + show(fields[k]) +
+                             " is not a number, but other fields of this first row are: a header row "
+                             "must hold names only, a data row numbers only");
       }
     }
     if (fields.size() != cols)
-      throw ParseError(path, ln, "row has " + std::to_string(fields.size()) + " field(s), line " +
-                                     std::to_string(first_line) + " has " + std::to_string(cols) +
-                                     " (ragged rows are not a matrix)");
+      throw ParseError(path, ln,
+                       "row has " + std::to_string(fields.size()) + " field(s), line " + std::to_string(first_line) +
+                           " has " + std::to_string(cols) + " (ragged rows are not a matrix)");
     for (std::size_t k = 0; k < fields.size(); ++k) {
       if (kinds[k] == Number::non_finite)
-        throw ParseError(path, ln, "field " + std::to_string(k + 1) + " " + show(fields[k]) + " is not a finite number");
+        throw ParseError(path, ln,
+                         "field " + std::to_string(k + 1) + " " + show(fields[k]) + " is not a finite number");
       if (kinds[k] == Number::bad) {
         const auto sep = other_separator(fields[k]);
         const std::string why = fields[k].empty() ? std::string("is empty") : show(fields[k]) + " is not a number";
-        throw ParseError(path, ln, "field " + std::to_string(k + 1) + " " + why +
-                                       (sep.empty() ? "" : " (it holds numbers separated by " + sep +
-                                                               ": CSV fields are separated by commas)"));
+        throw ParseError(
+            path, ln,
+            "field " + std::to_string(k + 1) + " " + why +
+                (sep.empty() ? ""
+                             : " (it holds numbers separated by " + sep + ": CSV fields are separated by commas)"));
       }
     }
     values.insert(values.end(), row.begin(), row.end());
     ++rows;
   }
   if (rows == 0)
-    throw ParseError(path, lines.number(), header.empty() ? "no data rows (the file is empty or all comments)"
-                                                          : "no data rows after the header");
+    throw ParseError(
+        path, lines.number(),
+        header.empty() ? "no data rows (the file is empty or all comments)" : "no data rows after the header");
   if (info) {
     *info = MatrixFileInfo{};
     info->format = "csv";

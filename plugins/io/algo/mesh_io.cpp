@@ -276,7 +276,7 @@ TriMesh parse_obj(std::string_view text, const std::string& path, MeshReadInfo& 
   std::vector<Pending> forward;  // polygons naming vertices not yet defined (checked at the end)
   // texture coordinates: OBJ gives them per face corner (v/vt); a TriMesh holds them per vertex
   std::vector<std::array<double, 2>> vts;
-  std::vector<std::int64_t> vt_of;  // per vertex: its vt index (−1: none seen)
+  std::vector<std::int64_t> vt_of;                    // per vertex: its vt index (−1: none seen)
   std::vector<std::array<std::int64_t, 3>> vt_pairs;  // (vertex, vt, line) to check at the end
   std::size_t corners_without_vt = 0;
   int vt_bad_line = 0;  // a corner naming a vt that is not there
@@ -339,8 +339,9 @@ TriMesh parse_obj(std::string_view text, const std::string& path, MeshReadInfo& 
         max_index = std::max<std::uint64_t>(max_index, static_cast<std::uint64_t>(idx));
         poly.push_back(static_cast<Index>(idx));
         const auto slash = t[j].find('/');
-        const auto vt_ref = slash == std::string_view::npos ? std::string_view{}
-                                                             : t[j].substr(slash + 1, t[j].find('/', slash + 1) - slash - 1);
+        const auto vt_ref = slash == std::string_view::npos
+                                ? std::string_view{}
+                                : t[j].substr(slash + 1, t[j].find('/', slash + 1) - slash - 1);
         std::int64_t vt = 0;
         const auto [q, vec] = std::from_chars(vt_ref.data(), vt_ref.data() + vt_ref.size(), vt);
         if (vt_ref.empty() || vec != std::errc() || q != vt_ref.data() + vt_ref.size() || vt == 0) {
@@ -373,17 +374,13 @@ enum class PlyType { i8, u8, i16, u16, i32, u32, f32, f64 };
 std::size_t size_of(PlyType t) {
   switch (t) {
     case PlyType::i8:
-    case PlyType::u8:
-      return 1;
+    case PlyType::u8: return 1;
     case PlyType::i16:
-    case PlyType::u16:
-      return 2;
+    case PlyType::u16: return 2;
     case PlyType::i32:
     case PlyType::u32:
-    case PlyType::f32:
-      return 4;
-    case PlyType::f64:
-      return 8;
+    case PlyType::f32: return 4;
+    case PlyType::f64: return 8;
   }
   return 1;
 }
@@ -437,8 +434,7 @@ class Binary {
         std::memcpy(&v, b, 1);
         return v;
       }
-      case PlyType::u8:
-        return b[0];
+      case PlyType::u8: return b[0];
       case PlyType::i16: {
         std::int16_t v;
         std::memcpy(&v, b, 2);
@@ -835,7 +831,8 @@ class TopologyScan {
       std::sort(s.begin(), s.end());
       all.push_back({s, f});
     }
-    std::sort(all.begin(), all.end(), [](const Sorted& x, const Sorted& y) { return x.v != y.v ? x.v < y.v : x.face < y.face; });
+    std::sort(all.begin(), all.end(),
+              [](const Sorted& x, const Sorted& y) { return x.v != y.v ? x.v < y.v : x.face < y.face; });
     std::vector<std::pair<std::size_t, std::size_t>> pairs;
     for (std::size_t i = 0, j = 0; i < all.size(); i = j) {
       for (j = i + 1; j < all.size() && all[j].v == all[i].v; ++j) pairs.emplace_back(all[i].face, all[j].face);

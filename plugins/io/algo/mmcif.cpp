@@ -43,7 +43,8 @@ double to_double(const StarValue& v, const std::string& path, const char* what) 
 double to_coordinate(const StarValue& v, const std::string& path, const char* what) {
   const double d = to_double(v, path, what);
   if (std::fabs(d) > kMaxAbsCoordinate)
-    throw ParseError(path, v.line, std::string(what) + " " + v.text + " is beyond the ±1e6 Å that a coordinate may have");
+    throw ParseError(path, v.line,
+                     std::string(what) + " " + v.text + " is beyond the ±1e6 Å that a coordinate may have");
   return d;
 }
 
@@ -151,8 +152,8 @@ std::string cif_value(const std::string& v) {
     throw std::invalid_argument("value <" + v + "> holds a line break, which a quoted CIF value cannot");
   bool needs = v == "." || v == "?";
   const char first = v[0];
-  if (first == '_' || first == '#' || first == '$' || first == '\'' || first == '"' || first == ';' ||
-      first == '[' || first == ']')
+  if (first == '_' || first == '#' || first == '$' || first == '\'' || first == '"' || first == ';' || first == '[' ||
+      first == ']')
     needs = true;
   for (char c : v)
     if (std::isspace(static_cast<unsigned char>(c))) needs = true;
@@ -196,8 +197,9 @@ void write_mmcif(std::ostream& out, const Structure& s, const std::string& block
     for (std::size_t m = 0; m < s.models.size(); ++m)
       for (double c : s.models[m][i])
         if (!(std::fabs(c) <= kMaxAbsCoordinate))
-          throw std::invalid_argument(atom_label(s, i) + (s.models.size() > 1 ? " in model " + std::to_string(m + 1) : "") +
-                                      ": coordinate " + fixed(c, 3) + " is not within ±1e6 Å (no reader would take it)");
+          throw std::invalid_argument(
+              atom_label(s, i) + (s.models.size() > 1 ? " in model " + std::to_string(m + 1) : "") + ": coordinate " +
+              fixed(c, 3) + " is not within ±1e6 Å (no reader would take it)");
   }
   std::string name = block_name.empty() ? "gemflow" : block_name;
   for (auto& c : name)
@@ -216,10 +218,10 @@ void write_mmcif(std::ostream& out, const Structure& s, const std::string& block
     out << "_struct.title " << quoted << "\n#\n";
   }
   out << "loop_\n";
-  for (const char* t : {"group_PDB", "id", "type_symbol", "label_atom_id", "label_alt_id", "label_comp_id",
-                        "label_asym_id", "label_seq_id", "pdbx_PDB_ins_code", "Cartn_x", "Cartn_y", "Cartn_z",
-                        "occupancy", "B_iso_or_equiv", "auth_seq_id", "auth_comp_id", "auth_asym_id",
-                        "auth_atom_id", "pdbx_PDB_model_num"})
+  for (const char* t :
+       {"group_PDB", "id", "type_symbol", "label_atom_id", "label_alt_id", "label_comp_id", "label_asym_id",
+        "label_seq_id", "pdbx_PDB_ins_code", "Cartn_x", "Cartn_y", "Cartn_z", "occupancy", "B_iso_or_equiv",
+        "auth_seq_id", "auth_comp_id", "auth_asym_id", "auth_atom_id", "pdbx_PDB_model_num"})
     out << "_atom_site." << t << '\n';
   std::size_t serial = 0;
   for (std::size_t m = 0; m < s.models.size(); ++m) {
@@ -263,7 +265,8 @@ void write_vtp(std::ostream& out, const Structure& s, std::size_t model) {
          "      </PointData>\n"
          "      <Points>\n"
          "        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n";
-  for (const auto& p : x) out << "          " << fixed(p[0], 6) << ' ' << fixed(p[1], 6) << ' ' << fixed(p[2], 6) << '\n';
+  for (const auto& p : x)
+    out << "          " << fixed(p[0], 6) << ' ' << fixed(p[1], 6) << ' ' << fixed(p[2], 6) << '\n';
   out << "        </DataArray>\n"
          "      </Points>\n"
          "      <Verts>\n"

@@ -85,9 +85,9 @@ Structure parse_pdb(std::string_view text, const std::string& path, const ReadSt
         first_atom_line = lineno;
       }
       if (line.size() < 54)
-        throw ParseError(path, lineno,
-                         rec + " record has " + std::to_string(line.size()) +
-                             " columns; the coordinates need columns 31-54");
+        throw ParseError(
+            path, lineno,
+            rec + " record has " + std::to_string(line.size()) + " columns; the coordinates need columns 31-54");
       RawAtom a;
       a.line = lineno;
       a.atom.hetero = rec == "HETATM";
@@ -99,8 +99,7 @@ Structure parse_pdb(std::string_view text, const std::string& path, const ReadSt
       a.atom.residue = trim(cols(line, 18, 21));
       a.atom.chain = trim(cols(line, 22, 22));
       if (!parse_int(cols(line, 23, 26), a.atom.residue_number))
-        throw ParseError(path, lineno,
-                         "bad residue number '" + std::string(cols(line, 23, 26)) + "' (columns 23-26)");
+        throw ParseError(path, lineno, "bad residue number '" + std::string(cols(line, 23, 26)) + "' (columns 23-26)");
       a.atom.insertion = trim(cols(line, 27, 27));
       static const char* axis[3] = {"x", "y", "z"};
       for (int c = 0; c < 3; ++c) {
@@ -128,14 +127,12 @@ Structure parse_pdb(std::string_view text, const std::string& path, const ReadSt
       builder.add(std::move(a));
     } else if (rec == "MODEL") {
       if (in_model)
-        throw ParseError(path, lineno, "MODEL inside the model opened at line " + std::to_string(model_line) +
-                                           " (missing ENDMDL)");
-      if (atoms_before_models)
-        throw ParseError(path, first_atom_line, "atom records before the first MODEL record");
+        throw ParseError(path, lineno,
+                         "MODEL inside the model opened at line " + std::to_string(model_line) + " (missing ENDMDL)");
+      if (atoms_before_models) throw ParseError(path, first_atom_line, "atom records before the first MODEL record");
       int serial = 0;
       std::string field = trim(line.size() > 6 ? line.substr(6) : std::string_view{});
-      if (!parse_int(field, serial))
-        throw ParseError(path, lineno, "bad MODEL serial number '" + field + "'");
+      if (!parse_int(field, serial)) throw ParseError(path, lineno, "bad MODEL serial number '" + field + "'");
       builder.begin_model(serial, lineno);
       file_has_models = in_model = true;
       model_line = lineno;
@@ -151,9 +148,9 @@ Structure parse_pdb(std::string_view text, const std::string& path, const ReadSt
         if (field.empty()) continue;
         int to = 0;
         if (!parse_int(field, to))
-          throw ParseError(path, lineno,
-                           "bad CONECT serial '" + field + "' (columns " + std::to_string(f) + "-" +
-                               std::to_string(f + 4) + ")");
+          throw ParseError(
+              path, lineno,
+              "bad CONECT serial '" + field + "' (columns " + std::to_string(f) + "-" + std::to_string(f + 4) + ")");
         c.to.push_back(to);
       }
       conects.push_back(std::move(c));
@@ -249,7 +246,8 @@ void check_fits(const Structure& s) {
     for (const std::string* f : {&a.name, &a.residue, &a.chain, &a.insertion, &a.segment, &a.element})
       for (const char c : *f)
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-          throw std::invalid_argument(atom_label(s, i) + " has a control character in a name field, which "
+          throw std::invalid_argument(atom_label(s, i) +
+                                      " has a control character in a name field, which "
                                       "would break the PDB line");
     // %6.2f in columns 55-60 and 61-66
     if (!(a.occupancy > -99.995 && a.occupancy < 999.995))
@@ -264,9 +262,10 @@ void check_fits(const Structure& s) {
       for (int c = 0; c < 3; ++c) {
         const double v = s.models[m][i][static_cast<std::size_t>(c)];
         if (!(v > -999.9995 && v < 9999.9995))
-          throw std::invalid_argument(atom_label(s, i) + (s.models.size() > 1 ? " in model " + std::to_string(m + 1) : "") +
-                                      ": " + "xyz"[c] + " coordinate " + shown(v) +
-                                      " does not fit PDB columns 31-54 (%8.3f: -999.999..9999.999); write .cif instead");
+          throw std::invalid_argument(
+              atom_label(s, i) + (s.models.size() > 1 ? " in model " + std::to_string(m + 1) : "") + ": " + "xyz"[c] +
+              " coordinate " + shown(v) +
+              " does not fit PDB columns 31-54 (%8.3f: -999.999..9999.999); write .cif instead");
       }
 }
 
@@ -314,8 +313,8 @@ void write_pdb(std::ostream& out, const Structure& s) {
       const Vec3& p = s.models[m][i];
       std::snprintf(buf, sizeof buf, "%-6s%5d %-4s %-4s%1s%4d%1s   %8.3f%8.3f%8.3f%6.2f%6.2f      %-4s%2s\n",
                     a.hetero ? "HETATM" : "ATOM", ++serial, pdb_atom_name(a).c_str(), a.residue.c_str(),
-                    a.chain.c_str(), a.residue_number, a.insertion.c_str(), p[0], p[1], p[2], a.occupancy,
-                    a.b_factor, a.segment.c_str(), a.element.c_str());
+                    a.chain.c_str(), a.residue_number, a.insertion.c_str(), p[0], p[1], p[2], a.occupancy, a.b_factor,
+                    a.segment.c_str(), a.element.c_str());
       out << buf;
       bool chain_ends = i + 1 == s.atoms.size() || s.atoms[i + 1].chain != a.chain;
       if (chain_ends && !a.hetero) {

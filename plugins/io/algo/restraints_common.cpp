@@ -20,9 +20,7 @@ std::string num(double v) {
   return s.str();
 }
 
-std::string key_of(const AtomSelector& a) {
-  return a.chain + ":" + std::to_string(a.residue_number) + ":" + a.atom;
-}
+std::string key_of(const AtomSelector& a) { return a.chain + ":" + std::to_string(a.residue_number) + ":" + a.atom; }
 
 bool same_atom(const AtomSelector& x, const AtomSelector& y) {
   return x.chain == y.chain && x.residue_number == y.residue_number && x.atom == y.atom;
@@ -179,8 +177,8 @@ void combine_distance_rows(std::vector<RestraintRow>& rows, const std::string& p
     if (several_and && n * terms.size() > kMaxCombinedAlternatives)
       throw ParseError(path, first.line,
                        "restraint " + std::to_string(first.id) + " ORs " + std::to_string(terms.size()) +
-                           " combinations of up to " + std::to_string(n) + " AND-ed rows: " +
-                           std::to_string(n * terms.size()) + " alternatives in all (at most " +
+                           " combinations of up to " + std::to_string(n) +
+                           " AND-ed rows: " + std::to_string(n * terms.size()) + " alternatives in all (at most " +
                            std::to_string(kMaxCombinedAlternatives) + ")");
     if (several_and)
       relaxed.add("restraint " + std::to_string(first.id) + " (" + path + ":" + std::to_string(first.line) + ")");
@@ -225,22 +223,26 @@ void combine_distance_rows(std::vector<RestraintRow>& rows, const std::string& p
   }
   if (repeated.count > 0)
     set.warnings.push_back(std::to_string(repeated.count) +
-                           (repeated.count == 1 ? " row repeats an atom pair of its own restraint_id and was dropped"
-                                                : " rows repeat an atom pair of their own restraint_id and were dropped") +
+                           (repeated.count == 1
+                                ? " row repeats an atom pair of its own restraint_id and was dropped"
+                                : " rows repeat an atom pair of their own restraint_id and were dropped") +
                            " (it would count twice in the r^-6 sum), e.g. " + repeated.example);
   if (and_split.count > 0)
     set.warnings.push_back(std::to_string(and_split.count) +
                            " restraints are one combination of AND-ed rows (restraint_combination_id): each row "
-                           "became a restraint of its own, e.g. " + and_split.example);
+                           "became a restraint of its own, e.g. " +
+                           and_split.example);
   if (relaxed.count > 0)
     set.warnings.push_back(std::to_string(relaxed.count) +
                            " restraints OR several AND-ed combinations (restraint_combination_id), which one "
                            "distance restraint cannot hold: each was replaced by restraints that take one row of "
-                           "every combination (implied by the original, but looser), e.g. " + relaxed.example);
+                           "every combination (implied by the original, but looser), e.g. " +
+                           relaxed.example);
   if (widened.count > 0)
     set.warnings.push_back(std::to_string(widened.count) +
                            " restraints combine rows with different bounds (OR-ed rows of one restraint id): kept "
-                           "as one ambiguous restraint with the widest bounds, e.g. " + widened.example);
+                           "as one ambiguous restraint with the widest bounds, e.g. " +
+                           widened.example);
 }
 
 void combine_dihedral_rows(std::vector<RestraintRow>& rows, const std::string& path, RestraintSet& set) {
@@ -248,7 +250,8 @@ void combine_dihedral_rows(std::vector<RestraintRow>& rows, const std::string& p
   for (const auto& members : groups_of(rows)) {
     const auto terms = terms_of(rows, members);
     const RestraintRow& first = rows[members.front()];
-    const std::string where = "restraint " + std::to_string(first.id) + " (" + path + ":" + std::to_string(first.line) + ")";
+    const std::string where =
+        "restraint " + std::to_string(first.id) + " (" + path + ":" + std::to_string(first.line) + ")";
     // Angles in the order they first appear; the rows of each term on each angle.
     std::vector<std::string> order;
     std::map<std::string, std::vector<std::vector<const RestraintRow*>>> on;  // angle → per term → rows
@@ -295,11 +298,13 @@ void combine_dihedral_rows(std::vector<RestraintRow>& rows, const std::string& p
   if (and_split.count > 0)
     set.warnings.push_back(std::to_string(and_split.count) +
                            " dihedral restraints are one combination of AND-ed rows (restraint_combination_id): "
-                           "each row became a restraint of its own, e.g. " + and_split.example);
+                           "each row became a restraint of its own, e.g. " +
+                           and_split.example);
   if (arcs.count > 0)
     set.warnings.push_back(std::to_string(arcs.count) +
                            " dihedral restraints OR several intervals of one angle, which one dihedral restraint "
-                           "cannot hold: kept as the smallest arc covering them (looser), e.g. " + arcs.example);
+                           "cannot hold: kept as the smallest arc covering them (looser), e.g. " +
+                           arcs.example);
   if (dropped.count > 0)
     set.warnings.push_back(std::to_string(dropped.count) +
                            " angles of OR-ed dihedral restraints are restrained by only some of the alternatives "
@@ -328,15 +333,24 @@ bool named_dihedral_atoms(const std::string& name, const std::string& residue, i
   }
   // Side chains: N, CA, CB, then the atoms that define χ1, χ2, ... (IUPAC-IUB 1970).
   static const std::map<std::string, std::vector<const char*>> chains = {
-      {"ARG", {"N", "CA", "CB", "CG", "CD", "NE", "CZ", "NH1"}}, {"ASN", {"N", "CA", "CB", "CG", "OD1"}},
-      {"ASP", {"N", "CA", "CB", "CG", "OD1"}},                   {"CYS", {"N", "CA", "CB", "SG"}},
-      {"GLN", {"N", "CA", "CB", "CG", "CD", "OE1"}},             {"GLU", {"N", "CA", "CB", "CG", "CD", "OE1"}},
-      {"HIS", {"N", "CA", "CB", "CG", "ND1"}},                   {"ILE", {"N", "CA", "CB", "CG1", "CD1"}},
-      {"LEU", {"N", "CA", "CB", "CG", "CD1"}},                   {"LYS", {"N", "CA", "CB", "CG", "CD", "CE", "NZ"}},
-      {"MET", {"N", "CA", "CB", "CG", "SD", "CE"}},              {"PHE", {"N", "CA", "CB", "CG", "CD1"}},
-      {"PRO", {"N", "CA", "CB", "CG", "CD"}},                    {"SER", {"N", "CA", "CB", "OG"}},
-      {"THR", {"N", "CA", "CB", "OG1"}},                         {"TRP", {"N", "CA", "CB", "CG", "CD1"}},
-      {"TYR", {"N", "CA", "CB", "CG", "CD1"}},                   {"VAL", {"N", "CA", "CB", "CG1"}}};
+      {"ARG", {"N", "CA", "CB", "CG", "CD", "NE", "CZ", "NH1"}},
+      {"ASN", {"N", "CA", "CB", "CG", "OD1"}},
+      {"ASP", {"N", "CA", "CB", "CG", "OD1"}},
+      {"CYS", {"N", "CA", "CB", "SG"}},
+      {"GLN", {"N", "CA", "CB", "CG", "CD", "OE1"}},
+      {"GLU", {"N", "CA", "CB", "CG", "CD", "OE1"}},
+      {"HIS", {"N", "CA", "CB", "CG", "ND1"}},
+      {"ILE", {"N", "CA", "CB", "CG1", "CD1"}},
+      {"LEU", {"N", "CA", "CB", "CG", "CD1"}},
+      {"LYS", {"N", "CA", "CB", "CG", "CD", "CE", "NZ"}},
+      {"MET", {"N", "CA", "CB", "CG", "SD", "CE"}},
+      {"PHE", {"N", "CA", "CB", "CG", "CD1"}},
+      {"PRO", {"N", "CA", "CB", "CG", "CD"}},
+      {"SER", {"N", "CA", "CB", "OG"}},
+      {"THR", {"N", "CA", "CB", "OG1"}},
+      {"TRP", {"N", "CA", "CB", "CG", "CD1"}},
+      {"TYR", {"N", "CA", "CB", "CG", "CD1"}},
+      {"VAL", {"N", "CA", "CB", "CG1"}}};
   if (name.size() != 4 || name.compare(0, 3, "CHI") != 0 || name[3] < '1' || name[3] > '5') return false;
   const auto it = chains.find(residue);
   if (it == chains.end()) return false;

@@ -63,12 +63,14 @@ std::string_view trim(std::string_view s) {
 }
 
 bool all_alpha(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
 }
 
 bool is_angle_name(const std::string& s) {
   const std::string u = upper(s);
-  return u == "PHI" || u == "PSI" || u == "OMEGA" || (u.size() == 4 && u.compare(0, 3, "CHI") == 0 && u[3] >= '1' && u[3] <= '5');
+  return u == "PHI" || u == "PSI" || u == "OMEGA" ||
+         (u.size() == 4 && u.compare(0, 3, "CHI") == 0 && u[3] >= '1' && u[3] <= '5');
 }
 
 /// A CYANA distance line: n1 res1 atom1 n2 res2 atom2 value ...
@@ -124,7 +126,8 @@ RestraintSet parse_cyana(std::string_view text, const std::string& path, CyanaKi
       if (!cyana_angle_line(f))
         throw ParseError(path, line,
                          "expected a CYANA angle restraint 'residue-number residue-name angle lower upper' (angle "
-                         "PHI, PSI, OMEGA or CHI1-CHI5), found '" + std::string(trim(lines[k])) + "'");
+                         "PHI, PSI, OMEGA or CHI1-CHI5), found '" +
+                             std::string(trim(lines[k])) + "'");
       DihedralRestraint d;
       d.id = static_cast<int>(set.dihedrals.size()) + 1;
       d.origin = path + ":" + std::to_string(line);
@@ -133,8 +136,10 @@ RestraintSet parse_cyana(std::string_view text, const std::string& path, CyanaKi
       (void)detail::parse_int(f[0], n);
       const std::string res = upper(f[1]);
       if (!detail::named_dihedral_atoms(d.name, res, n, d.atoms))
-        throw ParseError(path, line, "angle " + d.name + " is not defined for residue " + res + " (known: PHI, PSI, "
-                                     "OMEGA; CHI1-CHI5 of the standard amino acids that have them)");
+        throw ParseError(path, line,
+                         "angle " + d.name + " is not defined for residue " + res +
+                             " (known: PHI, PSI, "
+                             "OMEGA; CHI1-CHI5 of the standard amino acids that have them)");
       for (auto& a : d.atoms) a.line = line;
       double lo = 0, hi = 0;
       (void)detail::parse_double(f[3], lo);
@@ -150,7 +155,8 @@ RestraintSet parse_cyana(std::string_view text, const std::string& path, CyanaKi
     if (!cyana_distance_line(f))
       throw ParseError(path, line,
                        "expected a CYANA distance restraint 'residue-number residue-name atom residue-number "
-                       "residue-name atom limit', found '" + std::string(trim(lines[k])) + "'");
+                       "residue-name atom limit', found '" +
+                           std::string(trim(lines[k])) + "'");
     DistanceRestraint r;
     r.id = static_cast<int>(set.restraints.size()) + 1;
     r.origin = path + ":" + std::to_string(line);
@@ -166,8 +172,8 @@ RestraintSet parse_cyana(std::string_view text, const std::string& path, CyanaKi
     double v = 0;
     (void)detail::parse_double(f[6], v);
     if (v <= 0 || v > 1e4)
-      throw ParseError(path, line, "distance limit " + f[6] + " Å is not in (0, 10000] (restraint " +
-                                       std::to_string(r.id) + ")");
+      throw ParseError(path, line,
+                       "distance limit " + f[6] + " Å is not in (0, 10000] (restraint " + std::to_string(r.id) + ")");
     if (kind == CyanaKind::Upper) {
       r.upper = v;
     } else {
@@ -231,8 +237,8 @@ void star_atom(const StarLoop& loop, std::size_t r, const StarAtomColumns& c, in
                      "atom " + std::to_string(k) + " has no " + (seq ? "atom name" : "residue number") +
                          " (PDB_residue_no/Auth_seq_ID/Comp_index_ID, PDB_atom_name/Atom_ID/Auth_atom_ID)");
   if (!detail::parse_int(seq->text, a.residue_number))
-    throw ParseError(path, seq->line, "residue number '" + seq->text + "' of atom " + std::to_string(k) +
-                                          " is not an integer");
+    throw ParseError(path, seq->line,
+                     "residue number '" + seq->text + "' of atom " + std::to_string(k) + " is not an integer");
   a.atom = atom->text;
   a.line = atom->line;
 }
@@ -259,13 +265,16 @@ RestraintSet parse_nmrstar(std::string_view text, const std::string& path, const
         if (col("ID") < 0) missing.emplace_back("ID");
         for (int k = 1; k <= natoms; ++k) {
           atom_sets.push_back(star_atom_columns(loop, cat, k));
-          if (!has_atom_columns(atom_sets.back())) missing.push_back("Comp_index_ID_" + std::to_string(k) + "/Atom_ID_" + std::to_string(k));
+          if (!has_atom_columns(atom_sets.back()))
+            missing.push_back("Comp_index_ID_" + std::to_string(k) + "/Atom_ID_" + std::to_string(k));
         }
         const int c_lo = dist ? col("Distance_lower_bound_val") : col("Angle_lower_bound_val");
         const int c_hi = dist ? col("Distance_upper_bound_val") : col("Angle_upper_bound_val");
-        const int c_t = dist ? col("Distance_val") >= 0 ? col("Distance_val") : col("Target_val") : col("Angle_target_val");
+        const int c_t =
+            dist ? col("Distance_val") >= 0 ? col("Distance_val") : col("Target_val") : col("Angle_target_val");
         const int c_u = dist ? col("Target_val_uncertainty") : col("Angle_target_val_err");
-        if (c_hi < 0 && (c_t < 0 || c_u < 0)) missing.emplace_back(dist ? "Distance_upper_bound_val" : "Angle_upper_bound_val");
+        if (c_hi < 0 && (c_t < 0 || c_u < 0))
+          missing.emplace_back(dist ? "Distance_upper_bound_val" : "Angle_upper_bound_val");
         if (!missing.empty()) {
           std::string list;
           for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
@@ -297,7 +306,8 @@ RestraintSet parse_nmrstar(std::string_view text, const std::string& path, const
           const StarValue *lo = get(c_lo), *hi = get(c_hi), *t = get(c_t), *u = get(c_u);
           double weight = 1;
           if (const StarValue* v = get(c_w)) weight = num(*v, "Weight");
-          if (weight < 0) throw ParseError(path, row.line, "constraint " + std::to_string(row.id) + ": negative weight");
+          if (weight < 0)
+            throw ParseError(path, row.line, "constraint " + std::to_string(row.id) + ": negative weight");
           if (dist) {
             DistanceRestraint& d = row.distance;
             DistanceRestraint::Alternative alt;
@@ -310,13 +320,15 @@ RestraintSet parse_nmrstar(std::string_view text, const std::string& path, const
             else throw ParseError(path, row.line, "constraint " + std::to_string(row.id) + " has no upper bound");
             if (lo) d.lower = num(*lo, "Distance_lower_bound_val");
             if (d.lower < 0 || d.upper < d.lower || d.upper > 1e4 || d.target < 0)
-              throw ParseError(path, row.line, "constraint " + std::to_string(row.id) + ": bounds [" +
-                                                   std::to_string(d.lower) + ", " + std::to_string(d.upper) +
-                                                   "] Å are no distance interval");
+              throw ParseError(path, row.line,
+                               "constraint " + std::to_string(row.id) + ": bounds [" + std::to_string(d.lower) + ", " +
+                                   std::to_string(d.upper) + "] Å are no distance interval");
             d.alternatives.push_back(std::move(alt));
           } else {
             DihedralRestraint& d = row.dihedral;
-            for (int k = 0; k < 4; ++k) star_atom(loop, r, atom_sets[static_cast<std::size_t>(k)], k + 1, path, d.atoms[static_cast<std::size_t>(k)]);
+            for (int k = 0; k < 4; ++k)
+              star_atom(loop, r, atom_sets[static_cast<std::size_t>(k)], k + 1, path,
+                        d.atoms[static_cast<std::size_t>(k)]);
             if (const StarValue* v = get(c_name)) d.name = v->text;
             d.weight = weight;
             double a = 0, b = 0;
@@ -327,14 +339,17 @@ RestraintSet parse_nmrstar(std::string_view text, const std::string& path, const
               a = num(*t, "Angle_target_val") - num(*u, "Angle_target_val_err");
               b = num(*t, "Angle_target_val") + num(*u, "Angle_target_val_err");
             } else {
-              throw ParseError(path, row.line, "torsion constraint " + std::to_string(row.id) +
-                                                   " has no Angle_lower_bound_val and Angle_upper_bound_val");
+              throw ParseError(path, row.line,
+                               "torsion constraint " + std::to_string(row.id) +
+                                   " has no Angle_lower_bound_val and Angle_upper_bound_val");
             }
             if (std::abs(a) > 1e4 || std::abs(b) > 1e4)
-              throw ParseError(path, row.line, "torsion constraint " + std::to_string(row.id) + ": limit beyond ±10000°");
+              throw ParseError(path, row.line,
+                               "torsion constraint " + std::to_string(row.id) + ": limit beyond ±10000°");
             if (b < a) b += 360.0;  // written through ±180 (170, -170)
             (void)detail::set_dihedral_interval(d, a, b);
-            d.target = t ? detail::wrap_degrees(num(*t, "Angle_target_val")) : detail::wrap_degrees(a + std::min(360.0, b - a) / 2);
+            d.target = t ? detail::wrap_degrees(num(*t, "Angle_target_val"))
+                         : detail::wrap_degrees(a + std::min(360.0, b - a) / 2);
           }
           rows.push_back(std::move(row));
         }
@@ -342,8 +357,9 @@ RestraintSet parse_nmrstar(std::string_view text, const std::string& path, const
         else detail::combine_dihedral_rows(rows, path, set);
       }
   if (loops == 0)
-    throw ParseError(path, 0, "the NMR-STAR file has no _Gen_dist_constraint or _Torsion_angle_constraint loop (no "
-                              "distance or torsion restraints)");
+    throw ParseError(path, 0,
+                     "the NMR-STAR file has no _Gen_dist_constraint or _Torsion_angle_constraint loop (no "
+                     "distance or torsion restraints)");
   return set;
 }
 
@@ -397,8 +413,9 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
   std::size_t p = 0, namelists = 0, tick = 0;
   auto atom_of = [&](long n, int line) -> AtomSelector {
     if (n < 1 || static_cast<std::size_t>(n) > s->atoms.size())
-      throw ParseError(path, line, "atom number " + std::to_string(n) + " is not in the structure (1-" +
-                                       std::to_string(s->atoms.size()) + ")");
+      throw ParseError(
+          path, line,
+          "atom number " + std::to_string(n) + " is not in the structure (1-" + std::to_string(s->atoms.size()) + ")");
     const Atom& a = s->atoms[static_cast<std::size_t>(n - 1)];
     return {a.chain, a.residue_number, a.residue, a.name, line};
   };
@@ -420,7 +437,8 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
     while (p < toks.size() && toks[p].text != "&end" && toks[p].text != "/" && toks[p].text != "&rst") {
       const Tok& key = toks[p++];
       if (p >= toks.size() || toks[p].text != "=")
-        throw ParseError(path, key.line, "expected '=' after '" + key.text + "' in the &rst of line " + std::to_string(start));
+        throw ParseError(path, key.line,
+                         "expected '=' after '" + key.text + "' in the &rst of line " + std::to_string(start));
       ++p;
       std::vector<std::string> vals;
       while (p < toks.size() && toks[p].text != "&end" && toks[p].text != "/" && toks[p].text != "&rst" &&
@@ -437,8 +455,7 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
       auto integers = [&](std::vector<long>& out) {
         for (const auto& v : vals) {
           int i = 0;
-          if (!detail::parse_int(v, i))
-            throw ParseError(path, key.line, "bad atom number '" + v + "' in " + key.text);
+          if (!detail::parse_int(v, i)) throw ParseError(path, key.line, "bad atom number '" + v + "' in " + key.text);
           if (i != 0) out.push_back(i);  // trailing zeros end a list
         }
       };
@@ -461,13 +478,15 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
       d.weight = rk2;
       std::vector<AtomSelector> side[2];
       if (std::max<std::size_t>(igr[0].size(), 1) * std::max<std::size_t>(igr[1].size(), 1) > detail::kMaxGroupPairs)
-        throw ParseError(path, start, "groups igr1 × igr2 give " + std::to_string(igr[0].size() * igr[1].size()) +
-                                          " atom pairs (at most " + std::to_string(detail::kMaxGroupPairs) + ")");
+        throw ParseError(path, start,
+                         "groups igr1 × igr2 give " + std::to_string(igr[0].size() * igr[1].size()) +
+                             " atom pairs (at most " + std::to_string(detail::kMaxGroupPairs) + ")");
       for (int k = 0; k < 2; ++k) {
         if (iat[static_cast<std::size_t>(k)] < 0) {  // a group: igr1 / igr2
           if (igr[k].empty())
-            throw ParseError(path, start, "iat " + std::to_string(iat[static_cast<std::size_t>(k)]) +
-                                              " names a group, but igr" + std::to_string(k + 1) + " is empty");
+            throw ParseError(path, start,
+                             "iat " + std::to_string(iat[static_cast<std::size_t>(k)]) + " names a group, but igr" +
+                                 std::to_string(k + 1) + " is empty");
           for (long n : igr[k]) side[k].push_back(atom_of(n, start));
         } else {
           side[k].push_back(atom_of(iat[static_cast<std::size_t>(k)], start));
@@ -479,8 +498,9 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
           d.alternatives.push_back({a, b, {}, {}});
         }
       if (d.lower < 0 || d.upper < d.lower || d.upper > 1e4)
-        throw ParseError(path, start, "distance bounds r2 = " + std::to_string(r[2]) + ", r3 = " + std::to_string(r[3]) +
-                                          " are no interval");
+        throw ParseError(
+            path, start,
+            "distance bounds r2 = " + std::to_string(r[2]) + ", r3 = " + std::to_string(r[3]) + " are no interval");
       set.restraints.push_back(std::move(d));
     } else if (iat.size() == 4) {
       DihedralRestraint d;
@@ -496,8 +516,9 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
       set.dihedrals.push_back(std::move(d));
     } else {
       throw ParseError(path, start,
-                       "&rst with " + std::to_string(iat.size()) + " atoms in iat: only distance (2) and torsion (4) "
-                       "restraints are read (angles and generalized restraints are not)");
+                       "&rst with " + std::to_string(iat.size()) +
+                           " atoms in iat: only distance (2) and torsion (4) "
+                           "restraints are read (angles and generalized restraints are not)");
     }
   }
   if (namelists == 0) throw ParseError(path, 0, "no &rst namelist in the file");
@@ -620,12 +641,10 @@ RestraintSet parse_mr(std::string_view text, const std::string& path, const Stru
     for (auto& w : got.warnings) set.warnings.push_back(std::string(kind_name(kind)) + " lines (" + ranges + "): " + w);
   }
   // File order, ids through the bundle.
-  std::stable_sort(distances.begin(), distances.end(), [&](const auto& x, const auto& y) {
-    return line_of_origin(x.origin) < line_of_origin(y.origin);
-  });
-  std::stable_sort(dihedrals.begin(), dihedrals.end(), [&](const auto& x, const auto& y) {
-    return line_of_origin(x.origin) < line_of_origin(y.origin);
-  });
+  std::stable_sort(distances.begin(), distances.end(),
+                   [&](const auto& x, const auto& y) { return line_of_origin(x.origin) < line_of_origin(y.origin); });
+  std::stable_sort(dihedrals.begin(), dihedrals.end(),
+                   [&](const auto& x, const auto& y) { return line_of_origin(x.origin) < line_of_origin(y.origin); });
   for (std::size_t k = 0; k < distances.size(); ++k) distances[k].id = static_cast<int>(k) + 1;
   for (std::size_t k = 0; k < dihedrals.size(); ++k) dihedrals[k].id = static_cast<int>(k) + 1;
   std::size_t di = 0, hi = 0;
@@ -698,15 +717,18 @@ FormatDetection detect_restraint_format(std::string_view text_in, const std::str
       case LineKind::Other:
         if (other++ == 0) first_other = static_cast<int>(k) + 1;
         break;
-      case LineKind::Blank: case LineKind::Table: break;
+      case LineKind::Blank:
+      case LineKind::Table: break;
     }
   }
   if (first == 0) throw ParseError(path, 0, "the file is empty (no restraints)");
   if (star) {
     const std::string low = lower(text.substr(0, std::min<std::size_t>(text.size(), 50u << 20)));
-    if (low.find("_nef_distance_restraint.") != std::string::npos || low.find("_nef_dihedral_restraint.") != std::string::npos)
+    if (low.find("_nef_distance_restraint.") != std::string::npos ||
+        low.find("_nef_dihedral_restraint.") != std::string::npos)
       return {RestraintFormat::Nef, "NEF: _nef_distance_restraint / _nef_dihedral_restraint loops"};
-    if (low.find("_gen_dist_constraint.") != std::string::npos || low.find("_torsion_angle_constraint.") != std::string::npos)
+    if (low.find("_gen_dist_constraint.") != std::string::npos ||
+        low.find("_torsion_angle_constraint.") != std::string::npos)
       return {RestraintFormat::NmrStar, "NMR-STAR v3: _Gen_dist_constraint / _Torsion_angle_constraint loops"};
     const bool shifts = low.find("chem_shift") != std::string::npos;
     throw ParseError(path, first,
@@ -717,17 +739,16 @@ FormatDetection detect_restraint_format(std::string_view text_in, const std::str
   }
   const int kinds = (xplor ? 1 : 0) + (amber ? 1 : 0) + (cyana_dist + cyana_angle > 0 ? 1 : 0);
   if (ext == ".mr" || header || table || kinds > 1)
-    return {RestraintFormat::Mr, std::string("wwPDB .mr bundle") +
-                                     (header ? ": '*' header lines"
-                                      : table ? ": wwPDB nomenclature table"
-                                      : kinds > 1 ? ": sections of several formats"
-                                                  : ": .mr extension")};
+    return {RestraintFormat::Mr, std::string("wwPDB .mr bundle") + (header      ? ": '*' header lines"
+                                                                    : table     ? ": wwPDB nomenclature table"
+                                                                    : kinds > 1 ? ": sections of several formats"
+                                                                                : ": .mr extension")};
   if (amber) return {RestraintFormat::Amber, "AMBER: &rst namelists"};
   if (xplor) return {RestraintFormat::Xplor, "Xplor-NIH/CNS: assign statements"};
   if (cyana_dist + cyana_angle > 0 && cyana_dist + cyana_angle >= other) {
     if (cyana_angle > 0 && cyana_dist == 0) return {RestraintFormat::Cyana, "CYANA angle restraints (.aco)"};
-    return {RestraintFormat::Cyana, ext == ".lol" ? "CYANA lower distance limits (.lol)"
-                                                  : "CYANA upper distance limits (.upl)"};
+    return {RestraintFormat::Cyana,
+            ext == ".lol" ? "CYANA lower distance limits (.lol)" : "CYANA upper distance limits (.upl)"};
   }
   throw ParseError(path, first_other > 0 ? first_other : first,
                    "unknown restraint format: this line is none of NEF, NMR-STAR v3, Xplor-NIH/CNS (.tbl), CYANA "
@@ -805,11 +826,11 @@ void merge_cyana_limits(RestraintSet& upl, const RestraintSet& lol) {
     upl.restraints.push_back(std::move(r));
   }
   upl.warnings.push_back(std::to_string(merged) + " lower limits of " + lol.source +
-                           " merged into the upper-limit restraints of the same atom pairs");
+                         " merged into the upper-limit restraints of the same atom pairs");
   if (alone > 0)
     upl.warnings.push_back(std::to_string(alone) + " lower limits of " + lol.source +
-                             " have no upper limit for their atom pair: kept with no upper limit (" +
-                             std::to_string(static_cast<int>(kNoUpperLimit)) + " Å), e.g. " + example);
+                           " have no upper limit for their atom pair: kept with no upper limit (" +
+                           std::to_string(static_cast<int>(kNoUpperLimit)) + " Å), e.g. " + example);
 }
 
 }  // namespace gemflow::io

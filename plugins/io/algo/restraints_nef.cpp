@@ -17,9 +17,7 @@ namespace gemflow::io {
 namespace {
 
 /// The atom an NEF row names: chain, residue number and atom name (residue names may be left out).
-std::string atom_key(const AtomSelector& a) {
-  return a.chain + ":" + std::to_string(a.residue_number) + ":" + a.atom;
-}
+std::string atom_key(const AtomSelector& a) { return a.chain + ":" + std::to_string(a.residue_number) + ":" + a.atom; }
 
 double number(const StarValue& v, const std::string& path, const std::string& what) {
   double d = 0;
@@ -100,7 +98,8 @@ void read_dihedral_loop(const StarLoop& loop, const std::string& path, std::vect
   const std::string cat = "_nef_dihedral_restraint.";
   auto opt = [&](const std::string& tag) { return loop.column(cat + tag); };
   std::vector<std::string> missing;
-  for (const char* tag : {"restraint_id"}) if (opt(tag) < 0) missing.emplace_back(tag);
+  for (const char* tag : {"restraint_id"})
+    if (opt(tag) < 0) missing.emplace_back(tag);
   for (int k = 1; k <= 4; ++k)
     for (const char* f : {"chain_code_", "sequence_code_", "residue_name_", "atom_name_"})
       if (opt(f + std::to_string(k)) < 0) missing.push_back(f + std::to_string(k));
@@ -109,9 +108,9 @@ void read_dihedral_loop(const StarLoop& loop, const std::string& path, std::vect
   if (!limits && !target)
     missing.emplace_back("lower_limit/upper_limit (or target_value with target_value_uncertainty)");
   if (!missing.empty())
-    throw ParseError(path, loop.line,
-                     "_nef_dihedral_restraint loop has no " + joined_list(missing) + " column" +
-                         (missing.size() > 1 ? "s" : ""));
+    throw ParseError(
+        path, loop.line,
+        "_nef_dihedral_restraint loop has no " + joined_list(missing) + " column" + (missing.size() > 1 ? "s" : ""));
   AtomColumns cols[4];
   for (int k = 0; k < 4; ++k) {
     const std::string n = std::to_string(k + 1);
@@ -142,8 +141,8 @@ void read_dihedral_loop(const StarLoop& loop, const std::string& path, std::vect
     if (const StarValue* v = get(c_name)) d.name = v->text;
     if (const StarValue* v = get(c_w)) d.weight = number(*v, path, "weight");
     if (d.weight < 0)
-      throw ParseError(path, line, "restraint " + std::to_string(row.id) + ": weight " + std::to_string(d.weight) +
-                                       " is negative");
+      throw ParseError(path, line,
+                       "restraint " + std::to_string(row.id) + ": weight " + std::to_string(d.weight) + " is negative");
     const StarValue *lo = get(c_lo), *hi = get(c_hi), *t = get(c_t), *u = get(c_u);
     double a = 0, b = 0;
     if (lo && hi) {
@@ -263,27 +262,31 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
             upper = target + number(*get(c_unc), path, "target_value_uncertainty");
           } else {
             // A target alone is no upper bound: using it as one would be far too tight.
-            throw ParseError(path, line,
-                             "restraint " + std::to_string(id) + " has no upper bound: " +
-                                 (c_upper < 0 ? std::string("the loop (line ") + std::to_string(loop.line) +
-                                                    ") has no upper_limit column"
-                                              : std::string("upper_limit is '.'")) +
-                                 (get(c_target) ? ", and no target_value_uncertainty is given"
-                                                : ", and no target_value is given"));
+            throw ParseError(
+                path, line,
+                "restraint " + std::to_string(id) + " has no upper bound: " +
+                    (c_upper < 0
+                         ? std::string("the loop (line ") + std::to_string(loop.line) + ") has no upper_limit column"
+                         : std::string("upper_limit is '.'")) +
+                    (get(c_target) ? ", and no target_value_uncertainty is given" : ", and no target_value is given"));
           }
           if (const StarValue* v = get(c_weight)) weight = number(*v, path, "weight");
           if (!std::isfinite(upper))  // target + uncertainty beyond the double range
-            throw ParseError(path, line, "restraint " + std::to_string(id) + ": target_value + "
-                                         "target_value_uncertainty is not a finite number");
+            throw ParseError(path, line,
+                             "restraint " + std::to_string(id) +
+                                 ": target_value + "
+                                 "target_value_uncertainty is not a finite number");
           // Negative limits passed here and failed later, in smoothing, without a file:line.
           for (const auto& [value, name] : {std::pair{lower, "lower_limit"}, std::pair{upper, "upper_limit"},
                                             std::pair{target, "target_value"}, std::pair{weight, "weight"}})
             if (value < 0)
-              throw ParseError(path, line, "restraint " + std::to_string(id) + ": " + name + " " +
-                                               std::to_string(value) + " is negative (distances in Å, weights ≥ 0)");
+              throw ParseError(path, line,
+                               "restraint " + std::to_string(id) + ": " + name + " " + std::to_string(value) +
+                                   " is negative (distances in Å, weights ≥ 0)");
           if (upper < lower)
-            throw ParseError(path, line, "restraint " + std::to_string(id) + ": upper_limit " + std::to_string(upper) +
-                                             " is below lower_limit " + std::to_string(lower));
+            throw ParseError(path, line,
+                             "restraint " + std::to_string(id) + ": upper_limit " + std::to_string(upper) +
+                                 " is below lower_limit " + std::to_string(lower));
           DistanceRestraint& dr = row.distance;
           dr.lower = lower;
           dr.upper = upper;
@@ -297,8 +300,9 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
     }
   }
   if (!found && dihedral_loops == 0)
-    throw ParseError(path, 0, "the file has no _nef_distance_restraint or _nef_dihedral_restraint loop (no "
-                              "distance or dihedral restraint list in any save frame)");
+    throw ParseError(path, 0,
+                     "the file has no _nef_distance_restraint or _nef_dihedral_restraint loop (no "
+                     "distance or dihedral restraint list in any save frame)");
   // the same atom pairs and bounds under another restraint_id: kept (the bound holds once either
   // way), but most likely a copy-and-paste slip
   {
@@ -318,13 +322,14 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
       for (const auto& p : pairs) key += "\n" + p;
       const auto [it, fresh] = seen.emplace(key, r.id);
       if (!fresh && copies++ == 0)
-        example = "restraint " + std::to_string(r.id) + " (" + r.origin + ") repeats restraint " + std::to_string(it->second);
+        example =
+            "restraint " + std::to_string(r.id) + " (" + r.origin + ") repeats restraint " + std::to_string(it->second);
     }
     if (copies > 0)
-      set.warnings.push_back(std::to_string(copies) +
-                             (copies == 1 ? " restraint repeats" : " restraints repeat") +
+      set.warnings.push_back(std::to_string(copies) + (copies == 1 ? " restraint repeats" : " restraints repeat") +
                              " the atom pairs and bounds of an earlier restraint under another restraint_id (kept), "
-                             "e.g. " + example);
+                             "e.g. " +
+                             example);
   }
   if (other_lists > 0)
     set.warnings.push_back(std::to_string(other_lists) +
@@ -332,7 +337,8 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
                            other_example);
   if (insertion_codes > 0)
     set.warnings.push_back(std::to_string(insertion_codes) +
-                           " sequence codes carry a suffix (insertion code) that is ignored, e.g. " + insertion_example);
+                           " sequence codes carry a suffix (insertion code) that is ignored, e.g. " +
+                           insertion_example);
   return set;
 }
 

@@ -82,7 +82,8 @@ int line_of(const DistanceRestraint& r) {
   const auto c = r.origin.rfind(':');
   if (c == std::string::npos) return 0;
   int v = 0;
-  for (std::size_t k = c + 1; k < r.origin.size() && digit(r.origin[k]) && v < 100000000; ++k) v = v * 10 + (r.origin[k] - '0');
+  for (std::size_t k = c + 1; k < r.origin.size() && digit(r.origin[k]) && v < 100000000; ++k)
+    v = v * 10 + (r.origin[k] - '0');
   return v;
 }
 
@@ -90,7 +91,8 @@ int dihedral_line(const DihedralRestraint& d) {
   const auto c = d.origin.rfind(':');
   if (c == std::string::npos) return 0;
   int v = 0;
-  for (std::size_t k = c + 1; k < d.origin.size() && digit(d.origin[k]) && v < 100000000; ++k) v = v * 10 + (d.origin[k] - '0');
+  for (std::size_t k = c + 1; k < d.origin.size() && digit(d.origin[k]) && v < 100000000; ++k)
+    v = v * 10 + (d.origin[k] - '0');
   return v;
 }
 
@@ -106,7 +108,7 @@ struct Found {
   enum class Kind { Direct, Translated, Pseudo, NotFound };
   Kind kind = Kind::NotFound;
   std::vector<std::size_t> atoms;
-  std::string note;  // translation or pseudo-atom rule applied; why, when not found
+  std::string note;              // translation or pseudo-atom rule applied; why, when not found
   bool several_methyls = false;  // an M name covering more than one methyl group (Leu MD)
 };
 
@@ -291,9 +293,8 @@ class Resolver {
     for (const auto& row : table) {
       if (!row_in_scope(row, res)) continue;
       const auto names = row_names(row);
-      const bool matches = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
-        return atom_name_matches(sel.atom, n, dialect_);
-      });
+      const bool matches = std::any_of(names.begin(), names.end(),
+                                       [&](const std::string& n) { return atom_name_matches(sel.atom, n, dialect_); });
       if (!matches) continue;
       if (std::string(row.iupac) == "H") amide_h = true;
       for (const auto& n : names) take(named(cand, n));
@@ -316,8 +317,7 @@ class Resolver {
         if ((d == '1' || d == '2') && named(cand, stem + "1").empty() && !named(cand, stem + "2").empty() &&
             !named(cand, stem + "3").empty())
           take(named(cand, stem + static_cast<char>(d + 1)));
-        else
-          take(named(cand, v3));
+        else take(named(cand, v3));
         if (!f.atoms.empty()) {
           f.kind = Found::Kind::Translated;
           f.note = "PDB v2 name";
@@ -443,7 +443,7 @@ double pseudo_atom_correction(const std::string& residue, const std::vector<std:
   if ((names.size() == 2 || names.size() == 3) && same_stem(0, names.size())) {
     const std::string st = stem(names[0]);
     if (aromatic && names.size() == 2 && (st == "HD" || st == "HE")) return 2.0;  // ring QD / QE
-    return 1.0;                                                                    // CH2, NH2, CH3, NH3+
+    return 1.0;                                                                   // CH2, NH2, CH3, NH3+
   }
   if (names.size() == 6 && same_stem(0, 3) && same_stem(3, 6)) {
     const std::string s1 = stem(names[0]), s2 = stem(names[3]);
@@ -535,7 +535,8 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
             ok = false;
             break;
           case Found::Kind::Direct:
-            if (f.atoms.size() > 1) wildcards.add(lbl + " " + sel.atom + " → " + std::to_string(f.atoms.size()) + " atoms", mx);
+            if (f.atoms.size() > 1)
+              wildcards.add(lbl + " " + sel.atom + " → " + std::to_string(f.atoms.size()) + " atoms", mx);
             break;
           case Found::Kind::Translated: renamed.add(lbl + " " + f.note, mx); break;
           case Found::Kind::Pseudo:
@@ -568,7 +569,8 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
     if (ca < 0 || cb < 0) no_correction.add(r.origin + " (restraint " + std::to_string(r.id) + ")", mx);
     r.pseudo_correction = std::max(0.0, ca) + std::max(0.0, cb);
     if (r.pseudo_correction > 0)
-      corrected.add("restraint " + std::to_string(r.id) + ": +" + std::to_string(r.pseudo_correction).substr(0, 4) + " Å", mx);
+      corrected.add(
+          "restraint " + std::to_string(r.id) + ": +" + std::to_string(r.pseudo_correction).substr(0, 4) + " Å", mx);
     if (is_ambiguous(r)) ambiguous.add(r.origin + " (restraint " + std::to_string(r.id) + ")", mx);
     else if (is_group(r)) group.add(r.origin + " (restraint " + std::to_string(r.id) + ")", mx);
     for (const auto& alt : r.alternatives) report.atom_pairs += alt.atoms_a.size() * alt.atoms_b.size();
@@ -592,7 +594,8 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
     if (options.on_unknown_atom == UnknownAtomPolicy::Error)
       throw ParseError(set.source, first_unknown_line,
                        first_unknown + offset_text +
-                           (unknown.count > 1 ? " (" + std::to_string(unknown.count - 1) + " more restraints name atoms "
+                           (unknown.count > 1 ? " (" + std::to_string(unknown.count - 1) +
+                                                    " more restraints name atoms "
                                                     "not found)"
                                               : std::string()) +
                            hint + " (on_unknown_atom: skip leaves such restraints out)");
@@ -602,13 +605,13 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
                        "on_unknown_atom: skip would leave out " + std::to_string(unknown.count) + " of the " +
                            std::to_string(report.restraints_in) + " restraints" + offset_text +
                            ", but under another residue numbering every atom selection is found: the restraints "
-                           "that resolve here would name wrong atoms. Set residue_offset: " + std::to_string(best) +
-                           " (" + unknown.joined() + ")" + offset_hint);
+                           "that resolve here would name wrong atoms. Set residue_offset: " +
+                           std::to_string(best) + " (" + unknown.joined() + ")" + offset_hint);
     if (static_cast<double>(unknown.count) > limit || kept.empty())
       throw ParseError(set.source, first_unknown_line,
                        "on_unknown_atom: skip would leave out " + std::to_string(unknown.count) + " of the " +
-                           std::to_string(report.restraints_in) + " restraints" + offset_text +
-                           " (more than " + std::to_string(static_cast<int>(std::lround(options.max_skipped_fraction * 100))) +
+                           std::to_string(report.restraints_in) + " restraints" + offset_text + " (more than " +
+                           std::to_string(static_cast<int>(std::lround(options.max_skipped_fraction * 100))) +
                            " %: these restraints do not match the structure): " + unknown.joined() + hint);
   }
 
@@ -674,8 +677,8 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
               options.max_skipped_fraction * static_cast<double>(report.dihedrals_in) ||
           kept_d.empty())
         throw ParseError(set.source, first_dihedral_unknown_line,
-                         "on_unknown_atom: skip would leave out " + std::to_string(dihedral_unknown.count) + " of the " +
-                             std::to_string(report.dihedrals_in) + " dihedral restraints" + offset_text +
+                         "on_unknown_atom: skip would leave out " + std::to_string(dihedral_unknown.count) +
+                             " of the " + std::to_string(report.dihedrals_in) + " dihedral restraints" + offset_text +
                              " (more than " +
                              std::to_string(static_cast<int>(std::lround(options.max_skipped_fraction * 100))) +
                              " %: these restraints do not match the structure): " + dihedral_unknown.joined());
@@ -686,9 +689,7 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
     set.skipped += dihedral_unknown.count;
   }
 
-  auto item = [&](const std::string& what, const Counter& c) {
-    report.items.push_back({what, c.count, c.joined()});
-  };
+  auto item = [&](const std::string& what, const Counter& c) { report.items.push_back({what, c.count, c.joined()}); };
   report.items.push_back({"restraints read", report.restraints_in, ""});
   report.items.push_back({"restraints resolved", report.restraints_out, ""});
   report.items.push_back({"expanded atom pairs", report.atom_pairs, ""});
@@ -730,11 +731,13 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
   if (no_correction.count > 0)
     set.warnings.push_back(std::to_string(no_correction.count) +
                            " restraints have multi-atom selections that are no standard pseudo-atom group (no "
-                           "correction applied), e.g. " + no_correction.joined());
+                           "correction applied), e.g. " +
+                           no_correction.joined());
   if (methyl_pairs.count > 0)
     set.warnings.push_back(std::to_string(methyl_pairs.count) +
                            " methyl pseudo-atom names cover both methyls of the residue (treated as QQD/QQG, "
-                           "correction 2.4 Å): " + methyl_pairs.joined());
+                           "correction 2.4 Å): " +
+                           methyl_pairs.joined());
   if (renamed.count > 0)
     set.warnings.push_back(std::to_string(renamed.count) + " atom names translated, e.g. " + renamed.joined());
   return report;

@@ -178,8 +178,10 @@ class Parser {
           if (count++ == 0) first = line;
         } else {
           throw ParseError(path_, t.line,
-                           "'assign' with " + std::to_string(n) + " selections is no distance (2) or dihedral (4) "
-                           "restraint" + other_kind(n));
+                           "'assign' with " + std::to_string(n) +
+                               " selections is no distance (2) or dihedral (4) "
+                               "restraint" +
+                               other_kind(n));
         }
       } else if (is_kw(t, {"remarks", "rema"})) {
         const int line = t.line;  // a remark runs to the end of its line
@@ -329,7 +331,8 @@ class Parser {
       }
       ++p_;
     }
-    if (v[0] < 0) throw ParseError(path_, a.line, "negative force constant in dihedral restraint " + std::to_string(id));
+    if (v[0] < 0)
+      throw ParseError(path_, a.line, "negative force constant in dihedral restraint " + std::to_string(id));
     if (v[2] < 0) throw ParseError(path_, a.line, "negative range in dihedral restraint " + std::to_string(id));
     if (std::abs(v[1]) > 1e4 || v[2] > 1e4)
       throw ParseError(path_, a.line, "angle or range beyond 10000° in dihedral restraint " + std::to_string(id));
@@ -587,7 +590,7 @@ class Parser {
   std::int64_t total_alternatives_ = 0;  // alternatives of the restraints read so far
   bool skip_other_ = false;              // 'assign' of other restraint kinds: skipped (.mr bundles)
   std::map<std::size_t, std::pair<std::size_t, int>> skipped_;  // selections → count, first line
-  std::size_t other_exponents_ = 0;      // dihedral exponents other than 2
+  std::size_t other_exponents_ = 0;                             // dihedral exponents other than 2
 
  public:
   [[nodiscard]] std::size_t other_exponents() const { return other_exponents_; }

@@ -197,8 +197,7 @@ std::string v30_line(Lines& in, int& ln, const char* what) {
     const int this_ln = in.number();
     const auto l = in.next(what);
     if (!l.starts_with("M  V30 ")) {
-      if (is_record_end(l) || l.starts_with("M  END"))
-        in.fail(this_ln, std::string("record ends before ") + what);
+      if (is_record_end(l) || l.starts_with("M  END")) in.fail(this_ln, std::string("record ends before ") + what);
       in.fail(this_ln, std::string("expected an 'M  V30 ' line in ") + what + ", got '" + std::string(trim(l)) + "'");
     }
     auto body = l.substr(7);
@@ -257,7 +256,8 @@ void read_v3000(Lines& in, Molecule& m) {
         const auto w = words(v30_line(in, ln, "END ATOM"));
         if (w.size() == 2 && w[0] == "END" && w[1] == "ATOM") break;
         const std::string at = "atom " + std::to_string(m.atoms.size() + 1);
-        if (w.size() < 6) in.fail(ln, at + ": expected 'index type x y z aamap', got " + std::to_string(w.size()) + " fields");
+        if (w.size() < 6)
+          in.fail(ln, at + ": expected 'index type x y z aamap', got " + std::to_string(w.size()) + " fields");
         const long id = to_long(in, ln, w[0], at + " index");
         if (!index.emplace(id, m.atoms.size()).second) in.fail(ln, "atom index " + std::to_string(id) + " used twice");
         MoleculeAtom a;
@@ -266,8 +266,7 @@ void read_v3000(Lines& in, Molecule& m) {
         a.xyz = {to_coordinate(in, ln, w[2], at + " x"), to_coordinate(in, ln, w[3], at + " y"),
                  to_coordinate(in, ln, w[4], at + " z")};
         for (std::size_t k = 6; k < w.size(); ++k)
-          if (w[k].starts_with("CHG="))
-            a.charge = to_charge(in, ln, std::string_view(w[k]).substr(4), at + " CHG");
+          if (w[k].starts_with("CHG=")) a.charge = to_charge(in, ln, std::string_view(w[k]).substr(4), at + " CHG");
         m.atoms.push_back(std::move(a));
       }
       if (static_cast<long>(m.atoms.size()) != na)
@@ -279,13 +278,15 @@ void read_v3000(Lines& in, Molecule& m) {
         if (w.size() == 2 && w[0] == "END" && w[1] == "BOND") break;
         const std::size_t k = m.bonds.size() + 1;
         const std::string bt = "bond " + std::to_string(k);
-        if (w.size() < 4) in.fail(ln, bt + ": expected 'index type atom1 atom2', got " + std::to_string(w.size()) + " fields");
+        if (w.size() < 4)
+          in.fail(ln, bt + ": expected 'index type atom1 atom2', got " + std::to_string(w.size()) + " fields");
         const long t = to_long(in, ln, w[1], bt + " type");
         long ab[2];
         for (int e = 0; e < 2; ++e) {
           const long id = to_long(in, ln, w[2 + static_cast<std::size_t>(e)], bt + " atom");
           auto it = index.find(id);
-          if (it == index.end()) in.fail(ln, bt + " names atom " + std::to_string(id) + ", which the ATOM block does not list");
+          if (it == index.end())
+            in.fail(ln, bt + " names atom " + std::to_string(id) + ", which the ATOM block does not list");
           ab[e] = static_cast<long>(it->second) + 1;
         }
         m.bonds.push_back(make_bond(in, ln, ab[0], ab[1], t, m.atoms.size(), k, 10));

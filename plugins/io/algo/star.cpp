@@ -166,8 +166,9 @@ StarFile parse_star(std::string_view text, const std::string& path, const Cancel
         frame = &block->global;
       } else {
         if (in_save)
-          throw ParseError(path, t.line, "save frame 'save_" + name + "' opened inside the frame opened at line " +
-                                             std::to_string(save_line) + " (missing save_)");
+          throw ParseError(path, t.line,
+                           "save frame 'save_" + name + "' opened inside the frame opened at line " +
+                               std::to_string(save_line) + " (missing save_)");
         block->frames.push_back({name, t.line, {}, {}});
         frame = &block->frames.back();
         in_save = true;

@@ -43,8 +43,9 @@ std::string infer_element(const std::string& name, const std::string& pdb_name4,
 void StructureBuilder::begin_model(int serial, int line) {
   for (const auto& m : models_)
     if (m.serial == serial && line > 0)
-      throw ParseError(path_, line, "model " + std::to_string(serial) + " appears twice (first at line " +
-                                        std::to_string(m.line) + ")");
+      throw ParseError(
+          path_, line,
+          "model " + std::to_string(serial) + " appears twice (first at line " + std::to_string(m.line) + ")");
   models_.push_back({serial, line, {}});
 }
 
@@ -90,8 +91,8 @@ Structure StructureBuilder::finish(const ReadStructureOptions& options, std::vec
     m.atoms = std::move(kept);
   }
   if (dropped_alt > 0 && warnings)
-    warnings->push_back(std::to_string(dropped_alt) +
-                        " atom records of non-first alternate locations dropped, e.g. " + alt_example);
+    warnings->push_back(std::to_string(dropped_alt) + " atom records of non-first alternate locations dropped, e.g. " +
+                        alt_example);
   // Duplicate records of one atom (QA: kept silently; identical ones become zero-distance pairs)
   if (warnings) {
     std::map<std::tuple<std::string, int, std::string, std::string>, int> seen;
@@ -138,8 +139,8 @@ Structure StructureBuilder::finish(const ReadStructureOptions& options, std::vec
     if (use.empty()) {
       std::string have;
       for (const auto& m : models_) have += (have.empty() ? "" : ", ") + std::to_string(m.serial);
-      throw ParseError(path_, 0, "model " + std::to_string(options.model) + " requested, but the file has model(s) " +
-                                     have);
+      throw ParseError(path_, 0,
+                       "model " + std::to_string(options.model) + " requested, but the file has model(s) " + have);
     }
   }
   Structure s;

@@ -28,8 +28,7 @@ inline std::string_view checked_text(std::string_view text, const std::string& p
   const char* what = nullptr;
   if (byte(0) == 0xFF && byte(1) == 0xFE)
     what = byte(2) == 0 && byte(3) == 0 ? "UTF-32 (byte-order mark FF FE 00 00)" : "UTF-16 (byte-order mark FF FE)";
-  else if (byte(0) == 0xFE && byte(1) == 0xFF)
-    what = "UTF-16 (byte-order mark FE FF)";
+  else if (byte(0) == 0xFE && byte(1) == 0xFF) what = "UTF-16 (byte-order mark FE FF)";
   else if (byte(0) == 0 && byte(1) == 0 && byte(2) == 0xFE && byte(3) == 0xFF)
     what = "UTF-32 (byte-order mark 00 00 FE FF)";
   else if (text.size() >= 4) {

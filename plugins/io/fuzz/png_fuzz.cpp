@@ -4,7 +4,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gemflow::io;
-  return fuzz::run(data, size, [](std::string_view bytes) {
-    (void)read_png_memory(bytes.data(), bytes.size(), fuzz::kInputName);
-  });
+  return fuzz::run(data, size,
+                   [](std::string_view bytes) { (void)read_png_memory(bytes.data(), bytes.size(), fuzz::kInputName); });
 }

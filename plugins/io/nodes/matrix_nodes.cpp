@@ -18,24 +18,33 @@ class ReadMatrix final : public Node {
             .version = 1,
             .title = "Read matrix",
             .category = "Input/Output",
-            .doc = "Reads a dense matrix, format by extension. Matrix Market .mtx: coordinate or array; real, "
-                   "integer or pattern (pattern entries are 1); general, symmetric or skew-symmetric (the stored "
-                   "lower triangle is expanded to the full matrix); complex/hermitian are refused. NumPy .npy: "
-                   "format 1.0/2.0/3.0, 2-D, dtype '<f8', '<f4', '<i8' or '<i4', C or Fortran order; other dtypes "
-                   "and ranks are refused with the numpy call that converts them. CSV .csv: comma-separated "
-                   "numbers, a first row of names is taken as a header, '#' lines skipped, ragged rows refused. "
-                   "Output: Matrix<f64>, row-major, the file's shape.",
-            .errors = "Every malformed file names file:line (.npy: the byte offset). Values must be finite; a matrix "
-                      "with a zero dimension is refused.",
+            .doc =
+                "Reads a dense matrix, format by extension. Matrix Market .mtx: coordinate or array; real, "
+                "integer or pattern (pattern entries are 1); general, symmetric or skew-symmetric (the stored "
+                "lower triangle is expanded to the full matrix); complex/hermitian are refused. NumPy .npy: "
+                "format 1.0/2.0/3.0, 2-D, dtype '<f8', '<f4', '<i8' or '<i4', C or Fortran order; other dtypes "
+                "and ranks are refused with the numpy call that converts them. CSV .csv: comma-separated "
+                "numbers, a first row of names is taken as a header, '#' lines skipped, ragged rows refused. "
+                "Output: Matrix<f64>, row-major, the file's shape.",
+            .errors =
+                "Every malformed file names file:line (.npy: the byte offset). Values must be finite; a matrix "
+                "with a zero dimension is refused.",
             .memory = "The matrix on the host (8 bytes per entry); no device memory.",
             .determinism = "Deterministic.",
             .references = "NIST Matrix Market formats (Boisvert et al. 1996), numpy.lib.format, RFC 4180."};
   }
   enum class Dup { Sum, Error };
   Output<Matrix<double>> matrix{this, "matrix", "The matrix, dense row-major, full (symmetric storage expanded)"};
-  PathParam path{this, "path", PathParam::Mode::Read, "Matrix file: .mtx (Matrix Market), .npy (NumPy) or .csv", "",
+  PathParam path{this,
+                 "path",
+                 PathParam::Mode::Read,
+                 "Matrix file: .mtx (Matrix Market), .npy (NumPy) or .csv",
+                 "",
                  {".mtx", ".npy", ".csv"}};
-  Choice<Dup> duplicates{this, "duplicates", Dup::Sum, {{Dup::Sum, "sum"}, {Dup::Error, "error"}},
+  Choice<Dup> duplicates{this,
+                         "duplicates",
+                         Dup::Sum,
+                         {{Dup::Sum, "sum"}, {Dup::Error, "error"}},
                          {.doc = "Matrix Market coordinate entries given twice: sum (add them, as finite-element "
                                  "assembly and scipy.io.mmread do; the count is logged) or error (naming both "
                                  "lines)"}};
@@ -71,8 +80,11 @@ class ReadMatrix final : public Node {
         const bool point = number.find_first_of(".eE") != std::string::npos;
         const bool lookalike = rest.size() == 1 && std::string("OoIl").find(rest[0]) != std::string::npos;
         if (digits && (point || lookalike))
-          ctx.warn(file.filename().string() + ":" + std::to_string(fi.header_line) + ": the first row was read as "
-                   "a header row (it is not a number), but '" + fi.header[0] + "' starts like one: if that row is "
+          ctx.warn(file.filename().string() + ":" + std::to_string(fi.header_line) +
+                   ": the first row was read as "
+                   "a header row (it is not a number), but '" +
+                   fi.header[0] +
+                   "' starts like one: if that row is "
                    "data, fix it; it is not in the matrix");
       }
       if (fi.duplicates > 0)
@@ -99,20 +111,25 @@ class WriteMatrix final : public Node {
             .version = 1,
             .title = "Write matrix",
             .category = "Input/Output",
-            .doc = "Writes a Matrix<f64> (a factor, a solution) to a file, format by extension, atomically. "
-                   ".npy: version 1.0, '<f8', C order (numpy.load). .csv: one row per line, comma-separated, no "
-                   "header. .mtx: Matrix Market array real general, values column by column. Numbers are the "
-                   "shortest text that reads back to the same double, so io.read_matrix (or numpy, scipy.io.mmread) "
-                   "reads the same values.",
-            .errors = "NaN or infinity in the matrix, or a zero dimension (no reader would take the file); an unknown "
-                      "extension.",
+            .doc =
+                "Writes a Matrix<f64> (a factor, a solution) to a file, format by extension, atomically. "
+                ".npy: version 1.0, '<f8', C order (numpy.load). .csv: one row per line, comma-separated, no "
+                "header. .mtx: Matrix Market array real general, values column by column. Numbers are the "
+                "shortest text that reads back to the same double, so io.read_matrix (or numpy, scipy.io.mmread) "
+                "reads the same values.",
+            .errors =
+                "NaN or infinity in the matrix, or a zero dimension (no reader would take the file); an unknown "
+                "extension.",
             .memory = "The file's text; no device memory.",
             .determinism = "Deterministic.",
             .references = "numpy.lib.format, RFC 4180, NIST Matrix Market formats."};
   }
   Input<Matrix<double>> matrix{this, "matrix", "The matrix to write"};
-  PathParam path{this, "path", PathParam::Mode::Write,
-                 "Output file: .npy, .csv or .mtx (relative: to the run's output folder)", "",
+  PathParam path{this,
+                 "path",
+                 PathParam::Mode::Write,
+                 "Output file: .npy, .csv or .mtx (relative: to the run's output folder)",
+                 "",
                  {".npy", ".csv", ".mtx"}};
 
   void execute(NodeContext& ctx) override {

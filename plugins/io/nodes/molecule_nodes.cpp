@@ -14,21 +14,22 @@ class ReadMolecules final : public Node {
             .version = 1,
             .title = "Read molecules",
             .category = "Input/Output",
-            .doc = "Reads every record of an MDL SD file (.sdf, .sd) or molfile (.mol): connection tables V2000 "
-                   "and V3000, records separated by $$$$, each ending its table with M  END. Per record: the "
-                   "name (header line 1), atoms (element, x y z in Å, formal charge from the atom block, "
-                   "M  CHG or V3000 CHG=; 0 when absent) and bonds with their MDL bond type (1 single, 2 "
-                   "double, 3 triple, 4 aromatic). Data items (> <field>) are skipped. Records with only 2D "
-                   "coordinates (all z = 0) are read and logged as a warning.\n"
-                   "Outputs: molecules (MoleculeSet).",
+            .doc =
+                "Reads every record of an MDL SD file (.sdf, .sd) or molfile (.mol): connection tables V2000 "
+                "and V3000, records separated by $$$$, each ending its table with M  END. Per record: the "
+                "name (header line 1), atoms (element, x y z in Å, formal charge from the atom block, "
+                "M  CHG or V3000 CHG=; 0 when absent) and bonds with their MDL bond type (1 single, 2 "
+                "double, 3 triple, 4 aromatic). Data items (> <field>) are skipped. Records with only 2D "
+                "coordinates (all z = 0) are read and logged as a warning.\n"
+                "Outputs: molecules (MoleculeSet).",
             .errors = "A malformed record names file:line and the field (columns for V2000).",
             .memory = "The molecules on the host; no device memory (CPU only).",
             .determinism = "Deterministic.",
             .references = "BIOVIA, CTfile Formats (2020)."};
   }
   Output<MoleculeSet> molecules{this, "molecules", "The records of the file, in file order"};
-  PathParam path{this, "path", PathParam::Mode::Read, "SD file or molfile: .sdf, .sd or .mol", "",
-                 {".sdf", ".sd", ".mol"}};
+  PathParam path{
+      this, "path", PathParam::Mode::Read, "SD file or molfile: .sdf, .sd or .mol", "", {".sdf", ".sd", ".mol"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();

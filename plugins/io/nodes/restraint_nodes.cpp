@@ -13,9 +13,9 @@ namespace gemflow::io {
 namespace {
 
 const std::pair<const char*, RestraintFormat> kFormatNames[] = {
-    {"auto", RestraintFormat::Auto},        {"nef", RestraintFormat::Nef},     {"xplor", RestraintFormat::Xplor},
-    {"cyana", RestraintFormat::Cyana},      {"nmr-star", RestraintFormat::NmrStar},
-    {"amber", RestraintFormat::Amber},      {"mr", RestraintFormat::Mr}};
+    {"auto", RestraintFormat::Auto},   {"nef", RestraintFormat::Nef},          {"xplor", RestraintFormat::Xplor},
+    {"cyana", RestraintFormat::Cyana}, {"nmr-star", RestraintFormat::NmrStar}, {"amber", RestraintFormat::Amber},
+    {"mr", RestraintFormat::Mr}};
 
 /// `gemflow validate`'s look at a restraint file: its format and what it holds, or the reader's
 /// error (file:line). AMBER files are only recognised: their atoms are numbers of the structure.
@@ -33,7 +33,8 @@ std::string inspect_restraint_file(const std::string& file,
     how = det.reason;
   }
   const std::string head = std::string("restraint format ") + restraint_format_name(ro.format) + " (" + how + ")";
-  if (ro.format == RestraintFormat::Amber) return head + "; its atom numbers are read against the structure at run time";
+  if (ro.format == RestraintFormat::Amber)
+    return head + "; its atom numbers are read against the structure at run time";
   MrReport mr;
   ro.mr_report = &mr;
   const RestraintSet set = parse_restraints(text, file, ro);
@@ -41,9 +42,9 @@ std::string inspect_restraint_file(const std::string& file,
   for (const auto& s : mr.sections) skipped += !s.skipped.empty();
   return head + ": " + std::to_string(set.restraints.size()) + " distance and " + std::to_string(set.dihedrals.size()) +
          " dihedral restraints" +
-         (mr.sections.empty() ? std::string()
-                              : ", " + std::to_string(mr.sections.size()) + " sections (" + std::to_string(skipped) +
-                                    " skipped)") +
+         (mr.sections.empty()
+              ? std::string()
+              : ", " + std::to_string(mr.sections.size()) + " sections (" + std::to_string(skipped) + " skipped)") +
          (set.warnings.empty() ? std::string() : ", " + std::to_string(set.warnings.size()) + " warnings");
 }
 
@@ -56,37 +57,40 @@ class ReadRestraints final : public Node {
             .version = 1,
             .title = "Read restraints",
             .category = "Input/Output",
-            .doc = "Reads NMR distance and dihedral restraints. Formats, told apart by content (format: auto) "
-                   "or named: NEF (_nef_distance_restraint and _nef_dihedral_restraint loops; rows sharing a "
-                   "restraint_id are OR-ed alternatives, rows sharing a restraint_combination_id AND-ed, per-row "
-                   "bounds of NEF v1.1 allowed), Xplor-NIH/CNS .tbl (assign (sel) (sel) d dminus dplus: lower = d "
-                   "- dminus, upper = d + dplus; `or` alternatives, ARIA `weight`, HADDOCK nested selections; "
-                   "dihedrals assign (sel)x4 k angle range exp: angle ± range), CYANA .upl/.lol/.aco (a .upl "
-                   "takes the .lol and .aco of the same name beside it), NMR-STAR v3 (_Gen_dist_constraint, "
-                   "_Torsion_angle_constraint), AMBER &rst (needs the structure, in the prmtop's atom order) and "
-                   "wwPDB .mr bundles (split into sections by content, each read by its format; sections and "
-                   "statements of other kinds are skipped and listed). With a structure, every atom selection "
-                   "is resolved to atom indices: NEF/Xplor wildcards (% * # +), H/HN, N-terminal H1-3, "
-                   "pseudo-atoms (QB, MG1, QQD, QR ...), the nomenclature table (IUPAC/NEF, PDB v2/v3, "
-                   "X-PLOR/CNS HN/HT1-3/OT1-2, CYANA, AMBER names), old X-PLOR methylene names; each dihedral "
-                   "selection must give one atom. The pseudo-atom correction (1.0 Å CH2/CH3, 2.0 Å ring pair, "
-                   "2.4 Å Val/Leu methyl pair or whole ring) is stored per restraint (upper itself stays as in "
-                   "the file). \"Ambiguous\" means more than one assignment alternative; \"group\" one "
-                   "alternative with several atom pairs (pseudo-atoms, wildcards). Dihedral angles are in degrees "
-                   "(interval lower..upper, through ±180 when upper < lower). See docs/nmr-structure.md, "
-                   "\"Restraint formats\", for what each format reader reads and what it does not.",
-            .errors = "A residue name that differs from the structure's names file:line and the residue_offset under "
-                      "which the names agree (set residue_offset to apply it); an atom that cannot be found names "
-                      "file:line, or with on_unknown_atom: skip the restraint is left out and counted "
-                      "(restraints_skipped, carried to distgeom.compare's report), unless more than "
-                      "max_skipped_fraction of them would be (distances and dihedrals counted apart). Bounds that "
-                      "are not finite or beyond 1000 Å are errors at their line. A file whose format is not known "
-                      "(or a STAR file without restraint loops, e.g. chemical shifts only) is an error naming the "
-                      "first line that fits no format.",
+            .doc =
+                "Reads NMR distance and dihedral restraints. Formats, told apart by content (format: auto) "
+                "or named: NEF (_nef_distance_restraint and _nef_dihedral_restraint loops; rows sharing a "
+                "restraint_id are OR-ed alternatives, rows sharing a restraint_combination_id AND-ed, per-row "
+                "bounds of NEF v1.1 allowed), Xplor-NIH/CNS .tbl (assign (sel) (sel) d dminus dplus: lower = d "
+                "- dminus, upper = d + dplus; `or` alternatives, ARIA `weight`, HADDOCK nested selections; "
+                "dihedrals assign (sel)x4 k angle range exp: angle ± range), CYANA .upl/.lol/.aco (a .upl "
+                "takes the .lol and .aco of the same name beside it), NMR-STAR v3 (_Gen_dist_constraint, "
+                "_Torsion_angle_constraint), AMBER &rst (needs the structure, in the prmtop's atom order) and "
+                "wwPDB .mr bundles (split into sections by content, each read by its format; sections and "
+                "statements of other kinds are skipped and listed). With a structure, every atom selection "
+                "is resolved to atom indices: NEF/Xplor wildcards (% * # +), H/HN, N-terminal H1-3, "
+                "pseudo-atoms (QB, MG1, QQD, QR ...), the nomenclature table (IUPAC/NEF, PDB v2/v3, "
+                "X-PLOR/CNS HN/HT1-3/OT1-2, CYANA, AMBER names), old X-PLOR methylene names; each dihedral "
+                "selection must give one atom. The pseudo-atom correction (1.0 Å CH2/CH3, 2.0 Å ring pair, "
+                "2.4 Å Val/Leu methyl pair or whole ring) is stored per restraint (upper itself stays as in "
+                "the file). \"Ambiguous\" means more than one assignment alternative; \"group\" one "
+                "alternative with several atom pairs (pseudo-atoms, wildcards). Dihedral angles are in degrees "
+                "(interval lower..upper, through ±180 when upper < lower). See docs/nmr-structure.md, "
+                "\"Restraint formats\", for what each format reader reads and what it does not.",
+            .errors =
+                "A residue name that differs from the structure's names file:line and the residue_offset under "
+                "which the names agree (set residue_offset to apply it); an atom that cannot be found names "
+                "file:line, or with on_unknown_atom: skip the restraint is left out and counted "
+                "(restraints_skipped, carried to distgeom.compare's report), unless more than "
+                "max_skipped_fraction of them would be (distances and dihedrals counted apart). Bounds that "
+                "are not finite or beyond 1000 Å are errors at their line. A file whose format is not known "
+                "(or a STAR file without restraint loops, e.g. chemical shifts only) is an error naming the "
+                "first line that fits no format.",
             .memory = "The restraints on the host; no device memory.",
             .determinism = "Deterministic.",
-            .references = "Nomenclature: Markley et al. 1998 (IUPAC), BMRB; pseudo-atom corrections: Wüthrich, "
-                          "Billeter & Braun 1983."};
+            .references =
+                "Nomenclature: Markley et al. 1998 (IUPAC), BMRB; pseudo-atom corrections: Wüthrich, "
+                "Billeter & Braun 1983."};
   }
   enum class Format { Auto, Nef, Xplor, Cyana, NmrStar, Amber, Mr };
   enum class OnUnknown { Error, Skip };
@@ -98,12 +102,13 @@ class ReadRestraints final : public Node {
   Output<RestraintSet> restraints{this, "restraints",
                                   "Distance restraints (Å) and dihedral restraints (degrees), resolved when a "
                                   "structure is given"};
-  Output<Table> report{this, "report",
-                       "What was read and resolved: columns item, count, examples (one row per check)"};
+  Output<Table> report{this, "report", "What was read and resolved: columns item, count, examples (one row per check)"};
   PathParam path{this, "path", PathParam::Mode::Read,
                  "Restraint file: NEF (.nef), Xplor-NIH/CNS (.tbl ...), CYANA (.upl, .lol, .aco), NMR-STAR v3 "
                  "(.str), AMBER &rst, wwPDB .mr bundle"};
-  Choice<Format> format{this, "format", Format::Auto,
+  Choice<Format> format{this,
+                        "format",
+                        Format::Auto,
                         {{Format::Auto, "auto"},
                          {Format::Nef, "nef"},
                          {Format::Xplor, "xplor"},
@@ -113,24 +118,36 @@ class ReadRestraints final : public Node {
                          {Format::Mr, "mr"}},
                         {.doc = "auto: by the file's content (STAR loops, assign statements, CYANA lines, &rst "
                                 "namelists, '*' headers of .mr bundles); a name reads the file as that format"}};
-  Param<bool> companions{this, "companions", true,
+  Param<bool> companions{this,
+                         "companions",
+                         true,
                          {.doc = "For a CYANA .upl: also read the .lol (lower limits, merged into the upper "
                                  "limits of the same atom pairs) and .aco (dihedrals) of the same name beside it, "
                                  "when they exist"}};
-  Choice<OnUnknown> on_unknown_atom{this, "on_unknown_atom", OnUnknown::Error,
+  Choice<OnUnknown> on_unknown_atom{this,
+                                    "on_unknown_atom",
+                                    OnUnknown::Error,
                                     {{OnUnknown::Error, "error"}, {OnUnknown::Skip, "skip"}},
                                     {.doc = "An atom or residue missing from the structure: error (fail naming "
                                             "file:line) or skip (leave the restraint out; counted in the report "
                                             "and the warnings)"}};
-  Param<double> max_skipped_fraction{this, "max_skipped_fraction", 0.5,
-                                     {.min = 0, .max = 1,
+  Param<double> max_skipped_fraction{this,
+                                     "max_skipped_fraction",
+                                     0.5,
+                                     {.min = 0,
+                                      .max = 1,
                                       .doc = "With on_unknown_atom: skip, the largest fraction of the restraints "
                                              "that may be left out; more (or all) is an error listing them"}};
-  Param<std::int64_t> residue_offset{this, "residue_offset", 0,
-                                     {.min = -100000, .max = 100000,
+  Param<std::int64_t> residue_offset{this,
+                                     "residue_offset",
+                                     0,
+                                     {.min = -100000,
+                                      .max = 100000,
                                       .doc = "Added to the file's residue numbers: structure residue = file "
                                              "residue + offset (the error for mismatching names suggests it)"}};
-  Choice<OnMismatch> on_residue_mismatch{this, "on_residue_mismatch", OnMismatch::Error,
+  Choice<OnMismatch> on_residue_mismatch{this,
+                                         "on_residue_mismatch",
+                                         OnMismatch::Error,
                                          {{OnMismatch::Error, "error"}, {OnMismatch::Warn, "warn"}},
                                          {.doc = "A residue name of the file that differs from the structure's "
                                                  "(HIE, CYX ... count as HIS, CYS): error (naming file:line and "
@@ -165,9 +182,9 @@ class ReadRestraints final : public Node {
         row("section lines " + std::to_string(sec.first_line) + "-" + std::to_string(sec.last_line) + " (" +
                 sec.format + ")" + (sec.skipped.empty() ? ": read" : ": skipped"),
             sec.distances + sec.dihedrals,
-            sec.skipped.empty() ? std::to_string(sec.distances) + " distance, " + std::to_string(sec.dihedrals) +
-                                      " dihedral restraints"
-                                : sec.skipped);
+            sec.skipped.empty()
+                ? std::to_string(sec.distances) + " distance, " + std::to_string(sec.dihedrals) + " dihedral restraints"
+                : sec.skipped);
       // CYANA: the .lol and .aco beside a .upl.
       if (ro.format == RestraintFormat::Cyana && *companions && file.extension() == ".upl") {
         for (const char* ext : {".lol", ".aco"}) {
@@ -215,8 +232,7 @@ class ReadRestraints final : public Node {
         row("warning", 1, w);
       }
       ctx.info(file.filename().string() + ": " + std::to_string(read_distances) + " distance and " +
-               std::to_string(read_dihedrals) + " dihedral restraints read (" + restraint_format_name(ro.format) +
-               ")" +
+               std::to_string(read_dihedrals) + " dihedral restraints read (" + restraint_format_name(ro.format) + ")" +
                (structure.connected() ? "; " + std::to_string(set.restraints.size()) + " and " +
                                             std::to_string(set.dihedrals.size()) + " resolved"
                                       : std::string()));

@@ -84,7 +84,8 @@ class ReadSignal final : public Node {
       }
       if (fi.missing_rows.size() > 10) rows += ", ...";
       ctx.warn(file.filename().string() + ": " + std::to_string(fi.missing) + " missing values in " +
-               std::to_string(fi.missing_rows.size()) + " samples masked (their placeholders filled by linear interpolation): samples " + rows);
+               std::to_string(fi.missing_rows.size()) +
+               " samples masked (their placeholders filled by linear interpolation): samples " + rows);
     }
     ctx.info(std::to_string(s.length()) + " samples × " + std::to_string(s.dims()) + " channels from " +
              file.filename().string() + " (" + fi.format + (fi.header ? ", header row" : "") + ")");

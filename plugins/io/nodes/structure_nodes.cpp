@@ -17,24 +17,33 @@ class ReadStructure final : public Node {
             .version = 1,
             .title = "Read structure",
             .category = "Input/Output",
-            .doc = "Reads a molecular structure from a PDB (.pdb, .ent) or mmCIF (.cif, .mmcif) file, chosen "
-                   "by extension. NMR ensembles become one Structure with several models (every model must "
-                   "list the same atoms in the same order). Alternate locations: per residue the first altloc "
-                   "id in the file is kept. mmCIF uses the author numbering (auth_seq_id, auth_asym_id, "
-                   "auth_atom_id), falling back to label_* fields. PDB elements come from columns 77-78 or "
-                   "are inferred from the atom name. CONECT records become bonds.",
-            .errors = "Malformed records name file:line and the columns; a model whose atoms differ from the first "
-                      "model's names file:line and both atoms.",
+            .doc =
+                "Reads a molecular structure from a PDB (.pdb, .ent) or mmCIF (.cif, .mmcif) file, chosen "
+                "by extension. NMR ensembles become one Structure with several models (every model must "
+                "list the same atoms in the same order). Alternate locations: per residue the first altloc "
+                "id in the file is kept. mmCIF uses the author numbering (auth_seq_id, auth_asym_id, "
+                "auth_atom_id), falling back to label_* fields. PDB elements come from columns 77-78 or "
+                "are inferred from the atom name. CONECT records become bonds.",
+            .errors =
+                "Malformed records name file:line and the columns; a model whose atoms differ from the first "
+                "model's names file:line and both atoms.",
             .memory = "The structure on the host; no device memory (CPU only).",
             .determinism = "Deterministic.",
             .references = "wwPDB, Atomic Coordinate Entry Format 3.3; PDBx/mmCIF dictionary."};
   }
   Output<Structure> structure{this, "structure", "Atoms and coordinate models (Å)"};
-  PathParam path{this, "path", PathParam::Mode::Read, "Structure file: .pdb, .ent, .cif or .mmcif", "",
+  PathParam path{this,
+                 "path",
+                 PathParam::Mode::Read,
+                 "Structure file: .pdb, .ent, .cif or .mmcif",
+                 "",
                  {".pdb", ".ent", ".cif", ".mmcif"}};
-  Param<int> model{this, "model", 0,
-                   {.min = 0, .doc = "0 = all models; N = only model N (PDB MODEL N / mmCIF "
-                                     "pdbx_PDB_model_num N; a file without models has model 1)"}};
+  Param<int> model{this,
+                   "model",
+                   0,
+                   {.min = 0,
+                    .doc = "0 = all models; N = only model N (PDB MODEL N / mmCIF "
+                           "pdbx_PDB_model_num N; a file without models has model 1)"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();
@@ -42,8 +51,8 @@ class ReadStructure final : public Node {
     ctx.progress(0.0, "reading " + file.filename().string());
     std::vector<std::string> warnings;
     try {
-      auto s = read_structure(file.string(), {.model = *model, .cancel = [&ctx] { return ctx.cancelled(); }},
-                              &warnings);
+      auto s =
+          read_structure(file.string(), {.model = *model, .cancel = [&ctx] { return ctx.cancelled(); }}, &warnings);
       for (const auto& w : warnings) ctx.warn(file.filename().string() + ": " + w);
       ctx.info(file.filename().string() + ": " + std::to_string(s.atom_count()) + " atoms, " +
                std::to_string(s.model_count()) + " model(s), " + std::to_string(s.bonds.size()) + " bonds");
@@ -64,21 +73,26 @@ class WriteStructure final : public Node {
             .version = 1,
             .title = "Write structure",
             .category = "Input/Output",
-            .doc = "Writes a structure, format by extension: .pdb/.ent (MODEL/ENDMDL for more than one model, "
-                   "TER, CONECT for bonds), .cif/.mmcif (mmCIF _atom_site loop with auth_* and label_* ids and "
-                   "pdbx_PDB_model_num), .vtp (VTK XML PolyData, ASCII, for ParaView: atoms of the first "
-                   "model as points with point data 'element' (atomic number), 'residue_number', 'b_factor', "
-                   "bonds as lines; bonds perceived from covalent radii when the structure has none). The file "
-                   "is written atomically. Segment ids are kept by PDB only.",
-            .errors = "A structure without a coordinate model; an unknown extension; a write error names the file "
-                      "and the system's reason (an earlier file is left as it was).",
+            .doc =
+                "Writes a structure, format by extension: .pdb/.ent (MODEL/ENDMDL for more than one model, "
+                "TER, CONECT for bonds), .cif/.mmcif (mmCIF _atom_site loop with auth_* and label_* ids and "
+                "pdbx_PDB_model_num), .vtp (VTK XML PolyData, ASCII, for ParaView: atoms of the first "
+                "model as points with point data 'element' (atomic number), 'residue_number', 'b_factor', "
+                "bonds as lines; bonds perceived from covalent radii when the structure has none). The file "
+                "is written atomically. Segment ids are kept by PDB only.",
+            .errors =
+                "A structure without a coordinate model; an unknown extension; a write error names the file "
+                "and the system's reason (an earlier file is left as it was).",
             .memory = "The file's text; no device memory.",
             .determinism = "Deterministic.",
             .references = "wwPDB, Atomic Coordinate Entry Format 3.3; PDBx/mmCIF dictionary; VTK XML file formats."};
   }
   Input<Structure> structure{this, "structure", "Structure to write"};
-  PathParam path{this, "path", PathParam::Mode::Write,
-                 "Output file: .pdb, .ent, .cif, .mmcif or .vtp (relative: to the run's output folder)", "",
+  PathParam path{this,
+                 "path",
+                 PathParam::Mode::Write,
+                 "Output file: .pdb, .ent, .cif, .mmcif or .vtp (relative: to the run's output folder)",
+                 "",
                  {".pdb", ".ent", ".cif", ".mmcif", ".vtp"}};
 
   void execute(NodeContext& ctx) override {

@@ -23,8 +23,8 @@ std::string number_text(double v) {
 
 /// RFC 4180 field: quoted when it holds a comma, a quote, a line break or outer spaces.
 std::string csv_field(const std::string& s) {
-  const bool quote = s.find_first_of(",\"\r\n") != std::string::npos ||
-                     (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  const bool quote =
+      s.find_first_of(",\"\r\n") != std::string::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' '));
   if (!quote) return s;
   std::string r = "\"";
   for (char c : s) r += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -38,19 +38,24 @@ class WriteTable final : public Node {
             .version = 1,
             .title = "Write table",
             .category = "Input/Output",
-            .doc = "Writes a Table (reports, statistics) to a file, format by extension, atomically. "
-                   ".json: {\"columns\": [names in order], \"rows\": [{name: value, ...}, ...]}; numbers as JSON "
-                   "numbers (shortest round-trip text), NaN and infinities as null. .csv: RFC 4180, a header row "
-                   "of column names, numbers in shortest round-trip text (nan, inf, -inf for non-finite), text "
-                   "quoted when it holds a comma, quote or line break.",
+            .doc =
+                "Writes a Table (reports, statistics) to a file, format by extension, atomically. "
+                ".json: {\"columns\": [names in order], \"rows\": [{name: value, ...}, ...]}; numbers as JSON "
+                "numbers (shortest round-trip text), NaN and infinities as null. .csv: RFC 4180, a header row "
+                "of column names, numbers in shortest round-trip text (nan, inf, -inf for non-finite), text "
+                "quoted when it holds a comma, quote or line break.",
             .errors = "An unknown extension; a row whose length differs from the columns'.",
             .memory = "The file's text; no device memory.",
             .determinism = "Deterministic.",
             .references = "RFC 8259 (JSON), RFC 4180 (CSV)."};
   }
   Input<Table> table{this, "table", "Table to write"};
-  PathParam path{this, "path", PathParam::Mode::Write,
-                 "Output file: .json or .csv (relative: to the run's output folder)", "", {".json", ".csv"}};
+  PathParam path{this,
+                 "path",
+                 PathParam::Mode::Write,
+                 "Output file: .json or .csv (relative: to the run's output folder)",
+                 "",
+                 {".json", ".csv"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();
@@ -70,8 +75,7 @@ class WriteTable final : public Node {
       j["rows"] = nlohmann::ordered_json::array();
       for (const auto& row : t.rows) {
         nlohmann::ordered_json o = nlohmann::ordered_json::object();
-        for (std::size_t c = 0; c < row.size(); ++c)
-          std::visit([&](const auto& v) { o[t.columns[c]] = v; }, row[c]);
+        for (std::size_t c = 0; c < row.size(); ++c) std::visit([&](const auto& v) { o[t.columns[c]] = v; }, row[c]);
         j["rows"].push_back(std::move(o));
       }
       text = j.dump(2) + "\n";

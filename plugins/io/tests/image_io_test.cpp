@@ -36,9 +36,7 @@ std::uint32_t crc32(const std::string& bytes) {
 }
 
 std::string chunk(const std::string& type, const std::string& data) {
-  auto put32 = [](std::uint32_t v) {
-    return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-  };
+  auto put32 = [](std::uint32_t v) { return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; };
   return put32(static_cast<std::uint32_t>(data.size())) + type + data + put32(crc32(type + data));
 }
 
@@ -99,9 +97,9 @@ TEST(Png, LinearFloatIsUnpremultipliedAndSrgbEncoded) {
   Image im;
   im.width = 3;
   im.height = 1;
-  im.f32 = {0.25f, 0.25f, 0.25f, 0.5f,  // 50 % grey at half coverage, premultiplied
-            2.0f, 0.0f, 1.0f, 1.0f,     // red above 1 clips to 255
-            0.0f, 0.0f, 0.0f, 0.0f};    // transparent black
+  im.f32 = {0.25f, 0.25f, 0.25f, 0.5f,   // 50 % grey at half coverage, premultiplied
+            2.0f,  0.0f,  1.0f,  1.0f,   // red above 1 clips to 255
+            0.0f,  0.0f,  0.0f,  0.0f};  // transparent black
   const std::string f = temp_path("lin.png");
   write_png(f, im, PngDepth::Eight, "lin.png");
   const Image back = read_png(f);
@@ -136,8 +134,7 @@ TEST(Png, InvalidImagesAreRefusedWithTheReason) {
 
 TEST(Png, HostileFilesNameTheFileAndTheReason) {
   EXPECT_CONTAINS(error_of([] { (void)read_png(write_temp("empty.png", "")); }), "empty.png: the file is empty");
-  EXPECT_CONTAINS(error_of([] { (void)read_png(write_temp("text.png", "hello, world")); }),
-                  "text.png: not a PNG file");
+  EXPECT_CONTAINS(error_of([] { (void)read_png(write_temp("text.png", "hello, world")); }), "text.png: not a PNG file");
   EXPECT_CONTAINS(error_of([] { (void)read_png("/nonexistent/x.png"); }), "x.png: cannot open");
 
   const std::string good = temp_path("good.png");
@@ -152,8 +149,7 @@ TEST(Png, HostileFilesNameTheFileAndTheReason) {
   // A valid header declaring 100000×100000 pixels (40 GB at 8 bits): refused before decoding.
   const auto ihdr = [](std::uint32_t w, std::uint32_t h) {
     std::string d;
-    for (std::uint32_t v : {w, h})
-      d += std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
+    for (std::uint32_t v : {w, h}) d += std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
     d += std::string{8, 6, 0, 0, 0};
     return chunk("IHDR", d);
   };

@@ -16,16 +16,16 @@
 
 #include <gemflow/testing.hpp>
 
-#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/matrix_io.hpp"
 #include "gemflow/io/molecules.hpp"
+#include "io_test_support.hpp"
 #include "register.hpp"
 
 using namespace gemflow;
 using namespace gemflow::io;
-using gemflow::io::testing::sample;
 using gemflow::io::testing::expect_error_at;
+using gemflow::io::testing::sample;
 using gemflow::io::testing::shared;
 using gemflow::io::testing::write_temp;
 
@@ -148,8 +148,8 @@ TEST(MatrixMarket, IndefiniteArraySymmetric) {
   ASSERT_EQ(a.rows(), 4u);
   EXPECT_EQ(info.layout, "array");
   EXPECT_EQ(info.stored, 10u);
-  const double lower[] = {10.762188911437988, 18.18952178955078,  28.239410400390625, 22.269603729248047,
-                          7.084949970245361,  18.75064468383789,  19.203340530395508, 7.289100170135498,
+  const double lower[] = {10.762188911437988, 18.18952178955078, 28.239410400390625, 22.269603729248047,
+                          7.084949970245361,  18.75064468383789, 19.203340530395508, 7.289100170135498,
                           19.899736404418945, 3.9635860919952393};
   std::size_t k = 0;
   for (std::size_t j = 0; j < 4; ++j)
@@ -258,9 +258,12 @@ TEST(MatrixMarket, MalformedTextsNameTheLine) {
   expect_error_at([&] { (void)mtx(b + "2 2\n"); }, 2, {"'M N NNZ'", "got 2"});
   expect_error_at([&] { (void)mtx(b + "2 -2 1\n"); }, 2, {"'-2' is not a non-negative integer"});
   expect_error_at([] { (void)mtx("%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n"); }, 2, {"must be square"});
-  expect_error_at([] { (void)mtx("%%MatrixMarket matrix coordinate real symmetric\n2 2 4\n", nullptr,
-                                 {.duplicates = DuplicateEntries::error}); },
-                  2, {"NNZ = 4 exceeds the 3 entries", "duplicates: error"});
+  expect_error_at(
+      [] {
+        (void)mtx("%%MatrixMarket matrix coordinate real symmetric\n2 2 4\n", nullptr,
+                  {.duplicates = DuplicateEntries::error});
+      },
+      2, {"NNZ = 4 exceeds the 3 entries", "duplicates: error"});
   expect_error_at([&] { (void)mtx(b + "2 2 2\n1 1 1\n"); }, 3, {"ends after 1 of the 2 entries"});
   expect_error_at([&] { (void)mtx(b + "2 2 1\n1 1 1\n% x\n2 2 2\n"); }, 5, {"more entries than NNZ = 1"});
   expect_error_at([&] { (void)mtx(b + "2 2 2\n1 1 1\n3 1 2\n"); }, 4, {"(3, 1) is outside the 2×2"});
@@ -282,8 +285,7 @@ TEST(MatrixMarket, MalformedTextsNameTheLine) {
                   {"ends after 3 of the 4 values"});
   expect_error_at([] { (void)mtx("%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n4\n"); }, 6,
                   {"more values than the 3"});
-  expect_error_at([] { (void)mtx("%%MatrixMarket matrix array real general\n1 2\n1 2\n"); }, 3,
-                  {"one value per line"});
+  expect_error_at([] { (void)mtx("%%MatrixMarket matrix array real general\n1 2\n1 2\n"); }, 3, {"one value per line"});
 }
 
 // ---- NumPy .npy ------------------------------------------------------------------------------
@@ -291,7 +293,8 @@ TEST(MatrixMarket, MalformedTextsNameTheLine) {
 TEST(Npy, WriterRoundTripIsBitExact) {
   Matrix<double> m(3, 4);
   for (std::size_t i = 0; i < 3; ++i)
-    for (std::size_t j = 0; j < 4; ++j) m(i, j) = std::ldexp(1.0, static_cast<int>(i)) / 3.0 - static_cast<double>(j) * 1e-300;
+    for (std::size_t j = 0; j < 4; ++j)
+      m(i, j) = std::ldexp(1.0, static_cast<int>(i)) / 3.0 - static_cast<double>(j) * 1e-300;
   std::ostringstream os;
   write_npy(os, m);
   const std::string bytes = os.str();
@@ -313,16 +316,17 @@ TEST(Npy, DtypesOrdersAndVersions) {
   EXPECT_EQ(a(0, 1), 3.0);
   EXPECT_EQ(a(1, 2), 6.0);
   const std::vector<std::int64_t> i8 = {-5, 7, 9007199254740992LL};
-  auto b = parse_npy(npy_bytes(1, "{\"descr\": \"<i8\", \"fortran_order\": False, \"shape\": (1, 3)}", raw(i8)), "b.npy");
+  auto b =
+      parse_npy(npy_bytes(1, "{\"descr\": \"<i8\", \"fortran_order\": False, \"shape\": (1, 3)}", raw(i8)), "b.npy");
   EXPECT_EQ(b(0, 0), -5.0);
   EXPECT_EQ(b(0, 2), 9007199254740992.0);
   const std::vector<std::int32_t> i4 = {1, -2, 3, -4};
   auto c = parse_npy(npy_bytes(3, "{'shape': (4, 1), 'fortran_order': False, 'descr': '<i4'}", raw(i4)), "c.npy");
   EXPECT_EQ(c.rows(), 4u);
   EXPECT_EQ(c(3, 0), -4.0);
-  EXPECT_THROW((void)parse_npy(npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 5), }", ""),
-                               "e.npy"),
-               ParseError);  // no elements (issue 34)
+  EXPECT_THROW(
+      (void)parse_npy(npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 5), }", ""), "e.npy"),
+      ParseError);  // no elements (issue 34)
 }
 
 TEST(Npy, MalformedFilesNameTheByteOffset) {
@@ -338,7 +342,8 @@ TEST(Npy, MalformedFilesNameTheByteOffset) {
   const std::vector<double> d6(6, 1.0);
   const std::string ok = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }";
   expect_npy_error("PK\x03\x04 not npy", {"x.npy: byte 0: not a .npy file"});
-  expect_npy_error(std::string("\x93NUMPY\x04\x00\x10\x00", 10) + "{}", {"byte 6: unsupported .npy format version 4.0"});
+  expect_npy_error(std::string("\x93NUMPY\x04\x00\x10\x00", 10) + "{}",
+                   {"byte 6: unsupported .npy format version 4.0"});
   {
     std::string t = npy_bytes(1, ok, raw(d6));
     t[8] = '\xff';
@@ -390,7 +395,9 @@ TEST(Npy, FilesWrittenAndReadByNumpy) {
   }
   const std::string script =
       "import numpy as np, numpy.lib.format as f\n"
-      "d='" + d + "'\n"
+      "d='" +
+      d +
+      "'\n"
       "rng=np.random.default_rng(7)\n"
       "a=rng.standard_normal((5,7))*1e3\n"
       "np.save(d+'/f8.npy',a)\n"
@@ -404,9 +411,7 @@ TEST(Npy, FilesWrittenAndReadByNumpy) {
       "m=np.load(d+'/mine.npy')\n"
       "ref=np.arange(6).reshape(2,3)*0.1-1.0/3.0\n"
       "open(d+'/mine.ok','w').write(str(m.shape==(2,3) and m.dtype==np.float64 and bool((m==ref).all())))\n";
-  {
-    std::ofstream(d + "/make.py") << script;
-  }
+  { std::ofstream(d + "/make.py") << script; }
   ASSERT_EQ(std::system(("/usr/bin/python3 " + d + "/make.py").c_str()), 0);
   auto text_values = [](const std::string& p) {
     std::ifstream in(p);
@@ -443,8 +448,8 @@ TEST(Npy, FilesWrittenAndReadByNumpy) {
 
 TEST(Csv, HeaderDetectionCommentsQuotesAndLineEndings) {
   MatrixFileInfo info;
-  auto a = parse_csv("\xEF\xBB\xBF# made by numpy.savetxt\r\n\"x\", \"y, z\",w\r\n1, 2.5,-3e2\r\n\r\n4,5,6\r\n", "a.csv",
-                     &info);
+  auto a = parse_csv("\xEF\xBB\xBF# made by numpy.savetxt\r\n\"x\", \"y, z\",w\r\n1, 2.5,-3e2\r\n\r\n4,5,6\r\n",
+                     "a.csv", &info);
   ASSERT_EQ(a.rows(), 2u);
   ASSERT_EQ(a.cols(), 3u);
   EXPECT_EQ(a(0, 1), 2.5);
@@ -487,9 +492,18 @@ TEST(Csv, CrOnlyLineEndingsUtf16AndQuotedLineBreaks) {
   EXPECT_EQ(a(1, 1), 4.0);
   const auto m = mtx("%%MatrixMarket matrix array real general\r2 1\r5\r6\r");
   EXPECT_EQ(m(1, 0), 6.0);
-  const std::string le("\xFF\xFE" "1\0,\0" "2\0\n\0", 10);
+  const std::string le(
+      "\xFF\xFE"
+      "1\0,\0"
+      "2\0\n\0",
+      10);
   expect_error_at([&] { (void)parse_csv(le, "w.csv"); }, 1, {"UTF-16 (byte-order mark FF FE)", "UTF-8"});
-  const std::string bare("1\0,\0" "2\0\n\0" "3\0,\0" "4\0\n\0", 16);
+  const std::string bare(
+      "1\0,\0"
+      "2\0\n\0"
+      "3\0,\0"
+      "4\0\n\0",
+      16);
   expect_error_at([&] { (void)parse_csv(bare, "w.csv"); }, 1, {"UTF-16 (little-endian"});
   expect_error_at([&] { (void)mtx(le); }, 1, {"UTF-16"});
   expect_error_at([] { (void)parse_csv("\"4\n\",1,0\n", "q.csv"); }, 1, {"must end on its own line"});
@@ -583,8 +597,7 @@ TEST(MatrixNodes, ReadMatrixAndWriteTable) {
   for (const HeaderCase& c : {HeaderCase{"1.O\n2\n3\n", 2, true}, HeaderCase{"energy\n2\n3\n", 2, false},
                               HeaderCase{"\n-2.5e3x\n1\n", 1, true}, HeaderCase{"1H,13C,15N\n1,2,3\n", 1, false},
                               HeaderCase{"1H\n2\n", 1, false}, HeaderCase{"2theta\n2\n", 1, false},
-                              HeaderCase{"1O\n2\n", 1, true},
-                              HeaderCase{"x2,b\n1,2\n", 1, false}}) {
+                              HeaderCase{"1O\n2\n", 1, true}, HeaderCase{"x2,b\n1,2\n", 1, false}}) {
     gemflow::testing::RecordingContext hctx;
     auto h = gemflow::testing::make_node(reg, "io.read_matrix");
     h->set_param("path", write_temp("header.csv", c.text));
@@ -593,7 +606,7 @@ TEST(MatrixNodes, ReadMatrixAndWriteTable) {
     ASSERT_EQ(hctx.warnings().size(), c.warned ? 1u : 0u) << c.text;
     if (c.warned) {
       EXPECT_NE(hctx.warnings()[0].find(c.text[0] == '\n' ? "header.csv:2: the first row was read as a header row"
-                                                           : "header.csv:1: the first row was read as a header row"),
+                                                          : "header.csv:1: the first row was read as a header row"),
                 std::string::npos)
           << hctx.warnings()[0];
     }
@@ -669,9 +682,9 @@ TEST(MatrixNodes, WriteMatrixRoundTripsEveryFormat) {
       empty->set_input("matrix", Value::make<Matrix<double>>(Matrix<double>(rows, cols)));
       empty->set_param("path", (dir / name).string());
       const std::string e = gemflow::testing::error_of(*empty, ctx);
-      EXPECT_NE(e.find("input 'matrix': a " + std::to_string(rows) + "×" + std::to_string(cols) +
-                       " matrix has no entries"),
-                std::string::npos)
+      EXPECT_NE(
+          e.find("input 'matrix': a " + std::to_string(rows) + "×" + std::to_string(cols) + " matrix has no entries"),
+          std::string::npos)
           << name << ": " << e;
       EXPECT_FALSE(std::filesystem::exists(dir / name));
     }

@@ -84,23 +84,26 @@ TEST(MeshIo, TextureCoordinatesRoundTripInTheMesh) {
       "uv.ply", MeshFormat::ply);
   EXPECT_EQ(p.uv, (std::vector<std::array<double, 2>>{{0.5, 0.25}, {1, 0}, {0, 1}}));
   EXPECT_CONTAINS(error_of([] {
-                    (void)parse_mesh("ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
-                                     "property float z\nproperty float u\nend_header\n0 0 0 1\n",
-                                     "half.ply", MeshFormat::ply);
+                    (void)parse_mesh(
+                        "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+                        "property float z\nproperty float u\nend_header\n0 0 0 1\n",
+                        "half.ply", MeshFormat::ply);
                   }),
                   "one texture coordinate of two");
   // OBJ: vt shared by a vertex's corners (also relative), read per vertex
   MeshReadInfo info;
-  const TriMesh o = parse_mesh("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n"
-                               "f 1/1 2/2 3/3\nf 1/-4 3/-2 4/-1\n",
-                               "t.obj", MeshFormat::obj, &info);
+  const TriMesh o = parse_mesh(
+      "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n"
+      "f 1/1 2/2 3/3\nf 1/-4 3/-2 4/-1\n",
+      "t.obj", MeshFormat::obj, &info);
   EXPECT_EQ(o.uv, (std::vector<std::array<double, 2>>{{0, 0}, {1, 0}, {1, 1}, {0, 1}}));
   EXPECT_TRUE(info.warnings.empty());
   // a seam (vertex 1 with two vt), corners without vt, a vt that is not there: geometry kept, no
   // UVs, a warning saying why
-  const TriMesh seam = parse_mesh("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvt 0.5 0.5\n"
-                                  "f 1/1 2/2 3/3\nf 1/5 3/3 4/4\n",
-                                  "s.obj", MeshFormat::obj, &info);
+  const TriMesh seam = parse_mesh(
+      "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvt 0.5 0.5\n"
+      "f 1/1 2/2 3/3\nf 1/5 3/3 4/4\n",
+      "s.obj", MeshFormat::obj, &info);
   EXPECT_EQ(seam.faces.size(), 2u);
   EXPECT_TRUE(seam.uv.empty());
   ASSERT_EQ(info.warnings.size(), 1u);

@@ -21,9 +21,9 @@
 
 using namespace gemflow;
 using namespace gemflow::io;
+using gemflow::io::testing::expect_error_at;
 using gemflow::io::testing::sample;
 using gemflow::io::testing::slurp;
-using gemflow::io::testing::expect_error_at;
 
 namespace {
 
@@ -48,8 +48,7 @@ const std::string kCarbon = "    0.0000    0.0000    0.0000 C   0  0  0  0  0  0
 
 /// `n` one-atom V2000 records named `name` (blank: the header's first line is empty).
 std::string sdf_records(std::size_t n, const std::string& name) {
-  const std::string rec =
-      name + "\n  manual\n\n  1  0  0  0  0  0  0  0  0  0999 V2000\n" + kCarbon + "M  END\n$$$$\n";
+  const std::string rec = name + "\n  manual\n\n  1  0  0  0  0  0  0  0  0  0999 V2000\n" + kCarbon + "M  END\n$$$$\n";
   std::string s;
   s.reserve(n * rec.size());
   for (std::size_t i = 0; i < n; ++i) s += rec;
@@ -78,7 +77,9 @@ std::string cif_two_atoms(const std::string& x) {
   return "data_t\nloop_\n_atom_site.group_PDB\n_atom_site.id\n_atom_site.type_symbol\n_atom_site.label_atom_id\n"
          "_atom_site.label_comp_id\n_atom_site.label_asym_id\n_atom_site.label_seq_id\n_atom_site.Cartn_x\n"
          "_atom_site.Cartn_y\n_atom_site.Cartn_z\n_atom_site.B_iso_or_equiv\n"
-         "ATOM 1 N N SER A 22 " + x + " 12.659 -3.127 3.03\n"
+         "ATOM 1 N N SER A 22 " +
+         x +
+         " 12.659 -3.127 3.03\n"
          "ATOM 2 C CA SER A 22 6.035 13.459 -2.622 3.04\n";
 }
 
@@ -226,11 +227,14 @@ TEST(IoReliability, WritersRoundTripOrRefuseExtremeValues) {
 TEST(IoReliability, StructureErrorsNameALineWhereThereIsOne) {
   expect_error_at([] { (void)parse_mmcif("#\ndata_x\n_cell.a 1\n", "n.cif"); }, 2,
                   {"n.cif:2:", "no _atom_site loop in data block 'x'"});
-  expect_error_at([] {
-    (void)parse_mmcif("data_x\nloop_\n_atom_site.label_atom_id\n_atom_site.Cartn_x\n_atom_site.Cartn_y\n"
-                      "_atom_site.Cartn_z\n", "e.cif");
-  }, 2,
-                  {"e.cif:2:", "the _atom_site loop has no rows"});
+  expect_error_at(
+      [] {
+        (void)parse_mmcif(
+            "data_x\nloop_\n_atom_site.label_atom_id\n_atom_site.Cartn_x\n_atom_site.Cartn_y\n"
+            "_atom_site.Cartn_z\n",
+            "e.cif");
+      },
+      2, {"e.cif:2:", "the _atom_site loop has no rows"});
   expect_error_at([] { (void)parse_pdb("REMARK nothing\n", "e.pdb"); }, 0, {"e.pdb: no atoms found in the file"});
   expect_error_at([] { (void)parse_sdf("\n\n", "e.sdf"); }, 0, {"e.sdf: no molecule record in the file"});
 }
@@ -283,9 +287,8 @@ TEST(IoReliability, MatricesWithAZeroDimensionAreRefused) {
                   {"z.mtx:2:", "a 2×0 matrix has no entries"});
   expect_error_at([&] { (void)parse_matrix_market(array + "% tall\n1000000000000 0\n", "t.mtx"); }, 3,
                   {"a 1000000000000×0 matrix has no entries"});
-  expect_error_at(
-      [&] { (void)parse_matrix_market("%%MatrixMarket matrix coordinate real general\n0 4 0\n", "c.mtx"); }, 2,
-      {"a 0×4 matrix"});
+  expect_error_at([&] { (void)parse_matrix_market("%%MatrixMarket matrix coordinate real general\n0 4 0\n", "c.mtx"); },
+                  2, {"a 0×4 matrix"});
   std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (5, 0), }";
   dict.append((64 - (10 + dict.size() + 1) % 64) % 64, ' ');
   dict += '\n';
@@ -342,9 +345,8 @@ TEST(IoReliability, NefIntegerColumnsAreReadWhole) {
   const auto ins = parse_nef_distance_restraints(nef("1 A 10A SER HA A 2 SER H 3.0 0.5\n"), "f.nef");
   EXPECT_EQ(ins.restraints[0].alternatives[0].a.residue_number, 10);
   // target + uncertainty beyond the double range: located, not an infinite bound found later
-  expect_error_at(
-      [&] { (void)parse_nef_distance_restraints(nef("1 A 1 SER HA A 2 SER H 1e308 1e308\n"), "g.nef"); }, 15,
-      {"restraint 1: target_value + target_value_uncertainty is not a finite number"});
+  expect_error_at([&] { (void)parse_nef_distance_restraints(nef("1 A 1 SER HA A 2 SER H 1e308 1e308\n"), "g.nef"); },
+                  15, {"restraint 1: target_value + target_value_uncertainty is not a finite number"});
 }
 
 // ---- cancellation ------------------------------------------------------------------------------
@@ -368,7 +370,8 @@ TEST(IoReliability, ReadersStopWhenCancelled) {
   EXPECT_EQ(parse_matrix_market(mtx, "c.mtx").rows(), 5000u);
 
   std::string pdb;
-  for (int i = 0; i < 5000; ++i) pdb += "ATOM      1  CA  SER A  22       6.035  13.459  -2.622  1.00  3.04           C\n";
+  for (int i = 0; i < 5000; ++i)
+    pdb += "ATOM      1  CA  SER A  22       6.035  13.459  -2.622  1.00  3.04           C\n";
   EXPECT_THROW((void)parse_pdb(pdb, "c.pdb", {.cancel = stop}), ReadCancelled);
   std::string cif = cif_two_atoms("4.909");
   for (int i = 0; i < 3000; ++i) cif += "ATOM 2 C CA SER A 22 6.035 13.459 -2.622 3.04\n";

@@ -149,7 +149,8 @@ TEST(NefDihedrals, ResolvedOn2kpuAndSatisfiedByTheDepositedModel) {
   // An angle atom missing from the structure follows on_unknown_atom, naming its line.
   auto bad = set;
   bad.dihedrals[3].atoms[2].atom = "CX";
-  EXPECT_CONTAINS(error_of([&] { (void)resolve_restraints(bad, model1()); }), "DhR29B_2kpu.nef:2213: dihedral restraint 4");
+  EXPECT_CONTAINS(error_of([&] { (void)resolve_restraints(bad, model1()); }),
+                  "DhR29B_2kpu.nef:2213: dihedral restraint 4");
   auto skip = bad;
   const auto srep = resolve_restraints(skip, model1(), {.on_unknown_atom = UnknownAtomPolicy::Skip});
   EXPECT_EQ(srep.dihedrals_skipped, 1u);
@@ -218,8 +219,9 @@ TEST(NefCombinations, SpecificationExample) {
   EXPECT_CONTAINS(all, "1 restraints are one combination of AND-ed rows");
   EXPECT_CONTAINS(all, "3 dihedral restraints OR several intervals of one angle");
   EXPECT_CONTAINS(all, "sequence codes carry a suffix");
-  EXPECT_CONTAINS(all, "1 restraint lists other than distance and dihedral lists are not read, e.g. "
-                       "_nef_rdc_restraint (line ");
+  EXPECT_CONTAINS(all,
+                  "1 restraint lists other than distance and dihedral lists are not read, e.g. "
+                  "_nef_rdc_restraint (line ");
 }
 
 TEST(NefCombinations, AnAngleOnlySomeAlternativesRestrainIsLeftOutWithAWarning) {
@@ -313,8 +315,9 @@ TEST(Restraints2kyi, NefMrAndNmrStarAgree) {
   // chemical-shift statements skipped, the nomenclature table skipped.
   std::string all;
   for (const auto& w : mr.warnings) all += w + "\n";
-  EXPECT_CONTAINS(all, "122 'assign' statements with 5 selections (first at line 2314) are not read (Xplor-NIH "
-                       "carbon chemical-shift 'carb' restraints have 5)");
+  EXPECT_CONTAINS(all,
+                  "122 'assign' statements with 5 selections (first at line 2314) are not read (Xplor-NIH "
+                  "carbon chemical-shift 'carb' restraints have 5)");
   EXPECT_CONTAINS(all, "skipped: wwPDB atom nomenclature mapping table, no restraints");
   ASSERT_GE(mr_report.sections.size(), 3u);
   EXPECT_EQ(mr_report.sections.front().format, "header");
@@ -366,8 +369,9 @@ TEST(NmrStarRestraints, ChemicalShiftFileIsNoRestraintFile) {
   const std::string path = shared("restraints/2kpu/16570.bmrb");
   SKIP_WITHOUT(path);
   const std::string e = error_of([&] { (void)read_restraints(path); });
-  EXPECT_CONTAINS(e, "16570.bmrb:40: a STAR file (NEF or NMR-STAR) without distance or dihedral restraint loops (it "
-                     "holds chemical shifts)");
+  EXPECT_CONTAINS(e,
+                  "16570.bmrb:40: a STAR file (NEF or NMR-STAR) without distance or dihedral restraint loops (it "
+                  "holds chemical shifts)");
   EXPECT_CONTAINS(error_of([] {
                     (void)parse_nmrstar_restraints(
                         "data_x\nsave_c\nloop_\n_Gen_dist_constraint.ID\n_Gen_dist_constraint.Atom_ID_1\n1 HA\nstop_\n"
@@ -460,14 +464,20 @@ TEST(AmberRestraints, AtomNumbersOfTheStructure) {
   const long h19 = index_of(19, "H"), h20 = index_of(20, "H"), hb2 = index_of(20, "HB"), c9 = index_of(9, "C"),
              n10 = index_of(10, "N"), ca10 = index_of(10, "CA"), c10 = index_of(10, "C");
   ASSERT_GT(h19 * h20 * hb2 * c9 * n10 * ca10 * c10, 0);
-  const std::string text = "# distance, then one with the r values of the one before, a torsion, a group\n"
-                           " &rst iat=" + std::to_string(h19) + "," + std::to_string(h20) +
-                           ", r1=1.3, r2=1.8, r3=3.5, r4=4.0, rk2=20.0, rk3=20.0, &end\n"
-                           " &rst iat=" + std::to_string(h20) + "," + std::to_string(hb2) + ", /\n"
-                           " &rst iat=" + std::to_string(c9) + "," + std::to_string(n10) + "," + std::to_string(ca10) + "," +
-                           std::to_string(c10) + ",\n   r1=-180, r2=-147.7, r3=-87.7, r4=0, rk2=2, &end\n"
-                           " &rst iat=-1," + std::to_string(h20) + ", igr1=" + std::to_string(h19) + "," +
-                           std::to_string(hb2) + ",0, r1=0, r2=0, r3=5.0, r4=6, &end\n";
+  const std::string text =
+      "# distance, then one with the r values of the one before, a torsion, a group\n"
+      " &rst iat=" +
+      std::to_string(h19) + "," + std::to_string(h20) +
+      ", r1=1.3, r2=1.8, r3=3.5, r4=4.0, rk2=20.0, rk3=20.0, &end\n"
+      " &rst iat=" +
+      std::to_string(h20) + "," + std::to_string(hb2) +
+      ", /\n"
+      " &rst iat=" +
+      std::to_string(c9) + "," + std::to_string(n10) + "," + std::to_string(ca10) + "," + std::to_string(c10) +
+      ",\n   r1=-180, r2=-147.7, r3=-87.7, r4=0, rk2=2, &end\n"
+      " &rst iat=-1," +
+      std::to_string(h20) + ", igr1=" + std::to_string(h19) + "," + std::to_string(hb2) +
+      ",0, r1=0, r2=0, r3=5.0, r4=6, &end\n";
   const std::string path = write_temp("r.rst", text);
   EXPECT_EQ(detect_restraint_format(text, path).format, RestraintFormat::Amber);
   EXPECT_CONTAINS(error_of([&] { (void)read_restraints(path); }), "connect the structure");
@@ -513,7 +523,8 @@ TEST(RestraintLimits, CombinationsAndGroupsAreBounded) {
     s.atoms.push_back(a);
   }
   EXPECT_CONTAINS(error_of([&] {
-                    (void)parse_amber_restraints("\n &rst iat=-1,-1, " + igr + " " + igr2 + " r3=5, &end\n", "g.rst", &s);
+                    (void)parse_amber_restraints("\n &rst iat=-1,-1, " + igr + " " + igr2 + " r3=5, &end\n", "g.rst",
+                                                 &s);
                   }),
                   "g.rst:2: groups igr1 × igr2 give 22500 atom pairs (at most 10000)");
   // One restraint id: 400 OR-ed single rows and one combination of 400 AND-ed rows.
@@ -581,22 +592,25 @@ TEST(RestraintFormatDetection, UnknownEmptyAndNamedFormats) {
   EXPECT_CONTAINS(error_of([] { (void)detect_restraint_format("", "e.tbl"); }), "e.tbl: the file is empty");
   EXPECT_CONTAINS(error_of([] { (void)detect_restraint_format("# comment\nhello world\n", "h.txt"); }),
                   "h.txt:2: unknown restraint format");
-  EXPECT_CONTAINS(error_of([] { (void)read_restraints("/nonexistent/x.tbl"); }), "/nonexistent/x.tbl: cannot open file");
+  EXPECT_CONTAINS(error_of([] { (void)read_restraints("/nonexistent/x.tbl"); }),
+                  "/nonexistent/x.tbl: cannot open file");
   EXPECT_EQ(detect_restraint_format(read_text_file(sample("2kpu/2kpu_Xplor-NIH_distance.tbl")), "x").format,
             RestraintFormat::Xplor);
   EXPECT_EQ(detect_restraint_format(read_text_file(sample("2kpu/DhR29B_2kpu.nef")), "x").format, RestraintFormat::Nef);
   EXPECT_EQ(std::string(restraint_format_name(RestraintFormat::NmrStar)), "nmr-star");
   // Xplor dihedral statement errors name their line.
   EXPECT_CONTAINS(error_of([] {
-                    (void)parse_xplor_restraints("\nassign (resid 1 and name C) (resid 2 and name N) (resid 2 and "
-                                                 "name CA) (resid 2 and name C) 1.0 -60\n",
-                                                 "d.tbl", false);
+                    (void)parse_xplor_restraints(
+                        "\nassign (resid 1 and name C) (resid 2 and name N) (resid 2 and "
+                        "name CA) (resid 2 and name C) 1.0 -60\n",
+                        "d.tbl", false);
                   }),
                   "d.tbl:2: expected the range of dihedral restraint 1");
   EXPECT_CONTAINS(error_of([] {
-                    (void)parse_xplor_restraints("assign (resid 1 and name C) (resid 2 and name N) (resid 2 and "
-                                                 "name CA) (resid 2:3 and name C) 1.0 -60 20 2\n",
-                                                 "r.tbl", false);
+                    (void)parse_xplor_restraints(
+                        "assign (resid 1 and name C) (resid 2 and name N) (resid 2 and "
+                        "name CA) (resid 2:3 and name C) 1.0 -60 20 2\n",
+                        "r.tbl", false);
                   }),
                   "r.tbl:1: selection 4 of dihedral restraint 1 spans several residues");
 }

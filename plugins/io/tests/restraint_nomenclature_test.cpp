@@ -58,7 +58,10 @@ std::size_t item(const ResolveReport& rep, const std::string& prefix) {
 TEST(RestraintOffset, ResidueNameMismatchIsAnErrorSuggestingTheOffset) {
   const auto nef = read_nef_distance_restraints(sample("2kpu/DhR29B_2kpu.nef"));
   auto bad = shifted(nef, 3);
-  const std::string e = error_of([&] { auto c = bad; (void)resolve_restraints(c, model1()); });
+  const std::string e = error_of([&] {
+    auto c = bad;
+    (void)resolve_restraints(c, model1());
+  });
   EXPECT_CONTAINS(e, "DhR29B_2kpu.nef:1333:");  // line of the first restraint's selection
   EXPECT_CONTAINS(e, "name a residue that differs from the structure");
   EXPECT_CONTAINS(e, "residue A 22 is ASN in the file");
@@ -86,7 +89,10 @@ TEST(RestraintOffset, ResidueNameMismatchIsAnErrorSuggestingTheOffset) {
 TEST(RestraintOffset, XplorOffsetFoundFromAtomNamesAndSkipRefusesToDropMost) {
   const auto tbl = read_xplor_distance_restraints(sample("2kpu/2kpu_Xplor-NIH_distance.tbl"));
   auto bad = shifted(tbl, 3);
-  const std::string e = error_of([&] { auto c = bad; (void)resolve_restraints(c, model1()); });
+  const std::string e = error_of([&] {
+    auto c = bad;
+    (void)resolve_restraints(c, model1());
+  });
   EXPECT_CONTAINS(e, "2kpu_Xplor-NIH_distance.tbl:");
   EXPECT_CONTAINS(e, "not found");
   EXPECT_CONTAINS(e, "more restraints name atoms not found");
@@ -122,7 +128,8 @@ TEST(RestraintSkip, CountedInTheSetAndNeverEverything) {
   // located examples.
   auto most = tbl;
   for (std::size_t k = 0; k < 430; ++k) most.restraints[k].alternatives[0].a.atom = "HZZ9";
-  const std::string m = error_of([&] { (void)resolve_restraints(most, model1(), {.on_unknown_atom = UnknownAtomPolicy::Skip}); });
+  const std::string m =
+      error_of([&] { (void)resolve_restraints(most, model1(), {.on_unknown_atom = UnknownAtomPolicy::Skip}); });
   EXPECT_CONTAINS(m, "2kpu_Xplor-NIH_distance.tbl:1: on_unknown_atom: skip would leave out 430 of the 841 restraints");
   EXPECT_CONTAINS(m, "more than 50 %");
   EXPECT_CONTAINS(m, "2kpu_Xplor-NIH_distance.tbl:2 (restraint 2): atom 'HZZ9' not found");
@@ -149,8 +156,8 @@ TEST(RestraintNomenclature, TerminalNamesMapBothWays) {
     if (a.residue_number == 96 && a.name == "OXT") a.name = "OT2";
   }
   auto resolve_one = [](const Structure& s, const std::string& atom, int resid) {
-    const std::string tbl = "assign (resid " + std::to_string(resid) + " and name " + atom +
-                            ") (resid 50 and name HA) 3.0 1.0 2.0\n";
+    const std::string tbl =
+        "assign (resid " + std::to_string(resid) + " and name " + atom + ") (resid 50 and name HA) 3.0 1.0 2.0\n";
     auto set = parse_xplor_distance_restraints(tbl, "t.tbl");
     (void)resolve_restraints(set, s);
     return names_of(s, set.restraints[0].alternatives[0].atoms_a);
@@ -183,13 +190,14 @@ TEST(RestraintNomenclature, IsoleucineAndPdbV2NamesAndResidueVariants) {
   const Structure& pdb = model1();  // ILE 16: CD1 HD11-13, HG12 HG13 HG21-23
   auto resolve_one = [&](const std::string& atom, int resid) {
     auto set = parse_xplor_distance_restraints(
-        "assign (resid " + std::to_string(resid) + " and name " + atom + ") (resid 50 and name HA) 3.0 1.0 2.0\n", "i.tbl");
+        "assign (resid " + std::to_string(resid) + " and name " + atom + ") (resid 50 and name HA) 3.0 1.0 2.0\n",
+        "i.tbl");
     (void)resolve_restraints(set, pdb);
     return names_of(pdb, set.restraints[0].alternatives[0].atoms_a);
   };
   using V = std::vector<std::string>;
-  EXPECT_EQ(resolve_one("CD", 16), V{"CD1"});     // CHARMM Ile CD
-  EXPECT_EQ(resolve_one("HD1", 16), V{"HD11"});   // CHARMM Ile HD1-3
+  EXPECT_EQ(resolve_one("CD", 16), V{"CD1"});    // CHARMM Ile CD
+  EXPECT_EQ(resolve_one("HD1", 16), V{"HD11"});  // CHARMM Ile HD1-3
   EXPECT_EQ(resolve_one("HD3", 16), V{"HD13"});
   EXPECT_EQ(resolve_one("1HG2", 16), V{"HG21"});  // PDB v2
   EXPECT_EQ(resolve_one("1HB", 1), V{"HB2"});     // PDB v2 methylene 1HB/2HB = HB2/HB3
@@ -220,9 +228,13 @@ TEST(RestraintNomenclature, MethylPseudoAtomsAndTheLeuMdWarning) {
       leu = a.residue_number;
       break;
     }
-  const std::string tbl = "assign (resid 16 and name MG) (resid 50 and name HA) 3.0 1.0 2.0\n"
-                          "assign (resid " + std::to_string(leu) + " and name MD) (resid 50 and name HA) 3.0 1.0 2.0\n"
-                          "assign (resid " + std::to_string(leu) + " and name MD1) (resid 50 and name HA) 3.0 1.0 2.0\n";
+  const std::string tbl =
+      "assign (resid 16 and name MG) (resid 50 and name HA) 3.0 1.0 2.0\n"
+      "assign (resid " +
+      std::to_string(leu) +
+      " and name MD) (resid 50 and name HA) 3.0 1.0 2.0\n"
+      "assign (resid " +
+      std::to_string(leu) + " and name MD1) (resid 50 and name HA) 3.0 1.0 2.0\n";
   auto set = parse_xplor_distance_restraints(tbl, "m.tbl");
   auto rep = resolve_restraints(set, s);
   using V = std::vector<std::string>;
@@ -234,7 +246,8 @@ TEST(RestraintNomenclature, MethylPseudoAtomsAndTheLeuMdWarning) {
   EXPECT_EQ(item(rep, "methyl pseudo-atoms naming both methyls"), 1u);
   bool warned = false;
   for (const auto& w : set.warnings)
-    warned = warned || (w.find("both methyls") != std::string::npos && w.find("m.tbl:2 (restraint 2)") != std::string::npos);
+    warned =
+        warned || (w.find("both methyls") != std::string::npos && w.find("m.tbl:2 (restraint 2)") != std::string::npos);
   EXPECT_TRUE(warned) << ::testing::PrintToString(set.warnings);
 }
 

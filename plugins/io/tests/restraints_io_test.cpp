@@ -9,10 +9,10 @@
 
 #include <gemflow/testing.hpp>
 
-#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
 #include "gemflow/io/structure_io.hpp"
+#include "io_test_support.hpp"
 #include "register.hpp"
 
 using namespace gemflow;
@@ -219,10 +219,17 @@ TEST(ResolveRestraints, NamingVariantsAndPseudoAtoms) {
   const std::string ala = first("ALA"), val = first("VAL"), leu = first("LEU"), phe = first("PHE");
   const std::string tbl =
       "! naming variants\n"
-      "assign (resid " + ala + " and name HN) (resid " + ala + " and name MB) 2.0 0.2 1.0\n"  // HN→H, MB methyl
-      "assign (resid " + val + " and name QQG) (resid " + leu + " and name QD1) 3.0 1.0 2.0\n"  // Val both methyls
-      "assign (resid " + phe + " and name QR) (resid 1 and name H) 3.0 1.0 2.0\n"  // Phe ring, N-terminal H1-3
-      "assign (resid " + phe + " and name HD#) (resid " + phe + " and name QB) 3.0 1.0 2.0\n";  // ring pair, CH2
+      "assign (resid " +
+      ala + " and name HN) (resid " + ala +
+      " and name MB) 2.0 0.2 1.0\n"  // HN→H, MB methyl
+      "assign (resid " +
+      val + " and name QQG) (resid " + leu +
+      " and name QD1) 3.0 1.0 2.0\n"  // Val both methyls
+      "assign (resid " +
+      phe +
+      " and name QR) (resid 1 and name H) 3.0 1.0 2.0\n"  // Phe ring, N-terminal H1-3
+      "assign (resid " +
+      phe + " and name HD#) (resid " + phe + " and name QB) 3.0 1.0 2.0\n";  // ring pair, CH2
   auto set = parse_xplor_distance_restraints(tbl, "variants.tbl");
   auto rep = resolve_restraints(set, s);
   ASSERT_EQ(rep.restraints_out, 4u);
@@ -250,13 +257,17 @@ TEST(ResolveRestraints, UnknownAtomIsOneClearErrorOrSkipped) {
       "assign (resid 500 and segid \"A\" and name H) (resid 24 and segid \"A\" and name H) 1.8 0.0 3.2\n";
   const std::string path = write_temp("unknown_atom.tbl", tbl);
   auto set = read_xplor_distance_restraints(path);
-  std::string e = error_of([&] { auto copy = set; (void)resolve_restraints(copy, model1()); });
+  std::string e = error_of([&] {
+    auto copy = set;
+    (void)resolve_restraints(copy, model1());
+  });
   EXPECT_CONTAINS(e, path + ":4:");
   EXPECT_CONTAINS(e, "restraint 2");
   EXPECT_CONTAINS(e, "'HQ7'");
   EXPECT_CONTAINS(e, "A 24 SER");
   // 2 of 3 left out: allowed only when the limit is raised (restraint_nomenclature_test.cpp).
-  auto rep = resolve_restraints(set, model1(), {.on_unknown_atom = UnknownAtomPolicy::Skip, .max_skipped_fraction = 1.0});
+  auto rep =
+      resolve_restraints(set, model1(), {.on_unknown_atom = UnknownAtomPolicy::Skip, .max_skipped_fraction = 1.0});
   EXPECT_EQ(rep.restraints_out, 1u);
   EXPECT_EQ(rep.skipped, 2u);
   ASSERT_EQ(set.restraints.size(), 1u);
@@ -299,15 +310,17 @@ TEST(ResolveRestraints, ResidueNumberOffsetIsReported) {
 }
 
 TEST(XplorRestraints, MalformedFilesNameTheLine) {
+  EXPECT_CONTAINS(
+      error_of([] {
+        (void)parse_xplor_distance_restraints(
+            "assign (resid 1 and name HA) (resid 2 and name HA 2.0 0.1 1.0\nassign (resid 3) (resid 4) 1 1 1\n",
+            "p.tbl");
+      }),
+      "p.tbl:1:");
   EXPECT_CONTAINS(error_of([] {
                     (void)parse_xplor_distance_restraints(
-                        "assign (resid 1 and name HA) (resid 2 and name HA 2.0 0.1 1.0\nassign (resid 3) (resid 4) 1 1 1\n",
-                        "p.tbl");
-                  }),
-                  "p.tbl:1:");
-  EXPECT_CONTAINS(error_of([] {
-                    (void)parse_xplor_distance_restraints(
-                        "{ header\n comment }\nassign (resid 1 and name HA)\n (resid 2 and name HA) 2.0 0.1\n", "n.tbl");
+                        "{ header\n comment }\nassign (resid 1 and name HA)\n (resid 2 and name HA) 2.0 0.1\n",
+                        "n.tbl");
                   }),
                   "n.tbl:4: expected dplus (restraint 'assign' of line 3), found the end of the file");
   EXPECT_CONTAINS(error_of([] {
@@ -323,12 +336,12 @@ TEST(XplorRestraints, MalformedFilesNameTheLine) {
                   }),
                   "c.tbl:1: 'assign' with 5 selections is no distance (2) or dihedral (4) restraint (Xplor-NIH carbon "
                   "chemical-shift 'carb' restraints have 5)");
-  EXPECT_CONTAINS(error_of([] {
-                    (void)parse_xplor_distance_restraints("assign (not resid 1) (resid 2) 1 1 1\n", "x.tbl");
-                  }),
-                  "x.tbl:1: 'not' is not supported");
-  EXPECT_CONTAINS(error_of([] { (void)parse_xplor_distance_restraints("\nasign (resid 1) (resid 2) 1 1 1\n", "y.tbl"); }),
-                  "y.tbl:2: unexpected 'asign'");
+  EXPECT_CONTAINS(
+      error_of([] { (void)parse_xplor_distance_restraints("assign (not resid 1) (resid 2) 1 1 1\n", "x.tbl"); }),
+      "x.tbl:1: 'not' is not supported");
+  EXPECT_CONTAINS(
+      error_of([] { (void)parse_xplor_distance_restraints("\nasign (resid 1) (resid 2) 1 1 1\n", "y.tbl"); }),
+      "y.tbl:2: unexpected 'asign'");
   EXPECT_CONTAINS(error_of([] {
                     (void)parse_xplor_distance_restraints("assign (resid x1 and name HA) (resid 2) 1 1 1\n", "z.tbl");
                   }),
@@ -343,15 +356,23 @@ TEST(XplorRestraints, MalformedFilesNameTheLine) {
 
 TEST(NefRestraints, MalformedFilesNameTheLine) {
   const std::string head = nef_head({"upper_limit"});  // 13 lines
-  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H\nstop_\nsave_\n", "a.nef"); }),
-                  "a.nef:14: loop_ of line 3");
-  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H 4.x\nstop_\nsave_\n", "b.nef"); }),
+  EXPECT_CONTAINS(
+      error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H\nstop_\nsave_\n", "a.nef"); }),
+      "a.nef:14: loop_ of line 3");
+  EXPECT_CONTAINS(error_of([&] {
+                    (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H 4.x\nstop_\nsave_\n", "b.nef");
+                  }),
                   "b.nef:14: bad upper_limit '4.x'");
-  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER 'H A 2 SER H 4\nstop_\nsave_\n", "c.nef"); }),
+  EXPECT_CONTAINS(error_of([&] {
+                    (void)parse_nef_distance_restraints(head + "1 A 1 SER 'H A 2 SER H 4\nstop_\nsave_\n", "c.nef");
+                  }),
                   "c.nef:14: unterminated quoted value");
-  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H 4\nstop_\n", "d.nef"); }),
-                  "d.nef:2: save frame opened here is not closed");
-  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(head + "1 A one SER H A 2 SER H 4\nstop_\nsave_\n", "e.nef"); }),
+  EXPECT_CONTAINS(
+      error_of([&] { (void)parse_nef_distance_restraints(head + "1 A 1 SER H A 2 SER H 4\nstop_\n", "d.nef"); }),
+      "d.nef:2: save frame opened here is not closed");
+  EXPECT_CONTAINS(error_of([&] {
+                    (void)parse_nef_distance_restraints(head + "1 A one SER H A 2 SER H 4\nstop_\nsave_\n", "e.nef");
+                  }),
                   "e.nef:14: sequence_code_1 'one'");
   // Ambiguous restraint: rows sharing an id; '.'/'?' and quoted strings.
   auto set = parse_nef_distance_restraints(
@@ -363,10 +384,9 @@ TEST(NefRestraints, MalformedFilesNameTheLine) {
   EXPECT_DOUBLE_EQ(set.restraints[0].lower, 0.0);
   EXPECT_DOUBLE_EQ(set.restraints[0].upper, 4.5);
   EXPECT_EQ(set.restraints[1].alternatives[0].a.chain, "");
-  EXPECT_CONTAINS(error_of([&] {
-                    (void)parse_nef_distance_restraints(head + "8 A 3 SER ? A 2 SER H 4\nstop_\nsave_\n", "g.nef");
-                  }),
-                  "g.nef:14: atom_name_1 is missing");
+  EXPECT_CONTAINS(
+      error_of([&] { (void)parse_nef_distance_restraints(head + "8 A 3 SER ? A 2 SER H 4\nstop_\nsave_\n", "g.nef"); }),
+      "g.nef:14: atom_name_1 is missing");
   // NEF v1.1: OR-ed rows of one restraint_id may have bounds of their own; one restraint holds
   // one pair of bounds, so the widest are kept, with a warning naming the restraint.
   const auto wide = parse_nef_distance_restraints(
@@ -393,23 +413,32 @@ TEST(NefRestraints, NegativeLimitsAndEncodings) {
   const std::string head = nef_head({"weight", "lower_limit", "upper_limit"});
   const auto nef = [&](const std::string& row) { return head + row + "\nstop_\nsave_\n"; };
   EXPECT_EQ(parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 1.8 3.5"), "ok.nef").restraints.size(), 1u);
-  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 -5.0 -3.5"), "n.nef"); }),
-                  "n.nef:16: restraint 1: lower_limit -5.000000 is negative");
-  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 -1.0 3.5"), "n.nef"); }),
-                  "lower_limit -1.000000 is negative");
-  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H -2 1.8 3.5"), "n.nef"); }),
-                  "weight -2.000000 is negative");
+  EXPECT_CONTAINS(
+      error_of([&] { (void)parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 -5.0 -3.5"), "n.nef"); }),
+      "n.nef:16: restraint 1: lower_limit -5.000000 is negative");
+  EXPECT_CONTAINS(
+      error_of([&] { (void)parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H 1.0 -1.0 3.5"), "n.nef"); }),
+      "lower_limit -1.000000 is negative");
+  EXPECT_CONTAINS(
+      error_of([&] { (void)parse_nef_distance_restraints(nef("1 A 19 ASN H A 20 THR H -2 1.8 3.5"), "n.nef"); }),
+      "weight -2.000000 is negative");
   const auto bom = parse_nef_distance_restraints("\xEF\xBB\xBF" + nef("1 A 19 ASN H A 20 THR H 1.0 1.8 3.5"), "b.nef");
   EXPECT_EQ(bom.restraints.size(), 1u);
-  EXPECT_CONTAINS(error_of([] { (void)parse_nef_distance_restraints(std::string("\xFF\xFE" "d\0a\0", 6), "u.nef"); }),
+  EXPECT_CONTAINS(error_of([] {
+                    (void)parse_nef_distance_restraints(std::string("\xFF\xFE"
+                                                                    "d\0a\0",
+                                                                    6),
+                                                        "u.nef");
+                  }),
                   "u.nef:1: the file is UTF-16");
   EXPECT_CONTAINS(error_of([] {
-                    (void)parse_xplor_distance_restraints("assign (resid 1 and name HA) (resid 2 and name HA) -1.8 0.0 1.7\n",
-                                                          "d.tbl");
+                    (void)parse_xplor_distance_restraints(
+                        "assign (resid 1 and name HA) (resid 2 and name HA) -1.8 0.0 1.7\n", "d.tbl");
                   }),
                   "d.tbl:1: negative distance d = -1.800000 Å in restraint 1");
-  const std::string tbl = "! c\nassign (resid 1 and name HA) (resid 2 and name HA) 2.0 0.2 1.0\n"
-                          "assign (resid 3 and name HA) (resid 4 and name HA) 3.0 0.2 1.0\n";
+  const std::string tbl =
+      "! c\nassign (resid 1 and name HA) (resid 2 and name HA) 2.0 0.2 1.0\n"
+      "assign (resid 3 and name HA) (resid 4 and name HA) 3.0 0.2 1.0\n";
   std::string cr = tbl;
   for (char& c : cr)
     if (c == '\n') c = '\r';
@@ -452,23 +481,25 @@ TEST(NefRestraints, RequiredColumnsAreNamedAtTheLoopHeader) {
     for (const auto& tag : tags) t += "_nef_distance_restraint." + tag + "\n";
     return t + rows + "stop_\nsave_\n";
   };
-  const std::vector<std::string> atoms = {"restraint_id", "chain_code_1", "sequence_code_1", "residue_name_1",
-                                          "atom_name_1",  "chain_code_2", "sequence_code_2", "residue_name_2",
-                                          "atom_name_2"};
+  const std::vector<std::string> atoms = {"restraint_id",    "chain_code_1",   "sequence_code_1",
+                                          "residue_name_1",  "atom_name_1",    "chain_code_2",
+                                          "sequence_code_2", "residue_name_2", "atom_name_2"};
   // No upper_limit and no target: no upper bound can be derived.
   auto no_upper = atoms;
   no_upper.push_back("lower_limit");
-  EXPECT_EQ(error_of([&] { (void)parse_nef_distance_restraints(loop(no_upper, "1 A 1 SER H A 2 SER H 1.8\n"), "a.nef"); }),
-            "a.nef:3: _nef_distance_restraint loop has no upper_limit column");
+  EXPECT_EQ(
+      error_of([&] { (void)parse_nef_distance_restraints(loop(no_upper, "1 A 1 SER H A 2 SER H 1.8\n"), "a.nef"); }),
+      "a.nef:3: _nef_distance_restraint loop has no upper_limit column");
   // A target without its uncertainty is no upper bound either (the QA case: bounds far too tight).
   auto target_only = atoms;
   target_only.push_back("target_value");
-  EXPECT_EQ(error_of([&] { (void)parse_nef_distance_restraints(loop(target_only, "1 A 1 SER H A 2 SER H 3\n"), "b.nef"); }),
-            "b.nef:3: _nef_distance_restraint loop has no upper_limit (or target_value_uncertainty, to use "
-            "target_value + target_value_uncertainty) column");
+  EXPECT_EQ(
+      error_of([&] { (void)parse_nef_distance_restraints(loop(target_only, "1 A 1 SER H A 2 SER H 3\n"), "b.nef"); }),
+      "b.nef:3: _nef_distance_restraint loop has no upper_limit (or target_value_uncertainty, to use "
+      "target_value + target_value_uncertainty) column");
   // Several missing columns are named together.
-  std::vector<std::string> partial = {"restraint_id", "chain_code_1", "sequence_code_1", "atom_name_1",
-                                      "chain_code_2", "sequence_code_2", "residue_name_2", "upper_limit"};
+  std::vector<std::string> partial = {"restraint_id", "chain_code_1",    "sequence_code_1", "atom_name_1",
+                                      "chain_code_2", "sequence_code_2", "residue_name_2",  "upper_limit"};
   EXPECT_EQ(error_of([&] { (void)parse_nef_distance_restraints(loop(partial, "1 A 1 H A 2 SER 4\n"), "c.nef"); }),
             "c.nef:3: _nef_distance_restraint loop has no residue_name_1 and atom_name_2 columns");
   // target_value + target_value_uncertainty columns: used, with a warning; a row without an
@@ -480,21 +511,21 @@ TEST(NefRestraints, RequiredColumnsAreNamedAtTheLoopHeader) {
   EXPECT_DOUBLE_EQ(set.restraints[0].upper, 3.5);
   EXPECT_DOUBLE_EQ(set.restraints[0].target, 3.0);
   ASSERT_EQ(set.warnings.size(), 1u);
-  EXPECT_EQ(set.warnings[0], "line 3: the _nef_distance_restraint loop has no upper_limit column: upper bounds are "
-                             "target_value + target_value_uncertainty");
+  EXPECT_EQ(set.warnings[0],
+            "line 3: the _nef_distance_restraint loop has no upper_limit column: upper bounds are "
+            "target_value + target_value_uncertainty");
   EXPECT_EQ(error_of([&] {
-              (void)parse_nef_distance_restraints(loop(with_unc, "1 A 1 SER H A 2 SER H 3.0 0.5\n2 A 1 SER H A 3 SER H 3.0 .\n"),
-                                                  "e.nef");
+              (void)parse_nef_distance_restraints(
+                  loop(with_unc, "1 A 1 SER H A 2 SER H 3.0 0.5\n2 A 1 SER H A 3 SER H 3.0 .\n"), "e.nef");
             }),
             "e.nef:16: restraint 2 has no upper bound: the loop (line 3) has no upper_limit column, and no "
             "target_value_uncertainty is given");
   // upper_limit '.' in a row falls back the same way, and fails the same way.
   auto both = with_unc;
   both.push_back("upper_limit");
-  EXPECT_EQ(error_of([&] {
-              (void)parse_nef_distance_restraints(loop(both, "1 A 1 SER H A 2 SER H 3.0 . .\n"), "f.nef");
-            }),
-            "f.nef:16: restraint 1 has no upper bound: upper_limit is '.', and no target_value_uncertainty is given");
+  EXPECT_EQ(
+      error_of([&] { (void)parse_nef_distance_restraints(loop(both, "1 A 1 SER H A 2 SER H 3.0 . .\n"), "f.nef"); }),
+      "f.nef:16: restraint 1 has no upper bound: upper_limit is '.', and no target_value_uncertainty is given");
 }
 
 TEST(RestraintNodes, ReadResolveAndReport) {
@@ -536,9 +567,10 @@ TEST(RestraintNodes, ReadResolveAndReport) {
   EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("dihedrals")), 66);
 
   // Unknown atom: InputError with file:line; skip: counted.
-  const std::string bad = write_temp("node_unknown.tbl",
-                                     "assign (resid 19 and segid A and name H) (resid 20 and segid A and name H) 1.8 0 1.7\n"
-                                     "assign (resid 19 and segid A and name HZZ) (resid 20 and segid A and name H) 1.8 0 1.7\n");
+  const std::string bad =
+      write_temp("node_unknown.tbl",
+                 "assign (resid 19 and segid A and name H) (resid 20 and segid A and name H) 1.8 0 1.7\n"
+                 "assign (resid 19 and segid A and name HZZ) (resid 20 and segid A and name H) 1.8 0 1.7\n");
   auto n2 = entry->create();
   n2->set_param("path", bad);
   n2->set_input("structure", gemflow::Value::of<Structure>(structure));
@@ -580,7 +612,8 @@ std::vector<std::pair<double, const DistanceRestraint*>> violations(const Restra
       for (auto i : alt.atoms_a)
         for (auto j : alt.atoms_b) {
           double d2 = 0;
-          for (int k = 0; k < 3; ++k) d2 += (s.models[0][i][k] - s.models[0][j][k]) * (s.models[0][i][k] - s.models[0][j][k]);
+          for (int k = 0; k < 3; ++k)
+            d2 += (s.models[0][i][k] - s.models[0][j][k]) * (s.models[0][i][k] - s.models[0][j][k]);
           sum += std::pow(d2, -3.0);
         }
     const double d = std::pow(sum, -1.0 / 6.0);

@@ -7,17 +7,17 @@
 
 #include <gemflow/testing.hpp>
 
-#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/molecules.hpp"
+#include "io_test_support.hpp"
 #include "register.hpp"
 
 using namespace gemflow;
 using namespace gemflow::io;
-using gemflow::io::testing::sample;
-using gemflow::io::testing::slurp;
 using gemflow::io::testing::expect_parse_error;
+using gemflow::io::testing::sample;
 using gemflow::io::testing::shared;
+using gemflow::io::testing::slurp;
 using gemflow::io::testing::write_temp;
 
 namespace {
@@ -54,7 +54,8 @@ TEST(ReadSdf, NonFiniteCoordinatesCrOnlyAndBom) {
   std::string cr = kWater;
   for (char& c : cr)
     if (c == '\n') c = '\r';
-  const auto a = parse_sdf(kWater, "w.sdf").molecules.at(0), b = parse_sdf("\xEF\xBB\xBF" + cr, "cr.sdf").molecules.at(0);
+  const auto a = parse_sdf(kWater, "w.sdf").molecules.at(0),
+             b = parse_sdf("\xEF\xBB\xBF" + cr, "cr.sdf").molecules.at(0);
   ASSERT_EQ(b.atoms.size(), 3u);
   EXPECT_EQ(b.atoms[1].xyz, a.atoms[1].xyz);
   EXPECT_EQ(b.bonds.size(), a.bonds.size());
@@ -70,10 +71,10 @@ TEST(ReadSdf, CountsMatchCountLines) {
     std::size_t atoms, bonds;
     const char* name;
   };
-  for (const Case& c : {Case{"molecules/biotite_TYR.sdf", 24, 24, "TYR - Ideal conformer"},
-                        Case{"molecules/biotite_TYR.v3000.sdf", 24, 24, "TYR - Ideal conformer"},
-                        Case{"molecules/biotite_HWB.sdf", 32, 34, ""},
-                        Case{"molecules/biotite_03F.sdf", 130, 130, "03F"}}) {
+  for (const Case& c :
+       {Case{"molecules/biotite_TYR.sdf", 24, 24, "TYR - Ideal conformer"},
+        Case{"molecules/biotite_TYR.v3000.sdf", 24, 24, "TYR - Ideal conformer"},
+        Case{"molecules/biotite_HWB.sdf", 32, 34, ""}, Case{"molecules/biotite_03F.sdf", 130, 130, "03F"}}) {
     SCOPED_TRACE(c.file);
     const auto set = read_sdf(sample(c.file));
     ASSERT_EQ(set.size(), 1u);
@@ -149,7 +150,8 @@ TEST(ReadSdf, MultiRecord) {
   EXPECT_EQ(set.molecules[2].bonds.size(), 24u);
   EXPECT_EQ(set.molecules[3].name, "water");
   // Record 2 starts after TYR's 53 lines.
-  const auto tyr_lines = std::count(text.begin(), text.begin() + static_cast<long>(slurp(sample("molecules/biotite_TYR.sdf")).size()), '\n');
+  const auto tyr_lines = std::count(
+      text.begin(), text.begin() + static_cast<long>(slurp(sample("molecules/biotite_TYR.sdf")).size()), '\n');
   EXPECT_EQ(set.molecules[1].source, "cat.sdf:" + std::to_string(tyr_lines + 1));
 }
 
@@ -192,8 +194,9 @@ TEST(ReadSdf, ErrorsNameFileAndLine) {
   bad.replace(bad.find("M  END\n"), 7, "");
   expect_parse_error([&] { (void)parse_sdf(bad, "w.sdf"); }, {"w.sdf:13:", "without 'M  END'"});
   // Too few atoms before the bond block ends the record.
-  bad = "x\n\n\n  5  0  0  0  0  0  0  0  0  0999 V2000\n"
-        "    0.0000    0.0000    0.0000 C   0  0\nM  END\n$$$$\n";
+  bad =
+      "x\n\n\n  5  0  0  0  0  0  0  0  0  0999 V2000\n"
+      "    0.0000    0.0000    0.0000 C   0  0\nM  END\n$$$$\n";
   expect_parse_error([&] { (void)parse_sdf(bad, "f.sdf"); }, {"f.sdf:6:", "after 1 of 5 atoms"});
   // Counts that are not numbers.
   bad = "x\n\n\n  a  0  0  0  0  0  0  0  0  0999 V2000\nM  END\n";
@@ -201,8 +204,9 @@ TEST(ReadSdf, ErrorsNameFileAndLine) {
   // Truncated file.
   expect_parse_error([&] { (void)parse_sdf("x\n\n", "f.sdf"); }, {"f.sdf:", "file ends before"});
   // QA: a file cut inside the atom block said "file ends before the atom block"
-  bad = "x\n\n\n  3  0  0  0  0  0  0  0  0  0999 V2000\n"
-        "    0.0000    0.0000    0.0000 C   0  0\n    1.0000    0.0000    0.0000 C   0  0\n";
+  bad =
+      "x\n\n\n  3  0  0  0  0  0  0  0  0  0999 V2000\n"
+      "    0.0000    0.0000    0.0000 C   0  0\n    1.0000    0.0000    0.0000 C   0  0\n";
   expect_parse_error([&] { (void)parse_sdf(bad, "g.sdf"); }, {"g.sdf:6:", "file ends after 2 of 3 atoms"});
   // V3000 COUNTS disagreeing with the ATOM block.
   std::string v3 = slurp(sample("molecules/biotite_TYR.v3000.sdf"));

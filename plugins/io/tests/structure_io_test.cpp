@@ -10,9 +10,9 @@
 
 #include <gemflow/testing.hpp>
 
-#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/structure_io.hpp"
+#include "io_test_support.hpp"
 #include "register.hpp"
 
 using namespace gemflow;
@@ -176,8 +176,9 @@ TEST(ReadPdb, InconsistentModelsAreErrors) {
   std::string m3 = "MODEL        2\n" + atom_line("ATOM", 1, " N  ", ' ', "SER", 'A', 1, 0, 0, 0) + "ENDMDL\n";
   expect_parse_error([&] { (void)parse_pdb(m1 + m3, "ens.pdb"); }, {"ens.pdb:5:", "model 2 has 1 atoms", "has 2"});
   expect_parse_error([&] { (void)parse_pdb("MODEL 1\nMODEL 2\n", "nest.pdb"); }, {"nest.pdb:2:", "missing ENDMDL"});
-  expect_parse_error([&] { (void)parse_pdb(m1 + atom_line("ATOM", 3, " C  ", ' ', "SER", 'A', 1, 0, 0, 0), "out.pdb"); },
-                     {"out.pdb:5:", "outside MODEL"});
+  expect_parse_error(
+      [&] { (void)parse_pdb(m1 + atom_line("ATOM", 3, " C  ", ' ', "SER", 'A', 1, 0, 0, 0), "out.pdb"); },
+      {"out.pdb:5:", "outside MODEL"});
   std::string m2ok = m1;
   m2ok[m2ok.find("1\n")] = '2';  // (not replace(): GCC 12's -Wrestrict false positive)
   auto ok = parse_pdb(m1 + m2ok, "ok.pdb");
@@ -196,9 +197,9 @@ TEST(ReadPdb, HetatmConectAndDegenerateCoordinates) {
 
 TEST(ReadPdb, ProtonatedBptiMatchesRdkit) {
   auto s = read_pdb(sample("molecules/bpti_allatom_openmm.pdb"));
-  ASSERT_EQ(s.atom_count(), 892u);  // RDKit MolFromPDBFile(removeHs=False): 892 atoms
+  ASSERT_EQ(s.atom_count(), 892u);                                  // RDKit MolFromPDBFile(removeHs=False): 892 atoms
   EXPECT_NEAR(centroid(s.models[0])[0], 30.796121076233188, 1e-9);  // RDKit mean x
-  EXPECT_EQ(s.bonds.size(), 3u);  // 3 disulfides (6 CONECT lines, each bond twice)
+  EXPECT_EQ(s.bonds.size(), 3u);                                    // 3 disulfides (6 CONECT lines, each bond twice)
   std::map<std::string, int> el;
   for (const auto& a : s.atoms) ++el[a.element];
   EXPECT_EQ(el.size(), 5u);  // C H N O S, as RDKit
@@ -333,9 +334,10 @@ TEST(WriteStructure, RoundTripPdbAndCif) {
 TEST(WriteStructure, PdbTitleIsStableOverWrites) {
   auto s = read_pdb(sample("2kpu/2kpu.pdb"));
   s.models.resize(1);
-  s.title = "SOLUTION  NMR STRUCTURE OF THE PROTEIN YP_001302112.1 FROM PARABACTEROIDES DISTASONIS, "
-            "NORTHEAST STRUCTURAL GENOMICS CONSORTIUM TARGET PDR16, AND A VERY LONG LAST WORD: " +
-            std::string(150, 'X');
+  s.title =
+      "SOLUTION  NMR STRUCTURE OF THE PROTEIN YP_001302112.1 FROM PARABACTEROIDES DISTASONIS, "
+      "NORTHEAST STRUCTURAL GENOMICS CONSORTIUM TARGET PDR16, AND A VERY LONG LAST WORD: " +
+      std::string(150, 'X');
   std::ostringstream first;
   write_pdb(first, s);
   const auto back = parse_pdb(first.str(), "t1.pdb");
@@ -367,8 +369,8 @@ TEST(WriteStructure, PdbTitleIsStableOverWrites) {
 TEST(WriteStructure, MmcifKeepsTheTitle) {
   auto s = read_pdb(sample("2kpu/2kpu.pdb"));
   s.models.resize(1);
-  for (const std::string& title : {std::string("SOLUTION NMR STRUCTURE OF 2KPU"), std::string("it's a \"title\"' x"),
-                                  std::string("a \" b' c")}) {
+  for (const std::string& title :
+       {std::string("SOLUTION NMR STRUCTURE OF 2KPU"), std::string("it's a \"title\"' x"), std::string("a \" b' c")}) {
     s.title = title;
     std::ostringstream cif;
     write_mmcif(cif, s, "my model");
@@ -419,7 +421,8 @@ TEST(StructureNodes, ReadAndWriteThroughNodes) {
   expect_same(*s, read_mmcif(out.string()), false);
 
   auto bad = gemflow::testing::make_node(reg, "io.read_structure");
-  bad->set_param("path", write_temp("bad.pdb", atom_line("ATOM", 1, " N  ", ' ', "SER", 'A', 5, 0, 0, 0).replace(31, 4, "abcd")));
+  bad->set_param(
+      "path", write_temp("bad.pdb", atom_line("ATOM", 1, " N  ", ' ', "SER", 'A', 5, 0, 0, 0).replace(31, 4, "abcd")));
   try {
     bad->execute(ctx);
     ADD_FAILURE() << "no error";

@@ -7,9 +7,9 @@
 #include <climits>
 #include <string>
 
-#include "io_test_support.hpp"
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/restraints_io.hpp"
+#include "io_test_support.hpp"
 
 using namespace gemflow::io;
 

@@ -35,8 +35,8 @@ int cholesky_impl(std::span<T> a, std::size_t n, F potrf, const char* what) {
   check_shape(a.size(), n, what);
   if (n == 0) return 0;
   // Row-major lower == column-major upper: factor column-major 'U' in place.
-  const lapack_int info = potrf(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), a.data(),
-                                static_cast<lapack_int>(n));
+  const lapack_int info =
+      potrf(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), a.data(), static_cast<lapack_int>(n));
   if (info < 0) throw std::runtime_error(std::string(what) + ": LAPACK argument " + std::to_string(-info) + " invalid");
   zero_strict_upper(a, n);
   return static_cast<int>(info);
@@ -118,8 +118,7 @@ struct Lapack {
   static void gemm_tn(int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c, int ldc) {
     if constexpr (kDouble)
       cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, -1.0, a, lda, b, ldb, 1.0, c, ldc);
-    else
-      cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, -1.0f, a, lda, b, ldb, 1.0f, c, ldc);
+    else cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, -1.0f, a, lda, b, ldb, 1.0f, c, ldc);
   }
 };
 
@@ -143,7 +142,8 @@ int cholesky_blocked(std::span<T> a, std::size_t n, const FlopCallback& on_flops
     const std::size_t kb = std::min(nb, n - k), rest = n - k - kb;
     T* const a11 = m + k + k * n;
     const lapack_int info = Lapack<T>::potrf(static_cast<lapack_int>(kb), a11, ld);
-    if (info < 0) throw std::runtime_error(std::string(what) + ": LAPACK argument " + std::to_string(-info) + " invalid");
+    if (info < 0)
+      throw std::runtime_error(std::string(what) + ": LAPACK argument " + std::to_string(-info) + " invalid");
     if (info > 0) {
       zero_strict_upper(a, n);
       return static_cast<int>(k) + static_cast<int>(info);
@@ -173,12 +173,8 @@ int cholesky_blocked(std::span<T> a, std::size_t n, const FlopCallback& on_flops
 
 }  // namespace
 
-int cholesky(std::span<double> a, std::size_t n) {
-  return cholesky_impl(a, n, LAPACKE_dpotrf, "cholesky (dpotrf)");
-}
-int cholesky(std::span<float> a, std::size_t n) {
-  return cholesky_impl(a, n, LAPACKE_spotrf, "cholesky (spotrf)");
-}
+int cholesky(std::span<double> a, std::size_t n) { return cholesky_impl(a, n, LAPACKE_dpotrf, "cholesky (dpotrf)"); }
+int cholesky(std::span<float> a, std::size_t n) { return cholesky_impl(a, n, LAPACKE_spotrf, "cholesky (spotrf)"); }
 int cholesky(std::span<double> a, std::size_t n, const FlopCallback& on_flops, std::size_t block) {
   return cholesky_blocked(a, n, on_flops, block, "cholesky (blocked dpotrf)");
 }
@@ -227,8 +223,9 @@ PivotedCholesky pivoted_cholesky(std::span<double> a, std::size_t n, std::size_t
   return r;
 }
 
-PivotedCholesky pivoted_cholesky_restricted(std::span<double> a, std::size_t n, std::span<const unsigned char> candidates,
-                                            std::size_t max_rank, double tolerance) {
+PivotedCholesky pivoted_cholesky_restricted(std::span<double> a, std::size_t n,
+                                            std::span<const unsigned char> candidates, std::size_t max_rank,
+                                            double tolerance) {
   check_shape(a.size(), n, "pivoted_cholesky_restricted");
   if (candidates.size() != n)
     throw std::invalid_argument("pivoted_cholesky_restricted: " + std::to_string(candidates.size()) +
@@ -241,7 +238,8 @@ PivotedCholesky pivoted_cholesky_restricted(std::span<double> a, std::size_t n, 
     for (std::size_t i = 0; i < n; ++i) dmax = std::max(dmax, a[i * n + i]);
     tol = static_cast<double>(n) * std::numeric_limits<double>::epsilon() * dmax;
   }
-  const auto count = static_cast<std::size_t>(std::count_if(candidates.begin(), candidates.end(), [](unsigned char c) { return c != 0; }));
+  const auto count = static_cast<std::size_t>(
+      std::count_if(candidates.begin(), candidates.end(), [](unsigned char c) { return c != 0; }));
   const std::size_t k = max_rank == 0 ? count : std::min(max_rank, n);
   r = partial_pivoted(a, n, k, tol, candidates);
   for (std::size_t i = 0; i < n; ++i)

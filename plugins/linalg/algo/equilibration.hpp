@@ -21,7 +21,7 @@ GF_EQUILIBRATION_HD inline int equilibration_exponent(T d) {
   if (!(d > T(0)) || !std::isfinite(static_cast<double>(d))) return 0;
   int ex = 0;
   (void)std::frexp(static_cast<double>(d), &ex);  // d = m·2^ex, m ∈ [0.5, 1)
-  return -(ex >> 1);                          // −⌊ex/2⌋
+  return -(ex >> 1);                              // −⌊ex/2⌋
 }
 
 }  // namespace gemflow::linalg::detail

@@ -30,7 +30,7 @@ GF_NORMWISE_HD inline R normwise_backward_error(R rn, R anorm, R xn, R bn) {
   using std::ilogb, std::isinf, std::isnan, std::ldexp;
   if (isnan(rn) || isnan(anorm) || isnan(xn) || isnan(bn)) return rn + anorm + xn + bn;
   if (rn == R(0)) return R(0);
-  if (xn == R(0) || anorm == R(0)) return rn / bn;  // b = 0 with r ≠ 0: ∞
+  if (xn == R(0) || anorm == R(0)) return rn / bn;      // b = 0 with r ≠ 0: ∞
   if (isinf(anorm) || isinf(xn)) return anorm - anorm;  // NaN
   // rn / (anorm·xn + bn), each term scaled by 2^−e, 2^e about the larger of anorm·xn and bn
   const int ea = ilogb(anorm), ex = ilogb(xn);

@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "gemflow/linalg/cholesky.hpp"
 #include "componentwise_steps.hpp"
 #include "equilibration.hpp"
+#include "gemflow/linalg/cholesky.hpp"
 #include "gmres_ir.hpp"
 #include "normwise.hpp"
 
@@ -69,8 +69,8 @@ int factor(std::span<T> a, std::size_t n, const FlopCallback& on_flops) {
 }
 
 /// fp64 Cholesky solve; returns INFO.
-int solve_fp64(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t k,
-               std::span<double> x, const FlopCallback& on_flops) {
+int solve_fp64(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t k, std::span<double> x,
+               const FlopCallback& on_flops) {
   std::vector<double> l(a.begin(), a.end());
   const int info = factor(std::span<double>(l), n, on_flops);
   if (info != 0) return info;
@@ -219,8 +219,8 @@ long double symmetric_norm_inf_wide(std::span<const double> a, std::size_t n) {
 
 /// residual_norms in long double (x87: range to 1e4932) for entries near the double range, where
 /// A·x, ‖A‖∞ or |A|·|x| + |b| overflow in double although A, b and x are finite.
-ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std::span<const double> b,
-                                  std::size_t nrhs, std::span<const double> x) {
+ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std::span<const double> b, std::size_t nrhs,
+                                  std::span<const double> x) {
   ResidualNorms r;
   std::vector<long double> ax(n);
   const long double anorm = symmetric_norm_inf_wide(a, n);
@@ -247,8 +247,8 @@ ResidualNorms residual_norms_wide(std::span<const double> a, std::size_t n, std:
     }
     add_column(r, rn, xn, bn, anorm);
   }
-  r.componentwise_backward_error = x_finite_or_inf(xc, componentwise_of<long double>(a, n, bc.data(), xc.data(),
-                                                                                      rc.data(), nrhs));
+  r.componentwise_backward_error =
+      x_finite_or_inf(xc, componentwise_of<long double>(a, n, bc.data(), xc.data(), rc.data(), nrhs));
   return r;
 }
 
@@ -269,7 +269,8 @@ ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span
   bool overflow = !std::isfinite(r.a_norm_inf);
   double rinf = 0.0;
   for (std::size_t c = 0; c < nrhs; ++c) {
-    const double rn = col_max_abs(rc.data(), n, c), xn = col_max_abs(xc.data(), n, c), bn = col_max_abs(bc.data(), n, c);
+    const double rn = col_max_abs(rc.data(), n, c), xn = col_max_abs(xc.data(), n, c),
+                 bn = col_max_abs(bc.data(), n, c);
     // finite A, b and x with a non-finite residual: A·x overflowed in double
     overflow = overflow || (std::isfinite(xn) && std::isfinite(bn) && !std::isfinite(rn));
     add_column(r, rn, xn, bn, r.a_norm_inf);
@@ -331,8 +332,8 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
   // Mixed: fp32 factor (of S·A·S), fp64 residuals.
   res.method = "LAPACK spotrf + spotrs (equilibrated), fp64 refinement";
   res.fp32_info = info32;
-  res.tolerance = refinement.tolerance >= 0 ? refinement.tolerance
-                                            : std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -53);
+  res.tolerance =
+      refinement.tolerance >= 0 ? refinement.tolerance : std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -53);
   // ‖A‖∞ in long double where it overflows double (QA: entries of 1.5e308 read η = NaN as 0)
   const double anorm_d = symmetric_norm_inf(a, n);
   const long double anorm = std::isfinite(anorm_d) ? anorm_d : symmetric_norm_inf_wide(a, n);
@@ -491,9 +492,9 @@ SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span
       // b = (1e308, 1e-308) gave NaN, and no step).
       const auto omega_of = [&]() {
         const double w = componentwise_of<double>(a, n, bc.data(), xc.data(), rc.data(), nrhs);
-        return std::isnan(w) ? static_cast<double>(componentwise_of<long double>(a, n, bc.data(), xc.data(),
-                                                                                  rc.data(), nrhs))
-                             : w;
+        return std::isnan(w)
+                   ? static_cast<double>(componentwise_of<long double>(a, n, bc.data(), xc.data(), rc.data(), nrhs))
+                   : w;
       };
       std::vector<double> kept;
       // QA: with the budget spent before any step (max_iterations), or steps that stall (GMRES-IR

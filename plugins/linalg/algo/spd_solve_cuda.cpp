@@ -46,8 +46,8 @@ struct GpuScope {
     GF_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
     const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
     if (bytes > free_b)
-      throw cuda::CudaError("spd_solve_cuda: " + what + " needs " + std::to_string(bytes >> 20) + " MiB, the device has " +
-                            std::to_string(free_b >> 20) + " MiB free");
+      throw cuda::CudaError("spd_solve_cuda: " + what + " needs " + std::to_string(bytes >> 20) +
+                            " MiB, the device has " + std::to_string(free_b >> 20) + " MiB free");
     buffers.emplace_back(bytes);
     return reinterpret_cast<T*>(buffers.back().data());
   }
@@ -184,8 +184,8 @@ int cholesky_cuda(std::span<const double> a, std::size_t n, std::span<double> l,
   return precision == SolvePrecision::fp64 ? run(static_cast<double*>(nullptr)) : run(static_cast<float*>(nullptr));
 }
 
-PivotedCholesky pivoted_cholesky_cuda(std::span<const double> a, std::size_t n, std::size_t max_rank,
-                                      double tolerance, std::span<double> l, int device) {
+PivotedCholesky pivoted_cholesky_cuda(std::span<const double> a, std::size_t n, std::size_t max_rank, double tolerance,
+                                      std::span<double> l, int device) {
   check_factor_args(a.size(), n, l.size(), "pivoted_cholesky_cuda");
   if (n == 0) return {};
   GpuScope g(device);
@@ -193,9 +193,9 @@ PivotedCholesky pivoted_cholesky_cuda(std::span<const double> a, std::size_t n, 
   const double* da = upload_symmetric<double>(g, a, n);
   const std::size_t cols = max_rank > 0 ? std::min(max_rank, n) : n;
   double* dl = g.alloc<double>(n * cols, "L");
-  PivotedCholesky r = chol.factor_pivoted(da, static_cast<std::int64_t>(n), static_cast<std::int64_t>(n),
-                                          static_cast<std::int64_t>(max_rank), tolerance, dl,
-                                          static_cast<std::int64_t>(n));
+  PivotedCholesky r =
+      chol.factor_pivoted(da, static_cast<std::int64_t>(n), static_cast<std::int64_t>(n),
+                          static_cast<std::int64_t>(max_rank), tolerance, dl, static_cast<std::int64_t>(n));
   download_lower(g, dl, n, std::min(cols, r.rank), l);  // rows are in pivot order: L is trapezoidal
   return r;
 }
@@ -258,17 +258,17 @@ SpdSolveResult spd_solve_cuda(std::span<const double> a, std::size_t n, std::spa
   mo.componentwise_threshold = refinement.componentwise_threshold;
   const auto n64 = static_cast<std::int64_t>(n), k64 = static_cast<std::int64_t>(nrhs);
   const cuda::MixedSolveResult m = chol.solve_mixed(da, n64, n64, db, n64, k64, dx, n64, mo);
-  res.method = std::string("GPU GpuCholesky::solve_mixed (") + algo_name(algorithm) + " fp32 " +
-               (!m.escalated ? std::string(cuda::fp32_mode_name(m.factor_mode)) + " factor"
-                : m.escalation_step < 0
-                    ? std::string(cuda::fp32_mode_name(mo.factor_mode)) + " factor, escalation to " +
-                          cuda::fp32_mode_name(m.factor_mode) + " failed"
-                    : std::string(cuda::fp32_mode_name(mo.factor_mode)) + " factor, then " +
-                          cuda::fp32_mode_name(m.factor_mode) + " (escalated after " +
-                          std::to_string(m.escalation_step) + (m.escalation_step == 1 ? " step)" : " steps)")) +
-               ", fp64 refinement with " +
-               (nrhs == 1 ? "our SYMV residuals and fp32 triangular solves)"
-                          : "cublasDsymm residuals and cublasStrsm solves)");
+  res.method =
+      std::string("GPU GpuCholesky::solve_mixed (") + algo_name(algorithm) + " fp32 " +
+      (!m.escalated ? std::string(cuda::fp32_mode_name(m.factor_mode)) + " factor"
+       : m.escalation_step < 0
+           ? std::string(cuda::fp32_mode_name(mo.factor_mode)) + " factor, escalation to " +
+                 cuda::fp32_mode_name(m.factor_mode) + " failed"
+           : std::string(cuda::fp32_mode_name(mo.factor_mode)) + " factor, then " +
+                 cuda::fp32_mode_name(m.factor_mode) + " (escalated after " + std::to_string(m.escalation_step) +
+                 (m.escalation_step == 1 ? " step)" : " steps)")) +
+      ", fp64 refinement with " +
+      (nrhs == 1 ? "our SYMV residuals and fp32 triangular solves)" : "cublasDsymm residuals and cublasStrsm solves)");
   GF_CUDA_TRY(cudaMemcpyAsync(hb.data(), dx, sizeof(double) * n * nrhs, cudaMemcpyDeviceToHost, g.stream));
   GF_CUDA_TRY(cudaStreamSynchronize(g.stream));
   for (std::size_t i = 0; i < n; ++i)

@@ -98,16 +98,14 @@ void cusolver_potrf(Cusolver& cs, T* a, std::int64_t n, gemflow::cuda::DeviceBuf
   int lw = 0;
   if constexpr (sizeof(T) == 8)
     GF_CUSOLVER_TRY(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), &lw));
-  else
-    GF_CUSOLVER_TRY(cusolverDnSpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), &lw));
+  else GF_CUSOLVER_TRY(cusolverDnSpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), &lw));
   if (lw > lwork || work.empty()) {
     work = device_array<T>(std::size_t(lw));
     lwork = lw;
   }
   if constexpr (sizeof(T) == 8)
     GF_CUSOLVER_TRY(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), work.data(), lwork, dinfo));
-  else
-    GF_CUSOLVER_TRY(cusolverDnSpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), work.data(), lwork, dinfo));
+  else GF_CUSOLVER_TRY(cusolverDnSpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), a, int(n), work.data(), lwork, dinfo));
   int info = 0;
   GF_CUDA_TRY(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost));
   if (info != 0) std::printf("  !! cuSOLVER info = %d\n", info);
@@ -118,7 +116,8 @@ struct Cfg {
 };
 
 template <class T>
-Cfg sweep(gc::GpuCholesky& chol, cudaStream_t s, std::vector<std::int64_t> sizes, gc::Fp32Mode mode, const char* label) {
+Cfg sweep(gc::GpuCholesky& chol, cudaStream_t s, std::vector<std::int64_t> sizes, gc::Fp32Mode mode,
+          const char* label) {
   std::printf("\n## Tuning sweep, %s (TF/s; base / trsm_base / syrk_base)\n", label);
   std::vector<Cfg> cfgs;
   for (std::int64_t b : {64, 128, 256, 512})
@@ -139,7 +138,10 @@ Cfg sweep(gc::GpuCholesky& chol, cudaStream_t s, std::vector<std::int64_t> sizes
       o.trsm_base = cfgs[c].trsm;
       o.syrk_base = cfgs[c].syrk;
       const double t = time_median(
-          3, [&] { GF_CUDA_TRY(cudaMemcpyAsync(a.data(), pristine.data(), sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s)); },
+          3,
+          [&] {
+            GF_CUDA_TRY(cudaMemcpyAsync(a.data(), pristine.data(), sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s));
+          },
           [&] {
             if (chol.factor(a.data(), n, n, o).info != 0) std::printf(" !!fail");
           },
@@ -276,7 +278,7 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     }
   }
   if (!lookahead_sweep) {  // the default (PanelAlgo::automatic, nb by n), then the previous default:
-                          // cuSOLVER potrf + recursive TRSM panels
+                           // cuSOLVER potrf + recursive TRSM panels
     o = {};
     o.algo = gc::CholeskyAlgo::lookahead;
     vs.push_back({"lookahead (default)", o});
@@ -307,8 +309,8 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
     }
   }
   if (fp32 && !lookahead_sweep) {  // every fp32 mode at the default panel width
-    for (auto mode : {gc::Fp32Mode::exact, gc::Fp32Mode::tf32x3, gc::Fp32Mode::fp16x3, gc::Fp32Mode::tf32,
-                      gc::Fp32Mode::fp16}) {
+    for (auto mode :
+         {gc::Fp32Mode::exact, gc::Fp32Mode::tf32x3, gc::Fp32Mode::fp16x3, gc::Fp32Mode::tf32, gc::Fp32Mode::fp16}) {
       o = {};
       o.algo = gc::CholeskyAlgo::lookahead;
       o.fp32_mode = mode;
@@ -367,7 +369,8 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       GF_CUDA_TRY(cudaMemcpyAsync(a.data(), pristine.data(), sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s));
     };
     const int reps = reps_for(n);
-    const double t0 = time_median(reps, restore, [&] { cusolver_potrf<T>(cs, a.data(), n, work, lwork, dinfo.data()); }, s);
+    const double t0 = time_median(
+        reps, restore, [&] { cusolver_potrf<T>(cs, a.data(), n, work, lwork, dinfo.data()); }, s);
     const double b0 = gc::probe_backward_error(pristine.data(), n, a.data(), n, n, 2, s);
     std::printf("%7lld | %-22s | %8.2f | %7.2f | %6.2f | %9.2e | %.2f\n", (long long)n, "cuSOLVER potrf", t0 * 1e3,
                 tflops(n, t0), 1.0, b0, 1.0);
@@ -382,7 +385,8 @@ void table(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, bool fp32,
       if (g_interleave) {
         std::vector<double> tv, tcs;
         for (int r = -1; r < g_interleave_reps; ++r) {
-          const double c = time_once(restore, [&] { cusolver_potrf<T>(cs, a.data(), n, work, lwork, dinfo.data()); }, s);
+          const double c = time_once(
+              restore, [&] { cusolver_potrf<T>(cs, a.data(), n, work, lwork, dinfo.data()); }, s);
           const double x = time_once(restore, ours, s);
           if (r >= 0) tcs.push_back(c), tv.push_back(x);
         }
@@ -420,11 +424,12 @@ struct BatchedOpts {
 
 template <class T>
 void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
-  std::printf("\n## batched %s (GB/s = 2·n²·sizeof·batch / time, read + write; ratio vs cusolverDn%spotrfBatched;\n"
-              "## device time between CUDA events, info left on the device for both)\n",
-              sizeof(T) == 8 ? "fp64" : "fp32", sizeof(T) == 8 ? "D" : "S");
-  std::printf("%5s | %8s | %12s | %9s | %12s | %9s | %6s | %s\n", "n", "batch", "cuSOLVER ms", "GB/s", "ours ms", "GB/s",
-              "ratio", "max |ours - cuSOLVER| / |L|");
+  std::printf(
+      "\n## batched %s (GB/s = 2·n²·sizeof·batch / time, read + write; ratio vs cusolverDn%spotrfBatched;\n"
+      "## device time between CUDA events, info left on the device for both)\n",
+      sizeof(T) == 8 ? "fp64" : "fp32", sizeof(T) == 8 ? "D" : "S");
+  std::printf("%5s | %8s | %12s | %9s | %12s | %9s | %6s | %s\n", "n", "batch", "cuSOLVER ms", "GB/s", "ours ms",
+              "GB/s", "ratio", "max |ours - cuSOLVER| / |L|");
   Cusolver cs(s);
   for (std::int64_t n : o.ns) {
     // ≤ 1 GiB per buffer; ≤ 131072 matrices from n = 32 on. On the H200 (CUDA 13) cuSOLVER's
@@ -443,14 +448,17 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
     // replicate matrix 0 over the batch (same data in every slot)
     for (std::int64_t filled = 1; filled < batch; filled *= 2) {
       const std::int64_t cnt = std::min(filled, batch - filled);
-      GF_CUDA_TRY(cudaMemcpyAsync(pristine.data() + filled * n * n, pristine.data(), sizeof(T) * cnt * n * n, cudaMemcpyDeviceToDevice, s));
+      GF_CUDA_TRY(cudaMemcpyAsync(pristine.data() + filled * n * n, pristine.data(), sizeof(T) * cnt * n * n,
+                                  cudaMemcpyDeviceToDevice, s));
     }
     std::vector<T*> ptrs(static_cast<std::size_t>(batch));
     for (std::int64_t b = 0; b < batch; ++b) ptrs[b] = a.data() + b * n * n;
     auto dptrs = device_array<T*>(ptrs.size());
     auto dinfo = device_array<int>(ptrs.size());
     GF_CUDA_TRY(cudaMemcpy(dptrs.data(), ptrs.data(), sizeof(T*) * ptrs.size(), cudaMemcpyHostToDevice));
-    const auto restore = [&] { GF_CUDA_TRY(cudaMemcpyAsync(a.data(), pristine.data(), sizeof(T) * total, cudaMemcpyDeviceToDevice, s)); };
+    const auto restore = [&] {
+      GF_CUDA_TRY(cudaMemcpyAsync(a.data(), pristine.data(), sizeof(T) * total, cudaMemcpyDeviceToDevice, s));
+    };
     std::vector<int> hinfo(ptrs.size());
     const auto count_bad = [&] {
       GF_CUDA_TRY(cudaMemcpy(hinfo.data(), dinfo.data(), sizeof(int) * hinfo.size(), cudaMemcpyDeviceToHost));
@@ -459,19 +467,26 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
     double t0 = 0;
     int bad0 = 0;
     if (o.baseline) {
-      t0 = time_events_ms(o.reps, restore, [&] {
-        if constexpr (sizeof(T) == 8)
-          GF_CUSOLVER_TRY(cusolverDnDpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.data(), int(n), dinfo.data(), int(batch)));
-        else
-          GF_CUSOLVER_TRY(cusolverDnSpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.data(), int(n), dinfo.data(), int(batch)));
-      }, s, sizeof(T) == 8 ? "cusolverDnDpotrfBatched" : "cusolverDnSpotrfBatched");
+      t0 = time_events_ms(
+          o.reps, restore,
+          [&] {
+            if constexpr (sizeof(T) == 8)
+              GF_CUSOLVER_TRY(cusolverDnDpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.data(), int(n),
+                                                      dinfo.data(), int(batch)));
+            else
+              GF_CUSOLVER_TRY(cusolverDnSpotrfBatched(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), dptrs.data(), int(n),
+                                                      dinfo.data(), int(batch)));
+          },
+          s, sizeof(T) == 8 ? "cusolverDnDpotrfBatched" : "cusolverDnSpotrfBatched");
       bad0 = count_bad();
       // keep the last matrix of cuSOLVER's result to compare with ours
-      GF_CUDA_TRY(cudaMemcpyAsync(ref.data(), a.data() + (batch - 1) * n * n, sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s));
+      GF_CUDA_TRY(
+          cudaMemcpyAsync(ref.data(), a.data() + (batch - 1) * n * n, sizeof(T) * n * n, cudaMemcpyDeviceToDevice, s));
     }
     GF_CUDA_TRY(cudaMemsetAsync(dinfo.data(), 0x7f, sizeof(int) * hinfo.size(), s));
-    const double t1 = time_events_ms(o.reps, restore, [&] { chol.factor_batched_async(a.data(), n, n, n * n, batch, dinfo.data()); }, s,
-                                   "GpuCholesky::factor_batched_async");
+    const double t1 = time_events_ms(
+        o.reps, restore, [&] { chol.factor_batched_async(a.data(), n, n, n * n, batch, dinfo.data()); }, s,
+        "GpuCholesky::factor_batched_async");
     const int bad = count_bad();
     double diff = -1;
     if (o.baseline) {
@@ -488,12 +503,12 @@ void batched(gc::GpuCholesky& chol, cudaStream_t s, const BatchedOpts& o) {
     }
     const double bytes = 2.0 * double(sizeof(T)) * double(total);
     if (o.baseline)
-      std::printf("%5lld | %8lld | %12.4f | %9.1f | %12.4f | %9.1f | %6.2f | %.1e%s%s\n", (long long)n, (long long)batch, t0,
-                  bytes / t0 / 1e6, t1, bytes / t1 / 1e6, t0 / t1, diff, bad ? "  !! info != 0" : "",
-                  bad0 ? "  !! cuSOLVER info != 0" : "");
+      std::printf("%5lld | %8lld | %12.4f | %9.1f | %12.4f | %9.1f | %6.2f | %.1e%s%s\n", (long long)n,
+                  (long long)batch, t0, bytes / t0 / 1e6, t1, bytes / t1 / 1e6, t0 / t1, diff,
+                  bad ? "  !! info != 0" : "", bad0 ? "  !! cuSOLVER info != 0" : "");
     else
-      std::printf("%5lld | %8lld | %12s | %9s | %12.4f | %9.1f | %6s | -%s\n", (long long)n, (long long)batch, "-", "-", t1,
-                  bytes / t1 / 1e6, "-", bad ? "  !! info != 0" : "");
+      std::printf("%5lld | %8lld | %12s | %9s | %12.4f | %9.1f | %6s | -%s\n", (long long)n, (long long)batch, "-", "-",
+                  t1, bytes / t1 / 1e6, "-", bad ? "  !! info != 0" : "");
     std::fflush(stdout);
   }
 }
@@ -506,15 +521,17 @@ double time_cusolver_solve(Cusolver& cs, cudaStream_t s, const double* a, double
   int lw = 0;
   GF_CUSOLVER_TRY(cusolverDnDpotrf_bufferSize(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), &lw));
   auto work = device_array<double>(static_cast<std::size_t>(lw));
-  return time_median(reps, [&] {
-    GF_CUDA_TRY(cudaMemcpyAsync(x, b, sizeof(double) * n, cudaMemcpyDeviceToDevice, s));
-  }, [&] {
-    GF_CUDA_TRY(cudaMemcpyAsync(af, a, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, s));
-    GF_CUSOLVER_TRY(cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), work.data(), lw, dinfo.data()));
-    GF_CUSOLVER_TRY(cusolverDnDpotrs(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), 1, af, int(n), x, int(n), dinfo.data()));
-    int info = 0;
-    GF_CUDA_TRY(cudaMemcpyAsync(&info, dinfo.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
-  }, s);
+  return time_median(
+      reps, [&] { GF_CUDA_TRY(cudaMemcpyAsync(x, b, sizeof(double) * n, cudaMemcpyDeviceToDevice, s)); },
+      [&] {
+        GF_CUDA_TRY(cudaMemcpyAsync(af, a, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, s));
+        GF_CUSOLVER_TRY(
+            cusolverDnDpotrf(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), af, int(n), work.data(), lw, dinfo.data()));
+        GF_CUSOLVER_TRY(cusolverDnDpotrs(cs.h, CUBLAS_FILL_MODE_LOWER, int(n), 1, af, int(n), x, int(n), dinfo.data()));
+        int info = 0;
+        GF_CUDA_TRY(cudaMemcpyAsync(&info, dinfo.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
+      },
+      s);
 }
 
 void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64_t min_n) {
@@ -531,7 +548,8 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
     auto b = device_array<double>(static_cast<std::size_t>(n));
     auto x = device_array<double>(static_cast<std::size_t>(n));
     gc::fill_random_symmetric(a.data(), n, n, 1.3 * std::sqrt(double(n)), 99 + n, s);
-    GF_CUDA_TRY(cudaMemcpyAsync(b.data(), a.data(), sizeof(double) * n, cudaMemcpyDeviceToDevice, s));  // b = column 0 of A
+    GF_CUDA_TRY(
+        cudaMemcpyAsync(b.data(), a.data(), sizeof(double) * n, cudaMemcpyDeviceToDevice, s));  // b = column 0 of A
     const int reps = reps_for(n);
     const double t0 = time_cusolver_solve(cs, s, a.data(), af.data(), b.data(), x.data(), n, reps);
     struct Variant {
@@ -562,11 +580,11 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
       o.factor_panel = v.panel;
       o.componentwise_threshold = v.componentwise_threshold;
       gc::MixedSolveResult r;
-      const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.data(), n, n, b.data(), n, 1, x.data(), n, o); }, s);
+      const double t1 = time_median(
+          reps, [] {}, [&] { r = chol.solve_mixed(a.data(), n, n, b.data(), n, 1, x.data(), n, o); }, s);
       std::printf("%7lld | %10.2f | %-22s | %10.2f | %6.2f | %5d | %9.2e | %9.2e | %s\n", (long long)n, t0 * 1e3,
-                  v.name, t1 * 1e3, t0 / t1, r.iterations,
-                  r.backward_error.empty() ? -1.0 : r.backward_error.back(), r.componentwise_backward_error,
-                  r.used_fp64_fallback ? "YES" : (r.escalated ? "escalated" : "no"));
+                  v.name, t1 * 1e3, t0 / t1, r.iterations, r.backward_error.empty() ? -1.0 : r.backward_error.back(),
+                  r.componentwise_backward_error, r.used_fp64_fallback ? "YES" : (r.escalated ? "escalated" : "no"));
     }
     std::fflush(stdout);
   }
@@ -577,8 +595,10 @@ void mixed(gc::GpuCholesky& chol, cudaStream_t s, std::int64_t max_n, std::int64
 /// GMRES-IR (the default) against classic refinement alone (which falls back to fp64 once κ·u32
 /// ≳ 1) and cuSOLVER fp64 potrf + potrs.
 void illcond(gc::GpuCholesky& chol, cudaStream_t s, double shift) {
-  std::printf("\n## mixed-precision solve, ill-conditioned A = G G^T 3/n + %.0e I (rank n/2 + shift: kappa ~ %.0e), "
-              "1 rhs\n", shift, 2.9 / shift);
+  std::printf(
+      "\n## mixed-precision solve, ill-conditioned A = G G^T 3/n + %.0e I (rank n/2 + shift: kappa ~ %.0e), "
+      "1 rhs\n",
+      shift, 2.9 / shift);
   std::printf("%7s | %10s | %-24s | %10s | %6s | %5s | %11s | %9s | %s\n", "n", "fp64 ms", "refinement", "mixed ms",
               "ratio", "iters", "gmres steps", "eta", "fallback");
   Cusolver cs(s);
@@ -594,21 +614,24 @@ void illcond(gc::GpuCholesky& chol, cudaStream_t s, double shift) {
     GF_CUDA_TRY(cudaMemsetAsync(a.data(), 0, sizeof(double) * n * n, s));
     gc::fill_random_symmetric(a.data(), n, n, 0.0, 7 + n, s);
     const double one = 1.0, scale = 3.0 / double(n);
-    GF_CUBLAS_TRY(cublasDgeam(blas, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), &one, a.data(), int(n), &one, a.data(), int(n), af.data(), int(n)));
+    GF_CUBLAS_TRY(cublasDgeam(blas, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), &one, a.data(), int(n), &one, a.data(),
+                              int(n), af.data(), int(n)));
     GF_CUDA_TRY(cudaMemsetAsync(a.data(), 0, sizeof(double) * n * n, s));
     const std::vector<double> diag(static_cast<std::size_t>(n), shift);
     GF_CUDA_TRY(cudaMemcpy2DAsync(a.data(), sizeof(double) * (n + 1), diag.data(), sizeof(double), sizeof(double), n,
-                         cudaMemcpyHostToDevice, s));
-    GF_CUBLAS_TRY(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, int(n), int(n / 2), &scale, af.data(), int(n), &one, a.data(),
-                   int(n)));
-    GF_CUDA_TRY(cudaMemcpyAsync(b.data(), af.data(), sizeof(double) * n, cudaMemcpyDeviceToDevice, s));  // b = column 0 of G
+                                  cudaMemcpyHostToDevice, s));
+    GF_CUBLAS_TRY(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, int(n), int(n / 2), &scale, af.data(), int(n),
+                              &one, a.data(), int(n)));
+    GF_CUDA_TRY(
+        cudaMemcpyAsync(b.data(), af.data(), sizeof(double) * n, cudaMemcpyDeviceToDevice, s));  // b = column 0 of G
     const int reps = reps_for(n);
     const double t0 = time_cusolver_solve(cs, s, a.data(), af.data(), b.data(), x.data(), n, reps);
     for (bool gmres : {true, false}) {
       gc::MixedSolveOptions o;
       o.gmres = gmres;
       gc::MixedSolveResult r;
-      const double t1 = time_median(reps, [] {}, [&] { r = chol.solve_mixed(a.data(), n, n, b.data(), n, 1, x.data(), n, o); }, s);
+      const double t1 = time_median(
+          reps, [] {}, [&] { r = chol.solve_mixed(a.data(), n, n, b.data(), n, 1, x.data(), n, o); }, s);
       char steps[32];
       std::snprintf(steps, sizeof steps, "%d (%d it)", r.gmres_steps, r.gmres_iterations);
       std::printf("%7lld | %10.2f | %-24s | %10.2f | %6.2f | %5d | %11s | %9.2e | %s\n", (long long)n, t0 * 1e3,
@@ -640,11 +663,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--interleave") && i + 1 < argc) {
       g_interleave = true;
       g_interleave_reps = std::max(1, std::atoi(argv[++i]));
-    }
-    else if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) {
+    } else if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) {
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) g_sizes.push_back(std::atoll(t));
-    }
-    else if (!std::strcmp(argv[i], "--batched-n") && i + 1 < argc) {
+    } else if (!std::strcmp(argv[i], "--batched-n") && i + 1 < argc) {
       bo.ns.clear();
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) bo.ns.push_back(std::atoll(t));
     } else if (!std::strcmp(argv[i], "--max-batch") && i + 1 < argc) bo.max_batch = std::atoll(argv[++i]);

@@ -60,15 +60,15 @@ std::vector<TraceEvent> g_trace;
 bool g_tracing = false;
 }  // namespace
 
-#define GF_CHOL_TRACE(stream, what, k)                                        \
-  do {                                                                        \
-    if (g_tracing) {                                                          \
-      cudaEvent_t e_ = nullptr;                                               \
-      if (cudaEventCreate(&e_) == cudaSuccess) {                              \
-        (void)cudaEventRecord(e_, stream);                                    \
-        g_trace.push_back({e_, what, static_cast<long long>(k), stream});     \
-      }                                                                       \
-    }                                                                         \
+#define GF_CHOL_TRACE(stream, what, k)                                    \
+  do {                                                                    \
+    if (g_tracing) {                                                      \
+      cudaEvent_t e_ = nullptr;                                           \
+      if (cudaEventCreate(&e_) == cudaSuccess) {                          \
+        (void)cudaEventRecord(e_, stream);                                \
+        g_trace.push_back({e_, what, static_cast<long long>(k), stream}); \
+      }                                                                   \
+    }                                                                     \
   } while (0)
 
 __device__ __forceinline__ unsigned long long gf_globaltimer() {
@@ -82,14 +82,14 @@ __device__ __forceinline__ unsigned long long gf_globaltimer() {
 // of L_{j−1,j−1} loaded, the solve computed
 constexpr int kTiledSlots = 11;
 __device__ unsigned long long* gf_tiled_trace_buf = nullptr;
-#define GF_TILED_TRACE(t, slot)                                                         \
-  do {                                                                                  \
-    if (gf_tiled_trace_buf) {                                                           \
-      gf_tiled_trace_buf[(t) * kTiledSlots + (slot)] = gf_globaltimer();                \
-      unsigned smid_;                                                                   \
-      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid_));                                \
-      gf_tiled_trace_buf[(t) * kTiledSlots + 5] = smid_;                                \
-    }                                                                                   \
+#define GF_TILED_TRACE(t, slot)                                        \
+  do {                                                                 \
+    if (gf_tiled_trace_buf) {                                          \
+      gf_tiled_trace_buf[(t)*kTiledSlots + (slot)] = gf_globaltimer(); \
+      unsigned smid_;                                                  \
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid_));               \
+      gf_tiled_trace_buf[(t)*kTiledSlots + 5] = smid_;                 \
+    }                                                                  \
   } while (0)
 
 // panel kernel (--panel-trace): per CTA a record of the column and the global timer at its start
@@ -99,22 +99,22 @@ constexpr int kPanelSlots = 6;
 constexpr unsigned kPanelRecords = 1u << 16;
 __device__ unsigned long long* gf_panel_trace_buf = nullptr;
 __device__ unsigned gf_panel_trace_count = 0;
-#define GF_PANEL_TRACE_BEGIN(column)                                               \
-  unsigned long long* gf_rec_ = nullptr;                                           \
-  if (threadIdx.x == 0 && gf_panel_trace_buf) {                                    \
-    const unsigned i_ = atomicAdd(&gf_panel_trace_count, 1u);                      \
-    if (i_ < kPanelRecords) {                                                      \
-      gf_rec_ = gf_panel_trace_buf + static_cast<std::size_t>(i_) * kPanelSlots;    \
-      gf_rec_[0] = static_cast<unsigned long long>(column);                        \
-      gf_rec_[1] = gf_globaltimer();                                               \
-    }                                                                              \
+#define GF_PANEL_TRACE_BEGIN(column)                                             \
+  unsigned long long* gf_rec_ = nullptr;                                         \
+  if (threadIdx.x == 0 && gf_panel_trace_buf) {                                  \
+    const unsigned i_ = atomicAdd(&gf_panel_trace_count, 1u);                    \
+    if (i_ < kPanelRecords) {                                                    \
+      gf_rec_ = gf_panel_trace_buf + static_cast<std::size_t>(i_) * kPanelSlots; \
+      gf_rec_[0] = static_cast<unsigned long long>(column);                      \
+      gf_rec_[1] = gf_globaltimer();                                             \
+    }                                                                            \
   }
-#define GF_PANEL_TRACE(slot)                                                       \
-  do {                                                                             \
-    if (gf_panel_trace_enabled()) {                                                \
-      __syncthreads();                                                             \
-      if (gf_rec_) gf_rec_[slot] = gf_globaltimer();                               \
-    }                                                                              \
+#define GF_PANEL_TRACE(slot)                         \
+  do {                                               \
+    if (gf_panel_trace_enabled()) {                  \
+      __syncthreads();                               \
+      if (gf_rec_) gf_rec_[slot] = gf_globaltimer(); \
+    }                                                \
   } while (0)
 __device__ __forceinline__ bool gf_panel_trace_enabled() { return gf_panel_trace_buf != nullptr; }
 bool g_panel_trace = false;
@@ -124,8 +124,8 @@ bool g_panel_trace = false;
 // publish (3), and when it starts waiting for the last block (4)
 constexpr int kTrsvSlots = 5;
 __device__ unsigned long long* gf_trsv_trace_buf = nullptr;
-#define GF_TRSV_TRACE(pos, slot)                                                       \
-  do {                                                                                 \
+#define GF_TRSV_TRACE(pos, slot)                                                            \
+  do {                                                                                      \
     if (gf_trsv_trace_buf) gf_trsv_trace_buf[(pos)*kTrsvSlots + (slot)] = gf_globaltimer(); \
   } while (0)
 
@@ -142,9 +142,9 @@ long long g_nb = 0, g_syrk_base = 0, g_tail = 0;  // --nb, --syrk-base, --tail (
 #define GF_CHOL_SERIAL g_serial
 extern int g_panel_cap;             // --panel-cap C (0: one CTA per strip)
 extern long long g_panel_cap_from;  // --panel-cap-from S
-bool g_bulk_split = true;  // --no-bulk-split: each bulk update on one stream
+bool g_bulk_split = true;           // --no-bulk-split: each bulk update on one stream
 #define GF_BULK_SPLIT g_bulk_split
-bool g_depth2 = true;  // --depth1: the fp64 lookahead one panel deep
+bool g_depth2 = true;      // --depth1: the fp64 lookahead one panel deep
 extern int g_next_groups;  // --next-groups G
 #define GF_LOOKAHEAD_DEPTH2 g_depth2
 #define GF_NEXT_GROUPS g_next_groups
@@ -155,8 +155,8 @@ extern int g_next_groups;  // --next-groups G
 int g_next_groups = gemflow::linalg::cuda::detail::kNextGroups;  // the library's defaults
 int g_panel_cap = gemflow::linalg::cuda::detail::kPanelCtasBesideBulk;
 long long g_panel_cap_from = gemflow::linalg::cuda::detail::kPanelCapFrom;
-#include "spd_solve_mixed.cu"
 #include "demote_kernels.cuh"
+#include "spd_solve_mixed.cu"
 #include "symv_kernels.cuh"
 #include "test_utils.cu"
 #include "trsv_kernels.cuh"
@@ -203,17 +203,23 @@ void panel_trace_report(const unsigned long long* dbuf, bool steps) {
   for (std::size_t i = 0; i < ls.size(); ++i) {
     const Launch& l = ls[i];
     const double gap = i ? 1e-3 * (double(l.first) - double(ls[i - 1].end)) : 0.0;
-    const double v[7] = {gap, 1e-3 * double(l.last_start - l.first), l.st[0] / l.ctas, l.st[1] / l.ctas,
-                         l.st[2] / l.ctas, l.st[3] / l.ctas, 1e-3 * double(l.end - l.first)};
+    const double v[7] = {gap,
+                         1e-3 * double(l.last_start - l.first),
+                         l.st[0] / l.ctas,
+                         l.st[1] / l.ctas,
+                         l.st[2] / l.ctas,
+                         l.st[3] / l.ctas,
+                         1e-3 * double(l.end - l.first)};
     for (int k = 0; k < 7; ++k) sum[k] += v[k];
     if (steps)
       std::printf("  %8llu %5d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", l.col, l.ctas, v[0], v[1], v[2], v[3],
                   v[4], v[5], v[6]);
   }
   const double nl = std::max<double>(1.0, double(ls.size()));
-  std::printf("  per launch, us: gap since the previous %.2f, start skew %.2f, load %.2f, factor %.2f, write-back "
-              "%.2f, strips %.2f, span %.2f\n", sum[0] / nl, sum[1] / nl, sum[2] / nl, sum[3] / nl, sum[4] / nl,
-              sum[5] / nl, sum[6] / nl);
+  std::printf(
+      "  per launch, us: gap since the previous %.2f, start skew %.2f, load %.2f, factor %.2f, write-back "
+      "%.2f, strips %.2f, span %.2f\n",
+      sum[0] / nl, sum[1] / nl, sum[2] / nl, sum[3] / nl, sum[4] / nl, sum[5] / nl, sum[6] / nl);
 }
 
 /// The recorded trace (g_trace, times from e0), then its events destroyed: per step kind the
@@ -221,7 +227,7 @@ void panel_trace_report(const unsigned long long* dbuf, bool steps) {
 /// nullptr: every stream); steps: every event. Returns the time of the last event reported.
 float report_trace(cudaEvent_t e0, cudaStream_t only, bool steps) {
   std::vector<std::pair<std::string, double>> sums;  // step kind → time since the stream's previous event
-  std::vector<std::pair<cudaStream_t, float>> last;   // per stream, the time of its previous event
+  std::vector<std::pair<cudaStream_t, float>> last;  // per stream, the time of its previous event
   float latest = 0;
   for (const TraceEvent& ev : g_trace) {
     if (!only || ev.stream == only) {
@@ -402,8 +408,8 @@ void tiled_timeline(long long n) {
     GF_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1));
     std::printf("tiled%s n = %lld, slope %.4f, CTAs per SM %d%s: %.3f ms%s%s\n",
                 std::is_same_v<T, float> ? " 1xFP16" : "", n, g_tiled_slope, g_tiled_ctas,
-                g_tiled_async ? "" : ", register-staged", ms,
-                rep == 2 ? " (traced)" : "", st.ok() ? "" : "  !! not ok");
+                g_tiled_async ? "" : ", register-staged", ms, rep == 2 ? " (traced)" : "",
+                st.ok() ? "" : "  !! not ok");
   }
   std::vector<unsigned long long> h(static_cast<std::size_t>(kTiledSlots * tasks));
   GF_CUDA_TRY(cudaMemcpy(h.data(), buf, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost));
@@ -424,12 +430,15 @@ void tiled_timeline(long long n) {
       nupd += static_cast<double>(j);
     }
   const double span = (static_cast<double>(t1) - t0) * 1e-3;
-  std::printf("first take to last flag %.1f us; %.2f us per tile update of the off-diagonal tasks (waits "
-              "included)\n", span, upd / std::max(nupd, 1.0));
+  std::printf(
+      "first take to last flag %.1f us; %.2f us per tile update of the off-diagonal tasks (waits "
+      "included)\n",
+      span, upd / std::max(nupd, 1.0));
   // diagonal task j (which also solves tile (j, j − 1)): slot 2 = its updates done, 3 = L_{j−1,j−1}
   // seen, 4 = L_jj published; "sub late": task (j, j − 1) handed its updates over after L_{j−1,j−1}
-  std::printf("%-12s | %9s | %9s | %9s | %12s | %9s | %7s | %7s | %7s | %7s | %7s | %7s\n", "columns", "chain us", "late",
-              "->seen", "solve+factor", "sub late", "solve", "update", "factor", "publish", "(form", "compute)");
+  std::printf("%-12s | %9s | %9s | %9s | %12s | %9s | %7s | %7s | %7s | %7s | %7s | %7s\n", "columns", "chain us",
+              "late", "->seen", "solve+factor", "sub late", "solve", "update", "factor", "publish", "(form",
+              "compute)");
   const long long ranges[5] = {1, tt / 4, tt / 2, 3 * tt / 4, tt};
 
   for (int r = 0; r < 4; ++r) {
@@ -438,23 +447,24 @@ void tiled_timeline(long long n) {
     for (long long j = std::max(1ll, ranges[r]); j < ranges[r + 1]; ++j) {
       const long long d = task(j, j), dp = task(j - 1, j - 1);
       const double prev = at(dp, 4);
-      c[0] += at(d, 4) - prev;                          // L_{j−1,j−1} published → L_jj published
-      c[1] += std::max(0.0, at(d, 2) - prev);           // its updates ended after L_{j−1,j−1}
-      c[2] += at(d, 3) - std::max(at(d, 2), prev);      // the flag seen
-      c[3] += at(d, 4) - at(d, 3);                      // solve (j, j − 1), update, factor, publish
+      c[0] += at(d, 4) - prev;                              // L_{j−1,j−1} published → L_jj published
+      c[1] += std::max(0.0, at(d, 2) - prev);               // its updates ended after L_{j−1,j−1}
+      c[2] += at(d, 3) - std::max(at(d, 2), prev);          // the flag seen
+      c[3] += at(d, 4) - at(d, 3);                          // solve (j, j − 1), update, factor, publish
       c[4] += std::max(0.0, at(task(j, j - 1), 4) - prev);  // the sub-diagonal tile's updates, late
-      c[5] += at(d, 6) - at(d, 3);  // form of L_{j−1,j−1} loaded, tile (j, j − 1) solved
-      c[6] += at(d, 7) - at(d, 6);  // A_jj −= L_{j,j−1}·L_{j,j−1}ᵀ, into the factor's buffer
-      c[7] += at(d, 8) - at(d, 7);  // factor_block_phases
-      c[8] += at(d, 4) - at(d, 8);  // solve form published, flag
-      c[9] += at(d, 9) - at(d, 3);   // the form loaded
+      c[5] += at(d, 6) - at(d, 3);                          // form of L_{j−1,j−1} loaded, tile (j, j − 1) solved
+      c[6] += at(d, 7) - at(d, 6);    // A_jj −= L_{j,j−1}·L_{j,j−1}ᵀ, into the factor's buffer
+      c[7] += at(d, 8) - at(d, 7);    // factor_block_phases
+      c[8] += at(d, 4) - at(d, 8);    // solve form published, flag
+      c[9] += at(d, 9) - at(d, 3);    // the form loaded
       c[10] += at(d, 10) - at(d, 9);  // the solve computed
       ++cnt;
     }
     if (!cnt) continue;
-    std::printf("%5lld-%-6lld | %9.2f | %9.2f | %9.2f | %12.2f | %9.2f | %7.2f | %7.2f | %7.2f | %7.2f | %7.2f | %7.2f\n",
-                ranges[r], ranges[r + 1] - 1, c[0] / cnt, c[1] / cnt, c[2] / cnt, c[3] / cnt, c[4] / cnt, c[5] / cnt,
-                c[6] / cnt, c[7] / cnt, c[8] / cnt, c[9] / cnt, c[10] / cnt);
+    std::printf(
+        "%5lld-%-6lld | %9.2f | %9.2f | %9.2f | %12.2f | %9.2f | %7.2f | %7.2f | %7.2f | %7.2f | %7.2f | %7.2f\n",
+        ranges[r], ranges[r + 1] - 1, c[0] / cnt, c[1] / cnt, c[2] / cnt, c[3] / cnt, c[4] / cnt, c[5] / cnt,
+        c[6] / cnt, c[7] / cnt, c[8] / cnt, c[9] / cnt, c[10] / cnt);
   }
   // occupancy over time: tasks between taken and published (the CTAs holding one), and of those
   // the ones past their updates (solve or hand-over), per tenth of the span; the chain's column
@@ -543,7 +553,8 @@ void passes_timeline(const std::vector<long long>& sizes) {
   cudaStream_t s = bs.s;
   cublasHandle_t blas = bs.blas;
   const auto ms_of = [&](const auto& run) {
-    return gemflow::cuda::median_ms(s, 11, 2, [] {}, run, [] {});
+    return gemflow::cuda::median_ms(
+        s, 11, 2, [] {}, run, [] {});
   };
   std::printf("%7s | %-28s | %9s | %8s | %s\n", "n", "pass", "ms", "GB/s", "vs copy of the same bytes");
   for (const long long n : sizes) {
@@ -575,8 +586,10 @@ void passes_timeline(const std::vector<long long>& sizes) {
       GF_CUDA_TRY(cudaMemcpy(b, h.data() + n, sizeof(double) * n, cudaMemcpyHostToDevice));
     }
     const double read_b = sizeof(double) * double(tri);
-    const double copy_ms = ms_of([&] { GF_CUDA_TRY(cudaMemcpyAsync(copy + sizeof(double) * tri, copy, sizeof(double) * tri,
-                                                          cudaMemcpyDeviceToDevice, s)); });
+    const double copy_ms = ms_of([&] {
+      GF_CUDA_TRY(
+          cudaMemcpyAsync(copy + sizeof(double) * tri, copy, sizeof(double) * tri, cudaMemcpyDeviceToDevice, s));
+    });
     const auto row = [&](const char* what, double ms, double bytes) {
       const double ref = copy_ms * bytes / (2.0 * read_b);  // a copy moving `bytes`
       std::printf("%7lld | %-28s | %9.4f | %8.0f | %.2f\n", n, what, ms, bytes / ms * 1e-6, ref / ms);
@@ -587,24 +600,28 @@ void passes_timeline(const std::vector<long long>& sizes) {
               a, n, n, as, ldas, nullptr, overflow, rowpart, colpart);
           d::sum_parts_kernel<<<unsigned((n + d::kSumPartsK - 1) / d::kSumPartsK), d::kSumPartsK * d::kSumPartsSegs, 0,
                                 s>>>(rowpart, colpart, n, parts, rowsum);
-        }), read_b * 1.5);  // fp64 read, fp32 written
+        }),
+        read_b * 1.5);  // fp64 read, fp32 written
     row("SYMV + omega bound (residuals)", ms_of([&] {
           GF_CUDA_TRY(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s));
           d::symv_lower(a, n, n, x, b, y, work, s, maxes, nullptr, d::SymvOmega::bound);
-        }), read_b);
+        }),
+        read_b);
     row("SYMV + exact omega", ms_of([&] {
           GF_CUDA_TRY(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s));
           d::symv_lower(a, n, n, x, b, y, work, s, maxes, nullptr, d::SymvOmega::exact,
                         work + d::symv_workspace_doubles(n));
-        }), read_b);
+        }),
+        read_b);
     row("SYMV (symv_lower)", ms_of([&] { d::symv_lower(a, n, n, x, b, y, work, s); }), read_b);
     {
       const auto nt = d::symv_tiles(n);
       row("  its pass 2 alone", ms_of([&] {
-            d::symv_sum_kernel<false><<<unsigned((n + d::kSymvSumK - 1) / d::kSymvSumK),
-                                        d::kSymvSumK * d::kSymvSumSegs, 0, s>>>(n, work, work + nt * n, nullptr,
-                                                                                nullptr, b, y, x, nullptr, nullptr);
-          }), sizeof(double) * double(nt) * double(n));  // one partial per tile and entry
+            d::symv_sum_kernel<false>
+                <<<unsigned((n + d::kSymvSumK - 1) / d::kSymvSumK), d::kSymvSumK * d::kSymvSumSegs, 0, s>>>(
+                    n, work, work + nt * n, nullptr, nullptr, b, y, x, nullptr, nullptr);
+          }),
+          sizeof(double) * double(nt) * double(n));  // one partial per tile and entry
     }
     std::vector<double> y0(static_cast<std::size_t>(n)), y1(y0.size());
     GF_CUDA_TRY(cudaMemcpy(y0.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost));
@@ -614,7 +631,8 @@ void passes_timeline(const std::vector<long long>& sizes) {
           if (cublasDsymv(blas, CUBLAS_FILL_MODE_LOWER, int(n), &minus_one, a, int(n), x, 1, &one, y, 1) !=
               CUBLAS_STATUS_SUCCESS)
             std::exit(2);
-        }), read_b);
+        }),
+        read_b);
     GF_CUDA_TRY(cudaMemcpy(y1.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost));
     double dy = 0, my = 0;
     for (std::size_t i = 0; i < y0.size(); ++i) {
@@ -703,12 +721,12 @@ void trsv_timeline(const std::vector<long long>& sizes) {
       GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * n, s));
     };
     const auto forward = [&]() {
-      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(false), s>>>(l, ld, n, inv, x,
-                                                                                                tickets, pub, 1u, nullptr);
+      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(false), s>>>(
+          l, ld, n, inv, x, tickets, pub, 1u, nullptr);
     };
     const auto transposed = [&]() {
-      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(true), s>>>(l, ld, n, inv, x,
-                                                                                               tickets + 1, pub, 2u, nullptr);
+      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(true), s>>>(
+          l, ld, n, inv, x, tickets + 1, pub, 2u, nullptr);
     };
     const auto pair = [&]() {
       zero_flags();
@@ -730,8 +748,8 @@ void trsv_timeline(const std::vector<long long>& sizes) {
       for (std::size_t i = 0; i < xr.size(); ++i)
         worst = std::max(worst, static_cast<double>(std::fabs(xr[i] - x0[i])) / std::max(x0max, 1e-300));
     });
-    std::printf("%7lld | %10.3f | %10.3f | %10.2f | %10.2e | %.2e\n", n, inv_ms, pair_ms,
-                1e3 * pair_ms / (2.0 * nblk), err, worst);
+    std::printf("%7lld | %10.3f | %10.3f | %10.2f | %10.2e | %.2e\n", n, inv_ms, pair_ms, 1e3 * pair_ms / (2.0 * nblk),
+                err, worst);
     {  // one traced pair: the chain step split (µs, mean over positions 2 …)
       unsigned long long* tb = nullptr;
       GF_CUDA_TRY(cudaMalloc(&tb, sizeof(unsigned long long) * 2 * nblk * kTrsvSlots));
@@ -765,16 +783,16 @@ void trsv_timeline(const std::vector<long long>& sizes) {
           late += at(p, 4) > at(p - 1, 3);
         }
         if (cnt == 0) continue;
-        std::printf("        | %-10s step %.2f us: values seen %.2f, sums %.2f, inverse %.2f, publish %.2f; "
-                    "waiting from %.2f us before the publish, %lld of %lld later\n",
-                    dir ? "transposed" : "forward", 1e-3 * (at(nblk - 1, 3) - at(1, 3)) / double(nblk - 2),
-                    1e-3 * hand / cnt, 1e-3 * sums / cnt, 1e-3 * gemv / cnt, 1e-3 * pubd / cnt, 1e-3 * early / cnt,
-                    late, cnt);
+        std::printf(
+            "        | %-10s step %.2f us: values seen %.2f, sums %.2f, inverse %.2f, publish %.2f; "
+            "waiting from %.2f us before the publish, %lld of %lld later\n",
+            dir ? "transposed" : "forward", 1e-3 * (at(nblk - 1, 3) - at(1, 3)) / double(nblk - 2), 1e-3 * hand / cnt,
+            1e-3 * sums / cnt, 1e-3 * gemv / cnt, 1e-3 * pubd / cnt, 1e-3 * early / cnt, late, cnt);
       }
     }
-    for (void* p : {static_cast<void*>(l), static_cast<void*>(inv), static_cast<void*>(x), static_cast<void*>(b),
-                    static_cast<void*>(tickets), static_cast<void*>(pub), static_cast<void*>(l64),
-                    static_cast<void*>(x64)})
+    for (void* p :
+         {static_cast<void*>(l), static_cast<void*>(inv), static_cast<void*>(x), static_cast<void*>(b),
+          static_cast<void*>(tickets), static_cast<void*>(pub), static_cast<void*>(l64), static_cast<void*>(x64)})
       (void)cudaFree(p);
   }
 }
@@ -810,7 +828,8 @@ int bench_main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--panel-cap-from") && i + 1 < argc) g_panel_cap_from = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--panel-trace")) g_panel_trace = true;
     else {
-      std::fprintf(stderr, "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--serial] [--nb NB] [--syrk-base B] "
+      std::fprintf(stderr,
+                   "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--serial] [--nb NB] [--syrk-base B] "
                    "[--tail T] [--panel-cap C] [--panel-cap-from S] [--no-bulk-split] [--depth1] "
                    "[--next-groups G] [--check] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
                    "[--no-async] [--fp16]] [--trsv]\n",
@@ -836,10 +855,8 @@ int bench_main(int argc, char** argv) {
       return 0;
     }
     if (tiled) {
-      if (fp16)
-        tiled_timeline<float>(n);
-      else
-        tiled_timeline<double>(n);
+      if (fp16) tiled_timeline<float>(n);
+      else tiled_timeline<double>(n);
       return 0;
     }
     gc::CholeskyOptions o;

@@ -29,11 +29,36 @@ namespace gd = gemflow::linalg::cuda::detail;
 
 constexpr int kChain = 256;  // dependent operations per latency probe
 
-enum Probe { kDfma, kDmul, kRsqrtApprox, kRsqrtFast, kRsqrtRefined, kRsqrtCuda, kRcpRn, kSqrtRn, kShfl, kDmma884, kDmma1688, kSel, kBarrier, kProbes };
+enum Probe {
+  kDfma,
+  kDmul,
+  kRsqrtApprox,
+  kRsqrtFast,
+  kRsqrtRefined,
+  kRsqrtCuda,
+  kRcpRn,
+  kSqrtRn,
+  kShfl,
+  kDmma884,
+  kDmma1688,
+  kSel,
+  kBarrier,
+  kProbes
+};
 const char* probe_name(int p) {
-  static const char* names[] = {"DFMA", "DMUL", "rsqrt.approx.f64", "rsqrt.approx + Newton (fast pivot path)",
-                                "rsqrt_refined (safe pivot path)", "rsqrt() (CUDA)", "1/d (rcp.rn)",
-                                "sqrt (rn)",   "shfl (double)", "DMMA m8n8k4 (acc chain)", "DMMA m16n8k8 (acc chain)", "select (double)", "barrier (8 warps)"};
+  static const char* names[] = {"DFMA",
+                                "DMUL",
+                                "rsqrt.approx.f64",
+                                "rsqrt.approx + Newton (fast pivot path)",
+                                "rsqrt_refined (safe pivot path)",
+                                "rsqrt() (CUDA)",
+                                "1/d (rcp.rn)",
+                                "sqrt (rn)",
+                                "shfl (double)",
+                                "DMMA m8n8k4 (acc chain)",
+                                "DMMA m16n8k8 (acc chain)",
+                                "select (double)",
+                                "barrier (8 warps)"};
   return names[p];
 }
 
@@ -93,10 +118,8 @@ __global__ void tile_kernel(const double* a, int reps, long long* cycles, double
     for (int e = lane; e < 64; e += 32) t0s[(e / 8) * gd::kTileLd + e % 8] = a[(e / 8) + 64 * (e % 8)];
     __syncwarp();
     const long long c0 = clock64();
-    if constexpr (Variant == 2)
-      f += gd::factor_invert_tile_fp32<gd::kTileLd>(t0s, ld, lane);
-    else
-      f += gd::factor_invert_tile<gd::kTileLd, Variant == 1>(t0s, ld, lane);
+    if constexpr (Variant == 2) f += gd::factor_invert_tile_fp32<gd::kTileLd>(t0s, ld, lane);
+    else f += gd::factor_invert_tile<gd::kTileLd, Variant == 1>(t0s, ld, lane);
     __syncwarp();
     const long long c1 = clock64();
     best = std::min(best, c1 - c0);
@@ -124,7 +147,7 @@ __global__ void __launch_bounds__(gd::kTileThreads, 1)
     __syncthreads();
     const long long t0 = clock64();
     fail = gd::factor_block_phases<gd::kTileLd, Variant != 0, Variant == 2>(ls, ldiag, s_fail, gd::kTileSub, warp, lane,
-                                                                           nt_done);
+                                                                            nt_done);
     __syncthreads();
     const long long t1 = clock64();
     best = std::min(best, t1 - t0);
@@ -215,7 +238,7 @@ Result run_variant(const double* d_a, const std::vector<double>& lref, int reps)
   GF_CUDA_TRY(cudaMalloc(&d_fail, sizeof(int)));
   const std::size_t smem = sizeof(double) * (gd::kTileNb * gd::kTileLd + gd::kTileSub * 64) + 16;
   GF_CUDA_TRY(cudaFuncSetAttribute(block_factor_kernel<Variant>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          static_cast<int>(smem)));
+                                   static_cast<int>(smem)));
   block_factor_kernel<Variant><<<1, gd::kTileThreads, smem>>>(d_a, reps, d_l, d_inv, d_cycles, d_fail);
   GF_CUDA_TRY(cudaGetLastError());
   GF_CUDA_TRY(cudaDeviceSynchronize());
@@ -314,16 +337,18 @@ int bench_main(int argc, char** argv) {
   // must give the safe path's result bit for bit
   const auto same = [&](const std::vector<double>& m, const char* what) {
     GF_CUDA_TRY(cudaMemcpy(d_a, m.data(), m.size() * sizeof(double), cudaMemcpyHostToDevice));
-    const Result s0 = run_variant<0>(d_a, lref, 1), s1 = run_variant<1>(d_a, lref, 1), s2 = run_variant<2>(d_a, lref, 1);
+    const Result s0 = run_variant<0>(d_a, lref, 1), s1 = run_variant<1>(d_a, lref, 1),
+                 s2 = run_variant<2>(d_a, lref, 1);
     const auto differ = [](const std::vector<double>& x, const std::vector<double>& y) {
       int d = 0;  // NaN equals NaN here
       for (std::size_t e = 0; e < x.size(); ++e) d += !(x[e] == y[e]) && !(x[e] != x[e] && y[e] != y[e]);
       return d;
     };
-    std::printf("%s: fail %d / %d / %d (safe / fast / fp32 tiles), %d / %d elements of L and %d / %d of the inverted "
-                "tiles differ from the safe path's\n",
-                what, s0.fail, s1.fail, s2.fail, differ(s0.l, s1.l), differ(s0.l, s2.l), differ(s0.inv, s1.inv),
-                differ(s0.inv, s2.inv));
+    std::printf(
+        "%s: fail %d / %d / %d (safe / fast / fp32 tiles), %d / %d elements of L and %d / %d of the inverted "
+        "tiles differ from the safe path's\n",
+        what, s0.fail, s1.fail, s2.fail, differ(s0.l, s1.l), differ(s0.l, s2.l), differ(s0.inv, s1.inv),
+        differ(s0.inv, s2.inv));
   };
   std::vector<double> tiny(a), bad(a);
   for (auto& x : tiny) x = std::ldexp(x, -1060);
@@ -339,7 +364,10 @@ int bench_main(int argc, char** argv) {
   GF_CUDA_TRY(cudaMalloc(&d_b, bm.size() * sizeof(double)));
   GF_CUDA_TRY(cudaMalloc(&d_x, bm.size() * sizeof(double)));
   GF_CUDA_TRY(cudaMemcpy(d_b, bm.data(), bm.size() * sizeof(double), cudaMemcpyHostToDevice));
-  std::printf("\n64×64 tile solve X = B·L⁻ᵀ, one CTA (min of %d):\n\n| variant | cycles | µs | ratio | max|X·Lᵀ − B| |\n|---|---|---|---|---|\n", reps);
+  std::printf(
+      "\n64×64 tile solve X = B·L⁻ᵀ, one CTA (min of %d):\n\n| variant | cycles | µs | ratio | max|X·Lᵀ − B| "
+      "|\n|---|---|---|---|---|\n",
+      reps);
   long long solve_base = 0;
   const auto solve = [&](auto kernel, const char* name) {
     const std::size_t smem = sizeof(double) * (2 * gd::kTileNb * gd::kTileLd + gd::kTileSub * 64) + 16;

@@ -32,31 +32,35 @@ class CholeskyNode final : public Node {
             .version = 1,
             .title = "Cholesky factorisation",
             .category = "Linear algebra",
-            .doc = "Cholesky factor of a symmetric matrix: A = L Lᵀ, or PᵀAP ≈ L Lᵀ with pivoting.\n"
-                   "Inputs: matrix, n×n Matrix<f64>, symmetric; only the lower triangle is read (a warning "
-                   "names the first pair that differs beyond rounding).\n"
-                   "Outputs: factor, Matrix<f64> L, lower triangular, row-major. Plain: n×n with "
-                   "A = L Lᵀ. Pivoted: n×rank (rows in pivot order) with PᵀAP ≈ L Lᵀ, i.e. "
-                   "A(perm[k], perm[l]) ≈ (L Lᵀ)(k, l); permutation, Table (pivot, row): "
-                   "pivot k was original row/column `row` (0-based); empty for the plain factor.\n"
-                   "CPU (algorithm lapack): LAPACK dpotrf / spotrf (precision fp32), pivoted dpstrf (full rank) "
-                   "or dpstf2 steps (rank limit). CUDA: GpuCholesky::factor with algorithm blocked, recursive, "
-                   "cusolver, lookahead or tiled (auto: tiled below n = 9216, fp32 "
-                   "6656, else lookahead), fp64 or fp32; pivoted: GpuCholesky::factor_pivoted "
-                   "(dpstf2 steps, fp64). fp32 factors are returned as the single-precision values. Every pivot, "
-                   "the first too, must exceed the tolerance: one ≥ max diag A gives rank 0.",
-            .errors = "A matrix that is not square or empty, NaN/Inf; plain factorisation of a matrix that is not "
-                      "positive definite names the leading minor k that fails (LAPACK INFO); rank or tolerance "
-                      "without pivoted, pivoted with precision fp32 or a GPU algorithm (parameter rules, reported "
-                      "before a run); a GPU algorithm on the CPU, lapack on CUDA, device cuda without a device. "
-                      "Never falls back to the CPU silently: device auto logs its choice. A pivoted factor warns "
-                      "that the matrix is not positive semidefinite when the diagonal left after its pivots has an "
-                      "entry below −max(tolerance, n·ε·max|a_ii|).",
-            .memory = "Host: the n² factor (8 bytes per entry; fp32 4 more, CUDA a staging copy of 8 more). "
-                      "Device: n² values (fp32: floats) plus the factorisation's workspace; pivoted: 2n² doubles.",
+            .doc =
+                "Cholesky factor of a symmetric matrix: A = L Lᵀ, or PᵀAP ≈ L Lᵀ with pivoting.\n"
+                "Inputs: matrix, n×n Matrix<f64>, symmetric; only the lower triangle is read (a warning "
+                "names the first pair that differs beyond rounding).\n"
+                "Outputs: factor, Matrix<f64> L, lower triangular, row-major. Plain: n×n with "
+                "A = L Lᵀ. Pivoted: n×rank (rows in pivot order) with PᵀAP ≈ L Lᵀ, i.e. "
+                "A(perm[k], perm[l]) ≈ (L Lᵀ)(k, l); permutation, Table (pivot, row): "
+                "pivot k was original row/column `row` (0-based); empty for the plain factor.\n"
+                "CPU (algorithm lapack): LAPACK dpotrf / spotrf (precision fp32), pivoted dpstrf (full rank) "
+                "or dpstf2 steps (rank limit). CUDA: GpuCholesky::factor with algorithm blocked, recursive, "
+                "cusolver, lookahead or tiled (auto: tiled below n = 9216, fp32 "
+                "6656, else lookahead), fp64 or fp32; pivoted: GpuCholesky::factor_pivoted "
+                "(dpstf2 steps, fp64). fp32 factors are returned as the single-precision values. Every pivot, "
+                "the first too, must exceed the tolerance: one ≥ max diag A gives rank 0.",
+            .errors =
+                "A matrix that is not square or empty, NaN/Inf; plain factorisation of a matrix that is not "
+                "positive definite names the leading minor k that fails (LAPACK INFO); rank or tolerance "
+                "without pivoted, pivoted with precision fp32 or a GPU algorithm (parameter rules, reported "
+                "before a run); a GPU algorithm on the CPU, lapack on CUDA, device cuda without a device. "
+                "Never falls back to the CPU silently: device auto logs its choice. A pivoted factor warns "
+                "that the matrix is not positive semidefinite when the diagonal left after its pivots has an "
+                "entry below −max(tolerance, n·ε·max|a_ii|).",
+            .memory =
+                "Host: the n² factor (8 bytes per entry; fp32 4 more, CUDA a staging copy of 8 more). "
+                "Device: n² values (fp32: floats) plus the factorisation's workspace; pivoted: 2n² doubles.",
             .determinism = "Deterministic for a given BLAS build / device and library version.",
-            .references = "LAPACK dpotrf/dpstrf; Higham 1990; Lucas, LAWN 161; GPU algorithms: "
-                          "gemflow/linalg/cholesky_cuda.hpp.",
+            .references =
+                "LAPACK dpotrf/dpstrf; Higham 1990; Lucas, LAWN 161; GPU algorithms: "
+                "gemflow/linalg/cholesky_cuda.hpp.",
             .rules = pivoting_rules()};
   }
   enum class Prec { Fp64, Fp32 };
@@ -64,47 +68,64 @@ class CholeskyNode final : public Node {
   /// `gemflow validate` and failed the run without a file position); execute() checks them too.
   static std::vector<ParamRule> pivoting_rules() {
     std::vector<ParamRule> r = fp32_products_rules();
-    for (auto& rule : std::vector<ParamRule>{
-        {.param = "rank", .other = "pivoted", .other_value = true, .why = "the plain factorisation has no rank limit"},
-        {.param = "tolerance", .other = "pivoted", .other_value = true,
-         .why = "the plain factorisation has no tolerance"},
-        {.param = "precision", .when = {std::string("fp32")}, .other = "pivoted", .other_value = true, .must = false,
-         .why = "the pivoted factorisation runs in fp64 only"},
-        {.param = "algorithm",
-         .when = {std::string("blocked"), std::string("recursive"), std::string("cusolver"), std::string("lookahead"),
-                  std::string("tiled")},
+    for (auto& rule :
+         std::vector<ParamRule>{{.param = "rank",
          .other = "pivoted",
          .other_value = true,
-         .must = false,
-         .why = "pivoted takes algorithm auto (dpstf2 steps on CUDA) or lapack"}})
+         .why = "the plain factorisation has no rank limit"},
+                                {.param = "tolerance",
+                                .other = "pivoted",
+                                .other_value = true,
+                                .why = "the plain factorisation has no tolerance"},
+                                {.param = "precision",
+                                .when = {std::string("fp32")},
+                                .other = "pivoted",
+                                .other_value = true,
+                                .must = false,
+                                .why = "the pivoted factorisation runs in fp64 only"},
+                                {.param = "algorithm",
+                                .when = {std::string("blocked"), std::string("recursive"), std::string("cusolver"),
+                                         std::string("lookahead"), std::string("tiled")},
+                                .other = "pivoted",
+                                .other_value = true,
+                                .must = false,
+                                .why = "pivoted takes algorithm auto (dpstf2 steps on CUDA) or lapack"}})
       r.push_back(std::move(rule));
     return r;
   }
 
   Input<Matrix<double>> matrix{this, "matrix", "Symmetric matrix, n×n (lower triangle read)"};
   Output<Matrix<double>> factor{this, "factor", "Lower-triangular factor L (n×n, or n×rank when pivoted)"};
-  Output<Table> permutation{this, "permutation",
-                            "Pivot order: columns pivot, row (0-based); empty when not pivoted"};
+  Output<Table> permutation{this, "permutation", "Pivot order: columns pivot, row (0-based); empty when not pivoted"};
   DeviceParam device{this};
-  Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU; on CUDA tiled below n = 9216 (fp32: 6656), else lookahead. "
-            "lapack: CPU (dpotrf). blocked, recursive, cusolver, lookahead, tiled: CUDA only (see "
-            "gemflow/linalg/cholesky_cuda.hpp). Pivoted: auto or lapack");
-  Choice<Prec> precision{this, "precision", Prec::Fp64, {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}},
+  Choice<CholAlgo> algorithm =
+      cholesky_algorithm_param(this,
+                               "auto: lapack on the CPU; on CUDA tiled below n = 9216 (fp32: 6656), else lookahead. "
+                               "lapack: CPU (dpotrf). blocked, recursive, cusolver, lookahead, tiled: CUDA only (see "
+                               "gemflow/linalg/cholesky_cuda.hpp). Pivoted: auto or lapack");
+  Choice<Prec> precision{this,
+                         "precision",
+                         Prec::Fp64,
+                         {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}},
                          {.doc = "fp64, or fp32 (factor in single precision: L to about 1e-7 relative; "
                                  "not pivoted)"}};
   Choice<Products> fp32_products = fp32_products_param(
-      this, "precision fp32 on CUDA: how the factor's GEMMs run. auto/exact: IEEE fp32 (β like spotrf's); 3xTF32, "
-            "3xFP16: accuracy restored on the tensor cores (β within 10× spotrf's; 3xFP16 2.3–2.8× spotrf from "
-            "n = 16k on an H200); 1xTF32, 1xFP16: one tensor-core product (β ≈ 1e-4: preconditioners, refinement). "
-            "TF32: lookahead or recursive; 3xFP16: lookahead; 1xFP16: lookahead or tiled (auto picks one). "
-            "CPU: auto or exact");
-  Param<bool> pivoted{this, "pivoted", false,
+      this,
+      "precision fp32 on CUDA: how the factor's GEMMs run. auto/exact: IEEE fp32 (β like spotrf's); 3xTF32, "
+      "3xFP16: accuracy restored on the tensor cores (β within 10× spotrf's; 3xFP16 2.3–2.8× spotrf from "
+      "n = 16k on an H200); 1xTF32, 1xFP16: one tensor-core product (β ≈ 1e-4: preconditioners, refinement). "
+      "TF32: lookahead or recursive; 3xFP16: lookahead; 1xFP16: lookahead or tiled (auto picks one). "
+      "CPU: auto or exact");
+  Param<bool> pivoted{this,
+                      "pivoted",
+                      false,
                       {.doc = "Complete diagonal pivoting for positive semidefinite matrices (dpstrf); "
                               "stops at the numerical rank instead of failing"}};
-  Param<std::int64_t> rank{this, "rank", 0,
-                           {.min = 0, .doc = "Pivoted only: stop after this many columns; 0 = full numerical rank"}};
-  Param<double> tolerance{this, "tolerance", -1.0,
+  Param<std::int64_t> rank{
+      this, "rank", 0, {.min = 0, .doc = "Pivoted only: stop after this many columns; 0 = full numerical rank"}};
+  Param<double> tolerance{this,
+                          "tolerance",
+                          -1.0,
                           {.doc = "Pivoted only: pivots ≤ tolerance stop the factorisation; negative (the "
                                   "default, -1) = LAPACK's default n·ε·max(diag A). Without pivoted: leave it at -1"}};
 
@@ -116,8 +137,7 @@ class CholeskyNode final : public Node {
     const std::size_t n = a.rows();
     if (n == 0) throw InputError("input 'matrix' is empty (0×0)");  // as linalg.spd_solve
     if (!pivoted.value() && rank.value() != 0)
-      throw InputError("parameter 'rank' = " + std::to_string(rank.value()) +
-                       " needs 'pivoted: true'");
+      throw InputError("parameter 'rank' = " + std::to_string(rank.value()) + " needs 'pivoted: true'");
     if (!pivoted.value() && tolerance.value() != -1.0)  // the default: the rule in pivoting_rules()
       throw InputError("parameter 'tolerance' = " + g6(tolerance.value()) +
                        " needs 'pivoted: true' (the plain factorisation has no tolerance)");
@@ -133,10 +153,10 @@ class CholeskyNode final : public Node {
                          " beyond single precision (|a| > 3.4e38): use precision fp64");
     }
     if (const auto ij = first_asymmetry(a))
-      ctx.warn("input 'matrix' is not symmetric: A(" + std::to_string(ij->first) + ", " +
-               std::to_string(ij->second) + ") = " + full_precision(a(ij->first, ij->second)) + " but A(" +
-               std::to_string(ij->second) + ", " + std::to_string(ij->first) + ") = " +
-               full_precision(a(ij->second, ij->first)) + " (0-based); the lower triangle is used");
+      ctx.warn("input 'matrix' is not symmetric: A(" + std::to_string(ij->first) + ", " + std::to_string(ij->second) +
+               ") = " + full_precision(a(ij->first, ij->second)) + " but A(" + std::to_string(ij->second) + ", " +
+               std::to_string(ij->first) + ") = " + full_precision(a(ij->second, ij->first)) +
+               " (0-based); the lower triangle is used");
 
     const bool fp32 = *precision == Prec::Fp32;
     if (fp32)
@@ -148,14 +168,15 @@ class CholeskyNode final : public Node {
         ctx.warn(w.str());
       }
     if (pivoted.value() && *fp32_products != Products::Auto)
-      throw InputError("parameter 'fp32_products' applies to the plain factorisation; pivoted runs "
-                       "in fp64");
-    Placement place = resolve_placement(ctx, device, *algorithm, n,
-                                        fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64, pivoted.value());
-    const Fp32Products products = resolve_products(ctx, *fp32_products, *algorithm, place,
-                                                   fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64);
-    const std::string where = pivoted.value() ? (place.dev.is_cuda() ? "factor_pivoted" : "lapack")
-                                              : algo_name(place.algo);
+      throw InputError(
+          "parameter 'fp32_products' applies to the plain factorisation; pivoted runs "
+          "in fp64");
+    Placement place = resolve_placement(ctx, device, *algorithm, n, fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64,
+                                        pivoted.value());
+    const Fp32Products products =
+        resolve_products(ctx, *fp32_products, *algorithm, place, fp32 ? SolvePrecision::fp32 : SolvePrecision::fp64);
+    const std::string where =
+        pivoted.value() ? (place.dev.is_cuda() ? "factor_pivoted" : "lapack") : algo_name(place.algo);
     // the factor, an fp32 copy, a host staging copy for CUDA: known before anything is allocated
     const double n2 = static_cast<double>(n) * static_cast<double>(n);
     require_host_memory(static_cast<std::size_t>(n2 * (8.0 + (fp32 ? 4.0 : 0.0) + (place.dev.is_cuda() ? 8.0 : 0.0))),
@@ -220,16 +241,19 @@ class CholeskyNode final : public Node {
       if (r.rank < n) ctx.record("min_remaining_diagonal", dmin);
       if (r.rank < n && r.next_pivot < -rounding)
         ctx.warn("rank " + std::to_string(r.rank) + " of " + std::to_string(n) + ": the next pivot " +
-                 g6(r.next_pivot) + " is negative, so the matrix is not positive semidefinite (indefinite); the "
+                 g6(r.next_pivot) +
+                 " is negative, so the matrix is not positive semidefinite (indefinite); the "
                  "factor covers its positive part only");
       else if (r.rank < n && dmin < -rounding)
-        ctx.warn("rank " + std::to_string(r.rank) + " of " + std::to_string(n) + ": after the pivots, the diagonal "
-                 "of row " + std::to_string(worst) + " (0-based) is " + g6(dmin) + ", below −" + g6(rounding) +
+        ctx.warn("rank " + std::to_string(r.rank) + " of " + std::to_string(n) +
+                 ": after the pivots, the diagonal "
+                 "of row " +
+                 std::to_string(worst) + " (0-based) is " + g6(dmin) + ", below −" + g6(rounding) +
                  " (rounding), so the matrix is not positive semidefinite (indefinite); the factor covers its "
                  "positive part only");
       else if (r.rank_deficient)
-        ctx.info("rank " + std::to_string(r.rank) + " of " + std::to_string(n) + ": next pivot " +
-                 g6(r.next_pivot) + " ≤ tolerance " + g6(r.tolerance));
+        ctx.info("rank " + std::to_string(r.rank) + " of " + std::to_string(n) + ": next pivot " + g6(r.next_pivot) +
+                 " ≤ tolerance " + g6(r.tolerance));
     }
     ctx.progress(1.0);
   }

@@ -56,7 +56,10 @@ Choice<Products> fp32_products_param(Node* owner, std::string doc) {
 }
 
 std::vector<ParamRule> fp32_products_rules() {
-  return {{.param = "fp32_products", .other = "precision", .other_value = std::string("fp64"), .must = false,
+  return {{.param = "fp32_products",
+           .other = "precision",
+           .other_value = std::string("fp64"),
+           .must = false,
            .why = "the products are those of an fp32 factorisation: precision fp32 or mixed"},
           {.param = "fp32_products",
            .when = {std::string("3xTF32"), std::string("1xTF32"), std::string("3xFP16"), std::string("1xFP16")},
@@ -76,8 +79,7 @@ Fp32Products resolve_products(NodeContext& ctx, Products products, CholAlgo requ
                  : products == Products::Fp16x3 ? M::fp16x3
                                                 : M::fp16;
   const std::string name = std::string("parameter 'fp32_products' = ") + cuda::fp32_mode_name(mode);
-  if (precision == SolvePrecision::fp64)
-    throw InputError(name + " applies to precision fp32 or mixed, not fp64");
+  if (precision == SolvePrecision::fp64) throw InputError(name + " applies to precision fp32 or mixed, not fp64");
   if (!place.dev.is_cuda()) {
     if (mode == M::exact) return std::nullopt;  // LAPACK spotrf is exact fp32
     throw InputError(name + " runs on the CUDA tensor cores; on the CPU (LAPACK spotrf) use auto or exact");
@@ -111,8 +113,8 @@ CholAlgo auto_cuda_algorithm(std::size_t n, SolvePrecision precision, const cuda
   return CholAlgo::Lookahead;
 }
 
-Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested,
-                            std::size_t n, SolvePrecision precision, bool pivoted) {
+Placement resolve_placement(NodeContext& ctx, const DeviceParam& device, CholAlgo requested, std::size_t n,
+                            SolvePrecision precision, bool pivoted) {
   const std::string request = ctx.device_override().empty() ? device.requested() : ctx.device_override();
   const auto req = DeviceRequest::parse(request);
   if (!req) throw InputError("parameter 'device': '" + request + "' is not a device (auto, cpu, cuda, cuda:N)");

@@ -56,8 +56,8 @@ Choice<Products> fp32_products_param(Node* owner, std::string doc);
 /// fp64; the tensor-core products not with algorithm lapack (the CPU's spotrf is exact fp32).
 [[nodiscard]] std::vector<ParamRule> fp32_products_rules();
 
-[[nodiscard]] Fp32Products resolve_products(NodeContext& ctx, Products products, CholAlgo requested,
-                                            Placement& place, SolvePrecision precision);
+[[nodiscard]] Fp32Products resolve_products(NodeContext& ctx, Products products, CholAlgo requested, Placement& place,
+                                            SolvePrecision precision);
 
 /// The first (i, j), i > j, with |a_ij − a_ji| > 4ε·max(|a_ij| + |a_ji|, √|a_ii·a_jj|), or
 /// nothing: symmetric to rounding, entrywise (a matrix computed as B Bᵀ or expanded from

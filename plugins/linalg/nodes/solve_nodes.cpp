@@ -32,45 +32,51 @@ class SpdSolveNode final : public Node {
             .version = 1,
             .title = "SPD solve (Cholesky)",
             .category = "Linear algebra",
-            .doc = "Solves A X = B for a symmetric positive definite A by Cholesky.\n"
-                   "Inputs: matrix, n×n Matrix<f64>, symmetric (checked to a few ulps; the lower triangle is "
-                   "used); rhs, n×k Matrix<f64>, optional: when absent b = A·1 (accumulated in long double, then "
-                   "rounded) so that the exact solution x* = 1 is known and the forward error is reported.\n"
-                   "Outputs: solution, n×k Matrix<f64>; report, Table of one row: n, nrhs, rhs, algorithm, device, "
-                   "precision, method, relative_residual ρ = max_c ‖b_c − A x_c‖∞ / (‖A‖∞ ‖x_c‖∞) (∞-norms; "
-                   "the normwise backward error w.r.t. A, O(u) for a backward-stable solve whatever κ(A)), "
-                   "backward_error η = ‖r‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞) (Rigal–Gaches), componentwise_backward_error "
-                   "ω = max_i |r_i| / (|A|·|x| + |b|)_i (Oettli–Prager; unchanged by scaling rows and columns of A, "
-                   "so ω ≈ 1e-16 means every component is as accurate as its own condition allows), "
-                   "forward_error ‖x − 1‖∞ "
-                   "(NaN, i.e. null in JSON, when rhs is given; expect about κ(A)·ρ), norm (the norm of these "
-                   "columns: 'inf-norm'), refinement (what the mixed "
-                   "refinement did, 'none' otherwise), iterations, backward_error_history (mixed: η after the "
-                   "fp32 solve and after each step, those for ω included: componentwise_threshold), seconds "
-                   "(the solve alone: factor, solves, refinement; on "
-                   "CUDA also the transfers and the stream/cuBLAS/cuSOLVER handle set-up, which dominate for small "
-                   "n: benchmark the algorithms with linalg's bench, not with this column).\n"
-                   "CPU: LAPACK dpotrf + dpotrs (fp64), spotrf + spotrs (fp32), spotrf of the equilibrated "
-                   "S·A·S (S = diag(2^e_i)) + fp64 refinement with an fp64 fallback like LAPACK dsposv (mixed). "
-                   "CUDA: GpuCholesky factor (blocked, recursive, "
-                   "cuSOLVER, lookahead or tiled) + cuBLAS trsm; mixed: GpuCholesky::solve_mixed (lookahead fp32 "
-                   "factor with 1×FP16 products on an equilibrated copy of A, escalated to 3×FP16 when its "
-                   "refinement stalls; recursive: 1×TF32, escalated to 3×TF32; tiled: 1×FP16 tile updates, escalated to the 3×FP16 lookahead). Mixed on both devices: when "
-                   "refinement with the final fp32 factor is slow, GMRES-IR (FGMRES in fp64 preconditioned by the "
-                   "fp32 factor) before the fp64 fallback: classic refinement stops near κ(A) ≈ 1e7, GMRES-IR "
-                   "converged up to κ ≈ 3e11 in the tests (as long as the fp32 factor exists).",
-            .errors = "Not square, not symmetric, NaN/Inf, rhs rows ≠ n; b = A·1 or the solution beyond the double "
-                      "range; not positive definite names the leading minor k that fails; a GPU algorithm on the CPU "
-                      "or lapack on CUDA; precision mixed with algorithm blocked or cusolver, a tolerance below 2⁻⁵³ "
-                      "(parameter rules, reported before a run); device cuda without a device. Never falls back to "
-                      "the CPU silently: device auto logs its choice.",
-            .memory = "Host: 8 bytes per entry of the n×n matrix for the factor or CUDA's staging copy (CPU fp32: 4, "
-                      "CPU mixed: 12) and 40 bytes per entry of the n×k right-hand sides. Device: n² + 2·n·k doubles (fp32: floats) "
-                      "plus the factorisation's workspace.",
+            .doc =
+                "Solves A X = B for a symmetric positive definite A by Cholesky.\n"
+                "Inputs: matrix, n×n Matrix<f64>, symmetric (checked to a few ulps; the lower triangle is "
+                "used); rhs, n×k Matrix<f64>, optional: when absent b = A·1 (accumulated in long double, then "
+                "rounded) so that the exact solution x* = 1 is known and the forward error is reported.\n"
+                "Outputs: solution, n×k Matrix<f64>; report, Table of one row: n, nrhs, rhs, algorithm, device, "
+                "precision, method, relative_residual ρ = max_c ‖b_c − A x_c‖∞ / (‖A‖∞ ‖x_c‖∞) (∞-norms; "
+                "the normwise backward error w.r.t. A, O(u) for a backward-stable solve whatever κ(A)), "
+                "backward_error η = ‖r‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞) (Rigal–Gaches), componentwise_backward_error "
+                "ω = max_i |r_i| / (|A|·|x| + |b|)_i (Oettli–Prager; unchanged by scaling rows and columns of A, "
+                "so ω ≈ 1e-16 means every component is as accurate as its own condition allows), "
+                "forward_error ‖x − 1‖∞ "
+                "(NaN, i.e. null in JSON, when rhs is given; expect about κ(A)·ρ), norm (the norm of these "
+                "columns: 'inf-norm'), refinement (what the mixed "
+                "refinement did, 'none' otherwise), iterations, backward_error_history (mixed: η after the "
+                "fp32 solve and after each step, those for ω included: componentwise_threshold), seconds "
+                "(the solve alone: factor, solves, refinement; on "
+                "CUDA also the transfers and the stream/cuBLAS/cuSOLVER handle set-up, which dominate for small "
+                "n: benchmark the algorithms with linalg's bench, not with this column).\n"
+                "CPU: LAPACK dpotrf + dpotrs (fp64), spotrf + spotrs (fp32), spotrf of the equilibrated "
+                "S·A·S (S = diag(2^e_i)) + fp64 refinement with an fp64 fallback like LAPACK dsposv (mixed). "
+                "CUDA: GpuCholesky factor (blocked, recursive, "
+                "cuSOLVER, lookahead or tiled) + cuBLAS trsm; mixed: GpuCholesky::solve_mixed (lookahead fp32 "
+                "factor with 1×FP16 products on an equilibrated copy of A, escalated to 3×FP16 when its "
+                "refinement stalls; recursive: 1×TF32, escalated to 3×TF32; tiled: 1×FP16 tile updates, escalated to "
+                "the 3×FP16 lookahead). Mixed on both devices: when "
+                "refinement with the final fp32 factor is slow, GMRES-IR (FGMRES in fp64 preconditioned by the "
+                "fp32 factor) before the fp64 fallback: classic refinement stops near κ(A) ≈ 1e7, GMRES-IR "
+                "converged up to κ ≈ 3e11 in the tests (as long as the fp32 factor exists).",
+            .errors =
+                "Not square, not symmetric, NaN/Inf, rhs rows ≠ n; b = A·1 or the solution beyond the double "
+                "range; not positive definite names the leading minor k that fails; a GPU algorithm on the CPU "
+                "or lapack on CUDA; precision mixed with algorithm blocked or cusolver, a tolerance below 2⁻⁵³ "
+                "(parameter rules, reported before a run); device cuda without a device. Never falls back to "
+                "the CPU silently: device auto logs its choice.",
+            .memory =
+                "Host: 8 bytes per entry of the n×n matrix for the factor or CUDA's staging copy (CPU fp32: 4, "
+                "CPU mixed: 12) and 40 bytes per entry of the n×k right-hand sides. Device: n² + 2·n·k doubles (fp32: "
+                "floats) "
+                "plus the factorisation's workspace.",
             .determinism = "Deterministic for a given BLAS build / device and library version.",
-            .references = "LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; GMRES-IR: Carson & Higham, SIAM J. Sci. "
-                          "Comput. 40 (2018) A817; Higham, Accuracy and Stability of Numerical Algorithms, 2002, ch. 7 "
-                          "and 10.",
+            .references =
+                "LAPACK dpotrf/dpotrs/dsposv; Langou et al., SC 2006; GMRES-IR: Carson & Higham, SIAM J. Sci. "
+                "Comput. 40 (2018) A817; Higham, Accuracy and Stability of Numerical Algorithms, 2002, ch. 7 "
+                "and 10.",
             .rules = rules()};
   }
   enum class Prec { Fp64, Fp32, Mixed };
@@ -101,30 +107,42 @@ class SpdSolveNode final : public Node {
   Output<Table> report{this, "report", "One row: residuals, forward error, algorithm, device, precision, timings"};
   DeviceParam device{this};
   Choice<CholAlgo> algorithm = cholesky_algorithm_param(
-      this, "auto: lapack on the CPU; on CUDA tiled below n = 9216 (fp32: 6656), else lookahead "
-            "(precision mixed: always lookahead). lapack: CPU (dpotrf). blocked, recursive, cusolver, lookahead, "
-            "tiled: CUDA only (see gemflow/linalg/cholesky_cuda.hpp); precision mixed takes auto, lapack (CPU), "
-            "lookahead, recursive or tiled (CUDA; tiled: 1xFP16 or exact products)");
-  Choice<Prec> precision{this, "precision", Prec::Fp64,
+      this,
+      "auto: lapack on the CPU; on CUDA tiled below n = 9216 (fp32: 6656), else lookahead "
+      "(precision mixed: always lookahead). lapack: CPU (dpotrf). blocked, recursive, cusolver, lookahead, "
+      "tiled: CUDA only (see gemflow/linalg/cholesky_cuda.hpp); precision mixed takes auto, lapack (CPU), "
+      "lookahead, recursive or tiled (CUDA; tiled: 1xFP16 or exact products)");
+  Choice<Prec> precision{this,
+                         "precision",
+                         Prec::Fp64,
                          {{Prec::Fp64, "fp64"}, {Prec::Fp32, "fp32"}, {Prec::Mixed, "mixed"}},
                          {.doc = "fp64; fp32 (factor and solve in single, no refinement: ρ ≈ 1e-7 at best); "
                                  "mixed (fp32 factor, refinement to fp64 backward error, fp64 fallback)"}};
-  Param<std::int64_t> max_iterations{this, "max_iterations", 30,
-                                     {.min = 0, .max = 1000,
-                                      .doc = "mixed: refinement steps before the fp64 fallback (LAPACK dsposv: 30)"}};
+  Param<std::int64_t> max_iterations{
+      this,
+      "max_iterations",
+      30,
+      {.min = 0, .max = 1000, .doc = "mixed: refinement steps before the fp64 fallback (LAPACK dsposv: 30)"}};
   Choice<Products> fp32_products = fp32_products_param(
-      this, "precision fp32 or mixed on CUDA: how the fp32 factor's GEMMs run. auto: exact for fp32; for mixed "
-            "1xFP16 escalating to 3xFP16 (recursive: 1xTF32 → 3xTF32). exact, 3xTF32, 3xFP16: fp32 accuracy "
-            "(no escalation); 1xTF32, 1xFP16: one tensor-core product (mixed: escalated to three when refinement "
-            "stalls). TF32: lookahead or recursive; 3xFP16: lookahead; 1xFP16 (fp32): lookahead or tiled (auto picks "
-            "one). CPU: auto or exact");
-  Param<bool> gmres{this, "gmres", true,
+      this,
+      "precision fp32 or mixed on CUDA: how the fp32 factor's GEMMs run. auto: exact for fp32; for mixed "
+      "1xFP16 escalating to 3xFP16 (recursive: 1xTF32 → 3xTF32). exact, 3xTF32, 3xFP16: fp32 accuracy "
+      "(no escalation); 1xTF32, 1xFP16: one tensor-core product (mixed: escalated to three when refinement "
+      "stalls). TF32: lookahead or recursive; 3xFP16: lookahead; 1xFP16 (fp32): lookahead or tiled (auto picks "
+      "one). CPU: auto or exact");
+  Param<bool> gmres{this,
+                    "gmres",
+                    true,
                     {.doc = "mixed: GMRES-IR when refinement with the fp32 factor is slow (false: classic refinement "
                             "only, as LAPACK dsposv)"}};
-  Param<double> tolerance{this, "tolerance", -1.0,
+  Param<double> tolerance{this,
+                          "tolerance",
+                          -1.0,
                           {.doc = "mixed: stop when the backward error η ≤ tolerance; negative: √n·2⁻⁵³ (dsposv)"}};
   Param<double> componentwise_threshold{
-      this, "componentwise_threshold", 0x1p-12,
+      this,
+      "componentwise_threshold",
+      0x1p-12,
       {.min = 0.0,
        .doc = "mixed: once η ≤ tolerance, when the componentwise backward error ω exceeds this, further steps "
               "lower ω toward the tolerance; if they cannot bring it within the threshold, the fp64 fallback "
@@ -154,15 +172,14 @@ class SpdSolveNode final : public Node {
         for (std::size_t j = 0; j < n; ++j) s += static_cast<long double>(i >= j ? a(i, j) : a(j, i));
         b(i, 0) = static_cast<double>(s);
         if (!std::isfinite(b(i, 0)))  // QA: an overflowing A·1 gave a solve "done" with an infinite x
-          throw InputError("b = A·1 overflows double precision in row " + std::to_string(i) +
-                           " (its row sum is " + sci(static_cast<double>(s)) +
-                           "): connect a right-hand side to input 'rhs', or scale A");
+          throw InputError("b = A·1 overflows double precision in row " + std::to_string(i) + " (its row sum is " +
+                           sci(static_cast<double>(s)) + "): connect a right-hand side to input 'rhs', or scale A");
       }
     } else {
       b = *rhs;
       if (b.rows() != n)
-        throw InputError("input 'rhs' has " + std::to_string(b.rows()) + " rows, 'matrix' is " +
-                         std::to_string(n) + "×" + std::to_string(n));
+        throw InputError("input 'rhs' has " + std::to_string(b.rows()) + " rows, 'matrix' is " + std::to_string(n) +
+                         "×" + std::to_string(n));
       if (b.cols() == 0) throw InputError("input 'rhs' has no columns");
       check_values(b, "rhs");
     }
@@ -204,8 +221,8 @@ class SpdSolveNode final : public Node {
                        : prec == SolvePrecision::fp32 ? 4.0
                                                       : 12.0;
     require_host_memory(static_cast<std::size_t>(n2 * per + 40.0 * static_cast<double>(n * k)),
-                        "solving with a " + std::to_string(n) + "×" + std::to_string(n) +
-                            " matrix (" + precision_name(prec) + ", " + dev.str() + ")");
+                        "solving with a " + std::to_string(n) + "×" + std::to_string(n) + " matrix (" +
+                            precision_name(prec) + ", " + dev.str() + ")");
 
     // fp32: an entry below single precision's normal range keeps fewer digits, or none (QA: 4e-40
     // ran silently with ρ = 2.8e-6); mixed factors an equilibrated copy and needs no such word
@@ -239,10 +256,9 @@ class SpdSolveNode final : public Node {
     ctx.throw_if_cancelled();
     if (r.info != 0) {
       const bool single = prec == SolvePrecision::fp32 || (prec == SolvePrecision::mixed && !r.used_fp64_fallback);
-      throw InputError("the matrix is not positive definite" +
-                       std::string(single ? " in single precision" : "") + ": the leading minor of order " +
-                       std::to_string(r.info) + " (rows/columns 0.." + std::to_string(r.info - 1) +
-                       ") is not positive" +
+      throw InputError("the matrix is not positive definite" + std::string(single ? " in single precision" : "") +
+                       ": the leading minor of order " + std::to_string(r.info) + " (rows/columns 0.." +
+                       std::to_string(r.info - 1) + ") is not positive" +
                        (single ? fp32_failure_hint(a, static_cast<std::size_t>(r.info - 1), "precision fp64 or mixed")
                                : std::string()));
     }
@@ -251,8 +267,9 @@ class SpdSolveNode final : public Node {
       for (std::size_t c = 0; c < k; ++c)
         if (!std::isfinite(x(i, c)))
           throw InputError("the solution overflows double precision: X(" + std::to_string(i) + ", " +
-                           std::to_string(c) + ") = " + (std::isnan(x(i, c)) ? std::string("NaN") : sci(x(i, c))) + " (max |A| = " + sci(max_abs(a)) +
-                           ", max |B| = " + sci(max_abs(b)) + "); scale A or B so that X fits (|x| < 1.8e308)");
+                           std::to_string(c) + ") = " + (std::isnan(x(i, c)) ? std::string("NaN") : sci(x(i, c))) +
+                           " (max |A| = " + sci(max_abs(a)) + ", max |B| = " + sci(max_abs(b)) +
+                           "); scale A or B so that X fits (|x| < 1.8e308)");
     ctx.progress(0.9, "residuals");
 
     // Report.
@@ -269,9 +286,9 @@ class SpdSolveNode final : public Node {
         history += sci(e);
       }
       if (r.fp32_info != 0)
-        refinement = r.fp32_info < 0 ? "A overflows fp32: fp64 fallback"
-                                     : "fp32 factor failed at leading minor " + std::to_string(r.fp32_info) +
-                                           ": fp64 fallback";
+        refinement = r.fp32_info < 0
+                         ? "A overflows fp32: fp64 fallback"
+                         : "fp32 factor failed at leading minor " + std::to_string(r.fp32_info) + ": fp64 fallback";
       else {
         // ω is set once η has converged; not converged then means ω stayed above the threshold
         const bool eta_converged = r.converged || !std::isnan(r.componentwise_backward_error);
@@ -281,8 +298,8 @@ class SpdSolveNode final : public Node {
           refinement += " (" + std::to_string(r.gmres_steps) + " of them GMRES-IR, " +
                         std::to_string(r.gmres_iterations) + " FGMRES iterations)";
         if (r.componentwise_steps > 0)
-          refinement += ", then " + std::to_string(r.componentwise_steps) + " for ω = " +
-                        sci(r.componentwise_backward_error);
+          refinement +=
+              ", then " + std::to_string(r.componentwise_steps) + " for ω = " + sci(r.componentwise_backward_error);
         if (!r.converged && eta_converged)
           refinement += ", but ω = " + sci(r.componentwise_backward_error) + " stayed above " +
                         (componentwise_threshold.value() >= r.tolerance
@@ -293,14 +310,27 @@ class SpdSolveNode final : public Node {
       }
     }
     Table t;
-    t.columns = {"n", "nrhs", "rhs", "algorithm", "device", "precision", "method", "relative_residual",
-                 "backward_error", "componentwise_backward_error", "forward_error", "norm", "refinement",
-                 "iterations", "backward_error_history", "seconds"};
+    t.columns = {"n",
+                 "nrhs",
+                 "rhs",
+                 "algorithm",
+                 "device",
+                 "precision",
+                 "method",
+                 "relative_residual",
+                 "backward_error",
+                 "componentwise_backward_error",
+                 "forward_error",
+                 "norm",
+                 "refinement",
+                 "iterations",
+                 "backward_error_history",
+                 "seconds"};
     t.rows.push_back({static_cast<std::int64_t>(n), static_cast<std::int64_t>(k),
                       std::string(known ? "A·1 (exact solution 1)" : "input"), algo_name(algo), dev.str(),
                       precision_name(prec), r.method, norms.relative_residual, norms.backward_error,
-                      norms.componentwise_backward_error, forward,
-                      std::string("inf-norm"), refinement, static_cast<std::int64_t>(r.iterations), history, seconds});
+                      norms.componentwise_backward_error, forward, std::string("inf-norm"), refinement,
+                      static_cast<std::int64_t>(r.iterations), history, seconds});
     ctx.info(r.method + " on " + dev.str() + ": n = " + std::to_string(n) + ", relative residual " +
              sci(norms.relative_residual) + (known ? ", forward error " + sci(forward) : std::string()) + ", " +
              sci(seconds) + " s" + (prec == SolvePrecision::mixed ? "; " + refinement : std::string()));
@@ -327,17 +357,17 @@ class SpdSolveNode final : public Node {
     for (std::size_t i = 0; i < m.rows(); ++i)
       for (std::size_t j = 0; j < m.cols(); ++j)
         if (!std::isfinite(m(i, j)))
-          throw InputError(std::string("input '") + port + "' has a NaN or infinity at (" +
-                           std::to_string(i) + ", " + std::to_string(j) + ")");
+          throw InputError(std::string("input '") + port + "' has a NaN or infinity at (" + std::to_string(i) + ", " +
+                           std::to_string(j) + ")");
   }
   /// Symmetric to rounding (first_asymmetry: entrywise or against the diagonal); a
   /// non-symmetric matrix is refused, not half-read.
   static void check_symmetric(const Matrix<double>& a) {
     if (const auto ij = first_asymmetry(a)) {
       const auto [i, j] = *ij;
-      throw InputError("input 'matrix' is not symmetric: A(" + std::to_string(i) + ", " +
-                       std::to_string(j) + ") = " + full_precision(a(i, j)) + " but A(" + std::to_string(j) + ", " +
-                       std::to_string(i) + ") = " + full_precision(a(j, i)) +
+      throw InputError("input 'matrix' is not symmetric: A(" + std::to_string(i) + ", " + std::to_string(j) +
+                       ") = " + full_precision(a(i, j)) + " but A(" + std::to_string(j) + ", " + std::to_string(i) +
+                       ") = " + full_precision(a(j, i)) +
                        " (0-based); symmetrise it, e.g. (A + Aᵀ)/2, if that is what you mean");
     }
   }

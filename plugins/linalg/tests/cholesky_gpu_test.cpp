@@ -84,8 +84,7 @@ std::vector<double> random_spd(std::int64_t n, double shift, std::int64_t rank =
   if (r > 0)
     GF_CUBLAS_TRY(cublasDgemm(cb.h, CUBLAS_OP_N, CUBLAS_OP_T, int(n), int(n), int(r), &alpha, gd.p, int(n), gd.p,
                               int(n), &beta, ad.p, int(n)));
-  else
-    GF_CUDA_TRY(cudaMemset(ad.p, 0, sizeof(double) * n * n));
+  else GF_CUDA_TRY(cudaMemset(ad.p, 0, sizeof(double) * n * n));
   auto a = ad.get();
   for (std::int64_t i = 0; i < n; ++i) a[i + i * n] += shift;
   // exact symmetry
@@ -182,9 +181,9 @@ std::vector<Case> cases() {
   v.push_back({"recursive_base40", o});
   o = {};
   o.algo = CholeskyAlgo::lookahead;
-  v.push_back({"lookahead", o});  // PanelAlgo::automatic
+  v.push_back({"lookahead", o});   // PanelAlgo::automatic
   o.panel = gc::PanelAlgo::tiles;  // tensor-core panels, also for fp32
-  o.block = 96;  // many panels: every stream hand-over and the 2-stream split of the update
+  o.block = 96;                    // many panels: every stream hand-over and the 2-stream split of the update
   v.push_back({"lookahead_tiles_nb96", o});
   o.block = 300;  // sub-panels of 128, 128 and 44 columns (a partial 8×8 tile); fp64: two column groups
   v.push_back({"lookahead_tiles_nb300", o});
@@ -193,7 +192,7 @@ std::vector<Case> cases() {
   v.push_back({"lookahead_tiled_tail", o});
   o.tiled_tail = -1;  // panels to the end (1×FP16 would hand a matrix of order ≤ 8192 to the tiled kernel)
   v.push_back({"lookahead_no_tail", o});
-  o.panel_ctas = 2;  // panel kernels on two CTAs after the first, each solving many strips in turn,
+  o.panel_ctas = 2;   // panel kernels on two CTAs after the first, each solving many strips in turn,
   o.syrk_base = 128;  // and SYRK leaves of 128: fp64 splits each bulk update over two streams
   v.push_back({"lookahead_capped_split", o});
   o.panel_ctas = 0;
@@ -241,10 +240,8 @@ class GpuCholeskyTest : public ::testing::Test {
 
 template <class T>
 int lapack_potrf(std::vector<T>& a, std::int64_t n) {
-  if constexpr (sizeof(T) == 8)
-    return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', int(n), a.data(), int(n));
-  else
-    return LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', int(n), a.data(), int(n));
+  if constexpr (sizeof(T) == 8) return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', int(n), a.data(), int(n));
+  else return LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', int(n), a.data(), int(n));
 }
 
 /// The FP16 modes run on lookahead with tensor-core panels only.
@@ -257,8 +254,8 @@ bool mode_supports(Fp32Mode mode, const CholeskyOptions& o) {
 /// std::nullopt when c's algorithm does not run `mode`.
 template <class T>
 std::optional<std::pair<gc::CholeskyStatus, std::vector<T>>> factor_case(gc::GpuCholesky& chol,
-                                                                          const std::vector<double>& a,
-                                                                          std::int64_t n, const Case& c, Fp32Mode mode) {
+                                                                         const std::vector<double>& a, std::int64_t n,
+                                                                         const Case& c, Fp32Mode mode) {
   CholeskyOptions opt = c.opt;
   opt.fp32_mode = mode;
   if (!mode_supports(mode, opt)) return std::nullopt;
@@ -304,7 +301,7 @@ void check_spd_all(Fp32Mode mode, double bound_abs_factor) {
         const T exact = T(std::sqrt(double(a11)));  // correctly rounded: sqrt of a T is never a tie in T
         std::printf("  %-17s n=1 a=%.9e l=%.9e correctly_rounded=%.9e ulps_off=%lld\n", c.name, double(a11),
                     double(out[0]), double(exact),
-                    static_cast<long long>(std::nextafter(exact, T(0)) == out[0] ? -1
+                    static_cast<long long>(std::nextafter(exact, T(0)) == out[0]      ? -1
                                            : std::nextafter(exact, T(1e30)) == out[0] ? 1
                                            : out[0] == exact                          ? 0
                                                                                       : 99));
@@ -348,12 +345,12 @@ TEST_F(GpuCholeskyTest, Fp32Fp16WithinTf32Bound) {
   };
   for (std::int64_t n : {1, 65, 1000, 2049}) {
     const auto a = random_spd(n, 0.5);
-    for (const Run& r : {Run{"panels nb 128", CholeskyAlgo::lookahead, 128, -1},
-                         Run{"panels nb 384", CholeskyAlgo::lookahead, 384, -1},
-                         Run{"panels nb 381", CholeskyAlgo::lookahead, 381, -1},
-                         Run{"panels nb 128, tail 512", CholeskyAlgo::lookahead, 128, 512},
-                         Run{"lookahead default", CholeskyAlgo::lookahead, 0, 0},
-                         Run{"tiled", CholeskyAlgo::tiled, 0, 0}}) {
+    for (const Run& r :
+         {Run{"panels nb 128", CholeskyAlgo::lookahead, 128, -1},
+          Run{"panels nb 384", CholeskyAlgo::lookahead, 384, -1},
+          Run{"panels nb 381", CholeskyAlgo::lookahead, 381, -1},
+          Run{"panels nb 128, tail 512", CholeskyAlgo::lookahead, 128, 512},
+          Run{"lookahead default", CholeskyAlgo::lookahead, 0, 0}, Run{"tiled", CholeskyAlgo::tiled, 0, 0}}) {
       auto h = to_padded<float>(a, n, n);
       Dev<float> d(h.size());
       d.put(h);
@@ -407,10 +404,8 @@ TEST_F(GpuCholeskyTest, Fp16ModesAreExactlyScaleInvariant) {
       for (std::int64_t i = j; i < n; ++i) differ += ls[i + j * n] != std::ldexp(l[i + j * n], k[i]);
     EXPECT_EQ(differ, 0) << ctx << ": entries of the factor of D·A·D that are not D·L";
     const double beta = backward_error<float>(a, l, n, n);
-    if (mode == Fp32Mode::fp16x3)
-      EXPECT_LE(beta, 10.0 * beta_lapack) << ctx;
-    else
-      EXPECT_LE(beta, 4.0 * std::ldexp(1.0, -11)) << ctx;
+    if (mode == Fp32Mode::fp16x3) EXPECT_LE(beta, 10.0 * beta_lapack) << ctx;
+    else EXPECT_LE(beta, 4.0 * std::ldexp(1.0, -11)) << ctx;
   }
 }
 
@@ -732,8 +727,8 @@ void check_not_spd(Fp32Mode mode = Fp32Mode::exact) {
   gc::GpuCholesky chol(nullptr);
   // L's completed columns: to fp rounding, or to 1×FP16's 11-bit products
   const double l_bound = mode == Fp32Mode::fp16 ? 8.0 * std::ldexp(1.0, -11) : 100.0 * eps<T>();
-  for (auto [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {2, 2}, {17, 1}, {65, 64}, {65, 65},
-                                                                       {300, 129}, {1000, 517}, {1000, 1000}}) {
+  for (auto [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {1, 1}, {2, 2}, {17, 1}, {65, 64}, {65, 65}, {300, 129}, {1000, 517}, {1000, 1000}}) {
     std::vector<double> m;
     const auto a = not_spd(n, k, &m);
     std::vector<T> ref(a.size());
@@ -926,8 +921,8 @@ void check_batched() {
   // every kernel and size class: its first and last n, and for the DMMA kernels' n < 8·NT (right-
   // looking to 24, left-looking above) both the kernel whose last block column stops at n (a
   // class's first n, where it has one) and the full one (8·NT − 1)
-  for (std::int64_t n : {1, 2, 3, 4, 5, 8, 9, 12, 13, 14, 15, 16, 17, 23, 24, 25, 28, 29, 31, 32, 33, 39, 40, 41,
-                         47, 48, 49, 55, 56, 57, 63, 64, 65, 200, 512}) {
+  for (std::int64_t n : {1,  2,  3,  4,  5,  8,  9,  12, 13, 14, 15, 16, 17, 23, 24, 25,  28, 29,
+                         31, 32, 33, 39, 40, 41, 47, 48, 49, 55, 56, 57, 63, 64, 65, 200, 512}) {
     const std::int64_t batch = n >= 200 ? 6 : 37, lda = n + 1, stride = lda * n + 5;
     std::vector<std::vector<double>> as;
     std::vector<int> expect_info;
@@ -1031,17 +1026,17 @@ void check_batched_non_finite() {
   gc::GpuCholesky chol(nullptr);
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   // (the DMMA kernels' sizes: both the kernel whose last block column stops at n and the full one)
-  for (std::int64_t n : {3, 7, 9, 13, 15, 16, 20, 23, 24, 25, 30, 31, 32, 33, 39, 40, 44, 47, 48, 52, 55, 56, 60,
-                         64, 100}) {
+  for (std::int64_t n :
+       {3, 7, 9, 13, 15, 16, 20, 23, 24, 25, 30, 31, 32, 33, 39, 40, 44, 47, 48, 52, 55, 56, 60, 64, 100}) {
     struct Case {
       std::int64_t i, j;
       double v;
       const char* what;
     };
     const std::int64_t k = n / 2;
-    const std::vector<Case> cases = {{k, k, nan, "NaN pivot"},      {k, k, inf, "+Inf pivot"},
-                                     {n - 1, 0, nan, "NaN below"},  {k, k, 0.0, "zero pivot"},
-                                     {0, 0, -inf, "-Inf first"},    {n - 1, n - 1, nan, "NaN last"}};
+    const std::vector<Case> cases = {{k, k, nan, "NaN pivot"},     {k, k, inf, "+Inf pivot"},
+                                     {n - 1, 0, nan, "NaN below"}, {k, k, 0.0, "zero pivot"},
+                                     {0, 0, -inf, "-Inf first"},   {n - 1, n - 1, nan, "NaN last"}};
     const std::int64_t batch = std::int64_t(cases.size()) + 1, lda = n, stride = n * n;
     std::vector<T> h(static_cast<std::size_t>(stride * batch));
     for (std::int64_t b = 0; b < batch; ++b) {
@@ -1142,8 +1137,8 @@ TEST_F(GpuCholeskyTest, PivotedMatchesCpuDpstf2Steps) {
     for (std::int64_t true_rank : {std::int64_t{3}, n}) {
       const auto a = random_spd(n, true_rank == n ? 0.5 : 0.0, true_rank);
       for (std::int64_t max_rank : {3, 4}) {
-        const std::string ctx = "n=" + std::to_string(n) + " rank=" + std::to_string(true_rank) +
-                                " max_rank=" + std::to_string(max_rank);
+        const std::string ctx =
+            "n=" + std::to_string(n) + " rank=" + std::to_string(true_rank) + " max_rank=" + std::to_string(max_rank);
         Dev<double> ad(a.size()), ld(static_cast<std::size_t>(n * max_rank));
         ad.put(a);
         ld.put(std::vector<double>(ld.n, std::numeric_limits<double>::quiet_NaN()));
@@ -1254,8 +1249,8 @@ TEST_F(GpuCholeskyTest, MixedSolveReachesFp64BackwardError) {
   for (auto mode : {Fp32Mode::tf32x3, Fp32Mode::exact, Fp32Mode::tf32, Fp32Mode::fp16, Fp32Mode::fp16x3}) {
     for (std::int64_t n : {1, 17, 1000, 2049}) {
       for (std::int64_t nrhs : {1, 3}) {
-        const std::string ctx = "mode=" + std::to_string(int(mode)) + " n=" + std::to_string(n) +
-                                " nrhs=" + std::to_string(nrhs);
+        const std::string ctx =
+            "mode=" + std::to_string(int(mode)) + " n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs);
         const auto a = random_spd(n, 0.5);
         const auto b = random_normal(static_cast<std::size_t>(n * nrhs));
         Dev<double> ad(a.size()), bd(b.size()), xd(b.size());
@@ -1638,9 +1633,9 @@ TEST_F(GpuCholeskyTest, MixedSolveBadInputSkipsTheFp32Stage) {
     double v;
     bool finite;
   };
-  for (const Case c : {Case{7, 3, std::numeric_limits<double>::quiet_NaN(), false},
-                       Case{1500, 1200, std::numeric_limits<double>::infinity(), false},
-                       Case{1800, 1800, 1e39, true}}) {
+  for (const Case c :
+       {Case{7, 3, std::numeric_limits<double>::quiet_NaN(), false},
+        Case{1500, 1200, std::numeric_limits<double>::infinity(), false}, Case{1800, 1800, 1e39, true}}) {
     auto a = random_spd(n, 0.5);
     a[c.i + c.j * n] = c.v;
     a[c.j + c.i * n] = c.v;

@@ -128,7 +128,8 @@ TEST(CholeskyNode, ParameterCombinationsAreWorkflowErrorsWithTheirPosition) {
              "mixed'"},
         // a comparison with a constant (checked in execute() only, after the upstream nodes ran)
         Case{"{type: linalg.spd_solve, params: {precision: mixed, tolerance: 0}}",
-             "w.yaml:3:69: error: node 'n', parameter 'tolerance': tolerance = 0.0 must be at least 1.1102230246251565e-16 "
+             "w.yaml:3:69: error: node 'n', parameter 'tolerance': tolerance = 0.0 must be at least "
+             "1.1102230246251565e-16 "
              "(the backward error of an fp64 solution is about 2⁻⁵³"},
         Case{"{type: linalg.spd_solve, params: {tolerance: 1e-17}}",
              "parameter 'tolerance': tolerance = 1e-17 must be at least 1.1102230246251565e-16"}}) {
@@ -192,8 +193,8 @@ TEST(CholeskyNode, PivotedGivesRankColumnsAndPermutation) {
   gemflow::testing::RecordingContext ctx;
   f.node->execute(ctx);
   // QA: auto on CUDA logged the plain factor's algorithm (tiled) for a pivoted factor
-  const std::string want = gemflow::cuda_device_count() > 0 ? "algorithm auto: factor_pivoted (GPU"
-                                                            : "algorithm auto: lapack (CPU)";
+  const std::string want =
+      gemflow::cuda_device_count() > 0 ? "algorithm auto: factor_pivoted (GPU" : "algorithm auto: lapack (CPU)";
   const auto infos = ctx.infos();
   EXPECT_TRUE(std::any_of(infos.begin(), infos.end(), [&](const std::string& m) { return m.find(want) == 0; }))
       << "no '" << want << "' among " << infos.size() << " info lines";
@@ -262,16 +263,18 @@ TEST(CholeskyNode, DeviceAlgorithmAndPrecisionAreCheckedAndNamed) {
   // fp32_products: fp32 GEMM modes, tensor-core ones on CUDA only
   const auto p64 = run(P{{"fp32_products", std::string("3xFP16")}, {"device", std::string("cpu")}});
   EXPECT_NE(p64.find("parameter 'fp32_products' = 3xFP16 applies to precision fp32 or mixed, not fp64"),
-            std::string::npos) << p64;
-  const auto tc_on_cpu = run(P{{"fp32_products", std::string("1xTF32")}, {"precision", std::string("fp32")},
-                               {"device", std::string("cpu")}});
+            std::string::npos)
+      << p64;
+  const auto tc_on_cpu = run(
+      P{{"fp32_products", std::string("1xTF32")}, {"precision", std::string("fp32")}, {"device", std::string("cpu")}});
   EXPECT_NE(tc_on_cpu.find("parameter 'fp32_products' = 1xTF32 runs on the CUDA tensor cores"), std::string::npos)
       << tc_on_cpu;
   EXPECT_NE(run(P{{"pivoted", true}, {"fp32_products", std::string("exact")}}).find("parameter 'fp32_products'"),
             std::string::npos);
-  EXPECT_EQ(run(P{{"fp32_products", std::string("exact")}, {"precision", std::string("fp32")},
-                  {"device", std::string("cpu")}}),
-            "(no error)");  // LAPACK spotrf is the exact mode
+  EXPECT_EQ(
+      run(P{
+          {"fp32_products", std::string("exact")}, {"precision", std::string("fp32")}, {"device", std::string("cpu")}}),
+      "(no error)");                        // LAPACK spotrf is the exact mode
   if (gemflow::cuda_device_count() == 0) {  // no GPU here: an explicit cuda device is an error, never the CPU
     const auto e = run(P{{"device", std::string("cuda")}});
     EXPECT_NE(e.find("parameter 'device' = cuda: "), std::string::npos) << e;
@@ -362,8 +365,7 @@ TEST(CholeskyNode, WarnsOnAsymmetryAndOnAnIndefinitePivotedMatrix) {
     EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("rank")), 1);
     EXPECT_EQ(std::get<double>(ctx.records().at("min_remaining_diagonal")), -1.0);
     ASSERT_EQ(ctx.warnings().size(), 1u);
-    EXPECT_NE(ctx.warnings()[0].find("the diagonal of row 2 (0-based) is -1"), std::string::npos)
-        << ctx.warnings()[0];
+    EXPECT_NE(ctx.warnings()[0].find("the diagonal of row 2 (0-based) is -1"), std::string::npos) << ctx.warnings()[0];
     EXPECT_NE(ctx.warnings()[0].find("not positive semidefinite"), std::string::npos);
   }
   {

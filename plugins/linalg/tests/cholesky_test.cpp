@@ -113,7 +113,14 @@ TEST(Cholesky, BlockedWithCallbackMatchesLapack) {
       ASSERT_EQ(cholesky(ref, n), 0);
       auto l = a;
       std::vector<double> fractions;
-      ASSERT_EQ(cholesky(l, n, [&](double f) { fractions.push_back(f); return true; }, block), 0);
+      ASSERT_EQ(cholesky(
+                    l, n,
+                    [&](double f) {
+                      fractions.push_back(f);
+                      return true;
+                    },
+                    block),
+                0);
       double diff = 0, big = 0;
       for (std::size_t i = 0; i < n * n; ++i) {
         diff = std::max(diff, std::abs(l[i] - ref[i]));
@@ -145,7 +152,9 @@ TEST(Cholesky, BlockedWithCallbackMatchesLapack) {
   // stopped by the callback at its second call
   auto s = gram(200, 200, 1.0, 1);
   int calls = 0;
-  EXPECT_EQ(cholesky(s, 200, [&](double) { return ++calls < 2; }, 32), gemflow::linalg::kCholeskyStopped);
+  EXPECT_EQ(cholesky(
+                s, 200, [&](double) { return ++calls < 2; }, 32),
+            gemflow::linalg::kCholeskyStopped);
   EXPECT_EQ(calls, 2);
 }
 

@@ -25,7 +25,9 @@ struct Dev {
   ::gemflow::cuda::DeviceBuffer<T> buf;
   T* p;
   std::size_t n;
-  void put(const std::vector<T>& h) { GF_CUDA_TRY(cudaMemcpy(p, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice)); }
+  void put(const std::vector<T>& h) {
+    GF_CUDA_TRY(cudaMemcpy(p, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice));
+  }
   std::vector<T> get() const {
     std::vector<T> h(n);
     GF_CUDA_TRY(cudaMemcpy(h.data(), p, sizeof(T) * n, cudaMemcpyDeviceToHost));

@@ -118,8 +118,8 @@ class GpuPivotedRestricted : public ::testing::Test {
     const auto l = ld.get();
 
     auto cpu = c.a;
-    const auto r = gemflow::linalg::pivoted_cholesky_restricted(cpu, std::size_t(n), c.allowed,
-                                                                std::size_t(c.max_rank), c.tolerance);
+    const auto r = gemflow::linalg::pivoted_cholesky_restricted(cpu, std::size_t(n), c.allowed, std::size_t(c.max_rank),
+                                                                c.tolerance);
     EXPECT_EQ(g.rank, r.rank) << ctx;
     EXPECT_EQ(g.rank_deficient, r.rank_deficient) << ctx;
     EXPECT_EQ(g.tolerance, r.tolerance) << ctx;
@@ -151,8 +151,8 @@ class GpuPivotedRestricted : public ::testing::Test {
       }
     EXPECT_LE(diff, 64 * kEps * maxl) << ctx << ": L differs from the CPU steps";
     if (std::getenv("GEMFLOW_TEST_VERBOSE"))
-      std::printf("  %-40s rank %zu, max|ΔL| = %.3g (bound %.3g), %zu/%zu entries bit-identical\n", ctx.c_str(),
-                  g.rank, diff, 64 * kEps * maxl, same, total);
+      std::printf("  %-40s rank %zu, max|ΔL| = %.3g (bound %.3g), %zu/%zu entries bit-identical\n", ctx.c_str(), g.rank,
+                  diff, 64 * kEps * maxl, same, total);
   }
 
   std::uint64_t seed_ = 0;
@@ -291,5 +291,7 @@ TEST_F(GpuPivotedRestricted, NonFiniteDiagonalIsAnErrorEvenOutsideTheCandidates)
 }  // namespace
 
 #else
-TEST(GpuPivotedRestricted, BuiltWithoutCuda) { GTEST_SKIP() << "Gemflow was built without CUDA: GPU Cholesky not built"; }
+TEST(GpuPivotedRestricted, BuiltWithoutCuda) {
+  GTEST_SKIP() << "Gemflow was built without CUDA: GPU Cholesky not built";
+}
 #endif

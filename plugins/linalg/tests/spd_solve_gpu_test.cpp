@@ -28,15 +28,17 @@ std::vector<double> random_spd(std::size_t n, unsigned seed) {
   return a;
 }
 
-bool have_gpu() { return spd_solve_cuda_built() && [] {
-  try {
-    std::vector<double> a{1}, b{1}, x{0};
-    (void)spd_solve_cuda(a, 1, b, 1, x, SolvePrecision::fp64, SpdAlgorithm::cusolver, 0);
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}(); }
+bool have_gpu() {
+  return spd_solve_cuda_built() && [] {
+    try {
+      std::vector<double> a{1}, b{1}, x{0};
+      (void)spd_solve_cuda(a, 1, b, 1, x, SolvePrecision::fp64, SpdAlgorithm::cusolver, 0);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }();
+}
 
 }  // namespace
 
@@ -170,14 +172,17 @@ TEST(SpdSolveGpu, Fp32ProductModes) {
       EXPECT_LT(residual_norms(a, n, b, k, x).backward_error, rt.tolerance) << ctx << " tiled mixed";
     } else if (mode != M::exact) {
       EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp32, SpdAlgorithm::tiled, 0, mode),
-                   std::invalid_argument) << ctx;
+                   std::invalid_argument)
+          << ctx;
     }
     if (cuda::is_fp16_mode(mode)) {
       EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp32, SpdAlgorithm::recursive, 0, mode),
-                   std::invalid_argument) << ctx;
+                   std::invalid_argument)
+          << ctx;
     }
     EXPECT_THROW((void)cholesky_cuda(a, n, l, SolvePrecision::fp64, SpdAlgorithm::lookahead, 0, mode),
-                 std::invalid_argument) << ctx;
+                 std::invalid_argument)
+        << ctx;
   }
 }
 
@@ -211,8 +216,7 @@ TEST(SpdSolveGpu, MixedRefinesComponentwiseBeyondTheNormwiseStop) {
     const auto c = random_spd(n, 5);
     std::vector<double> a(n * n);
     d.resize(n);
-    for (std::size_t i = 0; i < n; ++i)
-      d[i] = std::pow(10.0, decades * (static_cast<double>(i) / (n - 1) - 0.5));
+    for (std::size_t i = 0; i < n; ++i) d[i] = std::pow(10.0, decades * (static_cast<double>(i) / (n - 1) - 0.5));
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j) a[i * n + j] = d[i] * c[i * n + j] * d[j];
     return a;
@@ -223,9 +227,8 @@ TEST(SpdSolveGpu, MixedRefinesComponentwiseBeyondTheNormwiseStop) {
       {"blocks 1e±150", 12, blocks(1e150), std::vector<double>(12, 1.0), 1e-13, 0x1p-12},
       {"D·C·D over 60 decades", 40, dcd(40, 60.0, d60), d60, 1e-12, 0.0}};
   // (blocks 1e±30 lose nothing there: A within fp32 needs no band)
-  const std::vector<Case> plain{
-      {"diag(1e30, 1e-30)", 2, {1e30, 0, 0, 1e-30}, {1, 1}, 4 * kU, 0x1p-12},
-      {"D·C·D over 18 decades", 40, dcd(40, 18.0, d18), d18, 1e-12, 0.0}};
+  const std::vector<Case> plain{{"diag(1e30, 1e-30)", 2, {1e30, 0, 0, 1e-30}, {1, 1}, 4 * kU, 0x1p-12},
+                                {"D·C·D over 18 decades", 40, dcd(40, 18.0, d18), d18, 1e-12, 0.0}};
   for (M mode : {M::exact, M::tf32x3, M::tf32, M::fp16x3, M::fp16})
     for (const auto& cs : cuda::is_fp16_mode(mode) ? equilibrated : plain) {
       const std::size_t n = cs.n;
@@ -354,8 +357,11 @@ TEST(SpdSolveGpu, MixedNeverAcceptsAnXThatLostComponents) {
     double tol;
   };
   const std::vector<Versus> versus{
-      {"GMRES-IR at 1e-300 (κ ≈ 8e5)", 3, {0.635472, 0.481297, 0, 0.481297, 0.364528, 0, 0, 0, 1},
-       {1.116769e-300, 8.45825e-301, 1e-300}, 1e-9},
+      {"GMRES-IR at 1e-300 (κ ≈ 8e5)",
+       3,
+       {0.635472, 0.481297, 0, 0.481297, 0.364528, 0, 0, 0, 1},
+       {1.116769e-300, 8.45825e-301, 1e-300},
+       1e-9},
       {"b of 3e-320", 2, {2e-100, 1e-100, 1e-100, 2e-100}, {3e-320, 3e-320}, 1e-14},
       {"row sums beyond double", 2, {1.5e308, 1e308, 1e308, 1.5e308}, {1e300, 2e300}, 1e-14}};
   for (const auto& v : versus)
@@ -363,8 +369,8 @@ TEST(SpdSolveGpu, MixedNeverAcceptsAnXThatLostComponents) {
       const std::string ctx = v.name + ", " + cuda::fp32_mode_name(mode);
       std::vector<double> x(v.n), x64(v.n);
       SpdSolveResult r;
-      ASSERT_NO_THROW(r = spd_solve_cuda(v.a, v.n, v.b, 1, x, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0, {},
-                                         mode))
+      ASSERT_NO_THROW(
+          r = spd_solve_cuda(v.a, v.n, v.b, 1, x, SolvePrecision::mixed, SpdAlgorithm::lookahead, 0, {}, mode))
           << ctx;
       ASSERT_EQ(r.info, 0) << ctx;
       EXPECT_TRUE(r.converged || r.used_fp64_fallback) << ctx;
@@ -426,6 +432,7 @@ TEST(CholeskyCuda, PivotedMatchesTheCpuSteps) {
     const auto rg = pivoted_cholesky_cuda(a, n, max_rank, -1.0, gpu, 0);
     ASSERT_EQ(rg.rank, rc.rank) << "max_rank " << max_rank;
     EXPECT_EQ(rg.permutation, rc.permutation) << "max_rank " << max_rank;
-    for (std::size_t i = 0; i < n * n; ++i) ASSERT_NEAR(gpu[i], cpu[i], 1e-12) << "max_rank " << max_rank << " at " << i;
+    for (std::size_t i = 0; i < n * n; ++i)
+      ASSERT_NEAR(gpu[i], cpu[i], 1e-12) << "max_rank " << max_rank << " at " << i;
   }
 }

@@ -104,12 +104,14 @@ TEST(SpdSolveWorkflow, TheBoundSeparatesFp32FromFp64) {
       if (i < 300) f << i + 1 << " " << i << " -1\n";
     }
   }
-  const RunResult r = run_workflow("fp32", "--device cpu --set " + quote("read.path=" + tri) + " --set solve.precision=fp32");
+  const RunResult r =
+      run_workflow("fp32", "--device cpu --set " + quote("read.path=" + tri) + " --set solve.precision=fp32");
   ASSERT_EQ(r.code, 0) << r.output;
   const double rho32 = r.report["rows"].at(0)["relative_residual"].get<double>();
   EXPECT_GT(rho32, 1e-12) << "an fp32 solve must not pass the fp64 bound";
   EXPECT_LT(rho32, 300 * 0x1p-24);
-  const RunResult m = run_workflow("mixed", "--device cpu --set " + quote("read.path=" + tri) + " --set solve.precision=mixed");
+  const RunResult m =
+      run_workflow("mixed", "--device cpu --set " + quote("read.path=" + tri) + " --set solve.precision=mixed");
   ASSERT_EQ(m.code, 0) << m.output;
   EXPECT_LT(m.report["rows"].at(0)["relative_residual"].get<double>(), 1e-12) << m.output;
 }

@@ -398,15 +398,20 @@ TEST(SpdSolveCpu, MixedNeverAcceptsAnXThatLostComponents) {
   };
   std::vector<Case> cases;
   cases.push_back({"diag(1e308, 1)", 2, {1e308, 0, 0, 1}, {1e308, 1}, {1, 1}, {}, 4 * kU});
-  cases.push_back({"3x3 of 1e308", 3, {1e308, 1e307, 0, 1e307, 1e308, 1e307, 0, 1e307, 1e308},
-                   {1.1e308, 1.2e308, 1.1e308}, {}, {}, 1e-14});
+  cases.push_back({"3x3 of 1e308",
+                   3,
+                   {1e308, 1e307, 0, 1e307, 1e308, 1e307, 0, 1e307, 1e308},
+                   {1.1e308, 1.2e308, 1.1e308},
+                   {},
+                   {},
+                   1e-14});
   cases.push_back({"I, b = (1e308, 1e-308)", 2, {1, 0, 0, 1}, {1e308, 1e-308}, {1e308, 1e-308}, {}, 4 * kU});
-  cases.push_back({"diag(1e300, 1e-300), b = (1e308, 1e-300)", 2, {1e300, 0, 0, 1e-300}, {1e308, 1e-300},
-                   {1e8, 1}, {}, 4 * kU});
+  cases.push_back(
+      {"diag(1e300, 1e-300), b = (1e308, 1e-300)", 2, {1e300, 0, 0, 1e-300}, {1e308, 1e-300}, {1e8, 1}, {}, 4 * kU});
   RefinementOptions two;
   two.max_iterations = 2;
-  cases.push_back({"diag(1e200, 1e-200), max_iterations 2", 2, {1e200, 0, 0, 1e-200}, {1e200, 1e-200}, {1, 1},
-                   two, 4 * kU});
+  cases.push_back(
+      {"diag(1e200, 1e-200), max_iterations 2", 2, {1e200, 0, 0, 1e-200}, {1e200, 1e-200}, {1, 1}, two, 4 * kU});
   {
     const std::size_t h = 20, n = 2 * h;
     const auto c1 = spd_with_condition(h, 1e8, 61), c2 = spd_with_condition(h, 1e8, 62);
@@ -458,8 +463,11 @@ TEST(SpdSolveCpu, MixedNeverAcceptsAnXThatLostComponents) {
     double tol;  // |x / x_fp64 − 1|: both within about κ·u of x*
   };
   const std::vector<Versus> versus{
-      {"GMRES-IR at 1e-300 (κ ≈ 8e5)", 3, {0.635472, 0.481297, 0, 0.481297, 0.364528, 0, 0, 0, 1},
-       {1.116769e-300, 8.45825e-301, 1e-300}, 1e-9},
+      {"GMRES-IR at 1e-300 (κ ≈ 8e5)",
+       3,
+       {0.635472, 0.481297, 0, 0.481297, 0.364528, 0, 0, 0, 1},
+       {1.116769e-300, 8.45825e-301, 1e-300},
+       1e-9},
       {"b of 3e-320", 2, {2e-100, 1e-100, 1e-100, 2e-100}, {3e-320, 3e-320}, 1e-14},
       {"row sums beyond double", 2, {1.5e308, 1e308, 1e308, 1.5e308}, {1e300, 2e300}, 1e-14}};
   for (const auto& v : versus) {
@@ -474,8 +482,8 @@ TEST(SpdSolveCpu, MixedNeverAcceptsAnXThatLostComponents) {
   // the formula: ‖A‖ + ‖b‖/‖x‖ = 2e308 overflows; η = 1 / 2e308, not 0
   EXPECT_NEAR(linalg::detail::normwise_backward_error(1.0, 1e308, 1.0, 1e308), 5e-309, 1e-312);
   EXPECT_NEAR(linalg::detail::normwise_relative_residual(1e300, 1e10, 1e-10), 1e300, 1e287);  // ‖r‖/‖x‖ = ∞
-  EXPECT_TRUE(std::isnan(linalg::detail::normwise_backward_error(1.0, std::numeric_limits<double>::infinity(),
-                                                                  1.0, 1.0)));
+  EXPECT_TRUE(
+      std::isnan(linalg::detail::normwise_backward_error(1.0, std::numeric_limits<double>::infinity(), 1.0, 1.0)));
 }
 
 // η ≤ √n·u can leave ω 10–100× above the fp64 solve's (n = 300: ω = 3.9e-14 at κ = 17, where
@@ -505,8 +513,7 @@ TEST(SpdSolveCpu, MixedReachesTheFp64SolvesComponentwiseBackwardError) {
       const auto rn = spd_solve_cpu(a, n, b, 1, xn, SolvePrecision::mixed);  // the default threshold
       EXPECT_EQ(rn.componentwise_steps, 0);
       EXPECT_EQ(rn.iterations, r.iterations - r.componentwise_steps) << cond << ' ' << seed;
-      worst_default =
-          std::max(worst_default, residual_norms(a, n, b, 1, xn).componentwise_backward_error / w64);
+      worst_default = std::max(worst_default, residual_norms(a, n, b, 1, xn).componentwise_backward_error / w64);
     }
   EXPECT_GT(worst_default, 10.0) << "the default stop leaves ω far above fp64's in some of these";
   EXPECT_GE(steps, 1);
@@ -519,7 +526,7 @@ TEST(SpdSolveCpu, NormsNearTheDoubleRangeStayMeaningful) {
   const double big = 1.5e308, off = 1e308;
   const std::vector<double> a = {big, 0, off, big};  // ‖A‖∞ = 2.5e308 overflows double
   const std::vector<double> x = {1, -1};
-  const double ax1 = off - big;           // −5e307, exact in double
+  const double ax1 = off - big;  // −5e307, exact in double
   const std::vector<double> b = {big - off, ax1 + 1e292};
   const auto r = residual_norms(a, 2, b, 1, x);
   const long double rn = std::fabs(static_cast<long double>(b[1]) - (static_cast<long double>(off) - big));
@@ -542,7 +549,7 @@ TEST(SpdSolveCpu, NormsNearTheDoubleRangeStayMeaningful) {
   // the other end: b − A·x below double's normal range read 0 (QA: A of 1e-100, b of 3e-320); ρ,
   // η and ω come from b and x scaled alike by a power of two, ‖r‖∞ is scaled back
   const std::vector<double> t = {2e-100, 1e-100, 1e-100, 2e-100}, bt = {3e-320, 3e-320};
-  const double x0 = 3e-320 / 3e-100;  // A·(x0, x0) = b up to rounding
+  const double x0 = 3e-320 / 3e-100;                     // A·(x0, x0) = b up to rounding
   const std::vector<double> xt = {x0 * (1 + 1e-7), x0};  // the first component 1e-7 off
   const auto rt = residual_norms(t, 2, bt, 1, xt);
   EXPECT_GT(rt.backward_error, 1e-8);
@@ -721,7 +728,8 @@ TEST(SpdSolveNode, OverflowingRightHandSideOrSolutionFails) {
   const Matrix<double> big(2, 2, std::vector<double>{1.5e308, 1e308, 1e308, 1.5e308});
   EXPECT_NE(run(big, nullptr).find("b = A·1 overflows double precision in row 0"), std::string::npos)
       << run(big, nullptr);
-  const Matrix<double> tiny(2, 2, std::vector<double>{1e-300, 0, 0, 1e-300}), b(2, 1, std::vector<double>{1e300, 1e300});
+  const Matrix<double> tiny(2, 2, std::vector<double>{1e-300, 0, 0, 1e-300}),
+      b(2, 1, std::vector<double>{1e300, 1e300});
   const std::string e = run(tiny, &b);
   EXPECT_NE(e.find("the solution overflows double precision: X(0, 0) = NaN (max |A| = 1.000e-300, max |B| = "
                    "1.000e+300); scale A or B"),
@@ -764,44 +772,64 @@ TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
     }
   };
   const Matrix<double> indef(3, 3, std::vector<double>{2, 1, 0, 1, -1, 0, 0, 0, 3});
-  expect_error([&](Node& n) { n.set_input("matrix", Value::make(indef)); n.set_param("device", std::string("cpu")); },
-               "not positive definite: the leading minor of order 2");
+  expect_error(
+      [&](Node& n) {
+        n.set_input("matrix", Value::make(indef));
+        n.set_param("device", std::string("cpu"));
+      },
+      "not positive definite: the leading minor of order 2");
   expect_error([&](Node& n) { n.set_input("matrix", Value::make(indef)); }, "leading minor of order 2", "cpu");
   expect_error([](Node& n) { n.set_input("matrix", Value::make(Matrix<double>(2, 3))); }, "must be square");
-  expect_error([](Node& n) { n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 2, 3, 4}))); },
-               "not symmetric: A(1, 0) = 3 but A(0, 1) = 2");
+  expect_error(
+      [](Node& n) {
+        n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 2, 3, 4})));
+      },
+      "not symmetric: A(1, 0) = 3 but A(0, 1) = 2");
   // the diagonal scale counts: 1e-4 against 0 beside unit diagonals is an asymmetry, not rounding
-  expect_error([](Node& n) {
-    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 1e-4, 1})));
-  }, "not symmetric: A(1, 0) = 0.0001 but A(0, 1) = 0");
-  expect_error([&](Node& n) {
-    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
-    n.set_param("precision", std::string("mixed"));
-    n.set_param("fp32_products", std::string("1xFP16"));
-  }, "parameter 'fp32_products' = 1xFP16 runs on the CUDA tensor cores", "cpu");
-  expect_error([&](Node& n) {
-    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
-    n.set_param("fp32_products", std::string("exact"));
-  }, "parameter 'fp32_products' = exact applies to precision fp32 or mixed, not fp64", "cpu");
+  expect_error(
+      [](Node& n) {
+        n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 1e-4, 1})));
+      },
+      "not symmetric: A(1, 0) = 0.0001 but A(0, 1) = 0");
+  expect_error(
+      [&](Node& n) {
+        n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
+        n.set_param("precision", std::string("mixed"));
+        n.set_param("fp32_products", std::string("1xFP16"));
+      },
+      "parameter 'fp32_products' = 1xFP16 runs on the CUDA tensor cores", "cpu");
+  expect_error(
+      [&](Node& n) {
+        n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
+        n.set_param("fp32_products", std::string("exact"));
+      },
+      "parameter 'fp32_products' = exact applies to precision fp32 or mixed, not fp64", "cpu");
   // QA: tolerance 0 ran every refinement step and then fell back to fp64
   for (double tol : {0.0, 1e-17}) {
-    expect_error([tol](Node& n) {
-      n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
-      n.set_param("precision", std::string("mixed"));
-      n.set_param("tolerance", tol);
-    }, "cannot be met: the backward error of an fp64 solution is about 2⁻⁵³", "cpu");
+    expect_error(
+        [tol](Node& n) {
+          n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
+          n.set_param("precision", std::string("mixed"));
+          n.set_param("tolerance", tol);
+        },
+        "cannot be met: the backward error of an fp64 solution is about 2⁻⁵³", "cpu");
   }
-  expect_error([](Node& n) {
-    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 0, std::nan("")})));
-  }, "NaN or infinity at (1, 1)");
-  expect_error([](Node& n) {
-    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 0, 1})));
-    n.set_input("rhs", Value::make(Matrix<double>(3, 1)));
-  }, "'rhs' has 3 rows");
+  expect_error(
+      [](Node& n) {
+        n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 0, std::nan("")})));
+      },
+      "NaN or infinity at (1, 1)");
+  expect_error(
+      [](Node& n) {
+        n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{1, 0, 0, 1})));
+        n.set_input("rhs", Value::make(Matrix<double>(3, 1)));
+      },
+      "'rhs' has 3 rows");
   // fp32 out of range: overflow and underflow are named as such, with the precisions that work.
   for (auto [v, part] : std::vector<std::pair<double, std::string>>{
            {1e300, "entries of A overflow single precision (|a| > 3.4e38): use precision fp64 or mixed"},
-           {1e-320, "A(0, 0) = 9.99989e-321 underflows single precision (|a| < 1.2e-38): use precision fp64 or mixed"}}) {
+           {1e-320,
+            "A(0, 0) = 9.99989e-321 underflows single precision (|a| < 1.2e-38): use precision fp64 or mixed"}}) {
     auto node = make_solve_node();
     node->set_input("matrix", Value::make(Matrix<double>(1, 1, std::vector<double>{v})));
     node->set_param("device", std::string("cpu"));
@@ -814,41 +842,57 @@ TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
   // (on a machine without a GPU, the missing device used to be the only error)
   for (const char* dev : {"cpu", "cuda", "auto"})
     for (const char* algo : {"blocked", "cusolver"})
-      expect_error([&](Node& n) {
+      expect_error(
+          [&](Node& n) {
+            n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
+            n.set_param("precision", std::string("mixed"));
+            n.set_param("algorithm", std::string(algo));
+            n.set_param("device", std::string(dev));
+          },
+          std::string("parameter 'algorithm' = ") + algo + " cannot run precision mixed");
+  // tiled runs the mixed solve on CUDA (1×FP16 tile updates): on the CPU it is the device that is wrong
+  expect_error(
+      [&](Node& n) {
         n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
         n.set_param("precision", std::string("mixed"));
-        n.set_param("algorithm", std::string(algo));
-        n.set_param("device", std::string(dev));
-      }, std::string("parameter 'algorithm' = ") + algo + " cannot run precision mixed");
-  // tiled runs the mixed solve on CUDA (1×FP16 tile updates): on the CPU it is the device that is wrong
-  expect_error([&](Node& n) {
-    n.set_input("matrix", Value::make(Matrix<double>(2, 2, std::vector<double>{2, 1, 1, 2})));
-    n.set_param("precision", std::string("mixed"));
-    n.set_param("algorithm", std::string("tiled"));
-    n.set_param("device", std::string("cpu"));
-  }, "algorithm 'tiled' runs on a CUDA GPU, but the device is 'cpu'");
+        n.set_param("algorithm", std::string("tiled"));
+        n.set_param("device", std::string("cpu"));
+      },
+      "algorithm 'tiled' runs on a CUDA GPU, but the device is 'cpu'");
   // A GPU algorithm on the CPU, lapack on CUDA: refused, never rerouted.
   const Matrix<double> eye(2, 2, std::vector<double>{1, 0, 0, 1});
-  expect_error([&](Node& n) {
-    n.set_input("matrix", Value::make(eye));
-    n.set_param("algorithm", std::string("recursive"));
-    n.set_param("device", std::string("cpu"));
-  }, "algorithm 'recursive' runs on a CUDA GPU, but the device is 'cpu'");
-  expect_error([&](Node& n) {  // QA: say where the device came from when it is the run's --device
-    n.set_input("matrix", Value::make(eye));
-    n.set_param("algorithm", std::string("tiled"));
-  }, "algorithm 'tiled' runs on a CUDA GPU, but the device is 'cpu' (from --device)", "cpu");
-  expect_error([&](Node& n) {
-    n.set_input("matrix", Value::make(eye));
-    n.set_param("algorithm", std::string("lapack"));
-    n.set_param("device", std::string("cuda"));
-  }, "lapack runs on the CPU, but the device is 'cuda'");
+  expect_error(
+      [&](Node& n) {
+        n.set_input("matrix", Value::make(eye));
+        n.set_param("algorithm", std::string("recursive"));
+        n.set_param("device", std::string("cpu"));
+      },
+      "algorithm 'recursive' runs on a CUDA GPU, but the device is 'cpu'");
+  expect_error(
+      [&](Node& n) {  // QA: say where the device came from when it is the run's --device
+        n.set_input("matrix", Value::make(eye));
+        n.set_param("algorithm", std::string("tiled"));
+      },
+      "algorithm 'tiled' runs on a CUDA GPU, but the device is 'cpu' (from --device)", "cpu");
+  expect_error(
+      [&](Node& n) {
+        n.set_input("matrix", Value::make(eye));
+        n.set_param("algorithm", std::string("lapack"));
+        n.set_param("device", std::string("cuda"));
+      },
+      "lapack runs on the CPU, but the device is 'cuda'");
   if (cuda_device_count() == 0) {
-    expect_error([&](Node& n) { n.set_input("matrix", Value::make(eye)); n.set_param("device", std::string("cuda")); },
-                 "cuda");
-    expect_error([&](Node& n) {
-      n.set_input("matrix", Value::make(eye));
-      n.set_param("algorithm", std::string("cusolver"));
-    }, "device auto resolved to cpu (no CUDA device found)");
+    expect_error(
+        [&](Node& n) {
+          n.set_input("matrix", Value::make(eye));
+          n.set_param("device", std::string("cuda"));
+        },
+        "cuda");
+    expect_error(
+        [&](Node& n) {
+          n.set_input("matrix", Value::make(eye));
+          n.set_param("algorithm", std::string("cusolver"));
+        },
+        "device auto resolved to cpu (no CUDA device found)");
   }
 }

@@ -166,8 +166,8 @@ double Sequence::psi0(std::size_t t, std::size_t k, std::size_t c) const {
     const double g = segment->score(index, s, t, c);
     if (std::isnan(g) || g == std::numeric_limits<double>::infinity())
       throw std::invalid_argument("the segment score of [" + std::to_string(s) + ", " + std::to_string(t) +
-                                  ") of sequence " + std::to_string(index) + ", label " + std::to_string(c) +
-                                  " is " + std::to_string(g) + " (allowed: finite or -inf)");
+                                  ") of sequence " + std::to_string(index) + ", label " + std::to_string(c) + " is " +
+                                  std::to_string(g) + " (allowed: finite or -inf)");
     v += g;
   }
   return v;
@@ -311,8 +311,7 @@ class Backward {
     // in(s, c): the score of a segment of label c starting at s, before its own potential
     if (s == 0)
       for (std::size_t c = 0; c < C_; ++c) in_[c] = q_.init(c);
-    else if (!q_.general)
-      std::copy(buf_.begin() + (s - base_) * C_, buf_.begin() + (s - base_ + 1) * C_, in_.begin());
+    else if (!q_.general) std::copy(buf_.begin() + (s - base_) * C_, buf_.begin() + (s - base_ + 1) * C_, in_.begin());
     bsum_.assign(C_, LogSum{});
     double bound = 0;
     for (std::size_t c = 0; c < C_; ++c) bound += starting(s, c, alpha);
@@ -453,8 +452,14 @@ namespace {
 class ViterbiPass {
  public:
   explicit ViterbiPass(const Sequence& q)
-      : q_(q), C_(q.C), K_(q.K), T_(q.T), best_((T_ + 1) * C_, kNegInf),
-        inmax_(q.general ? 0 : (T_ + 1) * C_, kNegInf), bpk_((T_ + 1) * C_, 0), bpc_((T_ + 1) * C_, 0) {}
+      : q_(q),
+        C_(q.C),
+        K_(q.K),
+        T_(q.T),
+        best_((T_ + 1) * C_, kNegInf),
+        inmax_(q.general ? 0 : (T_ + 1) * C_, kNegInf),
+        bpk_((T_ + 1) * C_, 0),
+        bpc_((T_ + 1) * C_, 0) {}
 
   Path run() {
     Path path;
@@ -530,7 +535,7 @@ class ViterbiPass {
 
   const Sequence& q_;
   const std::size_t C_, K_, T_;
-  std::vector<double> best_, inmax_;  ///< best(t, c); factored: max over c' of best(t, c') + Tr[c', c]
+  std::vector<double> best_, inmax_;      ///< best(t, c); factored: max over c' of best(t, c') + Tr[c', c]
   std::vector<std::uint32_t> bpk_, bpc_;  ///< best duration per (t, c); best previous label
 };
 

@@ -163,7 +163,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--goals")) goals = true;
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
       Shape sh{};
-      if (std::sscanf(argv[++i], "%zu,%zu,%zu,%zu", &sh.B, &sh.T, &sh.K, &sh.C) != 4 || sh.B * sh.T * sh.K * sh.C == 0) {
+      if (std::sscanf(argv[++i], "%zu,%zu,%zu,%zu", &sh.B, &sh.T, &sh.K, &sh.C) != 4 ||
+          sh.B * sh.T * sh.K * sh.C == 0) {
         std::fprintf(stderr, "--shape B,T,K,C: four positive integers, got '%s'\n", argv[i]);
         return 2;
       }
@@ -186,8 +187,8 @@ int main(int argc, char** argv) {
   if (!shapes.empty() || goals) {
     for (const auto& sh : shapes) run(sh, cpu_seqs, reps);
     if (goals)
-      for (const Shape& sh : {Shape{64, 10000, 1, 24}, Shape{64, 10000, 30, 24}, Shape{1, 100000, 1, 24},
-                              Shape{1, 100000, 100, 24}})
+      for (const Shape& sh :
+           {Shape{64, 10000, 1, 24}, Shape{64, 10000, 30, 24}, Shape{1, 100000, 1, 24}, Shape{1, 100000, 100, 24}})
         run(sh, cpu_seqs, reps);
     return 0;
   }

@@ -166,8 +166,8 @@ int main(int argc, char** argv) {
     for (double ab : {0.25, 0.5, 1.0, 2.0, 4.0})
       for (double kappa : {0.01, 0.1, 1.0})
         for (double pen = 0.5; pen <= 6.0; pen += 0.5)
-          for (auto [hw, ht] : {std::pair<std::size_t, double>{0, 5.0}, {3, 5.0}, {5, 5.0}, {5, 7.0}, {5, 10.0},
-                                {10, 5.0}}) {
+          for (auto [hw, ht] :
+               {std::pair<std::size_t, double>{0, 5.0}, {3, 5.0}, {5, 5.0}, {5, 7.0}, {5, 10.0}, {10, 5.0}}) {
             const SegmentSetting st{ab, ab, kappa, pen, hw, ht};
             std::snprintf(buf, sizeof buf, "normal-gamma a=b=%.2f kappa=%.2f pen=%.1f·logT hampel=%zu/%.0f |", ab,
                           kappa, pen, hw, ht);

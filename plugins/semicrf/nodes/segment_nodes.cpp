@@ -88,8 +88,8 @@ class BayesSegments final : public Node {
     const std::size_t K = *max_duration == 0 ? T : std::min<std::size_t>(T, static_cast<std::size_t>(*max_duration));
     const std::size_t kmin = static_cast<std::size_t>(*min_duration);
     if (kmin > K)
-      throw InputError("parameter 'min_duration' = " + std::to_string(kmin) + " exceeds the longest segment K = " +
-                       std::to_string(K) + ": no segmentation is allowed");
+      throw InputError("parameter 'min_duration' = " + std::to_string(kmin) +
+                       " exceeds the longest segment K = " + std::to_string(K) + ": no segmentation is allowed");
     const std::uint8_t* mask = s.valid.empty() ? nullptr : s.valid.data();
     const auto x = run_algo([&] { return standardise(s.samples.data(), T, D, mask); });
     std::vector<std::uint8_t> valid(s.valid);

@@ -172,8 +172,8 @@ TEST(MissingValues, EmIgnoresPlaceholders) {
   m.crf = sc::Model::zeros(2, 80);
   m.crf.transitions = {-INFINITY, 0.0, 0.0, -INFINITY};
   for (auto& v : m.crf.duration_bias) v = -10.0;
-  m.gaussians = sc::estimate_gaussians(x.data(), 80, 1, 2, sc::LevelEstimate::kmeans, sc::VarianceEstimate::noise,
-                                       valid.data());
+  m.gaussians =
+      sc::estimate_gaussians(x.data(), 80, 1, 2, sc::LevelEstimate::kmeans, sc::VarianceEstimate::noise, valid.data());
   sc::FitOptions o;
   o.iterations = 5;
   const auto hist = sc::fit_em(m, x.data(), {80}, 1, o, valid.data());

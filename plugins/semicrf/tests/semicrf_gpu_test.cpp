@@ -145,8 +145,8 @@ TEST(GpuSemiCrf, MaskedSamplesMatchTheReference) {
     x[t] = double((t / 150) % 4) + 0.2 * std::sin(double(t) * 1.3);
     if (t < 40 || t % 13 == 5 || (t >= 400 && t < 470)) valid[t] = 0, x[t] = 1e3;
   }
-  const auto g = sc::estimate_gaussians(x.data(), T, 1, C, sc::LevelEstimate::kmeans, sc::VarianceEstimate::noise,
-                                        valid.data());
+  const auto g =
+      sc::estimate_gaussians(x.data(), T, 1, C, sc::LevelEstimate::kmeans, sc::VarianceEstimate::noise, valid.data());
   Case c = random_case({T}, C, K, 21);
   c.f = sc::gaussian_scores(x.data(), T, 1, g, valid.data());
   c.batch.emissions = c.f.data();
@@ -181,8 +181,8 @@ TEST(GpuSemiCrf, ViterbiAtTheWarpKernelsLimits) {
   // the warp-per-label Viterbi takes C ≤ 32 and K ≤ 256 in the lanes mode (K > 8 or C ≥ 16;
   // durations in registers); its edges and the first shapes past them (the general kernels), with
   // sequences shorter than K, of one sample, boundary scores and impossible samples
-  for (auto [C, K] : {std::pair<std::size_t, std::size_t>{32, 256}, {1, 100}, {32, 257}, {33, 40}, {2, 9}, {24, 1},
-                      {16, 4}}) {
+  for (auto [C, K] :
+       {std::pair<std::size_t, std::size_t>{32, 256}, {1, 100}, {32, 257}, {33, 40}, {2, 9}, {24, 1}, {16, 4}}) {
     SCOPED_TRACE("C = " + std::to_string(C) + ", K = " + std::to_string(K));
     auto c = random_case({300, 1, 90, 600}, C, K, 40 + K + C, 1.0, true);
     for (std::size_t i = 11; i < c.f.size(); i += 97) c.f[i] = kNegInf;

@@ -45,7 +45,10 @@ std::string number_text(double x) {
 class Constant final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "test.constant", .version = 1, .title = "Constant", .category = "Test",
+    return {.id = "test.constant",
+            .version = 1,
+            .title = "Constant",
+            .category = "Test",
             .doc = "Outputs a 1×1 matrix holding `value`."};
   }
   Output<Mat> out{this, "value", "1×1 matrix holding the parameter"};
@@ -56,7 +59,10 @@ class Constant final : public Node {
 class Add final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "test.add", .version = 1, .title = "Add", .category = "Test",
+    return {.id = "test.add",
+            .version = 1,
+            .title = "Add",
+            .category = "Test",
             .doc = "Element-wise sum of two matrices of the same shape."};
   }
   Input<Mat> a{this, "a", "First term"};
@@ -77,7 +83,10 @@ class Add final : public Node {
 class Fail final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "test.fail", .version = 1, .title = "Fail", .category = "Test",
+    return {.id = "test.fail",
+            .version = 1,
+            .title = "Fail",
+            .category = "Test",
             .doc = "Always throws gemflow::Error(message)."};
   }
   Input<Mat> in{this, "in", "Ignored", PortUse::Optional};
@@ -89,16 +98,22 @@ class Fail final : public Node {
 class Sleep final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "test.sleep", .version = 1, .title = "Sleep", .category = "Test",
-            .doc = "Waits `seconds`, reporting progress and checking cancellation every 10 ms, i.e. the way "
-                   "long nodes should. Used by the cancellation tests."};
+    return {.id = "test.sleep",
+            .version = 1,
+            .title = "Sleep",
+            .category = "Test",
+            .doc =
+                "Waits `seconds`, reporting progress and checking cancellation every 10 ms, i.e. the way "
+                "long nodes should. Used by the cancellation tests."};
   }
   Input<Mat> in{this, "in", "Passed through", PortUse::Optional};
   Output<Mat> out{this, "out", "The input, else a 1×1 zero"};
   Param<double> seconds{this, "seconds", 1.0, {.min = 0.0, .max = 3600.0, .unit = "s", .doc = "How long"}};
-  Param<bool> cooperative{this, "cooperative", true,
-                          {.doc = "false: never checks cancellation (a node stuck in a library)"}};
-  Param<bool> on_worker{this, "on_worker", false,
+  Param<bool> cooperative{
+      this, "cooperative", true, {.doc = "false: never checks cancellation (a node stuck in a library)"}};
+  Param<bool> on_worker{this,
+                        "on_worker",
+                        false,
                         {.doc = "Wait (and check cancellation) on a thread of its own while the calling "
                                 "thread only joins it, as parallel nodes do"}};
   void execute(NodeContext& ctx) override {
@@ -140,10 +155,14 @@ class Sleep final : public Node {
 class ProgressSpam final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "test.progress_spam", .version = 1, .title = "Progress spam", .category = "Test",
-            .doc = "Calls ctx.progress `calls` times as fast as it can, a new message each time, after one "
-                   "call with NaN, then logs `log_lines` info lines. Used by the progress throttle and the "
-                   "provenance log tests."};
+    return {.id = "test.progress_spam",
+            .version = 1,
+            .title = "Progress spam",
+            .category = "Test",
+            .doc =
+                "Calls ctx.progress `calls` times as fast as it can, a new message each time, after one "
+                "call with NaN, then logs `log_lines` info lines. Used by the progress throttle and the "
+                "provenance log tests."};
   }
   Output<Mat> out{this, "out", "A 1×1 zero"};
   Param<std::int64_t> calls{this, "calls", 1000, {.min = 0, .max = 100000000, .doc = "How many calls"}};
@@ -161,15 +180,19 @@ class ProgressSpam final : public Node {
 class WriteText final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "test.write_text", .version = 1, .title = "Write text", .category = "Test",
-            .doc = "Writes `text` and a newline, then the input's elements one per line, atomically "
-                   "through NodeContext::write_file."};
+    return {.id = "test.write_text",
+            .version = 1,
+            .title = "Write text",
+            .category = "Test",
+            .doc =
+                "Writes `text` and a newline, then the input's elements one per line, atomically "
+                "through NodeContext::write_file."};
   }
   Input<Mat> value{this, "value", "Numbers to write", PortUse::Optional};
   PathParam path{this, "path", PathParam::Mode::Write, "File to write (relative: to the output folder)"};
   Param<std::string> text{this, "text", "", {.doc = "First line"}};
-  Param<bool> fail_midway{this, "fail_midway", false,
-                          {.doc = "Throw after writing part of the file (tests atomic writes)"}};
+  Param<bool> fail_midway{
+      this, "fail_midway", false, {.doc = "Throw after writing part of the file (tests atomic writes)"}};
   void execute(NodeContext& ctx) override {
     ctx.write_file(*path, [&](const std::filesystem::path& tmp) {
       std::ofstream f(tmp, std::ios::binary);
@@ -188,7 +211,10 @@ class WriteText final : public Node {
 class ReadText final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "test.read_text", .version = 1, .title = "Read text", .category = "Test",
+    return {.id = "test.read_text",
+            .version = 1,
+            .title = "Read text",
+            .category = "Test",
             .doc = "Reads a text file: its lines as a table and its size in bytes."};
   }
   PathParam path{this, "path", PathParam::Mode::Read, "File to read (relative: to the workflow file)"};
@@ -215,7 +241,10 @@ class Params final : public Node {
  public:
   enum class Mode { Fast, Exact };
   static NodeInfo info() {
-    return {.id = "test.params", .version = 2, .title = "Every parameter kind", .category = "Test",
+    return {.id = "test.params",
+            .version = 2,
+            .title = "Every parameter kind",
+            .category = "Test",
             .doc = "Outputs the values of its parameters as received (paths resolved)."};
   }
   Output<Table> table{this, "table", "Columns name, value"};
@@ -246,7 +275,10 @@ class Params final : public Node {
 class DeviceNode final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "test.device", .version = 1, .title = "Device", .category = "Test",
+    return {.id = "test.device",
+            .version = 1,
+            .title = "Device",
+            .category = "Test",
             .doc = "Resolves its device parameter (with the run's override) and outputs the choice."};
   }
   Output<Table> table{this, "table", "Column 'device': the device used (cpu, cuda:N)"};
@@ -264,7 +296,10 @@ class DeviceNode final : public Node {
 class Ruled final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "test.rules", .version = 1, .title = "Rules", .category = "Test",
+    return {.id = "test.rules",
+            .version = 1,
+            .title = "Rules",
+            .category = "Test",
             .doc = "Outputs its rank; a rank other than 0 needs pivoted: true (a rule).",
             .errors = "None of its own: the rules are checked before a run.",
             .memory = "One 1×1 matrix.",
@@ -284,14 +319,15 @@ class Ruled final : public Node {
 class Migrated final : public Node {
  public:
   static NodeInfo info() {
-    return {.id = "test.migrated",
-            .version = 3,
-            .title = "Migrated",
-            .category = "Test",
-            .doc = "Outputs `factor`; its parameters and output were renamed over three versions.",
-            .migrations = {migrate::rename_param(1, "scale_factor", "factor"), migrate::rename_output(1, "out", "value"),
-                           migrate::rename_choice(2, "mode", "fast", "quick"),
-                           migrate::scale_param(2, "tolerance", 1e-3, "mm → m")}};
+    return {
+        .id = "test.migrated",
+        .version = 3,
+        .title = "Migrated",
+        .category = "Test",
+        .doc = "Outputs `factor`; its parameters and output were renamed over three versions.",
+        .migrations = {migrate::rename_param(1, "scale_factor", "factor"), migrate::rename_output(1, "out", "value"),
+                       migrate::rename_choice(2, "mode", "fast", "quick"),
+                       migrate::scale_param(2, "tolerance", 1e-3, "mm → m")}};
   }
   Output<Mat> value{this, "value", "1×1 matrix holding factor"};
   Param<double> factor{this, "factor", 1.0, {.doc = "The number"}};

@@ -99,10 +99,8 @@ class DeviceBuffer {
     if (size == 0) return;
     const std::size_t bytes = detail::checked_bytes<T>(size, "DeviceBuffer");
     void* p = nullptr;
-    if (stream_ordered_)
-      GF_CUDA_TRY(cudaMallocAsync(&p, bytes, stream_));
-    else
-      GF_CUDA_TRY(cudaMalloc(&p, bytes));
+    if (stream_ordered_) GF_CUDA_TRY(cudaMallocAsync(&p, bytes, stream_));
+    else GF_CUDA_TRY(cudaMalloc(&p, bytes));
     data_ = static_cast<T*>(p);
     size_ = size;
   }
@@ -112,10 +110,8 @@ class DeviceBuffer {
     if (!data_) return;
     void* p = std::exchange(data_, nullptr);
     size_ = 0;
-    if (stream_ordered_)
-      GF_CUDA_TRY(cudaFreeAsync(p, stream_));
-    else
-      GF_CUDA_TRY(cudaFree(p));
+    if (stream_ordered_) GF_CUDA_TRY(cudaFreeAsync(p, stream_));
+    else GF_CUDA_TRY(cudaFree(p));
   }
 
   /// Frees without throwing (a failure is printed to stderr); the buffer is then empty.
@@ -123,10 +119,8 @@ class DeviceBuffer {
     if (!data_) return;
     void* p = std::exchange(data_, nullptr);
     size_ = 0;
-    if (stream_ordered_)
-      GF_CUDA_TRY_NO_THROW(cudaFreeAsync(p, stream_));
-    else
-      GF_CUDA_TRY_NO_THROW(cudaFree(p));
+    if (stream_ordered_) GF_CUDA_TRY_NO_THROW(cudaFreeAsync(p, stream_));
+    else GF_CUDA_TRY_NO_THROW(cudaFree(p));
   }
 
  private:

@@ -61,8 +61,8 @@ inline bool check_no_throw(cudaError_t e, const char* call, const char* file, in
 inline void check_launch(const char* kernel, const char* file, int line) {
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) [[unlikely]]
-    throw CudaError(*kernel ? std::string("launch of ") + kernel : std::string("kernel launch"), status_string(e),
-                    file, line);
+    throw CudaError(*kernel ? std::string("launch of ") + kernel : std::string("kernel launch"), status_string(e), file,
+                    line);
 }
 
 }  // namespace detail

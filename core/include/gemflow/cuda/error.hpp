@@ -71,7 +71,7 @@ class CudaError : public std::runtime_error {
 
 /// Precondition of a CUDA entry point: throws std::invalid_argument(message) when `cond` is false.
 /// `message` is evaluated only then.
-#define GF_EXPECTS(cond, message)                              \
-  do {                                                         \
-    if (!(cond)) throw ::std::invalid_argument(message);       \
+#define GF_EXPECTS(cond, message)                        \
+  do {                                                   \
+    if (!(cond)) throw ::std::invalid_argument(message); \
   } while (0)

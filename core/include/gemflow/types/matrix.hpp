@@ -22,8 +22,7 @@ class Matrix {
   Matrix() = default;
   Matrix(std::size_t rows, std::size_t cols, T fill = T{})
       : rows_(rows), cols_(cols), data_((checked_matrix_bytes(rows, cols, sizeof(T)), rows * cols), fill) {}
-  Matrix(std::size_t rows, std::size_t cols, std::vector<T> data)
-      : rows_(rows), cols_(cols), data_(std::move(data)) {
+  Matrix(std::size_t rows, std::size_t cols, std::vector<T> data) : rows_(rows), cols_(cols), data_(std::move(data)) {
     if (cols_ != 0 && rows_ > data_.max_size() / cols_) throw std::invalid_argument("Matrix: rows*cols overflows");
     if (data_.size() != rows_ * cols_) throw std::invalid_argument("Matrix: data size != rows*cols");
   }
@@ -55,9 +54,7 @@ class Matrix {
   [[nodiscard]] std::span<T> span() noexcept { return data_; }
   [[nodiscard]] std::span<const T> span() const noexcept { return data_; }
   [[nodiscard]] std::span<T> row(std::size_t i) noexcept { return {data_.data() + i * cols_, cols_}; }
-  [[nodiscard]] std::span<const T> row(std::size_t i) const noexcept {
-    return {data_.data() + i * cols_, cols_};
-  }
+  [[nodiscard]] std::span<const T> row(std::size_t i) const noexcept { return {data_.data() + i * cols_, cols_}; }
 
  private:
   std::size_t rows_ = 0, cols_ = 0;

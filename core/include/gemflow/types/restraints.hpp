@@ -15,9 +15,9 @@ namespace gemflow {
 struct AtomSelector {
   std::string chain;
   int residue_number = 0;
-  std::string residue;   ///< may be empty when the file does not say
-  std::string atom;      ///< as in the file, e.g. "HB%", "HG1#", "QB", "H*"
-  int line = 0;          ///< line of this selection in the file (0 when unknown)
+  std::string residue;  ///< may be empty when the file does not say
+  std::string atom;     ///< as in the file, e.g. "HB%", "HG1#", "QB", "H*"
+  int line = 0;         ///< line of this selection in the file (0 when unknown)
 };
 
 /// One distance restraint. Ambiguous restraints (several alternative atom pairs, from `or`
@@ -26,16 +26,16 @@ struct AtomSelector {
 /// `atoms_a[k]`/`atoms_b[k]` are the Structure atom indices a selection expanded to
 /// (empty when no structure was given to resolve against).
 struct DistanceRestraint {
-  int id = 0;                 ///< restraint id from the file (NEF restraint_id, or running index)
-  std::string origin;         ///< "file:line" of the restraint's first line
+  int id = 0;          ///< restraint id from the file (NEF restraint_id, or running index)
+  std::string origin;  ///< "file:line" of the restraint's first line
   struct Alternative {
     AtomSelector a, b;
     std::vector<std::size_t> atoms_a, atoms_b;
   };
   std::vector<Alternative> alternatives;
-  double lower = 0.0;         ///< Å
-  double upper = 0.0;         ///< Å
-  double target = 0.0;        ///< Å (0 when not given)
+  double lower = 0.0;   ///< Å
+  double upper = 0.0;   ///< Å
+  double target = 0.0;  ///< Å (0 when not given)
   double weight = 1.0;
   /// Å to add to `upper` when the restraint is applied to pseudo-atoms (group centres) instead
   /// of the expanded atoms (Wüthrich, Billeter & Braun 1983); `upper` is the file's value.
@@ -48,17 +48,17 @@ struct DistanceRestraint {
 /// limits, Xplor-NIH's `assign ... k centre range exp` gives centre ± range). The energy is a
 /// flat-bottom harmonic outside the interval (Xplor-NIH CDIH term).
 struct DihedralRestraint {
-  int id = 0;              ///< restraint id from the file (or running index)
-  std::string origin;      ///< "file:line"
-  std::string name;        ///< "PHI", "PSI", "CHI1", ... when the file names it; empty otherwise
+  int id = 0;                         ///< restraint id from the file (or running index)
+  std::string origin;                 ///< "file:line"
+  std::string name;                   ///< "PHI", "PSI", "CHI1", ... when the file names it; empty otherwise
   std::array<AtomSelector, 4> atoms;  ///< as written in the file (or derived from `name`)
   /// Structure atom indices of the four selections; `unresolved` until resolved against a
   /// structure.
   std::array<std::size_t, 4> atom_index{unresolved, unresolved, unresolved, unresolved};
-  double lower = -180.0;   ///< degrees
-  double upper = 180.0;    ///< degrees
-  double target = 0.0;     ///< degrees (centre of the interval when the file gives none)
-  double weight = 1.0;     ///< relative force constant (Xplor-NIH's k, 1 when not given)
+  double lower = -180.0;  ///< degrees
+  double upper = 180.0;   ///< degrees
+  double target = 0.0;    ///< degrees (centre of the interval when the file gives none)
+  double weight = 1.0;    ///< relative force constant (Xplor-NIH's k, 1 when not given)
   static constexpr std::size_t unresolved = std::numeric_limits<std::size_t>::max();
 };
 

@@ -20,8 +20,8 @@ struct Scores {
   std::vector<std::string> labels;
   double sample_rate = 0.0;
 
-  [[nodiscard]] std::size_t length() const noexcept { return scores.rows(); }  ///< T
-  [[nodiscard]] std::size_t classes() const noexcept { return scores.cols(); } ///< C
+  [[nodiscard]] std::size_t length() const noexcept { return scores.rows(); }   ///< T
+  [[nodiscard]] std::size_t classes() const noexcept { return scores.cols(); }  ///< C
   /// nullopt when the invariants above hold, else the first broken one.
   [[nodiscard]] std::optional<std::string> validate() const;
 };

@@ -25,16 +25,16 @@ namespace gemflow {
 /// linear interpolation) so that consumers that ignore the mask still see a finite signal;
 /// models that honour the mask marginalise it out (semicrf: it contributes no log-likelihood).
 struct Signal {
-  Matrix<double> samples;  ///< T × D
-  double sample_rate = 1.0;  ///< Hz (regular signals)
-  double start_time = 0.0;   ///< s, time of sample 0 (regular signals)
+  Matrix<double> samples;     ///< T × D
+  double sample_rate = 1.0;   ///< Hz (regular signals)
+  double start_time = 0.0;    ///< s, time of sample 0 (regular signals)
   std::vector<double> times;  ///< s, one per sample (irregular signals); empty when regular
   std::vector<std::string> channels;
   std::vector<std::string> units;
   std::vector<std::uint8_t> valid;  ///< T·D flags (1 observed, 0 missing), or empty: all observed
 
   [[nodiscard]] std::size_t length() const noexcept { return samples.rows(); }  ///< T
-  [[nodiscard]] std::size_t dims() const noexcept { return samples.cols(); }     ///< D
+  [[nodiscard]] std::size_t dims() const noexcept { return samples.cols(); }    ///< D
   [[nodiscard]] bool regular() const noexcept { return times.empty(); }
   /// Whether channel d was observed at sample t.
   [[nodiscard]] bool observed(std::size_t t, std::size_t d) const noexcept {

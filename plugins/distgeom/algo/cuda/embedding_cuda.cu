@@ -31,8 +31,8 @@ constexpr int kTile = 32;  // tile edge (one warp wide)
 constexpr int kRows = 8;   // thread rows per tile: blocks of 32×8 threads
 
 // row[i] = Σ_j d(i, j)², j = 0, 1, …, n−1 in that order (metric_matrix()'s loop).
-__global__ void __launch_bounds__(kTile* kRows) row_sums_kernel(const double* __restrict__ d, std::int64_t n,
-                                                                 double* __restrict__ row) {
+__global__ void __launch_bounds__(kTile* kRows)
+    row_sums_kernel(const double* __restrict__ d, std::int64_t n, double* __restrict__ row) {
   __shared__ double tile[kTile][kTile + 1];
   const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
@@ -74,8 +74,7 @@ __global__ void centre_kernel(double* work, std::int64_t n) {
 // out(i, j) = f(i, j, in[i·n + j]) for the kTile×kTile tile of this block, stored at i·n + j
 // (ColMajor = false) or, through a shared tile so that both sides stay coalesced, at i + j·n.
 template <bool ColMajor, class F>
-__device__ __forceinline__ void tile_map(const double* __restrict__ in, std::int64_t n, double* __restrict__ out,
-                                         F f) {
+__device__ __forceinline__ void tile_map(const double* __restrict__ in, std::int64_t n, double* __restrict__ out, F f) {
   __shared__ double tile[kTile][kTile + 1];
   const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
   const std::int64_t j0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
@@ -99,17 +98,16 @@ __device__ __forceinline__ void tile_map(const double* __restrict__ in, std::int
 
 // G(i, j) = 0.5 · ((D_i0² + D_j0²) − d(i, j)²), stored row- or column-major.
 template <bool ColMajor>
-__global__ void __launch_bounds__(kTile* kRows) metric_kernel(const double* __restrict__ d,
-                                                              const double* __restrict__ d0, std::int64_t n,
-                                                              double* __restrict__ g) {
+__global__ void __launch_bounds__(kTile* kRows)
+    metric_kernel(const double* __restrict__ d, const double* __restrict__ d0, std::int64_t n, double* __restrict__ g) {
   tile_map<ColMajor>(d, n, g, [d0](std::int64_t i, std::int64_t j, double v) {
     return __dmul_rn(0.5, __dsub_rn(__dadd_rn(d0[i], d0[j]), __dmul_rn(v, v)));
   });
 }
 
 // out[i + j·n] = in[i·n + j] (row-major in → column-major out of the same matrix).
-__global__ void __launch_bounds__(kTile* kRows) transpose_kernel(const double* __restrict__ in, std::int64_t n,
-                                                                 double* __restrict__ out) {
+__global__ void __launch_bounds__(kTile* kRows)
+    transpose_kernel(const double* __restrict__ in, std::int64_t n, double* __restrict__ out) {
   tile_map<true>(in, n, out, [](std::int64_t, std::int64_t, double v) { return v; });
 }
 
@@ -147,8 +145,7 @@ void* ensure(ByteBuffer& buffer, std::size_t want, std::size_t n, const char* wh
 }  // namespace
 }  // namespace detail
 
-void metric_matrix_device(const double* d, std::size_t n, double* g, MatrixLayout layout, double* work,
-                          Stream stream) {
+void metric_matrix_device(const double* d, std::size_t n, double* g, MatrixLayout layout, double* work, Stream stream) {
   if (n == 0) return;
   GF_EXPECTS(d != nullptr && g != nullptr && work != nullptr, "metric_matrix_device: null pointer");
   GF_EXPECTS(d != g, "metric_matrix_device: g must not alias d");
@@ -162,8 +159,7 @@ void metric_matrix_device(const double* d, std::size_t n, double* g, MatrixLayou
   GF_CUDA_CHECK_LAUNCH("centre_kernel");
   if (layout == MatrixLayout::col_major)
     detail::metric_kernel<true><<<detail::tile_grid(n), block, 0, stream>>>(d, work, nn, g);
-  else
-    detail::metric_kernel<false><<<detail::tile_grid(n), block, 0, stream>>>(d, work, nn, g);
+  else detail::metric_kernel<false><<<detail::tile_grid(n), block, 0, stream>>>(d, work, nn, g);
   GF_CUDA_CHECK_LAUNCH("metric_kernel");
 }
 
@@ -233,8 +229,8 @@ struct GpuEmbedder::Impl {
     const auto nn = static_cast<std::int64_t>(n);
     linalg::PivotedCholesky f;
     try {
-      f = chol->factor_pivoted(reinterpret_cast<const double*>(g.data()), nn, nn, static_cast<std::int64_t>(k), 0.0, lp, nn,
-                               allowed);
+      f = chol->factor_pivoted(reinterpret_cast<const double*>(g.data()), nn, nn, static_cast<std::int64_t>(k), 0.0, lp,
+                               nn, allowed);
     } catch (const CudaError& e) {  // linalg's, the same type: add the entry point's name
       throw CudaError(what, e);
     }
@@ -300,10 +296,10 @@ EmbedResult GpuEmbedder::embed(std::span<const double> g, std::size_t n, std::si
 
 EmbedResult GpuEmbedder::embed_distances(std::span<const double> d, std::size_t n, std::size_t dim,
                                          std::size_t cholesky_rank, std::span<const unsigned char> pivot_candidates) {
-  check_embed_args(d.size(), n, dim, pivot_candidates,
-                   ("metric_matrix: expected " + std::to_string(n) + "×" + std::to_string(n) +
-                    " distance and metric buffers")
-                       .c_str());
+  check_embed_args(
+      d.size(), n, dim, pivot_candidates,
+      ("metric_matrix: expected " + std::to_string(n) + "×" + std::to_string(n) + " distance and metric buffers")
+          .c_str());
   auto& m = *impl_;
   m.activate();
   const char* what = "metric matrix + embed (cholesky, cuda)";

@@ -17,8 +17,10 @@ using detail::idx_t;
 
 __device__ __forceinline__ double uniform(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
   std::uint64_t x = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
-  x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
   x ^= x >> 33;
   return static_cast<double>(x >> 11) * 0x1.0p-53;
 }
@@ -31,8 +33,16 @@ __global__ void fill_kernel(T* lower, T* upper, idx_t n, idx_t total, std::uint6
        e += static_cast<idx_t>(gridDim.x) * blockDim.x) {
     const idx_t b = e / nn, r = e - b * nn;
     idx_t i = r / n, j = r - i * n;
-    if (i > j) { const idx_t t = i; i = j; j = t; }
-    if (i == j) { lower[e] = T(0); upper[e] = T(0); continue; }
+    if (i > j) {
+      const idx_t t = i;
+      i = j;
+      j = t;
+    }
+    if (i == j) {
+      lower[e] = T(0);
+      upper[e] = T(0);
+      continue;
+    }
     double d2 = 0;
     for (int c = 0; c < 3; ++c) {
       const double x = box * (uniform(seed, b * n + i, c) - uniform(seed, b * n + j, c));
@@ -54,8 +64,8 @@ __global__ void fill_kernel(T* lower, T* upper, idx_t n, idx_t total, std::uint6
 }
 
 template <class T>
-__global__ void sweep_kernel(const T* __restrict__ ls, const T* __restrict__ us,
-                             T* __restrict__ ld, T* __restrict__ ud, int n, int k) {
+__global__ void sweep_kernel(const T* __restrict__ ls, const T* __restrict__ us, T* __restrict__ ld, T* __restrict__ ud,
+                             int n, int k) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y;
   if (j >= n) return;
   const idx_t N = n;
@@ -87,8 +97,7 @@ __global__ void add_min_kernel(T* out, T c0, T y, int iters) {
 }
 
 template <class T>
-void fill_impl(T* lower, T* upper, std::size_t n, std::size_t batch, std::uint64_t seed,
-               Stream s) {
+void fill_impl(T* lower, T* upper, std::size_t n, std::size_t batch, std::uint64_t seed, Stream s) {
   const idx_t total = static_cast<idx_t>(n) * n * batch;
   if (total == 0) return;
   const int grid = static_cast<int>(std::min<idx_t>((total + 255) / 256, 65536));
@@ -101,10 +110,8 @@ bool sweep_impl(T* l, T* u, T* l2, T* u2, std::size_t n, std::size_t pivots, Str
   const dim3 grid(static_cast<unsigned>((n + 255) / 256), static_cast<unsigned>(n));
   bool flipped = false;
   for (std::size_t k = 0; k < pivots; ++k) {
-    if (!flipped)
-      sweep_kernel<T><<<grid, 256, 0, s>>>(l, u, l2, u2, static_cast<int>(n), static_cast<int>(k));
-    else
-      sweep_kernel<T><<<grid, 256, 0, s>>>(l2, u2, l, u, static_cast<int>(n), static_cast<int>(k));
+    if (!flipped) sweep_kernel<T><<<grid, 256, 0, s>>>(l, u, l2, u2, static_cast<int>(n), static_cast<int>(k));
+    else sweep_kernel<T><<<grid, 256, 0, s>>>(l2, u2, l, u, static_cast<int>(n), static_cast<int>(k));
     GF_CUDA_CHECK_LAUNCH("sweep_kernel");
     flipped = !flipped;
   }
@@ -133,20 +140,16 @@ double ceiling_impl(Stream s) {
 
 }  // namespace
 
-void fill_random_bounds(float* l, float* u, std::size_t n, std::size_t batch, std::uint64_t seed,
-                        Stream s) {
+void fill_random_bounds(float* l, float* u, std::size_t n, std::size_t batch, std::uint64_t seed, Stream s) {
   fill_impl(l, u, n, batch, seed, s);
 }
-void fill_random_bounds(double* l, double* u, std::size_t n, std::size_t batch,
-                        std::uint64_t seed, Stream s) {
+void fill_random_bounds(double* l, double* u, std::size_t n, std::size_t batch, std::uint64_t seed, Stream s) {
   fill_impl(l, u, n, batch, seed, s);
 }
-bool per_pivot_sweep(float* l, float* u, float* l2, float* u2, std::size_t n, std::size_t p,
-                     Stream s) {
+bool per_pivot_sweep(float* l, float* u, float* l2, float* u2, std::size_t n, std::size_t p, Stream s) {
   return sweep_impl(l, u, l2, u2, n, p, s);
 }
-bool per_pivot_sweep(double* l, double* u, double* l2, double* u2, std::size_t n, std::size_t p,
-                     Stream s) {
+bool per_pivot_sweep(double* l, double* u, double* l2, double* u2, std::size_t n, std::size_t p, Stream s) {
   return sweep_impl(l, u, l2, u2, n, p, s);
 }
 double add_min_ceiling(Precision p, Stream s) {

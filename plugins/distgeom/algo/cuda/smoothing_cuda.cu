@@ -62,25 +62,23 @@ void require_memory(std::size_t n, std::size_t bytes, const char* what) {
   if (bytes > free_b) {
     int device = 0;
     GF_CUDA_TRY(cudaGetDevice(&device));
-    throw CudaError(std::string("triangle smoothing (") + what + ", n = " + std::to_string(n) +
-                    ") needs " + std::to_string(bytes) + " bytes of device memory, cuda:" +
-                    std::to_string(device) + " has " + std::to_string(free_b) + " free of " +
-                    std::to_string(total_b));
+    throw CudaError(std::string("triangle smoothing (") + what + ", n = " + std::to_string(n) + ") needs " +
+                    std::to_string(bytes) + " bytes of device memory, cuda:" + std::to_string(device) + " has " +
+                    std::to_string(free_b) + " free of " + std::to_string(total_b));
   }
 }
 
 // ---- validation ---------------------------------------------------------------------------
 
 template <class T>
-void validate_impl(const T* lower, const T* upper, std::size_t n, std::size_t batch,
-                   double tolerance, Stream stream) {
+void validate_impl(const T* lower, const T* upper, std::size_t n, std::size_t batch, double tolerance, Stream stream) {
   GF_EXPECTS(tolerance >= 0, "triangle smoothing: tolerance must be >= 0 Å");
   if (n == 0 || batch == 0) return;
   DeviceBuffer<unsigned long long> first(1);
   GF_CUDA_TRY(cudaMemsetAsync(first.data(), 0xff, sizeof(unsigned long long), stream));
   const idx_t total = static_cast<idx_t>(n) * n * batch;
-  detail::validate_kernel<T><<<grid_for(total, 256), 256, 0, stream>>>(
-      lower, upper, static_cast<idx_t>(n), total, tolerance, first.data());
+  detail::validate_kernel<T>
+      <<<grid_for(total, 256), 256, 0, stream>>>(lower, upper, static_cast<idx_t>(n), total, tolerance, first.data());
   GF_CUDA_CHECK_LAUNCH("validate_kernel");
   unsigned long long key = 0;
   GF_CUDA_TRY(cudaMemcpyAsync(&key, first.data(), sizeof key, cudaMemcpyDeviceToHost, stream));
@@ -107,10 +105,22 @@ void validate_impl(const T* lower, const T* upper, std::size_t n, std::size_t ba
   const std::string lo = fmt_value(d.lower), up = fmt_value(d.upper);
   std::string what;
   switch (kind) {
-    case detail::kBadNaN: d.kind = K::NotANumber; what = "NaN"; break;
-    case detail::kBadNegative: d.kind = K::Negative; what = "negative bound"; break;
-    case detail::kBadInfLower: d.kind = K::InfiniteLower; what = "infinite lower bound"; break;
-    case detail::kBadDiagonal: d.kind = K::NonzeroDiagonal; what = "diagonal must be 0"; break;
+    case detail::kBadNaN:
+      d.kind = K::NotANumber;
+      what = "NaN";
+      break;
+    case detail::kBadNegative:
+      d.kind = K::Negative;
+      what = "negative bound";
+      break;
+    case detail::kBadInfLower:
+      d.kind = K::InfiniteLower;
+      what = "infinite lower bound";
+      break;
+    case detail::kBadDiagonal:
+      d.kind = K::NonzeroDiagonal;
+      what = "diagonal must be 0";
+      break;
     case detail::kBadAsymmetric:
       d.kind = K::NotSymmetric;
       what = "not symmetric, (" + std::to_string(j) + ", " + std::to_string(i) + ") has lower " +
@@ -121,10 +131,10 @@ void validate_impl(const T* lower, const T* upper, std::size_t n, std::size_t ba
       what = "lower bound > upper bound + " + fmt_value(tolerance) + " Å";
       break;
   }
-  throw InvalidBounds("bounds " + (batch > 1 ? "of matrix " + std::to_string(b) + " " : "") +
-                          "(" + std::to_string(i) + ", " + std::to_string(j) + "): " + what +
-                          " (lower " + lo + " Å, upper " + up + " Å" +
-                          (std::is_same_v<T, float> ? ", as fp32" : "") + "); checked on the GPU "
+  throw InvalidBounds("bounds " + (batch > 1 ? "of matrix " + std::to_string(b) + " " : "") + "(" + std::to_string(i) +
+                          ", " + std::to_string(j) + "): " + what + " (lower " + lo + " Å, upper " + up + " Å" +
+                          (std::is_same_v<T, float> ? ", as fp32" : "") +
+                          "); checked on the GPU "
                           "before smoothing",
                       b, d);
 }
@@ -150,12 +160,12 @@ void launch_pivot_block(T* lower, T* upper, int n, int K, cudaStream_t s, unsign
   detail::reg_closure_kernel<T, TD><<<batch, TD * TD, 0, s>>>(lower + diag, upper + diag, n, m, stride);
   GF_CUDA_CHECK_LAUNCH("reg_closure_kernel (phase 1)");
   if (tiles == 1) return;
-  detail::tile_product_kernel<P, T, true><<<dim3(tiles, batch), P::kThreads, P::smem_bytes, s>>>(
-      lower, upper, n, K, stride);
+  detail::tile_product_kernel<P, T, true>
+      <<<dim3(tiles, batch), P::kThreads, P::smem_bytes, s>>>(lower, upper, n, K, stride);
   GF_CUDA_CHECK_LAUNCH("tile_product_kernel (phase 2)");
   const unsigned upper_tiles = static_cast<unsigned>(tiles) * (tiles + 1) / 2;
-  detail::tile_product_kernel<P, T, false><<<dim3(upper_tiles, batch), P::kThreads, P::smem_bytes, s>>>(
-      lower, upper, n, K, stride);
+  detail::tile_product_kernel<P, T, false>
+      <<<dim3(upper_tiles, batch), P::kThreads, P::smem_bytes, s>>>(lower, upper, n, K, stride);
   GF_CUDA_CHECK_LAUNCH("tile_product_kernel (phase 3)");
 }
 
@@ -233,8 +243,8 @@ bool smooth_impl(T* lower, T* upper, std::size_t n, Stream stream, const Control
 // ---- consistency check ----------------------------------------------------------------------
 
 template <class T>
-std::vector<ConsistencyReport> consistency_impl(const T* lower, const T* upper, std::size_t n,
-                                                std::size_t batch, double tol, Stream stream) {
+std::vector<ConsistencyReport> consistency_impl(const T* lower, const T* upper, std::size_t n, std::size_t batch,
+                                                double tol, Stream stream) {
   std::vector<ConsistencyReport> out(batch);
   if (n == 0 || batch == 0) return out;
   DeviceBuffer<unsigned long long> first(batch), count(batch);
@@ -245,21 +255,19 @@ std::vector<ConsistencyReport> consistency_impl(const T* lower, const T* upper, 
   // back is defined (compute-sanitizer initcheck).
   GF_CUDA_TRY(cudaMemsetAsync(values.data(), 0, 2 * batch * sizeof(double), stream));
   const idx_t total = static_cast<idx_t>(n) * n * batch;
-  detail::consistency_kernel<T><<<grid_for(total, 256), 256, 0, stream>>>(
-      lower, upper, static_cast<idx_t>(n), total, tol, first.data(), count.data());
+  detail::consistency_kernel<T><<<grid_for(total, 256), 256, 0, stream>>>(lower, upper, static_cast<idx_t>(n), total,
+                                                                          tol, first.data(), count.data());
   GF_CUDA_CHECK_LAUNCH("consistency_kernel");
   detail::gather_first_kernel<T><<<grid_for(static_cast<idx_t>(batch), 256), 256, 0, stream>>>(
-      lower, upper, static_cast<idx_t>(n), static_cast<idx_t>(batch), first.data(), count.data(),
-      values.data());
+      lower, upper, static_cast<idx_t>(n), static_cast<idx_t>(batch), first.data(), count.data(), values.data());
   GF_CUDA_CHECK_LAUNCH("gather_first_kernel");
   std::vector<unsigned long long> f(batch), c(batch);
   std::vector<double> v(2 * batch);
-  GF_CUDA_TRY(cudaMemcpyAsync(f.data(), first.data(), batch * sizeof(unsigned long long),
-                              cudaMemcpyDeviceToHost, stream));
-  GF_CUDA_TRY(cudaMemcpyAsync(c.data(), count.data(), batch * sizeof(unsigned long long),
-                              cudaMemcpyDeviceToHost, stream));
-  GF_CUDA_TRY(cudaMemcpyAsync(v.data(), values.data(), 2 * batch * sizeof(double),
-                              cudaMemcpyDeviceToHost, stream));
+  GF_CUDA_TRY(
+      cudaMemcpyAsync(f.data(), first.data(), batch * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+  GF_CUDA_TRY(
+      cudaMemcpyAsync(c.data(), count.data(), batch * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+  GF_CUDA_TRY(cudaMemcpyAsync(v.data(), values.data(), 2 * batch * sizeof(double), cudaMemcpyDeviceToHost, stream));
   GF_CUDA_TRY(cudaStreamSynchronize(stream));
   for (std::size_t b = 0; b < batch; ++b) {
     if (c[b] == 0) continue;
@@ -277,8 +285,7 @@ std::vector<ConsistencyReport> consistency_impl(const T* lower, const T* upper, 
 // ---- batched closure ------------------------------------------------------------------------
 
 template <class T>
-void batched_impl(T* lower, T* upper, std::size_t n, std::size_t batch, Stream stream,
-                  BatchedMethod method) {
+void batched_impl(T* lower, T* upper, std::size_t n, std::size_t batch, Stream stream, BatchedMethod method) {
   GF_EXPECTS(n <= max_batched_n, "smooth_bounds_batched_device: n = " + std::to_string(n) +
                                      " > max_batched_n = " + std::to_string(max_batched_n));
   GF_EXPECTS(batch <= 0x7fffffffu, "smooth_bounds_batched_device: batch too large");
@@ -303,8 +310,7 @@ void batched_impl(T* lower, T* upper, std::size_t n, std::size_t batch, Stream s
   }
   if constexpr (std::is_same_v<T, float>) {
     if (n <= 128) {
-      detail::reg_closure_kernel<T, 32><<<grid, 1024, 0, stream>>>(lower, upper, ni, ni,
-                                                                    stride);
+      detail::reg_closure_kernel<T, 32><<<grid, 1024, 0, stream>>>(lower, upper, ni, ni, stride);
       GF_CUDA_CHECK_LAUNCH("reg_closure_kernel<32> (batched)");
       return;
     }
@@ -316,8 +322,7 @@ void batched_impl(T* lower, T* upper, std::size_t n, std::size_t batch, Stream s
   const std::size_t all_bytes = row_bytes + 2 * n * n * sizeof(T);
   if (all_bytes <= static_cast<std::size_t>(optin)) {
     GF_CUDA_TRY(cudaFuncSetAttribute(detail::stream_closure_kernel<T, true>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(all_bytes)));
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(all_bytes)));
     detail::stream_closure_kernel<T, true><<<grid, 512, all_bytes, stream>>>(lower, upper, ni);
     GF_CUDA_CHECK_LAUNCH("stream_closure_kernel<shared> (batched)");
   } else {
@@ -330,35 +335,32 @@ void batched_impl(T* lower, T* upper, std::size_t n, std::size_t batch, Stream s
 
 /// Host doubles → device T (fp32 converts on the device through a staging buffer).
 template <class T>
-void upload(T* dst, const double* src, std::size_t count, double* staging,
-            std::size_t staging_count, cudaStream_t s) {
+void upload(T* dst, const double* src, std::size_t count, double* staging, std::size_t staging_count, cudaStream_t s) {
   if constexpr (std::is_same_v<T, double>) {
     GF_CUDA_TRY(cudaMemcpyAsync(dst, src, count * sizeof(double), cudaMemcpyHostToDevice, s));
   } else {
     for (std::size_t off = 0; off < count; off += staging_count) {
       const std::size_t c = std::min(staging_count, count - off);
-      GF_CUDA_TRY(cudaMemcpyAsync(staging, src + off, c * sizeof(double),
-                                  cudaMemcpyHostToDevice, s));
-      detail::convert_kernel<T, double><<<grid_for(static_cast<idx_t>(c), 256), 256, 0, s>>>(
-          dst + off, staging, static_cast<idx_t>(c));
+      GF_CUDA_TRY(cudaMemcpyAsync(staging, src + off, c * sizeof(double), cudaMemcpyHostToDevice, s));
+      detail::convert_kernel<T, double>
+          <<<grid_for(static_cast<idx_t>(c), 256), 256, 0, s>>>(dst + off, staging, static_cast<idx_t>(c));
       GF_CUDA_CHECK_LAUNCH("convert_kernel (upload)");
     }
   }
 }
 
 template <class T>
-void download(double* dst, const T* src, std::size_t count, double* staging,
-              std::size_t staging_count, cudaStream_t s) {
+void download(double* dst, const T* src, std::size_t count, double* staging, std::size_t staging_count,
+              cudaStream_t s) {
   if constexpr (std::is_same_v<T, double>) {
     GF_CUDA_TRY(cudaMemcpyAsync(dst, src, count * sizeof(double), cudaMemcpyDeviceToHost, s));
   } else {
     for (std::size_t off = 0; off < count; off += staging_count) {
       const std::size_t c = std::min(staging_count, count - off);
-      detail::convert_kernel<double, T><<<grid_for(static_cast<idx_t>(c), 256), 256, 0, s>>>(
-          staging, src + off, static_cast<idx_t>(c));
+      detail::convert_kernel<double, T>
+          <<<grid_for(static_cast<idx_t>(c), 256), 256, 0, s>>>(staging, src + off, static_cast<idx_t>(c));
       GF_CUDA_CHECK_LAUNCH("convert_kernel (download)");
-      GF_CUDA_TRY(cudaMemcpyAsync(dst + off, staging, c * sizeof(double),
-                                  cudaMemcpyDeviceToHost, s));
+      GF_CUDA_TRY(cudaMemcpyAsync(dst + off, staging, c * sizeof(double), cudaMemcpyDeviceToHost, s));
       GF_CUDA_TRY(cudaStreamSynchronize(s));  // staging is reused
     }
   }
@@ -369,9 +371,9 @@ template <class T>
 struct HostBuffers {
   HostBuffers(std::size_t n, std::size_t count, const char* what)
       : staging_count(std::is_same_v<T, float> ? std::min(count, kStagingElems) : 0) {
-    require_memory(n, device_bytes_needed(n, count / std::max<std::size_t>(1, n * n),
-                                          std::is_same_v<T, float> ? Precision::fp32
-                                                                   : Precision::fp64),
+    require_memory(n,
+                   device_bytes_needed(n, count / std::max<std::size_t>(1, n * n),
+                                       std::is_same_v<T, float> ? Precision::fp32 : Precision::fp64),
                    what);
     lower.allocate(count);
     upper.allocate(count);
@@ -384,8 +386,8 @@ struct HostBuffers {
 };
 
 template <class T>
-SmoothingResult host_impl(std::span<double> lower, std::span<double> upper, std::size_t n,
-                          Stream stream, const HostOptions& o) {
+SmoothingResult host_impl(std::span<double> lower, std::span<double> upper, std::size_t n, Stream stream,
+                          const HostOptions& o) {
   const std::size_t count = n * n;
   HostBuffers<T> buf(n, count, "one matrix");
   upload<T>(buf.lower.data(), lower.data(), count, buf.staging_ptr(), buf.staging_count, stream);
@@ -396,20 +398,16 @@ SmoothingResult host_impl(std::span<double> lower, std::span<double> upper, std:
     result.cancelled = true;
     return result;
   }
-  result.consistency =
-      consistency_impl<T>(buf.lower.data(), buf.upper.data(), n, 1, o.tolerance, stream)[0];
-  download<T>(lower.data(), buf.lower.data(), count, buf.staging_ptr(), buf.staging_count,
-              stream);
-  download<T>(upper.data(), buf.upper.data(), count, buf.staging_ptr(), buf.staging_count,
-              stream);
+  result.consistency = consistency_impl<T>(buf.lower.data(), buf.upper.data(), n, 1, o.tolerance, stream)[0];
+  download<T>(lower.data(), buf.lower.data(), count, buf.staging_ptr(), buf.staging_count, stream);
+  download<T>(upper.data(), buf.upper.data(), count, buf.staging_ptr(), buf.staging_count, stream);
   return result;
 }
 
 template <class T>
-std::vector<ConsistencyReport> host_batched_impl(std::span<double> lower,
-                                                 std::span<double> upper, std::size_t n,
-                                                 std::size_t batch, Stream stream,
-                                                 const HostOptions& o, bool* cancelled) {
+std::vector<ConsistencyReport> host_batched_impl(std::span<double> lower, std::span<double> upper, std::size_t n,
+                                                 std::size_t batch, Stream stream, const HostOptions& o,
+                                                 bool* cancelled) {
   const std::size_t count = n * n * batch;
   HostBuffers<T> buf(n, count, "batched");
   upload<T>(buf.lower.data(), lower.data(), count, buf.staging_ptr(), buf.staging_count, stream);
@@ -418,13 +416,11 @@ std::vector<ConsistencyReport> host_batched_impl(std::span<double> lower,
   const double rate = std::is_same_v<T, float> ? 1e12 : 5e11;  // conservative, small matrices
   const double per_matrix_ms = 3.0 * double(n) * n * n / rate * 1e3;
   const std::size_t per_launch = std::max<std::size_t>(
-      1, static_cast<std::size_t>(std::min(double(batch),
-                                           std::max(o.control.chunk_ms, 0.0) / per_matrix_ms)));
+      1, static_cast<std::size_t>(std::min(double(batch), std::max(o.control.chunk_ms, 0.0) / per_matrix_ms)));
   if (cancelled) *cancelled = false;
   for (std::size_t b = 0; b < batch; b += per_launch) {
     const std::size_t c = std::min(per_launch, batch - b);
-    batched_impl<T>(buf.lower.data() + b * n * n, buf.upper.data() + b * n * n, n, c, stream,
-                    BatchedMethod::Auto);
+    batched_impl<T>(buf.lower.data() + b * n * n, buf.upper.data() + b * n * n, n, c, stream, BatchedMethod::Auto);
     if (b + c < batch && (o.control.cancelled || o.control.progress)) {
       GF_CUDA_TRY(cudaStreamSynchronize(stream));
       if (o.control.progress) o.control.progress(double(b + c) / double(batch));
@@ -434,12 +430,9 @@ std::vector<ConsistencyReport> host_batched_impl(std::span<double> lower,
       }
     }
   }
-  auto reports = consistency_impl<T>(buf.lower.data(), buf.upper.data(), n, batch, o.tolerance,
-                                     stream);
-  download<T>(lower.data(), buf.lower.data(), count, buf.staging_ptr(), buf.staging_count,
-              stream);
-  download<T>(upper.data(), buf.upper.data(), count, buf.staging_ptr(), buf.staging_count,
-              stream);
+  auto reports = consistency_impl<T>(buf.lower.data(), buf.upper.data(), n, batch, o.tolerance, stream);
+  download<T>(lower.data(), buf.lower.data(), count, buf.staging_ptr(), buf.staging_count, stream);
+  download<T>(upper.data(), buf.upper.data(), count, buf.staging_ptr(), buf.staging_count, stream);
   return reports;
 }
 
@@ -560,13 +553,10 @@ ResidentSmoothing resident_impl(std::span<const double> lower, std::span<const d
   return r;
 }
 
-void check_host_sizes(std::span<double> lower, std::span<double> upper, std::size_t count,
-                      const char* fn) {
+void check_host_sizes(std::span<double> lower, std::span<double> upper, std::size_t count, const char* fn) {
   if (lower.size() != count || upper.size() != count)
-    throw std::invalid_argument(std::string(fn) + ": lower/upper have " +
-                                std::to_string(lower.size()) + "/" +
-                                std::to_string(upper.size()) + " elements, expected " +
-                                std::to_string(count));
+    throw std::invalid_argument(std::string(fn) + ": lower/upper have " + std::to_string(lower.size()) + "/" +
+                                std::to_string(upper.size()) + " elements, expected " + std::to_string(count));
 }
 
 }  // namespace
@@ -603,9 +593,7 @@ std::size_t device_bytes_needed(std::size_t n, std::size_t batch, Precision p) n
   return 2 * count * elem + staging * sizeof(double) + (std::size_t(1) << 20);
 }
 
-void require_device_memory(std::size_t n, std::size_t bytes) {
-  require_memory(n, bytes, "requested");
-}
+void require_device_memory(std::size_t n, std::size_t bytes) { require_memory(n, bytes, "requested"); }
 
 int device_count() noexcept {
   int count = 0;
@@ -616,12 +604,10 @@ int device_count() noexcept {
   return count;
 }
 
-void validate_bounds_device(const float* l, const float* u, std::size_t n, double tol,
-                            Stream s) {
+void validate_bounds_device(const float* l, const float* u, std::size_t n, double tol, Stream s) {
   validate_impl(l, u, n, 1, tol, s);
 }
-void validate_bounds_device(const double* l, const double* u, std::size_t n, double tol,
-                            Stream s) {
+void validate_bounds_device(const double* l, const double* u, std::size_t n, double tol, Stream s) {
   validate_impl(l, u, n, 1, tol, s);
 }
 bool smooth_bounds_device(float* l, float* u, std::size_t n, Stream s, const Control& c) {
@@ -630,20 +616,18 @@ bool smooth_bounds_device(float* l, float* u, std::size_t n, Stream s, const Con
 bool smooth_bounds_device(double* l, double* u, std::size_t n, Stream s, const Control& c) {
   return smooth_impl(l, u, n, s, c);
 }
-ConsistencyReport check_consistency_device(const float* l, const float* u, std::size_t n,
-                                           double tol, Stream s) {
+ConsistencyReport check_consistency_device(const float* l, const float* u, std::size_t n, double tol, Stream s) {
   return consistency_impl(l, u, n, 1, tol, s)[0];
 }
-ConsistencyReport check_consistency_device(const double* l, const double* u, std::size_t n,
-                                           double tol, Stream s) {
+ConsistencyReport check_consistency_device(const double* l, const double* u, std::size_t n, double tol, Stream s) {
   return consistency_impl(l, u, n, 1, tol, s)[0];
 }
-void validate_bounds_batched_device(const float* l, const float* u, std::size_t n,
-                                    std::size_t batch, double tol, Stream s) {
+void validate_bounds_batched_device(const float* l, const float* u, std::size_t n, std::size_t batch, double tol,
+                                    Stream s) {
   validate_impl(l, u, n, batch, tol, s);
 }
-void validate_bounds_batched_device(const double* l, const double* u, std::size_t n,
-                                    std::size_t batch, double tol, Stream s) {
+void validate_bounds_batched_device(const double* l, const double* u, std::size_t n, std::size_t batch, double tol,
+                                    Stream s) {
   validate_impl(l, u, n, batch, tol, s);
 }
 BatchedMethod batched_method_for(std::size_t n, Precision precision) noexcept {
@@ -659,28 +643,25 @@ const char* to_string(BatchedMethod m) noexcept {
   }
   return "?";
 }
-void smooth_bounds_batched_device(float* l, float* u, std::size_t n, std::size_t batch,
-                                  Stream s, BatchedMethod method) {
+void smooth_bounds_batched_device(float* l, float* u, std::size_t n, std::size_t batch, Stream s,
+                                  BatchedMethod method) {
   batched_impl(l, u, n, batch, s, method);
 }
-void smooth_bounds_batched_device(double* l, double* u, std::size_t n, std::size_t batch,
-                                  Stream s, BatchedMethod method) {
+void smooth_bounds_batched_device(double* l, double* u, std::size_t n, std::size_t batch, Stream s,
+                                  BatchedMethod method) {
   batched_impl(l, u, n, batch, s, method);
 }
-std::vector<ConsistencyReport> check_consistency_batched_device(const float* l, const float* u,
-                                                                std::size_t n, std::size_t batch,
-                                                                double tol, Stream s) {
+std::vector<ConsistencyReport> check_consistency_batched_device(const float* l, const float* u, std::size_t n,
+                                                                std::size_t batch, double tol, Stream s) {
   return consistency_impl(l, u, n, batch, tol, s);
 }
-std::vector<ConsistencyReport> check_consistency_batched_device(const double* l,
-                                                                const double* u, std::size_t n,
-                                                                std::size_t batch, double tol,
-                                                                Stream s) {
+std::vector<ConsistencyReport> check_consistency_batched_device(const double* l, const double* u, std::size_t n,
+                                                                std::size_t batch, double tol, Stream s) {
   return consistency_impl(l, u, n, batch, tol, s);
 }
 
-SmoothingResult smooth_bounds_cuda(std::span<double> lower, std::span<double> upper,
-                                   std::size_t n, Stream stream, const HostOptions& o) {
+SmoothingResult smooth_bounds_cuda(std::span<double> lower, std::span<double> upper, std::size_t n, Stream stream,
+                                   const HostOptions& o) {
   check_host_sizes(lower, upper, n * n, "smooth_bounds_cuda");
   if (n == 0) return {};
   DeviceGuard guard(o.device);
@@ -700,20 +681,17 @@ ResidentSmoothing smooth_bounds_cuda_resident(std::span<const double> lower, std
                                         : resident_impl<double>(lower, upper, n, stream, o);
 }
 
-std::vector<ConsistencyReport> smooth_bounds_batched_cuda(std::span<double> lower,
-                                                          std::span<double> upper,
-                                                          std::size_t n, std::size_t batch,
-                                                          Stream stream, const HostOptions& o,
-                                                          bool* cancelled) {
+std::vector<ConsistencyReport> smooth_bounds_batched_cuda(std::span<double> lower, std::span<double> upper,
+                                                          std::size_t n, std::size_t batch, Stream stream,
+                                                          const HostOptions& o, bool* cancelled) {
   check_host_sizes(lower, upper, n * n * batch, "smooth_bounds_batched_cuda");
   GF_EXPECTS(n <= max_batched_n, "smooth_bounds_batched_cuda: n = " + std::to_string(n) +
                                      " > max_batched_n = " + std::to_string(max_batched_n));
   if (cancelled) *cancelled = false;
   if (n == 0 || batch == 0) return std::vector<ConsistencyReport>(batch);
   DeviceGuard guard(o.device);
-  return o.precision == Precision::fp32
-             ? host_batched_impl<float>(lower, upper, n, batch, stream, o, cancelled)
-             : host_batched_impl<double>(lower, upper, n, batch, stream, o, cancelled);
+  return o.precision == Precision::fp32 ? host_batched_impl<float>(lower, upper, n, batch, stream, o, cancelled)
+                                        : host_batched_impl<double>(lower, upper, n, batch, stream, o, cancelled);
 }
 
 }  // namespace gemflow::distgeom::cuda

@@ -17,9 +17,16 @@ namespace gemflow::distgeom::cuda::detail {
 
 using idx_t = long long;  // wide enough for n² and batch·n² offsets
 
-template <class T> __device__ __forceinline__ T pos_inf();
-template <> __device__ __forceinline__ float pos_inf<float>() { return CUDART_INF_F; }
-template <> __device__ __forceinline__ double pos_inf<double>() { return CUDART_INF; }
+template <class T>
+__device__ __forceinline__ T pos_inf();
+template <>
+__device__ __forceinline__ float pos_inf<float>() {
+  return CUDART_INF_F;
+}
+template <>
+__device__ __forceinline__ double pos_inf<double>() {
+  return CUDART_INF;
+}
 
 __device__ __forceinline__ float vmin(float a, float b) { return fminf(a, b); }
 __device__ __forceinline__ float vmax(float a, float b) { return fmaxf(a, b); }
@@ -34,12 +41,18 @@ __device__ __forceinline__ double vmax(double a, double b) { return b > a ? b : 
 /// Four consecutive elements from 16-byte-aligned shared memory.
 __device__ __forceinline__ void load4(const float* p, float (&v)[4]) {
   const float4 x = *reinterpret_cast<const float4*>(p);
-  v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w;
+  v[0] = x.x;
+  v[1] = x.y;
+  v[2] = x.z;
+  v[3] = x.w;
 }
 __device__ __forceinline__ void load4(const double* p, double (&v)[4]) {
   const double2 x = reinterpret_cast<const double2*>(p)[0];
   const double2 y = reinterpret_cast<const double2*>(p)[1];
-  v[0] = x.x; v[1] = x.y; v[2] = y.x; v[3] = y.y;
+  v[0] = x.x;
+  v[1] = x.y;
+  v[2] = y.x;
+  v[3] = y.y;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -107,10 +120,8 @@ struct RegClosure {
         const int a = next & 3;  // select with constant indices: keeps u, l in registers
 #pragma unroll
         for (int b = 0; b < 4; ++b) {
-          row_u[next & 1][j0 + b] =
-              a == 0 ? u[0][b] : a == 1 ? u[1][b] : a == 2 ? u[2][b] : u[3][b];
-          row_l[next & 1][j0 + b] =
-              a == 0 ? l[0][b] : a == 1 ? l[1][b] : a == 2 ? l[2][b] : l[3][b];
+          row_u[next & 1][j0 + b] = a == 0 ? u[0][b] : a == 1 ? u[1][b] : a == 2 ? u[2][b] : u[3][b];
+          row_l[next & 1][j0 + b] = a == 0 ? l[0][b] : a == 1 ? l[1][b] : a == 2 ? l[2][b] : l[3][b];
         }
       }
     }
@@ -129,8 +140,7 @@ struct RegClosure {
 
 /// grid.x = number of matrices; matrix b starts at b·stride.
 template <class T, int TD>
-__global__ void __launch_bounds__(TD* TD)
-    reg_closure_kernel(T* lower, T* upper, idx_t ld, int m, idx_t stride) {
+__global__ void __launch_bounds__(TD* TD) reg_closure_kernel(T* lower, T* upper, idx_t ld, int m, idx_t stride) {
   const idx_t off = static_cast<idx_t>(blockIdx.x) * stride;
   RegClosure<T, TD>::run(lower + off, upper + off, ld, m);
 }
@@ -140,8 +150,7 @@ __global__ void __launch_bounds__(TD* TD)
 // the matrix in shared memory (kInShared) or in global memory; pivot row staged per step.
 // ---------------------------------------------------------------------------------------
 template <class T, bool kInShared>
-__global__ void __launch_bounds__(512)
-    stream_closure_kernel(T* lower_all, T* upper_all, int n) {
+__global__ void __launch_bounds__(512) stream_closure_kernel(T* lower_all, T* upper_all, int n) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* sm = reinterpret_cast<T*>(smem_raw);
   const idx_t nn = static_cast<idx_t>(n) * n;
@@ -206,8 +215,8 @@ struct ProductPolicy {
   static constexpr int kThreads = 256;
   static constexpr int TD = 16;
   static constexpr int R = TB / TD;  // 8 (TB 128) or 4 (TB 64)
-  static constexpr int KC = 32;   // pivots per stage, synchronous staging (phase 2)
-  static constexpr int KCA = 16;  // pivots per stage, cp.async double buffer (phase 3)
+  static constexpr int KC = 32;      // pivots per stage, synchronous staging (phase 2)
+  static constexpr int KCA = 16;     // pivots per stage, cp.async double buffer (phase 3)
   static_assert(2 * KCA == KC, "both stagings use the same shared memory");
   static constexpr int PAD = 16 / sizeof(T);
   static constexpr int LDS = TB + PAD;  // shared row stride (elements), 16-byte multiple
@@ -224,8 +233,7 @@ __device__ __forceinline__ void cp_async(T* dst, const T* src, bool valid) {
   const int n = valid ? static_cast<int>(sizeof(T)) : 0;
   if constexpr (sizeof(T) == 4)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(n));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(n));
+  else asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(n));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::); }
@@ -234,9 +242,8 @@ __device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wai
 /// asynchronously. Columns ≥ n are zero-filled (they only feed outputs that are not stored);
 /// pivots ≥ kcount get the neutral pair (+∞, 0) by ordinary stores.
 template <class P, class T>
-__device__ __forceinline__ void stage_async(T* su, T* sl, const T* __restrict__ upper,
-                                            const T* __restrict__ lower, idx_t ldn, int n,
-                                            int k0, int kc, int kcount, int c0) {
+__device__ __forceinline__ void stage_async(T* su, T* sl, const T* __restrict__ upper, const T* __restrict__ lower,
+                                            idx_t ldn, int n, int k0, int kc, int kcount, int c0) {
   constexpr int TB = P::TB, LDS = P::LDS;
 #pragma unroll 1  // cp.async does not wait: a rolled loop costs no latency and few registers
   for (int it = 0; it < P::KCA * TB / P::kThreads; ++it) {
@@ -354,15 +361,13 @@ __global__ void __launch_bounds__(P::kThreads, P::kMinBlocks)
     const int chunks = (kcount + KCA - 1) / KCA;
     T* base = a_u;
     stage_async<P>(base, base + KCA * LDS, upper, lower, ldn, n, k0, 0, kcount, i0);
-    stage_async<P>(base + 2 * KCA * LDS, base + 3 * KCA * LDS, upper, lower, ldn, n, k0, 0,
-                   kcount, j0);
+    stage_async<P>(base + 2 * KCA * LDS, base + 3 * KCA * LDS, upper, lower, ldn, n, k0, 0, kcount, j0);
     cp_async_commit();
     for (int c = 0; c < chunks; ++c) {
       if (c + 1 < chunks) {
         T* nb = base + ((c + 1) & 1) * STAGE;
         stage_async<P>(nb, nb + KCA * LDS, upper, lower, ldn, n, k0, (c + 1) * KCA, kcount, i0);
-        stage_async<P>(nb + 2 * KCA * LDS, nb + 3 * KCA * LDS, upper, lower, ldn, n, k0,
-                       (c + 1) * KCA, kcount, j0);
+        stage_async<P>(nb + 2 * KCA * LDS, nb + 3 * KCA * LDS, upper, lower, ldn, n, k0, (c + 1) * KCA, kcount, j0);
       }
       cp_async_commit();
       cp_async_wait_one();  // all but the newest group done: stage c has landed
@@ -432,7 +437,7 @@ __global__ void mirror_upper_kernel(T* lower, T* upper, int n, idx_t stride) {
   if (bx > by) return;
   const idx_t ldn = n;
   const int tx = threadIdx.x, ty0 = threadIdx.y;  // 32 × 8 threads
-  for (int ty = ty0; ty < 32; ty += 8) {  // source tile rows bx, cols by
+  for (int ty = ty0; ty < 32; ty += 8) {          // source tile rows bx, cols by
     const int si = bx * 32 + ty, sj = by * 32 + tx;
     if (si < n && sj < n) {
       tu[ty][tx] = upper[si * ldn + sj];
@@ -454,12 +459,11 @@ __global__ void mirror_upper_kernel(T* lower, T* upper, int n, idx_t stride) {
 // ---------------------------------------------------------------------------------------
 // Key of a defect: (pass << 62) | (element << 3) | kind. Pass 0 = value defects, pass 1 =
 // structural ones, as in the CPU check_bounds(); the smallest key is the reported defect.
-enum : unsigned { kBadNaN = 0, kBadNegative, kBadInfLower, kBadDiagonal, kBadAsymmetric,
-                  kBadLowerAboveUpper };
+enum : unsigned { kBadNaN = 0, kBadNegative, kBadInfLower, kBadDiagonal, kBadAsymmetric, kBadLowerAboveUpper };
 
 template <class T>
-__global__ void validate_kernel(const T* lower, const T* upper, idx_t n, idx_t total,
-                                double tol, unsigned long long* first) {
+__global__ void validate_kernel(const T* lower, const T* upper, idx_t n, idx_t total, double tol,
+                                unsigned long long* first) {
   const idx_t nn = n * n;
   for (idx_t e = blockIdx.x * static_cast<idx_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<idx_t>(gridDim.x) * blockDim.x) {
@@ -488,9 +492,8 @@ __global__ void validate_kernel(const T* lower, const T* upper, idx_t n, idx_t t
 
 /// Per matrix b: first[b] = min row-major index i·n+j (i < j) with L > U + tol, count[b].
 template <class T>
-__global__ void consistency_kernel(const T* lower, const T* upper, idx_t n, idx_t total,
-                                   double tol, unsigned long long* first,
-                                   unsigned long long* count) {
+__global__ void consistency_kernel(const T* lower, const T* upper, idx_t n, idx_t total, double tol,
+                                   unsigned long long* first, unsigned long long* count) {
   const idx_t nn = n * n;
   idx_t cur_b = -1;
   unsigned long long my_first = ~0ull, my_count = 0;
@@ -521,8 +524,7 @@ __global__ void consistency_kernel(const T* lower, const T* upper, idx_t n, idx_
 /// values[2b], values[2b+1] = L, U at first[b] (when count[b] > 0).
 template <class T>
 __global__ void gather_first_kernel(const T* lower, const T* upper, idx_t n, idx_t batch,
-                                    const unsigned long long* first,
-                                    const unsigned long long* count, double* values) {
+                                    const unsigned long long* first, const unsigned long long* count, double* values) {
   for (idx_t b = blockIdx.x * static_cast<idx_t>(blockDim.x) + threadIdx.x; b < batch;
        b += static_cast<idx_t>(gridDim.x) * blockDim.x) {
     if (count[b] == 0) continue;

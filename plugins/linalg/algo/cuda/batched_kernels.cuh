@@ -52,8 +52,8 @@ struct BatchRow {
   bool mvalid, valid;
 };
 template <class T>
-__device__ __forceinline__ BatchRow<T> batch_row(T* a, std::int64_t m, std::int64_t batch, std::int64_t stride,
-                                                 int row, int n) {
+__device__ __forceinline__ BatchRow<T> batch_row(T* a, std::int64_t m, std::int64_t batch, std::int64_t stride, int row,
+                                                 int n) {
   const bool mvalid = m < batch;
   return {a + (mvalid ? m : 0) * stride, mvalid, mvalid && row < n};
 }
@@ -69,8 +69,8 @@ __device__ __forceinline__ void store_row(T* A, std::int64_t lda, const T (&r)[N
 /// n ≤ N ≤ 32: N lanes per matrix, lane `row` holds row `row` of the lower triangle in
 /// registers; columns are broadcast with width-N shuffles (no barriers, no shared memory).
 template <class T, int N>
-__global__ void __launch_bounds__(128) potrf_batched_reg_kernel(T* a, int n, std::int64_t lda, std::int64_t stride,
-                                                                std::int64_t batch, int* info) {
+__global__ void __launch_bounds__(128)
+    potrf_batched_reg_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   const int row = static_cast<int>(threadIdx.x % N);
   const std::int64_t m = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / N;
   const auto [A, mvalid, valid] = batch_row(a, m, batch, stride, row, n);
@@ -240,9 +240,8 @@ __device__ __noinline__ int bcast_factor_safe(T* A, std::int64_t lda, int row, i
 /// its matrices again on the safe path, which stores and reports them.
 /// MINB: minimum resident blocks per multiprocessor (__launch_bounds__), i.e. a register cap.
 template <class T, int N, int MINB = 1, bool kNanInfo = false, bool kFast = false>
-__global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, int n, std::int64_t lda,
-                                                                        std::int64_t stride, std::int64_t batch,
-                                                                        int* info) {
+__global__ void __launch_bounds__(128, MINB)
+    potrf_batched_bcast_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   constexpr int G = bcast_group<N>();
   constexpr int kGroups = 128 / G;
   __shared__ __align__(16) T col[kGroups][3][G];
@@ -256,7 +255,7 @@ __global__ void __launch_bounds__(128, MINB) potrf_batched_bcast_kernel(T* a, in
   bcast_factor_rows<T, N, kNanInfo, kFast>(r, col[group], row, n, fail, exceptional);
   if constexpr (kFast) {
     if (__any_sync(0xffffffffu, exceptional)) {  // warp-uniform: the syncs take the whole warp
-      __syncwarp();                                // the column buffers are reused
+      __syncwarp();                              // the column buffers are reused
       fail = bcast_factor_safe<T, N, kNanInfo>(A, lda, row, n, valid, col[group]);
       if (mvalid && row == 0) info[m] = fail;
       return;
@@ -299,7 +298,7 @@ __global__ void __launch_bounds__(32 * WPB)
   const std::int64_t m = static_cast<std::int64_t>(blockIdx.x) * WPB + warp;
   const bool mvalid = m < batch;
   T* A = a + (mvalid ? m : 0) * stride;  // a warp past the batch reads matrix 0, stores nothing
-  double2 t[kTiles];  // tile (i, j), j ≤ i, at i(i+1)/2 + j
+  double2 t[kTiles];                     // tile (i, j), j ≤ i, at i(i+1)/2 + j
 #pragma unroll
   for (int i = 0; i < NT; ++i)
 #pragma unroll
@@ -321,7 +320,7 @@ __global__ void __launch_bounds__(32 * WPB)
             continue;
           }
           const double x = static_cast<double>(A[in ? row + col * lda : 0]);  // unconditional: no branches
-          v[e] = in ? -x : (row == col ? -1.0 : 0.0);  // negated (see above)
+          v[e] = in ? -x : (row == col ? -1.0 : 0.0);                         // negated (see above)
         }
       }
       t[i * (i + 1) / 2 + j] = make_double2(v[0], v[1]);
@@ -364,14 +363,10 @@ __global__ void __launch_bounds__(32 * WPB)
       for (int i = k; i < NT; ++i) {
         double2& x = t[i * (i + 1) / 2 + k];
         const double lr = __shfl_sync(0xffffffffu, (p & 1) ? x.y : x.x, 4 * r + (p >> 1)) * inv;  // L(row, p)
-        if (c0 > p)
-          x.x -= lr * lc0;
-        else if (c0 == p)
-          x.x = lr;
-        if (c1 > p)
-          x.y -= lr * lc1;
-        else if (c1 == p)
-          x.y = lr;
+        if (c0 > p) x.x -= lr * lc0;
+        else if (c0 == p) x.x = lr;
+        if (c1 > p) x.y -= lr * lc1;
+        else if (c1 == p) x.y = lr;
       }
     }
     if (k + 1 < NT) {
@@ -445,7 +440,7 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     potrf_batched_dmma_left_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, std::int64_t batch, int* info) {
   static_assert(NT >= 2 && NT <= 8, "8·NT ≤ 64");
   static_assert(!kInvDiag || kRowPairs, "the reciprocals on the diagonal are read by the dot-form row solve");
-  constexpr int LD = 8;       // tile row (doubles)
+  constexpr int LD = 8;           // tile row (doubles)
   constexpr int TS = 8 * LD + 2;  // tile (doubles): 528 bytes, so that four tiles' rows are conflict-free
   constexpr int kPanelTiles = NT * (NT - 1) / 2;
   __shared__ __align__(16) double panel_smem[WPB][kPanelTiles * TS];
@@ -477,8 +472,7 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
     T v[2];
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      if (kWhole || (i < NT - 1 && i > j))
-        v[e] = (kWhole && !inside(i, j, e)) ? T(0) : src[row + (c0 + e) * lda];
+      if (kWhole || (i < NT - 1 && i > j)) v[e] = (kWhole && !inside(i, j, e)) ? T(0) : src[row + (c0 + e) * lda];
       else  // unconditional, no branches: outside, an entry of the same block column (not yet written)
         v[e] = src[min(row, n - 1) + min(c0 + e, n - 1) * lda];
     }
@@ -531,7 +525,7 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
         c[i].y = -c[i].y;
       }
       P x0 = static_cast<P>(c[k].x), x1 = static_cast<P>(c[k].y);  // the diagonal tile in the pivots' precision
-      P rinv = P(1);  // kInvDiag: 1/L(r, r) for this lane's row r
+      P rinv = P(1);                                               // kInvDiag: 1/L(r, r) for this lane's row r
 #pragma unroll
       for (int p = 0; p < 8; ++p) {
         if constexpr (kStop) {
@@ -540,10 +534,8 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
         const P dv = (p & 1) ? x1 : x0;  // column p of the diagonal tile, this lane's row
         const P d = __shfl_sync(0xffffffffu, dv, 4 * p + (p >> 1));
         P inv;
-        if constexpr (sizeof(P) == 8)
-          inv = rsqrt(d);
-        else
-          inv = rsqrtf(d);
+        if constexpr (sizeof(P) == 8) inv = rsqrt(d);
+        else inv = rsqrtf(d);
         if constexpr (kInvDiag) {
           if (r == p) rinv = inv;
         } else {
@@ -553,14 +545,10 @@ __global__ void __launch_bounds__(32 * WPB, kMinBlocks)
         const P lc1 = __shfl_sync(0xffffffffu, dv, 8 * q + 4 + (p >> 1)) * inv;  // L(2q+1, p)
         const P lr = __shfl_sync(0xffffffffu, dv, 4 * r + (p >> 1)) * inv;       // L(r, p)
         const int c0 = 2 * q, c1 = 2 * q + 1;
-        if (c0 > p)
-          x0 -= lr * lc0;
-        else if (c0 == p)
-          x0 = lr;
-        if (c1 > p)
-          x1 -= lr * lc1;
-        else if (c1 == p)
-          x1 = lr;
+        if (c0 > p) x0 -= lr * lc0;
+        else if (c0 == p) x0 = lr;
+        if (c1 > p) x1 -= lr * lc1;
+        else if (c1 == p) x1 = lr;
       }
       c[k] = make_double2(x0, x1);
       if (k + 1 < NT) {  // the panel, solved by rows (see above)

@@ -56,8 +56,8 @@ CUtensorMap tiled_tensor_map(const double* a, std::int64_t n, std::int64_t lda) 
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(n)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(lda) * sizeof(double)};
   const cuuint32_t box[2] = {kTmaBoxRows, kTmaBoxCols}, steps[2] = {1, 1};
-  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 2, const_cast<double*>(a), dims, strides, box,
-                            steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 2, const_cast<double*>(a), dims, strides, box, steps,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw CudaError("cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) +
@@ -100,8 +100,8 @@ void require_free_memory(std::size_t bytes, const std::string& what) {
 /// One-block leaf factorisation of the n×n (n ≤ NB) diagonal block at a (lda); folds a failure
 /// into st->info as offset + k (first failure wins: leaves run in diagonal order).
 template <class T, int NB, int TY>
-__global__ void __launch_bounds__(32 * TY) potrf_leaf_kernel(T* a, std::int64_t lda, int n, std::int64_t offset,
-                                                             DeviceStatus* st) {
+__global__ void __launch_bounds__(32 * TY)
+    potrf_leaf_kernel(T* a, std::int64_t lda, int n, std::int64_t offset, DeviceStatus* st) {
   extern __shared__ unsigned char smem_raw[];
   T* s = reinterpret_cast<T*>(smem_raw);
   load_lower<T, NB>(s, a, lda, n);
@@ -161,7 +161,8 @@ __global__ void split_tf32_kernel(const float* a, std::int64_t lda, std::int64_t
                                   bool first_operand) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= rows) return;
-  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < k; j += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < k;
+       j += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
     const float x = a[i + j * lda];
     unsigned int u;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
@@ -237,8 +238,8 @@ struct Lib<float> {
     const float minus_one = -1.0f, one = 1.0f;
     return cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m, k, &minus_one, a, lda, &one, c, ldc);
   }
-  static cublasStatus_t gemm_nt(cublasHandle_t h, int m, int n, int k, const float* a, int lda, const float* b,
-                                int ldb, float* c, int ldc, bool overwrite = false) {
+  static cublasStatus_t gemm_nt(cublasHandle_t h, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                                float* c, int ldc, bool overwrite = false) {
     const float minus_one = -1.0f, one = overwrite ? 0.0f : 1.0f;
     return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a, lda, b, ldb, &one, c, ldc);
   }
@@ -258,7 +259,7 @@ constexpr std::int64_t kTf32SyrkBase = 2048;    // 1×TF32 (H200, n = 16k and 32
 constexpr std::int64_t kTf32x3SyrkBase = 4096;  // 3×TF32 (4096 best of 512–4096)
 constexpr std::int64_t kTilesSyrkBase = 2048;   // fp64 tensor-core panels (16k: −3–4%; 24k–32k: −2–3%)
 constexpr std::int64_t kDefaultBlock = 256;
-constexpr std::int64_t kOwnLeafMax = 128;  // leaves ≤ this run in potrf_leaf_kernel
+constexpr std::int64_t kOwnLeafMax = 128;              // leaves ≤ this run in potrf_leaf_kernel
 constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best nb from 2048 to 32768
 /// fp64 and exact fp32 lookahead, by default (CholeskyOptions::panel_ctas = 0): CTAs of a panel
 /// kernel that runs beside the bulk update while at least kPanelCapFrom columns remain (k > 0,
@@ -437,8 +438,8 @@ struct Factor {
   CholeskyOptions opt;
   T* lwork_ptr = nullptr;  // cuSOLVER workspace
   int lwork = 0;
-  float* split = nullptr;  // 3×TF32 operands
-  float* square = nullptr;  // TF32 modes: syrk_base² scratch for the SYRK leaves
+  float* split = nullptr;    // 3×TF32 operands
+  float* square = nullptr;   // TF32 modes: syrk_base² scratch for the SYRK leaves
   T* panel_upper = nullptr;  // tensor-core panels: the diagonal blocks' upper triangles (copy_upper_kernel)
   // FP16 modes: panels in fp16, two buffers alternating (the bulk update of panel k reads one
   // while panel k + 1 is written to the other), and the current panel: its first row and column
@@ -494,8 +495,8 @@ struct Factor {
         const float minus_one = -1.0f, one = 1.0f, zero = 0.0f;
         if (opt.fp32_mode == Fp32Mode::tf32) {
           GF_CUBLAS_TRY(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_T, as_int(m), as_int(n), as_int(k), &minus_one, A,
-                                     CUDA_R_32F, as_int(lda_), B, CUDA_R_32F, as_int(ldb), overwrite ? &zero : &one,
-                                     C, CUDA_R_32F, as_int(ldc), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+                                     CUDA_R_32F, as_int(lda_), B, CUDA_R_32F, as_int(ldb), overwrite ? &zero : &one, C,
+                                     CUDA_R_32F, as_int(ldc), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
           return;
         }
         float* xa = split;
@@ -628,11 +629,10 @@ struct Factor {
         // path), the TF32 tensor cores in 1×TF32 mode through the handle's math mode. FP16 modes:
         // from the panel's fp16 copy. (Into a scratch that the kernel added as it read, H200:
         // 5.6 µs more per 1×FP16 sub-panel at 16k.)
-        if (fp16)
-          gemm_nt(jb + below, jb, j, at(off + j, off), lda, at(off + j, off), lda, d, lda);
+        if (fp16) gemm_nt(jb + below, jb, j, at(off + j, off), lda, at(off + j, off), lda, d, lda);
         else
-          GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(jb + below), as_int(jb), as_int(j), at(off + j, off),
-                                        as_int(lda), at(off + j, off), as_int(lda), d, as_int(lda), false));
+          GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(jb + below), as_int(jb), as_int(j), at(off + j, off), as_int(lda),
+                                        at(off + j, off), as_int(lda), d, as_int(lda), false));
       }
       GF_CHOL_TRACE(stream, "sub-update", off + j);
       HalfCopy copy;  // FP16 modes: the kernel writes the solved rows' fp16 copy (none read the last one)
@@ -674,8 +674,8 @@ struct Factor {
       leaf(j, b);
       if (rest == 0) break;
       GF_CUBLAS_TRY(Lib<T>::trsm(blas, as_int(rest), as_int(b), at(j, j), as_int(lda), at(j + b, j), as_int(lda)));
-      GF_CUBLAS_TRY(Lib<T>::syrk(blas, as_int(rest), as_int(b), at(j + b, j), as_int(lda), at(j + b, j + b),
-                                 as_int(lda)));
+      GF_CUBLAS_TRY(
+          Lib<T>::syrk(blas, as_int(rest), as_int(b), at(j + b, j), as_int(lda), at(j + b, j + b), as_int(lda)));
     }
   }
 
@@ -758,8 +758,11 @@ struct Factor {
     Factor crit = on(la.crit, la.blas_crit), nx = on(la.next, la.blas_next), d2 = on(la.ahead, la.blas_ahead);
     Factor bulk = on(la.bulk, la.blas_bulk), bulk2 = on(la.bulk2, la.blas_bulk2);
     const JoinOnThrow join{stream,
-                           {{la.crit_done, la.crit}, {la.next_done, la.next}, {la.ahead_done, la.ahead},
-                            {la.bulk_done, la.bulk}, {la.join, la.bulk2}}};
+                           {{la.crit_done, la.crit},
+                            {la.next_done, la.next},
+                            {la.ahead_done, la.ahead},
+                            {la.bulk_done, la.bulk},
+                            {la.join, la.bulk2}}};
     GF_CUDA_TRY(cudaEventRecord(la.start, stream));
     for (cudaStream_t st : {la.crit, la.next, la.ahead, la.bulk, la.bulk2})
       GF_CUDA_TRY(cudaStreamWaitEvent(st, la.start, 0));
@@ -884,15 +887,11 @@ struct Factor {
                                                                  offset, hl, amap);
     };
     if constexpr (std::is_same_v<T, double>) {
-      if (async)
-        launch(potrf_tiled_kernel<T, true>);
-      else
-        launch(potrf_tiled_kernel<T, false>);
+      if (async) launch(potrf_tiled_kernel<T, true>);
+      else launch(potrf_tiled_kernel<T, false>);
     } else {
-      if (hl)
-        launch(potrf_tiled_kernel<T, false, true>);
-      else
-        launch(potrf_tiled_kernel<T, false>);
+      if (hl) launch(potrf_tiled_kernel<T, false, true>);
+      else launch(potrf_tiled_kernel<T, false>);
     }
     GF_CUDA_CHECK_LAUNCH();
   }
@@ -913,8 +912,8 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
                     bool equilibrated, bool scan) {
   if (n < 0) throw std::invalid_argument("GpuCholesky::factor: n = " + std::to_string(n) + " < 0");
   if (lda < std::max<std::int64_t>(1, n))
-    throw std::invalid_argument("GpuCholesky::factor: lda = " + std::to_string(lda) + " < max(1, n = " +
-                                std::to_string(n) + ")");
+    throw std::invalid_argument("GpuCholesky::factor: lda = " + std::to_string(lda) +
+                                " < max(1, n = " + std::to_string(n) + ")");
   if (n > INT_MAX || lda > INT_MAX)
     throw std::invalid_argument("GpuCholesky::factor: n or lda exceeds cuBLAS's int range");
   if (n == 0) return;
@@ -928,9 +927,8 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   if (opt.panel == PanelAlgo::automatic) opt.panel = PanelAlgo::tiles;
   if (opt.block <= 0)
     opt.block = opt.algo != CholeskyAlgo::lookahead ? kDefaultBlock
-                : opt.panel == PanelAlgo::tiles
-                    ? default_tiles_block(n, mode)
-                    : kDefaultLookaheadBlock;
+                : opt.panel == PanelAlgo::tiles     ? default_tiles_block(n, mode)
+                                                    : kDefaultLookaheadBlock;
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.tiled_ctas < 0)
     throw std::invalid_argument("GpuCholesky::factor: tiled_ctas = " + std::to_string(opt.tiled_ctas) + " < 0");
@@ -940,10 +938,8 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   if (opt.syrk_base <= 0) {  // TF32/FP16 modes: leaves are tensor-core squares (syrk_square), larger is better
     if (mode != Fp32Mode::exact)
       opt.syrk_base = mode == Fp32Mode::tf32 || mode == Fp32Mode::fp16 ? kTf32SyrkBase : kTf32x3SyrkBase;
-    else if (opt.algo == CholeskyAlgo::lookahead && opt.panel == PanelAlgo::tiles)
-      opt.syrk_base = kTilesSyrkBase;
-    else
-      opt.syrk_base = kDefaultSyrkBase;
+    else if (opt.algo == CholeskyAlgo::lookahead && opt.panel == PanelAlgo::tiles) opt.syrk_base = kTilesSyrkBase;
+    else opt.syrk_base = kDefaultSyrkBase;
   }
   const bool fp16 = is_fp16_mode(mode);
   if (fp16 && opt.algo == CholeskyAlgo::lookahead && opt.panel != PanelAlgo::tiles)
@@ -993,9 +989,9 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   }
   // tiled (or the lookahead's tiled tail): task counter, flags, the factored diagonal tiles and the
   // updated sub-diagonal tiles
-  const std::int64_t tiled_n = opt.algo == CholeskyAlgo::tiled ? n
+  const std::int64_t tiled_n = opt.algo == CholeskyAlgo::tiled                             ? n
                                : opt.algo == CholeskyAlgo::lookahead && opt.tiled_tail > 0 ? std::min(n, opt.tiled_tail)
-                                                                                          : 0;
+                                                                                           : 0;
   const std::int64_t tiles = (tiled_n + kTileNb - 1) / kTileNb;
   const std::size_t tiled_state_bytes =
       tiles > 0 ? align_up(sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tiles))) : 0;
@@ -1016,11 +1012,10 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   const std::size_t lwork_bytes = align_up(sizeof(T) * static_cast<std::size_t>(lwork));
   const std::size_t split_bytes = align_up(sizeof(float) * split_floats);
   const std::size_t square_bytes = align_up(sizeof(float) * streams * square_floats);
-  char* ws = static_cast<char*>(ctx.workspace(lwork_bytes + split_bytes + square_bytes + panel_upper_bytes +
-                                                  tiled_state_bytes + tiled_forms_bytes +
-                                                  2 * half_bytes + exp_bytes + tile_half_bytes,
-                                              std::string("GpuCholesky::factor (") + Lib<T>::name + ", n = " +
-                                                  std::to_string(n) + ")"));
+  char* ws = static_cast<char*>(
+      ctx.workspace(lwork_bytes + split_bytes + square_bytes + panel_upper_bytes + tiled_state_bytes +
+                        tiled_forms_bytes + 2 * half_bytes + exp_bytes + tile_half_bytes,
+                    std::string("GpuCholesky::factor (") + Lib<T>::name + ", n = " + std::to_string(n) + ")"));
   Factor<T> f{ctx, a, lda, opt};
   f.lwork_ptr = reinterpret_cast<T*>(ws);
   f.lwork = lwork;
@@ -1029,11 +1024,10 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   f.panel_upper = panel_upper_bytes ? reinterpret_cast<T*>(ws + lwork_bytes + split_bytes + square_bytes) : nullptr;
   f.stream = ctx.stream;
   f.blas = ctx.blas;
-  char* const half_ws = ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes + tiled_state_bytes +
-                        tiled_forms_bytes;
+  char* const half_ws =
+      ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes + tiled_state_bytes + tiled_forms_bytes;
   int* const exps = fp16 && !equilibrated ? reinterpret_cast<int*>(half_ws + 2 * half_bytes) : nullptr;
-  __half* const tile_half =
-      tile_half_bytes ? reinterpret_cast<__half*>(half_ws + 2 * half_bytes + exp_bytes) : nullptr;
+  __half* const tile_half = tile_half_bytes ? reinterpret_cast<__half*>(half_ws + 2 * half_bytes + exp_bytes) : nullptr;
   if (fp16) {
     f.half_bufs[0] = reinterpret_cast<__half*>(half_ws);
     f.half_bufs[1] = reinterpret_cast<__half*>(half_ws + half_bytes);
@@ -1170,16 +1164,16 @@ GpuCholesky::Impl::Lookahead& GpuCholesky::Impl::lookahead_streams() {
     GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.next, cudaStreamNonBlocking, medium));
     GF_CUDA_TRY(cudaStreamCreateWithPriority(&la.ahead, cudaStreamNonBlocking, medium));
     const std::pair<cublasHandle_t*, cudaStream_t> handles[] = {{&la.blas_crit, la.crit},
-                                                                 {&la.blas_bulk, la.bulk},
-                                                                 {&la.blas_bulk2, la.bulk2},
-                                                                 {&la.blas_next, la.next},
-                                                                 {&la.blas_ahead, la.ahead}};
+                                                                {&la.blas_bulk, la.bulk},
+                                                                {&la.blas_bulk2, la.bulk2},
+                                                                {&la.blas_next, la.next},
+                                                                {&la.blas_ahead, la.ahead}};
     for (const auto& [h, st] : handles) {
       GF_CUBLAS_TRY(cublasCreate(h));
       GF_CUBLAS_TRY(cublasSetStream(*h, st));
     }
-    for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done, &la.fork, &la.join, &la.next_done,
-                           &la.ahead_done})
+    for (cudaEvent_t* e :
+         {&la.start, &la.panel, &la.bulk_done, &la.crit_done, &la.fork, &la.join, &la.next_done, &la.ahead_done})
       GF_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
     for (cudaEvent_t& e : la.group) GF_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   } catch (...) {
@@ -1190,8 +1184,8 @@ GpuCholesky::Impl::Lookahead& GpuCholesky::Impl::lookahead_streams() {
 }
 
 void GpuCholesky::Impl::release_lookahead() noexcept {
-  for (cudaEvent_t* e : {&la.start, &la.panel, &la.bulk_done, &la.crit_done, &la.fork, &la.join, &la.next_done,
-                         &la.ahead_done})
+  for (cudaEvent_t* e :
+       {&la.start, &la.panel, &la.bulk_done, &la.crit_done, &la.fork, &la.join, &la.next_done, &la.ahead_done})
     if (*e) GF_CUDA_TRY_NO_THROW(cudaEventDestroy(*e));
   for (cudaEvent_t e : la.group)
     if (e) GF_CUDA_TRY_NO_THROW(cudaEventDestroy(e));

@@ -21,18 +21,18 @@
 
 #include <gemflow/cuda_smem.hpp>
 
-#include "context.cuh"  // GpuCholesky::Impl; gemflow/cuda/ checks and buffers
 #include "batched_kernels.cuh"
+#include "context.cuh"  // GpuCholesky::Impl; gemflow/cuda/ checks and buffers
 #include "potrf_kernels.cuh"
 
 namespace gemflow::linalg::cuda {
 namespace detail {
 
 template <class T, int P>
-__global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, std::int64_t lda, std::int64_t stride,
-                                                                  int* info) {
+__global__ void __launch_bounds__(256)
+    potrf_batched_panel_kernel(T* a, int n, std::int64_t lda, std::int64_t stride, int* info) {
   extern __shared__ unsigned char smem_raw[];
-  T* rows = reinterpret_cast<T*>(smem_raw);  // rows[k*P + c] = L(j0 + c, k), k < j0
+  T* rows = reinterpret_cast<T*>(smem_raw);       // rows[k*P + c] = L(j0 + c, k), k < j0
   T* v = rows + static_cast<std::size_t>(P) * n;  // v[c*n + i] = panel column j0 + c, row i
   T* A = a + static_cast<std::int64_t>(blockIdx.x) * stride;
   const int tid = threadIdx.x, nt = blockDim.x;
@@ -47,7 +47,8 @@ __global__ void __launch_bounds__(256) potrf_batched_panel_kernel(T* a, int n, s
     for (int i = j0 + tid; i < n; i += nt) {
       T acc[P];
 #pragma unroll
-      for (int c = 0; c < P; ++c) acc[c] = (c < nb && i >= j0 + c) ? A[i + static_cast<std::int64_t>(j0 + c) * lda] : T(0);
+      for (int c = 0; c < P; ++c)
+        acc[c] = (c < nb && i >= j0 + c) ? A[i + static_cast<std::int64_t>(j0 + c) * lda] : T(0);
       for (int k = 0; k < j0; ++k) {
         const T l = A[i + static_cast<std::int64_t>(k) * lda];
 #pragma unroll
@@ -145,8 +146,7 @@ struct BatchedTable<double> {
   using Stop30 = DmmaLeft<18, false, false, false, false, true>;
   using Left56 = DmmaLeft<1, false, false, true>;
   using rows = std::tuple<
-      SizeRow<4, RegPolicy<4>>, SizeRow<8, RegPolicy<8>>,
-      SizeRow<12, BcastPolicy<12, 1, false, false>>,
+      SizeRow<4, RegPolicy<4>>, SizeRow<8, RegPolicy<8>>, SizeRow<12, BcastPolicy<12, 1, false, false>>,
       // 13–16: the fast pivot path; rows of 14 under 7 blocks' cap for 13–14, of 16 under 6 for
       // 15–16; 16 keeps the NaN scan for its info
       SizeRow<14, BcastPolicy<14, 7, false, true>>, SizeRow<15, BcastPolicy<16, 6, false, true>>,
@@ -154,8 +154,8 @@ struct BatchedTable<double> {
       SizeRow<24, DmmaPolicy<3, DmmaRight<4>, DmmaRight<4>, DmmaRight<4>, 2>>,
       SizeRow<30, DmmaPolicy<4, Whole32, Whole32, Stop30, 1>>,
       SizeRow<32, DmmaPolicy<4, Whole32, Whole32, DmmaLeft<24, false, true>, 1>>,
-      SizeRow<40, DmmaPolicy<5, DmmaLeft<16, false, true, false, true, true>, DmmaLeft<24, false, true>,
-                             DmmaLeft<24>, 2>>,
+      SizeRow<40,
+              DmmaPolicy<5, DmmaLeft<16, false, true, false, true, true>, DmmaLeft<24, false, true>, DmmaLeft<24>, 2>>,
       SizeRow<48, DmmaPolicy<6, DmmaLeft<16, false, true, false, true, true>, Left56, Left56, 1>>,
       SizeRow<56, DmmaPolicy<7, Left56, Left56, Left56, 2>>,
       SizeRow<64, DmmaPolicy<8, DmmaLeft<12, false, false, true, false, true>, DmmaLeft<12>, DmmaLeft<12>, 0>>,
@@ -167,19 +167,18 @@ struct BatchedTable<float> {
   // DmmaLeft<cap, fp32 pivots, row pairs, swizzle, reciprocals on the diagonal, persistent>
   using Both = DmmaLeft<16, true, true, true, true, true>;
   using Both20 = DmmaLeft<20, true, true, true, true, true>;
-  using rows = std::tuple<
-      SizeRow<4, RegPolicy<4>>, SizeRow<8, RegPolicy<8>>,
-      SizeRow<12, BcastPolicy<12, 1, true, false>>, SizeRow<16, BcastPolicy<16, 8, true, false>>,
-      SizeRow<24, BcastPolicy<24, 8, true, false>>, SizeRow<28, BcastPolicy<28, 8, true, false>>,
-      SizeRow<32, DmmaPolicy<4, DmmaLeft<24, true, true, false, true, true>, DmmaLeft<24, true>,
-                             DmmaLeft<24, true>, 1>>,
-      SizeRow<40, DmmaPolicy<5, DmmaLeft<20, false, true, false, true, true>, DmmaLeft<24, false, false, true>,
-                             DmmaLeft<24, false, true, true>, 5>>,
-      SizeRow<48, DmmaPolicy<6, Both, Both20, Both20, 1>>,
-      SizeRow<56, DmmaPolicy<7, Both, Both, DmmaLeft<18, true, true>, 2>>,
-      SizeRow<64, DmmaPolicy<8, DmmaLeft<12, true, true, true, true, true>, DmmaLeft<12, true, false, true>,
-                             DmmaLeft<12, true, false, true>, 0>>,
-      SizeRow<512, PanelPolicy>>;
+  using rows = std::tuple<SizeRow<4, RegPolicy<4>>, SizeRow<8, RegPolicy<8>>,
+                          SizeRow<12, BcastPolicy<12, 1, true, false>>, SizeRow<16, BcastPolicy<16, 8, true, false>>,
+                          SizeRow<24, BcastPolicy<24, 8, true, false>>, SizeRow<28, BcastPolicy<28, 8, true, false>>,
+                          SizeRow<32, DmmaPolicy<4, DmmaLeft<24, true, true, false, true, true>, DmmaLeft<24, true>,
+                                                 DmmaLeft<24, true>, 1>>,
+                          SizeRow<40, DmmaPolicy<5, DmmaLeft<20, false, true, false, true, true>,
+                                                 DmmaLeft<24, false, false, true>, DmmaLeft<24, false, true, true>, 5>>,
+                          SizeRow<48, DmmaPolicy<6, Both, Both20, Both20, 1>>,
+                          SizeRow<56, DmmaPolicy<7, Both, Both, DmmaLeft<18, true, true>, 2>>,
+                          SizeRow<64, DmmaPolicy<8, DmmaLeft<12, true, true, true, true, true>,
+                                                 DmmaLeft<12, true, false, true>, DmmaLeft<12, true, false, true>, 0>>,
+                          SizeRow<512, PanelPolicy>>;
 };
 
 /// f(Policy{}) for the first row of `Rows` whose max_n ≥ n; false when there is none.
@@ -244,8 +243,8 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
   }
   if (lda < n) throw std::invalid_argument(what + ": lda = " + std::to_string(lda) + " < n = " + std::to_string(n));
   if (batch > 1 && stride < lda * (n - 1) + n)
-    throw std::invalid_argument(what + ": stride = " + std::to_string(stride) + " makes matrices overlap (lda·(n−1)+n = " +
-                                std::to_string(lda * (n - 1) + n) + ")");
+    throw std::invalid_argument(what + ": stride = " + std::to_string(stride) +
+                                " makes matrices overlap (lda·(n−1)+n = " + std::to_string(lda * (n - 1) + n) + ")");
   if (a == nullptr) throw std::invalid_argument(what + ": null matrix pointer");
   const unsigned grid = static_cast<unsigned>(batch);
   const int nn = static_cast<int>(n);
@@ -317,12 +316,12 @@ void factor_batched_launch(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::in
 }
 
 template <class T>
-std::vector<int> factor_batched_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
-                                     std::int64_t batch) {
-  if (batch < 0)
-    throw std::invalid_argument("GpuCholesky::factor_batched: batch = " + std::to_string(batch) + " < 0");
+std::vector<int> factor_batched_impl(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t lda,
+                                     std::int64_t stride, std::int64_t batch) {
+  if (batch < 0) throw std::invalid_argument("GpuCholesky::factor_batched: batch = " + std::to_string(batch) + " < 0");
   if (batch == 0) return {};
-  int* info = static_cast<int*>(ctx.workspace(sizeof(int) * static_cast<std::size_t>(batch), "GpuCholesky::factor_batched"));
+  int* info =
+      static_cast<int*>(ctx.workspace(sizeof(int) * static_cast<std::size_t>(batch), "GpuCholesky::factor_batched"));
   factor_batched_launch<T>(ctx, a, n, lda, stride, batch, info);
   std::vector<int> out(static_cast<std::size_t>(batch));
   GF_CUDA_TRY(cudaMemcpyAsync(out.data(), info, sizeof(int) * out.size(), cudaMemcpyDeviceToHost, ctx.stream));

@@ -71,10 +71,10 @@ __device__ __forceinline__ double sym_at(const double* a, std::int64_t lda, long
 // `allowed` (nullptr = every row): pivots only among rows r (original index) with allowed[r] != 0.
 // kmax: pivots at most; kcols: columns of l (≥ kmax), those ≥ rank are zeroed. kmax < 0: the
 // number of allowed rows (counted here; pivoted_cholesky_restricted's max_rank = 0).
-__global__ void __launch_bounds__(kPivThreads) pivoted_kernel(const double* a, std::int64_t lda, std::int64_t n,
-                                                              std::int64_t kmax, std::int64_t kcols, double tol_in,
-                                                              double* l, std::int64_t ldl, double* d, long long* perm,
-                                                              const unsigned char* allowed, PivotedOut* out) {
+__global__ void __launch_bounds__(kPivThreads)
+    pivoted_kernel(const double* a, std::int64_t lda, std::int64_t n, std::int64_t kmax, std::int64_t kcols,
+                   double tol_in, double* l, std::int64_t ldl, double* d, long long* perm, const unsigned char* allowed,
+                   PivotedOut* out) {
   __shared__ ArgMax scratch[33];
   __shared__ int s_nonfinite;
   __shared__ long long s_count;

@@ -20,12 +20,13 @@ namespace gemflow::linalg::cuda::detail {
 
 /// Device-side status of one factorisation (written by kernels, read back once at the end).
 struct DeviceStatus {
-  long long info;           ///< first failing leading minor (1-based), 0 = none yet
-  long long nonfinite_col;  ///< the scans: 1 + first column of A or of L's completed part holding a NaN/Inf, LLONG_MAX = none
+  long long info;  ///< first failing leading minor (1-based), 0 = none yet
+  long long
+      nonfinite_col;  ///< the scans: 1 + first column of A or of L's completed part holding a NaN/Inf, LLONG_MAX = none
   /// our panel and tiled kernels: 1 + first column they stored a NaN/Inf into, LLONG_MAX = none
   /// (the undefined region after a failed pivot included: status_of counts columns < info − 1)
   long long stored_nonfinite_col;
-  int local_info;           ///< devInfo of the last cuSOLVER call
+  int local_info;             ///< devInfo of the last cuSOLVER call
   unsigned int panel_loaded;  ///< potrf_panel_kernel: CTAs that have read the diagonal block (reset by CTA 0)
   int failed_nonfinite;       ///< the failing pivot that set info was NaN or ±Inf (report_failure)
 };
@@ -45,8 +46,9 @@ struct GpuCholesky::Impl {
   cublasHandle_t blas = nullptr;
   cusolverDnHandle_t solver = nullptr;
   ::gemflow::cuda::DeviceBuffer<detail::DeviceStatus> status;  // one
-  ::gemflow::cuda::DeviceBuffer<std::byte> ws;  // factorisation scratch
-  ::gemflow::cuda::DeviceBuffer<std::byte> solve_ws;  // solve_mixed: the fp32 copy of A and its vectors, kept for the next call
+  ::gemflow::cuda::DeviceBuffer<std::byte> ws;                 // factorisation scratch
+  ::gemflow::cuda::DeviceBuffer<std::byte>
+      solve_ws;  // solve_mixed: the fp32 copy of A and its vectors, kept for the next call
   ::gemflow::cuda::PinnedBuffer<std::byte> pinned;  // solve_mixed: page-locked host scalars (asynchronous copies back)
   /// Streams, handles and events of CholeskyAlgo::lookahead, created on first use.
   struct Lookahead {

@@ -10,7 +10,7 @@
 namespace gemflow::linalg::cuda::detail {
 
 constexpr int kNormTile = 128;  ///< demote_norm_kernel: rows and columns per block
-constexpr int kNormBatch = 8;  ///< columns per thread whose loads are in flight at once
+constexpr int kNormBatch = 8;   ///< columns per thread whose loads are in flight at once
 
 /// One step of warp_transpose_sum: lanes with bit W set keep columns k + W and send columns k.
 template <int W>
@@ -45,9 +45,9 @@ __device__ __forceinline__ double warp_transpose_sum(double (&s)[kNormBatch], in
 /// j ≤ i, colpart[bx·n + j] = Σ |a_ij| over the tile's i > j (the upper half of row j, by
 /// symmetry); zero where a tile has none. Each thread has kNormBatch loads in flight; the column
 /// sums of a warp come from warp_transpose_sum.
-__global__ void __launch_bounds__(256, 4) demote_norm_kernel(const double* a, std::int64_t lda, std::int64_t n, float* as,
-                                                          std::int64_t ldas, const int* e, int* overflow,
-                                                          double* rowpart, double* colpart) {
+__global__ void __launch_bounds__(256, 4)
+    demote_norm_kernel(const double* a, std::int64_t lda, std::int64_t n, float* as, std::int64_t ldas, const int* e,
+                       int* overflow, double* rowpart, double* colpart) {
   __shared__ double s_col[4][kNormTile];  // per warp of rows, the column sums
   __shared__ double s_row[kNormTile];
   const int x = threadIdx.x, y = threadIdx.y, lane = x % 32, w = x / 32;
@@ -100,9 +100,8 @@ constexpr int kSumPartsSegs = 8;  ///< sum_parts_kernel: warps that share one ro
 /// kSumPartsK·kSumPartsSegs threads: warp s takes parts s, s + kSumPartsSegs, … of kSumPartsK
 /// consecutive rows, and the segments are added in a fixed order (deterministic). One thread per
 /// row gave 64 CTAs at n = 16k, half the GPU idle (as symv_sum_kernel).
-__global__ void __launch_bounds__(kSumPartsK* kSumPartsSegs) sum_parts_kernel(const double* rowpart,
-                                                                             const double* colpart, std::int64_t n,
-                                                                             std::int64_t parts, double* rowsum) {
+__global__ void __launch_bounds__(kSumPartsK* kSumPartsSegs)
+    sum_parts_kernel(const double* rowpart, const double* colpart, std::int64_t n, std::int64_t parts, double* rowsum) {
   __shared__ double seg_sum[kSumPartsSegs][kSumPartsK];
   const int lane = threadIdx.x % kSumPartsK, seg = threadIdx.x / kSumPartsK;
   const std::int64_t i = std::int64_t(blockIdx.x) * kSumPartsK + lane;

@@ -197,10 +197,8 @@ __device__ __forceinline__ double rsqrt_refined(double d) {
 /// fma in the precision of S (double or float).
 template <class S>
 __device__ __forceinline__ S fma_in(S a, S b, S c) {
-  if constexpr (std::is_same_v<S, float>)
-    return fmaf(a, b, c);
-  else
-    return fma(a, b, c);
+  if constexpr (std::is_same_v<S, float>) return fmaf(a, b, c);
+  else return fma(a, b, c);
 }
 
 /// Step j of an 8×8 tile's factor in registers (scalar dpotf2; S = double or float): column j
@@ -345,9 +343,8 @@ __device__ __forceinline__ int factor_invert_tile_fp32(double* t0, double* ldiag
     for (int i = 0; i < 8; ++i)
 #pragma unroll
       for (int j = 0; j < 8; j += 4)
-        *reinterpret_cast<float4*>(sl + 8 * i + j) =
-            make_float4(t[i][j], j + 1 <= i ? t[i][j + 1] : 0.0f, j + 2 <= i ? t[i][j + 2] : 0.0f,
-                        j + 3 <= i ? t[i][j + 3] : 0.0f);
+        *reinterpret_cast<float4*>(sl + 8 * i + j) = make_float4(
+            t[i][j], j + 1 <= i ? t[i][j + 1] : 0.0f, j + 2 <= i ? t[i][j + 2] : 0.0f, j + 3 <= i ? t[i][j + 3] : 0.0f);
   }
   if (lane < 8) {
     *reinterpret_cast<float4*>(sv + 8 * lane) = make_float4(v[0], v[1], v[2], v[3]);
@@ -381,17 +378,15 @@ __device__ __forceinline__ double2 diagonal_root(const double* p, int i, int j) 
 /// (the write-back stores √, diagonal_root). Preconditions (after a barrier):
 /// ldiag zero, s_fail[0] = s_fail[1] = 0. Returns 0 or the failing pivot (1-based within the
 /// block, + kFailNonFinite when it is NaN/±Inf: report_failure); nt_done = the tile columns that
-/// are usable (all, or up to the failing one, whose columns before the failure are complete). Every thread of the CTA must call it.
-/// kFp32Tiles: the 8×8 tiles by factor_invert_tile_fp32 (the 11-bit product modes).
+/// are usable (all, or up to the failing one, whose columns before the failure are complete). Every thread of the CTA
+/// must call it. kFp32Tiles: the 8×8 tiles by factor_invert_tile_fp32 (the 11-bit product modes).
 template <int Ld, bool kFastPath = true, bool kFp32Tiles = false>
 __device__ __forceinline__ int factor_block_phases(double* ls, double* ldiag, int* s_fail, int nt, int warp, int lane,
                                                    int& nt_done) {
   const int r = lane >> 2, q = lane & 3;
   const auto tile = [&](double* t0, double* ld) {
-    if constexpr (kFp32Tiles)
-      return factor_invert_tile_fp32<Ld>(t0, ld, lane);
-    else
-      return factor_invert_tile<Ld, kFastPath>(t0, ld, lane);
+    if constexpr (kFp32Tiles) return factor_invert_tile_fp32<Ld>(t0, ld, lane);
+    else return factor_invert_tile<Ld, kFastPath>(t0, ld, lane);
   };
   nt_done = nt;
   if (warp == 0) {
@@ -514,10 +509,8 @@ __global__ void copy_upper_kernel(T* a, std::int64_t lda, std::int64_t b, T* upp
   for (int e = static_cast<int>(threadIdx.x); e < kb * kb; e += static_cast<int>(blockDim.x)) {
     const int i = e % kb, j = e / kb;
     if (i >= j) continue;
-    if (save)
-      u[i + j * kPanelNb] = d[i + j * lda];
-    else
-      d[i + j * lda] = u[i + j * kPanelNb];
+    if (save) u[i + j * kPanelNb] = d[i + j * lda];
+    else d[i + j * lda] = u[i + j * kPanelNb];
   }
 }
 
@@ -536,7 +529,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
                        HalfCopy copy, int next_kb) {
   extern __shared__ __align__(16) unsigned char panel_smem_raw[];
   double* ls = reinterpret_cast<double*>(panel_smem_raw);  // ls[row * kPanelLd + col]
-  double* ldiag = ls + kPanelNb * kPanelLd;                 // kPanelTiles × 64
+  double* ldiag = ls + kPanelNb * kPanelLd;                // kPanelTiles × 64
   // failing pivot (1-based, 0 = none) of the tile factored in phase k − 1, at s_fail[k & 1]: two
   // slots, so that the factor of phase k never overwrites what a slower warp has yet to read
   int* s_fail = reinterpret_cast<int*>(ldiag + kPanelTiles * 64);
@@ -603,7 +596,8 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
       const bool v0 = i < kb && j <= i, v1 = i < kb && j + 1 <= i;  // j ≤ i < kb
       if (v0) a[i + j * lda] = x0;
       if (v1) a[i + (j + 1) * lda] = x1;
-      if ((v0 && !isfinite(x0)) || (v1 && !isfinite(x1))) flag_nonfinite(st, offset + j + (v0 && !isfinite(x0) ? 0 : 1));
+      if ((v0 && !isfinite(x0)) || (v1 && !isfinite(x1)))
+        flag_nonfinite(st, offset + j + (v0 && !isfinite(x0) ? 0 : 1));
     }
   }
 
@@ -642,10 +636,8 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
       // B tiles k + 1 … k + 4 are in flight while tile k is solved (all 16 at once spill)
       solve_rows<kPanelLd, kPanelTiles, 4, kFull>(ls, nt_done, r, q, load_b, store_x);
     };
-    if (kb == kPanelNb && nt_done == kPanelTiles)
-      solve(std::true_type{});
-    else
-      solve(std::false_type{});
+    if (kb == kPanelNb && nt_done == kPanelTiles) solve(std::true_type{});
+    else solve(std::false_type{});
     if (bad && rvalid) flag_first_nonfinite(st, arow, lda, 8 * nt_done < kb ? 8 * nt_done : kb, offset);
     if constexpr (std::is_same_v<T, float>) {
       // 3×FP16: the copies from what this thread has just stored (in the solve, they spilled)

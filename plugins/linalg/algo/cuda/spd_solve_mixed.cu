@@ -20,11 +20,11 @@
 #include <gemflow/cuda/timing.hpp>  // Event
 #include <gemflow/cuda_smem.hpp>
 
-#include "context.cuh"  // GpuCholesky::Impl; gemflow/cuda/ checks and buffers
-#include "demote_kernels.cuh"
 #include "../componentwise_steps.hpp"
 #include "../gmres_ir.hpp"
 #include "../normwise.hpp"
+#include "context.cuh"  // GpuCholesky::Impl; gemflow/cuda/ checks and buffers
+#include "demote_kernels.cuh"
 #include "equilibrate.cuh"
 #include "symv_kernels.cuh"
 #include "trsv_kernels.cuh"
@@ -65,11 +65,10 @@ ByteBuffer checked_buffer(std::size_t bytes, const std::string& what) {
 /// b of masks[j] set when some entry lies in band b = min(63, (cmax[j] − its exponent) /
 /// kSolveBandBits) (normwise.hpp).
 constexpr int kColExpThreads = 1024;
-__global__ void __launch_bounds__(kColExpThreads) column_exponent_kernel(const double* r, std::int64_t ldr,
-                                                                         std::int64_t n, std::int64_t nrhs,
-                                                                         const int* e, const double* anorm, int* ce,
-                                                                         const unsigned* skip, int* cmax = nullptr,
-                                                                         unsigned long long* masks = nullptr) {
+__global__ void __launch_bounds__(kColExpThreads)
+    column_exponent_kernel(const double* r, std::int64_t ldr, std::int64_t n, std::int64_t nrhs, const int* e,
+                           const double* anorm, int* ce, const unsigned* skip, int* cmax = nullptr,
+                           unsigned long long* masks = nullptr) {
   if (skip && *skip) return;
   const int target = anorm && *anorm > 0 && isfinite(*anorm) ? ilogb(*anorm) / 2 : 0;
   __shared__ int warp_max[kColExpThreads / 32];
@@ -157,8 +156,8 @@ __global__ void tiny_column_exponent_kernel(double* cmax, std::int64_t nrhs, int
 }
 
 /// dst(i, j) = src(i, j)·2^(sign·k[j]) (n × nrhs; dst may be src).
-__global__ void scale_columns_kernel(const double* src, std::int64_t lds, double* dst, std::int64_t ldd,
-                                     std::int64_t n, std::int64_t nrhs, const int* k, int sign) {
+__global__ void scale_columns_kernel(const double* src, std::int64_t lds, double* dst, std::int64_t ldd, std::int64_t n,
+                                     std::int64_t nrhs, const int* k, int sign) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
   for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y) dst[i + j * ldd] = ldexp(src[i + j * lds], sign * k[j]);
@@ -173,10 +172,10 @@ __global__ void nonfinite_kernel(const float* v, std::int64_t count, unsigned* f
 
 /// *out = max(*out, max_ij ω̂_ij) (omega_bound_entry, as the bits of the double; out zeroed
 /// before) for residuals r, right-hand sides b and iterates x (n × nrhs each), A's diagonal from a.
-__global__ void __launch_bounds__(256) omega_bound_kernel(const double* r, std::int64_t ldr, const double* b,
-                                                          std::int64_t ldb, const double* x, std::int64_t ldx,
-                                                          const double* a, std::int64_t lda, std::int64_t n,
-                                                          std::int64_t nrhs, unsigned long long* out) {
+__global__ void __launch_bounds__(256)
+    omega_bound_kernel(const double* r, std::int64_t ldr, const double* b, std::int64_t ldb, const double* x,
+                       std::int64_t ldx, const double* a, std::int64_t lda, std::int64_t n, std::int64_t nrhs,
+                       unsigned long long* out) {
   unsigned long long m = 0;
   for (std::int64_t j = blockIdx.y; j < nrhs; j += gridDim.y)
     for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -191,8 +190,8 @@ __global__ void __launch_bounds__(256) omega_bound_kernel(const double* r, std::
 /// The one-right-hand-side solve's device scalars, copied back to the host in one piece.
 struct RefineScalars {
   int overflow;  ///< entries of S·A·S beyond fp32 (demote_norm_kernel)
-  double anorm;                   ///< ‖A‖∞
-  double bmax;                    ///< ‖b‖∞
+  double anorm;  ///< ‖A‖∞
+  double bmax;   ///< ‖b‖∞
   /// ‖r‖∞, ‖x‖∞ and ω (componentwise backward error) of the last residual, as the doubles' bits
   /// (symv_lower's maxes)
   unsigned long long rmax, xmax, wmax;
@@ -214,8 +213,8 @@ __host__ __device__ inline double backward_error_of(double rmax, double xmax, do
 /// failed (status), A overflowed fp32 or ‖A‖∞ is not finite: solve_mixed's own test of the factor.
 /// Otherwise skip[1] = !(tol < η < thresh) (or skip[0], after_first): the next step is a plain
 /// solve with this factor only then, as the host decides.
-__global__ void refine_gate_kernel(const DeviceStatus* st, RefineScalars* sc, bool first, bool after_first,
-                                   double tol, double thresh) {
+__global__ void refine_gate_kernel(const DeviceStatus* st, RefineScalars* sc, bool first, bool after_first, double tol,
+                                   double thresh) {
   if (first) {
     sc->skip[0] = st->info != 0 || st->nonfinite_col != LLONG_MAX || st->stored_nonfinite_col != LLONG_MAX ||
                   sc->overflow != 0 || !(sc->anorm <= DBL_MAX);
@@ -231,8 +230,8 @@ __global__ void refine_gate_kernel(const DeviceStatus* st, RefineScalars* sc, bo
 /// their bit patterns, and |NaN| (sign cleared) lies above +Inf, so a 64-bit atomicMax on the bits
 /// is the maximum, NaN included, whatever the order. (Blocks over rows, not one block per column:
 /// its chain of loads per thread was slow at large n.)
-__global__ void __launch_bounds__(256) colmax_kernel(const double* m, std::int64_t ld, std::int64_t n,
-                                                     std::int64_t cols, unsigned long long* out) {
+__global__ void __launch_bounds__(256)
+    colmax_kernel(const double* m, std::int64_t ld, std::int64_t n, std::int64_t cols, unsigned long long* out) {
   for (std::int64_t j = blockIdx.y; j < cols; j += gridDim.y) {
     unsigned long long x = 0;
     for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -265,10 +264,10 @@ struct DeviceFgmres {
   const double* a;
   std::int64_t lda, n;
   int m;
-  const double* r;  // the right-hand side (a column of the residual)
-  double* x;        // the column of x that d is added to
-  double *V, *Z, *w, *hd;  // hd: 2·(m+1) device doubles
-  double* symv_work;       // symv_workspace_doubles(n)
+  const double* r;          // the right-hand side (a column of the residual)
+  double* x;                // the column of x that d is added to
+  double *V, *Z, *w, *hd;   // hd: 2·(m+1) device doubles
+  double* symv_work;        // symv_workspace_doubles(n)
   std::vector<double>& h2;  // 2·(m+1) host doubles
   const std::function<void(const double*, double*)>& solve32;
 
@@ -335,10 +334,25 @@ class MixedSolver {
   MixedSolver(GpuCholesky::Impl& ctx, const double* a, std::int64_t n, std::int64_t lda, const double* b,
               std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx, const MixedSolveOptions& options,
               MixedSolveResult& res)
-      : ctx_(ctx), s_(ctx.stream), a_(a), n_(n), lda_(lda), b_(b), ldb_(ldb), nrhs_(nrhs), x_(x), ldx_(ldx),
-        options_(options), res_(res), nn_(static_cast<std::size_t>(n)), nr_(static_cast<std::size_t>(nrhs)),
-        ldas_((n + 3) / 4 * 4), parts_((nn_ + kNormTile - 1) / kNormTile), fast_(nrhs == 1),
-        nblk_((nn_ + kTrsvB - 1) / kTrsvB), scaled_(is_fp16_mode(options.factor_mode)),
+      : ctx_(ctx),
+        s_(ctx.stream),
+        a_(a),
+        n_(n),
+        lda_(lda),
+        b_(b),
+        ldb_(ldb),
+        nrhs_(nrhs),
+        x_(x),
+        ldx_(ldx),
+        options_(options),
+        res_(res),
+        nn_(static_cast<std::size_t>(n)),
+        nr_(static_cast<std::size_t>(nrhs)),
+        ldas_((n + 3) / 4 * 4),
+        parts_((nn_ + kNormTile - 1) / kNormTile),
+        fast_(nrhs == 1),
+        nblk_((nn_ + kTrsvB - 1) / kTrsvB),
+        scaled_(is_fp16_mode(options.factor_mode)),
         tiled_(options.factor_algo == CholeskyAlgo::tiled),
         may_escalate_(options.escalate &&
                       (options.factor_mode == Fp32Mode::tf32 || options.factor_mode == Fp32Mode::fp16)),
@@ -440,8 +454,7 @@ class MixedSolver {
     GF_CUDA_CHECK_LAUNCH();
     colmax(vec_, n_, n_, 1, &sc_->anorm, s_);                    // ‖A‖∞: the largest row sum
     colmax(b_, ldb_, n_, nrhs_, fast_ ? &sc_->bmax : vec_, s_);  // ‖b_j‖∞
-    tiny_column_exponent_kernel<<<unsigned((nrhs_ + 127) / 128), 128, 0, s_>>>(fast_ ? &sc_->bmax : vec_, nrhs_,
-                                                                               bexp_);
+    tiny_column_exponent_kernel<<<unsigned((nrhs_ + 127) / 128), 128, 0, s_>>>(fast_ ? &sc_->bmax : vec_, nrhs_, bexp_);
     GF_CUDA_CHECK_LAUNCH();
     scale_columns_kernel<<<grid2(n_, nrhs_), 256, 0, s_>>>(b_, ldb_, bs_, n_, n_, nrhs_, bexp_, 1);
     GF_CUDA_CHECK_LAUNCH();
@@ -506,10 +519,10 @@ class MixedSolver {
     GF_CUDA_TRY(cudaMemsetAsync(tickets_, 0, sizeof(unsigned) * 2, s_));
     GF_CUDA_TRY(cudaMemsetAsync(pub_, 0, sizeof(unsigned long long) * nn_, s_));  // no word tagged 1 or 2
     trsv_kernel<false><<<unsigned(nblk_), kTrsvThreads, trsv_smem_bytes(false), s_>>>(as_, ldas_, n_, inv_, xs_,
-                                                                                        tickets_, pub_, 1u, gate);
+                                                                                      tickets_, pub_, 1u, gate);
     GF_CUDA_CHECK_LAUNCH();
     trsv_kernel<true><<<unsigned(nblk_), kTrsvThreads, trsv_smem_bytes(true), s_>>>(as_, ldas_, n_, inv_, xs_,
-                                                                                      tickets_ + 1, pub_, 2u, gate);
+                                                                                    tickets_ + 1, pub_, 2u, gate);
     GF_CUDA_CHECK_LAUNCH();
   }
 
@@ -564,8 +577,8 @@ class MixedSolver {
         nonfinite_kernel<<<unsigned(std::clamp<std::int64_t>((count + 255) / 256, 1, 1024)), 256, 0, s_>>>(
             xs_, count, &sc_->band_nonfinite);
         GF_CUDA_CHECK_LAUNCH();
-        GF_CUDA_TRY(cudaMemcpyAsync(&hsc_->band_nonfinite, &sc_->band_nonfinite, sizeof(unsigned),
-                                    cudaMemcpyDeviceToHost, s_));
+        GF_CUDA_TRY(
+            cudaMemcpyAsync(&hsc_->band_nonfinite, &sc_->band_nonfinite, sizeof(unsigned), cudaMemcpyDeviceToHost, s_));
         GF_CUDA_TRY(cudaStreamSynchronize(s_));
         if (hsc_->band_nonfinite) continue;
         add_promoted_kernel<<<grid2(n_, nrhs_), 256, 0, s_>>>(xs_, n_, nrhs_, x_, ldx_, exps_, cexps_, /*set=*/false,
@@ -589,8 +602,8 @@ class MixedSolver {
   /// last known ‖x‖∞ and ‖b‖∞ (x changes little once η has converged).
   void omega_setup() {
     if (abs_buf_.empty()) {
-      abs_buf_ = checked_buffer(sizeof(double) * std::size_t(symv_abs_workspace_doubles(n_)),
-                                what_ + " |A|·|x| partials");
+      abs_buf_ =
+          checked_buffer(sizeof(double) * std::size_t(symv_abs_workspace_doubles(n_)), what_ + " |A|·|x| partials");
       abs_work_ = DeviceSpan{abs_buf_.data()}.as<double>();
     }
     int e = INT_MIN;
@@ -695,8 +708,8 @@ class MixedSolver {
     double* hd = DeviceSpan{krylov_.data()}.as<double>(vz_b);
     std::vector<double> h2(2 * std::size_t(m + 1));
     for (std::int64_t c = 0; c < nrhs_; ++c) {
-      DeviceFgmres ops{ctx_.blas, s_, a_, lda_, n_, m, r_ + c * nn, x_ + c * ldx_, V, Z, w, hd, symv_work_, h2,
-                       solve32_col_fn_};
+      DeviceFgmres ops{ctx_.blas, s_, a_, lda_, n_,         m,  r_ + c * nn,    x_ + c * ldx_,
+                       V,         Z,  w,  hd,   symv_work_, h2, solve32_col_fn_};
       res_.gmres_iterations += linalg::detail::fgmres(ops, m, linalg::detail::kGmresRelTol);
     }
   }
@@ -815,8 +828,7 @@ class MixedSolver {
       }
       if (bad || (gmres_ && !(eta < prev))) break;
       const bool final_factor = !may_escalate_ || res_.factor_mode != options_.factor_mode;
-      if (!gmres_ && options_.gmres && final_factor &&
-          linalg::detail::refinement_too_slow(stage_steps_, eta, prev)) {
+      if (!gmres_ && options_.gmres && final_factor && linalg::detail::refinement_too_slow(stage_steps_, eta, prev)) {
         gmres_ = true;
         stage_steps_ = 0;
         continue;
@@ -836,10 +848,9 @@ class MixedSolver {
     double bound = 0.0;
     if (wanted && fast_) {
       bound = __builtin_bit_cast(double, hsc_->wmax);  // the last residual's SYMV
-    } else if (wanted) {  // from the last residual (cublasDsymm), b and x, entry by entry
+    } else if (wanted) {                               // from the last residual (cublasDsymm), b and x, entry by entry
       GF_CUDA_TRY(cudaMemsetAsync(&sc_->wmax, 0, sizeof(unsigned long long), s_));
-      omega_bound_kernel<<<grid2(n_, nrhs_), 256, 0, s_>>>(r_, n_, b_, ldb_, x_, ldx_, a_, lda_, n_, nrhs_,
-                                                           &sc_->wmax);
+      omega_bound_kernel<<<grid2(n_, nrhs_), 256, 0, s_>>>(r_, n_, b_, ldb_, x_, ldx_, a_, lda_, n_, nrhs_, &sc_->wmax);
       GF_CUDA_CHECK_LAUNCH();
       GF_CUDA_TRY(cudaMemcpyAsync(&hsc_->wmax, &sc_->wmax, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s_));
       GF_CUDA_TRY(cudaStreamSynchronize(s_));
@@ -859,8 +870,8 @@ class MixedSolver {
     res_.componentwise_backward_error = linalg::detail::componentwise_steps(
         [&] { copy_x(true); }, [&] { banded_step(); },
         [&] { return residual_and_eta(NAN, nullptr, false, /*exact=*/true); }, [&] { return omega_now(); },
-        [&] { copy_x(false); }, omega_now(), options_.componentwise_threshold, res_.tolerance,
-        options_.max_iterations, res_.iterations, res_.componentwise_steps, res_.backward_error, res_.converged);
+        [&] { copy_x(false); }, omega_now(), options_.componentwise_threshold, res_.tolerance, options_.max_iterations,
+        res_.iterations, res_.componentwise_steps, res_.backward_error, res_.converged);
   }
 
   /// fp64 fallback: cuSOLVER potrf + potrs on a copy of A.
@@ -885,8 +896,8 @@ class MixedSolver {
     if (info != 0) return;
     GF_CUDA_TRY(cudaMemcpy2DAsync(x_, sizeof(double) * ldx_, b_, sizeof(double) * ldb_, sizeof(double) * nn, nr_,
                                   cudaMemcpyDeviceToDevice, s_));
-    GF_CUSOLVER_TRY(cusolverDnDpotrs(ctx_.solver, CUBLAS_FILL_MODE_LOWER, int(n_), int(nrhs_), af, int(n_), x_,
-                                     int(ldx_), dinfo));
+    GF_CUSOLVER_TRY(
+        cusolverDnDpotrs(ctx_.solver, CUBLAS_FILL_MODE_LOWER, int(n_), int(nrhs_), af, int(n_), x_, int(ldx_), dinfo));
     const double eta = residual_and_eta(NAN, nullptr, false);
     if (!std::isfinite(eta)) res_.status.non_finite = true;
     res_.backward_error.push_back(eta);
@@ -906,15 +917,15 @@ class MixedSolver {
   const MixedSolveOptions& options_;
   MixedSolveResult& res_;
   const std::size_t nn_, nr_;
-  const std::int64_t ldas_;   // the fp32 copy's leading dimension
-  const std::size_t parts_;   // ‖A‖∞'s partial sums per row
-  const bool fast_;           // one right-hand side: our triangular solves, launches gated on the device
-  const std::size_t nblk_;    // the triangular solves' diagonal blocks
-  const bool scaled_;         // FP16 modes: A demoted as S·A·S, vectors as S·r
+  const std::int64_t ldas_;  // the fp32 copy's leading dimension
+  const std::size_t parts_;  // ‖A‖∞'s partial sums per row
+  const bool fast_;          // one right-hand side: our triangular solves, launches gated on the device
+  const std::size_t nblk_;   // the triangular solves' diagonal blocks
+  const bool scaled_;        // FP16 modes: A demoted as S·A·S, vectors as S·r
   const bool tiled_;
-  const bool may_escalate_;   // one product (1×TF32, 1×FP16) escalates to three (3×TF32, 3×FP16)
+  const bool may_escalate_;  // one product (1×TF32, 1×FP16) escalates to three (3×TF32, 3×FP16)
   const Fp32Mode escalated_mode_;
-  const int gmres_m_;         // GMRES-IR's Krylov dimension
+  const int gmres_m_;  // GMRES-IR's Krylov dimension
 
   // the workspace's pieces (allocate())
   float *as_ = nullptr, *xs_ = nullptr, *inv_ = nullptr;
@@ -924,8 +935,8 @@ class MixedSolver {
   unsigned* tickets_ = nullptr;
   unsigned long long *pub_ = nullptr, *band_masks_ = nullptr;
   int *exps_ = nullptr, *cexps_ = nullptr, *cmax_ = nullptr, *bexp_ = nullptr;
-  RefineScalars* hsc_ = nullptr;  // page-locked
-  DeviceStatus* hst_ = nullptr;   // page-locked: the factor's status words
+  RefineScalars* hsc_ = nullptr;   // page-locked
+  DeviceStatus* hst_ = nullptr;    // page-locked: the factor's status words
   ::gemflow::cuda::Event copied_;  // the scalars are on the host
 
   // the host's copies of the norms
@@ -942,8 +953,8 @@ class MixedSolver {
 
   bool first_done_ = false;  // x and r hold the first step's iterate and residual, eta0_ its η
   double eta0_ = 0.0;
-  int stage_steps_ = 0;      // solves with the current factor (or GMRES-IR steps)
-  bool gmres_ = false;       // the GMRES-IR stage
+  int stage_steps_ = 0;  // solves with the current factor (or GMRES-IR steps)
+  bool gmres_ = false;   // the GMRES-IR stage
 };
 }  // namespace detail
 
@@ -953,7 +964,8 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   using namespace detail;
   const std::string what = "GpuCholesky::solve_mixed";
   if (n < 0 || nrhs < 0)
-    throw std::invalid_argument(what + ": n = " + std::to_string(n) + ", nrhs = " + std::to_string(nrhs) + " must be ≥ 0");
+    throw std::invalid_argument(what + ": n = " + std::to_string(n) + ", nrhs = " + std::to_string(nrhs) +
+                                " must be ≥ 0");
   MixedSolveResult res;
   res.tolerance = options.tolerance >= 0 ? options.tolerance : std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -53);
   if (n == 0 || nrhs == 0) {
@@ -969,10 +981,10 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
   if (options.factor_algo != CholeskyAlgo::lookahead && options.factor_algo != CholeskyAlgo::recursive && !tiled)
     throw std::invalid_argument(what + ": options.factor_algo must be lookahead, recursive or tiled");
   if (!algo_runs_mode(options.factor_algo, options.factor_mode))
-    throw std::invalid_argument(what + ": factor_mode " + fp32_mode_name(options.factor_mode) +
-                                " needs factor_algo = " + algos_running_mode(options.factor_mode) +
-                                (options.factor_algo == CholeskyAlgo::recursive ? " (recursive: use tf32 or tf32x3)"
-                                                                                : ""));
+    throw std::invalid_argument(
+        what + ": factor_mode " + fp32_mode_name(options.factor_mode) +
+        " needs factor_algo = " + algos_running_mode(options.factor_mode) +
+        (options.factor_algo == CholeskyAlgo::recursive ? " (recursive: use tf32 or tf32x3)" : ""));
   if (is_fp16_mode(options.factor_mode) && options.factor_algo == CholeskyAlgo::lookahead &&
       options.factor_panel == PanelAlgo::library)
     throw std::invalid_argument(what + ": factor_mode " + fp32_mode_name(options.factor_mode) +
@@ -1006,11 +1018,11 @@ void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, flo
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
   GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * std::size_t(n), s));
-  trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(l, ldl, n, inv, x, tickets, pub,
-                                                                                    1u, nullptr);
+  trsv_kernel<false>
+      <<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(l, ldl, n, inv, x, tickets, pub, 1u, nullptr);
   GF_CUDA_CHECK_LAUNCH();
-  trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(l, ldl, n, inv, x, tickets + 1, pub,
-                                                                                  2u, nullptr);
+  trsv_kernel<true>
+      <<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(l, ldl, n, inv, x, tickets + 1, pub, 2u, nullptr);
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaStreamSynchronize(s));  // before buf is freed
 }

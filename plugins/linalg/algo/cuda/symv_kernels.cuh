@@ -49,9 +49,9 @@ __host__ __device__ inline double omega_bound_entry(double ry, double bk, double
 /// (sc a power of two, so that they stay within double) into pa and qa. Does nothing when
 /// skip ≠ nullptr and *skip ≠ 0.
 template <bool kAbs>
-__global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* a, std::int64_t lda, std::int64_t n,
-                                                                  const double* x, double* p, double* q, double* pa,
-                                                                  double* qa, const unsigned* skip, double sc = 1.0) {
+__global__ void __launch_bounds__(kSymvThreads)
+    symv_tiles_kernel(const double* a, std::int64_t lda, std::int64_t n, const double* x, double* p, double* q,
+                      double* pa, double* qa, const unsigned* skip, double sc = 1.0) {
   if (skip && *skip) return;
   const std::int64_t bt = blockIdx.x;
   std::int64_t I = static_cast<std::int64_t>((sqrt(8.0 * static_cast<double>(bt) + 1.0) - 1.0) * 0.5);
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kSymvThreads) symv_tiles_kernel(const double* 
   __syncthreads();
   const int k = t % kSymvT;
   double sum[4] = {}, asum[4] = {};  // four independent chains, summed in a fixed order
-  if (t < kSymvT) {  // row k: Σ_c A(k, c)·x_J(c); on the diagonal tile the upper half is A(c, k)
+  if (t < kSymvT) {                  // row k: Σ_c A(k, c)·x_J(c); on the diagonal tile the upper half is A(c, k)
     if (I != J) {
 #pragma unroll 16
       for (int c = 0; c < kSymvT; ++c) {
@@ -135,14 +135,10 @@ constexpr int kSymvSumSegs = 8;  ///< pass 2: threads that share one entry's par
 /// lda; b and maxes given): maxes[2] for ω̂_k ≥ ω_k (omega_bound_entry). Does nothing when
 /// skip ≠ nullptr and *skip ≠ 0.
 template <bool kAbs>
-__global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs) symv_sum_kernel(std::int64_t n, const double* p,
-                                                                          const double* q, const double* pa,
-                                                                          const double* qa, const double* b,
-                                                                          double* y, const double* x,
-                                                                          unsigned long long* maxes,
-                                                                          const unsigned* skip,
-                                                                          const double* diag = nullptr,
-                                                                          std::int64_t lda = 0, double sc = 1.0) {
+__global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs)
+    symv_sum_kernel(std::int64_t n, const double* p, const double* q, const double* pa, const double* qa,
+                    const double* b, double* y, const double* x, unsigned long long* maxes, const unsigned* skip,
+                    const double* diag = nullptr, std::int64_t lda = 0, double sc = 1.0) {
   if (skip && *skip) return;
   __shared__ double part[kSymvSumSegs][kSymvSumK];
   __shared__ double apart[kAbs ? kSymvSumSegs : 1][kSymvSumK];
@@ -204,8 +200,8 @@ __global__ void __launch_bounds__(kSymvSumK* kSymvSumSegs) symv_sum_kernel(std::
 /// the kernels run. Asynchronous on `stream`.
 inline void symv_lower(const double* a, std::int64_t lda, std::int64_t n, const double* x, const double* b, double* y,
                        double* work, cudaStream_t stream, unsigned long long* maxes = nullptr,
-                       const unsigned* skip = nullptr, SymvOmega omega = SymvOmega::none,
-                       double* abs_work = nullptr, double sc = 1.0) {
+                       const unsigned* skip = nullptr, SymvOmega omega = SymvOmega::none, double* abs_work = nullptr,
+                       double sc = 1.0) {
   if (n == 0) return;
   const std::int64_t nt = symv_tiles(n);
   double* p = work;
@@ -216,14 +212,14 @@ inline void symv_lower(const double* a, std::int64_t lda, std::int64_t n, const 
     double* pa = abs_work;
     double* qa = abs_work + nt * n;
     symv_tiles_kernel<true><<<tiles, kSymvThreads, 0, stream>>>(a, lda, n, x, p, q, pa, qa, skip, sc);
-    symv_sum_kernel<true><<<sums, kSymvSumK * kSymvSumSegs, 0, stream>>>(n, p, q, pa, qa, b, y, x, maxes, skip,
-                                                                       nullptr, 0, sc);
+    symv_sum_kernel<true>
+        <<<sums, kSymvSumK * kSymvSumSegs, 0, stream>>>(n, p, q, pa, qa, b, y, x, maxes, skip, nullptr, 0, sc);
     return;
   }
   symv_tiles_kernel<false><<<tiles, kSymvThreads, 0, stream>>>(a, lda, n, x, p, q, nullptr, nullptr, skip);
   const bool bound = omega == SymvOmega::bound && b && maxes;
-  symv_sum_kernel<false><<<sums, kSymvSumK * kSymvSumSegs, 0, stream>>>(n, p, q, nullptr, nullptr, b, y, x, maxes,
-                                                                        skip, bound ? a : nullptr, lda);
+  symv_sum_kernel<false><<<sums, kSymvSumK * kSymvSumSegs, 0, stream>>>(n, p, q, nullptr, nullptr, b, y, x, maxes, skip,
+                                                                        bound ? a : nullptr, lda);
 }
 
 }  // namespace gemflow::linalg::cuda::detail

@@ -21,7 +21,8 @@ __device__ __forceinline__ std::uint64_t mix(std::uint64_t x) {  // splitmix64 f
   return x ^ (x >> 31);
 }
 __device__ __forceinline__ double uniform_pm1(std::uint64_t seed, std::int64_t i, std::int64_t j) {
-  const std::uint64_t h = mix(seed ^ mix(static_cast<std::uint64_t>(i) * 0x100000001b3ull + static_cast<std::uint64_t>(j)));
+  const std::uint64_t h =
+      mix(seed ^ mix(static_cast<std::uint64_t>(i) * 0x100000001b3ull + static_cast<std::uint64_t>(j)));
   return (static_cast<double>(h >> 11) + 0.5) * 0x1.0p-53 * 2.0 - 1.0;
 }
 
@@ -78,7 +79,8 @@ __global__ void frob_cols(const T* a, std::int64_t ld, std::int64_t n, double* o
 }
 
 template <class T>
-double probe_impl(const T* a, std::int64_t lda, const T* l, std::int64_t ldl, std::int64_t n, int probes, cudaStream_t s) {
+double probe_impl(const T* a, std::int64_t lda, const T* l, std::int64_t ldl, std::int64_t n, int probes,
+                  cudaStream_t s) {
   if (n <= 0) return 0.0;
   ::gemflow::cuda::DeviceBuffer<double> buf(std::size_t(4 * n), s);  // stream-ordered
   double *v = buf.data(), *y = v + n, *z = v + 2 * n, *w = v + 3 * n;
@@ -123,17 +125,20 @@ double probe_impl(const T* a, std::int64_t lda, const T* l, std::int64_t ldl, st
 template <class T>
 void fill_impl(T* a, std::int64_t n, std::int64_t lda, double shift, std::uint64_t seed, cudaStream_t s) {
   if (n <= 0) return;
-  fill_kernel<T><<<dim3(unsigned((n + 255) / 256), unsigned(std::min<std::int64_t>(n, 4096))), 256, 0, s>>>(a, n, lda, shift, seed);
+  fill_kernel<T><<<dim3(unsigned((n + 255) / 256), unsigned(std::min<std::int64_t>(n, 4096))), 256, 0, s>>>(
+      a, n, lda, shift, seed);
   GF_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 }  // namespace detail
 
-void fill_random_symmetric(double* a, std::int64_t n, std::int64_t lda, double shift, std::uint64_t seed, Stream stream) {
+void fill_random_symmetric(double* a, std::int64_t n, std::int64_t lda, double shift, std::uint64_t seed,
+                           Stream stream) {
   detail::fill_impl(a, n, lda, shift, seed, static_cast<cudaStream_t>(stream));
 }
-void fill_random_symmetric(float* a, std::int64_t n, std::int64_t lda, double shift, std::uint64_t seed, Stream stream) {
+void fill_random_symmetric(float* a, std::int64_t n, std::int64_t lda, double shift, std::uint64_t seed,
+                           Stream stream) {
   detail::fill_impl(a, n, lda, shift, seed, static_cast<cudaStream_t>(stream));
 }
 double probe_backward_error(const double* a, std::int64_t lda, const double* l, std::int64_t ldl, std::int64_t n,

@@ -61,12 +61,12 @@
 
 namespace gemflow::linalg::cuda::detail {
 
-constexpr int kTileNb = 64;                 ///< tile order
-constexpr int kTileSub = kTileNb / 8;       ///< 8×8 sub-tiles per tile side, one warp per sub-tile row
+constexpr int kTileNb = 64;            ///< tile order
+constexpr int kTileSub = kTileNb / 8;  ///< 8×8 sub-tiles per tile side, one warp per sub-tile row
 constexpr int kTileThreads = 32 * kTileSub;
-constexpr int kTileLd = kTileNb + 4;        ///< row stride (doubles) of a factored tile in shared and global memory
-constexpr int kTileKc = 32;                 ///< K columns per update chunk
-constexpr int kTileKcLd = kTileKc + 4;      ///< row stride of a chunk in shared memory (conflict-free fragments)
+constexpr int kTileLd = kTileNb + 4;    ///< row stride (doubles) of a factored tile in shared and global memory
+constexpr int kTileKc = 32;             ///< K columns per update chunk
+constexpr int kTileKcLd = kTileKc + 4;  ///< row stride of a chunk in shared memory (conflict-free fragments)
 
 /// kAsync update pipeline (fp64, lda even, 16-byte aligned matrix): chunks of kAsyncKc columns of
 /// both operands in kAsyncStages shared-memory stages, column-major ([column][row], stride
@@ -137,8 +137,8 @@ inline std::int64_t tiled_state_ints(std::int64_t tt) { return 2 + kTiledSmSlots
 /// rg + g, rg + g + 8 of A and cg + 8nt + g of B, in the m16n8k8 accumulator layout of acc
 /// (g = r = lane / 4, t = q = lane % 4).
 template <int Ld, int K>
-__device__ __forceinline__ void mma_nt_sub(double (&acc)[4][4], const double* a, const double* b, int rg, int cg,
-                                           int r, int q) {
+__device__ __forceinline__ void mma_nt_sub(double (&acc)[4][4], const double* a, const double* b, int rg, int cg, int r,
+                                           int q) {
   const double* ap = a + (rg + r) * Ld + q;
   const double* bp = b + (cg + r) * Ld + q;
 #pragma unroll
@@ -232,7 +232,7 @@ struct TiledCta {
   unsigned long long* const full;
   unsigned long long* const empty;
   const int tid, warp, lane;
-  const int r, q;  // lane / 4 and lane % 4: g and t of the MMA fragment layouts
+  const int r, q;            // lane / 4 and lane % 4: g and t of the MMA fragment layouts
   unsigned int* const next;  // the task counter
   int* const abort;          // 1 + the column of the first failed diagonal tile, else 0
   int* const flags;          // one per tile (tix_of)
@@ -245,15 +245,37 @@ struct TiledCta {
   // hold about 2.7·10⁵ tile columns' updates on one CTA, far beyond any matrix that fits.
   unsigned tma_seq = 0;
 
-  __device__ __forceinline__ TiledCta(const TiledSmem& sm, T* a_, std::int64_t lda_, std::int64_t n_,
-                                      std::int64_t tt_, int* state, double* forms_, DeviceStatus* st_,
-                                      std::int64_t offset_, __half* hl_, const CUtensorMap* amap_)
-      : a(a_), lda(lda_), n(n_), tt(tt_), forms(forms_), st(st_), offset(offset_), hl(hl_), amap(amap_),
-        chunk(sm.chunk), ls(sm.ls), ldiag(sm.ldiag), xbuf(sm.xbuf), sub(sm.sub), sint(sm.sint), full(sm.full),
-        empty(sm.empty), tid(static_cast<int>(threadIdx.x)), warp(tid / 32), lane(tid % 32), r(lane >> 2),
-        q(lane & 3), next(reinterpret_cast<unsigned int*>(state)), abort(state + 1),
-        flags(state + 2 + kTiledSmSlots), updated(flags + tt_ * (tt_ + 1) / 2),
-        rg(16 * (warp & 3)), cg(32 * (warp >> 2)) {
+  __device__ __forceinline__ TiledCta(const TiledSmem& sm, T* a_, std::int64_t lda_, std::int64_t n_, std::int64_t tt_,
+                                      int* state, double* forms_, DeviceStatus* st_, std::int64_t offset_, __half* hl_,
+                                      const CUtensorMap* amap_)
+      : a(a_),
+        lda(lda_),
+        n(n_),
+        tt(tt_),
+        forms(forms_),
+        st(st_),
+        offset(offset_),
+        hl(hl_),
+        amap(amap_),
+        chunk(sm.chunk),
+        ls(sm.ls),
+        ldiag(sm.ldiag),
+        xbuf(sm.xbuf),
+        sub(sm.sub),
+        sint(sm.sint),
+        full(sm.full),
+        empty(sm.empty),
+        tid(static_cast<int>(threadIdx.x)),
+        warp(tid / 32),
+        lane(tid % 32),
+        r(lane >> 2),
+        q(lane & 3),
+        next(reinterpret_cast<unsigned int*>(state)),
+        abort(state + 1),
+        flags(state + 2 + kTiledSmSlots),
+        updated(flags + tt_ * (tt_ + 1) / 2),
+        rg(16 * (warp & 3)),
+        cg(32 * (warp >> 2)) {
     int* critical = state + 2;  // per SM
     unsigned smid;
     asm("mov.u32 %0, %%smid;" : "=r"(smid));
@@ -281,7 +303,7 @@ struct TiledCta {
   // ---- the stages of a task ----
 
   // acc = tile (ti, tj) of A (lower part only for a diagonal tile; identity beyond n)
-  __device__ __forceinline__ void init_acc(double(&acc)[4][4], std::int64_t ti, std::int64_t tj) {
+  __device__ __forceinline__ void init_acc(double (&acc)[4][4], std::int64_t ti, std::int64_t tj) {
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
@@ -322,7 +344,7 @@ struct TiledCta {
   // buffers, one barrier per chunk, the next chunk's loads in flight during the products). Waits for
   // the operands' flags; false when a diagonal tile before column `col` failed. Ends with a barrier
   // when there was anything to read (kend > 0; the loop's first barrier covers kend = 0).
-  __device__ __forceinline__ bool accumulate(double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
+  __device__ __forceinline__ bool accumulate(double (&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
                                              std::int64_t col, bool low_priority, std::int64_t tix) {
     const std::int64_t nchunks = 2 * kend;
     if (nchunks == 0) return true;
@@ -379,7 +401,7 @@ struct TiledCta {
   // wait on `full` only: no CTA barrier per chunk. A failed poll still completes the stage's
   // phase (an arrival without data) and clears sint[kSlotReady], so the phases stay in step across tasks;
   // the products of such chunks read stale stages, and the task's result is dropped.
-  __device__ __forceinline__ bool accumulate_async(double(&acc)[4][4], std::int64_t ti, std::int64_t tj,
+  __device__ __forceinline__ bool accumulate_async(double (&acc)[4][4], std::int64_t ti, std::int64_t tj,
                                                    std::int64_t kend, std::int64_t col, bool low_priority,
                                                    std::int64_t tix) {
     constexpr int kPerTile = kTileNb / kAsyncKc, kStage = 2 * kAsyncKc * kAsyncLd;
@@ -392,8 +414,8 @@ struct TiledCta {
     fence_proxy_async_smem();  // this task's generic accesses to the stages' memory before the copies
     if (tid == 0) sint[kSlotReady] = 1;
     __syncthreads();
-    std::int64_t ready = 0;  // warp 0: poll_operands
-    bool ok = true;          // warp 0: every poll so far succeeded
+    std::int64_t ready = 0;            // warp 0: poll_operands
+    bool ok = true;                    // warp 0: every poll so far succeeded
     const auto produce = [&](int c) {  // warp 0: chunk c of this task
       if (c % kPerTile == 0 && ok) {
         ok = poll_operands(ti, tj, kend, col, c / kPerTile, ready);
@@ -447,12 +469,12 @@ struct TiledCta {
     }
     tma_seq = base + static_cast<unsigned>(nchunks);
     const bool good = sint[kSlotReady] != 0;  // final: written before the last chunk's arrival on `full`
-    __syncthreads();                 // ls and xbuf alias the stages
+    __syncthreads();                          // ls and xbuf alias the stages
     return good;
   }
   // accumulate with the kHalf pipeline: one K tile per stage from the packed fp16 copies, FP16
   // products summed in fp32 over the K tile, then subtracted from the fp64 accumulator
-  __device__ __forceinline__ bool accumulate_half(double(&acc)[4][4], std::int64_t ti, std::int64_t tj,
+  __device__ __forceinline__ bool accumulate_half(double (&acc)[4][4], std::int64_t ti, std::int64_t tj,
                                                   std::int64_t kend, std::int64_t col, bool low_priority,
                                                   std::int64_t tix) {
     constexpr int kStage = 2 * kTileNb * kHalfLd;  // halves: L_{ti,k} rows, then L_{tj,k} rows
@@ -473,7 +495,7 @@ struct TiledCta {
     };
     std::int64_t ready = 0;  // warp 0: poll_operands
     int crit_seen = 0;       // thread 0: the per-SM critical counter, read one K tile ahead
-    if (warp == 0) {  // the prologue's K tiles
+    if (warp == 0) {         // the prologue's K tiles
       bool okv = true;
       for (int k = 0; k < kHalfStages - 1 && okv; ++k) okv = poll_operands(ti, tj, kend, col, k, ready);
       if (lane == 0) sint[kSlotReady] = okv;
@@ -486,7 +508,7 @@ struct TiledCta {
       cp_async_commit();
     }
     for (std::int64_t k = 0; k < kend; ++k) {
-      cp_async_wait<kHalfStages - 2>();  // this thread's copies of K tile k have landed
+      cp_async_wait<kHalfStages - 2>();             // this thread's copies of K tile k have landed
       const std::int64_t kn = k + kHalfStages - 1;  // the K tile to issue in this step
       int* ok = sint + kSlotOk + (k & 1);
       if (warp == 0) {
@@ -496,8 +518,7 @@ struct TiledCta {
           // SM-local priority as in accumulate, from a relaxed load of the counter issued one K
           // tile earlier (off the barrier's path, where a load on every K tile cost time): a chain
           // that starts meanwhile waits for one K tile's products
-          if (low_priority && crit_seen > 0)
-            pause_for_chain();
+          if (low_priority && crit_seen > 0) pause_for_chain();
           if (kn + 1 == kend) GF_TILED_TRACE(tix, 1);
         }
       }
@@ -511,8 +532,8 @@ struct TiledCta {
       cp_async_commit();
       if (low_priority && tid == 0) crit_seen = ld_relaxed(sm_critical);  // for the next K tile
       const __half* stage = stages + (k % kHalfStages) * kStage;
-      const unsigned* ap = reinterpret_cast<const unsigned*>(stage + (same ? kTileNb * kHalfLd : 0) +
-                                                             (rg + r) * kHalfLd + 2 * q);
+      const unsigned* ap =
+          reinterpret_cast<const unsigned*>(stage + (same ? kTileNb * kHalfLd : 0) + (rg + r) * kHalfLd + 2 * q);
       const unsigned* bp = reinterpret_cast<const unsigned*>(stage + kTileNb * kHalfLd + (cg + r) * kHalfLd + 2 * q);
       constexpr int kW = kHalfLd / 2;  // 32-bit words per stage row
       float part[4][4] = {};
@@ -532,17 +553,14 @@ struct TiledCta {
     __syncthreads();  // ls and xbuf alias the stages
     return true;
   }
-  __device__ __forceinline__ bool update(double(&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
+  __device__ __forceinline__ bool update(double (&acc)[4][4], std::int64_t ti, std::int64_t tj, std::int64_t kend,
                                          std::int64_t col, bool low_priority, std::int64_t tix) {
-    if constexpr (kHalf)
-      return accumulate_half(acc, ti, tj, kend, col, low_priority, tix);
-    else if constexpr (kAsync)
-      return accumulate_async(acc, ti, tj, kend, col, low_priority, tix);
-    else
-      return accumulate(acc, ti, tj, kend, col, low_priority, tix);
+    if constexpr (kHalf) return accumulate_half(acc, ti, tj, kend, col, low_priority, tix);
+    else if constexpr (kAsync) return accumulate_async(acc, ti, tj, kend, col, low_priority, tix);
+    else return accumulate(acc, ti, tj, kend, col, low_priority, tix);
   }
   // the accumulator to shared memory (row-major, stride kTileLd)
-  __device__ __forceinline__ void acc_to_smem(const double(&acc)[4][4], double* dst) {
+  __device__ __forceinline__ void acc_to_smem(const double (&acc)[4][4], double* dst) {
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt) {
       double* p = dst + (rg + r) * kTileLd + cg + 8 * nt + 2 * q;
@@ -580,8 +598,7 @@ struct TiledCta {
     };
     if (nt_done == kTileSub)  // no per-tile guards: the common case, on the critical chain
       solve_rows<kTileLd, kTileSub, kTileSub - 1, true>(ls, nt_done, r, q, load_b, store_x);
-    else
-      solve_rows<kTileLd, kTileSub, kTileSub - 1, false>(ls, nt_done, r, q, load_b, store_x);
+    else solve_rows<kTileLd, kTileSub, kTileSub - 1, false>(ls, nt_done, r, q, load_b, store_x);
     if (bad) flag_first_nonfinite(st, arow, lda, 8 * nt_done, offset + kTileNb * tj);
   }
   // the solve form of L_jj into ls
@@ -764,7 +781,8 @@ struct TiledCta {
       const bool v0 = gi < n && lj <= li, v1 = gi < n && lj + 1 <= li;
       if (v0) a[gi + gj * lda] = x0;
       if (v1) a[gi + (gj + 1) * lda] = x1;
-      if ((v0 && !isfinite(x0)) || (v1 && !isfinite(x1))) flag_nonfinite(st, offset + gj + (v0 && !isfinite(x0) ? 0 : 1));
+      if ((v0 && !isfinite(x0)) || (v1 && !isfinite(x1)))
+        flag_nonfinite(st, offset + gj + (v0 && !isfinite(x0) ? 0 : 1));
     }
   }
 };

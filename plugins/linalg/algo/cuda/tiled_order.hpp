@@ -32,8 +32,7 @@ inline std::vector<int2> tiled_task_order(std::int64_t tt, double slope) {
   std::vector<int2> order;
   order.reserve(static_cast<std::size_t>(tiled_task_count(tt)));
   for (std::int64_t j = 0; j < tt; ++j)
-    for (std::int64_t i = j; i < tt; ++i)
-      order.push_back(make_int2(static_cast<int>(i), static_cast<int>(j)));
+    for (std::int64_t i = j; i < tt; ++i) order.push_back(make_int2(static_cast<int>(i), static_cast<int>(j)));
   slope = std::clamp(slope, 0.0, 0.5);
   const auto key = [slope](int2 t) { return t.y + slope * (t.x - t.y); };
   std::stable_sort(order.begin(), order.end(),

@@ -35,8 +35,8 @@
 
 namespace gemflow::linalg::cuda::detail {
 
-constexpr int kTrsvB = 128;                 ///< rows per block
-constexpr int kTrsvGroups = 4;              ///< column groups of a block (threads = kTrsvB·groups)
+constexpr int kTrsvB = 128;     ///< rows per block
+constexpr int kTrsvGroups = 4;  ///< column groups of a block (threads = kTrsvB·groups)
 constexpr int kTrsvThreads = kTrsvB * kTrsvGroups;
 constexpr int kTrsvCols = kTrsvB / kTrsvGroups;  ///< columns of a tile per thread
 
@@ -70,8 +70,8 @@ constexpr std::size_t trsv_invert_smem_bytes() { return sizeof(double) * 2 * kIn
 /// loads in flight and the diagonal's reciprocals off the substitution chain a launch takes 35 µs
 /// at n = 16k, 70 at 32k (H200; 41 and 86 before).
 /// Does nothing when skip ≠ nullptr and *skip ≠ 0 (a speculative launch whose factor failed).
-__global__ void __launch_bounds__(kTrsvB) trsv_invert_diag_kernel(const float* l, std::int64_t ldl, std::int64_t n,
-                                                                   float* inv, const unsigned* skip) {
+__global__ void __launch_bounds__(kTrsvB)
+    trsv_invert_diag_kernel(const float* l, std::int64_t ldl, std::int64_t n, float* inv, const unsigned* skip) {
   if (skip && *skip) return;
   extern __shared__ double trsv_inv_smem[];
   double* ls = trsv_inv_smem;                               // L_bb's sub-blocks
@@ -104,10 +104,8 @@ __global__ void __launch_bounds__(kTrsvB) trsv_invert_diag_kernel(const float* l
       double s0 = r == lane ? 1.0 : 0.0, s1 = 0.0;
 #pragma unroll
       for (int k = 0; k < r; ++k) {
-        if (k % 2 == 0)
-          s0 -= d[k * kInvLd + r] * x[k];
-        else
-          s1 -= d[k * kInvLd + r] * x[k];
+        if (k % 2 == 0) s0 -= d[k * kInvLd + r] * x[k];
+        else s1 -= d[k * kInvLd + r] * x[k];
       }
       x[r] = (s0 + s1) * rd[r];
     }
@@ -139,10 +137,8 @@ __global__ void __launch_bounds__(kTrsvB) trsv_invert_diag_kernel(const float* l
         double s0 = 0.0, s1 = 0.0;
 #pragma unroll
         for (int k = 0; k <= r; ++k) {
-          if (k % 2 == 0)
-            s0 -= xd[k * kInvLd + r] * tc[k];
-          else
-            s1 -= xd[k * kInvLd + r] * tc[k];
+          if (k % 2 == 0) s0 -= xd[k * kInvLd + r] * tc[k];
+          else s1 -= xd[k * kInvLd + r] * tc[k];
         }
         xo[r] = s0 + s1;
       }
@@ -210,21 +206,20 @@ constexpr unsigned kTrsvFarSleepNs = 256;
 /// third of the first version's chain step.
 /// skip ≠ nullptr and *skip ≠ 0: every CTA returns at once (a speculative solve not wanted).
 template <bool kTranspose>
-__global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std::int64_t ldl, std::int64_t n,
-                                                            const float* inv, float* x, unsigned* ticket,
-                                                            unsigned long long* pub, unsigned epoch,
-                                                            const unsigned* skip) {
+__global__ void __launch_bounds__(kTrsvThreads)
+    trsv_kernel(const float* l, std::int64_t ldl, std::int64_t n, const float* inv, float* x, unsigned* ticket,
+                unsigned long long* pub, unsigned epoch, const unsigned* skip) {
   if (skip && *skip) return;
   extern __shared__ __align__(16) float4 trsv_tiles[];          // [(slot·8 + q)·threads + t]
-  __shared__ double red[2][kTrsvGroups * kTrsvB];             // the groups' sums, then the inverse's
+  __shared__ double red[2][kTrsvGroups * kTrsvB];               // the groups' sums, then the inverse's
   __shared__ __align__(16) float slice[kTrsvThreads / 32][64];  // per warp: y_j's slice(s), then z's
-  __shared__ float rhs_s[kTrsvThreads / 32][32];              // per warp: b's slice
+  __shared__ float rhs_s[kTrsvThreads / 32][32];                // per warp: b's slice
   __shared__ int s_pos;
   const int t = threadIdx.x;
   const int nblk = static_cast<int>((n + kTrsvB - 1) / kTrsvB);
   if (t == 0) s_pos = static_cast<int>(atomicAdd(ticket, 1u));
   __syncthreads();
-  const int pos = s_pos;                             // this block's place in the solve order
+  const int pos = s_pos;                            // this block's place in the solve order
   const int b = kTranspose ? nblk - 1 - pos : pos;  // its block row
   const std::int64_t r0 = std::int64_t(b) * kTrsvB;
   const int rows = static_cast<int>(n - r0 < kTrsvB ? n - r0 : kTrsvB);
@@ -258,7 +253,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
       }
     }
   };
-  const auto read_slot = [&](int slot, float (&lv)[kTrsvCols]) {  // each thread reads only what it copied
+  const auto read_slot = [&](int slot, float(&lv)[kTrsvCols]) {  // each thread reads only what it copied
     const float4* src = trsv_tiles + slot * (kTrsvCols / 4) * kTrsvThreads + t;
 #pragma unroll
     for (int q = 0; q < kTrsvCols / 4; ++q) {
@@ -269,7 +264,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
       lv[4 * q + 3] = v.w;
     }
   };
-  const auto load_tile = [&](int pp, float (&lv)[kTrsvCols]) {  // the same values, into registers
+  const auto load_tile = [&](int pp, float(&lv)[kTrsvCols]) {  // the same values, into registers
     const std::int64_t c0 = std::int64_t(block_of(pp)) * kTrsvB + g * kTrsvCols;
     if constexpr (!kTranspose) {
       const float* lp = l + (r0 + (mine ? i : 0)) + c0 * ldl;
@@ -282,8 +277,8 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
 #pragma unroll
       for (int q = 0; q < kTrsvCols / 4; ++q) {
         const int col = cl + 4 * q;
-        const float4 v = col < rows ? reinterpret_cast<const float4*>(l + c0 + (r0 + col) * ldl)[lane % 8]
-                                    : make_float4(0, 0, 0, 0);
+        const float4 v =
+            col < rows ? reinterpret_cast<const float4*>(l + c0 + (r0 + col) * ldl)[lane % 8] : make_float4(0, 0, 0, 0);
         lv[4 * q] = v.x;
         lv[4 * q + 1] = v.y;
         lv[4 * q + 2] = v.z;
@@ -297,7 +292,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   };
   // the transposed solve's coalesced tile (load_tile, 16-byte path) to each lane's own column,
   // through the warp's 4 KiB of shared memory (16-byte units XOR-swizzled: conflict-free both ways)
-  const auto restage = [&](int pp, float (&lv)[kTrsvCols]) {
+  const auto restage = [&](int pp, float(&lv)[kTrsvCols]) {
     if constexpr (kTranspose) {
       const std::int64_t c0 = std::int64_t(block_of(pp)) * kTrsvB + g * kTrsvCols;
       if (!(vec && c0 + kTrsvCols <= n)) return;
@@ -321,7 +316,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
     }
   };
   // 32 products of a thread's tile values with a 32-float slice (broadcast) in four fp32 chains
-  const auto dot32 = [&](const float (&lv)[kTrsvCols], const float* ys) {
+  const auto dot32 = [&](const float(&lv)[kTrsvCols], const float* ys) {
     float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int q = 0; q < kTrsvCols / 4; ++q) {
@@ -343,7 +338,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
   cp_async_commit();
   double acc = 0.0;
   // tile pp's products, its values in cur: wait for the block's values (the warp's slice), sum
-  const auto take = [&](int pp, const float (&cur)[kTrsvCols]) {
+  const auto take = [&](int pp, const float(&cur)[kTrsvCols]) {
     const unsigned sleep_ns = pos - pp > 2 ? kTrsvFarSleepNs : 0u;
     const std::int64_t w = std::int64_t(block_of(pp)) * kTrsvB + zi;
     ws[lane] = w < n ? read_tagged(pub + w, epoch, sleep_ns) : 0.0f;
@@ -361,7 +356,7 @@ __global__ void __launch_bounds__(kTrsvThreads) trsv_kernel(const float* l, std:
     const std::int64_t w0 = std::int64_t(block_of(pp)) * kTrsvB + zi;
     const std::int64_t w1 = std::int64_t(block_of(pp + 1)) * kTrsvB + zi;
     unsigned long long a0 = static_cast<unsigned long long>(epoch) << 32, a1 = a0;  // beyond n: 0.0f
-    for (;;) {  // both words in flight at once
+    for (;;) {                                                                      // both words in flight at once
       if (w0 < n) asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(a0) : "l"(pub + w0) : "memory");
       if (w1 < n) asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(a1) : "l"(pub + w1) : "memory");
       if (static_cast<unsigned>(a0 >> 32) == epoch && static_cast<unsigned>(a1 >> 32) == epoch) break;

@@ -56,11 +56,11 @@ namespace gemflow::distgeom {
 
 struct AnnealWeights {
   double bond = 1000.0, angle = 500.0, chiral = 100.0, plane = 300.0;
-  double rep = 4.0;        ///< kcal/mol/Å⁴
-  double rep_scale = 0.85; ///< s
-  double noe = 30.0;       ///< kcal/mol/Å²
-  double cdih = 200.0;     ///< kcal/mol/rad²
-  double rama = 50.0;      ///< kcal/mol/rad², Ramachandran boxes
+  double rep = 4.0;         ///< kcal/mol/Å⁴
+  double rep_scale = 0.85;  ///< s
+  double noe = 30.0;        ///< kcal/mol/Å²
+  double cdih = 200.0;      ///< kcal/mol/rad²
+  double rama = 50.0;       ///< kcal/mol/rad², Ramachandran boxes
 };
 
 /// A box of the φ/ψ plane (degrees; each interval counter-clockwise from lower to upper,

@@ -35,8 +35,8 @@ struct AtomInfo {
 
 /// Covalent structure perceived from one model.
 struct Topology {
-  std::vector<std::array<std::size_t, 2>> bonds;        ///< i < j
-  std::vector<std::vector<std::size_t>> neighbours;     ///< bonded atoms of each atom
+  std::vector<std::array<std::size_t, 2>> bonds;     ///< i < j
+  std::vector<std::vector<std::size_t>> neighbours;  ///< bonded atoms of each atom
   /// Peptide planes: for each peptide bond C(i)–N(i+1), the atoms whose mutual distances the
   /// planar trans/cis amide fixes: C, N, their bonded atoms (CA(i), O(i), CA(i+1), H(i+1) or
   /// CD(i+1) for proline).
@@ -74,16 +74,16 @@ enum class HydrogenPolicy {
 };
 
 struct BoundsOptions {
-  double bond_tolerance = 0.45;  ///< Å, bond perception (see perceive_topology)
-  double tolerance_12 = 0.01;    ///< Å, ± around model distances of bonded pairs
-  double tolerance_13 = 0.02;    ///< Å, ± around model distances of pairs bonded to a common atom
-  double tolerance_plane = 0.05; ///< Å, ± around model distances within a peptide plane
-  double vdw_scale = 0.8;        ///< lower bound = scale × (r_vdw(i) + r_vdw(j)) for other pairs
-  double vdw_scale_14 = 0.7;     ///< the same for pairs three bonds apart (torsion-dependent)
+  double bond_tolerance = 0.45;   ///< Å, bond perception (see perceive_topology)
+  double tolerance_12 = 0.01;     ///< Å, ± around model distances of bonded pairs
+  double tolerance_13 = 0.02;     ///< Å, ± around model distances of pairs bonded to a common atom
+  double tolerance_plane = 0.05;  ///< Å, ± around model distances within a peptide plane
+  double vdw_scale = 0.8;         ///< lower bound = scale × (r_vdw(i) + r_vdw(j)) for other pairs
+  double vdw_scale_14 = 0.7;      ///< the same for pairs three bonds apart (torsion-dependent)
   /// Å, floor between a hydrogen bonded to N/O and an N/O atom (hydrogen bonds reach ~1.6 Å,
   /// below the vdW sum): min(vdW floor, hbond_floor).
   double hbond_floor = 1.5;
-  double diameter = 0.0;         ///< Å, upper bound of unrestrained pairs; 0 = auto (see below)
+  double diameter = 0.0;  ///< Å, upper bound of unrestrained pairs; 0 = auto (see below)
   HydrogenPolicy hydrogens = HydrogenPolicy::All;
   /// Known bonds over the input atoms (indices into `atoms`); empty = perceive them by distance.
   std::vector<std::array<std::size_t, 2>> bonds;
@@ -104,14 +104,14 @@ struct BoundsOptions {
 enum class SkipReason { Unresolved, Hydrogen, Ambiguous, SameAtom };
 
 struct BoundsResult {
-  std::vector<std::size_t> atoms;     ///< selected input atoms, ascending: bounds row i ↔ atoms[i]
-  std::size_t n = 0;                  ///< atoms.size()
-  std::vector<double> lower, upper;   ///< n×n, Å
-  std::vector<int> restraint;         ///< n×n restraint id that set the pair, −1 when none
-  Topology topology;                  ///< over the selected atoms' indices (0..n-1)
-  double diameter = 0.0;              ///< the diameter bound used, Å
-  std::size_t covalent_pairs = 0;     ///< pairs fixed by covalent geometry
-  std::size_t restraints_used = 0;    ///< restraints that set at least one pair
+  std::vector<std::size_t> atoms;                   ///< selected input atoms, ascending: bounds row i ↔ atoms[i]
+  std::size_t n = 0;                                ///< atoms.size()
+  std::vector<double> lower, upper;                 ///< n×n, Å
+  std::vector<int> restraint;                       ///< n×n restraint id that set the pair, −1 when none
+  Topology topology;                                ///< over the selected atoms' indices (0..n-1)
+  double diameter = 0.0;                            ///< the diameter bound used, Å
+  std::size_t covalent_pairs = 0;                   ///< pairs fixed by covalent geometry
+  std::size_t restraints_used = 0;                  ///< restraints that set at least one pair
   std::vector<std::pair<int, SkipReason>> skipped;  ///< restraint id and reason
   /// Ambiguous restraints (several alternatives): kept out of the bounds and passed to the
   /// refinement as r^-6 sums; atom indices mapped to bounds rows.
@@ -145,8 +145,7 @@ struct BoundsResult {
 /// Throws std::invalid_argument on inconsistent sizes, std::runtime_error naming the
 /// restraint when one is impossible (lower > upper after intersection) with its atoms.
 [[nodiscard]] BoundsResult restraint_bounds(std::span<const AtomInfo> atoms, std::span<const double> xyz,
-                                            std::span<const PairRestraint> restraints,
-                                            const BoundsOptions& options);
+                                            std::span<const PairRestraint> restraints, const BoundsOptions& options);
 
 /// Lower bound of the pairs that bounds_from_structure does not list (model distance ≥ cutoff).
 enum class UnlistedLower {
@@ -161,11 +160,11 @@ enum class UnlistedLower {
 /// bound chosen by `unlisted_lower` and the diameter (0 = auto_diameter) as upper bound.
 struct StructureBoundsOptions {
   UnlistedLower unlisted_lower = UnlistedLower::Cutoff;
-  double cutoff = 5.0;       ///< Å
-  double tolerance = 0.05;   ///< Å
+  double cutoff = 5.0;      ///< Å
+  double tolerance = 0.05;  ///< Å
   double vdw_scale = 0.8;
-  double diameter = 0.0;     ///< Å, 0 = auto_diameter(residue count)
-  bool hydrogens = false;    ///< keep hydrogens
+  double diameter = 0.0;   ///< Å, 0 = auto_diameter(residue count)
+  bool hydrogens = false;  ///< keep hydrogens
 };
 [[nodiscard]] BoundsResult structure_bounds(std::span<const AtomInfo> atoms, std::span<const double> xyz,
                                             const StructureBoundsOptions& options);

@@ -29,7 +29,7 @@ enum class EmbedMethod {
   /// (docs/nmr-structure.md): 3.2-4.4 Å backbone after 4 trials with restricted pivots, against
   /// 4.5-6.5 Å single trials with unrestricted ones and ~3.1 Å with Eigen.
   Cholesky,
-  Eigen      ///< the dim largest eigenpairs of G (Spectra, Lanczos), X = V Λ^{1/2}
+  Eigen  ///< the dim largest eigenpairs of G (Spectra, Lanczos), X = V Λ^{1/2}
 };
 
 struct EmbedResult {

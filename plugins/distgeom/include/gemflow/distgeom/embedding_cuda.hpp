@@ -51,8 +51,7 @@ enum class MatrixLayout {
 /// order of operations of metric_matrix() (embedding.hpp): G(i, j) computed from d[i·n + j],
 /// stored in `layout`. `work`: n + 1 doubles of device scratch. Asynchronous on `stream`.
 /// d, g, work: DEVICE pointers of the current device; g must not alias d. n = 0 is a no-op.
-void metric_matrix_device(const double* d, std::size_t n, double* g, MatrixLayout layout, double* work,
-                          Stream stream);
+void metric_matrix_device(const double* d, std::size_t n, double* g, MatrixLayout layout, double* work, Stream stream);
 
 /// Metric matrix and Cholesky embedding on one device (see the file comment).
 class GpuEmbedder {
@@ -75,8 +74,7 @@ class GpuEmbedder {
   /// row-major; only its lower triangle is read, like the CPU path). Same arguments, result and
   /// errors. Synchronises.
   [[nodiscard]] EmbedResult embed(std::span<const double> g, std::size_t n, std::size_t dim,
-                                  std::size_t cholesky_rank = 0,
-                                  std::span<const unsigned char> pivot_candidates = {});
+                                  std::size_t cholesky_rank = 0, std::span<const unsigned char> pivot_candidates = {});
 
   /// metric_matrix() then embed() (Cholesky) of host distances d (n×n, row-major, Å); G stays
   /// on the device. Equals embed(metric_matrix(d)) of the CPU to rounding. Synchronises.

@@ -25,8 +25,8 @@ enum class MetrizeMethod {
 
 struct MetrizeOptions {
   MetrizeMethod method = MetrizeMethod::None;
-  std::size_t atoms = 4;     ///< Partial: how many atoms' distances are fixed (clamped to n)
-  std::uint64_t seed = 1;    ///< same seed → same matrix on every platform (own uniform draw)
+  std::size_t atoms = 4;   ///< Partial: how many atoms' distances are fixed (clamped to n)
+  std::uint64_t seed = 1;  ///< same seed → same matrix on every platform (own uniform draw)
 };
 
 /// Re-smooths full symmetric n×n lower/upper arrays in place (triangle inequality closure);
@@ -38,8 +38,8 @@ using Progress = std::function<bool(double fraction)>;
 /// Distances (n×n, row-major, symmetric, zero diagonal, Å) with L_ij ≤ d_ij ≤ U_ij.
 /// `lower`/`upper` are full symmetric n×n arrays of smoothed bounds. Partial needs `resmooth`
 /// (std::invalid_argument when empty). Draws use mt19937_64 and 53-bit fractions.
-[[nodiscard]] std::vector<double> metrize(std::span<const double> lower, std::span<const double> upper,
-                                          std::size_t n, const MetrizeOptions& options,
-                                          const Resmoother& resmooth = {}, const Progress& progress = {});
+[[nodiscard]] std::vector<double> metrize(std::span<const double> lower, std::span<const double> upper, std::size_t n,
+                                          const MetrizeOptions& options, const Resmoother& resmooth = {},
+                                          const Progress& progress = {});
 
 }  // namespace gemflow::distgeom

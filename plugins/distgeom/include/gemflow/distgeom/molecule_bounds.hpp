@@ -56,11 +56,11 @@ struct BatchMatrix {
 };
 
 struct BatchSmoothingOptions {
-  bool cuda = false;      ///< run on a CUDA device (needs GEMFLOW_DISTGEOM_HAVE_CUDA)
-  int device = 0;         ///< CUDA ordinal
-  bool fp32 = false;      ///< arithmetic precision (fp64 otherwise)
+  bool cuda = false;                              ///< run on a CUDA device (needs GEMFLOW_DISTGEOM_HAVE_CUDA)
+  int device = 0;                                 ///< CUDA ordinal
+  bool fp32 = false;                              ///< arithmetic precision (fp64 otherwise)
   double tolerance = kDefaultSmoothingTolerance;  ///< Å, the L' > U' + tolerance check
-  unsigned threads = 0;   ///< CPU: worker threads over molecules, 0 = hardware_concurrency()
+  unsigned threads = 0;                           ///< CPU: worker threads over molecules, 0 = hardware_concurrency()
   /// Progress / cancellation: called with the completed fraction (by molecules) from the
   /// calling thread; return true to cancel.
   CancelFn progress;
@@ -68,10 +68,10 @@ struct BatchSmoothingOptions {
 
 struct BatchSmoothingResult {
   std::vector<SmoothingReport> reports;  ///< one per matrix, as smooth_bounds() reports it
-  bool cancelled = false;  ///< stopped early: some matrices may be smoothed, others not
-  std::size_t batched = 0;    ///< CUDA: matrices smoothed in the one batched launch
-  std::size_t padded_n = 0;   ///< CUDA: the common size they were padded to
-  std::size_t one_by_one = 0; ///< CUDA: matrices with n > 256 smoothed one at a time
+  bool cancelled = false;                ///< stopped early: some matrices may be smoothed, others not
+  std::size_t batched = 0;               ///< CUDA: matrices smoothed in the one batched launch
+  std::size_t padded_n = 0;              ///< CUDA: the common size they were padded to
+  std::size_t one_by_one = 0;            ///< CUDA: matrices with n > 256 smoothed one at a time
 };
 
 /// Triangle smoothing (smoothing.hpp) of every matrix, each exactly as its own smoothing run.

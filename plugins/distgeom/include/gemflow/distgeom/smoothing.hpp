@@ -87,8 +87,8 @@ struct BoundsDefect {
     LowerAboveUpper,  ///< L_ij > U_ij + tolerance
   };
   Kind kind = Kind::Size;
-  std::size_t i = 0, j = 0;    ///< the first offending pair in row-major order
-  double lower = 0, upper = 0; ///< L_ij, U_ij
+  std::size_t i = 0, j = 0;           ///< the first offending pair in row-major order
+  double lower = 0, upper = 0;        ///< L_ij, U_ij
   double lower_ji = 0, upper_ji = 0;  ///< L_ji, U_ji (for NotSymmetric)
   /// "bounds (3, 7): lower 2.5 Å > upper 1.5 Å" and the like, with 0-based indices.
   [[nodiscard]] std::string message() const;
@@ -96,12 +96,10 @@ struct BoundsDefect {
 
 /// Checks the input contract above (sizes first, then per pair in row-major order: NaN,
 /// negative, infinite lower, diagonal, symmetry, L > U + tolerance). nullopt when valid.
-[[nodiscard]] std::optional<BoundsDefect> check_bounds(std::span<const double> lower,
-                                                       std::span<const double> upper, std::size_t n,
-                                                       double tolerance = kDefaultSmoothingTolerance);
-[[nodiscard]] std::optional<BoundsDefect> check_bounds(std::span<const float> lower,
-                                                       std::span<const float> upper, std::size_t n,
-                                                       double tolerance = kDefaultSmoothingTolerance);
+[[nodiscard]] std::optional<BoundsDefect> check_bounds(std::span<const double> lower, std::span<const double> upper,
+                                                       std::size_t n, double tolerance = kDefaultSmoothingTolerance);
+[[nodiscard]] std::optional<BoundsDefect> check_bounds(std::span<const float> lower, std::span<const float> upper,
+                                                       std::size_t n, double tolerance = kDefaultSmoothingTolerance);
 
 /// Why a pair is inconsistent: an input lower bound L_ab that exceeds the sum of input upper
 /// bounds along a chain of atoms a → … → i → … → j → … → b. The chain is the shortest path
@@ -126,11 +124,10 @@ struct InconsistencyPath {
 /// for any pair; excess() ≤ 0 means the pair is not inconsistent. fp64 internally.
 /// Throws std::invalid_argument on sizes or i, j ≥ n.
 [[nodiscard]] InconsistencyPath explain_inconsistency(std::span<const double> lower_in,
-                                                      std::span<const double> upper_in, std::size_t n,
-                                                      std::size_t i, std::size_t j);
-[[nodiscard]] InconsistencyPath explain_inconsistency(std::span<const float> lower_in,
-                                                      std::span<const float> upper_in, std::size_t n,
-                                                      std::size_t i, std::size_t j);
+                                                      std::span<const double> upper_in, std::size_t n, std::size_t i,
+                                                      std::size_t j);
+[[nodiscard]] InconsistencyPath explain_inconsistency(std::span<const float> lower_in, std::span<const float> upper_in,
+                                                      std::size_t n, std::size_t i, std::size_t j);
 
 /// Outcome of a smoothing run.
 struct SmoothingReport {
@@ -141,9 +138,9 @@ struct SmoothingReport {
   /// L'_ii = L_ab − U'_ai − U'_bi > 0 gives L'_ab ≥ L_ab > U'_ab.)
   std::size_t i = 0, j = 0;
   double lower = 0, upper = 0;
-  std::size_t inconsistent_pairs = 0;  ///< unordered pairs i < j with L'_ij > U'_ij + tol
+  std::size_t inconsistent_pairs = 0;     ///< unordered pairs i < j with L'_ij > U'_ij + tol
   std::optional<InconsistencyPath> path;  ///< explain_inconsistency(input, i, j)
-  std::size_t changed_pairs = 0;  ///< unordered pairs i < j whose L or U changed
+  std::size_t changed_pairs = 0;          ///< unordered pairs i < j whose L or U changed
 };
 
 /// Reference smoothing: the per-k form above, O(n³), rows of step k snapshot before the step,
@@ -152,11 +149,9 @@ struct SmoothingReport {
 /// BoundsDefect) on invalid input; on success the arrays hold the closure (also when
 /// inconsistent: the report says so).
 SmoothingReport smooth_bounds_reference(std::span<double> lower, std::span<double> upper, std::size_t n,
-                                        const CancelFn& cancel = {},
-                                        double tolerance = kDefaultSmoothingTolerance);
+                                        const CancelFn& cancel = {}, double tolerance = kDefaultSmoothingTolerance);
 SmoothingReport smooth_bounds_reference(std::span<float> lower, std::span<float> upper, std::size_t n,
-                                        const CancelFn& cancel = {},
-                                        double tolerance = kDefaultSmoothingTolerance);
+                                        const CancelFn& cancel = {}, double tolerance = kDefaultSmoothingTolerance);
 
 /// Fast smoothing: blocked Floyd-Warshall on the doubled graph (Venkataraman, Sahni &
 /// Mukhopadhyaya, "A blocked all-pairs shortest-paths algorithm", J. Exp. Algorithmics 8,

@@ -104,8 +104,7 @@ struct Control {
 [[nodiscard]] int device_count() noexcept;
 
 /// Device bytes the host-memory entry points allocate for `batch` matrices of n atoms.
-[[nodiscard]] std::size_t device_bytes_needed(std::size_t n, std::size_t batch,
-                                              Precision precision) noexcept;
+[[nodiscard]] std::size_t device_bytes_needed(std::size_t n, std::size_t batch, Precision precision) noexcept;
 
 /// Throws CudaError "triangle smoothing (n = …) needs B bytes of device memory, cuda:D has F
 /// free of T" when `bytes` exceeds the free memory of the current device (cudaMemGetInfo).
@@ -116,26 +115,20 @@ void require_device_memory(std::size_t n, std::size_t bytes);
 /// The checks of check_bounds() (smoothing.hpp) on the device, same order and result: first
 /// NaN / negative / infinite lower bound in row-major order, then nonzero diagonal, asymmetry,
 /// L > U + tolerance. +∞ upper bounds are allowed. Throws InvalidBounds; synchronizes `stream`.
-void validate_bounds_device(const float* lower, const float* upper, std::size_t n,
-                            double tolerance, Stream stream);
-void validate_bounds_device(const double* lower, const double* upper, std::size_t n,
-                            double tolerance, Stream stream);
+void validate_bounds_device(const float* lower, const float* upper, std::size_t n, double tolerance, Stream stream);
+void validate_bounds_device(const double* lower, const double* upper, std::size_t n, double tolerance, Stream stream);
 
 /// Tight closure in place (blocked Floyd–Warshall, see the file comment). Does not validate:
 /// call validate_bounds_device first. Returns false when control.cancelled() stopped it
 /// (bounds then hold a partial closure). n = 0 is a no-op.
-bool smooth_bounds_device(float* lower, float* upper, std::size_t n, Stream stream,
-                          const Control& control = {});
-bool smooth_bounds_device(double* lower, double* upper, std::size_t n, Stream stream,
-                          const Control& control = {});
+bool smooth_bounds_device(float* lower, float* upper, std::size_t n, Stream stream, const Control& control = {});
+bool smooth_bounds_device(double* lower, double* upper, std::size_t n, Stream stream, const Control& control = {});
 
 /// First pair i < j (row-major) with L > U + tolerance (compared in fp64), and how many: the
 /// same pair and count as SmoothingReport of the CPU path. Synchronizes `stream`.
-[[nodiscard]] ConsistencyReport check_consistency_device(const float* lower, const float* upper,
-                                                         std::size_t n, double tolerance,
-                                                         Stream stream);
-[[nodiscard]] ConsistencyReport check_consistency_device(const double* lower,
-                                                         const double* upper, std::size_t n,
+[[nodiscard]] ConsistencyReport check_consistency_device(const float* lower, const float* upper, std::size_t n,
+                                                         double tolerance, Stream stream);
+[[nodiscard]] ConsistencyReport check_consistency_device(const double* lower, const double* upper, std::size_t n,
                                                          double tolerance, Stream stream);
 
 // ---- device memory, a batch of `batch` matrices of equal n ≤ 512, stored one after another --
@@ -160,32 +153,31 @@ enum class BatchedMethod { Auto, PerBlock, Blocked };
 [[nodiscard]] const char* to_string(BatchedMethod m) noexcept;
 
 /// Validation of every matrix (InvalidBounds names the first bad matrix and element).
-void validate_bounds_batched_device(const float* lower, const float* upper, std::size_t n,
-                                    std::size_t batch, double tolerance, Stream stream);
-void validate_bounds_batched_device(const double* lower, const double* upper, std::size_t n,
-                                    std::size_t batch, double tolerance, Stream stream);
+void validate_bounds_batched_device(const float* lower, const float* upper, std::size_t n, std::size_t batch,
+                                    double tolerance, Stream stream);
+void validate_bounds_batched_device(const double* lower, const double* upper, std::size_t n, std::size_t batch,
+                                    double tolerance, Stream stream);
 
 /// Closure of every matrix (see BatchedMethod). Asynchronous. Throws std::invalid_argument when
 /// n > max_batched_n.
-void smooth_bounds_batched_device(float* lower, float* upper, std::size_t n, std::size_t batch,
-                                  Stream stream, BatchedMethod method = BatchedMethod::Auto);
-void smooth_bounds_batched_device(double* lower, double* upper, std::size_t n,
-                                  std::size_t batch, Stream stream,
+void smooth_bounds_batched_device(float* lower, float* upper, std::size_t n, std::size_t batch, Stream stream,
+                                  BatchedMethod method = BatchedMethod::Auto);
+void smooth_bounds_batched_device(double* lower, double* upper, std::size_t n, std::size_t batch, Stream stream,
                                   BatchedMethod method = BatchedMethod::Auto);
 
 /// One report per matrix. Synchronizes `stream`.
-[[nodiscard]] std::vector<ConsistencyReport> check_consistency_batched_device(
-    const float* lower, const float* upper, std::size_t n, std::size_t batch, double tolerance,
-    Stream stream);
-[[nodiscard]] std::vector<ConsistencyReport> check_consistency_batched_device(
-    const double* lower, const double* upper, std::size_t n, std::size_t batch, double tolerance,
-    Stream stream);
+[[nodiscard]] std::vector<ConsistencyReport> check_consistency_batched_device(const float* lower, const float* upper,
+                                                                              std::size_t n, std::size_t batch,
+                                                                              double tolerance, Stream stream);
+[[nodiscard]] std::vector<ConsistencyReport> check_consistency_batched_device(const double* lower, const double* upper,
+                                                                              std::size_t n, std::size_t batch,
+                                                                              double tolerance, Stream stream);
 
 // ---- host memory (what a node calls) --------------------------------------------------------
 
 struct HostOptions {
-  int device = 0;                        ///< CUDA ordinal
-  Precision precision = Precision::fp64; ///< arithmetic on the device
+  int device = 0;                                 ///< CUDA ordinal
+  Precision precision = Precision::fp64;          ///< arithmetic on the device
   double tolerance = kDefaultSmoothingTolerance;  ///< Å, validation and consistency check
   Control control;
 };
@@ -200,8 +192,8 @@ struct SmoothingResult {
 /// smooths, checks consistency and copies the closure back (in place), all on `stream`
 /// (which must belong to that device; nullptr = default stream). fp32 converts on the device.
 /// Throws std::invalid_argument (sizes), InvalidBounds, CudaError (incl. too little memory).
-SmoothingResult smooth_bounds_cuda(std::span<double> lower, std::span<double> upper,
-                                   std::size_t n, Stream stream, const HostOptions& options);
+SmoothingResult smooth_bounds_cuda(std::span<double> lower, std::span<double> upper, std::size_t n, Stream stream,
+                                   const HostOptions& options);
 
 /// Smoothed bounds kept in device memory: lower and upper, n×n fp64 row-major each (Å), on one
 /// device, owned (freed by the destructor, with that device made current). Complete when handed
@@ -234,11 +226,11 @@ class DeviceBounds {
 
 /// What smooth_bounds_cuda_resident() gives.
 struct ResidentSmoothing {
-  SmoothingResult result;          ///< cancelled, consistency: as smooth_bounds_cuda()
-  std::size_t changed_pairs = 0;   ///< pairs i < j whose lower or upper bound the closure changed
-  DeviceBounds bounds;             ///< the closure in fp64 (empty when cancelled)
-  std::size_t upload_bytes = 0;    ///< host → device bytes copied (the input)
-  double upload_seconds = 0.0;     ///< and the time they took
+  SmoothingResult result;         ///< cancelled, consistency: as smooth_bounds_cuda()
+  std::size_t changed_pairs = 0;  ///< pairs i < j whose lower or upper bound the closure changed
+  DeviceBounds bounds;            ///< the closure in fp64 (empty when cancelled)
+  std::size_t upload_bytes = 0;   ///< host → device bytes copied (the input)
+  double upload_seconds = 0.0;    ///< and the time they took
 };
 
 /// smooth_bounds_cuda() with the closure left on the device (for a device-resident value):
@@ -252,11 +244,8 @@ ResidentSmoothing smooth_bounds_cuda_resident(std::span<const double> lower, std
 
 /// Same for `batch` matrices of n ≤ max_batched_n atoms stored one after another.
 /// Cancellation is polled between launches of at most ~chunk_ms of work.
-std::vector<ConsistencyReport> smooth_bounds_batched_cuda(std::span<double> lower,
-                                                          std::span<double> upper,
-                                                          std::size_t n, std::size_t batch,
-                                                          Stream stream,
-                                                          const HostOptions& options,
-                                                          bool* cancelled = nullptr);
+std::vector<ConsistencyReport> smooth_bounds_batched_cuda(std::span<double> lower, std::span<double> upper,
+                                                          std::size_t n, std::size_t batch, Stream stream,
+                                                          const HostOptions& options, bool* cancelled = nullptr);
 
 }  // namespace gemflow::distgeom::cuda

@@ -23,32 +23,32 @@
 namespace gemflow::distgeom {
 
 struct TrialOptions {
-  std::size_t trials = 1;             ///< ≥ 1
-  std::uint64_t seed = 1;             ///< base seed: trial t uses trial_seed(seed, first_trial + t)
+  std::size_t trials = 1;  ///< ≥ 1
+  std::uint64_t seed = 1;  ///< base seed: trial t uses trial_seed(seed, first_trial + t)
   /// Index of the first trial run: seed S with first_trial = t and trials = 1 repeats trial t of
   /// a run with seed S exactly (a trial depends only on its seed and the problem).
   std::size_t first_trial = 0;
-  MetrizeOptions metrize;             ///< method and atoms (its seed is replaced per trial)
-  std::size_t dim = 4;                ///< embedding dimension, 3 or 4
+  MetrizeOptions metrize;  ///< method and atoms (its seed is replaced per trial)
+  std::size_t dim = 4;     ///< embedding dimension, 3 or 4
   EmbedMethod method = EmbedMethod::Cholesky;
-  std::size_t cholesky_rank = 0;      ///< see embed()
-  double pivot_fraction = 1.0;        ///< Cholesky pivot candidates: tight_atoms(smoothed, fraction)
+  std::size_t cholesky_rank = 0;  ///< see embed()
+  double pivot_fraction = 1.0;    ///< Cholesky pivot candidates: tight_atoms(smoothed, fraction)
   RefineOptions refine;
-  bool mirror_trial = true;           ///< also refine the mirror image of each embedding
-  unsigned threads = 0;               ///< parallel trials; 0 = hardware threads (capped at trials)
+  bool mirror_trial = true;  ///< also refine the mirror image of each embedding
+  unsigned threads = 0;      ///< parallel trials; 0 = hardware threads (capped at trials)
 };
 
 /// What one trial gave (the coordinates only for the kept trial).
 struct TrialSummary {
-  std::size_t index = 0;           ///< first_trial + position in the run
+  std::size_t index = 0;  ///< first_trial + position in the run
   std::uint64_t seed = 0;
   /// Empty, or why the trial was dropped: it threw (e.g. too few positive pivots for the
   /// embedding) or diverged (a bound violated by more than the largest upper bound, or a
   /// non-finite DG error). Its numbers are then NaN / 0.
   std::string failure;
-  double error = 0.0;              ///< DG error of the refined structure (the kept hand)
-  double error_other_hand = 0.0;   ///< DG error of the other hand (NaN without mirror trial)
-  bool mirror_won = false;         ///< the mirror image refined to the lower error
+  double error = 0.0;             ///< DG error of the refined structure (the kept hand)
+  double error_other_hand = 0.0;  ///< DG error of the other hand (NaN without mirror trial)
+  bool mirror_won = false;        ///< the mirror image refined to the lower error
   std::size_t iterations = 0;
   std::size_t upper_violations = 0, lower_violations = 0;
   double max_violation = 0.0;
@@ -70,9 +70,9 @@ struct TrialsResult {
 /// A trial's metric matrix + embedding, replacing metric_matrix() then embed() (e.g. on a GPU:
 /// cuda::GpuEmbedder::embed_distances, embedding_cuda.hpp). Arguments: the trial's distances
 /// (n×n, Å) and embed()'s; the contract is embed()'s on metric_matrix(distances).
-using TrialEmbedder = std::function<EmbedResult(std::span<const double> distances, std::size_t n, std::size_t dim,
-                                                EmbedMethod method, std::size_t cholesky_rank,
-                                                std::span<const unsigned char> pivot_candidates)>;
+using TrialEmbedder =
+    std::function<EmbedResult(std::span<const double> distances, std::size_t n, std::size_t dim, EmbedMethod method,
+                              std::size_t cholesky_rank, std::span<const unsigned char> pivot_candidates)>;
 
 /// Inputs that stay the same over the trials. Bounds are full symmetric n×n arrays (Å).
 struct TrialProblem {

@@ -15,7 +15,7 @@ namespace gemflow::distgeom {
 
 /// Which groups of equivalent atoms the analysis treats as equivalent.
 enum class EquivalentSwap {
-  None,   ///< every name as assigned
+  None,  ///< every name as assigned
   /// Phe/Tyr ring flips: HD1 ≡ HD2, HE1 ≡ HE2 (and CD1 ≡ CD2, CE1 ≡ CE2) — always equivalent:
   /// a selection naming one of them is widened to both (r⁻⁶ sum).
   Rings,
@@ -36,10 +36,10 @@ struct EquivalentGroup {
 [[nodiscard]] std::vector<EquivalentGroup> equivalent_groups(std::span<const AtomInfo> atoms, EquivalentSwap swap);
 
 struct RestraintViolation {
-  std::size_t index = 0;  ///< into the restraints given
-  double distance = 0.0;  ///< Å, (Σ over all expanded pairs of d⁻⁶)^(−1/6) after the swaps
-  double upper = 0.0;     ///< Å, upper + correction
-  double violation = 0.0; ///< Å, max(0, distance − upper, and for one pair lower − distance)
+  std::size_t index = 0;   ///< into the restraints given
+  double distance = 0.0;   ///< Å, (Σ over all expanded pairs of d⁻⁶)^(−1/6) after the swaps
+  double upper = 0.0;      ///< Å, upper + correction
+  double violation = 0.0;  ///< Å, max(0, distance − upper, and for one pair lower − distance)
 };
 
 struct ViolationResult {

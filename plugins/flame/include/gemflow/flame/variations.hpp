@@ -569,8 +569,7 @@ GF_FLAME_HD inline void eval_variation_group0(int v, R w, const VarPoint<R>& q, 
       px += k * cos(a);
       py += k * sin(a);
     } break;
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -678,8 +677,7 @@ GF_FLAME_HD inline void eval_variation_group1(int v, R w, const VarPoint<R>& q, 
       px += k * cos(a);
       py += k * sin(a);
     } break;
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -774,8 +772,7 @@ GF_FLAME_HD inline void eval_variation_group2(int v, R w, const VarPoint<R>& q, 
       px += tx * k;
       py += ty * k;
     } break;
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -881,8 +878,7 @@ GF_FLAME_HD inline void eval_variation_group3(int v, R w, const VarPoint<R>& q, 
       px += m * cos(a);
       py += m * sin(a);
     } break;
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -958,8 +954,7 @@ GF_FLAME_HD inline void eval_variation_group4(int v, R w, const VarPoint<R>& q, 
         py += w * ty;
       }
     } break;
-    case kVar_pre_blur:
-      break;  // applied to (tx, ty) before the sum: apply_pre_blur
+    case kVar_pre_blur: break;  // applied to (tx, ty) before the sum: apply_pre_blur
     case kVar_modulus: {
       const R mx = P[kP_modulus_x], my = P[kP_modulus_y];
       if (tx > mx) px += w * (-mx + fmod(tx + mx, R(2) * mx));
@@ -991,8 +986,7 @@ GF_FLAME_HD inline void eval_variation_group4(int v, R w, const VarPoint<R>& q, 
       px += tx * k;
       py += ty * k;
     } break;
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -1099,8 +1093,7 @@ GF_FLAME_HD inline void eval_variation_group5(int v, R w, const VarPoint<R>& q, 
       px += w * d * sin(tx) * cosh(ty);
       py -= w * d * cos(tx) * sinh(ty);
     } break;
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -1171,8 +1164,7 @@ GF_FLAME_HD inline void eval_variation_group6(int v, R w, const VarPoint<R>& q, 
       px += k * (ura * vr + uia * vi);
       py += k * (uia * vr - ura * vi);
     } break;
-    default:
-      break;
+    default: break;
   }
 }
 

@@ -12,7 +12,9 @@ class ParseError : public std::runtime_error {
  public:
   ParseError(std::string file, int line, std::string message)
       : std::runtime_error(format(file, line, message)),
-        file_(std::move(file)), line_(line), message_(std::move(message)) {}
+        file_(std::move(file)),
+        line_(line),
+        message_(std::move(message)) {}
   [[nodiscard]] const std::string& file() const noexcept { return file_; }
   [[nodiscard]] int line() const noexcept { return line_; }
   /// The message without the "file:line: " prefix.

@@ -38,14 +38,14 @@ struct ReadMatrixOptions {
 
 /// What a reader found besides the values (for logs and provenance).
 struct MatrixFileInfo {
-  std::string format;      ///< "mtx", "npy" or "csv"
-  std::string layout;      ///< mtx: "coordinate"/"array"; npy: "C"/"Fortran"; csv: ""
-  std::string field;       ///< mtx: "real"/"integer"/"pattern"; npy: the descr ("<f8"); csv: "real"
-  std::string symmetry;    ///< mtx: "general"/"symmetric"/"skew-symmetric"; else "general"
-  std::size_t stored = 0;  ///< entries stored in the file (mtx coordinate: the size line's NNZ)
-  std::size_t duplicates = 0;         ///< mtx coordinate entries summed into an earlier one
-  std::vector<std::string> header;    ///< csv: column names of a header row (empty when none)
-  int header_line = 0;                ///< csv: the header row's line (1-based; 0 when none)
+  std::string format;               ///< "mtx", "npy" or "csv"
+  std::string layout;               ///< mtx: "coordinate"/"array"; npy: "C"/"Fortran"; csv: ""
+  std::string field;                ///< mtx: "real"/"integer"/"pattern"; npy: the descr ("<f8"); csv: "real"
+  std::string symmetry;             ///< mtx: "general"/"symmetric"/"skew-symmetric"; else "general"
+  std::size_t stored = 0;           ///< entries stored in the file (mtx coordinate: the size line's NNZ)
+  std::size_t duplicates = 0;       ///< mtx coordinate entries summed into an earlier one
+  std::vector<std::string> header;  ///< csv: column names of a header row (empty when none)
+  int header_line = 0;              ///< csv: the header row's line (1-based; 0 when none)
 };
 
 /// Reads a Matrix Market file, "%%MatrixMarket matrix <format> <field> <symmetry>" (banner
@@ -79,8 +79,7 @@ struct MatrixFileInfo {
                                                 MatrixFileInfo* info = nullptr);
 /// Same from text in memory; `path` names it in errors.
 [[nodiscard]] Matrix<double> parse_matrix_market(std::string_view text, const std::string& path,
-                                                 const ReadMatrixOptions& options = {},
-                                                 MatrixFileInfo* info = nullptr);
+                                                 const ReadMatrixOptions& options = {}, MatrixFileInfo* info = nullptr);
 
 /// Reads a NumPy .npy file: format version 1.0, 2.0 or 3.0 (header length u16 or u32, little
 /// endian), a 2-D array (shape (rows, cols), both at least 1), dtype '<f8', '<f4', '<i8' or
@@ -125,8 +124,8 @@ void write_matrix(std::ostream& out, const Matrix<double>& m, const std::string&
 /// `cancel` is polled every 4096 lines (ReadCancelled).
 [[nodiscard]] Matrix<double> read_csv(const std::string& path, MatrixFileInfo* info = nullptr,
                                       const CancelCheck& cancel = {});
-[[nodiscard]] Matrix<double> parse_csv(std::string_view text, const std::string& path,
-                                       MatrixFileInfo* info = nullptr, const CancelCheck& cancel = {});
+[[nodiscard]] Matrix<double> parse_csv(std::string_view text, const std::string& path, MatrixFileInfo* info = nullptr,
+                                       const CancelCheck& cancel = {});
 
 /// Matrix file formats known by extension (case-insensitive).
 enum class MatrixFormat { MatrixMarket, Npy, Csv };

@@ -129,9 +129,9 @@ void merge_cyana_limits(RestraintSet& upl, const RestraintSet& lol);
 /// One section of a wwPDB .mr bundle, as parse_mr_restraints split it.
 struct MrSection {
   int first_line = 0, last_line = 0;
-  std::string format;              ///< "Xplor-NIH/CNS", "CYANA distance", "header", ...
+  std::string format;  ///< "Xplor-NIH/CNS", "CYANA distance", "header", ...
   std::size_t distances = 0, dihedrals = 0;
-  std::string skipped;             ///< why the section was not read ("" when read)
+  std::string skipped;  ///< why the section was not read ("" when read)
 };
 struct MrReport {
   std::vector<MrSection> sections;

@@ -113,6 +113,6 @@ void write_structure(const std::string& path, const Structure& s);
 /// Bonds from geometry of model `model`: pairs closer than r_a + r_b + tolerance Å (and
 /// farther than 0.4 Å), the rule of OpenBabel/RasMol; grid hashing, O(n). Pairs i < j, sorted.
 [[nodiscard]] std::vector<std::array<std::size_t, 2>> bonds_by_distance(const Structure& s, std::size_t model = 0,
-                                                                       double tolerance = 0.45);
+                                                                        double tolerance = 0.45);
 
 }  // namespace gemflow::io

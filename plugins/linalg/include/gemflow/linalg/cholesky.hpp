@@ -74,8 +74,8 @@ struct PivotedCholesky {
 /// matrix is factored until its largest remaining diagonal is ≤ tolerance (the negative part is
 /// then reported through next_pivot).
 /// Throws std::invalid_argument when a.size() != n*n; std::runtime_error on LAPACK errors.
-[[nodiscard]] PivotedCholesky pivoted_cholesky(std::span<double> a, std::size_t n,
-                                               std::size_t max_rank = 0, double tolerance = -1.0);
+[[nodiscard]] PivotedCholesky pivoted_cholesky(std::span<double> a, std::size_t n, std::size_t max_rank = 0,
+                                               double tolerance = -1.0);
 
 /// Pivoted Cholesky with the pivots restricted to the rows i with candidates[i] != 0
 /// (original indices; candidates.size() == n): at each step the candidate with the largest

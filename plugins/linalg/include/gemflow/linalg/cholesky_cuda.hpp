@@ -305,8 +305,8 @@ struct MixedSolveResult {
   /// normwise backward error), k = 0 after the first fp32 solve, then one per refinement step
   /// (across an escalation, then after the fp64 fallback's solve).
   std::vector<double> backward_error;
-  int iterations = 0;          ///< refinement steps taken (corrections applied after the first solve)
-  bool converged = false;      ///< the refinement reached the tolerance
+  int iterations = 0;      ///< refinement steps taken (corrections applied after the first solve)
+  bool converged = false;  ///< the refinement reached the tolerance
   bool used_fp64_fallback = false;
   /// the one-product factor was replaced by a three-product one (MixedSolveOptions::escalate)
   bool escalated = false;
@@ -314,13 +314,13 @@ struct MixedSolveResult {
   /// the three-product factor failed too, `escalated` then true; 0: the one-product factor
   /// failed, no step ran with it)
   int escalation_step = -1;
-  int gmres_steps = 0;       ///< refinement steps that were GMRES-IR (MixedSolveOptions::gmres)
-  int gmres_iterations = 0;  ///< FGMRES iterations over those steps (one fp32 solve and one A·v each)
+  int gmres_steps = 0;                    ///< refinement steps that were GMRES-IR (MixedSolveOptions::gmres)
+  int gmres_iterations = 0;               ///< FGMRES iterations over those steps (one fp32 solve and one A·v each)
   Fp32Mode factor_mode = Fp32Mode::fp16;  ///< the mode of the last fp32 factor
-  CholeskyStatus fp32_status;  ///< status of the (last) fp32 factorisation
-  CholeskyStatus status;       ///< final status (info ≥ 1: A is not SPD even in fp64)
-  double tolerance = 0.0;      ///< the tolerance used
-  int componentwise_steps = 0;  ///< steps after η converged, to lower ω (counted in iterations)
+  CholeskyStatus fp32_status;             ///< status of the (last) fp32 factorisation
+  CholeskyStatus status;                  ///< final status (info ≥ 1: A is not SPD even in fp64)
+  double tolerance = 0.0;                 ///< the tolerance used
+  int componentwise_steps = 0;            ///< steps after η converged, to lower ω (counted in iterations)
   /// ω of the returned x when the fp32 refinement converged; NaN otherwise, and NaN when the bound
   /// ω̂ = max_i |r_i| / max(|b_i|, |a_ii·x_i|) ≥ ω (the SYMV's, or an entrywise kernel's for more
   /// right-hand sides) was already within componentwise_threshold, or the threshold is ≥ 1 (ω then
@@ -359,10 +359,8 @@ class GpuCholesky {
   /// fp32 33–40 tests its pivots in fp64, so a pivot that rounds to ≤ 0 only in fp32 arithmetic
   /// succeeds there).
   /// Synchronises the stream.
-  std::vector<int> factor_batched(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
-                                  std::int64_t batch);
-  std::vector<int> factor_batched(float* a, std::int64_t n, std::int64_t lda, std::int64_t stride,
-                                  std::int64_t batch);
+  std::vector<int> factor_batched(double* a, std::int64_t n, std::int64_t lda, std::int64_t stride, std::int64_t batch);
+  std::vector<int> factor_batched(float* a, std::int64_t n, std::int64_t lda, std::int64_t stride, std::int64_t batch);
 
   /// factor_batched without the host round trip: enqueues the launch on the stream, writes the
   /// per-matrix info into the DEVICE array `info` (batch ints) and returns at once (no sync),
@@ -415,9 +413,8 @@ class GpuCholesky {
   /// two, exactly, to a largest entry near √‖A‖∞ (FP16 modes: near 1, their S·A·S has a unit
   /// diagonal), and the correction scaled back: right-hand sides and residuals far outside fp32's
   /// range (1e-40, 1e300), and A of 1e±33 with κ of 1e5, refine in fp32.
-  MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b,
-                               std::int64_t ldb, std::int64_t nrhs, double* x, std::int64_t ldx,
-                               const MixedSolveOptions& options = {});
+  MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b, std::int64_t ldb,
+                               std::int64_t nrhs, double* x, std::int64_t ldx, const MixedSolveOptions& options = {});
 
   [[nodiscard]] Stream stream() const noexcept;
   /// Device bytes the workspaces hold now: the factorisation scratch, and after solve_mixed its
@@ -437,7 +434,8 @@ class GpuCholesky {
 /// in (−1, 1) from a hash of (seed, min(i,j), max(i,j)), so the fp32 and fp64 fills of one seed
 /// agree to rounding. R's spectrum lies in about ±1.155·√n (Wigner semicircle, variance 1/3):
 /// shift = 1.3·√n gives an SPD matrix with κ ≈ 17. Asynchronous on `stream`.
-void fill_random_symmetric(double* a, std::int64_t n, std::int64_t lda, double shift, std::uint64_t seed, Stream stream);
+void fill_random_symmetric(double* a, std::int64_t n, std::int64_t lda, double shift, std::uint64_t seed,
+                           Stream stream);
 void fill_random_symmetric(float* a, std::int64_t n, std::int64_t lda, double shift, std::uint64_t seed, Stream stream);
 
 /// Probe estimate of the backward error of a factor, in fp64: max over `probes` random vectors v

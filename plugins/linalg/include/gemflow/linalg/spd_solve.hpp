@@ -84,14 +84,14 @@ struct SpdSolveResult {
   /// the precision that decided (fp64; fp32 for precision fp32; mixed: the fp64 fallback, or
   /// the fp32 factor when there is no fallback). X is then unspecified.
   int info = 0;
-  int fp32_info = 0;  ///< mixed: the fp32 factor's INFO (≥ 1: it failed; −1: A overflows fp32)
-  std::vector<double> backward_error;   ///< mixed: η after the fp32 solve, then after each step
-  int iterations = 0;                   ///< mixed: refinement steps taken (corrections applied)
-  bool converged = false;               ///< mixed: refinement reached the tolerance
-  bool used_fp64_fallback = false;      ///< mixed: the answer came from the fp64 fallback
-  int gmres_steps = 0;                  ///< mixed: refinement steps that were GMRES-IR
-  int gmres_iterations = 0;             ///< mixed: FGMRES iterations over those steps
-  double tolerance = 0.0;               ///< mixed: the tolerance used
+  int fp32_info = 0;                   ///< mixed: the fp32 factor's INFO (≥ 1: it failed; −1: A overflows fp32)
+  std::vector<double> backward_error;  ///< mixed: η after the fp32 solve, then after each step
+  int iterations = 0;                  ///< mixed: refinement steps taken (corrections applied)
+  bool converged = false;              ///< mixed: refinement reached the tolerance
+  bool used_fp64_fallback = false;     ///< mixed: the answer came from the fp64 fallback
+  int gmres_steps = 0;                 ///< mixed: refinement steps that were GMRES-IR
+  int gmres_iterations = 0;            ///< mixed: FGMRES iterations over those steps
+  double tolerance = 0.0;              ///< mixed: the tolerance used
   /// mixed: refinement steps taken after η reached the tolerance, to lower ω
   /// (RefinementOptions::componentwise_threshold); they count in `iterations` and `backward_error`
   int componentwise_steps = 0;
@@ -100,7 +100,7 @@ struct SpdSolveResult {
   /// a bound within componentwise_threshold, or a threshold ≥ 1, made ω unnecessary
   /// (cuda::MixedSolveResult)
   double componentwise_backward_error = std::numeric_limits<double>::quiet_NaN();
-  std::string method;                   ///< what ran, e.g. "LAPACK dpotrf + dpotrs"
+  std::string method;  ///< what ran, e.g. "LAPACK dpotrf + dpotrs"
 };
 
 /// CPU solve through LAPACK: fp64 = gemflow::linalg::cholesky (dpotrf) + dpotrs; fp32 =
@@ -114,8 +114,7 @@ struct SpdSolveResult {
 /// Deterministic for a given BLAS build.
 [[nodiscard]] SpdSolveResult spd_solve_cpu(std::span<const double> a, std::size_t n, std::span<const double> b,
                                            std::size_t nrhs, std::span<double> x, SolvePrecision precision,
-                                           const RefinementOptions& refinement = {},
-                                           const FlopCallback& on_flops = {});
+                                           const RefinementOptions& refinement = {}, const FlopCallback& on_flops = {});
 
 /// True when this build has the CUDA path (GEMFLOW_LINALG_HAVE_CUDA).
 [[nodiscard]] bool spd_solve_cuda_built() noexcept;
@@ -140,20 +139,17 @@ struct SpdSolveResult {
 /// The factor alone on CUDA device `device` (the linalg.cholesky node): a (n×n row-major, lower
 /// triangle read) → l (n×n row-major, L on and below the diagonal, zero above), by
 /// GpuCholesky::factor with `algorithm` in fp64 or fp32 (fp32: the single-precision factor's
-/// values; `products`: the fp32 factor's GEMMs, as for spd_solve_cuda). Returns LAPACK's INFO (≥ 1: the leading minor of that order is not positive
-/// definite; l is then unspecified). Throws std::invalid_argument for bad sizes, algorithm
-/// lapack or precision mixed; cuda::CudaError for CUDA failures; std::runtime_error when built
-/// without CUDA.
-[[nodiscard]] int cholesky_cuda(std::span<const double> a, std::size_t n, std::span<double> l,
-                                SolvePrecision precision, SpdAlgorithm algorithm, int device,
-                                Fp32Products products = {});
+/// values; `products`: the fp32 factor's GEMMs, as for spd_solve_cuda). Returns LAPACK's INFO (≥ 1: the leading minor
+/// of that order is not positive definite; l is then unspecified). Throws std::invalid_argument for bad sizes,
+/// algorithm lapack or precision mixed; cuda::CudaError for CUDA failures; std::runtime_error when built without CUDA.
+[[nodiscard]] int cholesky_cuda(std::span<const double> a, std::size_t n, std::span<double> l, SolvePrecision precision,
+                                SpdAlgorithm algorithm, int device, Fp32Products products = {});
 
 /// Pivoted Cholesky on CUDA device `device` (GpuCholesky::factor_pivoted: the steps of LAPACK
 /// dpstf2, fp64): the result and the layout of l (n×n row-major: columns < rank hold L, the rest
 /// zero) of gemflow::linalg::pivoted_cholesky on the same a. Throws like cholesky_cuda.
-[[nodiscard]] PivotedCholesky pivoted_cholesky_cuda(std::span<const double> a, std::size_t n,
-                                                    std::size_t max_rank, double tolerance, std::span<double> l,
-                                                    int device);
+[[nodiscard]] PivotedCholesky pivoted_cholesky_cuda(std::span<const double> a, std::size_t n, std::size_t max_rank,
+                                                    double tolerance, std::span<double> l, int device);
 
 namespace detail {
 /// Throws std::runtime_error (the solve overflowed single precision; use fp64 or mixed) when x
@@ -169,11 +165,11 @@ void require_finite_fp32_solution(std::span<const double> x);
 /// recomputed in long double, so ρ, η and ω stay meaningful (a_norm_inf is then +∞, its double
 /// value). A non-finite X gives ρ = η = ω = +∞.
 struct ResidualNorms {
-  double relative_residual = 0.0;  ///< ρ
-  double backward_error = 0.0;     ///< η (Rigal–Gaches)
+  double relative_residual = 0.0;             ///< ρ
+  double backward_error = 0.0;                ///< η (Rigal–Gaches)
   double componentwise_backward_error = 0.0;  ///< ω (Oettli–Prager)
-  double residual_inf = 0.0;       ///< max_c ‖b_c − A x_c‖∞
-  double a_norm_inf = 0.0;         ///< ‖A‖∞
+  double residual_inf = 0.0;                  ///< max_c ‖b_c − A x_c‖∞
+  double a_norm_inf = 0.0;                    ///< ‖A‖∞
 };
 [[nodiscard]] ResidualNorms residual_norms(std::span<const double> a, std::size_t n, std::span<const double> b,
                                            std::size_t nrhs, std::span<const double> x);

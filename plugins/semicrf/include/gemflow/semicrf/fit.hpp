@@ -46,7 +46,7 @@ struct FitOptions {
   std::size_t iterations = 20;  ///< EM iterations / L-BFGS iterations
   double tolerance = 1e-7;      ///< stop when the objective changes by less than tolerance·|objective|
   bool fit_emissions = true;
-  bool fit_variances = true;     ///< with fit_emissions: the variances too (else only the means)
+  bool fit_variances = true;  ///< with fit_emissions: the variances too (else only the means)
   bool fit_transitions = true;
   bool fit_durations = false;
   bool fit_initial = false;
@@ -58,7 +58,6 @@ struct FitOptions {
   /// fit there (cancel), keeping the parameters reached.
   std::function<bool(const FitStep&)> on_step;
 };
-
 
 /// EM on B signals (concatenated rows of D channels, `lengths` samples each; `valid`: their
 /// T·D validity flags, nullptr when all observed — missing values are marginalised in the

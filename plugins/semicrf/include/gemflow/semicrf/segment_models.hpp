@@ -47,9 +47,9 @@ class NormalGammaSegments final : public SegmentScore {
   std::size_t D_;
   std::vector<std::size_t> offset_;  ///< row offset of each sequence in the prefix arrays (T_b + 1 rows each)
   std::vector<NormalGammaPrior> prior_;
-  std::vector<double> centre_;                  ///< D: the mean of each channel's observed values
-  std::vector<double> n_, s1_, s2_;             ///< prefix count, Σ(x − centre), Σ(x − centre)², per channel
-  std::vector<double> const_;                   ///< D: −log Γ(α₀) + α₀ log β₀ per channel
+  std::vector<double> centre_;       ///< D: the mean of each channel's observed values
+  std::vector<double> n_, s1_, s2_;  ///< prefix count, Σ(x − centre), Σ(x − centre)², per channel
+  std::vector<double> const_;        ///< D: −log Γ(α₀) + α₀ log β₀ per channel
 };
 
 }  // namespace gemflow::semicrf

@@ -98,10 +98,10 @@ class SegmentScore {
 /// B sequences, concatenated: sequence b occupies rows [offset(b), offset(b) + lengths[b]) of
 /// the (Σ lengths) × C row-major arrays. Pointers are not owned.
 struct Batch {
-  const double* emissions = nullptr;     ///< f, Σ T_b × C
-  std::vector<std::size_t> lengths;      ///< T_b
-  const double* start_scores = nullptr;  ///< Ps, same shape, or nullptr
-  const double* end_scores = nullptr;    ///< Pe, same shape, or nullptr
+  const double* emissions = nullptr;            ///< f, Σ T_b × C
+  std::vector<std::size_t> lengths;             ///< T_b
+  const double* start_scores = nullptr;         ///< Ps, same shape, or nullptr
+  const double* end_scores = nullptr;           ///< Pe, same shape, or nullptr
   const SegmentScore* segment_score = nullptr;  ///< G, added to ψ, or nullptr
 
   [[nodiscard]] std::size_t total_length() const noexcept;

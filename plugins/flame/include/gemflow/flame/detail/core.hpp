@@ -171,8 +171,7 @@ GF_FLAME_HD inline void hsv_to_rgb(const double hsv[3], double rgb[3]) {
       g = p;
       b = q;
       break;
-    default:
-      break;
+    default: break;
   }
   rgb[0] = r;
   rgb[1] = g;
