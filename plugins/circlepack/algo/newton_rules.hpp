@@ -1,6 +1,7 @@
 #pragma once
-// Host-side rules shared by the CPU and GPU Newton solvers (internal to the circlepack plugin;
-// the GPU launcher in cuda/pack_cuda.cu includes it too, so the CPU tests check its decisions).
+// Host-side rules of the Newton solvers (internal to the circlepack plugin): the scale gauge is
+// shared by the CPU and the GPU launcher (cuda/pack_cuda.cu), so the CPU tests check its
+// arithmetic; the forcing term is the CPU's.
 #include <algorithm>
 #include <cstddef>
 

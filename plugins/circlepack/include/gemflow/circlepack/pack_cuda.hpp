@@ -13,12 +13,11 @@
 // - newton: Newton's method on the log-radius functional (as the CPU newton: Euclidean, fp64),
 //   each step's system L δ = θ − A solved by conjugate gradients with the Jacobi (diagonal)
 //   preconditioner, matrix-free: the edge weights w_vw are recomputed per step into an array
-//   parallel to the flowers, the product is Σ_w w_vw (x_v − x_w). Inexact Newton as on the CPU:
-//   CG stops at relative residual η = min(0.1, max|θ − A|) (superlinear convergence near the
-//   solution) but no finer than 0.1·tolerance/max|θ − A|, at most cg_max_iterations. With no
-//   radius fixed one vertex is pinned and every residual is driven to their mean, so the summed
-//   rounding of the targets is spread over all vertices (pack.hpp). Line search on ‖θ − A − ḡ‖₂
-//   as on the CPU. The dot products are two-pass block reductions (deterministic). Up to
+//   parallel to the flowers, the product is Σ_w w_vw (x_v − x_w). Inexact Newton: CG stops at
+//   relative residual η = min(0.1, max|θ − A|) (superlinear convergence near the solution), at
+//   most cg_max_iterations. With no radius fixed one vertex is pinned and every residual is
+//   driven to their mean, so the summed rounding of the targets is spread over all vertices
+//   (pack.hpp). Line search on ‖θ − A − ḡ‖₂ as on the CPU. The dot products are two-pass block reductions (deterministic). Up to
 //   cg_single_block_max unknowns the whole CG solve is one kernel of one block (the same
 //   iteration, its reductions in the block). Every copy and kernel runs on one non-blocking
 //   stream.
