@@ -25,15 +25,10 @@ namespace gemflow::studio {
 /// per-circle form of CirclePacking::tangency_error); NaN for a circle of no edge.
 [[nodiscard]] std::vector<double> tangency_errors(const CirclePacking& p);
 
-/// The UVs of a mesh, one (u, v) per vertex, or nullptr when it has none. TriMesh gets its
-/// optional UVs with the flattening; they are read from a member `uvs` when the type has one.
-template <class M>
-[[nodiscard]] const std::vector<std::array<double, 2>>* mesh_uvs(const M& m) {
-  if constexpr (requires { m.uvs; }) {
-    if (m.uvs.size() == m.vertices.size() && !m.uvs.empty()) return &m.uvs;
-  }
-  (void)m;
-  return nullptr;
+/// The UVs of a mesh (TriMesh::uv, one (u, v) per vertex: read_mesh's texture coordinates or
+/// circlepack.flatten's), or nullptr when it has none.
+[[nodiscard]] inline const std::vector<std::array<double, 2>>* mesh_uvs(const TriMesh& m) {
+  return !m.uv.empty() && m.uv.size() == m.vertices.size() ? &m.uv : nullptr;
 }
 
 }  // namespace gemflow::studio

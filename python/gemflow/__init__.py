@@ -223,9 +223,10 @@ class DistanceBounds(_Record):
 
 class TriMesh(_Record):
     """A triangle mesh: `vertices` (N×3), `faces` (F×3 vertex indices, uint32), `boundary` (a list
-    of loops of vertex indices). Arrays are read-only views."""
+    of loops of vertex indices), `uv` (N×2 texture coordinates, one (u, v) per vertex, as
+    circlepack.flatten gives them; None when the mesh has none). Arrays are read-only views."""
 
-    _fields = ("vertices", "faces", "boundary")
+    _fields = ("vertices", "faces", "boundary", "uv")
 
 
 class CirclePacking(_Record):

@@ -252,6 +252,9 @@ py::object py_tri_mesh(const Value& v) {
   py::list loops;
   for (const auto& l : m->boundary) loops.append(view(l.data(), {static_cast<py::ssize_t>(l.size())}, own));
   r["boundary"] = loops;
+  r["uv"] = m->uv.empty() ? py::object(py::none())
+                          : py::object(view(reinterpret_cast<const double*>(m->uv.data()),
+                                            {static_cast<py::ssize_t>(m->uv.size()), 2}, own));
   return r;
 }
 
@@ -606,7 +609,7 @@ Value sdk_distance_bounds(const py::handle& obj, const Where& w) {
 
 Value sdk_tri_mesh(const py::handle& obj, const Where& w) {
   TriMesh m;
-  const char* exp = "a TriMesh ({'vertices': N×3, 'faces': F×3})";
+  const char* exp = "a TriMesh ({'vertices': N×3, 'faces': F×3}, optional 'boundary' and 'uv': N×2)";
   m.vertices = to_rows<double, 3>(required(obj, "vertices", w, exp), w, "'vertices': an N×3 array of float64");
   m.faces = to_rows<TriMesh::Index, 3>(required(obj, "faces", w, exp), w, "'faces': an F×3 array of vertex indices");
   if (auto f = field(obj, "boundary")) {
@@ -615,6 +618,8 @@ Value sdk_tri_mesh(const py::handle& obj, const Where& w) {
   } else {
     m.boundary = boundary_loops(m.vertices.size(), m.faces);
   }
+  if (auto f = field(obj, "uv"))
+    m.uv = to_rows<double, 2>(*f, w, "'uv': an N×2 array of float64 (one (u, v) per vertex)");
   return checked(std::move(m), w);
 }
 

@@ -40,6 +40,7 @@
 #include "viewers/mesh_viewers.hpp"
 #include "viewers/series_viewer.hpp"
 #include "viewers/viewer_panel.hpp"
+#include "viewers/viewer_registry.hpp"
 #include "viewers/vtk_view.hpp"
 
 namespace fs = std::filesystem;
@@ -595,6 +596,39 @@ TEST_F(ViewersGui, MeshViewerShowsTheFlatteningWithACheckerboardWhenTheMeshHasUv
   EXPECT_LT(static_cast<double>(std::max(light, dark)) / static_cast<double>(std::min(light, dark)), 1.5);
   (void)v.view_3d()->grab_frame();  // both views' latest frames in the screenshot
   save_shot(&v, "viewer-mesh.png");
+}
+
+// A TriMesh that carries UVs (io.read_mesh's texture coordinates, circlepack.flatten's mesh
+// output) opens the registry's mesh viewer with its UV layout, checkerboarded, beside the
+// surface; without UVs only the surface is shown.
+TEST_F(ViewersGui, MeshViewerShowsAMeshsOwnUvsFromTheRegistry) {
+  const auto found = gs::builtin_viewers().viewers_for(gemflow::DataType<gemflow::TriMesh>::name);
+  ASSERT_FALSE(found.empty());
+  std::unique_ptr<QWidget> widget(found.front()->make());
+  auto* v = qobject_cast<gs::TriMeshViewer*>(widget.get());
+  ASSERT_NE(v, nullptr);
+  v->resize(900, 420);
+  v->show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(v));
+  gemflow::TriMesh m;
+  m.vertices = {{0, 0, 0}, {1, 0, 0.2}, {1, 1, 0}, {0, 1, 0.3}};
+  m.faces = {{0, 1, 2}, {0, 2, 3}};
+  m.boundary = gemflow::boundary_loops(m.vertices.size(), m.faces);
+  found.front()->show(*widget, gemflow::Value::make(m), QStringLiteral("read.mesh"));
+  QCoreApplication::processEvents();
+  EXPECT_FALSE(v->showing_flattening());
+  EXPECT_FALSE(v->view_uv()->isVisible());
+  EXPECT_TRUE(v->info().contains(QStringLiteral("no UVs"))) << v->info().toStdString();
+  m.uv = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  ASSERT_FALSE(m.validate()) << *m.validate();
+  found.front()->show(*widget, gemflow::Value::make(std::move(m)), QStringLiteral("flatten.mesh"));
+  QCoreApplication::processEvents();
+  EXPECT_TRUE(v->showing_flattening());
+  EXPECT_TRUE(v->view_uv()->isVisible());
+  EXPECT_TRUE(v->info().contains(QStringLiteral("UV flattening"))) << v->info().toStdString();
+  if (v->view_3d()->grab_frame().isNull()) GTEST_SKIP() << "no OpenGL: " << v->view_3d()->error().toStdString();
+  EXPECT_EQ(gs::scene_stats(*v->view_3d()).textured_actors, 1u);
+  EXPECT_EQ(gs::scene_stats(*v->view_uv()).textured_actors, 1u);
 }
 
 TEST_F(ViewersGui, ImageViewerScreenshot) {

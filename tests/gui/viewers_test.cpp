@@ -429,6 +429,20 @@ TEST(PackingGeometry, TangencyErrorsPerCircle) {
   EXPECT_NEAR(*std::max_element(e.begin(), e.end()), p.tangency_error(), 1e-15);
 }
 
+// The mesh viewer's UVs are the mesh's own (TriMesh::uv): a mesh read with texture coordinates or
+// flattened by circlepack.flatten shows its UV layout beside the surface.
+TEST(MeshUvs, AreTheMeshsTextureCoordinates) {
+  gemflow::TriMesh m;
+  m.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 1}};
+  m.faces = {{0, 1, 2}};
+  EXPECT_EQ(gs::mesh_uvs(m), nullptr);
+  m.uv = {{0, 0}, {1, 0}, {0, 0.5}};
+  ASSERT_NE(gs::mesh_uvs(m), nullptr);
+  EXPECT_EQ(gs::mesh_uvs(m), &m.uv);
+  m.uv.pop_back();  // not one per vertex (validate() refuses it): no UVs, not a misdrawn layout
+  EXPECT_EQ(gs::mesh_uvs(m), nullptr);
+}
+
 // ---- heatmap: scales, range, zoom, colour bar, aspect; plots; PNG of every viewer ----------
 
 TEST(Heatmap, LogAndSymmetricScalesAndAGivenRange) {

@@ -270,6 +270,18 @@ def test_segmentation_signal_scores_mesh_structure():
     mesh = gemflow.to_python(gemflow.to_gemflow("TriMesh", {
         "vertices": np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0.0]]), "faces": np.array([[0, 1, 2]])}))
     assert mesh.faces.dtype == np.uint32 and len(mesh.boundary) == 1 and sorted(mesh.boundary[0]) == [0, 1, 2]
+    assert mesh.uv is None
+
+    # UVs (one (u, v) per vertex) go both ways, as read-only views; a wrong count names the rule
+    uv = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.5]])
+    textured = gemflow.to_python(gemflow.to_gemflow("TriMesh", {
+        "vertices": np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0.0]]), "faces": np.array([[0, 1, 2]]), "uv": uv}))
+    assert textured.uv.shape == (3, 2) and np.array_equal(textured.uv, uv) and not textured.uv.flags.writeable
+    again = gemflow.to_python(gemflow.to_gemflow("TriMesh", textured))
+    assert np.array_equal(again.uv, uv)
+    with pytest.raises(ValueError, match="uv"):
+        gemflow.to_gemflow("TriMesh", {"vertices": np.zeros((3, 3)) + np.eye(3), "faces": np.array([[0, 1, 2]]),
+                                       "uv": uv[:2]})
 
     atoms = [{"name": "CA", "element": "C", "residue": "ALA", "residue_number": i + 1, "chain": "A"} for i in range(3)]
     st = gemflow.to_python(gemflow.to_gemflow("Structure", {"atoms": atoms, "coordinates": np.eye(3)}))

@@ -16,6 +16,7 @@
 
 #include "angles.hpp"
 #include "gemflow/circlepack/pack_cuda.hpp"
+#include "newton_rules.hpp"
 
 namespace gemflow::circlepack {
 namespace {
@@ -204,8 +205,10 @@ class NewtonRun {
     idx_.assign(K.n, -1);
     for (std::size_t v = 0; v < K.n; ++v) {
       if (!p.free(static_cast<Index>(v)) || K.ideal[v]) continue;
-      checked_.push_back(static_cast<Index>(v));
-      if (!scale_fixed && unknown_.empty() && checked_.size() == 1) continue;  // pinned
+      if (!scale_fixed && pinned_ < 0) {
+        pinned_ = static_cast<std::int64_t>(v);
+        continue;
+      }
       idx_[v] = static_cast<std::int64_t>(unknown_.size());
       unknown_.push_back(static_cast<Index>(v));
     }
@@ -216,7 +219,7 @@ class NewtonRun {
     const auto t0 = Clock::now();
     double err = angle_error(K_, p_, r_);
     if (o_.history_every) res_.history_iteration.push_back(0), res_.history_error.push_back(err);
-    if (m_ > 0) residual(r_, g_), pattern();
+    if (m_ > 0) gauge_ = residual(r_, g_), pattern();
     bool have_factor = false;
     while (res_.iterations < o_.max_iterations && err >= o_.tolerance && m_ > 0) {
       assemble();
@@ -255,9 +258,15 @@ class NewtonRun {
   /// each costs one solve with the factor (a few percent of a factorisation at 10⁵ faces).
   static constexpr int kMaxPcg = 12;
 
-  /// θ − A over the unknowns; each entry on its own (oneTBB splits the rows: the same values
-  /// with any number of threads).
-  void residual(const std::vector<double>& lab, Eigen::VectorXd& g) const {
+  /// The residual's gauge (newton_rules.hpp): the mean ḡ subtracted from the unknowns' entries,
+  /// the pinned vertex's own θ − A, and the line search's merit ‖θ − A − ḡ‖₂ over every free vertex.
+  struct Gauge {
+    double mean = 0, pinned = 0, merit = 0;
+  };
+
+  /// θ − A − ḡ over the unknowns (ḡ = 0 when a radius fixes the scale); each entry on its own
+  /// (oneTBB splits the rows: the same values with any number of threads).
+  Gauge residual(const std::vector<double>& lab, Eigen::VectorXd& g) const {
     g.resize(m_);
     tbb::parallel_for(tbb::blocked_range<Eigen::Index>(0, m_, 4096), [&](const tbb::blocked_range<Eigen::Index>& b) {
       for (Eigen::Index i = b.begin(); i < b.end(); ++i) {
@@ -265,14 +274,25 @@ class NewtonRun {
         g[i] = detail::angle_sum(K_, Geometry::euclidean, lab.data(), v) - p_.target[v];
       }
     });
+    Gauge out;
+    if (pinned_ < 0) {
+      out.merit = g.norm();
+      return out;
+    }
+    const auto v = static_cast<Index>(pinned_);
+    out.pinned = detail::angle_sum(K_, Geometry::euclidean, lab.data(), v) - p_.target[v];
+    const detail::GaugeShift s =
+        detail::gauge_shift(g.sum(), g.squaredNorm(), out.pinned, static_cast<std::size_t>(m_));
+    out.mean = s.mean;
+    out.merit = std::sqrt(s.all2);
+    g.array() -= s.mean;
+    return out;
   }
 
-  /// The error over the unknowns and the pinned vertex (whose residual Gauss–Bonnet ties to theirs).
+  /// max |θ − A| over the unknowns and the pinned vertex.
   double error_now() const {
-    double e = g_.cwiseAbs().maxCoeff();
-    for (const Index v : checked_)
-      if (idx_[v] < 0)
-        e = std::max(e, std::abs(detail::angle_sum(K_, Geometry::euclidean, r_.data(), v) - p_.target[v]));
+    double e = (g_.array() + gauge_.mean).abs().maxCoeff();
+    if (pinned_ >= 0) e = std::max(e, std::abs(gauge_.pinned));
     return std::isfinite(e) ? e : angle_error(K_, p_, r_);
   }
 
@@ -346,9 +366,7 @@ class NewtonRun {
   /// error a tenth below the tolerance (η ≥ 0.1·tolerance/error); false when kMaxPcg iterations
   /// do not reach it.
   bool pcg() {
-    const double err = g_.cwiseAbs().maxCoeff();
-    const double eta = std::min(0.1, std::max(err, 0.1 * o_.tolerance / err));
-    const double goal = eta * g_.norm();
+    const double goal = detail::newton_forcing(g_.cwiseAbs().maxCoeff(), o_.tolerance) * g_.norm();
     // from the chord step M⁻¹g (M the kept factorisation), which is the Newton step when the
     // Hessian has not changed: better than CG's first step, a multiple of it
     delta_ = solver_.solve(g_);
@@ -374,19 +392,20 @@ class NewtonRun {
     return false;
   }
 
-  /// Backtracking on ‖θ − A‖₂ along delta_ (steps capped at 2 in log-radius); true when a step
+  /// Backtracking on the merit ‖θ − A − ḡ‖₂ (Gauge) along delta_ (steps capped at 2 in log-radius); true when a step
   /// was taken (r_ and g_ updated).
   bool line_search() {
     const double big = delta_.cwiseAbs().maxCoeff();
     double t = big > 2 ? 2 / big : 1.0;
-    const double norm0 = g_.norm();
+    const double norm0 = gauge_.merit;
     for (int halvings = 0; halvings < 30; ++halvings, t *= 0.5) {
       trial_ = r_;
       for (Eigen::Index i = 0; i < m_; ++i) trial_[unknown_[static_cast<std::size_t>(i)]] *= std::exp(t * delta_[i]);
-      residual(trial_, g_new_);
-      if (g_new_.norm() < (1 - 1e-4 * t) * norm0 || g_new_.norm() == 0) {
+      const Gauge next = residual(trial_, g_new_);
+      if (next.merit < (1 - 1e-4 * t) * norm0 || next.merit == 0) {
         r_.swap(trial_);
         g_.swap(g_new_);
+        gauge_ = next;
         return true;
       }
     }
@@ -398,7 +417,9 @@ class NewtonRun {
   const PackOptions& o_;
   std::vector<double> r_, trial_;
   std::vector<std::int64_t> idx_;
-  std::vector<Index> unknown_, checked_;
+  std::vector<Index> unknown_;
+  std::int64_t pinned_ = -1;  // the free vertex fixed to set the scale; −1 when a radius fixes it
+  Gauge gauge_;
   Eigen::Index m_ = 0;
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver_;
   Eigen::SparseMatrix<double> L_;

@@ -5,6 +5,7 @@
 // serial Collins–Stephenson (cs_plain) run in the same process on the same problem.
 //
 // Usage: circlepack_bench_pack_table [--quick] [--big] [--huge] [--gpu-only] [--budget SECONDS]
+//        circlepack_bench_pack_table --goals | --cutover
 //   --gpu-only: skip the CPU algorithms (the 10⁶ disk's CPU runs take minutes);
 //   --quick: n = 10 and 50 only;  --big: also the 10⁵ disk;  --huge: also the 10⁶ disk;  --budget: wall-clock limit
 //   per run (default 120 s); a run that hits it is reported with the error it reached, and a
@@ -14,8 +15,20 @@
 // unknowns, labelled "CG in one block") and with the multi-kernel CG forced ("CG multi-kernel");
 // a second table gives gpu_newton's time per phase (setup and upload, weights and CG, line search,
 // error checks, download and host check).
+//
+// --goals: the speed goals only, one short run (needs a CUDA device): the seed's N = 5050
+//   triangle to 1e-8 in fp64 (goal ≤ 5 ms on the GPU, ≤ 50 ms on the CPU), gpu_newton with each CG
+//   path, best and median of 10 runs after a warm-up, against CPU newton and cs_plain; then the
+//   N ≈ 10⁶ disk to 1e-10 (goal ≤ 1 s end to end: upload, solve, download and the host's fp64
+//   check), best of 2 (the context is warm from the first problem), with the phase table.
+// --cutover: gpu_newton to 1e-10 on random disks of N ≈ 10³ … 10⁵ with the CG forced into one
+//   block and forced multi-kernel (best of 3 after a warm-up each): the table gives both times and
+//   their ratio per size, and the smallest measured size from which multi-kernel wins — the value
+//   for GpuOptions::cg_single_block_max.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -148,9 +161,117 @@ PackSetup triangle(std::size_t layers) {
   return setup_problem(L.points.size(), L.faces, bc, start);
 }
 
+#if GEMFLOW_CIRCLEPACK_HAVE_CUDA
+PackSetup disk(std::size_t rings) {
+  const Lattice L = random_disk(rings, 1);
+  return setup_problem(L.points.size(), L.faces, BoundarySpec{});
+}
+
+/// gpu_newton `runs` times (after one warm-up run when `warm_up`); the runs' seconds, sorted, and
+/// the last result.
+std::vector<double> time_gpu(const PackSetup& S, double tol, std::size_t single_max, int runs, PackResult& last,
+                             bool warm_up = true) {
+  cuda::GpuOptions o;
+  o.method = cuda::GpuMethod::newton;
+  o.tolerance = tol;
+  o.cg_single_block_max = single_max;
+  if (warm_up) (void)cuda::pack_gpu(S.complex, S.problem, o);
+  std::vector<double> t;
+  for (int k = 0; k < runs; ++k) {
+    last = cuda::pack_gpu(S.complex, S.problem, o);
+    t.push_back(last.seconds);
+  }
+  std::sort(t.begin(), t.end());
+  return t;
+}
+
+void print_phases(const char* label, const PackResult& r) {
+  std::printf("| %s | %.4g |", label, r.seconds);
+  for (const auto& [phase, s] : r.phases) std::printf(" %s %.4g |", phase.c_str(), s);
+  std::printf("\n");
+}
+
+int goals() {
+  const PackSetup S = triangle(100);
+  std::printf("## gpu_newton goals (fp64)\n\n");
+  std::printf("| problem | ε | path | best s | median s | iterations | CG iterations | error | goal |\n");
+  std::printf("|---|---|---|---:|---:|---:|---:|---:|---|\n");
+  PackOptions co;
+  co.algorithm = Algorithm::newton;
+  co.tolerance = 1e-8;
+  co.history_every = 0;
+  (void)pack(S.complex, S.problem, co);
+  std::vector<double> cpu;
+  PackResult cr;
+  for (int k = 0; k < 5; ++k) cr = pack(S.complex, S.problem, co), cpu.push_back(cr.seconds);
+  std::sort(cpu.begin(), cpu.end());
+  std::printf("| triangle N=5050 | 1e-08 | CPU newton | %.4g | %.4g | %zu | %zu | %.2g | ≤ 0.05 s: %s |\n", cpu[0],
+              cpu[2], cr.iterations, cr.inner_iterations, cr.error, cpu[2] <= 0.05 && cr.converged ? "met" : "missed");
+  PackResult last[2];
+  const std::size_t paths[2] = {SIZE_MAX, 0};
+  const char* names[2] = {"GPU CG in one block", "GPU CG multi-kernel"};
+  for (int k = 0; k < 2; ++k) {
+    const auto t = time_gpu(S, 1e-8, paths[k], 10, last[k]);
+    std::printf("| triangle N=5050 | 1e-08 | %s | %.4g | %.4g | %zu | %zu | %.2g | ≤ 0.005 s: %s |\n", names[k], t[0],
+                t[5], last[k].iterations, last[k].inner_iterations, last[k].error,
+                t[5] <= 0.005 && last[k].converged ? "met" : "missed");
+  }
+  const PackSetup B = disk(577);  // 1 000 519 circles, boundary radii 1
+  PackResult big;
+  const auto tb = time_gpu(B, 1e-10, cuda::GpuOptions{}.cg_single_block_max, 2, big, false);
+  std::printf(
+      "| random disk N=%zu | 1e-10 | GPU default (multi-kernel) | %.4g | %.4g | %zu | %zu | %.2g | ≤ 1 s: %s |\n",
+      B.complex.n, tb[0], tb[1], big.iterations, big.inner_iterations, big.error,
+      tb[0] <= 1 && big.converged ? "met" : "missed");
+  std::printf("\nSeconds per phase (last run of each):\n\n");
+  print_phases("N=5050, one block", last[0]);
+  print_phases("N=5050, multi-kernel", last[1]);
+  print_phases("N=10^6", big);
+  return 0;
+}
+
+int cutover() {
+  std::printf("## gpu_newton CG paths by size (fp64, ε = 1e-10, random disks, boundary radii fixed)\n\n");
+  std::printf("| N | unknowns | one block s | multi-kernel s | multi/one | CG its (one block) | CG its (multi) |\n");
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::size_t cut = 0;
+  for (std::size_t rings : {18u, 31u, 57u, 81u, 104u, 129u, 182u}) {  // N ≈ 1e3, 3e3, 1e4, 2e4, 3.3e4, 5e4, 1e5
+    const PackSetup S = disk(rings);
+    std::size_t unknowns = 0;
+    for (std::size_t v = 0; v < S.complex.n; ++v) unknowns += S.problem.free(static_cast<Index>(v)) ? 1 : 0;
+    PackResult one, multi;
+    const auto t1 = time_gpu(S, 1e-10, SIZE_MAX, 3, one);
+    const auto tm = time_gpu(S, 1e-10, 0, 3, multi);
+    if (!one.converged || !multi.converged)
+      std::fprintf(stderr, "N=%zu: not converged (one block error %.3g, multi-kernel %.3g)\n", S.complex.n, one.error,
+                   multi.error);
+    if (tm[0] < t1[0] && cut == 0) cut = unknowns;
+    if (tm[0] >= t1[0]) cut = 0;  // the cut-over is where multi-kernel stays faster
+    std::printf("| %zu | %zu | %.4g | %.4g | %.3g | %zu | %zu |\n", S.complex.n, unknowns, t1[0], tm[0], tm[0] / t1[0],
+                one.inner_iterations, multi.inner_iterations);
+    std::fflush(stdout);
+  }
+  if (cut) std::printf("\nmulti-kernel is faster from %zu unknowns on (measured sizes)\n", cut);
+  else std::printf("\none block is faster at every measured size\n");
+  return 0;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && (!std::strcmp(argv[1], "--goals") || !std::strcmp(argv[1], "--cutover"))) {
+#if GEMFLOW_CIRCLEPACK_HAVE_CUDA
+    if (cuda::device_count() == 0) {
+      std::fprintf(stderr, "%s needs a CUDA device; none found\n", argv[1]);
+      return 1;
+    }
+    return !std::strcmp(argv[1], "--goals") ? goals() : cutover();
+#else
+    std::fprintf(stderr, "%s needs Gemflow built with CUDA\n", argv[1]);
+    return 1;
+#endif
+  }
   bool quick = false, big = false, huge = false, gpu_only = false;
   double budget = 120;
   for (int i = 1; i < argc; ++i) {
@@ -160,7 +281,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--gpu-only")) gpu_only = true;
     else if (!std::strcmp(argv[i], "--budget") && i + 1 < argc) budget = std::atof(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--big] [--huge] [--gpu-only] [--budget SECONDS]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--quick] [--big] [--huge] [--gpu-only] [--budget SECONDS]\n"
+                   "       %s --goals | --cutover\n",
+                   argv[0], argv[0]);
       return 2;
     }
   }

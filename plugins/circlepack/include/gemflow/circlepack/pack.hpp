@@ -26,7 +26,12 @@
 //   the face's inradius (√(r_v r_w) when x is a line), symmetric positive definite once a radius
 //   is fixed (with angle sums only, the first free vertex is pinned: the scale is free). Each
 //   step solves L δ = θ − A and backtracks on the residual norm ‖θ − A‖₂ (halving up to 30
-//   times, steps capped at 2 in log-radius). The first step factorises L (Eigen's
+//   times, steps capped at 2 in log-radius). With a pinned vertex, Gauss–Bonnet makes Σ(θ − A)
+//   over the free vertices a constant that is 0 in exact arithmetic but the summed rounding of
+//   the targets in fp64 (N·|fl(2π) − 2π|: 1.2e-12 at N = 5050), or a corner-angle gap within
+//   setup_problem's 1e-9 check; the steps drive every residual to the mean ḡ of that sum
+//   (right-hand side θ − A − ḡ, merit ‖θ − A − ḡ‖₂ over every free vertex), so it is spread
+//   over all N vertices instead of left on the pinned one, where it would bound the error. The first step factorises L (Eigen's
 //   SimplicialLDLT, pattern analysed once); later steps keep that factorisation as the
 //   preconditioner of conjugate gradients on the current L, started from the chord step, to the
 //   relative residual min(0.1, max|θ − A|) (no finer than needed to end a tenth below the

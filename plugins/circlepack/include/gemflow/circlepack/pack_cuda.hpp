@@ -15,9 +15,12 @@
 //   preconditioner, matrix-free: the edge weights w_vw are recomputed per step into an array
 //   parallel to the flowers, the product is Σ_w w_vw (x_v − x_w). Inexact Newton: CG stops at
 //   relative residual η = min(0.1, max|θ − A|) (superlinear convergence near the solution), at
-//   most cg_max_iterations. Line search on ‖θ − A‖₂ as on the CPU. The dot products are two-pass
-//   block reductions (deterministic). Up to cg_single_block_max unknowns the whole CG solve is one
-//   kernel of one block (the same iteration, its reductions in the block).
+//   most cg_max_iterations. With no radius fixed one vertex is pinned and every residual is
+//   driven to their mean, so the summed rounding of the targets is spread over all vertices
+//   (pack.hpp). Line search on ‖θ − A − ḡ‖₂ as on the CPU. The dot products are two-pass block reductions (deterministic). Up to
+//   cg_single_block_max unknowns the whole CG solve is one kernel of one block (the same
+//   iteration, its reductions in the block). Every copy and kernel runs on one non-blocking
+//   stream.
 // The flowers are stored in CSR arrays on the device (32-bit indices); the convergence check
 // (max |θ − A|, a block reduction then an atomic max on the float bits) runs every `check_every`
 // sweeps, so up to check_every − 1 sweeps more than needed are run. Results are deterministic
