@@ -12,6 +12,7 @@
 
 #include "../sequence.hpp"
 #include "gemflow/semicrf/semicrf_cuda.hpp"
+#include "scan_plan.hpp"
 #include "semicrf_kernels.cuh"
 
 namespace gemflow::semicrf::cuda {
@@ -227,6 +228,101 @@ __global__ void __launch_bounds__(1024) forward_kernel(Params p, bool smem_ring,
   }
 }
 
+// ---- forward for K = 1 by chunks (scan_plan.hpp) ---------------------------------------------
+
+/// e(t, c): the score of the one-sample segment [t − 1, t) of label c without its transition, −∞
+/// where sample t − 1 is impossible for c (then α(t, c) = −∞ as in the sequential kernel).
+__device__ double unit_segment(const Seq& q, int t, int c) {
+  if (q.kmax_end(t, c) < 1) return -INFINITY;
+  return q.H(t, c) + q.G(t - 1, c, 0.0) + q.dur[c];
+}
+
+/// One block per chunk, a warp per start label i (blockDim = 32·C), a lane per label c: row i of
+/// the chunk's transfer matrix, P[i, c] = log Σ over label paths from i at step `first` to c at
+/// step `last` (the log-semiring product of M_t, t = first + 1 .. last), fp64 values with fp32
+/// sums relative to each max. Tr and each warp's row live in shared memory; a warp synchronises
+/// only itself (no block barrier inside the loop).
+__global__ void __launch_bounds__(1024) scan_chunk_kernel(Params p, const detail::ScanChunk* chunks, double* P) {
+  constexpr int kL = static_cast<int>(detail::kScanMaxLabels);
+  __shared__ double tr[kL * kL];
+  __shared__ double row[kL][kL];
+  const detail::ScanChunk ch = chunks[blockIdx.x];
+  const Seq q(p, ch.b);
+  const int C = q.C, i = threadIdx.x / kWarp, c = threadIdx.x % kWarp;
+  const bool on = c < C;
+  for (int n = threadIdx.x; n < C * C; n += blockDim.x) tr[n] = q.tr[n];
+  __syncthreads();
+  // after step first + 1: Tr[i, c] + e(first + 1, c)
+  double v = on ? tr[i * C + c] + unit_segment(q, ch.first + 1, c) : -INFINITY;
+  double e_next = on && ch.first + 2 <= ch.last ? unit_segment(q, ch.first + 2, c) : -INFINITY;
+  for (int t = ch.first + 2; t <= ch.last; ++t) {
+    const double e = e_next;
+    if (on && t < ch.last) e_next = unit_segment(q, t + 1, c);  // loaded while this step runs
+    row[i][c] = v;
+    __syncwarp();
+    double m = -INFINITY;
+    if (on)
+      for (int cp = 0; cp < C; ++cp) m = fmax(m, row[i][cp] + tr[cp * C + c]);
+    float sum = 0.f;
+    if (m != -INFINITY)
+      for (int cp = 0; cp < C; ++cp) {
+        const double x = row[i][cp] + tr[cp * C + c];
+        if (x != -INFINITY) sum += __expf(static_cast<float>(x - m));
+      }
+    __syncwarp();  // every lane has read the row before the next step writes it
+    v = m == -INFINITY || e == -INFINITY ? -INFINITY : e + m + static_cast<double>(logf(sum));
+  }
+  if (on) P[(static_cast<long long>(blockIdx.x) * C + i) * C + c] = v;
+}
+
+/// One warp per sequence, a lane per label: α(1, ·), then α at the end of each chunk in order,
+/// α' (c) = log Σ_i exp(α(i) + P[i, c]) (the next chunk's column is loaded while this one is
+/// applied), then log Z as the sequential kernel computes it.
+__global__ void __launch_bounds__(32) scan_combine_kernel(Params p, const long long* first_chunk, const double* P) {
+  const int b = blockIdx.x, c = threadIdx.x;
+  const Seq q(p, b);
+  const int C = q.C, T = q.T;
+  const bool on = c < C;
+  if (T == 0) {
+    if (c == 0) p.log_z[b] = 0.0;
+    return;
+  }
+  double a = on ? q.G(0, c, q.init[c]) + (q.kmax_end(1, c) < 1 ? -INFINITY : q.H(1, c) + q.dur[c]) : -INFINITY;
+  const long long j0 = first_chunk[b], j1 = first_chunk[b + 1];
+  double col[detail::kScanMaxLabels], nxt[detail::kScanMaxLabels];
+  auto load = [&](long long j, double* dst) {
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i)
+      dst[i] = on && i < C && j < j1 ? P[(j * C + i) * C + c] : -INFINITY;
+  };
+  load(j0, nxt);
+  for (long long j = j0; j < j1; ++j) {
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i) col[i] = nxt[i];
+    load(j + 1, nxt);
+    double m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i)
+      m = fmax(m, __shfl_sync(0xffffffffu, a, i) + col[i]);
+    float sum = 0.f;  // every lane shuffles (full mask); only finite terms add
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i) {
+      const double x = __shfl_sync(0xffffffffu, a, i) + col[i];
+      if (x != -INFINITY) sum += __expf(static_cast<float>(x - m));
+    }
+    a = m == -INFINITY ? -INFINITY : m + static_cast<double>(logf(sum));
+  }
+  // log Z = log Σ_c exp α(T, c), in fp64 and label order as forward_kernel
+  double m = -INFINITY;
+  for (int l = 0; l < C; ++l) m = fmax(m, __shfl_sync(0xffffffffu, a, l));
+  double s = 0;
+  for (int l = 0; l < C; ++l) {
+    const double al = __shfl_sync(0xffffffffu, a, l);
+    if (al != -INFINITY) s += exp(al - m);
+  }
+  if (c == 0) p.log_z[b] = s == 0 ? -INFINITY : m + log(s);
+}
+
 // ---- backward ---------------------------------------------------------------------------------
 
 /// One block per sequence: marginals (difference array, boundaries) and per-sequence gradients.
@@ -391,9 +487,11 @@ __global__ void reduce_kernel(const double* per_seq, int B, int n, double* out) 
 
 // ---- Viterbi ----------------------------------------------------------------------------------
 
-/// Thread 0 of a block: the best final label from α(T, ·), the traceback through the
-/// backpointers, the segments written from the end of the sequence's slots backwards.
-__device__ void traceback(const Params& p, const Seq& q, const double* alpha, const int* bpk, const int* bpc) {
+/// Thread 0 of a block: the best final label from α(T, ·) and the traceback through the packed
+/// backpointers (one dependent load per segment), the segments (start, end, label) written from
+/// the end of the sequence's slots backwards; their scores come after, in parallel
+/// (segment_scores_kernel), off this serial chain.
+__device__ void traceback(const Params& p, const Seq& q, const double* alpha, const unsigned* bp) {
   const int b = q.b, C = q.C, T = q.T;
   int c = 0;
   for (int l = 1; l < C; ++l)
@@ -403,26 +501,41 @@ __device__ void traceback(const Params& p, const Seq& q, const double* alpha, co
     p.seg_count[b] = 0;
     return;
   }
-  // traceback, segments written from the end of the sequence's slots backwards
   int t = T, n = 0;
   int* seg = p.seg + q.off * 3;
-  double* sc = p.seg_score + q.off;
   while (t > 0) {
-    const int k = bpk[t * C + c], s = t - k;
-    const int cp = s == 0 ? 0 : bpc[s * C + c];
-    const double trans = s == 0 ? p.init[c] : p.tr[cp * C + c];
-    const double psi = q.H(t, c) - q.S(s, c) - q.r * q.nu[c] * s + q.Ps(s, c) + p.dur[(k - 1) * C + c];
-    const int slot = T - 1 - n;
+    const unsigned w = bp[static_cast<long long>(t) * C + c];
+    const int s = t - detail::bp_k(w), slot = T - 1 - n;
     seg[slot * 3] = s, seg[slot * 3 + 1] = t, seg[slot * 3 + 2] = c;
-    sc[slot] = psi + trans;
     ++n;
     t = s;
-    c = cp;
+    c = detail::bp_prev(w);
   }
   p.seg_count[b] = n;
 }
 
-/// One block per sequence: max-sum forward with backpointers, traceback by thread 0.
+/// One block per sequence, threads over its segments: the score of each segment, ψ plus the
+/// transition from the segment before it (the initial score for the first).
+__global__ void segment_scores_kernel(Params p) {
+  const int b = blockIdx.x;
+  const Seq q(p, b);
+  const int C = q.C, T = q.T, n = T > 0 ? p.seg_count[b] : 0;
+  const int* seg = p.seg + q.off * 3;
+  double* sc = p.seg_score + q.off;
+  for (int slot = T - n + static_cast<int>(threadIdx.x); slot < T; slot += blockDim.x) {
+    const int s = seg[slot * 3], t = seg[slot * 3 + 1], c = seg[slot * 3 + 2], k = t - s;
+    const double trans = s == 0 ? p.init[c] : p.tr[seg[(slot - 1) * 3 + 2] * C + c];
+    const double psi = q.H(t, c) - q.S(s, c) - q.r * q.nu[c] * s + q.Ps(s, c) + p.dur[(k - 1) * C + c];
+    sc[slot] = psi + trans;
+  }
+}
+
+__device__ int* bring_of(const Params& p, int b, bool smem, double* smem_end) {
+  return smem ? reinterpret_cast<int*>(smem_end) : p.bring + static_cast<long long>(b) * p.K * p.C;
+}
+
+/// One block per sequence: max-sum forward with backpointers, traceback by thread 0. With
+/// `smem_ring` both rings (G and the previous labels) live in shared memory, else in global memory.
 template <bool kLanes>
 __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring) {
   extern __shared__ double smem[];
@@ -430,10 +543,10 @@ __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring)
   const Seq q(p, b);
   const Shared sh = Shared::carve(smem, p.C, p.K, smem_ring, false);
   double* ring = ring_of(sh, p, b);
+  int* bring = bring_of(p, b, smem_ring, smem + Shared::bytes(p.C, p.K, true, false) / sizeof(double));
   const int C = q.C, K = q.K, T = q.T;
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, nw = blockDim.x / kWarp;
-  int* bpk = p.bpk + q.sr * C;
-  int* bpc = p.bpc + q.sr * C;
+  unsigned* bp = p.bp + q.sr * C;
   if (T == 0) {
     if (threadIdx.x == 0) p.vscore[b] = 0.0, p.seg_count[b] = 0;
     return;
@@ -449,7 +562,9 @@ __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring)
     };
     auto set_alpha = [&](int c, const ArgMax& am) {
       sh.alpha[c] = am.v == -INFINITY ? -INFINITY : q.H(t, c) + am.v;
-      bpk[t * C + c] = am.v == -INFINITY ? 0 : am.i;
+      const int s = t - am.i;
+      bp[static_cast<long long>(t) * C + c] =
+          am.v == -INFINITY ? 0u : detail::pack_bp(am.i, s == 0 ? 0 : bring[(s % K) * C + c]);
     };
     if constexpr (kLanes) {
       for (int c = warp; c < C; c += nw) {
@@ -469,7 +584,7 @@ __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring)
     };
     auto set_in = [&](int c, const ArgMax& am) {
       ring[(t % K) * C + c] = am.v == -INFINITY ? -INFINITY : q.G(t, c, am.v);
-      bpc[t * C + c] = am.v == -INFINITY ? 0 : am.i;
+      bring[(t % K) * C + c] = am.v == -INFINITY ? 0 : am.i;
     };
     if constexpr (kLanes) {
       for (int c = warp; c < C; c += nw) {
@@ -482,7 +597,7 @@ __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring)
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) traceback(p, q, sh.alpha, bpk, bpc);
+  if (threadIdx.x == 0) traceback(p, q, sh.alpha, bp);
 }
 
 /// Durations a lane keeps in registers in viterbi_warp_kernel: K ≤ 32·kDurRegs.
@@ -499,10 +614,10 @@ __global__ void __launch_bounds__(1024) viterbi_warp_kernel(Params p, bool smem_
   const Seq q(p, b);
   const Shared sh = Shared::carve(smem, p.C, p.K, smem_ring, false);
   double* ring = ring_of(sh, p, b);
+  int* bring = bring_of(p, b, smem_ring, smem + Shared::bytes(p.C, p.K, true, false) / sizeof(double));
   const int C = q.C, K = q.K, T = q.T;
   const int c = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  int* bpk = p.bpk + q.sr * C;
-  int* bpc = p.bpc + q.sr * C;
+  unsigned* bp = p.bp + q.sr * C;
   if (T == 0) {
     if (threadIdx.x == 0) p.vscore[b] = 0.0, p.seg_count[b] = 0;
     return;
@@ -543,7 +658,9 @@ __global__ void __launch_bounds__(1024) viterbi_warp_kernel(Params p, bool smem_
     am.warp_reduce();
     if (lane == 0) {
       sh.alpha[c] = am.v == -INFINITY ? -INFINITY : s_cur + rnu * t + pe_cur + am.v;
-      bpk[static_cast<long long>(t) * C + c] = am.v == -INFINITY ? 0 : am.i;
+      const int s = t - am.i, sslot = pos - am.i < 0 ? pos - am.i + K : pos - am.i;
+      bp[static_cast<long long>(t) * C + c] =
+          am.v == -INFINITY ? 0u : detail::pack_bp(am.i, s == 0 ? 0 : bring[sslot * C + c]);
     }
     __syncthreads();
     if (t == T) break;
@@ -553,13 +670,13 @@ __global__ void __launch_bounds__(1024) viterbi_warp_kernel(Params p, bool smem_
     ai.warp_reduce();
     if (lane == 0) {
       ring[pos * C + c] = ai.v == -INFINITY ? -INFINITY : ai.v - s_cur - rnu * t + ps_cur;
-      bpc[static_cast<long long>(t) * C + c] = ai.v == -INFINITY ? 0 : ai.i;
+      bring[pos * C + c] = ai.v == -INFINITY ? 0 : ai.i;
     }
     __syncthreads();
     s_cur = s_nx, l_cur = l_nx, pe_cur = pe_nx, ps_cur = ps_nx;
     pos = pos + 1 == K ? 0 : pos + 1;
   }
-  if (threadIdx.x == 0) traceback(p, q, sh.alpha, bpk, bpc);
+  if (threadIdx.x == 0) traceback(p, q, sh.alpha, bp);
 }
 
 template <class T>
@@ -596,7 +713,10 @@ struct Session::Impl {
   std::vector<long long> offsets, cp_offsets;
   std::size_t rows = 0, srows = 0, checkpoints = 0;
   int B = 0, C = 0, K = 0, delta = 1, threads = 32;
-  bool lanes = false, smem_ring = false, smem_ering = false;
+  bool lanes = false, smem_ring = false, smem_ering = false, smem_vring = false;
+  std::size_t scan_length = 0;  ///< K = 1 chunked forward: chunk length (0: sequential kernel)
+  std::vector<detail::ScanChunk> chunks;
+  std::vector<long long> first_chunk;
   std::size_t bytes = 0;
   // inputs and prefix sums
   gemflow::cuda::DeviceBuffer<long long> d_offset, d_cp_offset;
@@ -606,7 +726,12 @@ struct Session::Impl {
   gemflow::cuda::DeviceBuffer<double> d_cp, d_ring, d_ering, d_gbuf, d_abuf, d_diff, d_bound, d_gd, d_gt, d_gi;
   gemflow::cuda::DeviceBuffer<double> d_q, d_grad, d_rgd, d_rgt, d_rgi;
   // Viterbi
-  gemflow::cuda::DeviceBuffer<int> d_bpk, d_bpc, d_seg_count, d_seg;
+  gemflow::cuda::DeviceBuffer<unsigned> d_bp;
+  // K = 1 chunked forward
+  gemflow::cuda::DeviceBuffer<detail::ScanChunk> d_chunks;
+  gemflow::cuda::DeviceBuffer<long long> d_first_chunk;
+  gemflow::cuda::DeviceBuffer<double> d_P;
+  gemflow::cuda::DeviceBuffer<int> d_bring, d_seg_count, d_seg;
   gemflow::cuda::DeviceBuffer<double> d_vscore, d_seg_score;
   bool have_posteriors = false, have_paths = false, have_forward = false;
 
@@ -625,7 +750,7 @@ struct Session::Impl {
     p.checkpoints = d_cp.data();
     p.ring = d_ring.data(), p.ering = d_ering.data(), p.gbuf = d_gbuf.data(), p.abuf = d_abuf.data();
     p.diff = d_diff.data(), p.boundaries = d_bound.data(), p.gd = d_gd.data(), p.gt = d_gt.data(), p.gi = d_gi.data();
-    p.bpk = d_bpk.data(), p.bpc = d_bpc.data(), p.vscore = d_vscore.data(), p.seg_count = d_seg_count.data();
+    p.bp = d_bp.data(), p.bring = d_bring.data(), p.vscore = d_vscore.data(), p.seg_count = d_seg_count.data();
     p.seg = d_seg.data(), p.seg_score = d_seg_score.data();
     return p;
   }
@@ -678,8 +803,9 @@ Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream
   s.C = static_cast<int>(m.labels);
   s.K = static_cast<int>(m.max_duration);
   // three label rows of fp64 live in shared memory (48 KiB of them at most)
-  GF_EXPECTS(m.labels <= 2048 && m.max_duration < (1u << 24),
-             "the GPU path takes at most 2048 labels and K < 2²⁴ (C = " + std::to_string(m.labels) +
+  // (a backpointer packs k < 2²¹ and the previous label < 2¹¹ into one word: detail::pack_bp)
+  GF_EXPECTS(m.labels <= 2048 && m.max_duration < (1u << detail::kBpBits),
+             "the GPU path takes at most 2048 labels and K < 2²¹ (C = " + std::to_string(m.labels) +
                  ", K = " + std::to_string(m.max_duration) + ")");
   std::size_t maxT = 0;
   s.offsets.assign(s.B + 1, 0);
@@ -703,6 +829,14 @@ Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream
   s.threads = s.lanes ? std::min(32 * s.C, 1024) : std::min(((s.C + 31) / 32) * 32, 1024);
   s.smem_ring = Shared::bytes(s.C, s.K, true, false) <= kRingSmemLimit;
   s.smem_ering = Shared::bytes(s.C, s.K, s.smem_ring, true) <= kRingSmemLimit;
+  s.smem_vring = Shared::bytes(s.C, s.K, true, false) + sizeof(int) * s.K * s.C <= kRingSmemLimit;
+  {
+    int device = 0, sms = 0;
+    GF_CUDA_TRY(cudaGetDevice(&device));
+    GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    s.scan_length = detail::scan_chunk_length(x.lengths, m.max_duration, m.labels, sms);
+    if (s.scan_length) s.chunks = detail::scan_chunks(x.lengths, s.scan_length, s.first_chunk);
+  }
   const std::size_t C = m.labels, K = m.max_duration, B = x.lengths.size();
   const std::size_t in_bytes =
       sizeof(double) * (s.rows * C * (1 + (x.start_scores ? 1 : 0) + (x.end_scores ? 1 : 0)) + C * C + K * C + C) +
@@ -734,6 +868,27 @@ void Session::forward() {
   auto& s = *impl_;
   if (s.B == 0) return;
   const std::size_t C = s.C, K = s.K;
+  if (s.scan_length) {
+    // K = 1 and a batch smaller than the SM count: chunk transfer matrices in parallel, then
+    // their ordered product per sequence (scan_plan.hpp)
+    const std::size_t n = s.chunks.size();
+    if (!s.d_first_chunk.size()) {
+      s.require(sizeof(detail::ScanChunk) * n + sizeof(long long) * (s.B + 1) + sizeof(double) * n * C * C,
+                "the chunked forward pass");
+      s.d_chunks = upload(s.chunks.data(), n, s.stream);
+      s.d_first_chunk = upload(s.first_chunk.data(), s.first_chunk.size(), s.stream);
+      s.d_P = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * C * C, 1), s.stream);
+    }
+    if (n) {
+      scan_chunk_kernel<<<static_cast<unsigned>(n), kWarp * s.C, 0, s.stream>>>(s.params(), s.d_chunks.data(),
+                                                                                s.d_P.data());
+      GF_CUDA_CHECK_LAUNCH("scan_chunk_kernel");
+    }
+    scan_combine_kernel<<<s.B, kWarp, 0, s.stream>>>(s.params(), s.d_first_chunk.data(), s.d_P.data());
+    GF_CUDA_CHECK_LAUNCH("scan_combine_kernel");
+    s.have_forward = true;
+    return;
+  }
   if (!s.d_ring.size() && !s.smem_ring) {
     s.require(sizeof(double) * s.B * K * C, "the rings");
     s.d_ring = gemflow::cuda::DeviceBuffer<double>(s.B * K * C, s.stream);
@@ -815,30 +970,34 @@ void Session::viterbi() {
   auto& s = *impl_;
   if (s.B == 0) return;
   const std::size_t C = s.C, K = s.K, B = s.B;
-  if (!s.d_bpk.size()) {
-    s.require(sizeof(int) * (2 * s.srows * C + B + 3 * s.rows) + sizeof(double) * (B + s.rows) +
-                  (s.smem_ring || s.d_ring.size() ? 0 : sizeof(double) * B * K * C),
+  if (!s.d_bp.size()) {
+    s.require(sizeof(int) * (s.srows * C + B + 3 * s.rows + (s.smem_vring ? 0 : B * K * C)) +
+                  sizeof(double) * (B + s.rows) + (s.smem_vring || s.d_ring.size() ? 0 : sizeof(double) * B * K * C),
               "Viterbi's backpointers");
-    s.d_bpk = gemflow::cuda::DeviceBuffer<int>(s.srows * C, s.stream);
-    s.d_bpc = gemflow::cuda::DeviceBuffer<int>(s.srows * C, s.stream);
+    s.d_bp = gemflow::cuda::DeviceBuffer<unsigned>(s.srows * C, s.stream);
+    if (!s.smem_vring) s.d_bring = gemflow::cuda::DeviceBuffer<int>(B * K * C, s.stream);
     s.d_seg_count = gemflow::cuda::DeviceBuffer<int>(B, s.stream);
     s.d_seg = gemflow::cuda::DeviceBuffer<int>(std::max<std::size_t>(3 * s.rows, 1), s.stream);
     s.d_vscore = gemflow::cuda::DeviceBuffer<double>(B, s.stream);
     s.d_seg_score = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(s.rows, 1), s.stream);
-    if (!s.smem_ring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
+    if (!s.smem_vring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
   }
-  const std::size_t smem = Shared::bytes(s.C, s.K, s.smem_ring, false);
+  // both rings (G, fp64, and the previous labels, int) in shared memory, or both in global memory
+  const std::size_t smem =
+      s.smem_vring ? Shared::bytes(s.C, s.K, true, false) + sizeof(int) * K * C : Shared::bytes(s.C, s.K, false, false);
   if (s.lanes && s.C <= kWarp && s.K <= kWarp * kDurRegs) {
     s.launch_setup(viterbi_warp_kernel, smem);
-    viterbi_warp_kernel<<<s.B, kWarp * s.C, smem, s.stream>>>(s.params(), s.smem_ring);
+    viterbi_warp_kernel<<<s.B, kWarp * s.C, smem, s.stream>>>(s.params(), s.smem_vring);
   } else if (s.lanes) {
     s.launch_setup(viterbi_kernel<true>, smem);
-    viterbi_kernel<true><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring);
+    viterbi_kernel<true><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_vring);
   } else {
     s.launch_setup(viterbi_kernel<false>, smem);
-    viterbi_kernel<false><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring);
+    viterbi_kernel<false><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_vring);
   }
   GF_CUDA_CHECK_LAUNCH("viterbi_kernel");
+  segment_scores_kernel<<<s.B, 256, 0, s.stream>>>(s.params());
+  GF_CUDA_CHECK_LAUNCH("segment_scores_kernel");
   s.have_paths = true;
 }
 
