@@ -239,6 +239,29 @@ TEST(GpuSemiCrf, ChunkedForwardOfOneLongSequence) {
   expect_viterbi_matches(c, {});
 }
 
+TEST(GpuSemiCrf, WarpForwardAgreesWithTheCheckpointedForward) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  // log_partition runs the warp-per-label forward for C ≤ 32, K ≤ 256 in the lanes mode; the
+  // forward-backward pass runs forward_kernel with checkpoints. Same terms in the same order: equal
+  // to rounding (1e-12 relative), and both within 1e-5 of the fp64 reference. Edges of the warp
+  // kernel and the first shapes past them, with boundary scores, impossible samples, reconstruct.
+  for (auto [C, K] : {std::pair<std::size_t, std::size_t>{24, 100}, {32, 256}, {32, 257}, {33, 40}, {5, 9}, {16, 2}}) {
+    SCOPED_TRACE("C = " + std::to_string(C) + ", K = " + std::to_string(K));
+    auto c = random_case({400, 1, 0, 77, 1200}, C, K, 70 + K + C, 1.5, true);
+    for (std::size_t i = 11; i < c.f.size(); i += 97) c.f[i] = kNegInf;
+    sc::Options o;
+    o.centring = sc::Centring::reconstruct;
+    const auto cpu = sc::log_partition(c.model, c.batch, o);
+    const auto fwd = sc::cuda::log_partition(c.model, c.batch, o, nullptr);
+    const auto fb = sc::cuda::posteriors(c.model, c.batch, o, nullptr).log_z;
+    for (std::size_t b = 0; b < cpu.size(); ++b) {
+      const double tol = std::max(1.0, std::abs(cpu[b]));
+      EXPECT_NEAR(fwd[b], fb[b], 1e-12 * tol) << "sequence " << b;
+      EXPECT_NEAR(fwd[b], cpu[b], 1e-5 * tol) << "sequence " << b;
+    }
+  }
+}
+
 TEST(GpuSemiCrf, RefusesDurationsBeyondThePackedBackpointer) {
   // a backpointer packs k < 2²¹ with the previous label: K = 2²¹ is refused before any device work
   auto c = random_case({10}, 1, 1, 62);

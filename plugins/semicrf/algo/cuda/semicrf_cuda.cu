@@ -600,26 +600,33 @@ __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring)
   if (threadIdx.x == 0) traceback(p, q, sh.alpha, bp);
 }
 
-/// Durations a lane keeps in registers in viterbi_warp_kernel: K ≤ 32·kDurRegs.
+/// Durations a lane keeps in registers in warp_kernel: K ≤ 32·kDurRegs.
 constexpr int kDurRegs = 8;
 
-/// Viterbi for C ≤ 32 labels and K ≤ 32·kDurRegs (the lanes dispatch): one warp per label for the whole sequence
-/// (threads = 32·C), so that each lane keeps its durations' biases B[k, c] (k = lane + 1 + 32j)
-/// and its transition Tr[lane, c] in registers, and the per-step inputs that do not depend on the
-/// recurrence (S, L, Ps, Pe of step t + 1) are loaded during step t. The same maxima, ties and
-/// backpointers as viterbi_kernel<true>; only the latency of each step's global loads is hidden.
-__global__ void __launch_bounds__(1024) viterbi_warp_kernel(Params p, bool smem_ring) {
+/// Viterbi (kViterbi) or the forward pass (log Z, no checkpoints) for C ≤ 32 labels and
+/// K ≤ 32·kDurRegs (the lanes dispatch): one warp per label for the whole sequence (threads =
+/// 32·C), so that each lane keeps its durations' biases B[k, c] (k = lane + 1 + 32j) and its
+/// transition Tr[lane, c] in registers, and the per-step inputs that do not depend on the
+/// recurrence (S, L, Ps, Pe of step t + 1) are loaded during step t. The same terms, in the same
+/// order, as viterbi_kernel<true> and forward_kernel<true> (the same maxima, ties, backpointers
+/// and sums); only the latency of each step's global loads is hidden.
+template <bool kViterbi>
+__global__ void __launch_bounds__(1024) warp_kernel(Params p, bool smem_ring) {
   extern __shared__ double smem[];
   const int b = blockIdx.x;
   const Seq q(p, b);
   const Shared sh = Shared::carve(smem, p.C, p.K, smem_ring, false);
   double* ring = ring_of(sh, p, b);
-  int* bring = bring_of(p, b, smem_ring, smem + Shared::bytes(p.C, p.K, true, false) / sizeof(double));
+  int* bring =
+      kViterbi ? bring_of(p, b, smem_ring, smem + Shared::bytes(p.C, p.K, true, false) / sizeof(double)) : nullptr;
   const int C = q.C, K = q.K, T = q.T;
   const int c = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  unsigned* bp = p.bp + q.sr * C;
+  unsigned* bp = kViterbi ? p.bp + q.sr * C : nullptr;
   if (T == 0) {
-    if (threadIdx.x == 0) p.vscore[b] = 0.0, p.seg_count[b] = 0;
+    if (threadIdx.x == 0) {
+      if constexpr (kViterbi) p.vscore[b] = 0.0, p.seg_count[b] = 0;
+      else p.log_z[b] = 0.0;
+    }
     return;
   }
   double dur[kDurRegs];
@@ -644,39 +651,77 @@ __global__ void __launch_bounds__(1024) viterbi_warp_kernel(Params p, bool smem_
     double s_nx = 0, pe_nx = 0, ps_nx = 0;
     int l_nx = 0;
     if (t < T) s_nx = S_at(t + 1), l_nx = L_at(t + 1), pe_nx = pe_at(t + 1), ps_nx = ps_at(t + 1);
-    // α(t, c) = H(t, c) + max_k (G(t − k, c) + B[k, c])
+    // α(t, c) = H(t, c) + max_k or log Σ_k exp (G(t − k, c) + B[k, c])
     const int kmax = min(K, t - l_cur);
-    ArgMax am;
+    if constexpr (kViterbi) {
+      ArgMax am;
 #pragma unroll
-    for (int j = 0; j < kDurRegs; ++j) {
-      const int k = lane + 1 + kWarp * j;
-      if (k <= kmax) {
-        const int slot = pos - k < 0 ? pos - k + K : pos - k;
-        am.add(ring[slot * C + c] + dur[j], k);
+      for (int j = 0; j < kDurRegs; ++j) {
+        const int k = lane + 1 + kWarp * j;
+        if (k <= kmax) {
+          const int slot = pos - k < 0 ? pos - k + K : pos - k;
+          am.add(ring[slot * C + c] + dur[j], k);
+        }
       }
-    }
-    am.warp_reduce();
-    if (lane == 0) {
-      sh.alpha[c] = am.v == -INFINITY ? -INFINITY : s_cur + rnu * t + pe_cur + am.v;
-      const int s = t - am.i, sslot = pos - am.i < 0 ? pos - am.i + K : pos - am.i;
-      bp[static_cast<long long>(t) * C + c] =
-          am.v == -INFINITY ? 0u : detail::pack_bp(am.i, s == 0 ? 0 : bring[sslot * C + c]);
+      am.warp_reduce();
+      if (lane == 0) {
+        sh.alpha[c] = am.v == -INFINITY ? -INFINITY : s_cur + rnu * t + pe_cur + am.v;
+        const int s = t - am.i, sslot = pos - am.i < 0 ? pos - am.i + K : pos - am.i;
+        bp[static_cast<long long>(t) * C + c] =
+            am.v == -INFINITY ? 0u : detail::pack_bp(am.i, s == 0 ? 0 : bring[sslot * C + c]);
+      }
+    } else {
+      LogSum acc;
+#pragma unroll
+      for (int j = 0; j < kDurRegs; ++j) {
+        const int k = lane + 1 + kWarp * j;
+        if (k <= kmax) {
+          const int slot = pos - k < 0 ? pos - k + K : pos - k;
+          acc.add(ring[slot * C + c] + dur[j]);
+        }
+      }
+      acc.warp_reduce();
+      if (lane == 0) {
+        const double v = acc.value();
+        sh.alpha[c] = v == -INFINITY ? -INFINITY : s_cur + rnu * t + pe_cur + v;
+      }
     }
     __syncthreads();
     if (t == T) break;
-    // in(t, c) = max_c' (α(t, c') + Tr[c', c]); G(t, c) = in − S(t, c) − rν_c t + Ps(t, c)
-    ArgMax ai;
-    if (lane < C) ai.add(sh.alpha[lane] + tr, lane);
-    ai.warp_reduce();
-    if (lane == 0) {
-      ring[pos * C + c] = ai.v == -INFINITY ? -INFINITY : ai.v - s_cur - rnu * t + ps_cur;
-      bring[pos * C + c] = ai.v == -INFINITY ? 0 : ai.i;
+    // in(t, c) = max_c' or log Σ_c' exp (α(t, c') + Tr[c', c]); G(t, c) = in − S(t, c) − rν_c t + Ps(t, c)
+    if constexpr (kViterbi) {
+      ArgMax ai;
+      if (lane < C) ai.add(sh.alpha[lane] + tr, lane);
+      ai.warp_reduce();
+      if (lane == 0) {
+        ring[pos * C + c] = ai.v == -INFINITY ? -INFINITY : ai.v - s_cur - rnu * t + ps_cur;
+        bring[pos * C + c] = ai.v == -INFINITY ? 0 : ai.i;
+      }
+    } else {
+      LogSum acc;
+      if (lane < C) acc.add(sh.alpha[lane] + tr);
+      acc.warp_reduce();
+      if (lane == 0) {
+        const double in = acc.value();
+        ring[pos * C + c] = in == -INFINITY ? -INFINITY : in - s_cur - rnu * t + ps_cur;
+      }
     }
     __syncthreads();
     s_cur = s_nx, l_cur = l_nx, pe_cur = pe_nx, ps_cur = ps_nx;
     pos = pos + 1 == K ? 0 : pos + 1;
   }
-  if (threadIdx.x == 0) traceback(p, q, sh.alpha, bp);
+  if (threadIdx.x == 0) {
+    if constexpr (kViterbi) {
+      traceback(p, q, sh.alpha, bp);
+    } else {  // log Z as forward_kernel computes it
+      double m = -INFINITY;
+      for (int l = 0; l < C; ++l) m = fmax(m, sh.alpha[l]);
+      double z = 0;
+      for (int l = 0; l < C; ++l)
+        if (sh.alpha[l] != -INFINITY) z += exp(sh.alpha[l] - m);
+      p.log_z[b] = z == 0 ? -INFINITY : m + log(z);
+    }
+  }
 }
 
 template <class T>
@@ -894,7 +939,10 @@ void Session::forward() {
     s.d_ring = gemflow::cuda::DeviceBuffer<double>(s.B * K * C, s.stream);
   }
   const std::size_t smem = Shared::bytes(s.C, s.K, s.smem_ring, false);
-  if (s.lanes) {
+  if (s.lanes && s.C <= kWarp && s.K <= kWarp * kDurRegs) {
+    s.launch_setup(warp_kernel<false>, smem);
+    warp_kernel<false><<<s.B, kWarp * s.C, smem, s.stream>>>(s.params(), s.smem_ring);
+  } else if (s.lanes) {
     s.launch_setup(forward_kernel<true>, smem);
     forward_kernel<true><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring, false);
   } else {
@@ -986,8 +1034,8 @@ void Session::viterbi() {
   const std::size_t smem =
       s.smem_vring ? Shared::bytes(s.C, s.K, true, false) + sizeof(int) * K * C : Shared::bytes(s.C, s.K, false, false);
   if (s.lanes && s.C <= kWarp && s.K <= kWarp * kDurRegs) {
-    s.launch_setup(viterbi_warp_kernel, smem);
-    viterbi_warp_kernel<<<s.B, kWarp * s.C, smem, s.stream>>>(s.params(), s.smem_vring);
+    s.launch_setup(warp_kernel<true>, smem);
+    warp_kernel<true><<<s.B, kWarp * s.C, smem, s.stream>>>(s.params(), s.smem_vring);
   } else if (s.lanes) {
     s.launch_setup(viterbi_kernel<true>, smem);
     viterbi_kernel<true><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_vring);
