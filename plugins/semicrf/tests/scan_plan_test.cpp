@@ -1,11 +1,14 @@
-// The host plan of the GPU's chunked K = 1 forward pass (algo/cuda/scan_plan.hpp), and its algebra
-// checked on the CPU: log Z from chunk transfer matrices applied in order equals the fp64
-// reference's log Z for K = 1 (boundary scores, impossible samples, sequences of 0..2 samples).
+// The host plan of the GPU's chunked K = 1 passes (algo/cuda/scan_plan.hpp), and their algebra
+// checked on the CPU in fp64, chunk by chunk as the kernels go: log Z from the chunk transfer
+// matrices applied in order, and from β at the chunks' ends each chunk's label marginals,
+// boundary posteriors and gradient sums, against the reference for K = 1 (boundary scores,
+// impossible samples and transitions, sequences of 0..2 samples).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "../algo/cuda/scan_plan.hpp"
@@ -27,45 +30,110 @@ double lse(const std::vector<double>& v) {
   return m + std::log(s);
 }
 
-/// log Z of sequence b (K = 1, no centring) the way the GPU's chunk kernels compute it, in fp64:
-/// α(1, ·), then for each chunk of the plan its transfer matrix (the log-semiring product of
-/// M_t[c', c] = Tr[c', c] + e(t, c)), applied to α in chunk order.
-double chunked_log_z(const sc::Model& m, const sc::Batch& x, std::size_t b, std::size_t offset,
-                     const std::vector<plan::ScanChunk>& chunks, const std::vector<long long>& first) {
+/// What the chunked kernels compute for sequence b (K = 1, no centring), in fp64: α(1, ·); per
+/// chunk its transfer matrix (scan_chunk_kernel) and α at its start (scan_combine_kernel); β at
+/// each chunk's end and position 0 (scan_beta_kernel); per chunk the label marginals, boundary
+/// posteriors and gradient sums of its steps from α and β (scan_marginals_kernel), added in chunk
+/// order (scan_gradients_kernel).
+struct Chunked {
+  double log_z = 0;
+  std::vector<double> q, boundaries;  ///< T × C, T
+  std::vector<double> gt, gd, gi;     ///< C × C, C, C
+};
+
+Chunked chunked(const sc::Model& m, const sc::Batch& x, std::size_t b, std::size_t offset,
+                const std::vector<plan::ScanChunk>& chunks, const std::vector<long long>& first) {
   const std::size_t C = m.labels, T = x.lengths[b];
-  if (T == 0) return 0.0;
+  Chunked out;
+  out.q.assign(T * C, 0.0);
+  out.boundaries.assign(T, 0.0);
+  out.gt.assign(C * C, 0.0);
+  out.gd.assign(C, 0.0);
+  out.gi.assign(C, 0.0);
+  if (T == 0) return out;
   auto e = [&](std::size_t t, std::size_t c) {  // segment [t − 1, t) of label c, no transition
     const std::size_t r = (offset + t - 1) * C + c;
     const double f = x.emissions[r];
     if (f == kNegInf) return kNegInf;
     return f + m.duration_bias[c] + (x.start_scores ? x.start_scores[r] : 0.0) + (x.end_scores ? x.end_scores[r] : 0.0);
   };
-  std::vector<double> a(C);
-  for (std::size_t c = 0; c < C; ++c) a[c] = (m.initial.empty() ? 0.0 : m.initial[c]) + e(1, c);
-  for (long long j = first[b]; j < first[b + 1]; ++j) {
+  auto step = [&](const std::vector<double>& a, std::size_t t) {  // α(t, ·) from α(t − 1, ·)
+    std::vector<double> next(C), terms(C);
+    for (std::size_t c = 0; c < C; ++c) {
+      for (std::size_t cp = 0; cp < C; ++cp) terms[cp] = a[cp] + m.transitions[cp * C + c];
+      next[c] = e(t, c) + lse(terms);
+    }
+    return next;
+  };
+  const long long j0 = first[b], j1 = first[b + 1];
+  std::vector<std::vector<double>> P(j1 - j0), A(j1 - j0), Bend(j1 - j0);
+  for (long long j = j0; j < j1; ++j) {
     const auto& ch = chunks[j];
-    std::vector<double> P(C * C);
+    P[j - j0].resize(C * C);
     for (std::size_t i = 0; i < C; ++i) {
       std::vector<double> v(C);
       for (std::size_t c = 0; c < C; ++c) v[c] = m.transitions[i * C + c] + e(ch.first + 1, c);
-      for (int t = ch.first + 2; t <= ch.last; ++t) {
-        std::vector<double> w(C), terms(C);
-        for (std::size_t c = 0; c < C; ++c) {
-          for (std::size_t cp = 0; cp < C; ++cp) terms[cp] = v[cp] + m.transitions[cp * C + c];
-          w[c] = e(t, c) + lse(terms);
-        }
-        v = w;
-      }
-      for (std::size_t c = 0; c < C; ++c) P[i * C + c] = v[c];
+      for (int t = ch.first + 2; t <= ch.last; ++t) v = step(v, t);
+      for (std::size_t c = 0; c < C; ++c) P[j - j0][i * C + c] = v[c];
     }
-    std::vector<double> next(C), terms(C);
+  }
+  std::vector<double> a1(C);
+  for (std::size_t c = 0; c < C; ++c) a1[c] = (m.initial.empty() ? 0.0 : m.initial[c]) + e(1, c);
+  std::vector<double> a = a1, terms(C);
+  for (long long j = j0; j < j1; ++j) {
+    A[j - j0] = a;
+    std::vector<double> next(C);
     for (std::size_t c = 0; c < C; ++c) {
-      for (std::size_t i = 0; i < C; ++i) terms[i] = a[i] + P[i * C + c];
+      for (std::size_t i = 0; i < C; ++i) terms[i] = a[i] + P[j - j0][i * C + c];
       next[c] = lse(terms);
     }
     a = next;
   }
-  return lse(a);
+  out.log_z = lse(a);
+  const double z = out.log_z;
+  if (z == kNegInf) return out;
+  std::vector<double> beta(C, 0.0);
+  for (long long j = j1 - 1; j >= j0; --j) {
+    Bend[j - j0] = beta;
+    std::vector<double> prev(C);
+    for (std::size_t i = 0; i < C; ++i) {
+      for (std::size_t c = 0; c < C; ++c) terms[c] = P[j - j0][i * C + c] + beta[c];
+      prev[i] = lse(terms);
+    }
+    beta = prev;
+  }
+  auto prob = [&](double v) { return v == kNegInf ? 0.0 : std::exp(v - z); };
+  for (std::size_t c = 0; c < C; ++c) {  // position 0
+    out.gi[c] = out.gd[c] = out.q[c] = prob(a1[c] + beta[c]);
+    out.boundaries[0] += out.q[c];
+  }
+  for (long long j = j0; j < j1; ++j) {
+    const auto& ch = chunks[j];
+    std::vector<std::vector<double>> al{A[j - j0]};
+    for (int t = ch.first + 1; t <= ch.last; ++t) al.push_back(step(al.back(), t));
+    std::vector<double> bt = Bend[j - j0], gt(C * C, 0.0), gd(C, 0.0);
+    for (int t = ch.last; t > ch.first; --t) {
+      const std::size_t r = t - ch.first;
+      std::vector<double> prev(C);
+      for (std::size_t cp = 0; cp < C; ++cp) {
+        for (std::size_t c = 0; c < C; ++c) {
+          terms[c] = m.transitions[cp * C + c] + e(t, c) + bt[c];
+          gt[cp * C + c] += prob(al[r - 1][cp] + terms[c]);
+        }
+        prev[cp] = lse(terms);
+      }
+      for (std::size_t c = 0; c < C; ++c) {
+        const double qv = prob(al[r][c] + bt[c]);
+        out.q[(t - 1) * C + c] = qv;
+        out.boundaries[t - 1] += qv;
+        gd[c] += qv;
+      }
+      bt = prev;
+    }
+    for (std::size_t i = 0; i < C * C; ++i) out.gt[i] += gt[i];
+    for (std::size_t c = 0; c < C; ++c) out.gd[c] += gd[c];
+  }
+  return out;
 }
 
 }  // namespace
@@ -108,7 +176,7 @@ TEST(ScanPlan, ChunksCoverEveryStepOnceInOrder) {
   EXPECT_EQ(first[5] - first[4], 2);  // T = 34: steps 2..33, 34
 }
 
-TEST(ScanPlan, ChunkedLogZEqualsTheReferenceForKOne) {
+TEST(ScanPlan, ChunkedPassesEqualTheReferenceForKOne) {
   std::mt19937_64 g(5);
   std::normal_distribution<double> n(0.0, 1.0);
   const std::size_t C = 4;
@@ -131,15 +199,28 @@ TEST(ScanPlan, ChunkedLogZEqualsTheReferenceForKOne) {
   x.start_scores = ps.data();
   x.end_scores = pe.data();
   x.lengths = lengths;
-  const auto ref = sc::log_partition(m, x);
+  const auto ref = sc::posteriors(m, x);
   for (std::size_t L : {1, 3, 32}) {
+    SCOPED_TRACE("chunks of " + std::to_string(L));
     std::vector<long long> first;
     const auto chunks = plan::scan_chunks(lengths, L, first);
+    std::vector<double> gt(C * C, 0.0), gd(C, 0.0), gi(C, 0.0);
     std::size_t offset = 0;
     for (std::size_t b = 0; b < lengths.size(); ++b) {
-      const double z = chunked_log_z(m, x, b, offset, chunks, first);
-      EXPECT_NEAR(z, ref[b], 1e-9 * std::max(1.0, std::abs(ref[b]))) << "sequence " << b << ", chunks of " << L;
+      const auto r = chunked(m, x, b, offset, chunks, first);
+      EXPECT_NEAR(r.log_z, ref.log_z[b], 1e-9 * std::max(1.0, std::abs(ref.log_z[b]))) << "sequence " << b;
+      for (std::size_t i = 0; i < r.q.size(); ++i)
+        ASSERT_NEAR(r.q[i], ref.label_marginals[offset * C + i], 1e-9) << "sequence " << b << ", entry " << i;
+      for (std::size_t u = 0; u < lengths[b]; ++u)
+        ASSERT_NEAR(r.boundaries[u], ref.boundaries[offset + u], 1e-9) << "sequence " << b << ", position " << u;
+      for (std::size_t i = 0; i < C * C; ++i) gt[i] += r.gt[i];
+      for (std::size_t c = 0; c < C; ++c) gd[c] += r.gd[c], gi[c] += r.gi[c];
       offset += lengths[b];
+    }
+    for (std::size_t i = 0; i < C * C; ++i) EXPECT_NEAR(gt[i], ref.grad_transitions[i], 1e-9) << "Tr " << i;
+    for (std::size_t c = 0; c < C; ++c) {
+      EXPECT_NEAR(gd[c], ref.grad_duration[c], 1e-9) << "B " << c;
+      EXPECT_NEAR(gi[c], ref.grad_initial[c], 1e-9) << "I " << c;
     }
   }
 }

@@ -193,12 +193,12 @@ TEST(GpuSemiCrf, ViterbiAtTheWarpKernelsLimits) {
   }
 }
 
-TEST(GpuSemiCrf, ChunkedForwardForKOneMatchesTheReference) {
+TEST(GpuSemiCrf, ChunkedPassesForKOneMatchTheReference) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  // K = 1 with fewer sequences than SMs: log Z by chunk transfer matrices (scan_plan.hpp); C = 33
-  // runs the sequential kernel. Against the fp64 reference and against the GPU's sequential
-  // forward (inside posteriors), with boundary scores, impossible samples and transitions, every
-  // centring mode, sequences of 0, 1 and 2 samples and a sequence with no segmentation.
+  // K = 1 with fewer sequences than SMs: log Z, marginals and gradients by chunk transfer matrices
+  // (scan_plan.hpp); C = 33 runs the sequential kernels. Against the fp64 reference, with boundary
+  // scores, impossible samples and transitions, every centring mode, sequences of 0, 1 and 2
+  // samples, one of 3001 (several chunks) and one with no segmentation.
   for (std::size_t C : {1, 5, 24, 32, 33}) {
     for (auto mode : {sc::Centring::none, sc::Centring::mean, sc::Centring::reconstruct}) {
       SCOPED_TRACE("C = " + std::to_string(C) + ", centring " + std::to_string(int(mode)));
@@ -213,28 +213,28 @@ TEST(GpuSemiCrf, ChunkedForwardForKOneMatchesTheReference) {
       o.centring = mode;
       const auto cpu = sc::log_partition(c.model, c.batch, o);
       const auto gpu = sc::cuda::log_partition(c.model, c.batch, o, nullptr);
-      const auto seq = sc::cuda::posteriors(c.model, c.batch, o, nullptr).log_z;
       ASSERT_EQ(gpu.size(), cpu.size());
       EXPECT_EQ(gpu[0], 0.0);
       EXPECT_EQ(gpu[5], kNegInf);
       for (std::size_t b = 0; b + 1 < cpu.size(); ++b) {
         ASSERT_NE(cpu[b], kNegInf) << "sequence " << b;
         EXPECT_NEAR(gpu[b], cpu[b], 1e-5 * std::max(1.0, std::abs(cpu[b]))) << "sequence " << b;
-        EXPECT_NEAR(gpu[b], seq[b], 1e-5 * std::max(1.0, std::abs(cpu[b]))) << "sequence " << b;
       }
+      expect_posteriors_match(c, o);
     }
   }
 }
 
-TEST(GpuSemiCrf, ChunkedForwardOfOneLongSequence) {
+TEST(GpuSemiCrf, ChunkedPassesOfOneLongSequence) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   // the goal's shape, B = 1, T = 10⁵, K = 1, C = 24: |log Z| ~ 10⁵, relative bound 1e-5; two runs
-  // bit-identical (fixed chunks, fixed order of every sum)
+  // bit-identical (fixed chunks, fixed order of every sum); marginals and gradients
   auto c = random_case({100000}, 24, 1, 61, 2.0);
   const double cpu = sc::log_partition(c.model, c.batch)[0];
   const double gpu = sc::cuda::log_partition(c.model, c.batch, {}, nullptr)[0];
   EXPECT_NEAR(gpu, cpu, 1e-5 * std::abs(cpu));
   EXPECT_EQ(sc::cuda::log_partition(c.model, c.batch, {}, nullptr)[0], gpu);
+  expect_posteriors_match(c, {});
   // Viterbi of the same sequence: 10⁵ one-sample segments through the packed backpointers
   expect_viterbi_matches(c, {});
 }

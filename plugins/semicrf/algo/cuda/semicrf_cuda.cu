@@ -275,10 +275,17 @@ __global__ void __launch_bounds__(1024) scan_chunk_kernel(Params p, const detail
   if (on) P[(static_cast<long long>(blockIdx.x) * C + i) * C + c] = v;
 }
 
+/// α(1, c) = I[c] + e(1, c) (with Ps(0, c)), as the sequential kernel starts.
+__device__ double alpha_one(const Seq& q, int c) {
+  return q.G(0, c, q.init[c]) + (q.kmax_end(1, c) < 1 ? -INFINITY : q.H(1, c) + q.dur[c]);
+}
+
 /// One warp per sequence, a lane per label: α(1, ·), then α at the end of each chunk in order,
 /// α' (c) = log Σ_i exp(α(i) + P[i, c]) (the next chunk's column is loaded while this one is
-/// applied), then log Z as the sequential kernel computes it.
-__global__ void __launch_bounds__(32) scan_combine_kernel(Params p, const long long* first_chunk, const double* P) {
+/// applied), then log Z as the sequential kernel computes it. With `A`, α at the start of each
+/// chunk j is kept there (A[j·C + c]) for the backward pass.
+__global__ void __launch_bounds__(32)
+    scan_combine_kernel(Params p, const long long* first_chunk, const double* P, double* A) {
   const int b = blockIdx.x, c = threadIdx.x;
   const Seq q(p, b);
   const int C = q.C, T = q.T;
@@ -287,7 +294,7 @@ __global__ void __launch_bounds__(32) scan_combine_kernel(Params p, const long l
     if (c == 0) p.log_z[b] = 0.0;
     return;
   }
-  double a = on ? q.G(0, c, q.init[c]) + (q.kmax_end(1, c) < 1 ? -INFINITY : q.H(1, c) + q.dur[c]) : -INFINITY;
+  double a = on ? alpha_one(q, c) : -INFINITY;
   const long long j0 = first_chunk[b], j1 = first_chunk[b + 1];
   double col[detail::kScanMaxLabels], nxt[detail::kScanMaxLabels];
   auto load = [&](long long j, double* dst) {
@@ -297,6 +304,7 @@ __global__ void __launch_bounds__(32) scan_combine_kernel(Params p, const long l
   };
   load(j0, nxt);
   for (long long j = j0; j < j1; ++j) {
+    if (A && on) A[j * C + c] = a;
 #pragma unroll
     for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i) col[i] = nxt[i];
     load(j + 1, nxt);
@@ -321,6 +329,131 @@ __global__ void __launch_bounds__(32) scan_combine_kernel(Params p, const long l
     if (al != -INFINITY) s += exp(al - m);
   }
   if (c == 0) p.log_z[b] = s == 0 ? -INFINITY : m + log(s);
+}
+
+/// Per-chunk results of the chunked forward-backward pass (device pointers).
+struct ScanBackward {
+  const detail::ScanChunk* chunks;
+  const long long* first_chunk;
+  const double* P;  ///< C × C per chunk
+  const double* A;  ///< α at each chunk's start, C per chunk
+  double* Bend;     ///< β at each chunk's end, C per chunk
+  double* part_gt;  ///< C × C per chunk: Σ over its steps of the transition marginals
+  double* part_gd;  ///< C per chunk: Σ over its positions of the label marginals
+};
+
+/// One warp per sequence, a lane per label, chunks in reverse order: β at each chunk's end
+/// (β(T, ·) = 0), β(first, i) = log Σ_c exp(P[i, c] + β(last, c)); then position 0 from α(1, ·)
+/// and β(1, ·): its label marginals (the initial-score gradients), its boundary posterior.
+__global__ void __launch_bounds__(32) scan_beta_kernel(Params p, ScanBackward w) {
+  const int b = blockIdx.x, c = threadIdx.x;
+  const Seq q(p, b);
+  const int C = q.C, T = q.T;
+  const double z = p.log_z[b];
+  if (T == 0 || z == -INFINITY) return;
+  const bool on = c < C;
+  double beta = on ? 0.0 : -INFINITY;
+  for (long long j = w.first_chunk[b + 1] - 1; j >= w.first_chunk[b]; --j) {
+    if (on) w.Bend[j * C + c] = beta;
+    double m = -INFINITY;
+    for (int l = 0; l < C; ++l)
+      m = fmax(m, (on ? w.P[(j * C + c) * C + l] : -INFINITY) + __shfl_sync(0xffffffffu, beta, l));
+    float sum = 0.f;
+    for (int l = 0; l < C; ++l) {
+      const double x = (on ? w.P[(j * C + c) * C + l] : -INFINITY) + __shfl_sync(0xffffffffu, beta, l);
+      if (x != -INFINITY) sum += __expf(static_cast<float>(x - m));
+    }
+    beta = m == -INFINITY ? -INFINITY : m + static_cast<double>(logf(sum));
+  }
+  const double a = on ? alpha_one(q, c) : -INFINITY;
+  const double q0 = a == -INFINITY || beta == -INFINITY ? 0.0 : exp(a + beta - z);
+  if (on) {
+    p.gi[static_cast<long long>(b) * C + c] = q0;
+    p.diff[q.sr * C + c] = q0;  // label marginals written directly (marginals_kernel, direct)
+  }
+  const double total = detail::warp_sum(q0);
+  if (c == 0) p.boundaries[q.off] = total;
+}
+
+/// One block per chunk, a warp per label c' (blockDim = 32·C), a lane per label c: α of the
+/// chunk's steps again from α(first, ·) (rows in shared memory), then backwards from β(last, ·):
+/// for step t the term Tr[c', c] + e(t, c) + β(t, c) gives β(t − 1, c') (warp c' reduces over its
+/// lanes) and the transition marginal exp(α(t − 1, c') + term − log Z), summed per thread in step
+/// order; warp 0 writes the label marginals of position t − 1 and its boundary posterior.
+__global__ void __launch_bounds__(1024) scan_marginals_kernel(Params p, ScanBackward w) {
+  extern __shared__ double smem[];
+  const long long j = blockIdx.x;
+  const detail::ScanChunk ch = w.chunks[j];
+  const Seq q(p, ch.b);
+  const int C = q.C, cp = threadIdx.x / kWarp, c = threadIdx.x % kWarp, L = ch.last - ch.first;
+  const bool on = c < C;
+  const double z = p.log_z[ch.b];
+  double* arow = smem;                    // (L + 1) rows of 32: α(first + r, ·)
+  double* brow = smem + (L + 1) * kWarp;  // 2 rows of 32: β(t, ·), double-buffered
+  double* part_gt = w.part_gt + j * C * C;
+  if (z == -INFINITY) {
+    if (on) part_gt[cp * C + c] = 0.0;
+    if (cp == 0 && on) w.part_gd[j * C + c] = 0.0;
+    return;
+  }
+  const double tr = on ? q.tr[cp * C + c] : -INFINITY;     // Tr[c', c]
+  const double tr_in = on ? q.tr[c * C + cp] : -INFINITY;  // Tr[c, c'] for the forward step: lane c = previous label
+  if (cp == 0) arow[c] = on ? w.A[j * C + c] : -INFINITY;
+  __syncthreads();
+  for (int r = 1; r <= L; ++r) {
+    // α(t, c') = e(t, c') + log Σ_c exp(α(t − 1, c) + Tr[c, c']): warp c', lanes over c
+    LogSum acc;
+    if (on) acc.add(arow[(r - 1) * kWarp + c] + tr_in);
+    acc.warp_reduce();
+    if (c == 0) {
+      const double e = unit_segment(q, ch.first + r, cp), v = acc.value();
+      arow[r * kWarp + cp] = v == -INFINITY || e == -INFINITY ? -INFINITY : e + v;
+    }
+    if (cp == 0 && c >= C) arow[r * kWarp + c] = -INFINITY;
+    __syncthreads();
+  }
+  int cur = 0;
+  if (cp == 0) brow[c] = on ? w.Bend[j * C + c] : -INFINITY;
+  __syncthreads();
+  double gt = 0.0, gd = 0.0;
+  for (int t = ch.last; t > ch.first; --t) {
+    const int r = t - ch.first;
+    const double e = on ? unit_segment(q, t, c) : -INFINITY;
+    const double bt = brow[cur * kWarp + c];
+    const double term = tr + e + bt;
+    const double ap = arow[(r - 1) * kWarp + cp];
+    if (on && term != -INFINITY && ap != -INFINITY) gt += exp(ap + term - z);
+    if (cp == 0) {  // position t − 1: label marginals and boundary posterior
+      const double at = arow[r * kWarp + c];
+      const double qv = on && at != -INFINITY && bt != -INFINITY ? exp(at + bt - z) : 0.0;
+      if (on) p.diff[(q.sr + t - 1) * C + c] = qv;
+      gd += qv;
+      const double total = detail::warp_sum(qv);
+      if (c == 0) p.boundaries[q.off + t - 1] = total;
+    }
+    LogSum acc;
+    if (on) acc.add(term);
+    acc.warp_reduce();
+    if (c == 0) brow[(1 - cur) * kWarp + cp] = acc.value();
+    if (cp == 0 && c >= C) brow[(1 - cur) * kWarp + c] = -INFINITY;
+    __syncthreads();
+    cur = 1 - cur;
+  }
+  if (on) part_gt[cp * C + c] = gt;
+  if (cp == 0 && on) w.part_gd[j * C + c] = gd;
+}
+
+/// Thread per (sequence, entry): the per-sequence gradients from the chunks' partial sums, in chunk
+/// order (deterministic): Tr from part_gt; B[1, ·] = the initial-score entry (position 0) plus part_gd.
+__global__ void scan_gradients_kernel(Params p, ScanBackward w) {
+  const int b = blockIdx.x, C = p.C;
+  for (int i = threadIdx.x; i < C * C + C; i += blockDim.x) {
+    const bool trans = i < C * C;
+    const int n = trans ? C * C : C, k = trans ? i : i - C * C;
+    double s = trans ? 0.0 : p.gi[static_cast<long long>(b) * C + k];
+    for (long long j = w.first_chunk[b]; j < w.first_chunk[b + 1]; ++j) s += (trans ? w.part_gt : w.part_gd)[j * n + k];
+    (trans ? p.gt : p.gd)[static_cast<long long>(b) * n + k] = s;
+  }
 }
 
 // ---- backward ---------------------------------------------------------------------------------
@@ -454,7 +587,9 @@ __global__ void __launch_bounds__(1024) backward_kernel(Params p, bool smem_ring
 }
 
 /// Thread per (b, c): label marginals from the difference array; the emission gradients.
-__global__ void marginals_kernel(Params p, double* q_out, double* grad_out) {
+/// With `direct` the array holds the label marginals themselves (the chunked K = 1 pass), else
+/// their differences along t.
+__global__ void marginals_kernel(Params p, double* q_out, double* grad_out, bool direct) {
   const int b = blockIdx.x, C = p.C, T = p.length(b);
   const long long off = p.offset[b], sr = p.srow(b);
   const bool ok = p.log_z[b] != -INFINITY;
@@ -462,7 +597,7 @@ __global__ void marginals_kernel(Params p, double* q_out, double* grad_out) {
     double run = 0, sum = 0;
     long long n = 0;
     for (int u = 0; u < T; ++u) {
-      run += p.diff[(sr + u) * C + c];
+      run = direct ? p.diff[(sr + u) * C + c] : run + p.diff[(sr + u) * C + c];
       const double v = ok ? fmin(fmax(run, 0.0), 1.0) : 0.0;
       q_out[(off + u) * C + c] = v;
       grad_out[(off + u) * C + c] = v;
@@ -775,7 +910,7 @@ struct Session::Impl {
   // K = 1 chunked forward
   gemflow::cuda::DeviceBuffer<detail::ScanChunk> d_chunks;
   gemflow::cuda::DeviceBuffer<long long> d_first_chunk;
-  gemflow::cuda::DeviceBuffer<double> d_P;
+  gemflow::cuda::DeviceBuffer<double> d_P, d_A, d_Bend, d_part_gt, d_part_gd;
   gemflow::cuda::DeviceBuffer<int> d_bring, d_seg_count, d_seg;
   gemflow::cuda::DeviceBuffer<double> d_vscore, d_seg_score;
   bool have_posteriors = false, have_paths = false, have_forward = false;
@@ -798,6 +933,33 @@ struct Session::Impl {
     p.bp = d_bp.data(), p.bring = d_bring.data(), p.vscore = d_vscore.data(), p.seg_count = d_seg_count.data();
     p.seg = d_seg.data(), p.seg_score = d_seg_score.data();
     return p;
+  }
+
+  /// The chunked K = 1 forward pass (scan_plan.hpp): the chunks' transfer matrices, then their
+  /// ordered product per sequence (log Z); with `keep_alpha`, α at each chunk's start in d_A.
+  void scan_forward(bool keep_alpha) {
+    const std::size_t n = chunks.size(), c = C;
+    if (!d_first_chunk.size()) {
+      require(sizeof(detail::ScanChunk) * n + sizeof(long long) * (B + 1) + sizeof(double) * n * c * c,
+              "the chunked forward pass");
+      d_chunks = upload(chunks.data(), n, stream);
+      d_first_chunk = upload(first_chunk.data(), first_chunk.size(), stream);
+      d_P = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c * c, 1), stream);
+    }
+    if (keep_alpha && !d_A.size()) {
+      require(sizeof(double) * n * (2 * c + c * c + c), "the chunked backward pass");
+      d_A = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c, 1), stream);
+      d_Bend = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c, 1), stream);
+      d_part_gt = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c * c, 1), stream);
+      d_part_gd = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c, 1), stream);
+    }
+    if (n) {
+      scan_chunk_kernel<<<static_cast<unsigned>(n), kWarp * C, 0, stream>>>(params(), d_chunks.data(), d_P.data());
+      GF_CUDA_CHECK_LAUNCH("scan_chunk_kernel");
+    }
+    scan_combine_kernel<<<B, kWarp, 0, stream>>>(params(), d_first_chunk.data(), d_P.data(),
+                                                 keep_alpha ? d_A.data() : nullptr);
+    GF_CUDA_CHECK_LAUNCH("scan_combine_kernel");
   }
 
   /// Throws CudaError naming the bytes when `more` does not fit the free device memory.
@@ -916,21 +1078,7 @@ void Session::forward() {
   if (s.scan_length) {
     // K = 1 and a batch smaller than the SM count: chunk transfer matrices in parallel, then
     // their ordered product per sequence (scan_plan.hpp)
-    const std::size_t n = s.chunks.size();
-    if (!s.d_first_chunk.size()) {
-      s.require(sizeof(detail::ScanChunk) * n + sizeof(long long) * (s.B + 1) + sizeof(double) * n * C * C,
-                "the chunked forward pass");
-      s.d_chunks = upload(s.chunks.data(), n, s.stream);
-      s.d_first_chunk = upload(s.first_chunk.data(), s.first_chunk.size(), s.stream);
-      s.d_P = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * C * C, 1), s.stream);
-    }
-    if (n) {
-      scan_chunk_kernel<<<static_cast<unsigned>(n), kWarp * s.C, 0, s.stream>>>(s.params(), s.d_chunks.data(),
-                                                                                s.d_P.data());
-      GF_CUDA_CHECK_LAUNCH("scan_chunk_kernel");
-    }
-    scan_combine_kernel<<<s.B, kWarp, 0, s.stream>>>(s.params(), s.d_first_chunk.data(), s.d_P.data());
-    GF_CUDA_CHECK_LAUNCH("scan_combine_kernel");
+    s.scan_forward(false);
     s.have_forward = true;
     return;
   }
@@ -957,16 +1105,20 @@ void Session::forward_backward() {
   auto& s = *impl_;
   if (s.B == 0) return;
   const std::size_t C = s.C, K = s.K, B = s.B, D = s.delta;
-  if (!s.d_cp.size()) {
-    s.require(sizeof(double) *
-                  (s.checkpoints * (K * C + C) + (s.smem_ring ? 0 : B * K * C) + (s.smem_ering ? 0 : B * (K + 1) * C) +
-                   2 * B * D * C + s.srows * C + s.rows + B * (K * C + C * C + C) + 2 * s.rows * C + K * C + C * C + C),
+  const bool scan = s.scan_length != 0;
+  if (!s.d_diff.size()) {
+    s.require(sizeof(double) * ((scan ? 0
+                                      : s.checkpoints * (K * C + C) + (s.smem_ring ? 0 : B * K * C) +
+                                            (s.smem_ering ? 0 : B * (K + 1) * C) + 2 * B * D * C) +
+                                s.srows * C + s.rows + B * (K * C + C * C + C) + 2 * s.rows * C + K * C + C * C + C),
               "the forward-backward pass");
-    s.d_cp = gemflow::cuda::DeviceBuffer<double>(s.checkpoints * (K * C + C), s.stream);
-    if (!s.smem_ring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
-    if (!s.smem_ering) s.d_ering = gemflow::cuda::DeviceBuffer<double>(B * (K + 1) * C, s.stream);
-    s.d_gbuf = gemflow::cuda::DeviceBuffer<double>(B * D * C, s.stream);
-    s.d_abuf = gemflow::cuda::DeviceBuffer<double>(B * D * C, s.stream);
+    if (!scan) {
+      s.d_cp = gemflow::cuda::DeviceBuffer<double>(s.checkpoints * (K * C + C), s.stream);
+      if (!s.smem_ring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
+      if (!s.smem_ering) s.d_ering = gemflow::cuda::DeviceBuffer<double>(B * (K + 1) * C, s.stream);
+      s.d_gbuf = gemflow::cuda::DeviceBuffer<double>(B * D * C, s.stream);
+      s.d_abuf = gemflow::cuda::DeviceBuffer<double>(B * D * C, s.stream);
+    }
     s.d_diff = gemflow::cuda::DeviceBuffer<double>(s.srows * C, s.stream);
     s.d_bound = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(s.rows, 1), s.stream);
     s.d_gd = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
@@ -984,23 +1136,40 @@ void Session::forward_backward() {
   GF_CUDA_TRY(cudaMemsetAsync(s.d_gt.data(), 0, s.d_gt.size_bytes(), s.stream));
   GF_CUDA_TRY(cudaMemsetAsync(s.d_gi.data(), 0, s.d_gi.size_bytes(), s.stream));
   const Params p = s.params();
-  const std::size_t fsmem = Shared::bytes(s.C, s.K, s.smem_ring, false);
-  const std::size_t bsmem = Shared::bytes(s.C, s.K, s.smem_ring, s.smem_ering);
-  if (s.lanes) {
-    s.launch_setup(forward_kernel<true>, fsmem);
-    forward_kernel<true><<<s.B, s.threads, fsmem, s.stream>>>(p, s.smem_ring, true);
-    GF_CUDA_CHECK_LAUNCH("forward_kernel");
-    s.launch_setup(backward_kernel<true>, bsmem);
-    backward_kernel<true><<<s.B, s.threads, bsmem, s.stream>>>(p, s.smem_ring, s.smem_ering);
+  if (scan) {
+    // K = 1 and a batch smaller than the SM count: α and β at the chunks' ends from the chunk
+    // matrices, then every chunk's marginals and gradient sums in parallel (scan_plan.hpp)
+    s.scan_forward(true);
+    const ScanBackward w{s.d_chunks.data(), s.d_first_chunk.data(), s.d_P.data(),      s.d_A.data(),
+                         s.d_Bend.data(),   s.d_part_gt.data(),     s.d_part_gd.data()};
+    scan_beta_kernel<<<s.B, kWarp, 0, s.stream>>>(p, w);
+    GF_CUDA_CHECK_LAUNCH("scan_beta_kernel");
+    const std::size_t msmem = sizeof(double) * kWarp * (s.scan_length + 3);
+    s.launch_setup(scan_marginals_kernel, msmem);
+    scan_marginals_kernel<<<static_cast<unsigned>(s.chunks.size()), kWarp * s.C, msmem, s.stream>>>(p, w);
+    GF_CUDA_CHECK_LAUNCH("scan_marginals_kernel");
+    scan_gradients_kernel<<<s.B, 256, 0, s.stream>>>(p, w);
+    GF_CUDA_CHECK_LAUNCH("scan_gradients_kernel");
   } else {
-    s.launch_setup(forward_kernel<false>, fsmem);
-    forward_kernel<false><<<s.B, s.threads, fsmem, s.stream>>>(p, s.smem_ring, true);
-    GF_CUDA_CHECK_LAUNCH("forward_kernel");
-    s.launch_setup(backward_kernel<false>, bsmem);
-    backward_kernel<false><<<s.B, s.threads, bsmem, s.stream>>>(p, s.smem_ring, s.smem_ering);
+    const std::size_t fsmem = Shared::bytes(s.C, s.K, s.smem_ring, false);
+    const std::size_t bsmem = Shared::bytes(s.C, s.K, s.smem_ring, s.smem_ering);
+    if (s.lanes) {
+      s.launch_setup(forward_kernel<true>, fsmem);
+      forward_kernel<true><<<s.B, s.threads, fsmem, s.stream>>>(p, s.smem_ring, true);
+      GF_CUDA_CHECK_LAUNCH("forward_kernel");
+      s.launch_setup(backward_kernel<true>, bsmem);
+      backward_kernel<true><<<s.B, s.threads, bsmem, s.stream>>>(p, s.smem_ring, s.smem_ering);
+    } else {
+      s.launch_setup(forward_kernel<false>, fsmem);
+      forward_kernel<false><<<s.B, s.threads, fsmem, s.stream>>>(p, s.smem_ring, true);
+      GF_CUDA_CHECK_LAUNCH("forward_kernel");
+      s.launch_setup(backward_kernel<false>, bsmem);
+      backward_kernel<false><<<s.B, s.threads, bsmem, s.stream>>>(p, s.smem_ring, s.smem_ering);
+    }
+    GF_CUDA_CHECK_LAUNCH("backward_kernel");
   }
-  GF_CUDA_CHECK_LAUNCH("backward_kernel");
-  marginals_kernel<<<s.B, std::min(((s.C + 31) / 32) * 32, 256), 0, s.stream>>>(p, s.d_q.data(), s.d_grad.data());
+  // the chunked pass writes the label marginals themselves, the sequential one their differences
+  marginals_kernel<<<s.B, std::min(((s.C + 31) / 32) * 32, 256), 0, s.stream>>>(p, s.d_q.data(), s.d_grad.data(), scan);
   GF_CUDA_CHECK_LAUNCH("marginals_kernel");
   auto reduce = [&](const gemflow::cuda::DeviceBuffer<double>& per_seq, gemflow::cuda::DeviceBuffer<double>& out,
                     std::size_t n) {
