@@ -136,6 +136,107 @@ Chunked chunked(const sc::Model& m, const sc::Batch& x, std::size_t b, std::size
   return out;
 }
 
+/// The chunked Viterbi of sequence b (K = 1) as its kernels go: max-plus chunk matrices
+/// (scan_chunk_kernel<true>), α at each chunk's start and the best final label
+/// (scan_combine_kernel<true>), per chunk its backpointers and the map from its end label to its
+/// start label (scan_viterbi_chunk_kernel), the maps linked in reverse chunk order
+/// (scan_viterbi_link_kernel), each chunk's segments from its end label
+/// (scan_viterbi_segments_kernel). Returns the path's score and its segments.
+sc::Path chunked_viterbi(const sc::Model& m, const sc::Batch& x, std::size_t b, std::size_t offset,
+                         const std::vector<plan::ScanChunk>& chunks, const std::vector<long long>& first) {
+  const std::size_t C = m.labels, T = x.lengths[b];
+  sc::Path out;
+  if (T == 0) {
+    out.score = 0.0;
+    return out;
+  }
+  auto e = [&](std::size_t t, std::size_t c) {
+    const std::size_t r = (offset + t - 1) * C + c;
+    const double f = x.emissions[r];
+    if (f == kNegInf) return kNegInf;
+    return f + m.duration_bias[c] + (x.start_scores ? x.start_scores[r] : 0.0) + (x.end_scores ? x.end_scores[r] : 0.0);
+  };
+  auto maxof = [](const std::vector<double>& v, std::size_t& arg) {
+    double best = kNegInf;
+    arg = 0;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i] > best) best = v[i], arg = i;
+    return best;
+  };
+  const long long j0 = first[b], j1 = first[b + 1];
+  std::vector<double> a(C), terms(C);
+  for (std::size_t c = 0; c < C; ++c) a[c] = (m.initial.empty() ? 0.0 : m.initial[c]) + e(1, c);
+  std::vector<std::vector<double>> A;
+  for (long long j = j0; j < j1; ++j) {
+    const auto& ch = chunks[j];
+    std::vector<double> P(C * C);
+    for (std::size_t i = 0; i < C; ++i) {
+      std::vector<double> v(C);
+      for (std::size_t c = 0; c < C; ++c) v[c] = m.transitions[i * C + c] + e(ch.first + 1, c);
+      for (int t = ch.first + 2; t <= ch.last; ++t) {
+        std::vector<double> nv(C);
+        std::size_t arg = 0;
+        for (std::size_t c = 0; c < C; ++c) {
+          for (std::size_t cp = 0; cp < C; ++cp) terms[cp] = v[cp] + m.transitions[cp * C + c];
+          const double mx = maxof(terms, arg);
+          nv[c] = mx == kNegInf || e(t, c) == kNegInf ? kNegInf : e(t, c) + mx;
+        }
+        v = nv;
+      }
+      for (std::size_t c = 0; c < C; ++c) P[i * C + c] = v[c];
+    }
+    A.push_back(a);
+    std::vector<double> next(C);
+    std::size_t arg = 0;
+    for (std::size_t c = 0; c < C; ++c) {
+      for (std::size_t i = 0; i < C; ++i) terms[i] = a[i] + P[i * C + c];
+      next[c] = maxof(terms, arg);
+    }
+    a = next;
+  }
+  std::size_t lab = 0;
+  out.score = maxof(a, lab);
+  if (out.score == kNegInf) return out;
+  // per chunk: backpointers (row t − first − 1 for step t) and the end-to-start label map
+  std::vector<std::vector<std::size_t>> bp(j1 - j0), map(j1 - j0);
+  for (long long j = j0; j < j1; ++j) {
+    const auto& ch = chunks[j];
+    std::vector<double> v = A[j - j0];
+    for (int t = ch.first + 1; t <= ch.last; ++t) {
+      std::vector<double> nv(C);
+      for (std::size_t c = 0; c < C; ++c) {
+        for (std::size_t cp = 0; cp < C; ++cp) terms[cp] = v[cp] + m.transitions[cp * C + c];
+        std::size_t arg = 0;
+        const double mx = maxof(terms, arg);
+        nv[c] = mx == kNegInf || e(t, c) == kNegInf ? kNegInf : e(t, c) + mx;
+        bp[j - j0].push_back(mx == kNegInf ? 0 : arg);
+      }
+      v = nv;
+    }
+    for (std::size_t c = 0; c < C; ++c) {
+      std::size_t l = c;
+      for (int t = ch.last; t > ch.first; --t) l = bp[j - j0][(t - ch.first - 1) * C + l];
+      map[j - j0].push_back(l);
+    }
+  }
+  std::vector<std::size_t> end_label(j1 - j0);
+  for (long long j = j1 - 1; j >= j0; --j) {
+    end_label[j - j0] = lab;
+    lab = map[j - j0][lab];
+  }
+  out.segments.assign(T, {});
+  out.segments[0] = {0, 1, lab, 0.0};
+  for (long long j = j0; j < j1; ++j) {
+    const auto& ch = chunks[j];
+    std::size_t l = end_label[j - j0];
+    for (int t = ch.last; t > ch.first; --t) {
+      out.segments[t - 1] = {std::size_t(t - 1), std::size_t(t), l, 0.0};
+      l = bp[j - j0][(t - ch.first - 1) * C + l];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST(ScanPlan, RunsOnlyForKOneFewSequencesAndAtMost32Labels) {
@@ -221,6 +322,52 @@ TEST(ScanPlan, ChunkedPassesEqualTheReferenceForKOne) {
     for (std::size_t c = 0; c < C; ++c) {
       EXPECT_NEAR(gd[c], ref.grad_duration[c], 1e-9) << "B " << c;
       EXPECT_NEAR(gi[c], ref.grad_initial[c], 1e-9) << "I " << c;
+    }
+  }
+}
+
+TEST(ScanPlan, ChunkedViterbiFindsTheReferencesBestPathForKOne) {
+  std::mt19937_64 g(6);
+  std::normal_distribution<double> n(0.0, 1.0);
+  const std::size_t C = 5;
+  const std::vector<std::size_t> lengths{0, 1, 2, 41, 130, 9};
+  std::size_t total = 0;
+  for (auto T : lengths) total += T;
+  sc::Model m = sc::Model::zeros(C, 1);
+  for (auto& v : m.transitions) v = n(g);
+  for (auto& v : m.duration_bias) v = n(g) - 1.0;
+  m.initial.resize(C);
+  for (auto& v : m.initial) v = n(g);
+  m.transitions[2 * C + 3] = kNegInf;
+  std::vector<double> f(total * C), ps(total * C);
+  for (auto& v : f) v = 2.0 * n(g);
+  for (auto& v : ps) v = 0.3 * n(g);
+  for (std::size_t i = 4; i < f.size(); i += 17) f[i] = kNegInf;
+  for (std::size_t i = (total - 9) * C; i < total * C; ++i) f[i] = kNegInf;  // the last: no segmentation
+  sc::Batch x;
+  x.emissions = f.data();
+  x.start_scores = ps.data();
+  x.lengths = lengths;
+  const auto ref = sc::viterbi(m, x);
+  for (std::size_t L : {1, 3, 32}) {
+    SCOPED_TRACE("chunks of " + std::to_string(L));
+    std::vector<long long> first;
+    const auto chunks = plan::scan_chunks(lengths, L, first);
+    std::size_t offset = 0;
+    for (std::size_t b = 0; b < lengths.size(); ++b) {
+      const auto r = chunked_viterbi(m, x, b, offset, chunks, first);
+      offset += lengths[b];
+      if (ref[b].score == kNegInf) {
+        EXPECT_EQ(r.score, kNegInf) << "sequence " << b;
+        EXPECT_TRUE(r.segments.empty());
+        continue;
+      }
+      const double tol = 1e-9 * std::max(1.0, std::abs(ref[b].score));
+      EXPECT_NEAR(r.score, ref[b].score, tol) << "sequence " << b;
+      // the traced path is a segmentation of [0, T) whose own score is the best score
+      ASSERT_EQ(r.segments.size(), lengths[b]) << "sequence " << b;
+      EXPECT_NEAR(sc::path_score(m, x, b, r.segments), ref[b].score, tol) << "sequence " << b;
+      for (std::size_t u = 0; u < lengths[b]; ++u) EXPECT_EQ(r.segments[u].label, ref[b].segments[u].label) << u;
     }
   }
 }

@@ -195,8 +195,8 @@ TEST(GpuSemiCrf, ViterbiAtTheWarpKernelsLimits) {
 
 TEST(GpuSemiCrf, ChunkedPassesForKOneMatchTheReference) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  // K = 1 with fewer sequences than SMs: log Z, marginals and gradients by chunk transfer matrices
-  // (scan_plan.hpp); C = 33 runs the sequential kernels. Against the fp64 reference, with boundary
+  // K = 1 with fewer sequences than SMs: log Z, marginals, gradients and Viterbi by chunk transfer
+  // matrices (scan_plan.hpp); C = 33 runs the sequential kernels. Against the fp64 reference, with boundary
   // scores, impossible samples and transitions, every centring mode, sequences of 0, 1 and 2
   // samples, one of 3001 (several chunks) and one with no segmentation.
   for (std::size_t C : {1, 5, 24, 32, 33}) {
@@ -221,6 +221,7 @@ TEST(GpuSemiCrf, ChunkedPassesForKOneMatchTheReference) {
         EXPECT_NEAR(gpu[b], cpu[b], 1e-5 * std::max(1.0, std::abs(cpu[b]))) << "sequence " << b;
       }
       expect_posteriors_match(c, o);
+      expect_viterbi_matches(c, o);
     }
   }
 }
@@ -235,7 +236,7 @@ TEST(GpuSemiCrf, ChunkedPassesOfOneLongSequence) {
   EXPECT_NEAR(gpu, cpu, 1e-5 * std::abs(cpu));
   EXPECT_EQ(sc::cuda::log_partition(c.model, c.batch, {}, nullptr)[0], gpu);
   expect_posteriors_match(c, {});
-  // Viterbi of the same sequence: 10⁵ one-sample segments through the packed backpointers
+  // Viterbi of the same sequence: 10⁵ one-sample segments, traced per chunk
   expect_viterbi_matches(c, {});
 }
 

@@ -240,8 +240,9 @@ __device__ double unit_segment(const Seq& q, int t, int c) {
 /// One block per chunk, a warp per start label i (blockDim = 32·C), a lane per label c: row i of
 /// the chunk's transfer matrix, P[i, c] = log Σ over label paths from i at step `first` to c at
 /// step `last` (the log-semiring product of M_t, t = first + 1 .. last), fp64 values with fp32
-/// sums relative to each max. Tr and each warp's row live in shared memory; a warp synchronises
-/// only itself (no block barrier inside the loop).
+/// sums relative to each max; with kMax the max-plus product instead (Viterbi). Tr and each warp's
+/// row live in shared memory; a warp synchronises only itself (no block barrier inside the loop).
+template <bool kMax>
 __global__ void __launch_bounds__(1024) scan_chunk_kernel(Params p, const detail::ScanChunk* chunks, double* P) {
   constexpr int kL = static_cast<int>(detail::kScanMaxLabels);
   __shared__ double tr[kL * kL];
@@ -264,13 +265,13 @@ __global__ void __launch_bounds__(1024) scan_chunk_kernel(Params p, const detail
     if (on)
       for (int cp = 0; cp < C; ++cp) m = fmax(m, row[i][cp] + tr[cp * C + c]);
     float sum = 0.f;
-    if (m != -INFINITY)
+    if (!kMax && m != -INFINITY)
       for (int cp = 0; cp < C; ++cp) {
         const double x = row[i][cp] + tr[cp * C + c];
         if (x != -INFINITY) sum += __expf(static_cast<float>(x - m));
       }
     __syncwarp();  // every lane has read the row before the next step writes it
-    v = m == -INFINITY || e == -INFINITY ? -INFINITY : e + m + static_cast<double>(logf(sum));
+    v = m == -INFINITY || e == -INFINITY ? -INFINITY : kMax ? e + m : e + m + static_cast<double>(logf(sum));
   }
   if (on) P[(static_cast<long long>(blockIdx.x) * C + i) * C + c] = v;
 }
@@ -283,15 +284,20 @@ __device__ double alpha_one(const Seq& q, int c) {
 /// One warp per sequence, a lane per label: α(1, ·), then α at the end of each chunk in order,
 /// α' (c) = log Σ_i exp(α(i) + P[i, c]) (the next chunk's column is loaded while this one is
 /// applied), then log Z as the sequential kernel computes it. With `A`, α at the start of each
-/// chunk j is kept there (A[j·C + c]) for the backward pass.
+/// chunk j is kept there (A[j·C + c]) for the backward pass. With kMax (Viterbi, max-plus): the
+/// best score into vscore and its final label (the lowest on ties) into `best` (−1: none).
+template <bool kMax>
 __global__ void __launch_bounds__(32)
-    scan_combine_kernel(Params p, const long long* first_chunk, const double* P, double* A) {
+    scan_combine_kernel(Params p, const long long* first_chunk, const double* P, double* A, int* best) {
   const int b = blockIdx.x, c = threadIdx.x;
   const Seq q(p, b);
   const int C = q.C, T = q.T;
   const bool on = c < C;
   if (T == 0) {
-    if (c == 0) p.log_z[b] = 0.0;
+    if (c == 0) {
+      if constexpr (kMax) p.vscore[b] = 0.0, best[b] = -1;
+      else p.log_z[b] = 0.0;
+    }
     return;
   }
   double a = on ? alpha_one(q, c) : -INFINITY;
@@ -312,13 +318,27 @@ __global__ void __launch_bounds__(32)
 #pragma unroll
     for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i)
       m = fmax(m, __shfl_sync(0xffffffffu, a, i) + col[i]);
-    float sum = 0.f;  // every lane shuffles (full mask); only finite terms add
+    if constexpr (kMax) {
+      a = m;
+    } else {
+      float sum = 0.f;  // every lane shuffles (full mask); only finite terms add
 #pragma unroll
-    for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i) {
-      const double x = __shfl_sync(0xffffffffu, a, i) + col[i];
-      if (x != -INFINITY) sum += __expf(static_cast<float>(x - m));
+      for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i) {
+        const double x = __shfl_sync(0xffffffffu, a, i) + col[i];
+        if (x != -INFINITY) sum += __expf(static_cast<float>(x - m));
+      }
+      a = m == -INFINITY ? -INFINITY : m + static_cast<double>(logf(sum));
     }
-    a = m == -INFINITY ? -INFINITY : m + static_cast<double>(logf(sum));
+  }
+  if constexpr (kMax) {  // the best final label as traceback() picks it
+    int bl = 0;
+    double bv = __shfl_sync(0xffffffffu, a, 0);
+    for (int l = 1; l < C; ++l) {
+      const double v = __shfl_sync(0xffffffffu, a, l);
+      if (v > bv) bv = v, bl = l;
+    }
+    if (c == 0) p.vscore[b] = bv, best[b] = bv == -INFINITY ? -1 : bl;
+    return;
   }
   // log Z = log Σ_c exp α(T, c), in fp64 and label order as forward_kernel
   double m = -INFINITY;
@@ -453,6 +473,91 @@ __global__ void scan_gradients_kernel(Params p, ScanBackward w) {
     double s = trans ? 0.0 : p.gi[static_cast<long long>(b) * C + k];
     for (long long j = w.first_chunk[b]; j < w.first_chunk[b + 1]; ++j) s += (trans ? w.part_gt : w.part_gd)[j * n + k];
     (trans ? p.gt : p.gd)[static_cast<long long>(b) * n + k] = s;
+  }
+}
+
+/// Device pointers of the chunked Viterbi (K = 1).
+struct ScanViterbi {
+  const detail::ScanChunk* chunks;
+  const long long* first_chunk;
+  const double* A;  ///< max-plus α at each chunk's start, C per chunk
+  const int* best;  ///< B: the best final label (−1: no segmentation)
+  int* map;         ///< C per chunk: the label at step `first` on the best path that ends in c at `last`
+  int* end_label;   ///< per chunk: the label at step `last` on the best path
+};
+
+/// One block per chunk, a warp per label c, a lane per previous label: max-plus α of the chunk's
+/// steps from α(first, ·), each step's best previous label into bp (row t of the sequence; ties to
+/// the lowest label, as ArgMax); then lane c of warp 0 follows them from label c at `last` back to
+/// `first` (map).
+__global__ void __launch_bounds__(1024) scan_viterbi_chunk_kernel(Params p, ScanViterbi w) {
+  __shared__ double arow[2][kWarp];
+  const long long j = blockIdx.x;
+  const detail::ScanChunk ch = w.chunks[j];
+  const Seq q(p, ch.b);
+  const int C = q.C, c = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const bool on = lane < C;
+  unsigned* bp = p.bp + q.sr * C;
+  const double tr = on ? q.tr[lane * C + c] : -INFINITY;  // Tr[lane, c]
+  if (c == 0) arow[0][lane] = on ? w.A[j * C + lane] : -INFINITY;
+  __syncthreads();
+  int cur = 0;
+  for (int t = ch.first + 1; t <= ch.last; ++t) {
+    ArgMax am;
+    if (on) am.add(arow[cur][lane] + tr, lane);
+    am.warp_reduce();
+    if (lane == 0) {
+      const double e = unit_segment(q, t, c);
+      arow[1 - cur][c] = am.v == -INFINITY || e == -INFINITY ? -INFINITY : e + am.v;
+      bp[static_cast<long long>(t) * C + c] = am.v == -INFINITY ? 0u : static_cast<unsigned>(am.i);
+    }
+    if (c == 0 && !on) arow[1 - cur][lane] = -INFINITY;
+    __syncthreads();
+    cur = 1 - cur;
+  }
+  if (c == 0 && on) {
+    int lab = lane;
+    for (int t = ch.last; t > ch.first; --t) lab = static_cast<int>(bp[static_cast<long long>(t) * C + lab]);
+    w.map[j * C + lane] = lab;
+  }
+}
+
+/// One thread per sequence: the label at each chunk's end on the best path, chunks in reverse
+/// order through their maps; the first segment [0, 1); the segment count (T, or 0 when no
+/// segmentation is allowed).
+__global__ void scan_viterbi_link_kernel(Params p, ScanViterbi w) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= p.B) return;
+  const Seq q(p, b);
+  const int C = q.C, T = q.T;
+  int lab = w.best[b];
+  if (T == 0 || lab < 0) {
+    p.seg_count[b] = 0;
+    return;
+  }
+  for (long long j = w.first_chunk[b + 1] - 1; j >= w.first_chunk[b]; --j) {
+    w.end_label[j] = lab;
+    lab = w.map[j * C + lab];
+  }
+  int* seg = p.seg + q.off * 3;
+  seg[0] = 0, seg[1] = 1, seg[2] = lab;
+  p.seg_count[b] = T;
+}
+
+/// One thread per chunk: its one-sample segments [t − 1, t), from its end label back through bp.
+__global__ void scan_viterbi_segments_kernel(Params p, ScanViterbi w, long long n) {
+  const long long j = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (j >= n) return;
+  const detail::ScanChunk ch = w.chunks[j];
+  const Seq q(p, ch.b);
+  if (w.best[ch.b] < 0) return;
+  const int C = q.C;
+  const unsigned* bp = p.bp + q.sr * C;
+  int* seg = p.seg + q.off * 3;
+  int lab = w.end_label[j];
+  for (int t = ch.last; t > ch.first; --t) {
+    seg[(t - 1) * 3] = t - 1, seg[(t - 1) * 3 + 1] = t, seg[(t - 1) * 3 + 2] = lab;
+    lab = static_cast<int>(bp[static_cast<long long>(t) * C + lab]);
   }
 }
 
@@ -910,7 +1015,8 @@ struct Session::Impl {
   // K = 1 chunked forward
   gemflow::cuda::DeviceBuffer<detail::ScanChunk> d_chunks;
   gemflow::cuda::DeviceBuffer<long long> d_first_chunk;
-  gemflow::cuda::DeviceBuffer<double> d_P, d_A, d_Bend, d_part_gt, d_part_gd;
+  gemflow::cuda::DeviceBuffer<double> d_P, d_A, d_Bend, d_part_gt, d_part_gd, d_VA;
+  gemflow::cuda::DeviceBuffer<int> d_best, d_map, d_end_label;
   gemflow::cuda::DeviceBuffer<int> d_bring, d_seg_count, d_seg;
   gemflow::cuda::DeviceBuffer<double> d_vscore, d_seg_score;
   bool have_posteriors = false, have_paths = false, have_forward = false;
@@ -935,17 +1041,23 @@ struct Session::Impl {
     return p;
   }
 
+  /// The chunks of the K = 1 passes on the device, and room for their transfer matrices (each pass
+  /// computes its own: log-sum-exp or max-plus).
+  void scan_upload() {
+    const std::size_t n = chunks.size(), c = C;
+    if (d_first_chunk.size()) return;
+    require(sizeof(detail::ScanChunk) * n + sizeof(long long) * (B + 1) + sizeof(double) * n * c * c,
+            "the chunked passes");
+    d_chunks = upload(chunks.data(), n, stream);
+    d_first_chunk = upload(first_chunk.data(), first_chunk.size(), stream);
+    d_P = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c * c, 1), stream);
+  }
+
   /// The chunked K = 1 forward pass (scan_plan.hpp): the chunks' transfer matrices, then their
   /// ordered product per sequence (log Z); with `keep_alpha`, α at each chunk's start in d_A.
   void scan_forward(bool keep_alpha) {
     const std::size_t n = chunks.size(), c = C;
-    if (!d_first_chunk.size()) {
-      require(sizeof(detail::ScanChunk) * n + sizeof(long long) * (B + 1) + sizeof(double) * n * c * c,
-              "the chunked forward pass");
-      d_chunks = upload(chunks.data(), n, stream);
-      d_first_chunk = upload(first_chunk.data(), first_chunk.size(), stream);
-      d_P = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c * c, 1), stream);
-    }
+    scan_upload();
     if (keep_alpha && !d_A.size()) {
       require(sizeof(double) * n * (2 * c + c * c + c), "the chunked backward pass");
       d_A = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c, 1), stream);
@@ -954,11 +1066,12 @@ struct Session::Impl {
       d_part_gd = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c, 1), stream);
     }
     if (n) {
-      scan_chunk_kernel<<<static_cast<unsigned>(n), kWarp * C, 0, stream>>>(params(), d_chunks.data(), d_P.data());
+      scan_chunk_kernel<false>
+          <<<static_cast<unsigned>(n), kWarp * C, 0, stream>>>(params(), d_chunks.data(), d_P.data());
       GF_CUDA_CHECK_LAUNCH("scan_chunk_kernel");
     }
-    scan_combine_kernel<<<B, kWarp, 0, stream>>>(params(), d_first_chunk.data(), d_P.data(),
-                                                 keep_alpha ? d_A.data() : nullptr);
+    scan_combine_kernel<false><<<B, kWarp, 0, stream>>>(params(), d_first_chunk.data(), d_P.data(),
+                                                        keep_alpha ? d_A.data() : nullptr, nullptr);
     GF_CUDA_CHECK_LAUNCH("scan_combine_kernel");
   }
 
@@ -1192,12 +1305,46 @@ void Session::viterbi() {
                   sizeof(double) * (B + s.rows) + (s.smem_vring || s.d_ring.size() ? 0 : sizeof(double) * B * K * C),
               "Viterbi's backpointers");
     s.d_bp = gemflow::cuda::DeviceBuffer<unsigned>(s.srows * C, s.stream);
-    if (!s.smem_vring) s.d_bring = gemflow::cuda::DeviceBuffer<int>(B * K * C, s.stream);
+    if (!s.smem_vring && !s.scan_length) s.d_bring = gemflow::cuda::DeviceBuffer<int>(B * K * C, s.stream);
     s.d_seg_count = gemflow::cuda::DeviceBuffer<int>(B, s.stream);
     s.d_seg = gemflow::cuda::DeviceBuffer<int>(std::max<std::size_t>(3 * s.rows, 1), s.stream);
     s.d_vscore = gemflow::cuda::DeviceBuffer<double>(B, s.stream);
     s.d_seg_score = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(s.rows, 1), s.stream);
-    if (!s.smem_vring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
+    if (!s.smem_vring && !s.d_ring.size() && !s.scan_length)
+      s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
+  }
+  if (s.scan_length) {
+    // K = 1 and a batch smaller than the SM count: max-plus chunk matrices, α at the chunks'
+    // starts, each chunk's backpointers and end-to-start label map in parallel, the maps linked in
+    // order per sequence, then each chunk's segments in parallel (scan_plan.hpp)
+    s.scan_upload();
+    const std::size_t n = s.chunks.size();
+    if (!s.d_best.size()) {
+      s.require(sizeof(double) * n * C + sizeof(int) * (B + n * C + n), "the chunked Viterbi");
+      s.d_VA = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * C, 1), s.stream);
+      s.d_best = gemflow::cuda::DeviceBuffer<int>(B, s.stream);
+      s.d_map = gemflow::cuda::DeviceBuffer<int>(std::max<std::size_t>(n * C, 1), s.stream);
+      s.d_end_label = gemflow::cuda::DeviceBuffer<int>(std::max<std::size_t>(n, 1), s.stream);
+    }
+    const Params p = s.params();
+    const ScanViterbi w{s.d_chunks.data(), s.d_first_chunk.data(), s.d_VA.data(),
+                        s.d_best.data(),   s.d_map.data(),         s.d_end_label.data()};
+    scan_chunk_kernel<true><<<static_cast<unsigned>(n), kWarp * s.C, 0, s.stream>>>(p, s.d_chunks.data(), s.d_P.data());
+    GF_CUDA_CHECK_LAUNCH("scan_chunk_kernel");
+    scan_combine_kernel<true>
+        <<<s.B, kWarp, 0, s.stream>>>(p, s.d_first_chunk.data(), s.d_P.data(), s.d_VA.data(), s.d_best.data());
+    GF_CUDA_CHECK_LAUNCH("scan_combine_kernel");
+    scan_viterbi_chunk_kernel<<<static_cast<unsigned>(n), kWarp * s.C, 0, s.stream>>>(p, w);
+    GF_CUDA_CHECK_LAUNCH("scan_viterbi_chunk_kernel");
+    scan_viterbi_link_kernel<<<(s.B + 127) / 128, 128, 0, s.stream>>>(p, w);
+    GF_CUDA_CHECK_LAUNCH("scan_viterbi_link_kernel");
+    scan_viterbi_segments_kernel<<<static_cast<unsigned>((n + 127) / 128), 128, 0, s.stream>>>(
+        p, w, static_cast<long long>(n));
+    GF_CUDA_CHECK_LAUNCH("scan_viterbi_segments_kernel");
+    segment_scores_kernel<<<s.B, 256, 0, s.stream>>>(p);
+    GF_CUDA_CHECK_LAUNCH("segment_scores_kernel");
+    s.have_paths = true;
+    return;
   }
   // both rings (G, fp64, and the previous labels, int) in shared memory, or both in global memory
   const std::size_t smem =
