@@ -3,13 +3,17 @@
 // the sweep K ∈ {1, 10, 100, 1000} × B ∈ {1, 8, 64} × T ∈ {10³, 10⁴, 10⁵}.
 //
 // Usage: semicrf_bench_semicrf_bench [--main] [--sweep] [--goals] [--shape B,T,K,C]... [--cpu-seqs N]
-//                                     [--reps R] [--flash-inputs]
+//                                     [--reps R] [--flash-inputs] [--flash-ms F,FB,V]
 //   --main      only the headline shape (default: headline, then the sweep)
 //   --goals     the other goals: K = 1 against K = 30 (B = 64, T = 10⁴, C = 24; K = 1 should
 //               be no slower), and one long sequence (B = 1, T = 10⁵, K ∈ {1, 100}, C = 24)
 //   --shape     this shape only (repeatable)
 //   --cpu-seqs  sequences timed on the CPU per shape (default 1; the CPU time of the whole batch is
 //               that × B / N, marked "(×B)": the reference runs sequences one after another)
+//   --flash-ms  Flash-SemiCRF's forward, forward + backward and Viterbi times (ms) at the headline
+//               shape, as bench/flash_semicrf_peer.py printed them on the same device: the headline
+//               row is followed by the goal line, our GPU times against these (default: the
+//               issue's H200 figures, 1163, 14 815 and 334 ms), each ratio marked met (≥ 20×) or missed
 // Scores: N(0, 1) emissions, N(0, 1) transitions, N(−1, 1) duration biases, seed 1 (the same
 // shapes and score distribution a peer benchmark should use). Every GPU row checks its log Z
 // against the CPU reference on the first sequence (column "rel.err") and its Viterbi score.
@@ -54,6 +58,10 @@ struct Data {
 /// the first segment scored with log Σ_c' exp Tr[c', c], its α(0, ·) = 0 with a transition), so that
 /// both print the same log Z.
 bool g_flash = false;
+
+/// Flash-SemiCRF at the headline shape (ms): forward, forward + backward, Viterbi.
+double g_peer[3] = {1163.0, 14815.0, 334.0};
+const char* g_peer_source = "the issue's H200 figures";
 
 double sine(std::size_t i, double phase) { return std::sin(0.37 * double(i) + phase); }
 
@@ -139,6 +147,16 @@ void run(const Shape& s, std::size_t cpu_seqs, int reps) {
       if (g_flash) std::printf(" | log Z[0] %.12g", z_gpu);
       std::printf(" | GPU %9.2f %9.2f %9.2f | %8.1f MB | rel.err %.1e vit %.1e | ×CPU %6.0f %6.0f %6.0f", gf, gfb, gv,
                   double(gs.device_bytes()) / 1e6, rel, vrel, cf / gf, cfb / gfb, cv / gv);
+      if (s.B == 64 && s.T == 10000 && s.K == 100 && s.C == 24) {
+        // the speed goal: ≥ 20× Flash-SemiCRF on each of the three at this shape
+        const double ours[3] = {gf, gfb, gv};
+        const char* name[3] = {"forward", "fwd+bwd", "Viterbi"};
+        std::printf("\n  goal ≥ 20× Flash-SemiCRF (%s):", g_peer_source);
+        for (int i = 0; i < 3; ++i)
+          std::printf(" %s %.0f/%.2f ms = %.1f× (%s, ≤ %.2f ms needed)%s", name[i], g_peer[i], ours[i],
+                      g_peer[i] / ours[i], g_peer[i] / ours[i] >= 20.0 ? "met" : "missed", g_peer[i] / 20.0,
+                      i < 2 ? ";" : "");
+      }
     }
     cudaStreamDestroy(st);
   }
@@ -161,7 +179,14 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--flash-inputs")) g_flash = true;
     else if (!std::strcmp(argv[i], "--goals")) goals = true;
-    else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
+    else if (!std::strcmp(argv[i], "--flash-ms") && i + 1 < argc) {
+      if (std::sscanf(argv[++i], "%lf,%lf,%lf", &g_peer[0], &g_peer[1], &g_peer[2]) != 3 ||
+          !(g_peer[0] > 0 && g_peer[1] > 0 && g_peer[2] > 0)) {
+        std::fprintf(stderr, "--flash-ms F,FB,V: three positive times in ms, got '%s'\n", argv[i]);
+        return 2;
+      }
+      g_peer_source = "--flash-ms, measured beside this run";
+    } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
       Shape sh{};
       if (std::sscanf(argv[++i], "%zu,%zu,%zu,%zu", &sh.B, &sh.T, &sh.K, &sh.C) != 4 ||
           sh.B * sh.T * sh.K * sh.C == 0) {
@@ -172,7 +197,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--main] [--sweep] [--goals] [--shape B,T,K,C]... [--cpu-seqs N] [--reps R] "
-                   "[--flash-inputs]\n",
+                   "[--flash-inputs] [--flash-ms F,FB,V]\n",
                    argv[0]);
       return 2;
     }

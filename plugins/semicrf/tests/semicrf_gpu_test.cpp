@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -189,6 +190,88 @@ TEST(GpuSemiCrf, ViterbiAtTheWarpKernelsLimits) {
     expect_viterbi_matches(c, {});
     // small K with many labels also runs the lanes mode in the forward and backward kernels
     if (K <= 8) expect_posteriors_match(c, {});
+  }
+}
+
+TEST(GpuSemiCrf, ChunkedPassesForKOneMatchTheReference) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  // K = 1 with fewer sequences than SMs: log Z, marginals, gradients and Viterbi by chunk transfer
+  // matrices (scan_plan.hpp); C = 33 runs the sequential kernels. Against the fp64 reference, with boundary
+  // scores, impossible samples and transitions, every centring mode, sequences of 0, 1 and 2
+  // samples, one of 3001 (several chunks) and one with no segmentation.
+  for (std::size_t C : {1, 5, 24, 32, 33}) {
+    for (auto mode : {sc::Centring::none, sc::Centring::mean, sc::Centring::reconstruct}) {
+      SCOPED_TRACE("C = " + std::to_string(C) + ", centring " + std::to_string(int(mode)));
+      auto c = random_case({0, 1, 2, 257, 3001, 40}, C, 1, 60 + C, 2.0, true);
+      if (C > 1) {  // one impossible label at some samples (with C = 1 a whole sequence would be)
+        for (std::size_t i = 13; i < c.f.size(); i += 29) c.f[i] = kNegInf;
+        c.model.transitions[1] = kNegInf;
+      }
+      const std::size_t last = c.f.size() - 40 * C;  // the last sequence: every sample impossible
+      for (std::size_t i = last; i < c.f.size(); ++i) c.f[i] = kNegInf;
+      sc::Options o;
+      o.centring = mode;
+      const auto cpu = sc::log_partition(c.model, c.batch, o);
+      const auto gpu = sc::cuda::log_partition(c.model, c.batch, o, nullptr);
+      ASSERT_EQ(gpu.size(), cpu.size());
+      EXPECT_EQ(gpu[0], 0.0);
+      EXPECT_EQ(gpu[5], kNegInf);
+      for (std::size_t b = 0; b + 1 < cpu.size(); ++b) {
+        ASSERT_NE(cpu[b], kNegInf) << "sequence " << b;
+        EXPECT_NEAR(gpu[b], cpu[b], 1e-5 * std::max(1.0, std::abs(cpu[b]))) << "sequence " << b;
+      }
+      expect_posteriors_match(c, o);
+      expect_viterbi_matches(c, o);
+    }
+  }
+}
+
+TEST(GpuSemiCrf, ChunkedPassesOfOneLongSequence) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  // the goal's shape, B = 1, T = 10⁵, K = 1, C = 24: |log Z| ~ 10⁵, relative bound 1e-5; two runs
+  // bit-identical (fixed chunks, fixed order of every sum); marginals and gradients
+  auto c = random_case({100000}, 24, 1, 61, 2.0);
+  const double cpu = sc::log_partition(c.model, c.batch)[0];
+  const double gpu = sc::cuda::log_partition(c.model, c.batch, {}, nullptr)[0];
+  EXPECT_NEAR(gpu, cpu, 1e-5 * std::abs(cpu));
+  EXPECT_EQ(sc::cuda::log_partition(c.model, c.batch, {}, nullptr)[0], gpu);
+  expect_posteriors_match(c, {});
+  // Viterbi of the same sequence: 10⁵ one-sample segments, traced per chunk
+  expect_viterbi_matches(c, {});
+}
+
+TEST(GpuSemiCrf, WarpForwardAgreesWithTheCheckpointedForward) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  // log_partition runs the warp-per-label forward for C ≤ 32, K ≤ 256 in the lanes mode; the
+  // forward-backward pass runs forward_kernel with checkpoints. Same terms in the same order: equal
+  // to rounding (1e-12 relative), and both within 1e-5 of the fp64 reference. Edges of the warp
+  // kernel and the first shapes past them, with boundary scores, impossible samples, reconstruct.
+  for (auto [C, K] : {std::pair<std::size_t, std::size_t>{24, 100}, {32, 256}, {32, 257}, {33, 40}, {5, 9}, {16, 2}}) {
+    SCOPED_TRACE("C = " + std::to_string(C) + ", K = " + std::to_string(K));
+    auto c = random_case({400, 1, 0, 77, 1200}, C, K, 70 + K + C, 1.5, true);
+    for (std::size_t i = 11; i < c.f.size(); i += 97) c.f[i] = kNegInf;
+    sc::Options o;
+    o.centring = sc::Centring::reconstruct;
+    const auto cpu = sc::log_partition(c.model, c.batch, o);
+    const auto fwd = sc::cuda::log_partition(c.model, c.batch, o, nullptr);
+    const auto fb = sc::cuda::posteriors(c.model, c.batch, o, nullptr).log_z;
+    for (std::size_t b = 0; b < cpu.size(); ++b) {
+      const double tol = std::max(1.0, std::abs(cpu[b]));
+      EXPECT_NEAR(fwd[b], fb[b], 1e-12 * tol) << "sequence " << b;
+      EXPECT_NEAR(fwd[b], cpu[b], 1e-5 * tol) << "sequence " << b;
+    }
+  }
+}
+
+TEST(GpuSemiCrf, RefusesDurationsBeyondThePackedBackpointer) {
+  // a backpointer packs k < 2²¹ with the previous label: K = 2²¹ is refused before any device work
+  auto c = random_case({10}, 1, 1, 62);
+  c.model = sc::Model::zeros(1, std::size_t(1) << 21);
+  try {
+    (void)sc::cuda::viterbi(c.model, c.batch, {}, nullptr);
+    FAIL() << "K = 2²¹ accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("K < 2²¹"), std::string::npos) << e.what();
   }
 }
 

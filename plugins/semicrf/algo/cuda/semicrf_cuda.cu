@@ -12,6 +12,7 @@
 
 #include "../sequence.hpp"
 #include "gemflow/semicrf/semicrf_cuda.hpp"
+#include "scan_plan.hpp"
 #include "semicrf_kernels.cuh"
 
 namespace gemflow::semicrf::cuda {
@@ -227,6 +228,339 @@ __global__ void __launch_bounds__(1024) forward_kernel(Params p, bool smem_ring,
   }
 }
 
+// ---- forward for K = 1 by chunks (scan_plan.hpp) ---------------------------------------------
+
+/// e(t, c): the score of the one-sample segment [t − 1, t) of label c without its transition, −∞
+/// where sample t − 1 is impossible for c (then α(t, c) = −∞ as in the sequential kernel).
+__device__ double unit_segment(const Seq& q, int t, int c) {
+  if (q.kmax_end(t, c) < 1) return -INFINITY;
+  return q.H(t, c) + q.G(t - 1, c, 0.0) + q.dur[c];
+}
+
+/// One block per chunk, a warp per start label i (blockDim = 32·C), a lane per label c: row i of
+/// the chunk's transfer matrix, P[i, c] = log Σ over label paths from i at step `first` to c at
+/// step `last` (the log-semiring product of M_t, t = first + 1 .. last), fp64 values with fp32
+/// sums relative to each max; with kMax the max-plus product instead (Viterbi). Tr and each warp's
+/// row live in shared memory; a warp synchronises only itself (no block barrier inside the loop).
+template <bool kMax>
+__global__ void __launch_bounds__(1024) scan_chunk_kernel(Params p, const detail::ScanChunk* chunks, double* P) {
+  constexpr int kL = static_cast<int>(detail::kScanMaxLabels);
+  __shared__ double tr[kL * kL];
+  __shared__ double row[kL][kL];
+  const detail::ScanChunk ch = chunks[blockIdx.x];
+  const Seq q(p, ch.b);
+  const int C = q.C, i = threadIdx.x / kWarp, c = threadIdx.x % kWarp;
+  const bool on = c < C;
+  for (int n = threadIdx.x; n < C * C; n += blockDim.x) tr[n] = q.tr[n];
+  __syncthreads();
+  // after step first + 1: Tr[i, c] + e(first + 1, c)
+  double v = on ? tr[i * C + c] + unit_segment(q, ch.first + 1, c) : -INFINITY;
+  double e_next = on && ch.first + 2 <= ch.last ? unit_segment(q, ch.first + 2, c) : -INFINITY;
+  for (int t = ch.first + 2; t <= ch.last; ++t) {
+    const double e = e_next;
+    if (on && t < ch.last) e_next = unit_segment(q, t + 1, c);  // loaded while this step runs
+    row[i][c] = v;
+    __syncwarp();
+    double m = -INFINITY;
+    if (on)
+      for (int cp = 0; cp < C; ++cp) m = fmax(m, row[i][cp] + tr[cp * C + c]);
+    float sum = 0.f;
+    if (!kMax && m != -INFINITY)
+      for (int cp = 0; cp < C; ++cp) {
+        const double x = row[i][cp] + tr[cp * C + c];
+        if (x != -INFINITY) sum += __expf(static_cast<float>(x - m));
+      }
+    __syncwarp();  // every lane has read the row before the next step writes it
+    v = m == -INFINITY || e == -INFINITY ? -INFINITY : kMax ? e + m : e + m + static_cast<double>(logf(sum));
+  }
+  if (on) P[(static_cast<long long>(blockIdx.x) * C + i) * C + c] = v;
+}
+
+/// α(1, c) = I[c] + e(1, c) (with Ps(0, c)), as the sequential kernel starts.
+__device__ double alpha_one(const Seq& q, int c) {
+  return q.G(0, c, q.init[c]) + (q.kmax_end(1, c) < 1 ? -INFINITY : q.H(1, c) + q.dur[c]);
+}
+
+/// One warp per sequence, a lane per label: α(1, ·), then α at the end of each chunk in order,
+/// α' (c) = log Σ_i exp(α(i) + P[i, c]) (the next chunk's column is loaded while this one is
+/// applied), then log Z as the sequential kernel computes it. With `A`, α at the start of each
+/// chunk j is kept there (A[j·C + c]) for the backward pass. With kMax (Viterbi, max-plus): the
+/// best score into vscore and its final label (the lowest on ties) into `best` (−1: none).
+template <bool kMax>
+__global__ void __launch_bounds__(32)
+    scan_combine_kernel(Params p, const long long* first_chunk, const double* P, double* A, int* best) {
+  const int b = blockIdx.x, c = threadIdx.x;
+  const Seq q(p, b);
+  const int C = q.C, T = q.T;
+  const bool on = c < C;
+  if (T == 0) {
+    if (c == 0) {
+      if constexpr (kMax) p.vscore[b] = 0.0, best[b] = -1;
+      else p.log_z[b] = 0.0;
+    }
+    return;
+  }
+  double a = on ? alpha_one(q, c) : -INFINITY;
+  const long long j0 = first_chunk[b], j1 = first_chunk[b + 1];
+  double col[detail::kScanMaxLabels], nxt[detail::kScanMaxLabels];
+  auto load = [&](long long j, double* dst) {
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i)
+      dst[i] = on && i < C && j < j1 ? P[(j * C + i) * C + c] : -INFINITY;
+  };
+  load(j0, nxt);
+  for (long long j = j0; j < j1; ++j) {
+    if (A && on) A[j * C + c] = a;
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i) col[i] = nxt[i];
+    load(j + 1, nxt);
+    double m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i)
+      m = fmax(m, __shfl_sync(0xffffffffu, a, i) + col[i]);
+    if constexpr (kMax) {
+      a = m;
+    } else {
+      float sum = 0.f;  // every lane shuffles (full mask); only finite terms add
+#pragma unroll
+      for (int i = 0; i < static_cast<int>(detail::kScanMaxLabels); ++i) {
+        const double x = __shfl_sync(0xffffffffu, a, i) + col[i];
+        if (x != -INFINITY) sum += __expf(static_cast<float>(x - m));
+      }
+      a = m == -INFINITY ? -INFINITY : m + static_cast<double>(logf(sum));
+    }
+  }
+  if constexpr (kMax) {  // the best final label as traceback() picks it
+    int bl = 0;
+    double bv = __shfl_sync(0xffffffffu, a, 0);
+    for (int l = 1; l < C; ++l) {
+      const double v = __shfl_sync(0xffffffffu, a, l);
+      if (v > bv) bv = v, bl = l;
+    }
+    if (c == 0) p.vscore[b] = bv, best[b] = bv == -INFINITY ? -1 : bl;
+    return;
+  }
+  // log Z = log Σ_c exp α(T, c), in fp64 and label order as forward_kernel
+  double m = -INFINITY;
+  for (int l = 0; l < C; ++l) m = fmax(m, __shfl_sync(0xffffffffu, a, l));
+  double s = 0;
+  for (int l = 0; l < C; ++l) {
+    const double al = __shfl_sync(0xffffffffu, a, l);
+    if (al != -INFINITY) s += exp(al - m);
+  }
+  if (c == 0) p.log_z[b] = s == 0 ? -INFINITY : m + log(s);
+}
+
+/// Per-chunk results of the chunked forward-backward pass (device pointers).
+struct ScanBackward {
+  const detail::ScanChunk* chunks;
+  const long long* first_chunk;
+  const double* P;  ///< C × C per chunk
+  const double* A;  ///< α at each chunk's start, C per chunk
+  double* Bend;     ///< β at each chunk's end, C per chunk
+  double* part_gt;  ///< C × C per chunk: Σ over its steps of the transition marginals
+  double* part_gd;  ///< C per chunk: Σ over its positions of the label marginals
+};
+
+/// One warp per sequence, a lane per label, chunks in reverse order: β at each chunk's end
+/// (β(T, ·) = 0), β(first, i) = log Σ_c exp(P[i, c] + β(last, c)); then position 0 from α(1, ·)
+/// and β(1, ·): its label marginals (the initial-score gradients), its boundary posterior.
+__global__ void __launch_bounds__(32) scan_beta_kernel(Params p, ScanBackward w) {
+  const int b = blockIdx.x, c = threadIdx.x;
+  const Seq q(p, b);
+  const int C = q.C, T = q.T;
+  const double z = p.log_z[b];
+  if (T == 0 || z == -INFINITY) return;
+  const bool on = c < C;
+  double beta = on ? 0.0 : -INFINITY;
+  for (long long j = w.first_chunk[b + 1] - 1; j >= w.first_chunk[b]; --j) {
+    if (on) w.Bend[j * C + c] = beta;
+    double m = -INFINITY;
+    for (int l = 0; l < C; ++l)
+      m = fmax(m, (on ? w.P[(j * C + c) * C + l] : -INFINITY) + __shfl_sync(0xffffffffu, beta, l));
+    float sum = 0.f;
+    for (int l = 0; l < C; ++l) {
+      const double x = (on ? w.P[(j * C + c) * C + l] : -INFINITY) + __shfl_sync(0xffffffffu, beta, l);
+      if (x != -INFINITY) sum += __expf(static_cast<float>(x - m));
+    }
+    beta = m == -INFINITY ? -INFINITY : m + static_cast<double>(logf(sum));
+  }
+  const double a = on ? alpha_one(q, c) : -INFINITY;
+  const double q0 = a == -INFINITY || beta == -INFINITY ? 0.0 : exp(a + beta - z);
+  if (on) {
+    p.gi[static_cast<long long>(b) * C + c] = q0;
+    p.diff[q.sr * C + c] = q0;  // label marginals written directly (marginals_kernel, direct)
+  }
+  const double total = detail::warp_sum(q0);
+  if (c == 0) p.boundaries[q.off] = total;
+}
+
+/// One block per chunk, a warp per label c' (blockDim = 32·C), a lane per label c: α of the
+/// chunk's steps again from α(first, ·) (rows in shared memory), then backwards from β(last, ·):
+/// for step t the term Tr[c', c] + e(t, c) + β(t, c) gives β(t − 1, c') (warp c' reduces over its
+/// lanes) and the transition marginal exp(α(t − 1, c') + term − log Z), summed per thread in step
+/// order; warp 0 writes the label marginals of position t − 1 and its boundary posterior.
+__global__ void __launch_bounds__(1024) scan_marginals_kernel(Params p, ScanBackward w) {
+  extern __shared__ double smem[];
+  const long long j = blockIdx.x;
+  const detail::ScanChunk ch = w.chunks[j];
+  const Seq q(p, ch.b);
+  const int C = q.C, cp = threadIdx.x / kWarp, c = threadIdx.x % kWarp, L = ch.last - ch.first;
+  const bool on = c < C;
+  const double z = p.log_z[ch.b];
+  double* arow = smem;                    // (L + 1) rows of 32: α(first + r, ·)
+  double* brow = smem + (L + 1) * kWarp;  // 2 rows of 32: β(t, ·), double-buffered
+  double* part_gt = w.part_gt + j * C * C;
+  if (z == -INFINITY) {
+    if (on) part_gt[cp * C + c] = 0.0;
+    if (cp == 0 && on) w.part_gd[j * C + c] = 0.0;
+    return;
+  }
+  const double tr = on ? q.tr[cp * C + c] : -INFINITY;     // Tr[c', c]
+  const double tr_in = on ? q.tr[c * C + cp] : -INFINITY;  // Tr[c, c'] for the forward step: lane c = previous label
+  if (cp == 0) arow[c] = on ? w.A[j * C + c] : -INFINITY;
+  __syncthreads();
+  for (int r = 1; r <= L; ++r) {
+    // α(t, c') = e(t, c') + log Σ_c exp(α(t − 1, c) + Tr[c, c']): warp c', lanes over c
+    LogSum acc;
+    if (on) acc.add(arow[(r - 1) * kWarp + c] + tr_in);
+    acc.warp_reduce();
+    if (c == 0) {
+      const double e = unit_segment(q, ch.first + r, cp), v = acc.value();
+      arow[r * kWarp + cp] = v == -INFINITY || e == -INFINITY ? -INFINITY : e + v;
+    }
+    if (cp == 0 && c >= C) arow[r * kWarp + c] = -INFINITY;
+    __syncthreads();
+  }
+  int cur = 0;
+  if (cp == 0) brow[c] = on ? w.Bend[j * C + c] : -INFINITY;
+  __syncthreads();
+  double gt = 0.0, gd = 0.0;
+  for (int t = ch.last; t > ch.first; --t) {
+    const int r = t - ch.first;
+    const double e = on ? unit_segment(q, t, c) : -INFINITY;
+    const double bt = brow[cur * kWarp + c];
+    const double term = tr + e + bt;
+    const double ap = arow[(r - 1) * kWarp + cp];
+    if (on && term != -INFINITY && ap != -INFINITY) gt += exp(ap + term - z);
+    if (cp == 0) {  // position t − 1: label marginals and boundary posterior
+      const double at = arow[r * kWarp + c];
+      const double qv = on && at != -INFINITY && bt != -INFINITY ? exp(at + bt - z) : 0.0;
+      if (on) p.diff[(q.sr + t - 1) * C + c] = qv;
+      gd += qv;
+      const double total = detail::warp_sum(qv);
+      if (c == 0) p.boundaries[q.off + t - 1] = total;
+    }
+    LogSum acc;
+    if (on) acc.add(term);
+    acc.warp_reduce();
+    if (c == 0) brow[(1 - cur) * kWarp + cp] = acc.value();
+    if (cp == 0 && c >= C) brow[(1 - cur) * kWarp + c] = -INFINITY;
+    __syncthreads();
+    cur = 1 - cur;
+  }
+  if (on) part_gt[cp * C + c] = gt;
+  if (cp == 0 && on) w.part_gd[j * C + c] = gd;
+}
+
+/// Thread per (sequence, entry): the per-sequence gradients from the chunks' partial sums, in chunk
+/// order (deterministic): Tr from part_gt; B[1, ·] = the initial-score entry (position 0) plus part_gd.
+__global__ void scan_gradients_kernel(Params p, ScanBackward w) {
+  const int b = blockIdx.x, C = p.C;
+  for (int i = threadIdx.x; i < C * C + C; i += blockDim.x) {
+    const bool trans = i < C * C;
+    const int n = trans ? C * C : C, k = trans ? i : i - C * C;
+    double s = trans ? 0.0 : p.gi[static_cast<long long>(b) * C + k];
+    for (long long j = w.first_chunk[b]; j < w.first_chunk[b + 1]; ++j) s += (trans ? w.part_gt : w.part_gd)[j * n + k];
+    (trans ? p.gt : p.gd)[static_cast<long long>(b) * n + k] = s;
+  }
+}
+
+/// Device pointers of the chunked Viterbi (K = 1).
+struct ScanViterbi {
+  const detail::ScanChunk* chunks;
+  const long long* first_chunk;
+  const double* A;  ///< max-plus α at each chunk's start, C per chunk
+  const int* best;  ///< B: the best final label (−1: no segmentation)
+  int* map;         ///< C per chunk: the label at step `first` on the best path that ends in c at `last`
+  int* end_label;   ///< per chunk: the label at step `last` on the best path
+};
+
+/// One block per chunk, a warp per label c, a lane per previous label: max-plus α of the chunk's
+/// steps from α(first, ·), each step's best previous label into bp (row t of the sequence; ties to
+/// the lowest label, as ArgMax); then lane c of warp 0 follows them from label c at `last` back to
+/// `first` (map).
+__global__ void __launch_bounds__(1024) scan_viterbi_chunk_kernel(Params p, ScanViterbi w) {
+  __shared__ double arow[2][kWarp];
+  const long long j = blockIdx.x;
+  const detail::ScanChunk ch = w.chunks[j];
+  const Seq q(p, ch.b);
+  const int C = q.C, c = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const bool on = lane < C;
+  unsigned* bp = p.bp + q.sr * C;
+  const double tr = on ? q.tr[lane * C + c] : -INFINITY;  // Tr[lane, c]
+  if (c == 0) arow[0][lane] = on ? w.A[j * C + lane] : -INFINITY;
+  __syncthreads();
+  int cur = 0;
+  for (int t = ch.first + 1; t <= ch.last; ++t) {
+    ArgMax am;
+    if (on) am.add(arow[cur][lane] + tr, lane);
+    am.warp_reduce();
+    if (lane == 0) {
+      const double e = unit_segment(q, t, c);
+      arow[1 - cur][c] = am.v == -INFINITY || e == -INFINITY ? -INFINITY : e + am.v;
+      bp[static_cast<long long>(t) * C + c] = am.v == -INFINITY ? 0u : static_cast<unsigned>(am.i);
+    }
+    if (c == 0 && !on) arow[1 - cur][lane] = -INFINITY;
+    __syncthreads();
+    cur = 1 - cur;
+  }
+  if (c == 0 && on) {
+    int lab = lane;
+    for (int t = ch.last; t > ch.first; --t) lab = static_cast<int>(bp[static_cast<long long>(t) * C + lab]);
+    w.map[j * C + lane] = lab;
+  }
+}
+
+/// One thread per sequence: the label at each chunk's end on the best path, chunks in reverse
+/// order through their maps; the first segment [0, 1); the segment count (T, or 0 when no
+/// segmentation is allowed).
+__global__ void scan_viterbi_link_kernel(Params p, ScanViterbi w) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= p.B) return;
+  const Seq q(p, b);
+  const int C = q.C, T = q.T;
+  int lab = w.best[b];
+  if (T == 0 || lab < 0) {
+    p.seg_count[b] = 0;
+    return;
+  }
+  for (long long j = w.first_chunk[b + 1] - 1; j >= w.first_chunk[b]; --j) {
+    w.end_label[j] = lab;
+    lab = w.map[j * C + lab];
+  }
+  int* seg = p.seg + q.off * 3;
+  seg[0] = 0, seg[1] = 1, seg[2] = lab;
+  p.seg_count[b] = T;
+}
+
+/// One thread per chunk: its one-sample segments [t − 1, t), from its end label back through bp.
+__global__ void scan_viterbi_segments_kernel(Params p, ScanViterbi w, long long n) {
+  const long long j = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (j >= n) return;
+  const detail::ScanChunk ch = w.chunks[j];
+  const Seq q(p, ch.b);
+  if (w.best[ch.b] < 0) return;
+  const int C = q.C;
+  const unsigned* bp = p.bp + q.sr * C;
+  int* seg = p.seg + q.off * 3;
+  int lab = w.end_label[j];
+  for (int t = ch.last; t > ch.first; --t) {
+    seg[(t - 1) * 3] = t - 1, seg[(t - 1) * 3 + 1] = t, seg[(t - 1) * 3 + 2] = lab;
+    lab = static_cast<int>(bp[static_cast<long long>(t) * C + lab]);
+  }
+}
+
 // ---- backward ---------------------------------------------------------------------------------
 
 /// One block per sequence: marginals (difference array, boundaries) and per-sequence gradients.
@@ -358,7 +692,9 @@ __global__ void __launch_bounds__(1024) backward_kernel(Params p, bool smem_ring
 }
 
 /// Thread per (b, c): label marginals from the difference array; the emission gradients.
-__global__ void marginals_kernel(Params p, double* q_out, double* grad_out) {
+/// With `direct` the array holds the label marginals themselves (the chunked K = 1 pass), else
+/// their differences along t.
+__global__ void marginals_kernel(Params p, double* q_out, double* grad_out, bool direct) {
   const int b = blockIdx.x, C = p.C, T = p.length(b);
   const long long off = p.offset[b], sr = p.srow(b);
   const bool ok = p.log_z[b] != -INFINITY;
@@ -366,7 +702,7 @@ __global__ void marginals_kernel(Params p, double* q_out, double* grad_out) {
     double run = 0, sum = 0;
     long long n = 0;
     for (int u = 0; u < T; ++u) {
-      run += p.diff[(sr + u) * C + c];
+      run = direct ? p.diff[(sr + u) * C + c] : run + p.diff[(sr + u) * C + c];
       const double v = ok ? fmin(fmax(run, 0.0), 1.0) : 0.0;
       q_out[(off + u) * C + c] = v;
       grad_out[(off + u) * C + c] = v;
@@ -391,9 +727,11 @@ __global__ void reduce_kernel(const double* per_seq, int B, int n, double* out) 
 
 // ---- Viterbi ----------------------------------------------------------------------------------
 
-/// Thread 0 of a block: the best final label from α(T, ·), the traceback through the
-/// backpointers, the segments written from the end of the sequence's slots backwards.
-__device__ void traceback(const Params& p, const Seq& q, const double* alpha, const int* bpk, const int* bpc) {
+/// Thread 0 of a block: the best final label from α(T, ·) and the traceback through the packed
+/// backpointers (one dependent load per segment), the segments (start, end, label) written from
+/// the end of the sequence's slots backwards; their scores come after, in parallel
+/// (segment_scores_kernel), off this serial chain.
+__device__ void traceback(const Params& p, const Seq& q, const double* alpha, const unsigned* bp) {
   const int b = q.b, C = q.C, T = q.T;
   int c = 0;
   for (int l = 1; l < C; ++l)
@@ -403,26 +741,41 @@ __device__ void traceback(const Params& p, const Seq& q, const double* alpha, co
     p.seg_count[b] = 0;
     return;
   }
-  // traceback, segments written from the end of the sequence's slots backwards
   int t = T, n = 0;
   int* seg = p.seg + q.off * 3;
-  double* sc = p.seg_score + q.off;
   while (t > 0) {
-    const int k = bpk[t * C + c], s = t - k;
-    const int cp = s == 0 ? 0 : bpc[s * C + c];
-    const double trans = s == 0 ? p.init[c] : p.tr[cp * C + c];
-    const double psi = q.H(t, c) - q.S(s, c) - q.r * q.nu[c] * s + q.Ps(s, c) + p.dur[(k - 1) * C + c];
-    const int slot = T - 1 - n;
+    const unsigned w = bp[static_cast<long long>(t) * C + c];
+    const int s = t - detail::bp_k(w), slot = T - 1 - n;
     seg[slot * 3] = s, seg[slot * 3 + 1] = t, seg[slot * 3 + 2] = c;
-    sc[slot] = psi + trans;
     ++n;
     t = s;
-    c = cp;
+    c = detail::bp_prev(w);
   }
   p.seg_count[b] = n;
 }
 
-/// One block per sequence: max-sum forward with backpointers, traceback by thread 0.
+/// One block per sequence, threads over its segments: the score of each segment, ψ plus the
+/// transition from the segment before it (the initial score for the first).
+__global__ void segment_scores_kernel(Params p) {
+  const int b = blockIdx.x;
+  const Seq q(p, b);
+  const int C = q.C, T = q.T, n = T > 0 ? p.seg_count[b] : 0;
+  const int* seg = p.seg + q.off * 3;
+  double* sc = p.seg_score + q.off;
+  for (int slot = T - n + static_cast<int>(threadIdx.x); slot < T; slot += blockDim.x) {
+    const int s = seg[slot * 3], t = seg[slot * 3 + 1], c = seg[slot * 3 + 2], k = t - s;
+    const double trans = s == 0 ? p.init[c] : p.tr[seg[(slot - 1) * 3 + 2] * C + c];
+    const double psi = q.H(t, c) - q.S(s, c) - q.r * q.nu[c] * s + q.Ps(s, c) + p.dur[(k - 1) * C + c];
+    sc[slot] = psi + trans;
+  }
+}
+
+__device__ int* bring_of(const Params& p, int b, bool smem, double* smem_end) {
+  return smem ? reinterpret_cast<int*>(smem_end) : p.bring + static_cast<long long>(b) * p.K * p.C;
+}
+
+/// One block per sequence: max-sum forward with backpointers, traceback by thread 0. With
+/// `smem_ring` both rings (G and the previous labels) live in shared memory, else in global memory.
 template <bool kLanes>
 __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring) {
   extern __shared__ double smem[];
@@ -430,10 +783,10 @@ __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring)
   const Seq q(p, b);
   const Shared sh = Shared::carve(smem, p.C, p.K, smem_ring, false);
   double* ring = ring_of(sh, p, b);
+  int* bring = bring_of(p, b, smem_ring, smem + Shared::bytes(p.C, p.K, true, false) / sizeof(double));
   const int C = q.C, K = q.K, T = q.T;
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, nw = blockDim.x / kWarp;
-  int* bpk = p.bpk + q.sr * C;
-  int* bpc = p.bpc + q.sr * C;
+  unsigned* bp = p.bp + q.sr * C;
   if (T == 0) {
     if (threadIdx.x == 0) p.vscore[b] = 0.0, p.seg_count[b] = 0;
     return;
@@ -449,7 +802,9 @@ __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring)
     };
     auto set_alpha = [&](int c, const ArgMax& am) {
       sh.alpha[c] = am.v == -INFINITY ? -INFINITY : q.H(t, c) + am.v;
-      bpk[t * C + c] = am.v == -INFINITY ? 0 : am.i;
+      const int s = t - am.i;
+      bp[static_cast<long long>(t) * C + c] =
+          am.v == -INFINITY ? 0u : detail::pack_bp(am.i, s == 0 ? 0 : bring[(s % K) * C + c]);
     };
     if constexpr (kLanes) {
       for (int c = warp; c < C; c += nw) {
@@ -469,7 +824,7 @@ __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring)
     };
     auto set_in = [&](int c, const ArgMax& am) {
       ring[(t % K) * C + c] = am.v == -INFINITY ? -INFINITY : q.G(t, c, am.v);
-      bpc[t * C + c] = am.v == -INFINITY ? 0 : am.i;
+      bring[(t % K) * C + c] = am.v == -INFINITY ? 0 : am.i;
     };
     if constexpr (kLanes) {
       for (int c = warp; c < C; c += nw) {
@@ -482,29 +837,36 @@ __global__ void __launch_bounds__(1024) viterbi_kernel(Params p, bool smem_ring)
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) traceback(p, q, sh.alpha, bpk, bpc);
+  if (threadIdx.x == 0) traceback(p, q, sh.alpha, bp);
 }
 
-/// Durations a lane keeps in registers in viterbi_warp_kernel: K ≤ 32·kDurRegs.
+/// Durations a lane keeps in registers in warp_kernel: K ≤ 32·kDurRegs.
 constexpr int kDurRegs = 8;
 
-/// Viterbi for C ≤ 32 labels and K ≤ 32·kDurRegs (the lanes dispatch): one warp per label for the whole sequence
-/// (threads = 32·C), so that each lane keeps its durations' biases B[k, c] (k = lane + 1 + 32j)
-/// and its transition Tr[lane, c] in registers, and the per-step inputs that do not depend on the
-/// recurrence (S, L, Ps, Pe of step t + 1) are loaded during step t. The same maxima, ties and
-/// backpointers as viterbi_kernel<true>; only the latency of each step's global loads is hidden.
-__global__ void __launch_bounds__(1024) viterbi_warp_kernel(Params p, bool smem_ring) {
+/// Viterbi (kViterbi) or the forward pass (log Z, no checkpoints) for C ≤ 32 labels and
+/// K ≤ 32·kDurRegs (the lanes dispatch): one warp per label for the whole sequence (threads =
+/// 32·C), so that each lane keeps its durations' biases B[k, c] (k = lane + 1 + 32j) and its
+/// transition Tr[lane, c] in registers, and the per-step inputs that do not depend on the
+/// recurrence (S, L, Ps, Pe of step t + 1) are loaded during step t. The same terms, in the same
+/// order, as viterbi_kernel<true> and forward_kernel<true> (the same maxima, ties, backpointers
+/// and sums); only the latency of each step's global loads is hidden.
+template <bool kViterbi>
+__global__ void __launch_bounds__(1024) warp_kernel(Params p, bool smem_ring) {
   extern __shared__ double smem[];
   const int b = blockIdx.x;
   const Seq q(p, b);
   const Shared sh = Shared::carve(smem, p.C, p.K, smem_ring, false);
   double* ring = ring_of(sh, p, b);
+  int* bring =
+      kViterbi ? bring_of(p, b, smem_ring, smem + Shared::bytes(p.C, p.K, true, false) / sizeof(double)) : nullptr;
   const int C = q.C, K = q.K, T = q.T;
   const int c = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  int* bpk = p.bpk + q.sr * C;
-  int* bpc = p.bpc + q.sr * C;
+  unsigned* bp = kViterbi ? p.bp + q.sr * C : nullptr;
   if (T == 0) {
-    if (threadIdx.x == 0) p.vscore[b] = 0.0, p.seg_count[b] = 0;
+    if (threadIdx.x == 0) {
+      if constexpr (kViterbi) p.vscore[b] = 0.0, p.seg_count[b] = 0;
+      else p.log_z[b] = 0.0;
+    }
     return;
   }
   double dur[kDurRegs];
@@ -529,37 +891,77 @@ __global__ void __launch_bounds__(1024) viterbi_warp_kernel(Params p, bool smem_
     double s_nx = 0, pe_nx = 0, ps_nx = 0;
     int l_nx = 0;
     if (t < T) s_nx = S_at(t + 1), l_nx = L_at(t + 1), pe_nx = pe_at(t + 1), ps_nx = ps_at(t + 1);
-    // α(t, c) = H(t, c) + max_k (G(t − k, c) + B[k, c])
+    // α(t, c) = H(t, c) + max_k or log Σ_k exp (G(t − k, c) + B[k, c])
     const int kmax = min(K, t - l_cur);
-    ArgMax am;
+    if constexpr (kViterbi) {
+      ArgMax am;
 #pragma unroll
-    for (int j = 0; j < kDurRegs; ++j) {
-      const int k = lane + 1 + kWarp * j;
-      if (k <= kmax) {
-        const int slot = pos - k < 0 ? pos - k + K : pos - k;
-        am.add(ring[slot * C + c] + dur[j], k);
+      for (int j = 0; j < kDurRegs; ++j) {
+        const int k = lane + 1 + kWarp * j;
+        if (k <= kmax) {
+          const int slot = pos - k < 0 ? pos - k + K : pos - k;
+          am.add(ring[slot * C + c] + dur[j], k);
+        }
       }
-    }
-    am.warp_reduce();
-    if (lane == 0) {
-      sh.alpha[c] = am.v == -INFINITY ? -INFINITY : s_cur + rnu * t + pe_cur + am.v;
-      bpk[static_cast<long long>(t) * C + c] = am.v == -INFINITY ? 0 : am.i;
+      am.warp_reduce();
+      if (lane == 0) {
+        sh.alpha[c] = am.v == -INFINITY ? -INFINITY : s_cur + rnu * t + pe_cur + am.v;
+        const int s = t - am.i, sslot = pos - am.i < 0 ? pos - am.i + K : pos - am.i;
+        bp[static_cast<long long>(t) * C + c] =
+            am.v == -INFINITY ? 0u : detail::pack_bp(am.i, s == 0 ? 0 : bring[sslot * C + c]);
+      }
+    } else {
+      LogSum acc;
+#pragma unroll
+      for (int j = 0; j < kDurRegs; ++j) {
+        const int k = lane + 1 + kWarp * j;
+        if (k <= kmax) {
+          const int slot = pos - k < 0 ? pos - k + K : pos - k;
+          acc.add(ring[slot * C + c] + dur[j]);
+        }
+      }
+      acc.warp_reduce();
+      if (lane == 0) {
+        const double v = acc.value();
+        sh.alpha[c] = v == -INFINITY ? -INFINITY : s_cur + rnu * t + pe_cur + v;
+      }
     }
     __syncthreads();
     if (t == T) break;
-    // in(t, c) = max_c' (α(t, c') + Tr[c', c]); G(t, c) = in − S(t, c) − rν_c t + Ps(t, c)
-    ArgMax ai;
-    if (lane < C) ai.add(sh.alpha[lane] + tr, lane);
-    ai.warp_reduce();
-    if (lane == 0) {
-      ring[pos * C + c] = ai.v == -INFINITY ? -INFINITY : ai.v - s_cur - rnu * t + ps_cur;
-      bpc[static_cast<long long>(t) * C + c] = ai.v == -INFINITY ? 0 : ai.i;
+    // in(t, c) = max_c' or log Σ_c' exp (α(t, c') + Tr[c', c]); G(t, c) = in − S(t, c) − rν_c t + Ps(t, c)
+    if constexpr (kViterbi) {
+      ArgMax ai;
+      if (lane < C) ai.add(sh.alpha[lane] + tr, lane);
+      ai.warp_reduce();
+      if (lane == 0) {
+        ring[pos * C + c] = ai.v == -INFINITY ? -INFINITY : ai.v - s_cur - rnu * t + ps_cur;
+        bring[pos * C + c] = ai.v == -INFINITY ? 0 : ai.i;
+      }
+    } else {
+      LogSum acc;
+      if (lane < C) acc.add(sh.alpha[lane] + tr);
+      acc.warp_reduce();
+      if (lane == 0) {
+        const double in = acc.value();
+        ring[pos * C + c] = in == -INFINITY ? -INFINITY : in - s_cur - rnu * t + ps_cur;
+      }
     }
     __syncthreads();
     s_cur = s_nx, l_cur = l_nx, pe_cur = pe_nx, ps_cur = ps_nx;
     pos = pos + 1 == K ? 0 : pos + 1;
   }
-  if (threadIdx.x == 0) traceback(p, q, sh.alpha, bpk, bpc);
+  if (threadIdx.x == 0) {
+    if constexpr (kViterbi) {
+      traceback(p, q, sh.alpha, bp);
+    } else {  // log Z as forward_kernel computes it
+      double m = -INFINITY;
+      for (int l = 0; l < C; ++l) m = fmax(m, sh.alpha[l]);
+      double z = 0;
+      for (int l = 0; l < C; ++l)
+        if (sh.alpha[l] != -INFINITY) z += exp(sh.alpha[l] - m);
+      p.log_z[b] = z == 0 ? -INFINITY : m + log(z);
+    }
+  }
 }
 
 template <class T>
@@ -596,7 +998,10 @@ struct Session::Impl {
   std::vector<long long> offsets, cp_offsets;
   std::size_t rows = 0, srows = 0, checkpoints = 0;
   int B = 0, C = 0, K = 0, delta = 1, threads = 32;
-  bool lanes = false, smem_ring = false, smem_ering = false;
+  bool lanes = false, smem_ring = false, smem_ering = false, smem_vring = false;
+  std::size_t scan_length = 0;  ///< K = 1 chunked forward: chunk length (0: sequential kernel)
+  std::vector<detail::ScanChunk> chunks;
+  std::vector<long long> first_chunk;
   std::size_t bytes = 0;
   // inputs and prefix sums
   gemflow::cuda::DeviceBuffer<long long> d_offset, d_cp_offset;
@@ -606,7 +1011,13 @@ struct Session::Impl {
   gemflow::cuda::DeviceBuffer<double> d_cp, d_ring, d_ering, d_gbuf, d_abuf, d_diff, d_bound, d_gd, d_gt, d_gi;
   gemflow::cuda::DeviceBuffer<double> d_q, d_grad, d_rgd, d_rgt, d_rgi;
   // Viterbi
-  gemflow::cuda::DeviceBuffer<int> d_bpk, d_bpc, d_seg_count, d_seg;
+  gemflow::cuda::DeviceBuffer<unsigned> d_bp;
+  // K = 1 chunked forward
+  gemflow::cuda::DeviceBuffer<detail::ScanChunk> d_chunks;
+  gemflow::cuda::DeviceBuffer<long long> d_first_chunk;
+  gemflow::cuda::DeviceBuffer<double> d_P, d_A, d_Bend, d_part_gt, d_part_gd, d_VA;
+  gemflow::cuda::DeviceBuffer<int> d_best, d_map, d_end_label;
+  gemflow::cuda::DeviceBuffer<int> d_bring, d_seg_count, d_seg;
   gemflow::cuda::DeviceBuffer<double> d_vscore, d_seg_score;
   bool have_posteriors = false, have_paths = false, have_forward = false;
 
@@ -625,9 +1036,43 @@ struct Session::Impl {
     p.checkpoints = d_cp.data();
     p.ring = d_ring.data(), p.ering = d_ering.data(), p.gbuf = d_gbuf.data(), p.abuf = d_abuf.data();
     p.diff = d_diff.data(), p.boundaries = d_bound.data(), p.gd = d_gd.data(), p.gt = d_gt.data(), p.gi = d_gi.data();
-    p.bpk = d_bpk.data(), p.bpc = d_bpc.data(), p.vscore = d_vscore.data(), p.seg_count = d_seg_count.data();
+    p.bp = d_bp.data(), p.bring = d_bring.data(), p.vscore = d_vscore.data(), p.seg_count = d_seg_count.data();
     p.seg = d_seg.data(), p.seg_score = d_seg_score.data();
     return p;
+  }
+
+  /// The chunks of the K = 1 passes on the device, and room for their transfer matrices (each pass
+  /// computes its own: log-sum-exp or max-plus).
+  void scan_upload() {
+    const std::size_t n = chunks.size(), c = C;
+    if (d_first_chunk.size()) return;
+    require(sizeof(detail::ScanChunk) * n + sizeof(long long) * (B + 1) + sizeof(double) * n * c * c,
+            "the chunked passes");
+    d_chunks = upload(chunks.data(), n, stream);
+    d_first_chunk = upload(first_chunk.data(), first_chunk.size(), stream);
+    d_P = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c * c, 1), stream);
+  }
+
+  /// The chunked K = 1 forward pass (scan_plan.hpp): the chunks' transfer matrices, then their
+  /// ordered product per sequence (log Z); with `keep_alpha`, α at each chunk's start in d_A.
+  void scan_forward(bool keep_alpha) {
+    const std::size_t n = chunks.size(), c = C;
+    scan_upload();
+    if (keep_alpha && !d_A.size()) {
+      require(sizeof(double) * n * (2 * c + c * c + c), "the chunked backward pass");
+      d_A = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c, 1), stream);
+      d_Bend = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c, 1), stream);
+      d_part_gt = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c * c, 1), stream);
+      d_part_gd = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * c, 1), stream);
+    }
+    if (n) {
+      scan_chunk_kernel<false>
+          <<<static_cast<unsigned>(n), kWarp * C, 0, stream>>>(params(), d_chunks.data(), d_P.data());
+      GF_CUDA_CHECK_LAUNCH("scan_chunk_kernel");
+    }
+    scan_combine_kernel<false><<<B, kWarp, 0, stream>>>(params(), d_first_chunk.data(), d_P.data(),
+                                                        keep_alpha ? d_A.data() : nullptr, nullptr);
+    GF_CUDA_CHECK_LAUNCH("scan_combine_kernel");
   }
 
   /// Throws CudaError naming the bytes when `more` does not fit the free device memory.
@@ -678,8 +1123,9 @@ Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream
   s.C = static_cast<int>(m.labels);
   s.K = static_cast<int>(m.max_duration);
   // three label rows of fp64 live in shared memory (48 KiB of them at most)
-  GF_EXPECTS(m.labels <= 2048 && m.max_duration < (1u << 24),
-             "the GPU path takes at most 2048 labels and K < 2²⁴ (C = " + std::to_string(m.labels) +
+  // (a backpointer packs k < 2²¹ and the previous label < 2¹¹ into one word: detail::pack_bp)
+  GF_EXPECTS(m.labels <= 2048 && m.max_duration < (1u << detail::kBpBits),
+             "the GPU path takes at most 2048 labels and K < 2²¹ (C = " + std::to_string(m.labels) +
                  ", K = " + std::to_string(m.max_duration) + ")");
   std::size_t maxT = 0;
   s.offsets.assign(s.B + 1, 0);
@@ -703,6 +1149,14 @@ Session::Session(const Model& m, const Batch& x, const Options& o, Stream stream
   s.threads = s.lanes ? std::min(32 * s.C, 1024) : std::min(((s.C + 31) / 32) * 32, 1024);
   s.smem_ring = Shared::bytes(s.C, s.K, true, false) <= kRingSmemLimit;
   s.smem_ering = Shared::bytes(s.C, s.K, s.smem_ring, true) <= kRingSmemLimit;
+  s.smem_vring = Shared::bytes(s.C, s.K, true, false) + sizeof(int) * s.K * s.C <= kRingSmemLimit;
+  {
+    int device = 0, sms = 0;
+    GF_CUDA_TRY(cudaGetDevice(&device));
+    GF_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    s.scan_length = detail::scan_chunk_length(x.lengths, m.max_duration, m.labels, sms);
+    if (s.scan_length) s.chunks = detail::scan_chunks(x.lengths, s.scan_length, s.first_chunk);
+  }
   const std::size_t C = m.labels, K = m.max_duration, B = x.lengths.size();
   const std::size_t in_bytes =
       sizeof(double) * (s.rows * C * (1 + (x.start_scores ? 1 : 0) + (x.end_scores ? 1 : 0)) + C * C + K * C + C) +
@@ -734,12 +1188,22 @@ void Session::forward() {
   auto& s = *impl_;
   if (s.B == 0) return;
   const std::size_t C = s.C, K = s.K;
+  if (s.scan_length) {
+    // K = 1 and a batch smaller than the SM count: chunk transfer matrices in parallel, then
+    // their ordered product per sequence (scan_plan.hpp)
+    s.scan_forward(false);
+    s.have_forward = true;
+    return;
+  }
   if (!s.d_ring.size() && !s.smem_ring) {
     s.require(sizeof(double) * s.B * K * C, "the rings");
     s.d_ring = gemflow::cuda::DeviceBuffer<double>(s.B * K * C, s.stream);
   }
   const std::size_t smem = Shared::bytes(s.C, s.K, s.smem_ring, false);
-  if (s.lanes) {
+  if (s.lanes && s.C <= kWarp && s.K <= kWarp * kDurRegs) {
+    s.launch_setup(warp_kernel<false>, smem);
+    warp_kernel<false><<<s.B, kWarp * s.C, smem, s.stream>>>(s.params(), s.smem_ring);
+  } else if (s.lanes) {
     s.launch_setup(forward_kernel<true>, smem);
     forward_kernel<true><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring, false);
   } else {
@@ -754,16 +1218,20 @@ void Session::forward_backward() {
   auto& s = *impl_;
   if (s.B == 0) return;
   const std::size_t C = s.C, K = s.K, B = s.B, D = s.delta;
-  if (!s.d_cp.size()) {
-    s.require(sizeof(double) *
-                  (s.checkpoints * (K * C + C) + (s.smem_ring ? 0 : B * K * C) + (s.smem_ering ? 0 : B * (K + 1) * C) +
-                   2 * B * D * C + s.srows * C + s.rows + B * (K * C + C * C + C) + 2 * s.rows * C + K * C + C * C + C),
+  const bool scan = s.scan_length != 0;
+  if (!s.d_diff.size()) {
+    s.require(sizeof(double) * ((scan ? 0
+                                      : s.checkpoints * (K * C + C) + (s.smem_ring ? 0 : B * K * C) +
+                                            (s.smem_ering ? 0 : B * (K + 1) * C) + 2 * B * D * C) +
+                                s.srows * C + s.rows + B * (K * C + C * C + C) + 2 * s.rows * C + K * C + C * C + C),
               "the forward-backward pass");
-    s.d_cp = gemflow::cuda::DeviceBuffer<double>(s.checkpoints * (K * C + C), s.stream);
-    if (!s.smem_ring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
-    if (!s.smem_ering) s.d_ering = gemflow::cuda::DeviceBuffer<double>(B * (K + 1) * C, s.stream);
-    s.d_gbuf = gemflow::cuda::DeviceBuffer<double>(B * D * C, s.stream);
-    s.d_abuf = gemflow::cuda::DeviceBuffer<double>(B * D * C, s.stream);
+    if (!scan) {
+      s.d_cp = gemflow::cuda::DeviceBuffer<double>(s.checkpoints * (K * C + C), s.stream);
+      if (!s.smem_ring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
+      if (!s.smem_ering) s.d_ering = gemflow::cuda::DeviceBuffer<double>(B * (K + 1) * C, s.stream);
+      s.d_gbuf = gemflow::cuda::DeviceBuffer<double>(B * D * C, s.stream);
+      s.d_abuf = gemflow::cuda::DeviceBuffer<double>(B * D * C, s.stream);
+    }
     s.d_diff = gemflow::cuda::DeviceBuffer<double>(s.srows * C, s.stream);
     s.d_bound = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(s.rows, 1), s.stream);
     s.d_gd = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
@@ -781,23 +1249,40 @@ void Session::forward_backward() {
   GF_CUDA_TRY(cudaMemsetAsync(s.d_gt.data(), 0, s.d_gt.size_bytes(), s.stream));
   GF_CUDA_TRY(cudaMemsetAsync(s.d_gi.data(), 0, s.d_gi.size_bytes(), s.stream));
   const Params p = s.params();
-  const std::size_t fsmem = Shared::bytes(s.C, s.K, s.smem_ring, false);
-  const std::size_t bsmem = Shared::bytes(s.C, s.K, s.smem_ring, s.smem_ering);
-  if (s.lanes) {
-    s.launch_setup(forward_kernel<true>, fsmem);
-    forward_kernel<true><<<s.B, s.threads, fsmem, s.stream>>>(p, s.smem_ring, true);
-    GF_CUDA_CHECK_LAUNCH("forward_kernel");
-    s.launch_setup(backward_kernel<true>, bsmem);
-    backward_kernel<true><<<s.B, s.threads, bsmem, s.stream>>>(p, s.smem_ring, s.smem_ering);
+  if (scan) {
+    // K = 1 and a batch smaller than the SM count: α and β at the chunks' ends from the chunk
+    // matrices, then every chunk's marginals and gradient sums in parallel (scan_plan.hpp)
+    s.scan_forward(true);
+    const ScanBackward w{s.d_chunks.data(), s.d_first_chunk.data(), s.d_P.data(),      s.d_A.data(),
+                         s.d_Bend.data(),   s.d_part_gt.data(),     s.d_part_gd.data()};
+    scan_beta_kernel<<<s.B, kWarp, 0, s.stream>>>(p, w);
+    GF_CUDA_CHECK_LAUNCH("scan_beta_kernel");
+    const std::size_t msmem = sizeof(double) * kWarp * (s.scan_length + 3);
+    s.launch_setup(scan_marginals_kernel, msmem);
+    scan_marginals_kernel<<<static_cast<unsigned>(s.chunks.size()), kWarp * s.C, msmem, s.stream>>>(p, w);
+    GF_CUDA_CHECK_LAUNCH("scan_marginals_kernel");
+    scan_gradients_kernel<<<s.B, 256, 0, s.stream>>>(p, w);
+    GF_CUDA_CHECK_LAUNCH("scan_gradients_kernel");
   } else {
-    s.launch_setup(forward_kernel<false>, fsmem);
-    forward_kernel<false><<<s.B, s.threads, fsmem, s.stream>>>(p, s.smem_ring, true);
-    GF_CUDA_CHECK_LAUNCH("forward_kernel");
-    s.launch_setup(backward_kernel<false>, bsmem);
-    backward_kernel<false><<<s.B, s.threads, bsmem, s.stream>>>(p, s.smem_ring, s.smem_ering);
+    const std::size_t fsmem = Shared::bytes(s.C, s.K, s.smem_ring, false);
+    const std::size_t bsmem = Shared::bytes(s.C, s.K, s.smem_ring, s.smem_ering);
+    if (s.lanes) {
+      s.launch_setup(forward_kernel<true>, fsmem);
+      forward_kernel<true><<<s.B, s.threads, fsmem, s.stream>>>(p, s.smem_ring, true);
+      GF_CUDA_CHECK_LAUNCH("forward_kernel");
+      s.launch_setup(backward_kernel<true>, bsmem);
+      backward_kernel<true><<<s.B, s.threads, bsmem, s.stream>>>(p, s.smem_ring, s.smem_ering);
+    } else {
+      s.launch_setup(forward_kernel<false>, fsmem);
+      forward_kernel<false><<<s.B, s.threads, fsmem, s.stream>>>(p, s.smem_ring, true);
+      GF_CUDA_CHECK_LAUNCH("forward_kernel");
+      s.launch_setup(backward_kernel<false>, bsmem);
+      backward_kernel<false><<<s.B, s.threads, bsmem, s.stream>>>(p, s.smem_ring, s.smem_ering);
+    }
+    GF_CUDA_CHECK_LAUNCH("backward_kernel");
   }
-  GF_CUDA_CHECK_LAUNCH("backward_kernel");
-  marginals_kernel<<<s.B, std::min(((s.C + 31) / 32) * 32, 256), 0, s.stream>>>(p, s.d_q.data(), s.d_grad.data());
+  // the chunked pass writes the label marginals themselves, the sequential one their differences
+  marginals_kernel<<<s.B, std::min(((s.C + 31) / 32) * 32, 256), 0, s.stream>>>(p, s.d_q.data(), s.d_grad.data(), scan);
   GF_CUDA_CHECK_LAUNCH("marginals_kernel");
   auto reduce = [&](const gemflow::cuda::DeviceBuffer<double>& per_seq, gemflow::cuda::DeviceBuffer<double>& out,
                     std::size_t n) {
@@ -815,30 +1300,68 @@ void Session::viterbi() {
   auto& s = *impl_;
   if (s.B == 0) return;
   const std::size_t C = s.C, K = s.K, B = s.B;
-  if (!s.d_bpk.size()) {
-    s.require(sizeof(int) * (2 * s.srows * C + B + 3 * s.rows) + sizeof(double) * (B + s.rows) +
-                  (s.smem_ring || s.d_ring.size() ? 0 : sizeof(double) * B * K * C),
+  if (!s.d_bp.size()) {
+    s.require(sizeof(int) * (s.srows * C + B + 3 * s.rows + (s.smem_vring ? 0 : B * K * C)) +
+                  sizeof(double) * (B + s.rows) + (s.smem_vring || s.d_ring.size() ? 0 : sizeof(double) * B * K * C),
               "Viterbi's backpointers");
-    s.d_bpk = gemflow::cuda::DeviceBuffer<int>(s.srows * C, s.stream);
-    s.d_bpc = gemflow::cuda::DeviceBuffer<int>(s.srows * C, s.stream);
+    s.d_bp = gemflow::cuda::DeviceBuffer<unsigned>(s.srows * C, s.stream);
+    if (!s.smem_vring && !s.scan_length) s.d_bring = gemflow::cuda::DeviceBuffer<int>(B * K * C, s.stream);
     s.d_seg_count = gemflow::cuda::DeviceBuffer<int>(B, s.stream);
     s.d_seg = gemflow::cuda::DeviceBuffer<int>(std::max<std::size_t>(3 * s.rows, 1), s.stream);
     s.d_vscore = gemflow::cuda::DeviceBuffer<double>(B, s.stream);
     s.d_seg_score = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(s.rows, 1), s.stream);
-    if (!s.smem_ring && !s.d_ring.size()) s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
+    if (!s.smem_vring && !s.d_ring.size() && !s.scan_length)
+      s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
   }
-  const std::size_t smem = Shared::bytes(s.C, s.K, s.smem_ring, false);
+  if (s.scan_length) {
+    // K = 1 and a batch smaller than the SM count: max-plus chunk matrices, α at the chunks'
+    // starts, each chunk's backpointers and end-to-start label map in parallel, the maps linked in
+    // order per sequence, then each chunk's segments in parallel (scan_plan.hpp)
+    s.scan_upload();
+    const std::size_t n = s.chunks.size();
+    if (!s.d_best.size()) {
+      s.require(sizeof(double) * n * C + sizeof(int) * (B + n * C + n), "the chunked Viterbi");
+      s.d_VA = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(n * C, 1), s.stream);
+      s.d_best = gemflow::cuda::DeviceBuffer<int>(B, s.stream);
+      s.d_map = gemflow::cuda::DeviceBuffer<int>(std::max<std::size_t>(n * C, 1), s.stream);
+      s.d_end_label = gemflow::cuda::DeviceBuffer<int>(std::max<std::size_t>(n, 1), s.stream);
+    }
+    const Params p = s.params();
+    const ScanViterbi w{s.d_chunks.data(), s.d_first_chunk.data(), s.d_VA.data(),
+                        s.d_best.data(),   s.d_map.data(),         s.d_end_label.data()};
+    scan_chunk_kernel<true><<<static_cast<unsigned>(n), kWarp * s.C, 0, s.stream>>>(p, s.d_chunks.data(), s.d_P.data());
+    GF_CUDA_CHECK_LAUNCH("scan_chunk_kernel");
+    scan_combine_kernel<true>
+        <<<s.B, kWarp, 0, s.stream>>>(p, s.d_first_chunk.data(), s.d_P.data(), s.d_VA.data(), s.d_best.data());
+    GF_CUDA_CHECK_LAUNCH("scan_combine_kernel");
+    scan_viterbi_chunk_kernel<<<static_cast<unsigned>(n), kWarp * s.C, 0, s.stream>>>(p, w);
+    GF_CUDA_CHECK_LAUNCH("scan_viterbi_chunk_kernel");
+    scan_viterbi_link_kernel<<<(s.B + 127) / 128, 128, 0, s.stream>>>(p, w);
+    GF_CUDA_CHECK_LAUNCH("scan_viterbi_link_kernel");
+    scan_viterbi_segments_kernel<<<static_cast<unsigned>((n + 127) / 128), 128, 0, s.stream>>>(
+        p, w, static_cast<long long>(n));
+    GF_CUDA_CHECK_LAUNCH("scan_viterbi_segments_kernel");
+    segment_scores_kernel<<<s.B, 256, 0, s.stream>>>(p);
+    GF_CUDA_CHECK_LAUNCH("segment_scores_kernel");
+    s.have_paths = true;
+    return;
+  }
+  // both rings (G, fp64, and the previous labels, int) in shared memory, or both in global memory
+  const std::size_t smem =
+      s.smem_vring ? Shared::bytes(s.C, s.K, true, false) + sizeof(int) * K * C : Shared::bytes(s.C, s.K, false, false);
   if (s.lanes && s.C <= kWarp && s.K <= kWarp * kDurRegs) {
-    s.launch_setup(viterbi_warp_kernel, smem);
-    viterbi_warp_kernel<<<s.B, kWarp * s.C, smem, s.stream>>>(s.params(), s.smem_ring);
+    s.launch_setup(warp_kernel<true>, smem);
+    warp_kernel<true><<<s.B, kWarp * s.C, smem, s.stream>>>(s.params(), s.smem_vring);
   } else if (s.lanes) {
     s.launch_setup(viterbi_kernel<true>, smem);
-    viterbi_kernel<true><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring);
+    viterbi_kernel<true><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_vring);
   } else {
     s.launch_setup(viterbi_kernel<false>, smem);
-    viterbi_kernel<false><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_ring);
+    viterbi_kernel<false><<<s.B, s.threads, smem, s.stream>>>(s.params(), s.smem_vring);
   }
   GF_CUDA_CHECK_LAUNCH("viterbi_kernel");
+  segment_scores_kernel<<<s.B, 256, 0, s.stream>>>(s.params());
+  GF_CUDA_CHECK_LAUNCH("segment_scores_kernel");
   s.have_paths = true;
 }
 

@@ -56,11 +56,11 @@ struct Params {
   double* gt = nullptr;                  ///< B × C × C transition gradients
   double* gi = nullptr;                  ///< B × C initial-score gradients
   // Viterbi
-  int* bpk = nullptr;           ///< (Σ T + B) × C best duration
-  int* bpc = nullptr;           ///< (Σ T + B) × C best previous label
-  double* vscore = nullptr;     ///< B best scores
-  int* seg_count = nullptr;     ///< B
-  int* seg = nullptr;           ///< Σ T × 3 (start, end, label), sequence b's at offset[b]
+  unsigned* bp = nullptr;    ///< (Σ T + B) × C packed backpointers (pack_bp): best k and the label before
+  int* bring = nullptr;      ///< B × K × C ring of the best previous label in(·) chose (when not in shared memory)
+  double* vscore = nullptr;  ///< B best scores
+  int* seg_count = nullptr;  ///< B
+  int* seg = nullptr;        ///< Σ T × 3 (start, end, label), sequence b's at offset[b]
   double* seg_score = nullptr;  ///< Σ T
 
   __device__ int length(int b) const { return static_cast<int>(offset[b + 1] - offset[b]); }
@@ -139,6 +139,15 @@ struct ArgMax {
     }
   }
 };
+
+/// Backpointer of (t, c): the best duration k and the label c' of the segment before it (the label
+/// in(t − k, c) chose), in one word, so that the traceback follows one load per segment.
+constexpr int kBpBits = 21;  ///< k < 2²¹; c' < 2¹¹ (C ≤ 2048)
+__host__ __device__ inline unsigned pack_bp(int k, int cprev) {
+  return static_cast<unsigned>(k) | (static_cast<unsigned>(cprev) << kBpBits);
+}
+__host__ __device__ inline int bp_k(unsigned w) { return static_cast<int>(w & ((1u << kBpBits) - 1)); }
+__host__ __device__ inline int bp_prev(unsigned w) { return static_cast<int>(w >> kBpBits); }
 
 __device__ inline double warp_sum(double v) {
   // butterfly: every lane ends with the same sum, added in the same order on every run

@@ -14,8 +14,20 @@
 //  - Launch: one thread block per sequence of the batch (any lengths, no padding: each block
 //    reads its own offset), the labels across the block's threads; a warp per label with lanes
 //    over durations and previous labels when K > 8 or C ≥ 16, else a thread per label; Viterbi
-//    with C ≤ 32 and K ≤ 256 in that mode keeps each lane's duration biases in registers. Several blocks per
-//    sequence are NOT implemented: a batch of one sequence uses one SM.
+//    with C ≤ 32 and K ≤ 256 in that mode keeps each lane's duration biases in registers.
+//  - Several blocks per sequence: all three passes with K = 1, C ≤ 32 and fewer sequences than
+//    SMs, where the model is an HMM and each sequence's steps split into chunks (32..256 steps)
+//    whose C × C transfer matrices (log-sum-exp, or max-plus for Viterbi) are computed in
+//    parallel and applied in order, giving α and β at the chunks' ends; then every chunk's
+//    marginals and gradient sums, or its backpointers and traceback, in parallel
+//    (algo/cuda/scan_plan.hpp; Hassan, Särkkä & García-Fernández, IEEE Trans. Signal Process. 69,
+//    2021). For K > 1 the state between chunks is the K·C ring, and an exact chunk transfer costs
+//    K·C times the sequential work: K > 1 runs one block per sequence (a batch of one sequence
+//    uses one SM). The chunked results agree with the sequential kernels' within the tolerances
+//    above, not bit for bit (a Viterbi tie between equal-scoring paths may resolve differently).
+//  - Viterbi keeps one 32-bit backpointer per (t, c): the best duration k < 2²¹ and the label of
+//    the segment before it (K ≥ 2²¹ is refused), so that the traceback follows one load per
+//    segment; the segments' scores are computed afterwards, in parallel.
 //  - Determinism: no atomics; every reduction has a fixed order, so reruns are bit-identical on
 //    one device and build.
 // Errors: CudaError (file, line, call, CUDA message); device memory checked with cudaMemGetInfo
