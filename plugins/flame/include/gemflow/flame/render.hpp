@@ -74,6 +74,10 @@ struct RenderedImage {
   std::uint64_t iterations = 0;    ///< plotted-or-not iterations after fuse
   std::uint64_t bad_points = 0;
   double seconds_iterate = 0, seconds_post = 0;
+  /// CUDA path only (0 elsewhere): seconds_post's phases — density (log density and density
+  /// estimation) and filter + tone map in device time, the copy of the image to the host in host
+  /// time; the rest of seconds_post is launch and synchronisation overhead.
+  double seconds_post_density = 0, seconds_post_filter_tone = 0, seconds_post_copy = 0;
 };
 
 /// Thrown when options.cancelled() returned true.
