@@ -356,8 +356,7 @@ TEST(DensityEstimation, GatherTilesEqualTheScatter) {
             const int x = bx * T + tx, y = by * T + ty;
             if (x >= hw || y >= hh) continue;
             double a[4];
-            detail::de_tile_sum(sv.data(), sk.data(), R, tile_r, K.radius.data(), K.coefs.data(), K.offsets.data(), tx,
-                                ty, a);
+            detail::de_tile_sum(sv.data(), sk.data(), R, tile_r, K.coefs.data(), K.offsets.data(), tx, ty, a);
             for (int q = 0; q < 4; ++q) {
               const double e = ref[(static_cast<std::size_t>(y) * hw + x) * 4 + q];
               worst = std::max(worst, std::fabs(a[q] - e) / (1 + std::fabs(e)));

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include <gemflow/cuda/buffer.hpp>
@@ -317,7 +318,7 @@ __global__ void de_gather_kernel(const double* val, const int* kidx, int hw, int
   const int x = static_cast<int>(blockIdx.x) * kDeTile + tx, y = static_cast<int>(blockIdx.y) * kDeTile + ty;
   if (x >= hw || y >= hh) return;
   double a[4];
-  detail::de_tile_sum(sv, sk, R, tile_r, de.radius, de.coefs, de.offsets, tx, ty, a);
+  detail::de_tile_sum(sv, sk, R, tile_r, de.coefs, de.offsets, tx, ty, a);
   double* o = acc + (static_cast<size_t>(y) * hw + x) * 4;
   for (int q = 0; q < 4; ++q) o[q] = a[q];
 }
@@ -410,7 +411,8 @@ class DevicePost {
       int optin = 0;
       GF_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
       const std::size_t smem = de_gather_smem(max_radius_) + sizeof(int);
-      gather_ = !force_scatter && smem <= static_cast<std::size_t>(optin);
+      gather_ = !force_scatter && smem <= static_cast<std::size_t>(optin) && kmax_ <= detail::kDeKMask &&
+                max_radius_ < (1 << (31 - detail::kDeKBits));
       if (gather_) {
         GF_CUDA_TRY(cudaFuncSetAttribute(de_gather_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(de_gather_smem(max_radius_))));
@@ -424,10 +426,11 @@ class DevicePost {
     out_host_ = gemflow::cuda::PinnedBuffer<unsigned char>(out_.size());
   }
 
-  /// Post-processing of `hist` (a u64 pointer or a detail::SplitHistView); the device time of its
-  /// phases (events on the default stream) and the host time of the copy back go to `t`.
+  /// Post-processing of `hist` (a u64 pointer or a detail::SplitHistView) into `rgba` (resized;
+  /// best already sized, its pages touched); the device time of its phases (events on the
+  /// default stream) and the host time of the copy back go to `t`.
   template <class Hist>
-  std::vector<std::uint8_t> run(const Hist& hist, PostTimes& t) {
+  void run(const Hist& hist, PostTimes& t, std::vector<std::uint8_t>& rgba) {
     using Clock = std::chrono::steady_clock;
     ev_[0].record(nullptr);
     const int hw = static_cast<int>(p_.shape.width), hh = static_cast<int>(p_.shape.height);
@@ -467,16 +470,27 @@ class DevicePost {
     ev_[2].record(nullptr);
     ev_[2].synchronize();
     const auto tc = Clock::now();
-    // Through page-locked memory: a pageable copy of a 1080p image costs about a millisecond.
-    GF_CUDA_TRY(cudaMemcpy(out_host_.data(), out_.data(), out_.size_bytes(), cudaMemcpyDeviceToHost));
-    std::vector<std::uint8_t> rgba(out_host_.begin(), out_host_.end());
+    // Through page-locked memory (a pageable copy of a 1080p image costs about a millisecond), in
+    // chunks, so that the host copies one chunk into `rgba` while the next one crosses the bus.
+    const std::size_t bytes = out_.size_bytes(), chunk = (bytes + kCopyChunks - 1) / kCopyChunks;
+    rgba.resize(bytes);
+    for (std::size_t i = 0; i < kCopyChunks; ++i) {
+      const std::size_t off = std::min(bytes, i * chunk), len = std::min(bytes, off + chunk) - off;
+      if (len)
+        GF_CUDA_TRY(cudaMemcpyAsync(out_host_.data() + off, out_.data() + off, len, cudaMemcpyDeviceToHost, nullptr));
+      copied_[i].record(nullptr);
+    }
+    for (std::size_t i = 0; i < kCopyChunks; ++i) {
+      const std::size_t off = std::min(bytes, i * chunk), len = std::min(bytes, off + chunk) - off;
+      copied_[i].synchronize();
+      if (len) std::memcpy(rgba.data() + off, out_host_.data() + off, len);
+    }
     float ms = 0;
     GF_CUDA_TRY(cudaEventElapsedTime(&ms, ev_[0].get(), ev_[1].get()));
     t.density = 1e-3 * ms;
     GF_CUDA_TRY(cudaEventElapsedTime(&ms, ev_[1].get(), ev_[2].get()));
     t.filter_tone = 1e-3 * ms;
     t.copy = std::chrono::duration<double>(Clock::now() - tc).count();
-    return rgba;
   }
 
  private:
@@ -489,6 +503,8 @@ class DevicePost {
   gemflow::cuda::PinnedBuffer<unsigned char> out_host_;
   gemflow::cuda::Event ev_[3] = {gemflow::cuda::Event(cudaEventDefault), gemflow::cuda::Event(cudaEventDefault),
                                  gemflow::cuda::Event(cudaEventDefault)};
+  static constexpr std::size_t kCopyChunks = 4;
+  gemflow::cuda::Event copied_[kCopyChunks];
   int kmax_ = 0, max_radius_ = 0;
   bool gather_ = false;
 };
@@ -574,9 +590,9 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
 
   DevicePost post(f, P.post, c.device, c.de_scatter);
   PostTimes post_times;
-  auto run_post = [&] {
-    return split ? post.run(split_view, post_times)
-                 : post.run(static_cast<const unsigned long long*>(hist.data()), post_times);
+  auto run_post = [&](std::vector<std::uint8_t>& rgba) {
+    if (split) post.run(split_view, post_times, rgba);
+    else post.run(static_cast<const unsigned long long*>(hist.data()), post_times, rgba);
   };
   const std::uint64_t per_walker = P.samples / n, extra = P.samples % n;
   // divergence_free runs every walker the same number of steps: ceil(samples / n), so it
@@ -616,6 +632,8 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
         }
         step += k;
       }
+      // The image's pages are touched here, while the device iterates, not in the post-processing.
+      if (img.rgba.empty()) img.rgba.assign(f.width * f.height * 4, 0);
       GF_CUDA_TRY(cudaDeviceSynchronize());
       const double sec = std::chrono::duration<double>(Clock::now() - tb).count();
       if (sec < 0.5 * c.sync_seconds) launches_per_sync = std::min<std::uint64_t>(launches_per_sync * 2, 1u << 16);
@@ -627,13 +645,13 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
       RenderedImage prev;
       prev.width = f.width;
       prev.height = f.height;
-      prev.rgba = run_post();
+      run_post(prev.rgba);
       post_seconds += std::chrono::duration<double>(Clock::now() - tp).count();
       opt.preview(prev);
     }
   }
   const auto t1 = Clock::now();
-  img.rgba = run_post();
+  run_post(img.rgba);
   const auto t2 = Clock::now();
   img.seconds_post_density = post_times.density;
   img.seconds_post_filter_tone = post_times.filter_tone;
