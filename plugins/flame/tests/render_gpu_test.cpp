@@ -134,6 +134,7 @@ TEST(RenderGpu, SplitHistogramEqualsTheExactSumsOfAOneCellFlame) {
   x.coefs = {0, 0, 0, 0, 0.5, 0.45};  // the image centre
   x.var[static_cast<std::size_t>(kVar_linear)] = 1;
   f.xforms = {x};
+  f.final_xform.reset();
   f.has_chaos = false;
   for (std::size_t i = 0; i < 256; ++i) f.palette[i] = {0.25, 0.5, 0.75, 1.0};
   f.palette[128] = {0.375, 0.625, 0.875, 1.0};
