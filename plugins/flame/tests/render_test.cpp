@@ -407,6 +407,40 @@ TEST(SplitHistogram, HighWordsCountTheWrapsExactlyUnderConcurrentAdds) {
   }
 }
 
+// The CPU walker plots into split words too (one thread's histogram: plain adds, a carry into
+// the high word when the low word wraps). A flame that maps every point to one fixed point with
+// colour 0.5 (palette entry 128, no interpolation) and opacity 1 adds the same increment to one
+// cell at every plotted iteration: the cell must hold iterations × increment exactly, thousands
+// of wraps past 2³².
+TEST(SplitHistogram, CpuWalkerCarriesIntoTheHighWords) {
+  Flame f = small_sample();
+  Xform x;
+  x.weight = 1;
+  x.color = 0.5;
+  x.color_speed = 1;
+  x.coefs = {0, 0, 0, 0, f.center[0], f.center[1]};
+  x.var[static_cast<std::size_t>(kVar_linear)] = 1;
+  x.post = kIdentity;
+  f.xforms = {x};
+  f.final_xform.reset();
+  f.has_chaos = false;
+  for (std::size_t i = 0; i < 256; ++i) f.palette[i] = {0.25, 0.5, 0.75, 1.0};
+  f.palette[128] = {0.375, 0.625, 0.875, 1.0};
+  const auto P = detail::prepare<double>(apply_overrides(f, RenderOptions{}));
+  const std::size_t values = P.post.shape.width * P.post.shape.height * 4;
+  std::vector<unsigned> lo(values, 0), hi(values, 0);
+  constexpr std::uint64_t kIters = 300000;
+  EXPECT_EQ(detail::run_walker(P, 5, 0, kIters, lo.data(), hi.data()), 0u);
+  const detail::SplitHistView view{lo.data(), hi.data()};
+  std::size_t hit = 0, cell = 0;
+  for (std::size_t i = 0; i < values / 4; ++i)
+    if (view[i * 4 + 3]) ++hit, cell = i;
+  ASSERT_EQ(hit, 1u) << "every point in one cell";
+  for (std::size_t k = 0; k < 4; ++k)
+    EXPECT_EQ(view[cell * 4 + k], kIters * detail::to_fixed(P.palette[128 * 4 + k] * P.xforms[0].vis)) << k;
+  EXPECT_GT(hi[cell * 4 + 3], 1000u);
+}
+
 // The density estimation's source pass reads a split histogram as it reads the u64 one: the
 // same kernel index and the same bits of every value.
 TEST(SplitHistogram, DensitySourcePassReadsSplitWordsAsU64) {
