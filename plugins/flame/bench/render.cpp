@@ -6,8 +6,10 @@
 //        sample flames and on synthetic flames of 1, 2, 5, 10, 20 and 50 xforms.
 //   --de-scatter: GPU density estimation by the atomic scatter instead of the shared-memory
 //        gather (to compare the post-processing share of the two).
-//   --u64-histogram: a row per flame with the plain u64 histogram (basic_u64), the baseline of
-//        the basic row (split u32 words, the default).
+//   --u64-histogram: rows per flame with the plain u64 histogram (basic_u64: one atomic per lane
+//        and channel; the baseline of the basic row, split u32 words with warp-aggregated adds,
+//        the default) and with u64 cells plus the warp aggregation (basic_u64agg, against
+//        basic_u64): the two changes' shares of the gain.
 //   GPU rows split the post-processing share into its phases: density (log density + density
 //   estimation), filter + tone map, copy of the image to the host.
 // Usage: flame_bench_render [--cpu-quality Q] [--gpu-quality Q] [--no-cpu] [--no-gpu] [--no-flam3]
@@ -194,7 +196,8 @@ int main(int argc, char** argv) {
     (void)cuda::render_cuda(at_size(flames[0], 64, 64, 1), RenderOptions{}, cuda::CudaRenderOptions{});
     for (const auto& f : gflames) {
       if (!only.empty() && f.name != only) continue;
-      for (int run = u64_rows ? 0 : 1; run < 3; ++run) {
+      // run −1: basic_u64agg, 0: basic_u64, 1: basic, 2: divergence_free
+      for (int run = u64_rows ? -1 : 1; run < 3; ++run) {
         const auto v = run == 2 ? cuda::Variant::DivergenceFree : cuda::Variant::Basic;
         if (v == cuda::Variant::DivergenceFree && f.has_chaos) continue;
         RenderOptions o;
@@ -202,12 +205,14 @@ int main(int argc, char** argv) {
         cuda::CudaRenderOptions c;
         c.variant = v;
         c.de_scatter = de_scatter;
-        c.histogram = run == 0 ? cuda::Histogram::U64 : cuda::Histogram::Split32;
+        c.histogram = run == 0    ? cuda::Histogram::U64
+                      : run == -1 ? cuda::Histogram::U64Aggregated
+                                  : cuda::Histogram::Split32;
         const auto r = cuda::render_cuda(f, o, c);
-        const std::string name = run == 0 ? "basic_u64" : cuda::variant_name(v);
-        const std::string vs = run == 2               ? "cuda/basic/" + f.name
-                               : run == 1 && u64_rows ? "cuda/basic_u64/" + f.name
-                                                      : "";
+        const std::string name = run == 0 ? "basic_u64" : run == -1 ? "basic_u64agg" : cuda::variant_name(v);
+        std::string vs;
+        if (run == 2) vs = "cuda/basic/" + f.name;
+        else if (run == -1 || (run == 1 && u64_rows)) vs = "cuda/basic_u64/" + f.name;
         Row row{"cuda",         name, f.name, f.xforms.size(), static_cast<double>(r.iterations), r.seconds_iterate,
                 r.seconds_post, vs};
         row.density_s = r.seconds_post_density;

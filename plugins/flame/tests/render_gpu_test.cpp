@@ -197,6 +197,13 @@ TEST(RenderGpu, SplitHistogramEqualsTheU64Histogram) {
       EXPECT_EQ(differ, 0u) << f.name << " " << cuda::variant_name(v);
       EXPECT_GT(wrapped, 10u) << f.name << " " << cuda::variant_name(v) << ": channels past 2^32";
       EXPECT_EQ(a.rgba, b.rgba) << f.name << " " << cuda::variant_name(v);
+      // The warp-aggregated adds on u64 cells: the same sums too.
+      std::vector<std::uint64_t> ha;
+      u64.histogram = cuda::Histogram::U64Aggregated;
+      u64.histogram_out = &ha;
+      (void)cuda::render_cuda(f, o, u64);
+      EXPECT_EQ(used_u, cuda::Histogram::U64Aggregated) << f.name;
+      EXPECT_TRUE(ha == hu) << f.name << " " << cuda::variant_name(v) << ": aggregated u64 cells";
     }
   }
 }

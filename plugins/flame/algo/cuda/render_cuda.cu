@@ -53,10 +53,10 @@ struct Scene {
   const float* palette;
   int step_mode;
   Camera<float> cam;
-  unsigned long long* hist;  ///< Histogram::U64: 4 channels per cell
+  unsigned long long* hist;  ///< Histogram::U64 and U64Aggregated: 4 channels per cell
   unsigned* lo;              ///< Histogram::Split32: low words (detail/split_hist.hpp) …
   unsigned* hi;              ///< … and high words, 4 per cell each
-  int split;
+  int mode;                  ///< 0: U64, 1: Split32, 2: U64Aggregated
   int fuse;
 };
 
@@ -79,7 +79,7 @@ __device__ inline void plot(const Scene& s, int fn, float x, float y, float c, P
   float col[4];
   detail::palette_color(s.palette, s.step_mode, pc, col);
   const size_t cell = static_cast<size_t>(iy) * s.cam.width + ix;
-  if (!s.split) {
+  if (s.mode == 0) {
     unsigned long long* h = s.hist + cell * 4;
     for (int k = 0; k < 4; ++k) {
       const unsigned long long v = detail::to_fixed(col[k] * vis);
@@ -99,6 +99,10 @@ __device__ inline void plot(const Scene& s, int fn, float x, float y, float c, P
   if (peers.thread_rank() != 0) return;
   for (int k = 0; k < 4; ++k) {
     if (!sum[k]) continue;
+    if (s.mode == 2) {
+      atomicAdd(s.hist + cell * 4 + k, static_cast<unsigned long long>(sum[k]));
+      continue;
+    }
     const unsigned old = atomicAdd(s.lo + cell * 4 + k, sum[k]);
     if (detail::split_wrapped(old, sum[k])) atomicAdd(s.hi + cell * 4 + k, 1u);
   }
@@ -555,7 +559,9 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   float max_color = 0, max_vis = 0;
   for (float v : P.palette) max_color = std::max(max_color, v);
   for (const auto& x : P.xforms) max_vis = std::max(max_vis, x.vis);
-  const bool split = c.histogram == Histogram::Split32 && max_color * max_vis <= 4.0f && cells < (1ull << 32);
+  const bool aggregable = max_color * max_vis <= 4.0f && cells < (1ull << 32);
+  const Histogram layout = aggregable ? c.histogram : Histogram::U64;
+  const bool split = layout == Histogram::Split32;
   auto xf = upload(P.xforms);
   auto table = upload(P.table);
   auto pal = upload(P.palette);
@@ -581,7 +587,9 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
           hist.data(),
           lo.data(),
           hi.data(),
-          split ? 1 : 0,
+          layout == Histogram::U64 ? 0
+          : split                  ? 1
+                                   : 2,
           P.fuse};
 
   WalkerBuffers wa(n), wb(variant == Variant::DivergenceFree ? n : 0);
@@ -668,7 +676,7 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
       GF_CUDA_TRY(cudaMemcpy(out.data(), hist.data(), hist.size_bytes(), cudaMemcpyDeviceToHost));
     }
   }
-  if (c.histogram_used) *c.histogram_used = split ? Histogram::Split32 : Histogram::U64;
+  if (c.histogram_used) *c.histogram_used = layout;
   unsigned long long bad_h = 0;
   GF_CUDA_TRY(cudaMemcpy(&bad_h, bad.data(), sizeof bad_h, cudaMemcpyDeviceToHost));
   img.iterations = variant == Variant::DivergenceFree ? (steps - static_cast<std::uint64_t>(P.fuse)) * n : P.samples;

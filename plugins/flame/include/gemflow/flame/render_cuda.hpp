@@ -24,7 +24,7 @@
 // that the low word wrapped — the same u64 sums, so the same image bit for bit. Lanes of a warp
 // that plot into the same cell add their increments first (labeled_partition + reduce: integer,
 // exact) and one lane makes the atomics, which spares the hot cells of concentrated flames. A
-// flame whose palette · opacity could exceed 4 (a warp's sum could pass 2³²) keeps u64 cells.
+// flame whose palette · opacity could exceed 4 (a warp's sum could pass 2³²) keeps plain u64 cells.
 // Post-processing on the device: log density, density estimation, spatial filter and tone map
 // (fp64), the same formulas as the CPU path (detail/core.hpp). Density estimation gathers: a
 // first pass gives each cell its log-density value and kernel index, a second sums, for each
@@ -53,7 +53,9 @@ using CudaError = ::gemflow::cuda::CudaError;
 enum class Variant { Basic, DivergenceFree, Auto };
 inline constexpr std::size_t kAutoDivergenceFreeXforms = 5;
 
-enum class Histogram { Split32, U64 };
+/// Split32: split words, warp-aggregated adds (the default); U64: plain u64 atomics per lane (the
+/// baseline); U64Aggregated: u64 cells with the warp-aggregated adds (to tell the two apart).
+enum class Histogram { Split32, U64, U64Aggregated };
 
 struct CudaRenderOptions {
   Variant variant = Variant::Auto;
@@ -66,8 +68,8 @@ struct CudaRenderOptions {
   /// Test hook: density estimation by the atomic scatter even where the shared-memory gather
   /// fits (the gather is the default; the scatter remains for very large estimator radii).
   bool de_scatter = false;
-  /// Split32 (the default; U64 where the flame does not allow it, see above) or plain u64
-  /// atomics on 32 B cells (the baseline the benchmark compares against). Same image either way.
+  /// Split32 (the default; U64 where the flame does not allow aggregation, see above), U64 or
+  /// U64Aggregated (the baselines the benchmark compares against). Same image in every layout.
   Histogram histogram = Histogram::Split32;
   /// Test hooks: the final histogram as u64 values (cells · 4, row-major, RGBA), and the layout
   /// actually used.
