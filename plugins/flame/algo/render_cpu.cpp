@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -131,11 +133,13 @@ int DeKernels::index(double n) const {
 
 namespace {
 
-/// The post-processing stages of one histogram; the workers poll cancel once per row (a large
-/// density estimation takes seconds).
+/// The post-processing stages of one histogram (Hist: a u64 pointer or a SplitHistView, indexed as
+/// hist[cell·4 + channel]); the workers poll cancel once per row (a large density estimation
+/// takes seconds).
+template <class Hist>
 class PostProcess {
  public:
-  PostProcess(const std::uint64_t* hist, const Flame& f, const PostParams& p, const std::function<bool()>& cancelled)
+  PostProcess(const Hist& hist, const Flame& f, const PostParams& p, const std::function<bool()>& cancelled)
       : hist_(hist),
         f_(f),
         p_(p),
@@ -155,6 +159,10 @@ class PostProcess {
   }
 
  private:
+  void load(std::size_t cell, std::uint64_t h[4]) const {
+    for (std::size_t q = 0; q < 4; ++q) h[q] = hist_[cell * 4 + q];
+  }
+
   bool row_cancelled() {
     if (stop_.load(std::memory_order_relaxed)) return true;
     if (cancelled_ && cancelled_()) stop_ = true;
@@ -167,8 +175,11 @@ class PostProcess {
   void log_density_all() {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, hh_), [&](const tbb::blocked_range<std::size_t>& rows) {
       for (std::size_t y = rows.begin(); y < rows.end(); ++y)
-        for (std::size_t x = 0; x < hw_; ++x)
-          log_density(&hist_[(y * hw_ + x) * 4], p_.k1, p_.k2, &acc_[(y * hw_ + x) * 4]);
+        for (std::size_t x = 0; x < hw_; ++x) {
+          std::uint64_t h[4];
+          load(y * hw_ + x, h);
+          log_density(h, p_.k1, p_.k2, &acc_[(y * hw_ + x) * 4]);
+        }
     });
   }
 
@@ -190,8 +201,9 @@ class PostProcess {
   /// taps within the disc and the histogram (the same adds, in the same order, as over the whole
   /// square: the skipped taps are zero).
   void spread(const DeKernels& kernels, std::size_t x, std::size_t y) {
-    const std::uint64_t* h = &hist_[(y * hw_ + x) * 4];
-    if (h[3] == 0) return;
+    if (hist_[(y * hw_ + x) * 4 + 3] == 0) return;
+    std::uint64_t h[4];
+    load(y * hw_ + x, h);
     double v[4];
     log_density(h, p_.k1, p_.k2, v);
     const auto k = static_cast<std::size_t>(kernels.index(neighbourhood_density(x, y)));
@@ -278,7 +290,7 @@ class PostProcess {
     return out;
   }
 
-  const std::uint64_t* hist_;
+  const Hist hist_;
   const Flame& f_;
   const PostParams& p_;
   const std::function<bool()>& cancelled_;
@@ -291,37 +303,56 @@ class PostProcess {
 
 std::vector<std::uint8_t> postprocess(const std::uint64_t* hist, const Flame& f, const PostParams& p,
                                       const std::function<bool()>& cancelled) {
-  return PostProcess(hist, f, p, cancelled).run();
+  return PostProcess<const std::uint64_t*>(hist, f, p, cancelled).run();
+}
+
+std::vector<std::uint8_t> postprocess(const SplitHistView& hist, const Flame& f, const PostParams& p,
+                                      const std::function<bool()>& cancelled) {
+  return PostProcess<SplitHistView>(hist, f, p, cancelled).run();
 }
 
 }  // namespace detail
 
 namespace {
 
-/// A zeroed histogram (4 u64 per cell) in 2 MiB-aligned memory advised to use huge pages:
-/// plotting is a random access per sample, and at 1080p the TLB misses of 4 KiB pages cost
-/// more than the cache misses.
-class HostHistogram {
+/// `values` u32 of fresh anonymous memory: zero without a pass of ours (the kernel zeroes each
+/// page at its first touch, so pages never touched cost nothing), 2 MiB-aligned; `huge`: advised
+/// to use huge pages (plotting is a random access per sample, and at 1080p the TLB misses of
+/// 4 KiB pages cost more than the cache misses).
+class ZeroWords {
  public:
-  explicit HostHistogram(std::size_t values) : size_(values) {
-    constexpr std::size_t huge = 2u << 20;
-    const std::size_t bytes = (values * sizeof(std::uint64_t) + huge - 1) / huge * huge;
-    void* p = std::aligned_alloc(huge, bytes);
-    if (!p) throw std::bad_alloc();
-    ::madvise(p, bytes, MADV_HUGEPAGE);
-    std::memset(p, 0, bytes);
-    data_.reset(static_cast<std::uint64_t*>(p));
+  ZeroWords(std::size_t values, bool huge) {
+    constexpr std::size_t kHuge = 2u << 20;
+    bytes_ = (values * sizeof(unsigned) + kHuge - 1) / kHuge * kHuge + kHuge;
+    base_ = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base_ == MAP_FAILED) throw std::bad_alloc();
+    const auto a = (reinterpret_cast<std::uintptr_t>(base_) + kHuge - 1) / kHuge * kHuge;
+    data_ = reinterpret_cast<unsigned*>(a);
+    if (huge) ::madvise(data_, bytes_ - kHuge, MADV_HUGEPAGE);
   }
-  std::uint64_t* data() { return data_.get(); }
-  const std::uint64_t* data() const { return data_.get(); }
-  std::size_t size() const { return size_; }
+  ~ZeroWords() {
+    if (base_) ::munmap(base_, bytes_);
+  }
+  ZeroWords(ZeroWords&& o) noexcept
+      : base_(std::exchange(o.base_, nullptr)), data_(std::exchange(o.data_, nullptr)), bytes_(o.bytes_) {}
+  ZeroWords(const ZeroWords&) = delete;
+  ZeroWords& operator=(const ZeroWords&) = delete;
+  ZeroWords& operator=(ZeroWords&&) = delete;
+  unsigned* data() const { return data_; }
 
  private:
-  struct Free {
-    void operator()(std::uint64_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<std::uint64_t[], Free> data_;
-  std::size_t size_;
+  void* base_ = nullptr;
+  unsigned* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// One thread's histogram as split words (detail/split_hist.hpp): the low words, which every
+/// plot writes (16 B per cell: half the memory to fault in and to cache of u64 cells), and the
+/// high words, written once per wrap of a low word, so that most of their pages are never
+/// touched.
+struct ThreadHistogram {
+  explicit ThreadHistogram(std::size_t values) : lo(values, true), hi(values, false) {}
+  ZeroWords lo, hi;
 };
 
 }  // namespace
@@ -385,7 +416,7 @@ class CpuRender {
         cells_(P_.post.shape.width * P_.post.shape.height),
         arena_(render_threads(opt, cells_)),
         walkers_((P_.samples + kWalkerIterations - 1) / kWalkerIterations),
-        local_([this] { return HostHistogram(cells_ * 4); }) {}
+        local_([this] { return ThreadHistogram(cells_ * 4); }) {}
 
   RenderedImage run() {
     const int passes = std::max(1, std::min<int>(opt_.passes, static_cast<int>(std::max<std::uint64_t>(walkers_, 1))));
@@ -396,12 +427,15 @@ class CpuRender {
       if (opt_.progress) opt_.progress(static_cast<double>(pass + 1) / passes, pass + 1, passes);
       if (opt_.preview && pass + 1 < passes) preview();
     }
-    const std::uint64_t* hist = final_sum();
+    const auto hist = final_sum();
     const auto t1 = Clock::now();
     RenderedImage img;
     img.width = f_.width;
     img.height = f_.height;
-    img.rgba = arena_.execute([&] { return detail::postprocess(hist, f_, P_.post, opt_.cancelled); });
+    img.rgba = arena_.execute([&] {
+      return hist ? detail::postprocess(*hist, f_, P_.post, opt_.cancelled)
+                  : detail::postprocess(total_.data(), f_, P_.post, opt_.cancelled);
+    });
     img.iterations = P_.samples;
     img.bad_points = bad_;
     img.seconds_iterate = std::chrono::duration<double>(t1 - t0).count() - post_seconds_;
@@ -418,7 +452,7 @@ class CpuRender {
         for (std::uint64_t w = r.begin(); w < r.end() && !cancelled(); ++w) {
           const std::uint64_t iters =
               w + 1 == walkers_ ? P_.samples - w * kWalkerIterations : std::min(kWalkerIterations, P_.samples);
-          bad_ += detail::run_walker(P_, opt_.seed, w, iters, h.data());
+          bad_ += detail::run_walker(P_, opt_.seed, w, iters, h.lo.data(), h.hi.data());
         }
       });
     });
@@ -430,42 +464,58 @@ class CpuRender {
     return stop_.load(std::memory_order_relaxed);
   }
 
-  /// dst[i] = (from > 0 ? dst[i] : 0) + Σ_{k ≥ from} hs[k][i], in one pass over memory.
-  void add_into(std::uint64_t* dst, const std::vector<const std::uint64_t*>& hs, std::size_t from) {
+  /// Σ over the threads' histograms of value i (exact: integers).
+  static std::uint64_t sum_at(const std::vector<detail::SplitHistView>& hs, std::size_t i) {
+    std::uint64_t sum = 0;
+    for (const auto& h : hs) sum += h[i];
+    return sum;
+  }
+
+  void for_each_value(const std::function<void(std::size_t, std::size_t)>& body) {
     arena_.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, cells_ * 4), [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t i = r.begin(); i < r.end(); ++i) {
-          std::uint64_t sum = from > 0 ? dst[i] : 0;
-          for (std::size_t k = from; k < hs.size(); ++k) sum += hs[k][i];
-          dst[i] = sum;
-        }
-      });
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, cells_ * 4),
+                        [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end()); });
     });
   }
 
-  std::vector<const std::uint64_t*> thread_histograms() {
-    std::vector<const std::uint64_t*> hs;
-    for (auto& h : local_) hs.push_back(h.data());
+  std::vector<detail::SplitHistView> thread_histograms() {
+    std::vector<detail::SplitHistView> hs;
+    for (auto& h : local_) hs.push_back({h.lo.data(), h.hi.data()});
     return hs;
   }
 
-  /// The histogram of the whole render: the other threads' added into the first thread's (no
-  /// buffer more: at 1080p and supersample 2 each is 270 MB of fresh pages to fault in).
-  const std::uint64_t* final_sum() {
+  /// The histogram of the whole render: the other threads' added into the first thread's split
+  /// words (no buffer more: at 1080p and supersample 2 a u64 histogram is 270 MB of fresh pages
+  /// to fault in); a high word is written only where it changes. Empty (no thread plotted):
+  /// zeros in total_.
+  std::optional<detail::SplitHistView> final_sum() {
     const auto hs = thread_histograms();
     if (hs.empty()) {
       total_.assign(cells_ * 4, 0);
-      return total_.data();
+      return std::nullopt;
     }
-    auto* first = const_cast<std::uint64_t*>(hs.front());
-    if (hs.size() > 1) add_into(first, hs, 1);
-    return first;
+    if (hs.size() > 1) {
+      auto& first = *local_.begin();
+      unsigned *lo = first.lo.data(), *hi = first.hi.data();
+      for_each_value([&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) {
+          const std::uint64_t sum = sum_at(hs, i);
+          lo[i] = static_cast<unsigned>(sum);
+          const auto h = static_cast<unsigned>(sum >> 32);
+          if (hi[i] != h) hi[i] = h;
+        }
+      });
+    }
+    return hs.front();
   }
 
   void preview() {
     const auto tp = Clock::now();
     total_.resize(cells_ * 4);
-    add_into(total_.data(), thread_histograms(), 0);
+    const auto hs = thread_histograms();
+    for_each_value([&](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) total_[i] = sum_at(hs, i);
+    });
     RenderedImage prev;
     prev.width = f_.width;
     prev.height = f_.height;
@@ -481,7 +531,7 @@ class CpuRender {
   tbb::task_arena arena_;
   const std::uint64_t walkers_;
   std::vector<std::uint64_t> total_;
-  tbb::enumerable_thread_specific<HostHistogram> local_;
+  tbb::enumerable_thread_specific<ThreadHistogram> local_;
   std::atomic<std::uint64_t> bad_{0};
   std::atomic<bool> stop_{false};
   double post_seconds_ = 0;

@@ -6,8 +6,14 @@
 //        sample flames and on synthetic flames of 1, 2, 5, 10, 20 and 50 xforms.
 //   --de-scatter: GPU density estimation by the atomic scatter instead of the shared-memory
 //        gather (to compare the post-processing share of the two).
+//   --u64-histogram: rows per flame with the plain u64 histogram (basic_u64: one atomic per lane
+//        and channel; the baseline of the basic row, split u32 words with warp-aggregated adds,
+//        the default) and with u64 cells plus the warp aggregation (basic_u64agg, against
+//        basic_u64): the two changes' shares of the gain.
+//   GPU rows split the post-processing share into its phases: density (log density + density
+//   estimation), filter + tone map, copy of the image to the host.
 // Usage: flame_bench_render [--cpu-quality Q] [--gpu-quality Q] [--no-cpu] [--no-gpu] [--no-flam3]
-//                           [--size WxH] [--de-scatter]
+//                           [--size WxH] [--de-scatter] [--u64-histogram] [--only NAME]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -40,13 +46,15 @@ struct Row {
   double samples = 0, iterate_s = 0, post_s = 0;
   std::string baseline;  // key of the row this one is compared with ("" : none)
   double cpu_s = 0;      // CPU time (user + system, all threads) of a CPU row; 0: not measured
+  double density_s = 0, filter_s = 0, copy_s = 0;  // GPU rows: the post-processing phases
 };
 
 std::vector<Row> rows;
 
 void print() {
-  std::printf("\n%-10s %-16s %-26s %6s %10s %9s %9s %8s %7s %8s %9s %s\n", "device", "variant", "flame", "xforms",
-              "samples", "total s", "Msamp/s", "post %", "ratio", "cpu s", "ratio cpu", "(vs)");
+  std::printf("\n%-10s %-16s %-26s %6s %10s %9s %9s %8s %6s %6s %6s %7s %8s %9s %s\n", "device", "variant", "flame",
+              "xforms", "samples", "total s", "Msamp/s", "post %", "dens %", "filt %", "copy %", "ratio", "cpu s",
+              "ratio cpu", "(vs)");
   for (const auto& r : rows) {
     const double total = r.iterate_s + r.post_s;
     double ratio = 0, ratio_cpu = 0;
@@ -55,9 +63,10 @@ void print() {
         ratio = (r.samples / total) / (b.samples / (b.iterate_s + b.post_s));
         if (r.cpu_s > 0 && b.cpu_s > 0) ratio_cpu = (r.samples / r.cpu_s) / (b.samples / b.cpu_s);
       }
-    std::printf("%-10s %-16s %-26s %6zu %10.3g %9.3f %9.1f %7.1f%% %7s %8.2f %9s %s\n", r.device.c_str(),
-                r.variant.c_str(), r.flame.c_str(), r.xforms, r.samples, total, r.samples / total / 1e6,
-                total > 0 ? 100 * r.post_s / total : 0.0,
+    const auto pct = [&](double s) { return total > 0 ? 100 * s / total : 0.0; };
+    std::printf("%-10s %-16s %-26s %6zu %10.3g %9.3f %9.1f %7.1f%% %5.1f%% %5.1f%% %5.1f%% %7s %8.2f %9s %s\n",
+                r.device.c_str(), r.variant.c_str(), r.flame.c_str(), r.xforms, r.samples, total,
+                r.samples / total / 1e6, pct(r.post_s), pct(r.density_s), pct(r.filter_s), pct(r.copy_s),
                 ratio > 0 ? (std::to_string(ratio).substr(0, 5) + "×").c_str() : "", r.cpu_s,
                 ratio_cpu > 0 ? (std::to_string(ratio_cpu).substr(0, 5) + "×").c_str() : "", r.baseline.c_str());
   }
@@ -125,7 +134,8 @@ double flam3_seconds(const Flame& f, double* cpu) {
 
 int main(int argc, char** argv) {
   double cpu_q = 10, gpu_q = 200;
-  bool cpu = true, gpu = true, peer = true, de_scatter = false;
+  bool cpu = true, gpu = true, peer = true, de_scatter = false, u64_rows = false;
+  std::string only;
   std::size_t W = 1920, H = 1080;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -135,6 +145,8 @@ int main(int argc, char** argv) {
     else if (a == "--no-gpu") gpu = false;
     else if (a == "--no-flam3") peer = false;
     else if (a == "--de-scatter") de_scatter = true;
+    else if (a == "--u64-histogram") u64_rows = true;
+    else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--size" && i + 1 < argc) std::sscanf(argv[++i], "%zux%zu", &W, &H);
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -149,6 +161,7 @@ int main(int argc, char** argv) {
   if (cpu) {
     const bool have_flam3 = peer && fs::exists("/usr/bin/flam3-render");
     for (const auto& f0 : flames) {
+      if (!only.empty() && f0.name != only) continue;
       const Flame f = at_size(f0, W, H, cpu_q);
       RenderOptions o;
       o.passes = 1;
@@ -182,17 +195,30 @@ int main(int argc, char** argv) {
     // Warm-up (context creation, first launch).
     (void)cuda::render_cuda(at_size(flames[0], 64, 64, 1), RenderOptions{}, cuda::CudaRenderOptions{});
     for (const auto& f : gflames) {
-      for (auto v : {cuda::Variant::Basic, cuda::Variant::DivergenceFree}) {
+      if (!only.empty() && f.name != only) continue;
+      // run −1: basic_u64agg, 0: basic_u64, 1: basic, 2: divergence_free
+      for (int run = u64_rows ? -1 : 1; run < 3; ++run) {
+        const auto v = run == 2 ? cuda::Variant::DivergenceFree : cuda::Variant::Basic;
         if (v == cuda::Variant::DivergenceFree && f.has_chaos) continue;
         RenderOptions o;
         o.passes = 1;
         cuda::CudaRenderOptions c;
         c.variant = v;
         c.de_scatter = de_scatter;
+        c.histogram = run == 0    ? cuda::Histogram::U64
+                      : run == -1 ? cuda::Histogram::U64Aggregated
+                                  : cuda::Histogram::Split32;
         const auto r = cuda::render_cuda(f, o, c);
-        rows.push_back({"cuda", cuda::variant_name(v), f.name, f.xforms.size(), static_cast<double>(r.iterations),
-                        r.seconds_iterate, r.seconds_post,
-                        v == cuda::Variant::DivergenceFree ? "cuda/basic/" + f.name : ""});
+        const std::string name = run == 0 ? "basic_u64" : run == -1 ? "basic_u64agg" : cuda::variant_name(v);
+        std::string vs;
+        if (run == 2) vs = "cuda/basic/" + f.name;
+        else if (run == -1 || (run == 1 && u64_rows)) vs = "cuda/basic_u64/" + f.name;
+        Row row{"cuda",         name, f.name, f.xforms.size(), static_cast<double>(r.iterations), r.seconds_iterate,
+                r.seconds_post, vs};
+        row.density_s = r.seconds_post_density;
+        row.filter_s = r.seconds_post_filter_tone;
+        row.copy_s = r.seconds_post_copy;
+        rows.push_back(row);
       }
       print();
     }
@@ -201,11 +227,13 @@ int main(int argc, char** argv) {
   }
 #else
   (void)de_scatter;
+  (void)u64_rows;
   if (gpu) std::printf("(built without CUDA: GPU rows skipped)\n");
 #endif
   std::printf(
       "\nratio: samples/s against the row named in (vs), measured in this run. cpu s: CPU time (user + system, "
       "all threads; flam3-render's from its process) and ratio cpu: samples per CPU second against (vs) — the "
-      "fairer ratio on a machine shared with other work.\n");
+      "fairer ratio on a machine shared with other work. dens/filt/copy %%: the GPU post-processing's phases "
+      "(density estimation, filter + tone map: device time; copy of the image to the host) in %% of total s.\n");
   return 0;
 }

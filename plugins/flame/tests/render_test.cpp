@@ -2,6 +2,7 @@
 // seed, progress, previews, cancel, bad points.
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include <random>
@@ -10,6 +11,7 @@
 #include "gemflow/flame/detail/de_gather.hpp"
 #include "gemflow/flame/detail/postprocess.hpp"
 #include "gemflow/flame/detail/prepare.hpp"
+#include "gemflow/flame/detail/split_hist.hpp"
 
 namespace gemflow::flame {
 namespace {
@@ -354,8 +356,7 @@ TEST(DensityEstimation, GatherTilesEqualTheScatter) {
             const int x = bx * T + tx, y = by * T + ty;
             if (x >= hw || y >= hh) continue;
             double a[4];
-            detail::de_tile_sum(sv.data(), sk.data(), R, tile_r, K.radius.data(), K.coefs.data(), K.offsets.data(), tx,
-                                ty, a);
+            detail::de_tile_sum(sv.data(), sk.data(), R, tile_r, K.coefs.data(), K.offsets.data(), tx, ty, a);
             for (int q = 0; q < 4; ++q) {
               const double e = ref[(static_cast<std::size_t>(y) * hw + x) * 4 + q];
               worst = std::max(worst, std::fabs(a[q] - e) / (1 + std::fabs(e)));
@@ -366,6 +367,112 @@ TEST(DensityEstimation, GatherTilesEqualTheScatter) {
     EXPECT_LT(worst, 1e-12) << "ss " << ss;
     EXPECT_GT(nonzero, cells * 2) << "most cells receive something";
   }
+}
+
+// The CUDA histogram's split words (detail/split_hist.hpp), driven here by real concurrent
+// atomics: 4 threads add increments up to 2²⁹ (a warp's aggregated sum) to a few cells as u32
+// low words, counting a wrap into the high word when the returned old value shows one. The
+// result is the exact u64 sum of every add, as a u64 histogram holds it.
+TEST(SplitHistogram, HighWordsCountTheWrapsExactlyUnderConcurrentAdds) {
+  EXPECT_TRUE(detail::split_wrapped(0xffffffffu, 1u));
+  EXPECT_FALSE(detail::split_wrapped(0xffffffffu, 0u));
+  EXPECT_TRUE(detail::split_wrapped(0x80000000u, 0x80000000u));
+  EXPECT_FALSE(detail::split_wrapped(0x7fffffffu, 0x80000000u));
+  EXPECT_EQ(detail::split_value(5u, 3u), (3ull << 32) + 5);
+  constexpr int kCells = 3, kThreads = 4, kAdds = 100000;
+  std::vector<std::atomic<unsigned>> lo(kCells), hi(kCells);
+  for (int c = 0; c < kCells; ++c) lo[c] = hi[c] = 0;
+  std::vector<std::uint64_t> expect(kCells * kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937_64 g(static_cast<unsigned>(t));
+      std::uniform_int_distribution<unsigned> v(0, 1u << 29), cell(0, kCells - 1);
+      for (int i = 0; i < kAdds; ++i) {
+        const unsigned c = cell(g), add = v(g);
+        const unsigned old = lo[c].fetch_add(add);
+        if (detail::split_wrapped(old, add)) hi[c].fetch_add(1);
+        expect[c * kThreads + static_cast<unsigned>(t)] += add;
+      }
+    });
+  for (auto& t : threads) t.join();
+  std::vector<unsigned> l(kCells), h(kCells);
+  for (int c = 0; c < kCells; ++c) l[c] = lo[c], h[c] = hi[c];
+  const detail::SplitHistView view{l.data(), h.data()};
+  for (int c = 0; c < kCells; ++c) {
+    std::uint64_t sum = 0;
+    for (int t = 0; t < kThreads; ++t) sum += expect[c * kThreads + t];
+    EXPECT_EQ(view[static_cast<std::size_t>(c)], sum) << "cell " << c;
+    EXPECT_GT(h[c], 1000u) << "many wraps";
+  }
+}
+
+// The CPU walker plots into split words too (one thread's histogram: plain adds, a carry into
+// the high word when the low word wraps). A flame that maps every point to one fixed point with
+// colour 0.5 (palette entry 128, no interpolation) and opacity 1 adds the same increment to one
+// cell at every plotted iteration: the cell must hold iterations × increment exactly, thousands
+// of wraps past 2³².
+TEST(SplitHistogram, CpuWalkerCarriesIntoTheHighWords) {
+  Flame f = small_sample();
+  Xform x;
+  x.weight = 1;
+  x.color = 0.5;
+  x.color_speed = 1;
+  x.coefs = {0, 0, 0, 0, f.center[0], f.center[1]};
+  x.var[static_cast<std::size_t>(kVar_linear)] = 1;
+  x.post = kIdentity;
+  f.xforms = {x};
+  f.final_xform.reset();
+  f.has_chaos = false;
+  for (std::size_t i = 0; i < 256; ++i) f.palette[i] = {0.25, 0.5, 0.75, 1.0};
+  f.palette[128] = {0.375, 0.625, 0.875, 1.0};
+  const auto P = detail::prepare<double>(apply_overrides(f, RenderOptions{}));
+  const std::size_t values = P.post.shape.width * P.post.shape.height * 4;
+  std::vector<unsigned> lo(values, 0), hi(values, 0);
+  constexpr std::uint64_t kIters = 300000;
+  EXPECT_EQ(detail::run_walker(P, 5, 0, kIters, lo.data(), hi.data()), 0u);
+  const detail::SplitHistView view{lo.data(), hi.data()};
+  std::size_t hit = 0, cell = 0;
+  for (std::size_t i = 0; i < values / 4; ++i)
+    if (view[i * 4 + 3]) ++hit, cell = i;
+  ASSERT_EQ(hit, 1u) << "every point in one cell";
+  for (std::size_t k = 0; k < 4; ++k)
+    EXPECT_EQ(view[cell * 4 + k], kIters * detail::to_fixed(P.palette[128 * 4 + k] * P.xforms[0].vis)) << k;
+  EXPECT_GT(hi[cell * 4 + 3], 1000u);
+}
+
+// The density estimation's source pass reads a split histogram as it reads the u64 one: the
+// same kernel index and the same bits of every value.
+TEST(SplitHistogram, DensitySourcePassReadsSplitWordsAsU64) {
+  Flame f = small_sample();
+  f.estimator_radius = 9;
+  f.estimator_minimum = 0;
+  const detail::PostParams p = detail::post_params(f);
+  const detail::DeKernels K(p);
+  const int hw = static_cast<int>(p.shape.width), hh = static_cast<int>(p.shape.height);
+  const std::size_t cells = static_cast<std::size_t>(hw) * static_cast<std::size_t>(hh);
+  std::mt19937_64 g(3);
+  std::uniform_int_distribution<std::uint64_t> big(0, 1ull << 40);
+  std::vector<std::uint64_t> hist(cells * 4, 0);
+  for (std::size_t i = 0; i < hist.size(); ++i)
+    if (g() % 3 == 0) hist[i] = big(g);
+  std::vector<unsigned> lo(hist.size()), hi(hist.size());
+  for (std::size_t i = 0; i < hist.size(); ++i) {
+    lo[i] = static_cast<unsigned>(hist[i]);
+    hi[i] = static_cast<unsigned>(hist[i] >> 32);
+  }
+  const detail::SplitHistView view{lo.data(), hi.data()};
+  std::size_t sources = 0;
+  for (int y = 0; y < hh; ++y)
+    for (int x = 0; x < hw; ++x) {
+      double a[4] = {0, 0, 0, 0}, b[4] = {0, 0, 0, 0};
+      const int ka = detail::de_source(hist.data(), hw, hh, 1, p.k1, p.k2, K.kmax, x, y, a);
+      const int kb = detail::de_source(view, hw, hh, 1, p.k1, p.k2, K.kmax, x, y, b);
+      ASSERT_EQ(ka, kb) << x << "," << y;
+      for (int q = 0; q < 4; ++q) ASSERT_EQ(std::memcmp(&a[q], &b[q], sizeof(double)), 0) << x << "," << y;
+      sources += ka > 0;
+    }
+  EXPECT_GT(sources, cells / 10);
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
-// CUDA renderer: chaos game (basic and divergence-free), u64 fixed-point histogram, density
-// estimation, spatial filter and tone map on the device (render_cuda.hpp documents it).
+// CUDA renderer: chaos game (basic and divergence-free), fixed-point histogram (split u32 words
+// or u64), density estimation, spatial filter and tone map on the device (render_cuda.hpp
+// documents it).
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include <gemflow/cuda/buffer.hpp>
@@ -14,6 +18,7 @@
 #include "gemflow/flame/detail/de_gather.hpp"
 #include "gemflow/flame/detail/postprocess.hpp"
 #include "gemflow/flame/detail/prepare.hpp"
+#include "gemflow/flame/detail/split_hist.hpp"
 #include "gemflow/flame/render_cuda.hpp"
 
 namespace gemflow::flame::cuda {
@@ -23,6 +28,7 @@ using detail::Camera;
 using detail::kGrain;
 using detail::KXform;
 using gemflow::cuda::DeviceBuffer;
+namespace cg = cooperative_groups;
 
 constexpr int kBlock = 256;
 
@@ -47,7 +53,10 @@ struct Scene {
   const float* palette;
   int step_mode;
   Camera<float> cam;
-  unsigned long long* hist;
+  unsigned long long* hist;  ///< Histogram::U64 and U64Aggregated: 4 channels per cell
+  unsigned* lo;              ///< Histogram::Split32: low words (detail/split_hist.hpp) …
+  unsigned* hi;              ///< … and high words, 4 per cell each
+  int mode;                  ///< 0: U64, 1: Split32, 2: U64Aggregated
   int fuse;
 };
 
@@ -69,10 +78,33 @@ __device__ inline void plot(const Scene& s, int fn, float x, float y, float c, P
   if (!detail::to_cell(s.cam, px, py, ix, iy)) return;
   float col[4];
   detail::palette_color(s.palette, s.step_mode, pc, col);
-  unsigned long long* h = s.hist + (static_cast<size_t>(iy) * s.cam.width + ix) * 4;
+  const size_t cell = static_cast<size_t>(iy) * s.cam.width + ix;
+  if (s.mode == 0) {
+    unsigned long long* h = s.hist + cell * 4;
+    for (int k = 0; k < 4; ++k) {
+      const unsigned long long v = detail::to_fixed(col[k] * vis);
+      if (v) atomicAdd(h + k, v);
+    }
+    return;
+  }
+  // Split words: the lanes of the warp that plot into the same cell add their increments first
+  // (integer sums: exact, any order), and one of them makes the cell's atomics. Each increment is
+  // about 2^26 at most (render_cuda checks palette · opacity ≤ 4), so a warp's sum of 32 stays
+  // below 2^32.
+  const cg::coalesced_group active = cg::coalesced_threads();
+  const cg::coalesced_group peers = cg::labeled_partition(active, static_cast<unsigned>(cell));
+  unsigned sum[4];
+  for (int k = 0; k < 4; ++k)
+    sum[k] = cg::reduce(peers, static_cast<unsigned>(detail::to_fixed(col[k] * vis)), cg::plus<unsigned>());
+  if (peers.thread_rank() != 0) return;
   for (int k = 0; k < 4; ++k) {
-    const unsigned long long v = detail::to_fixed(col[k] * vis);
-    if (v) atomicAdd(h + k, v);
+    if (!sum[k]) continue;
+    if (s.mode == 2) {
+      atomicAdd(s.hist + cell * 4 + k, static_cast<unsigned long long>(sum[k]));
+      continue;
+    }
+    const unsigned old = atomicAdd(s.lo + cell * 4 + k, sum[k]);
+    if (detail::split_wrapped(old, sum[k])) atomicAdd(s.hi + cell * 4 + k, 1u);
   }
 }
 
@@ -185,10 +217,19 @@ __global__ void df_kernel(Scene s, Walkers in, Walkers out, unsigned long long n
 
 constexpr double kAccOne = 4294967296.0;  // DE accumulator: 2^32 units
 
-__global__ void log_density_kernel(const unsigned long long* hist, double* acc, size_t cells, double k1, double k2) {
+/// Histogram views for the post kernels: a u64 histogram or split words, hist[cell·4 + channel].
+template <class H>
+__device__ inline void load_cell(const H& hist, size_t cell, unsigned long long h[4]) {
+  for (int q = 0; q < 4; ++q) h[q] = hist[cell * 4 + q];
+}
+
+template <class H>
+__global__ void log_density_kernel(H hist, double* acc, size_t cells, double k1, double k2) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (i >= cells) return;
-  detail::log_density(hist + i * 4, k1, k2, acc + i * 4);
+  unsigned long long h[4];
+  load_cell(hist, i, h);
+  detail::log_density(h, k1, k2, acc + i * 4);
 }
 
 struct DeDevice {
@@ -199,13 +240,14 @@ struct DeDevice {
   double de_max, de_min, curve;
 };
 
-__global__ void de_kernel(const unsigned long long* hist, unsigned long long* acc, int hw, int hh, int ss, double k1,
-                          double k2, DeDevice de) {
+template <class H>
+__global__ void de_kernel(H hist, unsigned long long* acc, int hw, int hh, int ss, double k1, double k2, DeDevice de) {
   const size_t cell = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (cell >= static_cast<size_t>(hw) * hh) return;
   const int x = static_cast<int>(cell % hw), y = static_cast<int>(cell / hw);
   if (x < ss - 1 || x >= hw - (ss - 1) || y < ss - 1 || y >= hh - (ss - 1)) return;
-  const unsigned long long* h = hist + (static_cast<size_t>(y) * hw + x) * 4;
+  unsigned long long h[4];
+  load_cell(hist, static_cast<size_t>(y) * hw + x, h);
   if (h[3] == 0) return;
   const int half = ss / 2;
   double n = 0;
@@ -246,8 +288,9 @@ __global__ void de_kernel(const unsigned long long* hist, unsigned long long* ac
 // not fit in shared memory.
 
 /// Gather, first pass: each cell's log-density value and kernel index (detail::de_source).
-__global__ void de_source_kernel(const unsigned long long* hist, double* val, int* kidx, int hw, int hh, int ss,
-                                 double k1, double k2, int kmax) {
+template <class H>
+__global__ void de_source_kernel(H hist, double* val, int* kidx, int hw, int hh, int ss, double k1, double k2,
+                                 int kmax) {
   const size_t cell = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (cell >= static_cast<size_t>(hw) * hh) return;
   kidx[cell] = detail::de_source(hist, hw, hh, ss, k1, k2, kmax, static_cast<int>(cell % hw),
@@ -279,7 +322,7 @@ __global__ void de_gather_kernel(const double* val, const int* kidx, int hw, int
   const int x = static_cast<int>(blockIdx.x) * kDeTile + tx, y = static_cast<int>(blockIdx.y) * kDeTile + ty;
   if (x >= hw || y >= hh) return;
   double a[4];
-  detail::de_tile_sum(sv, sk, R, tile_r, de.radius, de.coefs, de.offsets, tx, ty, a);
+  detail::de_tile_sum(sv, sk, R, tile_r, de.coefs, de.offsets, tx, ty, a);
   double* o = acc + (static_cast<size_t>(y) * hw + x) * 4;
   for (int q = 0; q < 4; ++q) o[q] = a[q];
 }
@@ -348,6 +391,12 @@ DeviceBuffer<T> upload(const std::vector<T>& v) {
   return d;
 }
 
+/// Seconds of the post-processing phases: density (log density, density estimation), filter
+/// and tone map (device event time), copy of the image to the host (host time).
+struct PostTimes {
+  double density = 0, filter_tone = 0, copy = 0;
+};
+
 /// Device post-processing of the current histogram into RGBA8.
 class DevicePost {
  public:
@@ -366,7 +415,8 @@ class DevicePost {
       int optin = 0;
       GF_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
       const std::size_t smem = de_gather_smem(max_radius_) + sizeof(int);
-      gather_ = !force_scatter && smem <= static_cast<std::size_t>(optin);
+      gather_ = !force_scatter && smem <= static_cast<std::size_t>(optin) && kmax_ <= detail::kDeKMask &&
+                max_radius_ < (1 << (31 - detail::kDeKBits));
       if (gather_) {
         GF_CUDA_TRY(cudaFuncSetAttribute(de_gather_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(de_gather_smem(max_radius_))));
@@ -380,7 +430,13 @@ class DevicePost {
     out_host_ = gemflow::cuda::PinnedBuffer<unsigned char>(out_.size());
   }
 
-  std::vector<std::uint8_t> run(const unsigned long long* hist) {
+  /// Post-processing of `hist` (a u64 pointer or a detail::SplitHistView) into `rgba` (resized;
+  /// best already sized, its pages touched); the device time of its phases (events on the
+  /// default stream) and the host time of the copy back go to `t`.
+  template <class Hist>
+  void run(const Hist& hist, PostTimes& t, std::vector<std::uint8_t>& rgba) {
+    using Clock = std::chrono::steady_clock;
+    ev_[0].record(nullptr);
     const int hw = static_cast<int>(p_.shape.width), hh = static_cast<int>(p_.shape.height);
     const std::size_t cells = p_.shape.width * p_.shape.height;
     if (!p_.de) {
@@ -405,6 +461,7 @@ class DevicePost {
       de_to_double<<<blocks_for(cells * 4), kBlock>>>(acc_fixed_.data(), acc_.data(), cells * 4);
       GF_CUDA_CHECK_LAUNCH("de_to_double");
     }
+    ev_[1].record(nullptr);
     if (p_.earlyclip) {
       tone_cells_kernel<<<blocks_for(cells), kBlock>>>(acc_.data(), cells, p_.tone);
       GF_CUDA_CHECK_LAUNCH("tone_cells_kernel");
@@ -414,9 +471,30 @@ class DevicePost {
         acc_.data(), hw, filter_.data(), static_cast<int>(p_.shape.filter_width), p_.ss,
         static_cast<int>(p_.shape.de_offset), W, H, p_.tone, p_.earlyclip ? 1 : 0, out_.data());
     GF_CUDA_CHECK_LAUNCH("filter_tone_kernel");
-    // Through page-locked memory: a pageable copy of a 1080p image costs about a millisecond.
-    GF_CUDA_TRY(cudaMemcpy(out_host_.data(), out_.data(), out_.size_bytes(), cudaMemcpyDeviceToHost));
-    return std::vector<std::uint8_t>(out_host_.begin(), out_host_.end());
+    ev_[2].record(nullptr);
+    ev_[2].synchronize();
+    const auto tc = Clock::now();
+    // Through page-locked memory (a pageable copy of a 1080p image costs about a millisecond), in
+    // chunks, so that the host copies one chunk into `rgba` while the next one crosses the bus.
+    const std::size_t bytes = out_.size_bytes(), chunk = (bytes + kCopyChunks - 1) / kCopyChunks;
+    rgba.resize(bytes);
+    for (std::size_t i = 0; i < kCopyChunks; ++i) {
+      const std::size_t off = std::min(bytes, i * chunk), len = std::min(bytes, off + chunk) - off;
+      if (len)
+        GF_CUDA_TRY(cudaMemcpyAsync(out_host_.data() + off, out_.data() + off, len, cudaMemcpyDeviceToHost, nullptr));
+      copied_[i].record(nullptr);
+    }
+    for (std::size_t i = 0; i < kCopyChunks; ++i) {
+      const std::size_t off = std::min(bytes, i * chunk), len = std::min(bytes, off + chunk) - off;
+      copied_[i].synchronize();
+      if (len) std::memcpy(rgba.data() + off, out_host_.data() + off, len);
+    }
+    float ms = 0;
+    GF_CUDA_TRY(cudaEventElapsedTime(&ms, ev_[0].get(), ev_[1].get()));
+    t.density = 1e-3 * ms;
+    GF_CUDA_TRY(cudaEventElapsedTime(&ms, ev_[1].get(), ev_[2].get()));
+    t.filter_tone = 1e-3 * ms;
+    t.copy = std::chrono::duration<double>(Clock::now() - tc).count();
   }
 
  private:
@@ -427,6 +505,10 @@ class DevicePost {
   DeviceBuffer<int> radius_, de_k_;
   DeviceBuffer<unsigned char> out_;
   gemflow::cuda::PinnedBuffer<unsigned char> out_host_;
+  gemflow::cuda::Event ev_[3] = {gemflow::cuda::Event(cudaEventDefault), gemflow::cuda::Event(cudaEventDefault),
+                                 gemflow::cuda::Event(cudaEventDefault)};
+  static constexpr std::size_t kCopyChunks = 4;
+  gemflow::cuda::Event copied_[kCopyChunks];
   int kmax_ = 0, max_radius_ = 0;
   bool gather_ = false;
 };
@@ -471,12 +553,28 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
                      std::to_string(static_cast<long long>(need / 1048576)) + " MiB of device memory, " +
                      std::to_string(free_b >> 20) + " MiB free");
 
+  // Split words need every plot's increment ≤ ~2^26 (palette · opacity ≤ 4: a warp's sum of 32
+  // then fits 32 bits) and cell indices within 32 bits (the warp's grouping label); otherwise
+  // the u64 histogram.
+  float max_color = 0, max_vis = 0;
+  for (float v : P.palette) max_color = std::max(max_color, v);
+  for (const auto& x : P.xforms) max_vis = std::max(max_vis, x.vis);
+  const bool aggregable = max_color * max_vis <= 4.0f && cells < (1ull << 32);
+  const Histogram layout = aggregable ? c.histogram : Histogram::U64;
+  const bool split = layout == Histogram::Split32;
   auto xf = upload(P.xforms);
   auto table = upload(P.table);
   auto pal = upload(P.palette);
-  DeviceBuffer<unsigned long long> hist(cells * 4), bad(1);
-  GF_CUDA_TRY(cudaMemset(hist.data(), 0, hist.size_bytes()));
+  DeviceBuffer<unsigned long long> hist(split ? 0 : cells * 4), bad(1);
+  DeviceBuffer<unsigned> lo(split ? cells * 4 : 0), hi(split ? cells * 4 : 0);
+  if (split) {
+    GF_CUDA_TRY(cudaMemset(lo.data(), 0, lo.size_bytes()));
+    GF_CUDA_TRY(cudaMemset(hi.data(), 0, hi.size_bytes()));
+  } else {
+    GF_CUDA_TRY(cudaMemset(hist.data(), 0, hist.size_bytes()));
+  }
   GF_CUDA_TRY(cudaMemset(bad.data(), 0, bad.size_bytes()));
+  const detail::SplitHistView split_view{lo.data(), hi.data()};
   Scene s{xf.data(),
           static_cast<int>(f.xforms.size()),
           P.has_final ? 1 : 0,
@@ -487,6 +585,11 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
           P.step_mode,
           P.cam,
           hist.data(),
+          lo.data(),
+          hi.data(),
+          layout == Histogram::U64 ? 0
+          : split                  ? 1
+                                   : 2,
           P.fuse};
 
   WalkerBuffers wa(n), wb(variant == Variant::DivergenceFree ? n : 0);
@@ -494,6 +597,11 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
   GF_CUDA_CHECK_LAUNCH("init_walkers");
 
   DevicePost post(f, P.post, c.device, c.de_scatter);
+  PostTimes post_times;
+  auto run_post = [&](std::vector<std::uint8_t>& rgba) {
+    if (split) post.run(split_view, post_times, rgba);
+    else post.run(static_cast<const unsigned long long*>(hist.data()), post_times, rgba);
+  };
   const std::uint64_t per_walker = P.samples / n, extra = P.samples % n;
   // divergence_free runs every walker the same number of steps: ceil(samples / n), so it
   // draws up to n − 1 samples more than asked (reported in iterations).
@@ -532,6 +640,8 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
         }
         step += k;
       }
+      // The image's pages are touched here, while the device iterates, not in the post-processing.
+      if (img.rgba.empty()) img.rgba.assign(f.width * f.height * 4, 0);
       GF_CUDA_TRY(cudaDeviceSynchronize());
       const double sec = std::chrono::duration<double>(Clock::now() - tb).count();
       if (sec < 0.5 * c.sync_seconds) launches_per_sync = std::min<std::uint64_t>(launches_per_sync * 2, 1u << 16);
@@ -543,14 +653,30 @@ RenderedImage render_cuda(const Flame& flame, const RenderOptions& opt, const Cu
       RenderedImage prev;
       prev.width = f.width;
       prev.height = f.height;
-      prev.rgba = post.run(hist.data());
+      run_post(prev.rgba);
       post_seconds += std::chrono::duration<double>(Clock::now() - tp).count();
       opt.preview(prev);
     }
   }
   const auto t1 = Clock::now();
-  img.rgba = post.run(hist.data());
+  run_post(img.rgba);
   const auto t2 = Clock::now();
+  img.seconds_post_density = post_times.density;
+  img.seconds_post_filter_tone = post_times.filter_tone;
+  img.seconds_post_copy = post_times.copy;
+  if (c.histogram_out) {
+    auto& out = *c.histogram_out;
+    out.resize(cells * 4);
+    if (split) {
+      std::vector<unsigned> l(cells * 4), h(cells * 4);
+      GF_CUDA_TRY(cudaMemcpy(l.data(), lo.data(), lo.size_bytes(), cudaMemcpyDeviceToHost));
+      GF_CUDA_TRY(cudaMemcpy(h.data(), hi.data(), hi.size_bytes(), cudaMemcpyDeviceToHost));
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = detail::split_value(l[i], h[i]);
+    } else {
+      GF_CUDA_TRY(cudaMemcpy(out.data(), hist.data(), hist.size_bytes(), cudaMemcpyDeviceToHost));
+    }
+  }
+  if (c.histogram_used) *c.histogram_used = layout;
   unsigned long long bad_h = 0;
   GF_CUDA_TRY(cudaMemcpy(&bad_h, bad.data(), sizeof bad_h, cudaMemcpyDeviceToHost));
   img.iterations = variant == Variant::DivergenceFree ? (steps - static_cast<std::uint64_t>(P.fuse)) * n : P.samples;

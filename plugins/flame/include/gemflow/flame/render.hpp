@@ -14,7 +14,9 @@
 // 2. Histogram. Per cell, Σ palette colour·opacity' (RGB) and Σ opacity' (the density), kept as
 //    unsigned 64-bit fixed point with 2⁻²⁴ units: adds are exact and order-free, so the image
 //    does not depend on the number of threads and a cell cannot saturate before 2⁴⁰ (10¹²)
-//    samples.
+//    samples. Both renderers store each u64 as split words (detail/split_hist.hpp: a u32 low
+//    word that every plot writes, a u32 high word counting its wraps): the same sums in half
+//    the memory the plotting touches.
 // 3. Log density. Per cell of density a and colour sum c: value = c/a · k1·ln(1 + a·k2), and
 //    alpha value k1·ln(1 + a·k2), k1 = brightness·268/256·255, k2 = ss²/(area·quality·4^zoom),
 //    area = width·height/ppu² (flam3's k1, k2 in our units).
@@ -74,6 +76,10 @@ struct RenderedImage {
   std::uint64_t iterations = 0;    ///< plotted-or-not iterations after fuse
   std::uint64_t bad_points = 0;
   double seconds_iterate = 0, seconds_post = 0;
+  /// CUDA path only (0 elsewhere): seconds_post's phases — density (log density and density
+  /// estimation) and filter + tone map in device time, the copy of the image to the host in host
+  /// time; the rest of seconds_post is launch and synchronisation overhead.
+  double seconds_post_density = 0, seconds_post_filter_tone = 0, seconds_post_copy = 0;
 };
 
 /// Thrown when options.cancelled() returned true.

@@ -6,15 +6,18 @@
 #include <vector>
 
 #include "gemflow/flame/detail/prepare.hpp"
+#include "gemflow/flame/detail/split_hist.hpp"
 
 namespace gemflow::flame::detail {
 
 /// One walker: random start in [-1, 1]², `fuse` unplotted iterations, then `iters` iterations
-/// plotted into `hist` (4 fixed-point channels per cell). Returns the bad points met. The
-/// random stream is (seed, walker): the same walker gives the same points on any thread.
+/// plotted into a histogram of split words (4 fixed-point channels per cell; detail/split_hist.hpp:
+/// u32 low words `lo`, and `hi` counting their wraps), owned by the calling thread. Returns the
+/// bad points met. The random stream is (seed, walker): the same walker gives the same points on
+/// any thread.
 template <class R>
 std::uint64_t run_walker(const Prepared<R>& P, std::uint64_t seed, std::uint64_t walker, std::uint64_t iters,
-                         std::uint64_t* hist) {
+                         unsigned* lo, unsigned* hi) {
   Pcg32 rng(seed, walker);
   R x = uniform01<R>(rng) * R(2) - R(1), y = uniform01<R>(rng) * R(2) - R(1), c = uniform01<R>(rng);
   std::uint64_t bad = 0;
@@ -25,16 +28,23 @@ std::uint64_t run_walker(const Prepared<R>& P, std::uint64_t seed, std::uint64_t
   const std::uint16_t* table = P.table.data();
   const long long start = -static_cast<long long>(P.fuse);
   // Plots wait kLag samples in a ring after a prefetch of their cell: the random access to a
-  // large histogram (66 MB at 1080p) then overlaps the next iterations instead of stalling.
+  // large histogram (33 MB of low words at 1080p) then overlaps the next iterations instead of
+  // stalling. The high words are written only when a low word wraps.
   constexpr int kLag = 16;
   struct Pending {
-    std::uint64_t* cell;
+    std::size_t cell;
     std::uint64_t add[4];
   };
   Pending ring[kLag];
   int head = 0, pending = 0;
-  auto commit = [](const Pending& p) {
-    for (int k = 0; k < 4; ++k) p.cell[k] += p.add[k];
+  auto commit = [lo, hi](const Pending& p) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      const auto a = static_cast<unsigned>(p.add[k]);
+      unsigned& l = lo[p.cell + k];
+      l += a;
+      const unsigned carry = (l < a ? 1u : 0u) + static_cast<unsigned>(p.add[k] >> 32);
+      if (carry) hi[p.cell + k] += carry;
+    }
   };
   for (long long i = start; i < static_cast<long long>(iters); ++i) {
     const unsigned fn = table[row * kGrain + (rng.next() & (kGrain - 1))];
@@ -61,9 +71,8 @@ std::uint64_t run_walker(const Prepared<R>& P, std::uint64_t seed, std::uint64_t
     R col[4];
     palette_color(P.palette.data(), P.step_mode, pc, col);
     Pending p;
-    p.cell = hist +
-             (static_cast<std::size_t>(iy) * static_cast<std::size_t>(P.cam.width) + static_cast<std::size_t>(ix)) * 4;
-    __builtin_prefetch(p.cell, 1);
+    p.cell = (static_cast<std::size_t>(iy) * static_cast<std::size_t>(P.cam.width) + static_cast<std::size_t>(ix)) * 4;
+    __builtin_prefetch(lo + p.cell, 1);
     for (int k = 0; k < 4; ++k) p.add[k] = to_fixed(col[k] * vis);
     if (pending == kLag) commit(ring[head]);
     else ++pending;
@@ -92,8 +101,11 @@ struct DeKernels {
 };
 
 /// Log density (+ density estimation), spatial filter and tone map of a histogram of
-/// p.shape cells (4 values each): width·height·4 bytes. Throws RenderCancelled when `cancelled`.
+/// p.shape cells (4 values each; u64, or split words): width·height·4 bytes. Throws
+/// RenderCancelled when `cancelled`.
 std::vector<std::uint8_t> postprocess(const std::uint64_t* hist, const Flame& f, const PostParams& p,
+                                      const std::function<bool()>& cancelled);
+std::vector<std::uint8_t> postprocess(const SplitHistView& hist, const Flame& f, const PostParams& p,
                                       const std::function<bool()>& cancelled);
 
 }  // namespace gemflow::flame::detail
