@@ -1,27 +1,26 @@
-// Timeline of the lookahead GPU Cholesky: a CUDA event after each step of its streams (the
-// GF_CHOL_TRACE hook of cholesky.cu, defined here before including the library sources), then
-// per step kind the summed time since the previous event on the same stream. The tables of
-// docs/performance.md ("TF32 everywhere, our triangular solves") come from this program.
+// Timeline of the lookahead GPU Cholesky: the library's steps timed on the GPU through
+// CholeskyProbe::on_step (a CUDA event recorded on the step's stream right after the step is
+// enqueued), then per step kind the summed time since the previous event on the same stream. The
+// tables of docs/performance.md ("TF32 everywhere, our triangular solves") come from this program.
+// It links the plugin's CUDA library as it ships: the probe and the schedule experiments below are
+// runtime settings of GpuCholesky (set_probe), and the same steps are NVTX ranges that
+// `nsys profile --trace=cuda,nvtx` shows without this program.
 //
 //   linalg_bench_cholesky_timeline [--n N] [--steps] [--serial] [--nb NB] [--syrk-base B] [--tail T]
 //                                  [--panel-cap C] [--panel-cap-from S] [--no-bulk-split]
 //                                  [--depth1] [--next-groups G] [--check]
 //   linalg_bench_cholesky_timeline [--n N] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--fp16]]
-//   linalg_bench_cholesky_timeline --trsv | --passes | --mixed [--n N] [--steps]
+//   linalg_bench_cholesky_timeline --mixed [--n N] [--steps]
 //
 // --tiled: the persistent tiled kernel instead (CholeskyAlgo::tiled, fp64; --fp16: fp32 data with
-// 1×FP16 tile updates): the global timer at
-// each step of every task (GF_TILED_TRACE), then the critical chain per tile column (flag
-// latencies, last update, tile factor, solve) and how busy the CTAs were.
-//
-// --trsv: the mixed solve's one-right-hand-side triangular solves alone (the inverted diagonal
-// blocks and the forward + transposed pair in ms at n = 2003–32k, the error against cuBLAS DTRSV in
-// fp64, a check that repeated pairs agree bit for bit, and the chain step split by GF_TRSV_TRACE).
-//
-// --passes: the mixed solve's passes over A (the fp32 copy with ‖A‖∞, the residual SYMV) in ms and
-// GB/s against a copy of the same bytes, and DSYMV, at n = 4k–32k.
+// 1×FP16 tile updates): the global timer at each step of every task (CholeskyProbe::tiled_trace,
+// the kernel's traced instantiation), then the critical chain per tile column (flag latencies, last
+// update, tile factor, solve) and how busy the CTAs were.
 //
 // --mixed: the mixed-precision solve (1×FP16) at order n, its stages on its own stream.
+//
+// The mixed solve's triangular solves and memory-bound passes alone (--trsv, --passes) are in
+// linalg_bench_solve_kernels (bench/solve_kernels.cu).
 //
 // --steps also prints every event (time from the start, kind, first column). Variants: fp64
 // default, fp32 1×TF32 with tensor-core and library panels, fp32 3×TF32, 1×FP16 and 3×FP16 with
@@ -30,18 +29,18 @@
 // --serial runs the bulk updates on the panel stream (same factor, no overlap). --nb, --syrk-base
 // and --tail set CholeskyOptions::block, syrk_base and tiled_tail of the lookahead variants.
 // --panel-cap C (0: none) and --panel-cap-from S: the fp64 lookahead's panel kernels run on at
-// most C CTAs while n − k ≥ S, k > 0 (kPanelCtasBesideBulk, kPanelCapFrom). --no-bulk-split: the
-// fp64 bulk updates on one stream instead of two. --depth1: the fp64 lookahead one panel deep
-// (Factor::lookahead) instead of two; --next-groups G: kNextGroups. --check: each fp64 factor
-// against the one-panel-deep schedule's on the same input.
-// --panel-trace: the panel kernel's stages per launch from the global timer of each CTA (a
-// barrier before each reading), averaged over the launches (--steps: every launch).
+// most C CTAs while n − k ≥ S, k > 0 (CholeskyProbe::panel_cap, panel_cap_from). --no-bulk-split:
+// the fp64 bulk updates on one stream instead of two. --depth1: the fp64 lookahead one panel deep
+// instead of two; --next-groups G: CholeskyProbe::next_groups. --check: each fp64 factor against
+// the one-panel-deep schedule's on the same input.
 // Each variant runs once untraced (warm-up), then once traced; the traced total includes the
 // host-side event calls.
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,7 +48,14 @@
 #include <type_traits>
 #include <vector>
 
+#include <gemflow/cuda/check.hpp>
+#include <gemflow/cuda/cublas.hpp>
+#include <gemflow/linalg/cholesky_cuda.hpp>
+
 namespace {
+
+namespace gc = gemflow::linalg::cuda;
+
 struct TraceEvent {
   cudaEvent_t event;
   const char* what;
@@ -58,168 +64,19 @@ struct TraceEvent {
 };
 std::vector<TraceEvent> g_trace;
 bool g_tracing = false;
-}  // namespace
 
-#define GF_CHOL_TRACE(stream, what, k)                                    \
-  do {                                                                    \
-    if (g_tracing) {                                                      \
-      cudaEvent_t e_ = nullptr;                                           \
-      if (cudaEventCreate(&e_) == cudaSuccess) {                          \
-        (void)cudaEventRecord(e_, stream);                                \
-        g_trace.push_back({e_, what, static_cast<long long>(k), stream}); \
-      }                                                                   \
-    }                                                                     \
-  } while (0)
-
-__device__ __forceinline__ unsigned long long gf_globaltimer() {
-  unsigned long long now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  return now;
-}
-
-// per task: fetched, last update's operands ready, updates done, L_jj ready (solves), flag set, SM;
-// diagonal tasks also: tile (j, j − 1) solved and released, factor started, factor done, the form
-// of L_{j−1,j−1} loaded, the solve computed
-constexpr int kTiledSlots = 11;
-__device__ unsigned long long* gf_tiled_trace_buf = nullptr;
-#define GF_TILED_TRACE(t, slot)                                        \
-  do {                                                                 \
-    if (gf_tiled_trace_buf) {                                          \
-      gf_tiled_trace_buf[(t)*kTiledSlots + (slot)] = gf_globaltimer(); \
-      unsigned smid_;                                                  \
-      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid_));               \
-      gf_tiled_trace_buf[(t)*kTiledSlots + 5] = smid_;                 \
-    }                                                                  \
-  } while (0)
-
-// panel kernel (--panel-trace): per CTA a record of the column and the global timer at its start
-// (slot 1), block loaded, block factored, block written back, strips solved (slots 2–5, each after
-// a barrier)
-constexpr int kPanelSlots = 6;
-constexpr unsigned kPanelRecords = 1u << 16;
-__device__ unsigned long long* gf_panel_trace_buf = nullptr;
-__device__ unsigned gf_panel_trace_count = 0;
-#define GF_PANEL_TRACE_BEGIN(column)                                             \
-  unsigned long long* gf_rec_ = nullptr;                                         \
-  if (threadIdx.x == 0 && gf_panel_trace_buf) {                                  \
-    const unsigned i_ = atomicAdd(&gf_panel_trace_count, 1u);                    \
-    if (i_ < kPanelRecords) {                                                    \
-      gf_rec_ = gf_panel_trace_buf + static_cast<std::size_t>(i_) * kPanelSlots; \
-      gf_rec_[0] = static_cast<unsigned long long>(column);                      \
-      gf_rec_[1] = gf_globaltimer();                                             \
-    }                                                                            \
-  }
-#define GF_PANEL_TRACE(slot)                         \
-  do {                                               \
-    if (gf_panel_trace_enabled()) {                  \
-      __syncthreads();                               \
-      if (gf_rec_) gf_rec_[slot] = gf_globaltimer(); \
-    }                                                \
-  } while (0)
-__device__ __forceinline__ bool gf_panel_trace_enabled() { return gf_panel_trace_buf != nullptr; }
-bool g_panel_trace = false;
-
-// triangular solves (--trsv): per solve position, the global timer when thread 0 has the last
-// block's values (0), after the sums' barrier (1), after the inverse's barrier (2), after its
-// publish (3), and when it starts waiting for the last block (4)
-constexpr int kTrsvSlots = 5;
-__device__ unsigned long long* gf_trsv_trace_buf = nullptr;
-#define GF_TRSV_TRACE(pos, slot)                                                            \
-  do {                                                                                      \
-    if (gf_trsv_trace_buf) gf_trsv_trace_buf[(pos)*kTrsvSlots + (slot)] = gf_globaltimer(); \
-  } while (0)
-
-#include "tiled_order.hpp"  // kTiledSlope, the library's default for --slope
-double g_tiled_slope = gemflow::linalg::cuda::detail::kTiledSlope;
+/// The probe of every GpuCholesky here: the schedule experiments from the command line, and
+/// on_step recording an event after each step while g_tracing.
+gc::CholeskyProbe g_probe;
 int g_tiled_ctas = 0;  // per SM, 0: as many as fit (CholeskyOptions::tiled_ctas = this × SMs)
-bool g_tiled_async = true;
-#define GF_TILED_SLOPE g_tiled_slope
-#define GF_TILED_ASYNC g_tiled_async
-bool g_bulk = true;
-#define GF_CHOL_BULK g_bulk
-bool g_serial = false;
 long long g_nb = 0, g_syrk_base = 0, g_tail = 0;  // --nb, --syrk-base, --tail (0: the defaults)
-#define GF_CHOL_SERIAL g_serial
-extern int g_panel_cap;             // --panel-cap C (0: one CTA per strip)
-extern long long g_panel_cap_from;  // --panel-cap-from S
-bool g_bulk_split = true;           // --no-bulk-split: each bulk update on one stream
-#define GF_BULK_SPLIT g_bulk_split
-bool g_depth2 = true;      // --depth1: the fp64 lookahead one panel deep
-extern int g_next_groups;  // --next-groups G
-#define GF_LOOKAHEAD_DEPTH2 g_depth2
-#define GF_NEXT_GROUPS g_next_groups
-#define GF_PANEL_CAP g_panel_cap
-#define GF_PANEL_CAP_FROM g_panel_cap_from
 
-#include "cholesky.cu"
-int g_next_groups = gemflow::linalg::cuda::detail::kNextGroups;  // the library's defaults
-int g_panel_cap = gemflow::linalg::cuda::detail::kPanelCtasBesideBulk;
-long long g_panel_cap_from = gemflow::linalg::cuda::detail::kPanelCapFrom;
-#include "demote_kernels.cuh"
-#include "spd_solve_mixed.cu"
-#include "symv_kernels.cuh"
-#include "test_utils.cu"
-#include "trsv_kernels.cuh"
-
-#include <gemflow/cuda/timing.hpp>
-
-namespace {
-
-namespace gc = gemflow::linalg::cuda;
-
-/// The panel kernels' records (--panel-trace): per launch, the spread of the CTAs' starts, the
-/// mean time per stage, the launch's span and the gap since the previous launch ended; averages.
-void panel_trace_report(const unsigned long long* dbuf, bool steps) {
-  unsigned count = 0;
-  GF_CUDA_TRY(cudaMemcpyFromSymbol(&count, gf_panel_trace_count, sizeof count));
-  count = std::min(count, kPanelRecords);
-  std::vector<unsigned long long> h(static_cast<std::size_t>(count) * kPanelSlots);
-  GF_CUDA_TRY(cudaMemcpy(h.data(), dbuf, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost));
-  struct Launch {
-    unsigned long long col, first = ~0ull, last_start = 0, end = 0;
-    double st[4] = {};
-    int ctas = 0;
-  };
-  std::vector<Launch> ls;
-  for (unsigned i = 0; i < count; ++i) {
-    const unsigned long long* r = &h[static_cast<std::size_t>(i) * kPanelSlots];
-    auto it = std::find_if(ls.begin(), ls.end(), [&](const Launch& l) { return l.col == r[0]; });
-    if (it == ls.end()) {
-      ls.push_back({r[0]});
-      it = ls.end() - 1;
-    }
-    it->first = std::min(it->first, r[1]);
-    it->last_start = std::max(it->last_start, r[1]);
-    it->end = std::max(it->end, r[5]);
-    for (int k = 0; k < 4; ++k) it->st[k] += 1e-3 * double(r[2 + k] - r[1 + k]);
-    ++it->ctas;
-  }
-  std::sort(ls.begin(), ls.end(), [](const Launch& x, const Launch& y) { return x.first < y.first; });
-  double sum[7] = {};
-  std::printf("  panel kernels: %zu launches, %u CTA records\n", ls.size(), count);
-  if (steps)
-    std::printf("  %8s %5s %8s %8s %8s %8s %8s %8s %8s\n", "column", "CTAs", "gap us", "skew", "load", "factor",
-                "write", "strips", "span");
-  for (std::size_t i = 0; i < ls.size(); ++i) {
-    const Launch& l = ls[i];
-    const double gap = i ? 1e-3 * (double(l.first) - double(ls[i - 1].end)) : 0.0;
-    const double v[7] = {gap,
-                         1e-3 * double(l.last_start - l.first),
-                         l.st[0] / l.ctas,
-                         l.st[1] / l.ctas,
-                         l.st[2] / l.ctas,
-                         l.st[3] / l.ctas,
-                         1e-3 * double(l.end - l.first)};
-    for (int k = 0; k < 7; ++k) sum[k] += v[k];
-    if (steps)
-      std::printf("  %8llu %5d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", l.col, l.ctas, v[0], v[1], v[2], v[3],
-                  v[4], v[5], v[6]);
-  }
-  const double nl = std::max<double>(1.0, double(ls.size()));
-  std::printf(
-      "  per launch, us: gap since the previous %.2f, start skew %.2f, load %.2f, factor %.2f, write-back "
-      "%.2f, strips %.2f, span %.2f\n",
-      sum[0] / nl, sum[1] / nl, sum[2] / nl, sum[3] / nl, sum[4] / nl, sum[5] / nl, sum[6] / nl);
+void record_step(gc::Stream stream, const char* what, std::int64_t column) {
+  if (!g_tracing) return;
+  cudaEvent_t e = nullptr;
+  GF_CUDA_TRY(cudaEventCreate(&e));
+  g_trace.push_back({e, what, static_cast<long long>(column), stream});
+  GF_CUDA_TRY(cudaEventRecord(e, stream));
 }
 
 /// The recorded trace (g_trace, times from e0), then its events destroyed: per step kind the
@@ -250,7 +107,7 @@ float report_trace(cudaEvent_t e0, cudaStream_t only, bool steps) {
   return latest;
 }
 
-/// f() between events e0 and e1 on s, with the GF_CHOL_TRACE events recorded when `traced` (the
+/// f() between events e0 and e1 on s, with the on_step events recorded when `traced` (the
 /// trace cleared first); waits for e1 and returns the elapsed ms.
 template <class F>
 float timed_call(cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1, bool traced, F&& f) {
@@ -303,13 +160,14 @@ void check_against_default(const T* a, const T* pristine, long long n, const gc:
     T* ref = nullptr;
     GF_CUDA_TRY(cudaMalloc(&ref, bytes));
     GF_CUDA_TRY(cudaMemcpyAsync(ref, pristine, bytes, cudaMemcpyDeviceToDevice, bs.s));
-    const bool depth2 = g_depth2;
-    g_depth2 = false;
     {
+      gc::CholeskyProbe one_deep = g_probe;
+      one_deep.on_step = nullptr;
+      one_deep.depth2 = false;
       gc::GpuCholesky chol(bs.s);
+      chol.set_probe(&one_deep);
       chol.factor(ref, n, n, o);
     }
-    g_depth2 = depth2;
     GF_CUDA_TRY(cudaStreamSynchronize(s));
     int imax = 0, irel = 0;
     const double minus = -1.0;
@@ -332,6 +190,7 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
   const BenchStream bs;
   cudaStream_t s = bs.s;
   gc::GpuCholesky chol(s);
+  chol.set_probe(&g_probe);
   T *a = nullptr, *pristine = nullptr;
   const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
   GF_CUDA_TRY(cudaMalloc(&a, bytes));
@@ -340,30 +199,15 @@ void timeline(long long n, const gc::CholeskyOptions& o, const char* label, bool
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   GF_CUDA_TRY(cudaEventCreate(&e0));
   GF_CUDA_TRY(cudaEventCreate(&e1));
-  unsigned long long* pbuf = nullptr;
-  if (g_panel_trace) GF_CUDA_TRY(cudaMalloc(&pbuf, sizeof(unsigned long long) * kPanelSlots * kPanelRecords));
   for (int rep = 0; rep < 2; ++rep) {
     GF_CUDA_TRY(cudaMemcpyAsync(a, pristine, bytes, cudaMemcpyDeviceToDevice, s));
     GF_CUDA_TRY(cudaStreamSynchronize(s));
-    if (pbuf) {
-      unsigned long long* p = rep == 1 ? pbuf : nullptr;
-      const unsigned zero = 0;
-      GF_CUDA_TRY(cudaMemcpyToSymbol(gf_panel_trace_buf, &p, sizeof p));
-      GF_CUDA_TRY(cudaMemcpyToSymbol(gf_panel_trace_count, &zero, sizeof zero));
-      GF_CUDA_TRY(cudaMemset(pbuf, 0, sizeof(unsigned long long) * kPanelSlots * kPanelRecords));
-    }
     gc::CholeskyStatus st;
     const float total = timed_call(s, e0, e1, rep == 1, [&] { st = chol.factor(a, n, n, o); });
     if (rep == 0) continue;
     std::printf("\n## %s, n = %lld: %.3f ms%s\n", label, n, total, st.ok() ? "" : "  !! not ok");
     if (g_check && std::is_same_v<T, double>) check_against_default(a, pristine, n, o, s);
     report_trace(e0, nullptr, steps);
-    if (pbuf) panel_trace_report(pbuf, steps);
-  }
-  if (pbuf) {
-    unsigned long long* null = nullptr;
-    GF_CUDA_TRY(cudaMemcpyToSymbol(gf_panel_trace_buf, &null, sizeof null));
-    (void)cudaFree(pbuf);
   }
   (void)cudaEventDestroy(e0);
   (void)cudaEventDestroy(e1);
@@ -378,13 +222,16 @@ void tiled_timeline(long long n) {
   const BenchStream bs;
   cudaStream_t s = bs.s;
   gc::GpuCholesky chol(s);
+  gc::CholeskyProbe probe = g_probe;  // tiled_trace set for the traced run only
+  chol.set_probe(&probe);
   T *a = nullptr, *pristine = nullptr;
   unsigned long long* buf = nullptr;
+  constexpr int kSlots = gc::CholeskyProbe::kTiledTraceSlots;
   const long long tt = (n + 63) / 64, tasks = tt * (tt + 1) / 2;
   const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
   GF_CUDA_TRY(cudaMalloc(&a, bytes));
   GF_CUDA_TRY(cudaMalloc(&pristine, bytes));
-  GF_CUDA_TRY(cudaMalloc(&buf, sizeof(unsigned long long) * kTiledSlots * tasks));
+  GF_CUDA_TRY(cudaMalloc(&buf, sizeof(unsigned long long) * kSlots * tasks));
   gc::fill_random_symmetric(pristine, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
   gc::CholeskyOptions o;
   o.algo = gc::CholeskyAlgo::tiled;
@@ -396,9 +243,8 @@ void tiled_timeline(long long n) {
   GF_CUDA_TRY(cudaEventCreate(&e0));
   GF_CUDA_TRY(cudaEventCreate(&e1));
   for (int rep = 0; rep < 3; ++rep) {  // untraced, untraced, traced
-    unsigned long long* p = rep == 2 ? buf : nullptr;
-    GF_CUDA_TRY(cudaMemcpyToSymbol(gf_tiled_trace_buf, &p, sizeof p));
-    GF_CUDA_TRY(cudaMemsetAsync(buf, 0, sizeof(unsigned long long) * kTiledSlots * tasks, s));
+    probe.tiled_trace = rep == 2 ? buf : nullptr;
+    GF_CUDA_TRY(cudaMemsetAsync(buf, 0, sizeof(unsigned long long) * kSlots * tasks, s));
     GF_CUDA_TRY(cudaMemcpyAsync(a, pristine, bytes, cudaMemcpyDeviceToDevice, s));
     GF_CUDA_TRY(cudaEventRecord(e0, s));
     const gc::CholeskyStatus st = chol.factor(a, n, n, o);
@@ -406,20 +252,20 @@ void tiled_timeline(long long n) {
     GF_CUDA_TRY(cudaEventSynchronize(e1));
     float ms = 0;
     GF_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1));
-    std::printf("tiled%s n = %lld, slope %.4f, CTAs per SM %d%s: %.3f ms%s%s\n",
-                std::is_same_v<T, float> ? " 1xFP16" : "", n, g_tiled_slope, g_tiled_ctas,
-                g_tiled_async ? "" : ", register-staged", ms, rep == 2 ? " (traced)" : "",
-                st.ok() ? "" : "  !! not ok");
+    std::printf(
+        "tiled%s n = %lld, slope %s, CTAs per SM %d%s: %.3f ms%s%s\n", std::is_same_v<T, float> ? " 1xFP16" : "", n,
+        g_probe.tiled_slope > 0 ? std::to_string(g_probe.tiled_slope).c_str() : "default", g_tiled_ctas,
+        g_probe.tiled_async ? "" : ", register-staged", ms, rep == 2 ? " (traced)" : "", st.ok() ? "" : "  !! not ok");
   }
-  std::vector<unsigned long long> h(static_cast<std::size_t>(kTiledSlots * tasks));
+  std::vector<unsigned long long> h(static_cast<std::size_t>(kSlots * tasks));
   GF_CUDA_TRY(cudaMemcpy(h.data(), buf, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost));
   const auto task = [&](long long i, long long j) { return j * tt - j * (j - 1) / 2 + (i - j); };
   unsigned long long t0 = ~0ull, t1 = 0;
   for (long long t = 0; t < tasks; ++t) {
-    t0 = std::min(t0, h[t * kTiledSlots]);
-    t1 = std::max(t1, h[t * kTiledSlots + 4]);
+    t0 = std::min(t0, h[t * kSlots]);
+    t1 = std::max(t1, h[t * kSlots + 4]);
   }
-  const auto at = [&](long long t, int slot) { return (static_cast<double>(h[t * kTiledSlots + slot]) - t0) * 1e-3; };
+  const auto at = [&](long long t, int slot) { return (static_cast<double>(h[t * kSlots + slot]) - t0) * 1e-3; };
   // off-diagonal tiles two or more below the diagonal: taken → updates done (waits included), per
   // tile update
   double upd = 0, nupd = 0;
@@ -483,27 +329,11 @@ void tiled_timeline(long long n) {
       if (at(task(j, j), 4) <= hi) col = j;
     std::printf("%7.0f-%-8.0f | %9.1f | %9.1f | %lld\n", lo, hi, held / (hi - lo), past / (hi - lo), col);
   }
-  unsigned long long* null = nullptr;
-  GF_CUDA_TRY(cudaMemcpyToSymbol(gf_tiled_trace_buf, &null, sizeof null));
   (void)cudaEventDestroy(e0);
   (void)cudaEventDestroy(e1);
   (void)cudaFree(a);
   (void)cudaFree(pristine);
   (void)cudaFree(buf);
-}
-
-/// --trsv: the mixed solve's pair of one-right-hand-side triangular solves (trsv_kernels.cuh), L y = b
-/// then Lᵀ x = y with the fp32 factor of a random SPD matrix (ld padded to a multiple of 4, as
-/// solve_mixed pads its fp32 copy), launched as solve_mixed launches them (the tickets and the
-/// tagged words zeroed before each pair): CUDA events, median of 21 pairs after a warm-up; the
-/// inverted diagonal blocks' kernel alike; the relative error against cuBLAS DTRSV on the same L in
-/// fp64; the largest relative difference |x − x₀| / |x₀| to the first pair's x (pairs must agree
-/// bit for bit: any difference is a race); then one traced pair: the chain step split by the
-/// GF_TRSV_TRACE points, mean over the solve positions.
-__global__ void widen_kernel(const float* a, double* b, std::int64_t count) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += std::int64_t(gridDim.x) * blockDim.x)
-    b[i] = a[i];
 }
 
 /// --mixed: GpuCholesky::solve_mixed at order n (1×FP16 lookahead factor, one right-hand side), an
@@ -513,6 +343,7 @@ void mixed_timeline(long long n, bool steps) {
   const BenchStream bs;
   cudaStream_t s = bs.s;
   gc::GpuCholesky chol(s);
+  chol.set_probe(&g_probe);
   double *a = nullptr, *b = nullptr, *x = nullptr;
   GF_CUDA_TRY(cudaMalloc(&a, sizeof(double) * n * n));
   GF_CUDA_TRY(cudaMalloc(&b, sizeof(double) * n));
@@ -543,313 +374,49 @@ void mixed_timeline(long long n, bool steps) {
   (void)cudaFree(x);
 }
 
-/// --passes: the mixed solve's memory-bound passes over A (fp64, lower triangle) against a copy of
-/// the same bytes: the demotion with ‖A‖∞ (demote_norm_kernel + sum_parts_kernel) and the residual
-/// SYMV (symv_lower, and cuBLAS DSYMV). GB/s counts the bytes each must move once: the triangle
-/// read (and for the demotion its fp32 copy written).
-void passes_timeline(const std::vector<long long>& sizes) {
-  namespace d = gc::detail;
-  const BenchStream bs(true);
-  cudaStream_t s = bs.s;
-  cublasHandle_t blas = bs.blas;
-  const auto ms_of = [&](const auto& run) {
-    return gemflow::cuda::median_ms(
-        s, 11, 2, [] {}, run, [] {});
-  };
-  std::printf("%7s | %-28s | %9s | %8s | %s\n", "n", "pass", "ms", "GB/s", "vs copy of the same bytes");
-  for (const long long n : sizes) {
-    const std::size_t tri = static_cast<std::size_t>(n) * static_cast<std::size_t>(n + 1) / 2;
-    const long long ldas = (n + 3) / 4 * 4, parts = (n + d::kNormTile - 1) / d::kNormTile;
-    double *a = nullptr, *x = nullptr, *y = nullptr, *b = nullptr, *work = nullptr, *rowpart = nullptr,
-           *colpart = nullptr, *rowsum = nullptr;
-    float* as = nullptr;
-    int* overflow = nullptr;
-    char* copy = nullptr;
-    GF_CUDA_TRY(cudaMalloc(&a, sizeof(double) * n * n));
-    GF_CUDA_TRY(cudaMalloc(&as, sizeof(float) * ldas * n));
-    GF_CUDA_TRY(cudaMalloc(&copy, sizeof(double) * tri * 2));
-    GF_CUDA_TRY(cudaMalloc(&x, sizeof(double) * n));
-    GF_CUDA_TRY(cudaMalloc(&y, sizeof(double) * n));
-    GF_CUDA_TRY(cudaMalloc(&b, sizeof(double) * n));
-    GF_CUDA_TRY(cudaMalloc(&work, sizeof(double) * (d::symv_workspace_doubles(n) + d::symv_abs_workspace_doubles(n))));
-    unsigned long long* maxes = nullptr;
-    GF_CUDA_TRY(cudaMalloc(&maxes, 3 * sizeof(unsigned long long)));
-    GF_CUDA_TRY(cudaMalloc(&rowpart, sizeof(double) * parts * n));
-    GF_CUDA_TRY(cudaMalloc(&colpart, sizeof(double) * parts * n));
-    GF_CUDA_TRY(cudaMalloc(&rowsum, sizeof(double) * n));
-    GF_CUDA_TRY(cudaMalloc(&overflow, sizeof(int)));
-    gc::fill_random_symmetric(a, n, n, 1.3 * std::sqrt(static_cast<double>(n)), 5, s);
-    {
-      std::vector<double> h(static_cast<std::size_t>(2 * n));
-      for (std::size_t i = 0; i < h.size(); ++i) h[i] = std::sin(0.37 * double(i) + 0.1);
-      GF_CUDA_TRY(cudaMemcpy(x, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
-      GF_CUDA_TRY(cudaMemcpy(b, h.data() + n, sizeof(double) * n, cudaMemcpyHostToDevice));
-    }
-    const double read_b = sizeof(double) * double(tri);
-    const double copy_ms = ms_of([&] {
-      GF_CUDA_TRY(
-          cudaMemcpyAsync(copy + sizeof(double) * tri, copy, sizeof(double) * tri, cudaMemcpyDeviceToDevice, s));
-    });
-    const auto row = [&](const char* what, double ms, double bytes) {
-      const double ref = copy_ms * bytes / (2.0 * read_b);  // a copy moving `bytes`
-      std::printf("%7lld | %-28s | %9.4f | %8.0f | %.2f\n", n, what, ms, bytes / ms * 1e-6, ref / ms);
-    };
-    row("copy (read + write)", copy_ms, 2.0 * read_b);
-    row("demotion + norm", ms_of([&] {
-          d::demote_norm_kernel<<<dim3(unsigned(parts), unsigned(parts)), dim3(d::kNormTile, 2), 0, s>>>(
-              a, n, n, as, ldas, nullptr, overflow, rowpart, colpart);
-          d::sum_parts_kernel<<<unsigned((n + d::kSumPartsK - 1) / d::kSumPartsK), d::kSumPartsK * d::kSumPartsSegs, 0,
-                                s>>>(rowpart, colpart, n, parts, rowsum);
-        }),
-        read_b * 1.5);  // fp64 read, fp32 written
-    row("SYMV + omega bound (residuals)", ms_of([&] {
-          GF_CUDA_TRY(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s));
-          d::symv_lower(a, n, n, x, b, y, work, s, maxes, nullptr, d::SymvOmega::bound);
-        }),
-        read_b);
-    row("SYMV + exact omega", ms_of([&] {
-          GF_CUDA_TRY(cudaMemsetAsync(maxes, 0, 3 * sizeof(unsigned long long), s));
-          d::symv_lower(a, n, n, x, b, y, work, s, maxes, nullptr, d::SymvOmega::exact,
-                        work + d::symv_workspace_doubles(n));
-        }),
-        read_b);
-    row("SYMV (symv_lower)", ms_of([&] { d::symv_lower(a, n, n, x, b, y, work, s); }), read_b);
-    {
-      const auto nt = d::symv_tiles(n);
-      row("  its pass 2 alone", ms_of([&] {
-            d::symv_sum_kernel<false>
-                <<<unsigned((n + d::kSymvSumK - 1) / d::kSymvSumK), d::kSymvSumK * d::kSymvSumSegs, 0, s>>>(
-                    n, work, work + nt * n, nullptr, nullptr, b, y, x, nullptr, nullptr);
-          }),
-          sizeof(double) * double(nt) * double(n));  // one partial per tile and entry
-    }
-    std::vector<double> y0(static_cast<std::size_t>(n)), y1(y0.size());
-    GF_CUDA_TRY(cudaMemcpy(y0.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost));
-    const double one = 1.0, minus_one = -1.0;
-    row("cuBLAS DSYMV", ms_of([&] {
-          GF_CUDA_TRY(cudaMemcpyAsync(y, b, sizeof(double) * n, cudaMemcpyDeviceToDevice, s));
-          if (cublasDsymv(blas, CUBLAS_FILL_MODE_LOWER, int(n), &minus_one, a, int(n), x, 1, &one, y, 1) !=
-              CUBLAS_STATUS_SUCCESS)
-            std::exit(2);
-        }),
-        read_b);
-    GF_CUDA_TRY(cudaMemcpy(y1.data(), y, sizeof(double) * n, cudaMemcpyDeviceToHost));
-    double dy = 0, my = 0;
-    for (std::size_t i = 0; i < y0.size(); ++i) {
-      dy = std::max(dy, std::fabs(y0[i] - y1[i]));
-      my = std::max(my, std::fabs(y1[i]));
-    }
-    std::printf("        SYMV against DSYMV: max |diff| / max |y| %.2e\n", dy / my);
-    for (void* p : {static_cast<void*>(a), static_cast<void*>(as), static_cast<void*>(copy), static_cast<void*>(x),
-                    static_cast<void*>(y), static_cast<void*>(b), static_cast<void*>(work), static_cast<void*>(rowpart),
-                    static_cast<void*>(colpart), static_cast<void*>(rowsum), static_cast<void*>(overflow),
-                    static_cast<void*>(maxes)})
-      (void)cudaFree(p);
-  }
-}
-
-void trsv_timeline(const std::vector<long long>& sizes) {
-  namespace d = gc::detail;
-  const BenchStream bs(true);
-  cudaStream_t s = bs.s;
-  cublasHandle_t blas = bs.blas;
-  gc::GpuCholesky chol(s);
-  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(d::trsv_invert_diag_kernel, d::trsv_invert_smem_bytes()));
-  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<false>, d::trsv_smem_bytes(false)));
-  GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(d::trsv_kernel<true>, d::trsv_smem_bytes(true)));
-  const auto median_ms = [&](const auto& prepare, const auto& run, const auto& after) {
-    return gemflow::cuda::median_ms(s, 21, 0, prepare, run, after);
-  };
-  std::printf("%7s | %10s | %10s | %10s | %10s | %s\n", "n", "invert ms", "pair ms", "us / block", "vs DTRSV",
-              "max |x - x0| / |x0|");
-  for (const long long n : sizes) {
-    const long long nblk = (n + d::kTrsvB - 1) / d::kTrsvB;
-    const long long ld = (n + 3) / 4 * 4;
-    float *l = nullptr, *inv = nullptr, *x = nullptr, *b = nullptr;
-    double *l64 = nullptr, *x64 = nullptr;
-    unsigned* tickets = nullptr;
-    unsigned long long* pub = nullptr;
-    GF_CUDA_TRY(cudaMalloc(&l, sizeof(float) * ld * n));
-    GF_CUDA_TRY(cudaMalloc(&l64, sizeof(double) * ld * n));
-    GF_CUDA_TRY(cudaMalloc(&x64, sizeof(double) * n));
-    GF_CUDA_TRY(cudaMalloc(&inv, sizeof(float) * 2 * nblk * d::kTrsvB * d::kTrsvB));
-    GF_CUDA_TRY(cudaMalloc(&x, sizeof(float) * n));
-    GF_CUDA_TRY(cudaMalloc(&b, sizeof(float) * n));
-    GF_CUDA_TRY(cudaMalloc(&tickets, sizeof(unsigned) * 2));
-    GF_CUDA_TRY(cudaMalloc(&pub, sizeof(unsigned long long) * n));
-    gc::fill_random_symmetric(l, n, ld, 1.3 * std::sqrt(static_cast<double>(n)), 7, s);
-    std::vector<float> hb(static_cast<std::size_t>(n));
-    {  // b: uniform(−1, 1)
-      std::uint64_t z = 8;
-      for (auto& v : hb) {
-        z = z * 6364136223846793005ull + 1442695040888963407ull;
-        v = static_cast<float>(static_cast<double>(z >> 11) * 0x1p-52 - 1.0);
-      }
-      GF_CUDA_TRY(cudaMemcpy(b, hb.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
-    }
-    gc::CholeskyOptions o;
-    o.algo = gc::CholeskyAlgo::lookahead;
-    if (!chol.factor(l, n, ld, o).ok()) {
-      std::printf("%7lld | factor failed\n", n);
-      continue;
-    }
-    // the fp64 reference: cuBLAS DTRSV twice on the same L, widened
-    std::vector<double> ref(static_cast<std::size_t>(n));
-    {
-      widen_kernel<<<1024, 256, 0, s>>>(l, l64, ld * n);
-      std::vector<double> hb64(hb.begin(), hb.end());
-      GF_CUDA_TRY(cudaMemcpyAsync(x64, hb64.data(), sizeof(double) * n, cudaMemcpyHostToDevice, s));
-      if (cublasDtrsv(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, int(n), l64, int(ld), x64, 1) !=
-              CUBLAS_STATUS_SUCCESS ||
-          cublasDtrsv(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, int(n), l64, int(ld), x64, 1) !=
-              CUBLAS_STATUS_SUCCESS) {
-        std::fprintf(stderr, "dtrsv\n");
-        std::exit(2);
-      }
-      GF_CUDA_TRY(cudaMemcpyAsync(ref.data(), x64, sizeof(double) * n, cudaMemcpyDeviceToHost, s));
-      GF_CUDA_TRY(cudaStreamSynchronize(s));
-    }
-    double refmax = 0;
-    for (double v : ref) refmax = std::max(refmax, std::fabs(v));
-    const auto invert = [&]() {
-      d::trsv_invert_diag_kernel<<<unsigned(nblk), d::kTrsvB, d::trsv_invert_smem_bytes(), s>>>(l, ld, n, inv, nullptr);
-    };
-    const double inv_ms = median_ms([] {}, invert, [] {});
-    const auto reset = [&]() { GF_CUDA_TRY(cudaMemcpyAsync(x, b, sizeof(float) * n, cudaMemcpyDeviceToDevice, s)); };
-    const auto zero_flags = [&]() {  // part of the pair, as in solve_mixed
-      GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
-      GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * n, s));
-    };
-    const auto forward = [&]() {
-      d::trsv_kernel<false><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(false), s>>>(
-          l, ld, n, inv, x, tickets, pub, 1u, nullptr);
-    };
-    const auto transposed = [&]() {
-      d::trsv_kernel<true><<<unsigned(nblk), d::kTrsvThreads, d::trsv_smem_bytes(true), s>>>(
-          l, ld, n, inv, x, tickets + 1, pub, 2u, nullptr);
-    };
-    const auto pair = [&]() {
-      zero_flags();
-      forward();
-      transposed();
-    };
-    reset();
-    pair();
-    GF_CUDA_TRY(cudaStreamSynchronize(s));  // s is non-blocking: cudaMemcpy would not wait for it
-    std::vector<float> x0(static_cast<std::size_t>(n)), xr(x0.size());
-    GF_CUDA_TRY(cudaMemcpy(x0.data(), x, sizeof(float) * n, cudaMemcpyDeviceToHost));
-    double err = 0, x0max = 0, worst = 0;
-    for (std::size_t i = 0; i < x0.size(); ++i) {
-      err = std::max(err, std::fabs(double(x0[i]) - ref[i]) / refmax);
-      x0max = std::max(x0max, static_cast<double>(std::fabs(x0[i])));
-    }
-    const double pair_ms = median_ms(reset, pair, [&] {
-      GF_CUDA_TRY(cudaMemcpy(xr.data(), x, sizeof(float) * n, cudaMemcpyDeviceToHost));
-      for (std::size_t i = 0; i < xr.size(); ++i)
-        worst = std::max(worst, static_cast<double>(std::fabs(xr[i] - x0[i])) / std::max(x0max, 1e-300));
-    });
-    std::printf("%7lld | %10.3f | %10.3f | %10.2f | %10.2e | %.2e\n", n, inv_ms, pair_ms, 1e3 * pair_ms / (2.0 * nblk),
-                err, worst);
-    {  // one traced pair: the chain step split (µs, mean over positions 2 …)
-      unsigned long long* tb = nullptr;
-      GF_CUDA_TRY(cudaMalloc(&tb, sizeof(unsigned long long) * 2 * nblk * kTrsvSlots));
-      GF_CUDA_TRY(cudaMemsetAsync(tb, 0, sizeof(unsigned long long) * 2 * nblk * kTrsvSlots, s));
-      reset();
-      zero_flags();
-      unsigned long long* p0 = tb;
-      unsigned long long* p1 = tb + nblk * kTrsvSlots;
-      unsigned long long* none = nullptr;
-      GF_CUDA_TRY(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p0, sizeof(p0), 0, cudaMemcpyHostToDevice, s));
-      forward();
-      GF_CUDA_TRY(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &p1, sizeof(p1), 0, cudaMemcpyHostToDevice, s));
-      transposed();
-      GF_CUDA_TRY(cudaMemcpyToSymbolAsync(gf_trsv_trace_buf, &none, sizeof(none), 0, cudaMemcpyHostToDevice, s));
-      std::vector<unsigned long long> h(static_cast<std::size_t>(2 * nblk * kTrsvSlots));
-      GF_CUDA_TRY(cudaMemcpyAsync(h.data(), tb, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost, s));
-      GF_CUDA_TRY(cudaStreamSynchronize(s));
-      (void)cudaFree(tb);
-      for (int dir = 0; dir < 2; ++dir) {
-        const auto at = [&](long long p, int slot) {
-          return static_cast<double>(h[static_cast<std::size_t>((dir * nblk + p) * kTrsvSlots + slot)]);
-        };
-        double hand = 0, sums = 0, gemv = 0, pubd = 0, early = 0;
-        long long cnt = 0, late = 0;
-        for (long long p = 2; p < nblk; ++p, ++cnt) {
-          hand += at(p, 0) - at(p - 1, 3);
-          sums += at(p, 1) - at(p, 0);
-          gemv += at(p, 2) - at(p, 1);
-          pubd += at(p, 3) - at(p, 2);
-          early += at(p - 1, 3) - at(p, 4);
-          late += at(p, 4) > at(p - 1, 3);
-        }
-        if (cnt == 0) continue;
-        std::printf(
-            "        | %-10s step %.2f us: values seen %.2f, sums %.2f, inverse %.2f, publish %.2f; "
-            "waiting from %.2f us before the publish, %lld of %lld later\n",
-            dir ? "transposed" : "forward", 1e-3 * (at(nblk - 1, 3) - at(1, 3)) / double(nblk - 2), 1e-3 * hand / cnt,
-            1e-3 * sums / cnt, 1e-3 * gemv / cnt, 1e-3 * pubd / cnt, 1e-3 * early / cnt, late, cnt);
-      }
-    }
-    for (void* p :
-         {static_cast<void*>(l), static_cast<void*>(inv), static_cast<void*>(x), static_cast<void*>(b),
-          static_cast<void*>(tickets), static_cast<void*>(pub), static_cast<void*>(l64), static_cast<void*>(x64)})
-      (void)cudaFree(p);
-  }
-}
-
 }  // namespace
 
 int bench_main(int argc, char** argv) {
   long long n = 16384;
-  bool steps = false, tiled = false, fp16 = false, trsv = false, passes = false, mixed = false;
+  bool steps = false, tiled = false, fp16 = false, mixed = false;
   const char* only = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--steps")) steps = true;
     else if (!std::strcmp(argv[i], "--tiled")) tiled = true;
-    else if (!std::strcmp(argv[i], "--slope") && i + 1 < argc) g_tiled_slope = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--slope") && i + 1 < argc) g_probe.tiled_slope = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--ctas-per-sm") && i + 1 < argc) g_tiled_ctas = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--no-async")) g_tiled_async = false;
+    else if (!std::strcmp(argv[i], "--no-async")) g_probe.tiled_async = false;
     else if (!std::strcmp(argv[i], "--fp16")) fp16 = true;
-    else if (!std::strcmp(argv[i], "--trsv")) trsv = true;
-    else if (!std::strcmp(argv[i], "--passes")) passes = true;
     else if (!std::strcmp(argv[i], "--mixed")) mixed = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-    else if (!std::strcmp(argv[i], "--no-bulk")) g_bulk = false;
-    else if (!std::strcmp(argv[i], "--serial")) g_serial = true;
+    else if (!std::strcmp(argv[i], "--no-bulk")) g_probe.bulk = false;
+    else if (!std::strcmp(argv[i], "--serial")) g_probe.serial = true;
     else if (!std::strcmp(argv[i], "--nb") && i + 1 < argc) g_nb = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--syrk-base") && i + 1 < argc) g_syrk_base = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--tail") && i + 1 < argc) g_tail = std::atoll(argv[++i]);
-    else if (!std::strcmp(argv[i], "--no-bulk-split")) g_bulk_split = false;
-    else if (!std::strcmp(argv[i], "--depth1")) g_depth2 = false;
+    else if (!std::strcmp(argv[i], "--no-bulk-split")) g_probe.bulk_split = false;
+    else if (!std::strcmp(argv[i], "--depth1")) g_probe.depth2 = false;
     else if (!std::strcmp(argv[i], "--check")) g_check = true;
-    else if (!std::strcmp(argv[i], "--next-groups") && i + 1 < argc) g_next_groups = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--panel-cap") && i + 1 < argc) g_panel_cap = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--panel-cap-from") && i + 1 < argc) g_panel_cap_from = std::atoll(argv[++i]);
-    else if (!std::strcmp(argv[i], "--panel-trace")) g_panel_trace = true;
+    else if (!std::strcmp(argv[i], "--next-groups") && i + 1 < argc) g_probe.next_groups = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--panel-cap") && i + 1 < argc) g_probe.panel_cap = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--panel-cap-from") && i + 1 < argc) g_probe.panel_cap_from = std::atoll(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: %s [--n N] [--steps] [--only TEXT] [--no-bulk] [--serial] [--nb NB] [--syrk-base B] "
                    "[--tail T] [--panel-cap C] [--panel-cap-from S] [--no-bulk-split] [--depth1] "
-                   "[--next-groups G] [--check] [--panel-trace] [--tiled [--slope S] [--ctas-per-sm C] "
-                   "[--no-async] [--fp16]] [--trsv]\n",
+                   "[--next-groups G] [--check] [--tiled [--slope S] [--ctas-per-sm C] [--no-async] [--fp16]] "
+                   "[--mixed]\n",
                    argv[0]);
       return 1;
     }
   }
+  g_probe.on_step = record_step;
   if (gc::device_count() == 0) {
     std::printf("no CUDA device: nothing to measure\n");
     return 0;
   }
   try {
-    if (trsv) {
-      trsv_timeline({2003, 4096, 8192, 16383, 16384, 32768});
-      return 0;
-    }
-    if (passes) {
-      passes_timeline({4096, 8192, 12288, 16384, 32768});
-      return 0;
-    }
     if (mixed) {
       mixed_timeline(n, steps);
       return 0;

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include <gemflow/cuda/nvtx.hpp>
 #include <gemflow/cuda_smem.hpp>
 
 #include "context.cuh"  // GpuCholesky::Impl; gemflow/cuda/ checks and buffers
@@ -27,15 +28,6 @@
 #include "panel_kernels.cuh"
 #include "potrf_kernels.cuh"
 #include "tiled_kernels.cuh"
-
-// Tiled algorithm knobs, fixed in the library; linalg_bench_cholesky_timeline --tiled sweeps them:
-// the slope of the task order (tiled_task_order) and the tensor-copy update pipeline.
-#ifndef GF_TILED_SLOPE
-#define GF_TILED_SLOPE ::gemflow::linalg::cuda::detail::kTiledSlope
-#endif
-#ifndef GF_TILED_ASYNC
-#define GF_TILED_ASYNC true  // the tensor-copy update pipeline where the layout allows it
-#endif
 
 namespace gemflow::linalg::cuda::detail {
 namespace {
@@ -66,18 +58,6 @@ CUtensorMap tiled_tensor_map(const double* a, std::int64_t n, std::int64_t lda) 
 }
 }  // namespace
 }  // namespace gemflow::linalg::cuda::detail
-
-// Timeline hook: linalg_bench_cholesky_timeline (bench/cholesky_timeline.cu) includes this file
-// with it defined to record a CUDA event on `stream` after the named step; a no-op in the library.
-#ifndef GF_CHOL_TRACE
-#define GF_CHOL_TRACE(stream, what, k) ((void)0)
-#endif
-#ifndef GF_CHOL_BULK
-#define GF_CHOL_BULK true  // the timeline bench can drop the lookahead's bulk updates (wrong factor, chain alone)
-#endif
-#ifndef GF_CHOL_SERIAL
-#define GF_CHOL_SERIAL false  // the timeline bench can run the bulk updates on the panel stream (no overlap)
-#endif
 
 namespace gemflow::linalg::cuda {
 namespace detail {
@@ -267,45 +247,26 @@ constexpr std::int64_t kDefaultLookaheadBlock = 2048;  // library panels: best n
 /// diagonal block itself (about 28 µs of latency-bound work) before its strips, so one CTA per
 /// strip holds up to every SM for each sub-panel while the bulk's DGEMM waits. With 16 CTAs each
 /// solves its strips in turn: a longer chain, which the long bulk updates of those steps hide.
-/// H200 timeline (docs/performance.md, twenty-fourth session): 24k 104.4 → 102.5 ms, 32k 236.9 →
-/// 234.4, 16k 31.65 → 31.3. Near the end the chain is critical, and all strips get a CTA again.
+/// Near the end the chain is critical, and all strips get a CTA again. Measured (H200, 16k–32k):
+/// docs/performance.md, "Fewer panel CTAs beside the bulk, and the bulk update over two streams".
 constexpr int kPanelCtasBesideBulk = 16;
 constexpr std::int64_t kPanelCapFrom = 12288;
-#ifndef GF_PANEL_CAP
-#define GF_PANEL_CAP kPanelCtasBesideBulk
-#define GF_PANEL_CAP_FROM kPanelCapFrom
-#endif
 /// fp64 and exact fp32: the lookahead two panels deep (Factor::lookahead_depth2), the next block
-/// column applied in kNextGroups column groups of the panel as they finish. H200 timeline
-/// (docs/performance.md, twenty-fourth session), fp64 against one panel deep: 10k–12k 4–5%
-/// faster, 16k 0–5%, 20k 2.6%, 24k 1.3%, 32k −0.3% to +0.9%; 4 groups were 1–1.5% slower than
-/// 2 at 16k–32k, 8 groups 3.5–4.5%. Exact fp32 (benchmark): 16k 2.5%, 32k 0.6% faster.
+/// column applied in kNextGroups column groups of the panel as they finish: the panel chain then
+/// waits only for the last group's update. Two groups were faster than four or eight, and two
+/// panels deep faster than one up to 24k (H200: docs/performance.md, "Fewer panel CTAs beside the
+/// bulk, and the bulk update over two streams").
 constexpr int kNextGroups = 2;
-#ifndef GF_LOOKAHEAD_DEPTH2
-#define GF_LOOKAHEAD_DEPTH2 true
-#define GF_NEXT_GROUPS kNextGroups
-#endif
-#ifndef GF_BULK_SPLIT
-#define GF_BULK_SPLIT true  // fp64 lookahead: each bulk update over two streams (the timeline can turn it off)
-#endif
-#ifndef GF_LOOKAHEAD_TILED_TAIL
-#define GF_LOOKAHEAD_TILED_TAIL 5120
-#endif
-constexpr std::int64_t kLookaheadTiledTail = GF_LOOKAHEAD_TILED_TAIL;  // lookahead: CholeskyOptions::tiled_tail
+constexpr std::int64_t kLookaheadTiledTail = 5120;  // lookahead: CholeskyOptions::tiled_tail
 /// 1×FP16: the tiled tail with FP16 tile updates takes the last 8192 columns, from the first column
-/// when n ≤ 8192 (H200, `--lookahead-sweep`: 12k 6.19 → 5.53 ms, 16k 9.94 → 9.24, 24k 21.6 → 21.0,
-/// 32k 39.7 → 39.1; the tiled kernel alone at 8k 2.64 ms against 3.49 for panels and a 5120 tail)
+/// when n ≤ 8192: faster than panels with a 5120 tail from 8k to 32k (H200, `--lookahead-sweep`:
+/// docs/performance.md, "FP16 tile updates and flag polling in the tiled kernel")
 constexpr std::int64_t kLookaheadTiledTailFp16 = 8192;
 
-/// Default nb of the lookahead algorithm with tensor-core panels (H200 sweeps, docs/performance.md:
-/// fp64 512 at n = 4096, 768–1024 at 8192, 2048 from 16384 (fifteenth session, with in-place
-/// sub-panel updates, against 1536: 24k 0.5–3% faster in four pairs, 16k within the ±4% spread of
-/// two runs; 3072 and 4096 no better at 16k–32k); fp32 TF32 and FP16 modes
-/// 512–1024 up to 8192, 2048 from 16384, except 3×FP16 1536 there: 2–4% slower than 2048 but a
-/// backward error 4.6–5.5× spotrf's instead of 6.4–7.3×, the truncating accumulation over K = nb;
-/// 1×FP16 since its panel kernel writes the fp16 copy: 2048 from 6144 (7% faster at 8192 than
-/// 1024); since the in-place sub-panel updates 3072 from 13312 (1.5–1.8% faster than 2048 at
-/// 13312–16384) and 4096 from 20480 (0.5–1% faster than 3072 at 20480–32768)).
+/// Default nb of the lookahead algorithm with tensor-core panels, the fastest of the H200 sweeps
+/// per size, except 3×FP16 from 16384: 1536, slightly slower than 2048 but with a smaller backward
+/// error (its accumulation over K = nb truncates). docs/performance.md, "Fp32 tiles and in-place
+/// sub-panel updates" and "Speculative refinement steps and wider 1×FP16 panels".
 inline std::int64_t default_tiles_block(std::int64_t n, Fp32Mode fp32_mode) {
   if (fp32_mode == Fp32Mode::fp16) return n < 6144 ? 1024 : n < 13312 ? 2048 : n < 20480 ? 3072 : 4096;
   if (fp32_mode != Fp32Mode::exact) return n < 12288 ? 1024 : (fp32_mode == Fp32Mode::fp16x3 ? 1536 : 2048);
@@ -461,7 +422,9 @@ struct Factor {
     if (opt.panel_ctas > 0) return int(std::min<std::int64_t>(opt.panel_ctas, INT_MAX));
     bool exact = true;
     if constexpr (std::is_same_v<T, float>) exact = opt.fp32_mode == Fp32Mode::exact;
-    return exact && n - k >= GF_PANEL_CAP_FROM ? int(GF_PANEL_CAP) : 0;
+    const CholeskyProbe& p = ctx.knobs();
+    const std::int64_t from = p.panel_cap_from < 0 ? kPanelCapFrom : p.panel_cap_from;
+    return exact && n - k >= from ? (p.panel_cap < 0 ? kPanelCtasBesideBulk : p.panel_cap) : 0;
   }
 
   /// This factorisation enqueued on stream s through handle h (the lookahead's streams).
@@ -634,7 +597,7 @@ struct Factor {
           GF_CUBLAS_TRY(Lib<T>::gemm_nt(blas, as_int(jb + below), as_int(jb), as_int(j), at(off + j, off), as_int(lda),
                                         at(off + j, off), as_int(lda), d, as_int(lda), false));
       }
-      GF_CHOL_TRACE(stream, "sub-update", off + j);
+      ctx.step_done(stream, "sub-update", off + j);
       HalfCopy copy;  // FP16 modes: the kernel writes the solved rows' fp16 copy (none read the last one)
       if (fp16 && (rest > 0 || j + jb < b)) {
         copy.h = hp.p + j + j * hp.ld;
@@ -647,7 +610,7 @@ struct Factor {
       const bool fp32_tiles = opt.fp32_mode == Fp32Mode::fp16 || opt.fp32_mode == Fp32Mode::tf32;
       launch_panel<T>(d, lda, jb, below, off + j, ctx.status.data(), stream, ctx.device, copy, fp32_tiles,
                       std::min<std::int64_t>(kPanelNb, b - j - jb), max_ctas);
-      GF_CHOL_TRACE(stream, "sub-panel", off + j);
+      ctx.step_done(stream, "sub-panel", off + j);
       const std::int64_t sub = j / kPanelNb;
       if (groups && ((sub + 1) % groups->subs_per_group == 0 || j + jb >= b))
         GF_CUDA_TRY(cudaEventRecord(groups->events[sub / groups->subs_per_group], stream));
@@ -688,9 +651,11 @@ struct Factor {
   /// scratch of the bulk stream. fp64 and exact fp32 with tensor-core panels take lookahead_depth2.
   void lookahead(std::int64_t n, float* bulk_split, float* bulk_square, int* tail_state = nullptr,
                  double* tail_forms = nullptr, __half* tail_half = nullptr) {
+    const gemflow::cuda::NvtxRange range("cholesky lookahead", n);
+    const CholeskyProbe& knobs = ctx.knobs();
     auto& la = ctx.lookahead_streams();
     Factor crit = on(la.crit, la.blas_crit);
-    Factor bulk = GF_CHOL_SERIAL ? on(la.crit, la.blas_crit) : on(la.bulk, la.blas_bulk);
+    Factor bulk = knobs.serial ? on(la.crit, la.blas_crit) : on(la.bulk, la.blas_bulk);
     bulk.split = bulk_split;
     bulk.square = bulk_square;
     Factor bulk2 = on(la.bulk2, la.blas_bulk2);  // fp64 only: no scratch of its own
@@ -709,28 +674,37 @@ struct Factor {
         break;
       }
       const std::int64_t b = std::min(nb, n - k), rest = n - k - b;
-      if (opt.panel == PanelAlgo::tiles) {
-        crit.panel_tiles(k, b, rest, panel_cap(k, n));
-        bulk.hp = crit.hp;  // FP16 modes: the panel's fp16 copy
-        if (rest == 0) break;
-      } else {
-        crit.recursive(k, b);
-        if (rest == 0) break;
-        crit.trsm(rest, b, at(k, k), at(k + b, k), lda);
+      {
+        const gemflow::cuda::NvtxRange step("panel", k);
+        if (opt.panel == PanelAlgo::tiles) {
+          crit.panel_tiles(k, b, rest, panel_cap(k, n));
+          bulk.hp = crit.hp;  // FP16 modes: the panel's fp16 copy
+          if (rest == 0) break;
+        } else {
+          crit.recursive(k, b);
+          if (rest == 0) break;
+          crit.trsm(rest, b, at(k, k), at(k + b, k), lda);
+        }
       }
-      GF_CHOL_TRACE(la.crit, "panel", k);
+      ctx.step_done(la.crit, "panel", k);
       GF_CUDA_TRY(cudaEventRecord(la.panel, la.crit));
       // next block column: its columns were last written by the bulk update of step k − 1
       if (bulk_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.bulk_done, 0));
       const std::int64_t nxt = std::min(nb, rest), far = rest - nxt;
-      crit.syrk(nxt, b, at(k + b, k), at(k + b, k + b));
+      {
+        const gemflow::cuda::NvtxRange step("next column", k);
+        crit.syrk(nxt, b, at(k + b, k), at(k + b, k + b));
+        if (far > 0) crit.gemm_nt(far, nxt, b, at(k + b + nxt, k), lda, at(k + b, k), lda, at(k + b + nxt, k + b), lda);
+      }
       if (far > 0) {
-        crit.gemm_nt(far, nxt, b, at(k + b + nxt, k), lda, at(k + b, k), lda, at(k + b + nxt, k + b), lda);
         GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.panel, 0));
-        GF_CHOL_TRACE(la.crit, "next column", k);
-        GF_CHOL_TRACE(la.bulk, "bulk start", k);
-        if (GF_CHOL_BULK) bulk_update(bulk, bulk2, far, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
-        GF_CHOL_TRACE(la.bulk, "bulk", k);
+        ctx.step_done(la.crit, "next column", k);
+        ctx.step_done(la.bulk, "bulk start", k);
+        {
+          const gemflow::cuda::NvtxRange step("bulk", k);
+          if (knobs.bulk) bulk_update(bulk, bulk2, far, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
+        }
+        ctx.step_done(la.bulk, "bulk", k);
         GF_CUDA_TRY(cudaEventRecord(la.bulk_done, la.bulk));
         bulk_pending = true;
       }
@@ -742,8 +716,11 @@ struct Factor {
     if (tail >= 0) {  // every update from the panels before `tail` has reached the trailing matrix
       Factor rest = *this;
       rest.a = at(tail, tail);
-      rest.tiled(n - tail, tail_state, tail_forms, tail, tail_half);
-      GF_CHOL_TRACE(stream, "tiled tail", tail);
+      {
+        const gemflow::cuda::NvtxRange step("tiled tail", tail);
+        rest.tiled(n - tail, tail_state, tail_forms, tail, tail_half);
+      }
+      ctx.step_done(stream, "tiled tail", tail);
     }
   }
 
@@ -754,6 +731,9 @@ struct Factor {
   /// to block column s + 2 once the bulk update of step s − 1 is done; the bulk streams apply it
   /// to the block columns from s + 3 on.
   void lookahead_depth2(std::int64_t n, int* tail_state, double* tail_forms) {
+    const gemflow::cuda::NvtxRange range("cholesky lookahead depth 2", n);
+    const CholeskyProbe& knobs = ctx.knobs();
+    const int next_groups = knobs.next_groups > 0 ? knobs.next_groups : kNextGroups;
     auto& la = ctx.lookahead_streams();
     Factor crit = on(la.crit, la.blas_crit), nx = on(la.next, la.blas_next), d2 = on(la.ahead, la.blas_ahead);
     Factor bulk = on(la.bulk, la.blas_bulk), bulk2 = on(la.bulk2, la.blas_bulk2);
@@ -768,7 +748,7 @@ struct Factor {
       GF_CUDA_TRY(cudaStreamWaitEvent(st, la.start, 0));
     const std::int64_t nb = opt.block;
     const int subs_per_group =
-        int(std::max<std::int64_t>(1, ((nb + kPanelNb - 1) / kPanelNb + GF_NEXT_GROUPS - 1) / GF_NEXT_GROUPS));
+        int(std::max<std::int64_t>(1, ((nb + kPanelNb - 1) / kPanelNb + next_groups - 1) / next_groups));
     if ((nb + kPanelNb - 1) / kPanelNb > std::int64_t{subs_per_group} * GpuCholesky::Impl::Lookahead::kGroups)
       throw std::logic_error("GpuCholesky: more column groups than lookahead events");
     const PanelGroups groups{la.group, subs_per_group};
@@ -782,41 +762,53 @@ struct Factor {
       }
       const std::int64_t b = std::min(nb, n - k), rest = n - k - b;
       if (next_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.crit, la.next_done, 0));  // block column k complete
-      crit.panel_tiles(k, b, rest, panel_cap(k, n), &groups);
-      GF_CHOL_TRACE(la.crit, "panel", k);
+      {
+        const gemflow::cuda::NvtxRange step("panel", k);
+        crit.panel_tiles(k, b, rest, panel_cap(k, n), &groups);
+      }
+      ctx.step_done(la.crit, "panel", k);
       GF_CUDA_TRY(cudaEventRecord(la.panel, la.crit));
       if (rest == 0) break;
       const std::int64_t nxt = std::min(nb, rest), nxt2 = std::min(nb, rest - nxt), far = rest - nxt - nxt2;
       // block column k + b: the updates by earlier panels arrived with `ahead`'s last step
       if (ahead_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.next, la.ahead_done, 0));
-      for (std::int64_t g0 = 0, g = 0; g0 < b; g0 += group_cols, ++g) {
-        const std::int64_t kg = std::min(group_cols, b - g0);
-        GF_CUDA_TRY(cudaStreamWaitEvent(la.next, la.group[g], 0));
-        nx.syrk(nxt, kg, at(k + b, k + g0), at(k + b, k + b));
-        if (rest > nxt)
-          nx.gemm_nt(rest - nxt, nxt, kg, at(k + b + nxt, k + g0), lda, at(k + b, k + g0), lda, at(k + b + nxt, k + b),
-                     lda);
+      {
+        const gemflow::cuda::NvtxRange step("next column", k);
+        for (std::int64_t g0 = 0, g = 0; g0 < b; g0 += group_cols, ++g) {
+          const std::int64_t kg = std::min(group_cols, b - g0);
+          GF_CUDA_TRY(cudaStreamWaitEvent(la.next, la.group[g], 0));
+          nx.syrk(nxt, kg, at(k + b, k + g0), at(k + b, k + b));
+          if (rest > nxt)
+            nx.gemm_nt(rest - nxt, nxt, kg, at(k + b + nxt, k + g0), lda, at(k + b, k + g0), lda,
+                       at(k + b + nxt, k + b), lda);
+        }
       }
-      GF_CHOL_TRACE(la.next, "next column", k);
+      ctx.step_done(la.next, "next column", k);
       GF_CUDA_TRY(cudaEventRecord(la.next_done, la.next));
       next_pending = true;
       if (nxt2 > 0) {  // block column k + b + nxt: last written by the bulk update of the previous step
         GF_CUDA_TRY(cudaStreamWaitEvent(la.ahead, la.panel, 0));
         if (bulk_pending) GF_CUDA_TRY(cudaStreamWaitEvent(la.ahead, la.bulk_done, 0));
-        d2.syrk(nxt2, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
-        if (far > 0)
-          d2.gemm_nt(far, nxt2, b, at(k + b + nxt + nxt2, k), lda, at(k + b + nxt, k), lda,
-                     at(k + b + nxt + nxt2, k + b + nxt), lda);
-        GF_CHOL_TRACE(la.ahead, "ahead column", k);
+        {
+          const gemflow::cuda::NvtxRange step("ahead column", k);
+          d2.syrk(nxt2, b, at(k + b + nxt, k), at(k + b + nxt, k + b + nxt));
+          if (far > 0)
+            d2.gemm_nt(far, nxt2, b, at(k + b + nxt + nxt2, k), lda, at(k + b + nxt, k), lda,
+                       at(k + b + nxt + nxt2, k + b + nxt), lda);
+        }
+        ctx.step_done(la.ahead, "ahead column", k);
         GF_CUDA_TRY(cudaEventRecord(la.ahead_done, la.ahead));
         ahead_pending = true;
       }
       if (far > 0) {
         GF_CUDA_TRY(cudaStreamWaitEvent(la.bulk, la.panel, 0));
-        GF_CHOL_TRACE(la.bulk, "bulk start", k);
+        ctx.step_done(la.bulk, "bulk start", k);
         const std::int64_t r0 = k + b + nxt + nxt2;
-        if (GF_CHOL_BULK) bulk_update(bulk, bulk2, far, b, at(r0, k), at(r0, r0));
-        GF_CHOL_TRACE(la.bulk, "bulk", k);
+        {
+          const gemflow::cuda::NvtxRange step("bulk", k);
+          if (knobs.bulk) bulk_update(bulk, bulk2, far, b, at(r0, k), at(r0, r0));
+        }
+        ctx.step_done(la.bulk, "bulk", k);
         GF_CUDA_TRY(cudaEventRecord(la.bulk_done, la.bulk));
         bulk_pending = true;
       }
@@ -829,19 +821,23 @@ struct Factor {
     if (tail >= 0) {
       Factor rest = *this;
       rest.a = at(tail, tail);
-      rest.tiled(n - tail, tail_state, tail_forms, tail);
-      GF_CHOL_TRACE(stream, "tiled tail", tail);
+      {
+        const gemflow::cuda::NvtxRange step("tiled tail", tail);
+        rest.tiled(n - tail, tail_state, tail_forms, tail);
+      }
+      ctx.step_done(stream, "tiled tail", tail);
     }
   }
 
   /// C (far×far lower) −= L (far×b) Lᵀ on bulk's stream. fp64: the recursion's first split over
   /// the two low-priority streams, the lower-right SYRK on bulk2's beside the rectangle's GEMM and
   /// then the upper-left SYRK, so that the last wave of one stream's launches overlaps the other's
-  /// work (H200 timeline, docs/performance.md, twenty-fourth session: 24k 102.9 → 101.4 ms, 32k
-  /// 234.0 → 230.9; the halves balanced, GEMM against both SYRKs, lost about 2%).
+  /// work (balanced halves, the GEMM against both SYRKs, were slower; H200: docs/performance.md,
+  /// "Fewer panel CTAs beside the bulk, and the bulk update over two streams").
   void bulk_update(Factor& bulk, Factor& bulk2, std::int64_t far, std::int64_t b, const T* l, T* c) {
     auto& la = ctx.lookahead_streams();
-    if (std::is_same_v<T, double> && GF_BULK_SPLIT && !GF_CHOL_SERIAL && far > opt.syrk_base) {
+    const CholeskyProbe& knobs = ctx.knobs();
+    if (std::is_same_v<T, double> && knobs.bulk_split && !knobs.serial && far > opt.syrk_base) {
       const std::int64_t m1 = split_point(far), m2 = far - m1;
       GF_CUDA_TRY(cudaEventRecord(la.fork, bulk.stream));
       GF_CUDA_TRY(cudaStreamWaitEvent(bulk2.stream, la.fork, 0));
@@ -863,14 +859,15 @@ struct Factor {
   /// operands of the FP16 updates (potrf_tiled_kernel's kHalf).
   void tiled(std::int64_t n, int* state, double* forms, std::int64_t offset = 0, __half* hl = nullptr) {
     const std::int64_t tt = (n + kTileNb - 1) / kTileNb;
-    const int2* order = ctx.tile_order_on_device(tt, GF_TILED_SLOPE);
+    const CholeskyProbe& knobs = ctx.knobs();
+    const int2* order = ctx.tile_order_on_device(tt, knobs.tiled_slope > 0 ? knobs.tiled_slope : kTiledSlope);
     const std::int64_t tasks = tiled_task_count(tt);
     GF_CUDA_TRY(cudaMemsetAsync(state, 0, sizeof(int) * static_cast<std::size_t>(tiled_state_ints(tt)), stream));
     // the tensor-copy pipeline needs an sm_90 device and a 16-byte aligned matrix and column
     // stride: fp64, lda even; otherwise the register-staged updates
     int cc_major = 0;
     GF_CUDA_TRY(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, ctx.device));
-    const bool async = std::is_same_v<T, double> && GF_TILED_ASYNC && cc_major >= 9 && lda % 2 == 0 &&
+    const bool async = std::is_same_v<T, double> && knobs.tiled_async && cc_major >= 9 && lda % 2 == 0 &&
                        reinterpret_cast<std::uintptr_t>(a) % 16 == 0;
     CUtensorMap amap{};
     if constexpr (std::is_same_v<T, double>)
@@ -884,13 +881,24 @@ struct Factor {
       if (opt.tiled_ctas > 0) cap = std::min(cap, opt.tiled_ctas);
       const unsigned grid = unsigned(std::clamp<std::int64_t>(tasks, 1, cap));
       kernel<<<grid, kTileThreads, tiled_smem_bytes(), stream>>>(a, lda, n, tt, state, order, forms, ctx.status.data(),
-                                                                 offset, hl, amap);
+                                                                 offset, hl, amap, knobs.tiled_trace);
     };
+    // the traced kernels (CholeskyProbe::tiled_trace) only where the timeline bench uses them
+    const bool traced = knobs.tiled_trace != nullptr;
     if constexpr (std::is_same_v<T, double>) {
-      if (async) launch(potrf_tiled_kernel<T, true>);
-      else launch(potrf_tiled_kernel<T, false>);
+      if (traced) {
+        if (async) launch(potrf_tiled_kernel<T, true, false, true>);
+        else launch(potrf_tiled_kernel<T, false, false, true>);
+      } else if (async) {
+        launch(potrf_tiled_kernel<T, true>);
+      } else {
+        launch(potrf_tiled_kernel<T, false>);
+      }
     } else {
-      if (hl) launch(potrf_tiled_kernel<T, false, true>);
+      if (traced && !hl)
+        throw std::invalid_argument("GpuCholesky::factor: CholeskyProbe::tiled_trace needs fp64 or fp32_mode fp16");
+      if (traced) launch(potrf_tiled_kernel<T, false, true, true>);
+      else if (hl) launch(potrf_tiled_kernel<T, false, true>);
       else launch(potrf_tiled_kernel<T, false>);
     }
     GF_CUDA_CHECK_LAUNCH();
@@ -932,6 +940,11 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
   if (opt.base <= 0) opt.base = opt.algo == CholeskyAlgo::lookahead ? opt.block : kDefaultBase;
   if (opt.tiled_ctas < 0)
     throw std::invalid_argument("GpuCholesky::factor: tiled_ctas = " + std::to_string(opt.tiled_ctas) + " < 0");
+  if (std::is_same_v<T, float> && ctx.probe && ctx.probe->tiled_trace && mode != Fp32Mode::fp16 &&
+      (opt.algo == CholeskyAlgo::tiled || opt.algo == CholeskyAlgo::lookahead))
+    throw std::invalid_argument(std::string("GpuCholesky::factor: CholeskyProbe::tiled_trace needs fp64 or fp32_mode "
+                                            "fp16, not ") +
+                                fp32_mode_name(mode));
   if (opt.tiled_tail == 0)  // measured for every precision and mode
     opt.tiled_tail = mode == Fp32Mode::fp16 ? kLookaheadTiledTailFp16 : kLookaheadTiledTail;
   if (opt.trsm_base <= 0) opt.trsm_base = kDefaultTrsmBase;
@@ -947,6 +960,7 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
                                 " needs algo = lookahead with tensor-core panels (panel = tiles)" +
                                 (mode == Fp32Mode::fp16 ? " or tiled" : ""));
   enable_leaf_smem<T>();
+  const gemflow::cuda::NvtxRange range(std::is_same_v<T, double> ? "cholesky factor fp64" : "cholesky factor fp32", n);
 
   // workspace: cuSOLVER potrf work for the largest cuSOLVER leaf, then the 3×TF32 operands
   std::int64_t largest_leaf = 0;
@@ -1077,7 +1091,7 @@ void factor_enqueue(GpuCholesky::Impl& ctx, T* a, std::int64_t n, std::int64_t l
     case CholeskyAlgo::lookahead: {
       char* tw = ws + lwork_bytes + split_bytes + square_bytes + panel_upper_bytes;
       // fp64 and exact fp32 (the FP16 modes were 2–3% slower two panels deep: docs/performance.md)
-      if (mode == Fp32Mode::exact && GF_LOOKAHEAD_DEPTH2 && !GF_CHOL_SERIAL && opt.panel == PanelAlgo::tiles)
+      if (mode == Fp32Mode::exact && ctx.knobs().depth2 && !ctx.knobs().serial && opt.panel == PanelAlgo::tiles)
         f.lookahead_depth2(n, reinterpret_cast<int*>(tw), reinterpret_cast<double*>(tw + tiled_state_bytes));
       else
         f.lookahead(n, f.split + split_floats / 2, f.square + square_floats, reinterpret_cast<int*>(tw),
@@ -1306,6 +1320,7 @@ CholeskyStatus GpuCholesky::factor(float* a, std::int64_t n, std::int64_t lda, c
 }
 
 Stream GpuCholesky::stream() const noexcept { return impl_->stream; }
+void GpuCholesky::set_probe(const CholeskyProbe* probe) noexcept { impl_->probe = probe; }
 std::size_t GpuCholesky::workspace_bytes() const noexcept { return impl_->ws.size() + impl_->solve_ws.size(); }
 
 }  // namespace gemflow::linalg::cuda

@@ -68,6 +68,17 @@ struct GpuCholesky::Impl {
   /// sat before the kernel on the stream).
   ::gemflow::cuda::DeviceBuffer<std::byte> tile_order_dev;
   bool tile_order_dev_current = false;
+  /// Benchmarks' instruments and experiments (GpuCholesky::set_probe); nullptr in production.
+  const CholeskyProbe* probe = nullptr;
+  /// The default probe: the library's own choices.
+  [[nodiscard]] const CholeskyProbe& knobs() const noexcept {
+    static const CholeskyProbe defaults;
+    return probe ? *probe : defaults;
+  }
+  /// The probe's on_step after a step enqueued on `s` (nothing without a probe).
+  void step_done(cudaStream_t s, const char* what, std::int64_t column) const {
+    if (probe && probe->on_step) probe->on_step(s, what, column);
+  }
 
   explicit Impl(cudaStream_t s);
   ~Impl();

@@ -51,13 +51,6 @@
 #include "context.cuh"
 #include "potrf_kernels.cuh"
 
-// Timeline hooks of the panel kernel (linalg_bench_cholesky_timeline defines them): BEGIN at the
-// start of every CTA, TRACE(slot) at CTA-uniform points (the bench's version adds a barrier).
-#ifndef GF_PANEL_TRACE
-#define GF_PANEL_TRACE_BEGIN(column) ((void)0)
-#define GF_PANEL_TRACE(slot) ((void)0)
-#endif
-
 namespace gemflow::linalg::cuda::detail {
 
 constexpr int kPanelNb = 128;  ///< largest diagonal block of one launch
@@ -301,11 +294,11 @@ __device__ __forceinline__ int factor_invert_tile(double* t0, double* ldiag, int
 /// factor_invert_tile with the pivots and the inverse in fp32 arithmetic (same inputs, outputs and
 /// layout, results rounded back to fp64), for the modes whose products round to 11 bits anyway
 /// (1×FP16, 1×TF32): FFMA and the fp32 rsqrt approximation halve the pivot chain's latency (H200:
-/// docs/performance.md, fifteenth session). 1/√d is rsqrt.approx.f32 (relative error below 2⁻²²);
-/// L and L⁻¹ then agree with fp64's to a few fp32 ulps, far below the 2⁻¹¹ of those products.
-/// Any pivot outside [2⁻¹⁰⁰, 2¹⁰⁰] (not positive, NaN, Inf, or far from fp32's comfortable range)
-/// or any non-finite inverse entry sends the whole tile to the fp64 safe path, so failures, their
-/// pivot index and the undefined region are the fp64 path's exactly.
+/// docs/performance.md, "Fp32 tiles and in-place sub-panel updates"). 1/√d is rsqrt.approx.f32 (relative error below
+/// 2⁻²²); L and L⁻¹ then agree with fp64's to a few fp32 ulps, far below the 2⁻¹¹ of those products. Any pivot outside
+/// [2⁻¹⁰⁰, 2¹⁰⁰] (not positive, NaN, Inf, or far from fp32's comfortable range) or any non-finite inverse entry sends
+/// the whole tile to the fp64 safe path, so failures, their pivot index and the undefined region are the fp64 path's
+/// exactly.
 template <int Ld>
 __device__ __forceinline__ int factor_invert_tile_fp32(double* t0, double* ldiag, int lane) {
   // fp64↔fp32 conversions run at a quarter of the FMA rate: each lane converts one pair of the
@@ -536,7 +529,6 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   int* s_writer = s_fail + 2;  // this CTA writes the block back
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int r = lane >> 2, q = lane & 3;
-  GF_PANEL_TRACE_BEGIN(offset);
 
   // load the lower triangle (identity beyond kb, zero above), all 32 loads per thread in flight
   // at once, held as T until they are stored
@@ -579,9 +571,7 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
   // its own diagonal tile, and warp k + 1, whose diagonal tile is then complete, factors it.
   const int nt = (kb + 7) / 8;
   int nt_done = nt;  // tile columns whose L (and inverted diagonal tile) are usable
-  GF_PANEL_TRACE(2);
   const int fail = factor_block_phases<kPanelLd, true, kFp32Tiles>(ls, ldiag, s_fail, nt, warp, lane, nt_done);
-  GF_PANEL_TRACE(3);
   if (*s_writer) {  // tile by tile: 136 tiles over 16 warps, each store four 64-byte pieces
     if (tid == 0) report_failure(st, offset, fail);
     for (int t = warp; t < kPanelTiles * (kPanelTiles + 1) / 2; t += kPanelWarps) {
@@ -601,7 +591,6 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
     }
   }
 
-  GF_PANEL_TRACE(4);
   // solve the panel strips: warp w owns rows 8w … 8w + 7 of the strip
   for (std::int64_t sidx = blockIdx.x; sidx < strips; sidx += gridDim.x) {
     if constexpr (std::is_same_v<T, float>) {  // and the next one while this one is solved
@@ -656,7 +645,6 @@ __global__ void __launch_bounds__(kPanelThreads, 1)
     for (std::int64_t sidx = blockIdx.x; sidx < strips; sidx += gridDim.x)
       prefetch_strip_l2(a + kb * lda, lda, kb, next_kb, m, sidx, tid);
   }
-  GF_PANEL_TRACE(5);
 }
 
 }  // namespace gemflow::linalg::cuda::detail

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <gemflow/cuda/nvtx.hpp>
 #include <gemflow/cuda/timing.hpp>  // Event
 #include <gemflow/cuda_smem.hpp>
 
@@ -28,12 +29,6 @@
 #include "equilibrate.cuh"
 #include "symv_kernels.cuh"
 #include "trsv_kernels.cuh"
-
-// Timeline hook (linalg_bench_cholesky_timeline --mixed defines it, as for cholesky.cu): an event
-// on the solve's stream after each stage.
-#ifndef GF_CHOL_TRACE
-#define GF_CHOL_TRACE(stream, what, k) ((void)0)
-#endif
 
 namespace gemflow::linalg::cuda {
 namespace detail {
@@ -443,6 +438,7 @@ class MixedSolver {
   /// fp32 copy of A and ‖A‖∞ in one pass, then ‖b_j‖∞; b scaled by 2^k per tiny column: from here
   /// on the refinement and the fallback solve b·2^k, and x is unscaled on return (unscale_x).
   void demote_and_norms() {
+    const gemflow::cuda::NvtxRange range("demote, norms");
     GF_CUDA_TRY(cudaMemsetAsync(sc_, 0, sizeof(RefineScalars), s_));
     if (scaled_) {
       equilibrate_exponents_kernel<double><<<unsigned((n_ + 255) / 256), 256, 0, s_>>>(a_, lda_, n_, exps_);
@@ -460,7 +456,7 @@ class MixedSolver {
     GF_CUDA_CHECK_LAUNCH();
     b_ = bs_;
     ldb_ = n_;
-    GF_CHOL_TRACE(s_, "demote, norms", 0);
+    ctx_.step_done(s_, "demote, norms", 0);
   }
 
   /// `as` = fp32(S·A·S) and ‖A‖∞'s partial sums, the overflow count into the scalars.
@@ -479,6 +475,7 @@ class MixedSolver {
   /// fp32 factor of the fp32 copy `as` (overwritten), in `mode`; false when it is not SPD there.
   /// `async`: only enqueued, the status left on the device (false returned).
   bool factor32(Fp32Mode mode, bool async) {
+    const gemflow::cuda::NvtxRange range("fp32 factor");
     CholeskyOptions fo;
     // the tiled kernel has one product only: an escalation to 3×FP16 takes the lookahead
     fo.algo = tiled_ && mode == Fp32Mode::fp16x3 ? CholeskyAlgo::lookahead : options_.factor_algo;
@@ -487,21 +484,22 @@ class MixedSolver {
     res_.factor_mode = mode;
     if (async) {
       factor_enqueue<float>(ctx_, as_, n_, ldas_, fo, /*equilibrated=*/scaled_, /*scan=*/false);
-      GF_CHOL_TRACE(s_, "fp32 factor", 0);
+      ctx_.step_done(s_, "fp32 factor", 0);
       return false;
     }
     res_.fp32_status = factor_impl<float>(ctx_, as_, n_, ldas_, fo, /*equilibrated=*/scaled_, /*scan=*/false);
-    GF_CHOL_TRACE(s_, "fp32 factor", 0);
+    ctx_.step_done(s_, "fp32 factor", 0);
     return res_.fp32_status.ok();
   }
 
   /// The inverted diagonal blocks of the triangular solves (gate: see refine_gate_kernel).
   void invert_blocks(const unsigned* gate) {
     if (!fast_) return;
+    const gemflow::cuda::NvtxRange range("inverted blocks");
     GF_CUDA_TRY(gemflow::cuda::allow_dynamic_smem(trsv_invert_diag_kernel, trsv_invert_smem_bytes()));
     trsv_invert_diag_kernel<<<unsigned(nblk_), kTrsvB, trsv_invert_smem_bytes(), s_>>>(as_, ldas_, n_, inv_, gate);
     GF_CUDA_CHECK_LAUNCH();
-    GF_CHOL_TRACE(s_, "inverted blocks", 0);
+    ctx_.step_done(s_, "inverted blocks", 0);
   }
 
   /// A three-product factor of A (3×TF32, 3×FP16) in place of the one-product one.
@@ -518,11 +516,11 @@ class MixedSolver {
   void trsv_pair(const unsigned* gate) {
     GF_CUDA_TRY(cudaMemsetAsync(tickets_, 0, sizeof(unsigned) * 2, s_));
     GF_CUDA_TRY(cudaMemsetAsync(pub_, 0, sizeof(unsigned long long) * nn_, s_));  // no word tagged 1 or 2
-    trsv_kernel<false><<<unsigned(nblk_), kTrsvThreads, trsv_smem_bytes(false), s_>>>(as_, ldas_, n_, inv_, xs_,
-                                                                                      tickets_, pub_, 1u, gate);
+    trsv_kernel<false><<<unsigned(nblk_), kTrsvThreads, trsv_smem_bytes(false), s_>>>(
+        as_, ldas_, n_, inv_, xs_, tickets_, pub_, 1u, gate, nullptr);
     GF_CUDA_CHECK_LAUNCH();
-    trsv_kernel<true><<<unsigned(nblk_), kTrsvThreads, trsv_smem_bytes(true), s_>>>(as_, ldas_, n_, inv_, xs_,
-                                                                                    tickets_ + 1, pub_, 2u, gate);
+    trsv_kernel<true><<<unsigned(nblk_), kTrsvThreads, trsv_smem_bytes(true), s_>>>(
+        as_, ldas_, n_, inv_, xs_, tickets_ + 1, pub_, 2u, gate, nullptr);
     GF_CUDA_CHECK_LAUNCH();
   }
 
@@ -591,10 +589,11 @@ class MixedSolver {
 
   /// The correction of v into xs: demotion and the fp32 solve.
   void solve_step(const double* v, std::int64_t ldv, const unsigned* gate) {
+    const gemflow::cuda::NvtxRange range("solve step");
     demote(v, ldv, nrhs_, gate);
-    GF_CHOL_TRACE(s_, "start of step", 0);
+    ctx_.step_done(s_, "start of step", 0);
     fp32_solve(nrhs_, gate);
-    GF_CHOL_TRACE(s_, "solve pair", 0);
+    ctx_.step_done(s_, "solve pair", 0);
   }
 
   /// The exact ω's |A|·|x| partials (allocated on first use: most solves need only the bound) and
@@ -623,6 +622,7 @@ class MixedSolver {
   /// factor (its status words come back too). One right-hand side: the SYMV also gives ω's bound ω̂
   /// (symv_kernels.cuh), or ω itself with `exact` (wmax_exact_).
   double residual_and_eta(double thresh, const unsigned* gate, bool after_first, bool exact = false) {
+    const gemflow::cuda::NvtxRange range("residual, eta");
     spec_ran_ = false;
     if (fast_) {
       GF_CUDA_TRY(cudaMemsetAsync(&sc_->rmax, 0, 3 * sizeof(unsigned long long), s_));
@@ -631,7 +631,7 @@ class MixedSolver {
                  exact ? SymvOmega::exact : SymvOmega::bound, abs_work_, omega_sc_);
       wmax_exact_ = exact;
       GF_CUDA_CHECK_LAUNCH();
-      GF_CHOL_TRACE(s_, "symv", 0);
+      ctx_.step_done(s_, "symv", 0);
       const bool spec = !std::isnan(thresh);
       if (spec) {
         refine_gate_kernel<<<1, 1, 0, s_>>>(ctx_.status.data(), sc_, false, after_first, res_.tolerance, thresh);
@@ -643,7 +643,7 @@ class MixedSolver {
       GF_CUDA_TRY(cudaEventRecord(copied_.get(), s_));
       if (spec) solve_step(r_, n_, &sc_->skip[1]);
       GF_CUDA_TRY(cudaEventSynchronize(copied_.get()));
-      GF_CHOL_TRACE(s_, "eta, sync", 0);
+      ctx_.step_done(s_, "eta, sync", 0);
       spec_ran_ = spec && hsc_->skip[1] == 0;
       rmax_[0] = __builtin_bit_cast(double, hsc_->rmax);
       xmax_[0] = __builtin_bit_cast(double, hsc_->xmax);
@@ -660,7 +660,7 @@ class MixedSolver {
       GF_CUDA_TRY(cudaMemcpyAsync(rmax_.data(), vec_, sizeof(double) * nr_, cudaMemcpyDeviceToHost, s_));
       GF_CUDA_TRY(cudaMemcpyAsync(xmax_.data(), vec_ + nrhs_, sizeof(double) * nr_, cudaMemcpyDeviceToHost, s_));
       GF_CUDA_TRY(cudaStreamSynchronize(s_));
-      GF_CHOL_TRACE(s_, "eta, sync", 0);
+      ctx_.step_done(s_, "eta, sync", 0);
     }
     double eta = 0.0;
     for (std::size_t j = 0; j < nr_; ++j) {
@@ -963,6 +963,7 @@ MixedSolveResult GpuCholesky::solve_mixed(const double* a, std::int64_t n, std::
                                           const MixedSolveOptions& options) {
   using namespace detail;
   const std::string what = "GpuCholesky::solve_mixed";
+  const gemflow::cuda::NvtxRange range("cholesky solve_mixed", n);
   if (n < 0 || nrhs < 0)
     throw std::invalid_argument(what + ": n = " + std::to_string(n) + ", nrhs = " + std::to_string(nrhs) +
                                 " must be ≥ 0");
@@ -1018,11 +1019,11 @@ void triangular_solve_pair(const float* l, std::int64_t ldl, std::int64_t n, flo
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaMemsetAsync(tickets, 0, sizeof(unsigned) * 2, s));
   GF_CUDA_TRY(cudaMemsetAsync(pub, 0, sizeof(unsigned long long) * std::size_t(n), s));
-  trsv_kernel<false>
-      <<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(l, ldl, n, inv, x, tickets, pub, 1u, nullptr);
+  trsv_kernel<false><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(false), s>>>(l, ldl, n, inv, x, tickets, pub, 1u,
+                                                                                  nullptr, nullptr);
   GF_CUDA_CHECK_LAUNCH();
-  trsv_kernel<true>
-      <<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(l, ldl, n, inv, x, tickets + 1, pub, 2u, nullptr);
+  trsv_kernel<true><<<unsigned(nblk), kTrsvThreads, trsv_smem_bytes(true), s>>>(l, ldl, n, inv, x, tickets + 1, pub, 2u,
+                                                                                nullptr, nullptr);
   GF_CUDA_CHECK_LAUNCH();
   GF_CUDA_TRY(cudaStreamSynchronize(s));  // before buf is freed
 }

@@ -53,12 +53,6 @@
 #include "sync.cuh"
 #include "tiled_order.hpp"
 
-// Timeline hook: linalg_bench_cholesky_timeline --tiled defines it (thread 0 of the task's CTA
-// records the global timer at step `slot` of task t); a no-op in the library.
-#ifndef GF_TILED_TRACE
-#define GF_TILED_TRACE(tix, slot) ((void)0)
-#endif
-
 namespace gemflow::linalg::cuda::detail {
 
 constexpr int kTileNb = 64;            ///< tile order
@@ -210,8 +204,9 @@ enum TiledSlot : int {
 /// One CTA of potrf_tiled_kernel: the kernel's arguments, its shared memory (TiledSmem) and the
 /// thread's place in the CTA as members, the stages of a task (the updates of the three pipelines,
 /// the solve, the factor) and the tasks (offdiagonal_task, diagonal_task) as methods. Everything is
-/// inlined into the kernel: the same code as one function, in readable pieces.
-template <class T, bool kAsync, bool kHalf>
+/// inlined into the kernel: the same code as one function, in readable pieces. kTrace: the
+/// timeline stamps of CholeskyProbe::tiled_trace (stamp()); none are compiled in otherwise.
+template <class T, bool kAsync, bool kHalf, bool kTrace>
 struct TiledCta {
   static_assert(!kAsync || std::is_same_v<T, double>, "the tensor copies are fp64");
   static_assert(!kHalf || (std::is_same_v<T, float> && !kAsync), "fp16 copies of fp32 data");
@@ -244,10 +239,11 @@ struct TiledCta {
   // kAsync: chunks through the stages so far (CTA-uniform): stage and phase of the next. 32 bits
   // hold about 2.7·10⁵ tile columns' updates on one CTA, far beyond any matrix that fits.
   unsigned tma_seq = 0;
+  unsigned long long* const trace;  // kTrace: CholeskyProbe::tiled_trace
 
   __device__ __forceinline__ TiledCta(const TiledSmem& sm, T* a_, std::int64_t lda_, std::int64_t n_, std::int64_t tt_,
                                       int* state, double* forms_, DeviceStatus* st_, std::int64_t offset_, __half* hl_,
-                                      const CUtensorMap* amap_)
+                                      const CUtensorMap* amap_, unsigned long long* trace_)
       : a(a_),
         lda(lda_),
         n(n_),
@@ -275,11 +271,25 @@ struct TiledCta {
         flags(state + 2 + kTiledSmSlots),
         updated(flags + tt_ * (tt_ + 1) / 2),
         rg(16 * (warp & 3)),
-        cg(32 * (warp >> 2)) {
+        cg(32 * (warp >> 2)),
+        trace(kTrace ? trace_ : nullptr) {
     int* critical = state + 2;  // per SM
     unsigned smid;
     asm("mov.u32 %0, %%smid;" : "=r"(smid));
     sm_critical = critical + (smid % kTiledSmSlots);
+  }
+
+  /// kTrace: the global timer (ns) at step `slot` of task tix, and the SM's id in slot 5
+  /// (CholeskyProbe::tiled_trace); called by one thread of the CTA.
+  __device__ __forceinline__ void stamp([[maybe_unused]] std::int64_t tix, [[maybe_unused]] int slot) {
+    if constexpr (kTrace) {
+      unsigned long long now;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+      unsigned smid;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+      trace[tix * CholeskyProbe::kTiledTraceSlots + slot] = now;
+      trace[tix * CholeskyProbe::kTiledTraceSlots + 5] = smid;
+    }
   }
 
   /// kAsync: the stages' mbarriers (thread 0, before the first barrier of the task loop).
@@ -383,7 +393,7 @@ struct TiledCta {
         if (lane == 0) {
           *ok = okv;
           if (low_priority && (ch & 1) == 0) pause_for_chain();
-          if (next_tile && (ch + 1) / 2 + 1 == kend) GF_TILED_TRACE(tix, 1);
+          if (next_tile && (ch + 1) / 2 + 1 == kend) stamp(tix, 1);
         }
       }
       __syncthreads();
@@ -421,7 +431,7 @@ struct TiledCta {
         ok = poll_operands(ti, tj, kend, col, c / kPerTile, ready);
         if (lane == 0) {
           if (low_priority) pause_for_chain();
-          if (c / kPerTile + 1 == kend) GF_TILED_TRACE(tix, 1);
+          if (c / kPerTile + 1 == kend) stamp(tix, 1);
         }
       }
       __syncwarp();  // the flags acquired by the polling lanes, before lane 0's copies
@@ -519,7 +529,7 @@ struct TiledCta {
           // tile earlier (off the barrier's path, where a load on every K tile cost time): a chain
           // that starts meanwhile waits for one K tile's products
           if (low_priority && crit_seen > 0) pause_for_chain();
-          if (kn + 1 == kend) GF_TILED_TRACE(tix, 1);
+          if (kn + 1 == kend) stamp(tix, 1);
         }
       }
       __syncthreads();  // K tile k visible to all; K tile k − 1's stage free
@@ -618,7 +628,7 @@ struct TiledCta {
     double acc[4][4];
     init_acc(acc, i, j);
     if (!update(acc, i, j, j, j, i > j + 1, tix)) return;  // the sub-diagonal tile feeds the chain
-    if (tid == 0) GF_TILED_TRACE(tix, 2);
+    if (tid == 0) stamp(tix, 2);
     if (i == j + 1) {
       hand_over(acc, i, tix);
       return;
@@ -626,7 +636,7 @@ struct TiledCta {
     acc_to_smem(acc, xbuf);
     if (tid == 0) {
       sint[kSlotFlag] = wait_flag(flag_of(j, j), abort, j);
-      GF_TILED_TRACE(tix, 3);
+      stamp(tix, 3);
     }
     __syncthreads();
     const int nt_done = sint[kSlotFlag] & kTileFlagDone;
@@ -638,7 +648,7 @@ struct TiledCta {
     if (tid == 0) {
       __threadfence();
       st_release(flag_of(i, j), 1);
-      GF_TILED_TRACE(tix, 4);
+      stamp(tix, 4);
     }
   }
 
@@ -656,7 +666,7 @@ struct TiledCta {
     if (tid == 0) {
       __threadfence();
       st_release(updated + i, 1);
-      GF_TILED_TRACE(tix, 4);
+      stamp(tix, 4);
     }
   }
 
@@ -671,7 +681,7 @@ struct TiledCta {
       init_acc(acc, 0, 0);
       if (tid == 0) {
         atomicAdd(sm_critical, 1);
-        GF_TILED_TRACE(tix, 3);
+        stamp(tix, 3);
       }
     }
     acc_to_smem(acc, ls);
@@ -688,7 +698,7 @@ struct TiledCta {
     if (!update(acc, j, j, j - 1, j - 1, false, tix)) return false;
     acc_to_smem(acc, xbuf);
     if (tid == 0) {
-      GF_TILED_TRACE(tix, 2);
+      stamp(tix, 2);
       sint[kSlotReady] = wait_flag(updated + j, abort, j - 1);
     }
     __syncthreads();
@@ -701,7 +711,7 @@ struct TiledCta {
     if (tid == 0) {
       sint[kSlotFlag] = wait_flag(flag_of(j - 1, j - 1), abort, j - 1);
       if (sint[kSlotFlag]) atomicAdd(sm_critical, 1);
-      GF_TILED_TRACE(tix, 3);
+      stamp(tix, 3);
     }
     __syncthreads();
     const int prev_flag = sint[kSlotFlag];
@@ -709,14 +719,14 @@ struct TiledCta {
     const int prev_done = prev_flag & kTileFlagDone;  // 8-column tiles of L_{j−1,j−1} usable for the solve
     load_form(j - 1);
     __syncthreads();
-    if (tid == 0) GF_TILED_TRACE(tix, 9);
+    if (tid == 0) stamp(tix, 9);
     solve<true>(sub, j, j - 1, prev_done);  // L_{j,j−1} over A and over `sub`
     __syncthreads();
-    if (tid == 0) GF_TILED_TRACE(tix, 10);
+    if (tid == 0) stamp(tix, 10);
     if (tid == 0) {
       __threadfence();
       st_release(flag_of(j, j - 1), 1);
-      GF_TILED_TRACE(tix, 6);
+      stamp(tix, 6);
     }
     if (prev_flag & kTileFlagFailed) {  // L_{j−1,j−1} failed: column j is undefined
       if (tid == 0) atomicSub(sm_critical, 1);
@@ -741,11 +751,11 @@ struct TiledCta {
     for (int e = tid; e < kTileSub * 64; e += kTileThreads) ldiag[e] = 0.0;
     if (tid < 2) sint[kSlotFail + tid] = 0;
     __syncthreads();
-    if (tid == 0) GF_TILED_TRACE(tix, 7);
+    if (tid == 0) stamp(tix, 7);
     int nt_done = kTileSub;
     const int fail =
         factor_block_phases<kTileLd, true, kHalf>(ls, ldiag, sint + kSlotFail, kTileSub, warp, lane, nt_done);
-    if (tid == 0) GF_TILED_TRACE(tix, 8);
+    if (tid == 0) stamp(tix, 8);
     if (fail && tid == 0) {
       report_failure(st, offset + c0, fail);
       atomicCAS(abort, 0, static_cast<int>(j + 1));
@@ -761,7 +771,7 @@ struct TiledCta {
       __threadfence();
       st_release(flag_of(j, j), nt_done | (fail ? kTileFlagFailed : 0));
       atomicSub(sm_critical, 1);
-      GF_TILED_TRACE(tix, 4);
+      stamp(tix, 4);
     }
     write_factor(c0, nt_done);
   }
@@ -801,14 +811,16 @@ struct TiledCta {
 /// column-major; rows beyond n zero), and the updates are FP16 products of those copies with fp32
 /// accumulation per K tile, added into the fp64 accumulator (the diagonal task's last update, by
 /// L_{j,j−1} from shared memory, stays fp64) and the diagonal tasks factor their 8×8 tiles in fp32
-/// (factor_invert_tile_fp32). Otherwise hl is unused.
-template <class T, bool kAsync, bool kHalf = false>
+/// (factor_invert_tile_fp32). Otherwise hl is unused. kTrace: the stamps of
+/// CholeskyProbe::tiled_trace into `trace` (unused otherwise: the kernel without them).
+template <class T, bool kAsync, bool kHalf = false, bool kTrace = false>
 __global__ void __launch_bounds__(kTileThreads, 2)
     potrf_tiled_kernel(T* a, std::int64_t lda, std::int64_t n, std::int64_t tt, int* state, const int2* order,
                        double* forms, DeviceStatus* st, std::int64_t offset, __half* hl,
-                       const __grid_constant__ CUtensorMap amap) {
+                       const __grid_constant__ CUtensorMap amap, unsigned long long* trace) {
   extern __shared__ __align__(128) unsigned char tiled_smem_raw[];  // 128: tensor-copy destinations
-  TiledCta<T, kAsync, kHalf> cta(TiledSmem(tiled_smem_raw), a, lda, n, tt, state, forms, st, offset, hl, &amap);
+  TiledCta<T, kAsync, kHalf, kTrace> cta(TiledSmem(tiled_smem_raw), a, lda, n, tt, state, forms, st, offset, hl, &amap,
+                                         trace);
   const std::int64_t ntasks = tiled_task_count(tt);
   cta.init_barriers();
   int* const sint = cta.sint;
@@ -825,7 +837,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     const int2 ij = order[t];
     const std::int64_t i = ij.x, j = ij.y;
     const std::int64_t tix = cta.tix_of(i, j);  // column-major index (flags, trace)
-    if (cta.tid == 0) GF_TILED_TRACE(tix, 0);
+    if (cta.tid == 0) cta.stamp(tix, 0);
     if (i != j) {
       cta.offdiagonal_task(i, j, ab, tix);
       continue;

@@ -10,8 +10,8 @@
 namespace gemflow::linalg::cuda::detail {
 
 /// The slope of the task order the library uses (tiled_task_order). 1/64 since the tensor-copy
-/// update loop: with 1/16 the H200 took 8k 4.98–5.00 against 4.86 ms, 10k 9.68 against 9.19
-/// (docs/performance.md, twenty-third session).
+/// update loop, which left the chain shorter than 1/16 does (H200: docs/performance.md, "Tensor
+/// copies for the tiled kernel's operands, and the task order").
 inline constexpr double kTiledSlope = 1.0 / 64;
 
 /// Tasks for tt tile rows: one per tile of the lower triangle.

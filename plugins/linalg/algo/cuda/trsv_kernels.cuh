@@ -27,13 +27,10 @@
 
 #include "sync.cuh"
 
-// Timeline hook (linalg_bench_cholesky_timeline --trsv defines it): TRACE(pos, slot) by thread 0
-// of the CTA at solve position pos.
-#ifndef GF_TRSV_TRACE
-#define GF_TRSV_TRACE(pos, slot) ((void)0)
-#endif
-
 namespace gemflow::linalg::cuda::detail {
+
+/// Stamps per solve position of trsv_kernel's kTrace (linalg_bench_solve_kernels --trsv).
+constexpr int kTrsvTraceSlots = 5;
 
 constexpr int kTrsvB = 128;     ///< rows per block
 constexpr int kTrsvGroups = 4;  ///< column groups of a block (threads = kTrsvB·groups)
@@ -205,10 +202,14 @@ constexpr unsigned kTrsvFarSleepNs = 256;
 /// No fp32→fp64 conversion per product: they run at a quarter of the DFMA rate on sm_90 and were a
 /// third of the first version's chain step.
 /// skip ≠ nullptr and *skip ≠ 0: every CTA returns at once (a speculative solve not wanted).
-template <bool kTranspose>
+/// kTrace (benchmarks only; `trace` unused otherwise): thread 0 writes the global timer (ns) into
+/// trace[pos·kTrsvTraceSlots + slot] at solve position pos: when it has the last block's values (0),
+/// after the sums' barrier (1), after the inverse's barrier (2), after its publish (3), and when it
+/// starts waiting for the last block (4).
+template <bool kTranspose, bool kTrace = false>
 __global__ void __launch_bounds__(kTrsvThreads)
     trsv_kernel(const float* l, std::int64_t ldl, std::int64_t n, const float* inv, float* x, unsigned* ticket,
-                unsigned long long* pub, unsigned epoch, const unsigned* skip) {
+                unsigned long long* pub, unsigned epoch, const unsigned* skip, unsigned long long* trace) {
   if (skip && *skip) return;
   extern __shared__ __align__(16) float4 trsv_tiles[];          // [(slot·8 + q)·threads + t]
   __shared__ double red[2][kTrsvGroups * kTrsvB];               // the groups' sums, then the inverse's
@@ -219,7 +220,14 @@ __global__ void __launch_bounds__(kTrsvThreads)
   const int nblk = static_cast<int>((n + kTrsvB - 1) / kTrsvB);
   if (t == 0) s_pos = static_cast<int>(atomicAdd(ticket, 1u));
   __syncthreads();
-  const int pos = s_pos;                            // this block's place in the solve order
+  const int pos = s_pos;  // this block's place in the solve order
+  const auto stamp = [&]([[maybe_unused]] int slot) {
+    if constexpr (kTrace) {
+      unsigned long long now;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+      trace[pos * kTrsvTraceSlots + slot] = now;
+    }
+  };
   const int b = kTranspose ? nblk - 1 - pos : pos;  // its block row
   const std::int64_t r0 = std::int64_t(b) * kTrsvB;
   const int rows = static_cast<int>(n - r0 < kTrsvB ? n - r0 : kTrsvB);
@@ -392,13 +400,13 @@ __global__ void __launch_bounds__(kTrsvThreads)
   for (; pp < pos; ++pp) {  // the tiles next to the diagonal, from shared memory
     float cur[kTrsvCols];
     read_slot(pos - 1 - pp, cur);
-    if (t == 0 && pp == pos - 1) GF_TRSV_TRACE(pos, 4);
+    if (t == 0 && pp == pos - 1) stamp(4);
     take(pp, cur);
   }
-  if (t == 0) GF_TRSV_TRACE(pos, 0);
+  if (t == 0) stamp(0);
   red[0][g * kTrsvB + i] = acc;
   __syncthreads();
-  if (t == 0) GF_TRSV_TRACE(pos, 1);
+  if (t == 0) stamp(1);
   // z's slice, by each warp for itself: b − the four groups' sums
   double z = rhs_s[t / 32][lane];
 #pragma unroll
@@ -407,14 +415,14 @@ __global__ void __launch_bounds__(kTrsvThreads)
   __syncwarp();
   red[1][g * kTrsvB + i] = static_cast<double>(dot32(iv, ws));  // group g's part of (L_bb⁻¹ z)(i)
   __syncthreads();
-  if (t == 0) GF_TRSV_TRACE(pos, 2);
+  if (t == 0) stamp(2);
   if (g == 0 && mine) {
     double y = 0.0;
 #pragma unroll
     for (int q = 0; q < kTrsvGroups; ++q) y += red[1][q * kTrsvB + i];
     publish_tagged(pub + r0 + i, static_cast<float>(y), epoch);
     x[r0 + i] = static_cast<float>(y);
-    if (t == 0) GF_TRSV_TRACE(pos, 3);
+    if (t == 0) stamp(3);
   }
 }
 

@@ -40,6 +40,7 @@
 //  - pivoted: LAPACK dpstf2 (Higham 1990; Lucas, LAPACK Working Note 161).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -239,6 +240,49 @@ struct CholeskyOptions {
   std::int64_t tiled_tail = 0;
 };
 
+/// Instruments and experiments for benchmarks and profiling (bench/cholesky_timeline.cu), set on a
+/// GpuCholesky with set_probe(); production code leaves it unset. Every field's default is the
+/// library's own choice, so that without a probe, or with a default one, factor and solve_mixed
+/// compute the same results bit for bit, at the same speed. The steps themselves are always NVTX
+/// ranges (gemflow/cuda/nvtx.hpp: "cholesky lookahead", "panel", "bulk", ... in the "gemflow"
+/// domain), visible with `nsys profile --trace=cuda,nvtx` and free without a profiler; this struct
+/// adds what NVTX cannot give: device time per step, in-kernel stamps, and schedule experiments.
+struct CholeskyProbe {
+  /// Called on the host right after a step of the lookahead schedule or of solve_mixed has been
+  /// enqueued on `stream`, with the step's name (a string literal: "panel", "next column", "ahead
+  /// column", "bulk start", "bulk", "sub-update", "sub-panel", "tiled tail"; solve_mixed: "demote,
+  /// norms", "fp32 factor", "inverted blocks", "start of step", "solve pair", "symv", "eta, sync")
+  /// and its first column (0 for solve_mixed). Record a CUDA event on `stream` to time the step.
+  /// Exceptions propagate out of factor / solve_mixed (the streams are joined first).
+  std::function<void(Stream stream, const char* step, std::int64_t column)> on_step;
+
+  /// Stamps per tiled-kernel task in tiled_trace (below).
+  static constexpr int kTiledTraceSlots = 11;
+  /// CholeskyAlgo::tiled (and the lookahead's tiled tail), fp64 and fp32 1×FP16 only (fp32 data
+  /// in another mode with algo tiled or lookahead: std::invalid_argument): when not null, a second instantiation of the
+  /// kernel in which thread 0 of a task's CTA writes the global timer (ns) at each step of task t (column-major tile
+  /// index: t = j·tt − j(j − 1)/2 + i − j for tile (i, j), tt = ⌈n/64⌉) into tiled_trace[t·11 + slot]: 0 taken, 1 last
+  /// update's operands ready, 2 updates done, 3 the flag of L_jj (diagonal task: L_{j−1,j−1}) seen, 4 its flag set, 5
+  /// the SM's id; diagonal tasks also 6 tile (j, j − 1) released, 7 factor started, 8 factor done, 9 the form of
+  /// L_{j−1,j−1} loaded, 10 the solve of tile (j, j − 1) computed. A device array of tt(tt + 1)/2 · 11 entries; slots
+  /// not reached are left as they were (zero them first). The untraced kernel is unchanged.
+  unsigned long long* tiled_trace = nullptr;
+
+  // ---- schedule experiments (the defaults are the library's tuned choices) ----
+  double tiled_slope = 0;   ///< slope of the tiled task order (tiled_task_order); 0: the library's
+  bool tiled_async = true;  ///< fp64 tiled: the tensor-copy update pipeline where the layout allows it
+  bool bulk = true;         ///< false: the lookahead WITHOUT its bulk updates (wrong factor: the panel chain alone)
+  bool serial = false;      ///< lookahead: the bulk updates on the panel stream (same factor, no overlap)
+  bool bulk_split = true;   ///< fp64 lookahead: each bulk update over two streams
+  bool depth2 = true;       ///< fp64 and exact fp32 with tensor-core panels: the lookahead two panels deep
+  int next_groups = 0;      ///< lookahead two deep: column groups of the next block column (0: the library's)
+  /// CholeskyOptions::panel_ctas = 0: the cap on a panel kernel's CTAs beside the bulk update
+  /// (−1: the library's, 16; 0: none) while at least panel_cap_from columns remain (−1: the
+  /// library's, 12288).
+  int panel_cap = -1;
+  std::int64_t panel_cap_from = -1;
+};
+
 /// Outcome of a factorisation, with LAPACK's INFO convention.
 struct CholeskyStatus {
   /// 0: success. k ≥ 1: the leading minor of order k is not positive definite (its pivot was
@@ -415,6 +459,10 @@ class GpuCholesky {
   /// range (1e-40, 1e300), and A of 1e±33 with κ of 1e5, refine in fp32.
   MixedSolveResult solve_mixed(const double* a, std::int64_t n, std::int64_t lda, const double* b, std::int64_t ldb,
                                std::int64_t nrhs, double* x, std::int64_t ldx, const MixedSolveOptions& options = {});
+
+  /// Benchmarks and profiling: the probe used by the next calls (nullptr: none, the default); the
+  /// caller keeps it alive while it is set.
+  void set_probe(const CholeskyProbe* probe) noexcept;
 
   [[nodiscard]] Stream stream() const noexcept;
   /// Device bytes the workspaces hold now: the factorisation scratch, and after solve_mixed its
