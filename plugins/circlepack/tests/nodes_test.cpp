@@ -2,6 +2,7 @@
 // issue 37 each refused with one clear error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -71,6 +72,25 @@ TEST(TriangleLatticeNode, BuildsTheSeedsTriangleAndRefusesBadSizes) {
   const std::string e = error_of(*n, ctx);
   EXPECT_CONTAINS(e, "parameter 'layers' = 100000000: the triangle lattice has 5e+15 circles");
   EXPECT_CONTAINS(e, "GiB");
+}
+
+// The lattices' least sizes are in their specs, so that `gemflow validate` refuses a size the node
+// would refuse only when it runs (the spec said minimum 0 for both: validate passed, run failed).
+TEST(LatticeNodes, TheLeastSizeIsAParameterLimit) {
+  const struct {
+    const char* node;
+    const char* param;
+    std::int64_t least;
+  } cases[] = {{"circlepack.triangle_lattice", "layers", 2}, {"circlepack.disk_lattice", "rings", 1}};
+  for (const auto& c : cases) {
+    const auto specs = make(c.node)->param_specs();
+    const auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == c.param; });
+    ASSERT_NE(it, specs.end()) << c.node;
+    EXPECT_EQ(it->check(ParamValue{c.least}), std::nullopt) << c.node;
+    EXPECT_EQ(it->check(ParamValue{c.least - 1}).value_or("(accepted)"),
+              std::to_string(c.least - 1) + " is below the minimum " + std::to_string(c.least))
+        << c.node;
+  }
 }
 
 TEST(PackNode, PacksTheTriangleWithLinesAndReports) {
