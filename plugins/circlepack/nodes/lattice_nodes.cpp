@@ -62,7 +62,7 @@ class TriangleLattice final : public Node {
             .references = "Collins & Stephenson, Comput. Geom. 25 (2003) 233–256 (the hexagonal lattice packings)."};
   }
   Output<TriMesh> mesh{this, "mesh", "The triangulated triangle (z = 0)"};
-  Param<std::int64_t> layers{this, "layers", 10, {.min = 0, .doc = "Rows of circles (N = layers(layers+1)/2)"}};
+  Param<std::int64_t> layers{this, "layers", 10, {.min = 2, .doc = "Rows of circles (N = layers(layers+1)/2)"}};
 
   void execute(NodeContext& ctx) override {
     const auto L = layers.value();
@@ -104,7 +104,7 @@ class DiskLattice final : public Node {
                     Kind::hexagonal,
                     {{Kind::hexagonal, "hexagonal"}, {Kind::random, "random"}},
                     {.doc = "hexagonal lattice, or with random edge flips"}};
-  Param<std::int64_t> rings{this, "rings", 10, {.min = 0, .doc = "Rings around the centre vertex"}};
+  Param<std::int64_t> rings{this, "rings", 10, {.min = 1, .doc = "Rings around the centre vertex"}};
   SeedParam seed{this, "Seed of the random flips (kind random)"};
 
   void execute(NodeContext& ctx) override {

@@ -309,6 +309,7 @@ class PackNode final : public Node {
   void execute(NodeContext& ctx) override {
     const auto m = mesh.get();
     if (auto why = m->validate()) throw InputError("input 'mesh': " + *why);
+    check_parameters();
     SolveRequest req;
     if (start.value() == Start::varied) {
       req.initial.resize(m->vertices.size());
@@ -334,6 +335,26 @@ class PackNode final : public Node {
                          m->vertices.size(), name_of(s.used), s.result.iterations, s.result.error,
                          s.layout.closing_error));
     ctx.progress(1.0);
+  }
+
+ private:
+  // Values wrong whatever the mesh, named as parameters: the packing code can only say "input 'mesh'".
+  void check_parameters() const {
+    const Bc bc = boundary.value();
+    const bool polygon = bc == Bc::angle_sums || bc == Bc::lines;
+    if (bc == Bc::fixed_radii && !(boundary_radius.value() > 0))
+      throw InputError(fmt::format("parameter 'boundary_radius' = {}: boundary fixed_radii needs a radius > 0",
+                                   boundary_radius.value()));
+    if (polygon && corners.value() > 0 && corners.value() < 3)
+      throw InputError(
+          fmt::format("parameter 'corners' = {}: a polygon needs at least 3 corners (0: automatic)", corners.value()));
+    if (polygon && corner_angle.value() >= 180)
+      throw InputError(
+          fmt::format("parameter 'corner_angle' = {} deg: a corner's interior angle must be below 180 "
+                      "(0: the regular polygon's)",
+                      corner_angle.value()));
+    if (normalisation.value() == Normalisation::polygon && bc != Bc::lines)
+      throw InputError("parameter 'normalisation' = polygon needs boundary lines (side 1 is one of the lines)");
   }
 };
 

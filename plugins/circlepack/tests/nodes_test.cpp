@@ -2,9 +2,12 @@
 // issue 37 each refused with one clear error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gemflow/device.hpp>
 #include <gemflow/node.hpp>
@@ -73,6 +76,25 @@ TEST(TriangleLatticeNode, BuildsTheSeedsTriangleAndRefusesBadSizes) {
   EXPECT_CONTAINS(e, "GiB");
 }
 
+// The lattices' least sizes are in their specs, so that `gemflow validate` refuses a size the node
+// would refuse only when it runs (the spec said minimum 0 for both: validate passed, run failed).
+TEST(LatticeNodes, TheLeastSizeIsAParameterLimit) {
+  const struct {
+    const char* node;
+    const char* param;
+    std::int64_t least;
+  } cases[] = {{"circlepack.triangle_lattice", "layers", 2}, {"circlepack.disk_lattice", "rings", 1}};
+  for (const auto& c : cases) {
+    const auto specs = make(c.node)->param_specs();
+    const auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == c.param; });
+    ASSERT_NE(it, specs.end()) << c.node;
+    EXPECT_EQ(it->check(ParamValue{c.least}), std::nullopt) << c.node;
+    EXPECT_EQ(it->check(ParamValue{c.least - 1}).value_or("(accepted)"),
+              std::to_string(c.least - 1) + " is below the minimum " + std::to_string(c.least))
+        << c.node;
+  }
+}
+
 TEST(PackNode, PacksTheTriangleWithLinesAndReports) {
   auto n = make("circlepack.pack");
   n->set_input("mesh", Value::of<TriMesh>(lattice(10)));
@@ -96,6 +118,44 @@ TEST(PackNode, PacksTheTriangleWithLinesAndReports) {
   ASSERT_FALSE(ctx.previews().empty());
   EXPECT_EQ(ctx.previews().front().port, "packing");
   EXPECT_EQ(ctx.previews().front().value.as<CirclePacking>()->size(), 55u);
+}
+
+// Parameter values wrong whatever the mesh were reported as "input 'mesh': 2 corners: a polygon
+// needs at least 3", "input 'mesh': corner angle 3.141593 rad is outside (0, π)", ...: they name
+// the parameter now.
+TEST(PackNode, ParameterErrorsNameTheParameter) {
+  const auto m = lattice(6);
+  struct Case {
+    std::vector<std::pair<std::string, ParamValue>> params;
+    std::string error;
+  };
+  const Case cases[] = {
+      {{{"boundary", std::string("fixed_radii")}, {"boundary_radius", 0.0}},
+       "parameter 'boundary_radius' = 0: boundary fixed_radii needs a radius > 0"},
+      {{{"boundary", std::string("lines")}, {"corners", std::int64_t{2}}},
+       "parameter 'corners' = 2: a polygon needs at least 3 corners"},
+      {{{"boundary", std::string("angle_sums")}, {"corner_angle", 180.0}},
+       "parameter 'corner_angle' = 180 deg: a corner's interior angle must be below 180"},
+      {{{"boundary", std::string("angle_sums")}, {"normalisation", std::string("polygon")}},
+       "parameter 'normalisation' = polygon needs boundary lines"},
+  };
+  for (const auto& c : cases) {
+    auto n = make("circlepack.pack");
+    n->set_input("mesh", Value::of<TriMesh>(m));
+    for (const auto& [name, value] : c.params) n->set_param(name, value);
+    RecordingContext ctx;
+    const std::string e = error_of(*n, ctx);
+    EXPECT_CONTAINS(e, c.error);
+    EXPECT_EQ(e.find("input 'mesh'"), std::string::npos) << e;
+  }
+  // the values next to them still pack
+  auto ok = make("circlepack.pack");
+  ok->set_input("mesh", Value::of<TriMesh>(m));
+  ok->set_param("boundary", std::string("lines"));
+  ok->set_param("corners", std::int64_t{3});
+  ok->set_param("normalisation", std::string("polygon"));
+  RecordingContext ctx;
+  EXPECT_EQ(error_of(*ok, ctx), "(no error)");
 }
 
 TEST(PackNode, RefusesImpossibleRequests) {

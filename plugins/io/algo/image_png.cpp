@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "gemflow/io/errors.hpp"
@@ -38,10 +39,12 @@ struct WriteJob {
   int depth = 8;
   png_bytep* rows = nullptr;
   char error[256] = {};
+  int sys_errno = 0;  ///< errno when libpng gave up (its fwrite's reason)
 };
 
 void on_png_error(png_structp png, png_const_charp message) {
   auto* job = static_cast<WriteJob*>(png_get_error_ptr(png));
+  job->sys_errno = errno;
   std::snprintf(job->error, sizeof job->error, "%s", message);
   png_longjmp(png, 1);
 }
@@ -118,17 +121,24 @@ void write_png(const std::filesystem::path& file, const Image& image, PngDepth d
   std::vector<png_bytep> rows(h);
   for (std::size_t y = 0; y < h; ++y) rows[y] = &pixels[y * row_bytes];
 
+  const auto cannot_write = [&](int err) {
+    return std::runtime_error("cannot write " + name + ": " + std::strerror(err != 0 ? err : EIO));
+  };
   const std::unique_ptr<FILE, int (*)(FILE*)> fp(std::fopen(file.c_str(), "wb"), std::fclose);
-  if (!fp) throw ParseError(name, 0, std::string("cannot write: ") + std::strerror(errno));
+  if (!fp) throw cannot_write(errno);
   WriteJob job;
   job.fp = fp.get();
   job.width = static_cast<std::uint32_t>(w);
   job.height = static_cast<std::uint32_t>(h);
   job.depth = bits;
   job.rows = rows.data();
-  if (!write_rows(job)) throw ParseError(name, 0, std::string("libpng: ") + job.error);
-  if (std::fflush(fp.get()) != 0 || std::ferror(fp.get()))
-    throw ParseError(name, 0, std::string("cannot write: ") + std::strerror(errno));
+  errno = 0;
+  if (!write_rows(job)) {
+    // libpng says only "Write Error" when fwrite fails (a full disk): give the system's reason.
+    if (std::ferror(fp.get())) throw cannot_write(job.sys_errno);
+    throw ParseError(name, 0, std::string("libpng: ") + job.error);
+  }
+  if (std::fflush(fp.get()) != 0 || std::ferror(fp.get())) throw cannot_write(errno);
 }
 
 namespace {

@@ -648,7 +648,7 @@ T load_le(const char* p) {
 }  // namespace
 
 Matrix<double> parse_npy(std::string_view bytes, const std::string& path, MatrixFileInfo* info,
-                         const CancelCheck& cancel) {
+                         const CancelCheck& cancel, bool vector_as_column) {
   auto fail = [&](std::size_t at, const std::string& msg) -> ParseError {
     return ParseError(path, 0, "byte " + std::to_string(at) + ": " + msg);
   };
@@ -688,6 +688,7 @@ Matrix<double> parse_npy(std::string_view bytes, const std::string& path, Matrix
     h.fail(0, "dtype '" + h.descr +
                   "' is not supported (supported: '<f8', '<f4', '<i8', '<i4'); convert with numpy: "
                   "a.astype('<f8')");
+  if (vector_as_column && h.shape.size() == 1) h.shape.push_back(1);  // (n,) is n×1, in C or Fortran order
   if (h.shape.size() != 2) {
     std::string hint = h.shape.size() == 1 ? "; save a.reshape(-1, 1) for a column or a.reshape(1, -1) for a row" : "";
     h.fail(0, "shape " + shape_str(h.shape) + " has " + std::to_string(h.shape.size()) +

@@ -327,7 +327,7 @@ Signal parse_signal(std::string_view bytes, const std::string& path, const ReadS
     s = parse_text(bytes, path, ext, o, info);
   } else if (ext == ".npy") {
     MatrixFileInfo mi;
-    Matrix<double> m = parse_npy(bytes, path, &mi, o.cancel);
+    Matrix<double> m = parse_npy(bytes, path, &mi, o.cancel, /*vector_as_column=*/true);
     info.format = "npy";
     s.samples = std::move(m);
     for (std::size_t d = 0; d < s.dims(); ++d)

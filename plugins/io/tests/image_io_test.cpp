@@ -1,9 +1,11 @@
 // PNG reading and writing: exact 8-bit round trips, the sRGB conversion of linear images against
 // values worked out by hand, the header written, and hostile files refused with the file named.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "gemflow/io/image_io.hpp"
@@ -130,6 +132,30 @@ TEST(Png, InvalidImagesAreRefusedWithTheReason) {
   wide.width = kMaxImageSide + 1;
   wide.height = 0;
   EXPECT_CONTAINS(error_of([&] { write_png(temp_path("w.png"), wide, PngDepth::Eight, "w.png"); }), "empty");
+}
+
+// A full disk gave "input 'image': libpng: Write Error": neither the file nor the reason, and
+// blamed on the image. Both places a write fails are covered: inside libpng (an image larger
+// than stdio's buffer) and at the final flush (a small one).
+TEST(Png, AFullDiskIsNamedWithTheFileAndTheSystemsReason) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  Image noisy;  // incompressible, so that libpng writes far more than stdio buffers
+  noisy.width = 256;
+  noisy.height = 256;
+  noisy.format = Image::Format::RGBA8;
+  noisy.u8.resize(256 * 256 * 4);
+  std::uint32_t x = 12345;
+  for (auto& b : noisy.u8) b = static_cast<std::uint8_t>((x = x * 1664525u + 1013904223u) >> 24);
+  for (const Image& im : {noisy, gradient8(2, 2)}) {
+    try {
+      write_png("/dev/full", im, PngDepth::Eight, "out/picture.png");
+      ADD_FAILURE() << "no error for a " << im.width << "×" << im.height << " image";
+    } catch (const ParseError& e) {
+      ADD_FAILURE() << "a write error reported as a bad image: " << e.what();
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "cannot write out/picture.png: No space left on device");
+    }
+  }
 }
 
 TEST(Png, HostileFilesNameTheFileAndTheReason) {

@@ -172,6 +172,21 @@ TEST(MeshIo, HostileInputNamesFileAndPlace) {
   EXPECT_CONTAINS(error_of([&] { (void)read_mesh(dir.string()); }), "folder.obj: is a folder, not a file");
 }
 
+// The zero-area test squared coordinate differences: a mesh at 1e200 (overflow to inf) or 1e-200
+// (underflow to 0) had every face "degenerate (repeated vertex or zero area)".
+TEST(MeshTopology, AreaTestIsScaleFree) {
+  for (double scale : {1e200, 1e-200, 1e-9, 1e9}) {
+    TriMesh m = square();
+    for (auto& v : m.vertices)
+      for (auto& x : v) x *= scale;
+    const MeshTopology t = mesh_topology(m);
+    EXPECT_TRUE(t.disk()) << scale << ": " << t.manifold_problems();
+    EXPECT_EQ(t.degenerate_count, 0u) << scale;
+    m.vertices[2] = {2 * scale, 0, 0};  // collinear with 0 and 1: face 0 has zero area at any scale
+    EXPECT_EQ(mesh_topology(m).degenerate_count, 1u) << scale;
+  }
+}
+
 TEST(MeshTopology, NamesEveryDefect) {
   TriMesh m = square();
   EXPECT_TRUE(mesh_topology(m).disk());

@@ -8,6 +8,7 @@
 #include <gemflow/types.hpp>
 
 #include "gemflow/io/errors.hpp"
+#include "gemflow/io/matrix_io.hpp"
 #include "gemflow/io/signal_io.hpp"
 #include "io_test_support.hpp"
 #include "register.hpp"
@@ -142,6 +143,27 @@ TEST(SignalIo, OneValuePerLine) {
   EXPECT_EQ(fi.format, "text");
   const Signal e = read_signal(sample("sequences/tssb/TwoLeadECG.txt"));
   EXPECT_NEAR(e.samples(0, 0), -0.071385, 0);
+}
+
+// np.save of a 1-D signal (the usual shape of one channel) was refused: "a matrix needs exactly 2"
+// dimensions. A signal reads it as one channel; a matrix still refuses it.
+TEST(SignalIo, OneDimensionalNpyIsOneChannel) {
+  const double values[3] = {1.5, -2.0, 4.25};
+  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char*>(values), sizeof values);
+  SignalFileInfo fi;
+  const Signal s = parse_signal(bytes, "one.npy", {}, &fi);
+  ASSERT_EQ(s.length(), 3u);
+  ASSERT_EQ(s.dims(), 1u);
+  EXPECT_EQ(fi.format, "npy");
+  for (int t = 0; t < 3; ++t) EXPECT_EQ(s.samples(t, 0), values[t]);
+  EXPECT_THROW((void)parse_npy(bytes, "one.npy"), ParseError);
 }
 
 TEST(SignalIo, TextErrorsNameTheLine) {

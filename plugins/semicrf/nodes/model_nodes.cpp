@@ -53,12 +53,22 @@ struct GaussianParams : ParamGroup {
                  VarianceEstimate::noise,
                  {{VarianceEstimate::noise, "noise"}, {VarianceEstimate::cluster, "cluster"}},
                  {.doc = "Label variances: noise (one per channel, from the median absolute first difference) or "
-                         "cluster (each label's spread, at least the noise)"}} {
+                         "cluster (each label's spread, at least the noise)"}},
+        labels_name{name("labels")} {
     done();
+  }
+  /// C for a signal of T samples; more labels than samples is the parameter's fault, said as such.
+  [[nodiscard]] std::size_t count_for(std::size_t T) const {
+    const auto C = static_cast<std::size_t>(*labels);
+    if (C > T)
+      throw InputError("parameter '" + labels_name + "' = " + std::to_string(C) + " is more than the signal's " +
+                       std::to_string(T) + " samples (each label needs at least one)");
+    return C;
   }
   Param<int> labels;
   Choice<LevelEstimate> levels;
   Choice<VarianceEstimate> variance;
+  std::string labels_name;
 };
 
 const Signal& checked_signal(const Input<Signal>& in) {
@@ -122,7 +132,7 @@ class GaussianEmissions final : public Node {
       names = (*model).labels;
       ctx.info("Gaussians of the model input");
     } else {
-      const std::size_t C = static_cast<std::size_t>(*gauss.labels);
+      const std::size_t C = gauss.count_for(T);
       g = run_algo(
           [&] { return estimate_gaussians(s.samples.data(), T, D, C, *gauss.levels, *gauss.variance, mask(s)); });
       if (!(*means).empty()) {
@@ -263,7 +273,7 @@ class Fit final : public Node {
   void execute(NodeContext& ctx) override {
     const Signal& s = checked_signal(signal);
     const std::size_t T = s.length(), D = s.dims();
-    const std::size_t C = static_cast<std::size_t>(*gauss.labels);
+    const std::size_t C = gauss.count_for(T);
     const std::size_t K = *max_duration == 0 ? T : std::min<std::size_t>(T, static_cast<std::size_t>(*max_duration));
     CrfModel m;
     m.centring = *centring;

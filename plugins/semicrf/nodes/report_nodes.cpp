@@ -107,7 +107,9 @@ class Evaluate final : public Node {
                 "0 added to every set — and the segmentation covering averaged over annotators) or with TSSB's "
                 "covering (desc.txt: one annotator). One row per call; with the input 'previous' the row is "
                 "appended to that table, so that a chain of evaluations makes one benchmark table.",
-            .errors = "A file without the series; malformed JSON (file:line); an invalid segmentation.",
+            .errors =
+                "A file without the series; malformed JSON (file:line); an annotated change point outside the "
+                "segmentation's samples (the annotations of another signal); an invalid segmentation.",
             .memory = "The annotation file's text and one table row.",
             .determinism = "Deterministic.",
             .references =
@@ -131,6 +133,13 @@ class Evaluate final : public Node {
     const auto file = annotations.value();
     ctx.add_input_file(file);
     const Truth truth = read_truth(file, *series);
+    // Annotations of another series, or of a longer signal, would be scored without complaint.
+    for (const auto& cps : truth.annotators)
+      for (long long c : cps)
+        if (c < 0 || c >= static_cast<long long>(s.length))
+          throw InputError(file.string() + ": series '" + *series + "': the annotated change point " +
+                           std::to_string(c) + " is outside the segmentation's " + std::to_string(s.length) +
+                           " samples: are these the annotations of the signal segmented?");
     const ChangePoints cps = change_points_of(s, *merge_same_label);
     const F1Score f = f_measure(truth.annotators, cps, *margin);
     const double cover = covering(truth.annotators, cps, s.length);

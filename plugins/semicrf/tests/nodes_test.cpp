@@ -301,6 +301,56 @@ TEST(SemicrfNodes, EvaluateAppendsRows) {
   EXPECT_NE(gt::error_of(*bad, ctx).find("no annotations of series 'nonexistent'"), std::string::npos);
 }
 
+// More labels than samples was refused as "8 labels for 3 samples (need 1 ≤ C ≤ T)", naming no
+// parameter; both nodes that estimate Gaussians from the signal name it now.
+TEST(SemicrfNodes, MoreLabelsThanSamplesNamesTheParameter) {
+  Signal three;
+  three.samples = Matrix<double>(3, 1);
+  for (int t = 0; t < 3; ++t) three.samples(t, 0) = t;
+  three.channels = {"x"};
+  three.units = {""};
+  for (const char* id : {"semicrf.fit", "semicrf.gaussian_emissions"}) {
+    for (int labels : {3, 4}) {
+      gt::RecordingContext ctx;
+      auto n = gt::make_node(registry(), id);
+      n->set_input("signal", Value::make(three));
+      n->set_param("labels", labels);
+      const std::string e = gt::error_of(*n, ctx);
+      if (labels == 3) {
+        EXPECT_EQ(e, "(no error)") << id;
+      } else {
+        EXPECT_NE(e.find("parameter 'labels' = 4 is more than the signal's 3 samples"), std::string::npos)
+            << id << ": " << e;
+      }
+    }
+  }
+}
+
+// A segmentation shorter than the annotated series (another signal, or a shortened one) was
+// scored against it without complaint (exit 0, a meaningless F1 and Cover).
+TEST(SemicrfNodes, EvaluateRefusesAnnotationsBeyondTheSignal) {
+  const auto evaluate = [](std::size_t length) {
+    Segmentation one;  // run_log's annotations end at 317
+    one.length = length;
+    one.labels = {"a"};
+    one.segments = {{0, length, 0, 0}};
+    gt::RecordingContext ctx;
+    auto ev = gt::make_node(registry(), "semicrf.evaluate");
+    ev->set_input("segmentation", Value::make(one));
+    ev->set_param("annotations", sample("sequences/tcpd/annotations.json"));
+    ev->set_param("series", std::string("run_log"));
+    return gt::error_of(*ev, ctx);
+  };
+  EXPECT_EQ(evaluate(318), "(no error)");
+  const std::string e = evaluate(317);
+  EXPECT_NE(e.find("annotations.json: series 'run_log': the annotated change point 317 is outside the "
+                   "segmentation's 317 samples"),
+            std::string::npos)
+      << e;
+  const std::string short_one = evaluate(10);
+  EXPECT_NE(short_one.find("outside the segmentation's 10 samples"), std::string::npos) << short_one;
+}
+
 TEST(SemicrfNodes, PlotMakesAnImage) {
   const auto c = fit_and_decode(steps(), 3, 10.0);
   gt::RecordingContext ctx;

@@ -35,8 +35,9 @@ enum class PngDepth { Eight = 8, Sixteen = 16 };
 /// Writes `image` to `file` as an RGBA PNG of `depth` bits per sample with an sRGB chunk
 /// (conversion above). `name` names the file in errors (the real file may be a temporary).
 /// Throws ParseError(name, 0, ...) when the image is empty or invalid (Image::validate: NaN,
-/// negative or non-finite colour, alpha outside [0, 1]) or larger than kMaxImageSide, and when
-/// the file cannot be written (the system's reason).
+/// negative or non-finite colour, alpha outside [0, 1]) or larger than kMaxImageSide. A file that
+/// cannot be written (a full disk) throws std::runtime_error "cannot write NAME: <the system's
+/// reason>": not a ParseError, since nothing is wrong with the image.
 void write_png(const std::filesystem::path& file, const Image& image, PngDepth depth, const std::string& name);
 
 /// Reads a PNG file (any colour type and bit depth). Throws ParseError naming the file when it

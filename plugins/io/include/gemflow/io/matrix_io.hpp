@@ -92,8 +92,10 @@ struct MatrixFileInfo {
 /// `cancel` is polled every 4096 values (ReadCancelled).
 [[nodiscard]] Matrix<double> read_npy(const std::string& path, MatrixFileInfo* info = nullptr,
                                       const CancelCheck& cancel = {});
+/// `vector_as_column`: a 1-D array (shape (n,)) is read as an n×1 matrix (a signal's one channel)
+/// instead of being refused.
 [[nodiscard]] Matrix<double> parse_npy(std::string_view bytes, const std::string& path, MatrixFileInfo* info = nullptr,
-                                       const CancelCheck& cancel = {});
+                                       const CancelCheck& cancel = {}, bool vector_as_column = false);
 
 /// The writers refuse a matrix with a zero dimension (std::invalid_argument): the readers would
 /// refuse the file.

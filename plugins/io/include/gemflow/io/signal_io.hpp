@@ -14,8 +14,8 @@
 //         nan, null and ? are missing values. `time_column` (a header name or a 1-based column
 //         number) takes that column as the time axis (finite, strictly increasing, seconds);
 //         `columns` selects the channels (the other columns are not read).
-//  .npy   a 2-D array (T × D) of '<f8', '<f4', '<i8' or '<i4' (gemflow/io/matrix_io.hpp: its
-//         rules and errors), no missing values.
+//  .npy   a 2-D array (T × D; a 1-D array is one channel) of '<f8', '<f4', '<i8' or '<i4'
+//         (gemflow/io/matrix_io.hpp: its rules and errors), no missing values.
 // Missing values: marked 0 in Signal::valid (left empty when nothing is missing), and their
 // placeholder filled per channel by linear interpolation between the nearest observed samples
 // (before the first and after the last observed sample: that sample's value); reported
