@@ -6,14 +6,13 @@
 //        sample flames and on synthetic flames of 1, 2, 5, 10, 20 and 50 xforms.
 //   --de-scatter: GPU density estimation by the atomic scatter instead of the shared-memory
 //        gather (to compare the post-processing share of the two).
-//   --u64-histogram: rows per flame with the plain u64 histogram (basic_u64: one atomic per lane
-//        and channel; the baseline of the basic row, split u32 words with warp-aggregated adds,
-//        the default) and with u64 cells plus the warp aggregation (basic_u64agg, against
-//        basic_u64): the two changes' shares of the gain.
+//   --histogram-layouts: rows per flame with the other histogram layouts against the basic row
+//        (plain u64 cells, the default): split u32 words with warp-aggregated adds (basic_split)
+//        and u64 cells with the warp aggregation alone (basic_u64agg).
 //   GPU rows split the post-processing share into its phases: density (log density + density
 //   estimation), filter + tone map, copy of the image to the host.
 // Usage: flame_bench_render [--cpu-quality Q] [--gpu-quality Q] [--no-cpu] [--no-gpu] [--no-flam3]
-//                           [--size WxH] [--de-scatter] [--u64-histogram] [--only NAME]
+//                           [--size WxH] [--de-scatter] [--histogram-layouts] [--only NAME]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -145,7 +144,7 @@ int main(int argc, char** argv) {
     else if (a == "--no-gpu") gpu = false;
     else if (a == "--no-flam3") peer = false;
     else if (a == "--de-scatter") de_scatter = true;
-    else if (a == "--u64-histogram") u64_rows = true;
+    else if (a == "--histogram-layouts") u64_rows = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--size" && i + 1 < argc) std::sscanf(argv[++i], "%zux%zu", &W, &H);
     else {
@@ -196,7 +195,7 @@ int main(int argc, char** argv) {
     (void)cuda::render_cuda(at_size(flames[0], 64, 64, 1), RenderOptions{}, cuda::CudaRenderOptions{});
     for (const auto& f : gflames) {
       if (!only.empty() && f.name != only) continue;
-      // run −1: basic_u64agg, 0: basic_u64, 1: basic, 2: divergence_free
+      // run −1: basic_split, 0: basic_u64agg, 1: basic (default layout), 2: divergence_free
       for (int run = u64_rows ? -1 : 1; run < 3; ++run) {
         const auto v = run == 2 ? cuda::Variant::DivergenceFree : cuda::Variant::Basic;
         if (v == cuda::Variant::DivergenceFree && f.has_chaos) continue;
@@ -205,14 +204,12 @@ int main(int argc, char** argv) {
         cuda::CudaRenderOptions c;
         c.variant = v;
         c.de_scatter = de_scatter;
-        c.histogram = run == 0    ? cuda::Histogram::U64
-                      : run == -1 ? cuda::Histogram::U64Aggregated
-                                  : cuda::Histogram::Split32;
+        if (run == -1) c.histogram = cuda::Histogram::Split32;
+        if (run == 0) c.histogram = cuda::Histogram::U64Aggregated;
         const auto r = cuda::render_cuda(f, o, c);
-        const std::string name = run == 0 ? "basic_u64" : run == -1 ? "basic_u64agg" : cuda::variant_name(v);
+        const std::string name = run == -1 ? "basic_split" : run == 0 ? "basic_u64agg" : cuda::variant_name(v);
         std::string vs;
-        if (run == 2) vs = "cuda/basic/" + f.name;
-        else if (run == -1 || (run == 1 && u64_rows)) vs = "cuda/basic_u64/" + f.name;
+        if (run == 2 || run <= 0) vs = "cuda/basic/" + f.name;
         Row row{"cuda",         name, f.name, f.xforms.size(), static_cast<double>(r.iterations), r.seconds_iterate,
                 r.seconds_post, vs};
         row.density_s = r.seconds_post_density;

@@ -147,6 +147,7 @@ TEST(RenderGpu, SplitHistogramEqualsTheExactSumsOfAOneCellFlame) {
     cuda::Histogram used{};
     cuda::CudaRenderOptions c;
     c.variant = v;
+    c.histogram = cuda::Histogram::Split32;
     c.histogram_out = &h;
     c.histogram_used = &used;
     const auto r = cuda::render_cuda(f, RenderOptions{}, c);
@@ -180,6 +181,7 @@ TEST(RenderGpu, SplitHistogramEqualsTheU64Histogram) {
       cuda::Histogram used_s{}, used_u{};
       cuda::CudaRenderOptions split, u64;
       split.variant = u64.variant = v;
+      split.histogram = cuda::Histogram::Split32;
       u64.histogram = cuda::Histogram::U64;
       split.histogram_out = &hs;
       u64.histogram_out = &hu;

@@ -18,13 +18,17 @@
 //   threshold is a first guess until flame_bench_render measures the crossover on a device.
 // Histogram: 4 channels of u64 fixed point per cell (2⁻²⁴ units), added by atomics: exact and
 // order-free, so the same seed gives the same bytes on the same device, and no cell saturates.
-// Stored by default as split words (detail/split_hist.hpp): a u32 low word per channel (16 B per
-// cell: 33 MB at 1080p, within the 50 MB L2 of an H100, where the u64 cells' 66 MB were not)
-// and a u32 high word in another array, incremented when atomicAdd's returned old value shows
-// that the low word wrapped — the same u64 sums, so the same image bit for bit. Lanes of a warp
-// that plot into the same cell add their increments first (labeled_partition + reduce: integer,
-// exact) and one lane makes the atomics, which spares the hot cells of concentrated flames. A
-// flame whose palette · opacity could exceed 4 (a warp's sum could pass 2³²) keeps plain u64 cells.
+// Stored by default as plain u64 cells, one atomic per lane and channel. Two other layouts give
+// the same sums, so the same image bit for bit: split words (detail/split_hist.hpp: a u32 low
+// word per channel, 16 B per cell, 33 MB at 1080p, within an H100's 50 MB L2, and a u32 high word
+// in another array, incremented when atomicAdd's returned old value shows that the low word
+// wrapped) with warp-aggregated adds (lanes plotting into one cell add first, one lane makes the
+// atomics), and u64 cells with the aggregation alone. Measured on an H100 (docs/performance.md,
+// "Fractal flames"), both are slower on typical flames (0.51–0.79× of plain u64: the
+// labeled_partition and the returned-value atomics cost more than the L2 fit gives) and much
+// faster only where the samples pile onto a few cells (a point attractor: 27×); so they are
+// options, not the default. A flame whose palette · opacity could exceed 4 (a warp's sum could
+// pass 2³²) keeps plain u64 cells whatever is asked.
 // Post-processing on the device: log density, density estimation, spatial filter and tone map
 // (fp64), the same formulas as the CPU path (detail/core.hpp). Density estimation gathers: a
 // first pass gives each cell its log-density value and kernel index, a second sums, for each
@@ -53,8 +57,9 @@ using CudaError = ::gemflow::cuda::CudaError;
 enum class Variant { Basic, DivergenceFree, Auto };
 inline constexpr std::size_t kAutoDivergenceFreeXforms = 5;
 
-/// Split32: split words, warp-aggregated adds (the default); U64: plain u64 atomics per lane (the
-/// baseline); U64Aggregated: u64 cells with the warp-aggregated adds (to tell the two apart).
+/// U64: plain u64 atomics per lane (the default, fastest on typical flames); Split32: split words
+/// with warp-aggregated adds; U64Aggregated: u64 cells with the warp-aggregated adds (for flames
+/// whose samples concentrate on few cells). Same image in every layout.
 enum class Histogram { Split32, U64, U64Aggregated };
 
 struct CudaRenderOptions {
@@ -68,9 +73,9 @@ struct CudaRenderOptions {
   /// Test hook: density estimation by the atomic scatter even where the shared-memory gather
   /// fits (the gather is the default; the scatter remains for very large estimator radii).
   bool de_scatter = false;
-  /// Split32 (the default; U64 where the flame does not allow aggregation, see above), U64 or
-  /// U64Aggregated (the baselines the benchmark compares against). Same image in every layout.
-  Histogram histogram = Histogram::Split32;
+  /// U64 (the default), Split32 or U64Aggregated (U64 where the flame does not allow aggregation,
+  /// see above). Same image in every layout.
+  Histogram histogram = Histogram::U64;
   /// Test hooks: the final histogram as u64 values (cells · 4, row-major, RGBA), and the layout
   /// actually used.
   std::vector<std::uint64_t>* histogram_out = nullptr;
