@@ -324,7 +324,27 @@ TEST(EnsembleNode, SmallHelixOutputsAndStatistics) {
   EXPECT_EQ(en->output("rmsf").as<Table>()->rows.size(), 12u);
   const auto models = en->output("models").as<Table>();
   ASSERT_EQ(models->rows.size(), 2u);
-  EXPECT_LE(std::get<double>(models->rows[0][2]), std::get<double>(models->rows[1][2]));  // lowest energy first
+  // accepted structures first (selection: accepted), each part by energy; an accepted model has
+  // no violation > 0.5 Å in the report either (its bounds include the pseudo-atom corrections)
+  const auto acc0 = std::get<std::int64_t>(models->rows[0][6]), acc1 = std::get<std::int64_t>(models->rows[1][6]);
+  EXPECT_GE(acc0, acc1);
+  if (acc0 == acc1) {
+    EXPECT_LE(std::get<double>(models->rows[0][2]), std::get<double>(models->rows[1][2]));
+  }
+  for (const auto& row : models->rows) {
+    if (std::get<std::int64_t>(row[6]) == 1) {
+      EXPECT_EQ(std::get<std::int64_t>(row[3]), 0);
+    }
+  }
+  EXPECT_EQ(m.at("accepted") >= 2, acc0 + acc1 == 2);
+  // selection: energy keeps the lowest energies of the same three structures
+  en->set_param("selection", std::string("energy"));
+  RecordingContext c3;
+  ASSERT_EQ(error_of(*en, c3), "(no error)");
+  const auto by_energy = en->output("models").as<Table>();
+  ASSERT_EQ(by_energy->rows.size(), 2u);
+  EXPECT_LE(std::get<double>(by_energy->rows[0][2]), std::get<double>(by_energy->rows[1][2]));
+  std::printf("helix ensemble: %g of 3 structures accepted\n", m.at("accepted"));
 }
 
 }  // namespace

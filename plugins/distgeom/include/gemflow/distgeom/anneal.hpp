@@ -171,6 +171,17 @@ struct AnnealResult {
   std::size_t cdih_violations = 0;  ///< dihedral restraints off by > 5°
 };
 
+/// Whether an annealed structure is accepted into an ensemble: no distance restraint violated
+/// by more than 0.5 Å and no dihedral restraint by more than 5° (its own terms' counts), the
+/// criteria NMR ensembles are deposited with ("low energy, few restraint violations").
+[[nodiscard]] inline bool accepted(const AnnealResult& r) { return r.noe_violations == 0 && r.cdih_violations == 0; }
+
+/// The order in which an ensemble keeps structures (indices into `energy`): by energy, or with
+/// `by_acceptance` the accepted ones (accepted[k] != 0) first, each part by energy. Stable: equal
+/// energies keep their index order. Throws std::invalid_argument when the sizes differ.
+[[nodiscard]] std::vector<std::size_t> ensemble_order(std::span<const double> energy, std::span<const char> accepted,
+                                                      bool by_acceptance);
+
 /// Anneals from `start` (n×3, Å). `progress(fraction)` returning false cancels
 /// (std::runtime_error("cancelled")). Throws std::invalid_argument on sizes, std::runtime_error
 /// when the energy becomes non-finite (naming the stage).
