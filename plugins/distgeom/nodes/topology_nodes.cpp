@@ -1,6 +1,8 @@
 // distgeom.topology and distgeom.topology_from_residues: the covalent molecule from a sequence.
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -105,6 +107,105 @@ std::vector<ChainSequence> nef_chains(const std::string& path) {
   throw io::ParseError(path, 0, "no _nef_sequence loop (NEF molecular system) in the file");
 }
 
+// NMR-STAR v3 molecular assembly: the residues of _Chem_comp_assembly (Comp_ID, chain
+// Auth_asym_ID, number Auth_seq_ID, else Comp_index_ID + first − 1) when the file lists them (NEF
+// converted to NMR-STAR); else the chains of _Entity_assembly (PDB_chain_ID, else Asym_ID, else
+// A, B, ... by row) with the residues of their entity (_Entity_comp_index: Comp_ID, numbered by
+// Auth_seq_ID when given, else ID + first − 1). Without _Entity_assembly, one chain per entity.
+std::vector<ChainSequence> star_chains(const std::string& path, int first) {
+  const io::StarFile f = io::read_star_file(path);
+  std::map<std::string, std::vector<SequenceResidue>> entities;  // entity ID → residues
+  std::vector<std::string> entity_order;
+  std::vector<std::pair<std::string, std::string>> assembly;  // chain, entity ID
+  std::vector<ChainSequence> listed;                          // _Chem_comp_assembly
+  int assembly_line = 0;
+  for (const auto& b : f.blocks)
+    for (const auto& fr : b.frames) {
+      const io::StarValue* frame_entity = fr.item("_entity.id");
+      for (const auto& l : fr.loops) {
+        const int ci = l.column("_entity_comp_index.id"), cc = l.column("_entity_comp_index.comp_id"),
+                  ca = l.column("_entity_comp_index.auth_seq_id"), ce = l.column("_entity_comp_index.entity_id");
+        if (ci >= 0 && cc >= 0) {
+          for (std::size_t r = 0; r < l.rows(); ++r) {
+            const std::string id = ce >= 0 && !l.at(r, ce).is_null() ? l.at(r, ce).text
+                                   : frame_entity                    ? frame_entity->text
+                                                                     : "1";
+            const bool auth = ca >= 0 && !l.at(r, ca).is_null();
+            const auto& num = auth ? l.at(r, ca) : l.at(r, ci);
+            SequenceResidue res;
+            res.name = l.at(r, cc).text;
+            for (auto& ch : res.name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+            try {
+              std::size_t used = 0;
+              res.number = std::stoi(num.text, &used) + (auth ? 0 : first - 1);
+              if (used != num.text.size()) throw std::invalid_argument(num.text);
+            } catch (const std::exception&) {
+              throw io::ParseError(path, num.line,
+                                   "_Entity_comp_index residue number '" + num.text + "' is not an integer");
+            }
+            if (!entities.count(id)) entity_order.push_back(id);
+            entities[id].push_back(std::move(res));
+          }
+        }
+        // the residues of the assembly listed directly (NEF converted to NMR-STAR)
+        const int kc = l.column("_chem_comp_assembly.comp_id"), ka = l.column("_chem_comp_assembly.auth_asym_id"),
+                  ks = l.column("_chem_comp_assembly.auth_seq_id"), ki = l.column("_chem_comp_assembly.comp_index_id"),
+                  ke = l.column("_chem_comp_assembly.entity_assembly_id");
+        if (kc >= 0 && (ks >= 0 || ki >= 0)) {
+          for (std::size_t r = 0; r < l.rows(); ++r) {
+            const std::string chain =
+                ka >= 0 && !l.at(r, ka).is_null() ? l.at(r, ka).text
+                : ke >= 0 ? std::string(1, static_cast<char>('A' + (std::atoi(l.at(r, ke).text.c_str()) + 25) % 26))
+                          : std::string("A");
+            const bool auth = ks >= 0 && !l.at(r, ks).is_null();
+            if (!auth && ki < 0)
+              throw io::ParseError(path, l.at(r, kc).line, "_Chem_comp_assembly row without a residue number");
+            const auto& num = auth ? l.at(r, ks) : l.at(r, ki);
+            SequenceResidue res;
+            res.name = l.at(r, kc).text;
+            for (auto& ch : res.name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+            try {
+              std::size_t used = 0;
+              res.number = std::stoi(num.text, &used) + (auth ? 0 : first - 1);
+              if (used != num.text.size()) throw std::invalid_argument(num.text);
+            } catch (const std::exception&) {
+              throw io::ParseError(path, num.line,
+                                   "_Chem_comp_assembly residue number '" + num.text + "' is not an integer");
+            }
+            if (listed.empty() || listed.back().chain != chain) listed.push_back(ChainSequence{chain, {}});
+            listed.back().residues.push_back(std::move(res));
+          }
+        }
+        const int ae = l.column("_entity_assembly.entity_id"), ap = l.column("_entity_assembly.pdb_chain_id"),
+                  aa = l.column("_entity_assembly.asym_id");
+        if (ae >= 0) {
+          for (std::size_t r = 0; r < l.rows(); ++r) {
+            std::string chain = ap >= 0 && !l.at(r, ap).is_null()   ? l.at(r, ap).text
+                                : aa >= 0 && !l.at(r, aa).is_null() ? l.at(r, aa).text
+                                                                    : std::string(1, static_cast<char>('A' + r % 26));
+            assembly.push_back({chain, l.at(r, ae).text});
+            if (assembly_line == 0) assembly_line = l.at(r, ae).line;
+          }
+        }
+      }
+    }
+  if (!listed.empty()) return listed;
+  if (entities.empty())
+    throw io::ParseError(path, 0, "no _Chem_comp_assembly or _Entity_comp_index loop (NMR-STAR sequence) in the file");
+  if (assembly.empty())
+    for (std::size_t k = 0; k < entity_order.size(); ++k)
+      assembly.push_back({std::string(1, static_cast<char>('A' + k % 26)), entity_order[k]});
+  std::vector<ChainSequence> out;
+  for (const auto& [chain, id] : assembly) {
+    auto it = entities.find(id);
+    if (it == entities.end())
+      throw io::ParseError(path, assembly_line,
+                           "_Entity_assembly names entity '" + id + "', which has no _Entity_comp_index loop");
+    out.push_back(ChainSequence{chain, it->second});
+  }
+  return out;
+}
+
 // FASTA records (one chain each, chain ids A, B, ... unless `chain_ids` names them) or a bare
 // one-letter sequence.
 std::vector<ChainSequence> fasta_chains(const std::string& path, const std::string& chain_ids, int first) {
@@ -164,15 +265,19 @@ class TopologyNode final : public Node {
         .category = "Distance geometry",
         .doc = std::string("Builds the covalent molecule of a protein from its sequence file: a NEF file's molecular "
                            "system (_nef_sequence: chain_code, sequence_code, residue_name, residue_variant; "
-                           "several chains), or FASTA (one record per chain, ids from `chains`, numbered from "
-                           "`first_residue`; a bare one-letter sequence is one chain).\n"
+                           "several chains), an NMR-STAR v3 file's assembly (.str: _Chem_comp_assembly, else the "
+                           "chains of _Entity_assembly, PDB_chain_ID or Asym_ID, with their entity's "
+                           "_Entity_comp_index residues; numbered by Auth_seq_ID, else from `first_residue`), or FASTA "
+                           "(one record per chain, ids from "
+                           "`chains`, numbered from `first_residue`; a bare one-letter sequence is one chain).\n"
                            "Output: structure. ") +
                kTopologyDoc +
                "\nParameter `copies` repeats every chain "
                "(homo-oligomers given by one sequence): copy k gets the chain id of `chains` entry "
                "k (FASTA) or the next letter after the last chain.",
         .errors =
-            "The file's line for a NEF sequence_code that is not an integer or a FASTA letter outside the 20 "
+            "The file's line for a NEF sequence_code or NMR-STAR residue number that is not an integer, an "
+            "NMR-STAR assembly naming an entity without residues, or a FASTA letter outside the 20 "
             "standard amino acids; the chain and residue for a residue without template, a residue number "
             "used twice in a chain or a variant naming no atom.",
         .memory = "The molecule (a few hundred bytes per atom).",
@@ -185,12 +290,17 @@ class TopologyNode final : public Node {
   PathParam path{this,
                  "path",
                  PathParam::Mode::Read,
-                 "Sequence: .nef (molecular system) or FASTA (.fasta, .fa, .seq)",
+                 "Sequence: .nef (molecular system), .str (NMR-STAR v3 assembly and entities) or FASTA "
+                 "(.fasta, .fa, .seq)",
                  "",
-                 {".nef", ".fasta", ".fa", ".seq", ".txt"}};
+                 {".nef", ".str", ".fasta", ".fa", ".seq", ".txt"}};
   Param<std::string> chains{
       this, "chains", "", {.doc = "FASTA: chain ids of the records, comma-separated (default A, B, ...)"}};
-  Param<std::int64_t> first_residue{this, "first_residue", 1, {.doc = "FASTA: number of the first residue"}};
+  Param<std::int64_t> first_residue{
+      this,
+      "first_residue",
+      1,
+      {.doc = "FASTA, and NMR-STAR entities without Auth_seq_ID: number of the first residue"}};
   Param<std::int64_t> copies{this, "copies", 1, {.min = 1, .max = 26, .doc = "Copies of the chains (homo-oligomers)"}};
   Choice<His> histidine{this,
                         "histidine",
@@ -204,8 +314,9 @@ class TopologyNode final : public Node {
     std::vector<ChainSequence> cs;
     try {
       const auto ext = file.extension().string();
-      cs = ext == ".nef" ? nef_chains(file.string())
-                         : fasta_chains(file.string(), chains.value(), static_cast<int>(first_residue.value()));
+      cs = ext == ".nef"   ? nef_chains(file.string())
+           : ext == ".str" ? star_chains(file.string(), static_cast<int>(first_residue.value()))
+                           : fasta_chains(file.string(), chains.value(), static_cast<int>(first_residue.value()));
     } catch (const io::ParseError& e) {
       throw InputError(e.what());
     }
