@@ -1,4 +1,5 @@
 // distgeom.topology and distgeom.topology_from_residues: the covalent molecule from a sequence.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -6,6 +7,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gemflow/distgeom/topology.hpp>
@@ -112,99 +114,109 @@ std::vector<ChainSequence> nef_chains(const std::string& path) {
 // converted to NMR-STAR); else the chains of _Entity_assembly (PDB_chain_ID, else Asym_ID, else
 // A, B, ... by row) with the residues of their entity (_Entity_comp_index: Comp_ID, numbered by
 // Auth_seq_ID when given, else ID + first − 1). Without _Entity_assembly, one chain per entity.
-std::vector<ChainSequence> star_chains(const std::string& path, int first) {
-  const io::StarFile f = io::read_star_file(path);
-  std::map<std::string, std::vector<SequenceResidue>> entities;  // entity ID → residues
-  std::vector<std::string> entity_order;
-  std::vector<std::pair<std::string, std::string>> assembly;  // chain, entity ID
-  std::vector<ChainSequence> listed;                          // _Chem_comp_assembly
-  int assembly_line = 0;
-  for (const auto& b : f.blocks)
-    for (const auto& fr : b.frames) {
-      const io::StarValue* frame_entity = fr.item("_entity.id");
-      for (const auto& l : fr.loops) {
-        const int ci = l.column("_entity_comp_index.id"), cc = l.column("_entity_comp_index.comp_id"),
-                  ca = l.column("_entity_comp_index.auth_seq_id"), ce = l.column("_entity_comp_index.entity_id");
-        if (ci >= 0 && cc >= 0) {
-          for (std::size_t r = 0; r < l.rows(); ++r) {
-            const std::string id = ce >= 0 && !l.at(r, ce).is_null() ? l.at(r, ce).text
-                                   : frame_entity                    ? frame_entity->text
-                                                                     : "1";
-            const bool auth = ca >= 0 && !l.at(r, ca).is_null();
-            const auto& num = auth ? l.at(r, ca) : l.at(r, ci);
-            SequenceResidue res;
-            res.name = l.at(r, cc).text;
-            for (auto& ch : res.name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-            try {
-              std::size_t used = 0;
-              res.number = std::stoi(num.text, &used) + (auth ? 0 : first - 1);
-              if (used != num.text.size()) throw std::invalid_argument(num.text);
-            } catch (const std::exception&) {
-              throw io::ParseError(path, num.line,
-                                   "_Entity_comp_index residue number '" + num.text + "' is not an integer");
-            }
-            if (!entities.count(id)) entity_order.push_back(id);
-            entities[id].push_back(std::move(res));
-          }
-        }
-        // the residues of the assembly listed directly (NEF converted to NMR-STAR)
-        const int kc = l.column("_chem_comp_assembly.comp_id"), ka = l.column("_chem_comp_assembly.auth_asym_id"),
-                  ks = l.column("_chem_comp_assembly.auth_seq_id"), ki = l.column("_chem_comp_assembly.comp_index_id"),
-                  ke = l.column("_chem_comp_assembly.entity_assembly_id");
-        if (kc >= 0 && (ks >= 0 || ki >= 0)) {
-          for (std::size_t r = 0; r < l.rows(); ++r) {
-            const std::string chain =
-                ka >= 0 && !l.at(r, ka).is_null() ? l.at(r, ka).text
-                : ke >= 0 ? std::string(1, static_cast<char>('A' + (std::atoi(l.at(r, ke).text.c_str()) + 25) % 26))
-                          : std::string("A");
-            const bool auth = ks >= 0 && !l.at(r, ks).is_null();
-            if (!auth && ki < 0)
-              throw io::ParseError(path, l.at(r, kc).line, "_Chem_comp_assembly row without a residue number");
-            const auto& num = auth ? l.at(r, ks) : l.at(r, ki);
-            SequenceResidue res;
-            res.name = l.at(r, kc).text;
-            for (auto& ch : res.name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-            try {
-              std::size_t used = 0;
-              res.number = std::stoi(num.text, &used) + (auth ? 0 : first - 1);
-              if (used != num.text.size()) throw std::invalid_argument(num.text);
-            } catch (const std::exception&) {
-              throw io::ParseError(path, num.line,
-                                   "_Chem_comp_assembly residue number '" + num.text + "' is not an integer");
-            }
-            if (listed.empty() || listed.back().chain != chain) listed.push_back(ChainSequence{chain, {}});
-            listed.back().residues.push_back(std::move(res));
-          }
-        }
-        const int ae = l.column("_entity_assembly.entity_id"), ap = l.column("_entity_assembly.pdb_chain_id"),
-                  aa = l.column("_entity_assembly.asym_id");
-        if (ae >= 0) {
-          for (std::size_t r = 0; r < l.rows(); ++r) {
-            std::string chain = ap >= 0 && !l.at(r, ap).is_null()   ? l.at(r, ap).text
-                                : aa >= 0 && !l.at(r, aa).is_null() ? l.at(r, aa).text
-                                                                    : std::string(1, static_cast<char>('A' + r % 26));
-            assembly.push_back({chain, l.at(r, ae).text});
-            if (assembly_line == 0) assembly_line = l.at(r, ae).line;
-          }
-        }
-      }
+class StarSequence {
+ public:
+  StarSequence(std::string path, int first) : path_(std::move(path)), first_(first) {}
+
+  std::vector<ChainSequence> chains() {
+    const io::StarFile f = io::read_star_file(path_);
+    for (const auto& b : f.blocks)
+      for (const auto& fr : b.frames)
+        for (const auto& l : fr.loops) read_loop(l, fr.item("_entity.id"));
+    if (!listed_.empty()) return listed_;
+    if (entities_.empty())
+      throw io::ParseError(path_, 0,
+                           "no _Chem_comp_assembly or _Entity_comp_index loop (NMR-STAR sequence) in the file");
+    if (assembly_.empty())
+      for (std::size_t k = 0; k < entity_order_.size(); ++k) assembly_.push_back({letter(k), entity_order_[k]});
+    std::vector<ChainSequence> out;
+    for (const auto& [chain, id] : assembly_) {
+      auto it = entities_.find(id);
+      if (it == entities_.end())
+        throw io::ParseError(path_, assembly_line_,
+                             "_Entity_assembly names entity '" + id + "', which has no _Entity_comp_index loop");
+      out.push_back(ChainSequence{chain, it->second});
     }
-  if (!listed.empty()) return listed;
-  if (entities.empty())
-    throw io::ParseError(path, 0, "no _Chem_comp_assembly or _Entity_comp_index loop (NMR-STAR sequence) in the file");
-  if (assembly.empty())
-    for (std::size_t k = 0; k < entity_order.size(); ++k)
-      assembly.push_back({std::string(1, static_cast<char>('A' + k % 26)), entity_order[k]});
-  std::vector<ChainSequence> out;
-  for (const auto& [chain, id] : assembly) {
-    auto it = entities.find(id);
-    if (it == entities.end())
-      throw io::ParseError(path, assembly_line,
-                           "_Entity_assembly names entity '" + id + "', which has no _Entity_comp_index loop");
-    out.push_back(ChainSequence{chain, it->second});
+    return out;
   }
-  return out;
-}
+
+ private:
+  static std::string letter(std::size_t k) { return std::string(1, static_cast<char>('A' + k % 26)); }
+
+  void read_loop(const io::StarLoop& l, const io::StarValue* frame_entity) {
+    if (l.column("_chem_comp_assembly.comp_id") >= 0) read_listed(l);
+    if (l.column("_entity_comp_index.id") >= 0 && l.column("_entity_comp_index.comp_id") >= 0)
+      read_entity(l, frame_entity);
+    if (l.column("_entity_assembly.entity_id") >= 0) read_assembly(l);
+  }
+
+  // A residue of Comp_ID `name`, numbered by the author number when given, else index + first − 1.
+  SequenceResidue residue(const io::StarValue& name, const io::StarValue* auth, const io::StarValue* index,
+                          const char* loop) const {
+    const bool by_auth = auth && !auth->is_null();
+    if (!by_auth && !index) throw io::ParseError(path_, name.line, std::string(loop) + " row without a residue number");
+    const io::StarValue& num = by_auth ? *auth : *index;
+    SequenceResidue res;
+    res.name = name.text;
+    for (auto& ch : res.name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    std::size_t used = 0;
+    try {
+      res.number = std::stoi(num.text, &used) + (by_auth ? 0 : first_ - 1);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != num.text.size())
+      throw io::ParseError(path_, num.line, std::string(loop) + " residue number '" + num.text + "' is not an integer");
+    return res;
+  }
+
+  void read_listed(const io::StarLoop& l) {
+    const int kc = l.column("_chem_comp_assembly.comp_id"), ka = l.column("_chem_comp_assembly.auth_asym_id"),
+              ks = l.column("_chem_comp_assembly.auth_seq_id"), ki = l.column("_chem_comp_assembly.comp_index_id"),
+              ke = l.column("_chem_comp_assembly.entity_assembly_id");
+    for (std::size_t r = 0; r < l.rows(); ++r) {
+      std::string chain = "A";
+      if (ka >= 0 && !l.at(r, ka).is_null()) chain = l.at(r, ka).text;
+      else if (ke >= 0) chain = letter(static_cast<std::size_t>(std::max(1, std::atoi(l.at(r, ke).text.c_str())) - 1));
+      SequenceResidue res = residue(l.at(r, kc), ks >= 0 ? &l.at(r, ks) : nullptr, ki >= 0 ? &l.at(r, ki) : nullptr,
+                                    "_Chem_comp_assembly");
+      if (listed_.empty() || listed_.back().chain != chain) listed_.push_back(ChainSequence{chain, {}});
+      listed_.back().residues.push_back(std::move(res));
+    }
+  }
+
+  void read_entity(const io::StarLoop& l, const io::StarValue* frame_entity) {
+    const int ci = l.column("_entity_comp_index.id"), cc = l.column("_entity_comp_index.comp_id"),
+              ca = l.column("_entity_comp_index.auth_seq_id"), ce = l.column("_entity_comp_index.entity_id");
+    for (std::size_t r = 0; r < l.rows(); ++r) {
+      std::string id = frame_entity ? frame_entity->text : "1";
+      if (ce >= 0 && !l.at(r, ce).is_null()) id = l.at(r, ce).text;
+      SequenceResidue res = residue(l.at(r, cc), ca >= 0 ? &l.at(r, ca) : nullptr, &l.at(r, ci), "_Entity_comp_index");
+      if (!entities_.count(id)) entity_order_.push_back(id);
+      entities_[id].push_back(std::move(res));
+    }
+  }
+
+  void read_assembly(const io::StarLoop& l) {
+    const int ae = l.column("_entity_assembly.entity_id"), ap = l.column("_entity_assembly.pdb_chain_id"),
+              aa = l.column("_entity_assembly.asym_id");
+    for (std::size_t r = 0; r < l.rows(); ++r) {
+      std::string chain = letter(r);
+      if (ap >= 0 && !l.at(r, ap).is_null()) chain = l.at(r, ap).text;
+      else if (aa >= 0 && !l.at(r, aa).is_null()) chain = l.at(r, aa).text;
+      assembly_.push_back({chain, l.at(r, ae).text});
+      if (assembly_line_ == 0) assembly_line_ = l.at(r, ae).line;
+    }
+  }
+
+  std::string path_;
+  int first_;
+  std::map<std::string, std::vector<SequenceResidue>> entities_;  // entity ID → residues
+  std::vector<std::string> entity_order_;
+  std::vector<std::pair<std::string, std::string>> assembly_;  // chain, entity ID
+  std::vector<ChainSequence> listed_;                          // _Chem_comp_assembly
+  int assembly_line_ = 0;
+};
 
 // FASTA records (one chain each, chain ids A, B, ... unless `chain_ids` names them) or a bare
 // one-letter sequence.
@@ -315,7 +327,7 @@ class TopologyNode final : public Node {
     try {
       const auto ext = file.extension().string();
       cs = ext == ".nef"   ? nef_chains(file.string())
-           : ext == ".str" ? star_chains(file.string(), static_cast<int>(first_residue.value()))
+           : ext == ".str" ? StarSequence(file.string(), static_cast<int>(first_residue.value())).chains()
                            : fasta_chains(file.string(), chains.value(), static_cast<int>(first_residue.value()));
     } catch (const io::ParseError& e) {
       throw InputError(e.what());

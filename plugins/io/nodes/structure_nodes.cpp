@@ -73,8 +73,10 @@ class ReadStructure final : public Node {
           for (const auto& a : s.atoms) have.insert(a.chain);
           std::string list;
           for (const auto& c : have) list += (list.empty() ? "" : ", ") + c;
-          throw InputError("parameter 'chain_offsets': chain '" + chain + "' is not in " + file.filename().string() +
-                           " (chains: " + list + ")");
+          std::string msg = "parameter 'chain_offsets': chain '" + chain + "' is not in ";
+          msg += file.filename().string();
+          msg += " (chains: " + list + ")";
+          throw InputError(msg);
         }
         ctx.info(file.filename().string() + ": chain " + chain + " renumbered by " + std::to_string(off));
       }
