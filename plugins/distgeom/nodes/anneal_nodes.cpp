@@ -339,10 +339,10 @@ class EnsembleNode final : public Node {
       Selection::Accepted,
       {{Selection::Accepted, "accepted"}, {Selection::Energy, "energy"}},
       {.doc = "Which structures are kept: accepted = the lowest energies among the structures that violate "
-              "no distance restraint by more than 0.5 Å and no dihedral restraint by more than 5° (the "
-              "annealing's own terms; \"low energy, few restraint violations\", as NMR ensembles are "
-              "deposited), filled up by the lowest energies of the others (warned) when fewer are "
-              "accepted; energy = the lowest energies alone"}};
+              "no distance restraint by more than 0.5 Å (as the report counts them: r^-6 sums, pseudo-atom "
+              "corrections, ring flips) and no dihedral restraint by more than 5° (\"low energy, few "
+              "restraint violations\", as NMR ensembles are deposited), filled up by the lowest energies "
+              "of the others (warned) when fewer are accepted; energy = the lowest energies alone"}};
   SeedParam seed{this, "Seed: structure k uses trial k of this seed (embedding) and seed + k (annealing)"};
   EmbedParams embedding{this};
   RefineParams refinement{this};
@@ -499,14 +499,20 @@ class EnsembleNode final : public Node {
     // A structure annealed into a local minimum that leaves a restraint violated (a residue
     // trapped near φ = 0, a strand out of register) can still have a low energy; accepted ones
     // come first, as NMR ensembles are selected ("low energy, few restraint violations").
+    // Violations as the ensemble reports them (r^-6 sums with pseudo-atom corrections, ring flips).
     const bool by_acceptance = *selection == Selection::Accepted;
     std::size_t n_accepted = 0;
+    std::vector<char> accepted_of(N, 0);
     {
       std::vector<double> energy;
       std::vector<char> acc;
       for (auto k : ok) {
+        const auto v = restraint_violations(p.infos, done[k].r.coords, p.restraints, EquivalentSwap::Rings);
+        const auto nv = static_cast<std::size_t>(std::count_if(
+            v.restraints.begin(), v.restraints.end(), [](const RestraintViolation& x) { return x.violation > 0.5; }));
+        accepted_of[k] = accepted(done[k].r, nv) ? 1 : 0;
         energy.push_back(done[k].r.energy.total);
-        acc.push_back(accepted(done[k].r) ? 1 : 0);
+        acc.push_back(accepted_of[k]);
         n_accepted += acc.back();
       }
       std::vector<std::size_t> sorted;
@@ -681,7 +687,8 @@ class EnsembleNode final : public Node {
       }
       const auto& d = done[ok[m]].r;
       mt.rows.push_back({static_cast<std::int64_t>(m + 1), static_cast<std::int64_t>(ok[m]), d.energy.total,
-                         static_cast<std::int64_t>(nv), vmax, acc_rmsd[m], static_cast<std::int64_t>(accepted(d))});
+                         static_cast<std::int64_t>(nv), vmax, acc_rmsd[m],
+                         static_cast<std::int64_t>(accepted_of[ok[m]])});
     }
     const double nm = static_cast<double>(models.size());
     Table t{{"metric", "value"}, {}};

@@ -162,12 +162,12 @@ TEST(Anneal, RamachandranRegions) {
 // stuck at φ ≈ 0 leaving an NOE 0.51 Å too long) was kept for its energy.
 TEST(Anneal, EnsembleKeepsAcceptedStructuresFirst) {
   AnnealResult r;
-  EXPECT_TRUE(accepted(r));
-  r.noe_violations = 1;
-  EXPECT_FALSE(accepted(r));
-  r.noe_violations = 0;
+  EXPECT_TRUE(accepted(r, 0));
+  EXPECT_FALSE(accepted(r, 1));
+  r.noe_violations = 3;  // the annealing's own count (no corrections, no ring flips) does not decide
+  EXPECT_TRUE(accepted(r, 0));
   r.cdih_violations = 2;
-  EXPECT_FALSE(accepted(r));
+  EXPECT_FALSE(accepted(r, 0));
   const std::vector<double> energy = {180.5, 36.1, 254.5, 61.2, 36.1};
   const std::vector<char> ok = {0, 1, 1, 0, 1};
   EXPECT_EQ(ensemble_order(energy, ok, false), (std::vector<std::size_t>{1, 4, 3, 0, 2}));
