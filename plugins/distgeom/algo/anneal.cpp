@@ -220,6 +220,20 @@ AnnealEnergy md_steps(const AnnealTerms& t, const AnnealWeights& w, std::span<do
   return anneal_energy(t, w, x, {}, &nb);
 }
 
+std::vector<std::size_t> ensemble_order(std::span<const double> energy, std::span<const char> accepted,
+                                        bool by_acceptance) {
+  if (energy.size() != accepted.size())
+    throw std::invalid_argument("ensemble_order: " + std::to_string(energy.size()) + " energies, " +
+                                std::to_string(accepted.size()) + " acceptance flags");
+  std::vector<std::size_t> order(energy.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (by_acceptance && (accepted[a] != 0) != (accepted[b] != 0)) return accepted[a] != 0;
+    return energy[a] < energy[b];
+  });
+  return order;
+}
+
 RamaRegion rama_region(const std::string& residue, double phi, double psi) {
   if (residue == "GLY") return RamaRegion::Favoured;  // every region is accessible to glycine
   auto in = [](double a, double lo, double up) { return lo <= up ? (a >= lo && a <= up) : (a >= lo || a <= up); };

@@ -7,7 +7,10 @@
 // Usage: distgeom_bench_anneal_2kpu [structures] [seed] [keep]; environment: HOT, STAGES, PER,
 // MIN, THOT, TFINAL (schedule), NOE_HOT, NOE, REP_HOT, REP, REP_SCALE_HOT, REP_SCALE, CDIH_HOT,
 // CDIH, RAMA_HOT, RAMA (weights), NO_CDIH=1 (no dihedral restraints), FIRST (first structure),
-// THREADS (parallel structures, default 2), EIGEN=1 (eigen embedding).
+// THREADS (parallel structures, default 2), EIGEN=1 (eigen embedding), SELECT=energy (keep the
+// lowest energies, accepted or not), DETAIL=1 (covalent terms, φ/ψ outside the favoured boxes and
+// restraints violated by > 0.3 Å, with the deposited model's values), REMIN=iterations (a longer
+// final minimisation; REMIN_NOE its NOE weight).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -264,10 +267,16 @@ int main(int argc, char** argv) {
                 100.0 * static_cast<double>(fav) / static_cast<double>(nr),
                 100.0 * static_cast<double>(all) / static_cast<double>(nr), clashes);
   }
+  std::vector<double> xdep(3 * topo.atoms.size());
+  for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
+    const auto& p = dep.models[0][dep_at.at({topo.atoms[i].residue_number, topo.atoms[i].name})];
+    for (int q = 0; q < 3; ++q) xdep[3 * i + q] = p[q];
+  }
   if (N == 0) return 0;
   struct Out {
     double dg_rmsd = 0, rmsd = 0, energy = 0, secs = 0;
     std::size_t viol = 0, fav = 0, all = 0, nr = 0, clashes = 0;
+    bool accepted = false;  // as distgeom.ensemble: no reported violation > 0.5 Å, no dihedral > 5°
     std::vector<double> coords;
   };
   const std::size_t first = static_cast<std::size_t>(env("FIRST", 0));
@@ -287,19 +296,31 @@ int main(int argc, char** argv) {
       const auto tr = run_trials(tp, to);
       AnnealOptions o = ao;
       o.seed = trial_seed(seed + 1, k);
-      const auto an = anneal(terms, tr.refined.coords, o);
+      auto an = anneal(terms, tr.refined.coords, o);
+      if (env("REMIN", 0) > 0) {  // REMIN=iterations: minimise the annealed structure further
+        AnnealOptions mo = o;
+        mo.minimise_iterations = static_cast<std::size_t>(env("REMIN", 0));
+        mo.final.noe = env("REMIN_NOE", mo.final.noe);
+        const auto e0 = an.energy.total;
+        an = anneal_finish(terms, mo, an.coords);
+        an.energy = anneal_energy(terms, o.final, an.coords, {}, nullptr);
+        std::printf("structure %zu re-minimised: E %.1f -> %.1f\n", k, e0, an.energy.total);
+      }
       Out& w = out[q];
       w.secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       w.dg_rmsd = rmsd(tr.refined.coords);
       w.rmsd = rmsd(an.coords);
       w.viol = viol(an.coords);
       w.energy = an.energy.total;
+      w.accepted = accepted(an, w.viol);
       quality(an.coords, w.fav, w.all, w.nr, w.clashes);
       std::lock_guard lock(print);
       std::printf(
-          "structure %zu: DG %.2f Å -> SA %.2f Å, %zu viol, rama %.0f/%.0f %%, %zu clashes, E %.1f (noe %.1f rep %.1f "
+          "structure %zu%s: DG %.2f Å -> SA %.2f Å, %zu viol, rama %.0f/%.0f %%, %zu clashes, E %.1f (noe %.1f rep "
+          "%.1f "
           "cdih %.1f rama %.1f) %.1f s\n",
-          k, w.dg_rmsd, w.rmsd, w.viol, 100.0 * static_cast<double>(w.fav) / static_cast<double>(w.nr),
+          k, w.accepted ? "" : " (not accepted)", w.dg_rmsd, w.rmsd, w.viol,
+          100.0 * static_cast<double>(w.fav) / static_cast<double>(w.nr),
           100.0 * static_cast<double>(w.all) / static_cast<double>(w.nr), w.clashes, an.energy.total, an.energy.noe,
           an.energy.rep, an.energy.cdih, an.energy.rama, w.secs);
       if (env("DETAIL", 0) > 0) {
@@ -316,6 +337,42 @@ int main(int argc, char** argv) {
         }
         std::printf("  bond %.1f angle %.1f chiral %.1f plane %.1f; inverted centres %zu, planes off > 60° %zu\n",
                     an.energy.bond, an.energy.angle, an.energy.chiral, an.energy.plane, wrong, planar_off);
+        // φ/ψ of the residues outside the favoured boxes, and of the deposited model 1
+        for (const auto& q : terms.ramas) {
+          const double deg = 180.0 / 3.14159265358979323846;
+          auto phipsi = [&](const std::vector<double>& x, double& phi, double& psi) {
+            phi = torsion_angle(&x[3 * q.c_prev], &x[3 * q.n], &x[3 * q.ca], &x[3 * q.c]) * deg;
+            psi = torsion_angle(&x[3 * q.n], &x[3 * q.ca], &x[3 * q.c], &x[3 * q.n_next]) * deg;
+          };
+          double phi, psi, dphi, dpsi;
+          phipsi(an.coords, phi, psi);
+          phipsi(xdep, dphi, dpsi);
+          const int rn = topo.atoms[q.ca].residue_number;
+          if (rama_region(topo.atoms[q.ca].residue, phi, psi) != RamaRegion::Favoured || (rn >= 88 && rn <= 93))
+            std::printf("  residue %d %s: phi %.0f psi %.0f (deposited %.0f %.0f)\n", rn,
+                        topo.atoms[q.ca].residue.c_str(), phi, psi, dphi, dpsi);
+        }
+        // the restraints violated by more than 0.3 Å, with the deposited model 1's distance
+        const auto va = restraint_violations(topo.atoms, an.coords, pr, EquivalentSwap::Rings);
+        const auto vd = restraint_violations(topo.atoms, xdep, pr, EquivalentSwap::Rings);
+        for (std::size_t m = 0; m < va.restraints.size(); ++m) {
+          const auto& rv = va.restraints[m];
+          if (rv.violation <= 0.3) continue;
+          std::string who;
+          for (const auto& [sa, sb] : pr[rv.index].alternatives) {
+            auto side = [&](const std::vector<std::size_t>& s2) {
+              std::string o = std::to_string(topo.atoms[s2[0]].residue_number) + topo.atoms[s2[0]].residue + ":";
+              for (auto i : s2) o += topo.atoms[i].name + ",";
+              return o;
+            };
+            who += side(sa) + " - " + side(sb) + " | ";
+          }
+          const double dd = m < vd.restraints.size() ? vd.restraints[m].distance : -1.0;
+          std::printf(
+              "  restraint %d: %s d_eff %.2f, lower %.2f upper %.2f (+corr %.2f), violation %.2f; deposited %.2f\n",
+              pr[rv.index].id, who.c_str(), rv.distance, pr[rv.index].lower, pr[rv.index].upper,
+              pr[rv.index].correction, rv.violation, dd);
+        }
       }
       std::fflush(stdout);
       w.coords = an.coords;
@@ -329,7 +386,12 @@ int main(int argc, char** argv) {
   for (const std::size_t keep : {M, N}) {
     std::vector<std::size_t> idx(N);
     for (std::size_t k = 0; k < N; ++k) idx[k] = k;
-    std::stable_sort(idx.begin(), idx.end(), [&](auto a, auto b2) { return out[a].energy < out[b2].energy; });
+    // as distgeom.ensemble (selection: accepted): the accepted structures first, each part by energy
+    const bool by_energy = std::getenv("SELECT") && std::string(std::getenv("SELECT")) == "energy";
+    std::stable_sort(idx.begin(), idx.end(), [&](auto a, auto b2) {
+      if (!by_energy && out[a].accepted != out[b2].accepted) return out[a].accepted;
+      return out[a].energy < out[b2].energy;
+    });
     idx.resize(std::min(keep, N));
     double mean = 0, best = 1e9, v = 0, fav = 0, all = 0, nr = 0, cl = 0, cpu = 0;
     for (const auto& o : out) cpu += o.secs;

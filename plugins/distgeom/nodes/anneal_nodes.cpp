@@ -280,8 +280,9 @@ class EnsembleNode final : public Node {
             .doc = std::string(
                        "Computes `structures` structures, each one trial of distgeom.embed_and_refine (its own "
                        "seed: metrize → metric matrix → 4D embedding → DG refinement, mirror trial) followed "
-                       "by distgeom.anneal (seeded per structure), keeps the `keep` lowest final energies, "
-                       "superimposes them on the backbone (N, CA, C) of the ordered residues (residues with "
+                       "by distgeom.anneal (seeded per structure), keeps the `keep` lowest final energies "
+                       "(`selection: accepted`, the default: the structures without restraint violations "
+                       "first), superimposes them on the backbone (N, CA, C) of the ordered residues (residues with "
                        "≥ 3 restraints to residues ≥ 5 apart) and reports: precision (mean backbone RMSD to "
                        "the mean structure), accuracy against `reference` model 1 when connected (mean and "
                        "best backbone RMSD over the ordered residues), per-residue RMSF (backbone), "
@@ -298,7 +299,7 @@ class EnsembleNode final : public Node {
                        "stages batched on the device (per-term kernels, anneal_cuda.hpp), the L-BFGS "
                        "minimisations on the host.\nOutputs: structure (the kept models, best first), report (Table "
                        "metric/value), rmsf (Table chain, residue, name, rmsf_A), models (Table: model, seed "
-                       "trial, energy, noe_violations, max_violation_A, rmsd_to_reference_A).\n") +
+                       "trial, energy, noe_violations, max_violation_A, rmsd_to_reference_A, accepted).\n") +
                    kForceFieldDoc,
             .errors =
                 "As distgeom.embed_and_refine and distgeom.anneal; a structure whose embedding or annealing "
@@ -325,12 +326,23 @@ class EnsembleNode final : public Node {
   Input<Structure> topology{this, "topology", "distgeom.topology's molecule (the bounds' structure)"};
   Input<RestraintSet> restraints{this, "restraints", "Restraints resolved against the topology"};
   Input<Structure> reference{this, "reference", "Deposited structure for accuracy (model 1)", PortUse::Optional};
-  Output<Structure> ensemble{this, "structure", "The kept models, lowest energy first"};
+  Output<Structure> ensemble{this, "structure", "The kept models, best first (see selection)"};
   Output<Table> report{this, "report", "Ensemble statistics (metric, value)"};
   Output<Table> rmsf{this, "rmsf", "Per-residue backbone RMSF"};
   Output<Table> model_table{this, "models", "One row per kept model"};
   Param<std::size_t> structures{this, "structures", 20, {.min = 1, .max = 1000, .doc = "Structures computed"}};
   Param<std::size_t> keep{this, "keep", 10, {.min = 1, .max = 1000, .doc = "Lowest-energy structures kept"}};
+  enum class Selection { Accepted, Energy };
+  Choice<Selection> selection{
+      this,
+      "selection",
+      Selection::Accepted,
+      {{Selection::Accepted, "accepted"}, {Selection::Energy, "energy"}},
+      {.doc = "Which structures are kept: accepted = the lowest energies among the structures that violate "
+              "no distance restraint by more than 0.5 Å (as the report counts them: r^-6 sums, pseudo-atom "
+              "corrections, ring flips) and no dihedral restraint by more than 5° (\"low energy, few "
+              "restraint violations\", as NMR ensembles are deposited), filled up by the lowest energies "
+              "of the others (warned) when fewer are accepted; energy = the lowest energies alone"}};
   SeedParam seed{this, "Seed: structure k uses trial k of this seed (embedding) and seed + k (annealing)"};
   EmbedParams embedding{this};
   RefineParams refinement{this};
@@ -484,8 +496,34 @@ class EnsembleNode final : public Node {
     if (ok.size() < M)
       throw Error("only " + std::to_string(ok.size()) + " of " + std::to_string(N) + " structures succeeded, " +
                   std::to_string(M) + " asked to keep");
-    std::stable_sort(ok.begin(), ok.end(),
-                     [&](std::size_t a, std::size_t c) { return done[a].r.energy.total < done[c].r.energy.total; });
+    // A structure annealed into a local minimum that leaves a restraint violated (a residue
+    // trapped near φ = 0, a strand out of register) can still have a low energy; accepted ones
+    // come first, as NMR ensembles are selected ("low energy, few restraint violations").
+    // Violations as the ensemble reports them (r^-6 sums with pseudo-atom corrections, ring flips).
+    const bool by_acceptance = *selection == Selection::Accepted;
+    std::size_t n_accepted = 0;
+    std::vector<char> accepted_of(N, 0);
+    {
+      std::vector<double> energy;
+      std::vector<char> acc;
+      for (auto k : ok) {
+        const auto v = restraint_violations(p.infos, done[k].r.coords, p.restraints, EquivalentSwap::Rings);
+        const auto nv = static_cast<std::size_t>(std::count_if(
+            v.restraints.begin(), v.restraints.end(), [](const RestraintViolation& x) { return x.violation > 0.5; }));
+        accepted_of[k] = accepted(done[k].r, nv) ? 1 : 0;
+        energy.push_back(done[k].r.energy.total);
+        acc.push_back(accepted_of[k]);
+        n_accepted += acc.back();
+      }
+      std::vector<std::size_t> sorted;
+      for (auto q : ensemble_order(energy, acc, by_acceptance)) sorted.push_back(ok[q]);
+      ok = std::move(sorted);
+    }
+    if (by_acceptance && n_accepted < M)
+      ctx.warn(std::to_string(n_accepted) + " of " + std::to_string(ok.size()) +
+               " structures are accepted (no distance restraint violated by > 0.5 Å, no dihedral by > 5°); " +
+               std::to_string(M - n_accepted) + " of the " + std::to_string(M) +
+               " kept are not: compute more structures");
     ok.resize(M);
 
     // ordered residues and backbone rows
@@ -582,7 +620,9 @@ class EnsembleNode final : public Node {
         }
     }
     // violations, Ramachandran, clashes, Cα handedness
-    Table mt{{"model", "structure", "energy", "noe_violations_gt_0_5A", "max_violation_A", "rmsd_to_reference_A"}, {}};
+    Table mt{{"model", "structure", "energy", "noe_violations_gt_0_5A", "max_violation_A", "rmsd_to_reference_A",
+              "accepted"},
+             {}};
     std::size_t viol_total = 0, rama_fav = 0, rama_allowed = 0, rama_n = 0, clashes = 0, ca_ok = 0, ca_n = 0;
     double viol_max = 0;
     const auto bond_sep = [&] {
@@ -647,7 +687,8 @@ class EnsembleNode final : public Node {
       }
       const auto& d = done[ok[m]].r;
       mt.rows.push_back({static_cast<std::int64_t>(m + 1), static_cast<std::int64_t>(ok[m]), d.energy.total,
-                         static_cast<std::int64_t>(nv), vmax, acc_rmsd[m]});
+                         static_cast<std::int64_t>(nv), vmax, acc_rmsd[m],
+                         static_cast<std::int64_t>(accepted_of[ok[m]])});
     }
     const double nm = static_cast<double>(models.size());
     Table t{{"metric", "value"}, {}};
@@ -656,6 +697,7 @@ class EnsembleNode final : public Node {
     add("kept", static_cast<std::int64_t>(M));
     add("failed",
         static_cast<std::int64_t>(N - std::count_if(done.begin(), done.end(), [](const Done& d) { return d.ok; })));
+    add("accepted", static_cast<std::int64_t>(n_accepted));
     add("ensemble_ordered_residue_count", static_cast<std::int64_t>(ordered.size()));
     add("precision_backbone_A", precision);
     double acc_mean = 0, acc_best = std::numeric_limits<double>::infinity();

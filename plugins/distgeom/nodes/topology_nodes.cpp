@@ -1,9 +1,13 @@
 // distgeom.topology and distgeom.topology_from_residues: the covalent molecule from a sequence.
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gemflow/distgeom/topology.hpp>
@@ -105,6 +109,115 @@ std::vector<ChainSequence> nef_chains(const std::string& path) {
   throw io::ParseError(path, 0, "no _nef_sequence loop (NEF molecular system) in the file");
 }
 
+// NMR-STAR v3 molecular assembly: the residues of _Chem_comp_assembly (Comp_ID, chain
+// Auth_asym_ID, number Auth_seq_ID, else Comp_index_ID + first − 1) when the file lists them (NEF
+// converted to NMR-STAR); else the chains of _Entity_assembly (PDB_chain_ID, else Asym_ID, else
+// A, B, ... by row) with the residues of their entity (_Entity_comp_index: Comp_ID, numbered by
+// Auth_seq_ID when given, else ID + first − 1). Without _Entity_assembly, one chain per entity.
+class StarSequence {
+ public:
+  StarSequence(std::string path, int first) : path_(std::move(path)), first_(first) {}
+
+  std::vector<ChainSequence> chains() {
+    const io::StarFile f = io::read_star_file(path_);
+    for (const auto& b : f.blocks)
+      for (const auto& fr : b.frames)
+        for (const auto& l : fr.loops) read_loop(l, fr.item("_entity.id"));
+    if (!listed_.empty()) return listed_;
+    if (entities_.empty())
+      throw io::ParseError(path_, 0,
+                           "no _Chem_comp_assembly or _Entity_comp_index loop (NMR-STAR sequence) in the file");
+    if (assembly_.empty())
+      for (std::size_t k = 0; k < entity_order_.size(); ++k) assembly_.push_back({letter(k), entity_order_[k]});
+    std::vector<ChainSequence> out;
+    for (const auto& [chain, id] : assembly_) {
+      auto it = entities_.find(id);
+      if (it == entities_.end())
+        throw io::ParseError(path_, assembly_line_,
+                             "_Entity_assembly names entity '" + id + "', which has no _Entity_comp_index loop");
+      out.push_back(ChainSequence{chain, it->second});
+    }
+    return out;
+  }
+
+ private:
+  static std::string letter(std::size_t k) { return std::string(1, static_cast<char>('A' + k % 26)); }
+
+  void read_loop(const io::StarLoop& l, const io::StarValue* frame_entity) {
+    if (l.column("_chem_comp_assembly.comp_id") >= 0) read_listed(l);
+    if (l.column("_entity_comp_index.id") >= 0 && l.column("_entity_comp_index.comp_id") >= 0)
+      read_entity(l, frame_entity);
+    if (l.column("_entity_assembly.entity_id") >= 0) read_assembly(l);
+  }
+
+  // A residue of Comp_ID `name`, numbered by the author number when given, else index + first − 1.
+  SequenceResidue residue(const io::StarValue& name, const io::StarValue* auth, const io::StarValue* index,
+                          const char* loop) const {
+    const bool by_auth = auth && !auth->is_null();
+    if (!by_auth && !index) throw io::ParseError(path_, name.line, std::string(loop) + " row without a residue number");
+    const io::StarValue& num = by_auth ? *auth : *index;
+    SequenceResidue res;
+    res.name = name.text;
+    for (auto& ch : res.name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    std::size_t used = 0;
+    try {
+      res.number = std::stoi(num.text, &used) + (by_auth ? 0 : first_ - 1);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != num.text.size())
+      throw io::ParseError(path_, num.line, std::string(loop) + " residue number '" + num.text + "' is not an integer");
+    return res;
+  }
+
+  void read_listed(const io::StarLoop& l) {
+    const int kc = l.column("_chem_comp_assembly.comp_id"), ka = l.column("_chem_comp_assembly.auth_asym_id"),
+              ks = l.column("_chem_comp_assembly.auth_seq_id"), ki = l.column("_chem_comp_assembly.comp_index_id"),
+              ke = l.column("_chem_comp_assembly.entity_assembly_id");
+    for (std::size_t r = 0; r < l.rows(); ++r) {
+      std::string chain = "A";
+      if (ka >= 0 && !l.at(r, ka).is_null()) chain = l.at(r, ka).text;
+      else if (ke >= 0) chain = letter(static_cast<std::size_t>(std::max(1, std::atoi(l.at(r, ke).text.c_str())) - 1));
+      SequenceResidue res = residue(l.at(r, kc), ks >= 0 ? &l.at(r, ks) : nullptr, ki >= 0 ? &l.at(r, ki) : nullptr,
+                                    "_Chem_comp_assembly");
+      if (listed_.empty() || listed_.back().chain != chain) listed_.push_back(ChainSequence{chain, {}});
+      listed_.back().residues.push_back(std::move(res));
+    }
+  }
+
+  void read_entity(const io::StarLoop& l, const io::StarValue* frame_entity) {
+    const int ci = l.column("_entity_comp_index.id"), cc = l.column("_entity_comp_index.comp_id"),
+              ca = l.column("_entity_comp_index.auth_seq_id"), ce = l.column("_entity_comp_index.entity_id");
+    for (std::size_t r = 0; r < l.rows(); ++r) {
+      std::string id = frame_entity ? frame_entity->text : "1";
+      if (ce >= 0 && !l.at(r, ce).is_null()) id = l.at(r, ce).text;
+      SequenceResidue res = residue(l.at(r, cc), ca >= 0 ? &l.at(r, ca) : nullptr, &l.at(r, ci), "_Entity_comp_index");
+      if (!entities_.count(id)) entity_order_.push_back(id);
+      entities_[id].push_back(std::move(res));
+    }
+  }
+
+  void read_assembly(const io::StarLoop& l) {
+    const int ae = l.column("_entity_assembly.entity_id"), ap = l.column("_entity_assembly.pdb_chain_id"),
+              aa = l.column("_entity_assembly.asym_id");
+    for (std::size_t r = 0; r < l.rows(); ++r) {
+      std::string chain = letter(r);
+      if (ap >= 0 && !l.at(r, ap).is_null()) chain = l.at(r, ap).text;
+      else if (aa >= 0 && !l.at(r, aa).is_null()) chain = l.at(r, aa).text;
+      assembly_.push_back({chain, l.at(r, ae).text});
+      if (assembly_line_ == 0) assembly_line_ = l.at(r, ae).line;
+    }
+  }
+
+  std::string path_;
+  int first_;
+  std::map<std::string, std::vector<SequenceResidue>> entities_;  // entity ID → residues
+  std::vector<std::string> entity_order_;
+  std::vector<std::pair<std::string, std::string>> assembly_;  // chain, entity ID
+  std::vector<ChainSequence> listed_;                          // _Chem_comp_assembly
+  int assembly_line_ = 0;
+};
+
 // FASTA records (one chain each, chain ids A, B, ... unless `chain_ids` names them) or a bare
 // one-letter sequence.
 std::vector<ChainSequence> fasta_chains(const std::string& path, const std::string& chain_ids, int first) {
@@ -164,15 +277,19 @@ class TopologyNode final : public Node {
         .category = "Distance geometry",
         .doc = std::string("Builds the covalent molecule of a protein from its sequence file: a NEF file's molecular "
                            "system (_nef_sequence: chain_code, sequence_code, residue_name, residue_variant; "
-                           "several chains), or FASTA (one record per chain, ids from `chains`, numbered from "
-                           "`first_residue`; a bare one-letter sequence is one chain).\n"
+                           "several chains), an NMR-STAR v3 file's assembly (.str: _Chem_comp_assembly, else the "
+                           "chains of _Entity_assembly, PDB_chain_ID or Asym_ID, with their entity's "
+                           "_Entity_comp_index residues; numbered by Auth_seq_ID, else from `first_residue`), or FASTA "
+                           "(one record per chain, ids from "
+                           "`chains`, numbered from `first_residue`; a bare one-letter sequence is one chain).\n"
                            "Output: structure. ") +
                kTopologyDoc +
                "\nParameter `copies` repeats every chain "
                "(homo-oligomers given by one sequence): copy k gets the chain id of `chains` entry "
                "k (FASTA) or the next letter after the last chain.",
         .errors =
-            "The file's line for a NEF sequence_code that is not an integer or a FASTA letter outside the 20 "
+            "The file's line for a NEF sequence_code or NMR-STAR residue number that is not an integer, an "
+            "NMR-STAR assembly naming an entity without residues, or a FASTA letter outside the 20 "
             "standard amino acids; the chain and residue for a residue without template, a residue number "
             "used twice in a chain or a variant naming no atom.",
         .memory = "The molecule (a few hundred bytes per atom).",
@@ -185,12 +302,17 @@ class TopologyNode final : public Node {
   PathParam path{this,
                  "path",
                  PathParam::Mode::Read,
-                 "Sequence: .nef (molecular system) or FASTA (.fasta, .fa, .seq)",
+                 "Sequence: .nef (molecular system), .str (NMR-STAR v3 assembly and entities) or FASTA "
+                 "(.fasta, .fa, .seq)",
                  "",
-                 {".nef", ".fasta", ".fa", ".seq", ".txt"}};
+                 {".nef", ".str", ".fasta", ".fa", ".seq", ".txt"}};
   Param<std::string> chains{
       this, "chains", "", {.doc = "FASTA: chain ids of the records, comma-separated (default A, B, ...)"}};
-  Param<std::int64_t> first_residue{this, "first_residue", 1, {.doc = "FASTA: number of the first residue"}};
+  Param<std::int64_t> first_residue{
+      this,
+      "first_residue",
+      1,
+      {.doc = "FASTA, and NMR-STAR entities without Auth_seq_ID: number of the first residue"}};
   Param<std::int64_t> copies{this, "copies", 1, {.min = 1, .max = 26, .doc = "Copies of the chains (homo-oligomers)"}};
   Choice<His> histidine{this,
                         "histidine",
@@ -204,8 +326,9 @@ class TopologyNode final : public Node {
     std::vector<ChainSequence> cs;
     try {
       const auto ext = file.extension().string();
-      cs = ext == ".nef" ? nef_chains(file.string())
-                         : fasta_chains(file.string(), chains.value(), static_cast<int>(first_residue.value()));
+      cs = ext == ".nef"   ? nef_chains(file.string())
+           : ext == ".str" ? StarSequence(file.string(), static_cast<int>(first_residue.value())).chains()
+                           : fasta_chains(file.string(), chains.value(), static_cast<int>(first_residue.value()));
     } catch (const io::ParseError& e) {
       throw InputError(e.what());
     }

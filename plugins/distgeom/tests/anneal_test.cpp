@@ -7,6 +7,7 @@
 #include <map>
 #include <numbers>
 #include <tuple>
+#include <vector>
 
 #include <gemflow/distgeom/anneal.hpp>
 #include <gemflow/distgeom/bounds.hpp>
@@ -156,6 +157,26 @@ TEST(Anneal, RamachandranRegions) {
 }
 
 // Same seed, same result.
+// The ensemble keeps accepted structures (no restraint violated by > 0.5 Å, no dihedral by > 5°)
+// before lower energies: a structure trapped with a violated restraint (2KPU, 20 → 10: a residue
+// stuck at φ ≈ 0 leaving an NOE 0.51 Å too long) was kept for its energy.
+TEST(Anneal, EnsembleKeepsAcceptedStructuresFirst) {
+  AnnealResult r;
+  EXPECT_TRUE(accepted(r, 0));
+  EXPECT_FALSE(accepted(r, 1));
+  r.noe_violations = 3;  // the annealing's own count (no corrections, no ring flips) does not decide
+  EXPECT_TRUE(accepted(r, 0));
+  r.cdih_violations = 2;
+  EXPECT_FALSE(accepted(r, 0));
+  const std::vector<double> energy = {180.5, 36.1, 254.5, 61.2, 36.1};
+  const std::vector<char> ok = {0, 1, 1, 0, 1};
+  EXPECT_EQ(ensemble_order(energy, ok, false), (std::vector<std::size_t>{1, 4, 3, 0, 2}));
+  EXPECT_EQ(ensemble_order(energy, ok, true), (std::vector<std::size_t>{1, 4, 2, 3, 0}));
+  const std::vector<char> none(5, 0);
+  EXPECT_EQ(ensemble_order(energy, none, true), ensemble_order(energy, none, false));
+  EXPECT_THROW((void)ensemble_order(energy, std::vector<char>(4, 1), true), std::invalid_argument);
+}
+
 TEST(Anneal, DeterministicForASeed) {
   const auto t = peptide("GAVLK");
   const auto terms = anneal_terms(t.atoms, t.xyz, t.bonds, {}, {});

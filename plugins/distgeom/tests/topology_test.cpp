@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -225,6 +226,97 @@ TEST(TopologyNode, FastaWithCopiesGivesIdenticalChains) {
   EXPECT_NE(e.find("'X'"), std::string::npos) << e;
 }
 
+// An NMR-STAR v3 file's assembly: two chains of one entity (as wwPDB's 2KYI conversion: no
+// author numbers, so numbered from first_residue), or the residues listed in _Chem_comp_assembly
+// (NEF converted to NMR-STAR).
+TEST(TopologyNode, NmrStarAssemblyGivesTheChains) {
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_topology_test";
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "dimer.str";
+  std::ofstream(f) << "data_x\nsave_assembly\n_Assembly.Sf_category assembly\nloop_\n_Entity_assembly.ID\n"
+                      "_Entity_assembly.Entity_ID\n_Entity_assembly.Asym_ID\n_Entity_assembly.PDB_chain_ID\n"
+                      "1 1 A .\n2 1 B .\nstop_\nsave_\nsave_pep\n_Entity.Sf_category entity\n_Entity.ID 1\n"
+                      "loop_\n_Entity_comp_index.ID\n_Entity_comp_index.Auth_seq_ID\n_Entity_comp_index.Comp_ID\n"
+                      "1 . GLY\n2 . HIS\n3 . PRO\n4 . TRP\nstop_\nsave_\n";
+  auto node = gemflow::testing::make_node(registry(), "distgeom.topology");
+  node->set_param("path", f.string());
+  node->set_param("first_residue", std::int64_t{20});
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*node, ctx), "(no error)");
+  const auto s = node->output("structure").as<Structure>();
+  // the same molecule as the FASTA sequence GHPW numbered from 20, twice
+  const auto fa = dir / "ghpw.fasta";
+  std::ofstream(fa) << ">pep\nGHPW\n";
+  auto ref = gemflow::testing::make_node(registry(), "distgeom.topology");
+  ref->set_param("path", fa.string());
+  ref->set_param("first_residue", std::int64_t{20});
+  ref->set_param("copies", std::int64_t{2});
+  RecordingContext ctx2;
+  ref->execute(ctx2);
+  const auto r = ref->output("structure").as<Structure>();
+  ASSERT_EQ(s->atoms.size(), r->atoms.size());
+  for (std::size_t i = 0; i < s->atoms.size(); ++i) {
+    ASSERT_EQ(s->atoms[i].chain, r->atoms[i].chain) << i;
+    ASSERT_EQ(s->atoms[i].residue_number, r->atoms[i].residue_number) << i;
+    ASSERT_EQ(s->atoms[i].name, r->atoms[i].name) << i;
+  }
+  EXPECT_EQ(s->atoms.front().residue_number, 20);
+  EXPECT_EQ(s->atoms.back().chain, "B");
+  EXPECT_EQ(s->atoms.back().residue_number, 23);
+  // _Chem_comp_assembly with author chain and numbers
+  std::ofstream(f) << "data_x\nsave_m\n_Assembly.Sf_category assembly\nloop_\n_Chem_comp_assembly.Entity_assembly_ID\n"
+                      "_Chem_comp_assembly.Comp_index_ID\n_Chem_comp_assembly.Comp_ID\n"
+                      "_Chem_comp_assembly.Auth_asym_ID\n_Chem_comp_assembly.Auth_seq_ID\n"
+                      "1 1 GLY A 5\n1 2 HIS A 6\n1 3 PRO A 7\n1 4 TRP A 8\nstop_\nsave_\n";
+  auto listed = gemflow::testing::make_node(registry(), "distgeom.topology");
+  listed->set_param("path", f.string());
+  RecordingContext ctx3;
+  ASSERT_EQ(error_of(*listed, ctx3), "(no error)");
+  const auto l = listed->output("structure").as<Structure>();
+  EXPECT_EQ(l->atoms.size(), r->atoms.size() / 2);
+  EXPECT_EQ(l->atoms.front().residue_number, 5);
+  EXPECT_EQ(l->atoms.back().residue, "TRP");
+  // errors name the file and line
+  std::ofstream(f) << "data_x\nsave_pep\n_Entity.ID 1\nloop_\n_Entity_comp_index.ID\n_Entity_comp_index.Comp_ID\n"
+                      "1x GLY\nstop_\nsave_\n";
+  auto bad = gemflow::testing::make_node(registry(), "distgeom.topology");
+  bad->set_param("path", f.string());
+  RecordingContext ctx4;
+  const auto e = error_of(*bad, ctx4);
+  EXPECT_NE(e.find("dimer.str:7"), std::string::npos) << e;
+  EXPECT_NE(e.find("'1x' is not an integer"), std::string::npos) << e;
+  std::ofstream(f) << "data_x\nsave_s\nloop_\n_Atom_chem_shift.Val\n1.0\nstop_\nsave_\n";
+  auto none = gemflow::testing::make_node(registry(), "distgeom.topology");
+  none->set_param("path", f.string());
+  RecordingContext ctx5;
+  EXPECT_NE(error_of(*none, ctx5).find("no _Chem_comp_assembly or _Entity_comp_index loop"), std::string::npos);
+}
+
+// 2KYI's NMR-STAR conversion (entity, no author numbers) from residue 20 gives the molecule of its
+// NEF file: the same atoms, chains and numbers.
+TEST(TopologyNode, NmrStarOf2kyiEqualsItsNef) {
+  const char* root = std::getenv("GEMFLOW_SHARED_DATA");
+  const std::string dir = root ? std::string(root) + "/restraints/2kyi/" : "";
+  if (!root || !std::filesystem::exists(dir + "2kyi_mr.str") || !std::filesystem::exists(dir + "DhR8C_2kyi.nef"))
+    GTEST_SKIP() << "GEMFLOW_SHARED_DATA not set or 2KYI files absent";
+  auto build = [&](const std::string& file, std::int64_t first) {
+    auto node = gemflow::testing::make_node(registry(), "distgeom.topology");
+    node->set_param("path", dir + file);
+    node->set_param("first_residue", first);
+    RecordingContext ctx;
+    node->execute(ctx);
+    return node->output("structure").as<Structure>();
+  };
+  const auto star = build("2kyi_mr.str", 20), nef = build("DhR8C_2kyi.nef", 1);
+  ASSERT_EQ(star->atoms.size(), nef->atoms.size());
+  for (std::size_t i = 0; i < star->atoms.size(); ++i) {
+    ASSERT_EQ(star->atoms[i].chain, nef->atoms[i].chain) << i;
+    ASSERT_EQ(star->atoms[i].residue_number, nef->atoms[i].residue_number) << i;
+    ASSERT_EQ(star->atoms[i].name, nef->atoms[i].name) << i;
+  }
+  EXPECT_EQ(nef->atoms.back().chain, "B");
+}
+
 }  // namespace
 
 namespace {
@@ -324,7 +416,27 @@ TEST(EnsembleNode, SmallHelixOutputsAndStatistics) {
   EXPECT_EQ(en->output("rmsf").as<Table>()->rows.size(), 12u);
   const auto models = en->output("models").as<Table>();
   ASSERT_EQ(models->rows.size(), 2u);
-  EXPECT_LE(std::get<double>(models->rows[0][2]), std::get<double>(models->rows[1][2]));  // lowest energy first
+  // accepted structures first (selection: accepted), each part by energy; an accepted model has
+  // no violation > 0.5 Å in the report either (its bounds include the pseudo-atom corrections)
+  const auto acc0 = std::get<std::int64_t>(models->rows[0][6]), acc1 = std::get<std::int64_t>(models->rows[1][6]);
+  EXPECT_GE(acc0, acc1);
+  if (acc0 == acc1) {
+    EXPECT_LE(std::get<double>(models->rows[0][2]), std::get<double>(models->rows[1][2]));
+  }
+  for (const auto& row : models->rows) {
+    if (std::get<std::int64_t>(row[6]) == 1) {
+      EXPECT_EQ(std::get<std::int64_t>(row[3]), 0);
+    }
+  }
+  EXPECT_EQ(m.at("accepted") >= 2, acc0 + acc1 == 2);
+  // selection: energy keeps the lowest energies of the same three structures
+  en->set_param("selection", std::string("energy"));
+  RecordingContext c3;
+  ASSERT_EQ(error_of(*en, c3), "(no error)");
+  const auto by_energy = en->output("models").as<Table>();
+  ASSERT_EQ(by_energy->rows.size(), 2u);
+  EXPECT_LE(std::get<double>(by_energy->rows[0][2]), std::get<double>(by_energy->rows[1][2]));
+  std::printf("helix ensemble: %g of 3 structures accepted\n", m.at("accepted"));
 }
 
 }  // namespace

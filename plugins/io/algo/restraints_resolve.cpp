@@ -176,12 +176,15 @@ class Resolver {
 
   // Residue-number offset (structure = file + offset) under which most distinct selectors
   // resolve, when that is more than at `current`; `current` otherwise. Counts in *best_count.
-  [[nodiscard]] int offset_by_atoms(int current, std::size_t* best_count, std::size_t* total) const {
+  // `only_chain`: only that chain's selectors (nullptr: all).
+  [[nodiscard]] int offset_by_atoms(int current, std::size_t* best_count, std::size_t* total,
+                                    const std::string* only_chain = nullptr) const {
     std::set<std::tuple<std::string, int, std::string>> unique;
     int fmin = std::numeric_limits<int>::max(), fmax = std::numeric_limits<int>::min();
     for (const auto& r : set_.restraints)
       for (const auto& alt : r.alternatives)
         for (const AtomSelector* sel : {&alt.a, &alt.b}) {
+          if (only_chain && sel->chain != *only_chain) continue;
           unique.emplace(sel->chain, sel->residue_number, sel->atom);
           fmin = std::min(fmin, sel->residue_number);
           fmax = std::max(fmax, sel->residue_number);
@@ -213,12 +216,14 @@ class Resolver {
 
   // Residue-number offset under which most residue names of the file agree with the
   // structure (canonical names); `current` when none does better. Counts in *agree.
-  [[nodiscard]] int offset_by_names(int current, std::size_t* agree, std::size_t* total) const {
+  [[nodiscard]] int offset_by_names(int current, std::size_t* agree, std::size_t* total,
+                                    const std::string* only_chain = nullptr) const {
     std::set<std::tuple<std::string, int, std::string>> named;
     for (const auto& r : set_.restraints)
       for (const auto& alt : r.alternatives)
         for (const AtomSelector* sel : {&alt.a, &alt.b})
-          if (!sel->residue.empty()) named.emplace(sel->chain, sel->residue_number, canonical_residue(sel->residue));
+          if (!sel->residue.empty() && (!only_chain || sel->chain == *only_chain))
+            named.emplace(sel->chain, sel->residue_number, canonical_residue(sel->residue));
     auto count = [&](int off) {
       std::size_t n = 0;
       for (const auto& [chain, num, name] : named) {
@@ -247,6 +252,15 @@ class Resolver {
       }
     }
     return best;
+  }
+
+  // The chains the file's distance restraints name (as written; "" for none), sorted.
+  [[nodiscard]] std::vector<std::string> file_chains() const {
+    std::set<std::string> c;
+    for (const auto& r : set_.restraints)
+      for (const auto& alt : r.alternatives)
+        for (const AtomSelector* sel : {&alt.a, &alt.b}) c.insert(sel->chain);
+    return {c.begin(), c.end()};
   }
 
   // The residue name of the structure at a selector (empty when the residue is absent).
@@ -459,11 +473,44 @@ double pseudo_atom_correction(const std::string& residue, const std::vector<std:
 ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const ResolveOptions& options) {
   const std::size_t mx = options.max_examples;
   const int offset = options.residue_offset;
+  auto off = [&](const AtomSelector& sel) {
+    auto it = options.chain_offsets.find(sel.chain);
+    return it == options.chain_offsets.end() ? offset : it->second;
+  };
   check_bounds(set, options);
   const Resolver resolver(set, s);
   ResolveReport report;
   report.restraints_in = set.restraints.size();
-  const std::string offset_text = offset != 0 ? " (with residue_offset " + signed_text(offset) + ")" : "";
+  std::string offset_text = offset != 0 ? " (with residue_offset " + signed_text(offset) : "";
+  for (const auto& [c, o] : options.chain_offsets)
+    offset_text += (offset_text.empty() ? " (with chain " : ", chain ") + c + " offset " + signed_text(o);
+  if (!offset_text.empty()) offset_text += ")";
+  // Chains numbered apart (a dimer's chain B from 91 against 20 in the structure): the best
+  // offset per chain, as a hint, when the file has several chains and they need different ones
+  // (or other ones than set).
+  auto chain_hint = [&](bool by_names) {
+    const auto chains = resolver.file_chains();
+    if (chains.size() < 2) return std::string();
+    std::map<std::string, int> best;
+    bool differs = false;
+    for (const auto& c : chains) {
+      AtomSelector probe;
+      probe.chain = c;
+      const int current = off(probe);
+      std::size_t found = 0, total = 0;
+      const int b = by_names ? resolver.offset_by_names(current, &found, &total, &c)
+                             : resolver.offset_by_atoms(current, &found, &total, &c);
+      best[c] = b;
+      differs = differs || b != current;
+    }
+    std::set<int> values;
+    for (const auto& [c, b] : best) values.insert(b);
+    if (!differs || values.size() < 2) return std::string();
+    report.suggested_chain_offsets = best;
+    std::string text;
+    for (const auto& [c, b] : best) text += (text.empty() ? "" : ", ") + c + ":" + std::to_string(b);
+    return "; per chain (structure residue = file residue + offset), chain_offsets: \"" + text + "\"";
+  };
 
   // ---- residue names: the file's against the structure's, before any atom is looked up
   Counter name_mismatch;
@@ -472,18 +519,19 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
     for (const auto& alt : r.alternatives)
       for (const AtomSelector* sel : {&alt.a, &alt.b}) {
         if (sel->residue.empty()) continue;
-        const std::string here = resolver.structure_residue(*sel, offset);
+        const std::string here = resolver.structure_residue(*sel, off(*sel));
         if (here.empty() || canonical_residue(sel->residue) == canonical_residue(here)) continue;
         if (name_mismatch.count == 0) first_mismatch_line = sel->line > 0 ? sel->line : line_of(r);
-        name_mismatch.add(where(set, *sel, r) + ": residue " + Resolver::label(*sel, sel->residue_number) + " is " +
-                              sel->residue + " in the file, " + here + " in the structure" +
-                              (offset != 0 ? " (residue " + std::to_string(sel->residue_number + offset) + ")" : ""),
-                          mx);
+        name_mismatch.add(
+            where(set, *sel, r) + ": residue " + Resolver::label(*sel, sel->residue_number) + " is " + sel->residue +
+                " in the file, " + here + " in the structure" +
+                (off(*sel) != 0 ? " (residue " + std::to_string(sel->residue_number + off(*sel)) + ")" : ""),
+            mx);
       }
   for (const auto& d : set.dihedrals)
     for (const AtomSelector& sel : d.atoms) {
       if (sel.residue.empty()) continue;
-      const std::string here = resolver.structure_residue(sel, offset);
+      const std::string here = resolver.structure_residue(sel, off(sel));
       if (here.empty() || canonical_residue(sel.residue) == canonical_residue(here)) continue;
       if (name_mismatch.count == 0) first_mismatch_line = sel.line > 0 ? sel.line : dihedral_line(d);
       name_mismatch.add((sel.line > 0 ? set.source + ":" + std::to_string(sel.line) : d.origin) +
@@ -502,13 +550,15 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
                     signed_text(best) + ") " + std::to_string(agree) + " of the " + std::to_string(total) +
                     " residue names of the file agree";
     }
+    const std::string per_chain = chain_hint(true);
+    offset_hint += per_chain;
     if (options.on_residue_mismatch == ResidueMismatchPolicy::Error)
-      throw ParseError(set.source, first_mismatch_line,
-                       std::to_string(name_mismatch.count) +
-                           " atom selections name a residue that differs from the structure" + offset_text + ": " +
-                           name_mismatch.joined() + offset_hint +
-                           (best != offset ? "" : "; the restraints may belong to another molecule") +
-                           " (on_residue_mismatch: warn resolves them anyway)");
+      throw ParseError(
+          set.source, first_mismatch_line,
+          std::to_string(name_mismatch.count) + " atom selections name a residue that differs from the structure" +
+              offset_text + ": " + name_mismatch.joined() + offset_hint +
+              (best != offset || !per_chain.empty() ? "" : "; the restraints may belong to another molecule") +
+              " (on_residue_mismatch: warn resolves them anyway)");
   }
 
   // ---- atoms
@@ -523,8 +573,8 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
     for (auto& alt : r.alternatives) {
       for (int k = 0; k < 2 && ok; ++k) {
         const AtomSelector& sel = k == 0 ? alt.a : alt.b;
-        const std::string lbl = Resolver::label(sel, sel.residue_number + offset);
-        Found f = resolver.resolve(sel, offset);
+        const std::string lbl = Resolver::label(sel, sel.residue_number + off(sel));
+        Found f = resolver.resolve(sel, off(sel));
         switch (f.kind) {
           case Found::Kind::NotFound:
             if (unknown.count == 0) {
@@ -590,7 +640,7 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
       hint = "; with residue_offset: " + std::to_string(best) + " " + std::to_string(best_count) + " of the " +
              std::to_string(total) + " distinct atom selections are found";
     }
-    hint += offset_hint;
+    hint += offset_hint.empty() ? chain_hint(false) : offset_hint;
     if (options.on_unknown_atom == UnknownAtomPolicy::Error)
       throw ParseError(set.source, first_unknown_line,
                        first_unknown + offset_text +
@@ -640,14 +690,14 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
         const AtomSelector& sel = d.atoms[k];
         const std::string where_d = (sel.line > 0 ? set.source + ":" + std::to_string(sel.line) : d.origin) +
                                     " (dihedral restraint " + std::to_string(d.id) + ")";
-        Found f = resolver.resolve(sel, offset);
+        Found f = resolver.resolve(sel, off(sel));
         std::string why;
         if (f.kind == Found::Kind::NotFound) {
           why = f.note;
         } else if (f.atoms.size() != 1) {
           std::string names;
           for (std::size_t i : f.atoms) names += (names.empty() ? "" : ",") + s.atoms[i].name;
-          why = "atom '" + sel.atom + "' of residue " + Resolver::label(sel, sel.residue_number + offset) +
+          why = "atom '" + sel.atom + "' of residue " + Resolver::label(sel, sel.residue_number + off(sel)) +
                 " matches " + std::to_string(f.atoms.size()) + " atoms (" + names + "): a dihedral needs one";
         }
         if (!why.empty()) {
@@ -660,7 +710,7 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
           break;
         }
         if (f.kind == Found::Kind::Translated || f.kind == Found::Kind::Pseudo)
-          dihedral_renamed.add(Resolver::label(sel, sel.residue_number + offset) + " " + f.note, mx);
+          dihedral_renamed.add(Resolver::label(sel, sel.residue_number + off(sel)) + " " + f.note, mx);
         d.atom_index[k] = f.atoms.front();
       }
       if (ok) kept_d.push_back(d);  // a copy: an error below leaves the set as it was
@@ -713,6 +763,13 @@ ResolveReport resolve_restraints(RestraintSet& set, const Structure& s, const Re
     report.items.push_back({"suggested residue-number offset (structure = file + offset)",
                             static_cast<std::size_t>(std::abs(report.suggested_offset)),
                             "residue_offset: " + std::to_string(report.suggested_offset)});
+  if (!report.suggested_chain_offsets.empty()) {
+    std::string text;
+    for (const auto& [c, b] : report.suggested_chain_offsets)
+      text += (text.empty() ? "" : ", ") + c + ":" + std::to_string(b);
+    report.items.push_back({"suggested residue-number offsets per chain (structure = file + offset)",
+                            report.suggested_chain_offsets.size(), "chain_offsets: \"" + text + "\""});
+  }
 
   if (name_mismatch.count > 0)
     set.warnings.push_back(std::to_string(name_mismatch.count) +

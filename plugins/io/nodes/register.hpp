@@ -3,6 +3,9 @@
 #include <gemflow/plugin.hpp>
 #include <gemflow/workflow.hpp>  // printable
 
+#include <map>
+#include <string>
+
 #include "gemflow/io/errors.hpp"
 
 namespace gemflow::io {
@@ -22,6 +25,11 @@ void register_molecule_nodes(PluginRegistrar& r);
 void register_image_nodes(PluginRegistrar& r);
 /// io.read_signal, io.write_segments (nodes/signal_nodes.cpp).
 void register_signal_nodes(PluginRegistrar& r);
+
+/// Per-chain residue-number offsets of a node parameter: "A:0, B:-71" → {A: 0, B: -71} (chain as
+/// the file writes it, colon, signed integer within ±100000; entries separated by commas or
+/// blanks; "" → none). InputError naming the parameter and the entry otherwise.
+std::map<std::string, int> parse_chain_offsets(const std::string& text, const std::string& param);
 
 /// The core error for a ParseError of the io algorithms (same file and line); control bytes the
 /// message quotes from the file are written as \xNN (a NUL cut what() short).

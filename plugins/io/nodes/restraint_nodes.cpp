@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "gemflow/io/restraints_io.hpp"
@@ -145,6 +147,14 @@ class ReadRestraints final : public Node {
                                       .max = 100000,
                                       .doc = "Added to the file's residue numbers: structure residue = file "
                                              "residue + offset (the error for mismatching names suggests it)"}};
+  Param<std::string> chain_offsets{this,
+                                   "chain_offsets",
+                                   "",
+                                   {.doc = "Per chain of the file (chain or segid as written), replacing "
+                                           "residue_offset for that chain: \"B:-71\" or \"A:0, B:-71\" "
+                                           "(structure residue = file residue + offset; for chains numbered "
+                                           "apart, as 2KYI's chain B in the deposited files). The errors for "
+                                           "mismatching names or atoms suggest it"}};
   Choice<OnMismatch> on_residue_mismatch{this,
                                          "on_residue_mismatch",
                                          OnMismatch::Error,
@@ -215,6 +225,7 @@ class ReadRestraints final : public Node {
             *on_residue_mismatch == OnMismatch::Warn ? ResidueMismatchPolicy::Warn : ResidueMismatchPolicy::Error;
         o.max_skipped_fraction = max_skipped_fraction.value();
         o.residue_offset = static_cast<int>(residue_offset.value());
+        o.chain_offsets = parse_chain_offsets(chain_offsets.value(), "chain_offsets");
         ResolveReport rep = resolve_restraints(set, *structure, o);
         for (const auto& it : rep.items) row(it.what, it.count, it.examples);
         ctx.record("restraints_skipped", static_cast<std::int64_t>(rep.skipped + rep.dihedrals_skipped));
@@ -253,5 +264,38 @@ class ReadRestraints final : public Node {
 }  // namespace
 
 void register_restraint_nodes(PluginRegistrar& r) { r.add_node<ReadRestraints>(); }
+
+std::map<std::string, int> parse_chain_offsets(const std::string& text, const std::string& param) {
+  std::map<std::string, int> out;
+  std::string entry;
+  auto flush = [&] {
+    if (entry.empty()) return;
+    const auto colon = entry.rfind(':');
+    const std::string chain = colon == std::string::npos ? "" : entry.substr(0, colon);
+    const std::string num = colon == std::string::npos ? "" : entry.substr(colon + 1);
+    std::size_t used = 0;
+    long v = 0;
+    bool ok = !chain.empty() && !num.empty();
+    if (ok) {
+      try {
+        v = std::stol(num, &used);
+      } catch (const std::exception&) {
+        ok = false;
+      }
+    }
+    if (!ok || used != num.size() || v < -100000 || v > 100000)
+      throw InputError("parameter '" + param + "': '" + entry +
+                       "' is not CHAIN:OFFSET (e.g. \"B:-71\"; offset an integer within ±100000)");
+    if (!out.emplace(chain, static_cast<int>(v)).second)
+      throw InputError("parameter '" + param + "': chain '" + chain + "' is given twice");
+    entry.clear();
+  };
+  for (char c : text) {
+    if (c == ',' || c == ' ' || c == '\t') flush();
+    else entry += c;
+  }
+  flush();
+  return out;
+}
 
 }  // namespace gemflow::io

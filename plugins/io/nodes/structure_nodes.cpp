@@ -1,5 +1,6 @@
 // io.read_structure and io.write_structure.
 #include <fstream>
+#include <set>
 #include <stdexcept>
 
 #include <gemflow/types.hpp>
@@ -44,6 +45,14 @@ class ReadStructure final : public Node {
                    {.min = 0,
                     .doc = "0 = all models; N = only model N (PDB MODEL N / mmCIF "
                            "pdbx_PDB_model_num N; a file without models has model 1)"}};
+  Param<std::string> chain_offsets{this,
+                                   "chain_offsets",
+                                   "",
+                                   {.doc = "Renumbers residues per chain: \"B:-71\" or \"A:0, B:-71\" "
+                                           "(residue = file residue + offset), so that a deposited structure "
+                                           "numbered otherwise (2KYI's chain B 91-161) matches a molecule "
+                                           "built from the sequence (20-90) in comparisons; a chain the file "
+                                           "lacks is an error"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();
@@ -54,6 +63,23 @@ class ReadStructure final : public Node {
       auto s =
           read_structure(file.string(), {.model = *model, .cancel = [&ctx] { return ctx.cancelled(); }}, &warnings);
       for (const auto& w : warnings) ctx.warn(file.filename().string() + ": " + w);
+      const auto offsets = parse_chain_offsets(chain_offsets.value(), "chain_offsets");
+      for (const auto& [chain, off] : offsets) {
+        std::size_t renumbered = 0;
+        for (auto& a : s.atoms)
+          if (a.chain == chain) a.residue_number += off, ++renumbered;
+        if (renumbered == 0) {
+          std::set<std::string> have;
+          for (const auto& a : s.atoms) have.insert(a.chain);
+          std::string list;
+          for (const auto& c : have) list += (list.empty() ? "" : ", ") + c;
+          std::string msg = "parameter 'chain_offsets': chain '" + chain + "' is not in ";
+          msg += file.filename().string();
+          msg += " (chains: " + list + ")";
+          throw InputError(msg);
+        }
+        ctx.info(file.filename().string() + ": chain " + chain + " renumbered by " + std::to_string(off));
+      }
       ctx.info(file.filename().string() + ": " + std::to_string(s.atom_count()) + " atoms, " +
                std::to_string(s.model_count()) + " model(s), " + std::to_string(s.bonds.size()) + " bonds");
       structure.set(std::move(s));

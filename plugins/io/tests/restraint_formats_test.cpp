@@ -3,7 +3,9 @@
 // of 2KPU, 2KYI and 2JR2 (the same restraints read from different formats must agree).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -259,6 +261,51 @@ TEST(NefCombinations, AnAngleOnlySomeAlternativesRestrainIsLeftOutWithAWarning) 
 }
 
 // ---- 2KYI: NEF, the deposited wwPDB .mr bundle and its NMR-STAR conversion
+
+// 2KYI's NMR-STAR conversion numbers chain B as the deposited coordinates (91-161), its NEF file
+// and so its molecule 20-90: chain_offsets B:-71 resolves them onto the NEF file's restraints.
+TEST(RestraintOffset, Dimer2kyiNmrStarWithChainOffsets) {
+  const std::string pdb = shared("restraints/2kyi/2kyi.pdb"), nef_path = shared("restraints/2kyi/DhR8C_2kyi.nef"),
+                    str_path = shared("restraints/2kyi/2kyi_mr.str");
+  SKIP_WITHOUT(pdb);
+  SKIP_WITHOUT(nef_path);
+  SKIP_WITHOUT(str_path);
+  Structure s = read_pdb(pdb, {.model = 1});
+  for (auto& a : s.atoms)
+    if (a.chain == "B") a.residue_number -= 71;  // as io.read_structure chain_offsets: "B:-71"
+  auto nef = read_restraints(nef_path);
+  auto str = read_restraints(str_path);
+  (void)resolve_restraints(nef, s, {.on_unknown_atom = UnknownAtomPolicy::Skip});
+  const std::string e = error_of([&] {
+    auto c = str;
+    (void)resolve_restraints(c, s);
+  });
+  EXPECT_CONTAINS(e, "2kyi_mr.str:");
+  EXPECT_CONTAINS(e, "chain_offsets: \"A:0, B:-71\"");
+  const auto rep =
+      resolve_restraints(str, s, {.on_unknown_atom = UnknownAtomPolicy::Skip, .chain_offsets = {{"B", -71}}});
+  ASSERT_EQ(str.restraints.size(), nef.restraints.size());
+  EXPECT_EQ(rep.restraints_out, nef.restraints.size());
+  // the same atom pairs in every restraint (the NMR-STAR file writes a pseudo-atom as several
+  // alternatives, and either side first)
+  auto sides = [](const DistanceRestraint& r) {
+    std::set<std::pair<std::size_t, std::size_t>> pairs;
+    for (const auto& alt : r.alternatives)
+      for (auto i : alt.atoms_a)
+        for (auto j : alt.atoms_b) pairs.insert({std::min(i, j), std::max(i, j)});
+    return pairs;
+  };
+  // the NMR-STAR file names one proton where the NEF file's x/y names leave a methylene
+  // unassigned (both): its pairs are among the NEF restraint's
+  std::size_t same = 0;
+  for (std::size_t k = 0; k < nef.restraints.size(); ++k) {
+    const auto a = sides(nef.restraints[k]), b = sides(str.restraints[k]);
+    ASSERT_TRUE(std::includes(a.begin(), a.end(), b.begin(), b.end())) << k;
+    same += a == b;
+  }
+  std::printf("2KYI NMR-STAR vs NEF: %zu of %zu restraints on the same atom pairs\n", same, nef.restraints.size());
+  EXPECT_GT(same, nef.restraints.size() / 2);
+}
 
 TEST(Restraints2kyi, NefMrAndNmrStarAgree) {
   const std::string nef_path = shared("restraints/2kyi/DhR8C_2kyi.nef");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 
 #include <gemflow/types.hpp>
@@ -110,6 +111,66 @@ TEST(RestraintOffset, XplorOffsetFoundFromAtomNamesAndSkipRefusesToDropMost) {
   EXPECT_CONTAINS(s2, "under another residue numbering every atom selection is found");
   EXPECT_CONTAINS(s2, "Set residue_offset: -3");
   EXPECT_CONTAINS(s2, "2kpu_Xplor-NIH_distance.tbl:4 (restraint 4)");
+}
+
+// Chains numbered apart (a homodimer deposited with chain B numbered from 91, its molecule
+// numbered from 20 in both chains): one residue_offset cannot fit both; the error names the
+// offset per chain, and chain_offsets applies it to that chain's selectors only.
+TEST(RestraintOffset, PerChainOffsetsAreSuggestedAndApplied) {
+  // two copies of 2KPU model 1 as chains A and B, numbered alike; the restraints duplicated for
+  // chain B, which the file numbers 71 higher
+  Structure dimer = model1();
+  const std::size_t n = dimer.atoms.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    Atom a = dimer.atoms[i];
+    a.chain = "B";
+    dimer.atoms.push_back(a);
+    auto x = dimer.models[0][i];
+    x[0] += 50.0;
+    dimer.models[0].push_back(x);
+  }
+  const auto nef = read_nef_distance_restraints(sample("2kpu/DhR29B_2kpu.nef"));
+  RestraintSet two = nef;
+  two.dihedrals.clear();
+  for (auto r : nef.restraints) {
+    for (auto& alt : r.alternatives)
+      for (auto* sel : {&alt.a, &alt.b}) sel->chain = "B", sel->residue_number += 71;
+    two.restraints.push_back(r);
+  }
+  ASSERT_EQ(two.restraints.size(), 2 * 841u);
+  const std::string e = error_of([&] {
+    auto c = two;
+    (void)resolve_restraints(c, dimer);
+  });
+  EXPECT_CONTAINS(e, "residue B 90 is ASN in the file, GLU in the structure");
+  EXPECT_CONTAINS(e, "chain_offsets: \"A:0, B:-71\"");
+  EXPECT_EQ(e.find("may belong to another molecule"), std::string::npos) << e;
+  // a global offset fixes one chain and breaks the other
+  EXPECT_CONTAINS(error_of([&] {
+                    auto c = two;
+                    (void)resolve_restraints(c, dimer, {.residue_offset = -71});
+                  }),
+                  "chain_offsets: \"A:0, B:-71\"");
+  auto fixed = two;
+  const auto rep = resolve_restraints(fixed, dimer, {.chain_offsets = {{"B", -71}}});
+  ASSERT_EQ(rep.restraints_out, 2 * 841u);
+  EXPECT_TRUE(rep.suggested_chain_offsets.empty());
+  for (std::size_t k = 0; k < 841; ++k) {
+    const auto& a = fixed.restraints[k].alternatives[0];
+    const auto& b = fixed.restraints[841 + k].alternatives[0];
+    ASSERT_EQ(a.atoms_a.size(), b.atoms_a.size());
+    for (std::size_t m = 0; m < a.atoms_a.size(); ++m) ASSERT_EQ(b.atoms_a[m], a.atoms_a[m] + n) << k;
+    for (std::size_t m = 0; m < a.atoms_b.size(); ++m) ASSERT_EQ(b.atoms_b[m], a.atoms_b[m] + n) << k;
+  }
+  EXPECT_EQ(fixed.restraints[841].alternatives[0].a.residue_number,
+            nef.restraints[0].alternatives[0].a.residue_number + 71);  // the file's number is kept
+  // residue names are checked under the chain's offset: B offset by one residue less disagrees
+  const std::string e2 = error_of([&] {
+    auto c = two;
+    (void)resolve_restraints(c, dimer, {.chain_offsets = {{"B", -70}}});
+  });
+  EXPECT_CONTAINS(e2, "name a residue that differs from the structure (with chain B offset -70)");
+  EXPECT_CONTAINS(e2, "chain_offsets: \"A:0, B:-71\"");
 }
 
 // Skip within the limit: counted in the report and carried by the set (RestraintSet::skipped,

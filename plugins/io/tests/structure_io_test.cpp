@@ -431,3 +431,43 @@ TEST(StructureNodes, ReadAndWriteThroughNodes) {
     EXPECT_NE(std::string(e.what()).find("bad x coordinate"), std::string::npos) << e.what();
   }
 }
+
+// chain_offsets renumbers a chain's residues (a deposited dimer whose chain B is numbered apart
+// from the molecule built from the sequence); a chain the file lacks and malformed entries are
+// errors naming the parameter.
+TEST(StructureNodes, ChainOffsetsRenumberResidues) {
+  gemflow::Registry reg;
+  gemflow::PluginRegistrar r(reg, "io-test");
+  gemflow::io::register_structure_nodes(r);
+  gemflow::testing::RecordingContext ctx;
+  auto read = [&](const std::string& offsets) {
+    auto reader = gemflow::testing::make_node(reg, "io.read_structure");
+    reader->set_param("path", std::string(sample("2kpu/2kpu.pdb")));
+    reader->set_param("model", std::int64_t{1});
+    reader->set_param("chain_offsets", offsets);
+    reader->execute(ctx);
+    return reader->output("structure").as<Structure>();
+  };
+  const auto plain = read("");
+  const auto moved = read("A:-71");
+  ASSERT_EQ(plain->atoms.size(), moved->atoms.size());
+  for (std::size_t i = 0; i < plain->atoms.size(); ++i) {
+    ASSERT_EQ(moved->atoms[i].residue_number, plain->atoms[i].residue_number - 71) << i;
+    ASSERT_EQ(moved->atoms[i].name, plain->atoms[i].name);
+  }
+  EXPECT_EQ(moved->models[0][0], plain->models[0][0]);
+  auto error = [&](const std::string& offsets) {
+    try {
+      (void)read(offsets);
+    } catch (const gemflow::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error("B:-71").find("parameter 'chain_offsets': chain 'B' is not in 2kpu.pdb (chains: A)"),
+            std::string::npos)
+      << error("B:-71");
+  EXPECT_NE(error("A-71").find("parameter 'chain_offsets': 'A-71' is not CHAIN:OFFSET"), std::string::npos);
+  EXPECT_NE(error("A:x").find("'A:x' is not CHAIN:OFFSET"), std::string::npos);
+  EXPECT_NE(error("A:1, A:2").find("chain 'A' is given twice"), std::string::npos);
+}

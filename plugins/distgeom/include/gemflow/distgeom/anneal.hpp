@@ -171,6 +171,21 @@ struct AnnealResult {
   std::size_t cdih_violations = 0;  ///< dihedral restraints off by > 5°
 };
 
+/// Whether an annealed structure is accepted into an ensemble: no distance restraint violated by
+/// more than 0.5 Å and no dihedral restraint by more than 5°, the criteria NMR ensembles are
+/// deposited with ("low energy, few restraint violations"). `distance_violations`: the restraints
+/// violated by more than 0.5 Å as the ensemble reports them (restraint_violations: r⁻⁶ sums,
+/// pseudo-atom corrections, ring flips); the dihedrals from the annealing's count.
+[[nodiscard]] inline bool accepted(const AnnealResult& r, std::size_t distance_violations) {
+  return distance_violations == 0 && r.cdih_violations == 0;
+}
+
+/// The order in which an ensemble keeps structures (indices into `energy`): by energy, or with
+/// `by_acceptance` the accepted ones (accepted[k] != 0) first, each part by energy. Stable: equal
+/// energies keep their index order. Throws std::invalid_argument when the sizes differ.
+[[nodiscard]] std::vector<std::size_t> ensemble_order(std::span<const double> energy, std::span<const char> accepted,
+                                                      bool by_acceptance);
+
 /// Anneals from `start` (n×3, Å). `progress(fraction)` returning false cancels
 /// (std::runtime_error("cancelled")). Throws std::invalid_argument on sizes, std::runtime_error
 /// when the energy becomes non-finite (naming the stage).

@@ -11,6 +11,7 @@
 // Every reader polls its `cancel` (gemflow/io/limits.hpp) every 4096 lines, rows or statements
 // and throws ReadCancelled when it returns true.
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -223,6 +224,10 @@ struct ResolveOptions {
   ResidueMismatchPolicy on_residue_mismatch = ResidueMismatchPolicy::Error;
   /// Added to every residue number of the file before matching: structure = file + offset.
   int residue_offset = 0;
+  /// Per chain of the file (a selector's chain or segid as written): replaces residue_offset
+  /// for that chain's selectors. For chains numbered apart, e.g. a dimer deposited with chain B
+  /// numbered 91-161 against a molecule numbered 20-90 in both chains: {{"B", -71}}.
+  std::map<std::string, int> chain_offsets;
   /// Å; an upper bound beyond this (or a non-finite bound) is a ParseError at the restraint.
   double max_distance = 1000.0;
   std::size_t max_examples = 3;  ///< examples listed per issue in the report
@@ -244,14 +249,16 @@ struct ResolveReport {
   /// file agree best with the structure (or, without disagreeing names, most atom selections
   /// are found), when that differs from ResolveOptions::residue_offset; else 0.
   int suggested_offset = 0;
+  /// When the file names several chains and their best offsets differ (or differ from the ones
+  /// set): the offset per chain, as ResolveOptions::chain_offsets; else empty.
+  std::map<std::string, int> suggested_chain_offsets;
 };
 
 /// Resolves every selector of `set` against `s` (restraints are matched by chain/segment,
-/// residue number + options.residue_offset and atom name; an empty chain matches any chain; a
-/// selector's chain matches Atom::chain or Atom::segment). First, every restraint's bounds
-/// must be finite with 0 ≤ lower ≤ upper ≤ options.max_distance, and the residue names of the
-/// file must agree with the structure (options.on_residue_mismatch); both ParseErrors name
-/// the restraint's file:line. Per selector, in order:
+/// residue number + options.residue_offset (or the chain's options.chain_offsets) and atom name; an empty chain matches
+/// any chain; a selector's chain matches Atom::chain or Atom::segment). First, every restraint's bounds must be finite
+/// with 0 ≤ lower ≤ upper ≤ options.max_distance, and the residue names of the file must agree with the structure
+/// (options.on_residue_mismatch); both ParseErrors name the restraint's file:line. Per selector, in order:
 ///  1. the name as a wildcard pattern (atom_name_matches, dialect set.format);
 ///  2. the nomenclature table (gemflow/io/nomenclature.hpp): a name (or pattern) of any
 ///     convention — IUPAC/NEF, PDB, X-PLOR/CNS, CYANA, AMBER — maps to the name the structure
@@ -268,7 +275,8 @@ struct ResolveReport {
 /// of the atoms of side a (b) over all alternatives (so explicit `or` lists and wildcards give
 /// the same value), and appends the issues to set.warnings. Selectors that cannot be found:
 /// ParseError (on_unknown_atom Error), listing how many and, when another residue_offset
-/// finds more of them, that offset; or left out (Skip) and added to set.skipped, unless more
+/// finds more of them, that offset (per chain, as chain_offsets, when the file's chains need
+/// different ones); or left out (Skip) and added to set.skipped, unless more
 /// than options.max_skipped_fraction of the restraints (or all) would be left out, or another
 /// residue_offset finds every selection (then the ones found here name wrong atoms).
 /// Dihedral restraints: each of the four selectors is resolved the same way and must give exactly
