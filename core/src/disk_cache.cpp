@@ -307,6 +307,7 @@ std::string explain_key_change(const std::string& before, const std::string& now
     const std::string kind = what.substr(0, space), name = space == std::string::npos ? "" : what.substr(space + 1);
     if (kind == "type") return fmt::format("node type {} → {}", from ? *from : "?", to ? *to : "?");
     if (kind == "version") return fmt::format("node version {} → {}", from ? *from : "?", to ? *to : "?");
+    if (kind == "code") return std::string("the node's plugin file changed");
     if (kind == "file") return fmt::format("the file of parameter {} changed", name);
     if (kind == "input") {
       if (!from) return fmt::format("input {} connected", name);

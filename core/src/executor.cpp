@@ -1,6 +1,7 @@
 #include "gemflow/executor.hpp"
 #include "gemflow/memory.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -15,7 +16,9 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -79,6 +82,42 @@ namespace {
 std::string hex64(XXH64_hash_t h) { return fmt::format("{:016x}", static_cast<std::uint64_t>(h)); }
 
 std::string hash_text(const std::string& s) { return hex64(XXH3_64bits(s.data(), s.size())); }
+
+// The code that computes a node's outputs, for its key: the content hash of the plugin file that
+// registered it (of core's own library for core nodes), so that a rebuilt or upgraded plugin
+// never gets results cached from the old one when a node's version number was not raised.
+// Hashed once per file, size and modification time in a process (a sweep keys many runs).
+std::string code_hash(const std::string& origin) {
+  fs::path file = origin;
+  if (origin == "core") {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&hash_file), &info) == 0 || !info.dli_fname) return "core " GEMFLOW_SDK_VERSION;
+    file = info.dli_fname;
+  }
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  if (ec) return "unknown";  // a test registry's nodes: no file behind them
+  const auto mtime = fs::last_write_time(file, ec);
+  if (ec) return "unknown";
+  struct Seen {
+    std::uintmax_t size;
+    fs::file_time_type mtime;
+    std::string hash;
+  };
+  static std::mutex mutex;
+  static std::unordered_map<std::string, Seen> seen;
+  std::lock_guard lock(mutex);
+  if (auto it = seen.find(file.string()); it != seen.end() && it->second.size == size && it->second.mtime == mtime)
+    return it->second.hash;
+  std::string h;
+  try {
+    h = hash_file(file);
+  } catch (const Error&) {
+    return "unknown";
+  }
+  seen[file.string()] = Seen{size, mtime, h};
+  return h;
+}
 
 json to_json(const ParamValue& v) {
   return std::visit([](const auto& x) { return json(x); }, v);
@@ -673,7 +712,8 @@ std::optional<Diagnostic> Run::lock_out_dir() {
 
 void Run::compute_keys() {
   for (auto& n : nodes_) {
-    std::string s = fmt::format("type={}\nversion={}\n", n.entry->spec.info.id, n.entry->spec.info.version);
+    std::string s = fmt::format("type={}\nversion={}\ncode={}\n", n.entry->spec.info.id, n.entry->spec.info.version,
+                                code_hash(n.entry->origin));
     if (n.inst->bypass) s += "bypass\n";  // what flows downstream is not the node's result
     for (std::size_t k = 0; k < n.params.size(); ++k) {
       const ParamSpec& ps = n.entry->spec.params[k];

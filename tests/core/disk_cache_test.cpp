@@ -342,6 +342,45 @@ links:
   EXPECT_EQ((*r3.nodes.at("s").outputs.at("sum").as<MatrixF64>())(0, 0), 10.0);
 }
 
+// A rebuilt or upgraded plugin whose node versions did not change must not get the old plugin's
+// cached results: the key holds the plugin file's content hash.
+TEST(DiskCache, AChangedPluginFileRunsItsNodesAgain) {
+  TempDir dir;
+  const fs::path plugin = dir / "libgemflow_testnodes.so";
+  fs::copy_file(fs::path(GEMFLOW_TEST_PLUGIN_DIR) / "testnodes" / "libgemflow_testnodes.so", plugin);
+  Registry reg;
+  PluginHost host(reg);
+  const PluginRecord rec = host.load(plugin);
+  ASSERT_TRUE(rec.loaded) << rec.error;
+  std::ofstream(dir / "w.yaml") << R"(gemflow: 1
+nodes:
+  a: {type: test.constant, params: {value: 2}}
+  b: {type: test.constant, params: {value: 3}}
+  s: {type: test.add}
+links:
+  - a.value -> s.a
+  - b.value -> s.b
+)";
+  auto loaded = load_workflow(dir / "w.yaml", reg);
+  ASSERT_TRUE(loaded.ok()) << all(loaded.diagnostics);
+  DiskCache cache(dir / "cache");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.disk_cache = &cache;
+  ASSERT_TRUE(run_workflow(*loaded.workflow, reg, o).ok());
+  const RunResult again = run_workflow(*loaded.workflow, reg, o);
+  EXPECT_EQ(again.nodes.at("s").state, NodeState::Cached);
+
+  std::ofstream(plugin, std::ios::app | std::ios::binary) << "rebuilt";  // other bytes, same node versions
+  const RunResult rebuilt = run_workflow(*loaded.workflow, reg, o);
+  ASSERT_TRUE(rebuilt.ok()) << all(rebuilt.diagnostics);
+  for (const auto& [id, n] : rebuilt.nodes) {
+    EXPECT_EQ(n.state, NodeState::Done) << id;
+    EXPECT_THAT(n.why, HasSubstr("the node's plugin file changed")) << id;
+  }
+  EXPECT_EQ((*rebuilt.nodes.at("s").outputs.at("sum").as<MatrixF64>())(0, 0), 5.0);
+}
+
 TEST(DiskCache, AJournalLeftByADeadRunIsReportedAndRemovedAfterASuccessfulRun) {
   TempDir dir;
   const Workflow wf = load_text(dir, "gemflow: 1\nnodes:\n  a: {type: test.constant, params: {value: 1}}\n");
