@@ -188,6 +188,7 @@ nlohmann::json spec_json(const NodeEntry& e) {
     nlohmann::json j{{"param", r.param}, {"when", when},
                      {"other", r.other}, {"other_value", format_param(r.other_value)},
                      {"must", r.must},   {"why", r.why}};
+    if (r.holds) j["relation"] = true;
     if (r.compare != ParamCompare::None) {
       j["compare"] = r.compare == ParamCompare::Less        ? "<"
                      : r.compare == ParamCompare::LessEqual ? "<="
@@ -220,6 +221,7 @@ nlohmann::json spec_json(const NodeEntry& e) {
 std::string rule_text(const NodeSpec& s, const ParamRule& r) {
   std::string when;
   for (const auto& v : r.when) when += (when.empty() ? "" : " or ") + format_param(v);
+  if (r.holds) return r.why;  // a relation: its statement in words
   if (r.compare != ParamCompare::None) {
     const char* op = r.compare == ParamCompare::Less        ? "below"
                      : r.compare == ParamCompare::LessEqual ? "at most"

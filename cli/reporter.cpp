@@ -127,15 +127,8 @@ void Reporter::on_event(const RunEvent& e) {
     if (e.kind == RunEvent::Kind::Progress) {
       v.progress = e.progress;
       if (!e.message.empty()) v.message = e.message;
-      if (mode_ == Mode::Plain) {
-        const int bucket = static_cast<int>(std::floor(std::clamp(e.progress, 0.0, 1.0) * 10.0));
-        if (t - v.last_line >= 1.0 && bucket != v.last_bucket) {
-          progress_line = fmt::format("{}: {:.0f}%{}{}", e.node, 100.0 * std::clamp(e.progress, 0.0, 1.0),
-                                      v.message.empty() ? "" : " ", v.message);
-          v.last_line = t;
-          v.last_bucket = bucket;
-        }
-      }
+      if (mode_ == Mode::Plain)
+        if (auto line = v.plain.report(t, e.node, e.progress, v.message)) progress_line = std::move(*line);
     } else {
       if (e.state == NodeState::Running) {
         v.started = t;

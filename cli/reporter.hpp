@@ -12,6 +12,7 @@
 #include "console.hpp"
 #include "gemflow/executor.hpp"
 #include "gemflow/workflow.hpp"
+#include "progress_throttle.hpp"
 
 namespace gemflow::cli {
 
@@ -41,9 +42,8 @@ class Reporter {
     NodeState state = NodeState::Idle;
     double progress = -1.0;  ///< < 0: none reported yet
     std::string message;
-    double started = 0.0;     ///< console clock when it started running
-    double last_line = -1e9;  ///< console clock of the last plain progress line
-    int last_bucket = -1;     ///< 10 % bucket of the last plain progress line
+    double started = 0.0;         ///< console clock when it started running
+    PlainProgressThrottle plain;  ///< which progress reports Plain mode prints
   };
   [[nodiscard]] std::vector<std::string> live_lines_locked() const;
   void state_line(const std::string& node, const NodeView& v, const RunEvent& e);

@@ -61,6 +61,10 @@ std::vector<const ParamRule*> NodeSpec::broken_rules(
     const std::function<const ParamValue&(const std::string&)>& value_of) const {
   std::vector<const ParamRule*> r;
   for (const auto& rule : info.rules) {
+    if (rule.holds) {
+      if (!rule.holds(value_of)) r.push_back(&rule);
+      continue;
+    }
     if (rule.compare != ParamCompare::None) {
       if (!comparison_holds(*this, rule, value_of)) r.push_back(&rule);
       continue;
@@ -167,6 +171,14 @@ PathParam::PathParam(Node* owner, std::string name, Mode mode, std::string doc, 
   s.extensions = std::move(extensions);
   slot_ = owner->add_param(std::move(s));
 }
+
+PathParam::PathParam(Node* owner, std::string name, Mode mode, std::string doc, PortUse use,
+                     std::vector<std::string> extensions)
+    : PathParam(owner, std::move(name), mode, std::move(doc), std::string(), std::move(extensions)) {
+  owner_->params_[slot_].spec.required = use == PortUse::Required;
+}
+
+bool PathParam::given() const { return !std::get<std::string>(owner_->params_[slot_].value).empty(); }
 
 void PathParam::inspect(ParamSpec::Inspector check) { owner_->params_[slot_].spec.inspect = std::move(check); }
 

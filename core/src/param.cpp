@@ -183,6 +183,13 @@ std::string rule_message(const ParamRule& rule, const ParamValue& value) {
 }
 
 std::string rule_message(const ParamRule& rule, const std::function<const ParamValue&(const std::string&)>& value_of) {
+  if (rule.holds) {
+    std::string m = fmt::format("{} = {}", rule.param, format_param(value_of(rule.param)));
+    if (!rule.other.empty()) m += fmt::format(" does not fit {} = {}", rule.other, format_param(value_of(rule.other)));
+    else m += " breaks a rule";
+    if (!rule.why.empty()) m += " (" + rule.why + ")";
+    return m;
+  }
   if (rule.compare == ParamCompare::None) return rule_message(rule, value_of(rule.param));
   const char* op = rule.compare == ParamCompare::Less        ? "below"
                    : rule.compare == ParamCompare::LessEqual ? "at most"

@@ -64,6 +64,13 @@ void check_rule(const NodeSpec& spec, const ParamRule& rule) {
       throw Error(fmt::format("node '{}': a rule on parameter '{}' names an invalid value: {}", id, p->name, *why));
   };
   const ParamSpec* p = param(rule.param);
+  if (rule.holds) {
+    if (!rule.other.empty()) (void)param(rule.other);
+    if (rule.why.empty())
+      throw Error(
+          fmt::format("node '{}': a relation rule on parameter '{}' must say what it requires (why)", id, rule.param));
+    return;
+  }
   if (rule.compare == ParamCompare::None) {
     const ParamSpec* o = param(rule.other);
     for (const auto& v : rule.when) valid(p, v);

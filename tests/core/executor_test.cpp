@@ -145,6 +145,17 @@ class WriteStream final : public Node {
   }
 };
 
+// Reads an optional file (PathParam with PortUse::Optional): its size, or -1 when not given.
+class OptionalRead final : public Node {
+ public:
+  static NodeInfo info() { return {.id = "probe.optional_read", .title = "Optional read", .category = "Test"}; }
+  Output<MatrixF64> size{this, "size", "the file's size in bytes, -1 without one"};
+  PathParam path{this, "path", PathParam::Mode::Read, "An optional text file", PortUse::Optional, {".txt"}};
+  void execute(NodeContext&) override {
+    size.set(MatrixF64(1, 1, path.given() ? static_cast<double>(fs::file_size(*path)) : -1.0));
+  }
+};
+
 // Publishes `passes` previews of its output, `pause_ms` apart, then the final value; `bad`
 // previews a port that does not exist (1) or a value of the wrong type (2).
 class Previewer final : public Node {
@@ -176,6 +187,7 @@ const Registry& registry() {
     r.add_node<Greedy>("executor_test");
     r.add_node<WriteStream>("executor_test");
     r.add_node<Quiet>("executor_test");
+    r.add_node<OptionalRead>("executor_test");
     return r;
   }();
   return reg;
@@ -582,6 +594,46 @@ links:
   EXPECT_EQ(r4.nodes.at("p2").state, NodeState::Done);
   EXPECT_EQ(r4.nodes.at("q").state, NodeState::Cached);
   EXPECT_EQ(scalar(r4, "p2", "out"), 16.0);
+}
+
+// An optional input path behaves like any input path when given (resolved against the
+// workflow's folder, its content in the cache key and the provenance record), and may be left
+// empty.
+TEST(Executor, AnOptionalPathParamIsAnInputFileWhenGivenAndNothingWhenEmpty) {
+  const ParamSpec* spec = registry().find_node("probe.optional_read")->spec.param("path");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->kind, ParamKind::InputPath);
+  EXPECT_FALSE(spec->required);
+  EXPECT_EQ(std::get<std::string>(spec->default_value), "");
+  EXPECT_EQ(spec->check(std::string()), std::nullopt);
+
+  TempDir dir;
+  const Workflow none = load(dir, "gemflow: 1\nnodes:\n  r: {type: probe.optional_read}\n");
+  const RunResult r0 = run_in(dir, none);
+  ASSERT_TRUE(r0.ok()) << all(r0.diagnostics);
+  EXPECT_EQ(scalar(r0, "r", "size"), -1.0);
+
+  const Workflow wf =
+      load(dir, "gemflow: 1\nnodes:\n  r: {type: probe.optional_read, params: {path: in.txt}}\n", "sub/w.yaml");
+  std::ofstream(dir / "sub" / "in.txt") << "abc";
+  ResultCache cache;
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.cache = &cache;
+  const RunResult r1 = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r1.ok()) << all(r1.diagnostics);
+  EXPECT_EQ(scalar(r1, "r", "size"), 3.0);  // sub/in.txt, not ./in.txt
+  const auto j = nlohmann::json::parse(read(dir / "out" / "provenance.json"));
+  EXPECT_EQ(j["nodes"]["r"]["params"]["path"], (dir / "sub" / "in.txt").string());
+  ASSERT_EQ(j["nodes"]["r"]["inputs"].size(), 1u);
+  EXPECT_EQ(j["nodes"]["r"]["inputs"][0]["xxh3"], hash_file(dir / "sub" / "in.txt"));
+
+  std::ofstream(dir / "sub" / "in.txt") << "abcde";  // same name, new content: not from the cache
+  const RunResult r2 = run_workflow(wf, registry(), o);
+  ASSERT_TRUE(r2.ok()) << all(r2.diagnostics);
+  EXPECT_EQ(r2.nodes.at("r").state, NodeState::Done);
+  EXPECT_NE(r2.nodes.at("r").key, r1.nodes.at("r").key);
+  EXPECT_EQ(scalar(r2, "r", "size"), 5.0);
 }
 
 TEST(Executor, UntilRunsOnlyTheNodeAndItsAncestors) {

@@ -283,6 +283,53 @@ TEST(Registry, ComparisonRulesAreWorkflowErrorsAtTheParameter) {
               ::testing::ThrowsMessage<Error>(HasSubstr("compares parameter 'name', which is not a number (string)")));
 }
 
+// Relation rules (ParamRule::holds): a formula between parameters that the other forms cannot
+// state, reported at the parameter with both values and the rule in words.
+class Related final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "reg.related",
+            .rules = {{.param = "angle",
+                       .other = "sides",
+                       .why = "angle must be 0 or 180 − 360/sides",
+                       .holds = [](const std::function<const ParamValue&(const std::string&)>& value_of) {
+                         const double a = *param_number(value_of("angle"));
+                         return a == 0 || a == 180 - 360 / *param_number(value_of("sides"));
+                       }}}};
+  }
+  Param<double> angle{this, "angle", 0.0};
+  Param<int> sides{this, "sides", 4};
+  void execute(NodeContext&) override {}
+};
+class RelatedWithoutWhy final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "reg.related_without_why", .rules = {{.param = "angle", .holds = [](const auto&) { return true; }}}};
+  }
+  Param<double> angle{this, "angle", 0.0};
+  void execute(NodeContext&) override {}
+};
+
+TEST(Registry, RelationRulesAreWorkflowErrorsNamingBothParameters) {
+  Registry r;
+  r.add_node<Related>("x.so");
+  const auto errors = [&](const std::string& params) {
+    const auto res =
+        parse_workflow("gemflow: 1\nnodes:\n  c:\n    type: reg.related\n    params:\n" + params, "w.yaml", r);
+    std::vector<std::string> e;
+    for (const auto& d : res.diagnostics)
+      if (d.severity == Diagnostic::Severity::Error) e.push_back(d.str());
+    return e;
+  };
+  EXPECT_TRUE(errors("      angle: 90\n").empty());
+  EXPECT_TRUE(errors("      angle: 60\n      sides: 3\n").empty());
+  EXPECT_THAT(errors("      sides: 3\n      angle: 90\n"),
+              ::testing::ElementsAre("w.yaml:7:14: error: node 'c', parameter 'angle': angle = 90.0 does not fit "
+                                     "sides = 3 (angle must be 0 or 180 − 360/sides)"));
+  EXPECT_THAT([&] { r.add_node<RelatedWithoutWhy>("x.so"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("a relation rule on parameter 'angle' must say what it")));
+}
+
 // A parameter group: one declaration shared by several node types, with renames.
 struct StepParams : ParamGroup {
   explicit StepParams(Node* n, Renames r = {})

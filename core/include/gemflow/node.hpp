@@ -369,16 +369,25 @@ class Param {
   std::size_t slot_ = 0;
 };
 
-/// A required-or-defaulted file path. Input paths resolve against the workflow file's folder,
-/// output paths against the run's output folder; value() is the resolved absolute path.
-/// `extensions` (lower case, with the dot: {".json", ".csv"}) lists the file types the node
-/// reads or writes; validation refuses other names before anything runs. Empty: any name.
+/// A file path: required (no default), defaulted, or optional (PortUse::Optional: may be left
+/// empty, and value() is then the empty path). Input paths resolve against the workflow file's
+/// folder, output paths against the run's output folder; value() is the resolved absolute path.
+/// A given input path takes part in the node's cache key by the file's content and is listed in
+/// the run's provenance, like any InputPath. `extensions` (lower case, with the dot: {".json",
+/// ".csv"}) lists the file types the node reads or writes; validation refuses other names before
+/// anything runs. Empty: any name.
 class PathParam {
  public:
   enum class Mode { Read, Write };
   PathParam(Node* owner, std::string name, Mode mode, std::string doc, std::string default_value = {});
   PathParam(Node* owner, std::string name, Mode mode, std::string doc, std::string default_value,
             std::vector<std::string> extensions);
+  /// An optional path (`use` = PortUse::Optional: empty by default, not required) or a required
+  /// one (PortUse::Required), with no default.
+  PathParam(Node* owner, std::string name, Mode mode, std::string doc, PortUse use,
+            std::vector<std::string> extensions = {});
+  /// False when an optional path was left empty.
+  [[nodiscard]] bool given() const;
   [[nodiscard]] std::filesystem::path value() const;
   std::filesystem::path operator*() const { return value(); }
   /// For Mode::Read: the content check `gemflow validate` runs on the file (ParamSpec::inspect).

@@ -91,6 +91,12 @@ enum class ParamCompare { None, Less, LessEqual, Greater, GreaterEqual };
 ///   {.param = "tolerance", .compare = ParamCompare::Less, .other = "cutoff",
 ///    .if_param = "unlisted_lower", .when = {std::string("cutoff")}, .why = "..."}
 ///
+/// Relation (holds set): what the two forms above cannot state, such as a value that must follow
+/// from another by a formula. `holds(value_of)` is true when the values keep the rule; `param`
+/// and, when not empty, `other` name the parameters involved (the message names both, with
+/// their values); `why` states the rule in words ("corner_angle must be 0 or 180 − 360/corners").
+/// Example, circlepack.pack: a corner_angle other than 0 must be the one that `corners` implies.
+///
 /// `why` ends the message. A node's execute() may check the same again (tests set parameters
 /// without validation), but the rule is what a user meets first.
 struct ParamRule {
@@ -103,6 +109,7 @@ struct ParamRule {
   ParamCompare compare = ParamCompare::None;
   std::string if_param;
   std::optional<double> unless_below;
+  std::function<bool(const std::function<const ParamValue&(const std::string&)>& value_of)> holds;
 };
 
 /// The message of a broken rule: "rank = 3 needs 'pivoted: true' (why)", "… cannot be used with

@@ -99,6 +99,9 @@ class CsRun {
     const auto t0 = Clock::now();
     double err = exact_error(x_);
     if (o_.history_every) r_.history_iteration.push_back(0), r_.history_error.push_back(err);
+    // Stagnation: the least error of each window of kStagnationSweeps sweeps against the one
+    // before (a tolerance below the precision's floor would otherwise run max_iterations).
+    double least = err, least_before = err;
     while (r_.iterations < o_.max_iterations && !(err < o_.tolerance)) {
       err = sweep();
       ++r_.iterations;
@@ -117,6 +120,14 @@ class CsRun {
         break;
       }
       if (!std::isfinite(err)) break;
+      least = std::min(least, err);
+      if (r_.iterations % kStagnationSweeps == 0) {
+        if (!(least < 0.99 * least_before)) {
+          r_.stagnated = true;
+          break;
+        }
+        least_before = least;
+      }
     }
     r_.labels.assign(x_.begin(), x_.end());
     finish(r_, K_, p_, o_, t0);

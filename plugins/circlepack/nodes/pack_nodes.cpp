@@ -157,8 +157,13 @@ Solved solve(NodeContext& ctx, const TriMesh& mesh, const SolveRequest& req, con
   }
   if (s.result.cancelled) throw Cancelled();
   if (!s.result.converged)
-    ctx.warn(fmt::format("{} did not reach the tolerance {:.3g} in {} iterations: angle error {:.3g}", name_of(a),
-                         req.tolerance, s.result.iterations, s.result.error));
+    ctx.warn(fmt::format("{} did not reach the tolerance {:.3g} in {} iterations: angle error {:.3g}{}", name_of(a),
+                         req.tolerance, s.result.iterations, s.result.error,
+                         s.result.stagnated
+                             ? fmt::format(" (stopped: the error fell by less than 1 % in {} iterations; "
+                                           "the precision cannot go lower)",
+                                           kStagnationSweeps)
+                             : ""));
   ctx.progress(0.92, "layout");
   LayoutOptions lo;
   lo.normalisation = req.normalisation;
@@ -214,6 +219,34 @@ constexpr double kDeg = std::numbers::pi / 180;
                               .doc = "angle_sums, lines: interior angle at each corner; 0 = the regular polygon's " \
                                      "180 − 360/corners (Gauss–Bonnet: Σ(180 − angle) must be 360)"}};
 
+// Gauss–Bonnet for a polygon of k corners of interior angle A (degrees), straight sides between:
+// k·(180 − A) = 360. A corner_angle other than 0 must therefore be the one `corners` implies, or,
+// with corners automatic, one that some corner count k ≥ 3 allows. The run checks the same
+// within 1e-9 rad; here in degrees.
+ParamRule corner_angle_rule() {
+  return {.param = "corner_angle",
+          .other = "corners",
+          .why =
+              "a corner_angle other than 0 must be 180 − 360/corners, so that the corners turn by 360 in all "
+              "(Gauss–Bonnet); with corners 0 (automatic), 180 − 360/k for a whole k ≥ 3",
+          .holds = [](const std::function<const ParamValue&(const std::string&)>& value_of) {
+            const auto& bc = value_of("boundary");
+            if (bc != ParamValue(std::string("angle_sums")) && bc != ParamValue(std::string("lines"))) return true;
+            const double a = param_number(value_of("corner_angle")).value_or(0);
+            const double k = param_number(value_of("corners")).value_or(0);
+            if (a == 0) return true;
+            constexpr double eps = 1e-9 * 180 / std::numbers::pi;
+            if (k > 0) return std::abs(k * (180 - a) - 360) <= eps;
+            if (!(a < 180)) return false;
+            const double implied = 360 / (180 - a);
+            return implied >= 3 - 1e-9 && std::abs(implied - std::round(implied)) * (180 - a) <= eps;
+          }};
+}
+
+// The least tolerance fp32 can reach: angle sums near 2π from radii of relative precision 2⁻²⁴,
+// summed over a vertex's petals, are not known closer than about 1e-6 rad.
+constexpr double kFp32ToleranceFloor = 1e-6;
+
 class PackNode final : public Node {
  public:
   enum class Bc { fixed_radii, angle_sums, lines, maximal };
@@ -244,8 +277,11 @@ class PackNode final : public Node {
                 "The mesh not a disk (components, Euler characteristic and boundary loops named), a non-manifold "
                 "vertex or flipped face (indices named); boundary targets contradicting Gauss–Bonnet (the sum "
                 "named); fewer than 3 corners; maximal with an ear (a face of three boundary vertices, named); a "
-                "GPU algorithm without a CUDA device; newton with maximal or fp32. Not reaching the tolerance "
-                "within max_iterations is a warning, and the report says converged: no.",
+                "GPU algorithm without a CUDA device; newton with maximal or fp32; a corner_angle that the "
+                "corners do not allow (Gauss–Bonnet) and an fp32 tolerance below 1e-6 rad, at validation. Not "
+                "reaching the tolerance within max_iterations is a warning, and the report says converged: no; "
+                "cs and cs_plain stop early, with that warning, when the error falls by less than 1 % in 1000 "
+                "sweeps (the precision's floor).",
             .memory =
                 "About 200 bytes per circle on the host (newton: plus the sparse Cholesky factor, O(n log n) for "
                 "planar meshes); GPU: see gemflow/circlepack/pack_cuda.hpp.",
@@ -254,7 +290,16 @@ class PackNode final : public Node {
                 "Collins & Stephenson, Comput. Geom. 25 (2003) 233–256; Colin de Verdière, Invent. Math. 104 "
                 "(1991) 655–669; Bobenko & Springborn, Trans. AMS 356 (2004) 659–689; Orick, Stephenson & "
                 "Collins, Comput. Geom. 64 (2017) 13–34 (GOPack); Stephenson, Introduction to Circle "
-                "Packing (Cambridge 2005)."};
+                "Packing (Cambridge 2005).",
+            .rules = {corner_angle_rule(),
+                      {.param = "tolerance",
+                       .when = {std::string("fp32")},
+                       .other_value = kFp32ToleranceFloor,
+                       .why = "fp32 radii hold about 7 significant digits: their angle sums are not known "
+                              "closer than about 1e-6 rad, so the iteration would run to max_iterations; use "
+                              "precision fp64 for a smaller tolerance",
+                       .compare = ParamCompare::GreaterEqual,
+                       .if_param = "precision"}}};
   }
   Input<TriMesh> mesh{this, "mesh", "Triangulated disk (its coordinates are not used)"};
   Output<CirclePacking> packing{this, "packing", "Radii and centres of the mesh's circles"};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -156,6 +157,59 @@ TEST(PackNode, ParameterErrorsNameTheParameter) {
   ok->set_param("normalisation", std::string("polygon"));
   RecordingContext ctx;
   EXPECT_EQ(error_of(*ok, ctx), "(no error)");
+}
+
+// A corner_angle that Gauss–Bonnet forbids with the corners given failed only when the node ran
+// ("input 'mesh': boundary targets contradict Gauss–Bonnet"); it is a rule between the two
+// parameters now, checked when the workflow is validated.
+TEST(PackNode, CornerAngleMustFitCornersAtValidation) {
+  const NodeSpec& spec = registry().find_node("circlepack.pack")->spec;
+  const auto broken = [&](const std::string& bc, std::int64_t corners, double angle) -> std::string {
+    const std::map<std::string, ParamValue> set{{"boundary", bc}, {"corners", corners}, {"corner_angle", angle}};
+    const auto value_of = [&](const std::string& name) -> const ParamValue& {
+      const auto it = set.find(name);
+      return it != set.end() ? it->second : spec.param(name)->default_value;
+    };
+    const auto rules = spec.broken_rules(value_of);
+    return rules.empty() ? "" : rule_message(*rules.front(), value_of);
+  };
+  for (const char* bc : {"angle_sums", "lines"}) {
+    SCOPED_TRACE(bc);
+    EXPECT_EQ(broken(bc, 3, 0.0), "");   // 0: the regular polygon's
+    EXPECT_EQ(broken(bc, 3, 60.0), "");  // 3 · 120 = 360
+    EXPECT_EQ(broken(bc, 4, 90.0), "");
+    EXPECT_EQ(broken(bc, 6, 120.0), "");
+    EXPECT_EQ(broken(bc, 0, 90.0), "");   // automatic corners: 4 fit
+    EXPECT_EQ(broken(bc, 0, 179.5), "");  // 720 corners fit
+    EXPECT_CONTAINS(broken(bc, 3, 90.0), "corner_angle = 90.0 does not fit corners = 3 (");
+    EXPECT_CONTAINS(broken(bc, 4, 60.0), "corner_angle = 60.0 does not fit corners = 4");
+    EXPECT_CONTAINS(broken(bc, 5, 90.0001), "corner_angle = 90.0001 does not fit corners = 5");
+    EXPECT_CONTAINS(broken(bc, 0, 100.0), "corner_angle = 100.0 does not fit corners = 0");  // 4.5 corners
+    EXPECT_CONTAINS(broken(bc, 0, 30.0), "corner_angle = 30.0 does not fit corners = 0");    // 2.4 corners
+    EXPECT_CONTAINS(broken(bc, 3, 180.0), "corner_angle = 180.0 does not fit corners = 3");
+  }
+  EXPECT_EQ(broken("fixed_radii", 3, 90.0), "");  // the corners are not used
+  EXPECT_EQ(broken("maximal", 0, 100.0), "");
+}
+
+// fp32 with a tolerance it cannot reach (1e-15) ran 10⁶ sweeps before warning; it is refused at
+// validation, stating the floor.
+TEST(PackNode, Fp32ToleranceBelowItsFloorIsRefusedAtValidation) {
+  const NodeSpec& spec = registry().find_node("circlepack.pack")->spec;
+  const auto broken = [&](const std::string& precision, double tolerance) -> std::string {
+    const std::map<std::string, ParamValue> set{{"precision", precision}, {"tolerance", tolerance}};
+    const auto value_of = [&](const std::string& name) -> const ParamValue& {
+      const auto it = set.find(name);
+      return it != set.end() ? it->second : spec.param(name)->default_value;
+    };
+    const auto rules = spec.broken_rules(value_of);
+    return rules.empty() ? "" : rule_message(*rules.front(), value_of);
+  };
+  EXPECT_CONTAINS(broken("fp32", 1e-15), "tolerance = 1e-15 must be at least 1e-06 when precision is fp32 (");
+  EXPECT_CONTAINS(broken("fp32", 5e-7), "must be at least 1e-06");
+  EXPECT_EQ(broken("fp32", 1e-6), "");
+  EXPECT_EQ(broken("fp32", 1e-3), "");
+  EXPECT_EQ(broken("fp64", 1e-15), "");
 }
 
 TEST(PackNode, RefusesImpossibleRequests) {

@@ -52,6 +52,27 @@ std::vector<double> seed_start(std::size_t n) {
   return r;
 }
 
+// fp32 asked for a tolerance below its floor (1e-15) ran max_iterations sweeps; cs and cs_plain
+// stop once the error stagnates, say so, and keep the fp32 accuracy reached.
+TEST(Stagnation, CsStopsWhenTheErrorNoLongerFalls) {
+  const Lattice L = hex_disk(4);
+  BoundarySpec bc;
+  const PackSetup S = setup_problem(L.points.size(), L.faces, bc, seed_start(L.points.size()));
+  for (Algorithm a : {Algorithm::cs_plain, Algorithm::cs}) {
+    SCOPED_TRACE(static_cast<int>(a));
+    const PackResult r = solve(S, a, 1e-15, Precision::fp32);
+    EXPECT_FALSE(r.converged);
+    EXPECT_TRUE(r.stagnated);
+    EXPECT_LT(r.iterations, 200000u);  // solve()'s max_iterations
+    EXPECT_EQ(r.iterations % kStagnationSweeps, 0u);
+    EXPECT_LT(r.error, 1e-4);  // what fp32 reaches
+  }
+  // fp64 reaching its tolerance does not stagnate
+  const PackResult d = solve(S, Algorithm::cs, 1e-10);
+  EXPECT_TRUE(d.converged);
+  EXPECT_FALSE(d.stagnated);
+}
+
 TEST(HexFlower, SixEqualNeighboursGiveTheSameRadius) {
   const Lattice L = hex_disk(1);  // centre 0 and its 6 neighbours
   ASSERT_EQ(L.points.size(), 7u);

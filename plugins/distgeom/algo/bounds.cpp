@@ -2,6 +2,7 @@
 #include "gemflow/distgeom/bounds.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -49,32 +50,52 @@ std::vector<unsigned char> bond_separation(const Topology& t, std::size_t n) {
 }
 
 // Cordero et al. 2008 (covalent) and Bondi 1964 (van der Waals), Å; the same elements in both.
+// The alkali and alkaline-earth ions of salts (Li, Na, K, Mg, Ca), which Bondi does not list:
+// van der Waals radii of Mantina et al., J. Phys. Chem. A 113 (2009) 5806, Table 12.
 const std::map<std::string, double>& covalent_table() {
-  static const std::map<std::string, double> r{{"H", 0.31}, {"D", 0.31},  {"C", 0.76},  {"N", 0.71},
-                                               {"O", 0.66}, {"S", 1.05},  {"P", 1.07},  {"SE", 1.20},
-                                               {"F", 0.57}, {"CL", 1.02}, {"BR", 1.20}, {"I", 1.39}};
+  static const std::map<std::string, double> r{{"H", 0.31},  {"D", 0.31}, {"C", 0.76},  {"N", 0.71},  {"O", 0.66},
+                                               {"S", 1.05},  {"P", 1.07}, {"SE", 1.20}, {"F", 0.57},  {"CL", 1.02},
+                                               {"BR", 1.20}, {"I", 1.39}, {"LI", 1.28}, {"NA", 1.66}, {"K", 2.03},
+                                               {"MG", 1.41}, {"CA", 1.76}};
   return r;
 }
 const std::map<std::string, double>& vdw_table() {
-  static const std::map<std::string, double> r{{"H", 1.20}, {"D", 1.20},  {"C", 1.70},  {"N", 1.55},
-                                               {"O", 1.52}, {"S", 1.80},  {"P", 1.80},  {"SE", 1.90},
-                                               {"F", 1.47}, {"CL", 1.75}, {"BR", 1.85}, {"I", 1.98}};
+  static const std::map<std::string, double> r{{"H", 1.20},  {"D", 1.20}, {"C", 1.70},  {"N", 1.55},  {"O", 1.52},
+                                               {"S", 1.80},  {"P", 1.80}, {"SE", 1.90}, {"F", 1.47},  {"CL", 1.75},
+                                               {"BR", 1.85}, {"I", 1.98}, {"LI", 1.81}, {"NA", 2.27}, {"K", 2.75},
+                                               {"MG", 1.73}, {"CA", 2.31}};
+  return r;
+}
+
+std::string upper(std::string_view s) {
+  std::string r(s);
+  for (auto& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return r;
 }
 
 }  // namespace
 
 double covalent_radius(const std::string& e) {
-  auto it = covalent_table().find(e);
+  auto it = covalent_table().find(upper(e));
   return it == covalent_table().end() ? 0.77 : it->second;
 }
 
 double vdw_radius(const std::string& e) {
-  auto it = vdw_table().find(e);
+  auto it = vdw_table().find(upper(e));
   return it == vdw_table().end() ? 1.70 : it->second;
 }
 
-bool has_tabulated_radii(const std::string& e) { return covalent_table().count(e) && vdw_table().count(e); }
+bool has_tabulated_radii(const std::string& e) {
+  return covalent_table().count(upper(e)) && vdw_table().count(upper(e));
+}
+
+std::string element_symbol(std::string_view element) {
+  std::string r(element);
+  for (std::size_t i = 0; i < r.size(); ++i)
+    r[i] = static_cast<char>(i == 0 ? std::toupper(static_cast<unsigned char>(r[i]))
+                                    : std::tolower(static_cast<unsigned char>(r[i])));
+  return r;
+}
 
 std::vector<std::string> untabulated_elements(std::span<const std::string> elements) {
   std::set<std::string> out;

@@ -51,8 +51,11 @@ class BoundsFromMolecules final : public Node {
                 "Outputs: bounds (BoundsBatch: one DistanceBounds per molecule, atoms labelled element + "
                 "1-based atom number, e.g. 'O12').",
             .errors =
-                "A bond to a missing atom names the molecule. Molecules with only 2D coordinates (every z = 0) "
-                "are logged as warnings: their bonds and angles are those of a drawing.",
+                "A bond to a missing atom names the molecule. A molecule of two or more atoms with only 2D "
+                "coordinates (every z = 0: a drawing, whose lengths are not Å) is an error naming its file:line "
+                "and name: bounds from a drawing would be wrong; give 3D coordinates (a 3D SDF, or a conformer "
+                "generated first). Elements are those of the file's element column (calcium 'Ca' is not an "
+                "alpha carbon); an element without tabulated radii is named in one warning.",
             .memory = "2·n² doubles per molecule (host); no device memory.",
             .determinism = "Deterministic.",
             .references =
@@ -84,7 +87,7 @@ class BoundsFromMolecules final : public Node {
     o.vdw_scale = vdw_scale.value();
     o.max_upper = max_upper.value();
     BoundsBatch out;
-    std::size_t p12 = 0, p13 = 0, flat = 0;
+    std::size_t p12 = 0, p13 = 0;
     std::vector<std::string> untabulated;  // elements given carbon's radii, for one warning
     const std::size_t count = in->molecules.size();
     for (std::size_t k = 0; k < count; ++k) {
@@ -95,7 +98,10 @@ class BoundsFromMolecules final : public Node {
       const Molecule& m = in->molecules[k];
       const std::size_t n = m.atoms.size();
       const std::string what = "molecule " + std::to_string(k) + " '" + m.name + "' (" + m.source + ")";
-      if (m.flat() && n > 1 && ++flat <= 5) ctx.warn(what + " has only 2D coordinates (every z = 0)");
+      if (m.flat() && n > 1)
+        throw InputError(what +
+                         " has only 2D coordinates (every z = 0): a drawing, not Å; bounds need 3D "
+                         "coordinates (a 3D SDF, or a conformer generated first)");
       std::vector<std::string> el(n);
       std::vector<double> xyz(3 * n);
       for (std::size_t i = 0; i < n; ++i) {
@@ -123,14 +129,13 @@ class BoundsFromMolecules final : public Node {
       d.labels.resize(n);
       d.atom_index.resize(n);
       for (std::size_t i = 0; i < n; ++i) {
-        d.labels[i] = m.atoms[i].element + std::to_string(i + 1);
+        d.labels[i] = element_symbol(m.atoms[i].element) + std::to_string(i + 1);
         d.atom_index[i] = i;
       }
       out.bounds.push_back(std::move(d));
       out.names.push_back(m.name);
       out.source.push_back(k);
     }
-    if (flat > 5) ctx.warn(std::to_string(flat) + " molecules have only 2D coordinates");
     if (auto w = text::untabulated_radii_warning(untabulated); !w.empty()) ctx.warn(w);
     ctx.info("bounds of " + std::to_string(count) + " molecule(s): " + std::to_string(p12) + " 1-2 and " +
              std::to_string(p13) + " 1-3 pairs from the 3D geometry");

@@ -66,7 +66,7 @@ std::string untabulated_radii_warning(std::span<const std::string> elements) {
   const auto missing = untabulated_elements(elements);
   if (missing.empty()) return "";
   std::string list;
-  for (const auto& e : missing) list += (list.empty() ? "" : ", ") + e;
+  for (const auto& e : missing) list += (list.empty() ? "" : ", ") + element_symbol(e);
   return "no tabulated covalent and van der Waals radii for element(s) " + list +
          ": carbon's (0.77 Å, 1.70 Å) are used for their bonds and vdW lower bounds";
 }

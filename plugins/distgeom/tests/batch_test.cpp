@@ -2,7 +2,9 @@
 // (smooth_bounds_batch, distgeom.bounds_from_molecules, distgeom.smooth_batch) on the CPU.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <type_traits>
 
@@ -114,12 +116,86 @@ TEST(MoleculeBounds, UntabulatedElementsAreNamedOnce) {
   (void)bounds_of(nodes, set, ctx);
   std::size_t hits = 0;
   for (const auto& w : ctx.warnings())
-    if (w.find("no tabulated covalent and van der Waals radii for element(s) XX, ZN: carbon's (0.77 Å, 1.70 Å)") !=
+    if (w.find("no tabulated covalent and van der Waals radii for element(s) Xx, Zn: carbon's (0.77 Å, 1.70 Å)") !=
         std::string::npos)
       ++hits;
   EXPECT_EQ(hits, 1u);
   EXPECT_TRUE(has_tabulated_radii("SE"));
   EXPECT_FALSE(has_tabulated_radii("FE"));
+}
+
+// A 2D record (every z = 0: a drawing) gave bounds in drawing units as if they were Å, with a
+// warning only; it is refused now, naming the file:line and the record, whichever record it is.
+TEST(MoleculeBounds, TwoDimensionalRecordsAreRefusedNamingFileAndRecord) {
+  const Nodes nodes;
+  const io::MoleculeSet good = sample_set();
+  for (const std::size_t k : {std::size_t{0}, good.molecules.size() - 1}) {
+    io::MoleculeSet set = good;
+    io::Molecule& m = set.molecules.at(k);
+    for (auto& a : m.atoms) a.xyz[2] = 0.0;
+    RecordingContext ctx;
+    auto n = nodes.make("distgeom.bounds_from_molecules");
+    n->set_input("molecules", Value::make(set));
+    const std::string e = gemflow::testing::error_of(*n, ctx);
+    EXPECT_NE(e.find("molecule " + std::to_string(k) + " '" + m.name + "' (" + m.source + ")"), std::string::npos) << e;
+    EXPECT_NE(e.find("has only 2D coordinates (every z = 0)"), std::string::npos) << e;
+  }
+  // a single atom has no geometry to be wrong: accepted
+  io::MoleculeSet one;
+  one.molecules.push_back(good.molecules.at(0));
+  one.molecules[0].atoms.resize(1);
+  one.molecules[0].bonds.clear();
+  one.molecules[0].atoms[0].xyz = {1, 2, 0};
+  RecordingContext ctx;
+  EXPECT_EQ(bounds_of(nodes, one, ctx)->bounds.size(), 1u);
+  // the tryout's record: PubChem 13136 (calcium salt), a 2D depiction
+  const char* shared = std::getenv("GEMFLOW_SHARED_DATA");
+  const std::string f = shared ? std::string(shared) + "/molecules/small/biotite_13136.sdf" : "";
+  if (f.empty() || !std::filesystem::exists(f)) GTEST_SKIP() << "GEMFLOW_SHARED_DATA/molecules/small absent";
+  auto n = nodes.make("distgeom.bounds_from_molecules");
+  n->set_input("molecules", Value::make(io::read_sdf(f)));
+  RecordingContext c2;
+  const std::string e = gemflow::testing::error_of(*n, c2);
+  EXPECT_NE(e.find("molecule 0 '13136' (" + f + ":1) has only 2D coordinates"), std::string::npos) << e;
+}
+
+// Calcium ('Ca' in the SDF's element column, 'CA' from the reader) was labelled 'CA1' and given
+// carbon's radii; it is calcium: labelled 'Ca1', with its own radii, whatever the case.
+TEST(MoleculeBounds, TwoLetterElementsAreThemselvesNotCarbon) {
+  EXPECT_EQ(element_symbol("CA"), "Ca");
+  EXPECT_EQ(element_symbol("cl"), "Cl");
+  EXPECT_EQ(element_symbol("C"), "C");
+  for (const char* ca : {"CA", "Ca", "ca"}) {
+    EXPECT_TRUE(has_tabulated_radii(ca)) << ca;
+    EXPECT_DOUBLE_EQ(covalent_radius(ca), 1.76);  // Cordero 2008
+    EXPECT_DOUBLE_EQ(vdw_radius(ca), 2.31);       // Mantina 2009
+  }
+  EXPECT_DOUBLE_EQ(vdw_radius("Cl"), 1.75);
+  EXPECT_DOUBLE_EQ(covalent_radius("NA"), 1.66);
+  const Nodes nodes;
+  io::MoleculeSet set;
+  set.molecules.push_back(sample_set().molecules.at(0));
+  io::Molecule& m = set.molecules[0];
+  // an atom two bonds or more from atom 0: its lower bound is vdw_scale × (r(0) + r(j))
+  std::size_t far = 0;
+  for (std::size_t j = 1; j < m.atoms.size() && !far; ++j) {
+    bool near = false;
+    for (const auto& b : m.bonds)
+      for (std::size_t x : {b.a, b.b})
+        for (const auto& c : m.bonds)
+          if ((b.a == 0 || b.b == 0) && (c.a == x || c.b == x) && (c.a == j || c.b == j)) near = true;
+    for (const auto& b : m.bonds)
+      if ((b.a == 0 && b.b == j) || (b.b == 0 && b.a == j)) near = true;
+    if (!near) far = j;
+  }
+  ASSERT_NE(far, 0u);
+  m.atoms[0].element = "CA";  // as io::read_sdf gives 'Ca'
+  RecordingContext ctx;
+  const auto b = bounds_of(nodes, set, ctx);
+  for (const auto& w : ctx.warnings()) EXPECT_EQ(w.find("no tabulated"), std::string::npos) << w;
+  const DistanceBounds& d = b->bounds.at(0);
+  EXPECT_EQ(d.labels.at(0), "Ca1");
+  EXPECT_DOUBLE_EQ(d.lower(0, far), 0.7 * (2.31 + vdw_radius(m.atoms[far].element)));
 }
 
 // The batch node on the sample molecules equals smooth_bounds() run on each matrix alone,

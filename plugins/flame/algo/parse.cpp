@@ -516,13 +516,18 @@ std::optional<std::filesystem::path> find_palette_table(const std::filesystem::p
 }
 
 Palette palette_from_table(const std::filesystem::path& table, int index, double hue) {
-  // Parsed once per table file (1.5 MB): kept for the process.
+  // Parsed once per table file (1.5 MB), kept for the process: keyed by name, size and
+  // modification time, so that a table edited while the process runs (Studio) is read again.
   static std::mutex mutex;
   static std::map<std::string, std::vector<std::string>> cache;
   std::vector<std::string>* entries = nullptr;
   {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(table, ec);
+    const auto mtime = std::filesystem::last_write_time(table, ec).time_since_epoch().count();
+    const std::string key = table.string() + '\n' + std::to_string(size) + '\n' + std::to_string(mtime);
     std::lock_guard lock(mutex);
-    auto it = cache.find(table.string());
+    auto it = cache.find(key);
     if (it == cache.end()) {
       pugi::xml_document doc;
       const auto r = doc.load_file(table.c_str());
@@ -534,7 +539,7 @@ Palette palette_from_table(const std::filesystem::path& table, int index, double
         if (static_cast<std::size_t>(n) >= e.size()) e.resize(static_cast<std::size_t>(n) + 1);
         e[static_cast<std::size_t>(n)] = p.attribute("data").value();
       }
-      it = cache.emplace(table.string(), std::move(e)).first;
+      it = cache.emplace(key, std::move(e)).first;
     }
     entries = &it->second;
   }

@@ -89,18 +89,21 @@ class ReadFlame final : public Node {
                      "strict",
                      true,
                      {.doc = "Unknown variations are an error (true) or dropped with a warning listing them (false)"}};
-  Param<std::string> palettes{this,
-                              "palettes",
-                              "",
-                              {.doc = "flam3-palettes.xml for palette indices (empty: $FLAM3_PALETTES, then "
-                                      "/usr/share/flam3/flam3-palettes.xml)"}};
+  // A path parameter, so that the table's content is part of the cache key and the provenance.
+  PathParam palettes{this,
+                     "palettes",
+                     PathParam::Mode::Read,
+                     "flam3-palettes.xml for palette indices (relative: to the workflow's folder; empty: "
+                     "$FLAM3_PALETTES, then /usr/share/flam3/flam3-palettes.xml)",
+                     PortUse::Optional,
+                     {".xml"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();
     ctx.add_input_file(file);
     ReadOptions o;
     o.strict = *strict;
-    o.palettes = *palettes;
+    o.palettes = palettes.value();
     o.source = file.string();
     o.cancelled = [&ctx] { return ctx.cancelled(); };
     FlameSet set;
@@ -276,7 +279,7 @@ class RenderFlame final : public Node {
     ctx.record("seconds_post", r.seconds_post);
     ctx.info("rendered " + std::to_string(r.width) + "×" + std::to_string(r.height) + " on " + rq.device.str() + " (" +
              used + "): " + std::to_string(r.iterations) + " iterations, " + std::to_string(r.bad_points) +
-             " bad points, " + std::to_string(r.seconds_iterate + r.seconds_post) + " s");
+             " bad points, " + detail::plain_number(r.seconds_iterate + r.seconds_post, 2) + " s");
     image.set(to_image(r));
   }
 };

@@ -1,5 +1,6 @@
 #pragma once
 // The flame plugin's data types on the wires: one Flame, or every flame of a file (FlameSet).
+#include <charconv>
 #include <string>
 #include <string_view>
 
@@ -9,6 +10,17 @@
 #include "gemflow/flame/flame.hpp"
 
 namespace gemflow {
+
+namespace flame::detail {
+/// A number as a person writes it: the shortest text that reads back the same ("40", "0.25"),
+/// or with `decimals` fixed decimals ("1.50").
+inline std::string plain_number(double x, int decimals = -1) {
+  char buf[64];
+  const auto r = decimals < 0 ? std::to_chars(buf, buf + sizeof buf, x)
+                              : std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, decimals);
+  return r.ec == std::errc() ? std::string(buf, r.ptr) : std::to_string(x);
+}
+}  // namespace flame::detail
 
 template <>
 struct DataType<flame::Flame> {
@@ -22,7 +34,8 @@ struct DataType<flame::Flame> {
       for (double w : x.var) vars += w != 0;
     return (f.name.empty() ? std::string("flame") : "'" + f.name + "'") + ", " + std::to_string(f.xforms.size()) +
            " xforms" + (f.final_xform ? " + final" : "") + ", " + std::to_string(vars) + " variation terms, " +
-           std::to_string(f.width) + "×" + std::to_string(f.height) + ", quality " + std::to_string(f.quality);
+           std::to_string(f.width) + "×" + std::to_string(f.height) + ", quality " +
+           flame::detail::plain_number(f.quality);
   }
 };
 

@@ -64,6 +64,39 @@ TEST(FlameNodes, ReadByIndexAndNameAndList) {
   EXPECT_EQ(std::get<std::int64_t>(t->rows[1][static_cast<std::size_t>(t->column("final"))]), 1);
 }
 
+// 'palettes' names a file: an optional input path (resolved against the workflow's folder, its
+// content in the cache key and the provenance record), not plain text.
+TEST(FlameNodes, PalettesIsAnOptionalInputPath) {
+  const ParamSpec* p = registry().find_node("flame.read")->spec.param("palettes");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->kind, ParamKind::InputPath);
+  EXPECT_FALSE(p->required);
+  EXPECT_EQ(std::get<std::string>(p->default_value), "");
+  EXPECT_EQ(p->check(std::string("tables/flam3-palettes.xml")), std::nullopt);
+  EXPECT_CONTAINS(p->check(std::string("palettes.txt")).value_or(""), "this node reads .xml");
+}
+
+// Every other text parameter of the plugin's nodes is not a file to read.
+TEST(FlameNodes, NoFileIsReadThroughATextParameter) {
+  for (const char* id : {"flame.read", "flame.list", "flame.render", "flame.render_all"}) {
+    const NodeEntry* e = registry().find_node(id);
+    ASSERT_NE(e, nullptr) << id;
+    for (const auto& p : e->spec.params)
+      if (p.kind == ParamKind::String) EXPECT_TRUE(p.name == "name" || p.name == "prefix") << id << "." << p.name;
+  }
+}
+
+// The summary writes numbers as a person does: "quality 40", not "quality 40.000000".
+TEST(FlameNodes, SummaryWritesNumbersPlainly) {
+  Flame f;
+  f.quality = 40;
+  EXPECT_CONTAINS(DataType<Flame>::summary(f), "quality 40");
+  EXPECT_EQ(DataType<Flame>::summary(f).find("40.0"), std::string::npos) << DataType<Flame>::summary(f);
+  f.quality = 0.25;
+  EXPECT_CONTAINS(DataType<Flame>::summary(f), "quality 0.25");
+  EXPECT_EQ(DataType<Flame>::summary(f).find("0.250"), std::string::npos) << DataType<Flame>::summary(f);
+}
+
 TEST(FlameNodes, StrictFalseWarnsWithWhatWasDropped) {
   const auto file = flame::testing::temp_dir() / "plugin.flame";
   std::ofstream(file) << "<flame name=\"p\" size=\"8 8\"><xform weight=\"1\" linear=\"1\" hemisphere=\"0.5\" "

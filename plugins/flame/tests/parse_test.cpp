@@ -1,5 +1,6 @@
 // The flam3 XML reader: sample and shared flames against counts read independently from the
 // text, wrappers, BOM and CRLF, the write → read round trip, and every bad input of the issue.
+#include <chrono>
 #include <regex>
 #include <sstream>
 
@@ -185,6 +186,28 @@ TEST(Parse, PaletteIndexFromTheStandardTable) {
   // Half a turn of hue moves every colour.
   const auto g = parse_flames(one_flame("palette=\"0\" hue=\"0.5\"", kXform), o).flames[0];
   EXPECT_GT(std::fabs(g.palette[0][0] - f.palette[0][0]), 0.05);
+}
+
+// A palette table whose entry 0 is 256 × the colour `rgb` (flam3-palettes.xml layout).
+void write_table(const std::filesystem::path& file, const std::string& rgb) {
+  std::string data;
+  for (int i = 0; i < 256; ++i) data += "00" + rgb;
+  std::ofstream(file) << "<palettes>\n<palette number=\"0\" name=\"t\" data=\"" << data << "\"/>\n</palettes>\n";
+}
+
+// The table is read again when it changes (same name): no stale palette in a long-lived process.
+TEST(Parse, AnEditedPaletteTableIsReadAgain) {
+  const auto file = temp_dir() / "edited_palettes.xml";
+  ReadOptions o;
+  o.palettes = file;
+  o.source = "t.flame";
+  write_table(file, "ff0000");
+  EXPECT_DOUBLE_EQ(parse_flames(one_flame("palette=\"0\"", kXform), o).flames[0].palette[0][0], 1.0);
+  write_table(file, "0000ff");  // same size, other colour
+  std::filesystem::last_write_time(file, std::filesystem::last_write_time(file) + std::chrono::seconds(2));
+  const auto f = parse_flames(one_flame("palette=\"0\"", kXform), o).flames[0];
+  EXPECT_DOUBLE_EQ(f.palette[0][0], 0.0);
+  EXPECT_DOUBLE_EQ(f.palette[0][2], 1.0);
 }
 
 TEST(Parse, UnknownVariationsStrictAndNot) {

@@ -31,12 +31,11 @@
 //   the targets in fp64 (N·|fl(2π) − 2π|: 1.2e-12 at N = 5050), or a corner-angle gap within
 //   setup_problem's 1e-9 check; the steps drive every residual to the mean ḡ of that sum
 //   (right-hand side θ − A − ḡ, merit ‖θ − A − ḡ‖₂ over every free vertex), so it is spread
-//   over all N vertices instead of left on the pinned one, where it would bound the error. The first step factorises L (Eigen's
-//   SimplicialLDLT, pattern analysed once); later steps keep that factorisation as the
-//   preconditioner of conjugate gradients on the current L, started from the chord step, to the
-//   relative residual min(0.1, max|θ − A|) (no finer than needed to end a tenth below the
-//   tolerance): inexact Newton (Dembo, Eisenstat & Steihaug, SIAM J. Numer. Anal. 19 (1982)
-//   400–408). When 12 iterations do not reach it, or the inexact step fails the line search, L
+//   over all N vertices instead of left on the pinned one, where it would bound the error. The first step factorises L
+//   (Eigen's SimplicialLDLT, pattern analysed once); later steps keep that factorisation as the preconditioner of
+//   conjugate gradients on the current L, started from the chord step, to the relative residual min(0.1, max|θ − A|)
+//   (no finer than needed to end a tenth below the tolerance): inexact Newton (Dembo, Eisenstat & Steihaug, SIAM J.
+//   Numer. Anal. 19 (1982) 400–408). When 12 iterations do not reach it, or the inexact step fails the line search, L
 //   is factorised afresh. Euclidean, fp64 only (PackError otherwise).
 //
 // Convergence: max over free vertices of |θ(v) − A(v)| (radians) below `tolerance`, checked on
@@ -70,12 +69,18 @@ struct PackOptions {
   double preview_seconds = 0.2;
 };
 
+/// Sweeps over which cs and cs_plain must lower their least error by 1 %, else they stop.
+inline constexpr std::size_t kStagnationSweeps = 1000;
+
 struct PackResult {
   std::vector<double> labels;  ///< Euclidean radii or hyperbolic s-radii (fixed ones unchanged)
   std::size_t iterations = 0;
   double error = 0;  ///< max |θ − A| over free vertices at the end (fp64 evaluation)
   bool converged = false;
   bool cancelled = false;
+  /// cs, cs_plain: stopped early because the error stagnated (the least error seen fell by less
+  /// than 1 % in kStagnationSweeps sweeps): the precision's floor is above the tolerance.
+  bool stagnated = false;
   std::size_t supersteps = 0;        ///< cs: extrapolations accepted
   std::size_t inner_iterations = 0;  ///< newton: conjugate-gradient iterations over all steps
   std::size_t factorisations = 0;    ///< CPU newton: Cholesky factorisations of the Hessian

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,8 +29,12 @@ struct AtomInfo {
 /// Van der Waals radius (Å) of an element; Bondi, J. Phys. Chem. 68 (1964) 441 (H 1.20 as in
 /// Bondi; unknown elements 1.70 Å).
 [[nodiscard]] double vdw_radius(const std::string& element);
+/// The radius lookups ignore case ("Ca", "CA": calcium; the readers give elements in capitals,
+/// as PDB does).
 /// Whether both radius tables above hold `element` (false: the defaults, carbon's, are used).
 [[nodiscard]] bool has_tabulated_radii(const std::string& element);
+/// An element symbol as chemists write it, for labels and messages: "CA" → "Ca", "c" → "C".
+[[nodiscard]] std::string element_symbol(std::string_view element);
 /// The elements of `elements` without tabulated radii, sorted and unique (for a warning).
 [[nodiscard]] std::vector<std::string> untabulated_elements(std::span<const std::string> elements);
 
