@@ -1,16 +1,39 @@
 #!/usr/bin/env bash
 # make test-asan-ci (and .ci/run): the part of the tests that CI runs under AddressSanitizer +
-# UndefinedBehaviorSanitizer (the asan preset, build/asan): the core engine and the workflow
-# loader (gemflow_core_tests), every io reader (gemflow_io_tests) and the replay of every io
-# reader's fuzz corpus and regression inputs (fuzz_replay_io_*). No CUDA, no Studio, no other
-# plugin (fuzz_replay_workflow_yaml loads every plugin, so it would build them all). Chosen to fit
-# CI's time limit: docs/reliability.md gives the figures. `make test-asan` runs everything.
+# UndefinedBehaviorSanitizer (the asan preset, build/asan), chosen to fit CI's time limit
+# (docs/reliability.md gives the measured cost of each part). `make test-asan` runs everything.
+# Parts (ASAN_PARTS, default "core io plugins cli"):
+#   core     the engine and the workflow loader (gemflow_core_tests)
+#   io       every io reader (gemflow_io_tests) and the replay of their fuzz corpora and regression
+#            inputs (fuzz_replay_io_*)
+#   plugins  the CPU algorithms and nodes of the other plugins (gemflow_<plugin>_tests of linalg,
+#            distgeom, flame, semicrf, circlepack) and the replay of the flame and circle-packing
+#            readers' fuzz inputs
+#   cli      the `gemflow` command end to end (gemflow_cli_tests: it builds the command and every
+#            plugin, in-tree and test)
+# Not in it: the workflow tests (minutes of CPU for the shipped workflows at full size), the sweep
+# and scale-out tests, the Python module, CUDA and Studio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
+read -r -a parts <<<"${ASAN_PARTS:-core io plugins cli}"
 [ -f build/asan/build.ninja ] || cmake --preset asan >/dev/null
-mapfile -t replays < <(ninja -C build/asan -t targets all | grep -oE '^fuzz_replay_io_[a-z_]+' | sort -u)
-binaries=(gemflow_core_tests gemflow_io_tests "${replays[@]}")
+binaries=()
+for part in "${parts[@]}"; do
+  case $part in
+    core) binaries+=(gemflow_core_tests) ;;
+    io)
+      mapfile -t replays < <(ninja -C build/asan -t targets all | grep -oE '^fuzz_replay_io_[a-z_]+' | sort -u)
+      binaries+=(gemflow_io_tests "${replays[@]}")
+      ;;
+    plugins)
+      binaries+=(gemflow_linalg_tests gemflow_distgeom_tests gemflow_flame_tests gemflow_semicrf_tests
+        gemflow_circlepack_tests fuzz_replay_flame_reader fuzz_replay_circlepack_mesh)
+      ;;
+    cli) binaries+=(gemflow_cli_tests) ;;
+    *) echo "asan_subset: unknown part '$part' (core, io, plugins, cli)" >&2; exit 2 ;;
+  esac
+done
 cmake --build build/asan -j "$jobs" --target "${binaries[@]}"
 # The CTest tests whose command runs one of these binaries, by number (ctest -I 0,0,0,N,...;
 # JSON order is CTest's numbering): a name regex of hundreds of tests is too long for CTest.

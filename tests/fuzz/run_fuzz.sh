@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # make fuzz: builds the libFuzzer harnesses (the `fuzz` preset: clang, ASan + UBSan) and runs
-# each for FUZZ_SECONDS (default 60) of CPU, FUZZ_JOBS at a time (default: the core count).
+# each for FUZZ_SECONDS (default 60) of wall-clock time (libFuzzer's -max_total_time), FUZZ_JOBS
+# at a time (default: the core count).
 # Usage: run_fuzz.sh [HARNESS...]   (default: all; names as in build/fuzz/fuzz/*.seeds)
+# The CPU time each run used (user + system) is printed and added to build/fuzz/cpu.tsv, one line
+# per run, so that the CPU a harness has had is known on a shared or loaded machine, where it is
+# far below the wall time. FUZZ_CPU_GOAL=S turns the script into a rotation: one harness at a time
+# (the one with the least CPU in cpu.tsv), FUZZ_SECONDS each, until every harness has S seconds of
+# CPU, or until the file build/fuzz/STOP exists; it can be stopped and started again (e.g. under
+# `nice -n 19` in the background).
 # Corpora grow in build/fuzz/corpus/<harness>/ (seeded from sample_data/, shared/data and the
 # committed regressions); findings (crashes, sanitizer reports, inputs over the time or memory
 # limit) land in build/fuzz/findings/<harness>/. Keep a finding as a regression input by copying
@@ -31,20 +38,46 @@ run_one() {
   for d in plugins/*/fuzz/regressions/${h#*_} tests/fuzz/regressions/$h; do
     [ -d "$d" ] && cp -n "$d"/* "$corpus/" 2>/dev/null || true
   done
-  local rc=0
-  build/fuzz/bin/fuzz_"$h" "$corpus" -max_total_time="$seconds" -timeout=2 -rss_limit_mb=2048 \
-    -malloc_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" \
-    >"$log" 2>&1 || rc=$?
-  local runs cov
+  local rc=0 cpu TIMEFORMAT='%U %S'
+  # bash's `time` gives the fuzzer's user and system CPU seconds (no /usr/bin/time needed).
+  cpu=$({ time build/fuzz/bin/fuzz_"$h" "$corpus" -max_total_time="$seconds" -timeout=2 \
+    -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$findings/" >"$log" 2>&1 || echo "rc=$?" >"$log.rc"; } 2>&1 | awk '{printf "%.1f", $1 + $2}')
+  [ -f "$log.rc" ] && { rc=$(cut -d= -f2 "$log.rc"); rm -f "$log.rc"; }
+  local runs cov result
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo "?")
-  printf '%-22s %8s %12s %8s %8s %s\n' "$h" "$seconds" "$runs" "$cov" "$(ls "$corpus" | wc -l)" \
-    "$([ $rc -eq 0 ] && echo none || echo "FOUND (exit $rc): $(ls "$findings" | head -3 | tr '\n' ' ')see $log")"
-  return $rc
+  result=$([ "$rc" -eq 0 ] && echo none || echo "FOUND (exit $rc): $(ls "$findings" | head -3 | tr '\n' ' ')see $log")
+  printf '%-22s %8s %8s %12s %8s %8s %s\n' "$h" "$seconds" "$cpu" "$runs" "$cov" "$(ls "$corpus" | wc -l)" "$result"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$h" "$seconds" "$cpu" "$runs" "$cov" "$result" \
+    >>build/fuzz/cpu.tsv
+  return "$rc"
 }
 export -f run_one
 
-printf '%-22s %8s %12s %8s %8s %s\n' harness seconds runs coverage corpus findings
+# CPU seconds each harness has had so far (build/fuzz/cpu.tsv).
+touch build/fuzz/cpu.tsv
+cpu_so_far() { awk -F'\t' -v h="$1" '$2 == h {s += $4} END {printf "%d", s}' build/fuzz/cpu.tsv; }
+# A harness that found something leaves the rotation (libFuzzer stops at its first finding): the
+# finding is triaged, and the next rotation takes the harness up again.
+
+printf '%-22s %8s %8s %12s %8s %8s %s\n' harness wall_s cpu_s runs coverage corpus findings
 status=0
-printf '%s\n' "${harnesses[@]}" | xargs -P "$jobs" -I{} bash -c "run_one {} $seconds" || status=1
+if [ -n "${FUZZ_CPU_GOAL:-}" ]; then
+  rm -f build/fuzz/STOP
+  found=()
+  while [ ! -e build/fuzz/STOP ]; do
+    next="" least=""
+    for h in "${harnesses[@]}"; do
+      [[ " ${found[*]} " == *" $h "* ]] && continue
+      c=$(cpu_so_far "$h")
+      [ "$c" -lt "$FUZZ_CPU_GOAL" ] && { [ -z "$least" ] || [ "$c" -lt "$least" ]; } && { next=$h; least=$c; }
+    done
+    [ -n "$next" ] || break
+    run_one "$next" "$seconds" || { status=1; found+=("$next"); }
+  done
+  for h in "${harnesses[@]}"; do printf '%-22s %8s s of CPU in all\n' "$h" "$(cpu_so_far "$h")"; done
+else
+  printf '%s\n' "${harnesses[@]}" | xargs -P "$jobs" -I{} bash -c "run_one {} $seconds" || status=1
+fi
 exit $status

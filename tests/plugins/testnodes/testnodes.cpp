@@ -3,7 +3,8 @@
 //
 //   test.constant   param value (float)            → value: Matrix<f64> 1×1
 //   test.add        a, b: Matrix<f64>              → sum: Matrix<f64> (element-wise a + b)
-//   test.fail       in (optional), param message   → out; always throws `message`
+//   test.fail       in (optional), params message, how → out; always throws `message` (how: throw), or
+//                   kills the process with SIGSEGV (segfault) or abort() (abort), as a crashing library would
 //   test.sleep      in (optional), params seconds, cooperative → out (= in, else 1×1 zero);
 //                   reports progress and (cooperative) checks cancellation every 10 ms
 //   test.write_text value (optional), params path (output path), text, fail_midway
@@ -20,7 +21,9 @@
 //                   2→3 mode 'fast' renamed 'quick', tolerance from mm to m
 #include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <limits>
@@ -87,12 +90,22 @@ class Fail final : public Node {
             .version = 1,
             .title = "Fail",
             .category = "Test",
-            .doc = "Always throws gemflow::Error(message)."};
+            .doc = "Always throws gemflow::Error(message), or crashes the process (`how`)."};
   }
+  enum class How { Throw, Segfault, Abort };
   Input<Mat> in{this, "in", "Ignored", PortUse::Optional};
   Output<Mat> out{this, "out", "Never set"};
   Param<std::string> message{this, "message", "intentional failure", {.doc = "The error text"}};
-  void execute(NodeContext&) override { throw Error(*message); }
+  Choice<How> how{this,
+                  "how",
+                  How::Throw,
+                  {{How::Throw, "throw"}, {How::Segfault, "segfault"}, {How::Abort, "abort"}},
+                  {.doc = "throw: the error `message`; segfault, abort: the process dies (SIGSEGV, SIGABRT)"}};
+  void execute(NodeContext&) override {
+    if (*how == How::Segfault) std::raise(SIGSEGV);
+    if (*how == How::Abort) std::abort();
+    throw Error(*message);
+  }
 };
 
 class Sleep final : public Node {

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# compute-sanitizer over every GPU test binary (*_gpu_tests) of a build or bundle bin folder, one
+# run per binary and tool, within one time budget; prints a summary table (docs/reliability.md).
+#
+#   tests/gpu_sanitize.sh BIN_DIR [TOOL...]        (default tools: racecheck synccheck memcheck)
+#
+# Environment:
+#   GPU_SANITIZE_BUDGET  seconds for everything (default 450: the whole script stays under 8
+#                        minutes with the start-up of each run); each run gets its share of the
+#                        budget still left (a racecheck run counts twice: it is the slowest tool
+#                        and the one this script is mostly for), so time a quick run leaves goes
+#                        to the later ones. A run stopped by its limit is reported as `timeout` with the
+#                        tests it finished and the one it was in: its reports so far still count.
+#   GPU_SANITIZE_LOGS    folder for the full logs (default gpu-sanitize-logs)
+#   COMPUTE_SANITIZER    the tool (default: compute-sanitizer on PATH, else /usr/local/cuda/bin)
+# Binaries are run from the current folder (as ctest runs them from the build folder), with the
+# bundle's env.sh sourced when BIN_DIR/../env.sh exists (../shared/gpu/bundle.sh).
+# Exit status: 0 when no run reported an error or hazard and every test that ran passed, else 1
+# (a timeout alone is not a failure: the table says how far each run got).
+set -uo pipefail
+bin=${1:?usage: gpu_sanitize.sh BIN_DIR [TOOL...]}
+shift
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(racecheck synccheck memcheck)
+budget=${GPU_SANITIZE_BUDGET:-450}
+logs=${GPU_SANITIZE_LOGS:-gpu-sanitize-logs}
+cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+[ -x "$cs" ] || { echo "gpu_sanitize: compute-sanitizer not found (set COMPUTE_SANITIZER)"; exit 2; }
+[ -f "$bin/../env.sh" ] && . "$bin/../env.sh"
+mkdir -p "$logs"
+
+# Fastest binaries first, so that a budget cut falls on the long Cholesky suite.
+order=(gemflow_cuda_helpers_gpu_tests gemflow_flame_gpu_tests gemflow_semicrf_gpu_tests
+  gemflow_circlepack_gpu_tests gemflow_distgeom_gpu_tests gemflow_linalg_gpu_tests)
+binaries=()
+for b in "${order[@]}"; do [ -x "$bin/$b" ] && binaries+=("$b"); done
+for f in "$bin"/*_gpu_tests; do
+  b=$(basename "$f")
+  [ -x "$f" ] && [[ " ${binaries[*]} " != *" $b "* ]] && binaries+=("$b")
+done
+[ ${#binaries[@]} -gt 0 ] || { echo "gpu_sanitize: no *_gpu_tests in $bin"; exit 2; }
+
+# Tests left out, and why: LaunchCheckNamesTheKernel launches a 4096-thread block on purpose to
+# check the error message, which every tool reports as an API error. Tests at benchmark sizes
+# (the batched smoothing sweep, Cholesky at large n) would take the whole budget under the tools;
+# each kernel they run is also run at small sizes by the other tests.
+exclude() {
+  case $1 in
+    gemflow_cuda_helpers_gpu_tests) echo 'CudaHelpersGpu.LaunchCheckNamesTheKernel' ;;
+    gemflow_distgeom_gpu_tests) echo 'GpuSmoothing.BatchedMatchesReferenceAndSingleMatrixPath' ;;
+    gemflow_linalg_gpu_tests) echo '*AtLargeN*:*WithMoreStripsThanSms*:*MoreTriangularBlocksThanSms*' ;;
+    *) echo '' ;;
+  esac
+}
+
+weight() { [ "$1" = racecheck ] && echo 2 || echo 1; }
+shares=0
+for tool in "${tools[@]}"; do shares=$((shares + ${#binaries[@]} * $(weight "$tool"))); done
+start=$SECONDS
+status=0
+rows=()
+for tool in "${tools[@]}"; do
+  for b in "${binaries[@]}"; do
+    left=$((budget - (SECONDS - start)))
+    w=$(weight "$tool")
+    limit=$((left * w / shares))
+    shares=$((shares - w))
+    log="$logs/$b.$tool.log"
+    if [ "$limit" -lt 5 ]; then
+      rows+=("$(printf '%-32s %-10s %7s %7s %8s %6s  %s' "$b" "$tool" - - - 0 'not run: budget spent')")
+      continue
+    fi
+    filter=$(exclude "$b")
+    extra=()
+    [ "$tool" = racecheck ] && extra=(--racecheck-report hazard)
+    t0=$SECONDS
+    timeout -s INT -k 10 "$limit" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 86 \
+      --print-limit 100 "$bin/$b" ${filter:+--gtest_filter=-$filter} >"$log" 2>&1
+    rc=$?
+    secs=$((SECONDS - t0))
+    ok=$(grep -c '^\[       OK \]' "$log")
+    failed=$(grep -c '^\[  FAILED  \] [A-Za-z0-9_/]*\.[A-Za-z0-9_/]* (' "$log")
+    # The tool's summary when the run ended by itself; the reports printed so far when it was cut
+    # (the larger of the two, so that a report is never hidden).
+    summary=$(grep -oE '^========= (ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+    printed=$(grep -cE '^========= (Error|Warning|Invalid|Program hit|Barrier|Race|Uninitialized|Leaked)' "$log")
+    reports=$(( ${summary:-0} > printed ? ${summary:-0} : printed ))
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 130 ] || [ "$rc" -eq 137 ]; then
+      current=$(grep -oE '^\[ RUN      \] .*' "$log" | tail -1 | cut -c14-)
+      result="timeout after $secs s, in ${current:-start-up}"
+    elif [ "$reports" -gt 0 ]; then
+      result="REPORTS (see $log)"
+    elif [ "$failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
+      result="TEST FAILED, exit $rc (see $log)"
+    else
+      result=clean
+    fi
+    [ "$reports" -gt 0 ] || [ "$failed" -gt 0 ] && status=1
+    [[ $result == TEST* ]] && status=1
+    rows+=("$(printf '%-32s %-10s %7s %7s %8s %6s  %s' "$b" "$tool" "$ok" "$failed" "$reports" "$secs" "$result")")
+  done
+done
+
+printf '%-32s %-10s %7s %7s %8s %6s  %s\n' binary tool passed failed reports s result
+printf '%s\n' "${rows[@]}"
+echo "total $((SECONDS - start)) s (budget $budget s); logs in $logs/; left out of every run:"
+for b in "${binaries[@]}"; do f=$(exclude "$b"); [ -n "$f" ] && echo "  $b: $f"; done
+exit $status
