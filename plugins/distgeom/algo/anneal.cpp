@@ -203,14 +203,14 @@ AnnealEnergy md_steps(const AnnealTerms& t, const AnnealWeights& w, std::span<do
   std::vector<std::array<std::size_t, 2>> nb;
   const double h = o.dt, c = kForceToAccel / kMass;
   build_neighbours(t, x, w.rep_scale, nb);
-  anneal_energy(t, w, x, f, &nb);
+  (void)anneal_energy(t, w, x, f, &nb);  // the forces; the energy is not needed here
   for (std::size_t s = 0; s < o.steps; ++s) {
     for (std::size_t k = 0; k < 3 * n; ++k) {
       v[k] -= 0.5 * h * c * f[k];
       x[k] += h * v[k];
     }
     if (o.rebuild_every && (s + 1) % o.rebuild_every == 0) build_neighbours(t, x, w.rep_scale, nb);
-    anneal_energy(t, w, x, f, &nb);
+    (void)anneal_energy(t, w, x, f, &nb);
     for (std::size_t k = 0; k < 3 * n; ++k) v[k] -= 0.5 * h * c * f[k];
     const std::vector<double> vv(v.begin(), v.end());
     const double temp = temperature(vv);
