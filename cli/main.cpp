@@ -102,23 +102,16 @@ int main(int argc, char** argv) {
             return gemflow::DeviceRequest::parse(s) ? "" : "expected cpu, auto, cuda or cuda:N, got '" + s + "'";
           },
           "");
+  const auto count_check = [](const std::string& s) -> std::string {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos
+               ? ""
+               : "expected a count >= 0, got '" + s + "'";
+  };
   run_cmd->add_option("-j,--jobs", run.jobs, "Nodes run in parallel (0: one per hardware thread)")
-      ->check(
-          [](const std::string& s) -> std::string {
-            return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos
-                       ? ""
-                       : "expected a count >= 0, got '" + s + "'";
-          },
-          "")
+      ->check(count_check, "")
       ->type_name("N");
   run_cmd->add_option("--gpu-jobs", run.gpu_jobs, "Nodes run at once on one CUDA device (0: no limit)")
-      ->check(
-          [](const std::string& s) -> std::string {
-            return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos
-                       ? ""
-                       : "expected a count >= 0, got '" + s + "'";
-          },
-          "")
+      ->check(count_check, "")
       ->type_name("N")
       ->capture_default_str();
   run_cmd->add_flag("--json", run.json, "One JSON object per event on stdout, then a summary object");
