@@ -148,7 +148,7 @@ TEST(MoleculeBounds, TwoDimensionalRecordsAreRefusedNamingFileAndRecord) {
   one.molecules[0].atoms[0].xyz = {1, 2, 0};
   RecordingContext ctx;
   EXPECT_EQ(bounds_of(nodes, one, ctx)->bounds.size(), 1u);
-  // the tryout's record: PubChem 13136 (calcium salt), a 2D depiction
+  // PubChem 13136 (a calcium salt) as a 2D depiction
   const char* shared = std::getenv("GEMFLOW_SHARED_DATA");
   const std::string f = shared ? std::string(shared) + "/molecules/small/biotite_13136.sdf" : "";
   if (f.empty() || !std::filesystem::exists(f)) GTEST_SKIP() << "GEMFLOW_SHARED_DATA/molecules/small absent";

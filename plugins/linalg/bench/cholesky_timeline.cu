@@ -52,6 +52,8 @@
 #include <gemflow/cuda/cublas.hpp>
 #include <gemflow/linalg/cholesky_cuda.hpp>
 
+#include "bench_stream.cuh"
+
 namespace {
 
 namespace gc = gemflow::linalg::cuda;
@@ -122,32 +124,6 @@ float timed_call(cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1, bool traced, F&
   GF_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1));
   return ms;
 }
-
-/// A bench's non-blocking stream and, on request, a cuBLAS handle on it, both destroyed with the
-/// scope (throws CudaError when creating them fails).
-struct BenchStream {
-  cudaStream_t s = nullptr;
-  cublasHandle_t blas = nullptr;
-  explicit BenchStream(bool with_blas = false) {
-    GF_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    try {
-      if (with_blas) {
-        GF_CUBLAS_TRY(cublasCreate(&blas));
-        GF_CUBLAS_TRY(cublasSetStream(blas, s));
-      }
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  ~BenchStream() { release(); }
-  void release() noexcept {
-    if (blas) GF_CUDA_TRY_NO_THROW(cublasDestroy(blas));
-    GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(s));
-  }
-  BenchStream(const BenchStream&) = delete;
-  BenchStream& operator=(const BenchStream&) = delete;
-};
 
 bool g_check = false;  // --check
 /// --check (fp64): the factor in `a` against the lookahead one panel deep on the same input (a

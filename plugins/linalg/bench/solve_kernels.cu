@@ -34,6 +34,7 @@
 #include <gemflow/cuda_smem.hpp>
 #include <gemflow/linalg/cholesky_cuda.hpp>
 
+#include "bench_stream.cuh"
 #include "demote_kernels.cuh"
 #include "symv_kernels.cuh"
 #include "trsv_kernels.cuh"
@@ -41,32 +42,6 @@
 namespace {
 
 namespace gc = gemflow::linalg::cuda;
-
-/// A bench's non-blocking stream and, on request, a cuBLAS handle on it, both destroyed with the
-/// scope (throws CudaError when creating them fails).
-struct BenchStream {
-  cudaStream_t s = nullptr;
-  cublasHandle_t blas = nullptr;
-  explicit BenchStream(bool with_blas = false) {
-    GF_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    try {
-      if (with_blas) {
-        GF_CUBLAS_TRY(cublasCreate(&blas));
-        GF_CUBLAS_TRY(cublasSetStream(blas, s));
-      }
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  ~BenchStream() { release(); }
-  void release() noexcept {
-    if (blas) GF_CUDA_TRY_NO_THROW(cublasDestroy(blas));
-    GF_CUDA_TRY_NO_THROW(cudaStreamDestroy(s));
-  }
-  BenchStream(const BenchStream&) = delete;
-  BenchStream& operator=(const BenchStream&) = delete;
-};
 
 __global__ void widen_kernel(const float* a, double* b, std::int64_t count) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;

@@ -869,7 +869,7 @@ TEST(SpdSolveNode, ErrorsAreLoudAndSpecific) {
       },
       "algorithm 'recursive' runs on a CUDA GPU, but the device is 'cpu'");
   expect_error(
-      [&](Node& n) {  // QA: say where the device came from when it is the run's --device
+      [&](Node& n) {  // the error says where the device came from when it is the run's --device
         n.set_input("matrix", Value::make(eye));
         n.set_param("algorithm", std::string("tiled"));
       },
