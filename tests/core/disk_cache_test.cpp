@@ -291,6 +291,17 @@ TEST(DiskCache, ExplainsKeyChanges) {
   EXPECT_EQ(explain_key_change("param x=1\n", "param x=1\nparam y=2\n"), "new parameter y = 2");
 }
 
+// Two constants and their sum: the cache tests' workflow.
+constexpr const char* kTwoPlusThree = R"(gemflow: 1
+nodes:
+  a: {type: test.constant, params: {value: 2}}
+  b: {type: test.constant, params: {value: 3}}
+  s: {type: test.add}
+links:
+  - a.value -> s.a
+  - b.value -> s.b
+)";
+
 Workflow load_text(const TempDir& dir, const std::string& text) {
   std::ofstream(dir / "w.yaml") << text;
   auto r = load_workflow(dir / "w.yaml", test::testnodes());
@@ -300,15 +311,7 @@ Workflow load_text(const TempDir& dir, const std::string& text) {
 
 TEST(DiskCache, ASecondRunComesFromTheCacheAndAChangeIsExplained) {
   TempDir dir;
-  const std::string text = R"(gemflow: 1
-nodes:
-  a: {type: test.constant, params: {value: 2}}
-  b: {type: test.constant, params: {value: 3}}
-  s: {type: test.add}
-links:
-  - a.value -> s.a
-  - b.value -> s.b
-)";
+  const std::string text = kTwoPlusThree;
   const Workflow wf = load_text(dir, text);
   DiskCache cache(dir / "cache");
   RunOptions o;
@@ -352,15 +355,7 @@ TEST(DiskCache, AChangedPluginFileRunsItsNodesAgain) {
   PluginHost host(reg);
   const PluginRecord rec = host.load(plugin);
   ASSERT_TRUE(rec.loaded) << rec.error;
-  std::ofstream(dir / "w.yaml") << R"(gemflow: 1
-nodes:
-  a: {type: test.constant, params: {value: 2}}
-  b: {type: test.constant, params: {value: 3}}
-  s: {type: test.add}
-links:
-  - a.value -> s.a
-  - b.value -> s.b
-)";
+  std::ofstream(dir / "w.yaml") << kTwoPlusThree;
   auto loaded = load_workflow(dir / "w.yaml", reg);
   ASSERT_TRUE(loaded.ok()) << all(loaded.diagnostics);
   DiskCache cache(dir / "cache");

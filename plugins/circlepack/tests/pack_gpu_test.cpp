@@ -145,8 +145,8 @@ TEST_F(GpuPack, NewtonSingleBlockAndMultiKernelCgMatchTheCpuReference) {
 
 // The seed's N = 5050 triangle has no radius fixed: Newton pins one vertex, and Gauss–Bonnet
 // ties that vertex's residual to the fp64 rounding of every target and angle sum (1.2–2e-12 in
-// all). Both CG paths used to leave it there, stop on a failed line search and report
-// converged = false at 1e-12; with the residuals driven to their mean they reach 1e-13.
+// all). Left on that vertex it would cap the error near 1.5e-12; driven to their mean, the
+// residuals of both CG paths must reach 1e-13.
 TEST_F(GpuPack, NewtonReachesTheRoundingFloorOnTheScaleFreeTriangle) {
   const Lattice L = triangle_lattice(100);
   BoundarySpec bc;

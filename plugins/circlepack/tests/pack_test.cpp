@@ -217,9 +217,9 @@ TEST(Algorithms, InexactNewtonStepsReachTheRadiiOfCollinsStephenson) {
 
 // With no radius fixed (lines, angle-sum boundaries) Newton pins one vertex, and Gauss–Bonnet
 // ties its residual to minus the others' sum plus the fp64 rounding of every target and angle
-// sum (N·|fl(2π) − 2π| = 1.2e-12 at N = 5050). Newton used to drive the unknowns to 0 and leave
-// that whole sum on the pinned vertex: the seed's N = 5050 triangle stopped at 1.5e-12 after 17
-// steps, not converged at 1e-13. Driving every residual to their mean spreads it (~1e-16 each).
+// sum (N·|fl(2π) − 2π| = 1.2e-12 at N = 5050). Driving the free residuals to 0 would leave that
+// whole sum on the pinned vertex (the N = 5050 triangle could not pass 1.5e-12); driving every
+// residual to their mean spreads it (~1e-16 each), so 1e-13 must be reached.
 TEST(Newton, ScaleFreeProblemsReachTheRoundingFloorAtEveryVertex) {
   const Lattice L = triangle_lattice(100);  // N = 5050: the goal size
   {
