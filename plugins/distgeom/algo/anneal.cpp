@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -184,10 +185,101 @@ AnnealWeights blend(const AnnealWeights& a, const AnnealWeights& b, double f) {
   w.noe = geo(a.noe, b.noe);
   w.cdih = geo(a.cdih, b.cdih);
   w.rama = geo(a.rama, b.rama);
+  w.sym = geo(a.sym, b.sym);
   return w;
 }
 
+// One chain of a homodimer: its residues in order, each with its name and its atoms by name.
+struct ChainResidues {
+  std::string chain;
+  struct Residue {
+    std::string name;
+    int number;
+    std::map<std::string, std::size_t> atoms;
+  };
+  std::vector<Residue> residues;
+};
+
+std::vector<ChainResidues> chains_of(std::span<const AtomInfo> atoms) {
+  std::vector<ChainResidues> out;
+  for (std::size_t i = 0; i < atoms.size(); ++i) {
+    const auto& a = atoms[i];
+    auto c = std::find_if(out.begin(), out.end(), [&](const ChainResidues& x) { return x.chain == a.chain; });
+    if (c == out.end()) c = out.insert(out.end(), ChainResidues{a.chain, {}});
+    if (c->residues.empty() || c->residues.back().number != a.residue_number || c->residues.back().name != a.residue)
+      c->residues.push_back({a.residue, a.residue_number, {}});
+    c->residues.back().atoms.emplace(a.name, i);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<AnnealTerms::SymmetryPair> c2_symmetry_pairs(std::span<const AtomInfo> atoms,
+                                                         std::span<const std::string> names) {
+  static const std::string kCa[] = {"CA"};
+  if (names.empty()) names = kCa;
+  const auto chains = chains_of(atoms);
+  if (chains.size() != 2) {
+    std::string list;
+    for (const auto& c : chains) list += (list.empty() ? "" : ", ") + ("'" + c.chain + "'");
+    throw std::invalid_argument("symmetry c2 needs two identical chains; the molecule has " +
+                                std::to_string(chains.size()) + (list.empty() ? "" : ": " + list));
+  }
+  const auto& A = chains[0];
+  const auto& B = chains[1];
+  const std::string which = "chains '" + A.chain + "' and '" + B.chain + "'";
+  if (A.residues.size() != B.residues.size())
+    throw std::invalid_argument("symmetry c2: " + which + " are not identical: " + std::to_string(A.residues.size()) +
+                                " and " + std::to_string(B.residues.size()) + " residues");
+  auto label = [](const ChainResidues& c, const ChainResidues::Residue& r) {
+    return c.chain + ":" + std::to_string(r.number) + ":" + r.name;
+  };
+  // per position, the atoms of `names` in both chains
+  std::vector<std::pair<std::size_t, std::size_t>> sites;
+  for (std::size_t k = 0; k < A.residues.size(); ++k) {
+    const auto& ra = A.residues[k];
+    const auto& rb = B.residues[k];
+    if (ra.name != rb.name)
+      throw std::invalid_argument("symmetry c2: " + which + " are not identical: residue " + std::to_string(k + 1) +
+                                  " of each is " + label(A, ra) + " and " + label(B, rb));
+    for (const auto& nm : names) {
+      const auto ia = ra.atoms.find(nm), ib = rb.atoms.find(nm);
+      if ((ia == ra.atoms.end()) != (ib == rb.atoms.end()))
+        throw std::invalid_argument("symmetry c2: " + which + " are not identical: atom " + nm + " of " +
+                                    (ia == ra.atoms.end() ? label(B, rb) : label(A, ra)) + " has no counterpart in " +
+                                    (ia == ra.atoms.end() ? label(A, ra) : label(B, rb)));
+      if (ia != ra.atoms.end()) sites.emplace_back(ia->second, ib->second);
+    }
+  }
+  std::vector<AnnealTerms::SymmetryPair> out;
+  out.reserve(sites.size() * (sites.size() - (sites.empty() ? 0 : 1)));
+  for (std::size_t i = 0; i < sites.size(); ++i)
+    for (std::size_t j = i + 1; j < sites.size(); ++j) {
+      const auto [ai, bi] = sites[i];
+      const auto [aj, bj] = sites[j];
+      out.push_back({ai, aj, bi, bj});  // NCS: d(A_i, A_j) = d(B_i, B_j)
+      out.push_back({ai, bj, bi, aj});  // distance symmetry: d(A_i, B_j) = d(B_i, A_j)
+    }
+  return out;
+}
+
+std::string anneal_options_problem(const AnnealOptions& o) {
+  auto num = [](double v) {
+    std::string s = std::to_string(v);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  };
+  if (!(std::isfinite(o.t_hot) && o.t_hot > 0)) return "t_hot = " + num(o.t_hot) + " K is not a positive temperature";
+  if (!(std::isfinite(o.t_final) && o.t_final > 0))
+    return "t_final = " + num(o.t_final) + " K is not a positive temperature";
+  if (o.t_final > o.t_hot)
+    return "t_final = " + num(o.t_final) + " K is above t_hot = " + num(o.t_hot) +
+           " K: the cooling stages would heat the structure";
+  if (!(std::isfinite(o.dt) && o.dt > 0)) return "time step " + num(o.dt) + " ps is not positive";
+  return {};
+}
 
 std::vector<std::array<std::size_t, 2>> repel_pairs(const AnnealTerms& t, std::span<const double> x, double scale) {
   std::vector<std::array<std::size_t, 2>> out;
@@ -498,7 +590,14 @@ AnnealEnergy anneal_energy(const AnnealTerms& t, const AnnealWeights& w, std::sp
       pair_term(i, j, d, sign * w.noe * dpen * deff7 * std::pow(d, -7.0));
     }
   }
-  e.total = e.bond + e.angle + e.chiral + e.plane + e.rep + e.noe + e.cdih + e.rama;
+  if (w.sym > 0)
+    for (const auto& p : t.symmetry) {
+      const double d1 = dist(x, p.a, p.b), d2 = dist(x, p.c, p.d), r = d1 - d2;
+      e.sym += w.sym * r * r;
+      pair_term(p.a, p.b, d1, 2 * w.sym * r);
+      pair_term(p.c, p.d, d2, -2 * w.sym * r);
+    }
+  e.total = e.bond + e.angle + e.chiral + e.plane + e.rep + e.noe + e.cdih + e.rama + e.sym;
   return e;
 }
 
@@ -506,6 +605,7 @@ AnnealResult anneal(const AnnealTerms& t, std::span<const double> start, const A
                     const std::function<bool(double)>& progress) {
   const std::size_t n = t.n;
   if (start.size() != 3 * n) throw std::invalid_argument("anneal: starting coordinates are not n×3");
+  if (const auto why = anneal_options_problem(o); !why.empty()) throw std::invalid_argument("anneal: " + why);
   for (double c : start)
     if (!std::isfinite(c)) throw std::invalid_argument("anneal: a starting coordinate is not finite");
   AnnealResult res;
@@ -557,6 +657,7 @@ AnnealResult anneal(const AnnealTerms& t, std::span<const double> start, const A
 }
 
 std::vector<AnnealStage> anneal_stages(const AnnealOptions& o) {
+  if (const auto why = anneal_options_problem(o); !why.empty()) throw std::invalid_argument("anneal: " + why);
   std::vector<AnnealStage> out{{o.hot, o.t_hot, o.hot_steps, true}};
   for (std::size_t st = 0; st < o.cooling_stages; ++st) {
     const double fr = o.cooling_stages > 1 ? static_cast<double>(st + 1) / static_cast<double>(o.cooling_stages) : 1.0;

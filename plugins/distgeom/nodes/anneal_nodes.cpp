@@ -40,7 +40,7 @@ struct Problem {
 };
 
 Problem make_problem(const Structure& topo, std::vector<std::size_t> rows, const RestraintSet* rs, bool cis_pro,
-                     bool pseudo_corrections) {
+                     bool pseudo_corrections, const std::vector<std::string>& symmetry_names) {
   Problem p;
   p.rows = std::move(rows);
   if (topo.bonds.empty()) throw InputError("input 'topology' has no bond list: link distgeom.topology's structure");
@@ -89,6 +89,13 @@ Problem make_problem(const Structure& topo, std::vector<std::size_t> rows, const
     }
   }
   p.terms = anneal_terms(p.infos, ideal, bonds, p.restraints, dih, cis_pro, pseudo_corrections);
+  if (!symmetry_names.empty()) {
+    try {
+      p.terms.symmetry = c2_symmetry_pairs(p.infos, symmetry_names);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("parameter 'symmetry': ") + e.what());
+    }
+  }
   return p;
 }
 
@@ -133,15 +140,49 @@ struct AnnealParams : ParamGroup {
                            name("pseudo_corrections"),
                            false,
                            {.doc = "NOE bounds + pseudo-atom corrections (Wüthrich) on top of the r^-6 sums; "
-                                   "false = the file's bounds on the r^-6 sums (Xplor-NIH sum averaging)"}} {
+                                   "false = the file's bounds on the r^-6 sums (Xplor-NIH sum averaging)"}},
+        symmetry{n,
+                 name("symmetry"),
+                 Symmetry::None,
+                 {{Symmetry::None, "none"}, {Symmetry::C2, "c2"}},
+                 {.doc = "c2: a homodimer of two identical chains, kept C2-symmetric by the distance-difference "
+                         "terms k (d(A_i,A_j) − d(B_i,B_j))² (NCS: identical chains) and k (d(A_i,B_j) − "
+                         "d(B_i,A_j))² (distance symmetry, Nilges 1993) over every two atoms of symmetry_atoms; "
+                         "refused when the chains differ; none: chains annealed independently"}},
+        symmetry_weight{n,
+                        name("symmetry_weight"),
+                        100.0,
+                        {.min = 0,
+                         .max = 10000,
+                         .unit = "kcal/mol/Å²",
+                         .doc = "symmetry c2: final weight k of the symmetry terms; the hot stage uses 1/10 of it"}},
+        symmetry_atoms{n,
+                       name("symmetry_atoms"),
+                       SymmetryAtoms::Ca,
+                       {{SymmetryAtoms::Ca, "ca"}, {SymmetryAtoms::Backbone, "backbone"}},
+                       {.doc = "symmetry c2: the atoms whose pairs the terms cover: ca = every two Cα atoms; "
+                               "backbone = every two of N, CA, C (9 times the pairs: the peptide planes and Hα "
+                               "follow too)"}} {
     done();
   }
+  enum class Symmetry { None, C2 };
+  enum class SymmetryAtoms { Ca, Backbone };
   Param<std::size_t> hot_steps, cooling_stages, steps_per_stage;
   Param<double> t_hot, t_final, time_step;
   Param<std::size_t> minimise_iterations;
   Param<bool> cis_proline;
   Param<double> ramachandran;
   Param<bool> pseudo_corrections;
+  Choice<Symmetry> symmetry;
+  Param<double> symmetry_weight;
+  Choice<SymmetryAtoms> symmetry_atoms;
+  [[nodiscard]] bool c2() const { return symmetry.value() == Symmetry::C2; }
+  /// The atom names of the symmetry pairs; empty without symmetry.
+  [[nodiscard]] std::vector<std::string> symmetry_names() const {
+    if (!c2()) return {};
+    if (symmetry_atoms.value() == SymmetryAtoms::Backbone) return {"N", "CA", "C"};
+    return {"CA"};
+  }
   [[nodiscard]] AnnealOptions options(std::uint64_t seed) const {
     AnnealOptions o;
     o.seed = seed;
@@ -154,9 +195,37 @@ struct AnnealParams : ParamGroup {
     o.minimise_iterations = minimise_iterations.value();
     o.final.rama = ramachandran.value();
     o.hot.rama = ramachandran.value() / 25;
+    if (c2()) {
+      o.final.sym = symmetry_weight.value();
+      o.hot.sym = symmetry_weight.value() / 10;
+    }
+    return o;
+  }
+  /// The schedule as anneal() takes it, or InputError naming the parameters (execute() without
+  /// workflow validation meets the same rule).
+  [[nodiscard]] AnnealOptions checked_options(std::uint64_t seed) const {
+    AnnealOptions o = options(seed);
+    if (const auto why = anneal_options_problem(o); !why.empty()) throw InputError("parameters: " + why);
     return o;
   }
 };
+
+// The annealing parameters' rules, checked when a workflow is validated: a cooling from t_hot
+// down to t_final, and a symmetry weight only where a symmetry term uses it.
+std::vector<ParamRule> anneal_rules() {
+  return {{.param = "t_final",
+           .other = "t_hot",
+           .why = "the cooling stages go from t_hot down to t_final; a t_final above t_hot would heat",
+           .compare = ParamCompare::LessEqual},
+          {.param = "symmetry_weight",
+           .other = "symmetry",
+           .other_value = std::string("c2"),
+           .why = "the weight is that of the c2 symmetry term; without it the weight has no effect"},
+          {.param = "symmetry_atoms",
+           .other = "symmetry",
+           .other_value = std::string("c2"),
+           .why = "the atoms are those of the c2 symmetry term; without it they have no effect"}};
+}
 
 const char* kForceFieldDoc =
     "Force field (kcal/mol): bonds 1000 (d − d₀)², angles as 1-3 distances 500 (d − d₀)², chiral and planar centre "
@@ -168,8 +237,12 @@ const char* kForceFieldDoc =
     "kcal/mol/rad²; Ramachandran term for non-Gly residues: k min over the boxes αR, β/PPII, αL (Lovell et al. "
     "2003 favoured regions as coarse boxes, those of the ensemble's report) of (Δφ² + Δψ² + o²), Δ the "
     "distance outside the box, o = 60° for αL (allowed, not favoured: no pull across φ = 0), ramachandran/25 → "
-    "ramachandran kcal/mol/rad². Schedule: L-BFGS regularisation, hot_steps at t_hot, cooling_stages × "
-    "steps_per_stage with the temperature linear and the force constants geometric to their final values, "
+    "ramachandran kcal/mol/rad²; with symmetry c2 (homodimers) the distance differences k (d(A_i,A_j) − "
+    "d(B_i,B_j))² and k (d(A_i,B_j) − d(B_i,A_j))² over every two Cα atoms i < j (symmetry_atoms: backbone: N, CA, C; "
+    "NCS and "
+    "distance symmetry, Nilges 1993), symmetry_weight/10 → symmetry_weight (10 → 100) kcal/mol/Å². Schedule (t_final ≤ "
+    "t_hot): L-BFGS regularisation, hot_steps at t_hot, cooling_stages × steps_per_stage with the temperature linear "
+    "and the force constants geometric to their final values, "
     "L-BFGS minimisation. Velocity Verlet, masses 100 amu, Berendsen thermostat (τ 0.05 ps).";
 
 Structure rows_structure(const Structure& topo, const std::vector<std::size_t>& rows,
@@ -209,13 +282,16 @@ class AnnealNode final : public Node {
                    kForceFieldDoc,
             .errors =
                 "A start atom missing from the topology; a topology without bonds; a non-finite energy "
-                "(names the stage).",
+                "(names the stage); t_final above t_hot (a parameter rule); symmetry c2 when the molecule is "
+                "not two identical chains (names the chains and the first difference).",
             .memory = "O(n) terms plus the repel neighbour list (about 30 pairs per atom).",
             .determinism = "The same inputs and seed give the same coordinates (one thread).",
             .references =
                 "Nilges, Clore & Gronenborn, FEBS Lett. 229 (1988) 317; Schwieters et al., J. Magn. Reson. "
-                "160 (2003) 65 (Xplor-NIH); Berendsen et al., J. Chem. Phys. 81 (1984) 3684.",
-            .stochastic = true};
+                "160 (2003) 65 (Xplor-NIH); Berendsen et al., J. Chem. Phys. 81 (1984) 3684; Nilges, Proteins 17 "
+                "(1993) 297 (symmetric dimers: distance symmetry).",
+            .stochastic = true,
+            .rules = anneal_rules()};
   }
   Input<Structure> structure{this, "structure", "Starting coordinates (model 1)"};
   Input<Structure> topology{this, "topology", "distgeom.topology's molecule (bonds, template geometry)"};
@@ -230,14 +306,16 @@ class AnnealNode final : public Node {
     const Structure& topo = *topology;
     if (s.models.empty()) throw InputError("input 'structure' has no model");
     const auto rows = rows_in_topology(s, topo, "structure");
-    const Problem p = make_problem(topo, rows, restraints.connected() ? restraints.get().get() : nullptr,
-                                   annealing.cis_proline.value(), annealing.pseudo_corrections.value());
+    const AnnealOptions options = annealing.checked_options(seed.value());
+    const Problem p =
+        make_problem(topo, rows, restraints.connected() ? restraints.get().get() : nullptr,
+                     annealing.cis_proline.value(), annealing.pseudo_corrections.value(), annealing.symmetry_names());
     if (p.restraints_dropped)
       ctx.warn(std::to_string(p.restraints_dropped) + " restraint(s) name atoms the structure lacks; left out");
     const auto start = model_xyz(s, 1);
     AnnealResult r;
     try {
-      r = anneal(p.terms, start, annealing.options(seed.value()), [&](double f) {
+      r = anneal(p.terms, start, options, [&](double f) {
         ctx.progress(f, "annealing");
         return !ctx.cancelled();
       });
@@ -256,6 +334,7 @@ class AnnealNode final : public Node {
                                                                           {"energy_noe", e.noe},
                                                                           {"energy_cdih", e.cdih},
                                                                           {"energy_rama", e.rama},
+                                                                          {"energy_symmetry", e.sym},
                                                                           {"noe_max_violation_A", r.noe_max}})
       t.rows.push_back({std::string(k), v});
     t.rows.push_back({std::string("noe_violations_gt_0_5A"), static_cast<std::int64_t>(r.noe_violations)});
@@ -299,10 +378,12 @@ class EnsembleNode final : public Node {
                        "stages batched on the device (per-term kernels, anneal_cuda.hpp), the L-BFGS "
                        "minimisations on the host.\nOutputs: structure (the kept models, best first), report (Table "
                        "metric/value), rmsf (Table chain, residue, name, rmsf_A), models (Table: model, seed "
-                       "trial, energy, noe_violations, max_violation_A, rmsd_to_reference_A, accepted).\n") +
+                       "trial, energy, noe_violations, max_violation_A, rmsd_to_reference_A, accepted, "
+                       "cdih_violations_gt_5deg).\n") +
                    kForceFieldDoc,
             .errors =
-                "As distgeom.embed_and_refine and distgeom.anneal; a structure whose embedding or annealing "
+                "As distgeom.embed_and_refine and distgeom.anneal (t_final above t_hot, symmetry c2 without two "
+                "identical chains); a structure whose embedding or annealing "
                 "fails is logged and left out; the node fails when fewer than `keep` succeed.",
             .memory =
                 "Host: about 5 n² doubles per running structure (the embedding), the kept models. Device "
@@ -312,14 +393,19 @@ class EnsembleNode final : public Node {
                 "device sums forces in a varying order, and the MD amplifies rounding: runs differ "
                 "structure by structure (not in quality).",
             .references =
-                "Nilges, Clore & Gronenborn 1988; Schwieters et al. 2003 (Xplor-NIH); Havel 1991 (DG); "
+                "Nilges, Clore & Gronenborn 1988; Schwieters et al. 2003 (Xplor-NIH); Nilges 1993 (symmetric "
+                "dimers); Havel 1991 (DG); "
                 "Kabsch 1976; Ramachandran & Sasisekharan, Adv. Protein Chem. 23 (1968) 283; Word et "
                 "al., J. Mol. Biol. 285 (1999) 1735 (clash overlap 0.4 Å).",
             .stochastic = true,
-            .rules = {{.param = "keep",
-                       .other = "structures",
-                       .why = "the kept structures are among those computed",
-                       .compare = ParamCompare::LessEqual}}};
+            .rules = [] {
+              auto r = anneal_rules();
+              r.insert(r.begin(), {.param = "keep",
+                                   .other = "structures",
+                                   .why = "the kept structures are among those computed",
+                                   .compare = ParamCompare::LessEqual});
+              return r;
+            }()};
   }
   Input<DistanceBounds> bounds{this, "bounds", "Bounds as built (before smoothing), over topology atoms"};
   Input<DistanceBounds> smoothed{this, "smoothed", "Triangle-smoothed bounds"};
@@ -369,8 +455,9 @@ class EnsembleNode final : public Node {
       if (i >= topo.atoms.size())
         throw InputError("the bounds name atom " + std::to_string(i) + " beyond the topology");
     const std::vector<std::size_t> rows(b.atom_index.begin(), b.atom_index.end());
-    const Problem p =
-        make_problem(topo, rows, &rs, annealing.cis_proline.value(), annealing.pseudo_corrections.value());
+    const AnnealOptions base = annealing.checked_options(seed.value());
+    const Problem p = make_problem(topo, rows, &rs, annealing.cis_proline.value(), annealing.pseudo_corrections.value(),
+                                   annealing.symmetry_names());
     // DG inputs as distgeom.embed_and_refine builds them, from the topology's template model
     const auto xyz = model_xyz(topo, 1);
     std::vector<double> sub;
@@ -425,7 +512,6 @@ class EnsembleNode final : public Node {
     std::vector<Done> done(N);
     std::atomic<std::size_t> next{0}, finished{0};
     std::atomic<bool> stop{false};
-    const AnnealOptions base = annealing.options(seed.value());
     auto work = [&] {
       while (!stop.load()) {
         const std::size_t k = next.fetch_add(1);
@@ -621,9 +707,10 @@ class EnsembleNode final : public Node {
     }
     // violations, Ramachandran, clashes, Cα handedness
     Table mt{{"model", "structure", "energy", "noe_violations_gt_0_5A", "max_violation_A", "rmsd_to_reference_A",
-              "accepted"},
+              "accepted", "cdih_violations_gt_5deg"},
              {}};
-    std::size_t viol_total = 0, rama_fav = 0, rama_allowed = 0, rama_n = 0, clashes = 0, ca_ok = 0, ca_n = 0;
+    std::size_t viol_total = 0, cdih_total = 0, rama_fav = 0, rama_allowed = 0, rama_n = 0, clashes = 0, ca_ok = 0,
+                ca_n = 0;
     double viol_max = 0;
     const auto bond_sep = [&] {
       std::vector<std::set<std::size_t>> near(n);
@@ -688,7 +775,8 @@ class EnsembleNode final : public Node {
       const auto& d = done[ok[m]].r;
       mt.rows.push_back({static_cast<std::int64_t>(m + 1), static_cast<std::int64_t>(ok[m]), d.energy.total,
                          static_cast<std::int64_t>(nv), vmax, acc_rmsd[m],
-                         static_cast<std::int64_t>(accepted_of[ok[m]])});
+                         static_cast<std::int64_t>(accepted_of[ok[m]]), static_cast<std::int64_t>(d.cdih_violations)});
+      cdih_total += d.cdih_violations;
     }
     const double nm = static_cast<double>(models.size());
     Table t{{"metric", "value"}, {}};
@@ -707,6 +795,7 @@ class EnsembleNode final : public Node {
         reference.connected() ? acc_best : std::numeric_limits<double>::quiet_NaN());
     add("violations_gt_0_5A_per_model", static_cast<double>(viol_total) / nm);
     add("ensemble_max_violation_A", viol_max);
+    add("cdih_violations_gt_5deg_per_model", static_cast<double>(cdih_total) / nm);
     add("ramachandran_favoured_fraction", rama_n ? static_cast<double>(rama_fav) / static_cast<double>(rama_n) : 0.0);
     add("ramachandran_favoured_or_allowed_fraction",
         rama_n ? static_cast<double>(rama_fav + rama_allowed) / static_cast<double>(rama_n) : 0.0);

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <tuple>
@@ -196,6 +197,212 @@ TEST(Anneal, DeterministicForASeed) {
                  dz = a.coords[3 * bd.i + 2] - a.coords[3 * bd.j + 2];
     EXPECT_NEAR(std::sqrt(dx * dx + dy * dy + dz * dz), bd.d0, 0.05);
   }
+}
+
+// Two copies of a peptide (chains A and B, built 40 Å apart: a translation, not a C2 image).
+MolecularTopology dimer(const std::string& seq, const std::string& seq_b = {}) {
+  std::vector<ChainSequence> chains;
+  for (const auto& [id, s] : {std::pair<std::string, std::string>{"A", seq}, {"B", seq_b.empty() ? seq : seq_b}}) {
+    ChainSequence c{id, {}};
+    for (std::size_t i = 0; i < s.size(); ++i)
+      c.residues.push_back(SequenceResidue{nodes::three_letter(s[i]), static_cast<int>(i + 1), {}});
+    chains.push_back(c);
+  }
+  return build_topology(chains, nodes::standard_templates());
+}
+
+std::size_t find(const MolecularTopology& t, const std::string& chain, int res, const std::string& name) {
+  for (std::size_t i = 0; i < t.atoms.size(); ++i)
+    if (t.atoms[i].chain == chain && t.atoms[i].residue_number == res && t.atoms[i].name == name) return i;
+  return SIZE_MAX;
+}
+
+// Largest |d(a, b) − d(c, d)| over the symmetry pairs: 0 for an exact C2 dimer.
+double symmetry_residual(const AnnealTerms& t, const std::vector<double>& x) {
+  auto d = [&](std::size_t i, std::size_t j) {
+    const double a = x[3 * i] - x[3 * j], b = x[3 * i + 1] - x[3 * j + 1], c = x[3 * i + 2] - x[3 * j + 2];
+    return std::sqrt(a * a + b * b + c * c);
+  };
+  double worst = 0;
+  for (const auto& p : t.symmetry) worst = std::max(worst, std::abs(d(p.a, p.b) - d(p.c, p.d)));
+  return worst;
+}
+
+// The C2 pairs of a homodimer: per two Cα positions i < j one NCS and one distance-symmetry
+// pair; value k Σ (d₁ − d₂)² and the gradient against central differences (the whole force
+// field with the term on, a distorted dimer).
+TEST(Anneal, SymmetryTermValueAndGradient) {
+  const auto t = dimer("AFPK");
+  const auto pairs = c2_symmetry_pairs(t.atoms);
+  ASSERT_EQ(pairs.size(), 2u * 6u);  // 4 Cα per chain: 6 position pairs
+  const std::vector<std::string> backbone = {"N", "CA", "C"};
+  EXPECT_EQ(c2_symmetry_pairs(t.atoms, backbone).size(), 2u * 66u);  // 12 backbone atoms per chain
+  const std::size_t a1 = find(t, "A", 1, "CA"), a2 = find(t, "A", 2, "CA"), b1 = find(t, "B", 1, "CA"),
+                    b2 = find(t, "B", 2, "CA");
+  EXPECT_EQ(pairs[0].a, a1);
+  EXPECT_EQ(pairs[0].b, a2);
+  EXPECT_EQ(pairs[0].c, b1);
+  EXPECT_EQ(pairs[0].d, b2);
+  EXPECT_EQ(pairs[1].a, a1);
+  EXPECT_EQ(pairs[1].b, b2);
+  EXPECT_EQ(pairs[1].c, b1);
+  EXPECT_EQ(pairs[1].d, a2);
+  std::vector<PairRestraint> noes(1);
+  noes[0].id = 1;
+  noes[0].upper = 8.0;  // violated: the chains are 40 Å apart
+  noes[0].alternatives.push_back({{a1}, {find(t, "B", 4, "CA")}});
+  auto terms = anneal_terms(t.atoms, t.xyz, t.bonds, noes, {});
+  terms.symmetry = pairs;
+  std::vector<double> x = t.xyz;
+  std::uint64_t s = 3;
+  for (auto& c : x) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    c += 0.3 * (static_cast<double>(s >> 11) / 9007199254740992.0 - 0.5);
+  }
+  AnnealWeights w;
+  w.sym = 5.0;
+  std::vector<double> g(x.size());
+  const auto e = anneal_energy(terms, w, x, g);
+  double expect = 0;
+  auto d = [&](std::size_t i, std::size_t j) {
+    const double p = x[3 * i] - x[3 * j], q = x[3 * i + 1] - x[3 * j + 1], r = x[3 * i + 2] - x[3 * j + 2];
+    return std::sqrt(p * p + q * q + r * r);
+  };
+  for (const auto& p : pairs) expect += 5.0 * (d(p.a, p.b) - d(p.c, p.d)) * (d(p.a, p.b) - d(p.c, p.d));
+  EXPECT_GT(e.sym, 1.0);  // a translated copy is far from C2: the distance-symmetry pairs differ
+  EXPECT_NEAR(e.sym, expect, 1e-9 * expect);
+  AnnealWeights off = w;
+  off.sym = 0;
+  EXPECT_NEAR(e.total - anneal_energy(terms, off, x, {}).total, e.sym, 1e-9 * e.total);
+  double worst = 0, scale = 0;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const double h = 1e-6;
+    auto xp = x, xm = x;
+    xp[k] += h;
+    xm[k] -= h;
+    const double num = (anneal_energy(terms, w, xp, {}).total - anneal_energy(terms, w, xm, {}).total) / (2 * h);
+    worst = std::max(worst, std::abs(num - g[k]));
+    scale = std::max(scale, std::abs(g[k]));
+  }
+  EXPECT_LT(worst, 1e-5 * std::max(1.0, scale)) << "largest gradient " << scale;
+  // an exact C2 image (rotation by π about the z axis through (5, 0)) has no symmetry energy
+  std::vector<double> c2 = t.xyz;
+  for (std::size_t i = 0; i < t.atoms.size(); ++i)
+    if (t.atoms[i].chain == "B") {
+      const std::size_t ia = find(t, "A", t.atoms[i].residue_number, t.atoms[i].name);
+      c2[3 * i] = 10.0 - t.xyz[3 * ia];
+      c2[3 * i + 1] = -t.xyz[3 * ia + 1];
+      c2[3 * i + 2] = t.xyz[3 * ia + 2];
+    }
+  EXPECT_LT(anneal_energy(terms, w, c2, {}).sym, 1e-20);
+}
+
+// c2 needs two identical chains: the message names the chains and the first difference.
+TEST(Anneal, SymmetryPairsRefuseChainsThatDiffer) {
+  const auto message = [](const MolecularTopology& t) -> std::string {
+    try {
+      (void)c2_symmetry_pairs(t.atoms);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(message(dimer("AFPK", "AFGK")),
+            "symmetry c2: chains 'A' and 'B' are not identical: residue 3 of each is A:3:PRO and B:3:GLY");
+  EXPECT_EQ(message(dimer("AFPK", "AFP")), "symmetry c2: chains 'A' and 'B' are not identical: 4 and 3 residues");
+  EXPECT_EQ(message(peptide("AFPK")), "symmetry c2 needs two identical chains; the molecule has 1: 'A'");
+  auto three = dimer("AF");
+  for (auto& a : three.atoms)
+    if (a.chain == "B" && a.residue_number == 2) a.chain = "C";
+  EXPECT_EQ(message(three), "symmetry c2 needs two identical chains; the molecule has 3: 'A', 'B', 'C'");
+  auto missing = dimer("AF");
+  missing.atoms[find(missing, "B", 2, "CA")].name = "CX";
+  EXPECT_EQ(message(missing),
+            "symmetry c2: chains 'A' and 'B' are not identical: atom CA of A:2:PHE has no "
+            "counterpart in B:2:PHE");
+  EXPECT_EQ(message(dimer("AFPK")), "(no error)");
+}
+
+// A C2 dimer (chain B the image of chain A by a rotation of π about an axis parallel to A,
+// 5 Å from it), restrained to stay paired, annealed with symmetry c2: the velocities drawn at
+// 2000 K differ between the chains, yet it comes out C2-symmetric (every Cα distance pair equal
+// to 0.1 Å); without the term the same run leaves the chains more than 10 times further from
+// symmetry.
+TEST(Anneal, C2DimerStaysSymmetric) {
+  const auto t = dimer("KLVAEW");
+  std::vector<double> start = t.xyz;
+  const std::size_t first = find(t, "A", 1, "CA"), last = find(t, "A", 6, "CA");
+  double e[3], c[3] = {0, 0, 0}, na = 0;
+  for (int k = 0; k < 3; ++k) e[k] = t.xyz[3 * last + k] - t.xyz[3 * first + k];
+  const double el = std::sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+  for (auto& q : e) q /= el;
+  for (std::size_t i = 0; i < t.atoms.size(); ++i)
+    if (t.atoms[i].chain == "A") {
+      for (int k = 0; k < 3; ++k) c[k] += t.xyz[3 * i + k];
+      ++na;
+    }
+  for (auto& q : c) q /= na;
+  // the axis through P = centroid + 5 Å along a direction perpendicular to e
+  const double u0[3] = {-e[1], e[0], 0.0}, ul = std::sqrt(u0[0] * u0[0] + u0[1] * u0[1]);
+  const double P[3] = {c[0] + 5 * u0[0] / ul, c[1] + 5 * u0[1] / ul, c[2]};
+  for (std::size_t i = 0; i < t.atoms.size(); ++i) {
+    if (t.atoms[i].chain != "B") continue;
+    const std::size_t ia = find(t, "A", t.atoms[i].residue_number, t.atoms[i].name);
+    double r[3], dot = 0;
+    for (int k = 0; k < 3; ++k) r[k] = t.xyz[3 * ia + k] - P[k], dot += r[k] * e[k];
+    for (int k = 0; k < 3; ++k) start[3 * i + k] = P[k] + 2 * dot * e[k] - r[k];
+  }
+  std::vector<PairRestraint> noes;
+  for (int r = 1; r <= 6; ++r) {
+    PairRestraint n{r, {}, 0.0, 12.0, 0.0};
+    n.alternatives.push_back({{find(t, "A", r, "CA")}, {find(t, "B", r, "CA")}});
+    noes.push_back(n);
+  }
+  auto terms = anneal_terms(t.atoms, t.xyz, t.bonds, noes, {});
+  terms.symmetry = c2_symmetry_pairs(t.atoms);
+  EXPECT_LT(symmetry_residual(terms, start), 1e-9);
+  AnnealOptions o;
+  o.hot_steps = 500;
+  o.cooling_stages = 4;
+  o.steps_per_stage = 100;
+  o.minimise_iterations = 300;
+  AnnealOptions sym = o;
+  sym.hot.sym = 10.0;
+  sym.final.sym = 100.0;
+  const auto with = anneal(terms, start, sym);
+  const auto without = anneal(terms, start, o);
+  EXPECT_EQ(with.noe_violations, 0u);
+  // measured: 0.05 Å with the term (0.3 Å at k_sym 10, 0.008 Å at 300), 3.3 Å without
+  EXPECT_LT(symmetry_residual(terms, with.coords), 0.1);
+  EXPECT_GT(symmetry_residual(terms, without.coords), 10 * symmetry_residual(terms, with.coords));
+  EXPECT_GT(with.energy.sym, 0.0);
+  EXPECT_EQ(without.energy.sym, 0.0);  // weight 0: the term is off
+}
+
+// A "cooling" from t_hot up to a higher t_final heats; refused, as are temperatures and time
+// steps that are not positive.
+TEST(Anneal, ScheduleThatHeatsIsRefused) {
+  const auto t = peptide("GA");
+  const auto terms = anneal_terms(t.atoms, t.xyz, t.bonds, {}, {});
+  AnnealOptions o;
+  o.t_hot = 300;
+  o.t_final = 2000;
+  EXPECT_EQ(anneal_options_problem(o),
+            "t_final = 2000 K is above t_hot = 300 K: the cooling stages would heat the "
+            "structure");
+  EXPECT_THROW((void)anneal(terms, t.xyz, o), std::invalid_argument);
+  EXPECT_THROW((void)anneal_stages(o), std::invalid_argument);
+  o.t_final = 300;  // equal: a constant-temperature run
+  EXPECT_EQ(anneal_options_problem(o), "");
+  EXPECT_EQ(anneal_stages(o).back().temperature, 300.0);
+  o.t_final = 0;
+  EXPECT_EQ(anneal_options_problem(o), "t_final = 0 K is not a positive temperature");
+  o.t_final = 100;
+  o.t_hot = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(anneal_options_problem(o), "t_hot = nan K is not a positive temperature");
+  o.t_hot = 2000;
+  o.dt = 0;
+  EXPECT_EQ(anneal_options_problem(o), "time step 0 ps is not positive");
 }
 
 // 2KPU from the sequence (NEF molecular system) + its 841 NEF distance and 66 dihedral

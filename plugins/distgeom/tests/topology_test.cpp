@@ -21,6 +21,7 @@
 #include <gemflow/registry.hpp>
 #include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
+#include <gemflow/workflow.hpp>
 
 #include "ccd_templates.hpp"
 #include "register.hpp"
@@ -503,6 +504,113 @@ TEST(AnnealNode, FoldsAPeptideAgainstItsRestraints) {
   RecordingContext c2;
   const auto e = error_of(*an2, c2);
   EXPECT_NE(e.find("A:1:ALA:XX"), std::string::npos) << e;
+}
+
+}  // namespace
+
+namespace {
+
+// A schedule whose t_final is above t_hot "cools" by heating: distgeom.anneal and
+// distgeom.ensemble accepted it. A parameter rule now, an error at the parameter's line before the
+// run; execute() (no workflow validation) refuses it too, naming both parameters.
+TEST(AnnealNode, FinalTemperatureAboveTheHotOneIsRefused) {
+  for (const std::string id : {"distgeom.anneal", "distgeom.ensemble"}) {
+    SCOPED_TRACE(id);
+    const auto errors = [&](const std::string& params) {
+      const auto res = parse_workflow("gemflow: 1\nnodes:\n  a:\n    type: " + id + "\n    params:\n" + params,
+                                      "w.yaml", registry());
+      std::vector<std::string> e;
+      for (const auto& d : res.diagnostics)
+        if (d.severity == Diagnostic::Severity::Error && d.str().find("required input") == std::string::npos)
+          e.push_back(d.str());
+      return e;
+    };
+    const auto e = errors("      t_hot: 300\n      t_final: 2000\n");
+    ASSERT_EQ(e.size(), 1u) << ::testing::PrintToString(e);
+    EXPECT_EQ(e[0],
+              "w.yaml:7:16: error: node 'a', parameter 't_final': t_final = 2000.0 must be at most t_hot = 300.0 "
+              "(the cooling stages go from t_hot down to t_final; a t_final above t_hot would heat)");
+    EXPECT_EQ(errors("      t_final: 3000\n").size(), 1u);  // above the default t_hot 2000
+    EXPECT_TRUE(errors("      t_hot: 300\n      t_final: 300\n").empty());
+    EXPECT_TRUE(errors("      t_hot: 3000\n      t_final: 2500\n").empty());
+  }
+  auto an = gemflow::testing::make_node(registry(), "distgeom.anneal");
+  an->set_param("t_hot", 300.0);
+  an->set_param("t_final", 2000.0);
+  const auto f = std::filesystem::temp_directory_path() / "gemflow_topology_test" / "ga.fasta";
+  std::filesystem::create_directories(f.parent_path());
+  std::ofstream(f) << ">ga\nGA\n";
+  auto topo = gemflow::testing::make_node(registry(), "distgeom.topology");
+  topo->set_param("path", f.string());
+  RecordingContext c0;
+  topo->execute(c0);
+  const auto mol = topo->output("structure").as<Structure>();
+  an->set_input("structure", Value::make(*mol));
+  an->set_input("topology", Value::make(*mol));
+  RecordingContext c1;
+  EXPECT_EQ(error_of(*an, c1),
+            "parameters: t_final = 2000 K is above t_hot = 300 K: the cooling stages would heat the structure");
+}
+
+// symmetry: c2 on a homodimer (FASTA with copies 2) anneals with the symmetry term reported;
+// on a molecule that is not two identical chains it is an error naming the chains; a
+// symmetry_weight without symmetry c2 (no effect) is refused at validation.
+TEST(AnnealNode, SymmetryC2NeedsTwoIdenticalChains) {
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_topology_test";
+  std::filesystem::create_directories(dir);
+  const auto mol = [&](const std::string& fasta, std::int64_t copies) {
+    const auto f = dir / "sym.fasta";
+    std::ofstream(f) << fasta;
+    auto topo = gemflow::testing::make_node(registry(), "distgeom.topology");
+    topo->set_param("path", f.string());
+    topo->set_param("copies", copies);
+    RecordingContext c;
+    topo->execute(c);
+    return topo->output("structure").as<Structure>();
+  };
+  const auto run = [&](const std::shared_ptr<const Structure>& m, std::map<std::string, Table::Cell>* report) {
+    auto an = gemflow::testing::make_node(registry(), "distgeom.anneal");
+    an->set_input("structure", Value::make(*m));
+    an->set_input("topology", Value::make(*m));
+    an->set_param("symmetry", std::string("c2"));
+    an->set_param("hot_steps", std::int64_t{50});
+    an->set_param("cooling_stages", std::int64_t{1});
+    an->set_param("steps_per_stage", std::int64_t{50});
+    an->set_param("minimise_iterations", std::int64_t{50});
+    RecordingContext c;
+    const auto e = error_of(*an, c);
+    if (report && e == "(no error)")
+      for (const auto& row : an->output("report").as<Table>()->rows) (*report)[std::get<std::string>(row[0])] = row[1];
+    return e;
+  };
+  // a symmetry weight without the symmetry term would be ignored: a parameter rule
+  for (const std::string id : {"distgeom.anneal", "distgeom.ensemble"}) {
+    const auto errors = [&](const std::string& params) {
+      std::vector<std::string> e;
+      for (const auto& d : parse_workflow("gemflow: 1\nnodes:\n  a:\n    type: " + id + "\n    params:\n" + params,
+                                          "w.yaml", registry())
+                               .diagnostics)
+        if (d.severity == Diagnostic::Severity::Error && d.str().find("required input") == std::string::npos)
+          e.push_back(d.str());
+      return e;
+    };
+    const auto e = errors("      symmetry_weight: 50\n");
+    ASSERT_EQ(e.size(), 1u) << id;
+    EXPECT_EQ(e[0],
+              "w.yaml:6:24: error: node 'a', parameter 'symmetry_weight': symmetry_weight = 50.0 needs 'symmetry: "
+              "c2' (the weight is that of the c2 symmetry term; without it the weight has no effect)");
+    EXPECT_TRUE(errors("      symmetry: c2\n      symmetry_weight: 50\n").empty()) << id;
+    EXPECT_EQ(errors("      symmetry_atoms: backbone\n").size(), 1u) << id;
+    EXPECT_TRUE(errors("      symmetry: c2\n      symmetry_atoms: backbone\n").empty()) << id;
+  }
+  std::map<std::string, Table::Cell> rep;
+  EXPECT_EQ(run(mol(">d\nKLVA\n", 2), &rep), "(no error)");
+  EXPECT_GT(std::get<double>(rep.at("energy_symmetry")), 0.0);  // the copies start translated, not C2
+  EXPECT_EQ(run(mol(">d\nKLVA\n", 1), nullptr),
+            "parameter 'symmetry': symmetry c2 needs two identical chains; the molecule has 1: 'A'");
+  EXPECT_EQ(run(mol(">a\nKLVA\n>b\nKLIA\n", 1), nullptr),
+            "parameter 'symmetry': symmetry c2: chains 'A' and 'B' are not identical: residue 3 of each is "
+            "A:3:VAL and B:3:ILE");
 }
 
 }  // namespace

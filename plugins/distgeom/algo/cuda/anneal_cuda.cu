@@ -46,6 +46,9 @@ struct NoeTermD {
   int first, count, single;
   double lower, upper;
 };
+struct SymmetryTermD {
+  int a, b, c, d;
+};
 
 unsigned blocks(std::size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
@@ -273,6 +276,31 @@ __global__ void noe_kernel(const NoeTermD* t, int nt, const int* pairs, int n, i
   }
 }
 
+// C2 symmetry: k (d(a, b) − d(c, d))², as anneal.cpp
+__global__ void symmetry_kernel(const SymmetryTermD* t, int nt, int n, int B, double k, const double* x, double* f,
+                                double* e) {
+  const long long id = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= static_cast<long long>(nt) * B) return;
+  const int b = static_cast<int>(id / nt);
+  const SymmetryTermD p = t[id % nt];
+  const double* X = x + 3LL * n * b;
+  double* F = f + 3LL * n * b;
+  const double ux = X[3 * p.a] - X[3 * p.b], uy = X[3 * p.a + 1] - X[3 * p.b + 1], uz = X[3 * p.a + 2] - X[3 * p.b + 2];
+  const double vx = X[3 * p.c] - X[3 * p.d], vy = X[3 * p.c + 1] - X[3 * p.d + 1], vz = X[3 * p.c + 2] - X[3 * p.d + 2];
+  const double d1 = sqrt(ux * ux + uy * uy + uz * uz), d2 = sqrt(vx * vx + vy * vy + vz * vz), r = d1 - d2;
+  atomicAdd(&e[b], k * r * r);
+  if (d1 > 0) {
+    const double c = 2 * k * r / d1;
+    add3(F, p.a, c * ux, c * uy, c * uz);
+    add3(F, p.b, -c * ux, -c * uy, -c * uz);
+  }
+  if (d2 > 0) {
+    const double c = -2 * k * r / d2;
+    add3(F, p.c, c * vx, c * vy, c * vz);
+    add3(F, p.d, -c * vx, -c * vy, -c * vz);
+  }
+}
+
 // v -= ½ h c f; x += h v (first half) — or v -= ½ h c f and the kinetic energy (second half)
 __global__ void kick_drift_kernel(double* x, double* v, const double* f, long long m, double hc, double h) {
   const long long id = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -337,6 +365,9 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
         {static_cast<int>(noe_pairs.size() / 2), static_cast<int>(r.pairs.size()), r.single ? 1 : 0, r.lower, r.upper});
     for (auto [i, j] : r.pairs) noe_pairs.insert(noe_pairs.end(), {static_cast<int>(i), static_cast<int>(j)});
   }
+  std::vector<SymmetryTermD> sym;
+  for (const auto& q : t.symmetry)
+    sym.push_back({static_cast<int>(q.a), static_cast<int>(q.b), static_cast<int>(q.c), static_cast<int>(q.d)});
   auto upload = [](const auto& host) {
     using T = typename std::decay_t<decltype(host)>::value_type;
     gemflow::cuda::DeviceBuffer<T> d(std::max<std::size_t>(host.size(), 1));
@@ -350,6 +381,7 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
   auto d_ramas = upload(ramas);
   auto d_noes = upload(noes);
   auto d_noe_pairs = upload(noe_pairs);
+  auto d_sym = upload(sym);
   auto d_radius = upload(t.radius);
   auto d_polar = upload(t.polar_h);
   auto d_acc = upload(t.acceptor);
@@ -407,6 +439,11 @@ MdBatchResult md_steps_batch(const AnnealTerms& t, const AnnealWeights& w, std::
       noe_kernel<<<blocks(noes.size() * B), kThreads>>>(d_noes.data(), static_cast<int>(noes.size()),
                                                         d_noe_pairs.data(), ni, Bi, w.noe, d_x.data(), d_f.data(),
                                                         d_e.data());
+      GF_CUDA_CHECK_LAUNCH();
+    }
+    if (!sym.empty() && w.sym > 0) {
+      symmetry_kernel<<<blocks(sym.size() * B), kThreads>>>(d_sym.data(), static_cast<int>(sym.size()), ni, Bi, w.sym,
+                                                            d_x.data(), d_f.data(), d_e.data());
       GF_CUDA_CHECK_LAUNCH();
     }
   };

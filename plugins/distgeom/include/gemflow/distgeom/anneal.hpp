@@ -31,6 +31,17 @@
 //                                                   based backbone term in place of Xplor-NIH's
 //                                                   torsionDB (Bermejo, Clore & Schwieters,
 //                                                   Protein Sci. 21 (2012) 1824)
+//   symmetry    k_sym Σ (d(a,b) − d(c,d))²          C2 homodimers (c2_symmetry_pairs): NCS pairs
+//                                                   d(A_i,A_j) − d(B_i,B_j) keep the chains'
+//                                                   internal geometry identical, distance-symmetry
+//                                                   pairs d(A_i,B_j) − d(B_i,A_j) make the dimer
+//                                                   C2-symmetric (Nilges, Proteins 17 (1993) 297:
+//                                                   "distance symmetry"; Xplor-NIH's DistSymmPot),
+//                                                   over the Cα atoms, i < j. A distance-difference
+//                                                   form: no superposition, invariant under rigid
+//                                                   motions of the dimer; with the chiral terms it
+//                                                   admits only proper C2 images. Off (k_sym = 0)
+//                                                   unless asked for
 // Dynamics: velocity Verlet, all masses 100 amu (as Xplor-NIH's annealing protocols), time step
 // dt, Berendsen weak coupling to the stage temperature (τ = 0.05 ps; Berendsen et al., J. Chem.
 // Phys. 81 (1984) 3684). Schedule (AnnealOptions): an L-BFGS regularisation, a hot stage, a
@@ -61,6 +72,7 @@ struct AnnealWeights {
   double noe = 30.0;        ///< kcal/mol/Å²
   double cdih = 200.0;      ///< kcal/mol/rad²
   double rama = 50.0;       ///< kcal/mol/rad², Ramachandran boxes
+  double sym = 0.0;         ///< kcal/mol/Å², C2 symmetry pairs (0 = off)
 };
 
 /// A box of the φ/ψ plane (degrees; each interval counter-clockwise from lower to upper,
@@ -124,7 +136,21 @@ struct AnnealTerms {
   std::vector<double> radius;                      ///< per atom, Å (Bondi)
   std::vector<unsigned char> polar_h, acceptor;    ///< per atom flags (hydrogen bonds)
   std::vector<std::vector<std::size_t>> excluded;  ///< per atom: sorted 1-2 and 1-3 partners
+  /// Symmetry term: k_sym (d(a, b) − d(c, d))² per entry (empty unless c2_symmetry_pairs filled it).
+  struct SymmetryPair {
+    std::size_t a, b, c, d;
+  };
+  std::vector<SymmetryPair> symmetry;
 };
+
+/// The symmetry pairs of a C2 homodimer over atoms named `names` (default the Cα atoms): for
+/// every two residue positions i < j that both have the atom, NCS (A_i, A_j | B_i, B_j) and
+/// distance symmetry (A_i, B_j | B_i, A_j), Nilges 1993. Chains in order of first appearance;
+/// residues paired by position in their chain (the numbers may differ). Throws
+/// std::invalid_argument naming the chains when there are not exactly two, or when they differ in
+/// length, in a residue name at some position, or in which of `names` a residue has.
+[[nodiscard]] std::vector<AnnealTerms::SymmetryPair> c2_symmetry_pairs(std::span<const AtomInfo> atoms,
+                                                                       std::span<const std::string> names = {});
 
 /// Terms of `atoms` with the covalent geometry of `ideal` (n×3, Å: the template model) and
 /// `bonds` (indices into atoms), restraints over the same indices. `cis_proline`: X-Pro ω may be
@@ -143,7 +169,7 @@ struct AnnealTerms {
 /// when not empty. All pairs are scanned for repel (O(n²)) when `neighbours` is null, else the
 /// list (pairs i < j) is used.
 struct AnnealEnergy {
-  double total = 0, bond = 0, angle = 0, chiral = 0, plane = 0, rep = 0, noe = 0, cdih = 0, rama = 0;
+  double total = 0, bond = 0, angle = 0, chiral = 0, plane = 0, rep = 0, noe = 0, cdih = 0, rama = 0, sym = 0;
 };
 [[nodiscard]] AnnealEnergy anneal_energy(const AnnealTerms& t, const AnnealWeights& w, std::span<const double> x,
                                          std::span<double> grad,
@@ -161,6 +187,10 @@ struct AnnealOptions {
   AnnealWeights hot{1000.0, 500.0, 100.0, 300.0, 0.1, 0.9, 30.0, 10.0, 2.0};
   AnnealWeights final{};  ///< the cooling ramps from hot to final
 };
+
+/// Why `o` is not a schedule anneal() can run, or empty: temperatures not positive and finite,
+/// t_final above t_hot (a "cooling" that heats), a time step not positive and finite.
+[[nodiscard]] std::string anneal_options_problem(const AnnealOptions& o);
 
 struct AnnealResult {
   std::vector<double> coords;       ///< n×3, Å
@@ -187,7 +217,8 @@ struct AnnealResult {
                                                       bool by_acceptance);
 
 /// Anneals from `start` (n×3, Å). `progress(fraction)` returning false cancels
-/// (std::runtime_error("cancelled")). Throws std::invalid_argument on sizes, std::runtime_error
+/// (std::runtime_error("cancelled")). Throws std::invalid_argument on sizes or a schedule
+/// anneal_options_problem() refuses, std::runtime_error
 /// when the energy becomes non-finite (naming the stage).
 [[nodiscard]] AnnealResult anneal(const AnnealTerms& t, std::span<const double> start, const AnnealOptions& o,
                                   const std::function<bool(double)>& progress = {});
