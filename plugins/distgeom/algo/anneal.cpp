@@ -368,6 +368,14 @@ AnnealTerms anneal_terms(std::span<const AtomInfo> atoms, std::span<const double
     const double v = chiral_volume(&ideal[3 * c[0]], &ideal[3 * c[1]], &ideal[3 * c[2]], &ideal[3 * c[3]]);
     t.chirals.push_back({c[0], c[1], c[2], c[3], v});
     if (topo.neighbours[c[0]].size() == 3 && std::abs(v) < 0.3) planar[c[0]] = 1;
+    // A tetrahedral centre's volume over three of its neighbours leaves the fourth (a Cα's Hα)
+    // held by bond and angle terms alone, which admit a strained minimum with it on the wrong
+    // side (Hα–N 1.77 Å for 2.1); a second volume over the fourth fixes its side too.
+    if (topo.neighbours[c[0]].size() == 4) {
+      const std::size_t d = topo.neighbours[c[0]][3];
+      t.chirals.push_back(
+          {c[0], c[1], c[2], d, chiral_volume(&ideal[3 * c[0]], &ideal[3 * c[1]], &ideal[3 * c[2]], &ideal[3 * d])});
+    }
   }
   for (auto [b, c] : topo.bonds) {
     if (!planar[b] || !planar[c]) continue;

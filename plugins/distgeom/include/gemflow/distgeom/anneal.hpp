@@ -6,7 +6,11 @@
 //   bonds       k_bond  Σ (d − d₀)²                 d₀ from the template model (CCD ideal)
 //   angles      k_angle Σ (d₁₃ − d₀)²               1-3 distances of the template model
 //   chirality   k_chiral Σ (V − V₀)²                signed volumes of every centre with 3 or 4
-//                                                   bonded atoms (V₀ ≈ 0: planar sp2 centres)
+//                                                   bonded atoms (V₀ ≈ 0: planar sp2 centres); a
+//                                                   4-bonded centre has two, over its first three
+//                                                   neighbours and over the first two and the
+//                                                   fourth, so that every substituent (Hα too)
+//                                                   keeps its side
 //   planarity   k_plane Σ (1 − cos(φ − φ₀))         one torsion per bond between two planar
 //                                                   centres (amides, rings, guanidinium,
 //                                                   carboxylates), φ₀ = 0 or π from the template;
