@@ -653,7 +653,9 @@ class EnsembleNode final : public Node {
       for (const auto& [key, r] : at) {
         (void)r;
         if (std::get<2>(key) != "CA" || !ordered.count({std::get<0>(key), std::get<1>(key)})) continue;
-        const auto& [ch, num, nm] = key;
+        // Named copies, not a structured binding: clang 14 (the fuzz preset) cannot capture one.
+        const auto& ch = std::get<0>(key);
+        const auto num = std::get<1>(key);
         auto f = [&](int rn, const char* a) {
           auto it = at.find({ch, rn, a});
           return it == at.end() ? SIZE_MAX : it->second;
