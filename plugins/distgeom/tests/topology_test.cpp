@@ -797,6 +797,38 @@ TEST(TopologyNode, CapParametersAndCapsFromNmrStar) {
   EXPECT_NE(e.find("chain 'A' residue 2 ZN: no residue template"), std::string::npos) << e;
 }
 
+// A NEF molecular system names caps and ions by residue name; a structure's residue list
+// (distgeom.topology_from_residues) gives the same molecule back.
+TEST(TopologyNode, NefCapsAndIonAndTheResidueListRoundTrip) {
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_topology_test";
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "capped.nef";
+  std::ofstream(f) << "data_capped\nsave_nef_molecular_system\n_nef_molecular_system.sf_category "
+                      "nef_molecular_system\nloop_\n_nef_sequence.index\n_nef_sequence.chain_code\n"
+                      "_nef_sequence.sequence_code\n_nef_sequence.residue_name\n_nef_sequence.linking\n"
+                      "_nef_sequence.residue_variant\n1 A 0 ACE start .\n2 A 1 SER middle .\n"
+                      "3 A 2 TRP middle .\n4 A 3 NME end .\n5 B 10 NA single .\nstop_\nsave_\n";
+  auto node = gemflow::testing::make_node(registry(), "distgeom.topology");
+  node->set_param("path", f.string());
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*node, ctx), "(no error)");
+  const auto s = node->output("structure").as<Structure>();
+  std::set<std::tuple<std::string, int, std::string>> residues;
+  for (const auto& a : s->atoms) residues.insert({a.chain, a.residue_number, a.residue});
+  EXPECT_EQ(residues, (std::set<std::tuple<std::string, int, std::string>>{
+                          {"A", 0, "ACE"}, {"A", 1, "SER"}, {"A", 2, "TRP"}, {"A", 3, "NME"}, {"B", 10, "NA"}}));
+  // ACE 6 + SER 11 (H, no H1-3) + TRP 24 (no OXT) + NME 6 + NA 1
+  EXPECT_EQ(s->atoms.size(), 6u + 11u + 24u + 6u + 1u);
+  auto again = gemflow::testing::make_node(registry(), "distgeom.topology_from_residues");
+  again->set_input("residues", Value::make(*s));
+  RecordingContext ctx2;
+  ASSERT_EQ(error_of(*again, ctx2), "(no error)");
+  const auto r = again->output("structure").as<Structure>();
+  ASSERT_EQ(r->atoms.size(), s->atoms.size());
+  for (std::size_t i = 0; i < r->atoms.size(); ++i) ASSERT_EQ(r->atoms[i].name, s->atoms[i].name) << i;
+  EXPECT_EQ(r->bonds, s->bonds);
+}
+
 // End to end: bounds from the capped peptide's template geometry, embedding and refinement give
 // the CCD bond lengths back, junctions included (tolerance stated below).
 TEST(TopologyCaps, EmbeddedCappedPeptideKeepsTheCcdBondLengths) {
@@ -855,6 +887,32 @@ TEST(TopologyCaps, EmbeddedCappedPeptideKeepsTheCcdBondLengths) {
   EXPECT_NEAR(embedded(3, "C", 4, "N"), 1.329, kTol);
   EXPECT_LT(worst, kTol);
   std::printf("capped AVA embedded: worst bond |Δ| %.4f Å over %zu bonds\n", worst, mol->bonds.size());
+  // distgeom.anneal takes the caps' geometry too: junction bonds and trans peptide planes hold
+  auto an = gemflow::testing::make_node(registry(), "distgeom.anneal");
+  an->set_input("structure", Value::make(*mol));
+  an->set_input("topology", Value::make(*mol));
+  an->set_param("hot_steps", std::int64_t{200});
+  an->set_param("cooling_stages", std::int64_t{3});
+  an->set_param("steps_per_stage", std::int64_t{100});
+  RecordingContext c3;
+  ASSERT_EQ(error_of(*an, c3), "(no error)");
+  const auto ann = an->output("structure").as<Structure>();
+  auto model_at = [&](int r, const char* a) {
+    for (std::size_t i = 0; i < ann->atoms.size(); ++i)
+      if (ann->atoms[i].residue_number == r && ann->atoms[i].name == a) return i;
+    ADD_FAILURE() << r << " " << a;
+    return std::size_t{0};
+  };
+  EXPECT_NEAR(dist(*ann, model_at(0, "C"), model_at(1, "N")), 1.329, 0.05);
+  EXPECT_NEAR(dist(*ann, model_at(3, "C"), model_at(4, "N")), 1.329, 0.05);
+  auto omega = [&](int r1, const char* a, const char* b, int r2, const char* c, const char* e) {
+    const auto& p = ann->models[0];
+    return std::abs(distgeom::torsion_angle(p[model_at(r1, a)].data(), p[model_at(r1, b)].data(),
+                                            p[model_at(r2, c)].data(), p[model_at(r2, e)].data())) *
+           180.0 / 3.141592653589793;
+  };
+  EXPECT_GT(omega(0, "CH3", "C", 1, "N", "CA"), 150.0);
+  EXPECT_GT(omega(3, "CA", "C", 4, "N", "C"), 150.0);
 }
 
 }  // namespace
