@@ -111,7 +111,7 @@ class ChainBuilder {
       if (it == templates.end()) {
         std::string known;
         for (const auto& [id, t] : templates) known += (known.empty() ? "" : " ") + id;
-        fail(c, r, "no residue template (the CCD entries shipped: " + known + ")");
+        fail(c, r, "no residue template (there are: " + known + ")");
       }
       t_.push_back(&it->second);
       role_.push_back(residue_role(it->second));
@@ -121,12 +121,14 @@ class ChainBuilder {
   void build() {
     check_order();
     backbone();
-    for (std::size_t i = 0; i < t_.size(); ++i) switch (role_[i]) {
+    for (std::size_t i = 0; i < t_.size(); ++i) {
+      switch (role_[i]) {
         case ResidueRole::AminoAcid: amino_acid(i); break;
         case ResidueRole::NCap: n_cap(i); break;
         case ResidueRole::CCap: c_cap(i); break;
         case ResidueRole::Ligand: ligand(i); break;
       }
+    }
   }
 
  private:
