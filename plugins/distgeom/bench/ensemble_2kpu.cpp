@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
     o.method = EmbedMethod::Eigen;
     o.pivot_fraction = 0.25;
     o.threads = 1;
+    o.parallel_hands = true;  // as the node
     starts[k] = run_trials(tp, o).refined.coords;
     seeds[k] = trial_seed(seed + 1, k);
   });

@@ -297,7 +297,8 @@ class EnsembleNode final : public Node {
                        "overlap criterion).\nDevice: cpu (default) | auto | cuda | cuda:N. On CUDA the DG "
                        "trials stay on the CPU (threads), and all structures are annealed at once: the MD "
                        "stages batched on the device (per-term kernels, repel pair lists built on the device, "
-                       "anneal_cuda.hpp), the L-BFGS minimisations on the host (`threads` structures at once).\nOutputs: structure (the kept models, best first), report (Table "
+                       "anneal_cuda.hpp), the L-BFGS minimisations on the host (`threads` structures at "
+                       "once).\nOutputs: structure (the kept models, best first), report (Table "
                        "metric/value), rmsf (Table chain, residue, name, rmsf_A), models (Table: model, seed "
                        "trial, energy, noe_violations, max_violation_A, rmsd_to_reference_A, accepted).\n") +
                    kForceFieldDoc,
@@ -441,6 +442,7 @@ class EnsembleNode final : public Node {
           o.pivot_fraction = embedding.pivot_fraction.value();
           o.refine = refinement.options();
           o.mirror_trial = refinement.mirror_trial.value();
+          o.parallel_hands = true;  // the last structures would leave cores idle
           o.threads = 1;
           const auto tr = run_trials(tp, o, [&](double) { return !stop.load(); });
           AnnealOptions ao = base;
