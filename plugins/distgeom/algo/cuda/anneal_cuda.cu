@@ -267,49 +267,51 @@ __global__ void moved_kernel(const double* x, const double* built, int n, double
 
 // The repel pair list of the structures with flag[b] set (all with flag null): for each atom i
 // its partners j ≠ i, not 1-2 or 1-3 (excl: sorted CSR rows), nearer than √cut2, in increasing
-// order, as repel_pairs() selects them (the same rounding: no FMA contraction). Atoms are tested
-// against tiles of kBuildTile coordinates in shared memory. Writes at most `stride` per row but
-// counts all: the caller grows the rows when max_count exceeds the stride.
-constexpr int kBuildTile = 128;
+// order, as repel_pairs() selects them (the same rounding: no FMA contraction). One warp per
+// atom: the lanes test 32 consecutive j at a time and a ballot keeps the row in order (a build
+// is on the MD step's critical path, so it spreads over many threads). Writes at most `stride`
+// per row but counts all: the caller grows the rows when max_count exceeds the stride.
+constexpr int kBuildWarps = 8;  // warps per block
 __global__ void build_kernel(const double* x, double* built, int n, int stride, double cut2, const int* excl_off,
                              const int* excl, const int* flag, int* rows, int* counts, int* max_count) {
   const int b = blockIdx.y;
-  if (flag && !flag[b]) return;  // the same for every thread of the block
-  const int i = blockIdx.x * kBuildTile + threadIdx.x;
+  if (flag && !flag[b]) return;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int i = blockIdx.x * kBuildWarps + static_cast<int>(threadIdx.x) / 32;
+  if (i >= n) return;  // the whole warp
   const double* X = x + 3LL * n * b;
-  __shared__ double tile[3 * kBuildTile];
-  double xi = 0, yi = 0, zi = 0;
-  int e0 = 0, e1 = 0;
-  if (i < n) xi = X[3 * i], yi = X[3 * i + 1], zi = X[3 * i + 2], e0 = excl_off[i], e1 = excl_off[i + 1];
-  int* row = rows + (static_cast<long long>(b) * n + (i < n ? i : 0)) * stride;
+  const double xi = X[3 * i], yi = X[3 * i + 1], zi = X[3 * i + 2];
+  const int e0 = excl_off[i], e1 = excl_off[i + 1];
+  int* row = rows + (static_cast<long long>(b) * n + i) * stride;
   int c = 0;
-  for (int t0 = 0; t0 < n; t0 += kBuildTile) {
-    const int jt = t0 + static_cast<int>(threadIdx.x);
-    if (jt < n)
-      for (int q = 0; q < 3; ++q) tile[3 * threadIdx.x + q] = X[3 * jt + q];
-    __syncthreads();
-    const int m = min(kBuildTile, n - t0);
-    if (i < n)
-      for (int q = 0; q < m; ++q) {
-        const int j = t0 + q;
-        const double dx = xi - tile[3 * q];
-        const double dx2 = __dmul_rn(dx, dx);
-        if (j == i || dx2 > cut2) continue;
-        const double dy = yi - tile[3 * q + 1], dz = zi - tile[3 * q + 2];
-        if (!(__dadd_rn(__dadd_rn(dx2, __dmul_rn(dy, dy)), __dmul_rn(dz, dz)) < cut2)) continue;
-        int lo = e0, hi = e1;  // binary search of j in i's excluded partners
+  for (int j0 = 0; j0 < n; j0 += 32) {
+    const int j = j0 + lane;
+    bool keep = false;
+    if (j < n && j != i) {
+      const double dx = xi - X[3 * j];
+      const double dx2 = __dmul_rn(dx, dx);
+      if (!(dx2 > cut2)) {
+        const double dy = yi - X[3 * j + 1], dz = zi - X[3 * j + 2];
+        keep = __dadd_rn(__dadd_rn(dx2, __dmul_rn(dy, dy)), __dmul_rn(dz, dz)) < cut2;
+      }
+      if (keep) {  // binary search of j in i's excluded partners
+        int lo = e0, hi = e1;
         while (lo < hi) {
           const int mid = (lo + hi) / 2;
           if (excl[mid] < j) lo = mid + 1;
           else hi = mid;
         }
-        if (lo < e1 && excl[lo] == j) continue;
-        if (c < stride) row[c] = j;
-        ++c;
+        keep = !(lo < e1 && excl[lo] == j);
       }
-    __syncthreads();
+    }
+    const unsigned mask = __ballot_sync(0xffffffffu, keep);
+    if (keep) {
+      const int at = c + __popc(mask & ((1u << lane) - 1u));
+      if (at < stride) row[at] = j;
+    }
+    c += __popc(mask);
   }
-  if (i >= n) return;
+  if (lane != 0) return;
   counts[static_cast<long long>(b) * n + i] = c;
   atomicMax(max_count, c);
   double* Y = built + 3LL * n * b;
@@ -655,10 +657,10 @@ class BatchMd {
 
   void launch_build(double scale, const int* flag) {
     if (d_rows_.empty()) d_rows_.allocate(std::max<std::size_t>(B_ * n_ * stride_, 1));
-    const dim3 grid(static_cast<unsigned>((n_ + kBuildTile - 1) / kBuildTile), static_cast<unsigned>(B_));
-    build_kernel<<<grid, kBuildTile>>>(d_x_.data(), d_built_.data(), static_cast<int>(n_), static_cast<int>(stride_),
-                                       cut2(scale), d_excl_off_.data(), d_excl_.data(), flag, d_rows_.data(),
-                                       d_counts_.data(), d_max_.data());
+    const dim3 grid(static_cast<unsigned>((n_ + kBuildWarps - 1) / kBuildWarps), static_cast<unsigned>(B_));
+    build_kernel<<<grid, 32 * kBuildWarps>>>(d_x_.data(), d_built_.data(), static_cast<int>(n_),
+                                             static_cast<int>(stride_), cut2(scale), d_excl_off_.data(), d_excl_.data(),
+                                             flag, d_rows_.data(), d_counts_.data(), d_max_.data());
     GF_CUDA_CHECK_LAUNCH();
   }
 

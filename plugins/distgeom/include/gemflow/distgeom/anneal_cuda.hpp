@@ -8,7 +8,7 @@
 // atomicAdd into the forces, one thread per (structure, NOE restraint) for the r^-6 sums, one per
 // (structure, atom) for the integration and for repel (a full pair list: each atom's partners in
 // a row, its force summed without atomics). Energies only where asked (the MD needs forces).
-// The repel pair list is built on the device (every atom against tiles of all atoms, the
+// The repel pair list is built on the device (one warp per atom against all atoms, the
 // 1-2/1-3 exclusions by binary search, the rows grown and the build repeated when one
 // overflows: never truncated) with repel_pairs()' selection, rebuilt per structure when one of
 // its atoms moved more than half the skin (anneal()'s rule) or every `rebuild_every` steps
