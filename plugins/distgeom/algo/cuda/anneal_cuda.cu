@@ -536,7 +536,8 @@ class BatchMd {
     const long long mm = static_cast<long long>(m_);
     const int per = static_cast<int>(3 * n_);
     const dim3 kick_grid(blocks(3 * n_), static_cast<unsigned>(B_));
-    // Lists and forces at the start; an overflow of this build is found with the first chunk's
+    // Lists and forces at the start; an overflow of this build is found by the first chunk's check
+    // (without steps, right here)
     auto restart = [&] {
       if (host_lists_) {
         build_on_host(w.rep_scale);
