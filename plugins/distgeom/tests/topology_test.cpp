@@ -203,7 +203,8 @@ TEST(Topology, CalphaHandednessIsTheDepositedOne) {
     di[{a.chain, a.residue_number, a.name}] = i;
   }
   std::size_t checked = 0;
-  for (const auto& [k, i] : bi) {
+  for (const auto& entry : bi) {
+    const auto& k = entry.first;  // not a structured binding: clang 14 cannot capture one
     if (std::get<2>(k) != "CA" || !bi.count({std::get<0>(k), std::get<1>(k), "CB"})) continue;
     auto vol = [&](const std::map<Key, std::size_t>& m, auto pos) {
       auto p = [&](const char* nm) { return pos(m.at({std::get<0>(k), std::get<1>(k), nm})); };
