@@ -55,17 +55,44 @@ Outcome one_trial(const TrialProblem& p, const TrialOptions& o, std::uint64_t se
   out.summary.spectrum = e.spectrum;
   if (!p.handedness.empty()) (void)fix_chirality(e.coords, o.dim, p.handedness, &out.summary.chirality_correct);
   const int hands = o.mirror_trial ? 2 : 1;
-  bool have = false;
-  double other = std::numeric_limits<double>::quiet_NaN();
-  for (int h = 0; h < hands; ++h) {
+  std::atomic<double> hand_fraction[2] = {0.0, 0.0};
+  auto refine_hand = [&](int h) {
     auto start = e.coords;
     if (h == 1)
       for (std::size_t k = 0; k < start.size(); k += o.dim) start[k] = -start[k];
-    auto r =
-        refine(start, n, o.dim, p.lower, p.upper, p.chirals, p.ambiguous, o.refine, [&](double f, const std::string&) {
-          fraction.store(0.2 + 0.8 * (h + f) / hands, std::memory_order_relaxed);
-          return !stop.load(std::memory_order_relaxed);
-        });
+    return refine(start, n, o.dim, p.lower, p.upper, p.chirals, p.ambiguous, o.refine,
+                  [&](double f, const std::string&) {
+                    hand_fraction[h].store(f, std::memory_order_relaxed);
+                    fraction.store(0.2 + 0.8 * (hand_fraction[0].load() + hand_fraction[1].load()) / hands,
+                                   std::memory_order_relaxed);
+                    return !stop.load(std::memory_order_relaxed);
+                  });
+  };
+  std::optional<RefineResult> results[2];
+  if (hands == 2 && o.parallel_hands) {  // independent and deterministic: the same result as in turn
+    std::exception_ptr mirror_error;
+    std::thread mirror([&] {
+      try {
+        results[1] = refine_hand(1);
+      } catch (...) {
+        mirror_error = std::current_exception();
+      }
+    });
+    try {
+      results[0] = refine_hand(0);
+    } catch (...) {
+      mirror.join();
+      throw;
+    }
+    mirror.join();
+    if (mirror_error) std::rethrow_exception(mirror_error);
+  } else {
+    for (int h = 0; h < hands; ++h) results[h] = refine_hand(h);
+  }
+  bool have = false;
+  double other = std::numeric_limits<double>::quiet_NaN();
+  for (int h = 0; h < hands; ++h) {
+    auto& r = *results[h];
     // Same rule as distgeom.refine's mirror trial: the mirror replaces only on a strictly lower error.
     if (!have || r.error < out.refined.error) {
       if (have) other = out.refined.error;

@@ -375,8 +375,9 @@ class EnsembleNode final : public Node {
                        "to N/O excepted) closer than their Bondi radii sum − 0.4 Å (MolProbity's 0.4 Å "
                        "overlap criterion).\nDevice: cpu (default) | auto | cuda | cuda:N. On CUDA the DG "
                        "trials stay on the CPU (threads), and all structures are annealed at once: the MD "
-                       "stages batched on the device (per-term kernels, anneal_cuda.hpp), the L-BFGS "
-                       "minimisations on the host.\nOutputs: structure (the kept models, best first), report (Table "
+                       "stages batched on the device (per-term kernels, repel pair lists built on the device, "
+                       "anneal_cuda.hpp), the L-BFGS minimisations on the host (`threads` structures at "
+                       "once).\nOutputs: structure (the kept models, best first), report (Table "
                        "metric/value), rmsf (Table chain, residue, name, rmsf_A), models (Table: model, seed "
                        "trial, energy, noe_violations, max_violation_A, rmsd_to_reference_A, accepted, "
                        "cdih_violations_gt_5deg).\n") +
@@ -527,6 +528,7 @@ class EnsembleNode final : public Node {
           o.pivot_fraction = embedding.pivot_fraction.value();
           o.refine = refinement.options();
           o.mirror_trial = refinement.mirror_trial.value();
+          o.parallel_hands = true;  // the last structures would leave cores idle
           o.threads = 1;
           const auto tr = run_trials(tp, o, [&](double) { return !stop.load(); });
           AnnealOptions ao = base;
@@ -566,11 +568,20 @@ class EnsembleNode final : public Node {
           which.push_back(k);
         }
       ctx.info("annealing " + std::to_string(starts.size()) + " structures in one batch on " + dev.str());
+      cuda::AnnealBatchOptions bo;
+      bo.threads = static_cast<unsigned>(threads.value());
+      bo.progress = [&](double f) {
+        ctx.progress(f, "annealing");
+        return !ctx.cancelled();
+      };
       try {
-        auto rs2 = cuda::anneal_batch(p.terms, starts, seeds, base, dev.index);
+        auto rs2 = cuda::anneal_batch(p.terms, starts, seeds, base, dev.index, bo);
         for (std::size_t q = 0; q < which.size(); ++q) done[which[q]].r = std::move(rs2[q]);
       } catch (const cuda::CudaError& e) {
         throw DeviceError(dev.str() + ": " + e.what());
+      } catch (const std::runtime_error& e) {
+        if (ctx.cancelled()) throw Cancelled();
+        throw Error(e.what());
       }
 #endif
     }
@@ -740,7 +751,9 @@ class EnsembleNode final : public Node {
       for (const auto& [key, r] : at) {
         (void)r;
         if (std::get<2>(key) != "CA" || !ordered.count({std::get<0>(key), std::get<1>(key)})) continue;
-        const auto& [ch, num, nm] = key;
+        // Named copies, not a structured binding: clang 14 (the fuzz preset) cannot capture one.
+        const auto& ch = std::get<0>(key);
+        const auto num = std::get<1>(key);
         auto f = [&](int rn, const char* a) {
           auto it = at.find({ch, rn, a});
           return it == at.end() ? SIZE_MAX : it->second;

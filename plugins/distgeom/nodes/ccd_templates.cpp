@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -16,15 +17,32 @@ const std::vector<std::pair<const char*, const char*>>& ccd_entries();
 
 namespace {
 
-const io::StarLoop& find_loop(const io::StarFile& f, std::string_view tag, const std::string& source) {
+// The table holding `tag`: a loop, or the category's items outside a loop (one row, as the CCD
+// writes a one-atom entry such as an ion); nullopt when neither has it.
+std::optional<io::StarLoop> find_table(const io::StarFile& f, std::string_view tag) {
+  const std::string category(tag.substr(0, tag.find('.') + 1));
+  auto from_items = [&](const io::StarFrame& fr) -> std::optional<io::StarLoop> {
+    if (!fr.item(tag)) return std::nullopt;
+    io::StarLoop l;
+    for (const auto& [t, v] : fr.items)
+      if (t.starts_with(category)) {
+        l.tags.push_back(t);
+        l.values.push_back(v);
+      }
+    l.line = l.values.front().line;
+    return l;
+  };
   for (const auto& b : f.blocks) {
     for (const auto& l : b.global.loops)
       if (l.column(tag) >= 0) return l;
-    for (const auto& fr : b.frames)
+    if (auto l = from_items(b.global)) return l;
+    for (const auto& fr : b.frames) {
       for (const auto& l : fr.loops)
         if (l.column(tag) >= 0) return l;
+      if (auto l = from_items(fr)) return l;
+    }
   }
-  throw io::ParseError(source, 0, "no loop with " + std::string(tag));
+  return std::nullopt;
 }
 
 int column(const io::StarLoop& l, std::string_view tag, const std::string& source) {
@@ -46,8 +64,14 @@ double number(const io::StarValue& v, const std::string& source) {
 ResidueTemplate parse_ccd_entry(std::string_view text, const std::string& source) {
   const io::StarFile f = io::parse_star(text, source);
   ResidueTemplate t;
-  if (!f.blocks.empty()) t.id = f.blocks.front().name;
-  const auto& al = find_loop(f, "_chem_comp_atom.atom_id", source);
+  if (!f.blocks.empty()) {
+    t.id = f.blocks.front().name;
+    if (const auto* type = f.blocks.front().global.item("_chem_comp.type")) t.type = type->text;
+    for (auto& ch : t.type) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  }
+  const auto atoms = find_table(f, "_chem_comp_atom.atom_id");
+  if (!atoms) throw io::ParseError(source, 0, "no _chem_comp_atom.atom_id (loop or item)");
+  const io::StarLoop& al = *atoms;
   const int c_id = column(al, "_chem_comp_atom.atom_id", source),
             c_el = column(al, "_chem_comp_atom.type_symbol", source),
             c_leave = column(al, "_chem_comp_atom.pdbx_leaving_atom_flag", source),
@@ -63,7 +87,11 @@ ResidueTemplate parse_ccd_entry(std::string_view text, const std::string& source
     a.xyz = {number(al.at(r, c_x), source), number(al.at(r, c_y), source), number(al.at(r, c_z), source)};
     t.atoms.push_back(std::move(a));
   }
-  const auto& bl = find_loop(f, "_chem_comp_bond.atom_id_1", source);
+  const auto bonds = find_table(f, "_chem_comp_bond.atom_id_1");
+  // a one-atom entry (an ion) has no bond table
+  if (!bonds && t.atoms.size() == 1) return t;
+  if (!bonds) throw io::ParseError(source, 0, "no _chem_comp_bond.atom_id_1 (loop or item)");
+  const io::StarLoop& bl = *bonds;
   const int c1 = column(bl, "_chem_comp_bond.atom_id_1", source), c2 = column(bl, "_chem_comp_bond.atom_id_2", source);
   for (std::size_t r = 0; r < bl.rows(); ++r) {
     const std::size_t i = t.find(bl.at(r, c1).text), j = t.find(bl.at(r, c2).text);

@@ -1,6 +1,7 @@
 #pragma once
 // Residue templates from wwPDB Chemical Component Dictionary entries (mmCIF): the 20 standard
-// amino acids compiled into the plugin (plugins/distgeom/data/ccd, see PROVENANCE.md there).
+// amino acids, the caps ACE, NME, NH2, the modified amino acids MSE, SEP, TPO, and the ligands
+// HEM and NA, compiled into the plugin (plugins/distgeom/data/ccd, see PROVENANCE.md there).
 #include <map>
 #include <string>
 #include <string_view>
@@ -9,10 +10,11 @@
 
 namespace gemflow::distgeom::nodes {
 
-/// One CCD entry's text: _chem_comp_atom (atom_id, type_symbol, pdbx_leaving_atom_flag,
-/// pdbx_model_Cartn_{x,y,z}_ideal) and _chem_comp_bond (atom_id_1, atom_id_2). `source` names
-/// the text in errors. Throws io::ParseError (file:line) for a missing loop or column, an ideal
-/// coordinate that is not a number, or a bond naming an unknown atom.
+/// One CCD entry's text: _chem_comp.type, _chem_comp_atom (atom_id, type_symbol,
+/// pdbx_leaving_atom_flag, pdbx_model_Cartn_{x,y,z}_ideal) and _chem_comp_bond (atom_id_1,
+/// atom_id_2), each a loop or, for one row, plain items (a one-atom entry has no bond table).
+/// `source` names the text in errors. Throws io::ParseError (file:line) for a missing table or
+/// column, an ideal coordinate that is not a number, or a bond naming an unknown atom.
 [[nodiscard]] ResidueTemplate parse_ccd_entry(std::string_view text, const std::string& source);
 
 /// The compiled-in templates by CCD id (parsed once; thread-safe).

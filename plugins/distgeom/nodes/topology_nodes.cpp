@@ -24,6 +24,34 @@ namespace {
 using namespace nodes;
 
 enum class His { Both, Delta, Epsilon };
+enum class NCap { None, Ace };
+enum class CCap { None, Nme, Nh2 };
+
+// Adds the caps of `n` / `c` to every chain that has amino acids and no cap at that end: ACE
+// numbered one before the first amino acid, NME / NH2 one after the last (before any ligands
+// listed after it).
+void add_caps(std::vector<ChainSequence>& chains, NCap n, CCap c) {
+  const auto& templates = standard_templates();
+  auto role = [&](const SequenceResidue& r) {
+    const auto it = templates.find(r.name);
+    return it == templates.end() ? ResidueRole::Ligand : residue_role(it->second);
+  };
+  for (auto& ch : chains) {
+    auto& rs = ch.residues;
+    std::size_t first = rs.size(), last = 0;
+    for (std::size_t i = 0; i < rs.size(); ++i)
+      if (role(rs[i]) == ResidueRole::AminoAcid) {
+        first = std::min(first, i);
+        last = i;
+      }
+    if (first == rs.size()) continue;
+    if (c != CCap::None && !(last + 1 < rs.size() && role(rs[last + 1]) == ResidueRole::CCap))
+      rs.insert(rs.begin() + static_cast<std::ptrdiff_t>(last + 1),
+                SequenceResidue{c == CCap::Nme ? "NME" : "NH2", rs[last].number + 1, {}});
+    if (n == NCap::Ace && !(first > 0 && role(rs[first - 1]) == ResidueRole::NCap))
+      rs.insert(rs.begin() + static_cast<std::ptrdiff_t>(first), SequenceResidue{"ACE", rs[first].number - 1, {}});
+  }
+}
 
 const char* kTopologyDoc =
     "The built Structure: atoms with IUPAC/PDB v3 names (N-terminal H1 H2 H3, C-terminal OXT), the bonds, "
@@ -32,7 +60,12 @@ const char* kTopologyDoc =
     "Engh & Huber (1991) peptide geometry between them. That model is covalent geometry (bond lengths, 1-3 "
     "distances, planar groups, chiral volumes) for distgeom.bounds (bonds: structure) and distgeom.anneal, "
     "not a conformation. Chains are 40 Å apart. Histidine: both ring protons (CCD HIS) unless `histidine` "
-    "or the residue's NEF variant ('-HE2', '-HD1') says otherwise.";
+    "or the residue's NEF variant ('-HE2', '-HD1') says otherwise.\n"
+    "Templates: the 20 standard amino acids; the modified amino acids MSE, SEP, TPO (CCD protonation: "
+    "phosphates as acids); the caps ACE (N-terminal: its C bonded to N of the first amino acid, no NH3+) and "
+    "NME, NH2 (C-terminal: their N bonded to C of the last amino acid, no OXT); the ligands HEM and NA, each "
+    "its own residue without bonds to the chain. A chain is [ACE] amino acids [NME|NH2], with ligands "
+    "before or after (or a chain of ligands only).";
 
 TopologyOptions topology_options(His h) {
   TopologyOptions o;
@@ -290,8 +323,10 @@ class TopologyNode final : public Node {
         .errors =
             "The file's line for a NEF sequence_code or NMR-STAR residue number that is not an integer, an "
             "NMR-STAR assembly naming an entity without residues, or a FASTA letter outside the 20 "
-            "standard amino acids; the chain and residue for a residue without template, a residue number "
-            "used twice in a chain or a variant naming no atom.",
+            "standard amino acids; the file, chain, residue number and name for a residue without template "
+            "(the message lists the templates there are), a residue number used twice in a chain, a "
+            "variant naming no atom, a cap not at an end of the amino acids or a ligand between two amino "
+            "acids.",
         .memory = "The molecule (a few hundred bytes per atom).",
         .determinism = "Deterministic.",
         .references =
@@ -319,6 +354,18 @@ class TopologyNode final : public Node {
                         His::Both,
                         {{His::Both, "both"}, {His::Delta, "delta"}, {His::Epsilon, "epsilon"}},
                         {.doc = "Histidine ring protons: both (HD1 and HE2, CCD HIS), delta (HD1) or epsilon (HE2)"}};
+  Choice<NCap> n_cap{this,
+                     "n_cap",
+                     NCap::None,
+                     {{NCap::None, "none"}, {NCap::Ace, "ACE"}},
+                     {.doc = "N-terminal cap added to every chain whose amino acids do not start with one (FASTA "
+                             "cannot name caps): none (NH3+) or ACE (acetyl, numbered one before the first residue)"}};
+  Choice<CCap> c_cap{this,
+                     "c_cap",
+                     CCap::None,
+                     {{CCap::None, "none"}, {CCap::Nme, "NME"}, {CCap::Nh2, "NH2"}},
+                     {.doc = "C-terminal cap added to every chain whose amino acids do not end with one: none "
+                             "(COO-), NME (N-methylamide) or NH2 (amide), numbered one after the last residue"}};
 
   void execute(NodeContext& ctx) override {
     const auto file = path.value();
@@ -332,6 +379,7 @@ class TopologyNode final : public Node {
     } catch (const io::ParseError& e) {
       throw InputError(e.what());
     }
+    add_caps(cs, n_cap.value(), c_cap.value());
     const std::size_t base = cs.size();
     std::set<std::string> used;
     for (const auto& c : cs) used.insert(c.chain);
@@ -374,8 +422,9 @@ class TopologyFromResiduesNode final : public Node {
                                "Input: structure. Output: structure. ") +
                    kTopologyDoc,
             .errors =
-                "The chain and residue for a residue without template (only the 20 standard amino acids; "
-                "waters and ligands must be removed first) or a residue number used twice in a chain.",
+                "The chain, residue number and name for a residue without template (the message lists the "
+                "templates there are; waters and other ligands must be removed first), a residue number used "
+                "twice in a chain, a cap not at an end of the amino acids or a ligand between two amino acids.",
             .memory = "The molecule (a few hundred bytes per atom).",
             .determinism = "Deterministic.",
             .references =

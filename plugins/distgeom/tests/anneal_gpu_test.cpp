@@ -1,11 +1,16 @@
 // Label gpu: the batched CUDA restrained MD (anneal_cuda.hpp) against the CPU fp64 reference
-// (md_steps) on a few steps. Skips when no CUDA device is present.
+// (md_steps) on a few steps, and the device repel pair lists against repel_pairs(). Skips when
+// no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
 
 #include <gemflow/distgeom/anneal.hpp>
 #include <gemflow/distgeom/topology.hpp>
+#include <gemflow/io/structure_io.hpp>
 
 #include "ccd_templates.hpp"
 
@@ -70,23 +75,64 @@ TEST(AnnealGpu, BatchedMdMatchesTheCpuReferenceOnAFewSteps) {
     }
   for (std::size_t b = 2; b < B; ++b)
     EXPECT_GT(anneal_energy(terms, w, std::span<const double>(x.data() + b * 3 * n, 3 * n), {}).rama, 1.0);
-  std::vector<double> gx = x, gv = v;
-  const auto gpu = cuda::md_steps_batch(terms, w, gx, gv, B, o);
-  ASSERT_EQ(gpu.energy.size(), B);
-  for (std::size_t b = 0; b < B; ++b) {
-    std::vector<double> cx(x.begin() + static_cast<long>(b * 3 * n), x.begin() + static_cast<long>((b + 1) * 3 * n));
-    std::vector<double> cv(v.begin() + static_cast<long>(b * 3 * n), v.begin() + static_cast<long>((b + 1) * 3 * n));
-    const auto e = md_steps(terms, w, cx, cv, o);
-    // fp64 on both; the GPU sums forces in another order (atomics): rounding, grown over 20 steps
-    EXPECT_NEAR(gpu.energy[b], e.total, 1e-8 * std::abs(e.total)) << "structure " << b;
-    double dx = 0, dv = 0;
-    for (std::size_t k = 0; k < 3 * n; ++k) {
-      dx = std::max(dx, std::abs(gx[b * 3 * n + k] - cx[k]));
-      dv = std::max(dv, std::abs(gv[b * 3 * n + k] - cv[k]));
+  // capacity 1: every row of the first build overflows; the steps are run again with rows that
+  // fit, and the result is the same
+  for (const std::size_t capacity : {std::size_t{0}, std::size_t{1}}) {
+    std::vector<double> gx = x, gv = v;
+    const auto gpu = cuda::md_steps_batch(terms, w, gx, gv, B, o, 0, capacity);
+    ASSERT_EQ(gpu.energy.size(), B);
+    for (std::size_t b = 0; b < B; ++b) {
+      std::vector<double> cx(x.begin() + static_cast<long>(b * 3 * n), x.begin() + static_cast<long>((b + 1) * 3 * n));
+      std::vector<double> cv(v.begin() + static_cast<long>(b * 3 * n), v.begin() + static_cast<long>((b + 1) * 3 * n));
+      const auto e = md_steps(terms, w, cx, cv, o);
+      // fp64 on both; the GPU sums forces in another order (atomics): rounding, grown over 20 steps
+      EXPECT_NEAR(gpu.energy[b], e.total, 1e-8 * std::abs(e.total)) << "structure " << b << ", capacity " << capacity;
+      double dx = 0, dv = 0;
+      for (std::size_t k = 0; k < 3 * n; ++k) {
+        dx = std::max(dx, std::abs(gx[b * 3 * n + k] - cx[k]));
+        dv = std::max(dv, std::abs(gv[b * 3 * n + k] - cv[k]));
+      }
+      EXPECT_LT(dx, 1e-8) << "structure " << b << ", capacity " << capacity << " (Å)";
+      EXPECT_LT(dv, 1e-6) << "structure " << b << ", capacity " << capacity << " (Å/ps)";
     }
-    EXPECT_LT(dx, 1e-8) << "structure " << b << " (Å)";
-    EXPECT_LT(dv, 1e-6) << "structure " << b << " (Å/ps)";
   }
+}
+
+// The repel pair lists built on the device are exactly repel_pairs()' on the 20 deposited models
+// of 2KPU (1522 atoms with hydrogens, the topology from the sequence): the same pairs at the hot
+// and the final radius scale, also when the rows start with room for one partner (regrown).
+TEST(AnnealGpu, DeviceRepelListsEqualTheCpuListsOnThe2kpuModels) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU annealing test skipped";
+  const auto dep = gemflow::io::read_pdb(std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/2kpu/2kpu.pdb");
+  ChainSequence c{"A", {}};
+  for (const auto& a : dep.atoms)
+    if (c.residues.empty() || c.residues.back().number != a.residue_number)
+      c.residues.push_back(SequenceResidue{a.residue, a.residue_number, {}});
+  const auto topo = build_topology({c}, nodes::standard_templates());
+  const std::size_t n = topo.atoms.size(), B = dep.models.size();
+  ASSERT_EQ(B, 20u);
+  std::map<std::tuple<int, std::string>, std::size_t> at;
+  for (std::size_t i = 0; i < dep.atoms.size(); ++i) at[{dep.atoms[i].residue_number, dep.atoms[i].name}] = i;
+  std::vector<double> x(B * 3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto it = at.find({topo.atoms[i].residue_number, topo.atoms[i].name});
+    ASSERT_NE(it, at.end()) << topo.atoms[i].residue_number << " " << topo.atoms[i].name;
+    for (std::size_t b = 0; b < B; ++b)
+      for (int q = 0; q < 3; ++q) x[(b * n + i) * 3 + static_cast<std::size_t>(q)] = dep.models[b][it->second][q];
+  }
+  const auto terms = anneal_terms(topo.atoms, topo.xyz, topo.bonds, {}, {});
+  for (const double scale : {0.9, 0.85})
+    for (const std::size_t capacity : {std::size_t{0}, std::size_t{1}}) {
+      const auto gpu = cuda::repel_pairs_batch(terms, x, B, scale, 0, capacity);
+      ASSERT_EQ(gpu.size(), B);
+      for (std::size_t b = 0; b < B; ++b) {
+        auto cpu = repel_pairs(terms, std::span<const double>(x.data() + b * 3 * n, 3 * n), scale);
+        std::sort(cpu.begin(), cpu.end());
+        EXPECT_GT(cpu.size(), 10 * n);  // a real list: about 15 partners per atom
+        EXPECT_EQ(gpu[b].size(), cpu.size()) << "model " << b + 1 << ", scale " << scale << ", capacity " << capacity;
+        EXPECT_TRUE(gpu[b] == cpu) << "model " << b + 1 << ", scale " << scale << ", capacity " << capacity;
+      }
+    }
 }
 
 // The whole schedule batched against anneal() on the CPU, seed by seed (every term, the
@@ -190,6 +236,39 @@ TEST(AnnealGpu, SymmetryTermMatchesTheCpuReferenceOnAFewSteps) {
     }
     EXPECT_LT(dx, 1e-8) << "structure " << b << " (Å)";
     EXPECT_LT(dv, 1e-6) << "structure " << b << " (Å/ps)";
+  }
+}
+
+// Progress goes from about 0 to 1 over the schedule; returning false cancels with
+// std::runtime_error("cancelled").
+TEST(AnnealGpu, BatchedScheduleReportsProgressAndCancels) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU annealing test skipped";
+  ChainSequence c{"A", {}};
+  for (int r = 1; r <= 5; ++r) c.residues.push_back(SequenceResidue{"ALA", r, {}});
+  const auto t = build_topology({c}, nodes::standard_templates());
+  const auto terms = anneal_terms(t.atoms, t.xyz, t.bonds, {}, {});
+  AnnealOptions o;
+  o.hot_steps = 200;
+  o.cooling_stages = 2;
+  o.steps_per_stage = 100;
+  o.minimise_iterations = 20;
+  std::vector<double> seen;
+  cuda::AnnealBatchOptions bo;
+  bo.progress = [&](double f) {
+    seen.push_back(f);
+    return true;
+  };
+  const auto r = cuda::anneal_batch(terms, {t.xyz, t.xyz}, {1, 2}, o, 0, bo);
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_EQ(seen.size(), 4u);  // per 100 steps of 400
+  EXPECT_DOUBLE_EQ(seen.front(), 0.25);
+  EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+  bo.progress = [](double) { return false; };
+  try {
+    (void)cuda::anneal_batch(terms, {t.xyz}, {1}, o, 0, bo);
+    ADD_FAILURE() << "not cancelled";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "cancelled");
   }
 }
 

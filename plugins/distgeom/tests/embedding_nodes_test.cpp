@@ -667,6 +667,35 @@ TEST(EmbedAndRefineNode, TheKeptTrialRepeatsFromSeedAndFirstTrial) {
   EXPECT_EQ(std::get<std::string>(t2->rows[0][t2->column("seed")]), best_seed);
 }
 
+// The two hands refined in two threads give exactly what one after the other gives.
+TEST(EmbedAndRefineTrials, ParallelHandsGiveTheSameResult) {
+  const auto c = bounds_chain();
+  distgeom::TrialProblem p;
+  p.n = c.bounds->size();
+  p.smoothed_lower = c.smoothed->lower.span();
+  p.smoothed_upper = c.smoothed->upper.span();
+  p.lower = c.bounds->lower.span();
+  p.upper = c.bounds->upper.span();
+  distgeom::TrialOptions o;
+  o.trials = 3;
+  o.seed = 5;
+  o.threads = 1;
+  o.mirror_trial = true;
+  o.refine.max_iterations = 300;
+  const auto in_turn = distgeom::run_trials(p, o);
+  o.parallel_hands = true;
+  const auto parallel = distgeom::run_trials(p, o);
+  ASSERT_EQ(parallel.trials.size(), in_turn.trials.size());
+  for (std::size_t t = 0; t < in_turn.trials.size(); ++t) {
+    EXPECT_EQ(parallel.trials[t].error, in_turn.trials[t].error) << "trial " << t;
+    EXPECT_EQ(parallel.trials[t].error_other_hand, in_turn.trials[t].error_other_hand) << "trial " << t;
+    EXPECT_EQ(parallel.trials[t].mirror_won, in_turn.trials[t].mirror_won) << "trial " << t;
+    EXPECT_TRUE(std::isfinite(in_turn.trials[t].error_other_hand)) << "trial " << t;  // both hands refined
+  }
+  EXPECT_EQ(parallel.best, in_turn.best);
+  EXPECT_EQ(parallel.refined.coords, in_turn.refined.coords);  // bit for bit
+}
+
 // QA: one trial whose embedding failed failed the whole best-of-N node, and a nonsense structure
 // was kept and reported as done (here NaN coordinates, whose DG error read 0).
 TEST(EmbedAndRefineTrials, FailedAndDivergedTrialsAreLeftOut) {

@@ -3,6 +3,7 @@
 // bond lengths, 1-3 distances, Cα handedness).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <string>
 #include <tuple>
 
+#include <gemflow/distgeom/anneal.hpp>
 #include <gemflow/distgeom/bounds.hpp>
 #include <gemflow/distgeom/geometry.hpp>
 #include <gemflow/distgeom/smoothing.hpp>
@@ -66,7 +68,8 @@ double d(const std::vector<double>& x, std::size_t i, std::size_t j) {
 
 TEST(CcdTemplates, TwentyAminoAcidsWithIdealCoordinatesAndBonds) {
   const auto& t = distgeom::nodes::standard_templates();
-  ASSERT_EQ(t.size(), 20u);
+  // 20 amino acids, caps ACE NME NH2, modified MSE SEP TPO, ligands HEM NA
+  ASSERT_EQ(t.size(), 28u);
   const auto& ala = t.at("ALA");
   ASSERT_EQ(ala.atoms.size(), 13u);  // N CA C O CB OXT H H2 HA HB1-3 HXT
   EXPECT_EQ(ala.bonds.size(), 12u);
@@ -76,6 +79,49 @@ TEST(CcdTemplates, TwentyAminoAcidsWithIdealCoordinatesAndBonds) {
   EXPECT_DOUBLE_EQ(ala.atoms[ala.find("CA")].xyz[0], 0.257);
   EXPECT_DOUBLE_EQ(ala.atoms[ala.find("CA")].xyz[2], 0.692);
   EXPECT_EQ(t.at("TRP").atoms.size(), 27u);
+  EXPECT_EQ(ala.type, "L-PEPTIDE LINKING");
+}
+
+// The caps, modified residues and ligands: roles, atoms and bonds as their CCD entries hold them;
+// an ion's entry is single items (no loop) and has no bond table.
+TEST(CcdTemplates, CapsModifiedResiduesAndLigands) {
+  using distgeom::ResidueRole;
+  const auto& t = distgeom::nodes::standard_templates();
+  const std::map<std::string, std::tuple<ResidueRole, std::size_t, std::size_t>> expected{
+      // id: role, atoms, bonds (counted in the CCD files)
+      {"ACE", {ResidueRole::NCap, 7, 6}},        {"NME", {ResidueRole::CCap, 7, 6}},
+      {"NH2", {ResidueRole::CCap, 3, 2}},        {"MSE", {ResidueRole::AminoAcid, 20, 19}},
+      {"SEP", {ResidueRole::AminoAcid, 19, 18}}, {"TPO", {ResidueRole::AminoAcid, 22, 21}},
+      {"HEM", {ResidueRole::Ligand, 75, 82}},    {"NA", {ResidueRole::Ligand, 1, 0}},
+      {"ALA", {ResidueRole::AminoAcid, 13, 12}},
+  };
+  for (const auto& [id, e] : expected) {
+    SCOPED_TRACE(id);
+    const auto& r = t.at(id);
+    EXPECT_EQ(distgeom::residue_role(r), std::get<0>(e));
+    EXPECT_EQ(r.atoms.size(), std::get<1>(e));
+    EXPECT_EQ(r.bonds.size(), std::get<2>(e));
+  }
+  const auto& na = t.at("NA");
+  EXPECT_EQ(na.atoms[0].name, "NA");
+  EXPECT_EQ(na.atoms[0].element, "NA");
+  EXPECT_EQ(na.type, "NON-POLYMER");
+  // NME's leaving atom is HN1 (pdbx_leaving_atom_flag Y); ACE's aldehyde H is not flagged
+  EXPECT_TRUE(t.at("NME").atoms[t.at("NME").find("HN1")].leaving);
+  EXPECT_FALSE(t.at("ACE").atoms[t.at("ACE").find("H")].leaving);
+  // a bond table is required once there are two atoms
+  const std::string two =
+      "data_X\n_chem_comp.type NON-POLYMER\nloop_\n_chem_comp_atom.atom_id\n"
+      "_chem_comp_atom.type_symbol\n_chem_comp_atom.pdbx_leaving_atom_flag\n"
+      "_chem_comp_atom.pdbx_model_Cartn_x_ideal\n_chem_comp_atom.pdbx_model_Cartn_y_ideal\n"
+      "_chem_comp_atom.pdbx_model_Cartn_z_ideal\nA C N 0 0 0\nB C N 1 0 0\n";
+  try {
+    (void)distgeom::nodes::parse_ccd_entry(two, "two.cif");
+    ADD_FAILURE() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("two.cif"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("_chem_comp_bond"), std::string::npos) << e.what();
+  }
 }
 
 // Every atom of the deposited model (Xplor-NIH, IUPAC names) is built under its name, and no
@@ -158,7 +204,8 @@ TEST(Topology, CalphaHandednessIsTheDepositedOne) {
     di[{a.chain, a.residue_number, a.name}] = i;
   }
   std::size_t checked = 0;
-  for (const auto& [k, i] : bi) {
+  for (const auto& entry : bi) {
+    const auto& k = entry.first;  // not a structured binding: clang 14 cannot capture one
     if (std::get<2>(k) != "CA" || !bi.count({std::get<0>(k), std::get<1>(k), "CB"})) continue;
     auto vol = [&](const std::map<Key, std::size_t>& m, auto pos) {
       auto p = [&](const char* nm) { return pos(m.at({std::get<0>(k), std::get<1>(k), nm})); };
@@ -611,6 +658,366 @@ TEST(AnnealNode, SymmetryC2NeedsTwoIdenticalChains) {
   EXPECT_EQ(run(mol(">a\nKLVA\n>b\nKLIA\n", 1), nullptr),
             "parameter 'symmetry': symmetry c2: chains 'A' and 'B' are not identical: residue 3 of each is "
             "A:3:VAL and B:3:ILE");
+}
+
+using distgeom::ChainSequence;
+using distgeom::MolecularTopology;
+using distgeom::SequenceResidue;
+
+ChainSequence chain(const std::string& id, std::initializer_list<std::pair<const char*, int>> residues) {
+  ChainSequence c{id, {}};
+  for (const auto& [name, number] : residues) c.residues.push_back(SequenceResidue{name, number, {}});
+  return c;
+}
+
+std::set<std::string> names_of(const MolecularTopology& t, int residue) {
+  std::set<std::string> out;
+  for (const auto& a : t.atoms)
+    if (a.residue_number == residue) out.insert(a.name);
+  return out;
+}
+
+std::size_t atom(const MolecularTopology& t, int residue, const std::string& name) {
+  for (std::size_t i = 0; i < t.atoms.size(); ++i)
+    if (t.atoms[i].residue_number == residue && t.atoms[i].name == name) return i;
+  ADD_FAILURE() << "no atom " << residue << " " << name;
+  return 0;
+}
+
+bool bonded(const MolecularTopology& t, std::size_t i, std::size_t j) {
+  const std::array<std::size_t, 2> b{std::min(i, j), std::max(i, j)};
+  return std::find(t.bonds.begin(), t.bonds.end(), b) != t.bonds.end();
+}
+
+std::array<double, 3> at(const MolecularTopology& t, std::size_t i) {
+  return {t.xyz[3 * i], t.xyz[3 * i + 1], t.xyz[3 * i + 2]};
+}
+
+double torsion_deg(const MolecularTopology& t, std::size_t a, std::size_t b, std::size_t c, std::size_t d) {
+  return distgeom::torsion_angle(at(t, a).data(), at(t, b).data(), at(t, c).data(), at(t, d).data()) * 180.0 /
+         3.141592653589793;
+}
+
+// The template's ideal distance between two of its atoms.
+double ideal(const std::string& id, const std::string& a, const std::string& b) {
+  const auto& t = distgeom::nodes::standard_templates().at(id);
+  const auto& p = t.atoms[t.find(a)].xyz;
+  const auto& q = t.atoms[t.find(b)].xyz;
+  return std::sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+}
+
+// ACE-ALA-NME: the atoms of the CCD entries less their leaving atoms (and ACE's aldehyde H), no
+// NH3+ or OXT on the capped ends, the two junction bonds, the CCD bond lengths inside the caps,
+// and planar trans peptides at both junctions.
+TEST(TopologyCaps, AceAlaNmeAtomsBondsAndPlanes) {
+  const auto t = distgeom::build_topology({chain("A", {{"ACE", 0}, {"ALA", 1}, {"NME", 2}})},
+                                          distgeom::nodes::standard_templates());
+  EXPECT_EQ(names_of(t, 0), (std::set<std::string>{"C", "O", "CH3", "H1", "H2", "H3"}));
+  EXPECT_EQ(names_of(t, 1), (std::set<std::string>{"N", "CA", "C", "O", "CB", "H", "HA", "HB1", "HB2", "HB3"}));
+  EXPECT_EQ(names_of(t, 2), (std::set<std::string>{"N", "C", "HN2", "H1", "H2", "H3"}));
+  EXPECT_EQ(t.atoms.size(), 22u);
+  // ACE 5 + ALA 9 + NME 5 template bonds + 2 junctions
+  EXPECT_EQ(t.bonds.size(), 21u);
+  const std::size_t ace_c = atom(t, 0, "C"), ace_o = atom(t, 0, "O"), ace_me = atom(t, 0, "CH3");
+  const std::size_t n = atom(t, 1, "N"), ca = atom(t, 1, "CA"), c = atom(t, 1, "C"), o = atom(t, 1, "O"),
+                    h = atom(t, 1, "H");
+  const std::size_t nme_n = atom(t, 2, "N"), nme_c = atom(t, 2, "C"), nme_h = atom(t, 2, "HN2");
+  EXPECT_TRUE(bonded(t, ace_c, n));
+  EXPECT_TRUE(bonded(t, c, nme_n));
+  EXPECT_TRUE(bonded(t, n, h));
+  EXPECT_TRUE(bonded(t, nme_n, nme_h));
+  EXPECT_NEAR(d(t.xyz, ace_c, n), 1.329, 1e-9);
+  EXPECT_NEAR(d(t.xyz, c, nme_n), 1.329, 1e-9);
+  // caps keep their CCD geometry
+  EXPECT_NEAR(d(t.xyz, ace_c, ace_o), ideal("ACE", "C", "O"), 1e-6);
+  EXPECT_NEAR(d(t.xyz, ace_c, ace_me), ideal("ACE", "C", "CH3"), 1e-6);
+  EXPECT_NEAR(d(t.xyz, ace_me, atom(t, 0, "H2")), ideal("ACE", "CH3", "H2"), 1e-6);
+  EXPECT_NEAR(d(t.xyz, nme_n, nme_c), ideal("NME", "N", "C"), 1e-6);
+  EXPECT_NEAR(d(t.xyz, nme_c, atom(t, 2, "H3")), ideal("NME", "C", "H3"), 1e-6);
+  EXPECT_NEAR(d(t.xyz, nme_n, nme_h), ideal("NME", "N", "HN2"), 1e-6);
+  // trans peptide planes: ω and the carbonyl O opposite the amide H
+  EXPECT_NEAR(std::abs(torsion_deg(t, ace_me, ace_c, n, ca)), 180.0, 1e-6);
+  EXPECT_NEAR(std::abs(torsion_deg(t, ace_o, ace_c, n, h)), 180.0, 0.5);
+  EXPECT_NEAR(std::abs(torsion_deg(t, ca, c, nme_n, nme_c)), 180.0, 1e-6);
+  EXPECT_NEAR(std::abs(torsion_deg(t, o, c, nme_n, nme_h)), 180.0, 0.5);
+  // the bounds see both junctions as peptide planes (C, N and their bonded atoms)
+  const auto topo = distgeom::topology_from_bonds(t.atoms, t.bonds);
+  ASSERT_EQ(topo.planes.size(), 2u);
+  std::vector<std::size_t> ace_plane{ace_c, ace_o, ace_me, n, ca, h};
+  std::sort(ace_plane.begin(), ace_plane.end());
+  EXPECT_EQ(topo.planes[0], ace_plane);
+  EXPECT_TRUE(std::find(topo.planes[1].begin(), topo.planes[1].end(), nme_c) != topo.planes[1].end());
+  // Cα handedness: the template's
+  const auto& ala = distgeom::nodes::standard_templates().at("ALA");
+  auto tx = [&](const char* nm) { return ala.atoms[ala.find(nm)].xyz; };
+  const double v_template = distgeom::chiral_volume(tx("CA").data(), tx("N").data(), tx("C").data(), tx("CB").data());
+  const double v_built =
+      distgeom::chiral_volume(at(t, ca).data(), at(t, n).data(), at(t, c).data(), at(t, atom(t, 1, "CB")).data());
+  EXPECT_GT(v_template * v_built, 0.0);
+  EXPECT_NEAR(v_built, v_template, 1e-6);
+}
+
+// ACE-PRO-NH2: no amide H on the proline after the cap, the NH2 cap with both hydrogens in the
+// peptide plane; an MSE and an SEP inside a chain are amino acids like the others.
+TEST(TopologyCaps, AceProNh2AndModifiedResidues) {
+  const auto t =
+      distgeom::build_topology({chain("A", {{"ACE", 0}, {"PRO", 1}, {"MSE", 2}, {"SEP", 3}, {"TPO", 4}, {"NH2", 5}})},
+                               distgeom::nodes::standard_templates());
+  EXPECT_EQ(names_of(t, 0), (std::set<std::string>{"C", "O", "CH3", "H1", "H2", "H3"}));
+  const auto pro = names_of(t, 1);
+  EXPECT_FALSE(pro.count("H") || pro.count("H2") || pro.count("H3"));
+  EXPECT_EQ(names_of(t, 5), (std::set<std::string>{"N", "HN1", "HN2"}));
+  EXPECT_TRUE(names_of(t, 2).count("SE"));
+  EXPECT_TRUE(names_of(t, 3).count("P"));
+  EXPECT_FALSE(names_of(t, 4).count("OXT"));
+  const std::size_t c = atom(t, 4, "C"), ca = atom(t, 4, "CA"), n = atom(t, 5, "N");
+  EXPECT_TRUE(bonded(t, c, n));
+  EXPECT_TRUE(bonded(t, atom(t, 0, "C"), atom(t, 1, "N")));
+  EXPECT_NEAR(std::abs(torsion_deg(t, ca, c, n, atom(t, 5, "HN1"))), 180.0, 1e-6);
+  EXPECT_NEAR(std::abs(torsion_deg(t, ca, c, n, atom(t, 5, "HN2"))), 0.0, 1e-6);
+  // every residue bonded to its neighbours: one connected molecule
+  const auto topo = distgeom::topology_from_bonds(t.atoms, t.bonds);
+  std::vector<char> seen(t.atoms.size(), 0);
+  std::vector<std::size_t> stack{0};
+  seen[0] = 1;
+  while (!stack.empty()) {
+    const auto i = stack.back();
+    stack.pop_back();
+    for (auto j : topo.neighbours[i])
+      if (!seen[j]) {
+        seen[j] = 1;
+        stack.push_back(j);
+      }
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(t.atoms.size()));
+}
+
+// Ions and ligands are their own residues: all template atoms, no bond to the chain; the chain's
+// termini stay NH3+ / COO-; a chain of a ligand only is fine.
+TEST(TopologyCaps, IonAndLigandResidues) {
+  const auto& templates = distgeom::nodes::standard_templates();
+  const auto t = distgeom::build_topology(
+      {chain("A", {{"ALA", 1}, {"GLY", 2}, {"NA", 101}}), chain("B", {{"HEM", 201}})}, templates);
+  EXPECT_EQ(names_of(t, 101), (std::set<std::string>{"NA"}));
+  const std::size_t na = atom(t, 101, "NA");
+  for (auto [i, j] : t.bonds) EXPECT_TRUE(i != na && j != na);
+  EXPECT_TRUE(names_of(t, 1).count("H1"));
+  EXPECT_TRUE(names_of(t, 2).count("OXT"));
+  std::size_t hem = 0, hem_bonds = 0;
+  for (const auto& a : t.atoms) hem += a.residue_number == 201;
+  for (auto [i, j] : t.bonds) hem_bonds += t.atoms[i].residue_number == 201 && t.atoms[j].residue_number == 201;
+  EXPECT_EQ(hem, templates.at("HEM").atoms.size());
+  EXPECT_EQ(hem_bonds, templates.at("HEM").bonds.size());
+  // HEM keeps its ideal geometry (Fe–NA bond)
+  EXPECT_NEAR(d(t.xyz, atom(t, 201, "FE"), atom(t, 201, "NA")), ideal("HEM", "FE", "NA"), 1e-9);
+  // the ion is away from the chain
+  for (std::size_t i = 0; i < t.atoms.size(); ++i) {
+    if (i != na) {
+      EXPECT_GT(d(t.xyz, i, na), 5.0) << t.atoms[i].name;
+    }
+  }
+}
+
+// Caps and ligands in the wrong place, and unknown residues, are errors naming chain, number and
+// name.
+TEST(TopologyCaps, MisplacedCapsAndUnknownResiduesAreErrors) {
+  const auto& templates = distgeom::nodes::standard_templates();
+  auto error = [&](const ChainSequence& c) {
+    try {
+      (void)distgeom::build_topology({c}, templates);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  auto e = error(chain("A", {{"ALA", 1}, {"ACE", 2}, {"GLY", 3}}));
+  EXPECT_NE(e.find("chain 'A' residue 2 ACE"), std::string::npos) << e;
+  e = error(chain("A", {{"NME", 1}, {"ALA", 2}}));
+  EXPECT_NE(e.find("residue 1 NME: a C-terminal cap"), std::string::npos) << e;
+  e = error(chain("A", {{"ALA", 1}, {"NH2", 2}, {"GLY", 3}}));
+  EXPECT_NE(e.find("residue 2 NH2"), std::string::npos) << e;
+  e = error(chain("A", {{"ACE", 1}}));
+  EXPECT_NE(e.find("residue 1 ACE: an N-terminal cap"), std::string::npos) << e;
+  e = error(chain("A", {{"ALA", 1}, {"NA", 2}, {"GLY", 3}}));
+  EXPECT_NE(e.find("residue 2 NA: not an amino acid, between amino acids 1 and 3"), std::string::npos) << e;
+  e = error(chain("B", {{"ALA", 7}, {"XYZ", 8}}));
+  EXPECT_NE(e.find("chain 'B' residue 8 XYZ: no residue template"), std::string::npos) << e;
+  EXPECT_NE(e.find("ACE"), std::string::npos) << e;  // the templates there are
+  // ligands before the chain are fine
+  EXPECT_EQ(error(chain("A", {{"NA", 0}, {"ACE", 1}, {"ALA", 2}, {"NME", 3}, {"NA", 4}})), "(no error)");
+}
+
+// FASTA cannot name caps: n_cap / c_cap add them; a NEF / NMR-STAR file names them itself; the
+// error for an unknown residue names the file.
+TEST(TopologyNode, CapParametersAndCapsFromNmrStar) {
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_topology_test";
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "capped.fasta";
+  std::ofstream(f) << ">pep\nAG\n";
+  auto node = gemflow::testing::make_node(registry(), "distgeom.topology");
+  node->set_param("path", f.string());
+  node->set_param("n_cap", std::string("ACE"));
+  node->set_param("c_cap", std::string("NH2"));
+  node->set_param("copies", std::int64_t{2});
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*node, ctx), "(no error)");
+  const auto s = node->output("structure").as<Structure>();
+  std::map<std::pair<std::string, int>, std::string> residues;
+  for (const auto& a : s->atoms) residues[{a.chain, a.residue_number}] = a.residue;
+  const std::map<std::pair<std::string, int>, std::string> want{{{"A", 0}, "ACE"}, {{"A", 1}, "ALA"}, {{"A", 2}, "GLY"},
+                                                                {{"A", 3}, "NH2"}, {{"B", 0}, "ACE"}, {{"B", 1}, "ALA"},
+                                                                {{"B", 2}, "GLY"}, {{"B", 3}, "NH2"}};
+  EXPECT_EQ(residues, want);
+  // ACE 6 + ALA 10 + GLY 7 (no OXT) + NH2 3, twice
+  EXPECT_EQ(s->atoms.size(), 2u * (6u + 10u + 7u + 3u));
+  // the same molecule from an NMR-STAR entity naming the caps
+  const auto str = dir / "capped.str";
+  std::ofstream(str) << "data_x\nsave_pep\n_Entity.Sf_category entity\n_Entity.ID 1\nloop_\n"
+                        "_Entity_comp_index.ID\n_Entity_comp_index.Auth_seq_ID\n_Entity_comp_index.Comp_ID\n"
+                        "1 0 ACE\n2 1 ALA\n3 2 GLY\n4 3 NH2\nstop_\nsave_\n";
+  auto star = gemflow::testing::make_node(registry(), "distgeom.topology");
+  star->set_param("path", str.string());
+  RecordingContext ctx2;
+  ASSERT_EQ(error_of(*star, ctx2), "(no error)");
+  const auto s2 = star->output("structure").as<Structure>();
+  ASSERT_EQ(s2->atoms.size(), s->atoms.size() / 2);
+  for (std::size_t i = 0; i < s2->atoms.size(); ++i) {
+    ASSERT_EQ(s2->atoms[i].name, s->atoms[i].name) << i;
+    ASSERT_EQ(s2->atoms[i].residue_number, s->atoms[i].residue_number) << i;
+  }
+  // capping a chain that names its caps adds none
+  star->set_param("n_cap", std::string("ACE"));
+  star->set_param("c_cap", std::string("NME"));
+  RecordingContext ctx3;
+  ASSERT_EQ(error_of(*star, ctx3), "(no error)");
+  EXPECT_EQ(star->output("structure").as<Structure>()->atoms.size(), s2->atoms.size());
+  // an unknown residue: file, chain, number, name
+  std::ofstream(str) << "data_x\nsave_pep\n_Entity.ID 1\nloop_\n_Entity_comp_index.ID\n_Entity_comp_index.Comp_ID\n"
+                        "1 ALA\n2 ZN\nstop_\nsave_\n";
+  auto bad = gemflow::testing::make_node(registry(), "distgeom.topology");
+  bad->set_param("path", str.string());
+  RecordingContext ctx4;
+  const auto e = error_of(*bad, ctx4);
+  EXPECT_NE(e.find("capped.str"), std::string::npos) << e;
+  EXPECT_NE(e.find("chain 'A' residue 2 ZN: no residue template"), std::string::npos) << e;
+}
+
+// A NEF molecular system names caps and ions by residue name; a structure's residue list
+// (distgeom.topology_from_residues) gives the same molecule back.
+TEST(TopologyNode, NefCapsAndIonAndTheResidueListRoundTrip) {
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_topology_test";
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "capped.nef";
+  std::ofstream(f) << "data_capped\nsave_nef_molecular_system\n_nef_molecular_system.sf_category "
+                      "nef_molecular_system\nloop_\n_nef_sequence.index\n_nef_sequence.chain_code\n"
+                      "_nef_sequence.sequence_code\n_nef_sequence.residue_name\n_nef_sequence.linking\n"
+                      "_nef_sequence.residue_variant\n1 A 0 ACE start .\n2 A 1 SER middle .\n"
+                      "3 A 2 TRP middle .\n4 A 3 NME end .\n5 B 10 NA single .\nstop_\nsave_\n";
+  auto node = gemflow::testing::make_node(registry(), "distgeom.topology");
+  node->set_param("path", f.string());
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*node, ctx), "(no error)");
+  const auto s = node->output("structure").as<Structure>();
+  std::set<std::tuple<std::string, int, std::string>> residues;
+  for (const auto& a : s->atoms) residues.insert({a.chain, a.residue_number, a.residue});
+  EXPECT_EQ(residues, (std::set<std::tuple<std::string, int, std::string>>{
+                          {"A", 0, "ACE"}, {"A", 1, "SER"}, {"A", 2, "TRP"}, {"A", 3, "NME"}, {"B", 10, "NA"}}));
+  // ACE 6 + SER 11 (H, no H1-3) + TRP 24 (no OXT) + NME 6 + NA 1
+  EXPECT_EQ(s->atoms.size(), 6u + 11u + 24u + 6u + 1u);
+  auto again = gemflow::testing::make_node(registry(), "distgeom.topology_from_residues");
+  again->set_input("residues", Value::make(*s));
+  RecordingContext ctx2;
+  ASSERT_EQ(error_of(*again, ctx2), "(no error)");
+  const auto r = again->output("structure").as<Structure>();
+  ASSERT_EQ(r->atoms.size(), s->atoms.size());
+  for (std::size_t i = 0; i < r->atoms.size(); ++i) ASSERT_EQ(r->atoms[i].name, s->atoms[i].name) << i;
+  EXPECT_EQ(r->bonds, s->bonds);
+}
+
+// End to end: bounds from the capped peptide's template geometry, embedding and refinement give
+// the CCD bond lengths back, junctions included (tolerance stated below).
+TEST(TopologyCaps, EmbeddedCappedPeptideKeepsTheCcdBondLengths) {
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_topology_test";
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "capped_aaa.fasta";
+  std::ofstream(f) << ">pep\nAVA\n";
+  auto topo = gemflow::testing::make_node(registry(), "distgeom.topology");
+  topo->set_param("path", f.string());
+  topo->set_param("n_cap", std::string("ACE"));
+  topo->set_param("c_cap", std::string("NME"));
+  RecordingContext c0;
+  ASSERT_EQ(error_of(*topo, c0), "(no error)");
+  const auto mol = topo->output("structure").as<Structure>();
+  auto bn = gemflow::testing::make_node(registry(), "distgeom.bounds");
+  bn->set_input("structure", Value::make(*mol));
+  bn->set_input("restraints", Value::make(RestraintSet{}));
+  bn->set_param("bonds", std::string("structure"));
+  RecordingContext c1;
+  ASSERT_EQ(error_of(*bn, c1), "(no error)");
+  DistanceBounds sm = *bn->output("bounds").as<DistanceBounds>();
+  ASSERT_TRUE(distgeom::smooth_bounds(sm.lower.span(), sm.upper.span(), sm.size()).consistent);
+  auto er = gemflow::testing::make_node(registry(), "distgeom.embed_and_refine");
+  er->set_input("bounds", bn->output("bounds"));
+  er->set_input("smoothed", Value::make(sm));
+  er->set_input("structure", Value::make(*mol));
+  er->set_param("trials", std::int64_t{2});
+  er->set_param("threads", std::int64_t{1});
+  RecordingContext c2;
+  ASSERT_EQ(error_of(*er, c2), "(no error)");
+  const auto out = er->output("structure").as<Structure>();
+  ASSERT_EQ(out->atoms.size(), mol->atoms.size());
+  std::map<Key, std::size_t> idx;
+  for (std::size_t i = 0; i < out->atoms.size(); ++i)
+    idx[{out->atoms[i].chain, out->atoms[i].residue_number, out->atoms[i].name}] = i;
+  auto dist = [&](const Structure& s, std::size_t i, std::size_t j) {
+    const auto& p = s.models[0][i];
+    const auto& q = s.models[0][j];
+    return std::sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+  };
+  double worst = 0;
+  for (auto [i, j] : mol->bonds) {
+    const std::size_t a = idx.at({mol->atoms[i].chain, mol->atoms[i].residue_number, mol->atoms[i].name}),
+                      b = idx.at({mol->atoms[j].chain, mol->atoms[j].residue_number, mol->atoms[j].name});
+    worst = std::max(worst, std::abs(dist(*out, a, b) - dist(*mol, i, j)));
+  }
+  // the template model's bonds are the CCD's (checked above): the cap bonds and the junctions
+  auto embedded = [&](int r1, const char* a1, int r2, const char* a2) {
+    return dist(*out, idx.at({"A", r1, a1}), idx.at({"A", r2, a2}));
+  };
+  constexpr double kTol = 0.02;  // Å: bonds are bounded to the model ± 0.01 Å (measured worst 0.010)
+  EXPECT_NEAR(embedded(0, "C", 0, "O"), ideal("ACE", "C", "O"), kTol);
+  EXPECT_NEAR(embedded(0, "C", 0, "CH3"), ideal("ACE", "C", "CH3"), kTol);
+  EXPECT_NEAR(embedded(4, "N", 4, "C"), ideal("NME", "N", "C"), kTol);
+  EXPECT_NEAR(embedded(0, "C", 1, "N"), 1.329, kTol);
+  EXPECT_NEAR(embedded(3, "C", 4, "N"), 1.329, kTol);
+  EXPECT_LT(worst, kTol);
+  std::printf("capped AVA embedded: worst bond |Δ| %.4f Å over %zu bonds\n", worst, mol->bonds.size());
+  // distgeom.anneal takes the caps' geometry too: junction bonds and trans peptide planes hold
+  auto an = gemflow::testing::make_node(registry(), "distgeom.anneal");
+  an->set_input("structure", Value::make(*mol));
+  an->set_input("topology", Value::make(*mol));
+  an->set_param("hot_steps", std::int64_t{200});
+  an->set_param("cooling_stages", std::int64_t{3});
+  an->set_param("steps_per_stage", std::int64_t{100});
+  RecordingContext c3;
+  ASSERT_EQ(error_of(*an, c3), "(no error)");
+  const auto ann = an->output("structure").as<Structure>();
+  auto model_at = [&](int r, const char* a) {
+    for (std::size_t i = 0; i < ann->atoms.size(); ++i)
+      if (ann->atoms[i].residue_number == r && ann->atoms[i].name == a) return i;
+    ADD_FAILURE() << r << " " << a;
+    return std::size_t{0};
+  };
+  EXPECT_NEAR(dist(*ann, model_at(0, "C"), model_at(1, "N")), 1.329, 0.05);
+  EXPECT_NEAR(dist(*ann, model_at(3, "C"), model_at(4, "N")), 1.329, 0.05);
+  auto omega = [&](int r1, const char* a, const char* b, int r2, const char* c, const char* e) {
+    const auto& p = ann->models[0];
+    return std::abs(distgeom::torsion_angle(p[model_at(r1, a)].data(), p[model_at(r1, b)].data(),
+                                            p[model_at(r2, c)].data(), p[model_at(r2, e)].data())) *
+           180.0 / 3.141592653589793;
+  };
+  EXPECT_GT(omega(0, "CH3", "C", 1, "N", "CA"), 150.0);
+  EXPECT_GT(omega(3, "CA", "C", 4, "N", "C"), 150.0);
 }
 
 }  // namespace
