@@ -876,7 +876,7 @@ TEST_F(Cli, GarbagePluginDoesNotStopNodes) {
 
   auto p = gemflow({"plugins", "--plugin-path", (dir_ / "junk").string()});
   ASSERT_EQ(p.code, 0) << p.err;
-  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +test 1\.0\.0 .*\(11 nodes\))"))) << p.out;
+  EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(loaded +test 1\.0\.0 .*\(12 nodes\))"))) << p.out;
   EXPECT_TRUE(std::regex_search(p.out, std::regex(R"(FAILED +.*libgemflow_junk\.so: .+)"))) << p.out;
 }
 

@@ -1,5 +1,8 @@
 // The flame nodes without the executor: flame.read (index, name, strict), flame.list,
 // flame.render (device cpu, previews, progress, the seed), flame.render_all.
+#include <cstdlib>
+#include <fstream>
+
 #include <gemflow/device.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/registry.hpp>
@@ -74,6 +77,34 @@ TEST(FlameNodes, PalettesIsAnOptionalInputPath) {
   EXPECT_EQ(std::get<std::string>(p->default_value), "");
   EXPECT_EQ(p->check(std::string("tables/flam3-palettes.xml")), std::nullopt);
   EXPECT_CONTAINS(p->check(std::string("palettes.txt")).value_or(""), "this node reads .xml");
+}
+
+// A palette table found through $FLAM3_PALETTES (the parameter left empty) is recorded as an
+// input file: the provenance names it, and a cached result counts only while it is unchanged
+// (a table edited in place gave the old colours from the cache).
+TEST(FlameNodes, APaletteTableFoundAtRunTimeIsRecorded) {
+  const auto dir = flame::testing::temp_dir();
+  const auto table = dir / "table.xml";
+  std::ofstream(table) << "<palettes><palette number=\"0\" name=\"grey\" data=\"" + std::string(256 * 8, '8') +
+                              "\"/></palettes>";
+  const auto indexed = dir / "indexed.flame";
+  std::ofstream(indexed) << "<flame name=\"i\" size=\"8 8\" palette=\"0\"><xform weight=\"1\" linear=\"1\" "
+                            "coefs=\"1 0 0 1 0 0\"/></flame>";
+  const auto inline_palette = dir / "inline.flame";
+  std::ofstream(inline_palette) << "<flame name=\"p\" size=\"8 8\"><xform weight=\"1\" linear=\"1\" "
+                                   "coefs=\"1 0 0 1 0 0\"/><color index=\"0\" rgb=\"9 9 9\"/></flame>";
+  ::setenv("FLAM3_PALETTES", table.c_str(), 1);
+  RecordingContext ctx;
+  auto n = read(indexed.string());
+  const std::string err = error_of(*n, ctx);
+  RecordingContext plain;
+  auto p = read(inline_palette.string());
+  const std::string err_plain = error_of(*p, plain);
+  ::unsetenv("FLAM3_PALETTES");
+  ASSERT_EQ(err, "(no error)");
+  EXPECT_EQ(ctx.input_files(), (std::vector<std::filesystem::path>{indexed, table}));
+  ASSERT_EQ(err_plain, "(no error)");
+  EXPECT_EQ(plain.input_files(), (std::vector<std::filesystem::path>{inline_palette}));  // no table used
 }
 
 // Every other text parameter of the plugin's nodes is not a file to read.
