@@ -171,6 +171,28 @@ TEST(FlameNodes, RenderOnCpuWithPreviewsProgressAndSeed) {
   EXPECT_NE(run(4, ctx3)->u8, a->u8);
 }
 
+// Progress comes from inside a pass too: with one pass, a render reported only its end (a large
+// flame's pass takes seconds, past the one-second rule of the plugin guide).
+TEST(FlameNodes, RenderReportsProgressWithinAPass) {
+  auto r = read(flame::testing::sample("gemflow_sierpinski.flame"));
+  RecordingContext rctx;
+  ASSERT_EQ(error_of(*r, rctx), "(no error)");
+  auto n = make("flame.render");
+  n->set_input("flame", r->output("flame"));
+  n->set_param("device", std::string("cpu"));
+  n->set_param("quality", 5.0);  // 320 × 240 × 5 samples: 38 walkers
+  n->set_param("passes", std::int64_t{1});
+  n->set_param("threads", std::int64_t{1});
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*n, ctx), "(no error)");
+  const auto f = ctx.fractions();
+  ASSERT_GE(f.size(), 30u);
+  EXPECT_DOUBLE_EQ(f.back(), 1.0);
+  EXPECT_GT(f.front(), 0.0);
+  EXPECT_LE(f.front(), 2.0 / 64);
+  for (std::size_t i = 1; i < f.size(); ++i) EXPECT_LT(f[i - 1], f[i]) << i;
+}
+
 TEST(FlameNodes, RenderAllWritesOnePngPerFlame) {
   auto r = read(flame::testing::sample("gemflow_samples.flame"));
   RecordingContext ctx;
