@@ -1,12 +1,15 @@
 #pragma once
 // The semicrf.Model data type: a fitted semi-CRF with Gaussian emissions, and helpers shared by
 // the nodes.
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <gemflow/data.hpp>
 #include <gemflow/error.hpp>
 #include <gemflow/memory.hpp>
+#include <gemflow/node.hpp>
 #include <gemflow/types.hpp>
 
 #include "gemflow/semicrf/fit.hpp"
@@ -43,6 +46,20 @@ inline Batch one_sequence(const Scores& s, const CrfModel& m) {
 }
 
 /// Runs `f`, turning the algorithm's errors into node errors.
+/// Options::poll for a node: its progress from `from` to `to` over `passes` recurrence passes
+/// (a pass starts again at 0), with `message`, and its cancellation checked, every 64 positions
+/// (a pass over a long signal takes seconds).
+inline std::function<void(double)> node_poll(NodeContext& ctx, double from, double to, int passes,
+                                             std::string message) {
+  return [&ctx, from, to, passes, message = std::move(message), pass = 0, last = 0.0, shown = from](double f) mutable {
+    if (f < last && pass + 1 < passes) ++pass;
+    last = f;
+    shown = std::max(shown, from + (to - from) * (pass + f) / passes);
+    ctx.progress(shown, message);
+    ctx.throw_if_cancelled();
+  };
+}
+
 template <class F>
 auto run_algo(F&& f) {
   try {
