@@ -242,6 +242,47 @@ TEST(SemicrfNodes, MarginalsAndDecodeReportProgressAndCancelWithinAPass) {
   }
 }
 
+// semicrf.Model had no disk encoding, so semicrf.fit (most of a segmentation's time) ran again
+// on every run. It round-trips through the registry's encoding; damaged sizes are refused.
+TEST(SemicrfNodes, ModelRoundTripsThroughTheCacheEncoding) {
+  const auto c = fit_and_decode(steps(), 3, 10.0);
+  const TypeInfo* t = registry().find_type("semicrf.Model");
+  ASSERT_NE(t, nullptr);
+  ASSERT_TRUE(t->save && t->load);
+  BinaryWriter w;
+  t->save(Value::make(*c.model), w);
+  BinaryReader r(w.bytes());
+  const Value back = t->load(r);
+  r.finish("model");
+  const auto& a = *c.model;
+  const auto& b = *back.as<semicrf::CrfModel>();
+  EXPECT_EQ(b.model.crf.labels, 3u);
+  EXPECT_EQ(b.model.crf.max_duration, a.model.crf.max_duration);
+  EXPECT_EQ(b.model.crf.transitions, a.model.crf.transitions);
+  EXPECT_EQ(b.model.crf.duration_bias, a.model.crf.duration_bias);
+  EXPECT_EQ(b.model.crf.initial, a.model.crf.initial);
+  EXPECT_EQ(b.model.gaussians.mean, a.model.gaussians.mean);
+  EXPECT_EQ(b.model.gaussians.variance, a.model.gaussians.variance);
+  EXPECT_EQ(b.model.gaussians.outlier, a.model.gaussians.outlier);
+  EXPECT_EQ(b.centring, a.centring);
+  EXPECT_EQ(b.labels, a.labels);
+  // The same model decodes the same segmentation.
+  gt::RecordingContext ctx;
+  auto dec = gt::make_node(registry(), "semicrf.decode");
+  dec->set_input("scores", Value::make(*c.scores));
+  dec->set_input("model", back);
+  dec->set_param("device", std::string("cpu"));
+  ASSERT_EQ(gt::error_of(*dec, ctx), "(no error)");
+  EXPECT_EQ(dec->output("segmentation").as<Segmentation>()->segments, c.segmentation->segments);
+
+  semicrf::CrfModel broken = a;
+  broken.model.crf.duration_bias.pop_back();  // K·C − 1 biases
+  BinaryWriter wb;
+  t->save(Value::make(broken), wb);
+  BinaryReader rb(wb.bytes());
+  EXPECT_THROW((void)t->load(rb), SerialError);
+}
+
 TEST(SemicrfNodes, SupervisedFitNeedsLabels) {
   gt::RecordingContext ctx;
   auto fit = gt::make_node(registry(), "semicrf.fit");
