@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <set>
@@ -52,20 +53,41 @@ extern "C" void on_alarm(int) {
   _exit(kExitCancelled);
 }
 
-extern "C" void on_cancel_signal(int sig) {
+// The sender of the first signal (kill(2): its pid; 0 from the terminal or the kernel) and when
+// it came. `timeout` sends its signal to gemflow and then to its whole process group, so the
+// same signal can arrive twice in a row: one request, not a second one that forces the exit.
+std::atomic<pid_t> g_first_sender{0};
+std::atomic<long long> g_first_ns{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<long long>::is_always_lock_free);
+constexpr long long kSameRequestNs = 500'000'000;
+
+long long monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe
+  return static_cast<long long>(ts.tv_sec) * 1'000'000'000LL + ts.tv_nsec;
+}
+
+extern "C" void on_cancel_signal(int sig, siginfo_t* info, void*) {
+  const bool from_process = info != nullptr && info->si_code == SI_USER && info->si_pid > 0;
   if (g_cancel.exchange(true)) {
+    // The same process sending again within half a second: the same request. A Ctrl-C pressed
+    // twice comes from the terminal (no sender pid) and always forces.
+    if (from_process && info->si_pid == g_first_sender.load() && monotonic_ns() - g_first_ns.load() < kSameRequestNs)
+      return;
     int expected = 0;
     if (g_force.compare_exchange_strong(expected, 1)) alarm(kForceGraceSeconds);
     return;
   }
+  g_first_sender = from_process ? info->si_pid : 0;
+  g_first_ns = monotonic_ns();
   if (sig == SIGTERM) alarm(kTermGraceSeconds);
 }
 
 void install_cancel_handlers() {
   struct sigaction sa {};
-  sa.sa_handler = on_cancel_signal;
+  sa.sa_sigaction = on_cancel_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
+  sa.sa_flags = SA_RESTART | SA_SIGINFO;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   struct sigaction deadline {};

@@ -309,6 +309,7 @@ std::string explain_key_change(const std::string& before, const std::string& now
     if (kind == "version") return fmt::format("node version {} → {}", from ? *from : "?", to ? *to : "?");
     if (kind == "code") return std::string("the node's plugin file changed");
     if (kind == "file") return fmt::format("the file of parameter {} changed", name);
+    if (kind == "read") return fmt::format("the file it read, {}, changed", name);
     if (kind == "input") {
       if (!from) return fmt::format("input {} connected", name);
       if (!to) return fmt::format("input {} disconnected", name);

@@ -172,6 +172,11 @@ struct NodeRun {
   // Written by the node's context (its own threads): guarded by `mutex`.
   std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
   std::vector<FileRecord> input_files, output_files;
+  // The first `key_files` of input_files are the node's input path parameters, whose content is
+  // in its key; the rest it recorded while running (add_input_file).
+  std::size_t key_files = 0;
+  std::string reads_key;     // where the files it read while running are listed (find_reads)
+  bool reads_known = false;  // that list was found, and is in the key
   std::map<std::string, ParamValue> records;
   // The node's log lines for the provenance record: the first kLogHead, then the last kLogTail
   // (a node logging 200k lines made a 6.5 MB provenance.json); the console still gets every line.
@@ -300,7 +305,11 @@ class Run {
   // The files a node wrote travel with its cached outputs as a Table under this key (file
   // relative to the output folder when inside it, and its xxh3): a cached writer counts only
   // while every file it wrote is still there with those bytes, in this run's output folder.
+  // So do the files it read that its key does not cover (add_input_file: a palette table found
+  // through an environment variable, a side file), as "READ:" and their absolute path: the
+  // result counts only while each still has those bytes.
   static constexpr const char* kFilesKey = ".files";
+  static constexpr std::string_view kReadPrefix = "READ:";
   Value files_value(const NodeRun& n) const {
     Table t;
     t.columns = {"file", "xxh3"};
@@ -310,28 +319,60 @@ class Run {
       const bool inside = !rel.empty() && *rel.begin() != "..";
       t.rows.push_back({inside ? "OUT/" + rel.generic_string() : f.file.string(), f.hash});
     }
+    for (std::size_t k = n.key_files; k < n.input_files.size(); ++k)
+      t.rows.push_back({std::string(kReadPrefix) + n.input_files[k].file.string(), n.input_files[k].hash});
     return Value::make(std::move(t));
   }
-  // Takes the files record out of a cache hit; false when a file it names is missing or differs.
-  bool files_unchanged(const NodeRun& n, std::map<std::string, Value>& hit) const {
+  // The list of files a node read while running (file, xxh3 when first listed), under
+  // NodeRun::reads_key in the caches; see compute_keys.
+  static constexpr const char* kReadsKey = "reads";
+  std::optional<Table> find_reads(const std::string& key) const {
+    std::optional<std::map<std::string, Value>> hit;
+    if (opt_.cache) hit = opt_.cache->find(key);
+    if (!hit && opt_.disk_cache) hit = opt_.disk_cache->find(key, registry_);
+    if (!hit) return std::nullopt;
+    const auto it = hit->find(kReadsKey);
+    if (it == hit->end() || it->second.type() != DataType<Table>::name) return std::nullopt;
+    return *it->second.as<Table>();
+  }
+  void store_reads(const NodeRun& n) const {
+    std::lock_guard lock(*n.mutex);
+    if (n.reads_known || n.input_files.size() == n.key_files) return;
+    Table t;
+    t.columns = {"file", "xxh3"};
+    for (std::size_t k = n.key_files; k < n.input_files.size(); ++k)
+      t.rows.push_back({n.input_files[k].file.string(), n.input_files[k].hash});
+    std::map<std::string, Value> entry{{kReadsKey, Value::make(std::move(t))}};
+    if (opt_.cache) opt_.cache->store(n.reads_key, entry);
+    if (opt_.disk_cache) (void)opt_.disk_cache->store(n.reads_key, entry, registry_);
+  }
+  // Takes the files record out of a cache hit; nullopt when every file it names is as recorded,
+  // else why the hit does not count.
+  std::optional<std::string> files_changed(const NodeRun& n, std::map<std::string, Value>& hit) const {
     const bool writes = std::any_of(n.params.begin(), n.params.end(), [&](const auto& p) {
       const ParamSpec* ps = n.entry->spec.param(p.first);
       return ps && ps->kind == ParamKind::OutputPath && !std::get<std::string>(p.second).empty();
     });
+    const std::string wrote = "a file it wrote is missing or was changed since";
     const auto it = hit.find(kFilesKey);
-    if (it == hit.end()) return !writes;
+    if (it == hit.end()) return writes ? std::optional(wrote) : std::nullopt;
     const Value files = it->second;
     hit.erase(it);
-    if (files.type() != DataType<Table>::name) return false;
+    if (files.type() != DataType<Table>::name) return wrote;
     for (const auto& row : files.as<Table>()->rows) {
-      if (row.size() != 2) return false;
+      if (row.size() != 2) return wrote;
       const auto* name = std::get_if<std::string>(&row[0]);
       const auto* hash = std::get_if<std::string>(&row[1]);
-      if (!name || !hash) return false;
+      if (!name || !hash) return wrote;
+      if (name->starts_with(kReadPrefix)) {
+        const fs::path file = name->substr(kReadPrefix.size());
+        if (hash_or_missing(file) != *hash) return fmt::format("the file it read, {}, changed since", file.string());
+        continue;
+      }
       const fs::path file = name->starts_with("OUT/") ? out_dir_ / name->substr(4) : fs::path(*name);
-      if (hash_or_missing(file) != *hash) return false;
+      if (hash_or_missing(file) != *hash) return wrote;
     }
-    return true;
+    return std::nullopt;
   }
   // The crash journal (OUT/.gemflow-journal.jsonl): one fsync'd line per finished node, removed
   // when the provenance record is written; found at the start of a run, it tells of a run that
@@ -736,6 +777,24 @@ void Run::compute_keys() {
         n.input_files.push_back({std::get<std::string>(v), h});
       }
     }
+    // Files the node read while running in an earlier run (add_input_file: a table found through
+    // an environment variable) are not in its parameters. Their list is kept in the cache with
+    // each file's hash at that time; a file whose bytes differ from those now is in the key, so
+    // that the node and everything downstream run again (and the same bytes find that result).
+    n.reads_key = hash_text("reads\n" + s);
+    if (const auto reads = find_reads(n.reads_key)) {
+      n.reads_known = true;
+      for (const auto& row : reads->rows) {
+        if (row.size() != 2) continue;
+        const auto* file = std::get_if<std::string>(&row[0]);
+        const auto* then = std::get_if<std::string>(&row[1]);
+        if (!file || !then) continue;
+        const std::string now = note_read(*file, n.inst->id);
+        if (now != *then) s += fmt::format("read {}={}\n", *file, now);
+        n.input_files.push_back({*file, now});
+      }
+    }
+    n.key_files = n.input_files.size();
     auto inputs = n.inputs;
     std::sort(inputs.begin(), inputs.end(), [](const auto& a, const auto& b) { return a.port < b.port; });
     for (const auto& in : inputs)
@@ -827,7 +886,7 @@ void Run::run_node(std::size_t i) {
   bool cached = false;
   if (opt_.cache && !n.inst->bypass) {
     if (auto hit = opt_.cache->find(n.result.key)) {
-      cached = files_unchanged(n, *hit);
+      cached = !files_changed(n, *hit);
       if (cached) outputs = std::move(*hit);
     }
   }
@@ -835,12 +894,13 @@ void Run::run_node(std::size_t i) {
   if (!cached && !n.inst->bypass && opt_.disk_cache) {
     if (auto hit = opt_.disk_cache->find(n.result.key, registry_, &cache_miss)) {
       auto entry = *hit;  // with its files record, for the session cache
-      cached = files_unchanged(n, *hit);
+      const auto changed = files_changed(n, *hit);
+      cached = !changed;
       if (cached) {
         outputs = std::move(*hit);
         if (opt_.cache) opt_.cache->store(n.result.key, std::move(entry));
       } else {
-        cache_miss = "a file it wrote is missing or was changed since";
+        cache_miss = *changed;
       }
     }
   }
@@ -885,6 +945,7 @@ void Run::run_node(std::size_t i) {
       // the others: a warning in the node's log (break-test: silent before)
       for (const auto& o : n.entry->spec.outputs)
         if (!outputs.count(o.name)) ctx.warn(fmt::format("output '{}' was not set", o.name));
+      store_reads(n);
       auto entry = outputs;
       entry.emplace(kFilesKey, files_value(n));
       if (opt_.cache) opt_.cache->store(n.result.key, entry);

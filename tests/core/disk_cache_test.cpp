@@ -376,6 +376,48 @@ TEST(DiskCache, AChangedPluginFileRunsItsNodesAgain) {
   EXPECT_EQ((*rebuilt.nodes.at("s").outputs.at("sum").as<MatrixF64>())(0, 0), 5.0);
 }
 
+// A file a node finds while running (flame.read's palette table from $FLAM3_PALETTES) is not in
+// its parameters: its bytes changed, the node and everything downstream ran from the cache with
+// the old table's result. Its content now joins the key once the node has told of it.
+TEST(DiskCache, AFileReadAtRunTimeThatChangedRunsTheNodeAndItsConsumersAgain) {
+  TempDir dir;
+  const fs::path side = dir / "table.txt";
+  std::ofstream(side) << "abc";
+  const Workflow wf =
+      load_text(dir, "gemflow: 1\nnodes:\n  r: {type: test.read_side, params: {file: \"" + side.string() +
+                         "\"}}\n  b: {type: test.constant, params: {value: 10}}\n  s: {type: test.add}\n"
+                         "links:\n  - r.size -> s.a\n  - b.value -> s.b\n");
+  DiskCache cache(dir / "cache");
+  RunOptions o;
+  o.out_dir = dir / "out";
+  o.disk_cache = &cache;
+  const auto sum = [](const RunResult& r) { return (*r.nodes.at("s").outputs.at("sum").as<MatrixF64>())(0, 0); };
+  const RunResult r1 = run_workflow(wf, test::testnodes(), o);
+  ASSERT_TRUE(r1.ok()) << all(r1.diagnostics);
+  EXPECT_EQ(sum(r1), 13.0);
+  const RunResult r2 = run_workflow(wf, test::testnodes(), o);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2.nodes.at("r").state, NodeState::Cached);
+  EXPECT_EQ(r2.nodes.at("s").state, NodeState::Cached);
+
+  std::ofstream(side) << "abcdefg";  // the same path, other bytes
+  const RunResult r3 = run_workflow(wf, test::testnodes(), o);
+  ASSERT_TRUE(r3.ok()) << all(r3.diagnostics);
+  EXPECT_EQ(r3.nodes.at("r").state, NodeState::Done);
+  EXPECT_EQ(r3.nodes.at("r").why, "the file it read, " + side.string() + ", changed");
+  EXPECT_EQ(r3.nodes.at("s").state, NodeState::Done);
+  EXPECT_EQ(r3.nodes.at("b").state, NodeState::Cached);
+  EXPECT_EQ(sum(r3), 17.0);
+  // The same bytes again find that result; the first bytes find the first one.
+  const RunResult r4 = run_workflow(wf, test::testnodes(), o);
+  EXPECT_EQ(r4.nodes.at("s").state, NodeState::Cached);
+  EXPECT_EQ(sum(r4), 17.0);
+  std::ofstream(side) << "abc";
+  const RunResult r5 = run_workflow(wf, test::testnodes(), o);
+  EXPECT_EQ(r5.nodes.at("s").state, NodeState::Cached);
+  EXPECT_EQ(sum(r5), 13.0);
+}
+
 TEST(DiskCache, AJournalLeftByADeadRunIsReportedAndRemovedAfterASuccessfulRun) {
   TempDir dir;
   const Workflow wf = load_text(dir, "gemflow: 1\nnodes:\n  a: {type: test.constant, params: {value: 1}}\n");

@@ -46,7 +46,7 @@ TEST(PluginLoader, GoodPluginRegistersItsNodes) {
   EXPECT_EQ(r.version, "1.0.0");
   EXPECT_EQ(r.fingerprint, PluginHost::host_fingerprint());
   EXPECT_THAT(r.node_ids, ::testing::Contains("test.add"));
-  EXPECT_EQ(r.node_ids.size(), 11u);
+  EXPECT_EQ(r.node_ids.size(), 12u);
   const NodeEntry* add = reg.find_node("test.add");
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(add->origin, plugin("testnodes").string());
@@ -239,7 +239,7 @@ TEST(PluginLoader, AnIdOutsideThePluginsNamespaceIsRefused) {
   EXPECT_EQ(reg.find_node("squatter.own"), nullptr);  // nothing of a refused plugin stays
   const PluginRecord& owner = host.records()[1];
   EXPECT_TRUE(owner.loaded) << owner.error;
-  EXPECT_EQ(owner.node_ids.size(), 11u);
+  EXPECT_EQ(owner.node_ids.size(), 12u);
   EXPECT_EQ(reg.find_node("test.add")->origin, (fs::canonical(dir) / "libgemflow_testnodes.so").string());
   fs::remove_all(dir);
 }

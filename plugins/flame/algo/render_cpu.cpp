@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -423,7 +424,7 @@ class CpuRender {
     const auto t0 = Clock::now();
     for (int pass = 0; pass < passes; ++pass) {
       run_walkers(walkers_ * static_cast<std::uint64_t>(pass) / static_cast<std::uint64_t>(passes),
-                  walkers_ * static_cast<std::uint64_t>(pass + 1) / static_cast<std::uint64_t>(passes));
+                  walkers_ * static_cast<std::uint64_t>(pass + 1) / static_cast<std::uint64_t>(passes), pass, passes);
       if (opt_.progress) opt_.progress(static_cast<double>(pass + 1) / passes, pass + 1, passes);
       if (opt_.preview && pass + 1 < passes) preview();
     }
@@ -445,7 +446,21 @@ class CpuRender {
 
  private:
   /// Walkers [w0, w1) on the arena's threads; cancel is polled before every walker.
-  void run_walkers(std::uint64_t w0, std::uint64_t w1) {
+  // One pass: walkers [w0, w1). Progress also comes from inside the pass, at each 1/kSteps of
+  // its walkers (a pass of a large flame takes seconds on a few cores: one report per pass left
+  // the node silent for 3–10 s), from one worker at a time.
+  void run_walkers(std::uint64_t w0, std::uint64_t w1, int pass, int passes) {
+    constexpr std::uint64_t kSteps = 64;
+    const std::uint64_t count = w1 - w0;
+    std::atomic<std::uint64_t> done{0}, reported{0};
+    const auto report = [&](std::uint64_t now_done) {
+      const std::uint64_t step = now_done * kSteps / count;
+      if (step <= reported.load(std::memory_order_relaxed) || step >= kSteps) return;
+      std::unique_lock lock(progress_mutex_, std::try_to_lock);  // busy: a later step reports
+      if (!lock || step <= reported.load(std::memory_order_relaxed)) return;
+      reported.store(step, std::memory_order_relaxed);
+      opt_.progress((pass + static_cast<double>(step) / kSteps) / passes, pass + 1, passes);
+    };
     arena_.execute([&] {
       tbb::parallel_for(tbb::blocked_range<std::uint64_t>(w0, w1, 1), [&](const tbb::blocked_range<std::uint64_t>& r) {
         auto& h = local_.local();
@@ -453,6 +468,8 @@ class CpuRender {
           const std::uint64_t iters =
               w + 1 == walkers_ ? P_.samples - w * kWalkerIterations : std::min(kWalkerIterations, P_.samples);
           bad_ += detail::run_walker(P_, opt_.seed, w, iters, h.lo.data(), h.hi.data());
+          const std::uint64_t now_done = done.fetch_add(1, std::memory_order_relaxed) + 1;
+          if (opt_.progress) report(now_done);
         }
       });
     });
@@ -534,6 +551,7 @@ class CpuRender {
   tbb::enumerable_thread_specific<ThreadHistogram> local_;
   std::atomic<std::uint64_t> bad_{0};
   std::atomic<bool> stop_{false};
+  std::mutex progress_mutex_;  // opt_.progress is called by one worker at a time
   double post_seconds_ = 0;
 };
 

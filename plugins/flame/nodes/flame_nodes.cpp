@@ -1,4 +1,5 @@
 // flame.read, flame.list, flame.render, flame.render_all.
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -114,6 +115,11 @@ class ReadFlame final : public Node {
     } catch (const ReadCancelled&) {
       throw Cancelled();
     }
+    // A table found through $FLAM3_PALETTES or Debian's path is not in the node's key: recorded
+    // here, for the provenance and so that a cached result counts only while the table is unchanged.
+    if (!palettes.given() &&
+        std::any_of(set.flames.begin(), set.flames.end(), [](const Flame& f) { return f.palette_index >= 0; }))
+      if (const auto table = find_palette_table({})) ctx.add_input_file(*table);
     for (const auto& d : set.dropped) ctx.warn(d);
     std::size_t pick = static_cast<std::size_t>(*index);
     if (!name.value().empty()) {

@@ -1,5 +1,8 @@
 // The flame nodes without the executor: flame.read (index, name, strict), flame.list,
 // flame.render (device cpu, previews, progress, the seed), flame.render_all.
+#include <cstdlib>
+#include <fstream>
+
 #include <gemflow/device.hpp>
 #include <gemflow/node.hpp>
 #include <gemflow/registry.hpp>
@@ -76,6 +79,34 @@ TEST(FlameNodes, PalettesIsAnOptionalInputPath) {
   EXPECT_CONTAINS(p->check(std::string("palettes.txt")).value_or(""), "this node reads .xml");
 }
 
+// A palette table found through $FLAM3_PALETTES (the parameter left empty) is recorded as an
+// input file: the provenance names it, and a cached result counts only while it is unchanged
+// (a table edited in place gave the old colours from the cache).
+TEST(FlameNodes, APaletteTableFoundAtRunTimeIsRecorded) {
+  const auto dir = flame::testing::temp_dir();
+  const auto table = dir / "table.xml";
+  std::ofstream(table) << "<palettes><palette number=\"0\" name=\"grey\" data=\"" + std::string(256 * 8, '8') +
+                              "\"/></palettes>";
+  const auto indexed = dir / "indexed.flame";
+  std::ofstream(indexed) << "<flame name=\"i\" size=\"8 8\" palette=\"0\"><xform weight=\"1\" linear=\"1\" "
+                            "coefs=\"1 0 0 1 0 0\"/></flame>";
+  const auto inline_palette = dir / "inline.flame";
+  std::ofstream(inline_palette) << "<flame name=\"p\" size=\"8 8\"><xform weight=\"1\" linear=\"1\" "
+                                   "coefs=\"1 0 0 1 0 0\"/><color index=\"0\" rgb=\"9 9 9\"/></flame>";
+  ::setenv("FLAM3_PALETTES", table.c_str(), 1);
+  RecordingContext ctx;
+  auto n = read(indexed.string());
+  const std::string err = error_of(*n, ctx);
+  RecordingContext plain;
+  auto p = read(inline_palette.string());
+  const std::string err_plain = error_of(*p, plain);
+  ::unsetenv("FLAM3_PALETTES");
+  ASSERT_EQ(err, "(no error)");
+  EXPECT_EQ(ctx.input_files(), (std::vector<std::filesystem::path>{indexed, table}));
+  ASSERT_EQ(err_plain, "(no error)");
+  EXPECT_EQ(plain.input_files(), (std::vector<std::filesystem::path>{inline_palette}));  // no table used
+}
+
 // Every other text parameter of the plugin's nodes is not a file to read.
 TEST(FlameNodes, NoFileIsReadThroughATextParameter) {
   for (const char* id : {"flame.read", "flame.list", "flame.render", "flame.render_all"}) {
@@ -138,6 +169,28 @@ TEST(FlameNodes, RenderOnCpuWithPreviewsProgressAndSeed) {
   EXPECT_EQ(run(3, ctx2)->u8, a->u8);
   RecordingContext ctx3;
   EXPECT_NE(run(4, ctx3)->u8, a->u8);
+}
+
+// Progress comes from inside a pass too: with one pass, a render reported only its end (a large
+// flame's pass takes seconds, past the one-second rule of the plugin guide).
+TEST(FlameNodes, RenderReportsProgressWithinAPass) {
+  auto r = read(flame::testing::sample("gemflow_sierpinski.flame"));
+  RecordingContext rctx;
+  ASSERT_EQ(error_of(*r, rctx), "(no error)");
+  auto n = make("flame.render");
+  n->set_input("flame", r->output("flame"));
+  n->set_param("device", std::string("cpu"));
+  n->set_param("quality", 5.0);  // 320 × 240 × 5 samples: 38 walkers
+  n->set_param("passes", std::int64_t{1});
+  n->set_param("threads", std::int64_t{1});
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*n, ctx), "(no error)");
+  const auto f = ctx.fractions();
+  ASSERT_GE(f.size(), 30u);
+  EXPECT_DOUBLE_EQ(f.back(), 1.0);
+  EXPECT_GT(f.front(), 0.0);
+  EXPECT_LE(f.front(), 2.0 / 64);
+  for (std::size_t i = 1; i < f.size(); ++i) EXPECT_LT(f[i - 1], f[i]) << i;
 }
 
 TEST(FlameNodes, RenderAllWritesOnePngPerFlame) {

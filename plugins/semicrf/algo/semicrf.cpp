@@ -128,6 +128,7 @@ Sequence::Sequence(const Model& m, const Batch& x, std::size_t b, std::size_t of
         "the factored recurrence needs transitions that do not depend on the duration "
         "(C·C values); these have K·C·C");
   reconstruct = o.centring == Centring::reconstruct;
+  if (o.poll) poll = &o.poll;
   const double* f = x.emissions + offset * C;
   start = x.start_scores ? x.start_scores + offset * C : nullptr;
   end = x.end_scores ? x.end_scores + offset * C : nullptr;
@@ -229,6 +230,7 @@ double forward(const Sequence& q, std::size_t delta, std::vector<std::vector<dou
   std::fill(alpha.begin(), alpha.end(), kNegInf);
   if (checkpoints) save();  // position 0: the start, nothing stored
   for (std::size_t t = 1; t <= T; ++t) {
+    q.tick(t, T);
     q.alpha_step(t, ring_rows, alpha.data());
     if (t == T) break;
     if (q.general) std::copy(alpha.begin(), alpha.end(), row(t));
@@ -291,6 +293,7 @@ class Backward {
     const Sequence::RowAt rows{buf_.data(), 0, base_, C_};
     std::vector<double> alpha(C_);
     for (std::size_t t = a + 1; t < b; ++t) {
+      q_.tick(++work_, 2 * T_);
       q_.alpha_step(t, rows, alpha.data());
       std::copy(alpha.begin(), alpha.end(), alpha_.begin() + (t - base_) * C_);
       if (q_.general) std::copy(alpha.begin(), alpha.end(), row(t));
@@ -302,7 +305,10 @@ class Backward {
     recompute(a, b);
     gamma_.assign(C_, kNegInf);
     in_.assign(C_, kNegInf);
-    for (std::size_t s = b; s-- > a;) step(s);
+    for (std::size_t s = b; s-- > a;) {
+      q_.tick(++work_, 2 * T_);
+      step(s);
+    }
   }
 
   /// The segments starting at s (marginals, duration and transition gradients) and β(s).
@@ -403,6 +409,7 @@ class Backward {
   std::vector<double> beta_, diff_, buf_, alpha_, gamma_, in_;
   std::vector<LogSum> bsum_;
   std::size_t base_ = 0;
+  std::size_t work_ = 0;  // positions recomputed and stepped so far (of 2·T), for Options::poll
 };
 
 }  // namespace
@@ -468,6 +475,7 @@ class ViterbiPass {
       return path;
     }
     for (std::size_t t = 1; t <= T_; ++t) {
+      q_.tick(t, T_);
       for (std::size_t c = 0; c < C_; ++c) best_ending(t, c);
       if (!q_.general && t < T_)
         for (std::size_t c = 0; c < C_; ++c) best_incoming(t, c);

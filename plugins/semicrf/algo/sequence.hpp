@@ -2,6 +2,7 @@
 // One sequence of a batch as the recurrences read it (internal to algo/).
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -66,6 +67,11 @@ struct Sequence {
   std::size_t C, K, T;
   const Model& model;
   bool general, reconstruct;
+  const std::function<void(double)>* poll = nullptr;  ///< Options::poll when set
+  /// Options::poll every 64 positions (`done` of `of`).
+  void tick(std::size_t done, std::size_t of) const {
+    if (poll && done % 64 == 0 && of > 0) (*poll)(static_cast<double>(done) / static_cast<double>(of));
+  }
   const double* start = nullptr;
   const double* end = nullptr;
   const SegmentScore* segment = nullptr;

@@ -67,7 +67,8 @@ class Decode final : public Node {
     const Scores& s = *scores;
     const CrfModel& m = *model;
     const Batch b = one_sequence(s, m);
-    const Options o = crf_options(m);
+    Options o = crf_options(m);
+    o.poll = node_poll(ctx, 0.0, 1.0, 1, "Viterbi");
     const auto paths = on_device(
         ctx, device, [&] { return viterbi(m.model.crf, b, o); },
         [&] {
@@ -116,7 +117,8 @@ class Marginals final : public Node {
     const Scores& s = *scores;
     const CrfModel& m = *model;
     const Batch b = one_sequence(s, m);
-    const Options o = crf_options(m);
+    Options o = crf_options(m);
+    o.poll = node_poll(ctx, 0.0, 1.0, 2, "forward-backward");
     const auto p = on_device(
         ctx, device, [&] { return posteriors(m.model.crf, b, o); },
         [&] {

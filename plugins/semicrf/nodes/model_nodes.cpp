@@ -304,9 +304,21 @@ class Fit final : public Node {
     o.fit_durations = *fit_durations;
     o.l2 = *l2;
     o.crf = crf_options(m);
-    o.on_step = [&ctx, &o](const FitStep& st) {
-      ctx.progress(static_cast<double>(st.iteration) / static_cast<double>(std::max<std::size_t>(o.iterations, 1)),
-                   "iteration " + std::to_string(st.iteration) + ": objective " + std::to_string(st.objective));
+    // Within an iteration (recurrence passes of seconds on a long signal): its share of the bar,
+    // and cancellation. `done`: the last iteration reported by on_step (none yet: -1).
+    const double per_iteration = 1.0 / static_cast<double>(std::max<std::size_t>(o.iterations, 1));
+    double shown = 0.0;
+    std::int64_t done = -1;
+    o.crf.poll = [&ctx, &shown, &done, per_iteration](double f) {
+      const double it = static_cast<double>(std::max<std::int64_t>(done, 0));
+      shown = std::max(shown, std::min(1.0, (it + f) * per_iteration));
+      ctx.progress(shown, "iteration " + std::to_string(done + 1));
+      ctx.throw_if_cancelled();
+    };
+    o.on_step = [&ctx, &shown, &done, per_iteration](const FitStep& st) {
+      done = static_cast<std::int64_t>(st.iteration);
+      shown = std::max(shown, std::min(1.0, static_cast<double>(st.iteration) * per_iteration));
+      ctx.progress(shown, "iteration " + std::to_string(st.iteration) + ": objective " + std::to_string(st.objective));
       return !ctx.cancelled();
     };
     ctx.progress(0.0, "fitting");

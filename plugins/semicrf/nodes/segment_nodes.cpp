@@ -115,10 +115,12 @@ class BayesSegments final : public Node {
     Options o;
     if (auto avail = available_host_memory()) o.memory_limit = *avail;
     ctx.progress(0.0, "Viterbi");
+    o.poll = node_poll(ctx, 0.0, 0.5, 1, "Viterbi");
     const Path p = run_algo([&] { return viterbi(m, b, o); }).at(0);
     if (p.score == -std::numeric_limits<double>::infinity()) throw InputError(no_segmentation_message(0, T));
     ctx.throw_if_cancelled();
     ctx.progress(0.5, "forward-backward");
+    o.poll = node_poll(ctx, 0.5, 1.0, 2, "forward-backward");
     const auto post = run_algo([&] { return posteriors(m, b, o); });
     Segmentation out;
     out.length = T;

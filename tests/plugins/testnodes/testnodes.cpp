@@ -11,6 +11,9 @@
 //                   writes "text\n" then the value's elements one per line, atomically
 //   test.read_text  param path (input path)        → lines: Table (column "line"),
 //                                                     size: Matrix<f64> 1×1 (bytes)
+//   test.read_side  param file (a string, not a path parameter) → size: Matrix<f64> 1×1 (bytes);
+//                   records the file with add_input_file, as a node reading a file found at run
+//                   time does (a table named by an environment variable)
 //   test.params     one parameter of every kind    → table: Table (columns name, value; the
 //                                                     values as the node received them)
 //   test.device     param device                   → table: Table (column "device": used)
@@ -354,6 +357,27 @@ class Migrated final : public Node {
   }
 };
 
+class ReadSide final : public Node {
+ public:
+  static NodeInfo info() {
+    return {.id = "test.read_side",
+            .version = 1,
+            .title = "Read side file",
+            .category = "Test",
+            .doc = "Reads a file named by a string parameter, found at run time: its size in bytes."};
+  }
+  Param<std::string> file{this, "file", "", {.doc = "Absolute path of the file (a string: not in the key by content)"}};
+  Output<Mat> size{this, "size", "1×1: the file size in bytes"};
+  void execute(NodeContext& ctx) override {
+    const std::filesystem::path f = *file;
+    ctx.add_input_file(f);
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(f, ec);
+    if (ec) throw InputError("cannot read " + f.string() + ": " + ec.message());
+    size.set(Mat(1, 1, static_cast<double>(bytes)));
+  }
+};
+
 void register_nodes(PluginRegistrar& r) {
   r.add_node<Constant>();
   r.add_node<Add>();
@@ -366,6 +390,7 @@ void register_nodes(PluginRegistrar& r) {
   r.add_node<DeviceNode>();
   r.add_node<Ruled>();
   r.add_node<Migrated>();
+  r.add_node<ReadSide>();
 }
 
 }  // namespace

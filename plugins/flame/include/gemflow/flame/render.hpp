@@ -62,7 +62,7 @@ struct RenderOptions {
   /// flam3-render's `transparency`: alpha is the tone-mapped density instead of 255, the
   /// background is left out and RGB is straight (divided by alpha), as flam3's PNG holds it.
   bool transparency = false;
-  /// Called after each pass with (fraction done, pass, passes). May be empty.
+  /// After each pass (fraction done, pass, passes); CPU: also at each 1/64 of a pass. May be empty.
   std::function<void(double, int, int)> progress;
   /// Polled about every 10 ms of work; true stops the render (Cancelled thrown).
   std::function<bool()> cancelled;

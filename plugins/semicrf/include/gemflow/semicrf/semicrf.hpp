@@ -57,6 +57,7 @@
 // memory would exceed Options::memory_limit, naming the bytes and the shape.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -113,6 +114,10 @@ struct Options {
   Recurrence recurrence = Recurrence::automatic;  ///< general: also for C × C transitions
   std::size_t checkpoint_interval = 0;            ///< Δ; 0: ⌈√(T·K)⌉
   std::size_t memory_limit = 0;                   ///< bytes of working memory allowed; 0: unchecked
+  /// CPU recurrences: called every 64 positions of a pass (forward, backward, Viterbi) with the
+  /// fraction of that pass done, for progress and cancellation: it may throw to stop the call.
+  /// Empty: none.
+  std::function<void(double)> poll;
 };
 
 /// The working memory a call would need exceeds Options::memory_limit.
