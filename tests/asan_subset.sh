@@ -11,14 +11,21 @@
 #            readers' fuzz inputs
 #   cli      the `gemflow` command end to end (gemflow_cli_tests: it builds the command and every
 #            plugin, in-tree and test)
-# Not in it: the workflow tests (minutes of CPU for the shipped workflows at full size), the sweep
-# and scale-out tests, the Python module, CUDA and Studio.
+# Parts not in the default (docs/reliability.md says what each costs):
+#   workflows  the shipped workflows end to end (gemflow_workflow_tests, gemflow_flame_workflow_tests:
+#              minutes of CPU for the NMR and reconstruction workflows at full size)
+#   sweep      sweeps end to end (gemflow_sweep_cli_tests)
+#   python     the Python module and its example (python_module, python_example: python3 with the
+#              ASan runtime preloaded, tests/python/CMakeLists.txt)
+# Not in any part: the scale-out tests (Slurm, MPI), CUDA and Studio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 read -r -a parts <<<"${ASAN_PARTS:-core io plugins cli}"
 [ -f build/asan/build.ninja ] || cmake --preset asan >/dev/null
-binaries=()
+binaries=() # tests are chosen by the binary their command runs ...
+names=()    # ... or by name (the Python tests run python3)
+targets=()  # built besides the binaries
 for part in "${parts[@]}"; do
   case $part in
     core) binaries+=(gemflow_core_tests) ;;
@@ -31,18 +38,24 @@ for part in "${parts[@]}"; do
         gemflow_circlepack_tests fuzz_replay_flame_reader fuzz_replay_circlepack_mesh)
       ;;
     cli) binaries+=(gemflow_cli_tests) ;;
-    *) echo "asan_subset: unknown part '$part' (core, io, plugins, cli)" >&2; exit 2 ;;
+    workflows) binaries+=(gemflow_workflow_tests gemflow_flame_workflow_tests) ;;
+    sweep) binaries+=(gemflow_sweep_cli_tests) ;;
+    python)
+      names+=(python_module python_example)
+      targets+=(gemflow_python gemflow_test_plugins runtime)
+      ;;
+    *) echo "asan_subset: unknown part '$part' (core, io, plugins, cli, workflows, sweep, python)" >&2; exit 2 ;;
   esac
 done
-cmake --build build/asan -j "$jobs" --target "${binaries[@]}"
+cmake --build build/asan -j "$jobs" --target "${binaries[@]}" "${targets[@]}"
 # The CTest tests whose command runs one of these binaries, by number (ctest -I 0,0,0,N,...;
 # JSON order is CTest's numbering): a name regex of hundreds of tests is too long for CTest.
 tests=$(ctest --test-dir build/asan --show-only=json-v1 | python3 -c '
 import json, os, sys
 want = set(sys.argv[1:])
 numbers = [str(i + 1) for i, t in enumerate(json.load(sys.stdin)["tests"])
-           if t.get("command") and os.path.basename(t["command"][0]) in want]
-if not numbers: sys.exit("asan_subset: no test runs " + " ".join(sorted(want)))
+           if t["name"] in want or (t.get("command") and os.path.basename(t["command"][0]) in want)]
+if not numbers: sys.exit("asan_subset: no test runs or is named " + " ".join(sorted(want)))
 print(",".join(numbers))
-' "${binaries[@]}")
+' "${binaries[@]}" "${names[@]}")
 ctest --preset asan -j "$jobs" -I "0,0,0,$tests"
