@@ -354,11 +354,12 @@ class PackNode final : public Node {
             .errors =
                 "The mesh not a disk (components, Euler characteristic and boundary loops named), a non-manifold "
                 "vertex or flipped face (indices named); boundary targets contradicting Gauss–Bonnet (the sum "
-                "named); fewer than 3 corners; maximal with an ear (a face of three boundary vertices, named); a "
-                "GPU algorithm without a CUDA device; newton with maximal or fp32; with normalisation none, a "
-                "boundary_radius at which the packing's radii or centres leave the doubles (the range that fits "
-                "the mesh named; fixed radii are solved at scale 1 and scaled back, exactly); a corner_angle that "
-                "the corners do not allow (Gauss–Bonnet) and an fp32 tolerance below 1e-6 rad, at validation. Not "
+                "named); fewer than 3 corners, or more than the boundary's vertices; maximal with an ear (a face "
+                "of three boundary vertices, named); a GPU algorithm without a CUDA device; newton with maximal or "
+                "fp32; with normalisation none, a boundary_radius at which the packing's radii or centres leave "
+                "the doubles (the range that fits the mesh named; fixed radii are solved at scale 1 and scaled "
+                "back, exactly); a corner_angle that the corners do not allow (Gauss–Bonnet) and an fp32 tolerance "
+                "below 1e-6 rad, at validation. Not "
                 "reaching the tolerance within max_iterations is a warning, and the report says converged: no; "
                 "cs and cs_plain stop early, with that warning, when the error falls by less than 1 % in 1000 "
                 "sweeps (the precision's floor).",
@@ -435,6 +436,7 @@ class PackNode final : public Node {
     const auto m = mesh.get();
     if (auto why = m->validate()) throw InputError("input 'mesh': " + *why);
     check_parameters();
+    check_corners(*m);
     SolveRequest req;
     if (start.value() == Start::varied) {
       req.initial.resize(m->vertices.size());
@@ -480,6 +482,17 @@ class PackNode final : public Node {
                       corner_angle.value()));
     if (normalisation.value() == Normalisation::polygon && bc != Bc::lines)
       throw InputError("parameter 'normalisation' = polygon needs boundary lines (side 1 is one of the lines)");
+  }
+  // More corners than boundary vertices is the parameter's fault for this mesh: named as such
+  // (the packing code can only say "input 'mesh'").
+  void check_corners(const TriMesh& m) const {
+    const Bc bc = boundary.value();
+    if ((bc != Bc::angle_sums && bc != Bc::lines) || corners.value() <= 0) return;
+    std::size_t most = 0;
+    for (const auto& loop : boundary_loops(m.vertices.size(), m.faces)) most = std::max(most, loop.size());
+    if (static_cast<std::uint64_t>(corners.value()) > most)
+      throw InputError(
+          fmt::format("parameter 'corners' = {}: the mesh's boundary has only {} vertices", corners.value(), most));
   }
 };
 

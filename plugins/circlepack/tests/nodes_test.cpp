@@ -139,6 +139,11 @@ TEST(PackNode, ParameterErrorsNameTheParameter) {
        "parameter 'corner_angle' = 180 deg: a corner's interior angle must be below 180"},
       {{{"boundary", std::string("angle_sums")}, {"normalisation", std::string("polygon")}},
        "parameter 'normalisation' = polygon needs boundary lines"},
+      // more corners than the 15 boundary vertices of the 6-layer triangle
+      {{{"boundary", std::string("lines")}, {"corners", std::int64_t{16}}},
+       "parameter 'corners' = 16: the mesh's boundary has only 15 vertices"},
+      {{{"boundary", std::string("angle_sums")}, {"corners", std::int64_t{9223372036854775807}}},
+       "parameter 'corners' = 9223372036854775807: the mesh's boundary has only 15 vertices"},
   };
   for (const auto& c : cases) {
     auto n = make("circlepack.pack");
