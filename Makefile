@@ -46,8 +46,8 @@ test-asan: deps
 	ctest --preset asan -j $(JOBS)
 
 # The part of test-asan that CI runs (.ci/run): core and workflow loader, io readers and the replay
-# of their fuzz inputs, the other plugins' CPU tests, the command's end-to-end tests
-# (tests/asan_subset.sh, ASAN_PARTS selects; timings in docs/reliability.md).
+# of their fuzz inputs, the other plugins' CPU tests, the command's end-to-end tests, the Python
+# module (tests/asan_subset.sh, ASAN_PARTS selects; timings in docs/reliability.md).
 test-asan-ci: deps
 	@JOBS=$(JOBS) bash tests/asan_subset.sh
 

@@ -14,9 +14,14 @@
 #   GPU_SANITIZE_LOGS    folder for the full logs (default gpu-sanitize-logs)
 #   COMPUTE_SANITIZER    the tool (default: compute-sanitizer on PATH, else /usr/local/cuda/bin)
 # Binaries are run from the current folder (as ctest runs them from the build folder), with the
-# bundle's env.sh sourced when BIN_DIR/../env.sh exists (../shared/gpu/bundle.sh).
-# Exit status: 0 when no run reported an error or hazard and every test that ran passed, else 1
-# (a timeout alone is not a failure: the table says how far each run got).
+# bundle's env.sh sourced when BIN_DIR/../env.sh exists (../shared/gpu/bundle.sh). Tests that
+# read sample_data/ (the 2KPU embedding) find it at the source path compiled into them
+# (GEMFLOW_SOURCE_DIR): on another machine, link the checkout to that path first.
+# Output: one table row per run as soon as it ends (so that a run cut by an outer limit still
+# leaves the rows before it), then, for each run with reports or failures, its first lines.
+# Exit status: 0 when no run reported an error or hazard, every test that ran passed and each
+# binary ran at least one test (all skipped: no device seen), else 1 (a timeout alone is not a
+# failure: the row says how far the run got); 2 when nothing could run.
 set -uo pipefail
 bin=${1:?usage: gpu_sanitize.sh BIN_DIR [TOOL...]}
 shift
@@ -58,7 +63,9 @@ shares=0
 for tool in "${tools[@]}"; do shares=$((shares + ${#binaries[@]} * $(weight "$tool"))); done
 start=$SECONDS
 status=0
-rows=()
+flagged=()
+row() { printf '%-32s %-10s %7s %7s %7s %8s %6s  %s\n' "$@"; }
+row binary tool passed failed skipped reports s result
 for tool in "${tools[@]}"; do
   for b in "${binaries[@]}"; do
     left=$((budget - (SECONDS - start)))
@@ -67,7 +74,7 @@ for tool in "${tools[@]}"; do
     shares=$((shares - w))
     log="$logs/$b.$tool.log"
     if [ "$limit" -lt 5 ]; then
-      rows+=("$(printf '%-32s %-10s %7s %7s %8s %6s  %s' "$b" "$tool" - - - 0 'not run: budget spent')")
+      row "$b" "$tool" - - - - 0 "not run: its share of the budget left is $limit s (under 5 s)"
       continue
     fi
     filter=$(exclude "$b")
@@ -80,6 +87,7 @@ for tool in "${tools[@]}"; do
     secs=$((SECONDS - t0))
     ok=$(grep -c '^\[       OK \]' "$log")
     failed=$(grep -c '^\[  FAILED  \] [A-Za-z0-9_/]*\.[A-Za-z0-9_/]* (' "$log")
+    skipped=$(grep -c '^\[  SKIPPED \] [A-Za-z0-9_/]*\.[A-Za-z0-9_/]* (' "$log")
     # The tool's summary when the run ended by itself; the reports printed so far when it was cut
     # (the larger of the two, so that a report is never hidden).
     summary=$(grep -oE '^========= (ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
@@ -92,17 +100,23 @@ for tool in "${tools[@]}"; do
       result="REPORTS (see $log)"
     elif [ "$failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
       result="TEST FAILED, exit $rc (see $log)"
+    elif [ "$ok" -eq 0 ]; then
+      result="NO TEST RAN ($skipped skipped: no CUDA device seen?)"
     else
       result=clean
     fi
     [ "$reports" -gt 0 ] || [ "$failed" -gt 0 ] && status=1
-    [[ $result == TEST* ]] && status=1
-    rows+=("$(printf '%-32s %-10s %7s %7s %8s %6s  %s' "$b" "$tool" "$ok" "$failed" "$reports" "$secs" "$result")")
+    [[ $result == TEST* || $result == NO* ]] && status=1
+    [[ $result == clean || $result == timeout* ]] && [ "$reports" -eq 0 ] || flagged+=("$log")
+    row "$b" "$tool" "$ok" "$failed" "$skipped" "$reports" "$secs" "$result"
   done
 done
 
-printf '%-32s %-10s %7s %7s %8s %6s  %s\n' binary tool passed failed reports s result
-printf '%s\n' "${rows[@]}"
 echo "total $((SECONDS - start)) s (budget $budget s); logs in $logs/; left out of every run:"
 for b in "${binaries[@]}"; do f=$(exclude "$b"); [ -n "$f" ] && echo "  $b: $f"; done
+# The first lines of each flagged run: the tool's reports and the failed tests' messages.
+for log in "${flagged[@]}"; do
+  echo "--- $log"
+  grep -E '^========= [A-Z][a-z]|^\[  (FAILED|SKIPPED) \] .*\(|Failure$|^Expected|^  Actual|Which is' "$log" | head -12
+done
 exit $status

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Runs every reproducer of ../shared/repro/reliability/ (issue 34) and prints one table row per
-case: exit status, wall time, and the first error line, with whether it is located (names a
-file and line) and under a second. Not part of `make test` (the reproducers live outside the
-repository; their inputs are replayed there as regression inputs).
+case: exit status, wall and CPU time (user + system of the command: what counts on a loaded
+machine), and the first error line, with whether it is located (names a file and line of the
+input, or the output file or folder where there is no input line) and under a second of CPU.
+Not part of `make test` (the reproducers live outside the repository; their inputs are replayed
+there as regression inputs).
 
 Usage: tests/reliability_repros.py [GEMFLOW] [REPRO_DIR]
   GEMFLOW    the command (default build/ci/bin/gemflow)
@@ -11,12 +13,14 @@ Usage: tests/reliability_repros.py [GEMFLOW] [REPRO_DIR]
 Each folder's workflow (wf.yaml, or each *.yaml beside the inputs) is run with
 `gemflow run WF --out TMP --json -j 1` under a 10 s timeout, from inside the folder as its
 cmd.sh does. concurrent_output_folder: two runs into one folder at once, the second must be
-refused. manual_full_disk_report_json needs a tmpfs mount (root): skipped. The review's
+refused. manual_full_disk_report_json: as root, a 64 KiB tmpfs is mounted, filled after a first run,
+and the second run must fail and leave report.json as it was (skipped when not root). The review's
 2.1M-entry `editor:` section (no folder) is generated and validated.
 """
 import glob
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -25,6 +29,8 @@ import time
 gemflow = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/ci/bin/gemflow")
 repro = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "../shared/repro/reliability")
 located = re.compile(r"[\w./-]+\.\w+:\d+")  # file.ext:line
+# a writer's or the lock's error has no input line: the output file, or the folder, is its place
+named = re.compile(r"[\w./-]+\.\w+: |[\w./-]+\.\w+(?: \(|$)|/[\w./-]+: No space|lock file /")
 
 
 def first_error(text):
@@ -37,14 +43,57 @@ def first_error(text):
     return ""
 
 
+def children_cpu():
+    """CPU seconds (user + system) of the child processes waited for so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run(args, cwd, timeout=10):
+    """(exit status, (wall s, CPU s), output): CPU is what counts on a loaded machine."""
+    c0 = children_cpu()
     t0 = time.monotonic()
     try:
         p = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout)
         rc, out = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:
         rc, out = "timeout", (e.stdout or b"").decode() + (e.stderr or b"").decode()
-    return rc, time.monotonic() - t0, out
+    return rc, (time.monotonic() - t0, children_cpu() - c0), out
+
+
+def full_disk(folder):
+    """As its cmd.sh: a first run writes report.json into a 64 KiB tmpfs, a filler takes the rest,
+    the second run must fail with the file named and leave the first run's report.json as it was."""
+    wf = "rep.yaml (disk full)"
+    if os.geteuid() != 0:
+        return ("manual_full_disk_report_json", wf, "skipped", (0.0, 0.0), "needs a tmpfs mount (root): run its cmd.sh")
+    mnt = tempfile.mkdtemp(prefix="gemflow-full-")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt]).returncode != 0:
+        os.rmdir(mnt)
+        return ("manual_full_disk_report_json", wf, "skipped", (0.0, 0.0), "mount -t tmpfs failed: run its cmd.sh")
+    try:
+        env = dict(os.environ, GEMFLOW_NO_CACHE="1")
+        args = [gemflow, "run", "rep.yaml", "--device", "cpu", "--out", mnt, "-j", "1"]
+        subprocess.run(args, cwd=folder, capture_output=True, env=env, timeout=10)
+        report = os.path.join(mnt, "report.json")
+        before = open(report, "rb").read() if os.path.exists(report) else None
+        st = os.statvfs(mnt)
+        with open(os.path.join(mnt, "filler"), "wb") as f:
+            try:
+                f.write(b"\0" * (st.f_bavail * st.f_frsize))
+            except OSError:
+                pass  # full
+        c0, t0 = children_cpu(), time.monotonic()
+        p = subprocess.run(args, cwd=folder, capture_output=True, text=True, env=env, timeout=10)
+        secs = (time.monotonic() - t0, children_cpu() - c0)
+        after = open(report, "rb").read() if os.path.exists(report) else None
+        err = first_error(p.stdout + p.stderr)
+        if before is None or after != before:
+            err = "REPORT.JSON LOST OR CHANGED; " + err
+        return ("manual_full_disk_report_json", wf, p.returncode, secs, err)
+    finally:
+        subprocess.run(["umount", mnt])
+        os.rmdir(mnt)
 
 
 rows = []
@@ -79,7 +128,7 @@ for d in sorted(os.listdir(repro)):
         rows.append((d, "many_B.yaml (while A runs)", rc, secs, first_error(text)))
         continue
     if d == "manual_full_disk_report_json":
-        rows.append((d, "rep.yaml", "skipped", 0.0, "needs a tmpfs mount (root): run its cmd.sh"))
+        rows.append(full_disk(folder))
         continue
     wfs = [os.path.join(folder, "wf.yaml")] if os.path.exists(os.path.join(folder, "wf.yaml")) else \
         sorted(glob.glob(os.path.join(folder, "*.yaml")))
@@ -99,12 +148,13 @@ rc, secs, text = run([gemflow, "validate", big], out_root)
 rows.append(("(generated) editor: of 2.1M entries", "editor_2100000.yaml", rc, secs, first_error(text)))
 os.remove(big)
 
-print("| reproducer | workflow | exit | seconds | located | first error line |")
-print("|---|---|---:|---:|---|---|")
+print("| reproducer | workflow | exit | wall s | CPU s | located | first error line |")
+print("|---|---|---:|---:|---:|---|---|")
 slow = unlocated = 0
 for d, wf, rc, secs, err in rows:
-    loc = "yes" if located.search(err) else ("-" if not err else "no")
-    slow += isinstance(secs, float) and secs >= 1.0 and rc != "skipped"
+    loc = "yes" if located.search(err) else ("-" if not err else "file" if named.search(err) else "no")
+    slow += secs[1] >= 1.0 and rc != "skipped"
     unlocated += loc == "no"
-    print(f"| {d} | {wf} | {rc} | {secs:.2f} | {loc} | {err.replace('|', '/')[:160]} |")
-print(f"\n{len(rows)} cases; {slow} took 1 s or more; {unlocated} errors without a file:line")
+    print(f"| {d} | {wf} | {rc} | {secs[0]:.2f} | {secs[1]:.2f} | {loc} | {err.replace('|', '/')[:160]} |")
+print(f"\n{len(rows)} cases; {slow} took 1 s of CPU or more; {unlocated} errors naming no place "
+      "(yes: file:line of the input; file: an output file or folder, which has no line)")

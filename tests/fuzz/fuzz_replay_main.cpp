@@ -5,7 +5,8 @@
 //
 // A harness reports a finding by crashing (an uncaught exception, a sanitizer report, abort), as
 // under libFuzzer, so this driver only feeds inputs and reports the slowest one. Exit 0 when every
-// input ran, 2 on a usage error (a missing argument path).
+// input ran, 2 on a usage error (a missing argument path) or when there is no input at all (a
+// replay of nothing would pass whatever the harness does).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -50,6 +51,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     collect(a, inputs);
+  }
+  if (inputs.empty()) {
+    std::fprintf(stderr, "fuzz_replay: no input to replay (no regression input, and no seed file found)\n");
+    return 2;
   }
   std::sort(inputs.begin(), inputs.end());
   double slowest = 0;

@@ -1,8 +1,11 @@
 // circlepack.pack, circlepack.layout, circlepack.flatten, circlepack.draw: node adapters over
 // gemflow/circlepack/{complex,pack,layout}.hpp.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +60,12 @@ struct SolveRequest {
   std::size_t max_iterations = 1'000'000;
   Normalisation normalisation = Normalisation::unit_disk;
   std::vector<double> initial;
+  /// What sets the fixed radii's scale, for an error when the packing at that scale does not fit
+  /// a double (see rescale), and what to do instead.
+  std::string scale_source = "parameter 'boundary_radius'";
+  std::string scale_hint = " (normalisation unit_disk does not depend on it)";
+  /// The length in which the fixed radii are given: the layout is multiplied by it.
+  double unit = 1;
 };
 
 CirclePacking to_packing(const Layout& layout, Geometry g, const TriMesh& mesh) {
@@ -72,6 +81,59 @@ CirclePacking to_packing(const Layout& layout, Geometry g, const TriMesh& mesh) 
   return cp;
 }
 
+/// The scale at which a fixed-radii problem is solved: its largest fixed radius (1 otherwise, and
+/// for radii that are not all positive and finite, which setup_problem refuses by vertex).
+double fixed_radius_scale(const SolveRequest& req) {
+  if (req.bc.kind != Boundary::fixed_radii) return 1;
+  const std::vector<double>& radii = req.bc.from_initial    ? req.initial
+                                     : req.bc.radii.empty() ? std::vector<double>{req.bc.radius}
+                                                            : req.bc.radii;
+  double largest = 0;
+  for (const double r : radii) {
+    if (!(r > 0) || !std::isfinite(r)) return 1;
+    largest = std::max(largest, r);
+  }
+  return largest > 0 ? largest : 1;
+}
+
+/// A layout (normalisation none) of the problem solved at unit scale, at the scale asked for.
+/// When a radius or centre would leave the normal doubles, returns the error (naming what set the
+/// scale and the range of scales that this packing fits) and leaves `y` as it is.
+std::optional<std::string> rescale(Layout& y, double scale, const SolveRequest& req) {
+  if (scale == 1) return std::nullopt;
+  double least = INFINITY, extent = 0;
+  for (std::size_t v = 0; v < y.radii.size(); ++v) {
+    if (!std::isfinite(y.radii[v])) continue;  // a line
+    least = std::min(least, y.radii[v]);
+    extent = std::max({extent, y.radii[v] + std::abs(y.centres[v][0]), y.radii[v] + std::abs(y.centres[v][1])});
+  }
+  const double lo = std::numeric_limits<double>::min() / least, hi = std::numeric_limits<double>::max() / extent;
+  if (!(scale >= lo && scale <= hi))
+    return fmt::format(
+        "{} = {:.3g}: the packing's smallest radius is {:.3g} times it and its extent {:.3g} times it, which leaves "
+        "the normal doubles (about 2.2e-308 to 1.8e308); for this mesh it must be within [{:.3g}, {:.3g}]{}",
+        req.scale_source, scale, least, extent, lo, hi, req.scale_hint);
+  for (double& r : y.radii) r *= scale;
+  for (auto& c : y.centres) c = {c[0] * scale, c[1] * scale};
+  for (auto& l : y.lines) l[2] *= scale;
+  return std::nullopt;
+}
+
+/// The power of two nearest below the largest extent of `xyz`'s bounding box (1 for a point or a
+/// box that is not finite, which the packing then refuses by vertex).
+double extent_unit(const std::vector<std::array<double, 3>>& xyz) {
+  double extent = 0;
+  for (int k = 0; k < 3; ++k) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto& p : xyz) {
+      lo = std::min(lo, p[k]);
+      hi = std::max(hi, p[k]);
+    }
+    if (hi > lo) extent = std::max(extent, hi - lo);
+  }
+  return extent > 0 && std::isfinite(extent) ? std::ldexp(1.0, std::ilogb(extent)) : 1.0;
+}
+
 /// Packs and lays out `mesh` under `req`; the device decides auto's algorithm (newton, on the GPU
 /// or the CPU, for Euclidean fp64; else coloured Gauss–Seidel on the GPU, cs on the CPU). A GPU algorithm on a CPU
 /// device is an error (no silent fallback).
@@ -79,8 +141,21 @@ Solved solve(NodeContext& ctx, const TriMesh& mesh, const SolveRequest& req, con
   Solved s;
   require_host_memory(packing_bytes(mesh.vertices.size(), mesh.faces.size()),
                       fmt::format("packing {} circles", mesh.vertices.size()));
-  s.setup =
-      with_input("mesh", [&] { return setup_problem(mesh.vertices.size(), faces_of(mesh), req.bc, req.initial); });
+  // Fixed radii: the problem is scale-invariant (radii c·r solve it for fixed radii c·R), so it is
+  // solved with the largest fixed radius 1 and the layout scaled back. Solved at their own scale,
+  // radii such as 1e-300 or 1e300 against unknowns starting at 1 underflow or overflow in the angle
+  // sums and Newton's weights.
+  const double scale = fixed_radius_scale(req);
+  s.setup = with_input("mesh", [&] {
+    if (scale == 1) return setup_problem(mesh.vertices.size(), faces_of(mesh), req.bc, req.initial);
+    BoundarySpec bc = req.bc;
+    std::vector<double> initial = req.initial;
+    bc.radius /= scale;
+    for (double& r : bc.radii) r /= scale;
+    if (bc.from_initial)
+      for (double& r : initial) r /= scale;
+    return setup_problem(mesh.vertices.size(), faces_of(mesh), bc, initial);
+  });
   const Problem& p = s.setup.problem;
   AlgoChoice a = req.algorithm;
   if (a == AlgoChoice::automatic) {
@@ -147,7 +222,8 @@ Solved solve(NodeContext& ctx, const TriMesh& mesh, const SolveRequest& req, con
         try {
           LayoutOptions lo;
           lo.normalisation = req.normalisation;
-          const Layout Y = layout(s.setup.complex, p.geometry, labels, lo);
+          Layout Y = layout(s.setup.complex, p.geometry, labels, lo);
+          if (req.normalisation == Normalisation::none && rescale(Y, scale * req.unit, req)) return;
           CirclePacking cp = to_packing(Y, p.geometry, mesh);
           if (!cp.validate()) ctx.preview("packing", Value::make(std::move(cp)));
         } catch (const PackError&) {
@@ -168,6 +244,8 @@ Solved solve(NodeContext& ctx, const TriMesh& mesh, const SolveRequest& req, con
   LayoutOptions lo;
   lo.normalisation = req.normalisation;
   s.layout = with_input("mesh", [&] { return layout(s.setup.complex, p.geometry, s.result.labels, lo); });
+  if (req.normalisation == Normalisation::none)
+    if (auto why = rescale(s.layout, scale * req.unit, req)) throw InputError(*why);
   ctx.record("algorithm_used", name_of(a));
   ctx.record("iterations", static_cast<std::int64_t>(s.result.iterations));
   ctx.record("angle_error", s.result.error);
@@ -276,9 +354,12 @@ class PackNode final : public Node {
             .errors =
                 "The mesh not a disk (components, Euler characteristic and boundary loops named), a non-manifold "
                 "vertex or flipped face (indices named); boundary targets contradicting Gauss–Bonnet (the sum "
-                "named); fewer than 3 corners; maximal with an ear (a face of three boundary vertices, named); a "
-                "GPU algorithm without a CUDA device; newton with maximal or fp32; a corner_angle that the "
-                "corners do not allow (Gauss–Bonnet) and an fp32 tolerance below 1e-6 rad, at validation. Not "
+                "named); fewer than 3 corners, or more than the boundary's vertices; maximal with an ear (a face "
+                "of three boundary vertices, named); a GPU algorithm without a CUDA device; newton with maximal or "
+                "fp32; with normalisation none, a boundary_radius at which the packing's radii or centres leave "
+                "the doubles (the range that fits the mesh named; fixed radii are solved at scale 1 and scaled "
+                "back, exactly); a corner_angle that the corners do not allow (Gauss–Bonnet) and an fp32 tolerance "
+                "below 1e-6 rad, at validation. Not "
                 "reaching the tolerance within max_iterations is a warning, and the report says converged: no; "
                 "cs and cs_plain stop early, with that warning, when the error falls by less than 1 % in 1000 "
                 "sweeps (the precision's floor).",
@@ -355,6 +436,7 @@ class PackNode final : public Node {
     const auto m = mesh.get();
     if (auto why = m->validate()) throw InputError("input 'mesh': " + *why);
     check_parameters();
+    check_corners(*m);
     SolveRequest req;
     if (start.value() == Start::varied) {
       req.initial.resize(m->vertices.size());
@@ -400,6 +482,17 @@ class PackNode final : public Node {
                       corner_angle.value()));
     if (normalisation.value() == Normalisation::polygon && bc != Bc::lines)
       throw InputError("parameter 'normalisation' = polygon needs boundary lines (side 1 is one of the lines)");
+  }
+  // More corners than boundary vertices is the parameter's fault for this mesh: named as such
+  // (the packing code can only say "input 'mesh'").
+  void check_corners(const TriMesh& m) const {
+    const Bc bc = boundary.value();
+    if ((bc != Bc::angle_sums && bc != Bc::lines) || corners.value() <= 0) return;
+    std::size_t most = 0;
+    for (const auto& loop : boundary_loops(m.vertices.size(), m.faces)) most = std::max(most, loop.size());
+    if (static_cast<std::uint64_t>(corners.value()) > most)
+      throw InputError(
+          fmt::format("parameter 'corners' = {}: the mesh's boundary has only {} vertices", corners.value(), most));
   }
 };
 
@@ -505,13 +598,22 @@ class FlattenNode final : public Node {
   void execute(NodeContext& ctx) override {
     const auto m = mesh.get();
     if (auto why = m->validate()) throw InputError("input 'mesh': " + *why);
+    // A flattening is similar whatever the mesh's size: it is computed on the mesh scaled by a
+    // power of two (exact) to an extent of about 1, so that the squared lengths and areas of a
+    // mesh at 1e-200 or 1e200 neither underflow nor overflow, and the UVs are scaled back.
+    const double unit = extent_unit(m->vertices);
+    std::vector<std::array<double, 3>> xyz = m->vertices;
+    for (auto& p : xyz) p = {p[0] / unit, p[1] / unit, p[2] / unit};
     SolveRequest req;
-    const std::vector<double> tr = tangent_radii(m->vertices, faces_of(*m));
+    req.unit = unit;
+    const std::vector<double> tr = tangent_radii(xyz, faces_of(*m));
     if (boundary.value() == Bc::geometry) {
       req.bc.kind = Boundary::fixed_radii;
       req.bc.from_initial = true;
       req.initial = tr;
       req.normalisation = Normalisation::none;
+      req.scale_source = "input 'mesh': its largest boundary radius (from the edge lengths)";
+      req.scale_hint = " (scale the mesh, or use boundary maximal)";
     } else {
       req.bc.kind = Boundary::maximal;
       req.normalisation = Normalisation::unit_disk;
@@ -524,15 +626,16 @@ class FlattenNode final : public Node {
     TriMesh f;
     f.faces = m->faces;
     f.boundary = m->boundary;
-    std::vector<std::array<double, 2>> uv(m->vertices.size());
+    std::vector<std::array<double, 2>> uv(m->vertices.size()), uv_unit(m->vertices.size());
     for (std::size_t v = 0; v < m->vertices.size(); ++v) {
       uv[v] = s.layout.centres[v];
+      uv_unit[v] = {uv[v][0] / req.unit, uv[v][1] / req.unit};
       f.vertices.push_back({uv[v][0], uv[v][1], 0.0});
     }
     f.uv = uv;
     TriMesh t = *m;
     t.uv = uv;
-    const Distortion d = distortion(m->vertices, uv, faces_of(*m));
+    const Distortion d = distortion(xyz, uv_unit, faces_of(*m));
     Report r = solve_report(s, req);
     r.add("angle_distortion_mean_deg", d.angle_mean_deg)
         .add("angle_distortion_max_deg", d.angle_max_deg)

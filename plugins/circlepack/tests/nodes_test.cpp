@@ -139,6 +139,11 @@ TEST(PackNode, ParameterErrorsNameTheParameter) {
        "parameter 'corner_angle' = 180 deg: a corner's interior angle must be below 180"},
       {{{"boundary", std::string("angle_sums")}, {"normalisation", std::string("polygon")}},
        "parameter 'normalisation' = polygon needs boundary lines"},
+      // more corners than the 15 boundary vertices of the 6-layer triangle
+      {{{"boundary", std::string("lines")}, {"corners", std::int64_t{16}}},
+       "parameter 'corners' = 16: the mesh's boundary has only 15 vertices"},
+      {{{"boundary", std::string("angle_sums")}, {"corners", std::int64_t{9223372036854775807}}},
+       "parameter 'corners' = 9223372036854775807: the mesh's boundary has only 15 vertices"},
   };
   for (const auto& c : cases) {
     auto n = make("circlepack.pack");
@@ -259,6 +264,98 @@ TEST(PackNode, RefusesImpossibleRequests) {
   f->set_input("mesh", Value::make(tet));
   RecordingContext ctx2;
   EXPECT_CONTAINS(error_of(*f, ctx2), "not a disk: 1 component, Euler characteristic 2 and 0 boundary loops");
+}
+
+// boundary_radius 1e-300 against unknowns starting at 1 underflowed in Newton's weights ("the
+// Hessian could not be factorised", a new user's try) and cs ended in NaN; 1e300 overflowed. The
+// packing is scale-invariant: every radius scales with the boundary radius, exactly.
+TEST(PackNode, ExtremeBoundaryRadiiPackAtTheirScale) {
+  auto d = make("circlepack.disk_lattice");
+  d->set_param("rings", std::int64_t{4});
+  RecordingContext c0;
+  ASSERT_EQ(error_of(*d, c0), "(no error)");
+  const auto m = d->output("mesh").as<TriMesh>();
+  const auto packed = [&](const std::string& algorithm, const std::string& normalisation,
+                          double radius) -> std::shared_ptr<const CirclePacking> {
+    auto n = make("circlepack.pack");
+    n->set_input("mesh", Value::of<TriMesh>(m));
+    n->set_param("algorithm", algorithm);
+    n->set_param("normalisation", normalisation);
+    n->set_param("start", std::string("varied"));
+    n->set_param("boundary_radius", radius);
+    RecordingContext ctx;
+    EXPECT_EQ(error_of(*n, ctx), "(no error)") << algorithm << " " << radius;
+    EXPECT_LT(metric(*n->output("report").as<Table>(), "angle_error"), 1e-10) << algorithm << " " << radius;
+    return n->output("packing").as<CirclePacking>();
+  };
+  for (const char* algorithm : {"newton", "cs"}) {
+    SCOPED_TRACE(algorithm);
+    const auto unit = packed(algorithm, "none", 1.0);
+    ASSERT_NE(unit, nullptr);
+    for (const double r : {1e-300, 1e-150, 1e150, 1e300}) {
+      SCOPED_TRACE(r);
+      const auto p = packed(algorithm, "none", r);
+      ASSERT_NE(p, nullptr);
+      ASSERT_EQ(p->size(), unit->size());
+      for (std::size_t v = 0; v < p->size(); ++v) {
+        EXPECT_NEAR(p->radii[v] / r, unit->radii[v], 1e-12 * unit->radii[v]) << v;
+        EXPECT_NEAR(p->centres[v][0] / r, unit->centres[v][0], 1e-12 * (1 + std::abs(unit->centres[v][0]))) << v;
+        EXPECT_NEAR(p->centres[v][1] / r, unit->centres[v][1], 1e-12 * (1 + std::abs(unit->centres[v][1]))) << v;
+      }
+      // in the unit disk the scale does not show at all
+      const auto a = packed(algorithm, "unit_disk", 1.0), b = packed(algorithm, "unit_disk", r);
+      ASSERT_NE(b, nullptr);
+      for (std::size_t v = 0; v < a->size(); ++v) EXPECT_NEAR(b->radii[v], a->radii[v], 1e-12) << v;
+    }
+  }
+  // a scale whose circles leave the doubles: refused, naming the parameter and the usable range
+  for (const double r : {1e-310, 1e308}) {
+    auto n = make("circlepack.pack");
+    n->set_input("mesh", Value::of<TriMesh>(m));
+    n->set_param("normalisation", std::string("none"));
+    n->set_param("boundary_radius", r);
+    RecordingContext ctx;
+    const std::string e = error_of(*n, ctx);
+    EXPECT_CONTAINS(e, "parameter 'boundary_radius' = " + std::string(r < 1 ? "1e-310" : "1e+308") + ": ");
+    EXPECT_CONTAINS(e, "for this mesh it must be within [2.2");
+    EXPECT_CONTAINS(e, "normalisation unit_disk does not depend on it");
+  }
+}
+
+// A mesh at 1e-300 or 1e300 flattened with NaN boundary radii (squared edge lengths overflow) or
+// infinite conformal distortion (areas underflow); a flattening is similar at every size.
+TEST(FlattenNode, FlattensAMeshAtAnyScale) {
+  auto d = make("circlepack.disk_lattice");
+  d->set_param("rings", std::int64_t{3});
+  RecordingContext c0;
+  ASSERT_EQ(error_of(*d, c0), "(no error)");
+  TriMesh m = *d->output("mesh").as<TriMesh>();
+  for (auto& v : m.vertices) v[2] = 0.05 * (v[0] * v[0] - v[1] * v[1]);
+  const auto flattened = [&](double scale, std::shared_ptr<const Table>* report) {
+    TriMesh s = m;
+    for (auto& v : s.vertices) v = {v[0] * scale, v[1] * scale, v[2] * scale};
+    auto f = make("circlepack.flatten");
+    f->set_input("mesh", Value::make(s));
+    RecordingContext ctx;
+    EXPECT_EQ(error_of(*f, ctx), "(no error)") << scale;
+    *report = f->output("report").as<Table>();
+    return f->output("flat").as<TriMesh>();
+  };
+  std::shared_ptr<const Table> r1;
+  const auto unit = flattened(1.0, &r1);
+  ASSERT_NE(unit, nullptr);
+  for (const double scale : {1e-300, 1e-160, 1e160, 1e300}) {
+    SCOPED_TRACE(scale);
+    std::shared_ptr<const Table> rs;
+    const auto flat = flattened(scale, &rs);
+    ASSERT_NE(flat, nullptr);
+    for (std::size_t v = 0; v < flat->vertices.size(); ++v)
+      for (int k = 0; k < 2; ++k)
+        EXPECT_NEAR(flat->vertices[v][k] / scale, unit->vertices[v][k], 1e-9 * (1 + std::abs(unit->vertices[v][k])));
+    for (const char* name : {"conformal_distortion_mean", "angle_distortion_max_deg", "area_log_distortion_max_abs"})
+      EXPECT_NEAR(metric(*rs, name), metric(*r1, name), 1e-9) << name;
+    EXPECT_EQ(metric(*rs, "flipped_faces"), 0);
+  }
 }
 
 TEST(FlattenNode, FlattensASaddleWithoutFlippedFaces) {
