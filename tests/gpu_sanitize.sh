@@ -12,6 +12,11 @@
 #                        to the later ones. A run stopped by its limit is reported as `timeout` with the
 #                        tests it finished and the one it was in: its reports so far still count.
 #   GPU_SANITIZE_LOGS    folder for the full logs (default gpu-sanitize-logs)
+#   GPU_SANITIZE_PER_TEST  seconds: run each test on its own (--gtest_filter=ONE) with at most
+#                        this limit, so that one test at a size the tool cannot finish costs
+#                        only its own limit and the others are still covered (racecheck slows
+#                        shared-memory kernels by orders of magnitude); the row then counts the
+#                        tests that timed out, and their names follow the table
 #   COMPUTE_SANITIZER    the tool (default: compute-sanitizer on PATH, else /usr/local/cuda/bin)
 # Binaries are run from the current folder (as ctest runs them from the build folder), with the
 # bundle's env.sh sourced when BIN_DIR/../env.sh exists (../shared/gpu/bundle.sh). Tests that
@@ -59,6 +64,18 @@ exclude() {
 }
 
 weight() { [ "$1" = racecheck ] && echo 2 || echo 1; }
+
+# The binary's tests as Suite.Name, less the excluded ones (a ':'-separated gtest pattern list).
+list_tests() {
+  "$1" --gtest_list_tests 2>/dev/null | awk -v ex="$2" '
+    BEGIN { n = split(ex, pat, ":") }
+    /^[^ ]/ { suite = $1; next }
+    /^  / { t = suite $1; keep = 1
+            for (k = 1; k <= n; ++k) { p = pat[k]; gsub(/\./, "\\.", p); gsub(/\*/, ".*", p)
+                                       if (p != "" && t ~ ("^" p "$")) keep = 0 }
+            if (keep) print t }'
+}
+timed_out=()
 shares=0
 for tool in "${tools[@]}"; do shares=$((shares + ${#binaries[@]} * $(weight "$tool"))); done
 start=$SECONDS
@@ -81,16 +98,42 @@ for tool in "${tools[@]}"; do
     extra=()
     [ "$tool" = racecheck ] && extra=(--racecheck-report hazard)
     t0=$SECONDS
-    timeout -s INT -k 10 "$limit" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 86 \
-      --print-limit 100 "$bin/$b" ${filter:+--gtest_filter=-$filter} >"$log" 2>&1
-    rc=$?
+    timeouts=0
+    if [ -n "${GPU_SANITIZE_PER_TEST:-}" ]; then
+      : >"$log"
+      rc=0
+      mapfile -t tests < <(list_tests "$bin/$b" "$filter")
+      for t in "${tests[@]}"; do
+        tl=$((limit - (SECONDS - t0)))
+        [ "$tl" -gt "$GPU_SANITIZE_PER_TEST" ] && tl=$GPU_SANITIZE_PER_TEST
+        if [ "$tl" -lt 2 ]; then
+          echo "[ NOT RUN  ] $t (the binary's share of the budget is spent)" >>"$log"
+          timed_out+=("$b $tool $t: not run, budget spent")
+          continue
+        fi
+        timeout -s INT -k 10 "$tl" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 86 \
+          --print-limit 100 "$bin/$b" --gtest_filter="$t" >>"$log" 2>&1
+        r=$?
+        if [ "$r" -eq 124 ] || [ "$r" -eq 130 ] || [ "$r" -eq 137 ]; then
+          timeouts=$((timeouts + 1))
+          timed_out+=("$b $tool $t: timeout after $tl s")
+        elif [ "$r" -ne 0 ]; then
+          rc=$r
+        fi
+      done
+    else
+      timeout -s INT -k 10 "$limit" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 86 \
+        --print-limit 100 "$bin/$b" ${filter:+--gtest_filter=-$filter} >"$log" 2>&1
+      rc=$?
+    fi
     secs=$((SECONDS - t0))
     ok=$(grep -c '^\[       OK \]' "$log")
     failed=$(grep -c '^\[  FAILED  \] [A-Za-z0-9_/]*\.[A-Za-z0-9_/]* (' "$log")
     skipped=$(grep -c '^\[  SKIPPED \] [A-Za-z0-9_/]*\.[A-Za-z0-9_/]* (' "$log")
     # The tool's summary when the run ended by itself; the reports printed so far when it was cut
     # (the larger of the two, so that a report is never hidden).
-    summary=$(grep -oE '^========= (ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+    summary=$(grep -oE '^========= (ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' |
+      awk '{s += $1} END {print s + 0}')
     printed=$(grep -cE '^========= (Error|Warning|Invalid|Program hit|Barrier|Race|Uninitialized|Leaked)' "$log")
     reports=$(( ${summary:-0} > printed ? ${summary:-0} : printed ))
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 130 ] || [ "$rc" -eq 137 ]; then
@@ -100,6 +143,8 @@ for tool in "${tools[@]}"; do
       result="REPORTS (see $log)"
     elif [ "$failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
       result="TEST FAILED, exit $rc (see $log)"
+    elif [ "$timeouts" -gt 0 ]; then
+      result="clean in the tests that finished; $timeouts timed out (listed below)"
     elif [ "$ok" -eq 0 ]; then
       result="NO TEST RAN ($skipped skipped: no CUDA device seen?)"
     else
@@ -107,13 +152,14 @@ for tool in "${tools[@]}"; do
     fi
     [ "$reports" -gt 0 ] || [ "$failed" -gt 0 ] && status=1
     [[ $result == TEST* || $result == NO* ]] && status=1
-    [[ $result == clean || $result == timeout* ]] && [ "$reports" -eq 0 ] || flagged+=("$log")
+    [[ $result == clean* || $result == timeout* ]] && [ "$reports" -eq 0 ] || flagged+=("$log")
     row "$b" "$tool" "$ok" "$failed" "$skipped" "$reports" "$secs" "$result"
   done
 done
 
 echo "total $((SECONDS - start)) s (budget $budget s); logs in $logs/; left out of every run:"
 for b in "${binaries[@]}"; do f=$(exclude "$b"); [ -n "$f" ] && echo "  $b: $f"; done
+for t in "${timed_out[@]}"; do echo "  per test: $t"; done
 # The first lines of each flagged run: the tool's reports and the failed tests' messages.
 for log in "${flagged[@]}"; do
   echo "--- $log"
