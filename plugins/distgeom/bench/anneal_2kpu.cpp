@@ -34,7 +34,7 @@
 #include <gemflow/io/restraints_io.hpp>
 #include <gemflow/io/structure_io.hpp>
 
-#include "ccd_templates.hpp"
+#include "ensemble_2kpu_problem.hpp"
 
 using namespace gemflow;
 using namespace gemflow::distgeom;
@@ -50,83 +50,14 @@ int main(int argc, char** argv) {
   const std::size_t N = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 1;
   const std::uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1;
   const std::size_t M = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : (N + 1) / 2;
-  const std::string dir = std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/2kpu/";
-  const Structure dep = io::read_pdb(dir + "2kpu.pdb");
-  ChainSequence c{"A", {}};
-  for (const auto& a : dep.atoms)
-    if (c.residues.empty() || c.residues.back().number != a.residue_number)
-      c.residues.push_back(SequenceResidue{a.residue, a.residue_number, {}});
-  const auto topo = build_topology({c}, nodes::standard_templates());
-  Structure ts;
-  ts.models.emplace_back();
-  for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
-    Atom a;
-    a.name = topo.atoms[i].name;
-    a.element = topo.atoms[i].element;
-    a.residue = topo.atoms[i].residue;
-    a.residue_number = topo.atoms[i].residue_number;
-    a.chain = topo.atoms[i].chain;
-    ts.atoms.push_back(a);
-    ts.models[0].push_back({topo.xyz[3 * i], topo.xyz[3 * i + 1], topo.xyz[3 * i + 2]});
-  }
-  RestraintSet rs = io::read_nef_distance_restraints(dir + "DhR29B_2kpu.nef");
-  io::resolve_restraints(rs, ts);
-  std::vector<PairRestraint> pr;
-  for (const auto& r : rs.restraints) {
-    PairRestraint p{r.id, {}, r.lower, r.upper, r.pseudo_correction};
-    for (const auto& alt : r.alternatives) p.alternatives.push_back({alt.atoms_a, alt.atoms_b});
-    pr.push_back(std::move(p));
-  }
-  BoundsOptions bo;
-  bo.bonds = topo.bonds;
-  bo.free_proline_omega = true;
-  const auto b = restraint_bounds(topo.atoms, topo.xyz, pr, bo);
-  std::vector<double> lo = b.lower, up = b.upper;
-  smooth_bounds(lo, up, b.n);
-  std::vector<ChiralTerm> chir;
-  for (const auto& ct : b.topology.centres)
-    chir.push_back(
-        {ct[0], ct[1], ct[2], ct[3],
-         chiral_volume(&topo.xyz[3 * ct[0]], &topo.xyz[3 * ct[1]], &topo.xyz[3 * ct[2]], &topo.xyz[3 * ct[3]])});
-  std::vector<AmbiguousTerm> sums;
-  for (const auto& p : pr) {
-    AmbiguousTerm a{p.id, {}, p.upper + p.correction};
-    for (const auto& [sa, sb] : p.alternatives)
-      for (auto i : sa)
-        for (auto j : sb) a.pairs.push_back({i, j});
-    if (a.pairs.size() > 1) sums.push_back(std::move(a));
-  }
-  std::vector<ChiralCheck> hands;
+  const auto prob = bench::load_2kpu(std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/2kpu");
+  const auto& topo = prob.topo;
+  const auto& pr = prob.restraints;
+  const TrialProblem tp = prob.trial_problem();
   std::map<std::tuple<int, std::string>, std::size_t> at;
   for (std::size_t i = 0; i < topo.atoms.size(); ++i) at[{topo.atoms[i].residue_number, topo.atoms[i].name}] = i;
-  for (std::size_t i = 0; i < topo.atoms.size(); ++i)
-    if (topo.atoms[i].name == "CA" && at.count({topo.atoms[i].residue_number, "CB"})) {
-      const int r = topo.atoms[i].residue_number;
-      const std::size_t n = at[{r, "N"}], cc = at[{r, "C"}], cb = at[{r, "CB"}];
-      hands.push_back(
-          {i, n, cc, cb,
-           chiral_volume(&topo.xyz[3 * i], &topo.xyz[3 * n], &topo.xyz[3 * cc], &topo.xyz[3 * cb]) > 0 ? 1 : -1});
-    }
-  TrialProblem tp;
-  tp.n = b.n;
-  tp.smoothed_lower = lo;
-  tp.smoothed_upper = up;
-  tp.lower = b.lower;
-  tp.upper = b.upper;
-  tp.chirals = chir;
-  tp.ambiguous = sums;
-  tp.handedness = hands;
   std::vector<TorsionRestraint> dih;
-  if (env("NO_CDIH", 0) == 0)
-    for (const auto& d : rs.dihedrals) {
-      TorsionRestraint t;
-      t.atoms = d.atom_index;
-      t.lower = d.lower;
-      t.upper = d.upper;
-      t.weight = d.weight;
-      t.id = d.id;
-      dih.push_back(t);
-    }
+  if (env("NO_CDIH", 0) == 0) dih = prob.dihedrals;
   // NO_CORR=1: the annealing's NOE term without the pseudo-atom corrections (r^-6 sums alone)
   std::vector<PairRestraint> pa = pr;
   if (env("NO_CORR", 0) > 0)
@@ -152,52 +83,22 @@ int main(int argc, char** argv) {
   std::printf("%zu atoms, %zu restraints, %zu dihedral restraints, %zu Ramachandran terms\n", topo.atoms.size(),
               pr.size(), dih.size(), terms.ramas.size());
   // ordered residues as distgeom.ensemble: ≥ 3 restraints to residues ≥ 5 apart
-  std::set<int> ordered;
-  {
-    std::map<int, int> count;
-    for (const auto& p : pr) {
-      std::set<int> touched;
-      for (const auto& [sa, sb] : p.alternatives)
-        for (auto ia : sa)
-          for (auto ib : sb) {
-            const int a = topo.atoms[ia].residue_number, b2 = topo.atoms[ib].residue_number;
-            if (std::abs(a - b2) < 5) continue;
-            touched.insert(a);
-            touched.insert(b2);
-          }
-      for (int k : touched) ++count[k];
-    }
-    for (auto [k, cnt] : count)
-      if (cnt >= 3) ordered.insert(k);
-  }
-  std::vector<double> r;
-  std::vector<std::size_t> bb;
-  for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
-    const auto& x = topo.atoms[i];
-    if (ordered.count(x.residue_number) && (x.name == "N" || x.name == "CA" || x.name == "C")) bb.push_back(i);
-  }
-  std::map<std::tuple<int, std::string>, std::size_t> dep_at;
-  for (std::size_t i = 0; i < dep.atoms.size(); ++i) dep_at[{dep.atoms[i].residue_number, dep.atoms[i].name}] = i;
-  for (auto i : bb) {
-    const auto& p = dep.models[0][dep_at.at({topo.atoms[i].residue_number, topo.atoms[i].name})];
-    r.insert(r.end(), {p[0], p[1], p[2]});
-  }
+  const auto& ordered = prob.ordered;
+  const auto& bb = prob.backbone;
   auto pick = [&](const std::vector<double>& x) {
     std::vector<double> q;
     for (auto i : bb) q.insert(q.end(), {x[3 * i], x[3 * i + 1], x[3 * i + 2]});
     return q;
   };
-  auto rmsd = [&](const std::vector<double>& x) { return superposed_rmsd(pick(x), r); };
+  auto rmsd = [&](const std::vector<double>& x) { return prob.rmsd(x); };
+  const std::vector<double>& xdep = prob.deposited;  // the deposited model 1, every atom
   {
     // the deposited model 1 against the restraints with and without pseudo-atom corrections
-    std::vector<double> xd(3 * topo.atoms.size());
-    for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
-      const auto& p = dep.models[0][dep_at.at({topo.atoms[i].residue_number, topo.atoms[i].name})];
-      for (int q = 0; q < 3; ++q) xd[3 * i + q] = p[q];
-    }
+    const auto& xd = xdep;
     std::vector<PairRestraint> nc = pr;
     for (auto& p : nc) p.correction = 0;
-    for (const auto* set : {&pr, &nc}) {
+    const std::vector<PairRestraint>* sets[] = {&pr, &nc};
+    for (const auto* set : sets) {
       const auto v = restraint_violations(topo.atoms, xd, *set, EquivalentSwap::Rings);
       std::size_t k5 = 0, k0 = 0;
       for (const auto& rv : v.restraints) k5 += rv.violation > 0.5, k0 += rv.violation > 0.1;
@@ -256,21 +157,12 @@ int main(int argc, char** argv) {
       }
   };
   {
-    std::vector<double> xd(3 * topo.atoms.size());
-    for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
-      const auto& p = dep.models[0][dep_at.at({topo.atoms[i].residue_number, topo.atoms[i].name})];
-      for (int q = 0; q < 3; ++q) xd[3 * i + q] = p[q];
-    }
+    const auto& xd = xdep;
     std::size_t fav, all, nr, clashes;
     quality(xd, fav, all, nr, clashes);
     std::printf("deposited model 1: Ramachandran %.0f %% / %.0f %%, %zu clashes\n",
                 100.0 * static_cast<double>(fav) / static_cast<double>(nr),
                 100.0 * static_cast<double>(all) / static_cast<double>(nr), clashes);
-  }
-  std::vector<double> xdep(3 * topo.atoms.size());
-  for (std::size_t i = 0; i < topo.atoms.size(); ++i) {
-    const auto& p = dep.models[0][dep_at.at({topo.atoms[i].residue_number, topo.atoms[i].name})];
-    for (int q = 0; q < 3; ++q) xdep[3 * i + q] = p[q];
   }
   if (N == 0) return 0;
   struct Out {

@@ -32,9 +32,12 @@ struct Problem2kpu {
   std::vector<ChiralTerm> chirals;
   std::vector<AmbiguousTerm> sums;
   std::vector<ChiralCheck> hands;
+  std::vector<TorsionRestraint> dihedrals;  ///< the NEF dihedral restraints
   AnnealTerms terms;
+  std::set<int> ordered;              ///< residue numbers of the ordered region
   std::vector<std::size_t> backbone;  ///< N, CA, C of the ordered residues
   std::vector<double> reference;      ///< the deposited model 1 at `backbone`
+  std::vector<double> deposited;      ///< the deposited model 1, every atom (n×3, Å)
 
   [[nodiscard]] TrialProblem trial_problem() const {
     TrialProblem tp;
@@ -115,7 +118,7 @@ inline Problem2kpu load_2kpu(const std::string& dir) {
           {i, n, cc, cb,
            chiral_volume(&topo.xyz[3 * i], &topo.xyz[3 * n], &topo.xyz[3 * cc], &topo.xyz[3 * cb]) > 0 ? 1 : -1});
     }
-  std::vector<TorsionRestraint> dih;
+  auto& dih = p.dihedrals;
   for (const auto& d : rs.dihedrals) {
     TorsionRestraint t;
     t.atoms = d.atom_index;
@@ -126,7 +129,7 @@ inline Problem2kpu load_2kpu(const std::string& dir) {
     dih.push_back(t);
   }
   p.terms = anneal_terms(topo.atoms, topo.xyz, topo.bonds, p.restraints, dih, true, false);
-  std::set<int> ordered;
+  auto& ordered = p.ordered;
   {
     std::map<int, int> count;
     for (const auto& q : p.restraints) {
@@ -152,6 +155,10 @@ inline Problem2kpu load_2kpu(const std::string& dir) {
     p.backbone.push_back(i);
     const auto& x = dep.models[0][dep_at.at({a.residue_number, a.name})];
     p.reference.insert(p.reference.end(), {x[0], x[1], x[2]});
+  }
+  for (const auto& a : topo.atoms) {
+    const auto& x = dep.models[0][dep_at.at({a.residue_number, a.name})];
+    p.deposited.insert(p.deposited.end(), {x[0], x[1], x[2]});
   }
   return p;
 }
