@@ -47,7 +47,7 @@ test-asan: deps
 
 # The part of test-asan that CI runs (.ci/run): core and workflow loader, io readers and the replay
 # of their fuzz inputs, the other plugins' CPU tests, the command's end-to-end tests, the Python
-# module (tests/asan_subset.sh, ASAN_PARTS selects; timings in docs/reliability.md).
+# module, the shipped workflows and sweeps (tests/asan_subset.sh, ASAN_PARTS selects; timings in docs/reliability.md).
 test-asan-ci: deps
 	@JOBS=$(JOBS) bash tests/asan_subset.sh
 

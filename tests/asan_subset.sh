@@ -2,7 +2,7 @@
 # make test-asan-ci (and .ci/run): the part of the tests that CI runs under AddressSanitizer +
 # UndefinedBehaviorSanitizer (the asan preset, build/asan), chosen to fit CI's time limit
 # (docs/reliability.md gives the measured cost of each part). `make test-asan` runs everything.
-# Parts (ASAN_PARTS, default "core io plugins cli python"):
+# Parts (ASAN_PARTS, default "core io plugins cli python workflows sweep"):
 #   core     the engine and the workflow loader (gemflow_core_tests)
 #   io       every io reader (gemflow_io_tests) and the replay of their fuzz corpora and regression
 #            inputs (fuzz_replay_io_*)
@@ -14,7 +14,6 @@
 #   python   the Python module and its example (python_module, python_example: python3 with the
 #            ASan runtime preloaded, tests/python/CMakeLists.txt); skipped, saying so, where the
 #            module is not configured
-# Parts not in the default (docs/reliability.md says what each costs):
 #   workflows  the shipped workflows end to end (gemflow_workflow_tests, gemflow_flame_workflow_tests:
 #              minutes of CPU for the NMR and reconstruction workflows at full size)
 #   sweep      sweeps end to end (gemflow_sweep_cli_tests)
@@ -22,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
-read -r -a parts <<<"${ASAN_PARTS:-core io plugins cli python}"
+read -r -a parts <<<"${ASAN_PARTS:-core io plugins cli python workflows sweep}"
 [ -f build/asan/build.ninja ] || cmake --preset asan >/dev/null
 binaries=() # tests are chosen by the binary their command runs ...
 names=()    # ... or by name (the Python tests run python3)
