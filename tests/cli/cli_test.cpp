@@ -739,9 +739,9 @@ TEST_F(Cli, SecondSigintForcesTheExitWithASummary) {
   EXPECT_CONTAINS(lines.back()["error"].get<std::string>(), "a second signal: exited without waiting for s");
 }
 
-// `timeout` sends its signal to gemflow and again to its process group: two signals from one
-// process in a row forced the exit (no provenance record, the node not waited for). A repeat
-// from the same sender within half a second is now the same request.
+// `timeout` sends its signal to gemflow and again to its process group: a repeat from the same
+// sender within half a second is the same request, not a second one that forces the exit (no
+// provenance record, the node not waited for).
 TEST_F(Cli, TheSameSignalTwiceFromOneProcessIsOneRequest) {
   const auto wf = write("w.yaml",
                         "gemflow: 1\nname: twice\nnodes:\n"

@@ -377,8 +377,8 @@ TEST(DiskCache, AChangedPluginFileRunsItsNodesAgain) {
 }
 
 // A file a node finds while running (flame.read's palette table from $FLAM3_PALETTES) is not in
-// its parameters: its bytes changed, the node and everything downstream ran from the cache with
-// the old table's result. Its content now joins the key once the node has told of it.
+// its parameters, so its content joins the key once the node has told of it: changed bytes run
+// the node and everything downstream again instead of serving the old table's result.
 TEST(DiskCache, AFileReadAtRunTimeThatChangedRunsTheNodeAndItsConsumersAgain) {
   TempDir dir;
   const fs::path side = dir / "table.txt";

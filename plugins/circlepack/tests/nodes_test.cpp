@@ -266,9 +266,9 @@ TEST(PackNode, RefusesImpossibleRequests) {
   EXPECT_CONTAINS(error_of(*f, ctx2), "not a disk: 1 component, Euler characteristic 2 and 0 boundary loops");
 }
 
-// boundary_radius 1e-300 against unknowns starting at 1 underflowed in Newton's weights ("the
-// Hessian could not be factorised", a new user's try) and cs ended in NaN; 1e300 overflowed. The
-// packing is scale-invariant: every radius scales with the boundary radius, exactly.
+// Extreme boundary radii (1e-300, 1e300) against unknowns starting at 1 would underflow or
+// overflow Newton's weights and cs's updates. The packing is scale-invariant: every radius
+// scales with the boundary radius, exactly.
 TEST(PackNode, ExtremeBoundaryRadiiPackAtTheirScale) {
   auto d = make("circlepack.disk_lattice");
   d->set_param("rings", std::int64_t{4});

@@ -557,9 +557,9 @@ TEST(AnnealNode, FoldsAPeptideAgainstItsRestraints) {
 
 namespace {
 
-// A schedule whose t_final is above t_hot "cools" by heating: distgeom.anneal and
-// distgeom.ensemble accepted it. A parameter rule now, an error at the parameter's line before the
-// run; execute() (no workflow validation) refuses it too, naming both parameters.
+// A schedule whose t_final is above t_hot "cools" by heating: a parameter rule refuses it at the
+// parameter's line before the run, and execute() (no workflow validation) refuses it too, naming
+// both parameters.
 TEST(AnnealNode, FinalTemperatureAboveTheHotOneIsRefused) {
   for (const std::string id : {"distgeom.anneal", "distgeom.ensemble"}) {
     SCOPED_TRACE(id);

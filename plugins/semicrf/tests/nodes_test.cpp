@@ -210,9 +210,9 @@ TEST(SemicrfNodes, FitReportsEachIterationAndCancels) {
   EXPECT_LE(cancel.progress_calls(), 4u) << "stopped at the first iteration after the cancel";
 }
 
-// A long signal's forward-backward pass takes seconds: the nodes reported progress and saw a
-// cancellation only between passes (a 4050-sample fit took 6 s to stop after Ctrl-C, marginals
-// went 12 s without a report). The recurrences now poll every 64 positions.
+// A long signal's forward-backward pass takes seconds, so progress and cancellation must reach
+// inside a pass (a 4050-sample signal: seconds per pass): the recurrences poll every 64
+// positions.
 TEST(SemicrfNodes, MarginalsAndDecodeReportProgressAndCancelWithinAPass) {
   Signal s;
   s.samples = Matrix<double>(600, 1);
