@@ -33,6 +33,23 @@ MolecularTopology peptide(const std::string& seq) {
   return build_topology({c}, nodes::standard_templates());
 }
 
+// The analytic gradient g of the total energy at x against central differences (h = 1e-6 Å),
+// to 1e-5 of the largest gradient component (or absolutely below 1).
+void expect_gradient_matches_central_differences(const AnnealTerms& terms, const AnnealWeights& w,
+                                                 const std::vector<double>& x, const std::vector<double>& g) {
+  double worst = 0, scale = 0;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const double h = 1e-6;
+    auto xp = x, xm = x;
+    xp[k] += h;
+    xm[k] -= h;
+    const double num = (anneal_energy(terms, w, xp, {}).total - anneal_energy(terms, w, xm, {}).total) / (2 * h);
+    worst = std::max(worst, std::abs(num - g[k]));
+    scale = std::max(scale, std::abs(g[k]));
+  }
+  EXPECT_LT(worst, 1e-5 * std::max(1.0, scale)) << "largest gradient " << scale;
+}
+
 std::size_t find(const MolecularTopology& t, int res, const std::string& name) {
   for (std::size_t i = 0; i < t.atoms.size(); ++i)
     if (t.atoms[i].residue_number == res && t.atoms[i].name == name) return i;
@@ -83,17 +100,7 @@ TEST(Anneal, GradientMatchesFiniteDifferences) {
   EXPECT_GT(e.cdih, 0);
   EXPECT_GT(e.rep, 0);
   EXPECT_GT(e.plane, 0);
-  double worst = 0, scale = 0;
-  for (std::size_t k = 0; k < x.size(); ++k) {
-    const double h = 1e-6;
-    auto xp = x, xm = x;
-    xp[k] += h;
-    xm[k] -= h;
-    const double num = (anneal_energy(terms, w, xp, {}).total - anneal_energy(terms, w, xm, {}).total) / (2 * h);
-    worst = std::max(worst, std::abs(num - g[k]));
-    scale = std::max(scale, std::abs(g[k]));
-  }
-  EXPECT_LT(worst, 1e-5 * std::max(1.0, scale)) << "largest gradient " << scale;
+  expect_gradient_matches_central_differences(terms, w, x, g);
 }
 
 // The Ramachandran term: one per non-Gly residue with φ and ψ; its value at a hand-computed
@@ -132,17 +139,7 @@ TEST(Anneal, RamachandranTermValueAndGradient) {
   std::vector<double> g(x.size());
   const auto e = anneal_energy(pt, wf, x, g);
   EXPECT_GT(e.rama, 0.1);
-  double worst = 0, scale = 0;
-  for (std::size_t k = 0; k < x.size(); ++k) {
-    const double h = 1e-6;
-    auto xp = x, xm = x;
-    xp[k] += h;
-    xm[k] -= h;
-    const double num = (anneal_energy(pt, wf, xp, {}).total - anneal_energy(pt, wf, xm, {}).total) / (2 * h);
-    worst = std::max(worst, std::abs(num - g[k]));
-    scale = std::max(scale, std::abs(g[k]));
-  }
-  EXPECT_LT(worst, 1e-5 * std::max(1.0, scale)) << "largest gradient " << scale;
+  expect_gradient_matches_central_differences(pt, wf, x, g);
 }
 
 // The regions the ensemble reports (boxes of kRamaBoxes), at points inside and between them.
@@ -321,17 +318,7 @@ TEST(Anneal, SymmetryTermValueAndGradient) {
   AnnealWeights off = w;
   off.sym = 0;
   EXPECT_NEAR(e.total - anneal_energy(terms, off, x, {}).total, e.sym, 1e-9 * e.total);
-  double worst = 0, scale = 0;
-  for (std::size_t k = 0; k < x.size(); ++k) {
-    const double h = 1e-6;
-    auto xp = x, xm = x;
-    xp[k] += h;
-    xm[k] -= h;
-    const double num = (anneal_energy(terms, w, xp, {}).total - anneal_energy(terms, w, xm, {}).total) / (2 * h);
-    worst = std::max(worst, std::abs(num - g[k]));
-    scale = std::max(scale, std::abs(g[k]));
-  }
-  EXPECT_LT(worst, 1e-5 * std::max(1.0, scale)) << "largest gradient " << scale;
+  expect_gradient_matches_central_differences(terms, w, x, g);
   // an exact C2 image (rotation by π about the z axis through (5, 0)) has no symmetry energy
   std::vector<double> c2 = t.xyz;
   for (std::size_t i = 0; i < t.atoms.size(); ++i)
