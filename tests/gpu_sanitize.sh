@@ -17,6 +17,11 @@
 #                        only its own limit and the others are still covered (racecheck slows
 #                        shared-memory kernels by orders of magnitude); the row then counts the
 #                        tests that timed out, and their names follow the table
+#   GPU_SANITIZE_LAUNCH_COUNT  N: check only the first N kernel launches of each run (the tool's
+#                        --launch-count; with GPU_SANITIZE_PER_TEST, of each test); the later
+#                        launches run uninstrumented, at full speed. For racecheck on suites
+#                        whose tests launch the same kernels hundreds of times (iterative
+#                        solvers, MD steps), where the first launches cover every kernel.
 #   COMPUTE_SANITIZER    the tool (default: compute-sanitizer on PATH, else /usr/local/cuda/bin)
 # Binaries are run from the current folder (as ctest runs them from the build folder), with the
 # bundle's env.sh sourced when BIN_DIR/../env.sh exists (../shared/gpu/bundle.sh). Tests that
@@ -95,8 +100,11 @@ for tool in "${tools[@]}"; do
       continue
     fi
     filter=$(exclude "$b")
-    extra=()
-    [ "$tool" = racecheck ] && extra=(--racecheck-report hazard)
+    # A test that fails before its first CUDA call (an argument refused on the host) is not an
+    # error of the tool's kind: without --require-cuda-init=no it would be reported as one.
+    extra=(--require-cuda-init=no)
+    [ "$tool" = racecheck ] && extra+=(--racecheck-report hazard)
+    [ -n "${GPU_SANITIZE_LAUNCH_COUNT:-}" ] && extra+=(--launch-count "$GPU_SANITIZE_LAUNCH_COUNT")
     t0=$SECONDS
     timeouts=0
     if [ -n "${GPU_SANITIZE_PER_TEST:-}" ]; then

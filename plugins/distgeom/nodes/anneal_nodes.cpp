@@ -278,14 +278,23 @@ class AnnealNode final : public Node {
                                "(distgeom.topology: bonds and template geometry), restraints (optional, resolved "
                                "against the topology).\nOutputs: structure (annealed, the start's atoms), report "
                                "(Table metric/value: energy terms, noe_violations_gt_0_5A, noe_max_violation_A, "
-                               "cdih_violations_gt_5deg, md_steps).\n") +
+                               "cdih_violations_gt_5deg, md_steps).\nDevice: cpu (default) | auto | cuda | "
+                               "cuda:N. On CUDA the MD stages run on the device (the batch path of "
+                               "distgeom.ensemble with one structure: per-term kernels, repel pair list built on "
+                               "the device, anneal_cuda.hpp), the L-BFGS minimisations on the host. One structure "
+                               "leaves most of the GPU idle: the device pays off for ensembles "
+                               "(distgeom.ensemble), where every structure anneals in one batch.\n") +
                    kForceFieldDoc,
             .errors =
                 "A start atom missing from the topology; a topology without bonds; a non-finite energy "
                 "(names the stage); t_final above t_hot (a parameter rule); symmetry c2 when the molecule is "
-                "not two identical chains (names the chains and the first difference).",
-            .memory = "O(n) terms plus the repel neighbour list (about 30 pairs per atom).",
-            .determinism = "The same inputs and seed give the same coordinates (one thread).",
+                "not two identical chains (names the chains and the first difference); device cuda absent or "
+                "the plugin built without CUDA (DeviceError, never a silent CPU run).",
+            .memory = "O(n) terms plus the repel neighbour list (about 30 pairs per atom); on cuda the same on "
+                      "the device.",
+            .determinism = "CPU: the same inputs and seed give the same coordinates (one thread). cuda: the device "
+                           "sums forces in a varying order and the MD amplifies rounding, so runs differ (not in "
+                           "quality).",
             .references =
                 "Nilges, Clore & Gronenborn, FEBS Lett. 229 (1988) 317; Schwieters et al., J. Magn. Reson. "
                 "160 (2003) 65 (Xplor-NIH); Berendsen et al., J. Chem. Phys. 81 (1984) 3684; Nilges, Proteins 17 "
@@ -300,8 +309,14 @@ class AnnealNode final : public Node {
   Output<Table> report{this, "report", "Energy terms and violations (metric, value)"};
   AnnealParams annealing{this};
   SeedParam seed{this, "Seed of the initial velocities"};
+  DeviceParam device{this, "cpu"};
 
   void execute(NodeContext& ctx) override {
+    const Device dev = device.resolve(ctx);
+#if !GEMFLOW_DISTGEOM_HAVE_CUDA
+    if (dev.is_cuda())
+      throw DeviceError("device " + dev.str() + " requested, but the distgeom plugin was built without CUDA");
+#endif
     const Structure& s = *structure;
     const Structure& topo = *topology;
     if (s.models.empty()) throw InputError("input 'structure' has no model");
@@ -314,11 +329,27 @@ class AnnealNode final : public Node {
       ctx.warn(std::to_string(p.restraints_dropped) + " restraint(s) name atoms the structure lacks; left out");
     const auto start = model_xyz(s, 1);
     AnnealResult r;
+    const auto progress = [&](double f) {
+      ctx.progress(f, "annealing");
+      return !ctx.cancelled();
+    };
     try {
-      r = anneal(p.terms, start, options, [&](double f) {
-        ctx.progress(f, "annealing");
-        return !ctx.cancelled();
-      });
+      if (dev.is_cuda()) {
+#if GEMFLOW_DISTGEOM_HAVE_CUDA
+        ctx.info("annealing on " + dev.str());
+        cuda::AnnealBatchOptions bo;
+        bo.progress = progress;
+        try {
+          r = std::move(cuda::anneal_batch(p.terms, {start}, {options.seed}, options, dev.index, bo).front());
+        } catch (const cuda::CudaError& e) {
+          throw DeviceError(dev.str() + ": " + e.what());
+        }
+#endif
+      } else {
+        r = anneal(p.terms, start, options, progress);
+      }
+    } catch (const Error&) {
+      throw;  // DeviceError stays a device error
     } catch (const std::runtime_error& e) {
       if (ctx.cancelled()) throw Cancelled();
       throw Error(e.what());

@@ -22,7 +22,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <random>
 #include <span>
@@ -315,6 +318,8 @@ gemflow::Registry& registry() {
     gemflow::PluginRegistrar r(reg, "distgeom-gpu-test");
     gd::register_embedding_nodes(r);
     gd::register_smoothing_nodes(r);
+    gd::register_topology_nodes(r);
+    gd::register_anneal_nodes(r);
     return true;
   }();
   (void)once;
@@ -533,6 +538,64 @@ TEST_F(GpuEmbedding, EigenOnCudaFailsNamingTheMethodAndAutoRunsItOnTheCpu) {
         logged |= m.find("eigen has no CUDA path") != std::string::npos;
       EXPECT_TRUE(logged) << "auto + eigen must say why it runs on the CPU";
     }
+  }
+}
+
+// distgeom.anneal with device cuda: the batch path with one structure gives the CPU node's
+// result (a 6-residue peptide from its sequence folded by CA(i)–CA(i+3) ≤ 5.5 Å, the schedule of
+// AnnealGpu.BatchedScheduleMatchesTheCpuAnneal: energies to 1e-3 relative, seed by seed), and
+// says which device it used.
+TEST_F(GpuEmbedding, AnnealNodeOnCudaMatchesTheCpuNode) {
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_anneal_gpu_test";
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "hex.fasta";
+  std::ofstream(f) << ">hex\nAEAAKA\n";
+  auto topo = make("distgeom.topology");
+  topo->set_param("path", f.string());
+  RecordingContext c0;
+  ASSERT_EQ(error_of(*topo, c0), "(no error)");
+  const auto mol = topo->output("structure").as<Structure>();
+  auto at = [&](int r, const char* name) {
+    for (std::size_t i = 0; i < mol->atoms.size(); ++i)
+      if (mol->atoms[i].residue_number == r && mol->atoms[i].name == name) return i;
+    return SIZE_MAX;
+  };
+  gemflow::RestraintSet rs;
+  for (int r = 1; r + 3 <= 6; ++r) {
+    gemflow::DistanceRestraint d;
+    d.id = r;
+    d.origin = "test:" + std::to_string(r);
+    d.upper = 5.5;
+    gemflow::DistanceRestraint::Alternative alt;
+    alt.atoms_a = {at(r, "CA")};
+    alt.atoms_b = {at(r + 3, "CA")};
+    d.alternatives.push_back(alt);
+    rs.restraints.push_back(d);
+  }
+  std::map<std::string, Table::Cell> m[2];
+  const char* devices[2] = {"cpu", "cuda"};
+  for (int k = 0; k < 2; ++k) {
+    auto an = make("distgeom.anneal");
+    an->set_input("structure", Value::make(*mol));
+    an->set_input("topology", Value::make(*mol));
+    an->set_input("restraints", Value::make(rs));
+    an->set_param("hot_steps", std::int64_t{200});
+    an->set_param("cooling_stages", std::int64_t{4});
+    an->set_param("steps_per_stage", std::int64_t{50});
+    an->set_param("seed", std::int64_t{3});
+    an->set_param("device", std::string(devices[k]));
+    RecordingContext c;
+    ASSERT_EQ(error_of(*an, c), "(no error)") << devices[k];
+    EXPECT_EQ(device_used(c), k ? "cuda:0" : "cpu");
+    ASSERT_EQ(an->output("structure").as<Structure>()->atoms.size(), mol->atoms.size());
+    for (const auto& row : an->output("report").as<Table>()->rows) m[k][std::get<std::string>(row[0])] = row[1];
+  }
+  EXPECT_EQ(std::get<std::int64_t>(m[1].at("md_steps")), std::get<std::int64_t>(m[0].at("md_steps")));
+  EXPECT_EQ(std::get<std::int64_t>(m[1].at("noe_violations_gt_0_5A")), 0);
+  EXPECT_EQ(std::get<std::int64_t>(m[0].at("noe_violations_gt_0_5A")), 0);
+  for (const char* term : {"energy_total", "energy_noe", "energy_bond"}) {
+    const double cpu = std::get<double>(m[0].at(term)), gpu = std::get<double>(m[1].at(term));
+    EXPECT_NEAR(gpu, cpu, 1e-3 * std::abs(cpu) + 1e-6) << term;
   }
 }
 
