@@ -182,13 +182,8 @@ SyntheticEnsemble synthetic_ensemble() {
       const Vec3& o = offset[k];
       base.push_back({(2.3 + o[0]) * std::cos(a) - o[1] * std::sin(a), (2.3 + o[0]) * std::sin(a) + o[1] * std::cos(a),
                       1.5 * r + o[2]});
-      gemflow::Atom at;
-      at.name = names[k];
-      at.element = elements[k];
-      at.residue = "ALA";
-      at.residue_number = r + 1;
-      at.chain = "A";
-      e.s.atoms.push_back(at);
+      e.s.atoms.push_back(
+          {.name = names[k], .element = elements[k], .residue = "ALA", .residue_number = r + 1, .chain = "A"});
     }
   }
   std::mt19937 rng(11);
@@ -301,6 +296,15 @@ TEST(StructureGeometry, EnsembleSuperpositionOfOneModelAndOfNoBackbone) {
   for (std::size_t i = 0; i < e.s.atoms.size(); ++i)
     for (int c = 0; c < 3; ++c) EXPECT_NEAR(one.models[0][i][c], e.s.models[0][i][c], 1e-9);
   EXPECT_EQ(one.core.size(), 15u);
+  // An insertion code makes another residue: 5 and 5A are two.
+  for (std::size_t i = 20; i < 24; ++i) {
+    e.s.atoms[i].residue_number = 5;
+    e.s.atoms[i].insertion = "A";
+  }
+  const auto ins = gs::superpose_ensemble(e.s);
+  ASSERT_EQ(ins.residues.size(), 15u);
+  EXPECT_EQ(ins.residues[4], (gs::ResidueId{"A", 5, ""}));
+  EXPECT_EQ(ins.residues[5], (gs::ResidueId{"A", 5, "A"}));
 
   // No backbone atoms (a ligand, waters): an empty result, nothing to draw.
   gemflow::Structure lig;
