@@ -33,6 +33,7 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -571,6 +572,11 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   ASSERT_TRUE(viewer_ready(sv));  // the geometry is built off the GUI thread
   EXPECT_EQ(sv->atom_count(), expected);
   EXPECT_GT(sv->bond_count(), expected * 9 / 10);  // a protein has about one bond per atom
+  EXPECT_FALSE(sv->ensemble_shown());
+  auto* model_box = sv->findChild<QSpinBox*>();
+  ASSERT_NE(model_box, nullptr);
+  EXPECT_EQ(model_box->minimum(), 1);  // one model: no "all"
+  EXPECT_EQ(model_box->text(), QStringLiteral("1"));
   // A big, exposed viewer: float its dock.
   auto* dock = w->findChild<QDockWidget*>(QStringLiteral("viewers"));
   ASSERT_NE(dock, nullptr);
@@ -611,6 +617,8 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   EXPECT_EQ(sv->trace_count(), 20u);
   EXPECT_EQ(sv->atom_count(), 0u);
   EXPECT_EQ(sv->bond_count(), 0u);
+  EXPECT_EQ(model_box->text(), QStringLiteral("all"));
+  EXPECT_EQ(model_box->maximum(), 20);
   const auto [rmsf_lo, rmsf_hi] = sv->rmsf_range();
   std::cout << "2KPU RMSF " << rmsf_lo << " - " << rmsf_hi << " A\n";
   EXPECT_GT(rmsf_lo, 0.0);
@@ -643,10 +651,20 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   EXPECT_EQ(sv->atom_count(), expected);
   EXPECT_EQ(sv->trace_count(), 1u);
   EXPECT_NEAR(sv->overlay_rmsd(), 0.0, 1e-9);
+  EXPECT_EQ(model_box->text(), QStringLiteral("1"));
   sv->set_model(1);  // model 2 against model 1: a real, small, positive RMSD
   ASSERT_TRUE(viewer_ready(sv));
   EXPECT_GT(sv->overlay_rmsd(), 0.1);
   EXPECT_LT(sv->overlay_rmsd(), 10.0);
+  // The box, as a user turns it: its minimum is "all" again.
+  model_box->setValue(0);
+  ASSERT_TRUE(viewer_ready(sv));
+  EXPECT_TRUE(sv->ensemble_shown());
+  EXPECT_EQ(sv->trace_count(), 20u);
+  model_box->setValue(3);
+  ASSERT_TRUE(viewer_ready(sv));
+  EXPECT_FALSE(sv->ensemble_shown());
+  EXPECT_EQ(sv->atom_count(), expected);
   EXPECT_EQ(ens->model_count(), 20u);
 }
 
