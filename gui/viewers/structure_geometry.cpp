@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -196,6 +197,109 @@ PrincipalAxes principal_axes(const std::vector<Vec3>& coords) {
     r.half_extent[static_cast<std::size_t>(k)] = m;
   }
   return r;
+}
+
+namespace {
+/// Mean position over the models of each listed atom.
+std::vector<Vec3> mean_positions(const std::vector<std::vector<Vec3>>& models, const std::vector<std::size_t>& atoms) {
+  std::vector<Vec3> mean(atoms.size(), Vec3{0, 0, 0});
+  const double w = 1.0 / static_cast<double>(models.size());
+  for (const auto& m : models)
+    for (std::size_t k = 0; k < atoms.size(); ++k)
+      for (int c = 0; c < 3; ++c) mean[k][c] += w * m[atoms[k]][c];
+  return mean;
+}
+double squared_distance(const Vec3& a, const Vec3& b) {
+  return (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]);
+}
+}  // namespace
+
+EnsembleSuperposition superpose_ensemble(const Structure& s, int iterations) {
+  EnsembleSuperposition r;
+  const std::size_t n = s.atoms.size();
+  if (s.models.empty() || std::any_of(s.models.begin(), s.models.end(), [n](const auto& m) { return m.size() != n; }))
+    return r;
+  // Backbone atoms and their residues, in file order.
+  std::map<ResidueId, std::size_t> index;
+  std::vector<std::size_t> bb, bb_residue;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Atom& a = s.atoms[i];
+    if (a.hetero || (a.name != "N" && a.name != "CA" && a.name != "C")) continue;
+    const auto [it, added] = index.emplace(ResidueId{a.chain, a.residue_number, a.insertion}, r.residues.size());
+    if (added) r.residues.push_back(it->first);
+    bb.push_back(i);
+    bb_residue.push_back(it->second);
+  }
+  if (bb.empty()) return r;
+  r.models = s.models;
+  const std::size_t nres = r.residues.size();
+  // Fits every model onto `target` (one row per backbone atom) over the backbone atoms `use`
+  // (indices into bb), moving all its atoms. Fewer than 3 atoms: nothing to fit, left as is.
+  auto fit = [&](const std::vector<Vec3>& target, const std::vector<std::size_t>& use) {
+    std::vector<std::array<std::size_t, 2>> pairs;
+    for (auto k : use) pairs.push_back({bb[k], k});
+    for (auto& m : r.models)
+      if (const auto sup = kabsch(m, target, pairs))
+        for (auto& x : m) x = sup->apply(x);
+  };
+  auto rmsf = [&](const std::vector<Vec3>& mean) {
+    std::vector<double> sum(nres, 0.0), count(nres, 0.0);
+    for (const auto& m : r.models)
+      for (std::size_t k = 0; k < bb.size(); ++k) {
+        sum[bb_residue[k]] += squared_distance(m[bb[k]], mean[k]);
+        count[bb_residue[k]] += 1;
+      }
+    for (std::size_t q = 0; q < nres; ++q) sum[q] = std::sqrt(sum[q] / count[q]);
+    return sum;
+  };
+  std::vector<std::size_t> all(bb.size());
+  for (std::size_t k = 0; k < bb.size(); ++k) all[k] = k;
+  // Pass 1: onto model 1 over the whole backbone.
+  {
+    std::vector<Vec3> first(bb.size());
+    for (std::size_t k = 0; k < bb.size(); ++k) first[k] = r.models.front()[bb[k]];
+    fit(first, all);
+  }
+  std::vector<Vec3> mean = mean_positions(r.models, bb);
+  r.residue_rmsf = rmsf(mean);
+  // Pass 2: the core (RMSF at most the median), iterative superposition on the mean.
+  std::vector<double> sorted = r.residue_rmsf;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[(sorted.size() - 1) / 2];
+  std::vector<std::size_t> use;
+  for (std::size_t k = 0; k < bb.size(); ++k)
+    if (r.residue_rmsf[bb_residue[k]] <= median) use.push_back(k);
+  const bool whole = use.size() < 3;
+  if (whole) use = all;
+  for (std::size_t q = 0; q < nres; ++q)
+    if (whole || r.residue_rmsf[q] <= median) r.core.push_back(q);
+  for (int it = 0; it < std::max(1, iterations); ++it) {
+    fit(mean, use);
+    mean = mean_positions(r.models, bb);
+  }
+  r.residue_rmsf = rmsf(mean);
+  for (const auto& m : r.models) {
+    double sum = 0;
+    for (auto k : use) sum += squared_distance(m[bb[k]], mean[k]);
+    r.rmsd_to_mean += std::sqrt(sum / static_cast<double>(use.size())) / static_cast<double>(r.models.size());
+  }
+  r.atom_rmsf.assign(n, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t i = 0; i < n; ++i) {
+    const Atom& a = s.atoms[i];
+    if (auto it = index.find(ResidueId{a.chain, a.residue_number, a.insertion}); it != index.end())
+      r.atom_rmsf[i] = r.residue_rmsf[it->second];
+  }
+  return r;
+}
+
+std::array<double, 3> rmsf_color(double rmsf) {
+  if (std::isnan(rmsf)) return {0.6, 0.6, 0.6};
+  static constexpr std::array<double, 3> blue{0.0, 0.3, 1.0}, white{1.0, 1.0, 1.0}, red{1.0, 0.0, 0.0};
+  const double t = std::clamp(rmsf, 0.0, 2.0);
+  const auto& a = t <= 1.0 ? blue : white;
+  const auto& b = t <= 1.0 ? white : red;
+  const double f = t <= 1.0 ? t : t - 1.0;
+  return {a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1]), a[2] + f * (b[2] - a[2])};
 }
 
 std::array<double, 3> rainbow(double t) {

@@ -76,34 +76,51 @@ vtkSmartPointer<vtkPolyData> bond_geometry(const std::vector<Atom>& atoms, const
   out->ShallowCopy(tubes->GetOutput());  // free of the pipeline that made it
   return out;
 }
-/// A tube through the Cα atoms of one trace, coloured by position along the chain.
-vtkSmartPointer<vtkPolyData> backbone_geometry(const std::vector<Vec3>& xyz, const std::vector<std::size_t>& trace) {
+/// A line through points, each with its colour (RGB in [0, 1]).
+struct Polyline {
+  std::vector<Vec3> points;
+  std::vector<std::array<double, 3>> colors;
+};
+/// Tubes through polylines (one polydata: one actor for many lines), coloured per point.
+vtkSmartPointer<vtkPolyData> tube_geometry(const std::vector<Polyline>& lines, double radius, int sides) {
   auto pts = vtkSmartPointer<vtkPoints>::New();
-  auto line = vtkSmartPointer<vtkCellArray>::New();
+  auto cells = vtkSmartPointer<vtkCellArray>::New();
   auto colors = vtkSmartPointer<vtkUnsignedCharArray>::New();
   colors->SetNumberOfComponents(3);
   colors->SetName("colors");
-  line->InsertNextCell(static_cast<vtkIdType>(trace.size()));
-  for (std::size_t k = 0; k < trace.size(); ++k) {
-    line->InsertCellPoint(pts->InsertNextPoint(xyz[trace[k]].data()));
-    const auto c = rainbow(static_cast<double>(k) / static_cast<double>(trace.size() - 1));
-    const unsigned char rgb[3] = {static_cast<unsigned char>(c[0] * 255), static_cast<unsigned char>(c[1] * 255),
-                                  static_cast<unsigned char>(c[2] * 255)};
-    colors->InsertNextTypedTuple(rgb);
+  for (const auto& l : lines) {
+    cells->InsertNextCell(static_cast<vtkIdType>(l.points.size()));
+    for (std::size_t k = 0; k < l.points.size(); ++k) {
+      cells->InsertCellPoint(pts->InsertNextPoint(l.points[k].data()));
+      const auto& c = l.colors[k];
+      const unsigned char rgb[3] = {static_cast<unsigned char>(c[0] * 255), static_cast<unsigned char>(c[1] * 255),
+                                    static_cast<unsigned char>(c[2] * 255)};
+      colors->InsertNextTypedTuple(rgb);
+    }
   }
   auto poly = vtkSmartPointer<vtkPolyData>::New();
   poly->SetPoints(pts);
-  poly->SetLines(line);
+  poly->SetLines(cells);
   poly->GetPointData()->SetScalars(colors);
   auto tube = vtkSmartPointer<vtkTubeFilter>::New();
   tube->SetInputData(poly);
-  tube->SetRadius(0.55);
-  tube->SetNumberOfSides(14);
+  tube->SetRadius(radius);
+  tube->SetNumberOfSides(sides);
   tube->CappingOn();
   tube->Update();
   auto out = vtkSmartPointer<vtkPolyData>::New();
   out->ShallowCopy(tube->GetOutput());
   return out;
+}
+/// The Cα trace as a polyline, coloured by `color(atom index, position along the trace in [0, 1])`.
+template <class Color>
+Polyline trace_line(const std::vector<Vec3>& xyz, const std::vector<std::size_t>& trace, Color color) {
+  Polyline l;
+  for (std::size_t k = 0; k < trace.size(); ++k) {
+    l.points.push_back(xyz[trace[k]]);
+    l.colors.push_back(color(trace[k], static_cast<double>(k) / static_cast<double>(trace.size() - 1)));
+  }
+  return l;
 }
 
 /// Looks down the smallest principal axis with the largest one across the view, at the
@@ -141,17 +158,22 @@ StructureViewer::StructureViewer(QWidget* parent)
   lay->addLayout(bar);
   lay->addWidget(view_, 1);
   model_box_->setMinimum(1);
+  model_box_->setToolTip(tr("Model shown; \"all\": the models superimposed, coloured by backbone RMSF"));
   connect(model_box_, &QSpinBox::valueChanged, this, [this](int v) { set_model(v - 1); });
 }
 
 void StructureViewer::set_structure(std::shared_ptr<const Structure> s, const QString& label) {
   s_ = std::move(s);
   label_ = label;
-  model_ = 0;
+  // An ensemble opens on "all" (value 0 of the box): the models superimposed.
+  const int n = s_ ? static_cast<int>(s_->model_count()) : 0;
+  model_ = n > 1 ? -1 : 0;
   {
     QSignalBlocker b(model_box_);
-    model_box_->setMaximum(s_ ? std::max<int>(1, static_cast<int>(s_->model_count())) : 1);
-    model_box_->setValue(1);
+    model_box_->setSpecialValueText(n > 1 ? tr("all") : QString());
+    model_box_->setMinimum(n > 1 ? 0 : 1);
+    model_box_->setMaximum(std::max(1, n));
+    model_box_->setValue(model_ + 1);
   }
   reset_camera_ = true;  // once the new geometry is there
   rebuild();
@@ -164,7 +186,11 @@ void StructureViewer::set_reference(std::shared_ptr<const Structure> ref, const 
 }
 
 void StructureViewer::set_model(int index) {
-  model_ = index;
+  model_ = std::max(index, -1);
+  {
+    QSignalBlocker b(model_box_);
+    model_box_->setValue(model_ + 1);  // "all" where the box has it, else model 1
+  }
   rebuild();
 }
 
@@ -177,21 +203,86 @@ struct StructureViewer::Geometry {
     std::array<double, 3> color{};
   };
   std::vector<Element> elements;
-  vtkSmartPointer<vtkPolyData> bonds, overlay;
+  vtkSmartPointer<vtkPolyData> bonds, overlay, overlay_trace;
   std::vector<vtkSmartPointer<vtkPolyData>> traces;
   PrincipalAxes axes;
-  std::size_t atoms = 0, bond_count = 0;
+  std::size_t atoms = 0, bond_count = 0, trace_count = 0, models = 1;
+  bool ensemble = false;
+  std::pair<double, double> rmsf_range{0.0, 0.0};
   double rmsd = -1;
   QString text;
 };
 
 namespace {
+/// The ensemble view: every model's Cα tubes superimposed, coloured by RMSF; the reference's
+/// Cα tubes (flat gold) fitted onto superposed model 1. False when there is no backbone to
+/// superimpose (the caller shows model 1).
+bool build_ensemble(StructureViewer::Geometry& g, const Structure& s, const std::shared_ptr<const Structure>& ref,
+                    const QString& label, const QString& ref_label, const std::atomic<bool>& cancelled) {
+  const EnsembleSuperposition e = superpose_ensemble(s);
+  if (e.empty()) return false;
+  // The chains and their breaks (missing residues) are model 1's for every model: the models
+  // share one sequence, and a stretched Cα–Cα in one model is that model's geometry to show.
+  const auto traces = backbone_traces(s.atoms, s.models.front());
+  std::vector<Polyline> lines;
+  std::vector<Vec3> ca;  // every traced Cα of every model: the framing
+  for (const auto& xyz : e.models) {
+    if (cancelled) return true;
+    for (const auto& trace : traces) {
+      lines.push_back(trace_line(xyz, trace, [&e](std::size_t i, double) { return rmsf_color(e.atom_rmsf[i]); }));
+      ca.insert(ca.end(), lines.back().points.begin(), lines.back().points.end());
+    }
+  }
+  if (!lines.empty()) g.traces.push_back(tube_geometry(lines, 0.25, 8));
+  g.trace_count = lines.size();
+  g.models = e.models.size();
+  g.ensemble = true;
+  const auto [lo, hi] = std::minmax_element(e.residue_rmsf.begin(), e.residue_rmsf.end());
+  g.rmsf_range = {*lo, *hi};
+  g.axes = principal_axes(ca.empty() ? e.models.front() : ca);
+  g.text = QObject::tr(
+               "%1: %2 models superimposed on %3 residues (backbone RMSD to the mean %4 Å); RMSF %5–%6 Å, "
+               "blue 0 → white 1 → red ≥ 2 Å")
+               .arg(label)
+               .arg(e.models.size())
+               .arg(e.core.size())
+               .arg(e.rmsd_to_mean, 0, 'f', 2)
+               .arg(*lo, 0, 'f', 1)
+               .arg(*hi, 0, 'f', 1);
+  if (ref && !ref->models.empty() && !cancelled) {
+    const auto& rxyz = ref->models.front();
+    if (auto sup = kabsch(rxyz, e.models.front(), match_atoms(*ref, s))) {
+      std::vector<Vec3> moved(rxyz.size());
+      for (std::size_t i = 0; i < rxyz.size(); ++i) moved[i] = sup->apply(rxyz[i]);
+      std::vector<Polyline> rl;
+      for (const auto& trace : backbone_traces(ref->atoms, moved))
+        rl.push_back(trace_line(moved, trace, [](std::size_t, double) {
+          return std::array<double, 3>{0.85, 0.75, 0.25};
+        }));
+      if (!rl.empty()) g.overlay_trace = tube_geometry(rl, 0.35, 10);
+      g.rmsd = sup->rmsd;
+      g.text += QObject::tr("; overlay %1 (Cα): RMSD %2 Å to model 1 over %3 atoms")
+                    .arg(ref_label)
+                    .arg(sup->rmsd, 0, 'f', 3)
+                    .arg(sup->pairs);
+    } else {
+      g.text += QObject::tr("; overlay %1: fewer than 3 matching atoms").arg(ref_label);
+    }
+  }
+  return true;
+}
+
 /// Builds the geometry; nullptr when `cancelled` was set meanwhile (a newer request exists).
 std::shared_ptr<StructureViewer::Geometry> build_geometry(const std::shared_ptr<const Structure>& s, int model,
                                                           const std::shared_ptr<const Structure>& ref,
                                                           const QString& label, const QString& ref_label,
                                                           const std::atomic<bool>& cancelled) {
   auto g = std::make_shared<StructureViewer::Geometry>();
+  if (model < 0 && s->models.size() > 1) {
+    if (build_ensemble(*g, *s, ref, label, ref_label, cancelled)) return cancelled ? nullptr : g;
+    model = 0;  // no backbone to superimpose: model 1, said in the label
+    g->text = QObject::tr(" (no backbone atoms to superimpose the models on)");
+  }
   const auto& xyz =
       s->models[static_cast<std::size_t>(std::clamp<int>(model, 0, static_cast<int>(s->models.size()) - 1))];
   const auto& atoms = s->atoms;
@@ -225,16 +316,19 @@ std::shared_ptr<StructureViewer::Geometry> build_geometry(const std::shared_ptr<
   // that the fold reads at a glance among all the atoms.
   for (const auto& trace : backbone_traces(atoms, xyz)) {
     if (cancelled) return nullptr;
-    g->traces.push_back(backbone_geometry(xyz, trace));
+    g->traces.push_back(
+        tube_geometry({trace_line(xyz, trace, [](std::size_t, double t) { return rainbow(t); })}, 0.55, 14));
   }
+  g->trace_count = g->traces.size();
   g->axes = principal_axes(xyz);
   g->text = QObject::tr("%1: %2 atoms, %3 bonds%4, model %5/%6")
                 .arg(label)
                 .arg(g->atoms)
                 .arg(g->bond_count)
                 .arg(s->bonds.empty() ? QObject::tr(" (perceived)") : QString())
-                .arg(model + 1)
-                .arg(s->models.size());
+                .arg(std::max(model, 0) + 1)
+                .arg(s->models.size()) +
+            g->text;
   // Reference overlay, superposed onto the shown model.
   if (ref && !ref->models.empty()) {
     if (cancelled) return nullptr;
@@ -262,7 +356,9 @@ void StructureViewer::rebuild() {
   if (cancel_) *cancel_ = true;
   cancel_.reset();
   const int generation = ++generation_;
-  atoms_shown_ = bonds_shown_ = traces_shown_ = 0;
+  atoms_shown_ = bonds_shown_ = traces_shown_ = models_shown_ = 0;
+  ensemble_shown_ = false;
+  rmsf_range_ = {0.0, 0.0};
   rmsd_ = -1;
   if (!s_ || s_->models.empty()) {
     building_ = false;
@@ -335,10 +431,22 @@ void StructureViewer::apply_geometry(int generation, const std::shared_ptr<Geome
       actor->GetProperty()->SetOpacity(0.6);
       ren->AddActor(actor);
     }
+    if (g->overlay_trace) {
+      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+      mapper->SetInputData(g->overlay_trace);
+      mapper->SetScalarModeToUsePointData();
+      auto actor = vtkSmartPointer<vtkActor>::New();
+      actor->SetMapper(mapper);
+      actor->GetProperty()->SetOpacity(0.7);
+      ren->AddActor(actor);
+    }
   });
   atoms_shown_ = g->atoms;
   bonds_shown_ = g->bond_count;
-  traces_shown_ = g->traces.size();
+  traces_shown_ = g->trace_count;
+  models_shown_ = g->models;
+  ensemble_shown_ = g->ensemble;
+  rmsf_range_ = g->rmsf_range;
   rmsd_ = g->rmsd;
   // Frame the molecule along its principal axes: the longest across the (wide) view.
   const PrincipalAxes axes = g->axes;

@@ -33,6 +33,7 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -336,6 +337,26 @@ QImage to_256_colours(const QImage& shot) {
   return img.convertToFormat(QImage::Format_Indexed8, table, Qt::ThresholdDither);
 }
 
+/// Pixels of the ends of the RMSF colour scale in a frame: blue-ish (ordered residues) and
+/// red-ish (disordered ones); lighting darkens a tube's colour but keeps its dominant channel.
+/// The background, white-ish tubes and the gold overlay count as neither.
+struct RmsfPixels {
+  std::size_t blue = 0, red = 0;
+};
+RmsfPixels rmsf_pixels(const QImage& shot) {
+  RmsfPixels r;
+  const QImage img = shot.convertToFormat(QImage::Format_RGB32);
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) {
+      const QRgb c = img.pixel(x, y);
+      if (qBlue(c) > 120 && qBlue(c) > qRed(c) + 60 && qBlue(c) > qGreen(c) + 30) ++r.blue;
+      if (qRed(c) > 120 && qRed(c) > qGreen(c) + 60 && qRed(c) > qBlue(c) + 60) ++r.red;
+    }
+  std::cout << "RMSF pixels: " << r.blue << " blue-ish, " << r.red << " red-ish of " << img.width() * img.height()
+            << "\n";
+  return r;
+}
+
 /// ATOM/HETATM records of the first model of a PDB file (the whole file when it has no MODEL).
 std::size_t pdb_atom_records(const fs::path& pdb) {
   std::size_t n = 0;
@@ -551,6 +572,11 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   ASSERT_TRUE(viewer_ready(sv));  // the geometry is built off the GUI thread
   EXPECT_EQ(sv->atom_count(), expected);
   EXPECT_GT(sv->bond_count(), expected * 9 / 10);  // a protein has about one bond per atom
+  EXPECT_FALSE(sv->ensemble_shown());
+  auto* model_box = sv->findChild<QSpinBox*>();
+  ASSERT_NE(model_box, nullptr);
+  EXPECT_EQ(model_box->minimum(), 1);  // one model: no "all"
+  EXPECT_EQ(model_box->text(), QStringLiteral("1"));
   // A big, exposed viewer: float its dock.
   auto* dock = w->findChild<QDockWidget*>(QStringLiteral("viewers"));
   ASSERT_NE(dock, nullptr);
@@ -577,22 +603,120 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   EXPECT_GT(st.colours, 20u);
   EXPECT_GT(st.luminance_sd, 10.0);
 
-  // Overlay: model 1 of the ensemble superposed on itself has RMSD 0.
+  // The deposited ensemble opens superimposed: 20 Cα tubes (one chain, no breaks), coloured
+  // by RMSF, no atoms. 2KPU is ordered in its core (RMSF well below 1 Å) and disordered at its
+  // termini (several Å): both ends of the colour scale are on screen.
   w->scene().select_nodes({"all"});
   QCoreApplication::processEvents();
   ASSERT_EQ(w->viewers().viewer(), "structure");
   auto ens = w->runs().outputs("all")["structure"].as<gemflow::Structure>();
+  ASSERT_EQ(ens->model_count(), 20u);
   ASSERT_TRUE(viewer_ready(sv));
-  EXPECT_EQ(sv->atom_count(), expected);
+  EXPECT_TRUE(sv->ensemble_shown());
+  EXPECT_EQ(sv->models_shown(), 20u);
+  EXPECT_EQ(sv->trace_count(), 20u);
+  EXPECT_EQ(sv->atom_count(), 0u);
+  EXPECT_EQ(sv->bond_count(), 0u);
+  EXPECT_EQ(model_box->text(), QStringLiteral("all"));
+  EXPECT_EQ(model_box->maximum(), 20);
+  const auto [rmsf_lo, rmsf_hi] = sv->rmsf_range();
+  std::cout << "2KPU RMSF " << rmsf_lo << " - " << rmsf_hi << " A\n";
+  EXPECT_GT(rmsf_lo, 0.0);
+  EXPECT_LT(rmsf_lo, 0.5);
+  EXPECT_GT(rmsf_hi, 2.0);
+  EXPECT_LT(rmsf_hi, 30.0);
+  QTest::mouseClick(reset, Qt::LeftButton);
+  QTest::qWait(200);
+  const QImage ens_shot = sv->grab_frame();
+  ASSERT_FALSE(ens_shot.isNull());
+  ASSERT_TRUE(ens_shot.save(QString::fromStdString((kOut / "structure_viewer_ensemble.png").string())));
+  const PixelStats es = pixel_stats(ens_shot);
+  EXPECT_GT(es.background, 0.2);
+  EXPECT_GT(es.off_background, 0.02);
+  EXPECT_GT(es.colours, 20u);
+  const RmsfPixels ep = rmsf_pixels(ens_shot);
+  EXPECT_GT(ep.blue, 200u);
+  EXPECT_GT(ep.red, 200u);
+  // Overlay on the ensemble: model 1 fitted onto superposed model 1, RMSD 0.
   auto one = w->runs().outputs("read")["structure"].as<gemflow::Structure>();
   sv->set_reference(one, QStringLiteral("read.structure"));
   ASSERT_TRUE(viewer_ready(sv));
+  EXPECT_TRUE(sv->ensemble_shown());
   EXPECT_NEAR(sv->overlay_rmsd(), 0.0, 1e-9);
+  // One model: all its atoms; model 1 of the ensemble superposed on itself has RMSD 0.
+  sv->set_model(0);
+  ASSERT_TRUE(viewer_ready(sv));
+  EXPECT_FALSE(sv->ensemble_shown());
+  EXPECT_EQ(sv->models_shown(), 1u);
+  EXPECT_EQ(sv->atom_count(), expected);
+  EXPECT_EQ(sv->trace_count(), 1u);
+  EXPECT_NEAR(sv->overlay_rmsd(), 0.0, 1e-9);
+  EXPECT_EQ(model_box->text(), QStringLiteral("1"));
   sv->set_model(1);  // model 2 against model 1: a real, small, positive RMSD
   ASSERT_TRUE(viewer_ready(sv));
   EXPECT_GT(sv->overlay_rmsd(), 0.1);
   EXPECT_LT(sv->overlay_rmsd(), 10.0);
+  // The box, as a user turns it: its minimum is "all" again.
+  model_box->setValue(0);
+  ASSERT_TRUE(viewer_ready(sv));
+  EXPECT_TRUE(sv->ensemble_shown());
+  EXPECT_EQ(sv->trace_count(), 20u);
+  model_box->setValue(3);
+  ASSERT_TRUE(viewer_ready(sv));
+  EXPECT_FALSE(sv->ensemble_shown());
+  EXPECT_EQ(sv->atom_count(), expected);
   EXPECT_EQ(ens->model_count(), 20u);
+}
+
+// The docs' picture of an ensemble (docs/nmr-structure.md): when GEMFLOW_DOCS_ENSEMBLE names a
+// multi-model PDB (a computed ensemble), its superimposed view is saved as nmr-ensemble.png
+// (256 colours, as studio-nmr-256.png) beside a full-colour copy.
+TEST_F(StudioGui, EnsembleViewForTheDocs) {
+  const char* env = std::getenv("GEMFLOW_DOCS_ENSEMBLE");
+  if (!env || !*env) GTEST_SKIP() << "GEMFLOW_DOCS_ENSEMBLE not set";
+  if (!registry().find_node("io.read_structure")) GTEST_SKIP() << "io plugin not built";
+  const fs::path pdb = fs::absolute(env);
+  ASSERT_TRUE(fs::exists(pdb)) << pdb;
+  const auto f = write_file("docs-ensemble.yaml",
+                            "gemflow: 1\nname: docs-ensemble\nnodes:\n  ensemble: {type: "
+                            "io.read_structure, params: {path: '" +
+                                pdb.string() + "'}}\n");
+  ASSERT_TRUE(w->open_file(QString::fromStdString(f.string()), true));
+  ASSERT_TRUE(run_and_wait(*w));
+  ASSERT_EQ(w->scene().node_item("ensemble")->state(), NodeState::Done) << w->log_text().toStdString();
+  auto s = w->runs().outputs("ensemble")["structure"].as<gemflow::Structure>();
+  ASSERT_NE(s, nullptr);
+  ASSERT_GT(s->model_count(), 1u) << pdb << " has one model";
+  w->scene().select_nodes({"ensemble"});
+  QCoreApplication::processEvents();
+  ASSERT_EQ(w->viewers().viewer(), "structure");
+  gs::StructureViewer* sv = w->viewers().structure_viewer();
+  ASSERT_TRUE(viewer_ready(sv));
+  ASSERT_TRUE(sv->ensemble_shown());
+  EXPECT_EQ(sv->models_shown(), s->model_count());
+  auto* dock = w->findChild<QDockWidget*>(QStringLiteral("viewers"));
+  ASSERT_NE(dock, nullptr);
+  dock->setFloating(true);
+  dock->resize(900, 700);
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(dock));
+  QTest::qWait(100);
+  auto* reset = sv->findChild<QToolButton*>(QStringLiteral("reset_view"));
+  ASSERT_NE(reset, nullptr);
+  QTest::mouseClick(reset, Qt::LeftButton);
+  QTest::qWait(200);
+  const QImage shot = sv->grab_frame();
+  ASSERT_FALSE(shot.isNull());
+  const PixelStats st = pixel_stats(shot);
+  EXPECT_GT(st.background, 0.2);
+  EXPECT_GT(st.off_background, 0.02);
+  EXPECT_GT(st.colours, 20u);
+  fs::create_directories(kOut);
+  ASSERT_TRUE(shot.save(QString::fromStdString((kOut / "nmr-ensemble-full.png").string())));
+  const fs::path png = kOut / "nmr-ensemble.png";
+  ASSERT_TRUE(to_256_colours(shot).save(QString::fromStdString(png.string()), "PNG", 0));
+  const auto [lo, hi] = sv->rmsf_range();
+  std::cout << "screenshot for the docs: " << png.string() << " (" << fs::file_size(png) / 1024 << " KiB); "
+            << s->model_count() << " models, RMSF " << lo << " - " << hi << " A\n";
 }
 
 // Renaming a node and editing the workflow's name and description from the Inspector.
@@ -758,6 +882,22 @@ TEST_F(StudioGui, NmrWorkflowRunsAndShowsTheRefinedStructure) {
   ASSERT_GT(refined->atoms.size(), 500u);  // 2KPU: ~1500 atoms with hydrogens
   gs::StructureViewer* sv = w->viewers().structure_viewer();
   ASSERT_TRUE(viewer_ready(sv));
+  // The kept models open superimposed (one chain: a Cα tube each), coloured by RMSF; then
+  // model 1 with all its atoms.
+  ASSERT_EQ(refined->model_count(), 2u);
+  EXPECT_TRUE(sv->ensemble_shown());
+  EXPECT_EQ(sv->models_shown(), 2u);
+  EXPECT_EQ(sv->trace_count(), 2u);
+  EXPECT_EQ(sv->atom_count(), 0u);
+  const auto [rmsf_lo, rmsf_hi] = sv->rmsf_range();
+  std::cout << "computed ensemble RMSF " << rmsf_lo << " - " << rmsf_hi << " A\n";
+  EXPECT_GE(rmsf_lo, 0.0);
+  EXPECT_LT(rmsf_lo, 1.0);  // the ordered core of two accepted models
+  EXPECT_GT(rmsf_hi, rmsf_lo);
+  EXPECT_LT(rmsf_hi, 30.0);
+  sv->set_model(0);
+  ASSERT_TRUE(viewer_ready(sv));
+  EXPECT_FALSE(sv->ensemble_shown());
   EXPECT_EQ(sv->atom_count(), refined->atoms.size());
   EXPECT_GT(sv->bond_count(), refined->atoms.size() * 9 / 10);
   // The same count as the file the run wrote (an independent reader: ATOM/HETATM records).
@@ -1185,6 +1325,27 @@ TEST_F(StudioGui, SelectingABigEnsembleKeepsTheGuiResponsive) {
   const PixelStats px = pixel_stats(sv->grab_frame());
   EXPECT_GT(px.background, 0.2);
   EXPECT_GT(px.off_background, 0.02);
+  // The ensemble opens superimposed: a Cα tube per model; noise of 0.3 Å per coordinate gives
+  // an RMSF of about 0.5 Å everywhere.
+  EXPECT_TRUE(sv->ensemble_shown());
+  EXPECT_EQ(sv->models_shown(), 20u);
+  EXPECT_EQ(sv->trace_count(), 20u);
+  const auto [rmsf_lo, rmsf_hi] = sv->rmsf_range();
+  EXPECT_GT(rmsf_lo, 0.2);
+  EXPECT_LT(rmsf_hi, 1.0);
+  // One model with all its atoms and bonds: also built and drawn while the event loop turns.
+  last = clock.elapsed();
+  longest = 0;
+  tick.start(5);
+  sv->set_model(0);
+  ASSERT_TRUE(viewer_ready(sv));
+  ASSERT_TRUE(wait_for([&] { return !sv->view()->rendering(); }, 60000));
+  tick.stop();
+  std::cout << "model 1: longest event-loop gap: " << longest << " ms\n";
+  EXPECT_LT(longest, 100);
+  const PixelStats px1 = pixel_stats(sv->grab_frame());
+  EXPECT_GT(px1.background, 0.2);
+  EXPECT_GT(px1.off_background, 0.02);
   EXPECT_EQ(sv->atom_count(), 1500u);
   EXPECT_GE(sv->bond_count(), 1400u);  // 14 in each residue
   EXPECT_EQ(sv->trace_count(), 1u);
