@@ -22,6 +22,8 @@
 #                        launches run uninstrumented, at full speed. For racecheck on suites
 #                        whose tests launch the same kernels hundreds of times (iterative
 #                        solvers, MD steps), where the first launches cover every kernel.
+#   GPU_SANITIZE_ONLY    an extended regex: with GPU_SANITIZE_PER_TEST, run only the tests
+#                        (Suite.Name) it matches, e.g. the ones an earlier run could not finish
 #   COMPUTE_SANITIZER    the tool (default: compute-sanitizer on PATH, else /usr/local/cuda/bin)
 # Binaries are run from the current folder (as ctest runs them from the build folder), with the
 # bundle's env.sh sourced when BIN_DIR/../env.sh exists (../shared/gpu/bundle.sh). Tests that
@@ -110,7 +112,7 @@ for tool in "${tools[@]}"; do
     if [ -n "${GPU_SANITIZE_PER_TEST:-}" ]; then
       : >"$log"
       rc=0
-      mapfile -t tests < <(list_tests "$bin/$b" "$filter")
+      mapfile -t tests < <(list_tests "$bin/$b" "$filter" | grep -E "${GPU_SANITIZE_ONLY:-.}")
       for t in "${tests[@]}"; do
         tl=$((limit - (SECONDS - t0)))
         [ "$tl" -gt "$GPU_SANITIZE_PER_TEST" ] && tl=$GPU_SANITIZE_PER_TEST
