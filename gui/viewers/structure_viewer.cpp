@@ -123,6 +123,25 @@ Polyline trace_line(const std::vector<Vec3>& xyz, const std::vector<std::size_t>
   return l;
 }
 
+/// Where a tube set's colours live: per cell (sticks, half by half) or per point (traces).
+enum class Scalars { PerCell, PerPoint };
+/// Adds an actor for prebuilt tubes (bond_geometry, backbone_geometry), coloured by their scalars.
+void add_tubes(vtkRenderer* ren, const vtkSmartPointer<vtkPolyData>& tubes, Scalars scalars, double opacity = 1.0,
+               bool shiny = false) {
+  auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+  mapper->SetInputData(tubes);
+  if (scalars == Scalars::PerCell) mapper->SetScalarModeToUseCellData();
+  else mapper->SetScalarModeToUsePointData();
+  auto actor = vtkSmartPointer<vtkActor>::New();
+  actor->SetMapper(mapper);
+  if (opacity < 1.0) actor->GetProperty()->SetOpacity(opacity);
+  if (shiny) {
+    actor->GetProperty()->SetSpecular(0.4);
+    actor->GetProperty()->SetSpecularPower(30);
+  }
+  ren->AddActor(actor);
+}
+
 /// Looks down the smallest principal axis with the largest one across the view, at the
 /// distance where the molecule's extent (plus atom radii) just fits the view's aspect ratio.
 void frame_axes(vtkRenderer* ren, const PrincipalAxes& a, double aspect) {
@@ -404,42 +423,10 @@ void StructureViewer::apply_geometry(int generation, const std::shared_ptr<Geome
       actor->GetProperty()->SetSpecular(0.3);
       ren->AddActor(actor);
     }
-    if (g->bonds) {
-      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
-      mapper->SetInputData(g->bonds);
-      mapper->SetScalarModeToUseCellData();
-      auto actor = vtkSmartPointer<vtkActor>::New();
-      actor->SetMapper(mapper);
-      ren->AddActor(actor);
-    }
-    for (const auto& t : g->traces) {
-      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
-      mapper->SetInputData(t);
-      mapper->SetScalarModeToUsePointData();
-      auto actor = vtkSmartPointer<vtkActor>::New();
-      actor->SetMapper(mapper);
-      actor->GetProperty()->SetSpecular(0.4);
-      actor->GetProperty()->SetSpecularPower(30);
-      ren->AddActor(actor);
-    }
-    if (g->overlay) {
-      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
-      mapper->SetInputData(g->overlay);
-      mapper->SetScalarModeToUseCellData();
-      auto actor = vtkSmartPointer<vtkActor>::New();
-      actor->SetMapper(mapper);
-      actor->GetProperty()->SetOpacity(0.6);
-      ren->AddActor(actor);
-    }
-    if (g->overlay_trace) {
-      auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
-      mapper->SetInputData(g->overlay_trace);
-      mapper->SetScalarModeToUsePointData();
-      auto actor = vtkSmartPointer<vtkActor>::New();
-      actor->SetMapper(mapper);
-      actor->GetProperty()->SetOpacity(0.7);
-      ren->AddActor(actor);
-    }
+    if (g->bonds) add_tubes(ren, g->bonds, Scalars::PerCell);
+    for (const auto& t : g->traces) add_tubes(ren, t, Scalars::PerPoint, 1.0, true);
+    if (g->overlay) add_tubes(ren, g->overlay, Scalars::PerCell, 0.6);
+    if (g->overlay_trace) add_tubes(ren, g->overlay_trace, Scalars::PerPoint, 0.7);
   });
   atoms_shown_ = g->atoms;
   bonds_shown_ = g->bond_count;

@@ -552,6 +552,20 @@ TEST_F(StudioGui, CancelStopsTheRun) {
 }
 
 // The 3D viewer on a real structure: io.read_structure on 2KPU model 1.
+// A big, exposed structure viewer: its dock floated at 900×700, the molecule fitted to it.
+void float_structure_viewer(gs::MainWindow& w, gs::StructureViewer* sv) {
+  auto* dock = w.findChild<QDockWidget*>(QStringLiteral("viewers"));
+  ASSERT_NE(dock, nullptr);
+  dock->setFloating(true);
+  dock->resize(900, 700);
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(dock));
+  QTest::qWait(100);
+  auto* reset = sv->findChild<QToolButton*>(QStringLiteral("reset_view"));
+  ASSERT_NE(reset, nullptr);
+  QTest::mouseClick(reset, Qt::LeftButton);  // fit the molecule to the new window size
+  QTest::qWait(200);
+}
+
 TEST_F(StudioGui, StructureViewerScreenshot) {
   if (!registry().find_node("io.read_structure")) GTEST_SKIP() << "io plugin not built";
   const fs::path pdb = fs::path(GEMFLOW_SOURCE_DIR) / "sample_data" / "2kpu" / "2kpu.pdb";
@@ -577,17 +591,7 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   ASSERT_NE(model_box, nullptr);
   EXPECT_EQ(model_box->minimum(), 1);  // one model: no "all"
   EXPECT_EQ(model_box->text(), QStringLiteral("1"));
-  // A big, exposed viewer: float its dock.
-  auto* dock = w->findChild<QDockWidget*>(QStringLiteral("viewers"));
-  ASSERT_NE(dock, nullptr);
-  dock->setFloating(true);
-  dock->resize(900, 700);
-  ASSERT_TRUE(QTest::qWaitForWindowExposed(dock));
-  QTest::qWait(100);
-  auto* reset = sv->findChild<QToolButton*>(QStringLiteral("reset_view"));
-  ASSERT_NE(reset, nullptr);
-  QTest::mouseClick(reset, Qt::LeftButton);  // fit the molecule to the new window size
-  QTest::qWait(200);
+  ASSERT_NO_FATAL_FAILURE(float_structure_viewer(*w, sv));  // a big, exposed viewer
   EXPECT_GE(sv->view()->width(), 400);
   QImage shot = sv->grab_frame();
   ASSERT_FALSE(shot.isNull());
@@ -625,6 +629,8 @@ TEST_F(StudioGui, StructureViewerScreenshot) {
   EXPECT_LT(rmsf_lo, 0.5);
   EXPECT_GT(rmsf_hi, 2.0);
   EXPECT_LT(rmsf_hi, 30.0);
+  auto* reset = sv->findChild<QToolButton*>(QStringLiteral("reset_view"));
+  ASSERT_NE(reset, nullptr);
   QTest::mouseClick(reset, Qt::LeftButton);
   QTest::qWait(200);
   const QImage ens_shot = sv->grab_frame();
@@ -694,16 +700,7 @@ TEST_F(StudioGui, EnsembleViewForTheDocs) {
   ASSERT_TRUE(viewer_ready(sv));
   ASSERT_TRUE(sv->ensemble_shown());
   EXPECT_EQ(sv->models_shown(), s->model_count());
-  auto* dock = w->findChild<QDockWidget*>(QStringLiteral("viewers"));
-  ASSERT_NE(dock, nullptr);
-  dock->setFloating(true);
-  dock->resize(900, 700);
-  ASSERT_TRUE(QTest::qWaitForWindowExposed(dock));
-  QTest::qWait(100);
-  auto* reset = sv->findChild<QToolButton*>(QStringLiteral("reset_view"));
-  ASSERT_NE(reset, nullptr);
-  QTest::mouseClick(reset, Qt::LeftButton);
-  QTest::qWait(200);
+  ASSERT_NO_FATAL_FAILURE(float_structure_viewer(*w, sv));
   const QImage shot = sv->grab_frame();
   ASSERT_FALSE(shot.isNull());
   const PixelStats st = pixel_stats(shot);
