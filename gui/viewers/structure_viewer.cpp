@@ -125,7 +125,7 @@ Polyline trace_line(const std::vector<Vec3>& xyz, const std::vector<std::size_t>
 
 /// Where a tube set's colours live: per cell (sticks, half by half) or per point (traces).
 enum class Scalars { PerCell, PerPoint };
-/// Adds an actor for prebuilt tubes (bond_geometry, backbone_geometry), coloured by their scalars.
+/// Adds an actor for prebuilt tubes (bond_geometry, tube_geometry), coloured by their scalars.
 void add_tubes(vtkRenderer* ren, const vtkSmartPointer<vtkPolyData>& tubes, Scalars scalars, double opacity = 1.0,
                bool shiny = false) {
   auto mapper = vtkSmartPointer<vtkPolyDataMapper>::New();
