@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gemflow/text_location.hpp"
+
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/matrix_io.hpp"
 #include "text.hpp"
@@ -102,9 +104,7 @@ void fill_missing(Signal& s, SignalFileInfo& info, const std::string& path) {
   if (info.missing > 0) s.valid = std::move(valid);
 }
 
-int line_at(std::string_view text, std::size_t byte) {
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(byte, text.size()), '\n'));
-}
+int line_at(std::string_view text, std::size_t byte) { return line_of_byte(text, byte); }
 
 Signal parse_tcpd(std::string_view text, const std::string& path, SignalFileInfo& info, const CancelCheck& cancel) {
   using nlohmann::json;
@@ -119,6 +119,8 @@ Signal parse_tcpd(std::string_view text, const std::string& path, SignalFileInfo
     });
   } catch (const json::parse_error& e) {
     throw ParseError(path, line_at(text, e.byte > 0 ? e.byte - 1 : 0), std::string("JSON syntax: ") + e.what());
+  } catch (const json::exception& e) {  // out_of_range 406: a number beyond double's range
+    throw ParseError(path, line_of_quoted_token(text, e.what()), std::string("JSON value: ") + e.what());
   }
   auto where = [&](const std::string& key) {  // the line of a key's first occurrence, for messages
     const auto p = text.find("\"" + key + "\"");

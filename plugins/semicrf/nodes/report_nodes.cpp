@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gemflow/text_location.hpp"
+
 #include "gemflow/semicrf/metrics.hpp"
 #include "gemflow/semicrf/plot.hpp"
 #include "model_type.hpp"
@@ -33,9 +35,11 @@ Truth read_truth(const std::filesystem::path& file, const std::string& series) {
     try {
       j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
-      const auto line = 1 + std::count(text.begin(), text.begin() + std::min<std::size_t>(e.byte, text.size()), '\n');
-      throw InputError(SourceLocation{file.string(), static_cast<int>(line), 0},
+      throw InputError(SourceLocation{file.string(), line_of_byte(text, e.byte > 0 ? e.byte - 1 : 0), 0},
                        std::string("JSON syntax: ") + e.what());
+    } catch (const nlohmann::json::exception& e) {  // out_of_range 406: a number beyond double's range
+      throw InputError(SourceLocation{file.string(), line_of_quoted_token(text, e.what()), 0},
+                       std::string("JSON value: ") + e.what());
     }
     if (!j.is_object() || !j.contains(series) || !j[series].is_object())
       throw InputError(file.string() + ": no annotations of series '" + series +

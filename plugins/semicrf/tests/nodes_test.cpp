@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gemflow/testing.hpp>
@@ -380,6 +381,23 @@ TEST(SemicrfNodes, EvaluateAppendsRows) {
   bad->set_param("annotations", sample("sequences/tcpd/annotations.json"));
   bad->set_param("series", std::string("nonexistent"));
   EXPECT_NE(gt::error_of(*bad, ctx).find("no annotations of series 'nonexistent'"), std::string::npos);
+  // A JSON number beyond double's range is a located error, not an escaped library exception
+  // (found by fuzzing the signal reader, which parses the same JSON); so is bad syntax.
+  const auto dir = std::filesystem::temp_directory_path() / "gemflow_semicrf_nodes_test";
+  std::filesystem::create_directories(dir);
+  const std::pair<const char*, const char*> cases[] = {
+      {"{\"s\": {\"a\": [1,\n2,\n5e521]}}", "overflow.json:3: JSON value"},
+      {"{\"s\": {\"a\": [1,\n-1e400]}}", "overflow.json:2: JSON value"},
+      {"{\"s\": {\"a\": [1,\n2,,]}}", "overflow.json:2: JSON syntax"}};
+  for (const auto& [text, expected] : cases) {
+    std::ofstream(dir / "overflow.json") << text;
+    auto j = gt::make_node(registry(), "semicrf.evaluate");
+    j->set_input("segmentation", Value::make(none));
+    j->set_param("annotations", (dir / "overflow.json").string());
+    j->set_param("series", std::string("s"));
+    const auto e = gt::error_of(*j, ctx);
+    EXPECT_NE(e.find(expected), std::string::npos) << text << " → " << e;
+  }
 }
 
 // More labels than samples was refused as "8 labels for 3 samples (need 1 ≤ C ≤ T)", naming no
