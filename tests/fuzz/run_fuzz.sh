@@ -9,7 +9,8 @@
 # far below the wall time. FUZZ_CPU_GOAL=S turns the script into a rotation: one harness at a time
 # (the one with the least CPU in cpu.tsv), FUZZ_SECONDS each, until every harness has S seconds of
 # CPU, or until the file build/fuzz/STOP exists; it can be stopped and started again (e.g. under
-# `nice -n 19` in the background).
+# `nice -n 19` in the background). Rotations may run side by side, one per core: each locks the
+# harness it runs (build/fuzz/locks/), so they never run one harness twice at once.
 # Corpora grow in build/fuzz/corpus/<harness>/ (seeded from sample_data/, shared/data and the
 # committed regressions); findings (crashes, sanitizer reports, inputs over the time or memory
 # limit) land in build/fuzz/findings/<harness>/. Keep a finding as a regression input by copying
@@ -49,9 +50,10 @@ run_one() {
     -artifact_prefix="$findings/" >"$log" 2>&1 || echo "rc=$?" >"$log.rc"; } 2>&1 | awk '{printf "%.1f", $1 + $2}')
   [ -f "$log.rc" ] && { rc=$(cut -d= -f2 "$log.rc"); rm -f "$log.rc"; }
   local runs cov result
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo "?")
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || true)
   result=$([ "$rc" -eq 0 ] && echo none || echo "FOUND (exit $rc): $(ls "$findings" | head -3 | tr '\n' ' ')see $log")
+  runs=${runs:-?} cov=${cov:-?}
   printf '%-22s %8s %8s %12s %8s %8s %s\n' "$h" "$seconds" "$cpu" "$runs" "$cov" "$(ls "$corpus" | wc -l)" "$result"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$h" "$seconds" "$cpu" "$runs" "$cov" "$result" \
     >>build/fuzz/cpu.tsv
@@ -69,16 +71,28 @@ printf '%-22s %8s %8s %12s %8s %8s %s\n' harness wall_s cpu_s runs coverage corp
 status=0
 if [ -n "${FUZZ_CPU_GOAL:-}" ]; then
   rm -f build/fuzz/STOP
+  mkdir -p build/fuzz/locks
   found=()
   while [ ! -e build/fuzz/STOP ]; do
-    next="" least=""
-    for h in "${harnesses[@]}"; do
+    # The harness with the least CPU so far that no other rotation is running (one rotation per
+    # core can share build/fuzz: each holds a lock on the harness it runs).
+    next="" waiting=0
+    while read -r c h; do
+      exec {lock}>"build/fuzz/locks/$h.lock"
+      if flock -n "$lock"; then next=$h; break; fi
+      exec {lock}>&-
+      waiting=1
+    done < <(for h in "${harnesses[@]}"; do
       [[ " ${found[*]} " == *" $h "* ]] && continue
       c=$(cpu_so_far "$h")
-      [ "$c" -lt "$FUZZ_CPU_GOAL" ] && { [ -z "$least" ] || [ "$c" -lt "$least" ]; } && { next=$h; least=$c; }
-    done
-    [ -n "$next" ] || break
+      [ "$c" -lt "$FUZZ_CPU_GOAL" ] && echo "$c $h"
+    done | sort -n)
+    if [ -z "$next" ]; then
+      [ "$waiting" -eq 1 ] && { sleep 30; continue; }  # the rest are running elsewhere
+      break
+    fi
     run_one "$next" "$seconds" || { status=1; found+=("$next"); }
+    exec {lock}>&-
   done
   for h in "${harnesses[@]}"; do printf '%-22s %8s s of CPU in all\n' "$h" "$(cpu_so_far "$h")"; done
 else
