@@ -16,6 +16,10 @@
 # limit) land in build/fuzz/findings/<harness>/. Keep a finding as a regression input by copying
 # it into the harness's regressions/ folder once it is fixed: `make test` replays it.
 set -euo pipefail
+# A niced rotation started in a session of its own (setsid, nohup from another terminal) sits in
+# a scheduler autogroup of its own, where nice ranks it only against itself: it took two thirds
+# of a core from a build beside it. Give the autogroup the same nice value.
+if [ "$(nice)" -gt 0 ] && [ -w /proc/self/autogroup ]; then echo "$(nice)" >/proc/self/autogroup 2>/dev/null || true; fi
 cd "$(dirname "$0")/../.."
 seconds=${FUZZ_SECONDS:-60}
 # libFuzzer's -timeout is wall-clock time: on a loaded machine (a niced rotation beside builds) an
