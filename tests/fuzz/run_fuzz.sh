@@ -17,8 +17,8 @@
 # it into the harness's regressions/ folder once it is fixed: `make test` replays it.
 set -euo pipefail
 # A niced rotation started in a session of its own (setsid, nohup from another terminal) sits in
-# a scheduler autogroup of its own, where nice ranks it only against itself: it took two thirds
-# of a core from a build beside it. Give the autogroup the same nice value.
+# a scheduler autogroup of its own, where nice ranks it only against itself and a build beside it
+# gets no more than an equal share. Give the autogroup the same nice value.
 if [ "$(nice)" -gt 0 ] && [ -w /proc/self/autogroup ]; then echo "$(nice)" >/proc/self/autogroup 2>/dev/null || true; fi
 cd "$(dirname "$0")/../.."
 seconds=${FUZZ_SECONDS:-60}
