@@ -3,6 +3,7 @@
 # each for FUZZ_SECONDS (default 60) of wall-clock time (libFuzzer's -max_total_time), FUZZ_JOBS
 # at a time (default: the core count).
 # Usage: run_fuzz.sh [HARNESS...]   (default: all; names as in build/fuzz/fuzz/*.seeds)
+#        run_fuzz.sh --fold         (adds build/fuzz/cpu.tsv's new runs to tests/fuzz/cpu_ledger.tsv)
 # FUZZ_TIMEOUT: seconds of wall time one input may take before it counts as a hang (default 2).
 # The CPU time each run used (user + system) is printed and added to build/fuzz/cpu.tsv, one line
 # per run, so that the CPU a harness has had is known on a shared or loaded machine, where it is
@@ -11,7 +12,8 @@
 # CPU, or until the file build/fuzz/STOP exists; it can be stopped and started again (e.g. under
 # `nice -n 19` in the background). Rotations may run side by side, one per core: each locks the
 # harness it runs (build/fuzz/locks/), so they never run one harness twice at once.
-# Corpora grow in build/fuzz/corpus/<harness>/ (seeded from sample_data/, shared/data and the
+# Earlier rounds count from tests/fuzz/cpu_ledger.tsv; `run_fuzz.sh --fold` adds this checkout's
+# runs to it (see that file). Corpora grow in build/fuzz/corpus/<harness>/ (seeded from sample_data/, shared/data and the
 # committed regressions); findings (crashes, sanitizer reports, inputs over the time or memory
 # limit) land in build/fuzz/findings/<harness>/. Keep a finding as a regression input by copying
 # it into the harness's regressions/ folder once it is fixed: `make test` replays it.
@@ -21,6 +23,20 @@ set -euo pipefail
 # gets no more than an equal share. Give the autogroup the same nice value.
 if [ "$(nice)" -gt 0 ] && [ -w /proc/self/autogroup ]; then echo "$(nice)" >/proc/self/autogroup 2>/dev/null || true; fi
 cd "$(dirname "$0")/../.."
+ledger=tests/fuzz/cpu_ledger.tsv
+ledger_end=$(grep -v '^#' "$ledger" | cut -f1 | sort | tail -1)
+# --fold: append the runs of build/fuzz/cpu.tsv after the ledger's newest line to the ledger, one
+# line per harness (summed; stamped with the newest run), to be committed at the end of a round.
+if [ "${1:-}" = --fold ]; then
+  [ -f build/fuzz/cpu.tsv ] || { echo "run_fuzz.sh --fold: no build/fuzz/cpu.tsv"; exit 1; }
+  awk -F'\t' -v OFS='\t' -v since="$ledger_end" '
+    $1 > since { n[$2]++; w[$2] += $3; c[$2] += $4; if ($5 ~ /^[0-9]+$/) r[$2] += $5
+                 if ($6 + 0 > cov[$2]) cov[$2] = $6; if ($7 != "none") f[$2] = $7
+                 if ($1 > end) end = $1 }
+    END { for (h in n) print end, h, w[h], c[h], r[h] + 0, cov[h] + 0, (h in f) ? f[h] : "none" }' \
+    build/fuzz/cpu.tsv | sort -k2 | tee -a "$ledger"
+  exit 0
+fi
 seconds=${FUZZ_SECONDS:-60}
 # libFuzzer's -timeout is wall-clock time: on a loaded machine (a niced rotation beside builds) an
 # input that takes 0.05 s alone can exceed 2 s, so such runs want a larger FUZZ_TIMEOUT.
@@ -65,9 +81,15 @@ run_one() {
 }
 export -f run_one
 
-# CPU seconds each harness has had so far (build/fuzz/cpu.tsv).
+# CPU seconds each harness has had so far: the committed ledger of earlier rounds
+# (tests/fuzz/cpu_ledger.tsv) and the runs of build/fuzz/cpu.tsv after its newest line.
 touch build/fuzz/cpu.tsv
-cpu_so_far() { awk -F'\t' -v h="$1" '$2 == h {s += $4} END {printf "%d", s}' build/fuzz/cpu.tsv; }
+cpu_so_far() {
+  awk -F'\t' -v h="$1" -v since="$ledger_end" '
+    FNR == NR { if ($2 == h) s += $4; next }
+    $1 > since && $2 == h { s += $4 }
+    END { printf "%d", s }' <(grep -v '^#' "$ledger") build/fuzz/cpu.tsv
+}
 # A harness that found something leaves the rotation (libFuzzer stops at its first finding): the
 # finding is triaged, and the next rotation takes the harness up again.
 
