@@ -18,8 +18,21 @@ using testing::error_of;
 using testing::slurp;
 using testing::write_temp;
 
+// A folder of this process's own, made on first use and removed at exit: the tests must not rely
+// on another test (or an earlier run) having made a shared one, nor race a parallel test over it.
+struct ProcessTempDir {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gemflow_png_tests_" + std::to_string(::getpid()));
+  ProcessTempDir() { std::filesystem::create_directories(dir); }
+  ~ProcessTempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / "gemflow_io_tests" / name).string();
+  static const ProcessTempDir tmp;
+  return (tmp.dir / name).string();
 }
 
 std::uint32_t be32(const std::string& b, std::size_t at) {
