@@ -293,7 +293,9 @@ class AnnealNode final : public Node {
             .memory = "O(n) terms plus the repel neighbour list (about 30 pairs per atom); on cuda the same on "
                       "the device.",
             .determinism = "CPU: the same inputs and seed give the same coordinates (one thread). cuda: the device "
-                           "sums forces in a varying order and the MD amplifies rounding, so runs differ (not in "
+                           "sums forces in a varying order, and the annealing amplifies rounding (its long L-BFGS "
+                           "minimisations most: on the CPU, moving one start coordinate by 1e-12 Å can end in "
+                           "another local minimum), so runs differ from each other and from the CPU (not in "
                            "quality).",
             .references =
                 "Nilges, Clore & Gronenborn, FEBS Lett. 229 (1988) 317; Schwieters et al., J. Magn. Reson. "

@@ -542,9 +542,13 @@ TEST_F(GpuEmbedding, EigenOnCudaFailsNamingTheMethodAndAutoRunsItOnTheCpu) {
 }
 
 // distgeom.anneal with device cuda: the batch path with one structure gives the CPU node's
-// result (a 6-residue peptide from its sequence folded by CA(i)–CA(i+3) ≤ 5.5 Å, the schedule of
-// AnnealGpu.BatchedScheduleMatchesTheCpuAnneal: energies to 1e-3 relative, seed by seed), and
-// says which device it used.
+// result (a 6-residue peptide from its sequence against CA(i)–CA(i+3) ≤ 5.5 Å, the MD schedule of
+// AnnealGpu.BatchedScheduleMatchesTheCpuAnneal: energies to 1e-3 relative), and says which device
+// it used. The L-BFGS minimisations are cut to 20 iterations: longer ones amplify rounding (on the
+// CPU alone, moving one start coordinate by 1e-12 Å changes the final energy of the default
+// 500-iteration schedule by 25 %, a different local minimum), while at 20 a change of 1e-9 Å moves
+// it by 1e-9 relative. Another seed (4) changes the energies by about 25 %, so a seed, schedule
+// or term that did not reach the device would fail the comparison.
 TEST_F(GpuEmbedding, AnnealNodeOnCudaMatchesTheCpuNode) {
   const auto dir = std::filesystem::temp_directory_path() / "gemflow_anneal_gpu_test";
   std::filesystem::create_directories(dir);
@@ -572,9 +576,9 @@ TEST_F(GpuEmbedding, AnnealNodeOnCudaMatchesTheCpuNode) {
     d.alternatives.push_back(alt);
     rs.restraints.push_back(d);
   }
-  std::map<std::string, Table::Cell> m[2];
-  const char* devices[2] = {"cpu", "cuda"};
-  for (int k = 0; k < 2; ++k) {
+  std::map<std::string, Table::Cell> m[3];
+  const char* devices[3] = {"cpu", "cuda", "cpu"};
+  for (int k = 0; k < 3; ++k) {
     auto an = make("distgeom.anneal");
     an->set_input("structure", Value::make(*mol));
     an->set_input("topology", Value::make(*mol));
@@ -582,20 +586,23 @@ TEST_F(GpuEmbedding, AnnealNodeOnCudaMatchesTheCpuNode) {
     an->set_param("hot_steps", std::int64_t{200});
     an->set_param("cooling_stages", std::int64_t{4});
     an->set_param("steps_per_stage", std::int64_t{50});
-    an->set_param("seed", std::int64_t{3});
+    an->set_param("minimise_iterations", std::int64_t{20});
+    an->set_param("seed", std::int64_t{k == 2 ? 4 : 3});
     an->set_param("device", std::string(devices[k]));
     RecordingContext c;
     ASSERT_EQ(error_of(*an, c), "(no error)") << devices[k];
-    EXPECT_EQ(device_used(c), k ? "cuda:0" : "cpu");
+    EXPECT_EQ(device_used(c), k == 1 ? "cuda:0" : "cpu");
     ASSERT_EQ(an->output("structure").as<Structure>()->atoms.size(), mol->atoms.size());
     for (const auto& row : an->output("report").as<Table>()->rows) m[k][std::get<std::string>(row[0])] = row[1];
   }
   EXPECT_EQ(std::get<std::int64_t>(m[1].at("md_steps")), std::get<std::int64_t>(m[0].at("md_steps")));
-  EXPECT_EQ(std::get<std::int64_t>(m[1].at("noe_violations_gt_0_5A")), 0);
-  EXPECT_EQ(std::get<std::int64_t>(m[0].at("noe_violations_gt_0_5A")), 0);
+  EXPECT_EQ(std::get<std::int64_t>(m[1].at("noe_violations_gt_0_5A")),
+            std::get<std::int64_t>(m[0].at("noe_violations_gt_0_5A")));
   for (const char* term : {"energy_total", "energy_noe", "energy_bond"}) {
     const double cpu = std::get<double>(m[0].at(term)), gpu = std::get<double>(m[1].at(term));
+    const double other_seed = std::get<double>(m[2].at(term));
     EXPECT_NEAR(gpu, cpu, 1e-3 * std::abs(cpu) + 1e-6) << term;
+    EXPECT_GT(std::abs(other_seed - cpu), 1e-2 * std::abs(cpu)) << term << ": the comparison must tell seeds apart";
   }
 }
 
