@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "gemflow/error.hpp"
 #include "gemflow/node.hpp"
 #include "gemflow/param.hpp"
@@ -42,6 +44,27 @@ struct LogLine {
   std::string text;
   bool operator==(const LogLine&) const = default;
 };
+
+/// A folder of this test process's own under the system temp folder (`gemflow-tests-<pid>`),
+/// made on the first call and removed with its contents when the process exits. For files a test
+/// writes outside a node (a RecordingContext has its own output folder): a test must not rely on
+/// a folder that another test or an earlier run made, and parallel test processes (ctest -j) must
+/// not share one. Throws std::filesystem::filesystem_error when the folder cannot be made.
+inline const std::filesystem::path& process_temp_dir() {
+  struct Folder {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("gemflow-tests-" + std::to_string(::getpid()));
+    Folder() { std::filesystem::create_directories(path); }
+    Folder(const Folder&) = delete;
+    Folder& operator=(const Folder&) = delete;
+    ~Folder() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Folder folder;
+  return folder.path;
+}
 
 /// A NodeContext that records; see the file comment.
 class RecordingContext final : public NodeContext {

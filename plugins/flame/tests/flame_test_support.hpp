@@ -8,32 +8,18 @@
 #include <fstream>
 #include <optional>
 #include <string>
-#include <system_error>
-
-#include <unistd.h>
 
 #include "gemflow/flame/flame.hpp"
 #include "gemflow/flame/render.hpp"
 #include "gemflow/io/image_io.hpp"
+#include "gemflow/testing.hpp"
 
 #define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 namespace gemflow::flame::testing {
 
 /// A folder of this test process for flam3-render's files, removed when the process exits.
-inline std::filesystem::path temp_dir() {
-  struct Folder {
-    std::filesystem::path path =
-        std::filesystem::temp_directory_path() / ("gemflow_flame_tests_" + std::to_string(::getpid()));
-    Folder() { std::filesystem::create_directories(path); }
-    ~Folder() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  };
-  static const Folder folder;
-  return folder.path;
-}
+inline const std::filesystem::path& temp_dir() { return gemflow::testing::process_temp_dir(); }
 
 inline std::string sample(const std::string& rel) {
   return std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/flames/" + rel;

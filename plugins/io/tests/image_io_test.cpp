@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gemflow/io/image_io.hpp"
+#include "gemflow/testing.hpp"
 #include "io_test_support.hpp"
 
 namespace gemflow::io {
@@ -18,21 +19,9 @@ using testing::error_of;
 using testing::slurp;
 using testing::write_temp;
 
-// A folder of this process's own, made on first use and removed at exit: the tests must not rely
-// on another test (or an earlier run) having made a shared one, nor race a parallel test over it.
-struct ProcessTempDir {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("gemflow_png_tests_" + std::to_string(::getpid()));
-  ProcessTempDir() { std::filesystem::create_directories(dir); }
-  ~ProcessTempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-};
-
+// Not a shared folder that another test may or may not have made (ctest runs each test alone).
 std::string temp_path(const std::string& name) {
-  static const ProcessTempDir tmp;
-  return (tmp.dir / name).string();
+  return (gemflow::testing::process_temp_dir() / name).string();
 }
 
 std::uint32_t be32(const std::string& b, std::size_t at) {
