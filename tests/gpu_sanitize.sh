@@ -144,11 +144,14 @@ for tool in "${tools[@]}"; do
     # (the larger of the two, so that a report is never hidden).
     summary=$(grep -oE '^========= (ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' |
       awk '{s += $1} END {print s + 0}')
-    printed=$(grep -cE '^========= (Error|Warning|Invalid|Program hit|Barrier|Race|Uninitialized|Leaked)' "$log")
+    # (initcheck reports a copy of never-written memory as "Host API memory access error"; the
+    # "Internal Sanitizer Error" of a kernel the tool could not follow counts too.)
+    printed=$(grep -cE '^========= (Error|Warning|Invalid|Program hit|Barrier|Race|Uninitialized|Leaked|Host API|Internal Sanitizer Error)' "$log")
     reports=$(( ${summary:-0} > printed ? ${summary:-0} : printed ))
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 130 ] || [ "$rc" -eq 137 ]; then
       current=$(grep -oE '^\[ RUN      \] .*' "$log" | tail -1 | cut -c14-)
       result="timeout after $secs s, in ${current:-start-up}"
+      [ "$reports" -gt 0 ] && result="REPORTS before a $result (see $log)"
     elif [ "$reports" -gt 0 ]; then
       result="REPORTS (see $log)"
     elif [ "$failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
