@@ -13,9 +13,9 @@
 # `nice -n 19` in the background). Rotations may run side by side, one per core: each locks the
 # harness it runs (build/fuzz/locks/), so they never run one harness twice at once.
 # Earlier rounds count from tests/fuzz/cpu_ledger.tsv; `run_fuzz.sh --fold` adds this checkout's
-# runs to it (see that file). Corpora grow in build/fuzz/corpus/<harness>/ (seeded from sample_data/, shared/data and the
-# committed regressions); findings (crashes, sanitizer reports, inputs over the time or memory
-# limit) land in build/fuzz/findings/<harness>/. Keep a finding as a regression input by copying
+# runs to it (see that file). Corpora grow in build/fuzz/corpus/<harness>/ (seeded from
+# sample_data/, shared/data and the committed regressions); findings (crashes, sanitizer reports,
+# inputs over the time or memory limit) land in build/fuzz/findings/<harness>/. Keep a finding as a regression input by copying
 # it into the harness's regressions/ folder once it is fixed: `make test` replays it.
 set -euo pipefail
 # A niced rotation started in a session of its own (setsid, nohup from another terminal) sits in
