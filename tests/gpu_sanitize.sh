@@ -24,6 +24,10 @@
 #                        solvers, MD steps), where the first launches cover every kernel.
 #   GPU_SANITIZE_ONLY    an extended regex: with GPU_SANITIZE_PER_TEST, run only the tests
 #                        (Suite.Name) it matches, e.g. the ones an earlier run could not finish
+#   GPU_SANITIZE_JOBS    J: with GPU_SANITIZE_PER_TEST, run J tests of a binary side by side on
+#                        the one card (default 1), each under the same per-test limit, so that a
+#                        budget covers more tests where the host has cores to spare (an H100 host
+#                        with 16 cores ran eleven tool runs at once on 2026-12-07)
 #   COMPUTE_SANITIZER    the tool (default: compute-sanitizer on PATH, else /usr/local/cuda/bin)
 # Binaries are run from the current folder (as ctest runs them from the build folder), with the
 # bundle's env.sh sourced when BIN_DIR/../env.sh exists (../shared/gpu/bundle.sh). Tests that
@@ -40,6 +44,8 @@ shift
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(racecheck synccheck memcheck)
 budget=${GPU_SANITIZE_BUDGET:-450}
+jobs=${GPU_SANITIZE_JOBS:-1}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "gpu_sanitize: GPU_SANITIZE_JOBS must be a positive integer, not '$jobs'"; exit 2; }
 logs=${GPU_SANITIZE_LOGS:-gpu-sanitize-logs}
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 [ -x "$cs" ] || { echo "gpu_sanitize: compute-sanitizer not found (set COMPUTE_SANITIZER)"; exit 2; }
@@ -110,26 +116,46 @@ for tool in "${tools[@]}"; do
     t0=$SECONDS
     timeouts=0
     if [ -n "${GPU_SANITIZE_PER_TEST:-}" ]; then
+      mapfile -t tests < <(list_tests "$bin/$b" "$filter" | grep -E "${GPU_SANITIZE_ONLY:-.}")
+      # Worker k runs tests k, k + J, ... into $log.wk; the tests it could not finish go to
+      # $log.wk.cut and the last failing exit status to $log.wk.rc.
+      worker() {
+        local k=$1 i t tl r
+        : >"$log.w$k"
+        : >"$log.w$k.cut"
+        echo 0 >"$log.w$k.rc"
+        for ((i = k; i < ${#tests[@]}; i += jobs)); do
+          t=${tests[i]}
+          tl=$((limit - (SECONDS - t0)))
+          [ "$tl" -gt "$GPU_SANITIZE_PER_TEST" ] && tl=$GPU_SANITIZE_PER_TEST
+          if [ "$tl" -lt 2 ]; then
+            echo "[ NOT RUN  ] $t (the binary's share of the budget is spent)" >>"$log.w$k"
+            echo "$b $tool $t: not run, budget spent" >>"$log.w$k.cut"
+            continue
+          fi
+          timeout -s INT -k 10 "$tl" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 86 \
+            --print-limit 100 "$bin/$b" --gtest_filter="$t" >>"$log.w$k" 2>&1
+          r=$?
+          if [ "$r" -eq 124 ] || [ "$r" -eq 130 ] || [ "$r" -eq 137 ]; then
+            echo "$b $tool $t: timeout after $tl s" >>"$log.w$k.cut"
+          elif [ "$r" -ne 0 ]; then
+            echo "$r" >"$log.w$k.rc"
+          fi
+        done
+      }
+      for ((k = 0; k < jobs; ++k)); do worker "$k" & done
+      wait
       : >"$log"
       rc=0
-      mapfile -t tests < <(list_tests "$bin/$b" "$filter" | grep -E "${GPU_SANITIZE_ONLY:-.}")
-      for t in "${tests[@]}"; do
-        tl=$((limit - (SECONDS - t0)))
-        [ "$tl" -gt "$GPU_SANITIZE_PER_TEST" ] && tl=$GPU_SANITIZE_PER_TEST
-        if [ "$tl" -lt 2 ]; then
-          echo "[ NOT RUN  ] $t (the binary's share of the budget is spent)" >>"$log"
-          timed_out+=("$b $tool $t: not run, budget spent")
-          continue
-        fi
-        timeout -s INT -k 10 "$tl" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 86 \
-          --print-limit 100 "$bin/$b" --gtest_filter="$t" >>"$log" 2>&1
-        r=$?
-        if [ "$r" -eq 124 ] || [ "$r" -eq 130 ] || [ "$r" -eq 137 ]; then
-          timeouts=$((timeouts + 1))
-          timed_out+=("$b $tool $t: timeout after $tl s")
-        elif [ "$r" -ne 0 ]; then
-          rc=$r
-        fi
+      for ((k = 0; k < jobs; ++k)); do
+        cat "$log.w$k" >>"$log"
+        while IFS= read -r line; do
+          timed_out+=("$line")
+          [[ $line == *": timeout after "* ]] && timeouts=$((timeouts + 1))
+        done <"$log.w$k.cut"
+        r=$(cat "$log.w$k.rc")
+        [ "$r" -ne 0 ] && rc=$r
+        rm -f "$log.w$k" "$log.w$k.cut" "$log.w$k.rc"
       done
     else
       timeout -s INT -k 10 "$limit" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 86 \
