@@ -4,6 +4,7 @@
 # at a time (default: the core count).
 # Usage: run_fuzz.sh [HARNESS...]   (default: all; names as in build/fuzz/fuzz/*.seeds)
 #        run_fuzz.sh --fold         (adds build/fuzz/cpu.tsv's new runs to tests/fuzz/cpu_ledger.tsv)
+#        run_fuzz.sh --totals       (CPU per harness over every round, a Markdown table)
 # FUZZ_TIMEOUT: seconds of wall time one input may take before it counts as a hang (default 2).
 # The CPU time each run used (user + system) is printed and added to build/fuzz/cpu.tsv, one line
 # per run, so that the CPU a harness has had is known on a shared or loaded machine, where it is
@@ -35,6 +36,23 @@ if [ "${1:-}" = --fold ]; then
                  if ($1 > end) end = $1 }
     END { for (h in n) print end, h, w[h], c[h], r[h] + 0, cov[h] + 0, (h in f) ? f[h] : "none" }' \
     build/fuzz/cpu.tsv | sort -k2 | tee -a "$ledger"
+  exit 0
+fi
+# --totals: CPU seconds and executions per harness over every round (the ledger and this
+# checkout's newer runs), as a Markdown table against FUZZ_CPU_GOAL (default 3600 s).
+if [ "${1:-}" = --totals ]; then
+  goal=${FUZZ_CPU_GOAL:-3600}
+  runs=build/fuzz/cpu.tsv
+  [ -f "$runs" ] || runs=/dev/null
+  echo "| harness | CPU s | executions | of ${goal} s |"
+  echo "|---|---:|---:|---:|"
+  awk -F'\t' -v since="$ledger_end" -v goal="$goal" '
+    FNR == NR { c[$2] += $4; if ($5 ~ /^[0-9]+$/) r[$2] += $5; next }
+    $1 > since { c[$2] += $4; if ($5 ~ /^[0-9]+$/) r[$2] += $5 }
+    END { for (h in c) { printf "%s\t| `%s` | %.0f | %.0f | %.0f %% |\n", h, h, c[h], r[h], 100 * c[h] / goal
+                         t += c[h]; tr += r[h]; n++ }
+          if (n) printf "~\t| all %d | %.0f | %.0f | %.0f %% |\n", n, t, tr, 100 * t / (goal * n) }' \
+    <(grep -v '^#' "$ledger") "$runs" | LC_ALL=C sort -t$'\t' -k1,1 | cut -f2-
   exit 0
 fi
 seconds=${FUZZ_SECONDS:-60}
