@@ -96,8 +96,8 @@ for jobs in 1 3; do
     GPU_SANITIZE_JOBS=$jobs -- racecheck
   expect_rc $n 1
   expect_row $n gemflow_good_gpu_tests racecheck 1 0 0 'clean in the tests that finished; 1 timed out'
-  # Race (1 from the summary... counted as printed lines: the Error line), the two lines before
-  # the hang, the internal error: 4 reports; the internal error's test failed.
+  # Reports counted from the printed lines (more than the tools' summaries give): the race, the
+  # two before the hang, the internal error; the internal error's test failed.
   expect_row $n gemflow_bad_gpu_tests racecheck 2 1 4 'REPORTS \(see '
   expect_line $n 'per test: gemflow_good_gpu_tests racecheck Fake\.Hangs: timeout after 2 s'
   expect_line $n 'per test: gemflow_bad_gpu_tests racecheck Fake\.ReportThenHang: timeout after 2 s'
