@@ -38,21 +38,25 @@ if [ "${1:-}" = --fold ]; then
     build/fuzz/cpu.tsv | sort -k2 | tee -a "$ledger"
   exit 0
 fi
-# --totals: CPU seconds and executions per harness over every round (the ledger and this
-# checkout's newer runs), as a Markdown table against FUZZ_CPU_GOAL (default 3600 s).
-if [ "${1:-}" = --totals ]; then
-  goal=${FUZZ_CPU_GOAL:-3600}
-  runs=build/fuzz/cpu.tsv
+# CPU seconds and executions of each harness over every round: the committed ledger of earlier
+# rounds and the runs of build/fuzz/cpu.tsv after its newest line. One line per harness:
+# harness, CPU seconds, executions (tab-separated).
+totals() {
+  local runs=build/fuzz/cpu.tsv
   [ -f "$runs" ] || runs=/dev/null
-  echo "| harness | CPU s | executions | of ${goal} s |"
-  echo "|---|---:|---:|---:|"
-  awk -F'\t' -v since="$ledger_end" -v goal="$goal" '
+  awk -F'\t' -v OFS='\t' -v since="$ledger_end" '
     FNR == NR { c[$2] += $4; if ($5 ~ /^[0-9]+$/) r[$2] += $5; next }
     $1 > since { c[$2] += $4; if ($5 ~ /^[0-9]+$/) r[$2] += $5 }
-    END { for (h in c) { printf "%s\t| `%s` | %.0f | %.0f | %.0f %% |\n", h, h, c[h], r[h], 100 * c[h] / goal
-                         t += c[h]; tr += r[h]; n++ }
-          if (n) printf "~\t| all %d | %.0f | %.0f | %.0f %% |\n", n, t, tr, 100 * t / (goal * n) }' \
-    <(grep -v '^#' "$ledger") "$runs" | LC_ALL=C sort -t$'\t' -k1,1 | cut -f2-
+    END { for (h in c) print h, c[h], r[h] + 0 }' <(grep -v '^#' "$ledger") "$runs"
+}
+# --totals: those figures as a Markdown table against FUZZ_CPU_GOAL (default 3600 s).
+if [ "${1:-}" = --totals ]; then
+  goal=${FUZZ_CPU_GOAL:-3600}
+  echo "| harness | CPU s | executions | of ${goal} s |"
+  echo "|---|---:|---:|---:|"
+  totals | LC_ALL=C sort | awk -F'\t' -v goal="$goal" '
+    { printf "| `%s` | %.0f | %.0f | %.0f %% |\n", $1, $2, $3, 100 * $2 / goal; t += $2; tr += $3; n++ }
+    END { if (n) printf "| all %d | %.0f | %.0f | %.0f %% |\n", n, t, tr, 100 * t / (goal * n) }'
   exit 0
 fi
 seconds=${FUZZ_SECONDS:-60}
@@ -99,15 +103,9 @@ run_one() {
 }
 export -f run_one
 
-# CPU seconds each harness has had so far: the committed ledger of earlier rounds
-# (tests/fuzz/cpu_ledger.tsv) and the runs of build/fuzz/cpu.tsv after its newest line.
+# CPU seconds each harness has had so far, all rounds (totals above).
 touch build/fuzz/cpu.tsv
-cpu_so_far() {
-  awk -F'\t' -v h="$1" -v since="$ledger_end" '
-    FNR == NR { if ($2 == h) s += $4; next }
-    $1 > since && $2 == h { s += $4 }
-    END { printf "%d", s }' <(grep -v '^#' "$ledger") build/fuzz/cpu.tsv
-}
+cpu_so_far() { totals | awk -F'\t' -v h="$1" '$1 == h { s = $2 } END { printf "%d", s }'; }
 # A harness that found something leaves the rotation (libFuzzer stops at its first finding): the
 # finding is triaged, and the next rotation takes the harness up again.
 
