@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -1619,6 +1620,42 @@ TEST_F(GpuCholeskyTest, MixedSolveNonFiniteInputIsNeverSuccess) {
     EXPECT_FALSE(f.converged) << ctx;
     EXPECT_TRUE(f.used_fp64_fallback) << ctx;
     EXPECT_TRUE(f.status.info != 0 || f.status.non_finite) << ctx << ": info " << f.status.info;
+  }
+}
+
+// "x is written only by steps that run": a solve that fails before any step (NaN in A, no fp64
+// fallback; not SPD even in fp64) leaves x bit for bit as the caller had it, also where b is tiny
+// enough (below 2⁻⁶⁰⁰) to be scaled before the fp32 solve. The scale was once undone on x anyway,
+// turning the caller's 42 into 42·2⁻³⁹⁷ (compute-sanitizer initcheck: a read of never-written x).
+TEST_F(GpuCholeskyTest, MixedSolveThatRunsNoStepLeavesXAsItWas) {
+  gc::GpuCholesky chol(nullptr);
+  const std::int64_t n = 200, k = 2;
+  const std::vector<double> sentinel(std::size_t(n * k), 42.0);
+  std::vector<double> b(std::size_t(n * k), 1e-300);  // column 0 tiny: scaled by 2^397
+  for (std::int64_t i = 0; i < n; ++i) b[std::size_t(n + i)] = 1.0;
+  struct Case {
+    const char* what;
+    std::int64_t i, j;
+    double v;
+    bool fallback;
+  };
+  for (const Case& c : {Case{"NaN in A, no fallback", 50, 20, std::numeric_limits<double>::quiet_NaN(), false},
+                        Case{"not SPD even in fp64, fallback", 120, 120, -1e6, true}}) {
+    auto a = random_spd(n, 0.5);
+    a[std::size_t(c.i + c.j * n)] = c.v;
+    Dev<double> ad(a.size()), bd(b.size()), xd(sentinel.size());
+    ad.put(a);
+    bd.put(b);
+    xd.put(sentinel);
+    gc::MixedSolveOptions o;
+    o.fallback_fp64 = c.fallback;
+    const auto r = chol.solve_mixed(ad.p, n, n, bd.p, n, k, xd.p, n, o);
+    EXPECT_FALSE(r.converged) << c.what;
+    EXPECT_TRUE(r.backward_error.empty()) << c.what << ": a step ran";
+    const auto x = xd.get();
+    std::int64_t changed = 0;
+    for (std::size_t e = 0; e < x.size(); ++e) changed += std::bit_cast<std::uint64_t>(x[e]) != std::bit_cast<std::uint64_t>(42.0);
+    EXPECT_EQ(changed, 0) << c.what << ": entries of x changed, x[0] = " << x[0];
   }
 }
 

@@ -18,10 +18,16 @@
 namespace gemflow::linalg::testing {
 
 /// `count` elements of T on the device, at least one allocated (so that a zero-size case still
-/// passes a valid pointer); p is buf.data(); put/get copy whole vectors synchronously.
+/// passes a valid pointer); p is buf.data(); put/get copy whole vectors synchronously. Every byte
+/// starts as 0xFF (NaN in fp32 and fp64): an entry that the code under test should write and does
+/// not shows as NaN instead of whatever the allocation held, and a test that copies back a region
+/// nobody writes (the strict upper triangle of a factor, columns past the rank) reads defined
+/// bytes, so compute-sanitizer initcheck reports only the library's own reads.
 template <class T>
 struct Dev {
-  explicit Dev(std::size_t count) : buf(std::max<std::size_t>(count, 1)), p(buf.data()), n(count) {}
+  explicit Dev(std::size_t count) : buf(std::max<std::size_t>(count, 1)), p(buf.data()), n(count) {
+    GF_CUDA_TRY(cudaMemset(p, 0xFF, sizeof(T) * std::max<std::size_t>(count, 1)));
+  }
   ::gemflow::cuda::DeviceBuffer<T> buf;
   T* p;
   std::size_t n;

@@ -254,8 +254,8 @@ TEST_F(GpuPivotedRestricted, EveryRowAllowedEqualsTheUnrestrictedPath) {
   gc::GpuCholesky chol(nullptr);
   for (std::int64_t n : {3, 77, 1000}) {
     const auto a = gram(n, 10, false, 0.2, rng_, 0.25);  // full rank, duplicated rows (ties)
-    const std::int64_t k = 4;
-    Dev<double> ad(a.size()), l1(static_cast<std::size_t>(n * k)), l2(static_cast<std::size_t>(n * k));
+    const std::int64_t k = 4, cols = std::min(k, n);  // l: n × min(max_rank, n)
+    Dev<double> ad(a.size()), l1(static_cast<std::size_t>(n * cols)), l2(static_cast<std::size_t>(n * cols));
     Dev<unsigned char> fd(static_cast<std::size_t>(n));
     ad.put(a);
     fd.put(std::vector<unsigned char>(n, 1));

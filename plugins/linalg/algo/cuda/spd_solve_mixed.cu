@@ -374,7 +374,9 @@ class MixedSolver {
     if (!res_.converged && !res_.backward_error.empty() && !std::isfinite(res_.backward_error.back()))
       res_.status.non_finite = true;
     if (res_.converged || !options_.fallback_fp64) {
-      unscale_x();
+      // x is the scaled solution only where an fp32 step wrote it: without one, x stays the
+      // caller's (the scale of a tiny b would change it)
+      if (!res_.backward_error.empty()) unscale_x();
       return;
     }
     fallback_fp64();

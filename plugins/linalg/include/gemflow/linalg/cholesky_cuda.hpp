@@ -4,8 +4,11 @@
 //
 // Layout: every matrix is COLUMN-MAJOR (cuBLAS/LAPACK convention), element (i, j) at
 // a[i + j * lda], lda ≥ n, all pointers are DEVICE pointers unless a name says `host`.
-// Only the LOWER triangle (i ≥ j) is read and, for factorisations, overwritten with L such that
-// A = L Lᵀ; the strict upper triangle is never read nor written. A row-major n×n buffer read as
+// Only the LOWER triangle (i ≥ j) is used and, for factorisations, overwritten with L such that
+// A = L Lᵀ; the strict upper triangle keeps its values and no result depends on them (the
+// tensor-core panels, PanelAlgo::tiles, copy the diagonal blocks' strict upper triangles aside and
+// back around their in-place update GEMMs: a read and a write of the same values, which
+// compute-sanitizer initcheck reports where they were never written). A row-major n×n buffer read as
 // column-major is Aᵀ: its row-major lower triangle is the column-major upper one, so a row-major
 // caller must mirror the lower triangle into the upper one first (or pass a transposed copy).
 //
@@ -419,8 +422,8 @@ class GpuCholesky {
   /// remaining diagonal is ≤ tolerance (< 0: n·ε·max diag A). Exactly the steps of LAPACK dpstf2
   /// and of the CPU gemflow::linalg::pivoted_cholesky (largest remaining diagonal, lowest
   /// position on ties). Outer-product, one thread block, O(n·r²) work for r pivots: meant for
-  /// small r (the distance-geometry embedding asks for 3–4). On return l (n × max_rank
-  /// columns, ldl ≥ n) holds L in pivot order, zero above its diagonal and in columns ≥ rank:
+  /// small r (the distance-geometry embedding asks for 3–4). On return l (n × min(max_rank, n)
+  /// columns, max_rank 0: n; ldl ≥ n) holds L in pivot order, zero above its diagonal and in columns ≥ rank:
   /// A(perm[i], perm[j]) ≈ Σ_k l(i,k) l(j,k). Throws CudaError naming the first non-finite
   /// diagonal when the Schur complement becomes NaN/Inf. Synchronises the stream.
   PivotedCholesky factor_pivoted(const double* a, std::int64_t n, std::int64_t lda, std::int64_t max_rank,
