@@ -28,6 +28,9 @@
 #                        the one card (default 1), each under the same per-test limit, so that a
 #                        budget covers more tests where the host has cores to spare (an H100 host
 #                        with 16 cores ran eleven tool runs at once on 2026-12-07)
+#   GPU_SANITIZE_ARGS    more options for every run of the tool, split at spaces, e.g.
+#                        '--kernel-name-exclude kns=potrf_tiled_kernel' to check the other
+#                        kernels of tests where one kernel stops the tool (docs/reliability.md)
 #   COMPUTE_SANITIZER    the tool (default: compute-sanitizer on PATH, else /usr/local/cuda/bin)
 # Binaries are run from the current folder (as ctest runs them from the build folder), with the
 # bundle's env.sh sourced when BIN_DIR/../env.sh exists (../shared/gpu/bundle.sh). Tests that
@@ -113,6 +116,7 @@ for tool in "${tools[@]}"; do
     extra=(--require-cuda-init=no)
     [ "$tool" = racecheck ] && extra+=(--racecheck-report hazard)
     [ -n "${GPU_SANITIZE_LAUNCH_COUNT:-}" ] && extra+=(--launch-count "$GPU_SANITIZE_LAUNCH_COUNT")
+    extra+=(${GPU_SANITIZE_ARGS:-})
     t0=$SECONDS
     timeouts=0
     if [ -n "${GPU_SANITIZE_PER_TEST:-}" ]; then
@@ -196,6 +200,7 @@ for tool in "${tools[@]}"; do
   done
 done
 
+[ -n "${GPU_SANITIZE_ARGS:-}" ] && echo "tool options added to every run: $GPU_SANITIZE_ARGS"
 echo "total $((SECONDS - start)) s (budget $budget s); logs in $logs/; left out of every run:"
 for b in "${binaries[@]}"; do f=$(exclude "$b"); [ -n "$f" ] && echo "  $b: $f"; done
 for t in "${timed_out[@]}"; do echo "  per test: $t"; done
