@@ -226,6 +226,23 @@ TEST(Parse, UnknownVariationsStrictAndNot) {
   EXPECT_DOUBLE_EQ(set.flames[0].xforms[1].var[kVar_spherical], 0.5);
 }
 
+// A parameter belongs to the attribute named by any prefix ending before one of its '_' (my_var
+// owns my_var_scale_x); an xform with 20 000 such parameters reads at once (the owner test was
+// quadratic in the attributes: a fuzzer's timeout).
+TEST(Parse, ParametersOfUnknownVariationsFindTheirOwnerInBulk) {
+  std::string bulk;
+  for (int i = 0; i < 20000; ++i) bulk += " my_var_p" + std::to_string(i) + "=\"1\"";
+  const std::string text = "<flames>\n<flame name=\"plug\" size=\"8 8\">\n" + kXform +
+                           "\n<xform weight=\"1\" coefs=\"1 0 0 1 0 0\" zz3D=\"0.5\" zz3D_power=\"2\" my_var=\"1\" "
+                           "my_var_scale_x=\"2\" lone_param=\"3\"" + bulk + "/>\n" + kPalette + "\n</flame>\n</flames>";
+  const auto set = parse(text, false);
+  ASSERT_EQ(set.dropped.size(), 1u);
+  EXPECT_CONTAINS(set.dropped[0],
+                  "dropped unknown variation(s) zz3D (line 4), my_var (line 4), lone_param (line 4)");
+  EXPECT_EQ(set.dropped[0].find("my_var_"), std::string::npos) << set.dropped[0].substr(0, 300);
+  EXPECT_EQ(set.dropped[0].find("zz3D_power"), std::string::npos);
+}
+
 // Every flame of the shared collection: the counts of <flame> and <xform> elements read from
 // the text, or (for the two files that are bad inputs) the error.
 TEST(Parse, EverySharedFlameFile) {
