@@ -24,6 +24,11 @@ namespace gemflow::io::detail {
 /// false when hi < lo (an empty interval as written).
 [[nodiscard]] bool set_dihedral_interval(DihedralRestraint& r, double lo, double hi);
 
+/// The atom a restraint row names (chain, residue number, atom name; residue names may be left
+/// out) as a key equal exactly when those three are: each name is prefixed by its length, so
+/// that no name's characters (':' included) can make two atoms collide.
+std::string atom_key(const AtomSelector& a);
+
 /// The smallest arc (lower, upper, wrapped as in DihedralRestraint) that holds every interval of
 /// `rs`: their union when it is one arc, else the union plus the smallest gaps between its
 /// pieces. Used where a file ORs several intervals of one angle (one DihedralRestraint holds one).

@@ -16,9 +16,6 @@ namespace gemflow::io {
 
 namespace {
 
-/// The atom an NEF row names: chain, residue number and atom name (residue names may be left out).
-std::string atom_key(const AtomSelector& a) { return a.chain + ":" + std::to_string(a.residue_number) + ":" + a.atom; }
-
 double number(const StarValue& v, const std::string& path, const std::string& what) {
   double d = 0;
   const char* b = v.text.data();
@@ -313,7 +310,7 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
       detail::poll_cancel(cancel, tick);
       std::vector<std::string> pairs;
       for (const auto& alt : r.alternatives) {
-        std::string x = atom_key(alt.a), y = atom_key(alt.b);
+        std::string x = detail::atom_key(alt.a), y = detail::atom_key(alt.b);
         if (y < x) std::swap(x, y);
         pairs.push_back(x + "|" + y);
       }
