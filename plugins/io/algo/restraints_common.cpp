@@ -189,8 +189,8 @@ void combine_distance_rows(std::vector<RestraintRow>& rows, const std::string& p
     for (std::size_t i = 0; i < n; ++i) {
       DistanceRestraint r;
       bool started = false, differ = false;
-      // pair → its alternative: a repeated pair is found in O(1) (a scan of the alternatives per
-      // row was quadratic in the rows of one restraint id: 16 000 rows took seconds)
+      // pair → its alternative, so that finding a repeated pair stays O(1) however many rows
+      // one restraint id has
       std::unordered_map<std::string, std::size_t> pairs;
       for (const auto& t : terms) {
         const RestraintRow& row = rows[t[std::min(i, t.size() - 1)]];
