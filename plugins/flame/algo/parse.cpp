@@ -468,11 +468,29 @@ class Reader {
   const Flame* flame_ = nullptr;
 };
 
-void collect_flames(const pugi::xml_node& n, std::vector<pugi::xml_node>& out) {
-  for (auto c : n.children()) {
-    if (c.type() != pugi::node_element) continue;
-    if (std::string_view(c.name()) == "flame") out.push_back(c);
-    else collect_flames(c, out);
+/// The <flame> elements under `root` in document order, not looking inside a flame. A walk with
+/// a stack of its own: the nesting depth is the file's, and a deep file must not overflow the
+/// call stack.
+void collect_flames(const pugi::xml_node& root, std::vector<pugi::xml_node>& out) {
+  std::vector<pugi::xml_node> resume;  // per open element: the sibling to go on with after it
+  pugi::xml_node c = root.first_child();
+  while (c || !resume.empty()) {
+    if (!c) {
+      c = resume.back();
+      resume.pop_back();
+      continue;
+    }
+    const pugi::xml_node next = c.next_sibling();
+    if (c.type() == pugi::node_element) {
+      if (std::string_view(c.name()) == "flame") {
+        out.push_back(c);
+      } else if (c.first_child()) {
+        resume.push_back(next);
+        c = c.first_child();
+        continue;
+      }
+    }
+    c = next;
   }
 }
 

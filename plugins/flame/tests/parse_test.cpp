@@ -226,6 +226,25 @@ TEST(Parse, UnknownVariationsStrictAndNot) {
   EXPECT_DOUBLE_EQ(set.flames[0].xforms[1].var[kVar_spherical], 0.5);
 }
 
+// Flames are found at any depth, in document order, without recursion: 200 000 nested elements
+// (1.4 MB) once overflowed the call stack.
+TEST(Parse, FlamesAtAnyDepthWithoutRecursion) {
+  const std::string flame = "<flame name=\"deep\" size=\"8 8\">" + kXform + kPalette + "</flame>";
+  std::string open, close;
+  for (int i = 0; i < 200000; ++i) {
+    open += "<a>";
+    close += "</a>";
+  }
+  const std::string text = "<flames><flame name=\"top\" size=\"8 8\">" + kXform + kPalette + "</flame>" + open +
+                           flame + close + "<b><flame name=\"last\" size=\"8 8\">" + kXform + kPalette +
+                           "</flame></b></flames>";
+  const auto set = parse(text, false);
+  ASSERT_EQ(set.flames.size(), 3u);
+  EXPECT_EQ(set.flames[0].name, "top");
+  EXPECT_EQ(set.flames[1].name, "deep");
+  EXPECT_EQ(set.flames[2].name, "last");
+}
+
 // A parameter belongs to the attribute named by any prefix ending before one of its '_' (my_var
 // owns my_var_scale_x); an xform with 20 000 such parameters reads at once (the owner test was
 // quadratic in the attributes: a fuzzer's timeout).

@@ -257,31 +257,38 @@ void combine_dihedral_rows(std::vector<RestraintRow>& rows, const std::string& p
     const RestraintRow& first = rows[members.front()];
     const std::string where =
         "restraint " + std::to_string(first.id) + " (" + path + ":" + std::to_string(first.line) + ")";
-    // Angles in the order they first appear; the rows of each term on each angle.
+    // Angles in the order they first appear; the rows on each angle in term order, and how many
+    // terms restrain it (memory linear in the rows: not a slot per term and angle).
+    struct Angle {
+      std::vector<const RestraintRow*> rows;
+      std::size_t terms = 0, last_term = 0;
+    };
     std::vector<std::string> order;
-    std::map<std::string, std::vector<std::vector<const RestraintRow*>>> on;  // angle → per term → rows
+    std::map<std::string, Angle> on;
     for (std::size_t t = 0; t < terms.size(); ++t)
       for (std::size_t i : terms[t]) {
         const std::string k = angle_key(rows[i].dihedral);
-        auto [it, fresh] = on.try_emplace(k, std::vector<std::vector<const RestraintRow*>>(terms.size()));
+        auto [it, fresh] = on.try_emplace(k);
         if (fresh) order.push_back(k);
-        it->second[t].push_back(&rows[i]);
+        Angle& a = it->second;
+        if (a.rows.empty() || a.last_term != t) ++a.terms;
+        a.last_term = t;
+        a.rows.push_back(&rows[i]);
       }
     if (terms.size() == 1 && terms.front().size() > 1) and_split.add(where);
     for (const auto& k : order) {
-      const auto& per_term = on[k];
-      if (std::any_of(per_term.begin(), per_term.end(), [](const auto& v) { return v.empty(); })) {
+      const Angle& angle = on[k];
+      if (angle.terms < terms.size()) {  // some term does not restrain this angle
         dropped.add(where);
         continue;
       }
       std::vector<const DihedralRestraint*> all;
-      double weight = per_term.front().front()->dihedral.weight;
-      for (const auto& v : per_term)
-        for (const RestraintRow* r : v) {
-          all.push_back(&r->dihedral);
-          weight = std::min(weight, r->dihedral.weight);
-        }
-      const RestraintRow& row = *per_term.front().front();
+      double weight = angle.rows.front()->dihedral.weight;
+      for (const RestraintRow* r : angle.rows) {
+        all.push_back(&r->dihedral);
+        weight = std::min(weight, r->dihedral.weight);
+      }
+      const RestraintRow& row = *angle.rows.front();
       DihedralRestraint d = row.dihedral;
       d.id = row.id;
       d.origin = path + ":" + std::to_string(row.line);

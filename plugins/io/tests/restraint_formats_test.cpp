@@ -260,6 +260,28 @@ TEST(NefCombinations, AnAngleOnlySomeAlternativesRestrainIsLeftOutWithAWarning) 
                   "m.nef:3: _nef_dihedral_restraint loop has no chain_code_1");
 }
 
+// 20 000 rows of one restraint_id, each its own alternative on its own angle: no angle is
+// restrained by every alternative, so none is kept. Memory is linear in the rows (a slot per
+// alternative and angle once took 20 000² vectors, 10 GB, for a 2 MB file).
+TEST(NefCombinations, ManyAlternativesOfOneRestraintIdInLinearMemory) {
+  std::string text =
+      "data_x\nsave_d\nloop_\n_nef_dihedral_restraint.restraint_id\n_nef_dihedral_restraint.restraint_combination_id\n";
+  for (int k = 1; k <= 4; ++k)
+    for (const char* c : {"chain_code_", "sequence_code_", "residue_name_", "atom_name_"})
+      text += std::string("_nef_dihedral_restraint.") + c + std::to_string(k) + "\n";
+  text += "_nef_dihedral_restraint.lower_limit\n_nef_dihedral_restraint.upper_limit\n";
+  for (int i = 1; i <= 20000; ++i) {
+    const std::string r = std::to_string(i), n = std::to_string(i + 1);
+    text += "1 . A " + r + " ALA C A " + n + " ALA N A " + n + " ALA CA A " + n + " ALA C -60 -40\n";
+  }
+  text += "stop_\nsave_\n";
+  const auto set = parse_nef_distance_restraints(text, "many.nef");
+  EXPECT_EQ(set.dihedrals.size(), 0u);
+  std::string all;
+  for (const auto& w : set.warnings) all += w + "\n";
+  EXPECT_CONTAINS(all, "restrained by only some of the alternatives");
+}
+
 // ---- 2KYI: NEF, the deposited wwPDB .mr bundle and its NMR-STAR conversion
 
 // 2KYI's NMR-STAR conversion numbers chain B as the deposited coordinates (91-161), its NEF file
