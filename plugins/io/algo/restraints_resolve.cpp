@@ -6,7 +6,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/nomenclature.hpp"
@@ -19,41 +21,60 @@ namespace {
 char up(char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); }
 bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-bool match_xplor(std::string_view p, std::string_view n) {
-  if (p.empty()) return n.empty();
-  char c = p[0];
-  if (c == '*') {
-    for (std::size_t k = 0; k <= n.size(); ++k)
-      if (match_xplor(p.substr(1), n.substr(k))) return true;
-    return false;
+/// What one pattern character of a restraint file's atom name matches.
+enum class Wild { any_run, digit_run, any_one, digit, literal };
+
+/// Whether the whole name n matches the whole pattern p, case-insensitively; kind(c) says what a
+/// pattern character matches (any_run: zero or more characters, digit_run: one or more digits).
+/// Dynamic programming over (pattern suffix, name suffix), one row at a time: O(|p|·|n|) time and
+/// O(|n|) memory, where trying every split at each '*' took exponential time in the stars.
+template <class Kind>
+bool wildcard_match(std::string_view p, std::string_view n, Kind kind) {
+  const std::size_t m = n.size();
+  std::vector<char> next(m + 1, 0), cur(m + 1, 0);  // next[j]: p[i + 1..] matches n[j..]
+  next[m] = 1;                                      // the empty pattern matches the empty name
+  for (std::size_t i = p.size(); i-- > 0;) {
+    const Wild w = kind(p[i]);
+    for (std::size_t j = m + 1; j-- > 0;) {
+      const bool more = j < m;
+      switch (w) {
+        case Wild::any_run: cur[j] = next[j] || (more && cur[j + 1]); break;
+        case Wild::digit_run: cur[j] = more && digit(n[j]) && (next[j + 1] || cur[j + 1]); break;
+        case Wild::any_one: cur[j] = more && next[j + 1]; break;
+        case Wild::digit: cur[j] = more && digit(n[j]) && next[j + 1]; break;
+        case Wild::literal: cur[j] = more && up(p[i]) == up(n[j]) && next[j + 1]; break;
+      }
+    }
+    std::swap(cur, next);
   }
-  if (c == '#') {  // one or more digits
-    for (std::size_t k = 1; k <= n.size() && digit(n[k - 1]); ++k)
-      if (match_xplor(p.substr(1), n.substr(k))) return true;
-    return false;
-  }
-  if (n.empty()) return false;
-  if (c == '%') return match_xplor(p.substr(1), n.substr(1));
-  if (c == '+') return digit(n[0]) && match_xplor(p.substr(1), n.substr(1));
-  return up(c) == up(n[0]) && match_xplor(p.substr(1), n.substr(1));
+  return next[0] != 0;
 }
 
+/// XPLOR/CNS atom-name wildcards: * any characters, # one or more digits, % one character, + one
+/// digit.
+bool match_xplor(std::string_view p, std::string_view n) {
+  return wildcard_match(p, n, [](char c) {
+    switch (c) {
+      case '*': return Wild::any_run;
+      case '#': return Wild::digit_run;
+      case '%': return Wild::any_one;
+      case '+': return Wild::digit;
+      default: return Wild::literal;
+    }
+  });
+}
+
+/// NEF atom-name wildcards: * any characters, % one or more digits, x and y one digit.
 bool match_nef(std::string_view p, std::string_view n) {
-  if (p.empty()) return n.empty();
-  char c = p[0];
-  if (c == '*') {
-    for (std::size_t k = 0; k <= n.size(); ++k)
-      if (match_nef(p.substr(1), n.substr(k))) return true;
-    return false;
-  }
-  if (c == '%') {
-    for (std::size_t k = 1; k <= n.size() && digit(n[k - 1]); ++k)
-      if (match_nef(p.substr(1), n.substr(k))) return true;
-    return false;
-  }
-  if (n.empty()) return false;
-  if (c == 'x' || c == 'y') return digit(n[0]) && match_nef(p.substr(1), n.substr(1));
-  return up(c) == up(n[0]) && match_nef(p.substr(1), n.substr(1));
+  return wildcard_match(p, n, [](char c) {
+    switch (c) {
+      case '*': return Wild::any_run;
+      case '%': return Wild::digit_run;
+      case 'x':
+      case 'y': return Wild::digit;
+      default: return Wild::literal;
+    }
+  });
 }
 
 std::string upper(std::string s) {

@@ -503,6 +503,35 @@ TEST(NefRestraints, RepeatTestsScaleAndCompareAtomsExactly) {
   EXPECT_CONTAINS(two.warnings[0], "restraint 3 (keys.nef:18) repeats restraint 2");
 }
 
+// The two dialects' wildcards, and patterns of thousands of them: matched in O(|pattern|·|name|)
+// (trying every split at each star took exponential time: 40 stars before a letter hung).
+TEST(AtomNameMatches, DialectsAndPatternsOfManyWildcards) {
+  struct Case {
+    const char *pattern, *name, *dialect;
+    bool match;
+  };
+  for (const Case& c : {Case{"HB*", "HB2", "xplor", true},     Case{"HB*", "HB", "xplor", true},
+                        Case{"hb*", "HB3", "xplor", true},     Case{"HB#", "HB12", "xplor", true},
+                        Case{"HB#", "HB", "xplor", false},     Case{"HB#", "HB1A", "xplor", false},
+                        Case{"H%", "HA", "xplor", true},       Case{"H%", "H", "xplor", false},
+                        Case{"HG+", "HG1", "xplor", true},     Case{"HG+", "HGA", "xplor", false},
+                        Case{"*A", "CA", "xplor", true},       Case{"C*#", "CB", "xplor", false},
+                        Case{"HB%", "HB12", "nef", true},      Case{"HB%", "HBA", "nef", false},
+                        Case{"HBx", "HB2", "nef", true},       Case{"HGxy", "HG12", "nef", true},
+                        Case{"HBX", "HB2", "nef", false},      Case{"H*", "H", "nef", true},
+                        Case{"%", "", "nef", false},           Case{"*", "", "xplor", true}})
+    EXPECT_EQ(atom_name_matches(c.pattern, c.name, c.dialect), c.match)
+        << c.dialect << " '" << c.pattern << "' on '" << c.name << "'";
+  const std::string stars(3000, '*');
+  EXPECT_TRUE(atom_name_matches("H" + stars, "HB2", "xplor"));
+  EXPECT_FALSE(atom_name_matches("H" + stars + "Z", "HB2", "xplor"));
+  EXPECT_FALSE(atom_name_matches(stars + "Z", "HD21", "nef"));
+  std::string runs;
+  for (int i = 0; i < 1000; ++i) runs += "*#";
+  EXPECT_FALSE(atom_name_matches(runs, "H1234567890", "xplor"));  // needs 1000 digits
+  EXPECT_TRUE(atom_name_matches(runs.substr(0, 10), "H1234567890", "xplor"));
+}
+
 TEST(NefRestraints, RequiredColumnsAreNamedAtTheLoopHeader) {
   auto loop = [](const std::vector<std::string>& tags, const std::string& rows) {
     std::string t = "data_x\nsave_d\nloop_\n";  // loop_ on line 3

@@ -188,7 +188,7 @@ struct RestraintReadOptions {
 ///   xplor: `*` any string, `%` one character, `#` one or more digits, `+` one digit
 ///   nef:   `%` one or more digits, `*` any string, lower-case `x`/`y` (non-stereospecific
 ///          partner) one digit
-/// Case-insensitive.
+/// Case-insensitive. O(|pattern|·|name|) time whatever the wildcards (dynamic programming).
 [[nodiscard]] bool atom_name_matches(std::string_view pattern, std::string_view name, std::string_view dialect);
 
 /// Pseudo-atom correction (Å) for a group of atoms of one residue that a selection expanded
