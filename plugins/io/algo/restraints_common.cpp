@@ -166,7 +166,16 @@ void covering_arc(const std::vector<const DihedralRestraint*>& rs, double& lower
   if (upper == -180.0 && lower > -180.0) upper = 180.0;
 }
 
-void combine_distance_rows(std::vector<RestraintRow>& rows, const std::string& path, RestraintSet& set) {
+void count_alternatives(std::size_t& total, std::size_t count, const std::string& path, std::size_t line) {
+  if (count > kMaxTotalAlternatives - std::min(total, kMaxTotalAlternatives))
+    throw ParseError(path, line,
+                     "the file expands to more than " + std::to_string(kMaxTotalAlternatives) +
+                         " atom-pair alternatives in all (its restraints' pairs, groups and AND/OR combinations)");
+  total += count;
+}
+
+void combine_distance_rows(std::vector<RestraintRow>& rows, const std::string& path, RestraintSet& set,
+                           std::size_t& total) {
   Tally widened, relaxed, and_split, repeated;
   for (const auto& members : groups_of(rows)) {
     const auto terms = terms_of(rows, members);
@@ -223,6 +232,7 @@ void combine_distance_rows(std::vector<RestraintRow>& rows, const std::string& p
         widened.add("restraint " + std::to_string(r.id) + " (" + r.origin + "): [" + num(r.lower) + ", " +
                     num(r.upper) + "] Å");
       }
+      count_alternatives(total, r.alternatives.size(), path, first.line);
       set.restraints.push_back(std::move(r));
     }
   }

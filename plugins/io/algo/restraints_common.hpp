@@ -39,6 +39,14 @@ void covering_arc(const std::vector<const DihedralRestraint*>& rs, double& lower
 inline constexpr std::size_t kMaxCombinedAlternatives = 100000;
 /// Largest number of atom pairs of one AMBER group restraint (|igr1| × |igr2|).
 inline constexpr std::size_t kMaxGroupPairs = 10000;
+/// Largest number of atom-pair alternatives one file may expand to over all its restraints: the
+/// per-restraint caps above alone let a file of a few hundred bytes per restraint build 10⁴ or
+/// 10⁵ alternatives each, thousands of times its size in memory.
+inline constexpr std::size_t kMaxTotalAlternatives = 200000;
+
+/// Adds `count` alternatives to a file's running `total`; a ParseError at (path, line) when the
+/// file passes kMaxTotalAlternatives.
+void count_alternatives(std::size_t& total, std::size_t count, const std::string& path, std::size_t line);
 
 /// One row of a NEF or NMR-STAR restraint loop, before rows are combined into restraints.
 struct RestraintRow {
@@ -65,7 +73,9 @@ struct RestraintRow {
 ///   interval); an angle that only some terms restrain implies nothing and is left out (counted
 ///   in `warnings`).
 /// Restraint ids, origins ("path:line" of the first row used) and warnings are set here.
-void combine_distance_rows(std::vector<RestraintRow>& rows, const std::string& path, RestraintSet& set);
+/// total: the file's running count of alternatives (count_alternatives), over all its loops.
+void combine_distance_rows(std::vector<RestraintRow>& rows, const std::string& path, RestraintSet& set,
+                           std::size_t& total);
 void combine_dihedral_rows(std::vector<RestraintRow>& rows, const std::string& path, RestraintSet& set);
 
 /// The four atoms of a named backbone or side-chain dihedral angle of residue `number` (name

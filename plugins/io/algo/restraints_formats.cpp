@@ -245,7 +245,7 @@ void star_atom(const StarLoop& loop, std::size_t r, const StarAtomColumns& c, in
 
 RestraintSet parse_nmrstar(std::string_view text, const std::string& path, const CancelCheck& cancel) {
   StarFile f = parse_star(text, path, cancel);
-  std::size_t tick = 0;
+  std::size_t tick = 0, alternatives = 0;
   RestraintSet set;
   set.source = path;
   set.format = "xplor";  // IUPAC names; original-file wildcards ('HB*') in Auth columns are X-PLOR style
@@ -353,7 +353,7 @@ RestraintSet parse_nmrstar(std::string_view text, const std::string& path, const
           }
           rows.push_back(std::move(row));
         }
-        if (dist) detail::combine_distance_rows(rows, path, set);
+        if (dist) detail::combine_distance_rows(rows, path, set, alternatives);
         else detail::combine_dihedral_rows(rows, path, set);
       }
   if (loops == 0)
@@ -373,6 +373,7 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
   RestraintSet set;
   set.source = path;
   set.format = "xplor";
+  std::size_t alternatives = 0;
   if (!s)
     throw ParseError(path, 0,
                      "AMBER &rst restraints name atoms by their number in the prmtop: connect the structure whose "
@@ -492,6 +493,7 @@ RestraintSet parse_amber(std::string_view text, const std::string& path, const S
           side[k].push_back(atom_of(iat[static_cast<std::size_t>(k)], start));
         }
       }
+      detail::count_alternatives(alternatives, side[0].size() * side[1].size(), path, start);
       for (const auto& a : side[0])
         for (const auto& b : side[1]) {
           detail::poll_cancel(cancel, tick);
@@ -611,13 +613,15 @@ RestraintSet parse_mr(std::string_view text, const std::string& path, const Stru
   };
   std::vector<DistanceRestraint> distances;
   std::vector<DihedralRestraint> dihedrals;
+  std::size_t alternatives = 0;  // over the formats of the bundle
   for (const LineKind kind : {LineKind::Xplor, LineKind::CyanaDistance, LineKind::CyanaAngle, LineKind::Amber}) {
     std::string part;
     bool any = false;
     std::string ranges;
-    std::size_t next = 0;  // lines copied so far
+    std::size_t next = 0, first_line = 0;  // lines copied so far; the kind's first line
     for (const auto& sec : sections) {
       if (sec.kind != kind) continue;
+      if (!any) first_line = sec.first + 1;
       any = true;
       ranges += (ranges.empty() ? "" : ", ") + std::to_string(sec.first + 1) + "-" + std::to_string(sec.last + 1);
       part.append(sec.first - next, '\n');
@@ -636,6 +640,9 @@ RestraintSet parse_mr(std::string_view text, const std::string& path, const Stru
       case LineKind::CyanaAngle: got = parse_cyana(part, path, CyanaKind::Angles, cancel); break;
       default: got = parse_amber(part, path, s, cancel); break;
     }
+    std::size_t got_alternatives = 0;
+    for (const auto& r : got.restraints) got_alternatives += r.alternatives.size();
+    detail::count_alternatives(alternatives, got_alternatives, path, first_line);
     for (auto& r : got.restraints) distances.push_back(std::move(r));
     for (auto& d : got.dihedrals) dihedrals.push_back(std::move(d));
     for (auto& w : got.warnings) set.warnings.push_back(std::string(kind_name(kind)) + " lines (" + ranges + "): " + w);

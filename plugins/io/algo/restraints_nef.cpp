@@ -172,7 +172,7 @@ void read_dihedral_loop(const StarLoop& loop, const std::string& path, std::vect
 
 RestraintSet parse_nef_distance_restraints(std::string_view text, const std::string& path, const CancelCheck& cancel) {
   StarFile f = parse_star(text, path, cancel);
-  std::size_t tick = 0;
+  std::size_t tick = 0, alternatives = 0;
   RestraintSet set;
   set.source = path;
   set.format = "nef";
@@ -292,7 +292,7 @@ RestraintSet parse_nef_distance_restraints(std::string_view text, const std::str
           dr.alternatives.push_back(std::move(alt));
           rows.push_back(std::move(row));
         }
-        detail::combine_distance_rows(rows, path, set);
+        detail::combine_distance_rows(rows, path, set, alternatives);
       }
     }
   }

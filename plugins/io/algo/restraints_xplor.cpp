@@ -24,7 +24,7 @@ namespace {
 // from overflowing the stack through nested parentheses.
 constexpr std::int64_t kMaxResidRange = 10000;          // residues in one 'resid a:b'
 constexpr std::int64_t kMaxAlternatives = 10000;        // atom-pair alternatives of one restraint
-constexpr std::int64_t kMaxTotalAlternatives = 200000;  // alternatives of the whole file
+constexpr auto kMaxTotalAlternatives = static_cast<std::int64_t>(detail::kMaxTotalAlternatives);
 constexpr int kMaxNesting = 100;                        // parentheses inside one selection
 constexpr double kMaxDistance = 1.0e4;                  // Å: d, d + dplus; larger is never a restraint
 

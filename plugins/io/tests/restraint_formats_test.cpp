@@ -610,6 +610,27 @@ TEST(RestraintLimits, CombinationsAndGroupsAreBounded) {
   EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(nef, "c.nef"); }),
                   "c.nef:15: restraint 1 ORs 401 combinations of up to 400 AND-ed rows: 160400 alternatives in all "
                   "(at most 100000)");
+  // Each restraint within its cap, the file past 200 000 alternatives in all: 21 AMBER group
+  // restraints of 100 × 100 pairs (a namelist of 1 KB builds 10⁴); 3 NEF restraint ids of
+  // 300 × 300 combined alternatives (600 rows each build 9·10⁴).
+  std::string g1 = "igr1=", g2 = "igr2=";
+  for (int k = 1; k <= 100; ++k) {
+    g1 += std::to_string(k) + ",";
+    g2 += std::to_string(k + 100) + ",";
+  }
+  std::string amber;
+  for (int r = 0; r < 21; ++r) amber += " &rst iat=-1,-1, " + g1 + " " + g2 + " r3=5, &end\n";
+  EXPECT_CONTAINS(error_of([&] { (void)parse_amber_restraints(amber, "t.rst", &s); }),
+                  "t.rst:21: the file expands to more than 200000 atom-pair alternatives in all");
+  std::string many = nef.substr(0, nef.find("1 . A"));
+  for (int id = 1; id <= 3; ++id)
+    for (int k = 1; k <= 300; ++k) {
+      const std::string i = std::to_string(id), n = std::to_string(k + 1);
+      many += i + " . A 1 ALA H A " + n + " ALA H 5\n" + i + " 7 A 2 ALA H A " + n + " ALA HA 5\n";
+    }
+  many += "stop_\nsave_\n";
+  EXPECT_CONTAINS(error_of([&] { (void)parse_nef_distance_restraints(many, "t.nef"); }),
+                  "the file expands to more than 200000 atom-pair alternatives in all");
 }
 
 // ---- .mr bundles of several formats, and format detection
