@@ -779,28 +779,33 @@ std::vector<std::string> split_csv(std::string_view line, const std::string& pat
   std::vector<std::string> out;
   std::string cur;
   bool in_quotes = false, was_quoted = false;
+  bool blank = true;  // trim(cur).empty(), kept as cur grows (not a scan of cur at every quote)
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (in_quotes) {
       if (c == '"') {
         if (i + 1 < line.size() && line[i + 1] == '"') {
           cur += '"';
+          blank = false;
           ++i;
         } else {
           in_quotes = false;
         }
       } else {
         cur += c;
+        blank = blank && is_space(c);
       }
-    } else if (c == '"' && trim(cur).empty()) {
+    } else if (c == '"' && blank) {
       in_quotes = was_quoted = true;
       cur.clear();
     } else if (c == ',') {
       out.push_back(was_quoted ? cur : std::string(trim(cur)));
       cur.clear();
+      blank = true;
       was_quoted = false;
     } else if (!(was_quoted && is_space(c))) {
       cur += c;
+      blank = blank && is_space(c);
     }
   }
   if (in_quotes)

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <ostream>
 #include <sstream>
+#include <unordered_map>
 
 #include "gemflow/io/errors.hpp"
 #include "gemflow/io/star.hpp"  // read_text_file
@@ -521,6 +522,7 @@ class PlyReader {
           throw ParseError(path_, ln, "unknown PLY format " + quoted(t[1]));
       } else if (t[0] == "element") {
         if (t.size() != 3) throw ParseError(path_, ln, "expected 'element NAME COUNT'");
+        check_name(t[1], "element", ln);
         elements_.push_back({std::string(t[1]), count(t[2], path_, ln, "the element count"), ln, {}});
       } else if (t[0] == "property") {
         property(t, ln);
@@ -536,8 +538,18 @@ class PlyReader {
     ascii_ = format_ == "ascii";
   }
 
+  /// PLY names are short identifiers; a long one would be copied into every entry's messages.
+  void check_name(std::string_view name, const char* what, int ln) const {
+    constexpr std::size_t kMaxName = 256;
+    if (name.size() > kMaxName)
+      throw ParseError(path_, ln,
+                       std::string(what) + " name of " + std::to_string(name.size()) + " characters (at most " +
+                           std::to_string(kMaxName) + ")");
+  }
+
   void property(const std::vector<std::string_view>& t, int ln) {
     if (elements_.empty()) throw ParseError(path_, ln, "property before any element");
+    check_name(t.back(), "property", ln);
     PlyProperty p;
     if (t.size() == 5 && t[1] == "list") {
       p.list = true;
@@ -904,12 +916,24 @@ class TopologyScan {
   std::size_t fans(Index v, const std::size_t* b, const std::size_t* e) {
     local_v_.clear();
     local_p_.clear();
+    if (!local_ix_.empty()) local_ix_ = {};  // not clear(): it zeroes every bucket, each call
+    // v's neighbours, numbered as met: a scan while there are few (the usual degree), a hash map
+    // past that (a polygon of n vertices fanned from one corner gives it degree n − 2)
+    constexpr std::size_t kScan = 32;
     auto id = [&](Index x) {
-      for (std::size_t i = 0; i < local_v_.size(); ++i)
-        if (local_v_[i] == x) return static_cast<Index>(i);
+      if (local_v_.size() <= kScan) {
+        for (std::size_t i = 0; i < local_v_.size(); ++i)
+          if (local_v_[i] == x) return static_cast<Index>(i);
+      } else {
+        if (local_ix_.empty())
+          for (std::size_t i = 0; i < local_v_.size(); ++i) local_ix_.emplace(local_v_[i], static_cast<Index>(i));
+        if (const auto it = local_ix_.find(x); it != local_ix_.end()) return it->second;
+      }
+      const auto i = static_cast<Index>(local_v_.size());
       local_v_.push_back(x);
-      local_p_.push_back(static_cast<Index>(local_v_.size() - 1));
-      return static_cast<Index>(local_v_.size() - 1);
+      local_p_.push_back(i);
+      if (!local_ix_.empty()) local_ix_.emplace(x, i);
+      return i;
     };
     auto find = [&](Index x) {
       while (local_p_[x] != x) x = local_p_[x] = local_p_[local_p_[x]];
@@ -964,6 +988,7 @@ class TopologyScan {
   Dsu loops_, comp_;
   std::vector<std::uint8_t> on_boundary_;
   std::vector<Index> local_v_, local_p_;
+  std::unordered_map<Index, Index> local_ix_;  // local_v_ → its number, once local_v_ is long
 };
 
 }  // namespace

@@ -136,10 +136,22 @@ Signal parse_tcpd(std::string_view text, const std::string& path, SignalFileInfo
   // lines of the "raw" arrays' values, to name a bad value's line
   std::size_t search = 0;
   std::vector<std::vector<int>> value_lines(D);
+  const std::size_t series_key = text.find("\"series\"");
+  // line_at for the arrays' starts, which only move forward: the newlines before each are
+  // counted once in all, not from the file's start for every series
+  std::size_t counted = 0;
+  int counted_line = 1;
+  const auto line_onward = [&](std::size_t byte) {
+    byte = std::min(byte, text.size());
+    if (byte < counted) return line_at(text, byte);
+    counted_line += static_cast<int>(std::count(text.begin() + static_cast<std::ptrdiff_t>(counted),
+                                                text.begin() + static_cast<std::ptrdiff_t>(byte), '\n'));
+    counted = byte;
+    return counted_line;
+  };
   for (std::size_t d = 0; d < D; ++d) {
     const auto& s = series[d];
-    const auto raw_pos = text.find(
-        "\"raw\"", text.find("\"series\"") == std::string_view::npos ? 0 : std::max(search, text.find("\"series\"")));
+    const auto raw_pos = text.find("\"raw\"", series_key == std::string_view::npos ? 0 : std::max(search, series_key));
     if (!s.is_object() || !s.contains("raw") || !s["raw"].is_array())
       throw ParseError(path, raw_pos == std::string_view::npos ? where("series") : line_at(text, raw_pos),
                        "series " + std::to_string(d) + " has no \"raw\" array of values");
@@ -150,7 +162,7 @@ Signal parse_tcpd(std::string_view text, const std::string& path, SignalFileInfo
                            " values, series 0 has " + std::to_string(T));
     // walk the raw array's text (flat: numbers and null) to find the line of each value
     std::size_t p = text.find('[', raw_pos);
-    int line = line_at(text, p);
+    int line = line_onward(p);
     for (std::size_t t = 0; t < T && p != std::string_view::npos; ++t) {
       detail::poll_cancel(cancel, tick);
       ++p;  // over '[' or ','

@@ -509,6 +509,16 @@ TEST(Csv, CrOnlyLineEndingsUtf16AndQuotedLineBreaks) {
   expect_error_at([] { (void)parse_csv("\"4\n\",1,0\n", "q.csv"); }, 1, {"must end on its own line"});
 }
 
+// Quoting: a quote opens a field only where the field so far is blank; what follows a closed
+// quote is kept; a field of 100 000 spaces then a letter and 50 000 quotes is split in one pass
+// (each quote re-scanned the field's leading spaces: time in spaces × quotes).
+TEST(Csv, QuotesOpenOnlyBlankFieldsInOnePass) {
+  EXPECT_EQ(parse_csv("a,b\n  \"1\" , 2\n", "q.csv")(0, 0), 1.0);
+  expect_error_at([] { (void)parse_csv("a,b\n1,x\"2\"\n", "q.csv"); }, 2, {"field 2 'x\"2\"' is not a number"});
+  const std::string field = std::string(100000, ' ') + "a" + std::string(50000, '"');
+  expect_error_at([&] { (void)parse_csv("a,b\n1," + field + "\n", "q.csv"); }, 2, {"field 2 'a"});
+}
+
 TEST(Csv, MalformedRowsNameTheLine) {
   expect_error_at([] { (void)parse_csv("a,b\n1,2\n3\n", "r.csv"); }, 3, {"r.csv:3:", "1 field(s), line 1 has 2"});
   expect_error_at([] { (void)parse_csv("1,2\n3,4,5\n", "r.csv"); }, 2, {"3 field(s)", "ragged"});

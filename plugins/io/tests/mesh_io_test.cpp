@@ -166,6 +166,18 @@ TEST(MeshIo, HostileInputNamesFileAndPlace) {
   EXPECT_CONTAINS(error_of([] { (void)parse_mesh("v 0 0 0\nf 1 2 3\n", "f.obj", MeshFormat::obj); }),
                   "f.obj:2: face names vertex 3 (1-based), but the file defines 1 vertices");
   EXPECT_CONTAINS(error_of([] { (void)read_mesh("mesh.stl"); }), "unknown mesh format '.stl'");
+  // a PLY name of 300 characters would be copied into every entry's messages
+  EXPECT_CONTAINS(error_of([] {
+                    (void)parse_mesh("ply\nformat ascii 1.0\nelement " + std::string(300, 'v') + " 1\nend_header\n",
+                                     "n.ply", MeshFormat::ply);
+                  }),
+                  "n.ply:3: element name of 300 characters (at most 256)");
+  EXPECT_CONTAINS(error_of([] {
+                    (void)parse_mesh("ply\nformat ascii 1.0\nelement vertex 1\nproperty float " +
+                                         std::string(300, 'x') + "\nend_header\n",
+                                     "p.ply", MeshFormat::ply);
+                  }),
+                  "p.ply:4: property name of 300 characters (at most 256)");
   // a folder read as empty and was blamed as "the file is empty"
   const auto dir = std::filesystem::temp_directory_path() / "gemflow_io_tests" / "folder.obj";
   std::filesystem::create_directories(dir);
@@ -185,6 +197,27 @@ TEST(MeshTopology, AreaTestIsScaleFree) {
     m.vertices[2] = {2 * scale, 0, 0};  // collinear with 0 and 1: face 0 has zero area at any scale
     EXPECT_EQ(mesh_topology(m).degenerate_count, 1u) << scale;
   }
+}
+
+// One polygon of 100 000 vertices, fanned from its first corner: a disk whose first vertex has
+// 99 998 neighbours, found in time linear in them (a scan per face was quadratic).
+TEST(MeshTopology, OnePolygonOfManyVerticesIsADisk) {
+  const int n = 100000;
+  std::ostringstream o;
+  o.precision(17);
+  o << "OFF\n" << n << " 1 0\n";
+  for (int k = 0; k < n; ++k) {
+    const double a = 2 * 3.141592653589793 * k / n;
+    o << std::cos(a) << ' ' << std::sin(a) << " 0\n";
+  }
+  o << n;
+  for (int k = 0; k < n; ++k) o << ' ' << k;
+  const std::string off = o.str();
+  MeshReadInfo info;
+  const TriMesh m = parse_mesh(off + "\n", "big.off", MeshFormat::off, &info);
+  ASSERT_EQ(m.faces.size(), std::size_t(n - 2));
+  const MeshTopology t = mesh_topology(m);
+  EXPECT_TRUE(t.disk()) << t.disk_problems() << t.manifold_problems();
 }
 
 TEST(MeshTopology, NamesEveryDefect) {

@@ -95,6 +95,21 @@ TEST(SignalIo, TcpdErrorsNameTheLine) {
   EXPECT_CONTAINS(parse_error("{\"series\": [{\"raw\": [-1e400, 2]}]}", "b.json"), "b.json:1: JSON value");
 }
 
+// 40 000 series of one value, one per line: every value's line found in one pass over the text
+// (each series counted the newlines from the file's start: time in series × file size).
+TEST(SignalIo, TcpdManySeriesLinesInOnePass) {
+  const int d = 40000;
+  std::string text = "{\"series\": [\n";
+  for (int k = 0; k < d; ++k) text += std::string(k ? ",\n" : "") + "{\"raw\": [" + std::to_string(k) + "]}";
+  SignalFileInfo fi;
+  const Signal s = parse_signal(text + "\n]}", "m.json", {}, &fi);
+  ASSERT_EQ(s.dims(), std::size_t(d));
+  EXPECT_EQ(s.samples(0, d - 1), double(d - 1));
+  EXPECT_EQ(fi.lines.at(0), 2);
+  EXPECT_CONTAINS(parse_error(text + ",\n{\"raw\": [\"bad\"]}\n]}", "m.json"),
+                  "m.json:" + std::to_string(d + 2) + ": value 0 of series");
+}
+
 TEST(SignalIo, CsvWithAndWithoutHeader) {
   SignalFileInfo fi;
   Signal s = parse_signal("t,a,b\n0,1,2\n1,NA,4\n2,5,6\n", "x.csv", {.time_column = "t"}, &fi);
