@@ -343,6 +343,8 @@ class Reader {
           if (f.final_xform) fail(cl, "a second <finalxform>");
           f.final_xform = std::move(x);
         } else {
+          if (f.xforms.size() == kMaxXforms)
+            fail(cl, "more than " + std::to_string(kMaxXforms) + " <xform> elements in one flame");
           f.xforms.push_back(std::move(x));
         }
       } else if (tag == "palette") {

@@ -226,6 +226,20 @@ TEST(Parse, UnknownVariationsStrictAndNot) {
   EXPECT_DOUBLE_EQ(set.flames[0].xforms[1].var[kVar_spherical], 0.5);
 }
 
+// 1024 xforms are read; the 1025th is a located error (the render's tables and the xaos checks
+// grow with the square of the count; real files hold tens).
+TEST(Parse, XformCountIsBounded) {
+  std::string xforms;
+  for (std::size_t k = 0; k < kMaxXforms; ++k) xforms += "\n" + kXform;
+  const auto text = [&](const std::string& x) {
+    return "<flames>\n<flame name=\"many\" size=\"8 8\">" + x + "\n" + kPalette + "\n</flame>\n</flames>";
+  };
+  EXPECT_EQ(parse(text(xforms)).flames.at(0).xforms.size(), kMaxXforms);
+  const std::string e = error_of([&] { (void)parse(text(xforms + "\n" + kXform)); });
+  EXPECT_CONTAINS(e, "t.flame:" + std::to_string(kMaxXforms + 3) + ": ");
+  EXPECT_CONTAINS(e, "more than 1024 <xform> elements in one flame");
+}
+
 // Flames are found at any depth, in document order, without recursion: 200 000 nested elements
 // (1.4 MB) once overflowed the call stack.
 TEST(Parse, FlamesAtAnyDepthWithoutRecursion) {

@@ -41,11 +41,12 @@ std::string infer_element(const std::string& name, const std::string& pdb_name4,
 }
 
 void StructureBuilder::begin_model(int serial, int line) {
-  for (const auto& m : models_)
-    if (m.serial == serial && line > 0)
-      throw ParseError(
-          path_, line,
-          "model " + std::to_string(serial) + " appears twice (first at line " + std::to_string(m.line) + ")");
+  // a map, not a scan of the models so far: files of many models stay linear
+  const auto [it, fresh] = model_lines_.try_emplace(serial, line);
+  if (!fresh && line > 0)
+    throw ParseError(path_, line,
+                     "model " + std::to_string(serial) + " appears twice (first at line " +
+                         std::to_string(it->second) + ")");
   models_.push_back({serial, line, {}});
 }
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "gemflow/io/errors.hpp"
@@ -35,6 +36,7 @@ class StructureBuilder {
   };
   std::string path_;
   std::vector<Model> models_;
+  std::unordered_map<int, int> model_lines_;  ///< serial → line of its first model
 };
 
 /// Element from an atom name (see read_pdb's doc); `pdb_name4` is the raw 4-column field or

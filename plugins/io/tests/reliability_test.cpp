@@ -183,6 +183,18 @@ TEST(IoReliability, StructureReadersRefuseHugeCoordinates) {
   expect_error_at([&] { (void)parse_pdb(pdb, "h.pdb"); }, 1, {"h.pdb:1:", "x coordinate '1e300' (columns 31-38)"});
 }
 
+// 20 000 models, then model 7 again: every model read, and the repeat named with its first line,
+// in time linear in the models (each MODEL scanned every model before it).
+TEST(IoReliability, ManyModelsAndARepeatedSerial) {
+  const std::string atom = "ATOM      1  N   SER A  22       1.000  12.659  -3.127  1.00  3.03           N\n";
+  std::string pdb;
+  const int n = 20000;
+  for (int m = 1; m <= n; ++m) pdb += "MODEL     " + std::to_string(m) + "\n" + atom + "ENDMDL\n";
+  EXPECT_EQ(parse_pdb(pdb, "m.pdb").models.size(), std::size_t(n));
+  expect_error_at([&] { (void)parse_pdb(pdb + "MODEL     7\n" + atom + "ENDMDL\n", "m.pdb"); }, 3 * n + 1,
+                  {"model 7 appears twice (first at line 19)"});
+}
+
 // The mmCIF writer cut lines at 64 characters (a fixed buffer) when a B-factor or coordinate was
 // wide, and the PDB writer wrote past its columns, merging two atoms. Now mmCIF writes any finite
 // width and reads back the same, and PDB refuses what its columns cannot hold, naming the atom.

@@ -174,4 +174,10 @@ struct HistogramShape {
 /// Memory limit checked before allocating a render (bytes of histogram + accumulator).
 inline constexpr std::uint64_t kMaxRenderBytes = 24ull << 30;
 
+/// Most <xform> elements of one flame (the final xform apart): flam3 files hold tens (52 at most
+/// in the shared collection). The render's selection tables hold (xforms + 1) × kGrain 16-bit
+/// xform indices (32 MiB at the limit), and the xaos checks are quadratic in the count; more is
+/// a FlameError at the flame's line.
+inline constexpr std::size_t kMaxXforms = 1024;
+
 }  // namespace gemflow::flame
