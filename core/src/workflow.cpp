@@ -9,8 +9,10 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -673,8 +675,10 @@ class Validator {
         for (const auto& [nid, port] : x.targets) {
           const auto found = by_id_.find(nid);
           if (found == by_id_.end()) {
-            list_.add(make_diag(x.where, "", "", fmt::format("exposed {} '{}': no node '{}'", what, x.name, nid),
-                                did_you_mean(nid, ids_)));
+            const std::string message = fmt::format("exposed {} '{}': no node '{}'", what, x.name, nid);
+            // the hint (edit distance to every node id) only for diagnostics that are listed
+            std::string hint = list_.listed(Diagnostic::Severity::Error, message) ? did_you_mean(nid, ids_) : "";
+            list_.add(make_diag(x.where, "", "", message, std::move(hint)));
             continue;
           }
           const NodeSpec* spec = node_spec(*found->second, registry_);
@@ -1148,6 +1152,9 @@ class Parser {
     static const std::vector<std::string> keys = {"groups", "notes"};
     static const std::vector<std::string> group_keys = {"title", "color", "nodes"};
     static const std::vector<std::string> note_keys = {"text", "pos", "width"};
+    // the node ids, for the group members: a set, not Workflow::find (a scan) per member
+    std::unordered_set<std::string_view> node_ids;
+    for (const auto& node : wf.nodes) node_ids.insert(node.id);
     for (auto& [k, list] : entries(v, "", "annotations key", &keys)) {
       if (list.IsNull()) continue;
       if (!list.IsSequence()) {
@@ -1169,7 +1176,8 @@ class Parser {
               if (gk.Scalar() == "nodes") {
                 if (!gv.IsSequence()) throw YAML::Exception(gv.Mark(), "'nodes' must be a list of node ids");
                 for (const auto& id : gv) {
-                  if (!wf.find(id.Scalar())) warning(id, id.Scalar(), "group member that does not exist (ignored)");
+                  if (!node_ids.contains(id.Scalar()))
+                    warning(id, id.Scalar(), "group member that does not exist (ignored)");
                   else g.nodes.push_back(id.Scalar());
                 }
               } else {
@@ -1502,13 +1510,16 @@ NodeSpec subworkflow_spec(const Workflow& inner, const Registry& registry) {
   spec.info.doc = inner.description.empty() ? fmt::format("Runs the workflow {} as one node.", inner.file.string())
                                             : inner.description;
   spec.info.version = 1;
+  std::unordered_map<std::string_view, const NodeInstance*> by_id;  // not a scan per target
+  for (const auto& node : inner.nodes) by_id.try_emplace(node.id, &node);
   for (const bool in : {true, false})
     for (const auto& x : in ? inner.inputs : inner.outputs) {
       PortSpec port;
       port.name = x.name;
       port.optional = in;  // an input is optional only when every inner port it feeds is
       for (const auto& [nid, pname] : x.targets) {
-        const NodeInstance* n = inner.find(nid);
+        const auto hit = by_id.find(nid);
+        const NodeInstance* n = hit == by_id.end() ? nullptr : hit->second;
         const NodeSpec* ns = n ? node_spec(*n, registry) : nullptr;
         const PortSpec* p = ns ? (in ? ns->input(pname) : ns->output(pname)) : nullptr;
         if (!p) continue;
