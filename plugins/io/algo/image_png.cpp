@@ -238,6 +238,16 @@ Image read_png_memory(const void* data, std::size_t size, const std::string& nam
     return ParseError(name, 0, std::string("corrupt PNG: ") + (job.error[0] ? job.error : what));
   };
   if (!read_header(job)) throw fail("libpng could not read the header");
+  // Deflate expands at most 1032:1, so the file bounds the scanlines it can hold (one filter
+  // byte and at least one bit per pixel each): a header that announces more is refused before
+  // the image is allocated (a 60-byte file announced 16 GiB).
+  const double min_raw = static_cast<double>(job.height) * (1.0 + std::ceil(static_cast<double>(job.width) / 8.0));
+  if (min_raw > 1032.0 * static_cast<double>(size))
+    throw ParseError(name, 0,
+                     "the header announces " + std::to_string(job.width) + "×" + std::to_string(job.height) +
+                         " pixels, at least " + std::to_string(static_cast<long long>(min_raw)) +
+                         " bytes of scanlines, more than the file's " + std::to_string(size) +
+                         " bytes can hold compressed (truncated or not a PNG image)");
 
   // 8-bit files stay 8-bit sRGB (exact); 16-bit ones become linear float so that their
   // precision survives.

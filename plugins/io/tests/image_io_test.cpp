@@ -184,9 +184,17 @@ TEST(Png, HostileFilesNameTheFileAndTheReason) {
   const std::string huge = signature() + ihdr(100000, 100000) + chunk("IDAT", "") + chunk("IEND", "");
   EXPECT_CONTAINS(error_of([&] { (void)read_png(write_temp("huge.png", huge)); }),
                   "huge.png: the image is 100000×100000, larger than the 65536 pixels a side read");
-  // Within the side limit but not in memory under a 64 MiB limit: named with the size.
+  // Within the side limit, but more scanlines than the file could hold at deflate's best ratio
+  // (1032:1): refused before the image is allocated, whatever the memory.
+  const std::string small = signature() + ihdr(60000, 60000) + chunk("IDAT", "") + chunk("IEND", "");
+  EXPECT_CONTAINS(error_of([&] { (void)read_png(write_temp("small.png", small)); }),
+                  "small.png: the header announces 60000×60000 pixels, at least 450060000 bytes of scanlines, more "
+                  "than the file's " +
+                      std::to_string(small.size()) + " bytes can hold compressed");
+  // Data enough for that, but not in memory under a 64 MiB limit: named with the size.
   ::setenv("GEMFLOW_MEMORY_LIMIT", "64M", 1);
-  const std::string big = signature() + ihdr(60000, 60000) + chunk("IDAT", "") + chunk("IEND", "");
+  const std::string big =
+      signature() + ihdr(60000, 60000) + chunk("IDAT", std::string(450000, '\0')) + chunk("IEND", "");
   const std::string e = error_of([&] { (void)read_png(write_temp("big.png", big)); });
   ::unsetenv("GEMFLOW_MEMORY_LIMIT");
   EXPECT_CONTAINS(e, "big.png: a 60000×60000 RGBA image needs");
