@@ -26,6 +26,7 @@ constexpr std::int64_t kMaxResidRange = 10000;          // residues in one 'resi
 constexpr std::int64_t kMaxAlternatives = 10000;        // atom-pair alternatives of one restraint
 constexpr auto kMaxTotalAlternatives = static_cast<std::int64_t>(detail::kMaxTotalAlternatives);
 constexpr int kMaxNesting = 100;                        // parentheses inside one selection
+constexpr std::int64_t kMaxTermProducts = 2000000;      // 'and' term products of the whole file
 constexpr double kMaxDistance = 1.0e4;                  // Å: d, d + dplus; larger is never a restraint
 
 std::string lower(std::string_view s) {
@@ -459,6 +460,12 @@ class Parser {
       ++p_;
       auto rhs = factor();
       check_terms(terms.size() * rhs.size(), line);
+      // each 'and' is bounded above, but a chain of them over 10⁴ terms is not: the file's work
+      term_products_ += static_cast<std::int64_t>(terms.size() * rhs.size());
+      if (term_products_ > kMaxTermProducts)
+        throw ParseError(path_, line,
+                         "the file's selections need more than " + std::to_string(kMaxTermProducts) +
+                             " products of 'and'-ed terms (long 'and' chains over many alternatives): simplify them");
       std::vector<Term> product;
       std::set<std::string> seen;
       for (const auto& x : terms)
@@ -588,6 +595,7 @@ class Parser {
   std::size_t p_ = 0;
   int depth_ = 0;                        // parentheses open inside the current selection
   std::int64_t total_alternatives_ = 0;  // alternatives of the restraints read so far
+  std::int64_t term_products_ = 0;       // 'and' term products of the selections read so far
   bool skip_other_ = false;              // 'assign' of other restraint kinds: skipped (.mr bundles)
   std::map<std::size_t, std::pair<std::size_t, int>> skipped_;  // selections → count, first line
   std::size_t other_exponents_ = 0;                             // dihedral exponents other than 2

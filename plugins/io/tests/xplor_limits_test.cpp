@@ -85,6 +85,23 @@ TEST(XplorLimits, RepeatedAlternativesDoNotDoubleAtEveryAnd) {
   EXPECT_CONTAINS(e, "selection expands to 11000 alternatives (at most 10000)");
 }
 
+// Each 'and' within its bound, but a chain of them over 1000 alternatives: 10⁵ 'and's (2 MB) would
+// be 10⁸ term products (a minute); the file's products are bounded, at the 'and' that passes.
+TEST(XplorLimits, LongAndChainsOverManyAlternativesAreBounded) {
+  std::string many = "((resid 1";
+  for (int k = 2; k <= 1000; ++k) many += " or resid " + std::to_string(k);
+  many += ")";
+  for (int k = 0; k < 3000; ++k) many += "\n and segid \"    \"";
+  const std::string e = error_of("assign " + many + ") (resid 2) 3 1 1\n");
+  EXPECT_CONTAINS(e, "h.tbl:2002:");
+  EXPECT_CONTAINS(e, "more than 2000000 products of 'and'-ed terms");
+  // chains that people write are far below
+  EXPECT_EQ(parse_xplor_distance_restraints("assign (resid 1:50 and name HA and segid \"    \") (resid 2) 3 1 1\n",
+                                            "ok.tbl")
+                .restraints.size(),
+            1u);
+}
+
 TEST(XplorLimits, DeepParenthesesAreAnErrorNotAStackOverflow) {
   std::string open(10000, '('), close(10000, ')');
   auto e = error_of("assign (resid 1) \n" + open + "resid 2" + close + " 3 1 1\n");
