@@ -224,12 +224,19 @@ std::string join(const std::vector<std::string>& v, std::string_view sep = ", ")
   return s;
 }
 
-// Node ids: letters, digits, '_' and '-', starting with a letter or '_' (links use '.').
+// Node ids: letters, digits, '_' and '-', starting with a letter or '_' (links use '.'), at
+// most kMaxIdLength characters.
 bool valid_id(std::string_view id) {
-  if (id.empty() || !(std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_')) return false;
+  if (id.empty() || id.size() > kMaxIdLength || !(std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_'))
+    return false;
   return std::all_of(id.begin(), id.end(),
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; });
 }
+
+const std::string kInvalidIdMessage =
+    fmt::format("invalid node id: use letters, digits, '_' and '-', starting with a letter or '_', at most {} "
+                "characters",
+                kMaxIdLength);
 
 // Ids of a flattened workflow: valid ids joined by '/' ("refine/dg").
 bool valid_flat_id(std::string_view id) {
@@ -487,7 +494,7 @@ class Validator {
       if (!by_id_.emplace(n.id, &n).second) list_.add(make_diag(node_loc(n), n.id, "", "node id used twice"));
       if (!valid_flat_id(n.id))
         list_.add(make_diag(node_loc(n), n.id, "",
-                            "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_'"));
+                            kInvalidIdMessage));
     }
   }
 
@@ -986,7 +993,7 @@ class Parser {
       n.id = k.Scalar();
       n.where = at(k);
       if (!valid_id(n.id)) {
-        error(k, n.id, "", "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_'");
+        error(k, n.id.size() > kMaxIdLength ? n.id.substr(0, kMaxIdLength) + "..." : n.id, "", kInvalidIdMessage);
         continue;
       }
       if (!body.IsMap()) {
@@ -1114,7 +1121,11 @@ class Parser {
       p.name = k.Scalar();
       p.where = at(k);
       if (!valid_id(p.name)) {
-        error(k, "", "", fmt::format("invalid {} name '{}': use letters, digits, '_' and '-'", what, p.name));
+        error(k, "", "",
+              fmt::format("invalid {} name '{}': use letters, digits, '_' and '-', at most {} characters",
+                          inputs ? "input" : "output",
+                          p.name.size() > kMaxIdLength ? p.name.substr(0, kMaxIdLength) + "..." : p.name,
+                          kMaxIdLength));
         continue;
       }
       std::vector<YAML::Node> items;
@@ -2163,5 +2174,7 @@ std::vector<std::string> topological_order(const Workflow& wf) {
   if (!cycle.empty()) throw Error(cycle_text(wf, cycle));
   return order;
 }
+
+bool valid_node_id(std::string_view id) { return valid_id(id); }
 
 }  // namespace gemflow

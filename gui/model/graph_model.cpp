@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include <gemflow/workflow_limits.hpp>
+
 #include "model/commands.hpp"
 
 namespace gemflow::studio {
@@ -690,11 +692,11 @@ void GraphModel::set_description(const std::string& description) {
 }
 
 std::string GraphModel::check_node_id(const std::string& node, const std::string& id) const {
-  // Same rule as the workflow loader (core/src/workflow.cpp, valid_id): links use '.'.
   if (id.empty()) return "a node id cannot be empty";
-  const auto ok_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
-  if (!(std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_') || !std::all_of(id.begin(), id.end(), ok_char))
-    return "invalid node id '" + id + "': use letters, digits, '_' and '-', starting with a letter";
+  if (!valid_node_id(id))  // the loader's rule
+    return "invalid node id '" + (id.size() > kMaxIdLength ? id.substr(0, kMaxIdLength) + "..." : id) +
+           "': use letters, digits, '_' and '-', starting with a letter or '_', at most " +
+           std::to_string(kMaxIdLength) + " characters";
   if (id != node && wf_.find(id)) return "a node '" + id + "' already exists";
   return {};
 }

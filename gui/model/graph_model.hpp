@@ -101,7 +101,8 @@ class GraphModel : public QObject {
   /// Sets the workflow description (undoable; "" removes it from the file).
   void set_description(const std::string& description);
   /// Why `id` cannot be the new id of node `node` ("" when it can): the workflow format's rule
-  /// (letters, digits, '_' and '-', starting with a letter or '_') and uniqueness.
+  /// (gemflow::valid_node_id: letters, digits, '_' and '-', starting with a letter or '_', at most
+  /// kMaxIdLength characters) and uniqueness.
   [[nodiscard]] std::string check_node_id(const std::string& node, const std::string& id) const;
   /// Renames a node; its links and editor position follow (undoable). Returns "" on success,
   /// else the reason, and the model is unchanged.

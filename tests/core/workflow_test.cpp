@@ -234,8 +234,20 @@ TEST(Workflow, UnclosedBraceIsLocatedAtTheBrace) {
 
 TEST(Workflow, NodeIdRuleIsStatedAsEnforced) {
   const auto d = only_error(parse("gemflow: 1\nnodes:\n  1a: {type: test.constant}\n"));
-  EXPECT_EQ(d.message, "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_'");
+  EXPECT_EQ(d.message,
+            "invalid node id: use letters, digits, '_' and '-', starting with a letter or '_', at most 128 characters");
   EXPECT_TRUE(parse("gemflow: 1\nnodes:\n  _a: {type: test.constant}\n").ok());
+  // Ids go into messages: a link from a node of a 10⁶-character id, then 10⁴ more links into the
+  // same input, quoted the long link in each of their diagnostics (10 GB of text). The id is
+  // refused, and named by its first 128 characters.
+  const std::string id(128, 'a');
+  EXPECT_TRUE(parse("gemflow: 1\nnodes:\n  " + id + ": {type: test.constant}\n").ok());
+  const auto too_long = only_error(parse("gemflow: 1\nnodes:\n  " + id + "b: {type: test.constant}\n"));
+  EXPECT_THAT(too_long.message, HasSubstr("at most 128 characters"));
+  EXPECT_EQ(too_long.node, id + "...");
+  const auto port = only_error(parse("gemflow: 1\nnodes:\n  a: {type: test.constant}\ninputs:\n  " +
+                                     std::string(200, 'p') + ": a.value\n"));
+  EXPECT_THAT(port.message, HasSubstr("invalid input name '" + std::string(128, 'p') + "...'"));
 }
 
 TEST(Workflow, LinkTypeMismatchAndDoubleFeed) {

@@ -205,6 +205,11 @@ struct MigrationTarget {
 /// before validating.
 std::vector<Diagnostic> migrate_workflow(Workflow& wf, const Registry& registry, std::size_t* nodes_migrated = nullptr);
 
+/// Whether `id` may name a node (and an exposed port): letters, digits, '_' and '-', starting
+/// with a letter or '_' (links use '.'), at most kMaxIdLength characters
+/// (gemflow/workflow_limits.hpp). The loader's rule, for editors that name nodes.
+[[nodiscard]] bool valid_node_id(std::string_view id);
+
 struct LoadResult {
   std::optional<Workflow> workflow;  ///< set when the YAML could be read into a model
   std::vector<Diagnostic> diagnostics;

@@ -14,5 +14,8 @@ namespace gemflow {
 
 inline constexpr std::size_t kMaxSectionEntries = 250000;
 inline constexpr std::size_t kMaxWorkflowEntries = 1000000;
+/// Longest node id, and exposed port name: ids are names people type, and they go into messages
+/// (a link of a 3 MB id quoted in a diagnostic for each of 10⁵ other links was 300 GB of text).
+inline constexpr std::size_t kMaxIdLength = 128;
 
 }  // namespace gemflow
