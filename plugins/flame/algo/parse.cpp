@@ -167,8 +167,12 @@ class Reader {
         // attribute of the element names its owner ("julia3D" for "julia3D_power").
         const auto num = to_number(a.value());
         if (!num || *num == 0) continue;
+        // owners are variation names (tens of characters): longer prefixes are not looked up, so
+        // that a long name of many '_' does not hash prefix after prefix
+        constexpr std::size_t kMaxOwner = 128;
         bool is_param = false;
-        for (std::size_t k = name.find('_'); k != std::string_view::npos && !is_param; k = name.find('_', k + 1))
+        for (std::size_t k = name.find('_'); k != std::string_view::npos && k <= kMaxOwner && !is_param;
+             k = name.find('_', k + 1))
           is_param = names.contains(name.substr(0, k));
         if (!is_param) unknown.emplace_back(name);
       }

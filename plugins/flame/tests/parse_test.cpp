@@ -265,6 +265,9 @@ TEST(Parse, FlamesAtAnyDepthWithoutRecursion) {
 TEST(Parse, ParametersOfUnknownVariationsFindTheirOwnerInBulk) {
   std::string bulk;
   for (int i = 0; i < 20000; ++i) bulk += " my_var_p" + std::to_string(i) + "=\"1\"";
+  std::string underscores = "zz";  // a 60 000-character name of 30 000 '_': owners are short names
+  for (int i = 0; i < 30000; ++i) underscores += "_a";
+  bulk += " " + underscores + "=\"1\"";
   const std::string text = "<flames>\n<flame name=\"plug\" size=\"8 8\">\n" + kXform +
                            "\n<xform weight=\"1\" coefs=\"1 0 0 1 0 0\" zz3D=\"0.5\" zz3D_power=\"2\" my_var=\"1\" "
                            "my_var_scale_x=\"2\" lone_param=\"3\"" + bulk + "/>\n" + kPalette + "\n</flame>\n</flames>";
@@ -274,6 +277,7 @@ TEST(Parse, ParametersOfUnknownVariationsFindTheirOwnerInBulk) {
                   "dropped unknown variation(s) zz3D (line 4), my_var (line 4), lone_param (line 4)");
   EXPECT_EQ(set.dropped[0].find("my_var_"), std::string::npos) << set.dropped[0].substr(0, 300);
   EXPECT_EQ(set.dropped[0].find("zz3D_power"), std::string::npos);
+  EXPECT_NE(set.dropped[0].find("zz_a_a_a"), std::string::npos);  // no owner: an unknown variation
 }
 
 // Every flame of the shared collection: the counts of <flame> and <xform> elements read from
