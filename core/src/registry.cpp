@@ -184,27 +184,45 @@ std::string nearest_name(std::string_view name, const std::vector<std::string>& 
     for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return r;
   };
+  const auto gap = [&](const std::string& c) {
+    return name.size() > c.size() ? name.size() - c.size() : c.size() - name.size();
+  };
+  // Close enough (the test at the end): at most a third of the longer name differs. The distance
+  // is at least the difference of the lengths, so when no candidate could pass, none is computed.
+  const auto limit = [&](std::size_t other) { return std::max<std::size_t>(2, std::max(name.size(), other) / 3); };
+  if (std::none_of(candidates.begin(), candidates.end(),
+                   [&](const std::string& c) { return gap(c) <= limit(c.size()); }))
+    return {};
   const std::string a = lower(name);
   std::string best;
   std::size_t best_d = SIZE_MAX;
+  std::vector<std::size_t> prev, cur;
   for (const auto& cand : candidates) {
+    // The distance is at least the difference of the lengths, and at least the smallest entry of
+    // any row: a candidate that cannot beat the best so far is left early (a long name against
+    // many candidates was |name| × Σ|candidate| steps).
+    if (gap(cand) >= best_d) continue;
     const std::string b = lower(cand);
-    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    prev.resize(b.size() + 1);
+    cur.resize(b.size() + 1);
     for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
+    bool beaten = false;
+    for (std::size_t i = 1; i <= a.size() && !beaten; ++i) {
       cur[0] = i;
-      for (std::size_t j = 1; j <= b.size(); ++j)
+      std::size_t row_min = cur[0];
+      for (std::size_t j = 1; j <= b.size(); ++j) {
         cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        row_min = std::min(row_min, cur[j]);
+      }
       std::swap(prev, cur);
+      beaten = row_min >= best_d;
     }
-    if (prev[b.size()] < best_d) {
+    if (!beaten && prev[b.size()] < best_d) {
       best_d = prev[b.size()];
       best = cand;
     }
   }
-  // Close enough: at most a third of the longer name differs.
-  const std::size_t limit = std::max<std::size_t>(2, std::max(a.size(), best.size()) / 3);
-  return best_d <= limit ? best : std::string();
+  return best_d <= limit(best.size()) ? best : std::string();
 }
 
 }  // namespace gemflow
