@@ -116,7 +116,8 @@ for tool in "${tools[@]}"; do
     extra=(--require-cuda-init=no)
     [ "$tool" = racecheck ] && extra+=(--racecheck-report hazard)
     [ -n "${GPU_SANITIZE_LAUNCH_COUNT:-}" ] && extra+=(--launch-count "$GPU_SANITIZE_LAUNCH_COUNT")
-    extra+=(${GPU_SANITIZE_ARGS:-})
+    read -r -a more <<<"${GPU_SANITIZE_ARGS:-}"  # split at spaces, no glob expansion
+    extra+=("${more[@]}")
     t0=$SECONDS
     timeouts=0
     if [ -n "${GPU_SANITIZE_PER_TEST:-}" ]; then

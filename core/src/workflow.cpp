@@ -233,10 +233,13 @@ bool valid_id(std::string_view id) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; });
 }
 
-const std::string kInvalidIdMessage =
-    fmt::format("invalid node id: use letters, digits, '_' and '-', starting with a letter or '_', at most {} "
-                "characters",
-                kMaxIdLength);
+const std::string& invalid_id_message() {
+  static const std::string m =
+      fmt::format("invalid node id: use letters, digits, '_' and '-', starting with a letter or '_', at most {} "
+                  "characters",
+                  kMaxIdLength);
+  return m;
+}
 
 // Ids of a flattened workflow: valid ids joined by '/' ("refine/dg").
 bool valid_flat_id(std::string_view id) {
@@ -494,7 +497,7 @@ class Validator {
       if (!by_id_.emplace(n.id, &n).second) list_.add(make_diag(node_loc(n), n.id, "", "node id used twice"));
       if (!valid_flat_id(n.id))
         list_.add(make_diag(node_loc(n), n.id, "",
-                            kInvalidIdMessage));
+                            invalid_id_message()));
     }
   }
 
@@ -993,7 +996,7 @@ class Parser {
       n.id = k.Scalar();
       n.where = at(k);
       if (!valid_id(n.id)) {
-        error(k, n.id.size() > kMaxIdLength ? n.id.substr(0, kMaxIdLength) + "..." : n.id, "", kInvalidIdMessage);
+        error(k, n.id.size() > kMaxIdLength ? n.id.substr(0, kMaxIdLength) + "..." : n.id, "", invalid_id_message());
         continue;
       }
       if (!body.IsMap()) {

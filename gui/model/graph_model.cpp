@@ -301,6 +301,7 @@ void GraphModel::save(const std::filesystem::path& file) {
 
 std::string GraphModel::unique_id(const std::string& base_in, const std::vector<std::string>& taken) const {
   std::string base = base_in.empty() ? std::string("node") : base_in;
+  if (base.size() > kMaxIdLength) base.resize(kMaxIdLength);  // ids the loader reads back
   auto used = [&](const std::string& id) { return wf_.find(id) != nullptr || contains(taken, id); };
   if (!used(base)) return base;
   // "add_3" → continue from "add".
@@ -309,7 +310,8 @@ std::string GraphModel::unique_id(const std::string& base_in, const std::vector<
       std::all_of(base.begin() + static_cast<long>(us) + 1, base.end(), [](char c) { return c >= '0' && c <= '9'; }))
     base = base.substr(0, us);
   for (int i = 2;; ++i) {
-    std::string id = base + "_" + std::to_string(i);
+    const std::string suffix = "_" + std::to_string(i);
+    std::string id = base.substr(0, std::min(base.size(), kMaxIdLength - suffix.size())) + suffix;
     if (!used(id)) return id;
   }
 }

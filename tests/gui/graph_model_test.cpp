@@ -13,6 +13,7 @@
 #include <gemflow/executor.hpp>
 #include <gemflow/plugin_loader.hpp>
 #include <gemflow/types.hpp>
+#include <gemflow/workflow_limits.hpp>
 
 #include "model/graph_model.hpp"
 
@@ -630,6 +631,28 @@ TEST_F(GraphModelTest, ExpandInlinesTheInnerNodes) {
   m.undo_stack()->undo();
   EXPECT_EQ(m.to_yaml(), collapsed);
   EXPECT_FALSE(m.expand_subworkflow("total").ok());  // not a sub-workflow node
+  fs::remove_all(dir);
+}
+
+// Ids Studio makes (a prefix and the inner id, a number suffix) stay within the loader's
+// kMaxIdLength, so that the saved file loads back with every node; renaming to a longer id is
+// refused with the rule.
+TEST_F(GraphModelTest, GeneratedIdsStayWithinTheLengthTheLoaderReads) {
+  const fs::path dir = fresh_dir("longids");
+  std::ofstream(dir / "w.yaml") << kSumChain;
+  m.load(dir / "w.yaml");
+  ASSERT_TRUE(m.collapse_to_subworkflow({"add", "c2"}, dir / "adder.yaml").ok());
+  const std::string long_id(gemflow::kMaxIdLength, 'a');
+  ASSERT_EQ(m.rename_node("adder", long_id), "");
+  const auto r = m.expand_subworkflow(long_id);
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.nodes.size(), 2u);
+  EXPECT_NE(r.nodes[0], r.nodes[1]);
+  for (const auto& id : r.nodes) EXPECT_LE(id.size(), gemflow::kMaxIdLength) << id;
+  const auto back = gemflow::parse_workflow(m.to_yaml(), dir / "w.yaml", reg);
+  EXPECT_TRUE(back.ok());
+  EXPECT_EQ(back.workflow->nodes.size(), m.workflow().nodes.size());
+  EXPECT_NE(m.rename_node(r.nodes[0], long_id + "b").find("at most 128 characters"), std::string::npos);
   fs::remove_all(dir);
 }
 

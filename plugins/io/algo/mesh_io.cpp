@@ -916,7 +916,8 @@ class TopologyScan {
   std::size_t fans(Index v, const std::size_t* b, const std::size_t* e) {
     local_v_.clear();
     local_p_.clear();
-    if (!local_ix_.empty()) local_ix_ = {};  // not clear(): it zeroes every bucket, each call
+    // not clear() (nor = {}, which clears): it zeroes every bucket of the last hub, at every call
+    if (!local_ix_.empty()) decltype(local_ix_)().swap(local_ix_);
     // v's neighbours, numbered as met: a scan while there are few (the usual degree), a hash map
     // past that (a polygon of n vertices fanned from one corner gives it degree n − 2)
     constexpr std::size_t kScan = 32;
