@@ -1447,7 +1447,11 @@ std::string coord(double x) {
 namespace {
 
 // The files being loaded, outermost first: a sub-workflow already in it is a cycle.
-using LoadChain = std::vector<fs::path>;
+// The files being loaded, outermost first (cycles, depth), and what the whole load has read of
+// sub-workflow files so far (kMaxSubWorkflowLoads, kMaxSubWorkflowBytes).
+struct LoadChain : std::vector<fs::path> {
+  std::size_t loads = 0, bytes = 0;
+};
 
 LoadResult load_impl(const fs::path& file, const Registry& registry, LoadChain& chain);
 std::vector<Diagnostic> load_subworkflows_impl(Workflow& wf, const Registry& registry, LoadChain& chain);
@@ -1494,8 +1498,10 @@ LoadResult load_impl(const fs::path& file, const Registry& registry, LoadChain& 
   }
   std::stringstream ss;
   ss << in.rdbuf();
+  const std::string text = ss.str();
+  chain.bytes += text.size();
   chain.push_back(fs::weakly_canonical(fs::absolute(file)));
-  LoadResult r = parse_impl(ss.str(), file, registry, chain);
+  LoadResult r = parse_impl(text, file, registry, chain);
   chain.pop_back();
   return r;
 }
@@ -1550,9 +1556,11 @@ NodeSpec subworkflow_spec(const Workflow& inner, const Registry& registry) {
 
 std::vector<Diagnostic> load_subworkflows_impl(Workflow& wf, const Registry& registry, LoadChain& chain) {
   std::vector<Diagnostic> out;
+  bool refused = false;  // past the load's limits: the rest of this file's sub-workflows are not read
   for (NodeInstance& n : wf.nodes) {
     if (n.type != kSubWorkflowType) continue;
     n.sub.reset();
+    if (refused) continue;
     const auto* text = n.param("path") ? std::get_if<std::string>(n.param("path")) : nullptr;
     const auto where = n.param_where.count("path") ? n.param_where.at("path") : n.where;
     if (!text || text->empty()) {
@@ -1573,6 +1581,17 @@ std::vector<Diagnostic> load_subworkflows_impl(Workflow& wf, const Registry& reg
                                   : fmt::format("sub-workflows nest deeper than {}: {}", kMaxSubWorkflowDepth, files)));
       continue;
     }
+    if (chain.loads >= kMaxSubWorkflowLoads || chain.bytes >= kMaxSubWorkflowBytes) {
+      out.push_back(make_diag(
+          where, n.id, "path",
+          fmt::format("not loaded, nor the sub-workflow nodes after it in this file: this load of the workflow has "
+                      "read {} sub-workflow files ({} MiB) already, the most it reads (at most {} files and {} MiB: "
+                      "each 'workflow' node loads its file again)",
+                      chain.loads, chain.bytes >> 20, kMaxSubWorkflowLoads, kMaxSubWorkflowBytes >> 20)));
+      refused = true;  // one diagnostic per file: the limit holds for the rest of the load
+      continue;
+    }
+    ++chain.loads;
     LoadResult inner = load_impl(file, registry, chain);
     std::size_t errors = 0;
     for (auto& d : inner.diagnostics) {

@@ -1215,6 +1215,28 @@ TEST(SubWorkflow, CyclesAndDepthAreRefusedWithTheChainOfFiles) {
   EXPECT_THAT(all(deep.diagnostics), HasSubstr("nest deeper than"));
 }
 
+// A file used by K 'workflow' nodes is loaded K times, and K per level multiply: 120 nodes in
+// a.yaml load b.yaml, whose 120 nodes load c.yaml (14 520 loads). One load reads at most
+// kMaxSubWorkflowLoads files: the node past it is an error naming the limit, the load ends in
+// bounded time, and a workflow within the limit loads whole.
+TEST(SubWorkflow, LoadsOfOneWorkflowAreBounded) {
+  TempDir dir;
+  std::ofstream(dir / "c.yaml") << "gemflow: 1\nnodes:\n  k: {type: test.constant}\n";
+  const auto fan = [&](const std::string& name, const std::string& inner, int k) {
+    std::ofstream f(dir / name);
+    f << "gemflow: 1\nnodes:\n";
+    for (int i = 0; i < k; ++i) f << fmt::format("  w{}: {{type: workflow, params: {{path: {}}}}}\n", i, inner);
+  };
+  fan("b.yaml", "c.yaml", 120);
+  fan("a.yaml", "b.yaml", 120);
+  const auto big = load_workflow(dir / "a.yaml", registry());
+  EXPECT_FALSE(big.ok());
+  EXPECT_THAT(all(big.diagnostics), HasSubstr(fmt::format("has read {} sub-workflow files", kMaxSubWorkflowLoads)));
+  fan("small.yaml", "b.yaml", 3);  // 3 + 360 loads
+  const auto small = load_workflow(dir / "small.yaml", registry());
+  EXPECT_TRUE(small.ok()) << all(small.diagnostics);
+}
+
 TEST(SubWorkflow, ExposedPortsAreChecked) {
   TempDir dir;
   std::ofstream(dir / "inner.yaml") << R"(gemflow: 1

@@ -75,6 +75,12 @@ struct SubWorkflow;
 inline constexpr std::string_view kSubWorkflowType = "workflow";
 /// Sub-workflows nest at most this deep (a deeper chain is refused with its files).
 inline constexpr int kMaxSubWorkflowDepth = 8;
+/// Every `workflow` node loads its file, so a file used by K nodes is loaded K times, and K per
+/// level over 8 levels multiply: one load of a workflow loads at most this many sub-workflow
+/// files, and at most kMaxSubWorkflowBytes of their text in all; the nodes past either limit
+/// are not loaded (an error at each, naming the limit).
+inline constexpr std::size_t kMaxSubWorkflowLoads = 10000;
+inline constexpr std::size_t kMaxSubWorkflowBytes = std::size_t{256} << 20;
 
 /// The one parameter of a `workflow` node: `path`, the inner file (.yaml/.yml, relative to the
 /// outer workflow's folder), required.
