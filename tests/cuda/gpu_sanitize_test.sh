@@ -130,14 +130,15 @@ expect_rc args 0
 expect_row args gemflow_bad_gpu_tests racecheck 1 0 0 ' clean$'
 expect_line args 'tool options added to every run: --kernel-name-exclude kns=bad_kernel'
 
-# A whole-binary run cut by its share of the budget names the test it was in.
-run whole "gemflow_good_gpu_tests" GPU_SANITIZE_BUDGET=5 -- synccheck
+# A whole-binary run cut by its share of the budget names the test it was in (12 s: a run whose
+# share is under 5 s is not started, and a loaded machine takes seconds to get there).
+run whole "gemflow_good_gpu_tests" GPU_SANITIZE_BUDGET=12 -- synccheck
 expect_rc whole 0
 expect_row whole gemflow_good_gpu_tests synccheck 1 0 0 'timeout after [0-9]+ s, in Fake\.Hangs'
 
 # A whole-binary run cut after a report: the report is not hidden by the cut.
 fake_binary gemflow_cut_gpu_tests Clean ReportThenHang
-run cut "gemflow_cut_gpu_tests" GPU_SANITIZE_BUDGET=5 -- initcheck
+run cut "gemflow_cut_gpu_tests" GPU_SANITIZE_BUDGET=12 -- initcheck
 expect_rc cut 1
 expect_row cut gemflow_cut_gpu_tests initcheck 1 0 2 'REPORTS before a timeout after [0-9]+ s, in Fake\.ReportThenHang'
 
