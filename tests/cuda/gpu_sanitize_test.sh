@@ -97,15 +97,15 @@ expect_line() { grep -qE "$2" "$work/$1.out" || fail "$1: no line matching '$2'"
 # One test at a time: a hang costs its own limit and is listed; reports printed before a hang count.
 for jobs in 1 3; do
   n=per_test_j$jobs
-  run $n "gemflow_good_gpu_tests gemflow_bad_gpu_tests" GPU_SANITIZE_PER_TEST=2 GPU_SANITIZE_BUDGET=60 \
+  run $n "gemflow_good_gpu_tests gemflow_bad_gpu_tests" GPU_SANITIZE_PER_TEST=4 GPU_SANITIZE_BUDGET=60 \
     GPU_SANITIZE_JOBS=$jobs -- racecheck
   expect_rc $n 1
   expect_row $n gemflow_good_gpu_tests racecheck 1 0 0 'clean in the tests that finished; 1 timed out'
   # Reports counted from the printed lines (more than the tools' summaries give): the race, the
   # two before the hang, the internal error; the internal error's test failed.
   expect_row $n gemflow_bad_gpu_tests racecheck 2 1 4 'REPORTS \(see '
-  expect_line $n 'per test: gemflow_good_gpu_tests racecheck Fake\.Hangs: timeout after 2 s'
-  expect_line $n 'per test: gemflow_bad_gpu_tests racecheck Fake\.ReportThenHang: timeout after 2 s'
+  expect_line $n 'per test: gemflow_good_gpu_tests racecheck Fake\.Hangs: timeout after 4 s'
+  expect_line $n 'per test: gemflow_bad_gpu_tests racecheck Fake\.ReportThenHang: timeout after 4 s'
   expect_line $n 'Internal Sanitizer Error'
 done
 
@@ -114,17 +114,17 @@ fake_binary gemflow_pair_gpu_tests PairA PairB
 run pair_j2 "gemflow_pair_gpu_tests" GPU_SANITIZE_PER_TEST=8 GPU_SANITIZE_JOBS=2 -- memcheck
 expect_rc pair_j2 0
 expect_row pair_j2 gemflow_pair_gpu_tests memcheck 2 0 0 ' clean$'
-run pair_j1 "gemflow_pair_gpu_tests" GPU_SANITIZE_PER_TEST=2 -- memcheck
+run pair_j1 "gemflow_pair_gpu_tests" GPU_SANITIZE_PER_TEST=4 -- memcheck
 expect_row pair_j1 gemflow_pair_gpu_tests memcheck 1 0 0 'clean in the tests that finished; 1 timed out'
-expect_line pair_j1 'per test: gemflow_pair_gpu_tests memcheck Fake\.PairA: timeout after 2 s'
+expect_line pair_j1 'per test: gemflow_pair_gpu_tests memcheck Fake\.PairA: timeout after 4 s'
 
 # Only the tests a regex matches.
-run only "gemflow_bad_gpu_tests" GPU_SANITIZE_PER_TEST=2 GPU_SANITIZE_ONLY='Clean$' -- memcheck
+run only "gemflow_bad_gpu_tests" GPU_SANITIZE_PER_TEST=4 GPU_SANITIZE_ONLY='Clean$' -- memcheck
 expect_rc only 0
 expect_row only gemflow_bad_gpu_tests memcheck 1 0 0 '^.* clean$'
 
 # GPU_SANITIZE_ARGS reaches the tool: leaving out the kernel that stops it lets the test pass.
-run args "gemflow_bad_gpu_tests" GPU_SANITIZE_PER_TEST=2 GPU_SANITIZE_ONLY='InternalError$' \
+run args "gemflow_bad_gpu_tests" GPU_SANITIZE_PER_TEST=4 GPU_SANITIZE_ONLY='InternalError$' \
   GPU_SANITIZE_ARGS='--kernel-name-exclude kns=bad_kernel' -- racecheck
 expect_rc args 0
 expect_row args gemflow_bad_gpu_tests racecheck 1 0 0 ' clean$'
@@ -143,7 +143,7 @@ expect_rc cut 1
 expect_row cut gemflow_cut_gpu_tests initcheck 1 0 2 'REPORTS before a timeout after [0-9]+ s, in Fake\.ReportThenHang'
 
 # Bad arguments.
-run badjobs "gemflow_good_gpu_tests" GPU_SANITIZE_JOBS=0 GPU_SANITIZE_PER_TEST=2 -- memcheck
+run badjobs "gemflow_good_gpu_tests" GPU_SANITIZE_JOBS=0 GPU_SANITIZE_PER_TEST=4 -- memcheck
 expect_rc badjobs 2
 expect_line badjobs 'GPU_SANITIZE_JOBS must be a positive integer'
 
