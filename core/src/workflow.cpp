@@ -496,8 +496,7 @@ class Validator {
       ids_.push_back(n.id);
       if (!by_id_.emplace(n.id, &n).second) list_.add(make_diag(node_loc(n), n.id, "", "node id used twice"));
       if (!valid_flat_id(n.id))
-        list_.add(make_diag(node_loc(n), n.id, "",
-                            invalid_id_message()));
+        list_.add(make_diag(node_loc(n), n.id, "", invalid_id_message()));
     }
   }
 
@@ -1446,8 +1445,8 @@ std::string coord(double x) {
 
 namespace {
 
-// The files being loaded, outermost first: a sub-workflow already in it is a cycle.
-// The files being loaded, outermost first (cycles, depth), and what the whole load has read of
+// The files being loaded, outermost first (a sub-workflow already in it is a cycle; its size is
+// the depth), and what the whole load has read of
 // sub-workflow files so far (kMaxSubWorkflowLoads, kMaxSubWorkflowBytes).
 struct LoadChain : std::vector<fs::path> {
   std::size_t loads = 0, bytes = 0;
