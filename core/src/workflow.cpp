@@ -1446,8 +1446,8 @@ std::string coord(double x) {
 namespace {
 
 // The files being loaded, outermost first (a sub-workflow already in it is a cycle; its size is
-// the depth), and what the whole load has read of
-// sub-workflow files so far (kMaxSubWorkflowLoads, kMaxSubWorkflowBytes).
+// the depth), and what the whole load has read of sub-workflow files so far
+// (kMaxSubWorkflowLoads, kMaxSubWorkflowBytes).
 struct LoadChain : std::vector<fs::path> {
   std::size_t loads = 0, bytes = 0;
 };
