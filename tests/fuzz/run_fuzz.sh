@@ -64,19 +64,25 @@ seconds=${FUZZ_SECONDS:-60}
 # input that takes 0.05 s alone can exceed 2 s, so such runs want a larger FUZZ_TIMEOUT.
 unit_timeout=${FUZZ_TIMEOUT:-2}
 jobs=${FUZZ_JOBS:-$(nproc)}
-bash packaging/install-deps.sh >/dev/null
-bash packaging/install-deps.sh packaging/debian-packages-fuzz.txt
-[ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
-cmake --preset fuzz >/dev/null
+# FUZZ_SKIP_BUILD=1 runs the harnesses already in build/fuzz/bin (the script's own test,
+# tests/fuzz/run_fuzz_test.sh, runs stand-ins there).
+if [ "${FUZZ_SKIP_BUILD:-0}" != 1 ]; then
+  bash packaging/install-deps.sh >/dev/null
+  bash packaging/install-deps.sh packaging/debian-packages-fuzz.txt
+  [ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
+  cmake --preset fuzz >/dev/null
+fi
 if [ $# -gt 0 ]; then
   harnesses=("$@")
 else
   mapfile -t harnesses < <(ls build/fuzz/fuzz/*.seeds | xargs -n1 basename | sed 's/\.seeds$//')
 fi
-cmake --build build/fuzz -j "$jobs" --target "${harnesses[@]/#/fuzz_}"
+[ "${FUZZ_SKIP_BUILD:-0}" = 1 ] || cmake --build build/fuzz -j "$jobs" --target "${harnesses[@]/#/fuzz_}"
 
+# run_one HARNESS SECONDS TIMEOUT: every limit is an argument, because the parallel path runs it
+# in a fresh bash (xargs), which sees only exported functions and variables.
 run_one() {
-  local h=$1 seconds=$2
+  local h=$1 seconds=$2 unit_timeout=$3
   local corpus=build/fuzz/corpus/$h findings=build/fuzz/findings/$h log=build/fuzz/logs/$h.log
   mkdir -p "$corpus" "$findings" build/fuzz/logs
   # Seeds over 64 KiB are cut by -max_len anyway; the corpus keeps what adds coverage.
@@ -133,11 +139,12 @@ if [ -n "${FUZZ_CPU_GOAL:-}" ]; then
       [ "$waiting" -eq 1 ] && { sleep 30; continue; }  # the rest are running elsewhere
       break
     fi
-    run_one "$next" "$seconds" || { status=1; found+=("$next"); }
+    run_one "$next" "$seconds" "$unit_timeout" || { status=1; found+=("$next"); }
     exec {lock}>&-
   done
   for h in "${harnesses[@]}"; do printf '%-22s %8s s of CPU in all\n' "$h" "$(cpu_so_far "$h")"; done
 else
-  printf '%s\n' "${harnesses[@]}" | xargs -P "$jobs" -I{} bash -c "run_one {} $seconds" || status=1
+  printf '%s\n' "${harnesses[@]}" |
+    xargs -P "$jobs" -I{} bash -c 'run_one "$@"' run_one {} "$seconds" "$unit_timeout" || status=1
 fi
 exit $status
