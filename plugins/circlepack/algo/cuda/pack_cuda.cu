@@ -540,8 +540,10 @@ PackResult run_newton(const Complex& K, const Problem& p, const GpuOptions& o) {
     dot_kernel<<<nb, kBlock, 0, stream>>>(g, nullptr, m, d_part.data());
     finish_kernel<<<1, kBlock, 0, stream>>>(d_part.data(), nb, d_out.data());
     GF_CUDA_CHECK_LAUNCH("residual_kernel");
-    double h[4];
-    GF_CUDA_TRY(cudaMemcpyAsync(h, d_out.data(), sizeof h, cudaMemcpyDeviceToHost, stream));
+    // out[3] exists only with a pinned vertex (residual_kernel writes it then): copy what was written
+    double h[4] = {};
+    const std::size_t written = pinned == kNoVertex ? 3 : 4;
+    GF_CUDA_TRY(cudaMemcpyAsync(h, d_out.data(), written * sizeof(double), cudaMemcpyDeviceToHost, stream));
     GF_CUDA_TRY(cudaStreamSynchronize(stream));
     Residual out;
     out.max = h[1];

@@ -1310,6 +1310,11 @@ void Session::viterbi() {
     s.d_seg = gemflow::cuda::DeviceBuffer<int>(std::max<std::size_t>(3 * s.rows, 1), s.stream);
     s.d_vscore = gemflow::cuda::DeviceBuffer<double>(B, s.stream);
     s.d_seg_score = gemflow::cuda::DeviceBuffer<double>(std::max<std::size_t>(s.rows, 1), s.stream);
+    // The backtrack writes each sequence's segments into its last rows only; paths() copies the
+    // arrays back whole (one copy each, not one per sequence), so the other rows are set once here
+    // and the copy moves defined bytes.
+    GF_CUDA_TRY(cudaMemsetAsync(s.d_seg.data(), 0xFF, s.d_seg.size_bytes(), s.stream));
+    GF_CUDA_TRY(cudaMemsetAsync(s.d_seg_score.data(), 0xFF, s.d_seg_score.size_bytes(), s.stream));
     if (!s.smem_vring && !s.d_ring.size() && !s.scan_length)
       s.d_ring = gemflow::cuda::DeviceBuffer<double>(B * K * C, s.stream);
   }
