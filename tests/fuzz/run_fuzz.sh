@@ -9,7 +9,8 @@
 # The CPU time each run used (user + system) is printed and added to build/fuzz/cpu.tsv, one line
 # per run, so that the CPU a harness has had is known on a shared or loaded machine, where it is
 # far below the wall time. FUZZ_CPU_GOAL=S turns the script into a rotation: one harness at a time
-# (the one with the least CPU in cpu.tsv), FUZZ_SECONDS each, until every harness has S seconds of
+# (the one with the least CPU in cpu.tsv), FUZZ_SECONDS each (or what the harness still lacks of S,
+# plus 2 % and 5 s for the CPU a run gets below its wall time), until every harness has S seconds of
 # CPU, or until the file build/fuzz/STOP exists; it can be stopped and started again (e.g. under
 # `nice -n 19` in the background). Rotations may run side by side, one per core: each locks the
 # harness it runs (build/fuzz/locks/), so they never run one harness twice at once.
@@ -124,10 +125,10 @@ if [ -n "${FUZZ_CPU_GOAL:-}" ]; then
   while [ ! -e build/fuzz/STOP ]; do
     # The harness with the least CPU so far that no other rotation is running (one rotation per
     # core can share build/fuzz: each holds a lock on the harness it runs).
-    next="" waiting=0
+    next="" next_cpu=0 waiting=0
     while read -r c h; do
       exec {lock}>"build/fuzz/locks/$h.lock"
-      if flock -n "$lock"; then next=$h; break; fi
+      if flock -n "$lock"; then next=$h next_cpu=$c; break; fi
       exec {lock}>&-
       waiting=1
     done < <(for h in "${harnesses[@]}"; do
@@ -139,7 +140,9 @@ if [ -n "${FUZZ_CPU_GOAL:-}" ]; then
       [ "$waiting" -eq 1 ] && { sleep 30; continue; }  # the rest are running elsewhere
       break
     fi
-    run_one "$next" "$seconds" "$unit_timeout" || { status=1; found+=("$next"); }
+    run_s=$(( (FUZZ_CPU_GOAL - next_cpu) * 102 / 100 + 5 ))
+    [ "$run_s" -lt "$seconds" ] || run_s=$seconds
+    run_one "$next" "$run_s" "$unit_timeout" || { status=1; found+=("$next"); }
     exec {lock}>&-
   done
   for h in "${harnesses[@]}"; do printf '%-22s %8s s of CPU in all\n' "$h" "$(cpu_so_far "$h")"; done

@@ -13,7 +13,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 mkdir -p "$work/tests/fuzz" "$work/build/fuzz/fuzz" "$work/build/fuzz/bin" "$work/args"
 cp "$script" "$work/tests/fuzz/run_fuzz.sh"
-printf '# ledger\n2026-01-01T00:00:00Z\tgood\t60\t10.0\t100\t5\tnone\n' >"$work/tests/fuzz/cpu_ledger.tsv"
+printf '# ledger\n2026-01-01T00:00:00Z\tgood\t60\t30.0\t100\t5\tnone\n2026-01-01T00:00:00Z\tstopper\t60\t20.0\t100\t5\tnone\n' \
+  >"$work/tests/fuzz/cpu_ledger.tsv"
 # A stand-in harness: writes its arguments to args/NAME, prints libFuzzer's final statistics;
 # `crashy` leaves a crash input and fails as libFuzzer does; `stopper` asks a rotation to stop.
 for h in good other crashy stopper; do
@@ -59,8 +60,13 @@ has_arg good -timeout=5
 # The rotation: the harness with the least CPU runs, with the same limits, until STOP.
 run_args=(stopper good); rm -f "$work/args/"* "$work/build/fuzz/STOP"
 run FUZZ_CPU_GOAL=3600 FUZZ_SECONDS=4 FUZZ_TIMEOUT=9 || fail "rotation exited $?: $(cat "$work/out")"
-[ -f "$work/args/good" ] && fail "the rotation ran good (10 s in the ledger) before stopper (0 s)"
+[ -f "$work/args/good" ] && fail "the rotation ran good (30 s in the ledger) before stopper (20 s)"
 has_arg stopper -timeout=9; has_arg stopper -max_total_time=4
+
+# Near its goal a harness runs only what it lacks (plus 2 % and 5 s): 100 − 20 s → 86 s, not 600.
+run_args=(stopper); rm -f "$work/args/"* "$work/build/fuzz/STOP"
+run FUZZ_CPU_GOAL=100 FUZZ_SECONDS=600 || fail "rotation near its goal exited $?: $(cat "$work/out")"
+has_arg stopper -max_total_time=86
 
 [ "$failures" -eq 0 ] && echo "run_fuzz.sh: all checks passed"
 exit $((failures > 0))
