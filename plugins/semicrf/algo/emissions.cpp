@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numbers>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -25,13 +27,69 @@ bool observed(const std::uint8_t* valid, std::size_t t, std::size_t D, std::size
   return valid == nullptr || valid[t * D + d] != 0;
 }
 
-double quantile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
+/// The p quantile of sorted values, interpolated between the two nearest ranks.
+double quantile_sorted(const std::vector<double>& v, double p) {
   const double pos = p * double(v.size() - 1);
   const std::size_t i = static_cast<std::size_t>(pos);
   const double w = pos - double(i);
   return i + 1 < v.size() ? v[i] * (1 - w) + v[i + 1] * w : v[i];
 }
+
+double quantile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return quantile_sorted(v, p);
+}
+
+/// The median of a sliding window, O(log w) per added or removed value: the lower half in `lo`
+/// (one more than `hi` when the count is odd), every value of `lo` ≤ every value of `hi`. The
+/// median is the one of quantile_sorted(·, 0.5), bit for bit.
+class SlidingMedian {
+ public:
+  void add(double v) {
+    if (lo_.empty() || v <= *lo_.rbegin())
+      lo_.insert(v);
+    else
+      hi_.insert(v);
+    balance();
+  }
+  /// v must be in the window.
+  void remove(double v) {
+    if (v <= *lo_.rbegin())
+      lo_.erase(lo_.find(v));
+    else
+      hi_.erase(hi_.find(v));
+    balance();
+  }
+  [[nodiscard]] double median() const {
+    const double a = *lo_.rbegin();
+    return lo_.size() > hi_.size() ? a : a * 0.5 + *hi_.begin() * 0.5;
+  }
+
+ private:
+  void balance() {
+    if (lo_.size() > hi_.size() + 1) {
+      hi_.insert(*lo_.rbegin());
+      lo_.erase(std::prev(lo_.end()));
+    } else if (hi_.size() > lo_.size()) {
+      lo_.insert(*hi_.begin());
+      hi_.erase(hi_.begin());
+    }
+  }
+  std::multiset<double> lo_, hi_;
+};
+
+/// Calls `poll` with the fraction done at the first unit of work and then after every `stride`
+/// units (a few milliseconds of work), when there is a poll.
+struct Ticker {
+  const std::function<void(double)>& poll;
+  std::size_t stride;
+  std::size_t work = 0, next = 0;
+  void operator()(std::size_t units, double fraction) {
+    if (!poll) return;
+    if (work >= next) poll(std::min(1.0, fraction)), next = work + stride;
+    work += units;
+  }
+};
 
 }  // namespace
 
@@ -144,19 +202,26 @@ std::vector<double> standardise(const double* x, std::size_t T, std::size_t D, c
 }
 
 std::vector<std::uint8_t> hampel_outliers(const double* x, std::size_t T, std::size_t D, std::size_t half_window,
-                                          double threshold, const std::uint8_t* valid) {
+                                          double threshold, const std::uint8_t* valid,
+                                          const std::function<void(double)>& poll) {
   check_signal(x, T, D);
   if (!(threshold > 0)) throw std::invalid_argument("the Hampel threshold must be positive");
   std::vector<std::uint8_t> out(T * D);
   for (std::size_t i = 0; i < T * D; ++i) out[i] = valid == nullptr || valid[i] != 0 ? 1 : 0;
+  Ticker tick{poll, std::size_t{1} << 16};
   for (std::size_t d = 0; d < D; ++d) {
-    std::vector<double> r(T, 0.0), all, window;
+    std::vector<double> r(T, 0.0), all;
+    // the window of t is [t − w, t + w] ∩ [0, T): moving to t adds t + w and drops t − w − 1
+    SlidingMedian window;
+    const std::size_t w = std::min(half_window, T);
+    for (std::size_t u = 0; u < std::min(T, w); ++u)
+      if (observed(valid, u, D, d)) window.add(x[u * D + d]);
     for (std::size_t t = 0; t < T; ++t) {
+      tick(1, (double(d) * double(T) + double(t)) / (double(T) * double(D)));
+      if (t + w < T && observed(valid, t + w, D, d)) window.add(x[(t + w) * D + d]);
+      if (t > w && observed(valid, t - w - 1, D, d)) window.remove(x[(t - w - 1) * D + d]);
       if (!observed(valid, t, D, d)) continue;
-      window.clear();
-      for (std::size_t u = t > half_window ? t - half_window : 0; u < std::min(T, t + half_window + 1); ++u)
-        if (observed(valid, u, D, d)) window.push_back(x[u * D + d]);
-      r[t] = std::abs(x[t * D + d] - quantile(window, 0.5));
+      r[t] = std::abs(x[t * D + d] - window.median());
       all.push_back(r[t]);
     }
     if (all.empty()) continue;
@@ -169,7 +234,8 @@ std::vector<std::uint8_t> hampel_outliers(const double* x, std::size_t T, std::s
 }
 
 GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D, std::size_t C, LevelEstimate levels,
-                                  VarianceEstimate variance, const std::uint8_t* valid) {
+                                  VarianceEstimate variance, const std::uint8_t* valid,
+                                  const std::function<void(double)>& poll) {
   check_signal(x, T, D);
   if (C == 0 || C > T)
     throw std::invalid_argument(std::to_string(C) + " labels for " + std::to_string(T) + " samples (need 1 ≤ C ≤ T)");
@@ -179,28 +245,64 @@ GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D,
     for (std::size_t t = 0; t < T; ++t)
       if (observed(valid, t, D, d)) v.push_back(x[t * D + d]);
     if (v.empty()) throw std::invalid_argument("channel " + std::to_string(d) + " has no observed value");
-    for (std::size_t c = 0; c < C; ++c) g.mean[c * D + d] = quantile(v, (double(c) + 0.5) / double(C));
+    std::sort(v.begin(), v.end());
+    for (std::size_t c = 0; c < C; ++c) g.mean[c * D + d] = quantile_sorted(v, (double(c) + 0.5) / double(C));
   }
   // distances in units of each channel's noise, so that channels of other units weigh alike;
   // a sample with no observed channel is assigned to no label (kNone)
   const auto noise = noise_variance(x, T, D, valid);
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   std::vector<std::size_t> assign(T, kNone);
+  // One channel: the nearest mean by bisection of the distinct means, O(log C) a sample instead
+  // of O(C). Its label is the scan's over all C (ties to the lowest label): the distance is
+  // monotone in |x − μ|, so the nearest lie next to x in the order, and a distinct mean stands
+  // for the lowest label that has it.
+  std::vector<double> level;       // the distinct means, ascending
+  std::vector<std::size_t> lowest;  // the lowest label of each
+  const auto distinct_means = [&] {
+    std::vector<std::size_t> order(C);
+    for (std::size_t c = 0; c < C; ++c) order[c] = c;
+    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return std::pair{g.mean[a], a} < std::pair{g.mean[b], b}; });
+    level.clear(), lowest.clear();
+    for (std::size_t c : order)
+      if (level.empty() || g.mean[c] != level.back()) level.push_back(g.mean[c]), lowest.push_back(c);
+  };
+  const auto nearest_1d = [&](double xv) {
+    const auto dist = [&](std::size_t k) { return std::pow(xv - level[k], 2) / noise[0]; };
+    const std::size_t j = static_cast<std::size_t>(std::lower_bound(level.begin(), level.end(), xv) - level.begin());
+    double bd = INFINITY;
+    if (j > 0) bd = dist(j - 1);
+    if (j < level.size()) bd = std::min(bd, dist(j));
+    std::size_t best = kNone;
+    for (std::size_t k = j; k > 0 && dist(k - 1) == bd; --k) best = std::min(best, lowest[k - 1]);
+    for (std::size_t k = j; k < level.size() && dist(k) == bd; ++k) best = std::min(best, lowest[k]);
+    return best;
+  };
+  Ticker tick{poll, std::size_t{1} << 18};
+  std::size_t pass = 0;
+  const double passes = levels == LevelEstimate::kmeans ? 102 : 1;
   auto nearest = [&] {
+    if (D == 1) distinct_means();
     bool changed = false;
     for (std::size_t t = 0; t < T; ++t) {
+      tick(D == 1 ? 1 : C * D, (double(pass) + double(t) / double(T)) / passes);
       std::size_t best = kNone;
-      double bd = INFINITY;
-      for (std::size_t c = 0; c < C; ++c) {
-        double s = 0;
-        bool any = false;
-        for (std::size_t d = 0; d < D; ++d)
-          if (observed(valid, t, D, d)) s += std::pow(x[t * D + d] - g.mean[c * D + d], 2) / noise[d], any = true;
-        if (any && s < bd) bd = s, best = c;
+      if (D == 1) {
+        if (observed(valid, t, D, 0)) best = nearest_1d(x[t]);
+      } else {
+        double bd = INFINITY;
+        for (std::size_t c = 0; c < C; ++c) {
+          double s = 0;
+          bool any = false;
+          for (std::size_t d = 0; d < D; ++d)
+            if (observed(valid, t, D, d)) s += std::pow(x[t * D + d] - g.mean[c * D + d], 2) / noise[d], any = true;
+          if (any && s < bd) bd = s, best = c;
+        }
       }
       changed |= assign[t] != best;
       assign[t] = best;
     }
+    ++pass;
     return changed;
   };
   nearest();

@@ -8,6 +8,7 @@
 #include <exception>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace gemflow::semicrf {
 
@@ -21,6 +22,18 @@ double sum_or_throw(const std::vector<double>& log_z, const std::vector<std::siz
     s += log_z[b];
   }
   return s;
+}
+
+/// The emission scores (n × C doubles, and as many posteriors in the supervised gradient) are
+/// made before the recurrences check their own memory: refuse what cannot fit, as they do,
+/// rather than fail in the allocation.
+void require_scores(std::size_t n, std::size_t C, std::size_t copies, const Options& o) {
+  if (o.memory_limit == 0) return;
+  const double bytes = double(n) * double(C) * 8.0 * double(copies);
+  if (bytes > double(o.memory_limit))
+    throw MemoryError("the emission scores of " + std::to_string(n) + " samples × C = " + std::to_string(C) +
+                      " labels need " + std::to_string(static_cast<unsigned long long>(bytes)) + " bytes, " +
+                      std::to_string(o.memory_limit) + " available (fewer labels fit)");
 }
 
 /// log of normalised (counts + a) over the entries where `keep` is finite; others −∞.
@@ -38,6 +51,7 @@ std::vector<FitStep> fit_em(GaussianSemiCrf& m, const double* x, const std::vect
   const std::size_t C = m.crf.labels, K = m.crf.max_duration;
   std::size_t n = 0;
   for (auto t : lengths) n += t;
+  require_scores(n, C, 2, o.crf);  // the scores and the posteriors' marginals
   const auto noise = noise_variance(x, n, D, valid);
   auto seen = [valid, D](std::size_t u, std::size_t d) { return valid == nullptr || valid[u * D + d] != 0; };
   std::vector<FitStep> hist;
@@ -250,6 +264,9 @@ int progress_cb(void* inst, const lbfgsfloatval_t*, const lbfgsfloatval_t*, cons
 std::vector<FitStep> fit_supervised(GaussianSemiCrf& m, const double* x, const std::vector<std::size_t>& lengths,
                                     std::size_t D, const std::vector<std::vector<Segment>>& gold, const FitOptions& o,
                                     const std::uint8_t* valid) {
+  std::size_t samples = 0;
+  for (auto t : lengths) samples += t;
+  require_scores(samples, m.crf.labels, 2, o.crf);  // the scores and their gradient
   Supervised s(m, x, lengths, D, gold, o, valid);
   const std::size_t n = s.size();
   std::vector<FitStep> hist;

@@ -133,8 +133,10 @@ class GaussianEmissions final : public Node {
       ctx.info("Gaussians of the model input");
     } else {
       const std::size_t C = gauss.count_for(T);
-      g = run_algo(
-          [&] { return estimate_gaussians(s.samples.data(), T, D, C, *gauss.levels, *gauss.variance, mask(s)); });
+      g = run_algo([&] {
+        return estimate_gaussians(s.samples.data(), T, D, C, *gauss.levels, *gauss.variance, mask(s),
+                                  node_poll(ctx, 0.0, 1.0, 1, "estimating the labels' levels"));
+      });
       if (!(*means).empty()) {
         auto m = number_list(*means, "means");
         if (m.size() != C * D)
@@ -278,8 +280,11 @@ class Fit final : public Node {
     CrfModel m;
     m.centring = *centring;
     m.labels = level_names(C);
-    m.model.gaussians = run_algo(
-        [&] { return estimate_gaussians(s.samples.data(), T, D, C, *gauss.levels, *gauss.variance, mask(s)); });
+    // the starting levels: progress stays at 0 (the iterations' share is unknown), cancel works
+    m.model.gaussians = run_algo([&] {
+      return estimate_gaussians(s.samples.data(), T, D, C, *gauss.levels, *gauss.variance, mask(s),
+                                node_poll(ctx, 0.0, 0.0, 1, "estimating the labels' levels"));
+    });
     m.model.gaussians.outlier = *outlier_probability;
     m.model.crf = Model::zeros(C, K);
     for (std::size_t a = 0; a < C; ++a)

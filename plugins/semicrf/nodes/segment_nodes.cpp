@@ -95,7 +95,8 @@ class BayesSegments final : public Node {
     std::vector<std::uint8_t> valid(s.valid);
     if (*hampel_window > 0)
       valid = run_algo([&] {
-        return hampel_outliers(x.data(), T, D, static_cast<std::size_t>(*hampel_window), *hampel_threshold, mask);
+        return hampel_outliers(x.data(), T, D, static_cast<std::size_t>(*hampel_window), *hampel_threshold, mask,
+                               node_poll(ctx, 0.0, 0.0, 1, "isolated outliers"));
       });
     std::size_t outliers = 0;
     for (std::size_t i = 0; i < valid.size(); ++i) outliers += valid[i] == 0 && (mask == nullptr || mask[i] != 0);

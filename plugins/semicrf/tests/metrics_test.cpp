@@ -1,8 +1,12 @@
 // TCPDBench F1 / covering and TSSB covering (gemflow/semicrf/metrics.hpp), Gaussian emissions and plots.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
+#include <stdexcept>
+#include <vector>
 
 #include "gemflow/semicrf/emissions.hpp"
 #include "gemflow/semicrf/metrics.hpp"
@@ -93,6 +97,49 @@ TEST(Emissions, EstimatesLevelsOfAStepSignal) {
   EXPECT_THROW(
       (void)sc::estimate_gaussians(x.data(), 100, 1, 101, sc::LevelEstimate::kmeans, sc::VarianceEstimate::noise),
       std::invalid_argument);
+}
+
+// Regression (a user's report): the levels' estimate sorted the channel once per label and scanned
+// every label for every sample, so 4096 labels on 10⁶ samples ran for minutes and ignored
+// cancel. One channel now finds the nearest level by bisection. Oracle: the scan over all labels,
+// which a second channel of zeros selects without changing any distance (its noise floor divides
+// 0); the same levels and variances bit for bit, with ties between equal levels (quantised values,
+// more labels than distinct values) and missing samples.
+TEST(Emissions, OneChannelBisectionMatchesTheScanOverAllLabels) {
+  const std::size_t T = 2000;
+  std::vector<double> x(T), x2(2 * T);
+  std::vector<std::uint8_t> valid(T, 1), valid2(2 * T, 1);
+  for (std::size_t t = 0; t < T; ++t) {
+    x[t] = std::round(4 * std::sin(double(t) * 0.01) + 1.5 * std::sin(double(t) * 1.7));  // 12 distinct values
+    x2[2 * t] = x[t];
+    if (t % 97 == 3) valid[t] = 0, valid2[2 * t] = 0;
+  }
+  for (auto levels : {sc::LevelEstimate::quantiles, sc::LevelEstimate::kmeans})
+    for (auto variance : {sc::VarianceEstimate::noise, sc::VarianceEstimate::cluster})
+      for (std::size_t C : {1, 2, 5, 12, 40}) {
+        const auto a = sc::estimate_gaussians(x.data(), T, 1, C, levels, variance, valid.data());
+        const auto b = sc::estimate_gaussians(x2.data(), T, 2, C, levels, variance, valid2.data());
+        for (std::size_t c = 0; c < C; ++c) {
+          EXPECT_EQ(a.mean[c], b.mean[c * 2]) << C << " labels, label " << c;
+          EXPECT_EQ(a.variance[c], b.variance[c * 2]) << C << " labels, label " << c;
+        }
+      }
+  // 4096 labels on 2·10⁵ samples, polled, and a poll that throws stops it (cancel)
+  std::vector<double> big(200000);
+  for (std::size_t t = 0; t < big.size(); ++t) big[t] = std::sin(double(t) * 1e-3) + 0.1 * std::sin(double(t) * 2.9);
+  std::size_t polls = 0;
+  const auto g = sc::estimate_gaussians(big.data(), big.size(), 1, 4096, sc::LevelEstimate::kmeans,
+                                        sc::VarianceEstimate::noise, nullptr, [&](double f) {
+                                          EXPECT_GE(f, 0.0);
+                                          EXPECT_LE(f, 1.0);
+                                          ++polls;
+                                        });
+  EXPECT_TRUE(std::is_sorted(g.mean.begin(), g.mean.end()));
+  EXPECT_GE(polls, 4u);
+  EXPECT_THROW((void)sc::estimate_gaussians(big.data(), big.size(), 1, 4096, sc::LevelEstimate::kmeans,
+                                            sc::VarianceEstimate::noise, nullptr,
+                                            [](double) { throw std::runtime_error("cancelled"); }),
+               std::runtime_error);
 }
 
 TEST(Plot, DrawsSegmentsSignalAndPosterior) {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <numbers>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gemflow/semicrf/emissions.hpp"
@@ -188,4 +189,30 @@ TEST(MissingValues, EmIgnoresPlaceholders) {
   const auto path = sc::viterbi(m.crf, b)[0];
   ASSERT_EQ(path.segments.size(), 2u);
   EXPECT_EQ(path.segments[0].end, 40u);
+}
+
+// Regression (a user's report): fitting 4096 labels to 10⁶ samples failed in the allocation of
+// the emission scores (std::bad_alloc, 32 GB) before the recurrences' memory check could name the
+// sizes. Both fits now check the scores' memory first, with the labels in the message.
+TEST(MissingValues, FitsCheckTheScoresMemoryBeforeAllocating) {
+  std::vector<double> x(80);
+  for (int t = 0; t < 80; ++t) x[t] = (t < 40 ? 0.0 : 3.0) + 0.1 * std::sin(t * 2.1);
+  sc::GaussianSemiCrf m;
+  m.crf = sc::Model::zeros(4, 10);
+  m.gaussians = sc::estimate_gaussians(x.data(), 80, 1, 4, sc::LevelEstimate::quantiles, sc::VarianceEstimate::noise);
+  sc::FitOptions o;
+  o.crf.memory_limit = 80 * 4 * 8;  // one copy of the scores: the fit needs two
+  const auto expect_refused = [&](auto&& call, const char* what) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": no MemoryError";
+    } catch (const sc::MemoryError& e) {
+      EXPECT_NE(std::string(e.what()).find("80 samples × C = 4 labels"), std::string::npos) << what << ": " << e.what();
+    }
+  };
+  expect_refused([&] { (void)sc::fit_em(m, x.data(), {80}, 1, o); }, "EM");
+  const std::vector<std::vector<sc::Segment>> gold = {{{0, 40, 0, 0.0}, {40, 80, 3, 0.0}}};
+  expect_refused([&] { (void)sc::fit_supervised(m, x.data(), {80}, 1, gold, o); }, "supervised");
+  o.crf.memory_limit = 0;  // unchecked: the same fit runs
+  EXPECT_FALSE(sc::fit_em(m, x.data(), {80}, 1, o).empty());
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <numbers>
 #include <random>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -140,6 +141,72 @@ TEST(SegmentModels, HampelMarksSpikesNotSteps) {
   const std::vector<double> flat(20, 1.0);  // MAD 0: nothing is an outlier
   const auto w = sc::hampel_outliers(flat.data(), 20, 1, 3, 5.0);
   EXPECT_EQ(w, std::vector<std::uint8_t>(20, 1));
+}
+
+/// hampel_outliers by its definition: each window's median by sorting (the oracle of the
+/// running median).
+std::vector<std::uint8_t> hampel_by_sorting(const std::vector<double>& x, std::size_t T, std::size_t D, std::size_t w,
+                                            double threshold, const std::vector<std::uint8_t>& valid) {
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : v[n / 2 - 1] * 0.5 + v[n / 2] * 0.5;
+  };
+  std::vector<std::uint8_t> out(valid);
+  for (std::size_t d = 0; d < D; ++d) {
+    std::vector<double> r(T, 0.0), all;
+    for (std::size_t t = 0; t < T; ++t) {
+      if (!valid[t * D + d]) continue;
+      std::vector<double> win;
+      for (std::size_t u = t > w ? t - w : 0; u < std::min(T, t + w + 1); ++u)
+        if (valid[u * D + d]) win.push_back(x[u * D + d]);
+      r[t] = std::abs(x[t * D + d] - median(win));
+      all.push_back(r[t]);
+    }
+    if (all.empty()) continue;
+    const double scale = 1.4826 * median(all);
+    if (!(scale > 0)) continue;
+    for (std::size_t t = 0; t < T; ++t)
+      if (valid[t * D + d] && r[t] > threshold * scale) out[t * D + d] = 0;
+  }
+  return out;
+}
+
+// Regression (a user's report): the running median copied and sorted every window, O(T·w), so a
+// half window of 10⁵ (the parameter's maximum) on 2·10⁵ samples ran for about half an hour and
+// could not be cancelled. It is a running median now, the same flags as the definition's on
+// windows from 0 to beyond the signal, with ties (quantised values) and missing values.
+TEST(SegmentModels, HampelRunningMedianMatchesTheDefinition) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const std::size_t T = 300, D = 2;
+  std::vector<double> x(T * D);
+  std::vector<std::uint8_t> valid(T * D, 1);
+  for (std::size_t t = 0; t < T; ++t) {
+    x[t * D] = (t / 70 % 2 ? 4.0 : 0.0) + u(rng) + (t % 37 == 0 ? 9.0 : 0.0);
+    x[t * D + 1] = std::round(3 * u(rng));  // quantised: many equal values in every window
+    if (t % 23 == 5) valid[t * D + (t % 2)] = 0;
+  }
+  for (std::size_t w : {0, 1, 2, 5, 50, 299, 300, 100000})
+    for (double threshold : {1.0, 3.0}) {
+      const auto want = hampel_by_sorting(x, T, D, w, threshold, valid);
+      EXPECT_EQ(sc::hampel_outliers(x.data(), T, D, w, threshold, valid.data()), want) << "window " << w;
+    }
+  // the scale is the cost: 2·10⁵ samples with the largest window take a fraction of a second
+  std::vector<double> big(200000);
+  for (std::size_t t = 0; t < big.size(); ++t) big[t] = u(rng);
+  std::size_t polls = 0;
+  const auto flags = sc::hampel_outliers(big.data(), big.size(), 1, 100000, 5.0, nullptr, [&](double f) {
+    EXPECT_GE(f, 0.0);
+    EXPECT_LE(f, 1.0);
+    ++polls;
+  });
+  EXPECT_EQ(flags.size(), big.size());
+  EXPECT_GE(polls, 3u) << "polled every 65536 samples";
+  // a poll that throws stops the call (the node's cancel)
+  EXPECT_THROW((void)sc::hampel_outliers(big.data(), big.size(), 1, 1000, 5.0, nullptr,
+                                         [](double) { throw std::runtime_error("cancelled"); }),
+               std::runtime_error);
 }
 
 TEST(SegmentModels, StandardiseByMedianAndMad) {

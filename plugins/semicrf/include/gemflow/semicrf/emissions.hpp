@@ -32,6 +32,7 @@
 // parameters of the wrong size or variances ≤ 0, a channel with no observed value.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace gemflow::semicrf {
@@ -69,14 +70,22 @@ enum class VarianceEstimate { noise, cluster };
 /// [t − half_window, t + half_window] and MAD_d the median of all |x − m| of the channel (one
 /// scale per channel rather than per window: a flat, quantised stretch has a window MAD of 0).
 /// Returns T·D validity flags: `valid`'s (all 1 when nullptr) with the outliers set to 0. A
-/// channel whose MAD is 0 gets no outliers.
+/// channel whose MAD is 0 gets no outliers. O(T·D·log w) time for the window w = 2·half_window + 1
+/// (a running median kept in two ordered halves), whatever half_window is. `poll`, when set, is
+/// called with the fraction done every few milliseconds of work; it may throw to stop the call
+/// (cancel).
 [[nodiscard]] std::vector<std::uint8_t> hampel_outliers(const double* x, std::size_t T, std::size_t D,
                                                         std::size_t half_window, double threshold,
-                                                        const std::uint8_t* valid = nullptr);
+                                                        const std::uint8_t* valid = nullptr,
+                                                        const std::function<void(double)>& poll = {});
 
-/// Means and variances of C labels estimated from the signal.
+/// Means and variances of C labels estimated from the signal (the header's `levels` and
+/// `variance`). Time: O(T·D·log T) for the quantiles, then per k-means pass O(T·log C) with one
+/// channel and O(T·C·D) with several. `poll`, when set, is called with the fraction done (of at most 102
+/// passes) every few milliseconds of work; it may throw to stop the call (cancel).
 [[nodiscard]] GaussianLabels estimate_gaussians(const double* x, std::size_t T, std::size_t D, std::size_t C,
                                                 LevelEstimate levels, VarianceEstimate variance,
-                                                const std::uint8_t* valid = nullptr);
+                                                const std::uint8_t* valid = nullptr,
+                                                const std::function<void(double)>& poll = {});
 
 }  // namespace gemflow::semicrf
