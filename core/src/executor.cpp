@@ -216,6 +216,7 @@ class Context final : public NodeContext {
     node_.transfers->add(direction, bytes, seconds);
   }
   void preview(std::string_view port, Value value) override;
+  bool previews_wanted() const override;
   /// The longest stretch without a progress call so far, the end of the work included (s).
   double longest_silence() const {
     const auto now = std::chrono::steady_clock::now();
@@ -255,6 +256,7 @@ class Run {
     }
   }
   bool cancelled() const { return opt_.cancel && opt_.cancel->load(std::memory_order_relaxed); }
+  bool previews() const { return opt_.previews && opt_.on_event; }
   const fs::path& out_dir() const { return out_dir_; }
   const std::string& device() const { return opt_.device; }
   const fs::path& base_dir() const { return base_dir_; }
@@ -435,12 +437,15 @@ void Context::progress(double fraction, std::string_view message) {
 
 bool Context::cancelled() const { return run_.cancelled(); }
 
+bool Context::previews_wanted() const { return run_.previews(); }
+
 void Context::preview(std::string_view port, Value value) {
   const PortSpec* spec = node_.entry->spec.output(port);
   if (!spec) throw Error(fmt::format("node '{}': preview of '{}', which is not an output port", node_.inst->id, port));
   if (value.empty() || value.type() != spec->type)
     throw Error(fmt::format("node '{}': preview of output '{}' must be a {}, not {}", node_.inst->id, port, spec->type,
                             value.empty() ? "empty value" : value.type()));
+  if (!run_.previews()) return;
   // Studio redraws on each one: ten a second look live without flooding the event queue.
   const auto now = std::chrono::steady_clock::now();
   if (now - last_preview_ < std::chrono::milliseconds(100)) return;

@@ -51,6 +51,7 @@ bool RunController::start(const Workflow& wf, const std::string& until) {
   opt.out_dir = run_dir_.empty() ? out_dir_for(wf) : run_dir_;
   opt.cancel = &cancel_;
   opt.until = until;
+  opt.previews = true;
   opt.cache = &cache_;
   opt.disk_cache = disk_cache_ && !skip_disk_cache_once_ ? &*disk_cache_ : nullptr;
   skip_disk_cache_once_ = false;

@@ -157,15 +157,18 @@ class OptionalRead final : public Node {
 };
 
 // Publishes `passes` previews of its output, `pause_ms` apart, then the final value; `bad`
-// previews a port that does not exist (1) or a value of the wrong type (2).
+// previews a port that does not exist (1) or a value of the wrong type (2); `wanted` is 1 when
+// the run wants previews (NodeContext::previews_wanted).
 class Previewer final : public Node {
  public:
   static NodeInfo info() { return {.id = "probe.preview", .title = "Previewer", .category = "Test"}; }
   Output<MatrixF64> out{this, "out", "the pass count"};
   Param<int> passes{this, "passes", 3, {.min = 0, .doc = "Previews before the result"}};
   Param<int> pause_ms{this, "pause_ms", 0, {.min = 0, .doc = "Pause between previews"}};
+  Output<MatrixF64> wanted{this, "wanted", "1 when the run wants previews"};
   Param<int> bad{this, "bad", 0, {.min = 0, .doc = "0 good, 1 unknown port, 2 wrong type"}};
   void execute(NodeContext& ctx) override {
+    wanted.set(MatrixF64(1, 1, ctx.previews_wanted() ? 1.0 : 0.0));
     for (int i = 1; i <= *passes; ++i) {
       if (*bad == 1) ctx.preview("nope", Value::make(MatrixF64(1, 1, i)));
       if (*bad == 2) ctx.preview("out", Value::make(Table{}));
@@ -292,12 +295,25 @@ nodes:
     EXPECT_EQ(e.port, "out");
     seen[e.node].push_back((*e.value.as<MatrixF64>())(0, 0));
   };
+  o.previews = true;
   const RunResult r = run_workflow(wf, registry(), o);
   ASSERT_TRUE(r.ok()) << all(r.diagnostics);
+  EXPECT_EQ((*r.nodes.at("fast").outputs.at("wanted").as<MatrixF64>())(0, 0), 1.0);
   // 50 previews in well under 100 ms: the first one passes, the rest are dropped.
   EXPECT_EQ(seen["fast"], std::vector<double>{1.0});
   // 150 ms apart: every one passes, in order.
   EXPECT_EQ(seen["slow"], (std::vector<double>{1.0, 2.0, 3.0}));
+
+  // Headless (the default, as `gemflow run`): nodes are told no one wants previews (a flame
+  // render made a tone-mapped image per pass for nothing: 11x its time) and none is forwarded.
+  seen.clear();
+  RunOptions headless = o;
+  headless.previews = false;
+  headless.out_dir = dir / "out-headless";
+  const RunResult h = run_workflow(wf, registry(), headless);
+  ASSERT_TRUE(h.ok()) << all(h.diagnostics);
+  EXPECT_EQ((*h.nodes.at("fast").outputs.at("wanted").as<MatrixF64>())(0, 0), 0.0);
+  EXPECT_TRUE(seen.empty());
 
   for (const int bad : {1, 2}) {
     const Workflow w2 =

@@ -69,6 +69,9 @@ struct RunOptions {
   /// goes on uncached.
   DiskCache* disk_cache = nullptr;
   bool write_provenance = true;           ///< write out_dir/provenance.json
+  /// Forward the nodes' previews to on_event (Studio shows them). Off (headless): nodes are told
+  /// that no one wants them (NodeContext::previews_wanted) and skip making them.
+  bool previews = false;
   std::vector<std::string> command_line;  ///< recorded in provenance (e.g. argv of `gemflow run`)
   /// Plugins of the host (name, version, file), recorded in provenance; nullptr: not recorded.
   const std::vector<PluginRecord>* plugins = nullptr;

@@ -167,6 +167,10 @@ class NodeContext {
   /// previews a second per node and drops the rest, so call it after each pass without
   /// throttling. The default ignores it.
   virtual void preview(std::string_view port, Value value) { (void)port, (void)value; }
+  /// Whether anyone shows this run's previews (Studio): false in a headless run, where
+  /// preview() drops them. A node whose preview costs real work (a tone-mapped image, a layout)
+  /// makes it only when this is true. The default is false.
+  [[nodiscard]] virtual bool previews_wanted() const { return false; }
 };
 
 class Node;

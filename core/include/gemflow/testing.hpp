@@ -222,9 +222,13 @@ class RecordingContext final : public NodeContext {
   };
   /// Every preview() call, in order.
   [[nodiscard]] const std::vector<Preview>& previews() const { return previews_; }
+  /// What previews_wanted() answers: true (as in Studio) unless set otherwise.
+  void set_previews_wanted(bool on) { previews_wanted_ = on; }
+  [[nodiscard]] bool previews_wanted() const override { return previews_wanted_; }
 
  private:
   std::vector<Preview> previews_;
+  bool previews_wanted_ = true;
   mutable std::mutex m_;
   std::string id_ = "test_node";
   std::filesystem::path out_, owned_dir_;

@@ -215,9 +215,9 @@ Solved solve(NodeContext& ctx, const TriMesh& mesh, const SolveRequest& req, con
     o.max_iterations = req.max_iterations;
     o.monitor = monitor;
     o.history_every = 1;
-    // the packing as it converges, laid out, for Studio (a headless run ignores it); a layout of
+    // the packing as it converges, laid out, for Studio (made only when shown); a layout of
     // half-converged radii may fail or not close up: then nothing is shown
-    if (mesh.vertices.size() <= 200'000)
+    if (mesh.vertices.size() <= 200'000 && ctx.previews_wanted())
       o.preview = [&](const std::vector<double>& labels) {
         try {
           LayoutOptions lo;

@@ -119,6 +119,12 @@ TEST(PackNode, PacksTheTriangleWithLinesAndReports) {
   ASSERT_FALSE(ctx.previews().empty());
   EXPECT_EQ(ctx.previews().front().port, "packing");
   EXPECT_EQ(ctx.previews().front().value.as<CirclePacking>()->size(), 55u);
+  // headless: no layout made for a preview, the same packing
+  RecordingContext headless;
+  headless.set_previews_wanted(false);
+  ASSERT_EQ(error_of(*n, headless), "(no error)");
+  EXPECT_TRUE(headless.previews().empty());
+  EXPECT_EQ(n->output("packing").as<CirclePacking>()->size(), 55u);
 }
 
 // Parameter values wrong whatever the mesh were reported as "input 'mesh': 2 corners: a polygon

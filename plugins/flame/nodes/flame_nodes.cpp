@@ -273,7 +273,9 @@ class RenderFlame final : public Node {
       ctx.progress(frac, "pass " + std::to_string(pass) + "/" + std::to_string(passes));
     };
     rq.options.cancelled = [&] { return ctx.cancelled(); };
-    rq.options.preview = [&](const RenderedImage& r) { ctx.preview("image", Value::make(to_image(r))); };
+    // a preview is a density-estimated, tone-mapped image per pass: made only when shown
+    if (ctx.previews_wanted())
+      rq.options.preview = [&](const RenderedImage& r) { ctx.preview("image", Value::make(to_image(r))); };
     std::string used;
     const RenderedImage r = render_on(f, rq, &used);
     if (rq.variant == cuda::Variant::DivergenceFree && used == "basic")

@@ -166,7 +166,9 @@ TEST(FlameNodes, RenderOnCpuWithPreviewsProgressAndSeed) {
   EXPECT_DOUBLE_EQ(ctx.fractions().back(), 1.0);
   EXPECT_EQ(std::get<std::int64_t>(ctx.records().at("iterations")), 5 * 320 * 240);
   RecordingContext ctx2;
+  ctx2.set_previews_wanted(false);  // headless: no preview made, the same image
   EXPECT_EQ(run(3, ctx2)->u8, a->u8);
+  EXPECT_TRUE(ctx2.previews().empty());
   RecordingContext ctx3;
   EXPECT_NE(run(4, ctx3)->u8, a->u8);
 }
