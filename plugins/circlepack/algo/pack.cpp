@@ -4,9 +4,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <numbers>
 #include <queue>
+#include <thread>
 #include <tuple>
 
 #include <tbb/blocked_range.h>
@@ -22,6 +27,47 @@ namespace gemflow::circlepack {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// Runs `work` on a thread of its own and waits for it, asking `stopped` every 50 ms. When
+/// `stopped` says so, returns false at once and leaves the thread to finish alone: `work` must own
+/// everything it touches (shared state). For one long library call that cannot poll (a sparse
+/// factorisation of seconds), so that cancel does not wait for it. Rethrows what `work` throws.
+template <class Work, class Stopped>
+bool run_abandonable(Work work, Stopped stopped) {
+  struct State {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    std::exception_ptr error;
+  };
+  auto st = std::make_shared<State>();
+  std::thread th([st, work = std::move(work)]() mutable {
+    std::exception_ptr e;
+    try {
+      work();
+    } catch (...) {
+      e = std::current_exception();
+    }
+    std::lock_guard lock(st->m);
+    st->error = e;
+    st->done = true;
+    st->cv.notify_all();
+  });
+  std::unique_lock lock(st->m);
+  while (!st->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return st->done; })) {
+    lock.unlock();
+    const bool stop = stopped();
+    lock.lock();
+    if (stop && !st->done) {
+      th.detach();
+      return false;
+    }
+  }
+  lock.unlock();
+  th.join();
+  if (st->error) std::rethrow_exception(st->error);
+  return true;
+}
 
 template <class T>
 T cs_update(Geometry g, T x, T theta, T target, std::uint32_t k) {
@@ -230,25 +276,29 @@ class NewtonRun {
     const auto t0 = Clock::now();
     double err = angle_error(K_, p_, r_);
     if (o_.history_every) res_.history_iteration.push_back(0), res_.history_error.push_back(err);
-    if (m_ > 0) gauge_ = residual(r_, g_), pattern();
+    err_ = err;
+    if (m_ > 0) gauge_ = residual(r_, g_), pattern(), stopped();
     bool have_factor = false;
-    while (res_.iterations < o_.max_iterations && err >= o_.tolerance && m_ > 0) {
+    while (res_.iterations < o_.max_iterations && err >= o_.tolerance && m_ > 0 && !res_.cancelled) {
       assemble();
       // A kept factorisation preconditions conjugate gradients on the current Hessian; when they
       // do not converge quickly the Hessian is factorised afresh and solved directly.
       bool fresh = false;
       if (!have_factor || !pcg()) {
+        if (stopped()) break;
         factorize();
+        if (stopped()) break;
         delta_ = solver_.solve(g_);
         have_factor = fresh = true;
       }
+      if (stopped()) break;
       ++res_.iterations;
       if (!line_search()) {
         if (fresh) break;     // no decrease along the exact Newton direction: at rounding level
         have_factor = false;  // the inexact direction failed: a fresh factorisation
         continue;
       }
-      err = error_now();
+      err = err_ = error_now();
       preview_(r_);
       if (o_.history_every && res_.iterations % o_.history_every == 0) {
         res_.history_iteration.push_back(res_.iterations);
@@ -265,9 +315,20 @@ class NewtonRun {
   }
 
  private:
+  /// Whether the monitor cancels, asked between the parts of a step too (the factorisation of a
+  /// Hessian of 10⁶ unknowns takes seconds): with the last step's iteration and error.
+  bool stopped() {
+    if (res_.cancelled) return true;
+    if (o_.monitor && !o_.monitor(res_.iterations, err_)) res_.cancelled = true;
+    return res_.cancelled;
+  }
+
   /// Conjugate-gradient iterations at most per step, preconditioned by the kept factorisation:
   /// each costs one solve with the factor (a few percent of a factorisation at 10⁵ faces).
   static constexpr int kMaxPcg = 12;
+  /// From this many unknowns the ordering and the factorisation (seconds at 10⁶) run on a thread
+  /// of their own, so that a cancel need not wait for them.
+  static constexpr Eigen::Index kOwnThreadFrom = 20'000;
 
   /// The residual's gauge (newton_rules.hpp): the mean ḡ subtracted from the unknowns' entries,
   /// the pinned vertex's own θ − A, and the line search's merit ‖θ − A − ḡ‖₂ over every free vertex.
@@ -333,7 +394,10 @@ class NewtonRun {
         const auto ia = idx_[K_.faces[f][k]], ib = idx_[K_.faces[f][(k + 1) % 3]];
         slot_[f][k] = {at(ia, ia), at(ib, ib), at(ia, ib), at(ib, ia)};
       }
-    solver_.analyzePattern(L_);
+    if (m_ < kOwnThreadFrom)
+      solver_.analyzePattern(L_);
+    else
+      run_abandonable([s = solver_ptr_, L = L_ptr_] { s->analyzePattern(*L); }, [this] { return stopped(); });
   }
 
   /// The Hessian L (weighted Laplacian of the unknowns) at r_, into the fixed pattern.
@@ -365,7 +429,10 @@ class NewtonRun {
   }
 
   void factorize() {
-    solver_.factorize(L_);
+    if (m_ < kOwnThreadFrom)
+      solver_.factorize(L_);
+    else if (!run_abandonable([s = solver_ptr_, L = L_ptr_] { s->factorize(*L); }, [this] { return stopped(); }))
+      return;  // cancelled: the thread finishes alone with its own references, nothing here is used again
     if (solver_.info() != Eigen::Success)
       throw PackError("newton: the Hessian could not be factorised (not positive definite)");
     ++res_.factorisations;
@@ -387,6 +454,7 @@ class NewtonRun {
     cg_p_ = cg_z_;
     double rz = cg_r_.dot(cg_z_);
     for (int it = 0; it < kMaxPcg; ++it) {
+      if (stopped()) return true;  // the caller sees res_.cancelled
       cg_q_ = L_ * cg_p_;
       const double pq = cg_p_.dot(cg_q_);
       if (!(pq > 0)) return false;
@@ -410,6 +478,7 @@ class NewtonRun {
     double t = big > 2 ? 2 / big : 1.0;
     const double norm0 = gauge_.merit;
     for (int halvings = 0; halvings < 30; ++halvings, t *= 0.5) {
+      if (halvings > 0 && stopped()) return false;
       trial_ = r_;
       for (Eigen::Index i = 0; i < m_; ++i) trial_[unknown_[static_cast<std::size_t>(i)]] *= std::exp(t * delta_[i]);
       const Gauge next = residual(trial_, g_new_);
@@ -431,9 +500,15 @@ class NewtonRun {
   std::vector<Index> unknown_;
   std::int64_t pinned_ = -1;  // the free vertex fixed to set the scale; −1 when a radius fixes it
   Gauge gauge_;
+  double err_ = 0;  // the error after the last step, for the monitor
   Eigen::Index m_ = 0;
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver_;
-  Eigen::SparseMatrix<double> L_;
+  // Shared with the thread that orders and factorises a large Hessian, which a cancel leaves to
+  // finish alone (run_abandonable).
+  std::shared_ptr<Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>>> solver_ptr_ =
+      std::make_shared<Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>>>();
+  std::shared_ptr<Eigen::SparseMatrix<double>> L_ptr_ = std::make_shared<Eigen::SparseMatrix<double>>();
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>>& solver_ = *solver_ptr_;
+  Eigen::SparseMatrix<double>& L_ = *L_ptr_;
   std::vector<std::array<std::array<std::int64_t, 4>, 3>> slot_;  // per face edge: aa, bb, ab, ba in L_
   Eigen::VectorXd g_, g_new_, delta_, cg_r_, cg_z_, cg_p_, cg_q_;
   PackResult res_;
