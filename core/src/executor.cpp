@@ -1168,6 +1168,8 @@ void Run::warn_stale_outputs() {
       std::error_code ec;
       // a file only: a folder at that path (the node's error said so) is no earlier output
       if (p.empty() || !fs::is_regular_file(p, ec)) continue;
+      // written in this run by another node (the collision this node's error names): not earlier
+      if (std::any_of(writes_.begin(), writes_.end(), [&](const auto& w) { return same_file(p, w.first); })) continue;
       RunEvent e;
       e.kind = RunEvent::Kind::Log;
       e.node = n.inst->id;

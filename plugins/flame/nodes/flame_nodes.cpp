@@ -2,6 +2,11 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <unistd.h>
 
 #include <gemflow/memory.hpp>
 #include <gemflow/types.hpp>
@@ -292,6 +297,17 @@ class RenderFlame final : public Node {
   }
 };
 
+/// The gallery's files are named <prefix><index>.png in the output folder: a prefix with a folder
+/// separator would put them elsewhere (a user's `../x_` wrote beside the folder).
+ParamRule prefix_rule() {
+  return {.param = "prefix",
+          .why = "a file-name prefix, without '/' or '\\': the files go into the run's output folder",
+          .holds = [](const std::function<const ParamValue&(const std::string&)>& value_of) {
+            const auto* p = std::get_if<std::string>(&value_of("prefix"));
+            return p == nullptr || p->find_first_of("/\\") == std::string::npos;
+          }};
+}
+
 class RenderAll final : public Node {
  public:
   static NodeInfo info() {
@@ -304,9 +320,12 @@ class RenderAll final : public Node {
                 "output folder, named <prefix><index>.png (index with 3 digits); the workflow engine has no "
                 "fan-out over a list, so this node is the gallery's loop. Outputs a table of index, name, file, "
                 "iterations, bad_points.",
-            .errors = "As flame.render, naming the flame; a file that cannot be written.",
+            .errors = "As flame.render, naming the flame; a file that cannot be written; a prefix with a folder "
+                      "in it. The PNGs are written when every flame is rendered: a failed or cancelled run "
+                      "writes none.",
             .memory = "One render at a time (flame.render's).",
-            .determinism = "As flame.render; flame i uses seed + i."};
+            .determinism = "As flame.render; flame i uses seed + i.",
+            .rules = {prefix_rule()}};
   }
   Input<FlameSet> flames{this, "flames", "Flames of a file (flame.read)"};
   Output<Table> table{this, "table", "One row per flame written"};
@@ -316,10 +335,25 @@ class RenderAll final : public Node {
   Param<std::string> prefix{this, "prefix", "flame_", {.doc = "File name prefix, in the run's output folder"}};
 
   void execute(NodeContext& ctx) override {
+    if ((*prefix).find_first_of("/\\") != std::string::npos)
+      throw InputError("parameter 'prefix' = '" + *prefix + "': " + prefix_rule().why);
     const auto& set = *flames;
     Table t;
     t.columns = {"index", "name", "file", "iterations", "bad_points"};
     const std::size_t n = set.flames.size();
+    // Each PNG is staged under a hidden name and all take their names at the end, so that a
+    // failed or cancelled gallery leaves no file of its own (cli.md: such a node writes nothing).
+    struct Staged {
+      std::filesystem::path staged, file;
+    };
+    std::vector<Staged> staged;
+    struct Cleanup {
+      std::vector<Staged>& s;
+      ~Cleanup() {
+        std::error_code ec;
+        for (const auto& f : s) std::filesystem::remove(f.staged, ec);
+      }
+    } cleanup{staged};
     for (std::size_t i = 0; i < n; ++i) {
       const Flame& f = set.flames[i];
       RenderRequest rq;
@@ -332,22 +366,57 @@ class RenderAll final : public Node {
       };
       rq.options.cancelled = [&] { return ctx.cancelled(); };
       const RenderedImage r = render_on(f, rq, nullptr);
-      char num[16];
-      std::snprintf(num, sizeof num, "%03zu", i);
-      const std::filesystem::path file = ctx.output_dir() / (*prefix + num + ".png");
-      const Image im = to_image(r);
-      ctx.write_file(file, [&](const std::filesystem::path& tmp) {
-        try {
-          io::write_png(tmp, im, io::PngDepth::Eight, file.string());
-        } catch (const std::exception& e) {
-          throw InputError(std::string("flame #") + std::to_string(i) + ": " + e.what());
-        }
-      });
-      t.rows.push_back({static_cast<std::int64_t>(i), Table::Cell(f.name), Table::Cell(file.filename().string()),
+      const std::string name = *prefix + index_name(i);
+      const std::filesystem::path file = ctx.output_dir() / name;
+      const std::filesystem::path part = ctx.output_dir() / ("." + name + ".part" + std::to_string(::getpid()));
+      staged.push_back({part, file});
+      try {
+        io::write_png(part, to_image(r), io::PngDepth::Eight, file.string());
+      } catch (const std::exception& e) {
+        throw InputError(std::string("flame #") + std::to_string(i) + ": " + e.what());
+      }
+      t.rows.push_back({static_cast<std::int64_t>(i), Table::Cell(f.name), Table::Cell(name),
                         static_cast<std::int64_t>(r.iterations), static_cast<std::int64_t>(r.bad_points)});
     }
+    ctx.throw_if_cancelled();
+    std::size_t named = 0;
+    try {
+      for (; named < staged.size(); ++named) {
+        auto& st = staged[named];
+        ctx.write_file(st.file, [&](const std::filesystem::path& tmp) { std::filesystem::rename(st.staged, tmp); });
+        st.staged.clear();
+      }
+    } catch (...) {
+      // a name another node of this run wrote, a full disk: this gallery's files go too
+      std::error_code ec;
+      for (std::size_t k = 0; k < named; ++k) std::filesystem::remove(staged[k].file, ec);
+      throw;
+    }
     ctx.info("wrote " + std::to_string(n) + " PNG file(s)");
+    warn_earlier_gallery(ctx, n);
     table.set(std::move(t));
+  }
+
+ private:
+  static std::string index_name(std::size_t i) {
+    char num[32];
+    std::snprintf(num, sizeof num, "%03zu.png", i);
+    return num;
+  }
+
+  /// Files <prefix><index>.png of an earlier, larger gallery in the folder are not this run's: say
+  /// so (they are left, as other nodes' earlier outputs are).
+  void warn_earlier_gallery(NodeContext& ctx, std::size_t n) const {
+    std::vector<std::string> old;
+    std::error_code ec;
+    for (std::size_t i = n;; ++i) {
+      const std::string name = *prefix + index_name(i);
+      if (!std::filesystem::is_regular_file(ctx.output_dir() / name, ec)) break;
+      old.push_back(name);
+    }
+    if (old.empty()) return;
+    ctx.warn(std::to_string(old.size()) + " file(s) of an earlier gallery are left in the output folder and are not "
+             "in this run's table: " + old.front() + (old.size() > 1 ? " … " + old.back() : ""));
   }
 };
 

@@ -1,6 +1,10 @@
 // The flame nodes without the executor: flame.read (index, name, strict), flame.list,
 // flame.render (device cpu, previews, progress, the seed), flame.render_all.
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
 #include <fstream>
 
 #include <gemflow/device.hpp>
@@ -212,6 +216,66 @@ TEST(FlameNodes, RenderAllWritesOnePngPerFlame) {
     const Image im = io::read_png(file);
     EXPECT_EQ(im.width, 320u);
   }
+}
+
+// Regressions (a user's reports): a cancelled or failed gallery left the PNGs it had written
+// (cli.md: a node that failed or was cancelled writes nothing); a prefix with a folder in it
+// wrote outside the output folder; a smaller gallery into a used folder left the earlier one's
+// files with no word.
+TEST(FlameNodes, RenderAllWritesAllOrNothingInsideTheFolder) {
+  auto r = read(flame::testing::sample("gemflow_samples.flame"));
+  RecordingContext ctx;
+  ASSERT_EQ(error_of(*r, ctx), "(no error)");
+  const auto make_gallery = [&](const std::string& prefix) {
+    auto n = make("flame.render_all");
+    n->set_input("flames", r->output("flames"));
+    n->set_param("device", std::string("cpu"));
+    n->set_param("quality", 1.0);
+    n->set_param("prefix", prefix);
+    return n;
+  };
+  const auto files = [](const std::filesystem::path& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  // cancelled during the second flame (8 progress reports a flame): no file, staged ones included
+  RecordingContext cancel;
+  cancel.cancel_after_progress(12);
+  auto c = make_gallery("g_");
+  EXPECT_EQ(error_of(*c, cancel), "cancelled");
+  EXPECT_EQ(files(cancel.output_dir()), std::vector<std::string>{});
+  // a prefix with a folder: refused by the rule (validation) and by the node
+  const NodeSpec& spec = registry().find_node("flame.render_all")->spec;
+  const ParamValue bad = std::string("../g_"), good = std::string("g_");
+  const auto value_of = [&](const ParamValue& prefix) {
+    return [&spec, prefix](const std::string& name) -> const ParamValue& {
+      static thread_local ParamValue v;
+      v = name == "prefix" ? prefix : spec.param(name)->default_value;
+      return v;
+    };
+  };
+  EXPECT_EQ(spec.broken_rules(value_of(bad)).size(), 1u);
+  EXPECT_TRUE(spec.broken_rules(value_of(good)).empty());
+  RecordingContext outside;
+  auto o = make_gallery("../g_");
+  EXPECT_CONTAINS(error_of(*o, outside), "parameter 'prefix' = '../g_'");
+  EXPECT_FALSE(std::filesystem::exists(outside.output_dir().parent_path() / "g_000.png"));
+  // three files, then one flame into the same folder: a warning names the two left
+  RecordingContext used;
+  ASSERT_EQ(error_of(*make_gallery("g_"), used), "(no error)");
+  EXPECT_EQ(files(used.output_dir()), (std::vector<std::string>{"g_000.png", "g_001.png", "g_002.png"}));
+  RecordingContext again;
+  again.set_output_dir(used.output_dir());
+  auto one = read(flame::testing::sample("gemflow_sierpinski.flame"));
+  ASSERT_EQ(error_of(*one, again), "(no error)");
+  auto n = make_gallery("g_");
+  n->set_input("flames", one->output("flames"));
+  ASSERT_EQ(error_of(*n, again), "(no error)");
+  ASSERT_EQ(again.warnings().size(), 1u);
+  EXPECT_CONTAINS(again.warnings()[0], "2 file(s) of an earlier gallery");
+  EXPECT_CONTAINS(again.warnings()[0], "g_001.png … g_002.png");
 }
 
 }  // namespace
