@@ -370,6 +370,23 @@ TEST_F(Cli, AFailedRerunNamesTheOutputsLeftFromAnEarlierRun) {
   auto folder = gemflow({"run", ok.string(), "--out", "d"});
   EXPECT_EQ(folder.code, 1) << folder.err;
   EXPECT_EQ(folder.err.find("earlier run"), std::string::npos) << folder.err;
+  // a user's report: a gallery (file names of its own) and a writer of one of them in one run;
+  // the node refused was told the other's file was from an earlier run
+  const fs::path flames = fs::path(GEMFLOW_SOURCE_DIR) / "sample_data" / "flames" / "gemflow_samples.flame";
+  const auto both = write("both.yaml", "gemflow: 1\nnodes:\n  read: {type: flame.read, params: {path: " +
+                                           flames.string() +
+                                           "}}\n"
+                                           "  all: {type: flame.render_all, params: {device: cpu, prefix: g_, quality: 1}}\n"
+                                           // slower than the gallery: the writer comes second
+                                           "  one: {type: flame.render, params: {device: cpu, quality: 60}}\n"
+                                           "  img: {type: io.write_image, params: {path: g_001.png}}\n"
+                                           "links:\n  - read.flames -> all.flames\n  - read.flame -> one.flame\n"
+                                           "  - one.image -> img.image\n");
+  auto clash = gemflow({"run", both.string(), "--out", "b"});
+  EXPECT_EQ(clash.code, 1) << clash.err;
+  EXPECT_CONTAINS(clash.err, "img: failed: refusing to overwrite");
+  EXPECT_CONTAINS(clash.err, "node 'all' already wrote it in this run");
+  EXPECT_EQ(clash.err.find("earlier run"), std::string::npos) << clash.err;
 }
 
 // Parameter rules: a workflow error at the parameter's line before anything runs; with --set the
