@@ -20,6 +20,13 @@
 namespace gemflow::flame {
 namespace {
 
+/// The shortest decimal that reads back as x ("1e+06", "0.5").
+std::string shortest(double x) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
 // Palettes longer than flam3's 256 entries are resampled (Fractorium writes up to 65536).
 constexpr std::size_t kMaxPaletteColours = 65536;
 
@@ -458,11 +465,19 @@ class Reader {
     // Memory, before anything is allocated for a render.
     const HistogramShape s = histogram_shape(f);
     const double bytes = static_cast<double>(s.width) * static_cast<double>(s.height) * 64.0;
-    if (bytes > static_cast<double>(kMaxRenderBytes))
-      fail(line, "attribute 'size' = " + std::to_string(f.width) + " × " + std::to_string(f.height) + " (supersample " +
-                     std::to_string(f.supersample) + ") needs " +
-                     std::to_string(static_cast<long long>(bytes / 1048576)) + " MiB of histogram, over the " +
+    if (bytes > static_cast<double>(kMaxRenderBytes)) {
+      // the histogram is the image (× supersample) plus a border for the filter and the density
+      // estimator: name the attribute that made it large (a user's filter="1e6" was reported as size)
+      std::string cause = "attribute 'size' = " + std::to_string(f.width) + " × " + std::to_string(f.height) +
+                          " (supersample " + std::to_string(f.supersample) + ")";
+      if (2 * s.gutter > std::max(f.width, f.height) * static_cast<std::size_t>(f.supersample))
+        cause = s.de_offset > 0 ? "attribute 'estimator_radius' = " + shortest(f.estimator_radius)
+                                : "attribute 'filter' = " + shortest(f.filter);
+      fail(line, cause + " needs " + std::to_string(static_cast<long long>(bytes / 1048576)) +
+                     " MiB of histogram (" + std::to_string(s.width) + " × " + std::to_string(s.height) +
+                     " cells, a border of " + std::to_string(s.gutter) + " for the filter and density estimation), over the " +
                      std::to_string(kMaxRenderBytes >> 20) + " MiB limit");
+    }
   }
 
   static std::string_view name_of(FilterShape s) { return filter_shape_name(s); }

@@ -18,6 +18,7 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
+#include <tbb/info.h>
 #include <tbb/task_arena.h>
 
 #include "gemflow/flame/detail/postprocess.hpp"
@@ -386,7 +387,10 @@ Flame apply_overrides(const Flame& flame, const RenderOptions& o) {
 
 namespace {
 int render_threads(const RenderOptions& opt, std::size_t cells) {
-  const int threads = opt.threads > 0 ? opt.threads : tbb::this_task_arena::max_concurrency();
+  // more threads than the machine runs at once would only add histograms (a user's threads=1024
+  // was refused for the memory of 1024 of them)
+  const int cores = std::max(1, tbb::info::default_concurrency());
+  const int threads = opt.threads > 0 ? std::min(opt.threads, cores) : tbb::this_task_arena::max_concurrency();
   // Per-thread histograms: bounded by the memory limit (fewer threads rather than more memory).
   const double per_hist = static_cast<double>(cells) * 32.0;
   const int max_hists = std::max(1, static_cast<int>(static_cast<double>(kMaxRenderBytes) / 2 / per_hist));

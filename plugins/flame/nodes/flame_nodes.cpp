@@ -200,7 +200,7 @@ struct RenderParams : ParamGroup {
                     0,
                     {.min = 0.0, .max = 16.0, .doc = "Histogram cells per pixel side (0: the flame's)"}},
         passes{n, name("passes"), 8, {.min = 1.0, .max = 256.0, .doc = "Progressive passes (a preview after each)"}},
-        threads{n, name("threads"), 0, {.min = 0.0, .max = 1024.0, .doc = "CPU threads (0: all)"}},
+        threads{n, name("threads"), 0, {.min = 0.0, .max = 1024.0, .doc = "CPU threads (0 or more than the cores: all)"}},
         earlyclip{n,
                   name("earlyclip"),
                   false,

@@ -316,6 +316,18 @@ TEST(FlameNodes, RenderChecksHostMemoryFirst) {
   EXPECT_CONTAINS(e, "flame 'gemflow_sierpinski' at 320×240 (histograms) needs");
 }
 
+// A user's report: threads = 1024 on a 2-core machine was refused for the memory of 1024
+// histograms that are never made. Threads beyond the machine's cores count as all of them.
+TEST(FlameNodes, MoreThreadsThanCoresAddNoMemory) {
+  auto r = read(flame::testing::sample("gemflow_sierpinski.flame"));
+  gemflow::testing::RecordingContext ctx;
+  ASSERT_EQ(gemflow::testing::error_of(*r, ctx), "(no error)");
+  const Flame& f = *r->output("flame").as<Flame>();
+  RenderOptions all, many;
+  many.threads = 1024;
+  EXPECT_EQ(cpu_render_bytes(f, many), cpu_render_bytes(f, all));
+}
+
 // The disk cache keeps flames: the registry records their encodings, and a flame file's flames
 // (xaos, final xform, post affines, step palettes) come back equal field by field; truncated or
 // altered bytes are SerialError, not a wrong flame.

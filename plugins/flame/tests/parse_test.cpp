@@ -161,6 +161,11 @@ TEST(Parse, BadInputsNameFileLineFlameAndAttribute) {
   const std::string huge = err("<flame name=\"big\" size=\"1000000 1000000\">" + kXform + kPalette + "</flame>");
   EXPECT_CONTAINS(huge, "flame 'big' (#0): attribute 'size' = 1000000 × 1000000");
   EXPECT_CONTAINS(huge, "MiB of histogram");
+  // a user's report: a huge filter radius was reported as the size
+  const std::string wide =
+      err("<flame name=\"wide\" size=\"64 48\" filter=\"1e6\">" + kXform + kPalette + "</flame>");
+  EXPECT_CONTAINS(wide, "flame 'wide' (#0): attribute 'filter' = 1e+06 needs");
+  EXPECT_CONTAINS(wide, "a border of");
   EXPECT_CONTAINS(err(one_flame("palette=\"12\"", kXform)),
                   "flame 't' (#0): attribute 'palette' = 12 needs the standard palette table flam3-palettes.xml");
   EXPECT_CONTAINS(err(one_flame("", kXform + "<palette count=\"256\" format=\"RGB\">00FF</palette>")),

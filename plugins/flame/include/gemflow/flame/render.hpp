@@ -54,7 +54,7 @@ struct RenderOptions {
   int supersample = -1;      ///< histogram cells per pixel side; < 1: the flame's
   double quality_scale = 1;  ///< multiplies the quality (flam3-render's qs)
   std::uint64_t seed = 1;
-  int threads = 0;  ///< CPU threads; 0: oneTBB's default
+  int threads = 0;  ///< CPU threads; 0: oneTBB's default; more than the machine's cores: that many
   int passes = 8;   ///< progressive passes: the samples are split in this many
   /// flam3-render's `earlyclip`: tone map and clamp each supersampled cell before the spatial
   /// filter (sharper highlights; the default filters first, then tone-maps each pixel).
