@@ -52,6 +52,14 @@ std::vector<double> seed_start(std::size_t n) {
   return r;
 }
 
+/// The triangle lattice of `layers` rows with straight sides (boundary `lines`), from seed_start.
+PackSetup lines_triangle(int layers) {
+  const Lattice L = triangle_lattice(layers);
+  BoundarySpec bc;
+  bc.kind = Boundary::lines;
+  return setup_problem(L.points.size(), L.faces, bc, seed_start(L.points.size()));
+}
+
 // fp32 asked for a tolerance below its floor (1e-15) ran max_iterations sweeps; cs and cs_plain
 // stop once the error stagnates, say so, and keep the fp32 accuracy reached.
 TEST(Stagnation, CsStopsWhenTheErrorNoLongerFalls) {
@@ -451,10 +459,7 @@ TEST(BadInput, NamesTheProblem) {
 }
 
 TEST(Cancel, MonitorStopsTheIteration) {
-  const Lattice L = triangle_lattice(30);
-  BoundarySpec bc;
-  bc.kind = Boundary::lines;
-  const PackSetup S = setup_problem(L.points.size(), L.faces, bc, seed_start(L.points.size()));
+  const PackSetup S = lines_triangle(30);
   PackOptions o;
   o.algorithm = Algorithm::cs_plain;
   o.tolerance = 1e-12;
@@ -472,10 +477,7 @@ TEST(Cancel, MonitorStopsTheIteration) {
 // between the parts of a step too: a cancel before the first step ends the run there, and a
 // monitor that never cancels is asked more than once a step without changing the packing.
 TEST(Cancel, NewtonAsksTheMonitorWithinSteps) {
-  const Lattice L = triangle_lattice(30);
-  BoundarySpec bc;
-  bc.kind = Boundary::lines;
-  const PackSetup S = setup_problem(L.points.size(), L.faces, bc, seed_start(L.points.size()));
+  const PackSetup S = lines_triangle(30);
   PackOptions o;
   o.algorithm = Algorithm::newton;
   o.tolerance = 1e-12;
@@ -498,10 +500,7 @@ TEST(Cancel, NewtonAsksTheMonitorWithinSteps) {
 // for it). A cancel at any of the monitor's first calls ends the run with no step taken, and a run
 // that is not cancelled converges as before.
 TEST(Cancel, NewtonLeavesALargeFactorisationBehind) {
-  const Lattice L = triangle_lattice(220);  // 24 531 circles
-  BoundarySpec bc;
-  bc.kind = Boundary::lines;
-  const PackSetup S = setup_problem(L.points.size(), L.faces, bc, seed_start(L.points.size()));
+  const PackSetup S = lines_triangle(220);  // 24 531 circles
   PackOptions o;
   o.algorithm = Algorithm::newton;
   o.tolerance = 1e-10;
