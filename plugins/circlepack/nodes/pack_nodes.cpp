@@ -548,6 +548,33 @@ class LayoutNode final : public Node {
   }
 };
 
+/// A conformal flattening keeps each face's angles, which a face of zero area (collinear to about
+/// 1e-12, io.read_mesh's test) does not have: a mesh read with `require: any` once flattened such
+/// faces into flipped triangles with an infinite conformal distortion, and exit 0.
+void refuse_zero_area_faces(const std::vector<std::array<double, 3>>& xyz,
+                            const std::vector<std::array<Index, 3>>& faces) {
+  std::vector<std::size_t> bad;
+  for (std::size_t f = 0; f < faces.size(); ++f) {
+    const auto &a = xyz[faces[f][0]], &b = xyz[faces[f][1]], &c = xyz[faces[f][2]];
+    double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    double scale = 0;
+    for (int k = 0; k < 3; ++k) scale = std::max({scale, std::abs(u[k]), std::abs(w[k])});
+    if (scale > 0)
+      for (int k = 0; k < 3; ++k) u[k] /= scale, w[k] /= scale;
+    const double x[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+    const double cross2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    const double l2 = std::max(u[0] * u[0] + u[1] * u[1] + u[2] * u[2], w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    if (!(cross2 > 1e-24 * l2 * l2)) bad.push_back(f);
+  }
+  if (bad.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < std::min<std::size_t>(bad.size(), 10); ++i) list += (i ? ", " : "") + std::to_string(bad[i]);
+  if (bad.size() > 10) list += ", …";
+  throw InputError("input 'mesh': " + std::to_string(bad.size()) + " face(s) of zero area (0-based: " + list +
+                   "): a flattening keeps each face's angles, which these do not have (io.read_mesh with require: "
+                   "disk or manifold refuses them)");
+}
+
 class FlattenNode final : public Node {
  public:
   enum class Bc { geometry, maximal };
@@ -569,7 +596,8 @@ class FlattenNode final : public Node {
                 "uneven triangles flattens with large area distortion (the report says how much).",
             .errors =
                 "The mesh not a disk (components, Euler characteristic, boundary loops named), non-manifold "
-                "or flipped (indices named); maximal with an ear (a face of three boundary vertices).",
+                "or flipped (indices named); faces of zero area (indices named: they have no angles to keep); "
+                "maximal with an ear (a face of three boundary vertices).",
             .memory = "About 400 bytes per vertex (the mesh is copied once more, with its UVs, into `mesh`).",
             .determinism = "Deterministic.",
             .references =
@@ -604,6 +632,14 @@ class FlattenNode final : public Node {
     const double unit = extent_unit(m->vertices);
     std::vector<std::array<double, 3>> xyz = m->vertices;
     for (auto& p : xyz) p = {p[0] / unit, p[1] / unit, p[2] / unit};
+    refuse_zero_area_faces(xyz, m->faces);
+    // the packing's unknowns are the interior vertices: a mesh with none (a single triangle) has
+    // nothing to flatten, whichever boundary mode (the setup's message named the internal one)
+    std::size_t on_boundary = 0;
+    for (const auto& loop : m->boundary) on_boundary += loop.size();
+    if (on_boundary == m->vertices.size())
+      throw InputError("input 'mesh': all " + std::to_string(on_boundary) +
+                       " vertices are on the boundary: a flattening by circle packing needs an interior vertex");
     SolveRequest req;
     req.unit = unit;
     const std::vector<double> tr = tangent_radii(xyz, faces_of(*m));

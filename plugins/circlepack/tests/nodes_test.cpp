@@ -272,6 +272,43 @@ TEST(PackNode, RefusesImpossibleRequests) {
   EXPECT_CONTAINS(error_of(*f, ctx2), "not a disk: 1 component, Euler characteristic 2 and 0 boundary loops");
 }
 
+// A user's report: a fan with a zero-area face (read with require: any) was flattened into flipped
+// triangles of infinite conformal distortion with exit 0 (once its loops were kept: before, both
+// nodes blamed a boundary edge). Flatten names the face; pack, which sees only the combinatorics,
+// packs the fan.
+TEST(FlattenNode, RefusesFacesOfZeroAreaWhichPackAccepts) {
+  TriMesh fan;
+  fan.vertices = {{0, 0, 0}, {1, 0, 0}, {1, 1e-12, 0}, {-0.5, 0.866, 0}, {-1, 0, 0}, {-0.5, -0.866, 0}, {0.5, -0.866, 0}};
+  fan.faces = {{0, 1, 2}, {0, 2, 3}, {0, 3, 4}, {0, 4, 5}, {0, 5, 6}, {0, 6, 1}};
+  fan.boundary = {{1, 2, 3, 4, 5, 6}};
+  ASSERT_EQ(fan.validate(), std::nullopt);
+  auto f = make("circlepack.flatten");
+  f->set_input("mesh", Value::make(fan));
+  RecordingContext c1;
+  EXPECT_CONTAINS(error_of(*f, c1), "input 'mesh': 1 face(s) of zero area (0-based: 0)");
+  auto p = make("circlepack.pack");
+  p->set_input("mesh", Value::make(fan));
+  RecordingContext c2;
+  ASSERT_EQ(error_of(*p, c2), "(no error)");
+  EXPECT_EQ(p->output("packing").as<CirclePacking>()->size(), 7u);
+  // the same fan with the face opened up flattens
+  fan.vertices[2] = {0.5, 0.866, 0};
+  f->set_input("mesh", Value::make(fan));
+  RecordingContext c3;
+  EXPECT_EQ(error_of(*f, c3), "(no error)");
+  // a single triangle: no interior vertex, said in the node's terms (not "fixed boundary radii")
+  TriMesh one;
+  one.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+  one.faces = {{0, 1, 2}};
+  one.boundary = {{0, 1, 2}};
+  for (const char* bc : {"geometry", "maximal"}) {
+    f->set_input("mesh", Value::make(one));
+    f->set_param("boundary", std::string(bc));
+    RecordingContext c4;
+    EXPECT_CONTAINS(error_of(*f, c4), "input 'mesh': all 3 vertices are on the boundary") << bc;
+  }
+}
+
 // Extreme boundary radii (1e-300, 1e300) against unknowns starting at 1 would underflow or
 // overflow Newton's weights and cs's updates. The packing is scale-invariant: every radius
 // scales with the boundary radius, exactly.

@@ -70,7 +70,18 @@ class ReadMesh final : public Node {
     const std::string where = file.string() + ": ";
     if (require.value() == Require::disk && !t.disk()) throw InputError(where + t.disk_problems());
     if (require.value() == Require::manifold && !t.clean()) throw InputError(where + t.manifold_problems());
-    if (t.clean()) m.boundary = boundary_loops(m.vertices.size(), m.faces);
+    // The loops whenever the faces form a triangulation: a zero-area face is geometry, not
+    // topology, so a later node can use or refuse the mesh for its own reason (a mesh of
+    // `require: any` with a needle face once reached circlepack without loops, whose error then
+    // blamed a boundary edge).
+    if (t.clean()) {
+      m.boundary = boundary_loops(m.vertices.size(), m.faces);
+    } else {
+      try {
+        m.boundary = boundary_loops(m.vertices.size(), m.faces);
+      } catch (const Error&) {  // not a triangulation: TriMesh::validate names why for its users
+      }
+    }
     ctx.record("vertices", static_cast<std::int64_t>(m.vertices.size()));
     ctx.record("faces", static_cast<std::int64_t>(m.faces.size()));
     ctx.record("euler_characteristic", t.euler);

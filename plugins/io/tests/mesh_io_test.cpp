@@ -338,6 +338,22 @@ TEST(MeshNodes, ReadChecksTopologyAndWriteCarriesUvs) {
   auto rl = gemflow::testing::make_node(reg, "io.read_mesh");
   rl->set_param("path", loose);
   EXPECT_CONTAINS(gemflow::testing::error_of(*rl, ctx), "loose.obj: 1 unreferenced vertices (in no face), 0-based: 3");
+  // a user's report: a fan with a zero-area face, accepted with require: any, came without boundary
+  // loops, and circle packing then blamed a boundary edge. The loops are there whenever the faces
+  // form a triangulation.
+  const std::string needle = write_temp("needle.off",
+                                        "OFF\n7 6 0\n0 0 0\n1 0 0\n1 1e-12 0\n-0.5 0.866 0\n-1 0 0\n"
+                                        "-0.5 -0.866 0\n0.5 -0.866 0\n3 0 1 2\n3 0 2 3\n3 0 3 4\n3 0 4 5\n"
+                                        "3 0 5 6\n3 0 6 1\n");
+  auto rn = gemflow::testing::make_node(reg, "io.read_mesh");
+  rn->set_param("path", needle);
+  EXPECT_CONTAINS(gemflow::testing::error_of(*rn, ctx), "needle.off: 1 degenerate faces (repeated vertex or zero area)");
+  rn->set_param("require", std::string("any"));
+  ASSERT_EQ(gemflow::testing::error_of(*rn, ctx), "(no error)");
+  const auto nm = rn->output("mesh").as<TriMesh>();
+  ASSERT_EQ(nm->boundary.size(), 1u);
+  EXPECT_EQ(nm->boundary[0].size(), 6u);
+  EXPECT_EQ(nm->validate(), std::nullopt);
   // write with UVs
   auto wr = gemflow::testing::make_node(reg, "io.write_mesh");
   wr->set_input("mesh", rd->output("mesh"));

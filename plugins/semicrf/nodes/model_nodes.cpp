@@ -1,7 +1,9 @@
 // semicrf.gaussian_emissions, semicrf.fit.
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include "model_type.hpp"
 #include "register.hpp"
@@ -19,14 +21,21 @@ std::vector<double> number_list(const std::string& text, const char* param) {
   while (std::getline(in, item, ',')) {
     std::size_t used = 0;
     double x = 0;
+    std::string why = "is not a finite number";
     try {
       x = std::stod(item, &used);
+    } catch (const std::out_of_range&) {
+      // a number, out of the normal doubles' range: say which end (a user's 1e-320 was "not finite")
+      const double near = std::strtod(item.c_str(), nullptr);
+      why = std::abs(near) < 1.0 ? "is too close to 0 (below 2.2e-308, the smallest normal double)"
+                              : "is beyond the largest double (1.8e308)";
+      used = 0;
     } catch (const std::exception&) {
       used = 0;
     }
     while (used < item.size() && std::isspace(static_cast<unsigned char>(item[used]))) ++used;
     if (used != item.size() || item.empty() || !std::isfinite(x))
-      throw InputError(std::string("parameter '") + param + "': '" + item + "' is not a finite number");
+      throw InputError(std::string("parameter '") + param + "': '" + item + "' " + why);
     v.push_back(x);
   }
   return v;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include <gemflow/testing.hpp>
 #include <gemflow/types.hpp>
@@ -87,6 +88,25 @@ TEST(SemicrfNodes, FitDecodeFindsTheSteps) {
   // the fitted levels are the steps' means
   EXPECT_NEAR(c.model->model.gaussians.mean[0], 0.0, 0.05);
   EXPECT_NEAR(c.model->model.gaussians.mean[2], 3.0, 0.05);
+}
+
+// A user's report: std_devs 1e-320 (a subnormal: out of the normal doubles' range) was "not a
+// finite number". Numbers out of range say which end; text that is no number keeps its words.
+TEST(SemicrfNodes, GivenNumbersOutOfRangeSayWhichEnd) {
+  const auto error_for = [](const std::string& param, const std::string& text) {
+    gt::RecordingContext ctx;
+    auto em = gt::make_node(registry(), "semicrf.gaussian_emissions");
+    em->set_input("signal", Value::make(steps()));
+    em->set_param("labels", 2);
+    em->set_param(param, text);
+    return gt::error_of(*em, ctx);
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {error_for("std_devs", "1, 1e-320"), "parameter 'std_devs': ' 1e-320' is too close to 0"},
+      {error_for("means", "1e400, 0"), "parameter 'means': '1e400' is beyond the largest double"},
+      {error_for("means", "1, x"), "parameter 'means': ' x' is not a finite number"},
+      {error_for("means", "1, nan"), "parameter 'means': ' nan' is not a finite number"}};
+  for (const auto& [error, expected] : cases) EXPECT_NE(error.find(expected), std::string::npos) << error;
 }
 
 TEST(SemicrfNodes, MaskedValuesAreMarginalised) {
