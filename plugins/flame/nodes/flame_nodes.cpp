@@ -299,12 +299,14 @@ class RenderFlame final : public Node {
 
 /// The gallery's files are named <prefix><index>.png in the output folder: a prefix with a folder
 /// separator would put them elsewhere (a user's `../x_` wrote beside the folder).
+bool plain_prefix(const std::string& p) { return p.find_first_of("/\\") == std::string::npos; }
+
 ParamRule prefix_rule() {
   return {.param = "prefix",
           .why = "a file-name prefix, without '/' or '\\': the files go into the run's output folder",
           .holds = [](const std::function<const ParamValue&(const std::string&)>& value_of) {
             const auto* p = std::get_if<std::string>(&value_of("prefix"));
-            return p == nullptr || p->find_first_of("/\\") == std::string::npos;
+            return p == nullptr || plain_prefix(*p);
           }};
 }
 
@@ -335,7 +337,7 @@ class RenderAll final : public Node {
   Param<std::string> prefix{this, "prefix", "flame_", {.doc = "File name prefix, in the run's output folder"}};
 
   void execute(NodeContext& ctx) override {
-    if ((*prefix).find_first_of("/\\") != std::string::npos)
+    if (!plain_prefix(*prefix))
       throw InputError("parameter 'prefix' = '" + *prefix + "': " + prefix_rule().why);
     const auto& set = *flames;
     Table t;
