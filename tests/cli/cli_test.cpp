@@ -1370,6 +1370,30 @@ TEST_F(Cli, ARunWhoseProvenanceCannotBeWrittenFails) {
 
 }  // namespace
 
+// A user's report: a CYANA .aco that appeared beside the .upl after a cached run was ignored (the
+// cache answered with the restraints of before, exit 0). The companions looked for are in the
+// key, absent ones too.
+TEST_F(Cli, ACompanionFileThatAppearsLaterRunsTheReaderAgain) {
+  const fs::path upl = dir_ / "r.upl";
+  {
+    std::ofstream(upl) << "   19 ASN  HN     20 THR  HN      3.50\n";
+  }
+  const auto wf = write("c.yaml", "gemflow: 1\nnodes:\n  r: {type: io.read_restraints, params: {path: " + upl.string() +
+                                      "}}\n");
+  Options opt;
+  opt.env = {"GEMFLOW_NO_CACHE=0"};
+  auto first = gemflow({"run", wf.string(), "--out", "o1", "--cache", "cache"}, opt);
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_CONTAINS(first.out, "RestraintSet: 1 restraints\n");
+  {
+    std::ofstream(dir_ / "r.aco") << "   19 ASN  PHI   -147.7  -87.7\n";
+  }
+  auto second = gemflow({"run", wf.string(), "--out", "o2", "--cache", "cache", "--explain"}, opt);
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_CONTAINS(second.out, "r.aco, changed");
+  EXPECT_CONTAINS(second.out, "RestraintSet: 1 distance and 1 dihedral restraints");
+}
+
 // The lasting result cache: a second run into another folder takes every node from the cache
 // (the writer runs again: its file is not in the new folder), and --explain says why.
 TEST_F(Cli, ASecondRunComesFromTheResultCacheAndExplainSaysWhy) {

@@ -200,9 +200,11 @@ class ReadRestraints final : public Node {
         for (const char* ext : {".lol", ".aco"}) {
           auto other = file;
           other.replace_extension(ext);
+          // Recorded absent too ("missing" in the key): a companion that appears later makes the
+          // node run again instead of the cache answering without it (a user's .aco was ignored).
+          ctx.add_input_file(other);
           std::error_code ec;
           if (!std::filesystem::is_regular_file(other, ec)) continue;
-          ctx.add_input_file(other);
           RestraintSet more =
               parse_cyana_restraints(read_text_file(other.string()), other.string(), CyanaKind::Auto, ro.cancel);
           if (std::string(ext) == ".lol") {
