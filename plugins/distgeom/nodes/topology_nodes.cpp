@@ -347,7 +347,11 @@ class TopologyNode final : public Node {
       this,
       "first_residue",
       1,
-      {.doc = "FASTA, and NMR-STAR entities without Auth_seq_ID: number of the first residue"}};
+      // within ±10⁶, so that every residue number of the chain fits the structure's 32-bit ones (a
+      // user's 2147483647 numbered the next residue −2147483648, exit 0)
+      {.min = -1'000'000,
+       .max = 1'000'000,
+       .doc = "FASTA, and NMR-STAR entities without Auth_seq_ID: number of the first residue"}};
   Param<std::int64_t> copies{this, "copies", 1, {.min = 1, .max = 26, .doc = "Copies of the chains (homo-oligomers)"}};
   Choice<His> histidine{this,
                         "histidine",

@@ -221,6 +221,17 @@ TEST(Topology, CalphaHandednessIsTheDepositedOne) {
   EXPECT_EQ(checked, 96u - 3u);  // 2KPU has 3 glycines
 }
 
+// A user's report: first_residue 2147483647 numbered the next residue −2147483648 (exit 0). The
+// parameter is limited so that every residue number fits; validation refuses beyond.
+TEST(TopologyNode, FirstResidueIsBounded) {
+  const ParamSpec* p = registry().find_node("distgeom.topology")->spec.param("first_residue");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->check(ParamValue(std::int64_t{1'000'000})), std::nullopt);
+  EXPECT_EQ(p->check(ParamValue(std::int64_t{-1'000'000})), std::nullopt);
+  for (std::int64_t v : {std::int64_t{2147483647}, std::int64_t{3000000000}, std::int64_t{-1'000'001}})
+    EXPECT_NE(p->check(ParamValue(v)), std::nullopt) << v;
+}
+
 TEST(TopologyNode, NefMolecularSystemBuilds2kpu) {
   auto node = gemflow::testing::make_node(registry(), "distgeom.topology");
   node->set_param("path", std::string(GEMFLOW_SOURCE_DIR) + "/sample_data/2kpu/DhR29B_2kpu.nef");
