@@ -395,7 +395,8 @@ class EnsembleNode final : public Node {
                        "by distgeom.anneal (seeded per structure), keeps the `keep` lowest final energies "
                        "(`selection: accepted`, the default: the structures without restraint violations "
                        "first), superimposes them on the backbone (N, CA, C) of the ordered residues (residues with "
-                       "≥ 3 restraints to residues ≥ 5 apart) and reports: precision (mean backbone RMSD to "
+                       "≥ 3 restraints to residues ≥ 5 apart; with fewer than 3 such atoms every residue's "
+                       "backbone, then every atom, with a warning) and reports: precision (mean backbone RMSD to "
                        "the mean structure), accuracy against `reference` model 1 when connected (mean and "
                        "best backbone RMSD over the ordered residues), per-residue RMSF (backbone), "
                        "restraint violations (r^-6 sums, ring flips as distgeom.compare), Ramachandran "
@@ -676,12 +677,30 @@ class EnsembleNode final : public Node {
       for (const auto& [k, c] : count)
         if (c >= 3) ordered.insert(k);
     }
+    // The superposition's atoms: the ordered residues' backbone; with fewer than 3 of those (no
+    // long-range restraints, a peptide, a ligand) every residue's backbone, then every atom, with a
+    // warning. The structures are kept whatever: a user's run computed them all and then failed
+    // here, losing them.
+    const auto backbone = [&](std::size_t r) {
+      return p.infos[r].name == "N" || p.infos[r].name == "CA" || p.infos[r].name == "C";
+    };
     std::vector<std::size_t> bb;
     for (std::size_t r = 0; r < n; ++r)
-      if ((p.infos[r].name == "N" || p.infos[r].name == "CA" || p.infos[r].name == "C") &&
-          ordered.count({p.infos[r].chain, p.infos[r].residue_number}))
-        bb.push_back(r);
-    if (bb.size() < 3) throw InputError("fewer than 3 backbone atoms in ordered residues: no superposition");
+      if (backbone(r) && ordered.count({p.infos[r].chain, p.infos[r].residue_number})) bb.push_back(r);
+    if (bb.size() < 3) {
+      bb.clear();
+      for (std::size_t r = 0; r < n; ++r)
+        if (backbone(r)) bb.push_back(r);
+      std::string on = "every residue's backbone (" + std::to_string(bb.size()) + " atoms)";
+      if (bb.size() < 3) {
+        bb.resize(n);
+        for (std::size_t r = 0; r < n; ++r) bb[r] = r;
+        on = "every atom (" + std::to_string(n) + ")";
+      }
+      ctx.warn("no residue is ordered (3 or more restraints to residues 5 or more apart): the superposition, the "
+               "precision and the RMSD to the reference use " + on);
+    }
+    const bool superpose = bb.size() >= 3;
     auto pick = [&](const std::vector<double>& x) {
       std::vector<double> o;
       for (auto r : bb) o.insert(o.end(), {x[3 * r], x[3 * r + 1], x[3 * r + 2]});
@@ -691,7 +710,7 @@ class EnsembleNode final : public Node {
     for (auto k : ok) models.push_back(done[k].r.coords);
     // superimpose on model 0, mean, then on the mean (twice)
     std::vector<double> mean = pick(models[0]);
-    for (int it = 0; it < 3; ++it) {
+    for (int it = 0; it < 3 && superpose; ++it) {
       for (auto& m : models) {
         const auto s = kabsch(pick(m), mean);
         distgeom::apply(s, m);
@@ -702,8 +721,10 @@ class EnsembleNode final : public Node {
         for (std::size_t k = 0; k < q.size(); ++k) mean[k] += q[k] / static_cast<double>(models.size());
       }
     }
-    double precision = 0;
+    // fewer than 3 atoms in all: no superposition, no precision
+    double precision = superpose ? 0.0 : std::numeric_limits<double>::quiet_NaN();
     for (const auto& m : models) {
+      if (!superpose) break;
       const auto q = pick(m);
       double s = 0;
       for (std::size_t k = 0; k < q.size(); ++k) s += (q[k] - mean[k]) * (q[k] - mean[k]);

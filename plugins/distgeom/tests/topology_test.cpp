@@ -496,6 +496,26 @@ TEST(EnsembleNode, SmallHelixOutputsAndStatistics) {
   ASSERT_EQ(by_energy->rows.size(), 2u);
   EXPECT_LE(std::get<double>(by_energy->rows[0][2]), std::get<double>(by_energy->rows[1][2]));
   std::printf("helix ensemble: %g of 3 structures accepted\n", m.at("accepted"));
+  // A user's report: with no residue ordered (here: no restraint between residues 5 or more
+  // apart) the node computed every structure and then failed ("fewer than 3 backbone atoms in
+  // ordered residues"), losing them. It superimposes on every residue's backbone and says so.
+  RestraintSet local = rs;
+  std::erase_if(local.restraints, [&](const DistanceRestraint& r) {
+    const auto& a = mol->atoms[r.alternatives[0].atoms_a[0]];
+    const auto& b = mol->atoms[r.alternatives[0].atoms_b[0]];
+    return std::abs(a.residue_number - b.residue_number) >= 5;
+  });
+  ASSERT_LT(local.restraints.size(), rs.restraints.size());
+  en->set_input("restraints", Value::make(local));
+  en->set_param("structures", std::int64_t{2});
+  en->set_param("keep", std::int64_t{2});
+  RecordingContext c4;
+  ASSERT_EQ(error_of(*en, c4), "(no error)");
+  EXPECT_EQ(en->output("structure").as<Structure>()->models.size(), 2u);
+  ASSERT_FALSE(c4.warnings().empty());
+  EXPECT_NE(c4.warnings().back().find("no residue is ordered"), std::string::npos) << c4.warnings().back();
+  EXPECT_NE(c4.warnings().back().find("every residue's backbone (36 atoms)"), std::string::npos)
+      << c4.warnings().back();
 }
 
 }  // namespace
