@@ -764,7 +764,12 @@ std::map<std::string, double> sweep_report_numbers(
     if (j.is_object() && j.contains("columns") && j.contains("rows") && j["rows"].is_array()) {
       j = j["rows"].empty() ? nlohmann::json::object() : j["rows"][0];
     }
-    flatten_numbers(j, reports.size() > 1 ? f.stem().string() : std::string(), out);
+    std::map<std::string, double> nums;
+    flatten_numbers(j, reports.size() > 1 ? f.stem().string() : std::string(), nums);
+    // a number named as one of the table's own columns takes its file's name before it (a
+    // report's "seconds" made sweep.csv's second `seconds` column, which hid the point's own)
+    for (auto& [k, x] : nums)
+      out[k == "point" || k == "state" || k == "seconds" || k == "error" ? f.stem().string() + "." + k : k] = x;
   }
   return out;
 }

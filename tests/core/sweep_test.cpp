@@ -401,6 +401,23 @@ TEST(SweepRecords, ReportNumbersFromTablesScalarsAndReportFiles) {
   const auto two = sweep_report_numbers({}, {dir / "report.json", dir / "report2.json"});
   EXPECT_EQ(two.at("report2.a"), 1.5);
   EXPECT_EQ(two.at("report.rmsd"), 1.25);  // several report files: named by file
+
+  // a user's report: spd_solve's report.json has "seconds", which made a second `seconds` column
+  // in sweep.csv and hid the point's own; names of the table's columns take the file's name
+  {
+    std::ofstream f(dir / "report.json");
+    f << R"({"seconds": 0.0001, "point": 2, "state": 3, "error": 4, "relative_residual": 1e-17})";
+  }
+  const auto clash = sweep_report_numbers({}, {dir / "report.json"});
+  const std::map<std::string, double> renamed{{"report.seconds", 0.0001}, {"report.point", 2}, {"report.state", 3},
+                                              {"report.error", 4},        {"relative_residual", 1e-17}};
+  EXPECT_EQ(clash, renamed);
+  PointRecord r;
+  r.name = "p0";
+  r.numbers = clash;
+  const std::string csv = sweep_table_csv({}, {r});
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_EQ(header, "point,state,seconds,relative_residual,report.error,report.point,report.seconds,report.state,error");
 }
 
 TEST(SweepPlan, RoundTrip) {
