@@ -467,6 +467,18 @@ class EnsembleNode final : public Node {
   SeedParam seed{this, "Seed: structure k uses trial k of this seed (embedding) and seed + k (annealing)"};
   EmbedParams embedding{this};
   RefineParams refinement{this};
+  /// The parameter within its range that may have caused a structure's failure, named (a user's
+  /// pivot_fraction 0.02 and time_step 0.01 failed every structure with messages that named neither).
+  std::string failure_hint(const std::string& what) const {
+    std::ostringstream h;
+    if (what.find("positive pivots") != std::string::npos && embedding.pivot_fraction.value() < 1)
+      h << " (parameter 'pivot_fraction' = " << embedding.pivot_fraction.value()
+        << " allows only that fraction of the atoms as pivots: a larger one may find more)";
+    else if (what.find("energy is not finite") != std::string::npos)
+      h << " (parameter 'time_step' = " << annealing.time_step.value()
+        << " ps: a smaller time step keeps the dynamics stable)";
+    return h.str();
+  }
   AnnealParams annealing{this};
   Param<std::int64_t> threads{this, "threads", 0, {.min = 0, .max = 1024, .doc = "Parallel structures; 0 = all cores"}};
   DeviceParam device{this, "cpu"};
@@ -571,7 +583,7 @@ class EnsembleNode final : public Node {
           else done[k].r = anneal(p.terms, tr.refined.coords, ao, [&](double) { return !stop.load(); });
           done[k].ok = true;
         } catch (const std::exception& e) {
-          done[k].failure = e.what();
+          done[k].failure = e.what() + failure_hint(e.what());
         }
         ++finished;
       }

@@ -516,6 +516,15 @@ TEST(EnsembleNode, SmallHelixOutputsAndStatistics) {
   EXPECT_NE(c4.warnings().back().find("no residue is ordered"), std::string::npos) << c4.warnings().back();
   EXPECT_NE(c4.warnings().back().find("every residue's backbone (36 atoms)"), std::string::npos)
       << c4.warnings().back();
+
+  // a user's report: a pivot_fraction within its range failed every structure with a message that
+  // did not name it; each failure now names the parameter
+  en->set_param("method", std::string("cholesky"));
+  en->set_param("pivot_fraction", 0.01);
+  RecordingContext c5;
+  EXPECT_NE(error_of(*en, c5).find("structures succeeded"), std::string::npos);
+  ASSERT_FALSE(c5.warnings().empty());
+  EXPECT_NE(c5.warnings().front().find("parameter 'pivot_fraction' = 0.01"), std::string::npos) << c5.warnings().front();
 }
 
 }  // namespace
