@@ -263,10 +263,17 @@ class BoundsNode final : public Node {
              " ambiguous: several assignment alternatives → refine), " + std::to_string(b.skipped.size()) +
              " skipped, diameter " + std::to_string(b.diameter) + " Å");
     if (!b.skipped.empty()) {
+      // each named by its file:line, as the other warnings of the node (a user's self-restraint
+      // was "1 (both sides are the same atom)", no location)
+      std::map<int, std::string> where;
+      for (const auto& r : set.restraints) where.emplace(r.id, r.origin);
       std::ostringstream m;
       m << b.skipped.size() << " restraint(s) skipped:";
-      for (std::size_t k = 0; k < b.skipped.size() && k < 20; ++k)
-        m << " " << b.skipped[k].first << " (" << reason_text(b.skipped[k].second) << ")";
+      for (std::size_t k = 0; k < b.skipped.size() && k < 20; ++k) {
+        const auto it = where.find(b.skipped[k].first);
+        m << (k ? "; " : " ") << (it != where.end() && !it->second.empty() ? it->second + " " : std::string())
+          << "(restraint " << b.skipped[k].first << ", " << reason_text(b.skipped[k].second) << ")";
+      }
       if (b.skipped.size() > 20) m << " ...";
       ctx.warn(m.str());
     }

@@ -138,6 +138,18 @@ TEST(BoundsNode, RestraintsNoneOfWhichMatchTheStructureAreAnError) {
   ok->set_input("restraints", Value::make(rs));
   RecordingContext ctx2;
   EXPECT_EQ(error_of(*ok, ctx2), "(no error)");
+  // a user's report: a skipped restraint was named by its id alone; each now has its file:line
+  rs.restraints[1].origin = "r.nef:12";
+  rs.restraints[1].alternatives[0].atoms_a = {3};
+  rs.restraints[1].alternatives[0].atoms_b = {3};  // an atom with itself
+  auto self = make("distgeom.bounds");
+  self->set_input("structure", Value::make(peptide()));
+  self->set_input("restraints", Value::make(rs));
+  RecordingContext ctx3;
+  EXPECT_EQ(error_of(*self, ctx3), "(no error)");
+  ASSERT_FALSE(ctx3.warnings().empty());
+  EXPECT_NE(ctx3.warnings()[0].find("r.nef:12 (restraint 2, both sides are the same atom)"), std::string::npos)
+      << ctx3.warnings()[0];
 }
 
 // QA: a region with no residue of the reference gave RMSD NaN and exit 0; "90-10" was read as
