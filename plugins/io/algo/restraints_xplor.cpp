@@ -252,11 +252,17 @@ class Parser {
     r.target = v[0];
     r.lower = std::max(0.0, v[0] - v[1]);
     r.upper = v[0] + v[2];
-    if (!(r.upper <= kMaxDistance) || !(v[1] <= kMaxDistance))
+    if (!(r.upper <= kMaxDistance) || !(v[1] <= kMaxDistance)) {
+      // the numbers as short as they read back (a user's dplus 1e308 printed 309 digits)
+      const auto num = [](double x) {
+        char buf[32];
+        return std::string(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
+      };
       throw ParseError(path_, a.line,
                        "distance bound above " + std::to_string(static_cast<int>(kMaxDistance)) + " Å in restraint " +
-                           std::to_string(id) + " (d " + std::to_string(v[0]) + ", dminus " + std::to_string(v[1]) +
-                           ", dplus " + std::to_string(v[2]) + ")");
+                           std::to_string(id) + " (d " + num(v[0]) + ", dminus " + num(v[1]) + ", dplus " +
+                           num(v[2]) + ")");
+    }
     if (v[1] < 0 || v[2] < 0)
       throw ParseError(path_, a.line, "negative dminus or dplus in restraint " + std::to_string(id));
     if (v[0] < 0)  // QA: d = −1.8 gave an upper bound −0.1, refused later as "restraint −1"

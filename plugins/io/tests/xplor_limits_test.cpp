@@ -119,6 +119,7 @@ TEST(XplorLimits, HugeAndInfiniteBoundsAreRefusedWithTheirLine) {
   EXPECT_CONTAINS(e, "h.tbl:2:");
   EXPECT_CONTAINS(e, "restraint 2");
   EXPECT_CONTAINS(e, "distance bound above 10000");
+  EXPECT_CONTAINS(e, "(d 1e+308, dminus 1, dplus 1e+308)");  // a user's report: 309 digits before
   EXPECT_CONTAINS(error_of("assign (resid 1) (resid 2) 3 1e300 1\n"), "distance bound above");
   EXPECT_CONTAINS(error_of("assign (resid 1) (resid 2) 3 1 20000\n"), "h.tbl:1:");
   // Overflowing numbers are not numbers.
