@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -174,8 +176,20 @@ class CompareNode final : public Node {
       if (ordered.empty())
         throw InputError("parameter 'residues' = '" + residues.value() +
                          "' selects no residue of the reference (it has " + format_ranges(all_res) + ")");
+      // the residues named, each once: overlapping ranges of one chain merged (a user's "9-20,9-20"
+      // was 24 residues, 12 of them "not in the reference")
+      std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>> by_chain;
+      for (const auto& g : ranges) by_chain[g.chain].push_back({g.first, g.last});
       std::size_t requested = 0;
-      for (const auto& g : ranges) requested += static_cast<std::size_t>(g.last - g.first) + 1;
+      for (auto& [chain, spans] : by_chain) {
+        std::sort(spans.begin(), spans.end());
+        std::int64_t covered = spans.front().first - 1;  // the last residue counted
+        for (const auto& [first, last] : spans) {
+          const std::int64_t from = std::max(first, covered + 1);
+          if (last >= from) requested += static_cast<std::size_t>(last - from) + 1;
+          covered = std::max(covered, last);
+        }
+      }
       if (ordered.size() < requested)
         ctx.warn("parameter 'residues' = '" + residues.value() + "': " + std::to_string(ordered.size()) + " of the " +
                  std::to_string(requested) + " residues it names are in the reference (" + format_ranges(all_res) +

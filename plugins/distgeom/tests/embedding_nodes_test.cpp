@@ -178,6 +178,14 @@ TEST(CompareNode, ResidueRegionAndReferenceModelAreChecked) {
   EXPECT_TRUE(warned);
   EXPECT_EQ(run("22-28", 1, c5), "(no error)");
   for (const auto& l : c5.logs()) EXPECT_EQ(l.text.find("residues it names"), std::string::npos) << l.text;
+  // a user's report: a range named twice counted its residues twice ("12 of the 24 residues")
+  RecordingContext c6, c7;
+  EXPECT_EQ(run("20-31,20-31,22-25", 1, c6), "(no error)");
+  for (const auto& l : c6.logs()) EXPECT_EQ(l.text.find("residues it names"), std::string::npos) << l.text;
+  EXPECT_EQ(run("18-25,24-33", 1, c7), "(no error)");  // 16 named, 12 in the reference
+  bool overlap = false;
+  for (const auto& l : c7.logs()) overlap = overlap || l.text.find("12 of the 16 residues") != std::string::npos;
+  EXPECT_TRUE(overlap);
 }
 
 TEST(BoundsFromStructureNode, ToleranceNotBelowCutoffIsAnErrorNamingTheParameters) {
