@@ -139,6 +139,19 @@ std::vector<std::vector<Index>> loops_of(const std::vector<std::int64_t>& next) 
 }
 }  // namespace
 
+bool zero_area(const std::array<double, 3>& a, const std::array<double, 3>& b, const std::array<double, 3>& c) {
+  double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+  double w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+  double scale = 0;
+  for (int k = 0; k < 3; ++k) scale = std::max({scale, std::abs(u[k]), std::abs(w[k])});
+  if (scale > 0 && std::isfinite(scale))
+    for (int k = 0; k < 3; ++k) u[k] /= scale, w[k] /= scale;
+  const double x[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+  const double cross2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+  const double l2 = std::max(u[0] * u[0] + u[1] * u[1] + u[2] * u[2], w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+  return !(cross2 > 1e-24 * l2 * l2);
+}
+
 std::vector<std::vector<Index>> boundary_loops(std::size_t n, const Faces& faces) {
   std::vector<std::int64_t> next;
   if (auto why = check_triangulation(n, faces, next)) throw Error("boundary loops: " + *why);

@@ -255,6 +255,19 @@ TEST(TriMesh, ValidMeshes) {
   EXPECT_EQ(summary(square()), "4 vertices, 2 faces, 1 boundary loop");
 }
 
+// The zero-area test io.read_mesh and circlepack.flatten share: collinear to about 1e-12, at any
+// scale (squares of 1e-200 underflow and of 1e200 overflow without the scaling).
+TEST(TriMesh, ZeroAreaIsScaleFree) {
+  for (double s : {1e-200, 1e-6, 1.0, 1e6, 1e200}) {
+    const std::array<double, 3> a{0, 0, 0}, b{s, 0, 0}, c{0, s, 0}, needle{s, 1e-13 * s, 0}, thin{s, 1e-9 * s, 0};
+    EXPECT_FALSE(zero_area(a, b, c)) << s;
+    EXPECT_TRUE(zero_area(a, b, needle)) << s;
+    EXPECT_FALSE(zero_area(a, b, thin)) << s;
+    EXPECT_TRUE(zero_area(a, b, b)) << s;  // a repeated vertex
+    EXPECT_TRUE(zero_area(a, a, a)) << s;
+  }
+}
+
 TEST(TriMesh, BoundaryLoopsAreFoundInCanonicalOrder) {
   const TriMesh a = annulus();
   EXPECT_EQ(boundary_loops(a.vertex_count(), a.faces), a.boundary);

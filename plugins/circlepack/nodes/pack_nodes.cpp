@@ -548,24 +548,14 @@ class LayoutNode final : public Node {
   }
 };
 
-/// A conformal flattening keeps each face's angles, which a face of zero area (collinear to about
-/// 1e-12, io.read_mesh's test) does not have: a mesh read with `require: any` once flattened such
-/// faces into flipped triangles with an infinite conformal distortion, and exit 0.
+/// A conformal flattening keeps each face's angles, which a face of zero area (gemflow::zero_area,
+/// io.read_mesh's test) does not have: a mesh read with `require: any` once flattened such faces
+/// into flipped triangles with an infinite conformal distortion, and exit 0.
 void refuse_zero_area_faces(const std::vector<std::array<double, 3>>& xyz,
                             const std::vector<std::array<Index, 3>>& faces) {
   std::vector<std::size_t> bad;
-  for (std::size_t f = 0; f < faces.size(); ++f) {
-    const auto &a = xyz[faces[f][0]], &b = xyz[faces[f][1]], &c = xyz[faces[f][2]];
-    double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-    double scale = 0;
-    for (int k = 0; k < 3; ++k) scale = std::max({scale, std::abs(u[k]), std::abs(w[k])});
-    if (scale > 0)
-      for (int k = 0; k < 3; ++k) u[k] /= scale, w[k] /= scale;
-    const double x[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
-    const double cross2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
-    const double l2 = std::max(u[0] * u[0] + u[1] * u[1] + u[2] * u[2], w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-    if (!(cross2 > 1e-24 * l2 * l2)) bad.push_back(f);
-  }
+  for (std::size_t f = 0; f < faces.size(); ++f)
+    if (zero_area(xyz[faces[f][0]], xyz[faces[f][1]], xyz[faces[f][2]])) bad.push_back(f);
   if (bad.empty()) return;
   std::string list;
   for (std::size_t i = 0; i < std::min<std::size_t>(bad.size(), 10); ++i) list += (i ? ", " : "") + std::to_string(bad[i]);

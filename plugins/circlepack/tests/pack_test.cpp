@@ -512,7 +512,7 @@ TEST(Cancel, NewtonLeavesALargeFactorisationBehind) {
     o.monitor = [&](std::size_t it, double) { return it == 0 && calls++ < allowed; };
     const PackResult r = pack(S.complex, S.problem, o);
     EXPECT_TRUE(r.cancelled) << allowed;
-    EXPECT_LE(r.iterations, 1u) << allowed;
+    EXPECT_LE(r.iterations, allowed == 0 ? 0u : 1u) << allowed;  // a first "no": no step taken
     EXPECT_EQ(r.labels.size(), plain.labels.size());
   }
 }

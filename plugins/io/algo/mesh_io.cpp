@@ -813,21 +813,8 @@ class TopologyScan {
         continue;
       }
       for (Index v : tri) ++degree_[v];
-      const auto& a = m_.vertices[tri[0]];
-      const auto& b = m_.vertices[tri[1]];
-      const auto& c = m_.vertices[tri[2]];
-      double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-      double w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-      // The test is scale-free: scaled to unit size first, so that squares of very large or very
-      // small coordinates neither overflow nor underflow into "zero area".
-      double scale = 0;
-      for (int k = 0; k < 3; ++k) scale = std::max({scale, std::abs(u[k]), std::abs(w[k])});
-      if (scale > 0 && std::isfinite(scale))
-        for (int k = 0; k < 3; ++k) u[k] /= scale, w[k] /= scale;
-      const double x[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
-      const double cross2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
-      const double l2 = std::max(u[0] * u[0] + u[1] * u[1] + u[2] * u[2], w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-      if (!(cross2 > 1e-24 * l2 * l2)) list(t_.degenerate_faces, t_.degenerate_count, f);  // collinear to ~1e-12
+      if (zero_area(m_.vertices[tri[0]], m_.vertices[tri[1]], m_.vertices[tri[2]]))
+        list(t_.degenerate_faces, t_.degenerate_count, f);
     }
     for (std::size_t v = 0; v < n_; ++v)
       if (degree_[v] == 0) list(t_.unreferenced, t_.unreferenced_count, static_cast<Index>(v));

@@ -44,6 +44,14 @@ struct TriMesh {
   [[nodiscard]] std::optional<std::string> validate() const;
 };
 
+/// Whether the triangle (a, b, c) has zero area: its sides collinear to about 1e-12 (|u × w|² ≤
+/// 1e-24·max(|u|², |w|²)², u = b − a, w = c − a), tested on the sides scaled to unit size so that
+/// very large or very small coordinates neither overflow nor underflow into "zero area". A face
+/// with a repeated vertex has zero area. What io.read_mesh calls a degenerate face and what a
+/// flattening, which keeps each face's angles, refuses.
+[[nodiscard]] bool zero_area(const std::array<double, 3>& a, const std::array<double, 3>& b,
+                             const std::array<double, 3>& c);
+
 /// The boundary loops of `faces` (n vertices) in TriMesh's convention, each starting at its
 /// smallest vertex index, loops ordered by that vertex: what a reader stores in
 /// TriMesh::boundary. Throws Error when the faces are not an oriented manifold (the reason as
